@@ -1,0 +1,43 @@
+/** The record of what the engine decided for one entry (DESIGN.md §6 before server/session/ts). */
+
+export type ChangeAction =
+  | "unwrap-blob"
+  | "transcode"
+  | "reencode-blob"
+  | "fix-mime"
+  | "fill-mime"
+  | "skip-invalid-base64"
+  | "skip-too-large"
+  | "warn-unrepresentable"
+  | "warn-media-mismatch"
+  | "none";
+
+/** Actions that leave the entry as it was and say why. */
+export const WARNING_ACTIONS: ReadonlySet<ChangeAction> = new Set([
+  "skip-invalid-base64",
+  "skip-too-large",
+  "warn-unrepresentable",
+  "warn-media-mismatch",
+]);
+
+export interface ChangeRecord {
+  action: ChangeAction;
+  /** Where the entry sits in the result, as a JSON path (`contents[0]`, `content[2].resource`). */
+  path: string;
+  uri: string | null;
+  mimeBefore: string | null;
+  mimeAfter: string | null;
+  /** UTF-8 length of the entry's JSON before and after (after = what would go out). */
+  bytesBefore: number;
+  bytesAfter: number;
+  /** bytesBefore − bytesAfter; negative when a re-encode to blob grows the entry. */
+  saved: number;
+  /** Why, in a few words, for people reading logs. */
+  reason: string;
+  /** False in dryRun: the record says what would change, the entry went out unchanged. */
+  applied: boolean;
+}
+
+export function isChange(record: ChangeRecord): boolean {
+  return record.action !== "none";
+}

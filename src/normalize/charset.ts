@@ -1,0 +1,76 @@
+/**
+ * Strict charset decoding. iconv-lite never fails (it substitutes U+FFFD), so every decode is
+ * checked by encoding the result back: only a decode that reproduces the exact bytes counts
+ * (STYLE habit 3: decode strictly or leave the content alone).
+ */
+import iconv from "iconv-lite";
+
+export type Bom = { readonly charset: "utf-8" | "utf-16le" | "utf-16be" | "utf-32le" | "utf-32be"; readonly length: number };
+
+export function detectBom(bytes: Uint8Array): Bom | null {
+  const b0 = bytes[0];
+  const b1 = bytes[1];
+  if (b0 === 0xef && b1 === 0xbb && bytes[2] === 0xbf) return { charset: "utf-8", length: 3 };
+  if (b0 === 0xff && b1 === 0xfe) {
+    return bytes[2] === 0 && bytes[3] === 0 && bytes.length >= 4 ? { charset: "utf-32le", length: 4 } : { charset: "utf-16le", length: 2 };
+  }
+  if (b0 === 0xfe && b1 === 0xff) return { charset: "utf-16be", length: 2 };
+  if (b0 === 0 && b1 === 0 && bytes[2] === 0xfe && bytes[3] === 0xff) return { charset: "utf-32be", length: 4 };
+  return null;
+}
+
+const UTF8_NAMES = new Set(["utf-8", "utf8", "unicode-1-1-utf-8", "unicode-2-0-utf-8", "x-unicode20utf8"]);
+const ASCII_NAMES = new Set(["us-ascii", "ascii", "ansi_x3.4-1968", "iso646-us", "us", "cp367", "iso-ir-6"]);
+
+/** Lowercased and trimmed; UTF-8 spellings folded to "utf-8", ASCII spellings to "us-ascii". */
+export function canonicalCharset(name: string): string {
+  const lower = name.trim().toLowerCase();
+  if (UTF8_NAMES.has(lower)) return "utf-8";
+  if (ASCII_NAMES.has(lower)) return "us-ascii";
+  return lower;
+}
+
+/** UTF-8 and its subset ASCII: bytes in these need no transcoding. */
+export function isUtf8Family(charset: string): boolean {
+  return charset === "utf-8" || charset === "us-ascii";
+}
+
+/** UTF-16/32 are not ASCII-compatible: their text is full of NUL bytes. */
+export function isWideCharset(charset: string): boolean {
+  return /^(utf-?16|utf-?32|ucs-?2|ucs-?4)/.test(charset);
+}
+
+export function charsetKnown(charset: string): boolean {
+  return iconv.encodingExists(charset);
+}
+
+/** Decodes `bytes` in `charset`, or returns null when that is not exact and lossless. */
+export function decodeStrict(bytes: Uint8Array, charset: string): string | null {
+  if (!charsetKnown(charset)) return null;
+  const input = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  let text: string;
+  try {
+    text = iconv.decode(input, charset, { stripBOM: false });
+  } catch {
+    return null;
+  }
+  let back: Buffer;
+  try {
+    back = iconv.encode(text, charset, { addBOM: false });
+  } catch {
+    return null;
+  }
+  return back.equals(input) ? text : null;
+}
+
+/** Encodes `text` in `charset`, or returns null when some character has no encoding there. */
+export function encodeStrict(text: string, charset: string): Buffer | null {
+  if (!charsetKnown(charset)) return null;
+  let bytes: Buffer;
+  try {
+    bytes = iconv.encode(text, charset, { addBOM: false });
+  } catch {
+    return null;
+  }
+  return decodeStrict(bytes, charset) === text ? bytes : null;
+}

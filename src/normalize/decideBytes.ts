@@ -1,0 +1,125 @@
+/**
+ * The decision for raw bytes — a decoded `blob`, or the bytes recovered from a binary string —
+ * following DESIGN.md §1's decision table, row by row, in order.
+ */
+import { isAscii, isUtf8 } from "node:buffer";
+import { canonicalCharset, decodeStrict, detectBom, isUtf8Family, isWideCharset } from "./charset.js";
+import { getParam, parseMediaType, withEssence, withParam, withoutParam, type MediaType } from "./mediaType.js";
+import { isGenericType, isTextualType, typeFromUri } from "./mimeTables.js";
+import type { ResolvedPolicy } from "./policy.js";
+import { agreesWithSignature, detectSignature } from "./signature.js";
+import { hasBinaryControls } from "./textEvidence.js";
+
+export type BytesDecision =
+  | {
+      readonly kind: "text";
+      readonly text: string;
+      /** UTF-8 length of `text`, known from the bytes when they were UTF-8 already. */
+      readonly utf8Length: number | undefined;
+      readonly mime: MediaType;
+      /** True when the bytes were in another encoding than UTF-8 (BOM-marked UTF-16/32, a legacy charset). */
+      readonly transcoded: boolean;
+      readonly reason: string;
+    }
+  | { readonly kind: "blob"; readonly mime: MediaType | null; readonly reason: string };
+
+export interface BytesContext {
+  readonly declared: MediaType | null;
+  readonly uri: unknown;
+  readonly policy: ResolvedPolicy;
+}
+
+const TEXT_PLAIN = parseMediaType("text/plain")!;
+const OCTET_STREAM = parseMediaType("application/octet-stream")!;
+
+export function decideBytes(bytes: Buffer, ctx: BytesContext): BytesDecision {
+  const { declared, policy } = ctx;
+
+  const signature = detectSignature(bytes);
+  if (signature !== null) {
+    const agrees = declared !== null && !isGenericType(declared) && agreesWithSignature(declared.essence, declared.suffix, signature);
+    const mime = agrees ? declared : withoutParam(declared === null ? parseMediaType(signature.mime)! : withEssence(declared, signature.mime), "charset");
+    return { kind: "blob", mime, reason: `${signature.mime} signature` };
+  }
+
+  const fromExtension = parseMediaType(typeFromUri(ctx.uri));
+  const effective = !isGenericType(declared) ? declared : !isGenericType(fromExtension) ? fromExtension : null;
+  const textual = effective !== null && isTextualType(effective, policy.textual);
+  const textCapable = effective === null || textual;
+  const declaredCharsetParam = declared === null ? undefined : getParam(declared, "charset");
+  const declaredCharset = declaredCharsetParam === undefined ? undefined : canonicalCharset(declaredCharsetParam);
+  const legacy = declaredCharset !== undefined && !isUtf8Family(declaredCharset) ? declaredCharset : undefined;
+  const preserve = policy.charset === "preserve";
+
+  /** The type a text output carries: the textual type known, else text/plain; no foreign charset. */
+  const textMime = (): MediaType => dropForeignCharset(textual ? effective! : TEXT_PLAIN);
+  const preservedBlob = (charset: string, reason: string): BytesDecision => ({
+    kind: "blob",
+    mime: withParam(textual ? effective! : declared ?? TEXT_PLAIN, "charset", charset),
+    reason,
+  });
+  const transcoded = (text: string, charset: string, reason: string): BytesDecision | null => {
+    if (text.indexOf("\u0000") !== -1) return null;
+    if (preserve) return preservedBlob(charset, `${reason}; charset preserved`);
+    return { kind: "text", text, utf8Length: undefined, mime: textMime(), transcoded: true, reason };
+  };
+
+  if (textCapable) {
+    const bom = detectBom(bytes);
+    if (bom !== null) {
+      const body = bytes.subarray(bom.length);
+      if (bom.charset === "utf-8") {
+        if (isUtf8(body) && body.indexOf(0) === -1) {
+          return { kind: "text", text: body.toString("utf8"), utf8Length: body.length, mime: textMime(), transcoded: false, reason: "UTF-8 with BOM" };
+        }
+      } else {
+        const text = decodeStrict(body, bom.charset);
+        const decided = text === null ? null : transcoded(text, bom.charset, `${bom.charset} BOM`);
+        if (decided !== null) return decided;
+      }
+    }
+    if (legacy !== undefined && isWideCharset(legacy)) {
+      const text = decodeStrict(bytes, legacy);
+      const decided = text === null ? null : transcoded(text, legacy, `declared charset ${legacy}`);
+      if (decided !== null) return decided;
+    }
+  }
+
+  if (bytes.indexOf(0) === -1 && isUtf8(bytes)) {
+    if (textCapable && legacy !== undefined && preserve) return preservedBlob(legacy, `declared charset ${legacy}; charset preserved`);
+    if (textual) {
+      return { kind: "text", text: utf8(bytes), utf8Length: bytes.length, mime: textMime(), transcoded: false, reason: legacy === undefined ? "UTF-8 text" : `valid UTF-8 despite declared charset ${legacy}` };
+    }
+    if (effective === null) {
+      const text = utf8(bytes);
+      if (!hasBinaryControls(text)) {
+        return { kind: "text", text, utf8Length: bytes.length, mime: textMime(), transcoded: false, reason: "UTF-8 text (sniffed)" };
+      }
+    }
+  }
+
+  if (textCapable && legacy !== undefined && !isWideCharset(legacy)) {
+    const text = decodeStrict(bytes, legacy);
+    const decided = text === null ? null : transcoded(text, legacy, `declared charset ${legacy}`);
+    if (decided !== null) return decided;
+  }
+
+  return { kind: "blob", mime: blobMime(declared, fromExtension), reason: "not text" };
+}
+
+/** Decoding ASCII as Latin-1 gives the same string and is markedly faster in V8. */
+function utf8(bytes: Buffer): string {
+  return isAscii(bytes) ? bytes.toString("latin1") : bytes.toString("utf8");
+}
+
+function dropForeignCharset(mt: MediaType): MediaType {
+  const charset = getParam(mt, "charset");
+  return charset === undefined || isUtf8Family(canonicalCharset(charset)) ? mt : withoutParam(mt, "charset");
+}
+
+/** A blob's type: the declared one if specific, else the extension's, else octet-stream when missing. */
+function blobMime(declared: MediaType | null, fromExtension: MediaType | null): MediaType | null {
+  if (!isGenericType(declared)) return declared;
+  if (!isGenericType(fromExtension)) return fromExtension;
+  return declared ?? OCTET_STREAM;
+}

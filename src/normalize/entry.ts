@@ -1,0 +1,143 @@
+/**
+ * One resource entry (`{uri, mimeType?, text}` or `{uri, mimeType?, blob}`) in, its canonical
+ * form and a change record out. Total: any input, no exceptions (DESIGN.md §1 invariants).
+ */
+import type { ChangeAction, ChangeRecord } from "./change.js";
+import { canonicalCharset, isUtf8Family } from "./charset.js";
+import { decideBytes, type BytesDecision } from "./decideBytes.js";
+import { decodeStrictBase64, encodeBase64 } from "./base64.js";
+import { entryJsonBytes, jsonStringBytes } from "./jsonSize.js";
+import { getParam, parseMediaType, withoutParam, type MediaType } from "./mediaType.js";
+import { mimeOutcome, mimeString } from "./mimeChange.js";
+import { isGenericType, isTextualType, typeFromUri } from "./mimeTables.js";
+import { isJsonObject, rebuild, type JsonObject } from "./objects.js";
+import type { Policy, ResolvedPolicy } from "./policy.js";
+import { isBinaryString, recoverEscapedBytes, surrogateShape } from "./textEvidence.js";
+
+export interface EntryResult {
+  /** The entry to send on: the original object itself when nothing changes (or in dryRun). */
+  readonly entry: unknown;
+  /** Null when the value is not a resource entry at all. */
+  readonly record: ChangeRecord | null;
+}
+
+const TEXT_PLAIN = parseMediaType("text/plain")!;
+const BASE64_CHARS_ONLY = /^[A-Za-z0-9+/=]*$/;
+
+/** JSON length of a blob string; base64 without line breaks needs no escaping. */
+function blobJsonBytes(blob: string, knownBase64: boolean): number {
+  const plain = knownBase64 ? blob.indexOf("\n") === -1 && blob.indexOf("\r") === -1 && blob.indexOf("\t") === -1 : blob.length < 4096 && BASE64_CHARS_ONLY.test(blob);
+  return plain ? blob.length + 2 : jsonStringBytes(blob);
+}
+
+export function normalizeResourceEntry(entry: unknown, policy: Policy, path: string): EntryResult {
+  if (!isJsonObject(entry)) return { entry, record: null };
+  const hasText = typeof entry.text === "string";
+  const hasBlob = typeof entry.blob === "string";
+  if (hasText === hasBlob) return { entry, record: null };
+
+  const declared = parseMediaType(entry.mimeType);
+  const settings = policy.for(entry.uri, declared);
+  const key = hasBlob ? "blob" : "text";
+  const payload = entry[key] as string;
+  const bytes = hasBlob && payload.length <= settings.maxNormalizeBytes ? decodeStrictBase64(payload) : null;
+  const payloadBytes = hasBlob ? blobJsonBytes(payload, bytes !== null) : jsonStringBytes(payload);
+  const bytesBefore = entryJsonBytes(entry, key, payloadBytes);
+  const base: Omit<ChangeRecord, "action" | "reason" | "mimeAfter" | "bytesAfter" | "saved"> = {
+    path,
+    uri: typeof entry.uri === "string" ? entry.uri : null,
+    mimeBefore: mimeString(entry.mimeType),
+    bytesBefore,
+    applied: !settings.dryRun,
+  };
+  const unchanged = (action: ChangeAction, reason: string): EntryResult => ({
+    entry,
+    record: { ...base, action, reason, mimeAfter: base.mimeBefore, bytesAfter: bytesBefore, saved: 0 },
+  });
+  const changed = (action: ChangeAction, reason: string, next: JsonObject, nextKey: string, nextPayloadBytes: number): EntryResult => {
+    const bytesAfter = entryJsonBytes(next, nextKey, nextPayloadBytes);
+    return {
+      entry: settings.dryRun ? entry : next,
+      record: { ...base, action, reason, mimeAfter: mimeString(next.mimeType), bytesAfter, saved: bytesBefore - bytesAfter },
+    };
+  };
+
+  if (payload.length > settings.maxNormalizeBytes) {
+    return unchanged("skip-too-large", `${key} of ${payload.length} characters is over maxNormalizeBytes (${settings.maxNormalizeBytes})`);
+  }
+
+  if (hasBlob) {
+    if (bytes === null) return unchanged("skip-invalid-base64", "blob is not standard base64");
+    const decision = decideBytes(bytes, { declared, uri: entry.uri, policy: settings });
+    if (decision.kind === "text") {
+      const action = decision.transcoded ? "transcode" : "unwrap-blob";
+      if (decision.transcoded ? settings.transcode : settings.unwrapBlobs) {
+        const mime = mimeOutcome(entry.mimeType, decision.mime);
+        const next = rebuild(entry, { text: decision.text, ...(mime.value === undefined ? {} : { mimeType: mime.value }) }, ["blob", "text"]);
+        return changed(action, decision.reason, next, "text", jsonStringBytes(decision.text, decision.utf8Length));
+      }
+      return blobMimeOnly(entry, declared, settings, `${decision.reason}; ${action} is off`, changed, unchanged, payloadBytes);
+    }
+    return applyMime(entry, decision, settings, changed, unchanged, "blob", payloadBytes);
+  }
+
+  const shape = surrogateShape(payload);
+  if (shape === "unrepresentable") return unchanged("warn-unrepresentable", "text has lone surrogates that UTF-8 cannot carry");
+  const declaredTextual = !isGenericType(declared) && isTextualType(declared, settings.textual);
+  let recovered: Buffer | null = null;
+  let how = "";
+  if (shape === "escaped-bytes") {
+    recovered = recoverEscapedBytes(payload);
+    how = "surrogate-escaped bytes";
+  } else if (isBinaryString(payload, declaredTextual)) {
+    recovered = Buffer.from(payload, "latin1");
+    how = "binary string";
+  }
+  if (recovered !== null) {
+    const decision = decideBytes(recovered, { declared, uri: entry.uri, policy: settings });
+    if (decision.kind === "text") {
+      if (!settings.transcode) return unchanged("none", `${how}; transcode is off`);
+      const mime = mimeOutcome(entry.mimeType, decision.mime);
+      const next = rebuild(entry, { text: decision.text, ...(mime.value === undefined ? {} : { mimeType: mime.value }) });
+      return changed("transcode", `${how}: ${decision.reason}`, next, "text", jsonStringBytes(decision.text, decision.utf8Length));
+    }
+    if (!settings.reencodeBinaryText) return unchanged("none", `${how}; reencodeBinaryText is off`);
+    const blob = encodeBase64(recovered);
+    const mime = mimeOutcome(entry.mimeType, settings.fixMime ? decision.mime : declared);
+    const next = rebuild(entry, { blob, ...(mime.value === undefined ? {} : { mimeType: mime.value }) }, ["text", "blob"]);
+    return changed("reencode-blob", `${how}: ${decision.reason}`, next, "blob", blob.length + 2);
+  }
+
+  if (!settings.fixMime) return unchanged("none", "ordinary text");
+  return applyMime(entry, { kind: "blob", mime: textEntryMime(declared, entry.uri, settings), reason: "ordinary text" }, settings, changed, unchanged, "text", payloadBytes);
+}
+
+type Changed = (action: ChangeAction, reason: string, next: JsonObject, nextKey: string, nextPayloadBytes: number) => EntryResult;
+type Unchanged = (action: ChangeAction, reason: string) => EntryResult;
+
+/** A text entry's type: the declared one (foreign charset dropped unless preserved), else extension or text/plain. */
+function textEntryMime(declared: MediaType | null, uri: unknown, settings: ResolvedPolicy): MediaType | null {
+  if (isGenericType(declared)) {
+    const fromExtension = parseMediaType(typeFromUri(uri));
+    return fromExtension !== null && isTextualType(fromExtension, settings.textual) ? fromExtension : TEXT_PLAIN;
+  }
+  const charset = getParam(declared!, "charset");
+  if (charset !== undefined && settings.charset === "transcode" && !isUtf8Family(canonicalCharset(charset))) {
+    return withoutParam(declared!, "charset");
+  }
+  return declared;
+}
+
+/** Only the mimeType may change: the payload stays exactly as it was. */
+function applyMime(entry: JsonObject, decision: Extract<BytesDecision, { kind: "blob" }>, settings: ResolvedPolicy, changed: Changed, unchanged: Unchanged, key: string, payloadBytes: number): EntryResult {
+  if (!settings.fixMime) return unchanged("none", decision.reason);
+  const mime = mimeOutcome(entry.mimeType, decision.mime);
+  if (mime.action === null) return unchanged("none", decision.reason);
+  return changed(mime.action, decision.reason, rebuild(entry, { mimeType: mime.value }), key, payloadBytes);
+}
+
+function blobMimeOnly(entry: JsonObject, declared: MediaType | null, settings: ResolvedPolicy, reason: string, changed: Changed, unchanged: Unchanged, payloadBytes: number): EntryResult {
+  const fromExtension = parseMediaType(typeFromUri(entry.uri));
+  const mime = !isGenericType(declared) ? declared : !isGenericType(fromExtension) ? fromExtension : declared;
+  return applyMime(entry, { kind: "blob", mime, reason }, settings, changed, unchanged, "blob", payloadBytes);
+}

@@ -1,0 +1,128 @@
+/**
+ * `image` / `audio` content blocks (`{type, data, mimeType}`) and `resource_link` items.
+ * Only `mimeType` ever changes; `data` is never touched (issue 7). A signature is read from the
+ * first bytes only, so a 50 MiB screenshot costs the same as a 50-byte one.
+ */
+import { decodeStrictBase64 } from "./base64.js";
+import type { ChangeAction, ChangeRecord } from "./change.js";
+import { jsonBytes } from "./jsonSize.js";
+import { parseMediaType, withEssence, type MediaType } from "./mediaType.js";
+import { mimeOutcome, mimeString } from "./mimeChange.js";
+import { isGenericType, typeFromUri } from "./mimeTables.js";
+import { isJsonObject, rebuild, type JsonObject } from "./objects.js";
+import type { Policy } from "./policy.js";
+import { agreesWithSignature, detectSignature, type Signature } from "./signature.js";
+
+export interface BlockResult {
+  readonly block: unknown;
+  readonly record: ChangeRecord | null;
+}
+
+/** Enough base64 for every signature the table reads (ftyp brands, Matroska doctype). */
+const HEAD_CHARS = 344;
+
+function headBytes(data: string): Buffer | null {
+  const compact = data.slice(0, HEAD_CHARS * 2).replace(/[\t\n\r ]/g, "");
+  const head = compact.slice(0, Math.min(compact.length, HEAD_CHARS) & ~3);
+  if (head.length === 0) return data.length === 0 ? Buffer.alloc(0) : decodeStrictBase64(compact);
+  return decodeStrictBase64(head);
+}
+
+/** The signature's type as the block's kind: audio blocks name WebM/Ogg/MP4 video containers as audio. */
+function asKind(kind: "image" | "audio", sig: Signature): string | null {
+  const top = sig.mime.slice(0, sig.mime.indexOf("/"));
+  if (kind === "image") return top === "image" ? sig.mime : null;
+  if (top === "audio") return sig.mime;
+  if (sig.family === "matroska" && sig.mime === "video/webm") return "audio/webm";
+  if (sig.family === "ogg") return "audio/ogg";
+  if (sig.family === "isobmff") return "audio/mp4";
+  return null;
+}
+
+function recordFor(block: JsonObject, next: JsonObject, action: ChangeAction, reason: string, path: string, applied: boolean): ChangeRecord {
+  const dataLength = typeof block.data === "string" ? block.data.length : 0;
+  const before = jsonBytes({ ...block, data: "" }) + dataLength;
+  const after = next === block ? before : jsonBytes({ ...next, data: "" }) + dataLength;
+  return {
+    action,
+    path,
+    uri: null,
+    mimeBefore: mimeString(block.mimeType),
+    mimeAfter: mimeString(next.mimeType),
+    bytesBefore: before,
+    bytesAfter: after,
+    saved: before - after,
+    reason,
+    applied,
+  };
+}
+
+export function normalizeMediaBlock(block: unknown, policy: Policy, path: string): BlockResult {
+  if (!isJsonObject(block) || (block.type !== "image" && block.type !== "audio") || typeof block.data !== "string") {
+    return { block, record: null };
+  }
+  const kind = block.type;
+  const declared = parseMediaType(block.mimeType);
+  const settings = policy.for(null, declared);
+  if (!settings.media) return { block, record: null };
+  const applied = !settings.dryRun;
+  const keep = (action: ChangeAction, reason: string): BlockResult => ({ block, record: recordFor(block, block, action, reason, path, applied) });
+  const change = (next: MediaType, reason: string): BlockResult => {
+    const outcome = mimeOutcome(block.mimeType, next);
+    if (outcome.action === null) return keep("none", reason);
+    const rebuilt = rebuild(block, { mimeType: outcome.value });
+    return { block: applied ? rebuilt : block, record: recordFor(block, rebuilt, "fix-mime", reason, path, applied) };
+  };
+
+  const head = headBytes(block.data);
+  if (head === null) return keep("skip-invalid-base64", `${kind} data is not standard base64`);
+  const sig = detectSignature(head);
+  if (sig === null) {
+    return declared === null ? keep("warn-media-mismatch", `no known ${kind} signature and no mimeType`) : change(declared, `no known ${kind} signature; declared type kept`);
+  }
+  const wanted = asKind(kind, sig);
+  if (wanted === null) {
+    return keep("warn-media-mismatch", `${kind} block holds ${sig.mime} bytes; type kept`);
+  }
+  if (declared !== null && !isGenericType(declared) && (agreesWithSignature(declared.essence, declared.suffix, sig) && declared.type === kind)) {
+    return change(declared, `${sig.mime} signature agrees`);
+  }
+  const next = declared === null ? parseMediaType(wanted)! : withEssence(declared, wanted);
+  return change(next, `${sig.mime} signature`);
+}
+
+/** `resource_link` items: a missing or generic `mimeType` filled from the URI's extension. */
+export function normalizeResourceLink(link: unknown, policy: Policy, path: string): BlockResult {
+  if (!isJsonObject(link) || link.type !== "resource_link") return { block: link, record: null };
+  return fillListedMime(link, policy, path);
+}
+
+/** Entries of `resources/list`, `resources/templates/list` and resource links. */
+export function fillListedMime(item: JsonObject, policy: Policy, path: string): BlockResult {
+  const declared = parseMediaType(item.mimeType);
+  const uri = typeof item.uri === "string" ? item.uri : typeof item.uriTemplate === "string" ? item.uriTemplate : null;
+  const settings = policy.for(uri, declared);
+  if (!settings.fixMime || !isGenericType(declared)) return { block: item, record: null };
+  const fromExtension = parseMediaType(typeFromUri(uri));
+  if (isGenericType(fromExtension)) return { block: item, record: null };
+  const outcome = mimeOutcome(item.mimeType, fromExtension);
+  if (outcome.action === null) return { block: item, record: null };
+  const next = rebuild(item, { mimeType: outcome.value });
+  const before = jsonBytes(item);
+  const after = jsonBytes(next);
+  return {
+    block: settings.dryRun ? item : next,
+    record: {
+      action: outcome.action,
+      path,
+      uri,
+      mimeBefore: mimeString(item.mimeType),
+      mimeAfter: outcome.value ?? null,
+      bytesBefore: before,
+      bytesAfter: after,
+      saved: before - after,
+      reason: "type from the URI's extension",
+      applied: !settings.dryRun,
+    },
+  };
+}

@@ -1,0 +1,96 @@
+/**
+ * Media types parsed into essence and parameters (RFC 9110 §8.3.1), so that types are always
+ * compared by essence and never by substring (STYLE habit 2). Parsing is total: a string that is
+ * not a media type yields `null`, never an exception.
+ */
+
+export interface MediaType {
+  /** `type/subtype`, lowercased. */
+  readonly essence: string;
+  readonly type: string;
+  readonly subtype: string;
+  /** The structured-syntax suffix (`json` for `application/ld+json`), lowercased, or "". */
+  readonly suffix: string;
+  /** Parameters in their original order; names lowercased, values as given (unquoted). */
+  readonly params: ReadonlyArray<readonly [name: string, value: string]>;
+}
+
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+export function parseMediaType(input: unknown): MediaType | null {
+  if (typeof input !== "string") return null;
+  const semi = input.indexOf(";");
+  const head = (semi === -1 ? input : input.slice(0, semi)).trim();
+  const slash = head.indexOf("/");
+  if (slash <= 0 || slash === head.length - 1) return null;
+  const type = head.slice(0, slash).toLowerCase();
+  const subtype = head.slice(slash + 1).toLowerCase();
+  if (!TOKEN.test(type) || !TOKEN.test(subtype)) return null;
+  const plus = subtype.lastIndexOf("+");
+  const suffix = plus === -1 ? "" : subtype.slice(plus + 1);
+  const params: Array<[string, string]> = [];
+  if (semi !== -1) {
+    for (const part of splitParams(input.slice(semi + 1))) {
+      const eq = part.indexOf("=");
+      if (eq <= 0) continue;
+      const name = part.slice(0, eq).trim().toLowerCase();
+      let value = part.slice(eq + 1).trim();
+      if (value.length >= 2 && value.startsWith('"') && value.endsWith('"')) {
+        value = value.slice(1, -1).replace(/\\(.)/g, "$1");
+      }
+      if (name !== "" && TOKEN.test(name)) params.push([name, value]);
+    }
+  }
+  return { essence: `${type}/${subtype}`, type, subtype, suffix, params };
+}
+
+/** Splits a parameter list on `;`, leaving semicolons inside quoted strings alone. */
+function splitParams(text: string): string[] {
+  const parts: string[] = [];
+  let current = "";
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i]!;
+    if (quoted && ch === "\\" && i + 1 < text.length) {
+      current += ch + text[i + 1];
+      i++;
+      continue;
+    }
+    if (ch === '"') quoted = !quoted;
+    if (ch === ";" && !quoted) {
+      parts.push(current);
+      current = "";
+    } else {
+      current += ch;
+    }
+  }
+  parts.push(current);
+  return parts;
+}
+
+export function getParam(mt: MediaType, name: string): string | undefined {
+  const found = mt.params.find(([n]) => n === name);
+  return found?.[1];
+}
+
+export function withEssence(mt: MediaType, essence: string): MediaType {
+  const parsed = parseMediaType(essence);
+  if (parsed === null) return mt;
+  return { ...parsed, params: mt.params };
+}
+
+export function withoutParam(mt: MediaType, name: string): MediaType {
+  return { ...mt, params: mt.params.filter(([n]) => n !== name) };
+}
+
+export function withParam(mt: MediaType, name: string, value: string): MediaType {
+  return { ...mt, params: [...mt.params.filter(([n]) => n !== name), [name, value]] };
+}
+
+export function formatMediaType(mt: MediaType): string {
+  let out = mt.essence;
+  for (const [name, value] of mt.params) {
+    out += `; ${name}=${TOKEN.test(value) ? value : `"${value.replace(/(["\\])/g, "\\$1")}"`}`;
+  }
+  return out;
+}

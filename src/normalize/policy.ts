@@ -1,0 +1,136 @@
+/**
+ * The normalization policy: DESIGN.md §1's options, resolved for one entry. The config layer
+ * validates user input (src/config) and hands a `PolicyOptions` in; the engine only ever sees
+ * complete, resolved values.
+ */
+import { DEFAULT_EXTRA_TEXTUAL } from "./mimeTables.js";
+import type { MediaType } from "./mediaType.js";
+
+/** Default size above which an entry passes untouched (`limits.maxNormalizeBytes`). */
+export const DEFAULT_MAX_NORMALIZE_BYTES = 256 * 1024 * 1024;
+
+export interface RuleSwitches {
+  /** `blob` whose bytes are UTF-8 text → `text`. */
+  unwrapBlobs: boolean;
+  /** BOM or declared non-UTF-8 charset → decoded `text`. */
+  transcode: boolean;
+  /** Binary strings and surrogate-escaped text → `blob` of the original bytes. */
+  reencodeBinaryText: boolean;
+  /** Missing, generic or contradicted `mimeType` → corrected. */
+  fixMime: boolean;
+  /** `image`/`audio` blocks: `mimeType` from the bytes' signature (issue 7). */
+  media: boolean;
+}
+
+export interface PolicySettings extends RuleSwitches {
+  /** "preserve": textual bytes in a non-UTF-8 charset stay a blob labelled `;charset=X`. */
+  charset: "transcode" | "preserve";
+  /** Entries whose `text`/`blob` string is longer than this many characters pass untouched. */
+  maxNormalizeBytes: number;
+  /** Essences treated as textual on top of the built-in list. */
+  extraTextualTypes: readonly string[];
+  /** Records are computed; contents go out unchanged. */
+  dryRun: boolean;
+}
+
+export interface PolicyRule {
+  /** Glob over the URI: `*` within a path segment, `**` across segments. */
+  uri?: string;
+  /** An essence (`text/markdown`) or a type wildcard (`image/*`). */
+  mimeType?: string;
+  /** Settings that apply to entries matching every condition given. */
+  set: Partial<PolicySettings>;
+}
+
+export interface PolicyOptions extends Partial<PolicySettings> {
+  rules?: readonly PolicyRule[];
+}
+
+export interface ResolvedPolicy extends PolicySettings {
+  readonly textual: ReadonlySet<string>;
+}
+
+export const DEFAULT_SETTINGS: Readonly<PolicySettings> = {
+  unwrapBlobs: true,
+  transcode: true,
+  reencodeBinaryText: true,
+  fixMime: true,
+  media: true,
+  charset: "transcode",
+  maxNormalizeBytes: DEFAULT_MAX_NORMALIZE_BYTES,
+  extraTextualTypes: [],
+  dryRun: false,
+};
+
+/** A compiled policy: defaults merged once, rules compiled once, resolved per entry. */
+export class Policy {
+  readonly base: ResolvedPolicy;
+  private readonly rules: ReadonlyArray<{ uri: RegExp | null; mime: string | null; set: Partial<PolicySettings> }>;
+  private readonly cache = new Map<string, ResolvedPolicy>();
+
+  constructor(options: PolicyOptions = {}) {
+    const { rules = [], ...settings } = options;
+    this.base = resolve({ ...DEFAULT_SETTINGS, ...stripUndefined(settings) });
+    this.rules = rules.map((rule) => ({
+      uri: rule.uri === undefined ? null : globToRegExp(rule.uri),
+      mime: rule.mimeType === undefined ? null : rule.mimeType.trim().toLowerCase(),
+      set: stripUndefined(rule.set),
+    }));
+  }
+
+  /** The settings for one entry, after every matching rule (later rules win). */
+  for(uri: unknown, declared: MediaType | null): ResolvedPolicy {
+    if (this.rules.length === 0) return this.base;
+    const matched: number[] = [];
+    this.rules.forEach((rule, index) => {
+      if (rule.uri !== null && !(typeof uri === "string" && rule.uri.test(uri))) return;
+      if (rule.mime !== null && !mimeMatches(rule.mime, declared)) return;
+      matched.push(index);
+    });
+    if (matched.length === 0) return this.base;
+    const key = matched.join(",");
+    let found = this.cache.get(key);
+    if (found === undefined) {
+      let merged: PolicySettings = { ...this.base };
+      for (const index of matched) merged = { ...merged, ...this.rules[index]!.set };
+      found = resolve(merged);
+      this.cache.set(key, found);
+    }
+    return found;
+  }
+}
+
+function resolve(settings: PolicySettings): ResolvedPolicy {
+  const textual = new Set([...DEFAULT_EXTRA_TEXTUAL, ...settings.extraTextualTypes.map((t) => t.trim().toLowerCase())]);
+  return { ...settings, textual };
+}
+
+function stripUndefined<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+function mimeMatches(pattern: string, declared: MediaType | null): boolean {
+  if (declared === null) return false;
+  if (pattern.endsWith("/*")) return declared.type === pattern.slice(0, -2);
+  return declared.essence === pattern;
+}
+
+export function globToRegExp(glob: string): RegExp {
+  let source = "";
+  for (let i = 0; i < glob.length; i++) {
+    const ch = glob[i]!;
+    if (ch === "*") {
+      if (glob[i + 1] === "*") {
+        source += ".*";
+        i++;
+      } else {
+        source += "[^/]*";
+      }
+    } else if (ch === "?") {
+      source += "[^/]";
+    } else {
+      source += ch.replace(/[.+^${}()|[\]\\]/g, "\\$&");
+    }
+  }
+  return new RegExp(`^${source}$`);
+}

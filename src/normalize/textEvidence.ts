@@ -1,0 +1,70 @@
+/**
+ * Evidence about strings and bytes: control characters, binary strings (bytes smuggled into a
+ * JSON string one per code unit), and surrogate-escaped bytes (U+DC80–U+DCFF, as Python's
+ * `surrogateescape` produces).
+ */
+import { detectSignature } from "./signature.js";
+
+/** C0 controls that do not occur in text: all but TAB, LF, VT, FF, CR and ESC. */
+const BINARY_CONTROL = /[\x00-\x08\x0e-\x1a\x1c-\x1f]/;
+const ABOVE_LATIN1 = /[^\x00-\xff]/;
+
+export function hasBinaryControls(text: string): boolean {
+  return BINARY_CONTROL.test(text);
+}
+
+/**
+ * A string whose every code unit is ≤ U+00FF and that carries binary evidence: a NUL anywhere,
+ * or — when its declared type does not already say it is text — other binary controls or a
+ * binary signature. Outputs the engine produces as text never satisfy this (they contain no
+ * NUL and carry a textual type), which keeps the transform idempotent.
+ */
+export function isBinaryString(text: string, declaredTextual: boolean): boolean {
+  if (text.length === 0 || ABOVE_LATIN1.test(text)) return false;
+  if (text.indexOf("\u0000") !== -1) return true;
+  if (declaredTextual) return false;
+  if (hasBinaryControls(text)) return true;
+  return detectSignature(Buffer.from(text.slice(0, 512), "latin1")) !== null;
+}
+
+export type SurrogateShape = "well-formed" | "escaped-bytes" | "unrepresentable";
+
+const isWellFormed = (s: string): boolean => (s as unknown as { isWellFormed(): boolean }).isWellFormed();
+
+export function surrogateShape(text: string): SurrogateShape {
+  if (isWellFormed(text)) return "well-formed";
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff) {
+      const next = text.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        i++;
+        continue;
+      }
+      return "unrepresentable";
+    }
+    if (c >= 0xdc00 && c <= 0xdfff && (c < 0xdc80 || c > 0xdcff)) return "unrepresentable";
+  }
+  return "escaped-bytes";
+}
+
+/** The bytes a surrogate-escaped string stands for: UTF-8 for characters, raw for U+DCxx. */
+export function recoverEscapedBytes(text: string): Buffer {
+  const parts: Buffer[] = [];
+  let start = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff) {
+      const next = text.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) i++;
+      continue;
+    }
+    if (c >= 0xdc80 && c <= 0xdcff) {
+      if (i > start) parts.push(Buffer.from(text.slice(start, i), "utf8"));
+      parts.push(Buffer.of(c - 0xdc00));
+      start = i + 1;
+    }
+  }
+  if (start < text.length) parts.push(Buffer.from(text.slice(start), "utf8"));
+  return Buffer.concat(parts);
+}
