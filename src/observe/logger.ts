@@ -1,0 +1,40 @@
+/**
+ * The proxy's operational log (start, upstream spawn/exit, errors). Normalization records go
+ * through src/observe (issue 4); this is only the narrow interface the rest of the code needs,
+ * with a default that writes JSON lines to stderr — never stdout, which belongs to the stdio
+ * transport (STYLE habit 8).
+ */
+
+export type LogLevel = "debug" | "info" | "warn" | "error" | "silent";
+
+export interface Logger {
+  debug(msg: string, fields?: Record<string, unknown>): void;
+  info(msg: string, fields?: Record<string, unknown>): void;
+  warn(msg: string, fields?: Record<string, unknown>): void;
+  error(msg: string, fields?: Record<string, unknown>): void;
+  child(fields: Record<string, unknown>): Logger;
+}
+
+const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
+
+export function createStderrLogger(level: LogLevel = "info", base: Record<string, unknown> = {}, write: (line: string) => void = (line) => process.stderr.write(line)): Logger {
+  const emit = (at: Exclude<LogLevel, "silent">, msg: string, fields?: Record<string, unknown>): void => {
+    if (RANK[at] < RANK[level]) return;
+    write(`${JSON.stringify({ level: at, time: new Date().toISOString(), ...base, ...fields, msg })}\n`);
+  };
+  return {
+    debug: (msg, fields) => emit("debug", msg, fields),
+    info: (msg, fields) => emit("info", msg, fields),
+    warn: (msg, fields) => emit("warn", msg, fields),
+    error: (msg, fields) => emit("error", msg, fields),
+    child: (fields) => createStderrLogger(level, { ...base, ...fields }, write),
+  };
+}
+
+export const silentLogger: Logger = {
+  debug: () => {},
+  info: () => {},
+  warn: () => {},
+  error: () => {},
+  child: () => silentLogger,
+};
