@@ -1,0 +1,123 @@
+/**
+ * The one schema of `proxy.config.json` (DESIGN.md §5, STYLE habit 6): the TypeScript type,
+ * the defaults and config/proxy.config.schema.json all come from here.
+ */
+import { z } from "zod";
+import { DEFAULT_MAX_MESSAGE_BYTES } from "../transports/types.js";
+import { DEFAULT_MAX_NORMALIZE_BYTES } from "../normalize/policy.js";
+
+export const DEFAULT_PORT = 8808;
+export const DEFAULT_HOST = "127.0.0.1";
+export const DEFAULT_REQUEST_TIMEOUT_MS = 300_000;
+export const DEFAULT_MAX_SESSIONS = 1000;
+
+const normalizeSettings = {
+  unwrapBlobs: z.boolean().optional().describe("blob whose bytes are UTF-8 text → text (default true)"),
+  transcode: z.boolean().optional().describe("BOM-marked or declared non-UTF-8 charset → decoded text (default true)"),
+  reencodeBinaryText: z.boolean().optional().describe("binary strings and surrogate-escaped text → blob (default true)"),
+  fixMime: z.boolean().optional().describe("missing, generic or contradicted mimeType → corrected (default true)"),
+  media: z.boolean().optional().describe("image/audio blocks get the mimeType their bytes' signature says (default true)"),
+  charset: z.enum(["transcode", "preserve"]).optional().describe('"preserve": textual bytes in a non-UTF-8 charset stay a blob labelled ;charset=X'),
+  maxNormalizeBytes: z.number().int().positive().optional().describe("entries whose text/blob is longer pass untouched"),
+  extraTextualTypes: z.array(z.string().regex(/^[^/\s;]+\/[^/\s;]+$/, "a type/subtype essence")).optional().describe("essences treated as textual on top of the built-in list"),
+  dryRun: z.boolean().optional().describe("log what would change, forward the original"),
+};
+
+export const NormalizeSchema = z
+  .strictObject({
+    ...normalizeSettings,
+    rules: z
+      .array(
+        z.strictObject({
+          uri: z.string().optional().describe("glob over the URI: * within a segment, ** across"),
+          mimeType: z.string().optional().describe("an essence (text/markdown) or a wildcard (image/*)"),
+          set: z.strictObject(normalizeSettings),
+        }),
+      )
+      .optional()
+      .describe("per-URI / per-type overrides; later rules win"),
+  })
+  .describe("normalization policy (DESIGN.md §1)");
+
+const common = {
+  normalize: NormalizeSchema.optional(),
+  /** Desktop hosts put these in `mcpServers` entries; accepted so a block can be pasted as is. */
+  disabled: z.boolean().optional(),
+};
+
+export const StdioServerSchema = z.looseObject({
+  type: z.literal("stdio").optional(),
+  command: z.string().min(1),
+  args: z.array(z.string()).optional(),
+  env: z.record(z.string(), z.string()).optional(),
+  cwd: z.string().optional(),
+  ...common,
+});
+
+export const RemoteServerSchema = z.looseObject({
+  type: z.enum(["http", "streamable-http", "sse", "ws", "websocket"]).optional(),
+  url: z.string().regex(/^(https?|wss?):\/\//i, "an http(s):// or ws(s):// URL"),
+  transport: z.enum(["streamable-http", "sse", "websocket"]).optional(),
+  headers: z.record(z.string(), z.string()).optional(),
+  ...common,
+});
+
+export const ServerSchema = z.union([StdioServerSchema, RemoteServerSchema]);
+
+export const ConfigSchema = z
+  .strictObject({
+    $schema: z.string().optional(),
+    listen: z
+      .strictObject({
+        host: z.string().default(DEFAULT_HOST),
+        port: z.number().int().min(0).max(65535).default(DEFAULT_PORT),
+      })
+      .default({ host: DEFAULT_HOST, port: DEFAULT_PORT }),
+    mcpServers: z
+      .record(z.string().regex(/^[A-Za-z0-9._-]+$/, "server names may use letters, digits, '.', '_' and '-'"), ServerSchema)
+      .refine((servers) => Object.keys(servers).length > 0, "at least one server is required"),
+    normalize: NormalizeSchema.optional(),
+    log: z
+      .strictObject({
+        file: z.string().optional().describe("JSONL file for normalization records (and operational lines)"),
+        level: z.enum(["debug", "info", "warn", "error", "silent"]).default("info"),
+      })
+      .default({ level: "info" }),
+    auth: z
+      .strictObject({
+        bearerTokens: z.array(z.string().min(1)).optional(),
+        allowUnauthenticated: z.boolean().optional().describe("explicit opt-out: listen on a non-loopback address without tokens"),
+      })
+      .optional(),
+    allowedOrigins: z.array(z.string()).optional(),
+    allowedHosts: z.array(z.string()).optional(),
+    limits: z
+      .strictObject({
+        maxMessageBytes: z.number().int().positive().default(DEFAULT_MAX_MESSAGE_BYTES),
+        maxNormalizeBytes: z.number().int().positive().default(DEFAULT_MAX_NORMALIZE_BYTES),
+        requestTimeoutMs: z.number().int().positive().default(DEFAULT_REQUEST_TIMEOUT_MS),
+        maxSessions: z.number().int().positive().default(DEFAULT_MAX_SESSIONS),
+      })
+      .default({
+        maxMessageBytes: DEFAULT_MAX_MESSAGE_BYTES,
+        maxNormalizeBytes: DEFAULT_MAX_NORMALIZE_BYTES,
+        requestTimeoutMs: DEFAULT_REQUEST_TIMEOUT_MS,
+        maxSessions: DEFAULT_MAX_SESSIONS,
+      }),
+  })
+  .describe("mcp-normalizer proxy configuration");
+
+export type ProxyConfig = z.output<typeof ConfigSchema>;
+export type ServerConfig = z.output<typeof ServerSchema>;
+export type StdioServerConfig = z.output<typeof StdioServerSchema>;
+export type RemoteServerConfig = z.output<typeof RemoteServerSchema>;
+export type NormalizeConfig = z.output<typeof NormalizeSchema>;
+
+export function isStdioServer(server: ServerConfig): server is StdioServerConfig {
+  return typeof (server as StdioServerConfig).command === "string";
+}
+
+/** The JSON Schema checked in at config/proxy.config.schema.json (a test fails if it is stale). */
+export function configJsonSchema(): Record<string, unknown> {
+  return z.toJSONSchema(ConfigSchema, { io: "input", unrepresentable: "any" }) as Record<string, unknown>;
+}

@@ -1,0 +1,50 @@
+/**
+ * Reading JSON-RPC 2.0 messages as they come off the wire, without trusting their shape:
+ * every helper accepts any value and answers false/undefined for anything malformed.
+ */
+
+export type RequestId = string | number;
+
+type Obj = Record<string, unknown>;
+
+function isObj(value: unknown): value is Obj {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+export function isRequestId(value: unknown): value is RequestId {
+  return typeof value === "string" || (typeof value === "number" && Number.isFinite(value));
+}
+
+/** A request: a method and an id. */
+export function isRequest(msg: unknown): msg is Obj & { method: string; id: RequestId } {
+  return isObj(msg) && typeof msg.method === "string" && isRequestId(msg.id);
+}
+
+export function isNotification(msg: unknown): msg is Obj & { method: string } {
+  return isObj(msg) && typeof msg.method === "string" && !("id" in msg);
+}
+
+/** A response: an id, no method, and a result or an error. */
+export function isResponse(msg: unknown): msg is Obj & { id: RequestId } {
+  return isObj(msg) && typeof msg.method !== "string" && isRequestId(msg.id) && ("result" in msg || "error" in msg);
+}
+
+/** Ids of the two directions are separate spaces, and `1` and `"1"` are different ids. */
+export function idKey(id: RequestId): string {
+  return typeof id === "number" ? `n:${id}` : `s:${id}`;
+}
+
+export function errorResponse(id: RequestId, code: number, message: string, data?: unknown): Obj {
+  const error: Obj = { code, message };
+  if (data !== undefined) error.data = data;
+  return { jsonrpc: "2.0", id, error };
+}
+
+export function progressToken(msg: Obj): RequestId | undefined {
+  const params = msg.params;
+  if (!isObj(params) || !isObj(params._meta)) return undefined;
+  const token = params._meta.progressToken;
+  return isRequestId(token) ? token : undefined;
+}
+
+export { isObj };
