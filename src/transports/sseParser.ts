@@ -1,0 +1,186 @@
+/**
+ * A Server-Sent Events parser (WHATWG HTML §9.2.6 "Interpreting an event stream") that is
+ * linear in the stream length, for MCP's SSE streams (streamable HTTP responses and the GET
+ * stream, legacy HTTP+SSE), where one event can carry a 50+ MiB JSON-RPC result.
+ *
+ * Why not `eventsource-parser` (what the SDK's clients use): it works on decoded strings and
+ * re-slices its buffer per chunk; here the line layer is the byte-level `LineSplitter`, each
+ * byte is scanned once, a line is joined once, and an event over `maxEventBytes` is skipped
+ * without being buffered, reported with the JSON-RPC id read from its ends.
+ *
+ * Deliberate difference from the WHATWG rules: bytes that are not UTF-8 are not replaced by
+ * U+FFFD (that would silently corrupt content, DESIGN.md §1); the event is reported instead.
+ *
+ * Pure: bytes in, values out.
+ */
+import { isUtf8 } from "node:buffer";
+import { excerptOf, jsonRpcIdHint, LineSplitter, type LineSink, type OversizedLine } from "./lineFraming.js";
+import { DEFAULT_MAX_MESSAGE_BYTES } from "./types.js";
+
+export interface SseEvent {
+  /** The `event:` field; "message" when absent. */
+  readonly type: string;
+  /** The `data:` lines joined with LF. */
+  readonly data: string;
+  /** The last `id:` seen on the stream so far (WHATWG "last event ID buffer"). */
+  readonly lastEventId: string;
+}
+
+export interface SseProblem {
+  readonly kind: "too-large" | "invalid-utf8";
+  readonly type: string;
+  /** Bytes of the event's data. */
+  readonly bytes: number;
+  /** The JSON-RPC id, when it could be read from the ends of the data. */
+  readonly id?: string | number;
+  readonly excerpt: string;
+}
+
+export type SseItem =
+  | { readonly event: SseEvent; readonly problem?: undefined; readonly retry?: undefined }
+  | { readonly problem: SseProblem; readonly event?: undefined; readonly retry?: undefined }
+  /** A `retry:` field: the reconnection time the server asks for, in ms. */
+  | { readonly retry: number; readonly event?: undefined; readonly problem?: undefined };
+
+export interface SseParserOptions {
+  /** Largest event data accepted, in bytes. Default 256 MiB (`DEFAULT_MAX_MESSAGE_BYTES`). */
+  maxEventBytes?: number;
+}
+
+const DATA = Buffer.from("data");
+const COLON = 0x3a;
+const SPACE = 0x20;
+const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
+
+export class SseParser {
+  readonly maxEventBytes: number;
+  private readonly splitter: LineSplitter;
+  private out: SseItem[] = [];
+  private atStreamStart = true;
+  private type = "";
+  private data: string[] = [];
+  private dataBytes = 0;
+  private lastEventId = "";
+  /** Set when the current event's data is being skipped (too large or not UTF-8). */
+  private skipping: { kind: SseProblem["kind"]; head: Buffer; tail: Buffer } | undefined;
+  private readonly sink: LineSink = {
+    line: (bytes) => this.onLine(bytes),
+    oversized: (line) => this.onOversizedLine(line),
+  };
+
+  constructor(options: SseParserOptions = {}) {
+    this.maxEventBytes = options.maxEventBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+    // A data line may be as long as an event plus its "data: " prefix.
+    this.splitter = new LineSplitter(this.maxEventBytes + DATA.length + 2, true);
+  }
+
+  get stats(): { bytesScanned: number; bytesCopied: number } {
+    return { bytesScanned: this.splitter.bytesScanned, bytesCopied: this.splitter.bytesCopied };
+  }
+
+  push(chunk: Uint8Array): SseItem[] {
+    this.splitter.push(chunk, this.sink);
+    const out = this.out;
+    this.out = [];
+    return out;
+  }
+
+  /** End of stream: an event without its closing blank line is discarded (WHATWG §9.2.6). */
+  end(): SseItem[] {
+    this.splitter.takeRest({ line: () => {}, oversized: () => {} });
+    const out = this.out;
+    this.out = [];
+    return out;
+  }
+
+  private onLine(raw: Buffer): void {
+    let line = raw;
+    if (this.atStreamStart) {
+      this.atStreamStart = false;
+      if (line.subarray(0, 3).equals(BOM)) line = line.subarray(3);
+    }
+    if (line.length === 0) return this.dispatch();
+    if (line[0] === COLON) return; // comment (keep-alive)
+    const colon = line.indexOf(COLON);
+    const field = (colon === -1 ? line : line.subarray(0, colon)).toString("latin1");
+    let value = colon === -1 ? Buffer.alloc(0) : line.subarray(colon + 1);
+    if (value[0] === SPACE) value = value.subarray(1);
+    switch (field) {
+      case "data":
+        return this.addData(value);
+      case "event":
+        this.type = this.decode(value) ?? this.type;
+        return;
+      case "id": {
+        const id = this.decode(value);
+        if (id !== undefined && !id.includes("\0")) this.lastEventId = id;
+        return;
+      }
+      case "retry":
+        if (/^\d+$/.test(value.toString("latin1"))) this.out.push({ retry: Number(value.toString("latin1")) });
+        return;
+      default:
+        return; // unknown fields are ignored
+    }
+  }
+
+  private addData(value: Buffer): void {
+    if (this.skipping) {
+      this.dataBytes += value.length + 1;
+      this.skipping.tail = Buffer.from(value.subarray(-256));
+      return;
+    }
+    if (this.dataBytes + value.length > this.maxEventBytes) {
+      this.skip("too-large", value);
+      this.dataBytes += value.length + 1;
+      return;
+    }
+    if (!isUtf8(value)) {
+      this.skip("invalid-utf8", value);
+      this.dataBytes += value.length + 1;
+      return;
+    }
+    this.data.push(value.toString("utf8"));
+    this.dataBytes += value.length + 1;
+  }
+
+  private onOversizedLine(line: OversizedLine): void {
+    this.atStreamStart = false;
+    // Only a data line matters; an enormous comment or unknown field is dropped as WHATWG says.
+    if (!line.head.subarray(0, DATA.length).equals(DATA) || line.head[DATA.length] !== COLON) return;
+    let head = line.head.subarray(DATA.length + 1);
+    if (head[0] === SPACE) head = head.subarray(1);
+    if (!this.skipping) this.skip("too-large", head);
+    this.dataBytes += line.bytes - (line.head.length - head.length) + 1;
+    if (this.skipping) this.skipping.tail = line.tail;
+  }
+
+  private skip(kind: SseProblem["kind"], head: Buffer): void {
+    const firstLine = this.data.length > 0 ? Buffer.from(this.data[0] as string) : head;
+    this.skipping = { kind, head: Buffer.from(firstLine.subarray(0, 4096)), tail: Buffer.from(head.subarray(-256)) };
+    this.data = [];
+  }
+
+  private decode(value: Buffer): string | undefined {
+    return isUtf8(value) ? value.toString("utf8") : undefined;
+  }
+
+  private dispatch(): void {
+    const type = this.type === "" ? "message" : this.type;
+    const skipping = this.skipping;
+    const data = this.data;
+    const bytes = Math.max(0, this.dataBytes - 1);
+    this.type = "";
+    this.data = [];
+    this.dataBytes = 0;
+    this.skipping = undefined;
+    if (skipping) {
+      const id = jsonRpcIdHint(skipping.head.toString("utf8"), skipping.tail.toString("utf8"));
+      this.out.push({ problem: { kind: skipping.kind, type, bytes, ...(id === undefined ? {} : { id }), excerpt: excerptOf(skipping.head) } });
+      return;
+    }
+    // No data field: nothing is dispatched (WHATWG: "If the data buffer is an empty string…").
+    if (data.length === 0) return;
+    this.out.push({ event: { type, data: data.length === 1 ? (data[0] as string) : data.join("\n"), lastEventId: this.lastEventId } });
+  }
+}

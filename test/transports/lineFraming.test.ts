@@ -1,0 +1,132 @@
+import { describe, expect, it } from "vitest";
+import { JsonLineReader, jsonRpcIdHint, serializeMessage, type Framed } from "../../src/transports/lineFraming.js";
+
+const enc = (s: string): Buffer => Buffer.from(s, "utf8");
+
+/** Feeds `bytes` cut at every position in `cuts` and returns everything framed. */
+function frame(bytes: Buffer, cuts: number[], options?: { maxMessageBytes?: number }): Framed[] {
+  const reader = new JsonLineReader(options);
+  const out: Framed[] = [];
+  let at = 0;
+  for (const cut of [...cuts, bytes.length]) {
+    out.push(...reader.push(bytes.subarray(at, cut)));
+    at = cut;
+  }
+  out.push(...reader.end());
+  return out;
+}
+
+describe("JsonLineReader", () => {
+  const messages = [
+    { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "é✓😀", arguments: { text: "multi\u00a0byte 😀" } } },
+    { jsonrpc: "2.0", method: "notifications/progress", params: { unknownKey: [1, 2, { deep: true }] } },
+    { jsonrpc: "2.0", id: "x", result: { contents: [{ uri: "a", text: "\u2028line sep" }] } },
+  ];
+  const wire = enc(messages.map(serializeMessage).join(""));
+
+  it("frames the same messages at every chunk boundary, including inside multi-byte UTF-8", () => {
+    for (let cut = 0; cut <= wire.length; cut++) {
+      expect(frame(wire, [cut]).map((f) => f.message)).toEqual(messages);
+    }
+  });
+
+  it("frames byte-at-a-time", () => {
+    const cuts = Array.from({ length: wire.length }, (_, i) => i);
+    expect(frame(wire, cuts).map((f) => f.message)).toEqual(messages);
+  });
+
+  it("accepts CRLF, skips blank lines, frames an unterminated last line at end()", () => {
+    const out = frame(enc('{"a":1}\r\n\r\n\n   \n{"b":2}\r\n{"c":3}'), [8]);
+    expect(out).toEqual([{ message: { a: 1 } }, { message: { b: 2 } }, { message: { c: 3 } }]);
+  });
+
+  it("delivers messages untouched (unknown keys, key order, arrays as batches)", () => {
+    const line = '{"z":1,"jsonrpc":"2.0","id":7,"result":{"_meta":{"k":null},"b":[],"a":"\\u0000"}}\n[{"jsonrpc":"2.0","id":1,"method":"ping"}]\n';
+    const out = frame(enc(line), []);
+    expect(JSON.stringify(out[0]?.message)).toBe(line.split("\n")[0]);
+    expect(out[1]?.message).toEqual([{ jsonrpc: "2.0", id: 1, method: "ping" }]);
+  });
+
+  it("reports a banner line on stdout as invalid JSON and goes on", () => {
+    const out = frame(enc('Server v1.2 listening on stdio\n{"jsonrpc":"2.0","id":1,"result":{}}\n'), [5]);
+    expect(out[0]?.problem).toEqual({ kind: "invalid-json", bytes: 30, excerpt: "Server v1.2 listening on stdio" });
+    expect(out[1]?.message).toEqual({ jsonrpc: "2.0", id: 1, result: {} });
+  });
+
+  it("reports valid JSON that is not an object as not-jsonrpc", () => {
+    const out = frame(enc('42\n"hello"\nnull\n'), []);
+    expect(out.map((f) => f.problem?.kind)).toEqual(["not-jsonrpc", "not-jsonrpc", "not-jsonrpc"]);
+  });
+
+  it("reports invalid UTF-8 instead of decoding it lossily", () => {
+    const bad = Buffer.concat([enc('{"text":"'), Buffer.from([0xff, 0xfe]), enc('"}\n{"ok":true}\n')]);
+    const out = frame(bad, [10]);
+    expect(out[0]?.problem?.kind).toBe("invalid-json");
+    expect(out[0]?.problem?.bytes).toBe(13);
+    expect(out[1]?.message).toEqual({ ok: true });
+  });
+
+  it("skips a line over maxMessageBytes, names its id (first or last key), keeps going", () => {
+    const big = "x".repeat(5000);
+    const wire = enc(
+      `{"jsonrpc":"2.0","id":41,"result":{"text":"${big}"}}\n` + `{"method":"tools/call","params":{"text":"${big}"},"jsonrpc":"2.0","id":"req-42"}\n` + `{"jsonrpc":"2.0","id":43,"result":{}}\n`,
+    );
+    for (const cut of [1, 100, 3000, 5040, 5100, 10_000]) {
+      const out = frame(wire, [cut], { maxMessageBytes: 1000 });
+      expect(out.map((f) => f.problem?.kind ?? "message")).toEqual(["too-large", "too-large", "message"]);
+      expect(out[0]?.problem).toMatchObject({ bytes: 5000 + 46, id: 41 });
+      expect(out[0]?.problem?.excerpt.startsWith('{"jsonrpc":"2.0","id":41')).toBe(true);
+      expect(out[1]?.problem).toMatchObject({ id: "req-42" });
+      expect(out[2]?.message).toEqual({ jsonrpc: "2.0", id: 43, result: {} });
+    }
+  });
+
+  it("accepts a line of exactly maxMessageBytes", () => {
+    const line = '{"a":"' + "y".repeat(93) + '"}';
+    expect(line.length).toBe(101);
+    expect(frame(enc(`${line}\n`), [50], { maxMessageBytes: 101 })[0]?.message).toEqual({ a: "y".repeat(93) });
+    expect(frame(enc(`${line}\n`), [50], { maxMessageBytes: 100 })[0]?.problem?.kind).toBe("too-large");
+  });
+
+  it("does linear work: every byte scanned once, each line copied at most once", () => {
+    const measure = (mib: number): { ms: number; scanned: number; copied: number; bytes: number } => {
+      const payload = enc(serializeMessage({ jsonrpc: "2.0", id: 1, result: { blob: "A".repeat(mib * 1024 * 1024) } }));
+      const reader = new JsonLineReader();
+      const started = performance.now();
+      const out: Framed[] = [];
+      for (let at = 0; at < payload.length; at += 64 * 1024) out.push(...reader.push(payload.subarray(at, at + 64 * 1024)));
+      const ms = performance.now() - started;
+      expect(out).toHaveLength(1);
+      expect((out[0]?.message as { result: { blob: string } }).result.blob.length).toBe(mib * 1024 * 1024);
+      return { ms, scanned: reader.stats.bytesScanned, copied: reader.stats.bytesCopied, bytes: payload.length };
+    };
+    const small = measure(5);
+    const large = measure(50);
+    for (const run of [small, large]) {
+      expect(run.scanned).toBe(run.bytes);
+      expect(run.copied).toBeLessThanOrEqual(run.bytes);
+    }
+    console.log(`lineFraming: 5 MiB ${small.ms.toFixed(0)} ms, 50 MiB ${large.ms.toFixed(0)} ms (64 KiB chunks)`);
+    // Loose: quadratic framing would make this ratio ~100; linear is ~10.
+    expect(large.ms / Math.max(small.ms, 1)).toBeLessThan(40);
+  });
+
+  it("discards an oversized line without holding it", () => {
+    const reader = new JsonLineReader({ maxMessageBytes: 1024 * 1024 });
+    const chunk = Buffer.alloc(64 * 1024, 0x61);
+    for (let i = 0; i < 200; i++) expect(reader.push(chunk)).toEqual([]); // 12.5 MiB, nothing buffered
+    const out = reader.push(enc('"}\n{"ok":1}\n'));
+    expect(out[0]?.problem).toMatchObject({ kind: "too-large", bytes: 200 * 64 * 1024 + 2 });
+    expect(out[1]?.message).toEqual({ ok: 1 });
+    expect(reader.stats.bytesCopied).toBeLessThan(1024 * 1024);
+  });
+});
+
+describe("jsonRpcIdHint", () => {
+  it("reads ids only where they are unambiguous", () => {
+    expect(jsonRpcIdHint('{"jsonrpc":"2.0","id":"a\\"b","result":{', "")).toBe('a"b');
+    expect(jsonRpcIdHint('{"result":{"id":3', '"id":9}}}')).toBeUndefined();
+    expect(jsonRpcIdHint("xx", 'aaa","jsonrpc":"2.0","id":-5}')).toBe(-5);
+    expect(jsonRpcIdHint("", 'text \\"id\\":5}"}')).toBeUndefined();
+  });
+});
