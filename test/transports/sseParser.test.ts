@@ -1,0 +1,103 @@
+import { describe, expect, it } from "vitest";
+import { SseParser, type SseItem } from "../../src/transports/sseParser.js";
+
+const enc = (s: string): Buffer => Buffer.from(s, "utf8");
+
+function parse(bytes: Buffer, cuts: number[] = [], options?: { maxEventBytes?: number }): SseItem[] {
+  const parser = new SseParser(options);
+  const out: SseItem[] = [];
+  let at = 0;
+  for (const cut of [...cuts, bytes.length]) {
+    out.push(...parser.push(bytes.subarray(at, cut)));
+    at = cut;
+  }
+  out.push(...parser.end());
+  return out;
+}
+
+describe("SseParser (WHATWG event stream rules)", () => {
+  const stream = enc(
+    "\ufeff: keep-alive comment\r\n" +
+      "event: message\r\n" +
+      'data: {"jsonrpc":"2.0","id":1,"result":{"t":"é😀"}}\r\n' +
+      "id: ev-1\r\n\r\n" +
+      "data: first\rdata:second\r\rdata:  two spaces\n\n" +
+      "event: endpoint\ndata: /messages?sessionId=abc\n\n" +
+      "retry: 1500\nretry: soon\n" +
+      "data\n\n" +
+      "id: with\u0000nul\nunknown: field\ndata: x\n\n" +
+      "event: lost\ndata: no blank line at the end",
+  );
+  const expected: SseItem[] = [
+    { event: { type: "message", data: '{"jsonrpc":"2.0","id":1,"result":{"t":"é😀"}}', lastEventId: "ev-1" } },
+    { event: { type: "message", data: "first\nsecond", lastEventId: "ev-1" } },
+    { event: { type: "message", data: " two spaces", lastEventId: "ev-1" } },
+    { event: { type: "endpoint", data: "/messages?sessionId=abc", lastEventId: "ev-1" } },
+    { retry: 1500 },
+    { event: { type: "message", data: "", lastEventId: "ev-1" } },
+    { event: { type: "message", data: "x", lastEventId: "ev-1" } },
+  ];
+
+  it("parses fields, comments, CRLF / CR / LF, BOM, retry, id rules", () => {
+    expect(parse(stream)).toEqual(expected);
+  });
+
+  it("gives the same events at every chunk boundary (CR|LF split, UTF-8 split)", () => {
+    for (let cut = 0; cut <= stream.length; cut++) expect(parse(stream, [cut])).toEqual(expected);
+  });
+
+  it("gives the same events byte-at-a-time", () => {
+    expect(parse(stream, Array.from({ length: stream.length }, (_, i) => i))).toEqual(expected);
+  });
+
+  it("dispatches nothing for an event without data", () => {
+    expect(parse(enc("event: ping\nid: 7\n\n: comment\n\n"))).toEqual([]);
+  });
+
+  it("reports an event over maxEventBytes with its JSON-RPC id, then goes on", () => {
+    const big = `data: {"jsonrpc":"2.0","id":"r-9","result":{"text":"${"z".repeat(10_000)}"}}\n\n`;
+    const wire = enc(`${big}data: {"ok":1}\n\n`);
+    for (const cut of [3, 200, 5000, 10_050]) {
+      const out = parse(wire, [cut], { maxEventBytes: 1000 });
+      expect(out[0]?.problem).toMatchObject({ kind: "too-large", type: "message", id: "r-9" });
+      expect(out[0]?.problem?.bytes).toBe(big.length - "data: ".length - 2);
+      expect(out[1]).toEqual({ event: { type: "message", data: '{"ok":1}', lastEventId: "" } });
+    }
+  });
+
+  it("counts multi-line data against the limit", () => {
+    const out = parse(enc(`data: {"id":5,\ndata: "a":"${"q".repeat(600)}",\ndata: "b":"${"q".repeat(600)}"}\n\n`), [], { maxEventBytes: 1000 });
+    expect(out[0]?.problem).toMatchObject({ kind: "too-large", id: 5 });
+  });
+
+  it("reports data that is not UTF-8 rather than replacing it with U+FFFD", () => {
+    const wire = Buffer.concat([enc("data: {\"t\":\""), Buffer.from([0xc3, 0x28]), enc('"}\n\ndata: ok\n\n')]);
+    const out = parse(wire);
+    expect(out[0]?.problem?.kind).toBe("invalid-utf8");
+    expect(out[1]?.event?.data).toBe("ok");
+  });
+
+  it("parses a 50 MiB event in 64 KiB chunks with linear work", () => {
+    const measure = (mib: number): { ms: number; scanned: number; copied: number; bytes: number } => {
+      const body = `{"jsonrpc":"2.0","id":1,"result":{"blob":"${"B".repeat(mib * 1024 * 1024)}"}}`;
+      const wire = enc(`event: message\nid: 1\ndata: ${body}\n\n`);
+      const parser = new SseParser();
+      const out: SseItem[] = [];
+      const started = performance.now();
+      for (let at = 0; at < wire.length; at += 64 * 1024) out.push(...parser.push(wire.subarray(at, at + 64 * 1024)));
+      const ms = performance.now() - started;
+      expect(out).toHaveLength(1);
+      expect(out[0]?.event?.data.length).toBe(body.length);
+      return { ms, scanned: parser.stats.bytesScanned, copied: parser.stats.bytesCopied, bytes: wire.length };
+    };
+    const small = measure(5);
+    const large = measure(50);
+    for (const run of [small, large]) {
+      // LF and CR are each searched for once per byte at most.
+      expect(run.scanned).toBeLessThanOrEqual(2 * run.bytes);
+      expect(run.copied).toBeLessThanOrEqual(run.bytes);
+    }
+    console.log(`sseParser: 5 MiB ${small.ms.toFixed(0)} ms, 50 MiB ${large.ms.toFixed(0)} ms (64 KiB chunks)`);
+    expect(large.ms / Math.max(small.ms, 1)).toBeLessThan(40);
+  });
+});
