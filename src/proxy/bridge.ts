@@ -54,6 +54,8 @@ export class Bridge {
   private readonly byProgressToken = new Map<string, RequestId>();
   private lastUpstreamError: string | undefined;
   private closed = false;
+  /** Why the session ended: "host closed", "upstream closed", or what close() was given. */
+  closeReason: string | undefined;
 
   constructor(private readonly options: BridgeOptions) {
     this.host = options.host;
@@ -89,6 +91,7 @@ export class Bridge {
   async close(reason = "closed"): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.closeReason = reason;
     const why = this.options.describeUpstreamEnd?.() ?? this.lastUpstreamError;
     const message = why === undefined ? `upstream connection ended (${reason})` : `upstream connection ended (${reason}): ${why}`;
     for (const waiting of [...this.waiting.values()]) this.answer(waiting.id, JSONRPC.UPSTREAM_UNAVAILABLE, message);

@@ -1,0 +1,114 @@
+/**
+ * `mcp-normalizer normalize [FILE|-]`: one JSON result or JSON-RPC message in, normalized JSON
+ * out on stdout, a one-line summary on stderr (issue 2).
+ */
+import { readFile } from "node:fs/promises";
+import { resolve } from "node:path";
+import { NormalizerError } from "../../errors/NormalizerError.js";
+import { normalizeMessage } from "../../normalize/message.js";
+import { Policy, type PolicyOptions } from "../../normalize/policy.js";
+import type { ChangeRecord } from "../../normalize/change.js";
+import { loadConfigFile } from "../../config/load.js";
+import { policyOptionsFor } from "../../config/policy.js";
+import { parseCommandArgs } from "../args.js";
+import { EXIT, type ExitCode } from "../exitCodes.js";
+import { readAll, writeFully, type CliIo } from "../io.js";
+
+export const NORMALIZE_HELP = `Usage: mcp-normalizer normalize [FILE|-] [options]
+
+Reads one JSON value — a ReadResourceResult, CallToolResult, GetPromptResult, a resources/list
+result, or a whole JSON-RPC message — and writes it normalized to stdout. A one-line summary
+(entries changed, bytes before → after, saved) goes to stderr. FILE defaults to stdin.
+
+Options:
+  --method METHOD        treat the input as the result of METHOD (default: inferred from its shape)
+  --config FILE          take the normalization policy from a proxy config …
+  --server NAME          … and that server's overrides
+  --charset MODE         transcode (default) | preserve
+  --dry-run              report what would change; write the input unchanged
+  --pretty               indent the output JSON
+  --records              print every change record (JSON lines) to stderr
+  -h, --help             this help
+
+Exit codes: 0 done; 2 bad flags, unreadable file or invalid JSON; 3 invalid config.`;
+
+export async function runNormalize(argv: readonly string[], io: CliIo): Promise<ExitCode> {
+  const { values, positionals } = parseCommandArgs(
+    argv,
+    {
+      method: { type: "string" },
+      config: { type: "string" },
+      server: { type: "string" },
+      charset: { type: "string" },
+      "dry-run": { type: "boolean" },
+      pretty: { type: "boolean" },
+      records: { type: "boolean" },
+      help: { type: "boolean", short: "h" },
+    },
+    "normalize",
+  );
+  if (values.help) {
+    await writeFully(io.stdout, `${NORMALIZE_HELP}\n`);
+    return EXIT.OK;
+  }
+  if (positionals.length > 1) throw new NormalizerError("USAGE", `normalize: expected at most one FILE, got ${positionals.length} (${positionals.join(", ")})`);
+  if (values.charset !== undefined && values.charset !== "transcode" && values.charset !== "preserve") {
+    throw new NormalizerError("USAGE", `normalize: --charset expects transcode or preserve, got ${JSON.stringify(values.charset)}`);
+  }
+  if (values.server !== undefined && values.config === undefined) throw new NormalizerError("USAGE", "normalize: --server needs --config");
+
+  let options: PolicyOptions = {};
+  if (values.config !== undefined) {
+    const { config } = loadConfigFile(resolve(io.cwd, values.config), io.env);
+    const server = values.server === undefined ? undefined : config.mcpServers[values.server];
+    if (values.server !== undefined && server === undefined) {
+      throw new NormalizerError("USAGE", `normalize: --server ${values.server} is not in ${values.config} (servers: ${Object.keys(config.mcpServers).join(", ")})`);
+    }
+    options = policyOptionsFor(config, server);
+  }
+  if (values.charset !== undefined) options = { ...options, charset: values.charset as "transcode" | "preserve" };
+  if (values["dry-run"]) options = { ...options, dryRun: true };
+
+  const source = positionals[0] ?? "-";
+  const name = source === "-" ? "<stdin>" : source;
+  let input: Buffer;
+  try {
+    input = source === "-" ? await readAll(io.stdin) : await readFile(resolve(io.cwd, source));
+  } catch (error) {
+    throw new NormalizerError("INPUT_READ_FAILED", `normalize: cannot read ${name}: ${(error as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (error as Error).message}`);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(input.toString("utf8"));
+  } catch (error) {
+    throw new NormalizerError("INPUT_INVALID_JSON", `normalize: ${name} is not valid JSON: ${(error as Error).message}`);
+  }
+
+  const result = normalizeMessage(value, new Policy(options), values.method);
+  await writeFully(io.stdout, `${JSON.stringify(result.value, null, values.pretty ? 2 : undefined)}\n`);
+  if (values.records) {
+    for (const record of result.changes) await writeFully(io.stderr, `${JSON.stringify(record)}\n`);
+  }
+  await writeFully(io.stderr, `${summarize(result.changes, result.method, Boolean(values["dry-run"]))}\n`);
+  return EXIT.OK;
+}
+
+export function summarize(changes: readonly ChangeRecord[], method: string | null, dryRun: boolean): string {
+  if (method === null) return "normalize: no MCP result recognized (expected contents, content, messages, resources or resourceTemplates); input written unchanged";
+  const counts = new Map<string, number>();
+  let before = 0;
+  let after = 0;
+  let changed = 0;
+  for (const record of changes) {
+    before += record.bytesBefore;
+    after += record.bytesAfter;
+    if (record.action !== "none") {
+      counts.set(record.action, (counts.get(record.action) ?? 0) + 1);
+      if (record.bytesBefore !== record.bytesAfter || record.mimeBefore !== record.mimeAfter) changed++;
+    }
+  }
+  const detail = [...counts].map(([action, n]) => `${action} ${n}`).join(", ");
+  const saved = before - after;
+  const share = before === 0 ? "0.0" : ((saved / before) * 100).toFixed(1);
+  return `normalize (${method}${dryRun ? ", dry run" : ""}): ${changed} of ${changes.length} entries changed${detail === "" ? "" : ` (${detail})`}; ${before} → ${after} bytes; saved ${saved} (${share}%)`;
+}

@@ -1,0 +1,132 @@
+/**
+ * `mcp-normalizer serve`: one HTTP listener fronting every server in the config (DESIGN.md §4),
+ * or — without a config file — one upstream named on the command line (the sidecar start line).
+ */
+import { isIP } from "node:net";
+import { resolve } from "node:path";
+import { NormalizerError } from "../../errors/NormalizerError.js";
+import { loadConfigFile } from "../../config/load.js";
+import { policyOptionsFor } from "../../config/policy.js";
+import { ConfigSchema, type ProxyConfig } from "../../config/schema.js";
+import { SessionManager } from "../../proxy/sessionManager.js";
+import { createUpstreamFactory } from "../../proxy/upstreamFactory.js";
+import { createHttpFrontend } from "../../server/httpFrontend.js";
+import { parseCommandArgs, parseIntFlag } from "../args.js";
+import { EXIT, type ExitCode } from "../exitCodes.js";
+import { writeFully, type CliIo } from "../io.js";
+import { createObservers, OBSERVE_HELP, OBSERVE_OPTIONS } from "../observers.js";
+import { onShutdownSignal } from "../signals.js";
+import { SELECTOR_OPTIONS, selectUpstream } from "../upstreamSelector.js";
+
+export const SERVE_HELP = `Usage: mcp-normalizer serve [--config proxy.config.json] [options]
+       mcp-normalizer serve --name NAME [--host H] [--port P] (-- CMD ARGS… | --url URL)
+
+Serves every server of the config over HTTP, each at
+  /mcp/NAME                      streamable HTTP (POST/GET/DELETE, Mcp-Session-Id sessions)
+  /sse/NAME, /messages/NAME      legacy HTTP+SSE
+  /ws/NAME                       WebSocket (subprotocol "mcp")
+and GET /healthz (upstream status, JSON), /metrics (Prometheus), /report (HTML size report).
+Each host session gets its own upstream connection (a stdio upstream: its own child process).
+
+Options:
+  --config FILE          proxy config (default ./proxy.config.json when no upstream is named)
+  --name NAME            serve one upstream under NAME without a config file …
+  --url URL              … an HTTP(S)/WS(S) upstream (--transport, --header as for stdio)
+  -- CMD ARGS…           … or a stdio upstream
+  --host H               bind address (default: config listen.host, else 127.0.0.1)
+  --port P               port (default: config listen.port, else 8808; 0 = any free port)
+${OBSERVE_HELP}
+  -h, --help             this help
+
+Binding a non-loopback address needs auth.bearerTokens (or auth.allowUnauthenticated: true).
+Exit codes: 0 stopped by SIGTERM/SIGINT; 1 could not listen; 2 bad command line; 3 invalid config.`;
+
+const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"]);
+
+export function isLoopbackHost(host: string): boolean {
+  return LOOPBACK.has(host) || (isIP(host) === 4 && host.startsWith("127."));
+}
+
+export async function runServe(argv: readonly string[], io: CliIo): Promise<ExitCode> {
+  const { values, command } = parseCommandArgs(
+    argv,
+    { ...SELECTOR_OPTIONS, ...OBSERVE_OPTIONS, name: { type: "string" }, host: { type: "string" }, port: { type: "string" }, help: { type: "boolean", short: "h" } },
+    "serve",
+  );
+  if (values.help) {
+    await writeFully(io.stdout, `${SERVE_HELP}\n`);
+    return EXIT.OK;
+  }
+
+  let config: ProxyConfig;
+  let configFile: string | undefined;
+  if (command.length > 0 || values.url !== undefined) {
+    if (values.name === undefined) throw new NormalizerError("USAGE", "serve: name the upstream with --name NAME (its endpoints are /mcp/NAME, /sse/NAME, /ws/NAME)");
+    if (values.config !== undefined) throw new NormalizerError("USAGE", "serve: give either --config or an upstream (-- CMD… / --url), not both");
+    config = selectUpstream(values, command, "serve", io.cwd, io.env, values.name).config;
+  } else {
+    if (values.name !== undefined) throw new NormalizerError("USAGE", "serve: --name goes with an upstream (-- CMD ARGS… or --url URL)");
+    const loaded = loadConfigFile(resolve(io.cwd, values.config ?? "proxy.config.json"), io.env);
+    config = loaded.config;
+    configFile = loaded.file;
+  }
+  const port = parseIntFlag(values.port, "--port", "serve") ?? config.listen.port;
+  const host = values.host ?? config.listen.host;
+  if (!isLoopbackHost(host) && (config.auth?.bearerTokens?.length ?? 0) === 0 && config.auth?.allowUnauthenticated !== true) {
+    throw new NormalizerError("INSECURE_BIND", `serve: refusing to listen on ${host} without auth: set auth.bearerTokens in the config, or auth.allowUnauthenticated: true to opt out explicitly`);
+  }
+  config = ConfigSchema.parse({ ...config, listen: { host, port } });
+
+  const observers = await createObservers(config, values, io, configFile);
+  const servers = new Map(
+    Object.entries(config.mcpServers)
+      .filter(([, server]) => server.disabled !== true)
+      .map(([name, server]) => [name, { config: server, policy: observers.policyOverrides(policyOptionsFor(config, server)) }] as const),
+  );
+  const sessions = new SessionManager({
+    servers,
+    createUpstream: createUpstreamFactory({ maxMessageBytes: config.limits.maxMessageBytes }),
+    logger: observers.logger,
+    requestTimeoutMs: config.limits.requestTimeoutMs,
+    onNormalized: observers.onNormalized,
+  });
+  const frontend = createHttpFrontend({
+    serverNames: sessions.serverNames,
+    onSession: async (transport, info) => {
+      await sessions.open(transport, info.server, info.stateless ? `${info.kind} (stateless)` : info.kind);
+    },
+    health: () => sessions.healthReport(),
+    logger: observers.logger,
+    maxMessageBytes: config.limits.maxMessageBytes,
+    maxSessions: config.limits.maxSessions,
+    ...(config.allowedOrigins === undefined ? {} : { allowedOrigins: config.allowedOrigins }),
+    ...(config.allowedHosts === undefined ? {} : { allowedHosts: config.allowedHosts }),
+    ...(config.auth?.bearerTokens === undefined ? {} : { bearerTokens: config.auth.bearerTokens }),
+  });
+  let address: { url: string; port: number };
+  try {
+    address = await frontend.listen(port, host);
+  } catch (error) {
+    await observers.close();
+    throw new NormalizerError("UPSTREAM_UNREACHABLE", `serve: cannot listen on ${host}:${port}: ${(error as Error).message}`);
+  }
+  const lines = [`mcp-normalizer listening on ${address.url}`];
+  for (const name of sessions.serverNames) {
+    lines.push(`  ${name}: ${address.url}/mcp/${name}  (SSE ${address.url}/sse/${name}, WebSocket ${address.url.replace(/^http/, "ws")}/ws/${name})`);
+  }
+  lines.push(`  health: ${address.url}/healthz   metrics: ${address.url}/metrics   report: ${address.url}/report`);
+  await writeFully(io.stdout, `${lines.join("\n")}\n`);
+  observers.logger.info("listening", { url: address.url, servers: sessions.serverNames });
+
+  await new Promise<void>((resolveStop) => {
+    const stop = onShutdownSignal((signal) => {
+      stop();
+      observers.logger.info("shutting down", { signal });
+      resolveStop();
+    });
+  });
+  await frontend.close();
+  await sessions.closeAll();
+  await observers.close();
+  return EXIT.OK;
+}

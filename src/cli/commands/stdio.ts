@@ -1,0 +1,75 @@
+/**
+ * `mcp-normalizer stdio`: MCP over the proxy's own stdin/stdout, one upstream — the form
+ * desktop hosts run from their `mcpServers` config. Stdout carries JSON-RPC only; every log
+ * line goes to stderr (or the log file).
+ */
+import { NormalizerError } from "../../errors/NormalizerError.js";
+import { policyOptionsFor } from "../../config/policy.js";
+import { SessionManager } from "../../proxy/sessionManager.js";
+import { createUpstreamFactory } from "../../proxy/upstreamFactory.js";
+import { StdioHostTransport } from "../../transports/host/stdioHost.js";
+import { parseCommandArgs } from "../args.js";
+import { EXIT, type ExitCode } from "../exitCodes.js";
+import { writeFully, type CliIo } from "../io.js";
+import { createObservers, OBSERVE_HELP, OBSERVE_OPTIONS } from "../observers.js";
+import { onShutdownSignal } from "../signals.js";
+import { SELECTOR_HELP, SELECTOR_OPTIONS, selectUpstream } from "../upstreamSelector.js";
+
+export const STDIO_HELP = `Usage: mcp-normalizer stdio [options] (-- CMD ARGS… | --url URL | --config FILE --server NAME)
+
+Speaks MCP on its own stdin/stdout to one host, and forwards to one upstream, normalizing
+resource contents on the way back. Stdout carries JSON-RPC only; logs go to stderr.
+
+${SELECTOR_HELP}
+
+Options:
+${OBSERVE_HELP}
+  -h, --help             this help (on stderr: stdout is the host's)
+
+Desktop host config ("mcpServers"):
+  "files": { "command": "npx", "args": ["mcp-normalizer", "stdio", "--",
+             "npx", "-y", "@modelcontextprotocol/server-filesystem", "/home/me/docs"] }
+
+Exit codes: 0 the host closed the session (or SIGTERM/SIGINT); 1 the upstream could not start
+or ended; 2 bad command line; 3 invalid config.`;
+
+export async function runStdio(argv: readonly string[], io: CliIo): Promise<ExitCode> {
+  const { values, command } = parseCommandArgs(argv, { ...SELECTOR_OPTIONS, ...OBSERVE_OPTIONS, help: { type: "boolean", short: "h" } }, "stdio");
+  if (values.help) {
+    // Stdout belongs to JSON-RPC in this mode, even for help.
+    await writeFully(io.stderr, `${STDIO_HELP}\n`);
+    return EXIT.OK;
+  }
+  const selected = selectUpstream(values, command, "stdio", io.cwd, io.env);
+  const observers = await createObservers(selected.config, values, io, selected.configFile);
+  const sessions = new SessionManager({
+    servers: new Map([[selected.name, { config: selected.server, policy: observers.policyOverrides(policyOptionsFor(selected.config, selected.server)) }]]),
+    createUpstream: createUpstreamFactory({ maxMessageBytes: selected.config.limits.maxMessageBytes }),
+    logger: observers.logger,
+    requestTimeoutMs: selected.config.limits.requestTimeoutMs,
+    onNormalized: observers.onNormalized,
+  });
+  const host = new StdioHostTransport({ input: io.stdin, output: io.stdout, maxMessageBytes: selected.config.limits.maxMessageBytes });
+  let bridge;
+  try {
+    bridge = await sessions.open(host, selected.name, "stdio");
+  } catch (error) {
+    await observers.close();
+    throw new NormalizerError("UPSTREAM_UNREACHABLE", `stdio: could not start upstream ${selected.name}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  const opened = bridge;
+  const ended = new Promise<void>((resolve) => {
+    const previous = opened.onclose;
+    opened.onclose = () => {
+      previous?.();
+      resolve();
+    };
+  });
+  const stopSignals = onShutdownSignal(() => void opened.close("signal"));
+  await ended;
+  stopSignals();
+  await observers.close();
+  const reason = opened.closeReason ?? "";
+  if (reason === "upstream closed") observers.logger.error("upstream ended; closing", { upstream: selected.name });
+  return reason === "host closed" || reason === "signal" ? EXIT.OK : EXIT.FAILURE;
+}

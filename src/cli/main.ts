@@ -1,0 +1,81 @@
+/**
+ * The command dispatcher. This is the only place that decides exit codes; `src/cli.ts` is
+ * the only place that exits (STYLE: src/cli/ owns process lifetime).
+ */
+import { NormalizerError } from "../errors/NormalizerError.js";
+import { EXIT, type ExitCode } from "./exitCodes.js";
+import { writeFully, type CliIo } from "./io.js";
+import { runNormalize } from "./commands/normalize.js";
+import { runStdio } from "./commands/stdio.js";
+import { runServe } from "./commands/serve.js";
+
+export const MAIN_HELP = `mcp-normalizer — an MCP proxy that normalizes resource contents and accounts for every byte
+
+Usage: mcp-normalizer <command> [options]
+
+Commands:
+  serve [--config proxy.config.json]       HTTP listener fronting every server in the config
+  serve --name NAME [--port P] -- CMD ARGS  … or one upstream, without a config file (sidecar)
+  stdio -- CMD ARGS…                        MCP over stdin/stdout, one upstream (desktop hosts)
+  stdio --url URL [--transport T]           … an HTTP / SSE / WebSocket upstream
+  stdio --config FILE --server NAME         … a server from a config file
+  audit  (same upstream selectors)          read every resource, report what normalization saves
+  report LOG.jsonl…                         aggregate normalization logs into a size report
+  normalize [FILE|-]                        one JSON result or message in, normalized JSON out
+
+Run "mcp-normalizer <command> --help" for a command's options.
+
+Exit codes: 0 done; 1 runtime failure (upstream or listener); 2 bad command line or input;
+3 invalid config.`;
+
+type Command = (argv: readonly string[], io: CliIo) => Promise<ExitCode>;
+
+const COMMANDS: Record<string, Command> = {
+  normalize: runNormalize,
+  stdio: runStdio,
+  serve: runServe,
+};
+
+/** Registers commands added by other modules (audit, report) without a cycle of imports. */
+export function registerCommand(name: string, command: Command): void {
+  COMMANDS[name] = command;
+}
+
+export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === "--help" || name === "-h" || name === "help") {
+    await writeFully(name === undefined ? io.stderr : io.stdout, `${MAIN_HELP}\n`);
+    return name === undefined ? EXIT.USAGE : EXIT.OK;
+  }
+  if (name === "--version" || name === "-v") {
+    await writeFully(io.stdout, `${await version()}\n`);
+    return EXIT.OK;
+  }
+  const command = COMMANDS[name];
+  if (command === undefined) {
+    await writeFully(io.stderr, `mcp-normalizer: unknown command ${JSON.stringify(name)}; commands: ${Object.keys(COMMANDS).join(", ")} (see --help)\n`);
+    return EXIT.USAGE;
+  }
+  try {
+    return await command(rest, io);
+  } catch (error) {
+    return reportError(error, io);
+  }
+}
+
+export async function reportError(error: unknown, io: CliIo): Promise<ExitCode> {
+  if (error instanceof NormalizerError) {
+    await writeFully(io.stderr, `mcp-normalizer: ${error.message}\n`);
+    if (error.code.startsWith("CONFIG_")) return EXIT.CONFIG;
+    if (error.code === "USAGE" || error.code.startsWith("INPUT_") || error.code === "INSECURE_BIND") return EXIT.USAGE;
+    return EXIT.FAILURE;
+  }
+  await writeFully(io.stderr, `mcp-normalizer: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  return EXIT.FAILURE;
+}
+
+async function version(): Promise<string> {
+  const { readFile } = await import("node:fs/promises");
+  const pkg = JSON.parse(await readFile(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
+  return pkg.version;
+}

@@ -1,0 +1,50 @@
+/**
+ * The normalization log line (DESIGN.md §6): one per changed or warned entry, never content.
+ * `{ts, server, session, method, uri, action, mimeBefore, mimeAfter, bytesBefore, bytesAfter, saved, ms}`
+ */
+import type { ChangeAction } from "../normalize/change.js";
+import type { NormalizationEvent } from "../proxy/withNormalization.js";
+
+export interface LogRecord {
+  ts: string;
+  server: string;
+  session: string;
+  method: string;
+  uri: string | null;
+  action: ChangeAction;
+  mimeBefore: string | null;
+  mimeAfter: string | null;
+  bytesBefore: number;
+  bytesAfter: number;
+  saved: number;
+  ms: number;
+  /** Where in the result (`contents[0]`), why, and whether it was applied (false in dryRun). */
+  path: string;
+  reason: string;
+  applied: boolean;
+}
+
+/** Records for the entries that changed or warned; `ms` is the message's engine time, shared out. */
+export function toLogRecords(event: NormalizationEvent, session: { server: string; id: string }, now: () => Date = () => new Date()): LogRecord[] {
+  const logged = event.changes.filter((change) => change.action !== "none");
+  if (logged.length === 0) return [];
+  const ts = now().toISOString();
+  const ms = Math.round((event.ms / logged.length) * 1000) / 1000;
+  return logged.map((change) => ({
+    ts,
+    server: session.server,
+    session: session.id,
+    method: event.method,
+    uri: change.uri,
+    action: change.action,
+    mimeBefore: change.mimeBefore,
+    mimeAfter: change.mimeAfter,
+    bytesBefore: change.bytesBefore,
+    bytesAfter: change.bytesAfter,
+    saved: change.saved,
+    ms,
+    path: change.path,
+    reason: change.reason,
+    applied: change.applied,
+  }));
+}

@@ -1,0 +1,104 @@
+import { readFileSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { parseConfig, loadConfigFile } from "../../src/config/load.js";
+import { configJsonSchema } from "../../src/config/schema.js";
+import { policyOptionsFor } from "../../src/config/policy.js";
+import { NormalizerError } from "../../src/errors/NormalizerError.js";
+import { ROOT } from "../helpers/paths.js";
+
+function errorOf(fn: () => unknown): NormalizerError {
+  try {
+    fn();
+  } catch (error) {
+    if (error instanceof NormalizerError) return error;
+    throw error;
+  }
+  throw new Error("expected a NormalizerError");
+}
+
+describe("config", () => {
+  it("the checked-in JSON Schema is generated from the zod schema (run `npm run schema` when this fails)", () => {
+    const checkedIn = JSON.parse(readFileSync(join(ROOT, "config", "proxy.config.schema.json"), "utf8"));
+    expect(checkedIn).toEqual(JSON.parse(JSON.stringify(configJsonSchema())));
+  });
+
+  it("the top-level proxy.config.json and every example config are valid", () => {
+    const env = { MCPN_TOKEN: "secret-token" };
+    const files = [join(ROOT, "proxy.config.json"), ...readdirSync(join(ROOT, "config", "examples")).map((f) => join(ROOT, "config", "examples", f))];
+    expect(files.length).toBeGreaterThanOrEqual(4);
+    for (const file of files) {
+      const { config } = loadConfigFile(file, env);
+      expect(Object.keys(config.mcpServers).length).toBeGreaterThan(0);
+    }
+  });
+
+  it("only mcpServers is required; defaults fill the rest", () => {
+    const config = parseConfig('{"mcpServers":{"a":{"command":"node"}}}', "inline.json", {});
+    expect(config.listen).toEqual({ host: "127.0.0.1", port: 8808 });
+    expect(config.limits.maxMessageBytes).toBe(256 * 1024 * 1024);
+    expect(config.limits.requestTimeoutMs).toBe(300_000);
+    expect(config.log.level).toBe("info");
+  });
+
+  it("a desktop host's mcpServers block pastes in as is (unknown per-server keys kept)", () => {
+    const desktop = { mcpServers: { fs: { command: "npx", args: ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"], env: { A: "1" }, alwaysAllow: ["read_file"], disabled: false }, remote: { type: "http", url: "https://example.test/mcp", headers: { "X-Key": "k" } } } };
+    const config = parseConfig(JSON.stringify(desktop), "claude_desktop_config.json", {});
+    expect(config.mcpServers.fs).toMatchObject({ command: "npx", alwaysAllow: ["read_file"] });
+    expect(config.mcpServers.remote).toMatchObject({ url: "https://example.test/mcp" });
+  });
+
+  it("errors name the file and the JSON path at fault", () => {
+    const e1 = errorOf(() => parseConfig('{"mcpServers":{"a":{"command":"node"}},"limits":{"maxSessions":-1}}', "p.json", {}));
+    expect(e1.code).toBe("CONFIG_INVALID");
+    expect(e1.message).toContain("p.json");
+    expect(e1.message).toContain("$.limits.maxSessions");
+
+    const e2 = errorOf(() => parseConfig('{"mcpServers":{"a":{"args":["x"]}}}', "p.json", {}));
+    expect(e2.message).toContain("$.mcpServers.a");
+    expect(e2.message).toMatch(/command.*url/);
+
+    const e3 = errorOf(() => parseConfig('{"mcpServers":{"a":{"command":"x"}},"lisen":{}}', "p.json", {}));
+    expect(e3.message).toContain('unknown key "lisen"');
+
+    const e4 = errorOf(() => parseConfig("{", "broken.json", {}));
+    expect(e4.code).toBe("CONFIG_INVALID_JSON");
+    expect(e4.message).toContain("broken.json");
+
+    const e5 = errorOf(() => parseConfig('{"mcpServers":{}}', "p.json", {}));
+    expect(e5.message).toContain("$.mcpServers");
+  });
+
+  it("${VAR} reads the environment; a missing one names the variable and the path", () => {
+    const text = '{"mcpServers":{"r":{"url":"http://127.0.0.1:9/mcp","headers":{"Authorization":"Bearer ${TOKEN}"}}},"auth":{"bearerTokens":["${MISSING:-fallback}"]}}';
+    const config = parseConfig(text, "p.json", { TOKEN: "abc" });
+    expect(config.mcpServers.r).toMatchObject({ headers: { Authorization: "Bearer abc" } });
+    expect(config.auth?.bearerTokens).toEqual(["fallback"]);
+    const error = errorOf(() => parseConfig(text, "p.json", {}));
+    expect(error.code).toBe("CONFIG_ENV_MISSING");
+    expect(error.message).toContain("TOKEN");
+    expect(error.message).toContain("$.mcpServers.r.headers.Authorization");
+  });
+
+  it("a missing config file is a clear error", () => {
+    const error = errorOf(() => loadConfigFile("/nonexistent/proxy.config.json", {}));
+    expect(error.code).toBe("CONFIG_NOT_FOUND");
+    expect(error.message).toContain("/nonexistent/proxy.config.json");
+  });
+
+  it("per-server normalize overrides the global one; rules of both apply, the server's last", () => {
+    const config = parseConfig(
+      JSON.stringify({
+        mcpServers: { a: { command: "x", normalize: { charset: "preserve", rules: [{ uri: "file:///b/**", set: { unwrapBlobs: false } }] } }, b: { command: "y" } },
+        normalize: { dryRun: true, charset: "transcode", rules: [{ mimeType: "image/*", set: { fixMime: false } }] },
+        limits: { maxNormalizeBytes: 1000 },
+      }),
+      "p.json",
+      {},
+    );
+    const a = policyOptionsFor(config, config.mcpServers.a);
+    expect(a).toMatchObject({ charset: "preserve", dryRun: true, maxNormalizeBytes: 1000 });
+    expect(a.rules?.map((r) => r.uri ?? r.mimeType)).toEqual(["image/*", "file:///b/**"]);
+    expect(policyOptionsFor(config, config.mcpServers.b)).toMatchObject({ charset: "transcode", dryRun: true });
+  });
+});

@@ -1,0 +1,8 @@
+import { fileURLToPath } from "node:url";
+import { dirname, join } from "node:path";
+
+export const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+export const CLI = join(ROOT, "dist", "cli.js");
+export const FIXTURE_SERVER = join(ROOT, "test", "fixtures", "servers", "fixture-server.mjs");
+export const EVERYTHING_SERVER = join(ROOT, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js");
+export const FILESYSTEM_SERVER = join(ROOT, "node_modules", "@modelcontextprotocol", "server-filesystem", "dist", "index.js");
