@@ -1,0 +1,53 @@
+/**
+ * How host-side endpoints hand a new host session to the proxy, and what they share with the
+ * HTTP listener that owns them.
+ */
+import type { FramingProblem, ProxyTransport } from "../types.js";
+
+export type HostSessionKind = "streamable-http" | "sse" | "websocket";
+
+export interface HostSessionInfo {
+  /** The server NAME from the path (`/mcp/NAME`, `/sse/NAME`, `/ws/NAME`). */
+  readonly server: string;
+  readonly kind: HostSessionKind;
+  /**
+   * True for a streamable HTTP POST without `Mcp-Session-Id` that is not `initialize`
+   * (protocol 2026-07-28 and other stateless hosts): the session lives for that one POST.
+   */
+  readonly stateless: boolean;
+  /** The host's forwardable `mcp-*` headers from the request that opened the session. */
+  readonly headers: Readonly<Record<string, string>>;
+  /** The session id the host sees (`Mcp-Session-Id`, the SSE `sessionId`), if any. */
+  readonly sessionId?: string | undefined;
+}
+
+/**
+ * Called for every new host session. The callee connects the transport (calling `start()`,
+ * which releases messages received so far) and must end its upstream when the transport's
+ * `onclose` fires. A rejected promise ends the session with a JSON-RPC error to the host.
+ */
+export type OnHostSession = (transport: ProxyTransport, info: HostSessionInfo) => void | Promise<void>;
+
+/** Where a problem was seen, for the listener's log (HTTP problems are answered in the reply). */
+export interface ProblemSite {
+  readonly server: string;
+  readonly kind: HostSessionKind;
+  readonly sessionId?: string | undefined;
+}
+
+/** Counts live host sessions against `limits.maxSessions`. */
+export interface SessionSlots {
+  /** Takes a slot; returns its release function, or null when every slot is taken. */
+  acquire(): (() => void) | null;
+}
+
+/** What every endpoint of one server NAME needs from the listener. */
+export interface HostEndpointContext {
+  readonly server: string;
+  readonly maxMessageBytes: number;
+  readonly sseKeepAliveMs: number;
+  readonly slots: SessionSlots;
+  readonly maxSessions: number;
+  readonly onSession: OnHostSession;
+  readonly onproblem?: ((problem: FramingProblem, site: ProblemSite) => void) | undefined;
+}

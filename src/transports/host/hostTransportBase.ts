@@ -1,0 +1,103 @@
+/**
+ * What every host-side transport shares: the SDK `Transport` callbacks, a backlog for messages
+ * that arrive before `start()` (an HTTP body is read before the proxy has wired the session to
+ * an upstream, so nothing may be lost in between — the SDK's InMemoryTransport queues the same
+ * way), and a close that fires `onclose` exactly once.
+ *
+ * `onclose` belongs to whoever connects the transport (the proxy overwrites it), so the code
+ * that owns the session (an HTTP endpoint freeing its slot) listens through `onClosed` instead.
+ */
+import type { JSONRPCMessage, MessageExtraInfo, ProxyTransport, TransportSendOptions } from "../types.js";
+
+export abstract class HostTransportBase implements ProxyTransport {
+  onclose?: (() => void) | undefined;
+  onerror?: ((error: Error) => void) | undefined;
+  onmessage?: (<T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void) | undefined;
+  onproblem?: ProxyTransport["onproblem"];
+
+  private started = false;
+  private closed = false;
+  private backlog: Array<[JSONRPCMessage, MessageExtraInfo | undefined]> = [];
+  private readonly closeListeners: Array<() => void> = [];
+  private readonly startListeners: Array<() => void> = [];
+
+  abstract send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void>;
+
+  /** Releases the transport's IO (sockets, streams); called once, before `onclose` fires. */
+  protected abstract release(): void;
+
+  get isStarted(): boolean {
+    return this.started;
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  async start(): Promise<void> {
+    if (this.started) throw new Error(`${this.constructor.name} already started`);
+    this.started = true;
+    for (let i = 0; i < this.backlog.length && !this.closed; i++) {
+      const [message, extra] = this.backlog[i]!;
+      this.dispatch(message, extra);
+    }
+    this.backlog = [];
+    for (const listener of this.startListeners.splice(0)) listener();
+  }
+
+  async close(): Promise<void> {
+    this.finish();
+  }
+
+  /** Registers an owner-side listener for the end of the transport (never replaced by users). */
+  onClosed(listener: () => void): void {
+    if (this.closed) listener();
+    else this.closeListeners.push(listener);
+  }
+
+  /** Resolves once `start()` has run and every message received before it was dispatched. */
+  whenStarted(): Promise<void> {
+    if (this.started || this.closed) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.startListeners.push(resolve);
+      this.closeListeners.push(resolve);
+    });
+  }
+
+  /** Hands a message to `onmessage`, or keeps it until `start()`. */
+  protected deliver(message: JSONRPCMessage, extra?: MessageExtraInfo): void {
+    if (this.closed) return;
+    if (!this.started) this.backlog.push([message, extra]);
+    else this.dispatch(message, extra);
+  }
+
+  protected reportError(error: Error): void {
+    try {
+      this.onerror?.(error);
+    } catch {
+      // An error handler that throws must not take the transport down with it.
+    }
+  }
+
+  /** Ends the transport: releases IO, then fires owner listeners and `onclose`, once. */
+  protected finish(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.backlog = [];
+    try {
+      this.release();
+    } catch (error) {
+      this.reportError(error instanceof Error ? error : new Error(String(error)));
+    }
+    for (const listener of this.closeListeners.splice(0)) listener();
+    this.onclose?.();
+  }
+
+  private dispatch(message: JSONRPCMessage, extra: MessageExtraInfo | undefined): void {
+    try {
+      this.onmessage?.(message, extra);
+    } catch (error) {
+      this.reportError(error instanceof Error ? error : new Error(String(error)));
+    }
+  }
+}

@@ -1,0 +1,59 @@
+/**
+ * Answers that host-side HTTP endpoints give without a session: JSON-RPC error bodies
+ * (`id: null`, as the SDK's transports and the MCP spec's examples do when no request id could
+ * be read), with the HTTP status that says what is at fault.
+ */
+import { STATUS_CODES, type ServerResponse } from "node:http";
+import type { Duplex } from "node:stream";
+
+/** JSON-RPC "server error" code (JSON-RPC 2.0 §5.1) for refusals that are not about a message. */
+export const SERVER_ERROR = -32000;
+
+export type HeaderMap = Record<string, string | number | readonly string[]>;
+
+export function replyJsonRpcError(res: ServerResponse, status: number, code: number, message: string, headers: HeaderMap = {}): void {
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  const body = JSON.stringify({ jsonrpc: "2.0", id: null, error: { code, message } });
+  res.writeHead(status, { ...headers, "content-type": "application/json", "content-length": Buffer.byteLength(body) });
+  res.end(body);
+}
+
+export function replyJson(res: ServerResponse, status: number, value: unknown, headers: HeaderMap = {}): void {
+  const body = JSON.stringify(value);
+  res.writeHead(status, { ...headers, "content-type": "application/json", "content-length": Buffer.byteLength(body) });
+  res.end(body);
+}
+
+/** The first value of a header node may have given as a list (duplicated headers). */
+export function headerValue(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** 503 when every `limits.maxSessions` slot is taken; the host may retry. */
+export function replySessionLimit(res: ServerResponse, maxSessions: number): void {
+  replyJsonRpcError(res, 503, SERVER_ERROR, sessionLimitMessage(maxSessions), { "retry-after": "1" });
+}
+
+export function sessionLimitMessage(maxSessions: number): string {
+  return `Too many sessions: limits.maxSessions (${maxSessions}) are open; retry later or raise limits.maxSessions`;
+}
+
+/**
+ * The same JSON-RPC error body on a raw socket, for refusing a WebSocket upgrade before the
+ * handshake (there is no `ServerResponse` for an `upgrade` request).
+ */
+export function replyOnSocket(socket: Duplex, status: number, code: number, message: string, headers: Record<string, string> = {}): void {
+  const body = JSON.stringify({ jsonrpc: "2.0", id: null, error: { code, message } });
+  const lines = [
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? "Error"}`,
+    "connection: close",
+    "content-type: application/json",
+    `content-length: ${Buffer.byteLength(body)}`,
+    ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
+  ];
+  if (socket.writable) socket.end(`${lines.join("\r\n")}\r\n\r\n${body}`);
+  else socket.destroy();
+}

@@ -1,0 +1,110 @@
+/**
+ * Reads a POSTed JSON-RPC body (single message or batch) in linear time: chunks are collected
+ * as they arrive and counted against the limit, joined once, decoded once, parsed once
+ * (issue 3, "large messages are normal"). Past the limit nothing more is kept; the rest of the
+ * body is read and thrown away so the client gets a clean answer instead of a reset socket.
+ *
+ * Messages come out exactly as `JSON.parse` gave them; the only check is the one routing needs
+ * (is each element an object a JSON-RPC peer could have sent?).
+ */
+import type { IncomingMessage } from "node:http";
+import { JSONRPC } from "../../errors/NormalizerError.js";
+import type { FramingProblem, JSONRPCMessage } from "../types.js";
+
+export type BodyReadResult =
+  | { readonly ok: true; readonly messages: JSONRPCMessage[]; readonly batch: boolean; readonly bytes: number }
+  | { readonly ok: false; readonly status: number; readonly problem: FramingProblem; readonly message: string };
+
+/** How much of a bad body is quoted in a problem report (never the whole content). */
+const EXCERPT_CHARS = 120;
+
+/** After this many discarded bytes past the limit, stop being polite and drop the connection. */
+const DISCARD_FACTOR = 2;
+
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+
+export function readMessageBody(req: IncomingMessage, maxMessageBytes: number): Promise<BodyReadResult> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let bytes = 0;
+    let tooLarge = false;
+    req.on("data", (chunk: Buffer) => {
+      bytes += chunk.length;
+      if (tooLarge) {
+        if (bytes > maxMessageBytes * DISCARD_FACTOR) req.socket.destroy();
+        return;
+      }
+      if (bytes > maxMessageBytes) {
+        tooLarge = true;
+        chunks.length = 0;
+        return;
+      }
+      chunks.push(chunk);
+    });
+    // A client that goes away mid-body: settle anyway (the answer goes nowhere, nothing leaks).
+    const aborted = (): void => resolve(failure(400, { kind: "invalid-json", bytes, excerpt: "" }, "Request body ended early (client went away)"));
+    req.on("error", aborted);
+    req.on("close", () => {
+      if (!req.complete) aborted();
+    });
+    req.on("end", () => {
+      if (tooLarge) {
+        resolve(
+          failure(
+            413,
+            { kind: "too-large", bytes, excerpt: "" },
+            `Message of ${bytes} bytes exceeds limits.maxMessageBytes (${maxMessageBytes} bytes); raise limits.maxMessageBytes to accept it`,
+          ),
+        );
+        return;
+      }
+      resolve(parseBody(Buffer.concat(chunks, bytes)));
+    });
+  });
+}
+
+function parseBody(body: Buffer): BodyReadResult {
+  let text: string;
+  try {
+    text = strictUtf8.decode(body);
+  } catch {
+    const excerpt = body.subarray(0, EXCERPT_CHARS).toString("latin1");
+    return failure(400, { kind: "invalid-json", bytes: body.length, excerpt }, "Parse error: request body is not valid UTF-8");
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    const why = error instanceof Error ? error.message : String(error);
+    return failure(400, { kind: "invalid-json", bytes: body.length, excerpt: text.slice(0, EXCERPT_CHARS) }, `Parse error: ${why}`);
+  }
+  const batch = Array.isArray(parsed);
+  const items: unknown[] = batch ? (parsed as unknown[]) : [parsed];
+  const bad = items.findIndex((item) => !isMessageShaped(item));
+  if (items.length === 0 || bad !== -1) {
+    const where = items.length === 0 ? "an empty batch" : batch ? `batch element ${bad}` : "the body";
+    return failure(
+      400,
+      { kind: "not-jsonrpc", bytes: body.length, excerpt: text.slice(0, EXCERPT_CHARS) },
+      `Invalid Request: ${where} is not a JSON-RPC 2.0 request, notification or response`,
+    );
+  }
+  return { ok: true, messages: items as JSONRPCMessage[], batch, bytes: body.length };
+}
+
+/** A request/notification has a string `method`; a response has an `id` and `result`/`error`. */
+function isMessageShaped(item: unknown): boolean {
+  if (typeof item !== "object" || item === null || Array.isArray(item)) return false;
+  const obj = item as Record<string, unknown>;
+  return typeof obj.method === "string" || ("id" in obj && ("result" in obj || "error" in obj));
+}
+
+/** The JSON-RPC error code a host gets for a body it sent that could not be delivered. */
+export function jsonRpcCodeFor(problem: FramingProblem): number {
+  if (problem.kind === "too-large") return JSONRPC.MESSAGE_TOO_LARGE;
+  return problem.kind === "invalid-json" ? JSONRPC.PARSE_ERROR : JSONRPC.INVALID_REQUEST;
+}
+
+function failure(status: number, problem: FramingProblem, message: string): BodyReadResult {
+  return { ok: false, status, problem, message };
+}

@@ -1,0 +1,106 @@
+/**
+ * Legacy HTTP+SSE (MCP 2024-11-05 basic/transports §"HTTP with SSE"), still what many hosts
+ * speak: `GET /sse/NAME` opens the stream and its first event, `endpoint`, tells the host where
+ * to POST (`/messages/NAME?sessionId=…`); every server→client message goes on that one stream;
+ * each POST is answered 202 and its messages delivered. The session ends when the stream does.
+ */
+import { randomUUID } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { JSONRPC } from "../../errors/NormalizerError.js";
+import type { JSONRPCMessage, TransportSendOptions } from "../types.js";
+import { HostTransportBase } from "./hostTransportBase.js";
+import type { HostEndpointContext } from "./hostSession.js";
+import { replyJsonRpcError, replySessionLimit } from "./httpReplies.js";
+import { jsonRpcCodeFor, readMessageBody } from "./readMessageBody.js";
+import { forwardableMcpHeaders } from "./requestHeaders.js";
+import { SseWriter } from "./sseWriter.js";
+
+export class SseHostSession extends HostTransportBase {
+  constructor(
+    readonly sessionId: string,
+    private readonly stream: SseWriter,
+  ) {
+    super();
+    stream.onEnded(() => this.finish());
+  }
+
+  /** Sends the `endpoint` event; must be the first event on the stream (2024-11-05 spec). */
+  announce(endpoint: string): void {
+    void this.stream.write("endpoint", endpoint);
+  }
+
+  /** Messages POSTed to this session's endpoint. */
+  receive(messages: JSONRPCMessage[], headers: Record<string, string>): void {
+    for (const message of messages) this.deliver(message, { requestInfo: { headers } });
+  }
+
+  async send(message: JSONRPCMessage, _options?: TransportSendOptions): Promise<void> {
+    if (this.isClosed) return;
+    return this.stream.write("message", JSON.stringify(message));
+  }
+
+  protected release(): void {
+    this.stream.end();
+  }
+}
+
+export class SseEndpoint {
+  private readonly live = new Map<string, SseHostSession>();
+
+  constructor(private readonly ctx: HostEndpointContext) {}
+
+  get sessionCount(): number {
+    return this.live.size;
+  }
+
+  /** `GET /sse/NAME` */
+  async open(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const release = this.ctx.slots.acquire();
+    if (release === null) {
+      replySessionLimit(res, this.ctx.maxSessions);
+      return;
+    }
+    const sessionId = randomUUID();
+    const session = new SseHostSession(sessionId, new SseWriter(res, {}, this.ctx.sseKeepAliveMs));
+    this.live.set(sessionId, session);
+    session.onClosed(() => {
+      release();
+      this.live.delete(sessionId);
+    });
+    // Announce before the proxy connects: the host may POST at once, and deliver() keeps
+    // what arrives until the proxy calls start().
+    session.announce(`/messages/${encodeURIComponent(this.ctx.server)}?sessionId=${sessionId}`);
+    const headers = forwardableMcpHeaders(req.headers);
+    try {
+      await this.ctx.onSession(session, { server: this.ctx.server, kind: "sse", stateless: false, headers, sessionId });
+    } catch {
+      // The stream is already open, so no HTTP status can say why: ending it is the answer.
+      void session.close();
+    }
+  }
+
+  /** `POST /messages/NAME?sessionId=…` */
+  async post(req: IncomingMessage, res: ServerResponse, sessionId: string | null): Promise<void> {
+    const session = sessionId === null ? undefined : this.live.get(sessionId);
+    if (session === undefined) {
+      replyJsonRpcError(res, 404, JSONRPC.INVALID_REQUEST, `Session not found: ${String(sessionId).slice(0, 64)} (open a new stream with GET /sse/${this.ctx.server})`);
+      return;
+    }
+    const body = await readMessageBody(req, this.ctx.maxMessageBytes);
+    if (!body.ok) {
+      this.ctx.onproblem?.(body.problem, { server: this.ctx.server, kind: "sse", sessionId: session.sessionId });
+      replyJsonRpcError(res, body.status, jsonRpcCodeFor(body.problem), body.message);
+      return;
+    }
+    if (session.isClosed) {
+      replyJsonRpcError(res, 404, JSONRPC.INVALID_REQUEST, "Session ended while its message was being read");
+      return;
+    }
+    res.writeHead(202, { "content-type": "text/plain" }).end("Accepted");
+    session.receive(body.messages, forwardableMcpHeaders(req.headers));
+  }
+
+  closeAll(): void {
+    for (const session of [...this.live.values()]) void session.close();
+  }
+}

@@ -1,0 +1,105 @@
+/**
+ * MCP over the proxy's own stdin/stdout (MCP spec, basic/transports §"stdio"): one JSON-RPC
+ * message per line, UTF-8, no embedded newlines. This is what desktop hosts run.
+ *
+ * Unlike the SDK's `StdioServerTransport`, framing is linear (`JsonLineReader`: a 50 MiB
+ * message is scanned once and joined once — issue 3), lines over `maxMessageBytes` and lines
+ * that are not JSON are reported through `onproblem` and reading goes on, and `send` waits for
+ * `drain` so a slow host holds the proxy back instead of growing its memory.
+ *
+ * Stdout carries JSON-RPC only (STYLE habit 8): this is the one writer of `output`.
+ * IO is injected; the defaults are the process's streams.
+ */
+import type { Readable, Writable } from "node:stream";
+import { JsonLineReader, type Framed } from "../lineFraming.js";
+import type { JSONRPCMessage, TransportSendOptions } from "../types.js";
+import { HostTransportBase } from "./hostTransportBase.js";
+
+export interface StdioHostOptions {
+  /** Where the host's messages come from. Default `process.stdin`. */
+  input?: Readable;
+  /** Where messages to the host go. Default `process.stdout`. */
+  output?: Writable;
+  /** Largest message accepted from the host, in bytes. Default 256 MiB (`limits.maxMessageBytes`). */
+  maxMessageBytes?: number;
+}
+
+export class StdioHostTransport extends HostTransportBase {
+  private readonly input: Readable;
+  private readonly output: Writable;
+  private readonly reader: JsonLineReader;
+
+  private readonly onData = (chunk: Buffer | string): void => {
+    this.take(this.reader.push(typeof chunk === "string" ? Buffer.from(chunk, "utf8") : chunk));
+  };
+  private readonly onEnd = (): void => {
+    this.take(this.reader.end());
+    this.finish();
+  };
+  private readonly onInputError = (error: Error): void => {
+    this.reportError(error);
+    this.finish();
+  };
+  private readonly onOutputError = (error: Error): void => {
+    // EPIPE and friends: the host is gone, and with it the session.
+    this.reportError(error);
+    this.finish();
+  };
+
+  constructor(options: StdioHostOptions = {}) {
+    super();
+    this.input = options.input ?? process.stdin;
+    this.output = options.output ?? process.stdout;
+    this.reader = new JsonLineReader(options.maxMessageBytes === undefined ? {} : { maxMessageBytes: options.maxMessageBytes });
+  }
+
+  override async start(): Promise<void> {
+    await super.start();
+    this.input.on("data", this.onData);
+    this.input.on("end", this.onEnd);
+    this.input.on("close", this.onEnd);
+    this.input.on("error", this.onInputError);
+    this.output.on("error", this.onOutputError);
+  }
+
+  /** Writes the message and its LF under one cork, without concatenating a copy of a big one. */
+  async send(message: JSONRPCMessage, _options?: TransportSendOptions): Promise<void> {
+    const out = this.output;
+    if (this.isClosed || out.destroyed || out.writableEnded) return;
+    out.cork();
+    out.write(JSON.stringify(message));
+    const ready = out.write("\n");
+    process.nextTick(() => out.uncork());
+    if (ready) return;
+    await new Promise<void>((resolve) => {
+      const done = (): void => {
+        out.off("drain", done);
+        out.off("close", done);
+        out.off("error", done);
+        resolve();
+      };
+      out.on("drain", done);
+      out.on("close", done);
+      out.on("error", done);
+    });
+  }
+
+  protected release(): void {
+    this.input.off("data", this.onData);
+    this.input.off("end", this.onEnd);
+    this.input.off("close", this.onEnd);
+    this.input.off("error", this.onInputError);
+    // The output error listener stays: a write still buffered may fail (EPIPE) after close,
+    // and an 'error' with no listener would crash the process.
+    // Stop reading, so a process whose only handle left is stdin can exit.
+    this.input.pause();
+  }
+
+  private take(framed: Framed[]): void {
+    for (const item of framed) {
+      if (item.problem === undefined) this.deliver(item.message as JSONRPCMessage);
+      else if (this.onproblem !== undefined) this.onproblem(item.problem);
+      else this.reportError(new Error(`Unreadable message from the host (${item.problem.kind}, ${item.problem.bytes} bytes): ${item.problem.excerpt}`));
+    }
+  }
+}

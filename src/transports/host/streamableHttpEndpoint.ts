@@ -1,0 +1,148 @@
+/**
+ * `/mcp/NAME`: the HTTP side of streamable HTTP for one server NAME — reading bodies, session
+ * ids, and which session a request belongs to (MCP 2025-11-25 basic/transports §"Session
+ * Management"):
+ *
+ * - POST with `initialize` and no `Mcp-Session-Id`: a new session; its id goes out on the
+ *   response to the initialize request.
+ * - POST with no `Mcp-Session-Id` that is not `initialize`: a stateless host (protocol
+ *   2026-07-28 has no initialize and no sessions, every POST is self-contained). It gets a
+ *   one-POST session that ends once the POST is answered; the host's `mcp-*` headers travel on
+ *   each message's `requestInfo.headers` so the proxy can forward them.
+ * - An unknown or ended `Mcp-Session-Id`: 404, so the host starts over.
+ * - DELETE ends the session (and fires its `onclose`, so the proxy ends the upstream).
+ *
+ * `MCP-Protocol-Version` is never checked: versions the proxy has not heard of pass through.
+ */
+import { randomUUID } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { JSONRPC } from "../../errors/NormalizerError.js";
+import type { HostEndpointContext, HostSessionInfo } from "./hostSession.js";
+import { headerValue, replyJsonRpcError, replySessionLimit, SERVER_ERROR } from "./httpReplies.js";
+import { methodOf, requestIdOf } from "./messageKinds.js";
+import { jsonRpcCodeFor, readMessageBody } from "./readMessageBody.js";
+import { forwardableMcpHeaders, responseForm } from "./requestHeaders.js";
+import { StreamableHttpHostSession } from "./streamableHttpHost.js";
+
+export interface StreamableHttpEndpointOptions {
+  /** Stateful sessions with no traffic and no open stream end after this long. Default 30 min. */
+  idleTimeoutMs?: number;
+  /** GET-stream messages queued while no GET stream is open. Default 1000. */
+  maxQueuedMessages?: number;
+}
+
+export class StreamableHttpEndpoint {
+  private readonly live = new Map<string, StreamableHttpHostSession>();
+  private readonly all = new Set<StreamableHttpHostSession>();
+
+  constructor(
+    private readonly ctx: HostEndpointContext,
+    private readonly options: StreamableHttpEndpointOptions = {},
+  ) {}
+
+  /** Live sessions (stateful and stateless), for tests and leak checks. */
+  get sessionCount(): number {
+    return this.all.size;
+  }
+
+  async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const sessionId = headerValue(req.headers["mcp-session-id"]);
+    switch (req.method) {
+      case "POST":
+        return this.post(req, res, sessionId);
+      case "GET":
+        return this.get(res, sessionId);
+      case "DELETE":
+        return this.delete(res, sessionId);
+      default:
+        replyJsonRpcError(res, 405, SERVER_ERROR, `Method ${req.method} not allowed on /mcp/${this.ctx.server}`, { allow: "GET, POST, DELETE" });
+    }
+  }
+
+  closeAll(): void {
+    for (const session of [...this.all]) void session.close();
+  }
+
+  private async post(req: IncomingMessage, res: ServerResponse, sessionId: string | undefined): Promise<void> {
+    if (sessionId !== undefined && !this.live.has(sessionId)) return this.notFound(res, sessionId);
+    const body = await readMessageBody(req, this.ctx.maxMessageBytes);
+    if (!body.ok) {
+      this.ctx.onproblem?.(body.problem, { server: this.ctx.server, kind: "streamable-http", sessionId });
+      replyJsonRpcError(res, body.status, jsonRpcCodeFor(body.problem), body.message);
+      return;
+    }
+    const headers = forwardableMcpHeaders(req.headers);
+    let session = sessionId === undefined ? undefined : this.live.get(sessionId);
+    if (sessionId !== undefined && session === undefined) return this.notFound(res, sessionId);
+    if (session === undefined) {
+      const initialize = body.messages.some((m) => methodOf(m) === "initialize" && requestIdOf(m) !== undefined);
+      session = await this.open(res, !initialize, headers);
+      if (session === undefined) return;
+    }
+    session.acceptPost(res, body.messages, body.batch, responseForm(headerValue(req.headers.accept)), { requestInfo: { headers } });
+  }
+
+  private get(res: ServerResponse, sessionId: string | undefined): void {
+    if (sessionId === undefined) {
+      // No session, no stream to offer: 405 is how the spec lets a server decline the GET.
+      replyJsonRpcError(res, 405, SERVER_ERROR, "GET needs an Mcp-Session-Id; stateless hosts use POST only", { allow: "POST" });
+      return;
+    }
+    const session = this.live.get(sessionId);
+    if (session === undefined) return this.notFound(res, sessionId);
+    session.acceptGet(res);
+  }
+
+  private async delete(res: ServerResponse, sessionId: string | undefined): Promise<void> {
+    if (sessionId === undefined) {
+      replyJsonRpcError(res, 400, JSONRPC.INVALID_REQUEST, "DELETE needs the Mcp-Session-Id header of the session to end");
+      return;
+    }
+    const session = this.live.get(sessionId);
+    if (session === undefined) return this.notFound(res, sessionId);
+    await session.close();
+    res.writeHead(200).end();
+  }
+
+  /** Creates a session, takes a slot for it and hands it to the proxy; answers the host on failure. */
+  private async open(res: ServerResponse, stateless: boolean, headers: Record<string, string>): Promise<StreamableHttpHostSession | undefined> {
+    const release = this.ctx.slots.acquire();
+    if (release === null) {
+      replySessionLimit(res, this.ctx.maxSessions);
+      return undefined;
+    }
+    const sessionId = stateless ? undefined : randomUUID();
+    const session = new StreamableHttpHostSession({
+      sessionId,
+      stateless,
+      sseKeepAliveMs: this.ctx.sseKeepAliveMs,
+      idleTimeoutMs: this.options.idleTimeoutMs,
+      maxQueuedMessages: this.options.maxQueuedMessages,
+    });
+    this.all.add(session);
+    if (sessionId !== undefined) this.live.set(sessionId, session);
+    session.onClosed(() => {
+      release();
+      this.all.delete(session);
+      if (sessionId !== undefined) this.live.delete(sessionId);
+    });
+    const info: HostSessionInfo = { server: this.ctx.server, kind: "streamable-http", stateless, headers, sessionId };
+    try {
+      await this.ctx.onSession(session, info);
+    } catch (error) {
+      void session.close();
+      const why = error instanceof Error ? error.message : String(error);
+      replyJsonRpcError(res, 502, JSONRPC.UPSTREAM_UNAVAILABLE, `Could not connect server "${this.ctx.server}": ${why}`);
+      return undefined;
+    }
+    if (session.isClosed) {
+      replyJsonRpcError(res, 502, JSONRPC.UPSTREAM_UNAVAILABLE, `Server "${this.ctx.server}" closed the session before it started`);
+      return undefined;
+    }
+    return session;
+  }
+
+  private notFound(res: ServerResponse, sessionId: string): void {
+    replyJsonRpcError(res, 404, JSONRPC.INVALID_REQUEST, `Session not found: ${sessionId.slice(0, 64)} (it ended or never existed; start a new one with initialize)`);
+  }
+}

@@ -1,0 +1,120 @@
+/**
+ * MCP over WebSocket for hosts: subprotocol `mcp` (what the SDK's `WebSocketClientTransport`
+ * asks for), one JSON-RPC message per text frame, built on `ws` (Node 20 has no WebSocket
+ * server). `maxPayload` is `limits.maxMessageBytes`: `ws` closes a connection that sends a
+ * bigger frame (close code 1009), which is reported through `onproblem` first.
+ */
+import type { IncomingMessage } from "node:http";
+import type { Duplex } from "node:stream";
+import { WebSocketServer, type RawData, type WebSocket } from "ws";
+import { parseJsonMessage } from "../lineFraming.js";
+import type { JSONRPCMessage, TransportSendOptions } from "../types.js";
+import { HostTransportBase } from "./hostTransportBase.js";
+import type { HostEndpointContext } from "./hostSession.js";
+import { replyOnSocket, SERVER_ERROR, sessionLimitMessage } from "./httpReplies.js";
+import { forwardableMcpHeaders } from "./requestHeaders.js";
+
+export const WS_SUBPROTOCOL = "mcp";
+
+export class WsHostSession extends HostTransportBase {
+  constructor(
+    private readonly socket: WebSocket,
+    private readonly headers: Record<string, string>,
+    private readonly maxMessageBytes: number,
+  ) {
+    super();
+    socket.on("message", (data, isBinary) => this.receive(data, isBinary));
+    socket.on("close", () => this.finish());
+    socket.on("error", (error: Error & { code?: string }) => {
+      if (error.code === "WS_ERR_UNSUPPORTED_MESSAGE_LENGTH") {
+        this.problem({ kind: "too-large", bytes: this.maxMessageBytes + 1, excerpt: "" }, error.message);
+      } else {
+        this.reportError(error);
+      }
+    });
+  }
+
+  /** Resolves once `ws` has handed the frame to the socket (backpressure for the proxy). */
+  send(message: JSONRPCMessage, _options?: TransportSendOptions): Promise<void> {
+    if (this.isClosed || this.socket.readyState !== this.socket.OPEN) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.socket.send(JSON.stringify(message), (error) => {
+        if (error) this.reportError(error);
+        resolve();
+      });
+    });
+  }
+
+  protected release(): void {
+    if (this.socket.readyState === this.socket.OPEN || this.socket.readyState === this.socket.CONNECTING) this.socket.close(1000);
+  }
+
+  private receive(data: RawData, _isBinary: boolean): void {
+    // Binary frames are read as UTF-8 JSON too: being strict here would only break hosts.
+    const bytes = Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data);
+    const framed = parseJsonMessage(bytes);
+    if (framed === undefined) return;
+    if (framed.problem === undefined) this.deliver(framed.message as JSONRPCMessage, { requestInfo: { headers: this.headers } });
+    else this.problem(framed.problem, `Unreadable message from the host (${framed.problem.kind}, ${framed.problem.bytes} bytes)`);
+  }
+
+  private problem(problem: Parameters<NonNullable<HostTransportBase["onproblem"]>>[0], text: string): void {
+    if (this.onproblem !== undefined) this.onproblem(problem);
+    else this.reportError(new Error(text));
+  }
+}
+
+export class WsEndpoint {
+  private readonly wss: WebSocketServer;
+  private readonly live = new Set<WsHostSession>();
+
+  constructor(private readonly ctx: HostEndpointContext) {
+    this.wss = new WebSocketServer({
+      noServer: true,
+      maxPayload: ctx.maxMessageBytes,
+      // Offer `mcp` when asked; a host that asks for no subprotocol is served all the same.
+      handleProtocols: (protocols) => (protocols.has(WS_SUBPROTOCOL) ? WS_SUBPROTOCOL : false),
+    });
+  }
+
+  get sessionCount(): number {
+    return this.live.size;
+  }
+
+  /** Takes over an `upgrade` request the listener has already checked (Host, Origin, auth). */
+  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    const release = this.ctx.slots.acquire();
+    if (release === null) {
+      replyOnSocket(socket, 503, SERVER_ERROR, sessionLimitMessage(this.ctx.maxSessions), { "retry-after": "1" });
+      return;
+    }
+    // `ws` answers a bad handshake itself and never calls back: free the slot with the socket.
+    let upgraded = false;
+    socket.once("close", () => {
+      if (!upgraded) release();
+    });
+    this.wss.handleUpgrade(req, socket, head, (ws) => {
+      upgraded = true;
+      const headers = forwardableMcpHeaders(req.headers);
+      const session = new WsHostSession(ws, headers, this.ctx.maxMessageBytes);
+      this.live.add(session);
+      session.onClosed(() => {
+        release();
+        this.live.delete(session);
+      });
+      const info = { server: this.ctx.server, kind: "websocket" as const, stateless: false, headers };
+      Promise.resolve()
+        .then(() => this.ctx.onSession(session, info))
+        .catch((error: unknown) => {
+          // 1011: the server hit a condition that kept it from serving this connection.
+          // A close reason is at most 123 bytes (RFC 6455 §5.5).
+          ws.close(1011, Buffer.from(String(error instanceof Error ? error.message : error)).subarray(0, 100).toString());
+        });
+    });
+  }
+
+  closeAll(): void {
+    for (const session of [...this.live]) void session.close();
+    this.wss.close();
+  }
+}
