@@ -53,11 +53,13 @@ export function decideBytes(bytes: Buffer, ctx: BytesContext): BytesDecision {
 
   /** The type a text output carries: the textual type known, else text/plain; no foreign charset. */
   const textMime = (): MediaType => dropForeignCharset(textual ? effective! : TEXT_PLAIN);
-  const preservedBlob = (charset: string, reason: string): BytesDecision => ({
-    kind: "blob",
-    mime: withParam(textual ? effective! : declared ?? TEXT_PLAIN, "charset", charset),
-    reason,
-  });
+  const preservedBlob = (charset: string, reason: string): BytesDecision => {
+    const base = textual ? effective! : declared ?? TEXT_PLAIN;
+    // A declared parameter that already names this charset is kept as written and where it
+    // stands (charset names are case-insensitive, RFC 2046 §4.1.2): no fix-mime for show.
+    const same = base === declared && declaredCharset === charset;
+    return { kind: "blob", mime: same ? base : withParam(base, "charset", charset), reason };
+  };
   const transcoded = (text: string, charset: string, reason: string): BytesDecision | null => {
     if (text.indexOf("\u0000") !== -1) return null;
     if (preserve) return preservedBlob(charset, `${reason}; charset preserved`);
