@@ -1,0 +1,123 @@
+/**
+ * Options of the HTTP listener (`serve`, DESIGN.md §4), every limit named with its unit and a
+ * documented default (STYLE habit 4). `resolveFrontendOptions` applies the defaults once, so the
+ * rest of src/server reads a complete object.
+ */
+import type { Logger } from "../observe/logger.js";
+import { silentLogger } from "../observe/logger.js";
+import type { OnHostSession, ProblemSite } from "../transports/host/hostSession.js";
+import { DEFAULT_SSE_KEEP_ALIVE_MS } from "../transports/host/sseWriter.js";
+import { DEFAULT_MAX_QUEUED_MESSAGES, DEFAULT_SESSION_IDLE_TIMEOUT_MS } from "../transports/host/streamableHttpHost.js";
+import { DEFAULT_MAX_MESSAGE_BYTES, type FramingProblem } from "../transports/types.js";
+
+/** Default `limits.maxSessions`: live host sessions of every kind together. */
+export const DEFAULT_MAX_SESSIONS = 1000;
+
+/** Host names allowed in the `Host` header by default: loopback only (DNS rebinding defence). */
+export const DEFAULT_ALLOWED_HOSTS: readonly string[] = ["localhost", "127.0.0.1", "[::1]"];
+
+/** A body for `/metrics` or `/report`, produced on request. */
+export interface HttpDocument {
+  readonly contentType: string;
+  readonly body: string | Buffer;
+}
+
+export interface HttpFrontendOptions {
+  /** The server NAMEs served at `/mcp/NAME`, `/sse/NAME` + `/messages/NAME`, `/ws/NAME`. */
+  serverNames: readonly string[];
+  /** Called for every new host session; the proxy bridges the transport to an upstream. */
+  onSession: OnHostSession;
+  /** `GET /healthz` answers 200 with this value as JSON. */
+  health: () => unknown | Promise<unknown>;
+  /** `GET /metrics` (Prometheus text); 404 when absent. */
+  metrics?: () => Promise<HttpDocument> | HttpDocument;
+  /** `GET /report` (live HTML size report); 404 when absent. */
+  report?: () => Promise<HttpDocument> | HttpDocument;
+  /**
+   * Origins allowed besides loopback ones (`http://localhost:*`, `http://127.0.0.1:*`,
+   * `http://[::1]:*`), compared exactly after URL normalization. Requests without `Origin`
+   * (non-browser hosts) are allowed. Default: none beyond loopback.
+   */
+  allowedOrigins?: readonly string[];
+  /** Allow loopback origins without listing them. Default true (DESIGN.md §5). */
+  allowLoopbackOrigins?: boolean;
+  /**
+   * Accepted `Host` header names (with or without `:port`); `"*"` turns the check off.
+   * Default `DEFAULT_ALLOWED_HOSTS` (loopback names).
+   */
+  allowedHosts?: readonly string[];
+  /** When non-empty, every path but `/healthz` needs `Authorization: Bearer <one of these>`. */
+  bearerTokens?: readonly string[];
+  /** Largest message (HTTP body, WebSocket frame) accepted, in bytes. Default 256 MiB. */
+  maxMessageBytes?: number;
+  /** Live host sessions of all kinds; the next gets 503. Default 1000. */
+  maxSessions?: number;
+  /** Interval of SSE keep-alive comments, in ms; 0 turns them off. Default 15 000. */
+  sseKeepAliveMs?: number;
+  /** A streamable HTTP session with no traffic and no open stream ends after this. Default 30 min. */
+  sessionIdleTimeoutMs?: number;
+  /** Messages kept for a streamable HTTP session's GET stream while none is open. Default 1000. */
+  maxQueuedMessages?: number;
+  /** Operational log (refusals, listener errors). Default silent. */
+  logger?: Logger;
+  /** Bodies that could not be delivered (answered to the host already), for the log. */
+  onproblem?: (problem: FramingProblem, site: ProblemSite) => void;
+}
+
+export interface ResolvedFrontendOptions {
+  readonly serverNames: ReadonlySet<string>;
+  readonly onSession: OnHostSession;
+  readonly health: HttpFrontendOptions["health"];
+  readonly metrics: HttpFrontendOptions["metrics"];
+  readonly report: HttpFrontendOptions["report"];
+  readonly allowedOrigins: ReadonlySet<string>;
+  readonly allowLoopbackOrigins: boolean;
+  readonly allowedHosts: readonly string[];
+  readonly bearerTokens: readonly string[];
+  readonly maxMessageBytes: number;
+  readonly maxSessions: number;
+  readonly sseKeepAliveMs: number;
+  readonly sessionIdleTimeoutMs: number;
+  readonly maxQueuedMessages: number;
+  readonly logger: Logger;
+  readonly onproblem: HttpFrontendOptions["onproblem"];
+}
+
+export function resolveFrontendOptions(options: HttpFrontendOptions): ResolvedFrontendOptions {
+  const origins = new Set<string>();
+  for (const origin of options.allowedOrigins ?? []) origins.add(normalizeOrigin(origin) ?? origin);
+  return {
+    serverNames: new Set(options.serverNames),
+    onSession: options.onSession,
+    health: options.health,
+    metrics: options.metrics,
+    report: options.report,
+    allowedOrigins: origins,
+    allowLoopbackOrigins: options.allowLoopbackOrigins ?? true,
+    allowedHosts: (options.allowedHosts ?? DEFAULT_ALLOWED_HOSTS).map((h) => h.toLowerCase()),
+    bearerTokens: (options.bearerTokens ?? []).filter((t) => t !== ""),
+    maxMessageBytes: positive(options.maxMessageBytes, DEFAULT_MAX_MESSAGE_BYTES, "maxMessageBytes"),
+    maxSessions: positive(options.maxSessions, DEFAULT_MAX_SESSIONS, "maxSessions"),
+    sseKeepAliveMs: options.sseKeepAliveMs ?? DEFAULT_SSE_KEEP_ALIVE_MS,
+    sessionIdleTimeoutMs: options.sessionIdleTimeoutMs ?? DEFAULT_SESSION_IDLE_TIMEOUT_MS,
+    maxQueuedMessages: options.maxQueuedMessages ?? DEFAULT_MAX_QUEUED_MESSAGES,
+    logger: options.logger ?? silentLogger,
+    onproblem: options.onproblem,
+  };
+}
+
+/** `scheme://host[:port]` as the browser would send it, or null for what is not a URL origin. */
+export function normalizeOrigin(origin: string): string | null {
+  try {
+    const url = new URL(origin);
+    return url.origin === "null" ? null : url.origin;
+  } catch {
+    return null;
+  }
+}
+
+function positive(value: number | undefined, fallback: number, name: string): number {
+  if (value === undefined) return fallback;
+  if (!Number.isFinite(value) || value <= 0) throw new RangeError(`createHttpFrontend: ${name} must be a positive number, got ${value}`);
+  return value;
+}

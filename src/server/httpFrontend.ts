@@ -1,0 +1,173 @@
+/**
+ * The HTTP listener behind `serve` (DESIGN.md §4): for each server NAME, streamable HTTP at
+ * `/mcp/NAME`, legacy SSE at `/sse/NAME` + `/messages/NAME`, WebSocket at `/ws/NAME`; and
+ * `/healthz`, `/metrics`, `/report`. This file only routes: the security checks are in
+ * requestGuard.ts, the session limit in sessionSlots.ts, and each transport's HTTP handling
+ * in src/transports/host/ (one concept per file — STYLE.md's warning about a 1,750-line
+ * startHTTPServer.ts).
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { Duplex } from "node:stream";
+import type { HostEndpointContext } from "../transports/host/hostSession.js";
+import { replyJson, replyJsonRpcError, replyOnSocket, SERVER_ERROR } from "../transports/host/httpReplies.js";
+import { SseEndpoint } from "../transports/host/sseHost.js";
+import { StreamableHttpEndpoint } from "../transports/host/streamableHttpEndpoint.js";
+import { WsEndpoint } from "../transports/host/wsHost.js";
+import { JSONRPC } from "../errors/NormalizerError.js";
+import { resolveFrontendOptions, type HttpDocument, type HttpFrontendOptions, type ResolvedFrontendOptions } from "./frontendOptions.js";
+import { checkRequest } from "./requestGuard.js";
+import { route } from "./routes.js";
+import { SessionCounter } from "./sessionSlots.js";
+
+export type { HttpFrontendOptions } from "./frontendOptions.js";
+
+export interface HttpFrontend {
+  /** Binds (default host 127.0.0.1; port 0 picks a free one) and resolves with where it listens. */
+  listen(port: number, host?: string): Promise<{ url: string; port: number }>;
+  /** Stops accepting, ends every host session (their `onclose` fires), drops open connections. */
+  close(): Promise<void>;
+  readonly server: Server;
+  /** Live host sessions of every kind (what `maxSessions` counts). */
+  readonly sessionsInUse: number;
+}
+
+interface ServerEndpoints {
+  readonly mcp: StreamableHttpEndpoint;
+  readonly sse: SseEndpoint;
+  readonly ws: WsEndpoint;
+}
+
+export function createHttpFrontend(options: HttpFrontendOptions): HttpFrontend {
+  const opts = resolveFrontendOptions(options);
+  const slots = new SessionCounter(opts.maxSessions);
+  const endpoints = new Map<string, ServerEndpoints>();
+  for (const server of opts.serverNames) {
+    const ctx: HostEndpointContext = {
+      server,
+      maxMessageBytes: opts.maxMessageBytes,
+      sseKeepAliveMs: opts.sseKeepAliveMs,
+      slots,
+      maxSessions: opts.maxSessions,
+      onSession: opts.onSession,
+      onproblem: opts.onproblem,
+    };
+    endpoints.set(server, {
+      mcp: new StreamableHttpEndpoint(ctx, { idleTimeoutMs: opts.sessionIdleTimeoutMs, maxQueuedMessages: opts.maxQueuedMessages }),
+      sse: new SseEndpoint(ctx),
+      ws: new WsEndpoint(ctx),
+    });
+  }
+
+  const server = createServer((req, res) => {
+    handle(req, res, opts, endpoints).catch((error: unknown) => {
+      opts.logger.error("request failed", { method: req.method, url: req.url?.slice(0, 200), error: String(error) });
+      if (!res.headersSent) replyJsonRpcError(res, 500, JSONRPC.INTERNAL_ERROR, "Internal error in the proxy's HTTP listener");
+      else res.destroy();
+    });
+  });
+  server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => upgrade(req, socket, head, opts, endpoints));
+  server.on("clientError", (_error, socket: Duplex) => {
+    // Malformed HTTP: answer 400 when the socket still can, never crash.
+    if (socket.writable) socket.end("HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n");
+    else socket.destroy();
+  });
+
+  return {
+    server,
+    get sessionsInUse() {
+      return slots.inUse;
+    },
+    listen: (port, host = "127.0.0.1") =>
+      new Promise((resolve, reject) => {
+        server.once("error", reject);
+        server.listen(port, host, () => {
+          server.off("error", reject);
+          const address = server.address();
+          const bound = typeof address === "object" && address !== null ? address.port : port;
+          const shown = host.includes(":") ? `[${host}]` : host;
+          resolve({ url: `http://${shown}:${bound}`, port: bound });
+        });
+      }),
+    close: () =>
+      new Promise((resolve) => {
+        server.close(() => resolve());
+        for (const endpoint of endpoints.values()) {
+          endpoint.mcp.closeAll();
+          endpoint.sse.closeAll();
+          endpoint.ws.closeAll();
+        }
+        server.closeAllConnections();
+      }),
+  };
+}
+
+async function handle(req: IncomingMessage, res: ServerResponse, opts: ResolvedFrontendOptions, endpoints: Map<string, ServerEndpoints>): Promise<void> {
+  const { path, route: target } = route(req.url ?? "/", opts.serverNames);
+  const refusal = checkRequest(req.headers, path, opts);
+  if (refusal !== null) {
+    opts.logger.warn("request refused", { status: refusal.status, path: path.slice(0, 200), reason: refusal.message });
+    req.resume();
+    replyJsonRpcError(res, refusal.status, refusal.code, refusal.message, refusal.headers);
+    return;
+  }
+  const method = req.method ?? "GET";
+  switch (target.kind) {
+    case "healthz":
+      if (method !== "GET" && method !== "HEAD") return notAllowed(req, res, "GET");
+      replyJson(res, 200, await opts.health());
+      return;
+    case "metrics":
+    case "report":
+      return document(req, res, target.kind === "metrics" ? opts.metrics : opts.report, path);
+    case "mcp":
+      return endpoints.get(target.server)!.mcp.handle(req, res);
+    case "sse":
+      if (method !== "GET") return notAllowed(req, res, "GET");
+      return endpoints.get(target.server)!.sse.open(req, res);
+    case "messages":
+      if (method !== "POST") return notAllowed(req, res, "POST");
+      return endpoints.get(target.server)!.sse.post(req, res, target.sessionId);
+    case "ws":
+      req.resume();
+      replyJsonRpcError(res, 426, SERVER_ERROR, "This path speaks WebSocket (subprotocol mcp): send an Upgrade request", { upgrade: "websocket" });
+      return;
+    case "unknown":
+      req.resume();
+      replyJsonRpcError(res, 404, SERVER_ERROR, `Not found: ${path.slice(0, 200)} (paths: /mcp/NAME, /sse/NAME, /messages/NAME, /ws/NAME, /healthz, /metrics, /report; NAME one of ${[...opts.serverNames].join(", ")})`);
+      return;
+  }
+}
+
+async function document(req: IncomingMessage, res: ServerResponse, produce: (() => Promise<HttpDocument> | HttpDocument) | undefined, path: string): Promise<void> {
+  if (produce === undefined) {
+    req.resume();
+    replyJsonRpcError(res, 404, SERVER_ERROR, `Not found: ${path} is not enabled on this listener`);
+    return;
+  }
+  if (req.method !== "GET" && req.method !== "HEAD") return notAllowed(req, res, "GET");
+  const doc = await produce();
+  res.writeHead(200, { "content-type": doc.contentType, "content-length": Buffer.byteLength(doc.body) });
+  res.end(req.method === "HEAD" ? undefined : doc.body);
+}
+
+function notAllowed(req: IncomingMessage, res: ServerResponse, allow: string): void {
+  req.resume();
+  replyJsonRpcError(res, 405, SERVER_ERROR, `Method ${req.method} not allowed here (allowed: ${allow})`, { allow });
+}
+
+function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, opts: ResolvedFrontendOptions, endpoints: Map<string, ServerEndpoints>): void {
+  // Until `ws` owns the socket, a reset from the peer must not become an uncaught error.
+  socket.on("error", () => socket.destroy());
+  const { path, route: target } = route(req.url ?? "/", opts.serverNames);
+  const refusal = checkRequest(req.headers, path, opts);
+  if (refusal !== null) {
+    opts.logger.warn("upgrade refused", { status: refusal.status, path: path.slice(0, 200), reason: refusal.message });
+    replyOnSocket(socket, refusal.status, refusal.code, refusal.message, refusal.headers);
+    return;
+  }
+  if (target.kind !== "ws") {
+    replyOnSocket(socket, 404, SERVER_ERROR, `No WebSocket endpoint at ${path.slice(0, 200)} (WebSocket is served at /ws/NAME)`);
+    return;
+  }
+  endpoints.get(target.server)!.ws.upgrade(req, socket, head);
+}

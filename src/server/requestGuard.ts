@@ -1,0 +1,92 @@
+/**
+ * Who may talk to the listener, checked before any routing (issue 5, "Security"):
+ *
+ * - `Host` against `allowedHosts` — a page on evil.example that rebinds its DNS name to
+ *   127.0.0.1 still sends `Host: evil.example` (DNS rebinding defence, MCP 2025-06-18
+ *   basic/transports §"Security Warning");
+ * - `Origin` against loopback origins and `allowedOrigins` — the spec's "servers MUST validate
+ *   the Origin header"; a request without `Origin` is not from a browser page and passes;
+ * - `Authorization: Bearer` against `bearerTokens`, compared in constant time (every token is
+ *   hashed to the same length and compared with `timingSafeEqual`, and every token is tried,
+ *   so neither length nor position leaks). `/healthz` is exempt so probes need no secret.
+ */
+import { createHash, timingSafeEqual } from "node:crypto";
+import type { IncomingHttpHeaders } from "node:http";
+import { headerValue, SERVER_ERROR } from "../transports/host/httpReplies.js";
+import { normalizeOrigin, type ResolvedFrontendOptions } from "./frontendOptions.js";
+
+export interface Refusal {
+  readonly status: 401 | 403;
+  readonly code: number;
+  readonly message: string;
+  readonly headers: Record<string, string>;
+}
+
+const LOOPBACK_NAMES = new Set(["localhost", "127.0.0.1", "[::1]"]);
+
+export function checkRequest(headers: IncomingHttpHeaders, path: string, options: ResolvedFrontendOptions): Refusal | null {
+  const host = headerValue(headers.host);
+  if (!hostAllowed(host, options.allowedHosts)) {
+    return forbidden(`Host header ${JSON.stringify(host ?? "")} is not allowed; add it to allowedHosts`);
+  }
+  const origin = headerValue(headers.origin);
+  if (origin !== undefined && !originAllowed(origin, options)) {
+    return forbidden(`Origin ${JSON.stringify(origin)} is not allowed; add it to allowedOrigins`);
+  }
+  if (path !== "/healthz" && options.bearerTokens.length > 0 && !bearerAccepted(headerValue(headers.authorization), options.bearerTokens)) {
+    const given = headers.authorization !== undefined;
+    return {
+      status: 401,
+      code: SERVER_ERROR,
+      message: given ? "Unauthorized: the bearer token is not valid" : "Unauthorized: send Authorization: Bearer <token> (auth.bearerTokens)",
+      headers: { "www-authenticate": given ? 'Bearer realm="mcp-normalizer", error="invalid_token"' : 'Bearer realm="mcp-normalizer"' },
+    };
+  }
+  return null;
+}
+
+/** The host name of a `Host` header value (`name`, `name:port`, `[v6]`, `[v6]:port`), lowercased. */
+export function hostName(host: string): string {
+  const lower = host.trim().toLowerCase();
+  if (lower.startsWith("[")) {
+    const end = lower.indexOf("]");
+    return end === -1 ? lower : lower.slice(0, end + 1);
+  }
+  const colon = lower.lastIndexOf(":");
+  return colon === -1 ? lower : lower.slice(0, colon);
+}
+
+function hostAllowed(host: string | undefined, allowed: readonly string[]): boolean {
+  if (allowed.includes("*")) return true;
+  if (host === undefined || host === "") return false;
+  const lower = host.trim().toLowerCase();
+  return allowed.includes(lower) || allowed.includes(hostName(lower));
+}
+
+function originAllowed(origin: string, options: ResolvedFrontendOptions): boolean {
+  const normalized = normalizeOrigin(origin);
+  if (normalized === null) return false;
+  if (options.allowedOrigins.has(normalized)) return true;
+  if (!options.allowLoopbackOrigins) return false;
+  const url = new URL(normalized);
+  return (url.protocol === "http:" || url.protocol === "https:") && LOOPBACK_NAMES.has(url.hostname);
+}
+
+function bearerAccepted(authorization: string | undefined, tokens: readonly string[]): boolean {
+  const match = /^bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization ?? "");
+  const given = digest(match?.[1] ?? "");
+  let accepted = false;
+  for (const token of tokens) {
+    // No short-circuit: the time taken does not say which token matched, or whether one did.
+    if (timingSafeEqual(given, digest(token)) && match !== null) accepted = true;
+  }
+  return accepted;
+}
+
+function digest(value: string): Buffer {
+  return createHash("sha256").update(value, "utf8").digest();
+}
+
+function forbidden(message: string): Refusal {
+  return { status: 403, code: SERVER_ERROR, message, headers: {} };
+}

@@ -1,0 +1,45 @@
+/**
+ * The listener's paths (DESIGN.md §4). Server NAMEs are path segments, percent-decoded, and
+ * must be one of the configured names; anything else is `unknown` (404).
+ */
+
+export type Route =
+  | { readonly kind: "mcp"; readonly server: string }
+  | { readonly kind: "sse"; readonly server: string }
+  | { readonly kind: "messages"; readonly server: string; readonly sessionId: string | null }
+  | { readonly kind: "ws"; readonly server: string }
+  | { readonly kind: "healthz" | "metrics" | "report" | "unknown" };
+
+const SERVER_ROUTES = new Set(["mcp", "sse", "messages", "ws"]);
+const FIXED: Record<string, Route> = {
+  "/healthz": { kind: "healthz" },
+  "/metrics": { kind: "metrics" },
+  "/report": { kind: "report" },
+};
+
+/** `url` is the request target (`/mcp/name?x=y`); `path` comes back without the query. */
+export function route(url: string, serverNames: ReadonlySet<string>): { path: string; route: Route } {
+  const query = url.indexOf("?");
+  const path = query === -1 ? url : url.slice(0, query);
+  const fixed = FIXED[path];
+  if (fixed !== undefined) return { path, route: fixed };
+  const match = /^\/([a-z]+)\/([^/]+)\/?$/.exec(path);
+  const kind = match?.[1];
+  const server = match?.[2] === undefined ? undefined : decodeSegment(match[2]);
+  if (kind === undefined || !SERVER_ROUTES.has(kind) || server === undefined || !serverNames.has(server)) {
+    return { path, route: { kind: "unknown" } };
+  }
+  if (kind === "messages") {
+    const params = new URLSearchParams(query === -1 ? "" : url.slice(query + 1));
+    return { path, route: { kind, server, sessionId: params.get("sessionId") } };
+  }
+  return { path, route: { kind: kind as "mcp" | "sse" | "ws", server } };
+}
+
+function decodeSegment(segment: string): string | undefined {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
+}
