@@ -3,15 +3,17 @@
  * Only `mimeType` ever changes; `data` is never touched (issue 7). A signature is read from the
  * first bytes only, so a 50 MiB screenshot costs the same as a 50-byte one.
  */
+import { isUtf8 } from "node:buffer";
 import { decodeStrictBase64 } from "./base64.js";
 import type { ChangeAction, ChangeRecord } from "./change.js";
-import { jsonBytes } from "./jsonSize.js";
+import { jsonBytes, jsonStringBytes } from "./jsonSize.js";
 import { parseMediaType, withEssence, type MediaType } from "./mediaType.js";
 import { mimeOutcome, mimeString } from "./mimeChange.js";
-import { isGenericType, typeFromUri } from "./mimeTables.js";
+import { isGenericType, isTextualType, typeFromUri } from "./mimeTables.js";
 import { isJsonObject, rebuild, type JsonObject } from "./objects.js";
 import type { Policy } from "./policy.js";
 import { agreesWithSignature, detectSignature, type Signature } from "./signature.js";
+import { hasBinaryControls } from "./textEvidence.js";
 
 export interface BlockResult {
   readonly block: unknown;
@@ -21,11 +23,26 @@ export interface BlockResult {
 /** Enough base64 for every signature the table reads (ftyp brands, Matroska doctype). */
 const HEAD_CHARS = 344;
 
-function headBytes(data: string): Buffer | null {
-  const compact = data.slice(0, HEAD_CHARS * 2).replace(/[\t\n\r ]/g, "");
-  const head = compact.slice(0, Math.min(compact.length, HEAD_CHARS) & ~3);
-  if (head.length === 0) return data.length === 0 ? Buffer.alloc(0) : decodeStrictBase64(compact);
-  return decodeStrictBase64(head);
+/**
+ * The first bytes of `data`. Data that fits in the head is validated whole; longer data only
+ * in its head (`data` is forwarded untouched either way, issue 7).
+ */
+function headBytes(data: string): { bytes: Buffer; whole: boolean } | null {
+  const window = data.slice(0, HEAD_CHARS * 2);
+  const compact = window.replace(/[\t\n\r ]/g, "");
+  const whole = window.length === data.length && compact.length <= HEAD_CHARS;
+  const bytes = decodeStrictBase64(whole ? compact : compact.slice(0, HEAD_CHARS & ~3));
+  return bytes === null ? null : { bytes, whole };
+}
+
+/** UTF-8 text without binary controls (a head cut mid-character may drop up to 3 bytes). */
+function looksLikeText(head: Buffer, whole: boolean): boolean {
+  if (head.length === 0 || head.indexOf(0) !== -1) return false;
+  for (let cut = 0; cut <= (whole ? 0 : Math.min(3, head.length - 1)); cut++) {
+    const body = head.subarray(0, head.length - cut);
+    if (isUtf8(body)) return !hasBinaryControls(body.toString("utf8"));
+  }
+  return false;
 }
 
 /** The signature's type as the block's kind: audio blocks name WebM/Ogg/MP4 video containers as audio. */
@@ -40,9 +57,10 @@ function asKind(kind: "image" | "audio", sig: Signature): string | null {
 }
 
 function recordFor(block: JsonObject, next: JsonObject, action: ChangeAction, reason: string, path: string, applied: boolean): ChangeRecord {
-  const dataLength = typeof block.data === "string" ? block.data.length : 0;
-  const before = jsonBytes({ ...block, data: "" }) + dataLength;
-  const after = next === block ? before : jsonBytes({ ...next, data: "" }) + dataLength;
+  // `data` is usually plain base64 but may carry MIME line breaks, which JSON escapes.
+  const dataBytes = typeof block.data === "string" ? jsonStringBytes(block.data) - 2 : 0;
+  const before = jsonBytes({ ...block, data: "" }) + dataBytes;
+  const after = next === block ? before : jsonBytes({ ...next, data: "" }) + dataBytes;
   return {
     action,
     path,
@@ -76,8 +94,13 @@ export function normalizeMediaBlock(block: unknown, policy: Policy, path: string
 
   const head = headBytes(block.data);
   if (head === null) return keep("skip-invalid-base64", `${kind} data is not standard base64`);
-  const sig = detectSignature(head);
+  const sig = detectSignature(head.bytes);
   if (sig === null) {
+    // Issue 7: a block whose bytes are not media at all (text) keeps its type and is warned
+    // about; SVG and other textual image types are text by definition.
+    if (!isTextualType(declared, settings.textual) && looksLikeText(head.bytes, head.whole)) {
+      return keep("warn-media-mismatch", `${kind} block holds text`);
+    }
     return declared === null ? keep("warn-media-mismatch", `no known ${kind} signature and no mimeType`) : change(declared, `no known ${kind} signature; declared type kept`);
   }
   const wanted = asKind(kind, sig);

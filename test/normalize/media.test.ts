@@ -1,0 +1,88 @@
+/**
+ * Image and audio blocks (issue 7): every format of the corpus declared wrong, missing, generic,
+ * upper-case and with parameters, in a tool result, a prompt message and a sampling request.
+ * Only `mimeType` may change; `data` is the very same string.
+ */
+import { describe, expect, it } from "vitest";
+import { loadMediaCorpus, messageWithBlock, type BlockMethod } from "../fixtures/corpus/index.js";
+import { normalizeMediaBlock, normalizeRequestParams, normalizeResult, Policy, type ChangeRecord } from "../../src/normalize/index.js";
+
+const cases = loadMediaCorpus();
+const jsonBytes = (value: unknown): number => Buffer.byteLength(JSON.stringify(value), "utf8");
+
+function run(method: BlockMethod, value: unknown, policy: Policy): { value: unknown; changes: ChangeRecord[] } {
+  return method === "sampling/createMessage" ? normalizeRequestParams(method, value, policy) : normalizeResult(method, value, policy);
+}
+
+describe("media corpus", () => {
+  it("covers every issue-7 format", () => {
+    const formats = ["png", "jpg", "gif", "webp", "bmp", "tiff", "avif", "heic", "ico", "wav", "mp3", "opus", "flac", "m4a", "webm"];
+    for (const f of formats) expect(cases.filter((c) => c.name.includes(`tiny.${f}-`)).length, f).toBe(5);
+  });
+});
+
+describe.each(cases)("media case $name", (c) => {
+  const policy = new Policy(c.policy);
+
+  it("gets the expected type and action; data untouched; bytes counted exactly", () => {
+    const { block, record } = normalizeMediaBlock(c.input, policy, "content[0]");
+    expect(JSON.stringify(block)).toBe(JSON.stringify(c.expected));
+    expect((block as { data: string }).data).toBe(c.input.data);
+    expect(record!.action).toBe(c.action);
+    expect(record!.bytesBefore).toBe(jsonBytes(c.input));
+    expect(record!.bytesAfter).toBe(jsonBytes(c.expected));
+    expect(record!.saved).toBe(record!.bytesBefore - record!.bytesAfter);
+    if (c.action !== "fix-mime") expect(block).toBe(c.input);
+  });
+
+  it("is idempotent", () => {
+    const once = normalizeMediaBlock(c.input, policy, "x").block;
+    const twice = normalizeMediaBlock(once, policy, "x");
+    expect(twice.block).toBe(once);
+    if (c.action === "fix-mime") expect(twice.record!.action).toBe("none");
+  });
+
+  it.each(["tools/call", "prompts/get", "sampling/createMessage"] satisfies BlockMethod[])("is the same inside %s", (method) => {
+    const { value, path, pick } = messageWithBlock(method, c.input);
+    const out = run(method, value, policy);
+    expect(JSON.stringify(pick(out.value))).toBe(JSON.stringify(c.expected));
+    expect(out.changes.map((r) => [r.path, r.action])).toEqual([[path, c.action]]);
+    if (c.action !== "fix-mime") expect(out.value).toBe(value);
+  });
+
+  it("changes nothing when the media rule is off, and only records in dryRun", () => {
+    const off = normalizeMediaBlock(c.input, new Policy({ ...c.policy, media: false }), "x");
+    expect(off).toEqual({ block: c.input, record: null });
+    const dry = normalizeMediaBlock(c.input, new Policy({ ...c.policy, dryRun: true }), "x");
+    expect(dry.block).toBe(c.input);
+    expect(dry.record!.action).toBe(c.action);
+    expect(dry.record!.applied).toBe(false);
+  });
+});
+
+describe("media blocks: edges", () => {
+  it("leaves non-media blocks and malformed ones alone", () => {
+    for (const block of [null, "x", { type: "text", text: "a" }, { type: "image" }, { type: "image", data: 5 }, { type: "video", data: "AA==" }]) {
+      expect(normalizeMediaBlock(block, new Policy(), "x")).toEqual({ block, record: null });
+    }
+  });
+
+  it("reads the signature from the first bytes only: a long block costs no full decode", () => {
+    const png = loadMediaCorpus().find((c) => c.name === "matrix-image-tiny.png-wrong")!;
+    const data = (png.input.data as string) + "A".repeat(4 * 1024 * 1024);
+    const block = { type: "image", data, mimeType: "image/jpeg" };
+    const { block: out, record } = normalizeMediaBlock(block, new Policy(), "x");
+    expect(record!.action).toBe("fix-mime");
+    expect(record!.mimeAfter).toBe("image/png");
+    expect((out as { data: string }).data).toBe(data);
+    expect(record!.bytesBefore).toBe(jsonBytes(block));
+  });
+
+  it("fills a resource_link's missing type from its extension (issue 7)", () => {
+    const result = { content: [{ type: "resource_link", uri: "file:///a/b.md", name: "b" }, { type: "resource_link", uri: "file:///a/c.png", name: "c", mimeType: "image/png" }] };
+    const out = normalizeResult("tools/call", result, new Policy());
+    expect((out.value as typeof result).content[0]).toEqual({ type: "resource_link", uri: "file:///a/b.md", name: "b", mimeType: "text/markdown" });
+    expect((out.value as typeof result).content[1]).toBe(result.content[1]);
+    expect(out.changes.map((r) => [r.path, r.action])).toEqual([["content[0]", "fill-mime"]]);
+  });
+});
