@@ -1,0 +1,53 @@
+/**
+ * STYLE habit 10: the content corpus runs through the pure core and through every transport,
+ * with the same expected result. A real fixture upstream serves each case; a real SDK client
+ * reads it through `stdio`, `/mcp`, `/sse` and `/ws`.
+ */
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { Policy, normalizeResult } from "../../src/normalize/index.js";
+import { loadCorpus } from "../fixtures/corpus/index.js";
+import { CLI, FIXTURE_SERVER } from "../helpers/paths.js";
+import { connect, HOST_KINDS, hostTransport, raw, startFixtureServe, type HostKind, type ServeProcess } from "../helpers/proxyProcess.js";
+
+const cases = loadCorpus().filter((c) => Object.keys(c.policy).length === 0);
+const dir = mkdtempSync(join(tmpdir(), "mcpn-corpus-"));
+const corpusFile = join(dir, "corpus.json");
+writeFileSync(corpusFile, JSON.stringify(cases.map((c) => ({ name: c.name, input: c.input }))));
+const env = { FIXTURE_CORPUS: corpusFile };
+
+let serve: ServeProcess;
+beforeAll(async () => {
+  serve = await startFixtureServe([], env);
+});
+afterAll(async () => {
+  await serve?.stop();
+});
+
+function transportFor(kind: HostKind) {
+  if (kind === "stdio") {
+    return new StdioClientTransport({ command: process.execPath, args: [CLI, "stdio", "--", process.execPath, FIXTURE_SERVER], env: { ...(process.env as Record<string, string>), ...env }, stderr: "pipe", maxBufferSize: 512 * 1024 * 1024 } as never);
+  }
+  return hostTransport(kind, { url: serve.url });
+}
+
+describe.each(HOST_KINDS)("the corpus through %s", (kind) => {
+  it(`every case (${cases.length}) comes back exactly as the pure engine says, key order included`, async () => {
+    expect(cases.length).toBeGreaterThan(20);
+    const host = await connect(transportFor(kind));
+    try {
+      const policy = new Policy();
+      for (const [i, c] of cases.entries()) {
+        const result = await raw(host.client, "resources/read", { uri: `fixture://case/${i}` });
+        const expected = normalizeResult("resources/read", { contents: [c.input] }, policy).value as { contents: unknown[] };
+        expect(JSON.stringify(result.contents), `${kind}: ${c.name}`).toBe(JSON.stringify(expected.contents));
+        expect(JSON.stringify(expected.contents[0]), `engine vs corpus: ${c.name}`).toBe(JSON.stringify(c.expected));
+      }
+    } finally {
+      await host.close();
+    }
+  });
+});
