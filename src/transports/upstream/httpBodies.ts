@@ -1,0 +1,123 @@
+/**
+ * Reading HTTP response bodies from an upstream, linearly and within `maxMessageBytes`:
+ * SSE streams through `SseParser` (never `response.json()`/`text()`, which would hold a 50 MiB
+ * event several times over), JSON bodies joined once, error bodies only as far as an excerpt.
+ */
+import { parseMediaType } from "../../normalize/mediaType.js";
+import { excerptOf, jsonRpcIdHint, parseJsonMessage, parseJsonText, type Framed } from "../lineFraming.js";
+import { SseParser, type SseEvent, type SseProblem } from "../sseParser.js";
+import type { FramingProblem } from "../types.js";
+
+/** Bytes of an error response body read for the error message. */
+export const ERROR_BODY_EXCERPT_BYTES = 2048;
+
+/** Reads an SSE body to its end, calling `onEvent` for each event. Resolves at end of stream. */
+export async function readSseBody(
+  body: ReadableStream<Uint8Array>,
+  maxEventBytes: number,
+  handlers: { onEvent(event: SseEvent): void; onProblem(problem: SseProblem): void; onRetry?(ms: number): void },
+): Promise<void> {
+  const parser = new SseParser({ maxEventBytes });
+  const reader = body.getReader();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      const items = done ? parser.end() : parser.push(value);
+      for (const item of items) {
+        if (item.event) handlers.onEvent(item.event);
+        else if (item.problem) handlers.onProblem(item.problem);
+        else handlers.onRetry?.(item.retry);
+      }
+      if (done) return;
+    }
+  } finally {
+    reader.releaseLock();
+  }
+}
+
+/** An SSE `message` event's data as a JSON-RPC message, exactly as `JSON.parse` gives it. */
+export function framedFromEvent(event: SseEvent): Framed | undefined {
+  if (event.data === "") return undefined; // priming / keep-alive events carry no message
+  const framed = parseJsonText(event.data, 0);
+  if (!framed.problem) return framed;
+  return { problem: { ...framed.problem, bytes: Buffer.byteLength(event.data) } };
+}
+
+export function framingProblemOf(problem: SseProblem): FramingProblem {
+  return {
+    kind: problem.kind === "too-large" ? "too-large" : "invalid-json",
+    bytes: problem.bytes,
+    ...(problem.id === undefined ? {} : { id: problem.id }),
+    excerpt: problem.excerpt,
+  };
+}
+
+/**
+ * Reads a JSON body (one message or a batch array): chunks joined once. Over the limit, the
+ * rest is not read and a `too-large` problem (with the id, if the start shows it) is returned.
+ */
+export async function readJsonBody(body: ReadableStream<Uint8Array>, maxBytes: number): Promise<Framed | undefined> {
+  const reader = body.getReader();
+  const parts: Uint8Array[] = [];
+  let bytes = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      bytes += value.byteLength;
+      if (bytes > maxBytes) {
+        const head = Buffer.concat(parts.slice(0, 4)).subarray(0, 4096);
+        await reader.cancel();
+        const id = jsonRpcIdHint(head.toString("utf8"), "");
+        return { problem: { kind: "too-large", bytes, ...(id === undefined ? {} : { id }), excerpt: excerptOf(head) } };
+      }
+      parts.push(value);
+    }
+  } finally {
+    reader.releaseLock();
+  }
+  const joined = parts.length === 1 ? Buffer.from((parts[0] as Uint8Array).buffer, (parts[0] as Uint8Array).byteOffset, bytes) : Buffer.concat(parts, bytes);
+  return parseJsonMessage(joined);
+}
+
+/**
+ * The reason an upstream gave with an error status: a JSON-RPC error's `message` if the body is
+ * one, else a short excerpt of a plain-text body. HTML pages and other types are not quoted.
+ */
+export async function errorBodyReason(response: Response): Promise<string | undefined> {
+  const type = mediaTypeEssence(response.headers.get("content-type"));
+  if (!response.body) return undefined;
+  if (type !== "application/json" && type !== "text/plain") {
+    await response.body.cancel().catch(() => {});
+    return undefined;
+  }
+  const reader = response.body.getReader();
+  const parts: Uint8Array[] = [];
+  let bytes = 0;
+  try {
+    while (bytes < ERROR_BODY_EXCERPT_BYTES) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      parts.push(value);
+      bytes += value.byteLength;
+    }
+    await reader.cancel();
+  } catch {
+    return undefined;
+  }
+  const text = Buffer.concat(parts).subarray(0, ERROR_BODY_EXCERPT_BYTES).toString("utf8").trim();
+  if (type === "application/json") {
+    try {
+      const parsed = JSON.parse(text) as { error?: { message?: unknown } };
+      if (typeof parsed.error?.message === "string") return parsed.error.message;
+    } catch {
+      // fall through to the excerpt
+    }
+  }
+  return text === "" ? undefined : text.slice(0, 300);
+}
+
+/** `type/subtype` of a Content-Type, parsed (STYLE habit 2: never matched by substring). */
+export function mediaTypeEssence(contentType: string | null): string | undefined {
+  return parseMediaType(contentType)?.essence;
+}

@@ -1,0 +1,83 @@
+/**
+ * Upstream (client-side) transports, and the one function that turns a `mcpServers` entry
+ * (DESIGN.md §5: `{command, args, env, cwd}` or `{url, transport, headers}`) into one.
+ */
+import type { Logger } from "../../observe/logger.js";
+import type { ProxyTransport } from "../types.js";
+import { SseUpstreamTransport } from "./sseUpstream.js";
+import { StdioUpstreamTransport } from "./stdioUpstream.js";
+import { StreamableHttpUpstreamTransport, type FetchLike } from "./streamableHttpUpstream.js";
+import { WebSocketUpstreamTransport } from "./wsUpstream.js";
+
+export { StdioUpstreamTransport, DEFAULT_KILL_GRACE_MS, DEFAULT_MAX_STDERR_LINE_BYTES, type StdioUpstreamOptions, type UpstreamExit } from "./stdioUpstream.js";
+export {
+  StreamableHttpUpstreamTransport,
+  DEFAULT_HTTP_CONNECT_TIMEOUT_MS,
+  DEFAULT_SERVER_STREAM_RETRIES,
+  DEFAULT_SERVER_STREAM_RETRY_MS,
+  type HttpUpstreamOptions,
+  type FetchLike,
+} from "./streamableHttpUpstream.js";
+export { SseUpstreamTransport, type SseUpstreamOptions } from "./sseUpstream.js";
+export { WebSocketUpstreamTransport, WEBSOCKET_SUBPROTOCOL, type WebSocketUpstreamOptions } from "./wsUpstream.js";
+
+export type UpstreamTransportKind = "streamable-http" | "sse" | "websocket";
+
+export interface StdioUpstreamSpec {
+  command: string;
+  args?: readonly string[];
+  env?: Readonly<Record<string, string>>;
+  cwd?: string;
+}
+
+export interface UrlUpstreamSpec {
+  url: string;
+  /** Default: `websocket` for `ws:`/`wss:` URLs, else `streamable-http`. */
+  transport?: UpstreamTransportKind;
+  headers?: Readonly<Record<string, string>>;
+}
+
+export type UpstreamSpec = StdioUpstreamSpec | UrlUpstreamSpec;
+
+export interface UpstreamOptions {
+  logger?: Logger;
+  /** Largest message accepted from the upstream, in bytes. Default 256 MiB. */
+  maxMessageBytes?: number;
+  /** stdio: time from SIGTERM to SIGKILL on close, in ms. */
+  killGraceMs?: number;
+  /** HTTP/WebSocket: connection timeout, in ms. */
+  connectTimeoutMs?: number;
+  /** HTTP: injection point for tests. */
+  fetch?: FetchLike;
+}
+
+/** An upstream transport; `exitInfo`/`describeEnd()` say why it ended, where known. */
+export type UpstreamTransport = StdioUpstreamTransport | StreamableHttpUpstreamTransport | SseUpstreamTransport | WebSocketUpstreamTransport;
+
+export function isStdioSpec(spec: UpstreamSpec): spec is StdioUpstreamSpec {
+  return "command" in spec && typeof spec.command === "string";
+}
+
+/** The transport a URL spec uses when it names none. */
+export function transportKindOf(spec: UrlUpstreamSpec): UpstreamTransportKind {
+  if (spec.transport) return spec.transport;
+  const protocol = new URL(spec.url).protocol;
+  return protocol === "ws:" || protocol === "wss:" ? "websocket" : "streamable-http";
+}
+
+/** Builds (does not start) the transport for one `mcpServers` entry. */
+export function createUpstreamTransport(spec: UpstreamSpec, options: UpstreamOptions = {}): UpstreamTransport & ProxyTransport {
+  const { logger, maxMessageBytes, connectTimeoutMs } = options;
+  if (isStdioSpec(spec)) {
+    return new StdioUpstreamTransport({ ...spec, logger, maxMessageBytes, killGraceMs: options.killGraceMs });
+  }
+  const common = { url: spec.url, headers: spec.headers, logger, maxMessageBytes, connectTimeoutMs };
+  switch (transportKindOf(spec)) {
+    case "websocket":
+      return new WebSocketUpstreamTransport(common);
+    case "sse":
+      return new SseUpstreamTransport({ ...common, fetch: options.fetch });
+    case "streamable-http":
+      return new StreamableHttpUpstreamTransport({ ...common, fetch: options.fetch });
+  }
+}

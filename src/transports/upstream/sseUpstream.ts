@@ -1,0 +1,156 @@
+/**
+ * Legacy HTTP+SSE client (MCP spec 2024-11-05 "Transports › HTTP with SSE"): a GET opens an
+ * event stream whose first event, `endpoint`, names the URL to POST messages to; the server's
+ * messages arrive as `message` events on that stream. Still what many deployed servers speak.
+ *
+ * The endpoint must have the SSE URL's origin: a server must not be able to redirect our
+ * POSTs (and the configured `Authorization` header) to another host.
+ */
+import { JSONRPC, NormalizerError } from "../../errors/NormalizerError.js";
+import { silentLogger, type Logger } from "../../observe/logger.js";
+import { DEFAULT_MAX_MESSAGE_BYTES, type FramingProblem, type JSONRPCMessage, type ProxySendOptions, type ProxyTransport } from "../types.js";
+import { errorBodyReason, framedFromEvent, framingProblemOf, mediaTypeEssence, readSseBody } from "./httpBodies.js";
+import { DEFAULT_HTTP_CONNECT_TIMEOUT_MS, type FetchLike } from "./streamableHttpUpstream.js";
+import { deliverFramed, describeUrl, errorResponse, forwardableHeaders, methodOf, networkErrorText, requestIdsOf } from "./upstreamMessages.js";
+
+export interface SseUpstreamOptions {
+  url: string | URL;
+  /** Sent with the GET and every POST (e.g. `Authorization`). Values are never logged. */
+  headers?: Readonly<Record<string, string>>;
+  fetch?: FetchLike;
+  logger?: Logger;
+  /** Largest event accepted, in bytes. Default 256 MiB. */
+  maxMessageBytes?: number;
+  /** How long `start()` waits for the stream and its `endpoint` event, in ms. Default 10 s. */
+  connectTimeoutMs?: number;
+}
+
+export class SseUpstreamTransport implements ProxyTransport {
+  onclose?: (() => void) | undefined;
+  onerror?: ((error: Error) => void) | undefined;
+  onmessage?: (<T extends JSONRPCMessage>(message: T) => void) | undefined;
+  onproblem?: ((problem: FramingProblem) => void) | undefined;
+
+  private readonly url: URL;
+  private readonly where: string;
+  private readonly fetch: FetchLike;
+  private readonly logger: Logger;
+  private readonly abort = new AbortController();
+  private endpoint: URL | undefined;
+  private reading: Promise<void> | undefined;
+  private closed = false;
+  private closeReported = false;
+  private lastError: string | undefined;
+
+  constructor(private readonly options: SseUpstreamOptions) {
+    this.url = new URL(options.url);
+    this.where = describeUrl(this.url);
+    this.fetch = options.fetch ?? ((url, init) => fetch(url, init));
+    this.logger = (options.logger ?? silentLogger).child({ upstream: this.where });
+  }
+
+  describeEnd(): string | undefined {
+    return this.lastError;
+  }
+
+  async start(): Promise<void> {
+    if (this.reading) throw new Error("SseUpstreamTransport already started");
+    const timeoutMs = this.options.connectTimeoutMs ?? DEFAULT_HTTP_CONNECT_TIMEOUT_MS;
+    const unreachable = (why: string, cause?: unknown): NormalizerError =>
+      new NormalizerError("UPSTREAM_UNREACHABLE", `cannot open the SSE stream of upstream ${this.where}: ${why}`, { url: this.where }, { cause });
+    let response: Response;
+    const timeout = AbortSignal.timeout(timeoutMs);
+    try {
+      const headers = new Headers(this.options.headers ?? {});
+      headers.set("accept", "text/event-stream");
+      response = await this.fetch(this.url, { method: "GET", headers, signal: AbortSignal.any([this.abort.signal, timeout]) });
+    } catch (error) {
+      throw unreachable(timeout.aborted ? `no answer in ${timeoutMs} ms` : networkErrorText(error), error);
+    }
+    const type = mediaTypeEssence(response.headers.get("content-type"));
+    if (!response.ok || type !== "text/event-stream" || !response.body) {
+      const bodyReason = response.ok ? undefined : await errorBodyReason(response);
+      const reason = response.ok ? `content type ${JSON.stringify(type ?? "none")}, expected text/event-stream` : `HTTP ${response.status}${bodyReason ? `: ${bodyReason}` : ""}`;
+      await response.body?.cancel().catch(() => {});
+      throw unreachable(reason);
+    }
+    let announce: ((error?: Error) => void) | undefined;
+    const endpointKnown = new Promise<void>((resolve, reject) => (announce = (error) => (error ? reject(error) : resolve())));
+    const timer = setTimeout(() => announce?.(unreachable(`no endpoint event in ${timeoutMs} ms`)), timeoutMs);
+    this.reading = readSseBody(response.body, this.options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES, {
+      onEvent: (event) => {
+        if (this.closed) return;
+        if (event.type === "endpoint") {
+          const endpoint = new URL(event.data, this.url);
+          if (endpoint.origin !== this.url.origin) return announce?.(unreachable(`its endpoint event names another origin (${endpoint.origin})`));
+          this.endpoint = endpoint;
+          return announce?.();
+        }
+        if (event.type !== "message") return;
+        const framed = framedFromEvent(event);
+        if (framed) deliverFramed(this, framed);
+      },
+      onProblem: (problem) => this.onproblem?.(framingProblemOf(problem)),
+    })
+      .catch((error: unknown) => {
+        if (!this.closed) this.lastError = `the SSE stream of upstream ${this.where} failed: ${networkErrorText(error)}`;
+      })
+      .then(() => {
+        announce?.(unreachable("the stream ended before its endpoint event"));
+        if (this.closed) return;
+        this.lastError ??= `upstream ${this.where} closed its SSE stream`;
+        this.onerror?.(new NormalizerError("UPSTREAM_CLOSED", this.lastError, { url: this.where }));
+        this.reportClose();
+      });
+    try {
+      await endpointKnown;
+    } catch (error) {
+      this.closed = true;
+      this.abort.abort();
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
+    this.logger.debug("SSE endpoint", { endpoint: describeUrl(this.endpoint as URL) });
+  }
+
+  async send(message: JSONRPCMessage, options?: ProxySendOptions): Promise<void> {
+    if (this.closed || !this.endpoint) throw new NormalizerError("UPSTREAM_CLOSED", `upstream ${this.where} is ${this.closed ? "closed" : "not started"}`);
+    const ids = requestIdsOf(message);
+    const what = methodOf(message) ?? "response";
+    const headers = new Headers(this.options.headers ?? {});
+    headers.set("content-type", "application/json");
+    for (const [name, value] of forwardableHeaders(options?.forwardHeaders)) headers.set(name, value);
+    let failure: NormalizerError | undefined;
+    try {
+      const response = await this.fetch(this.endpoint, { method: "POST", headers, body: JSON.stringify(message), signal: this.abort.signal });
+      if (response.ok) {
+        await response.body?.cancel().catch(() => {});
+        return;
+      }
+      const reason = await errorBodyReason(response);
+      failure = new NormalizerError("UPSTREAM_HTTP_ERROR", `upstream ${this.where} answered POST ${what} with HTTP ${response.status}${reason ? `: ${reason}` : ""}`, { url: this.where, status: response.status });
+    } catch (error) {
+      if (this.closed) return;
+      failure = new NormalizerError("UPSTREAM_UNREACHABLE", `cannot reach upstream ${this.where} (POST ${what}): ${networkErrorText(error)}`, { url: this.where });
+    }
+    this.lastError = failure.message;
+    this.onerror?.(failure);
+    for (const id of ids) this.onmessage?.(errorResponse(id, JSONRPC.UPSTREAM_UNAVAILABLE, failure.message, { code: failure.code, ...failure.details }));
+  }
+
+  async close(): Promise<void> {
+    if (!this.closed) {
+      this.closed = true;
+      this.abort.abort();
+      await this.reading;
+    }
+    this.reportClose();
+  }
+
+  private reportClose(): void {
+    if (this.closeReported) return;
+    this.closeReported = true;
+    this.onclose?.();
+  }
+}

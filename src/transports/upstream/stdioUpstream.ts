@@ -1,0 +1,249 @@
+/**
+ * Client side of the MCP stdio transport (spec "Transports › stdio"): the upstream is a child
+ * process; JSON-RPC goes to its stdin and comes from its stdout, one message per line.
+ *
+ * - Spawned without a shell (issue 5: no shell injection through config), in its own process
+ *   group on POSIX so `close()` also ends what it spawned (`npx` → node) — no orphans.
+ * - stdout is framed linearly (`JsonLineReader`); a non-JSON line (a banner, a log line) is an
+ *   `onproblem` report and the session goes on (issue 5).
+ * - stderr goes to the logger line by line, never to our stdout (stdout belongs to the host
+ *   side in `stdio` mode, STYLE habit 8).
+ * - An exit we did not ask for is an `UPSTREAM_EXITED` error naming code/signal and the last
+ *   stderr line, then `onclose`; `exitInfo` keeps it for the proxy to tell hosts why.
+ * - `env` is merged over `process.env`; only its keys are ever logged (values are secrets).
+ */
+import { spawn as nodeSpawn, type ChildProcess, type SpawnOptions } from "node:child_process";
+import { NormalizerError } from "../../errors/NormalizerError.js";
+import { silentLogger, type Logger } from "../../observe/logger.js";
+import { JsonLineReader, LineSplitter, serializeMessage, type OversizedLine } from "../lineFraming.js";
+import type { JSONRPCMessage, ProxySendOptions, ProxyTransport, FramingProblem } from "../types.js";
+import { deliverFramed } from "./upstreamMessages.js";
+
+/** Default time between SIGTERM and SIGKILL when closing (`killGraceMs`). */
+export const DEFAULT_KILL_GRACE_MS = 2000;
+/** Longest stderr line logged as is (`maxStderrLineBytes`); longer lines are cut. */
+export const DEFAULT_MAX_STDERR_LINE_BYTES = 8192;
+/** After the child exits, how long its pipes may stay open (a grandchild holding them). */
+const PIPE_GRACE_AFTER_EXIT_MS = 1000;
+
+export interface StdioUpstreamOptions {
+  command: string;
+  args?: readonly string[];
+  /** Merged over `process.env`. Values are never logged. */
+  env?: Readonly<Record<string, string>>;
+  cwd?: string;
+  logger?: Logger;
+  /** Largest message read from stdout, in bytes. Default 256 MiB. */
+  maxMessageBytes?: number;
+  /** Time from SIGTERM to SIGKILL in `close()`, in ms. Default 2000. */
+  killGraceMs?: number;
+  maxStderrLineBytes?: number;
+  /** Injection point for tests; default `child_process.spawn`. */
+  spawn?: (command: string, args: readonly string[], options: SpawnOptions) => ChildProcess;
+}
+
+/** How the child ended. `expected` is true when `close()` asked it to. */
+export interface UpstreamExit {
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+  readonly lastStderrLine?: string;
+  readonly expected: boolean;
+}
+
+/** Children still running, killed if this process exits first (no orphans after a crash). */
+const liveChildren = new Set<ChildProcess>();
+let exitHookInstalled = false;
+function track(child: ChildProcess): void {
+  liveChildren.add(child);
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.once("exit", () => {
+    for (const live of liveChildren) signalTree(live, "SIGKILL");
+  });
+}
+
+function signalTree(child: ChildProcess, signal: NodeJS.Signals): void {
+  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+  try {
+    if (process.platform !== "win32") process.kill(-child.pid, signal);
+    else child.kill(signal);
+  } catch {
+    child.kill(signal);
+  }
+}
+
+export class StdioUpstreamTransport implements ProxyTransport {
+  onclose?: (() => void) | undefined;
+  onerror?: ((error: Error) => void) | undefined;
+  onmessage?: (<T extends JSONRPCMessage>(message: T) => void) | undefined;
+  onproblem?: ((problem: FramingProblem) => void) | undefined;
+
+  private readonly options: StdioUpstreamOptions;
+  private readonly logger: Logger;
+  private readonly reader: JsonLineReader;
+  private child: ChildProcess | undefined;
+  private closing = false;
+  private closed = false;
+  private closeReported = false;
+  private lastStderrLine: string | undefined;
+  private exit: UpstreamExit | undefined;
+  private closedPromise: Promise<void> | undefined;
+
+  constructor(options: StdioUpstreamOptions) {
+    this.options = options;
+    this.logger = (options.logger ?? silentLogger).child({ upstream: options.command });
+    this.reader = new JsonLineReader({ maxMessageBytes: options.maxMessageBytes });
+  }
+
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  /** How the child exited; undefined while it runs. */
+  get exitInfo(): UpstreamExit | undefined {
+    return this.exit;
+  }
+
+  async start(): Promise<void> {
+    if (this.child) throw new Error("StdioUpstreamTransport already started");
+    const { command, args = [], env, cwd } = this.options;
+    const spawn = this.options.spawn ?? nodeSpawn;
+    const child = spawn(command, args, {
+      cwd,
+      env: env ? { ...process.env, ...env } : process.env,
+      stdio: ["pipe", "pipe", "pipe"],
+      shell: false,
+      detached: process.platform !== "win32",
+      windowsHide: true,
+    });
+    this.child = child;
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const onSpawn = (): void => {
+          child.off("error", onError);
+          resolve();
+        };
+        const onError = (error: Error): void => {
+          child.off("spawn", onSpawn);
+          reject(error);
+        };
+        child.once("spawn", onSpawn).once("error", onError);
+      });
+    } catch (error) {
+      this.closed = true;
+      const where = cwd === undefined ? "" : ` (cwd "${cwd}")`;
+      throw new NormalizerError("UPSTREAM_UNREACHABLE", `could not start upstream command "${command}"${where}: ${(error as Error).message}`, { command, cwd }, { cause: error });
+    }
+    track(child);
+    this.logger.info("upstream started", { pid: child.pid, argCount: args.length, envKeys: Object.keys(env ?? {}), cwd });
+    this.closedPromise = new Promise((resolve) => child.once("close", () => resolve()));
+    this.wire(child);
+  }
+
+  private wire(child: ChildProcess): void {
+    const { stdin, stdout, stderr } = child;
+    if (!stdin || !stdout || !stderr) throw new Error("child process has no stdio pipes");
+    stdout.on("data", (chunk: Buffer) => {
+      for (const framed of this.reader.push(chunk)) deliverFramed(this, framed);
+    });
+    stdout.on("end", () => {
+      for (const framed of this.reader.end()) deliverFramed(this, framed);
+    });
+    const stderrLines = new LineSplitter(this.options.maxStderrLineBytes ?? DEFAULT_MAX_STDERR_LINE_BYTES, false);
+    const stderrSink = {
+      line: (bytes: Buffer) => this.onStderrLine(bytes.toString("utf8")),
+      oversized: (line: OversizedLine) => this.onStderrLine(`${line.head.toString("utf8")}… (${line.bytes} bytes)`),
+    };
+    stderr.on("data", (chunk: Buffer) => stderrLines.push(chunk, stderrSink));
+    stderr.on("end", () => stderrLines.takeRest(stderrSink));
+    // EPIPE after the child died: the exit handler reports the cause, this would only repeat it.
+    stdin.on("error", (error) => this.logger.debug("upstream stdin error", { error: error.message }));
+    child.on("error", (error) => this.onerror?.(error));
+    child.once("exit", (code, signal) => {
+      liveChildren.delete(child);
+      this.exit = { code, signal, expected: this.closing, ...(this.lastStderrLine === undefined ? {} : { lastStderrLine: this.lastStderrLine }) };
+      this.logger[this.closing ? "debug" : "warn"]("upstream exited", { pid: child.pid, code, signal });
+      // Let stdout drain, but do not wait forever on pipes a grandchild keeps open.
+      const timer = setTimeout(() => {
+        stdout.destroy();
+        stderr.destroy();
+      }, PIPE_GRACE_AFTER_EXIT_MS);
+      timer.unref();
+      child.once("close", () => clearTimeout(timer));
+    });
+    child.once("close", () => {
+      const exit = this.exit;
+      if (exit && !exit.expected) {
+        this.exit = { ...exit, ...(this.lastStderrLine === undefined ? {} : { lastStderrLine: this.lastStderrLine }) };
+        this.onerror?.(this.exitError());
+      }
+      this.finish();
+    });
+  }
+
+  private onStderrLine(line: string): void {
+    if (line.trim() === "") return;
+    this.lastStderrLine = line;
+    this.logger.info("upstream stderr", { line });
+  }
+
+  /** Why the child ended (exit code or signal, last stderr line), for the proxy to tell hosts. */
+  describeEnd(): string | undefined {
+    return this.exit ? this.exitError().message : undefined;
+  }
+
+  /** The error to give hosts whose requests were pending when the child went away. */
+  exitError(): NormalizerError {
+    const exit = this.exit;
+    const how = !exit ? "is not running" : exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`;
+    const last = exit?.lastStderrLine ? ` (last stderr line: ${JSON.stringify(exit.lastStderrLine.slice(0, 500))})` : "";
+    return new NormalizerError("UPSTREAM_EXITED", `upstream "${this.options.command}" ${how}${last}`, {
+      command: this.options.command,
+      code: exit?.code ?? null,
+      signal: exit?.signal ?? null,
+      lastStderrLine: exit?.lastStderrLine,
+    });
+  }
+
+  async send(message: JSONRPCMessage, _options?: ProxySendOptions): Promise<void> {
+    const stdin = this.child?.stdin;
+    if (!stdin || this.closed || this.closing || this.exit || !stdin.writable) {
+      throw this.exit ? this.exitError() : new NormalizerError("UPSTREAM_CLOSED", `upstream "${this.options.command}" is closed`);
+    }
+    // Backpressure: a 50 MiB line is handed to the pipe once and we wait for it to drain,
+    // instead of piling further writes into memory.
+    if (stdin.write(serializeMessage(message))) return;
+    await new Promise<void>((resolve) => {
+      const done = (): void => {
+        stdin.off("drain", done).off("close", done);
+        resolve();
+      };
+      stdin.on("drain", done).on("close", done);
+    });
+  }
+
+  async close(): Promise<void> {
+    const child = this.child;
+    if (!child || this.closed) return this.finish();
+    this.closing = true;
+    if (this.exit === undefined) {
+      // MCP spec lifecycle (stdio shutdown): close stdin, then SIGTERM, then SIGKILL.
+      child.stdin?.end();
+      signalTree(child, "SIGTERM");
+      const timer = setTimeout(() => signalTree(child, "SIGKILL"), this.options.killGraceMs ?? DEFAULT_KILL_GRACE_MS);
+      timer.unref();
+      await this.closedPromise;
+      clearTimeout(timer);
+    } else {
+      await this.closedPromise;
+    }
+    this.finish();
+  }
+
+  private finish(): void {
+    if (this.closeReported) return;
+    this.closeReported = true;
+    this.closed = true;
+    this.onclose?.();
+  }
+}

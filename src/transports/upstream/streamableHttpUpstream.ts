@@ -1,0 +1,297 @@
+/**
+ * Streamable HTTP client (MCP spec 2025-06-18 / 2025-11-25 "Transports › Streamable HTTP"),
+ * written on `fetch` rather than the SDK's `StreamableHTTPClientTransport`, which validates
+ * every message with zod (strips what we must forward) and parses SSE in ways not built for
+ * 50 MiB events (issue 3).
+ *
+ * - Every message is one POST (`Accept: application/json, text/event-stream`). 202 answers
+ *   notifications and responses; a request is answered by a JSON body (one message or a batch)
+ *   or an SSE stream, read in the background so one long stream never blocks other sends.
+ * - `Mcp-Session-Id` from any response is sent back; `MCP-Protocol-Version` is the version the
+ *   upstream's initialize result gave, or the host's own header when the proxy forwards it.
+ *   The host's `mcp-*` headers (`ProxySendOptions.forwardHeaders`) go out verbatim, so a
+ *   version the SDK has never heard of (the stateless `2026-07-28`: no initialize, no session)
+ *   passes through: nothing here insists on initialize.
+ * - After `notifications/initialized` the optional GET stream for server-initiated messages is
+ *   opened (405 = the server offers none).
+ * - A request that cannot be answered (network error, HTTP error status, a stream that ends
+ *   first) gets a JSON-RPC error response delivered in its place, so the host is answered;
+ *   `onerror` says the same. Errors name the URL without userinfo or query, never header values.
+ */
+import { JSONRPC, NormalizerError } from "../../errors/NormalizerError.js";
+import { silentLogger, type Logger } from "../../observe/logger.js";
+import type { Framed } from "../lineFraming.js";
+import { DEFAULT_MAX_MESSAGE_BYTES, type FramingProblem, type JSONRPCMessage, type ProxySendOptions, type ProxyTransport } from "../types.js";
+import { errorBodyReason, framedFromEvent, framingProblemOf, mediaTypeEssence, readJsonBody, readSseBody } from "./httpBodies.js";
+import { describeUrl, errorResponse, forwardableHeaders, methodOf, networkErrorText, requestIdsOf, responseIdOf, type RequestId } from "./upstreamMessages.js";
+
+/** Default time `start()` waits for the reachability probe, and `close()` for the DELETE (ms). */
+export const DEFAULT_HTTP_CONNECT_TIMEOUT_MS = 10_000;
+/** Default reconnection attempts of the GET stream after it drops (`serverStreamRetries`). */
+export const DEFAULT_SERVER_STREAM_RETRIES = 2;
+/** Default wait before reconnecting the GET stream when the server sent no `retry:` (ms). */
+export const DEFAULT_SERVER_STREAM_RETRY_MS = 1000;
+
+export type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>;
+
+export interface HttpUpstreamOptions {
+  url: string | URL;
+  /** Sent with every request (e.g. `Authorization`). Values are never logged. */
+  headers?: Readonly<Record<string, string>>;
+  /** Injection point for tests; default the global `fetch`. */
+  fetch?: FetchLike;
+  logger?: Logger;
+  /** Largest message accepted from the upstream, in bytes. Default 256 MiB. */
+  maxMessageBytes?: number;
+  /** Timeout of the `start()` probe and the session DELETE in `close()`, in ms. Default 10 s. */
+  connectTimeoutMs?: number;
+  /** Open the GET stream for server-initiated messages after initialization. Default true. */
+  openServerStream?: boolean;
+  serverStreamRetries?: number;
+}
+
+export class StreamableHttpUpstreamTransport implements ProxyTransport {
+  onclose?: (() => void) | undefined;
+  onerror?: ((error: Error) => void) | undefined;
+  onmessage?: (<T extends JSONRPCMessage>(message: T) => void) | undefined;
+  onproblem?: ((problem: FramingProblem) => void) | undefined;
+
+  private readonly url: URL;
+  private readonly where: string;
+  private readonly fetch: FetchLike;
+  private readonly logger: Logger;
+  private readonly maxMessageBytes: number;
+  private readonly abort = new AbortController();
+  private readonly initializeIds = new Set<RequestId>();
+  private readonly reading = new Set<Promise<void>>();
+  private protocolVersion: string | undefined;
+  private session: string | undefined;
+  private started = false;
+  private closed = false;
+  private serverStreamOpen = false;
+  private lastEventId: string | undefined;
+  private retryMs = DEFAULT_SERVER_STREAM_RETRY_MS;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private lastError: string | undefined;
+
+  constructor(private readonly options: HttpUpstreamOptions) {
+    this.url = new URL(options.url);
+    this.where = describeUrl(this.url);
+    this.fetch = options.fetch ?? ((url, init) => fetch(url, init));
+    this.logger = (options.logger ?? silentLogger).child({ upstream: this.where });
+    this.maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+  }
+
+  get sessionId(): string | undefined {
+    return this.session;
+  }
+
+  setProtocolVersion(version: string): void {
+    this.protocolVersion = version;
+  }
+
+  /** Why the connection ended or last failed, for the proxy to tell hosts. */
+  describeEnd(): string | undefined {
+    return this.lastError;
+  }
+
+  /**
+   * Checks the upstream answers HTTP at all (an OPTIONS request: no side effects, any status
+   * will do), so a wrong URL or a server that is down fails here with a clear error.
+   */
+  async start(): Promise<void> {
+    if (this.started) throw new Error("StreamableHttpUpstreamTransport already started");
+    this.started = true;
+    try {
+      const response = await this.fetch(this.url, { method: "OPTIONS", headers: this.options.headers ?? {}, signal: this.timeoutSignal() });
+      await response.body?.cancel().catch(() => {});
+    } catch (error) {
+      throw new NormalizerError("UPSTREAM_UNREACHABLE", `cannot reach upstream ${this.where}: ${networkErrorText(error)}`, { url: this.where }, { cause: error });
+    }
+  }
+
+  async send(message: JSONRPCMessage, options?: ProxySendOptions): Promise<void> {
+    if (this.closed) throw new NormalizerError("UPSTREAM_CLOSED", `upstream ${this.where} is closed`);
+    const ids = requestIdsOf(message);
+    if (methodOf(message) === "initialize") for (const id of ids) this.initializeIds.add(id);
+    const what = methodOf(message) ?? (ids.length > 0 ? "batch" : "response");
+    let response: Response;
+    try {
+      response = await this.fetch(this.url, {
+        method: "POST",
+        headers: this.headers("application/json, text/event-stream", options?.forwardHeaders, true),
+        body: JSON.stringify(message),
+        signal: this.abort.signal,
+      });
+    } catch (error) {
+      if (this.closed) return;
+      return this.fail(ids, new NormalizerError("UPSTREAM_UNREACHABLE", `cannot reach upstream ${this.where} (POST ${what}): ${networkErrorText(error)}`, { url: this.where }));
+    }
+    this.rememberSession(response);
+    if (!response.ok) return this.failStatus(ids, response, `POST ${what}`);
+    if (response.status === 202 || ids.length === 0) {
+      await response.body?.cancel().catch(() => {});
+      if (methodOf(message) === "notifications/initialized") this.openServerStream(0);
+      return;
+    }
+    const type = mediaTypeEssence(response.headers.get("content-type"));
+    if (!response.body || (type !== "text/event-stream" && type !== "application/json")) {
+      await response.body?.cancel().catch(() => {});
+      return this.fail(ids, new NormalizerError("UPSTREAM_HTTP_ERROR", `upstream ${this.where} answered POST ${what} with content type ${JSON.stringify(type ?? "none")}, expected application/json or text/event-stream`, { url: this.where }));
+    }
+    const pending = new Set(ids);
+    const body = response.body;
+    this.background(type === "application/json" ? this.readJson(body, pending) : this.readStream(body, pending), pending, what);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    clearTimeout(this.retryTimer);
+    this.abort.abort();
+    await Promise.allSettled([...this.reading]);
+    if (this.session !== undefined) {
+      // Spec: clients that no longer need a session SHOULD DELETE it (405 = not supported).
+      try {
+        const response = await this.fetch(this.url, { method: "DELETE", headers: this.headers(undefined, undefined, false), signal: this.timeoutSignal() });
+        await response.body?.cancel().catch(() => {});
+      } catch (error) {
+        this.logger.debug("session DELETE failed", { error: networkErrorText(error) });
+      }
+    }
+    this.onclose?.();
+  }
+
+  private headers(accept: string | undefined, forward: Readonly<Record<string, string>> | undefined, json: boolean): Headers {
+    const headers = new Headers(this.options.headers ?? {});
+    if (accept) headers.set("accept", accept);
+    if (json) headers.set("content-type", "application/json");
+    if (this.session !== undefined) headers.set("mcp-session-id", this.session);
+    for (const [name, value] of forwardableHeaders(forward)) {
+      headers.set(name, value);
+      if (name === "mcp-protocol-version") this.protocolVersion = value;
+    }
+    if (this.protocolVersion !== undefined && !headers.has("mcp-protocol-version")) headers.set("mcp-protocol-version", this.protocolVersion);
+    return headers;
+  }
+
+  private rememberSession(response: Response): void {
+    const session = response.headers.get("mcp-session-id");
+    if (session) this.session = session;
+  }
+
+  private timeoutSignal(): AbortSignal {
+    return AbortSignal.timeout(this.options.connectTimeoutMs ?? DEFAULT_HTTP_CONNECT_TIMEOUT_MS);
+  }
+
+  /** Runs a body reader in the background; requests it leaves unanswered get an error. */
+  private background(reading: Promise<void>, pending: Set<RequestId>, what: string): void {
+    const done = reading
+      .catch((error: unknown) => {
+        if (!this.closed) this.logger.warn("response stream failed", { request: what, error: networkErrorText(error) });
+      })
+      .then(() => {
+        if (this.closed || pending.size === 0) return;
+        this.fail([...pending], new NormalizerError("UPSTREAM_CLOSED", `upstream ${this.where} ended the response to POST ${what} before answering`, { url: this.where }));
+      })
+      .finally(() => this.reading.delete(done));
+    this.reading.add(done);
+  }
+
+  private async readJson(body: ReadableStream<Uint8Array>, pending: Set<RequestId>): Promise<void> {
+    const framed = await readJsonBody(body, this.maxMessageBytes);
+    if (!framed) return;
+    if (framed.problem || !Array.isArray(framed.message)) return this.deliver(framed, pending);
+    // A batch response: each message is delivered on its own.
+    for (const message of framed.message as unknown[]) this.deliver({ message }, pending);
+  }
+
+  private readStream(body: ReadableStream<Uint8Array>, pending: Set<RequestId>): Promise<void> {
+    return readSseBody(body, this.maxMessageBytes, {
+      onEvent: (event) => {
+        if (event.lastEventId) this.lastEventId = event.lastEventId;
+        if (event.type !== "message") return;
+        const framed = framedFromEvent(event);
+        if (framed) this.deliver(framed, pending);
+      },
+      onProblem: (problem) => this.deliver({ problem: framingProblemOf(problem) }, pending),
+      onRetry: (ms) => (this.retryMs = ms),
+    });
+  }
+
+  private deliver(framed: Framed, pending: Set<RequestId>): void {
+    if (this.closed) return;
+    if (framed.problem) {
+      // The proxy answers a too-large response from the problem's id; do not answer it twice.
+      if (framed.problem.id !== undefined) pending.delete(framed.problem.id);
+      this.onproblem?.(framed.problem);
+      return;
+    }
+    const message = framed.message as JSONRPCMessage;
+    const id = responseIdOf(message);
+    if (id !== undefined) {
+      pending.delete(id);
+      if (this.initializeIds.delete(id)) {
+        const version = (message as { result?: { protocolVersion?: unknown } }).result?.protocolVersion;
+        if (typeof version === "string") this.protocolVersion = version;
+      }
+    }
+    this.onmessage?.(message);
+  }
+
+  private async failStatus(ids: RequestId[], response: Response, what: string): Promise<void> {
+    const reason = await errorBodyReason(response);
+    const status = `HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ""}`;
+    if (response.status === 404 && this.session !== undefined) {
+      // Spec: 404 to a request with a session id means the session is gone; the host must
+      // initialize again, which then starts without the stale id.
+      this.session = undefined;
+    }
+    const message = `upstream ${this.where} answered ${what} with ${status}${reason ? `: ${reason}` : ""}`;
+    this.fail(ids, new NormalizerError("UPSTREAM_HTTP_ERROR", message, { url: this.where, status: response.status }));
+  }
+
+  private fail(ids: RequestId[], error: NormalizerError): void {
+    this.lastError = error.message;
+    this.logger.warn("upstream request failed", { error: error.message });
+    this.onerror?.(error);
+    for (const id of ids) {
+      this.initializeIds.delete(id);
+      this.onmessage?.(errorResponse(id, JSONRPC.UPSTREAM_UNAVAILABLE, error.message, { code: error.code, ...error.details }));
+    }
+  }
+
+  /** The GET stream for server-initiated requests and notifications (optional in the spec). */
+  private openServerStream(attempt: number): void {
+    if (this.closed || this.serverStreamOpen || this.options.openServerStream === false) return;
+    this.serverStreamOpen = true;
+    const run = async (): Promise<boolean> => {
+      const headers = this.headers("text/event-stream", undefined, false);
+      if (this.lastEventId !== undefined) headers.set("last-event-id", this.lastEventId);
+      const response = await this.fetch(this.url, { method: "GET", headers, signal: this.abort.signal });
+      this.rememberSession(response);
+      const type = mediaTypeEssence(response.headers.get("content-type"));
+      if (response.status === 405 || !response.ok || type !== "text/event-stream" || !response.body) {
+        await response.body?.cancel().catch(() => {});
+        if (response.status !== 405) this.logger.warn("GET stream refused", { status: response.status, contentType: type });
+        return false;
+      }
+      await this.readStream(response.body, new Set());
+      return true; // it was open and ended: reconnect, resuming after the last event id
+    };
+    const done = run()
+      .catch((error: unknown) => {
+        if (!this.closed) this.logger.warn("GET stream failed", { error: networkErrorText(error) });
+        return true;
+      })
+      .then((reconnect) => {
+        this.serverStreamOpen = false;
+        const retries = this.options.serverStreamRetries ?? DEFAULT_SERVER_STREAM_RETRIES;
+        if (!reconnect || this.closed || attempt >= retries) return;
+        this.retryTimer = setTimeout(() => this.openServerStream(attempt + 1), this.retryMs);
+        this.retryTimer.unref();
+      })
+      .finally(() => this.reading.delete(done));
+    this.reading.add(done);
+  }
+}

@@ -1,0 +1,126 @@
+/**
+ * WebSocket client upstream (subprotocol `mcp`, one JSON-RPC message per text frame — the
+ * framing of the SDK's WebSocket transports), on the `ws` package: Node 20 has no global
+ * WebSocket (issue 3). `maxPayload` is `maxMessageBytes`, so `ws` refuses a larger frame
+ * before buffering it (it then closes with 1009, reported as a `too-large` problem).
+ */
+import WebSocket from "ws";
+import { NormalizerError } from "../../errors/NormalizerError.js";
+import { silentLogger, type Logger } from "../../observe/logger.js";
+import { parseJsonMessage } from "../lineFraming.js";
+import { DEFAULT_MAX_MESSAGE_BYTES, type FramingProblem, type JSONRPCMessage, type ProxySendOptions, type ProxyTransport } from "../types.js";
+import { DEFAULT_HTTP_CONNECT_TIMEOUT_MS } from "./streamableHttpUpstream.js";
+import { deliverFramed, describeUrl } from "./upstreamMessages.js";
+
+export const WEBSOCKET_SUBPROTOCOL = "mcp";
+
+export interface WebSocketUpstreamOptions {
+  url: string | URL;
+  /** Sent with the upgrade request (e.g. `Authorization`). Values are never logged. */
+  headers?: Readonly<Record<string, string>>;
+  logger?: Logger;
+  /** Largest frame accepted, in bytes (`ws` `maxPayload`). Default 256 MiB. */
+  maxMessageBytes?: number;
+  /** Handshake timeout of `start()`, and wait for the closing handshake in `close()` (ms). */
+  connectTimeoutMs?: number;
+}
+
+export class WebSocketUpstreamTransport implements ProxyTransport {
+  onclose?: (() => void) | undefined;
+  onerror?: ((error: Error) => void) | undefined;
+  onmessage?: (<T extends JSONRPCMessage>(message: T) => void) | undefined;
+  onproblem?: ((problem: FramingProblem) => void) | undefined;
+
+  private readonly where: string;
+  private readonly logger: Logger;
+  private readonly maxMessageBytes: number;
+  private socket: WebSocket | undefined;
+  private closing = false;
+  private closeReported = false;
+  private lastError: string | undefined;
+
+  constructor(private readonly options: WebSocketUpstreamOptions) {
+    this.where = describeUrl(options.url);
+    this.logger = (options.logger ?? silentLogger).child({ upstream: this.where });
+    this.maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+  }
+
+  describeEnd(): string | undefined {
+    return this.lastError;
+  }
+
+  async start(): Promise<void> {
+    if (this.socket) throw new Error("WebSocketUpstreamTransport already started");
+    const socket = new WebSocket(this.options.url, [WEBSOCKET_SUBPROTOCOL], {
+      headers: { ...this.options.headers },
+      maxPayload: this.maxMessageBytes,
+      handshakeTimeout: this.options.connectTimeoutMs ?? DEFAULT_HTTP_CONNECT_TIMEOUT_MS,
+    });
+    this.socket = socket;
+    await new Promise<void>((resolve, reject) => {
+      const fail = (why: string, cause?: unknown): void => {
+        socket.removeAllListeners();
+        socket.on("error", () => {});
+        socket.terminate();
+        reject(new NormalizerError("UPSTREAM_UNREACHABLE", `cannot open WebSocket to upstream ${this.where}: ${why}`, { url: this.where }, { cause }));
+      };
+      socket.once("open", () => {
+        socket.removeAllListeners();
+        resolve();
+      });
+      socket.once("unexpected-response", (_request, response) => fail(`HTTP ${response.statusCode}${response.statusMessage ? ` ${response.statusMessage}` : ""}`));
+      socket.once("error", (error) => fail(error.message, error));
+    });
+    socket.on("message", (data, isBinary) => this.onFrame(data, isBinary));
+    socket.on("error", (error) => {
+      if ((error as { code?: string }).code === "WS_ERR_UNSUPPORTED_MESSAGE_LENGTH") {
+        this.onproblem?.({ kind: "too-large", bytes: this.maxMessageBytes + 1, excerpt: "" });
+      }
+      this.lastError = `WebSocket to upstream ${this.where} failed: ${error.message}`;
+      this.onerror?.(error);
+    });
+    socket.on("close", (code, reason) => {
+      if (!this.closing) {
+        this.lastError ??= `upstream ${this.where} closed the WebSocket (code ${code}${reason.length ? `: ${reason.toString("utf8").slice(0, 200)}` : ""})`;
+        this.onerror?.(new NormalizerError("UPSTREAM_CLOSED", this.lastError, { url: this.where, code }));
+      }
+      this.reportClose();
+    });
+  }
+
+  private onFrame(data: WebSocket.RawData, isBinary: boolean): void {
+    const bytes = Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data);
+    if (isBinary) this.logger.debug("binary frame from upstream, read as UTF-8 JSON", { bytes: bytes.length });
+    const framed = parseJsonMessage(bytes);
+    if (framed) deliverFramed(this, framed);
+  }
+
+  async send(message: JSONRPCMessage, _options?: ProxySendOptions): Promise<void> {
+    const socket = this.socket;
+    if (!socket || socket.readyState !== WebSocket.OPEN) throw new NormalizerError("UPSTREAM_CLOSED", `WebSocket to upstream ${this.where} is not open`, { url: this.where });
+    // The callback fires once the frame is handed to the socket: backpressure for big frames.
+    await new Promise<void>((resolve, reject) => socket.send(JSON.stringify(message), (error) => (error ? reject(error) : resolve())));
+  }
+
+  async close(): Promise<void> {
+    const socket = this.socket;
+    this.closing = true;
+    if (!socket || socket.readyState === WebSocket.CLOSED) return this.reportClose();
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(() => socket.terminate(), this.options.connectTimeoutMs ?? DEFAULT_HTTP_CONNECT_TIMEOUT_MS);
+      timer.unref();
+      socket.once("close", () => {
+        clearTimeout(timer);
+        resolve();
+      });
+      socket.close(1000);
+    });
+    this.reportClose();
+  }
+
+  private reportClose(): void {
+    if (this.closeReported) return;
+    this.closeReported = true;
+    this.onclose?.();
+  }
+}

@@ -1,0 +1,159 @@
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { afterEach, describe, expect, it } from "vitest";
+import { NormalizerError } from "../../../src/errors/NormalizerError.js";
+import { createStderrLogger } from "../../../src/observe/logger.js";
+import { StdioUpstreamTransport, type StdioUpstreamOptions } from "../../../src/transports/upstream/stdioUpstream.js";
+import { collect, INITIALIZE, INITIALIZED, processExists, type Collected } from "./collect.js";
+
+const ECHO_SERVER = fileURLToPath(new URL("../../fixtures/upstream-servers/stdioEchoServer.mjs", import.meta.url));
+const EVERYTHING = fileURLToPath(new URL("../../../node_modules/@modelcontextprotocol/server-everything/dist/index.js", import.meta.url));
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+interface Started {
+  transport: StdioUpstreamTransport;
+  got: Collected;
+  logLines: Array<Record<string, unknown>>;
+}
+
+async function startStdio(options: Partial<StdioUpstreamOptions> & { command?: string } = {}): Promise<Started> {
+  const logLines: Array<Record<string, unknown>> = [];
+  const logger = createStderrLogger("debug", {}, (line) => logLines.push(JSON.parse(line) as Record<string, unknown>));
+  const transport = new StdioUpstreamTransport({ command: process.execPath, args: [ECHO_SERVER], logger, ...options });
+  const got = collect(transport);
+  await transport.start();
+  cleanups.push(() => transport.close());
+  return { transport, got, logLines };
+}
+
+/** Linux: a zombie (exited, not yet reaped by a parent that is not ours) counts as gone. */
+function running(pid: number): boolean {
+  if (!processExists(pid)) return false;
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
+  } catch {
+    return false;
+  }
+}
+
+describe("StdioUpstreamTransport against @modelcontextprotocol/server-everything", () => {
+  it("initializes, lists and calls tools, carries notifications both ways", async () => {
+    const { transport, got } = await startStdio({ args: [EVERYTHING, "stdio"] });
+    await transport.send(INITIALIZE(1));
+    const init = await got.response(1);
+    expect(init.result).toMatchObject({ serverInfo: { name: "mcp-servers/everything" } });
+    await transport.send(INITIALIZED);
+    // A server → client notification the server sends on its own.
+    await got.next((m) => "method" in m && m.method === "notifications/tools/list_changed");
+    await transport.send({ jsonrpc: "2.0", id: 2, method: "tools/list" });
+    const list = await got.response(2);
+    expect((list.result as { tools: Array<{ name: string }> }).tools.map((t) => t.name)).toContain("echo");
+    await transport.send({ jsonrpc: "2.0", id: "call-3", method: "tools/call", params: { name: "echo", arguments: { message: "héllo 😀" } } });
+    expect((await got.response("call-3")).result).toMatchObject({ content: [{ type: "text", text: "Echo: héllo 😀" }] });
+    expect(got.problems).toEqual([]);
+  });
+});
+
+describe("StdioUpstreamTransport with fixture children", () => {
+  it("sends client notifications and passes env (merged over process.env) and cwd", async () => {
+    const cwd = fileURLToPath(new URL("../../fixtures/", import.meta.url));
+    const { transport, got, logLines } = await startStdio({ env: { FIXTURE_SECRET: "s3cr3t-value" }, cwd });
+    await transport.send({ jsonrpc: "2.0", method: "notifications/roots/list_changed" });
+    await transport.send({ jsonrpc: "2.0", id: 1, method: "notifications" });
+    expect((await got.response(1)).result).toEqual({ received: ["notifications/roots/list_changed"] });
+    await transport.send({ jsonrpc: "2.0", id: 2, method: "env", params: { name: "FIXTURE_SECRET" } });
+    expect((await got.response(2)).result).toEqual({ value: "s3cr3t-value" });
+    await transport.send({ jsonrpc: "2.0", id: 3, method: "env", params: { name: "PATH" } });
+    expect((await got.response(3)).result).toEqual({ value: process.env.PATH });
+    await transport.send({ jsonrpc: "2.0", id: 4, method: "cwd" });
+    expect((await got.response(4)).result).toEqual({ cwd: cwd.replace(/\/$/, "") });
+    expect(JSON.stringify(logLines)).not.toContain("s3cr3t-value");
+    expect(JSON.stringify(logLines)).toContain("FIXTURE_SECRET");
+  });
+
+  it("reports a banner line on stdout as a problem, logs stderr, and the session goes on", async () => {
+    const { transport, got, logLines } = await startStdio({ args: [ECHO_SERVER, "--banner"] });
+    const problem = await got.nextProblem();
+    expect(problem).toMatchObject({ kind: "invalid-json", excerpt: "Fixture server v1 starting (this line is not JSON)" });
+    await transport.send({ jsonrpc: "2.0", id: 1, method: "echo", params: { x: 1 } });
+    expect((await got.response(1)).result).toEqual({ params: { x: 1 } });
+    expect(logLines.some((l) => l.msg === "upstream stderr" && l.line === "fixture: banner printed")).toBe(true);
+  });
+
+  it("moves 50 MiB each way with backpressure", async () => {
+    const { transport, got } = await startStdio();
+    const size = 50 * 1024 * 1024;
+    const started = performance.now();
+    await transport.send({ jsonrpc: "2.0", id: "up", method: "echo", params: { blob: "b".repeat(size) } });
+    const echoed = await got.response("up", 30_000);
+    const upMs = performance.now() - started;
+    expect((echoed.result as { params: { blob: string } }).params.blob.length).toBe(size);
+    const downStarted = performance.now();
+    await transport.send({ jsonrpc: "2.0", id: "down", method: "big", params: { bytes: size } });
+    const big = await got.response("down", 30_000);
+    expect((big.result as { text: string }).text.length).toBe(size);
+    console.log(`stdio upstream: 50 MiB echo round trip ${upMs.toFixed(0)} ms, 50 MiB response ${(performance.now() - downStarted).toFixed(0)} ms`);
+    got.messages.length = 0;
+  });
+
+  it("a child that exits: UPSTREAM_EXITED error with code and last stderr line, then onclose", async () => {
+    const { transport, got } = await startStdio();
+    const pid = transport.pid as number;
+    await transport.send({ jsonrpc: "2.0", id: 1, method: "exit", params: { code: 3 } });
+    const error = await got.nextError();
+    await got.closed;
+    expect(error).toBeInstanceOf(NormalizerError);
+    expect((error as NormalizerError).code).toBe("UPSTREAM_EXITED");
+    expect(error.message).toContain("exited with code 3");
+    expect(error.message).toContain("fatal: exiting with 3 on request");
+    expect(transport.exitInfo).toMatchObject({ code: 3, signal: null, expected: false, lastStderrLine: "fatal: exiting with 3 on request" });
+    expect(processExists(pid)).toBe(false);
+    await expect(transport.send({ jsonrpc: "2.0", id: 2, method: "echo" })).rejects.toMatchObject({ code: "UPSTREAM_EXITED" });
+  });
+
+  it("close() ends the child and what it spawned; no process is left", async () => {
+    const { transport, got } = await startStdio();
+    const pid = transport.pid as number;
+    await transport.send({ jsonrpc: "2.0", id: 1, method: "grandchild" });
+    const grandchild = ((await got.response(1)).result as { pid: number }).pid;
+    expect(running(pid) && running(grandchild)).toBe(true);
+    await transport.close();
+    expect(got.isClosed()).toBe(true);
+    expect(got.errors).toEqual([]);
+    expect(transport.exitInfo?.expected).toBe(true);
+    expect(processExists(pid)).toBe(false);
+    // The grandchild is not ours to reap: wait (bounded) until it is gone or a zombie.
+    const deadline = Date.now() + 5000;
+    while (running(grandchild) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    expect(running(grandchild)).toBe(false);
+  });
+
+  it("close() escalates to SIGKILL after killGraceMs for a child that ignores SIGTERM", async () => {
+    const { transport, got } = await startStdio({ args: [ECHO_SERVER, "--ignore-sigterm"], killGraceMs: 200 });
+    const pid = transport.pid as number;
+    await transport.send({ jsonrpc: "2.0", id: 1, method: "echo" });
+    await got.response(1); // the SIGTERM handler is installed
+    const started = performance.now();
+    await transport.close();
+    expect(performance.now() - started).toBeGreaterThanOrEqual(150);
+    expect(transport.exitInfo).toMatchObject({ signal: "SIGKILL", expected: true });
+    expect(processExists(pid)).toBe(false);
+  });
+
+  it("start() rejects with a clear error for a command that does not exist", async () => {
+    const transport = new StdioUpstreamTransport({ command: "definitely-not-a-command-mcpn" });
+    await expect(transport.start()).rejects.toThrow(/could not start upstream command "definitely-not-a-command-mcpn": .*ENOENT/);
+    await transport.close();
+  });
+
+  it("does not use a shell: metacharacters reach the child as plain arguments", async () => {
+    const { transport, got } = await startStdio({ args: [ECHO_SERVER, "; echo injected >&2", "$(id)"] });
+    await transport.send({ jsonrpc: "2.0", id: 1, method: "echo" });
+    await got.response(1);
+    expect(got.problems).toEqual([]);
+  });
+});
