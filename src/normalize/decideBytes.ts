@@ -14,8 +14,8 @@ export type BytesDecision =
   | {
       readonly kind: "text";
       readonly text: string;
-      /** UTF-8 length of `text`, known from the bytes when they were UTF-8 already. */
-      readonly utf8Length: number | undefined;
+      /** The UTF-8 encoding of `text` when the bytes were UTF-8 already (sizes the JSON cheaply). */
+      readonly utf8: Buffer | undefined;
       readonly mime: MediaType;
       /** True when the bytes were in another encoding than UTF-8 (BOM-marked UTF-16/32, a legacy charset). */
       readonly transcoded: boolean;
@@ -63,7 +63,7 @@ export function decideBytes(bytes: Buffer, ctx: BytesContext): BytesDecision {
   const transcoded = (text: string, charset: string, reason: string): BytesDecision | null => {
     if (text.indexOf("\u0000") !== -1) return null;
     if (preserve) return preservedBlob(charset, `${reason}; charset preserved`);
-    return { kind: "text", text, utf8Length: undefined, mime: textMime(), transcoded: true, reason };
+    return { kind: "text", text, utf8: undefined, mime: textMime(), transcoded: true, reason };
   };
 
   if (textCapable) {
@@ -72,7 +72,7 @@ export function decideBytes(bytes: Buffer, ctx: BytesContext): BytesDecision {
       const body = bytes.subarray(bom.length);
       if (bom.charset === "utf-8") {
         if (isUtf8(body) && body.indexOf(0) === -1) {
-          return { kind: "text", text: body.toString("utf8"), utf8Length: body.length, mime: textMime(), transcoded: false, reason: "UTF-8 with BOM" };
+          return { kind: "text", text: body.toString("utf8"), utf8: body, mime: textMime(), transcoded: false, reason: "UTF-8 with BOM" };
         }
       } else {
         const text = decodeStrict(body, bom.charset);
@@ -90,12 +90,12 @@ export function decideBytes(bytes: Buffer, ctx: BytesContext): BytesDecision {
   if (bytes.indexOf(0) === -1 && isUtf8(bytes)) {
     if (textCapable && legacy !== undefined && preserve) return preservedBlob(legacy, `declared charset ${legacy}; charset preserved`);
     if (textual) {
-      return { kind: "text", text: utf8(bytes), utf8Length: bytes.length, mime: textMime(), transcoded: false, reason: legacy === undefined ? "UTF-8 text" : `valid UTF-8 despite declared charset ${legacy}` };
+      return { kind: "text", text: utf8(bytes), utf8: bytes, mime: textMime(), transcoded: false, reason: legacy === undefined ? "UTF-8 text" : `valid UTF-8 despite declared charset ${legacy}` };
     }
     if (effective === null) {
       const text = utf8(bytes);
       if (!hasBinaryControls(text)) {
-        return { kind: "text", text, utf8Length: bytes.length, mime: textMime(), transcoded: false, reason: "UTF-8 text (sniffed)" };
+        return { kind: "text", text, utf8: bytes, mime: textMime(), transcoded: false, reason: "UTF-8 text (sniffed)" };
       }
     }
   }

@@ -5,8 +5,8 @@
 import type { ChangeAction, ChangeRecord } from "./change.js";
 import { canonicalCharset, isUtf8Family } from "./charset.js";
 import { decideBytes, type BytesDecision } from "./decideBytes.js";
-import { decodeStrictBase64, encodeBase64 } from "./base64.js";
-import { entryJsonBytes, jsonStringBytes } from "./jsonSize.js";
+import { decodeStrictBase64, encodeBase64, isCompactBase64Length } from "./base64.js";
+import { entryJsonBytes, jsonStringBytes, jsonUtf8Bytes } from "./jsonSize.js";
 import { getParam, parseMediaType, withoutParam, type MediaType } from "./mediaType.js";
 import { mimeOutcome, mimeString } from "./mimeChange.js";
 import { isGenericType, isTextualType, typeFromUri } from "./mimeTables.js";
@@ -22,12 +22,13 @@ export interface EntryResult {
 }
 
 const TEXT_PLAIN = parseMediaType("text/plain")!;
-const BASE64_CHARS_ONLY = /^[A-Za-z0-9+/=]*$/;
+/** JSON length of a blob string: compact base64 needs no escaping, so its length is enough. */
+function blobJsonBytes(blob: string, bytes: Buffer | null): number {
+  return bytes !== null && isCompactBase64Length(blob, bytes.length) ? blob.length + 2 : jsonStringBytes(blob);
+}
 
-/** JSON length of a blob string; base64 without line breaks needs no escaping. */
-function blobJsonBytes(blob: string, knownBase64: boolean): number {
-  const plain = knownBase64 ? blob.indexOf("\n") === -1 && blob.indexOf("\r") === -1 && blob.indexOf("\t") === -1 : blob.length < 4096 && BASE64_CHARS_ONLY.test(blob);
-  return plain ? blob.length + 2 : jsonStringBytes(blob);
+function textJsonBytes(decision: Extract<BytesDecision, { kind: "text" }>): number {
+  return decision.utf8 === undefined ? jsonStringBytes(decision.text) : jsonUtf8Bytes(decision.utf8);
 }
 
 export function normalizeResourceEntry(entry: unknown, policy: Policy, path: string): EntryResult {
@@ -41,7 +42,7 @@ export function normalizeResourceEntry(entry: unknown, policy: Policy, path: str
   const key = hasBlob ? "blob" : "text";
   const payload = entry[key] as string;
   const bytes = hasBlob && payload.length <= settings.maxNormalizeBytes ? decodeStrictBase64(payload) : null;
-  const payloadBytes = hasBlob ? blobJsonBytes(payload, bytes !== null) : jsonStringBytes(payload);
+  const payloadBytes = hasBlob ? blobJsonBytes(payload, bytes) : jsonStringBytes(payload);
   const bytesBefore = entryJsonBytes(entry, key, payloadBytes);
   const base: Omit<ChangeRecord, "action" | "reason" | "mimeAfter" | "bytesAfter" | "saved"> = {
     path,
@@ -74,7 +75,7 @@ export function normalizeResourceEntry(entry: unknown, policy: Policy, path: str
       if (decision.transcoded ? settings.transcode : settings.unwrapBlobs) {
         const mime = mimeOutcome(entry.mimeType, decision.mime);
         const next = rebuild(entry, { text: decision.text, ...(mime.value === undefined ? {} : { mimeType: mime.value }) }, ["blob", "text"]);
-        return changed(action, decision.reason, next, "text", jsonStringBytes(decision.text, decision.utf8Length));
+        return changed(action, decision.reason, next, "text", textJsonBytes(decision));
       }
       return blobMimeOnly(entry, declared, settings, `${decision.reason}; ${action} is off`, changed, unchanged, payloadBytes);
     }
@@ -99,7 +100,7 @@ export function normalizeResourceEntry(entry: unknown, policy: Policy, path: str
       if (!settings.transcode) return unchanged("none", `${how}; transcode is off`);
       const mime = mimeOutcome(entry.mimeType, decision.mime);
       const next = rebuild(entry, { text: decision.text, ...(mime.value === undefined ? {} : { mimeType: mime.value }) });
-      return changed("transcode", `${how}: ${decision.reason}`, next, "text", jsonStringBytes(decision.text, decision.utf8Length));
+      return changed("transcode", `${how}: ${decision.reason}`, next, "text", textJsonBytes(decision));
     }
     if (!settings.reencodeBinaryText) return unchanged("none", `${how}; reencodeBinaryText is off`);
     const blob = encodeBase64(recovered);

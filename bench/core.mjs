@@ -1,0 +1,119 @@
+/**
+ * `npm run bench:core` (issue 2 "Speed"): the engine against the bare primitive chain it cannot
+ * avoid, measured in the same run, interleaved. A benchmark, never a timed unit test.
+ *
+ *  - UTF-8 text served as a base64 blob (1, 10, 50 MiB): `normalizeContents` vs
+ *    `Buffer.from(b64, 'base64')` + `isUtf8` + `toString('utf8')`. Target ≤ 1.3× at 10 and 50 MiB.
+ *  - A 50 MiB PNG-signed blob: must cost well under the text case (nothing decoded twice or
+ *    re-encoded); the strict base64 validation it still needs is measured on its own.
+ *  - Our signature table vs file-type's `fileTypeFromBuffer`, per entry, on the corpus binaries.
+ *
+ * Writes bench/results/core.json and prints a table. Run with --expose-gc (the npm script does).
+ */
+import { isUtf8 } from "node:buffer";
+import { readdirSync, readFileSync, writeFileSync, mkdirSync } from "node:fs";
+import { performance } from "node:perf_hooks";
+import { fileURLToPath } from "node:url";
+import os from "node:os";
+import { fileTypeFromBuffer } from "file-type";
+import { normalizeContents, Policy, detectSignature } from "../dist/normalize/index.js";
+import { decodeStrictBase64 } from "../dist/normalize/base64.js";
+import { interleaved, median } from "./lib/stats.mjs";
+import { utf8Text } from "./lib/text.mjs";
+
+const MiB = 1024 * 1024;
+const policy = new Policy();
+const quick = process.argv.includes("--quick");
+
+function entryOf(blob, mimeType, uri) {
+  return [{ uri, mimeType, blob }];
+}
+
+/** The primitive chain the issue names: what any correct unwrap has to do at the least. */
+function primitive(b64) {
+  const bytes = Buffer.from(b64, "base64");
+  if (!isUtf8(bytes)) throw new Error("bench text is not UTF-8");
+  return bytes.toString("utf8");
+}
+
+function engine(contents, expectAction) {
+  const out = normalizeContents(contents, policy);
+  if (out.changes[0]?.action !== expectAction) throw new Error(`expected ${expectAction}, got ${out.changes[0]?.action}: ${out.changes[0]?.reason}`);
+  return out;
+}
+
+const rows = [];
+const results = { node: process.version, cpu: os.cpus()[0]?.model ?? "unknown", cores: os.cpus().length, date: new Date().toISOString(), text: [], binary: {}, signatures: {} };
+
+for (const [size, rounds] of quick ? [[1, 5], [10, 3]] : [[1, 21], [10, 11], [50, 7]]) {
+  for (const ascii of [false, true]) {
+    const b64 = utf8Text(size * MiB, { ascii }).toString("base64");
+    const contents = entryOf(b64, "text/plain", "file:///bench/log.txt");
+    const t = interleaved({ engine: () => engine(contents, "unwrap-blob"), primitive: () => primitive(b64) }, rounds);
+    const ratio = t.engine / t.primitive;
+    const label = `${size} MiB ${ascii ? "ASCII" : "UTF-8"} text as base64 blob`;
+    results.text.push({ mib: size, ascii, rounds, engineMs: t.engine, primitiveMs: t.primitive, ratio });
+    rows.push([label, `${t.engine.toFixed(1)} ms`, `${t.primitive.toFixed(1)} ms`, `${ratio.toFixed(2)}×`]);
+  }
+}
+
+{
+  // 50 MiB of PNG: a real 8-byte signature, then pseudo-random bytes.
+  const size = quick ? 10 : 50;
+  const bytes = Buffer.alloc(size * MiB);
+  let seed = 12345;
+  for (let i = 0; i < bytes.length; i += 4) {
+    seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0;
+    bytes.writeUInt32LE(seed, i);
+  }
+  Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]).copy(bytes, 0);
+  const b64 = bytes.toString("base64");
+  const contents = entryOf(b64, "application/octet-stream", "file:///bench/shot");
+  const text = utf8Text(size * MiB).toString("base64");
+  const textContents = entryOf(text, "text/plain", "file:///bench/log.txt");
+  const t = interleaved(
+    {
+      png: () => engine(contents, "fix-mime"),
+      validate: () => decodeStrictBase64(b64),
+      decode: () => Buffer.from(b64, "base64"),
+      text: () => engine(textContents, "unwrap-blob"),
+    },
+    quick ? 3 : 7,
+  );
+  results.binary = { mib: size, pngMs: t.png, strictBase64Ms: t.validate, bareDecodeMs: t.decode, textMs: t.text, pngOverText: t.png / t.text };
+  rows.push([`${size} MiB PNG-signed blob (fix-mime)`, `${t.png.toFixed(1)} ms`, `${t.decode.toFixed(1)} ms (bare decode)`, `${(t.png / t.text).toFixed(2)}× of text`]);
+  rows.push([`  strict base64 validation alone`, `${t.validate.toFixed(1)} ms`, "", ""]);
+}
+
+{
+  const dir = fileURLToPath(new URL("../test/fixtures/corpus/files/", import.meta.url));
+  const files = ["media", "binary", "text"].flatMap((sub) => readdirSync(dir + sub).map((f) => readFileSync(`${dir}${sub}/${f}`)));
+  const iterations = quick ? 200 : 2000;
+  const ours = [];
+  const theirs = [];
+  for (let r = 0; r < 5; r++) {
+    let start = performance.now();
+    for (let i = 0; i < iterations; i++) for (const f of files) detectSignature(f);
+    ours.push(((performance.now() - start) * 1000) / (iterations * files.length));
+    start = performance.now();
+    for (let i = 0; i < iterations / 10; i++) for (const f of files) await fileTypeFromBuffer(f);
+    theirs.push(((performance.now() - start) * 1000) / ((iterations / 10) * files.length));
+  }
+  results.signatures = { entries: files.length, oursUsPerEntry: median(ours), fileTypeUsPerEntry: median(theirs), speedup: median(theirs) / median(ours) };
+  rows.push([`signature, per entry (${files.length} corpus files)`, `${median(ours).toFixed(2)} µs`, `${median(theirs).toFixed(2)} µs (file-type)`, `${(median(theirs) / median(ours)).toFixed(0)}× faster`]);
+}
+
+const header = ["case", "engine", "primitive chain", "ratio"];
+const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+const line = (cells) => `| ${cells.map((c, i) => c.padEnd(widths[i])).join(" | ")} |`;
+console.log(`Node ${process.version}, ${results.cpu} (${results.cores} cores)`);
+console.log(line(header));
+console.log(`|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`);
+for (const r of rows) console.log(line(r));
+
+if (!quick) {
+  mkdirSync(new URL("./results/", import.meta.url), { recursive: true });
+  writeFileSync(new URL("./results/core.json", import.meta.url), `${JSON.stringify({ ...results, table: rows }, null, 2)}\n`);
+}
+const worst = Math.max(...results.text.filter((r) => r.mib >= 10).map((r) => r.ratio));
+console.log(`worst ratio at ≥ 10 MiB: ${worst.toFixed(2)}× (target ≤ 1.30×)`);
