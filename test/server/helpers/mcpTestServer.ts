@@ -5,6 +5,7 @@
  * stream, as the real bridge does). Everything on the host side is the real thing: our
  * transports, real sockets, the SDK's real clients.
  */
+import { EventEmitter } from "node:events";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { CreateMessageResultSchema, ElicitResultSchema, type RequestId } from "@modelcontextprotocol/sdk/types.js";
@@ -12,15 +13,39 @@ import { z } from "zod";
 import type { HostSessionInfo } from "../../../src/transports/host/hostSession.js";
 import type { JSONRPCMessage, MessageExtraInfo, ProxyTransport } from "../../../src/transports/types.js";
 
+/**
+ * Lets a test hold the `progress` tool until its client has seen each notification. The SDK's
+ * Protocol dispatches notifications a microtask late but responses at once, so a client that
+ * reads a progress notification and the result in one chunk (SSE and WebSocket clients do on
+ * loopback) drops the progress. A real tool spreads its progress over time; the gate makes
+ * the test do the same, deterministically.
+ */
+export const progressGate = new EventEmitter();
+
+/** Waits for `progressGate.emit("seen", step)` when the call asked for it. */
+function seen(step: number): Promise<void> {
+  return new Promise((resolve) => {
+    const check = (value: number): void => {
+      if (value !== step) return;
+      progressGate.off("seen", check);
+      resolve();
+    };
+    progressGate.on("seen", check);
+  });
+}
+
 /** A fresh MCP server with the tools the host-side tests need. */
 export function createTestServer(): McpServer {
   const server = new McpServer({ name: "host-test-server", version: "1.0.0" });
   server.registerTool("echo", { inputSchema: { text: z.string() } }, async ({ text }) => ({ content: [{ type: "text", text }] }));
   server.registerTool("big", { inputSchema: { bytes: z.number() } }, async ({ bytes }) => ({ content: [{ type: "text", text: "x".repeat(bytes) }] }));
-  server.registerTool("progress", { inputSchema: { steps: z.number() } }, async ({ steps }, extra) => {
+  server.registerTool("progress", { inputSchema: { steps: z.number(), gated: z.boolean().optional() } }, async ({ steps, gated }, extra) => {
     const token = extra._meta?.progressToken;
     for (let i = 1; i <= steps; i++) {
-      if (token !== undefined) await extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, progress: i, total: steps } });
+      if (token === undefined) continue;
+      const delivered = gated === true ? seen(i) : undefined;
+      await extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, progress: i, total: steps } });
+      await delivered;
     }
     return { content: [{ type: "text", text: `done after ${steps}` }] };
   });
