@@ -1,0 +1,124 @@
+/**
+ * The paths a host can take to the benchmark upstream (issue 6 "Paths"): directly over stdio,
+ * through mcp-normalizer on each of its transports, through supergateway and through mcp-proxy.
+ * Each `start()` brings up a fresh proxy (and upstream), connects the SDK client and returns
+ * {call, proxyPid, close}; `close()` always ends every process it started.
+ */
+import { fileURLToPath } from "node:url";
+import { dirname, join } from "node:path";
+import { connectHost } from "./hostClient.mjs";
+import { freePort, startProxyProcess } from "./proxyProcess.mjs";
+
+export const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+const NODE = process.execPath;
+const UPSTREAM = join(ROOT, "bench", "upstream.mjs");
+const MCPN_CLI = join(ROOT, "dist", "cli.js");
+const SUPERGATEWAY = join(ROOT, "node_modules", "supergateway", "dist", "index.js");
+const MCP_PROXY = join(ROOT, "node_modules", "mcp-proxy", "dist", "bin", "mcp-proxy.mjs");
+
+/**
+ * The stdio host's read cap on big reads. The SDK's stdio client gives up on a message over
+ * 10 MiB (STDIO_DEFAULT_MAX_BUFFER_SIZE); the issue's "23 s direct" baseline raised it, so the
+ * big-read stdio paths do too and `direct-sdk-default` records what an unmodified host gets.
+ */
+export const HOST_STDIO_MAX_BUFFER_BYTES = 512 * 1024 * 1024;
+
+/** Shell-quotes one word for supergateway's `--stdio "CMD ARGS"` string. */
+function shellWord(word) {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
+}
+
+async function viaStdio(command, args, ctx, { proxy, maxBufferSize }) {
+  const host = await connectHost({ kind: "stdio", command, args, maxBufferSize }, { connectTimeoutMs: ctx.startTimeoutMs });
+  return { call: host.call, proxyPid: proxy ? host.pid : null, diagnostics: host.stderrTail, close: host.close };
+}
+
+/** Starts an HTTP proxy, then connects the host to `urlOf(base)`; cleans up the proxy if the host cannot connect. */
+async function viaHttpProxy(spec, kind, urlOf, ctx) {
+  const proxy = await startProxyProcess({ ...spec, cwd: ROOT, timeoutMs: ctx.startTimeoutMs });
+  try {
+    const host = await connectHost({ kind, url: urlOf(proxy.match) }, { connectTimeoutMs: ctx.startTimeoutMs });
+    return {
+      call: host.call,
+      proxyPid: proxy.pid,
+      diagnostics: proxy.output,
+      async close() {
+        await host.close();
+        await proxy.stop();
+      },
+    };
+  } catch (error) {
+    const output = proxy.output();
+    await proxy.stop();
+    throw new Error(`${error.message}${output === "" ? "" : ` (proxy output: ${output})`}`);
+  }
+}
+
+function mcpnServe(ctx) {
+  return {
+    command: NODE,
+    args: [MCPN_CLI, "serve", "--name", "bench", "--host", "127.0.0.1", "--port", "0", "--", NODE, UPSTREAM, ...ctx.upstreamArgs],
+    readyLine: /listening on (http:\/\/\S+)/,
+  };
+}
+
+async function supergateway(outputTransport, extra, ctx) {
+  const port = await freePort();
+  const stdio = [NODE, UPSTREAM, ...ctx.upstreamArgs].map(shellWord).join(" ");
+  // --logLevel none: at its default ("info") supergateway logs every message to stdout, which
+  // would bill it for a terminal it does not have in production.
+  return { command: NODE, args: [SUPERGATEWAY, "--stdio", stdio, "--outputTransport", outputTransport, "--port", String(port), "--logLevel", "none", ...extra], probePort: port, match: port };
+}
+
+async function mcpProxy(ctx) {
+  const port = await freePort();
+  return { command: NODE, args: [MCP_PROXY, "--host", "127.0.0.1", "--port", String(port), "--", NODE, UPSTREAM, ...ctx.upstreamArgs], probePort: port };
+}
+
+/** ctx: {upstreamArgs, startTimeoutMs, big} — `big` marks a big-read workload (stdio hosts raise their cap). */
+export const PATHS = [
+  {
+    id: "direct",
+    product: "direct",
+    kind: "stdio",
+    label: "direct (SDK stdio client → upstream)",
+    start: (ctx) => viaStdio(NODE, [UPSTREAM, ...ctx.upstreamArgs], ctx, { proxy: false, maxBufferSize: ctx.big ? HOST_STDIO_MAX_BUFFER_BYTES : undefined }),
+  },
+  {
+    id: "direct-sdk-default",
+    product: "direct",
+    kind: "stdio",
+    bigOnly: true,
+    label: "direct, SDK stdio client with its default 10 MiB read cap",
+    start: (ctx) => viaStdio(NODE, [UPSTREAM, ...ctx.upstreamArgs], ctx, { proxy: false, maxBufferSize: undefined }),
+  },
+  {
+    id: "mcpn-stdio",
+    product: "mcp-normalizer",
+    kind: "stdio",
+    label: "mcp-normalizer stdio",
+    start: (ctx) => viaStdio(NODE, [MCPN_CLI, "stdio", "--", NODE, UPSTREAM, ...ctx.upstreamArgs], ctx, { proxy: true, maxBufferSize: ctx.big ? HOST_STDIO_MAX_BUFFER_BYTES : undefined }),
+  },
+  { id: "mcpn-mcp", product: "mcp-normalizer", kind: "streamable-http", label: "mcp-normalizer /mcp", start: (ctx) => viaHttpProxy(mcpnServe(ctx), "streamable-http", (base) => `${base}/mcp/bench`, ctx) },
+  { id: "mcpn-sse", product: "mcp-normalizer", kind: "sse", label: "mcp-normalizer /sse", start: (ctx) => viaHttpProxy(mcpnServe(ctx), "sse", (base) => `${base}/sse/bench`, ctx) },
+  { id: "mcpn-ws", product: "mcp-normalizer", kind: "ws", label: "mcp-normalizer /ws", start: (ctx) => viaHttpProxy(mcpnServe(ctx), "ws", (base) => `${base.replace(/^http/, "ws")}/ws/bench`, ctx) },
+  {
+    id: "sg-mcp",
+    product: "supergateway",
+    kind: "streamable-http",
+    label: "supergateway stdio→streamable HTTP (stateful)",
+    start: async (ctx) => viaHttpProxy(await supergateway("streamableHttp", ["--stateful"], ctx), "streamable-http", (port) => `http://127.0.0.1:${port}/mcp`, ctx),
+  },
+  { id: "sg-sse", product: "supergateway", kind: "sse", label: "supergateway stdio→SSE", start: async (ctx) => viaHttpProxy(await supergateway("sse", [], ctx), "sse", (port) => `http://127.0.0.1:${port}/sse`, ctx) },
+  { id: "sg-ws", product: "supergateway", kind: "ws", label: "supergateway stdio→WS", start: async (ctx) => viaHttpProxy(await supergateway("ws", [], ctx), "ws", (port) => `ws://127.0.0.1:${port}/message`, ctx) },
+  { id: "mcpp-mcp", product: "mcp-proxy", kind: "streamable-http", label: "mcp-proxy /mcp", start: async (ctx) => viaHttpProxy(await mcpProxy(ctx), "streamable-http", (port) => `http://127.0.0.1:${port}/mcp`, ctx) },
+  { id: "mcpp-sse", product: "mcp-proxy", kind: "sse", label: "mcp-proxy /sse", start: async (ctx) => viaHttpProxy(await mcpProxy(ctx), "sse", (port) => `http://127.0.0.1:${port}/sse`, ctx) },
+];
+
+export const PEERS = new Set(["supergateway", "mcp-proxy"]);
+
+export function pathById(id) {
+  const path = PATHS.find((p) => p.id === id);
+  if (path === undefined) throw new Error(`bench: unknown path "${id}" (known: ${PATHS.map((p) => p.id).join(", ")})`);
+  return path;
+}
