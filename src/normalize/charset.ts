@@ -5,6 +5,8 @@
  */
 import iconv from "iconv-lite";
 
+const isWellFormed = (s: string): boolean => (s as unknown as { isWellFormed(): boolean }).isWellFormed();
+
 export type Bom = { readonly charset: "utf-8" | "utf-16le" | "utf-16be" | "utf-32le" | "utf-32be"; readonly length: number };
 
 export function detectBom(bytes: Uint8Array): Bom | null {
@@ -54,6 +56,9 @@ export function decodeStrict(bytes: Uint8Array, charset: string): string | null 
   } catch {
     return null;
   }
+  // UTF-16/32 round-trip lone surrogates, which UTF-8 (and so a JSON text for a host) cannot
+  // carry: such bytes are not text (found by test/normalize/properties.test.ts).
+  if (!isWellFormed(text)) return null;
   let back: Buffer;
   try {
     back = iconv.encode(text, charset, { addBOM: false });
