@@ -1,0 +1,72 @@
+/**
+ * Our synchronous signature table against file-type (issue 2: use a well-kept detector unless a
+ * small table of our own is measured to be as right on the corpus and much faster; the speed
+ * half is bench/core.mjs). Every binary of the corpus must get the same type from both, up to
+ * the known, justified differences listed below as data; no text fixture may be taken for binary.
+ */
+import { readdirSync } from "node:fs";
+import { fileTypeFromBuffer } from "file-type";
+import { describe, expect, it } from "vitest";
+import { corpusFile } from "../fixtures/corpus/index.js";
+import { detectSignature, parseMediaType } from "../../src/normalize/index.js";
+import { canonicalEssence } from "../../src/normalize/mimeTables.js";
+
+const dir = (sub: string): string[] => readdirSync(new URL(`../fixtures/corpus/files/${sub}/`, import.meta.url)).map((f) => `${sub}/${f}`);
+const BINARIES = [...dir("media"), ...dir("binary")];
+const TEXTS = dir("text");
+
+/**
+ * Where file-type's string differs from ours, and why ours is kept. Both name the same format;
+ * the engine compares types through canonicalEssence, which folds these aliases.
+ */
+const KNOWN_DIFFERENCES: Readonly<Record<string, { fileType: string; ours: string; why: string }>> = {
+  "media/tiny.m4a": { fileType: "audio/x-m4a", ours: "audio/mp4", why: "audio/mp4 is the registered type (RFC 4337); audio/x-m4a is an unregistered alias" },
+  "media/tiny.opus": { fileType: "audio/ogg; codecs=opus", ours: "audio/ogg", why: "same essence; the codecs parameter is the declarer's to add, the signature only proves the Ogg container" },
+};
+
+/** Text that begins like a signature would, to prove the table checks more than a prefix. */
+const LOOKALIKES = ["BM is a car maker\n", "ID3 tags are metadata\n", "MThd is MIDI's header\n", "FORM follows function\n", "RIFF raff\n", "OggS sounds\n", "%PDF is how PDFs start\n", "GIF89 is not quite\n", "8BPS\n", "fLaC is flac\n", "wOFF the woof\n", "PK is a zip prefix\n", "\u00ff\u00fe is a BOM not MP3\n"];
+
+describe("signature table vs file-type on the corpus", () => {
+  it.each(BINARIES)("%s: the same type", async (path) => {
+    const bytes = corpusFile(path);
+    const theirs = await fileTypeFromBuffer(bytes);
+    const ours = detectSignature(bytes);
+    expect(theirs, "file-type must know every corpus binary").toBeDefined();
+    expect(ours, "our table must know every corpus binary").not.toBeNull();
+    const known = KNOWN_DIFFERENCES[path];
+    if (known !== undefined) {
+      expect([theirs!.mime, ours!.mime]).toEqual([known.fileType, known.ours]);
+    } else {
+      expect(ours!.mime).toBe(theirs!.mime);
+    }
+    // Whatever the strings, the engine must see one type.
+    expect(canonicalEssence(parseMediaType(ours!.mime)!.essence)).toBe(canonicalEssence(parseMediaType(theirs!.mime)!.essence));
+  });
+
+  it("lists no stale known differences", () => {
+    for (const path of Object.keys(KNOWN_DIFFERENCES)) expect(BINARIES).toContain(path);
+  });
+
+  it.each(TEXTS)("%s: text is not taken for binary, by either", async (path) => {
+    const bytes = corpusFile(path);
+    expect(detectSignature(bytes)).toBeNull();
+    expect(await fileTypeFromBuffer(bytes)).toBeUndefined();
+  });
+
+  it.each(LOOKALIKES)("text starting like a signature is not binary: %j", (text) => {
+    expect(detectSignature(Buffer.from(text, text.startsWith("\u00ff") ? "latin1" : "utf8"))).toBeNull();
+  });
+
+  it("needs only the first bytes: each binary's first 64 bytes give the same answer", () => {
+    for (const path of BINARIES) {
+      const bytes = corpusFile(path);
+      expect(detectSignature(bytes.subarray(0, 64)), path).toEqual(detectSignature(bytes));
+    }
+  });
+
+  it("is total on short and empty input", () => {
+    for (let n = 0; n < 16; n++) expect(() => detectSignature(corpusFile("media/tiny.png").subarray(0, n))).not.toThrow();
+    expect(detectSignature(new Uint8Array(0))).toBeNull();
+  });
+});
