@@ -12,7 +12,10 @@ export interface ParsedArgs<V> {
   readonly command: string[];
 }
 
-export function parseCommandArgs<T extends NonNullable<ParseArgsConfig["options"]>>(argv: readonly string[], options: T, commandName: string) {
+type OptionsConfig = NonNullable<ParseArgsConfig["options"]>;
+type ParsedValues<T extends OptionsConfig> = ReturnType<typeof parseArgs<{ args: string[]; options: T; allowPositionals: true; strict: true }>>["values"];
+
+export function parseCommandArgs<T extends OptionsConfig>(argv: readonly string[], options: T, commandName: string): { values: ParsedValues<T>; positionals: string[]; command: string[] } {
   const dash = argv.indexOf("--");
   const own = dash === -1 ? [...argv] : argv.slice(0, dash);
   const command = dash === -1 ? [] : argv.slice(dash + 1);
