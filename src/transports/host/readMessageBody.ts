@@ -2,7 +2,8 @@
  * Reads a POSTed JSON-RPC body (single message or batch) in linear time: chunks are collected
  * as they arrive and counted against the limit, joined once, decoded once, parsed once
  * (issue 3, "large messages are normal"). Past the limit nothing more is kept; the rest of the
- * body is read and thrown away so the client gets a clean answer instead of a reset socket.
+ * body is read and thrown away (up to a cut-off) so the client gets a clean 413 instead of a
+ * reset socket.
  *
  * Messages come out exactly as `JSON.parse` gave them; the only check is the one routing needs
  * (is each element an object a JSON-RPC peer could have sent?).
@@ -18,8 +19,11 @@ export type BodyReadResult =
 /** How much of a bad body is quoted in a problem report (never the whole content). */
 const EXCERPT_CHARS = 120;
 
-/** After this many discarded bytes past the limit, stop being polite and drop the connection. */
-const DISCARD_FACTOR = 2;
+/**
+ * Past the limit, this many more bytes (or `maxMessageBytes` more, if larger) are read and
+ * thrown away so the client can read its 413; beyond that the connection is dropped.
+ */
+export const MIN_DISCARD_BYTES = 8 * 1024 * 1024;
 
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
 
@@ -28,15 +32,13 @@ export function readMessageBody(req: IncomingMessage, maxMessageBytes: number): 
     const chunks: Buffer[] = [];
     let bytes = 0;
     let tooLarge = false;
+    const cutOff = maxMessageBytes + Math.max(maxMessageBytes, MIN_DISCARD_BYTES);
     req.on("data", (chunk: Buffer) => {
       bytes += chunk.length;
-      if (tooLarge) {
-        if (bytes > maxMessageBytes * DISCARD_FACTOR) req.socket.destroy();
-        return;
-      }
       if (bytes > maxMessageBytes) {
         tooLarge = true;
         chunks.length = 0;
+        if (bytes > cutOff) req.socket.destroy();
         return;
       }
       chunks.push(chunk);

@@ -1,0 +1,203 @@
+/**
+ * The HTTP listener: routes, health/metrics/report, and the security hooks (Origin, Host,
+ * bearer tokens, maxSessions), on a real socket with the SDK's real clients.
+ */
+import { request } from "node:http";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { afterEach, describe, expect, it } from "vitest";
+import { WebSocket } from "ws";
+import { hostName } from "../../src/server/requestGuard.js";
+import { connectClient, startFrontend, until, type RunningFrontend } from "./helpers/frontend.js";
+
+const running: RunningFrontend[] = [];
+afterEach(async () => {
+  for (const r of running.splice(0)) await r.close();
+});
+
+async function start(overrides: Parameters<typeof startFrontend>[0] = {}): Promise<RunningFrontend> {
+  const r = await startFrontend(overrides);
+  running.push(r);
+  return r;
+}
+
+const INIT = { jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } } };
+
+function postInit(r: RunningFrontend, headers: Record<string, string> = {}): Promise<Response> {
+  return fetch(`${r.url}/mcp/demo`, {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "application/json", ...headers },
+    body: JSON.stringify(INIT),
+  });
+}
+
+/** A raw GET with a chosen Host header (fetch does not let a caller set Host). */
+function getWithHost(r: RunningFrontend, path: string, host: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: "127.0.0.1", port: r.port, path, headers: { host } }, (res) => {
+      let body = "";
+      res.setEncoding("utf8");
+      res.on("data", (chunk: string) => (body += chunk));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+/** Opens a WebSocket; resolves with the HTTP status the upgrade was refused with, or 101. */
+function wsStatus(r: RunningFrontend, path: string, headers: Record<string, string> = {}): Promise<number> {
+  const socket = new WebSocket(`ws://127.0.0.1:${r.port}${path}`, ["mcp"], { headers });
+  return new Promise((resolve, reject) => {
+    socket.once("open", () => {
+      socket.close();
+      resolve(101);
+    });
+    socket.once("unexpected-response", (_req, res) => {
+      resolve(res.statusCode ?? 0);
+      res.resume();
+    });
+    socket.once("error", reject);
+  });
+}
+
+describe("routes", () => {
+  it("serves /healthz from the callback, and /metrics, /report only when given", async () => {
+    const r = await start({ health: async () => ({ status: "ok", servers: { demo: { status: "up" } } }) });
+    const health = await fetch(`${r.url}/healthz`);
+    expect(health.status).toBe(200);
+    expect(await health.json()).toEqual({ status: "ok", servers: { demo: { status: "up" } } });
+    expect((await fetch(`${r.url}/metrics`)).status).toBe(404);
+    expect((await fetch(`${r.url}/report`)).status).toBe(404);
+
+    const r2 = await start({
+      metrics: async () => ({ contentType: "text/plain; version=0.0.4", body: "mcpn_bytes_saved_total 5\n" }),
+      report: () => ({ contentType: "text/html; charset=utf-8", body: "<h1>report</h1>" }),
+    });
+    const metrics = await fetch(`${r2.url}/metrics`);
+    expect(metrics.headers.get("content-type")).toBe("text/plain; version=0.0.4");
+    expect(await metrics.text()).toBe("mcpn_bytes_saved_total 5\n");
+    expect(await (await fetch(`${r2.url}/report`)).text()).toBe("<h1>report</h1>");
+  });
+
+  it("answers unknown paths and unknown server names 404 with a JSON error body", async () => {
+    const r = await start();
+    for (const path of ["/nope", "/mcp/other", "/mcp/demo/extra", "/mcp/%E0%A4%A"]) {
+      const res = await fetch(`${r.url}${path}`, { method: "POST", body: "{}" });
+      expect(res.status, path).toBe(404);
+      const body = (await res.json()) as { error: { message: string } };
+      expect(body.error.message).toMatch(/Not found/);
+    }
+    expect(await wsStatus(r, "/ws/other")).toBe(404);
+    expect((await fetch(`${r.url}/ws/demo`)).status).toBe(426);
+  });
+
+  it("routes percent-encoded server names", async () => {
+    const r = await start({ serverNames: ["my server"] });
+    expect((await fetch(`${r.url}/mcp/my%20server`, { method: "POST", headers: { "content-type": "application/json", accept: "application/json" }, body: JSON.stringify(INIT) })).status).toBe(200);
+  });
+});
+
+describe("Origin and Host checks", () => {
+  it("refuses a foreign Origin with 403, allows loopback, listed, and absent origins", async () => {
+    const r = await start({ allowedOrigins: ["https://app.example.com"] });
+    const evil = await postInit(r, { origin: "https://evil.example" });
+    expect(evil.status).toBe(403);
+    expect(((await evil.json()) as { error: { message: string } }).error.message).toMatch(/Origin "https:\/\/evil.example" is not allowed; add it to allowedOrigins/);
+    expect((await postInit(r, { origin: "null" })).status).toBe(403);
+    expect((await postInit(r, { origin: "http://localhost:3000" })).status).toBe(200);
+    expect((await postInit(r, { origin: "http://127.0.0.1:5173" })).status).toBe(200);
+    expect((await postInit(r, { origin: "https://app.example.com" })).status).toBe(200);
+    expect((await postInit(r)).status).toBe(200);
+    expect(await wsStatus(r, "/ws/demo", { origin: "https://evil.example" })).toBe(403);
+    expect(r.sessions).toHaveLength(4);
+  });
+
+  it("refuses a Host that is not allowed (DNS rebinding), on every path", async () => {
+    const r = await start();
+    expect((await getWithHost(r, "/healthz", "evil.example")).status).toBe(403);
+    const refused = JSON.parse((await getWithHost(r, "/healthz", "evil.example:8808")).body) as { error: { message: string } };
+    expect(refused.error.message).toBe('Host header "evil.example:8808" is not allowed; add it to allowedHosts');
+    expect((await getWithHost(r, "/healthz", `localhost:${r.port}`)).status).toBe(200);
+    expect((await getWithHost(r, "/healthz", "[::1]:1")).status).toBe(200);
+    expect(await wsStatus(r, "/ws/demo", { host: "evil.example" })).toBe(403);
+
+    const opened = await start({ allowedHosts: ["proxy.internal:8808", "sidecar"] });
+    expect((await getWithHost(opened, "/healthz", "proxy.internal:8808")).status).toBe(200);
+    expect((await getWithHost(opened, "/healthz", "sidecar:1234")).status).toBe(200);
+    expect((await getWithHost(opened, "/healthz", "proxy.internal:9999")).status).toBe(403);
+    expect((await getWithHost(opened, "/healthz", "localhost")).status).toBe(403);
+  });
+
+  it("reads host names the way Host headers write them", () => {
+    expect(hostName("LocalHost:80")).toBe("localhost");
+    expect(hostName("[::1]:8808")).toBe("[::1]");
+    expect(hostName("[::1]")).toBe("[::1]");
+    expect(hostName("example.com")).toBe("example.com");
+  });
+});
+
+describe("bearer tokens", () => {
+  it("answers 401 with WWW-Authenticate without a valid token, serves with one, and exempts /healthz", async () => {
+    const r = await start({ bearerTokens: ["first-token", "s3cret"] });
+    const none = await postInit(r);
+    expect(none.status).toBe(401);
+    expect(none.headers.get("www-authenticate")).toBe('Bearer realm="mcp-normalizer"');
+    const wrong = await postInit(r, { authorization: "Bearer s3cre" });
+    expect(wrong.status).toBe(401);
+    expect(wrong.headers.get("www-authenticate")).toMatch(/error="invalid_token"/);
+    expect((await postInit(r, { authorization: "Basic s3cret" })).status).toBe(401);
+    expect((await fetch(`${r.url}/healthz`)).status).toBe(200);
+    expect(await wsStatus(r, "/ws/demo")).toBe(401);
+    expect(await wsStatus(r, "/ws/demo", { authorization: "Bearer s3cret" })).toBe(101);
+
+    const transport = new StreamableHTTPClientTransport(new URL(`${r.url}/mcp/demo`), { requestInit: { headers: { authorization: "bearer s3cret" } } });
+    const client = await connectClient(transport);
+    try {
+      expect((await client.callTool({ name: "echo", arguments: { text: "authorized" } })).content).toEqual([{ type: "text", text: "authorized" }]);
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+describe("limits", () => {
+  it("answers 503 with a JSON-RPC body once maxSessions are open, on every transport, and frees slots", async () => {
+    const r = await start({ maxSessions: 1 });
+    const first = await connectClient(new StreamableHTTPClientTransport(new URL(`${r.url}/mcp/demo`)));
+    const full = await postInit(r);
+    expect(full.status).toBe(503);
+    const body = (await full.json()) as { jsonrpc: string; error: { code: number; message: string } };
+    expect(body.jsonrpc).toBe("2.0");
+    expect(body.error.message).toMatch(/limits\.maxSessions \(1\)/);
+    expect((await fetch(`${r.url}/sse/demo`)).status).toBe(503);
+    expect(await wsStatus(r, "/ws/demo")).toBe(503);
+    // Stateless one-POST sessions count too.
+    expect((await fetch(`${r.url}/mcp/demo`, { method: "POST", headers: { accept: "application/json" }, body: '{"jsonrpc":"2.0","id":1,"method":"ping"}' })).status).toBe(503);
+
+    await (first.transport as StreamableHTTPClientTransport).terminateSession();
+    await first.close();
+    await until(() => r.frontend.sessionsInUse === 0);
+    const second = new Client({ name: "second", version: "1" });
+    await second.connect(new StreamableHTTPClientTransport(new URL(`${r.url}/mcp/demo`)));
+    await second.close();
+  });
+
+  it("answers 413 to a body just over maxMessageBytes, drops one far over it, and keeps serving", async () => {
+    const r = await start({ maxMessageBytes: 1024 });
+    expect((await fetch(`${r.url}/mcp/demo`, { method: "POST", body: "x".repeat(8 * 1024) })).status).toBe(413);
+    await expect(fetch(`${r.url}/mcp/demo`, { method: "POST", body: "x".repeat(12 * 1024 * 1024) })).rejects.toThrow();
+    expect((await fetch(`${r.url}/healthz`)).status).toBe(200);
+  });
+
+  it("close() ends every host session, firing each onclose", async () => {
+    const r = await start();
+    await connectClient(new StreamableHTTPClientTransport(new URL(`${r.url}/mcp/demo`)));
+    const socket = new WebSocket(`ws://127.0.0.1:${r.port}/ws/demo`, ["mcp"]);
+    await new Promise((resolve) => socket.once("open", resolve));
+    await until(() => r.sessions.length === 2);
+    await r.close();
+    await Promise.all(r.sessions.map((s) => s.closed));
+    expect(r.frontend.sessionsInUse).toBe(0);
+  });
+});
