@@ -32,18 +32,20 @@ export async function connectHost(target, { connectTimeoutMs }) {
   if (target.kind === "stdio") transport.stderr?.on("data", (chunk) => stderr.push(chunk));
 
   const client = new Client({ name: "mcp-normalizer-bench", version: "1.0.0" }, { capabilities: {} });
-  let lastError = null;
+  /** The first few distinct transport errors: the first is usually the cause, later ones its fallout. */
+  const errors = [];
   let closed = false;
   const closeWaiters = new Set();
   client.onerror = (error) => {
-    lastError = error;
+    const message = String(error?.message ?? error);
+    if (errors.length < 3 && !errors.includes(message)) errors.push(message);
   };
   client.onclose = () => {
     closed = true;
     for (const reject of closeWaiters) reject(connectionLost());
   };
   function connectionLost() {
-    const why = lastError === null ? "" : `: ${lastError.message}`;
+    const why = errors.length === 0 ? "" : `: ${errors.join("; then: ")}`;
     const err = stderr.text();
     return new Error(`connection closed${why}${err === "" ? "" : ` (process stderr: ${err})`}`);
   }

@@ -72,6 +72,7 @@ export function trackPeakRss(pid, { pollMs = 20 } = {}) {
 export function measureProcess(pid) {
   if (pid === null || pid === undefined) return { stop: () => null };
   const cpuStart = cpuSeconds(pid);
+  const rssBeforeKiB = statusKiB(pid, "VmRSS");
   const rss = trackPeakRss(pid);
   return {
     stop() {
@@ -81,6 +82,8 @@ export function measureProcess(pid) {
         pid,
         cpuSeconds: cpuStart === null || cpuEnd === null ? null : round(cpuEnd - cpuStart, 3),
         peakRssBytes,
+        // What the stretch added on top of what the process already held (Node alone is ~50 MiB).
+        rssBeforeBytes: rssBeforeKiB === null ? null : rssBeforeKiB * 1024,
         rssMethod: method,
       };
     },

@@ -1,0 +1,90 @@
+/**
+ * The benchmark's command line and environment. Every count and bound is a named option with a
+ * default; flags win over BENCH_* environment variables, which win over the mode's defaults.
+ */
+import { parseArgs } from "node:util";
+import { PATHS } from "./paths.mjs";
+import { WORKLOADS } from "./workloads.mjs";
+
+export const USAGE = `Usage: node bench/run.mjs [--quick] [options]
+
+  --quick                   short smoke run (well under a minute: small counts, no big reads unless
+                            --big10/--big50 ask for them); writes bench/results/quick.json
+  --paths a,b,…             paths to run (default: all): ${PATHS.map((p) => p.id).join(", ")}
+  --workloads a,b,…         workloads to run (default: all): ${WORKLOADS.map((w) => w.id).join(", ")}
+  --out FILE                results file (default bench/results/suite.json, or quick.json with --quick)
+  --small N                 reads per small workload            (BENCH_SMALL; full 1000, quick 40)
+  --mib1 N                  reads of the 1 MiB blob             (BENCH_MIB1;  full 100,  quick 4)
+  --tools N                 tools/call round trips              (BENCH_TOOLS; full 1000, quick 40)
+  --big10 N                 reads of the 10 MiB blob per path   (BENCH_BIG10; full 3,    quick 0)
+  --big50 N                 reads of the 50 MiB blob per path   (BENCH_BIG50; full 2,    quick 0)
+  --warmup N                unmeasured calls per path first     (BENCH_WARMUP; full 20, quick 5)
+  --call-timeout-ms MS      bound on one small call             (default 30000)
+  --big-timeout-ms MS       bound on one big read               (default 180000)
+  --start-timeout-ms MS     bound on starting a proxy + connecting (default 30000)
+  --path-budget-s S         time one path may spend in one workload before it is cut short (default 300)
+  -h, --help                this help`;
+
+const MODES = {
+  full: { small: 1000, mib1: 100, tools: 1000, big10: 3, big50: 2, warmup: 20 },
+  quick: { small: 40, mib1: 4, tools: 40, big10: 0, big50: 0, warmup: 5 },
+};
+
+function intOption(name, flag, env, fallback) {
+  const raw = flag ?? env;
+  if (raw === undefined || raw === "") return fallback;
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value) || value < 0) throw new Error(`bench: ${name} must be a whole number ≥ 0, got "${raw}"`);
+  return value;
+}
+
+function listOption(name, raw, known) {
+  if (raw === undefined) return known;
+  const ids = raw.split(",").map((s) => s.trim()).filter((s) => s !== "");
+  for (const id of ids) if (!known.includes(id)) throw new Error(`bench: unknown ${name} "${id}" (known: ${known.join(", ")})`);
+  return ids;
+}
+
+export function parseOptions(argv, env = process.env) {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      quick: { type: "boolean" },
+      paths: { type: "string" },
+      workloads: { type: "string" },
+      out: { type: "string" },
+      small: { type: "string" },
+      mib1: { type: "string" },
+      tools: { type: "string" },
+      big10: { type: "string" },
+      big50: { type: "string" },
+      warmup: { type: "string" },
+      "call-timeout-ms": { type: "string" },
+      "big-timeout-ms": { type: "string" },
+      "start-timeout-ms": { type: "string" },
+      "path-budget-s": { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+  const mode = values.quick ? "quick" : "full";
+  const d = MODES[mode];
+  return {
+    help: values.help === true,
+    mode,
+    out: values.out ?? `bench/results/${mode === "quick" ? "quick" : "suite"}.json`,
+    paths: listOption("path", values.paths, PATHS.map((p) => p.id)),
+    workloads: listOption("workload", values.workloads, WORKLOADS.map((w) => w.id)),
+    counts: {
+      small: intOption("--small", values.small, env.BENCH_SMALL, d.small),
+      mib1: intOption("--mib1", values.mib1, env.BENCH_MIB1, d.mib1),
+      tools: intOption("--tools", values.tools, env.BENCH_TOOLS, d.tools),
+      big10: intOption("--big10", values.big10, env.BENCH_BIG10, d.big10),
+      big50: intOption("--big50", values.big50, env.BENCH_BIG50, d.big50),
+    },
+    warmupCalls: intOption("--warmup", values.warmup, env.BENCH_WARMUP, d.warmup),
+    callTimeoutMs: intOption("--call-timeout-ms", values["call-timeout-ms"], undefined, 30_000),
+    bigTimeoutMs: intOption("--big-timeout-ms", values["big-timeout-ms"], undefined, 180_000),
+    startTimeoutMs: intOption("--start-timeout-ms", values["start-timeout-ms"], undefined, 30_000),
+    pathBudgetMs: intOption("--path-budget-s", values["path-budget-s"], undefined, 300) * 1000,
+  };
+}
