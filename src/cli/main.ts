@@ -8,6 +8,8 @@ import { writeFully, type CliIo } from "./io.js";
 import { runNormalize } from "./commands/normalize.js";
 import { runStdio } from "./commands/stdio.js";
 import { runServe } from "./commands/serve.js";
+import { runAuditCommand } from "./commands/audit.js";
+import { runReport } from "./commands/report.js";
 
 export const MAIN_HELP = `mcp-normalizer — an MCP proxy that normalizes resource contents and accounts for every byte
 
@@ -20,7 +22,9 @@ Commands:
   stdio --url URL [--transport T]           … an HTTP / SSE / WebSocket upstream
   stdio --config FILE --server NAME         … a server from a config file
   audit  (same upstream selectors)          read every resource, report what normalization saves
-  report LOG.jsonl…                         aggregate normalization logs into a size report
+         [--format md|json|html] [-o FILE] [--tokens] [--call TOOL --args JSON]
+  report LOG.jsonl… [--format md|json|html] [-o FILE]
+                                            aggregate normalization logs (files, globs, -, .gz)
   normalize [FILE|-]                        one JSON result or message in, normalized JSON out
 
 Run "mcp-normalizer <command> --help" for a command's options.
@@ -34,6 +38,8 @@ const COMMANDS: Record<string, Command> = {
   normalize: runNormalize,
   stdio: runStdio,
   serve: runServe,
+  audit: runAuditCommand,
+  report: runReport,
 };
 
 /** Registers commands added by other modules (audit, report) without a cycle of imports. */

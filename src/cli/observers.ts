@@ -1,13 +1,17 @@
 /**
- * What watches a running proxy: the operational logger, the normalization log (DESIGN.md §6)
- * and the flags that set them. Issue 4 grows this into metrics and reports.
+ * What watches a running proxy (issue 4): the operational logger, the normalization log
+ * (DESIGN.md §6, written by pino to `log.file` or stderr — never stdout), and for `serve` the
+ * live views: Prometheus metrics (`/metrics`) and a bounded in-memory report (`/report`).
  */
-import { mkdirSync, createWriteStream, type WriteStream } from "node:fs";
 import { dirname, resolve } from "node:path";
 import type { ProxyConfig } from "../config/schema.js";
 import type { PolicyOptions } from "../normalize/policy.js";
 import { createStderrLogger, type Logger, type LogLevel } from "../observe/logger.js";
 import { toLogRecords } from "../observe/logRecord.js";
+import { ProxyMetrics, type MetricsDocument, type UpstreamHealthSample } from "../observe/metrics.js";
+import { createNormalizationLog, type NormalizationLog } from "../observe/normalizationLog.js";
+import { ReportAggregator } from "../report/aggregate.js";
+import { renderHtml } from "../report/renderHtml.js";
 import type { NormalizationEvent } from "../proxy/withNormalization.js";
 import type { SessionInfo } from "../proxy/sessionManager.js";
 import { NormalizerError } from "../errors/NormalizerError.js";
@@ -21,7 +25,8 @@ export const OBSERVE_OPTIONS = {
 } as const;
 
 export const OBSERVE_HELP = `  --log-level L          debug | info | warn | error | silent (default: config log.level, else info)
-  --log-file FILE        append normalization records (JSONL) to FILE (default: config log.file)
+  --log-file FILE        append normalization records (JSONL) to FILE (default: config log.file;
+                         without one they go to stderr at log level info or debug)
   --dry-run              log what would change, forward the original
   --charset MODE         transcode (default) | preserve`;
 
@@ -32,16 +37,42 @@ export interface ObserveValues {
   charset?: string | undefined;
 }
 
+export interface ObserverOptions {
+  /** Keep metrics and a live report (`serve`). Default false (`stdio` has nowhere to show them). */
+  live?: boolean;
+  /** Server names, so their metric series exist before their first session. */
+  servers?: readonly string[];
+  /** Process metrics in /metrics. Default true. */
+  defaultMetrics?: boolean;
+  /** Clock for log records' `ts` (tests). */
+  now?: () => Date;
+}
+
+export interface HttpDocument {
+  contentType: string;
+  body: string;
+}
+
 export interface Observers {
   readonly logger: Logger;
   readonly onNormalized: (event: NormalizationEvent, session: SessionInfo) => void;
   policyOverrides(options: PolicyOptions): PolicyOptions;
+  /** `GET /metrics` (present with `live`). */
+  readonly metrics?: () => Promise<MetricsDocument>;
+  /** `GET /report`: the live HTML report from this proxy's own records (present with `live`). */
+  readonly report?: () => Promise<HttpDocument>;
+  /** Up/down/sessions/failures gauges are sampled from this at each scrape (`() => sessions.healthReport()`). */
+  watchHealth(source: () => UpstreamHealthSample): void;
+  /** For whoever restarts upstream connections: counts `mcp_normalizer_upstream_restarts_total`. */
+  upstreamRestarted(server: string): void;
+  /** Reopens the log file (after logrotate moved it). */
+  reopenLog(): void;
   close(): Promise<void>;
 }
 
 const LEVELS = new Set(["debug", "info", "warn", "error", "silent"]);
 
-export async function createObservers(config: ProxyConfig, values: ObserveValues, io: CliIo, configFile: string | undefined): Promise<Observers> {
+export async function createObservers(config: ProxyConfig, values: ObserveValues, io: CliIo, configFile: string | undefined, options: ObserverOptions = {}): Promise<Observers> {
   const level = values["log-level"] ?? config.log.level;
   if (!LEVELS.has(level)) throw new NormalizerError("USAGE", `--log-level expects debug, info, warn, error or silent, got ${JSON.stringify(level)}`);
   if (values.charset !== undefined && values.charset !== "transcode" && values.charset !== "preserve") {
@@ -49,27 +80,47 @@ export async function createObservers(config: ProxyConfig, values: ObserveValues
   }
   const logger = createStderrLogger(level as LogLevel, {}, (line) => io.stderr.write(line));
   const logPath = values["log-file"] !== undefined ? resolve(io.cwd, values["log-file"]) : config.log.file !== undefined ? resolve(configFile === undefined ? io.cwd : dirname(configFile), config.log.file) : undefined;
-  let stream: WriteStream | undefined;
-  if (logPath !== undefined) {
-    mkdirSync(dirname(logPath), { recursive: true });
-    // Appended, never truncated: a restart must not lose what earlier runs recorded.
-    stream = createWriteStream(logPath, { flags: "a" });
-    stream.on("error", (error) => logger.error("normalization log write failed", { file: logPath, error: error.message }));
-  }
+  // With a file, records are always written (issue 4); without one they join the operational
+  // lines on stderr unless the level asks for quiet.
+  let log: NormalizationLog | undefined;
+  if (logPath !== undefined) log = createNormalizationLog({ file: logPath }, { onError: (error) => logger.error("normalization log write failed", { file: logPath, error: error.message }) });
+  else if (level === "debug" || level === "info") log = createNormalizationLog({ stream: io.stderr });
+
+  const live = options.live ?? false;
+  const metrics = live ? new ProxyMetrics({ ...(options.servers === undefined ? {} : { servers: options.servers }), defaultMetrics: options.defaultMetrics ?? true }) : undefined;
+  // Bounded: totals exact, URI rows capped (DEFAULT_MAX_URIS), so a long-running proxy stays small.
+  const aggregate = live ? new ReportAggregator() : undefined;
+  const started = new Date().toISOString();
+  const now = options.now ?? (() => new Date());
+
   return {
     logger,
     onNormalized: (event, session) => {
-      for (const record of toLogRecords(event, session)) {
-        const line = `${JSON.stringify(record)}\n`;
-        if (stream !== undefined) stream.write(line);
-        else if (record.action !== "none") logger.info("normalized", record as unknown as Record<string, unknown>);
+      metrics?.observe(event, session.server);
+      for (const record of toLogRecords(event, session, now)) {
+        log?.write(record);
+        aggregate?.add(record);
       }
     },
-    policyOverrides: (options) => ({
-      ...options,
+    policyOverrides: (policy) => ({
+      ...policy,
       ...(values["dry-run"] ? { dryRun: true } : {}),
       ...(values.charset === undefined ? {} : { charset: values.charset as "transcode" | "preserve" }),
     }),
-    close: () => new Promise<void>((resolveClose) => (stream === undefined ? resolveClose() : stream.end(() => resolveClose()))),
+    ...(metrics === undefined ? {} : { metrics: () => metrics.render() }),
+    ...(aggregate === undefined
+      ? {}
+      : {
+          report: async () => ({
+            contentType: "text/html; charset=utf-8",
+            body: renderHtml(aggregate.toModel({ kind: "log", source: {}, generatedAt: now().toISOString(), timeRange: { from: started, to: now().toISOString() } })),
+          }),
+        }),
+    watchHealth: (source) => metrics?.sampleHealthFrom(source),
+    upstreamRestarted: (server) => metrics?.upstreamRestarted(server),
+    reopenLog: () => log?.reopen(),
+    close: async () => {
+      await log?.close();
+    },
   };
 }

@@ -77,7 +77,7 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<Exit
   }
   config = ConfigSchema.parse({ ...config, listen: { host, port } });
 
-  const observers = await createObservers(config, values, io, configFile);
+  const observers = await createObservers(config, values, io, configFile, { live: true, servers: Object.keys(config.mcpServers) });
   const servers = new Map(
     Object.entries(config.mcpServers)
       .filter(([, server]) => server.disabled !== true)
@@ -90,12 +90,15 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<Exit
     requestTimeoutMs: config.limits.requestTimeoutMs,
     onNormalized: observers.onNormalized,
   });
+  observers.watchHealth(() => sessions.healthReport());
   const frontend = createHttpFrontend({
     serverNames: sessions.serverNames,
     onSession: async (transport, info) => {
       await sessions.open(transport, info.server, info.stateless ? `${info.kind} (stateless)` : info.kind);
     },
     health: () => sessions.healthReport(),
+    ...(observers.metrics === undefined ? {} : { metrics: observers.metrics }),
+    ...(observers.report === undefined ? {} : { report: observers.report }),
     logger: observers.logger,
     maxMessageBytes: config.limits.maxMessageBytes,
     maxSessions: config.limits.maxSessions,

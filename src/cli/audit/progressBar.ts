@@ -1,0 +1,30 @@
+/**
+ * `audit`'s progress on stderr — only when stderr is a terminal (issue 4): in a pipe or a CI log
+ * a bar is just noise, and stdout may carry the report itself.
+ */
+import type { Writable } from "node:stream";
+
+export interface Progress {
+  update(done: number, total: number, label?: string): void;
+  finish(): void;
+}
+
+/** Width of the bar in characters. */
+const BAR_CHARS = 30;
+
+export function createProgress(stream: Writable & { isTTY?: boolean; columns?: number }): Progress {
+  if (stream.isTTY !== true) return { update: () => {}, finish: () => {} };
+  let drawn = false;
+  return {
+    update(done, total, label = "") {
+      const filled = total === 0 ? BAR_CHARS : Math.round((done / total) * BAR_CHARS);
+      const line = `[${"#".repeat(filled)}${".".repeat(BAR_CHARS - filled)}] ${done}/${total} ${label}`;
+      const width = Math.max(20, (stream.columns ?? 80) - 1);
+      stream.write(`\r${line.slice(0, width).padEnd(width)}`);
+      drawn = true;
+    },
+    finish() {
+      if (drawn) stream.write("\r\x1b[2K");
+    },
+  };
+}

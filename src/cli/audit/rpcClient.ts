@@ -1,0 +1,127 @@
+/**
+ * A raw JSON-RPC client over one upstream transport, for `audit` (issue 4). Deliberately not the
+ * SDK `Client`: its typed methods validate results with zod and strip or reject the very shapes
+ * an audit must see (unknown keys, text-in-base64 with a wrong mimeType, …). Results come back
+ * exactly as the transport parsed them; responses are matched to requests by id.
+ */
+import { NormalizerError } from "../../errors/NormalizerError.js";
+import type { JSONRPCMessage, ProxyTransport } from "../../transports/types.js";
+
+/** Default time to wait for one response, in ms (config `limits.requestTimeoutMs` overrides). */
+export const DEFAULT_AUDIT_REQUEST_TIMEOUT_MS = 60_000;
+
+/** A JSON-RPC error answer, kept as the upstream sent it. */
+export class RpcError extends Error {
+  constructor(
+    readonly rpcCode: number,
+    message: string,
+    readonly data?: unknown,
+  ) {
+    super(message);
+    this.name = "RpcError";
+  }
+}
+
+interface Pending {
+  method: string;
+  resolve: (result: unknown) => void;
+  reject: (error: Error) => void;
+  timer: NodeJS.Timeout;
+}
+
+export interface RpcClientOptions {
+  /** Time to wait for each response, in ms. Default 60 000. */
+  requestTimeoutMs?: number;
+  /** Why the transport ended (exit code, last stderr line), for error messages. */
+  describeEnd?: () => string | undefined;
+}
+
+export class RawRpcClient {
+  private nextId = 1;
+  private readonly pending = new Map<number, Pending>();
+  private closed = false;
+  private readonly timeoutMs: number;
+
+  constructor(
+    private readonly transport: ProxyTransport,
+    private readonly options: RpcClientOptions = {},
+  ) {
+    this.timeoutMs = options.requestTimeoutMs ?? DEFAULT_AUDIT_REQUEST_TIMEOUT_MS;
+    transport.onmessage = (message) => this.receive(message);
+    transport.onclose = () => this.fail(new NormalizerError("UPSTREAM_CLOSED", `upstream closed${this.why()}`));
+    transport.onerror = () => {};
+  }
+
+  start(): Promise<void> {
+    return this.transport.start();
+  }
+
+  request(method: string, params?: Record<string, unknown>): Promise<unknown> {
+    if (this.closed) return Promise.reject(new NormalizerError("UPSTREAM_CLOSED", `upstream closed${this.why()}; cannot send ${method}`));
+    const id = this.nextId++;
+    return new Promise<unknown>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.pending.delete(id);
+        reject(new NormalizerError("REQUEST_TIMEOUT", `${method}: no answer in ${this.timeoutMs} ms (limits.requestTimeoutMs)`));
+      }, this.timeoutMs);
+      this.pending.set(id, { method, resolve, reject, timer });
+      const message = { jsonrpc: "2.0", id, method, ...(params === undefined ? {} : { params }) } as JSONRPCMessage;
+      this.transport.send(message).catch((error: unknown) => {
+        clearTimeout(timer);
+        this.pending.delete(id);
+        reject(error instanceof Error ? error : new Error(String(error)));
+      });
+    });
+  }
+
+  async notify(method: string, params?: Record<string, unknown>): Promise<void> {
+    await this.transport.send({ jsonrpc: "2.0", method, ...(params === undefined ? {} : { params }) } as JSONRPCMessage);
+  }
+
+  async close(): Promise<void> {
+    this.fail(new NormalizerError("UPSTREAM_CLOSED", "audit finished"));
+    await this.transport.close();
+  }
+
+  private receive(message: unknown): void {
+    for (const msg of Array.isArray(message) ? (message as unknown[]) : [message]) this.receiveOne(msg);
+  }
+
+  private receiveOne(msg: unknown): void {
+    if (typeof msg !== "object" || msg === null) return;
+    const m = msg as { id?: unknown; method?: unknown; result?: unknown; error?: { code?: unknown; message?: unknown; data?: unknown } };
+    if (typeof m.method === "string") {
+      // A server→client request (ping, roots/list, sampling…): an audit has none of these to give.
+      if (m.id !== undefined) {
+        const reply = m.method === "ping" ? { jsonrpc: "2.0", id: m.id, result: {} } : { jsonrpc: "2.0", id: m.id, error: { code: -32601, message: `mcp-normalizer audit does not support ${m.method}` } };
+        this.transport.send(reply as JSONRPCMessage).catch(() => {});
+      }
+      return;
+    }
+    if (typeof m.id !== "number") return;
+    const pending = this.pending.get(m.id);
+    if (pending === undefined) return;
+    this.pending.delete(m.id);
+    clearTimeout(pending.timer);
+    if (m.error !== undefined) {
+      const code = typeof m.error?.code === "number" ? m.error.code : 0;
+      pending.reject(new RpcError(code, typeof m.error?.message === "string" ? m.error.message : JSON.stringify(m.error), m.error?.data));
+    } else {
+      pending.resolve(m.result);
+    }
+  }
+
+  private fail(error: Error): void {
+    this.closed = true;
+    for (const [id, pending] of this.pending) {
+      clearTimeout(pending.timer);
+      this.pending.delete(id);
+      pending.reject(error);
+    }
+  }
+
+  private why(): string {
+    const why = this.options.describeEnd?.();
+    return why === undefined ? "" : ` (${why})`;
+  }
+}

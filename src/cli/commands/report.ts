@@ -1,0 +1,73 @@
+/**
+ * `mcp-normalizer report LOG.jsonl…`: aggregates normalization logs — one proxy's or a fleet's —
+ * into the size report (issue 4). Streams its input; malformed lines are counted and shown,
+ * never fatal.
+ */
+import { mkdirSync, writeFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { aggregateLogSources, DEFAULT_MAX_LOG_LINE_BYTES, expandLogSources } from "../../observe/logSources.js";
+import { DEFAULT_MAX_URIS, DEFAULT_TOP_OFFENDERS, ReportAggregator } from "../../report/aggregate.js";
+import { parseReportFormat, renderReport } from "../../report/render.js";
+import { parseCommandArgs, parseIntFlag } from "../args.js";
+import { EXIT, type ExitCode } from "../exitCodes.js";
+import { writeFully, type CliIo } from "../io.js";
+
+export const REPORT_HELP = `Usage: mcp-normalizer report [options] LOG.jsonl… 
+
+Aggregates normalization logs (DESIGN.md §6 lines, from one proxy or many) into a size report:
+by server, mime type, action, method and URI; the time range covered; bytes saved.
+LOG may be a file, a glob ("logs/**/*.jsonl", quoted so the shell leaves it), - for stdin, and
+gzip-compressed (detected by content). Lines that are not records are counted and skipped.
+
+Options:
+  --format F             md (default) | json (stable, schemaVersion 1) | html (self-contained)
+  -o, --output FILE      write the report to FILE (default: stdout)
+  --top N                rows in the top offenders table (default ${DEFAULT_TOP_OFFENDERS})
+  --max-uris N           URIs tracked one by one (default ${DEFAULT_MAX_URIS}; totals are always exact)
+  --max-line-bytes N     longer lines count as malformed (default ${DEFAULT_MAX_LOG_LINE_BYTES})
+  -h, --help             this help
+
+Exit codes: 0 report written (malformed lines are in the report); 2 bad command line or a log
+that cannot be opened.`;
+
+export async function runReport(argv: readonly string[], io: CliIo): Promise<ExitCode> {
+  const { values, positionals, command } = parseCommandArgs(
+    argv,
+    {
+      format: { type: "string" },
+      output: { type: "string", short: "o" },
+      top: { type: "string" },
+      "max-uris": { type: "string" },
+      "max-line-bytes": { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
+    "report",
+  );
+  if (values.help) {
+    await writeFully(io.stdout, `${REPORT_HELP}\n`);
+    return EXIT.OK;
+  }
+  const format = parseReportFormat(values.format, "report: --format");
+  const topOffenders = parseIntFlag(values.top, "--top", "report") ?? DEFAULT_TOP_OFFENDERS;
+  const maxUris = parseIntFlag(values["max-uris"], "--max-uris", "report") ?? DEFAULT_MAX_URIS;
+  const maxLineBytes = parseIntFlag(values["max-line-bytes"], "--max-line-bytes", "report") ?? DEFAULT_MAX_LOG_LINE_BYTES;
+  // `report -- a.jsonl` is allowed: a log named like a flag.
+  const sources = await expandLogSources([...positionals, ...command], io.cwd);
+  const aggregator = new ReportAggregator({ topOffenders, maxUris: Math.max(1, maxUris) });
+  await aggregateLogSources(sources, aggregator, { stdin: io.stdin, maxLineBytes: Math.max(1, maxLineBytes) });
+  const model = aggregator.toModel({ kind: "log", source: { files: sources }, generatedAt: new Date().toISOString() });
+  const text = renderReport(model, format);
+  if (values.output !== undefined) {
+    const file = resolve(io.cwd, values.output);
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(file, text);
+  } else {
+    await writeFully(io.stdout, text);
+  }
+  if (model.malformed.lines > 0) await writeFully(io.stderr, `report: ${model.malformed.lines} malformed lines skipped (first: ${describeFirst(model.malformed.examples[0])})\n`);
+  return EXIT.OK;
+}
+
+function describeFirst(example: { source: string; line: number; error: string } | undefined): string {
+  return example === undefined ? "–" : `${example.source}:${example.line}: ${example.error}`;
+}

@@ -1,0 +1,75 @@
+/**
+ * Label values for /metrics with bounded cardinality (issue 4): a label set that grows with what
+ * upstreams send would grow Prometheus without bound. Mime essences outside a fixed list fold
+ * into `other`; so do methods and actions this version does not know.
+ */
+import type { ChangeAction } from "../normalize/change.js";
+import { parseMediaType } from "../normalize/mediaType.js";
+import { REQUEST_METHODS, RESULT_METHODS } from "../normalize/result.js";
+
+/** The essences that get their own label value: what MCP servers commonly send. */
+export const METRIC_MIME_TYPES: ReadonlySet<string> = new Set([
+  "text/plain",
+  "text/markdown",
+  "text/html",
+  "text/css",
+  "text/csv",
+  "text/xml",
+  "text/javascript",
+  "text/x-python",
+  "text/x-typescript",
+  "application/json",
+  "application/xml",
+  "application/yaml",
+  "application/toml",
+  "application/sql",
+  "application/javascript",
+  "application/pdf",
+  "application/zip",
+  "application/gzip",
+  "application/octet-stream",
+  "application/wasm",
+  "image/png",
+  "image/jpeg",
+  "image/gif",
+  "image/webp",
+  "image/svg+xml",
+  "image/bmp",
+  "image/tiff",
+  "image/x-icon",
+  "audio/mpeg",
+  "audio/wav",
+  "audio/ogg",
+  "audio/flac",
+  "video/mp4",
+  "video/webm",
+]);
+
+const ACTIONS: ReadonlySet<string> = new Set<ChangeAction>([
+  "unwrap-blob",
+  "transcode",
+  "reencode-blob",
+  "fix-mime",
+  "fill-mime",
+  "skip-invalid-base64",
+  "skip-too-large",
+  "warn-unrepresentable",
+  "warn-media-mismatch",
+  "none",
+]);
+
+/** The mime label of an entry: the type it went out with (else came with); `none` when missing. */
+export function mimeLabel(mimeAfter: string | null, mimeBefore: string | null): string {
+  const raw = mimeAfter ?? mimeBefore;
+  if (raw === null) return "none";
+  const essence = parseMediaType(raw)?.essence;
+  return essence !== undefined && METRIC_MIME_TYPES.has(essence) ? essence : "other";
+}
+
+export function methodLabel(method: string): string {
+  return RESULT_METHODS.has(method) || REQUEST_METHODS.has(method) ? method : "other";
+}
+
+export function actionLabel(action: string): string {
+  return ACTIONS.has(action) ? action : "other";
+}

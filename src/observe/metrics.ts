@@ -1,0 +1,134 @@
+/**
+ * Prometheus metrics of one proxy instance (issue 4, DESIGN.md §4 `/metrics`), on prom-client
+ * with a registry of its own (never the global one: two proxies in one process, or two tests,
+ * must not add into each other's counters).
+ *
+ * Counters are monotonic (Prometheus rule), and a saving can be negative (a re-encode to blob
+ * grows the entry), so savings and growth are two counters: net saved = saved − grown.
+ * Changes not applied (dryRun) count as bytes out unchanged and in `entries_total` only.
+ */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { WARNING_ACTIONS, type ChangeAction } from "../normalize/change.js";
+import type { NormalizationEvent } from "../proxy/withNormalization.js";
+import { actionLabel, methodLabel, mimeLabel } from "./metricLabels.js";
+
+/** Buckets of the per-message normalization time, in seconds (0.1 ms … 5 s). */
+export const NORMALIZE_SECONDS_BUCKETS: readonly number[] = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
+
+/** What `/healthz` knows per upstream (SessionManager.healthReport()), sampled at scrape time. */
+export interface UpstreamHealthSample {
+  servers: Record<string, { status: "up" | "down" | "idle"; sessions: number; upstreamFailures: number }>;
+}
+
+export interface ProxyMetricsOptions {
+  /** Process metrics (CPU, memory, event loop lag, handles) of prom-client. Default true. */
+  defaultMetrics?: boolean;
+  /** Server names known in advance, so their series exist (at 0) before the first session. */
+  servers?: readonly string[];
+}
+
+export interface MetricsDocument {
+  contentType: string;
+  body: string;
+}
+
+const ENTRY_LABELS = ["server", "method", "action", "mime"] as const;
+
+export class ProxyMetrics {
+  readonly registry = new Registry();
+  private readonly bytesIn: Counter<(typeof ENTRY_LABELS)[number]>;
+  private readonly bytesOut: Counter<(typeof ENTRY_LABELS)[number]>;
+  private readonly bytesSaved: Counter<(typeof ENTRY_LABELS)[number]>;
+  private readonly bytesGrown: Counter<(typeof ENTRY_LABELS)[number]>;
+  private readonly entries: Counter<(typeof ENTRY_LABELS)[number]>;
+  private readonly rewrites: Counter<(typeof ENTRY_LABELS)[number]>;
+  private readonly warnings: Counter<(typeof ENTRY_LABELS)[number]>;
+  private readonly duration: Histogram<"server" | "method">;
+  private readonly up: Gauge<"server">;
+  private readonly down: Gauge<"server">;
+  private readonly sessions: Gauge<"server">;
+  private readonly failures: Counter<"server">;
+  private readonly restarts: Counter<"server">;
+  private readonly failuresSeen = new Map<string, number>();
+  private healthSource: (() => UpstreamHealthSample) | undefined;
+
+  constructor(options: ProxyMetricsOptions = {}) {
+    const registers = [this.registry];
+    const entryCounter = (name: string, help: string) => new Counter({ name, help, labelNames: ENTRY_LABELS, registers });
+    this.bytesIn = entryCounter("mcp_normalizer_bytes_in_total", "UTF-8 bytes of resource entries' JSON as the upstream sent them");
+    this.bytesOut = entryCounter("mcp_normalizer_bytes_out_total", "UTF-8 bytes of resource entries' JSON as forwarded to the host");
+    this.bytesSaved = entryCounter("mcp_normalizer_bytes_saved_total", "Bytes removed by normalization (entries that shrank)");
+    this.bytesGrown = entryCounter("mcp_normalizer_bytes_grown_total", "Bytes added by normalization (entries that grew, e.g. re-encoded to blob)");
+    this.entries = entryCounter("mcp_normalizer_entries_total", "Resource entries seen by the engine, by action (none = unchanged)");
+    this.rewrites = entryCounter("mcp_normalizer_rewrites_total", "Entries rewritten (changes applied; warnings and dry-run changes excluded)");
+    this.warnings = entryCounter("mcp_normalizer_warnings_total", "Entries left unchanged with a warning (skip-*, warn-*)");
+    this.duration = new Histogram({
+      name: "mcp_normalizer_normalize_duration_seconds",
+      help: "Time spent in the normalization engine per message",
+      labelNames: ["server", "method"],
+      buckets: [...NORMALIZE_SECONDS_BUCKETS],
+      registers,
+    });
+    this.up = new Gauge({ name: "mcp_normalizer_upstream_up", help: "1 when the upstream has live sessions and its last start succeeded", labelNames: ["server"], registers });
+    this.down = new Gauge({ name: "mcp_normalizer_upstream_down", help: "1 when the upstream's last start or session failed", labelNames: ["server"], registers });
+    this.sessions = new Gauge({ name: "mcp_normalizer_upstream_sessions", help: "Live host sessions (each with its own upstream connection)", labelNames: ["server"], registers });
+    this.failures = new Counter({ name: "mcp_normalizer_upstream_failures_total", help: "Upstream connections that failed to start or ended unexpectedly", labelNames: ["server"], registers });
+    this.restarts = new Counter({ name: "mcp_normalizer_upstream_restarts_total", help: "Upstream connections restarted by the proxy", labelNames: ["server"], registers });
+    for (const server of options.servers ?? []) {
+      this.up.set({ server }, 0);
+      this.down.set({ server }, 0);
+      this.sessions.set({ server }, 0);
+      this.failures.inc({ server }, 0);
+      this.restarts.inc({ server }, 0);
+    }
+    if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** Counts one normalized message (wire it to `onNormalized`). */
+  observe(event: NormalizationEvent, server: string): void {
+    const method = methodLabel(event.method);
+    this.duration.observe({ server, method }, event.ms / 1000);
+    for (const change of event.changes) {
+      const labels = { server, method, action: actionLabel(change.action), mime: mimeLabel(change.mimeAfter, change.mimeBefore) };
+      const applied = change.applied && change.action !== "none";
+      const out = applied ? change.bytesAfter : change.bytesBefore;
+      this.entries.inc(labels);
+      this.bytesIn.inc(labels, change.bytesBefore);
+      this.bytesOut.inc(labels, out);
+      const saved = change.bytesBefore - out;
+      if (saved > 0) this.bytesSaved.inc(labels, saved);
+      if (saved < 0) this.bytesGrown.inc(labels, -saved);
+      if (WARNING_ACTIONS.has(change.action as ChangeAction)) this.warnings.inc(labels);
+      else if (applied) this.rewrites.inc(labels);
+    }
+  }
+
+  /** The session manager (or reliability code) calls this when it restarts an upstream connection. */
+  upstreamRestarted(server: string): void {
+    this.restarts.inc({ server });
+  }
+
+  /** Where up/down/sessions/failures come from: sampled on every scrape (e.g. `() => sessions.healthReport()`). */
+  sampleHealthFrom(source: () => UpstreamHealthSample): void {
+    this.healthSource = source;
+  }
+
+  /** The `/metrics` document (Prometheus text exposition format). */
+  async render(): Promise<MetricsDocument> {
+    this.sampleHealth();
+    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+
+  private sampleHealth(): void {
+    if (this.healthSource === undefined) return;
+    for (const [server, health] of Object.entries(this.healthSource().servers)) {
+      this.up.set({ server }, health.status === "up" ? 1 : 0);
+      this.down.set({ server }, health.status === "down" ? 1 : 0);
+      this.sessions.set({ server }, health.sessions);
+      // The session manager keeps a running total; the counter follows it by its increments.
+      const seen = this.failuresSeen.get(server) ?? 0;
+      if (health.upstreamFailures > seen) this.failures.inc({ server }, health.upstreamFailures - seen);
+      this.failuresSeen.set(server, Math.max(seen, health.upstreamFailures));
+    }
+  }
+}

@@ -1,0 +1,62 @@
+/**
+ * The normalization log writer (DESIGN.md §6, issue 4): one JSON line per record, written by
+ * pino to `log.file` (created with its folder, opened for append — a restart never truncates
+ * what earlier runs wrote) or to a stream (stderr). Never stdout: in `stdio` mode stdout
+ * carries JSON-RPC only (STYLE habit 8). Content is never logged: a `LogRecord` has none.
+ */
+import { pino, type DestinationStream, type Logger as PinoLogger } from "pino";
+import type { Writable } from "node:stream";
+import type { LogRecord } from "./logRecord.js";
+
+export interface NormalizationLog {
+  write(record: LogRecord): void;
+  /** Reopens the file (after an external rotation, e.g. logrotate on SIGHUP); no-op for streams. */
+  reopen(): void;
+  /** Flushes and closes the file; a stream (stderr) is left open. */
+  close(): Promise<void>;
+}
+
+export type NormalizationLogTarget = { file: string } | { stream: Writable };
+
+export interface NormalizationLogOptions {
+  /** A write to the file failed (disk full, permissions): reported, never thrown into the proxy. */
+  onError?: (error: Error) => void;
+}
+
+export function createNormalizationLog(target: NormalizationLogTarget, options: NormalizationLogOptions = {}): NormalizationLog {
+  const file = "file" in target ? pino.destination({ dest: target.file, append: true, mkdir: true, sync: false }) : undefined;
+  if (file !== undefined && options.onError !== undefined) file.on("error", options.onError);
+  const destination: DestinationStream = file ?? (target as { stream: Writable }).stream;
+  // DESIGN.md §6 fixes the line's fields and order, `ts` first. Pino's own `level` and `time`
+  // are left out; pino's `timestamp` hook is the only way to put a field before the record's
+  // own, so the record's `ts` goes through it (writes are synchronous: `nextTs` cannot race).
+  let nextTs = "";
+  const logger: PinoLogger = pino(
+    {
+      base: null,
+      timestamp: () => `"ts":${JSON.stringify(nextTs)}`,
+      formatters: { level: () => ({}) },
+    },
+    destination,
+  );
+  let closing: Promise<void> | undefined;
+  return {
+    write(record) {
+      const { ts, ...rest } = record;
+      nextTs = ts;
+      logger.info(rest);
+    },
+    reopen() {
+      file?.reopen();
+    },
+    close() {
+      if (file === undefined) return Promise.resolve();
+      closing ??= new Promise<void>((resolve) => {
+        file.once("close", () => resolve());
+        file.once("error", () => resolve());
+        file.end();
+      });
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,202 @@
+/**
+ * Entry facts in, a report model out (issue 4). Pure and incremental: `report` feeds it a log
+ * of any size line by line, `serve` keeps one alive for `GET /report`, `audit` feeds it the
+ * engine's records. Memory is bounded: totals and breakdowns are exact; the per-URI table keeps
+ * at most `maxUris` rows (the ones that matter most) and says how many it dropped.
+ */
+import { WARNING_ACTIONS, type ChangeAction } from "../normalize/change.js";
+import { parseMediaType } from "../normalize/mediaType.js";
+import { REPORT_SCHEMA_VERSION, type EntryFact, type GroupRow, type MalformedLine, type ReadFailure, type ReportModel, type Totals, type UriRow } from "./model.js";
+
+/** Default most URIs tracked one by one; past it the least significant rows are dropped. */
+export const DEFAULT_MAX_URIS = 10_000;
+/** Default most distinct keys per breakdown (servers, mime types, …); the rest fold into `(other)`. */
+export const DEFAULT_MAX_GROUP_KEYS = 1_000;
+/** Default rows in the top offenders table. */
+export const DEFAULT_TOP_OFFENDERS = 20;
+/** Default malformed lines kept as examples (all are counted). */
+export const DEFAULT_MAX_MALFORMED_EXAMPLES = 20;
+/** Default most read failures listed (all are counted in `failures.length` up to this). */
+export const DEFAULT_MAX_FAILURES = 1_000;
+
+export interface AggregatorOptions {
+  /** Most URIs tracked one by one (default 10 000; `Infinity` for an audit). */
+  maxUris?: number;
+  /** Most distinct keys per breakdown (default 1 000). */
+  maxGroupKeys?: number;
+  /** Rows in the top offenders table (default 20). */
+  topOffenders?: number;
+  /** Malformed lines kept as examples (default 20). */
+  maxMalformedExamples?: number;
+  /** Read failures kept (default 1 000). */
+  maxFailures?: number;
+}
+
+export interface ModelMeta {
+  kind: ReportModel["kind"];
+  source: ReportModel["source"];
+  generatedAt: string;
+  /** Overrides the range of `ts` seen (audit: when it started and ended). */
+  timeRange?: ReportModel["timeRange"];
+  tokens?: ReportModel["tokens"];
+}
+
+const OTHER = "(other)";
+const NO_MIME = "(none)";
+
+export function emptyTotals(): Totals {
+  return { entries: 0, changed: 0, warned: 0, notApplied: 0, bytesBefore: 0, bytesAfter: 0, saved: 0, actions: {} };
+}
+
+/** Adds one fact to running totals (in place). */
+export function addToTotals(totals: Totals, fact: EntryFact): void {
+  totals.entries++;
+  if (WARNING_ACTIONS.has(fact.action as ChangeAction)) totals.warned++;
+  else if (fact.action !== "none") totals.changed++;
+  if (fact.applied === false && fact.action !== "none") totals.notApplied++;
+  totals.bytesBefore += fact.bytesBefore;
+  totals.bytesAfter += fact.bytesAfter;
+  totals.saved += fact.saved;
+  if (fact.tokensBefore !== undefined) totals.tokensBefore = (totals.tokensBefore ?? 0) + fact.tokensBefore;
+  if (fact.tokensAfter !== undefined) totals.tokensAfter = (totals.tokensAfter ?? 0) + fact.tokensAfter;
+  totals.actions[fact.action] = (totals.actions[fact.action] ?? 0) + 1;
+}
+
+/** The essence a fact is filed under: the type it ended with, else the one it came with. */
+export function mimeKey(fact: Pick<EntryFact, "mimeBefore" | "mimeAfter">): string {
+  const raw = fact.mimeAfter ?? fact.mimeBefore;
+  if (raw === null || raw === undefined) return NO_MIME;
+  return parseMediaType(raw)?.essence ?? "(invalid)";
+}
+
+export class ReportAggregator {
+  private readonly totals = emptyTotals();
+  private readonly groups = { server: new Map<string, Totals>(), mime: new Map<string, Totals>(), action: new Map<string, Totals>(), method: new Map<string, Totals>() };
+  private readonly uris = new Map<string, { uri: string; server: string; mime: string; totals: Totals }>();
+  private readonly failures: ReadFailure[] = [];
+  private readonly malformedExamples: MalformedLine[] = [];
+  private malformedCount = 0;
+  private ignored = 0;
+  private droppedUris = 0;
+  private firstTs = Infinity;
+  private lastTs = -Infinity;
+  private readonly maxUris: number;
+  private readonly maxGroupKeys: number;
+  private readonly topN: number;
+  private readonly maxExamples: number;
+  private readonly maxFailures: number;
+
+  constructor(options: AggregatorOptions = {}) {
+    this.maxUris = options.maxUris ?? DEFAULT_MAX_URIS;
+    this.maxGroupKeys = options.maxGroupKeys ?? DEFAULT_MAX_GROUP_KEYS;
+    this.topN = options.topOffenders ?? DEFAULT_TOP_OFFENDERS;
+    this.maxExamples = options.maxMalformedExamples ?? DEFAULT_MAX_MALFORMED_EXAMPLES;
+    this.maxFailures = options.maxFailures ?? DEFAULT_MAX_FAILURES;
+  }
+
+  /** Entries counted so far. */
+  get entries(): number {
+    return this.totals.entries;
+  }
+
+  add(fact: EntryFact): void {
+    addToTotals(this.totals, fact);
+    this.group(this.groups.server, fact.server, fact);
+    this.group(this.groups.mime, mimeKey(fact), fact);
+    this.group(this.groups.action, fact.action, fact);
+    this.group(this.groups.method, fact.method, fact);
+    if (fact.uri !== null) this.addUri(fact);
+    if (typeof fact.ts === "string") {
+      const at = Date.parse(fact.ts);
+      if (Number.isFinite(at)) {
+        if (at < this.firstTs) this.firstTs = at;
+        if (at > this.lastTs) this.lastTs = at;
+      }
+    }
+  }
+
+  addFailure(failure: ReadFailure): void {
+    if (this.failures.length < this.maxFailures) this.failures.push(failure);
+  }
+
+  addMalformed(example: MalformedLine): void {
+    this.malformedCount++;
+    if (this.malformedExamples.length < this.maxExamples) this.malformedExamples.push(example);
+  }
+
+  /** A JSON line that is not a normalization record (an operational log line): skipped. */
+  addIgnored(): void {
+    this.ignored++;
+  }
+
+  toModel(meta: ModelMeta): ReportModel {
+    const saved = this.totals.saved;
+    const share = (n: number): number => (saved > 0 ? n / saved : 0);
+    const rows = (map: Map<string, Totals>, order: (a: GroupRow, b: GroupRow) => number): GroupRow[] =>
+      [...map].map(([key, totals]) => ({ key, ...cloneTotals(totals), shareOfSaved: share(totals.saved) })).sort(order);
+    const bySaved = (a: Totals, b: Totals): number => b.saved - a.saved || b.bytesBefore - a.bytesBefore;
+    const byUri: UriRow[] = [...this.uris.values()]
+      .map(({ uri, server, mime, totals }) => ({ uri, server, mime, ...cloneTotals(totals), shareOfSaved: share(totals.saved) }))
+      .sort((a, b) => bySaved(a, b) || a.uri.localeCompare(b.uri));
+    return {
+      schemaVersion: REPORT_SCHEMA_VERSION,
+      kind: meta.kind,
+      generatedAt: meta.generatedAt,
+      source: meta.source,
+      timeRange: meta.timeRange ?? {
+        from: Number.isFinite(this.firstTs) ? new Date(this.firstTs).toISOString() : null,
+        to: Number.isFinite(this.lastTs) ? new Date(this.lastTs).toISOString() : null,
+      },
+      totals: { ...cloneTotals(this.totals), shareSaved: this.totals.bytesBefore > 0 ? saved / this.totals.bytesBefore : 0 },
+      byServer: rows(this.groups.server, bySaved),
+      byMime: rows(this.groups.mime, bySaved),
+      byAction: rows(this.groups.action, (a, b) => b.entries - a.entries || a.key.localeCompare(b.key)),
+      byMethod: rows(this.groups.method, bySaved),
+      byUri,
+      topOffenders: byUri.filter((row) => row.saved > 0).slice(0, this.topN),
+      failures: [...this.failures],
+      malformed: { lines: this.malformedCount, examples: [...this.malformedExamples] },
+      ignoredLines: this.ignored,
+      uriTable: { limit: this.maxUris, dropped: this.droppedUris },
+      ...(meta.tokens === undefined ? {} : { tokens: meta.tokens }),
+    };
+  }
+
+  private group(map: Map<string, Totals>, key: string, fact: EntryFact): void {
+    let totals = map.get(key);
+    if (totals === undefined) {
+      const slot = map.size < this.maxGroupKeys ? key : OTHER;
+      totals = map.get(slot);
+      if (totals === undefined) {
+        totals = emptyTotals();
+        map.set(slot, totals);
+      }
+    }
+    addToTotals(totals, fact);
+  }
+
+  private addUri(fact: EntryFact): void {
+    const key = `${fact.server}\u0000${fact.uri}`;
+    let row = this.uris.get(key);
+    if (row === undefined) {
+      row = { uri: fact.uri as string, server: fact.server, mime: mimeKey(fact), totals: emptyTotals() };
+      this.uris.set(key, row);
+    } else {
+      row.mime = mimeKey(fact);
+    }
+    addToTotals(row.totals, fact);
+    // Pruned in batches (down to the limit once twice over it), so each add costs O(log n) amortized.
+    if (this.uris.size > 2 * this.maxUris) this.pruneUris();
+  }
+
+  private pruneUris(): void {
+    const kept = [...this.uris].sort(([, a], [, b]) => Math.abs(b.totals.saved) - Math.abs(a.totals.saved) || b.totals.bytesBefore - a.totals.bytesBefore).slice(0, this.maxUris);
+    this.droppedUris += this.uris.size - kept.length;
+    this.uris.clear();
+    for (const [key, row] of kept) this.uris.set(key, row);
+  }
+}
+
+function cloneTotals(totals: Totals): Totals {
+  return { ...totals, actions: { ...totals.actions } };
+}

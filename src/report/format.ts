@@ -1,0 +1,36 @@
+/** Number formatting shared by the md and html renderers (the json one keeps raw numbers). */
+
+const UNITS = ["B", "KiB", "MiB", "GiB", "TiB"] as const;
+
+/** `1536` → `1.5 KiB`; exact below 1 KiB; keeps the sign (a negative saving is growth). */
+export function formatBytes(bytes: number): string {
+  const sign = bytes < 0 ? "−" : "";
+  let n = Math.abs(bytes);
+  let unit = 0;
+  while (n >= 1024 && unit < UNITS.length - 1) {
+    n /= 1024;
+    unit++;
+  }
+  const digits = unit === 0 ? 0 : n < 10 ? 2 : n < 100 ? 1 : 0;
+  return `${sign}${n.toFixed(digits)} ${UNITS[unit]}`;
+}
+
+/** `0.3333` → `33.3%`. */
+export function formatShare(share: number): string {
+  if (!Number.isFinite(share)) return "–";
+  return `${(share * 100).toFixed(1)}%`;
+}
+
+/** `1234567` → `1,234,567` (fixed locale so reports and tests read the same everywhere). */
+export function formatCount(n: number): string {
+  const sign = n < 0 ? "−" : "";
+  return sign + Math.abs(Math.round(n)).toString().replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+}
+
+/** `{unwrap-blob: 3, fix-mime: 1}` → `unwrap-blob 3, fix-mime 1` (most frequent first; `none` left out). */
+export function formatActions(actions: Readonly<Record<string, number>>): string {
+  const list = Object.entries(actions)
+    .filter(([action]) => action !== "none")
+    .sort(([a, x], [b, y]) => y - x || a.localeCompare(b));
+  return list.length === 0 ? "–" : list.map(([action, n]) => `${action} ${n}`).join(", ");
+}

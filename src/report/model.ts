@@ -1,0 +1,111 @@
+/**
+ * The size report model (issue 4): what `audit` and `report` compute and what every renderer
+ * (md, json, html) shows. Its JSON form is the documented, stable `--format json` output:
+ * fields are only ever added within a `schemaVersion`; renaming or removing one bumps it.
+ */
+
+/** Version of the JSON report format. Bumped on any change that is not a pure addition. */
+export const REPORT_SCHEMA_VERSION = 1;
+
+/**
+ * One entry's accounting, as the aggregator consumes it: a normalization log line (DESIGN.md §6)
+ * or an engine record from `audit` (then `action` may be `none`, and tokens may be present).
+ */
+export interface EntryFact {
+  readonly ts?: string | null;
+  readonly server: string;
+  readonly method: string;
+  readonly uri: string | null;
+  /** A DESIGN.md §6 action, `none` (audit: unchanged), or whatever a newer proxy logged. */
+  readonly action: string;
+  readonly mimeBefore: string | null;
+  readonly mimeAfter: string | null;
+  readonly bytesBefore: number;
+  readonly bytesAfter: number;
+  /** bytesBefore − bytesAfter; negative when a re-encode to blob grew the entry. */
+  readonly saved: number;
+  /** False in dryRun: the change was logged, not made. Absent counts as applied. */
+  readonly applied?: boolean;
+  /** Estimated LLM tokens of the entry's JSON (audit `--tokens` only). */
+  readonly tokensBefore?: number;
+  readonly tokensAfter?: number;
+}
+
+/** Sums over a set of entries. */
+export interface Totals {
+  /** Entries counted (audit: every entry read; log: every changed or warned entry logged). */
+  entries: number;
+  /** Entries whose action changed them (not `none`, not a warning). */
+  changed: number;
+  /** Entries left alone with a warning (`skip-*`, `warn-*`). */
+  warned: number;
+  /** Changes logged in dryRun (counted in the bytes as if made). */
+  notApplied: number;
+  bytesBefore: number;
+  bytesAfter: number;
+  saved: number;
+  /** Present when tokens were counted (audit `--tokens`). */
+  tokensBefore?: number;
+  tokensAfter?: number;
+  /** Entries per action (`unwrap-blob`, `transcode`, …, `none`). */
+  actions: Record<string, number>;
+}
+
+/** A row of a breakdown (by server, mime type, action or method). */
+export interface GroupRow extends Totals {
+  key: string;
+  /** This row's share of all bytes saved, 0…1 (0 when nothing was saved overall). */
+  shareOfSaved: number;
+}
+
+/** A row per URI (audit: per resource read; log: per URI seen, bounded). */
+export interface UriRow extends Totals {
+  uri: string;
+  server: string;
+  /** Essence of the type the entry ended with (mimeAfter, else mimeBefore), or `(none)`. */
+  mime: string;
+  shareOfSaved: number;
+}
+
+export interface ReadFailure {
+  uri: string;
+  /** What the upstream answered (JSON-RPC error code and message) or why the read failed. */
+  error: string;
+  code?: number;
+}
+
+export interface MalformedLine {
+  source: string;
+  line: number;
+  error: string;
+}
+
+export interface ReportModel {
+  schemaVersion: typeof REPORT_SCHEMA_VERSION;
+  /** `audit`: one upstream's resources, read now. `log`: normalization logs aggregated. */
+  kind: "audit" | "log";
+  generatedAt: string;
+  /** What was measured: the upstream (audit) or the log files (`-` is stdin). */
+  source: { server?: string; upstream?: string; files?: string[] };
+  /** First and last `ts` seen (log), or when the audit started and ended. */
+  timeRange: { from: string | null; to: string | null };
+  totals: Totals & { shareSaved: number };
+  byServer: GroupRow[];
+  byMime: GroupRow[];
+  byAction: GroupRow[];
+  byMethod: GroupRow[];
+  /** Every URI tracked, most bytes saved first (audit: every resource read). */
+  byUri: UriRow[];
+  /** The first `topN` of byUri with something saved: where the bytes go. */
+  topOffenders: UriRow[];
+  /** Audit: resources whose read failed, with the error. Empty for logs. */
+  failures: ReadFailure[];
+  /** Log: lines that were not normalization records. Audit: zero. */
+  malformed: { lines: number; examples: MalformedLine[] };
+  /** Log: JSON lines that are not normalization records (operational log lines), skipped. */
+  ignoredLines: number;
+  /** The URI table is bounded; `dropped` distinct URIs fell out of it (totals stay exact). */
+  uriTable: { limit: number; dropped: number };
+  /** Present when tokens were counted: which tokenizer encoding estimated them. */
+  tokens?: { encoding: string; note: string };
+}
