@@ -1,0 +1,153 @@
+#!/usr/bin/env node
+/**
+ * Summarizes proxy benchmark results (bench/results/suite.json, written by `npm run bench`) into
+ * README.md between `<!-- bench:start -->` and `<!-- bench:end -->` (issue 6: "summarized in the
+ * README by a script, never by hand"). It edits nothing outside the markers; when they are
+ * missing it prints the block to stdout instead.
+ *
+ *   node scripts/bench-readme.mjs [RESULTS.json] [README.md] [--stdout]
+ */
+import { readFileSync, writeFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { dirname, join, resolve } from "node:path";
+
+export const START_MARKER = "<!-- bench:start -->";
+export const END_MARKER = "<!-- bench:end -->";
+
+const SMALL = [
+  ["read-text-1k", "1 KiB text"],
+  ["read-text-12k", "12 KiB text"],
+  ["read-blob-76", "76 B blob"],
+  ["tools-call", "tools/call"],
+  ["read-blob-1m", "1 MiB blob"],
+];
+const BIG = [
+  ["read-blob-10m", "10 MiB"],
+  ["read-blob-50m", "50 MiB"],
+];
+
+const fmtMs = (ms) => (ms === null || ms === undefined ? "–" : ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : ms >= 100 ? `${ms.toFixed(0)} ms` : `${ms.toFixed(2)} ms`);
+const fmtX = (x) => (x === null || x === undefined ? null : `${x < 10 ? x.toFixed(2) : x.toFixed(1)}×`);
+const fmtMiB = (bytes) => (bytes === null || bytes === undefined ? "–" : `${(bytes / 1048576).toFixed(bytes < 10 * 1048576 ? 1 : 0)} MiB`);
+const short = (text, n = 70) => (text.length <= n ? text : `${text.slice(0, n - 1)}…`).replace(/\|/g, "\\|").replace(/\s+/g, " ");
+
+function resultOf(results, workloadId, pathId) {
+  return results.workloads.find((w) => w.id === workloadId)?.results.find((r) => r.path === pathId);
+}
+
+function smallCell(r, pathId) {
+  if (r === undefined) return "–";
+  if (r.status !== "ok") return `failed: ${short(r.error ?? "", 40)}`;
+  const ratios = [];
+  if (pathId !== "direct" && r.ratioVsDirect !== null) ratios.push(`${fmtX(r.ratioVsDirect)} direct`);
+  if (r.ratioVsFastestPeer !== null && r.fastestPeer !== pathId) ratios.push(`${fmtX(r.ratioVsFastestPeer)} peer`);
+  return `${fmtMs(r.medianMs)}${ratios.length === 0 ? "" : ` (${ratios.join(", ")})`}${r.truncated ? ` [${r.calls} calls, cut by time budget]` : ""}`;
+}
+
+function bigCells(results, workloadId, pathId) {
+  const r = resultOf(results, workloadId, pathId);
+  if (r === undefined) return ["–", "–", "–", "–"];
+  if (r.status !== "ok") return [`failed: ${short(r.error ?? "")}`, "–", "–", "–"];
+  const versus = [];
+  if (pathId !== "direct" && r.ratioVsDirect !== null) versus.push(`${fmtX(r.ratioVsDirect)} direct`);
+  if (r.ratioVsFastestPeer !== null && r.fastestPeer !== pathId) versus.push(`${fmtX(r.ratioVsFastestPeer)} ${r.fastestPeer}`);
+  const time = `${fmtMs(r.medianMs)}${versus.length === 0 ? "" : ` (${versus.join(", ")})`}`;
+  const proxy = r.proxy === null || r.proxy === undefined ? "–" : `${fmtMiB(r.proxy.peakRssBytes)} / ${r.proxy.cpuSeconds ?? "–"} s`;
+  const delivered = r.bytesPerCall === null ? "–" : `${fmtMiB(r.bytesPerCall)} ${r.delivered?.form ?? ""}`.trim();
+  return [time, proxy, delivered, String(r.calls)];
+}
+
+/** The Markdown block that goes between the markers. Pure: results object in, string out. */
+export function renderBenchBlock(results) {
+  const v = results.versions;
+  const m = results.machine;
+  const lines = [];
+  lines.push(
+    `Measured by \`npm run bench\` (${results.mode} mode) on ${results.startedAt.slice(0, 10)}: ${m.cpus} × ${m.cpuModel ?? "CPU"}, ${m.platform}, Node ${m.node}` +
+      `${results.loadAverage ? `, load average ${results.loadAverage.start[0]} → ${results.loadAverage.end[0]}` : ""}; ` +
+      `mcp-normalizer ${v.mcpNormalizer}${v.commit ? ` (${v.commit})` : ""}, supergateway ${v.supergateway}, mcp-proxy ${v.mcpProxy}, SDK ${v.sdk}. ` +
+      "Medians of interleaved runs; ratios are to the SDK client reading the upstream directly over stdio and to the fastest peer " +
+      "(supergateway, mcp-proxy) on the same transport. All figures: `bench/results/suite.json`; paths and method: `notes/bench.md`.",
+    "",
+  );
+  const pathIds = results.paths.map((p) => p.id);
+  const label = new Map(results.paths.map((p) => [p.id, p.label]));
+  const counts = results.options.counts;
+
+  lines.push(`**Calls** — median per call (${counts.small} of each small read, ${counts.tools} tools/call, ${counts.mib1} reads of 1 MiB):`, "");
+  lines.push(`| path | ${SMALL.map(([, l]) => l).join(" | ")} |`, `|---|${SMALL.map(() => "---").join("|")}|`);
+  for (const id of pathIds.filter((id) => !results.paths.find((p) => p.id === id).bigOnly)) {
+    if (!SMALL.some(([w]) => resultOf(results, w, id) !== undefined)) continue;
+    lines.push(`| ${label.get(id)} | ${SMALL.map(([w]) => smallCell(resultOf(results, w, id), id)).join(" | ")} |`);
+  }
+  lines.push("");
+
+  for (const [w, l] of BIG) {
+    if (!results.workloads.some((x) => x.id === w)) continue;
+    lines.push(`**Big read, ${l}** — end-to-end time as seen by the host (median of ${counts[w === "read-blob-10m" ? "big10" : "big50"]}, a fresh proxy each), proxy peak RSS / CPU (worst read), bytes delivered to the host:`, "");
+    lines.push("| path | time | proxy peak RSS / CPU | delivered | reads |", "|---|---|---|---|---|");
+    for (const id of pathIds) {
+      if (resultOf(results, w, id) === undefined) continue;
+      lines.push(`| ${label.get(id)} | ${bigCells(results, w, id).join(" | ")} |`);
+    }
+    lines.push("");
+  }
+
+  const judged = results.targets.filter((t) => t.met !== null);
+  const missed = judged.filter((t) => t.met === false);
+  lines.push(`**Targets** (issue 6): ${judged.length - missed.length} of ${judged.length} met${judged.length < results.targets.length ? `, ${results.targets.length - judged.length} not measured in this run` : ""}.`, "");
+  if (judged.length > 0) {
+    lines.push("| target | figure | limit | |", "|---|---|---|---|");
+    for (const t of judged) {
+      const figure = t.value === null ? short(t.note ?? "–", 60) : `${t.value} ${t.unit}`;
+      lines.push(`| ${t.text} | ${figure} | ${t.limit} ${t.unit} | ${t.met ? "met" : "**missed**"} |`);
+    }
+  }
+  return lines.join("\n");
+}
+
+/** README text with the block between the markers replaced, or null when the markers are missing. */
+export function replaceBetweenMarkers(readme, block) {
+  const start = readme.indexOf(START_MARKER);
+  const end = readme.indexOf(END_MARKER);
+  if (start === -1 || end === -1 || end < start) return null;
+  return `${readme.slice(0, start + START_MARKER.length)}\n${block}\n${readme.slice(end)}`;
+}
+
+function main(argv) {
+  const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+  const positional = argv.filter((a) => !a.startsWith("--"));
+  const resultsFile = resolve(positional[0] ?? join(root, "bench", "results", "suite.json"));
+  const readmeFile = resolve(positional[1] ?? join(root, "README.md"));
+  let results;
+  try {
+    results = JSON.parse(readFileSync(resultsFile, "utf8"));
+  } catch (error) {
+    process.stderr.write(`bench-readme: cannot read results ${resultsFile}: ${error.message} (run \`npm run bench\` first)\n`);
+    return 1;
+  }
+  const block = renderBenchBlock(results);
+  if (argv.includes("--stdout")) {
+    process.stdout.write(`${block}\n`);
+    return 0;
+  }
+  let readme = null;
+  try {
+    readme = readFileSync(readmeFile, "utf8");
+  } catch {
+    readme = null;
+  }
+  const updated = readme === null ? null : replaceBetweenMarkers(readme, block);
+  if (updated === null) {
+    process.stderr.write(`bench-readme: no ${START_MARKER} … ${END_MARKER} markers in ${readmeFile}; printing the block instead\n`);
+    process.stdout.write(`${block}\n`);
+    return 0;
+  }
+  if (updated !== readme) writeFileSync(readmeFile, updated);
+  process.stdout.write(`bench-readme: updated ${readmeFile} from ${resultsFile}\n`);
+  return 0;
+}
+
+if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  process.exitCode = main(process.argv.slice(2));
+}
