@@ -8,6 +8,7 @@
  * Messages come out exactly as `JSON.parse` gave them; the only check is the one routing needs
  * (is each element an object a JSON-RPC peer could have sent?).
  */
+import { isUtf8 } from "node:buffer";
 import type { IncomingMessage } from "node:http";
 import { JSONRPC } from "../../errors/NormalizerError.js";
 import type { FramingProblem, JSONRPCMessage } from "../types.js";
@@ -25,7 +26,6 @@ const EXCERPT_CHARS = 120;
  */
 export const MIN_DISCARD_BYTES = 8 * 1024 * 1024;
 
-const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
 
 export function readMessageBody(req: IncomingMessage, maxMessageBytes: number): Promise<BodyReadResult> {
   return new Promise((resolve) => {
@@ -66,13 +66,14 @@ export function readMessageBody(req: IncomingMessage, maxMessageBytes: number): 
 }
 
 function parseBody(body: Buffer): BodyReadResult {
-  let text: string;
-  try {
-    text = strictUtf8.decode(body);
-  } catch {
+  // JSON text is UTF-8 (RFC 8259 §8.1); decoding invalid bytes would introduce U+FFFD.
+  if (!isUtf8(body)) {
     const excerpt = body.subarray(0, EXCERPT_CHARS).toString("latin1");
     return failure(400, { kind: "invalid-json", bytes: body.length, excerpt }, "Parse error: request body is not valid UTF-8");
   }
+  const decoded = body.toString("utf8");
+  // A UTF-8 BOM is not JSON (RFC 8259 §8.1 lets a parser ignore it; JSON.parse does not).
+  const text = decoded.charCodeAt(0) === 0xfeff ? decoded.slice(1) : decoded;
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);

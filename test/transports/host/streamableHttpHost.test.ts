@@ -169,6 +169,29 @@ describe("streamable HTTP host", () => {
     expect(await sseMessages(response)).toEqual([{ jsonrpc: "2.0", id: 1, result: {} }]);
   });
 
+  it("sends unrelated server messages on the GET stream, queueing them until it opens", async () => {
+    const sessionId = await rawInitialize();
+    const session = running.sessions[0]!;
+    await session.transport.send({ jsonrpc: "2.0", method: "notifications/tools/list_changed" });
+    const get = await fetch(`${running.url}/mcp/demo`, { headers: { accept: "text/event-stream", "mcp-session-id": sessionId } });
+    expect(get.status).toBe(200);
+    expect(get.headers.get("mcp-session-id")).toBe(sessionId);
+    const events = sseReader(get);
+    expect(await events.next()).toEqual({ jsonrpc: "2.0", method: "notifications/tools/list_changed" });
+    await session.transport.send({ jsonrpc: "2.0", method: "notifications/resources/list_changed" });
+    expect(await events.next()).toEqual({ jsonrpc: "2.0", method: "notifications/resources/list_changed" });
+    // A response to nobody is dropped (reported through onerror), never sent on the GET stream.
+    const errors: Error[] = [];
+    session.transport.onerror = (error) => errors.push(error);
+    await session.transport.send({ jsonrpc: "2.0", id: 12345, result: {} });
+    expect(errors.map((e) => e.message)).toEqual([expect.stringMatching(/Response to request 12345 dropped/)]);
+  });
+
+  it("answers 405 to a GET without a session (stateless hosts only POST)", async () => {
+    const get = await fetch(`${running.url}/mcp/demo`, { headers: { accept: "text/event-stream" } });
+    expect(get.status).toBe(405);
+  });
+
   it("answers 202 to notifications and responses", async () => {
     const { transport } = await client();
     const response = await post({ jsonrpc: "2.0", method: "notifications/roots/list_changed" }, { "mcp-session-id": transport.sessionId! });
@@ -187,10 +210,19 @@ describe("streamable HTTP host", () => {
     const garbage = await post("{not json");
     expect(garbage.status).toBe(400);
     expect(((await garbage.json()) as { error: { code: number } }).error.code).toBe(JSONRPC.PARSE_ERROR);
+    const invalidUtf8 = await fetch(`${running.url}/mcp/demo`, {
+      method: "POST",
+      headers: { accept: "application/json" },
+      body: Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":1,"method":"x","params":{"s":"'), Buffer.from([0xff, 0xfe]), Buffer.from('"}}')]),
+    });
+    expect(invalidUtf8.status).toBe(400);
+    expect(((await invalidUtf8.json()) as { error: { message: string } }).error.message).toMatch(/not valid UTF-8/);
+    const bom = await post(`\uFEFF${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" })}`, { accept: "application/json" });
+    expect(await bom.json()).toEqual({ result: {}, jsonrpc: "2.0", id: 1 });
     const notRpc = await post({ hello: 1 });
     expect(notRpc.status).toBe(400);
     expect(((await notRpc.json()) as { error: { code: number } }).error.code).toBe(JSONRPC.INVALID_REQUEST);
-    expect(running.sessions).toHaveLength(0);
+    expect(running.sessions).toHaveLength(1); // the BOM ping's one-POST session
   });
 
   it("DELETE ends the session: onclose fires and the id is gone", async () => {
@@ -222,6 +254,14 @@ describe("streamable HTTP host", () => {
 });
 
 describe("streamable HTTP host limits", () => {
+  it("ends a session left idle (no request, no open stream) after sessionIdleTimeoutMs", async () => {
+    await running.close();
+    running = await startFrontend({ sessionIdleTimeoutMs: 50 });
+    const sessionId = await rawInitialize();
+    await running.sessions[0]!.closed;
+    expect((await post({ jsonrpc: "2.0", id: 1, method: "ping" }, { "mcp-session-id": sessionId })).status).toBe(404);
+  });
+
   it("answers a body over maxMessageBytes with 413 and MESSAGE_TOO_LARGE, and the session goes on", async () => {
     await running.close();
     running = await startFrontend({ maxMessageBytes: 64 * 1024 });
@@ -234,16 +274,28 @@ describe("streamable HTTP host limits", () => {
     await expect(c.callTool({ name: "echo", arguments: { text: "still here" } })).resolves.toMatchObject({ content: [{ text: "still here" }] });
   });
 
-  it("carries a 50 MiB tool result and a 50 MiB request", async () => {
+  it("carries a 50 MiB tool result", async () => {
     const { client: c } = await client();
     const size = 50 * 1024 * 1024;
     const started = performance.now();
     const result = await c.callTool({ name: "big", arguments: { bytes: size } });
     const ms = performance.now() - started;
-    const text = (result.content as Array<{ text: string }>)[0]!.text;
-    expect(text.length).toBe(size);
-    const echoed = await c.callTool({ name: "echo", arguments: { text: "z".repeat(size) } });
-    expect((echoed.content as Array<{ text: string }>)[0]!.text.length).toBe(size);
-    console.error(`50 MiB tool result over /mcp: ${ms.toFixed(0)} ms`);
+    expect((result.content as Array<{ text: string }>)[0]!.text.length).toBe(size);
+    console.error(`50 MiB tool result over /mcp (SDK client): ${ms.toFixed(0)} ms`);
+  });
+
+  it("takes a 50 MiB POST body and delivers it as parsed", async () => {
+    const { transport } = await client();
+    const size = 50 * 1024 * 1024;
+    const body = `{"jsonrpc":"2.0","method":"notifications/big","params":{"blob":"${"B".repeat(size)}"}}`;
+    const started = performance.now();
+    const response = await post(body, { "mcp-session-id": transport.sessionId! });
+    const ms = performance.now() - started;
+    expect(response.status).toBe(202);
+    const session = running.sessions[0]!;
+    const last = session.received[session.received.length - 1]!.message as unknown as { method: string; params: { blob: string } };
+    expect(last.method).toBe("notifications/big");
+    expect(last.params.blob.length).toBe(size);
+    console.error(`50 MiB POST body over /mcp: ${ms.toFixed(0)} ms`);
   });
 });
