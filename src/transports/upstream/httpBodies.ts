@@ -16,9 +16,11 @@ export async function readSseBody(
   body: ReadableStream<Uint8Array>,
   maxEventBytes: number,
   handlers: { onEvent(event: SseEvent): void; onProblem(problem: SseProblem): void; onRetry?(ms: number): void },
+  signal?: AbortSignal,
 ): Promise<void> {
   const parser = new SseParser({ maxEventBytes });
   const reader = body.getReader();
+  const stop = cancelOnAbort(reader, signal);
   try {
     for (;;) {
       const { done, value } = await reader.read();
@@ -31,8 +33,22 @@ export async function readSseBody(
       if (done) return;
     }
   } finally {
+    stop();
     reader.releaseLock();
   }
+}
+
+/**
+ * Cancels a body reader when `signal` aborts. Aborting the fetch alone does not always end a
+ * pending read of a response that already arrived (seen with undici on Node 20 behind the
+ * SDK's server), and `close()` must never wait on an idle stream.
+ */
+function cancelOnAbort(reader: ReadableStreamDefaultReader<Uint8Array>, signal: AbortSignal | undefined): () => void {
+  if (!signal) return () => {};
+  const cancel = (): void => void reader.cancel(signal.reason).catch(() => {});
+  if (signal.aborted) cancel();
+  signal.addEventListener("abort", cancel, { once: true });
+  return () => signal.removeEventListener("abort", cancel);
 }
 
 /** An SSE `message` event's data as a JSON-RPC message, exactly as `JSON.parse` gives it. */
@@ -56,8 +72,9 @@ export function framingProblemOf(problem: SseProblem): FramingProblem {
  * Reads a JSON body (one message or a batch array): chunks joined once. Over the limit, the
  * rest is not read and a `too-large` problem (with the id, if the start shows it) is returned.
  */
-export async function readJsonBody(body: ReadableStream<Uint8Array>, maxBytes: number): Promise<Framed | undefined> {
+export async function readJsonBody(body: ReadableStream<Uint8Array>, maxBytes: number, signal?: AbortSignal): Promise<Framed | undefined> {
   const reader = body.getReader();
+  const stop = cancelOnAbort(reader, signal);
   const parts: Uint8Array[] = [];
   let bytes = 0;
   try {
@@ -74,8 +91,10 @@ export async function readJsonBody(body: ReadableStream<Uint8Array>, maxBytes: n
       parts.push(value);
     }
   } finally {
+    stop();
     reader.releaseLock();
   }
+  if (signal?.aborted) return undefined;
   const joined = parts.length === 1 ? Buffer.from((parts[0] as Uint8Array).buffer, (parts[0] as Uint8Array).byteOffset, bytes) : Buffer.concat(parts, bytes);
   return parseJsonMessage(joined);
 }

@@ -91,7 +91,7 @@ export class SseUpstreamTransport implements ProxyTransport {
         if (framed) deliverFramed(this, framed);
       },
       onProblem: (problem) => this.onproblem?.(framingProblemOf(problem)),
-    })
+    }, this.abort.signal)
       .catch((error: unknown) => {
         if (!this.closed) this.lastError = `the SSE stream of upstream ${this.where} failed: ${networkErrorText(error)}`;
       })

@@ -199,7 +199,7 @@ export class StreamableHttpUpstreamTransport implements ProxyTransport {
   }
 
   private async readJson(body: ReadableStream<Uint8Array>, pending: Set<RequestId>): Promise<void> {
-    const framed = await readJsonBody(body, this.maxMessageBytes);
+    const framed = await readJsonBody(body, this.maxMessageBytes, this.abort.signal);
     if (!framed) return;
     if (framed.problem || !Array.isArray(framed.message)) return this.deliver(framed, pending);
     // A batch response: each message is delivered on its own.
@@ -216,7 +216,7 @@ export class StreamableHttpUpstreamTransport implements ProxyTransport {
       },
       onProblem: (problem) => this.deliver({ problem: framingProblemOf(problem) }, pending),
       onRetry: (ms) => (this.retryMs = ms),
-    });
+    }, this.abort.signal);
   }
 
   private deliver(framed: Framed, pending: Set<RequestId>): void {

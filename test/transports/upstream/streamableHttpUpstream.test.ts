@@ -1,0 +1,187 @@
+import { createServer } from "node:net";
+import type { AddressInfo } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import { JSONRPC } from "../../../src/errors/NormalizerError.js";
+import { StreamableHttpUpstreamTransport, type HttpUpstreamOptions } from "../../../src/transports/upstream/streamableHttpUpstream.js";
+import type { JSONRPCMessage } from "../../../src/transports/types.js";
+import { startStatelessFixture, startStatusFixture, startStreamableHttpFixture } from "../../fixtures/upstream-servers/httpFixtures.js";
+import { collect, INITIALIZE, INITIALIZED, type Collected } from "./collect.js";
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function connect(options: HttpUpstreamOptions): Promise<{ transport: StreamableHttpUpstreamTransport; got: Collected }> {
+  const transport = new StreamableHttpUpstreamTransport(options);
+  const got = collect(transport);
+  await transport.start();
+  cleanups.push(() => transport.close());
+  return { transport, got };
+}
+
+async function initialize(transport: StreamableHttpUpstreamTransport, got: Collected): Promise<void> {
+  await transport.send(INITIALIZE(1));
+  expect((await got.response(1)).result).toMatchObject({ protocolVersion: "2025-06-18", serverInfo: { name: "upstream-fixture" } });
+  await transport.send(INITIALIZED);
+}
+
+const call = (id: string | number, name: string, args: Record<string, unknown> = {}): JSONRPCMessage => ({ jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: args } });
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+describe("StreamableHttpUpstreamTransport against the SDK's StreamableHTTPServerTransport", () => {
+  it("initializes with a session, lists and calls tools (SSE responses), notifications both ways, GET stream, DELETE on close", async () => {
+    const fixture = await startStreamableHttpFixture();
+    cleanups.push(fixture.close);
+    const { transport, got } = await connect({ url: fixture.url, headers: { Authorization: "Bearer static-token" } });
+    await initialize(transport, got);
+    const session = transport.sessionId;
+    expect(session).toMatch(/^[0-9a-f-]{36}$/);
+
+    await transport.send({ jsonrpc: "2.0", id: 2, method: "tools/list" });
+    expect(((await got.response(2)).result as { tools: Array<{ name: string }> }).tools.map((t) => t.name)).toEqual(["echo", "big", "notify", "announce", "received"]);
+
+    // A server notification tied to a request arrives on that request's POST stream, before its response.
+    await transport.send(call(3, "notify"));
+    await got.response(3);
+    const related = got.messages.findIndex((m) => "method" in m && m.method === "notifications/message");
+    expect(related).toBeGreaterThan(-1);
+    expect(related).toBeLessThan(got.messages.findIndex((m) => "id" in m && m.id === 3));
+
+    // An unrelated one arrives on the GET stream, opened after notifications/initialized.
+    await fixture.getStreamOpen;
+    await transport.send(call(4, "announce"));
+    await got.next((m) => "method" in m && m.method === "notifications/message" && (m.params as { data?: unknown }).data === "unsolicited");
+
+    // Client → server notification.
+    await transport.send({ jsonrpc: "2.0", method: "notifications/roots/list_changed" });
+    await transport.send(call(5, "received"));
+    expect((await got.response(5)).result).toMatchObject({ content: [{ text: JSON.stringify(["notifications/roots/list_changed"]) }] });
+
+    const posts = fixture.requests.filter((r) => r.method === "POST");
+    expect(posts[0]?.headers["mcp-session-id"]).toBeUndefined();
+    expect(posts[0]?.headers["mcp-protocol-version"]).toBeUndefined();
+    for (const post of posts.slice(1)) {
+      expect(post.headers["mcp-session-id"]).toBe(session);
+      expect(post.headers["mcp-protocol-version"]).toBe("2025-06-18");
+    }
+    for (const request of fixture.requests) expect(request.headers.authorization).toBe("Bearer static-token");
+    expect(posts.every((p) => p.headers.accept === "application/json, text/event-stream" && p.headers["content-type"] === "application/json")).toBe(true);
+    expect(fixture.requests.find((r) => r.method === "GET")?.headers.accept).toBe("text/event-stream");
+
+    await transport.close();
+    expect(got.isClosed()).toBe(true);
+    expect(fixture.deletedSessions).toEqual([session]);
+    expect(got.problems).toEqual([]);
+  });
+
+  it("reads application/json responses (enableJsonResponse)", async () => {
+    const fixture = await startStreamableHttpFixture({ enableJsonResponse: true });
+    cleanups.push(fixture.close);
+    const { transport, got } = await connect({ url: fixture.url });
+    await initialize(transport, got);
+    await transport.send(call("j", "echo", { text: "héllo 😀" }));
+    expect((await got.response("j")).result).toEqual({ content: [{ type: "text", text: "héllo 😀" }] });
+  });
+
+  it("receives a 50 MiB result over an SSE response", async () => {
+    const fixture = await startStreamableHttpFixture();
+    cleanups.push(fixture.close);
+    const { transport, got } = await connect({ url: fixture.url });
+    await initialize(transport, got);
+    const size = 50 * 1024 * 1024;
+    const started = performance.now();
+    await transport.send(call("big", "big", { bytes: size }));
+    const response = await got.response("big", 60_000);
+    console.log(`streamable HTTP upstream: 50 MiB tools/call result in ${(performance.now() - started).toFixed(0)} ms`);
+    expect((response.result as { content: Array<{ text: string }> }).content[0]?.text.length).toBe(size);
+    got.messages.length = 0;
+  });
+
+  it("reports an event over maxMessageBytes as too-large with its id, and answers nothing twice", async () => {
+    const fixture = await startStreamableHttpFixture();
+    cleanups.push(fixture.close);
+    const { transport, got } = await connect({ url: fixture.url, maxMessageBytes: 64 * 1024 });
+    await initialize(transport, got);
+    await transport.send(call(9, "big", { bytes: 100_000 }));
+    expect(await got.nextProblem()).toMatchObject({ kind: "too-large", id: 9 });
+    await transport.send(call(10, "echo", { text: "after" }));
+    await got.response(10);
+    expect(got.messages.some((m) => "id" in m && m.id === 9)).toBe(false);
+  });
+
+  it("passes the stateless 2026-07-28 protocol through: forwarded mcp-* headers, no initialize, no session", async () => {
+    const fixture = await startStatelessFixture();
+    cleanups.push(fixture.close);
+    const { transport, got } = await connect({ url: fixture.url });
+    const forwardHeaders = { "mcp-protocol-version": "2026-07-28", "Mcp-Method": "tools/list", "mcp-session-id": "host-session", authorization: "Bearer host-token-for-proxy" };
+    await transport.send({ jsonrpc: "2.0", id: 1, method: "tools/list" }, { forwardHeaders });
+    expect((await got.response(1)).result).toEqual({ method: "tools/list", mcpMethod: "tools/list", futureField: { kept: true } });
+    await transport.send({ jsonrpc: "2.0", method: "notifications/whatever" }, { forwardHeaders: { "mcp-protocol-version": "2026-07-28" } });
+    // Without forwarded headers the version seen last is still sent.
+    await transport.send({ jsonrpc: "2.0", id: 2, method: "resources/list" });
+    expect((await got.response(2)).result).toMatchObject({ method: "resources/list" });
+    const posts = fixture.requests.filter((r) => r.method === "POST");
+    expect(posts).toHaveLength(3);
+    for (const post of posts) {
+      expect(post.headers["mcp-session-id"]).toBeUndefined();
+      expect(post.headers.authorization).toBeUndefined();
+      expect(post.headers["mcp-protocol-version"]).toBe("2026-07-28");
+    }
+    expect(transport.sessionId).toBeUndefined();
+    expect(got.errors).toEqual([]);
+  });
+
+  it("answers a request with a JSON-RPC error when the upstream answers 500, naming URL and status, never header values", async () => {
+    const fixture = await startStatusFixture(500);
+    cleanups.push(fixture.close);
+    const { transport, got } = await connect({ url: `${fixture.url}?api_key=query-secret`, headers: { Authorization: "Bearer header-secret" } });
+    await transport.send(call(7, "echo", { text: "x" }));
+    const response = await got.response(7);
+    expect(response.error?.code).toBe(JSONRPC.UPSTREAM_UNAVAILABLE);
+    expect(response.error?.message).toBe(`upstream ${fixture.url} answered POST tools/call with HTTP 500 Internal Server Error: upstream is having a bad day`);
+    expect((await got.nextError()).message).toBe(response.error?.message);
+    expect(JSON.stringify([response, got.errors.map((e) => e.message)])).not.toMatch(/secret/);
+    // A notification that fails has nobody to answer: onerror only.
+    await transport.send({ jsonrpc: "2.0", method: "notifications/initialized" });
+    expect((await got.nextError()).message).toContain("HTTP 500");
+    expect(got.messages).toHaveLength(1);
+  });
+
+  it("start() rejects for an unreachable port; a request after the upstream went away gets a JSON-RPC error", async () => {
+    const port = await freePort();
+    const unreachable = new StreamableHttpUpstreamTransport({ url: `http://127.0.0.1:${port}/mcp` });
+    await expect(unreachable.start()).rejects.toMatchObject({ code: "UPSTREAM_UNREACHABLE", message: expect.stringContaining(`cannot reach upstream http://127.0.0.1:${port}/mcp`) });
+
+    const fixture = await startStreamableHttpFixture();
+    const { transport, got } = await connect({ url: fixture.url });
+    await initialize(transport, got);
+    await fixture.close();
+    await transport.send(call(8, "echo", { text: "x" }));
+    const response = await got.response(8);
+    expect(response.error?.code).toBe(JSONRPC.UPSTREAM_UNAVAILABLE);
+    expect(response.error?.message).toMatch(/cannot reach upstream .* \(POST tools\/call\): .*ECONNREFUSED/);
+  });
+
+  it("uses the injected fetch", async () => {
+    const seen: string[] = [];
+    const fakeUpstream: HttpUpstreamOptions["fetch"] = async (url, init) => {
+      seen.push(`${init?.method} ${String(url)}`);
+      if (init?.method === "OPTIONS") return new Response(null, { status: 204 });
+      const message = JSON.parse(String(init?.body)) as { id: number };
+      return new Response(JSON.stringify([{ jsonrpc: "2.0", id: message.id, result: { a: 1 } }, { jsonrpc: "2.0", method: "notifications/x" }]), { headers: { "content-type": "application/json" } });
+    };
+    const { transport, got } = await connect({ url: "http://upstream.invalid/mcp", fetch: fakeUpstream });
+    await transport.send({ jsonrpc: "2.0", id: 1, method: "x" });
+    expect((await got.response(1)).result).toEqual({ a: 1 });
+    await got.next((m) => "method" in m && m.method === "notifications/x");
+    expect(seen).toEqual(["OPTIONS http://upstream.invalid/mcp", "POST http://upstream.invalid/mcp"]);
+  });
+});
