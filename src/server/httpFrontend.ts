@@ -15,6 +15,7 @@ import { StreamableHttpEndpoint } from "../transports/host/streamableHttpEndpoin
 import { WsEndpoint } from "../transports/host/wsHost.js";
 import { JSONRPC } from "../errors/NormalizerError.js";
 import { resolveFrontendOptions, type HttpDocument, type HttpFrontendOptions, type ResolvedFrontendOptions } from "./frontendOptions.js";
+import { applyCors } from "./cors.js";
 import { checkRequest } from "./requestGuard.js";
 import { route } from "./routes.js";
 import { SessionCounter } from "./sessionSlots.js";
@@ -103,14 +104,16 @@ export function createHttpFrontend(options: HttpFrontendOptions): HttpFrontend {
 
 async function handle(req: IncomingMessage, res: ServerResponse, opts: ResolvedFrontendOptions, endpoints: Map<string, ServerEndpoints>): Promise<void> {
   const { path, route: target } = route(req.url ?? "/", opts.serverNames);
-  const refusal = checkRequest(req.headers, path, opts);
+  const method = req.method ?? "GET";
+  const preflight = method === "OPTIONS" && req.headers["access-control-request-method"] !== undefined;
+  const refusal = checkRequest(req.headers, opts, path !== "/healthz" && !preflight);
   if (refusal !== null) {
     opts.logger.warn("request refused", { status: refusal.status, path: path.slice(0, 200), reason: refusal.message });
     req.resume();
     replyJsonRpcError(res, refusal.status, refusal.code, refusal.message, refusal.headers);
     return;
   }
-  const method = req.method ?? "GET";
+  if (applyCors(req, res, opts)) return;
   switch (target.kind) {
     case "healthz":
       if (method !== "GET" && method !== "HEAD") return notAllowed(req, res, "GET");
@@ -159,7 +162,7 @@ function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, opts: Resol
   // Until `ws` owns the socket, a reset from the peer must not become an uncaught error.
   socket.on("error", () => socket.destroy());
   const { path, route: target } = route(req.url ?? "/", opts.serverNames);
-  const refusal = checkRequest(req.headers, path, opts);
+  const refusal = checkRequest(req.headers, opts, true);
   if (refusal !== null) {
     opts.logger.warn("upgrade refused", { status: refusal.status, path: path.slice(0, 200), reason: refusal.message });
     replyOnSocket(socket, refusal.status, refusal.code, refusal.message, refusal.headers);

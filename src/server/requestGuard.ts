@@ -8,7 +8,8 @@
  *   the Origin header"; a request without `Origin` is not from a browser page and passes;
  * - `Authorization: Bearer` against `bearerTokens`, compared in constant time (every token is
  *   hashed to the same length and compared with `timingSafeEqual`, and every token is tried,
- *   so neither length nor position leaks). `/healthz` is exempt so probes need no secret.
+ *   so neither length nor position leaks). The caller exempts `/healthz` (probes need no
+ *   secret) and CORS preflights (browsers never send credentials on them).
  */
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
@@ -24,7 +25,7 @@ export interface Refusal {
 
 const LOOPBACK_NAMES = new Set(["localhost", "127.0.0.1", "[::1]"]);
 
-export function checkRequest(headers: IncomingHttpHeaders, path: string, options: ResolvedFrontendOptions): Refusal | null {
+export function checkRequest(headers: IncomingHttpHeaders, options: ResolvedFrontendOptions, needsAuth: boolean): Refusal | null {
   const host = headerValue(headers.host);
   if (!hostAllowed(host, options.allowedHosts)) {
     return forbidden(`Host header ${JSON.stringify(host ?? "")} is not allowed; add it to allowedHosts`);
@@ -33,7 +34,7 @@ export function checkRequest(headers: IncomingHttpHeaders, path: string, options
   if (origin !== undefined && !originAllowed(origin, options)) {
     return forbidden(`Origin ${JSON.stringify(origin)} is not allowed; add it to allowedOrigins`);
   }
-  if (path !== "/healthz" && options.bearerTokens.length > 0 && !bearerAccepted(headerValue(headers.authorization), options.bearerTokens)) {
+  if (needsAuth && options.bearerTokens.length > 0 && !bearerAccepted(headerValue(headers.authorization), options.bearerTokens)) {
     const given = headers.authorization !== undefined;
     return {
       status: 401,

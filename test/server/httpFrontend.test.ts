@@ -137,6 +137,27 @@ describe("Origin and Host checks", () => {
   });
 });
 
+describe("CORS", () => {
+  it("grants CORS only to listed origins, answering preflights without credentials", async () => {
+    const r = await start({ allowedOrigins: ["https://app.example.com"], bearerTokens: ["s3cret"] });
+    const preflight = (origin: string): Promise<Response> =>
+      fetch(`${r.url}/mcp/demo`, { method: "OPTIONS", headers: { origin, "access-control-request-method": "POST", "access-control-request-headers": "content-type, mcp-session-id" } });
+    const listed = await preflight("https://app.example.com");
+    expect(listed.status).toBe(204);
+    expect(listed.headers.get("access-control-allow-origin")).toBe("https://app.example.com");
+    expect(listed.headers.get("access-control-allow-headers")).toMatch(/mcp-session-id/);
+    const loopback = await preflight("http://localhost:3000");
+    expect(loopback.status).toBe(204);
+    expect(loopback.headers.get("access-control-allow-origin")).toBeNull();
+    expect((await preflight("https://evil.example")).status).toBe(403);
+
+    const init = await postInit(r, { origin: "https://app.example.com", authorization: "Bearer s3cret" });
+    expect(init.status).toBe(200);
+    expect(init.headers.get("access-control-allow-origin")).toBe("https://app.example.com");
+    expect(init.headers.get("access-control-expose-headers")).toMatch(/mcp-session-id/);
+  });
+});
+
 describe("bearer tokens", () => {
   it("answers 401 with WWW-Authenticate without a valid token, serves with one, and exempts /healthz", async () => {
     const r = await start({ bearerTokens: ["first-token", "s3cret"] });

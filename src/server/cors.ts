@@ -1,0 +1,40 @@
+/**
+ * CORS, only as configured (issue 5): a browser page may read the listener's answers only when
+ * its origin is listed in `allowedOrigins`. Loopback origins pass the Origin check (so local
+ * non-browser tools that send one work) but get no CORS grant unless listed, so no page on
+ * localhost can drive the proxy from a browser without being named.
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { headerValue } from "../transports/host/httpReplies.js";
+import { normalizeOrigin, type ResolvedFrontendOptions } from "./frontendOptions.js";
+
+/** How long a browser may cache a preflight answer, in seconds. */
+export const CORS_MAX_AGE_SECONDS = 600;
+
+/** Request headers an MCP host's browser client sends (MCP basic/transports; 2026-07-28 headers). */
+const ALLOWED_REQUEST_HEADERS = "authorization, content-type, accept, last-event-id, mcp-session-id, mcp-protocol-version, mcp-method, mcp-name";
+
+/**
+ * Adds the CORS grant to `res` when the request's origin is listed; answers a preflight
+ * (`OPTIONS` with `Access-Control-Request-Method`) itself. Returns true when it answered.
+ */
+export function applyCors(req: IncomingMessage, res: ServerResponse, options: ResolvedFrontendOptions): boolean {
+  const origin = headerValue(req.headers.origin);
+  const normalized = origin === undefined ? null : normalizeOrigin(origin);
+  const granted = normalized !== null && options.allowedOrigins.has(normalized);
+  res.setHeader("vary", "Origin");
+  if (granted) {
+    res.setHeader("access-control-allow-origin", origin!);
+    res.setHeader("access-control-expose-headers", "mcp-session-id, www-authenticate");
+  }
+  if (req.method !== "OPTIONS" || req.headers["access-control-request-method"] === undefined) return false;
+  if (granted) {
+    res.setHeader("access-control-allow-methods", "GET, POST, DELETE");
+    res.setHeader("access-control-allow-headers", ALLOWED_REQUEST_HEADERS);
+    res.setHeader("access-control-max-age", String(CORS_MAX_AGE_SECONDS));
+  }
+  // Without the grant headers the browser refuses the real request; nothing else to say.
+  req.resume();
+  res.writeHead(204).end();
+  return true;
+}
