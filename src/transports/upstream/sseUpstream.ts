@@ -59,13 +59,17 @@ export class SseUpstreamTransport implements ProxyTransport {
     const unreachable = (why: string, cause?: unknown): NormalizerError =>
       new NormalizerError("UPSTREAM_UNREACHABLE", `cannot open the SSE stream of upstream ${this.where}: ${why}`, { url: this.where }, { cause });
     let response: Response;
-    const timeout = AbortSignal.timeout(timeoutMs);
+    // Only the connection phase is timed: the stream itself lives as long as the session.
+    const connecting = new AbortController();
+    const connectTimer = setTimeout(() => connecting.abort(), timeoutMs);
     try {
       const headers = new Headers(this.options.headers ?? {});
       headers.set("accept", "text/event-stream");
-      response = await this.fetch(this.url, { method: "GET", headers, signal: AbortSignal.any([this.abort.signal, timeout]) });
+      response = await this.fetch(this.url, { method: "GET", headers, signal: AbortSignal.any([this.abort.signal, connecting.signal]) });
     } catch (error) {
-      throw unreachable(timeout.aborted ? `no answer in ${timeoutMs} ms` : networkErrorText(error), error);
+      throw unreachable(connecting.signal.aborted ? `no answer in ${timeoutMs} ms` : networkErrorText(error), error);
+    } finally {
+      clearTimeout(connectTimer);
     }
     const type = mediaTypeEssence(response.headers.get("content-type"));
     if (!response.ok || type !== "text/event-stream" || !response.body) {
@@ -98,6 +102,7 @@ export class SseUpstreamTransport implements ProxyTransport {
       .then(() => {
         announce?.(unreachable("the stream ended before its endpoint event"));
         if (this.closed) return;
+        this.closed = true;
         this.lastError ??= `upstream ${this.where} closed its SSE stream`;
         this.onerror?.(new NormalizerError("UPSTREAM_CLOSED", this.lastError, { url: this.where }));
         this.reportClose();

@@ -1,0 +1,111 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import { JSONRPC } from "../../../src/errors/NormalizerError.js";
+import { SseUpstreamTransport, type SseUpstreamOptions } from "../../../src/transports/upstream/sseUpstream.js";
+import type { JSONRPCMessage } from "../../../src/transports/types.js";
+import { startSseFixture } from "../../fixtures/upstream-servers/httpFixtures.js";
+import { collect, INITIALIZE, INITIALIZED, type Collected } from "./collect.js";
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function connect(options: SseUpstreamOptions): Promise<{ transport: SseUpstreamTransport; got: Collected }> {
+  const transport = new SseUpstreamTransport(options);
+  const got = collect(transport);
+  await transport.start();
+  cleanups.push(() => transport.close());
+  return { transport, got };
+}
+
+const call = (id: string | number, name: string, args: Record<string, unknown> = {}): JSONRPCMessage => ({ jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: args } });
+
+/** A raw SSE server whose `endpoint` event says what the test wants. */
+async function endpointServer(endpoint: string | undefined): Promise<{ url: string; close: () => Promise<void> }> {
+  const server: Server = createServer((_req, res) => {
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    if (endpoint === undefined) res.end(": bye\n\n");
+    else res.write(`event: endpoint\ndata: ${endpoint}\n\n`);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/sse`;
+  return { url, close: () => new Promise((resolve) => (server.closeAllConnections(), server.close(() => resolve()))) };
+}
+
+describe("SseUpstreamTransport (legacy HTTP+SSE) against the SDK's SSEServerTransport", () => {
+  it("follows the endpoint event, initializes, calls, carries notifications both ways", async () => {
+    const fixture = await startSseFixture();
+    cleanups.push(fixture.close);
+    const { transport, got } = await connect({ url: fixture.url, headers: { Authorization: "Bearer legacy-token" } });
+    await transport.send(INITIALIZE(1, "2024-11-05"));
+    expect((await got.response(1)).result).toMatchObject({ protocolVersion: "2024-11-05" });
+    await transport.send(INITIALIZED);
+    await transport.send(call(2, "notify"));
+    await got.response(2);
+    expect(got.messages.some((m) => "method" in m && m.method === "notifications/message")).toBe(true);
+    await transport.send({ jsonrpc: "2.0", method: "notifications/roots/list_changed" });
+    await transport.send(call(3, "received"));
+    expect((await got.response(3)).result).toMatchObject({ content: [{ text: JSON.stringify(["notifications/roots/list_changed"]) }] });
+    const posts = fixture.requests.filter((r) => r.method === "POST");
+    expect(posts.length).toBe(5);
+    expect(posts.every((p) => p.path.startsWith("/messages?sessionId=") && p.headers.authorization === "Bearer legacy-token")).toBe(true);
+    expect(fixture.requests[0]?.headers.accept).toBe("text/event-stream");
+    await transport.close();
+    expect(got.isClosed()).toBe(true);
+    expect(got.errors).toEqual([]);
+  });
+
+  it("receives a 10 MiB result as one event", async () => {
+    const fixture = await startSseFixture();
+    cleanups.push(fixture.close);
+    const { transport, got } = await connect({ url: fixture.url });
+    await transport.send(INITIALIZE(1, "2024-11-05"));
+    await got.response(1);
+    await transport.send(call("big", "big", { bytes: 10 * 1024 * 1024 }));
+    const response = await got.response("big", 30_000);
+    expect((response.result as { content: Array<{ text: string }> }).content[0]?.text.length).toBe(10 * 1024 * 1024);
+    got.messages.length = 0;
+  });
+
+  it("the stream outlives connectTimeoutMs (only connecting is timed)", async () => {
+    const fixture = await startSseFixture();
+    cleanups.push(fixture.close);
+    const { transport, got } = await connect({ url: fixture.url, connectTimeoutMs: 100 });
+    await new Promise((resolve) => setTimeout(resolve, 300)); // time must pass beyond the timeout
+    await transport.send(INITIALIZE(1, "2024-11-05"));
+    await got.response(1);
+    expect(got.errors).toEqual([]);
+  });
+
+  it("the server going away: onerror and onclose; a request after that is refused clearly", async () => {
+    const fixture = await startSseFixture();
+    const { transport, got } = await connect({ url: fixture.url });
+    await fixture.close();
+    await got.closed;
+    expect(got.errors[0]?.message).toMatch(/SSE stream/);
+    await expect(transport.send(call(1, "echo", { text: "x" }))).rejects.toMatchObject({ code: "UPSTREAM_CLOSED" });
+  });
+
+  it("a POST the server refuses answers the request with a JSON-RPC error", async () => {
+    const fixture = await startSseFixture();
+    cleanups.push(fixture.close);
+    const { transport, got } = await connect({ url: fixture.url });
+    // Params that are not an object: the SDK's SSEServerTransport rejects the message with 400.
+    await transport.send({ jsonrpc: "2.0", id: 5, method: "tools/call", params: "not an object" } as unknown as JSONRPCMessage);
+    const response = await got.response(5);
+    expect(response.error?.code).toBe(JSONRPC.UPSTREAM_UNAVAILABLE);
+    expect(response.error?.message).toMatch(/answered POST tools\/call with HTTP 400/);
+  });
+
+  it("start() rejects: unreachable, no endpoint event, an endpoint on another origin", async () => {
+    await expect(new SseUpstreamTransport({ url: "http://127.0.0.1:1/sse" }).start()).rejects.toMatchObject({ code: "UPSTREAM_UNREACHABLE", message: expect.stringContaining("cannot open the SSE stream of upstream http://127.0.0.1:1/sse") });
+    const silent = await endpointServer(undefined);
+    cleanups.push(silent.close);
+    await expect(new SseUpstreamTransport({ url: silent.url }).start()).rejects.toThrow(/stream ended before its endpoint event/);
+    const foreign = await endpointServer("http://evil.example/steal");
+    cleanups.push(foreign.close);
+    await expect(new SseUpstreamTransport({ url: foreign.url }).start()).rejects.toThrow(/endpoint event names another origin \(http:\/\/evil.example\)/);
+  });
+});

@@ -1,0 +1,76 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import { WebSocketUpstreamTransport, type WebSocketUpstreamOptions } from "../../../src/transports/upstream/wsUpstream.js";
+import type { JSONRPCMessage } from "../../../src/transports/types.js";
+import { startWebSocketFixture } from "../../fixtures/upstream-servers/httpFixtures.js";
+import { collect, INITIALIZE, INITIALIZED, type Collected } from "./collect.js";
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function connect(options: WebSocketUpstreamOptions): Promise<{ transport: WebSocketUpstreamTransport; got: Collected }> {
+  const transport = new WebSocketUpstreamTransport(options);
+  const got = collect(transport);
+  await transport.start();
+  cleanups.push(() => transport.close());
+  return { transport, got };
+}
+
+const call = (id: string | number, name: string, args: Record<string, unknown> = {}): JSONRPCMessage => ({ jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: args } });
+
+describe("WebSocketUpstreamTransport against an SDK server over ws", () => {
+  it("connects with subprotocol mcp and headers; initialize, list, call, notifications both ways", async () => {
+    const fixture = await startWebSocketFixture();
+    cleanups.push(fixture.close);
+    const { transport, got } = await connect({ url: fixture.url, headers: { Authorization: "Bearer ws-token" } });
+    expect(fixture.protocols).toEqual(["mcp"]);
+    expect(fixture.requests.find((r) => r.method === "UPGRADE")?.headers.authorization).toBe("Bearer ws-token");
+    await transport.send(INITIALIZE(1));
+    expect((await got.response(1)).result).toMatchObject({ serverInfo: { name: "upstream-fixture" } });
+    await transport.send(INITIALIZED);
+    await transport.send({ jsonrpc: "2.0", id: 2, method: "tools/list" });
+    expect(((await got.response(2)).result as { tools: unknown[] }).tools).toHaveLength(5);
+    await transport.send(call(3, "notify"));
+    await got.response(3);
+    expect(got.messages.some((m) => "method" in m && m.method === "notifications/message")).toBe(true);
+    await transport.send({ jsonrpc: "2.0", method: "notifications/roots/list_changed" });
+    await transport.send(call(4, "received"));
+    expect((await got.response(4)).result).toMatchObject({ content: [{ text: JSON.stringify(["notifications/roots/list_changed"]) }] });
+    await transport.close();
+    expect(got.isClosed()).toBe(true);
+    expect(got.errors).toEqual([]);
+  });
+
+  it("a frame over maxMessageBytes is a too-large problem and the connection ends", async () => {
+    const fixture = await startWebSocketFixture();
+    cleanups.push(fixture.close);
+    const { transport, got } = await connect({ url: fixture.url, maxMessageBytes: 64 * 1024 });
+    await transport.send(INITIALIZE(1));
+    await got.response(1);
+    await transport.send(call(2, "big", { bytes: 100_000 }));
+    expect(await got.nextProblem()).toMatchObject({ kind: "too-large" });
+    await got.closed;
+  });
+
+  it("the server going away: onerror names it, then onclose", async () => {
+    const fixture = await startWebSocketFixture();
+    const { got } = await connect({ url: fixture.url });
+    await fixture.close();
+    await got.closed;
+    expect(got.errors.at(-1)?.message).toMatch(/closed the WebSocket \(code 1006\)/);
+  });
+
+  it("start() rejects for an unreachable port and for an HTTP answer instead of an upgrade", async () => {
+    await expect(new WebSocketUpstreamTransport({ url: "ws://127.0.0.1:1/ws" }).start()).rejects.toMatchObject({ code: "UPSTREAM_UNREACHABLE", message: expect.stringMatching(/cannot open WebSocket to upstream ws:\/\/127.0.0.1:1\/ws: .*ECONNREFUSED/) });
+    // A server that answers the upgrade with 401 (e.g. a wrong token).
+    const server = createServer();
+    server.on("upgrade", (_req, socket) => socket.end("HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\n\r\n"));
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    cleanups.push(() => new Promise((resolve) => server.close(() => resolve())));
+    const url = `ws://127.0.0.1:${(server.address() as AddressInfo).port}/ws`;
+    await expect(new WebSocketUpstreamTransport({ url, headers: { Authorization: "Bearer wrong-secret" } }).start()).rejects.toThrow(`cannot open WebSocket to upstream ${url}: HTTP 401 Unauthorized`);
+  });
+});
