@@ -38,6 +38,7 @@ export interface ModelMeta {
   generatedAt: string;
   /** Overrides the range of `ts` seen (audit: when it started and ended). */
   timeRange?: ReportModel["timeRange"];
+  resources?: ReportModel["resources"];
   tokens?: ReportModel["tokens"];
 }
 
@@ -158,6 +159,7 @@ export class ReportAggregator {
       malformed: { lines: this.malformedCount, examples: [...this.malformedExamples] },
       ignoredLines: this.ignored,
       uriTable: { limit: this.maxUris, dropped: this.droppedUris },
+      ...(meta.resources === undefined ? {} : { resources: meta.resources }),
       ...(meta.tokens === undefined ? {} : { tokens: meta.tokens }),
     };
   }

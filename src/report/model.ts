@@ -106,6 +106,8 @@ export interface ReportModel {
   ignoredLines: number;
   /** The URI table is bounded; `dropped` distinct URIs fell out of it (totals stay exact). */
   uriTable: { limit: number; dropped: number };
+  /** Audit: resources listed by the upstream, and how many of them failed to read. */
+  resources?: { listed: number; failed: number };
   /** Present when tokens were counted: which tokenizer encoding estimated them. */
   tokens?: { encoding: string; note: string };
 }

@@ -28,6 +28,7 @@ export function renderMarkdown(model: ReportModel, options: { maxRows?: number }
   if (model.tokens !== undefined && t.tokensBefore !== undefined && t.tokensAfter !== undefined) {
     out.push(`Estimated tokens (${model.tokens.encoding}): ${formatCount(t.tokensBefore)} → ${formatCount(t.tokensAfter)} (${formatCount(t.tokensBefore - t.tokensAfter)} fewer). ${model.tokens.note}`, "");
   }
+  if (model.resources !== undefined) out.push(`${formatCount(model.resources.listed)} resources listed, ${formatCount(model.resources.failed)} failed to read.`, "");
   if (t.notApplied > 0) out.push(`${formatCount(t.notApplied)} changes were logged in dry run (not applied); they are counted as if made.`, "");
 
   section(out, "Top offenders", model.topOffenders.length === 0 ? ["Nothing to save."] : uriTable(model.topOffenders, model.topOffenders.length));

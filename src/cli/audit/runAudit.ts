@@ -64,6 +64,8 @@ export async function runAudit(options: AuditOptions): Promise<AuditResult> {
   });
   const aggregator = new ReportAggregator({ maxUris: Infinity });
   const records: AuditResult["records"] = [];
+  let listedCount = 0;
+  let failedReads = 0;
   try {
     await client.start();
     const init = await step("initialize", () =>
@@ -74,6 +76,7 @@ export async function runAudit(options: AuditOptions): Promise<AuditResult> {
     await client.notify("notifications/initialized");
 
     const listed = await listAll(client, options.maxListPages ?? DEFAULT_MAX_LIST_PAGES);
+    listedCount = listed.length;
     let done = 0;
     const account = (uri: string, method: string, before: unknown, after: unknown, changes: readonly ChangeRecord[]): void => {
       for (const change of changes) {
@@ -85,12 +88,15 @@ export async function runAudit(options: AuditOptions): Promise<AuditResult> {
       try {
         const result = await client.request("resources/read", { uri });
         const contents = (result as { contents?: unknown } | null)?.contents;
-        if (!Array.isArray(contents)) aggregator.addFailure({ uri, error: "the result has no contents array" });
-        else {
+        if (!Array.isArray(contents)) {
+          failedReads++;
+          aggregator.addFailure({ uri, error: "the result has no contents array" });
+        } else {
           const normalized = normalizeResult("resources/read", result, options.policy);
           account(uri, "resources/read", result, normalized.value, normalized.changes);
         }
       } catch (error) {
+        failedReads++;
         aggregator.addFailure(failureOf(uri, error));
       }
       options.onProgress?.(++done, listed.length, uri);
@@ -118,6 +124,7 @@ export async function runAudit(options: AuditOptions): Promise<AuditResult> {
     source: { server: options.server, upstream: options.upstream },
     generatedAt: now().toISOString(),
     timeRange: { from: started, to: now().toISOString() },
+    resources: { listed: listedCount, failed: failedReads },
     ...(options.tokens === undefined ? {} : { tokens: { encoding: TOKEN_ENCODING, note: TOKEN_NOTE } }),
   });
   return { model, records };

@@ -102,7 +102,7 @@ export async function runAuditCommand(argv: readonly string[], io: CliIo): Promi
     mkdirSync(dirname(file), { recursive: true });
     writeFileSync(file, text);
     const t = model.totals;
-    await writeFully(io.stderr, `audit: ${model.byUri.length} resources, ${model.failures.length} failed; ${t.bytesBefore} → ${t.bytesAfter} bytes, saved ${t.saved}; report in ${values.output}\n`);
+    await writeFully(io.stderr, `audit: ${model.resources?.listed ?? 0} resources listed, ${model.resources?.failed ?? 0} failed to read; ${t.bytesBefore} → ${t.bytesAfter} bytes, saved ${t.saved}; report in ${values.output}\n`);
   } else {
     await writeFully(io.stdout, text);
   }

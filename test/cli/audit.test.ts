@@ -1,0 +1,172 @@
+/**
+ * `audit` against real upstreams (issue 4): the fixture server serving the whole corpus over
+ * several resources/list pages, the official everything server, and a small upstream whose
+ * reads fail. The audit's totals must equal the sums of the engine's own records for the same
+ * results, read independently.
+ */
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { countTokens } from "gpt-tokenizer/encoding/o200k_base";
+import { describe, expect, it } from "vitest";
+import { policyOptionsFor } from "../../src/config/policy.js";
+import { ConfigSchema } from "../../src/config/schema.js";
+import type { ChangeRecord } from "../../src/normalize/change.js";
+import { Policy, normalizeResult } from "../../src/normalize/index.js";
+import type { ReportModel } from "../../src/report/model.js";
+import { loadCorpus } from "../fixtures/corpus/index.js";
+import { EVERYTHING_SERVER, FIXTURE_SERVER } from "../helpers/paths.js";
+import { connect, raw } from "../helpers/proxyProcess.js";
+import { runCli } from "../helpers/runCli.js";
+
+const AUDIT_UPSTREAM = fileURLToPath(new URL("./audit-upstream.fixture.mjs", import.meta.url));
+const policy = new Policy(policyOptionsFor(ConfigSchema.parse({ mcpServers: { upstream: { command: "x" } } }), undefined));
+
+const dir = mkdtempSync(join(tmpdir(), "mcpn-audit-"));
+const corpusFile = join(dir, "corpus.json");
+writeFileSync(corpusFile, JSON.stringify(loadCorpus().filter((c) => Object.keys(c.policy).length === 0).map((c) => ({ name: c.name, input: c.input }))));
+const env = { FIXTURE_CORPUS: corpusFile };
+
+interface Expected {
+  uris: string[];
+  records: Array<{ uri: string; change: ChangeRecord; before: unknown; after: unknown }>;
+}
+
+/** Reads every resource straight from the upstream (no proxy) and runs the engine on each result. */
+async function engineView(command: string, args: string[], call?: { name: string; arguments: Record<string, unknown> }): Promise<Expected> {
+  const host = await connect(new StdioClientTransport({ command, args, env: { ...(process.env as Record<string, string>), ...env }, stderr: "ignore" }));
+  try {
+    const uris: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await raw(host.client, "resources/list", cursor === undefined ? {} : { cursor });
+      for (const r of page.resources as Array<{ uri: string }>) uris.push(r.uri);
+      cursor = page.nextCursor as string | undefined;
+    } while (cursor !== undefined);
+    const records: Expected["records"] = [];
+    const add = (uri: string | null, method: string, result: unknown) => {
+      const out = normalizeResult(method, result, policy);
+      for (const change of out.changes) records.push({ uri: uri ?? change.uri!, change, before: result, after: out.value });
+    };
+    for (const uri of uris) add(uri, "resources/read", await raw(host.client, "resources/read", { uri }));
+    if (call !== undefined) add(null, "tools/call", await raw(host.client, "tools/call", call));
+    return { uris, records };
+  } finally {
+    await host.close();
+  }
+}
+
+function sums(records: Expected["records"]) {
+  const actions: Record<string, number> = {};
+  for (const { change } of records) actions[change.action] = (actions[change.action] ?? 0) + 1;
+  return {
+    entries: records.length,
+    bytesBefore: records.reduce((s, r) => s + r.change.bytesBefore, 0),
+    bytesAfter: records.reduce((s, r) => s + r.change.bytesAfter, 0),
+    saved: records.reduce((s, r) => s + r.change.saved, 0),
+    actions,
+  };
+}
+
+describe("mcp-normalizer audit", () => {
+  it("the fixture server with the corpus: every page listed, every resource read, totals = the engine's sums", async () => {
+    const [run, expected] = await Promise.all([
+      runCli(["audit", "--format", "json", "--concurrency", "3", "--", process.execPath, FIXTURE_SERVER], { env, timeoutMs: 60_000 }),
+      engineView(process.execPath, [FIXTURE_SERVER]),
+    ]);
+    expect(run.stderr).not.toContain("\r[");
+    expect(run.code).toBe(0);
+    const model = JSON.parse(run.stdout) as ReportModel;
+    expect(expected.uris.length).toBeGreaterThan(50); // more than two resources/list pages of 25
+    expect(model.schemaVersion).toBe(1);
+    expect(model.kind).toBe("audit");
+    expect(model.failures).toEqual([]);
+    expect(model.resources).toEqual({ listed: expected.uris.length, failed: 0 });
+    expect(model.byUri.length).toBe(expected.uris.length);
+    expect(model.totals).toMatchObject(sums(expected.records));
+    expect(model.totals.saved).toBeGreaterThan(0);
+    // Per resource too.
+    for (const uri of expected.uris) {
+      const row = model.byUri.find((r) => r.uri === uri);
+      expect(row, uri).toBeDefined();
+      expect(row).toMatchObject(sums(expected.records.filter((r) => r.uri === uri)));
+    }
+    const top = model.topOffenders[0]!;
+    expect(top.saved).toBe(Math.max(...model.byUri.map((r) => r.saved)));
+    expect(top.shareOfSaved).toBeCloseTo(top.saved / model.totals.saved);
+  });
+
+  it("the everything server, with --call and --tokens: the base64 blob is unwrapped and tokens are o200k_base counts of each entry", async () => {
+    const call = { name: "get-resource-reference", arguments: { resourceType: "Blob", resourceId: 1 } };
+    const [run, expected] = await Promise.all([
+      runCli(["audit", "--format", "json", "--tokens", "--call", call.name, "--args", JSON.stringify(call.arguments), "--", process.execPath, EVERYTHING_SERVER, "stdio"], { timeoutMs: 60_000 }),
+      engineView(process.execPath, [EVERYTHING_SERVER, "stdio"], call),
+    ]);
+    expect(run.code, run.stderr).toBe(0);
+    const model = JSON.parse(run.stdout) as ReportModel;
+    expect(model.totals).toMatchObject(sums(expected.records));
+    expect(model.totals.actions["unwrap-blob"]).toBe(1);
+    const blob = model.byUri.find((r) => r.uri === "demo://resource/dynamic/blob/1")!;
+    expect(blob).toMatchObject({ actions: { "unwrap-blob": 1 } });
+    expect(blob.saved).toBeGreaterThan(0);
+    const pick = (root: unknown, path: string) => path.split(/[.[\]]+/).filter(Boolean).reduce<unknown>((v, k) => (v as Record<string, unknown>)[k], root);
+    const tokens = (when: "before" | "after") => expected.records.reduce((s, r) => s + countTokens(JSON.stringify(pick(r[when], r.change.path))), 0);
+    expect(model.tokens?.encoding).toBe("o200k_base");
+    expect(model.totals.tokensBefore).toBe(tokens("before"));
+    expect(model.totals.tokensAfter).toBe(tokens("after"));
+    expect(model.totals.tokensAfter!).toBeLessThan(model.totals.tokensBefore!);
+  });
+
+  it("failed reads are listed with the upstream's error; every list page is followed; -o writes the file", async () => {
+    const out = join(dir, "reports", "audit.md");
+    const run = await runCli(["audit", "-o", out, "--concurrency", "1", "--", process.execPath, AUDIT_UPSTREAM]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toBe("");
+    expect(run.stderr).toMatch(/audit: 3 resources listed, 2 failed to read; \d+ → \d+ bytes, saved \d+; report in /);
+    const md = readFileSync(out, "utf8");
+    expect(md).toContain("## Failed reads (2)");
+    expect(md).toMatch(/\| `audit:\/\/gone` \| Resource gone: audit:\/\/gone \(JSON-RPC -32002\) \|/);
+    expect(md).toContain("| `audit://empty` | the result has no contents array |");
+    expect(md).toMatch(/\| `audit:\/\/ok.txt` \| upstream \| text\/plain \| 1 \| 0 \| 0 \| 0 \| 0 \|/);
+    const json = JSON.parse((await runCli(["audit", "--format", "json", "--", process.execPath, AUDIT_UPSTREAM])).stdout) as ReportModel;
+    expect(json.failures).toEqual([
+      { uri: "audit://gone", error: "Resource gone: audit://gone (JSON-RPC -32002)", code: -32002 },
+      { uri: "audit://empty", error: "the result has no contents array" },
+    ]);
+  });
+
+  it("html: one self-contained file", async () => {
+    const run = await runCli(["audit", "--format", "html", "--", process.execPath, AUDIT_UPSTREAM]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/^<!doctype html>/);
+    expect(run.stdout).toContain('id="failure-table"');
+  });
+
+  it("bad command lines exit 2 naming the flag; an upstream that cannot start exits 1", async () => {
+    const none = await runCli(["audit"]);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain("name exactly one upstream");
+    const format = await runCli(["audit", "--format", "pdf", "--", "x"]);
+    expect(format.code).toBe(2);
+    expect(format.stderr).toContain('--format expects md, json or html, got "pdf"');
+    const args = await runCli(["audit", "--args", "{}", "--", "x"]);
+    expect(args.code).toBe(2);
+    expect(args.stderr).toContain("--args goes with --call");
+    const badJson = await runCli(["audit", "--call", "t", "--args", "{nope", "--", "x"]);
+    expect(badJson.code).toBe(2);
+    expect(badJson.stderr).toContain("--args is not JSON");
+    const missing = await runCli(["audit", "--", join(dir, "no-such-command")]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain(`could not start upstream command ${JSON.stringify(join(dir, "no-such-command"))}`);
+  });
+
+  it("--help lists the formats, --tokens' encoding and the exit codes", async () => {
+    const run = await runCli(["audit", "--help"]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain("--format F");
+    expect(run.stdout).toContain("o200k_base");
+    expect(run.stdout).toContain("Exit codes");
+  });
+});

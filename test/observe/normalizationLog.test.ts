@@ -1,0 +1,79 @@
+import { mkdtempSync, readFileSync, existsSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { PassThrough } from "node:stream";
+import { describe, expect, it } from "vitest";
+import type { LogRecord } from "../../src/observe/logRecord.js";
+import { createNormalizationLog } from "../../src/observe/normalizationLog.js";
+
+const record = (n: number): LogRecord => ({
+  ts: `2026-01-01T00:00:0${n}.000Z`,
+  server: "docs",
+  session: "docs-1",
+  method: "resources/read",
+  uri: `file:///${n}.md`,
+  action: "unwrap-blob",
+  mimeBefore: "application/octet-stream",
+  mimeAfter: "text/markdown",
+  bytesBefore: 100 + n,
+  bytesAfter: 80,
+  saved: 20 + n,
+  ms: 0.25,
+  path: "contents[0]",
+  reason: "valid UTF-8, textual type",
+  applied: true,
+});
+
+describe("the normalization log (pino)", () => {
+  it("creates the file with its folder, writes DESIGN.md §6 lines with ts first and nothing of pino's own", async () => {
+    const file = join(mkdtempSync(join(tmpdir(), "mcpn-log-")), "deep", "er", "n.jsonl");
+    const log = createNormalizationLog({ file });
+    log.write(record(1));
+    await log.close();
+    const lines = readFileSync(file, "utf8").split("\n");
+    expect(lines.at(-1)).toBe("");
+    const parsed = JSON.parse(lines[0]!);
+    expect(parsed).toEqual(record(1));
+    expect(Object.keys(parsed).slice(0, 12)).toEqual(["ts", "server", "session", "method", "uri", "action", "mimeBefore", "mimeAfter", "bytesBefore", "bytesAfter", "saved", "ms"]);
+    expect(parsed).not.toHaveProperty("level");
+    expect(parsed).not.toHaveProperty("time");
+  });
+
+  it("appends on restart, never truncates", async () => {
+    const file = join(mkdtempSync(join(tmpdir(), "mcpn-log-")), "n.jsonl");
+    for (const n of [1, 2, 3]) {
+      const log = createNormalizationLog({ file });
+      log.write(record(n));
+      await log.close();
+    }
+    const lines = readFileSync(file, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    expect(lines.map((l) => l.uri)).toEqual(["file:///1.md", "file:///2.md", "file:///3.md"]);
+  });
+
+  it("to a stream (stderr): the same lines, and the stream is left open", async () => {
+    const stream = new PassThrough();
+    const chunks: string[] = [];
+    stream.on("data", (c: Buffer) => chunks.push(c.toString()));
+    const log = createNormalizationLog({ stream });
+    log.write(record(4));
+    await log.close();
+    expect(stream.writableEnded).toBe(false);
+    expect(JSON.parse(chunks.join(""))).toEqual(record(4));
+  });
+
+  it("a file that cannot be written is reported through onError, not thrown", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "mcpn-log-"));
+    const errors: Error[] = [];
+    // A path under a regular file cannot be created.
+    const blocker = join(dir, "blocker");
+    const { writeFileSync } = await import("node:fs");
+    writeFileSync(blocker, "x");
+    const seen = new Promise<void>((resolve) => {
+      const log = createNormalizationLog({ file: join(blocker, "n.jsonl") }, { onError: (e) => { errors.push(e); resolve(); } });
+      log.write(record(5));
+    });
+    await seen;
+    expect(errors[0]!.message).toMatch(/ENOTDIR|EEXIST/);
+    expect(existsSync(join(blocker, "n.jsonl"))).toBe(false);
+  });
+});

@@ -1,0 +1,75 @@
+import { describe, expect, it } from "vitest";
+import { ReportAggregator } from "../../src/report/aggregate.js";
+import { formatBytes, formatCount, formatShare } from "../../src/report/format.js";
+import type { EntryFact, ReportModel } from "../../src/report/model.js";
+import { parseReportFormat, renderReport } from "../../src/report/render.js";
+
+const hostileUri = `file:///a|b<script>alert("x")</script>.txt`;
+
+function model(kind: "audit" | "log" = "log"): ReportModel {
+  const agg = new ReportAggregator();
+  const facts: EntryFact[] = [
+    { ts: "2026-01-01T00:00:00.000Z", server: "docs", method: "resources/read", uri: hostileUri, action: "unwrap-blob", mimeBefore: "text/plain", mimeAfter: "text/plain", bytesBefore: 4000, bytesAfter: 3000, saved: 1000 },
+    { ts: "2026-01-02T00:00:00.000Z", server: "img", method: "tools/call", uri: "file:///p.png", action: "fix-mime", mimeBefore: "text/plain", mimeAfter: "image/png", bytesBefore: 500, bytesAfter: 499, saved: 1 },
+  ];
+  for (const f of facts) agg.add(f);
+  if (kind === "audit") agg.addFailure({ uri: "file:///gone", error: "Resource not found (JSON-RPC -32002)", code: -32002 });
+  else agg.addMalformed({ source: "a.jsonl", line: 3, error: "not JSON" });
+  return agg.toModel({ kind, source: kind === "audit" ? { server: "docs", upstream: "node srv.js" } : { files: ["a.jsonl"] }, generatedAt: "2026-01-03T00:00:00.000Z" });
+}
+
+describe("format", () => {
+  it("bytes, counts and shares read the same everywhere", () => {
+    expect(formatBytes(0)).toBe("0 B");
+    expect(formatBytes(1023)).toBe("1023 B");
+    expect(formatBytes(1536)).toBe("1.50 KiB");
+    expect(formatBytes(-2048)).toBe("−2.00 KiB");
+    expect(formatBytes(5 * 1024 * 1024 * 1024)).toBe("5.00 GiB");
+    expect(formatCount(1234567)).toBe("1,234,567");
+    expect(formatShare(1 / 3)).toBe("33.3%");
+  });
+});
+
+describe("renderers", () => {
+  it("json: the model itself, schemaVersion 1, with a stable set of top-level fields", () => {
+    const m = model("audit");
+    const parsed = JSON.parse(renderReport(m, "json"));
+    expect(parsed).toEqual(m);
+    expect(parsed.schemaVersion).toBe(1);
+    expect(Object.keys(parsed)).toEqual(["schemaVersion", "kind", "generatedAt", "source", "timeRange", "totals", "byServer", "byMime", "byAction", "byMethod", "byUri", "topOffenders", "failures", "malformed", "ignoredLines", "uriTable"]);
+  });
+
+  it("md: tables whose cells cannot be broken by a URI", () => {
+    const md = renderReport(model("audit"), "md");
+    expect(md).toContain("# Size audit: docs");
+    expect(md).toContain("**4.39 KiB → 3.42 KiB: 1001 B saved (22.2%)**");
+    expect(md).toContain("`file:///a\\|b<script>alert(\"x\")</script>.txt`");
+    expect(md).toContain("## Failed reads (1)");
+    expect(md).toContain("Resource not found (JSON-RPC -32002)");
+    for (const line of md.split("\n").filter((l) => l.startsWith("| `file:///a"))) expect(line.split(/(?<!\\)\|/).length).toBe(14);
+  });
+
+  it("md for logs: malformed lines are shown", () => {
+    const md = renderReport(model("log"), "md");
+    expect(md).toContain("1 malformed lines skipped");
+    expect(md).toContain("| `a.jsonl` | 3 | not JSON |");
+  });
+
+  it("html: self-contained, everything from upstreams escaped, no script, no fetches", () => {
+    const html = renderReport(model("audit"), "html");
+    expect(html).toMatch(/^<!doctype html>/);
+    expect(html).not.toMatch(/<script/i);
+    expect(html).toContain("&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;");
+    expect(html).toContain(`Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'"`);
+    expect(html).not.toMatch(/(src|href)=/i);
+    expect(html).not.toMatch(/https?:\/\//);
+    expect(html).toContain('<rect class="bar before" data-key="docs" data-bytes="4000"');
+    expect(html).toContain('<table id="top-offenders">');
+  });
+
+  it("--format accepts md, json, html and names the flag otherwise", () => {
+    expect(parseReportFormat(undefined, "--format")).toBe("md");
+    expect(parseReportFormat("html", "--format")).toBe("html");
+    expect(() => parseReportFormat("pdf", "audit: --format")).toThrow(/audit: --format expects md, json or html, got "pdf"/);
+  });
+});
