@@ -108,7 +108,7 @@ describe("JsonLineReader", () => {
     }
     console.log(`lineFraming: 5 MiB ${small.ms.toFixed(0)} ms, 50 MiB ${large.ms.toFixed(0)} ms (64 KiB chunks)`);
     // Loose: quadratic framing would make this ratio ~100; linear is ~10.
-    expect(large.ms / Math.max(small.ms, 1)).toBeLessThan(40);
+    expect(large.ms / Math.max(small.ms, 1)).toBeLessThan(50);
   });
 
   it("discards an oversized line without holding it", () => {
