@@ -14,6 +14,7 @@ const NODE = process.execPath;
 const UPSTREAM = join(ROOT, "bench", "upstream.mjs");
 const MCPN_CLI = join(ROOT, "dist", "cli.js");
 const SUPERGATEWAY = join(ROOT, "node_modules", "supergateway", "dist", "index.js");
+const RELAY = join(ROOT, "bench", "relay.mjs");
 const MCP_PROXY = join(ROOT, "node_modules", "mcp-proxy", "dist", "bin", "mcp-proxy.mjs");
 
 /**
@@ -22,6 +23,12 @@ const MCP_PROXY = join(ROOT, "node_modules", "mcp-proxy", "dist", "bin", "mcp-pr
  * big-read stdio paths do too and `direct-sdk-default` records what an unmodified host gets.
  */
 export const HOST_STDIO_MAX_BUFFER_BYTES = 512 * 1024 * 1024;
+
+/**
+ * Extra Node flags for mcp-normalizer's own process, e.g. BENCH_MCPN_NODE_ARGS="--cpu-prof
+ * --cpu-prof-dir=/tmp/prof" to profile it inside the benchmark (notes/bench.md "Profiling").
+ */
+const MCPN_NODE_ARGS = (process.env.BENCH_MCPN_NODE_ARGS ?? "").split(/\s+/).filter((a) => a !== "");
 
 /** Shell-quotes one word for supergateway's `--stdio "CMD ARGS"` string. */
 function shellWord(word) {
@@ -57,7 +64,7 @@ async function viaHttpProxy(spec, kind, urlOf, ctx) {
 function mcpnServe(ctx) {
   return {
     command: NODE,
-    args: [MCPN_CLI, "serve", "--name", "bench", "--host", "127.0.0.1", "--port", "0", "--", NODE, UPSTREAM, ...ctx.upstreamArgs],
+    args: [...MCPN_NODE_ARGS, MCPN_CLI, "serve", "--name", "bench", "--host", "127.0.0.1", "--port", "0", "--", NODE, UPSTREAM, ...ctx.upstreamArgs],
     readyLine: /listening on (http:\/\/\S+)/,
   };
 }
@@ -97,7 +104,14 @@ export const PATHS = [
     product: "mcp-normalizer",
     kind: "stdio",
     label: "mcp-normalizer stdio",
-    start: (ctx) => viaStdio(NODE, [MCPN_CLI, "stdio", "--", NODE, UPSTREAM, ...ctx.upstreamArgs], ctx, { proxy: true, maxBufferSize: ctx.big ? HOST_STDIO_MAX_BUFFER_BYTES : undefined }),
+    start: (ctx) => viaStdio(NODE, [...MCPN_NODE_ARGS, MCPN_CLI, "stdio", "--", NODE, UPSTREAM, ...ctx.upstreamArgs], ctx, { proxy: true, maxBufferSize: ctx.big ? HOST_STDIO_MAX_BUFFER_BYTES : undefined }),
+  },
+  {
+    id: "relay-stdio",
+    product: "reference",
+    kind: "stdio",
+    label: "reference: byte relay, no parsing (the floor of any stdio proxy)",
+    start: (ctx) => viaStdio(NODE, [RELAY, NODE, UPSTREAM, ...ctx.upstreamArgs], ctx, { proxy: true, maxBufferSize: ctx.big ? HOST_STDIO_MAX_BUFFER_BYTES : undefined }),
   },
   { id: "mcpn-mcp", product: "mcp-normalizer", kind: "streamable-http", label: "mcp-normalizer /mcp", start: (ctx) => viaHttpProxy(mcpnServe(ctx), "streamable-http", (base) => `${base}/mcp/bench`, ctx) },
   { id: "mcpn-sse", product: "mcp-normalizer", kind: "sse", label: "mcp-normalizer /sse", start: (ctx) => viaHttpProxy(mcpnServe(ctx), "sse", (base) => `${base}/sse/bench`, ctx) },

@@ -7,8 +7,8 @@ import { spawn } from "node:child_process";
 import { createConnection, createServer } from "node:net";
 import { tail } from "./outputTail.mjs";
 
-/** How long a stopping proxy gets after SIGTERM before SIGKILL. */
-export const STOP_GRACE_MS = 3000;
+/** How long a stopping proxy gets after SIGTERM before SIGKILL (long enough to write a --cpu-prof profile). */
+export const STOP_GRACE_MS = 10_000;
 /** Delay between readiness probes of a peer that does not say when it listens. */
 export const PORT_PROBE_INTERVAL_MS = 25;
 
@@ -17,6 +17,13 @@ const live = new Set();
 process.on("exit", () => {
   for (const pid of live) killGroup(pid, "SIGKILL");
 });
+// Interrupted (Ctrl-C, a test timeout): end the proxies first, then go with the usual exit code.
+for (const signal of ["SIGINT", "SIGTERM"]) {
+  process.once(signal, () => {
+    for (const pid of live) killGroup(pid, "SIGKILL");
+    process.exit(128 + (signal === "SIGINT" ? 2 : 15));
+  });
+}
 
 function killGroup(pid, signal) {
   try {

@@ -27,7 +27,7 @@ export const WORKLOADS = [
 
 /** A path's row before figures: what failed and why, if anything did. */
 function emptyRow(path) {
-  return { path: path.id, status: "ok", error: null, calls: 0, latenciesMs: [], bytes: [], shape: null, proxy: null, truncated: false };
+  return { path: path.id, status: "ok", error: null, calls: 0, latenciesMs: [], bytes: [], shape: null, proxy: null, truncated: false, hostCpuMs: 0 };
 }
 
 function fail(row, stage, error) {
@@ -106,12 +106,15 @@ async function runCalls(workload, live, rows, opts) {
       const row = rows.get(id);
       const n = Math.min(workload.batch, count - row.calls);
       const start = performance.now();
+      const hostCpu = process.cpuUsage();
       try {
         for (let i = 0; i < n; i++) await timedCall(live.get(id), workload, row, opts.callTimeoutMs);
       } catch (error) {
         fail(row, `call ${row.calls + 1}`, error);
       }
       spentMs.set(id, spentMs.get(id) + performance.now() - start);
+      const used = process.cpuUsage(hostCpu);
+      row.hostCpuMs += (used.user + used.system) / 1000;
       // Bound every run in time: a path too slow for its budget keeps what it measured.
       if (row.status === "ok" && row.calls < count && spentMs.get(id) > opts.pathBudgetMs) row.truncated = true;
     }
@@ -140,11 +143,14 @@ export async function runBigWorkload(workload, paths, opts, log) {
         // One small round trip first, so the read below is timed on a settled connection.
         await handle.call({ method: "tools/call", params: { name: "echo", arguments: { text: "ready" } } }, opts.callTimeoutMs);
         const meter = measureProcess(handle.proxyPid);
+        const hostCpu = process.cpuUsage();
         let proxy;
         try {
           await timedCall(handle, workload, row, opts.bigTimeoutMs);
         } finally {
           proxy = meter.stop();
+          const used = process.cpuUsage(hostCpu);
+          row.hostCpuMs += (used.user + used.system) / 1000;
         }
         perRead.get(path.id).push(proxy);
         log(`  ${path.id} rep ${rep + 1}/${reps}: ${row.latenciesMs.at(-1).toFixed(0)} ms${proxy === null ? "" : `, proxy cpu ${proxy.cpuSeconds} s, peak rss ${mib(proxy.peakRssBytes)} MiB`}`);
@@ -201,6 +207,8 @@ function summarize(workload, paths, rows, count) {
         // Calls per second of back-to-back calls on one connection; MiB/s of content for big reads.
         throughputPerS: row.calls === 0 ? null : round((row.calls * 1000) / totalMs, 2),
         contentMiBPerS: workload.resource === null || row.calls === 0 ? null : round((row.calls * workload.resource.bytes) / 1048576 / (totalMs / 1000), 2),
+        // CPU the host (this process: SDK client + transport) spent per call: what a path costs the host.
+        hostCpuMsPerCall: row.calls === 0 ? null : round(row.hostCpuMs / row.calls, 3),
         bytesPerCall: row.bytes.length === 0 ? null : median(row.bytes),
         bytesDelivered: row.bytes.length === 0 ? null : median(row.bytes) * row.calls,
         delivered: row.shape,
