@@ -1,0 +1,64 @@
+/**
+ * The decorator in-process, as an SDK host uses it: `client.connect(withNormalization(t))`,
+ * against real servers (the fixture as a child process; an SDK Server over an in-memory pair).
+ */
+import { describe, expect, it } from "vitest";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { CreateMessageRequestSchema, ListResourcesRequestSchema, ReadResourceRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { withNormalization, type NormalizationEvent } from "../../src/index.js";
+import { FIXTURE_SERVER } from "../helpers/paths.js";
+
+describe("withNormalization", () => {
+  it("an SDK client reading through the decorator gets text, and every change is reported", async () => {
+    const events: NormalizationEvent[] = [];
+    const transport = withNormalization(new StdioClientTransport({ command: process.execPath, args: [FIXTURE_SERVER], stderr: "pipe" }), { onNormalized: (e) => events.push(e) });
+    const client = new Client({ name: "in-process-host", version: "1" });
+    await client.connect(transport);
+    try {
+      const result = await client.readResource({ uri: "file:///docs/readme.md" });
+      expect(result.contents[0]).toMatchObject({ uri: "file:///docs/readme.md", mimeType: "text/markdown", text: "# Title\n\nSome *markdown*.\n" });
+      expect(events).toHaveLength(1);
+      expect(events[0]).toMatchObject({ method: "resources/read", changes: [{ action: "unwrap-blob", mimeBefore: "application/octet-stream", mimeAfter: "text/markdown" }] });
+      expect(events[0]!.changes[0]!.saved).toBeGreaterThan(0);
+      // Untracked methods are not remembered at all; answered ones are forgotten.
+      await client.listTools();
+      expect(transport.pendingCount).toBe(0);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("request ids of the two directions are separate spaces", async () => {
+    // The server sends sampling/createMessage with id 0 while the client's resources/read (also
+    // id 0 on a fresh client… or any) is pending: the decorator must rewrite only the response to
+    // its own request, and the server's request params by their own rules.
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    const server = new Server({ name: "s", version: "1" }, { capabilities: { resources: {} } });
+    const png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYGD4DwABBAEAwS2OUAAAAABJRU5ErkJggg==";
+    server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: [{ uri: "mem://a.json", name: "a" }] }));
+    server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) => {
+      const sampled = await extra.sendRequest({ method: "sampling/createMessage", params: { messages: [{ role: "user", content: { type: "image", data: png, mimeType: "image/jpeg" } }], maxTokens: 5 } }, (await import("@modelcontextprotocol/sdk/types.js")).CreateMessageResultSchema);
+      return { contents: [{ uri: request.params.uri, blob: Buffer.from(JSON.stringify(sampled.content)).toString("base64") }] };
+    });
+    await server.connect(serverSide);
+    const client = new Client({ name: "c", version: "1" }, { capabilities: { sampling: {} } });
+    const seen: unknown[] = [];
+    client.setRequestHandler(CreateMessageRequestSchema, async (request) => {
+      seen.push(request.params.messages[0]!.content);
+      return { role: "assistant", model: "m", content: { type: "text", text: "fine" } };
+    });
+    await client.connect(withNormalization(clientSide));
+    try {
+      const list = await client.listResources();
+      expect(list.resources[0]).toMatchObject({ uri: "mem://a.json", mimeType: "application/json" });
+      const read = await client.readResource({ uri: "mem://a.json" });
+      expect(read.contents[0]).toEqual({ uri: "mem://a.json", text: '{"type":"text","text":"fine"}', mimeType: "application/json" });
+      expect(seen).toEqual([{ type: "image", data: png, mimeType: "image/png" }]);
+    } finally {
+      await client.close();
+    }
+  });
+});
