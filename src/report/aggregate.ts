@@ -2,7 +2,7 @@
  * Entry facts in, a report model out (issue 4). Pure and incremental: `report` feeds it a log
  * of any size line by line, `serve` keeps one alive for `GET /report`, `audit` feeds it the
  * engine's records. Memory is bounded: totals and breakdowns are exact; the per-URI table keeps
- * at most `maxUris` rows (the ones that matter most) and says how many it dropped.
+ * about `maxUris` rows (those that save or grow most) and counts the entries it could not keep.
  */
 import { WARNING_ACTIONS, type ChangeAction } from "../normalize/change.js";
 import { parseMediaType } from "../normalize/mediaType.js";
@@ -78,7 +78,10 @@ export class ReportAggregator {
   private readonly malformedExamples: MalformedLine[] = [];
   private malformedCount = 0;
   private ignored = 0;
-  private droppedUris = 0;
+  /** Entries not reflected in the URI table (their rows were pruned, or never admitted). */
+  private untracked = 0;
+  /** |saved| a new URI's entry must exceed to join a full table (the least kept at the last pruning). */
+  private admitAbove = 0;
   private firstTs = Infinity;
   private lastTs = -Infinity;
   private readonly maxUris: number;
@@ -158,7 +161,7 @@ export class ReportAggregator {
       failures: [...this.failures],
       malformed: { lines: this.malformedCount, examples: [...this.malformedExamples] },
       ignoredLines: this.ignored,
-      uriTable: { limit: this.maxUris, dropped: this.droppedUris },
+      uriTable: { limit: this.maxUris, untrackedEntries: this.untracked },
       ...(meta.resources === undefined ? {} : { resources: meta.resources }),
       ...(meta.tokens === undefined ? {} : { tokens: meta.tokens }),
     };
@@ -180,6 +183,12 @@ export class ReportAggregator {
   private addUri(fact: EntryFact): void {
     const key = `${fact.server}\u0000${fact.uri}`;
     let row = this.uris.get(key);
+    if (row === undefined && this.uris.size >= this.maxUris && Math.abs(fact.saved) <= this.admitAbove) {
+      // A full table admits a new URI only when it matters more than the least row kept at the
+      // last pruning: otherwise a log of endless distinct small URIs would churn the table.
+      this.untracked++;
+      return;
+    }
     if (row === undefined) {
       row = { uri: fact.uri as string, server: fact.server, mime: mimeKey(fact), totals: emptyTotals() };
       this.uris.set(key, row);
@@ -187,15 +196,17 @@ export class ReportAggregator {
       row.mime = mimeKey(fact);
     }
     addToTotals(row.totals, fact);
-    // Pruned in batches (down to the limit once twice over it), so each add costs O(log n) amortized.
-    if (this.uris.size > 2 * this.maxUris) this.pruneUris();
+    // Pruned in batches (down to the limit once a quarter over it): O(log n) amortized per add,
+    // and at most 1.25 × maxUris rows alive.
+    if (this.uris.size > this.maxUris + Math.ceil(this.maxUris / 4)) this.pruneUris();
   }
 
   private pruneUris(): void {
-    const kept = [...this.uris].sort(([, a], [, b]) => Math.abs(b.totals.saved) - Math.abs(a.totals.saved) || b.totals.bytesBefore - a.totals.bytesBefore).slice(0, this.maxUris);
-    this.droppedUris += this.uris.size - kept.length;
+    const sorted = [...this.uris].sort(([, a], [, b]) => Math.abs(b.totals.saved) - Math.abs(a.totals.saved) || b.totals.bytesBefore - a.totals.bytesBefore);
+    for (const [, row] of sorted.slice(this.maxUris)) this.untracked += row.totals.entries;
     this.uris.clear();
-    for (const [key, row] of kept) this.uris.set(key, row);
+    for (const [key, row] of sorted.slice(0, this.maxUris)) this.uris.set(key, row);
+    this.admitAbove = Math.abs(sorted[this.maxUris - 1]?.[1].totals.saved ?? 0);
   }
 }
 

@@ -104,8 +104,11 @@ export interface ReportModel {
   malformed: { lines: number; examples: MalformedLine[] };
   /** Log: JSON lines that are not normalization records (operational log lines), skipped. */
   ignoredLines: number;
-  /** The URI table is bounded; `dropped` distinct URIs fell out of it (totals stay exact). */
-  uriTable: { limit: number; dropped: number };
+  /**
+   * The URI table is bounded (about `limit` rows, those that save or grow most); entries of URIs
+   * that fell out of it or never got in are `untrackedEntries`. Totals and breakdowns stay exact.
+   */
+  uriTable: { limit: number; untrackedEntries: number };
   /** Audit: resources listed by the upstream, and how many of them failed to read. */
   resources?: { listed: number; failed: number };
   /** Present when tokens were counted: which tokenizer encoding estimated them. */

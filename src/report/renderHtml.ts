@@ -73,7 +73,7 @@ export function renderHtml(model: ReportModel, options: { maxRows?: number } = {
       }</section>`,
     );
   }
-  if (model.uriTable.dropped > 0) body.push(`<p class="meta">The URI table kept the ${formatCount(model.uriTable.limit)} most significant URIs; ${formatCount(model.uriTable.dropped)} others were dropped from it (totals are exact).</p>`);
+  if (model.uriTable.untrackedEntries > 0) body.push(`<p class="meta">The URI table kept the ${formatCount(model.uriTable.limit)} most significant URIs; ${formatCount(model.uriTable.untrackedEntries)} entries of other URIs are not in it (totals are exact).</p>`);
   body.push(`<footer>mcp-normalizer · report schema v${model.schemaVersion}</footer>`);
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8">

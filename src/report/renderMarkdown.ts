@@ -45,7 +45,7 @@ export function renderMarkdown(model: ReportModel, options: { maxRows?: number }
     if (m.examples.length > 0) lines.push("", ...table(["source", "line", "error"], m.examples.map((e) => [code(e.source), String(e.line), cell(e.error)])));
     section(out, "Input", lines);
   }
-  if (model.uriTable.dropped > 0) out.push(`The URI table kept the ${formatCount(model.uriTable.limit)} most significant URIs; ${formatCount(model.uriTable.dropped)} others were dropped from it (totals are exact).`, "");
+  if (model.uriTable.untrackedEntries > 0) out.push(`The URI table kept the ${formatCount(model.uriTable.limit)} most significant URIs; ${formatCount(model.uriTable.untrackedEntries)} entries of other URIs are not in it (totals are exact).`, "");
   return `${out.join("\n").trimEnd()}\n`;
 }
 

@@ -38,7 +38,7 @@ describe("ReportAggregator", () => {
     expect(model.timeRange).toEqual({ from: "2026-01-01T00:00:00.000Z", to: "2026-01-01T00:00:00.000Z" });
   });
 
-  it("bounds the URI table but keeps totals exact, and says how many URIs it dropped", () => {
+  it("bounds the URI table but keeps totals exact, and counts the entries it could not keep", () => {
     const agg = new ReportAggregator({ maxUris: 10, topOffenders: 5 });
     let saved = 0;
     for (let i = 0; i < 1000; i++) {
@@ -48,8 +48,8 @@ describe("ReportAggregator", () => {
     }
     const model = agg.toModel({ kind: "log", source: {}, generatedAt: "now" });
     expect(model.totals.saved).toBe(saved);
-    expect(model.byUri.length).toBeLessThanOrEqual(20);
-    expect(model.uriTable.dropped).toBe(1000 - model.byUri.length);
+    expect(model.byUri.length).toBeLessThanOrEqual(13);
+    expect(model.uriTable.untrackedEntries).toBe(1000 - model.byUri.reduce((s, r) => s + r.entries, 0));
     // The rows kept are the heaviest: the top offender is the last, biggest one.
     expect(model.topOffenders.map((r) => r.uri)).toEqual(["u://999", "u://998", "u://997", "u://996", "u://995"]);
   });
