@@ -2,22 +2,12 @@ import { describe, expect, it } from "vitest";
 import type { ChangeRecord } from "../../src/normalize/change.js";
 import { mimeLabel, methodLabel, actionLabel } from "../../src/observe/metricLabels.js";
 import { ProxyMetrics } from "../../src/observe/metrics.js";
+import { series } from "./promText.js";
 
 function change(overrides: Partial<ChangeRecord>): ChangeRecord {
   const bytesBefore = overrides.bytesBefore ?? 100;
   const bytesAfter = overrides.bytesAfter ?? 80;
   return { action: "unwrap-blob", path: "contents[0]", uri: "x:/a", mimeBefore: "text/plain", mimeAfter: "text/plain", reason: "", applied: true, ...overrides, bytesBefore, bytesAfter, saved: bytesBefore - bytesAfter };
-}
-
-/** The value of one series in Prometheus text, or 0 when absent. */
-export function series(text: string, name: string, labels: Record<string, string> = {}): number {
-  let total = 0;
-  for (const line of text.split("\n")) {
-    if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
-    const labelText = line.slice(name.length).match(/^\{(.*)\}/)?.[1] ?? "";
-    if (Object.entries(labels).every(([k, v]) => labelText.includes(`${k}="${v}"`))) total += Number(line.slice(line.lastIndexOf(" ") + 1));
-  }
-  return total;
 }
 
 describe("ProxyMetrics", () => {
