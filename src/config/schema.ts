@@ -10,6 +10,14 @@ export const DEFAULT_PORT = 8808;
 export const DEFAULT_HOST = "127.0.0.1";
 export const DEFAULT_REQUEST_TIMEOUT_MS = 300_000;
 export const DEFAULT_MAX_SESSIONS = 1000;
+/** Default `limits.maxSessionsPerClient`: live host sessions one client address may hold. */
+export const DEFAULT_MAX_SESSIONS_PER_CLIENT = 100;
+/** Default `limits.shutdownGraceMs`: how long SIGTERM/SIGINT wait for in-flight requests. */
+export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
+/** Default `limits.restartBackoffMs`: first wait before a new upstream after one died (doubles). */
+export const DEFAULT_RESTART_BACKOFF_MS = 250;
+/** Default `limits.maxRestartBackoffMs`: the backoff never grows past this. */
+export const DEFAULT_MAX_RESTART_BACKOFF_MS = 30_000;
 
 const normalizeSettings = {
   unwrapBlobs: z.boolean().optional().describe("blob whose bytes are UTF-8 text → text (default true)"),
@@ -93,16 +101,25 @@ export const ConfigSchema = z
     allowedHosts: z.array(z.string()).optional(),
     limits: z
       .strictObject({
-        maxMessageBytes: z.number().int().positive().default(DEFAULT_MAX_MESSAGE_BYTES),
-        maxNormalizeBytes: z.number().int().positive().default(DEFAULT_MAX_NORMALIZE_BYTES),
-        requestTimeoutMs: z.number().int().positive().default(DEFAULT_REQUEST_TIMEOUT_MS),
-        maxSessions: z.number().int().positive().default(DEFAULT_MAX_SESSIONS),
+        maxMessageBytes: z.number().int().positive().default(DEFAULT_MAX_MESSAGE_BYTES).describe("largest JSON-RPC message (stdio line, WebSocket frame, SSE event) and HTTP body, in bytes; over it: a JSON-RPC error, the session goes on"),
+        maxBodyBytes: z.number().int().positive().optional().describe("largest HTTP request body (one message or a batch) on /mcp and /messages, in bytes (default: maxMessageBytes)"),
+        maxNormalizeBytes: z.number().int().positive().default(DEFAULT_MAX_NORMALIZE_BYTES).describe("entries whose text/blob is longer pass untouched (normalization size threshold)"),
+        requestTimeoutMs: z.number().int().positive().default(DEFAULT_REQUEST_TIMEOUT_MS).describe("a host request the upstream has not answered in this time gets a JSON-RPC error"),
+        maxSessions: z.number().int().positive().default(DEFAULT_MAX_SESSIONS).describe("live host sessions of every kind together; the next gets 503"),
+        maxSessionsPerClient: z.number().int().positive().default(DEFAULT_MAX_SESSIONS_PER_CLIENT).describe("live host sessions one client address may hold; the next gets 503"),
+        shutdownGraceMs: z.number().int().min(0).default(DEFAULT_SHUTDOWN_GRACE_MS).describe("after SIGTERM/SIGINT, how long in-flight requests may take before sessions are ended"),
+        restartBackoffMs: z.number().int().min(0).default(DEFAULT_RESTART_BACKOFF_MS).describe("after an upstream dies, the wait before the next one starts; doubles per consecutive failure"),
+        maxRestartBackoffMs: z.number().int().min(0).default(DEFAULT_MAX_RESTART_BACKOFF_MS).describe("cap of restartBackoffMs's doubling"),
       })
       .default({
         maxMessageBytes: DEFAULT_MAX_MESSAGE_BYTES,
         maxNormalizeBytes: DEFAULT_MAX_NORMALIZE_BYTES,
         requestTimeoutMs: DEFAULT_REQUEST_TIMEOUT_MS,
         maxSessions: DEFAULT_MAX_SESSIONS,
+        maxSessionsPerClient: DEFAULT_MAX_SESSIONS_PER_CLIENT,
+        shutdownGraceMs: DEFAULT_SHUTDOWN_GRACE_MS,
+        restartBackoffMs: DEFAULT_RESTART_BACKOFF_MS,
+        maxRestartBackoffMs: DEFAULT_MAX_RESTART_BACKOFF_MS,
       }),
   })
   .describe("mcp-normalizer proxy configuration");

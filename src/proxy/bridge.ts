@@ -22,6 +22,10 @@ export interface BridgeOptions {
   readonly requestTimeoutMs?: number;
   /** Says why the upstream went away (exit code, last stderr line), for the errors hosts get. */
   readonly describeUpstreamEnd?: () => string | undefined;
+  /** Called whenever no host request is waiting any more (graceful shutdown waits on it). */
+  readonly onSettled?: () => void;
+  /** Called once, on the first message the upstream sends (it works: the restart backoff resets). */
+  readonly onUpstreamAlive?: () => void;
 }
 
 interface Waiting {
@@ -54,6 +58,9 @@ export class Bridge {
   private readonly byProgressToken = new Map<string, RequestId>();
   private lastUpstreamError: string | undefined;
   private closed = false;
+  private upstreamAlive = false;
+  /** Set while the proxy shuts down: new host requests are answered with this, not forwarded. */
+  private refusal: string | undefined;
   /** Why the session ended: "host closed", "upstream closed", or what close() was given. */
   closeReason: string | undefined;
 
@@ -82,6 +89,19 @@ export class Bridge {
     return this.waiting.size;
   }
 
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  /**
+   * From now on host requests are answered with a JSON-RPC error naming `why` instead of being
+   * forwarded (graceful shutdown: in-flight requests finish, no new work starts). Responses and
+   * notifications still pass, so a request in flight can still be served (sampling answers).
+   */
+  refuseNewRequests(why: string): void {
+    this.refusal = why;
+  }
+
   /** Starts the upstream first, so no host message arrives before there is somewhere to send it. */
   async start(): Promise<void> {
     await this.upstream.start();
@@ -101,22 +121,60 @@ export class Bridge {
   }
 
   private fromHost(message: JSONRPCMessage, extra?: MessageExtraInfo): void {
-    const items: unknown[] = Array.isArray(message) ? (message as unknown[]) : [message];
+    const batch = Array.isArray(message);
+    const items: unknown[] = batch ? (message as unknown[]) : [message];
+    const forwarded: unknown[] = [];
     for (const msg of items) {
-      if (isRequest(msg)) this.remember(msg);
-      else if (isNotification(msg) && msg.method === "notifications/cancelled" && isObj(msg.params) && isRequestId(msg.params.requestId)) this.forget(msg.params.requestId);
+      if (isRequest(msg)) {
+        const refused = this.refuse(msg);
+        if (refused !== undefined) {
+          this.toHost(refused, msg.id);
+          continue;
+        }
+        this.remember(msg);
+      } else if (isNotification(msg) && msg.method === "notifications/cancelled" && isObj(msg.params) && isRequestId(msg.params.requestId)) {
+        this.forget(msg.params.requestId);
+      }
+      forwarded.push(msg);
     }
+    if (forwarded.length === 0) return;
+    const out = !batch ? message : forwarded.length === items.length ? message : (forwarded as JSONRPCMessage[]);
     const options: ProxySendOptions = {};
     const headers = forwardedHeaders(extra);
     if (headers !== undefined) options.forwardHeaders = headers;
-    this.upstream.send(message, options).catch((error: unknown) => {
+    let sending: Promise<void>;
+    try {
+      sending = this.upstream.send(out as JSONRPCMessage, options);
+    } catch (error) {
+      // A transport that throws instead of rejecting (a message JSON.stringify cannot write).
+      sending = Promise.reject(error);
+    }
+    sending.catch((error: unknown) => {
       const text = error instanceof Error ? error.message : String(error);
       this.logger.warn("could not send to upstream", { error: text });
-      for (const msg of items) if (isRequest(msg)) this.answer(msg.id, JSONRPC.UPSTREAM_UNAVAILABLE, `could not reach the upstream: ${text}`);
+      for (const msg of forwarded) if (isRequest(msg)) this.answer(msg.id, JSONRPC.UPSTREAM_UNAVAILABLE, `could not send the request to the upstream: ${text}`);
     });
   }
 
+  /**
+   * Why a host request is not forwarded, as the error response the host gets: during shutdown;
+   * or when its id is already waiting (MCP basic §"Requests": an id MUST NOT be reused within
+   * a session; two answers to one id would reach the wrong request and leak the first timer).
+   */
+  private refuse(msg: { id: RequestId; method: string }): Record<string, unknown> | undefined {
+    if (this.refusal !== undefined) return errorResponse(msg.id, JSONRPC.UPSTREAM_UNAVAILABLE, `${msg.method} not forwarded: ${this.refusal}`);
+    if (this.waiting.has(idKey(msg.id))) {
+      this.logger.warn("host reused the id of a request still waiting", { id: msg.id, method: msg.method });
+      return errorResponse(msg.id, JSONRPC.INVALID_REQUEST, `Invalid Request: id ${JSON.stringify(msg.id)} is already used by a request still waiting for its answer`);
+    }
+    return undefined;
+  }
+
   private fromUpstream(message: JSONRPCMessage): void {
+    if (!this.upstreamAlive) {
+      this.upstreamAlive = true;
+      this.options.onUpstreamAlive?.();
+    }
     // Batches are split: each response must find its own request's stream on the host side.
     const items: unknown[] = Array.isArray(message) ? (message as unknown[]) : [message];
     for (const msg of items) {
@@ -135,8 +193,20 @@ export class Bridge {
 
   private toHost(msg: unknown, related: RequestId | undefined): void {
     const options = related === undefined ? undefined : { relatedRequestId: related };
-    this.host.send(msg as JSONRPCMessage, options).catch((error: unknown) => {
-      this.logger.warn("could not send to host", { error: error instanceof Error ? error.message : String(error) });
+    let sending: Promise<void>;
+    try {
+      sending = this.host.send(msg as JSONRPCMessage, options);
+    } catch (error) {
+      sending = Promise.reject(error);
+    }
+    sending.catch((error: unknown) => {
+      const text = error instanceof Error ? error.message : String(error);
+      this.logger.warn("could not send to host", { error: text });
+      // A response the host transport could not write (too deeply nested for JSON.stringify, a
+      // closed stream): the host still gets an answer to its request, if it can take one.
+      if (isResponse(msg) && !("error" in msg && isObj(msg.error) && msg.error.code === JSONRPC.INTERNAL_ERROR)) {
+        this.toHost(errorResponse(msg.id, JSONRPC.INTERNAL_ERROR, `the upstream's answer could not be forwarded: ${text}`), msg.id);
+      }
     });
   }
 
@@ -174,6 +244,7 @@ export class Bridge {
     clearTimeout(waiting.timer);
     this.waiting.delete(key);
     if (waiting.progress !== undefined) this.byProgressToken.delete(idKey(waiting.progress));
+    if (this.waiting.size === 0) this.options.onSettled?.();
     return waiting;
   }
 

@@ -12,6 +12,8 @@ import { DEFAULT_MAX_MESSAGE_BYTES, type FramingProblem } from "../transports/ty
 
 /** Default `limits.maxSessions`: live host sessions of every kind together. */
 export const DEFAULT_MAX_SESSIONS = 1000;
+/** Default `limits.maxSessionsPerClient`: live host sessions one client address may hold. */
+export const DEFAULT_MAX_SESSIONS_PER_CLIENT = 100;
 
 /** Host names allowed in the `Host` header by default: loopback only (DNS rebinding defence). */
 export const DEFAULT_ALLOWED_HOSTS: readonly string[] = ["localhost", "127.0.0.1", "[::1]"];
@@ -50,8 +52,12 @@ export interface HttpFrontendOptions {
   bearerTokens?: readonly string[];
   /** Largest message (HTTP body, WebSocket frame) accepted, in bytes. Default 256 MiB. */
   maxMessageBytes?: number;
+  /** Largest HTTP request body (one message or a batch) on `/mcp` and `/messages`, in bytes. Default `maxMessageBytes`. */
+  maxBodyBytes?: number;
   /** Live host sessions of all kinds; the next gets 503. Default 1000. */
   maxSessions?: number;
+  /** Live host sessions one client address may hold; the next gets 503. Default 100. */
+  maxSessionsPerClient?: number;
   /** Interval of SSE keep-alive comments, in ms; 0 turns them off. Default 15 000. */
   sseKeepAliveMs?: number;
   /** A streamable HTTP session with no traffic and no open stream ends after this. Default 30 min. */
@@ -75,7 +81,9 @@ export interface ResolvedFrontendOptions {
   readonly allowedHosts: readonly string[];
   readonly bearerTokens: readonly string[];
   readonly maxMessageBytes: number;
+  readonly maxBodyBytes: number;
   readonly maxSessions: number;
+  readonly maxSessionsPerClient: number;
   readonly sseKeepAliveMs: number;
   readonly sessionIdleTimeoutMs: number;
   readonly maxQueuedMessages: number;
@@ -97,7 +105,9 @@ export function resolveFrontendOptions(options: HttpFrontendOptions): ResolvedFr
     allowedHosts: (options.allowedHosts ?? DEFAULT_ALLOWED_HOSTS).map((h) => h.toLowerCase()),
     bearerTokens: (options.bearerTokens ?? []).filter((t) => t !== ""),
     maxMessageBytes: positive(options.maxMessageBytes, DEFAULT_MAX_MESSAGE_BYTES, "maxMessageBytes"),
+    maxBodyBytes: positive(options.maxBodyBytes, positive(options.maxMessageBytes, DEFAULT_MAX_MESSAGE_BYTES, "maxMessageBytes"), "maxBodyBytes"),
     maxSessions: positive(options.maxSessions, DEFAULT_MAX_SESSIONS, "maxSessions"),
+    maxSessionsPerClient: positive(options.maxSessionsPerClient, DEFAULT_MAX_SESSIONS_PER_CLIENT, "maxSessionsPerClient"),
     sseKeepAliveMs: options.sseKeepAliveMs ?? DEFAULT_SSE_KEEP_ALIVE_MS,
     sessionIdleTimeoutMs: options.sessionIdleTimeoutMs ?? DEFAULT_SESSION_IDLE_TIMEOUT_MS,
     maxQueuedMessages: options.maxQueuedMessages ?? DEFAULT_MAX_QUEUED_MESSAGES,

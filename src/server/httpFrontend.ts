@@ -18,13 +18,18 @@ import { resolveFrontendOptions, type HttpDocument, type HttpFrontendOptions, ty
 import { applyCors } from "./cors.js";
 import { checkRequest } from "./requestGuard.js";
 import { route } from "./routes.js";
-import { SessionCounter } from "./sessionSlots.js";
+import { clientScope, SessionCounter } from "./sessionSlots.js";
 
 export type { HttpFrontendOptions } from "./frontendOptions.js";
 
 export interface HttpFrontend {
   /** Binds (default host 127.0.0.1; port 0 picks a free one) and resolves with where it listens. */
   listen(port: number, host?: string): Promise<{ url: string; port: number }>;
+  /**
+   * Stops accepting connections; open ones (streams, requests in flight) go on. Graceful
+   * shutdown calls this first, then `close()` once in-flight requests are done.
+   */
+  stopAccepting(): void;
   /** Stops accepting, ends every host session (their `onclose` fires), drops open connections. */
   close(): Promise<void>;
   readonly server: Server;
@@ -40,12 +45,14 @@ interface ServerEndpoints {
 
 export function createHttpFrontend(options: HttpFrontendOptions): HttpFrontend {
   const opts = resolveFrontendOptions(options);
-  const slots = new SessionCounter(opts.maxSessions);
+  const slots = new SessionCounter(opts.maxSessions, opts.maxSessionsPerClient);
   const endpoints = new Map<string, ServerEndpoints>();
   for (const server of opts.serverNames) {
     const ctx: HostEndpointContext = {
       server,
       maxMessageBytes: opts.maxMessageBytes,
+      // Named in 413 answers as limits.maxBodyBytes only when it was set on its own.
+      ...(options.maxBodyBytes === undefined ? {} : { maxBodyBytes: opts.maxBodyBytes }),
       sseKeepAliveMs: opts.sseKeepAliveMs,
       slots,
       maxSessions: opts.maxSessions,
@@ -60,49 +67,74 @@ export function createHttpFrontend(options: HttpFrontendOptions): HttpFrontend {
   }
 
   const server = createServer((req, res) => {
-    handle(req, res, opts, endpoints).catch((error: unknown) => {
+    clientScope.run(clientOf(req), () => handle(req, res, opts, endpoints, slots)).catch((error: unknown) => {
       opts.logger.error("request failed", { method: req.method, url: req.url?.slice(0, 200), error: String(error) });
       if (!res.headersSent) replyJsonRpcError(res, 500, JSONRPC.INTERNAL_ERROR, "Internal error in the proxy's HTTP listener");
       else res.destroy();
     });
   });
-  server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => upgrade(req, socket, head, opts, endpoints));
+  server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => clientScope.run(clientOf(req), () => upgrade(req, socket, head, opts, endpoints, slots)));
   server.on("clientError", (_error, socket: Duplex) => {
     // Malformed HTTP: answer 400 when the socket still can, never crash.
     if (socket.writable) socket.end("HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n");
     else socket.destroy();
   });
 
+  // `server.close(cb)` twice would wait for a 'close' event that already fired: close once,
+  // and let both stopAccepting() and close() share the one event.
+  let closedEvent: Promise<void> = Promise.resolve();
+  const stopAccepting = (): void => {
+    if (server.listening) server.close();
+  };
+
   return {
     server,
     get sessionsInUse() {
       return slots.inUse;
     },
+    stopAccepting,
     listen: (port, host = "127.0.0.1") =>
       new Promise((resolve, reject) => {
         server.once("error", reject);
         server.listen(port, host, () => {
           server.off("error", reject);
+          closedEvent = new Promise((closed) => server.once("close", () => closed()));
           const address = server.address();
           const bound = typeof address === "object" && address !== null ? address.port : port;
           const shown = host.includes(":") ? `[${host}]` : host;
           resolve({ url: `http://${shown}:${bound}`, port: bound });
         });
       }),
-    close: () =>
-      new Promise((resolve) => {
-        server.close(() => resolve());
-        for (const endpoint of endpoints.values()) {
-          endpoint.mcp.closeAll();
-          endpoint.sse.closeAll();
-          endpoint.ws.closeAll();
-        }
-        server.closeAllConnections();
-      }),
+    close: async () => {
+      stopAccepting();
+      for (const endpoint of endpoints.values()) {
+        endpoint.mcp.closeAll();
+        endpoint.sse.closeAll();
+        endpoint.ws.closeAll();
+      }
+      server.closeAllConnections();
+      await closedEvent;
+    },
   };
 }
 
-async function handle(req: IncomingMessage, res: ServerResponse, opts: ResolvedFrontendOptions, endpoints: Map<string, ServerEndpoints>): Promise<void> {
+/** The client a session counts against for `maxSessionsPerClient`: its remote address. */
+function clientOf(req: IncomingMessage): string {
+  return req.socket.remoteAddress ?? "unknown";
+}
+
+/** A request that would open a new host session (so `maxSessionsPerClient` applies to it). */
+function opensSession(req: IncomingMessage, kind: string): boolean {
+  if (kind === "sse") return req.method === "GET";
+  if (kind === "mcp") return req.method === "POST" && req.headers["mcp-session-id"] === undefined;
+  return kind === "ws";
+}
+
+function perClientMessage(max: number): string {
+  return `Too many sessions from this client: limits.maxSessionsPerClient (${max}) are open; close some or raise limits.maxSessionsPerClient`;
+}
+
+async function handle(req: IncomingMessage, res: ServerResponse, opts: ResolvedFrontendOptions, endpoints: Map<string, ServerEndpoints>, slots: SessionCounter): Promise<void> {
   const { path, route: target } = route(req.url ?? "/", opts.serverNames);
   const method = req.method ?? "GET";
   const preflight = method === "OPTIONS" && req.headers["access-control-request-method"] !== undefined;
@@ -114,6 +146,11 @@ async function handle(req: IncomingMessage, res: ServerResponse, opts: ResolvedF
     return;
   }
   if (applyCors(req, res, opts)) return;
+  if (opensSession(req, target.kind) && !slots.clientMayOpen(clientOf(req))) {
+    req.resume();
+    replyJsonRpcError(res, 503, SERVER_ERROR, perClientMessage(opts.maxSessionsPerClient), { "retry-after": "1" });
+    return;
+  }
   switch (target.kind) {
     case "healthz":
       if (method !== "GET" && method !== "HEAD") return notAllowed(req, res, "GET");
@@ -158,7 +195,7 @@ function notAllowed(req: IncomingMessage, res: ServerResponse, allow: string): v
   replyJsonRpcError(res, 405, SERVER_ERROR, `Method ${req.method} not allowed here (allowed: ${allow})`, { allow });
 }
 
-function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, opts: ResolvedFrontendOptions, endpoints: Map<string, ServerEndpoints>): void {
+function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, opts: ResolvedFrontendOptions, endpoints: Map<string, ServerEndpoints>, slots: SessionCounter): void {
   // Until `ws` owns the socket, a reset from the peer must not become an uncaught error.
   socket.on("error", () => socket.destroy());
   const { path, route: target } = route(req.url ?? "/", opts.serverNames);
@@ -170,6 +207,10 @@ function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, opts: Resol
   }
   if (target.kind !== "ws") {
     replyOnSocket(socket, 404, SERVER_ERROR, `No WebSocket endpoint at ${path.slice(0, 200)} (WebSocket is served at /ws/NAME)`);
+    return;
+  }
+  if (!slots.clientMayOpen(clientOf(req))) {
+    replyOnSocket(socket, 503, SERVER_ERROR, perClientMessage(opts.maxSessionsPerClient), { "retry-after": "1" });
     return;
   }
   endpoints.get(target.server)!.ws.upgrade(req, socket, head);

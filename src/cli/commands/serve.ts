@@ -15,7 +15,9 @@ import { parseCommandArgs, parseIntFlag } from "../args.js";
 import { EXIT, type ExitCode } from "../exitCodes.js";
 import { writeFully, type CliIo } from "../io.js";
 import { createObservers, OBSERVE_HELP, OBSERVE_OPTIONS } from "../observers.js";
-import { onShutdownSignal } from "../signals.js";
+import { nextShutdownSignal, onReloadSignal } from "../signals.js";
+import type { Observers } from "../observers.js";
+import type { ServerEntry } from "../../proxy/sessionManager.js";
 import { SELECTOR_OPTIONS, selectUpstream } from "../upstreamSelector.js";
 
 export const SERVE_HELP = `Usage: mcp-normalizer serve [--config proxy.config.json] [options]
@@ -39,6 +41,11 @@ ${OBSERVE_HELP}
   -h, --help             this help
 
 Binding a non-loopback address needs auth.bearerTokens (or auth.allowUnauthenticated: true).
+
+Signals: SIGTERM/SIGINT stop accepting, let requests in flight finish (up to
+limits.shutdownGraceMs; a second signal ends the wait), end every upstream, flush the log,
+exit 0. SIGHUP re-reads --config for sessions opened from then on (servers' command, args,
+env, url, headers, normalize; other changes need a restart) and reopens the log file.
 Exit codes: 0 stopped by SIGTERM/SIGINT; 1 could not listen; 2 bad command line; 3 invalid config.`;
 
 const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"]);
@@ -78,16 +85,14 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<Exit
   config = ConfigSchema.parse({ ...config, listen: { host, port } });
 
   const observers = await createObservers(config, values, io, configFile, { live: true, servers: Object.keys(config.mcpServers) });
-  const servers = new Map(
-    Object.entries(config.mcpServers)
-      .filter(([, server]) => server.disabled !== true)
-      .map(([name, server]) => [name, { config: server, policy: observers.policyOverrides(policyOptionsFor(config, server)) }] as const),
-  );
   const sessions = new SessionManager({
-    servers,
+    servers: serverEntries(config, observers),
     createUpstream: createUpstreamFactory({ maxMessageBytes: config.limits.maxMessageBytes }),
     logger: observers.logger,
     requestTimeoutMs: config.limits.requestTimeoutMs,
+    restartBackoffMs: config.limits.restartBackoffMs,
+    maxRestartBackoffMs: config.limits.maxRestartBackoffMs,
+    onUpstreamRestart: (server) => observers.upstreamRestarted(server),
     onNormalized: observers.onNormalized,
   });
   observers.watchHealth(() => sessions.healthReport());
@@ -96,6 +101,8 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<Exit
     onSession: async (transport, info) => {
       await sessions.open(transport, info.server, info.stateless ? `${info.kind} (stateless)` : info.kind);
     },
+    ...(config.limits.maxBodyBytes === undefined ? {} : { maxBodyBytes: config.limits.maxBodyBytes }),
+    maxSessionsPerClient: config.limits.maxSessionsPerClient,
     health: () => sessions.healthReport(),
     ...(observers.metrics === undefined ? {} : { metrics: observers.metrics }),
     ...(observers.report === undefined ? {} : { report: observers.report }),
@@ -121,15 +128,52 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<Exit
   await writeFully(io.stdout, `${lines.join("\n")}\n`);
   observers.logger.info("listening", { url: address.url, servers: sessions.serverNames });
 
-  await new Promise<void>((resolveStop) => {
-    const stop = onShutdownSignal((signal) => {
-      stop();
-      observers.logger.info("shutting down", { signal });
-      resolveStop();
-    });
+  const stopReload = onReloadSignal(() => {
+    observers.reopenLog();
+    if (configFile === undefined) {
+      observers.logger.info("SIGHUP: log reopened (no config file to re-read)");
+      return;
+    }
+    try {
+      const reloaded = loadConfigFile(configFile, io.env).config;
+      const { updated, ignored } = sessions.reconfigure(serverEntries(reloaded, observers));
+      observers.logger.info("SIGHUP: config re-read; new sessions use it", { file: configFile, updated, ...(ignored.length > 0 ? { ignoredNeedRestart: ignored } : {}) });
+    } catch (error) {
+      observers.logger.error("SIGHUP: config not reloaded; the running config stays", { file: configFile, error: error instanceof Error ? error.message : String(error) });
+    }
   });
+
+  const first = nextShutdownSignal();
+  const signal = await first.signal;
+  await shutDown(signal, config.limits.shutdownGraceMs, frontend, sessions, observers);
+  stopReload();
+  return EXIT.OK;
+}
+
+/**
+ * Graceful shutdown (issue 5): stop accepting, refuse new sessions and requests, let requests
+ * in flight finish for up to `graceMs` (a second signal ends the wait), then end every session
+ * and upstream child, and flush the log.
+ */
+async function shutDown(signal: NodeJS.Signals, graceMs: number, frontend: ReturnType<typeof createHttpFrontend>, sessions: SessionManager, observers: Observers): Promise<void> {
+  observers.logger.info("shutting down", { signal, inFlight: sessions.waitingRequests, graceMs });
+  frontend.stopAccepting();
+  sessions.refuseNew(`the proxy is shutting down (${signal})`);
+  const again = nextShutdownSignal();
+  const finished = await Promise.race([sessions.drain(graceMs), again.signal.then(() => false)]);
+  again.cancel();
+  if (!finished) observers.logger.warn("ending requests still in flight", { count: sessions.waitingRequests });
   await frontend.close();
   await sessions.closeAll();
+  observers.logger.info("stopped");
   await observers.close();
-  return EXIT.OK;
+}
+
+/** The `mcpServers` the proxy serves (disabled ones left out), each with its policy. */
+function serverEntries(config: ProxyConfig, observers: Observers): Map<string, ServerEntry> {
+  return new Map(
+    Object.entries(config.mcpServers)
+      .filter(([, server]) => server.disabled !== true)
+      .map(([name, server]) => [name, { config: server, policy: observers.policyOverrides(policyOptionsFor(config, server)) }] as const),
+  );
 }

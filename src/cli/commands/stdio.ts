@@ -12,7 +12,7 @@ import { parseCommandArgs } from "../args.js";
 import { EXIT, type ExitCode } from "../exitCodes.js";
 import { writeFully, type CliIo } from "../io.js";
 import { createObservers, OBSERVE_HELP, OBSERVE_OPTIONS } from "../observers.js";
-import { onShutdownSignal } from "../signals.js";
+import { nextShutdownSignal, onReloadSignal } from "../signals.js";
 import { SELECTOR_HELP, SELECTOR_OPTIONS, selectUpstream } from "../upstreamSelector.js";
 
 export const STDIO_HELP = `Usage: mcp-normalizer stdio [options] (-- CMD ARGS… | --url URL | --config FILE --server NAME)
@@ -29,6 +29,11 @@ ${OBSERVE_HELP}
 Desktop host config ("mcpServers"):
   "files": { "command": "npx", "args": ["mcp-normalizer", "stdio", "--",
              "npx", "-y", "@modelcontextprotocol/server-filesystem", "/home/me/docs"] }
+
+Signals: SIGTERM/SIGINT let requests in flight finish (up to limits.shutdownGraceMs; new
+requests get an error), end the upstream, flush the log, exit 0. SIGHUP reopens the log file.
+When the upstream dies, requests waiting get a JSON-RPC error naming its exit code/signal and
+last stderr line, and the proxy exits 1 (the host restarts it, with a fresh upstream).
 
 Exit codes: 0 the host closed the session (or SIGTERM/SIGINT); 1 the upstream could not start
 or ended; 2 bad command line; 3 invalid config.`;
@@ -65,9 +70,19 @@ export async function runStdio(argv: readonly string[], io: CliIo): Promise<Exit
       resolve();
     };
   });
-  const stopSignals = onShutdownSignal(() => void opened.close("signal"));
+  const stopReload = onReloadSignal(() => observers.reopenLog());
+  const shutdown = nextShutdownSignal();
+  void shutdown.signal.then(async (signal) => {
+    observers.logger.info("shutting down", { signal, inFlight: sessions.waitingRequests });
+    sessions.refuseNew(`the proxy is shutting down (${signal})`);
+    const again = nextShutdownSignal();
+    await Promise.race([sessions.drain(selected.config.limits.shutdownGraceMs), again.signal]);
+    again.cancel();
+    await opened.close("signal");
+  });
   await ended;
-  stopSignals();
+  shutdown.cancel();
+  stopReload();
   await observers.close();
   const reason = opened.closeReason ?? "";
   if (reason === "upstream closed") observers.logger.error("upstream ended; closing", { upstream: selected.name });

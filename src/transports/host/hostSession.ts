@@ -45,6 +45,8 @@ export interface SessionSlots {
 export interface HostEndpointContext {
   readonly server: string;
   readonly maxMessageBytes: number;
+  /** Largest HTTP request body (`limits.maxBodyBytes`); default `maxMessageBytes`. */
+  readonly maxBodyBytes?: number;
   readonly sseKeepAliveMs: number;
   readonly slots: SessionSlots;
   readonly maxSessions: number;

@@ -27,7 +27,7 @@ const EXCERPT_CHARS = 120;
 export const MIN_DISCARD_BYTES = 8 * 1024 * 1024;
 
 
-export function readMessageBody(req: IncomingMessage, maxMessageBytes: number): Promise<BodyReadResult> {
+export function readMessageBody(req: IncomingMessage, maxMessageBytes: number, limitName = "limits.maxMessageBytes"): Promise<BodyReadResult> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let bytes = 0;
@@ -55,7 +55,7 @@ export function readMessageBody(req: IncomingMessage, maxMessageBytes: number): 
           failure(
             413,
             { kind: "too-large", bytes, excerpt: "" },
-            `Message of ${bytes} bytes exceeds limits.maxMessageBytes (${maxMessageBytes} bytes); raise limits.maxMessageBytes to accept it`,
+            `Message of ${bytes} bytes exceeds ${limitName} (${maxMessageBytes} bytes); raise ${limitName} to accept it`,
           ),
         );
         return;

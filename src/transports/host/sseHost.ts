@@ -86,7 +86,7 @@ export class SseEndpoint {
       replyJsonRpcError(res, 404, JSONRPC.INVALID_REQUEST, `Session not found: ${String(sessionId).slice(0, 64)} (open a new stream with GET /sse/${this.ctx.server})`);
       return;
     }
-    const body = await readMessageBody(req, this.ctx.maxMessageBytes);
+    const body = await readMessageBody(req, this.ctx.maxBodyBytes ?? this.ctx.maxMessageBytes, this.ctx.maxBodyBytes === undefined ? "limits.maxMessageBytes" : "limits.maxBodyBytes");
     if (!body.ok) {
       this.ctx.onproblem?.(body.problem, { server: this.ctx.server, kind: "sse", sessionId: session.sessionId });
       replyJsonRpcError(res, body.status, jsonRpcCodeFor(body.problem), body.message);

@@ -65,7 +65,7 @@ export class StreamableHttpEndpoint {
 
   private async post(req: IncomingMessage, res: ServerResponse, sessionId: string | undefined): Promise<void> {
     if (sessionId !== undefined && !this.live.has(sessionId)) return this.notFound(res, sessionId);
-    const body = await readMessageBody(req, this.ctx.maxMessageBytes);
+    const body = await readMessageBody(req, this.ctx.maxBodyBytes ?? this.ctx.maxMessageBytes, this.ctx.maxBodyBytes === undefined ? "limits.maxMessageBytes" : "limits.maxBodyBytes");
     if (!body.ok) {
       this.ctx.onproblem?.(body.problem, { server: this.ctx.server, kind: "streamable-http", sessionId });
       replyJsonRpcError(res, body.status, jsonRpcCodeFor(body.problem), body.message);
