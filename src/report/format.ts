@@ -18,6 +18,8 @@ export function formatBytes(bytes: number): string {
 /** `0.3333` → `33.3%`. */
 export function formatShare(share: number): string {
   if (!Number.isFinite(share)) return "–";
+  // A real but tiny share must not read as nothing.
+  if (share > 0 && share < 0.0005) return "<0.1%";
   return `${(share * 100).toFixed(1)}%`;
 }
 

@@ -15,12 +15,13 @@ export interface BarRow {
 /** Most rows one chart draws; the rest are summed into one `(N more)` row. */
 export const DEFAULT_CHART_MAX_ROWS = 12;
 
-const WIDTH = 720;
-const LABEL_W = 190;
-const VALUE_W = 170;
+const WIDTH = 760;
+const LABEL_W = 220;
+const VALUE_W = 180;
 const ROW_H = 36;
 const BAR_H = 12;
-const LABEL_CHARS = 28;
+/** Longest label drawn whole (about what fits LABEL_W at 12px); longer ones end in `…`. */
+const LABEL_CHARS = 30;
 
 /** Bytes before (grey) and after (blue) per row, on one scale. */
 export function beforeAfterChart(title: string, rows: readonly BarRow[], maxRows = DEFAULT_CHART_MAX_ROWS): string {
@@ -39,8 +40,8 @@ export function beforeAfterChart(title: string, rows: readonly BarRow[], maxRows
       `<text class="label" x="${LABEL_W - 8}" y="${y + BAR_H + 5}" text-anchor="end">${escapeHtml(label)}</text>`,
       `<rect class="bar before" data-key="${escapeHtml(row.key)}" data-bytes="${row.before}" x="${LABEL_W}" y="${y}" width="${scale(row.before).toFixed(1)}" height="${BAR_H}" rx="2"/>`,
       `<rect class="bar after" data-key="${escapeHtml(row.key)}" data-bytes="${row.after}" x="${LABEL_W}" y="${y + BAR_H + 2}" width="${scale(row.after).toFixed(1)}" height="${BAR_H}" rx="2"/>`,
-      `<text class="value" x="${WIDTH - VALUE_W + 8}" y="${y + BAR_H + 5}">${escapeHtml(`${formatBytes(row.before)} → ${formatBytes(row.after)}`)}</text>`,
-      `<text class="value ${saved >= 0 ? "saved" : "grew"}" x="${WIDTH - 4}" y="${y + BAR_H + 5}" text-anchor="end">${escapeHtml(saved === 0 ? "" : formatBytes(-saved))}</text>`,
+      `<text class="value" x="${WIDTH - VALUE_W + 10}" y="${y + BAR_H - 1}">${escapeHtml(`${formatBytes(row.before)} → ${formatBytes(row.after)}`)}</text>`,
+      saved === 0 ? "" : `<text class="value ${saved > 0 ? "saved" : "grew"}" x="${WIDTH - VALUE_W + 10}" y="${y + 2 * BAR_H + 1}">${escapeHtml(saved > 0 ? `saved ${formatBytes(saved)}` : `grew ${formatBytes(-saved)}`)}</text>`,
       "</g>",
     );
   });

@@ -27,6 +27,8 @@ describe("format", () => {
     expect(formatBytes(5 * 1024 * 1024 * 1024)).toBe("5.00 GiB");
     expect(formatCount(1234567)).toBe("1,234,567");
     expect(formatShare(1 / 3)).toBe("33.3%");
+    expect(formatShare(0.0001)).toBe("<0.1%");
+    expect(formatShare(0)).toBe("0.0%");
   });
 });
 
