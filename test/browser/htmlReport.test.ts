@@ -105,7 +105,7 @@ describe("the HTML report in Chromium", () => {
   });
 
   it("fits the window (no horizontal scrolling) and is kept as a screenshot", async () => {
-    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    const overflow = await page.evaluate<number>("document.documentElement.scrollWidth - window.innerWidth");
     expect(overflow).toBeLessThanOrEqual(0);
     // The first screens: summary, savings, both charts and the top offenders.
     await page.setViewportSize({ width: 1280, height: 1700 });

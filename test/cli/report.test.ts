@@ -200,9 +200,9 @@ describe("mcp-normalizer report", () => {
         }
         const text = `${chunk.join("\n")}\n`;
         bytes += Buffer.byteLength(text);
-        if (!out.write(text)) await new Promise((resolve) => out.once("drain", resolve));
+        if (!out.write(text)) await new Promise<void>((resolve) => out.once("drain", () => resolve()));
       }
-      await new Promise((resolve) => out.end(resolve));
+      await new Promise<void>((resolve) => out.end(() => resolve()));
       return { file, bytes, count, saved };
     };
     const measure = (file: string) =>
