@@ -10,6 +10,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { CLI, ROOT } from "../helpers/paths.js";
+import { runCli } from "../helpers/runCli.js";
 import { connect, hostTransport, raw, startFixtureServe, startServe, type ServeProcess } from "../helpers/proxyProcess.js";
 
 const logDir = mkdtempSync(join(tmpdir(), "mcpn-logs-"));
@@ -64,4 +65,13 @@ describe("config files", () => {
       await host.close();
     }
   });
+
+  it("config/examples/audit.json: audit --config reads every resource the everything server lists and reports consistent totals", async () => {
+    const run = await runCli(["audit", "--config", join(ROOT, "config", "examples", "audit.json"), "--format", "json"], { cwd: ROOT, timeoutMs: 90_000 });
+    expect(run.code, run.stderr).toBe(0);
+    const report = JSON.parse(run.stdout) as { schemaVersion: number; resources: { listed: number }; totals: { bytesBefore: number; bytesAfter: number; saved: number } };
+    expect(report.schemaVersion).toBe(1);
+    expect(report.resources.listed).toBeGreaterThan(0);
+    expect(report.totals.saved).toBe(report.totals.bytesBefore - report.totals.bytesAfter);
+  }, 120_000);
 });
