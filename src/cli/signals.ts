@@ -18,16 +18,31 @@ export function onShutdownSignal(handler: (signal: NodeJS.Signals) => void): () 
   };
 }
 
-/** Resolves with the first SIGTERM/SIGINT. */
-export function nextShutdownSignal(): { signal: Promise<NodeJS.Signals>; cancel: () => void } {
-  let stop = (): void => {};
-  const signal = new Promise<NodeJS.Signals>((resolve) => {
-    stop = onShutdownSignal((received) => {
-      stop();
-      resolve(received);
-    });
+export interface ShutdownSignals {
+  /** The first SIGTERM/SIGINT: shut down gracefully. */
+  readonly first: Promise<NodeJS.Signals>;
+  /** The second: stop waiting for requests in flight. */
+  readonly second: Promise<NodeJS.Signals>;
+  dispose(): void;
+}
+
+/**
+ * One listener for the whole shutdown. Removing a signal listener and adding another would
+ * leave a moment with none, where Node restores the default action (a second SIGTERM kills
+ * the process without flushing the log), so the same listener counts both signals.
+ */
+export function shutdownSignals(): ShutdownSignals {
+  let onFirst: (signal: NodeJS.Signals) => void = () => {};
+  let onSecond: (signal: NodeJS.Signals) => void = () => {};
+  const first = new Promise<NodeJS.Signals>((resolve) => (onFirst = resolve));
+  const second = new Promise<NodeJS.Signals>((resolve) => (onSecond = resolve));
+  let received = 0;
+  const dispose = onShutdownSignal((signal) => {
+    received++;
+    if (received === 1) onFirst(signal);
+    else onSecond(signal);
   });
-  return { signal, cancel: () => stop() };
+  return { first, second, dispose };
 }
 
 export function onReloadSignal(handler: () => void): () => void {

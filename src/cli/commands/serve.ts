@@ -15,7 +15,7 @@ import { parseCommandArgs, parseIntFlag } from "../args.js";
 import { EXIT, type ExitCode } from "../exitCodes.js";
 import { writeFully, type CliIo } from "../io.js";
 import { createObservers, OBSERVE_HELP, OBSERVE_OPTIONS } from "../observers.js";
-import { nextShutdownSignal, onReloadSignal } from "../signals.js";
+import { onReloadSignal, shutdownSignals, type ShutdownSignals } from "../signals.js";
 import type { Observers } from "../observers.js";
 import type { ServerEntry } from "../../proxy/sessionManager.js";
 import { SELECTOR_OPTIONS, selectUpstream } from "../upstreamSelector.js";
@@ -143,9 +143,9 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<Exit
     }
   });
 
-  const first = nextShutdownSignal();
-  const signal = await first.signal;
-  await shutDown(signal, config.limits.shutdownGraceMs, frontend, sessions, observers);
+  const signals = shutdownSignals();
+  await shutDown(signals, config.limits.shutdownGraceMs, frontend, sessions, observers);
+  signals.dispose();
   stopReload();
   return EXIT.OK;
 }
@@ -155,16 +155,17 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<Exit
  * in flight finish for up to `graceMs` (a second signal ends the wait), then end every session
  * and upstream child, and flush the log.
  */
-async function shutDown(signal: NodeJS.Signals, graceMs: number, frontend: ReturnType<typeof createHttpFrontend>, sessions: SessionManager, observers: Observers): Promise<void> {
+async function shutDown(signals: ShutdownSignals, graceMs: number, frontend: ReturnType<typeof createHttpFrontend>, sessions: SessionManager, observers: Observers): Promise<void> {
+  const signal = await signals.first;
   observers.logger.info("shutting down", { signal, inFlight: sessions.waitingRequests, graceMs });
   frontend.stopAccepting();
   sessions.refuseNew(`the proxy is shutting down (${signal})`);
-  const again = nextShutdownSignal();
-  const finished = await Promise.race([sessions.drain(graceMs), again.signal.then(() => false)]);
-  again.cancel();
+  const finished = await Promise.race([sessions.drain(graceMs), signals.second.then(() => false)]);
   if (!finished) observers.logger.warn("ending requests still in flight", { count: sessions.waitingRequests });
-  await frontend.close();
+  // Sessions first: each answers its waiting requests with an error before its host
+  // transport closes; then the listener drops what is left.
   await sessions.closeAll();
+  await frontend.close();
   observers.logger.info("stopped");
   await observers.close();
 }

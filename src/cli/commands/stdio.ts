@@ -12,7 +12,7 @@ import { parseCommandArgs } from "../args.js";
 import { EXIT, type ExitCode } from "../exitCodes.js";
 import { writeFully, type CliIo } from "../io.js";
 import { createObservers, OBSERVE_HELP, OBSERVE_OPTIONS } from "../observers.js";
-import { nextShutdownSignal, onReloadSignal } from "../signals.js";
+import { onReloadSignal, shutdownSignals } from "../signals.js";
 import { SELECTOR_HELP, SELECTOR_OPTIONS, selectUpstream } from "../upstreamSelector.js";
 
 export const STDIO_HELP = `Usage: mcp-normalizer stdio [options] (-- CMD ARGS… | --url URL | --config FILE --server NAME)
@@ -71,17 +71,15 @@ export async function runStdio(argv: readonly string[], io: CliIo): Promise<Exit
     };
   });
   const stopReload = onReloadSignal(() => observers.reopenLog());
-  const shutdown = nextShutdownSignal();
-  void shutdown.signal.then(async (signal) => {
+  const signals = shutdownSignals();
+  void signals.first.then(async (signal) => {
     observers.logger.info("shutting down", { signal, inFlight: sessions.waitingRequests });
     sessions.refuseNew(`the proxy is shutting down (${signal})`);
-    const again = nextShutdownSignal();
-    await Promise.race([sessions.drain(selected.config.limits.shutdownGraceMs), again.signal]);
-    again.cancel();
+    await Promise.race([sessions.drain(selected.config.limits.shutdownGraceMs), signals.second]);
     await opened.close("signal");
   });
   await ended;
-  shutdown.cancel();
+  signals.dispose();
   stopReload();
   await observers.close();
   const reason = opened.closeReason ?? "";
