@@ -146,7 +146,7 @@ describe("a host that goes away", () => {
       const host = await connect(hostTransport(kind, { url: serve.url, name: "fx", stdioArgs: ["--", process.execPath, FAULT_SERVER] }));
       const pid = Number(((await raw(host.client, "tools/call", { name: "pid" })).content as Array<{ text: string }>)[0]!.text);
       expect(processState(pid)).toMatch(/[RS]/);
-      if (kind === "mcp") await (host.transport as { terminateSession(): Promise<void> }).terminateSession();
+      if (kind === "mcp") await (host.transport as unknown as { terminateSession(): Promise<void> }).terminateSession();
       await host.close();
       expect(await untilGone(pid)).toBe(true);
       if (kind !== "stdio") {

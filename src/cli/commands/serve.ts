@@ -103,7 +103,8 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<Exit
     },
     ...(config.limits.maxBodyBytes === undefined ? {} : { maxBodyBytes: config.limits.maxBodyBytes }),
     maxSessionsPerClient: config.limits.maxSessionsPerClient,
-    health: () => sessions.healthReport(),
+    // hostSessions: the listener's count of live host sessions (what limits.maxSessions counts).
+    health: () => ({ ...sessions.healthReport(), hostSessions: frontend.sessionsInUse }),
     ...(observers.metrics === undefined ? {} : { metrics: observers.metrics }),
     ...(observers.report === undefined ? {} : { report: observers.report }),
     logger: observers.logger,

@@ -1,0 +1,78 @@
+/**
+ * Issue 5, "A remote upstream that is down, slow or drops the connection: a clear error per
+ * request, a configurable request timeout, reconnection for new sessions" — `serve --url` in
+ * front of a real SDK streamable HTTP server that the test stops, slows and cuts off.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { connect, hostTransport, raw, type ServeProcess } from "../helpers/proxyProcess.js";
+import { getJson, serveConfig } from "./helpers.js";
+import { startRemoteUpstream, type RemoteUpstream } from "./remoteUpstream.js";
+
+function text(result: Record<string, unknown>): string {
+  return (result.content as Array<{ text: string }>)[0]!.text;
+}
+
+describe("a remote upstream", () => {
+  let upstream: RemoteUpstream;
+  let serve: ServeProcess;
+  beforeAll(async () => {
+    upstream = await startRemoteUpstream();
+    serve = await serveConfig({ mcpServers: { remote: { url: upstream.url } }, limits: { requestTimeoutMs: 600 } });
+  });
+  afterAll(async () => {
+    await serve?.stop();
+    await upstream?.stop();
+  });
+
+  it("slow: the request gets a timeout error naming limits.requestTimeoutMs; the session goes on", async () => {
+    const host = await connect(hostTransport("mcp", { url: serve.url, name: "remote" }));
+    try {
+      const started = Date.now();
+      const slow = await raw(host.client, "tools/call", { name: "slow", arguments: { ms: 5000 } }).then(
+        () => "answered",
+        (error: Error) => error.message,
+      );
+      expect(slow).toMatch(/did not answer tools\/call within 600 ms \(limits\.requestTimeoutMs\)/);
+      expect(Date.now() - started).toBeLessThan(3000);
+      expect(text(await raw(host.client, "tools/call", { name: "ok" }))).toBe("ok");
+    } finally {
+      await host.close();
+    }
+  });
+
+  it("drops the connection mid-request: a clear error for that request; the session goes on", async () => {
+    const host = await connect(hostTransport("mcp", { url: serve.url, name: "remote" }));
+    try {
+      const dropped = await raw(host.client, "tools/call", { name: "drop" }).then(
+        () => "answered",
+        (error: Error) => error.message,
+      );
+      expect(dropped).toMatch(/upstream http:\/\/127\.0\.0\.1:\d+\/mcp/);
+      expect(dropped).toMatch(/fetch failed|socket|terminated|ended/i);
+      expect(text(await raw(host.client, "tools/call", { name: "ok" }))).toBe("ok");
+    } finally {
+      await host.close();
+    }
+  });
+
+  it("down: new sessions fail with an error naming the upstream and the cause; once it is back, new sessions connect again", async () => {
+    const port = upstream.port;
+    await upstream.stop();
+    const refused = await connect(hostTransport("mcp", { url: serve.url, name: "remote" })).then(
+      async (host) => {
+        await host.close();
+        return "connected";
+      },
+      (error: Error) => error.message,
+    );
+    expect(refused).toMatch(/cannot reach upstream http:\/\/127\.0\.0\.1:\d+\/mcp.*ECONNREFUSED/);
+    const health = (await getJson(`${serve.url}/healthz`)).body as { servers: Record<string, { status: string; lastError: string }> };
+    expect(health.servers.remote).toMatchObject({ status: "down" });
+    expect(health.servers.remote!.lastError).toContain("ECONNREFUSED");
+
+    upstream = await startRemoteUpstream(port);
+    const host = await connect(hostTransport("mcp", { url: serve.url, name: "remote" }));
+    expect(text(await raw(host.client, "tools/call", { name: "ok" }))).toBe("ok");
+    await host.close();
+  });
+});
