@@ -1,0 +1,141 @@
+/**
+ * Issue 5, "Running as a sidecar": no Docker engine runs here, so the Dockerfile is checked for
+ * what the issue asks (node:20-slim, a build stage for dist/, `npm ci --omit=dev`, a non-root
+ * user, a HEALTHCHECK on /healthz) and its exact start command — ENTRYPOINT + CMD, parsed from
+ * the file — runs as a process, with the image's /app mapped to this checkout; then the
+ * HEALTHCHECK command itself is run against it.
+ */
+import { execFile, spawn } from "node:child_process";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { describe, expect, it } from "vitest";
+import { FIXTURE_SERVER, ROOT } from "../helpers/paths.js";
+import { tempDir } from "./helpers.js";
+
+interface Instruction {
+  readonly op: string;
+  readonly args: string;
+}
+
+/** Dockerfile instructions (continuation lines joined, comments dropped), split into stages. */
+function parseDockerfile(text: string): Instruction[][] {
+  const joined = text.replace(/\\\n/g, " ");
+  const stages: Instruction[][] = [];
+  for (const line of joined.split("\n")) {
+    const trimmed = line.trim();
+    if (trimmed === "" || trimmed.startsWith("#")) continue;
+    const [, op, args] = /^(\S+)\s+(.*)$/.exec(trimmed)!;
+    const instruction = { op: op!.toUpperCase(), args: args! };
+    if (instruction.op === "FROM") stages.push([]);
+    stages[stages.length - 1]!.push(instruction);
+  }
+  return stages;
+}
+
+function execForm(args: string): string[] {
+  const value = JSON.parse(args) as unknown;
+  if (!Array.isArray(value) || !value.every((v) => typeof v === "string")) throw new Error(`not exec form: ${args}`);
+  return value as string[];
+}
+
+const stages = parseDockerfile(readFileSync(join(ROOT, "Dockerfile"), "utf8"));
+const final = stages[stages.length - 1]!;
+const one = (op: string) => final.filter((i) => i.op === op).at(-1);
+const workdir = one("WORKDIR")!.args;
+
+/** The image's paths mapped onto this checkout, `node` onto this Node. */
+function localArgv(argv: readonly string[], configPath: string): string[] {
+  return argv.map((arg, i) => {
+    if (i === 0 && arg === "node") return process.execPath;
+    if (arg === "/config/proxy.config.json") return configPath;
+    return arg.startsWith(`${workdir}/`) ? join(ROOT, arg.slice(workdir.length + 1)) : arg;
+  });
+}
+
+describe("the Dockerfile", () => {
+  it("builds dist/ in a build stage and runs on node:20-slim with production dependencies only, as a non-root user", () => {
+    expect(stages.length).toBeGreaterThanOrEqual(2);
+    const build = stages[0]!;
+    expect(build[0]!.args).toMatch(/^node:20-slim AS (\w+)$/i);
+    const buildName = /AS (\w+)$/i.exec(build[0]!.args)![1]!;
+    expect(build.some((i) => i.op === "RUN" && /\bnpm ci\b/.test(i.args) && !/--omit=dev/.test(i.args))).toBe(true);
+    expect(build.some((i) => i.op === "RUN" && /tsc -p tsconfig\.build\.json/.test(i.args))).toBe(true);
+
+    expect(final[0]!.args).toMatch(/^node:20-slim$/);
+    expect(final.some((i) => i.op === "RUN" && /npm ci --omit=dev/.test(i.args))).toBe(true);
+    expect(final.some((i) => i.op === "COPY" && i.args.includes(`--from=${buildName}`) && i.args.includes("/dist"))).toBe(true);
+    const user = one("USER")!.args;
+    expect(user).not.toMatch(/^(root|0)(:|$)/);
+    expect(one("HEALTHCHECK")!.args).toMatch(/CMD/);
+    expect(readFileSync(join(ROOT, ".dockerignore"), "utf8")).toMatch(/^node_modules$/m);
+  });
+
+  it("what dist/ imports is in `dependencies` (the image installs nothing else)", () => {
+    const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { dependencies: Record<string, string> };
+    const missing = new Set<string>();
+    const files = readdirSync(join(ROOT, "dist"), { recursive: true }).map(String).filter((f) => f.endsWith(".js"));
+    expect(files.length).toBeGreaterThan(10);
+    for (const file of files) {
+      const code = readFileSync(join(ROOT, "dist", file), "utf8");
+      const specs = [...code.matchAll(/^\s*(?:import|export)\b[^;]*?from\s*["']([^"']+)["']/gm), ...code.matchAll(/\bimport\(\s*["']([^"']+)["']\s*\)/g)].map((m) => m[1]!);
+      for (const spec of specs) {
+        if (spec.startsWith(".")) continue;
+        if (spec.startsWith("node:")) continue;
+        const name = spec.startsWith("@") ? spec.split("/").slice(0, 2).join("/") : spec.split("/")[0]!;
+        if (!(name in pkg.dependencies)) missing.add(`${name} (${file})`);
+      }
+    }
+    expect([...missing]).toEqual([]);
+  });
+
+  it("its ENTRYPOINT + CMD start the proxy from a mounted config, and its HEALTHCHECK passes against it (and fails once it stopped)", async () => {
+    const dir = tempDir();
+    const configPath = join(dir, "proxy.config.json");
+    writeFileSync(configPath, JSON.stringify({ listen: { host: "127.0.0.1", port: 0 }, mcpServers: { fx: { command: process.execPath, args: [FIXTURE_SERVER] } }, auth: { bearerTokens: ["${MCPN_TOKEN}"] } }));
+    const argv = localArgv([...execForm(one("ENTRYPOINT")!.args), ...execForm(one("CMD")!.args)], configPath);
+    expect(argv.slice(1)).toEqual([join(ROOT, "dist", "cli.js"), "serve", "--config", configPath]);
+
+    const child = spawn(argv[0]!, argv.slice(1), { cwd: ROOT, env: { ...process.env, MCPN_TOKEN: "sidecar-test-token" }, stdio: ["ignore", "pipe", "pipe"] });
+    const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+    const url = await new Promise<string>((resolve, reject) => {
+      let out = "";
+      child.stdout.on("data", (c: Buffer) => {
+        out += c.toString();
+        const m = /listening on (http:\/\/\S+)/.exec(out);
+        if (m) resolve(m[1]!);
+      });
+      void exited.then((code) => reject(new Error(`exited ${code}`)));
+    });
+    const health = execForm(one("HEALTHCHECK")!.args.replace(/^.*?CMD\s+/, ""));
+    const probe = (healthUrl: string) =>
+      promisify(execFile)(localArgv(health, configPath)[0]!, localArgv(health, configPath).slice(1), { env: { ...process.env, MCPN_HEALTH_URL: healthUrl } }).then(
+        () => 0,
+        (error: { code?: number }) => error.code ?? -1,
+      );
+    expect(one("ENV")!.args).toContain("MCPN_HEALTH_URL=http://127.0.0.1:8808/healthz");
+    expect(await probe(`${url}/healthz`)).toBe(0);
+    // Everything else needs the token.
+    expect((await fetch(`${url}/metrics`)).status).toBe(401);
+    expect((await fetch(`${url}/metrics`, { headers: { authorization: "Bearer sidecar-test-token" } })).status).toBe(200);
+    child.kill("SIGTERM");
+    expect(await exited).toBe(0);
+    expect(await probe(`${url}/healthz`)).toBe(1);
+  });
+
+  it("the ENTRYPOINT with `serve --url` flags runs without a config file", async () => {
+    const argv = localArgv([...execForm(one("ENTRYPOINT")!.args), "serve", "--name", "api", "--url", "http://127.0.0.1:9/mcp", "--port", "0"], "");
+    const child = spawn(argv[0]!, argv.slice(1), { cwd: tempDir(), stdio: ["ignore", "pipe", "pipe"] });
+    const line = await new Promise<string>((resolve) => {
+      let out = "";
+      child.stdout.on("data", (c: Buffer) => {
+        out += c.toString();
+        if (out.includes("/mcp/api")) resolve(out);
+      });
+    });
+    expect(line).toMatch(/listening on http:\/\/127\.0\.0\.1:\d+/);
+    const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+    child.kill("SIGTERM");
+    expect(await exited).toBe(0);
+  });
+});
