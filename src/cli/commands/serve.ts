@@ -121,14 +121,8 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<Exit
     await observers.close();
     throw new NormalizerError("UPSTREAM_UNREACHABLE", `serve: cannot listen on ${host}:${port}: ${(error as Error).message}`);
   }
-  const lines = [`mcp-normalizer listening on ${address.url}`];
-  for (const name of sessions.serverNames) {
-    lines.push(`  ${name}: ${address.url}/mcp/${name}  (SSE ${address.url}/sse/${name}, WebSocket ${address.url.replace(/^http/, "ws")}/ws/${name})`);
-  }
-  lines.push(`  health: ${address.url}/healthz   metrics: ${address.url}/metrics   report: ${address.url}/report`);
-  await writeFully(io.stdout, `${lines.join("\n")}\n`);
-  observers.logger.info("listening", { url: address.url, servers: sessions.serverNames });
-
+  // Handlers before the "listening" line: whoever reads it may signal at once.
+  const signals = shutdownSignals();
   const stopReload = onReloadSignal(() => {
     observers.reopenLog();
     if (configFile === undefined) {
@@ -144,7 +138,14 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<Exit
     }
   });
 
-  const signals = shutdownSignals();
+  const lines = [`mcp-normalizer listening on ${address.url}`];
+  for (const name of sessions.serverNames) {
+    lines.push(`  ${name}: ${address.url}/mcp/${name}  (SSE ${address.url}/sse/${name}, WebSocket ${address.url.replace(/^http/, "ws")}/ws/${name})`);
+  }
+  lines.push(`  health: ${address.url}/healthz   metrics: ${address.url}/metrics   report: ${address.url}/report`);
+  await writeFully(io.stdout, `${lines.join("\n")}\n`);
+  observers.logger.info("listening", { url: address.url, servers: sessions.serverNames });
+
   await shutDown(signals, config.limits.shutdownGraceMs, frontend, sessions, observers);
   signals.dispose();
   stopReload();
