@@ -8,7 +8,7 @@
 import { JSONRPC } from "../errors/NormalizerError.js";
 import type { Logger } from "../observe/logger.js";
 import type { FramingProblem, JSONRPCMessage, MessageExtraInfo, ProxySendOptions, ProxyTransport } from "../transports/types.js";
-import { errorResponse, idKey, isNotification, isObj, isRequest, isRequestId, isResponse, progressToken, type RequestId } from "./jsonrpc.js";
+import { errorResponse, idKey, isNotification, isObj, isRequest, isRequestId, isResponse, progressToken, type RequestId } from "../transports/jsonrpc.js";
 import { NormalizingTransport, type NormalizationOptions } from "./withNormalization.js";
 
 export const DEFAULT_REQUEST_TIMEOUT_MS = 300_000;

@@ -11,7 +11,7 @@ import { Policy, type PolicyOptions } from "../normalize/policy.js";
 import { normalizeRequestParams, normalizeResult, REQUEST_METHODS, RESULT_METHODS } from "../normalize/result.js";
 import type { JSONRPCMessage, MessageExtraInfo, ProxyTransport, Transport, TransportSendOptions } from "../transports/types.js";
 import { rebuild, type JsonObject } from "../normalize/objects.js";
-import { idKey, isNotification, isObj, isRequest, isRequestId, isResponse } from "./jsonrpc.js";
+import { idKey, isNotification, isObj, isRequest, isRequestId, isResponse } from "../transports/jsonrpc.js";
 
 /** What the decorator reports for each message it normalized. */
 export interface NormalizationEvent {

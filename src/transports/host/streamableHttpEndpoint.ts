@@ -19,7 +19,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { JSONRPC } from "../../errors/NormalizerError.js";
 import type { HostEndpointContext, HostSessionInfo } from "./hostSession.js";
 import { headerValue, replyJsonRpcError, replySessionLimit, SERVER_ERROR } from "./httpReplies.js";
-import { methodOf, requestIdOf } from "./messageKinds.js";
+import { methodOf, requestIdOf } from "../jsonrpc.js";
 import { jsonRpcCodeFor, readMessageBody } from "./readMessageBody.js";
 import { forwardableMcpHeaders, responseForm } from "./requestHeaders.js";
 import { StreamableHttpHostSession } from "./streamableHttpHost.js";

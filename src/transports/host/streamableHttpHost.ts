@@ -21,7 +21,7 @@ import { JSONRPC } from "../../errors/NormalizerError.js";
 import type { JSONRPCMessage, MessageExtraInfo, TransportSendOptions } from "../types.js";
 import { HostTransportBase } from "./hostTransportBase.js";
 import { replyJsonRpcError } from "./httpReplies.js";
-import { idKey, requestIdOf, responseIdOf } from "./messageKinds.js";
+import { idKey, requestIdOf, responseIdOf } from "../jsonrpc.js";
 import { DEFAULT_SSE_KEEP_ALIVE_MS, SseWriter } from "./sseWriter.js";
 
 /** Default number of GET-stream messages kept while the host has no GET stream open. */

@@ -11,7 +11,8 @@ import { silentLogger, type Logger } from "../../observe/logger.js";
 import { DEFAULT_MAX_MESSAGE_BYTES, type FramingProblem, type JSONRPCMessage, type ProxySendOptions, type ProxyTransport } from "../types.js";
 import { errorBodyReason, framedFromEvent, framingProblemOf, mediaTypeEssence, readSseBody } from "./httpBodies.js";
 import { DEFAULT_HTTP_CONNECT_TIMEOUT_MS, type FetchLike } from "./streamableHttpUpstream.js";
-import { deliverFramed, describeUrl, errorResponse, forwardableHeaders, methodOf, networkErrorText, requestIdsOf } from "./upstreamMessages.js";
+import { deliverFramed, describeUrl, forwardableHeaders, networkErrorText } from "./upstreamMessages.js";
+import { errorResponse, methodOf, requestIdsOf } from "../jsonrpc.js";
 
 export interface SseUpstreamOptions {
   url: string | URL;

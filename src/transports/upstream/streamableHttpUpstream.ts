@@ -23,7 +23,8 @@ import { silentLogger, type Logger } from "../../observe/logger.js";
 import type { Framed } from "../lineFraming.js";
 import { DEFAULT_MAX_MESSAGE_BYTES, type FramingProblem, type JSONRPCMessage, type ProxySendOptions, type ProxyTransport } from "../types.js";
 import { errorBodyReason, framedFromEvent, framingProblemOf, mediaTypeEssence, readJsonBody, readSseBody } from "./httpBodies.js";
-import { describeUrl, errorResponse, forwardableHeaders, methodOf, networkErrorText, requestIdsOf, responseIdOf, type RequestId } from "./upstreamMessages.js";
+import { describeUrl, forwardableHeaders, networkErrorText } from "./upstreamMessages.js";
+import { errorResponse, methodOf, requestIdsOf, responseIdOf, type RequestId } from "../jsonrpc.js";
 
 /** Default time `start()` waits for the reachability probe, and `close()` for the DELETE (ms). */
 export const DEFAULT_HTTP_CONNECT_TIMEOUT_MS = 10_000;

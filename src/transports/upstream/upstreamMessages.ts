@@ -8,38 +8,6 @@ import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import type { Framed } from "../lineFraming.js";
 import type { FramingProblem } from "../types.js";
 
-export type RequestId = string | number;
-
-/** Ids of the requests in a message or a batch (responses and notifications have none to answer). */
-export function requestIdsOf(message: unknown): RequestId[] {
-  const items: unknown[] = Array.isArray(message) ? message : [message];
-  const ids: RequestId[] = [];
-  for (const item of items) {
-    if (typeof item !== "object" || item === null) continue;
-    const { id, method } = item as { id?: unknown; method?: unknown };
-    if (typeof method === "string" && (typeof id === "string" || typeof id === "number")) ids.push(id);
-  }
-  return ids;
-}
-
-/** The method of a single request or notification, for error messages. */
-export function methodOf(message: unknown): string | undefined {
-  const method = typeof message === "object" && message !== null ? (message as { method?: unknown }).method : undefined;
-  return typeof method === "string" ? method : undefined;
-}
-
-/** The id of a response (result or error), if the message is one. */
-export function responseIdOf(message: unknown): RequestId | undefined {
-  if (typeof message !== "object" || message === null || "method" in message) return undefined;
-  const id = (message as { id?: unknown }).id;
-  return typeof id === "string" || typeof id === "number" ? id : undefined;
-}
-
-/** A JSON-RPC error response to deliver to the host in place of the upstream's answer. */
-export function errorResponse(id: RequestId, code: number, message: string, data?: Record<string, unknown>): JSONRPCMessage {
-  return { jsonrpc: "2.0", id, error: { code, message, ...(data ? { data } : {}) } } as JSONRPCMessage;
-}
-
 /**
  * An upstream URL as it may appear in logs and errors: scheme, host and path. Userinfo and the
  * query string are dropped (both commonly carry API keys); header values never appear at all.

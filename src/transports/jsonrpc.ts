@@ -1,13 +1,15 @@
 /**
  * Reading JSON-RPC 2.0 messages as they come off the wire, without trusting their shape:
- * every helper accepts any value and answers false/undefined for anything malformed.
+ * every helper accepts any value and answers false/undefined for anything malformed. The one
+ * place transports and the proxy learn what a message is.
  */
+import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 
 export type RequestId = string | number;
 
 type Obj = Record<string, unknown>;
 
-function isObj(value: unknown): value is Obj {
+export function isObj(value: unknown): value is Obj {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
@@ -29,15 +31,38 @@ export function isResponse(msg: unknown): msg is Obj & { id: RequestId } {
   return isObj(msg) && typeof msg.method !== "string" && isRequestId(msg.id) && ("result" in msg || "error" in msg);
 }
 
+/** The id of a request (a `method` and an `id`), else undefined. */
+export function requestIdOf(msg: unknown): RequestId | undefined {
+  return isRequest(msg) ? msg.id : undefined;
+}
+
+/** The id a message without a method carries (a response, however malformed), else undefined. */
+export function responseIdOf(msg: unknown): RequestId | undefined {
+  return isObj(msg) && typeof msg.method !== "string" && isRequestId(msg.id) ? msg.id : undefined;
+}
+
+/** Ids of the requests in a message or a batch. */
+export function requestIdsOf(message: unknown): RequestId[] {
+  const items: unknown[] = Array.isArray(message) ? message : [message];
+  const ids: RequestId[] = [];
+  for (const item of items) if (isRequest(item)) ids.push(item.id);
+  return ids;
+}
+
+/** The method of a single request or notification. */
+export function methodOf(msg: unknown): string | undefined {
+  return isObj(msg) && typeof msg.method === "string" ? msg.method : undefined;
+}
+
 /** Ids of the two directions are separate spaces, and `1` and `"1"` are different ids. */
 export function idKey(id: RequestId): string {
   return typeof id === "number" ? `n:${id}` : `s:${id}`;
 }
 
-export function errorResponse(id: RequestId, code: number, message: string, data?: unknown): Obj {
+export function errorResponse(id: RequestId, code: number, message: string, data?: unknown): JSONRPCMessage {
   const error: Obj = { code, message };
   if (data !== undefined) error.data = data;
-  return { jsonrpc: "2.0", id, error };
+  return { jsonrpc: "2.0", id, error } as JSONRPCMessage;
 }
 
 export function progressToken(msg: Obj): RequestId | undefined {
@@ -46,5 +71,3 @@ export function progressToken(msg: Obj): RequestId | undefined {
   const token = params._meta.progressToken;
   return isRequestId(token) ? token : undefined;
 }
-
-export { isObj };
