@@ -51,28 +51,9 @@ async function main() {
   const startLoad = os.loadavg().map((x) => Math.round(x * 100) / 100);
   const selected = opts.paths.map(pathById);
   const workloads = [];
-  const report = (result, ms) => {
-    workloads.push(addRatios(result));
-    log(`  ${result.id} done in ${(ms / 1000).toFixed(1)} s`);
-    for (const r of result.results) {
-      log(`  ${r.path.padEnd(19)} ${r.status === "ok" ? `median ${String(r.medianMs).padStart(9)} ms  ×direct ${String(r.ratioVsDirect ?? "-").padStart(6)}  ×peer ${String(r.ratioVsFastestPeer ?? "-").padStart(6)}` : `FAILED ${r.error}`}`);
-    }
-  };
-  const chosen = WORKLOADS.filter((w) => opts.workloads.includes(w.id) && opts.counts[w.count] > 0);
-  const calls = chosen.filter((w) => w.kind === "calls");
-  if (calls.length > 0) {
-    const paths = selected.filter((p) => p.bigOnly !== true);
-    log(`calls workloads (${calls.map((w) => `${w.id} ×${opts.counts[w.count]}`).join(", ")}) on ${paths.map((p) => p.id).join(", ")}`);
-    await runCallsWorkloads(calls, paths, opts, log, report);
-  }
-  for (const workload of chosen.filter((w) => w.kind === "big")) {
-    log(`${workload.id}: ${opts.counts[workload.count]} read(s) per path, a fresh proxy for each, on ${selected.map((p) => p.id).join(", ")}`);
-    const t0 = performance.now();
-    report(await runBigWorkload(workload, selected, opts, log), performance.now() - t0);
-  }
-
-  const results = {
+  const build = (complete) => ({
     schema: RESULTS_SCHEMA,
+    complete,
     mode: opts.mode,
     startedAt: startedAt.toISOString(),
     finishedAt: new Date().toISOString(),
@@ -90,10 +71,40 @@ async function main() {
     paths: selected.map(({ id, product, kind, label, bigOnly }) => ({ id, product, kind, label, bigOnly: bigOnly === true })),
     workloads,
     targets: evaluateTargets(workloads),
-  };
+  });
   const out = resolve(ROOT, opts.out);
-  mkdirSync(dirname(out), { recursive: true });
-  writeFileSync(out, `${JSON.stringify(results, null, 2)}\n`);
+  const write = (complete) => {
+    const results = build(complete);
+    mkdirSync(dirname(out), { recursive: true });
+    writeFileSync(out, `${JSON.stringify(results, null, 2)}\n`);
+    return results;
+  };
+  const report = (result, ms) => {
+    workloads.push(addRatios(result));
+    // Written after every workload, so a run that is stopped early still leaves what it measured.
+    write(false);
+    log(`  ${result.id} done in ${(ms / 1000).toFixed(1)} s`);
+    for (const r of result.results) {
+      log(`  ${r.path.padEnd(19)} ${r.status === "ok" ? `median ${String(r.medianMs).padStart(9)} ms  ×direct ${String(r.ratioVsDirect ?? "-").padStart(6)}  ×peer ${String(r.ratioVsFastestPeer ?? "-").padStart(6)}` : `FAILED ${r.error}`}`);
+    }
+  };
+  const chosen = WORKLOADS.filter((w) => opts.workloads.includes(w.id) && opts.counts[w.count] > 0);
+  const calls = chosen.filter((w) => w.kind === "calls");
+  if (calls.length > 0) {
+    const paths = selected.filter((p) => p.bigOnly !== true);
+    log(`calls workloads (${calls.map((w) => `${w.id} ×${opts.counts[w.count]}`).join(", ")}) on ${paths.map((p) => p.id).join(", ")}`);
+    await runCallsWorkloads(calls, paths, opts, log, report);
+  }
+  const failedBig = new Map();
+  for (const workload of chosen.filter((w) => w.kind === "big")) {
+    log(`${workload.id}: ${opts.counts[workload.count]} read(s) per path, a fresh proxy for each, on ${selected.map((p) => p.id).join(", ")}`);
+    const t0 = performance.now();
+    const result = await runBigWorkload(workload, selected, opts, log, failedBig);
+    for (const r of result.results) if (r.status === "failed" && !failedBig.has(r.path)) failedBig.set(r.path, `${result.id}: ${r.error}`);
+    report(result, performance.now() - t0);
+  }
+
+  const results = write(true);
   const met = results.targets.filter((t) => t.met === true).length;
   const missed = results.targets.filter((t) => t.met === false);
   process.stdout.write(`bench: wrote ${out}\n  targets met ${met}, missed ${missed.length}, not measured ${results.targets.length - met - missed.length}\n`);

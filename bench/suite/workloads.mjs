@@ -122,9 +122,15 @@ async function runCalls(workload, live, rows, opts) {
   for (const [id, meter] of meters) rows.get(id).proxy = meter.stop();
 }
 
-export async function runBigWorkload(workload, paths, opts, log) {
+/**
+ * `failedBefore` maps a path to the error it failed a smaller big read with: such a path is not
+ * tried again on a bigger one (mcp-proxy fails at 10 MiB; at 50 MiB it would only burn the
+ * timeout) and is recorded as failed, with the reason.
+ */
+export async function runBigWorkload(workload, paths, opts, log, failedBefore = new Map()) {
   const reps = opts.counts[workload.count];
   const rows = new Map(paths.map((p) => [p.id, emptyRow(p)]));
+  for (const [id, reason] of failedBefore) if (rows.has(id)) fail(rows.get(id), "not attempted", new Error(`failed a smaller read: ${reason}`));
   const ctx = { upstreamArgs: ["--prepare", String(workload.resource.bytes)], startTimeoutMs: opts.startTimeoutMs, big: true };
   const perRead = new Map(paths.map((p) => [p.id, []]));
   for (let rep = 0; rep < reps; rep++) {
