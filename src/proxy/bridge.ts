@@ -13,6 +13,14 @@ import { NormalizingTransport, type NormalizationOptions } from "./withNormaliza
 
 export const DEFAULT_REQUEST_TIMEOUT_MS = 300_000;
 
+/** The first MCP protocol version without JSON-RPC batches (2025-06-18 changelog: "Remove support for JSON-RPC batching"). */
+const FIRST_VERSION_WITHOUT_BATCHES = "2025-06-18";
+
+/** A JSON-RPC request, notification or response (JSON-RPC 2.0 §4–5); anything else is not forwarded. */
+function isMessage(msg: unknown): boolean {
+  return isRequest(msg) || isNotification(msg) || isResponse(msg);
+}
+
 export interface BridgeOptions {
   readonly host: ProxyTransport;
   readonly upstream: ProxyTransport;
@@ -59,6 +67,10 @@ export class Bridge {
   private lastUpstreamError: string | undefined;
   private closed = false;
   private upstreamAlive = false;
+  /** The session's protocol version: the host's initialize request, then the upstream's answer. */
+  private protocolVersion: string | undefined;
+  /** Ids of upstream requests (sampling, elicitation…) the host has not answered yet. */
+  private readonly upstreamAsked = new Set<string>();
   /** Set while the proxy shuts down: new host requests are answered with this, not forwarded. */
   private refusal: string | undefined;
   /** Why the session ended: "host closed", "upstream closed", or what close() was given. */
@@ -123,15 +135,30 @@ export class Bridge {
   private fromHost(message: JSONRPCMessage, extra?: MessageExtraInfo): void {
     const batch = Array.isArray(message);
     const items: unknown[] = batch ? (message as unknown[]) : [message];
+    if (batch && this.refuseBatch(items)) return;
     const forwarded: unknown[] = [];
     for (const msg of items) {
+      if (!isMessage(msg)) {
+        // JSON-RPC 2.0 §5.1: Invalid Request, answered with the id when one can be read, else null.
+        this.logger.warn("host sent JSON that is not a JSON-RPC message; not forwarded", { excerpt: excerpt(msg) });
+        // An error with a null id is the host's own parse-error report: never answered back.
+        if (isObj(msg) && msg.id === null && "error" in msg) continue;
+        const id = isObj(msg) && isRequestId(msg.id) ? msg.id : null;
+        this.toHost({ jsonrpc: "2.0", id, error: { code: JSONRPC.INVALID_REQUEST, message: "Invalid Request: not a JSON-RPC 2.0 request, notification or response" } }, id ?? undefined);
+        continue;
+      }
       if (isRequest(msg)) {
+        if (msg.method === "initialize" && isObj(msg.params) && typeof msg.params.protocolVersion === "string") this.protocolVersion = msg.params.protocolVersion;
         const refused = this.refuse(msg);
         if (refused !== undefined) {
           this.toHost(refused, msg.id);
           continue;
         }
         this.remember(msg);
+      } else if (isResponse(msg) && !this.upstreamAsked.delete(idKey(msg.id))) {
+        // A response to nothing the upstream asked (or a second one): not the upstream's business.
+        this.logger.warn("host answered a request the upstream did not send; not forwarded", { id: msg.id });
+        continue;
       } else if (isNotification(msg) && msg.method === "notifications/cancelled" && isObj(msg.params) && isRequestId(msg.params.requestId)) {
         this.forget(msg.params.requestId);
       }
@@ -179,16 +206,43 @@ export class Bridge {
     const items: unknown[] = Array.isArray(message) ? (message as unknown[]) : [message];
     for (const msg of items) {
       let related: RequestId | undefined;
+      if (!isMessage(msg)) {
+        this.logger.warn("upstream sent JSON that is not a JSON-RPC message; not forwarded", { excerpt: excerpt(msg) });
+        continue;
+      }
       if (isResponse(msg)) {
-        if (this.forget(msg.id) === undefined) {
-          this.logger.debug("upstream answered a request that is no longer waiting", { id: msg.id });
+        const waiting = this.forget(msg.id);
+        if (waiting === undefined) {
+          // Late (after a timeout or a cancel) or never asked: a second answer to one id, or an
+          // answer to none, would reach the host as a response with no request (issue 5).
+          this.logger.warn("upstream answered a request that is not waiting; not forwarded", { id: msg.id });
+          continue;
         }
+        if (waiting.method === "initialize" && isObj(msg.result) && typeof msg.result.protocolVersion === "string") this.protocolVersion = msg.result.protocolVersion;
         related = msg.id;
       } else {
+        if (isRequest(msg)) this.upstreamAsked.add(idKey(msg.id));
         related = this.relatedRequest(msg);
       }
       this.toHost(msg, related);
     }
+  }
+
+  /**
+   * A host batch the session's protocol has no batches for (or an empty one, JSON-RPC 2.0 §6) is
+   * answered, not forwarded: an upstream of that version would drop it and its requests would
+   * wait forever. Every request in it gets -32600; true when the batch was refused.
+   */
+  private refuseBatch(items: unknown[]): boolean {
+    const version = this.protocolVersion;
+    const noBatches = version !== undefined && version >= FIRST_VERSION_WITHOUT_BATCHES;
+    if (items.length > 0 && !noBatches) return false;
+    const why = items.length === 0 ? "Invalid Request: an empty batch" : `Invalid Request: protocol version ${version} has no JSON-RPC batches; send each message on its own`;
+    this.logger.warn("host sent a batch; refused", { messages: items.length, protocolVersion: version });
+    const ids = items.filter(isRequest).map((msg) => msg.id);
+    if (ids.length === 0) this.toHost({ jsonrpc: "2.0", id: null, error: { code: JSONRPC.INVALID_REQUEST, message: why } }, undefined);
+    for (const id of ids) this.toHost(errorResponse(id, JSONRPC.INVALID_REQUEST, why), id);
+    return true;
   }
 
   private toHost(msg: unknown, related: RequestId | undefined): void {
@@ -260,6 +314,8 @@ export class Bridge {
       this.toHost(errorResponse(problem.id, JSONRPC.MESSAGE_TOO_LARGE, `message of ${problem.bytes} bytes is over limits.maxMessageBytes`), problem.id);
     } else if (problem.kind === "invalid-json") {
       this.toHost({ jsonrpc: "2.0", id: null, error: { code: JSONRPC.PARSE_ERROR, message: "Parse error: the message is not valid JSON" } }, undefined);
+    } else if (problem.kind === "not-jsonrpc") {
+      this.toHost({ jsonrpc: "2.0", id: null, error: { code: JSONRPC.INVALID_REQUEST, message: "Invalid Request: JSON that is not an object or array" } }, undefined);
     }
   }
 
@@ -269,4 +325,15 @@ export class Bridge {
       this.answer(problem.id, JSONRPC.MESSAGE_TOO_LARGE, `the upstream's answer of ${problem.bytes} bytes is over limits.maxMessageBytes`);
     }
   }
+}
+
+/** A short, safe rendering of an unexpected value for a log line. */
+function excerpt(value: unknown): string {
+  let text: string;
+  try {
+    text = JSON.stringify(value) ?? String(value);
+  } catch {
+    text = Object.prototype.toString.call(value);
+  }
+  return text.slice(0, 200);
 }

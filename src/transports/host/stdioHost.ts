@@ -66,8 +66,11 @@ export class StdioHostTransport extends HostTransportBase {
   async send(message: JSONRPCMessage, _options?: TransportSendOptions): Promise<void> {
     const out = this.output;
     if (this.isClosed || out.destroyed || out.writableEnded) return;
+    // Serialized before corking: JSON.stringify throws on a message nested too deeply (issue 5,
+    // bad input), and a throw between cork() and uncork() would hold every later write back.
+    const text = JSON.stringify(message);
     out.cork();
-    out.write(JSON.stringify(message));
+    out.write(text);
     const ready = out.write("\n");
     process.nextTick(() => out.uncork());
     if (ready) return;

@@ -96,6 +96,13 @@ export class StreamableHttpHostSession extends HostTransportBase {
       if (this.stateless) void this.whenStarted().then(() => this.finish());
       return;
     }
+    // MCP basic §"Requests": an id MUST NOT be reused in a session. Mapping it to this POST
+    // would leave the POST still waiting for it with no way to get its answer (issue 5).
+    const clash = keys.find((key) => this.byRequest.get(key)?.done === false);
+    if (clash !== undefined) {
+      replyJsonRpcError(res, 400, JSONRPC.INVALID_REQUEST, `Invalid Request: id ${clash.slice(2)} is already used by a request still waiting for its answer`, this.headers());
+      return;
+    }
     const exchange: Exchange = {
       res,
       sse: form === "sse" ? new SseWriter(res, this.headers(), this.keepAliveMs) : undefined,
@@ -162,10 +169,13 @@ export class StreamableHttpHostSession extends HostTransportBase {
       this.reportError(new Error(`Response to request ${key.slice(2)} dropped: the host's HTTP request for it is no longer open`));
       return Promise.resolve();
     }
+    // Serialized before the request is marked answered: JSON.stringify throws on a message nested
+    // too deeply, and the caller then answers the same id with an error (issue 5, bad input).
+    const text = JSON.stringify(message);
     this.byRequest.delete(key);
     exchange.pending.delete(key);
     if (exchange.sse !== undefined) {
-      const written = exchange.sse.write("message", JSON.stringify(message));
+      const written = exchange.sse.write("message", text);
       if (exchange.pending.size === 0) exchange.sse.end();
       return written;
     }

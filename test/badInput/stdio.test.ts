@@ -1,0 +1,159 @@
+/**
+ * Bad input through `stdio` (issue 5), both directions: bytes a host writes to the proxy's
+ * stdin, and bytes the upstream writes to its stdout (raw-upstream.mjs). Each is answered or
+ * logged (asserted on the answer and on the stderr line); the proxy stays up, answers a ping
+ * afterwards, and nothing but JSON-RPC ever appears on its stdout.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CLI } from "../helpers/paths.js";
+import { INITIALIZE_PARAMS, startRawStdio, type RawStdio } from "../helpers/rawStdio.js";
+import { MAX_MESSAGE_BYTES, rawUpstreamConfig, upstreamRequest, UPSTREAM_CASES } from "./cases.js";
+
+type Msg = Record<string, unknown>;
+let proxy: RawStdio;
+
+/** Resolves with the first message (already received or to come) that `match` accepts. */
+function next(match: (m: Msg) => boolean, timeoutMs = 10_000): Promise<Msg> {
+  return new Promise((resolve, reject) => {
+    const seen = (): boolean => {
+      const found = proxy.messages.find(match);
+      if (found === undefined) return false;
+      proxy.child.stdout.off("data", onData);
+      clearTimeout(timer);
+      resolve(found);
+      return true;
+    };
+    const onData = (): void => void setImmediate(seen);
+    const timer = setTimeout(() => {
+      proxy.child.stdout.off("data", onData);
+      reject(new Error(`no matching message in ${timeoutMs} ms; got ${JSON.stringify(proxy.messages).slice(-1500)}; stderr ${proxy.stderr().slice(-1500)}`));
+    }, timeoutMs);
+    proxy.child.stdout.on("data", onData);
+    seen();
+  });
+}
+
+/** Resolves once stderr matches (the proxy's log line about the bad input). */
+async function logged(pattern: RegExp, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!pattern.test(proxy.stderr())) {
+    if (Date.now() > deadline) throw new Error(`stderr never matched ${pattern}: ${proxy.stderr().slice(-2000)}`);
+    await new Promise((resolve) => proxy.child.stderr.once("data", resolve));
+  }
+}
+
+const write = (bytes: string | Buffer): void => void proxy.child.stdin.write(bytes);
+const count = (id: unknown): number => proxy.messages.filter((m) => JSON.stringify(m.id) === JSON.stringify(id)).length;
+
+beforeAll(async () => {
+  proxy = startRawStdio(process.execPath, [CLI, "stdio", "--config", rawUpstreamConfig(), "--server", "raw"]);
+  const init = await proxy.request(0, "initialize", INITIALIZE_PARAMS);
+  expect(init.result).toBeDefined();
+  proxy.notify("notifications/initialized");
+});
+
+afterAll(async () => {
+  expect(await proxy.close()).toBe(0);
+});
+
+describe("stdio: bad input from the host", () => {
+  it("malformed JSON gets -32700 with id null", async () => {
+    const before = proxy.messages.length;
+    write('{"jsonrpc":"2.0","id":1,"method":\n');
+    const answer = await next((m) => proxy.messages.indexOf(m) >= before && m.id === null);
+    expect(answer.error).toMatchObject({ code: -32700 });
+  });
+
+  it("invalid UTF-8 on the wire gets -32700 and is logged", async () => {
+    const before = proxy.messages.length;
+    write(Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":"utf","method":"ping","params":{"x":"'), Buffer.from([0xc3, 0x28, 0xff]), Buffer.from('"}}\n')]));
+    const answer = await next((m) => proxy.messages.indexOf(m) >= before && m.id === null);
+    expect(answer.error).toMatchObject({ code: -32700 });
+    expect(count("utf")).toBe(0);
+  });
+
+  it.each([
+    ["a number", "42", /"kind":"not-jsonrpc".*host sent a message that could not be read/],
+    ["null", "null", /"excerpt":"null".*host sent a message that could not be read/],
+    ["an object that is not JSON-RPC", '{"foo":1}', /host sent JSON that is not a JSON-RPC message/],
+  ])("JSON that is not JSON-RPC (%s) gets -32600 with id null and is logged", async (_name, text, log) => {
+    const before = proxy.messages.length;
+    write(`${text}\n`);
+    const answer = await next((m) => proxy.messages.indexOf(m) >= before && m.id === null);
+    expect(answer.error).toMatchObject({ code: -32600 });
+    await logged(log);
+  });
+
+  it("a batch (protocol 2025-06-18 has none) gets -32600 for each request in it, not forwarded", async () => {
+    write(`${JSON.stringify([{ jsonrpc: "2.0", id: "b1", method: "ping" }, { jsonrpc: "2.0", method: "notifications/x" }, { jsonrpc: "2.0", id: "b2", method: "ping" }])}\n`);
+    for (const id of ["b1", "b2"]) {
+      const answer = await next((m) => m.id === id);
+      expect(answer.error).toMatchObject({ code: -32600, message: expect.stringMatching(/2025-06-18 has no JSON-RPC batches/) });
+    }
+    const before = proxy.messages.length;
+    write("[]\n");
+    expect((await next((m) => proxy.messages.indexOf(m) >= before && m.id === null)).error).toMatchObject({ code: -32600, message: "Invalid Request: an empty batch" });
+  });
+
+  it("a response to no request is not forwarded and is logged", async () => {
+    write(`${JSON.stringify({ jsonrpc: "2.0", id: "never-asked", result: {} })}\n`);
+    await logged(/"id":"never-asked".*host answered a request the upstream did not send/);
+  });
+
+  it("a duplicate id of a request still waiting gets -32600; the first still gets its answer", async () => {
+    const b64 = (s: string): string => Buffer.from(s).toString("base64");
+    // The first waits: the upstream writes nothing for it yet (`_noFinal`).
+    write(`${JSON.stringify({ jsonrpc: "2.0", id: "dup", method: "resources/read", params: { _noFinal: true } })}\n`);
+    write(`${JSON.stringify({ jsonrpc: "2.0", id: "dup", method: "resources/read", params: {} })}\n`);
+    const refused = await next((m) => m.id === "dup");
+    expect(refused.error).toMatchObject({ code: -32600, message: expect.stringMatching(/already used by a request still waiting/) });
+    // Now the upstream answers the first (through another request's emitted bytes).
+    await proxy.request("release", "resources/read", { _emit: [b64('{"jsonrpc":"2.0","id":"dup","result":{"contents":[{"uri":"x","text":"first"}]}}\n')] });
+    await next((m) => m.id === "dup" && m.result !== undefined);
+    expect(proxy.messages.filter((m) => m.id === "dup").map((m) => (m.error === undefined ? "result" : "error"))).toEqual(["error", "result"]);
+  });
+
+  it("a message over limits.maxMessageBytes gets -32003 naming the limit; the session goes on", async () => {
+    write(`${JSON.stringify({ jsonrpc: "2.0", id: "huge", method: "ping", params: { x: "a".repeat(MAX_MESSAGE_BYTES + 10) } })}\n`);
+    const answer = await next((m) => m.id === "huge");
+    expect(answer.error).toMatchObject({ code: -32003, message: expect.stringMatching(/over limits\.maxMessageBytes/) });
+  });
+
+  it("100k nested arrays get an error answer (JSON.stringify's RangeError is caught), not a crash", async () => {
+    write(`{"jsonrpc":"2.0","id":"deep","method":"ping","params":{"a":${"[".repeat(100_000)}${"]".repeat(100_000)}}}\n`);
+    const answer = await next((m) => m.id === "deep");
+    expect(answer.error).toMatchObject({ code: -32001, message: expect.stringMatching(/Maximum call stack size exceeded/) });
+  });
+
+  it("lone surrogates in a request pass through and are answered", async () => {
+    write('{"jsonrpc":"2.0","id":"sur","method":"ping","params":{"x":"\\ud800"}}\n');
+    expect((await next((m) => m.id === "sur")).result).toEqual({});
+  });
+});
+
+describe("stdio: bad input from the upstream", () => {
+  for (const c of UPSTREAM_CASES) {
+    it(`${c.name}: the host gets one answer; ${c.log === undefined ? "" : "it is logged; "}the session goes on`, async () => {
+      const { id, params } = upstreamRequest(c);
+      const answer = await proxy.request(id, "resources/read", params, 10_000);
+      c.check(answer);
+      if (c.log !== undefined) await logged(c.log);
+      // A ping answered after it: the session and its framing are intact.
+      expect((await proxy.request(`ping-after-${c.name}`, "ping", {}, 10_000)).result).toEqual({});
+      expect(count(id)).toBe(1);
+    });
+  }
+});
+
+describe("stdio after all of it", () => {
+  it("is alive, answers, and its stdout carried JSON-RPC only", async () => {
+    expect(proxy.child.exitCode).toBeNull();
+    expect((await proxy.request("final", "ping")).result).toEqual({});
+    expect(proxy.problems).toEqual([]);
+    for (const m of proxy.messages) {
+      expect(m.jsonrpc).toBe("2.0");
+      expect("method" in m || "result" in m || "error" in m).toBe(true);
+    }
+    expect(proxy.messages.some((m) => "foo" in m || m.id === "nobody-asked")).toBe(false);
+  });
+});
