@@ -49,7 +49,7 @@ describe("serve with tokens, allowedOrigins and small limits", () => {
   const auth = { authorization: `Bearer ${TOKEN}` };
 
   it.each(["/mcp/fx", "/sse/fx", "/messages?sessionId=x", "/ws/fx", "/metrics", "/report"])("%s: 401 with WWW-Authenticate: Bearer without a token, and with a wrong one", async (path) => {
-    for (const headers of [{}, { authorization: "Bearer wrong" }]) {
+    for (const headers of [{}, { authorization: "Bearer wrong" }] as Array<Record<string, string>>) {
       const r = await fetch(`${serve.url}${path}`, { method: path.startsWith("/mcp") || path.startsWith("/messages") ? "POST" : "GET", headers: { "content-type": "application/json", ...headers }, body: path.startsWith("/mcp") || path.startsWith("/messages") ? "{}" : undefined });
       expect(r.status).toBe(401);
       expect(r.headers.get("www-authenticate")).toMatch(/^Bearer /);
