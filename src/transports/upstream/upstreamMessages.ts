@@ -27,7 +27,11 @@ export function networkErrorText(error: unknown): string {
   const cause = (error as { cause?: unknown }).cause;
   const code = typeof cause === "object" && cause !== null ? (cause as { code?: unknown }).code : (error as { code?: unknown }).code;
   const causeMessage = cause instanceof Error ? cause.message : undefined;
-  return [error.message, typeof code === "string" ? code : undefined, causeMessage && causeMessage !== error.message ? causeMessage : undefined].filter(Boolean).join(": ");
+  const text = [error.message, typeof code === "string" ? code : undefined, causeMessage && causeMessage !== error.message ? causeMessage : undefined].filter(Boolean).join(": ");
+  // fetch quotes the whole URL in some errors ("Request cannot be constructed from a URL that
+  // includes credentials: http://user:pass@…?key=…"): URLs are shown without userinfo or
+  // query, like everywhere else (issue 5, "secrets never appear in logs, errors").
+  return text.replace(/\b(?:https?|wss?):\/\/[^\s"'<>]+/gi, (url) => describeUrl(url));
 }
 
 /** Callbacks a transport delivers framing results to. */

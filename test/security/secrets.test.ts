@@ -1,0 +1,71 @@
+/**
+ * Secrets never leak (issue 5): a secret planted in a stdio server's `env`, in remote servers'
+ * `headers` (one answering 500, one unreachable) and in `auth.bearerTokens` appears nowhere the
+ * proxy writes: stderr, the log file, /healthz, /metrics, /report, and the errors hosts get.
+ */
+import { createServer, type Server } from "node:http";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ServeProcess } from "../helpers/proxyProcess.js";
+import { post, rpc } from "../badInput/mcpHttp.js";
+import { FAULT_SERVER, initializedWs, serveConfig, tempDir } from "../reliability/helpers.js";
+
+const SECRET = "PLANTED-SECRET-7f3a9c";
+const TOKEN = `tok-${SECRET}`;
+const auth = { authorization: `Bearer ${TOKEN}` };
+
+describe("secrets in env, headers and bearer tokens", () => {
+  let serve: ServeProcess;
+  let failing: Server;
+  let logFile: string;
+  const seen: string[] = [];
+
+  beforeAll(async () => {
+    failing = createServer((req, res) => {
+      req.resume();
+      res.writeHead(500, { "content-type": "text/plain" }).end("upstream broke");
+    });
+    await new Promise<void>((resolve) => failing.listen(0, "127.0.0.1", resolve));
+    const port = (failing.address() as { port: number }).port;
+    logFile = join(tempDir("mcpn-secret-"), "log.jsonl");
+    serve = await serveConfig({
+      mcpServers: {
+        local: { command: process.execPath, args: [FAULT_SERVER], env: { API_KEY: SECRET } },
+        broken: { url: `http://user:${SECRET}@127.0.0.1:${port}/mcp?key=${SECRET}`, headers: { authorization: `Bearer ${SECRET}`, "x-api-key": SECRET } },
+        gone: { url: `http://127.0.0.1:1/mcp?token=${SECRET}`, headers: { "x-api-key": SECRET } },
+      },
+      auth: { bearerTokens: [TOKEN] },
+      log: { file: logFile, level: "debug" },
+    });
+  });
+
+  afterAll(async () => {
+    await serve.stop();
+    await new Promise((resolve) => failing.close(resolve));
+    const everything = [serve.stderr(), readFileSync(logFile, "utf8"), ...seen].join("\n");
+    expect(everything).not.toContain(SECRET);
+  });
+
+  it("sessions to every server, working or failing: the errors hosts get name the cause, not the secret", async () => {
+    const local = await initializedWs(serve.url, "local", auth);
+    await local.request("t", "tools/call", { name: "crash", arguments: {} }).then((a) => seen.push(JSON.stringify(a)));
+    await local.close();
+    for (const name of ["broken", "gone"]) {
+      const r = await post(`${serve.url}/mcp/${name}`, rpc(0, "initialize", { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "h", version: "1" } }), undefined, auth);
+      seen.push(JSON.stringify(r.messages));
+      expect(r.status).toBeGreaterThanOrEqual(400);
+      expect(JSON.stringify(r.messages)).toMatch(/127\.0\.0\.1/);
+      expect(JSON.stringify(r.messages)).not.toContain(SECRET);
+    }
+  });
+
+  it("/healthz, /metrics and /report do not carry it", async () => {
+    for (const path of ["/healthz", "/metrics", "/report", "/report?format=json"]) {
+      const r = await fetch(`${serve.url}${path}`, { headers: auth });
+      const text = await r.text();
+      seen.push(text);
+      expect(text).not.toContain(SECRET);
+    }
+  });
+});
