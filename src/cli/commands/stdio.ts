@@ -12,7 +12,7 @@ import { parseCommandArgs } from "../args.js";
 import { EXIT, type ExitCode } from "../exitCodes.js";
 import { writeFully, type CliIo } from "../io.js";
 import { createObservers, OBSERVE_HELP, OBSERVE_OPTIONS } from "../observers.js";
-import { onReloadSignal, shutdownSignals } from "../signals.js";
+import { onReloadSignal, shutdownSignals, type ShutdownSignals } from "../signals.js";
 import { SELECTOR_HELP, SELECTOR_OPTIONS, selectUpstream } from "../upstreamSelector.js";
 
 export const STDIO_HELP = `Usage: mcp-normalizer stdio [options] (-- CMD ARGS… | --url URL | --config FILE --server NAME)
@@ -39,12 +39,29 @@ Exit codes: 0 the host closed the session (or SIGTERM/SIGINT); 1 the upstream co
 or ended; 2 bad command line; 3 invalid config.`;
 
 export async function runStdio(argv: readonly string[], io: CliIo): Promise<ExitCode> {
-  const { values, command } = parseCommandArgs(argv, { ...SELECTOR_OPTIONS, ...OBSERVE_OPTIONS, help: { type: "boolean", short: "h" } }, "stdio");
+  const { values, command } = parseStdioArgs(argv);
   if (values.help) {
     // Stdout belongs to JSON-RPC in this mode, even for help.
     await writeFully(io.stderr, `${STDIO_HELP}\n`);
     return EXIT.OK;
   }
+  // Installed before anything starts (issue 5): until a handler exists a SIGTERM gets Node's
+  // default action, which kills the proxy without ending the upstream being started (spawned
+  // detached, in its own process group: it would be orphaned).
+  const signals = shutdownSignals();
+  try {
+    return await runSession(values, command, io, signals);
+  } finally {
+    signals.dispose();
+  }
+}
+
+const STDIO_OPTIONS = { ...SELECTOR_OPTIONS, ...OBSERVE_OPTIONS, help: { type: "boolean", short: "h" } } as const;
+const parseStdioArgs = (argv: readonly string[]) => parseCommandArgs(argv, STDIO_OPTIONS, "stdio");
+
+async function runSession(values: ReturnType<typeof parseStdioArgs>["values"], command: readonly string[], io: CliIo, signals: ShutdownSignals): Promise<ExitCode> {
+  let stopping: NodeJS.Signals | undefined;
+  void signals.first.then((signal) => (stopping = signal));
   const selected = selectUpstream(values, command, "stdio", io.cwd, io.env);
   const observers = await createObservers(selected.config, values, io, selected.configFile);
   const sessions = new SessionManager({
@@ -54,15 +71,29 @@ export async function runStdio(argv: readonly string[], io: CliIo): Promise<Exit
     requestTimeoutMs: selected.config.limits.requestTimeoutMs,
     onNormalized: observers.onNormalized,
   });
+  const stoppedDuringStartup = async (signal: NodeJS.Signals): Promise<ExitCode> => {
+    observers.logger.info("shutting down during startup", { signal });
+    sessions.refuseNew(`the proxy is shutting down (${signal})`);
+    // Ends the upstream being started (its bridge is registered before it starts): the child
+    // is killed, a remote connection attempt is dropped. Nothing has been asked of it yet.
+    await sessions.closeAll();
+    await observers.close();
+    return EXIT.OK;
+  };
+  if (stopping !== undefined) return stoppedDuringStartup(stopping);
   const host = new StdioHostTransport({ input: io.stdin, output: io.stdout, maxMessageBytes: selected.config.limits.maxMessageBytes });
-  let bridge;
-  try {
-    bridge = await sessions.open(host, selected.name, "stdio");
-  } catch (error) {
+  const opening = sessions.open(host, selected.name, "stdio");
+  const first = await Promise.race([opening.then((bridge) => ({ bridge }), (error: unknown) => ({ error })), signals.first.then((signal) => ({ signal }))]);
+  if ("signal" in first) {
+    opening.catch(() => {}); // it fails once closed under it; the signal is what ends the run
+    return stoppedDuringStartup(first.signal);
+  }
+  if ("error" in first) {
+    const { error } = first;
     await observers.close();
     throw new NormalizerError("UPSTREAM_UNREACHABLE", `stdio: could not start upstream ${selected.name}: ${error instanceof Error ? error.message : String(error)}`);
   }
-  const opened = bridge;
+  const opened = first.bridge;
   const ended = new Promise<void>((resolve) => {
     const previous = opened.onclose;
     opened.onclose = () => {
@@ -71,7 +102,6 @@ export async function runStdio(argv: readonly string[], io: CliIo): Promise<Exit
     };
   });
   const stopReload = onReloadSignal(() => observers.reopenLog());
-  const signals = shutdownSignals();
   void signals.first.then(async (signal) => {
     observers.logger.info("shutting down", { signal, inFlight: sessions.waitingRequests });
     sessions.refuseNew(`the proxy is shutting down (${signal})`);
@@ -79,7 +109,6 @@ export async function runStdio(argv: readonly string[], io: CliIo): Promise<Exit
     await opened.close("signal");
   });
   await ended;
-  signals.dispose();
   stopReload();
   await observers.close();
   const reason = opened.closeReason ?? "";

@@ -1,0 +1,93 @@
+/**
+ * `stdio`: SIGTERM while the upstream is still starting (issue 5, "SIGTERM/SIGINT … end
+ * children … exit 0"). Handlers used to be installed only once the upstream had started, so
+ * a signal in that window got Node's default action: killed, the child left behind.
+ */
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { mkdtempSync, readFileSync, watch } from "node:fs";
+import { createServer, type Socket } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { CLI, ROOT } from "../helpers/paths.js";
+
+const SLOW_START = join(ROOT, "test", "fuzz", "fixtures", "slow-start.mjs");
+const cleanups: Array<() => void> = [];
+afterEach(() => {
+  for (const cleanup of cleanups.splice(0)) cleanup();
+});
+
+function startStdio(args: readonly string[]) {
+  const child = spawn(process.execPath, [CLI, "stdio", ...args], { stdio: ["pipe", "pipe", "pipe"] });
+  let stderr = "";
+  child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
+  cleanups.push(() => child.kill("SIGKILL"));
+  return { child, exited, stderr: () => stderr };
+}
+
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/** Resolves with the pid written to `file` (an fs event, then a read). */
+async function pidFrom(dir: string, file: string): Promise<number> {
+  const watcher = watch(dir);
+  try {
+    for (;;) {
+      const text = (() => {
+        try {
+          return readFileSync(join(dir, file), "utf8");
+        } catch {
+          return "";
+        }
+      })();
+      if (text !== "") return Number(text);
+      await once(watcher, "change");
+    }
+  } finally {
+    watcher.close();
+  }
+}
+
+describe("stdio: SIGTERM during startup", () => {
+  it("while a remote upstream does not answer its first request: exit 0, the connection dropped", async () => {
+    // A server that accepts and never answers keeps the proxy in startup (the OPTIONS probe).
+    const sockets: Socket[] = [];
+    const server = createServer((socket) => sockets.push(socket));
+    server.listen(0, "127.0.0.1");
+    await once(server, "listening");
+    cleanups.push(() => {
+      for (const s of sockets) s.destroy();
+      server.close();
+    });
+    const { port } = server.address() as { port: number };
+    const proxy = startStdio(["--url", `http://127.0.0.1:${port}/mcp`]);
+    const [socket] = (await once(server, "connection")) as [Socket];
+    proxy.child.kill("SIGTERM");
+    expect(await proxy.exited, proxy.stderr()).toEqual({ code: 0, signal: null });
+    expect(proxy.stderr()).toMatch(/shutting down during startup.*SIGTERM|SIGTERM.*shutting down during startup/);
+    if (!socket.closed) await once(socket, "close");
+  });
+
+  it("while a slow stdio upstream is starting: exit 0, and the child is ended (by pid)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "mcpn-slow-"));
+    const proxy = startStdio(["--", process.execPath, SLOW_START, join(dir, "pid")]);
+    const pid = await pidFrom(dir, "pid");
+    cleanups.push(() => {
+      if (alive(pid)) process.kill(pid, "SIGKILL");
+    });
+    proxy.child.kill("SIGTERM");
+    expect(await proxy.exited, proxy.stderr()).toEqual({ code: 0, signal: null });
+    // The proxy waits for its child before exiting; allow the kernel a moment to reap it.
+    const deadline = Date.now() + 2_000;
+    while (alive(pid) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(alive(pid)).toBe(false);
+  });
+});
