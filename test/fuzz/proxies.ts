@@ -1,0 +1,43 @@
+/**
+ * The real proxy processes the fuzz suite drives, with a short `limits.requestTimeoutMs` so a
+ * fuzzed request the upstream never answers (the SDK server drops what it cannot parse) does
+ * not hold a POST for the 5-minute default.
+ */
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { expect } from "vitest";
+import { CLI, FIXTURE_SERVER } from "../helpers/paths.js";
+import { startServe, type ServeProcess } from "../helpers/proxyProcess.js";
+import { INITIALIZE_PARAMS, startRawStdio, type RawStdio } from "../helpers/rawStdio.js";
+
+export const FUZZ_REQUEST_TIMEOUT_MS = 2_000;
+/** How long a probe after a batch may take before the proxy counts as unresponsive. */
+export const PROBE_TIMEOUT_MS = 10_000;
+
+/** A config file with the fixture server as `fx`; returns its path. */
+export function fixtureConfig(): string {
+  const file = join(mkdtempSync(join(tmpdir(), "mcpn-fuzz-")), "proxy.config.json");
+  writeFileSync(file, JSON.stringify({ mcpServers: { fx: { command: process.execPath, args: [FIXTURE_SERVER] } }, limits: { requestTimeoutMs: FUZZ_REQUEST_TIMEOUT_MS } }));
+  return file;
+}
+
+/** `stdio` in front of the server `name` of `config`, initialized. Cleanup: `close()`. */
+export async function startStdioProxy(config: string, name: string): Promise<RawStdio> {
+  const proxy = startRawStdio(process.execPath, [CLI, "stdio", "--config", config, "--server", name]);
+  const init = await proxy.request(0, "initialize", INITIALIZE_PARAMS, PROBE_TIMEOUT_MS);
+  expect(init.result).toBeDefined();
+  proxy.notify("notifications/initialized");
+  return proxy;
+}
+
+export function startServeProxy(config: string): Promise<ServeProcess> {
+  return startServe(["--config", config]);
+}
+
+/** Nothing but JSON-RPC on the stdio proxy's stdout, and the process still running. */
+export function expectCleanStdout(proxy: RawStdio): void {
+  expect(proxy.child.exitCode, proxy.stderr().slice(-2000)).toBeNull();
+  expect(proxy.problems).toEqual([]);
+  for (const m of proxy.messages) expect(m.jsonrpc).toBe("2.0");
+}
