@@ -47,14 +47,17 @@ function smallCell(r, pathId) {
 function bigCells(results, workloadId, pathId) {
   const r = resultOf(results, workloadId, pathId);
   if (r === undefined) return ["–", "–", "–", "–"];
-  if (r.status !== "ok") return [`failed: ${short(r.error ?? "")}`, "–", "–", "–"];
+  // A big read that failed after earlier reads succeeded still has their figures: show both.
+  if (r.status !== "ok" && !(r.calls > 0 && r.medianMs !== null)) return [`failed: ${short(r.error ?? "", 100)}`, "–", "–", "–"];
+  const failedLater = r.status !== "ok" ? `; then failed: ${short(r.error ?? "", 60)}` : "";
   const versus = [];
   if (pathId !== "direct" && r.ratioVsDirect !== null) versus.push(`${fmtX(r.ratioVsDirect)} direct`);
   if (r.ratioVsFastestPeer !== null && r.fastestPeer !== pathId) versus.push(`${fmtX(r.ratioVsFastestPeer)} ${r.fastestPeer}`);
   const time = `${fmtMs(r.medianMs)}${versus.length === 0 ? "" : ` (${versus.join(", ")})`}`;
   const proxy = r.proxy === null || r.proxy === undefined ? "–" : `${fmtMiB(r.proxy.peakRssBytes)} / ${r.proxy.cpuSeconds ?? "–"} s`;
   const delivered = r.bytesPerCall === null ? "–" : `${fmtMiB(r.bytesPerCall)} ${r.delivered?.form ?? ""}`.trim();
-  return [time, proxy, delivered, String(r.calls)];
+  const reads = r.readErrors?.length ? `${r.calls} ok, ${r.readErrors.length} failed: ${short(r.readErrors[0], 60)}` : `${r.calls}${failedLater === "" ? "" : ` ok${failedLater}`}`;
+  return [time, proxy, delivered, reads];
 }
 
 /** The Markdown block that goes between the markers. Pure: results object in, string out. */

@@ -27,7 +27,7 @@ export const WORKLOADS = [
 
 /** A path's row before figures: what failed and why, if anything did. */
 function emptyRow(path) {
-  return { path: path.id, status: "ok", error: null, calls: 0, latenciesMs: [], bytes: [], shape: null, proxy: null, truncated: false, hostCpuMs: 0 };
+  return { path: path.id, status: "ok", error: null, calls: 0, latenciesMs: [], bytes: [], shape: null, proxy: null, truncated: false, hostCpuMs: 0, readErrors: [] };
 }
 
 function fail(row, stage, error) {
@@ -161,8 +161,14 @@ export async function runBigWorkload(workload, paths, opts, log, failedBefore = 
         perRead.get(path.id).push(proxy);
         log(`  ${path.id} rep ${rep + 1}/${reps}: ${row.latenciesMs.at(-1).toFixed(0)} ms${proxy === null ? "" : `, proxy cpu ${proxy.cpuSeconds} s, peak rss ${mib(proxy.peakRssBytes)} MiB`}`);
       } catch (error) {
-        fail(row, `read ${rep + 1}`, error);
-        log(`  ${path.id} rep ${rep + 1}/${reps}: failed: ${row.error}`);
+        if (row.calls === 0) {
+          fail(row, `read ${rep + 1}`, error);
+        } else {
+          // Earlier reads succeeded: keep their figures, record this one's error, try no more.
+          row.readErrors.push(`read ${rep + 1}: ${String(error?.message ?? error).slice(0, 500)}`);
+          row.truncated = true;
+        }
+        log(`  ${path.id} rep ${rep + 1}/${reps}: failed: ${row.error ?? row.readErrors.at(-1)}`);
       } finally {
         await handle.close();
       }
@@ -210,6 +216,8 @@ function summarize(workload, paths, rows, count) {
         p90Ms: round(quantile(row.latenciesMs, 0.9)),
         minMs: round(row.latenciesMs.length === 0 ? null : Math.min(...row.latenciesMs)),
         readsMs: workload.kind === "big" ? row.latenciesMs.map((ms) => round(ms, 1)) : undefined,
+        // Big reads that failed after others had succeeded (the figures are the successful reads').
+        readErrors: workload.kind === "big" ? row.readErrors : undefined,
         // Calls per second of back-to-back calls on one connection; MiB/s of content for big reads.
         throughputPerS: row.calls === 0 ? null : round((row.calls * 1000) / totalMs, 2),
         contentMiBPerS: workload.resource === null || row.calls === 0 ? null : round((row.calls * workload.resource.bytes) / 1048576 / (totalMs / 1000), 2),
