@@ -84,7 +84,7 @@ export async function createObservers(config: ProxyConfig, values: ObserveValues
   // lines on stderr unless the level asks for quiet.
   let log: NormalizationLog | undefined;
   if (logPath !== undefined) log = createNormalizationLog({ file: logPath }, { onError: (error) => logger.error("normalization log write failed", { file: logPath, error: error.message }) });
-  else if (level === "debug" || level === "info") log = createNormalizationLog({ stream: io.stderr });
+  else if (level === "debug" || level === "info") log = createNormalizationLog(io.stderr === process.stderr ? { fd: 2 } : { stream: io.stderr });
 
   const live = options.live ?? false;
   const metrics = live ? new ProxyMetrics({ ...(options.servers === undefined ? {} : { servers: options.servers }), defaultMetrics: options.defaultMetrics ?? true }) : undefined;

@@ -182,9 +182,10 @@ export class StreamableHttpHostSession extends HostTransportBase {
     exchange.answers.set(key, message);
     if (exchange.pending.size === 0) {
       const body = exchange.batch ? exchange.order.map((k) => exchange.answers.get(k)) : exchange.answers.get(exchange.order[0]!);
-      const text = JSON.stringify(body);
-      exchange.res.writeHead(200, { ...this.headers(), "content-type": "application/json", "content-length": Buffer.byteLength(text) });
-      exchange.res.end(text);
+      // Encoded once: the length comes from the bytes, not from a second pass over the string.
+      const bytes = Buffer.from(JSON.stringify(body), "utf8");
+      exchange.res.writeHead(200, { ...this.headers(), "content-type": "application/json", "content-length": bytes.length });
+      exchange.res.end(bytes);
     }
     return Promise.resolve();
   }

@@ -38,7 +38,8 @@ export class WsHostSession extends HostTransportBase {
   send(message: JSONRPCMessage, _options?: TransportSendOptions): Promise<void> {
     if (this.isClosed || this.socket.readyState !== this.socket.OPEN) return Promise.resolve();
     return new Promise((resolve) => {
-      this.socket.send(JSON.stringify(message), (error) => {
+      // One encode to bytes here; given a string, ws would measure it and then encode it again.
+      this.socket.send(Buffer.from(JSON.stringify(message), "utf8"), { binary: false }, (error) => {
         if (error) this.reportError(error);
         resolve();
       });
