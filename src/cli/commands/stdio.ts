@@ -31,7 +31,8 @@ Desktop host config ("mcpServers"):
              "npx", "-y", "@modelcontextprotocol/server-filesystem", "/home/me/docs"] }
 
 Signals: SIGTERM/SIGINT let requests in flight finish (up to limits.shutdownGraceMs; new
-requests get an error), end the upstream, flush the log, exit 0. SIGHUP reopens the log file.
+requests get an error), end the upstream, flush the log, exit 0 — also while the upstream is
+still starting (it is ended). SIGHUP reopens the log file.
 When the upstream dies, requests waiting get a JSON-RPC error naming its exit code/signal and
 last stderr line, and the proxy exits 1 (the host restarts it, with a fresh upstream).
 
