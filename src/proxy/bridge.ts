@@ -218,6 +218,14 @@ export class Bridge {
           this.logger.warn("upstream answered a request that is not waiting; not forwarded", { id: msg.id });
           continue;
         }
+        const invalid = invalidAnswer(msg);
+        if (invalid !== undefined) {
+          // Forwarded as is, a host's SDK would drop it while parsing and its request would wait
+          // forever (found by the fuzz suite of issue 5): the host is answered with an error.
+          this.logger.warn("upstream sent an invalid JSON-RPC response; answered with an error", { id: msg.id, why: invalid, excerpt: excerpt(msg) });
+          this.toHost(errorResponse(msg.id, JSONRPC.INTERNAL_ERROR, `the upstream's answer is not a valid JSON-RPC response: ${invalid}`), msg.id);
+          continue;
+        }
         if (waiting.method === "initialize" && isObj(msg.result) && typeof msg.result.protocolVersion === "string") this.protocolVersion = msg.result.protocolVersion;
         related = msg.id;
       } else {
@@ -336,4 +344,21 @@ function excerpt(value: unknown): string {
     text = Object.prototype.toString.call(value);
   }
   return text.slice(0, 200);
+}
+
+/**
+ * Why a response cannot reach a host as it is, or undefined when it can: JSON-RPC 2.0 §5.1
+ * (an error is an object with an integer `code` and a string `message`) and MCP (every result is
+ * an object).
+ */
+function invalidAnswer(msg: Record<string, unknown>): string | undefined {
+  if ("error" in msg) {
+    const error = msg.error;
+    if (!isObj(error)) return "its error is not an object";
+    if (!Number.isInteger(error.code)) return "its error has no integer code";
+    if (typeof error.message !== "string") return "its error has no string message";
+    return undefined;
+  }
+  if (!isObj(msg.result)) return "its result is not an object";
+  return undefined;
 }
