@@ -54,7 +54,8 @@ export function createNormalizationLog(target: NormalizationLogTarget, options: 
       logger.info(rest);
     },
     reopen() {
-      file?.reopen();
+      // Only a file can be reopened (logrotate); stderr is what it is.
+      if ("file" in target) file?.reopen();
     },
     close() {
       if (file === undefined) return Promise.resolve();
