@@ -10,18 +10,11 @@ import { JSONRPC, NormalizerError } from "../../errors/NormalizerError.js";
 import { silentLogger, type Logger } from "../../observe/logger.js";
 import { DEFAULT_MAX_MESSAGE_BYTES, type FramingProblem, type JSONRPCMessage, type ProxySendOptions, type ProxyTransport } from "../types.js";
 import { errorBodyReason, framedFromEvent, framingProblemOf, mediaTypeEssence, readSseBody } from "./httpBodies.js";
-import { DEFAULT_HTTP_CONNECT_TIMEOUT_MS, type FetchLike } from "./streamableHttpUpstream.js";
+import { DEFAULT_HTTP_CONNECT_TIMEOUT_MS, type FetchLike, type HttpConnectionOptions } from "./streamableHttpUpstream.js";
 import { deliverFramed, describeUrl, forwardableHeaders, networkErrorText } from "./upstreamMessages.js";
 import { errorResponse, methodOf, requestIdsOf } from "../jsonrpc.js";
 
-export interface SseUpstreamOptions {
-  url: string | URL;
-  /** Sent with the GET and every POST (e.g. `Authorization`). Values are never logged. */
-  headers?: Readonly<Record<string, string>>;
-  fetch?: FetchLike;
-  logger?: Logger;
-  /** Largest event accepted, in bytes. Default 256 MiB. */
-  maxMessageBytes?: number;
+export interface SseUpstreamOptions extends HttpConnectionOptions {
   /** How long `start()` waits for the stream and its `endpoint` event, in ms. Default 10 s. */
   connectTimeoutMs?: number;
 }

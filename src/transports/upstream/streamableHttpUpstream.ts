@@ -35,7 +35,8 @@ export const DEFAULT_SERVER_STREAM_RETRY_MS = 1000;
 
 export type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>;
 
-export interface HttpUpstreamOptions {
+/** What every HTTP-based upstream transport (streamable HTTP, legacy SSE) is configured with. */
+export interface HttpConnectionOptions {
   url: string | URL;
   /** Sent with every request (e.g. `Authorization`). Values are never logged. */
   headers?: Readonly<Record<string, string>>;
@@ -44,6 +45,9 @@ export interface HttpUpstreamOptions {
   logger?: Logger;
   /** Largest message accepted from the upstream, in bytes. Default 256 MiB. */
   maxMessageBytes?: number;
+}
+
+export interface HttpUpstreamOptions extends HttpConnectionOptions {
   /** Timeout of the `start()` probe and the session DELETE in `close()`, in ms. Default 10 s. */
   connectTimeoutMs?: number;
   /** Open the GET stream for server-initiated messages after initialization. Default true. */
