@@ -73,7 +73,16 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<Exit
     config = selectUpstream(values, command, "serve", io.cwd, io.env, values.name).config;
   } else {
     if (values.name !== undefined) throw new NormalizerError("USAGE", "serve: --name goes with an upstream (-- CMD ARGS… or --url URL)");
-    const loaded = loadConfigFile(resolve(io.cwd, values.config ?? "proxy.config.json"), io.env);
+    let loaded;
+    try {
+      loaded = loadConfigFile(resolve(io.cwd, values.config ?? "proxy.config.json"), io.env);
+    } catch (error) {
+      // With no --config, say what else serve accepts rather than only that a file is missing.
+      if (values.config === undefined && error instanceof NormalizerError && error.code === "CONFIG_NOT_FOUND") {
+        throw new NormalizerError("CONFIG_NOT_FOUND", `${error.message} (serve reads ./proxy.config.json by default: pass --config FILE, or serve one upstream with --name NAME -- CMD ARGS… / --url URL)`);
+      }
+      throw error;
+    }
     config = loaded.config;
     configFile = loaded.file;
   }

@@ -92,7 +92,7 @@ async function runSession(values: ReturnType<typeof parseStdioArgs>["values"], c
   if ("error" in first) {
     const { error } = first;
     await observers.close();
-    throw new NormalizerError("UPSTREAM_UNREACHABLE", `stdio: could not start upstream ${selected.name}: ${error instanceof Error ? error.message : String(error)}`);
+    throw new NormalizerError("UPSTREAM_UNREACHABLE", `stdio: could not start the upstream${selected.configFile === undefined ? "" : ` "${selected.name}"`}: ${error instanceof Error ? error.message : String(error)}`);
   }
   const opened = first.bridge;
   const ended = new Promise<void>((resolve) => {
