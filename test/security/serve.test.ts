@@ -86,16 +86,20 @@ describe("serve with tokens, allowedOrigins and small limits", () => {
   });
 
   it("limits.maxSessionsPerClient: the third live session of one client gets 503; limits.maxBodyBytes: 413", async () => {
-    // Sessions of earlier tests end asynchronously on the server: start from none held.
-    for (let i = 0; i < 100; i++) {
-      const health = (await (await fetch(`${serve.url}/healthz`)).json()) as { hostSessions: number };
-      if (health.hostSessions === 0) break;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    // Sessions end asynchronously on the server after the client closes: wait until none is held.
+    const released = async (): Promise<void> => {
+      for (let i = 0; i < 100; i++) {
+        const health = (await (await fetch(`${serve.url}/healthz`)).json()) as { hostSessions: number };
+        if (health.hostSessions === 0) return;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    };
+    await released();
     const a = await initializedWs(serve.url, "fx", auth);
     const b = await initializedWs(serve.url, "fx", auth);
     await expect(initializedWs(serve.url, "fx", auth)).rejects.toThrow(/HTTP 503/);
     await Promise.all([a.close(), b.close()]);
+    await released();
     const big = await fetch(`${serve.url}/mcp/fx`, { method: "POST", headers: { ...auth, "content-type": "application/json", accept: "application/json, text/event-stream" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping", params: { x: "a".repeat(5000) } }) });
     expect(big.status).toBe(413);
     expect(await big.text()).toMatch(/maxBodyBytes/);
