@@ -67,15 +67,3 @@ export function decodeStrict(bytes: Uint8Array, charset: string): string | null 
   }
   return back.equals(input) ? text : null;
 }
-
-/** Encodes `text` in `charset`, or returns null when some character has no encoding there. */
-export function encodeStrict(text: string, charset: string): Buffer | null {
-  if (!charsetKnown(charset)) return null;
-  let bytes: Buffer;
-  try {
-    bytes = iconv.encode(text, charset, { addBOM: false });
-  } catch {
-    return null;
-  }
-  return decodeStrict(bytes, charset) === text ? bytes : null;
-}

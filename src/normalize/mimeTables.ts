@@ -131,10 +131,6 @@ export function isGenericType(mt: MediaType | null): boolean {
   return mt === null || GENERIC.has(mt.essence);
 }
 
-export function isGenericEssence(essence: string): boolean {
-  return GENERIC.has(essence);
-}
-
 /** DESIGN.md §1 "Textual". `extra` holds the configured list (already lowercased essences). */
 export function isTextualType(mt: MediaType | null, extra: ReadonlySet<string>): boolean {
   if (mt === null) return false;
