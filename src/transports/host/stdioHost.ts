@@ -24,6 +24,9 @@ export interface StdioHostOptions {
   maxMessageBytes?: number;
 }
 
+/** Messages up to this many characters are written with their LF as one string. */
+const SINGLE_WRITE_MAX_CHARS = 64 * 1024;
+
 export class StdioHostTransport extends HostTransportBase {
   private readonly input: Readable;
   private readonly output: Writable;
@@ -69,10 +72,16 @@ export class StdioHostTransport extends HostTransportBase {
     // Serialized before corking: JSON.stringify throws on a message nested too deeply (issue 5,
     // bad input), and a throw between cork() and uncork() would hold every later write back.
     const text = JSON.stringify(message);
-    out.cork();
-    out.write(text);
-    const ready = out.write("\n");
-    process.nextTick(() => out.uncork());
+    let ready: boolean;
+    if (text.length <= SINGLE_WRITE_MAX_CHARS) {
+      // Small messages (nearly all of them): one string, one write — cheaper than a corked writev.
+      ready = out.write(`${text}\n`);
+    } else {
+      out.cork();
+      out.write(text);
+      ready = out.write("\n");
+      process.nextTick(() => out.uncork());
+    }
     if (ready) return;
     await new Promise<void>((resolve) => {
       const done = (): void => {
