@@ -6,8 +6,8 @@
  */
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { dirname, join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { countTokens } from "gpt-tokenizer/encoding/o200k_base";
 import { describe, expect, it } from "vitest";
@@ -101,27 +101,21 @@ describe("mcp-normalizer audit", () => {
   it("the everything server, with --call and --tokens: the base64 blob is unwrapped and tokens are o200k_base counts of each entry", async () => {
     const call = { name: "get-resource-reference", arguments: { resourceType: "Blob", resourceId: 1 } };
     // The everything server writes the current time into some resources ("created at 9:58:34
-    // AM"), so the audit and the direct read agree only when both fall in the same second:
-    // measure again (at most three times) when the texts differ, then compare strictly.
+    // AM"); with its clock frozen, the audit and the direct read see the same text.
+    const server = ["--import", pathToFileURL(join(dirname(FIXTURE_SERVER), "frozen-clock.mjs")).href, EVERYTHING_SERVER, "stdio"];
+    const [run, expected] = await Promise.all([
+      runCli(["audit", "--format", "json", "--tokens", "--call", call.name, "--args", JSON.stringify(call.arguments), "--", process.execPath, ...server], { timeoutMs: 60_000 }),
+      engineView(process.execPath, server, call),
+    ]);
+    expect(run.code, run.stderr).toBe(0);
+    const model = JSON.parse(run.stdout) as ReportModel;
     const pick = (root: unknown, path: string) => path.split(/[.[\]]+/).filter(Boolean).reduce<unknown>((v, k) => (v as Record<string, unknown>)[k], root);
-    let run!: Awaited<ReturnType<typeof runCli>>;
-    let expected!: Expected;
-    let model!: ReportModel;
-    for (let attempt = 0; attempt < 3; attempt++) {
-      [run, expected] = await Promise.all([
-        runCli(["audit", "--format", "json", "--tokens", "--call", call.name, "--args", JSON.stringify(call.arguments), "--", process.execPath, EVERYTHING_SERVER, "stdio"], { timeoutMs: 60_000 }),
-        engineView(process.execPath, [EVERYTHING_SERVER, "stdio"], call),
-      ]);
-      expect(run.code, run.stderr).toBe(0);
-      model = JSON.parse(run.stdout) as ReportModel;
-      if (model.totals.bytesBefore === sums(expected.records).bytesBefore) break;
-    }
+    const tokens = (when: "before" | "after") => expected.records.reduce((s, r) => s + countTokens(JSON.stringify(pick(r[when], r.change.path))), 0);
     expect(model.totals).toMatchObject(sums(expected.records));
     expect(model.totals.actions["unwrap-blob"]).toBe(1);
     const blob = model.byUri.find((r) => r.uri === "demo://resource/dynamic/blob/1")!;
     expect(blob).toMatchObject({ actions: { "unwrap-blob": 1 } });
     expect(blob.saved).toBeGreaterThan(0);
-    const tokens = (when: "before" | "after") => expected.records.reduce((s, r) => s + countTokens(JSON.stringify(pick(r[when], r.change.path))), 0);
     expect(model.tokens?.encoding).toBe("o200k_base");
     expect(model.totals.tokensBefore).toBe(tokens("before"));
     expect(model.totals.tokensAfter).toBe(tokens("after"));
