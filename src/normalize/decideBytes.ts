@@ -114,7 +114,8 @@ function utf8(bytes: Buffer): string {
   return isAscii(bytes) ? bytes.toString("latin1") : bytes.toString("utf8");
 }
 
-function dropForeignCharset(mt: MediaType): MediaType {
+/** The type with a non-UTF-8 `charset` parameter dropped: text goes out as Unicode. */
+export function dropForeignCharset(mt: MediaType): MediaType {
   const charset = getParam(mt, "charset");
   return charset === undefined || isUtf8Family(canonicalCharset(charset)) ? mt : withoutParam(mt, "charset");
 }

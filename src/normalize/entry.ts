@@ -3,11 +3,10 @@
  * form and a change record out. Total: any input, no exceptions (DESIGN.md §1 invariants).
  */
 import type { ChangeAction, ChangeRecord } from "./change.js";
-import { canonicalCharset, isUtf8Family } from "./charset.js";
-import { decideBytes, type BytesDecision } from "./decideBytes.js";
+import { decideBytes, dropForeignCharset, type BytesDecision } from "./decideBytes.js";
 import { decodeStrictBase64, encodeBase64, isCompactBase64Length } from "./base64.js";
 import { entryJsonBytes, jsonStringBytes, jsonUtf8Bytes } from "./jsonSize.js";
-import { getParam, parseMediaType, withoutParam, type MediaType } from "./mediaType.js";
+import { parseMediaType, type MediaType } from "./mediaType.js";
 import { mimeOutcome, mimeString } from "./mimeChange.js";
 import { isGenericType, isTextualType, typeFromUri } from "./mimeTables.js";
 import { isJsonObject, rebuild, type JsonObject } from "./objects.js";
@@ -122,11 +121,7 @@ function textEntryMime(declared: MediaType | null, uri: unknown, settings: Resol
     const fromExtension = parseMediaType(typeFromUri(uri));
     return fromExtension !== null && isTextualType(fromExtension, settings.textual) ? fromExtension : TEXT_PLAIN;
   }
-  const charset = getParam(declared!, "charset");
-  if (charset !== undefined && settings.charset === "transcode" && !isUtf8Family(canonicalCharset(charset))) {
-    return withoutParam(declared!, "charset");
-  }
-  return declared;
+  return settings.charset === "transcode" ? dropForeignCharset(declared!) : declared;
 }
 
 /** Only the mimeType may change: the payload stays exactly as it was. */
