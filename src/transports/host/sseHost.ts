@@ -14,6 +14,7 @@ import { replyJsonRpcError, replySessionLimit } from "./httpReplies.js";
 import { jsonRpcCodeFor, readMessageBody } from "./readMessageBody.js";
 import { forwardableMcpHeaders } from "./requestHeaders.js";
 import { SseWriter } from "./sseWriter.js";
+import { encodeWire } from "../wireJson.js";
 
 export class SseHostSession extends HostTransportBase {
   constructor(
@@ -36,7 +37,7 @@ export class SseHostSession extends HostTransportBase {
 
   async send(message: JSONRPCMessage, _options?: TransportSendOptions): Promise<void> {
     if (this.isClosed) return;
-    return this.stream.write("message", JSON.stringify(message));
+    return this.stream.write("message", encodeWire(message));
   }
 
   protected release(): void {

@@ -3,12 +3,13 @@
  * streamable HTTP and legacy HTTP+SSE transports).
  *
  * A message is written as three writes under one cork (`event:`/`data:` prefix, the serialized
- * JSON, the blank line), so a 50 MiB message is never concatenated into a second 50 MiB
+ * JSON — its pieces, when it carries raw strings — the blank line), so a 50 MiB message is never concatenated into a second 50 MiB
  * string. `JSON.stringify` never emits CR or LF, so one `data:` line always suffices.
  * `write` resolves after `drain` when the socket is behind: that is the backpressure the proxy
  * waits on before it hands over the next message.
  */
 import type { ServerResponse } from "node:http";
+import { writeWire, type WireJson } from "../wireJson.js";
 
 /** Default interval of `: keepalive` comments that keep idle proxies from cutting the stream. */
 export const DEFAULT_SSE_KEEP_ALIVE_MS = 15_000;
@@ -54,12 +55,12 @@ export class SseWriter {
   }
 
   /** Writes one event; resolves when the socket can take more (or the stream is gone). */
-  write(event: string, data: string): Promise<void> {
+  write(event: string, data: WireJson): Promise<void> {
     if (this.ended) return Promise.resolve();
     const res = this.res;
     res.cork();
     res.write(`event: ${event}\ndata: `);
-    res.write(data);
+    writeWire(res, data);
     const ready = res.write("\n\n");
     process.nextTick(() => res.uncork());
     if (ready) return Promise.resolve();

@@ -12,6 +12,7 @@
  */
 import type { Readable, Writable } from "node:stream";
 import { JsonLineReader, type Framed } from "../lineFraming.js";
+import { encodeWire, writeWire } from "../wireJson.js";
 import type { JSONRPCMessage, TransportSendOptions } from "../types.js";
 import { HostTransportBase } from "./hostTransportBase.js";
 
@@ -71,14 +72,14 @@ export class StdioHostTransport extends HostTransportBase {
     if (this.isClosed || out.destroyed || out.writableEnded) return;
     // Serialized before corking: JSON.stringify throws on a message nested too deeply (issue 5,
     // bad input), and a throw between cork() and uncork() would hold every later write back.
-    const text = JSON.stringify(message);
+    const text = encodeWire(message);
     let ready: boolean;
-    if (text.length <= SINGLE_WRITE_MAX_CHARS) {
+    if (typeof text === "string" && text.length <= SINGLE_WRITE_MAX_CHARS) {
       // Small messages (nearly all of them): one string, one write — cheaper than a corked writev.
       ready = out.write(`${text}\n`);
     } else {
       out.cork();
-      out.write(text);
+      writeWire(out, text);
       ready = out.write("\n");
       process.nextTick(() => out.uncork());
     }

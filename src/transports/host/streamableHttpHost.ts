@@ -23,6 +23,7 @@ import { HostTransportBase } from "./hostTransportBase.js";
 import { replyJsonRpcError } from "./httpReplies.js";
 import { idKey, requestIdOf, responseIdOf } from "../jsonrpc.js";
 import { DEFAULT_SSE_KEEP_ALIVE_MS, SseWriter } from "./sseWriter.js";
+import { encodeWire, writeWire } from "../wireJson.js";
 
 /** Default number of GET-stream messages kept while the host has no GET stream open. */
 export const DEFAULT_MAX_QUEUED_MESSAGES = 1000;
@@ -131,7 +132,7 @@ export class StreamableHttpHostSession extends HostTransportBase {
     });
     const queued = this.queued;
     this.queued = [];
-    for (const message of queued) void sse.write("message", JSON.stringify(message));
+    for (const message of queued) void sse.write("message", encodeWire(message));
   }
 
   async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
@@ -141,7 +142,7 @@ export class StreamableHttpHostSession extends HostTransportBase {
     const related = options?.relatedRequestId;
     if (related !== undefined && related !== null) {
       const exchange = this.byRequest.get(idKey(related));
-      if (exchange?.sse !== undefined && !exchange.done) return exchange.sse.write("message", JSON.stringify(message));
+      if (exchange?.sse !== undefined && !exchange.done) return exchange.sse.write("message", encodeWire(message));
     }
     return this.sendStandalone(message);
   }
@@ -171,7 +172,7 @@ export class StreamableHttpHostSession extends HostTransportBase {
     }
     // Serialized before the request is marked answered: JSON.stringify throws on a message nested
     // too deeply, and the caller then answers the same id with an error (issue 5, bad input).
-    const text = JSON.stringify(message);
+    const text = encodeWire(message);
     this.byRequest.delete(key);
     exchange.pending.delete(key);
     if (exchange.sse !== undefined) {
@@ -183,15 +184,20 @@ export class StreamableHttpHostSession extends HostTransportBase {
     if (exchange.pending.size === 0) {
       const body = exchange.batch ? exchange.order.map((k) => exchange.answers.get(k)) : exchange.answers.get(exchange.order[0]!);
       // Encoded once: the length comes from the bytes, not from a second pass over the string.
-      const bytes = Buffer.from(JSON.stringify(body), "utf8");
-      exchange.res.writeHead(200, { ...this.headers(), "content-type": "application/json", "content-length": bytes.length });
-      exchange.res.end(bytes);
+      const wire = encodeWire(body);
+      const bytes = typeof wire === "string" ? Buffer.from(wire, "utf8") : wire;
+      exchange.res.writeHead(200, { ...this.headers(), "content-type": "application/json", "content-length": Buffer.isBuffer(bytes) ? bytes.length : bytes.byteLength });
+      if (Buffer.isBuffer(bytes)) exchange.res.end(bytes);
+      else {
+        writeWire(exchange.res, bytes);
+        exchange.res.end();
+      }
     }
     return Promise.resolve();
   }
 
   private sendStandalone(message: JSONRPCMessage): Promise<void> {
-    if (this.standalone?.isOpen === true) return this.standalone.write("message", JSON.stringify(message));
+    if (this.standalone?.isOpen === true) return this.standalone.write("message", encodeWire(message));
     this.queued.push(message);
     if (this.queued.length > this.maxQueued) {
       this.queued.shift();

@@ -13,6 +13,7 @@ import { HostTransportBase } from "./hostTransportBase.js";
 import type { HostEndpointContext } from "./hostSession.js";
 import { replyOnSocket, SERVER_ERROR, sessionLimitMessage } from "./httpReplies.js";
 import { forwardableMcpHeaders } from "./requestHeaders.js";
+import { encodeWire } from "../wireJson.js";
 
 export const WS_SUBPROTOCOL = "mcp";
 
@@ -37,12 +38,20 @@ export class WsHostSession extends HostTransportBase {
   /** Resolves once `ws` has handed the frame to the socket (backpressure for the proxy). */
   send(message: JSONRPCMessage, _options?: TransportSendOptions): Promise<void> {
     if (this.isClosed || this.socket.readyState !== this.socket.OPEN) return Promise.resolve();
+    const wire = encodeWire(message);
     return new Promise((resolve) => {
-      // One encode to bytes here; given a string, ws would measure it and then encode it again.
-      this.socket.send(Buffer.from(JSON.stringify(message), "utf8"), { binary: false }, (error) => {
+      const sent = (error?: Error): void => {
         if (error) this.reportError(error);
         resolve();
-      });
+      };
+      // One encode to bytes here; given a string, ws would measure it and then encode it again.
+      if (typeof wire === "string") {
+        this.socket.send(Buffer.from(wire, "utf8"), { binary: false }, sent);
+        return;
+      }
+      // Raw pieces go out as the fragments of one text message (RFC 6455 §5.4): no joined copy.
+      const last = wire.parts.length - 1;
+      wire.parts.forEach((part, i) => this.socket.send(part, { binary: false, fin: i === last }, i === last ? sent : undefined));
     });
   }
 
