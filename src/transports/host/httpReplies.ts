@@ -5,6 +5,7 @@
  */
 import { STATUS_CODES, type ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
+import { writeWire, type WireJson } from "../wireJson.js";
 
 /** JSON-RPC "server error" code (JSON-RPC 2.0 §5.1) for refusals that are not about a message. */
 export const SERVER_ERROR = -32000;
@@ -25,6 +26,30 @@ export function replyJson(res: ServerResponse, status: number, value: unknown, h
   const body = JSON.stringify(value);
   res.writeHead(status, { ...headers, "content-type": "application/json", "content-length": Buffer.byteLength(body) });
   res.end(body);
+}
+
+/**
+ * 200 with messages already encoded by `encodeWire`: one of them as the body, or (`array`) all
+ * of them as a JSON array, the answer to a batch. The length is counted from the encoded pieces,
+ * so nothing is serialized twice and raw-string pieces are never joined into one buffer.
+ */
+export function replyJsonWire(res: ServerResponse, wires: readonly WireJson[], array: boolean, headers: HeaderMap = {}): void {
+  if (!array && wires.length === 1 && typeof wires[0] === "string") {
+    const text = wires[0];
+    res.writeHead(200, { ...headers, "content-type": "application/json", "content-length": Buffer.byteLength(text) });
+    res.end(text);
+    return;
+  }
+  let length = array ? Math.max(1, wires.length) + 1 : 0;
+  for (const wire of wires) length += typeof wire === "string" ? Buffer.byteLength(wire) : wire.byteLength;
+  res.writeHead(200, { ...headers, "content-type": "application/json", "content-length": length });
+  res.cork();
+  if (array) res.write("[");
+  wires.forEach((wire, i) => {
+    if (array && i > 0) res.write(",");
+    writeWire(res, wire);
+  });
+  res.end(array ? "]" : undefined);
 }
 
 /** The first value of a header node may have given as a list (duplicated headers). */

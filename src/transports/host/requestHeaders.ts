@@ -6,14 +6,16 @@ import type { IncomingHttpHeaders } from "node:http";
 import { parseMediaType } from "../../normalize/mediaType.js";
 
 /**
- * Streamable HTTP lets the server answer a POSTed request with an SSE stream or one JSON body
- * (MCP 2025-06-18 basic/transports §"Sending Messages to the Server"). SSE is the default, since
- * it is the only form that carries progress and server→client requests; JSON is used only when
- * the client accepts JSON and not `text/event-stream`. Media ranges are parsed, not substring
- * matched (STYLE habit 2); a range with `q=0` is a refusal.
+ * Which forms of answer a host's `Accept` allows for a POSTed request: streamable HTTP lets the
+ * server answer with an SSE stream or one JSON body (MCP 2025-06-18 basic/transports §"Sending
+ * Messages to the Server"), and the client MUST support both. "either" lets the session choose
+ * (it answers JSON when nothing else is sent first, see streamableHttpHost.ts); "sse" and "json"
+ * are what a host accepting only one of them gets. No `Accept` at all accepts any media type
+ * (RFC 9110 §12.5.1), as does the range of all types. Media ranges are parsed, not substring
+ * matched (STYLE habit 2); a range with `q=0` is a refusal. A header allowing neither gets SSE.
  */
-export function responseForm(accept: string | undefined): "sse" | "json" {
-  if (accept === undefined || accept.trim() === "") return "sse";
+export function responseForm(accept: string | undefined): "sse" | "json" | "either" {
+  if (accept === undefined || accept.trim() === "") return "either";
   let json = false;
   let sse = false;
   for (const range of accept.split(",")) {
@@ -22,9 +24,10 @@ export function responseForm(accept: string | undefined): "sse" | "json" {
     const q = mt.params.find(([name]) => name === "q")?.[1];
     if (q !== undefined && Number(q) === 0) continue;
     if (mt.essence === "*/*" || mt.essence === "text/*" || mt.essence === "text/event-stream") sse = true;
-    if (mt.essence === "application/json" || mt.essence === "application/*") json = true;
+    if (mt.essence === "*/*" || mt.essence === "application/json" || mt.essence === "application/*") json = true;
   }
-  return json && !sse ? "json" : "sse";
+  if (json && sse) return "either";
+  return json ? "json" : "sse";
 }
 
 /**

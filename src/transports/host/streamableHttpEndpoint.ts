@@ -29,6 +29,8 @@ export interface StreamableHttpEndpointOptions {
   idleTimeoutMs?: number;
   /** GET-stream messages queued while no GET stream is open. Default 1000. */
   maxQueuedMessages?: number;
+  /** How long a POST accepting JSON and SSE waits before opening its stream. Default 500 ms. */
+  lazySseWindowMs?: number;
 }
 
 export class StreamableHttpEndpoint {
@@ -118,6 +120,7 @@ export class StreamableHttpEndpoint {
       sseKeepAliveMs: this.ctx.sseKeepAliveMs,
       idleTimeoutMs: this.options.idleTimeoutMs,
       maxQueuedMessages: this.options.maxQueuedMessages,
+      lazySseWindowMs: this.options.lazySseWindowMs,
     });
     this.all.add(session);
     if (sessionId !== undefined) this.live.set(sessionId, session);

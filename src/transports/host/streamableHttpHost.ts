@@ -6,9 +6,14 @@
  * forward raw JSON-RPC, large messages are normal).
  *
  * Routing, per the spec:
- * - a POST carrying requests is answered on its own response: an SSE stream by default, or one
- *   JSON body when the host accepts only JSON; the stream ends once every request in it has
- *   its response;
+ * - a POST carrying requests is answered on its own response, once every request in it has its
+ *   response: one JSON body (an array for a batch) or an SSE stream. The spec lets the server
+ *   choose and the client MUST take either (MCP 2025-11-25 basic/transports §"Sending Messages
+ *   to the Server"). A host that accepts both gets "lazy SSE": JSON when the answers come before
+ *   anything else related to the POST and within `LAZY_SSE_WINDOW_MS`, else an SSE stream opened
+ *   at the first related message or at the end of the window (issue 6: SDK clients parse a JSON
+ *   answer with one `response.json()`, an SSE one through web streams, ~1–2 ms per call). A host
+ *   that accepts only one form gets that form;
  * - server→client messages sent with `relatedRequestId` go on that request's stream — this is
  *   how progress and mid-call sampling/elicitation reach the host; all others go on the GET
  *   stream (queued, bounded, until the host opens one);
@@ -20,15 +25,25 @@ import type { ServerResponse } from "node:http";
 import { JSONRPC } from "../../errors/NormalizerError.js";
 import type { JSONRPCMessage, MessageExtraInfo, TransportSendOptions } from "../types.js";
 import { HostTransportBase } from "./hostTransportBase.js";
-import { replyJsonRpcError } from "./httpReplies.js";
+import { replyJsonRpcError, replyJsonWire } from "./httpReplies.js";
 import { idKey, requestIdOf, responseIdOf } from "../jsonrpc.js";
 import { DEFAULT_SSE_KEEP_ALIVE_MS, SseWriter } from "./sseWriter.js";
-import { encodeWire, writeWire } from "../wireJson.js";
+import { encodeWire, type WireJson } from "../wireJson.js";
 
 /** Default number of GET-stream messages kept while the host has no GET stream open. */
 export const DEFAULT_MAX_QUEUED_MESSAGES = 1000;
 /** Default time a stateful session lives with no request and no open stream: 30 minutes. */
 export const DEFAULT_SESSION_IDLE_TIMEOUT_MS = 30 * 60 * 1000;
+/**
+ * How long a POST whose host accepts both forms waits for its answers before the SSE stream is
+ * opened anyway: 500 ms. Long enough that nearly every quick call (reads, lists, most tools)
+ * answers as JSON, and a call slower than this pays the host's SSE parsing (~1–2 ms) on top of
+ * at least 500 ms, under 0.5%. Short enough that a long-running tool has its stream, and so its
+ * headers and `: keepalive` comments, within half a second: far inside the first-byte / idle
+ * timeouts of reverse proxies and load balancers (typically 30–60 s), which is what the
+ * keepalives are for. Never longer than the keepalive interval itself (see `lazyWindowMs`).
+ */
+export const LAZY_SSE_WINDOW_MS = 500;
 
 export interface StreamableHttpSessionOptions {
   /** The `Mcp-Session-Id` given to the host; undefined for a stateless one-POST session. */
@@ -41,15 +56,27 @@ export interface StreamableHttpSessionOptions {
   maxQueuedMessages?: number;
   /** A stateful session with no request and no open stream for this long is ended. Default 30 min. */
   idleTimeoutMs?: number;
+  /**
+   * How long a POST accepting both JSON and SSE waits for its answers before its SSE stream is
+   * opened; 0 opens it at once (no JSON answers unless the host accepts only JSON). Default
+   * `LAZY_SSE_WINDOW_MS`, capped by `sseKeepAliveMs` when keepalives are on.
+   */
+  lazySseWindowMs?: number;
 }
 
 /** One POST that carried requests, and the answers still owed on it. */
 interface Exchange {
   readonly res: ServerResponse;
-  readonly sse: SseWriter | undefined;
+  /** Whether the host accepts an SSE stream: "json" exchanges never open one. */
+  readonly streamable: boolean;
+  /** The SSE stream once open: at once, at the first related message, or when the window ends. */
+  sse: SseWriter | undefined;
+  /** Ends the lazy window (opens the stream); undefined once the stream is open or answered. */
+  window: NodeJS.Timeout | undefined;
   readonly pending: Set<string>;
   readonly order: readonly string[];
-  readonly answers: Map<string, JSONRPCMessage>;
+  /** Answers held, encoded, while no stream is open; in the order they came. */
+  readonly answers: Map<string, WireJson>;
   readonly batch: boolean;
   done: boolean;
 }
@@ -61,6 +88,7 @@ export class StreamableHttpHostSession extends HostTransportBase {
   private readonly keepAliveMs: number;
   private readonly maxQueued: number;
   private readonly idleTimeoutMs: number;
+  private readonly lazyWindowMs: number;
   private readonly byRequest = new Map<string, Exchange>();
   private readonly exchanges = new Set<Exchange>();
   private standalone: SseWriter | undefined;
@@ -74,6 +102,9 @@ export class StreamableHttpHostSession extends HostTransportBase {
     this.keepAliveMs = options.sseKeepAliveMs ?? DEFAULT_SSE_KEEP_ALIVE_MS;
     this.maxQueued = options.maxQueuedMessages ?? DEFAULT_MAX_QUEUED_MESSAGES;
     this.idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_SESSION_IDLE_TIMEOUT_MS;
+    const window = options.lazySseWindowMs ?? LAZY_SSE_WINDOW_MS;
+    // The stream exists for its keepalives: it must be open before the first one is due.
+    this.lazyWindowMs = this.keepAliveMs > 0 ? Math.min(window, this.keepAliveMs) : window;
     this.touch();
   }
 
@@ -83,7 +114,7 @@ export class StreamableHttpHostSession extends HostTransportBase {
   }
 
   /** Takes a parsed POST body. `form` is what the host's `Accept` asks for. */
-  acceptPost(res: ServerResponse, messages: JSONRPCMessage[], batch: boolean, form: "sse" | "json", extra: MessageExtraInfo): void {
+  acceptPost(res: ServerResponse, messages: JSONRPCMessage[], batch: boolean, form: "sse" | "json" | "either", extra: MessageExtraInfo): void {
     this.touch();
     const keys: string[] = [];
     for (const message of messages) {
@@ -104,15 +135,22 @@ export class StreamableHttpHostSession extends HostTransportBase {
       replyJsonRpcError(res, 400, JSONRPC.INVALID_REQUEST, `Invalid Request: id ${clash.slice(2)} is already used by a request still waiting for its answer`, this.headers());
       return;
     }
+    const lazy = form === "either" && this.lazyWindowMs > 0;
     const exchange: Exchange = {
       res,
-      sse: form === "sse" ? new SseWriter(res, this.headers(), this.keepAliveMs) : undefined,
+      streamable: form !== "json",
+      sse: form === "json" || lazy ? undefined : new SseWriter(res, this.headers(), this.keepAliveMs),
+      window: undefined,
       pending: new Set(keys),
       order: keys,
       answers: new Map(),
       batch,
       done: false,
     };
+    if (lazy) {
+      exchange.window = setTimeout(() => this.openStream(exchange), this.lazyWindowMs);
+      exchange.window.unref();
+    }
     this.exchanges.add(exchange);
     for (const key of keys) this.byRequest.set(key, exchange);
     res.on("close", () => this.endExchange(exchange));
@@ -142,7 +180,11 @@ export class StreamableHttpHostSession extends HostTransportBase {
     const related = options?.relatedRequestId;
     if (related !== undefined && related !== null) {
       const exchange = this.byRequest.get(idKey(related));
-      if (exchange?.sse !== undefined && !exchange.done) return exchange.sse.write("message", encodeWire(message));
+      if (exchange !== undefined && exchange.streamable && !exchange.done) {
+        // Encoded first: a message that cannot be serialized must not open the stream.
+        const wire = encodeWire(message);
+        return this.openStream(exchange).write("message", wire);
+      }
     }
     return this.sendStandalone(message);
   }
@@ -155,6 +197,9 @@ export class StreamableHttpHostSession extends HostTransportBase {
   protected release(): void {
     if (this.idleTimer !== undefined) clearTimeout(this.idleTimer);
     for (const exchange of [...this.exchanges]) {
+      // A POST in its lazy window has sent nothing yet: the answers it holds (part of a batch) go
+      // out on a stream, as they would have; with none, it gets the error a JSON POST gets.
+      if (exchange.sse === undefined && exchange.answers.size > 0) this.openStream(exchange);
       if (exchange.sse !== undefined) exchange.sse.end();
       else replyJsonRpcError(exchange.res, 503, JSONRPC.UPSTREAM_UNAVAILABLE, "The session ended before the request was answered", this.headers());
       this.endExchange(exchange);
@@ -172,28 +217,42 @@ export class StreamableHttpHostSession extends HostTransportBase {
     }
     // Serialized before the request is marked answered: JSON.stringify throws on a message nested
     // too deeply, and the caller then answers the same id with an error (issue 5, bad input).
-    const text = encodeWire(message);
+    const wire = encodeWire(message);
     this.byRequest.delete(key);
     exchange.pending.delete(key);
     if (exchange.sse !== undefined) {
-      const written = exchange.sse.write("message", text);
+      const written = exchange.sse.write("message", wire);
       if (exchange.pending.size === 0) exchange.sse.end();
       return written;
     }
-    exchange.answers.set(key, message);
+    exchange.answers.set(key, wire);
     if (exchange.pending.size === 0) {
-      const body = exchange.batch ? exchange.order.map((k) => exchange.answers.get(k)) : exchange.answers.get(exchange.order[0]!);
-      // Encoded once: the length comes from the bytes, not from a second pass over the string.
-      const wire = encodeWire(body);
-      const bytes = typeof wire === "string" ? Buffer.from(wire, "utf8") : wire;
-      exchange.res.writeHead(200, { ...this.headers(), "content-type": "application/json", "content-length": Buffer.isBuffer(bytes) ? bytes.length : bytes.byteLength });
-      if (Buffer.isBuffer(bytes)) exchange.res.end(bytes);
-      else {
-        writeWire(exchange.res, bytes);
-        exchange.res.end();
-      }
+      this.closeWindow(exchange);
+      // The held answers are the body, as encoded above: nothing is serialized twice.
+      const wires = exchange.batch ? exchange.order.map((k) => exchange.answers.get(k)!) : [exchange.answers.get(exchange.order[0]!)!];
+      replyJsonWire(exchange.res, wires, exchange.batch, this.headers());
     }
     return Promise.resolve();
+  }
+
+  /**
+   * The exchange's SSE stream, opened now if it is not yet (a related message came first, or
+   * the lazy window ended): the answers already held go out first, in the order they came.
+   */
+  private openStream(exchange: Exchange): SseWriter {
+    if (exchange.sse !== undefined) return exchange.sse;
+    this.closeWindow(exchange);
+    const sse = new SseWriter(exchange.res, this.headers(), this.keepAliveMs);
+    exchange.sse = sse;
+    for (const wire of exchange.answers.values()) void sse.write("message", wire);
+    exchange.answers.clear();
+    return sse;
+  }
+
+  private closeWindow(exchange: Exchange): void {
+    if (exchange.window === undefined) return;
+    clearTimeout(exchange.window);
+    exchange.window = undefined;
   }
 
   private sendStandalone(message: JSONRPCMessage): Promise<void> {
@@ -209,6 +268,7 @@ export class StreamableHttpHostSession extends HostTransportBase {
   private endExchange(exchange: Exchange): void {
     if (exchange.done) return;
     exchange.done = true;
+    this.closeWindow(exchange);
     for (const key of exchange.order) if (this.byRequest.get(key) === exchange) this.byRequest.delete(key);
     this.exchanges.delete(exchange);
     // The one POST of a stateless session is over (answered, or the host went away).

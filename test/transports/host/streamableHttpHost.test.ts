@@ -44,6 +44,13 @@ async function sseMessages(response: Response): Promise<unknown[]> {
     .map((line) => JSON.parse(line.slice("data: ".length)));
 }
 
+/** The JSON-RPC messages of an answer in either form (a JSON body, or an SSE stream). */
+async function answerMessages(response: Response): Promise<unknown[]> {
+  if (response.headers.get("content-type") === "text/event-stream") return sseMessages(response);
+  const body = (await response.json()) as unknown;
+  return Array.isArray(body) ? body : [body];
+}
+
 /** Reads an SSE response event by event, so a test can answer a request mid-stream. */
 function sseReader(response: Response): { next(): Promise<Record<string, unknown>> } {
   const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
@@ -129,10 +136,10 @@ describe("streamable HTTP host", () => {
     const headers = { "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": "echo" };
     const response = await post({ jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "echo", arguments: { text: "stateless" } } }, headers);
     expect(response.status).toBe(200);
-    expect(response.headers.get("content-type")).toBe("text/event-stream");
+    // Answered before anything else was sent for it: one JSON body (lazy SSE, issue 6).
+    expect(response.headers.get("content-type")).toBe("application/json");
     expect(response.headers.get("mcp-session-id")).toBeNull();
-    const messages = await sseMessages(response);
-    expect(messages).toEqual([{ jsonrpc: "2.0", id: 7, result: { content: [{ type: "text", text: "stateless" }] } }]);
+    expect(await response.json()).toEqual({ jsonrpc: "2.0", id: 7, result: { content: [{ type: "text", text: "stateless" }] } });
     const session = running.sessions[0]!;
     expect(session.info).toMatchObject({ stateless: true, kind: "streamable-http" });
     expect(session.received[0]!.extra?.requestInfo?.headers).toEqual(headers);
@@ -166,7 +173,7 @@ describe("streamable HTTP host", () => {
     const { transport } = await client();
     const response = await post({ jsonrpc: "2.0", id: 1, method: "ping" }, { "mcp-session-id": transport.sessionId!, "mcp-protocol-version": "2099-01-01" });
     expect(response.status).toBe(200);
-    expect(await sseMessages(response)).toEqual([{ jsonrpc: "2.0", id: 1, result: {} }]);
+    expect(await answerMessages(response)).toEqual([{ jsonrpc: "2.0", id: 1, result: {} }]);
   });
 
   it("sends unrelated server messages on the GET stream, queueing them until it opens", async () => {
