@@ -18,6 +18,8 @@ export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
 export const DEFAULT_RESTART_BACKOFF_MS = 250;
 /** Default `limits.maxRestartBackoffMs`: the backoff never grows past this. */
 export const DEFAULT_MAX_RESTART_BACKOFF_MS = 30_000;
+/** Default `limits.rawStringBytes`: payload strings from a stdio upstream this long stay bytes. */
+export const DEFAULT_RAW_STRING_BYTES = 256 * 1024;
 
 const normalizeSettings = {
   unwrapBlobs: z.boolean().optional().describe("blob whose bytes are UTF-8 text → text (default true)"),
@@ -110,6 +112,7 @@ export const ConfigSchema = z
         shutdownGraceMs: z.number().int().min(0).default(DEFAULT_SHUTDOWN_GRACE_MS).describe("after SIGTERM/SIGINT, how long in-flight requests may take before sessions are ended"),
         restartBackoffMs: z.number().int().min(0).default(DEFAULT_RESTART_BACKOFF_MS).describe("after an upstream dies, the wait before the next one starts; doubles per consecutive failure"),
         maxRestartBackoffMs: z.number().int().min(0).default(DEFAULT_MAX_RESTART_BACKOFF_MS).describe("cap of restartBackoffMs's doubling"),
+        rawStringBytes: z.number().int().min(0).default(DEFAULT_RAW_STRING_BYTES).describe("blob/text/data strings from a stdio upstream at least this many bytes long are read, normalized and written as bytes, never as JS strings (big reads: less CPU and memory); 0 turns it off"),
       })
       .default({
         maxMessageBytes: DEFAULT_MAX_MESSAGE_BYTES,
@@ -120,6 +123,7 @@ export const ConfigSchema = z
         shutdownGraceMs: DEFAULT_SHUTDOWN_GRACE_MS,
         restartBackoffMs: DEFAULT_RESTART_BACKOFF_MS,
         maxRestartBackoffMs: DEFAULT_MAX_RESTART_BACKOFF_MS,
+        rawStringBytes: DEFAULT_RAW_STRING_BYTES,
       }),
   })
   .describe("mcp-normalizer proxy configuration");

@@ -8,11 +8,12 @@ import { getParam, parseMediaType, withEssence, withParam, withoutParam, type Me
 import { isGenericType, isTextualType, typeFromUri } from "./mimeTables.js";
 import type { ResolvedPolicy } from "./policy.js";
 import { agreesWithSignature, detectSignature } from "./signature.js";
-import { hasBinaryControls } from "./textEvidence.js";
+import { hasBinaryControlBytes } from "./textEvidence.js";
 
 export type BytesDecision =
   | {
       readonly kind: "text";
+      /** Decoded when read: a big UTF-8 payload written as bytes (rawJson.ts) never needs it. */
       readonly text: string;
       /** The UTF-8 encoding of `text` when the bytes were UTF-8 already (sizes the JSON cheaply). */
       readonly utf8: Buffer | undefined;
@@ -71,9 +72,7 @@ export function decideBytes(bytes: Buffer, ctx: BytesContext): BytesDecision {
     if (bom !== null) {
       const body = bytes.subarray(bom.length);
       if (bom.charset === "utf-8") {
-        if (isUtf8(body) && body.indexOf(0) === -1) {
-          return { kind: "text", text: body.toString("utf8"), utf8: body, mime: textMime(), transcoded: false, reason: "UTF-8 with BOM" };
-        }
+        if (isUtf8(body) && body.indexOf(0) === -1) return utf8Text(body, textMime(), "UTF-8 with BOM");
       } else {
         const text = decodeStrict(body, bom.charset);
         const decided = text === null ? null : transcoded(text, bom.charset, `${bom.charset} BOM`);
@@ -89,15 +88,8 @@ export function decideBytes(bytes: Buffer, ctx: BytesContext): BytesDecision {
 
   if (bytes.indexOf(0) === -1 && isUtf8(bytes)) {
     if (textCapable && legacy !== undefined && preserve) return preservedBlob(legacy, `declared charset ${legacy}; charset preserved`);
-    if (textual) {
-      return { kind: "text", text: utf8(bytes), utf8: bytes, mime: textMime(), transcoded: false, reason: legacy === undefined ? "UTF-8 text" : `valid UTF-8 despite declared charset ${legacy}` };
-    }
-    if (effective === null) {
-      const text = utf8(bytes);
-      if (!hasBinaryControls(text)) {
-        return { kind: "text", text, utf8: bytes, mime: textMime(), transcoded: false, reason: "UTF-8 text (sniffed)" };
-      }
-    }
+    if (textual) return utf8Text(bytes, textMime(), legacy === undefined ? "UTF-8 text" : `valid UTF-8 despite declared charset ${legacy}`);
+    if (effective === null && !hasBinaryControlBytes(bytes)) return utf8Text(bytes, textMime(), "UTF-8 text (sniffed)");
   }
 
   if (textCapable && legacy !== undefined && !isWideCharset(legacy)) {
@@ -107,6 +99,19 @@ export function decideBytes(bytes: Buffer, ctx: BytesContext): BytesDecision {
   }
 
   return { kind: "blob", mime: blobMime(declared, fromExtension), reason: "not text" };
+}
+
+function utf8Text(bytes: Buffer, mime: MediaType, reason: string): BytesDecision {
+  return {
+    kind: "text",
+    get text() {
+      return utf8(bytes);
+    },
+    utf8: bytes,
+    mime,
+    transcoded: false,
+    reason,
+  };
 }
 
 /** Decoding ASCII as Latin-1 gives the same string and is markedly faster in V8. */

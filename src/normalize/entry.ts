@@ -4,13 +4,14 @@
  */
 import type { ChangeAction, ChangeRecord } from "./change.js";
 import { decideBytes, dropForeignCharset, type BytesDecision } from "./decideBytes.js";
-import { decodeStrictBase64, encodeBase64, isCompactBase64Length } from "./base64.js";
+import { decodeStrictBase64, decodeStrictBase64Ascii, encodeBase64, isCompactBase64Length } from "./base64.js";
 import { entryJsonBytes, jsonStringBytes, jsonUtf8Bytes } from "./jsonSize.js";
 import { parseMediaType, type MediaType } from "./mediaType.js";
 import { mimeOutcome, mimeString } from "./mimeChange.js";
 import { isGenericType, isTextualType, typeFromUri } from "./mimeTables.js";
 import { isJsonObject, rebuild, type JsonObject } from "./objects.js";
 import type { Policy, ResolvedPolicy } from "./policy.js";
+import { isRawJsonString, RawJsonString } from "./rawJson.js";
 import { isBinaryString, recoverEscapedBytes, surrogateShape } from "./textEvidence.js";
 
 export interface EntryResult {
@@ -30,18 +31,35 @@ function textJsonBytes(decision: Extract<BytesDecision, { kind: "text" }>): numb
   return decision.utf8 === undefined ? jsonStringBytes(decision.text) : jsonUtf8Bytes(decision.utf8);
 }
 
+/**
+ * The ASCII bytes of a raw `blob` literal that has no escapes (plain base64 as servers send it):
+ * such a blob is decoded from its bytes. Null for every other payload, which is read as a string.
+ */
+function plainAsciiBlob(value: unknown): Buffer[] | null {
+  return isRawJsonString(value) ? value.plainAscii() : null;
+}
+
+/** A payload as a JS string: raw strings other than plain blobs are decoded here. */
+function asString(value: unknown): string {
+  return isRawJsonString(value) ? value.value() : (value as string);
+}
+
 export function normalizeResourceEntry(entry: unknown, policy: Policy, path: string): EntryResult {
   if (!isJsonObject(entry)) return { entry, record: null };
-  const hasText = typeof entry.text === "string";
-  const hasBlob = typeof entry.blob === "string";
+  const hasText = typeof entry.text === "string" || isRawJsonString(entry.text);
+  const hasBlob = typeof entry.blob === "string" || isRawJsonString(entry.blob);
   if (hasText === hasBlob) return { entry, record: null };
 
   const declared = parseMediaType(entry.mimeType);
   const settings = policy.for(entry.uri, declared);
   const key = hasBlob ? "blob" : "text";
-  const payload = entry[key] as string;
-  const bytes = hasBlob && payload.length <= settings.maxNormalizeBytes ? decodeStrictBase64(payload) : null;
-  const payloadBytes = hasBlob ? blobJsonBytes(payload, bytes) : jsonStringBytes(payload);
+  // A big blob read as bytes (rawJson.ts) stays bytes: its JSON length is its literal's, and
+  // UTF-8 text it holds goes out as a raw literal too, never as a JS string.
+  const plainBlob = hasBlob ? plainAsciiBlob(entry.blob) : null;
+  const payload = plainBlob === null ? asString(entry[key]) : "";
+  const payloadLength = plainBlob === null ? payload.length : (entry.blob as RawJsonString).byteLength - 2;
+  const bytes = !hasBlob || payloadLength > settings.maxNormalizeBytes ? null : plainBlob === null ? decodeStrictBase64(payload) : decodeStrictBase64Ascii(plainBlob);
+  const payloadBytes = plainBlob !== null ? payloadLength + 2 : hasBlob ? blobJsonBytes(payload, bytes) : jsonStringBytes(payload);
   const bytesBefore = entryJsonBytes(entry, key, payloadBytes);
   const base: Omit<ChangeRecord, "action" | "reason" | "mimeAfter" | "bytesAfter" | "saved"> = {
     path,
@@ -62,8 +80,8 @@ export function normalizeResourceEntry(entry: unknown, policy: Policy, path: str
     };
   };
 
-  if (payload.length > settings.maxNormalizeBytes) {
-    return unchanged("skip-too-large", `${key} of ${payload.length} characters is over maxNormalizeBytes (${settings.maxNormalizeBytes})`);
+  if (payloadLength > settings.maxNormalizeBytes) {
+    return unchanged("skip-too-large", `${key} of ${payloadLength} characters is over maxNormalizeBytes (${settings.maxNormalizeBytes})`);
   }
 
   if (hasBlob) {
@@ -73,8 +91,11 @@ export function normalizeResourceEntry(entry: unknown, policy: Policy, path: str
       const action = decision.transcoded ? "transcode" : "unwrap-blob";
       if (decision.transcoded ? settings.transcode : settings.unwrapBlobs) {
         const mime = mimeOutcome(entry.mimeType, decision.mime);
-        const next = rebuild(entry, { text: decision.text, ...(mime.value === undefined ? {} : { mimeType: mime.value }) }, ["blob", "text"]);
-        return changed(action, decision.reason, next, "text", textJsonBytes(decision));
+        // Last use of the decoded bytes: ofUtf8 may escape them in place (not in dryRun, which sends the original).
+        const raw = plainBlob !== null && decision.utf8 !== undefined && !settings.dryRun ? RawJsonString.ofUtf8(decision.utf8) : null;
+        const text = raw ?? decision.text;
+        const next = rebuild(entry, { text, ...(mime.value === undefined ? {} : { mimeType: mime.value }) }, ["blob", "text"]);
+        return changed(action, decision.reason, next, "text", raw?.byteLength ?? textJsonBytes(decision));
       }
       return blobMimeOnly(entry, declared, settings, `${decision.reason}; ${action} is off`, changed, unchanged, payloadBytes);
     }

@@ -22,7 +22,7 @@ export function jsonStringBytes(value: string): number {
 }
 
 /** Extra JSON bytes per byte value: `\n`-style escapes add 1, `\u00XX` escapes add 5. */
-const ESCAPE_EXTRA = (() => {
+export const ESCAPE_EXTRA = (() => {
   const table = new Uint8Array(256);
   for (let c = 0; c < 0x20; c++) table[c] = 5;
   for (const c of [0x08, 0x09, 0x0a, 0x0c, 0x0d, 0x22, 0x5c]) table[c] = 1;

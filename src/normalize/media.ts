@@ -12,8 +12,9 @@ import { mimeOutcome, mimeString } from "./mimeChange.js";
 import { isGenericType, isTextualType, typeFromUri } from "./mimeTables.js";
 import { isJsonObject, rebuild, type JsonObject } from "./objects.js";
 import type { Policy } from "./policy.js";
+import { isRawJsonString, type RawJsonString } from "./rawJson.js";
 import { agreesWithSignature, detectSignature, type Signature } from "./signature.js";
-import { hasBinaryControls } from "./textEvidence.js";
+import { hasBinaryControlBytes } from "./textEvidence.js";
 
 export interface BlockResult {
   readonly block: unknown;
@@ -27,12 +28,39 @@ const HEAD_CHARS = 344;
  * The first bytes of `data`. Data that fits in the head is validated whole; longer data only
  * in its head (`data` is forwarded untouched either way, issue 7).
  */
-function headBytes(data: string): { bytes: Buffer; whole: boolean } | null {
-  const window = data.slice(0, HEAD_CHARS * 2);
+function headBytes(data: string | RawJsonString): { bytes: Buffer; whole: boolean } | null {
+  if (typeof data !== "string") {
+    // A raw literal: its first characters are its first bytes when it is plain ASCII.
+    const body = data.plainAscii();
+    return body === null ? headBytes(data.value()) : headOf(firstBytes(body, HEAD_CHARS * 2).toString("ascii"), data.byteLength - 2);
+  }
+  return headOf(data.slice(0, HEAD_CHARS * 2), data.length);
+}
+
+function firstBytes(parts: readonly Buffer[], count: number): Buffer {
+  const head: Buffer[] = [];
+  let have = 0;
+  for (const part of parts) {
+    if (have >= count) break;
+    head.push(part.subarray(0, count - have));
+    have += head[head.length - 1]!.length;
+  }
+  return Buffer.concat(head);
+}
+
+function headOf(window: string, length: number): { bytes: Buffer; whole: boolean } | null {
   const compact = window.replace(/[\t\n\r ]/g, "");
-  const whole = window.length === data.length && compact.length <= HEAD_CHARS;
+  const whole = window.length === length && compact.length <= HEAD_CHARS;
   const bytes = decodeStrictBase64(whole ? compact : compact.slice(0, HEAD_CHARS & ~3));
   return bytes === null ? null : { bytes, whole };
+}
+
+/** JSON bytes of `data` without its quotes. */
+function dataJsonBytes(data: unknown): number {
+  if (typeof data === "string") return jsonStringBytes(data) - 2;
+  if (!isRawJsonString(data)) return 0;
+  // A literal without escapes is exactly what JSON.stringify writes; others are measured as such.
+  return data.escaped ? jsonStringBytes(data.value()) - 2 : data.byteLength - 2;
 }
 
 /** UTF-8 text without binary controls (a head cut mid-character may drop up to 3 bytes). */
@@ -40,7 +68,7 @@ function looksLikeText(head: Buffer, whole: boolean): boolean {
   if (head.length === 0 || head.indexOf(0) !== -1) return false;
   for (let cut = 0; cut <= (whole ? 0 : Math.min(3, head.length - 1)); cut++) {
     const body = head.subarray(0, head.length - cut);
-    if (isUtf8(body)) return !hasBinaryControls(body.toString("utf8"));
+    if (isUtf8(body)) return !hasBinaryControlBytes(body);
   }
   return false;
 }
@@ -58,7 +86,7 @@ function asKind(kind: "image" | "audio", sig: Signature): string | null {
 
 function recordFor(block: JsonObject, next: JsonObject, action: ChangeAction, reason: string, path: string, applied: boolean): ChangeRecord {
   // `data` is usually plain base64 but may carry MIME line breaks, which JSON escapes.
-  const dataBytes = typeof block.data === "string" ? jsonStringBytes(block.data) - 2 : 0;
+  const dataBytes = dataJsonBytes(block.data);
   const before = jsonBytes({ ...block, data: "" }) + dataBytes;
   const after = next === block ? before : jsonBytes({ ...next, data: "" }) + dataBytes;
   return {
@@ -76,7 +104,7 @@ function recordFor(block: JsonObject, next: JsonObject, action: ChangeAction, re
 }
 
 export function normalizeMediaBlock(block: unknown, policy: Policy, path: string): BlockResult {
-  if (!isJsonObject(block) || (block.type !== "image" && block.type !== "audio") || typeof block.data !== "string") {
+  if (!isJsonObject(block) || (block.type !== "image" && block.type !== "audio") || (typeof block.data !== "string" && !isRawJsonString(block.data))) {
     return { block, record: null };
   }
   const kind = block.type;

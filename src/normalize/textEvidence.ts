@@ -13,6 +13,21 @@ export function hasBinaryControls(text: string): boolean {
   return BINARY_CONTROL.test(text);
 }
 
+const BINARY_CONTROL_BYTE = (() => {
+  const table = new Uint8Array(256);
+  for (let c = 0; c < 0x20; c++) table[c] = BINARY_CONTROL.test(String.fromCharCode(c)) ? 1 : 0;
+  return table;
+})();
+
+/**
+ * `hasBinaryControls` of the text whose UTF-8 is `utf8`: the controls are ASCII, and no byte of a
+ * multi-byte UTF-8 sequence is below 0x80, so the bytes can be searched without decoding them.
+ */
+export function hasBinaryControlBytes(utf8: Uint8Array): boolean {
+  for (let i = 0; i < utf8.length; i++) if (BINARY_CONTROL_BYTE[utf8[i]!] === 1) return true;
+  return false;
+}
+
 /**
  * A string whose every code unit is ≤ U+00FF and that carries binary evidence: a NUL anywhere,
  * or — when its declared type does not already say it is text — other binary controls or a

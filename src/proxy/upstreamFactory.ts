@@ -23,9 +23,11 @@ export function upstreamSpec(server: ServerConfig): UpstreamSpec {
   return { url: server.url, ...(transport === undefined ? {} : { transport }), ...(server.headers === undefined ? {} : { headers: server.headers }) };
 }
 
-export function createUpstreamFactory(options: { maxMessageBytes: number }): UpstreamFactory {
+/** `rawStringBytes` 0 is off; the host transports the proxy writes to splice raw strings back. */
+export function createUpstreamFactory(options: { maxMessageBytes: number; rawStringBytes?: number }): UpstreamFactory {
+  const rawStringMinBytes = options.rawStringBytes === undefined || options.rawStringBytes === 0 ? undefined : options.rawStringBytes;
   return (name: string, server: ServerConfig, logger: Logger): UpstreamHandle => {
-    const transport = createUpstreamTransport(upstreamSpec(server), { logger, maxMessageBytes: options.maxMessageBytes });
+    const transport = createUpstreamTransport(upstreamSpec(server), { logger, maxMessageBytes: options.maxMessageBytes, rawStringMinBytes });
     return { transport, describeEnd: () => describe(transport) };
   };
 }

@@ -12,6 +12,7 @@
  * Pure: bytes in, values out. No IO, no clock.
  */
 import { isUtf8 } from "node:buffer";
+import { parseWithRawStrings } from "./rawStringParse.js";
 import { DEFAULT_MAX_MESSAGE_BYTES, type FramingProblem } from "./types.js";
 
 const LF = 0x0a;
@@ -33,6 +34,11 @@ export interface OversizedLine {
 
 export interface LineSink {
   line(bytes: Buffer): void;
+  /**
+   * A line at least `keepPiecesFrom` bytes long, in the pieces it arrived in (never joined: a
+   * sink that can read pieces spares a copy of a big message). Without it, `line` gets them joined.
+   */
+  pieces?(pieces: Buffer[], bytes: number): void;
   oversized(line: OversizedLine): void;
 }
 
@@ -58,6 +64,7 @@ export class LineSplitter {
   constructor(
     readonly maxLineBytes: number,
     readonly breakOnCR: boolean,
+    readonly keepPiecesFrom = Infinity,
   ) {}
 
   push(chunk: Uint8Array, sink: LineSink): void {
@@ -148,6 +155,19 @@ export class LineSplitter {
       sink.oversized(info);
       return;
     }
+    if (this.parts.length > 1 && this.partBytes >= this.keepPiecesFrom && sink.pieces !== undefined) {
+      const parts = this.parts;
+      let bytes = this.partBytes;
+      this.parts = [];
+      this.partBytes = 0;
+      const lastPart = parts[parts.length - 1]!;
+      const stripped = stripCR(lastPart, this.breakOnCR);
+      bytes -= lastPart.length - stripped.length;
+      if (stripped.length > 0) parts[parts.length - 1] = stripped;
+      else parts.pop();
+      sink.pieces(parts, bytes);
+      return;
+    }
     let line: Buffer;
     if (this.parts.length === 0) line = Buffer.alloc(0);
     else if (this.parts.length === 1) line = this.parts[0] as Buffer;
@@ -197,6 +217,12 @@ export type Framed = { readonly message: unknown; readonly problem?: undefined }
 export interface JsonLineReaderOptions {
   /** Largest line accepted, in bytes, without its line break. Default 256 MiB. */
   maxMessageBytes?: number;
+  /**
+   * Read `blob`/`text`/`data` string literals at least this many bytes long as raw strings
+   * (src/transports/rawStringParse.ts) instead of JS strings. Off by default: only the proxy,
+   * whose host transports splice raw strings back, turns it on.
+   */
+  rawStringMinBytes?: number;
 }
 
 /**
@@ -207,16 +233,19 @@ export interface JsonLineReaderOptions {
  */
 export class JsonLineReader {
   readonly maxMessageBytes: number;
+  private readonly rawStringMinBytes: number | undefined;
   private readonly splitter: LineSplitter;
   private out: Framed[] = [];
   private readonly sink: LineSink = {
     line: (bytes) => this.onLine(bytes),
+    pieces: (pieces, bytes) => this.onPieces(pieces, bytes),
     oversized: (line) => this.out.push({ problem: oversizedProblem(line) }),
   };
 
   constructor(options: JsonLineReaderOptions = {}) {
     this.maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
-    this.splitter = new LineSplitter(this.maxMessageBytes, false);
+    this.rawStringMinBytes = options.rawStringMinBytes;
+    this.splitter = new LineSplitter(this.maxMessageBytes, false, this.rawStringMinBytes);
   }
 
   /** Work counters, for tests that prove framing is linear. */
@@ -243,7 +272,19 @@ export class JsonLineReader {
   }
 
   private onLine(bytes: Buffer): void {
-    const framed = parseJsonMessage(bytes);
+    const framed = parseJsonMessage(bytes, this.rawStringMinBytes);
+    if (framed) this.out.push(framed);
+  }
+
+  /** A big line: its payloads read raw from the pieces, else (nothing to cut, or doubt) joined. */
+  private onPieces(pieces: Buffer[], bytes: number): void {
+    const message = parseWithRawStrings(pieces, this.rawStringMinBytes!);
+    if (message !== undefined) {
+      this.out.push({ message });
+      return;
+    }
+    this.splitter.bytesCopied += bytes;
+    const framed = parseJsonMessage(Buffer.concat(pieces, bytes));
     if (framed) this.out.push(framed);
   }
 }
@@ -252,9 +293,13 @@ export class JsonLineReader {
  * Parses one complete message's bytes (a line, an SSE `data` field, a WebSocket frame).
  * Undefined for a blank line.
  */
-export function parseJsonMessage(bytes: Buffer): Framed | undefined {
+export function parseJsonMessage(bytes: Buffer, rawStringMinBytes?: number): Framed | undefined {
   if (bytes.length <= 64 && bytes.toString("latin1").trim() === "") return undefined;
   // JSON text is UTF-8 (RFC 8259 §8.1); decoding invalid bytes would introduce U+FFFD.
+  if (rawStringMinBytes !== undefined && bytes.length >= rawStringMinBytes) {
+    const message = parseWithRawStrings([bytes], rawStringMinBytes);
+    if (message !== undefined) return { message };
+  }
   if (!isUtf8(bytes)) return { problem: { kind: "invalid-json", bytes: bytes.length, excerpt: excerptOf(bytes) } };
   const text = bytes.toString("utf8");
   return parseJsonText(text, bytes.length);

@@ -11,7 +11,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { Policy, normalizeResult } from "../../src/normalize/index.js";
 import { loadCorpus } from "../fixtures/corpus/index.js";
 import { CLI, FIXTURE_SERVER } from "../helpers/paths.js";
-import { connect, HOST_KINDS, hostTransport, raw, startFixtureServe, type HostKind, type ServeProcess } from "../helpers/proxyProcess.js";
+import { connect, HOST_KINDS, hostTransport, raw, startFixtureServe, startServe, type HostKind, type ServeProcess } from "../helpers/proxyProcess.js";
 
 const cases = loadCorpus().filter((c) => Object.keys(c.policy).length === 0);
 const dir = mkdtempSync(join(tmpdir(), "mcpn-corpus-"));
@@ -19,25 +19,32 @@ const corpusFile = join(dir, "corpus.json");
 writeFileSync(corpusFile, JSON.stringify(cases.map((c) => ({ name: c.name, input: c.input }))));
 const env = { FIXTURE_CORPUS: corpusFile };
 
+// The same corpus with every payload longer than one byte read, normalized and written as bytes
+// (limits.rawStringBytes, issue 6): the host must not be able to tell the difference.
+const rawConfigFile = join(dir, "raw.config.json");
+writeFileSync(rawConfigFile, JSON.stringify({ mcpServers: { fx: { command: process.execPath, args: [FIXTURE_SERVER] } }, limits: { rawStringBytes: 2 } }));
+
 let serve: ServeProcess;
+let rawServe: ServeProcess;
 beforeAll(async () => {
-  serve = await startFixtureServe([], env);
+  [serve, rawServe] = await Promise.all([startFixtureServe([], env), startServe(["--config", rawConfigFile], env)]);
 });
 afterAll(async () => {
-  await serve?.stop();
+  await Promise.all([serve?.stop(), rawServe?.stop()]);
 });
 
-function transportFor(kind: HostKind) {
+function transportFor(kind: HostKind, rawStrings: boolean) {
   if (kind === "stdio") {
-    return new StdioClientTransport({ command: process.execPath, args: [CLI, "stdio", "--", process.execPath, FIXTURE_SERVER], env: { ...(process.env as Record<string, string>), ...env }, stderr: "pipe", maxBufferSize: 512 * 1024 * 1024 } as never);
+    const upstream = rawStrings ? ["--config", rawConfigFile, "--server", "fx"] : ["--", process.execPath, FIXTURE_SERVER];
+    return new StdioClientTransport({ command: process.execPath, args: [CLI, "stdio", ...upstream], env: { ...(process.env as Record<string, string>), ...env }, stderr: "pipe", maxBufferSize: 512 * 1024 * 1024 } as never);
   }
-  return hostTransport(kind, { url: serve.url });
+  return hostTransport(kind, { url: (rawStrings ? rawServe : serve).url });
 }
 
-describe.each(HOST_KINDS)("the corpus through %s", (kind) => {
+describe.each(HOST_KINDS.flatMap((kind) => [[kind, false] as const, [kind, true] as const]))("the corpus through %s (raw strings: %s)", (kind, rawStrings) => {
   it(`every case (${cases.length}) comes back exactly as the pure engine says, key order included`, async () => {
     expect(cases.length).toBeGreaterThan(20);
-    const host = await connect(transportFor(kind));
+    const host = await connect(transportFor(kind, rawStrings));
     try {
       const policy = new Policy();
       for (const [i, c] of cases.entries()) {

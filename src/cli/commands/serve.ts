@@ -96,7 +96,7 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<Exit
   const observers = await createObservers(config, values, io, configFile, { live: true, servers: Object.keys(config.mcpServers) });
   const sessions = new SessionManager({
     servers: serverEntries(config, observers),
-    createUpstream: createUpstreamFactory({ maxMessageBytes: config.limits.maxMessageBytes }),
+    createUpstream: createUpstreamFactory({ maxMessageBytes: config.limits.maxMessageBytes, rawStringBytes: config.limits.rawStringBytes }),
     logger: observers.logger,
     requestTimeoutMs: config.limits.requestTimeoutMs,
     restartBackoffMs: config.limits.restartBackoffMs,

@@ -45,6 +45,8 @@ export interface UpstreamOptions {
   maxMessageBytes?: number;
   /** stdio: time from SIGTERM to SIGKILL on close, in ms. */
   killGraceMs?: number;
+  /** stdio: payload literals this long are read as raw strings (see lineFraming's reader). */
+  rawStringMinBytes?: number | undefined;
   /** HTTP/WebSocket: connection timeout, in ms. */
   connectTimeoutMs?: number;
   /** HTTP: injection point for tests. */
@@ -69,7 +71,7 @@ export function transportKindOf(spec: UrlUpstreamSpec): UpstreamTransportKind {
 export function createUpstreamTransport(spec: UpstreamSpec, options: UpstreamOptions = {}): UpstreamTransport & ProxyTransport {
   const { logger, maxMessageBytes, connectTimeoutMs } = options;
   if (isStdioSpec(spec)) {
-    return new StdioUpstreamTransport({ ...spec, logger, maxMessageBytes, killGraceMs: options.killGraceMs });
+    return new StdioUpstreamTransport({ ...spec, logger, maxMessageBytes, killGraceMs: options.killGraceMs, rawStringMinBytes: options.rawStringMinBytes });
   }
   const common = { url: spec.url, headers: spec.headers, logger, maxMessageBytes, connectTimeoutMs };
   switch (transportKindOf(spec)) {

@@ -37,6 +37,8 @@ export interface StdioUpstreamOptions {
   maxMessageBytes?: number;
   /** Time from SIGTERM to SIGKILL in `close()`, in ms. Default 2000. */
   killGraceMs?: number;
+  /** Payload literals this long are read as raw strings (off by default; the proxy sets it). */
+  rawStringMinBytes?: number | undefined;
   maxStderrLineBytes?: number;
   /** Injection point for tests; default `child_process.spawn`. */
   spawn?: (command: string, args: readonly string[], options: SpawnOptions) => ChildProcess;
@@ -92,7 +94,7 @@ export class StdioUpstreamTransport implements ProxyTransport {
   constructor(options: StdioUpstreamOptions) {
     this.options = options;
     this.logger = (options.logger ?? silentLogger).child({ upstream: options.command });
-    this.reader = new JsonLineReader({ maxMessageBytes: options.maxMessageBytes });
+    this.reader = new JsonLineReader({ maxMessageBytes: options.maxMessageBytes, rawStringMinBytes: options.rawStringMinBytes });
   }
 
   get pid(): number | undefined {
