@@ -199,7 +199,7 @@ export class StreamableHttpHostSession extends HostTransportBase {
     for (const exchange of [...this.exchanges]) {
       // A POST in its lazy window has sent nothing yet: the answers it holds (part of a batch) go
       // out on a stream, as they would have; with none, it gets the error a JSON POST gets.
-      if (exchange.sse === undefined && exchange.answers.size > 0) this.openStream(exchange);
+      if (exchange.streamable && exchange.sse === undefined && exchange.answers.size > 0) this.openStream(exchange);
       if (exchange.sse !== undefined) exchange.sse.end();
       else replyJsonRpcError(exchange.res, 503, JSONRPC.UPSTREAM_UNAVAILABLE, "The session ended before the request was answered", this.headers());
       this.endExchange(exchange);
@@ -231,6 +231,8 @@ export class StreamableHttpHostSession extends HostTransportBase {
       // The held answers are the body, as encoded above: nothing is serialized twice.
       const wires = exchange.batch ? exchange.order.map((k) => exchange.answers.get(k)!) : [exchange.answers.get(exchange.order[0]!)!];
       replyJsonWire(exchange.res, wires, exchange.batch, this.headers());
+      // Sent: a big answer is not kept until the socket closes, and nothing is held to stream.
+      exchange.answers.clear();
     }
     return Promise.resolve();
   }

@@ -337,6 +337,26 @@ describe("lazy SSE: endings", () => {
     expect(await sseMessages(response)).toEqual([result("a", "kept")]);
   });
 
+  it("the session ending while a JSON-only batch holds one answer: the 503 error, never a stream", async () => {
+    const fx = await start({ lazySseWindowMs: 60_000 });
+    const { sessionId, session } = await initialize(fx);
+    const pending = post(
+      fx.url,
+      [
+        { jsonrpc: "2.0", id: "a", method: "tools/call", params: {} },
+        { jsonrpc: "2.0", id: "b", method: "tools/call", params: {} },
+      ],
+      { "mcp-session-id": sessionId, "mcp-protocol-version": "2025-03-26", accept: "application/json" },
+    );
+    await fx.request("b");
+    await session.transport.send(result("a", "held"));
+    await session.transport.close();
+    const response = await pending;
+    expect(response.status).toBe(503);
+    expect(response.headers.get("content-type")).toBe("application/json");
+    expect(await response.json()).toMatchObject({ id: null, error: { code: JSONRPC.UPSTREAM_UNAVAILABLE } });
+  });
+
   it("an answer too deep to serialize rejects without answering or opening the stream; the error answer for its id is JSON", async () => {
     const fx = await start({ lazySseWindowMs: 60_000 });
     const { sessionId } = await initialize(fx);
