@@ -3,24 +3,6 @@
  * answer can be had more cheaply (change records carry these lengths for every entry).
  */
 
-const NEEDS_ESCAPE = /["\\\x00-\x1f]/g;
-const NEEDS_ESCAPE_OR_NON_ASCII = /["\\\x00-\x1f\x7f-\uffff]/;
-const SHORT_ESCAPES = new Set(['"', "\\", "\b", "\f", "\n", "\r", "\t"]);
-
-const isWellFormed = (s: string): boolean => (s as unknown as { isWellFormed(): boolean }).isWellFormed();
-
-/** Bytes of `JSON.stringify(value)` for a string, quotes included. */
-export function jsonStringBytes(value: string): number {
-  if (!NEEDS_ESCAPE_OR_NON_ASCII.test(value)) return value.length + 2;
-  if (!isWellFormed(value)) return Buffer.byteLength(JSON.stringify(value), "utf8");
-  let extra = 0;
-  NEEDS_ESCAPE.lastIndex = 0;
-  for (let m = NEEDS_ESCAPE.exec(value); m !== null; m = NEEDS_ESCAPE.exec(value)) {
-    extra += SHORT_ESCAPES.has(m[0]) ? 1 : 5;
-  }
-  return Buffer.byteLength(value, "utf8") + extra + 2;
-}
-
 /** Extra JSON bytes per byte value: `\n`-style escapes add 1, `\u00XX` escapes add 5. */
 export const ESCAPE_EXTRA = (() => {
   const table = new Uint8Array(256);
@@ -28,6 +10,28 @@ export const ESCAPE_EXTRA = (() => {
   for (const c of [0x08, 0x09, 0x0a, 0x0c, 0x0d, 0x22, 0x5c]) table[c] = 1;
   return table;
 })();
+
+/** Bytes of `JSON.stringify(value)` for a string, quotes included. */
+export function jsonStringBytes(value: string): number {
+  // One pass over the code units counts what JSON escapes; a lone surrogate (which
+  // JSON.stringify writes as a `\uXXXX` escape) sends the string to the exact, slow measure.
+  let extra = 0;
+  let ascii = true;
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if (c < 0x20) extra += ESCAPE_EXTRA[c]!;
+    else if (c === 0x22 || c === 0x5c) extra += 1;
+    else if (c >= 0x80) {
+      ascii = false;
+      if (c >= 0xd800 && c <= 0xdfff) {
+        const next = value.charCodeAt(i + 1);
+        if (c > 0xdbff || !(next >= 0xdc00 && next <= 0xdfff)) return Buffer.byteLength(JSON.stringify(value), "utf8");
+        i++;
+      }
+    }
+  }
+  return (ascii ? value.length : Buffer.byteLength(value, "utf8")) + extra + 2;
+}
 
 /**
  * Bytes of `JSON.stringify(text)` where `utf8` is the valid UTF-8 encoding of `text`. Every
