@@ -12,7 +12,8 @@ import { freePort, startProxyProcess } from "./proxyProcess.mjs";
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const NODE = process.execPath;
 const UPSTREAM = join(ROOT, "bench", "upstream.mjs");
-const MCPN_CLI = join(ROOT, "dist", "cli.js");
+/** BENCH_MCPN_DIST runs another build's dist/ as mcpn-* (e.g. one built outside a shared working tree). */
+const MCPN_CLI = join(process.env.BENCH_MCPN_DIST ?? join(ROOT, "dist"), "cli.js");
 const SUPERGATEWAY = join(ROOT, "node_modules", "supergateway", "dist", "index.js");
 const RELAY = join(ROOT, "bench", "relay.mjs");
 const MCP_PROXY = join(ROOT, "node_modules", "mcp-proxy", "dist", "bin", "mcp-proxy.mjs");
@@ -29,6 +30,8 @@ export const HOST_STDIO_MAX_BUFFER_BYTES = 512 * 1024 * 1024;
  * --cpu-prof-dir=/tmp/prof" to profile it inside the benchmark (notes/bench.md "Profiling").
  */
 const MCPN_NODE_ARGS = (process.env.BENCH_MCPN_NODE_ARGS ?? "").split(/\s+/).filter((a) => a !== "");
+/** The same for the peers' processes (supergateway, mcp-proxy), to profile them alike. */
+const PEER_NODE_ARGS = (process.env.BENCH_PEER_NODE_ARGS ?? "").split(/\s+/).filter((a) => a !== "");
 
 /** Shell-quotes one word for supergateway's `--stdio "CMD ARGS"` string. */
 function shellWord(word) {
@@ -61,10 +64,17 @@ async function viaHttpProxy(spec, kind, urlOf, ctx) {
   }
 }
 
-function mcpnServe(ctx) {
+/**
+ * A second build of mcp-normalizer to compare against in the same interleaved run (A/B on a
+ * shared machine): BENCH_BASELINE_DIST=/path/to/a/copy/of/dist adds the paths base-stdio,
+ * base-mcp, base-sse and base-ws, which run that copy's cli.js exactly as mcpn-* run dist/.
+ */
+const BASELINE_CLI = process.env.BENCH_BASELINE_DIST ? join(process.env.BENCH_BASELINE_DIST, "cli.js") : undefined;
+
+function mcpnServe(ctx, cli = MCPN_CLI) {
   return {
     command: NODE,
-    args: [...MCPN_NODE_ARGS, MCPN_CLI, "serve", "--name", "bench", "--host", "127.0.0.1", "--port", "0", "--", NODE, UPSTREAM, ...ctx.upstreamArgs],
+    args: [...MCPN_NODE_ARGS, cli, "serve", "--name", "bench", "--host", "127.0.0.1", "--port", "0", "--", NODE, UPSTREAM, ...ctx.upstreamArgs],
     readyLine: /listening on (http:\/\/\S+)/,
   };
 }
@@ -74,12 +84,12 @@ async function supergateway(outputTransport, extra, ctx) {
   const stdio = [NODE, UPSTREAM, ...ctx.upstreamArgs].map(shellWord).join(" ");
   // --logLevel none: at its default ("info") supergateway logs every message to stdout, which
   // would bill it for a terminal it does not have in production.
-  return { command: NODE, args: [SUPERGATEWAY, "--stdio", stdio, "--outputTransport", outputTransport, "--port", String(port), "--logLevel", "none", ...extra], probePort: port, match: port };
+  return { command: NODE, args: [...PEER_NODE_ARGS, SUPERGATEWAY, "--stdio", stdio, "--outputTransport", outputTransport, "--port", String(port), "--logLevel", "none", ...extra], probePort: port, match: port };
 }
 
 async function mcpProxy(ctx) {
   const port = await freePort();
-  return { command: NODE, args: [MCP_PROXY, "--host", "127.0.0.1", "--port", String(port), "--", NODE, UPSTREAM, ...ctx.upstreamArgs], probePort: port };
+  return { command: NODE, args: [...PEER_NODE_ARGS, MCP_PROXY, "--host", "127.0.0.1", "--port", String(port), "--", NODE, UPSTREAM, ...ctx.upstreamArgs], probePort: port };
 }
 
 /** ctx: {upstreamArgs, startTimeoutMs, big} — `big` marks a big-read workload (stdio hosts raise their cap). */
@@ -128,6 +138,16 @@ export const PATHS = [
   { id: "mcpp-mcp", product: "mcp-proxy", kind: "streamable-http", label: "mcp-proxy /mcp", start: async (ctx) => viaHttpProxy(await mcpProxy(ctx), "streamable-http", (port) => `http://127.0.0.1:${port}/mcp`, ctx) },
   { id: "mcpp-sse", product: "mcp-proxy", kind: "sse", label: "mcp-proxy /sse", start: async (ctx) => viaHttpProxy(await mcpProxy(ctx), "sse", (port) => `http://127.0.0.1:${port}/sse`, ctx) },
 ];
+
+if (BASELINE_CLI !== undefined) {
+  const cli = BASELINE_CLI;
+  PATHS.push(
+    { id: "base-stdio", product: "baseline", kind: "stdio", label: "baseline build, stdio", start: (ctx) => viaStdio(NODE, [...MCPN_NODE_ARGS, cli, "stdio", "--", NODE, UPSTREAM, ...ctx.upstreamArgs], ctx, { proxy: true, maxBufferSize: ctx.big ? HOST_STDIO_MAX_BUFFER_BYTES : undefined }) },
+    { id: "base-mcp", product: "baseline", kind: "streamable-http", label: "baseline build /mcp", start: (ctx) => viaHttpProxy(mcpnServe(ctx, cli), "streamable-http", (base) => `${base}/mcp/bench`, ctx) },
+    { id: "base-sse", product: "baseline", kind: "sse", label: "baseline build /sse", start: (ctx) => viaHttpProxy(mcpnServe(ctx, cli), "sse", (base) => `${base}/sse/bench`, ctx) },
+    { id: "base-ws", product: "baseline", kind: "ws", label: "baseline build /ws", start: (ctx) => viaHttpProxy(mcpnServe(ctx, cli), "ws", (base) => `${base.replace(/^http/, "ws")}/ws/bench`, ctx) },
+  );
+}
 
 export const PEERS = new Set(["supergateway", "mcp-proxy"]);
 
