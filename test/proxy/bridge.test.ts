@@ -1,0 +1,108 @@
+/**
+ * The bridge on its own, between two in-memory transports: request timeouts (one timer per
+ * session, due at the oldest waiting request) and the host headers forwarded with each message.
+ */
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { JSONRPC } from "../../src/errors/NormalizerError.js";
+import { silentLogger } from "../../src/observe/logger.js";
+import { Bridge } from "../../src/proxy/bridge.js";
+import type { JSONRPCMessage, MessageExtraInfo, ProxySendOptions, ProxyTransport } from "../../src/transports/types.js";
+
+/** A transport that records what it is sent; `receive` plays a message arriving from its peer. */
+class Recorder implements ProxyTransport {
+  onclose?: (() => void) | undefined;
+  onerror?: ((error: Error) => void) | undefined;
+  onmessage?: (<T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void) | undefined;
+  readonly sent: Array<{ message: Record<string, unknown>; options: ProxySendOptions | undefined }> = [];
+
+  async start(): Promise<void> {}
+  async close(): Promise<void> {}
+  async send(message: JSONRPCMessage, options?: ProxySendOptions): Promise<void> {
+    this.sent.push({ message: message as Record<string, unknown>, options });
+  }
+  receive(message: unknown, extra?: MessageExtraInfo): void {
+    this.onmessage?.(message as JSONRPCMessage, extra);
+  }
+}
+
+async function bridgeOf(requestTimeoutMs = 1000): Promise<{ host: Recorder; upstream: Recorder; bridge: Bridge }> {
+  const host = new Recorder();
+  const upstream = new Recorder();
+  const bridge = new Bridge({ host, upstream, logger: silentLogger, requestTimeoutMs });
+  await bridge.start();
+  return { host, upstream, bridge };
+}
+
+const call = (id: number) => ({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "echo", arguments: {} } });
+const errorsTo = (host: Recorder) => host.sent.map((s) => s.message).filter((m) => "error" in m);
+
+describe("Bridge request timeouts", () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "performance"] });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it("each request times out at its own deadline; an answered one never does", async () => {
+    const { host, upstream, bridge } = await bridgeOf(1000);
+    host.receive(call(1));
+    await vi.advanceTimersByTimeAsync(400);
+    host.receive(call(2));
+    await vi.advanceTimersByTimeAsync(100);
+    upstream.receive({ jsonrpc: "2.0", id: 1, result: { content: [] } });
+    await vi.advanceTimersByTimeAsync(899); // t = 1399
+    expect(errorsTo(host)).toEqual([]);
+    expect(bridge.waitingCount).toBe(1);
+    await vi.advanceTimersByTimeAsync(1); // t = 1400: request 2's deadline
+    expect(errorsTo(host)).toEqual([{ jsonrpc: "2.0", id: 2, error: { code: JSONRPC.REQUEST_TIMEOUT, message: "upstream did not answer tools/call within 1000 ms (limits.requestTimeoutMs)" } }]);
+    expect(upstream.sent.at(-1)?.message).toEqual({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 2, reason: "timeout in mcp-normalizer" } });
+    expect(bridge.waitingCount).toBe(0);
+    // A late answer is not forwarded: the host already has its error.
+    upstream.receive({ jsonrpc: "2.0", id: 2, result: { content: [] } });
+    expect(host.sent.filter((s) => s.message.id === 2)).toHaveLength(1);
+  });
+
+  it("requests sent together time out together, each answered once; later ones still get a timer", async () => {
+    const { host, bridge } = await bridgeOf(500);
+    host.receive(call(1));
+    host.receive(call(2));
+    await vi.advanceTimersByTimeAsync(500);
+    expect(errorsTo(host).map((m) => m.id)).toEqual([1, 2]);
+    host.receive(call(3));
+    await vi.advanceTimersByTimeAsync(499);
+    expect(bridge.waitingCount).toBe(1);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(errorsTo(host).map((m) => m.id)).toEqual([1, 2, 3]);
+  });
+
+  it("after close no timeout fires: waiting requests got the close error, once", async () => {
+    const { host, bridge } = await bridgeOf(500);
+    host.receive(call(1));
+    await bridge.close("proxy shutting down");
+    await vi.advanceTimersByTimeAsync(1000);
+    const errors = errorsTo(host);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatchObject({ id: 1, error: { code: JSONRPC.UPSTREAM_UNAVAILABLE } });
+    expect(vi.getTimerCount()).toBe(0);
+  });
+});
+
+describe("Bridge forwarded headers", () => {
+  it("forwards the host's mcp-* headers (not its session id) with each message, following a new headers object", async () => {
+    const { host, upstream } = await bridgeOf();
+    const first = { "mcp-protocol-version": "2025-06-18", "Mcp-Method": "tools/call", "mcp-session-id": "s1", accept: "application/json" };
+    host.receive(call(1), { requestInfo: { headers: first } });
+    host.receive(call(2), { requestInfo: { headers: first } });
+    host.receive(call(3), { requestInfo: { headers: { "mcp-protocol-version": "2025-11-25" } } });
+    host.receive(call(4), { requestInfo: { headers: { accept: "*/*" } } });
+    host.receive(call(5));
+    expect(upstream.sent.map((s) => s.options?.forwardHeaders)).toEqual([
+      { "mcp-protocol-version": "2025-06-18", "mcp-method": "tools/call" },
+      { "mcp-protocol-version": "2025-06-18", "mcp-method": "tools/call" },
+      { "mcp-protocol-version": "2025-11-25" },
+      undefined,
+      undefined,
+    ]);
+  });
+});
