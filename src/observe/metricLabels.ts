@@ -58,12 +58,23 @@ const ACTIONS: ReadonlySet<string> = new Set<ChangeAction>([
   "none",
 ]);
 
+/** Distinct media type strings whose label is remembered (a server sends a handful; the cap bounds one that sends many). */
+const MIME_LABEL_CACHE_ENTRIES = 256;
+const mimeLabels = new Map<string, string>();
+
 /** The mime label of an entry: the type it went out with (else came with); `none` when missing. */
 export function mimeLabel(mimeAfter: string | null, mimeBefore: string | null): string {
   const raw = mimeAfter ?? mimeBefore;
   if (raw === null) return "none";
-  const essence = parseMediaType(raw)?.essence;
-  return essence !== undefined && METRIC_MIME_TYPES.has(essence) ? essence : "other";
+  // Parsed once per distinct string, not once per entry (issue 6: every entry is counted).
+  let label = mimeLabels.get(raw);
+  if (label === undefined) {
+    const essence = parseMediaType(raw)?.essence;
+    label = essence !== undefined && METRIC_MIME_TYPES.has(essence) ? essence : "other";
+    if (mimeLabels.size >= MIME_LABEL_CACHE_ENTRIES) mimeLabels.clear();
+    mimeLabels.set(raw, label);
+  }
+  return label;
 }
 
 export function methodLabel(method: string): string {

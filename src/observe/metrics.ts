@@ -7,10 +7,11 @@
  * grows the entry), so savings and growth are two counters: net saved = saved − grown.
  * Changes not applied (dryRun) count as bytes out unchanged and in `entries_total` only.
  */
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { Counter, Gauge, Registry, collectDefaultMetrics } from "prom-client";
 import { WARNING_ACTIONS, type ChangeAction } from "../normalize/change.js";
 import type { NormalizationEvent } from "../proxy/withNormalization.js";
 import { actionLabel, methodLabel, mimeLabel } from "./metricLabels.js";
+import { SeriesHistogram, type HistogramSeries } from "./seriesHistogram.js";
 
 /** Buckets of the per-message normalization time, in seconds (0.1 ms … 5 s). */
 export const NORMALIZE_SECONDS_BUCKETS: readonly number[] = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
@@ -33,6 +34,27 @@ export interface MetricsDocument {
 }
 
 const ENTRY_LABELS = ["server", "method", "action", "mime"] as const;
+type EntryLabels = Record<(typeof ENTRY_LABELS)[number], string>;
+
+/**
+ * What one label set's entries added since the counters were last brought up to date.
+ * prom-client hashes the label object on every `inc` (seven per entry here): counting in plain
+ * numbers and adding them to the counters when they are read (`collect`, at scrape time) takes
+ * that off every message (issue 6 profiles). Label sets are few (bounded labels), so tallies
+ * are kept and reused.
+ */
+interface EntryTally {
+  readonly labels: EntryLabels;
+  /** True when entries were counted since the last flush (their series then exist, even at 0). */
+  pending: boolean;
+  entries: number;
+  bytesIn: number;
+  bytesOut: number;
+  saved: number;
+  grown: number;
+  warnings: number;
+  rewrites: number;
+}
 
 export class ProxyMetrics {
   readonly registry = new Registry();
@@ -43,7 +65,7 @@ export class ProxyMetrics {
   private readonly entries: Counter<(typeof ENTRY_LABELS)[number]>;
   private readonly rewrites: Counter<(typeof ENTRY_LABELS)[number]>;
   private readonly warnings: Counter<(typeof ENTRY_LABELS)[number]>;
-  private readonly duration: Histogram<"server" | "method">;
+  private readonly duration: SeriesHistogram<"server" | "method">;
   private readonly up: Gauge<"server">;
   private readonly down: Gauge<"server">;
   private readonly sessions: Gauge<"server">;
@@ -51,10 +73,16 @@ export class ProxyMetrics {
   private readonly restarts: Counter<"server">;
   private readonly failuresSeen = new Map<string, number>();
   private healthSource: (() => UpstreamHealthSample) | undefined;
+  /** Every label set's tally, also by server → method → action → mime (label values are few and their strings reused: no key is built per entry). */
+  private readonly tallies: EntryTally[] = [];
+  private readonly talliesByLabel = new Map<string, Map<string, Map<string, Map<string, EntryTally>>>>();
+  private readonly durationSeries = new Map<string, Map<string, HistogramSeries<"server" | "method">>>();
 
   constructor(options: ProxyMetricsOptions = {}) {
     const registers = [this.registry];
-    const entryCounter = (name: string, help: string) => new Counter({ name, help, labelNames: ENTRY_LABELS, registers });
+    // Reading any entry counter first adds what was tallied since the last read.
+    const collect = (): void => this.flush();
+    const entryCounter = (name: string, help: string) => new Counter({ name, help, labelNames: ENTRY_LABELS, registers, collect });
     this.bytesIn = entryCounter("mcp_normalizer_bytes_in_total", "UTF-8 bytes of resource entries' JSON as the upstream sent them");
     this.bytesOut = entryCounter("mcp_normalizer_bytes_out_total", "UTF-8 bytes of resource entries' JSON as forwarded to the host");
     this.bytesSaved = entryCounter("mcp_normalizer_bytes_saved_total", "Bytes removed by normalization (entries that shrank)");
@@ -62,13 +90,7 @@ export class ProxyMetrics {
     this.entries = entryCounter("mcp_normalizer_entries_total", "Resource entries seen by the engine, by action (none = unchanged)");
     this.rewrites = entryCounter("mcp_normalizer_rewrites_total", "Entries rewritten (changes applied; warnings and dry-run changes excluded)");
     this.warnings = entryCounter("mcp_normalizer_warnings_total", "Entries left unchanged with a warning (skip-*, warn-*)");
-    this.duration = new Histogram({
-      name: "mcp_normalizer_normalize_duration_seconds",
-      help: "Time spent in the normalization engine per message",
-      labelNames: ["server", "method"],
-      buckets: [...NORMALIZE_SECONDS_BUCKETS],
-      registers,
-    });
+    this.duration = new SeriesHistogram("mcp_normalizer_normalize_duration_seconds", "Time spent in the normalization engine per message", NORMALIZE_SECONDS_BUCKETS, registers);
     this.up = new Gauge({ name: "mcp_normalizer_upstream_up", help: "1 when the upstream has live sessions and its last start succeeded", labelNames: ["server"], registers });
     this.down = new Gauge({ name: "mcp_normalizer_upstream_down", help: "1 when the upstream's last start or session failed", labelNames: ["server"], registers });
     this.sessions = new Gauge({ name: "mcp_normalizer_upstream_sessions", help: "Live host sessions (each with its own upstream connection)", labelNames: ["server"], registers });
@@ -87,19 +109,61 @@ export class ProxyMetrics {
   /** Counts one normalized message (wire it to `onNormalized`). */
   observe(event: NormalizationEvent, server: string): void {
     const method = methodLabel(event.method);
-    this.duration.observe({ server, method }, event.ms / 1000);
+    this.duration.observe(this.durationSeriesOf(server, method), event.ms / 1000);
     for (const change of event.changes) {
-      const labels = { server, method, action: actionLabel(change.action), mime: mimeLabel(change.mimeAfter, change.mimeBefore) };
+      const tally = this.tally(server, method, actionLabel(change.action), mimeLabel(change.mimeAfter, change.mimeBefore));
       const applied = change.applied && change.action !== "none";
       const out = applied ? change.bytesAfter : change.bytesBefore;
-      this.entries.inc(labels);
-      this.bytesIn.inc(labels, change.bytesBefore);
-      this.bytesOut.inc(labels, out);
+      tally.pending = true;
+      tally.entries += 1;
+      tally.bytesIn += change.bytesBefore;
+      tally.bytesOut += out;
       const saved = change.bytesBefore - out;
-      if (saved > 0) this.bytesSaved.inc(labels, saved);
-      if (saved < 0) this.bytesGrown.inc(labels, -saved);
-      if (WARNING_ACTIONS.has(change.action as ChangeAction)) this.warnings.inc(labels);
-      else if (applied) this.rewrites.inc(labels);
+      if (saved > 0) tally.saved += saved;
+      if (saved < 0) tally.grown += -saved;
+      if (WARNING_ACTIONS.has(change.action as ChangeAction)) tally.warnings += 1;
+      else if (applied) tally.rewrites += 1;
+    }
+  }
+
+  private durationSeriesOf(server: string, method: string): HistogramSeries<"server" | "method"> {
+    let byMethod = this.durationSeries.get(server);
+    if (byMethod === undefined) this.durationSeries.set(server, (byMethod = new Map()));
+    let series = byMethod.get(method);
+    if (series === undefined) byMethod.set(method, (series = this.duration.createSeries({ server, method })));
+    return series;
+  }
+
+  private tally(server: string, method: string, action: string, mime: string): EntryTally {
+    let byMethod = this.talliesByLabel.get(server);
+    if (byMethod === undefined) this.talliesByLabel.set(server, (byMethod = new Map()));
+    let byAction = byMethod.get(method);
+    if (byAction === undefined) byMethod.set(method, (byAction = new Map()));
+    let byMime = byAction.get(action);
+    if (byMime === undefined) byAction.set(action, (byMime = new Map()));
+    let tally = byMime.get(mime);
+    if (tally === undefined) {
+      tally = { labels: { server, method, action, mime }, pending: false, entries: 0, bytesIn: 0, bytesOut: 0, saved: 0, grown: 0, warnings: 0, rewrites: 0 };
+      byMime.set(mime, tally);
+      this.tallies.push(tally);
+    }
+    return tally;
+  }
+
+  /** Adds the tallies to the counters (the same series and values as counting each entry there). */
+  private flush(): void {
+    for (const tally of this.tallies) {
+      if (!tally.pending) continue;
+      const { labels } = tally;
+      this.entries.inc(labels, tally.entries);
+      this.bytesIn.inc(labels, tally.bytesIn);
+      this.bytesOut.inc(labels, tally.bytesOut);
+      if (tally.saved > 0) this.bytesSaved.inc(labels, tally.saved);
+      if (tally.grown > 0) this.bytesGrown.inc(labels, tally.grown);
+      if (tally.warnings > 0) this.warnings.inc(labels, tally.warnings);
+      if (tally.rewrites > 0) this.rewrites.inc(labels, tally.rewrites);
+      tally.pending = false;
+      tally.entries = tally.bytesIn = tally.bytesOut = tally.saved = tally.grown = tally.warnings = tally.rewrites = 0;
     }
   }
 

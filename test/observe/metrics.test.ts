@@ -1,7 +1,9 @@
 import { describe, expect, it } from "vitest";
 import type { ChangeRecord } from "../../src/normalize/change.js";
 import { mimeLabel, methodLabel, actionLabel } from "../../src/observe/metricLabels.js";
-import { ProxyMetrics } from "../../src/observe/metrics.js";
+import { Histogram, Registry } from "prom-client";
+import { NORMALIZE_SECONDS_BUCKETS, ProxyMetrics } from "../../src/observe/metrics.js";
+import { SeriesHistogram } from "../../src/observe/seriesHistogram.js";
 import { series } from "./promText.js";
 
 function change(overrides: Partial<ChangeRecord>): ChangeRecord {
@@ -41,6 +43,60 @@ describe("ProxyMetrics", () => {
     expect(series(text, "mcp_normalizer_normalize_duration_seconds_count", { server: "docs" })).toBe(1);
     expect(series(text, "mcp_normalizer_normalize_duration_seconds_sum", { server: "docs" })).toBeCloseTo(0.002);
     expect(text).toContain("# TYPE mcp_normalizer_bytes_saved_total counter");
+  });
+
+  it("counts between scrapes add up: every entry once, whichever scrape reads it; series appear as they did per entry", async () => {
+    const m = new ProxyMetrics({ defaultMetrics: false });
+    const event = (changes: ChangeRecord[]) => ({ method: "resources/read", id: 1, ms: 1, changes });
+    m.observe(event([change({ action: "none", bytesBefore: 0, bytesAfter: 0 })]), "s");
+    let text = (await m.render()).body;
+    // An unchanged entry of 0 bytes: its entries/bytes series exist (at 0 bytes), no saved/grown/rewrite series.
+    expect(text).toMatch(/^mcp_normalizer_bytes_in_total\{[^}]*action="none"[^}]*\} 0$/m);
+    expect(series(text, "mcp_normalizer_entries_total", { action: "none" })).toBe(1);
+    expect(text).not.toMatch(/^mcp_normalizer_(bytes_saved|bytes_grown|rewrites|warnings)_total\{/m);
+    m.observe(event([change({}), change({ mimeAfter: "text/plain; charset=utf-8" })]), "s");
+    m.observe(event([change({ action: "none", bytesBefore: 30, bytesAfter: 30 })]), "s");
+    text = (await m.render()).body;
+    expect(series(text, "mcp_normalizer_entries_total")).toBe(4);
+    expect(series(text, "mcp_normalizer_entries_total", { action: "unwrap-blob", mime: "text/plain" })).toBe(2);
+    expect(series(text, "mcp_normalizer_bytes_in_total", { action: "none" })).toBe(30);
+    expect(series(text, "mcp_normalizer_bytes_saved_total")).toBe(40);
+    expect(series(text, "mcp_normalizer_rewrites_total")).toBe(2);
+    // A scrape with nothing new changes nothing.
+    expect((await m.render()).body).toBe(text);
+    // The registry read directly (not through render) sees the counts too.
+    m.observe(event([change({})]), "s");
+    expect(series(await m.registry.metrics(), "mcp_normalizer_entries_total")).toBe(5);
+  });
+
+  it("the duration histogram renders exactly what prom-client's Histogram renders for the same observations (text and JSON)", async () => {
+    const ours = new Registry();
+    const theirs = new Registry();
+    const name = "mcp_normalizer_normalize_duration_seconds";
+    const help = "Time spent \\ in the engine\nper message";
+    const fast = new SeriesHistogram<"server" | "method">(name, help, NORMALIZE_SECONDS_BUCKETS, [ours]);
+    const reference = new Histogram({ name, help, labelNames: ["server", "method"], buckets: [...NORMALIZE_SECONDS_BUCKETS], registers: [theirs] });
+    expect(await ours.metrics()).toBe(await theirs.metrics());
+    const a = fast.createSeries({ server: "docs", method: "resources/read" });
+    const b = fast.createSeries({ server: 'we"ird\\', method: "tools/call" });
+    const unused = fast.createSeries({ server: "docs", method: "prompts/get" });
+    // Bounds, values between them, 0, above the last bound, and sums that are not exact in binary.
+    const values = [0, 0.0001, 0.00010001, 0.1, 0.3, 0.7, 2.5, 5, 5.0001, 17, 0.00003, 0.001, 0.0025];
+    values.forEach((value, i) => {
+      const [series, labels] = i % 3 === 2 ? [b, { server: 'we"ird\\', method: "tools/call" }] : [a, { server: "docs", method: "resources/read" }];
+      fast.observe(series, value);
+      reference.observe(labels, value);
+    });
+    expect(await ours.metrics()).toBe(await theirs.metrics());
+    expect(await ours.getMetricsAsJSON()).toEqual(await theirs.getMetricsAsJSON());
+    expect(unused.count).toBe(0);
+    expect(() => fast.observe(a, Number.NaN)).toThrow(TypeError);
+    ours.resetMetrics();
+    theirs.resetMetrics();
+    expect(await ours.metrics()).toBe(await theirs.metrics());
+    fast.observe(b, 0.2);
+    reference.observe({ server: 'we"ird\\', method: "tools/call" }, 0.2);
+    expect(await ours.metrics()).toBe(await theirs.metrics());
   });
 
   it("each instance has its own registry; default metrics are there unless turned off", async () => {
