@@ -7,8 +7,8 @@
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocketServer, type RawData, type WebSocket } from "ws";
-import { parseJsonMessage } from "../lineFraming.js";
-import type { JSONRPCMessage, TransportSendOptions } from "../types.js";
+import { parseJsonMessage, parseJsonText, type Framed } from "../lineFraming.js";
+import type { JSONRPCMessage, MessageExtraInfo, TransportSendOptions } from "../types.js";
 import { HostTransportBase } from "./hostTransportBase.js";
 import type { HostEndpointContext } from "./hostSession.js";
 import { replyOnSocket, SERVER_ERROR, sessionLimitMessage } from "./httpReplies.js";
@@ -18,12 +18,16 @@ import { encodeWire } from "../wireJson.js";
 export const WS_SUBPROTOCOL = "mcp";
 
 export class WsHostSession extends HostTransportBase {
+  /** What every message of the session carries along: the headers of its upgrade request. */
+  private readonly extra: MessageExtraInfo;
+
   constructor(
     private readonly socket: WebSocket,
-    private readonly headers: Record<string, string>,
+    headers: Record<string, string>,
     private readonly maxMessageBytes: number,
   ) {
     super();
+    this.extra = { requestInfo: { headers } };
     socket.on("message", (data, isBinary) => this.receive(data, isBinary));
     socket.on("close", () => this.finish());
     socket.on("error", (error: Error & { code?: string }) => {
@@ -59,12 +63,12 @@ export class WsHostSession extends HostTransportBase {
     if (this.socket.readyState === this.socket.OPEN || this.socket.readyState === this.socket.CONNECTING) this.socket.close(1000);
   }
 
-  private receive(data: RawData, _isBinary: boolean): void {
+  private receive(data: RawData, isBinary: boolean): void {
     // Binary frames are read as UTF-8 JSON too: being strict here would only break hosts.
     const bytes = Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data);
-    const framed = parseJsonMessage(bytes);
+    const framed = isBinary ? parseJsonMessage(bytes) : parseTextFrame(bytes);
     if (framed === undefined) return;
-    if (framed.problem === undefined) this.deliver(framed.message as JSONRPCMessage, { requestInfo: { headers: this.headers } });
+    if (framed.problem === undefined) this.deliver(framed.message as JSONRPCMessage, this.extra);
     else this.problem(framed.problem, `Unreadable message from the host (${framed.problem.kind}, ${framed.problem.bytes} bytes)`);
   }
 
@@ -72,6 +76,15 @@ export class WsHostSession extends HostTransportBase {
     if (this.onproblem !== undefined) this.onproblem(problem);
     else this.reportError(new Error(text));
   }
+}
+
+/**
+ * `parseJsonMessage` for a text frame, without checking its UTF-8 again: `ws` has already
+ * checked it (RFC 6455 §8.1) and closed the connection with 1007 when it was not.
+ */
+function parseTextFrame(bytes: Buffer): Framed | undefined {
+  if (bytes.length <= 64 && bytes.toString("latin1").trim() === "") return undefined;
+  return parseJsonText(bytes.toString("utf8"), bytes.length);
 }
 
 export class WsEndpoint {

@@ -93,6 +93,35 @@ describe("WebSocket host", () => {
     socket.close();
   });
 
+  it("text and binary frames: blank ones are skipped, invalid UTF-8 in a binary frame is a problem, in a text frame ws closes with 1007", async () => {
+    const socket = await open("/ws/demo");
+    const problems: unknown[] = [];
+    await new Promise<void>((resolve) => {
+      const check = (): void => {
+        const session = running.sessions[0];
+        if (session === undefined) return void setImmediate(check);
+        session.transport.onproblem = (problem) => problems.push(problem);
+        resolve();
+      };
+      check();
+    });
+    let reply = nextMessage(socket);
+    socket.send(" \r\n\t ");
+    socket.send(Buffer.from(" \n"), { binary: true });
+    socket.send(Buffer.from([0x7b, 0xff, 0x7d]), { binary: true });
+    socket.send(Buffer.from(JSON.stringify({ jsonrpc: "2.0", id: "b", method: "ping" })), { binary: true });
+    expect(await reply).toEqual({ jsonrpc: "2.0", id: "b", result: {} });
+    reply = nextMessage(socket);
+    socket.send(JSON.stringify({ jsonrpc: "2.0", id: "é", method: "ping" }));
+    expect(await reply).toEqual({ jsonrpc: "2.0", id: "é", result: {} });
+    expect(problems).toEqual([{ kind: "invalid-json", bytes: 3, excerpt: "{\ufffd}" }]);
+    const closed = new Promise<number>((resolve) => socket.once("close", (code) => resolve(code)));
+    // A text frame whose payload is not UTF-8 (sent raw: ws would not build one).
+    const frame = Buffer.from([0x81, 0x83, 0, 0, 0, 0, 0x7b, 0xff, 0x7d]);
+    (socket as unknown as { _socket: { write(b: Buffer): void } })._socket.write(frame);
+    expect(await closed).toBe(1007);
+  });
+
   it("carries a 50 MiB tool result", async () => {
     const client = await connectClient(new WebSocketClientTransport(new URL(wsUrl("/ws/demo"))));
     try {
