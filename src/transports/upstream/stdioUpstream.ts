@@ -52,6 +52,9 @@ export interface UpstreamExit {
   readonly expected: boolean;
 }
 
+/** What `send` returns for a message the pipe took at once (one settled promise, shared). */
+const SENT: Promise<void> = Promise.resolve();
+
 /** Children still running, killed if this process exits first (no orphans after a crash). */
 const liveChildren = new Set<ChildProcess>();
 let exitHookInstalled = false;
@@ -207,15 +210,23 @@ export class StdioUpstreamTransport implements ProxyTransport {
     });
   }
 
-  async send(message: JSONRPCMessage, _options?: ProxySendOptions): Promise<void> {
+  send(message: JSONRPCMessage, _options?: ProxySendOptions): Promise<void> {
     const stdin = this.child?.stdin;
     if (!stdin || this.closed || this.closing || this.exit || !stdin.writable) {
-      throw this.exit ? this.exitError() : new NormalizerError("UPSTREAM_CLOSED", `upstream "${this.options.command}" is closed`);
+      return Promise.reject(this.exit ? this.exitError() : new NormalizerError("UPSTREAM_CLOSED", `upstream "${this.options.command}" is closed`));
     }
+    // Not an async function: a message the pipe takes at once (nearly all) gets the one settled
+    // promise, not a new one per message (issue 6 profiles); failures still reject, never throw.
     // Backpressure: a 50 MiB line is handed to the pipe once and we wait for it to drain,
     // instead of piling further writes into memory.
-    if (stdin.write(serializeMessage(message))) return;
-    await new Promise<void>((resolve) => {
+    let taken: boolean;
+    try {
+      taken = stdin.write(serializeMessage(message));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    if (taken) return SENT;
+    return new Promise<void>((resolve) => {
       const done = (): void => {
         stdin.off("drain", done).off("close", done);
         resolve();
