@@ -99,6 +99,15 @@ describe("StdioUpstreamTransport with fixture children", () => {
     got.messages.length = 0;
   });
 
+  it("send: a message JSON cannot write rejects (never throws) and the session goes on", async () => {
+    const { transport, got } = await startStdio();
+    let sending: Promise<void> | undefined;
+    expect(() => (sending = transport.send({ jsonrpc: "2.0", id: 1, method: "echo", params: { n: 1n } } as never))).not.toThrow();
+    await expect(sending).rejects.toThrow(TypeError);
+    await transport.send({ jsonrpc: "2.0", id: 2, method: "notifications" });
+    expect((await got.response(2)).result).toEqual({ received: [] });
+  });
+
   it("a child that exits: UPSTREAM_EXITED error with code and last stderr line, then onclose", async () => {
     const { transport, got } = await startStdio();
     const pid = transport.pid as number;
