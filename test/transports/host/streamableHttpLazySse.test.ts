@@ -13,7 +13,6 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { afterEach, describe, expect, it } from "vitest";
 import { JSONRPC } from "../../../src/errors/NormalizerError.js";
 import type { HostSessionInfo } from "../../../src/transports/host/hostSession.js";
-import { responseForm } from "../../../src/transports/host/requestHeaders.js";
 import { StreamableHttpEndpoint } from "../../../src/transports/host/streamableHttpEndpoint.js";
 import type { StreamableHttpHostSession } from "../../../src/transports/host/streamableHttpHost.js";
 import type { JSONRPCMessage } from "../../../src/transports/types.js";
@@ -414,23 +413,5 @@ describe("lazy SSE with the SDK's client", () => {
     expect((await client.callTool({ name: "quick", arguments: {} })).content).toEqual([{ type: "text", text: "quick" }]);
     expect((await client.callTool({ name: "streamed", arguments: {} })).content).toEqual([{ type: "text", text: "streamed" }]);
     expect(types).toEqual(["application/json", "application/json", "text/event-stream"]);
-  });
-});
-
-describe("responseForm (the host's Accept)", () => {
-  it.each([
-    [undefined, "either"],
-    ["", "either"],
-    ["application/json, text/event-stream", "either"],
-    ["text/event-stream, application/json;q=0.5", "either"],
-    ["*/*", "either"],
-    ["text/event-stream", "sse"],
-    ["text/*", "sse"],
-    ["application/json, text/event-stream;q=0", "json"],
-    ["application/json", "json"],
-    ["application/*", "json"],
-    ["image/png", "sse"],
-  ])("Accept %j → %s", (accept, form) => {
-    expect(responseForm(accept)).toBe(form);
   });
 });
