@@ -61,8 +61,9 @@ describe("/mcp: bad input from the host", () => {
   });
 
   it("a duplicate id of a request still waiting gets -32600; the first still gets its answer", async () => {
-    // An SSE answer: its headers arrive at once, so the first request is registered before the second is sent.
-    const first = await fetch(url, { method: "POST", headers: { "content-type": "application/json", accept: "text/event-stream, application/json", "mcp-session-id": bad }, body: rpc("dup", "resources/read", { _noFinal: true }) });
+    // An SSE-only host: its headers arrive at once (no lazy JSON window), so the first request is
+    // registered before the second is sent.
+    const first = await fetch(url, { method: "POST", headers: { "content-type": "application/json", accept: "text/event-stream", "mcp-session-id": bad }, body: rpc("dup", "resources/read", { _noFinal: true }) });
     expect(first.headers.get("content-type")).toMatch(/text\/event-stream/);
     const second = await post(url, rpc("dup", "resources/read"), bad);
     expect(second.messages[0]?.error).toMatchObject({ code: -32600, message: expect.stringMatching(/already used by a request still waiting/) });
