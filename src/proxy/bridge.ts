@@ -8,7 +8,7 @@
 import { JSONRPC } from "../errors/NormalizerError.js";
 import type { Logger } from "../observe/logger.js";
 import type { FramingProblem, JSONRPCMessage, MessageExtraInfo, ProxySendOptions, ProxyTransport } from "../transports/types.js";
-import { errorResponse, idKey, isNotification, isObj, isRequest, isRequestId, isResponse, progressToken, type RequestId } from "../transports/jsonrpc.js";
+import { errorResponse, isNotification, isObj, isRequest, isRequestId, isResponse, progressToken, type RequestId } from "../transports/jsonrpc.js";
 import { NormalizingTransport, type NormalizationOptions } from "./withNormalization.js";
 
 export const DEFAULT_REQUEST_TIMEOUT_MS = 300_000;
@@ -64,8 +64,12 @@ export class Bridge {
   private readonly host: ProxyTransport;
   private readonly logger: Logger;
   private readonly timeoutMs: number;
-  /** Host requests waiting, in the order they came: every one has the same timeout, so this is deadline order too. */
-  private readonly waiting = new Map<string, Waiting>();
+  /**
+   * Host requests waiting, in the order they came: every one has the same timeout, so this is
+   * deadline order too. Keyed by the id itself (no key string per message): a Map keeps 1 and "1"
+   * apart and takes 0 and -0 as one id, exactly as keys made with `idKey` did.
+   */
+  private readonly waiting = new Map<RequestId, Waiting>();
   /**
    * One timer per session, due at the oldest waiting request's deadline, instead of a timer
    * set and cleared per request (issue 6 profiles: that was a measurable share of a small call).
@@ -74,14 +78,14 @@ export class Bridge {
   /** The last host headers object seen and its forwarded `mcp-*` headers (a WebSocket or SSE session passes the same object every time). */
   private lastHeaders: object | undefined;
   private lastForwarded: Record<string, string> | undefined;
-  private readonly byProgressToken = new Map<string, RequestId>();
+  private readonly byProgressToken = new Map<RequestId, RequestId>();
   private lastUpstreamError: string | undefined;
   private closed = false;
   private upstreamAlive = false;
   /** The session's protocol version: the host's initialize request, then the upstream's answer. */
   private protocolVersion: string | undefined;
   /** Ids of upstream requests (sampling, elicitation…) the host has not answered yet. */
-  private readonly upstreamAsked = new Set<string>();
+  private readonly upstreamAsked = new Set<RequestId>();
   /** Set while the proxy shuts down: new host requests are answered with this, not forwarded. */
   private refusal: string | undefined;
   /** Why the session ended: "host closed", "upstream closed", or what close() was given. */
@@ -197,7 +201,7 @@ export class Bridge {
         return false;
       }
       this.remember(msg);
-    } else if (isResponse(msg) && !this.upstreamAsked.delete(idKey(msg.id))) {
+    } else if (isResponse(msg) && !this.upstreamAsked.delete(msg.id)) {
       // A response to nothing the upstream asked (or a second one): not the upstream's business.
       this.logger.warn("host answered a request the upstream did not send; not forwarded", { id: msg.id });
       return false;
@@ -225,7 +229,7 @@ export class Bridge {
    */
   private refuse(msg: { id: RequestId; method: string }): Record<string, unknown> | undefined {
     if (this.refusal !== undefined) return errorResponse(msg.id, JSONRPC.UPSTREAM_UNAVAILABLE, `${msg.method} not forwarded: ${this.refusal}`);
-    if (this.waiting.has(idKey(msg.id))) {
+    if (this.waiting.has(msg.id)) {
       this.logger.warn("host reused the id of a request still waiting", { id: msg.id, method: msg.method });
       return errorResponse(msg.id, JSONRPC.INVALID_REQUEST, `Invalid Request: id ${JSON.stringify(msg.id)} is already used by a request still waiting for its answer`);
     }
@@ -264,7 +268,7 @@ export class Bridge {
         if (waiting.method === "initialize" && isObj(msg.result) && typeof msg.result.protocolVersion === "string") this.protocolVersion = msg.result.protocolVersion;
         related = msg.id;
       } else {
-        if (isRequest(msg)) this.upstreamAsked.add(idKey(msg.id));
+        if (isRequest(msg)) this.upstreamAsked.add(msg.id);
         related = this.relatedRequest(msg);
       }
       this.toHost(msg, related);
@@ -314,7 +318,7 @@ export class Bridge {
    */
   private relatedRequest(msg: unknown): RequestId | undefined {
     if (isObj(msg) && isObj(msg.params) && isRequestId(msg.params.progressToken)) {
-      const id = this.byProgressToken.get(idKey(msg.params.progressToken));
+      const id = this.byProgressToken.get(msg.params.progressToken);
       if (id !== undefined) return id;
     }
     let last: Waiting | undefined;
@@ -324,8 +328,8 @@ export class Bridge {
 
   private remember(msg: Record<string, unknown> & { id: RequestId; method: string }): void {
     const token = progressToken(msg);
-    this.waiting.set(idKey(msg.id), { id: msg.id, method: msg.method, deadline: performance.now() + this.timeoutMs, progress: token });
-    if (token !== undefined) this.byProgressToken.set(idKey(token), msg.id);
+    this.waiting.set(msg.id, { id: msg.id, method: msg.method, deadline: performance.now() + this.timeoutMs, progress: token });
+    if (token !== undefined) this.byProgressToken.set(token, msg.id);
     if (this.timer === undefined) this.armTimer(this.timeoutMs);
   }
 
@@ -350,11 +354,10 @@ export class Bridge {
   };
 
   private forget(id: RequestId): Waiting | undefined {
-    const key = idKey(id);
-    const waiting = this.waiting.get(key);
+    const waiting = this.waiting.get(id);
     if (waiting === undefined) return undefined;
-    this.waiting.delete(key);
-    if (waiting.progress !== undefined) this.byProgressToken.delete(idKey(waiting.progress));
+    this.waiting.delete(id);
+    if (waiting.progress !== undefined) this.byProgressToken.delete(waiting.progress);
     if (this.waiting.size === 0) this.options.onSettled?.();
     return waiting;
   }

@@ -88,6 +88,34 @@ describe("Bridge request timeouts", () => {
   });
 });
 
+describe("Bridge request ids", () => {
+  it("1 and \"1\" are different requests: each answer reaches its own, a reused id still waiting is refused", async () => {
+    const { host, upstream, bridge } = await bridgeOf();
+    host.receive({ jsonrpc: "2.0", id: 1, method: "tools/call", params: {} });
+    host.receive({ jsonrpc: "2.0", id: "1", method: "tools/call", params: {} });
+    host.receive({ jsonrpc: "2.0", id: "1", method: "tools/call", params: {} });
+    expect(upstream.sent).toHaveLength(2);
+    expect(errorsTo(host)).toMatchObject([{ id: "1", error: { code: JSONRPC.INVALID_REQUEST } }]);
+    upstream.receive({ jsonrpc: "2.0", id: "1", result: { which: "string" } });
+    upstream.receive({ jsonrpc: "2.0", id: "1", result: { which: "late" } });
+    upstream.receive({ jsonrpc: "2.0", id: 1, result: { which: "number" } });
+    expect(host.sent.filter((s) => "result" in s.message).map((s) => [s.message.id, s.message.result, s.options?.relatedRequestId])).toEqual([
+      ["1", { which: "string" }, "1"],
+      [1, { which: "number" }, 1],
+    ]);
+    expect(bridge.waitingCount).toBe(0);
+  });
+
+  it("a response from the host reaches the upstream only for a request the upstream sent, once", async () => {
+    const { host, upstream } = await bridgeOf();
+    upstream.receive({ jsonrpc: "2.0", id: 7, method: "sampling/createMessage", params: {} });
+    host.receive({ jsonrpc: "2.0", id: "7", result: {} });
+    host.receive({ jsonrpc: "2.0", id: 7, result: {} });
+    host.receive({ jsonrpc: "2.0", id: 7, result: {} });
+    expect(upstream.sent.map((s) => s.message)).toEqual([{ jsonrpc: "2.0", id: 7, result: {} }]);
+  });
+});
+
 describe("Bridge forwarded headers", () => {
   it("forwards the host's mcp-* headers (not its session id) with each message, following a new headers object", async () => {
     const { host, upstream } = await bridgeOf();
