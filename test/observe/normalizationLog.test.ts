@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
+import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import type { LogRecord } from "../../src/observe/logRecord.js";
 import { createNormalizationLog } from "../../src/observe/normalizationLog.js";
@@ -37,6 +38,29 @@ describe("the normalization log (pino)", () => {
     expect(Object.keys(parsed).slice(0, 12)).toEqual(["ts", "server", "session", "method", "uri", "action", "mimeBefore", "mimeAfter", "bytesBefore", "bytesAfter", "saved", "ms"]);
     expect(parsed).not.toHaveProperty("level");
     expect(parsed).not.toHaveProperty("time");
+  });
+
+  it("writes the very line pino's logger wrote for it (fields, order, escaping); a lone surrogate is escaped, never U+FFFD", async () => {
+    const odd: LogRecord = { ...record(6), uri: 'file:///a "quoted"\\path\n\t\u0001é😀.md', mimeBefore: null, reason: "x".repeat(100), ms: 1e-7 };
+    const lines = async (write: (stream: PassThrough) => void): Promise<string> => {
+      const stream = new PassThrough();
+      const chunks: Buffer[] = [];
+      stream.on("data", (c: Buffer) => chunks.push(c));
+      write(stream);
+      await new Promise((resolve) => setImmediate(resolve));
+      return Buffer.concat(chunks).toString("utf8");
+    };
+    const ours = await lines((stream) => createNormalizationLog({ stream }).write(odd));
+    // How the log was written with pino's logger (before issue 6): ts through the timestamp hook.
+    const theirs = await lines((stream) => {
+      const { ts, ...rest } = odd;
+      pino({ base: null, timestamp: () => `"ts":${JSON.stringify(ts)}`, formatters: { level: () => ({}) } }, stream).info(rest);
+    });
+    expect(ours).toBe(theirs);
+    expect(JSON.parse(ours)).toEqual(odd);
+    const lone = await lines((stream) => createNormalizationLog({ stream }).write({ ...record(7), uri: "x:\ud800" }));
+    expect(lone).toContain('"uri":"x:\\ud800"');
+    expect(lone).not.toContain("\ufffd");
   });
 
   it("appends on restart, never truncates", async () => {
