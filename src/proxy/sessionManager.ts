@@ -198,7 +198,9 @@ export class SessionManager {
       },
       ...(upstream.describeEnd === undefined ? {} : { describeUpstreamEnd: () => upstream.describeEnd?.() }),
       onSettled: () => {
-        for (const waiter of [...this.settledWaiters]) waiter();
+        // Called each time the session has no request waiting (after nearly every answer): no
+        // copy of an empty set (graceful shutdown is the only waiter).
+        if (this.settledWaiters.size > 0) for (const waiter of [...this.settledWaiters]) waiter();
       },
       onUpstreamAlive: () => {
         // It answered: whatever killed its predecessors is over.
