@@ -10,6 +10,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Duplex } from "node:stream";
 import type { HostEndpointContext } from "../transports/host/hostSession.js";
 import { replyJson, replyJsonRpcError, replyOnSocket, SERVER_ERROR } from "../transports/host/httpReplies.js";
+import { clientAddress } from "../transports/host/requestHeaders.js";
 import { SseEndpoint } from "../transports/host/sseHost.js";
 import { StreamableHttpEndpoint } from "../transports/host/streamableHttpEndpoint.js";
 import { WsEndpoint } from "../transports/host/wsHost.js";
@@ -18,7 +19,7 @@ import { resolveFrontendOptions, type HttpDocument, type HttpFrontendOptions, ty
 import { applyCors } from "./cors.js";
 import { checkRequest } from "./requestGuard.js";
 import { route } from "./routes.js";
-import { clientScope, SessionCounter } from "./sessionSlots.js";
+import { SessionCounter } from "./sessionSlots.js";
 
 export type { HttpFrontendOptions } from "./frontendOptions.js";
 
@@ -67,13 +68,13 @@ export function createHttpFrontend(options: HttpFrontendOptions): HttpFrontend {
   }
 
   const server = createServer((req, res) => {
-    clientScope.run(clientOf(req), () => handle(req, res, opts, endpoints, slots)).catch((error: unknown) => {
+    handle(req, res, opts, endpoints, slots).catch((error: unknown) => {
       opts.logger.error("request failed", { method: req.method, url: req.url?.slice(0, 200), error: String(error) });
       if (!res.headersSent) replyJsonRpcError(res, 500, JSONRPC.INTERNAL_ERROR, "Internal error in the proxy's HTTP listener");
       else res.destroy();
     });
   });
-  server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => clientScope.run(clientOf(req), () => upgrade(req, socket, head, opts, endpoints, slots)));
+  server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => upgrade(req, socket, head, opts, endpoints, slots));
   server.on("clientError", (_error, socket: Duplex) => {
     // Malformed HTTP: answer 400 when the socket still can, never crash.
     if (socket.writable) socket.end("HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n");
@@ -119,10 +120,6 @@ export function createHttpFrontend(options: HttpFrontendOptions): HttpFrontend {
 }
 
 /** The client a session counts against for `maxSessionsPerClient`: its remote address. */
-function clientOf(req: IncomingMessage): string {
-  return req.socket.remoteAddress ?? "unknown";
-}
-
 /** A request that would open a new host session (so `maxSessionsPerClient` applies to it). */
 function opensSession(req: IncomingMessage, kind: string): boolean {
   if (kind === "sse") return req.method === "GET";
@@ -146,7 +143,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, opts: ResolvedF
     return;
   }
   if (applyCors(req, res, opts)) return;
-  if (opensSession(req, target.kind) && !slots.clientMayOpen(clientOf(req))) {
+  if (opensSession(req, target.kind) && !slots.clientMayOpen(clientAddress(req))) {
     req.resume();
     replyJsonRpcError(res, 503, SERVER_ERROR, perClientMessage(opts.maxSessionsPerClient), { "retry-after": "1" });
     return;
@@ -209,7 +206,7 @@ function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, opts: Resol
     replyOnSocket(socket, 404, SERVER_ERROR, `No WebSocket endpoint at ${path.slice(0, 200)} (WebSocket is served at /ws/NAME)`);
     return;
   }
-  if (!slots.clientMayOpen(clientOf(req))) {
+  if (!slots.clientMayOpen(clientAddress(req))) {
     replyOnSocket(socket, 503, SERVER_ERROR, perClientMessage(opts.maxSessionsPerClient), { "retry-after": "1" });
     return;
   }

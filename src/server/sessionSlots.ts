@@ -3,15 +3,11 @@
  * and server NAME, so the listener as a whole never holds more host sessions (and upstream
  * connections) than configured, and no single client address can take them all (issue 5).
  *
- * The client a session belongs to is not passed through the endpoints: the listener runs each
- * request inside `clientScope.run(address, …)` and `acquire()` reads it from there
- * (AsyncLocalStorage follows the request across its awaits).
+ * Each endpoint names the client (its remote address) when it takes a slot. (Not an
+ * AsyncLocalStorage: on Node 20 one turns on async hooks for every promise and callback of the
+ * process, ~7 µs per proxied call — issue 6 profiles.)
  */
-import { AsyncLocalStorage } from "node:async_hooks";
 import type { SessionSlots } from "../transports/host/hostSession.js";
-
-/** The client (remote address) of the request being handled. */
-export const clientScope = new AsyncLocalStorage<string>();
 
 export class SessionCounter implements SessionSlots {
   private taken = 0;
@@ -36,8 +32,7 @@ export class SessionCounter implements SessionSlots {
     return this.inUseBy(client) < this.maxPerClient;
   }
 
-  acquire(): (() => void) | null {
-    const client = clientScope.getStore();
+  acquire(client?: string): (() => void) | null {
     if (this.taken >= this.max) return null;
     if (client !== undefined && !this.clientMayOpen(client)) return null;
     this.taken++;

@@ -37,8 +37,8 @@ export interface ProblemSite {
 
 /** Counts live host sessions against `limits.maxSessions`. */
 export interface SessionSlots {
-  /** Takes a slot; returns its release function, or null when every slot is taken. */
-  acquire(): (() => void) | null;
+  /** Takes a slot for `client` (its address); returns its release function, or null when none is left. */
+  acquire(client?: string): (() => void) | null;
 }
 
 /** What every endpoint of one server NAME needs from the listener. */

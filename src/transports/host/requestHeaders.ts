@@ -2,7 +2,7 @@
  * Reading what a host's HTTP request says about itself: which response form it accepts, and
  * which MCP headers the proxy must pass along to the upstream.
  */
-import type { IncomingHttpHeaders } from "node:http";
+import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
 import { parseMediaType } from "../../normalize/mediaType.js";
 
 /**
@@ -43,4 +43,9 @@ export function forwardableMcpHeaders(headers: IncomingHttpHeaders): Record<stri
     out[name] = Array.isArray(value) ? value.join(", ") : value;
   }
   return out;
+}
+
+/** The client a request comes from, as `limits.maxSessionsPerClient` counts it: its remote address. */
+export function clientAddress(req: IncomingMessage): string {
+  return req.socket.remoteAddress ?? "unknown";
 }

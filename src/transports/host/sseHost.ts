@@ -12,7 +12,7 @@ import { HostTransportBase } from "./hostTransportBase.js";
 import type { HostEndpointContext } from "./hostSession.js";
 import { replyJsonRpcError, replySessionLimit } from "./httpReplies.js";
 import { jsonRpcCodeFor, readMessageBody } from "./readMessageBody.js";
-import { forwardableMcpHeaders } from "./requestHeaders.js";
+import { clientAddress, forwardableMcpHeaders } from "./requestHeaders.js";
 import { SseWriter } from "./sseWriter.js";
 import { encodeWire } from "../wireJson.js";
 
@@ -56,7 +56,7 @@ export class SseEndpoint {
 
   /** `GET /sse/NAME` */
   async open(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const release = this.ctx.slots.acquire();
+    const release = this.ctx.slots.acquire(clientAddress(req));
     if (release === null) {
       replySessionLimit(res, this.ctx.maxSessions);
       return;

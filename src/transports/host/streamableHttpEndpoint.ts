@@ -21,7 +21,7 @@ import type { HostEndpointContext, HostSessionInfo } from "./hostSession.js";
 import { headerValue, replyJsonRpcError, replySessionLimit, SERVER_ERROR } from "./httpReplies.js";
 import { methodOf, requestIdOf } from "../jsonrpc.js";
 import { jsonRpcCodeFor, readMessageBody } from "./readMessageBody.js";
-import { forwardableMcpHeaders, responseForm } from "./requestHeaders.js";
+import { clientAddress, forwardableMcpHeaders, responseForm } from "./requestHeaders.js";
 import { StreamableHttpHostSession } from "./streamableHttpHost.js";
 
 export interface StreamableHttpEndpointOptions {
@@ -78,7 +78,7 @@ export class StreamableHttpEndpoint {
     if (sessionId !== undefined && session === undefined) return this.notFound(res, sessionId);
     if (session === undefined) {
       const initialize = body.messages.some((m) => methodOf(m) === "initialize" && requestIdOf(m) !== undefined);
-      session = await this.open(res, !initialize, headers);
+      session = await this.open(res, !initialize, headers, clientAddress(req));
       if (session === undefined) return;
     }
     session.acceptPost(res, body.messages, body.batch, responseForm(headerValue(req.headers.accept)), { requestInfo: { headers } });
@@ -107,8 +107,8 @@ export class StreamableHttpEndpoint {
   }
 
   /** Creates a session, takes a slot for it and hands it to the proxy; answers the host on failure. */
-  private async open(res: ServerResponse, stateless: boolean, headers: Record<string, string>): Promise<StreamableHttpHostSession | undefined> {
-    const release = this.ctx.slots.acquire();
+  private async open(res: ServerResponse, stateless: boolean, headers: Record<string, string>, client: string): Promise<StreamableHttpHostSession | undefined> {
+    const release = this.ctx.slots.acquire(client);
     if (release === null) {
       replySessionLimit(res, this.ctx.maxSessions);
       return undefined;

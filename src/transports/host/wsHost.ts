@@ -12,7 +12,7 @@ import type { JSONRPCMessage, MessageExtraInfo, TransportSendOptions } from "../
 import { HostTransportBase } from "./hostTransportBase.js";
 import type { HostEndpointContext } from "./hostSession.js";
 import { replyOnSocket, SERVER_ERROR, sessionLimitMessage } from "./httpReplies.js";
-import { forwardableMcpHeaders } from "./requestHeaders.js";
+import { clientAddress, forwardableMcpHeaders } from "./requestHeaders.js";
 import { encodeWire } from "../wireJson.js";
 
 export const WS_SUBPROTOCOL = "mcp";
@@ -106,7 +106,7 @@ export class WsEndpoint {
 
   /** Takes over an `upgrade` request the listener has already checked (Host, Origin, auth). */
   upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
-    const release = this.ctx.slots.acquire();
+    const release = this.ctx.slots.acquire(clientAddress(req));
     if (release === null) {
       replyOnSocket(socket, 503, SERVER_ERROR, sessionLimitMessage(this.ctx.maxSessions), { "retry-after": "1" });
       return;
