@@ -90,6 +90,15 @@ async function start(options: { lazySseWindowMs?: number; sseKeepAliveMs?: numbe
 
 const ACCEPT_BOTH = "application/json, text/event-stream";
 
+/** A batch of two tools/call requests, ids "a" and "b", in a session of a version with batches. */
+function postBatchAB(url: string, sessionId: string, headers: Record<string, string> = {}): Promise<Response> {
+  const batch = [
+    { jsonrpc: "2.0", id: "a", method: "tools/call", params: {} },
+    { jsonrpc: "2.0", id: "b", method: "tools/call", params: {} },
+  ];
+  return post(url, batch, { "mcp-session-id": sessionId, "mcp-protocol-version": "2025-03-26", ...headers });
+}
+
 function post(url: string, body: unknown, headers: Record<string, string> = {}, signal?: AbortSignal): Promise<Response> {
   return fetch(url, {
     method: "POST",
@@ -207,14 +216,7 @@ describe("lazy SSE: which form a POST accepting both gets", () => {
   it("a batch with one answer held and a related message for the other: the stream starts with the held answer", async () => {
     const fx = await start({ lazySseWindowMs: 60_000 });
     const { sessionId } = await initialize(fx);
-    const pending = post(
-      fx.url,
-      [
-        { jsonrpc: "2.0", id: "a", method: "tools/call", params: {} },
-        { jsonrpc: "2.0", id: "b", method: "tools/call", params: {} },
-      ],
-      { "mcp-session-id": sessionId, "mcp-protocol-version": "2025-03-26" },
-    );
+    const pending = postBatchAB(fx.url, sessionId);
     const { session } = await fx.request("b");
     await session.transport.send(result("a", "quick"));
     await session.transport.send(progress(1), { relatedRequestId: "b" });
@@ -320,14 +322,7 @@ describe("lazy SSE: endings", () => {
   it("the session ending while a batch holds one answer: the held answer goes out on a stream that then ends", async () => {
     const fx = await start({ lazySseWindowMs: 60_000 });
     const { sessionId, session } = await initialize(fx);
-    const pending = post(
-      fx.url,
-      [
-        { jsonrpc: "2.0", id: "a", method: "tools/call", params: {} },
-        { jsonrpc: "2.0", id: "b", method: "tools/call", params: {} },
-      ],
-      { "mcp-session-id": sessionId, "mcp-protocol-version": "2025-03-26" },
-    );
+    const pending = postBatchAB(fx.url, sessionId);
     await fx.request("b");
     await session.transport.send(result("a", "kept"));
     await session.transport.close();
@@ -339,14 +334,7 @@ describe("lazy SSE: endings", () => {
   it("the session ending while a JSON-only batch holds one answer: the 503 error, never a stream", async () => {
     const fx = await start({ lazySseWindowMs: 60_000 });
     const { sessionId, session } = await initialize(fx);
-    const pending = post(
-      fx.url,
-      [
-        { jsonrpc: "2.0", id: "a", method: "tools/call", params: {} },
-        { jsonrpc: "2.0", id: "b", method: "tools/call", params: {} },
-      ],
-      { "mcp-session-id": sessionId, "mcp-protocol-version": "2025-03-26", accept: "application/json" },
-    );
+    const pending = postBatchAB(fx.url, sessionId, { accept: "application/json" });
     await fx.request("b");
     await session.transport.send(result("a", "held"));
     await session.transport.close();

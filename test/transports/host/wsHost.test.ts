@@ -37,6 +37,21 @@ function open(path: string, protocols: string[] = ["mcp"]): Promise<WebSocket> {
   });
 }
 
+/** Waits for the first session and collects what its transport reports through onproblem. */
+async function watchProblems(): Promise<unknown[]> {
+  const problems: unknown[] = [];
+  await new Promise<void>((resolve) => {
+    const check = (): void => {
+      const session = running.sessions[0];
+      if (session === undefined) return void setImmediate(check);
+      session.transport.onproblem = (problem) => problems.push(problem);
+      resolve();
+    };
+    check();
+  });
+  return problems;
+}
+
 function nextMessage(socket: WebSocket): Promise<unknown> {
   return new Promise((resolve) => socket.once("message", (data) => resolve(JSON.parse(String(data)))));
 }
@@ -75,16 +90,7 @@ describe("WebSocket host", () => {
 
   it("reports a frame that is not JSON through onproblem and keeps the session", async () => {
     const socket = await open("/ws/demo");
-    const problems: unknown[] = [];
-    await new Promise<void>((resolve) => {
-      const check = (): void => {
-        const session = running.sessions[0];
-        if (session === undefined) return void setImmediate(check);
-        session.transport.onproblem = (problem) => problems.push(problem);
-        resolve();
-      };
-      check();
-    });
+    const problems = await watchProblems();
     const reply = nextMessage(socket);
     socket.send("this is not json");
     socket.send(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }));
@@ -95,16 +101,7 @@ describe("WebSocket host", () => {
 
   it("text and binary frames: blank ones are skipped, invalid UTF-8 in a binary frame is a problem, in a text frame ws closes with 1007", async () => {
     const socket = await open("/ws/demo");
-    const problems: unknown[] = [];
-    await new Promise<void>((resolve) => {
-      const check = (): void => {
-        const session = running.sessions[0];
-        if (session === undefined) return void setImmediate(check);
-        session.transport.onproblem = (problem) => problems.push(problem);
-        resolve();
-      };
-      check();
-    });
+    const problems = await watchProblems();
     let reply = nextMessage(socket);
     socket.send(" \r\n\t ");
     socket.send(Buffer.from(" \n"), { binary: true });
