@@ -44,6 +44,8 @@ export class NormalizingTransport implements ProxyTransport {
 
   private readonly policy: Policy;
   private readonly pending = new Map<string, string>();
+  /** Events of the message being received, reported once it has been handed on. */
+  private events: NormalizationEvent[] = [];
   private readonly now: () => number;
 
   constructor(
@@ -112,7 +114,14 @@ export class NormalizingTransport implements ProxyTransport {
     } else {
       out = this.rewrite(message);
     }
-    this.onmessage?.(out as JSONRPCMessage, extra);
+    // The message goes on first: logs and metrics are not on the path of the answer.
+    const events = this.events;
+    if (events.length > 0) this.events = [];
+    try {
+      this.onmessage?.(out as JSONRPCMessage, extra);
+    } finally {
+      for (const event of events) this.options.onNormalized?.(event);
+    }
   }
 
   private rewrite(msg: unknown): unknown {
@@ -142,7 +151,7 @@ export class NormalizingTransport implements ProxyTransport {
       return msg;
     }
     const ms = this.now() - started;
-    if (outcome.changes.length > 0) this.options.onNormalized?.({ method, id, changes: outcome.changes, ms });
+    if (outcome.changes.length > 0 && this.options.onNormalized !== undefined) this.events.push({ method, id, changes: outcome.changes, ms });
     return outcome.value === msg[key] ? msg : rebuild(msg, { [key]: outcome.value });
   }
 }

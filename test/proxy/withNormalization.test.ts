@@ -31,6 +31,19 @@ describe("withNormalization", () => {
     }
   });
 
+  it("the rewritten message is handed on before its change records are reported (logs and metrics are off the answer's path)", async () => {
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    const order: string[] = [];
+    const transport = withNormalization(serverSide, { onNormalized: (e) => order.push(`records for ${e.id}`) });
+    transport.onmessage = (message) => order.push(`message ${(message as { id?: unknown }).id}`);
+    await transport.start();
+    await clientSide.start();
+    await transport.send({ jsonrpc: "2.0", id: 7, method: "resources/read", params: { uri: "mem://x.txt" } });
+    await clientSide.send({ jsonrpc: "2.0", id: 7, result: { contents: [{ uri: "mem://x.txt", blob: Buffer.from("plain text").toString("base64") }] } });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(order).toEqual(["message 7", "records for 7"]);
+  });
+
   it("request ids of the two directions are separate spaces", async () => {
     // The server sends sampling/createMessage with id 0 while the client's resources/read (also
     // id 0 on a fresh client… or any) is pending: the decorator must rewrite only the response to
