@@ -18,7 +18,7 @@ export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
 export const DEFAULT_RESTART_BACKOFF_MS = 250;
 /** Default `limits.maxRestartBackoffMs`: the backoff never grows past this. */
 export const DEFAULT_MAX_RESTART_BACKOFF_MS = 30_000;
-/** Default `limits.rawStringBytes`: payload strings from a stdio upstream this long stay bytes. */
+/** Default `limits.rawStringBytes`: payload strings from an upstream this long stay bytes. */
 export const DEFAULT_RAW_STRING_BYTES = 256 * 1024;
 
 const normalizeSettings = {
@@ -112,7 +112,7 @@ export const ConfigSchema = z
         shutdownGraceMs: z.number().int().min(0).default(DEFAULT_SHUTDOWN_GRACE_MS).describe("after SIGTERM/SIGINT, how long in-flight requests may take before sessions are ended"),
         restartBackoffMs: z.number().int().min(0).default(DEFAULT_RESTART_BACKOFF_MS).describe("after an upstream dies, the wait before the next one starts; doubles per consecutive failure"),
         maxRestartBackoffMs: z.number().int().min(0).default(DEFAULT_MAX_RESTART_BACKOFF_MS).describe("cap of restartBackoffMs's doubling"),
-        rawStringBytes: z.number().int().min(0).default(DEFAULT_RAW_STRING_BYTES).describe("blob/text/data strings from a stdio upstream at least this many bytes long are read, normalized and written as bytes, never as JS strings (big reads: less CPU and memory); 0 turns it off"),
+        rawStringBytes: z.number().int().min(0).default(DEFAULT_RAW_STRING_BYTES).describe("blob/text/data strings at least this many bytes long in an upstream's stdio lines, streamable HTTP JSON bodies and WebSocket messages are read, normalized and written as bytes, never as JS strings (big reads: less CPU and memory); 0 turns it off"),
       })
       .default({
         maxMessageBytes: DEFAULT_MAX_MESSAGE_BYTES,

@@ -276,15 +276,8 @@ export class JsonLineReader {
     if (framed) this.out.push(framed);
   }
 
-  /** A big line: its payloads read raw from the pieces, else (nothing to cut, or doubt) joined. */
   private onPieces(pieces: Buffer[], bytes: number): void {
-    const message = parseWithRawStrings(pieces, this.rawStringMinBytes!);
-    if (message !== undefined) {
-      this.out.push({ message });
-      return;
-    }
-    this.splitter.bytesCopied += bytes;
-    const framed = parseJsonMessage(Buffer.concat(pieces, bytes));
+    const framed = parseJsonPieces(pieces, bytes, this.rawStringMinBytes, () => (this.splitter.bytesCopied += bytes));
     if (framed) this.out.push(framed);
   }
 }
@@ -303,6 +296,21 @@ export function parseJsonMessage(bytes: Buffer, rawStringMinBytes?: number): Fra
   if (!isUtf8(bytes)) return { problem: { kind: "invalid-json", bytes: bytes.length, excerpt: excerptOf(bytes) } };
   const text = bytes.toString("utf8");
   return parseJsonText(text, bytes.length);
+}
+
+/**
+ * `parseJsonMessage` of the pieces joined (a big stdio line, an HTTP body, a fragmented WebSocket
+ * message): payloads read raw from the pieces when `rawStringMinBytes` allows, else (nothing to
+ * cut, or doubt) the pieces are joined — `onJoin` is told — and parsed the plain way.
+ */
+export function parseJsonPieces(pieces: Buffer[], bytes: number, rawStringMinBytes?: number, onJoin?: () => void): Framed | undefined {
+  if (pieces.length === 1) return parseJsonMessage(pieces[0]!, rawStringMinBytes);
+  if (rawStringMinBytes !== undefined && bytes >= rawStringMinBytes) {
+    const message = parseWithRawStrings(pieces, rawStringMinBytes);
+    if (message !== undefined) return { message };
+  }
+  onJoin?.();
+  return parseJsonMessage(Buffer.concat(pieces, bytes));
 }
 
 /** As `parseJsonMessage`, for text already decoded (SSE data, WebSocket text frames). */

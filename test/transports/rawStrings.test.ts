@@ -234,3 +234,72 @@ describe("raw strings: the pieces", () => {
     expect(RawJsonString.ofUtf8(other).parts[0]!.toString()).toBe('"a\\nb"');
   });
 });
+
+describe("raw strings from HTTP and WebSocket upstreams", () => {
+  const text = `${'line "q" é 日本 😀\n'.repeat(400)}end`;
+  const answer = (id: unknown) => ({ jsonrpc: "2.0", id, result: { contents: [{ uri: "file:///a.txt", mimeType: "text/plain", blob: Buffer.from(text).toString("base64") }], _meta: { text: "short" } } });
+
+  it("a fragmented WebSocket message: the payload is read raw from its fragments and written back byte for byte", async () => {
+    const { WebSocketServer } = await import("ws");
+    const { WebSocketUpstreamTransport } = await import("../../src/transports/upstream/wsUpstream.js");
+    const wss = new WebSocketServer({ port: 0, host: "127.0.0.1", handleProtocols: () => "mcp" });
+    await new Promise((resolve) => wss.once("listening", resolve));
+    wss.on("connection", (socket) =>
+      socket.on("message", (data) => {
+        const { id } = JSON.parse(String(data)) as { id: unknown };
+        const wire = Buffer.from(JSON.stringify(answer(id)));
+        // Three fragments of one text message, cut mid-literal.
+        socket.send(wire.subarray(0, 100), { fin: false });
+        socket.send(wire.subarray(100, 2000), { fin: false });
+        socket.send(wire.subarray(2000), { fin: true });
+      }),
+    );
+    const transport = new WebSocketUpstreamTransport({ url: `ws://127.0.0.1:${(wss.address() as { port: number }).port}/`, rawStringMinBytes: 64 });
+    const got = new Promise<unknown>((resolve) => (transport.onmessage = resolve));
+    try {
+      await transport.start();
+      await transport.send({ jsonrpc: "2.0", id: 5, method: "resources/read", params: { uri: "file:///a.txt" } });
+      const message = (await got) as { result: { contents: Array<{ blob: unknown }>; _meta: { text: unknown } } };
+      expect(isRawJsonString(message.result.contents[0]!.blob)).toBe(true);
+      expect(message.result._meta.text).toBe("short");
+      expect(wireText(message)).toBe(JSON.stringify(answer(5)));
+      const normalized = normalizeResult("resources/read", message.result, new Policy());
+      expect(JSON.parse(wireText(normalized.value))).toEqual({ contents: [{ uri: "file:///a.txt", mimeType: "text/plain", text }], _meta: { text: "short" } });
+    } finally {
+      await transport.close();
+      await new Promise((resolve) => wss.close(resolve));
+    }
+  });
+
+  it("a streamable HTTP JSON body in many chunks: the payload is read raw from the chunks", async () => {
+    const { createServer } = await import("node:http");
+    const { StreamableHttpUpstreamTransport } = await import("../../src/transports/upstream/streamableHttpUpstream.js");
+    const server = createServer((req, res) => {
+      let body = "";
+      req.on("data", (chunk: Buffer) => (body += chunk.toString()));
+      req.on("end", () => {
+        // Only the POST of the request is answered here (the transport may also GET or DELETE).
+        if (req.method !== "POST") return void res.writeHead(405).end();
+        const { id } = JSON.parse(body) as { id: unknown };
+        const wire = Buffer.from(JSON.stringify(answer(id)));
+        res.writeHead(200, { "content-type": "application/json", "content-length": wire.length });
+        for (let at = 0; at < wire.length; at += 777) res.write(wire.subarray(at, at + 777));
+        res.end();
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const transport = new StreamableHttpUpstreamTransport({ url: `http://127.0.0.1:${(server.address() as { port: number }).port}/mcp`, rawStringMinBytes: 64 });
+    const got = new Promise<unknown>((resolve) => (transport.onmessage = resolve));
+    try {
+      await transport.start();
+      await transport.send({ jsonrpc: "2.0", id: "r", method: "resources/read", params: { uri: "file:///a.txt" } });
+      const message = (await got) as { result: { contents: Array<{ blob: unknown }> } };
+      expect(isRawJsonString(message.result.contents[0]!.blob)).toBe(true);
+      expect(wireText(message)).toBe(JSON.stringify(answer("r")));
+    } finally {
+      await transport.close();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});

@@ -4,7 +4,7 @@
  * event several times over), JSON bodies joined once, error bodies only as far as an excerpt.
  */
 import { parseMediaType } from "../../normalize/mediaType.js";
-import { excerptOf, jsonRpcIdHint, parseJsonMessage, parseJsonText, type Framed } from "../lineFraming.js";
+import { excerptOf, jsonRpcIdHint, parseJsonPieces, parseJsonText, type Framed } from "../lineFraming.js";
 import { SseParser, type SseEvent, type SseProblem } from "../sseParser.js";
 import type { FramingProblem } from "../types.js";
 
@@ -69,10 +69,11 @@ export function framingProblemOf(problem: SseProblem): FramingProblem {
 }
 
 /**
- * Reads a JSON body (one message or a batch array): chunks joined once. Over the limit, the
+ * Reads a JSON body (one message or a batch array): chunks joined once (with `rawStringMinBytes`,
+ * long payloads are read raw from the chunks, never joined — see lineFraming). Over the limit, the
  * rest is not read and a `too-large` problem (with the id, if the start shows it) is returned.
  */
-export async function readJsonBody(body: ReadableStream<Uint8Array>, maxBytes: number, signal?: AbortSignal): Promise<Framed | undefined> {
+export async function readJsonBody(body: ReadableStream<Uint8Array>, maxBytes: number, signal?: AbortSignal, rawStringMinBytes?: number): Promise<Framed | undefined> {
   const reader = body.getReader();
   const stop = cancelOnAbort(reader, signal);
   const parts: Uint8Array[] = [];
@@ -95,8 +96,9 @@ export async function readJsonBody(body: ReadableStream<Uint8Array>, maxBytes: n
     reader.releaseLock();
   }
   if (signal?.aborted) return undefined;
-  const joined = parts.length === 1 ? Buffer.from((parts[0] as Uint8Array).buffer, (parts[0] as Uint8Array).byteOffset, bytes) : Buffer.concat(parts, bytes);
-  return parseJsonMessage(joined);
+  if (parts.length === 0) return undefined;
+  const pieces = parts.map((part) => Buffer.from(part.buffer, part.byteOffset, part.byteLength));
+  return parseJsonPieces(pieces, bytes, rawStringMinBytes);
 }
 
 /**

@@ -45,7 +45,7 @@ export interface UpstreamOptions {
   maxMessageBytes?: number;
   /** stdio: time from SIGTERM to SIGKILL on close, in ms. */
   killGraceMs?: number;
-  /** stdio: payload literals this long are read as raw strings (see lineFraming's reader). */
+  /** stdio, streamable HTTP JSON bodies, WebSocket: payload literals this long are read as raw strings (see lineFraming). */
   rawStringMinBytes?: number | undefined;
   /** HTTP/WebSocket: connection timeout, in ms. */
   connectTimeoutMs?: number;
@@ -73,7 +73,7 @@ export function createUpstreamTransport(spec: UpstreamSpec, options: UpstreamOpt
   if (isStdioSpec(spec)) {
     return new StdioUpstreamTransport({ ...spec, logger, maxMessageBytes, killGraceMs: options.killGraceMs, rawStringMinBytes: options.rawStringMinBytes });
   }
-  const common = { url: spec.url, headers: spec.headers, logger, maxMessageBytes, connectTimeoutMs };
+  const common = { url: spec.url, headers: spec.headers, logger, maxMessageBytes, connectTimeoutMs, rawStringMinBytes: options.rawStringMinBytes };
   switch (transportKindOf(spec)) {
     case "websocket":
       return new WebSocketUpstreamTransport(common);

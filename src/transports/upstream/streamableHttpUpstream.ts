@@ -45,6 +45,8 @@ export interface HttpConnectionOptions {
   logger?: Logger;
   /** Largest message accepted from the upstream, in bytes. Default 256 MiB. */
   maxMessageBytes?: number;
+  /** JSON bodies: payload literals this long are read as raw strings (off by default; the proxy sets it). */
+  rawStringMinBytes?: number | undefined;
 }
 
 export interface HttpUpstreamOptions extends HttpConnectionOptions {
@@ -204,7 +206,7 @@ export class StreamableHttpUpstreamTransport implements ProxyTransport {
   }
 
   private async readJson(body: ReadableStream<Uint8Array>, pending: Set<RequestId>): Promise<void> {
-    const framed = await readJsonBody(body, this.maxMessageBytes, this.abort.signal);
+    const framed = await readJsonBody(body, this.maxMessageBytes, this.abort.signal, this.options.rawStringMinBytes);
     if (!framed) return;
     if (framed.problem || !Array.isArray(framed.message)) return this.deliver(framed, pending);
     // A batch response: each message is delivered on its own.

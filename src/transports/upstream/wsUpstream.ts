@@ -7,7 +7,7 @@
 import WebSocket from "ws";
 import { NormalizerError } from "../../errors/NormalizerError.js";
 import { silentLogger, type Logger } from "../../observe/logger.js";
-import { parseJsonMessage } from "../lineFraming.js";
+import { parseJsonPieces } from "../lineFraming.js";
 import { DEFAULT_MAX_MESSAGE_BYTES, type FramingProblem, type JSONRPCMessage, type ProxySendOptions, type ProxyTransport } from "../types.js";
 import { DEFAULT_HTTP_CONNECT_TIMEOUT_MS } from "./streamableHttpUpstream.js";
 import { deliverFramed, describeUrl } from "./upstreamMessages.js";
@@ -23,6 +23,8 @@ export interface WebSocketUpstreamOptions {
   maxMessageBytes?: number;
   /** Handshake timeout of `start()`, and wait for the closing handshake in `close()` (ms). */
   connectTimeoutMs?: number;
+  /** Payload literals this long are read as raw strings (off by default; the proxy sets it). */
+  rawStringMinBytes?: number | undefined;
 }
 
 export class WebSocketUpstreamTransport implements ProxyTransport {
@@ -89,9 +91,11 @@ export class WebSocketUpstreamTransport implements ProxyTransport {
   }
 
   private onFrame(data: WebSocket.RawData, isBinary: boolean): void {
-    const bytes = Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data);
-    if (isBinary) this.logger.debug("binary frame from upstream, read as UTF-8 JSON", { bytes: bytes.length });
-    const framed = parseJsonMessage(bytes);
+    // A fragmented message arrives as its fragments: read from them, joined only if need be.
+    const pieces = Buffer.isBuffer(data) ? [data] : Array.isArray(data) ? data : [Buffer.from(data)];
+    const bytes = pieces.reduce((sum, piece) => sum + piece.length, 0);
+    if (isBinary) this.logger.debug("binary frame from upstream, read as UTF-8 JSON", { bytes });
+    const framed = parseJsonPieces(pieces, bytes, this.options.rawStringMinBytes);
     if (framed) deliverFramed(this, framed);
   }
 
