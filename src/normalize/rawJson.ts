@@ -4,9 +4,10 @@
  * A 50 MiB resource held as a JS string costs a UTF-8 decode, a UTF-16 copy (two bytes per
  * character once one character is outside Latin-1), a second copy inside `JSON.stringify`, and an
  * encode back to UTF-8 — four passes and ~4× the message in memory. The proxy's upstream
- * transports (stdio, streamable HTTP JSON bodies, WebSocket) therefore read very long `blob`/`text`/`data` literals as `RawJsonString`s (the rest of the
- * message is parsed as usual), the engine decodes a raw base64 blob straight from its bytes, and
- * the host transports splice the literals' bytes into their output.
+ * transports (stdio, streamable HTTP JSON bodies, WebSocket) therefore read very long
+ * `blob`/`text`/`data` literals as `RawJsonString`s (the rest of the message is parsed as usual),
+ * the engine decodes a raw base64 blob straight from its bytes, and the host transports splice the
+ * literals' bytes into their output.
  *
  * Anything else that meets a `RawJsonString` still sees the right value: `JSON.stringify` (via
  * `toJSON`) and `value()` give the string it stands for.
