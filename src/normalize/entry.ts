@@ -59,7 +59,7 @@ export function normalizeResourceEntry(entry: unknown, policy: Policy, path: str
   const payload = plainBlob === null ? asString(entry[key]) : "";
   const payloadLength = plainBlob === null ? payload.length : (entry.blob as RawJsonString).byteLength - 2;
   const bytes = !hasBlob || payloadLength > settings.maxNormalizeBytes ? null : plainBlob === null ? decodeStrictBase64(payload) : decodeStrictBase64Ascii(plainBlob);
-  const payloadBytes = plainBlob !== null ? payloadLength + 2 : hasBlob ? blobJsonBytes(payload, bytes) : jsonStringBytes(payload);
+  const payloadBytes = plainBlob !== null ? (entry.blob as RawJsonString).jsonBytes() : hasBlob ? blobJsonBytes(payload, bytes) : jsonStringBytes(payload);
   const bytesBefore = entryJsonBytes(entry, key, payloadBytes);
   const uri = typeof entry.uri === "string" ? entry.uri : null;
   const mimeBefore = mimeString(entry.mimeType);

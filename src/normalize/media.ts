@@ -58,9 +58,7 @@ function headOf(window: string, length: number): { bytes: Buffer; whole: boolean
 /** JSON bytes of `data` without its quotes. */
 function dataJsonBytes(data: unknown): number {
   if (typeof data === "string") return jsonStringBytes(data) - 2;
-  if (!isRawJsonString(data)) return 0;
-  // A literal without escapes is exactly what JSON.stringify writes; others are measured as such.
-  return data.escaped ? jsonStringBytes(data.value()) - 2 : data.byteLength - 2;
+  return isRawJsonString(data) ? data.jsonBytes() - 2 : 0;
 }
 
 /** UTF-8 text without binary controls (a head cut mid-character may drop up to 3 bytes). */

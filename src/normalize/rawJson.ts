@@ -14,7 +14,7 @@
  */
 import { isAscii } from "node:buffer";
 import { randomBytes } from "node:crypto";
-import { ESCAPE_EXTRA } from "./jsonSize.js";
+import { ESCAPE_EXTRA, jsonStringBytes, jsonUtf8Bytes } from "./jsonSize.js";
 
 const QUOTE = Buffer.from('"');
 
@@ -67,37 +67,23 @@ export class RawJsonString {
    * `utf8` from `allocWithEscapeRoom` is escaped in place: it must not be read afterwards.
    */
   static ofUtf8(utf8: Buffer): RawJsonString {
-    let extra = 0;
-    for (let i = 0; i < utf8.length; i++) extra += ESCAPE_EXTRA[utf8[i]!]!;
-    if (extra === 0) return new RawJsonString([QUOTE, utf8, QUOTE], utf8.length + 2, false);
+    const length = jsonUtf8Bytes(utf8);
+    const extra = length - utf8.length - 2;
+    if (extra === 0) return new RawJsonString([QUOTE, utf8, QUOTE], length, false);
     const room = utf8.buffer as ArrayBuffer;
     if (escapeRoom.has(room) && utf8.byteOffset >= 1 && utf8.byteOffset + utf8.length + extra < room.byteLength) {
       escapeRoom.delete(room);
-      return new RawJsonString([escapeInPlace(utf8, extra)], utf8.length + extra + 2, true);
+      return new RawJsonString([escapeInPlace(new Uint8Array(room), utf8.byteOffset, utf8.length, extra)], length, true);
     }
-    const out = Buffer.allocUnsafe(utf8.length + extra + 2);
-    out[0] = 0x22;
-    let at = 1;
-    // Byte by byte: runs between escapes are short in real text, and a copy() call per run costs more.
-    for (let i = 0; i < utf8.length; i++) {
-      const byte = utf8[i]!;
-      const grow = ESCAPE_EXTRA[byte];
-      if (grow === 0) {
-        out[at++] = byte;
-      } else if (grow === 1) {
-        out[at++] = 0x5c;
-        out[at++] = SHORT_ESCAPE[byte]!;
-      } else {
-        out[at++] = 0x5c;
-        out[at++] = 0x75;
-        out[at++] = 0x30;
-        out[at++] = 0x30;
-        out[at++] = HEX[byte >> 4]!;
-        out[at++] = HEX[byte & 15]!;
-      }
-    }
-    out[at] = 0x22;
-    return new RawJsonString([out], out.length, true);
+    // No room around the bytes: a copy into a buffer of the literal's size, escaped there.
+    const out = Buffer.allocUnsafe(length);
+    utf8.copy(out, 1);
+    return new RawJsonString([escapeInPlace(out, 1, utf8.length, extra)], length, true);
+  }
+
+  /** Bytes of `JSON.stringify` of the string: the literal's own, unless it was escaped unusually. */
+  jsonBytes(): number {
+    return this.escaped ? jsonStringBytes(this.value()) : this.byteLength;
   }
 
   /** The literal's bytes without its two quotes, as pieces. */
@@ -134,15 +120,14 @@ export class RawJsonString {
 }
 
 /**
- * Escapes `utf8` into a literal that starts one byte before it and ends `extra + 1` bytes after
- * it, back to front, so no byte is overwritten before it is read (the write position never falls
- * behind the read position: each byte's escape is at least as long as the byte).
+ * Escapes the `length` bytes at `view[base]` into a literal that starts one byte before them and
+ * ends `extra + 1` bytes after them, back to front, so no byte is overwritten before it is read
+ * (the write position never falls behind the read position: an escape is never shorter than its
+ * byte). Returns the literal.
  */
-function escapeInPlace(utf8: Buffer, extra: number): Buffer {
-  const view = new Uint8Array(utf8.buffer, 0, utf8.buffer.byteLength);
-  const base = utf8.byteOffset;
-  let w = base + utf8.length + extra - 1;
-  for (let i = base + utf8.length - 1; i >= base; i--) {
+function escapeInPlace(view: Uint8Array, base: number, length: number, extra: number): Buffer {
+  let w = base + length + extra - 1;
+  for (let i = base + length - 1; i >= base; i--) {
     const byte = view[i]!;
     const grow = ESCAPE_EXTRA[byte];
     if (grow === 0) {
@@ -160,8 +145,8 @@ function escapeInPlace(utf8: Buffer, extra: number): Buffer {
     }
   }
   view[base - 1] = 0x22;
-  view[base + utf8.length + extra] = 0x22;
-  return Buffer.from(utf8.buffer, base - 1, utf8.length + extra + 2);
+  view[base + length + extra] = 0x22;
+  return Buffer.from(view.buffer, view.byteOffset + base - 1, length + extra + 2);
 }
 
 export function isRawJsonString(value: unknown): value is RawJsonString {

@@ -133,7 +133,9 @@ function findLongPayloads(pieces: readonly Buffer[], minBytes: number): Cut[] | 
         const from = i;
         while (i < n && STOP[piece[i]!] === 0) i++;
         if (shortBytes !== null) {
-          for (let k = from; k < i && shortBytes !== null; k++) shortBytes = shortBytes.length < KEY_MAX ? [...shortBytes, piece[k]!] : null;
+          // Only short strings can be the member names looked for: longer ones stop collecting.
+          if (shortBytes.length + (i - from) > KEY_MAX) shortBytes = null;
+          else for (let k = from; k < i; k++) shortBytes.push(piece[k]!);
         }
         length += i - from;
         if (i === n) break;

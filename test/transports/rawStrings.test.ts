@@ -228,6 +228,9 @@ describe("raw strings: the pieces", () => {
     expect(raw.parts).toHaveLength(1);
     expect(raw.parts[0]!.toString("utf8")).toBe(JSON.stringify(text));
     expect(raw.byteLength).toBe(Buffer.byteLength(JSON.stringify(text)));
+    // Bytes without room (any other buffer) are copied, then escaped the same way.
+    const plain = 'a\nb"c\u0001 é 😀 \\';
+    expect(RawJsonString.ofUtf8(Buffer.from(plain, "utf8")).parts[0]!.toString("utf8")).toBe(JSON.stringify(plain));
     // A small buffer with room is escaped in place the same way.
     const other = allocWithEscapeRoom(3);
     other.write("a\nb", "latin1");
