@@ -165,15 +165,7 @@ export class Bridge {
     }
     const headers = this.forwardedHeaders(extra);
     const options: ProxySendOptions = headers === undefined ? NO_SEND_OPTIONS : { forwardHeaders: headers };
-    let sending: Promise<void>;
-    try {
-      sending = this.upstream.send(out as JSONRPCMessage, options);
-    } catch (error) {
-      // A transport that throws instead of rejecting (a message JSON.stringify cannot write).
-      sending = Promise.reject(error);
-    }
-    sending.catch((error: unknown) => {
-      const text = error instanceof Error ? error.message : String(error);
+    sendOrElse(this.upstream, out, options, (text) => {
       this.logger.warn("could not send to upstream", { error: text });
       for (const msg of forwarded ?? [out]) if (isRequest(msg)) this.answer(msg.id, JSONRPC.UPSTREAM_UNAVAILABLE, `could not send the request to the upstream: ${text}`);
     });
@@ -294,14 +286,7 @@ export class Bridge {
 
   private toHost(msg: unknown, related: RequestId | undefined): void {
     const options = related === undefined ? undefined : { relatedRequestId: related };
-    let sending: Promise<void>;
-    try {
-      sending = this.host.send(msg as JSONRPCMessage, options);
-    } catch (error) {
-      sending = Promise.reject(error);
-    }
-    sending.catch((error: unknown) => {
-      const text = error instanceof Error ? error.message : String(error);
+    sendOrElse(this.host, msg, options, (text) => {
       this.logger.warn("could not send to host", { error: text });
       // A response the host transport could not write (too deeply nested for JSON.stringify, a
       // closed stream): the host still gets an answer to its request, if it can take one.
@@ -385,6 +370,20 @@ export class Bridge {
       this.answer(problem.id, JSONRPC.MESSAGE_TOO_LARGE, `the upstream's answer of ${problem.bytes} bytes is over limits.maxMessageBytes`);
     }
   }
+}
+
+/**
+ * `transport.send`, with its failure — a rejection, or a throw from a transport that throws
+ * instead of rejecting (a message JSON.stringify cannot write) — handed to `failed` as text.
+ */
+function sendOrElse(transport: ProxyTransport, message: unknown, options: ProxySendOptions | undefined, failed: (text: string) => void): void {
+  let sending: Promise<void>;
+  try {
+    sending = transport.send(message as JSONRPCMessage, options);
+  } catch (error) {
+    sending = Promise.reject(error);
+  }
+  sending.catch((error: unknown) => failed(error instanceof Error ? error.message : String(error)));
 }
 
 /** A short, safe rendering of an unexpected value for a log line. */
