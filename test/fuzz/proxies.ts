@@ -6,7 +6,8 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { expect } from "vitest";
+import { afterAll, beforeAll, expect } from "vitest";
+import { openSession, post, rpc } from "../badInput/mcpHttp.js";
 import { CLI, FIXTURE_SERVER } from "../helpers/paths.js";
 import { startServe, type ServeProcess } from "../helpers/proxyProcess.js";
 import { INITIALIZE_PARAMS, startRawStdio, type RawStdio } from "../helpers/rawStdio.js";
@@ -33,6 +34,49 @@ export async function startStdioProxy(config: string, name: string): Promise<Raw
 
 export function startServeProxy(config: string): Promise<ServeProcess> {
   return startServe(["--config", config]);
+}
+
+/** A `serve` proxy and two sessions on its `/mcp/NAME`: the one a test fuzzes, and a bystander. */
+export interface McpFuzzTarget {
+  readonly serve: ServeProcess;
+  readonly url: string;
+  readonly fuzzed: string;
+  readonly bystander: string;
+  /** A ping on `session` is answered, with 200 and nothing else. */
+  expectPong(session: string, id: string): Promise<void>;
+}
+
+/** The target for one test file: started before its tests (`config()` then), stopped after — with exit 0. */
+export function mcpFuzzTarget(config: () => string, name: string): McpFuzzTarget {
+  const state = { serve: undefined as ServeProcess | undefined, url: "", fuzzed: "", bystander: "" };
+  beforeAll(async () => {
+    state.serve = await startServeProxy(config());
+    state.url = `${state.serve.url}/mcp/${name}`;
+    state.fuzzed = await openSession(state.url);
+    state.bystander = await openSession(state.url);
+  });
+  afterAll(async () => {
+    expect(await state.serve!.stop()).toBe(0);
+  });
+  return {
+    get serve() {
+      return state.serve!;
+    },
+    get url() {
+      return state.url;
+    },
+    get fuzzed() {
+      return state.fuzzed;
+    },
+    get bystander() {
+      return state.bystander;
+    },
+    async expectPong(session, id) {
+      const answer = await post(state.url, rpc(id, "ping"), session);
+      expect(answer.status, state.serve!.stderr().slice(-2000)).toBe(200);
+      expect(answer.messages, state.serve!.stderr().slice(-2000)).toEqual([{ jsonrpc: "2.0", id, result: {} }]);
+    },
+  };
 }
 
 /** Nothing but JSON-RPC on the stdio proxy's stdout, and the process still running. */
