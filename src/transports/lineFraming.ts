@@ -289,11 +289,11 @@ export class JsonLineReader {
 export function parseJsonMessage(bytes: Buffer, rawStringMinBytes?: number): Framed | undefined {
   if (bytes.length <= 64 && bytes.toString("latin1").trim() === "") return undefined;
   // JSON text is UTF-8 (RFC 8259 §8.1); decoding invalid bytes would introduce U+FFFD.
+  if (!isUtf8(bytes)) return { problem: { kind: "invalid-json", bytes: bytes.length, excerpt: excerptOf(bytes) } };
   if (rawStringMinBytes !== undefined && bytes.length >= rawStringMinBytes) {
-    const message = parseWithRawStrings([bytes], rawStringMinBytes);
+    const message = parseWithRawStrings([bytes], rawStringMinBytes, true);
     if (message !== undefined) return { message };
   }
-  if (!isUtf8(bytes)) return { problem: { kind: "invalid-json", bytes: bytes.length, excerpt: excerptOf(bytes) } };
   const text = bytes.toString("utf8");
   return parseJsonText(text, bytes.length);
 }

@@ -56,10 +56,11 @@ interface Cut {
 
 /**
  * The parsed message with its long payload literals raw, or undefined when the plain path must
- * decide (no literal long enough, or anything that is not plainly valid).
+ * decide (no literal long enough, or anything that is not plainly valid). `utf8Checked`: the
+ * caller has already checked the bytes are UTF-8.
  */
-export function parseWithRawStrings(pieces: readonly Buffer[], minBytes: number): unknown {
-  if (!isUtf8Pieces(pieces)) return undefined;
+export function parseWithRawStrings(pieces: readonly Buffer[], minBytes: number, utf8Checked = false): unknown {
+  if (!utf8Checked && !isUtf8Pieces(pieces)) return undefined;
   const cuts = findLongPayloads(pieces, minBytes);
   if (cuts === undefined || cuts.length === 0) return undefined;
   const skeleton: Buffer[] = [];
