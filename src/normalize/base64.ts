@@ -24,9 +24,8 @@ function decodedLength(dataChars: number): number {
  */
 export function decodeStrictBase64(input: string): Buffer | null {
   const n = input.length;
-  const padding = n > 0 && input.charCodeAt(n - 1) === 0x3d ? (n > 1 && input.charCodeAt(n - 2) === 0x3d ? 2 : 1) : 0;
-  const dataChars = n - padding;
-  if (dataChars % 4 !== 1 && (padding === 0 || n % 4 === 0)) {
+  const dataChars = compactDataChars(n, input.charCodeAt(n - 1), input.charCodeAt(n - 2));
+  if (dataChars !== null) {
     // Fast path, one decode and two scans: compact base64 as nearly every server sends it.
     const bytes = Buffer.from(input, "base64");
     if (bytes.length === decodedLength(dataChars)) {
@@ -34,6 +33,16 @@ export function decodeStrictBase64(input: string): Buffer | null {
     }
   }
   return decodeSlow(input);
+}
+
+/**
+ * The data characters of `n` base64 characters ending in `last`, `beforeLast`, when that shape
+ * can be compact base64 (padding only at the end, only where a group needs it); else null.
+ */
+function compactDataChars(n: number, last: number | undefined, beforeLast: number | undefined): number | null {
+  const padding = n > 0 && last === 0x3d ? (n > 1 && beforeLast === 0x3d ? 2 : 1) : 0;
+  const dataChars = n - padding;
+  return dataChars % 4 !== 1 && (padding === 0 || n % 4 === 0) ? dataChars : null;
 }
 
 /** MIME-style base64 (line breaks, spaces) or invalid input: validated after removing whitespace. */
@@ -84,11 +93,8 @@ const ASCII_STEP_CHARS = 64 * 1024;
  */
 export function decodeStrictBase64Ascii(parts: readonly Buffer[]): Buffer | null {
   const n = parts.reduce((sum, part) => sum + part.length, 0);
-  const last = fromEnd(parts, 0);
-  const padding = last === 0x3d ? (fromEnd(parts, 1) === 0x3d ? 2 : 1) : 0;
-  const dataChars = n - padding;
-  const compactShape = dataChars % 4 !== 1 && (padding === 0 || n % 4 === 0);
-  if (compactShape && parts.every((part) => part.indexOf(0x2d) === -1 && part.indexOf(0x5f) === -1)) {
+  const dataChars = compactDataChars(n, fromEnd(parts, 0), fromEnd(parts, 1));
+  if (dataChars !== null && parts.every((part) => part.indexOf(0x2d) === -1 && part.indexOf(0x5f) === -1)) {
     const out = decodeSteps(parts, n, decodedLength(dataChars));
     if (out !== null) return out;
   }
