@@ -40,9 +40,60 @@ export function jsonStringBytes(value: string): number {
  * Valid UTF-8 never holds a lone surrogate, the only non-ASCII JSON.stringify escapes.
  */
 export function jsonUtf8Bytes(utf8: Uint8Array): number {
+  const n = utf8.length;
   let extra = 0;
-  for (let i = 0; i < utf8.length; i++) extra += ESCAPE_EXTRA[utf8[i]!]!;
-  return utf8.length + extra + 2;
+  let i = 0;
+  if (n >= WORDS_FROM_BYTES) {
+    // Four bytes at a time over the aligned middle: most words of text hold nothing to escape.
+    const head = (4 - (utf8.byteOffset % 4)) % 4;
+    for (; i < head; i++) extra += ESCAPE_EXTRA[utf8[i]!]!;
+    const count = (n - i) >>> 2;
+    const words = new Uint32Array(utf8.buffer, utf8.byteOffset + i, count);
+    for (let k = 0; k < count; k++) {
+      if (!wordHasJsonSpecial(words[k]!)) continue;
+      const at = i + 4 * k;
+      extra += ESCAPE_EXTRA[utf8[at]!]! + ESCAPE_EXTRA[utf8[at + 1]!]! + ESCAPE_EXTRA[utf8[at + 2]!]! + ESCAPE_EXTRA[utf8[at + 3]!]!;
+    }
+    i += 4 * count;
+  }
+  for (; i < n; i++) extra += ESCAPE_EXTRA[utf8[i]!]!;
+  return n + extra + 2;
+}
+
+/** Below this many bytes a scan goes byte by byte: a word view costs more than it saves. */
+export const WORDS_FROM_BYTES = 256;
+
+/**
+ * Whether any of the four bytes of `word` is one JSON escapes inside a string (below 0x20, `"`
+ * or `\`) — the bytes `ESCAPE_EXTRA` counts. The usual any-byte tests (a byte below n: `(w - n·0x01010101)
+ * & ~w & 0x80808080`; a zero byte after XOR with the byte sought): exact as a yes/no, so a word
+ * that says no needs no byte looked at.
+ */
+export function wordHasJsonSpecial(word: number): boolean {
+  const quote = word ^ 0x22222222;
+  const backslash = word ^ 0x5c5c5c5c;
+  return (((word - 0x20202020) & ~word) | ((quote - 0x01010101) & ~quote) | ((backslash - 0x01010101) & ~backslash)) & 0x80808080 ? true : false;
+}
+
+/** The index of the first byte in `bytes[from, to)` that JSON escapes inside a string; `to` if none. */
+export function nextJsonSpecial(bytes: Uint8Array, from: number, to: number): number {
+  let i = from;
+  // Byte by byte first: strings are mostly short, and a special byte usually comes soon.
+  let bytewise = to;
+  if (to - i >= WORDS_FROM_BYTES) {
+    bytewise = i + 64;
+    bytewise += (4 - ((bytes.byteOffset + bytewise) % 4)) % 4;
+  }
+  for (; i < bytewise; i++) if (ESCAPE_EXTRA[bytes[i]!] !== 0) return i;
+  if (i >= to) return to;
+  const count = (to - i) >>> 2;
+  const words = new Uint32Array(bytes.buffer, bytes.byteOffset + i, count);
+  for (let k = 0; k < count; k++) {
+    if (!wordHasJsonSpecial(words[k]!)) continue;
+    for (let at = i + 4 * k; ; at++) if (ESCAPE_EXTRA[bytes[at]!] !== 0) return at;
+  }
+  for (i += 4 * count; i < to; i++) if (ESCAPE_EXTRA[bytes[i]!] !== 0) return i;
+  return to;
 }
 
 /**

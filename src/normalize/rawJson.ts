@@ -14,7 +14,7 @@
  */
 import { isAscii } from "node:buffer";
 import { randomBytes } from "node:crypto";
-import { ESCAPE_EXTRA, jsonStringBytes, jsonUtf8Bytes } from "./jsonSize.js";
+import { ESCAPE_EXTRA, WORDS_FROM_BYTES, jsonStringBytes, jsonUtf8Bytes, wordHasJsonSpecial } from "./jsonSize.js";
 
 const QUOTE = Buffer.from('"');
 
@@ -25,6 +25,8 @@ const SHORT_ESCAPE = (() => {
   return table;
 })();
 const HEX = Buffer.from("0123456789abcdef");
+/** Runs up to this long between escaped bytes move byte by byte: a `copyWithin` call costs more. */
+const SHORT_RUN = 32;
 
 /** Stand-ins that `JSON.stringify` writes for raw strings while `stringifyWithRaw` runs. */
 export const RAW_MARK = `mcpn-raw-${randomBytes(12).toString("hex")}-`;
@@ -123,30 +125,67 @@ export class RawJsonString {
  * Escapes the `length` bytes at `view[base]` into a literal that starts one byte before them and
  * ends `extra + 1` bytes after them, back to front, so no byte is overwritten before it is read
  * (the write position never falls behind the read position: an escape is never shorter than its
- * byte). Returns the literal.
+ * byte). The runs between escaped bytes move with one `copyWithin` each, the escaped bytes are
+ * found four at a time, and the bytes before the first escaped one stay where they are.
+ * Returns the literal.
  */
 function escapeInPlace(view: Uint8Array, base: number, length: number, extra: number): Buffer {
-  let w = base + length + extra - 1;
-  for (let i = base + length - 1; i >= base; i--) {
-    const byte = view[i]!;
-    const grow = ESCAPE_EXTRA[byte];
-    if (grow === 0) {
-      view[w--] = byte;
-    } else if (grow === 1) {
-      view[w--] = SHORT_ESCAPE[byte]!;
-      view[w--] = 0x5c;
+  let end = base + length; // view[base, end) is still unread
+  let w = end + extra; // view[w, …) is written
+  let wordsAt = base;
+  let words: Uint32Array | null = null;
+  if (length >= WORDS_FROM_BYTES) {
+    wordsAt = base + ((4 - ((view.byteOffset + base) % 4)) % 4);
+    words = new Uint32Array(view.buffer, view.byteOffset + wordsAt, (base + length - wordsAt) >>> 2);
+  }
+  // While the literal still has to grow, an escaped byte lies below `end`.
+  while (w > end) {
+    const at = lastJsonSpecial(view, base, end, words, wordsAt);
+    const run = end - at - 1;
+    if (run > SHORT_RUN) {
+      view.copyWithin(w - run, at + 1, end);
+      w -= run;
     } else {
-      view[w--] = HEX[byte & 15]!;
-      view[w--] = HEX[byte >> 4]!;
-      view[w--] = 0x30;
-      view[w--] = 0x30;
-      view[w--] = 0x75;
-      view[w--] = 0x5c;
+      for (let i = end - 1; i > at; i--) view[--w] = view[i]!;
     }
+    const byte = view[at]!;
+    if (ESCAPE_EXTRA[byte] === 1) {
+      view[--w] = SHORT_ESCAPE[byte]!;
+      view[--w] = 0x5c;
+    } else {
+      view[--w] = HEX[byte & 15]!;
+      view[--w] = HEX[byte >> 4]!;
+      view[--w] = 0x30;
+      view[--w] = 0x30;
+      view[--w] = 0x75;
+      view[--w] = 0x5c;
+    }
+    end = at;
   }
   view[base - 1] = 0x22;
   view[base + length + extra] = 0x22;
   return Buffer.from(view.buffer, view.byteOffset + base - 1, length + extra + 2);
+}
+
+/**
+ * The index of the last byte in `view[lo, end)` that JSON escapes; `lo - 1` if none. `words`
+ * (when not null) views `view` from `wordsAt`, a 4-byte boundary of the memory, in whole words.
+ */
+function lastJsonSpecial(view: Uint8Array, lo: number, end: number, words: Uint32Array | null, wordsAt: number): number {
+  let i = end;
+  if (words !== null && i > wordsAt) {
+    const wordsEnd = wordsAt + 4 * words.length;
+    // The bytes above the last whole word below `end`, one by one.
+    const boundary = i >= wordsEnd ? wordsEnd : i - ((i - wordsAt) % 4);
+    while (i > boundary) if (ESCAPE_EXTRA[view[--i]!] !== 0) return i;
+    for (let k = (i - wordsAt) / 4 - 1; k >= 0; k--) {
+      if (!wordHasJsonSpecial(words[k]!)) continue;
+      for (let at = wordsAt + 4 * k + 3; ; at--) if (ESCAPE_EXTRA[view[at]!] !== 0) return at;
+    }
+    i = wordsAt;
+  }
+  while (i > lo) if (ESCAPE_EXTRA[view[--i]!] !== 0) return i;
+  return lo - 1;
 }
 
 export function isRawJsonString(value: unknown): value is RawJsonString {

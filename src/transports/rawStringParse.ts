@@ -16,20 +16,12 @@
  * takes the plain path, so invalid input is reported exactly as before.
  */
 import { isUtf8 } from "node:buffer";
+import { nextJsonSpecial } from "../normalize/jsonSize.js";
 import { RAW_MARK, RawJsonString } from "../normalize/rawJson.js";
 
 const RAW_KEYS: ReadonlySet<string> = new Set(["blob", "text", "data"]);
 /** Longest member name remembered (the three above fit). */
 const KEY_MAX = 8;
-
-/** Bytes that stop the scan of a string literal: the closing quote, a backslash, a control. */
-const STOP = (() => {
-  const table = new Uint8Array(256);
-  for (let c = 0; c < 0x20; c++) table[c] = 1;
-  table[0x22] = 1;
-  table[0x5c] = 1;
-  return table;
-})();
 
 const SIMPLE_ESCAPES = new Set([0x22, 0x5c, 0x2f, 0x62, 0x66, 0x6e, 0x72, 0x74]);
 
@@ -132,7 +124,7 @@ function findLongPayloads(pieces: readonly Buffer[], minBytes: number): Cut[] | 
           continue;
         }
         const from = i;
-        while (i < n && STOP[piece[i]!] === 0) i++;
+        i = nextJsonSpecial(piece, i, n);
         if (shortBytes !== null) {
           // Only short strings can be the member names looked for: longer ones stop collecting.
           if (shortBytes.length + (i - from) > KEY_MAX) shortBytes = null;

@@ -10,6 +10,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { decodeStrictBase64, decodeStrictBase64Ascii } from "../../src/normalize/base64.js";
 import { normalizeResult, Policy } from "../../src/normalize/index.js";
+import { jsonUtf8Bytes, nextJsonSpecial } from "../../src/normalize/jsonSize.js";
 import { allocWithEscapeRoom, isRawJsonString, RawJsonString } from "../../src/normalize/rawJson.js";
 import { JsonLineReader, type Framed } from "../../src/transports/lineFraming.js";
 import { isUtf8Pieces } from "../../src/transports/rawStringParse.js";
@@ -214,6 +215,56 @@ describe("raw strings: the pieces", () => {
         expect(got === null ? null : Buffer.from(got)).toEqual(expected === null ? null : Buffer.from(expected));
       }),
       { numRuns: 2000 },
+    );
+  });
+
+  /** Text with long plain runs between the bytes JSON escapes: what the four-at-a-time scans skip. */
+  const runsText = fc
+    .array(
+      fc.tuple(
+        fc.nat({ max: 300 }).map((n) => "a".repeat(n)),
+        fc.constantFrom("", "\n", '"', "\\", "\u0001", "\u001f", "\t", "é", "😀", "日本", "x"),
+      ),
+      { maxLength: 12 },
+    )
+    .map((parts) => parts.flat().join(""));
+
+  it("long runs, any alignment: the JSON size, the escaped literal and the next escaped byte are what JSON.stringify says", () => {
+    fc.assert(
+      fc.property(runsText, fc.nat({ max: 7 }), (text, offset) => {
+        const utf8 = Buffer.from(text, "utf8");
+        // The same bytes at every alignment of the memory under them.
+        const placed = Buffer.alloc(offset + utf8.length + 8).subarray(offset, offset + utf8.length);
+        utf8.copy(placed);
+        const literal = JSON.stringify(text);
+        expect(jsonUtf8Bytes(placed)).toBe(Buffer.byteLength(literal));
+        const naive = (from: number): number => {
+          for (let i = from; i < placed.length; i++) if (placed[i]! < 0x20 || placed[i] === 0x22 || placed[i] === 0x5c) return i;
+          return placed.length;
+        };
+        for (const from of [0, offset, placed.length >> 1]) if (from <= placed.length) expect(nextJsonSpecial(placed, from, placed.length)).toBe(naive(from));
+        const roomy = allocWithEscapeRoom(utf8.length);
+        utf8.copy(roomy);
+        expect(RawJsonString.ofUtf8(roomy).parts.map((part) => part.toString("utf8")).join("")).toBe(literal);
+        expect(RawJsonString.ofUtf8(Buffer.from(placed)).parts.map((part) => part.toString("utf8")).join("")).toBe(literal);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it("long literals with escapes anywhere, cut anywhere: the raw path reads what JSON.parse reads", () => {
+    fc.assert(
+      fc.property(runsText, fc.array(fc.integer({ min: 1, max: 700 }), { minLength: 1, maxLength: 4 }), (text, sizes) => {
+        const message = { jsonrpc: "2.0", id: 1, result: { contents: [{ uri: "x:/", text, blob: Buffer.from(text).toString("base64") }] } };
+        const line = Buffer.from(`${JSON.stringify(message)}\n`);
+        const framed = frame(line, sizes, 1);
+        expect(framed).toHaveLength(1);
+        // Read raw, not handed to the plain path after a doubt (which would hide a missed byte).
+        const entry = (framed[0]!.message as { result: { contents: Record<string, unknown>[] } }).result.contents[0]!;
+        if (text !== "") expect([isRawJsonString(entry.text), isRawJsonString(entry.blob)]).toEqual([true, true]);
+        expect(JSON.parse(JSON.stringify(framed[0]!.message))).toEqual(message);
+      }),
+      { numRuns: 500 },
     );
   });
 
