@@ -39,12 +39,17 @@ export function createNormalizationLog(target: NormalizationLogTarget, options: 
         ? pino.destination({ dest: target.fd, sync: false, minLength: LOG_BATCH_BYTES })
         : undefined;
   if (file !== undefined && options.onError !== undefined) file.on("error", options.onError);
+  // Only when a record has been written since: an idle proxy makes no empty writes (each one is a
+  // thread-pool round trip and a wake-up, twice a second).
+  let unflushed = false;
   const flusher =
     file === undefined
       ? undefined
       : setInterval(() => {
+          if (!unflushed) return;
           try {
             file.flush();
+            unflushed = false;
           } catch {
             // Not ready yet (the file is still opening) or already closed: the next tick retries.
           }
@@ -59,6 +64,7 @@ export function createNormalizationLog(target: NormalizationLogTarget, options: 
       // serialized each record field by field through its hooks, a measurable share of a small
       // read (issue 6 profiles) — and the same line it wrote, without pino's `level`/`time`.
       destination.write(`${JSON.stringify(record)}\n`);
+      unflushed = true;
     },
     reopen() {
       // Only a file can be reopened (logrotate); stderr is what it is.

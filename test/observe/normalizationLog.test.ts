@@ -5,7 +5,7 @@ import { PassThrough } from "node:stream";
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import type { LogRecord } from "../../src/observe/logRecord.js";
-import { createNormalizationLog } from "../../src/observe/normalizationLog.js";
+import { createNormalizationLog, LOG_FLUSH_MS } from "../../src/observe/normalizationLog.js";
 
 const record = (n: number): LogRecord => ({
   ts: `2026-01-01T00:00:0${n}.000Z`,
@@ -61,6 +61,28 @@ describe("the normalization log (pino)", () => {
     const lone = await lines((stream) => createNormalizationLog({ stream }).write({ ...record(7), uri: "x:\ud800" }));
     expect(lone).toContain('"uri":"x:\\ud800"');
     expect(lone).not.toContain("\ufffd");
+  });
+
+  it("a batch smaller than a write reaches the file within the flush interval, while the log stays open, and again after an idle stretch", async () => {
+    const file = join(mkdtempSync(join(tmpdir(), "mcpn-log-")), "n.jsonl");
+    const log = createNormalizationLog({ file });
+    /** The records in the file once it holds `count` lines, or when LOG_FLUSH_MS × 4 has passed. */
+    const recordsOnceThere = async (count: number): Promise<unknown[]> => {
+      const until = Date.now() + LOG_FLUSH_MS * 4;
+      const lines = (): string[] => (existsSync(file) ? readFileSync(file, "utf8").split("\n").slice(0, -1) : []);
+      while (lines().length < count && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 25));
+      return lines().map((line) => JSON.parse(line));
+    };
+    try {
+      log.write(record(1));
+      expect(await recordsOnceThere(1)).toEqual([record(1)]);
+      // Idle flush intervals pass, then one more record: it is flushed too.
+      await new Promise((resolve) => setTimeout(resolve, LOG_FLUSH_MS * 2));
+      log.write(record(2));
+      expect(await recordsOnceThere(2)).toEqual([record(1), record(2)]);
+    } finally {
+      await log.close();
+    }
   });
 
   it("appends on restart, never truncates", async () => {
