@@ -6,6 +6,8 @@
  *    `Buffer.from(b64, 'base64')` + `isUtf8` + `toString('utf8')`. Target ≤ 1.3× at 10 and 50 MiB.
  *  - A 50 MiB PNG-signed blob: must cost well under the text case (nothing decoded twice or
  *    re-encoded); the strict base64 validation it still needs is measured on its own.
+ *  - A 50 MiB read answer, in pipe-sized pieces, to the bytes for the host: the proxy's raw-string
+ *    path (issue 6) vs the plain one (JSON.parse, the engine on a string, JSON.stringify).
  *  - Our signature table vs file-type's `fileTypeFromBuffer`, per entry, on the corpus binaries.
  *
  * Writes bench/results/core.json and prints a table. Run with --expose-gc (the npm script does).
@@ -16,8 +18,10 @@ import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import os from "node:os";
 import { fileTypeFromBuffer } from "file-type";
-import { normalizeContents, Policy, detectSignature } from "../dist/normalize/index.js";
+import { normalizeContents, normalizeResult, Policy, detectSignature } from "../dist/normalize/index.js";
 import { decodeStrictBase64 } from "../dist/normalize/base64.js";
+import { parseWithRawStrings } from "../dist/transports/rawStringParse.js";
+import { encodeWire } from "../dist/transports/wireJson.js";
 import { interleaved, median } from "./lib/stats.mjs";
 import { utf8Text } from "./lib/text.mjs";
 
@@ -83,6 +87,28 @@ for (const [size, rounds] of quick ? [[1, 5], [10, 3]] : [[1, 21], [10, 11], [50
   results.binary = { mib: size, pngMs: t.png, strictBase64Ms: t.validate, bareDecodeMs: t.decode, textMs: t.text, pngOverText: t.png / t.text };
   rows.push([`${size} MiB PNG-signed blob (fix-mime)`, `${t.png.toFixed(1)} ms`, `${t.decode.toFixed(1)} ms (bare decode)`, `${(t.png / t.text).toFixed(2)}× of text`]);
   rows.push([`  strict base64 validation alone`, `${t.validate.toFixed(1)} ms`, "", ""]);
+}
+
+{
+  // The proxy's big-read path (issue 6): a resources/read answer as its upstream line arrives, in
+  // 64 KiB pieces, to the bytes for the host. Raw strings (src/transports/rawStringParse.ts,
+  // src/normalize/rawJson.ts) against the plain path they replace: JSON.parse of the joined line,
+  // the engine on a JS string, JSON.stringify and the UTF-8 encode.
+  const size = quick ? 10 : 50;
+  const message = { jsonrpc: "2.0", id: 7, result: { contents: [{ uri: "file:///bench/log.txt", mimeType: "text/plain", blob: utf8Text(size * MiB).toString("base64") }] } };
+  const line = Buffer.from(JSON.stringify(message));
+  const pieces = [];
+  for (let at = 0; at < line.length; at += 64 * 1024) pieces.push(Buffer.from(line.subarray(at, at + 64 * 1024)));
+  const host = (msg) => ({ ...msg, result: normalizeResult("resources/read", msg.result, policy).value });
+  const raw = () => {
+    const wire = encodeWire(host(parseWithRawStrings(pieces, 256 * 1024)));
+    return typeof wire === "string" ? Buffer.from(wire) : wire.join();
+  };
+  const plain = () => Buffer.from(JSON.stringify(host(JSON.parse(Buffer.concat(pieces).toString("utf8")))));
+  if (!raw().equals(plain())) throw new Error("raw and plain paths wrote different bytes");
+  const t = interleaved({ raw, plain }, quick ? 3 : 7);
+  results.bigRead = { mib: size, messageBytes: line.length, rawMs: t.raw, plainMs: t.plain, ratio: t.raw / t.plain };
+  rows.push([`${size} MiB read answer, 64 KiB pieces → host bytes`, `${t.raw.toFixed(1)} ms (raw strings)`, `${t.plain.toFixed(1)} ms (parse, string, stringify)`, `${(t.raw / t.plain).toFixed(2)}×`]);
 }
 
 {

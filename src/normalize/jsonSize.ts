@@ -65,9 +65,9 @@ export const WORDS_FROM_BYTES = 256;
 
 /**
  * Whether any of the four bytes of `word` is one JSON escapes inside a string (below 0x20, `"`
- * or `\`) — the bytes `ESCAPE_EXTRA` counts. The usual any-byte tests (a byte below n: `(w - n·0x01010101)
- * & ~w & 0x80808080`; a zero byte after XOR with the byte sought): exact as a yes/no, so a word
- * that says no needs no byte looked at.
+ * or a backslash: what `ESCAPE_EXTRA` counts). The usual any-byte tests — a byte below n:
+ * `(w - n·0x01010101) & ~w & 0x80808080`; a byte equal to c: the same with n = 1 after XOR with
+ * c in every byte — are exact as a yes/no, so a word that says no needs no byte looked at.
  */
 export function wordHasJsonSpecial(word: number): boolean {
   const quote = word ^ 0x22222222;
