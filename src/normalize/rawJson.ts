@@ -25,8 +25,8 @@ const SHORT_ESCAPE = (() => {
   return table;
 })();
 const HEX = Buffer.from("0123456789abcdef");
-/** Runs up to this long between escaped bytes move byte by byte: a `copyWithin` call costs more. */
-const SHORT_RUN = 32;
+/** Runs up to this long between escaped bytes move four bytes at a time (a `copyWithin` call costs more). */
+const SHORT_RUN = 64;
 
 /** Stand-ins that `JSON.stringify` writes for raw strings while `stringifyWithRaw` runs. */
 export const RAW_MARK = `mcpn-raw-${randomBytes(12).toString("hex")}-`;
@@ -130,6 +130,7 @@ export class RawJsonString {
  * Returns the literal.
  */
 function escapeInPlace(view: Uint8Array, base: number, length: number, extra: number): Buffer {
+  const data = new DataView(view.buffer, view.byteOffset, view.byteLength);
   let end = base + length; // view[base, end) is still unread
   let w = end + extra; // view[w, …) is written
   let wordsAt = base;
@@ -146,7 +147,14 @@ function escapeInPlace(view: Uint8Array, base: number, length: number, extra: nu
       view.copyWithin(w - run, at + 1, end);
       w -= run;
     } else {
-      for (let i = end - 1; i > at; i--) view[--w] = view[i]!;
+      // Four bytes at a time, top down: each word is read whole before the write, and the next
+      // one read lies below everything written (the write position stays above the read one).
+      let i = end;
+      for (; i - 4 > at; i -= 4) {
+        w -= 4;
+        data.setUint32(w, data.getUint32(i - 4, true), true);
+      }
+      while (i - 1 > at) view[--w] = view[--i]!;
     }
     const byte = view[at]!;
     if (ESCAPE_EXTRA[byte] === 1) {
