@@ -45,7 +45,7 @@ export function jsonUtf8Bytes(utf8: Uint8Array): number {
   let i = 0;
   if (n >= WORDS_FROM_BYTES) {
     // Four bytes at a time over the aligned middle: most words of text hold nothing to escape.
-    const head = (4 - (utf8.byteOffset % 4)) % 4;
+    const head = wordBoundary(utf8, 0);
     for (; i < head; i++) extra += ESCAPE_EXTRA[utf8[i]!]!;
     const count = (n - i) >>> 2;
     const words = new Uint32Array(utf8.buffer, utf8.byteOffset + i, count);
@@ -62,6 +62,11 @@ export function jsonUtf8Bytes(utf8: Uint8Array): number {
 
 /** Below this many bytes a scan goes byte by byte: a word view costs more than it saves. */
 export const WORDS_FROM_BYTES = 256;
+
+/** The first index from `i` on whose byte starts a 4-byte word of the memory under `bytes`. */
+export function wordBoundary(bytes: Uint8Array, i: number): number {
+  return i + ((4 - ((bytes.byteOffset + i) % 4)) % 4);
+}
 
 /**
  * Whether any of the four bytes of `word` is one JSON escapes inside a string (below 0x20, `"`
@@ -81,8 +86,7 @@ export function nextJsonSpecial(bytes: Uint8Array, from: number, to: number): nu
   // Byte by byte first: strings are mostly short, and a special byte usually comes soon.
   let bytewise = to;
   if (to - i >= WORDS_FROM_BYTES) {
-    bytewise = i + 64;
-    bytewise += (4 - ((bytes.byteOffset + bytewise) % 4)) % 4;
+    bytewise = wordBoundary(bytes, i + 64);
   }
   for (; i < bytewise; i++) if (ESCAPE_EXTRA[bytes[i]!] !== 0) return i;
   if (i >= to) return to;

@@ -14,7 +14,7 @@
  */
 import { isAscii } from "node:buffer";
 import { randomBytes } from "node:crypto";
-import { ESCAPE_EXTRA, WORDS_FROM_BYTES, jsonStringBytes, jsonUtf8Bytes, wordHasJsonSpecial } from "./jsonSize.js";
+import { ESCAPE_EXTRA, WORDS_FROM_BYTES, jsonStringBytes, jsonUtf8Bytes, wordBoundary, wordHasJsonSpecial } from "./jsonSize.js";
 
 const QUOTE = Buffer.from('"');
 
@@ -136,7 +136,7 @@ function escapeInPlace(view: Uint8Array, base: number, length: number, extra: nu
   let wordsAt = base;
   let words: Uint32Array | null = null;
   if (length >= WORDS_FROM_BYTES) {
-    wordsAt = base + ((4 - ((view.byteOffset + base) % 4)) % 4);
+    wordsAt = wordBoundary(view, base);
     words = new Uint32Array(view.buffer, view.byteOffset + wordsAt, (base + length - wordsAt) >>> 2);
   }
   // While the literal still has to grow, an escaped byte lies below `end`.
