@@ -4,7 +4,7 @@ export const EXIT = {
   OK: 0,
   /** A runtime failure: the upstream could not be started or reached, a listener failed. */
   FAILURE: 1,
-  /** Bad command line or unreadable/invalid input (a JSON file that is not JSON). */
+  /** Bad command line, unreadable/invalid input (a JSON file that is not JSON), a log file that cannot be written. */
   USAGE: 2,
   /** The config file is missing, not JSON, or not valid. */
   CONFIG: 3,

@@ -73,7 +73,7 @@ export async function reportError(error: unknown, io: CliIo): Promise<ExitCode> 
   if (error instanceof NormalizerError) {
     await writeFully(io.stderr, `mcp-normalizer: ${error.message}\n`);
     if (error.code.startsWith("CONFIG_")) return EXIT.CONFIG;
-    if (error.code === "USAGE" || error.code.startsWith("INPUT_") || error.code === "INSECURE_BIND") return EXIT.USAGE;
+    if (error.code === "USAGE" || error.code.startsWith("INPUT_") || error.code === "INSECURE_BIND" || error.code === "LOG_FILE_UNWRITABLE") return EXIT.USAGE;
     return EXIT.FAILURE;
   }
   await writeFully(io.stderr, `mcp-normalizer: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);

@@ -15,6 +15,7 @@ import { renderHtml } from "../report/renderHtml.js";
 import type { NormalizationEvent } from "../proxy/withNormalization.js";
 import type { SessionInfo } from "../proxy/sessionManager.js";
 import { NormalizerError } from "../errors/NormalizerError.js";
+import { LogFileError } from "../observe/logFile.js";
 import type { CliIo } from "./io.js";
 
 export const OBSERVE_OPTIONS = {
@@ -83,7 +84,7 @@ export async function createObservers(config: ProxyConfig, values: ObserveValues
   // With a file, records are always written (issue 4); without one they join the operational
   // lines on stderr unless the level asks for quiet.
   let log: NormalizationLog | undefined;
-  if (logPath !== undefined) log = createNormalizationLog({ file: logPath }, { onError: (error) => logger.error("normalization log write failed", { file: logPath, error: error.message }) });
+  if (logPath !== undefined) log = openLogFile(logPath, values["log-file"] !== undefined ? "--log-file" : "log.file", logger);
   else if (level === "debug" || level === "info") log = createNormalizationLog(io.stderr === process.stderr ? { fd: 2 } : { stream: io.stderr });
 
   const live = options.live ?? false;
@@ -123,4 +124,14 @@ export async function createObservers(config: ProxyConfig, values: ObserveValues
       await log?.close();
     },
   };
+}
+
+/** The log file, opened now: a path that cannot be written ends the command (exit 2) before anything starts. */
+function openLogFile(path: string, setting: string, logger: Logger): NormalizationLog {
+  try {
+    return createNormalizationLog({ file: path }, { onError: (error) => logger.error("normalization log write failed; no more records are written to it", { file: path, error: error.message }) });
+  } catch (error) {
+    if (error instanceof LogFileError) throw new NormalizerError("LOG_FILE_UNWRITABLE", `${setting}: ${error.message}`, { file: path });
+    throw error;
+  }
 }

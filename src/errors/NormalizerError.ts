@@ -19,7 +19,8 @@ export type ErrorCode =
   | "UPSTREAM_CLOSED"
   | "REQUEST_TIMEOUT"
   | "SESSION_LIMIT"
-  | "INSECURE_BIND";
+  | "INSECURE_BIND"
+  | "LOG_FILE_UNWRITABLE";
 
 /** JSON-RPC error codes the proxy answers with (JSON-RPC 2.0 §5.1; -32000…-32099 are ours). */
 export const JSONRPC = {

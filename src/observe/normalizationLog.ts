@@ -7,6 +7,7 @@
 import { pino } from "pino";
 import type { Writable } from "node:stream";
 import type { LogRecord } from "./logRecord.js";
+import { prepareLogFile } from "./logFile.js";
 
 export interface NormalizationLog {
   write(record: LogRecord): void;
@@ -27,18 +28,32 @@ export interface NormalizationLogOptions {
 export const LOG_BATCH_BYTES = 4096;
 /** Longest a record waits in the batch, in ms. */
 export const LOG_FLUSH_MS = 500;
+/** Longest `close()` waits for the file to be flushed and closed, in ms: exit is never held up for good. */
+export const LOG_CLOSE_WAIT_MS = 5000;
 
+/**
+ * Throws a `LogFileError` (path and OS error) when `target` is a file that cannot be written:
+ * checked before anything is started, so a bad path fails at once instead of at exit.
+ */
 export function createNormalizationLog(target: NormalizationLogTarget, options: NormalizationLogOptions = {}): NormalizationLog {
+  if ("file" in target) prepareLogFile(target.file);
   // Asynchronous, batched writes: a write per changed entry costs a small read 0.1–0.2 ms
   // (measured in bench/, issue 6). Records are written once LOG_BATCH_BYTES have gathered, and
   // at least every LOG_FLUSH_MS; close() (and SIGTERM's shutdown) flushes what is left.
   const file =
     "file" in target
-      ? pino.destination({ dest: target.file, append: true, mkdir: true, sync: false, minLength: LOG_BATCH_BYTES })
+      ? pino.destination({ dest: target.file, append: true, sync: false, minLength: LOG_BATCH_BYTES })
       : "fd" in target
         ? pino.destination({ dest: target.fd, sync: false, minLength: LOG_BATCH_BYTES })
         : undefined;
-  if (file !== undefined && options.onError !== undefined) file.on("error", options.onError);
+  // After a failed write the file takes nothing more (no retries, no flushes): one report.
+  let failed = false;
+  file?.on("error", (error: Error) => {
+    if (failed) return;
+    failed = true;
+    if (flusher !== undefined) clearInterval(flusher);
+    options.onError?.(error);
+  });
   // Only when a record has been written since: an idle proxy makes no empty writes (each one is a
   // thread-pool round trip and a wake-up, twice a second).
   let unflushed = false;
@@ -46,7 +61,7 @@ export function createNormalizationLog(target: NormalizationLogTarget, options: 
     file === undefined
       ? undefined
       : setInterval(() => {
-          if (!unflushed) return;
+          if (!unflushed || failed) return;
           try {
             file.flush();
             unflushed = false;
@@ -59,6 +74,7 @@ export function createNormalizationLog(target: NormalizationLogTarget, options: 
   let closing: Promise<void> | undefined;
   return {
     write(record) {
+      if (failed) return;
       // DESIGN.md §6 fixes the line's fields and their order, `ts` first: the record's own
       // order (toLogRecords builds it so). One JSON.stringify per line — pino's logger
       // serialized each record field by field through its hooks, a measurable share of a small
@@ -83,9 +99,28 @@ export function createNormalizationLog(target: NormalizationLogTarget, options: 
         return Promise.resolve();
       }
       closing ??= new Promise<void>((resolve) => {
-        file.once("close", () => resolve());
-        file.once("error", () => resolve());
-        file.end();
+        if (failed) {
+          file.destroy();
+          resolve();
+          return;
+        }
+        const timer = setTimeout(() => {
+          file.destroy();
+          resolve();
+        }, LOG_CLOSE_WAIT_MS);
+        timer.unref();
+        const done = (): void => {
+          clearTimeout(timer);
+          resolve();
+        };
+        file.once("close", done);
+        file.once("error", done);
+        try {
+          file.end();
+        } catch {
+          // Not opened yet or already broken: nothing left to flush.
+          done();
+        }
       });
       return closing;
     },

@@ -107,19 +107,16 @@ describe("the normalization log (pino)", () => {
     expect(JSON.parse(chunks.join(""))).toEqual(record(4));
   });
 
-  it("a file that cannot be written is reported through onError, not thrown", async () => {
+  it("a file that cannot be written is refused when the log is created, naming the path and the OS error", async () => {
     const dir = mkdtempSync(join(tmpdir(), "mcpn-log-"));
-    const errors: Error[] = [];
     // A path under a regular file cannot be created.
     const blocker = join(dir, "blocker");
     const { writeFileSync } = await import("node:fs");
     writeFileSync(blocker, "x");
-    const seen = new Promise<void>((resolve) => {
-      const log = createNormalizationLog({ file: join(blocker, "n.jsonl") }, { onError: (e) => { errors.push(e); resolve(); } });
-      log.write(record(5));
-    });
-    await seen;
-    expect(errors[0]!.message).toMatch(/ENOTDIR|EEXIST/);
+    const errors: Error[] = [];
+    expect(() => createNormalizationLog({ file: join(blocker, "n.jsonl") }, { onError: (e) => errors.push(e) })).toThrow(`cannot write the log file ${join(blocker, "n.jsonl")}: ENOTDIR`);
+    expect(() => createNormalizationLog({ file: "/dev/full" })).toThrow(/ENOSPC/);
+    expect(errors).toEqual([]);
     expect(existsSync(join(blocker, "n.jsonl"))).toBe(false);
   });
 });

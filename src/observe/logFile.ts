@@ -1,0 +1,56 @@
+/**
+ * Checks, at start-up, that the normalization log file can be written: its missing folders
+ * are created, it is opened for append and a zero-length write is made. A path that fails
+ * (a folder that cannot be made, a directory, a read-only or special file such as
+ * /proc/version, which opens but refuses every write) throws here, once, with the OS error —
+ * instead of the asynchronous writer failing later, retrying without end or crashing at exit.
+ */
+import { closeSync, mkdirSync, openSync, statSync, writeSync } from "node:fs";
+import { dirname } from "node:path";
+
+export class LogFileError extends Error {
+  constructor(
+    readonly file: string,
+    /** The OS error, e.g. `EISDIR: illegal operation on a directory`. */
+    readonly reason: string,
+  ) {
+    super(`cannot write the log file ${file}: ${reason}`);
+    this.name = "LogFileError";
+  }
+}
+
+/** Makes `file` ready for appending, or throws a `LogFileError` naming the path and the OS error. */
+export function prepareLogFile(file: string): void {
+  let fd: number | undefined;
+  try {
+    makeFolders(dirname(file));
+    fd = openSync(file, "a");
+    writeSync(fd, Buffer.alloc(0));
+  } catch (error) {
+    throw new LogFileError(file, osReason(error));
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
+/**
+ * `mkdir -p`, one folder at a time from the deepest one that exists. Not Node's recursive
+ * mkdir: on a pseudo file system such as /proc it loops forever instead of failing.
+ */
+function makeFolders(dir: string): void {
+  const missing: string[] = [];
+  let current = dir;
+  while (statSync(current, { throwIfNoEntry: false }) === undefined) {
+    missing.push(current);
+    const parent = dirname(current);
+    if (parent === current) break;
+    current = parent;
+  }
+  for (const folder of missing.reverse()) mkdirSync(folder);
+}
+
+/** `CODE: description` without the path Node appends (the message names the path once). */
+function osReason(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return message.replace(/, (open|mkdir|write|stat) '.*'$/, "").replace(/, write$/, "");
+}
