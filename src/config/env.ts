@@ -1,27 +1,67 @@
 /**
  * `${VAR}` (and `${VAR:-default}`) in any string of the config reads the environment
  * (DESIGN.md §5). A missing variable is an error naming the variable and the JSON path.
+ * A default may itself hold references (`${A:-${B:-x}}`); it is expanded only when used, so a
+ * variable named only in an unused default need not exist. `$` not followed by `{NAME` stays
+ * as written.
  */
 import { NormalizerError } from "../errors/NormalizerError.js";
 
-const REFERENCE = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
+const NAME = /^[A-Za-z_][A-Za-z0-9_]*/;
 
 export function expandEnv(value: unknown, env: Readonly<Record<string, string | undefined>>, file: string, path = "$"): unknown {
-  if (typeof value === "string") {
-    return value.replace(REFERENCE, (_match, name: string, fallback: string | undefined) => {
-      const found = env[name];
-      if (found !== undefined && found !== "") return found;
-      if (fallback !== undefined) return fallback;
-      throw new NormalizerError("CONFIG_ENV_MISSING", `${file}: ${path} uses \${${name}}, but the environment variable ${name} is not set`, { file, path, variable: name });
-    });
-  }
+  if (typeof value === "string") return expandString(value, env, file, path);
   if (Array.isArray(value)) return value.map((item, i) => expandEnv(item, env, file, `${path}[${i}]`));
   if (typeof value === "object" && value !== null) {
     const out: Record<string, unknown> = {};
     for (const [key, item] of Object.entries(value)) {
-      Object.defineProperty(out, key, { value: expandEnv(item, env, file, `${path}.${key}`), enumerable: true, writable: true, configurable: true });
+      const at = /^[A-Za-z_$][\w$]*$/.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`;
+      Object.defineProperty(out, key, { value: expandEnv(item, env, file, at), enumerable: true, writable: true, configurable: true });
     }
     return out;
   }
   return value;
+}
+
+function expandString(text: string, env: Readonly<Record<string, string | undefined>>, file: string, path: string): string {
+  let out = "";
+  let i = 0;
+  for (;;) {
+    const start = text.indexOf("${", i);
+    if (start === -1) return out + text.slice(i);
+    out += text.slice(i, start);
+    const reference = readReference(text, start);
+    if (reference === undefined) {
+      out += "${";
+      i = start + 2;
+      continue;
+    }
+    const found = env[reference.name];
+    if (found !== undefined && found !== "") out += found;
+    else if (reference.fallback !== undefined) out += expandString(reference.fallback, env, file, path);
+    else throw new NormalizerError("CONFIG_ENV_MISSING", `${file}: ${path} uses \${${reference.name}}, but the environment variable ${reference.name} is not set`, { file, path, variable: reference.name });
+    i = reference.end;
+  }
+}
+
+/** `${NAME}` or `${NAME:-default}` at `start` (the default up to its matching brace), else undefined. */
+function readReference(text: string, start: number): { name: string; fallback?: string; end: number } | undefined {
+  const name = NAME.exec(text.slice(start + 2, start + 2 + 256))?.[0];
+  if (name === undefined) return undefined;
+  let i = start + 2 + name.length;
+  if (text[i] === "}") return { name, end: i + 1 };
+  if (!text.startsWith(":-", i)) return undefined;
+  i += 2;
+  const from = i;
+  let depth = 0;
+  for (; i < text.length; i++) {
+    if (text.startsWith("${", i)) {
+      depth++;
+      i++;
+    } else if (text[i] === "}") {
+      if (depth === 0) return { name, fallback: text.slice(from, i), end: i + 1 };
+      depth--;
+    }
+  }
+  return undefined;
 }

@@ -7,6 +7,7 @@ import { dirname, isAbsolute, resolve } from "node:path";
 import type { z } from "zod";
 import { NormalizerError } from "../errors/NormalizerError.js";
 import { expandEnv } from "./env.js";
+import { formatPath, locateJsonError } from "./jsonLocation.js";
 import { ConfigSchema, type ProxyConfig } from "./schema.js";
 
 export interface LoadedConfig {
@@ -31,15 +32,25 @@ export function loadConfigFile(file: string, env: Readonly<Record<string, string
 
 export function parseConfig(text: string, file: string, env: Readonly<Record<string, string | undefined>> = process.env): ProxyConfig {
   let raw: unknown;
+  // Editors on Windows save UTF-8 with a byte order mark; JSON.parse refuses it.
+  const json = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
   try {
-    raw = JSON.parse(text);
+    raw = JSON.parse(json);
   } catch (error) {
-    throw new NormalizerError("CONFIG_INVALID_JSON", `${file} is not valid JSON: ${(error as Error).message}`, { file });
+    const at = locateJsonError(json);
+    // Node's own message quotes a stretch of the text (a token can be a secret): only our words.
+    const where = at === undefined ? `: ${(error as Error).message}` : ` at line ${at.line}, column ${at.column} (in ${at.path}): expected ${at.expected}`;
+    throw new NormalizerError("CONFIG_INVALID_JSON", `${file} is not valid JSON${where}`, { file, ...(at === undefined ? {} : { line: at.line, column: at.column, path: at.path }) });
   }
   return validateConfig(expandEnv(raw, env, file), file);
 }
 
 export function validateConfig(raw: unknown, file: string): ProxyConfig {
+  const reserved = findProtoKey(raw, []);
+  if (reserved !== undefined) {
+    // A key named __proto__ would be dropped without a word while the config is read.
+    throw new NormalizerError("CONFIG_INVALID", `${file} is not a valid mcp-normalizer config:\n  ${formatPath(reserved)}: "__proto__" cannot be used as a name here (JavaScript reserves it); choose another name`, { file, path: formatPath(reserved) });
+  }
   const result = ConfigSchema.safeParse(raw);
   if (!result.success) {
     const lines = result.error.issues.map((issue) => `  ${formatPath(issue.path)}: ${describeIssue(issue)}`);
@@ -48,10 +59,21 @@ export function validateConfig(raw: unknown, file: string): ProxyConfig {
   return result.data;
 }
 
-function formatPath(path: ReadonlyArray<PropertyKey>): string {
-  let out = "$";
-  for (const key of path) out += typeof key === "number" ? `[${key}]` : /^[A-Za-z_$][\w$]*$/.test(String(key)) ? `.${String(key)}` : `[${JSON.stringify(String(key))}]`;
-  return out;
+/** The path of the first own `__proto__` key in a parsed JSON value, if any. */
+function findProtoKey(value: unknown, path: Array<string | number>): Array<string | number> | undefined {
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = findProtoKey(value[i], [...path, i]);
+      if (found !== undefined) return found;
+    }
+  } else if (typeof value === "object" && value !== null) {
+    for (const key of Object.keys(value)) {
+      if (key === "__proto__") return [...path, key];
+      const found = findProtoKey((value as Record<string, unknown>)[key], [...path, key]);
+      if (found !== undefined) return found;
+    }
+  }
+  return undefined;
 }
 
 function describeIssue(issue: z.core.$ZodIssue): string {

@@ -80,6 +80,44 @@ describe("config", () => {
     expect(error.message).toContain("$.mcpServers.r.headers.Authorization");
   });
 
+  it("text that is not JSON: line, column and the field being read, never a quote of the file", () => {
+    const text = '{\n  "mcpServers": {"a": {"command": "x"}},\n  "auth": {"bearerTokens": ["sekrit-token-value", oops]}\n}';
+    const e = errorOf(() => parseConfig(text, "p.json", {}));
+    expect(e.code).toBe("CONFIG_INVALID_JSON");
+    expect(e.message).toBe("p.json is not valid JSON at line 3, column 51 (in $.auth.bearerTokens[1]): expected a value (a string in double quotes, a number, true, false, null, an object or an array)");
+    expect(e.message).not.toContain("sekrit");
+    const trailing = errorOf(() => parseConfig('{"mcpServers": {"a": {"command": "x",}}}', "p.json", {}));
+    expect(trailing.message).toContain("line 1, column 38 (in $.mcpServers.a): expected a string in double quotes");
+    const missingComma = errorOf(() => parseConfig('{"mcpServers": {"a": {"command": "x"}}\n"limits": {}}', "p.json", {}));
+    expect(missingComma.message).toContain("line 2, column 1 (in $): expected ',' or '}' after a member");
+    expect(errorOf(() => parseConfig("{", "p.json", {})).message).toContain("line 1, column 2");
+    // A byte order mark (Windows editors) is not an error.
+    expect(Object.keys(parseConfig('\ufeff{"mcpServers":{"a":{"command":"x"}}}', "p.json", {}).mcpServers)).toEqual(["a"]);
+  });
+
+  it("a key named __proto__ is refused with its path, not dropped", () => {
+    const e = errorOf(() => parseConfig('{"mcpServers":{"__proto__":{"command":"x"},"b":{"command":"y"}}}', "p.json", {}));
+    expect(e.code).toBe("CONFIG_INVALID");
+    expect(e.message).toContain('$.mcpServers.__proto__: "__proto__" cannot be used as a name here');
+    const inEnv = errorOf(() => parseConfig('{"mcpServers":{"a":{"command":"x","env":{"__proto__":"1"}}}}', "p.json", {}));
+    expect(inEnv.message).toContain('$.mcpServers.a.env.__proto__');
+  });
+
+  it("${A:-${B}}: a default may hold references, expanded only when used", () => {
+    const text = (value: string) => JSON.stringify({ mcpServers: { a: { command: "x", args: [value] } } });
+    const args = (value: string, env: Record<string, string>) => (parseConfig(text(value), "p.json", env).mcpServers.a as { args: string[] }).args[0];
+    expect(args("${A:-${B}}", { A: "a" })).toBe("a");
+    expect(args("${A:-${B}}", { B: "b" })).toBe("b");
+    expect(args("x-${A:-${B:-deep}}-y", {})).toBe("x-deep-y");
+    expect(args("${A:-pre ${B:-} post}", {})).toBe("pre  post");
+    expect(args("${A:-}", {})).toBe("");
+    expect(args("$HOME ${ not a ref } $${A}", { A: "v" })).toBe("$HOME ${ not a ref } $v");
+    const missing = errorOf(() => parseConfig(text("${A:-${B}}"), "p.json", {}));
+    expect(missing.code).toBe("CONFIG_ENV_MISSING");
+    expect(missing.message).toContain("environment variable B is not set");
+    expect(missing.message).toContain("$.mcpServers.a.args[0]");
+  });
+
   it("a missing config file is a clear error", () => {
     const error = errorOf(() => loadConfigFile("/nonexistent/proxy.config.json", {}));
     expect(error.code).toBe("CONFIG_NOT_FOUND");
