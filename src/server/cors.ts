@@ -24,7 +24,8 @@ export function applyCors(req: IncomingMessage, res: ServerResponse, options: Re
   const granted = normalized !== null && options.allowedOrigins.has(normalized);
   res.setHeader("vary", "Origin");
   if (granted) {
-    res.setHeader("access-control-allow-origin", origin!);
+    // The origin as the allow-list holds it (`HTTPS://App.Example:443` → `https://app.example`).
+    res.setHeader("access-control-allow-origin", normalized);
     res.setHeader("access-control-expose-headers", "mcp-session-id, www-authenticate");
   }
   if (req.method !== "OPTIONS" || req.headers["access-control-request-method"] === undefined) return false;

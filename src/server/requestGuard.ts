@@ -12,6 +12,7 @@
  *   secret) and CORS preflights (browsers never send credentials on them).
  */
 import { createHash, timingSafeEqual } from "node:crypto";
+import { isIPv6 } from "node:net";
 import type { IncomingHttpHeaders } from "node:http";
 import { headerValue, SERVER_ERROR } from "../transports/host/httpReplies.js";
 import { normalizeOrigin, type ResolvedFrontendOptions } from "./frontendOptions.js";
@@ -28,7 +29,9 @@ const LOOPBACK_NAMES = new Set(["localhost", "127.0.0.1", "[::1]"]);
 export function checkRequest(headers: IncomingHttpHeaders, options: ResolvedFrontendOptions, needsAuth: boolean): Refusal | null {
   const host = headerValue(headers.host);
   if (!hostAllowed(host, options.allowedHosts)) {
-    return forbidden(`Host header ${JSON.stringify(host ?? "")} is not allowed; add it to allowedHosts`);
+    const shown = JSON.stringify((host ?? "").slice(0, 200));
+    if (host !== undefined && !options.allowedHosts.includes("*") && hostName(host) === undefined) return forbidden(`Host header ${shown} is not a valid host[:port]`);
+    return forbidden(`Host header ${shown} is not allowed; add it to allowedHosts`);
   }
   const origin = headerValue(headers.origin);
   if (origin !== undefined && !originAllowed(origin, options)) {
@@ -46,22 +49,28 @@ export function checkRequest(headers: IncomingHttpHeaders, options: ResolvedFron
   return null;
 }
 
-/** The host name of a `Host` header value (`name`, `name:port`, `[v6]`, `[v6]:port`), lowercased. */
-export function hostName(host: string): string {
-  const lower = host.trim().toLowerCase();
-  if (lower.startsWith("[")) {
-    const end = lower.indexOf("]");
-    return end === -1 ? lower : lower.slice(0, end + 1);
-  }
-  const colon = lower.lastIndexOf(":");
-  return colon === -1 ? lower : lower.slice(0, colon);
+/**
+ * The host name of a `Host` header value (`name`, `name:port`, `[v6]`, `[v6]:port`), lowercased;
+ * undefined for anything else (RFC 9110 §7.2 / RFC 3986 §3.2.2: a registered name of letters,
+ * digits, `-` and `.`, an IPv4 address or a bracketed IPv6 address, then at most a port of 1–5
+ * digits up to 65535). Nothing is trimmed or guessed: `localhost:`, `localhost:x`,
+ * `[::1]junk`, `a@localhost`, `localhost ` and `localhost:8808:1` are not host names.
+ */
+export function hostName(host: string): string | undefined {
+  const match = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?)(?::(\d{1,5}))?$/.exec(host);
+  if (match === null) return undefined;
+  const name = match[1]!.toLowerCase();
+  if (match[2] !== undefined && Number(match[2]) > 65535) return undefined;
+  if (name.startsWith("[") && !isIPv6(name.slice(1, -1))) return undefined;
+  return name;
 }
 
 function hostAllowed(host: string | undefined, allowed: readonly string[]): boolean {
   if (allowed.includes("*")) return true;
-  if (host === undefined || host === "") return false;
-  const lower = host.trim().toLowerCase();
-  return allowed.includes(lower) || allowed.includes(hostName(lower));
+  if (host === undefined) return false;
+  const name = hostName(host);
+  if (name === undefined) return false;
+  return allowed.includes(name) || allowed.includes(host.toLowerCase());
 }
 
 function originAllowed(origin: string, options: ResolvedFrontendOptions): boolean {

@@ -53,3 +53,19 @@ describe("Host and Origin", () => {
     expect(checkRequest({ host: "localhost", origin: "null" }, opts, false)?.status).toBe(403);
   });
 });
+
+describe("Host parsing is strict", () => {
+  it("accepts name, name:port, IPv4 and [v6] with a port up to 65535; refuses anything trimmed, guessed or malformed", () => {
+    const opts = options();
+    for (const host of ["localhost", "LOCALHOST:8808", "127.0.0.1:65535", "[::1]", "[::1]:1"]) expect(checkRequest({ host }, opts, false), host).toBeNull();
+    for (const host of ["localhost:", "localhost:x", "localhost:65536", "localhost:8808:1", "[::1]junk", "[::1", "[zz::1]", "a@localhost", "localhost ", " localhost", "localhost\t", "local host", "localhost/x", "", "localhost.:80"]) {
+      const refusal = checkRequest({ host }, opts, false);
+      expect(refusal?.status, JSON.stringify(host)).toBe(403);
+    }
+    expect(checkRequest({ host: "localhost:x" }, opts, false)?.message).toContain("is not a valid host[:port]");
+    // allowedHosts entries with a port match only that port.
+    const withPort = options({ allowedHosts: ["proxy.internal:8808"] });
+    expect(checkRequest({ host: "proxy.internal:8808" }, withPort, false)).toBeNull();
+    expect(checkRequest({ host: "proxy.internal:9999" }, withPort, false)?.status).toBe(403);
+  });
+});

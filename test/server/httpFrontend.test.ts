@@ -134,6 +134,7 @@ describe("Origin and Host checks", () => {
     expect(hostName("[::1]:8808")).toBe("[::1]");
     expect(hostName("[::1]")).toBe("[::1]");
     expect(hostName("example.com")).toBe("example.com");
+    expect(hostName("example.com:")).toBeUndefined();
   });
 });
 
@@ -155,6 +156,11 @@ describe("CORS", () => {
     expect(init.status).toBe(200);
     expect(init.headers.get("access-control-allow-origin")).toBe("https://app.example.com");
     expect(init.headers.get("access-control-expose-headers")).toMatch(/mcp-session-id/);
+
+    // An origin written differently from the list (case, default port) is granted as normalized.
+    const odd = await preflight("HTTPS://App.Example.COM:443");
+    expect(odd.status).toBe(204);
+    expect(odd.headers.get("access-control-allow-origin")).toBe("https://app.example.com");
   });
 });
 
