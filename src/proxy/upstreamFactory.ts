@@ -23,11 +23,22 @@ export function upstreamSpec(server: ServerConfig): UpstreamSpec {
   return { url: server.url, ...(transport === undefined ? {} : { transport }), ...(server.headers === undefined ? {} : { headers: server.headers }) };
 }
 
-/** `rawStringBytes` 0 is off; the host transports the proxy writes to splice raw strings back. */
-export function createUpstreamFactory(options: { maxMessageBytes: number; rawStringBytes?: number }): UpstreamFactory {
+export interface UpstreamFactoryOptions {
+  readonly maxMessageBytes: number;
+  /** 0 is off; the host transports the proxy writes to splice raw strings back. */
+  readonly rawStringBytes?: number;
+  /**
+   * Whether what hosts are told about an upstream's end quotes its stderr. `serve`: no (its
+   * hosts and unauthenticated clients are not the operator; the line goes to the log).
+   * `stdio`: yes (the host started the proxy: it is the operator).
+   */
+  readonly stderrToHosts: boolean;
+}
+
+export function createUpstreamFactory(options: UpstreamFactoryOptions): UpstreamFactory {
   const rawStringMinBytes = options.rawStringBytes === undefined || options.rawStringBytes === 0 ? undefined : options.rawStringBytes;
   return (name: string, server: ServerConfig, logger: Logger): UpstreamHandle => {
-    const transport = createUpstreamTransport(upstreamSpec(server), { logger, maxMessageBytes: options.maxMessageBytes, rawStringMinBytes });
+    const transport = createUpstreamTransport(upstreamSpec(server), { logger, maxMessageBytes: options.maxMessageBytes, rawStringMinBytes, stderrInErrors: options.stderrToHosts });
     return { transport, describeEnd: () => describe(transport) };
   };
 }

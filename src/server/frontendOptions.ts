@@ -29,8 +29,12 @@ export interface HttpFrontendOptions {
   serverNames: readonly string[];
   /** Called for every new host session; the proxy bridges the transport to an upstream. */
   onSession: OnHostSession;
-  /** `GET /healthz` answers 200 with this value as JSON. */
-  health: () => unknown | Promise<unknown>;
+  /**
+   * `GET /healthz` answers 200 with this value as JSON. `detailed` is true only for a request
+   * with a valid bearer token (or when no tokens are configured): without it, give the status
+   * alone — probes need no more, and details (errors, counts) are for the operator.
+   */
+  health: (detailed: boolean) => unknown | Promise<unknown>;
   /** `GET /metrics` (Prometheus text); 404 when absent. */
   metrics?: () => Promise<HttpDocument> | HttpDocument;
   /** `GET /report` (live HTML size report); 404 when absent. */

@@ -17,7 +17,7 @@ import { WsEndpoint } from "../transports/host/wsHost.js";
 import { JSONRPC } from "../errors/NormalizerError.js";
 import { resolveFrontendOptions, type HttpDocument, type HttpFrontendOptions, type ResolvedFrontendOptions } from "./frontendOptions.js";
 import { applyCors } from "./cors.js";
-import { checkRequest } from "./requestGuard.js";
+import { checkRequest, isAuthorized } from "./requestGuard.js";
 import { route } from "./routes.js";
 import { SessionCounter } from "./sessionSlots.js";
 
@@ -151,7 +151,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, opts: ResolvedF
   switch (target.kind) {
     case "healthz":
       if (method !== "GET" && method !== "HEAD") return notAllowed(req, res, "GET");
-      replyJson(res, 200, await opts.health());
+      replyJson(res, 200, await opts.health(isAuthorized(req.headers, opts)));
       return;
     case "metrics":
     case "report":

@@ -50,6 +50,14 @@ export function checkRequest(headers: IncomingHttpHeaders, options: ResolvedFron
 }
 
 /**
+ * Whether the request carries a valid bearer token — always true when no tokens are configured
+ * (then every client may see everything). `/healthz` shows its details only to these.
+ */
+export function isAuthorized(headers: IncomingHttpHeaders, options: ResolvedFrontendOptions): boolean {
+  return options.bearerTokens.length === 0 || bearerAccepted(headerValue(headers.authorization), options.bearerTokens);
+}
+
+/**
  * The host name of a `Host` header value (`name`, `name:port`, `[v6]`, `[v6]:port`), lowercased;
  * undefined for anything else (RFC 9110 §7.2 / RFC 3986 §3.2.2: a registered name of letters,
  * digits, `-` and `.`, an IPv4 address or a bracketed IPv6 address, then at most a port of 1–5

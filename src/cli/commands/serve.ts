@@ -97,7 +97,7 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<Exit
   const observers = await createObservers(config, values, io, configFile, { live: true, servers: Object.keys(config.mcpServers) });
   const sessions = new SessionManager({
     servers: serverEntries(config, observers),
-    createUpstream: createUpstreamFactory({ maxMessageBytes: config.limits.maxMessageBytes, rawStringBytes: config.limits.rawStringBytes }),
+    createUpstream: createUpstreamFactory({ maxMessageBytes: config.limits.maxMessageBytes, rawStringBytes: config.limits.rawStringBytes, stderrToHosts: false }),
     logger: observers.logger,
     requestTimeoutMs: config.limits.requestTimeoutMs,
     restartBackoffMs: config.limits.restartBackoffMs,
@@ -114,7 +114,9 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<Exit
     ...(config.limits.maxBodyBytes === undefined ? {} : { maxBodyBytes: config.limits.maxBodyBytes }),
     maxSessionsPerClient: config.limits.maxSessionsPerClient,
     // hostSessions: the listener's count of live host sessions (what limits.maxSessions counts).
-    health: () => ({ ...sessions.healthReport(), hostSessions: frontend.sessionsInUse }),
+    // Without a valid token (when tokens are configured) only the status: errors and counts are
+    // the operator's.
+    health: (detailed) => (detailed ? { ...sessions.healthReport(), hostSessions: frontend.sessionsInUse } : { status: sessions.healthReport().status }),
     ...(observers.metrics === undefined ? {} : { metrics: observers.metrics }),
     ...(observers.report === undefined ? {} : { report: observers.report }),
     logger: observers.logger,

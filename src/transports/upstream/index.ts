@@ -45,6 +45,8 @@ export interface UpstreamOptions {
   maxMessageBytes?: number;
   /** stdio: time from SIGTERM to SIGKILL on close, in ms. */
   killGraceMs?: number;
+  /** stdio: errors quote the child's last stderr line (default true; `serve` turns it off). */
+  stderrInErrors?: boolean;
   /** stdio, streamable HTTP JSON bodies, WebSocket: payload literals this long are read as raw strings (see lineFraming). */
   rawStringMinBytes?: number | undefined;
   /** HTTP/WebSocket: connection timeout, in ms. */
@@ -71,7 +73,7 @@ export function transportKindOf(spec: UrlUpstreamSpec): UpstreamTransportKind {
 export function createUpstreamTransport(spec: UpstreamSpec, options: UpstreamOptions = {}): UpstreamTransport & ProxyTransport {
   const { logger, maxMessageBytes, connectTimeoutMs } = options;
   if (isStdioSpec(spec)) {
-    return new StdioUpstreamTransport({ ...spec, logger, maxMessageBytes, killGraceMs: options.killGraceMs, rawStringMinBytes: options.rawStringMinBytes });
+    return new StdioUpstreamTransport({ ...spec, logger, maxMessageBytes, killGraceMs: options.killGraceMs, rawStringMinBytes: options.rawStringMinBytes, ...(options.stderrInErrors === undefined ? {} : { stderrInErrors: options.stderrInErrors }) });
   }
   const common = { url: spec.url, headers: spec.headers, logger, maxMessageBytes, connectTimeoutMs, rawStringMinBytes: options.rawStringMinBytes };
   switch (transportKindOf(spec)) {

@@ -8,8 +8,9 @@
  *   `onproblem` report and the session goes on (issue 5).
  * - stderr goes to the logger line by line, never to our stdout (stdout belongs to the host
  *   side in `stdio` mode, STYLE habit 8).
- * - An exit we did not ask for is an `UPSTREAM_EXITED` error naming code/signal and the last
- *   stderr line, then `onclose`; `exitInfo` keeps it for the proxy to tell hosts why.
+ * - An exit we did not ask for is an `UPSTREAM_EXITED` error naming code/signal and (unless
+ *   `stderrInErrors` is off) the last stderr line, then `onclose`; `exitInfo` keeps it for the
+ *   proxy to tell hosts why.
  * - `env` is merged over `process.env`; only its keys are ever logged (values are secrets).
  */
 import { spawn as nodeSpawn, type ChildProcess, type SpawnOptions } from "node:child_process";
@@ -40,6 +41,12 @@ export interface StdioUpstreamOptions {
   /** Payload literals this long are read as raw strings (off by default; the proxy sets it). */
   rawStringMinBytes?: number | undefined;
   maxStderrLineBytes?: number;
+  /**
+   * Whether the errors this transport raises (and `describeEnd()`) quote the child's last stderr
+   * line. Servers print tokens and connection strings there: a proxy whose hosts are not its
+   * operator turns it off, and the line goes only to the logger. Default true.
+   */
+  stderrInErrors?: boolean;
   /** Injection point for tests; default `child_process.spawn`. */
   spawn?: (command: string, args: readonly string[], options: SpawnOptions) => ChildProcess;
 }
@@ -167,7 +174,7 @@ export class StdioUpstreamTransport implements ProxyTransport {
     child.once("exit", (code, signal) => {
       liveChildren.delete(child);
       this.exit = { code, signal, expected: this.closing, ...(this.lastStderrLine === undefined ? {} : { lastStderrLine: this.lastStderrLine }) };
-      this.logger[this.closing ? "debug" : "warn"]("upstream exited", { pid: child.pid, code, signal });
+      this.logger[this.closing ? "debug" : "warn"]("upstream exited", { pid: child.pid, code, signal, ...(this.closing || this.lastStderrLine === undefined ? {} : { lastStderrLine: this.lastStderrLine.slice(0, 500) }) });
       // Let stdout drain, but do not wait forever on pipes a grandchild keeps open.
       const timer = setTimeout(() => {
         stdout.destroy();
@@ -201,12 +208,12 @@ export class StdioUpstreamTransport implements ProxyTransport {
   exitError(): NormalizerError {
     const exit = this.exit;
     const how = !exit ? "is not running" : exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`;
-    const last = exit?.lastStderrLine ? ` (last stderr line: ${JSON.stringify(exit.lastStderrLine.slice(0, 500))})` : "";
+    const last = exit?.lastStderrLine && this.options.stderrInErrors !== false ? ` (last stderr line: ${JSON.stringify(exit.lastStderrLine.slice(0, 500))})` : "";
     return new NormalizerError("UPSTREAM_EXITED", `upstream "${this.options.command}" ${how}${last}`, {
       command: this.options.command,
       code: exit?.code ?? null,
       signal: exit?.signal ?? null,
-      lastStderrLine: exit?.lastStderrLine,
+      ...(this.options.stderrInErrors === false ? {} : { lastStderrLine: exit?.lastStderrLine }),
     });
   }
 
