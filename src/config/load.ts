@@ -16,6 +16,11 @@ export interface LoadedConfig {
   readonly file: string;
   /** Folder relative paths in the config (log.file) are resolved against. */
   readonly baseDir: string;
+  /**
+   * Environment variables the `auth` section reads (`${MCPN_TOKEN}` in `bearerTokens`): they
+   * hold the listener's secrets, so `serve` never passes them on to upstream processes.
+   */
+  readonly authVariables: readonly string[];
 }
 
 export function loadConfigFile(file: string, env: Readonly<Record<string, string | undefined>> = process.env): LoadedConfig {
@@ -27,10 +32,16 @@ export function loadConfigFile(file: string, env: Readonly<Record<string, string
     const code = (error as NodeJS.ErrnoException).code;
     throw new NormalizerError("CONFIG_NOT_FOUND", `cannot read config file ${file}: ${code === "ENOENT" ? "no such file" : String((error as Error).message)}`, { file });
   }
-  return { config: parseConfig(text, file, env), file: path, baseDir: dirname(path) };
+  const { config, authVariables } = parseConfigText(text, file, env);
+  return { config, file: path, baseDir: dirname(path), authVariables };
 }
 
 export function parseConfig(text: string, file: string, env: Readonly<Record<string, string | undefined>> = process.env): ProxyConfig {
+  return parseConfigText(text, file, env).config;
+}
+
+/** The config, and the environment variables its `auth` section reads. */
+export function parseConfigText(text: string, file: string, env: Readonly<Record<string, string | undefined>> = process.env): { config: ProxyConfig; authVariables: string[] } {
   let raw: unknown;
   // Editors on Windows save UTF-8 with a byte order mark; JSON.parse refuses it.
   const json = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
@@ -42,7 +53,11 @@ export function parseConfig(text: string, file: string, env: Readonly<Record<str
     const where = at === undefined ? `: ${(error as Error).message}` : ` at line ${at.line}, column ${at.column} (in ${at.path}): expected ${at.expected}`;
     throw new NormalizerError("CONFIG_INVALID_JSON", `${file} is not valid JSON${where}`, { file, ...(at === undefined ? {} : { line: at.line, column: at.column, path: at.path }) });
   }
-  return validateConfig(expandEnv(raw, env, file), file);
+  const authVariables = new Set<string>();
+  const expanded = expandEnv(raw, env, file, "$", (variable, at) => {
+    if (at === "$.auth" || at.startsWith("$.auth.") || at.startsWith("$.auth[")) authVariables.add(variable);
+  });
+  return { config: validateConfig(expanded, file), authVariables: [...authVariables] };
 }
 
 export function validateConfig(raw: unknown, file: string): ProxyConfig {

@@ -2,6 +2,7 @@
  * From a `mcpServers` entry to a live upstream transport (DESIGN.md §5 fields → the upstream
  * transports of src/transports/upstream).
  */
+import { getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { isStdioServer, type ServerConfig } from "../config/schema.js";
 import type { Logger } from "../observe/logger.js";
 import { createUpstreamTransport, type UpstreamSpec } from "../transports/upstream/index.js";
@@ -15,9 +16,34 @@ const TYPE_TO_TRANSPORT = {
   websocket: "websocket",
 } as const;
 
-export function upstreamSpec(server: ServerConfig): UpstreamSpec {
+/**
+ * What a stdio upstream's environment starts from, before its configured `env`:
+ * - `"inherit"`: everything the proxy was given (`stdio`: the host already chose it);
+ * - `{ withhold }` (`serve`): the variables desktop hosts pass (the SDK's
+ *   `getDefaultEnvironment()`: HOME, LOGNAME, PATH, SHELL, TERM, USER), or the whole
+ *   environment for a server with `inheritEnv: true` — never the `withhold` variables (those
+ *   `auth` reads: the listener's tokens). A server's own `env` is the operator's explicit choice
+ *   and is passed as configured.
+ */
+export type ChildEnvironment = "inherit" | { readonly withhold: readonly string[] };
+
+export function childBaseEnv(server: ServerConfig, policy: ChildEnvironment, proxyEnv: Readonly<Record<string, string | undefined>> = process.env): Record<string, string | undefined> | undefined {
+  if (policy === "inherit") return undefined;
+  const base: Record<string, string | undefined> = isStdioServer(server) && server.inheritEnv === true ? { ...proxyEnv } : getDefaultEnvironment();
+  for (const name of policy.withhold) delete base[name];
+  return base;
+}
+
+export function upstreamSpec(server: ServerConfig, policy: ChildEnvironment = "inherit"): UpstreamSpec {
   if (isStdioServer(server)) {
-    return { command: server.command, ...(server.args === undefined ? {} : { args: server.args }), ...(server.env === undefined ? {} : { env: server.env }), ...(server.cwd === undefined ? {} : { cwd: server.cwd }) };
+    const baseEnv = childBaseEnv(server, policy);
+    return {
+      command: server.command,
+      ...(server.args === undefined ? {} : { args: server.args }),
+      ...(server.env === undefined ? {} : { env: server.env }),
+      ...(baseEnv === undefined ? {} : { baseEnv }),
+      ...(server.cwd === undefined ? {} : { cwd: server.cwd }),
+    };
   }
   const transport = server.transport ?? (server.type === undefined ? undefined : TYPE_TO_TRANSPORT[server.type]);
   return { url: server.url, ...(transport === undefined ? {} : { transport }), ...(server.headers === undefined ? {} : { headers: server.headers }) };
@@ -33,12 +59,14 @@ export interface UpstreamFactoryOptions {
    * `stdio`: yes (the host started the proxy: it is the operator).
    */
   readonly stderrToHosts: boolean;
+  /** Where a stdio upstream's environment starts from (see `ChildEnvironment`). */
+  readonly childEnvironment: ChildEnvironment;
 }
 
 export function createUpstreamFactory(options: UpstreamFactoryOptions): UpstreamFactory {
   const rawStringMinBytes = options.rawStringBytes === undefined || options.rawStringBytes === 0 ? undefined : options.rawStringBytes;
   return (name: string, server: ServerConfig, logger: Logger): UpstreamHandle => {
-    const transport = createUpstreamTransport(upstreamSpec(server), { logger, maxMessageBytes: options.maxMessageBytes, rawStringMinBytes, stderrInErrors: options.stderrToHosts });
+    const transport = createUpstreamTransport(upstreamSpec(server, options.childEnvironment), { logger, maxMessageBytes: options.maxMessageBytes, rawStringMinBytes, stderrInErrors: options.stderrToHosts });
     return { transport, describeEnd: () => describe(transport) };
   };
 }

@@ -22,7 +22,8 @@ const logFile = join(dir, "log", "n.jsonl");
 
 let serve: ServeProcess;
 beforeAll(async () => {
-  serve = await startFixtureServe(["--log-file", logFile], env);
+  // The fixture reads FIXTURE_CORPUS: serve passes the proxy's environment on only when asked.
+  serve = await startFixtureServe(["--inherit-env", "--log-file", logFile], env);
 });
 afterAll(async () => {
   await serve?.stop();

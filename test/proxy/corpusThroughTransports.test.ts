@@ -22,12 +22,13 @@ const env = { FIXTURE_CORPUS: corpusFile };
 // The same corpus with every payload longer than one byte read, normalized and written as bytes
 // (limits.rawStringBytes, issue 6): the host must not be able to tell the difference.
 const rawConfigFile = join(dir, "raw.config.json");
-writeFileSync(rawConfigFile, JSON.stringify({ mcpServers: { fx: { command: process.execPath, args: [FIXTURE_SERVER] } }, limits: { rawStringBytes: 2 } }));
+writeFileSync(rawConfigFile, JSON.stringify({ mcpServers: { fx: { command: process.execPath, args: [FIXTURE_SERVER], env } }, limits: { rawStringBytes: 2 } }));
 
 let serve: ServeProcess;
 let rawServe: ServeProcess;
 beforeAll(async () => {
-  [serve, rawServe] = await Promise.all([startFixtureServe([], env), startServe(["--config", rawConfigFile], env)]);
+  // The fixture reads FIXTURE_CORPUS from its environment: passed on with --inherit-env, or in the config's env.
+  [serve, rawServe] = await Promise.all([startFixtureServe(["--inherit-env"], env), startServe(["--config", rawConfigFile])]);
 });
 afterAll(async () => {
   await Promise.all([serve?.stop(), rawServe?.stop()]);

@@ -28,13 +28,17 @@ Serves every server of the config over HTTP, each at
   /sse/NAME, /messages/NAME      legacy HTTP+SSE
   /ws/NAME                       WebSocket (subprotocol "mcp")
 and GET /healthz (upstream status, JSON), /metrics (Prometheus), /report (HTML size report).
-Each host session gets its own upstream connection (a stdio upstream: its own child process).
+Each host session gets its own upstream connection (a stdio upstream: its own child process,
+started with HOME, LOGNAME, PATH, SHELL, TERM, USER and the server's "env" — never the variables
+"auth" reads; "inheritEnv": true gives it the rest of the environment).
 
 Options:
   --config FILE          proxy config (default ./proxy.config.json when no upstream is named)
   --name NAME            serve one upstream under NAME without a config file …
   --url URL              … an HTTP(S)/WS(S) upstream (--transport, --header as for stdio)
   -- CMD ARGS…           … or a stdio upstream
+  --inherit-env          … give that stdio upstream the proxy's whole environment (default: only
+                         HOME, LOGNAME, PATH, SHELL, TERM, USER; config: "inheritEnv": true)
   --host H               bind address (default: config listen.host, else 127.0.0.1)
   --port P               port (default: config listen.port, else 8808; 0 = any free port)
 ${OBSERVE_HELP}
@@ -58,7 +62,7 @@ export function isLoopbackHost(host: string): boolean {
 export async function runServe(argv: readonly string[], io: CliIo): Promise<ExitCode> {
   const { values, command } = parseCommandArgs(
     argv,
-    { ...SELECTOR_OPTIONS, ...OBSERVE_OPTIONS, name: { type: "string" }, host: { type: "string" }, port: { type: "string" }, help: { type: "boolean", short: "h" } },
+    { ...SELECTOR_OPTIONS, ...OBSERVE_OPTIONS, name: { type: "string" }, host: { type: "string" }, port: { type: "string" }, "inherit-env": { type: "boolean" }, help: { type: "boolean", short: "h" } },
     "serve",
   );
   if (values.help) {
@@ -68,12 +72,16 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<Exit
 
   let config: ProxyConfig;
   let configFile: string | undefined;
+  let authVariables: readonly string[] = [];
   if (command.length > 0 || values.url !== undefined) {
     if (values.name === undefined) throw new NormalizerError("USAGE", "serve: name the upstream with --name NAME (its endpoints are /mcp/NAME, /sse/NAME, /ws/NAME)");
     if (values.config !== undefined) throw new NormalizerError("USAGE", "serve: give either --config or an upstream (-- CMD… / --url), not both");
+    if (values["inherit-env"] === true && command.length === 0) throw new NormalizerError("USAGE", "serve: --inherit-env goes with a stdio upstream (-- CMD ARGS…)");
     config = selectUpstream(values, command, "serve", io.cwd, io.env, values.name).config;
+    if (values["inherit-env"] === true) config = ConfigSchema.parse({ ...config, mcpServers: { [values.name]: { ...config.mcpServers[values.name], inheritEnv: true } } });
   } else {
     if (values.name !== undefined) throw new NormalizerError("USAGE", "serve: --name goes with an upstream (-- CMD ARGS… or --url URL)");
+    if (values["inherit-env"] === true) throw new NormalizerError("USAGE", 'serve: --inherit-env goes with -- CMD ARGS…; in a config, set "inheritEnv": true on the server');
     let loaded;
     try {
       loaded = loadConfigFile(resolve(io.cwd, values.config ?? "proxy.config.json"), io.env);
@@ -86,6 +94,7 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<Exit
     }
     config = loaded.config;
     configFile = loaded.file;
+    authVariables = loaded.authVariables;
   }
   const port = parseIntFlag(values.port, "--port", "serve") ?? config.listen.port;
   const host = values.host ?? config.listen.host;
@@ -97,7 +106,7 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<Exit
   const observers = await createObservers(config, values, io, configFile, { live: true, servers: Object.keys(config.mcpServers) });
   const sessions = new SessionManager({
     servers: serverEntries(config, observers),
-    createUpstream: createUpstreamFactory({ maxMessageBytes: config.limits.maxMessageBytes, rawStringBytes: config.limits.rawStringBytes, stderrToHosts: false }),
+    createUpstream: createUpstreamFactory({ maxMessageBytes: config.limits.maxMessageBytes, rawStringBytes: config.limits.rawStringBytes, stderrToHosts: false, childEnvironment: { withhold: authVariables } }),
     logger: observers.logger,
     requestTimeoutMs: config.limits.requestTimeoutMs,
     restartBackoffMs: config.limits.restartBackoffMs,

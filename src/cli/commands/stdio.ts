@@ -67,7 +67,7 @@ async function runSession(values: ReturnType<typeof parseStdioArgs>["values"], c
   const observers = await createObservers(selected.config, values, io, selected.configFile);
   const sessions = new SessionManager({
     servers: new Map([[selected.name, { config: selected.server, policy: observers.policyOverrides(policyOptionsFor(selected.config, selected.server)) }]]),
-    createUpstream: createUpstreamFactory({ maxMessageBytes: selected.config.limits.maxMessageBytes, rawStringBytes: selected.config.limits.rawStringBytes, stderrToHosts: true }),
+    createUpstream: createUpstreamFactory({ maxMessageBytes: selected.config.limits.maxMessageBytes, rawStringBytes: selected.config.limits.rawStringBytes, stderrToHosts: true, childEnvironment: "inherit" }),
     logger: observers.logger,
     requestTimeoutMs: selected.config.limits.requestTimeoutMs,
     onNormalized: observers.onNormalized,

@@ -27,6 +27,8 @@ export interface StdioUpstreamSpec {
   command: string;
   args?: readonly string[];
   env?: Readonly<Record<string, string>>;
+  /** The environment the child starts from, before `env`. Default `process.env`. */
+  baseEnv?: Readonly<Record<string, string | undefined>>;
   cwd?: string;
 }
 

@@ -11,7 +11,8 @@
  * - An exit we did not ask for is an `UPSTREAM_EXITED` error naming code/signal and (unless
  *   `stderrInErrors` is off) the last stderr line, then `onclose`; `exitInfo` keeps it for the
  *   proxy to tell hosts why.
- * - `env` is merged over `process.env`; only its keys are ever logged (values are secrets).
+ * - `env` is merged over `baseEnv` (default `process.env`); only its keys are ever logged
+ *   (values are secrets).
  */
 import { spawn as nodeSpawn, type ChildProcess, type SpawnOptions } from "node:child_process";
 import { NormalizerError } from "../../errors/NormalizerError.js";
@@ -30,8 +31,10 @@ const PIPE_GRACE_AFTER_EXIT_MS = 1000;
 export interface StdioUpstreamOptions {
   command: string;
   args?: readonly string[];
-  /** Merged over `process.env`. Values are never logged. */
+  /** Merged over `baseEnv`. Values are never logged. */
   env?: Readonly<Record<string, string>>;
+  /** The environment the child starts from, before `env`. Default `process.env`. */
+  baseEnv?: Readonly<Record<string, string | undefined>>;
   cwd?: string;
   logger?: Logger;
   /** Largest message read from stdout, in bytes. Default 256 MiB. */
@@ -122,7 +125,7 @@ export class StdioUpstreamTransport implements ProxyTransport {
     const spawn = this.options.spawn ?? nodeSpawn;
     const child = spawn(command, args, {
       cwd,
-      env: env ? { ...process.env, ...env } : process.env,
+      env: { ...(this.options.baseEnv ?? process.env), ...env },
       stdio: ["pipe", "pipe", "pipe"],
       shell: false,
       detached: process.platform !== "win32",

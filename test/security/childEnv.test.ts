@@ -1,0 +1,92 @@
+/**
+ * What a stdio upstream's environment holds. `serve`: the SDK's default variables (HOME, PATH…)
+ * plus the server's `env`; `inheritEnv: true` (or `--inherit-env`) the rest too; never the
+ * variables `auth` reads. `stdio`: everything the host gave the proxy.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { CLI } from "../helpers/paths.js";
+import { connect, startServe, type ServeProcess } from "../helpers/proxyProcess.js";
+import { FAULT_SERVER, initializedWs, serveConfig, toolText } from "../reliability/helpers.js";
+
+const PROXY_ENV = { MCPN_TOKEN: "listener-token-9d1", OTHER_SECRET: "db-password-42", HOME: "/home/proxyuser", TERM: "xterm-test" };
+const auth = { authorization: `Bearer ${PROXY_ENV.MCPN_TOKEN}` };
+
+async function childEnv(url: string, name: string, headers: Record<string, string> = {}): Promise<Record<string, string>> {
+  const host = await initializedWs(url, name, headers);
+  const env = JSON.parse(toolText(await host.request(1, "tools/call", { name: "env" }))) as Record<string, string>;
+  await host.close();
+  return env;
+}
+
+describe("serve --config with auth read from ${MCPN_TOKEN}", () => {
+  let serve: ServeProcess;
+  beforeAll(async () => {
+    serve = await serveConfig(
+      {
+        mcpServers: {
+          plain: { command: process.execPath, args: [FAULT_SERVER], env: { GIVEN: "configured" } },
+          all: { command: process.execPath, args: [FAULT_SERVER], env: { GIVEN: "configured" }, inheritEnv: true },
+          explicit: { command: process.execPath, args: [FAULT_SERVER], env: { UPSTREAM_KEY: "${OTHER_SECRET}" } },
+        },
+        auth: { bearerTokens: ["${MCPN_TOKEN}"] },
+      },
+      PROXY_ENV,
+    );
+  });
+  afterAll(async () => {
+    await serve?.stop();
+  });
+
+  it("a server gets HOME, PATH, TERM… and its own env, nothing else of the proxy's", async () => {
+    const env = await childEnv(serve.url, "plain", auth);
+    expect(env.GIVEN).toBe("configured");
+    expect(env.HOME).toBe("/home/proxyuser");
+    expect(env.TERM).toBe("xterm-test");
+    expect(env.PATH).toBe(process.env.PATH);
+    expect(env).not.toHaveProperty("OTHER_SECRET");
+    expect(env).not.toHaveProperty("MCPN_TOKEN");
+    expect(JSON.stringify(env)).not.toContain(PROXY_ENV.MCPN_TOKEN);
+  });
+
+  it("inheritEnv: true adds the rest of the environment, but never what auth reads", async () => {
+    const env = await childEnv(serve.url, "all", auth);
+    expect(env.OTHER_SECRET).toBe("db-password-42");
+    expect(env.GIVEN).toBe("configured");
+    expect(env).not.toHaveProperty("MCPN_TOKEN");
+    expect(JSON.stringify(env)).not.toContain(PROXY_ENV.MCPN_TOKEN);
+  });
+
+  it("a value the config hands over explicitly in env is passed", async () => {
+    const env = await childEnv(serve.url, "explicit", auth);
+    expect(env.UPSTREAM_KEY).toBe("db-password-42");
+    expect(env).not.toHaveProperty("OTHER_SECRET");
+  });
+});
+
+describe("serve --name -- CMD", () => {
+  it("defaults to the SDK's variables; --inherit-env passes the rest", async () => {
+    for (const [flags, inherited] of [[[], false], [["--inherit-env"], true]] as const) {
+      const serve = await startServe(["--name", "fx", ...flags, "--", process.execPath, FAULT_SERVER], PROXY_ENV);
+      try {
+        const env = await childEnv(serve.url, "fx");
+        expect(env.HOME).toBe("/home/proxyuser");
+        expect("OTHER_SECRET" in env).toBe(inherited);
+      } finally {
+        await serve.stop();
+      }
+    }
+  });
+});
+
+describe("stdio", () => {
+  it("the child inherits what the host gave the proxy", async () => {
+    const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, "stdio", "--", process.execPath, FAULT_SERVER], env: { ...process.env, ...PROXY_ENV } as Record<string, string>, stderr: "pipe" });
+    const host = await connect(transport);
+    const result = (await host.client.callTool({ name: "env", arguments: {} })) as { content: Array<{ text: string }> };
+    const env = JSON.parse(result.content[0]!.text) as Record<string, string>;
+    expect(env.OTHER_SECRET).toBe("db-password-42");
+    expect(env.MCPN_TOKEN).toBe(PROXY_ENV.MCPN_TOKEN);
+    await host.close();
+  });
+});
