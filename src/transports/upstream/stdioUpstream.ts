@@ -3,7 +3,10 @@
  * process; JSON-RPC goes to its stdin and comes from its stdout, one message per line.
  *
  * - Spawned without a shell (issue 5: no shell injection through config), in its own process
- *   group on POSIX so `close()` also ends what it spawned (`npx` → node) — no orphans.
+ *   group on POSIX, and the whole group is ended — on `close()`, when the leader exits on its
+ *   own, and when this process exits — so nothing it spawned (`npx` → node, a helper) is left.
+ * - Stdout ending while the process runs on means the upstream is over: `onerror`, `onclose`
+ *   (pending requests get their error at once) and the group is ended.
  * - stdout is framed linearly (`JsonLineReader`); a non-JSON line (a banner, a log line) is an
  *   `onproblem` report and the session goes on (issue 5).
  * - stderr goes to the logger line by line, never to our stdout (stdout belongs to the host
@@ -19,6 +22,7 @@ import { NormalizerError } from "../../errors/NormalizerError.js";
 import { silentLogger, type Logger } from "../../observe/logger.js";
 import { JsonLineReader, LineSplitter, serializeMessage, type OversizedLine } from "../lineFraming.js";
 import type { JSONRPCMessage, ProxySendOptions, ProxyTransport, FramingProblem } from "../types.js";
+import { adoptGroup, endGroup } from "./processGroup.js";
 import { deliverFramed } from "./upstreamMessages.js";
 
 /** Default time between SIGTERM and SIGKILL when closing (`killGraceMs`). */
@@ -27,6 +31,12 @@ export const DEFAULT_KILL_GRACE_MS = 2000;
 export const DEFAULT_MAX_STDERR_LINE_BYTES = 8192;
 /** After the child exits, how long its pipes may stay open (a grandchild holding them). */
 const PIPE_GRACE_AFTER_EXIT_MS = 1000;
+/**
+ * After stdout ends, how long the child has to exit before it counts as an upstream that closed
+ * its stdout but kept running (a process that is exiting closes stdout a moment before its exit
+ * is seen).
+ */
+const EXIT_AFTER_STDOUT_EOF_MS = 500;
 
 export interface StdioUpstreamOptions {
   command: string;
@@ -65,28 +75,6 @@ export interface UpstreamExit {
 /** What `send` returns for a message the pipe took at once (one settled promise, shared). */
 const SENT: Promise<void> = Promise.resolve();
 
-/** Children still running, killed if this process exits first (no orphans after a crash). */
-const liveChildren = new Set<ChildProcess>();
-let exitHookInstalled = false;
-function track(child: ChildProcess): void {
-  liveChildren.add(child);
-  if (exitHookInstalled) return;
-  exitHookInstalled = true;
-  process.once("exit", () => {
-    for (const live of liveChildren) signalTree(live, "SIGKILL");
-  });
-}
-
-function signalTree(child: ChildProcess, signal: NodeJS.Signals): void {
-  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
-  try {
-    if (process.platform !== "win32") process.kill(-child.pid, signal);
-    else child.kill(signal);
-  } catch {
-    child.kill(signal);
-  }
-}
-
 export class StdioUpstreamTransport implements ProxyTransport {
   onclose?: (() => void) | undefined;
   onerror?: ((error: Error) => void) | undefined;
@@ -102,6 +90,8 @@ export class StdioUpstreamTransport implements ProxyTransport {
   private closeReported = false;
   private lastStderrLine: string | undefined;
   private exit: UpstreamExit | undefined;
+  /** Set when stdout ended while the child kept running: the upstream is over, and ended. */
+  private stdoutClosedEarly = false;
   private closedPromise: Promise<void> | undefined;
 
   constructor(options: StdioUpstreamOptions) {
@@ -149,7 +139,7 @@ export class StdioUpstreamTransport implements ProxyTransport {
       const where = cwd === undefined ? "" : ` (cwd "${cwd}")`;
       throw new NormalizerError("UPSTREAM_UNREACHABLE", `could not start upstream command "${command}"${where}: ${(error as Error).message}`, { command, cwd }, { cause: error });
     }
-    track(child);
+    adoptGroup(child);
     this.logger.info("upstream started", { pid: child.pid, argCount: args.length, envKeys: Object.keys(env ?? {}), cwd });
     this.closedPromise = new Promise((resolve) => child.once("close", () => resolve()));
     this.wire(child);
@@ -163,6 +153,7 @@ export class StdioUpstreamTransport implements ProxyTransport {
     });
     stdout.on("end", () => {
       for (const framed of this.reader.end()) deliverFramed(this, framed);
+      this.afterStdoutEnd(child);
     });
     const stderrLines = new LineSplitter(this.options.maxStderrLineBytes ?? DEFAULT_MAX_STDERR_LINE_BYTES, false);
     const stderrSink = {
@@ -175,7 +166,8 @@ export class StdioUpstreamTransport implements ProxyTransport {
     stdin.on("error", (error) => this.logger.debug("upstream stdin error", { error: error.message }));
     child.on("error", (error) => this.onerror?.(error));
     child.once("exit", (code, signal) => {
-      liveChildren.delete(child);
+      // What the leader started goes with it, whether it exited on its own or was asked to.
+      if (!this.closing) void endGroup(child, this.killGraceMs);
       this.exit = { code, signal, expected: this.closing, ...(this.lastStderrLine === undefined ? {} : { lastStderrLine: this.lastStderrLine }) };
       this.logger[this.closing ? "debug" : "warn"]("upstream exited", { pid: child.pid, code, signal, ...(this.closing || this.lastStderrLine === undefined ? {} : { lastStderrLine: this.lastStderrLine.slice(0, 500) }) });
       // Let stdout drain, but do not wait forever on pipes a grandchild keeps open.
@@ -196,6 +188,30 @@ export class StdioUpstreamTransport implements ProxyTransport {
     });
   }
 
+  private get killGraceMs(): number {
+    return this.options.killGraceMs ?? DEFAULT_KILL_GRACE_MS;
+  }
+
+  /**
+   * Stdout is the upstream's only way to answer: once it ends, the upstream is over even if the
+   * process runs on. Pending requests get an error at once (through `onerror` and `onclose`) and
+   * the process group is ended.
+   */
+  private afterStdoutEnd(child: ChildProcess): void {
+    if (this.closing || this.exit !== undefined) return;
+    const timer = setTimeout(() => {
+      if (this.closing || this.exit !== undefined) return;
+      this.stdoutClosedEarly = true;
+      this.closing = true;
+      this.logger.warn("upstream closed its stdout but kept running; ending it", { pid: child.pid });
+      this.onerror?.(this.exitError());
+      void endGroup(child, this.killGraceMs);
+      this.finish();
+    }, EXIT_AFTER_STDOUT_EOF_MS);
+    timer.unref();
+    child.once("exit", () => clearTimeout(timer));
+  }
+
   private onStderrLine(line: string): void {
     if (line.trim() === "") return;
     this.lastStderrLine = line;
@@ -204,13 +220,13 @@ export class StdioUpstreamTransport implements ProxyTransport {
 
   /** Why the child ended (exit code or signal, last stderr line), for the proxy to tell hosts. */
   describeEnd(): string | undefined {
-    return this.exit ? this.exitError().message : undefined;
+    return this.exit !== undefined || this.stdoutClosedEarly ? this.exitError().message : undefined;
   }
 
   /** The error to give hosts whose requests were pending when the child went away. */
   exitError(): NormalizerError {
     const exit = this.exit;
-    const how = !exit ? "is not running" : exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`;
+    const how = this.stdoutClosedEarly ? "closed its stdout while still running (the proxy ended it)" : !exit ? "is not running" : exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`;
     const last = exit?.lastStderrLine && this.options.stderrInErrors !== false ? ` (last stderr line: ${JSON.stringify(exit.lastStderrLine.slice(0, 500))})` : "";
     return new NormalizerError("UPSTREAM_EXITED", `upstream "${this.options.command}" ${how}${last}`, {
       command: this.options.command,
@@ -250,13 +266,13 @@ export class StdioUpstreamTransport implements ProxyTransport {
     if (!child || this.closed) return this.finish();
     this.closing = true;
     if (this.exit === undefined) {
-      // MCP spec lifecycle (stdio shutdown): close stdin, then SIGTERM, then SIGKILL.
+      // MCP spec lifecycle (stdio shutdown): close stdin, then SIGTERM, then SIGKILL — to the
+      // whole process group, so nothing the child started outlives it.
       child.stdin?.end();
-      signalTree(child, "SIGTERM");
-      const timer = setTimeout(() => signalTree(child, "SIGKILL"), this.options.killGraceMs ?? DEFAULT_KILL_GRACE_MS);
-      timer.unref();
+      // Done once the leader has exited; helpers still being ended are SIGKILLed at the latest
+      // when this process exits.
+      void endGroup(child, this.killGraceMs);
       await this.closedPromise;
-      clearTimeout(timer);
     } else {
       await this.closedPromise;
     }
