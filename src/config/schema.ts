@@ -20,6 +20,14 @@ export const DEFAULT_RESTART_BACKOFF_MS = 250;
 export const DEFAULT_MAX_RESTART_BACKOFF_MS = 30_000;
 /** Default `limits.rawStringBytes`: payload strings from an upstream this long stay bytes. */
 export const DEFAULT_RAW_STRING_BYTES = 256 * 1024;
+/** Default `limits.headersTimeoutMs`: a connection has this long to send its request headers. */
+export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
+/** Default `limits.requestBodyTimeoutMs`: a request (headers and body) must have arrived in this time. */
+export const DEFAULT_REQUEST_BODY_TIMEOUT_MS = 120_000;
+/** Default `limits.keepAliveTimeoutMs`: an idle keep-alive connection is closed after this. */
+export const DEFAULT_KEEP_ALIVE_TIMEOUT_MS = 5_000;
+/** Default `limits.maxConnections`: open HTTP connections (streams, keep-alive, upgrades) at once. */
+export const DEFAULT_MAX_CONNECTIONS = 2_000;
 
 const normalizeSettings = {
   unwrapBlobs: z.boolean().optional().describe("blob whose bytes are UTF-8 text → text (default true)"),
@@ -113,8 +121,14 @@ export const ConfigSchema = z
         shutdownGraceMs: z.number().int().min(0).default(DEFAULT_SHUTDOWN_GRACE_MS).describe("after SIGTERM/SIGINT, how long in-flight requests may take before sessions are ended"),
         restartBackoffMs: z.number().int().min(0).default(DEFAULT_RESTART_BACKOFF_MS).describe("after an upstream dies, the wait before the next one starts; doubles per consecutive failure"),
         maxRestartBackoffMs: z.number().int().min(0).default(DEFAULT_MAX_RESTART_BACKOFF_MS).describe("cap of restartBackoffMs's doubling"),
+        headersTimeoutMs: z.number().int().positive().default(DEFAULT_HEADERS_TIMEOUT_MS).describe("a connection that has not sent its whole request header in this time is closed (408); no more than requestBodyTimeoutMs"),
+        requestBodyTimeoutMs: z.number().int().positive().default(DEFAULT_REQUEST_BODY_TIMEOUT_MS).describe("a request whose headers and body have not all arrived in this time is closed (408)"),
+        keepAliveTimeoutMs: z.number().int().positive().default(DEFAULT_KEEP_ALIVE_TIMEOUT_MS).describe("an idle keep-alive HTTP connection is closed after this"),
+        maxConnections: z.number().int().positive().default(DEFAULT_MAX_CONNECTIONS).describe("open HTTP connections at once (SSE and WebSocket streams, keep-alive, requests); more are closed as they arrive"),
         rawStringBytes: z.number().int().min(0).default(DEFAULT_RAW_STRING_BYTES).describe("blob/text/data strings at least this many bytes long in an upstream's stdio lines, streamable HTTP JSON bodies and WebSocket messages are read, normalized and written as bytes, never as JS strings (big reads: less CPU and memory); 0 turns it off"),
       })
+      // Node refuses a header timeout longer than the whole request's.
+      .refine((limits) => limits.headersTimeoutMs <= limits.requestBodyTimeoutMs, { message: "must be no more than limits.requestBodyTimeoutMs", path: ["headersTimeoutMs"] })
       .default({
         maxMessageBytes: DEFAULT_MAX_MESSAGE_BYTES,
         maxNormalizeBytes: DEFAULT_MAX_NORMALIZE_BYTES,
@@ -125,6 +139,10 @@ export const ConfigSchema = z
         restartBackoffMs: DEFAULT_RESTART_BACKOFF_MS,
         maxRestartBackoffMs: DEFAULT_MAX_RESTART_BACKOFF_MS,
         rawStringBytes: DEFAULT_RAW_STRING_BYTES,
+        headersTimeoutMs: DEFAULT_HEADERS_TIMEOUT_MS,
+        requestBodyTimeoutMs: DEFAULT_REQUEST_BODY_TIMEOUT_MS,
+        keepAliveTimeoutMs: DEFAULT_KEEP_ALIVE_TIMEOUT_MS,
+        maxConnections: DEFAULT_MAX_CONNECTIONS,
       }),
   })
   .describe("mcp-normalizer proxy configuration");

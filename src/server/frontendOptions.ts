@@ -10,10 +10,7 @@ import { DEFAULT_SSE_KEEP_ALIVE_MS } from "../transports/host/sseWriter.js";
 import { DEFAULT_MAX_QUEUED_MESSAGES, DEFAULT_SESSION_IDLE_TIMEOUT_MS } from "../transports/host/streamableHttpHost.js";
 import { DEFAULT_MAX_MESSAGE_BYTES, type FramingProblem } from "../transports/types.js";
 
-/** Default `limits.maxSessions`: live host sessions of every kind together. */
-export const DEFAULT_MAX_SESSIONS = 1000;
-/** Default `limits.maxSessionsPerClient`: live host sessions one client address may hold. */
-export const DEFAULT_MAX_SESSIONS_PER_CLIENT = 100;
+import { DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_KEEP_ALIVE_TIMEOUT_MS, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_CLIENT, DEFAULT_REQUEST_BODY_TIMEOUT_MS } from "../config/schema.js";
 
 /** Host names allowed in the `Host` header by default: loopback only (DNS rebinding defence). */
 export const DEFAULT_ALLOWED_HOSTS: readonly string[] = ["localhost", "127.0.0.1", "[::1]"];
@@ -68,6 +65,14 @@ export interface HttpFrontendOptions {
   sessionIdleTimeoutMs?: number;
   /** Messages kept for a streamable HTTP session's GET stream while none is open. Default 1000. */
   maxQueuedMessages?: number;
+  /** A connection that has not sent its whole request header in this time is closed, in ms. Default 10 s. */
+  headersTimeoutMs?: number;
+  /** A request whose headers and body have not all arrived in this time is closed, in ms. Default 120 s. */
+  requestBodyTimeoutMs?: number;
+  /** An idle keep-alive connection is closed after this, in ms. Default 5 s. */
+  keepAliveTimeoutMs?: number;
+  /** Open connections at once; more are closed as they arrive. Default 2000. */
+  maxConnections?: number;
   /** Operational log (refusals, listener errors). Default silent. */
   logger?: Logger;
   /** Bodies that could not be delivered (answered to the host already), for the log. */
@@ -91,6 +96,10 @@ export interface ResolvedFrontendOptions {
   readonly sseKeepAliveMs: number;
   readonly sessionIdleTimeoutMs: number;
   readonly maxQueuedMessages: number;
+  readonly headersTimeoutMs: number;
+  readonly requestBodyTimeoutMs: number;
+  readonly keepAliveTimeoutMs: number;
+  readonly maxConnections: number;
   readonly logger: Logger;
   readonly onproblem: HttpFrontendOptions["onproblem"];
 }
@@ -115,6 +124,10 @@ export function resolveFrontendOptions(options: HttpFrontendOptions): ResolvedFr
     sseKeepAliveMs: options.sseKeepAliveMs ?? DEFAULT_SSE_KEEP_ALIVE_MS,
     sessionIdleTimeoutMs: options.sessionIdleTimeoutMs ?? DEFAULT_SESSION_IDLE_TIMEOUT_MS,
     maxQueuedMessages: options.maxQueuedMessages ?? DEFAULT_MAX_QUEUED_MESSAGES,
+    headersTimeoutMs: positive(options.headersTimeoutMs, DEFAULT_HEADERS_TIMEOUT_MS, "headersTimeoutMs"),
+    requestBodyTimeoutMs: positive(options.requestBodyTimeoutMs, DEFAULT_REQUEST_BODY_TIMEOUT_MS, "requestBodyTimeoutMs"),
+    keepAliveTimeoutMs: positive(options.keepAliveTimeoutMs, DEFAULT_KEEP_ALIVE_TIMEOUT_MS, "keepAliveTimeoutMs"),
+    maxConnections: positive(options.maxConnections, DEFAULT_MAX_CONNECTIONS, "maxConnections"),
     logger: options.logger ?? silentLogger,
     onproblem: options.onproblem,
   };

@@ -16,6 +16,7 @@ import { StreamableHttpEndpoint } from "../transports/host/streamableHttpEndpoin
 import { WsEndpoint } from "../transports/host/wsHost.js";
 import { JSONRPC } from "../errors/NormalizerError.js";
 import { resolveFrontendOptions, type HttpDocument, type HttpFrontendOptions, type ResolvedFrontendOptions } from "./frontendOptions.js";
+import { guardConnections, serverOptions } from "./connectionLimits.js";
 import { applyCors } from "./cors.js";
 import { checkRequest, isAuthorized } from "./requestGuard.js";
 import { route } from "./routes.js";
@@ -67,17 +68,20 @@ export function createHttpFrontend(options: HttpFrontendOptions): HttpFrontend {
     });
   }
 
-  const server = createServer((req, res) => {
+  const server = createServer(serverOptions(opts), (req, res) => {
     handle(req, res, opts, endpoints, slots).catch((error: unknown) => {
       opts.logger.error("request failed", { method: req.method, url: req.url?.slice(0, 200), error: String(error) });
       if (!res.headersSent) replyJsonRpcError(res, 500, JSONRPC.INTERNAL_ERROR, "Internal error in the proxy's HTTP listener");
       else res.destroy();
     });
   });
+  guardConnections(server, opts, opts.logger);
   server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => upgrade(req, socket, head, opts, endpoints, slots));
-  server.on("clientError", (_error, socket: Duplex) => {
-    // Malformed HTTP: answer 400 when the socket still can, never crash.
-    if (socket.writable) socket.end("HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n");
+  server.on("clientError", (error: NodeJS.ErrnoException, socket: Duplex) => {
+    // Malformed HTTP: answer 400 (408 past headersTimeoutMs / requestBodyTimeoutMs) when the
+    // socket still can, never crash.
+    const status = error.code === "ERR_HTTP_REQUEST_TIMEOUT" ? "408 Request Timeout" : "400 Bad Request";
+    if (socket.writable) socket.end(`HTTP/1.1 ${status}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
     else socket.destroy();
   });
 

@@ -29,9 +29,16 @@ export interface ServeProcess {
   stop(): Promise<number | null>;
 }
 
+export interface ServeOptions {
+  /** Runs the proxy under `ulimit -n N` (a shell sets it, then execs node). */
+  maxOpenFiles?: number;
+}
+
 /** `mcp-normalizer serve` on port 0, waiting for its endpoint line. */
-export async function startServe(args: readonly string[], env: Record<string, string> = {}): Promise<ServeProcess> {
-  const child = spawn(process.execPath, [CLI, "serve", "--port", "0", ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+export async function startServe(args: readonly string[], env: Record<string, string> = {}, options: ServeOptions = {}): Promise<ServeProcess> {
+  const argv = [CLI, "serve", "--port", "0", ...args];
+  const [command, commandArgs] = options.maxOpenFiles === undefined ? [process.execPath, argv] : ["sh", ["-c", `ulimit -n ${options.maxOpenFiles} && exec "$0" "$@"`, process.execPath, ...argv]];
+  const child = spawn(command, commandArgs, { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
   let err = "";
   child.stderr!.on("data", (c: Buffer) => (err += c.toString()));

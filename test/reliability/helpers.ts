@@ -3,12 +3,12 @@
  * waiting on its stderr, a raw WebSocket host, and process checks by pid. Every helper that
  * starts something returns (or is) its cleanup.
  */
-import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { WebSocket } from "ws";
 import { ROOT } from "../helpers/paths.js";
-import { startServe, type ServeProcess } from "../helpers/proxyProcess.js";
+import { startServe, type ServeOptions, type ServeProcess } from "../helpers/proxyProcess.js";
 
 export const FAULT_SERVER = join(ROOT, "test", "reliability", "fixtures", "fault-server.mjs");
 export const RAW_UPSTREAM = join(ROOT, "test", "fuzz", "fixtures", "raw-upstream.mjs");
@@ -18,12 +18,20 @@ export function tempDir(prefix = "mcpn-rel-"): string {
 }
 
 /** Writes `config` to a fresh temp file and starts `serve --config` on port 0. */
-export async function serveConfig(config: Record<string, unknown>, env: Record<string, string> = {}, extra: readonly string[] = []): Promise<ServeProcess & { configFile: string; dir: string }> {
+export async function serveConfig(config: Record<string, unknown>, env: Record<string, string> = {}, extra: readonly string[] = [], options: ServeOptions = {}): Promise<ServeProcess & { configFile: string; dir: string }> {
   const dir = tempDir();
   const configFile = join(dir, "proxy.config.json");
   writeFileSync(configFile, JSON.stringify(config, null, 2));
-  const serve = await startServe(["--config", configFile, ...extra], env);
-  return Object.assign(serve, { configFile, dir });
+  let serve: ServeProcess;
+  try {
+    serve = await startServe(["--config", configFile, ...extra], env, options);
+  } catch (error) {
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
+  // The temp dir (config, and logs tests put there) goes with the process.
+  const stop = serve.stop;
+  return Object.assign(serve, { configFile, dir, stop: () => stop().finally(() => rmSync(dir, { recursive: true, force: true })) });
 }
 
 /** Resolves when the process's stderr (so far or from now on) matches `pattern`. */

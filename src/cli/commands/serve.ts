@@ -122,6 +122,10 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<Exit
     },
     ...(config.limits.maxBodyBytes === undefined ? {} : { maxBodyBytes: config.limits.maxBodyBytes }),
     maxSessionsPerClient: config.limits.maxSessionsPerClient,
+    headersTimeoutMs: config.limits.headersTimeoutMs,
+    requestBodyTimeoutMs: config.limits.requestBodyTimeoutMs,
+    keepAliveTimeoutMs: config.limits.keepAliveTimeoutMs,
+    maxConnections: config.limits.maxConnections,
     // hostSessions: the listener's count of live host sessions (what limits.maxSessions counts).
     // Without a valid token (when tokens are configured) only the status: errors and counts are
     // the operator's.
