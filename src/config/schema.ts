@@ -5,6 +5,8 @@
 import { z } from "zod";
 import { DEFAULT_MAX_MESSAGE_BYTES } from "../transports/types.js";
 import { DEFAULT_MAX_NORMALIZE_BYTES } from "../normalize/policy.js";
+import { DEFAULT_SESSION_IDLE_TIMEOUT_MS } from "../transports/host/streamableHttpHost.js";
+import { DEFAULT_PING_INTERVAL_MS } from "../transports/host/wsHeartbeat.js";
 
 export const DEFAULT_PORT = 8808;
 export const DEFAULT_HOST = "127.0.0.1";
@@ -121,6 +123,8 @@ export const ConfigSchema = z
         shutdownGraceMs: z.number().int().min(0).default(DEFAULT_SHUTDOWN_GRACE_MS).describe("after SIGTERM/SIGINT, how long in-flight requests may take before sessions are ended"),
         restartBackoffMs: z.number().int().min(0).default(DEFAULT_RESTART_BACKOFF_MS).describe("after an upstream dies, the wait before the next one starts; doubles per consecutive failure"),
         maxRestartBackoffMs: z.number().int().min(0).default(DEFAULT_MAX_RESTART_BACKOFF_MS).describe("cap of restartBackoffMs's doubling"),
+        sessionIdleMs: z.number().int().positive().default(DEFAULT_SESSION_IDLE_TIMEOUT_MS).describe("a streamable HTTP session with no request and no open stream for this long is ended (its upstream too); the host's next request gets 404 and it initializes again"),
+        pingIntervalMs: z.number().int().min(0).default(DEFAULT_PING_INTERVAL_MS).describe("WebSocket hosts are pinged this often; one that has not answered by the next ping is dropped (half-open connections); 0 turns it off"),
         headersTimeoutMs: z.number().int().positive().default(DEFAULT_HEADERS_TIMEOUT_MS).describe("a connection that has not sent its whole request header in this time is closed (408); no more than requestBodyTimeoutMs"),
         requestBodyTimeoutMs: z.number().int().positive().default(DEFAULT_REQUEST_BODY_TIMEOUT_MS).describe("a request whose headers and body have not all arrived in this time is closed (408)"),
         keepAliveTimeoutMs: z.number().int().positive().default(DEFAULT_KEEP_ALIVE_TIMEOUT_MS).describe("an idle keep-alive HTTP connection is closed after this"),
@@ -139,6 +143,8 @@ export const ConfigSchema = z
         restartBackoffMs: DEFAULT_RESTART_BACKOFF_MS,
         maxRestartBackoffMs: DEFAULT_MAX_RESTART_BACKOFF_MS,
         rawStringBytes: DEFAULT_RAW_STRING_BYTES,
+        sessionIdleMs: DEFAULT_SESSION_IDLE_TIMEOUT_MS,
+        pingIntervalMs: DEFAULT_PING_INTERVAL_MS,
         headersTimeoutMs: DEFAULT_HEADERS_TIMEOUT_MS,
         requestBodyTimeoutMs: DEFAULT_REQUEST_BODY_TIMEOUT_MS,
         keepAliveTimeoutMs: DEFAULT_KEEP_ALIVE_TIMEOUT_MS,

@@ -216,6 +216,9 @@ export class SessionManager {
     let failedToStart = false;
     bridge.onclose = () => {
       if (this.sessions.delete(id)) health.sessions--;
+      // Ended by the proxy itself (idle, a dead connection): the operator sees why.
+      const reaped = (host as { endReason?: string }).endReason;
+      if (reaped !== undefined) logger.info("session reaped", { kind, reason: reaped });
       // Only an upstream that ended on its own is a failure; the host leaving, or the proxy
       // ending the child (SIGTERM → "killed by SIGTERM"), is not.
       if (bridge.closeReason === "upstream closed" && !failedToStart) {

@@ -21,6 +21,8 @@ import type { Logger } from "../observe/logger.js";
 /** Shortest and longest interval of Node's timeout sweep, in ms. */
 const MIN_SWEEP_MS = 100;
 const MAX_SWEEP_MS = 1000;
+/** Idle time before the first TCP keep-alive probe on a connection, in ms. */
+const TCP_KEEP_ALIVE_DELAY_MS = 30_000;
 /** Repeated listener problems (drops, accept errors) are logged at most this often. */
 export const PROBLEM_LOG_INTERVAL_MS = 10_000;
 
@@ -39,6 +41,10 @@ export function serverOptions(limits: ConnectionLimits): ServerOptions {
     requestTimeout: limits.requestBodyTimeoutMs,
     keepAliveTimeout: limits.keepAliveTimeoutMs,
     connectionsCheckingInterval: Math.max(MIN_SWEEP_MS, Math.min(MAX_SWEEP_MS, Math.floor(smallest / 4))),
+    // TCP keep-alive probes on every connection: the system notices a peer that vanished under
+    // an idle stream (an SSE stream with nothing to send) and closes it, ending its session.
+    keepAlive: true,
+    keepAliveInitialDelay: TCP_KEEP_ALIVE_DELAY_MS,
   };
 }
 

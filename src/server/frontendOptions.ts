@@ -8,6 +8,7 @@ import { silentLogger } from "../observe/logger.js";
 import type { OnHostSession, ProblemSite } from "../transports/host/hostSession.js";
 import { DEFAULT_SSE_KEEP_ALIVE_MS } from "../transports/host/sseWriter.js";
 import { DEFAULT_MAX_QUEUED_MESSAGES, DEFAULT_SESSION_IDLE_TIMEOUT_MS } from "../transports/host/streamableHttpHost.js";
+import { DEFAULT_PING_INTERVAL_MS } from "../transports/host/wsHeartbeat.js";
 import { DEFAULT_MAX_MESSAGE_BYTES, type FramingProblem } from "../transports/types.js";
 
 import { DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_KEEP_ALIVE_TIMEOUT_MS, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_CLIENT, DEFAULT_REQUEST_BODY_TIMEOUT_MS } from "../config/schema.js";
@@ -61,8 +62,10 @@ export interface HttpFrontendOptions {
   maxSessionsPerClient?: number;
   /** Interval of SSE keep-alive comments, in ms; 0 turns them off. Default 15 000. */
   sseKeepAliveMs?: number;
-  /** A streamable HTTP session with no traffic and no open stream ends after this. Default 30 min. */
+  /** A streamable HTTP session with no traffic and no open stream ends after this. Default 10 min. */
   sessionIdleTimeoutMs?: number;
+  /** WebSocket ping interval; a host that has not answered by the next ping is dropped. 0: off. Default 30 s. */
+  pingIntervalMs?: number;
   /** Messages kept for a streamable HTTP session's GET stream while none is open. Default 1000. */
   maxQueuedMessages?: number;
   /** A connection that has not sent its whole request header in this time is closed, in ms. Default 10 s. */
@@ -95,6 +98,7 @@ export interface ResolvedFrontendOptions {
   readonly maxSessionsPerClient: number;
   readonly sseKeepAliveMs: number;
   readonly sessionIdleTimeoutMs: number;
+  readonly pingIntervalMs: number;
   readonly maxQueuedMessages: number;
   readonly headersTimeoutMs: number;
   readonly requestBodyTimeoutMs: number;
@@ -123,6 +127,7 @@ export function resolveFrontendOptions(options: HttpFrontendOptions): ResolvedFr
     maxSessionsPerClient: positive(options.maxSessionsPerClient, DEFAULT_MAX_SESSIONS_PER_CLIENT, "maxSessionsPerClient"),
     sseKeepAliveMs: options.sseKeepAliveMs ?? DEFAULT_SSE_KEEP_ALIVE_MS,
     sessionIdleTimeoutMs: options.sessionIdleTimeoutMs ?? DEFAULT_SESSION_IDLE_TIMEOUT_MS,
+    pingIntervalMs: options.pingIntervalMs ?? DEFAULT_PING_INTERVAL_MS,
     maxQueuedMessages: options.maxQueuedMessages ?? DEFAULT_MAX_QUEUED_MESSAGES,
     headersTimeoutMs: positive(options.headersTimeoutMs, DEFAULT_HEADERS_TIMEOUT_MS, "headersTimeoutMs"),
     requestBodyTimeoutMs: positive(options.requestBodyTimeoutMs, DEFAULT_REQUEST_BODY_TIMEOUT_MS, "requestBodyTimeoutMs"),

@@ -64,7 +64,7 @@ export function createHttpFrontend(options: HttpFrontendOptions): HttpFrontend {
     endpoints.set(server, {
       mcp: new StreamableHttpEndpoint(ctx, { idleTimeoutMs: opts.sessionIdleTimeoutMs, maxQueuedMessages: opts.maxQueuedMessages }),
       sse: new SseEndpoint(ctx),
-      ws: new WsEndpoint(ctx),
+      ws: new WsEndpoint(ctx, { pingIntervalMs: opts.pingIntervalMs }),
     });
   }
 

@@ -122,6 +122,8 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<Exit
     },
     ...(config.limits.maxBodyBytes === undefined ? {} : { maxBodyBytes: config.limits.maxBodyBytes }),
     maxSessionsPerClient: config.limits.maxSessionsPerClient,
+    sessionIdleTimeoutMs: config.limits.sessionIdleMs,
+    pingIntervalMs: config.limits.pingIntervalMs,
     headersTimeoutMs: config.limits.headersTimeoutMs,
     requestBodyTimeoutMs: config.limits.requestBodyTimeoutMs,
     keepAliveTimeoutMs: config.limits.keepAliveTimeoutMs,

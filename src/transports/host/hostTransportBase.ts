@@ -17,6 +17,7 @@ export abstract class HostTransportBase implements ProxyTransport {
 
   private started = false;
   private closed = false;
+  private reaped: string | undefined;
   private backlog: Array<[JSONRPCMessage, MessageExtraInfo | undefined]> = [];
   private readonly closeListeners: Array<() => void> = [];
   private readonly startListeners: Array<() => void> = [];
@@ -34,6 +35,11 @@ export abstract class HostTransportBase implements ProxyTransport {
     return this.closed;
   }
 
+  /** Why the proxy ended the session on its own (idle, a dead connection); undefined otherwise. */
+  get endReason(): string | undefined {
+    return this.reaped;
+  }
+
   async start(): Promise<void> {
     if (this.started) throw new Error(`${this.constructor.name} already started`);
     this.started = true;
@@ -47,6 +53,11 @@ export abstract class HostTransportBase implements ProxyTransport {
 
   async close(): Promise<void> {
     this.finish();
+  }
+
+  /** Ends the session from the proxy's side (idle, a dead connection), saying why. */
+  reap(why: string): void {
+    this.finish(why);
   }
 
   /** Registers an owner-side listener for the end of the transport (never replaced by users). */
@@ -79,10 +90,14 @@ export abstract class HostTransportBase implements ProxyTransport {
     }
   }
 
-  /** Ends the transport: releases IO, then fires owner listeners and `onclose`, once. */
-  protected finish(): void {
+  /**
+   * Ends the transport: releases IO, then fires owner listeners and `onclose`, once. `reaped`
+   * says why when the proxy ends a session the host did not (kept as `endReason`, for the log).
+   */
+  protected finish(reaped?: string): void {
     if (this.closed) return;
     this.closed = true;
+    this.reaped = reaped;
     this.backlog = [];
     try {
       this.release();

@@ -25,7 +25,7 @@ import { clientAddress, forwardableMcpHeaders, responseForm } from "./requestHea
 import { StreamableHttpHostSession } from "./streamableHttpHost.js";
 
 export interface StreamableHttpEndpointOptions {
-  /** Stateful sessions with no traffic and no open stream end after this long. Default 30 min. */
+  /** Stateful sessions with no traffic and no open stream end after this long. Default 10 min. */
   idleTimeoutMs?: number;
   /** GET-stream messages queued while no GET stream is open. Default 1000. */
   maxQueuedMessages?: number;

@@ -32,8 +32,8 @@ import { encodeWire, type WireJson } from "../wireJson.js";
 
 /** Default number of GET-stream messages kept while the host has no GET stream open. */
 export const DEFAULT_MAX_QUEUED_MESSAGES = 1000;
-/** Default time a stateful session lives with no request and no open stream: 30 minutes. */
-export const DEFAULT_SESSION_IDLE_TIMEOUT_MS = 30 * 60 * 1000;
+/** Default `limits.sessionIdleMs`: a stateful session with no request and no open stream ends after 10 minutes. */
+export const DEFAULT_SESSION_IDLE_TIMEOUT_MS = 10 * 60 * 1000;
 /**
  * How long a POST whose host accepts both forms waits for its answers before the SSE stream is
  * opened anyway: 500 ms. Long enough that nearly every quick call (reads, lists, most tools)
@@ -54,7 +54,7 @@ export interface StreamableHttpSessionOptions {
   sseKeepAliveMs?: number;
   /** GET-stream messages kept while no GET stream is open; the oldest go first. Default 1000. */
   maxQueuedMessages?: number;
-  /** A stateful session with no request and no open stream for this long is ended. Default 30 min. */
+  /** A stateful session with no request and no open stream for this long is ended. Default 10 min. */
   idleTimeoutMs?: number;
   /**
    * How long a POST accepting both JSON and SSE waits for its answers before its SSE stream is
@@ -283,7 +283,7 @@ export class StreamableHttpHostSession extends HostTransportBase {
     if (this.idleTimer !== undefined) clearTimeout(this.idleTimer);
     this.idleTimer = setTimeout(() => {
       if (this.openStreams > 0) this.touch();
-      else this.finish();
+      else this.finish(`no request and no open stream for ${this.idleTimeoutMs} ms (limits.sessionIdleMs)`);
     }, this.idleTimeoutMs);
     this.idleTimer.unref();
   }

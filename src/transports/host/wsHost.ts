@@ -14,6 +14,7 @@ import type { HostEndpointContext } from "./hostSession.js";
 import { replyOnSocket, SERVER_ERROR, sessionLimitMessage } from "./httpReplies.js";
 import { clientAddress, forwardableMcpHeaders } from "./requestHeaders.js";
 import { encodeWire } from "../wireJson.js";
+import { DEFAULT_PING_INTERVAL_MS, WsHeartbeat } from "./wsHeartbeat.js";
 
 export const WS_SUBPROTOCOL = "mcp";
 
@@ -87,11 +88,21 @@ function parseTextFrame(bytes: Buffer): Framed | undefined {
   return parseJsonText(bytes.toString("utf8"), bytes.length);
 }
 
+export interface WsEndpointOptions {
+  /** Ping interval; a host that has not answered the last ping by the next is dropped. 0: off. Default 30 s. */
+  pingIntervalMs?: number;
+}
+
 export class WsEndpoint {
   private readonly wss: WebSocketServer;
   private readonly live = new Set<WsHostSession>();
+  private readonly heartbeat: WsHeartbeat;
 
-  constructor(private readonly ctx: HostEndpointContext) {
+  constructor(
+    private readonly ctx: HostEndpointContext,
+    options: WsEndpointOptions = {},
+  ) {
+    this.heartbeat = new WsHeartbeat(options.pingIntervalMs ?? DEFAULT_PING_INTERVAL_MS);
     this.wss = new WebSocketServer({
       noServer: true,
       maxPayload: ctx.maxMessageBytes,
@@ -121,6 +132,7 @@ export class WsEndpoint {
       const headers = forwardableMcpHeaders(req.headers);
       const session = new WsHostSession(ws, headers, this.ctx.maxMessageBytes);
       this.live.add(session);
+      this.heartbeat.watch(ws, (why) => session.reap(why));
       session.onClosed(() => {
         release();
         this.live.delete(session);
@@ -138,6 +150,7 @@ export class WsEndpoint {
 
   closeAll(): void {
     for (const session of [...this.live]) void session.close();
+    this.heartbeat.stop();
     this.wss.close();
   }
 }
