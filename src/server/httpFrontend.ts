@@ -18,7 +18,7 @@ import { JSONRPC } from "../errors/NormalizerError.js";
 import { resolveFrontendOptions, type HttpDocument, type HttpFrontendOptions, type ResolvedFrontendOptions } from "./frontendOptions.js";
 import { guardConnections, serverOptions } from "./connectionLimits.js";
 import { applyCors } from "./cors.js";
-import { checkRequest, isAuthorized } from "./requestGuard.js";
+import { bearerOwner, checkRequest, isAuthorized } from "./requestGuard.js";
 import { route } from "./routes.js";
 import { SessionCounter } from "./sessionSlots.js";
 
@@ -52,6 +52,7 @@ export function createHttpFrontend(options: HttpFrontendOptions): HttpFrontend {
   for (const server of opts.serverNames) {
     const ctx: HostEndpointContext = {
       server,
+      ownerOf: (req) => bearerOwner(req.headers, opts),
       maxMessageBytes: opts.maxMessageBytes,
       // Named in 413 answers as limits.maxBodyBytes only when it was set on its own.
       ...(options.maxBodyBytes === undefined ? {} : { maxBodyBytes: opts.maxBodyBytes }),

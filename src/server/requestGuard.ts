@@ -50,6 +50,21 @@ export function checkRequest(headers: IncomingHttpHeaders, options: ResolvedFron
 }
 
 /**
+ * The owner a request's session is bound to: the SHA-256 digest of the bearer token it carries,
+ * when the listener has tokens (the request has already been checked: the token is valid);
+ * undefined without auth (sessions are then bound to nobody).
+ */
+export function bearerOwner(headers: IncomingHttpHeaders, options: ResolvedFrontendOptions): Buffer | undefined {
+  if (options.bearerTokens.length === 0) return undefined;
+  return digest(presentedToken(headerValue(headers.authorization)) ?? "");
+}
+
+/** The token of an `Authorization: Bearer <token>` header, or undefined. */
+function presentedToken(authorization: string | undefined): string | undefined {
+  return /^bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization ?? "")?.[1];
+}
+
+/**
  * Whether the request carries a valid bearer token — always true when no tokens are configured
  * (then every client may see everything). `/healthz` shows its details only to these.
  */
@@ -91,12 +106,12 @@ function originAllowed(origin: string, options: ResolvedFrontendOptions): boolea
 }
 
 function bearerAccepted(authorization: string | undefined, tokens: readonly string[]): boolean {
-  const match = /^bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization ?? "");
-  const given = digest(match?.[1] ?? "");
+  const presented = presentedToken(authorization);
+  const given = digest(presented ?? "");
   let accepted = false;
   for (const token of tokens) {
     // No short-circuit: the time taken does not say which token matched, or whether one did.
-    if (timingSafeEqual(given, digest(token)) && match !== null) accepted = true;
+    if (timingSafeEqual(given, digest(token)) && presented !== undefined) accepted = true;
   }
   return accepted;
 }

@@ -3,6 +3,7 @@
  * HTTP listener that owns them.
  */
 import type { FramingProblem, ProxyTransport } from "../types.js";
+import type { OwnerOf } from "./sessionOwner.js";
 
 export type HostSessionKind = "streamable-http" | "sse" | "websocket";
 
@@ -43,6 +44,11 @@ export interface SessionSlots {
 
 /** What every endpoint of one server NAME needs from the listener. */
 export interface HostEndpointContext {
+  /**
+   * The owner of a request (the digest of its bearer token); a session is bound to the owner of
+   * the request that opened it. Absent (or returning undefined): sessions are bound to nobody.
+   */
+  readonly ownerOf?: OwnerOf;
   readonly server: string;
   readonly maxMessageBytes: number;
   /** Largest HTTP request body (`limits.maxBodyBytes`); default `maxMessageBytes`. */

@@ -13,6 +13,7 @@ import type { HostEndpointContext } from "./hostSession.js";
 import { replyJsonRpcError, replySessionLimit } from "./httpReplies.js";
 import { jsonRpcCodeFor, readMessageBody } from "./readMessageBody.js";
 import { clientAddress, forwardableMcpHeaders } from "./requestHeaders.js";
+import { sameOwner, type SessionOwner } from "./sessionOwner.js";
 import { SseWriter } from "./sseWriter.js";
 import { encodeWire } from "../wireJson.js";
 
@@ -47,6 +48,8 @@ export class SseHostSession extends HostTransportBase {
 
 export class SseEndpoint {
   private readonly live = new Map<string, SseHostSession>();
+  /** Who opened each stream (`sessionOwner.ts`): only they may POST to it. */
+  private readonly owners = new Map<string, SessionOwner>();
 
   constructor(private readonly ctx: HostEndpointContext) {}
 
@@ -64,9 +67,11 @@ export class SseEndpoint {
     const sessionId = randomUUID();
     const session = new SseHostSession(sessionId, new SseWriter(res, {}, this.ctx.sseKeepAliveMs));
     this.live.set(sessionId, session);
+    this.owners.set(sessionId, this.ctx.ownerOf?.(req));
     session.onClosed(() => {
       release();
       this.live.delete(sessionId);
+      this.owners.delete(sessionId);
     });
     // Announce before the proxy connects: the host may POST at once, and deliver() keeps
     // what arrives until the proxy calls start().
@@ -82,8 +87,11 @@ export class SseEndpoint {
 
   /** `POST /messages/NAME?sessionId=…` */
   async post(req: IncomingMessage, res: ServerResponse, sessionId: string | null): Promise<void> {
-    const session = sessionId === null ? undefined : this.live.get(sessionId);
+    const found = sessionId === null ? undefined : this.live.get(sessionId);
+    // Another client's stream is answered as one that does not exist.
+    const session = found !== undefined && sameOwner(this.owners.get(sessionId!), this.ctx.ownerOf?.(req)) ? found : undefined;
     if (session === undefined) {
+      req.resume();
       replyJsonRpcError(res, 404, JSONRPC.INVALID_REQUEST, `Session not found: ${String(sessionId).slice(0, 64)} (open a new stream with GET /sse/${this.ctx.server})`);
       return;
     }

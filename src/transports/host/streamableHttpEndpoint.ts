@@ -9,7 +9,8 @@
  *   2026-07-28 has no initialize and no sessions, every POST is self-contained). It gets a
  *   one-POST session that ends once the POST is answered; the host's `mcp-*` headers travel on
  *   each message's `requestInfo.headers` so the proxy can forward them.
- * - An unknown or ended `Mcp-Session-Id`: 404, so the host starts over.
+ * - An unknown or ended `Mcp-Session-Id`: 404, so the host starts over. So is a session opened
+ *   with another bearer token (`sessionOwner.ts`): it is not this client's.
  * - DELETE ends the session (and fires its `onclose`, so the proxy ends the upstream).
  *
  * `MCP-Protocol-Version` is never checked: versions the proxy has not heard of pass through.
@@ -22,6 +23,7 @@ import { headerValue, replyJsonRpcError, replySessionLimit, SERVER_ERROR } from 
 import { methodOf, requestIdOf } from "../jsonrpc.js";
 import { jsonRpcCodeFor, readMessageBody } from "./readMessageBody.js";
 import { clientAddress, forwardableMcpHeaders, responseForm } from "./requestHeaders.js";
+import { sameOwner, type SessionOwner } from "./sessionOwner.js";
 import { StreamableHttpHostSession } from "./streamableHttpHost.js";
 
 export interface StreamableHttpEndpointOptions {
@@ -35,6 +37,7 @@ export interface StreamableHttpEndpointOptions {
 
 export class StreamableHttpEndpoint {
   private readonly live = new Map<string, StreamableHttpHostSession>();
+  private readonly owners = new Map<string, SessionOwner>();
   private readonly all = new Set<StreamableHttpHostSession>();
 
   constructor(
@@ -53,9 +56,9 @@ export class StreamableHttpEndpoint {
       case "POST":
         return this.post(req, res, sessionId);
       case "GET":
-        return this.get(res, sessionId);
+        return this.get(req, res, sessionId);
       case "DELETE":
-        return this.delete(res, sessionId);
+        return this.delete(req, res, sessionId);
       default:
         replyJsonRpcError(res, 405, SERVER_ERROR, `Method ${req.method} not allowed on /mcp/${this.ctx.server}`, { allow: "GET, POST, DELETE" });
     }
@@ -66,7 +69,10 @@ export class StreamableHttpEndpoint {
   }
 
   private async post(req: IncomingMessage, res: ServerResponse, sessionId: string | undefined): Promise<void> {
-    if (sessionId !== undefined && !this.live.has(sessionId)) return this.notFound(res, sessionId);
+    if (sessionId !== undefined && this.find(req, sessionId) === undefined) {
+      req.resume();
+      return this.notFound(res, sessionId);
+    }
     const body = await readMessageBody(req, this.ctx.maxBodyBytes ?? this.ctx.maxMessageBytes, this.ctx.maxBodyBytes === undefined ? "limits.maxMessageBytes" : "limits.maxBodyBytes");
     if (!body.ok) {
       this.ctx.onproblem?.(body.problem, { server: this.ctx.server, kind: "streamable-http", sessionId });
@@ -74,40 +80,47 @@ export class StreamableHttpEndpoint {
       return;
     }
     const headers = forwardableMcpHeaders(req.headers);
-    let session = sessionId === undefined ? undefined : this.live.get(sessionId);
+    let session = sessionId === undefined ? undefined : this.find(req, sessionId);
     if (sessionId !== undefined && session === undefined) return this.notFound(res, sessionId);
     if (session === undefined) {
       const initialize = body.messages.some((m) => methodOf(m) === "initialize" && requestIdOf(m) !== undefined);
-      session = await this.open(res, !initialize, headers, clientAddress(req));
+      session = await this.open(res, !initialize, headers, clientAddress(req), this.ctx.ownerOf?.(req));
       if (session === undefined) return;
     }
     session.acceptPost(res, body.messages, body.batch, responseForm(headerValue(req.headers.accept)), { requestInfo: { headers } });
   }
 
-  private get(res: ServerResponse, sessionId: string | undefined): void {
+  private get(req: IncomingMessage, res: ServerResponse, sessionId: string | undefined): void {
     if (sessionId === undefined) {
       // No session, no stream to offer: 405 is how the spec lets a server decline the GET.
       replyJsonRpcError(res, 405, SERVER_ERROR, "GET needs an Mcp-Session-Id; stateless hosts use POST only", { allow: "POST" });
       return;
     }
-    const session = this.live.get(sessionId);
+    const session = this.find(req, sessionId);
     if (session === undefined) return this.notFound(res, sessionId);
     session.acceptGet(res);
   }
 
-  private async delete(res: ServerResponse, sessionId: string | undefined): Promise<void> {
+  private async delete(req: IncomingMessage, res: ServerResponse, sessionId: string | undefined): Promise<void> {
     if (sessionId === undefined) {
       replyJsonRpcError(res, 400, JSONRPC.INVALID_REQUEST, "DELETE needs the Mcp-Session-Id header of the session to end");
       return;
     }
-    const session = this.live.get(sessionId);
+    const session = this.find(req, sessionId);
     if (session === undefined) return this.notFound(res, sessionId);
     await session.close();
     res.writeHead(200).end();
   }
 
   /** Creates a session, takes a slot for it and hands it to the proxy; answers the host on failure. */
-  private async open(res: ServerResponse, stateless: boolean, headers: Record<string, string>, client: string): Promise<StreamableHttpHostSession | undefined> {
+  /** The live session `sessionId` names, if the request's owner is the one who opened it. */
+  private find(req: IncomingMessage, sessionId: string): StreamableHttpHostSession | undefined {
+    const session = this.live.get(sessionId);
+    if (session === undefined) return undefined;
+    return sameOwner(this.owners.get(sessionId), this.ctx.ownerOf?.(req)) ? session : undefined;
+  }
+
+  private async open(res: ServerResponse, stateless: boolean, headers: Record<string, string>, client: string, owner: SessionOwner): Promise<StreamableHttpHostSession | undefined> {
     const release = this.ctx.slots.acquire(client);
     if (release === null) {
       replySessionLimit(res, this.ctx.maxSessions);
@@ -123,11 +136,17 @@ export class StreamableHttpEndpoint {
       lazySseWindowMs: this.options.lazySseWindowMs,
     });
     this.all.add(session);
-    if (sessionId !== undefined) this.live.set(sessionId, session);
+    if (sessionId !== undefined) {
+      this.live.set(sessionId, session);
+      this.owners.set(sessionId, owner);
+    }
     session.onClosed(() => {
       release();
       this.all.delete(session);
-      if (sessionId !== undefined) this.live.delete(sessionId);
+      if (sessionId !== undefined) {
+        this.live.delete(sessionId);
+        this.owners.delete(sessionId);
+      }
     });
     const info: HostSessionInfo = { server: this.ctx.server, kind: "streamable-http", stateless, headers, sessionId };
     try {
