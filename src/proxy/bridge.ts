@@ -5,6 +5,7 @@
  * times out), and which host request a server→client message belongs to (streamable HTTP
  * routes it by `relatedRequestId`; without it progress never reaches the host).
  */
+import { DEFAULT_MAX_BATCH } from "../config/schema.js";
 import { JSONRPC } from "../errors/NormalizerError.js";
 import type { Logger } from "../observe/logger.js";
 import type { FramingProblem, JSONRPCMessage, MessageExtraInfo, ProxySendOptions, ProxyTransport } from "../transports/types.js";
@@ -34,6 +35,8 @@ export interface BridgeOptions {
   readonly onSettled?: () => void;
   /** Called once, on the first message the upstream sends (it works: the restart backoff resets). */
   readonly onUpstreamAlive?: () => void;
+  /** Most messages in one host batch; a bigger batch is refused whole (`limits.maxBatch`). */
+  readonly maxBatch?: number;
 }
 
 interface Waiting {
@@ -268,15 +271,22 @@ export class Bridge {
   }
 
   /**
-   * A host batch the session's protocol has no batches for (or an empty one, JSON-RPC 2.0 §6) is
-   * answered, not forwarded: an upstream of that version would drop it and its requests would
-   * wait forever. Every request in it gets -32600; true when the batch was refused.
+   * A host batch the session's protocol has no batches for (or an empty one, JSON-RPC 2.0 §6, or
+   * one over `maxBatch`) is answered, not forwarded: an upstream of that version would drop it
+   * and its requests would wait forever. Every request in it gets -32600; true when the batch
+   * was refused.
    */
   private refuseBatch(items: unknown[]): boolean {
     const version = this.protocolVersion;
     const noBatches = version !== undefined && version >= FIRST_VERSION_WITHOUT_BATCHES;
-    if (items.length > 0 && !noBatches) return false;
-    const why = items.length === 0 ? "Invalid Request: an empty batch" : `Invalid Request: protocol version ${version} has no JSON-RPC batches; send each message on its own`;
+    const maxBatch = this.options.maxBatch ?? DEFAULT_MAX_BATCH;
+    if (items.length > 0 && !noBatches && items.length <= maxBatch) return false;
+    const why =
+      items.length === 0
+        ? "Invalid Request: an empty batch"
+        : noBatches
+          ? `Invalid Request: protocol version ${version} has no JSON-RPC batches; send each message on its own`
+          : `Invalid Request: a batch of ${items.length} messages exceeds limits.maxBatch (${maxBatch}); nothing of it was forwarded — send smaller batches`;
     this.logger.warn("host sent a batch; refused", { messages: items.length, protocolVersion: version });
     const ids = items.filter(isRequest).map((msg) => msg.id);
     if (ids.length === 0) this.toHost({ jsonrpc: "2.0", id: null, error: { code: JSONRPC.INVALID_REQUEST, message: why } }, undefined);

@@ -46,6 +46,8 @@ export interface SessionManagerOptions {
   readonly maxRestartBackoffMs?: number;
   /** Called each time an upstream is started again after a failure (`mcp_normalizer_upstream_restarts_total`). */
   readonly onUpstreamRestart?: (server: string) => void;
+  /** Most messages in one host batch (`limits.maxBatch`); default `DEFAULT_MAX_BATCH`. */
+  readonly maxBatch?: number;
   /** Clock and timer (tests). */
   readonly now?: () => number;
 }
@@ -191,6 +193,7 @@ export class SessionManager {
       upstream: upstream.transport,
       logger,
       requestTimeoutMs: this.options.requestTimeoutMs,
+      ...(this.options.maxBatch === undefined ? {} : { maxBatch: this.options.maxBatch }),
       normalization: {
         policy: this.policies.get(server)!,
         onNormalized: (event) => this.options.onNormalized?.(event, info),

@@ -11,7 +11,7 @@ import { DEFAULT_MAX_QUEUED_MESSAGES, DEFAULT_SESSION_IDLE_TIMEOUT_MS } from "..
 import { DEFAULT_PING_INTERVAL_MS } from "../transports/host/wsHeartbeat.js";
 import { DEFAULT_MAX_MESSAGE_BYTES, type FramingProblem } from "../transports/types.js";
 
-import { DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_KEEP_ALIVE_TIMEOUT_MS, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_CLIENT, DEFAULT_REQUEST_BODY_TIMEOUT_MS } from "../config/schema.js";
+import { DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_KEEP_ALIVE_TIMEOUT_MS, DEFAULT_MAX_BATCH, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_CLIENT, DEFAULT_REQUEST_BODY_TIMEOUT_MS } from "../config/schema.js";
 
 /** Host names allowed in the `Host` header by default: loopback only (DNS rebinding defence). */
 export const DEFAULT_ALLOWED_HOSTS: readonly string[] = ["localhost", "127.0.0.1", "[::1]"];
@@ -56,6 +56,8 @@ export interface HttpFrontendOptions {
   maxMessageBytes?: number;
   /** Largest HTTP request body (one message or a batch) on `/mcp` and `/messages`, in bytes. Default `maxMessageBytes`. */
   maxBodyBytes?: number;
+  /** Most messages in one POSTed JSON-RPC batch; a bigger one gets 413. Default 100. */
+  maxBatch?: number;
   /** Live host sessions of all kinds; the next gets 503. Default 1000. */
   maxSessions?: number;
   /** Live host sessions one client address may hold; the next gets 503. Default 100. */
@@ -94,6 +96,7 @@ export interface ResolvedFrontendOptions {
   readonly bearerTokens: readonly string[];
   readonly maxMessageBytes: number;
   readonly maxBodyBytes: number;
+  readonly maxBatch: number;
   readonly maxSessions: number;
   readonly maxSessionsPerClient: number;
   readonly sseKeepAliveMs: number;
@@ -123,6 +126,7 @@ export function resolveFrontendOptions(options: HttpFrontendOptions): ResolvedFr
     bearerTokens: (options.bearerTokens ?? []).filter((t) => t !== ""),
     maxMessageBytes: positive(options.maxMessageBytes, DEFAULT_MAX_MESSAGE_BYTES, "maxMessageBytes"),
     maxBodyBytes: positive(options.maxBodyBytes, positive(options.maxMessageBytes, DEFAULT_MAX_MESSAGE_BYTES, "maxMessageBytes"), "maxBodyBytes"),
+    maxBatch: positive(options.maxBatch, DEFAULT_MAX_BATCH, "maxBatch"),
     maxSessions: positive(options.maxSessions, DEFAULT_MAX_SESSIONS, "maxSessions"),
     maxSessionsPerClient: positive(options.maxSessionsPerClient, DEFAULT_MAX_SESSIONS_PER_CLIENT, "maxSessionsPerClient"),
     sseKeepAliveMs: options.sseKeepAliveMs ?? DEFAULT_SSE_KEEP_ALIVE_MS,

@@ -56,6 +56,7 @@ export function createHttpFrontend(options: HttpFrontendOptions): HttpFrontend {
       maxMessageBytes: opts.maxMessageBytes,
       // Named in 413 answers as limits.maxBodyBytes only when it was set on its own.
       ...(options.maxBodyBytes === undefined ? {} : { maxBodyBytes: opts.maxBodyBytes }),
+      maxBatch: opts.maxBatch,
       sseKeepAliveMs: opts.sseKeepAliveMs,
       slots,
       maxSessions: opts.maxSessions,

@@ -89,7 +89,8 @@ describe("legacy SSE", () => {
     expect(theirs.status).toBe(404);
     const none = await fetch(`${serve.url}/messages/fx?sessionId=nope`, { method: "POST", headers: { ...bearer(B), "content-type": "application/json" }, body: "{}" });
     expect(none.status).toBe(404);
-    expect((await theirs.json()).error.message.replace(/: \S+ \(/, ": <id> (")).toEqual((await none.json()).error.message.replace(/: \S+ \(/, ": <id> ("));
+    const messageOf = async (r: Response) => ((await r.json()) as { error: { message: string } }).error.message.replace(/: \S+ \(/, ": <id> (");
+    expect(await messageOf(theirs)).toEqual(await messageOf(none));
     expect((await postAs(A)).status).toBe(202);
     controller.abort();
   });

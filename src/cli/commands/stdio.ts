@@ -70,6 +70,7 @@ async function runSession(values: ReturnType<typeof parseStdioArgs>["values"], c
     createUpstream: createUpstreamFactory({ maxMessageBytes: selected.config.limits.maxMessageBytes, rawStringBytes: selected.config.limits.rawStringBytes, stderrToHosts: true, childEnvironment: "inherit" }),
     logger: observers.logger,
     requestTimeoutMs: selected.config.limits.requestTimeoutMs,
+    maxBatch: selected.config.limits.maxBatch,
     onNormalized: observers.onNormalized,
   });
   const stoppedDuringStartup = async (signal: NodeJS.Signals): Promise<ExitCode> => {

@@ -53,6 +53,8 @@ export interface HostEndpointContext {
   readonly maxMessageBytes: number;
   /** Largest HTTP request body (`limits.maxBodyBytes`); default `maxMessageBytes`. */
   readonly maxBodyBytes?: number;
+  /** Most messages in one JSON-RPC batch (`limits.maxBatch`); a bigger batch is refused whole. */
+  readonly maxBatch?: number;
   readonly sseKeepAliveMs: number;
   readonly slots: SessionSlots;
   readonly maxSessions: number;

@@ -15,7 +15,7 @@ import type { FramingProblem, JSONRPCMessage } from "../types.js";
 
 export type BodyReadResult =
   | { readonly ok: true; readonly messages: JSONRPCMessage[]; readonly batch: boolean; readonly bytes: number }
-  | { readonly ok: false; readonly status: number; readonly problem: FramingProblem; readonly message: string };
+  | { readonly ok: false; readonly status: number; readonly problem: FramingProblem; readonly message: string; readonly code: number };
 
 /** How much of a bad body is quoted in a problem report (never the whole content). */
 const EXCERPT_CHARS = 120;
@@ -27,7 +27,11 @@ const EXCERPT_CHARS = 120;
 export const MIN_DISCARD_BYTES = 8 * 1024 * 1024;
 
 
-export function readMessageBody(req: IncomingMessage, maxMessageBytes: number, limitName = "limits.maxMessageBytes"): Promise<BodyReadResult> {
+/**
+ * `maxBatch`: a batch of more messages is refused whole (413, JSON-RPC -32600 naming
+ * `limits.maxBatch`), nothing of it delivered.
+ */
+export function readMessageBody(req: IncomingMessage, maxMessageBytes: number, limitName = "limits.maxMessageBytes", maxBatch = Number.POSITIVE_INFINITY): Promise<BodyReadResult> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let bytes = 0;
@@ -60,12 +64,12 @@ export function readMessageBody(req: IncomingMessage, maxMessageBytes: number, l
         );
         return;
       }
-      resolve(parseBody(Buffer.concat(chunks, bytes)));
+      resolve(parseBody(Buffer.concat(chunks, bytes), maxBatch));
     });
   });
 }
 
-function parseBody(body: Buffer): BodyReadResult {
+function parseBody(body: Buffer, maxBatch: number): BodyReadResult {
   // JSON text is UTF-8 (RFC 8259 §8.1); decoding invalid bytes would introduce U+FFFD.
   if (!isUtf8(body)) {
     const excerpt = body.subarray(0, EXCERPT_CHARS).toString("latin1");
@@ -83,6 +87,14 @@ function parseBody(body: Buffer): BodyReadResult {
   }
   const batch = Array.isArray(parsed);
   const items: unknown[] = batch ? (parsed as unknown[]) : [parsed];
+  if (items.length > maxBatch) {
+    return failure(
+      413,
+      { kind: "too-large", bytes: body.length, excerpt: "" },
+      `Invalid Request: a batch of ${items.length} messages exceeds limits.maxBatch (${maxBatch}); nothing of it was forwarded — send smaller batches`,
+      JSONRPC.INVALID_REQUEST,
+    );
+  }
   const bad = items.findIndex((item) => !isMessageShaped(item));
   if (items.length === 0 || bad !== -1) {
     const where = items.length === 0 ? "an empty batch" : batch ? `batch element ${bad}` : "the body";
@@ -108,6 +120,6 @@ export function jsonRpcCodeFor(problem: FramingProblem): number {
   return problem.kind === "invalid-json" ? JSONRPC.PARSE_ERROR : JSONRPC.INVALID_REQUEST;
 }
 
-function failure(status: number, problem: FramingProblem, message: string): BodyReadResult {
-  return { ok: false, status, problem, message };
+function failure(status: number, problem: FramingProblem, message: string, code: number = jsonRpcCodeFor(problem)): BodyReadResult {
+  return { ok: false, status, problem, message, code };
 }

@@ -11,7 +11,7 @@ import type { JSONRPCMessage, TransportSendOptions } from "../types.js";
 import { HostTransportBase } from "./hostTransportBase.js";
 import type { HostEndpointContext } from "./hostSession.js";
 import { replyJsonRpcError, replySessionLimit } from "./httpReplies.js";
-import { jsonRpcCodeFor, readMessageBody } from "./readMessageBody.js";
+import { readMessageBody } from "./readMessageBody.js";
 import { clientAddress, forwardableMcpHeaders } from "./requestHeaders.js";
 import { sameOwner, type SessionOwner } from "./sessionOwner.js";
 import { SseWriter } from "./sseWriter.js";
@@ -95,10 +95,10 @@ export class SseEndpoint {
       replyJsonRpcError(res, 404, JSONRPC.INVALID_REQUEST, `Session not found: ${String(sessionId).slice(0, 64)} (open a new stream with GET /sse/${this.ctx.server})`);
       return;
     }
-    const body = await readMessageBody(req, this.ctx.maxBodyBytes ?? this.ctx.maxMessageBytes, this.ctx.maxBodyBytes === undefined ? "limits.maxMessageBytes" : "limits.maxBodyBytes");
+    const body = await readMessageBody(req, this.ctx.maxBodyBytes ?? this.ctx.maxMessageBytes, this.ctx.maxBodyBytes === undefined ? "limits.maxMessageBytes" : "limits.maxBodyBytes", this.ctx.maxBatch);
     if (!body.ok) {
       this.ctx.onproblem?.(body.problem, { server: this.ctx.server, kind: "sse", sessionId: session.sessionId });
-      replyJsonRpcError(res, body.status, jsonRpcCodeFor(body.problem), body.message);
+      replyJsonRpcError(res, body.status, body.code, body.message);
       return;
     }
     if (session.isClosed) {

@@ -21,7 +21,7 @@ import { JSONRPC } from "../../errors/NormalizerError.js";
 import type { HostEndpointContext, HostSessionInfo } from "./hostSession.js";
 import { headerValue, replyJsonRpcError, replySessionLimit, SERVER_ERROR } from "./httpReplies.js";
 import { methodOf, requestIdOf } from "../jsonrpc.js";
-import { jsonRpcCodeFor, readMessageBody } from "./readMessageBody.js";
+import { readMessageBody } from "./readMessageBody.js";
 import { clientAddress, forwardableMcpHeaders, responseForm } from "./requestHeaders.js";
 import { sameOwner, type SessionOwner } from "./sessionOwner.js";
 import { StreamableHttpHostSession } from "./streamableHttpHost.js";
@@ -73,10 +73,10 @@ export class StreamableHttpEndpoint {
       req.resume();
       return this.notFound(res, sessionId);
     }
-    const body = await readMessageBody(req, this.ctx.maxBodyBytes ?? this.ctx.maxMessageBytes, this.ctx.maxBodyBytes === undefined ? "limits.maxMessageBytes" : "limits.maxBodyBytes");
+    const body = await readMessageBody(req, this.ctx.maxBodyBytes ?? this.ctx.maxMessageBytes, this.ctx.maxBodyBytes === undefined ? "limits.maxMessageBytes" : "limits.maxBodyBytes", this.ctx.maxBatch);
     if (!body.ok) {
       this.ctx.onproblem?.(body.problem, { server: this.ctx.server, kind: "streamable-http", sessionId });
-      replyJsonRpcError(res, body.status, jsonRpcCodeFor(body.problem), body.message);
+      replyJsonRpcError(res, body.status, body.code, body.message);
       return;
     }
     const headers = forwardableMcpHeaders(req.headers);
