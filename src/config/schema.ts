@@ -22,6 +22,8 @@ export const DEFAULT_RESTART_BACKOFF_MS = 250;
 export const DEFAULT_MAX_RESTART_BACKOFF_MS = 30_000;
 /** Default `limits.rawStringBytes`: payload strings from an upstream this long stay bytes. */
 export const DEFAULT_RAW_STRING_BYTES = 256 * 1024;
+/** Default `limits.statelessPoolSize`: started upstreams per server (and token) serving stateless requests. */
+export const DEFAULT_STATELESS_POOL_SIZE = 4;
 /** Default `limits.maxBatch`: messages in one JSON-RPC batch from a host. */
 export const DEFAULT_MAX_BATCH = 100;
 /** Default `limits.headersTimeoutMs`: a connection has this long to send its request headers. */
@@ -125,6 +127,7 @@ export const ConfigSchema = z
         shutdownGraceMs: z.number().int().min(0).default(DEFAULT_SHUTDOWN_GRACE_MS).describe("after SIGTERM/SIGINT, how long in-flight requests may take before sessions are ended"),
         restartBackoffMs: z.number().int().min(0).default(DEFAULT_RESTART_BACKOFF_MS).describe("after an upstream dies, the wait before the next one starts; doubles per consecutive failure"),
         maxRestartBackoffMs: z.number().int().min(0).default(DEFAULT_MAX_RESTART_BACKOFF_MS).describe("cap of restartBackoffMs's doubling"),
+        statelessPoolSize: z.number().int().positive().default(DEFAULT_STATELESS_POOL_SIZE).describe("stateless requests (protocol 2026-07-28: no session) are served by up to this many started upstreams per server and bearer token, reused; one with nothing in flight for sessionIdleMs is ended"),
         maxBatch: z.number().int().positive().default(DEFAULT_MAX_BATCH).describe("most messages in one JSON-RPC batch from a host; a bigger batch is refused whole (413 over HTTP, -32600 naming the limit) and nothing of it is forwarded"),
         sessionIdleMs: z.number().int().positive().default(DEFAULT_SESSION_IDLE_TIMEOUT_MS).describe("a streamable HTTP session with no request and no open stream for this long is ended (its upstream too); the host's next request gets 404 and it initializes again"),
         pingIntervalMs: z.number().int().min(0).default(DEFAULT_PING_INTERVAL_MS).describe("WebSocket hosts are pinged this often; one that has not answered by the next ping is dropped (half-open connections); 0 turns it off"),
@@ -147,6 +150,7 @@ export const ConfigSchema = z
         maxRestartBackoffMs: DEFAULT_MAX_RESTART_BACKOFF_MS,
         rawStringBytes: DEFAULT_RAW_STRING_BYTES,
         maxBatch: DEFAULT_MAX_BATCH,
+        statelessPoolSize: DEFAULT_STATELESS_POOL_SIZE,
         sessionIdleMs: DEFAULT_SESSION_IDLE_TIMEOUT_MS,
         pingIntervalMs: DEFAULT_PING_INTERVAL_MS,
         headersTimeoutMs: DEFAULT_HEADERS_TIMEOUT_MS,

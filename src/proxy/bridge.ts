@@ -51,7 +51,7 @@ interface Waiting {
 const NO_SEND_OPTIONS: ProxySendOptions = Object.freeze({});
 
 /** The `mcp-*` headers of a host request (but its session id), lowercased; undefined when none. */
-function mcpHeaders(headers: Readonly<Record<string, string | string[] | undefined>>): Record<string, string> | undefined {
+export function mcpHeaders(headers: Readonly<Record<string, string | string[] | undefined>>): Record<string, string> | undefined {
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) {
     const lower = name.toLowerCase();

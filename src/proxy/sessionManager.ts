@@ -4,12 +4,14 @@
  * (DESIGN.md §4). Also the source of `/healthz`.
  */
 import type { ServerConfig } from "../config/schema.js";
-import { isStdioServer } from "../config/schema.js";
+import { DEFAULT_MAX_RESTART_BACKOFF_MS, DEFAULT_RESTART_BACKOFF_MS, DEFAULT_STATELESS_POOL_SIZE, isStdioServer } from "../config/schema.js";
 import type { Logger } from "../observe/logger.js";
 import { Policy, type PolicyOptions } from "../normalize/policy.js";
 import type { ProxyTransport } from "../transports/types.js";
+import { DEFAULT_SESSION_IDLE_TIMEOUT_MS } from "../transports/host/streamableHttpHost.js";
 import { Bridge } from "./bridge.js";
-import type { NormalizationEvent } from "./withNormalization.js";
+import { StatelessPool, type PooledUpstream } from "./statelessPool.js";
+import { NormalizingTransport, type NormalizationEvent } from "./withNormalization.js";
 
 export interface UpstreamHandle {
   readonly transport: ProxyTransport;
@@ -48,12 +50,15 @@ export interface SessionManagerOptions {
   readonly onUpstreamRestart?: (server: string) => void;
   /** Most messages in one host batch (`limits.maxBatch`); default `DEFAULT_MAX_BATCH`. */
   readonly maxBatch?: number;
+  /** Upstreams per server (and bearer token) serving stateless requests (`limits.statelessPoolSize`). */
+  readonly statelessPoolSize?: number;
+  /** A pooled upstream with nothing in flight for this long is ended (`limits.sessionIdleMs`). */
+  readonly statelessIdleMs?: number;
   /** Clock and timer (tests). */
   readonly now?: () => number;
 }
 
-export const DEFAULT_RESTART_BACKOFF_MS = 250;
-export const DEFAULT_MAX_RESTART_BACKOFF_MS = 30_000;
+export { DEFAULT_MAX_RESTART_BACKOFF_MS, DEFAULT_RESTART_BACKOFF_MS } from "../config/schema.js";
 
 /** Per-server restart state: consecutive failures and when the last one happened. */
 interface Backoff {
@@ -65,6 +70,8 @@ export interface ServerHealth {
   status: "up" | "down" | "idle";
   transport: "stdio" | "http";
   sessions: number;
+  /** Upstreams of the stateless pools (running or starting). */
+  statelessUpstreams: number;
   sessionsOpened: number;
   upstreamFailures: number;
   /** Failures since the upstream last worked; the restart backoff grows with it. */
@@ -76,6 +83,8 @@ export interface ServerHealth {
 
 export class SessionManager {
   private readonly sessions = new Map<string, { bridge: Bridge; info: SessionInfo }>();
+  /** Stateless pools by server and owner (bearer token digest): clients never share an upstream. */
+  private readonly pools = new Map<string, StatelessPool>();
   private readonly servers: Map<string, ServerEntry>;
   private readonly policies = new Map<string, Policy>();
   private readonly health = new Map<string, ServerHealth>();
@@ -90,7 +99,7 @@ export class SessionManager {
     this.servers = new Map(options.servers);
     for (const [name, entry] of options.servers) {
       this.policies.set(name, new Policy(entry.policy));
-      this.health.set(name, { status: "idle", transport: isStdioServer(entry.config) ? "stdio" : "http", sessions: 0, sessionsOpened: 0, upstreamFailures: 0, consecutiveFailures: 0, restarts: 0 });
+      this.health.set(name, { status: "idle", transport: isStdioServer(entry.config) ? "stdio" : "http", sessions: 0, statelessUpstreams: 0, sessionsOpened: 0, upstreamFailures: 0, consecutiveFailures: 0, restarts: 0 });
       this.backoff.set(name, { failures: 0, lastFailureAt: 0 });
     }
   }
@@ -99,6 +108,7 @@ export class SessionManager {
   get waitingRequests(): number {
     let total = 0;
     for (const { bridge } of this.sessions.values()) total += bridge.waitingCount;
+    for (const pool of this.pools.values()) total += pool.waitingCount;
     return total;
   }
 
@@ -109,6 +119,7 @@ export class SessionManager {
   refuseNew(why: string): void {
     this.refusal = why;
     for (const { bridge } of this.sessions.values()) bridge.refuseNewRequests(why);
+    for (const pool of this.pools.values()) pool.refuseNewRequests(why);
   }
 
   /** Resolves when no host request is waiting, or after `graceMs`; true when all finished. */
@@ -253,6 +264,79 @@ export class SessionManager {
     return bridge;
   }
 
+  /**
+   * Serves one stateless host POST (no session: protocol 2026-07-28) from the pool of `server`
+   * for `owner` (the digest of its bearer token, "" without auth). Rejects when no upstream can
+   * be started.
+   */
+  async openStateless(host: ProxyTransport, server: string, owner: string): Promise<void> {
+    const entry = this.servers.get(server);
+    if (entry === undefined) throw new Error(`no server named ${server}`);
+    if (this.refusal !== undefined) throw new Error(this.refusal);
+    const key = `${server}\u0000${owner}`;
+    let pool = this.pools.get(key);
+    if (pool === undefined) {
+      const created: StatelessPool = new StatelessPool({
+        server,
+        size: this.options.statelessPoolSize ?? DEFAULT_STATELESS_POOL_SIZE,
+        idleMs: this.options.statelessIdleMs ?? DEFAULT_SESSION_IDLE_TIMEOUT_MS,
+        requestTimeoutMs: this.options.requestTimeoutMs,
+        logger: this.options.logger.child({ server, pool: "stateless" }),
+        startUpstream: () => this.startPooledUpstream(server),
+        onUpstreamEnded: (upstream, onItsOwn) => {
+          const health = this.health.get(server)!;
+          health.statelessUpstreams--;
+          if (onItsOwn) this.noteFailure(server, health, upstream.describeEnd() ?? "the upstream connection ended");
+          // The pool goes with its last upstream: no map entry per client that has gone.
+          if (created.upstreams === 0 && this.pools.get(key) === created) this.pools.delete(key);
+          for (const waiter of [...this.settledWaiters]) waiter();
+        },
+        onSettled: () => {
+          if (this.settledWaiters.size > 0) for (const waiter of [...this.settledWaiters]) waiter();
+        },
+      });
+      pool = created;
+      this.pools.set(key, pool);
+      if (this.refusal !== undefined) pool.refuseNewRequests(this.refusal);
+    }
+    await pool.serve(host);
+  }
+
+  /** One started, normalizing upstream for a stateless pool (restart backoff and health as for sessions). */
+  private async startPooledUpstream(server: string): Promise<PooledUpstream> {
+    const entry = this.servers.get(server)!;
+    const health = this.health.get(server)!;
+    const backoff = this.backoff.get(server)!;
+    const delay = this.restartDelayMs(server);
+    if (delay > 0) {
+      this.options.logger.info("upstream keeps failing; waiting before starting it again", { server, delayMs: delay, consecutiveFailures: backoff.failures });
+      await new Promise((resolve) => setTimeout(resolve, delay));
+    }
+    if (this.refusal !== undefined) throw new Error(this.refusal);
+    const id = `${server}-stateless-${++this.counter}`;
+    const info: SessionInfo = { server, kind: "streamable-http (stateless)", id };
+    const logger = this.options.logger.child({ server, session: id });
+    const upstream = this.options.createUpstream(server, entry.config, logger);
+    const transport = new NormalizingTransport(upstream.transport, {
+      policy: this.policies.get(server)!,
+      onNormalized: (event) => this.options.onNormalized?.(event, info),
+      onEngineError: (error, method) => logger.error("normalization engine failed; message forwarded unchanged", { method, error: String(error) }),
+    });
+    health.statelessUpstreams++;
+    try {
+      await transport.start();
+    } catch (error) {
+      health.statelessUpstreams--;
+      const message = error instanceof Error ? error.message : String(error);
+      this.noteFailure(server, health, message);
+      logger.error("upstream failed to start", { error: message });
+      await transport.close().catch(() => {});
+      throw error;
+    }
+    if (backoff.failures === 0) health.status = "up";
+    return { id, transport, describeEnd: () => upstream.describeEnd?.() };
+  }
+
   private noteFailure(server: string, health: ServerHealth, message: string): void {
     const backoff = this.backoff.get(server)!;
     backoff.failures++;
@@ -271,6 +355,6 @@ export class SessionManager {
   }
 
   async closeAll(): Promise<void> {
-    await Promise.allSettled([...this.sessions.values()].map(({ bridge }) => bridge.close("proxy shutting down")));
+    await Promise.allSettled([...[...this.sessions.values()].map(({ bridge }) => bridge.close("proxy shutting down")), ...[...this.pools.values()].map((pool) => pool.closeAll())]);
   }
 }

@@ -30,7 +30,8 @@ Serves every server of the config over HTTP, each at
 and GET /healthz (upstream status, JSON), /metrics (Prometheus), /report (HTML size report).
 Each host session gets its own upstream connection (a stdio upstream: its own child process,
 started with HOME, LOGNAME, PATH, SHELL, TERM, USER and the server's "env" — never the variables
-"auth" reads; "inheritEnv": true gives it the rest of the environment).
+"auth" reads; "inheritEnv": true gives it the rest of the environment). Stateless requests
+(no session) share a pool of limits.statelessPoolSize upstreams per server and bearer token.
 
 Options:
   --config FILE          proxy config (default ./proxy.config.json when no upstream is named)
@@ -110,6 +111,8 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<Exit
     logger: observers.logger,
     requestTimeoutMs: config.limits.requestTimeoutMs,
     maxBatch: config.limits.maxBatch,
+    statelessPoolSize: config.limits.statelessPoolSize,
+    statelessIdleMs: config.limits.sessionIdleMs,
     restartBackoffMs: config.limits.restartBackoffMs,
     maxRestartBackoffMs: config.limits.maxRestartBackoffMs,
     onUpstreamRestart: (server) => observers.upstreamRestarted(server),
@@ -119,7 +122,9 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<Exit
   const frontend = createHttpFrontend({
     serverNames: sessions.serverNames,
     onSession: async (transport, info) => {
-      await sessions.open(transport, info.server, info.stateless ? `${info.kind} (stateless)` : info.kind);
+      // Stateless POSTs share a small pool of upstreams (per server and bearer token).
+      if (info.stateless) await sessions.openStateless(transport, info.server, info.owner?.toString("hex") ?? "");
+      else await sessions.open(transport, info.server, info.kind);
     },
     ...(config.limits.maxBodyBytes === undefined ? {} : { maxBodyBytes: config.limits.maxBodyBytes }),
     maxSessionsPerClient: config.limits.maxSessionsPerClient,

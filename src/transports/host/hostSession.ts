@@ -3,7 +3,7 @@
  * HTTP listener that owns them.
  */
 import type { FramingProblem, ProxyTransport } from "../types.js";
-import type { OwnerOf } from "./sessionOwner.js";
+import type { OwnerOf, SessionOwner } from "./sessionOwner.js";
 
 export type HostSessionKind = "streamable-http" | "sse" | "websocket";
 
@@ -20,6 +20,8 @@ export interface HostSessionInfo {
   readonly headers: Readonly<Record<string, string>>;
   /** The session id the host sees (`Mcp-Session-Id`, the SSE `sessionId`), if any. */
   readonly sessionId?: string | undefined;
+  /** Who opened it (the digest of its bearer token; undefined without auth). */
+  readonly owner?: SessionOwner;
 }
 
 /**

@@ -148,7 +148,7 @@ export class StreamableHttpEndpoint {
         this.owners.delete(sessionId);
       }
     });
-    const info: HostSessionInfo = { server: this.ctx.server, kind: "streamable-http", stateless, headers, sessionId };
+    const info: HostSessionInfo = { server: this.ctx.server, kind: "streamable-http", stateless, headers, sessionId, owner };
     try {
       await this.ctx.onSession(session, info);
     } catch (error) {

@@ -1,0 +1,373 @@
+/**
+ * Stateless host requests (protocol 2026-07-28: no initialize, no session; every POST stands
+ * alone) served by a small pool of started upstreams of one server, instead of an upstream —
+ * for a stdio server, a child process — per POST.
+ *
+ * Each POST is a short-lived host transport. Its requests go to the least busy upstream of the
+ * pool (a new one is started while every one is busy and the pool has fewer than `size`); one
+ * that has nothing in flight for `idleMs` is ended. Upstreams are shared by POSTs that each
+ * number their requests from 1, so ids are the pool's own on the way up — and progress tokens,
+ * and the ids of requests an upstream sends to a host — and restored on the way back: every
+ * answer reaches the POST that asked, with the id it used.
+ *
+ * What an upstream sends that belongs to no request in flight (a list-changed notification, a
+ * log line) has no host to go to: it is logged and dropped. A request an upstream sends with no
+ * POST to carry it is answered with an error, so it does not wait forever.
+ */
+import { JSONRPC } from "../errors/NormalizerError.js";
+import type { Logger } from "../observe/logger.js";
+import { errorResponse, isNotification, isObj, isRequest, isRequestId, isResponse, progressToken, type RequestId } from "../transports/jsonrpc.js";
+import type { FramingProblem, JSONRPCMessage, MessageExtraInfo, ProxySendOptions, ProxyTransport } from "../transports/types.js";
+import { mcpHeaders } from "./bridge.js";
+import type { NormalizingTransport } from "./withNormalization.js";
+
+/** An upstream the pool may use: started, normalizing, and able to say why it ended. */
+export interface PooledUpstream {
+  readonly id: string;
+  readonly transport: NormalizingTransport;
+  describeEnd(): string | undefined;
+}
+
+export interface StatelessPoolOptions {
+  readonly server: string;
+  /** Most upstreams at once (`limits.statelessPoolSize`). */
+  readonly size: number;
+  /** An upstream with nothing in flight for this long is ended. */
+  readonly idleMs: number;
+  /** A request not answered in this time gets an error (and the upstream a cancel). */
+  readonly requestTimeoutMs: number;
+  readonly logger: Logger;
+  /** Starts one more upstream (rejects when it cannot start). */
+  readonly startUpstream: () => Promise<PooledUpstream>;
+  /** An upstream ended: `onItsOwn` when nobody asked it to (a failure). */
+  readonly onUpstreamEnded: (upstream: PooledUpstream, onItsOwn: boolean) => void;
+  /** Called whenever nothing is in flight any more (graceful shutdown waits on it). */
+  readonly onSettled?: () => void;
+}
+
+/** A host request in flight on an upstream, under the pool's id. */
+interface InFlight {
+  readonly post: Post;
+  readonly hostId: RequestId;
+  readonly method: string;
+  readonly timer: NodeJS.Timeout;
+  /** The host's progress token and the pool's stand-in for it. */
+  readonly progress?: { readonly host: RequestId; readonly pool: number };
+}
+
+/** One stateless POST: its transport and its requests in flight (pool ids). */
+interface Post {
+  readonly transport: ProxyTransport;
+  readonly lane: Lane;
+  readonly waiting: Set<number>;
+}
+
+interface Lane {
+  readonly upstream: PooledUpstream | undefined;
+  readonly ready: Promise<PooledUpstream>;
+  readonly inFlight: Map<number, InFlight>;
+  /** Requests this upstream sent to hosts, by the pool id they went out with. */
+  readonly asked: Set<number>;
+  idle: NodeJS.Timeout | undefined;
+  closing: boolean;
+}
+
+export class StatelessPool {
+  private readonly lanes = new Set<Lane>();
+  /**
+   * Requests upstreams sent to hosts: pool id → the upstream and the id it used. A host answers
+   * in a later POST; one that has not within `requestTimeoutMs` never will: the upstream gets
+   * an error and the entry goes.
+   */
+  private readonly askedByHosts = new Map<number, { lane: Lane; upstreamId: RequestId; timer: NodeJS.Timeout }>();
+  private nextId = 0;
+  private refusal: string | undefined;
+
+  constructor(private readonly options: StatelessPoolOptions) {}
+
+  /** Upstreams running or starting. */
+  get upstreams(): number {
+    return this.lanes.size;
+  }
+
+  /** Host requests in flight over every upstream. */
+  get waitingCount(): number {
+    let total = 0;
+    for (const lane of this.lanes) total += lane.inFlight.size;
+    return total;
+  }
+
+  /** From now on new requests are answered with this error (graceful shutdown). */
+  refuseNewRequests(why: string): void {
+    this.refusal = why;
+  }
+
+  /**
+   * Serves one stateless POST's transport. Resolves once it is wired to a started upstream;
+   * rejects when none can be started (the POST is then answered with that error).
+   */
+  async serve(transport: ProxyTransport): Promise<void> {
+    if (this.refusal !== undefined) throw new Error(this.refusal);
+    const lane = this.pick();
+    const upstream = await lane.ready;
+    const post: Post = { transport, lane, waiting: new Set() };
+    transport.onmessage = (message, extra) => this.fromHost(post, upstream, message, extra);
+    transport.onclose = () => this.postEnded(post, upstream);
+    transport.onerror = (error) => this.options.logger.debug("stateless host transport error", { error: error.message });
+    await transport.start();
+  }
+
+  /** Ends every upstream (proxy shutdown). */
+  async closeAll(): Promise<void> {
+    await Promise.allSettled([...this.lanes].map((lane) => this.endLane(lane, "proxy shutting down")));
+  }
+
+  /** The least busy upstream; a new one while every one is busy and there is room. */
+  private pick(): Lane {
+    let best: Lane | undefined;
+    for (const lane of this.lanes) {
+      if (lane.closing) continue;
+      if (best === undefined || lane.inFlight.size < best.inFlight.size) best = lane;
+    }
+    if (best !== undefined && (best.inFlight.size === 0 || this.lanes.size >= this.options.size)) {
+      if (best.idle !== undefined) clearTimeout(best.idle);
+      best.idle = undefined;
+      return best;
+    }
+    return this.startLane();
+  }
+
+  private startLane(): Lane {
+    const lane: Lane = { upstream: undefined, ready: undefined as never, inFlight: new Map(), asked: new Set(), idle: undefined, closing: false };
+    const ready = this.options.startUpstream().then(
+      (upstream) => {
+        (lane as { upstream: PooledUpstream | undefined }).upstream = upstream;
+        upstream.transport.onmessage = (message) => this.fromUpstream(lane, upstream, message);
+        upstream.transport.onproblem = (problem) => this.upstreamProblem(lane, problem);
+        upstream.transport.onerror = (error) => this.options.logger.warn("pooled upstream transport error", { upstream: upstream.id, error: error.message });
+        upstream.transport.onclose = () => this.laneEnded(lane, upstream);
+        if (lane.closing) void upstream.transport.close();
+        this.options.logger.info("stateless pool: upstream started", { upstream: upstream.id, upstreams: this.lanes.size });
+        return upstream;
+      },
+      (error: unknown) => {
+        this.lanes.delete(lane);
+        throw error;
+      },
+    );
+    (lane as { ready: Promise<PooledUpstream> }).ready = ready;
+    // Whoever waits on it reports the failure; nobody else must see an unhandled rejection.
+    ready.catch(() => {});
+    this.lanes.add(lane);
+    return lane;
+  }
+
+  private fromHost(post: Post, upstream: PooledUpstream, message: JSONRPCMessage, extra?: MessageExtraInfo): void {
+    const headers = extra?.requestInfo?.headers;
+    const forwarded = headers === undefined ? undefined : mcpHeaders(headers);
+    const options: ProxySendOptions | undefined = forwarded === undefined ? undefined : { forwardHeaders: forwarded };
+    const msg: unknown = message;
+    if (isRequest(msg)) {
+      if (this.refusal !== undefined) {
+        this.toHost(post, errorResponse(msg.id, JSONRPC.UPSTREAM_UNAVAILABLE, `${msg.method} not forwarded: ${this.refusal}`), msg.id);
+        return;
+      }
+      const id = ++this.nextId;
+      const hostToken = progressToken(msg);
+      const progress = hostToken === undefined ? undefined : { host: hostToken, pool: ++this.nextId };
+      const timer = setTimeout(() => this.timedOut(post.lane, upstream, id), this.options.requestTimeoutMs);
+      timer.unref();
+      post.lane.inFlight.set(id, { post, hostId: msg.id, method: msg.method, timer, ...(progress === undefined ? {} : { progress }) });
+      post.waiting.add(id);
+      this.send(upstream, withIds(msg, id, progress?.pool), options, id);
+      return;
+    }
+    if (isResponse(msg)) {
+      // A host answering what an upstream asked: back to that upstream, under its own id.
+      const asked = typeof msg.id === "number" ? this.askedByHosts.get(msg.id) : undefined;
+      if (asked === undefined || asked.lane.upstream === undefined) {
+        this.options.logger.warn("stateless host answered a request no pooled upstream is waiting on; not forwarded", { id: msg.id });
+        return;
+      }
+      this.askedByHosts.delete(msg.id as number);
+      asked.lane.asked.delete(msg.id as number);
+      clearTimeout(asked.timer);
+      this.send(asked.lane.upstream, { ...msg, id: asked.upstreamId }, options);
+      return;
+    }
+    if (isNotification(msg) && msg.method === "notifications/cancelled" && isObj(msg.params) && isRequestId(msg.params.requestId)) {
+      const hostId = msg.params.requestId;
+      for (const id of post.waiting) {
+        const inFlight = post.lane.inFlight.get(id);
+        if (inFlight === undefined || inFlight.hostId !== hostId) continue;
+        this.forget(post.lane, id);
+        this.send(upstream, { ...msg, params: { ...msg.params, requestId: id } }, options);
+        return;
+      }
+      return;
+    }
+    this.send(upstream, msg, options);
+  }
+
+  private fromUpstream(lane: Lane, upstream: PooledUpstream, message: JSONRPCMessage): void {
+    for (const msg of Array.isArray(message) ? (message as unknown[]) : [message]) {
+      if (isResponse(msg)) {
+        const inFlight = typeof msg.id === "number" ? this.forget(lane, msg.id) : undefined;
+        if (inFlight === undefined) {
+          this.options.logger.warn("pooled upstream answered a request that is not waiting; not forwarded", { upstream: upstream.id, id: msg.id });
+          continue;
+        }
+        this.toHost(inFlight.post, { ...msg, id: inFlight.hostId }, inFlight.hostId);
+        continue;
+      }
+      const owner = this.ownerOf(lane, msg);
+      if (isRequest(msg)) {
+        if (owner === undefined) {
+          // Nobody to ask: answered here, so the upstream does not wait forever.
+          this.send(upstream, errorResponse(msg.id, JSONRPC.METHOD_NOT_FOUND, `${msg.method}: no host request in flight to carry it (stateless hosts have no session)`));
+          continue;
+        }
+        const id = ++this.nextId;
+        const upstreamId = msg.id;
+        const timer = setTimeout(() => {
+          if (!this.askedByHosts.delete(id)) return;
+          lane.asked.delete(id);
+          this.send(upstream, errorResponse(upstreamId, JSONRPC.REQUEST_TIMEOUT, `no host answered ${msg.method} within ${this.options.requestTimeoutMs} ms (limits.requestTimeoutMs)`));
+        }, this.options.requestTimeoutMs);
+        timer.unref();
+        lane.asked.add(id);
+        this.askedByHosts.set(id, { lane, upstreamId, timer });
+        this.toHost(owner.post, { ...msg, id }, owner.hostId);
+        continue;
+      }
+      if (owner === undefined) {
+        this.options.logger.info("pooled upstream sent a message that belongs to no request in flight; dropped", { upstream: upstream.id, method: isObj(msg) ? msg.method : undefined });
+        continue;
+      }
+      // A progress notification goes back with the host's own token.
+      const out = owner.progress !== undefined && isObj(msg) && isObj(msg.params) && msg.params.progressToken === owner.progress.pool ? { ...msg, params: { ...msg.params, progressToken: owner.progress.host } } : msg;
+      this.toHost(owner.post, out, owner.hostId);
+    }
+  }
+
+  /** The request in flight a server→client message belongs to: by progress token, else the latest. */
+  private ownerOf(lane: Lane, msg: unknown): InFlight | undefined {
+    const token = isObj(msg) && isObj(msg.params) ? msg.params.progressToken : undefined;
+    let latest: InFlight | undefined;
+    for (const inFlight of lane.inFlight.values()) {
+      if (token !== undefined && inFlight.progress?.pool === token) return inFlight;
+      latest = inFlight;
+    }
+    return token === undefined ? latest : undefined;
+  }
+
+  private upstreamProblem(lane: Lane, problem: FramingProblem): void {
+    this.options.logger.warn("pooled upstream sent a message that could not be read", { kind: problem.kind, bytes: problem.bytes, excerpt: problem.excerpt });
+    if (problem.kind !== "too-large" || typeof problem.id !== "number") return;
+    const inFlight = this.forget(lane, problem.id);
+    if (inFlight !== undefined) this.toHost(inFlight.post, errorResponse(inFlight.hostId, JSONRPC.MESSAGE_TOO_LARGE, `the upstream's answer of ${problem.bytes} bytes is over limits.maxMessageBytes`), inFlight.hostId);
+  }
+
+  private timedOut(lane: Lane, upstream: PooledUpstream, id: number): void {
+    const inFlight = this.forget(lane, id);
+    if (inFlight === undefined) return;
+    this.toHost(inFlight.post, errorResponse(inFlight.hostId, JSONRPC.REQUEST_TIMEOUT, `upstream did not answer ${inFlight.method} within ${this.options.requestTimeoutMs} ms (limits.requestTimeoutMs)`), inFlight.hostId);
+    this.send(upstream, { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: id, reason: "timeout in mcp-normalizer" } });
+  }
+
+  /** The POST went away (answered, or the host left): what it still waits for is cancelled. */
+  private postEnded(post: Post, upstream: PooledUpstream): void {
+    for (const id of [...post.waiting]) {
+      if (this.forget(post.lane, id) === undefined) continue;
+      this.send(upstream, { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: id, reason: "the host's request ended" } });
+    }
+  }
+
+  private forget(lane: Lane, id: number): InFlight | undefined {
+    const inFlight = lane.inFlight.get(id);
+    if (inFlight === undefined) return undefined;
+    lane.inFlight.delete(id);
+    inFlight.post.waiting.delete(id);
+    clearTimeout(inFlight.timer);
+    if (lane.inFlight.size === 0) {
+      this.armIdle(lane);
+      if (this.waitingCount === 0) this.options.onSettled?.();
+    }
+    return inFlight;
+  }
+
+  private armIdle(lane: Lane): void {
+    if (lane.closing) return;
+    if (lane.idle !== undefined) clearTimeout(lane.idle);
+    lane.idle = setTimeout(() => {
+      if (lane.inFlight.size === 0) void this.endLane(lane, `idle for ${this.options.idleMs} ms`);
+    }, this.options.idleMs);
+    lane.idle.unref();
+  }
+
+  private async endLane(lane: Lane, why: string): Promise<void> {
+    if (lane.closing) return;
+    lane.closing = true;
+    if (lane.idle !== undefined) clearTimeout(lane.idle);
+    const upstream = lane.upstream ?? (await lane.ready.catch(() => undefined));
+    if (upstream === undefined) return;
+    this.options.logger.info("stateless pool: ending upstream", { upstream: upstream.id, reason: why });
+    await upstream.transport.close();
+  }
+
+  /** The upstream is gone: whatever waited on it gets an error naming why. */
+  private laneEnded(lane: Lane, upstream: PooledUpstream): void {
+    const onItsOwn = !lane.closing;
+    lane.closing = true;
+    if (lane.idle !== undefined) clearTimeout(lane.idle);
+    this.lanes.delete(lane);
+    for (const id of lane.asked) {
+      clearTimeout(this.askedByHosts.get(id)?.timer);
+      this.askedByHosts.delete(id);
+    }
+    const why = upstream.describeEnd();
+    const message = why === undefined ? "upstream connection ended" : `upstream connection ended: ${why}`;
+    for (const id of [...lane.inFlight.keys()]) {
+      const inFlight = this.forget(lane, id);
+      if (inFlight !== undefined) this.toHost(inFlight.post, errorResponse(inFlight.hostId, JSONRPC.UPSTREAM_UNAVAILABLE, message), inFlight.hostId);
+    }
+    this.options.onUpstreamEnded(upstream, onItsOwn);
+  }
+
+  private send(upstream: PooledUpstream, msg: unknown, options?: ProxySendOptions, id?: number): void {
+    let sending: Promise<void>;
+    try {
+      sending = upstream.transport.send(msg as JSONRPCMessage, options);
+    } catch (error) {
+      sending = Promise.reject(error);
+    }
+    sending.catch((error: unknown) => {
+      const text = error instanceof Error ? error.message : String(error);
+      this.options.logger.warn("could not send to a pooled upstream", { upstream: upstream.id, error: text });
+      if (id === undefined) return;
+      for (const lane of this.lanes) {
+        const inFlight = lane.inFlight.has(id) ? this.forget(lane, id) : undefined;
+        if (inFlight !== undefined) this.toHost(inFlight.post, errorResponse(inFlight.hostId, JSONRPC.UPSTREAM_UNAVAILABLE, `could not send the request to the upstream: ${text}`), inFlight.hostId);
+      }
+    });
+  }
+
+  private toHost(post: Post, msg: unknown, related: RequestId): void {
+    let sending: Promise<void>;
+    try {
+      sending = post.transport.send(msg as JSONRPCMessage, { relatedRequestId: related });
+    } catch (error) {
+      sending = Promise.reject(error);
+    }
+    sending.catch((error: unknown) => {
+      this.options.logger.warn("could not send to a stateless host", { error: error instanceof Error ? error.message : String(error) });
+    });
+  }
+}
+
+/** The request with the pool's id (and progress token), every other field as the host sent it. */
+function withIds(msg: Record<string, unknown>, id: number, token: number | undefined): Record<string, unknown> {
+  if (token === undefined) return { ...msg, id };
+  const params = msg.params as Record<string, unknown>;
+  return { ...msg, id, params: { ...params, _meta: { ...(params._meta as Record<string, unknown>), progressToken: token } } };
+}

@@ -1,0 +1,108 @@
+/**
+ * Stateless requests (no session, protocol 2026-07-28) are served by a small pool of started
+ * upstreams per server, reused: not a child per POST. Checked by the pids the stdio upstream
+ * reports and by the proxy's child processes; every POST numbers its request 1 and still gets
+ * its own answer; idle upstreams are ended; a crash is answered and the pool recovers; clients
+ * with different bearer tokens never share an upstream.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ServeProcess } from "../helpers/proxyProcess.js";
+import { post } from "../badInput/mcpHttp.js";
+import { FIXTURE_SERVER } from "../helpers/paths.js";
+import { childrenOf, FAULT_SERVER, serveConfig, toolText, untilGone, waitForStderr } from "../reliability/helpers.js";
+
+const POOL = 3;
+const STATELESS = { "mcp-protocol-version": "2026-07-28" };
+
+function call(url: string, name: string, args: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
+  return post(url, JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name, arguments: args } }), undefined, { ...STATELESS, ...headers });
+}
+
+async function pidOf(url: string, headers: Record<string, string> = {}): Promise<number> {
+  const answer = await call(url, "pid", {}, headers);
+  expect(answer.status).toBe(200);
+  expect(answer.messages[0]!.id).toBe(1);
+  return Number(toolText(answer.messages[0]!));
+}
+
+describe("the stateless pool", () => {
+  let serve: ServeProcess;
+  let url: string;
+  beforeAll(async () => {
+    serve = await serveConfig({ mcpServers: { fx: { command: process.execPath, args: [FAULT_SERVER] } }, limits: { statelessPoolSize: POOL, sessionIdleMs: 3000 } });
+    url = `${serve.url}/mcp/fx`;
+  });
+  afterAll(async () => {
+    await serve?.stop();
+  });
+
+  it("40 POSTs one after another are served by one upstream", async () => {
+    const pids = new Set<number>();
+    for (let i = 0; i < 40; i++) pids.add(await pidOf(url));
+    expect(pids.size).toBe(1);
+  });
+
+  it("12 concurrent POSTs, each with id 1: every one gets its own answer, from at most statelessPoolSize upstreams", async () => {
+    const calls = Array.from({ length: 12 }, (_, i) => call(url, "sleep", { ms: 300 + i * 10 }));
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    // Busy upstreams make the pool grow to its size, and no further.
+    expect(childrenOf(serve.child.pid!).length).toBe(POOL);
+    for (const answer of await Promise.all(calls)) {
+      expect(answer.status).toBe(200);
+      expect(answer.messages).toHaveLength(1);
+      expect(answer.messages[0]).toMatchObject({ id: 1, result: { content: [{ type: "text", text: "slept" }] } });
+    }
+    const pids = new Set(await Promise.all(Array.from({ length: 6 }, () => pidOf(url))));
+    expect(pids.size).toBeLessThanOrEqual(POOL);
+    expect(childrenOf(serve.child.pid!).length).toBeLessThanOrEqual(POOL);
+  });
+
+  it("upstreams idle for sessionIdleMs are ended; the next POST starts one again", async () => {
+    const pid = await pidOf(url);
+    await waitForStderr(serve, /"msg":"stateless pool: ending upstream"/, 15_000);
+    expect(await untilGone(pid, 10_000)).toBe(true);
+    const next = await pidOf(url);
+    expect(next).not.toBe(pid);
+  });
+
+  it("an upstream that crashes answers its request with the cause; the pool serves the next POST", async () => {
+    const crashed = await call(url, "crash", { code: 3 });
+    expect(crashed.messages[0]).toMatchObject({ id: 1, error: { code: -32001, message: expect.stringContaining("exited with code 3") } });
+    expect(await pidOf(url)).toBeGreaterThan(0);
+  });
+});
+
+describe("stateless pools and bearer tokens", () => {
+  it("clients with different tokens never share an upstream", async () => {
+    const serve = await serveConfig({ mcpServers: { fx: { command: process.execPath, args: [FAULT_SERVER] } }, auth: { bearerTokens: ["token-a-1", "token-b-2"] } });
+    try {
+      const url = `${serve.url}/mcp/fx`;
+      const a = await pidOf(url, { authorization: "Bearer token-a-1" });
+      const b = await pidOf(url, { authorization: "Bearer token-b-2" });
+      expect(a).not.toBe(b);
+      expect(await pidOf(url, { authorization: "Bearer token-a-1" })).toBe(a);
+    } finally {
+      await serve.stop();
+    }
+  });
+});
+
+describe("progress through a pooled upstream", () => {
+  it("two concurrent POSTs with the same id and progress token each get their own progress and answer", async () => {
+    const serve = await serveConfig({ mcpServers: { fx: { command: process.execPath, args: [FIXTURE_SERVER] } }, limits: { statelessPoolSize: 1 } });
+    try {
+      const url = `${serve.url}/mcp/fx`;
+      const body = (steps: number) => JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "progress", arguments: { steps }, _meta: { progressToken: "tok" } } });
+      const [three, five] = await Promise.all([post(url, body(3), undefined, STATELESS), post(url, body(5), undefined, STATELESS)]);
+      for (const [answer, steps] of [[three, 3], [five, 5]] as const) {
+        const progress = answer.messages.filter((m) => m.method === "notifications/progress");
+        expect(progress.map((m) => (m.params as { progressToken: unknown }).progressToken)).toEqual(Array(steps).fill("tok"));
+        expect(progress.map((m) => (m.params as { total: unknown }).total)).toEqual(Array(steps).fill(steps));
+        const result = answer.messages.at(-1)!;
+        expect(result).toMatchObject({ id: 7, result: { content: [{ type: "text", text: `done ${steps}` }] } });
+      }
+    } finally {
+      await serve.stop();
+    }
+  });
+});
