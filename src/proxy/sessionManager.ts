@@ -6,6 +6,7 @@
 import type { ServerConfig } from "../config/schema.js";
 import { DEFAULT_MAX_RESTART_BACKOFF_MS, DEFAULT_RESTART_BACKOFF_MS, DEFAULT_STATELESS_POOL_SIZE, isStdioServer } from "../config/schema.js";
 import type { Logger } from "../observe/logger.js";
+import { quietWhen } from "../observe/quietWhen.js";
 import { Policy, type PolicyOptions } from "../normalize/policy.js";
 import type { ProxyTransport } from "../transports/types.js";
 import { DEFAULT_SESSION_IDLE_TIMEOUT_MS } from "../transports/host/streamableHttpHost.js";
@@ -197,7 +198,7 @@ export class SessionManager {
     }
     const id = `${server}-${++this.counter}`;
     const info: SessionInfo = { server, kind, id };
-    const logger = this.options.logger.child({ server, session: id });
+    const logger = this.sessionLogger({ server, session: id });
     const upstream = this.options.createUpstream(server, entry.config, logger);
     const bridge = new Bridge({
       host,
@@ -315,7 +316,7 @@ export class SessionManager {
     if (this.refusal !== undefined) throw new Error(this.refusal);
     const id = `${server}-stateless-${++this.counter}`;
     const info: SessionInfo = { server, kind: "streamable-http (stateless)", id };
-    const logger = this.options.logger.child({ server, session: id });
+    const logger = this.sessionLogger({ server, session: id });
     const upstream = this.options.createUpstream(server, entry.config, logger);
     const transport = new NormalizingTransport(upstream.transport, {
       policy: this.policies.get(server)!,
@@ -337,7 +338,17 @@ export class SessionManager {
     return { id, transport, describeEnd: () => upstream.describeEnd?.() };
   }
 
+  /**
+   * The log of one session and its upstream. Once the proxy is shutting down, what upstreams
+   * do as they go away (refused connections, streams cut) is expected: debug, not warn.
+   */
+  private sessionLogger(fields: Record<string, unknown>): Logger {
+    return quietWhen(this.options.logger.child(fields), () => this.refusal !== undefined);
+  }
+
   private noteFailure(server: string, health: ServerHealth, message: string): void {
+    // An upstream that goes away while the proxy stops is no failure of the server.
+    if (this.refusal !== undefined) return;
     const backoff = this.backoff.get(server)!;
     backoff.failures++;
     backoff.lastFailureAt = this.now();
