@@ -65,6 +65,8 @@ interface Post {
 interface Lane {
   readonly upstream: PooledUpstream | undefined;
   readonly ready: Promise<PooledUpstream>;
+  /** POSTs given this upstream and not ended yet (counted from the moment it was chosen). */
+  posts: number;
   readonly inFlight: Map<number, InFlight>;
   /** Requests this upstream sent to hosts, by the pool id they went out with. */
   readonly asked: Set<number>;
@@ -109,11 +111,23 @@ export class StatelessPool {
   async serve(transport: ProxyTransport): Promise<void> {
     if (this.refusal !== undefined) throw new Error(this.refusal);
     const lane = this.pick();
-    const upstream = await lane.ready;
+    lane.posts++;
+    let upstream: PooledUpstream;
+    try {
+      upstream = await lane.ready;
+    } catch (error) {
+      lane.posts--;
+      throw error;
+    }
     const post: Post = { transport, lane, waiting: new Set() };
     transport.onmessage = (message, extra) => this.fromHost(post, upstream, message, extra);
     transport.onclose = () => this.postEnded(post, upstream);
     transport.onerror = (error) => this.options.logger.debug("stateless host transport error", { error: error.message });
+    // The host may have gone while the upstream started: its end was not seen by the handler.
+    if ((transport as { isClosed?: boolean }).isClosed === true) {
+      this.postEnded(post, upstream);
+      return;
+    }
     await transport.start();
   }
 
@@ -122,14 +136,14 @@ export class StatelessPool {
     await Promise.allSettled([...this.lanes].map((lane) => this.endLane(lane, "proxy shutting down")));
   }
 
-  /** The least busy upstream; a new one while every one is busy and there is room. */
+  /** The least busy upstream (fewest POSTs); a new one while every one is busy and there is room. */
   private pick(): Lane {
     let best: Lane | undefined;
     for (const lane of this.lanes) {
       if (lane.closing) continue;
-      if (best === undefined || lane.inFlight.size < best.inFlight.size) best = lane;
+      if (best === undefined || lane.posts < best.posts) best = lane;
     }
-    if (best !== undefined && (best.inFlight.size === 0 || this.lanes.size >= this.options.size)) {
+    if (best !== undefined && (best.posts === 0 || this.lanes.size >= this.options.size)) {
       if (best.idle !== undefined) clearTimeout(best.idle);
       best.idle = undefined;
       return best;
@@ -138,7 +152,7 @@ export class StatelessPool {
   }
 
   private startLane(): Lane {
-    const lane: Lane = { upstream: undefined, ready: undefined as never, inFlight: new Map(), asked: new Set(), idle: undefined, closing: false };
+    const lane: Lane = { upstream: undefined, ready: undefined as never, posts: 0, inFlight: new Map(), asked: new Set(), idle: undefined, closing: false };
     const ready = this.options.startUpstream().then(
       (upstream) => {
         (lane as { upstream: PooledUpstream | undefined }).upstream = upstream;
@@ -281,6 +295,8 @@ export class StatelessPool {
       if (this.forget(post.lane, id) === undefined) continue;
       this.send(upstream, { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: id, reason: "the host's request ended" } });
     }
+    post.lane.posts--;
+    if (post.lane.posts === 0 && post.lane.inFlight.size === 0) this.armIdle(post.lane);
   }
 
   private forget(lane: Lane, id: number): InFlight | undefined {
@@ -290,7 +306,7 @@ export class StatelessPool {
     inFlight.post.waiting.delete(id);
     clearTimeout(inFlight.timer);
     if (lane.inFlight.size === 0) {
-      this.armIdle(lane);
+      if (lane.posts === 0) this.armIdle(lane);
       if (this.waitingCount === 0) this.options.onSettled?.();
     }
     return inFlight;
@@ -300,7 +316,7 @@ export class StatelessPool {
     if (lane.closing) return;
     if (lane.idle !== undefined) clearTimeout(lane.idle);
     lane.idle = setTimeout(() => {
-      if (lane.inFlight.size === 0) void this.endLane(lane, `idle for ${this.options.idleMs} ms`);
+      if (lane.posts === 0 && lane.inFlight.size === 0) void this.endLane(lane, `idle for ${this.options.idleMs} ms`);
     }, this.options.idleMs);
     lane.idle.unref();
   }
