@@ -27,7 +27,8 @@ Serves every server of the config over HTTP, each at
   /mcp/NAME                      streamable HTTP (POST/GET/DELETE, Mcp-Session-Id sessions)
   /sse/NAME, /messages/NAME      legacy HTTP+SSE
   /ws/NAME                       WebSocket (subprotocol "mcp")
-and GET /healthz (upstream status, JSON), /metrics (Prometheus), /report (HTML size report).
+and GET /healthz (status, JSON; per-upstream details with a valid token), /metrics
+(Prometheus), /report (HTML size report).
 Each host session gets its own upstream connection (a stdio upstream: its own child process,
 started with HOME, LOGNAME, PATH, SHELL, TERM, USER and the server's "env" — never the variables
 "auth" reads; "inheritEnv": true gives it the rest of the environment). Stateless requests
