@@ -5,16 +5,15 @@
  * only between its markers. Shapes only: timings are the benchmark's business, not a test's.
  */
 import { execFile } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ROOT } from "../helpers/paths.js";
+import { tempDir } from "../helpers/tempDir.js";
 
 const run = promisify(execFile);
-const dir = mkdtempSync(join(tmpdir(), "mcpn-bench-"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir("mcpn-bench-");
 
 const CALL_WORKLOADS = ["read-text-1k", "read-text-12k", "read-blob-76", "read-blob-1m", "tools-call"];
 const PATHS = ["direct", "sg-ws", "mcpn-ws"];

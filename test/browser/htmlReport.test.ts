@@ -6,8 +6,7 @@
  * sizes, no network fetch, nothing injected by hostile URIs — and keeps a screenshot in
  * test/artifacts/report.png.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { chromium, type Browser, type Page } from "playwright-core";
@@ -22,6 +21,7 @@ import { createUpstreamTransport } from "../../src/transports/upstream/index.js"
 import { loadCorpus } from "../fixtures/corpus/index.js";
 import { findChromium } from "../helpers/chromium.js";
 import { FIXTURE_SERVER, ROOT } from "../helpers/paths.js";
+import { tempDir } from "../helpers/tempDir.js";
 
 const ARTIFACTS = join(ROOT, "test", "artifacts");
 
@@ -29,13 +29,12 @@ let browser: Browser;
 let page: Page;
 let model: ReportModel;
 let htmlFile: string;
-let dir: string | undefined;
 const requests: string[] = [];
 
 beforeAll(async () => {
   const found = await findChromium();
   console.log(`[browser] ${found.source}: ${found.executablePath}`);
-  dir = mkdtempSync(join(tmpdir(), "mcpn-browser-"));
+  const dir = tempDir("mcpn-browser-");
   const corpusFile = join(dir, "corpus.json");
   writeFileSync(corpusFile, JSON.stringify(loadCorpus().filter((c) => Object.keys(c.policy).length === 0).map((c) => ({ name: c.name, input: c.input }))));
   const transport = createUpstreamTransport({ command: process.execPath, args: [FIXTURE_SERVER], env: { FIXTURE_CORPUS: corpusFile } });
@@ -55,7 +54,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
-  if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
 });
 
 describe("the HTML report in Chromium", () => {

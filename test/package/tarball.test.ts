@@ -16,11 +16,11 @@
  * tsconfig.build.json).
  */
 import { execFile } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { FIXTURE_SERVER, ROOT } from "../helpers/paths.js";
+import { tempDir } from "../helpers/tempDir.js";
 
 interface Run {
   readonly code: number | null;
@@ -53,7 +53,7 @@ interface LockEntry {
 const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { name: string; version: string; license: string; bin: Record<string, string>; engines: Record<string, string>; dependencies: Record<string, string> };
 const lock = JSON.parse(readFileSync(join(ROOT, "package-lock.json"), "utf8")) as { packages: Record<string, LockEntry> };
 
-const dir = mkdtempSync(join(tmpdir(), "mcpn-pack-"));
+const dir = tempDir("mcpn-pack-");
 const app = join(dir, "app");
 let tarball = "";
 let packed: string[] = [];
@@ -80,10 +80,6 @@ beforeAll(async () => {
   const install = await run("npm", ["install", `./${tarball}`, "--offline", "--no-audit", "--no-fund"], app, 120_000);
   expect(install.code, install.stderr).toBe(0);
 }, 200_000);
-
-afterAll(() => {
-  rmSync(dir, { recursive: true, force: true });
-});
 
 describe("the npm package", () => {
   it("holds the built CLI, the library with its types and the config schema — no sources, tests, benchmarks or source maps", () => {
