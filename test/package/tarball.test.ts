@@ -72,8 +72,10 @@ beforeAll(async () => {
     "": { name: "app", dependencies: { [pkg.name]: spec } },
     [`node_modules/${pkg.name}`]: { version: pkg.version, resolved: spec, license: pkg.license, dependencies: pkg.dependencies, bin: pkg.bin, engines: pkg.engines },
   };
+  // A link's entry has no dev flag of its own: its target's says (bench/stubs/pipenet).
+  const devOnly = (entry: LockEntry): boolean => entry.dev === true || (entry.link === true && lock.packages[entry.resolved as string]?.dev === true);
   for (const [path, entry] of Object.entries(lock.packages)) {
-    if (path !== "" && entry.dev !== true) packages[path] = entry;
+    if (path.startsWith("node_modules/") && !devOnly(entry)) packages[path] = entry;
   }
   writeFileSync(join(app, "package.json"), JSON.stringify({ name: "app", private: true, type: "module", dependencies: { [pkg.name]: spec } }));
   writeFileSync(join(app, "package-lock.json"), JSON.stringify({ name: "app", lockfileVersion: 3, requires: true, packages }));
