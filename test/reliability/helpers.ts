@@ -3,18 +3,19 @@
  * waiting on its stderr, a raw WebSocket host, and process checks by pid. Every helper that
  * starts something returns (or is) its cleanup.
  */
-import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { WebSocket } from "ws";
 import { ROOT } from "../helpers/paths.js";
 import { startServe, type ServeProcess } from "../helpers/proxyProcess.js";
+import { tempDir as makeTempDir } from "../helpers/tempDir.js";
 
 export const FAULT_SERVER = join(ROOT, "test", "reliability", "fixtures", "fault-server.mjs");
 export const RAW_UPSTREAM = join(ROOT, "test", "fuzz", "fixtures", "raw-upstream.mjs");
 
+/** A temp folder removed after the test file (test/helpers/tempDir.ts). */
 export function tempDir(prefix = "mcpn-rel-"): string {
-  return mkdtempSync(join(tmpdir(), prefix));
+  return makeTempDir(prefix);
 }
 
 /** Writes `config` to a fresh temp file and starts `serve --config` on port 0. */
