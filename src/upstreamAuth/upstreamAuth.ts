@@ -86,7 +86,14 @@ export class UpstreamAuth {
    */
   async prepare(): Promise<void> {
     if (this.options.spec.grant !== "authorization_code" || this.options.interactive === undefined) return;
-    if ((await this.usableToken()) !== undefined) return;
+    try {
+      if ((await this.usableToken()) !== undefined) return;
+    } catch (error) {
+      // The authorization server is unreachable for a refresh: the session starts, and each
+      // request tries again (and says why when it cannot).
+      this.logger.warn("OAuth token not refreshed before the session", { error: (error as Error).message });
+      return;
+    }
     let challenge: Challenge | undefined;
     try {
       challenge = await probeChallenge(this.options.url, this.oauthFetch, this.options.headers);

@@ -17,7 +17,8 @@ export interface FixtureLog {
   grants: Array<{ grant_type: string; client_id: string; resource?: string; ok?: boolean }>;
   authorizations: Array<{ client_id: string; resource?: string; scopes: string[]; hasState: boolean; redirectUri: string }>;
   registrations: number;
-  mcp: Array<{ method: string; status: number; hadToken: boolean }>;
+  /** The MCP server's requests; `token`: the bearer token it was shown. */
+  mcp: Array<{ method: string; status: number; hadToken: boolean; token?: string }>;
   secrets: string[];
 }
 

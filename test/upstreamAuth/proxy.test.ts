@@ -10,14 +10,18 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { post, rpc } from "../badInput/mcpHttp.js";
 import { CLI, FIXTURE_SERVER } from "../helpers/paths.js";
-import { connect, hostTransport, startServe, type Connected, type ServeProcess } from "../helpers/proxyProcess.js";
+import { connect, startServe, type Connected, type ServeProcess } from "../helpers/proxyProcess.js";
 import { loginApproved, removeDir, startCli, startOAuthUpstream, tempDir, writeConfig, type OAuthUpstream } from "./helpers.js";
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 const text = (result: unknown): string => ((result as { content: Array<{ text: string }> }).content[0]?.text ?? "");
+/** The proxy's own bearer token (auth.bearerTokens): hosts send it, the upstream must never see it. */
+const PROXY_TOKEN = "proxy-own-token-6d2e90";
+const hostAuth = { authorization: `Bearer ${PROXY_TOKEN}` };
 const initialize = rpc(0, "initialize", { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "h", version: "1" } });
 
 describe("serve and stdio in front of an OAuth-protected server", () => {
@@ -41,6 +45,7 @@ describe("serve and stdio in front of an OAuth-protected server", () => {
     configFile = writeConfig(dir, {
       mcpServers: { prot: { url: upstream.mcp, auth: "oauth" }, plain: { command: process.execPath, args: [FIXTURE_SERVER] } },
       log: { file: logFile, level: "debug" },
+      auth: { bearerTokens: [PROXY_TOKEN] },
     });
     const login = await loginApproved(["prot", "--config", configFile], env);
     expect(login.code, login.stderr()).toBe(0);
@@ -56,7 +61,7 @@ describe("serve and stdio in front of an OAuth-protected server", () => {
   });
 
   const session = async (name: string): Promise<Connected> => {
-    const c = await connect(hostTransport("mcp", { url: serve.url, name }));
+    const c = await connect(new StreamableHTTPClientTransport(new URL(`${serve.url}/mcp/${name}`), { requestInit: { headers: hostAuth } }));
     open.push(c);
     return c;
   };
@@ -66,6 +71,12 @@ describe("serve and stdio in front of an OAuth-protected server", () => {
     expect(text(await c.client.callTool({ name: "whoami", arguments: {} }))).toMatch(/^client [\w-]+$/);
     const read = await c.client.readResource({ uri: "file:///notes.md" });
     expect(read.contents[0]).toMatchObject({ mimeType: "text/markdown", text: "# Notes\nbehind OAuth\n" });
+    // The host's Authorization (for the proxy) never went upstream: only tokens the server issued did.
+    const log = await upstream.log();
+    const shown = log.mcp.filter((r) => r.token !== undefined).map((r) => r.token!);
+    expect(shown.length).toBeGreaterThan(0);
+    for (const token of shown) expect(log.secrets).toContain(token);
+    expect(shown).not.toContain(PROXY_TOKEN);
   });
 
   it("an expiring token is refreshed before it is sent — once for many concurrent requests, no 401 reaches anyone", async () => {
@@ -83,14 +94,21 @@ describe("serve and stdio in front of an OAuth-protected server", () => {
   });
 
   it("a token the server refuses (401) is refreshed once and the request sent again: the host gets its answer", async () => {
-    const c = await session("prot");
+    // A raw session that never sends notifications/initialized: no GET stream races the call.
+    const init = await post(`${serve.url}/mcp/prot`, initialize, undefined, hostAuth);
+    const id = init.headers.get("mcp-session-id") ?? undefined;
+    expect(init.status).toBe(200);
     await upstream.revokeAccess();
     const before = await refreshes();
     const mcpBefore = (await upstream.log()).mcp.length;
-    expect(text(await c.client.callTool({ name: "whoami", arguments: {} }))).toMatch(/^client /);
+    const call = await post(`${serve.url}/mcp/prot`, rpc(2, "tools/call", { name: "whoami", arguments: {} }), id, hostAuth);
+    expect(call.messages).toEqual([{ jsonrpc: "2.0", id: 2, result: { content: [{ type: "text", text: expect.stringMatching(/^client /) }] } }]);
     expect(await refreshes()).toBe(before + 1);
-    const statuses = (await upstream.log()).mcp.slice(mcpBefore).map((r) => `${r.status}${r.hadToken ? "+token" : ""}`);
-    expect(statuses.slice(0, 2)).toEqual(["401+token", "200+token"]);
+    const log = await upstream.log();
+    const seenByServer = log.mcp.slice(mcpBefore);
+    expect(seenByServer.map((r) => `${r.method} ${r.status}`), JSON.stringify(seenByServer)).toEqual(["POST 401", "POST 200"]);
+    expect(seenByServer[1]!.token).not.toBe(seenByServer[0]!.token);
+    expect(log.grants.at(-1)).toMatchObject({ grant_type: "refresh_token", ok: true });
   });
 
   it("stdio --config: the same, over the host's stdin/stdout", async () => {
@@ -124,7 +142,7 @@ describe("serve and stdio in front of an OAuth-protected server", () => {
     expect(error).toMatch(/upstream "prot" needs an OAuth login.*run "mcp-normalizer login prot --config /);
 
     // A new session: its initialize is answered with the same error, as JSON-RPC.
-    const init = await post(`${serve.url}/mcp/prot`, initialize);
+    const init = await post(`${serve.url}/mcp/prot`, initialize, undefined, hostAuth);
     seen.push(JSON.stringify(init.messages));
     expect(init.messages[0]).toMatchObject({ id: 0, error: { code: -32001, data: { code: "UPSTREAM_AUTH_REQUIRED", server: "prot" } } });
     expect(JSON.stringify(init.messages[0])).toContain(`mcp-normalizer login prot --config ${configFile}`);
@@ -160,7 +178,7 @@ describe("serve and stdio in front of an OAuth-protected server", () => {
 
   it("no secret the authorization server saw (codes, verifiers, access and refresh tokens) is in the logs (debug), /healthz, /metrics or anything a host got", async () => {
     for (const path of ["/healthz", "/metrics"]) {
-      const response = await fetch(`${serve.url}${path}`);
+      const response = await fetch(`${serve.url}${path}`, { headers: hostAuth });
       expect(response.status).toBe(200);
       seen.push(await response.text());
     }

@@ -49,7 +49,7 @@ requests to that server get a JSON-RPC error naming the login command, and the r
 Signals: SIGTERM/SIGINT stop accepting, let requests in flight finish (up to
 limits.shutdownGraceMs; a second signal ends the wait), end every upstream, flush the log,
 exit 0. SIGHUP re-reads --config for sessions opened from then on (servers' command, args,
-env, url, headers, normalize; other changes need a restart) and reopens the log file.
+env, url, headers, auth, normalize; other changes need a restart) and reopens the log file.
 Exit codes: 0 stopped by SIGTERM/SIGINT; 1 could not listen; 2 bad command line; 3 invalid config.`;
 
 const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"]);
