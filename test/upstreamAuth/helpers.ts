@@ -18,13 +18,16 @@ export interface FixtureLog {
   authorizations: Array<{ client_id: string; resource?: string; scopes: string[]; hasState: boolean; redirectUri: string }>;
   registrations: number;
   /** The MCP server's requests; `token`: the bearer token it was shown. */
-  mcp: Array<{ method: string; status: number; hadToken: boolean; token?: string }>;
+  mcp: Array<{ method: string; path: string; status: number; hadToken: boolean; token?: string }>;
   secrets: string[];
 }
 
 export interface OAuthUpstream {
   readonly authServer: string;
+  /** The streamable HTTP endpoint. */
   readonly mcp: string;
+  /** The legacy SSE endpoint (a resource of its own). */
+  readonly sse: string;
   log(): Promise<FixtureLog>;
   revokeAccess(): Promise<void>;
   revokeRefresh(): Promise<void>;
@@ -40,7 +43,7 @@ export async function startOAuthUpstream(options: FixtureOptions = {}): Promise<
   const child = spawn(process.execPath, [OAUTH_UPSTREAM, JSON.stringify(options)], { stdio: ["ignore", "pipe", "pipe"] });
   let err = "";
   child.stderr!.on("data", (c: Buffer) => (err += c.toString()));
-  const urls = await new Promise<{ authServer: string; mcp: string }>((resolve, reject) => {
+  const urls = await new Promise<{ authServer: string; mcp: string; sse: string }>((resolve, reject) => {
     let out = "";
     const timer = setTimeout(() => reject(new Error(`the OAuth fixture did not start in 15 s; stderr: ${err}`)), 15_000);
     child.stdout!.on("data", (c: Buffer) => {
@@ -48,7 +51,7 @@ export async function startOAuthUpstream(options: FixtureOptions = {}): Promise<
       const line = out.split("\n")[0];
       if (out.includes("\n") && line !== undefined) {
         clearTimeout(timer);
-        resolve(JSON.parse(line) as { authServer: string; mcp: string });
+        resolve(JSON.parse(line) as { authServer: string; mcp: string; sse: string });
       }
     });
     child.on("exit", (code) => {
