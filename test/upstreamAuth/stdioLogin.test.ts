@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { post, rpc } from "../badInput/mcpHttp.js";
 import { CLI } from "../helpers/paths.js";
 import { startServe } from "../helpers/proxyProcess.js";
-import { approve, removeDir, startCli, startOAuthUpstream, tempDir, urlLine, type OAuthUpstream } from "./helpers.js";
+import { approve, removeDir, startCli, startOAuthUpstream, tempDir, urlLine, writeConfig, type OAuthUpstream } from "./helpers.js";
 
 const text = (result: unknown): string => ((result as { content: Array<{ text: string }> }).content[0]?.text ?? "");
 
@@ -84,6 +84,15 @@ describe("stdio --url URL --auth oauth", () => {
     const log = await upstream.log();
     expect(log.grants.filter((g) => g.grant_type === "authorization_code")).toHaveLength(2);
     for (const secret of log.secrets) expect(stderr.includes(secret)).toBe(false);
+  });
+
+  it("no answer to its browser login within limits.loginTimeoutMs: stdio says so and exits 1", async () => {
+    const configFile = writeConfig(dir, { mcpServers: { remote: { url: upstream.mcp, auth: "oauth" } }, limits: { loginTimeoutMs: 1000 } }, "timed.json");
+    const run = startCli(["stdio", "--config", configFile, "--no-browser"], { MCPN_AUTH_DIR: join(dir, "never") });
+    await run.authorizationUrl();
+    expect(await run.exited()).toBe(1);
+    expect(run.stderr()).toMatch(/login to "remote": no answer from the browser within 1 s \(limits\.loginTimeoutMs\)/);
+    expect(run.stdout()).toBe("");
   });
 
   it("audit --url URL --auth oauth uses the tokens the stdio login stored", async () => {

@@ -44,7 +44,7 @@ When the upstream dies, requests waiting get a JSON-RPC error naming its exit co
 last stderr line, and the proxy exits 1 (the host restarts it, with a fresh upstream).
 
 Exit codes: 0 the host closed the session (or SIGTERM/SIGINT); 1 the upstream could not start
-or ended; 2 bad command line; 3 invalid config.`;
+or ended, or its OAuth login failed; 2 bad command line; 3 invalid config.`;
 
 export async function runStdio(argv: readonly string[], io: CliIo): Promise<ExitCode> {
   const { values, command } = parseStdioArgs(argv);
