@@ -22,7 +22,7 @@ export const SELECTOR_HELP = `Upstream (exactly one of):
   --url URL              an HTTP(S) or WS(S) MCP endpoint
     --transport T        streamable-http (default for http URLs) | sse | websocket
     --header "K: V"      extra request header (repeatable)
-    --auth oauth         the server requires OAuth: tokens from "mcp-normalizer login --url URL"
+    --auth oauth         the server requires OAuth: the token "mcp-normalizer login --url URL" stored
                          (stdio runs that browser login itself when it has none)
   --config FILE --server NAME   a server from a proxy config file`;
 
