@@ -68,6 +68,8 @@ export class UpstreamAuth {
   private renewing: Promise<Token | undefined> | undefined;
   private loggingIn: Promise<Token> | undefined;
   private lastProblem: string | undefined;
+  /** Why the last refresh gave no token, for the "needs an OAuth login" error. */
+  private refreshFailure: string | undefined;
   private readonly metadata = new Map<string, Promise<AuthorizationServerMetadata | undefined>>();
 
   constructor(private readonly options: UpstreamAuthOptions) {
@@ -126,6 +128,9 @@ export class UpstreamAuth {
     const retried = await this.base(url, withBearer(init, renewed.access));
     if (retried.status !== 401) return retried;
     await retried.body?.cancel().catch(() => {});
+    if (this.options.spec.grant === "client_credentials") {
+      throw new NormalizerError("UPSTREAM_AUTH_FAILED", `upstream "${this.options.server}" refused a new client-credentials token (HTTP 401): check the client's scopes and the server's audience`, { server: this.options.server, url: describeUrl(this.options.url) });
+    }
     throw this.loginNeeded("it refused a renewed token");
   }
 
@@ -160,10 +165,12 @@ export class UpstreamAuth {
       if (this.clientToken !== undefined && this.clientToken.access !== stale?.access && this.fresh(this.clientToken)) return this.clientToken;
       return this.requestClientToken();
     }
+    // The file is the truth: a new login replaces what is held, a deleted file logs out.
     const stored = await this.load();
-    if (stored !== undefined && stored.tokens.access_token !== this.login?.tokens.access_token) {
+    if (stored?.tokens.access_token !== this.login?.tokens.access_token) {
       this.login = stored;
       this.deadRefreshToken = undefined;
+      this.refreshFailure = undefined;
     }
     if (this.login === undefined) return undefined;
     const held = tokenOf(this.login);
@@ -175,7 +182,7 @@ export class UpstreamAuth {
   private async obtain(method: string, signal: AbortSignal | undefined): Promise<Token> {
     if (this.options.spec.grant === "client_credentials") return this.requestClientToken();
     if (this.options.interactive !== undefined && method !== "DELETE") return this.interactiveLogin(signal);
-    throw this.loginNeeded();
+    throw this.loginNeeded(this.refreshFailure);
   }
 
   private async requestClientToken(): Promise<Token> {
@@ -202,13 +209,17 @@ export class UpstreamAuth {
       const metadata = await this.metadataOf(login.issuer);
       tokens = await refreshAuthorization(login.issuer, { metadata, clientInformation: this.clientOf(login), refreshToken, fetchFn: this.oauthFetch, ...(login.resource === undefined ? {} : { resource: login.resource }) });
     } catch (error) {
-      if (isRefusal(error)) {
-        this.deadRefreshToken = refreshToken;
-        this.logger.warn("the authorization server refused the refresh token; a new login is needed", { command: this.options.loginCommand, error: redactedMessage(error, this.secrets()) });
-        return undefined;
+      const why = redactedMessage(error, this.secrets());
+      if (isUnavailable(error)) {
+        this.metadata.delete(login.issuer);
+        throw new NormalizerError("UPSTREAM_AUTH_FAILED", `upstream "${this.options.server}": could not refresh its OAuth token (${why}); it is tried again with the next request — if this persists, run "${this.options.loginCommand}"`, { server: this.options.server, url: describeUrl(this.options.url) });
       }
-      this.metadata.delete(login.issuer);
-      throw new NormalizerError("UPSTREAM_AUTH_FAILED", `upstream "${this.options.server}": could not refresh its OAuth token: ${redactedMessage(error, this.secrets())}`, { server: this.options.server, url: describeUrl(this.options.url) });
+      // Refused (invalid_grant…): that refresh token is done. A server error: not retried for
+      // this request, but the next one tries it again. Either way a login is what helps now.
+      if (error instanceof OAuthError && !(error instanceof ServerError)) this.deadRefreshToken = refreshToken;
+      this.refreshFailure = `its authorization server did not refresh the token: ${why}`;
+      this.logger.warn("OAuth token not refreshed; a new login is needed", { command: this.options.loginCommand, error: why });
+      return undefined;
     }
     const { issuer, resource, client, registered } = login;
     const renewed = loginWithTokens({ issuer, resource, client, registered }, this.options.url, tokens, this.now());
@@ -245,6 +256,7 @@ export class UpstreamAuth {
   private async store(login: StoredLogin): Promise<void> {
     this.login = login;
     this.deadRefreshToken = undefined;
+    this.refreshFailure = undefined;
     try {
       await writeLogin(this.tokenFile, this.options.tokenDir, login);
     } catch (error) {
@@ -308,9 +320,12 @@ function withBearer(init: RequestInit | undefined, token: string): RequestInit {
   return { ...init, headers };
 }
 
-/** The authorization server said no to the refresh token itself (not: it is down or busy). */
-function isRefusal(error: unknown): boolean {
-  return error instanceof OAuthError && !(error instanceof ServerError || error instanceof TemporarilyUnavailableError || error instanceof TooManyRequestsError);
+/** The authorization server could not be asked (network, timeout) or asks to come back later. */
+function isUnavailable(error: unknown): boolean {
+  if (error instanceof TemporarilyUnavailableError || error instanceof TooManyRequestsError) return true;
+  if (error instanceof OAuthError) return false;
+  const name = error instanceof Error ? error.name : "";
+  return name === "TimeoutError" || name === "AbortError" || (error instanceof TypeError && /fetch failed/i.test(error.message));
 }
 
 function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {

@@ -6,7 +6,7 @@
  * login command, the other servers served); a new login picked up without a restart; audit.
  * Then every secret value the authorization server saw is searched for in what the proxy wrote.
  */
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -174,6 +174,20 @@ describe("serve and stdio in front of an OAuth-protected server", () => {
     const report = JSON.parse(audit.stdout()) as { resources: { listed: number } };
     expect(report.resources.listed).toBe(1);
     seen.push(audit.stdout(), audit.stderr());
+  });
+
+  it("logging out (deleting the token file): once the held token needs renewing, requests get the login error", async () => {
+    const c = await session("prot");
+    expect(text(await c.client.callTool({ name: "whoami", arguments: {} }))).toMatch(/^client /);
+    for (const file of readdirSync(env.MCPN_AUTH_DIR!)) rmSync(join(env.MCPN_AUTH_DIR!, file));
+    await sleep(2300);
+    const error = await c.client.callTool({ name: "whoami", arguments: {} }).then(
+      () => "answered",
+      (e: Error) => e.message,
+    );
+    seen.push(error);
+    expect(error).toMatch(/upstream "prot" needs an OAuth login: run "mcp-normalizer login prot --config /);
+    expect(readdirSync(env.MCPN_AUTH_DIR!)).toEqual([]); // not written back by a refresh
   });
 
   it("no secret the authorization server saw (codes, verifiers, access and refresh tokens) is in the logs (debug), /healthz, /metrics or anything a host got", async () => {
