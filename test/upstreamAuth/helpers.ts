@@ -125,9 +125,19 @@ export interface CliProcess {
   exited(timeoutMs?: number): Promise<number | null>;
 }
 
-/** Runs the CLI as a child process (stdin closed unless `stdin: "pipe"`). */
+const started = new Set<ChildProcess>();
+
+/** Ends every CLI process `startCli` started that is still running (a failed test's leftovers). */
+export async function stopStartedClis(): Promise<void> {
+  await Promise.all([...started].map((child) => stopChild(child)));
+  started.clear();
+}
+
+/** Runs the CLI as a child process, stdin closed. */
 export function startCli(args: readonly string[], env: Record<string, string>, cwd?: string): CliProcess {
   const child = spawn(process.execPath, [CLI, ...args], { cwd, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  started.add(child);
+  child.once("exit", () => started.delete(child));
   let out = "";
   let err = "";
   child.stdout!.on("data", (c: Buffer) => (out += c.toString()));

@@ -7,7 +7,7 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { approve, freePort, loginApproved, removeDir, startCli, startOAuthUpstream, tempDir, writeConfig, type OAuthUpstream } from "./helpers.js";
+import { approve, freePort, loginApproved, removeDir, startCli, startOAuthUpstream, tempDir, writeConfig, stopStartedClis, type OAuthUpstream } from "./helpers.js";
 
 describe("mcp-normalizer login", () => {
   let upstream: OAuthUpstream;
@@ -38,6 +38,7 @@ describe("mcp-normalizer login", () => {
   });
 
   afterAll(async () => {
+    await stopStartedClis();
     await upstream.stop();
     removeDir(dir);
   });

@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { post, rpc } from "../badInput/mcpHttp.js";
 import { CLI, FIXTURE_SERVER } from "../helpers/paths.js";
 import { connect, startServe, type Connected, type ServeProcess } from "../helpers/proxyProcess.js";
-import { loginApproved, removeDir, startCli, startOAuthUpstream, tempDir, writeConfig, type OAuthUpstream } from "./helpers.js";
+import { loginApproved, removeDir, startCli, startOAuthUpstream, tempDir, writeConfig, stopStartedClis, type OAuthUpstream } from "./helpers.js";
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 const text = (result: unknown): string => ((result as { content: Array<{ text: string }> }).content[0]?.text ?? "");
@@ -54,6 +54,7 @@ describe("serve and stdio in front of an OAuth-protected server", () => {
   });
 
   afterAll(async () => {
+    await stopStartedClis();
     for (const c of open) await c.close().catch(() => {});
     await serve?.stop();
     await upstream?.stop();

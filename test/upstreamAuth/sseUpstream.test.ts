@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { post, rpc } from "../badInput/mcpHttp.js";
 import { connect, hostTransport, startServe } from "../helpers/proxyProcess.js";
-import { loginApproved, removeDir, startOAuthUpstream, tempDir, type OAuthUpstream } from "./helpers.js";
+import { loginApproved, removeDir, startOAuthUpstream, tempDir, stopStartedClis, type OAuthUpstream } from "./helpers.js";
 
 const text = (result: unknown): string => ((result as { content: Array<{ text: string }> }).content[0]?.text ?? "");
 
@@ -21,6 +21,7 @@ describe("OAuth with an SSE upstream", () => {
   });
 
   afterAll(async () => {
+    await stopStartedClis();
     await upstream.stop();
     removeDir(dir);
   });

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { post, rpc } from "../badInput/mcpHttp.js";
 import { CLI } from "../helpers/paths.js";
 import { startServe } from "../helpers/proxyProcess.js";
-import { approve, removeDir, startCli, startOAuthUpstream, tempDir, urlLine, writeConfig, type OAuthUpstream } from "./helpers.js";
+import { approve, removeDir, startCli, startOAuthUpstream, tempDir, urlLine, writeConfig, stopStartedClis, type OAuthUpstream } from "./helpers.js";
 
 const text = (result: unknown): string => ((result as { content: Array<{ text: string }> }).content[0]?.text ?? "");
 
@@ -46,6 +46,7 @@ describe("stdio --url URL --auth oauth", () => {
   });
 
   afterAll(async () => {
+    await stopStartedClis();
     await upstream.stop();
     removeDir(dir);
   });
