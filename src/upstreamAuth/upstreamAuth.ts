@@ -175,7 +175,17 @@ export class UpstreamAuth {
     if (this.login === undefined) return undefined;
     const held = tokenOf(this.login);
     if (held.access !== stale?.access && this.fresh(held)) return held;
-    return this.refresh(this.login);
+    const refreshed = await this.refresh(this.login);
+    if (refreshed !== undefined) return refreshed;
+    // Refused: another process (a second proxy on the same token file) may have refreshed at
+    // the same moment, rotating the refresh token; what it stored is then the way on.
+    const after = await this.load();
+    if (after === undefined || after.tokens.access_token === held.access) return undefined;
+    this.login = after;
+    this.deadRefreshToken = undefined;
+    this.refreshFailure = undefined;
+    const theirs = tokenOf(after);
+    return this.fresh(theirs) ? theirs : undefined;
   }
 
   /** After a 401 with nothing left to renew: a new client-credentials token, or a login. */

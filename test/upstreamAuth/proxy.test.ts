@@ -125,6 +125,13 @@ describe("serve and stdio in front of an OAuth-protected server", () => {
       expect(text(await client.callTool({ name: "whoami", arguments: {} }))).toMatch(/^client /);
       expect(await refreshes()).toBe(before + 1);
       expect(stderr).not.toMatch(/^https?:\/\//m); // it had tokens: no browser login
+
+      // serve shares the token file: its own token expired and its refresh token was rotated
+      // away by stdio's refresh; it takes what stdio stored instead of failing or refreshing.
+      const viaServe = await session("prot");
+      expect(text(await viaServe.client.callTool({ name: "whoami", arguments: {} }))).toMatch(/^client /);
+      expect(await refreshes()).toBe(before + 1);
+      expect((await upstream.log()).grants.filter((g) => g.ok === false)).toEqual([]);
     } finally {
       await client.close();
       seen.push(stderr);
