@@ -20,6 +20,10 @@ export const DEFAULT_RESTART_BACKOFF_MS = 250;
 export const DEFAULT_MAX_RESTART_BACKOFF_MS = 30_000;
 /** Default `limits.rawStringBytes`: payload strings from an upstream this long stay bytes. */
 export const DEFAULT_RAW_STRING_BYTES = 256 * 1024;
+/** Default `limits.loginTimeoutMs`: how long an OAuth browser login waits for the redirect back. */
+export const DEFAULT_LOGIN_TIMEOUT_MS = 5 * 60_000;
+/** Default `limits.oauthRequestTimeoutMs`: one request to an authorization server or metadata URL. */
+export const DEFAULT_OAUTH_REQUEST_TIMEOUT_MS = 30_000;
 
 const normalizeSettings = {
   unwrapBlobs: z.boolean().optional().describe("blob whose bytes are UTF-8 text → text (default true)"),
@@ -64,13 +68,50 @@ export const StdioServerSchema = z.looseObject({
   ...common,
 });
 
-export const RemoteServerSchema = z.looseObject({
-  type: z.enum(["http", "streamable-http", "sse", "ws", "websocket"]).optional(),
-  url: z.string().regex(/^(https?|wss?):\/\//i, "an http(s):// or ws(s):// URL"),
-  transport: z.enum(["streamable-http", "sse", "websocket"]).optional(),
-  headers: z.record(z.string(), z.string()).optional(),
-  ...common,
-});
+const scopes = z.array(z.string().min(1)).optional().describe("scopes to ask for (default: what the server's 401 or metadata advertises)");
+
+/** OAuth to a remote upstream: the browser flow (code + PKCE), or client credentials for sidecars. */
+export const UpstreamAuthSchema = z
+  .union([
+    z.literal("oauth").describe("authorization code + PKCE; the client is registered dynamically"),
+    z
+      .strictObject({
+        grant: z.literal("client_credentials"),
+        clientId: z.string().min(1),
+        clientSecret: z.string().min(1),
+        scopes,
+      })
+      .describe("machine to machine: a token from the token endpoint, no browser"),
+    z
+      .strictObject({
+        grant: z.literal("authorization_code").optional(),
+        clientId: z.string().min(1),
+        clientSecret: z.string().min(1).optional(),
+        scopes,
+        callbackPort: z.number().int().min(1).max(65535).optional().describe("port of the http://127.0.0.1:PORT/callback redirect (default: a free port)"),
+      })
+      .describe("authorization code + PKCE with a pre-registered client"),
+  ])
+  .describe('"oauth", {clientId, clientSecret?, scopes?, callbackPort?} or {grant: "client_credentials", clientId, clientSecret, scopes?}');
+
+export const RemoteServerSchema = z
+  .looseObject({
+    type: z.enum(["http", "streamable-http", "sse", "ws", "websocket"]).optional(),
+    url: z.string().regex(/^(https?|wss?):\/\//i, "an http(s):// or ws(s):// URL"),
+    transport: z.enum(["streamable-http", "sse", "websocket"]).optional(),
+    headers: z.record(z.string(), z.string()).optional(),
+    auth: UpstreamAuthSchema.optional(),
+    ...common,
+  })
+  .superRefine((server, ctx) => {
+    if (server.auth === undefined) return;
+    if (/^wss?:/i.test(server.url) || server.transport === "websocket" || server.type === "ws" || server.type === "websocket") {
+      ctx.addIssue({ code: "custom", path: ["auth"], message: "OAuth works with http(s) upstreams (streamable-http, sse), not WebSocket" });
+    }
+    if (Object.keys(server.headers ?? {}).some((name) => name.toLowerCase() === "authorization")) {
+      ctx.addIssue({ code: "custom", path: ["headers"], message: 'an "Authorization" header and "auth" together: the OAuth token is the Authorization header; remove one' });
+    }
+  });
 
 export const ServerSchema = z.union([StdioServerSchema, RemoteServerSchema]);
 
@@ -113,6 +154,8 @@ export const ConfigSchema = z
         restartBackoffMs: z.number().int().min(0).default(DEFAULT_RESTART_BACKOFF_MS).describe("after an upstream dies, the wait before the next one starts; doubles per consecutive failure"),
         maxRestartBackoffMs: z.number().int().min(0).default(DEFAULT_MAX_RESTART_BACKOFF_MS).describe("cap of restartBackoffMs's doubling"),
         rawStringBytes: z.number().int().min(0).default(DEFAULT_RAW_STRING_BYTES).describe("blob/text/data strings at least this many bytes long in an upstream's stdio lines, streamable HTTP JSON bodies and WebSocket messages are read, normalized and written as bytes, never as JS strings (big reads: less CPU and memory); 0 turns it off"),
+        loginTimeoutMs: z.number().int().positive().default(DEFAULT_LOGIN_TIMEOUT_MS).describe("an OAuth browser login (login, or stdio without a usable token) that gets no redirect back in this time fails"),
+        oauthRequestTimeoutMs: z.number().int().positive().default(DEFAULT_OAUTH_REQUEST_TIMEOUT_MS).describe("one request to an OAuth authorization server or metadata URL (discovery, registration, token, refresh)"),
       })
       .default({
         maxMessageBytes: DEFAULT_MAX_MESSAGE_BYTES,
@@ -124,6 +167,8 @@ export const ConfigSchema = z
         restartBackoffMs: DEFAULT_RESTART_BACKOFF_MS,
         maxRestartBackoffMs: DEFAULT_MAX_RESTART_BACKOFF_MS,
         rawStringBytes: DEFAULT_RAW_STRING_BYTES,
+        loginTimeoutMs: DEFAULT_LOGIN_TIMEOUT_MS,
+        oauthRequestTimeoutMs: DEFAULT_OAUTH_REQUEST_TIMEOUT_MS,
       }),
   })
   .describe("mcp-normalizer proxy configuration");
@@ -132,6 +177,7 @@ export type ProxyConfig = z.output<typeof ConfigSchema>;
 export type ServerConfig = z.output<typeof ServerSchema>;
 export type StdioServerConfig = z.output<typeof StdioServerSchema>;
 export type RemoteServerConfig = z.output<typeof RemoteServerSchema>;
+export type UpstreamAuthConfig = z.output<typeof UpstreamAuthSchema>;
 export type NormalizeConfig = z.output<typeof NormalizeSchema>;
 
 export function isStdioServer(server: ServerConfig): server is StdioServerConfig {

@@ -6,6 +6,7 @@ import { isStdioServer, type ServerConfig } from "../config/schema.js";
 import type { Logger } from "../observe/logger.js";
 import { createUpstreamTransport, type UpstreamSpec } from "../transports/upstream/index.js";
 import type { UpstreamFactory, UpstreamHandle } from "./sessionManager.js";
+import type { UpstreamAuths } from "./upstreamAuths.js";
 
 const TYPE_TO_TRANSPORT = {
   http: "streamable-http",
@@ -23,11 +24,15 @@ export function upstreamSpec(server: ServerConfig): UpstreamSpec {
   return { url: server.url, ...(transport === undefined ? {} : { transport }), ...(server.headers === undefined ? {} : { headers: server.headers }) };
 }
 
-/** `rawStringBytes` 0 is off; the host transports the proxy writes to splice raw strings back. */
-export function createUpstreamFactory(options: { maxMessageBytes: number; rawStringBytes?: number }): UpstreamFactory {
+/**
+ * `rawStringBytes` 0 is off; the host transports the proxy writes to splice raw strings back.
+ * `auths`: the OAuth layers of remote servers with `auth` (their fetch carries the token).
+ */
+export function createUpstreamFactory(options: { maxMessageBytes: number; rawStringBytes?: number; auths?: UpstreamAuths }): UpstreamFactory {
   const rawStringMinBytes = options.rawStringBytes === undefined || options.rawStringBytes === 0 ? undefined : options.rawStringBytes;
   return (name: string, server: ServerConfig, logger: Logger): UpstreamHandle => {
-    const transport = createUpstreamTransport(upstreamSpec(server), { logger, maxMessageBytes: options.maxMessageBytes, rawStringMinBytes });
+    const fetch = options.auths?.for(name, server)?.fetch;
+    const transport = createUpstreamTransport(upstreamSpec(server), { logger, maxMessageBytes: options.maxMessageBytes, rawStringMinBytes, ...(fetch === undefined ? {} : { fetch }) });
     return { transport, describeEnd: () => describe(transport) };
   };
 }

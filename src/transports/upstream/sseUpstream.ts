@@ -61,6 +61,7 @@ export class SseUpstreamTransport implements ProxyTransport {
       headers.set("accept", "text/event-stream");
       response = await this.fetch(this.url, { method: "GET", headers, signal: AbortSignal.any([this.abort.signal, connecting.signal]) });
     } catch (error) {
+      if (error instanceof NormalizerError) throw error; // from an injected fetch (the OAuth layer)
       throw unreachable(connecting.signal.aborted ? `no answer in ${timeoutMs} ms` : networkErrorText(error), error);
     } finally {
       clearTimeout(connectTimer);
@@ -131,7 +132,7 @@ export class SseUpstreamTransport implements ProxyTransport {
       failure = new NormalizerError("UPSTREAM_HTTP_ERROR", `upstream ${this.where} answered POST ${what} with HTTP ${response.status}${reason ? `: ${reason}` : ""}`, { url: this.where, status: response.status });
     } catch (error) {
       if (this.closed) return;
-      failure = new NormalizerError("UPSTREAM_UNREACHABLE", `cannot reach upstream ${this.where} (POST ${what}): ${networkErrorText(error)}`, { url: this.where });
+      failure = error instanceof NormalizerError ? error : new NormalizerError("UPSTREAM_UNREACHABLE", `cannot reach upstream ${this.where} (POST ${what}): ${networkErrorText(error)}`, { url: this.where });
     }
     this.lastError = failure.message;
     this.onerror?.(failure);

@@ -132,6 +132,8 @@ export class StreamableHttpUpstreamTransport implements ProxyTransport {
       });
     } catch (error) {
       if (this.closed) return;
+      // An injected fetch (the OAuth layer) throws NormalizerErrors that already say what to do.
+      if (error instanceof NormalizerError) return this.fail(ids, error);
       return this.fail(ids, new NormalizerError("UPSTREAM_UNREACHABLE", `cannot reach upstream ${this.where} (POST ${what}): ${networkErrorText(error)}`, { url: this.where }));
     }
     this.rememberSession(response);
