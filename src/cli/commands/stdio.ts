@@ -70,6 +70,8 @@ async function runSession(values: ReturnType<typeof parseStdioArgs>["values"], c
     createUpstream: createUpstreamFactory({ maxMessageBytes: selected.config.limits.maxMessageBytes, rawStringBytes: selected.config.limits.rawStringBytes }),
     logger: observers.logger,
     requestTimeoutMs: selected.config.limits.requestTimeoutMs,
+    hostBufferBytes: selected.config.limits.hostBufferBytes,
+    upstreamBufferBytes: selected.config.limits.upstreamBufferBytes,
     onNormalized: observers.onNormalized,
   });
   const stoppedDuringStartup = async (signal: NodeJS.Signals): Promise<ExitCode> => {
