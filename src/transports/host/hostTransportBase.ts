@@ -9,12 +9,13 @@
  *
  * Flow control (`FlowControl` in ../types.ts): subclasses say what they hold for the host
  * (`queuedBytes`, `whenDrained`) and how they stop reading it (`stopReading`/`startReading`);
- * HTTP endpoints, which have no one socket to pause, wait on `whenReading()` before they read
- * the next POST body.
+ * HTTP endpoints, which have no one socket to pause, read each POST body in `inReadingTurn`.
  */
 import { SENT } from "../drainWaiter.js";
 import { ReadGate } from "../readGate.js";
 import type { JSONRPCMessage, MessageExtraInfo, ProxyTransport, TransportSendOptions } from "../types.js";
+
+function noop(): void {}
 
 export abstract class HostTransportBase implements ProxyTransport {
   onclose?: (() => void) | undefined;
@@ -28,6 +29,8 @@ export abstract class HostTransportBase implements ProxyTransport {
   private readonly closeListeners: Array<() => void> = [];
   private readonly startListeners: Array<() => void> = [];
   private readonly readGate = new ReadGate();
+  /** Settles when the last body read queued by `inReadingTurn` is over. */
+  private readTurn: Promise<void> = SENT;
 
   abstract send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void>;
 
@@ -68,6 +71,18 @@ export abstract class HostTransportBase implements ProxyTransport {
   /** Settles at once, or when reading resumes (or the transport ends) if it is paused. */
   whenReading(): Promise<void> {
     return this.readGate.passage() ?? SENT;
+  }
+
+  /**
+   * Runs `work` — reading one HTTP body and delivering its messages — once every earlier one
+   * of this session has finished and reading is not paused: one body at a time, none while the
+   * upstream is behind, so a host's concurrent POSTs wait unread in their sockets instead of in
+   * this process (and are delivered in the order they came).
+   */
+  inReadingTurn<T>(work: () => Promise<T>): Promise<T> {
+    const turn = this.readTurn.then(() => this.whenReading()).then(work);
+    this.readTurn = turn.then(noop, noop);
+    return turn;
   }
 
   /** Stops reading the host's socket or stream; transports with one override it. */

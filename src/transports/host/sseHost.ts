@@ -104,21 +104,22 @@ export class SseEndpoint {
       replyJsonRpcError(res, 404, JSONRPC.INVALID_REQUEST, `Session not found: ${String(sessionId).slice(0, 64)} (open a new stream with GET /sse/${this.ctx.server})`);
       return;
     }
-    // While the upstream is behind, the body is left unread: the host's upload waits in its
-    // socket, not in this process.
-    await session.whenReading();
-    const body = await readMessageBody(req, this.ctx.maxBodyBytes ?? this.ctx.maxMessageBytes, this.ctx.maxBodyBytes === undefined ? "limits.maxMessageBytes" : "limits.maxBodyBytes");
-    if (!body.ok) {
-      this.ctx.onproblem?.(body.problem, { server: this.ctx.server, kind: "sse", sessionId: session.sessionId });
-      replyJsonRpcError(res, body.status, jsonRpcCodeFor(body.problem), body.message);
-      return;
-    }
-    if (session.isClosed) {
-      replyJsonRpcError(res, 404, JSONRPC.INVALID_REQUEST, "Session ended while its message was being read");
-      return;
-    }
-    res.writeHead(202, { "content-type": "text/plain" }).end("Accepted");
-    session.receive(body.messages, forwardableMcpHeaders(req.headers));
+    // One body at a time, and none while the upstream is behind: the host's uploads wait in
+    // their sockets, not in this process.
+    await session.inReadingTurn(async () => {
+      const body = await readMessageBody(req, this.ctx.maxBodyBytes ?? this.ctx.maxMessageBytes, this.ctx.maxBodyBytes === undefined ? "limits.maxMessageBytes" : "limits.maxBodyBytes");
+      if (!body.ok) {
+        this.ctx.onproblem?.(body.problem, { server: this.ctx.server, kind: "sse", sessionId: session.sessionId });
+        replyJsonRpcError(res, body.status, jsonRpcCodeFor(body.problem), body.message);
+        return;
+      }
+      if (session.isClosed) {
+        replyJsonRpcError(res, 404, JSONRPC.INVALID_REQUEST, "Session ended while its message was being read");
+        return;
+      }
+      res.writeHead(202, { "content-type": "text/plain" }).end("Accepted");
+      session.receive(body.messages, forwardableMcpHeaders(req.headers));
+    });
   }
 
   closeAll(): void {
