@@ -35,6 +35,11 @@ export class StdioHostTransport extends HostTransportBase {
   private readonly output: Writable;
   private readonly reader: JsonLineReader;
   private readonly drain: DrainWaiter;
+  private corked = false;
+  private readonly uncork = (): void => {
+    this.corked = false;
+    this.output.uncork();
+  };
 
   private readonly onData = (chunk: Buffer | string): void => {
     this.take(this.reader.push(typeof chunk === "string" ? Buffer.from(chunk, "utf8") : chunk));
@@ -71,7 +76,7 @@ export class StdioHostTransport extends HostTransportBase {
   }
 
   /**
-   * Writes the message and its LF under one cork, without concatenating a copy of a big one.
+   * Writes the message and its LF, without concatenating a copy of a big one.
    * Not an async function: a message the pipe takes at once (nearly all) costs no promise; one
    * the host is behind on gets the stream's one drain waiter.
    */
@@ -86,15 +91,20 @@ export class StdioHostTransport extends HostTransportBase {
     } catch (error) {
       return Promise.reject(error);
     }
+    // Every message written in one tick leaves in one writev: a flood of small notifications
+    // costs one system call per upstream read, not one per message.
+    if (!this.corked) {
+      this.corked = true;
+      out.cork();
+      process.nextTick(this.uncork);
+    }
     let ready: boolean;
     if (typeof text === "string" && text.length <= SINGLE_WRITE_MAX_CHARS) {
-      // Small messages (nearly all of them): one string, one write — cheaper than a corked writev.
+      // Small messages (nearly all of them): one string, one write.
       ready = out.write(`${text}\n`);
     } else {
-      out.cork();
       writeWire(out, text);
       ready = out.write("\n");
-      process.nextTick(() => out.uncork());
     }
     return ready ? SENT : this.drain.wait();
   }

@@ -18,6 +18,11 @@ import { encodeWire, type WireJson } from "../wireJson.js";
 
 export const WS_SUBPROTOCOL = "mcp";
 
+interface Corkable {
+  cork(): void;
+  uncork(): void;
+}
+
 /** Options of every whole text frame sent (shared: `ws` only reads them). */
 const TEXT_FRAME = Object.freeze({ binary: false });
 
@@ -27,6 +32,11 @@ export class WsHostSession extends HostTransportBase {
   /** The TCP socket under `ws` (its `_socket`, not in its typings) and that socket's drain waiter. */
   private readonly rawSocket: DrainableStream | undefined;
   private readonly drain: DrainWaiter | undefined;
+  private corked = false;
+  private readonly uncork = (): void => {
+    this.corked = false;
+    (this.rawSocket as unknown as Corkable).uncork();
+  };
 
   constructor(
     private readonly socket: WebSocket,
@@ -60,6 +70,12 @@ export class WsHostSession extends HostTransportBase {
       wire = encodeWire(message);
     } catch (error) {
       return Promise.reject(error);
+    }
+    // Every frame sent in one tick leaves in one writev (ws corks each frame on its own).
+    if (!this.corked && this.rawSocket !== undefined) {
+      this.corked = true;
+      (this.rawSocket as unknown as Corkable).cork();
+      process.nextTick(this.uncork);
     }
     // One encode to bytes here; given a string, ws would measure it and then encode it again.
     if (typeof wire === "string") {
