@@ -4,7 +4,7 @@
  *
  *  - Stalled host: the host reads nothing for `stallMs`, then everything. Figures: the proxy's
  *    peak RSS above its idle RSS (peak over the stall and the drain after it), `/healthz`
- *    latency (max, p99) polled every 100 ms throughout, how many messages the upstream could
+ *    latency (max, p99) polled every 100 ms throughout from a process of its own, how many messages the upstream could
  *    write while the host read nothing (what the proxy and the buffers on the way took), and
  *    whether all COUNT arrived afterwards, in order.
  *  - Fast host: the host reads at full speed. Figure: messages per second from the tools/call
@@ -13,10 +13,11 @@
  * The hosts are raw (test/fixtures/hosts/rawHosts.mjs): they must be able to stop reading, and
  * the figures must be the proxy's, not an SDK client's parser.
  */
+import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openHost, timedGet } from "../../test/fixtures/hosts/rawHosts.mjs";
+import { openHost } from "../../test/fixtures/hosts/rawHosts.mjs";
 import { mcpnCliOf, ROOT } from "./paths.mjs";
 import { trackPeakRss } from "./procStats.mjs";
 import { startProxyProcess } from "./proxyProcess.mjs";
@@ -24,6 +25,7 @@ import { quantile, round } from "./stats.mjs";
 
 const NODE = process.execPath;
 export const FLOOD_SERVER = join(ROOT, "test", "fixtures", "servers", "flood-server.mjs");
+const POLLER = join(ROOT, "bench", "suite", "healthzPoller.mjs");
 /** Bytes of padding per notification: ~150 bytes on the wire with the JSON-RPC envelope. */
 export const FLOOD_PAD_BYTES = 42;
 /** Interval of the `/healthz` poll during the stalled-host run. */
@@ -106,30 +108,24 @@ async function untilCount(seen, count, timeoutMs) {
   }
 }
 
-/** Polls `url` every HEALTHZ_POLL_MS until stopped; returns {stop(): {count, failures, maxMs, p99Ms}}. */
+/**
+ * Polls `url` every HEALTHZ_POLL_MS from a process of its own (healthzPoller.mjs) until stopped;
+ * `stop()` resolves {count, failures, maxMs, p99Ms}.
+ */
 function pollHealth(url) {
   if (url === null) return { stop: async () => null };
-  const latencies = [];
-  let failures = 0;
-  let running = true;
-  const loop = (async () => {
-    while (running) {
-      try {
-        const { status, ms } = await timedGet(url, HEALTHZ_TIMEOUT_MS);
-        latencies.push(ms);
-        if (status !== 200) failures++;
-      } catch {
-        failures++;
-        latencies.push(HEALTHZ_TIMEOUT_MS);
-      }
-      await sleep(HEALTHZ_POLL_MS);
-    }
-  })();
+  const child = spawn(NODE, [POLLER, url, String(HEALTHZ_POLL_MS), String(HEALTHZ_TIMEOUT_MS)], { stdio: ["pipe", "pipe", "inherit"] });
+  let out = "";
+  child.stdout.on("data", (chunk) => (out += chunk));
+  const exited = new Promise((resolve) => child.once("exit", resolve));
   return {
     async stop() {
-      running = false;
-      await loop;
-      return { count: latencies.length, failures, maxMs: round(Math.max(...latencies), 1), p99Ms: round(quantile(latencies, 0.99), 1) };
+      child.stdin.end();
+      const timer = setTimeout(() => child.kill("SIGKILL"), HEALTHZ_TIMEOUT_MS + 5000);
+      await exited;
+      clearTimeout(timer);
+      const { latenciesMs, failures } = JSON.parse(out);
+      return { count: latenciesMs.length, failures, maxMs: round(Math.max(...latenciesMs), 1), p99Ms: round(quantile(latenciesMs, 0.99), 1) };
     },
   };
 }

@@ -14,6 +14,7 @@
 import type { Readable, Writable } from "node:stream";
 import { JsonLineReader, type Framed } from "../lineFraming.js";
 import { DrainWaiter, SENT } from "../drainWaiter.js";
+import { ReadYield } from "../readYield.js";
 import { encodeWire, writeWire, type WireJson } from "../wireJson.js";
 import type { JSONRPCMessage, TransportSendOptions } from "../types.js";
 import { HostTransportBase } from "./hostTransportBase.js";
@@ -36,6 +37,8 @@ export class StdioHostTransport extends HostTransportBase {
   private readonly reader: JsonLineReader;
   private readonly drain: DrainWaiter;
   private corked = false;
+  /** Reads stdin in turns with the rest of the process, and holds it while the upstream is behind. */
+  private readonly turns: ReadYield;
   private readonly uncork = (): void => {
     this.corked = false;
     this.output.uncork();
@@ -43,6 +46,7 @@ export class StdioHostTransport extends HostTransportBase {
 
   private readonly onData = (chunk: Buffer | string): void => {
     this.take(this.reader.push(typeof chunk === "string" ? Buffer.from(chunk, "utf8") : chunk));
+    this.turns.took(chunk.length);
   };
   private readonly onEnd = (): void => {
     this.take(this.reader.end());
@@ -63,6 +67,9 @@ export class StdioHostTransport extends HostTransportBase {
     this.input = options.input ?? process.stdin;
     this.output = options.output ?? process.stdout;
     this.drain = new DrainWaiter(this.output);
+    this.turns = new ReadYield(() => this.input.pause(), () => {
+      if (!this.isClosed) this.input.resume();
+    });
     this.reader = new JsonLineReader(options.maxMessageBytes === undefined ? {} : { maxMessageBytes: options.maxMessageBytes });
   }
 
@@ -119,11 +126,11 @@ export class StdioHostTransport extends HostTransportBase {
   }
 
   protected override stopReading(): void {
-    this.input.pause();
+    this.turns.hold();
   }
 
   protected override startReading(): void {
-    this.input.resume();
+    this.turns.release();
   }
 
   protected release(): void {

@@ -14,6 +14,7 @@ import type { HostEndpointContext } from "./hostSession.js";
 import { replyOnSocket, SERVER_ERROR, sessionLimitMessage } from "./httpReplies.js";
 import { clientAddress, forwardableMcpHeaders } from "./requestHeaders.js";
 import { DrainWaiter, mustWaitForDrain, SENT, type DrainableStream } from "../drainWaiter.js";
+import { ReadYield } from "../readYield.js";
 import { encodeWire, type WireJson } from "../wireJson.js";
 
 export const WS_SUBPROTOCOL = "mcp";
@@ -33,6 +34,8 @@ export class WsHostSession extends HostTransportBase {
   private readonly rawSocket: DrainableStream | undefined;
   private readonly drain: DrainWaiter | undefined;
   private corked = false;
+  /** Reads the host's frames in turns with the rest of the process, and holds them while the upstream is behind. */
+  private readonly turns: ReadYield;
   private readonly uncork = (): void => {
     this.corked = false;
     (this.rawSocket as unknown as Corkable).uncork();
@@ -47,6 +50,7 @@ export class WsHostSession extends HostTransportBase {
     this.extra = { requestInfo: { headers } };
     this.rawSocket = (socket as unknown as { _socket?: DrainableStream })._socket;
     this.drain = this.rawSocket === undefined ? undefined : new DrainWaiter(this.rawSocket);
+    this.turns = new ReadYield(() => socket.pause(), () => socket.resume());
     socket.on("message", (data, isBinary) => this.receive(data, isBinary));
     socket.on("close", () => this.finish());
     socket.on("error", (error: Error & { code?: string }) => {
@@ -98,11 +102,11 @@ export class WsHostSession extends HostTransportBase {
   }
 
   protected override stopReading(): void {
-    this.socket.pause();
+    this.turns.hold();
   }
 
   protected override startReading(): void {
-    this.socket.resume();
+    this.turns.release();
   }
 
   protected release(): void {
@@ -113,6 +117,7 @@ export class WsHostSession extends HostTransportBase {
     // Binary frames are read as UTF-8 JSON too: being strict here would only break hosts.
     const bytes = Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data);
     const framed = isBinary ? parseJsonMessage(bytes) : parseTextFrame(bytes);
+    this.turns.took(bytes.length);
     if (framed === undefined) return;
     if (framed.problem === undefined) this.deliver(framed.message as JSONRPCMessage, this.extra);
     else this.problem(framed.problem, `Unreadable message from the host (${framed.problem.kind}, ${framed.problem.bytes} bytes)`);

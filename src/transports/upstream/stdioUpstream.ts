@@ -19,6 +19,7 @@ import { JsonLineReader, LineSplitter, serializeMessage, type OversizedLine } fr
 import type { JSONRPCMessage, ProxySendOptions, ProxyTransport, FramingProblem } from "../types.js";
 import { deliverFramed } from "./upstreamMessages.js";
 import { DrainWaiter, SENT } from "../drainWaiter.js";
+import { ReadYield } from "../readYield.js";
 
 /** Default time between SIGTERM and SIGKILL when closing (`killGraceMs`). */
 export const DEFAULT_KILL_GRACE_MS = 2000;
@@ -93,6 +94,8 @@ export class StdioUpstreamTransport implements ProxyTransport {
   private exit: UpstreamExit | undefined;
   private closedPromise: Promise<void> | undefined;
   private stdinDrain: DrainWaiter | undefined;
+  /** Reads stdout in turns with the rest of the process, and holds it while the host is behind. */
+  private turns: ReadYield | undefined;
 
   constructor(options: StdioUpstreamOptions) {
     this.options = options;
@@ -148,8 +151,10 @@ export class StdioUpstreamTransport implements ProxyTransport {
   private wire(child: ChildProcess): void {
     const { stdin, stdout, stderr } = child;
     if (!stdin || !stdout || !stderr) throw new Error("child process has no stdio pipes");
+    this.turns = new ReadYield(() => stdout.pause(), () => stdout.resume());
     stdout.on("data", (chunk: Buffer) => {
       for (const framed of this.reader.push(chunk)) deliverFramed(this, framed);
+      this.turns!.took(chunk.length);
     });
     stdout.on("end", () => {
       for (const framed of this.reader.end()) deliverFramed(this, framed);
@@ -171,7 +176,7 @@ export class StdioUpstreamTransport implements ProxyTransport {
       // Let stdout drain, but do not wait forever on pipes a grandchild keeps open. A stdout
       // paused for a slow host is read again: the child writes no more, and what is left in the
       // pipe (64 KiB at most) must reach the host before the pipe is destroyed.
-      stdout.resume();
+      this.turns?.release();
       const timer = setTimeout(() => {
         stdout.destroy();
         stderr.destroy();
@@ -245,11 +250,11 @@ export class StdioUpstreamTransport implements ProxyTransport {
 
   /** Stops reading the child's stdout: once the pipe is full, the child's writes block. */
   pauseReading(): void {
-    this.child?.stdout?.pause();
+    this.turns?.hold();
   }
 
   resumeReading(): void {
-    this.child?.stdout?.resume();
+    this.turns?.release();
   }
 
   async close(): Promise<void> {

@@ -12,6 +12,7 @@ import { DEFAULT_MAX_MESSAGE_BYTES, type FramingProblem, type JSONRPCMessage, ty
 import { DEFAULT_HTTP_CONNECT_TIMEOUT_MS } from "./streamableHttpUpstream.js";
 import { deliverFramed, describeUrl } from "./upstreamMessages.js";
 import { DrainWaiter, mustWaitForDrain, SENT, type DrainableStream } from "../drainWaiter.js";
+import { ReadYield } from "../readYield.js";
 
 export const WEBSOCKET_SUBPROTOCOL = "mcp";
 
@@ -44,6 +45,8 @@ export class WebSocketUpstreamTransport implements ProxyTransport {
   /** The TCP socket under `ws` (its `_socket`, not in its typings) and that socket's drain waiter. */
   private rawSocket: DrainableStream | undefined;
   private drain: DrainWaiter | undefined;
+  /** Reads the socket in turns with the rest of the process, and holds it while the host is behind. */
+  private turns: ReadYield | undefined;
 
   constructor(private readonly options: WebSocketUpstreamOptions) {
     this.where = describeUrl(options.url);
@@ -79,6 +82,7 @@ export class WebSocketUpstreamTransport implements ProxyTransport {
     });
     this.rawSocket = (socket as unknown as { _socket?: DrainableStream })._socket;
     this.drain = this.rawSocket === undefined ? undefined : new DrainWaiter(this.rawSocket);
+    this.turns = new ReadYield(() => socket.pause(), () => socket.resume());
     socket.on("message", (data, isBinary) => this.onFrame(data, isBinary));
     socket.on("error", (error) => {
       if ((error as { code?: string }).code === "WS_ERR_UNSUPPORTED_MESSAGE_LENGTH") {
@@ -103,6 +107,7 @@ export class WebSocketUpstreamTransport implements ProxyTransport {
     if (isBinary) this.logger.debug("binary frame from upstream, read as UTF-8 JSON", { bytes });
     const framed = parseJsonPieces(pieces, bytes, this.options.rawStringMinBytes);
     if (framed) deliverFramed(this, framed);
+    this.turns?.took(bytes);
   }
 
   /**
@@ -132,11 +137,11 @@ export class WebSocketUpstreamTransport implements ProxyTransport {
 
   /** Stops reading the socket: once the kernel buffers fill, the upstream's sends wait. */
   pauseReading(): void {
-    this.socket?.pause();
+    this.turns?.hold();
   }
 
   resumeReading(): void {
-    this.socket?.resume();
+    this.turns?.release();
   }
 
   async close(): Promise<void> {
