@@ -138,11 +138,6 @@ export class Bridge {
     return this.closed;
   }
 
-  /** Whether the upstream (host) is not being read because the other side is behind (tests). */
-  get holding(): { upstream: boolean; host: boolean } {
-    return { upstream: this.upstreamHeld, host: this.hostHeld };
-  }
-
   /**
    * From now on host requests are answered with a JSON-RPC error naming `why` instead of being
    * forwarded (graceful shutdown: in-flight requests finish, no new work starts). Responses and
