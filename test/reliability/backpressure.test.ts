@@ -10,6 +10,7 @@
  * far below the flood), the proxy's memory stays bounded, `/healthz` and another session answer
  * meanwhile, and once the host reads again every message arrives, in order.
  */
+import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -164,6 +165,53 @@ describe("a host that stops reading holds its session's upstream back", () => {
       }
     });
   }
+});
+
+describe("a host that stops reading holds back an HTTP upstream's response stream", () => {
+  let upstream: ChildProcess;
+  let serve: ServeProcess;
+  let dir: string;
+  beforeAll(async () => {
+    dir = tempDir("mcpn-bp-http-");
+    upstream = spawn(process.execPath, [FLOOD_SERVER, "--http"], { stdio: ["ignore", "pipe", "inherit"] });
+    const url = await new Promise<string>((resolve, reject) => {
+      let text = "";
+      const timer = setTimeout(() => reject(new Error("the HTTP flood server did not start")), 10_000);
+      upstream.stdout!.on("data", (chunk: Buffer) => {
+        text += chunk.toString();
+        const match = /listening (http:\/\/\S+)/.exec(text);
+        if (match !== null) {
+          clearTimeout(timer);
+          resolve(match[1]!);
+        }
+      });
+    });
+    serve = await startServe(["--name", "fl", "--url", url]);
+  });
+  afterAll(async () => {
+    await serve?.stop();
+    upstream?.kill();
+    if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("streamable HTTP upstream, WebSocket host: the upstream's SSE writes block, and all arrive in order after", async () => {
+    const host = await openHost("ws", { url: serve.url, name: "fl" });
+    try {
+      await host.initialize();
+      const seen = floodCollector(host);
+      const progressFile = join(dir, "http.json");
+      host.pause();
+      const flood = host.request("tools/call", { name: "flood", arguments: { count: FLOOD_COUNT, padBytes: PAD_BYTES, progress: progressFile } }, 120_000);
+      await untilSteady(() => readProgress(progressFile)?.written ?? 0, (written) => written > 0, 1500, 30_000, "the flooder's written count");
+      expect(readProgress(progressFile)!.written).toBeLessThan(FLOOD_COUNT / 2);
+      host.resume();
+      expect((await flood).result.content[0].text).toBe(`flooded ${FLOOD_COUNT}`);
+      await until(() => seen.count, (n) => n >= FLOOD_COUNT, 10_000, "flood notifications");
+      expect(seen).toEqual({ count: FLOOD_COUNT, next: FLOOD_COUNT, outOfOrder: 0 });
+    } finally {
+      await host.close();
+    }
+  });
 });
 
 describe("an upstream that stops reading its stdin holds its host back", () => {
