@@ -21,7 +21,9 @@
  *
  * Flow control: `queuedBytes` is what the session's open responses hold for the host, so a host
  * that stops reading any of them holds its upstream back; while the upstream is behind, the
- * endpoint leaves the next POST bodies unread (`whenReading`).
+ * endpoint leaves the next POST bodies unread (`inReadingTurn`). Messages queued for a GET stream
+ * the host has not opened are bounded by count (`maxQueuedMessages`), not held back: a host that
+ * never opens one must still get its answers.
  *
  * HTTP parsing, session ids and limits live in `streamableHttpEndpoint.ts`.
  */
