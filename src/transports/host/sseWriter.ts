@@ -2,10 +2,10 @@
  * One Server-Sent Events stream on an HTTP response (WHATWG HTML §9.2, as used by MCP's
  * streamable HTTP and legacy HTTP+SSE transports).
  *
- * A message is written as three writes (`event:`/`data:` prefix, the serialized JSON — its
+ * A big message is written as three writes (`event:`/`data:` prefix, the serialized JSON — its
  * pieces, when it carries raw strings — the blank line), so a 50 MiB message is never
- * concatenated into a second 50 MiB string; every event written in one tick goes out under one
- * cork. `JSON.stringify` never emits CR or LF, so one `data:` line always suffices.
+ * concatenated into a second 50 MiB string; a small one as one string. Every event written in
+ * one tick goes out under one cork. `JSON.stringify` never emits CR or LF, so one `data:` line always suffices.
  * When the host is behind, `write` returns the stream's one drain waiter (shared by every write
  * until the socket drains) and `queuedBytes` says how much is held: the proxy stops reading the
  * upstream on that, not on a listener per event.
@@ -16,6 +16,9 @@ import { writeWire, type WireJson } from "../wireJson.js";
 
 /** Default interval of `: keepalive` comments that keep idle proxies from cutting the stream. */
 export const DEFAULT_SSE_KEEP_ALIVE_MS = 15_000;
+
+/** Events whose data is up to this many characters are written as one string. */
+const SINGLE_WRITE_MAX_CHARS = 64 * 1024;
 
 export const SSE_HEADERS = {
   "content-type": "text/event-stream",
@@ -84,9 +87,17 @@ export class SseWriter {
       res.cork();
       process.nextTick(this.uncork);
     }
-    res.write(`event: ${event}\ndata: `);
-    writeWire(res, data);
-    return res.write("\n\n") ? SENT : this.drain.wait();
+    let ready: boolean;
+    if (typeof data === "string" && data.length <= SINGLE_WRITE_MAX_CHARS) {
+      // Small messages (nearly all): one chunk, not three (each chunk of a chunked response
+      // costs its own size line and buffer entry).
+      ready = res.write(`event: ${event}\ndata: ${data}\n\n`);
+    } else {
+      res.write(`event: ${event}\ndata: `);
+      writeWire(res, data);
+      ready = res.write("\n\n");
+    }
+    return ready ? SENT : this.drain.wait();
   }
 
   end(): void {
