@@ -4,14 +4,16 @@
  *
  * A big message is written as three writes (`event:`/`data:` prefix, the serialized JSON — its
  * pieces, when it carries raw strings — the blank line), so a 50 MiB message is never
- * concatenated into a second 50 MiB string; a small one as one string. Every event written in
- * one tick goes out under one cork. `JSON.stringify` never emits CR or LF, so one `data:` line always suffices.
+ * concatenated into a second 50 MiB string; a small one as one string. The events of one tick
+ * leave in one system call (TickCork). `JSON.stringify` never emits CR or LF, so one `data:`
+ * line always suffices.
  * When the host is behind, `write` returns the stream's one drain waiter (shared by every write
  * until the socket drains) and `queuedBytes` says how much is held: the proxy stops reading the
  * upstream on that, not on a listener per event.
  */
 import type { ServerResponse } from "node:http";
 import { DrainWaiter, SENT } from "../drainWaiter.js";
+import { TickCork } from "../tickCork.js";
 import { writeWire, type WireJson } from "../wireJson.js";
 
 /** Default interval of `: keepalive` comments that keep idle proxies from cutting the stream. */
@@ -33,11 +35,8 @@ export class SseWriter {
   private readonly keepAlive: NodeJS.Timeout | undefined;
   private readonly closeListeners: Array<() => void> = [];
   private readonly drain: DrainWaiter;
-  private corked = false;
-  private readonly uncork = (): void => {
-    this.corked = false;
-    this.res.uncork();
-  };
+  /** The events of one tick leave in one system call (see TickCork). */
+  private readonly tick: TickCork;
 
   /** Sends status 200 and the SSE headers at once, so the client sees the stream open. */
   constructor(
@@ -46,6 +45,7 @@ export class SseWriter {
     keepAliveMs: number = DEFAULT_SSE_KEEP_ALIVE_MS,
   ) {
     this.drain = new DrainWaiter(res);
+    this.tick = new TickCork(res);
     res.writeHead(200, { ...SSE_HEADERS, ...headers });
     res.flushHeaders();
     res.on("close", () => this.markEnded());
@@ -82,17 +82,14 @@ export class SseWriter {
   write(event: string, data: WireJson): Promise<void> {
     if (this.ended) return SENT;
     const res = this.res;
-    if (!this.corked) {
-      this.corked = true;
-      res.cork();
-      process.nextTick(this.uncork);
-    }
     let ready: boolean;
     if (typeof data === "string" && data.length <= SINGLE_WRITE_MAX_CHARS) {
       // Small messages (nearly all): one chunk, not three (each chunk of a chunked response
       // costs its own size line and buffer entry).
+      this.tick.beforeWrite();
       ready = res.write(`event: ${event}\ndata: ${data}\n\n`);
     } else {
+      this.tick.corkNow();
       res.write(`event: ${event}\ndata: `);
       writeWire(res, data);
       ready = res.write("\n\n");

@@ -15,6 +15,7 @@ import type { Readable, Writable } from "node:stream";
 import { JsonLineReader, type Framed } from "../lineFraming.js";
 import { DrainWaiter, SENT } from "../drainWaiter.js";
 import { ReadYield } from "../readYield.js";
+import { TickCork } from "../tickCork.js";
 import { encodeWire, writeWire, type WireJson } from "../wireJson.js";
 import type { JSONRPCMessage, TransportSendOptions } from "../types.js";
 import { HostTransportBase } from "./hostTransportBase.js";
@@ -36,13 +37,10 @@ export class StdioHostTransport extends HostTransportBase {
   private readonly output: Writable;
   private readonly reader: JsonLineReader;
   private readonly drain: DrainWaiter;
-  private corked = false;
+  /** The writes of one tick leave in one system call (see TickCork). */
+  private readonly tick: TickCork;
   /** Reads stdin in turns with the rest of the process, and holds it while the upstream is behind. */
   private readonly turns: ReadYield;
-  private readonly uncork = (): void => {
-    this.corked = false;
-    this.output.uncork();
-  };
 
   private readonly onData = (chunk: Buffer | string): void => {
     this.take(this.reader.push(typeof chunk === "string" ? Buffer.from(chunk, "utf8") : chunk));
@@ -67,6 +65,7 @@ export class StdioHostTransport extends HostTransportBase {
     this.input = options.input ?? process.stdin;
     this.output = options.output ?? process.stdout;
     this.drain = new DrainWaiter(this.output);
+    this.tick = new TickCork(this.output);
     this.turns = new ReadYield(() => this.input.pause(), () => {
       if (!this.isClosed) this.input.resume();
     });
@@ -98,18 +97,13 @@ export class StdioHostTransport extends HostTransportBase {
     } catch (error) {
       return Promise.reject(error);
     }
-    // Every message written in one tick leaves in one writev: a flood of small notifications
-    // costs one system call per upstream read, not one per message.
-    if (!this.corked) {
-      this.corked = true;
-      out.cork();
-      process.nextTick(this.uncork);
-    }
     let ready: boolean;
     if (typeof text === "string" && text.length <= SINGLE_WRITE_MAX_CHARS) {
       // Small messages (nearly all of them): one string, one write.
+      this.tick.beforeWrite();
       ready = out.write(`${text}\n`);
     } else {
+      this.tick.corkNow();
       writeWire(out, text);
       ready = out.write("\n");
     }

@@ -15,14 +15,10 @@ import { replyOnSocket, SERVER_ERROR, sessionLimitMessage } from "./httpReplies.
 import { clientAddress, forwardableMcpHeaders } from "./requestHeaders.js";
 import { DrainWaiter, mustWaitForDrain, SENT, type DrainableStream } from "../drainWaiter.js";
 import { ReadYield } from "../readYield.js";
+import { TickCork, type Corkable } from "../tickCork.js";
 import { encodeWire, type WireJson } from "../wireJson.js";
 
 export const WS_SUBPROTOCOL = "mcp";
-
-interface Corkable {
-  cork(): void;
-  uncork(): void;
-}
 
 /** Options of every whole text frame sent (shared: `ws` only reads them). */
 const TEXT_FRAME = Object.freeze({ binary: false });
@@ -33,13 +29,10 @@ export class WsHostSession extends HostTransportBase {
   /** The TCP socket under `ws` (its `_socket`, not in its typings) and that socket's drain waiter. */
   private readonly rawSocket: DrainableStream | undefined;
   private readonly drain: DrainWaiter | undefined;
-  private corked = false;
+  /** The frames of one tick leave in one system call (see TickCork). */
+  private readonly tick: TickCork | undefined;
   /** Reads the host's frames in turns with the rest of the process, and holds them while the upstream is behind. */
   private readonly turns: ReadYield;
-  private readonly uncork = (): void => {
-    this.corked = false;
-    (this.rawSocket as unknown as Corkable).uncork();
-  };
 
   constructor(
     private readonly socket: WebSocket,
@@ -51,6 +44,7 @@ export class WsHostSession extends HostTransportBase {
     this.rawSocket = (socket as unknown as { _socket?: DrainableStream })._socket;
     this.drain = this.rawSocket === undefined ? undefined : new DrainWaiter(this.rawSocket);
     this.turns = new ReadYield(() => socket.pause(), () => socket.resume());
+    this.tick = this.rawSocket === undefined ? undefined : new TickCork(this.rawSocket as unknown as Corkable);
     socket.on("message", (data, isBinary) => this.receive(data, isBinary));
     socket.on("close", () => this.finish());
     socket.on("error", (error: Error & { code?: string }) => {
@@ -75,12 +69,8 @@ export class WsHostSession extends HostTransportBase {
     } catch (error) {
       return Promise.reject(error);
     }
-    // Every frame sent in one tick leaves in one writev (ws corks each frame on its own).
-    if (!this.corked && this.rawSocket !== undefined) {
-      this.corked = true;
-      (this.rawSocket as unknown as Corkable).cork();
-      process.nextTick(this.uncork);
-    }
+    // The frames of one tick leave in one writev (see TickCork; ws corks each frame on its own).
+    this.tick?.beforeWrite();
     // One encode to bytes here; given a string, ws would measure it and then encode it again.
     if (typeof wire === "string") {
       this.socket.send(Buffer.from(wire, "utf8"), TEXT_FRAME);
