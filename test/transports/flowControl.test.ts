@@ -7,7 +7,7 @@
  */
 import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { PassThrough, Readable } from "node:stream";
+import { PassThrough, Readable, Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { WebSocket, WebSocketServer } from "ws";
@@ -16,6 +16,8 @@ import { SseWriter } from "../../src/transports/host/sseWriter.js";
 import { WsHostSession } from "../../src/transports/host/wsHost.js";
 import { StdioUpstreamTransport } from "../../src/transports/upstream/stdioUpstream.js";
 import type { JSONRPCMessage } from "../../src/transports/types.js";
+import { READ_TURN_BYTES, ReadYield } from "../../src/transports/readYield.js";
+import { TickCork } from "../../src/transports/tickCork.js";
 
 const FLOOD_SERVER = fileURLToPath(new URL("../fixtures/servers/flood-server.mjs", import.meta.url));
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -192,6 +194,53 @@ describe("stdio host: a host that does not read the proxy's stdout", () => {
     expect(received.length).toBe(0);
     transport.resumeReading();
     await waitFor(() => received.length === 1, "the host's line");
+  });
+});
+
+describe("TickCork and ReadYield", () => {
+  it("TickCork: the first write of a tick goes out at once, the rest of the tick in one writev", async () => {
+    const calls: string[][] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        calls.push([chunk.toString()]);
+        done();
+      },
+      writev(chunks, done) {
+        calls.push(chunks.map((c) => (c.chunk as Buffer).toString()));
+        done();
+      },
+    });
+    const tick = new TickCork(sink);
+    for (const text of ["a", "b", "c", "d"]) {
+      tick.beforeWrite();
+      sink.write(text);
+    }
+    expect(calls).toEqual([["a"]]);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(calls).toEqual([["a"], ["b", "c", "d"]]);
+    // The next tick starts afresh.
+    tick.beforeWrite();
+    sink.write("e");
+    expect(calls.at(-1)).toEqual(["e"]);
+  });
+
+  it("ReadYield: past its share of a turn the stream pauses until the next turn; a hold outlasts the turn", async () => {
+    const events: string[] = [];
+    const turns = new ReadYield(() => events.push("pause"), () => events.push("resume"));
+    turns.took(READ_TURN_BYTES);
+    expect(events).toEqual([]);
+    turns.took(1);
+    expect(events).toEqual(["pause"]);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(events).toEqual(["pause", "resume"]);
+
+    turns.hold();
+    turns.took(READ_TURN_BYTES + 1);
+    await new Promise((resolve) => setImmediate(resolve));
+    // Held: the next turn does not resume it; release does.
+    expect(events.at(-1)).toBe("pause");
+    turns.release();
+    expect(events.at(-1)).toBe("resume");
   });
 });
 
