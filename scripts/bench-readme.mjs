@@ -104,12 +104,13 @@ export function renderBenchBlock(results) {
     for (const r of flood.results) {
       const s = r.stalled;
       const fast = r.fast === null || r.fast === undefined ? "–" : r.fast.error !== undefined ? `failed: ${short(r.fast.error, 40)}` : `${r.fast.messagesPerS} msg/s${r.path === "direct" || r.fast.ratioVsDirect === null ? "" : ` (${fmtX(r.fast.ratioVsDirect)} direct)`}`;
+      const name = r.path === "direct" ? "direct (the upstream's stdout read by the same raw host)" : (label.get(r.path) ?? r.path);
       if (s === null || s === undefined) {
-        lines.push(`| ${label.get(r.path) ?? r.path} | ${r.path === "direct" ? "–" : `failed: ${short(r.error ?? "", 60)}`} | – | – | – | – | ${fast} |`);
+        lines.push(`| ${name} | ${r.path === "direct" ? "–" : `failed: ${short(r.error ?? "", 60)}`} | – | – | – | – | ${fast} |`);
         continue;
       }
       const health = s.healthz === null ? "–" : `${fmtMs(s.healthz.maxMs)} / ${fmtMs(s.healthz.p99Ms)}`;
-      lines.push(`| ${label.get(r.path) ?? r.path} | ${fmtMiB(s.rssAboveIdleBytes)} | ${health} | ${s.writtenWhileStalled ?? "–"} | ${fmtMs(s.drainMs)} | ${s.delivered}${s.outOfOrder === 0 ? "" : `, ${s.outOfOrder} out of order`} | ${fast} |`);
+      lines.push(`| ${name} | ${fmtMiB(s.rssAboveIdleBytes)} | ${health} | ${s.writtenWhileStalled ?? "–"} | ${fmtMs(s.drainMs)} | ${s.delivered}${s.outOfOrder === 0 ? "" : `, ${s.outOfOrder} out of order`} | ${fast} |`);
     }
     lines.push("");
   }
