@@ -3,7 +3,7 @@
  * the defaults and config/proxy.config.schema.json all come from here.
  */
 import { z } from "zod";
-import { DEFAULT_MAX_MESSAGE_BYTES } from "../transports/types.js";
+import { DEFAULT_HOST_BUFFER_BYTES, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_UPSTREAM_BUFFER_BYTES } from "../transports/types.js";
 import { DEFAULT_MAX_NORMALIZE_BYTES } from "../normalize/policy.js";
 
 export const DEFAULT_PORT = 8808;
@@ -24,6 +24,9 @@ export const DEFAULT_RAW_STRING_BYTES = 256 * 1024;
 export const DEFAULT_LOGIN_TIMEOUT_MS = 5 * 60_000;
 /** Default `limits.oauthRequestTimeoutMs`: one request to an authorization server or metadata URL. */
 export const DEFAULT_OAUTH_REQUEST_TIMEOUT_MS = 30_000;
+export { DEFAULT_HOST_BUFFER_BYTES, DEFAULT_UPSTREAM_BUFFER_BYTES };
+/** The smallest buffer limit accepted: Node's own stream high-water mark (16 KiB). */
+const MIN_BUFFER_BYTES = 16 * 1024;
 
 const normalizeSettings = {
   unwrapBlobs: z.boolean().optional().describe("blob whose bytes are UTF-8 text → text (default true)"),
@@ -153,6 +156,8 @@ export const ConfigSchema = z
         shutdownGraceMs: z.number().int().min(0).default(DEFAULT_SHUTDOWN_GRACE_MS).describe("after SIGTERM/SIGINT, how long in-flight requests may take before sessions are ended"),
         restartBackoffMs: z.number().int().min(0).default(DEFAULT_RESTART_BACKOFF_MS).describe("after an upstream dies, the wait before the next one starts; doubles per consecutive failure"),
         maxRestartBackoffMs: z.number().int().min(0).default(DEFAULT_MAX_RESTART_BACKOFF_MS).describe("cap of restartBackoffMs's doubling"),
+        hostBufferBytes: z.number().int().min(MIN_BUFFER_BYTES).default(DEFAULT_HOST_BUFFER_BYTES).describe("bytes sent to one host connection (WebSocket, SSE stream, HTTP responses, the stdout of stdio mode) that it has not read yet; above it the proxy stops reading that session's upstream until the host has taken them. Nothing is dropped"),
+        upstreamBufferBytes: z.number().int().min(MIN_BUFFER_BYTES).default(DEFAULT_UPSTREAM_BUFFER_BYTES).describe("bytes sent to one upstream (a child's stdin, a WebSocket, HTTP POSTs not yet answered) that it has not taken yet; above it the proxy stops reading that session's host until the upstream has taken them"),
         rawStringBytes: z.number().int().min(0).default(DEFAULT_RAW_STRING_BYTES).describe("blob/text/data strings at least this many bytes long in an upstream's stdio lines, streamable HTTP JSON bodies and WebSocket messages are read, normalized and written as bytes, never as JS strings (big reads: less CPU and memory); 0 turns it off"),
         loginTimeoutMs: z.number().int().positive().default(DEFAULT_LOGIN_TIMEOUT_MS).describe("an OAuth browser login (login, or stdio without a usable token) that gets no redirect back in this time fails"),
         oauthRequestTimeoutMs: z.number().int().positive().default(DEFAULT_OAUTH_REQUEST_TIMEOUT_MS).describe("one request to an OAuth authorization server or metadata URL (discovery, registration, token, refresh)"),
@@ -166,6 +171,8 @@ export const ConfigSchema = z
         shutdownGraceMs: DEFAULT_SHUTDOWN_GRACE_MS,
         restartBackoffMs: DEFAULT_RESTART_BACKOFF_MS,
         maxRestartBackoffMs: DEFAULT_MAX_RESTART_BACKOFF_MS,
+        hostBufferBytes: DEFAULT_HOST_BUFFER_BYTES,
+        upstreamBufferBytes: DEFAULT_UPSTREAM_BUFFER_BYTES,
         rawStringBytes: DEFAULT_RAW_STRING_BYTES,
         loginTimeoutMs: DEFAULT_LOGIN_TIMEOUT_MS,
         oauthRequestTimeoutMs: DEFAULT_OAUTH_REQUEST_TIMEOUT_MS,

@@ -66,7 +66,15 @@ export class StreamableHttpEndpoint {
   }
 
   private async post(req: IncomingMessage, res: ServerResponse, sessionId: string | undefined): Promise<void> {
-    if (sessionId !== undefined && !this.live.has(sessionId)) return this.notFound(res, sessionId);
+    if (sessionId === undefined) return this.readPost(req, res, undefined);
+    const existing = this.live.get(sessionId);
+    if (existing === undefined) return this.notFound(res, sessionId);
+    // One body at a time per session, and none while its upstream is behind: the host's
+    // uploads wait in their sockets, not in this process.
+    return existing.inReadingTurn(() => this.readPost(req, res, sessionId));
+  }
+
+  private async readPost(req: IncomingMessage, res: ServerResponse, sessionId: string | undefined): Promise<void> {
     const body = await readMessageBody(req, this.ctx.maxBodyBytes ?? this.ctx.maxMessageBytes, this.ctx.maxBodyBytes === undefined ? "limits.maxMessageBytes" : "limits.maxBodyBytes");
     if (!body.ok) {
       this.ctx.onproblem?.(body.problem, { server: this.ctx.server, kind: "streamable-http", sessionId });
