@@ -21,8 +21,9 @@ COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund --ignore-scripts && npm cache clean --force
 COPY --from=build /app/dist ./dist
 COPY config ./config
-# The image's own unprivileged user (uid 1000).
-USER node
+# The image's own unprivileged user `node`, by number: Kubernetes' runAsNonRoot refuses a user
+# name, which it cannot check without the image's /etc/passwd.
+USER 1000:1000
 EXPOSE 8808
 # node:20-slim has no curl: the probe is Node's own fetch. Change the URL with the port.
 ENV MCPN_HEALTH_URL=http://127.0.0.1:8808/healthz

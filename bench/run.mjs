@@ -13,6 +13,7 @@ import { addRatios, evaluateTargets } from "./suite/analysis.mjs";
 import { USAGE, parseOptions } from "./suite/options.mjs";
 import { ROOT, pathById } from "./suite/paths.mjs";
 import { WORKLOADS, runBigWorkload, runCallsWorkloads } from "./suite/workloads.mjs";
+import { runFloodWorkload } from "./suite/flood.mjs";
 
 /** Version of the results file's shape; bump when a field changes meaning. */
 export const RESULTS_SCHEMA = "mcp-normalizer-bench/1";
@@ -67,7 +68,7 @@ async function main() {
       mcpProxy: versionOf("mcp-proxy"),
       sdk: versionOf("@modelcontextprotocol/sdk"),
     },
-    options: { counts: opts.counts, warmupCalls: opts.warmupCalls, callTimeoutMs: opts.callTimeoutMs, bigTimeoutMs: opts.bigTimeoutMs, startTimeoutMs: opts.startTimeoutMs, pathBudgetMs: opts.pathBudgetMs },
+    options: { counts: opts.counts, floodStallMs: opts.stallMs, warmupCalls: opts.warmupCalls, callTimeoutMs: opts.callTimeoutMs, bigTimeoutMs: opts.bigTimeoutMs, startTimeoutMs: opts.startTimeoutMs, pathBudgetMs: opts.pathBudgetMs },
     paths: selected.map(({ id, product, kind, label, bigOnly }) => ({ id, product, kind, label, bigOnly: bigOnly === true })),
     workloads,
     targets: evaluateTargets(workloads),
@@ -102,6 +103,14 @@ async function main() {
     const result = await runBigWorkload(workload, selected, opts, log, failedBig);
     for (const r of result.results) if (r.status === "failed" && !failedBig.has(r.path)) failedBig.set(r.path, `${result.id}: ${r.error}`);
     report(result, performance.now() - t0);
+  }
+  for (const workload of chosen.filter((w) => w.kind === "flood")) {
+    log(`${workload.id}: ${opts.counts.flood} notifications with the host stalled ${opts.stallMs / 1000} s, ${opts.counts.floodFast} read at full speed, on the direct and mcp-normalizer paths selected`);
+    const t0 = performance.now();
+    const result = await runFloodWorkload(workload, selected, opts, log);
+    workloads.push(result);
+    write(false);
+    log(`  ${result.id} done in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   }
 
   const results = write(true);

@@ -96,6 +96,25 @@ export function renderBenchBlock(results) {
     lines.push("");
   }
 
+  const flood = results.workloads.find((x) => x.id === "flood");
+  if (flood !== undefined) {
+    const stallS = (results.options.floodStallMs ?? 15000) / 1000;
+    lines.push(`**Flood** — the upstream writes ${flood.count} \`notifications/message\` (~150 B each); the host reads nothing for ${stallS} s, then everything. Proxy RSS above idle (peak over stall and drain), \`/healthz\` every 100 ms throughout, what the upstream could write while the host read nothing, then the drain; and the same flood read at full speed:`, "");
+    lines.push("| path | RSS above idle | /healthz max / p99 | written while stalled | drain | in order | fast host |", "|---|---|---|---|---|---|---|");
+    for (const r of flood.results) {
+      const s = r.stalled;
+      const fast = r.fast === null || r.fast === undefined ? "–" : r.fast.error !== undefined ? `failed: ${short(r.fast.error, 40)}` : `${r.fast.messagesPerS} msg/s${r.path === "direct" || r.fast.ratioVsDirect === null ? "" : ` (${fmtX(r.fast.ratioVsDirect)} direct)`}`;
+      const name = r.path === "direct" ? "direct (the upstream's stdout read by the same raw host)" : (label.get(r.path) ?? r.path);
+      if (s === null || s === undefined) {
+        lines.push(`| ${name} | ${r.path === "direct" ? "–" : `failed: ${short(r.error ?? "", 60)}`} | – | – | – | – | ${fast} |`);
+        continue;
+      }
+      const health = s.healthz === null ? "–" : `${fmtMs(s.healthz.maxMs)} / ${fmtMs(s.healthz.p99Ms)}`;
+      lines.push(`| ${name} | ${fmtMiB(s.rssAboveIdleBytes)} | ${health} | ${s.writtenWhileStalled ?? "–"} | ${fmtMs(s.drainMs)} | ${s.delivered}${s.outOfOrder === 0 ? "" : `, ${s.outOfOrder} out of order`} | ${fast} |`);
+    }
+    lines.push("");
+  }
+
   const judged = results.targets.filter((t) => t.met !== null);
   const missed = judged.filter((t) => t.met === false);
   lines.push(`**Targets** (issue 6): ${judged.length - missed.length} of ${judged.length} met${judged.length < results.targets.length ? `, ${results.targets.length - judged.length} not measured in this run` : ""}.`, "");

@@ -85,5 +85,21 @@ export function evaluateTargets(workloads) {
     const r = find("tools-call", p);
     add({ id: `tools-call/${p}/vs-peer`, text: `${p} tools/call: median ≤ fastest peer on ${byId.get(p).kind}`, workload: "tools-call", path: p, limit: 1, unit: "× peer", baseline: r?.fastestPeer ?? null, ...judge(r, (x) => x.ratioVsFastestPeer, 1) });
   }
+  // Backpressure (the flood workload): while the host reads nothing, the proxy's memory and
+  // /healthz stay within bounds, and afterwards every message arrives, in order.
+  const flood = workloads.find((x) => x.id === "flood");
+  for (const p of ["mcpn-ws", "mcpn-sse", "mcpn-stdio"]) {
+    const r = flood?.results.find((x) => x.path === p);
+    const stalled = (valueOf, limit) => {
+      if (r === undefined) return { value: null, met: null, note: "not measured" };
+      if (r.stalled === null || r.stalled === undefined) return { value: null, met: false, note: `path failed: ${r.error}` };
+      const value = valueOf(r.stalled);
+      return { value, met: value === null ? null : value <= limit, note: null };
+    };
+    const what = `${p} flood of ${flood?.count ?? "N"}, host reading nothing`;
+    add({ id: `flood/${p}/rss`, text: `${what}: proxy RSS ≤ 300 MiB above idle`, workload: "flood", path: p, limit: 300, unit: "MiB", baseline: null, ...stalled((x) => (x.rssAboveIdleBytes === null ? null : round(x.rssAboveIdleBytes / 1048576, 1)), 300) });
+    if (p !== "mcpn-stdio") add({ id: `flood/${p}/healthz`, text: `${what}: /healthz ≤ 500 ms throughout (max)`, workload: "flood", path: p, limit: 500, unit: "ms", baseline: null, ...stalled((x) => x.healthz?.maxMs ?? null, 500) });
+    add({ id: `flood/${p}/delivered`, text: `${what}: all delivered in order afterwards`, workload: "flood", path: p, limit: 0, unit: "missing or out of order", baseline: null, ...stalled((x) => x.count - x.delivered + x.outOfOrder, 0) });
+  }
   return targets;
 }

@@ -19,6 +19,10 @@ export const USAGE = `Usage: node bench/run.mjs [--quick] [options]
   --big10 N                 reads of the 10 MiB blob per path   (BENCH_BIG10; full 3,    quick 0)
   --big50 N                 reads of the 50 MiB blob per path   (BENCH_BIG50; full 1,    quick 0)
   --warmup N                unmeasured calls per path first     (BENCH_WARMUP; full 20, quick 5)
+  --flood N                 notifications in the flood workload's stalled-host run
+                                                                (BENCH_FLOOD; full 300000, quick 0)
+  --flood-fast N            notifications in its fast-host run  (BENCH_FLOOD_FAST; full 300000, quick 0)
+  --flood-stall-s S         how long the stalled host reads nothing (BENCH_FLOOD_STALL_S; default 15)
   --call-timeout-ms MS      bound on one small call             (default 30000)
   --big-timeout-ms MS       bound on one big read               (default 300000)
   --start-timeout-ms MS     bound on starting a proxy + connecting (default 30000)
@@ -27,8 +31,8 @@ export const USAGE = `Usage: node bench/run.mjs [--quick] [options]
 
 const MODES = {
   // One 50 MiB read per path: through supergateway or the SDK's stdio client each takes minutes here.
-  full: { small: 1000, mib1: 100, tools: 1000, big10: 3, big50: 1, warmup: 20 },
-  quick: { small: 40, mib1: 4, tools: 40, big10: 0, big50: 0, warmup: 5 },
+  full: { small: 1000, mib1: 100, tools: 1000, big10: 3, big50: 1, warmup: 20, flood: 300_000, floodFast: 300_000 },
+  quick: { small: 40, mib1: 4, tools: 40, big10: 0, big50: 0, warmup: 5, flood: 0, floodFast: 0 },
 };
 
 function intOption(name, flag, env, fallback) {
@@ -60,6 +64,9 @@ export function parseOptions(argv, env = process.env) {
       big10: { type: "string" },
       big50: { type: "string" },
       warmup: { type: "string" },
+      flood: { type: "string" },
+      "flood-fast": { type: "string" },
+      "flood-stall-s": { type: "string" },
       "call-timeout-ms": { type: "string" },
       "big-timeout-ms": { type: "string" },
       "start-timeout-ms": { type: "string" },
@@ -81,7 +88,10 @@ export function parseOptions(argv, env = process.env) {
       tools: intOption("--tools", values.tools, env.BENCH_TOOLS, d.tools),
       big10: intOption("--big10", values.big10, env.BENCH_BIG10, d.big10),
       big50: intOption("--big50", values.big50, env.BENCH_BIG50, d.big50),
+      flood: intOption("--flood", values.flood, env.BENCH_FLOOD, d.flood),
+      floodFast: intOption("--flood-fast", values["flood-fast"], env.BENCH_FLOOD_FAST, d.floodFast),
     },
+    stallMs: intOption("--flood-stall-s", values["flood-stall-s"], env.BENCH_FLOOD_STALL_S, 15) * 1000,
     warmupCalls: intOption("--warmup", values.warmup, env.BENCH_WARMUP, d.warmup),
     callTimeoutMs: intOption("--call-timeout-ms", values["call-timeout-ms"], undefined, 30_000),
     bigTimeoutMs: intOption("--big-timeout-ms", values["big-timeout-ms"], undefined, 300_000),

@@ -151,6 +151,13 @@ if (BASELINE_CLI !== undefined) {
 
 export const PEERS = new Set(["supergateway", "mcp-proxy"]);
 
+/** The cli.js an mcp-normalizer path runs (`mcpn-*`: this build; `base-*`: BENCH_BASELINE_DIST's), or null. */
+export function mcpnCliOf(pathId) {
+  if (pathId.startsWith("mcpn-")) return MCPN_CLI;
+  if (pathId.startsWith("base-")) return BASELINE_CLI ?? null;
+  return null;
+}
+
 export function pathById(id) {
   const path = PATHS.find((p) => p.id === id);
   if (path === undefined) throw new Error(`bench: unknown path "${id}" (known: ${PATHS.map((p) => p.id).join(", ")})`);

@@ -23,6 +23,8 @@ export const WORKLOADS = [
   { id: "tools-call", kind: "calls", label: "tools/call echo (no resources, pure pass-through)", count: "tools", batch: 50, request: echo, resource: null },
   { id: "read-blob-10m", kind: "big", label: "resources/read, 10 MiB text-in-base64 blob", count: "big10", request: read(RESOURCES.blob10m.uri), resource: RESOURCES.blob10m },
   { id: "read-blob-50m", kind: "big", label: "resources/read, 50 MiB text-in-base64 blob", count: "big50", request: read(RESOURCES.blob50m.uri), resource: RESOURCES.blob50m },
+  // Backpressure (bench/suite/flood.mjs): its own upstream and raw hosts, on direct and mcp-normalizer paths only.
+  { id: "flood", kind: "flood", label: "an upstream floods notifications/message while the host reads nothing, then everything", count: "flood", request: { method: "tools/call", params: { name: "flood" } }, resource: null },
 ];
 
 /** A path's row before figures: what failed and why, if anything did. */

@@ -10,6 +10,7 @@ import { runStdio } from "./commands/stdio.js";
 import { runServe } from "./commands/serve.js";
 import { runAuditCommand } from "./commands/audit.js";
 import { runReport } from "./commands/report.js";
+import { runLogin } from "./commands/login.js";
 
 export const MAIN_HELP = `mcp-normalizer — an MCP proxy that normalizes resource contents and accounts for every byte
 
@@ -21,6 +22,8 @@ Commands:
   stdio -- CMD ARGS…                        MCP over stdin/stdout, one upstream (desktop hosts)
   stdio --url URL [--transport T]           … an HTTP / SSE / WebSocket upstream
   stdio --config FILE --server NAME         … a server from a config file
+  stdio --url URL --auth oauth              … a remote server that requires OAuth
+  login NAME [--config FILE] [--no-browser] OAuth browser login for a remote server; stores its tokens
   audit  (same upstream selectors)          read every resource, report what normalization saves
          [--format md|json|html] [-o FILE] [--tokens] [--call TOOL --args JSON]
   report LOG.jsonl… [--format md|json|html] [-o FILE]
@@ -40,6 +43,7 @@ const COMMANDS: Record<string, Command> = {
   serve: runServe,
   audit: runAuditCommand,
   report: runReport,
+  login: runLogin,
 };
 
 /** Registers commands added by other modules (audit, report) without a cycle of imports. */

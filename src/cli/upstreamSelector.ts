@@ -12,6 +12,7 @@ export const SELECTOR_OPTIONS = {
   url: { type: "string" },
   transport: { type: "string" },
   header: { type: "string", multiple: true },
+  auth: { type: "string" },
   config: { type: "string" },
   server: { type: "string" },
 } as const;
@@ -21,12 +22,15 @@ export const SELECTOR_HELP = `Upstream (exactly one of):
   --url URL              an HTTP(S) or WS(S) MCP endpoint
     --transport T        streamable-http (default for http URLs) | sse | websocket
     --header "K: V"      extra request header (repeatable)
+    --auth oauth         the server requires OAuth: the token "mcp-normalizer login --url URL" stored
+                         (stdio runs that browser login itself when it has none)
   --config FILE --server NAME   a server from a proxy config file`;
 
 export interface SelectorValues {
   url?: string | undefined;
   transport?: string | undefined;
   header?: string[] | undefined;
+  auth?: string | undefined;
   config?: string | undefined;
   server?: string | undefined;
 }
@@ -47,6 +51,7 @@ export function selectUpstream(values: SelectorValues, command: readonly string[
     throw new NormalizerError("USAGE", `${commandName}: name exactly one upstream: "-- CMD ARGS…", --url URL, or --config FILE --server NAME (see mcp-normalizer ${commandName} --help)`);
   }
   if (values.config !== undefined) {
+    if (values.auth !== undefined) throw new NormalizerError("USAGE", `${commandName}: --auth goes with --url; in a config, set the server's "auth"`);
     const loaded = loadConfigFile(resolve(cwd, values.config), env);
     const names = Object.keys(loaded.config.mcpServers);
     const serverName = values.server ?? (names.length === 1 ? names[0] : undefined);
@@ -63,9 +68,12 @@ export function selectUpstream(values: SelectorValues, command: readonly string[
     }
     if (!/^(https?|wss?):\/\//i.test(values.url)) throw new NormalizerError("USAGE", `${commandName}: --url expects an http(s):// or ws(s):// URL, got ${JSON.stringify(values.url)}`);
     const headers = parseHeaderFlags(values.header, commandName);
-    server = { url: values.url, ...(values.transport === undefined ? {} : { transport: values.transport as "streamable-http" | "sse" | "websocket" }), ...(headers === undefined ? {} : { headers }) };
+    if (values.auth !== undefined && values.auth !== "oauth") throw new NormalizerError("USAGE", `${commandName}: --auth expects oauth, got ${JSON.stringify(values.auth)} (client credentials and pre-registered clients go in a config's "auth")`);
+    if (values.auth !== undefined && (/^wss?:/i.test(values.url) || values.transport === "websocket")) throw new NormalizerError("USAGE", `${commandName}: --auth oauth works with http(s) upstreams (streamable-http, sse), not WebSocket`);
+    if (values.auth !== undefined && Object.keys(headers ?? {}).some((h) => h.toLowerCase() === "authorization")) throw new NormalizerError("USAGE", `${commandName}: --auth oauth and an Authorization --header together: the OAuth token is the Authorization header; remove one`);
+    server = { url: values.url, ...(values.transport === undefined ? {} : { transport: values.transport as "streamable-http" | "sse" | "websocket" }), ...(headers === undefined ? {} : { headers }), ...(values.auth === undefined ? {} : { auth: "oauth" as const }) };
   } else {
-    if (values.transport !== undefined || values.header !== undefined) throw new NormalizerError("USAGE", `${commandName}: --transport and --header go with --url`);
+    if (values.transport !== undefined || values.header !== undefined || values.auth !== undefined) throw new NormalizerError("USAGE", `${commandName}: --transport, --header and --auth go with --url`);
     server = { command: command[0]!, args: command.slice(1) };
   }
   const config = ConfigSchema.parse({ mcpServers: { [name]: server } });

@@ -68,7 +68,7 @@ export function validateConfig(raw: unknown, file: string): ProxyConfig {
   }
   const result = ConfigSchema.safeParse(raw);
   if (!result.success) {
-    const lines = result.error.issues.map((issue) => `  ${formatPath(issue.path)}: ${describeIssue(issue)}`);
+    const lines = result.error.issues.flatMap((issue) => explain(issue, [])).map(({ path, text }) => `  ${formatPath(path)}: ${text}`);
     throw new NormalizerError("CONFIG_INVALID", `${file} is not a valid mcp-normalizer config:\n${lines.join("\n")}`, { file, issues: result.error.issues });
   }
   return result.data;
@@ -91,10 +91,38 @@ function findProtoKey(value: unknown, path: Array<string | number>): Array<strin
   return undefined;
 }
 
-function describeIssue(issue: z.core.$ZodIssue): string {
-  if (issue.code === "invalid_union" && issue.path.length === 2 && issue.path[0] === "mcpServers") {
-    return 'a server needs either "command" (stdio) or "url" (http(s):// or ws(s)://)';
+const AUTH_SHAPES = 'expects "oauth", {clientId, clientSecret?, scopes?, callbackPort?} or {grant: "client_credentials", clientId, clientSecret, scopes?}';
+
+/**
+ * One line per problem. A union that failed every option (a server entry, a server's `auth`) is
+ * explained by the option the input came closest to, so a bad field inside a remote server is
+ * named instead of "needs command or url".
+ */
+function explain(issue: z.core.$ZodIssue, base: ReadonlyArray<PropertyKey>): Array<{ path: PropertyKey[]; text: string }> {
+  const path = [...base, ...issue.path];
+  if (issue.code === "invalid_union" && issue.errors.length > 0) {
+    const isServer = path.length === 2 && path[0] === "mcpServers";
+    const neither = isServer && issue.errors.every((branch) => branch.some((e) => e.code === "invalid_type" && e.path.length === 1 && (e.path[0] === "command" || e.path[0] === "url")));
+    if (neither) return [{ path, text: 'a server needs either "command" (stdio) or "url" (http(s):// or ws(s)://)' }];
+    const best = [...issue.errors].sort((a, b) => mismatch(a) - mismatch(b) || a.length - b.length)[0]!;
+    if (path[path.length - 1] === "auth" && best.some((e) => e.path.length === 0)) return [{ path, text: AUTH_SHAPES }];
+    return best.flatMap((inner) => explain(inner, path));
   }
+  return [{ path, text: describeIssue(issue) }];
+}
+
+/** How far an input is from a union option: wrong type or literal at its top counts most. */
+function mismatch(issues: readonly z.core.$ZodIssue[]): number {
+  let score = 0;
+  for (const e of issues) {
+    if (e.path.length === 0 && (e.code === "invalid_type" || e.code === "invalid_value")) score += 4;
+    else if (e.path.length === 1 && e.code === "invalid_value") score += 2;
+    else if (e.path.length === 1 && e.code === "invalid_type") score += 1;
+  }
+  return score;
+}
+
+function describeIssue(issue: z.core.$ZodIssue): string {
   if (issue.code === "unrecognized_keys") return `unknown key${issue.keys.length > 1 ? "s" : ""} ${issue.keys.map((k) => JSON.stringify(k)).join(", ")}`;
   return issue.message;
 }

@@ -3,7 +3,7 @@
  * the defaults and config/proxy.config.schema.json all come from here.
  */
 import { z } from "zod";
-import { DEFAULT_MAX_MESSAGE_BYTES } from "../transports/types.js";
+import { DEFAULT_HOST_BUFFER_BYTES, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_UPSTREAM_BUFFER_BYTES } from "../transports/types.js";
 import { DEFAULT_MAX_NORMALIZE_BYTES } from "../normalize/policy.js";
 import { DEFAULT_SESSION_IDLE_TIMEOUT_MS } from "../transports/host/streamableHttpHost.js";
 import { DEFAULT_PING_INTERVAL_MS } from "../transports/host/wsHeartbeat.js";
@@ -34,6 +34,13 @@ export const DEFAULT_REQUEST_BODY_TIMEOUT_MS = 120_000;
 export const DEFAULT_KEEP_ALIVE_TIMEOUT_MS = 5_000;
 /** Default `limits.maxConnections`: open HTTP connections (streams, keep-alive, upgrades) at once. */
 export const DEFAULT_MAX_CONNECTIONS = 2_000;
+/** Default `limits.loginTimeoutMs`: how long an OAuth browser login waits for the redirect back. */
+export const DEFAULT_LOGIN_TIMEOUT_MS = 5 * 60_000;
+/** Default `limits.oauthRequestTimeoutMs`: one request to an authorization server or metadata URL. */
+export const DEFAULT_OAUTH_REQUEST_TIMEOUT_MS = 30_000;
+export { DEFAULT_HOST_BUFFER_BYTES, DEFAULT_UPSTREAM_BUFFER_BYTES };
+/** The smallest buffer limit accepted: Node's own stream high-water mark (16 KiB). */
+const MIN_BUFFER_BYTES = 16 * 1024;
 
 const normalizeSettings = {
   unwrapBlobs: z.boolean().optional().describe("blob whose bytes are UTF-8 text → text (default true)"),
@@ -79,13 +86,50 @@ export const StdioServerSchema = z.looseObject({
   ...common,
 });
 
-export const RemoteServerSchema = z.looseObject({
-  type: z.enum(["http", "streamable-http", "sse", "ws", "websocket"]).optional(),
-  url: z.string().regex(/^(https?|wss?):\/\//i, "an http(s):// or ws(s):// URL"),
-  transport: z.enum(["streamable-http", "sse", "websocket"]).optional(),
-  headers: z.record(z.string(), z.string()).optional(),
-  ...common,
-});
+const scopes = z.array(z.string().min(1)).optional().describe("scopes to ask for (default: what the server's 401 or metadata advertises)");
+
+/** OAuth to a remote upstream: the browser flow (code + PKCE), or client credentials for sidecars. */
+export const UpstreamAuthSchema = z
+  .union([
+    z.literal("oauth").describe("authorization code + PKCE; the client is registered dynamically"),
+    z
+      .strictObject({
+        grant: z.literal("client_credentials"),
+        clientId: z.string().min(1),
+        clientSecret: z.string().min(1),
+        scopes,
+      })
+      .describe("machine to machine: a token from the token endpoint, no browser"),
+    z
+      .strictObject({
+        grant: z.literal("authorization_code").optional(),
+        clientId: z.string().min(1),
+        clientSecret: z.string().min(1).optional(),
+        scopes,
+        callbackPort: z.number().int().min(1).max(65535).optional().describe("port of the http://127.0.0.1:PORT/callback redirect (default: a free port)"),
+      })
+      .describe("authorization code + PKCE with a pre-registered client"),
+  ])
+  .describe('"oauth", {clientId, clientSecret?, scopes?, callbackPort?} or {grant: "client_credentials", clientId, clientSecret, scopes?}');
+
+export const RemoteServerSchema = z
+  .looseObject({
+    type: z.enum(["http", "streamable-http", "sse", "ws", "websocket"]).optional(),
+    url: z.string().regex(/^(https?|wss?):\/\//i, "an http(s):// or ws(s):// URL"),
+    transport: z.enum(["streamable-http", "sse", "websocket"]).optional(),
+    headers: z.record(z.string(), z.string()).optional(),
+    auth: UpstreamAuthSchema.optional(),
+    ...common,
+  })
+  .superRefine((server, ctx) => {
+    if (server.auth === undefined) return;
+    if (/^wss?:/i.test(server.url) || server.transport === "websocket" || server.type === "ws" || server.type === "websocket") {
+      ctx.addIssue({ code: "custom", path: ["auth"], message: "OAuth works with http(s) upstreams (streamable-http, sse), not WebSocket" });
+    }
+    if (Object.keys(server.headers ?? {}).some((name) => name.toLowerCase() === "authorization")) {
+      ctx.addIssue({ code: "custom", path: ["headers"], message: 'an "Authorization" header and "auth" together: the OAuth token is the Authorization header; remove one' });
+    }
+  });
 
 export const ServerSchema = z.union([StdioServerSchema, RemoteServerSchema]);
 
@@ -135,7 +179,11 @@ export const ConfigSchema = z
         requestBodyTimeoutMs: z.number().int().positive().default(DEFAULT_REQUEST_BODY_TIMEOUT_MS).describe("a request whose headers and body have not all arrived in this time is closed (408)"),
         keepAliveTimeoutMs: z.number().int().positive().default(DEFAULT_KEEP_ALIVE_TIMEOUT_MS).describe("an idle keep-alive HTTP connection is closed after this"),
         maxConnections: z.number().int().positive().default(DEFAULT_MAX_CONNECTIONS).describe("open HTTP connections at once (SSE and WebSocket streams, keep-alive, requests); more are closed as they arrive"),
+        hostBufferBytes: z.number().int().min(MIN_BUFFER_BYTES).default(DEFAULT_HOST_BUFFER_BYTES).describe("bytes sent to one host connection (WebSocket, SSE stream, HTTP responses, the stdout of stdio mode) that it has not read yet; above it the proxy stops reading that session's upstream until the host has taken them. Nothing is dropped"),
+        upstreamBufferBytes: z.number().int().min(MIN_BUFFER_BYTES).default(DEFAULT_UPSTREAM_BUFFER_BYTES).describe("bytes sent to one upstream (a child's stdin, a WebSocket, HTTP POSTs not yet answered) that it has not taken yet; above it the proxy stops reading that session's host until the upstream has taken them"),
         rawStringBytes: z.number().int().min(0).default(DEFAULT_RAW_STRING_BYTES).describe("blob/text/data strings at least this many bytes long in an upstream's stdio lines, streamable HTTP JSON bodies and WebSocket messages are read, normalized and written as bytes, never as JS strings (big reads: less CPU and memory); 0 turns it off"),
+        loginTimeoutMs: z.number().int().positive().default(DEFAULT_LOGIN_TIMEOUT_MS).describe("an OAuth browser login (login, or stdio without a usable token) that gets no redirect back in this time fails"),
+        oauthRequestTimeoutMs: z.number().int().positive().default(DEFAULT_OAUTH_REQUEST_TIMEOUT_MS).describe("one request to an OAuth authorization server or metadata URL (discovery, registration, token, refresh)"),
       })
       // Node refuses a header timeout longer than the whole request's.
       .refine((limits) => limits.headersTimeoutMs <= limits.requestBodyTimeoutMs, { message: "must be no more than limits.requestBodyTimeoutMs", path: ["headersTimeoutMs"] })
@@ -148,6 +196,8 @@ export const ConfigSchema = z
         shutdownGraceMs: DEFAULT_SHUTDOWN_GRACE_MS,
         restartBackoffMs: DEFAULT_RESTART_BACKOFF_MS,
         maxRestartBackoffMs: DEFAULT_MAX_RESTART_BACKOFF_MS,
+        hostBufferBytes: DEFAULT_HOST_BUFFER_BYTES,
+        upstreamBufferBytes: DEFAULT_UPSTREAM_BUFFER_BYTES,
         rawStringBytes: DEFAULT_RAW_STRING_BYTES,
         maxBatch: DEFAULT_MAX_BATCH,
         statelessPoolSize: DEFAULT_STATELESS_POOL_SIZE,
@@ -157,6 +207,8 @@ export const ConfigSchema = z
         requestBodyTimeoutMs: DEFAULT_REQUEST_BODY_TIMEOUT_MS,
         keepAliveTimeoutMs: DEFAULT_KEEP_ALIVE_TIMEOUT_MS,
         maxConnections: DEFAULT_MAX_CONNECTIONS,
+        loginTimeoutMs: DEFAULT_LOGIN_TIMEOUT_MS,
+        oauthRequestTimeoutMs: DEFAULT_OAUTH_REQUEST_TIMEOUT_MS,
       }),
   })
   .describe("mcp-normalizer proxy configuration");
@@ -165,6 +217,7 @@ export type ProxyConfig = z.output<typeof ConfigSchema>;
 export type ServerConfig = z.output<typeof ServerSchema>;
 export type StdioServerConfig = z.output<typeof StdioServerSchema>;
 export type RemoteServerConfig = z.output<typeof RemoteServerSchema>;
+export type UpstreamAuthConfig = z.output<typeof UpstreamAuthSchema>;
 export type NormalizeConfig = z.output<typeof NormalizeSchema>;
 
 export function isStdioServer(server: ServerConfig): server is StdioServerConfig {

@@ -4,13 +4,19 @@
  * which host requests are still waiting (so they can be answered when the upstream dies or
  * times out), and which host request a server→client message belongs to (streamable HTTP
  * routes it by `relatedRequestId`; without it progress never reaches the host).
+ *
+ * It also keeps each direction's memory bounded: when the host has more than `hostBufferBytes`
+ * sent to it and not taken, the upstream is no longer read until the host has taken it (the
+ * upstream's own writes then block), and the same the other way with `upstreamBufferBytes`.
+ * The check is one comparison per message; waiting is one promise per stall (FlowControl).
  */
 import { DEFAULT_MAX_BATCH } from "../config/schema.js";
 import { JSONRPC } from "../errors/NormalizerError.js";
 import type { Logger } from "../observe/logger.js";
-import type { FramingProblem, JSONRPCMessage, MessageExtraInfo, ProxySendOptions, ProxyTransport } from "../transports/types.js";
+import { DEFAULT_HOST_BUFFER_BYTES, DEFAULT_UPSTREAM_BUFFER_BYTES, type FramingProblem, type JSONRPCMessage, type MessageExtraInfo, type ProxySendOptions, type ProxyTransport } from "../transports/types.js";
 import { errorResponse, isNotification, isObj, isRequest, isRequestId, isResponse, progressToken, type RequestId } from "../transports/jsonrpc.js";
 import { NormalizingTransport, type NormalizationOptions } from "./withNormalization.js";
+import { SENT } from "../transports/drainWaiter.js";
 
 export const DEFAULT_REQUEST_TIMEOUT_MS = 300_000;
 
@@ -37,6 +43,10 @@ export interface BridgeOptions {
   readonly onUpstreamAlive?: () => void;
   /** Most messages in one host batch; a bigger batch is refused whole (`limits.maxBatch`). */
   readonly maxBatch?: number;
+  /** Bytes the host may leave untaken before the upstream is no longer read (`limits.hostBufferBytes`). */
+  readonly hostBufferBytes?: number;
+  /** Bytes the upstream may leave untaken before the host is no longer read (`limits.upstreamBufferBytes`). */
+  readonly upstreamBufferBytes?: number;
 }
 
 interface Waiting {
@@ -93,11 +103,19 @@ export class Bridge {
   private refusal: string | undefined;
   /** Why the session ended: "host closed", "upstream closed", or what close() was given. */
   closeReason: string | undefined;
+  private readonly hostBufferBytes: number;
+  private readonly upstreamBufferBytes: number;
+  /** True while the upstream is not read because the host is behind. */
+  private upstreamHeld = false;
+  /** True while the host is not read because the upstream is behind. */
+  private hostHeld = false;
 
   constructor(private readonly options: BridgeOptions) {
     this.host = options.host;
     this.logger = options.logger;
     this.timeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+    this.hostBufferBytes = options.hostBufferBytes ?? DEFAULT_HOST_BUFFER_BYTES;
+    this.upstreamBufferBytes = options.upstreamBufferBytes ?? DEFAULT_UPSTREAM_BUFFER_BYTES;
     this.upstream = new NormalizingTransport(options.upstream, options.normalization);
 
     this.host.onmessage = (message, extra) => this.fromHost(message, extra);
@@ -172,7 +190,36 @@ export class Bridge {
       this.logger.warn("could not send to upstream", { error: text });
       for (const msg of forwarded ?? [out]) if (isRequest(msg)) this.answer(msg.id, JSONRPC.UPSTREAM_UNAVAILABLE, `could not send the request to the upstream: ${text}`);
     });
+    if (!this.hostHeld && this.upstream.queuedBytes > this.upstreamBufferBytes) this.holdHost();
   }
+
+  /** The host is behind: stop reading the upstream until the host has taken some of it. */
+  private holdUpstream(): void {
+    const drained = this.host.whenDrained?.();
+    if (drained === undefined || this.closed) return;
+    this.upstreamHeld = true;
+    this.upstream.pauseReading();
+    void drained.then(this.releaseUpstream);
+  }
+
+  private readonly releaseUpstream = (): void => {
+    this.upstreamHeld = false;
+    // A message after this one finds the host still behind and holds the upstream again.
+    if (!this.closed) this.upstream.resumeReading();
+  };
+
+  /** The upstream is behind: stop reading the host until the upstream has taken some of it. */
+  private holdHost(): void {
+    if (this.host.pauseReading === undefined || this.closed) return;
+    this.hostHeld = true;
+    this.host.pauseReading();
+    void this.upstream.whenDrained().then(this.releaseHost);
+  }
+
+  private readonly releaseHost = (): void => {
+    this.hostHeld = false;
+    if (!this.closed) this.host.resumeReading?.();
+  };
 
   /**
    * Decides one host message: true when it goes on to the upstream (a request is then waiting);
@@ -304,6 +351,7 @@ export class Bridge {
         this.toHost(errorResponse(msg.id, JSONRPC.INTERNAL_ERROR, `the upstream's answer could not be forwarded: ${text}`), msg.id);
       }
     });
+    if (!this.upstreamHeld && (this.host.queuedBytes ?? 0) > this.hostBufferBytes) this.holdUpstream();
   }
 
   /**
@@ -393,7 +441,8 @@ function sendOrElse(transport: ProxyTransport, message: unknown, options: ProxyS
   } catch (error) {
     sending = Promise.reject(error);
   }
-  sending.catch((error: unknown) => failed(error instanceof Error ? error.message : String(error)));
+  // The shared settled promise of a message taken at once (nearly all): nothing to wait for.
+  if (sending !== SENT) sending.catch((error: unknown) => failed(error instanceof Error ? error.message : String(error)));
 }
 
 /** A short, safe rendering of an unexpected value for a log line. */

@@ -38,6 +38,9 @@ export interface SessionManagerOptions {
   readonly createUpstream: UpstreamFactory;
   readonly logger: Logger;
   readonly requestTimeoutMs: number;
+  /** `limits.hostBufferBytes` and `limits.upstreamBufferBytes` of every session (see Bridge). */
+  readonly hostBufferBytes?: number;
+  readonly upstreamBufferBytes?: number;
   readonly onNormalized?: (event: NormalizationEvent, session: SessionInfo) => void;
   /**
    * After a stdio upstream died on its own (or failed to start), the next one for that server
@@ -206,6 +209,8 @@ export class SessionManager {
       logger,
       requestTimeoutMs: this.options.requestTimeoutMs,
       ...(this.options.maxBatch === undefined ? {} : { maxBatch: this.options.maxBatch }),
+      ...(this.options.hostBufferBytes === undefined ? {} : { hostBufferBytes: this.options.hostBufferBytes }),
+      ...(this.options.upstreamBufferBytes === undefined ? {} : { upstreamBufferBytes: this.options.upstreamBufferBytes }),
       normalization: {
         policy: this.policies.get(server)!,
         onNormalized: (event) => this.options.onNormalized?.(event, info),

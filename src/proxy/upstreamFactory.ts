@@ -7,6 +7,7 @@ import { isStdioServer, type ServerConfig } from "../config/schema.js";
 import type { Logger } from "../observe/logger.js";
 import { createUpstreamTransport, type UpstreamSpec } from "../transports/upstream/index.js";
 import type { UpstreamFactory, UpstreamHandle } from "./sessionManager.js";
+import type { UpstreamAuths } from "./upstreamAuths.js";
 
 const TYPE_TO_TRANSPORT = {
   http: "streamable-http",
@@ -61,12 +62,15 @@ export interface UpstreamFactoryOptions {
   readonly stderrToHosts: boolean;
   /** Where a stdio upstream's environment starts from (see `ChildEnvironment`). */
   readonly childEnvironment: ChildEnvironment;
+  /** The OAuth layers of remote servers with `auth` (their fetch carries the token). */
+  readonly auths?: UpstreamAuths;
 }
 
 export function createUpstreamFactory(options: UpstreamFactoryOptions): UpstreamFactory {
   const rawStringMinBytes = options.rawStringBytes === undefined || options.rawStringBytes === 0 ? undefined : options.rawStringBytes;
   return (name: string, server: ServerConfig, logger: Logger): UpstreamHandle => {
-    const transport = createUpstreamTransport(upstreamSpec(server, options.childEnvironment), { logger, maxMessageBytes: options.maxMessageBytes, rawStringMinBytes, stderrInErrors: options.stderrToHosts });
+    const fetch = options.auths?.for(name, server)?.fetch;
+    const transport = createUpstreamTransport(upstreamSpec(server, options.childEnvironment), { logger, maxMessageBytes: options.maxMessageBytes, rawStringMinBytes, stderrInErrors: options.stderrToHosts, ...(fetch === undefined ? {} : { fetch }) });
     return { transport, describeEnd: () => describe(transport) };
   };
 }

@@ -9,8 +9,9 @@
 import type { ChangeRecord } from "../normalize/change.js";
 import { Policy, type PolicyOptions } from "../normalize/policy.js";
 import { normalizeRequestParams, normalizeResult, REQUEST_METHODS, RESULT_METHODS } from "../normalize/result.js";
-import type { JSONRPCMessage, MessageExtraInfo, ProxyTransport, Transport, TransportSendOptions } from "../transports/types.js";
+import type { FlowControl, JSONRPCMessage, MessageExtraInfo, ProxyTransport, Transport, TransportSendOptions } from "../transports/types.js";
 import { rebuild, type JsonObject } from "../normalize/objects.js";
+import { SENT } from "../transports/drainWaiter.js";
 import { idKey, isNotification, isObj, isRequest, isRequestId, isResponse } from "../transports/jsonrpc.js";
 
 /** What the decorator reports for each message it normalized. */
@@ -49,7 +50,7 @@ export class NormalizingTransport implements ProxyTransport {
   private readonly now: () => number;
 
   constructor(
-    readonly inner: Transport & { onproblem?: ProxyTransport["onproblem"] },
+    readonly inner: Transport & { onproblem?: ProxyTransport["onproblem"] } & FlowControl,
     private readonly options: NormalizationOptions = {},
   ) {
     this.policy = options.policy instanceof Policy ? options.policy : new Policy(options.policy ?? {});
@@ -90,6 +91,23 @@ export class NormalizingTransport implements ProxyTransport {
   send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
     for (const msg of Array.isArray(message) ? (message as unknown[]) : [message]) this.noteOutgoing(msg);
     return this.inner.send(message, options);
+  }
+
+  /** Flow control is the inner transport's (see FlowControl): nothing is held here. */
+  get queuedBytes(): number {
+    return this.inner.queuedBytes ?? 0;
+  }
+
+  whenDrained(): Promise<void> {
+    return this.inner.whenDrained?.() ?? SENT;
+  }
+
+  pauseReading(): void {
+    this.inner.pauseReading?.();
+  }
+
+  resumeReading(): void {
+    this.inner.resumeReading?.();
   }
 
   setProtocolVersion(version: string): void {

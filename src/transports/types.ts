@@ -14,6 +14,16 @@ export type { Transport, TransportSendOptions, JSONRPCMessage, MessageExtraInfo 
 
 /** Default largest message accepted on any transport (`limits.maxMessageBytes`): 256 MiB. */
 export const DEFAULT_MAX_MESSAGE_BYTES = 256 * 1024 * 1024;
+/**
+ * Default `limits.hostBufferBytes`: bytes a host connection may leave untaken before the proxy
+ * stops reading that session's upstream (1 MiB).
+ */
+export const DEFAULT_HOST_BUFFER_BYTES = 1024 * 1024;
+/**
+ * Default `limits.upstreamBufferBytes`: bytes an upstream may leave untaken before the proxy
+ * stops reading that session's host (1 MiB).
+ */
+export const DEFAULT_UPSTREAM_BUFFER_BYTES = 1024 * 1024;
 
 /**
  * Options the proxy passes along with a message it forwards. `forwardHeaders` carries the
@@ -41,4 +51,29 @@ export interface ReportsFramingProblems {
   onproblem?: ((problem: FramingProblem) => void) | undefined;
 }
 
-export type ProxyTransport = Transport & ReportsFramingProblems;
+/**
+ * Flow control a transport may offer, used by the proxy to hold one side back while the other
+ * is not taking data (so a flood never piles up in this process):
+ *
+ * - the sending side says how much it holds that the peer has not taken (`queuedBytes`) and
+ *   offers one promise that settles when that has shrunk (`whenDrained`): the same promise for
+ *   every caller until then — one waiter per stream, never one listener per message;
+ * - the receiving side stops and restarts reading from its peer (`pauseReading`,
+ *   `resumeReading`): a socket, pipe or response body is no longer read, so the peer's own
+ *   writes block. Messages already read may still be delivered after a pause (at most one read
+ *   chunk's worth).
+ *
+ * Every member is optional: a transport without them is simply never held back.
+ */
+export interface FlowControl {
+  /** Bytes sent toward the peer that this process still holds (stream and socket buffers). */
+  readonly queuedBytes?: number;
+  /** Settles once the peer has taken some or all of what was queued, or the transport ended. */
+  whenDrained?(): Promise<void>;
+  /** Stops reading from the peer until `resumeReading`. Idempotent. */
+  pauseReading?(): void;
+  /** Reads from the peer again. Idempotent. */
+  resumeReading?(): void;
+}
+
+export type ProxyTransport = Transport & ReportsFramingProblems & FlowControl;

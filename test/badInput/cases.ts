@@ -3,18 +3,18 @@
  * tests: what the upstream (test/fuzz/fixtures/raw-upstream.mjs) writes, and what the host must
  * get back. Every upstream case is a `resources/read` whose `_emit` carries the raw bytes.
  */
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "vitest";
 import { RAW_UPSTREAM } from "../reliability/helpers.js";
+import { tempDir } from "../helpers/tempDir.js";
 
 /** Small enough that the tests can go over it cheaply. */
 export const MAX_MESSAGE_BYTES = 1_000_000;
 
 /** A config file: the raw upstream as `raw`, `limits.maxMessageBytes` small. Returns its path. */
 export function rawUpstreamConfig(extra: Record<string, unknown> = {}): string {
-  const dir = mkdtempSync(join(tmpdir(), "mcpn-bad-"));
+  const dir = tempDir("mcpn-bad-");
   const file = join(dir, "proxy.config.json");
   const config = { mcpServers: { raw: { command: process.execPath, args: [RAW_UPSTREAM] } }, limits: { maxMessageBytes: MAX_MESSAGE_BYTES }, ...extra };
   writeFileSync(file, JSON.stringify(config));

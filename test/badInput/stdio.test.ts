@@ -12,48 +12,75 @@ import { MAX_MESSAGE_BYTES, rawUpstreamConfig, upstreamRequest, UPSTREAM_CASES }
 type Msg = Record<string, unknown>;
 let proxy: RawStdio;
 
-/** Resolves with the first message (already received or to come) that `match` accepts. */
-function next(match: (m: Msg) => boolean, timeoutMs = 10_000): Promise<Msg> {
+/**
+ * Set when a wait timed out: the one proxy session all these tests share is stuck, so every
+ * later wait fails at once with that reason instead of waiting out its own timeout.
+ */
+let stuck: string | undefined;
+
+/**
+ * Resolves with what `check` finds, checked now and on each chunk of output; fails after
+ * `timeoutMs`, or at once when the proxy has ended or an earlier wait found it stuck (a
+ * regression fails the file in seconds, not one timeout per test).
+ */
+function waitFor<T>(what: string, check: () => T | undefined, timeoutMs = 10_000): Promise<T> {
   return new Promise((resolve, reject) => {
-    const seen = (): boolean => {
-      const found = proxy.messages.find(match);
-      if (found === undefined) return false;
-      proxy.child.stdout.off("data", onData);
+    let settled = false;
+    const finish = (error: Error | undefined, value?: T): void => {
+      if (settled) return;
+      settled = true;
       clearTimeout(timer);
-      resolve(found);
-      return true;
-    };
-    const onData = (): void => void setImmediate(seen);
-    const timer = setTimeout(() => {
       proxy.child.stdout.off("data", onData);
-      reject(new Error(`no matching message in ${timeoutMs} ms; got ${JSON.stringify(proxy.messages).slice(-1500)}; stderr ${proxy.stderr().slice(-1500)}`));
+      proxy.child.stderr.off("data", onData);
+      if (error === undefined) resolve(value as T);
+      else reject(error);
+    };
+    const attempt = (): boolean => {
+      const found = check();
+      if (found !== undefined) finish(undefined, found);
+      return found !== undefined;
+    };
+    const state = (): string => `got ${JSON.stringify(proxy.messages).slice(-1500)}; stderr ${proxy.stderr().slice(-1500)}`;
+    const onData = (): void => void setImmediate(attempt);
+    const timer = setTimeout(() => {
+      if (attempt()) return;
+      stuck = `${what}: not within ${timeoutMs} ms`;
+      finish(new Error(`${stuck}; ${state()}`));
     }, timeoutMs);
     proxy.child.stdout.on("data", onData);
-    seen();
+    proxy.child.stderr.on("data", onData);
+    void proxy.closed.then((how) => attempt() || finish(new Error(`${what}: the proxy ended (${how}); ${state()}`)));
+    if (!attempt() && stuck !== undefined) finish(new Error(`${what}: the session is stuck since an earlier wait (${stuck})`));
   });
 }
 
-/** Resolves once stderr matches (the proxy's log line about the bad input). */
-async function logged(pattern: RegExp, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!pattern.test(proxy.stderr())) {
-    if (Date.now() > deadline) throw new Error(`stderr never matched ${pattern}: ${proxy.stderr().slice(-2000)}`);
-    await new Promise((resolve) => proxy.child.stderr.once("data", resolve));
-  }
+/** A request's answer, waited for like everything else here. */
+function ask(id: number | string, method: string, params: unknown = {}): Promise<Msg> {
+  const key = JSON.stringify(id);
+  const before = proxy.messages.length;
+  proxy.child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id, method, params })}\n`);
+  return waitFor(`the answer to ${method} (id ${key})`, () => proxy.messages.slice(before).find((m) => m.method === undefined && JSON.stringify(m.id) === key));
 }
+
+/** The first message (already received or to come) that `match` accepts. */
+const next = (match: (m: Msg) => boolean, timeoutMs = 10_000): Promise<Msg> => waitFor("a matching message", () => proxy.messages.find(match), timeoutMs);
+
+/** Resolves once stderr matches (the proxy's log line about the bad input). */
+const logged = async (pattern: RegExp, timeoutMs = 10_000): Promise<void> =>
+  void (await waitFor(`stderr matching ${pattern}`, () => (pattern.test(proxy.stderr()) ? true : undefined), timeoutMs));
 
 const write = (bytes: string | Buffer): void => void proxy.child.stdin.write(bytes);
 const count = (id: unknown): number => proxy.messages.filter((m) => JSON.stringify(m.id) === JSON.stringify(id)).length;
 
 beforeAll(async () => {
   proxy = startRawStdio(process.execPath, [CLI, "stdio", "--config", rawUpstreamConfig(), "--server", "raw"]);
-  const init = await proxy.request(0, "initialize", INITIALIZE_PARAMS);
+  const init = await ask(0, "initialize", INITIALIZE_PARAMS);
   expect(init.result).toBeDefined();
   proxy.notify("notifications/initialized");
 });
 
 afterAll(async () => {
-  expect(await proxy.close()).toBe(0);
+  expect(await proxy.close(10_000)).toBe(0);
 });
 
 describe("stdio: bad input from the host", () => {
@@ -108,7 +135,7 @@ describe("stdio: bad input from the host", () => {
     const refused = await next((m) => m.id === "dup");
     expect(refused.error).toMatchObject({ code: -32600, message: expect.stringMatching(/already used by a request still waiting/) });
     // Now the upstream answers the first (through another request's emitted bytes).
-    await proxy.request("release", "resources/read", { _emit: [b64('{"jsonrpc":"2.0","id":"dup","result":{"contents":[{"uri":"x","text":"first"}]}}\n')] });
+    await ask("release", "resources/read", { _emit: [b64('{"jsonrpc":"2.0","id":"dup","result":{"contents":[{"uri":"x","text":"first"}]}}\n')] });
     await next((m) => m.id === "dup" && m.result !== undefined);
     expect(proxy.messages.filter((m) => m.id === "dup").map((m) => (m.error === undefined ? "result" : "error"))).toEqual(["error", "result"]);
   });
@@ -135,11 +162,11 @@ describe("stdio: bad input from the upstream", () => {
   for (const c of UPSTREAM_CASES) {
     it(`${c.name}: the host gets one answer; ${c.log === undefined ? "" : "it is logged; "}the session goes on`, async () => {
       const { id, params } = upstreamRequest(c);
-      const answer = await proxy.request(id, "resources/read", params, 10_000);
+      const answer = await ask(id, "resources/read", params);
       c.check(answer);
       if (c.log !== undefined) await logged(c.log);
       // A ping answered after it: the session and its framing are intact.
-      expect((await proxy.request(`ping-after-${c.name}`, "ping", {}, 10_000)).result).toEqual({});
+      expect((await ask(`ping-after-${c.name}`, "ping")).result).toEqual({});
       expect(count(id)).toBe(1);
     });
   }
@@ -148,7 +175,7 @@ describe("stdio: bad input from the upstream", () => {
 describe("stdio after all of it", () => {
   it("is alive, answers, and its stdout carried JSON-RPC only", async () => {
     expect(proxy.child.exitCode).toBeNull();
-    expect((await proxy.request("final", "ping")).result).toEqual({});
+    expect((await ask("final", "ping")).result).toEqual({});
     expect(proxy.problems).toEqual([]);
     for (const m of proxy.messages) {
       expect(m.jsonrpc).toBe("2.0");

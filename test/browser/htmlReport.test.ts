@@ -1,12 +1,12 @@
 /**
- * The HTML report in a real headless Chromium (issue 4): Debian's `chromium`, driven by
- * playwright-core. A real audit of the fixture upstream (the whole corpus) is rendered to a file;
+ * The HTML report in a real headless Chromium (issue 4), driven by playwright-core: the browser
+ * test/helpers/chromium.ts finds (MCPN_CHROMIUM, a system Chromium, else the one
+ * @sparticuz/chromium ships). A real audit of the fixture upstream (the whole corpus) is rendered to a file;
  * the test asserts on what the browser renders — the numbers in the tables, the bars and their
  * sizes, no network fetch, nothing injected by hostile URIs — and keeps a screenshot in
  * test/artifacts/report.png.
  */
-import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { chromium, type Browser, type Page } from "playwright-core";
@@ -19,9 +19,10 @@ import type { ReportModel } from "../../src/report/model.js";
 import { renderHtml } from "../../src/report/renderHtml.js";
 import { createUpstreamTransport } from "../../src/transports/upstream/index.js";
 import { loadCorpus } from "../fixtures/corpus/index.js";
+import { findChromium } from "../helpers/chromium.js";
 import { FIXTURE_SERVER, ROOT } from "../helpers/paths.js";
+import { tempDir } from "../helpers/tempDir.js";
 
-const CHROMIUM = "/usr/bin/chromium";
 const ARTIFACTS = join(ROOT, "test", "artifacts");
 
 let browser: Browser;
@@ -31,8 +32,9 @@ let htmlFile: string;
 const requests: string[] = [];
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium; .ci/run does)`);
-  const dir = mkdtempSync(join(tmpdir(), "mcpn-browser-"));
+  const found = await findChromium();
+  console.log(`[browser] ${found.source}: ${found.executablePath}`);
+  const dir = tempDir("mcpn-browser-");
   const corpusFile = join(dir, "corpus.json");
   writeFileSync(corpusFile, JSON.stringify(loadCorpus().filter((c) => Object.keys(c.policy).length === 0).map((c) => ({ name: c.name, input: c.input }))));
   const transport = createUpstreamTransport({ command: process.execPath, args: [FIXTURE_SERVER], env: { FIXTURE_CORPUS: corpusFile } });
@@ -41,7 +43,8 @@ beforeAll(async () => {
   htmlFile = join(ARTIFACTS, "report.html");
   writeFileSync(htmlFile, renderHtml(model));
   browser = await chromium.launch({
-    executablePath: CHROMIUM,
+    executablePath: found.executablePath,
+    ...(found.env === undefined ? {} : { env: found.env }),
     args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"],
   });
   page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
@@ -111,6 +114,18 @@ describe("the HTML report in Chromium", () => {
     await page.setViewportSize({ width: 1280, height: 1700 });
     const png = await page.screenshot({ path: join(ARTIFACTS, "report.png") });
     expect(png.subarray(1, 4).toString()).toBe("PNG");
+  });
+
+  it("draws its text (a browser without usable fonts lays text out but paints nothing)", async () => {
+    const title = page.locator("h1");
+    const box = await title.boundingBox({ timeout: 5_000 });
+    expect(box?.width).toBeGreaterThan(0);
+    expect(box?.height).toBeGreaterThan(0);
+    const painted = await page.screenshot({ clip: box!, timeout: 5_000 });
+    await title.evaluate((el) => ((el as unknown as { style: { color: string } }).style.color = "transparent"));
+    const blank = await page.screenshot({ clip: box!, timeout: 5_000 });
+    await title.evaluate((el) => ((el as unknown as { style: { color: string } }).style.color = ""));
+    expect(painted.equals(blank)).toBe(false);
   });
 
   it("hostile URIs render as text: no element injected, no script run", async () => {

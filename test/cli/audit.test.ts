@@ -4,8 +4,7 @@
  * reads fail. The audit's totals must equal the sums of the engine's own records for the same
  * results, read independently.
  */
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -20,11 +19,12 @@ import { loadCorpus } from "../fixtures/corpus/index.js";
 import { EVERYTHING_SERVER, FIXTURE_SERVER } from "../helpers/paths.js";
 import { connect, raw } from "../helpers/proxyProcess.js";
 import { runCli } from "../helpers/runCli.js";
+import { tempDir } from "../helpers/tempDir.js";
 
 const AUDIT_UPSTREAM = fileURLToPath(new URL("./audit-upstream.fixture.mjs", import.meta.url));
 const policy = new Policy(policyOptionsFor(ConfigSchema.parse({ mcpServers: { upstream: { command: "x" } } }), undefined));
 
-const dir = mkdtempSync(join(tmpdir(), "mcpn-audit-"));
+const dir = tempDir("mcpn-audit-");
 const corpusFile = join(dir, "corpus.json");
 writeFileSync(corpusFile, JSON.stringify(loadCorpus().filter((c) => Object.keys(c.policy).length === 0).map((c) => ({ name: c.name, input: c.input }))));
 const env = { FIXTURE_CORPUS: corpusFile };

@@ -2,16 +2,15 @@
  * A log file that cannot be written ends `serve` and `stdio` at start-up with exit 2 and one
  * line naming the path and the OS error, before any upstream is started.
  */
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { runCli } from "../helpers/runCli.js";
+import { tempDir } from "../helpers/tempDir.js";
 
-const dir = mkdtempSync(join(tmpdir(), "mcpn-logfile-"));
+const dir = tempDir("mcpn-logfile-");
 const aFile = join(dir, "plain.txt");
 writeFileSync(aFile, "x");
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** An upstream that leaves a marker file when it starts (so the test sees whether it did). */
 function upstream(marker: string): string[] {

@@ -1,8 +1,8 @@
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { runCli } from "../helpers/runCli.js";
+import { tempDir } from "../helpers/tempDir.js";
 
 const b64 = (s: string) => Buffer.from(s).toString("base64");
 
@@ -16,7 +16,7 @@ describe("mcp-normalizer normalize", () => {
   });
 
   it("normalizes a whole JSON-RPC response read from a file, keeping jsonrpc and id", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "mcpn-"));
+    const dir = tempDir("mcpn-");
     const file = join(dir, "response.json");
     writeFileSync(file, JSON.stringify({ jsonrpc: "2.0", id: 7, result: { content: [{ type: "resource", resource: { uri: "file:///a.md", mimeType: "application/octet-stream", blob: b64("# A\n") } }] } }));
     const run = await runCli(["normalize", file]);

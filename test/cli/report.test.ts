@@ -5,8 +5,7 @@
  * Then the input forms (globs, gzip, stdin), corrupted lines, and memory on a ~100 MB log.
  */
 import { spawn } from "node:child_process";
-import { appendFileSync, copyFileSync, mkdtempSync, readFileSync, writeFileSync, createWriteStream } from "node:fs";
-import { tmpdir } from "node:os";
+import { appendFileSync, copyFileSync, readFileSync, writeFileSync, createWriteStream } from "node:fs";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -21,9 +20,10 @@ import { loadCorpus } from "../fixtures/corpus/index.js";
 import { CLI, FIXTURE_SERVER } from "../helpers/paths.js";
 import { connect, raw } from "../helpers/proxyProcess.js";
 import { runCli } from "../helpers/runCli.js";
+import { tempDir } from "../helpers/tempDir.js";
 
 const policy = new Policy(policyOptionsFor(ConfigSchema.parse({ mcpServers: { upstream: { command: "x" } } }), undefined));
-const dir = mkdtempSync(join(tmpdir(), "mcpn-report-"));
+const dir = tempDir("mcpn-report-");
 const corpusFile = join(dir, "corpus.json");
 const cases = loadCorpus().filter((c) => Object.keys(c.policy).length === 0);
 writeFileSync(corpusFile, JSON.stringify(cases.map((c) => ({ name: c.name, input: c.input }))));

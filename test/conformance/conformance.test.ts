@@ -6,14 +6,14 @@
  * and `dns-rebinding-protection` passes through the proxy although the upstream fails it.
  */
 import { spawn, execFile, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { createServer } from "node:net";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EVERYTHING_SERVER, ROOT } from "../helpers/paths.js";
 import { startServe, type ServeProcess } from "../helpers/proxyProcess.js";
+import { tempDir } from "../helpers/tempDir.js";
 
 const CONFORMANCE = join(ROOT, "node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js");
 
@@ -31,7 +31,7 @@ function freePort(): Promise<number> {
 
 /** Runs every active server scenario against `url`; per scenario, whether all its checks passed. */
 async function runSuite(url: string): Promise<Map<string, { passed: number; failed: number }>> {
-  const out = mkdtempSync(join(tmpdir(), "mcpn-conformance-"));
+  const out = tempDir("mcpn-conformance-");
   await promisify(execFile)(process.execPath, [CONFORMANCE, "server", "--url", url, "-o", out], { cwd: ROOT, timeout: 120_000, maxBuffer: 16 * 1024 * 1024 }).catch((error: { code?: number }) => {
     // The CLI exits non-zero when any scenario fails; the results are in `out` all the same.
     if (typeof error.code !== "number") throw error;

@@ -3,14 +3,14 @@
  * fuzzed request the upstream never answers (the SDK server drops what it cannot parse) does
  * not hold a POST for the 5-minute default.
  */
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect } from "vitest";
 import { openSession, post, rpc } from "../badInput/mcpHttp.js";
 import { CLI, FIXTURE_SERVER } from "../helpers/paths.js";
 import { startServe, type ServeProcess } from "../helpers/proxyProcess.js";
 import { INITIALIZE_PARAMS, startRawStdio, type RawStdio } from "../helpers/rawStdio.js";
+import { tempDir } from "../helpers/tempDir.js";
 
 export const FUZZ_REQUEST_TIMEOUT_MS = 2_000;
 /** How long a probe after a batch may take before the proxy counts as unresponsive. */
@@ -18,7 +18,7 @@ export const PROBE_TIMEOUT_MS = 10_000;
 
 /** A config file with the fixture server as `fx`; returns its path. */
 export function fixtureConfig(): string {
-  const file = join(mkdtempSync(join(tmpdir(), "mcpn-fuzz-")), "proxy.config.json");
+  const file = join(tempDir("mcpn-fuzz-"), "proxy.config.json");
   writeFileSync(file, JSON.stringify({ mcpServers: { fx: { command: process.execPath, args: [FIXTURE_SERVER] } }, limits: { requestTimeoutMs: FUZZ_REQUEST_TIMEOUT_MS } }));
   return file;
 }

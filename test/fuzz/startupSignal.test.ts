@@ -5,12 +5,12 @@
  */
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { mkdtempSync, readFileSync, watch } from "node:fs";
+import { readFileSync, watch } from "node:fs";
 import { createServer, type Socket } from "node:net";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { CLI, ROOT } from "../helpers/paths.js";
+import { tempDir } from "../helpers/tempDir.js";
 
 const SLOW_START = join(ROOT, "test", "fuzz", "fixtures", "slow-start.mjs");
 const cleanups: Array<() => void> = [];
@@ -77,7 +77,7 @@ describe("stdio: SIGTERM during startup", () => {
   });
 
   it("while a slow stdio upstream is starting: exit 0, and the child is ended (by pid)", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "mcpn-slow-"));
+    const dir = tempDir("mcpn-slow-");
     const proxy = startStdio(["--", process.execPath, SLOW_START, join(dir, "pid")]);
     const pid = await pidFrom(dir, "pid");
     cleanups.push(() => {

@@ -12,11 +12,15 @@ export interface RawStdio {
   readonly messages: Array<Record<string, unknown>>;
   /** Lines that were not JSON-RPC (must stay empty for the proxy's stdout). */
   readonly problems: unknown[];
+  /** The answer to a request; rejects after `timeoutMs`, or at once when the child is gone. */
   request(id: number | string, method: string, params?: unknown, timeoutMs?: number): Promise<Record<string, unknown>>;
   notify(method: string, params?: unknown): void;
   stderr(): string;
   readonly exited: Promise<number | null>;
-  close(): Promise<number | null>;
+  /** Resolves, once the child has exited and its output is read, with how it ended ("code 0", "SIGKILL"). */
+  readonly closed: Promise<string>;
+  /** Ends its stdin and resolves with its exit code; past `timeoutMs` it is killed and this rejects. */
+  close(timeoutMs?: number): Promise<number | null>;
 }
 
 export function startRawStdio(command: string, args: readonly string[], env: Record<string, string> = {}): RawStdio {
@@ -24,8 +28,9 @@ export function startRawStdio(command: string, args: readonly string[], env: Rec
   const reader = new JsonLineReader({ maxMessageBytes: 1024 * 1024 * 1024 });
   const messages: Array<Record<string, unknown>> = [];
   const problems: unknown[] = [];
-  const waiters = new Map<string, (m: Record<string, unknown>) => void>();
+  const waiters = new Map<string, { resolve: (m: Record<string, unknown>) => void; reject: (error: Error) => void }>();
   let stderr = "";
+  let ended: string | undefined;
   child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
   child.stdout.on("data", (chunk: Buffer) => {
     for (const framed of reader.push(chunk)) {
@@ -39,11 +44,20 @@ export function startRawStdio(command: string, args: readonly string[], env: Rec
       const waiter = msg.method === undefined ? waiters.get(key) : undefined;
       if (waiter !== undefined) {
         waiters.delete(key);
-        waiter(msg);
+        waiter.resolve(msg);
       }
     }
   });
   const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+  const closed = new Promise<string>((resolve) =>
+    child.once("close", (code, signal) => {
+      ended = signal ?? `code ${code}`;
+      // Nothing more can arrive: whoever still waits fails now, not at their timeout.
+      for (const [key, waiter] of waiters) waiter.reject(new Error(`the process ended (${ended}) before answering id ${key}; stderr: ${stderr.slice(-2000)}`));
+      waiters.clear();
+      resolve(ended);
+    }),
+  );
   const write = (msg: unknown): void => {
     child.stdin.write(`${JSON.stringify(msg)}\n`);
   };
@@ -53,19 +67,35 @@ export function startRawStdio(command: string, args: readonly string[], env: Rec
     problems,
     request: (id, method, params = {}, timeoutMs = 60_000) =>
       new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no answer to ${method} (id ${String(id)}) in ${timeoutMs} ms; stderr: ${stderr.slice(-2000)}`)), timeoutMs);
-        waiters.set(JSON.stringify(id), (m) => {
+        if (ended !== undefined) {
+          reject(new Error(`the process ended (${ended}) before ${method} (id ${String(id)}) was sent; stderr: ${stderr.slice(-2000)}`));
+          return;
+        }
+        const timer = setTimeout(() => {
+          waiters.delete(JSON.stringify(id));
+          reject(new Error(`no answer to ${method} (id ${String(id)}) in ${timeoutMs} ms; stderr: ${stderr.slice(-2000)}`));
+        }, timeoutMs);
+        const settle = <T>(fn: (value: T) => void) => (value: T) => {
           clearTimeout(timer);
-          resolve(m);
-        });
+          fn(value);
+        };
+        waiters.set(JSON.stringify(id), { resolve: settle(resolve), reject: settle(reject) });
         write({ jsonrpc: "2.0", id, method, params });
       }),
     notify: (method, params) => write({ jsonrpc: "2.0", method, ...(params === undefined ? {} : { params }) }),
     stderr: () => stderr,
     exited,
-    close: () => {
+    closed,
+    close: async (timeoutMs = 20_000) => {
       child.stdin.end();
-      return exited;
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<"late">((resolve) => (timer = setTimeout(() => resolve("late"), timeoutMs)));
+      const code = await Promise.race([exited, late]);
+      clearTimeout(timer);
+      if (code !== "late") return code;
+      child.kill("SIGKILL");
+      await exited;
+      throw new Error(`still running ${timeoutMs} ms after its stdin closed (killed); stderr: ${stderr.slice(-2000)}`);
     },
   };
 }

@@ -24,6 +24,15 @@ const KNOWN_DIFFERENCES: Readonly<Record<string, { fileType: string; ours: strin
   "media/tiny.opus": { fileType: "audio/ogg; codecs=opus", ours: "audio/ogg", why: "same essence; the codecs parameter is the declarer's to add, the signature only proves the Ogg container" },
 };
 
+/**
+ * Text file-type takes for binary, and why ours does not. Its version 22 no longer does, but it
+ * needs Node 22; this repository runs on Node 20 with version 21.
+ */
+const KNOWN_TEXT_DIFFERENCES: Readonly<Record<string, { fileType: string; why: string }>> = {
+  "text/utf16le-bom.txt": { fileType: "audio/mpeg", why: "FF FE, the UTF-16LE BOM, also reads as an MPEG-1 Layer I frame sync; file-type stops at those bits, our table checks the rest of the frame header" },
+  "text/utf32le-bom.txt": { fileType: "audio/mpeg", why: "FF FE 00 00, the UTF-32LE BOM: the same frame sync" },
+};
+
 /** Text that begins like a signature would, to prove the table checks more than a prefix. */
 const LOOKALIKES = ["BM is a car maker\n", "ID3 tags are metadata\n", "MThd is MIDI's header\n", "FORM follows function\n", "RIFF raff\n", "OggS sounds\n", "%PDF is how PDFs start\n", "GIF89 is not quite\n", "8BPS\n", "fLaC is flac\n", "wOFF the woof\n", "PK is a zip prefix\n", "\u00ff\u00fe is a BOM not MP3\n"];
 
@@ -46,12 +55,13 @@ describe("signature table vs file-type on the corpus", () => {
 
   it("lists no stale known differences", () => {
     for (const path of Object.keys(KNOWN_DIFFERENCES)) expect(BINARIES).toContain(path);
+    for (const path of Object.keys(KNOWN_TEXT_DIFFERENCES)) expect(TEXTS).toContain(path);
   });
 
-  it.each(TEXTS)("%s: text is not taken for binary, by either", async (path) => {
+  it.each(TEXTS)("%s: text is not taken for binary, by either (up to the known differences)", async (path) => {
     const bytes = corpusFile(path);
     expect(detectSignature(bytes)).toBeNull();
-    expect(await fileTypeFromBuffer(bytes)).toBeUndefined();
+    expect((await fileTypeFromBuffer(bytes))?.mime).toBe(KNOWN_TEXT_DIFFERENCES[path]?.fileType);
   });
 
   it.each(LOOKALIKES)("text starting like a signature is not binary: %j", (text) => {

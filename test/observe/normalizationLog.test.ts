@@ -1,11 +1,11 @@
-import { mkdtempSync, readFileSync, existsSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import type { LogRecord } from "../../src/observe/logRecord.js";
 import { createNormalizationLog, LOG_FLUSH_MS } from "../../src/observe/normalizationLog.js";
+import { tempDir } from "../helpers/tempDir.js";
 
 const record = (n: number): LogRecord => ({
   ts: `2026-01-01T00:00:0${n}.000Z`,
@@ -27,7 +27,7 @@ const record = (n: number): LogRecord => ({
 
 describe("the normalization log (pino)", () => {
   it("creates the file with its folder, writes DESIGN.md §6 lines with ts first and nothing of pino's own", async () => {
-    const file = join(mkdtempSync(join(tmpdir(), "mcpn-log-")), "deep", "er", "n.jsonl");
+    const file = join(tempDir("mcpn-log-"), "deep", "er", "n.jsonl");
     const log = createNormalizationLog({ file });
     log.write(record(1));
     await log.close();
@@ -64,7 +64,7 @@ describe("the normalization log (pino)", () => {
   });
 
   it("a batch smaller than a write reaches the file within the flush interval, while the log stays open, and again after an idle stretch", async () => {
-    const file = join(mkdtempSync(join(tmpdir(), "mcpn-log-")), "n.jsonl");
+    const file = join(tempDir("mcpn-log-"), "n.jsonl");
     const log = createNormalizationLog({ file });
     /** The records in the file once it holds `count` lines, or when LOG_FLUSH_MS × 4 has passed. */
     const recordsOnceThere = async (count: number): Promise<unknown[]> => {
@@ -86,7 +86,7 @@ describe("the normalization log (pino)", () => {
   });
 
   it("appends on restart, never truncates", async () => {
-    const file = join(mkdtempSync(join(tmpdir(), "mcpn-log-")), "n.jsonl");
+    const file = join(tempDir("mcpn-log-"), "n.jsonl");
     for (const n of [1, 2, 3]) {
       const log = createNormalizationLog({ file });
       log.write(record(n));
@@ -108,7 +108,7 @@ describe("the normalization log (pino)", () => {
   });
 
   it("a file that cannot be written is refused when the log is created, naming the path and the OS error", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "mcpn-log-"));
+    const dir = tempDir("mcpn-log-");
     // A path under a regular file cannot be created.
     const blocker = join(dir, "blocker");
     const { writeFileSync } = await import("node:fs");

@@ -3,8 +3,7 @@
  * resources through the proxy from the real fixture upstream; the bytes-saved counter moves by
  * exactly what the engine saved on those results, and the live report shows the same numbers.
  */
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -13,8 +12,9 @@ import { loadCorpus } from "../fixtures/corpus/index.js";
 import { FIXTURE_SERVER } from "../helpers/paths.js";
 import { connect, hostTransport, raw, startFixtureServe, type ServeProcess } from "../helpers/proxyProcess.js";
 import { series } from "./promText.js";
+import { tempDir } from "../helpers/tempDir.js";
 
-const dir = mkdtempSync(join(tmpdir(), "mcpn-metrics-"));
+const dir = tempDir("mcpn-metrics-");
 const corpusFile = join(dir, "corpus.json");
 writeFileSync(corpusFile, JSON.stringify(loadCorpus().filter((c) => Object.keys(c.policy).length === 0).map((c) => ({ name: c.name, input: c.input }))));
 const env = { FIXTURE_CORPUS: corpusFile };

@@ -3,8 +3,7 @@
  * `npm start` serves), the desktop-host example over `stdio --config`, and the sidecar example
  * (bearer token from the environment, an HTTP upstream, a non-loopback bind).
  */
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
+
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -12,8 +11,9 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { CLI, ROOT } from "../helpers/paths.js";
 import { runCli } from "../helpers/runCli.js";
 import { connect, hostTransport, raw, startFixtureServe, startServe, type ServeProcess } from "../helpers/proxyProcess.js";
+import { tempDir } from "../helpers/tempDir.js";
 
-const logDir = mkdtempSync(join(tmpdir(), "mcpn-logs-"));
+const logDir = tempDir("mcpn-logs-");
 const running: ServeProcess[] = [];
 afterAll(async () => {
   await Promise.all(running.map((s) => s.stop()));

@@ -3,8 +3,7 @@
  * with the same expected result. A real fixture upstream serves each case; a real SDK client
  * reads it through `stdio`, `/mcp`, `/sse` and `/ws`.
  */
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -12,9 +11,10 @@ import { Policy, normalizeResult } from "../../src/normalize/index.js";
 import { loadCorpus } from "../fixtures/corpus/index.js";
 import { CLI, FIXTURE_SERVER } from "../helpers/paths.js";
 import { connect, HOST_KINDS, hostTransport, raw, startFixtureServe, startServe, type HostKind, type ServeProcess } from "../helpers/proxyProcess.js";
+import { tempDir } from "../helpers/tempDir.js";
 
 const cases = loadCorpus().filter((c) => Object.keys(c.policy).length === 0);
-const dir = mkdtempSync(join(tmpdir(), "mcpn-corpus-"));
+const dir = tempDir("mcpn-corpus-");
 const corpusFile = join(dir, "corpus.json");
 writeFileSync(corpusFile, JSON.stringify(cases.map((c) => ({ name: c.name, input: c.input }))));
 const env = { FIXTURE_CORPUS: corpusFile };

@@ -4,7 +4,7 @@
  * nothing of it reaches the upstream (the batch carries a `crash` call: the upstream must live
  * on). A batch at the limit passes.
  */
-import { rmSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { post } from "../badInput/mcpHttp.js";
@@ -90,7 +90,6 @@ describe("over stdio", () => {
       for (const m of refused) expect(m.error).toMatchObject({ code: -32600, message: expect.stringContaining(`limits.maxBatch (${MAX})`) });
     } finally {
       await host.close();
-      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

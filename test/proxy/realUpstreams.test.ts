@@ -3,13 +3,13 @@
  * text-in-base64 blob template comes back as text; the filesystem server's read_media_file on
  * a `.md` file comes back as a text resource with text/markdown.
  */
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { CLI, EVERYTHING_SERVER, FILESYSTEM_SERVER } from "../helpers/paths.js";
 import { connect, hostTransport, raw, startServe, type Connected, type ServeProcess } from "../helpers/proxyProcess.js";
+import { tempDir } from "../helpers/tempDir.js";
 
 describe("the everything server through the proxy", () => {
   let serve: ServeProcess;
@@ -41,7 +41,7 @@ describe("the everything server through the proxy", () => {
 
 describe("the filesystem server through the proxy", () => {
   it("read_media_file on a .md file comes back as a text resource with text/markdown", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "mcpn-fs-"));
+    const dir = tempDir("mcpn-fs-");
     writeFileSync(join(dir, "notes.md"), "# Notes\n\nGrüße aus dem Test.\n");
     writeFileSync(join(dir, "pixel.png"), Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYGD4DwABBAEAwS2OUAAAAABJRU5ErkJggg==", "base64"));
     const host = await connect(new StdioClientTransport({ command: process.execPath, args: [CLI, "stdio", "--", process.execPath, FILESYSTEM_SERVER, dir], stderr: "pipe" }));

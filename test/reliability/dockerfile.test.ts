@@ -10,38 +10,13 @@ import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
+import { DOCKERFILE_STAGES, execForm, FINAL_STAGE, finalInstruction } from "../helpers/dockerfile.js";
 import { FIXTURE_SERVER, ROOT } from "../helpers/paths.js";
 import { tempDir } from "./helpers.js";
 
-interface Instruction {
-  readonly op: string;
-  readonly args: string;
-}
-
-/** Dockerfile instructions (continuation lines joined, comments dropped), split into stages. */
-function parseDockerfile(text: string): Instruction[][] {
-  const joined = text.replace(/\\\n/g, " ");
-  const stages: Instruction[][] = [];
-  for (const line of joined.split("\n")) {
-    const trimmed = line.trim();
-    if (trimmed === "" || trimmed.startsWith("#")) continue;
-    const [, op, args] = /^(\S+)\s+(.*)$/.exec(trimmed)!;
-    const instruction = { op: op!.toUpperCase(), args: args! };
-    if (instruction.op === "FROM") stages.push([]);
-    stages[stages.length - 1]!.push(instruction);
-  }
-  return stages;
-}
-
-function execForm(args: string): string[] {
-  const value = JSON.parse(args) as unknown;
-  if (!Array.isArray(value) || !value.every((v) => typeof v === "string")) throw new Error(`not exec form: ${args}`);
-  return value as string[];
-}
-
-const stages = parseDockerfile(readFileSync(join(ROOT, "Dockerfile"), "utf8"));
-const final = stages[stages.length - 1]!;
-const one = (op: string) => final.filter((i) => i.op === op).at(-1);
+const stages = DOCKERFILE_STAGES;
+const final = FINAL_STAGE;
+const one = finalInstruction;
 const workdir = one("WORKDIR")!.args;
 
 /** The image's paths mapped onto this checkout, `node` onto this Node. */
@@ -65,8 +40,9 @@ describe("the Dockerfile", () => {
     expect(final[0]!.args).toMatch(/^node:20-slim$/);
     expect(final.some((i) => i.op === "RUN" && /npm ci --omit=dev/.test(i.args))).toBe(true);
     expect(final.some((i) => i.op === "COPY" && i.args.includes(`--from=${buildName}`) && i.args.includes("/dist"))).toBe(true);
+    // Numeric (Kubernetes' runAsNonRoot cannot check a user name) and not root.
     const user = one("USER")!.args;
-    expect(user).not.toMatch(/^(root|0)(:|$)/);
+    expect(user).toMatch(/^[1-9]\d*(:\d+)?$/);
     expect(one("HEALTHCHECK")!.args).toMatch(/CMD/);
     expect(readFileSync(join(ROOT, ".dockerignore"), "utf8")).toMatch(/^node_modules$/m);
   });

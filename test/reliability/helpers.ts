@@ -3,35 +3,31 @@
  * waiting on its stderr, a raw WebSocket host, and process checks by pid. Every helper that
  * starts something returns (or is) its cleanup.
  */
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { WebSocket } from "ws";
 import { ROOT } from "../helpers/paths.js";
 import { startServe, type ServeOptions, type ServeProcess } from "../helpers/proxyProcess.js";
+import { tempDir as makeTempDir } from "../helpers/tempDir.js";
 
 export const FAULT_SERVER = join(ROOT, "test", "reliability", "fixtures", "fault-server.mjs");
 export const RAW_UPSTREAM = join(ROOT, "test", "fuzz", "fixtures", "raw-upstream.mjs");
 
+/** A temp folder removed after the test file (test/helpers/tempDir.ts). */
 export function tempDir(prefix = "mcpn-rel-"): string {
-  return mkdtempSync(join(tmpdir(), prefix));
+  return makeTempDir(prefix);
 }
 
-/** Writes `config` to a fresh temp file and starts `serve --config` on port 0. */
+/**
+ * Writes `config` to a fresh temp file and starts `serve --config` on port 0. The temp folder
+ * (config, and logs tests put there) is removed after the test file (test/helpers/tempDir.ts).
+ */
 export async function serveConfig(config: Record<string, unknown>, env: Record<string, string> = {}, extra: readonly string[] = [], options: ServeOptions = {}): Promise<ServeProcess & { configFile: string; dir: string }> {
   const dir = tempDir();
   const configFile = join(dir, "proxy.config.json");
   writeFileSync(configFile, JSON.stringify(config, null, 2));
-  let serve: ServeProcess;
-  try {
-    serve = await startServe(["--config", configFile, ...extra], env, options);
-  } catch (error) {
-    rmSync(dir, { recursive: true, force: true });
-    throw error;
-  }
-  // The temp dir (config, and logs tests put there) goes with the process.
-  const stop = serve.stop;
-  return Object.assign(serve, { configFile, dir, stop: () => stop().finally(() => rmSync(dir, { recursive: true, force: true })) });
+  const serve = await startServe(["--config", configFile, ...extra], env, options);
+  return Object.assign(serve, { configFile, dir });
 }
 
 /** Resolves when the process's stderr (so far or from now on) matches `pattern`. */

@@ -19,6 +19,7 @@ import { loadTokenCounter, TOKEN_ENCODING } from "../audit/tokens.js";
 import { EXIT, type ExitCode } from "../exitCodes.js";
 import { writeFully, type CliIo } from "../io.js";
 import { SELECTOR_HELP, SELECTOR_OPTIONS, selectUpstream } from "../upstreamSelector.js";
+import { createUpstreamAuths } from "../oauthContext.js";
 
 export const AUDIT_HELP = `Usage: mcp-normalizer audit [options] (-- CMD ARGS… | --url URL | --config FILE --server NAME)
 
@@ -79,7 +80,8 @@ export async function runAuditCommand(argv: readonly string[], io: CliIo): Promi
   // The audit shows what would change: a config's dryRun must not hide it.
   const policy = new Policy({ ...policyOptionsFor(selected.config, selected.server), dryRun: false, ...(values.charset === undefined ? {} : { charset: values.charset as "transcode" | "preserve" }) });
   const logger = createStderrLogger(level as LogLevel, {}, (line) => io.stderr.write(line)).child({ upstream: selected.name });
-  const transport = createUpstreamTransport(upstreamSpec(selected.server), { logger, maxMessageBytes: selected.config.limits.maxMessageBytes });
+  const fetch = createUpstreamAuths(io, selected.config, selected.configFile, logger).for(selected.name, selected.server)?.fetch;
+  const transport = createUpstreamTransport(upstreamSpec(selected.server), { logger, maxMessageBytes: selected.config.limits.maxMessageBytes, ...(fetch === undefined ? {} : { fetch }) });
   const progress = createProgress(io.stderr as NodeJS.WriteStream);
   const tokens = values.tokens ? await loadTokenCounter() : undefined;
   const { model } = await runAudit({

@@ -19,6 +19,7 @@ import { onReloadSignal, shutdownSignals, type ShutdownSignals } from "../signal
 import type { Observers } from "../observers.js";
 import type { ServerEntry } from "../../proxy/sessionManager.js";
 import { SELECTOR_OPTIONS, selectUpstream } from "../upstreamSelector.js";
+import { createUpstreamAuths } from "../oauthContext.js";
 
 export const SERVE_HELP = `Usage: mcp-normalizer serve [--config proxy.config.json] [options]
        mcp-normalizer serve --name NAME [--host H] [--port P] (-- CMD ARGS… | --url URL)
@@ -37,7 +38,7 @@ started with HOME, LOGNAME, PATH, SHELL, TERM, USER and the server's "env" — n
 Options:
   --config FILE          proxy config (default ./proxy.config.json when no upstream is named)
   --name NAME            serve one upstream under NAME without a config file …
-  --url URL              … an HTTP(S)/WS(S) upstream (--transport, --header as for stdio)
+  --url URL              … an HTTP(S)/WS(S) upstream (--transport, --header, --auth as for stdio)
   -- CMD ARGS…           … or a stdio upstream
   --inherit-env          … give that stdio upstream the proxy's whole environment (default: only
                          HOME, LOGNAME, PATH, SHELL, TERM, USER; config: "inheritEnv": true)
@@ -47,11 +48,14 @@ ${OBSERVE_HELP}
   -h, --help             this help
 
 Binding a non-loopback address needs auth.bearerTokens (or auth.allowUnauthenticated: true).
+Remote servers with "auth" get "Authorization: Bearer" from the token "mcp-normalizer login
+NAME" stored (refreshed as it expires), or a client-credentials token; without a usable one,
+requests to that server get a JSON-RPC error naming the login command, and the rest is served.
 
 Signals: SIGTERM/SIGINT stop accepting, let requests in flight finish (up to
 limits.shutdownGraceMs; a second signal ends the wait), end every upstream, flush the log,
 exit 0. SIGHUP re-reads --config for sessions opened from then on (servers' command, args,
-env, url, headers, normalize; other changes need a restart) and reopens the log file.
+env, url, headers, auth, normalize; other changes need a restart) and reopens the log file.
 Exit codes: 0 stopped by SIGTERM/SIGINT; 1 could not listen; 2 bad command line or a log file
 that cannot be written; 3 invalid config.`;
 
@@ -108,12 +112,14 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<Exit
   const observers = await createObservers(config, values, io, configFile, { live: true, servers: Object.keys(config.mcpServers) });
   const sessions = new SessionManager({
     servers: serverEntries(config, observers),
-    createUpstream: createUpstreamFactory({ maxMessageBytes: config.limits.maxMessageBytes, rawStringBytes: config.limits.rawStringBytes, stderrToHosts: false, childEnvironment: { withhold: authVariables } }),
+    createUpstream: createUpstreamFactory({ maxMessageBytes: config.limits.maxMessageBytes, rawStringBytes: config.limits.rawStringBytes, stderrToHosts: false, childEnvironment: { withhold: authVariables }, auths: createUpstreamAuths(io, config, configFile, observers.logger) }),
     logger: observers.logger,
     requestTimeoutMs: config.limits.requestTimeoutMs,
     maxBatch: config.limits.maxBatch,
     statelessPoolSize: config.limits.statelessPoolSize,
     statelessIdleMs: config.limits.sessionIdleMs,
+    hostBufferBytes: config.limits.hostBufferBytes,
+    upstreamBufferBytes: config.limits.upstreamBufferBytes,
     restartBackoffMs: config.limits.restartBackoffMs,
     maxRestartBackoffMs: config.limits.maxRestartBackoffMs,
     onUpstreamRestart: (server) => observers.upstreamRestarted(server),

@@ -14,6 +14,7 @@ import { writeFully, type CliIo } from "../io.js";
 import { createObservers, OBSERVE_HELP, OBSERVE_OPTIONS } from "../observers.js";
 import { onReloadSignal, shutdownSignals, type ShutdownSignals } from "../signals.js";
 import { SELECTOR_HELP, SELECTOR_OPTIONS, selectUpstream } from "../upstreamSelector.js";
+import { createUpstreamAuths } from "../oauthContext.js";
 
 export const STDIO_HELP = `Usage: mcp-normalizer stdio [options] (-- CMD ARGS… | --url URL | --config FILE --server NAME)
 
@@ -24,11 +25,17 @@ ${SELECTOR_HELP}
 
 Options:
 ${OBSERVE_HELP}
+  --no-browser           OAuth: only print the login URL, do not open a browser
   -h, --help             this help (on stderr: stdout is the host's)
 
 Desktop host config ("mcpServers"):
   "files": { "command": "npx", "args": ["mcp-normalizer", "stdio", "--",
              "npx", "-y", "@modelcontextprotocol/server-filesystem", "/home/me/docs"] }
+
+A remote server that requires OAuth ("auth" in its config entry, or --url URL --auth oauth):
+with no usable token stored, the proxy runs the browser login itself before it answers the
+host — the authorization URL goes to stderr on a line of its own (and a browser opens) — and
+stores the tokens where "mcp-normalizer login" does. Tokens are refreshed as they expire.
 
 Signals: SIGTERM/SIGINT let requests in flight finish (up to limits.shutdownGraceMs; new
 requests get an error), end the upstream, flush the log, exit 0 — also while the upstream is
@@ -37,7 +44,8 @@ When the upstream dies, requests waiting get a JSON-RPC error naming its exit co
 last stderr line, and the proxy exits 1 (the host restarts it, with a fresh upstream).
 
 Exit codes: 0 the host closed the session (or SIGTERM/SIGINT); 1 the upstream could not start
-or ended; 2 bad command line or a log file that cannot be written; 3 invalid config.`;
+or ended, or its OAuth login failed; 2 bad command line or a log file that cannot be written;
+3 invalid config.`;
 
 export async function runStdio(argv: readonly string[], io: CliIo): Promise<ExitCode> {
   const { values, command } = parseStdioArgs(argv);
@@ -57,7 +65,7 @@ export async function runStdio(argv: readonly string[], io: CliIo): Promise<Exit
   }
 }
 
-const STDIO_OPTIONS = { ...SELECTOR_OPTIONS, ...OBSERVE_OPTIONS, help: { type: "boolean", short: "h" } } as const;
+const STDIO_OPTIONS = { ...SELECTOR_OPTIONS, ...OBSERVE_OPTIONS, "no-browser": { type: "boolean" }, help: { type: "boolean", short: "h" } } as const;
 const parseStdioArgs = (argv: readonly string[]) => parseCommandArgs(argv, STDIO_OPTIONS, "stdio");
 
 async function runSession(values: ReturnType<typeof parseStdioArgs>["values"], command: readonly string[], io: CliIo, signals: ShutdownSignals): Promise<ExitCode> {
@@ -65,12 +73,15 @@ async function runSession(values: ReturnType<typeof parseStdioArgs>["values"], c
   void signals.first.then((signal) => (stopping = signal));
   const selected = selectUpstream(values, command, "stdio", io.cwd, io.env);
   const observers = await createObservers(selected.config, values, io, selected.configFile);
+  const auths = createUpstreamAuths(io, selected.config, selected.configFile, observers.logger, { openBrowser: values["no-browser"] !== true });
   const sessions = new SessionManager({
     servers: new Map([[selected.name, { config: selected.server, policy: observers.policyOverrides(policyOptionsFor(selected.config, selected.server)) }]]),
-    createUpstream: createUpstreamFactory({ maxMessageBytes: selected.config.limits.maxMessageBytes, rawStringBytes: selected.config.limits.rawStringBytes, stderrToHosts: true, childEnvironment: "inherit" }),
+    createUpstream: createUpstreamFactory({ maxMessageBytes: selected.config.limits.maxMessageBytes, rawStringBytes: selected.config.limits.rawStringBytes, stderrToHosts: true, childEnvironment: "inherit", auths }),
     logger: observers.logger,
     requestTimeoutMs: selected.config.limits.requestTimeoutMs,
     maxBatch: selected.config.limits.maxBatch,
+    hostBufferBytes: selected.config.limits.hostBufferBytes,
+    upstreamBufferBytes: selected.config.limits.upstreamBufferBytes,
     onNormalized: observers.onNormalized,
   });
   const stoppedDuringStartup = async (signal: NodeJS.Signals): Promise<ExitCode> => {
@@ -83,6 +94,19 @@ async function runSession(values: ReturnType<typeof parseStdioArgs>["values"], c
     return EXIT.OK;
   };
   if (stopping !== undefined) return stoppedDuringStartup(stopping);
+  // OAuth: with no usable token the browser login runs first; the host's initialize waits on stdin.
+  const preparing = auths.for(selected.name, selected.server)?.prepare();
+  if (preparing !== undefined) {
+    const ready = await Promise.race([preparing.then(() => ({}), (error: unknown) => ({ error })), signals.first.then((signal) => ({ signal }))]);
+    if ("signal" in ready) {
+      preparing.catch(() => {});
+      return stoppedDuringStartup(ready.signal);
+    }
+    if ("error" in ready) {
+      await observers.close();
+      throw ready.error;
+    }
+  }
   const host = new StdioHostTransport({ input: io.stdin, output: io.stdout, maxMessageBytes: selected.config.limits.maxMessageBytes });
   const opening = sessions.open(host, selected.name, "stdio");
   const first = await Promise.race([opening.then((bridge) => ({ bridge }), (error: unknown) => ({ error })), signals.first.then((signal) => ({ signal }))]);

@@ -6,8 +6,16 @@
  *
  * `onclose` belongs to whoever connects the transport (the proxy overwrites it), so the code
  * that owns the session (an HTTP endpoint freeing its slot) listens through `onClosed` instead.
+ *
+ * Flow control (`FlowControl` in ../types.ts): subclasses say what they hold for the host
+ * (`queuedBytes`, `whenDrained`) and how they stop reading it (`stopReading`/`startReading`);
+ * HTTP endpoints, which have no one socket to pause, read each POST body in `inReadingTurn`.
  */
+import { SENT } from "../drainWaiter.js";
+import { ReadGate } from "../readGate.js";
 import type { JSONRPCMessage, MessageExtraInfo, ProxyTransport, TransportSendOptions } from "../types.js";
+
+function noop(): void {}
 
 export abstract class HostTransportBase implements ProxyTransport {
   onclose?: (() => void) | undefined;
@@ -21,6 +29,9 @@ export abstract class HostTransportBase implements ProxyTransport {
   private backlog: Array<[JSONRPCMessage, MessageExtraInfo | undefined]> = [];
   private readonly closeListeners: Array<() => void> = [];
   private readonly startListeners: Array<() => void> = [];
+  private readonly readGate = new ReadGate();
+  /** Settles when the last body read queued by `inReadingTurn` is over. */
+  private readTurn: Promise<void> = SENT;
 
   abstract send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void>;
 
@@ -39,6 +50,51 @@ export abstract class HostTransportBase implements ProxyTransport {
   get endReason(): string | undefined {
     return this.reaped;
   }
+
+  /** Bytes sent toward the host that it has not taken yet; 0 for transports that cannot tell. */
+  get queuedBytes(): number {
+    return 0;
+  }
+
+  /** Settles once the host has taken some of what was queued (or the transport ended). */
+  whenDrained(): Promise<void> {
+    return SENT;
+  }
+
+  /** Stops taking messages from the host until `resumeReading()` (the upstream is behind). */
+  pauseReading(): void {
+    if (!this.readGate.isOpen || this.closed) return;
+    this.readGate.close();
+    this.stopReading();
+  }
+
+  resumeReading(): void {
+    if (this.readGate.isOpen) return;
+    this.readGate.open();
+    if (!this.closed) this.startReading();
+  }
+
+  /** Settles at once, or when reading resumes (or the transport ends) if it is paused. */
+  whenReading(): Promise<void> {
+    return this.readGate.passage() ?? SENT;
+  }
+
+  /**
+   * Runs `work` — reading one HTTP body and delivering its messages — once every earlier one
+   * of this session has finished and reading is not paused: one body at a time, none while the
+   * upstream is behind, so a host's concurrent POSTs wait unread in their sockets instead of in
+   * this process (and are delivered in the order they came).
+   */
+  inReadingTurn<T>(work: () => Promise<T>): Promise<T> {
+    const turn = this.readTurn.then(() => this.whenReading()).then(work);
+    this.readTurn = turn.then(noop, noop);
+    return turn;
+  }
+
+  /** Stops reading the host's socket or stream; transports with one override it. */
+  protected stopReading(): void {}
+
+  protected startReading(): void {}
 
   async start(): Promise<void> {
     if (this.started) throw new Error(`${this.constructor.name} already started`);
@@ -99,6 +155,7 @@ export abstract class HostTransportBase implements ProxyTransport {
     this.closed = true;
     this.reaped = reaped;
     this.backlog = [];
+    this.readGate.open();
     try {
       this.release();
     } catch (error) {

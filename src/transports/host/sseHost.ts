@@ -3,6 +3,7 @@
  * speak: `GET /sse/NAME` opens the stream and its first event, `endpoint`, tells the host where
  * to POST (`/messages/NAME?sessionId=…`); every server→client message goes on that one stream;
  * each POST is answered 202 and its messages delivered. The session ends when the stream does.
+ * While the session's upstream is behind, POST bodies are not read until it catches up.
  */
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
@@ -15,7 +16,8 @@ import { readMessageBody } from "./readMessageBody.js";
 import { clientAddress, forwardableMcpHeaders } from "./requestHeaders.js";
 import { sameOwner, type SessionOwner } from "./sessionOwner.js";
 import { SseWriter } from "./sseWriter.js";
-import { encodeWire } from "../wireJson.js";
+import { SENT } from "../drainWaiter.js";
+import { encodeWire, type WireJson } from "../wireJson.js";
 
 export class SseHostSession extends HostTransportBase {
   constructor(
@@ -36,9 +38,24 @@ export class SseHostSession extends HostTransportBase {
     for (const message of messages) this.deliver(message, { requestInfo: { headers } });
   }
 
-  async send(message: JSONRPCMessage, _options?: TransportSendOptions): Promise<void> {
-    if (this.isClosed) return;
-    return this.stream.write("message", encodeWire(message));
+  send(message: JSONRPCMessage, _options?: TransportSendOptions): Promise<void> {
+    if (this.isClosed) return SENT;
+    let wire: WireJson;
+    try {
+      wire = encodeWire(message);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.stream.write("message", wire);
+  }
+
+  /** Bytes on the stream the host has not read yet. */
+  override get queuedBytes(): number {
+    return this.stream.queuedBytes;
+  }
+
+  override whenDrained(): Promise<void> {
+    return this.stream.drained();
   }
 
   protected release(): void {
@@ -95,18 +112,22 @@ export class SseEndpoint {
       replyJsonRpcError(res, 404, JSONRPC.INVALID_REQUEST, `Session not found: ${String(sessionId).slice(0, 64)} (open a new stream with GET /sse/${this.ctx.server})`);
       return;
     }
-    const body = await readMessageBody(req, this.ctx.maxBodyBytes ?? this.ctx.maxMessageBytes, this.ctx.maxBodyBytes === undefined ? "limits.maxMessageBytes" : "limits.maxBodyBytes", this.ctx.maxBatch);
-    if (!body.ok) {
-      this.ctx.onproblem?.(body.problem, { server: this.ctx.server, kind: "sse", sessionId: session.sessionId });
-      replyJsonRpcError(res, body.status, body.code, body.message);
-      return;
-    }
-    if (session.isClosed) {
-      replyJsonRpcError(res, 404, JSONRPC.INVALID_REQUEST, "Session ended while its message was being read");
-      return;
-    }
-    res.writeHead(202, { "content-type": "text/plain" }).end("Accepted");
-    session.receive(body.messages, forwardableMcpHeaders(req.headers));
+    // One body at a time, and none while the upstream is behind: the host's uploads wait in
+    // their sockets, not in this process.
+    await session.inReadingTurn(async () => {
+      const body = await readMessageBody(req, this.ctx.maxBodyBytes ?? this.ctx.maxMessageBytes, this.ctx.maxBodyBytes === undefined ? "limits.maxMessageBytes" : "limits.maxBodyBytes", this.ctx.maxBatch);
+      if (!body.ok) {
+        this.ctx.onproblem?.(body.problem, { server: this.ctx.server, kind: "sse", sessionId: session.sessionId });
+        replyJsonRpcError(res, body.status, body.code, body.message);
+        return;
+      }
+      if (session.isClosed) {
+        replyJsonRpcError(res, 404, JSONRPC.INVALID_REQUEST, "Session ended while its message was being read");
+        return;
+      }
+      res.writeHead(202, { "content-type": "text/plain" }).end("Accepted");
+      session.receive(body.messages, forwardableMcpHeaders(req.headers));
+    });
   }
 
   closeAll(): void {

@@ -2,17 +2,25 @@
  * One Server-Sent Events stream on an HTTP response (WHATWG HTML §9.2, as used by MCP's
  * streamable HTTP and legacy HTTP+SSE transports).
  *
- * A message is written as three writes under one cork (`event:`/`data:` prefix, the serialized
- * JSON — its pieces, when it carries raw strings — the blank line), so a 50 MiB message is never concatenated into a second 50 MiB
- * string. `JSON.stringify` never emits CR or LF, so one `data:` line always suffices.
- * `write` resolves after `drain` when the socket is behind: that is the backpressure the proxy
- * waits on before it hands over the next message.
+ * A big message is written as three writes (`event:`/`data:` prefix, the serialized JSON — its
+ * pieces, when it carries raw strings — the blank line), so a 50 MiB message is never
+ * concatenated into a second 50 MiB string; a small one as one string. The events of one tick
+ * leave in one system call (TickCork). `JSON.stringify` never emits CR or LF, so one `data:`
+ * line always suffices.
+ * When the host is behind, `write` returns the stream's one drain waiter (shared by every write
+ * until the socket drains) and `queuedBytes` says how much is held: the proxy stops reading the
+ * upstream on that, not on a listener per event.
  */
 import type { ServerResponse } from "node:http";
+import { DrainWaiter, SENT } from "../drainWaiter.js";
+import { TickCork } from "../tickCork.js";
 import { writeWire, type WireJson } from "../wireJson.js";
 
 /** Default interval of `: keepalive` comments that keep idle proxies from cutting the stream. */
 export const DEFAULT_SSE_KEEP_ALIVE_MS = 15_000;
+
+/** Events whose data is up to this many characters are written as one string. */
+const SINGLE_WRITE_MAX_CHARS = 64 * 1024;
 
 export const SSE_HEADERS = {
   "content-type": "text/event-stream",
@@ -26,6 +34,9 @@ export class SseWriter {
   private ended = false;
   private readonly keepAlive: NodeJS.Timeout | undefined;
   private readonly closeListeners: Array<() => void> = [];
+  private readonly drain: DrainWaiter;
+  /** The events of one tick leave in one system call (see TickCork). */
+  private readonly tick: TickCork;
 
   /** Sends status 200 and the SSE headers at once, so the client sees the stream open. */
   constructor(
@@ -33,12 +44,15 @@ export class SseWriter {
     headers: Record<string, string> = {},
     keepAliveMs: number = DEFAULT_SSE_KEEP_ALIVE_MS,
   ) {
+    this.drain = new DrainWaiter(res);
+    this.tick = new TickCork(res);
     res.writeHead(200, { ...SSE_HEADERS, ...headers });
     res.flushHeaders();
     res.on("close", () => this.markEnded());
     if (keepAliveMs > 0) {
       this.keepAlive = setInterval(() => {
-        if (!this.ended) res.write(": keepalive\n\n");
+        // A stream the host is behind on needs no keepalive: it is not idle.
+        if (!this.ended && !res.writableNeedDrain) res.write(": keepalive\n\n");
       }, keepAliveMs);
       this.keepAlive.unref();
     }
@@ -54,25 +68,33 @@ export class SseWriter {
     else this.closeListeners.push(listener);
   }
 
-  /** Writes one event; resolves when the socket can take more (or the stream is gone). */
+  /** Bytes written to the stream that the host has not taken yet. */
+  get queuedBytes(): number {
+    return this.ended ? 0 : this.res.writableLength;
+  }
+
+  /** Settles when the host has taken what the stream holds (or the stream ended). */
+  drained(): Promise<void> {
+    return this.drain.wait();
+  }
+
+  /** Writes one event; settles at once, or when the socket can take more (or the stream is gone). */
   write(event: string, data: WireJson): Promise<void> {
-    if (this.ended) return Promise.resolve();
+    if (this.ended) return SENT;
     const res = this.res;
-    res.cork();
-    res.write(`event: ${event}\ndata: `);
-    writeWire(res, data);
-    const ready = res.write("\n\n");
-    process.nextTick(() => res.uncork());
-    if (ready) return Promise.resolve();
-    return new Promise((resolve) => {
-      const done = (): void => {
-        res.off("drain", done);
-        res.off("close", done);
-        resolve();
-      };
-      res.on("drain", done);
-      res.on("close", done);
-    });
+    let ready: boolean;
+    if (typeof data === "string" && data.length <= SINGLE_WRITE_MAX_CHARS) {
+      // Small messages (nearly all): one chunk, not three (each chunk of a chunked response
+      // costs its own size line and buffer entry).
+      this.tick.beforeWrite();
+      ready = res.write(`event: ${event}\ndata: ${data}\n\n`);
+    } else {
+      this.tick.corkNow();
+      res.write(`event: ${event}\ndata: `);
+      writeWire(res, data);
+      ready = res.write("\n\n");
+    }
+    return ready ? SENT : this.drain.wait();
   }
 
   end(): void {

@@ -4,15 +4,19 @@
  *
  * Unlike the SDK's `StdioServerTransport`, framing is linear (`JsonLineReader`: a 50 MiB
  * message is scanned once and joined once — issue 3), lines over `maxMessageBytes` and lines
- * that are not JSON are reported through `onproblem` and reading goes on, and `send` waits for
- * `drain` so a slow host holds the proxy back instead of growing its memory.
+ * that are not JSON are reported through `onproblem` and reading goes on, and a host that does
+ * not read its stdin shows as `queuedBytes` / `whenDrained`, so the proxy stops reading the
+ * upstream instead of growing its memory. `pauseReading` pauses our stdin in turn.
  *
  * Stdout carries JSON-RPC only (STYLE habit 8): this is the one writer of `output`.
  * IO is injected; the defaults are the process's streams.
  */
 import type { Readable, Writable } from "node:stream";
 import { JsonLineReader, type Framed } from "../lineFraming.js";
-import { encodeWire, writeWire } from "../wireJson.js";
+import { DrainWaiter, SENT } from "../drainWaiter.js";
+import { ReadYield } from "../readYield.js";
+import { TickCork } from "../tickCork.js";
+import { encodeWire, writeWire, type WireJson } from "../wireJson.js";
 import type { JSONRPCMessage, TransportSendOptions } from "../types.js";
 import { HostTransportBase } from "./hostTransportBase.js";
 
@@ -32,9 +36,15 @@ export class StdioHostTransport extends HostTransportBase {
   private readonly input: Readable;
   private readonly output: Writable;
   private readonly reader: JsonLineReader;
+  private readonly drain: DrainWaiter;
+  /** The writes of one tick leave in one system call (see TickCork). */
+  private readonly tick: TickCork;
+  /** Reads stdin in turns with the rest of the process, and holds it while the upstream is behind. */
+  private readonly turns: ReadYield;
 
   private readonly onData = (chunk: Buffer | string): void => {
     this.take(this.reader.push(typeof chunk === "string" ? Buffer.from(chunk, "utf8") : chunk));
+    this.turns.took(chunk.length);
   };
   private readonly onEnd = (): void => {
     this.take(this.reader.end());
@@ -54,6 +64,11 @@ export class StdioHostTransport extends HostTransportBase {
     super();
     this.input = options.input ?? process.stdin;
     this.output = options.output ?? process.stdout;
+    this.drain = new DrainWaiter(this.output);
+    this.tick = new TickCork(this.output);
+    this.turns = new ReadYield(() => this.input.pause(), () => {
+      if (!this.isClosed) this.input.resume();
+    });
     this.reader = new JsonLineReader(options.maxMessageBytes === undefined ? {} : { maxMessageBytes: options.maxMessageBytes });
   }
 
@@ -66,35 +81,50 @@ export class StdioHostTransport extends HostTransportBase {
     this.output.on("error", this.onOutputError);
   }
 
-  /** Writes the message and its LF under one cork, without concatenating a copy of a big one. */
-  async send(message: JSONRPCMessage, _options?: TransportSendOptions): Promise<void> {
+  /**
+   * Writes the message and its LF, without concatenating a copy of a big one.
+   * Not an async function: a message the pipe takes at once (nearly all) costs no promise; one
+   * the host is behind on gets the stream's one drain waiter.
+   */
+  send(message: JSONRPCMessage, _options?: TransportSendOptions): Promise<void> {
     const out = this.output;
-    if (this.isClosed || out.destroyed || out.writableEnded) return;
+    if (this.isClosed || out.destroyed || out.writableEnded) return SENT;
     // Serialized before corking: JSON.stringify throws on a message nested too deeply (issue 5,
     // bad input), and a throw between cork() and uncork() would hold every later write back.
-    const text = encodeWire(message);
+    let text: WireJson;
+    try {
+      text = encodeWire(message);
+    } catch (error) {
+      return Promise.reject(error);
+    }
     let ready: boolean;
     if (typeof text === "string" && text.length <= SINGLE_WRITE_MAX_CHARS) {
-      // Small messages (nearly all of them): one string, one write — cheaper than a corked writev.
+      // Small messages (nearly all of them): one string, one write.
+      this.tick.beforeWrite();
       ready = out.write(`${text}\n`);
     } else {
-      out.cork();
+      this.tick.corkNow();
       writeWire(out, text);
       ready = out.write("\n");
-      process.nextTick(() => out.uncork());
     }
-    if (ready) return;
-    await new Promise<void>((resolve) => {
-      const done = (): void => {
-        out.off("drain", done);
-        out.off("close", done);
-        out.off("error", done);
-        resolve();
-      };
-      out.on("drain", done);
-      out.on("close", done);
-      out.on("error", done);
-    });
+    return ready ? SENT : this.drain.wait();
+  }
+
+  /** Bytes written to the host's pipe (our stdout) that it has not read yet. */
+  override get queuedBytes(): number {
+    return this.output.writableLength;
+  }
+
+  override whenDrained(): Promise<void> {
+    return this.drain.wait();
+  }
+
+  protected override stopReading(): void {
+    this.turns.hold();
+  }
+
+  protected override startReading(): void {
+    this.turns.release();
   }
 
   protected release(): void {

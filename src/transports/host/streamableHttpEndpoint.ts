@@ -69,10 +69,18 @@ export class StreamableHttpEndpoint {
   }
 
   private async post(req: IncomingMessage, res: ServerResponse, sessionId: string | undefined): Promise<void> {
-    if (sessionId !== undefined && this.find(req, sessionId) === undefined) {
+    if (sessionId === undefined) return this.readPost(req, res, undefined);
+    const existing = this.find(req, sessionId);
+    if (existing === undefined) {
       req.resume();
       return this.notFound(res, sessionId);
     }
+    // One body at a time per session, and none while its upstream is behind: the host's
+    // uploads wait in their sockets, not in this process.
+    return existing.inReadingTurn(() => this.readPost(req, res, sessionId));
+  }
+
+  private async readPost(req: IncomingMessage, res: ServerResponse, sessionId: string | undefined): Promise<void> {
     const body = await readMessageBody(req, this.ctx.maxBodyBytes ?? this.ctx.maxMessageBytes, this.ctx.maxBodyBytes === undefined ? "limits.maxMessageBytes" : "limits.maxBodyBytes", this.ctx.maxBatch);
     if (!body.ok) {
       this.ctx.onproblem?.(body.problem, { server: this.ctx.server, kind: "streamable-http", sessionId });
@@ -112,7 +120,6 @@ export class StreamableHttpEndpoint {
     res.writeHead(200).end();
   }
 
-  /** Creates a session, takes a slot for it and hands it to the proxy; answers the host on failure. */
   /** The live session `sessionId` names, if the request's owner is the one who opened it. */
   private find(req: IncomingMessage, sessionId: string): StreamableHttpHostSession | undefined {
     const session = this.live.get(sessionId);
@@ -120,6 +127,7 @@ export class StreamableHttpEndpoint {
     return sameOwner(this.owners.get(sessionId), this.ctx.ownerOf?.(req)) ? session : undefined;
   }
 
+  /** Creates a session, takes a slot for it and hands it to the proxy; answers the host on failure. */
   private async open(res: ServerResponse, stateless: boolean, headers: Record<string, string>, client: string, owner: SessionOwner): Promise<StreamableHttpHostSession | undefined> {
     const release = this.ctx.slots.acquire(client);
     if (release === null) {

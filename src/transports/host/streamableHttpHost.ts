@@ -19,6 +19,12 @@
  *   stream (queued, bounded, until the host opens one);
  * - a POST carrying only responses/notifications gets 202 at once.
  *
+ * Flow control: `queuedBytes` is what the session's open responses hold for the host, so a host
+ * that stops reading any of them holds its upstream back; while the upstream is behind, the
+ * endpoint leaves the next POST bodies unread (`inReadingTurn`). Messages queued for a GET stream
+ * the host has not opened are bounded by count (`maxQueuedMessages`), not held back: a host that
+ * never opens one must still get its answers.
+ *
  * HTTP parsing, session ids and limits live in `streamableHttpEndpoint.ts`.
  */
 import type { ServerResponse } from "node:http";
@@ -28,6 +34,7 @@ import { HostTransportBase } from "./hostTransportBase.js";
 import { replyJsonRpcError, replyJsonWire } from "./httpReplies.js";
 import { idKey, requestIdOf, responseIdOf } from "../jsonrpc.js";
 import { DEFAULT_SSE_KEEP_ALIVE_MS, SseWriter } from "./sseWriter.js";
+import { DrainWaiter, mustWaitForDrain, SENT } from "../drainWaiter.js";
 import { encodeWire, type WireJson } from "../wireJson.js";
 
 /** Default number of GET-stream messages kept while the host has no GET stream open. */
@@ -79,6 +86,8 @@ interface Exchange {
   readonly answers: Map<string, WireJson>;
   readonly batch: boolean;
   done: boolean;
+  /** Waits for a JSON answer to be flushed; made the first time the host is behind on it. */
+  drain?: DrainWaiter;
 }
 
 export class StreamableHttpHostSession extends HostTransportBase {
@@ -173,20 +182,50 @@ export class StreamableHttpHostSession extends HostTransportBase {
     for (const message of queued) void sse.write("message", encodeWire(message));
   }
 
-  async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
-    if (this.isClosed) return;
-    const answered = responseIdOf(message);
-    if (answered !== undefined) return this.answer(idKey(answered), message);
-    const related = options?.relatedRequestId;
-    if (related !== undefined && related !== null) {
-      const exchange = this.byRequest.get(idKey(related));
-      if (exchange !== undefined && exchange.streamable && !exchange.done) {
-        // Encoded first: a message that cannot be serialized must not open the stream.
-        const wire = encodeWire(message);
-        return this.openStream(exchange).write("message", wire);
+  /** Not an async function: a message written at once costs no promise of its own. */
+  send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    if (this.isClosed) return SENT;
+    try {
+      const answered = responseIdOf(message);
+      if (answered !== undefined) return this.answer(idKey(answered), message);
+      const related = options?.relatedRequestId;
+      if (related !== undefined && related !== null) {
+        const exchange = this.byRequest.get(idKey(related));
+        if (exchange !== undefined && exchange.streamable && !exchange.done) {
+          // Encoded first: a message that cannot be serialized must not open the stream.
+          const wire = encodeWire(message);
+          return this.openStream(exchange).write("message", wire);
+        }
+      }
+      return this.sendStandalone(message);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /**
+   * Bytes written to the session's open responses (POST streams, JSON answers not yet flushed,
+   * the GET stream) that the host has not taken. Answers held for a batch still in its lazy
+   * window are not counted: they are bounded by the batch, and no socket holds them yet.
+   */
+  override get queuedBytes(): number {
+    let bytes = this.standalone?.queuedBytes ?? 0;
+    for (const exchange of this.exchanges) bytes += exchange.res.writableLength;
+    return bytes;
+  }
+
+  /** Settles when one of the responses the host is behind on has drained (or ended). */
+  override whenDrained(): Promise<void> {
+    for (const exchange of this.exchanges) {
+      if (exchange.sse !== undefined) {
+        if (mustWaitForDrain(exchange.res)) return exchange.sse.drained();
+      } else if (mustWaitForDrain(exchange.res)) {
+        // A JSON answer written whole: it has been taken when the response finishes.
+        exchange.drain ??= new DrainWaiter(exchange.res);
+        return exchange.drain.wait();
       }
     }
-    return this.sendStandalone(message);
+    return this.standalone?.drained() ?? SENT;
   }
 
   /** Headers every response of this session carries. */
@@ -213,7 +252,7 @@ export class StreamableHttpHostSession extends HostTransportBase {
     const exchange = this.byRequest.get(key);
     if (exchange === undefined || exchange.done) {
       this.reportError(new Error(`Response to request ${key.slice(2)} dropped: the host's HTTP request for it is no longer open`));
-      return Promise.resolve();
+      return SENT;
     }
     // Serialized before the request is marked answered: JSON.stringify throws on a message nested
     // too deeply, and the caller then answers the same id with an error (issue 5, bad input).
@@ -234,7 +273,7 @@ export class StreamableHttpHostSession extends HostTransportBase {
       // Sent: a big answer is not kept until the socket closes, and nothing is held to stream.
       exchange.answers.clear();
     }
-    return Promise.resolve();
+    return SENT;
   }
 
   /**
@@ -264,7 +303,7 @@ export class StreamableHttpHostSession extends HostTransportBase {
       this.queued.shift();
       this.reportError(new Error(`Dropped a server message: more than ${this.maxQueued} queued while the host has no GET stream open`));
     }
-    return Promise.resolve();
+    return SENT;
   }
 
   private endExchange(exchange: Exchange): void {

@@ -13,14 +13,27 @@ import { HostTransportBase } from "./hostTransportBase.js";
 import type { HostEndpointContext } from "./hostSession.js";
 import { replyOnSocket, SERVER_ERROR, sessionLimitMessage } from "./httpReplies.js";
 import { clientAddress, forwardableMcpHeaders } from "./requestHeaders.js";
-import { encodeWire } from "../wireJson.js";
+import { DrainWaiter, mustWaitForDrain, SENT, type DrainableStream } from "../drainWaiter.js";
+import { ReadYield } from "../readYield.js";
+import { TickCork, type Corkable } from "../tickCork.js";
+import { encodeWire, type WireJson } from "../wireJson.js";
 import { DEFAULT_PING_INTERVAL_MS, WsHeartbeat } from "./wsHeartbeat.js";
 
 export const WS_SUBPROTOCOL = "mcp";
 
+/** Options of every whole text frame sent (shared: `ws` only reads them). */
+const TEXT_FRAME = Object.freeze({ binary: false });
+
 export class WsHostSession extends HostTransportBase {
   /** What every message of the session carries along: the headers of its upgrade request. */
   private readonly extra: MessageExtraInfo;
+  /** The TCP socket under `ws` (its `_socket`, not in its typings) and that socket's drain waiter. */
+  private readonly rawSocket: DrainableStream | undefined;
+  private readonly drain: DrainWaiter | undefined;
+  /** The frames of one tick leave in one system call (see TickCork). */
+  private readonly tick: TickCork | undefined;
+  /** Reads the host's frames in turns with the rest of the process, and holds them while the upstream is behind. */
+  private readonly turns: ReadYield;
 
   constructor(
     private readonly socket: WebSocket,
@@ -29,6 +42,10 @@ export class WsHostSession extends HostTransportBase {
   ) {
     super();
     this.extra = { requestInfo: { headers } };
+    this.rawSocket = (socket as unknown as { _socket?: DrainableStream })._socket;
+    this.drain = this.rawSocket === undefined ? undefined : new DrainWaiter(this.rawSocket);
+    this.turns = new ReadYield(() => socket.pause(), () => socket.resume());
+    this.tick = this.rawSocket === undefined ? undefined : new TickCork(this.rawSocket as unknown as Corkable);
     socket.on("message", (data, isBinary) => this.receive(data, isBinary));
     socket.on("close", () => this.finish());
     socket.on("error", (error: Error & { code?: string }) => {
@@ -40,24 +57,47 @@ export class WsHostSession extends HostTransportBase {
     });
   }
 
-  /** Resolves once `ws` has handed the frame to the socket (backpressure for the proxy). */
+  /**
+   * Hands the frame to `ws`. Not an async function and no callback per frame: a write the
+   * socket takes at once costs no promise; while the host is behind, every send gets the
+   * socket's one drain waiter. Write errors close the socket, which ends the session.
+   */
   send(message: JSONRPCMessage, _options?: TransportSendOptions): Promise<void> {
-    if (this.isClosed || this.socket.readyState !== this.socket.OPEN) return Promise.resolve();
-    const wire = encodeWire(message);
-    return new Promise((resolve) => {
-      const sent = (error?: Error): void => {
-        if (error) this.reportError(error);
-        resolve();
-      };
-      // One encode to bytes here; given a string, ws would measure it and then encode it again.
-      if (typeof wire === "string") {
-        this.socket.send(Buffer.from(wire, "utf8"), { binary: false }, sent);
-        return;
-      }
+    if (this.isClosed || this.socket.readyState !== this.socket.OPEN) return SENT;
+    let wire: WireJson;
+    try {
+      wire = encodeWire(message);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    // The frames of one tick leave in one writev (see TickCork; ws corks each frame on its own).
+    this.tick?.beforeWrite();
+    // One encode to bytes here; given a string, ws would measure it and then encode it again.
+    if (typeof wire === "string") {
+      this.socket.send(Buffer.from(wire, "utf8"), TEXT_FRAME);
+    } else {
       // Raw pieces go out as the fragments of one text message (RFC 6455 §5.4): no joined copy.
       const last = wire.parts.length - 1;
-      wire.parts.forEach((part, i) => this.socket.send(part, { binary: false, fin: i === last }, i === last ? sent : undefined));
-    });
+      wire.parts.forEach((part, i) => this.socket.send(part, { binary: false, fin: i === last }));
+    }
+    return this.drain === undefined || !mustWaitForDrain(this.rawSocket!) ? SENT : this.drain.wait();
+  }
+
+  /** Bytes `ws` and its socket hold for the host (`bufferedAmount`). */
+  override get queuedBytes(): number {
+    return this.socket.bufferedAmount;
+  }
+
+  override whenDrained(): Promise<void> {
+    return this.drain?.wait() ?? SENT;
+  }
+
+  protected override stopReading(): void {
+    this.turns.hold();
+  }
+
+  protected override startReading(): void {
+    this.turns.release();
   }
 
   protected release(): void {
@@ -68,6 +108,7 @@ export class WsHostSession extends HostTransportBase {
     // Binary frames are read as UTF-8 JSON too: being strict here would only break hosts.
     const bytes = Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data);
     const framed = isBinary ? parseJsonMessage(bytes) : parseTextFrame(bytes);
+    this.turns.took(bytes.length);
     if (framed === undefined) return;
     if (framed.problem === undefined) this.deliver(framed.message as JSONRPCMessage, this.extra);
     else this.problem(framed.problem, `Unreadable message from the host (${framed.problem.kind}, ${framed.problem.bytes} bytes)`);

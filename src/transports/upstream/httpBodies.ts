@@ -7,22 +7,30 @@ import { parseMediaType } from "../../normalize/mediaType.js";
 import { excerptOf, jsonRpcIdHint, parseJsonPieces, parseJsonText, type Framed } from "../lineFraming.js";
 import { SseParser, type SseEvent, type SseProblem } from "../sseParser.js";
 import type { FramingProblem } from "../types.js";
+import type { ReadGate } from "../readGate.js";
 
 /** Bytes of an error response body read for the error message. */
 export const ERROR_BODY_EXCERPT_BYTES = 2048;
 
-/** Reads an SSE body to its end, calling `onEvent` for each event. Resolves at end of stream. */
+/**
+ * Reads an SSE body to its end, calling `onEvent` for each event. Resolves at end of stream.
+ * `gate`, when given, is passed before each read (see HttpFlowControl).
+ */
 export async function readSseBody(
   body: ReadableStream<Uint8Array>,
   maxEventBytes: number,
   handlers: { onEvent(event: SseEvent): void; onProblem(problem: SseProblem): void; onRetry?(ms: number): void },
   signal?: AbortSignal,
+  gate?: ReadGate,
 ): Promise<void> {
   const parser = new SseParser({ maxEventBytes });
   const reader = body.getReader();
   const stop = cancelOnAbort(reader, signal);
   try {
     for (;;) {
+      // Closed while the host is behind: the body is not pulled, so the upstream's writes wait.
+      const closed = gate?.passage();
+      if (closed !== undefined) await closed;
       const { done, value } = await reader.read();
       const items = done ? parser.end() : parser.push(value);
       for (const item of items) {

@@ -12,6 +12,7 @@ import { DEFAULT_MAX_MESSAGE_BYTES, type FramingProblem, type JSONRPCMessage, ty
 import { errorBodyReason, framedFromEvent, framingProblemOf, mediaTypeEssence, readSseBody } from "./httpBodies.js";
 import { DEFAULT_HTTP_CONNECT_TIMEOUT_MS, type FetchLike, type HttpConnectionOptions } from "./streamableHttpUpstream.js";
 import { deliverFramed, describeUrl, forwardableHeaders, networkErrorText } from "./upstreamMessages.js";
+import { HttpFlowControl } from "./httpFlowControl.js";
 import { errorResponse, methodOf, requestIdsOf } from "../jsonrpc.js";
 
 export interface SseUpstreamOptions extends HttpConnectionOptions {
@@ -30,6 +31,7 @@ export class SseUpstreamTransport implements ProxyTransport {
   private readonly fetch: FetchLike;
   private readonly logger: Logger;
   private readonly abort = new AbortController();
+  private readonly flow = new HttpFlowControl();
   private endpoint: URL | undefined;
   private reading: Promise<void> | undefined;
   private closed = false;
@@ -61,6 +63,7 @@ export class SseUpstreamTransport implements ProxyTransport {
       headers.set("accept", "text/event-stream");
       response = await this.fetch(this.url, { method: "GET", headers, signal: AbortSignal.any([this.abort.signal, connecting.signal]) });
     } catch (error) {
+      if (error instanceof NormalizerError) throw error; // from an injected fetch (the OAuth layer)
       throw unreachable(connecting.signal.aborted ? `no answer in ${timeoutMs} ms` : networkErrorText(error), error);
     } finally {
       clearTimeout(connectTimer);
@@ -89,7 +92,7 @@ export class SseUpstreamTransport implements ProxyTransport {
         if (framed) deliverFramed(this, framed);
       },
       onProblem: (problem) => this.onproblem?.(framingProblemOf(problem)),
-    }, this.abort.signal)
+    }, this.abort.signal, this.flow.gate)
       .catch((error: unknown) => {
         if (!this.closed) this.lastError = `the SSE stream of upstream ${this.where} failed: ${networkErrorText(error)}`;
       })
@@ -121,8 +124,12 @@ export class SseUpstreamTransport implements ProxyTransport {
     headers.set("content-type", "application/json");
     for (const [name, value] of forwardableHeaders(options?.forwardHeaders)) headers.set(name, value);
     let failure: NormalizerError | undefined;
+    const body = JSON.stringify(message);
+    const bytes = Buffer.byteLength(body);
+    this.flow.posting(bytes);
     try {
-      const response = await this.fetch(this.endpoint, { method: "POST", headers, body: JSON.stringify(message), signal: this.abort.signal });
+      const response = await this.fetch(this.endpoint, { method: "POST", headers, body, signal: this.abort.signal });
+      this.flow.posted(bytes);
       if (response.ok) {
         await response.body?.cancel().catch(() => {});
         return;
@@ -130,18 +137,38 @@ export class SseUpstreamTransport implements ProxyTransport {
       const reason = await errorBodyReason(response);
       failure = new NormalizerError("UPSTREAM_HTTP_ERROR", `upstream ${this.where} answered POST ${what} with HTTP ${response.status}${reason ? `: ${reason}` : ""}`, { url: this.where, status: response.status });
     } catch (error) {
+      this.flow.posted(bytes);
       if (this.closed) return;
-      failure = new NormalizerError("UPSTREAM_UNREACHABLE", `cannot reach upstream ${this.where} (POST ${what}): ${networkErrorText(error)}`, { url: this.where });
+      failure = error instanceof NormalizerError ? error : new NormalizerError("UPSTREAM_UNREACHABLE", `cannot reach upstream ${this.where} (POST ${what}): ${networkErrorText(error)}`, { url: this.where });
     }
     this.lastError = failure.message;
     this.onerror?.(failure);
     for (const id of ids) this.onmessage?.(errorResponse(id, JSONRPC.UPSTREAM_UNAVAILABLE, failure.message, { code: failure.code, ...failure.details }));
   }
 
+  /** Bytes of POST bodies the upstream has not answered with response headers yet. */
+  get queuedBytes(): number {
+    return this.flow.queuedBytes;
+  }
+
+  whenDrained(): Promise<void> {
+    return this.flow.whenDrained();
+  }
+
+  /** Stops pulling the upstream's SSE response streams (a JSON body in progress is still read whole). */
+  pauseReading(): void {
+    this.flow.gate.close();
+  }
+
+  resumeReading(): void {
+    this.flow.gate.open();
+  }
+
   async close(): Promise<void> {
     if (!this.closed) {
       this.closed = true;
       this.abort.abort();
+      this.flow.end();
       await this.reading;
     }
     this.reportClose();

@@ -24,6 +24,8 @@ import { JsonLineReader, LineSplitter, serializeMessage, type OversizedLine } fr
 import type { JSONRPCMessage, ProxySendOptions, ProxyTransport, FramingProblem } from "../types.js";
 import { adoptGroup, endGroup } from "./processGroup.js";
 import { deliverFramed } from "./upstreamMessages.js";
+import { DrainWaiter, SENT } from "../drainWaiter.js";
+import { ReadYield } from "../readYield.js";
 
 /** Default time between SIGTERM and SIGKILL when closing (`killGraceMs`). */
 export const DEFAULT_KILL_GRACE_MS = 2000;
@@ -72,8 +74,6 @@ export interface UpstreamExit {
   readonly expected: boolean;
 }
 
-/** What `send` returns for a message the pipe took at once (one settled promise, shared). */
-const SENT: Promise<void> = Promise.resolve();
 
 export class StdioUpstreamTransport implements ProxyTransport {
   onclose?: (() => void) | undefined;
@@ -93,6 +93,9 @@ export class StdioUpstreamTransport implements ProxyTransport {
   /** Set when stdout ended while the child kept running: the upstream is over, and ended. */
   private stdoutClosedEarly = false;
   private closedPromise: Promise<void> | undefined;
+  private stdinDrain: DrainWaiter | undefined;
+  /** Reads stdout in turns with the rest of the process, and holds it while the host is behind. */
+  private turns: ReadYield | undefined;
 
   constructor(options: StdioUpstreamOptions) {
     this.options = options;
@@ -148,8 +151,10 @@ export class StdioUpstreamTransport implements ProxyTransport {
   private wire(child: ChildProcess): void {
     const { stdin, stdout, stderr } = child;
     if (!stdin || !stdout || !stderr) throw new Error("child process has no stdio pipes");
+    this.turns = new ReadYield(() => stdout.pause(), () => stdout.resume());
     stdout.on("data", (chunk: Buffer) => {
       for (const framed of this.reader.push(chunk)) deliverFramed(this, framed);
+      this.turns!.took(chunk.length);
     });
     stdout.on("end", () => {
       for (const framed of this.reader.end()) deliverFramed(this, framed);
@@ -170,7 +175,10 @@ export class StdioUpstreamTransport implements ProxyTransport {
       if (!this.closing) void endGroup(child, this.killGraceMs);
       this.exit = { code, signal, expected: this.closing, ...(this.lastStderrLine === undefined ? {} : { lastStderrLine: this.lastStderrLine }) };
       this.logger[this.closing ? "debug" : "warn"]("upstream exited", { pid: child.pid, code, signal, ...(this.closing || this.lastStderrLine === undefined ? {} : { lastStderrLine: this.lastStderrLine.slice(0, 500) }) });
-      // Let stdout drain, but do not wait forever on pipes a grandchild keeps open.
+      // Let stdout drain, but do not wait forever on pipes a grandchild keeps open. A stdout
+      // paused for a slow host is read again: the child writes no more, and what is left in the
+      // pipe (64 KiB at most) must reach the host before the pipe is destroyed.
+      this.turns?.release();
       const timer = setTimeout(() => {
         stdout.destroy();
         stderr.destroy();
@@ -243,8 +251,8 @@ export class StdioUpstreamTransport implements ProxyTransport {
     }
     // Not an async function: a message the pipe takes at once (nearly all) gets the one settled
     // promise, not a new one per message (issue 6 profiles); failures still reject, never throw.
-    // Backpressure: a 50 MiB line is handed to the pipe once and we wait for it to drain,
-    // instead of piling further writes into memory.
+    // Backpressure: a child behind on its stdin shows in `queuedBytes`, and every send while
+    // it is behind gets the pipe's one drain waiter (never a listener per message).
     let taken: boolean;
     try {
       taken = stdin.write(serializeMessage(message));
@@ -252,13 +260,27 @@ export class StdioUpstreamTransport implements ProxyTransport {
       return Promise.reject(error);
     }
     if (taken) return SENT;
-    return new Promise<void>((resolve) => {
-      const done = (): void => {
-        stdin.off("drain", done).off("close", done);
-        resolve();
-      };
-      stdin.on("drain", done).on("close", done);
-    });
+    this.stdinDrain ??= new DrainWaiter(stdin);
+    return this.stdinDrain.wait();
+  }
+
+  /** Bytes written to the child's stdin that it has not read yet. */
+  get queuedBytes(): number {
+    return this.child?.stdin?.writableLength ?? 0;
+  }
+
+  /** Settles when the child has read what its stdin held (one waiter for every caller). */
+  whenDrained(): Promise<void> {
+    return this.stdinDrain?.wait() ?? SENT;
+  }
+
+  /** Stops reading the child's stdout: once the pipe is full, the child's writes block. */
+  pauseReading(): void {
+    this.turns?.hold();
+  }
+
+  resumeReading(): void {
+    this.turns?.release();
   }
 
   async close(): Promise<void> {

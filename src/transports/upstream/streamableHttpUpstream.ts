@@ -24,6 +24,7 @@ import type { Framed } from "../lineFraming.js";
 import { DEFAULT_MAX_MESSAGE_BYTES, type FramingProblem, type JSONRPCMessage, type ProxySendOptions, type ProxyTransport } from "../types.js";
 import { errorBodyReason, framedFromEvent, framingProblemOf, mediaTypeEssence, readJsonBody, readSseBody } from "./httpBodies.js";
 import { describeUrl, forwardableHeaders, networkErrorText } from "./upstreamMessages.js";
+import { HttpFlowControl } from "./httpFlowControl.js";
 import { errorResponse, methodOf, requestIdsOf, responseIdOf, type RequestId } from "../jsonrpc.js";
 
 /** Default time `start()` waits for the reachability probe, and `close()` for the DELETE (ms). */
@@ -71,6 +72,7 @@ export class StreamableHttpUpstreamTransport implements ProxyTransport {
   private readonly abort = new AbortController();
   private readonly initializeIds = new Set<RequestId>();
   private readonly reading = new Set<Promise<void>>();
+  private readonly flow = new HttpFlowControl();
   private protocolVersion: string | undefined;
   private session: string | undefined;
   private started = false;
@@ -123,16 +125,23 @@ export class StreamableHttpUpstreamTransport implements ProxyTransport {
     if (methodOf(message) === "initialize") for (const id of ids) this.initializeIds.add(id);
     const what = methodOf(message) ?? (ids.length > 0 ? "batch" : "response");
     let response: Response;
+    const body = JSON.stringify(message);
+    const bytes = Buffer.byteLength(body);
+    this.flow.posting(bytes);
     try {
       response = await this.fetch(this.url, {
         method: "POST",
         headers: this.headers("application/json, text/event-stream", options?.forwardHeaders, true),
-        body: JSON.stringify(message),
+        body,
         signal: this.abort.signal,
       });
     } catch (error) {
       if (this.closed) return;
+      // An injected fetch (the OAuth layer) throws NormalizerErrors that already say what to do.
+      if (error instanceof NormalizerError) return this.fail(ids, error);
       return this.fail(ids, new NormalizerError("UPSTREAM_UNREACHABLE", `cannot reach upstream ${this.where} (POST ${what}): ${networkErrorText(error)}`, { url: this.where }));
+    } finally {
+      this.flow.posted(bytes);
     }
     this.rememberSession(response);
     if (!response.ok) return this.failStatus(ids, response, `POST ${what}`);
@@ -147,8 +156,26 @@ export class StreamableHttpUpstreamTransport implements ProxyTransport {
       return this.fail(ids, new NormalizerError("UPSTREAM_HTTP_ERROR", `upstream ${this.where} answered POST ${what} with content type ${JSON.stringify(type ?? "none")}, expected application/json or text/event-stream`, { url: this.where }));
     }
     const pending = new Set(ids);
-    const body = response.body;
-    this.background(type === "application/json" ? this.readJson(body, pending) : this.readStream(body, pending), pending, what);
+    const stream = response.body;
+    this.background(type === "application/json" ? this.readJson(stream, pending) : this.readStream(stream, pending), pending, what);
+  }
+
+  /** Bytes of POST bodies the upstream has not answered with response headers yet. */
+  get queuedBytes(): number {
+    return this.flow.queuedBytes;
+  }
+
+  whenDrained(): Promise<void> {
+    return this.flow.whenDrained();
+  }
+
+  /** Stops pulling the upstream's SSE response streams (a JSON body in progress is still read whole). */
+  pauseReading(): void {
+    this.flow.gate.close();
+  }
+
+  resumeReading(): void {
+    this.flow.gate.open();
   }
 
   async close(): Promise<void> {
@@ -156,6 +183,7 @@ export class StreamableHttpUpstreamTransport implements ProxyTransport {
     this.closed = true;
     clearTimeout(this.retryTimer);
     this.abort.abort();
+    this.flow.end();
     await Promise.allSettled([...this.reading]);
     if (this.session !== undefined) {
       // Spec: clients that no longer need a session SHOULD DELETE it (405 = not supported).
@@ -223,7 +251,7 @@ export class StreamableHttpUpstreamTransport implements ProxyTransport {
       },
       onProblem: (problem) => this.deliver({ problem: framingProblemOf(problem) }, pending),
       onRetry: (ms) => (this.retryMs = ms),
-    }, this.abort.signal);
+    }, this.abort.signal, this.flow.gate);
   }
 
   private deliver(framed: Framed, pending: Set<RequestId>): void {

@@ -11,6 +11,8 @@ import { parseJsonPieces } from "../lineFraming.js";
 import { DEFAULT_MAX_MESSAGE_BYTES, type FramingProblem, type JSONRPCMessage, type ProxySendOptions, type ProxyTransport } from "../types.js";
 import { DEFAULT_HTTP_CONNECT_TIMEOUT_MS } from "./streamableHttpUpstream.js";
 import { deliverFramed, describeUrl } from "./upstreamMessages.js";
+import { DrainWaiter, mustWaitForDrain, SENT, type DrainableStream } from "../drainWaiter.js";
+import { ReadYield } from "../readYield.js";
 
 export const WEBSOCKET_SUBPROTOCOL = "mcp";
 
@@ -40,6 +42,11 @@ export class WebSocketUpstreamTransport implements ProxyTransport {
   private closing = false;
   private closeReported = false;
   private lastError: string | undefined;
+  /** The TCP socket under `ws` (its `_socket`, not in its typings) and that socket's drain waiter. */
+  private rawSocket: DrainableStream | undefined;
+  private drain: DrainWaiter | undefined;
+  /** Reads the socket in turns with the rest of the process, and holds it while the host is behind. */
+  private turns: ReadYield | undefined;
 
   constructor(private readonly options: WebSocketUpstreamOptions) {
     this.where = describeUrl(options.url);
@@ -73,6 +80,9 @@ export class WebSocketUpstreamTransport implements ProxyTransport {
       socket.once("unexpected-response", (_request, response) => fail(`HTTP ${response.statusCode}${response.statusMessage ? ` ${response.statusMessage}` : ""}`));
       socket.once("error", (error) => fail(error.message, error));
     });
+    this.rawSocket = (socket as unknown as { _socket?: DrainableStream })._socket;
+    this.drain = this.rawSocket === undefined ? undefined : new DrainWaiter(this.rawSocket);
+    this.turns = new ReadYield(() => socket.pause(), () => socket.resume());
     socket.on("message", (data, isBinary) => this.onFrame(data, isBinary));
     socket.on("error", (error) => {
       if ((error as { code?: string }).code === "WS_ERR_UNSUPPORTED_MESSAGE_LENGTH") {
@@ -97,13 +107,41 @@ export class WebSocketUpstreamTransport implements ProxyTransport {
     if (isBinary) this.logger.debug("binary frame from upstream, read as UTF-8 JSON", { bytes });
     const framed = parseJsonPieces(pieces, bytes, this.options.rawStringMinBytes);
     if (framed) deliverFramed(this, framed);
+    this.turns?.took(bytes);
   }
 
-  async send(message: JSONRPCMessage, _options?: ProxySendOptions): Promise<void> {
+  /**
+   * Hands the frame to `ws`. Not an async function and no callback per frame: a frame the
+   * socket takes at once costs no promise; while the upstream is behind, every send gets the
+   * socket's one drain waiter. A failed write closes the socket, which ends the session.
+   */
+  send(message: JSONRPCMessage, _options?: ProxySendOptions): Promise<void> {
     const socket = this.socket;
-    if (!socket || socket.readyState !== WebSocket.OPEN) throw new NormalizerError("UPSTREAM_CLOSED", `WebSocket to upstream ${this.where} is not open`, { url: this.where });
-    // The callback fires once the frame is handed to the socket: backpressure for big frames.
-    await new Promise<void>((resolve, reject) => socket.send(JSON.stringify(message), (error) => (error ? reject(error) : resolve())));
+    if (!socket || socket.readyState !== WebSocket.OPEN) return Promise.reject(new NormalizerError("UPSTREAM_CLOSED", `WebSocket to upstream ${this.where} is not open`, { url: this.where }));
+    try {
+      socket.send(JSON.stringify(message));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.drain === undefined || !mustWaitForDrain(this.rawSocket!) ? SENT : this.drain.wait();
+  }
+
+  /** Bytes `ws` and its socket hold for the upstream (`bufferedAmount`). */
+  get queuedBytes(): number {
+    return this.socket?.bufferedAmount ?? 0;
+  }
+
+  whenDrained(): Promise<void> {
+    return this.drain?.wait() ?? SENT;
+  }
+
+  /** Stops reading the socket: once the kernel buffers fill, the upstream's sends wait. */
+  pauseReading(): void {
+    this.turns?.hold();
+  }
+
+  resumeReading(): void {
+    this.turns?.release();
   }
 
   async close(): Promise<void> {

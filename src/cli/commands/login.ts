@@ -1,0 +1,114 @@
+/**
+ * `mcp-normalizer login NAME --config FILE`: the browser login for one remote server whose
+ * config entry has `"auth": "oauth"` (or a pre-registered `{clientId, …}`), storing its tokens
+ * for serve, stdio and audit. `login --url URL` does the same for a server named on the command
+ * line (`stdio --url URL --auth oauth`).
+ */
+import { mkdir } from "node:fs/promises";
+import { resolve } from "node:path";
+import { NormalizerError } from "../../errors/NormalizerError.js";
+import { loadConfigFile } from "../../config/load.js";
+import { ConfigSchema, isStdioServer, type ProxyConfig } from "../../config/schema.js";
+import { authSpecOf } from "../../proxy/upstreamAuths.js";
+import { describeUrl } from "../../transports/upstream/upstreamMessages.js";
+import { runLoginFlow } from "../../upstreamAuth/loginFlow.js";
+import { timedFetch } from "../../upstreamAuth/oauthFetch.js";
+import { AUTH_DIR_ENV, readLogin, tokenDirectory, tokenFilePath, writeLogin } from "../../upstreamAuth/tokenStore.js";
+import type { AuthorizationCodeSpec } from "../../upstreamAuth/types.js";
+import { parseCommandArgs } from "../args.js";
+import { EXIT, type ExitCode } from "../exitCodes.js";
+import { writeFully, type CliIo } from "../io.js";
+import { stderrPrompt } from "../oauthContext.js";
+
+export const LOGIN_HELP = `Usage: mcp-normalizer login NAME [--config FILE] [--no-browser]
+       mcp-normalizer login --url URL [--no-browser]
+
+Logs in to a remote MCP server that requires OAuth and stores its tokens, for serve, stdio
+and audit. NAME is a server of the config whose entry has "auth": "oauth" (or a pre-registered
+client: "auth": {"clientId", "clientSecret"?, "scopes"?, "callbackPort"?}); --url URL is a
+server named on the command line ("stdio --url URL --auth oauth").
+
+  1. asks the server (its 401 names its authorization server), reads the metadata, and
+     registers mcp-normalizer as a client when no clientId is configured;
+  2. prints the authorization URL on stderr, on a line of its own, and opens a browser;
+  3. listens on http://127.0.0.1:PORT/callback (the entry's callbackPort, else a free port)
+     until the browser comes back, checks its state, exchanges the code (PKCE S256), stores
+     the tokens and says where, in one line on stdout.
+
+Options:
+  --config FILE          proxy config (default ./proxy.config.json)
+  --url URL              an http(s) server not in a config
+  --no-browser           only print the URL (open it yourself, on any machine that can reach
+                         this one's 127.0.0.1 — e.g. through ssh -L)
+  -h, --help             this help
+
+Tokens: one file per server URL in $${AUTH_DIR_ENV}, else ~/.mcp-normalizer/auth (directory
+0700, files 0600). Logging in again replaces the file; deleting it logs out. Servers with
+"grant": "client_credentials" need no login: the proxy gets their tokens itself.
+
+Exit codes: 0 logged in; 1 the login failed, was refused, or got no answer within
+limits.loginTimeoutMs (5 minutes); 2 bad command line; 3 invalid config.`;
+
+export async function runLogin(argv: readonly string[], io: CliIo): Promise<ExitCode> {
+  const { values, positionals } = parseCommandArgs(argv, { config: { type: "string" }, url: { type: "string" }, "no-browser": { type: "boolean" }, help: { type: "boolean", short: "h" } }, "login");
+  if (values.help) {
+    await writeFully(io.stdout, `${LOGIN_HELP}\n`);
+    return EXIT.OK;
+  }
+  const target = values.url !== undefined ? fromUrl(values.url, positionals, values.config) : fromConfig(positionals, values.config, io);
+  const dir = tokenDirectory(io.env);
+  const file = tokenFilePath(dir, target.url);
+  try {
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+  } catch (error) {
+    throw new NormalizerError("LOGIN_FAILED", `login: cannot create the token directory ${dir}: ${(error as Error).message}`);
+  }
+  const oauthFetch = timedFetch((url, init) => fetch(url, init), target.config.limits.oauthRequestTimeoutMs);
+  const login = await runLoginFlow({
+    server: target.name,
+    serverUrl: target.url,
+    spec: target.spec,
+    prompt: stderrPrompt(io, target.config.limits.loginTimeoutMs, values["no-browser"] !== true, (server) => `Open this URL in a browser to log in to "${server}"`),
+    oauthFetch,
+    upstreamFetch: oauthFetch,
+    headers: target.headers,
+    previous: (await readLogin(file)).login,
+  });
+  try {
+    await writeLogin(file, dir, login);
+  } catch (error) {
+    throw new NormalizerError("LOGIN_FAILED", `login: logged in, but cannot write ${file}: ${(error as Error).message}`);
+  }
+  await writeFully(io.stdout, `Logged in to "${target.name}" (${describeUrl(target.url)}); tokens stored in ${file}\n`);
+  return EXIT.OK;
+}
+
+interface LoginTarget {
+  readonly name: string;
+  readonly url: string;
+  readonly spec: AuthorizationCodeSpec;
+  readonly headers?: Readonly<Record<string, string>> | undefined;
+  readonly config: ProxyConfig;
+}
+
+function fromUrl(url: string, positionals: readonly string[], config: string | undefined): LoginTarget {
+  if (positionals.length > 0 || config !== undefined) throw new NormalizerError("USAGE", "login: give either NAME (a server of --config) or --url URL, not both");
+  if (!/^https?:\/\//i.test(url)) throw new NormalizerError("USAGE", `login: --url expects an http(s):// URL, got ${JSON.stringify(describeUrl(url))}`);
+  return { name: describeUrl(url), url, spec: { grant: "authorization_code" }, config: ConfigSchema.parse({ mcpServers: { upstream: { url, auth: "oauth" } } }) };
+}
+
+function fromConfig(positionals: readonly string[], configFlag: string | undefined, io: CliIo): LoginTarget {
+  const name = positionals[0];
+  if (name === undefined) throw new NormalizerError("USAGE", "login: name the server to log in to: mcp-normalizer login NAME --config FILE (see mcp-normalizer login --help)");
+  if (positionals.length > 1) throw new NormalizerError("USAGE", `login: one server at a time; got ${positionals.map((p) => JSON.stringify(p)).join(", ")}`);
+  const shown = configFlag ?? "proxy.config.json";
+  const { config } = loadConfigFile(resolve(io.cwd, shown), io.env);
+  const server = config.mcpServers[name];
+  const names = Object.keys(config.mcpServers);
+  if (server === undefined) throw new NormalizerError("USAGE", `login: ${shown} has no server "${name}" (servers: ${names.join(", ")})`);
+  if (isStdioServer(server)) throw new NormalizerError("USAGE", `login: "${name}" in ${shown} is a stdio server; OAuth is for remote (url) servers`);
+  if (server.auth === undefined) throw new NormalizerError("USAGE", `login: "${name}" in ${shown} has no "auth"; add "auth": "oauth" to its entry to log in with a browser`);
+  const spec = authSpecOf(server.auth);
+  if (spec.grant === "client_credentials") throw new NormalizerError("USAGE", `login: "${name}" in ${shown} uses client credentials: the proxy gets its tokens itself, no login is needed`);
+  return { name, url: server.url, spec, headers: server.headers, config };
+}

@@ -1,0 +1,56 @@
+/**
+ * From a remote server's `auth` in the config to its OAuth layer (src/upstreamAuth): one per
+ * server, shared by every session to it, so a refresh happens once and a token obtained by one
+ * session serves the next. A server whose url or auth changed (SIGHUP) gets a new one.
+ */
+import { isStdioServer, type ServerConfig, type UpstreamAuthConfig } from "../config/schema.js";
+import type { Logger } from "../observe/logger.js";
+import type { FetchLike } from "../transports/upstream/index.js";
+import { UpstreamAuth } from "../upstreamAuth/upstreamAuth.js";
+import type { LoginPrompt, UpstreamAuthSpec } from "../upstreamAuth/types.js";
+
+export interface UpstreamAuthContext {
+  /** `$MCPN_AUTH_DIR` or `~/.mcp-normalizer/auth`. */
+  readonly tokenDir: string;
+  /** The command quoted in "needs an OAuth login" errors. */
+  readonly loginCommand: (server: string, url: string) => string;
+  readonly oauthRequestTimeoutMs: number;
+  readonly logger: Logger;
+  /** stdio only: run the browser login when no usable token is stored. */
+  readonly interactive?: LoginPrompt | undefined;
+  readonly fetch?: FetchLike | undefined;
+}
+
+export function authSpecOf(auth: UpstreamAuthConfig): UpstreamAuthSpec {
+  if (auth === "oauth") return { grant: "authorization_code" };
+  if (auth.grant === "client_credentials") return { grant: "client_credentials", clientId: auth.clientId, clientSecret: auth.clientSecret, scopes: auth.scopes };
+  return { grant: "authorization_code", clientId: auth.clientId, clientSecret: auth.clientSecret, scopes: auth.scopes, callbackPort: auth.callbackPort };
+}
+
+export class UpstreamAuths {
+  private readonly layers = new Map<string, { key: string; auth: UpstreamAuth }>();
+
+  constructor(private readonly context: UpstreamAuthContext) {}
+
+  /** The OAuth layer of `server`, or undefined when it has no `auth`. */
+  for(name: string, server: ServerConfig): UpstreamAuth | undefined {
+    if (isStdioServer(server) || server.auth === undefined) return undefined;
+    const key = JSON.stringify([server.url, server.auth, server.headers ?? {}]);
+    const known = this.layers.get(name);
+    if (known !== undefined && known.key === key) return known.auth;
+    const auth = new UpstreamAuth({
+      server: name,
+      url: server.url,
+      spec: authSpecOf(server.auth),
+      loginCommand: this.context.loginCommand(name, server.url),
+      tokenDir: this.context.tokenDir,
+      logger: this.context.logger,
+      oauthRequestTimeoutMs: this.context.oauthRequestTimeoutMs,
+      interactive: this.context.interactive,
+      headers: server.headers,
+      fetch: this.context.fetch,
+    });
+    this.layers.set(name, { key, auth });
+    return auth;
+  }
+}

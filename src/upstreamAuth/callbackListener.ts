@@ -1,0 +1,104 @@
+/**
+ * The loopback listener a browser login comes back to (RFC 8252 §7.3): `http://127.0.0.1:PORT/callback`,
+ * open only while the login runs. The first request to /callback decides: a `state` other than
+ * the one this login sent is refused (a stale tab or a forged redirect) and ends the login, as
+ * does an `error` answer; nothing from the query is written back to the page.
+ */
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { NormalizerError } from "../errors/NormalizerError.js";
+
+export const CALLBACK_PATH = "/callback";
+
+export interface CallbackListener {
+  readonly port: number;
+  readonly redirectUrl: string;
+  /** Resolves with the authorization code, or rejects (wrong state, error answer, no answer in `timeoutMs`). */
+  waitForCode(timeoutMs: number): Promise<string>;
+  close(): Promise<void>;
+}
+
+const PAGE = (title: string, text: string): string =>
+  `<!doctype html><meta charset="utf-8"><title>${title}</title><body style="font-family:sans-serif;margin:3em"><h1>${title}</h1><p>${text}</p></body>`;
+
+/**
+ * Listens on 127.0.0.1:`port` (0: any free port). `expectedState` is read when the browser
+ * comes back (the state is made after the listener, when the authorization URL is built).
+ */
+export async function listenForCallback(port: number, expectedState: () => string | undefined, what: string): Promise<CallbackListener> {
+  let settle: { resolve(code: string): void; reject(error: Error): void } | undefined;
+  const outcome = new Promise<string>((resolve, reject) => (settle = { resolve, reject }));
+  outcome.catch(() => {}); // observed by waitForCode; a refusal before it is called is kept
+  let decided = false;
+  const decide = (result: { code: string } | { error: Error }): void => {
+    if (decided) return;
+    decided = true;
+    if ("code" in result) settle!.resolve(result.code);
+    else settle!.reject(result.error);
+  };
+
+  const server: Server = createServer((req, res) => {
+    const url = new URL(req.url ?? "/", "http://127.0.0.1");
+    if (req.method !== "GET" || url.pathname !== CALLBACK_PATH) {
+      res.writeHead(404, { "content-type": "text/plain" }).end("not found\n");
+      return;
+    }
+    const reply = (status: number, title: string, text: string): void => {
+      res.writeHead(status, { "content-type": "text/html; charset=utf-8", "cache-control": "no-store", connection: "close" }).end(PAGE(title, text));
+    };
+    if (decided) return reply(409, "Login already finished", "This login has already received its answer. You can close this tab.");
+    const state = url.searchParams.get("state");
+    const expected = expectedState();
+    if (expected === undefined || state !== expected) {
+      reply(400, "Login refused", "This redirect does not belong to the login mcp-normalizer started (its state does not match). Nothing was stored.");
+      return decide({ error: new NormalizerError("LOGIN_FAILED", `${what}: the browser came back with a state that does not match this login (a stale tab or a forged redirect); refused, nothing stored`) });
+    }
+    const error = url.searchParams.get("error");
+    if (error !== null) {
+      reply(400, "Login failed", "The authorization server did not grant access. Nothing was stored; see the terminal.");
+      const description = url.searchParams.get("error_description");
+      return decide({ error: new NormalizerError("LOGIN_FAILED", `${what}: the authorization server answered ${JSON.stringify(error.slice(0, 100))}${description ? `: ${description.slice(0, 200)}` : ""}`) });
+    }
+    const code = url.searchParams.get("code");
+    if (code === null || code === "") {
+      reply(400, "Login failed", "The redirect carried no authorization code. Nothing was stored.");
+      return decide({ error: new NormalizerError("LOGIN_FAILED", `${what}: the browser came back without an authorization code`) });
+    }
+    reply(200, "Authorization received", "mcp-normalizer has what it needs. You can close this tab.");
+    decide({ code });
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, "127.0.0.1", () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const actual = (server.address() as AddressInfo).port;
+  let timer: NodeJS.Timeout | undefined;
+
+  return {
+    port: actual,
+    redirectUrl: `http://127.0.0.1:${actual}${CALLBACK_PATH}`,
+    waitForCode(timeoutMs) {
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new NormalizerError("LOGIN_FAILED", `${what}: no answer from the browser within ${describeDuration(timeoutMs)} (limits.loginTimeoutMs); nothing stored, run the login again`)), timeoutMs);
+      });
+      return Promise.race([outcome, timeout]).finally(() => clearTimeout(timer));
+    },
+    close() {
+      clearTimeout(timer);
+      return new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+    },
+  };
+}
+
+export function describeDuration(ms: number): string {
+  if (ms % 60_000 === 0) return `${ms / 60_000} minute${ms === 60_000 ? "" : "s"}`;
+  if (ms % 1000 === 0) return `${ms / 1000} s`;
+  return `${ms} ms`;
+}

@@ -1,0 +1,215 @@
+/**
+ * The browser login (authorization code + PKCE S256), driven by the SDK's `auth()`:
+ * discovery from the server's 401 (resource metadata → authorization-server metadata), dynamic
+ * client registration when no client id is configured, the authorization URL with `state`,
+ * the RFC 8707 `resource` and the S256 challenge, then the code exchange. This file supplies what
+ * `auth()` asks of a client: the loopback redirect, the state, where the URL is shown, and
+ * memory for the verifier, the registration and the tokens until the login is stored.
+ */
+import { randomBytes } from "node:crypto";
+import { auth, type OAuthClientProvider, type OAuthDiscoveryState } from "@modelcontextprotocol/sdk/client/auth.js";
+import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
+import { NormalizerError } from "../errors/NormalizerError.js";
+import { describeUrl, networkErrorText } from "../transports/upstream/upstreamMessages.js";
+import { listenForCallback, type CallbackListener } from "./callbackListener.js";
+import { probeChallenge } from "./challenge.js";
+import { openInBrowser } from "./openBrowser.js";
+import { redactedMessage } from "./oauthFetch.js";
+import { loginWithTokens, type StoredLogin } from "./tokenStore.js";
+import type { AuthorizationCodeSpec, Challenge, FetchLike, LoginPrompt } from "./types.js";
+
+export interface LoginFlowOptions {
+  /** The server's name, for messages. */
+  readonly server: string;
+  readonly serverUrl: string;
+  readonly spec: AuthorizationCodeSpec;
+  readonly prompt: LoginPrompt;
+  /** For the OAuth requests (bounded in time). */
+  readonly oauthFetch: FetchLike;
+  /** For the probe of the server itself, with its configured headers. */
+  readonly upstreamFetch: FetchLike;
+  readonly headers?: Readonly<Record<string, string>> | undefined;
+  /** The challenge of a 401 already seen; without it the server is probed. */
+  readonly challenge?: Challenge | undefined;
+  /** The login stored before, whose registration is reused when its redirect port is free. */
+  readonly previous?: StoredLogin | undefined;
+  readonly now?: () => number;
+}
+
+export const CLIENT_NAME = "mcp-normalizer";
+
+/** Runs the whole login; resolves with what is to be stored. The listener is closed on every path. */
+export async function runLoginFlow(options: LoginFlowOptions): Promise<StoredLogin> {
+  const what = `login to "${options.server}"`;
+  const { spec } = options;
+  let challenge = options.challenge;
+  if (challenge === undefined) {
+    try {
+      challenge = await probeChallenge(options.serverUrl, options.upstreamFetch, options.headers);
+    } catch (error) {
+      throw new NormalizerError("LOGIN_FAILED", `${what}: cannot reach ${describeUrl(options.serverUrl)}: ${networkErrorText(error)}`);
+    }
+  }
+  const reusable = spec.clientId === undefined && options.previous?.registered === true ? options.previous : undefined;
+  const provider = new LoginProvider(options.server, spec, options.prompt, reusable?.client);
+  const listener = await listen(spec, reusable, provider, what);
+  try {
+    provider.redirectUrl = listener.redirectUrl;
+    const scope = spec.scopes !== undefined && spec.scopes.length > 0 ? spec.scopes.join(" ") : challenge?.scope;
+    const flow = { serverUrl: options.serverUrl, fetchFn: options.oauthFetch, ...(scope === undefined ? {} : { scope }), ...(challenge?.resourceMetadataUrl === undefined ? {} : { resourceMetadataUrl: challenge.resourceMetadataUrl }) };
+    const started = await step(() => auth(provider, flow), what, provider);
+    if (started !== "REDIRECT") throw new NormalizerError("LOGIN_FAILED", `${what}: the authorization server did not start a browser login`);
+    const code = await listener.waitForCode(options.prompt.timeoutMs);
+    provider.code = code;
+    await step(() => auth(provider, { ...flow, authorizationCode: code }), what, provider);
+    const tokens = provider.savedTokens;
+    const discovery = provider.discovery;
+    const client = provider.client;
+    if (tokens === undefined || discovery === undefined || client === undefined) throw new NormalizerError("LOGIN_FAILED", `${what}: the token exchange gave no tokens`);
+    const base = {
+      issuer: discovery.authorizationServerUrl,
+      ...(discovery.resourceMetadata === undefined ? {} : { resource: discovery.resourceMetadata.resource }),
+      // A configured client's secret stays in the config; only its id is kept with the tokens.
+      client: provider.registered ? client : { client_id: client.client_id },
+      registered: provider.registered,
+    };
+    return loginWithTokens(base, options.serverUrl, tokens, (options.now ?? Date.now)());
+  } finally {
+    await listener.close();
+  }
+}
+
+/** The configured callback port, else the port of a reusable registration, else any free port. */
+async function listen(spec: AuthorizationCodeSpec, reusable: StoredLogin | undefined, provider: LoginProvider, what: string): Promise<CallbackListener> {
+  const expected = (): string | undefined => provider.sentState;
+  if (spec.callbackPort !== undefined) {
+    try {
+      return await listenForCallback(spec.callbackPort, expected, what);
+    } catch (error) {
+      throw new NormalizerError("LOGIN_FAILED", `${what}: cannot listen on 127.0.0.1:${spec.callbackPort} (callbackPort): ${networkErrorText(error)}`);
+    }
+  }
+  const previousPort = portOf(reusable?.client);
+  if (previousPort !== undefined) {
+    try {
+      return await listenForCallback(previousPort, expected, what);
+    } catch {
+      provider.forgetClient(); // its redirect port is taken: register again on a free one
+    }
+  }
+  return listenForCallback(0, expected, what);
+}
+
+function portOf(client: OAuthClientInformationMixed | undefined): number | undefined {
+  const uri = client !== undefined && "redirect_uris" in client ? client.redirect_uris[0] : undefined;
+  if (uri === undefined) return undefined;
+  try {
+    const port = Number(new URL(uri).port);
+    return Number.isInteger(port) && port > 0 ? port : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+async function step<T>(run: () => Promise<T>, what: string, provider: LoginProvider): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    if (error instanceof NormalizerError) throw error;
+    throw new NormalizerError("LOGIN_FAILED", `${what} failed: ${redactedMessage(error, provider.secrets())}`);
+  }
+}
+
+/** The client `auth()` drives during one login: everything in memory until the login is stored. */
+class LoginProvider implements OAuthClientProvider {
+  redirectUrl: string | undefined;
+  sentState: string | undefined;
+  code: string | undefined;
+  client: OAuthClientInformationMixed | undefined;
+  registered: boolean;
+  savedTokens: OAuthTokens | undefined;
+  discovery: OAuthDiscoveryState | undefined;
+  private verifier: string | undefined;
+
+  constructor(
+    private readonly server: string,
+    private readonly spec: AuthorizationCodeSpec,
+    private readonly prompt: LoginPrompt,
+    previous: OAuthClientInformationMixed | undefined,
+  ) {
+    if (spec.clientId !== undefined) {
+      this.client = { client_id: spec.clientId, ...(spec.clientSecret === undefined ? {} : { client_secret: spec.clientSecret }) };
+      this.registered = false;
+    } else {
+      this.client = previous;
+      this.registered = previous !== undefined;
+    }
+  }
+
+  get clientMetadata(): OAuthClientMetadata {
+    const scope = this.spec.scopes !== undefined && this.spec.scopes.length > 0 ? this.spec.scopes.join(" ") : undefined;
+    return {
+      client_name: CLIENT_NAME,
+      redirect_uris: this.redirectUrl === undefined ? [] : [this.redirectUrl],
+      grant_types: ["authorization_code", "refresh_token"],
+      response_types: ["code"],
+      token_endpoint_auth_method: "none",
+      ...(scope === undefined ? {} : { scope }),
+    };
+  }
+
+  forgetClient(): void {
+    this.client = undefined;
+    this.registered = false;
+  }
+
+  state(): string {
+    this.sentState = randomBytes(32).toString("base64url");
+    return this.sentState;
+  }
+
+  clientInformation(): OAuthClientInformationMixed | undefined {
+    return this.client;
+  }
+
+  saveClientInformation(information: OAuthClientInformationMixed): void {
+    // Called after a registration, and to stamp a configured client with its issuer.
+    if (this.spec.clientId === undefined) this.registered = true;
+    this.client = information;
+  }
+
+  /** A login always asks anew: stored tokens are never refreshed here. */
+  tokens(): undefined {
+    return undefined;
+  }
+
+  saveTokens(tokens: OAuthTokens): void {
+    this.savedTokens = tokens;
+  }
+
+  redirectToAuthorization(authorizationUrl: URL): void {
+    this.prompt.announce(authorizationUrl, this.server);
+    if (this.prompt.openBrowser) openInBrowser(authorizationUrl.href);
+  }
+
+  saveCodeVerifier(verifier: string): void {
+    this.verifier = verifier;
+  }
+
+  codeVerifier(): string {
+    if (this.verifier === undefined) throw new Error("no PKCE verifier: the login was not started");
+    return this.verifier;
+  }
+
+  discoveryState(): OAuthDiscoveryState | undefined {
+    return this.discovery;
+  }
+
+  saveDiscoveryState(state: OAuthDiscoveryState): void {
+    this.discovery = state;
+  }
+
+  secrets(): Array<string | undefined> {
+    return [this.verifier, this.code, this.sentState, this.savedTokens?.access_token, this.savedTokens?.refresh_token, this.client?.client_secret, this.spec.clientSecret];
+  }
+}

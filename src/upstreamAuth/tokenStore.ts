@@ -1,0 +1,108 @@
+/**
+ * The token directory: one JSON file per server URL, in `$MCPN_AUTH_DIR` or
+ * `~/.mcp-normalizer/auth`. The directory is 0700 and each file 0600; a file is replaced
+ * whole (written beside it, then renamed), so a reader never sees half a login and logging in
+ * again replaces the previous one. Deleting the file logs out.
+ */
+import { createHash, randomBytes } from "node:crypto";
+import { chmod, mkdir, open, readFile, rename, rm } from "node:fs/promises";
+import { homedir } from "node:os";
+import { join } from "node:path";
+import type { OAuthClientInformationMixed, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
+import { describeUrl } from "../transports/upstream/upstreamMessages.js";
+
+export const AUTH_DIR_ENV = "MCPN_AUTH_DIR";
+
+/** One server's login as stored on disk. */
+export interface StoredLogin {
+  readonly version: 1;
+  /** The server URL without userinfo or query, to tell the files apart. */
+  readonly server: string;
+  /** The authorization server the tokens (and a registered client) belong to. */
+  readonly issuer: string;
+  /** The RFC 8707 resource indicator the tokens were asked for. */
+  readonly resource?: string | undefined;
+  /** The client: the whole registration when the proxy registered itself, else only its id. */
+  readonly client: OAuthClientInformationMixed;
+  /** True when `client` came from dynamic registration (the proxy may register again). */
+  readonly registered: boolean;
+  readonly tokens: OAuthTokens;
+  readonly obtainedAt: number;
+  /** When the access token expires (ms since the epoch), if the server said. */
+  readonly expiresAt?: number | undefined;
+}
+
+export function tokenDirectory(env: Readonly<Record<string, string | undefined>>): string {
+  const configured = env[AUTH_DIR_ENV];
+  return configured !== undefined && configured !== "" ? configured : join(homedir(), ".mcp-normalizer", "auth");
+}
+
+/**
+ * `host_port_path-<hash>.json`: readable enough to find the file to delete, one per server
+ * (scheme, host, port and path: the hash), nothing from the userinfo or query in it — so
+ * `login --url` with the URL as errors show it finds the same file.
+ */
+export function tokenFileName(serverUrl: string): string {
+  const url = new URL(serverUrl);
+  const readable = `${url.hostname}_${url.port || (url.protocol === "https:" ? "443" : "80")}${url.pathname}`.replace(/[^A-Za-z0-9.-]+/g, "_").replace(/_+$/, "").slice(0, 80);
+  const hash = createHash("sha256").update(describeUrl(url)).digest("hex").slice(0, 12);
+  return `${readable}-${hash}.json`;
+}
+
+export function tokenFilePath(dir: string, serverUrl: string): string {
+  return join(dir, tokenFileName(serverUrl));
+}
+
+/** Tokens with the absolute expiry computed from `expires_in` as they arrive. */
+export function loginWithTokens(base: Omit<StoredLogin, "tokens" | "obtainedAt" | "expiresAt" | "version" | "server">, serverUrl: string, tokens: OAuthTokens, now: number): StoredLogin {
+  const { issuer: _stamp, ...plain } = tokens as OAuthTokens & { issuer?: unknown };
+  const expiresIn = typeof plain.expires_in === "number" && plain.expires_in > 0 ? plain.expires_in : undefined;
+  return { version: 1, server: describeUrl(serverUrl), ...base, tokens: plain, obtainedAt: now, ...(expiresIn === undefined ? {} : { expiresAt: now + expiresIn * 1000 }) };
+}
+
+/** The stored login, or undefined when there is none or the file is not one (then `problem` says why). */
+export async function readLogin(file: string): Promise<{ login?: StoredLogin; problem?: string }> {
+  let text: string;
+  try {
+    text = await readFile(file, "utf8");
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return code === "ENOENT" ? {} : { problem: `cannot read ${file}: ${code ?? (error as Error).message}` };
+  }
+  try {
+    const parsed = JSON.parse(text) as Partial<StoredLogin>;
+    const ok =
+      parsed.version === 1 &&
+      typeof parsed.issuer === "string" &&
+      typeof parsed.tokens?.access_token === "string" &&
+      typeof parsed.client?.client_id === "string" &&
+      typeof parsed.obtainedAt === "number";
+    return ok ? { login: parsed as StoredLogin } : { problem: `${file} is not an mcp-normalizer login (log in again)` };
+  } catch {
+    return { problem: `${file} is not JSON (log in again)` };
+  }
+}
+
+/** Creates the directory (0700) when missing and writes the login (0600), replacing any before it. */
+export async function writeLogin(file: string, dir: string, login: StoredLogin): Promise<void> {
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  await chmod(dir, 0o700);
+  const temporary = join(dir, `.${randomBytes(6).toString("hex")}.tmp`);
+  const handle = await open(temporary, "wx", 0o600);
+  try {
+    await handle.chmod(0o600);
+    await handle.writeFile(`${JSON.stringify(login, null, 2)}\n`);
+    await handle.sync();
+  } catch (error) {
+    await handle.close().catch(() => {});
+    await rm(temporary, { force: true });
+    throw error;
+  }
+  await handle.close();
+  try {
+    await rename(temporary, file);
+  } catch (error) {
+    await rm(temporary, { force: true });
+    throw error;
+  }
+}

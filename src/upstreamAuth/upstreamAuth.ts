@@ -1,0 +1,348 @@
+/**
+ * The OAuth layer in front of one remote upstream, shared by every session to it: a `fetch`
+ * for the upstream transports that sends `Authorization: Bearer` with the stored token (or a
+ * client-credentials token), renews it when it expires or the server answers 401 (refresh once,
+ * then the request is sent again: nothing is lost), and otherwise fails the request with an
+ * error naming the server and the command that logs in — or, in `stdio`, runs the browser login
+ * itself and then sends the request.
+ *
+ * Only requests to the upstream's own origin get the token; OPTIONS (the reachability probe)
+ * goes without. Token values never appear in a log line or an error.
+ */
+import { discoverAuthorizationServerMetadata, refreshAuthorization, type OAuthServerInfo } from "@modelcontextprotocol/sdk/client/auth.js";
+import { OAuthError, ServerError, TemporarilyUnavailableError, TooManyRequestsError } from "@modelcontextprotocol/sdk/server/auth/errors.js";
+import type { AuthorizationServerMetadata, OAuthClientInformationMixed } from "@modelcontextprotocol/sdk/shared/auth.js";
+import { NormalizerError } from "../errors/NormalizerError.js";
+import type { Logger } from "../observe/logger.js";
+import { describeUrl } from "../transports/upstream/upstreamMessages.js";
+import { challengeOf, probeChallenge } from "./challenge.js";
+import { requestClientCredentialsToken } from "./clientCredentials.js";
+import { runLoginFlow } from "./loginFlow.js";
+import { redactedMessage, timedFetch } from "./oauthFetch.js";
+import { loginWithTokens, readLogin, tokenFilePath, writeLogin, type StoredLogin } from "./tokenStore.js";
+import type { Challenge, FetchLike, LoginPrompt, UpstreamAuthSpec } from "./types.js";
+
+export interface UpstreamAuthOptions {
+  /** The server's name in the config, for messages. */
+  readonly server: string;
+  readonly url: string;
+  readonly spec: UpstreamAuthSpec;
+  /** Quoted in errors when a login is needed, e.g. `mcp-normalizer login NAME --config FILE`. */
+  readonly loginCommand: string;
+  readonly tokenDir: string;
+  readonly logger: Logger;
+  /** `limits.oauthRequestTimeoutMs`. */
+  readonly oauthRequestTimeoutMs: number;
+  /** stdio: a missing or dead login starts the browser flow instead of failing the request. */
+  readonly interactive?: LoginPrompt | undefined;
+  /** The server's configured headers (sent with the login's probe). */
+  readonly headers?: Readonly<Record<string, string>> | undefined;
+  /** The network (tests); default the global fetch. */
+  readonly fetch?: FetchLike | undefined;
+  readonly now?: () => number;
+}
+
+interface Token {
+  readonly access: string;
+  readonly obtainedAt: number;
+  readonly expiresAt?: number | undefined;
+}
+
+/** A token is renewed this long before it expires: a tenth of its lifetime, at most 30 s. */
+const MAX_EXPIRY_MARGIN_MS = 30_000;
+
+export class UpstreamAuth {
+  /** The fetch to give the upstream transports. */
+  readonly fetch: FetchLike;
+  readonly tokenFile: string;
+  private readonly base: FetchLike;
+  private readonly oauthFetch: FetchLike;
+  private readonly origin: string;
+  private readonly logger: Logger;
+  private readonly now: () => number;
+  private login: StoredLogin | undefined;
+  private deadRefreshToken: string | undefined;
+  private clientToken: Token | undefined;
+  private serverInfo: OAuthServerInfo | undefined;
+  private challenge: Challenge | undefined;
+  private renewing: Promise<Token | undefined> | undefined;
+  private loggingIn: Promise<Token> | undefined;
+  private lastProblem: string | undefined;
+  /** Why the last refresh gave no token, for the "needs an OAuth login" error. */
+  private refreshFailure: string | undefined;
+  private readonly metadata = new Map<string, Promise<AuthorizationServerMetadata | undefined>>();
+
+  constructor(private readonly options: UpstreamAuthOptions) {
+    this.base = options.fetch ?? ((url, init) => fetch(url, init));
+    this.oauthFetch = timedFetch(this.base, options.oauthRequestTimeoutMs);
+    this.origin = new URL(options.url).origin;
+    this.tokenFile = tokenFilePath(options.tokenDir, options.url);
+    this.logger = options.logger.child({ oauth: options.server });
+    this.now = options.now ?? Date.now;
+    this.fetch = (url, init) => this.authorized(url, init);
+  }
+
+  /**
+   * stdio, before the session starts: with no usable token and a server that answers 401, the
+   * browser login runs now (the host's first request waits on stdin meanwhile).
+   */
+  async prepare(): Promise<void> {
+    if (this.options.spec.grant !== "authorization_code" || this.options.interactive === undefined) return;
+    try {
+      if ((await this.usableToken()) !== undefined) return;
+    } catch (error) {
+      // The authorization server is unreachable for a refresh: the session starts, and each
+      // request tries again (and says why when it cannot).
+      this.logger.warn("OAuth token not refreshed before the session", { error: (error as Error).message });
+      return;
+    }
+    let challenge: Challenge | undefined;
+    try {
+      challenge = await probeChallenge(this.options.url, this.oauthFetch, this.options.headers);
+    } catch {
+      return; // unreachable: the session's start says so, with the cause
+    }
+    if (challenge === undefined) return; // it does not ask for a token (yet)
+    this.challenge = challenge;
+    await this.interactiveLogin(undefined);
+  }
+
+  private async authorized(url: string | URL, init: RequestInit | undefined): Promise<Response> {
+    const method = (init?.method ?? "GET").toUpperCase();
+    if (method === "OPTIONS" || new URL(url).origin !== this.origin) return this.base(url, init);
+    let token = await this.usableToken();
+    if (token === undefined) {
+      if (this.challenge === undefined) {
+        // Never refused yet: its 401 says where to authorize (and whether a token is needed at all).
+        const response = await this.base(url, init);
+        if (response.status !== 401) return response;
+        await this.noteChallenge(response);
+      }
+      token = await this.obtain(method, init?.signal ?? undefined);
+    }
+    const response = await this.base(url, withBearer(init, token.access));
+    if (response.status !== 401) return response;
+    await this.noteChallenge(response);
+    this.logger.info("upstream refused its OAuth token (401); renewing it");
+    const renewed = (await this.renew(token)) ?? (await this.obtain(method, init?.signal ?? undefined));
+    const retried = await this.base(url, withBearer(init, renewed.access));
+    if (retried.status !== 401) return retried;
+    await retried.body?.cancel().catch(() => {});
+    if (this.options.spec.grant === "client_credentials") {
+      throw new NormalizerError("UPSTREAM_AUTH_FAILED", `upstream "${this.options.server}" refused a new client-credentials token (HTTP 401): check the client's scopes and the server's audience`, { server: this.options.server, url: describeUrl(this.options.url) });
+    }
+    throw this.loginNeeded("it refused a renewed token");
+  }
+
+  private async noteChallenge(response: Response): Promise<void> {
+    this.challenge = challengeOf(response);
+    await response.body?.cancel().catch(() => {});
+  }
+
+  /** The token to send now: the one held while fresh, else a renewed one; undefined when there is none. */
+  private async usableToken(): Promise<Token | undefined> {
+    if (this.options.spec.grant === "client_credentials") {
+      if (this.clientToken !== undefined && this.fresh(this.clientToken)) return this.clientToken;
+      return this.serverInfo === undefined ? undefined : this.renew(this.clientToken);
+    }
+    this.login ??= await this.load();
+    if (this.login === undefined) return undefined;
+    const token = tokenOf(this.login);
+    return this.fresh(token) ? token : this.renew(token);
+  }
+
+  /**
+   * A token other than `stale` (expired, or refused by the server): one a concurrent renewal or
+   * another process (a new login, a refresh) already stored, else a refresh — one at a time.
+   */
+  private renew(stale: Token | undefined): Promise<Token | undefined> {
+    this.renewing ??= this.renewOnce(stale).finally(() => (this.renewing = undefined));
+    return this.renewing;
+  }
+
+  private async renewOnce(stale: Token | undefined): Promise<Token | undefined> {
+    if (this.options.spec.grant === "client_credentials") {
+      if (this.clientToken !== undefined && this.clientToken.access !== stale?.access && this.fresh(this.clientToken)) return this.clientToken;
+      return this.requestClientToken();
+    }
+    // The file is the truth: a new login replaces what is held, a deleted file logs out.
+    const stored = await this.load();
+    if (stored?.tokens.access_token !== this.login?.tokens.access_token) {
+      this.login = stored;
+      this.deadRefreshToken = undefined;
+      this.refreshFailure = undefined;
+    }
+    if (this.login === undefined) return undefined;
+    const held = tokenOf(this.login);
+    if (held.access !== stale?.access && this.fresh(held)) return held;
+    const refreshed = await this.refresh(this.login);
+    if (refreshed !== undefined) return refreshed;
+    // Refused: another process (a second proxy on the same token file) may have refreshed at
+    // the same moment, rotating the refresh token; what it stored is then the way on.
+    const after = await this.load();
+    if (after === undefined || after.tokens.access_token === held.access) return undefined;
+    this.login = after;
+    this.deadRefreshToken = undefined;
+    this.refreshFailure = undefined;
+    const theirs = tokenOf(after);
+    return this.fresh(theirs) ? theirs : undefined;
+  }
+
+  /** After a 401 with nothing left to renew: a new client-credentials token, or a login. */
+  private async obtain(method: string, signal: AbortSignal | undefined): Promise<Token> {
+    if (this.options.spec.grant === "client_credentials") return this.requestClientToken();
+    if (this.options.interactive !== undefined && method !== "DELETE") return this.interactiveLogin(signal);
+    throw this.loginNeeded(this.refreshFailure);
+  }
+
+  private async requestClientToken(): Promise<Token> {
+    const spec = this.options.spec;
+    if (spec.grant !== "client_credentials") throw new Error("not a client-credentials upstream");
+    try {
+      const { tokens, info } = await requestClientCredentialsToken(this.options.url, spec, this.oauthFetch, this.serverInfo, this.challenge);
+      this.serverInfo = info;
+      const now = this.now();
+      this.clientToken = { access: tokens.access_token, obtainedAt: now, ...(typeof tokens.expires_in === "number" && tokens.expires_in > 0 ? { expiresAt: now + tokens.expires_in * 1000 } : {}) };
+      this.logger.info("OAuth client-credentials token obtained", { ...(tokens.expires_in === undefined ? {} : { expiresInS: tokens.expires_in }) });
+      return this.clientToken;
+    } catch (error) {
+      this.serverInfo = undefined; // discover again next time: the server may have moved
+      throw new NormalizerError("UPSTREAM_AUTH_FAILED", `upstream "${this.options.server}": no client-credentials token from its authorization server: ${redactedMessage(error, this.secrets())}`, { server: this.options.server, url: describeUrl(this.options.url) });
+    }
+  }
+
+  private async refresh(login: StoredLogin): Promise<Token | undefined> {
+    const refreshToken = login.tokens.refresh_token;
+    if (refreshToken === undefined || refreshToken === this.deadRefreshToken) return undefined;
+    let tokens;
+    try {
+      const metadata = await this.metadataOf(login.issuer);
+      tokens = await refreshAuthorization(login.issuer, { metadata, clientInformation: this.clientOf(login), refreshToken, fetchFn: this.oauthFetch, ...(login.resource === undefined ? {} : { resource: login.resource }) });
+    } catch (error) {
+      const why = redactedMessage(error, this.secrets());
+      if (isUnavailable(error)) {
+        this.metadata.delete(login.issuer);
+        throw new NormalizerError("UPSTREAM_AUTH_FAILED", `upstream "${this.options.server}": could not refresh its OAuth token (${why}); it is tried again with the next request — if this persists, run "${this.options.loginCommand}"`, { server: this.options.server, url: describeUrl(this.options.url) });
+      }
+      // Refused (invalid_grant…): that refresh token is done. A server error: not retried for
+      // this request, but the next one tries it again. Either way a login is what helps now.
+      if (error instanceof OAuthError && !(error instanceof ServerError)) this.deadRefreshToken = refreshToken;
+      this.refreshFailure = `its authorization server did not refresh the token: ${why}`;
+      this.logger.warn("OAuth token not refreshed; a new login is needed", { command: this.options.loginCommand, error: why });
+      return undefined;
+    }
+    const { issuer, resource, client, registered } = login;
+    const renewed = loginWithTokens({ issuer, resource, client, registered }, this.options.url, tokens, this.now());
+    await this.store(renewed);
+    this.logger.info("OAuth token refreshed", { ...(tokens.expires_in === undefined ? {} : { expiresInS: tokens.expires_in }) });
+    return tokenOf(renewed);
+  }
+
+  private interactiveLogin(signal: AbortSignal | undefined): Promise<Token> {
+    const prompt = this.options.interactive;
+    if (prompt === undefined || this.options.spec.grant !== "authorization_code") return Promise.reject(this.loginNeeded());
+    const spec = this.options.spec;
+    this.loggingIn ??= (async () => {
+      const previous = this.login ?? (await readLogin(this.tokenFile)).login;
+      const login = await runLoginFlow({
+        server: this.options.server,
+        serverUrl: this.options.url,
+        spec,
+        prompt,
+        oauthFetch: this.oauthFetch,
+        upstreamFetch: this.oauthFetch,
+        headers: this.options.headers,
+        challenge: this.challenge,
+        previous,
+      });
+      await this.store(login);
+      this.logger.info("OAuth login stored", { file: this.tokenFile });
+      return tokenOf(login);
+    })().finally(() => (this.loggingIn = undefined));
+    return signal === undefined ? this.loggingIn : untilAborted(this.loggingIn, signal);
+  }
+
+  /** Keeps the login in memory and on disk; a disk that refuses is logged, the token is still used. */
+  private async store(login: StoredLogin): Promise<void> {
+    this.login = login;
+    this.deadRefreshToken = undefined;
+    this.refreshFailure = undefined;
+    try {
+      await writeLogin(this.tokenFile, this.options.tokenDir, login);
+    } catch (error) {
+      this.logger.error("cannot write the OAuth token file; the token is used from memory", { file: this.tokenFile, error: (error as Error).message });
+    }
+  }
+
+  private async load(): Promise<StoredLogin | undefined> {
+    const { login, problem } = await readLogin(this.tokenFile);
+    if (problem !== undefined && problem !== this.lastProblem) this.logger.warn("OAuth token file unusable", { problem });
+    this.lastProblem = problem;
+    const spec = this.options.spec;
+    if (login !== undefined && spec.grant === "authorization_code" && spec.clientId !== undefined && login.client.client_id !== spec.clientId) return undefined;
+    return login;
+  }
+
+  private metadataOf(issuer: string): Promise<AuthorizationServerMetadata | undefined> {
+    let known = this.metadata.get(issuer);
+    if (known === undefined) {
+      known = discoverAuthorizationServerMetadata(issuer, { fetchFn: this.oauthFetch });
+      known.catch(() => this.metadata.delete(issuer));
+      this.metadata.set(issuer, known);
+    }
+    return known;
+  }
+
+  private clientOf(login: StoredLogin): OAuthClientInformationMixed {
+    const spec = this.options.spec;
+    if (spec.grant === "authorization_code" && spec.clientId !== undefined) return { client_id: spec.clientId, ...(spec.clientSecret === undefined ? {} : { client_secret: spec.clientSecret }) };
+    return login.client;
+  }
+
+  private fresh(token: Token): boolean {
+    if (token.expiresAt === undefined) return true;
+    const margin = Math.min(MAX_EXPIRY_MARGIN_MS, (token.expiresAt - token.obtainedAt) / 10);
+    return this.now() < token.expiresAt - margin;
+  }
+
+  private loginNeeded(why?: string): NormalizerError {
+    return new NormalizerError(
+      "UPSTREAM_AUTH_REQUIRED",
+      `upstream "${this.options.server}" needs an OAuth login${why === undefined ? "" : ` (${why})`}: run "${this.options.loginCommand}"`,
+      { server: this.options.server, url: describeUrl(this.options.url) },
+    );
+  }
+
+  private secrets(): Array<string | undefined> {
+    const spec = this.options.spec;
+    return [this.login?.tokens.access_token, this.login?.tokens.refresh_token, this.login?.client.client_secret, spec.clientSecret, this.clientToken?.access];
+  }
+}
+
+function tokenOf(login: StoredLogin): Token {
+  return { access: login.tokens.access_token, obtainedAt: login.obtainedAt, ...(login.expiresAt === undefined ? {} : { expiresAt: login.expiresAt }) };
+}
+
+/** The request as it was, with the token; the body is sent again as is (the transports send strings). */
+function withBearer(init: RequestInit | undefined, token: string): RequestInit {
+  const headers = new Headers(init?.headers);
+  headers.set("authorization", `Bearer ${token}`);
+  return { ...init, headers };
+}
+
+/** The authorization server could not be asked (network, timeout) or asks to come back later. */
+function isUnavailable(error: unknown): boolean {
+  if (error instanceof TemporarilyUnavailableError || error instanceof TooManyRequestsError) return true;
+  if (error instanceof OAuthError) return false;
+  const name = error instanceof Error ? error.name : "";
+  return name === "TimeoutError" || name === "AbortError" || (error instanceof TypeError && /fetch failed/i.test(error.message));
+}
+
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
+}

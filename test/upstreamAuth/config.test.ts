@@ -1,0 +1,56 @@
+/**
+ * The `auth` of a remote server in the config, and the token file's name: each shape accepted,
+ * every mistake named by its JSON path; the login limits' defaults; one file per server URL
+ * with nothing from userinfo or query in its name.
+ */
+import { describe, expect, it } from "vitest";
+import { validateConfig } from "../../src/config/load.js";
+import { ConfigSchema } from "../../src/config/schema.js";
+import { tokenFileName } from "../../src/upstreamAuth/tokenStore.js";
+
+const server = (extra: Record<string, unknown>): unknown => ({ mcpServers: { remote: { url: "https://mcp.example.com/mcp", ...extra } } });
+const errorOf = (raw: unknown): string => {
+  try {
+    validateConfig(raw, "proxy.config.json");
+    return "valid";
+  } catch (error) {
+    return (error as Error).message;
+  }
+};
+
+describe("auth in the config", () => {
+  it("accepts the three shapes", () => {
+    for (const auth of ["oauth", { clientId: "id" }, { clientId: "id", clientSecret: "s", scopes: ["a", "b"], callbackPort: 33418 }, { grant: "authorization_code", clientId: "id" }, { grant: "client_credentials", clientId: "id", clientSecret: "s", scopes: ["x"] }]) {
+      expect(errorOf(server({ auth })), JSON.stringify(auth)).toBe("valid");
+    }
+  });
+
+  it("names the field at fault", () => {
+    expect(errorOf(server({ auth: "basic" }))).toContain('$.mcpServers.remote.auth: expects "oauth", {clientId');
+    expect(errorOf(server({ auth: { grant: "client_credentials", clientId: "id" } }))).toContain("$.mcpServers.remote.auth.clientSecret:");
+    expect(errorOf(server({ auth: { clientId: "id", callbackPort: 70000 } }))).toContain("$.mcpServers.remote.auth.callbackPort:");
+    expect(errorOf(server({ auth: { clientId: "id", bogus: true } }))).toContain('$.mcpServers.remote.auth: unknown key "bogus"');
+    expect(errorOf({ mcpServers: { remote: { url: "wss://mcp.example.com/ws", auth: "oauth" } } })).toContain("$.mcpServers.remote.auth: OAuth works with http(s) upstreams");
+    expect(errorOf(server({ auth: "oauth", headers: { Authorization: "Bearer x" } }))).toContain("$.mcpServers.remote.headers: an \"Authorization\" header and \"auth\" together");
+    // Unchanged: an entry with neither command nor url.
+    expect(errorOf({ mcpServers: { remote: { args: [] } } })).toContain('a server needs either "command" (stdio) or "url"');
+  });
+
+  it("limits.loginTimeoutMs defaults to 5 minutes, limits.oauthRequestTimeoutMs to 30 s", () => {
+    const config = ConfigSchema.parse(server({ auth: "oauth" }));
+    expect(config.limits.loginTimeoutMs).toBe(300_000);
+    expect(config.limits.oauthRequestTimeoutMs).toBe(30_000);
+    expect(ConfigSchema.parse({ ...(server({}) as object), limits: { loginTimeoutMs: 1000 } }).limits.loginTimeoutMs).toBe(1000);
+  });
+});
+
+describe("token file names", () => {
+  it("one per server (scheme, host, port, path), without userinfo or query", () => {
+    const name = tokenFileName("https://user:pw@mcp.example.com/mcp?key=SECRETQUERY");
+    expect(name).toMatch(/^mcp\.example\.com_443_mcp-[0-9a-f]{12}\.json$/);
+    expect(name).not.toMatch(/SECRETQUERY|pw/);
+    expect(tokenFileName("https://mcp.example.com/mcp")).toBe(name);
+    expect(tokenFileName("https://mcp.example.com/other")).not.toBe(name);
+    expect(tokenFileName("http://mcp.example.com/mcp")).not.toBe(name);
+  });
+});

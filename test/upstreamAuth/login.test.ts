@@ -1,0 +1,169 @@
+/**
+ * `mcp-normalizer login` against a real authorization server and a protected SDK server:
+ * discovery from the 401, dynamic registration, PKCE S256 and the resource indicator in the
+ * authorization URL, the loopback callback and its state check, the token file (modes,
+ * replacement), a pre-registered client on a configured callback port, and the timeout.
+ */
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { approve, freePort, loginApproved, removeDir, startCli, startOAuthUpstream, tempDir, writeConfig, stopStartedClis, type OAuthUpstream } from "./helpers.js";
+
+describe("mcp-normalizer login", () => {
+  let upstream: OAuthUpstream;
+  let dir: string;
+  let authDir: string;
+  let configFile: string;
+  let callbackPort: number;
+  const env = (): Record<string, string> => ({ MCPN_AUTH_DIR: authDir });
+
+  beforeAll(async () => {
+    upstream = await startOAuthUpstream({
+      accessTtlS: 60,
+      clients: [{ client_id: "pre-registered", client_secret: "pre-registered-secret-3c1d", redirect_uris: ["http://127.0.0.1/callback"], grant_types: ["authorization_code", "refresh_token"], token_endpoint_auth_method: "client_secret_post" }],
+    });
+    dir = tempDir("mcpn-login-");
+    authDir = join(dir, "auth", "tokens");
+    callbackPort = await freePort();
+    configFile = writeConfig(dir, {
+      mcpServers: {
+        prot: { url: upstream.mcp, auth: "oauth" },
+        pre: { url: upstream.mcp, auth: { clientId: "pre-registered", clientSecret: "pre-registered-secret-3c1d", callbackPort, scopes: ["mcp:tools"] } },
+        slow: { url: upstream.mcp, auth: "oauth" },
+        machine: { url: upstream.mcp, auth: { grant: "client_credentials", clientId: "svc", clientSecret: "svc-secret" } },
+        plain: { url: upstream.mcp },
+        local: { command: "node", args: ["x.js"] },
+      },
+    });
+  });
+
+  afterAll(async () => {
+    await stopStartedClis();
+    await upstream.stop();
+    removeDir(dir);
+  });
+
+  it("prints the URL on its own line, comes back through the loopback callback, stores the tokens in a 0600 file of a 0700 directory", async () => {
+    const login = startCli(["login", "prot", "--config", configFile, "--no-browser"], env());
+    const url = new URL(await login.authorizationUrl());
+    // The authorization request: PKCE S256, state, and the RFC 8707 resource of the server.
+    expect(url.searchParams.get("code_challenge_method")).toBe("S256");
+    expect(url.searchParams.get("code_challenge")).toMatch(/^[\w-]{43}$/);
+    expect(url.searchParams.get("state")).toMatch(/^[\w-]{20,}$/);
+    expect(url.searchParams.get("resource")).toBe(upstream.mcp);
+    const redirect = new URL(url.searchParams.get("redirect_uri")!);
+    expect(redirect.hostname).toBe("127.0.0.1");
+    expect(redirect.pathname).toBe("/callback");
+    const { response } = await approve(url.href);
+    expect(response.status).toBe(200);
+    expect(await login.exited()).toBe(0);
+    const lines = login.stdout().trim().split("\n");
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^Logged in to "prot" .*tokens stored in /);
+    // The listener is gone once the login is over.
+    await expect(fetch(redirect)).rejects.toThrow();
+
+    const files = readdirSync(authDir);
+    expect(files).toHaveLength(1);
+    const file = join(authDir, files[0]!);
+    expect(lines[0]).toContain(file);
+    expect(statSync(authDir).mode & 0o777).toBe(0o700);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    const stored = JSON.parse(readFileSync(file, "utf8")) as { tokens: { access_token: string; refresh_token: string }; resource: string; registered: boolean };
+    expect(stored.tokens.access_token).toMatch(/^at-/);
+    expect(stored.tokens.refresh_token).toMatch(/^rt-/);
+    expect(stored.resource).toBe(upstream.mcp);
+    expect(stored.registered).toBe(true);
+
+    const log = await upstream.log();
+    expect(log.registrations).toBe(1); // dynamic client registration: no client id configured
+    expect(log.grants).toContainEqual(expect.objectContaining({ grant_type: "authorization_code", resource: upstream.mcp }));
+    expect(log.mcp[0]).toMatchObject({ method: "POST", status: 401, hadToken: false }); // discovery started from the 401
+  });
+
+  it("logging in again replaces the file (same file, new tokens) and reuses the registration", async () => {
+    const [name] = readdirSync(authDir);
+    const before = JSON.parse(readFileSync(join(authDir, name!), "utf8")) as { tokens: { access_token: string } };
+    const again = await loginApproved(["prot", "--config", configFile], env());
+    expect(again.code).toBe(0);
+    expect(readdirSync(authDir)).toEqual([name]);
+    const after = JSON.parse(readFileSync(join(authDir, name!), "utf8")) as { tokens: { access_token: string } };
+    expect(after.tokens.access_token).not.toBe(before.tokens.access_token);
+    expect(statSync(join(authDir, name!)).mode & 0o777).toBe(0o600);
+    expect((await upstream.log()).registrations).toBe(1);
+  });
+
+  it("a pre-registered client: its callbackPort, no registration, its secret used but not stored", async () => {
+    const registrations = (await upstream.log()).registrations;
+    const login = startCli(["login", "pre", "--config", configFile, "--no-browser"], env());
+    const url = new URL(await login.authorizationUrl());
+    expect(url.searchParams.get("client_id")).toBe("pre-registered");
+    expect(url.searchParams.get("redirect_uri")).toBe(`http://127.0.0.1:${callbackPort}/callback`);
+    expect(url.searchParams.get("scope")).toBe("mcp:tools");
+    await (await approve(url.href)).response.text();
+    expect(await login.exited()).toBe(0);
+    expect((await upstream.log()).registrations).toBe(registrations);
+    const stored = readdirSync(authDir).map((f) => readFileSync(join(authDir, f), "utf8"));
+    // Both servers share the URL, so one file: the pre-registered login replaced the other.
+    expect(stored).toHaveLength(1);
+    expect(stored[0]).toContain('"client_id": "pre-registered"');
+    expect(stored[0]).not.toContain("pre-registered-secret-3c1d");
+  });
+
+  it("a redirect with the wrong state is refused: 400 to the browser, nothing stored, exit 1", async () => {
+    const authDirBefore = readdirSync(authDir).map((f) => readFileSync(join(authDir, f), "utf8"));
+    const login = startCli(["login", "prot", "--config", configFile, "--no-browser"], env());
+    const { callback, response } = await approve(await login.authorizationUrl(), (target) => target.searchParams.set("state", "forged-state"));
+    expect(callback.searchParams.get("code")).toBeTruthy();
+    expect(response.status).toBe(400);
+    expect(await response.text()).not.toContain("forged-state");
+    expect(await login.exited()).toBe(1);
+    expect(login.stderr()).toMatch(/state that does not match this login.*refused/);
+    expect(login.stdout()).toBe("");
+    expect(readdirSync(authDir).map((f) => readFileSync(join(authDir, f), "utf8"))).toEqual(authDirBefore);
+    // The refused code was never exchanged.
+    const log = await upstream.log();
+    expect(log.grants.filter((g) => g.grant_type === "authorization_code")).toHaveLength(3);
+  });
+
+  it("no answer within limits.loginTimeoutMs: a clear error, exit 1 (the default is 5 minutes)", async () => {
+    const timed = writeConfig(dir, { mcpServers: { slow: { url: upstream.mcp, auth: "oauth" } }, limits: { loginTimeoutMs: 1500 } }, "timed.json");
+    const login = startCli(["login", "slow", "--config", timed, "--no-browser"], env());
+    expect(login.stderr() + (await login.authorizationUrl())).toContain("http");
+    expect(login.stderr()).toContain("waiting up to 1500 ms");
+    const started = Date.now();
+    expect(await login.exited()).toBe(1);
+    expect(Date.now() - started).toBeLessThan(15_000);
+    expect(login.stderr()).toMatch(/login to "slow": no answer from the browser within 1500 ms \(limits\.loginTimeoutMs\)/);
+
+    const defaults = startCli(["login", "prot", "--config", configFile, "--no-browser"], env());
+    await defaults.authorizationUrl();
+    expect(defaults.stderr()).toContain("waiting up to 5 minutes");
+    defaults.child.kill("SIGTERM");
+    await defaults.exited();
+  });
+
+  it("refuses what it cannot log in to, naming the server and the reason (exit 2)", async () => {
+    const cases: Array<[string[], RegExp]> = [
+      [["machine"], /uses client credentials: the proxy gets its tokens itself/],
+      [["plain"], /"plain" .* has no "auth"; add "auth": "oauth"/],
+      [["local"], /"local" .* is a stdio server/],
+      [["nope"], /has no server "nope" \(servers: prot, pre, slow, machine, plain, local\)/],
+      [[], /name the server to log in to/],
+    ];
+    for (const [args, message] of cases) {
+      const run = startCli(["login", ...args, "--config", configFile, "--no-browser"], env());
+      expect(await run.exited(), args.join(" ")).toBe(2);
+      expect(run.stderr()).toMatch(message);
+    }
+    const both = startCli(["login", "prot", "--url", upstream.mcp], env());
+    expect(await both.exited()).toBe(2);
+    expect(both.stderr()).toMatch(/either NAME .* or --url URL, not both/);
+  });
+
+  it("login --help says how it works, where tokens live and how to log out", async () => {
+    const help = startCli(["login", "--help"], env());
+    expect(await help.exited()).toBe(0);
+    for (const words of ["--no-browser", "MCPN_AUTH_DIR", "~/.mcp-normalizer/auth", "0700", "0600", "deleting it logs out", "callbackPort", "5 minutes"]) expect(help.stdout()).toContain(words);
+  });
+});
