@@ -11,15 +11,14 @@
  * meanwhile, and once the host reads again every message arrives, in order.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, readFileSync, rmSync } from "node:fs";
+import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openHost, rssBytes, timedGet, type HostKind, type RawHost } from "../fixtures/hosts/rawHosts.mjs";
-import { CLI, ROOT } from "../helpers/paths.js";
+import { CLI } from "../helpers/paths.js";
 import { startServe, type ServeProcess } from "../helpers/proxyProcess.js";
+import { FLOOD_SERVER, floodCollector, readProgress, until, untilSteady } from "./flood.js";
 import { tempDir } from "./helpers.js";
-
-const FLOOD_SERVER = join(ROOT, "test", "fixtures", "servers", "flood-server.mjs");
 
 /** Messages in a flood: ~460 bytes each, ~46 MB on the wire, ten times what the socket and pipe buffers between the flooder and a stalled host hold. */
 const FLOOD_COUNT = 100_000;
@@ -32,17 +31,6 @@ const PAD_BYTES = 350;
  */
 const RSS_GROWTH_BOUND = 80 * 1024 * 1024;
 
-interface Progress {
-  pid: number;
-  written: number;
-  received: number;
-  outOfOrder: number;
-  flooding: boolean;
-  stalled: boolean;
-}
-
-type Message = Record<string, any>;
-
 /** A raw host of `kind` on the proxy (stdio: a proxy of its own), and the proxy's pid. */
 async function openFor(kind: HostKind, serve: ServeProcess): Promise<{ host: RawHost; proxyPid: number }> {
   if (kind === "stdio") {
@@ -50,55 +38,6 @@ async function openFor(kind: HostKind, serve: ServeProcess): Promise<{ host: Raw
     return { host, proxyPid: host.pid };
   }
   return { host: await openHost(kind, { url: serve.url, name: "fl" }), proxyPid: serve.child.pid! };
-}
-
-function readProgress(file: string): Progress | undefined {
-  if (!existsSync(file)) return undefined;
-  return JSON.parse(readFileSync(file, "utf8")) as Progress;
-}
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Polls `read` until `done` holds, or fails after `timeoutMs` naming the last value. */
-async function until<T>(read: () => T, done: (value: T) => boolean, timeoutMs: number, what: string): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`${what}: not reached in ${timeoutMs} ms (last: ${JSON.stringify(value)})`);
-    await sleep(100);
-  }
-}
-
-/** Waits until `read()` has not changed for `quietMs` (and `ready` holds): nothing moves any more. */
-async function untilSteady(read: () => number, ready: (value: number) => boolean, quietMs: number, timeoutMs: number, what: string): Promise<number> {
-  const deadline = Date.now() + timeoutMs;
-  let last = Number.NaN;
-  let since = Date.now();
-  for (;;) {
-    const value = read();
-    if (value !== last) {
-      last = value;
-      since = Date.now();
-    } else if (ready(value) && Date.now() - since >= quietMs) {
-      return value;
-    }
-    if (Date.now() > deadline) throw new Error(`${what} never settled (last: ${value})`);
-    await sleep(100);
-  }
-}
-
-/** Collects the flood notifications a host receives: how many, and whether they came 0, 1, 2, … */
-function floodCollector(host: { onmessage?: (m: Message) => void }) {
-  const seen = { count: 0, next: 0, outOfOrder: 0 };
-  host.onmessage = (message: Message) => {
-    if (message.method !== "notifications/message") return;
-    const seq = message.params?.data?.seq;
-    if (seq !== seen.next) seen.outOfOrder++;
-    seen.next = seq + 1;
-    seen.count++;
-  };
-  return seen;
 }
 
 describe("a host that stops reading holds its session's upstream back", () => {
