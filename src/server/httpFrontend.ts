@@ -81,9 +81,11 @@ export function createHttpFrontend(options: HttpFrontendOptions): HttpFrontend {
   server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => upgrade(req, socket, head, opts, endpoints, slots));
   server.on("clientError", (error: NodeJS.ErrnoException, socket: Duplex) => {
     // Malformed HTTP: answer 400 (408 past headersTimeoutMs / requestBodyTimeoutMs) when the
-    // socket still can, never crash.
+    // socket still can, never crash. Then the connection goes, reading side included: a body
+    // answered 408 (one that waited unread for its session's turn) must not be read and
+    // delivered after all — the client was told it failed.
     const status = error.code === "ERR_HTTP_REQUEST_TIMEOUT" ? "408 Request Timeout" : "400 Bad Request";
-    if (socket.writable) socket.end(`HTTP/1.1 ${status}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
+    if (socket.writable) socket.end(`HTTP/1.1 ${status}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`, () => socket.destroy());
     else socket.destroy();
   });
 

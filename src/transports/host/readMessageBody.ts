@@ -49,6 +49,13 @@ export function readMessageBody(req: IncomingMessage, maxMessageBytes: number, l
     });
     // A client that goes away mid-body: settle anyway (the answer goes nowhere, nothing leaks).
     const aborted = (): void => resolve(failure(400, { kind: "invalid-json", bytes, excerpt: "" }, "Request body ended early (client went away)"));
+    // A body read late (it waited for its session's turn) may belong to a request that is
+    // already gone — the client left, or limits.requestBodyTimeoutMs closed it: its events
+    // have fired, none will come, and what it sent cannot be read any more.
+    if (req.destroyed) {
+      aborted();
+      return;
+    }
     req.on("error", aborted);
     req.on("close", () => {
       if (!req.complete) aborted();

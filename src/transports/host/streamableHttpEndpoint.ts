@@ -77,7 +77,7 @@ export class StreamableHttpEndpoint {
     }
     // One body at a time per session, and none while its upstream is behind: the host's
     // uploads wait in their sockets, not in this process.
-    return existing.inReadingTurn(() => this.readPost(req, res, sessionId));
+    return existing.readPostInTurn(() => this.readPost(req, res, sessionId));
   }
 
   private async readPost(req: IncomingMessage, res: ServerResponse, sessionId: string | undefined): Promise<void> {

@@ -103,6 +103,8 @@ export class StreamableHttpHostSession extends HostTransportBase {
   private standalone: SseWriter | undefined;
   private queued: JSONRPCMessage[] = [];
   private idleTimer: NodeJS.Timeout | undefined;
+  /** POSTs waiting for their turn to be read (the upstream is behind): the host is not idle. */
+  private postsWaiting = 0;
 
   constructor(options: StreamableHttpSessionOptions) {
     super();
@@ -120,6 +122,19 @@ export class StreamableHttpHostSession extends HostTransportBase {
   /** Open streams (POST and GET), for tests and leak checks. */
   get openStreams(): number {
     return this.exchanges.size + (this.standalone?.isOpen === true ? 1 : 0);
+  }
+
+  /**
+   * Reads one POST of this session in its turn (`inReadingTurn`). While it waits — the upstream
+   * is behind — the session counts as busy, not idle: the host has a request outstanding.
+   */
+  readPostInTurn(work: () => Promise<void>): Promise<void> {
+    this.postsWaiting++;
+    this.touch();
+    return this.inReadingTurn(work).finally(() => {
+      this.postsWaiting--;
+      this.touch();
+    });
   }
 
   /** Takes a parsed POST body. `form` is what the host's `Accept` asks for. */
@@ -321,7 +336,7 @@ export class StreamableHttpHostSession extends HostTransportBase {
     if (this.stateless || this.idleTimeoutMs <= 0 || this.isClosed) return;
     if (this.idleTimer !== undefined) clearTimeout(this.idleTimer);
     this.idleTimer = setTimeout(() => {
-      if (this.openStreams > 0) this.touch();
+      if (this.openStreams > 0 || this.postsWaiting > 0) this.touch();
       else this.finish(`no request and no open stream for ${this.idleTimeoutMs} ms (limits.sessionIdleMs)`);
     }, this.idleTimeoutMs);
     this.idleTimer.unref();

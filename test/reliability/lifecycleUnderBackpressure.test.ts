@@ -1,0 +1,126 @@
+/**
+ * Session lifecycle and backpressure together, against the flood fixture behind a real proxy:
+ *
+ * - limits.sessionIdleMs does not end a streamable HTTP session whose host is stalled on an open
+ *   stream, nor one whose POSTs wait for their turn while the upstream is behind;
+ * - a POST that waited for its turn until limits.requestBodyTimeoutMs closed it is not delivered
+ *   after all, and does not wedge the session's later POSTs.
+ */
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openHost, type RawHost } from "../fixtures/hosts/rawHosts.mjs";
+import type { ServeProcess } from "../helpers/proxyProcess.js";
+import { FLOOD_SERVER, floodCollector, readProgress, sleep, until, untilSteady } from "./flood.js";
+import { serveConfig, tempDir } from "./helpers.js";
+
+const FLOOD_COUNT = 100_000;
+const PAD_BYTES = 350;
+const REAPED = /"msg":"session reaped"/;
+
+/** What the proxy has logged since `mark` (the length of its stderr then). */
+function loggedSince(serve: ServeProcess, mark: number): string {
+  return serve.stderr().slice(mark);
+}
+
+const floodServer = { command: process.execPath, args: [FLOOD_SERVER] };
+
+/** Closes a raw streamable HTTP host and DELETEs its session, so no idle expiry of it shows in a later test's log. */
+async function closeMcp(host: RawHost, url: string): Promise<void> {
+  await host.close();
+  const session = (host as unknown as { session?: string }).session;
+  if (session !== undefined) await fetch(`${url}/mcp/fl`, { method: "DELETE", headers: { "mcp-session-id": session }, signal: AbortSignal.timeout(5000) }).catch(() => {});
+}
+
+/** Stalls the fixture's stdin (until SIGUSR2); resolves with its pid once it is stalled. */
+async function stallUpstream(host: RawHost, progressFile: string): Promise<number> {
+  await host.request("tools/call", { name: "stall", arguments: { ms: 60_000, progress: progressFile } });
+  return (await until(() => readProgress(progressFile), (p) => p?.stalled === true, 10_000, "stall"))!.pid;
+}
+
+describe("idle expiry while backpressure holds a session", () => {
+  let serve: ServeProcess;
+  const dir = tempDir("mcpn-lifebp-");
+  beforeAll(async () => {
+    serve = await serveConfig({ mcpServers: { fl: floodServer }, limits: { sessionIdleMs: 1500 } });
+  });
+  afterAll(async () => {
+    await serve?.stop();
+  });
+
+  it("streamable HTTP: a host stalled on an open response stream is not idle; everything arrives after", async () => {
+    const mark = serve.stderr().length;
+    const host = await openHost("mcp", { url: serve.url, name: "fl" });
+    const progressFile = join(dir, "mcp-stalled.json");
+    try {
+      await host.initialize();
+      const seen = floodCollector(host);
+      host.pause();
+      const flood = host.request("tools/call", { name: "flood", arguments: { count: FLOOD_COUNT, padBytes: PAD_BYTES, progress: progressFile } }, 60_000);
+      await untilSteady(() => readProgress(progressFile)?.written ?? 0, (written) => written > 0, 1500, 30_000, "the flooder's written count");
+      await sleep(3500);
+      expect(loggedSince(serve, mark)).not.toMatch(REAPED);
+      host.resume();
+      expect((await flood).result.content[0].text).toBe(`flooded ${FLOOD_COUNT}`);
+      await until(() => seen.count, (n) => n >= FLOOD_COUNT, 10_000, "flood notifications");
+      expect(seen).toEqual({ count: FLOOD_COUNT, next: FLOOD_COUNT, outOfOrder: 0 });
+    } finally {
+      await closeMcp(host, serve.url);
+    }
+  });
+
+  it("streamable HTTP: POSTs waiting for their turn while the upstream is behind keep the session; all arrive after", async () => {
+    const mark = serve.stderr().length;
+    const host = await openHost("mcp", { url: serve.url, name: "fl" });
+    const progressFile = join(dir, "mcp-behind.json");
+    const count = 12;
+    try {
+      await host.initialize();
+      const upstreamPid = await stallUpstream(host, progressFile);
+      const pad = "z".repeat(2 * 1024 * 1024);
+      for (let seq = 0; seq < count; seq++) host.notify("notifications/flood", { seq, pad });
+      await untilSteady(() => host.backlogBytes, (bytes) => bytes > 0, 1000, 30_000, "the host's backlog");
+      await sleep(3500);
+      expect(loggedSince(serve, mark)).not.toMatch(REAPED);
+
+      process.kill(upstreamPid, "SIGUSR2");
+      const done = await until(() => readProgress(progressFile), (p) => (p?.received ?? 0) >= count, 30_000, "upstream received");
+      expect(done).toMatchObject({ received: count, outOfOrder: 0 });
+      expect((await host.request("tools/list", {}, 10_000)).result.tools).toHaveLength(2);
+    } finally {
+      await closeMcp(host, serve.url);
+    }
+  });
+});
+
+describe("a POST that waited for its turn past limits.requestBodyTimeoutMs", () => {
+  let serve: ServeProcess;
+  const dir = tempDir("mcpn-lifebp-");
+  beforeAll(async () => {
+    serve = await serveConfig({ mcpServers: { fl: floodServer }, limits: { requestBodyTimeoutMs: 1500, headersTimeoutMs: 1000 } });
+  });
+  afterAll(async () => {
+    await serve?.stop();
+  });
+
+  it("is closed (408) and never delivered, and the session's next POSTs are still read once the upstream catches up", async () => {
+    const host = await openHost("mcp", { url: serve.url, name: "fl" });
+    const progressFile = join(dir, "timeout.json");
+    const count = 8;
+    try {
+      await host.initialize();
+      const upstreamPid = await stallUpstream(host, progressFile);
+      const pad = "z".repeat(2 * 1024 * 1024);
+      for (let seq = 0; seq < count; seq++) host.notify("notifications/flood", { seq, pad });
+      // Bodies held unread are closed by the request timeout: the host's backlog empties.
+      await until(() => host.backlogBytes, (bytes) => bytes === 0, 15_000, "the held POSTs closed");
+      process.kill(upstreamPid, "SIGUSR2");
+      expect((await host.request("tools/list", {}, 10_000)).result.tools).toHaveLength(2);
+      // The first body went through before the hold; the ones answered 408 are not delivered after all.
+      await until(() => readProgress(progressFile)?.received ?? 0, (n) => n >= 1, 5000, "the first body received");
+      await sleep(500);
+      expect(readProgress(progressFile)!.received).toBe(1);
+    } finally {
+      await host.close();
+    }
+  });
+});
