@@ -1,6 +1,9 @@
 /**
  * Session lifecycle and backpressure together, against the flood fixture behind a real proxy:
  *
+ * - the WebSocket heartbeat does not drop a host the proxy itself stopped reading (its upstream
+ *   is behind: the host's pongs wait unread), and does drop one that reads nothing for whole
+ *   intervals — ending its held upstream, process group included;
  * - limits.sessionIdleMs does not end a streamable HTTP session whose host is stalled on an open
  *   stream, nor one whose POSTs wait for their turn while the upstream is behind;
  * - a POST that waited for its turn until limits.requestBodyTimeoutMs closed it is not delivered
@@ -11,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openHost, type RawHost } from "../fixtures/hosts/rawHosts.mjs";
 import type { ServeProcess } from "../helpers/proxyProcess.js";
 import { FLOOD_SERVER, floodCollector, readProgress, sleep, until, untilSteady } from "./flood.js";
-import { serveConfig, tempDir } from "./helpers.js";
+import { serveConfig, tempDir, untilGone } from "./helpers.js";
 
 const FLOOD_COUNT = 100_000;
 const PAD_BYTES = 350;
@@ -37,14 +40,57 @@ async function stallUpstream(host: RawHost, progressFile: string): Promise<numbe
   return (await until(() => readProgress(progressFile), (p) => p?.stalled === true, 10_000, "stall"))!.pid;
 }
 
-describe("idle expiry while backpressure holds a session", () => {
+describe("heartbeat and idle expiry while backpressure holds a session", () => {
   let serve: ServeProcess;
   const dir = tempDir("mcpn-lifebp-");
   beforeAll(async () => {
-    serve = await serveConfig({ mcpServers: { fl: floodServer }, limits: { sessionIdleMs: 1500 } });
+    serve = await serveConfig({ mcpServers: { fl: floodServer }, limits: { pingIntervalMs: 1000, sessionIdleMs: 1500 } });
   });
   afterAll(async () => {
     await serve?.stop();
+  });
+
+  it("ws: a host the proxy stopped reading (its upstream is behind) is not dropped for the pongs it cannot see", async () => {
+    const mark = serve.stderr().length;
+    const host = await openHost("ws", { url: serve.url, name: "fl" });
+    const progressFile = join(dir, "ws-behind.json");
+    const count = 60_000;
+    try {
+      await host.initialize();
+      const upstreamPid = await stallUpstream(host, progressFile);
+      const pad = "y".repeat(1000);
+      for (let seq = 0; seq < count; seq++) host.notify("notifications/flood", { seq, pad });
+      // The proxy stops reading the host, then four ping intervals go by.
+      await untilSteady(() => host.backlogBytes, (bytes) => bytes > 0, 1500, 30_000, "the host's backlog");
+      await sleep(4000);
+      expect(loggedSince(serve, mark)).not.toMatch(REAPED);
+
+      process.kill(upstreamPid, "SIGUSR2");
+      const done = await until(() => readProgress(progressFile), (p) => (p?.received ?? 0) >= count, 30_000, "upstream received");
+      expect(done).toMatchObject({ received: count, outOfOrder: 0 });
+      const listed = await host.request("tools/list", {}, 10_000);
+      expect(listed.result.tools.map((t: { name: string }) => t.name)).toContain("flood");
+      expect(loggedSince(serve, mark)).not.toMatch(REAPED);
+    } finally {
+      await host.close();
+    }
+  });
+
+  it("ws: a host that reads nothing for whole intervals is dropped, and its held upstream ends", async () => {
+    const host = await openHost("ws", { url: serve.url, name: "fl" });
+    const progressFile = join(dir, "ws-stalled.json");
+    try {
+      await host.initialize();
+      host.pause();
+      void host.request("tools/call", { name: "flood", arguments: { count: FLOOD_COUNT, padBytes: PAD_BYTES, progress: progressFile } }, 60_000).catch(() => {});
+      const held = await until(() => readProgress(progressFile), (p) => (p?.written ?? 0) > 0, 10_000, "flood started");
+      await until(() => serve.stderr(), (text) => /no answer to a WebSocket ping within 1000 ms.*"msg":"session reaped"/.test(text), 15_000, "session reaped");
+      // The flooder was blocked on a pipe nobody read: it is ended with the session.
+      expect(readProgress(progressFile)!.written).toBeLessThan(FLOOD_COUNT / 2);
+      expect(await untilGone(held!.pid, 10_000)).toBe(true);
+    } finally {
+      await host.close();
+    }
   });
 
   it("streamable HTTP: a host stalled on an open response stream is not idle; everything arrives after", async () => {

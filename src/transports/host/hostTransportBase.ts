@@ -74,6 +74,11 @@ export abstract class HostTransportBase implements ProxyTransport {
     if (!this.closed) this.startReading();
   }
 
+  /** True between `pauseReading()` and `resumeReading()`: the host is not being read. */
+  get isReadingPaused(): boolean {
+    return !this.readGate.isOpen;
+  }
+
   /** Settles at once, or when reading resumes (or the transport ends) if it is paused. */
   whenReading(): Promise<void> {
     return this.readGate.passage() ?? SENT;

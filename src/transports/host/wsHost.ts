@@ -83,6 +83,11 @@ export class WsHostSession extends HostTransportBase {
     return this.drain === undefined || !mustWaitForDrain(this.rawSocket!) ? SENT : this.drain.wait();
   }
 
+  /** The TCP socket under `ws`, when it has one. */
+  get tcpSocket(): DrainableStream | undefined {
+    return this.rawSocket;
+  }
+
   /** Bytes `ws` and its socket hold for the host (`bufferedAmount`). */
   override get queuedBytes(): number {
     return this.socket.bufferedAmount;
@@ -173,7 +178,7 @@ export class WsEndpoint {
       const headers = forwardableMcpHeaders(req.headers);
       const session = new WsHostSession(ws, headers, this.ctx.maxMessageBytes);
       this.live.add(session);
-      this.heartbeat.watch(ws, (why) => session.reap(why));
+      this.heartbeat.watch(ws, { onDead: (why) => session.reap(why), isReadingPaused: () => session.isReadingPaused, rawSocket: session.tcpSocket });
       session.onClosed(() => {
         release();
         this.live.delete(session);
