@@ -287,6 +287,7 @@ export class SessionManager {
         size: this.options.statelessPoolSize ?? DEFAULT_STATELESS_POOL_SIZE,
         idleMs: this.options.statelessIdleMs ?? DEFAULT_SESSION_IDLE_TIMEOUT_MS,
         requestTimeoutMs: this.options.requestTimeoutMs,
+        ...(this.options.hostBufferBytes === undefined ? {} : { hostBufferBytes: this.options.hostBufferBytes }),
         logger: this.options.logger.child({ server, pool: "stateless" }),
         startUpstream: () => this.startPooledUpstream(server),
         onUpstreamEnded: (upstream, onItsOwn) => {

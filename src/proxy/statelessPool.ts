@@ -13,11 +13,17 @@
  * What an upstream sends that belongs to no request in flight (a list-changed notification, a
  * log line) has no host to go to: it is logged and dropped. A request an upstream sends with no
  * POST to carry it is answered with an error, so it does not wait forever.
+ *
+ * Flow control as in the Bridge: when a POST's host has more than `hostBufferBytes` sent to it
+ * and not taken, its upstream is no longer read until that host has taken it (the upstream's
+ * own writes then block). The other POSTs on that upstream wait meanwhile — bounded memory
+ * comes first, and a pool belongs to one bearer token: a client that stops reading holds back
+ * only its own requests.
  */
 import { JSONRPC } from "../errors/NormalizerError.js";
 import type { Logger } from "../observe/logger.js";
 import { errorResponse, isNotification, isObj, isRequest, isRequestId, isResponse, progressToken, type RequestId } from "../transports/jsonrpc.js";
-import type { FramingProblem, JSONRPCMessage, MessageExtraInfo, ProxySendOptions, ProxyTransport } from "../transports/types.js";
+import { DEFAULT_HOST_BUFFER_BYTES, type FramingProblem, type JSONRPCMessage, type MessageExtraInfo, type ProxySendOptions, type ProxyTransport } from "../transports/types.js";
 import { mcpHeaders } from "./bridge.js";
 import type { NormalizingTransport } from "./withNormalization.js";
 
@@ -43,6 +49,8 @@ export interface StatelessPoolOptions {
   readonly onUpstreamEnded: (upstream: PooledUpstream, onItsOwn: boolean) => void;
   /** Called whenever nothing is in flight any more (graceful shutdown waits on it). */
   readonly onSettled?: () => void;
+  /** Bytes a POST's host may leave untaken before its upstream is no longer read (`limits.hostBufferBytes`). */
+  readonly hostBufferBytes?: number;
 }
 
 /** A host request in flight on an upstream, under the pool's id. */
@@ -72,6 +80,8 @@ interface Lane {
   readonly asked: Set<number>;
   idle: NodeJS.Timeout | undefined;
   closing: boolean;
+  /** True while the upstream is not read because a POST's host is behind. */
+  held: boolean;
 }
 
 export class StatelessPool {
@@ -152,7 +162,7 @@ export class StatelessPool {
   }
 
   private startLane(): Lane {
-    const lane: Lane = { upstream: undefined, ready: undefined as never, posts: 0, inFlight: new Map(), asked: new Set(), idle: undefined, closing: false };
+    const lane: Lane = { upstream: undefined, ready: undefined as never, posts: 0, inFlight: new Map(), asked: new Set(), idle: undefined, closing: false, held: false };
     const ready = this.options.startUpstream().then(
       (upstream) => {
         (lane as { upstream: PooledUpstream | undefined }).upstream = upstream;
@@ -377,6 +387,22 @@ export class StatelessPool {
     }
     sending.catch((error: unknown) => {
       this.options.logger.warn("could not send to a stateless host", { error: error instanceof Error ? error.message : String(error) });
+    });
+    if (!post.lane.held && (post.transport.queuedBytes ?? 0) > (this.options.hostBufferBytes ?? DEFAULT_HOST_BUFFER_BYTES)) this.holdLane(post);
+  }
+
+  /** The POST's host is behind: its upstream is not read until that host has taken some of it. */
+  private holdLane(post: Post): void {
+    const lane = post.lane;
+    const upstream = lane.upstream;
+    const drained = post.transport.whenDrained?.();
+    if (upstream === undefined || drained === undefined || lane.closing) return;
+    lane.held = true;
+    upstream.transport.pauseReading();
+    void drained.then(() => {
+      lane.held = false;
+      // A message after this one finds its host still behind and holds the upstream again.
+      if (!lane.closing) upstream.transport.resumeReading();
     });
   }
 }

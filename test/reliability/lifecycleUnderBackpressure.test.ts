@@ -7,17 +7,21 @@
  * - limits.sessionIdleMs does not end a streamable HTTP session whose host is stalled on an open
  *   stream, nor one whose POSTs wait for their turn while the upstream is behind;
  * - a POST that waited for its turn until limits.requestBodyTimeoutMs closed it is not delivered
- *   after all, and does not wedge the session's later POSTs.
+ *   after all, and does not wedge the session's later POSTs;
+ * - the stateless pool holds an upstream back while the POST it answers is not read.
  */
+import { request as httpRequest, type IncomingMessage } from "node:http";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openHost, type RawHost } from "../fixtures/hosts/rawHosts.mjs";
+import { openHost, rssBytes, type RawHost } from "../fixtures/hosts/rawHosts.mjs";
 import type { ServeProcess } from "../helpers/proxyProcess.js";
 import { FLOOD_SERVER, floodCollector, readProgress, sleep, until, untilSteady } from "./flood.js";
 import { serveConfig, tempDir, untilGone } from "./helpers.js";
 
 const FLOOD_COUNT = 100_000;
 const PAD_BYTES = 350;
+/** As in backpressure.test.ts: a held session keeps about limits.hostBufferBytes; unbounded, the flood is ~46 MB of wire and several times that in heap. */
+const RSS_GROWTH_BOUND = 80 * 1024 * 1024;
 const REAPED = /"msg":"session reaped"/;
 
 /** What the proxy has logged since `mark` (the length of its stderr then). */
@@ -168,5 +172,65 @@ describe("a POST that waited for its turn past limits.requestBodyTimeoutMs", () 
     } finally {
       await host.close();
     }
+  });
+});
+
+/** A stateless POST (protocol 2026-07-28, no session) whose response is not read until `resume()`. */
+function statelessPost(url: string, message: unknown): Promise<IncomingMessage> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": "2026-07-28" } }, (res) => {
+      res.pause();
+      resolve(res);
+    });
+    req.on("error", reject);
+    req.end(JSON.stringify(message));
+  });
+}
+
+/** The JSON messages of an SSE response, read to its end. */
+function sseMessages(res: IncomingMessage): Promise<Array<Record<string, any>>> {
+  return new Promise((resolve, reject) => {
+    const messages: Array<Record<string, any>> = [];
+    let rest = "";
+    res.setEncoding("utf8");
+    res.on("data", (chunk: string) => {
+      rest += chunk;
+      let at: number;
+      while ((at = rest.indexOf("\n\n")) >= 0) {
+        const data = rest.slice(0, at).split("\n").filter((line) => line.startsWith("data:")).map((line) => line.slice(5).trimStart());
+        rest = rest.slice(at + 2);
+        if (data.length > 0) messages.push(JSON.parse(data.join("\n")));
+      }
+    });
+    res.on("end", () => resolve(messages));
+    res.on("error", reject);
+    res.resume();
+  });
+}
+
+describe("the stateless pool under backpressure", () => {
+  let serve: ServeProcess;
+  const dir = tempDir("mcpn-lifebp-");
+  beforeAll(async () => {
+    serve = await serveConfig({ mcpServers: { fl: floodServer }, limits: { statelessPoolSize: 1 } });
+  });
+  afterAll(async () => {
+    await serve?.stop();
+  });
+
+  it("a POST whose host does not read holds its pooled upstream back; everything arrives, in order, after", async () => {
+    const progressFile = join(dir, "stateless.json");
+    const idleRss = rssBytes(serve.child.pid!)!;
+    const res = await statelessPost(`${serve.url}/mcp/fl`, { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "flood", arguments: { count: FLOOD_COUNT, padBytes: PAD_BYTES, progress: progressFile } } });
+    expect(res.statusCode).toBe(200);
+    const written = await untilSteady(() => readProgress(progressFile)?.written ?? 0, (n) => n > 0, 1500, 30_000, "the flooder's written count");
+    expect(written).toBeLessThan(FLOOD_COUNT / 2);
+    expect(rssBytes(serve.child.pid!)! - idleRss).toBeLessThan(RSS_GROWTH_BOUND);
+
+    const messages = await sseMessages(res);
+    const seqs = messages.filter((m) => m.method === "notifications/message").map((m) => m.params.data.seq as number);
+    expect(seqs).toHaveLength(FLOOD_COUNT);
+    expect(seqs.every((seq, i) => seq === i)).toBe(true);
+    expect(messages.at(-1)).toMatchObject({ id: 1, result: { content: [{ text: `flooded ${FLOOD_COUNT}` }] } });
   });
 });
