@@ -40,7 +40,13 @@ export function parseConfig(text: string, file: string, env: Readonly<Record<str
   return parseConfigText(text, file, env).config;
 }
 
-/** The config, and the environment variables its `auth` section reads. */
+/**
+ * Where the config holds credentials: the listener's `auth` and each server's `auth` (OAuth client
+ * secrets). The variables read there are never passed on to stdio upstreams.
+ */
+const AUTH_PATH = /^\$(\.mcpServers(\.[A-Za-z_$][\w$]*|\["(?:[^"\\]|\\.)*"\]))?\.auth(?=$|[.[])/;
+
+/** The config, and the environment variables its `auth` sections read (the listener's and the servers'). */
 export function parseConfigText(text: string, file: string, env: Readonly<Record<string, string | undefined>> = process.env): { config: ProxyConfig; authVariables: string[] } {
   let raw: unknown;
   // Editors on Windows save UTF-8 with a byte order mark; JSON.parse refuses it.
@@ -55,7 +61,7 @@ export function parseConfigText(text: string, file: string, env: Readonly<Record
   }
   const authVariables = new Set<string>();
   const expanded = expandEnv(raw, env, file, "$", (variable, at) => {
-    if (at === "$.auth" || at.startsWith("$.auth.") || at.startsWith("$.auth[")) authVariables.add(variable);
+    if (AUTH_PATH.test(at)) authVariables.add(variable);
   });
   return { config: validateConfig(expanded, file), authVariables: [...authVariables] };
 }

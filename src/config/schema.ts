@@ -82,7 +82,7 @@ export const StdioServerSchema = z.looseObject({
   args: z.array(z.string()).optional(),
   env: z.record(z.string(), z.string()).optional(),
   cwd: z.string().optional(),
-  inheritEnv: z.boolean().optional().describe("serve: the child gets the proxy's whole environment (minus the variables auth reads) instead of HOME, LOGNAME, PATH, SHELL, TERM, USER; env is added either way"),
+  inheritEnv: z.boolean().optional().describe("serve: the child gets the proxy's whole environment (minus the variables the listener's and the servers' auth read) instead of HOME, LOGNAME, PATH, SHELL, TERM, USER; env is added either way"),
   ...common,
 });
 

@@ -1,15 +1,17 @@
 /**
  * What a stdio upstream's environment holds. `serve`: the SDK's default variables (HOME, PATH…)
  * plus the server's `env`; `inheritEnv: true` (or `--inherit-env`) the rest too; never the
- * variables `auth` reads. `stdio`: everything the host gave the proxy.
+ * variables `auth` reads — the listener's, or a remote server's OAuth client secret. `stdio`:
+ * everything the host gave the proxy.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { CLI } from "../helpers/paths.js";
 import { connect, startServe, type ServeProcess } from "../helpers/proxyProcess.js";
-import { FAULT_SERVER, initializedWs, serveConfig, toolText } from "../reliability/helpers.js";
+import { writeFileSync } from "node:fs";
+import { FAULT_SERVER, initializedWs, serveConfig, toolText, waitForStderr } from "../reliability/helpers.js";
 
-const PROXY_ENV = { MCPN_TOKEN: "listener-token-9d1", OTHER_SECRET: "db-password-42", HOME: "/home/proxyuser", TERM: "xterm-test" };
+const PROXY_ENV = { MCPN_TOKEN: "listener-token-9d1", OTHER_SECRET: "db-password-42", BILLING_CLIENT_SECRET: "oauth-client-secret-7f3", HOME: "/home/proxyuser", TERM: "xterm-test" };
 const auth = { authorization: `Bearer ${PROXY_ENV.MCPN_TOKEN}` };
 
 async function childEnv(url: string, name: string, headers: Record<string, string> = {}): Promise<Record<string, string>> {
@@ -28,6 +30,8 @@ describe("serve --config with auth read from ${MCPN_TOKEN}", () => {
           plain: { command: process.execPath, args: [FAULT_SERVER], env: { GIVEN: "configured" } },
           all: { command: process.execPath, args: [FAULT_SERVER], env: { GIVEN: "configured" }, inheritEnv: true },
           explicit: { command: process.execPath, args: [FAULT_SERVER], env: { UPSTREAM_KEY: "${OTHER_SECRET}" } },
+          // Never connected to here: only its client secret's variable matters.
+          billing: { url: "http://127.0.0.1:9/mcp", auth: { grant: "client_credentials", clientId: "normalizer", clientSecret: "${BILLING_CLIENT_SECRET}" } },
         },
         auth: { bearerTokens: ["${MCPN_TOKEN}"] },
       },
@@ -49,18 +53,41 @@ describe("serve --config with auth read from ${MCPN_TOKEN}", () => {
     expect(JSON.stringify(env)).not.toContain(PROXY_ENV.MCPN_TOKEN);
   });
 
-  it("inheritEnv: true adds the rest of the environment, but never what auth reads", async () => {
+  it("inheritEnv: true adds the rest of the environment, but never what auth reads (the listener's or an upstream's OAuth)", async () => {
     const env = await childEnv(serve.url, "all", auth);
     expect(env.OTHER_SECRET).toBe("db-password-42");
     expect(env.GIVEN).toBe("configured");
     expect(env).not.toHaveProperty("MCPN_TOKEN");
     expect(JSON.stringify(env)).not.toContain(PROXY_ENV.MCPN_TOKEN);
+    expect(env).not.toHaveProperty("BILLING_CLIENT_SECRET");
+    expect(JSON.stringify(env)).not.toContain(PROXY_ENV.BILLING_CLIENT_SECRET);
   });
 
   it("a value the config hands over explicitly in env is passed", async () => {
     const env = await childEnv(serve.url, "explicit", auth);
     expect(env.UPSTREAM_KEY).toBe("db-password-42");
     expect(env).not.toHaveProperty("OTHER_SECRET");
+  });
+});
+
+describe("serve, SIGHUP", () => {
+  it("a variable a reloaded server's auth reads is withheld from children started after", async () => {
+    const config = (auth?: unknown) => ({
+      mcpServers: {
+        all: { command: process.execPath, args: [FAULT_SERVER], inheritEnv: true },
+        billing: { url: "http://127.0.0.1:9/mcp", ...(auth === undefined ? {} : { auth }) },
+      },
+    });
+    const serve = await serveConfig(config(), PROXY_ENV);
+    try {
+      expect((await childEnv(serve.url, "all")).BILLING_CLIENT_SECRET).toBe(PROXY_ENV.BILLING_CLIENT_SECRET);
+      writeFileSync(serve.configFile, JSON.stringify(config({ grant: "client_credentials", clientId: "normalizer", clientSecret: "${BILLING_CLIENT_SECRET}" })));
+      serve.child.kill("SIGHUP");
+      await waitForStderr(serve, /SIGHUP: config re-read/);
+      expect(await childEnv(serve.url, "all")).not.toHaveProperty("BILLING_CLIENT_SECRET");
+    } finally {
+      await serve.stop();
+    }
   });
 });
 

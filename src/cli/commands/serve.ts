@@ -78,7 +78,8 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<Exit
 
   let config: ProxyConfig;
   let configFile: string | undefined;
-  let authVariables: readonly string[] = [];
+  /** Variables never passed to stdio upstreams: those the config's `auth` sections read (kept across SIGHUP). */
+  const withheld: string[] = [];
   if (command.length > 0 || values.url !== undefined) {
     if (values.name === undefined) throw new NormalizerError("USAGE", "serve: name the upstream with --name NAME (its endpoints are /mcp/NAME, /sse/NAME, /ws/NAME)");
     if (values.config !== undefined) throw new NormalizerError("USAGE", "serve: give either --config or an upstream (-- CMD… / --url), not both");
@@ -100,7 +101,7 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<Exit
     }
     config = loaded.config;
     configFile = loaded.file;
-    authVariables = loaded.authVariables;
+    withheld.push(...loaded.authVariables);
   }
   const port = parseIntFlag(values.port, "--port", "serve") ?? config.listen.port;
   const host = values.host ?? config.listen.host;
@@ -112,7 +113,7 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<Exit
   const observers = await createObservers(config, values, io, configFile, { live: true, servers: Object.keys(config.mcpServers) });
   const sessions = new SessionManager({
     servers: serverEntries(config, observers),
-    createUpstream: createUpstreamFactory({ maxMessageBytes: config.limits.maxMessageBytes, rawStringBytes: config.limits.rawStringBytes, stderrToHosts: false, childEnvironment: { withhold: authVariables }, auths: createUpstreamAuths(io, config, configFile, observers.logger) }),
+    createUpstream: createUpstreamFactory({ maxMessageBytes: config.limits.maxMessageBytes, rawStringBytes: config.limits.rawStringBytes, stderrToHosts: false, childEnvironment: { withhold: withheld }, auths: createUpstreamAuths(io, config, configFile, observers.logger) }),
     logger: observers.logger,
     requestTimeoutMs: config.limits.requestTimeoutMs,
     maxBatch: config.limits.maxBatch,
@@ -171,7 +172,9 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<Exit
       return;
     }
     try {
-      const reloaded = loadConfigFile(configFile, io.env).config;
+      const { config: reloaded, authVariables } = loadConfigFile(configFile, io.env);
+      // A secret a server's new `auth` reads is withheld from children started from now on.
+      for (const variable of authVariables) if (!withheld.includes(variable)) withheld.push(variable);
       const { updated, ignored } = sessions.reconfigure(serverEntries(reloaded, observers));
       observers.logger.info("SIGHUP: config re-read; new sessions use it", { file: configFile, updated, ...(ignored.length > 0 ? { ignoredNeedRestart: ignored } : {}) });
     } catch (error) {
