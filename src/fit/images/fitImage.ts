@@ -12,7 +12,7 @@ import { ImageRefusal, refuseOverPixels, type EncodedImage, type RawPixels } fro
 import { sourceKind, type SourceKind } from "./sourceKind.js";
 import { renderSvg } from "./svg.js";
 
-export type ImageWarning = "warn-image-undecodable" | "warn-image-too-many-pixels" | "warn-image-unfittable";
+export type ImageWarning = "warn-image-undecodable" | "warn-image-too-many-pixels" | "warn-image-unfittable" | "warn-image-timeout";
 
 export type ImageFit =
   | { readonly kind: "keep"; readonly reason: string }
