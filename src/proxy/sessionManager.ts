@@ -10,6 +10,8 @@ import { Policy, type PolicyOptions } from "../normalize/policy.js";
 import type { ProxyTransport } from "../transports/types.js";
 import { Bridge } from "./bridge.js";
 import type { NormalizationEvent } from "./withNormalization.js";
+import { FitPolicy, type FitPolicyOptions } from "../fit/fitPolicy.js";
+import type { FitRuntime } from "../fit/runtime.js";
 
 export interface UpstreamHandle {
   readonly transport: ProxyTransport;
@@ -22,6 +24,8 @@ export type UpstreamFactory = (name: string, server: ServerConfig, logger: Logge
 export interface ServerEntry {
   readonly config: ServerConfig;
   readonly policy: PolicyOptions;
+  /** Fitting results to the host (images, embedded resources, long results); off when absent. */
+  readonly fit?: FitPolicyOptions;
 }
 
 export interface SessionInfo {
@@ -48,6 +52,8 @@ export interface SessionManagerOptions {
   readonly onUpstreamRestart?: (server: string) => void;
   /** Clock and timer (tests). */
   readonly now?: () => number;
+  /** The image queue and page memory shared by every session (needed when a server fits results). */
+  readonly fitRuntime?: FitRuntime;
 }
 
 export const DEFAULT_RESTART_BACKOFF_MS = 250;
@@ -76,6 +82,7 @@ export class SessionManager {
   private readonly sessions = new Map<string, { bridge: Bridge; info: SessionInfo }>();
   private readonly servers: Map<string, ServerEntry>;
   private readonly policies = new Map<string, Policy>();
+  private readonly fitPolicies = new Map<string, FitPolicy>();
   private readonly health = new Map<string, ServerHealth>();
   private readonly backoff = new Map<string, Backoff>();
   private readonly settledWaiters = new Set<() => void>();
@@ -88,6 +95,7 @@ export class SessionManager {
     this.servers = new Map(options.servers);
     for (const [name, entry] of options.servers) {
       this.policies.set(name, new Policy(entry.policy));
+      this.setFitPolicy(name, entry);
       this.health.set(name, { status: "idle", transport: isStdioServer(entry.config) ? "stdio" : "http", sessions: 0, sessionsOpened: 0, upstreamFailures: 0, consecutiveFailures: 0, restarts: 0 });
       this.backoff.set(name, { failures: 0, lastFailureAt: 0 });
     }
@@ -158,6 +166,7 @@ export class SessionManager {
       }
       this.servers.set(name, entry);
       this.policies.set(name, new Policy(entry.policy));
+      this.setFitPolicy(name, entry);
       updated.push(name);
     }
     for (const name of this.servers.keys()) if (!servers.has(name)) ignored.push(name);
@@ -166,6 +175,12 @@ export class SessionManager {
 
   get size(): number {
     return this.sessions.size;
+  }
+
+  private setFitPolicy(name: string, entry: ServerEntry): void {
+    const policy = entry.fit === undefined ? undefined : new FitPolicy(entry.fit);
+    if (policy?.active) this.fitPolicies.set(name, policy);
+    else this.fitPolicies.delete(name);
   }
 
   /** Joins a host transport to a fresh upstream connection for `server`. Rejects if the upstream cannot start. */
@@ -195,6 +210,7 @@ export class SessionManager {
         policy: this.policies.get(server)!,
         onNormalized: (event) => this.options.onNormalized?.(event, info),
         onEngineError: (error, method) => logger.error("normalization engine failed; message forwarded unchanged", { method, error: String(error) }),
+        ...(this.fitPolicies.has(server) ? { fit: { policy: this.fitPolicies.get(server)!, ...(this.options.fitRuntime === undefined ? {} : { runtime: this.options.fitRuntime }) } } : {}),
       },
       ...(upstream.describeEnd === undefined ? {} : { describeUpstreamEnd: () => upstream.describeEnd?.() }),
       onSettled: () => {
