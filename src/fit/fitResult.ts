@@ -188,3 +188,18 @@ function replaceBlocks(method: string, result: JsonObject, replacements: Readonl
       return result;
   }
 }
+
+/**
+ * The engine's records and the fit layer's for one result, as one list: an engine record that
+ * only says "unchanged" for a block the fit layer then changed is left out (one entry, one record).
+ */
+export function mergeChanges(engine: readonly ChangeRecord[], fitted: readonly ChangeRecord[]): ChangeRecord[] {
+  if (fitted.length === 0) return [...engine];
+  const paths = new Set(fitted.map((change) => change.path));
+  const covered = (path: string): boolean => {
+    if (paths.has(path)) return true;
+    const dot = path.lastIndexOf(".");
+    return dot > 0 && paths.has(path.slice(0, dot));
+  };
+  return [...engine.filter((change) => change.action !== "none" || !covered(change.path)), ...fitted];
+}

@@ -12,7 +12,7 @@ import { normalizeRequestParams, normalizeResult, REQUEST_METHODS, RESULT_METHOD
 import type { JSONRPCMessage, MessageExtraInfo, ProxyTransport, Transport, TransportSendOptions } from "../transports/types.js";
 import { rebuild, type JsonObject } from "../normalize/objects.js";
 import { idKey, isNotification, isObj, isRequest, isRequestId, isResponse } from "../transports/jsonrpc.js";
-import type { Fitted } from "../fit/fitResult.js";
+import { mergeChanges, type Fitted } from "../fit/fitResult.js";
 import { FitStage, type FitOptions } from "./fitStage.js";
 
 /** What the decorator reports for each message it normalized. */
@@ -280,26 +280,15 @@ export class NormalizingTransport implements ProxyTransport {
     });
   }
 
-  /**
-   * The fit layer's records join the engine's event for the same message. An engine record that
-   * only says "unchanged" for a block the fit layer then changed is dropped (one entry, one record).
-   */
+  /** The fit layer's records join the engine's event for the same message. */
   private addFitEvent(method: string, id: string | number, changes: readonly ChangeRecord[], ms: number): void {
     const last = this.events[this.events.length - 1];
     if (last === undefined || last.id !== id || last.method !== method) {
       this.events.push({ method, id, changes: [...changes], ms });
       return;
     }
-    const fitted = new Set(changes.map((change) => change.path));
-    const kept = last.changes.filter((change) => change.action !== "none" || !coveredBy(change.path, fitted));
-    this.events[this.events.length - 1] = { method, id, changes: [...kept, ...changes], ms: last.ms + ms };
+    this.events[this.events.length - 1] = { method, id, changes: mergeChanges(last.changes, changes), ms: last.ms + ms };
   }
-}
-
-function coveredBy(path: string, paths: ReadonlySet<string>): boolean {
-  if (paths.has(path)) return true;
-  const dot = path.lastIndexOf(".");
-  return dot > 0 && paths.has(path.slice(0, dot));
 }
 
 /** Wraps a transport that talks to an MCP server so its results arrive normalized. */

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { IMAGE_SERVER } from "../helpers/paths.js";
 import { connect, hostTransport, raw, startServe, type Connected, type ServeProcess } from "../helpers/proxyProcess.js";
 import { tempDir } from "../helpers/tempDir.js";
+import { runCli } from "../helpers/runCli.js";
 import { alphaPng, bigPng, bmp24, bombPng, photoJpeg, smallPng, svg, tiff } from "../fixtures/images/makeImages.js";
 
 const dir = tempDir("mcpn-fit-");
@@ -221,5 +222,15 @@ describe("records", () => {
     const metrics = await (await fetch(`${serve.url}/metrics`)).text();
     expect(metrics).toMatch(/mcp_normalizer_entries_total\{[^}]*action="fit-image"[^}]*\} [1-9]/);
     expect(metrics).toMatch(/mcp_normalizer_entries_total\{[^}]*action="cut-result"[^}]*\} [1-9]/);
+  });
+});
+
+describe("audit", () => {
+  it("reports the fit layer's changes for a --call result", async () => {
+    const run = await runCli(["audit", "--format", "json", "--config", configFile, "--server", "img", "--call", "image", "--args", JSON.stringify({ file: "big.png", mimeType: "image/png" })], { timeoutMs: 60_000 });
+    expect(run.code, run.stderr).toBe(0);
+    const report = JSON.parse(run.stdout) as { totals: { actions: Record<string, number>; saved: number } };
+    expect(report.totals.actions["fit-image"]).toBe(1);
+    expect(report.totals.saved).toBeGreaterThan(0);
   });
 });
