@@ -6,10 +6,10 @@
 import { describe, expect, it } from "vitest";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
-import { withNormalization, type NormalizationEvent } from "../../src/index.js";
+import { withNormalization, type NormalizationEvent, type NormalizationOptions } from "../../src/index.js";
 import { bigPng } from "../fixtures/images/makeImages.js";
 
-async function pair(fit: Parameters<typeof withNormalization>[1]["fit"]) {
+async function pair(fit: NormalizationOptions["fit"]) {
   const [upstream, proxySide] = InMemoryTransport.createLinkedPair();
   const events: NormalizationEvent[] = [];
   const transport = withNormalization(proxySide, { fit, onNormalized: (e) => events.push(e) });
@@ -54,7 +54,7 @@ describe("the fit layer in the decorator", () => {
     expect(closed).toBe(false);
     await waitFor(() => closed);
     expect(received.map((m) => ("id" in m ? m.id : "note"))).toEqual([1, 2, "note"]);
-    const image = ((received[0] as { result: { content: Array<{ data: string }> } }).result.content[0]!).data;
+    const image = ((received[0] as unknown as { result: { content: Array<{ data: string }> } }).result.content[0]!).data;
     expect(image.length).toBeLessThan(png.length);
     expect(events.find((e) => e.id === 1)!.changes.map((c) => c.action)).toEqual(["fit-image"]);
   });
@@ -64,7 +64,7 @@ describe("the fit layer in the decorator", () => {
     const text = "é".repeat(5000);
     await transport.send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "long" } });
     await upstream.send({ jsonrpc: "2.0", id: 1, result: { content: [{ type: "text", text }] } });
-    const content = (received[0] as { result: { content: Array<{ text?: string; uri?: string }> } }).result.content;
+    const content = (received[0] as unknown as { result: { content: Array<{ text?: string; uri?: string }> } }).result.content;
     let whole = content[0]!.text!;
     let uri: string | undefined = content[1]!.uri;
     let id = 10;
@@ -72,7 +72,7 @@ describe("the fit layer in the decorator", () => {
       const before = received.length;
       await transport.send({ jsonrpc: "2.0", id, method: "resources/read", params: { uri } });
       await waitFor(() => received.length > before);
-      const contents = (received[received.length - 1] as { id: number; result: { contents: Array<{ text: string }> } }).result.contents;
+      const contents = (received[received.length - 1] as unknown as { id: number; result: { contents: Array<{ text: string }> } }).result.contents;
       whole += contents[0]!.text;
       uri = contents[1]?.text.trim();
       id++;
