@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ImageQueue } from "../../src/fit/imageQueue.js";
 import { DEFAULT_IMAGE_MAX_PIXELS, IMAGE_FORMATS } from "../../src/fit/settings.js";
-import { bigPng, smallPng } from "../fixtures/images/makeImages.js";
+import { bigPng } from "../fixtures/images/makeImages.js";
 
 const SETTINGS = { maxDimension: 1568, maxBytes: 1024 * 1024, formats: IMAGE_FORMATS, resources: false };
 
@@ -28,6 +28,5 @@ describe("the image queue", () => {
     const deadline = Date.now() + 20_000;
     while (queue.load.running > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
     expect(queue.load).toEqual({ running: 0, waiting: 0 });
-    expect((await smallPng()).length).toBeGreaterThan(0);
   });
 });
