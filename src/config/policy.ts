@@ -11,6 +11,12 @@ export function policyOptionsFor(config: Pick<ProxyConfig, "normalize" | "limits
   const own: NormalizeConfig = server?.normalize ?? {};
   const { rules: globalRules = [], ...globalSettings } = global;
   const { rules: ownRules = [], ...ownSettings } = own;
-  const rules: PolicyRule[] = [...globalRules, ...ownRules];
-  return { maxNormalizeBytes: config.limits.maxNormalizeBytes, ...globalSettings, ...ownSettings, rules };
+  // The fit layer's keys and tool rules are not the engine's (src/config/fitPolicy.ts takes them).
+  const rules: PolicyRule[] = [...globalRules, ...ownRules].filter((rule) => rule.tool === undefined).map(({ uri, mimeType, set }) => ({ ...(uri === undefined ? {} : { uri }), ...(mimeType === undefined ? {} : { mimeType }), set: withoutFitKeys(set) }));
+  return { maxNormalizeBytes: config.limits.maxNormalizeBytes, ...withoutFitKeys(globalSettings), ...withoutFitKeys(ownSettings), rules };
+}
+
+function withoutFitKeys<T extends object>(settings: T): Omit<T, "images" | "embeddedResources" | "maxResultBytes"> {
+  const { images: _images, embeddedResources: _inline, maxResultBytes: _max, ...rest } = settings as T & { images?: unknown; embeddedResources?: unknown; maxResultBytes?: unknown };
+  return rest;
 }

@@ -7,6 +7,18 @@ import { DEFAULT_HOST_BUFFER_BYTES, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_UPSTREAM_
 import { DEFAULT_MAX_NORMALIZE_BYTES } from "../normalize/policy.js";
 import { DEFAULT_SESSION_IDLE_TIMEOUT_MS } from "../transports/host/streamableHttpHost.js";
 import { DEFAULT_PING_INTERVAL_MS } from "../transports/host/wsHeartbeat.js";
+import {
+  DEFAULT_FIT_CONCURRENCY,
+  DEFAULT_FIT_TIMEOUT_MS,
+  DEFAULT_IMAGE_FORMATS,
+  DEFAULT_IMAGE_MAX_BYTES,
+  DEFAULT_IMAGE_MAX_DIMENSION,
+  DEFAULT_IMAGE_MAX_PIXELS,
+  DEFAULT_SPILL_MAX_BYTES,
+  DEFAULT_SPILL_TTL_MS,
+  IMAGE_FORMATS,
+  MIN_RESULT_BYTES,
+} from "../fit/settings.js";
 
 export const DEFAULT_PORT = 8808;
 export const DEFAULT_HOST = "127.0.0.1";
@@ -52,18 +64,53 @@ const normalizeSettings = {
   maxNormalizeBytes: z.number().int().positive().optional().describe("entries whose text/blob is longer pass untouched"),
   extraTextualTypes: z.array(z.string().regex(/^[^/\s;]+\/[^/\s;]+$/, "a type/subtype essence")).optional().describe("essences treated as textual on top of the built-in list"),
   dryRun: z.boolean().optional().describe("log what would change, forward the original"),
+  ...fitSettings(),
 };
+
+/** Fitting results to the host: every key off unless set (issue: images, embedded resources, long results). */
+function fitSettings() {
+  return {
+    images: z
+      .union([
+        z.boolean(),
+        z.strictObject({
+          maxDimension: z.number().int().min(16).optional().describe(`longest side in pixels (default ${DEFAULT_IMAGE_MAX_DIMENSION})`),
+          maxBytes: z.number().int().min(1024).optional().describe(`bytes of one image after fitting (default ${DEFAULT_IMAGE_MAX_BYTES})`),
+          formats: z.array(z.enum(IMAGE_FORMATS)).min(1).optional().describe(`formats the host accepts (default ${DEFAULT_IMAGE_FORMATS.join(", ")})`),
+          resources: z.boolean().optional().describe("also fit image/* blobs of resources/read results (default false)"),
+        }),
+      ])
+      .optional()
+      .describe("fit images in tool results, prompt messages and embedded resources: true (defaults), false (off), or limits"),
+    embeddedResources: z.enum(["keep", "inline"]).optional().describe('"inline": embedded text resources become text blocks, image blobs image blocks (default "keep")'),
+    maxResultBytes: z
+      .union([z.number().int().min(MIN_RESULT_BYTES), z.literal(false)])
+      .optional()
+      .describe("tool result text over this many UTF-8 bytes is cut; the rest is served as pages linked from the result (false: off)"),
+  };
+}
+
+/** Keys a rule with a `tool` condition may set: only the fit layer knows the tool. */
+const TOOL_RULE_KEYS: ReadonlySet<string> = new Set(["images", "embeddedResources", "maxResultBytes"]);
 
 export const NormalizeSchema = z
   .strictObject({
     ...normalizeSettings,
     rules: z
       .array(
-        z.strictObject({
-          uri: z.string().optional().describe("glob over the URI: * within a segment, ** across"),
-          mimeType: z.string().optional().describe("an essence (text/markdown) or a wildcard (image/*)"),
-          set: z.strictObject(normalizeSettings),
-        }),
+        z
+          .strictObject({
+            uri: z.string().optional().describe("glob over the URI: * within a segment, ** across"),
+            mimeType: z.string().optional().describe("an essence (text/markdown) or a wildcard (image/*)"),
+            tool: z.string().min(1).optional().describe("glob over the tool name (tools/call results); such a rule may set only images, embeddedResources, maxResultBytes"),
+            set: z.strictObject(normalizeSettings),
+          })
+          .superRefine((rule, ctx) => {
+            if (rule.tool === undefined) return;
+            for (const key of Object.keys(rule.set)) {
+              if (!TOOL_RULE_KEYS.has(key)) ctx.addIssue({ code: "custom", path: ["set", key], message: `a rule with "tool" may set only images, embeddedResources and maxResultBytes (the engine does not know tools); put "${key}" in a rule without "tool"` });
+            }
+          }),
       )
       .optional()
       .describe("per-URI / per-type overrides; later rules win"),
@@ -184,6 +231,11 @@ export const ConfigSchema = z
         rawStringBytes: z.number().int().min(0).default(DEFAULT_RAW_STRING_BYTES).describe("blob/text/data strings at least this many bytes long in an upstream's stdio lines, streamable HTTP JSON bodies and WebSocket messages are read, normalized and written as bytes, never as JS strings (big reads: less CPU and memory); 0 turns it off"),
         loginTimeoutMs: z.number().int().positive().default(DEFAULT_LOGIN_TIMEOUT_MS).describe("an OAuth browser login (login, or stdio without a usable token) that gets no redirect back in this time fails"),
         oauthRequestTimeoutMs: z.number().int().positive().default(DEFAULT_OAUTH_REQUEST_TIMEOUT_MS).describe("one request to an OAuth authorization server or metadata URL (discovery, registration, token, refresh)"),
+        imageMaxPixels: z.number().int().positive().default(DEFAULT_IMAGE_MAX_PIXELS).describe("images declaring more pixels (width × height) are not decoded: sent as they are, with a warning record"),
+        fitTimeoutMs: z.number().int().positive().default(DEFAULT_FIT_TIMEOUT_MS).describe("a result waits at most this long for its images to be fitted; then they go as they were, with a warning record"),
+        fitConcurrency: z.number().int().positive().default(DEFAULT_FIT_CONCURRENCY).describe("images decoded and encoded at the same time, over all sessions (each holds a decoded image in memory)"),
+        spillTtlMs: z.number().int().positive().default(DEFAULT_SPILL_TTL_MS).describe("pages of a cut tool result (maxResultBytes) can be read for this long"),
+        spillMaxBytes: z.number().int().positive().default(DEFAULT_SPILL_MAX_BYTES).describe("memory the pages of cut tool results may take, over all sessions; a result that does not fit goes out whole, with a warning record"),
       })
       // Node refuses a header timeout longer than the whole request's.
       .refine((limits) => limits.headersTimeoutMs <= limits.requestBodyTimeoutMs, { message: "must be no more than limits.requestBodyTimeoutMs", path: ["headersTimeoutMs"] })
@@ -209,6 +261,11 @@ export const ConfigSchema = z
         maxConnections: DEFAULT_MAX_CONNECTIONS,
         loginTimeoutMs: DEFAULT_LOGIN_TIMEOUT_MS,
         oauthRequestTimeoutMs: DEFAULT_OAUTH_REQUEST_TIMEOUT_MS,
+        imageMaxPixels: DEFAULT_IMAGE_MAX_PIXELS,
+        fitTimeoutMs: DEFAULT_FIT_TIMEOUT_MS,
+        fitConcurrency: DEFAULT_FIT_CONCURRENCY,
+        spillTtlMs: DEFAULT_SPILL_TTL_MS,
+        spillMaxBytes: DEFAULT_SPILL_MAX_BYTES,
       }),
   })
   .describe("mcp-normalizer proxy configuration");

@@ -10,6 +10,14 @@ export type ChangeAction =
   | "skip-too-large"
   | "warn-unrepresentable"
   | "warn-media-mismatch"
+  | "fit-image"
+  | "inline-resource"
+  | "cut-result"
+  | "warn-image-undecodable"
+  | "warn-image-too-many-pixels"
+  | "warn-image-unfittable"
+  | "warn-image-timeout"
+  | "warn-spill-full"
   | "none";
 
 /** Actions that leave the entry as it was and say why. */
@@ -18,6 +26,11 @@ export const WARNING_ACTIONS: ReadonlySet<ChangeAction> = new Set([
   "skip-too-large",
   "warn-unrepresentable",
   "warn-media-mismatch",
+  "warn-image-undecodable",
+  "warn-image-too-many-pixels",
+  "warn-image-unfittable",
+  "warn-image-timeout",
+  "warn-spill-full",
 ]);
 
 export interface ChangeRecord {

@@ -55,6 +55,14 @@ const ACTIONS: ReadonlySet<string> = new Set<ChangeAction>([
   "skip-too-large",
   "warn-unrepresentable",
   "warn-media-mismatch",
+  "fit-image",
+  "inline-resource",
+  "cut-result",
+  "warn-image-undecodable",
+  "warn-image-too-many-pixels",
+  "warn-image-unfittable",
+  "warn-image-timeout",
+  "warn-spill-full",
   "none",
 ]);
 

@@ -13,6 +13,8 @@ import { DEFAULT_SESSION_IDLE_TIMEOUT_MS } from "../transports/host/streamableHt
 import { Bridge } from "./bridge.js";
 import { StatelessPool, type PooledUpstream } from "./statelessPool.js";
 import { NormalizingTransport, type NormalizationEvent } from "./withNormalization.js";
+import { FitPolicy, type FitPolicyOptions } from "../fit/fitPolicy.js";
+import type { FitRuntime } from "../fit/runtime.js";
 
 export interface UpstreamHandle {
   readonly transport: ProxyTransport;
@@ -25,6 +27,8 @@ export type UpstreamFactory = (name: string, server: ServerConfig, logger: Logge
 export interface ServerEntry {
   readonly config: ServerConfig;
   readonly policy: PolicyOptions;
+  /** Fitting results to the host (images, embedded resources, long results); off when absent. */
+  readonly fit?: FitPolicyOptions;
 }
 
 export interface SessionInfo {
@@ -60,6 +64,8 @@ export interface SessionManagerOptions {
   readonly statelessIdleMs?: number;
   /** Clock and timer (tests). */
   readonly now?: () => number;
+  /** The image queue and page memory shared by every session (needed when a server fits results). */
+  readonly fitRuntime?: FitRuntime;
 }
 
 export { DEFAULT_MAX_RESTART_BACKOFF_MS, DEFAULT_RESTART_BACKOFF_MS } from "../config/schema.js";
@@ -91,6 +97,7 @@ export class SessionManager {
   private readonly pools = new Map<string, StatelessPool>();
   private readonly servers: Map<string, ServerEntry>;
   private readonly policies = new Map<string, Policy>();
+  private readonly fitPolicies = new Map<string, FitPolicy>();
   private readonly health = new Map<string, ServerHealth>();
   private readonly backoff = new Map<string, Backoff>();
   private readonly settledWaiters = new Set<() => void>();
@@ -103,6 +110,7 @@ export class SessionManager {
     this.servers = new Map(options.servers);
     for (const [name, entry] of options.servers) {
       this.policies.set(name, new Policy(entry.policy));
+      this.setFitPolicy(name, entry);
       this.health.set(name, { status: "idle", transport: isStdioServer(entry.config) ? "stdio" : "http", sessions: 0, statelessUpstreams: 0, sessionsOpened: 0, upstreamFailures: 0, consecutiveFailures: 0, restarts: 0 });
       this.backoff.set(name, { failures: 0, lastFailureAt: 0 });
     }
@@ -175,6 +183,7 @@ export class SessionManager {
       }
       this.servers.set(name, entry);
       this.policies.set(name, new Policy(entry.policy));
+      this.setFitPolicy(name, entry);
       updated.push(name);
     }
     for (const name of this.servers.keys()) if (!servers.has(name)) ignored.push(name);
@@ -183,6 +192,12 @@ export class SessionManager {
 
   get size(): number {
     return this.sessions.size;
+  }
+
+  private setFitPolicy(name: string, entry: ServerEntry): void {
+    const policy = entry.fit === undefined ? undefined : new FitPolicy(entry.fit);
+    if (policy?.active) this.fitPolicies.set(name, policy);
+    else this.fitPolicies.delete(name);
   }
 
   /** Joins a host transport to a fresh upstream connection for `server`. Rejects if the upstream cannot start. */
@@ -215,6 +230,7 @@ export class SessionManager {
         policy: this.policies.get(server)!,
         onNormalized: (event) => this.options.onNormalized?.(event, info),
         onEngineError: (error, method) => logger.error("normalization engine failed; message forwarded unchanged", { method, error: String(error) }),
+        ...(this.fitPolicies.has(server) ? { fit: { policy: this.fitPolicies.get(server)!, ...(this.options.fitRuntime === undefined ? {} : { runtime: this.options.fitRuntime }) } } : {}),
       },
       ...(upstream.describeEnd === undefined ? {} : { describeUpstreamEnd: () => upstream.describeEnd?.() }),
       onSettled: () => {

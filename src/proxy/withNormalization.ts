@@ -13,6 +13,8 @@ import type { FlowControl, JSONRPCMessage, MessageExtraInfo, ProxyTransport, Tra
 import { rebuild, type JsonObject } from "../normalize/objects.js";
 import { SENT } from "../transports/drainWaiter.js";
 import { idKey, isNotification, isObj, isRequest, isRequestId, isResponse } from "../transports/jsonrpc.js";
+import { mergeChanges, type Fitted } from "../fit/fitResult.js";
+import { FitStage, type FitOptions } from "./fitStage.js";
 
 /** What the decorator reports for each message it normalized. */
 export interface NormalizationEvent {
@@ -33,7 +35,16 @@ export interface NormalizationOptions {
   onEngineError?: (error: unknown, method: string) => void;
   /** Clock for `ms`; injectable for tests. */
   now?: () => number;
+  /**
+   * Fitting results to the host (images, embedded resources, long tool results). Off unless
+   * its policy asks for something; a result with images to fit is held until they are done, and
+   * messages after it wait behind it (order is kept).
+   */
+  fit?: FitOptions;
 }
+
+/** A message held while an earlier one waits for its images; or the upstream's close. */
+type Held = { readonly message: JSONRPCMessage; readonly extra: MessageExtraInfo | undefined } | "close";
 
 /** Requests whose method is not one we rewrite are not remembered at all. */
 const TRACKED = RESULT_METHODS;
@@ -48,6 +59,10 @@ export class NormalizingTransport implements ProxyTransport {
   /** Events of the message being received, reported once it has been handed on. */
   private events: NormalizationEvent[] = [];
   private readonly now: () => number;
+  private readonly fit: FitStage | undefined;
+  /** Set while a message waits for its images: what arrives meanwhile waits here, in order. */
+  private backlog: Held[] | undefined;
+  private closing = false;
 
   constructor(
     readonly inner: Transport & { onproblem?: ProxyTransport["onproblem"] } & FlowControl,
@@ -55,10 +70,11 @@ export class NormalizingTransport implements ProxyTransport {
   ) {
     this.policy = options.policy instanceof Policy ? options.policy : new Policy(options.policy ?? {});
     this.now = options.now ?? (() => performance.now());
+    this.fit = options.fit === undefined ? undefined : new FitStage(options.fit);
     inner.onmessage = (message, extra) => this.receive(message, extra);
     inner.onclose = () => {
-      this.pending.clear();
-      this.onclose?.();
+      if (this.backlog !== undefined) this.backlog.push("close");
+      else this.closed();
     };
     inner.onerror = (error) => this.onerror?.(error);
   }
@@ -85,10 +101,17 @@ export class NormalizingTransport implements ProxyTransport {
   }
 
   close(): Promise<void> {
+    // Closed from this side: nobody waits for results still being fitted.
+    this.closing = true;
     return this.inner.close();
   }
 
   send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    if (this.fit !== undefined) {
+      const forwarded = this.answerLocally(message);
+      if (forwarded === null) return SENT;
+      message = forwarded;
+    }
     for (const msg of Array.isArray(message) ? (message as unknown[]) : [message]) this.noteOutgoing(msg);
     return this.inner.send(message, options);
   }
@@ -110,35 +133,110 @@ export class NormalizingTransport implements ProxyTransport {
     this.inner.resumeReading?.();
   }
 
+  /**
+   * Requests the proxy answers itself (pages of cut results) are answered as if the upstream
+   * had, after this call returns; the rest is returned to be sent (null: nothing left to send).
+   */
+  private answerLocally(message: JSONRPCMessage): JSONRPCMessage | null {
+    const items = Array.isArray(message) ? (message as unknown[]) : [message];
+    const answers: JsonObject[] = [];
+    const rest = items.filter((msg) => {
+      const answer = this.fit!.answer(msg);
+      if (answer !== null) answers.push(answer);
+      return answer === null;
+    });
+    if (answers.length === 0) return message;
+    queueMicrotask(() => {
+      for (const answer of answers) this.receive(answer as JSONRPCMessage, undefined);
+    });
+    if (rest.length === 0) return null;
+    return (Array.isArray(message) ? rest : rest[0]) as JSONRPCMessage;
+  }
+
+  private closed(): void {
+    this.pending.clear();
+    this.fit?.close();
+    this.onclose?.();
+  }
+
   setProtocolVersion(version: string): void {
     this.inner.setProtocolVersion?.(version);
   }
 
   private noteOutgoing(msg: unknown): void {
     if (isRequest(msg)) {
-      if (TRACKED.has(msg.method)) this.pending.set(idKey(msg.id), msg.method);
+      if (TRACKED.has(msg.method) || this.fit?.tracks(msg.method)) this.pending.set(idKey(msg.id), msg.method);
+      if (this.fit?.active) this.fit.noteRequest(msg.id, msg.method, msg.params);
     } else if (isNotification(msg) && msg.method === "notifications/cancelled" && isObj(msg.params) && isRequestId(msg.params.requestId)) {
       // A cancelled request may never be answered (spec: cancellation); forget it.
       this.pending.delete(idKey(msg.params.requestId));
+      this.fit?.forget(msg.params.requestId);
     }
   }
 
   private receive(message: JSONRPCMessage, extra?: MessageExtraInfo): void {
+    if (this.backlog !== undefined) {
+      this.backlog.push({ message, extra });
+      return;
+    }
     let out: unknown = message;
+    let fitting = false;
     if (Array.isArray(message)) {
       const items = message as unknown[];
       const rewritten = items.map((item) => this.rewrite(item));
-      out = rewritten.some((item, i) => item !== items[i]) ? rewritten : message;
+      fitting = rewritten.some((item) => item instanceof Promise);
+      out = fitting ? Promise.all(rewritten) : rewritten.some((item, i) => item !== items[i]) ? rewritten : message;
     } else {
       out = this.rewrite(message);
+      fitting = out instanceof Promise;
     }
-    // The message goes on first: logs and metrics are not on the path of the answer.
-    const events = this.events;
-    if (events.length > 0) this.events = [];
+    if (!fitting) {
+      const events = this.events;
+      if (events.length > 0) this.events = [];
+      this.deliver(out, extra, events);
+      return;
+    }
+    // Images are being fitted: this message, and everything after it, waits.
+    this.backlog = [];
+    (out as Promise<unknown>)
+      .then(
+        (value) => (Array.isArray(value) && Array.isArray(message) && value.every((item, i) => item === (message as unknown[])[i]) ? message : value),
+        (error: unknown) => {
+          this.options.onEngineError?.(error, "fit");
+          return message;
+        },
+      )
+      .then((value) => {
+        // Nothing else ran meanwhile (it waits in the backlog): the events are this message's.
+        const events = this.events;
+        this.events = [];
+        if (!this.closing) this.deliver(value, extra, events);
+        this.drainBacklog();
+      });
+  }
+
+  /** The message goes on first: logs and metrics are not on the path of the answer. */
+  private deliver(out: unknown, extra: MessageExtraInfo | undefined, events: readonly NormalizationEvent[]): void {
     try {
       this.onmessage?.(out as JSONRPCMessage, extra);
     } finally {
       for (const event of events) this.options.onNormalized?.(event);
+    }
+  }
+
+  /** Hands on what waited behind a fitted message, until the next one that has to wait. */
+  private drainBacklog(): void {
+    const held = this.backlog ?? [];
+    this.backlog = undefined;
+    while (held.length > 0) {
+      const next = held.shift()!;
+      if (next === "close") this.closed();
+      else if (!this.closing) this.receive(next.message, next.extra);
+      if (this.backlog !== undefined) {
+        // Waiting again: the rest stays in order behind it.
+        (this.backlog as Held[]).push(...held);
+        return;
+      }
     }
   }
 
@@ -148,8 +246,13 @@ export class NormalizingTransport implements ProxyTransport {
       const method = this.pending.get(key);
       if (method === undefined) return msg;
       this.pending.delete(key);
-      if (!("result" in msg)) return msg;
-      return this.apply(msg, "result", method, msg.id, () => normalizeResult(method, msg.result, this.policy));
+      if (!("result" in msg)) {
+        this.fit?.forget(msg.id);
+        return msg;
+      }
+      if (method === "initialize") return this.fit === undefined ? msg : rebuild(msg, { result: this.fit.initializeResult(msg.result) });
+      const normalized = this.apply(msg, "result", method, msg.id, () => normalizeResult(method, msg.result, this.policy));
+      return this.fit === undefined ? normalized : this.applyFit(normalized as JsonObject, method, msg.id);
     }
     if (isRequest(msg) && REQUEST_METHODS.has(msg.method)) {
       return this.apply(msg, "params", msg.method, msg.id, () => normalizeRequestParams(msg.method, msg.params, this.policy));
@@ -171,6 +274,38 @@ export class NormalizingTransport implements ProxyTransport {
     const ms = this.now() - started;
     if (outcome.changes.length > 0 && this.options.onNormalized !== undefined) this.events.push({ method, id, changes: outcome.changes, ms });
     return outcome.value === msg[key] ? msg : rebuild(msg, { [key]: outcome.value });
+  }
+
+  /** The fit layer on a normalized response: the response itself, a new one, or a promise of one. */
+  private applyFit(msg: JsonObject, method: string, id: string | number): unknown {
+    const started = this.now();
+    let fitted: Fitted | Promise<Fitted> | null;
+    try {
+      fitted = this.fit!.fit(method, id, msg.result);
+    } catch (error) {
+      this.options.onEngineError?.(error, method);
+      return msg;
+    }
+    if (fitted === null) return msg;
+    const finish = (outcome: Fitted): unknown => {
+      if (outcome.changes.length > 0 && this.options.onNormalized !== undefined) this.addFitEvent(method, id, outcome.changes, this.now() - started);
+      return outcome.value === msg.result ? msg : rebuild(msg, { result: outcome.value });
+    };
+    if (!(fitted instanceof Promise)) return finish(fitted);
+    return fitted.then(finish, (error: unknown) => {
+      this.options.onEngineError?.(error, method);
+      return msg;
+    });
+  }
+
+  /** The fit layer's records join the engine's event for the same message. */
+  private addFitEvent(method: string, id: string | number, changes: readonly ChangeRecord[], ms: number): void {
+    const last = this.events[this.events.length - 1];
+    if (last === undefined || last.id !== id || last.method !== method) {
+      this.events.push({ method, id, changes: [...changes], ms });
+      return;
+    }
+    this.events[this.events.length - 1] = { method, id, changes: mergeChanges(last.changes, changes), ms: last.ms + ms };
   }
 }
 

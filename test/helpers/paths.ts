@@ -6,3 +6,4 @@ export const CLI = join(ROOT, "dist", "cli.js");
 export const FIXTURE_SERVER = join(ROOT, "test", "fixtures", "servers", "fixture-server.mjs");
 export const EVERYTHING_SERVER = join(ROOT, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js");
 export const FILESYSTEM_SERVER = join(ROOT, "node_modules", "@modelcontextprotocol", "server-filesystem", "dist", "index.js");
+export const IMAGE_SERVER = join(ROOT, "test", "fixtures", "servers", "image-server.mjs");

@@ -15,6 +15,7 @@ import type { ProxyTransport } from "../../transports/types.js";
 import { RawRpcClient, RpcError } from "./rpcClient.js";
 import { TOKEN_ENCODING, TOKEN_NOTE, type TokenCounter } from "./tokens.js";
 import { valueAt } from "./valueAt.js";
+import { fitResult, mergeChanges, type FitSession } from "../../fit/fitResult.js";
 
 /** Default resources read at the same time (`--concurrency`). */
 export const DEFAULT_AUDIT_CONCURRENCY = 4;
@@ -37,6 +38,8 @@ export interface AuditOptions {
   tokens?: TokenCounter;
   /** `--call TOOL --args JSON`: audit this tool's result as well (issue 7). */
   call?: { tool: string; args: Record<string, unknown> };
+  /** The fit layer as configured (images, inlining, cuts): its records join the engine's. */
+  fit?: FitSession;
   onProgress?: (done: number, total: number, uri: string) => void;
   describeEnd?: () => string | undefined;
   now?: () => Date;
@@ -92,7 +95,7 @@ export async function runAudit(options: AuditOptions): Promise<AuditResult> {
           failedReads++;
           aggregator.addFailure({ uri, error: "the result has no contents array" });
         } else {
-          const normalized = normalizeResult("resources/read", result, options.policy);
+          const normalized = await normalizeAndFit("resources/read", result, null, options);
           account(uri, "resources/read", result, normalized.value, normalized.changes);
         }
       } catch (error) {
@@ -106,7 +109,7 @@ export async function runAudit(options: AuditOptions): Promise<AuditResult> {
       const label = `tools/call ${options.call.tool}`;
       try {
         const result = await client.request("tools/call", { name: options.call.tool, arguments: options.call.args });
-        const normalized = normalizeResult("tools/call", result, options.policy);
+        const normalized = await normalizeAndFit("tools/call", result, options.call.tool, options);
         for (const change of normalized.changes) {
           const uri = change.uri ?? `${label} ${change.path}`;
           records.push({ uri, method: "tools/call", change });
@@ -128,6 +131,14 @@ export async function runAudit(options: AuditOptions): Promise<AuditResult> {
     ...(options.tokens === undefined ? {} : { tokens: { encoding: TOKEN_ENCODING, note: TOKEN_NOTE } }),
   });
   return { model, records };
+}
+
+/** The engine's result and records, then the fit layer's when it is configured. */
+async function normalizeAndFit(method: string, result: unknown, tool: string | null, options: AuditOptions): Promise<{ value: unknown; changes: ChangeRecord[] }> {
+  const normalized = normalizeResult(method, result, options.policy);
+  if (options.fit === undefined || !options.fit.policy.active) return normalized;
+  const fitted = await fitResult(method, normalized.value, tool, options.fit);
+  return { value: fitted.value, changes: mergeChanges(normalized.changes, fitted.changes) };
 }
 
 /** Every page of resources/list; a repeated cursor or too many pages is an error, not a hang. */

@@ -6,6 +6,9 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { NormalizerError } from "../../errors/NormalizerError.js";
 import { policyOptionsFor } from "../../config/policy.js";
+import { fitLimitsOf, fitOptionsFor } from "../../config/fitPolicy.js";
+import { FitPolicy } from "../../fit/fitPolicy.js";
+import { createFitRuntime } from "../../fit/runtime.js";
 import { isStdioServer, type ServerConfig } from "../../config/schema.js";
 import { Policy } from "../../normalize/policy.js";
 import { createStderrLogger, type LogLevel } from "../../observe/logger.js";
@@ -89,6 +92,8 @@ export async function runAuditCommand(argv: readonly string[], io: CliIo): Promi
     server: selected.name,
     upstream: describeUpstream(selected.server),
     policy,
+    // Pages are not held: the audit only reports where results would be cut.
+    fit: { policy: new FitPolicy({ ...fitOptionsFor(selected.config, selected.server), dryRun: false }), runtime: createFitRuntime(fitLimitsOf(selected.config)), store: null },
     concurrency,
     requestTimeoutMs: selected.config.limits.requestTimeoutMs,
     ...(tokens === undefined ? {} : { tokens }),

@@ -7,6 +7,9 @@ import { resolve } from "node:path";
 import { NormalizerError } from "../../errors/NormalizerError.js";
 import { loadConfigFile } from "../../config/load.js";
 import { policyOptionsFor } from "../../config/policy.js";
+import { fitLimitsOf } from "../../config/fitPolicy.js";
+import { serverEntry } from "../serverEntry.js";
+import { createFitRuntime } from "../../fit/runtime.js";
 import { ConfigSchema, type ProxyConfig } from "../../config/schema.js";
 import { SessionManager } from "../../proxy/sessionManager.js";
 import { createUpstreamFactory } from "../../proxy/upstreamFactory.js";
@@ -113,6 +116,7 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<Exit
   const observers = await createObservers(config, values, io, configFile, { live: true, servers: Object.keys(config.mcpServers) });
   const sessions = new SessionManager({
     servers: serverEntries(config, observers),
+    fitRuntime: createFitRuntime(fitLimitsOf(config)),
     createUpstream: createUpstreamFactory({ maxMessageBytes: config.limits.maxMessageBytes, rawStringBytes: config.limits.rawStringBytes, stderrToHosts: false, childEnvironment: { withhold: withheld }, auths: createUpstreamAuths(io, config, configFile, observers.logger) }),
     logger: observers.logger,
     requestTimeoutMs: config.limits.requestTimeoutMs,
@@ -221,6 +225,6 @@ function serverEntries(config: ProxyConfig, observers: Observers): Map<string, S
   return new Map(
     Object.entries(config.mcpServers)
       .filter(([, server]) => server.disabled !== true)
-      .map(([name, server]) => [name, { config: server, policy: observers.policyOverrides(policyOptionsFor(config, server)) }] as const),
+      .map(([name, server]) => [name, serverEntry(config, server, observers.policyOverrides(policyOptionsFor(config, server)))] as const),
   );
 }

@@ -5,6 +5,8 @@
  */
 import { NormalizerError } from "../../errors/NormalizerError.js";
 import { policyOptionsFor } from "../../config/policy.js";
+import { fitLimitsOf } from "../../config/fitPolicy.js";
+import { createFitRuntime } from "../../fit/runtime.js";
 import { SessionManager } from "../../proxy/sessionManager.js";
 import { createUpstreamFactory } from "../../proxy/upstreamFactory.js";
 import { StdioHostTransport } from "../../transports/host/stdioHost.js";
@@ -15,6 +17,7 @@ import { createObservers, OBSERVE_HELP, OBSERVE_OPTIONS } from "../observers.js"
 import { onReloadSignal, shutdownSignals, type ShutdownSignals } from "../signals.js";
 import { SELECTOR_HELP, SELECTOR_OPTIONS, selectUpstream } from "../upstreamSelector.js";
 import { createUpstreamAuths } from "../oauthContext.js";
+import { serverEntry } from "../serverEntry.js";
 
 export const STDIO_HELP = `Usage: mcp-normalizer stdio [options] (-- CMD ARGS… | --url URL | --config FILE --server NAME)
 
@@ -75,7 +78,8 @@ async function runSession(values: ReturnType<typeof parseStdioArgs>["values"], c
   const observers = await createObservers(selected.config, values, io, selected.configFile);
   const auths = createUpstreamAuths(io, selected.config, selected.configFile, observers.logger, { openBrowser: values["no-browser"] !== true });
   const sessions = new SessionManager({
-    servers: new Map([[selected.name, { config: selected.server, policy: observers.policyOverrides(policyOptionsFor(selected.config, selected.server)) }]]),
+    servers: new Map([[selected.name, serverEntry(selected.config, selected.server, observers.policyOverrides(policyOptionsFor(selected.config, selected.server)))]]),
+    fitRuntime: createFitRuntime(fitLimitsOf(selected.config)),
     createUpstream: createUpstreamFactory({ maxMessageBytes: selected.config.limits.maxMessageBytes, rawStringBytes: selected.config.limits.rawStringBytes, stderrToHosts: true, childEnvironment: "inherit", auths }),
     logger: observers.logger,
     requestTimeoutMs: selected.config.limits.requestTimeoutMs,
