@@ -10,6 +10,7 @@ export type ChangeAction =
   | "skip-too-large"
   | "warn-unrepresentable"
   | "warn-media-mismatch"
+  | "warn-lossy-text"
   | "none";
 
 /** Actions that leave the entry as it was and say why. */
@@ -18,6 +19,7 @@ export const WARNING_ACTIONS: ReadonlySet<ChangeAction> = new Set([
   "skip-too-large",
   "warn-unrepresentable",
   "warn-media-mismatch",
+  "warn-lossy-text",
 ]);
 
 export interface ChangeRecord {

@@ -12,6 +12,7 @@ import { isGenericType, isTextualType, typeFromUri } from "./mimeTables.js";
 import { isJsonObject, rebuild, type JsonObject } from "./objects.js";
 import type { Policy, ResolvedPolicy } from "./policy.js";
 import { isRawJsonString, RawJsonString } from "./rawJson.js";
+import { lossyCount, lossyReason } from "./lossyText.js";
 import { isBinaryString, recoverEscapedBytes, surrogateShape } from "./textEvidence.js";
 
 export interface EntryResult {
@@ -107,6 +108,8 @@ export function normalizeResourceEntry(entry: unknown, policy: Policy, path: str
 
   const shape = surrogateShape(payload);
   if (shape === "unrepresentable") return unchanged("warn-unrepresentable", "text has lone surrogates that UTF-8 cannot carry");
+  const lossy = lossyCount(payload);
+  if (lossy !== null) return unchanged("warn-lossy-text", lossyReason(lossy));
   const declaredTextual = !isGenericType(declared) && isTextualType(declared, settings.textual);
   let recovered: Buffer | null = null;
   let how = "";

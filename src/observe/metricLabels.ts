@@ -55,6 +55,7 @@ const ACTIONS: ReadonlySet<string> = new Set<ChangeAction>([
   "skip-too-large",
   "warn-unrepresentable",
   "warn-media-mismatch",
+  "warn-lossy-text",
   "none",
 ]);
 
