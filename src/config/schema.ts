@@ -31,6 +31,7 @@ const normalizeSettings = {
   reencodeBinaryText: z.boolean().optional().describe("binary strings and surrogate-escaped text → blob (default true)"),
   fixMime: z.boolean().optional().describe("missing, generic or contradicted mimeType → corrected (default true)"),
   media: z.boolean().optional().describe("image/audio blocks get the mimeType their bytes' signature says (default true)"),
+  detectCharset: z.boolean().optional().describe("textual bytes with no charset that are not UTF-8: detect the charset and transcode when confident (default true)"),
   charset: z.enum(["transcode", "preserve"]).optional().describe('"preserve": textual bytes in a non-UTF-8 charset stay a blob labelled ;charset=X'),
   maxNormalizeBytes: z.number().int().positive().optional().describe("entries whose text/blob is longer pass untouched"),
   extraTextualTypes: z.array(z.string().regex(/^[^/\s;]+\/[^/\s;]+$/, "a type/subtype essence")).optional().describe("essences treated as textual on top of the built-in list"),

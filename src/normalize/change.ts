@@ -38,6 +38,8 @@ export interface ChangeRecord {
   reason: string;
   /** False in dryRun: the record says what would change, the entry went out unchanged. */
   applied: boolean;
+  /** Present when the engine guessed the bytes' charset (none was declared): what it found. */
+  detected?: { charset: string; confidence: number };
 }
 
 export function isChange(record: ChangeRecord): boolean {
