@@ -32,8 +32,9 @@ export function requiredConfidence(charset: string, length: number): number {
   if (MULTIBYTE.has(charset)) return DETECT_MULTIBYTE_MIN_CONFIDENCE;
   return length >= DETECT_LONG_BYTES ? DETECT_LONG_MIN_CONFIDENCE : DETECT_SHORT_MIN_CONFIDENCE;
 }
-/** chardet reads at most this many leading bytes; the whole payload is still decoded strictly. */
-export const DETECT_SAMPLE_BYTES = 64 * 1024;
+/** chardet reads at most this many leading bytes (its cost grows with them; a few thousand characters
+ * are plenty to tell charsets apart); the whole payload is still decoded strictly. */
+export const DETECT_SAMPLE_BYTES = 8 * 1024;
 
 /** U+0080–U+009F: C1 controls, what a Latin-1 guess makes of bytes that were not Latin-1. */
 const C1_CONTROL = /[\u0080-\u009f]/;

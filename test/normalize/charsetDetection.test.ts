@@ -8,7 +8,7 @@ import { isUtf8 } from "node:buffer";
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { normalizeResourceEntry, Policy } from "../../src/normalize/index.js";
-import { DETECT_LONG_BYTES, DETECT_LONG_MIN_CONFIDENCE, DETECT_MIN_BYTES, DETECT_MULTIBYTE_MIN_CONFIDENCE, DETECT_SHORT_MIN_CONFIDENCE, detectCharset, requiredConfidence } from "../../src/normalize/charsetDetection.js";
+import { DETECT_LONG_BYTES, DETECT_LONG_MIN_CONFIDENCE, DETECT_MIN_BYTES, DETECT_MULTIBYTE_MIN_CONFIDENCE, DETECT_SAMPLE_BYTES, DETECT_SHORT_MIN_CONFIDENCE, detectCharset, requiredConfidence } from "../../src/normalize/charsetDetection.js";
 import { ROOT } from "../helpers/paths.js";
 
 interface Sample {
@@ -117,6 +117,16 @@ describe("charset detection over the corpus", () => {
     expect(requiredConfidence("shift_jis", 5000)).toBe(DETECT_MULTIBYTE_MIN_CONFIDENCE);
     expect(requiredConfidence("koi8-r", DETECT_LONG_BYTES - 1)).toBe(DETECT_SHORT_MIN_CONFIDENCE);
     expect(requiredConfidence("koi8-r", DETECT_LONG_BYTES)).toBe(DETECT_LONG_MIN_CONFIDENCE);
+  });
+
+  it("a big blob is detected from its first bytes and decoded whole", () => {
+    const sample = manifest.find((s) => s.file === "ko.euc_kr.full.txt")!;
+    const copies = Math.ceil((DETECT_SAMPLE_BYTES * 4) / bytesOf(sample).length);
+    const big = Buffer.concat(Array.from({ length: copies }, () => bytesOf(sample)));
+    expect(big.length).toBeGreaterThan(DETECT_SAMPLE_BYTES * 4);
+    const { entry, record } = run(big);
+    expect(record).toMatchObject({ action: "transcode", detected: { charset: "euc-kr" } });
+    expect((normalizeResourceEntry(entry, policy, "contents[0]").entry as { text: string }).text).toBe(sample.text!.repeat(copies));
   });
 
   it("the reason says why a guess was not used", () => {
