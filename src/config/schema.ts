@@ -24,6 +24,8 @@ export const DEFAULT_RAW_STRING_BYTES = 256 * 1024;
 export const DEFAULT_LOGIN_TIMEOUT_MS = 5 * 60_000;
 /** Default `limits.oauthRequestTimeoutMs`: one request to an authorization server or metadata URL. */
 export const DEFAULT_OAUTH_REQUEST_TIMEOUT_MS = 30_000;
+/** Default `limits.maxTrackedTasks`: task ids (task → creating method) remembered per upstream connection. */
+export const DEFAULT_MAX_TRACKED_TASKS = 1000;
 
 const normalizeSettings = {
   unwrapBlobs: z.boolean().optional().describe("blob whose bytes are UTF-8 text → text (default true)"),
@@ -157,6 +159,7 @@ export const ConfigSchema = z
         rawStringBytes: z.number().int().min(0).default(DEFAULT_RAW_STRING_BYTES).describe("blob/text/data strings at least this many bytes long in an upstream's stdio lines, streamable HTTP JSON bodies and WebSocket messages are read, normalized and written as bytes, never as JS strings (big reads: less CPU and memory); 0 turns it off"),
         loginTimeoutMs: z.number().int().positive().default(DEFAULT_LOGIN_TIMEOUT_MS).describe("an OAuth browser login (login, or stdio without a usable token) that gets no redirect back in this time fails"),
         oauthRequestTimeoutMs: z.number().int().positive().default(DEFAULT_OAUTH_REQUEST_TIMEOUT_MS).describe("one request to an OAuth authorization server or metadata URL (discovery, registration, token, refresh)"),
+        maxTrackedTasks: z.number().int().positive().default(DEFAULT_MAX_TRACKED_TASKS).describe("task ids remembered per upstream connection so a task's tasks/result is normalized as the request that created it; past it the least recently used is forgotten (its result passes unchanged)"),
       })
       .default({
         maxMessageBytes: DEFAULT_MAX_MESSAGE_BYTES,
@@ -170,6 +173,7 @@ export const ConfigSchema = z
         rawStringBytes: DEFAULT_RAW_STRING_BYTES,
         loginTimeoutMs: DEFAULT_LOGIN_TIMEOUT_MS,
         oauthRequestTimeoutMs: DEFAULT_OAUTH_REQUEST_TIMEOUT_MS,
+        maxTrackedTasks: DEFAULT_MAX_TRACKED_TASKS,
       }),
   })
   .describe("mcp-normalizer proxy configuration");

@@ -35,6 +35,8 @@ export interface SessionManagerOptions {
   readonly createUpstream: UpstreamFactory;
   readonly logger: Logger;
   readonly requestTimeoutMs: number;
+  /** `limits.maxTrackedTasks`: task ids remembered per session for `tasks/result`. */
+  readonly maxTrackedTasks?: number;
   readonly onNormalized?: (event: NormalizationEvent, session: SessionInfo) => void;
   /**
    * After a stdio upstream died on its own (or failed to start), the next one for that server
@@ -193,6 +195,7 @@ export class SessionManager {
       requestTimeoutMs: this.options.requestTimeoutMs,
       normalization: {
         policy: this.policies.get(server)!,
+        ...(this.options.maxTrackedTasks === undefined ? {} : { maxTrackedTasks: this.options.maxTrackedTasks }),
         onNormalized: (event) => this.options.onNormalized?.(event, info),
         onEngineError: (error, method) => logger.error("normalization engine failed; message forwarded unchanged", { method, error: String(error) }),
       },

@@ -12,6 +12,7 @@ import { normalizeRequestParams, normalizeResult, REQUEST_METHODS, RESULT_METHOD
 import type { JSONRPCMessage, MessageExtraInfo, ProxyTransport, Transport, TransportSendOptions } from "../transports/types.js";
 import { rebuild, type JsonObject } from "../normalize/objects.js";
 import { idKey, isNotification, isObj, isRequest, isRequestId, isResponse } from "../transports/jsonrpc.js";
+import { createdTaskId, DEFAULT_MAX_TRACKED_TASKS, TaskOrigins } from "./taskOrigins.js";
 
 /** What the decorator reports for each message it normalized. */
 export interface NormalizationEvent {
@@ -32,10 +33,14 @@ export interface NormalizationOptions {
   onEngineError?: (error: unknown, method: string) => void;
   /** Clock for `ms`; injectable for tests. */
   now?: () => number;
+  /** Task ids remembered (task id → creating method) for `tasks/result` (`limits.maxTrackedTasks`). */
+  maxTrackedTasks?: number;
 }
 
 /** Requests whose method is not one we rewrite are not remembered at all. */
 const TRACKED = RESULT_METHODS;
+/** A task's deferred result: normalized as the result of the method that created the task. */
+const TASK_RESULT = "tasks/result";
 
 export class NormalizingTransport implements ProxyTransport {
   onclose?: (() => void) | undefined;
@@ -44,6 +49,9 @@ export class NormalizingTransport implements ProxyTransport {
 
   private readonly policy: Policy;
   private readonly pending = new Map<string, string>();
+  /** For pending `tasks/result` requests: the method that created their task. */
+  private readonly taskResultAs = new Map<string, string>();
+  private readonly tasks: TaskOrigins;
   /** Events of the message being received, reported once it has been handed on. */
   private events: NormalizationEvent[] = [];
   private readonly now: () => number;
@@ -54,9 +62,12 @@ export class NormalizingTransport implements ProxyTransport {
   ) {
     this.policy = options.policy instanceof Policy ? options.policy : new Policy(options.policy ?? {});
     this.now = options.now ?? (() => performance.now());
+    this.tasks = new TaskOrigins(options.maxTrackedTasks ?? DEFAULT_MAX_TRACKED_TASKS);
     inner.onmessage = (message, extra) => this.receive(message, extra);
     inner.onclose = () => {
       this.pending.clear();
+      this.taskResultAs.clear();
+      this.tasks.clear();
       this.onclose?.();
     };
     inner.onerror = (error) => this.onerror?.(error);
@@ -79,6 +90,11 @@ export class NormalizingTransport implements ProxyTransport {
     return this.pending.size;
   }
 
+  /** How many task ids are remembered (for tests and leak checks). */
+  get trackedTaskCount(): number {
+    return this.tasks.size;
+  }
+
   start(): Promise<void> {
     return this.inner.start();
   }
@@ -99,9 +115,18 @@ export class NormalizingTransport implements ProxyTransport {
   private noteOutgoing(msg: unknown): void {
     if (isRequest(msg)) {
       if (TRACKED.has(msg.method)) this.pending.set(idKey(msg.id), msg.method);
+      else if (msg.method === TASK_RESULT && isObj(msg.params) && typeof msg.params.taskId === "string") {
+        const as = this.tasks.methodOf(msg.params.taskId);
+        if (as === undefined) return;
+        const key = idKey(msg.id);
+        this.pending.set(key, TASK_RESULT);
+        this.taskResultAs.set(key, as);
+      }
     } else if (isNotification(msg) && msg.method === "notifications/cancelled" && isObj(msg.params) && isRequestId(msg.params.requestId)) {
       // A cancelled request may never be answered (spec: cancellation); forget it.
-      this.pending.delete(idKey(msg.params.requestId));
+      const key = idKey(msg.params.requestId);
+      this.pending.delete(key);
+      this.taskResultAs.delete(key);
     }
   }
 
@@ -130,8 +155,16 @@ export class NormalizingTransport implements ProxyTransport {
       const method = this.pending.get(key);
       if (method === undefined) return msg;
       this.pending.delete(key);
+      let as = method;
+      if (method === TASK_RESULT) {
+        as = this.taskResultAs.get(key)!;
+        this.taskResultAs.delete(key);
+      }
       if (!("result" in msg)) return msg;
-      return this.apply(msg, "result", method, msg.id, () => normalizeResult(method, msg.result, this.policy));
+      // A task-augmented request is answered with its task; its result comes with tasks/result.
+      const taskId = method === TASK_RESULT ? undefined : createdTaskId(msg.result);
+      if (taskId !== undefined) this.tasks.remember(taskId, method);
+      return this.apply(msg, "result", method, msg.id, () => normalizeResult(as, msg.result, this.policy));
     }
     if (isRequest(msg) && REQUEST_METHODS.has(msg.method)) {
       return this.apply(msg, "params", msg.method, msg.id, () => normalizeRequestParams(msg.method, msg.params, this.policy));

@@ -103,6 +103,7 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<Exit
     createUpstream: createUpstreamFactory({ maxMessageBytes: config.limits.maxMessageBytes, rawStringBytes: config.limits.rawStringBytes, auths: createUpstreamAuths(io, config, configFile, observers.logger) }),
     logger: observers.logger,
     requestTimeoutMs: config.limits.requestTimeoutMs,
+    maxTrackedTasks: config.limits.maxTrackedTasks,
     restartBackoffMs: config.limits.restartBackoffMs,
     maxRestartBackoffMs: config.limits.maxRestartBackoffMs,
     onUpstreamRestart: (server) => observers.upstreamRestarted(server),

@@ -78,6 +78,7 @@ async function runSession(values: ReturnType<typeof parseStdioArgs>["values"], c
     createUpstream: createUpstreamFactory({ maxMessageBytes: selected.config.limits.maxMessageBytes, rawStringBytes: selected.config.limits.rawStringBytes, auths }),
     logger: observers.logger,
     requestTimeoutMs: selected.config.limits.requestTimeoutMs,
+    maxTrackedTasks: selected.config.limits.maxTrackedTasks,
     onNormalized: observers.onNormalized,
   });
   const stoppedDuringStartup = async (signal: NodeJS.Signals): Promise<ExitCode> => {
