@@ -33,7 +33,7 @@ export function auditSectionsHtml(model: ReportModel, maxRows: number): string {
       .map(
         (i) =>
           `<tr data-status="${esc(i.status)}" data-action="${esc(i.action)}"><td class="uri">${esc(i.target)}</td><td class="uri">${esc(i.path)}</td><td>${esc(i.status)}</td><td>${esc(i.action)}</td>` +
-          `<td>${esc(i.mimeBefore ?? "–")} → ${esc(i.mimeAfter ?? "–")}</td>${num(i.bytesBefore)}${num(i.bytesAfter)}${num(i.saved)}<td>${esc(i.detected === undefined ? i.reason : `${i.reason} [detected ${i.detected.charset}]`)}</td></tr>`,
+          `<td>${esc(i.mimeBefore ?? "–")} → ${esc(i.mimeAfter ?? "–")}</td>${num(i.bytesBefore)}${num(i.bytesAfter)}${num(i.saved)}<td>${esc(i.reason)}</td></tr>`,
       )
       .join("");
     const more = items.length > shown.length ? `<p class="meta">… and ${items.length - shown.length} more (see --format json).</p>` : "";

@@ -41,7 +41,7 @@ export function auditSections(model: ReportModel, maxRows: number): Array<[title
               formatBytes(i.bytesBefore),
               formatBytes(i.bytesAfter),
               formatBytes(i.saved),
-              cell(i.detected === undefined ? i.reason : `${i.reason} [detected ${i.detected.charset}]`),
+              cell(i.reason),
             ]),
           );
     if (items.length > shown.length) body.push("", `… and ${items.length - shown.length} more (see --format json).`);

@@ -27,6 +27,8 @@ export const DEFAULT_AUDIT_CONCURRENCY = 4;
 export const DEFAULT_MAX_LIST_PAGES = 10_000;
 /** Longest tool error message kept in the report, in characters. */
 const MAX_ERROR_CHARS = 500;
+/** Longest tool arguments shown in a call's label, in characters. */
+const MAX_ARGS_CHARS = 100;
 /** Most resource templates named in the report's note. */
 const MAX_TEMPLATES_NAMED = 10;
 
@@ -158,7 +160,7 @@ export async function runAudit(options: AuditOptions): Promise<AuditResult> {
     });
 
     for (const call of calls) {
-      const label = `tools/call ${call.tool}`;
+      const label = callLabel(call);
       scope.called++;
       try {
         const result = await client.request("tools/call", { name: call.tool, arguments: call.args });
@@ -190,6 +192,12 @@ export async function runAudit(options: AuditOptions): Promise<AuditResult> {
     duplicates,
   });
   return { model, records };
+}
+
+/** How a call is named in the report: the tool, and its arguments when it has any (shortened). */
+function callLabel(call: ToolCall): string {
+  const args = Object.keys(call.args).length === 0 ? "" : JSON.stringify(call.args);
+  return `tools/call ${call.tool}${args === "" ? "" : ` ${args.length > MAX_ARGS_CHARS ? `${args.slice(0, MAX_ARGS_CHARS)}…` : args}`}`;
 }
 
 /** A capability is declared by its key being present with an object (even an empty one). */
