@@ -13,7 +13,7 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TaskOrigins } from "../../src/proxy/taskOrigins.js";
 import { series } from "../observe/promText.js";
-import { TASKS_SERVER } from "../helpers/paths.js";
+import { EVERYTHING_SERVER, TASKS_SERVER } from "../helpers/paths.js";
 import { connect, hostTransport, raw, startServe, type Connected, type ServeProcess } from "../helpers/proxyProcess.js";
 import { tempDir } from "../helpers/tempDir.js";
 
@@ -129,6 +129,28 @@ describe("tasks/result through the proxy", () => {
       await bounded.stop();
     }
   });
+});
+
+describe("the everything server's task tool through the proxy", () => {
+  it("simulate-research-query (taskSupport required): the host's callToolStream gets the same final result as straight from the server", async () => {
+    const everything = ["--", process.execPath, EVERYTHING_SERVER, "stdio"];
+    const run = async (client: Client) => {
+      await client.listTools();
+      const messages: Array<{ type: string; [key: string]: unknown }> = [];
+      for await (const m of client.experimental.tasks.callToolStream({ name: "simulate-research-query", arguments: { topic: "charsets" } }, undefined, { timeout: 30_000 })) messages.push(m as never);
+      return messages;
+    };
+    const viaProxy = await run((await host("stdio", { stdioArgs: everything })).client);
+    const direct = await connect(new StdioClientTransport({ command: process.execPath, args: [EVERYTHING_SERVER, "stdio"], stderr: "ignore" }));
+    open.push(direct);
+    const straight = await run(direct.client);
+    for (const messages of [viaProxy, straight]) {
+      expect(messages[0]!.type).toBe("taskCreated");
+      expect(messages.at(-1)!.type, JSON.stringify(messages.at(-1))).toBe("result");
+    }
+    const content = (messages: typeof viaProxy) => (messages.at(-1)!.result as { content: unknown[] }).content;
+    expect(JSON.stringify(content(viaProxy)).replace(/"taskId":"[^"]+"/g, "")).toBe(JSON.stringify(content(straight)).replace(/"taskId":"[^"]+"/g, ""));
+  }, 60_000);
 });
 
 describe("TaskOrigins", () => {
