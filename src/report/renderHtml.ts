@@ -47,7 +47,8 @@ export function renderHtml(model: ReportModel, options: { maxRows?: number } = {
     card("entries", "Entries", formatCount(t.entries), `${t.changed} changed · ${t.warned} warned`),
     card("changes", "Changes", formatCount(c.unwrapped + c.transcoded + c.reencoded + c.mimeFixed), `${c.unwrapped} unwrapped · ${c.transcoded} transcoded · ${c.reencoded} re-encoded · ${c.mimeFixed} mime fixed`),
   ];
-  if (model.resources !== undefined) cards.push(card("resources", "Resources", formatCount(model.resources.listed), `${formatCount(model.resources.failed)} failed to read`));
+  if (model.scope !== undefined) cards.push(card("resources", "Read", `${formatCount(model.scope.read)} + ${formatCount(model.scope.called)}`, `resources read + tool calls · ${formatCount(model.failures.length)} failed`));
+  else if (model.resources !== undefined) cards.push(card("resources", "Resources", formatCount(model.resources.listed), `${formatCount(model.resources.failed)} failed to read`));
   if (model.tokens !== undefined && t.tokensBefore !== undefined && t.tokensAfter !== undefined) {
     cards.push(card("tokens", `Tokens (${model.tokens.encoding})`, `${formatCount(t.tokensBefore)} → ${formatCount(t.tokensAfter)}`, `${formatCount(t.tokensBefore - t.tokensAfter)} fewer`));
   }
