@@ -9,6 +9,9 @@
  *  - A 50 MiB read answer, in pipe-sized pieces, to the bytes for the host: the proxy's raw-string
  *    path (issue 6) vs the plain one (JSON.parse, the engine on a string, JSON.stringify).
  *  - Our signature table vs file-type's `fileTypeFromBuffer`, per entry, on the corpus binaries.
+ *  - Charset detection: the engine on textual blobs in legacy charsets that declare none (the
+ *    charset corpus's whole texts), with detection against the same entries with it off (they
+ *    stay blobs): the difference is what the detector (chardet plus the strict decode) costs.
  *
  * Writes bench/results/core.json and prints a table. Run with --expose-gc (the npm script does).
  */
@@ -127,6 +130,33 @@ for (const [size, rounds] of quick ? [[1, 5], [10, 3]] : [[1, 21], [10, 11], [50
   }
   results.signatures = { entries: files.length, oursUsPerEntry: median(ours), fileTypeUsPerEntry: median(theirs), speedup: median(theirs) / median(ours) };
   rows.push([`signature, per entry (${files.length} corpus files)`, `${median(ours).toFixed(2)} µs`, `${median(theirs).toFixed(2)} µs (file-type)`, `${(median(theirs) / median(ours)).toFixed(0)}× faster`]);
+}
+
+{
+  const dir = fileURLToPath(new URL("../test/fixtures/corpus/charsets/", import.meta.url));
+  const manifest = JSON.parse(readFileSync(`${dir}manifest.json`, "utf8"));
+  const samples = manifest.filter((s) => s.kind === "text" && s.file.endsWith(".full.txt") && !s.charset.startsWith("utf-16")).map((s) => readFileSync(`${dir}files/${s.file}`));
+  const entries = samples.map((bytes) => entryOf(bytes.toString("base64"), "text/plain", "mem://bench/legacy"));
+  const off = new Policy({ detectCharset: false });
+  for (const contents of entries) {
+    if (normalizeContents(contents, policy).changes[0].action !== "transcode") throw new Error("a charset bench sample was not detected");
+  }
+  const iterations = quick ? 20 : 200;
+  const t = interleaved(
+    {
+      detect: () => {
+        for (let i = 0; i < iterations; i++) for (const contents of entries) normalizeContents(contents, policy);
+      },
+      off: () => {
+        for (let i = 0; i < iterations; i++) for (const contents of entries) normalizeContents(contents, off);
+      },
+    },
+    quick ? 3 : 9,
+  );
+  const per = (ms) => (ms * 1000) / (iterations * entries.length);
+  const bytes = Math.round(samples.reduce((s, b) => s + b.length, 0) / samples.length);
+  results.charsetDetection = { entries: entries.length, meanBytes: bytes, detectUsPerEntry: per(t.detect), offUsPerEntry: per(t.off), detectorUsPerEntry: per(t.detect) - per(t.off) };
+  rows.push([`charset detection, per entry (${entries.length} texts, ~${bytes} B)`, `${per(t.detect).toFixed(1)} µs (transcoded)`, `${per(t.off).toFixed(1)} µs (detection off, stays blob)`, `+${(per(t.detect) - per(t.off)).toFixed(1)} µs`]);
 }
 
 const header = ["case", "engine", "primitive chain", "ratio"];

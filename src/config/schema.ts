@@ -53,6 +53,8 @@ export const DEFAULT_OAUTH_REQUEST_TIMEOUT_MS = 30_000;
 export { DEFAULT_HOST_BUFFER_BYTES, DEFAULT_UPSTREAM_BUFFER_BYTES };
 /** The smallest buffer limit accepted: Node's own stream high-water mark (16 KiB). */
 const MIN_BUFFER_BYTES = 16 * 1024;
+/** Default `limits.maxTrackedTasks`: task ids (task → creating method) remembered per upstream connection. */
+export const DEFAULT_MAX_TRACKED_TASKS = 1000;
 
 const normalizeSettings = {
   unwrapBlobs: z.boolean().optional().describe("blob whose bytes are UTF-8 text → text (default true)"),
@@ -60,6 +62,7 @@ const normalizeSettings = {
   reencodeBinaryText: z.boolean().optional().describe("binary strings and surrogate-escaped text → blob (default true)"),
   fixMime: z.boolean().optional().describe("missing, generic or contradicted mimeType → corrected (default true)"),
   media: z.boolean().optional().describe("image/audio blocks get the mimeType their bytes' signature says (default true)"),
+  detectCharset: z.boolean().optional().describe("textual bytes with no charset that are not UTF-8: detect the charset and transcode when confident (default true)"),
   charset: z.enum(["transcode", "preserve"]).optional().describe('"preserve": textual bytes in a non-UTF-8 charset stay a blob labelled ;charset=X'),
   maxNormalizeBytes: z.number().int().positive().optional().describe("entries whose text/blob is longer pass untouched"),
   extraTextualTypes: z.array(z.string().regex(/^[^/\s;]+\/[^/\s;]+$/, "a type/subtype essence")).optional().describe("essences treated as textual on top of the built-in list"),
@@ -236,6 +239,7 @@ export const ConfigSchema = z
         fitConcurrency: z.number().int().positive().default(DEFAULT_FIT_CONCURRENCY).describe("images decoded and encoded at the same time, over all sessions (each holds a decoded image in memory)"),
         spillTtlMs: z.number().int().positive().default(DEFAULT_SPILL_TTL_MS).describe("pages of a cut tool result (maxResultBytes) can be read for this long"),
         spillMaxBytes: z.number().int().positive().default(DEFAULT_SPILL_MAX_BYTES).describe("memory the pages of cut tool results may take, over all sessions; a result that does not fit goes out whole, with a warning record"),
+        maxTrackedTasks: z.number().int().positive().default(DEFAULT_MAX_TRACKED_TASKS).describe("task ids remembered per upstream connection so a task's tasks/result is normalized as the request that created it; past it the least recently used is forgotten (its result passes unchanged)"),
       })
       // Node refuses a header timeout longer than the whole request's.
       .refine((limits) => limits.headersTimeoutMs <= limits.requestBodyTimeoutMs, { message: "must be no more than limits.requestBodyTimeoutMs", path: ["headersTimeoutMs"] })
@@ -266,6 +270,7 @@ export const ConfigSchema = z
         fitConcurrency: DEFAULT_FIT_CONCURRENCY,
         spillTtlMs: DEFAULT_SPILL_TTL_MS,
         spillMaxBytes: DEFAULT_SPILL_MAX_BYTES,
+        maxTrackedTasks: DEFAULT_MAX_TRACKED_TASKS,
       }),
   })
   .describe("mcp-normalizer proxy configuration");

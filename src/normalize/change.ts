@@ -18,6 +18,7 @@ export type ChangeAction =
   | "warn-image-unfittable"
   | "warn-image-timeout"
   | "warn-spill-full"
+  | "warn-lossy-text"
   | "none";
 
 /** Actions that leave the entry as it was and say why. */
@@ -31,6 +32,7 @@ export const WARNING_ACTIONS: ReadonlySet<ChangeAction> = new Set([
   "warn-image-unfittable",
   "warn-image-timeout",
   "warn-spill-full",
+  "warn-lossy-text",
 ]);
 
 export interface ChangeRecord {
@@ -49,6 +51,8 @@ export interface ChangeRecord {
   reason: string;
   /** False in dryRun: the record says what would change, the entry went out unchanged. */
   applied: boolean;
+  /** Present when the engine guessed the bytes' charset (none was declared): what it found. */
+  detected?: { charset: string; confidence: number };
 }
 
 export function isChange(record: ChangeRecord): boolean {

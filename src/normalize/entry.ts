@@ -3,7 +3,7 @@
  * form and a change record out. Total: any input, no exceptions (DESIGN.md §1 invariants).
  */
 import type { ChangeAction, ChangeRecord } from "./change.js";
-import { decideBytes, dropForeignCharset, type BytesDecision } from "./decideBytes.js";
+import { decideBytes, dropForeignCharset, type BytesDecision, type DetectedCharset } from "./decideBytes.js";
 import { decodeStrictBase64, decodeStrictBase64Ascii, encodeBase64, isCompactBase64Length } from "./base64.js";
 import { entryJsonBytes, jsonStringBytes, jsonUtf8Bytes } from "./jsonSize.js";
 import { parseMediaType, type MediaType } from "./mediaType.js";
@@ -12,6 +12,7 @@ import { isGenericType, isTextualType, typeFromUri } from "./mimeTables.js";
 import { isJsonObject, rebuild, type JsonObject } from "./objects.js";
 import type { Policy, ResolvedPolicy } from "./policy.js";
 import { isRawJsonString, RawJsonString } from "./rawJson.js";
+import { lossyCount, lossyReason } from "./lossyText.js";
 import { isBinaryString, recoverEscapedBytes, surrogateShape } from "./textEvidence.js";
 
 export interface EntryResult {
@@ -64,6 +65,8 @@ export function normalizeResourceEntry(entry: unknown, policy: Policy, path: str
   const uri = typeof entry.uri === "string" ? entry.uri : null;
   const mimeBefore = mimeString(entry.mimeType);
   const applied = !settings.dryRun;
+  // Set once the bytes' charset has been guessed: every record made after that carries it.
+  let detected: DetectedCharset | undefined;
   // Written out, not spread from a shared base: an object spread per record cost ~5 µs (profiled).
   const record = (action: ChangeAction, reason: string, mimeAfter: string | null, bytesAfter: number): ChangeRecord => ({
     path,
@@ -76,6 +79,7 @@ export function normalizeResourceEntry(entry: unknown, policy: Policy, path: str
     mimeAfter,
     bytesAfter,
     saved: bytesBefore - bytesAfter,
+    ...(detected === undefined ? {} : { detected }),
   });
   const unchanged = (action: ChangeAction, reason: string): EntryResult => ({ entry, record: record(action, reason, mimeBefore, bytesBefore) });
   const changed = (action: ChangeAction, reason: string, next: JsonObject, nextKey: string, nextPayloadBytes: number): EntryResult => {
@@ -90,6 +94,7 @@ export function normalizeResourceEntry(entry: unknown, policy: Policy, path: str
   if (hasBlob) {
     if (bytes === null) return unchanged("skip-invalid-base64", "blob is not standard base64");
     const decision = decideBytes(bytes, { declared, uri: entry.uri, policy: settings });
+    detected = decision.detected;
     if (decision.kind === "text") {
       const action = decision.transcoded ? "transcode" : "unwrap-blob";
       if (decision.transcoded ? settings.transcode : settings.unwrapBlobs) {
@@ -107,6 +112,8 @@ export function normalizeResourceEntry(entry: unknown, policy: Policy, path: str
 
   const shape = surrogateShape(payload);
   if (shape === "unrepresentable") return unchanged("warn-unrepresentable", "text has lone surrogates that UTF-8 cannot carry");
+  const lossy = lossyCount(payload);
+  if (lossy !== null) return unchanged("warn-lossy-text", lossyReason(lossy));
   const declaredTextual = !isGenericType(declared) && isTextualType(declared, settings.textual);
   let recovered: Buffer | null = null;
   let how = "";
@@ -119,6 +126,7 @@ export function normalizeResourceEntry(entry: unknown, policy: Policy, path: str
   }
   if (recovered !== null) {
     const decision = decideBytes(recovered, { declared, uri: entry.uri, policy: settings });
+    detected = decision.detected;
     if (decision.kind === "text") {
       if (!settings.transcode) return unchanged("none", `${how}; transcode is off`);
       const mime = mimeOutcome(entry.mimeType, decision.mime);

@@ -20,6 +20,8 @@ export interface RuleSwitches {
   fixMime: boolean;
   /** `image`/`audio` blocks: `mimeType` from the bytes' signature (issue 7). */
   media: boolean;
+  /** Textual bytes with no declared charset that are not UTF-8: guess the charset (charsetDetection.ts). */
+  detectCharset: boolean;
 }
 
 export interface PolicySettings extends RuleSwitches {
@@ -56,6 +58,7 @@ export const DEFAULT_SETTINGS: Readonly<PolicySettings> = {
   reencodeBinaryText: true,
   fixMime: true,
   media: true,
+  detectCharset: true,
   charset: "transcode",
   maxNormalizeBytes: DEFAULT_MAX_NORMALIZE_BYTES,
   extraTextualTypes: [],

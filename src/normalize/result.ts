@@ -9,6 +9,7 @@ import { normalizeResourceEntry } from "./entry.js";
 import { fillListedMime, normalizeMediaBlock, normalizeResourceLink } from "./media.js";
 import { isJsonObject, mapChanged, rebuild, type JsonObject } from "./objects.js";
 import type { Policy } from "./policy.js";
+import { lossyTextBlockRecord } from "./textBlock.js";
 
 export interface NormalizedValue {
   /** The original value itself when nothing changed. */
@@ -77,6 +78,11 @@ function contentBlock(block: unknown, policy: Policy, path: string, changes: Cha
       const result = normalizeMediaBlock(block, policy, path);
       if (result.record !== null) changes.push(result.record);
       return result.block;
+    }
+    case "text": {
+      const record = lossyTextBlockRecord(block, policy, path);
+      if (record !== null) changes.push(record);
+      return block;
     }
     case "resource_link": {
       const result = normalizeResourceLink(block, policy, path);

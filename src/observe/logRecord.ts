@@ -23,6 +23,8 @@ export interface LogRecord {
   path: string;
   reason: string;
   applied: boolean;
+  /** The charset the engine guessed for bytes that declared none (transcode of undeclared charsets). */
+  detected?: { charset: string; confidence: number };
 }
 
 function isUnchanged(change: { action: string }): boolean {
@@ -52,5 +54,6 @@ export function toLogRecords(event: NormalizationEvent, session: { server: strin
     path: change.path,
     reason: change.reason,
     applied: change.applied,
+    ...(change.detected === undefined ? {} : { detected: change.detected }),
   }));
 }

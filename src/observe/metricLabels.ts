@@ -63,6 +63,7 @@ const ACTIONS: ReadonlySet<string> = new Set<ChangeAction>([
   "warn-image-unfittable",
   "warn-image-timeout",
   "warn-spill-full",
+  "warn-lossy-text",
   "none",
 ]);
 
@@ -86,7 +87,7 @@ export function mimeLabel(mimeAfter: string | null, mimeBefore: string | null): 
 }
 
 export function methodLabel(method: string): string {
-  return RESULT_METHODS.has(method) || REQUEST_METHODS.has(method) ? method : "other";
+  return RESULT_METHODS.has(method) || REQUEST_METHODS.has(method) || method === "tasks/result" ? method : "other";
 }
 
 export function actionLabel(action: string): string {

@@ -54,6 +54,16 @@ export class FitStage {
     if (method === "tools/call" && isObj(params) && typeof params.name === "string") this.tools.set(idKey(id), params.name);
   }
 
+  /** The tool the request `id` named, while it is still waiting for its answer. */
+  toolOf(id: RequestId): string | undefined {
+    return this.tools.size > 0 ? this.tools.get(idKey(id)) : undefined;
+  }
+
+  /** Remembers that the answer to `id` is the result of `tool` (a task's `tasks/result`). */
+  noteTool(id: RequestId, tool: string): void {
+    if (this.active) this.tools.set(idKey(id), tool);
+  }
+
   forget(id: RequestId): void {
     if (this.tools.size > 0) this.tools.delete(idKey(id));
   }

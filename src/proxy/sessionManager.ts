@@ -45,6 +45,8 @@ export interface SessionManagerOptions {
   /** `limits.hostBufferBytes` and `limits.upstreamBufferBytes` of every session (see Bridge). */
   readonly hostBufferBytes?: number;
   readonly upstreamBufferBytes?: number;
+  /** `limits.maxTrackedTasks`: task ids remembered per session for `tasks/result`. */
+  readonly maxTrackedTasks?: number;
   readonly onNormalized?: (event: NormalizationEvent, session: SessionInfo) => void;
   /**
    * After a stdio upstream died on its own (or failed to start), the next one for that server
@@ -228,6 +230,7 @@ export class SessionManager {
       ...(this.options.upstreamBufferBytes === undefined ? {} : { upstreamBufferBytes: this.options.upstreamBufferBytes }),
       normalization: {
         policy: this.policies.get(server)!,
+        ...(this.options.maxTrackedTasks === undefined ? {} : { maxTrackedTasks: this.options.maxTrackedTasks }),
         onNormalized: (event) => this.options.onNormalized?.(event, info),
         onEngineError: (error, method) => logger.error("normalization engine failed; message forwarded unchanged", { method, error: String(error) }),
         ...(this.fitPolicies.has(server) ? { fit: { policy: this.fitPolicies.get(server)!, ...(this.options.fitRuntime === undefined ? {} : { runtime: this.options.fitRuntime }) } } : {}),

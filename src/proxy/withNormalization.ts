@@ -12,9 +12,10 @@ import { normalizeRequestParams, normalizeResult, REQUEST_METHODS, RESULT_METHOD
 import type { FlowControl, JSONRPCMessage, MessageExtraInfo, ProxyTransport, Transport, TransportSendOptions } from "../transports/types.js";
 import { rebuild, type JsonObject } from "../normalize/objects.js";
 import { SENT } from "../transports/drainWaiter.js";
-import { idKey, isNotification, isObj, isRequest, isRequestId, isResponse } from "../transports/jsonrpc.js";
+import { idKey, isNotification, isObj, isRequest, isRequestId, isResponse, type RequestId } from "../transports/jsonrpc.js";
 import { mergeChanges, type Fitted } from "../fit/fitResult.js";
 import { FitStage, type FitOptions } from "./fitStage.js";
+import { createdTaskId, DEFAULT_MAX_TRACKED_TASKS, TaskOrigins } from "./taskOrigins.js";
 
 /** What the decorator reports for each message it normalized. */
 export interface NormalizationEvent {
@@ -41,6 +42,8 @@ export interface NormalizationOptions {
    * messages after it wait behind it (order is kept).
    */
   fit?: FitOptions;
+  /** Task ids remembered (task id → creating method) for `tasks/result` (`limits.maxTrackedTasks`). */
+  maxTrackedTasks?: number;
 }
 
 /** A message held while an earlier one waits for its images; or the upstream's close. */
@@ -48,6 +51,8 @@ type Held = { readonly message: JSONRPCMessage; readonly extra: MessageExtraInfo
 
 /** Requests whose method is not one we rewrite are not remembered at all. */
 const TRACKED = RESULT_METHODS;
+/** A task's deferred result: normalized as the result of the method that created the task. */
+const TASK_RESULT = "tasks/result";
 
 export class NormalizingTransport implements ProxyTransport {
   onclose?: (() => void) | undefined;
@@ -56,6 +61,9 @@ export class NormalizingTransport implements ProxyTransport {
 
   private readonly policy: Policy;
   private readonly pending = new Map<string, string>();
+  /** For pending `tasks/result` requests: the method that created their task. */
+  private readonly taskResultAs = new Map<string, string>();
+  private readonly tasks: TaskOrigins;
   /** Events of the message being received, reported once it has been handed on. */
   private events: NormalizationEvent[] = [];
   private readonly now: () => number;
@@ -71,6 +79,7 @@ export class NormalizingTransport implements ProxyTransport {
     this.policy = options.policy instanceof Policy ? options.policy : new Policy(options.policy ?? {});
     this.now = options.now ?? (() => performance.now());
     this.fit = options.fit === undefined ? undefined : new FitStage(options.fit);
+    this.tasks = new TaskOrigins(options.maxTrackedTasks ?? DEFAULT_MAX_TRACKED_TASKS);
     inner.onmessage = (message, extra) => this.receive(message, extra);
     inner.onclose = () => {
       if (this.backlog !== undefined) this.backlog.push("close");
@@ -94,6 +103,11 @@ export class NormalizingTransport implements ProxyTransport {
   /** How many request ids are remembered (for tests and leak checks). */
   get pendingCount(): number {
     return this.pending.size;
+  }
+
+  /** How many task ids are remembered (for tests and leak checks). */
+  get trackedTaskCount(): number {
+    return this.tasks.size;
   }
 
   start(): Promise<void> {
@@ -155,6 +169,8 @@ export class NormalizingTransport implements ProxyTransport {
 
   private closed(): void {
     this.pending.clear();
+    this.taskResultAs.clear();
+    this.tasks.clear();
     this.fit?.close();
     this.onclose?.();
   }
@@ -166,12 +182,25 @@ export class NormalizingTransport implements ProxyTransport {
   private noteOutgoing(msg: unknown): void {
     if (isRequest(msg)) {
       if (TRACKED.has(msg.method) || this.fit?.tracks(msg.method)) this.pending.set(idKey(msg.id), msg.method);
+      else if (msg.method === TASK_RESULT && isObj(msg.params) && typeof msg.params.taskId === "string") this.noteTaskResult(msg.id, msg.params.taskId);
       if (this.fit?.active) this.fit.noteRequest(msg.id, msg.method, msg.params);
     } else if (isNotification(msg) && msg.method === "notifications/cancelled" && isObj(msg.params) && isRequestId(msg.params.requestId)) {
       // A cancelled request may never be answered (spec: cancellation); forget it.
-      this.pending.delete(idKey(msg.params.requestId));
+      const key = idKey(msg.params.requestId);
+      this.pending.delete(key);
+      this.taskResultAs.delete(key);
       this.fit?.forget(msg.params.requestId);
     }
+  }
+
+  /** A `tasks/result` for a task this connection saw created: answered as its creating method's result. */
+  private noteTaskResult(id: RequestId, taskId: string): void {
+    const origin = this.tasks.originOf(taskId);
+    if (origin === undefined) return;
+    const key = idKey(id);
+    this.pending.set(key, TASK_RESULT);
+    this.taskResultAs.set(key, origin.method);
+    if (origin.tool !== undefined) this.fit?.noteTool(id, origin.tool);
   }
 
   private receive(message: JSONRPCMessage, extra?: MessageExtraInfo): void {
@@ -246,13 +275,22 @@ export class NormalizingTransport implements ProxyTransport {
       const method = this.pending.get(key);
       if (method === undefined) return msg;
       this.pending.delete(key);
+      let as = method;
+      if (method === TASK_RESULT) {
+        as = this.taskResultAs.get(key)!;
+        this.taskResultAs.delete(key);
+      }
       if (!("result" in msg)) {
         this.fit?.forget(msg.id);
         return msg;
       }
       if (method === "initialize") return this.fit === undefined ? msg : rebuild(msg, { result: this.fit.initializeResult(msg.result) });
-      const normalized = this.apply(msg, "result", method, msg.id, () => normalizeResult(method, msg.result, this.policy));
-      return this.fit === undefined ? normalized : this.applyFit(normalized as JsonObject, method, msg.id);
+      // A task-augmented request is answered with its task; its result comes with tasks/result
+      // (the tool it named goes with the task: fit rules may match on it).
+      const taskId = method === TASK_RESULT ? undefined : createdTaskId(msg.result);
+      if (taskId !== undefined) this.tasks.remember(taskId, method, this.fit?.toolOf(msg.id));
+      const normalized = this.apply(msg, "result", method, msg.id, () => normalizeResult(as, msg.result, this.policy));
+      return this.fit === undefined ? normalized : this.applyFit(normalized as JsonObject, method, msg.id, as);
     }
     if (isRequest(msg) && REQUEST_METHODS.has(msg.method)) {
       return this.apply(msg, "params", msg.method, msg.id, () => normalizeRequestParams(msg.method, msg.params, this.policy));
@@ -276,12 +314,15 @@ export class NormalizingTransport implements ProxyTransport {
     return outcome.value === msg[key] ? msg : rebuild(msg, { [key]: outcome.value });
   }
 
-  /** The fit layer on a normalized response: the response itself, a new one, or a promise of one. */
-  private applyFit(msg: JsonObject, method: string, id: string | number): unknown {
+  /**
+   * The fit layer on a normalized response: the response itself, a new one, or a promise of one.
+   * `as` is the method whose result shape it has (a `tasks/result` has its creating method's).
+   */
+  private applyFit(msg: JsonObject, method: string, id: string | number, as: string = method): unknown {
     const started = this.now();
     let fitted: Fitted | Promise<Fitted> | null;
     try {
-      fitted = this.fit!.fit(method, id, msg.result);
+      fitted = this.fit!.fit(as, id, msg.result);
     } catch (error) {
       this.options.onEngineError?.(error, method);
       return msg;

@@ -40,6 +40,10 @@ export interface ModelMeta {
   timeRange?: ReportModel["timeRange"];
   resources?: ReportModel["resources"];
   tokens?: ReportModel["tokens"];
+  scope?: ReportModel["scope"];
+  items?: ReportModel["items"];
+  skipped?: ReportModel["skipped"];
+  duplicates?: ReportModel["duplicates"];
 }
 
 const OTHER = "(other)";
@@ -164,6 +168,10 @@ export class ReportAggregator {
       uriTable: { limit: this.maxUris, untrackedEntries: this.untracked },
       ...(meta.resources === undefined ? {} : { resources: meta.resources }),
       ...(meta.tokens === undefined ? {} : { tokens: meta.tokens }),
+      ...(meta.scope === undefined ? {} : { scope: meta.scope }),
+      ...(meta.items === undefined ? {} : { items: meta.items }),
+      ...(meta.skipped === undefined ? {} : { skipped: meta.skipped }),
+      ...(meta.duplicates === undefined ? {} : { duplicates: meta.duplicates }),
     };
   }
 

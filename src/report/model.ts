@@ -4,6 +4,8 @@
  * fields are only ever added within a `schemaVersion`; renaming or removing one bumps it.
  */
 
+import type { AuditItem, AuditScope, SkippedEntry, StructuredDuplicate } from "./auditDetails.js";
+
 /** Version of the JSON report format. Bumped on any change that is not a pure addition. */
 export const REPORT_SCHEMA_VERSION = 1;
 
@@ -72,6 +74,8 @@ export interface ReadFailure {
   /** What the upstream answered (JSON-RPC error code and message) or why the read failed. */
   error: string;
   code?: number;
+  /** Audit: a failed resource read, or a tool call that failed or answered `isError`. */
+  kind?: "read" | "call";
 }
 
 export interface MalformedLine {
@@ -113,4 +117,12 @@ export interface ReportModel {
   resources?: { listed: number; failed: number };
   /** Present when tokens were counted: which tokenizer encoding estimated them. */
   tokens?: { encoding: string; note: string };
+  /** Audit: what was looked at (capabilities, counts, notes). */
+  scope?: AuditScope;
+  /** Audit: every entry read, in the order read (outside --max-bytes). */
+  items?: AuditItem[];
+  /** Audit: entries over --max-bytes, outside the totals. */
+  skipped?: SkippedEntry[];
+  /** Audit: bytes of tool results' content that structuredContent repeats. */
+  duplicates?: StructuredDuplicate[];
 }

@@ -6,6 +6,7 @@
 import { escapeHtml as esc } from "./escapeHtml.js";
 import { formatActions, formatBytes, formatCount, formatShare } from "./format.js";
 import type { GroupRow, ReportModel, UriRow } from "./model.js";
+import { auditSectionsHtml, lossyTextHtml, scopeHtml } from "./renderAuditHtml.js";
 import { changeCounts } from "./renderMarkdown.js";
 import { beforeAfterChart, savingsBar } from "./svgBars.js";
 
@@ -46,13 +47,16 @@ export function renderHtml(model: ReportModel, options: { maxRows?: number } = {
     card("entries", "Entries", formatCount(t.entries), `${t.changed} changed · ${t.warned} warned`),
     card("changes", "Changes", formatCount(c.unwrapped + c.transcoded + c.reencoded + c.mimeFixed), `${c.unwrapped} unwrapped · ${c.transcoded} transcoded · ${c.reencoded} re-encoded · ${c.mimeFixed} mime fixed`),
   ];
-  if (model.resources !== undefined) cards.push(card("resources", "Resources", formatCount(model.resources.listed), `${formatCount(model.resources.failed)} failed to read`));
+  if (model.scope !== undefined) cards.push(card("resources", "Read", `${formatCount(model.scope.read)} + ${formatCount(model.scope.called)}`, `resources read + tool calls · ${formatCount(model.failures.length)} failed`));
+  else if (model.resources !== undefined) cards.push(card("resources", "Resources", formatCount(model.resources.listed), `${formatCount(model.resources.failed)} failed to read`));
   if (model.tokens !== undefined && t.tokensBefore !== undefined && t.tokensAfter !== undefined) {
     cards.push(card("tokens", `Tokens (${model.tokens.encoding})`, `${formatCount(t.tokensBefore)} → ${formatCount(t.tokensAfter)}`, `${formatCount(t.tokensBefore - t.tokensAfter)} fewer`));
   }
   const body = [
     `<header><h1>${esc(title)}</h1><p class="meta">${esc(sourceLine(model))}</p><p class="meta">${esc(`Time range ${model.timeRange.from ?? "–"} … ${model.timeRange.to ?? "–"} · generated ${model.generatedAt}`)}</p></header>`,
     `<section class="cards" id="summary">${cards.join("")}</section>`,
+    scopeHtml(model),
+    lossyTextHtml(t),
     `<section id="savings"><h2>Savings share: ${esc(formatShare(t.shareSaved))} of ${esc(formatBytes(t.bytesBefore))}</h2><p class="legend"><span class="swatch after"></span>kept<span class="swatch saved"></span>saved</p>${savingsBar(t.bytesBefore, t.bytesAfter)}</section>`,
     `<div class="charts">${chartSection("chart-server", "Bytes per server", model.byServer)}${chartSection("chart-mime", "Bytes per mime type", model.byMime)}</div>`,
     `<section id="offenders"><h2>Top offenders</h2>${model.topOffenders.length === 0 ? `<p class="empty">Nothing to save.</p>` : uriTable("top-offenders", model.topOffenders, model.topOffenders.length)}</section>`,
@@ -60,8 +64,9 @@ export function renderHtml(model: ReportModel, options: { maxRows?: number } = {
   ];
   if (model.kind === "audit") {
     body.push(`<section id="resources"><h2>Resources (${model.byUri.length})</h2>${model.byUri.length === 0 ? `<p class="empty">No resources.</p>` : uriTable("resource-table", model.byUri, maxRows)}</section>`);
+    body.push(auditSectionsHtml(model, maxRows));
     body.push(
-      `<section id="failures"><h2>Failed reads (${model.failures.length})</h2>${
+      `<section id="failures"><h2>Failed reads and tool errors (${model.failures.length})</h2>${
         model.failures.length === 0 ? `<p class="empty">None.</p>` : `<table id="failure-table"><thead><tr><th>uri</th><th>error</th></tr></thead><tbody>${model.failures.map((f) => `<tr><td class="uri">${esc(f.uri)}</td><td>${esc(f.error)}</td></tr>`).join("")}</tbody></table>`
       }</section>`,
     );

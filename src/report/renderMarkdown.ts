@@ -1,6 +1,8 @@
 /** The report model as Markdown: readable in a terminal, pasteable into an issue or a PR. */
 import { formatActions, formatBytes, formatCount, formatShare } from "./format.js";
+import { cell, code, table } from "./markdownTable.js";
 import type { GroupRow, ReportModel, Totals, UriRow } from "./model.js";
+import { auditSections, lossyTextLines, scopeLines } from "./renderAuditMarkdown.js";
 
 /** Rows of the per-resource table in Markdown (the JSON format always has them all). */
 export const DEFAULT_MARKDOWN_MAX_ROWS = 200;
@@ -28,17 +30,20 @@ export function renderMarkdown(model: ReportModel, options: { maxRows?: number }
   if (model.tokens !== undefined && t.tokensBefore !== undefined && t.tokensAfter !== undefined) {
     out.push(`Estimated tokens (${model.tokens.encoding}): ${formatCount(t.tokensBefore)} → ${formatCount(t.tokensAfter)} (${formatCount(t.tokensBefore - t.tokensAfter)} fewer). ${model.tokens.note}`, "");
   }
-  if (model.resources !== undefined) out.push(`${formatCount(model.resources.listed)} resources listed, ${formatCount(model.resources.failed)} failed to read.`, "");
+  out.push(...lossyTextLines(t));
+  if (model.scope !== undefined) out.push(...scopeLines(model));
+  else if (model.resources !== undefined) out.push(`${formatCount(model.resources.listed)} resources listed, ${formatCount(model.resources.failed)} failed to read.`, "");
   if (t.notApplied > 0) out.push(`${formatCount(t.notApplied)} changes were logged in dry run (not applied); they are counted as if made.`, "");
 
   section(out, "Top offenders", model.topOffenders.length === 0 ? ["Nothing to save."] : uriTable(model.topOffenders, model.topOffenders.length));
   if (model.kind === "audit") section(out, "Resources", model.byUri.length === 0 ? ["No resources."] : uriTable(model.byUri, maxRows));
+  for (const [title, body] of auditSections(model, maxRows)) section(out, title, body);
   section(out, "By server", groupTable(model.byServer, "server"));
   section(out, "By mime type", groupTable(model.byMime, "mime type"));
   section(out, "By action", groupTable(model.byAction, "action"));
   section(out, "By method", groupTable(model.byMethod, "method"));
   if (model.kind === "audit") {
-    section(out, `Failed reads (${model.failures.length})`, model.failures.length === 0 ? ["None."] : table(["uri", "error"], model.failures.map((f) => [code(f.uri), cell(f.error)])));
+    section(out, `Failed reads and tool errors (${model.failures.length})`, model.failures.length === 0 ? ["None."] : table(["uri", "error"], model.failures.map((f) => [code(f.uri), cell(f.error)])));
   } else {
     const m = model.malformed;
     const lines = [`${formatCount(m.lines)} malformed lines skipped; ${formatCount(model.ignoredLines)} other JSON lines (operational log) ignored.`];
@@ -73,17 +78,4 @@ function groupTable(rows: readonly GroupRow[], name: string): string[] {
 
 function sizes(t: Totals): string[] {
   return [formatBytes(t.bytesBefore), formatBytes(t.bytesAfter), formatBytes(t.saved)];
-}
-
-function table(head: readonly string[], rows: readonly (readonly string[])[]): string[] {
-  return [`| ${head.join(" | ")} |`, `|${head.map(() => "---").join("|")}|`, ...rows.map((row) => `| ${row.join(" | ")} |`)];
-}
-
-/** A table cell: pipes and line breaks would end the cell or the row. */
-function cell(text: string): string {
-  return text.replace(/\\/g, "\\\\").replace(/\|/g, "\\|").replace(/[\r\n]+/g, " ");
-}
-
-function code(text: string): string {
-  return `\`${cell(text).replace(/`/g, "'")}\``;
 }

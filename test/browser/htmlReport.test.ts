@@ -67,7 +67,8 @@ describe("the HTML report in Chromium", () => {
     await expect(page.locator('[data-metric="before"] .value').textContent()).resolves.toBe(formatBytes(t.bytesBefore));
     await expect(page.locator('[data-metric="after"] .value').textContent()).resolves.toBe(formatBytes(t.bytesAfter));
     await expect(page.locator('[data-metric="saved"] .exact').textContent()).resolves.toContain(`${formatCount(t.saved)} B`);
-    await expect(page.locator('[data-metric="resources"] .value').textContent()).resolves.toBe(formatCount(model.resources!.listed));
+    await expect(page.locator('[data-metric="resources"] .value').textContent()).resolves.toBe(`${formatCount(model.scope!.read)} + ${formatCount(model.scope!.called)}`);
+    expect(model.scope!.read).toBe(model.resources!.listed);
   });
 
   it("the top offenders table has the model's rows and numbers, in order", async () => {

@@ -10,7 +10,7 @@ import { ListResourcesRequestSchema, ReadResourceRequestSchema } from "@modelcon
 
 const server = new Server({ name: "audit-fixture", version: "1.0.0" }, { capabilities: { resources: {} } });
 const pages = [
-  { resources: [{ uri: "audit://ok.txt", name: "ok" }, { uri: "audit://gone", name: "gone" }], nextCursor: "page-2" },
+  { resources: [{ uri: "audit://ok.txt", name: "ok", size: 13 }, { uri: "audit://gone", name: "gone" }], nextCursor: "page-2" },
   { resources: [{ uri: "audit://empty", name: "empty" }] },
 ];
 server.setRequestHandler(ListResourcesRequestSchema, async (request) => (request.params?.cursor === "page-2" ? pages[1] : pages[0]));

@@ -129,14 +129,14 @@ describe("mcp-normalizer audit", () => {
     expect(run.stdout).toBe("");
     expect(run.stderr).toMatch(/audit: 3 resources listed, 2 failed to read; \d+ → \d+ bytes, saved \d+; report in /);
     const md = readFileSync(out, "utf8");
-    expect(md).toContain("## Failed reads (2)");
+    expect(md).toContain("## Failed reads and tool errors (2)");
     expect(md).toMatch(/\| `audit:\/\/gone` \| Resource gone: audit:\/\/gone \(JSON-RPC -32002\) \|/);
     expect(md).toContain("| `audit://empty` | the result has no contents array |");
     expect(md).toMatch(/\| `audit:\/\/ok.txt` \| upstream \| text\/plain \| 1 \| 0 \| 0 \| 0 \| 0 \|/);
     const json = JSON.parse((await runCli(["audit", "--format", "json", "--", process.execPath, AUDIT_UPSTREAM])).stdout) as ReportModel;
     expect(json.failures).toEqual([
-      { uri: "audit://gone", error: "Resource gone: audit://gone (JSON-RPC -32002)", code: -32002 },
-      { uri: "audit://empty", error: "the result has no contents array" },
+      { uri: "audit://gone", error: "Resource gone: audit://gone (JSON-RPC -32002)", code: -32002, kind: "read" },
+      { uri: "audit://empty", error: "the result has no contents array", kind: "read" },
     ]);
   });
 

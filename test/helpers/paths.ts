@@ -7,3 +7,5 @@ export const FIXTURE_SERVER = join(ROOT, "test", "fixtures", "servers", "fixture
 export const EVERYTHING_SERVER = join(ROOT, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js");
 export const FILESYSTEM_SERVER = join(ROOT, "node_modules", "@modelcontextprotocol", "server-filesystem", "dist", "index.js");
 export const IMAGE_SERVER = join(ROOT, "test", "fixtures", "servers", "image-server.mjs");
+export const MEMORY_SERVER = join(ROOT, "node_modules", "@modelcontextprotocol", "server-memory", "dist", "index.js");
+export const TASKS_SERVER = join(ROOT, "test", "fixtures", "servers", "tasks-server.mjs");

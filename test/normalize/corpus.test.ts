@@ -8,7 +8,7 @@ import { loadCorpus, resultWithEntry, type EntryMethod } from "../fixtures/corpu
 import { normalizeContents, normalizeMessage, normalizeResourceEntry, normalizeResult, Policy, WARNING_ACTIONS } from "../../src/normalize/index.js";
 
 const corpus = loadCorpus();
-const ROWS = ["blob-invalid-base64", "blob-signature", "blob-bom-or-charset", "blob-utf8-textual", "blob-other", "text-ordinary", "text-binary-string", "text-lone-surrogates"];
+const ROWS = ["blob-invalid-base64", "blob-signature", "blob-bom-or-charset", "blob-detected-charset", "blob-utf8-textual", "blob-other", "text-ordinary", "text-binary-string", "text-lone-surrogates"];
 
 /** Same values and same key order: JSON text equality (lone surrogates are escaped, so visible). */
 function expectSameJson(actual: unknown, expected: unknown): void {

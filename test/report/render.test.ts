@@ -46,7 +46,7 @@ describe("renderers", () => {
     expect(md).toContain("# Size audit: docs");
     expect(md).toContain("**4.39 KiB → 3.42 KiB: 1001 B saved (22.2%)**");
     expect(md).toContain("`file:///a\\|b<script>alert(\"x\")</script>.txt`");
-    expect(md).toContain("## Failed reads (1)");
+    expect(md).toContain("## Failed reads and tool errors (1)");
     expect(md).toContain("Resource not found (JSON-RPC -32002)");
     for (const line of md.split("\n").filter((l) => l.startsWith("| `file:///a"))) expect(line.split(/(?<!\\)\|/).length).toBe(14);
   });

@@ -125,6 +125,7 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<Exit
     statelessIdleMs: config.limits.sessionIdleMs,
     hostBufferBytes: config.limits.hostBufferBytes,
     upstreamBufferBytes: config.limits.upstreamBufferBytes,
+    maxTrackedTasks: config.limits.maxTrackedTasks,
     restartBackoffMs: config.limits.restartBackoffMs,
     maxRestartBackoffMs: config.limits.maxRestartBackoffMs,
     onUpstreamRestart: (server) => observers.upstreamRestarted(server),

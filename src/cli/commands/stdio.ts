@@ -86,6 +86,7 @@ async function runSession(values: ReturnType<typeof parseStdioArgs>["values"], c
     maxBatch: selected.config.limits.maxBatch,
     hostBufferBytes: selected.config.limits.hostBufferBytes,
     upstreamBufferBytes: selected.config.limits.upstreamBufferBytes,
+    maxTrackedTasks: selected.config.limits.maxTrackedTasks,
     onNormalized: observers.onNormalized,
   });
   const stoppedDuringStartup = async (signal: NodeJS.Signals): Promise<ExitCode> => {
