@@ -45,14 +45,32 @@ function primitive(b64) {
 
 function engine(contents, expectAction) {
   const out = normalizeContents(contents, policy);
-  if (out.changes[0]?.action !== expectAction) throw new Error(`expected ${expectAction}, got ${out.changes[0]?.action}: ${out.changes[0]?.reason}`);
+  if (out.changes[0]?.action !== expectAction)
+    throw new Error(`expected ${expectAction}, got ${out.changes[0]?.action}: ${out.changes[0]?.reason}`);
   return out;
 }
 
 const rows = [];
-const results = { node: process.version, cpu: os.cpus()[0]?.model ?? "unknown", cores: os.cpus().length, date: new Date().toISOString(), text: [], binary: {}, signatures: {} };
+const results = {
+  node: process.version,
+  cpu: os.cpus()[0]?.model ?? "unknown",
+  cores: os.cpus().length,
+  date: new Date().toISOString(),
+  text: [],
+  binary: {},
+  signatures: {},
+};
 
-for (const [size, rounds] of quick ? [[1, 5], [10, 3]] : [[1, 21], [10, 11], [50, 7]]) {
+for (const [size, rounds] of quick
+  ? [
+      [1, 5],
+      [10, 3],
+    ]
+  : [
+      [1, 21],
+      [10, 11],
+      [50, 7],
+    ]) {
   for (const ascii of [false, true]) {
     const b64 = utf8Text(size * MiB, { ascii }).toString("base64");
     const contents = entryOf(b64, "text/plain", "file:///bench/log.txt");
@@ -87,8 +105,20 @@ for (const [size, rounds] of quick ? [[1, 5], [10, 3]] : [[1, 21], [10, 11], [50
     },
     quick ? 3 : 7,
   );
-  results.binary = { mib: size, pngMs: t.png, strictBase64Ms: t.validate, bareDecodeMs: t.decode, textMs: t.text, pngOverText: t.png / t.text };
-  rows.push([`${size} MiB PNG-signed blob (fix-mime)`, `${t.png.toFixed(1)} ms`, `${t.decode.toFixed(1)} ms (bare decode)`, `${(t.png / t.text).toFixed(2)}× of text`]);
+  results.binary = {
+    mib: size,
+    pngMs: t.png,
+    strictBase64Ms: t.validate,
+    bareDecodeMs: t.decode,
+    textMs: t.text,
+    pngOverText: t.png / t.text,
+  };
+  rows.push([
+    `${size} MiB PNG-signed blob (fix-mime)`,
+    `${t.png.toFixed(1)} ms`,
+    `${t.decode.toFixed(1)} ms (bare decode)`,
+    `${(t.png / t.text).toFixed(2)}× of text`,
+  ]);
   rows.push([`  strict base64 validation alone`, `${t.validate.toFixed(1)} ms`, "", ""]);
 }
 
@@ -98,7 +128,15 @@ for (const [size, rounds] of quick ? [[1, 5], [10, 3]] : [[1, 21], [10, 11], [50
   // src/normalize/rawJson.ts) against the plain path they replace: JSON.parse of the joined line,
   // the engine on a JS string, JSON.stringify and the UTF-8 encode.
   const size = quick ? 10 : 50;
-  const message = { jsonrpc: "2.0", id: 7, result: { contents: [{ uri: "file:///bench/log.txt", mimeType: "text/plain", blob: utf8Text(size * MiB).toString("base64") }] } };
+  const message = {
+    jsonrpc: "2.0",
+    id: 7,
+    result: {
+      contents: [
+        { uri: "file:///bench/log.txt", mimeType: "text/plain", blob: utf8Text(size * MiB).toString("base64") },
+      ],
+    },
+  };
   const line = Buffer.from(JSON.stringify(message));
   const pieces = [];
   for (let at = 0; at < line.length; at += 64 * 1024) pieces.push(Buffer.from(line.subarray(at, at + 64 * 1024)));
@@ -111,12 +149,19 @@ for (const [size, rounds] of quick ? [[1, 5], [10, 3]] : [[1, 21], [10, 11], [50
   if (!raw().equals(plain())) throw new Error("raw and plain paths wrote different bytes");
   const t = interleaved({ raw, plain }, quick ? 3 : 7);
   results.bigRead = { mib: size, messageBytes: line.length, rawMs: t.raw, plainMs: t.plain, ratio: t.raw / t.plain };
-  rows.push([`${size} MiB read answer, 64 KiB pieces → host bytes`, `${t.raw.toFixed(1)} ms (raw strings)`, `${t.plain.toFixed(1)} ms (parse, string, stringify)`, `${(t.raw / t.plain).toFixed(2)}×`]);
+  rows.push([
+    `${size} MiB read answer, 64 KiB pieces → host bytes`,
+    `${t.raw.toFixed(1)} ms (raw strings)`,
+    `${t.plain.toFixed(1)} ms (parse, string, stringify)`,
+    `${(t.raw / t.plain).toFixed(2)}×`,
+  ]);
 }
 
 {
   const dir = fileURLToPath(new URL("../test/fixtures/corpus/files/", import.meta.url));
-  const files = ["media", "binary", "text"].flatMap((sub) => readdirSync(dir + sub).map((f) => readFileSync(`${dir}${sub}/${f}`)));
+  const files = ["media", "binary", "text"].flatMap((sub) =>
+    readdirSync(dir + sub).map((f) => readFileSync(`${dir}${sub}/${f}`)),
+  );
   const iterations = quick ? 200 : 2000;
   const ours = [];
   const theirs = [];
@@ -128,18 +173,31 @@ for (const [size, rounds] of quick ? [[1, 5], [10, 3]] : [[1, 21], [10, 11], [50
     for (let i = 0; i < iterations / 10; i++) for (const f of files) await fileTypeFromBuffer(f);
     theirs.push(((performance.now() - start) * 1000) / ((iterations / 10) * files.length));
   }
-  results.signatures = { entries: files.length, oursUsPerEntry: median(ours), fileTypeUsPerEntry: median(theirs), speedup: median(theirs) / median(ours) };
-  rows.push([`signature, per entry (${files.length} corpus files)`, `${median(ours).toFixed(2)} µs`, `${median(theirs).toFixed(2)} µs (file-type)`, `${(median(theirs) / median(ours)).toFixed(0)}× faster`]);
+  results.signatures = {
+    entries: files.length,
+    oursUsPerEntry: median(ours),
+    fileTypeUsPerEntry: median(theirs),
+    speedup: median(theirs) / median(ours),
+  };
+  rows.push([
+    `signature, per entry (${files.length} corpus files)`,
+    `${median(ours).toFixed(2)} µs`,
+    `${median(theirs).toFixed(2)} µs (file-type)`,
+    `${(median(theirs) / median(ours)).toFixed(0)}× faster`,
+  ]);
 }
 
 {
   const dir = fileURLToPath(new URL("../test/fixtures/corpus/charsets/", import.meta.url));
   const manifest = JSON.parse(readFileSync(`${dir}manifest.json`, "utf8"));
-  const samples = manifest.filter((s) => s.kind === "text" && s.file.endsWith(".full.txt") && !s.charset.startsWith("utf-16")).map((s) => readFileSync(`${dir}files/${s.file}`));
+  const samples = manifest
+    .filter((s) => s.kind === "text" && s.file.endsWith(".full.txt") && !s.charset.startsWith("utf-16"))
+    .map((s) => readFileSync(`${dir}files/${s.file}`));
   const entries = samples.map((bytes) => entryOf(bytes.toString("base64"), "text/plain", "mem://bench/legacy"));
   const off = new Policy({ detectCharset: false });
   for (const contents of entries) {
-    if (normalizeContents(contents, policy).changes[0].action !== "transcode") throw new Error("a charset bench sample was not detected");
+    if (normalizeContents(contents, policy).changes[0].action !== "transcode")
+      throw new Error("a charset bench sample was not detected");
   }
   const iterations = quick ? 20 : 200;
   const t = interleaved(
@@ -155,8 +213,19 @@ for (const [size, rounds] of quick ? [[1, 5], [10, 3]] : [[1, 21], [10, 11], [50
   );
   const per = (ms) => (ms * 1000) / (iterations * entries.length);
   const bytes = Math.round(samples.reduce((s, b) => s + b.length, 0) / samples.length);
-  results.charsetDetection = { entries: entries.length, meanBytes: bytes, detectUsPerEntry: per(t.detect), offUsPerEntry: per(t.off), detectorUsPerEntry: per(t.detect) - per(t.off) };
-  rows.push([`charset detection, per entry (${entries.length} texts, ~${bytes} B)`, `${per(t.detect).toFixed(1)} µs (transcoded)`, `${per(t.off).toFixed(1)} µs (detection off, stays blob)`, `+${(per(t.detect) - per(t.off)).toFixed(1)} µs`]);
+  results.charsetDetection = {
+    entries: entries.length,
+    meanBytes: bytes,
+    detectUsPerEntry: per(t.detect),
+    offUsPerEntry: per(t.off),
+    detectorUsPerEntry: per(t.detect) - per(t.off),
+  };
+  rows.push([
+    `charset detection, per entry (${entries.length} texts, ~${bytes} B)`,
+    `${per(t.detect).toFixed(1)} µs (transcoded)`,
+    `${per(t.off).toFixed(1)} µs (detection off, stays blob)`,
+    `+${(per(t.detect) - per(t.off)).toFixed(1)} µs`,
+  ]);
 }
 
 const header = ["case", "engine", "primitive chain", "ratio"];
@@ -169,7 +238,10 @@ for (const r of rows) console.log(line(r));
 
 if (!quick) {
   mkdirSync(new URL("./results/", import.meta.url), { recursive: true });
-  writeFileSync(new URL("./results/core.json", import.meta.url), `${JSON.stringify({ ...results, table: rows }, null, 2)}\n`);
+  writeFileSync(
+    new URL("./results/core.json", import.meta.url),
+    `${JSON.stringify({ ...results, table: rows }, null, 2)}\n`,
+  );
 }
 const worst = Math.max(...results.text.filter((r) => r.mib >= 10).map((r) => r.ratio));
 console.log(`worst ratio at ≥ 10 MiB: ${worst.toFixed(2)}× (target ≤ 1.30×)`);

@@ -30,7 +30,12 @@ const ROUNDS = quick ? 3 : 10;
 const SMALL_ROUNDS = quick ? 100 : 1000;
 const PROXY_CALLS = quick ? 4 : 12;
 const log = (line) => process.stdout.write(`${line}\n`);
-const SETTINGS = { maxDimension: 1568, maxBytes: 1024 * 1024, formats: ["image/png", "image/jpeg", "image/gif", "image/webp"], resources: false };
+const SETTINGS = {
+  maxDimension: 1568,
+  maxBytes: 1024 * 1024,
+  formats: ["image/png", "image/jpeg", "image/gif", "image/webp"],
+  resources: false,
+};
 
 function grainy(width, height) {
   const data = Buffer.alloc(width * height * 3);
@@ -49,12 +54,25 @@ function grainy(width, height) {
 }
 
 async function images() {
-  const block = await sharp({ create: { width: 600, height: 400, channels: 3, background: "#d04020" } }).png().toBuffer();
-  const bigPng = await sharp({ create: { width: 6000, height: 4000, channels: 3, background: "#f4f6f8" } }).composite([{ input: block, left: 300, top: 200 }]).png().toBuffer();
-  const photoJpeg = await sharp(grainy(4000, 3000), { raw: { width: 4000, height: 3000, channels: 3 } }).jpeg({ quality: 92 }).toBuffer();
-  const svg = Buffer.from(`<svg xmlns="http://www.w3.org/2000/svg" width="4000" height="1000"><rect width="4000" height="1000" fill="#0a0"/><circle cx="2000" cy="500" r="400" fill="#fff"/></svg>`);
-  const tiff = await sharp(grainy(2000, 1500), { raw: { width: 2000, height: 1500, channels: 3 } }).tiff().toBuffer();
-  const small = await sharp({ create: { width: 800, height: 600, channels: 3, background: "#2266aa" } }).png().toBuffer();
+  const block = await sharp({ create: { width: 600, height: 400, channels: 3, background: "#d04020" } })
+    .png()
+    .toBuffer();
+  const bigPng = await sharp({ create: { width: 6000, height: 4000, channels: 3, background: "#f4f6f8" } })
+    .composite([{ input: block, left: 300, top: 200 }])
+    .png()
+    .toBuffer();
+  const photoJpeg = await sharp(grainy(4000, 3000), { raw: { width: 4000, height: 3000, channels: 3 } })
+    .jpeg({ quality: 92 })
+    .toBuffer();
+  const svg = Buffer.from(
+    `<svg xmlns="http://www.w3.org/2000/svg" width="4000" height="1000"><rect width="4000" height="1000" fill="#0a0"/><circle cx="2000" cy="500" r="400" fill="#fff"/></svg>`,
+  );
+  const tiff = await sharp(grainy(2000, 1500), { raw: { width: 2000, height: 1500, channels: 3 } })
+    .tiff()
+    .toBuffer();
+  const small = await sharp({ create: { width: 800, height: 600, channels: 3, background: "#2266aa" } })
+    .png()
+    .toBuffer();
   return { bigPng, photoJpeg, svg, tiff, small };
 }
 
@@ -72,7 +90,12 @@ async function timeAsync(fn, rounds) {
 async function inProcess(imgs) {
   const out = {};
   const opts = { maxPixels: 8192 * 8192 };
-  for (const [name, bytes] of [["png-6000x4000", imgs.bigPng], ["jpeg-4000x3000-photo", imgs.photoJpeg], ["svg-4000x1000", imgs.svg], ["tiff-2000x1500", imgs.tiff]]) {
+  for (const [name, bytes] of [
+    ["png-6000x4000", imgs.bigPng],
+    ["jpeg-4000x3000-photo", imgs.photoJpeg],
+    ["svg-4000x1000", imgs.svg],
+    ["tiff-2000x1500", imgs.tiff],
+  ]) {
     const ms = await timeAsync(() => fitImage(bytes, SETTINGS, opts), ROUNDS);
     out[name] = { ms, bytesIn: bytes.length };
     log(`fit ${name} (${bytes.length} bytes): ${ms.toFixed(1)} ms per image (median of ${ROUNDS})`);
@@ -81,16 +104,31 @@ async function inProcess(imgs) {
   const withImage = { content: [{ type: "image", data: imgs.small.toString("base64"), mimeType: "image/png" }] };
   const textOnly = { content: [{ type: "text", text: "x".repeat(1000) }] };
   const header = await timeAsync(() => sharp(imgs.small).metadata(), SMALL_ROUNDS);
-  const decodeAndHeader = await timeAsync(() => sharp(Buffer.from(withImage.content[0].data, "base64")).metadata(), SMALL_ROUNDS);
+  const decodeAndHeader = await timeAsync(
+    () => sharp(Buffer.from(withImage.content[0].data, "base64")).metadata(),
+    SMALL_ROUNDS,
+  );
   const inLimits = await timeAsync(() => fitResult("tools/call", withImage, null, session), SMALL_ROUNDS);
   const noImage = await timeAsync(async () => fitResult("tools/call", textOnly, null, session), SMALL_ROUNDS);
-  out.inLimits = { fitResultMs: inLimits, headerReadMs: header, base64PlusHeaderMs: decodeAndHeader, noImageMs: noImage, ratioToHeaderRead: inLimits / header };
-  log(`in-limits 800×600 PNG (${imgs.small.length} bytes) through fitResult: ${(inLimits * 1000).toFixed(0)} µs; sharp metadata() alone ${(header * 1000).toFixed(0)} µs (${(inLimits / header).toFixed(2)}×), base64 decode + metadata ${(decodeAndHeader * 1000).toFixed(0)} µs; a text-only result ${(noImage * 1000).toFixed(1)} µs (no promise made)`);
+  out.inLimits = {
+    fitResultMs: inLimits,
+    headerReadMs: header,
+    base64PlusHeaderMs: decodeAndHeader,
+    noImageMs: noImage,
+    ratioToHeaderRead: inLimits / header,
+  };
+  log(
+    `in-limits 800×600 PNG (${imgs.small.length} bytes) through fitResult: ${(inLimits * 1000).toFixed(0)} µs; sharp metadata() alone ${(header * 1000).toFixed(0)} µs (${(inLimits / header).toFixed(2)}×), base64 decode + metadata ${(decodeAndHeader * 1000).toFixed(0)} µs; a text-only result ${(noImage * 1000).toFixed(1)} µs (no promise made)`,
+  );
   return out;
 }
 
 async function startServe(configFile) {
-  const child = spawn(process.execPath, [join(ROOT, "dist", "cli.js"), "serve", "--port", "0", "--config", configFile, "--log-level", "warn"], { stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(
+    process.execPath,
+    [join(ROOT, "dist", "cli.js"), "serve", "--port", "0", "--config", configFile, "--log-level", "warn"],
+    { stdio: ["ignore", "pipe", "pipe"] },
+  );
   let out = "";
   let err = "";
   child.stderr.on("data", (c) => (err += c));
@@ -106,21 +144,39 @@ async function startServe(configFile) {
     });
     child.on("exit", (code) => reject(new Error(`serve exited ${code}: ${err}`)));
   });
-  return { url, child, stop: () => new Promise((resolve) => (child.exitCode !== null ? resolve() : (child.once("exit", resolve), child.kill("SIGTERM")))) };
+  return {
+    url,
+    child,
+    stop: () =>
+      new Promise((resolve) =>
+        child.exitCode !== null ? resolve() : (child.once("exit", resolve), child.kill("SIGTERM")),
+      ),
+  };
 }
 
 async function throughProxy(imgs, dir) {
   writeFileSync(join(dir, "big.png"), imgs.bigPng);
-  const upstream = { command: process.execPath, args: [join(ROOT, "test", "fixtures", "servers", "image-server.mjs")], env: { FIXTURE_IMAGES_DIR: dir } };
+  const upstream = {
+    command: process.execPath,
+    args: [join(ROOT, "test", "fixtures", "servers", "image-server.mjs")],
+    env: { FIXTURE_IMAGES_DIR: dir },
+  };
   const configFile = join(dir, "bench.config.json");
-  writeFileSync(configFile, JSON.stringify({ mcpServers: { fit: { ...upstream, normalize: { images: true } }, off: upstream } }));
+  writeFileSync(
+    configFile,
+    JSON.stringify({ mcpServers: { fit: { ...upstream, normalize: { images: true } }, off: upstream } }),
+  );
   const serve = await startServe(configFile);
   const out = {};
   try {
     for (const name of ["off", "fit"]) {
       const client = new Client({ name: "bench", version: "1" });
       await client.connect(new StreamableHTTPClientTransport(new URL(`${serve.url}/mcp/${name}`)));
-      const call = () => client.request({ method: "tools/call", params: { name: "image", arguments: { file: "big.png", mimeType: "image/png" } } }, z.looseObject({}));
+      const call = () =>
+        client.request(
+          { method: "tools/call", params: { name: "image", arguments: { file: "big.png", mimeType: "image/png" } } },
+          z.looseObject({}),
+        );
       await call();
       const proc = measureProcess(serve.child.pid);
       const times = [];
@@ -130,24 +186,43 @@ async function throughProxy(imgs, dir) {
         times.push(performance.now() - start);
       }
       const stats = proc.stop();
-      out[name] = { msPerCall: median(times), peakRssBytes: stats.peakRssBytes, rssBeforeBytes: stats.rssBeforeBytes, cpuSeconds: stats.cpuSeconds, rssMethod: stats.rssMethod };
+      out[name] = {
+        msPerCall: median(times),
+        peakRssBytes: stats.peakRssBytes,
+        rssBeforeBytes: stats.rssBeforeBytes,
+        cpuSeconds: stats.cpuSeconds,
+        rssMethod: stats.rssMethod,
+      };
       await client.close();
     }
   } finally {
     await serve.stop();
   }
   const mib = (b) => (b === null ? "–" : `${(b / 1048576).toFixed(0)} MiB`);
-  log(`6000×4000 PNG (${imgs.bigPng.length} bytes) per tools/call over /mcp: fitting on ${out.fit.msPerCall.toFixed(0)} ms, off ${out.off.msPerCall.toFixed(0)} ms (${(out.fit.msPerCall / out.off.msPerCall).toFixed(1)}×; median of ${PROXY_CALLS})`);
-  log(`proxy peak RSS while fitting it: ${mib(out.fit.peakRssBytes)} (before ${mib(out.fit.rssBeforeBytes)}); same calls with fitting off: ${mib(out.off.peakRssBytes)} (${out.fit.rssMethod})`);
+  log(
+    `6000×4000 PNG (${imgs.bigPng.length} bytes) per tools/call over /mcp: fitting on ${out.fit.msPerCall.toFixed(0)} ms, off ${out.off.msPerCall.toFixed(0)} ms (${(out.fit.msPerCall / out.off.msPerCall).toFixed(1)}×; median of ${PROXY_CALLS})`,
+  );
+  log(
+    `proxy peak RSS while fitting it: ${mib(out.fit.peakRssBytes)} (before ${mib(out.fit.rssBeforeBytes)}); same calls with fitting off: ${mib(out.off.peakRssBytes)} (${out.fit.rssMethod})`,
+  );
   return out;
 }
 
 const dir = mkdtempSync(join(tmpdir(), "mcpn-bench-img-"));
 try {
   const imgs = await images();
-  const results = { schema: "mcp-normalizer-bench-images/1", quick, at: new Date().toISOString(), inProcess: await inProcess(imgs), proxy: await throughProxy(imgs, dir) };
+  const results = {
+    schema: "mcp-normalizer-bench-images/1",
+    quick,
+    at: new Date().toISOString(),
+    inProcess: await inProcess(imgs),
+    proxy: await throughProxy(imgs, dir),
+  };
   mkdirSync(join(ROOT, "bench", "results"), { recursive: true });
-  writeFileSync(join(ROOT, "bench", "results", quick ? "images-quick.json" : "images.json"), `${JSON.stringify(results, null, 2)}\n`);
+  writeFileSync(
+    join(ROOT, "bench", "results", quick ? "images-quick.json" : "images.json"),
+    `${JSON.stringify(results, null, 2)}\n`,
+  );
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

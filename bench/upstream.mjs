@@ -47,17 +47,31 @@ for (const bytes of (values.prepare ?? "").split(",").filter((s) => s !== "")) c
 const server = new Server({ name: "bench-upstream", version: "1.0.0" }, { capabilities: { resources: {}, tools: {} } });
 
 server.setRequestHandler(ListResourcesRequestSchema, async () => ({
-  resources: Object.values(RESOURCES).map(({ uri, bytes }) => ({ uri, name: uri, mimeType: "text/plain", size: bytes })),
+  resources: Object.values(RESOURCES).map(({ uri, bytes }) => ({
+    uri,
+    name: uri,
+    mimeType: "text/plain",
+    size: bytes,
+  })),
 }));
 
 server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
   const contents = contentsOf(request.params.uri);
-  if (contents === null) throw new Error(`bench upstream: unknown resource ${request.params.uri} (expected bench://text/N or bench://blob/N)`);
+  if (contents === null)
+    throw new Error(
+      `bench upstream: unknown resource ${request.params.uri} (expected bench://text/N or bench://blob/N)`,
+    );
   return { contents: [contents] };
 });
 
 server.setRequestHandler(ListToolsRequestSchema, async () => ({
-  tools: [{ name: "echo", description: "Returns its text argument", inputSchema: { type: "object", properties: { text: { type: "string" } } } }],
+  tools: [
+    {
+      name: "echo",
+      description: "Returns its text argument",
+      inputSchema: { type: "object", properties: { text: { type: "string" } } },
+    },
+  ],
 }));
 
 server.setRequestHandler(CallToolRequestSchema, async (request) => {

@@ -26,10 +26,19 @@ const BIG = [
   ["read-blob-50m", "50 MiB"],
 ];
 
-const fmtMs = (ms) => (ms === null || ms === undefined ? "–" : ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : ms >= 100 ? `${ms.toFixed(0)} ms` : `${ms.toFixed(2)} ms`);
+const fmtMs = (ms) =>
+  ms === null || ms === undefined
+    ? "–"
+    : ms >= 1000
+      ? `${(ms / 1000).toFixed(2)} s`
+      : ms >= 100
+        ? `${ms.toFixed(0)} ms`
+        : `${ms.toFixed(2)} ms`;
 const fmtX = (x) => (x === null || x === undefined ? null : `${x < 10 ? x.toFixed(2) : x.toFixed(1)}×`);
-const fmtMiB = (bytes) => (bytes === null || bytes === undefined ? "–" : `${(bytes / 1048576).toFixed(bytes < 10 * 1048576 ? 1 : 0)} MiB`);
-const short = (text, n = 70) => (text.length <= n ? text : `${text.slice(0, n - 1)}…`).replace(/\|/g, "\\|").replace(/\s+/g, " ");
+const fmtMiB = (bytes) =>
+  bytes === null || bytes === undefined ? "–" : `${(bytes / 1048576).toFixed(bytes < 10 * 1048576 ? 1 : 0)} MiB`;
+const short = (text, n = 70) =>
+  (text.length <= n ? text : `${text.slice(0, n - 1)}…`).replace(/\|/g, "\\|").replace(/\s+/g, " ");
 
 function resultOf(results, workloadId, pathId) {
   return results.workloads.find((w) => w.id === workloadId)?.results.find((r) => r.path === pathId);
@@ -48,15 +57,22 @@ function bigCells(results, workloadId, pathId) {
   const r = resultOf(results, workloadId, pathId);
   if (r === undefined) return ["–", "–", "–", "–"];
   // A big read that failed after earlier reads succeeded still has their figures: show both.
-  if (r.status !== "ok" && !(r.calls > 0 && r.medianMs !== null)) return [`failed: ${short(r.error ?? "", 100)}`, "–", "–", "–"];
+  if (r.status !== "ok" && !(r.calls > 0 && r.medianMs !== null))
+    return [`failed: ${short(r.error ?? "", 100)}`, "–", "–", "–"];
   const failedLater = r.status !== "ok" ? `; then failed: ${short(r.error ?? "", 60)}` : "";
   const versus = [];
   if (pathId !== "direct" && r.ratioVsDirect !== null) versus.push(`${fmtX(r.ratioVsDirect)} direct`);
-  if (r.ratioVsFastestPeer !== null && r.fastestPeer !== pathId) versus.push(`${fmtX(r.ratioVsFastestPeer)} ${r.fastestPeer}`);
+  if (r.ratioVsFastestPeer !== null && r.fastestPeer !== pathId)
+    versus.push(`${fmtX(r.ratioVsFastestPeer)} ${r.fastestPeer}`);
   const time = `${fmtMs(r.medianMs)}${versus.length === 0 ? "" : ` (${versus.join(", ")})`}`;
-  const proxy = r.proxy === null || r.proxy === undefined ? "–" : `${fmtMiB(r.proxy.peakRssBytes)} / ${r.proxy.cpuSeconds ?? "–"} s`;
+  const proxy =
+    r.proxy === null || r.proxy === undefined
+      ? "–"
+      : `${fmtMiB(r.proxy.peakRssBytes)} / ${r.proxy.cpuSeconds ?? "–"} s`;
   const delivered = r.bytesPerCall === null ? "–" : `${fmtMiB(r.bytesPerCall)} ${r.delivered?.form ?? ""}`.trim();
-  const reads = r.readErrors?.length ? `${r.calls} ok, ${r.readErrors.length} failed: ${short(r.readErrors[0], 60)}` : `${r.calls}${failedLater === "" ? "" : ` ok${failedLater}`}`;
+  const reads = r.readErrors?.length
+    ? `${r.calls} ok, ${r.readErrors.length} failed: ${short(r.readErrors[0], 60)}`
+    : `${r.calls}${failedLater === "" ? "" : ` ok${failedLater}`}`;
   return [time, proxy, delivered, reads];
 }
 
@@ -77,7 +93,10 @@ export function renderBenchBlock(results) {
   const label = new Map(results.paths.map((p) => [p.id, p.label]));
   const counts = results.options.counts;
 
-  lines.push(`**Calls** — median per call (${counts.small} of each small read, ${counts.tools} tools/call, ${counts.mib1} reads of 1 MiB):`, "");
+  lines.push(
+    `**Calls** — median per call (${counts.small} of each small read, ${counts.tools} tools/call, ${counts.mib1} reads of 1 MiB):`,
+    "",
+  );
   lines.push(`| path | ${SMALL.map(([, l]) => l).join(" | ")} |`, `|---|${SMALL.map(() => "---").join("|")}|`);
   for (const id of pathIds.filter((id) => !results.paths.find((p) => p.id === id).bigOnly)) {
     if (!SMALL.some(([w]) => resultOf(results, w, id) !== undefined)) continue;
@@ -87,7 +106,10 @@ export function renderBenchBlock(results) {
 
   for (const [w, l] of BIG) {
     if (!results.workloads.some((x) => x.id === w)) continue;
-    lines.push(`**Big read, ${l}** — end-to-end time as seen by the host (median of ${counts[w === "read-blob-10m" ? "big10" : "big50"]}, a fresh proxy each), proxy peak RSS / CPU (worst read), bytes delivered to the host:`, "");
+    lines.push(
+      `**Big read, ${l}** — end-to-end time as seen by the host (median of ${counts[w === "read-blob-10m" ? "big10" : "big50"]}, a fresh proxy each), proxy peak RSS / CPU (worst read), bytes delivered to the host:`,
+      "",
+    );
     lines.push("| path | time | proxy peak RSS / CPU | delivered | reads |", "|---|---|---|---|---|");
     for (const id of pathIds) {
       if (resultOf(results, w, id) === undefined) continue;
@@ -99,25 +121,46 @@ export function renderBenchBlock(results) {
   const flood = results.workloads.find((x) => x.id === "flood");
   if (flood !== undefined) {
     const stallS = (results.options.floodStallMs ?? 15000) / 1000;
-    lines.push(`**Flood** — the upstream writes ${flood.count} \`notifications/message\` (~150 B each); the host reads nothing for ${stallS} s, then everything. Proxy RSS above idle (peak over stall and drain), \`/healthz\` every 100 ms throughout, what the upstream could write while the host read nothing, then the drain; and the same flood read at full speed:`, "");
-    lines.push("| path | RSS above idle | /healthz max / p99 | written while stalled | drain | in order | fast host |", "|---|---|---|---|---|---|---|");
+    lines.push(
+      `**Flood** — the upstream writes ${flood.count} \`notifications/message\` (~150 B each); the host reads nothing for ${stallS} s, then everything. Proxy RSS above idle (peak over stall and drain), \`/healthz\` every 100 ms throughout, what the upstream could write while the host read nothing, then the drain; and the same flood read at full speed:`,
+      "",
+    );
+    lines.push(
+      "| path | RSS above idle | /healthz max / p99 | written while stalled | drain | in order | fast host |",
+      "|---|---|---|---|---|---|---|",
+    );
     for (const r of flood.results) {
       const s = r.stalled;
-      const fast = r.fast === null || r.fast === undefined ? "–" : r.fast.error !== undefined ? `failed: ${short(r.fast.error, 40)}` : `${r.fast.messagesPerS} msg/s${r.path === "direct" || r.fast.ratioVsDirect === null ? "" : ` (${fmtX(r.fast.ratioVsDirect)} direct)`}`;
-      const name = r.path === "direct" ? "direct (the upstream's stdout read by the same raw host)" : (label.get(r.path) ?? r.path);
+      const fast =
+        r.fast === null || r.fast === undefined
+          ? "–"
+          : r.fast.error !== undefined
+            ? `failed: ${short(r.fast.error, 40)}`
+            : `${r.fast.messagesPerS} msg/s${r.path === "direct" || r.fast.ratioVsDirect === null ? "" : ` (${fmtX(r.fast.ratioVsDirect)} direct)`}`;
+      const name =
+        r.path === "direct"
+          ? "direct (the upstream's stdout read by the same raw host)"
+          : (label.get(r.path) ?? r.path);
       if (s === null || s === undefined) {
-        lines.push(`| ${name} | ${r.path === "direct" ? "–" : `failed: ${short(r.error ?? "", 60)}`} | – | – | – | – | ${fast} |`);
+        lines.push(
+          `| ${name} | ${r.path === "direct" ? "–" : `failed: ${short(r.error ?? "", 60)}`} | – | – | – | – | ${fast} |`,
+        );
         continue;
       }
       const health = s.healthz === null ? "–" : `${fmtMs(s.healthz.maxMs)} / ${fmtMs(s.healthz.p99Ms)}`;
-      lines.push(`| ${name} | ${fmtMiB(s.rssAboveIdleBytes)} | ${health} | ${s.writtenWhileStalled ?? "–"} | ${fmtMs(s.drainMs)} | ${s.delivered}${s.outOfOrder === 0 ? "" : `, ${s.outOfOrder} out of order`} | ${fast} |`);
+      lines.push(
+        `| ${name} | ${fmtMiB(s.rssAboveIdleBytes)} | ${health} | ${s.writtenWhileStalled ?? "–"} | ${fmtMs(s.drainMs)} | ${s.delivered}${s.outOfOrder === 0 ? "" : `, ${s.outOfOrder} out of order`} | ${fast} |`,
+      );
     }
     lines.push("");
   }
 
   const judged = results.targets.filter((t) => t.met !== null);
   const missed = judged.filter((t) => t.met === false);
-  lines.push(`**Targets** (issue 6): ${judged.length - missed.length} of ${judged.length} met${judged.length < results.targets.length ? `, ${results.targets.length - judged.length} not measured in this run` : ""}.`, "");
+  lines.push(
+    `**Targets** (issue 6): ${judged.length - missed.length} of ${judged.length} met${judged.length < results.targets.length ? `, ${results.targets.length - judged.length} not measured in this run` : ""}.`,
+    "",
+  );
   if (judged.length > 0) {
     lines.push("| target | figure | limit | |", "|---|---|---|---|");
     for (const t of judged) {
@@ -145,7 +188,9 @@ function main(argv) {
   try {
     results = JSON.parse(readFileSync(resultsFile, "utf8"));
   } catch (error) {
-    process.stderr.write(`bench-readme: cannot read results ${resultsFile}: ${error.message} (run \`npm run bench\` first)\n`);
+    process.stderr.write(
+      `bench-readme: cannot read results ${resultsFile}: ${error.message} (run \`npm run bench\` first)\n`,
+    );
     return 1;
   }
   const block = renderBenchBlock(results);
@@ -161,7 +206,9 @@ function main(argv) {
   }
   const updated = readme === null ? null : replaceBetweenMarkers(readme, block);
   if (updated === null) {
-    process.stderr.write(`bench-readme: no ${START_MARKER} … ${END_MARKER} markers in ${readmeFile}; printing the block instead\n`);
+    process.stderr.write(
+      `bench-readme: no ${START_MARKER} … ${END_MARKER} markers in ${readmeFile}; printing the block instead\n`,
+    );
     process.stdout.write(`${block}\n`);
     return 0;
   }

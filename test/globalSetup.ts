@@ -4,5 +4,9 @@ import { join } from "node:path";
 import { ROOT } from "./helpers/paths.js";
 
 export default function setup(): void {
-  execFileSync(process.execPath, [join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", join(ROOT, "tsconfig.build.json")], { stdio: "inherit", cwd: ROOT });
+  execFileSync(
+    process.execPath,
+    [join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", join(ROOT, "tsconfig.build.json")],
+    { stdio: "inherit", cwd: ROOT },
+  );
 }

@@ -39,14 +39,19 @@ function intOption(name, flag, env, fallback) {
   const raw = flag ?? env;
   if (raw === undefined || raw === "") return fallback;
   const value = Number(raw);
-  if (!Number.isSafeInteger(value) || value < 0) throw new Error(`bench: ${name} must be a whole number ≥ 0, got "${raw}"`);
+  if (!Number.isSafeInteger(value) || value < 0)
+    throw new Error(`bench: ${name} must be a whole number ≥ 0, got "${raw}"`);
   return value;
 }
 
 function listOption(name, raw, known) {
   if (raw === undefined) return known;
-  const ids = raw.split(",").map((s) => s.trim()).filter((s) => s !== "");
-  for (const id of ids) if (!known.includes(id)) throw new Error(`bench: unknown ${name} "${id}" (known: ${known.join(", ")})`);
+  const ids = raw
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s !== "");
+  for (const id of ids)
+    if (!known.includes(id)) throw new Error(`bench: unknown ${name} "${id}" (known: ${known.join(", ")})`);
   return ids;
 }
 
@@ -80,8 +85,16 @@ export function parseOptions(argv, env = process.env) {
     help: values.help === true,
     mode,
     out: values.out ?? `bench/results/${mode === "quick" ? "quick" : "suite"}.json`,
-    paths: listOption("path", values.paths, PATHS.map((p) => p.id)),
-    workloads: listOption("workload", values.workloads, WORKLOADS.map((w) => w.id)),
+    paths: listOption(
+      "path",
+      values.paths,
+      PATHS.map((p) => p.id),
+    ),
+    workloads: listOption(
+      "workload",
+      values.workloads,
+      WORKLOADS.map((w) => w.id),
+    ),
     counts: {
       small: intOption("--small", values.small, env.BENCH_SMALL, d.small),
       mib1: intOption("--mib1", values.mib1, env.BENCH_MIB1, d.mib1),

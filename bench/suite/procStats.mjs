@@ -63,7 +63,10 @@ export function trackPeakRss(pid, { pollMs = 20 } = {}) {
       clearInterval(timer);
       const hwm = resetWorked ? statusKiB(pid, "VmHWM") : null;
       const peakKiB = Math.max(hwm ?? 0, polledPeakKiB);
-      return { peakRssBytes: peakKiB > 0 ? peakKiB * 1024 : null, method: resetWorked ? "VmHWM after clear_refs" : `VmRSS polled every ${pollMs} ms` };
+      return {
+        peakRssBytes: peakKiB > 0 ? peakKiB * 1024 : null,
+        method: resetWorked ? "VmHWM after clear_refs" : `VmRSS polled every ${pollMs} ms`,
+      };
     },
   };
 }

@@ -63,7 +63,10 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
   }
   const command = COMMANDS[name];
   if (command === undefined) {
-    await writeFully(io.stderr, `mcp-normalizer: unknown command ${JSON.stringify(name)}; commands: ${Object.keys(COMMANDS).join(", ")} (see --help)\n`);
+    await writeFully(
+      io.stderr,
+      `mcp-normalizer: unknown command ${JSON.stringify(name)}; commands: ${Object.keys(COMMANDS).join(", ")} (see --help)\n`,
+    );
     return EXIT.USAGE;
   }
   try {
@@ -77,10 +80,19 @@ export async function reportError(error: unknown, io: CliIo): Promise<ExitCode> 
   if (error instanceof NormalizerError) {
     await writeFully(io.stderr, `mcp-normalizer: ${error.message}\n`);
     if (error.code.startsWith("CONFIG_")) return EXIT.CONFIG;
-    if (error.code === "USAGE" || error.code.startsWith("INPUT_") || error.code === "INSECURE_BIND" || error.code === "LOG_FILE_UNWRITABLE") return EXIT.USAGE;
+    if (
+      error.code === "USAGE" ||
+      error.code.startsWith("INPUT_") ||
+      error.code === "INSECURE_BIND" ||
+      error.code === "LOG_FILE_UNWRITABLE"
+    )
+      return EXIT.USAGE;
     return EXIT.FAILURE;
   }
-  await writeFully(io.stderr, `mcp-normalizer: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  await writeFully(
+    io.stderr,
+    `mcp-normalizer: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+  );
   return EXIT.FAILURE;
 }
 

@@ -7,14 +7,34 @@ import type { FitPolicyOptions, FitRule } from "../fit/fitPolicy.js";
 import type { FitLimits } from "../fit/settings.js";
 import type { NormalizeConfig, ProxyConfig, ServerConfig } from "./schema.js";
 
-export function fitOptionsFor(config: Pick<ProxyConfig, "normalize">, server: Pick<ServerConfig, "normalize"> | undefined, dryRun?: boolean): FitPolicyOptions {
+export function fitOptionsFor(
+  config: Pick<ProxyConfig, "normalize">,
+  server: Pick<ServerConfig, "normalize"> | undefined,
+  dryRun?: boolean,
+): FitPolicyOptions {
   const global: NormalizeConfig = config.normalize ?? {};
   const own: NormalizeConfig = server?.normalize ?? {};
-  const rules: FitRule[] = [...(global.rules ?? []), ...(own.rules ?? [])].map((rule) => ({ uri: rule.uri, mimeType: rule.mimeType, tool: rule.tool, set: rule.set }));
+  const rules: FitRule[] = [...(global.rules ?? []), ...(own.rules ?? [])].map((rule) => ({
+    uri: rule.uri,
+    mimeType: rule.mimeType,
+    tool: rule.tool,
+    set: rule.set,
+  }));
   const base = pick(global);
   const mine = pick(own);
-  const images = mine.images === undefined ? base.images : typeof mine.images === "boolean" || typeof base.images !== "object" ? mine.images : { ...base.images, ...mine.images };
-  return { ...base, ...mine, ...(images === undefined ? {} : { images }), rules, ...(dryRun === true ? { dryRun: true } : {}) };
+  const images =
+    mine.images === undefined
+      ? base.images
+      : typeof mine.images === "boolean" || typeof base.images !== "object"
+        ? mine.images
+        : { ...base.images, ...mine.images };
+  return {
+    ...base,
+    ...mine,
+    ...(images === undefined ? {} : { images }),
+    rules,
+    ...(dryRun === true ? { dryRun: true } : {}),
+  };
 }
 
 function pick(settings: NormalizeConfig): FitPolicyOptions {

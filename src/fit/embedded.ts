@@ -13,7 +13,12 @@ import { fitRecord } from "./records.js";
 const KEPT_BLOCK_KEYS = ["annotations", "_meta"] as const;
 
 /** The inline form of an embedded-resource block, or null when it stays as it is. */
-export function inlineResource(block: JsonObject, path: string, dryRun: boolean, changes: ChangeRecord[]): JsonObject | null {
+export function inlineResource(
+  block: JsonObject,
+  path: string,
+  dryRun: boolean,
+  changes: ChangeRecord[],
+): JsonObject | null {
   const resource = block.resource;
   if (!isJsonObject(resource)) return null;
   const isString = (value: unknown): boolean => typeof value === "string" || isRawJsonString(value);
@@ -22,7 +27,12 @@ export function inlineResource(block: JsonObject, path: string, dryRun: boolean,
   if (isString(resource.text) && !isString(resource.blob)) {
     next = { type: "text", text: resource.text };
     what = "text";
-  } else if (isString(resource.blob) && !isString(resource.text) && typeof resource.mimeType === "string" && /^\s*image\//i.test(resource.mimeType)) {
+  } else if (
+    isString(resource.blob) &&
+    !isString(resource.text) &&
+    typeof resource.mimeType === "string" &&
+    /^\s*image\//i.test(resource.mimeType)
+  ) {
     next = { type: "image", data: resource.blob, mimeType: resource.mimeType };
     what = "image";
   } else {

@@ -42,7 +42,12 @@ interface ImageJob {
   readonly kind: "image" | "resource" | "entry";
 }
 
-export function fitResult(method: string, result: unknown, tool: string | null, session: FitSession): Fitted | Promise<Fitted> {
+export function fitResult(
+  method: string,
+  result: unknown,
+  tool: string | null,
+  session: FitSession,
+): Fitted | Promise<Fitted> {
   if (!isJsonObject(result)) return { value: result, changes: [] };
   const changes: ChangeRecord[] = [];
   const jobs: ImageJob[] = [];
@@ -55,7 +60,16 @@ export function fitResult(method: string, result: unknown, tool: string | null, 
       list.forEach((block, i) => collectImage(block, `content[${i}]`, tool, session.policy, jobs));
       const cut = session.policy.for(null, null, tool);
       if (cut.maxResultBytes !== null) {
-        list = cutContent(list, { maxBytes: cut.maxResultBytes, store: cut.dryRun ? null : session.store, dryRun: cut.dryRun, ttlMs: session.runtime.limits.spillTtlMs }, changes);
+        list = cutContent(
+          list,
+          {
+            maxBytes: cut.maxResultBytes,
+            store: cut.dryRun ? null : session.store,
+            dryRun: cut.dryRun,
+            ttlMs: session.runtime.limits.spillTtlMs,
+          },
+          changes,
+        );
       }
       if (list !== content) value = rebuild(result, { content: list });
       break;
@@ -102,7 +116,13 @@ export function fitResult(method: string, result: unknown, tool: string | null, 
 }
 
 /** An embedded resource block inlined when its settings say so (dryRun: recorded, not made). */
-function inlineBlock(block: unknown, path: string, tool: string | null, policy: FitPolicy, changes: ChangeRecord[]): unknown {
+function inlineBlock(
+  block: unknown,
+  path: string,
+  tool: string | null,
+  policy: FitPolicy,
+  changes: ChangeRecord[],
+): unknown {
   if (!isJsonObject(block) || block.type !== "resource" || !isJsonObject(block.resource)) return block;
   const resource = block.resource;
   const settings = policy.for(typeof resource.uri === "string" ? resource.uri : null, resource.mimeType, tool);
@@ -115,18 +135,27 @@ function collectImage(block: unknown, path: string, tool: string | null, policy:
   if (!isJsonObject(block)) return;
   if (block.type === "image" && isPayload(block.data)) {
     const settings = policy.for(null, block.mimeType, tool);
-    if (settings.images !== null) jobs.push({ block, path, settings: settings.images, dryRun: settings.dryRun, kind: "image" });
+    if (settings.images !== null)
+      jobs.push({ block, path, settings: settings.images, dryRun: settings.dryRun, kind: "image" });
   } else if (block.type === "resource" && isJsonObject(block.resource) && isImageBlob(block.resource)) {
     const resource = block.resource;
     const settings = policy.for(typeof resource.uri === "string" ? resource.uri : null, resource.mimeType, tool);
-    if (settings.images !== null) jobs.push({ block, path: `${path}.resource`, settings: settings.images, dryRun: settings.dryRun, kind: "resource" });
+    if (settings.images !== null)
+      jobs.push({
+        block,
+        path: `${path}.resource`,
+        settings: settings.images,
+        dryRun: settings.dryRun,
+        kind: "resource",
+      });
   }
 }
 
 function collectEntryImage(entry: unknown, path: string, policy: FitPolicy, jobs: ImageJob[]): void {
   if (!isJsonObject(entry) || !isImageBlob(entry)) return;
   const settings = policy.for(typeof entry.uri === "string" ? entry.uri : null, entry.mimeType, null);
-  if (settings.images?.resources === true) jobs.push({ block: entry, path, settings: settings.images, dryRun: settings.dryRun, kind: "entry" });
+  if (settings.images?.resources === true)
+    jobs.push({ block: entry, path, settings: settings.images, dryRun: settings.dryRun, kind: "entry" });
 }
 
 function isPayload(value: unknown): boolean {
@@ -148,11 +177,34 @@ function runImages(jobs: readonly ImageJob[], runtime: FitRuntime): Promise<JobO
       const holder = job.kind === "resource" ? (job.block.resource as JsonObject) : job.block;
       const key = job.kind === "image" ? "data" : "blob";
       const payload = holder[key];
-      const bytes = isRawJsonString(payload) ? (payload.plainAscii() === null ? decodeStrictBase64(payload.value()) : decodeStrictBase64Ascii(payload.plainAscii()!)) : decodeStrictBase64(payload as string);
+      const bytes = isRawJsonString(payload)
+        ? payload.plainAscii() === null
+          ? decodeStrictBase64(payload.value())
+          : decodeStrictBase64Ascii(payload.plainAscii()!)
+        : decodeStrictBase64(payload as string);
       const uri = typeof holder.uri === "string" ? holder.uri : null;
-      const record = (action: ChangeRecord["action"], reason: string, after: JsonObject, mimeAfter?: unknown): ChangeRecord =>
-        fitRecord({ action, path: job.path, uri, before: job.block, after, mimeBefore: holder.mimeType, mimeAfter, reason, applied: !job.dryRun });
-      if (bytes === null) return { block: null, record: record("warn-image-undecodable", "image data is not standard base64", job.block) };
+      const record = (
+        action: ChangeRecord["action"],
+        reason: string,
+        after: JsonObject,
+        mimeAfter?: unknown,
+      ): ChangeRecord =>
+        fitRecord({
+          action,
+          path: job.path,
+          uri,
+          before: job.block,
+          after,
+          mimeBefore: holder.mimeType,
+          mimeAfter,
+          reason,
+          applied: !job.dryRun,
+        });
+      if (bytes === null)
+        return {
+          block: null,
+          record: record("warn-image-undecodable", "image data is not standard base64", job.block),
+        };
       const fit: ImageFit = await runtime.images.fit(bytes, job.settings);
       if (fit.kind === "keep") return { block: null, record: null };
       if (fit.kind === "warn") return { block: null, record: record(fit.action, fit.reason, job.block) };
@@ -164,7 +216,11 @@ function runImages(jobs: readonly ImageJob[], runtime: FitRuntime): Promise<JobO
 }
 
 /** The result with each fitted block put in its place (blocks are found by identity). */
-function replaceBlocks(method: string, result: JsonObject, replacements: ReadonlyMap<JsonObject, JsonObject>): JsonObject {
+function replaceBlocks(
+  method: string,
+  result: JsonObject,
+  replacements: ReadonlyMap<JsonObject, JsonObject>,
+): JsonObject {
   const swap = (item: unknown): unknown => (isJsonObject(item) ? (replacements.get(item) ?? item) : item);
   const list = (key: string, map: (item: unknown) => unknown): JsonObject => {
     const items = result[key];

@@ -30,7 +30,11 @@ export class ImageQueue {
     const timeout = new Promise<ImageFit>((resolve) => {
       timer = setTimeout(() => {
         abort.abort();
-        resolve({ kind: "warn", action: "warn-image-timeout", reason: `not fitted within limits.fitTimeoutMs (${this.options.timeoutMs} ms); sent as it was` });
+        resolve({
+          kind: "warn",
+          action: "warn-image-timeout",
+          reason: `not fitted within limits.fitTimeoutMs (${this.options.timeoutMs} ms); sent as it was`,
+        });
       }, this.options.timeoutMs);
     });
     const work = this.slot().then(async (release) => {

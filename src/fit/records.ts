@@ -32,7 +32,12 @@ export function fitRecord(fields: {
 }): ChangeRecord {
   const bytesBefore = blockJsonBytes(fields.before);
   const after = fields.after;
-  const bytesAfter = after === fields.before ? bytesBefore : Array.isArray(after) ? after.reduce((sum: number, block) => sum + blockJsonBytes(block) + 1, -1) : blockJsonBytes(after as Record<string, unknown>);
+  const bytesAfter =
+    after === fields.before
+      ? bytesBefore
+      : Array.isArray(after)
+        ? after.reduce((sum: number, block) => sum + blockJsonBytes(block) + 1, -1)
+        : blockJsonBytes(after as Record<string, unknown>);
   return {
     action: fields.action,
     path: fields.path,

@@ -13,10 +13,17 @@ export interface FitRuntime {
 }
 
 export function createFitRuntime(limits: Partial<FitLimits> = {}): FitRuntime {
-  const all: FitLimits = { ...DEFAULT_FIT_LIMITS, ...Object.fromEntries(Object.entries(limits).filter(([, v]) => v !== undefined)) };
+  const all: FitLimits = {
+    ...DEFAULT_FIT_LIMITS,
+    ...Object.fromEntries(Object.entries(limits).filter(([, v]) => v !== undefined)),
+  };
   return {
     limits: all,
-    images: new ImageQueue({ concurrency: all.fitConcurrency, timeoutMs: all.fitTimeoutMs, maxPixels: all.imageMaxPixels }),
+    images: new ImageQueue({
+      concurrency: all.fitConcurrency,
+      timeoutMs: all.fitTimeoutMs,
+      maxPixels: all.imageMaxPixels,
+    }),
     spill: new SpillBudget(all.spillMaxBytes, all.spillTtlMs),
   };
 }

@@ -60,7 +60,12 @@ export interface FitSettings {
   readonly dryRun: boolean;
 }
 
-export const FIT_OFF: FitSettings = Object.freeze({ images: null, embeddedResources: "keep", maxResultBytes: null, dryRun: false });
+export const FIT_OFF: FitSettings = Object.freeze({
+  images: null,
+  embeddedResources: "keep",
+  maxResultBytes: null,
+  dryRun: false,
+});
 
 /** Limits of the fit layer (from `limits.*`). */
 export interface FitLimits {
@@ -88,13 +93,23 @@ export function mergeFitSettings(base: FitSettings, over: FitSettingsInput): Fit
   return {
     images,
     embeddedResources: over.embeddedResources ?? base.embeddedResources,
-    maxResultBytes: over.maxResultBytes === undefined ? base.maxResultBytes : over.maxResultBytes === false ? null : over.maxResultBytes,
+    maxResultBytes:
+      over.maxResultBytes === undefined
+        ? base.maxResultBytes
+        : over.maxResultBytes === false
+          ? null
+          : over.maxResultBytes,
     dryRun: over.dryRun ?? base.dryRun,
   };
 }
 
 function defaultImages(): ImageSettings {
-  return { maxDimension: DEFAULT_IMAGE_MAX_DIMENSION, maxBytes: DEFAULT_IMAGE_MAX_BYTES, formats: DEFAULT_IMAGE_FORMATS, resources: false };
+  return {
+    maxDimension: DEFAULT_IMAGE_MAX_DIMENSION,
+    maxBytes: DEFAULT_IMAGE_MAX_BYTES,
+    formats: DEFAULT_IMAGE_FORMATS,
+    resources: false,
+  };
 }
 
 function stripUndefined<T extends object>(value: T): Partial<T> {

@@ -25,7 +25,16 @@ export const DETECT_SHORT_MIN_CONFIDENCE = 70;
 export const DETECT_LONG_BYTES = 160;
 export const DETECT_LONG_MIN_CONFIDENCE = 35;
 /** The multi-byte charsets chardet reports: their scores run on another scale. */
-const MULTIBYTE = new Set(["shift_jis", "euc-jp", "euc-kr", "gb18030", "big5", "iso-2022-jp", "iso-2022-kr", "iso-2022-cn"]);
+const MULTIBYTE = new Set([
+  "shift_jis",
+  "euc-jp",
+  "euc-kr",
+  "gb18030",
+  "big5",
+  "iso-2022-jp",
+  "iso-2022-kr",
+  "iso-2022-cn",
+]);
 
 /** The confidence a guess of `charset` over `length` bytes needs to be used. */
 export function requiredConfidence(charset: string, length: number): number {
@@ -44,7 +53,8 @@ export type Detection =
   | { readonly detected: false; readonly why: string };
 
 export function detectCharset(bytes: Uint8Array): Detection {
-  if (bytes.length < DETECT_MIN_BYTES) return { detected: false, why: `${bytes.length} bytes are too few to detect a charset (${DETECT_MIN_BYTES})` };
+  if (bytes.length < DETECT_MIN_BYTES)
+    return { detected: false, why: `${bytes.length} bytes are too few to detect a charset (${DETECT_MIN_BYTES})` };
   const sample = bytes.length > DETECT_SAMPLE_BYTES ? bytes.subarray(0, DETECT_SAMPLE_BYTES) : bytes;
   let best: { name: string; confidence: number } | undefined;
   try {
@@ -57,10 +67,12 @@ export function detectCharset(bytes: Uint8Array): Detection {
   const guess = `${best.name} at confidence ${best.confidence}`;
   const charset = canonicalCharset(best.name);
   const needed = requiredConfidence(charset, bytes.length);
-  if (best.confidence < needed) return { detected: false, why: `charset not detected confidently (${guess} < ${needed})` };
+  if (best.confidence < needed)
+    return { detected: false, why: `charset not detected confidently (${guess} < ${needed})` };
   if (isUtf8Family(charset)) return { detected: false, why: `detected ${guess}, but the bytes are not UTF-8` };
   const text = decodeStrict(bytes, charset);
   if (text === null) return { detected: false, why: `detected ${guess}, but the bytes do not decode in it exactly` };
-  if (text.indexOf("\u0000") !== -1 || hasBinaryControls(text) || C1_CONTROL.test(text)) return { detected: false, why: `detected ${guess}, but the text would hold control characters` };
+  if (text.indexOf("\u0000") !== -1 || hasBinaryControls(text) || C1_CONTROL.test(text))
+    return { detected: false, why: `detected ${guess}, but the text would hold control characters` };
   return { detected: true, charset, confidence: best.confidence, text };
 }

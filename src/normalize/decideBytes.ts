@@ -25,7 +25,12 @@ export type BytesDecision =
       /** Set when the charset was detected from the bytes rather than declared or marked. */
       readonly detected?: DetectedCharset;
     }
-  | { readonly kind: "blob"; readonly mime: MediaType | null; readonly reason: string; readonly detected?: DetectedCharset };
+  | {
+      readonly kind: "blob";
+      readonly mime: MediaType | null;
+      readonly reason: string;
+      readonly detected?: DetectedCharset;
+    };
 
 /** A charset the engine guessed (charsetDetection.ts), for the change record. */
 export interface DetectedCharset {
@@ -47,8 +52,16 @@ export function decideBytes(bytes: Buffer, ctx: BytesContext): BytesDecision {
 
   const signature = detectSignature(bytes);
   if (signature !== null) {
-    const agrees = declared !== null && !isGenericType(declared) && agreesWithSignature(declared.essence, declared.suffix, signature);
-    const mime = agrees ? declared : withoutParam(declared === null ? parseMediaType(signature.mime)! : withEssence(declared, signature.mime), "charset");
+    const agrees =
+      declared !== null &&
+      !isGenericType(declared) &&
+      agreesWithSignature(declared.essence, declared.suffix, signature);
+    const mime = agrees
+      ? declared
+      : withoutParam(
+          declared === null ? parseMediaType(signature.mime)! : withEssence(declared, signature.mime),
+          "charset",
+        );
     return { kind: "blob", mime, reason: `${signature.mime} signature` };
   }
 
@@ -64,16 +77,34 @@ export function decideBytes(bytes: Buffer, ctx: BytesContext): BytesDecision {
   /** The type a text output carries: the textual type known, else text/plain; no foreign charset. */
   const textMime = (): MediaType => dropForeignCharset(textual ? effective! : TEXT_PLAIN);
   const preservedBlob = (charset: string, reason: string, detected?: DetectedCharset): BytesDecision => {
-    const base = textual ? effective! : declared ?? TEXT_PLAIN;
+    const base = textual ? effective! : (declared ?? TEXT_PLAIN);
     // A declared parameter that already names this charset is kept as written and where it
     // stands (charset names are case-insensitive, RFC 2046 §4.1.2): no fix-mime for show.
     const same = base === declared && declaredCharset === charset;
-    return { kind: "blob", mime: same ? base : withParam(base, "charset", charset), reason, ...(detected === undefined ? {} : { detected }) };
+    return {
+      kind: "blob",
+      mime: same ? base : withParam(base, "charset", charset),
+      reason,
+      ...(detected === undefined ? {} : { detected }),
+    };
   };
-  const transcoded = (text: string, charset: string, reason: string, detected?: DetectedCharset): BytesDecision | null => {
+  const transcoded = (
+    text: string,
+    charset: string,
+    reason: string,
+    detected?: DetectedCharset,
+  ): BytesDecision | null => {
     if (text.indexOf("\u0000") !== -1) return null;
     if (preserve) return preservedBlob(charset, `${reason}; charset preserved`, detected);
-    return { kind: "text", text, utf8: undefined, mime: textMime(), transcoded: true, reason, ...(detected === undefined ? {} : { detected }) };
+    return {
+      kind: "text",
+      text,
+      utf8: undefined,
+      mime: textMime(),
+      transcoded: true,
+      reason,
+      ...(detected === undefined ? {} : { detected }),
+    };
   };
 
   if (textCapable) {
@@ -96,8 +127,14 @@ export function decideBytes(bytes: Buffer, ctx: BytesContext): BytesDecision {
   }
 
   if (bytes.indexOf(0) === -1 && isUtf8(bytes)) {
-    if (textCapable && legacy !== undefined && preserve) return preservedBlob(legacy, `declared charset ${legacy}; charset preserved`);
-    if (textual) return utf8Text(bytes, textMime(), legacy === undefined ? "UTF-8 text" : `valid UTF-8 despite declared charset ${legacy}`);
+    if (textCapable && legacy !== undefined && preserve)
+      return preservedBlob(legacy, `declared charset ${legacy}; charset preserved`);
+    if (textual)
+      return utf8Text(
+        bytes,
+        textMime(),
+        legacy === undefined ? "UTF-8 text" : `valid UTF-8 despite declared charset ${legacy}`,
+      );
     if (effective === null && !hasBinaryControlBytes(bytes)) return utf8Text(bytes, textMime(), "UTF-8 text (sniffed)");
   }
 
@@ -113,10 +150,17 @@ export function decideBytes(bytes: Buffer, ctx: BytesContext): BytesDecision {
     const detection = detectCharset(bytes);
     if (detection.detected) {
       const { charset, confidence } = detection;
-      const decided = transcoded(detection.text, charset, `detected charset ${charset} (confidence ${confidence})`, { charset, confidence });
+      const decided = transcoded(detection.text, charset, `detected charset ${charset} (confidence ${confidence})`, {
+        charset,
+        confidence,
+      });
       if (decided !== null) return decided;
     }
-    return { kind: "blob", mime: blobMime(declared, fromExtension), reason: `not UTF-8; ${detection.detected ? "detected text holds NUL" : detection.why}` };
+    return {
+      kind: "blob",
+      mime: blobMime(declared, fromExtension),
+      reason: `not UTF-8; ${detection.detected ? "detected text holds NUL" : detection.why}`,
+    };
   }
 
   return { kind: "blob", mime: blobMime(declared, fromExtension), reason: "not text" };

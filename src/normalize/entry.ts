@@ -59,8 +59,18 @@ export function normalizeResourceEntry(entry: unknown, policy: Policy, path: str
   const plainBlob = hasBlob ? plainAsciiBlob(entry.blob) : null;
   const payload = plainBlob === null ? asString(entry[key]) : "";
   const payloadLength = plainBlob === null ? payload.length : (entry.blob as RawJsonString).byteLength - 2;
-  const bytes = !hasBlob || payloadLength > settings.maxNormalizeBytes ? null : plainBlob === null ? decodeStrictBase64(payload) : decodeStrictBase64Ascii(plainBlob);
-  const payloadBytes = plainBlob !== null ? (entry.blob as RawJsonString).jsonBytes() : hasBlob ? blobJsonBytes(payload, bytes) : jsonStringBytes(payload);
+  const bytes =
+    !hasBlob || payloadLength > settings.maxNormalizeBytes
+      ? null
+      : plainBlob === null
+        ? decodeStrictBase64(payload)
+        : decodeStrictBase64Ascii(plainBlob);
+  const payloadBytes =
+    plainBlob !== null
+      ? (entry.blob as RawJsonString).jsonBytes()
+      : hasBlob
+        ? blobJsonBytes(payload, bytes)
+        : jsonStringBytes(payload);
   const bytesBefore = entryJsonBytes(entry, key, payloadBytes);
   const uri = typeof entry.uri === "string" ? entry.uri : null;
   const mimeBefore = mimeString(entry.mimeType);
@@ -68,7 +78,12 @@ export function normalizeResourceEntry(entry: unknown, policy: Policy, path: str
   // Set once the bytes' charset has been guessed: every record made after that carries it.
   let detected: DetectedCharset | undefined;
   // Written out, not spread from a shared base: an object spread per record cost ~5 µs (profiled).
-  const record = (action: ChangeAction, reason: string, mimeAfter: string | null, bytesAfter: number): ChangeRecord => ({
+  const record = (
+    action: ChangeAction,
+    reason: string,
+    mimeAfter: string | null,
+    bytesAfter: number,
+  ): ChangeRecord => ({
     path,
     uri,
     mimeBefore,
@@ -81,14 +96,29 @@ export function normalizeResourceEntry(entry: unknown, policy: Policy, path: str
     saved: bytesBefore - bytesAfter,
     ...(detected === undefined ? {} : { detected }),
   });
-  const unchanged = (action: ChangeAction, reason: string): EntryResult => ({ entry, record: record(action, reason, mimeBefore, bytesBefore) });
-  const changed = (action: ChangeAction, reason: string, next: JsonObject, nextKey: string, nextPayloadBytes: number): EntryResult => {
+  const unchanged = (action: ChangeAction, reason: string): EntryResult => ({
+    entry,
+    record: record(action, reason, mimeBefore, bytesBefore),
+  });
+  const changed = (
+    action: ChangeAction,
+    reason: string,
+    next: JsonObject,
+    nextKey: string,
+    nextPayloadBytes: number,
+  ): EntryResult => {
     const bytesAfter = entryJsonBytes(next, nextKey, nextPayloadBytes);
-    return { entry: settings.dryRun ? entry : next, record: record(action, reason, mimeString(next.mimeType), bytesAfter) };
+    return {
+      entry: settings.dryRun ? entry : next,
+      record: record(action, reason, mimeString(next.mimeType), bytesAfter),
+    };
   };
 
   if (payloadLength > settings.maxNormalizeBytes) {
-    return unchanged("skip-too-large", `${key} of ${payloadLength} characters is over maxNormalizeBytes (${settings.maxNormalizeBytes})`);
+    return unchanged(
+      "skip-too-large",
+      `${key} of ${payloadLength} characters is over maxNormalizeBytes (${settings.maxNormalizeBytes})`,
+    );
   }
 
   if (hasBlob) {
@@ -100,18 +130,33 @@ export function normalizeResourceEntry(entry: unknown, policy: Policy, path: str
       if (decision.transcoded ? settings.transcode : settings.unwrapBlobs) {
         const mime = mimeOutcome(entry.mimeType, decision.mime);
         // Last use of the decoded bytes: ofUtf8 may escape them in place (not in dryRun, which sends the original).
-        const raw = plainBlob !== null && decision.utf8 !== undefined && !settings.dryRun ? RawJsonString.ofUtf8(decision.utf8) : null;
+        const raw =
+          plainBlob !== null && decision.utf8 !== undefined && !settings.dryRun
+            ? RawJsonString.ofUtf8(decision.utf8)
+            : null;
         const text = raw ?? decision.text;
-        const next = rebuild(entry, { text, ...(mime.value === undefined ? {} : { mimeType: mime.value }) }, ["blob", "text"]);
+        const next = rebuild(entry, { text, ...(mime.value === undefined ? {} : { mimeType: mime.value }) }, [
+          "blob",
+          "text",
+        ]);
         return changed(action, decision.reason, next, "text", raw?.byteLength ?? textJsonBytes(decision));
       }
-      return blobMimeOnly(entry, declared, settings, `${decision.reason}; ${action} is off`, changed, unchanged, payloadBytes);
+      return blobMimeOnly(
+        entry,
+        declared,
+        settings,
+        `${decision.reason}; ${action} is off`,
+        changed,
+        unchanged,
+        payloadBytes,
+      );
     }
     return applyMime(entry, decision, settings, changed, unchanged, "blob", payloadBytes);
   }
 
   const shape = surrogateShape(payload);
-  if (shape === "unrepresentable") return unchanged("warn-unrepresentable", "text has lone surrogates that UTF-8 cannot carry");
+  if (shape === "unrepresentable")
+    return unchanged("warn-unrepresentable", "text has lone surrogates that UTF-8 cannot carry");
   const lossy = lossyCount(payload);
   if (lossy !== null) return unchanged("warn-lossy-text", lossyReason(lossy));
   const declaredTextual = !isGenericType(declared) && isTextualType(declared, settings.textual);
@@ -130,21 +175,41 @@ export function normalizeResourceEntry(entry: unknown, policy: Policy, path: str
     if (decision.kind === "text") {
       if (!settings.transcode) return unchanged("none", `${how}; transcode is off`);
       const mime = mimeOutcome(entry.mimeType, decision.mime);
-      const next = rebuild(entry, { text: decision.text, ...(mime.value === undefined ? {} : { mimeType: mime.value }) });
+      const next = rebuild(entry, {
+        text: decision.text,
+        ...(mime.value === undefined ? {} : { mimeType: mime.value }),
+      });
       return changed("transcode", `${how}: ${decision.reason}`, next, "text", textJsonBytes(decision));
     }
     if (!settings.reencodeBinaryText) return unchanged("none", `${how}; reencodeBinaryText is off`);
     const blob = encodeBase64(recovered);
     const mime = mimeOutcome(entry.mimeType, settings.fixMime ? decision.mime : declared);
-    const next = rebuild(entry, { blob, ...(mime.value === undefined ? {} : { mimeType: mime.value }) }, ["text", "blob"]);
+    const next = rebuild(entry, { blob, ...(mime.value === undefined ? {} : { mimeType: mime.value }) }, [
+      "text",
+      "blob",
+    ]);
     return changed("reencode-blob", `${how}: ${decision.reason}`, next, "blob", blob.length + 2);
   }
 
   if (!settings.fixMime) return unchanged("none", "ordinary text");
-  return applyMime(entry, { kind: "blob", mime: textEntryMime(declared, entry.uri, settings), reason: "ordinary text" }, settings, changed, unchanged, "text", payloadBytes);
+  return applyMime(
+    entry,
+    { kind: "blob", mime: textEntryMime(declared, entry.uri, settings), reason: "ordinary text" },
+    settings,
+    changed,
+    unchanged,
+    "text",
+    payloadBytes,
+  );
 }
 
-type Changed = (action: ChangeAction, reason: string, next: JsonObject, nextKey: string, nextPayloadBytes: number) => EntryResult;
+type Changed = (
+  action: ChangeAction,
+  reason: string,
+  next: JsonObject,
+  nextKey: string,
+  nextPayloadBytes: number,
+) => EntryResult;
 type Unchanged = (action: ChangeAction, reason: string) => EntryResult;
 
 /** A text entry's type: the declared one (foreign charset dropped unless preserved), else extension or text/plain. */
@@ -157,14 +222,30 @@ function textEntryMime(declared: MediaType | null, uri: unknown, settings: Resol
 }
 
 /** Only the mimeType may change: the payload stays exactly as it was. */
-function applyMime(entry: JsonObject, decision: Extract<BytesDecision, { kind: "blob" }>, settings: ResolvedPolicy, changed: Changed, unchanged: Unchanged, key: string, payloadBytes: number): EntryResult {
+function applyMime(
+  entry: JsonObject,
+  decision: Extract<BytesDecision, { kind: "blob" }>,
+  settings: ResolvedPolicy,
+  changed: Changed,
+  unchanged: Unchanged,
+  key: string,
+  payloadBytes: number,
+): EntryResult {
   if (!settings.fixMime) return unchanged("none", decision.reason);
   const mime = mimeOutcome(entry.mimeType, decision.mime);
   if (mime.action === null) return unchanged("none", decision.reason);
   return changed(mime.action, decision.reason, rebuild(entry, { mimeType: mime.value }), key, payloadBytes);
 }
 
-function blobMimeOnly(entry: JsonObject, declared: MediaType | null, settings: ResolvedPolicy, reason: string, changed: Changed, unchanged: Unchanged, payloadBytes: number): EntryResult {
+function blobMimeOnly(
+  entry: JsonObject,
+  declared: MediaType | null,
+  settings: ResolvedPolicy,
+  reason: string,
+  changed: Changed,
+  unchanged: Unchanged,
+  payloadBytes: number,
+): EntryResult {
   const fromExtension = parseMediaType(typeFromUri(entry.uri));
   const mime = !isGenericType(declared) ? declared : !isGenericType(fromExtension) ? fromExtension : declared;
   return applyMime(entry, { kind: "blob", mime, reason }, settings, changed, unchanged, "blob", payloadBytes);

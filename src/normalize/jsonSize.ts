@@ -52,7 +52,11 @@ export function jsonUtf8Bytes(utf8: Uint8Array): number {
     for (let k = 0; k < count; k++) {
       if (!wordHasJsonSpecial(words[k]!)) continue;
       const at = i + 4 * k;
-      extra += ESCAPE_EXTRA[utf8[at]!]! + ESCAPE_EXTRA[utf8[at + 1]!]! + ESCAPE_EXTRA[utf8[at + 2]!]! + ESCAPE_EXTRA[utf8[at + 3]!]!;
+      extra +=
+        ESCAPE_EXTRA[utf8[at]!]! +
+        ESCAPE_EXTRA[utf8[at + 1]!]! +
+        ESCAPE_EXTRA[utf8[at + 2]!]! +
+        ESCAPE_EXTRA[utf8[at + 3]!]!;
     }
     i += 4 * count;
   }
@@ -77,7 +81,10 @@ export function wordBoundary(bytes: Uint8Array, i: number): number {
 export function wordHasJsonSpecial(word: number): boolean {
   const quote = word ^ 0x22222222;
   const backslash = word ^ 0x5c5c5c5c;
-  return (((word - 0x20202020) & ~word) | ((quote - 0x01010101) & ~quote) | ((backslash - 0x01010101) & ~backslash)) & 0x80808080 ? true : false;
+  return (((word - 0x20202020) & ~word) | ((quote - 0x01010101) & ~quote) | ((backslash - 0x01010101) & ~backslash)) &
+    0x80808080
+    ? true
+    : false;
 }
 
 /** The index of the first byte in `bytes[from, to)` that JSON escapes inside a string; `to` if none. */

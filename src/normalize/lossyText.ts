@@ -38,7 +38,8 @@ export function lossyCountOf(value: string | RawJsonString): LossyCount | null {
   const body = value.bodyParts();
   let replacements = 0;
   for (const part of body) {
-    for (let at = part.indexOf(REPLACEMENT_UTF8); at !== -1; at = part.indexOf(REPLACEMENT_UTF8, at + 3)) replacements++;
+    for (let at = part.indexOf(REPLACEMENT_UTF8); at !== -1; at = part.indexOf(REPLACEMENT_UTF8, at + 3))
+      replacements++;
   }
   // A sequence cut between two pieces is missed by the search above; joining only the pieces'
   // edges finds it without copying the text.

@@ -14,14 +14,30 @@
  */
 import { isAscii } from "node:buffer";
 import { randomBytes } from "node:crypto";
-import { ESCAPE_EXTRA, WORDS_FROM_BYTES, jsonStringBytes, jsonUtf8Bytes, wordBoundary, wordHasJsonSpecial } from "./jsonSize.js";
+import {
+  ESCAPE_EXTRA,
+  WORDS_FROM_BYTES,
+  jsonStringBytes,
+  jsonUtf8Bytes,
+  wordBoundary,
+  wordHasJsonSpecial,
+} from "./jsonSize.js";
 
 const QUOTE = Buffer.from('"');
 
 /** The letter after the backslash of each short escape (`\b \t \n \f \r \" \\`). */
 const SHORT_ESCAPE = (() => {
   const table = new Uint8Array(256);
-  for (const [byte, letter] of [[0x08, 0x62], [0x09, 0x74], [0x0a, 0x6e], [0x0c, 0x66], [0x0d, 0x72], [0x22, 0x22], [0x5c, 0x5c]] as const) table[byte] = letter;
+  for (const [byte, letter] of [
+    [0x08, 0x62],
+    [0x09, 0x74],
+    [0x0a, 0x6e],
+    [0x0c, 0x66],
+    [0x0d, 0x72],
+    [0x22, 0x22],
+    [0x5c, 0x5c],
+  ] as const)
+    table[byte] = letter;
   return table;
 })();
 const HEX = Buffer.from("0123456789abcdef");
@@ -60,7 +76,11 @@ export class RawJsonString {
 
   /** A literal read from the wire, in the pieces it arrived in (already validated by the reader). */
   static ofLiteral(parts: readonly Buffer[], escaped: boolean): RawJsonString {
-    return new RawJsonString(parts, parts.reduce((sum, part) => sum + part.length, 0), escaped);
+    return new RawJsonString(
+      parts,
+      parts.reduce((sum, part) => sum + part.length, 0),
+      escaped,
+    );
   }
 
   /**
@@ -75,7 +95,11 @@ export class RawJsonString {
     const room = utf8.buffer as ArrayBuffer;
     if (escapeRoom.has(room) && utf8.byteOffset >= 1 && utf8.byteOffset + utf8.length + extra < room.byteLength) {
       escapeRoom.delete(room);
-      return new RawJsonString([escapeInPlace(new Uint8Array(room), utf8.byteOffset, utf8.length, extra)], length, true);
+      return new RawJsonString(
+        [escapeInPlace(new Uint8Array(room), utf8.byteOffset, utf8.length, extra)],
+        length,
+        true,
+      );
     }
     // No room around the bytes: a copy into a buffer of the literal's size, escaped there.
     const out = Buffer.allocUnsafe(length);
@@ -179,7 +203,13 @@ function escapeInPlace(view: Uint8Array, base: number, length: number, extra: nu
  * The index of the last byte in `view[lo, end)` that JSON escapes; `lo - 1` if none. `words`
  * (when not null) views `view` from `wordsAt`, a 4-byte boundary of the memory, in whole words.
  */
-function lastJsonSpecial(view: Uint8Array, lo: number, end: number, words: Uint32Array | null, wordsAt: number): number {
+function lastJsonSpecial(
+  view: Uint8Array,
+  lo: number,
+  end: number,
+  words: Uint32Array | null,
+  wordsAt: number,
+): number {
   let i = end;
   if (words !== null && i > wordsAt) {
     const wordsEnd = wordsAt + 4 * words.length;

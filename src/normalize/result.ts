@@ -38,13 +38,21 @@ export function normalizeResult(method: string, result: unknown, policy: Policy)
       return { value: contents === result.contents ? result : rebuild(result, { contents }), changes };
     }
     case "tools/call":
-      return field(result, "content", (list, changes) => mapChanged(list, (block, i) => contentBlock(block, policy, `content[${i}]`, changes)));
+      return field(result, "content", (list, changes) =>
+        mapChanged(list, (block, i) => contentBlock(block, policy, `content[${i}]`, changes)),
+      );
     case "prompts/get":
-      return field(result, "messages", (list, changes) => mapChanged(list, (message, i) => messageContent(message, policy, `messages[${i}]`, changes)));
+      return field(result, "messages", (list, changes) =>
+        mapChanged(list, (message, i) => messageContent(message, policy, `messages[${i}]`, changes)),
+      );
     case "resources/list":
-      return field(result, "resources", (list, changes) => mapChanged(list, (item, i) => listed(item, policy, `resources[${i}]`, changes)));
+      return field(result, "resources", (list, changes) =>
+        mapChanged(list, (item, i) => listed(item, policy, `resources[${i}]`, changes)),
+      );
     case "resources/templates/list":
-      return field(result, "resourceTemplates", (list, changes) => mapChanged(list, (item, i) => listed(item, policy, `resourceTemplates[${i}]`, changes)));
+      return field(result, "resourceTemplates", (list, changes) =>
+        mapChanged(list, (item, i) => listed(item, policy, `resourceTemplates[${i}]`, changes)),
+      );
     default:
       return { value: result, changes: [] };
   }
@@ -53,10 +61,16 @@ export function normalizeResult(method: string, result: unknown, policy: Policy)
 /** The params of a server→client `method` request, normalized (sampling messages' media blocks). */
 export function normalizeRequestParams(method: string, params: unknown, policy: Policy): NormalizedValue {
   if (method !== "sampling/createMessage" || !isJsonObject(params)) return { value: params, changes: [] };
-  return field(params, "messages", (list, changes) => mapChanged(list, (message, i) => messageContent(message, policy, `params.messages[${i}]`, changes)));
+  return field(params, "messages", (list, changes) =>
+    mapChanged(list, (message, i) => messageContent(message, policy, `params.messages[${i}]`, changes)),
+  );
 }
 
-function field(obj: JsonObject, key: string, map: (list: readonly unknown[], changes: ChangeRecord[]) => readonly unknown[]): NormalizedValue {
+function field(
+  obj: JsonObject,
+  key: string,
+  map: (list: readonly unknown[], changes: ChangeRecord[]) => readonly unknown[],
+): NormalizedValue {
   const list = obj[key];
   if (!Array.isArray(list)) return { value: obj, changes: [] };
   const changes: ChangeRecord[] = [];

@@ -32,7 +32,11 @@ function isUnchanged(change: { action: string }): boolean {
 }
 
 /** Records for the entries that changed or warned; `ms` is the message's engine time, shared out. */
-export function toLogRecords(event: NormalizationEvent, session: { server: string; id: string }, now: () => Date = () => new Date()): LogRecord[] {
+export function toLogRecords(
+  event: NormalizationEvent,
+  session: { server: string; id: string },
+  now: () => Date = () => new Date(),
+): LogRecord[] {
   // Most messages change nothing (every entry "none"): they cost one pass and no allocation.
   if (event.changes.every(isUnchanged)) return [];
   const logged = event.changes.filter((change) => !isUnchanged(change));

@@ -20,7 +20,8 @@ export const DEFAULT_MAX_LOG_LINE_BYTES = 1024 * 1024;
 
 /** `-` (stdin), file paths and glob patterns → the sources to read, in order, each once. */
 export async function expandLogSources(args: readonly string[], cwd: string): Promise<string[]> {
-  if (args.length === 0) throw new NormalizerError("USAGE", "report: name at least one log (LOG.jsonl…, a glob, or - for stdin)");
+  if (args.length === 0)
+    throw new NormalizerError("USAGE", "report: name at least one log (LOG.jsonl…, a glob, or - for stdin)");
   const out: string[] = [];
   const seen = new Set<string>();
   const add = (source: string): void => {
@@ -39,7 +40,8 @@ export async function expandLogSources(args: readonly string[], cwd: string): Pr
       add(path);
       continue;
     }
-    if (!isDynamicPattern(arg)) throw new NormalizerError("INPUT_READ_FAILED", `report: cannot read ${arg}: no such file`);
+    if (!isDynamicPattern(arg))
+      throw new NormalizerError("INPUT_READ_FAILED", `report: cannot read ${arg}: no such file`);
     // Quoted globs reach us unexpanded (and Windows shells never expand them).
     const matches = (await glob(arg, { cwd, absolute: true, onlyFiles: true })).sort();
     if (matches.length === 0) throw new NormalizerError("INPUT_READ_FAILED", `report: ${arg} matches no file`);
@@ -62,14 +64,29 @@ export interface ReadLogOptions {
 }
 
 /** Reads every source into the aggregator; returns how many lines were read in all. */
-export async function aggregateLogSources(sources: readonly string[], aggregator: ReportAggregator, options: ReadLogOptions): Promise<number> {
+export async function aggregateLogSources(
+  sources: readonly string[],
+  aggregator: ReportAggregator,
+  options: ReadLogOptions,
+): Promise<number> {
   let total = 0;
-  for (const source of sources) total += await aggregateLogSource(source, source === "-" ? options.stdin : createReadStream(source), aggregator, options.maxLineBytes);
+  for (const source of sources)
+    total += await aggregateLogSource(
+      source,
+      source === "-" ? options.stdin : createReadStream(source),
+      aggregator,
+      options.maxLineBytes,
+    );
   return total;
 }
 
 /** One source: lines into the aggregator. A read or gzip error ends this source, reported as malformed. */
-export async function aggregateLogSource(name: string, input: Readable, aggregator: ReportAggregator, maxLineBytes = DEFAULT_MAX_LOG_LINE_BYTES): Promise<number> {
+export async function aggregateLogSource(
+  name: string,
+  input: Readable,
+  aggregator: ReportAggregator,
+  maxLineBytes = DEFAULT_MAX_LOG_LINE_BYTES,
+): Promise<number> {
   let lineNo = 0;
   const splitter = new LineSplitter(maxLineBytes, false);
   const sink = {
@@ -78,11 +95,16 @@ export async function aggregateLogSource(name: string, input: Readable, aggregat
       const parsed = parseLogLine(bytes.toString("utf8"));
       if (parsed.kind === "record") aggregator.add(parsed.fact);
       else if (parsed.kind === "ignored") aggregator.addIgnored();
-      else if (parsed.kind === "malformed") aggregator.addMalformed({ source: name, line: lineNo, error: parsed.error });
+      else if (parsed.kind === "malformed")
+        aggregator.addMalformed({ source: name, line: lineNo, error: parsed.error });
     },
     oversized(line: { bytes: number }): void {
       lineNo++;
-      aggregator.addMalformed({ source: name, line: lineNo, error: `line of ${line.bytes} bytes is longer than the ${maxLineBytes}-byte limit` });
+      aggregator.addMalformed({
+        source: name,
+        line: lineNo,
+        error: `line of ${line.bytes} bytes is longer than the ${maxLineBytes}-byte limit`,
+      });
     },
   };
   try {
@@ -90,7 +112,11 @@ export async function aggregateLogSource(name: string, input: Readable, aggregat
     splitter.takeRest(sink);
   } catch (error) {
     splitter.takeRest(sink);
-    aggregator.addMalformed({ source: name, line: lineNo + 1, error: `could not read further: ${(error as Error).message}` });
+    aggregator.addMalformed({
+      source: name,
+      line: lineNo + 1,
+      error: `could not read further: ${(error as Error).message}`,
+    });
   }
   return lineNo;
 }

@@ -17,7 +17,11 @@ export interface Logger {
 
 const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
 
-export function createStderrLogger(level: LogLevel = "info", base: Record<string, unknown> = {}, write: (line: string) => void = (line) => process.stderr.write(line)): Logger {
+export function createStderrLogger(
+  level: LogLevel = "info",
+  base: Record<string, unknown> = {},
+  write: (line: string) => void = (line) => process.stderr.write(line),
+): Logger {
   const emit = (at: Exclude<LogLevel, "silent">, msg: string, fields?: Record<string, unknown>): void => {
     if (RANK[at] < RANK[level]) return;
     write(`${JSON.stringify({ level: at, time: new Date().toISOString(), ...base, ...fields, msg })}\n`);

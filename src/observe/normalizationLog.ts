@@ -35,7 +35,10 @@ export const LOG_CLOSE_WAIT_MS = 5000;
  * Throws a `LogFileError` (path and OS error) when `target` is a file that cannot be written:
  * checked before anything is started, so a bad path fails at once instead of at exit.
  */
-export function createNormalizationLog(target: NormalizationLogTarget, options: NormalizationLogOptions = {}): NormalizationLog {
+export function createNormalizationLog(
+  target: NormalizationLogTarget,
+  options: NormalizationLogOptions = {},
+): NormalizationLog {
   if ("file" in target) prepareLogFile(target.file);
   // Asynchronous, batched writes: a write per changed entry costs a small read 0.1–0.2 ms
   // (measured in bench/, issue 6). Records are written once LOG_BATCH_BYTES have gathered, and

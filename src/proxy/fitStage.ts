@@ -51,7 +51,8 @@ export class FitStage {
 
   /** Remembers the tool a `tools/call` names (rules may match on it). */
   noteRequest(id: RequestId, method: string, params: unknown): void {
-    if (method === "tools/call" && isObj(params) && typeof params.name === "string") this.tools.set(idKey(id), params.name);
+    if (method === "tools/call" && isObj(params) && typeof params.name === "string")
+      this.tools.set(idKey(id), params.name);
   }
 
   /** The tool the request `id` named, while it is still waiting for its answer. */

@@ -4,7 +4,12 @@
  * (DESIGN.md §4). Also the source of `/healthz`.
  */
 import type { ServerConfig } from "../config/schema.js";
-import { DEFAULT_MAX_RESTART_BACKOFF_MS, DEFAULT_RESTART_BACKOFF_MS, DEFAULT_STATELESS_POOL_SIZE, isStdioServer } from "../config/schema.js";
+import {
+  DEFAULT_MAX_RESTART_BACKOFF_MS,
+  DEFAULT_RESTART_BACKOFF_MS,
+  DEFAULT_STATELESS_POOL_SIZE,
+  isStdioServer,
+} from "../config/schema.js";
 import type { Logger } from "../observe/logger.js";
 import { quietWhen } from "../observe/quietWhen.js";
 import { Policy, type PolicyOptions } from "../normalize/policy.js";
@@ -113,7 +118,16 @@ export class SessionManager {
     for (const [name, entry] of options.servers) {
       this.policies.set(name, new Policy(entry.policy));
       this.setFitPolicy(name, entry);
-      this.health.set(name, { status: "idle", transport: isStdioServer(entry.config) ? "stdio" : "http", sessions: 0, statelessUpstreams: 0, sessionsOpened: 0, upstreamFailures: 0, consecutiveFailures: 0, restarts: 0 });
+      this.health.set(name, {
+        status: "idle",
+        transport: isStdioServer(entry.config) ? "stdio" : "http",
+        sessions: 0,
+        statelessUpstreams: 0,
+        sessionsOpened: 0,
+        upstreamFailures: 0,
+        consecutiveFailures: 0,
+        restarts: 0,
+      });
       this.backoff.set(name, { failures: 0, lastFailureAt: 0 });
     }
   }
@@ -212,7 +226,11 @@ export class SessionManager {
     const restarting = backoff.failures > 0;
     const delay = this.restartDelayMs(server);
     if (delay > 0) {
-      this.options.logger.info("upstream keeps failing; waiting before starting it again", { server, delayMs: delay, consecutiveFailures: backoff.failures });
+      this.options.logger.info("upstream keeps failing; waiting before starting it again", {
+        server,
+        delayMs: delay,
+        consecutiveFailures: backoff.failures,
+      });
       await new Promise((resolve) => setTimeout(resolve, delay));
       if (this.refusal !== undefined) throw new Error(this.refusal);
     }
@@ -227,13 +245,23 @@ export class SessionManager {
       requestTimeoutMs: this.options.requestTimeoutMs,
       ...(this.options.maxBatch === undefined ? {} : { maxBatch: this.options.maxBatch }),
       ...(this.options.hostBufferBytes === undefined ? {} : { hostBufferBytes: this.options.hostBufferBytes }),
-      ...(this.options.upstreamBufferBytes === undefined ? {} : { upstreamBufferBytes: this.options.upstreamBufferBytes }),
+      ...(this.options.upstreamBufferBytes === undefined
+        ? {}
+        : { upstreamBufferBytes: this.options.upstreamBufferBytes }),
       normalization: {
         policy: this.policies.get(server)!,
         ...(this.options.maxTrackedTasks === undefined ? {} : { maxTrackedTasks: this.options.maxTrackedTasks }),
         onNormalized: (event) => this.options.onNormalized?.(event, info),
-        onEngineError: (error, method) => logger.error("normalization engine failed; message forwarded unchanged", { method, error: String(error) }),
-        ...(this.fitPolicies.has(server) ? { fit: { policy: this.fitPolicies.get(server)!, ...(this.options.fitRuntime === undefined ? {} : { runtime: this.options.fitRuntime }) } } : {}),
+        onEngineError: (error, method) =>
+          logger.error("normalization engine failed; message forwarded unchanged", { method, error: String(error) }),
+        ...(this.fitPolicies.has(server)
+          ? {
+              fit: {
+                policy: this.fitPolicies.get(server)!,
+                ...(this.options.fitRuntime === undefined ? {} : { runtime: this.options.fitRuntime }),
+              },
+            }
+          : {}),
       },
       ...(upstream.describeEnd === undefined ? {} : { describeUpstreamEnd: () => upstream.describeEnd?.() }),
       onSettled: () => {
@@ -335,7 +363,11 @@ export class SessionManager {
     const backoff = this.backoff.get(server)!;
     const delay = this.restartDelayMs(server);
     if (delay > 0) {
-      this.options.logger.info("upstream keeps failing; waiting before starting it again", { server, delayMs: delay, consecutiveFailures: backoff.failures });
+      this.options.logger.info("upstream keeps failing; waiting before starting it again", {
+        server,
+        delayMs: delay,
+        consecutiveFailures: backoff.failures,
+      });
       await new Promise((resolve) => setTimeout(resolve, delay));
     }
     if (this.refusal !== undefined) throw new Error(this.refusal);
@@ -346,7 +378,8 @@ export class SessionManager {
     const transport = new NormalizingTransport(upstream.transport, {
       policy: this.policies.get(server)!,
       onNormalized: (event) => this.options.onNormalized?.(event, info),
-      onEngineError: (error, method) => logger.error("normalization engine failed; message forwarded unchanged", { method, error: String(error) }),
+      onEngineError: (error, method) =>
+        logger.error("normalization engine failed; message forwarded unchanged", { method, error: String(error) }),
     });
     health.statelessUpstreams++;
     try {
@@ -391,6 +424,9 @@ export class SessionManager {
   }
 
   async closeAll(): Promise<void> {
-    await Promise.allSettled([...[...this.sessions.values()].map(({ bridge }) => bridge.close("proxy shutting down")), ...[...this.pools.values()].map((pool) => pool.closeAll())]);
+    await Promise.allSettled([
+      ...[...this.sessions.values()].map(({ bridge }) => bridge.close("proxy shutting down")),
+      ...[...this.pools.values()].map((pool) => pool.closeAll()),
+    ]);
   }
 }

@@ -23,8 +23,20 @@ export interface UpstreamAuthContext {
 
 export function authSpecOf(auth: UpstreamAuthConfig): UpstreamAuthSpec {
   if (auth === "oauth") return { grant: "authorization_code" };
-  if (auth.grant === "client_credentials") return { grant: "client_credentials", clientId: auth.clientId, clientSecret: auth.clientSecret, scopes: auth.scopes };
-  return { grant: "authorization_code", clientId: auth.clientId, clientSecret: auth.clientSecret, scopes: auth.scopes, callbackPort: auth.callbackPort };
+  if (auth.grant === "client_credentials")
+    return {
+      grant: "client_credentials",
+      clientId: auth.clientId,
+      clientSecret: auth.clientSecret,
+      scopes: auth.scopes,
+    };
+  return {
+    grant: "authorization_code",
+    clientId: auth.clientId,
+    clientSecret: auth.clientSecret,
+    scopes: auth.scopes,
+    callbackPort: auth.callbackPort,
+  };
 }
 
 export class UpstreamAuths {

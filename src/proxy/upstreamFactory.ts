@@ -28,9 +28,14 @@ const TYPE_TO_TRANSPORT = {
  */
 export type ChildEnvironment = "inherit" | { readonly withhold: readonly string[] };
 
-export function childBaseEnv(server: ServerConfig, policy: ChildEnvironment, proxyEnv: Readonly<Record<string, string | undefined>> = process.env): Record<string, string | undefined> | undefined {
+export function childBaseEnv(
+  server: ServerConfig,
+  policy: ChildEnvironment,
+  proxyEnv: Readonly<Record<string, string | undefined>> = process.env,
+): Record<string, string | undefined> | undefined {
   if (policy === "inherit") return undefined;
-  const base: Record<string, string | undefined> = isStdioServer(server) && server.inheritEnv === true ? { ...proxyEnv } : getDefaultEnvironment();
+  const base: Record<string, string | undefined> =
+    isStdioServer(server) && server.inheritEnv === true ? { ...proxyEnv } : getDefaultEnvironment();
   for (const name of policy.withhold) delete base[name];
   return base;
 }
@@ -47,7 +52,11 @@ export function upstreamSpec(server: ServerConfig, policy: ChildEnvironment = "i
     };
   }
   const transport = server.transport ?? (server.type === undefined ? undefined : TYPE_TO_TRANSPORT[server.type]);
-  return { url: server.url, ...(transport === undefined ? {} : { transport }), ...(server.headers === undefined ? {} : { headers: server.headers }) };
+  return {
+    url: server.url,
+    ...(transport === undefined ? {} : { transport }),
+    ...(server.headers === undefined ? {} : { headers: server.headers }),
+  };
 }
 
 export interface UpstreamFactoryOptions {
@@ -67,10 +76,17 @@ export interface UpstreamFactoryOptions {
 }
 
 export function createUpstreamFactory(options: UpstreamFactoryOptions): UpstreamFactory {
-  const rawStringMinBytes = options.rawStringBytes === undefined || options.rawStringBytes === 0 ? undefined : options.rawStringBytes;
+  const rawStringMinBytes =
+    options.rawStringBytes === undefined || options.rawStringBytes === 0 ? undefined : options.rawStringBytes;
   return (name: string, server: ServerConfig, logger: Logger): UpstreamHandle => {
     const fetch = options.auths?.for(name, server)?.fetch;
-    const transport = createUpstreamTransport(upstreamSpec(server, options.childEnvironment), { logger, maxMessageBytes: options.maxMessageBytes, rawStringMinBytes, stderrInErrors: options.stderrToHosts, ...(fetch === undefined ? {} : { fetch }) });
+    const transport = createUpstreamTransport(upstreamSpec(server, options.childEnvironment), {
+      logger,
+      maxMessageBytes: options.maxMessageBytes,
+      rawStringMinBytes,
+      stderrInErrors: options.stderrToHosts,
+      ...(fetch === undefined ? {} : { fetch }),
+    });
     return { transport, describeEnd: () => describe(transport) };
   };
 }

@@ -9,10 +9,25 @@
 import type { ChangeRecord } from "../normalize/change.js";
 import { Policy, type PolicyOptions } from "../normalize/policy.js";
 import { normalizeRequestParams, normalizeResult, REQUEST_METHODS, RESULT_METHODS } from "../normalize/result.js";
-import type { FlowControl, JSONRPCMessage, MessageExtraInfo, ProxyTransport, Transport, TransportSendOptions } from "../transports/types.js";
+import type {
+  FlowControl,
+  JSONRPCMessage,
+  MessageExtraInfo,
+  ProxyTransport,
+  Transport,
+  TransportSendOptions,
+} from "../transports/types.js";
 import { rebuild, type JsonObject } from "../normalize/objects.js";
 import { SENT } from "../transports/drainWaiter.js";
-import { idKey, isNotification, isObj, isRequest, isRequestId, isResponse, type RequestId } from "../transports/jsonrpc.js";
+import {
+  idKey,
+  isNotification,
+  isObj,
+  isRequest,
+  isRequestId,
+  isResponse,
+  type RequestId,
+} from "../transports/jsonrpc.js";
 import { mergeChanges, type Fitted } from "../fit/fitResult.js";
 import { FitStage, type FitOptions } from "./fitStage.js";
 import { createdTaskId, DEFAULT_MAX_TRACKED_TASKS, TaskOrigins } from "./taskOrigins.js";
@@ -182,9 +197,15 @@ export class NormalizingTransport implements ProxyTransport {
   private noteOutgoing(msg: unknown): void {
     if (isRequest(msg)) {
       if (TRACKED.has(msg.method) || this.fit?.tracks(msg.method)) this.pending.set(idKey(msg.id), msg.method);
-      else if (msg.method === TASK_RESULT && isObj(msg.params) && typeof msg.params.taskId === "string") this.noteTaskResult(msg.id, msg.params.taskId);
+      else if (msg.method === TASK_RESULT && isObj(msg.params) && typeof msg.params.taskId === "string")
+        this.noteTaskResult(msg.id, msg.params.taskId);
       if (this.fit?.active) this.fit.noteRequest(msg.id, msg.method, msg.params);
-    } else if (isNotification(msg) && msg.method === "notifications/cancelled" && isObj(msg.params) && isRequestId(msg.params.requestId)) {
+    } else if (
+      isNotification(msg) &&
+      msg.method === "notifications/cancelled" &&
+      isObj(msg.params) &&
+      isRequestId(msg.params.requestId)
+    ) {
       // A cancelled request may never be answered (spec: cancellation); forget it.
       const key = idKey(msg.params.requestId);
       this.pending.delete(key);
@@ -229,7 +250,10 @@ export class NormalizingTransport implements ProxyTransport {
     this.backlog = [];
     (out as Promise<unknown>)
       .then(
-        (value) => (Array.isArray(value) && Array.isArray(message) && value.every((item, i) => item === (message as unknown[])[i]) ? message : value),
+        (value) =>
+          Array.isArray(value) && Array.isArray(message) && value.every((item, i) => item === (message as unknown[])[i])
+            ? message
+            : value,
         (error: unknown) => {
           this.options.onEngineError?.(error, "fit");
           return message;
@@ -284,7 +308,8 @@ export class NormalizingTransport implements ProxyTransport {
         this.fit?.forget(msg.id);
         return msg;
       }
-      if (method === "initialize") return this.fit === undefined ? msg : rebuild(msg, { result: this.fit.initializeResult(msg.result) });
+      if (method === "initialize")
+        return this.fit === undefined ? msg : rebuild(msg, { result: this.fit.initializeResult(msg.result) });
       // A task-augmented request is answered with its task; its result comes with tasks/result
       // (the tool it named goes with the task: fit rules may match on it).
       const taskId = method === TASK_RESULT ? undefined : createdTaskId(msg.result);
@@ -293,13 +318,21 @@ export class NormalizingTransport implements ProxyTransport {
       return this.fit === undefined ? normalized : this.applyFit(normalized as JsonObject, method, msg.id, as);
     }
     if (isRequest(msg) && REQUEST_METHODS.has(msg.method)) {
-      return this.apply(msg, "params", msg.method, msg.id, () => normalizeRequestParams(msg.method, msg.params, this.policy));
+      return this.apply(msg, "params", msg.method, msg.id, () =>
+        normalizeRequestParams(msg.method, msg.params, this.policy),
+      );
     }
     return msg;
   }
 
   /** Runs the engine on `msg[key]`; the message itself when nothing changed or the engine failed. */
-  private apply(msg: JsonObject, key: string, method: string, id: string | number, run: () => { value: unknown; changes: ChangeRecord[] }): unknown {
+  private apply(
+    msg: JsonObject,
+    key: string,
+    method: string,
+    id: string | number,
+    run: () => { value: unknown; changes: ChangeRecord[] },
+  ): unknown {
     const started = this.now();
     let outcome: { value: unknown; changes: ChangeRecord[] };
     try {
@@ -310,7 +343,8 @@ export class NormalizingTransport implements ProxyTransport {
       return msg;
     }
     const ms = this.now() - started;
-    if (outcome.changes.length > 0 && this.options.onNormalized !== undefined) this.events.push({ method, id, changes: outcome.changes, ms });
+    if (outcome.changes.length > 0 && this.options.onNormalized !== undefined)
+      this.events.push({ method, id, changes: outcome.changes, ms });
     return outcome.value === msg[key] ? msg : rebuild(msg, { [key]: outcome.value });
   }
 
@@ -329,7 +363,8 @@ export class NormalizingTransport implements ProxyTransport {
     }
     if (fitted === null) return msg;
     const finish = (outcome: Fitted): unknown => {
-      if (outcome.changes.length > 0 && this.options.onNormalized !== undefined) this.addFitEvent(method, id, outcome.changes, this.now() - started);
+      if (outcome.changes.length > 0 && this.options.onNormalized !== undefined)
+        this.addFitEvent(method, id, outcome.changes, this.now() - started);
       return outcome.value === msg.result ? msg : rebuild(msg, { result: outcome.value });
     };
     if (!(fitted instanceof Promise)) return finish(fitted);
@@ -346,11 +381,19 @@ export class NormalizingTransport implements ProxyTransport {
       this.events.push({ method, id, changes: [...changes], ms });
       return;
     }
-    this.events[this.events.length - 1] = { method, id, changes: mergeChanges(last.changes, changes), ms: last.ms + ms };
+    this.events[this.events.length - 1] = {
+      method,
+      id,
+      changes: mergeChanges(last.changes, changes),
+      ms: last.ms + ms,
+    };
   }
 }
 
 /** Wraps a transport that talks to an MCP server so its results arrive normalized. */
-export function withNormalization<T extends Transport>(transport: T, options: NormalizationOptions = {}): NormalizingTransport {
+export function withNormalization<T extends Transport>(
+  transport: T,
+  options: NormalizationOptions = {},
+): NormalizingTransport {
   return new NormalizingTransport(transport, options);
 }

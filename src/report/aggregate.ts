@@ -6,7 +6,16 @@
  */
 import { WARNING_ACTIONS, type ChangeAction } from "../normalize/change.js";
 import { parseMediaType } from "../normalize/mediaType.js";
-import { REPORT_SCHEMA_VERSION, type EntryFact, type GroupRow, type MalformedLine, type ReadFailure, type ReportModel, type Totals, type UriRow } from "./model.js";
+import {
+  REPORT_SCHEMA_VERSION,
+  type EntryFact,
+  type GroupRow,
+  type MalformedLine,
+  type ReadFailure,
+  type ReportModel,
+  type Totals,
+  type UriRow,
+} from "./model.js";
 
 /** Default most URIs tracked one by one; past it the least significant rows are dropped. */
 export const DEFAULT_MAX_URIS = 10_000;
@@ -76,7 +85,12 @@ export function mimeKey(fact: Pick<EntryFact, "mimeBefore" | "mimeAfter">): stri
 
 export class ReportAggregator {
   private readonly totals = emptyTotals();
-  private readonly groups = { server: new Map<string, Totals>(), mime: new Map<string, Totals>(), action: new Map<string, Totals>(), method: new Map<string, Totals>() };
+  private readonly groups = {
+    server: new Map<string, Totals>(),
+    mime: new Map<string, Totals>(),
+    action: new Map<string, Totals>(),
+    method: new Map<string, Totals>(),
+  };
   private readonly uris = new Map<string, { uri: string; server: string; mime: string; totals: Totals }>();
   private readonly failures: ReadFailure[] = [];
   private readonly malformedExamples: MalformedLine[] = [];
@@ -144,7 +158,13 @@ export class ReportAggregator {
       [...map].map(([key, totals]) => ({ key, ...cloneTotals(totals), shareOfSaved: share(totals.saved) })).sort(order);
     const bySaved = (a: Totals, b: Totals): number => b.saved - a.saved || b.bytesBefore - a.bytesBefore;
     const byUri: UriRow[] = [...this.uris.values()]
-      .map(({ uri, server, mime, totals }) => ({ uri, server, mime, ...cloneTotals(totals), shareOfSaved: share(totals.saved) }))
+      .map(({ uri, server, mime, totals }) => ({
+        uri,
+        server,
+        mime,
+        ...cloneTotals(totals),
+        shareOfSaved: share(totals.saved),
+      }))
       .sort((a, b) => bySaved(a, b) || a.uri.localeCompare(b.uri));
     return {
       schemaVersion: REPORT_SCHEMA_VERSION,
@@ -155,7 +175,10 @@ export class ReportAggregator {
         from: Number.isFinite(this.firstTs) ? new Date(this.firstTs).toISOString() : null,
         to: Number.isFinite(this.lastTs) ? new Date(this.lastTs).toISOString() : null,
       },
-      totals: { ...cloneTotals(this.totals), shareSaved: this.totals.bytesBefore > 0 ? saved / this.totals.bytesBefore : 0 },
+      totals: {
+        ...cloneTotals(this.totals),
+        shareSaved: this.totals.bytesBefore > 0 ? saved / this.totals.bytesBefore : 0,
+      },
       byServer: rows(this.groups.server, bySaved),
       byMime: rows(this.groups.mime, bySaved),
       byAction: rows(this.groups.action, (a, b) => b.entries - a.entries || a.key.localeCompare(b.key)),
@@ -210,7 +233,10 @@ export class ReportAggregator {
   }
 
   private pruneUris(): void {
-    const sorted = [...this.uris].sort(([, a], [, b]) => Math.abs(b.totals.saved) - Math.abs(a.totals.saved) || b.totals.bytesBefore - a.totals.bytesBefore);
+    const sorted = [...this.uris].sort(
+      ([, a], [, b]) =>
+        Math.abs(b.totals.saved) - Math.abs(a.totals.saved) || b.totals.bytesBefore - a.totals.bytesBefore,
+    );
     for (const [, row] of sorted.slice(this.maxUris)) this.untracked += row.totals.entries;
     this.uris.clear();
     for (const [key, row] of sorted.slice(0, this.maxUris)) this.uris.set(key, row);

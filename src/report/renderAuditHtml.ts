@@ -36,7 +36,10 @@ export function auditSectionsHtml(model: ReportModel, maxRows: number): string {
           `<td>${esc(i.mimeBefore ?? "–")} → ${esc(i.mimeAfter ?? "–")}</td>${num(i.bytesBefore)}${num(i.bytesAfter)}${num(i.saved)}<td>${esc(i.reason)}</td></tr>`,
       )
       .join("");
-    const more = items.length > shown.length ? `<p class="meta">… and ${items.length - shown.length} more (see --format json).</p>` : "";
+    const more =
+      items.length > shown.length
+        ? `<p class="meta">… and ${items.length - shown.length} more (see --format json).</p>`
+        : "";
     out.push(
       `<section id="entries"><h2>Entries (${items.length})</h2>${
         items.length === 0
@@ -47,13 +50,25 @@ export function auditSectionsHtml(model: ReportModel, maxRows: number): string {
   }
   const skipped = model.skipped ?? [];
   if (skipped.length > 0) {
-    const rows = skipped.map((s) => `<tr><td class="uri">${esc(s.target)}</td><td class="uri">${esc(s.path ?? "–")}</td>${num(s.bytes)}<td>${esc(s.reason)}</td></tr>`).join("");
-    out.push(`<section id="skipped"><h2>Skipped over --max-bytes (${skipped.length}, not in the totals)</h2><table id="skipped-table"><thead><tr><th>target</th><th>path</th><th class="num">bytes</th><th>why</th></tr></thead><tbody>${rows}</tbody></table></section>`);
+    const rows = skipped
+      .map(
+        (s) =>
+          `<tr><td class="uri">${esc(s.target)}</td><td class="uri">${esc(s.path ?? "–")}</td>${num(s.bytes)}<td>${esc(s.reason)}</td></tr>`,
+      )
+      .join("");
+    out.push(
+      `<section id="skipped"><h2>Skipped over --max-bytes (${skipped.length}, not in the totals)</h2><table id="skipped-table"><thead><tr><th>target</th><th>path</th><th class="num">bytes</th><th>why</th></tr></thead><tbody>${rows}</tbody></table></section>`,
+    );
   }
   const duplicates = model.duplicates ?? [];
   if (duplicates.length > 0) {
     const bytes = duplicates.reduce((sum, d) => sum + d.bytes, 0);
-    const rows = duplicates.map((d) => `<tr><td class="uri">${esc(d.target)}</td><td class="uri">${esc(d.path)}</td><td>${d.kind === "repeated" ? "same string inside structuredContent" : "structuredContent serialized as JSON"}</td>${num(d.bytes)}</tr>`).join("");
+    const rows = duplicates
+      .map(
+        (d) =>
+          `<tr><td class="uri">${esc(d.target)}</td><td class="uri">${esc(d.path)}</td><td>${d.kind === "repeated" ? "same string inside structuredContent" : "structuredContent serialized as JSON"}</td>${num(d.bytes)}</tr>`,
+      )
+      .join("");
     out.push(
       `<section id="duplicates"><h2>structuredContent duplicates (${esc(formatBytes(bytes))})</h2><p class="legend">Bytes a tool result carries twice. Reported only: structuredContent is forwarded byte-identical (it must validate against the tool's outputSchema).</p><table id="duplicate-table"><thead><tr><th>target</th><th>content path</th><th>how</th><th class="num">bytes</th></tr></thead><tbody>${rows}</tbody></table></section>`,
     );

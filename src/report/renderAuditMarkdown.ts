@@ -7,7 +7,10 @@ import type { ReportModel, Totals } from "./model.js";
 export function lossyTextLines(totals: Totals): string[] {
   const n = totals.actions["warn-lossy-text"] ?? 0;
   if (n === 0) return [];
-  return [`**${formatCount(n)} ${n === 1 ? "entry has" : "entries have"} lossy text** (\`warn-lossy-text\`): U+FFFD replacement characters — the upstream decoded bytes with the wrong charset and lost them. Passed unchanged; fix the server.`, ""];
+  return [
+    `**${formatCount(n)} ${n === 1 ? "entry has" : "entries have"} lossy text** (\`warn-lossy-text\`): U+FFFD replacement characters — the upstream decoded bytes with the wrong charset and lost them. Passed unchanged; fix the server.`,
+    "",
+  ];
 }
 
 export function scopeLines(model: ReportModel): string[] {
@@ -16,8 +19,13 @@ export function scopeLines(model: ReportModel): string[] {
   const declared = Object.entries(scope.capabilities)
     .filter(([, on]) => on)
     .map(([name]) => name);
-  const parts = [`Capabilities declared: ${declared.length === 0 ? "none of resources, tools, prompts" : declared.join(", ")}.`];
-  if (scope.capabilities.resources) parts.push(`${formatCount(scope.listed)} resources listed${scope.filteredOut > 0 ? ` (${formatCount(scope.filteredOut)} left out by --uri)` : ""}.`);
+  const parts = [
+    `Capabilities declared: ${declared.length === 0 ? "none of resources, tools, prompts" : declared.join(", ")}.`,
+  ];
+  if (scope.capabilities.resources)
+    parts.push(
+      `${formatCount(scope.listed)} resources listed${scope.filteredOut > 0 ? ` (${formatCount(scope.filteredOut)} left out by --uri)` : ""}.`,
+    );
   parts.push(`${formatCount(scope.read)} resources read, ${formatCount(scope.called)} tool calls.`);
   return [parts.join(" "), "", ...scope.notes.flatMap((note) => [`> ${note}`, ""])];
 }
@@ -37,7 +45,9 @@ export function auditSections(model: ReportModel, maxRows: number): Array<[title
               code(i.path),
               i.status,
               i.action,
-              cell(i.mimeBefore === i.mimeAfter ? (i.mimeAfter ?? "–") : `${i.mimeBefore ?? "–"} → ${i.mimeAfter ?? "–"}`),
+              cell(
+                i.mimeBefore === i.mimeAfter ? (i.mimeAfter ?? "–") : `${i.mimeBefore ?? "–"} → ${i.mimeAfter ?? "–"}`,
+              ),
               formatBytes(i.bytesBefore),
               formatBytes(i.bytesAfter),
               formatBytes(i.saved),
@@ -49,7 +59,18 @@ export function auditSections(model: ReportModel, maxRows: number): Array<[title
   }
   const skipped = model.skipped ?? [];
   if (skipped.length > 0) {
-    sections.push([`Skipped over --max-bytes (${skipped.length}, not in the totals)`, table(["target", "path", "bytes", "why"], skipped.map((s) => [code(s.target), s.path === null ? "–" : code(s.path), formatBytes(s.bytes), cell(s.reason)]))]);
+    sections.push([
+      `Skipped over --max-bytes (${skipped.length}, not in the totals)`,
+      table(
+        ["target", "path", "bytes", "why"],
+        skipped.map((s) => [
+          code(s.target),
+          s.path === null ? "–" : code(s.path),
+          formatBytes(s.bytes),
+          cell(s.reason),
+        ]),
+      ),
+    ]);
   }
   const duplicates = model.duplicates ?? [];
   if (duplicates.length > 0) {
@@ -59,7 +80,15 @@ export function auditSections(model: ReportModel, maxRows: number): Array<[title
       [
         "Bytes a tool result carries twice: once in a content block, again in structuredContent. Reported only — structuredContent is forwarded byte-identical (it must validate against the tool's outputSchema).",
         "",
-        ...table(["target", "content path", "how", "bytes"], duplicates.map((d) => [code(d.target), code(d.path), d.kind === "repeated" ? "same string inside structuredContent" : "structuredContent serialized as JSON", formatBytes(d.bytes)])),
+        ...table(
+          ["target", "content path", "how", "bytes"],
+          duplicates.map((d) => [
+            code(d.target),
+            code(d.path),
+            d.kind === "repeated" ? "same string inside structuredContent" : "structuredContent serialized as JSON",
+            formatBytes(d.bytes),
+          ]),
+        ),
       ],
     ]);
   }

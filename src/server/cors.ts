@@ -12,7 +12,8 @@ import { normalizeOrigin, type ResolvedFrontendOptions } from "./frontendOptions
 export const CORS_MAX_AGE_SECONDS = 600;
 
 /** Request headers an MCP host's browser client sends (MCP basic/transports; 2026-07-28 headers). */
-const ALLOWED_REQUEST_HEADERS = "authorization, content-type, accept, last-event-id, mcp-session-id, mcp-protocol-version, mcp-method, mcp-name";
+const ALLOWED_REQUEST_HEADERS =
+  "authorization, content-type, accept, last-event-id, mcp-session-id, mcp-protocol-version, mcp-method, mcp-name";
 
 /**
  * Adds the CORS grant to `res` when the request's origin is listed; answers a preflight

@@ -26,24 +26,39 @@ export interface Refusal {
 
 const LOOPBACK_NAMES = new Set(["localhost", "127.0.0.1", "[::1]"]);
 
-export function checkRequest(headers: IncomingHttpHeaders, options: ResolvedFrontendOptions, needsAuth: boolean): Refusal | null {
+export function checkRequest(
+  headers: IncomingHttpHeaders,
+  options: ResolvedFrontendOptions,
+  needsAuth: boolean,
+): Refusal | null {
   const host = headerValue(headers.host);
   if (!hostAllowed(host, options.allowedHosts)) {
     const shown = JSON.stringify((host ?? "").slice(0, 200));
-    if (host !== undefined && !options.allowedHosts.includes("*") && hostName(host) === undefined) return forbidden(`Host header ${shown} is not a valid host[:port]`);
+    if (host !== undefined && !options.allowedHosts.includes("*") && hostName(host) === undefined)
+      return forbidden(`Host header ${shown} is not a valid host[:port]`);
     return forbidden(`Host header ${shown} is not allowed; add it to allowedHosts`);
   }
   const origin = headerValue(headers.origin);
   if (origin !== undefined && !originAllowed(origin, options)) {
     return forbidden(`Origin ${JSON.stringify(origin)} is not allowed; add it to allowedOrigins`);
   }
-  if (needsAuth && options.bearerTokens.length > 0 && !bearerAccepted(headerValue(headers.authorization), options.bearerTokens)) {
+  if (
+    needsAuth &&
+    options.bearerTokens.length > 0 &&
+    !bearerAccepted(headerValue(headers.authorization), options.bearerTokens)
+  ) {
     const given = headers.authorization !== undefined;
     return {
       status: 401,
       code: SERVER_ERROR,
-      message: given ? "Unauthorized: the bearer token is not valid" : "Unauthorized: send Authorization: Bearer <token> (auth.bearerTokens)",
-      headers: { "www-authenticate": given ? 'Bearer realm="mcp-normalizer", error="invalid_token"' : 'Bearer realm="mcp-normalizer"' },
+      message: given
+        ? "Unauthorized: the bearer token is not valid"
+        : "Unauthorized: send Authorization: Bearer <token> (auth.bearerTokens)",
+      headers: {
+        "www-authenticate": given
+          ? 'Bearer realm="mcp-normalizer", error="invalid_token"'
+          : 'Bearer realm="mcp-normalizer"',
+      },
     };
   }
   return null;

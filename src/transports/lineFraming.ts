@@ -147,7 +147,11 @@ export class LineSplitter {
 
   private finishLine(sink: LineSink): void {
     if (this.discarding) {
-      const info: OversizedLine = { bytes: this.discardBytes, head: this.head, tail: stripCR(this.tail, this.breakOnCR) };
+      const info: OversizedLine = {
+        bytes: this.discardBytes,
+        head: this.head,
+        tail: stripCR(this.tail, this.breakOnCR),
+      };
       this.discarding = false;
       this.discardBytes = 0;
       this.head = Buffer.alloc(0);
@@ -188,7 +192,9 @@ function stripCR(line: Buffer, breakOnCR: boolean): Buffer {
 const JSON_STRING = String.raw`"(?:[^"\\]|\\.)*"`;
 const JSON_ID = String.raw`(-?\d+|${JSON_STRING})`;
 /** `{"jsonrpc":"2.0","id":…` or `{"id":…` at the very start of a message. */
-const HEAD_ID = new RegExp(String.raw`^\s*\{\s*(?:"(?:jsonrpc|method)"\s*:\s*${JSON_STRING}\s*,\s*)*"id"\s*:\s*${JSON_ID}`);
+const HEAD_ID = new RegExp(
+  String.raw`^\s*\{\s*(?:"(?:jsonrpc|method)"\s*:\s*${JSON_STRING}\s*,\s*)*"id"\s*:\s*${JSON_ID}`,
+);
 /** `…,"id":…}` at the very end: the last key of the outermost object (one closing brace). */
 const TAIL_ID = new RegExp(String.raw`[,{]\s*"id"\s*:\s*${JSON_ID}\s*\}\s*$`);
 
@@ -208,11 +214,16 @@ export function jsonRpcIdHint(head: string, tail: string): string | number | und
 }
 
 export function excerptOf(bytes: Buffer): string {
-  return bytes.subarray(0, EXCERPT_CHARS * 4).toString("utf8").slice(0, EXCERPT_CHARS);
+  return bytes
+    .subarray(0, EXCERPT_CHARS * 4)
+    .toString("utf8")
+    .slice(0, EXCERPT_CHARS);
 }
 
 /** One result of framing: a message exactly as `JSON.parse` gave it, or a problem. */
-export type Framed = { readonly message: unknown; readonly problem?: undefined } | { readonly message?: undefined; readonly problem: FramingProblem };
+export type Framed =
+  | { readonly message: unknown; readonly problem?: undefined }
+  | { readonly message?: undefined; readonly problem: FramingProblem };
 
 export interface JsonLineReaderOptions {
   /** Largest line accepted, in bytes, without its line break. Default 256 MiB. */
@@ -303,7 +314,12 @@ export function parseJsonMessage(bytes: Buffer, rawStringMinBytes?: number): Fra
  * message): payloads read raw from the pieces when `rawStringMinBytes` allows, else (nothing to
  * cut, or doubt) the pieces are joined — `onJoin` is told — and parsed the plain way.
  */
-export function parseJsonPieces(pieces: Buffer[], bytes: number, rawStringMinBytes?: number, onJoin?: () => void): Framed | undefined {
+export function parseJsonPieces(
+  pieces: Buffer[],
+  bytes: number,
+  rawStringMinBytes?: number,
+  onJoin?: () => void,
+): Framed | undefined {
   if (pieces.length === 1) return parseJsonMessage(pieces[0]!, rawStringMinBytes);
   if (rawStringMinBytes !== undefined && bytes >= rawStringMinBytes) {
     const message = parseWithRawStrings(pieces, rawStringMinBytes);
@@ -330,7 +346,12 @@ export function parseJsonText(text: string, bytes: number): Framed {
 export function oversizedProblem(line: OversizedLine): FramingProblem {
   const head = line.head.toString("utf8");
   const id = jsonRpcIdHint(head, line.tail.toString("utf8"));
-  return { kind: "too-large", bytes: line.bytes, ...(id === undefined ? {} : { id }), excerpt: head.slice(0, EXCERPT_CHARS) };
+  return {
+    kind: "too-large",
+    bytes: line.bytes,
+    ...(id === undefined ? {} : { id }),
+    excerpt: head.slice(0, EXCERPT_CHARS),
+  };
 }
 
 /** The stdio wire form of a message: its JSON and one LF (MCP spec, Transports › stdio). */

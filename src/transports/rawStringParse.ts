@@ -98,7 +98,14 @@ function findLongPayloads(pieces: readonly Buffer[], minBytes: number): Cut[] | 
   let escaped = false;
   let valueOf: string | null = null; // the member name this string is the value of
   let shortBytes: number[] | null = [];
-  let ended: { start: At; end: At; length: number; escaped: boolean; valueOf: string | null; name: string | null } | null = null;
+  let ended: {
+    start: At;
+    end: At;
+    length: number;
+    escaped: boolean;
+    valueOf: string | null;
+    name: string | null;
+  } | null = null;
 
   for (let p = 0; p < pieces.length; p++) {
     const piece = pieces[p]!;
@@ -177,7 +184,8 @@ function findLongPayloads(pieces: readonly Buffer[], minBytes: number): Cut[] | 
   function settle(s: typeof ended, isName: boolean): void {
     if (s === null) return;
     if (isName) lastKey = s.name;
-    else if (s.length >= minBytes && s.valueOf !== null && RAW_KEYS.has(s.valueOf)) cuts.push({ start: s.start, end: s.end, escaped: s.escaped });
+    else if (s.length >= minBytes && s.valueOf !== null && RAW_KEYS.has(s.valueOf))
+      cuts.push({ start: s.start, end: s.end, escaped: s.escaped });
   }
 }
 
@@ -207,7 +215,8 @@ export function isUtf8Pieces(pieces: readonly Buffer[]): boolean {
     // An incomplete sequence at the end goes to the next piece.
     let lead = piece.length - 1;
     while (lead > from && lead > piece.length - 4 && (piece[lead]! & 0xc0) === 0x80) lead--;
-    const cut = lead >= from && piece[lead]! >= 0xc0 && lead + sequenceLength(piece[lead]!) > piece.length ? lead : piece.length;
+    const cut =
+      lead >= from && piece[lead]! >= 0xc0 && lead + sequenceLength(piece[lead]!) > piece.length ? lead : piece.length;
     if (!isUtf8(piece.subarray(from, cut))) return false;
     carry = piece.subarray(cut);
   }

@@ -176,11 +176,21 @@ export class SseParser {
     this.skipping = undefined;
     if (skipping) {
       const id = jsonRpcIdHint(skipping.head.toString("utf8"), skipping.tail.toString("utf8"));
-      this.out.push({ problem: { kind: skipping.kind, type, bytes, ...(id === undefined ? {} : { id }), excerpt: excerptOf(skipping.head) } });
+      this.out.push({
+        problem: {
+          kind: skipping.kind,
+          type,
+          bytes,
+          ...(id === undefined ? {} : { id }),
+          excerpt: excerptOf(skipping.head),
+        },
+      });
       return;
     }
     // No data field: nothing is dispatched (WHATWG: "If the data buffer is an empty string…").
     if (data.length === 0) return;
-    this.out.push({ event: { type, data: data.length === 1 ? (data[0] as string) : data.join("\n"), lastEventId: this.lastEventId } });
+    this.out.push({
+      event: { type, data: data.length === 1 ? (data[0] as string) : data.join("\n"), lastEventId: this.lastEventId },
+    });
   }
 }

@@ -38,14 +38,23 @@ describe("audit: the filesystem server (tool-only)", () => {
     const md = await runCli(["audit", ...fs], { timeoutMs: 60_000 });
     expect(md.code, md.stderr).toBe(0);
     expect(md.stdout).toContain("Capabilities declared: tools.");
-    expect(md.stdout).toContain("> The server declares no resources capability: resources/list was not called. Audit its tools with --call TOOL[=JSON], or read URIs with --read URI.");
+    expect(md.stdout).toContain(
+      "> The server declares no resources capability: resources/list was not called. Audit its tools with --call TOOL[=JSON], or read URIs with --read URI.",
+    );
     const report = json((await runCli(["audit", "--format", "json", ...fs], { timeoutMs: 60_000 })).stdout);
-    expect(report.scope).toMatchObject({ capabilities: { resources: false, tools: true }, listed: 0, read: 0, called: 0 });
+    expect(report.scope).toMatchObject({
+      capabilities: { resources: false, tools: true },
+      listed: 0,
+      read: 0,
+      called: 0,
+    });
     expect(report.failures).toEqual([]);
     expect(report.items).toEqual([]);
     const out = join(dir, "none.md");
     const quiet = await runCli(["audit", "-o", out, ...fs], { timeoutMs: 60_000 });
-    expect(quiet.stderr).toMatch(/^audit: no resources capability \(resources\/list not called\); 0 → 0 bytes, saved 0; report in /);
+    expect(quiet.stderr).toMatch(
+      /^audit: no resources capability \(resources\/list not called\); 0 → 0 bytes, saved 0; report in /,
+    );
   });
 
   it("--call TOOL=JSON, repeated: every entry with its before/after; media already right is unchanged; a Latin-1 file is transcoded; tool errors carry the server's message", async () => {
@@ -73,7 +82,10 @@ describe("audit: the filesystem server (tool-only)", () => {
     expect(run.code, run.stderr).toBe(0);
     const report = json(run.stdout);
     expect(report.scope).toMatchObject({ capabilities: { resources: false }, called: 6 });
-    const byTarget = (name: string) => report.items!.filter((i) => i.target.startsWith(`tools/call ${name}`) && i.target.includes(name === "read_text_file" ? "brief" : ""));
+    const byTarget = (name: string) =>
+      report.items!.filter(
+        (i) => i.target.startsWith(`tools/call ${name}`) && i.target.includes(name === "read_text_file" ? "brief" : ""),
+      );
     const media = report.items!.filter((i) => i.target.startsWith("tools/call read_media_file"));
     expect(media.map((i) => [i.status, i.action, i.mimeBefore, i.mimeAfter])).toEqual([
       ["changed", "unwrap-blob", "application/octet-stream", "text/markdown"],
@@ -84,7 +96,9 @@ describe("audit: the filesystem server (tool-only)", () => {
     expect(media[2]).toMatchObject({ detected: { charset: "iso-8859-1" } });
     expect(media[2]!.bytesAfter).toBeLessThan(media[2]!.bytesBefore);
     // read_text_file decoded the Latin-1 file as UTF-8: its text holds U+FFFD, flagged, not repaired.
-    expect(byTarget("read_text_file")).toMatchObject([{ status: "warned", action: "warn-lossy-text", path: "content[0]", saved: 0 }]);
+    expect(byTarget("read_text_file")).toMatchObject([
+      { status: "warned", action: "warn-lossy-text", path: "content[0]", saved: 0 },
+    ]);
     expect(report.totals.actions).toEqual({ "unwrap-blob": 1, none: 1, transcode: 1, "warn-lossy-text": 1 });
     expect(report.totals.entries).toBe(report.items!.length);
     expect(report.totals.bytesBefore).toBe(report.items!.reduce((s, i) => s + i.bytesBefore, 0));
@@ -105,7 +119,19 @@ describe("audit: the filesystem server (tool-only)", () => {
   });
 
   it("the older --call TOOL --args JSON form still works; --args with two calls is refused", async () => {
-    const run = await runCli(["audit", "--format", "json", "--call", "read_media_file", "--args", JSON.stringify({ path: join(files, "notes.md") }), ...fs], { timeoutMs: 60_000 });
+    const run = await runCli(
+      [
+        "audit",
+        "--format",
+        "json",
+        "--call",
+        "read_media_file",
+        "--args",
+        JSON.stringify({ path: join(files, "notes.md") }),
+        ...fs,
+      ],
+      { timeoutMs: 60_000 },
+    );
     expect(run.code, run.stderr).toBe(0);
     expect(json(run.stdout).items!.map((i) => i.action)).toEqual(["unwrap-blob"]);
     const two = await runCli(["audit", "--call", "a", "--call", "b", "--args", "{}", "--", "x"]);
@@ -122,10 +148,18 @@ describe("audit: the filesystem server (tool-only)", () => {
   });
 
   it("md and html show each entry, the notes, the lossy-text line and the duplicates", async () => {
-    const args = ["--call", call("read_media_file", { path: join(files, "notes.md") }), "--call", call("read_text_file", { path: join(files, "brief.txt") }), ...fs];
+    const args = [
+      "--call",
+      call("read_media_file", { path: join(files, "notes.md") }),
+      "--call",
+      call("read_text_file", { path: join(files, "brief.txt") }),
+      ...fs,
+    ];
     const md = (await runCli(["audit", ...args], { timeoutMs: 60_000 })).stdout;
     expect(md).toContain("## Entries (2)");
-    expect(md).toMatch(/\| `tools\/call read_media_file \{.*notes\.md"\}` \| `content\[0\]\.resource` \| changed \| unwrap-blob \| application\/octet-stream → text\/markdown \|/);
+    expect(md).toMatch(
+      /\| `tools\/call read_media_file \{.*notes\.md"\}` \| `content\[0\]\.resource` \| changed \| unwrap-blob \| application\/octet-stream → text\/markdown \|/,
+    );
     expect(md).toContain("**1 entry has lossy text** (`warn-lossy-text`)");
     expect(md).toMatch(/## structuredContent duplicates \(/);
     const html = (await runCli(["audit", "--format", "html", ...args], { timeoutMs: 60_000 })).stdout;
@@ -141,15 +175,35 @@ describe("audit: the memory server", () => {
   it("reads its listed resource, calls its tools in order; read_graph's text is its structuredContent serialized (a finding)", async () => {
     const memory = join(dir, "memory.jsonl");
     const run = await runCli(
-      ["audit", "--format", "json", "--call", call("create_entities", { entities: [{ name: "Ada", entityType: "person", observations: ["wrote the first program"] }] }), "--call", "read_graph", "--", process.execPath, MEMORY_SERVER],
+      [
+        "audit",
+        "--format",
+        "json",
+        "--call",
+        call("create_entities", {
+          entities: [{ name: "Ada", entityType: "person", observations: ["wrote the first program"] }],
+        }),
+        "--call",
+        "read_graph",
+        "--",
+        process.execPath,
+        MEMORY_SERVER,
+      ],
       { env: { MEMORY_FILE_PATH: memory }, timeoutMs: 60_000 },
     );
     expect(run.code, run.stderr).toBe(0);
     const report = json(run.stdout);
-    expect(report.scope).toMatchObject({ capabilities: { resources: true, tools: true }, listed: 1, read: 1, called: 2 });
+    expect(report.scope).toMatchObject({
+      capabilities: { resources: true, tools: true },
+      listed: 1,
+      read: 1,
+      called: 2,
+    });
     expect(report.items!.map((i) => [i.target, i.status])).toEqual([["memory://knowledge-graph", "unchanged"]]);
     expect(report.failures).toEqual([]);
-    expect(report.duplicates).toEqual([{ target: "tools/call read_graph", path: "content[0].text", kind: "serialized", bytes: expect.any(Number) }]);
+    expect(report.duplicates).toEqual([
+      { target: "tools/call read_graph", path: "content[0].text", kind: "serialized", bytes: expect.any(Number) },
+    ]);
     expect(report.duplicates![0]!.bytes).toBeGreaterThan(50);
   });
 });
@@ -158,23 +212,73 @@ describe("audit: the everything server", () => {
   const everything = ["--", process.execPath, EVERYTHING_SERVER, "stdio"];
 
   it("--read reads a template instance (text/plain base64 of UTF-8 text → unwrapped); --uri filters what is listed", async () => {
-    const run = await runCli(["audit", "--format", "json", "--uri", "demo://resource/static/document/f*", "--uri", "**/how-it-works.md", "--read", "demo://resource/dynamic/blob/7", "--read", "demo://resource/dynamic/text/3", ...everything], { timeoutMs: 60_000 });
+    const run = await runCli(
+      [
+        "audit",
+        "--format",
+        "json",
+        "--uri",
+        "demo://resource/static/document/f*",
+        "--uri",
+        "**/how-it-works.md",
+        "--read",
+        "demo://resource/dynamic/blob/7",
+        "--read",
+        "demo://resource/dynamic/text/3",
+        ...everything,
+      ],
+      { timeoutMs: 60_000 },
+    );
     expect(run.code, run.stderr).toBe(0);
     const report = json(run.stdout);
     const s = report.scope!;
     expect(s.listed).toBeGreaterThan(s.filteredOut);
     expect(s.filteredOut).toBeGreaterThan(0);
     expect(s.read).toBe(s.listed - s.filteredOut + 2);
-    expect(report.items!.map((i) => i.target).sort()).toEqual(["demo://resource/dynamic/blob/7", "demo://resource/dynamic/text/3", "demo://resource/static/document/features.md", "demo://resource/static/document/how-it-works.md"]);
-    expect(report.items!.find((i) => i.target === "demo://resource/dynamic/blob/7")).toMatchObject({ status: "changed", action: "unwrap-blob", mimeBefore: "text/plain", mimeAfter: "text/plain" });
-    expect(report.items!.find((i) => i.target === "demo://resource/dynamic/text/3")).toMatchObject({ status: "unchanged" });
+    expect(report.items!.map((i) => i.target).sort()).toEqual([
+      "demo://resource/dynamic/blob/7",
+      "demo://resource/dynamic/text/3",
+      "demo://resource/static/document/features.md",
+      "demo://resource/static/document/how-it-works.md",
+    ]);
+    expect(report.items!.find((i) => i.target === "demo://resource/dynamic/blob/7")).toMatchObject({
+      status: "changed",
+      action: "unwrap-blob",
+      mimeBefore: "text/plain",
+      mimeAfter: "text/plain",
+    });
+    expect(report.items!.find((i) => i.target === "demo://resource/dynamic/text/3")).toMatchObject({
+      status: "unchanged",
+    });
   });
 
   it("--max-bytes: larger entries are listed as skipped and left out of the totals", async () => {
-    const all = json((await runCli(["audit", "--format", "json", "--uri", "demo://resource/static/document/*", ...everything], { timeoutMs: 60_000 })).stdout);
+    const all = json(
+      (
+        await runCli(["audit", "--format", "json", "--uri", "demo://resource/static/document/*", ...everything], {
+          timeoutMs: 60_000,
+        })
+      ).stdout,
+    );
     const sizes = all.items!.map((i) => i.bytesBefore).sort((a, b) => a - b);
     const max = sizes[Math.floor(sizes.length / 2)]!;
-    const capped = json((await runCli(["audit", "--format", "json", "--uri", "demo://resource/static/document/*", "--max-bytes", String(max), ...everything], { timeoutMs: 60_000 })).stdout);
+    const capped = json(
+      (
+        await runCli(
+          [
+            "audit",
+            "--format",
+            "json",
+            "--uri",
+            "demo://resource/static/document/*",
+            "--max-bytes",
+            String(max),
+            ...everything,
+          ],
+          { timeoutMs: 60_000 },
+        )
+      ).stdout,
+    );
     const over = all.items!.filter((i) => i.bytesBefore > max);
     expect(over.length).toBeGreaterThan(0);
     expect(capped.skipped!.map((s) => s.target).sort()).toEqual(over.map((i) => i.target).sort());
@@ -208,7 +312,9 @@ describe("audit: a listed size over --max-bytes", () => {
     const run = await runCli(["audit", "--format", "json", "--max-bytes", "5", "--", process.execPath, AUDIT_UPSTREAM]);
     expect(run.code, run.stderr).toBe(0);
     const report = json(run.stdout);
-    expect(report.skipped).toEqual([{ target: "audit://ok.txt", path: null, bytes: 13, reason: "listed size 13 bytes > --max-bytes 5; not read" }]);
+    expect(report.skipped).toEqual([
+      { target: "audit://ok.txt", path: null, bytes: 13, reason: "listed size 13 bytes > --max-bytes 5; not read" },
+    ]);
     expect(report.scope).toMatchObject({ listed: 3, read: 2 });
     expect(report.totals.entries).toBe(0);
   });

@@ -46,7 +46,11 @@ describe("the fit layer in the decorator", () => {
     const png = (await bigPng(4000, 3000)).toString("base64");
     await transport.send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "shot" } });
     await transport.send({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "echo" } });
-    await upstream.send({ jsonrpc: "2.0", id: 1, result: { content: [{ type: "image", data: png, mimeType: "image/png" }] } });
+    await upstream.send({
+      jsonrpc: "2.0",
+      id: 1,
+      result: { content: [{ type: "image", data: png, mimeType: "image/png" }] },
+    });
     await upstream.send({ jsonrpc: "2.0", id: 2, result: { content: [{ type: "text", text: "after" }] } });
     await upstream.send({ jsonrpc: "2.0", method: "notifications/message", params: { level: "info", data: "x" } });
     await upstream.close();
@@ -54,7 +58,7 @@ describe("the fit layer in the decorator", () => {
     expect(closed).toBe(false);
     await waitFor(() => closed);
     expect(received.map((m) => ("id" in m ? m.id : "note"))).toEqual([1, 2, "note"]);
-    const image = ((received[0] as unknown as { result: { content: Array<{ data: string }> } }).result.content[0]!).data;
+    const image = (received[0] as unknown as { result: { content: Array<{ data: string }> } }).result.content[0]!.data;
     expect(image.length).toBeLessThan(png.length);
     expect(events.find((e) => e.id === 1)!.changes.map((c) => c.action)).toEqual(["fit-image"]);
   });
@@ -64,7 +68,8 @@ describe("the fit layer in the decorator", () => {
     const text = "é".repeat(5000);
     await transport.send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "long" } });
     await upstream.send({ jsonrpc: "2.0", id: 1, result: { content: [{ type: "text", text }] } });
-    const content = (received[0] as unknown as { result: { content: Array<{ text?: string; uri?: string }> } }).result.content;
+    const content = (received[0] as unknown as { result: { content: Array<{ text?: string; uri?: string }> } }).result
+      .content;
     let whole = content[0]!.text!;
     let uri: string | undefined = content[1]!.uri;
     let id = 10;
@@ -72,7 +77,9 @@ describe("the fit layer in the decorator", () => {
       const before = received.length;
       await transport.send({ jsonrpc: "2.0", id, method: "resources/read", params: { uri } });
       await waitFor(() => received.length > before);
-      const contents = (received[received.length - 1] as unknown as { id: number; result: { contents: Array<{ text: string }> } }).result.contents;
+      const contents = (
+        received[received.length - 1] as unknown as { id: number; result: { contents: Array<{ text: string }> } }
+      ).result.contents;
       whole += contents[0]!.text;
       uri = contents[1]?.text.trim();
       id++;

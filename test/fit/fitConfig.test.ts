@@ -5,7 +5,8 @@ import { policyOptionsFor } from "../../src/config/policy.js";
 import { FitPolicy } from "../../src/fit/fitPolicy.js";
 import { DEFAULT_FIT_LIMITS } from "../../src/fit/settings.js";
 
-const parse = (extra: Record<string, unknown>, server: Record<string, unknown> = {}) => parseConfig(JSON.stringify({ mcpServers: { a: { command: "node", ...server } }, ...extra }), "p.json", {});
+const parse = (extra: Record<string, unknown>, server: Record<string, unknown> = {}) =>
+  parseConfig(JSON.stringify({ mcpServers: { a: { command: "node", ...server } }, ...extra }), "p.json", {});
 
 describe("fit settings in the config", () => {
   it("everything is off by default; the limits have their defaults", () => {
@@ -16,12 +17,26 @@ describe("fit settings in the config", () => {
   });
 
   it("images: true means the documented defaults; an object overrides field by field, per server too", () => {
-    const config = parse({ normalize: { images: { maxDimension: 2000 } } }, { normalize: { images: { maxBytes: 500_000 } } });
+    const config = parse(
+      { normalize: { images: { maxDimension: 2000 } } },
+      { normalize: { images: { maxBytes: 500_000 } } },
+    );
     const policy = new FitPolicy(fitOptionsFor(config, config.mcpServers.a));
-    expect(policy.base.images).toEqual({ maxDimension: 2000, maxBytes: 500_000, formats: ["image/png", "image/jpeg", "image/gif", "image/webp"], resources: false });
+    expect(policy.base.images).toEqual({
+      maxDimension: 2000,
+      maxBytes: 500_000,
+      formats: ["image/png", "image/jpeg", "image/gif", "image/webp"],
+      resources: false,
+    });
     const on = parse({ normalize: { images: true } });
-    expect(new FitPolicy(fitOptionsFor(on, on.mcpServers.a)).base.images).toMatchObject({ maxDimension: 1568, maxBytes: 1024 * 1024 });
-    const off = parse({ normalize: { images: true, maxResultBytes: 20_000 } }, { normalize: { images: false, maxResultBytes: false } });
+    expect(new FitPolicy(fitOptionsFor(on, on.mcpServers.a)).base.images).toMatchObject({
+      maxDimension: 1568,
+      maxBytes: 1024 * 1024,
+    });
+    const off = parse(
+      { normalize: { images: true, maxResultBytes: 20_000 } },
+      { normalize: { images: false, maxResultBytes: false } },
+    );
     expect(new FitPolicy(fitOptionsFor(off, off.mcpServers.a)).active).toBe(false);
   });
 
@@ -47,7 +62,17 @@ describe("fit settings in the config", () => {
   });
 
   it("the engine never sees the fit keys or tool rules", () => {
-    const config = parse({ normalize: { images: true, maxResultBytes: 20_000, fixMime: false, rules: [{ tool: "x", set: { maxResultBytes: 5000 } }, { uri: "a://**", set: { images: false, unwrapBlobs: false } }] } });
+    const config = parse({
+      normalize: {
+        images: true,
+        maxResultBytes: 20_000,
+        fixMime: false,
+        rules: [
+          { tool: "x", set: { maxResultBytes: 5000 } },
+          { uri: "a://**", set: { images: false, unwrapBlobs: false } },
+        ],
+      },
+    });
     const options = policyOptionsFor(config, config.mcpServers.a) as Record<string, unknown>;
     expect(options.images).toBeUndefined();
     expect(options.maxResultBytes).toBeUndefined();
@@ -56,7 +81,9 @@ describe("fit settings in the config", () => {
   });
 
   it("errors name the field: a tool rule with an engine key, a too small maxResultBytes, an unknown format", () => {
-    expect(() => parse({ normalize: { rules: [{ tool: "x", set: { fixMime: false } }] } })).toThrow(/\$\.normalize\.rules\[0\]\.set\.fixMime.*tool/s);
+    expect(() => parse({ normalize: { rules: [{ tool: "x", set: { fixMime: false } }] } })).toThrow(
+      /\$\.normalize\.rules\[0\]\.set\.fixMime.*tool/s,
+    );
     expect(() => parse({ normalize: { maxResultBytes: 100 } })).toThrow(/\$\.normalize\.maxResultBytes/);
     expect(() => parse({ normalize: { images: { formats: ["image/bmp"] } } })).toThrow(/\$\.normalize\.images/);
     expect(() => parse({ limits: { spillMaxBytes: 0 } })).toThrow(/\$\.limits\.spillMaxBytes/);

@@ -6,7 +6,19 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fitImage, type ImageFit } from "../../src/fit/images/fitImage.js";
 import { DEFAULT_IMAGE_MAX_PIXELS, IMAGE_FORMATS, type ImageSettings } from "../../src/fit/settings.js";
 import { tempDir } from "../helpers/tempDir.js";
-import { alphaPng, bigPng, bmp24, bombPng, icon, photoJpeg, photoPng, pixelAt, smallPng, svg, tiff } from "../fixtures/images/makeImages.js";
+import {
+  alphaPng,
+  bigPng,
+  bmp24,
+  bombPng,
+  icon,
+  photoJpeg,
+  photoPng,
+  pixelAt,
+  smallPng,
+  svg,
+  tiff,
+} from "../fixtures/images/makeImages.js";
 
 const SETTINGS: ImageSettings = { maxDimension: 1568, maxBytes: 1024 * 1024, formats: IMAGE_FORMATS, resources: false };
 const OPTIONS = { maxPixels: DEFAULT_IMAGE_MAX_PIXELS };
@@ -120,23 +132,45 @@ describe("fitImage", () => {
     const bmp = bmp24(4, 4);
     bmp.writeInt32LE(200_000, 18);
     bmp.writeInt32LE(200_000, 22);
-    expect(await fitImage(bmp, SETTINGS, OPTIONS)).toMatchObject({ kind: "warn", action: "warn-image-too-many-pixels" });
+    expect(await fitImage(bmp, SETTINGS, OPTIONS)).toMatchObject({
+      kind: "warn",
+      action: "warn-image-too-many-pixels",
+    });
   });
 
   it("leaves undecodable bytes alone with a warning", async () => {
-    expect(await fitImage(Buffer.from("not an image at all"), SETTINGS, OPTIONS)).toMatchObject({ kind: "warn", action: "warn-image-undecodable" });
+    expect(await fitImage(Buffer.from("not an image at all"), SETTINGS, OPTIONS)).toMatchObject({
+      kind: "warn",
+      action: "warn-image-undecodable",
+    });
     const truncated = (await bigPng(2000, 2000)).subarray(0, 300);
-    expect(await fitImage(truncated, SETTINGS, OPTIONS)).toMatchObject({ kind: "warn", action: "warn-image-undecodable" });
-    expect(await fitImage(Buffer.from("<svg xmlns='http://www.w3.org/2000/svg' width='10' height='10'><rect"), SETTINGS, OPTIONS)).toMatchObject({ kind: "warn", action: "warn-image-undecodable" });
+    expect(await fitImage(truncated, SETTINGS, OPTIONS)).toMatchObject({
+      kind: "warn",
+      action: "warn-image-undecodable",
+    });
+    expect(
+      await fitImage(
+        Buffer.from("<svg xmlns='http://www.w3.org/2000/svg' width='10' height='10'><rect"),
+        SETTINGS,
+        OPTIONS,
+      ),
+    ).toMatchObject({ kind: "warn", action: "warn-image-undecodable" });
   });
 
   it("warns when no allowed encoding can reach maxBytes", async () => {
-    const fit = await fitImage(await photoPng(600, 400), { ...SETTINGS, maxBytes: 10, formats: ["image/png"] }, OPTIONS);
+    const fit = await fitImage(
+      await photoPng(600, 400),
+      { ...SETTINGS, maxBytes: 10, formats: ["image/png"] },
+      OPTIONS,
+    );
     expect(fit).toMatchObject({ kind: "warn", action: "warn-image-unfittable" });
   });
 
   it("applies EXIF orientation before resizing (a portrait photo stays portrait)", async () => {
-    const landscape = await sharp(await photoJpeg(3000, 2000)).withMetadata({ orientation: 6 }).jpeg().toBuffer();
+    const landscape = await sharp(await photoJpeg(3000, 2000))
+      .withMetadata({ orientation: 6 })
+      .jpeg()
+      .toBuffer();
     const fit = fitted(await fitImage(landscape, SETTINGS, OPTIONS));
     expect(await sizeOf(fit.bytes)).toMatchObject({ width: 1045, height: 1568 });
   });
@@ -156,7 +190,12 @@ describe("SVG external references", () => {
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     port = (server.address() as { port: number }).port;
     dir = tempDir("mcpn-svg-");
-    writeFileSync(join(dir, "red.png"), await sharp({ create: { width: 10, height: 10, channels: 3, background: "#ff0000" } }).png().toBuffer());
+    writeFileSync(
+      join(dir, "red.png"),
+      await sharp({ create: { width: 10, height: 10, channels: 3, background: "#ff0000" } })
+        .png()
+        .toBuffer(),
+    );
     writeFileSync(join(dir, "nested.svg"), svg(10, 10));
   });
 
@@ -164,7 +203,9 @@ describe("SVG external references", () => {
 
   it("renders without fetching a URL or reading a local file", async () => {
     const file = join(dir, "red.png");
-    const nested = Buffer.from(`<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><image href="${file}" width="10" height="10"/></svg>`).toString("base64");
+    const nested = Buffer.from(
+      `<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><image href="${file}" width="10" height="10"/></svg>`,
+    ).toString("base64");
     const body = [
       `<image href="http://127.0.0.1:${port}/http.png" x="0" y="0" width="100" height="100"/>`,
       `<image xlink:href="${file}" x="100" y="0" width="100" height="100"/>`,
@@ -182,14 +223,20 @@ describe("SVG external references", () => {
 
   it("does not let a doctype entity smuggle a reference in", async () => {
     const file = join(dir, "red.png");
-    const source = Buffer.from(`<?xml version="1.0"?><!DOCTYPE svg [<!ENTITY img '<image h&#114;ef="${file}" width="10" height="10"/>'>]><svg xmlns="http://www.w3.org/2000/svg" width="10" height="10">&img;</svg>`);
+    const source = Buffer.from(
+      `<?xml version="1.0"?><!DOCTYPE svg [<!ENTITY img '<image h&#114;ef="${file}" width="10" height="10"/>'>]><svg xmlns="http://www.w3.org/2000/svg" width="10" height="10">&img;</svg>`,
+    );
     const fit = await fitImage(source, SETTINGS, OPTIONS);
     if (fit.kind === "fitted") expect(await pixelAt(fit.bytes, 5, 5)).not.toEqual([255, 0, 0, 255]);
     else expect(fit).toMatchObject({ kind: "warn", action: "warn-image-undecodable" });
   });
 
   it("keeps fragment references and inline raster images", async () => {
-    const red = (await sharp({ create: { width: 4, height: 4, channels: 3, background: "#ff0000" } }).png().toBuffer()).toString("base64");
+    const red = (
+      await sharp({ create: { width: 4, height: 4, channels: 3, background: "#ff0000" } })
+        .png()
+        .toBuffer()
+    ).toString("base64");
     const body = `<defs><rect id="b" width="50" height="50" fill="#0000ff"/></defs><use href="#b"/><image href="data:image/png;base64,${red}" x="50" y="0" width="50" height="50"/>`;
     const fit = fitted(await fitImage(svg(100, 50, body), SETTINGS, OPTIONS));
     expect(await pixelAt(fit.bytes, 25, 25)).toEqual([0, 0, 255, 255]);

@@ -26,8 +26,13 @@ describe("cutting a tool result and serving the rest", () => {
   it("cuts to at most N bytes, links the rest, and the pages rebuild the original exactly", () => {
     const store = new SpillStore(new SpillBudget(1 << 20, 60_000));
     const changes: ChangeRecord[] = [];
-    const content = [{ type: "text", text: original }, { type: "image", data: "AAAA", mimeType: "image/png" }];
-    const out = cutContent(content, { maxBytes: 4096, store, dryRun: false, ttlMs: 60_000 }, changes) as Array<Record<string, unknown>>;
+    const content = [
+      { type: "text", text: original },
+      { type: "image", data: "AAAA", mimeType: "image/png" },
+    ];
+    const out = cutContent(content, { maxBytes: 4096, store, dryRun: false, ttlMs: 60_000 }, changes) as Array<
+      Record<string, unknown>
+    >;
     expect(out).toHaveLength(3);
     expect(Buffer.byteLength(out[0]!.text as string)).toBeLessThanOrEqual(4096);
     expect(out[1]).toMatchObject({ type: "resource_link", mimeType: "text/plain" });
@@ -50,7 +55,15 @@ describe("cutting a tool result and serving the rest", () => {
     const b = "b".repeat(3000);
     const changes: ChangeRecord[] = [];
     const c = "c".repeat(100);
-    const out = cutContent([{ type: "text", text: a }, { type: "text", text: b }, { type: "text", text: c }], { maxBytes: 4096, store, dryRun: false, ttlMs: 60_000 }, changes) as Array<Record<string, unknown>>;
+    const out = cutContent(
+      [
+        { type: "text", text: a },
+        { type: "text", text: b },
+        { type: "text", text: c },
+      ],
+      { maxBytes: 4096, store, dryRun: false, ttlMs: 60_000 },
+      changes,
+    ) as Array<Record<string, unknown>>;
     expect(out.map((block) => block.type)).toEqual(["text", "text", "resource_link", "resource_link"]);
     expect(out[0]!.text).toBe(a);
     expect((out[1]!.text as string) + readAll(store, out[2]!.uri as string)).toBe(b);
@@ -61,7 +74,11 @@ describe("cutting a tool result and serving the rest", () => {
   it("keeps lone surrogates and non-Latin-1 text exact through the pages", () => {
     const store = new SpillStore(new SpillBudget(1 << 20, 60_000));
     const text = `${"日本語\ud800".repeat(1500)}`;
-    const out = cutContent([{ type: "text", text }], { maxBytes: 1024, store, dryRun: false, ttlMs: 60_000 }, []) as Array<Record<string, unknown>>;
+    const out = cutContent(
+      [{ type: "text", text }],
+      { maxBytes: 1024, store, dryRun: false, ttlMs: 60_000 },
+      [],
+    ) as Array<Record<string, unknown>>;
     expect((out[0]!.text as string) + readAll(store, out[1]!.uri as string)).toBe(text);
   });
 
@@ -85,7 +102,11 @@ describe("cutting a tool result and serving the rest", () => {
     const budget = new SpillBudget(1 << 20, 1000, () => now);
     const mine = new SpillStore(budget);
     const theirs = new SpillStore(budget);
-    const out = cutContent([{ type: "text", text: original }], { maxBytes: 4096, store: mine, dryRun: false, ttlMs: 1000 }, []) as Array<Record<string, unknown>>;
+    const out = cutContent(
+      [{ type: "text", text: original }],
+      { maxBytes: 4096, store: mine, dryRun: false, ttlMs: 1000 },
+      [],
+    ) as Array<Record<string, unknown>>;
     const uri = out[1]!.uri as string;
     const foreign = servePage(theirs, uri);
     expect(foreign).toMatchObject({ error: { code: RESOURCE_NOT_FOUND, data: { uri } } });

@@ -23,7 +23,9 @@ const configFile = join(dir, "proxy.config.json");
 const logFile = join(dir, "fit.log");
 const MAX_RESULT = 4096;
 
-async function meta(data: string): Promise<{ width: number; height: number; format: string; hasAlpha: boolean; bytes: number }> {
+async function meta(
+  data: string,
+): Promise<{ width: number; height: number; format: string; hasAlpha: boolean; bytes: number }> {
   const bytes = Buffer.from(data, "base64");
   const m = await sharp(bytes).metadata();
   return { width: m.width, height: m.height, format: m.format, hasAlpha: m.hasAlpha, bytes: bytes.length };
@@ -41,18 +43,30 @@ beforeAll(async () => {
     "small.png": await smallPng(),
     "photo.jpg": await photoJpeg(4000, 3000),
     "alpha.png": await alphaPng(),
-    "logo.svg": svg(3000, 600, `<image href="http://127.0.0.1:${port}/x.png" width="10" height="10"/><image href="${join(dir, "small.png")}" width="10" height="10"/>`),
+    "logo.svg": svg(
+      3000,
+      600,
+      `<image href="http://127.0.0.1:${port}/x.png" width="10" height="10"/><image href="${join(dir, "small.png")}" width="10" height="10"/>`,
+    ),
     "scan.tiff": await tiff(2000, 1500),
     "old.bmp": bmp24(640, 480),
     "bomb.png": await bombPng(),
     "broken.png": Buffer.from("this is not a png at all"),
   };
   for (const [name, bytes] of Object.entries(files)) writeFileSync(join(dir, name), bytes);
-  const upstream = (env: Record<string, string>) => ({ command: process.execPath, args: [IMAGE_SERVER], env: { FIXTURE_IMAGES_DIR: dir, ...env } });
+  const upstream = (env: Record<string, string>) => ({
+    command: process.execPath,
+    args: [IMAGE_SERVER],
+    env: { FIXTURE_IMAGES_DIR: dir, ...env },
+  });
   writeFileSync(
     configFile,
     JSON.stringify({
-      mcpServers: { img: upstream({}), bare: upstream({ FIXTURE_NO_RESOURCES: "1" }), plain: { ...upstream({}), normalize: { images: false, embeddedResources: "keep", maxResultBytes: false } } },
+      mcpServers: {
+        img: upstream({}),
+        bare: upstream({ FIXTURE_NO_RESOURCES: "1" }),
+        plain: { ...upstream({}), normalize: { images: false, embeddedResources: "keep", maxResultBytes: false } },
+      },
       normalize: { images: { resources: true }, embeddedResources: "inline", maxResultBytes: MAX_RESULT },
       log: { file: logFile },
     }),
@@ -67,7 +81,8 @@ afterAll(async () => {
 
 describe.each(["stdio", "mcp"] as const)("fitting results through %s", (kind) => {
   let host: Connected;
-  const open = (name: string): Promise<Connected> => connect(hostTransport(kind, { url: serve.url, name, stdioArgs: ["--config", configFile, "--server", name] }));
+  const open = (name: string): Promise<Connected> =>
+    connect(hostTransport(kind, { url: serve.url, name, stdioArgs: ["--config", configFile, "--server", name] }));
   beforeAll(async () => {
     host = await open("img");
   });
@@ -75,7 +90,14 @@ describe.each(["stdio", "mcp"] as const)("fitting results through %s", (kind) =>
     await host?.close();
   });
 
-  const image = async (file: string, mimeType: string) => ((await raw(host.client, "tools/call", { name: "image", arguments: { file, mimeType } })).content as Array<{ type: string; data: string; mimeType: string }>)[0]!;
+  const image = async (file: string, mimeType: string) =>
+    (
+      (await raw(host.client, "tools/call", { name: "image", arguments: { file, mimeType } })).content as Array<{
+        type: string;
+        data: string;
+        mimeType: string;
+      }>
+    )[0]!;
 
   it("a 6000×4000 PNG arrives as 1568×1045 PNG under maxBytes", async () => {
     const block = await image("big.png", "image/png");
@@ -119,7 +141,10 @@ describe.each(["stdio", "mcp"] as const)("fitting results through %s", (kind) =>
   });
 
   it("a prompt message's image is fitted", async () => {
-    const prompt = await raw(host.client, "prompts/get", { name: "image", arguments: { file: "big.png", mimeType: "image/png" } });
+    const prompt = await raw(host.client, "prompts/get", {
+      name: "image",
+      arguments: { file: "big.png", mimeType: "image/png" },
+    });
     const content = (prompt.messages as Array<{ content: { data: string; mimeType: string } }>)[0]!.content;
     expect(await meta(content.data)).toMatchObject({ width: 1568, height: 1045 });
   });
@@ -132,11 +157,18 @@ describe.each(["stdio", "mcp"] as const)("fitting results through %s", (kind) =>
   });
 
   it("embedded resources are inlined: text → text block, image blob → (fitted) image block, a PDF stays embedded", async () => {
-    const result = await raw(host.client, "tools/call", { name: "embedded", arguments: { file: "big.png", mimeType: "image/png" } });
+    const result = await raw(host.client, "tools/call", {
+      name: "embedded",
+      arguments: { file: "big.png", mimeType: "image/png" },
+    });
     const [img, text, pdf] = result.content as Array<Record<string, unknown>>;
     expect(img).toMatchObject({ type: "image", mimeType: "image/png" });
     expect(await meta(img!.data as string)).toMatchObject({ width: 1568, height: 1045 });
-    expect(text).toEqual({ type: "text", text: "# Notes\n\nÜber alles 😀\n", annotations: { audience: ["assistant"] } });
+    expect(text).toEqual({
+      type: "text",
+      text: "# Notes\n\nÜber alles 😀\n",
+      annotations: { audience: ["assistant"] },
+    });
     expect(pdf).toMatchObject({ type: "resource", resource: { uri: "file:///doc.pdf", mimeType: "application/pdf" } });
   });
 
@@ -163,7 +195,9 @@ describe.each(["stdio", "mcp"] as const)("fitting results through %s", (kind) =>
     expect(pages).toBeGreaterThan(5);
     expect(text).toBe(original);
     // The upstream never saw a page read.
-    const reads = JSON.parse(((await raw(host.client, "tools/call", { name: "reads" })).content as Array<{ text: string }>)[0]!.text) as string[];
+    const reads = JSON.parse(
+      ((await raw(host.client, "tools/call", { name: "reads" })).content as Array<{ text: string }>)[0]!.text,
+    ) as string[];
     expect(reads.filter((read) => read.startsWith("mcp-normalizer:"))).toEqual([]);
   });
 
@@ -195,7 +229,14 @@ describe.each(["stdio", "mcp"] as const)("fitting results through %s", (kind) =>
   it("a server whose own settings turn fitting off passes everything as it was", async () => {
     const plain = await open("plain");
     try {
-      const block = ((await raw(plain.client, "tools/call", { name: "image", arguments: { file: "big.png", mimeType: "image/png" } })).content as Array<{ data: string }>)[0]!;
+      const block = (
+        (
+          await raw(plain.client, "tools/call", {
+            name: "image",
+            arguments: { file: "big.png", mimeType: "image/png" },
+          })
+        ).content as Array<{ data: string }>
+      )[0]!;
       expect(block.data).toBe(readFileSync(join(dir, "big.png")).toString("base64"));
       const long = await raw(plain.client, "tools/call", { name: "long", arguments: { unit: "z", repeat: 9000 } });
       expect(long.content).toEqual([{ type: "text", text: "z".repeat(9000) }]);
@@ -211,12 +252,34 @@ describe("records", () => {
     const deadline = Date.now() + 10_000;
     let actions = new Set<string>();
     while (Date.now() < deadline) {
-      actions = new Set(readFileSync(logFile, "utf8").split("\n").filter(Boolean).map((line) => (JSON.parse(line) as { action?: string }).action ?? ""));
-      if (["fit-image", "inline-resource", "cut-result", "warn-image-too-many-pixels", "warn-image-undecodable"].every((a) => actions.has(a))) break;
+      actions = new Set(
+        readFileSync(logFile, "utf8")
+          .split("\n")
+          .filter(Boolean)
+          .map((line) => (JSON.parse(line) as { action?: string }).action ?? ""),
+      );
+      if (
+        ["fit-image", "inline-resource", "cut-result", "warn-image-too-many-pixels", "warn-image-undecodable"].every(
+          (a) => actions.has(a),
+        )
+      )
+        break;
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
-    expect([...actions]).toEqual(expect.arrayContaining(["fit-image", "inline-resource", "cut-result", "warn-image-too-many-pixels", "warn-image-undecodable"]));
-    const line = readFileSync(logFile, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>).find((r) => r.action === "fit-image" && r.mimeBefore === "image/png")!;
+    expect([...actions]).toEqual(
+      expect.arrayContaining([
+        "fit-image",
+        "inline-resource",
+        "cut-result",
+        "warn-image-too-many-pixels",
+        "warn-image-undecodable",
+      ]),
+    );
+    const line = readFileSync(logFile, "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .find((r) => r.action === "fit-image" && r.mimeBefore === "image/png")!;
     expect(line).toMatchObject({ server: "img", method: "tools/call", applied: true });
     expect(line.bytesAfter as number).toBeLessThan(line.bytesBefore as number);
     const metrics = await (await fetch(`${serve.url}/metrics`)).text();
@@ -227,7 +290,22 @@ describe("records", () => {
 
 describe("audit", () => {
   it("reports the fit layer's changes for a --call result", async () => {
-    const run = await runCli(["audit", "--format", "json", "--config", configFile, "--server", "img", "--call", "image", "--args", JSON.stringify({ file: "big.png", mimeType: "image/png" })], { timeoutMs: 60_000 });
+    const run = await runCli(
+      [
+        "audit",
+        "--format",
+        "json",
+        "--config",
+        configFile,
+        "--server",
+        "img",
+        "--call",
+        "image",
+        "--args",
+        JSON.stringify({ file: "big.png", mimeType: "image/png" }),
+      ],
+      { timeoutMs: 60_000 },
+    );
     expect(run.code, run.stderr).toBe(0);
     const report = JSON.parse(run.stdout) as { totals: { actions: Record<string, number>; saved: number } };
     expect(report.totals.actions["fit-image"]).toBe(1);

@@ -27,7 +27,12 @@ it(`survives ${NUM_RUNS} batches of up to ${MAX_BATCH} random host lines`, async
       proxy.child.stdin.write(Buffer.concat(lines.flatMap((line) => [line, Buffer.from("\n")])));
       const pong = await proxy.request(`probe-${++probe}`, "ping", {}, PROBE_TIMEOUT_MS);
       expect(pong.result).toEqual({});
-      const read = await proxy.request(`probe-${++probe}`, "resources/read", { uri: "fixture://own/plain.txt" }, PROBE_TIMEOUT_MS);
+      const read = await proxy.request(
+        `probe-${++probe}`,
+        "resources/read",
+        { uri: "fixture://own/plain.txt" },
+        PROBE_TIMEOUT_MS,
+      );
       expect(read.result).toMatchObject({ contents: [{ uri: "fixture://own/plain.txt", text: "already fine" }] });
       expectCleanStdout(proxy);
     }),

@@ -22,7 +22,9 @@ function startStdio(args: readonly string[]) {
   const child = spawn(process.execPath, [CLI, "stdio", ...args], { stdio: ["pipe", "pipe", "pipe"] });
   let stderr = "";
   child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on("exit", (code, signal) => resolve({ code, signal })),
+  );
   cleanups.push(() => child.kill("SIGKILL"));
   return { child, exited, stderr: () => stderr };
 }

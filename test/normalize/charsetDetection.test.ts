@@ -8,7 +8,16 @@ import { isUtf8 } from "node:buffer";
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { normalizeResourceEntry, Policy } from "../../src/normalize/index.js";
-import { DETECT_LONG_BYTES, DETECT_LONG_MIN_CONFIDENCE, DETECT_MIN_BYTES, DETECT_MULTIBYTE_MIN_CONFIDENCE, DETECT_SAMPLE_BYTES, DETECT_SHORT_MIN_CONFIDENCE, detectCharset, requiredConfidence } from "../../src/normalize/charsetDetection.js";
+import {
+  DETECT_LONG_BYTES,
+  DETECT_LONG_MIN_CONFIDENCE,
+  DETECT_MIN_BYTES,
+  DETECT_MULTIBYTE_MIN_CONFIDENCE,
+  DETECT_SAMPLE_BYTES,
+  DETECT_SHORT_MIN_CONFIDENCE,
+  detectCharset,
+  requiredConfidence,
+} from "../../src/normalize/charsetDetection.js";
 import { ROOT } from "../helpers/paths.js";
 
 interface Sample {
@@ -62,7 +71,9 @@ describe("charset detection over the corpus", () => {
         expect(out.text, sample.file).toBe(sample.text);
         expect(out.mimeType).toBe("text/plain");
         expect(record!.detected?.charset, sample.file).toBeTypeOf("string");
-        expect(record!.detected!.confidence).toBeGreaterThanOrEqual(requiredConfidence(record!.detected!.charset, bytesOf(sample).length));
+        expect(record!.detected!.confidence).toBeGreaterThanOrEqual(
+          requiredConfidence(record!.detected!.charset, bytesOf(sample).length),
+        );
       } else {
         expect(record!.action, sample.file).toBe("none");
         expect(normalizeResourceEntry(entry, policy, "contents[0]").entry).toBe(entry);
@@ -75,14 +86,18 @@ describe("charset detection over the corpus", () => {
     for (const sample of texts.filter((s) => s.file.endsWith(".full.txt"))) {
       const { record } = run(bytesOf(sample));
       if (sample.charset!.startsWith("utf-16")) expect(record!.action, sample.file).toBe("none");
-      else expect(record, sample.file).toMatchObject({ action: "transcode", detected: { charset: expect.any(String) } });
+      else
+        expect(record, sample.file).toMatchObject({ action: "transcode", detected: { charset: expect.any(String) } });
     }
   });
 
   it(`fewer than ${DETECT_MIN_BYTES} bytes are never guessed`, () => {
     for (const sample of texts.filter((s) => bytesOf(s).length < DETECT_MIN_BYTES)) {
       expect(run(bytesOf(sample)).record!.action, sample.file).toBe("none");
-      expect(detectCharset(bytesOf(sample))).toMatchObject({ detected: false, why: expect.stringContaining("too few") });
+      expect(detectCharset(bytesOf(sample))).toMatchObject({
+        detected: false,
+        why: expect.stringContaining("too few"),
+      });
     }
   });
 
@@ -105,7 +120,9 @@ describe("charset detection over the corpus", () => {
           if (isUtf8(bytes)) continue;
           checked++;
           // (A few random strings start like a binary signature: fix-mime, still a blob.)
-          expect(run(bytes, "text/plain").record!.action, `${shape}, ${n} bytes, seed ${seed - 1}`).not.toBe("transcode");
+          expect(run(bytes, "text/plain").record!.action, `${shape}, ${n} bytes, seed ${seed - 1}`).not.toBe(
+            "transcode",
+          );
         }
       }
     }
@@ -126,7 +143,9 @@ describe("charset detection over the corpus", () => {
     expect(big.length).toBeGreaterThan(DETECT_SAMPLE_BYTES * 4);
     const { entry, record } = run(big);
     expect(record).toMatchObject({ action: "transcode", detected: { charset: "euc-kr" } });
-    expect((normalizeResourceEntry(entry, policy, "contents[0]").entry as { text: string }).text).toBe(sample.text!.repeat(copies));
+    expect((normalizeResourceEntry(entry, policy, "contents[0]").entry as { text: string }).text).toBe(
+      sample.text!.repeat(copies),
+    );
   });
 
   it("the reason says why a guess was not used", () => {
@@ -138,9 +157,16 @@ describe("charset detection over the corpus", () => {
 
   it("detectCharset: false keeps the blob; charset preserve labels the detected charset; dry run records without changing", () => {
     const ru = bytesOf(manifest.find((s) => s.file === "ru.koi8_r.full.txt")!);
-    expect(run(ru, "text/plain", new Policy({ detectCharset: false })).record).toMatchObject({ action: "none", reason: "not text" });
+    expect(run(ru, "text/plain", new Policy({ detectCharset: false })).record).toMatchObject({
+      action: "none",
+      reason: "not text",
+    });
     const preserved = run(ru, "text/plain", new Policy({ charset: "preserve" }));
-    expect(preserved.record).toMatchObject({ action: "fix-mime", mimeAfter: "text/plain; charset=koi8-r", detected: { charset: "koi8-r" } });
+    expect(preserved.record).toMatchObject({
+      action: "fix-mime",
+      mimeAfter: "text/plain; charset=koi8-r",
+      detected: { charset: "koi8-r" },
+    });
     const dry = run(ru, "text/plain", new Policy({ dryRun: true }));
     expect(normalizeResourceEntry(dry.entry, new Policy({ dryRun: true }), "contents[0]").entry).toBe(dry.entry);
     expect(dry.record).toMatchObject({ action: "transcode", applied: false, detected: { charset: "koi8-r" } });
@@ -148,9 +174,21 @@ describe("charset detection over the corpus", () => {
 
   it("a blob whose type comes from its URI's extension is detected too; an unknown type is not guessed", () => {
     const de = bytesOf(manifest.find((s) => s.file === "de.latin-1.full.txt")!);
-    const fromExtension = normalizeResourceEntry({ uri: "file:///docs/brief.txt", mimeType: "application/octet-stream", blob: de.toString("base64") }, policy, "contents[0]");
-    expect(fromExtension.record).toMatchObject({ action: "transcode", mimeAfter: "text/plain", detected: { charset: "iso-8859-1" } });
-    const unknown = normalizeResourceEntry({ uri: "mem://blob/1", mimeType: "application/octet-stream", blob: de.toString("base64") }, policy, "contents[0]");
+    const fromExtension = normalizeResourceEntry(
+      { uri: "file:///docs/brief.txt", mimeType: "application/octet-stream", blob: de.toString("base64") },
+      policy,
+      "contents[0]",
+    );
+    expect(fromExtension.record).toMatchObject({
+      action: "transcode",
+      mimeAfter: "text/plain",
+      detected: { charset: "iso-8859-1" },
+    });
+    const unknown = normalizeResourceEntry(
+      { uri: "mem://blob/1", mimeType: "application/octet-stream", blob: de.toString("base64") },
+      policy,
+      "contents[0]",
+    );
     expect(unknown.record!.action).toBe("none");
   });
 
@@ -158,6 +196,8 @@ describe("charset detection over the corpus", () => {
     const readme = readFileSync(`${ROOT}/README.md`, "utf8");
     expect(readme).toContain(`at least ${DETECT_MIN_BYTES} bytes`);
     expect(readme).toContain(`multi-byte CJK charsets need confidence ≥ ${DETECT_MULTIBYTE_MIN_CONFIDENCE}`);
-    expect(readme).toContain(`single-byte charsets ≥ ${DETECT_SHORT_MIN_CONFIDENCE}, or ≥ ${DETECT_LONG_MIN_CONFIDENCE} from ${DETECT_LONG_BYTES} bytes on`);
+    expect(readme).toContain(
+      `single-byte charsets ≥ ${DETECT_SHORT_MIN_CONFIDENCE}, or ≥ ${DETECT_LONG_MIN_CONFIDENCE} from ${DETECT_LONG_BYTES} bytes on`,
+    );
   });
 });

@@ -29,7 +29,15 @@ describe("lossy text", () => {
     const entry = { uri: "file:///docs/koeln.txt", mimeType: "text/plain", text: mangled };
     const out = normalizeResourceEntry(entry, policy, "contents[0]");
     expect(out.entry).toBe(entry);
-    expect(out.record).toMatchObject({ action: "warn-lossy-text", path: "contents[0]", uri: "file:///docs/koeln.txt", mimeBefore: "text/plain", mimeAfter: "text/plain", saved: 0, applied: true });
+    expect(out.record).toMatchObject({
+      action: "warn-lossy-text",
+      path: "contents[0]",
+      uri: "file:///docs/koeln.txt",
+      mimeBefore: "text/plain",
+      mimeAfter: "text/plain",
+      saved: 0,
+      applied: true,
+    });
     expect(out.record!.bytesBefore).toBe(Buffer.byteLength(JSON.stringify(entry)));
     expect(out.record!.reason).toContain(`5 U+FFFD replacement characters in ${mangled.length}`);
   });
@@ -42,16 +50,33 @@ describe("lossy text", () => {
   });
 
   it("in dry run the warning is recorded as not applied", () => {
-    const out = normalizeResourceEntry({ uri: "a.txt", mimeType: "text/plain", text: mangled }, new Policy({ dryRun: true }), "contents[0]");
+    const out = normalizeResourceEntry(
+      { uri: "a.txt", mimeType: "text/plain", text: mangled },
+      new Policy({ dryRun: true }),
+      "contents[0]",
+    );
     expect(out.record).toMatchObject({ action: "warn-lossy-text", applied: false });
   });
 
   it("tool text blocks: a record at the block's path; the result is the same object", () => {
-    const result = { content: [{ type: "text", text: "fine" }, { type: "text", text: mangled }], isError: false };
+    const result = {
+      content: [
+        { type: "text", text: "fine" },
+        { type: "text", text: mangled },
+      ],
+      isError: false,
+    };
     const out = normalizeResult("tools/call", result, policy);
     expect(out.value).toBe(result);
     expect(out.changes).toHaveLength(1);
-    expect(out.changes[0]).toMatchObject({ action: "warn-lossy-text", path: "content[1]", uri: null, mimeBefore: null, mimeAfter: null, saved: 0 });
+    expect(out.changes[0]).toMatchObject({
+      action: "warn-lossy-text",
+      path: "content[1]",
+      uri: null,
+      mimeBefore: null,
+      mimeAfter: null,
+      saved: 0,
+    });
     expect(out.changes[0]!.bytesBefore).toBe(Buffer.byteLength(JSON.stringify(result.content[1])));
   });
 
@@ -71,7 +96,10 @@ describe("lossy text", () => {
     expect(lossyCountOf(escaped)).toEqual({ replacements: 5, characters: mangled.length + 1 });
     const result = { content: [{ type: "text", text: raw }] };
     const out = normalizeResult("tools/call", result, policy);
-    expect(out.changes[0]).toMatchObject({ action: "warn-lossy-text", bytesBefore: Buffer.byteLength(JSON.stringify({ type: "text", text: mangled })) });
+    expect(out.changes[0]).toMatchObject({
+      action: "warn-lossy-text",
+      bytesBefore: Buffer.byteLength(JSON.stringify({ type: "text", text: mangled })),
+    });
   });
 
   it("astral characters count as two code units in the raw count, as in the string's length", () => {

@@ -55,8 +55,21 @@ describe("Bridge request timeouts", () => {
     expect(errorsTo(host)).toEqual([]);
     expect(bridge.waitingCount).toBe(1);
     await vi.advanceTimersByTimeAsync(1); // t = 1400: request 2's deadline
-    expect(errorsTo(host)).toEqual([{ jsonrpc: "2.0", id: 2, error: { code: JSONRPC.REQUEST_TIMEOUT, message: "upstream did not answer tools/call within 1000 ms (limits.requestTimeoutMs)" } }]);
-    expect(upstream.sent.at(-1)?.message).toEqual({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 2, reason: "timeout in mcp-normalizer" } });
+    expect(errorsTo(host)).toEqual([
+      {
+        jsonrpc: "2.0",
+        id: 2,
+        error: {
+          code: JSONRPC.REQUEST_TIMEOUT,
+          message: "upstream did not answer tools/call within 1000 ms (limits.requestTimeoutMs)",
+        },
+      },
+    ]);
+    expect(upstream.sent.at(-1)?.message).toEqual({
+      jsonrpc: "2.0",
+      method: "notifications/cancelled",
+      params: { requestId: 2, reason: "timeout in mcp-normalizer" },
+    });
     expect(bridge.waitingCount).toBe(0);
     // A late answer is not forwarded: the host already has its error.
     upstream.receive({ jsonrpc: "2.0", id: 2, result: { content: [] } });
@@ -89,7 +102,7 @@ describe("Bridge request timeouts", () => {
 });
 
 describe("Bridge request ids", () => {
-  it("1 and \"1\" are different requests: each answer reaches its own, a reused id still waiting is refused", async () => {
+  it('1 and "1" are different requests: each answer reaches its own, a reused id still waiting is refused', async () => {
     const { host, upstream, bridge } = await bridgeOf();
     host.receive({ jsonrpc: "2.0", id: 1, method: "tools/call", params: {} });
     host.receive({ jsonrpc: "2.0", id: "1", method: "tools/call", params: {} });
@@ -99,7 +112,11 @@ describe("Bridge request ids", () => {
     upstream.receive({ jsonrpc: "2.0", id: "1", result: { which: "string" } });
     upstream.receive({ jsonrpc: "2.0", id: "1", result: { which: "late" } });
     upstream.receive({ jsonrpc: "2.0", id: 1, result: { which: "number" } });
-    expect(host.sent.filter((s) => "result" in s.message).map((s) => [s.message.id, s.message.result, s.options?.relatedRequestId])).toEqual([
+    expect(
+      host.sent
+        .filter((s) => "result" in s.message)
+        .map((s) => [s.message.id, s.message.result, s.options?.relatedRequestId]),
+    ).toEqual([
       ["1", { which: "string" }, "1"],
       [1, { which: "number" }, 1],
     ]);
@@ -119,7 +136,12 @@ describe("Bridge request ids", () => {
 describe("Bridge forwarded headers", () => {
   it("forwards the host's mcp-* headers (not its session id) with each message, following a new headers object", async () => {
     const { host, upstream } = await bridgeOf();
-    const first = { "mcp-protocol-version": "2025-06-18", "Mcp-Method": "tools/call", "mcp-session-id": "s1", accept: "application/json" };
+    const first = {
+      "mcp-protocol-version": "2025-06-18",
+      "Mcp-Method": "tools/call",
+      "mcp-session-id": "s1",
+      accept: "application/json",
+    };
     host.receive(call(1), { requestInfo: { headers: first } });
     host.receive(call(2), { requestInfo: { headers: first } });
     host.receive(call(3), { requestInfo: { headers: { "mcp-protocol-version": "2025-11-25" } } });

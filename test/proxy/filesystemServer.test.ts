@@ -34,7 +34,9 @@ let direct: Connected;
 beforeAll(async () => {
   serve = await startServe(["--name", "fs", "--log-file", logFile, "--", process.execPath, FILESYSTEM_SERVER, files]);
   host = await connect(hostTransport("mcp", { url: serve.url, name: "fs" }));
-  direct = await connect(new StdioClientTransport({ command: process.execPath, args: [FILESYSTEM_SERVER, files], stderr: "ignore" }));
+  direct = await connect(
+    new StdioClientTransport({ command: process.execPath, args: [FILESYSTEM_SERVER, files], stderr: "ignore" }),
+  );
   await host.client.listTools(); // the SDK client caches each tool's outputSchema validator
 });
 afterAll(async () => {
@@ -49,8 +51,14 @@ describe("the filesystem server through the proxy", () => {
     const upstream = await raw(direct.client, "tools/call", { name: "read_media_file", arguments: args });
     const viaProxy = await raw(host.client, "tools/call", { name: "read_media_file", arguments: args });
     expect(JSON.stringify(viaProxy.structuredContent)).toBe(JSON.stringify(upstream.structuredContent));
-    expect((upstream.structuredContent as { content: Array<{ resource: { blob: string } }> }).content[0]!.resource.blob).toBe(Buffer.from(NOTES).toString("base64"));
-    expect((viaProxy.content as Array<{ resource: unknown }>)[0]!.resource).toEqual({ uri: `file://${args.path}`, mimeType: "text/markdown", text: NOTES });
+    expect(
+      (upstream.structuredContent as { content: Array<{ resource: { blob: string } }> }).content[0]!.resource.blob,
+    ).toBe(Buffer.from(NOTES).toString("base64"));
+    expect((viaProxy.content as Array<{ resource: unknown }>)[0]!.resource).toEqual({
+      uri: `file://${args.path}`,
+      mimeType: "text/markdown",
+      text: NOTES,
+    });
 
     // The SDK client's own callTool validates structuredContent against the tool's outputSchema.
     const typed = await host.client.callTool({ name: "read_media_file", arguments: args });
@@ -66,8 +74,15 @@ describe("the filesystem server through the proxy", () => {
   });
 
   it("a Latin-1 file as an octet-stream blob is transcoded; the log line names the detected charset", async () => {
-    const result = await raw(host.client, "tools/call", { name: "read_media_file", arguments: { path: join(files, "brief.txt") } });
-    expect((result.content as Array<{ resource: unknown }>)[0]!.resource).toEqual({ uri: `file://${join(files, "brief.txt")}`, mimeType: "text/plain", text: latin1Text });
+    const result = await raw(host.client, "tools/call", {
+      name: "read_media_file",
+      arguments: { path: join(files, "brief.txt") },
+    });
+    expect((result.content as Array<{ resource: unknown }>)[0]!.resource).toEqual({
+      uri: `file://${join(files, "brief.txt")}`,
+      mimeType: "text/plain",
+      text: latin1Text,
+    });
   });
 
   it("read_text_file of the Latin-1 file: U+FFFD text passes unchanged; flagged in /metrics and the log", async () => {
@@ -80,11 +95,25 @@ describe("the filesystem server through the proxy", () => {
     expect(engine.changes.map((c) => c.action)).toEqual(["warn-lossy-text"]);
 
     const metrics = await (await fetch(`${serve.url}/metrics`)).text();
-    expect(series(metrics, "mcp_normalizer_warnings_total", { server: "fs", method: "tools/call", action: "warn-lossy-text" })).toBe(1);
+    expect(
+      series(metrics, "mcp_normalizer_warnings_total", {
+        server: "fs",
+        method: "tools/call",
+        action: "warn-lossy-text",
+      }),
+    ).toBe(1);
 
     expect(await serve.stop()).toBe(0);
-    const lines = readFileSync(logFile, "utf8").trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
-    expect(lines.filter((l) => l.action === "warn-lossy-text")).toMatchObject([{ method: "tools/call", path: "content[0]", uri: null, saved: 0, reason: expect.stringContaining("U+FFFD") }]);
-    expect(lines.find((l) => l.action === "transcode")).toMatchObject({ uri: `file://${args.path}`, detected: { charset: "iso-8859-1", confidence: expect.any(Number) } });
+    const lines = readFileSync(logFile, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines.filter((l) => l.action === "warn-lossy-text")).toMatchObject([
+      { method: "tools/call", path: "content[0]", uri: null, saved: 0, reason: expect.stringContaining("U+FFFD") },
+    ]);
+    expect(lines.find((l) => l.action === "transcode")).toMatchObject({
+      uri: `file://${args.path}`,
+      detected: { charset: "iso-8859-1", confidence: expect.any(Number) },
+    });
   });
 });

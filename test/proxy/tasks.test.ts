@@ -32,7 +32,10 @@ afterAll(async () => {
   await serve?.stop();
 });
 
-async function host(kind: "mcp" | "stdio", base: { url?: string; stdioArgs?: readonly string[] } = { url: serve.url }): Promise<Connected> {
+async function host(
+  kind: "mcp" | "stdio",
+  base: { url?: string; stdioArgs?: readonly string[] } = { url: serve.url },
+): Promise<Connected> {
   const connected = await connect(hostTransport(kind, { name: "tk", stdioArgs: upstream, ...base }));
   open.push(connected);
   return connected;
@@ -42,7 +45,12 @@ async function host(kind: "mcp" | "stdio", base: { url?: string; stdioArgs?: rea
 async function callLater(client: Client): Promise<Array<{ type: string; [key: string]: unknown }>> {
   await client.listTools(); // the client learns which tools require a task
   const messages: Array<{ type: string; [key: string]: unknown }> = [];
-  for await (const message of client.experimental.tasks.callToolStream({ name: "read-later", arguments: {} }, undefined, { timeout: 20_000 })) messages.push(message as never);
+  for await (const message of client.experimental.tasks.callToolStream(
+    { name: "read-later", arguments: {} },
+    undefined,
+    { timeout: 20_000 },
+  ))
+    messages.push(message as never);
   return messages;
 }
 
@@ -61,12 +69,18 @@ const unwrapped = { uri: "file:///notes/later.md", mimeType: "text/markdown", te
 
 describe("tasks/result through the proxy", () => {
   it("straight from the upstream, the task's result carries the markdown as an octet-stream blob", async () => {
-    const direct = await connect(new StdioClientTransport({ command: process.execPath, args: [TASKS_SERVER], stderr: "ignore" }));
+    const direct = await connect(
+      new StdioClientTransport({ command: process.execPath, args: [TASKS_SERVER], stderr: "ignore" }),
+    );
     open.push(direct);
     const messages = await callLater(direct.client);
     const result = messages.at(-1)!;
     expect(result.type).toBe("result");
-    expect((result.result as { content: Array<{ resource?: unknown }> }).content[1]!.resource).toEqual({ uri: "file:///notes/later.md", mimeType: "application/octet-stream", blob: Buffer.from(MARKDOWN).toString("base64") });
+    expect((result.result as { content: Array<{ resource?: unknown }> }).content[1]!.resource).toEqual({
+      uri: "file:///notes/later.md",
+      mimeType: "application/octet-stream",
+      blob: Buffer.from(MARKDOWN).toString("base64"),
+    });
   });
 
   for (const kind of ["mcp", "stdio"] as const) {
@@ -103,9 +117,14 @@ describe("tasks/result through the proxy", () => {
   it("the log and /metrics file the change under tasks/result", async () => {
     const metrics = await (await fetch(`${serve.url}/metrics`)).text();
     // On serve: one tasks/result of callToolStream (mcp) and two raw ones (the stdio host had its own proxy).
-    expect(series(metrics, "mcp_normalizer_rewrites_total", { server: "tk", method: "tasks/result", action: "unwrap-blob" })).toBe(3);
+    expect(
+      series(metrics, "mcp_normalizer_rewrites_total", { server: "tk", method: "tasks/result", action: "unwrap-blob" }),
+    ).toBe(3);
     expect(await serve.stop()).toBe(0);
-    const lines = readFileSync(logFile, "utf8").trim().split("\n").map((l) => JSON.parse(l) as { method: string; action: string; uri: string });
+    const lines = readFileSync(logFile, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { method: string; action: string; uri: string });
     const fromTasks = lines.filter((l) => l.method === "tasks/result");
     expect(fromTasks.length).toBe(3);
     expect(fromTasks.every((l) => l.action === "unwrap-blob" && l.uri === "file:///notes/later.md")).toBe(true);
@@ -113,16 +132,28 @@ describe("tasks/result through the proxy", () => {
 
   it("limits.maxTrackedTasks bounds what a session remembers: the least recently used task's result passes unchanged", async () => {
     const config = join(dir, "tasks.json");
-    writeFileSync(config, JSON.stringify({ mcpServers: { tk: { command: process.execPath, args: [TASKS_SERVER] } }, limits: { maxTrackedTasks: 1 } }));
+    writeFileSync(
+      config,
+      JSON.stringify({
+        mcpServers: { tk: { command: process.execPath, args: [TASKS_SERVER] } },
+        limits: { maxTrackedTasks: 1 },
+      }),
+    );
     const bounded = await startServe(["--config", config]);
     try {
       const { client } = await host("mcp", { url: bounded.url });
-      const first = ((await raw(client, "tools/call", { name: "read-later", arguments: {}, task: {} })).task as { taskId: string }).taskId;
-      const second = ((await raw(client, "tools/call", { name: "read-later", arguments: {}, task: {} })).task as { taskId: string }).taskId;
+      const first = (
+        (await raw(client, "tools/call", { name: "read-later", arguments: {}, task: {} })).task as { taskId: string }
+      ).taskId;
+      const second = (
+        (await raw(client, "tools/call", { name: "read-later", arguments: {}, task: {} })).task as { taskId: string }
+      ).taskId;
       await completed(client, first);
       await completed(client, second);
       const forgotten = await raw(client, "tasks/result", { taskId: first });
-      expect((forgotten.content as Array<{ resource: { blob?: string } }>)[1]!.resource.blob).toBe(Buffer.from(MARKDOWN).toString("base64"));
+      expect((forgotten.content as Array<{ resource: { blob?: string } }>)[1]!.resource.blob).toBe(
+        Buffer.from(MARKDOWN).toString("base64"),
+      );
       const kept = await raw(client, "tasks/result", { taskId: second });
       expect((kept.content as Array<Record<string, unknown>>)[1]!.resource).toEqual(unwrapped);
     } finally {
@@ -137,11 +168,18 @@ describe("the everything server's task tool through the proxy", () => {
     const run = async (client: Client) => {
       await client.listTools();
       const messages: Array<{ type: string; [key: string]: unknown }> = [];
-      for await (const m of client.experimental.tasks.callToolStream({ name: "simulate-research-query", arguments: { topic: "charsets" } }, undefined, { timeout: 30_000 })) messages.push(m as never);
+      for await (const m of client.experimental.tasks.callToolStream(
+        { name: "simulate-research-query", arguments: { topic: "charsets" } },
+        undefined,
+        { timeout: 30_000 },
+      ))
+        messages.push(m as never);
       return messages;
     };
     const viaProxy = await run((await host("stdio", { stdioArgs: everything })).client);
-    const direct = await connect(new StdioClientTransport({ command: process.execPath, args: [EVERYTHING_SERVER, "stdio"], stderr: "ignore" }));
+    const direct = await connect(
+      new StdioClientTransport({ command: process.execPath, args: [EVERYTHING_SERVER, "stdio"], stderr: "ignore" }),
+    );
     open.push(direct);
     const straight = await run(direct.client);
     for (const messages of [viaProxy, straight]) {
@@ -149,7 +187,9 @@ describe("the everything server's task tool through the proxy", () => {
       expect(messages.at(-1)!.type, JSON.stringify(messages.at(-1))).toBe("result");
     }
     const content = (messages: typeof viaProxy) => (messages.at(-1)!.result as { content: unknown[] }).content;
-    expect(JSON.stringify(content(viaProxy)).replace(/"taskId":"[^"]+"/g, "")).toBe(JSON.stringify(content(straight)).replace(/"taskId":"[^"]+"/g, ""));
+    expect(JSON.stringify(content(viaProxy)).replace(/"taskId":"[^"]+"/g, "")).toBe(
+      JSON.stringify(content(straight)).replace(/"taskId":"[^"]+"/g, ""),
+    );
   }, 60_000);
 });
 

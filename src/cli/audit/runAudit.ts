@@ -12,7 +12,13 @@ import { WARNING_ACTIONS, type ChangeAction, type ChangeRecord } from "../../nor
 import type { Policy } from "../../normalize/policy.js";
 import { normalizeResult } from "../../normalize/result.js";
 import { ReportAggregator } from "../../report/aggregate.js";
-import { itemStatus, type AuditItem, type AuditScope, type SkippedEntry, type StructuredDuplicate } from "../../report/auditDetails.js";
+import {
+  itemStatus,
+  type AuditItem,
+  type AuditScope,
+  type SkippedEntry,
+  type StructuredDuplicate,
+} from "../../report/auditDetails.js";
 import type { EntryFact, ReadFailure, ReportModel } from "../../report/model.js";
 import type { ProxyTransport } from "../../transports/types.js";
 import { RawRpcClient, RpcError } from "./rpcClient.js";
@@ -79,7 +85,8 @@ export async function runAudit(options: AuditOptions): Promise<AuditResult> {
   const now = options.now ?? (() => new Date());
   const started = now().toISOString();
   const concurrency = options.concurrency ?? DEFAULT_AUDIT_CONCURRENCY;
-  if (!Number.isInteger(concurrency) || concurrency < 1) throw new NormalizerError("USAGE", `audit: --concurrency expects a whole number ≥ 1, got ${concurrency}`);
+  if (!Number.isInteger(concurrency) || concurrency < 1)
+    throw new NormalizerError("USAGE", `audit: --concurrency expects a whole number ≥ 1, got ${concurrency}`);
   const client = new RawRpcClient(options.transport, {
     ...(options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: options.requestTimeoutMs }),
     ...(options.describeEnd === undefined ? {} : { describeEnd: options.describeEnd }),
@@ -90,7 +97,14 @@ export async function runAudit(options: AuditOptions): Promise<AuditResult> {
   const skipped: SkippedEntry[] = [];
   const duplicates: StructuredDuplicate[] = [];
   const calls = options.calls ?? [];
-  const scope: AuditScope = { capabilities: { resources: false, tools: false, prompts: false }, listed: 0, filteredOut: 0, read: 0, called: 0, notes: [] };
+  const scope: AuditScope = {
+    capabilities: { resources: false, tools: false, prompts: false },
+    listed: 0,
+    filteredOut: 0,
+    read: 0,
+    called: 0,
+    notes: [],
+  };
   let failedReads = 0;
   const fail = (failure: ReadFailure): void => {
     if (failure.kind === "read") failedReads++;
@@ -99,13 +113,21 @@ export async function runAudit(options: AuditOptions): Promise<AuditResult> {
   try {
     await client.start();
     const init = await step("initialize", () =>
-      client.request("initialize", { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: "mcp-normalizer-audit", version: options.version ?? "0" } }),
+      client.request("initialize", {
+        protocolVersion: LATEST_PROTOCOL_VERSION,
+        capabilities: {},
+        clientInfo: { name: "mcp-normalizer-audit", version: options.version ?? "0" },
+      }),
     );
     const version = (init as { protocolVersion?: unknown } | null)?.protocolVersion;
     if (typeof version === "string") options.transport.setProtocolVersion?.(version);
     await client.notify("notifications/initialized");
     const capabilities = (init as { capabilities?: Record<string, unknown> } | null)?.capabilities ?? {};
-    scope.capabilities = { resources: isPresent(capabilities.resources), tools: isPresent(capabilities.tools), prompts: isPresent(capabilities.prompts) };
+    scope.capabilities = {
+      resources: isPresent(capabilities.resources),
+      tools: isPresent(capabilities.tools),
+      prompts: isPresent(capabilities.prompts),
+    };
 
     // What will be read: listed resources (only a server that declares resources is asked), then --read.
     let listed: Listed[] = [];
@@ -117,13 +139,20 @@ export async function runAudit(options: AuditOptions): Promise<AuditResult> {
       scope.filteredOut = all.length - listed.length;
       if (all.length === 0) scope.notes.push(await templatesNote(client));
     } else {
-      scope.notes.push(`The server declares no resources capability: resources/list was not called.${calls.length === 0 && (options.reads ?? []).length === 0 ? " Audit its tools with --call TOOL[=JSON], or read URIs with --read URI." : ""}`);
+      scope.notes.push(
+        `The server declares no resources capability: resources/list was not called.${calls.length === 0 && (options.reads ?? []).length === 0 ? " Audit its tools with --call TOOL[=JSON], or read URIs with --read URI." : ""}`,
+      );
     }
     if (options.maxBytes !== undefined) {
       const max = options.maxBytes;
       listed = listed.filter((item) => {
         if (item.size === undefined || item.size <= max) return true;
-        skipped.push({ target: item.uri, path: null, bytes: item.size, reason: `listed size ${item.size} bytes > --max-bytes ${max}; not read` });
+        skipped.push({
+          target: item.uri,
+          path: null,
+          bytes: item.size,
+          reason: `listed size ${item.size} bytes > --max-bytes ${max}; not read`,
+        });
         return false;
       });
     }
@@ -133,10 +162,21 @@ export async function runAudit(options: AuditOptions): Promise<AuditResult> {
     let done = 0;
     const progress = (label: string): void => options.onProgress?.(++done, total, label);
 
-    const account = (target: string, method: string, before: unknown, after: unknown, changes: readonly ChangeRecord[]): void => {
+    const account = (
+      target: string,
+      method: string,
+      before: unknown,
+      after: unknown,
+      changes: readonly ChangeRecord[],
+    ): void => {
       for (const change of changes) {
         if (options.maxBytes !== undefined && change.bytesBefore > options.maxBytes) {
-          skipped.push({ target, path: change.path, bytes: change.bytesBefore, reason: `${change.bytesBefore} bytes > --max-bytes ${options.maxBytes}` });
+          skipped.push({
+            target,
+            path: change.path,
+            bytes: change.bytesBefore,
+            reason: `${change.bytesBefore} bytes > --max-bytes ${options.maxBytes}`,
+          });
           continue;
         }
         const uri = method === "resources/read" ? target : (change.uri ?? `${target} ${change.path}`);
@@ -198,7 +238,12 @@ export async function runAudit(options: AuditOptions): Promise<AuditResult> {
 }
 
 /** The engine's result and records, then the fit layer's when it is configured. */
-async function normalizeAndFit(method: string, result: unknown, tool: string | null, options: AuditOptions): Promise<{ value: unknown; changes: ChangeRecord[] }> {
+async function normalizeAndFit(
+  method: string,
+  result: unknown,
+  tool: string | null,
+  options: AuditOptions,
+): Promise<{ value: unknown; changes: ChangeRecord[] }> {
   const normalized = normalizeResult(method, result, options.policy);
   if (options.fit === undefined || !options.fit.policy.active) return normalized;
   const fitted = await fitResult(method, normalized.value, tool, options.fit);
@@ -222,17 +267,30 @@ async function listAll(client: RawRpcClient, maxPages: number): Promise<Listed[]
   const seen = new Set<string>();
   let cursor: string | undefined;
   for (let page = 0; ; page++) {
-    if (page >= maxPages) throw new NormalizerError("UPSTREAM_HTTP_ERROR", `resources/list: more than ${maxPages} pages; stopped (a cursor loop?)`);
-    const result = await step(`resources/list${cursor === undefined ? "" : ` (cursor ${JSON.stringify(cursor)})`}`, () => client.request("resources/list", cursor === undefined ? {} : { cursor }));
+    if (page >= maxPages)
+      throw new NormalizerError(
+        "UPSTREAM_HTTP_ERROR",
+        `resources/list: more than ${maxPages} pages; stopped (a cursor loop?)`,
+      );
+    const result = await step(
+      `resources/list${cursor === undefined ? "" : ` (cursor ${JSON.stringify(cursor)})`}`,
+      () => client.request("resources/list", cursor === undefined ? {} : { cursor }),
+    );
     const resources = (result as { resources?: unknown } | null)?.resources;
-    if (!Array.isArray(resources)) throw new NormalizerError("UPSTREAM_HTTP_ERROR", "resources/list: the result has no resources array");
+    if (!Array.isArray(resources))
+      throw new NormalizerError("UPSTREAM_HTTP_ERROR", "resources/list: the result has no resources array");
     for (const item of resources) {
       const { uri, size } = (item ?? {}) as { uri?: unknown; size?: unknown };
-      if (typeof uri === "string") out.push(typeof size === "number" && Number.isFinite(size) && size >= 0 ? { uri, size } : { uri });
+      if (typeof uri === "string")
+        out.push(typeof size === "number" && Number.isFinite(size) && size >= 0 ? { uri, size } : { uri });
     }
     const next = (result as { nextCursor?: unknown }).nextCursor;
     if (typeof next !== "string") return out;
-    if (seen.has(next)) throw new NormalizerError("UPSTREAM_HTTP_ERROR", `resources/list: cursor ${JSON.stringify(next)} came back twice; stopped`);
+    if (seen.has(next))
+      throw new NormalizerError(
+        "UPSTREAM_HTTP_ERROR",
+        `resources/list: cursor ${JSON.stringify(next)} came back twice; stopped`,
+      );
     seen.add(next);
     cursor = next;
   }
@@ -243,8 +301,12 @@ async function templatesNote(client: RawRpcClient): Promise<string> {
   const none = "The server lists no resources.";
   try {
     const result = await client.request("resources/templates/list", {});
-    const templates = ((result as { resourceTemplates?: unknown } | null)?.resourceTemplates ?? []) as Array<{ uriTemplate?: unknown }>;
-    const names = Array.isArray(templates) ? templates.map((t) => t?.uriTemplate).filter((t): t is string => typeof t === "string") : [];
+    const templates = ((result as { resourceTemplates?: unknown } | null)?.resourceTemplates ?? []) as Array<{
+      uriTemplate?: unknown;
+    }>;
+    const names = Array.isArray(templates)
+      ? templates.map((t) => t?.uriTemplate).filter((t): t is string => typeof t === "string")
+      : [];
     if (names.length === 0) return none;
     const shown = names.slice(0, MAX_TEMPLATES_NAMED).join(", ");
     return `${none} It has resource templates (${shown}${names.length > MAX_TEMPLATES_NAMED ? ", …" : ""}): read instances with --read URI.`;
@@ -271,7 +333,15 @@ function toItem(target: string, method: string, change: ChangeRecord): AuditItem
   };
 }
 
-function toFact(server: string, uri: string, method: string, change: ChangeRecord, before: unknown, after: unknown, tokens: TokenCounter | undefined): EntryFact {
+function toFact(
+  server: string,
+  uri: string,
+  method: string,
+  change: ChangeRecord,
+  before: unknown,
+  after: unknown,
+  tokens: TokenCounter | undefined,
+): EntryFact {
   const fact: EntryFact = {
     server,
     method,
@@ -295,14 +365,19 @@ function toFact(server: string, uri: string, method: string, change: ChangeRecor
 /** A tool's own error (`isError: true`): the text of its text blocks, as the upstream wrote it. */
 function toolErrorText(result: unknown): string {
   const content = (result as { content?: unknown }).content;
-  const texts = Array.isArray(content) ? content.filter((b) => (b as { type?: unknown })?.type === "text" && typeof (b as { text?: unknown }).text === "string").map((b) => (b as { text: string }).text) : [];
+  const texts = Array.isArray(content)
+    ? content
+        .filter((b) => (b as { type?: unknown })?.type === "text" && typeof (b as { text?: unknown }).text === "string")
+        .map((b) => (b as { text: string }).text)
+    : [];
   const text = texts.join(" ").replace(/\s+/g, " ").trim();
   const message = text === "" ? "the tool answered isError with no text" : text;
   return `tool error: ${message.length > MAX_ERROR_CHARS ? `${message.slice(0, MAX_ERROR_CHARS)}…` : message}`;
 }
 
 function failureOf(uri: string, error: unknown): { uri: string; error: string; code?: number } {
-  if (error instanceof RpcError) return { uri, error: `${error.message} (JSON-RPC ${error.rpcCode})`, code: error.rpcCode };
+  if (error instanceof RpcError)
+    return { uri, error: `${error.message} (JSON-RPC ${error.rpcCode})`, code: error.rpcCode };
   return { uri, error: error instanceof Error ? error.message : String(error) };
 }
 
@@ -311,7 +386,12 @@ async function step<T>(name: string, run: () => Promise<T>): Promise<T> {
   try {
     return await run();
   } catch (error) {
-    const why = error instanceof RpcError ? `${error.message} (JSON-RPC ${error.rpcCode})` : error instanceof Error ? error.message : String(error);
+    const why =
+      error instanceof RpcError
+        ? `${error.message} (JSON-RPC ${error.rpcCode})`
+        : error instanceof Error
+          ? error.message
+          : String(error);
     throw new NormalizerError("UPSTREAM_UNREACHABLE", `${name} failed: ${why}`, {}, { cause: error });
   }
 }

@@ -25,7 +25,8 @@ export function structuredDuplicates(result: unknown): Finding[] {
     if (!isObject(block)) return;
     for (const [path, value] of payloads(block, `content[${i}]`)) {
       if (strings.has(value)) findings.push({ path, kind: "repeated", bytes: jsonStringBytes(value) });
-      else if (block.type === "text" && serializes(value, structured)) findings.push({ path, kind: "serialized", bytes: jsonStringBytes(value) });
+      else if (block.type === "text" && serializes(value, structured))
+        findings.push({ path, kind: "serialized", bytes: jsonStringBytes(value) });
     }
   });
   return findings;
@@ -81,11 +82,14 @@ function sameJson(a: unknown, b: unknown, depth: number): boolean {
   if (depth > MAX_DEPTH) return false;
   const bText = asText(b);
   if (typeof a === "string" || bText !== undefined) return a === bText;
-  if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((item, i) => sameJson(item, b[i], depth + 1));
+  if (Array.isArray(a))
+    return Array.isArray(b) && a.length === b.length && a.every((item, i) => sameJson(item, b[i], depth + 1));
   if (isObject(a)) {
     if (!isObject(b) || Array.isArray(b)) return false;
     const keys = Object.keys(a);
-    return keys.length === Object.keys(b).length && keys.every((key) => key in b && sameJson(a[key], b[key], depth + 1));
+    return (
+      keys.length === Object.keys(b).length && keys.every((key) => key in b && sameJson(a[key], b[key], depth + 1))
+    );
   }
   return a === b;
 }

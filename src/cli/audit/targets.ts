@@ -14,7 +14,11 @@ export interface ToolCall {
 export function parseCalls(calls: readonly string[] | undefined, args: string | undefined): ToolCall[] {
   const flags = calls ?? [];
   if (args !== undefined) {
-    if (flags.length !== 1 || flags[0]!.includes("=")) throw new NormalizerError("USAGE", "audit: --args goes with a single --call TOOL (for several calls: --call TOOL=JSON …)");
+    if (flags.length !== 1 || flags[0]!.includes("="))
+      throw new NormalizerError(
+        "USAGE",
+        "audit: --args goes with a single --call TOOL (for several calls: --call TOOL=JSON …)",
+      );
     return [{ tool: flags[0]!, args: parseArgsJson(args, "--args") }];
   }
   return flags.map((flag) => {
@@ -37,7 +41,8 @@ function parseArgsJson(text: string, flag: string): Record<string, unknown> {
   } catch (error) {
     throw new NormalizerError("USAGE", `audit: ${flag} is not JSON: ${(error as Error).message}`);
   }
-  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new NormalizerError("USAGE", `audit: ${flag} expects a JSON object of arguments`);
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed))
+    throw new NormalizerError("USAGE", `audit: ${flag} expects a JSON object of arguments`);
   return parsed as Record<string, unknown>;
 }
 
@@ -49,6 +54,7 @@ export function uriFilter(globs: readonly string[] | undefined): (uri: string) =
 }
 
 export function parseReads(reads: readonly string[] | undefined): string[] {
-  for (const uri of reads ?? []) if (uri.trim() === "") throw new NormalizerError("USAGE", "audit: --read expects a URI");
+  for (const uri of reads ?? [])
+    if (uri.trim() === "") throw new NormalizerError("USAGE", "audit: --read expects a URI");
   return [...new Set(reads ?? [])];
 }

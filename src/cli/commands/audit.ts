@@ -94,21 +94,42 @@ export async function runAuditCommand(argv: readonly string[], io: CliIo): Promi
   const concurrency = parseIntFlag(values.concurrency, "--concurrency", "audit") ?? DEFAULT_AUDIT_CONCURRENCY;
   if (concurrency < 1) throw new NormalizerError("USAGE", "audit: --concurrency expects a whole number ≥ 1");
   if (values.charset !== undefined && values.charset !== "transcode" && values.charset !== "preserve") {
-    throw new NormalizerError("USAGE", `audit: --charset expects transcode or preserve, got ${JSON.stringify(values.charset)}`);
+    throw new NormalizerError(
+      "USAGE",
+      `audit: --charset expects transcode or preserve, got ${JSON.stringify(values.charset)}`,
+    );
   }
   const level = values["log-level"] ?? "warn";
-  if (!["debug", "info", "warn", "error", "silent"].includes(level)) throw new NormalizerError("USAGE", `audit: --log-level expects debug, info, warn, error or silent, got ${JSON.stringify(level)}`);
-  if (values.args !== undefined && values.call === undefined) throw new NormalizerError("USAGE", "audit: --args goes with --call TOOL");
+  if (!["debug", "info", "warn", "error", "silent"].includes(level))
+    throw new NormalizerError(
+      "USAGE",
+      `audit: --log-level expects debug, info, warn, error or silent, got ${JSON.stringify(level)}`,
+    );
+  if (values.args !== undefined && values.call === undefined)
+    throw new NormalizerError("USAGE", "audit: --args goes with --call TOOL");
   const calls = parseCalls(values.call, values.args);
   const reads = parseReads(values.read);
   const maxBytes = parseIntFlag(values["max-bytes"], "--max-bytes", "audit");
   const selected = selectUpstream(values, command, "audit", io.cwd, io.env);
 
   // The audit shows what would change: a config's dryRun must not hide it.
-  const policy = new Policy({ ...policyOptionsFor(selected.config, selected.server), dryRun: false, ...(values.charset === undefined ? {} : { charset: values.charset as "transcode" | "preserve" }) });
-  const logger = createStderrLogger(level as LogLevel, {}, (line) => io.stderr.write(line)).child({ upstream: selected.name });
-  const fetch = createUpstreamAuths(io, selected.config, selected.configFile, logger).for(selected.name, selected.server)?.fetch;
-  const transport = createUpstreamTransport(upstreamSpec(selected.server), { logger, maxMessageBytes: selected.config.limits.maxMessageBytes, ...(fetch === undefined ? {} : { fetch }) });
+  const policy = new Policy({
+    ...policyOptionsFor(selected.config, selected.server),
+    dryRun: false,
+    ...(values.charset === undefined ? {} : { charset: values.charset as "transcode" | "preserve" }),
+  });
+  const logger = createStderrLogger(level as LogLevel, {}, (line) => io.stderr.write(line)).child({
+    upstream: selected.name,
+  });
+  const fetch = createUpstreamAuths(io, selected.config, selected.configFile, logger).for(
+    selected.name,
+    selected.server,
+  )?.fetch;
+  const transport = createUpstreamTransport(upstreamSpec(selected.server), {
+    logger,
+    maxMessageBytes: selected.config.limits.maxMessageBytes,
+    ...(fetch === undefined ? {} : { fetch }),
+  });
   const progress = createProgress(io.stderr as NodeJS.WriteStream);
   const tokens = values.tokens ? await loadTokenCounter() : undefined;
   const { model } = await runAudit({
@@ -117,7 +138,11 @@ export async function runAuditCommand(argv: readonly string[], io: CliIo): Promi
     upstream: describeUpstream(selected.server),
     policy,
     // Pages are not held: the audit only reports where results would be cut.
-    fit: { policy: new FitPolicy({ ...fitOptionsFor(selected.config, selected.server), dryRun: false }), runtime: createFitRuntime(fitLimitsOf(selected.config)), store: null },
+    fit: {
+      policy: new FitPolicy({ ...fitOptionsFor(selected.config, selected.server), dryRun: false }),
+      runtime: createFitRuntime(fitLimitsOf(selected.config)),
+      store: null,
+    },
     concurrency,
     requestTimeoutMs: selected.config.limits.requestTimeoutMs,
     ...(tokens === undefined ? {} : { tokens }),
@@ -151,7 +176,9 @@ function describeUpstream(server: ServerConfig): string {
 async function packageVersion(): Promise<string> {
   const { readFile } = await import("node:fs/promises");
   try {
-    return (JSON.parse(await readFile(new URL("../../../package.json", import.meta.url), "utf8")) as { version: string }).version;
+    return (
+      JSON.parse(await readFile(new URL("../../../package.json", import.meta.url), "utf8")) as { version: string }
+    ).version;
   } catch {
     return "0";
   }

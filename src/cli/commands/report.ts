@@ -50,7 +50,8 @@ export async function runReport(argv: readonly string[], io: CliIo): Promise<Exi
   const format = parseReportFormat(values.format, "report: --format");
   const topOffenders = parseIntFlag(values.top, "--top", "report") ?? DEFAULT_TOP_OFFENDERS;
   const maxUris = parseIntFlag(values["max-uris"], "--max-uris", "report") ?? DEFAULT_MAX_URIS;
-  const maxLineBytes = parseIntFlag(values["max-line-bytes"], "--max-line-bytes", "report") ?? DEFAULT_MAX_LOG_LINE_BYTES;
+  const maxLineBytes =
+    parseIntFlag(values["max-line-bytes"], "--max-line-bytes", "report") ?? DEFAULT_MAX_LOG_LINE_BYTES;
   // `report -- a.jsonl` is allowed: a log named like a flag.
   const sources = await expandLogSources([...positionals, ...command], io.cwd);
   const aggregator = new ReportAggregator({ topOffenders, maxUris: Math.max(1, maxUris) });
@@ -64,7 +65,11 @@ export async function runReport(argv: readonly string[], io: CliIo): Promise<Exi
   } else {
     await writeFully(io.stdout, text);
   }
-  if (model.malformed.lines > 0) await writeFully(io.stderr, `report: ${model.malformed.lines} malformed lines skipped (first: ${describeFirst(model.malformed.examples[0])})\n`);
+  if (model.malformed.lines > 0)
+    await writeFully(
+      io.stderr,
+      `report: ${model.malformed.lines} malformed lines skipped (first: ${describeFirst(model.malformed.examples[0])})\n`,
+    );
   return EXIT.OK;
 }
 

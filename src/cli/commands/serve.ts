@@ -71,7 +71,15 @@ export function isLoopbackHost(host: string): boolean {
 export async function runServe(argv: readonly string[], io: CliIo): Promise<ExitCode> {
   const { values, command } = parseCommandArgs(
     argv,
-    { ...SELECTOR_OPTIONS, ...OBSERVE_OPTIONS, name: { type: "string" }, host: { type: "string" }, port: { type: "string" }, "inherit-env": { type: "boolean" }, help: { type: "boolean", short: "h" } },
+    {
+      ...SELECTOR_OPTIONS,
+      ...OBSERVE_OPTIONS,
+      name: { type: "string" },
+      host: { type: "string" },
+      port: { type: "string" },
+      "inherit-env": { type: "boolean" },
+      help: { type: "boolean", short: "h" },
+    },
     "serve",
   );
   if (values.help) {
@@ -84,21 +92,39 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<Exit
   /** Variables never passed to stdio upstreams: those the config's `auth` sections read (kept across SIGHUP). */
   const withheld: string[] = [];
   if (command.length > 0 || values.url !== undefined) {
-    if (values.name === undefined) throw new NormalizerError("USAGE", "serve: name the upstream with --name NAME (its endpoints are /mcp/NAME, /sse/NAME, /ws/NAME)");
-    if (values.config !== undefined) throw new NormalizerError("USAGE", "serve: give either --config or an upstream (-- CMD… / --url), not both");
-    if (values["inherit-env"] === true && command.length === 0) throw new NormalizerError("USAGE", "serve: --inherit-env goes with a stdio upstream (-- CMD ARGS…)");
+    if (values.name === undefined)
+      throw new NormalizerError(
+        "USAGE",
+        "serve: name the upstream with --name NAME (its endpoints are /mcp/NAME, /sse/NAME, /ws/NAME)",
+      );
+    if (values.config !== undefined)
+      throw new NormalizerError("USAGE", "serve: give either --config or an upstream (-- CMD… / --url), not both");
+    if (values["inherit-env"] === true && command.length === 0)
+      throw new NormalizerError("USAGE", "serve: --inherit-env goes with a stdio upstream (-- CMD ARGS…)");
     config = selectUpstream(values, command, "serve", io.cwd, io.env, values.name).config;
-    if (values["inherit-env"] === true) config = ConfigSchema.parse({ ...config, mcpServers: { [values.name]: { ...config.mcpServers[values.name], inheritEnv: true } } });
+    if (values["inherit-env"] === true)
+      config = ConfigSchema.parse({
+        ...config,
+        mcpServers: { [values.name]: { ...config.mcpServers[values.name], inheritEnv: true } },
+      });
   } else {
-    if (values.name !== undefined) throw new NormalizerError("USAGE", "serve: --name goes with an upstream (-- CMD ARGS… or --url URL)");
-    if (values["inherit-env"] === true) throw new NormalizerError("USAGE", 'serve: --inherit-env goes with -- CMD ARGS…; in a config, set "inheritEnv": true on the server');
+    if (values.name !== undefined)
+      throw new NormalizerError("USAGE", "serve: --name goes with an upstream (-- CMD ARGS… or --url URL)");
+    if (values["inherit-env"] === true)
+      throw new NormalizerError(
+        "USAGE",
+        'serve: --inherit-env goes with -- CMD ARGS…; in a config, set "inheritEnv": true on the server',
+      );
     let loaded;
     try {
       loaded = loadConfigFile(resolve(io.cwd, values.config ?? "proxy.config.json"), io.env);
     } catch (error) {
       // With no --config, say what else serve accepts rather than only that a file is missing.
       if (values.config === undefined && error instanceof NormalizerError && error.code === "CONFIG_NOT_FOUND") {
-        throw new NormalizerError("CONFIG_NOT_FOUND", `${error.message} (serve reads ./proxy.config.json by default: pass --config FILE, or serve one upstream with --name NAME -- CMD ARGS… / --url URL)`);
+        throw new NormalizerError(
+          "CONFIG_NOT_FOUND",
+          `${error.message} (serve reads ./proxy.config.json by default: pass --config FILE, or serve one upstream with --name NAME -- CMD ARGS… / --url URL)`,
+        );
       }
       throw error;
     }
@@ -108,16 +134,32 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<Exit
   }
   const port = parseIntFlag(values.port, "--port", "serve") ?? config.listen.port;
   const host = values.host ?? config.listen.host;
-  if (!isLoopbackHost(host) && (config.auth?.bearerTokens?.length ?? 0) === 0 && config.auth?.allowUnauthenticated !== true) {
-    throw new NormalizerError("INSECURE_BIND", `serve: refusing to listen on ${host} without auth: set auth.bearerTokens in the config, or auth.allowUnauthenticated: true to opt out explicitly`);
+  if (
+    !isLoopbackHost(host) &&
+    (config.auth?.bearerTokens?.length ?? 0) === 0 &&
+    config.auth?.allowUnauthenticated !== true
+  ) {
+    throw new NormalizerError(
+      "INSECURE_BIND",
+      `serve: refusing to listen on ${host} without auth: set auth.bearerTokens in the config, or auth.allowUnauthenticated: true to opt out explicitly`,
+    );
   }
   config = ConfigSchema.parse({ ...config, listen: { host, port } });
 
-  const observers = await createObservers(config, values, io, configFile, { live: true, servers: Object.keys(config.mcpServers) });
+  const observers = await createObservers(config, values, io, configFile, {
+    live: true,
+    servers: Object.keys(config.mcpServers),
+  });
   const sessions = new SessionManager({
     servers: serverEntries(config, observers),
     fitRuntime: createFitRuntime(fitLimitsOf(config)),
-    createUpstream: createUpstreamFactory({ maxMessageBytes: config.limits.maxMessageBytes, rawStringBytes: config.limits.rawStringBytes, stderrToHosts: false, childEnvironment: { withhold: withheld }, auths: createUpstreamAuths(io, config, configFile, observers.logger) }),
+    createUpstream: createUpstreamFactory({
+      maxMessageBytes: config.limits.maxMessageBytes,
+      rawStringBytes: config.limits.rawStringBytes,
+      stderrToHosts: false,
+      childEnvironment: { withhold: withheld },
+      auths: createUpstreamAuths(io, config, configFile, observers.logger),
+    }),
     logger: observers.logger,
     requestTimeoutMs: config.limits.requestTimeoutMs,
     maxBatch: config.limits.maxBatch,
@@ -151,7 +193,10 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<Exit
     // hostSessions: the listener's count of live host sessions (what limits.maxSessions counts).
     // Without a valid token (when tokens are configured) only the status: errors and counts are
     // the operator's.
-    health: (detailed) => (detailed ? { ...sessions.healthReport(), hostSessions: frontend.sessionsInUse } : { status: sessions.healthReport().status }),
+    health: (detailed) =>
+      detailed
+        ? { ...sessions.healthReport(), hostSessions: frontend.sessionsInUse }
+        : { status: sessions.healthReport().status },
     ...(observers.metrics === undefined ? {} : { metrics: observers.metrics }),
     ...(observers.report === undefined ? {} : { report: observers.report }),
     logger: observers.logger,
@@ -166,7 +211,10 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<Exit
     address = await frontend.listen(port, host);
   } catch (error) {
     await observers.close();
-    throw new NormalizerError("UPSTREAM_UNREACHABLE", `serve: cannot listen on ${host}:${port}: ${(error as Error).message}`);
+    throw new NormalizerError(
+      "UPSTREAM_UNREACHABLE",
+      `serve: cannot listen on ${host}:${port}: ${(error as Error).message}`,
+    );
   }
   // Handlers before the "listening" line: whoever reads it may signal at once.
   const signals = shutdownSignals();
@@ -181,15 +229,24 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<Exit
       // A secret a server's new `auth` reads is withheld from children started from now on.
       for (const variable of authVariables) if (!withheld.includes(variable)) withheld.push(variable);
       const { updated, ignored } = sessions.reconfigure(serverEntries(reloaded, observers));
-      observers.logger.info("SIGHUP: config re-read; new sessions use it", { file: configFile, updated, ...(ignored.length > 0 ? { ignoredNeedRestart: ignored } : {}) });
+      observers.logger.info("SIGHUP: config re-read; new sessions use it", {
+        file: configFile,
+        updated,
+        ...(ignored.length > 0 ? { ignoredNeedRestart: ignored } : {}),
+      });
     } catch (error) {
-      observers.logger.error("SIGHUP: config not reloaded; the running config stays", { file: configFile, error: error instanceof Error ? error.message : String(error) });
+      observers.logger.error("SIGHUP: config not reloaded; the running config stays", {
+        file: configFile,
+        error: error instanceof Error ? error.message : String(error),
+      });
     }
   });
 
   const lines = [`mcp-normalizer listening on ${address.url}`];
   for (const name of sessions.serverNames) {
-    lines.push(`  ${name}: ${address.url}/mcp/${name}  (SSE ${address.url}/sse/${name}, WebSocket ${address.url.replace(/^http/, "ws")}/ws/${name})`);
+    lines.push(
+      `  ${name}: ${address.url}/mcp/${name}  (SSE ${address.url}/sse/${name}, WebSocket ${address.url.replace(/^http/, "ws")}/ws/${name})`,
+    );
   }
   lines.push(`  health: ${address.url}/healthz   metrics: ${address.url}/metrics   report: ${address.url}/report`);
   await writeFully(io.stdout, `${lines.join("\n")}\n`);
@@ -206,7 +263,13 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<Exit
  * in flight finish for up to `graceMs` (a second signal ends the wait), then end every session
  * and upstream child, and flush the log.
  */
-async function shutDown(signals: ShutdownSignals, graceMs: number, frontend: ReturnType<typeof createHttpFrontend>, sessions: SessionManager, observers: Observers): Promise<void> {
+async function shutDown(
+  signals: ShutdownSignals,
+  graceMs: number,
+  frontend: ReturnType<typeof createHttpFrontend>,
+  sessions: SessionManager,
+  observers: Observers,
+): Promise<void> {
   const signal = await signals.first;
   observers.logger.info("shutting down", { signal, inFlight: sessions.waitingRequests, graceMs });
   frontend.stopAccepting();
@@ -226,6 +289,9 @@ function serverEntries(config: ProxyConfig, observers: Observers): Map<string, S
   return new Map(
     Object.entries(config.mcpServers)
       .filter(([, server]) => server.disabled !== true)
-      .map(([name, server]) => [name, serverEntry(config, server, observers.policyOverrides(policyOptionsFor(config, server)))] as const),
+      .map(
+        ([name, server]) =>
+          [name, serverEntry(config, server, observers.policyOverrides(policyOptionsFor(config, server)))] as const,
+      ),
   );
 }

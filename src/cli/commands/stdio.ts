@@ -68,19 +68,46 @@ export async function runStdio(argv: readonly string[], io: CliIo): Promise<Exit
   }
 }
 
-const STDIO_OPTIONS = { ...SELECTOR_OPTIONS, ...OBSERVE_OPTIONS, "no-browser": { type: "boolean" }, help: { type: "boolean", short: "h" } } as const;
+const STDIO_OPTIONS = {
+  ...SELECTOR_OPTIONS,
+  ...OBSERVE_OPTIONS,
+  "no-browser": { type: "boolean" },
+  help: { type: "boolean", short: "h" },
+} as const;
 const parseStdioArgs = (argv: readonly string[]) => parseCommandArgs(argv, STDIO_OPTIONS, "stdio");
 
-async function runSession(values: ReturnType<typeof parseStdioArgs>["values"], command: readonly string[], io: CliIo, signals: ShutdownSignals): Promise<ExitCode> {
+async function runSession(
+  values: ReturnType<typeof parseStdioArgs>["values"],
+  command: readonly string[],
+  io: CliIo,
+  signals: ShutdownSignals,
+): Promise<ExitCode> {
   let stopping: NodeJS.Signals | undefined;
   void signals.first.then((signal) => (stopping = signal));
   const selected = selectUpstream(values, command, "stdio", io.cwd, io.env);
   const observers = await createObservers(selected.config, values, io, selected.configFile);
-  const auths = createUpstreamAuths(io, selected.config, selected.configFile, observers.logger, { openBrowser: values["no-browser"] !== true });
+  const auths = createUpstreamAuths(io, selected.config, selected.configFile, observers.logger, {
+    openBrowser: values["no-browser"] !== true,
+  });
   const sessions = new SessionManager({
-    servers: new Map([[selected.name, serverEntry(selected.config, selected.server, observers.policyOverrides(policyOptionsFor(selected.config, selected.server)))]]),
+    servers: new Map([
+      [
+        selected.name,
+        serverEntry(
+          selected.config,
+          selected.server,
+          observers.policyOverrides(policyOptionsFor(selected.config, selected.server)),
+        ),
+      ],
+    ]),
     fitRuntime: createFitRuntime(fitLimitsOf(selected.config)),
-    createUpstream: createUpstreamFactory({ maxMessageBytes: selected.config.limits.maxMessageBytes, rawStringBytes: selected.config.limits.rawStringBytes, stderrToHosts: true, childEnvironment: "inherit", auths }),
+    createUpstream: createUpstreamFactory({
+      maxMessageBytes: selected.config.limits.maxMessageBytes,
+      rawStringBytes: selected.config.limits.rawStringBytes,
+      stderrToHosts: true,
+      childEnvironment: "inherit",
+      auths,
+    }),
     logger: observers.logger,
     requestTimeoutMs: selected.config.limits.requestTimeoutMs,
     maxBatch: selected.config.limits.maxBatch,
@@ -102,7 +129,13 @@ async function runSession(values: ReturnType<typeof parseStdioArgs>["values"], c
   // OAuth: with no usable token the browser login runs first; the host's initialize waits on stdin.
   const preparing = auths.for(selected.name, selected.server)?.prepare();
   if (preparing !== undefined) {
-    const ready = await Promise.race([preparing.then(() => ({}), (error: unknown) => ({ error })), signals.first.then((signal) => ({ signal }))]);
+    const ready = await Promise.race([
+      preparing.then(
+        () => ({}),
+        (error: unknown) => ({ error }),
+      ),
+      signals.first.then((signal) => ({ signal })),
+    ]);
     if ("signal" in ready) {
       preparing.catch(() => {});
       return stoppedDuringStartup(ready.signal);
@@ -112,9 +145,19 @@ async function runSession(values: ReturnType<typeof parseStdioArgs>["values"], c
       throw ready.error;
     }
   }
-  const host = new StdioHostTransport({ input: io.stdin, output: io.stdout, maxMessageBytes: selected.config.limits.maxMessageBytes });
+  const host = new StdioHostTransport({
+    input: io.stdin,
+    output: io.stdout,
+    maxMessageBytes: selected.config.limits.maxMessageBytes,
+  });
   const opening = sessions.open(host, selected.name, "stdio");
-  const first = await Promise.race([opening.then((bridge) => ({ bridge }), (error: unknown) => ({ error })), signals.first.then((signal) => ({ signal }))]);
+  const first = await Promise.race([
+    opening.then(
+      (bridge) => ({ bridge }),
+      (error: unknown) => ({ error }),
+    ),
+    signals.first.then((signal) => ({ signal })),
+  ]);
   if ("signal" in first) {
     opening.catch(() => {}); // it fails once closed under it; the signal is what ends the run
     return stoppedDuringStartup(first.signal);
@@ -122,7 +165,10 @@ async function runSession(values: ReturnType<typeof parseStdioArgs>["values"], c
   if ("error" in first) {
     const { error } = first;
     await observers.close();
-    throw new NormalizerError("UPSTREAM_UNREACHABLE", `stdio: could not start the upstream${selected.configFile === undefined ? "" : ` "${selected.name}"`}: ${error instanceof Error ? error.message : String(error)}`);
+    throw new NormalizerError(
+      "UPSTREAM_UNREACHABLE",
+      `stdio: could not start the upstream${selected.configFile === undefined ? "" : ` "${selected.name}"`}: ${error instanceof Error ? error.message : String(error)}`,
+    );
   }
   const opened = first.bridge;
   const ended = new Promise<void>((resolve) => {

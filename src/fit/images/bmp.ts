@@ -22,10 +22,14 @@ export function decodeBmp(bytes: Buffer, maxPixels: number): RawPixels {
   try {
     decoded = decode(bytes, { toRGBA: true });
   } catch (error) {
-    throw new ImageRefusal("warn-image-undecodable", `BMP does not decode: ${error instanceof Error ? error.message : String(error)}`);
+    throw new ImageRefusal(
+      "warn-image-undecodable",
+      `BMP does not decode: ${error instanceof Error ? error.message : String(error)}`,
+    );
   }
   const expected = decoded.width * decoded.height * 4;
-  if (decoded.data.length !== expected) throw new ImageRefusal("warn-image-undecodable", "BMP decoded to the wrong number of pixels");
+  if (decoded.data.length !== expected)
+    throw new ImageRefusal("warn-image-undecodable", "BMP decoded to the wrong number of pixels");
   const alphaMask = (decoded as unknown as { maskAlpha?: number }).maskAlpha ?? 0;
   const alpha = (decoded.bitPP === 32 || decoded.bitPP === 16) && alphaMask !== 0;
   return { kind: "raw", data: decoded.data, width: decoded.width, height: decoded.height, alpha };

@@ -32,19 +32,32 @@ const FAR_OVER = 1.6;
 /** Below this long side an image is not made smaller still. */
 const MIN_SIDE = 16;
 
-export function formatOrder(sourceMime: string, lossySource: boolean, alpha: boolean, allowed: readonly ImageFormat[]): ImageFormat[] {
+export function formatOrder(
+  sourceMime: string,
+  lossySource: boolean,
+  alpha: boolean,
+  allowed: readonly ImageFormat[],
+): ImageFormat[] {
   const order: ImageFormat[] = [];
   const add = (format: ImageFormat): void => {
     if (allowed.includes(format) && !order.includes(format)) order.push(format);
   };
   if ((allowed as readonly string[]).includes(sourceMime)) add(sourceMime as ImageFormat);
   if (!lossySource) add("image/png");
-  for (const format of alpha ? (["image/webp", "image/png", "image/jpeg"] as const) : (["image/jpeg", "image/webp", "image/png"] as const)) add(format);
+  for (const format of alpha
+    ? (["image/webp", "image/png", "image/jpeg"] as const)
+    : (["image/jpeg", "image/webp", "image/png"] as const))
+    add(format);
   add("image/gif");
   return order;
 }
 
-export async function encodeToFit(sharp: Sharp, pixels: Pixels, order: readonly ImageFormat[], maxBytes: number): Promise<Encoded | null> {
+export async function encodeToFit(
+  sharp: Sharp,
+  pixels: Pixels,
+  order: readonly ImageFormat[],
+  maxBytes: number,
+): Promise<Encoded | null> {
   let width = pixels.width;
   let height = pixels.height;
   for (let round = 0; round < MAX_ROUNDS; round++) {
@@ -52,7 +65,8 @@ export async function encodeToFit(sharp: Sharp, pixels: Pixels, order: readonly 
       const qualities = mime === "image/jpeg" || mime === "image/webp" ? LOSSY_QUALITIES : [undefined];
       for (const quality of qualities) {
         const bytes = await encodeOnce(sharp, pixels, width, height, mime, quality);
-        if (bytes.length <= maxBytes) return { bytes, mime, width, height, ...(quality === undefined ? {} : { quality }) };
+        if (bytes.length <= maxBytes)
+          return { bytes, mime, width, height, ...(quality === undefined ? {} : { quality }) };
         // Far over: a lower quality will not close the gap; a smaller image will.
         if (bytes.length > maxBytes * FAR_OVER) break;
       }
@@ -64,7 +78,14 @@ export async function encodeToFit(sharp: Sharp, pixels: Pixels, order: readonly 
   return null;
 }
 
-function encodeOnce(sharp: Sharp, pixels: Pixels, width: number, height: number, mime: ImageFormat, quality: number | undefined): Promise<Buffer> {
+function encodeOnce(
+  sharp: Sharp,
+  pixels: Pixels,
+  width: number,
+  height: number,
+  mime: ImageFormat,
+  quality: number | undefined,
+): Promise<Buffer> {
   let image = sharp(pixels.data, { raw: { width: pixels.width, height: pixels.height, channels: pixels.channels } });
   if (width !== pixels.width || height !== pixels.height) image = image.resize(width, height, { fit: "fill" });
   switch (mime) {
@@ -72,7 +93,10 @@ function encodeOnce(sharp: Sharp, pixels: Pixels, width: number, height: number,
       return image.png({ compressionLevel: 6 }).toBuffer();
     case "image/jpeg":
       // JPEG has no alpha: transparent pixels become white, as most viewers show them.
-      return image.flatten({ background: "#ffffff" }).jpeg({ quality: quality ?? 85 }).toBuffer();
+      return image
+        .flatten({ background: "#ffffff" })
+        .jpeg({ quality: quality ?? 85 })
+        .toBuffer();
     case "image/webp":
       return image.webp({ quality: quality ?? 85 }).toBuffer();
     case "image/gif":

@@ -12,7 +12,11 @@ import { ImageRefusal, refuseOverPixels, type EncodedImage, type RawPixels } fro
 import { sourceKind, type SourceKind } from "./sourceKind.js";
 import { renderSvg } from "./svg.js";
 
-export type ImageWarning = "warn-image-undecodable" | "warn-image-too-many-pixels" | "warn-image-unfittable" | "warn-image-timeout";
+export type ImageWarning =
+  | "warn-image-undecodable"
+  | "warn-image-too-many-pixels"
+  | "warn-image-unfittable"
+  | "warn-image-timeout";
 
 export type ImageFit =
   | { readonly kind: "keep"; readonly reason: string }
@@ -36,7 +40,12 @@ export async function fitImage(bytes: Buffer, settings: ImageSettings, options: 
 
 async function fit(bytes: Buffer, settings: ImageSettings, options: FitImageOptions): Promise<ImageFit> {
   const source = sourceKind(bytes);
-  if (source === null) return { kind: "warn", action: "warn-image-undecodable", reason: "not a PNG, JPEG, GIF, WebP, TIFF, AVIF, HEIC, BMP, ICO or SVG image" };
+  if (source === null)
+    return {
+      kind: "warn",
+      action: "warn-image-undecodable",
+      reason: "not a PNG, JPEG, GIF, WebP, TIFF, AVIF, HEIC, BMP, ICO or SVG image",
+    };
   const sharp = await loadSharp();
   let input: Buffer | RawPixels | EncodedImage = bytes;
   let from: { width: number; height: number };
@@ -47,7 +56,8 @@ async function fit(bytes: Buffer, settings: ImageSettings, options: FitImageOpti
       refuseOverPixels(meta.width, meta.height, options.maxPixels, source.mime);
       from = meta;
       const why = overLimits(source.mime, bytes.length, meta, settings);
-      if (why.length === 0) return { kind: "keep", reason: `${describe(source.mime, meta, bytes.length)} within the limits` };
+      if (why.length === 0)
+        return { kind: "keep", reason: `${describe(source.mime, meta, bytes.length)} within the limits` };
       note = why.join(", ");
       break;
     }
@@ -70,12 +80,27 @@ async function fit(bytes: Buffer, settings: ImageSettings, options: FitImageOpti
   }
   if (note === "") note = `${source.mime} is not among formats`;
   const pixels = await resizeToPixels(sharp, input, settings.maxDimension, options.maxPixels);
-  const order = formatOrder(source.mime, source.lossy, pixels.channels === 2 || pixels.channels === 4, settings.formats);
+  const order = formatOrder(
+    source.mime,
+    source.lossy,
+    pixels.channels === 2 || pixels.channels === 4,
+    settings.formats,
+  );
   const encoded = await encodeToFit(sharp, pixels, order, settings.maxBytes);
   const before = describe(source.mime, from, bytes.length);
-  if (encoded === null) return { kind: "warn", action: "warn-image-unfittable", reason: `${before}: no encoding in ${settings.formats.join(", ")} fits maxBytes ${settings.maxBytes}` };
+  if (encoded === null)
+    return {
+      kind: "warn",
+      action: "warn-image-unfittable",
+      reason: `${before}: no encoding in ${settings.formats.join(", ")} fits maxBytes ${settings.maxBytes}`,
+    };
   const quality = encoded.quality === undefined ? "" : ` (quality ${encoded.quality})`;
-  return { kind: "fitted", bytes: encoded.bytes, mime: encoded.mime, reason: `${before} → ${encoded.width}×${encoded.height} ${encoded.mime}${quality}, ${encoded.bytes.length} bytes: ${note}` };
+  return {
+    kind: "fitted",
+    bytes: encoded.bytes,
+    mime: encoded.mime,
+    reason: `${before} → ${encoded.width}×${encoded.height} ${encoded.mime}${quality}, ${encoded.bytes.length} bytes: ${note}`,
+  };
 }
 
 /** Width and height as displayed (EXIF orientation applied), from the header alone. */
@@ -92,7 +117,12 @@ async function readHeader(sharp: Sharp, bytes: Buffer, what: string): Promise<{ 
   return { width, height };
 }
 
-function overLimits(mime: string, size: number, meta: { width: number; height: number }, settings: ImageSettings): string[] {
+function overLimits(
+  mime: string,
+  size: number,
+  meta: { width: number; height: number },
+  settings: ImageSettings,
+): string[] {
   const why: string[] = [];
   if (!(settings.formats as readonly string[]).includes(mime)) why.push(`${mime} is not among formats`);
   if (Math.max(meta.width, meta.height) > settings.maxDimension) why.push(`over maxDimension ${settings.maxDimension}`);
@@ -104,10 +134,18 @@ function overLimits(mime: string, size: number, meta: { width: number; height: n
  * Decoded, oriented, sRGB, 8 bits per channel, no larger than `maxDimension`; an alpha channel
  * only when some pixel is not opaque.
  */
-async function resizeToPixels(sharp: Sharp, input: Buffer | RawPixels | EncodedImage, maxDimension: number, maxPixels: number): Promise<Pixels> {
+async function resizeToPixels(
+  sharp: Sharp,
+  input: Buffer | RawPixels | EncodedImage,
+  maxDimension: number,
+  maxPixels: number,
+): Promise<Pixels> {
   const image =
     Buffer.isBuffer(input) || input.kind === "encoded"
-      ? sharp(Buffer.isBuffer(input) ? input : input.bytes, { limitInputPixels: maxPixels, failOn: "error" }).autoOrient()
+      ? sharp(Buffer.isBuffer(input) ? input : input.bytes, {
+          limitInputPixels: maxPixels,
+          failOn: "error",
+        }).autoOrient()
       : sharp(input.data, { raw: { width: input.width, height: input.height, channels: 4 } });
   if (!Buffer.isBuffer(input) && input.kind === "raw" && !input.alpha) image.removeAlpha();
   const { data, info } = await image
@@ -117,10 +155,20 @@ async function resizeToPixels(sharp: Sharp, input: Buffer | RawPixels | EncodedI
     .toBuffer({ resolveWithObject: true });
   let pixels: Pixels = { data, width: info.width, height: info.height, channels: info.channels };
   if (pixels.channels === 2 || pixels.channels === 4) {
-    const stats = await sharp(data, { raw: { width: info.width, height: info.height, channels: info.channels } }).stats();
+    const stats = await sharp(data, {
+      raw: { width: info.width, height: info.height, channels: info.channels },
+    }).stats();
     if (stats.isOpaque) {
-      const opaque = await sharp(data, { raw: { width: info.width, height: info.height, channels: info.channels } }).removeAlpha().raw().toBuffer({ resolveWithObject: true });
-      pixels = { data: opaque.data, width: opaque.info.width, height: opaque.info.height, channels: opaque.info.channels };
+      const opaque = await sharp(data, { raw: { width: info.width, height: info.height, channels: info.channels } })
+        .removeAlpha()
+        .raw()
+        .toBuffer({ resolveWithObject: true });
+      pixels = {
+        data: opaque.data,
+        width: opaque.info.width,
+        height: opaque.info.height,
+        channels: opaque.info.channels,
+      };
     }
   }
   return pixels;

@@ -13,14 +13,16 @@ const PNG_MAGIC = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 
 export function decodeIcon(bytes: Buffer, maxPixels: number): RawPixels | EncodedImage {
   const count = bytes.readUInt16LE(4);
-  if (count === 0 || count > MAX_ENTRIES) throw new ImageRefusal("warn-image-undecodable", `icon with ${count} entries (at most ${MAX_ENTRIES} are read)`);
+  if (count === 0 || count > MAX_ENTRIES)
+    throw new ImageRefusal("warn-image-undecodable", `icon with ${count} entries (at most ${MAX_ENTRIES} are read)`);
   if (bytes.length < 6 + 16 * count) throw new ImageRefusal("warn-image-undecodable", "icon directory is truncated");
   let total = 0;
   for (let i = 0; i < count; i++) {
     const entry = 6 + 16 * i;
     const size = bytes.readUInt32LE(entry + 8);
     const offset = bytes.readUInt32LE(entry + 12);
-    if (offset + size > bytes.length || size < 16) throw new ImageRefusal("warn-image-undecodable", `icon entry ${i} lies outside the file`);
+    if (offset + size > bytes.length || size < 16)
+      throw new ImageRefusal("warn-image-undecodable", `icon entry ${i} lies outside the file`);
     const [width, height] = entryPixels(bytes, offset);
     refuseOverPixels(width, height, maxPixels, `icon entry ${i}`);
     total += width * height;
@@ -30,11 +32,23 @@ export function decodeIcon(bytes: Buffer, maxPixels: number): RawPixels | Encode
   try {
     entries = decodeIco(bytes);
   } catch (error) {
-    throw new ImageRefusal("warn-image-undecodable", `icon does not decode: ${error instanceof Error ? error.message : String(error)}`);
+    throw new ImageRefusal(
+      "warn-image-undecodable",
+      `icon does not decode: ${error instanceof Error ? error.message : String(error)}`,
+    );
   }
-  const best = entries.reduce((a, b) => (b.width * b.height > a.width * a.height || (b.width * b.height === a.width * a.height && b.bpp > a.bpp) ? b : a));
-  if (best.type === "png") return { kind: "encoded", bytes: Buffer.from(best.data.buffer, best.data.byteOffset, best.data.byteLength) };
-  return { kind: "raw", data: Buffer.from(best.data.buffer, best.data.byteOffset, best.data.byteLength), width: best.width, height: best.height, alpha: true };
+  const best = entries.reduce((a, b) =>
+    b.width * b.height > a.width * a.height || (b.width * b.height === a.width * a.height && b.bpp > a.bpp) ? b : a,
+  );
+  if (best.type === "png")
+    return { kind: "encoded", bytes: Buffer.from(best.data.buffer, best.data.byteOffset, best.data.byteLength) };
+  return {
+    kind: "raw",
+    data: Buffer.from(best.data.buffer, best.data.byteOffset, best.data.byteLength),
+    width: best.width,
+    height: best.height,
+    alpha: true,
+  };
 }
 
 /** The size an entry declares in its own header: PNG's IHDR, or the DIB header (whose height counts the AND mask twice). */

@@ -22,6 +22,8 @@ export function loadSharp(): Promise<Sharp> {
 }
 
 export function loadResvg(): Promise<Resvg> {
-  resvgLoading ??= import("@resvg/resvg-js").then((module) => (module as unknown as { default?: Resvg }).default ?? module);
+  resvgLoading ??= import("@resvg/resvg-js").then(
+    (module) => (module as unknown as { default?: Resvg }).default ?? module,
+  );
   return resvgLoading;
 }

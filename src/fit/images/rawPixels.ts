@@ -26,6 +26,9 @@ export class ImageRefusal extends Error {
 
 export function refuseOverPixels(width: number, height: number, maxPixels: number, what: string): void {
   if (width * height > maxPixels) {
-    throw new ImageRefusal("warn-image-too-many-pixels", `${what} declares ${width}×${height} pixels, over limits.imageMaxPixels (${maxPixels}); not decoded`);
+    throw new ImageRefusal(
+      "warn-image-too-many-pixels",
+      `${what} declares ${width}×${height} pixels, over limits.imageMaxPixels (${maxPixels}); not decoded`,
+    );
   }
 }

@@ -39,7 +39,10 @@ export function sourceKind(bytes: Buffer): SourceKind | null {
 }
 
 function looksLikeSvg(bytes: Buffer): boolean {
-  const head = bytes.subarray(0, SVG_HEAD_BYTES).toString("utf8").replace(/^\uFEFF/, "");
+  const head = bytes
+    .subarray(0, SVG_HEAD_BYTES)
+    .toString("utf8")
+    .replace(/^\uFEFF/, "");
   // Only markup before the root: an XML declaration, comments, processing instructions, a doctype.
   const prolog = /^(?:\s+|<\?[\s\S]*?\?>|<!--[\s\S]*?-->|<!DOCTYPE[^>[]*(?:\[[\s\S]*?\])?\s*>)*<svg[\s>]/i;
   return prolog.test(head);

@@ -28,15 +28,31 @@ export async function renderSvg(bytes: Buffer, maxDimension: number, signal?: Ab
     width = parsed.width;
     height = parsed.height;
   } catch (error) {
-    throw new ImageRefusal("warn-image-undecodable", `SVG does not parse: ${error instanceof Error ? error.message : String(error)}`);
+    throw new ImageRefusal(
+      "warn-image-undecodable",
+      `SVG does not parse: ${error instanceof Error ? error.message : String(error)}`,
+    );
   }
   if (!(width > 0 && height > 0)) throw new ImageRefusal("warn-image-undecodable", "SVG has no size");
   const scale = Math.min(1, maxDimension / Math.max(width, height));
-  const fitTo = width >= height ? { mode: "width" as const, value: Math.max(1, Math.round(width * scale)) } : { mode: "height" as const, value: Math.max(1, Math.round(height * scale)) };
+  const fitTo =
+    width >= height
+      ? { mode: "width" as const, value: Math.max(1, Math.round(width * scale)) }
+      : { mode: "height" as const, value: Math.max(1, Math.round(height * scale)) };
   try {
     const rendered = await renderAsync(svg, { font, fitTo, logLevel: "off" }, signal ?? null);
-    return { png: rendered.asPng(), width: rendered.width, height: rendered.height, sourceWidth: Math.round(width), sourceHeight: Math.round(height), neutralized };
+    return {
+      png: rendered.asPng(),
+      width: rendered.width,
+      height: rendered.height,
+      sourceWidth: Math.round(width),
+      sourceHeight: Math.round(height),
+      neutralized,
+    };
   } catch (error) {
-    throw new ImageRefusal("warn-image-undecodable", `SVG does not render: ${error instanceof Error ? error.message : String(error)}`);
+    throw new ImageRefusal(
+      "warn-image-undecodable",
+      `SVG does not render: ${error instanceof Error ? error.message : String(error)}`,
+    );
   }
 }

@@ -23,7 +23,11 @@ export interface CutOptions {
 }
 
 /** The content list with over-budget text cut; the original list itself when nothing was cut. */
-export function cutContent(content: readonly unknown[], options: CutOptions, changes: ChangeRecord[]): readonly unknown[] {
+export function cutContent(
+  content: readonly unknown[],
+  options: CutOptions,
+  changes: ChangeRecord[],
+): readonly unknown[] {
   let remaining = options.maxBytes;
   let out: unknown[] | null = null;
   for (let i = 0; i < content.length; i++) {
@@ -46,8 +50,12 @@ export function cutContent(content: readonly unknown[], options: CutOptions, cha
     for (let j = i + 1; j < content.length; j++) {
       const next = content[j];
       if (isJsonObject(next) && next.type === "text") {
-        const nextText = typeof next.text === "string" ? next.text : isRawJsonString(next.text) ? next.text.value() : null;
-        const cut = nextText === null || nextText.length === 0 ? null : cutBlock(next, nextText, utf8Bytes(nextText), 0, options, `content[${j}]`, changes);
+        const nextText =
+          typeof next.text === "string" ? next.text : isRawJsonString(next.text) ? next.text.value() : null;
+        const cut =
+          nextText === null || nextText.length === 0
+            ? null
+            : cutBlock(next, nextText, utf8Bytes(nextText), 0, options, `content[${j}]`, changes);
         if (cut !== null) {
           out.push(...cut);
           continue;
@@ -61,7 +69,15 @@ export function cutContent(content: readonly unknown[], options: CutOptions, cha
 }
 
 /** The blocks that replace one text block: the piece that fits (if any) and a link to the rest. */
-function cutBlock(block: JsonObject, text: string, bytes: number, budget: number, options: CutOptions, path: string, changes: ChangeRecord[]): JsonObject[] | null {
+function cutBlock(
+  block: JsonObject,
+  text: string,
+  bytes: number,
+  budget: number,
+  options: CutOptions,
+  path: string,
+  changes: ChangeRecord[],
+): JsonObject[] | null {
   const end = budget === 0 ? 0 : cutEnd(text, 0, budget);
   const rest = text.slice(end);
   const bounds = pageBounds(rest, 0, options.maxBytes);
@@ -71,7 +87,16 @@ function cutBlock(block: JsonObject, text: string, bytes: number, budget: number
   let id: string | null = "dry-run";
   if (options.store !== null) id = options.store.add(rest, bounds);
   if (id === null) {
-    changes.push(fitRecord({ action: "warn-spill-full", path, before: block, after: block, reason: `text of ${bytes} bytes is over maxResultBytes (${options.maxBytes}) but limits.spillMaxBytes has no room for the rest; sent whole`, applied: !options.dryRun }));
+    changes.push(
+      fitRecord({
+        action: "warn-spill-full",
+        path,
+        before: block,
+        after: block,
+        reason: `text of ${bytes} bytes is over maxResultBytes (${options.maxBytes}) but limits.spillMaxBytes has no room for the rest; sent whole`,
+        applied: !options.dryRun,
+      }),
+    );
     return null;
   }
   const link = linkBlock(spillUri(id, 1), end === 0 ? 0 : bytes - restBytes, restBytes, pages, firstPageBytes, options);
@@ -89,9 +114,19 @@ function cutBlock(block: JsonObject, text: string, bytes: number, budget: number
   return blocks;
 }
 
-function linkBlock(uri: string, kept: number, restBytes: number, pages: number, firstPageBytes: number, options: CutOptions): JsonObject {
+function linkBlock(
+  uri: string,
+  kept: number,
+  restBytes: number,
+  pages: number,
+  firstPageBytes: number,
+  options: CutOptions,
+): JsonObject {
   const minutes = Math.max(1, Math.round(options.ttlMs / 60_000));
-  const lead = kept === 0 ? "This text was not sent: it did not fit the size limit for tool results" : `The text above was cut after ${kept} bytes to fit the size limit for tool results`;
+  const lead =
+    kept === 0
+      ? "This text was not sent: it did not fit the size limit for tool results"
+      : `The text above was cut after ${kept} bytes to fit the size limit for tool results`;
   return {
     type: "resource_link",
     uri,

@@ -9,7 +9,9 @@ import type { SpillStore } from "./spillStore.js";
 /** MCP's "resource not found" error code. */
 export const RESOURCE_NOT_FOUND = -32002;
 
-export type PageAnswer = { readonly result: Record<string, unknown> } | { readonly error: { code: number; message: string; data: { uri: string } } };
+export type PageAnswer =
+  | { readonly result: Record<string, unknown> }
+  | { readonly error: { code: number; message: string; data: { uri: string } } };
 
 export function servePage(store: SpillStore | null, uri: string): PageAnswer {
   const read = store?.read(uri) ?? { ok: false as const, why: "unknown" as const };

@@ -22,7 +22,13 @@ interface Spill {
 }
 
 export type PageRead =
-  | { readonly ok: true; readonly text: string; readonly page: number; readonly pages: number; readonly next: string | null }
+  | {
+      readonly ok: true;
+      readonly text: string;
+      readonly page: number;
+      readonly pages: number;
+      readonly next: string | null;
+    }
   | { readonly ok: false; readonly why: "expired" | "unknown" };
 
 export class SpillStore implements SpillHolder {

@@ -12,7 +12,13 @@ export const SERVER_ERROR = -32000;
 
 export type HeaderMap = Record<string, string | number | readonly string[]>;
 
-export function replyJsonRpcError(res: ServerResponse, status: number, code: number, message: string, headers: HeaderMap = {}): void {
+export function replyJsonRpcError(
+  res: ServerResponse,
+  status: number,
+  code: number,
+  message: string,
+  headers: HeaderMap = {},
+): void {
   if (res.headersSent) {
     res.end();
     return;
@@ -33,7 +39,12 @@ export function replyJson(res: ServerResponse, status: number, value: unknown, h
  * of them as a JSON array, the answer to a batch. The length is counted from the encoded pieces,
  * so nothing is serialized twice and raw-string pieces are never joined into one buffer.
  */
-export function replyJsonWire(res: ServerResponse, wires: readonly WireJson[], array: boolean, headers: HeaderMap = {}): void {
+export function replyJsonWire(
+  res: ServerResponse,
+  wires: readonly WireJson[],
+  array: boolean,
+  headers: HeaderMap = {},
+): void {
   if (!array && wires.length === 1 && typeof wires[0] === "string") {
     const text = wires[0];
     res.writeHead(200, { ...headers, "content-type": "application/json", "content-length": Buffer.byteLength(text) });
@@ -70,7 +81,13 @@ export function sessionLimitMessage(maxSessions: number): string {
  * The same JSON-RPC error body on a raw socket, for refusing a WebSocket upgrade before the
  * handshake (there is no `ServerResponse` for an `upgrade` request).
  */
-export function replyOnSocket(socket: Duplex, status: number, code: number, message: string, headers: Record<string, string> = {}): void {
+export function replyOnSocket(
+  socket: Duplex,
+  status: number,
+  code: number,
+  message: string,
+  headers: Record<string, string> = {},
+): void {
   const body = JSON.stringify({ jsonrpc: "2.0", id: null, error: { code, message } });
   const lines = [
     `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? "Error"}`,

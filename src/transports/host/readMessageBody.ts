@@ -15,7 +15,13 @@ import type { FramingProblem, JSONRPCMessage } from "../types.js";
 
 export type BodyReadResult =
   | { readonly ok: true; readonly messages: JSONRPCMessage[]; readonly batch: boolean; readonly bytes: number }
-  | { readonly ok: false; readonly status: number; readonly problem: FramingProblem; readonly message: string; readonly code: number };
+  | {
+      readonly ok: false;
+      readonly status: number;
+      readonly problem: FramingProblem;
+      readonly message: string;
+      readonly code: number;
+    };
 
 /** How much of a bad body is quoted in a problem report (never the whole content). */
 const EXCERPT_CHARS = 120;
@@ -26,12 +32,16 @@ const EXCERPT_CHARS = 120;
  */
 export const MIN_DISCARD_BYTES = 8 * 1024 * 1024;
 
-
 /**
  * `maxBatch`: a batch of more messages is refused whole (413, JSON-RPC -32600 naming
  * `limits.maxBatch`), nothing of it delivered.
  */
-export function readMessageBody(req: IncomingMessage, maxMessageBytes: number, limitName = "limits.maxMessageBytes", maxBatch = Number.POSITIVE_INFINITY): Promise<BodyReadResult> {
+export function readMessageBody(
+  req: IncomingMessage,
+  maxMessageBytes: number,
+  limitName = "limits.maxMessageBytes",
+  maxBatch = Number.POSITIVE_INFINITY,
+): Promise<BodyReadResult> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let bytes = 0;
@@ -48,7 +58,10 @@ export function readMessageBody(req: IncomingMessage, maxMessageBytes: number, l
       chunks.push(chunk);
     });
     // A client that goes away mid-body: settle anyway (the answer goes nowhere, nothing leaks).
-    const aborted = (): void => resolve(failure(400, { kind: "invalid-json", bytes, excerpt: "" }, "Request body ended early (client went away)"));
+    const aborted = (): void =>
+      resolve(
+        failure(400, { kind: "invalid-json", bytes, excerpt: "" }, "Request body ended early (client went away)"),
+      );
     // A body read late (it waited for its session's turn) may belong to a request that is
     // already gone — the client left, or limits.requestBodyTimeoutMs closed it: its events
     // have fired, none will come, and what it sent cannot be read any more.
@@ -80,7 +93,11 @@ function parseBody(body: Buffer, maxBatch: number): BodyReadResult {
   // JSON text is UTF-8 (RFC 8259 §8.1); decoding invalid bytes would introduce U+FFFD.
   if (!isUtf8(body)) {
     const excerpt = body.subarray(0, EXCERPT_CHARS).toString("latin1");
-    return failure(400, { kind: "invalid-json", bytes: body.length, excerpt }, "Parse error: request body is not valid UTF-8");
+    return failure(
+      400,
+      { kind: "invalid-json", bytes: body.length, excerpt },
+      "Parse error: request body is not valid UTF-8",
+    );
   }
   const decoded = body.toString("utf8");
   // A UTF-8 BOM is not JSON (RFC 8259 §8.1 lets a parser ignore it; JSON.parse does not).
@@ -90,7 +107,11 @@ function parseBody(body: Buffer, maxBatch: number): BodyReadResult {
     parsed = JSON.parse(text);
   } catch (error) {
     const why = error instanceof Error ? error.message : String(error);
-    return failure(400, { kind: "invalid-json", bytes: body.length, excerpt: text.slice(0, EXCERPT_CHARS) }, `Parse error: ${why}`);
+    return failure(
+      400,
+      { kind: "invalid-json", bytes: body.length, excerpt: text.slice(0, EXCERPT_CHARS) },
+      `Parse error: ${why}`,
+    );
   }
   const batch = Array.isArray(parsed);
   const items: unknown[] = batch ? (parsed as unknown[]) : [parsed];
@@ -127,6 +148,11 @@ export function jsonRpcCodeFor(problem: FramingProblem): number {
   return problem.kind === "invalid-json" ? JSONRPC.PARSE_ERROR : JSONRPC.INVALID_REQUEST;
 }
 
-function failure(status: number, problem: FramingProblem, message: string, code: number = jsonRpcCodeFor(problem)): BodyReadResult {
+function failure(
+  status: number,
+  problem: FramingProblem,
+  message: string,
+  code: number = jsonRpcCodeFor(problem),
+): BodyReadResult {
   return { ok: false, status, problem, message, code };
 }

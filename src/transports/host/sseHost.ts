@@ -106,16 +106,27 @@ export class SseEndpoint {
   async post(req: IncomingMessage, res: ServerResponse, sessionId: string | null): Promise<void> {
     const found = sessionId === null ? undefined : this.live.get(sessionId);
     // Another client's stream is answered as one that does not exist.
-    const session = found !== undefined && sameOwner(this.owners.get(sessionId!), this.ctx.ownerOf?.(req)) ? found : undefined;
+    const session =
+      found !== undefined && sameOwner(this.owners.get(sessionId!), this.ctx.ownerOf?.(req)) ? found : undefined;
     if (session === undefined) {
       req.resume();
-      replyJsonRpcError(res, 404, JSONRPC.INVALID_REQUEST, `Session not found: ${String(sessionId).slice(0, 64)} (open a new stream with GET /sse/${this.ctx.server})`);
+      replyJsonRpcError(
+        res,
+        404,
+        JSONRPC.INVALID_REQUEST,
+        `Session not found: ${String(sessionId).slice(0, 64)} (open a new stream with GET /sse/${this.ctx.server})`,
+      );
       return;
     }
     // One body at a time, and none while the upstream is behind: the host's uploads wait in
     // their sockets, not in this process.
     await session.inReadingTurn(async () => {
-      const body = await readMessageBody(req, this.ctx.maxBodyBytes ?? this.ctx.maxMessageBytes, this.ctx.maxBodyBytes === undefined ? "limits.maxMessageBytes" : "limits.maxBodyBytes", this.ctx.maxBatch);
+      const body = await readMessageBody(
+        req,
+        this.ctx.maxBodyBytes ?? this.ctx.maxMessageBytes,
+        this.ctx.maxBodyBytes === undefined ? "limits.maxMessageBytes" : "limits.maxBodyBytes",
+        this.ctx.maxBatch,
+      );
       if (!body.ok) {
         this.ctx.onproblem?.(body.problem, { server: this.ctx.server, kind: "sse", sessionId: session.sessionId });
         replyJsonRpcError(res, body.status, body.code, body.message);

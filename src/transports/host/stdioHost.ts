@@ -66,10 +66,15 @@ export class StdioHostTransport extends HostTransportBase {
     this.output = options.output ?? process.stdout;
     this.drain = new DrainWaiter(this.output);
     this.tick = new TickCork(this.output);
-    this.turns = new ReadYield(() => this.input.pause(), () => {
-      if (!this.isClosed) this.input.resume();
-    });
-    this.reader = new JsonLineReader(options.maxMessageBytes === undefined ? {} : { maxMessageBytes: options.maxMessageBytes });
+    this.turns = new ReadYield(
+      () => this.input.pause(),
+      () => {
+        if (!this.isClosed) this.input.resume();
+      },
+    );
+    this.reader = new JsonLineReader(
+      options.maxMessageBytes === undefined ? {} : { maxMessageBytes: options.maxMessageBytes },
+    );
   }
 
   override async start(): Promise<void> {
@@ -142,7 +147,12 @@ export class StdioHostTransport extends HostTransportBase {
     for (const item of framed) {
       if (item.problem === undefined) this.deliver(item.message as JSONRPCMessage);
       else if (this.onproblem !== undefined) this.onproblem(item.problem);
-      else this.reportError(new Error(`Unreadable message from the host (${item.problem.kind}, ${item.problem.bytes} bytes): ${item.problem.excerpt}`));
+      else
+        this.reportError(
+          new Error(
+            `Unreadable message from the host (${item.problem.kind}, ${item.problem.bytes} bytes): ${item.problem.excerpt}`,
+          ),
+        );
     }
   }
 }

@@ -138,7 +138,13 @@ export class StreamableHttpHostSession extends HostTransportBase {
   }
 
   /** Takes a parsed POST body. `form` is what the host's `Accept` asks for. */
-  acceptPost(res: ServerResponse, messages: JSONRPCMessage[], batch: boolean, form: "sse" | "json" | "either", extra: MessageExtraInfo): void {
+  acceptPost(
+    res: ServerResponse,
+    messages: JSONRPCMessage[],
+    batch: boolean,
+    form: "sse" | "json" | "either",
+    extra: MessageExtraInfo,
+  ): void {
     this.touch();
     const keys: string[] = [];
     for (const message of messages) {
@@ -156,7 +162,13 @@ export class StreamableHttpHostSession extends HostTransportBase {
     // would leave the POST still waiting for it with no way to get its answer (issue 5).
     const clash = keys.find((key) => this.byRequest.get(key)?.done === false);
     if (clash !== undefined) {
-      replyJsonRpcError(res, 400, JSONRPC.INVALID_REQUEST, `Invalid Request: id ${clash.slice(2)} is already used by a request still waiting for its answer`, this.headers());
+      replyJsonRpcError(
+        res,
+        400,
+        JSONRPC.INVALID_REQUEST,
+        `Invalid Request: id ${clash.slice(2)} is already used by a request still waiting for its answer`,
+        this.headers(),
+      );
       return;
     }
     const lazy = form === "either" && this.lazyWindowMs > 0;
@@ -255,7 +267,14 @@ export class StreamableHttpHostSession extends HostTransportBase {
       // out on a stream, as they would have; with none, it gets the error a JSON POST gets.
       if (exchange.streamable && exchange.sse === undefined && exchange.answers.size > 0) this.openStream(exchange);
       if (exchange.sse !== undefined) exchange.sse.end();
-      else replyJsonRpcError(exchange.res, 503, JSONRPC.UPSTREAM_UNAVAILABLE, "The session ended before the request was answered", this.headers());
+      else
+        replyJsonRpcError(
+          exchange.res,
+          503,
+          JSONRPC.UPSTREAM_UNAVAILABLE,
+          "The session ended before the request was answered",
+          this.headers(),
+        );
       this.endExchange(exchange);
     }
     this.standalone?.end();
@@ -266,7 +285,9 @@ export class StreamableHttpHostSession extends HostTransportBase {
   private answer(key: string, message: JSONRPCMessage): Promise<void> {
     const exchange = this.byRequest.get(key);
     if (exchange === undefined || exchange.done) {
-      this.reportError(new Error(`Response to request ${key.slice(2)} dropped: the host's HTTP request for it is no longer open`));
+      this.reportError(
+        new Error(`Response to request ${key.slice(2)} dropped: the host's HTTP request for it is no longer open`),
+      );
       return SENT;
     }
     // Serialized before the request is marked answered: JSON.stringify throws on a message nested
@@ -283,7 +304,9 @@ export class StreamableHttpHostSession extends HostTransportBase {
     if (exchange.pending.size === 0) {
       this.closeWindow(exchange);
       // The held answers are the body, as encoded above: nothing is serialized twice.
-      const wires = exchange.batch ? exchange.order.map((k) => exchange.answers.get(k)!) : [exchange.answers.get(exchange.order[0]!)!];
+      const wires = exchange.batch
+        ? exchange.order.map((k) => exchange.answers.get(k)!)
+        : [exchange.answers.get(exchange.order[0]!)!];
       replyJsonWire(exchange.res, wires, exchange.batch, this.headers());
       // Sent: a big answer is not kept until the socket closes, and nothing is held to stream.
       exchange.answers.clear();
@@ -316,7 +339,9 @@ export class StreamableHttpHostSession extends HostTransportBase {
     this.queued.push(message);
     if (this.queued.length > this.maxQueued) {
       this.queued.shift();
-      this.reportError(new Error(`Dropped a server message: more than ${this.maxQueued} queued while the host has no GET stream open`));
+      this.reportError(
+        new Error(`Dropped a server message: more than ${this.maxQueued} queued while the host has no GET stream open`),
+      );
     }
     return SENT;
   }

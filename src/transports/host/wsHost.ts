@@ -44,7 +44,10 @@ export class WsHostSession extends HostTransportBase {
     this.extra = { requestInfo: { headers } };
     this.rawSocket = (socket as unknown as { _socket?: DrainableStream })._socket;
     this.drain = this.rawSocket === undefined ? undefined : new DrainWaiter(this.rawSocket);
-    this.turns = new ReadYield(() => socket.pause(), () => socket.resume());
+    this.turns = new ReadYield(
+      () => socket.pause(),
+      () => socket.resume(),
+    );
     this.tick = this.rawSocket === undefined ? undefined : new TickCork(this.rawSocket as unknown as Corkable);
     socket.on("message", (data, isBinary) => this.receive(data, isBinary));
     socket.on("close", () => this.finish());
@@ -106,7 +109,8 @@ export class WsHostSession extends HostTransportBase {
   }
 
   protected release(): void {
-    if (this.socket.readyState === this.socket.OPEN || this.socket.readyState === this.socket.CONNECTING) this.socket.close(1000);
+    if (this.socket.readyState === this.socket.OPEN || this.socket.readyState === this.socket.CONNECTING)
+      this.socket.close(1000);
   }
 
   private receive(data: RawData, isBinary: boolean): void {
@@ -116,7 +120,11 @@ export class WsHostSession extends HostTransportBase {
     this.turns.took(bytes.length);
     if (framed === undefined) return;
     if (framed.problem === undefined) this.deliver(framed.message as JSONRPCMessage, this.extra);
-    else this.problem(framed.problem, `Unreadable message from the host (${framed.problem.kind}, ${framed.problem.bytes} bytes)`);
+    else
+      this.problem(
+        framed.problem,
+        `Unreadable message from the host (${framed.problem.kind}, ${framed.problem.bytes} bytes)`,
+      );
   }
 
   private problem(problem: Parameters<NonNullable<HostTransportBase["onproblem"]>>[0], text: string): void {
@@ -178,7 +186,11 @@ export class WsEndpoint {
       const headers = forwardableMcpHeaders(req.headers);
       const session = new WsHostSession(ws, headers, this.ctx.maxMessageBytes);
       this.live.add(session);
-      this.heartbeat.watch(ws, { onDead: (why) => session.reap(why), isReadingPaused: () => session.isReadingPaused, rawSocket: session.tcpSocket });
+      this.heartbeat.watch(ws, {
+        onDead: (why) => session.reap(why),
+        isReadingPaused: () => session.isReadingPaused,
+        rawSocket: session.tcpSocket,
+      });
       session.onClosed(() => {
         release();
         this.live.delete(session);
@@ -189,7 +201,12 @@ export class WsEndpoint {
         .catch((error: unknown) => {
           // 1011: the server hit a condition that kept it from serving this connection.
           // A close reason is at most 123 bytes (RFC 6455 §5.5).
-          ws.close(1011, Buffer.from(String(error instanceof Error ? error.message : error)).subarray(0, 100).toString());
+          ws.close(
+            1011,
+            Buffer.from(String(error instanceof Error ? error.message : error))
+              .subarray(0, 100)
+              .toString(),
+          );
         });
     });
   }

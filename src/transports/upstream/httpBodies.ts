@@ -81,7 +81,12 @@ export function framingProblemOf(problem: SseProblem): FramingProblem {
  * long payloads are read raw from the chunks, never joined — see lineFraming). Over the limit, the
  * rest is not read and a `too-large` problem (with the id, if the start shows it) is returned.
  */
-export async function readJsonBody(body: ReadableStream<Uint8Array>, maxBytes: number, signal?: AbortSignal, rawStringMinBytes?: number): Promise<Framed | undefined> {
+export async function readJsonBody(
+  body: ReadableStream<Uint8Array>,
+  maxBytes: number,
+  signal?: AbortSignal,
+  rawStringMinBytes?: number,
+): Promise<Framed | undefined> {
   const reader = body.getReader();
   const stop = cancelOnAbort(reader, signal);
   const parts: Uint8Array[] = [];

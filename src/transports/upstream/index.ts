@@ -9,7 +9,13 @@ import { StdioUpstreamTransport } from "./stdioUpstream.js";
 import { StreamableHttpUpstreamTransport, type FetchLike } from "./streamableHttpUpstream.js";
 import { WebSocketUpstreamTransport } from "./wsUpstream.js";
 
-export { StdioUpstreamTransport, DEFAULT_KILL_GRACE_MS, DEFAULT_MAX_STDERR_LINE_BYTES, type StdioUpstreamOptions, type UpstreamExit } from "./stdioUpstream.js";
+export {
+  StdioUpstreamTransport,
+  DEFAULT_KILL_GRACE_MS,
+  DEFAULT_MAX_STDERR_LINE_BYTES,
+  type StdioUpstreamOptions,
+  type UpstreamExit,
+} from "./stdioUpstream.js";
 export {
   StreamableHttpUpstreamTransport,
   DEFAULT_HTTP_CONNECT_TIMEOUT_MS,
@@ -58,7 +64,11 @@ export interface UpstreamOptions {
 }
 
 /** An upstream transport; `exitInfo`/`describeEnd()` say why it ended, where known. */
-export type UpstreamTransport = StdioUpstreamTransport | StreamableHttpUpstreamTransport | SseUpstreamTransport | WebSocketUpstreamTransport;
+export type UpstreamTransport =
+  | StdioUpstreamTransport
+  | StreamableHttpUpstreamTransport
+  | SseUpstreamTransport
+  | WebSocketUpstreamTransport;
 
 export function isStdioSpec(spec: UpstreamSpec): spec is StdioUpstreamSpec {
   return "command" in spec && typeof spec.command === "string";
@@ -72,12 +82,29 @@ export function transportKindOf(spec: UrlUpstreamSpec): UpstreamTransportKind {
 }
 
 /** Builds (does not start) the transport for one `mcpServers` entry. */
-export function createUpstreamTransport(spec: UpstreamSpec, options: UpstreamOptions = {}): UpstreamTransport & ProxyTransport {
+export function createUpstreamTransport(
+  spec: UpstreamSpec,
+  options: UpstreamOptions = {},
+): UpstreamTransport & ProxyTransport {
   const { logger, maxMessageBytes, connectTimeoutMs } = options;
   if (isStdioSpec(spec)) {
-    return new StdioUpstreamTransport({ ...spec, logger, maxMessageBytes, killGraceMs: options.killGraceMs, rawStringMinBytes: options.rawStringMinBytes, ...(options.stderrInErrors === undefined ? {} : { stderrInErrors: options.stderrInErrors }) });
+    return new StdioUpstreamTransport({
+      ...spec,
+      logger,
+      maxMessageBytes,
+      killGraceMs: options.killGraceMs,
+      rawStringMinBytes: options.rawStringMinBytes,
+      ...(options.stderrInErrors === undefined ? {} : { stderrInErrors: options.stderrInErrors }),
+    });
   }
-  const common = { url: spec.url, headers: spec.headers, logger, maxMessageBytes, connectTimeoutMs, rawStringMinBytes: options.rawStringMinBytes };
+  const common = {
+    url: spec.url,
+    headers: spec.headers,
+    logger,
+    maxMessageBytes,
+    connectTimeoutMs,
+    rawStringMinBytes: options.rawStringMinBytes,
+  };
   switch (transportKindOf(spec)) {
     case "websocket":
       return new WebSocketUpstreamTransport(common);

@@ -74,7 +74,6 @@ export interface UpstreamExit {
   readonly expected: boolean;
 }
 
-
 export class StdioUpstreamTransport implements ProxyTransport {
   onclose?: (() => void) | undefined;
   onerror?: ((error: Error) => void) | undefined;
@@ -100,7 +99,10 @@ export class StdioUpstreamTransport implements ProxyTransport {
   constructor(options: StdioUpstreamOptions) {
     this.options = options;
     this.logger = (options.logger ?? silentLogger).child({ upstream: options.command });
-    this.reader = new JsonLineReader({ maxMessageBytes: options.maxMessageBytes, rawStringMinBytes: options.rawStringMinBytes });
+    this.reader = new JsonLineReader({
+      maxMessageBytes: options.maxMessageBytes,
+      rawStringMinBytes: options.rawStringMinBytes,
+    });
   }
 
   get pid(): number | undefined {
@@ -140,10 +142,20 @@ export class StdioUpstreamTransport implements ProxyTransport {
     } catch (error) {
       this.closed = true;
       const where = cwd === undefined ? "" : ` (cwd "${cwd}")`;
-      throw new NormalizerError("UPSTREAM_UNREACHABLE", `could not start upstream command "${command}"${where}: ${(error as Error).message}`, { command, cwd }, { cause: error });
+      throw new NormalizerError(
+        "UPSTREAM_UNREACHABLE",
+        `could not start upstream command "${command}"${where}: ${(error as Error).message}`,
+        { command, cwd },
+        { cause: error },
+      );
     }
     adoptGroup(child);
-    this.logger.info("upstream started", { pid: child.pid, argCount: args.length, envKeys: Object.keys(env ?? {}), cwd });
+    this.logger.info("upstream started", {
+      pid: child.pid,
+      argCount: args.length,
+      envKeys: Object.keys(env ?? {}),
+      cwd,
+    });
     this.closedPromise = new Promise((resolve) => child.once("close", () => resolve()));
     this.wire(child);
   }
@@ -151,7 +163,10 @@ export class StdioUpstreamTransport implements ProxyTransport {
   private wire(child: ChildProcess): void {
     const { stdin, stdout, stderr } = child;
     if (!stdin || !stdout || !stderr) throw new Error("child process has no stdio pipes");
-    this.turns = new ReadYield(() => stdout.pause(), () => stdout.resume());
+    this.turns = new ReadYield(
+      () => stdout.pause(),
+      () => stdout.resume(),
+    );
     stdout.on("data", (chunk: Buffer) => {
       for (const framed of this.reader.push(chunk)) deliverFramed(this, framed);
       this.turns!.took(chunk.length);
@@ -173,8 +188,20 @@ export class StdioUpstreamTransport implements ProxyTransport {
     child.once("exit", (code, signal) => {
       // What the leader started goes with it, whether it exited on its own or was asked to.
       if (!this.closing) void endGroup(child, this.killGraceMs);
-      this.exit = { code, signal, expected: this.closing, ...(this.lastStderrLine === undefined ? {} : { lastStderrLine: this.lastStderrLine }) };
-      this.logger[this.closing ? "debug" : "warn"]("upstream exited", { pid: child.pid, code, signal, ...(this.closing || this.lastStderrLine === undefined ? {} : { lastStderrLine: this.lastStderrLine.slice(0, 500) }) });
+      this.exit = {
+        code,
+        signal,
+        expected: this.closing,
+        ...(this.lastStderrLine === undefined ? {} : { lastStderrLine: this.lastStderrLine }),
+      };
+      this.logger[this.closing ? "debug" : "warn"]("upstream exited", {
+        pid: child.pid,
+        code,
+        signal,
+        ...(this.closing || this.lastStderrLine === undefined
+          ? {}
+          : { lastStderrLine: this.lastStderrLine.slice(0, 500) }),
+      });
       // Let stdout drain, but do not wait forever on pipes a grandchild keeps open. A stdout
       // paused for a slow host is read again: the child writes no more, and what is left in the
       // pipe (64 KiB at most) must reach the host before the pipe is destroyed.
@@ -234,8 +261,17 @@ export class StdioUpstreamTransport implements ProxyTransport {
   /** The error to give hosts whose requests were pending when the child went away. */
   exitError(): NormalizerError {
     const exit = this.exit;
-    const how = this.stdoutClosedEarly ? "closed its stdout while still running (the proxy ended it)" : !exit ? "is not running" : exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`;
-    const last = exit?.lastStderrLine && this.options.stderrInErrors !== false ? ` (last stderr line: ${JSON.stringify(exit.lastStderrLine.slice(0, 500))})` : "";
+    const how = this.stdoutClosedEarly
+      ? "closed its stdout while still running (the proxy ended it)"
+      : !exit
+        ? "is not running"
+        : exit.signal
+          ? `was killed by ${exit.signal}`
+          : `exited with code ${exit.code}`;
+    const last =
+      exit?.lastStderrLine && this.options.stderrInErrors !== false
+        ? ` (last stderr line: ${JSON.stringify(exit.lastStderrLine.slice(0, 500))})`
+        : "";
     return new NormalizerError("UPSTREAM_EXITED", `upstream "${this.options.command}" ${how}${last}`, {
       command: this.options.command,
       code: exit?.code ?? null,
@@ -247,7 +283,11 @@ export class StdioUpstreamTransport implements ProxyTransport {
   send(message: JSONRPCMessage, _options?: ProxySendOptions): Promise<void> {
     const stdin = this.child?.stdin;
     if (!stdin || this.closed || this.closing || this.exit || !stdin.writable) {
-      return Promise.reject(this.exit ? this.exitError() : new NormalizerError("UPSTREAM_CLOSED", `upstream "${this.options.command}" is closed`));
+      return Promise.reject(
+        this.exit
+          ? this.exitError()
+          : new NormalizerError("UPSTREAM_CLOSED", `upstream "${this.options.command}" is closed`),
+      );
     }
     // Not an async function: a message the pipe takes at once (nearly all) gets the one settled
     // promise, not a new one per message (issue 6 profiles); failures still reject, never throw.

@@ -21,8 +21,21 @@
 import { JSONRPC, NormalizerError } from "../../errors/NormalizerError.js";
 import { silentLogger, type Logger } from "../../observe/logger.js";
 import type { Framed } from "../lineFraming.js";
-import { DEFAULT_MAX_MESSAGE_BYTES, type FramingProblem, type JSONRPCMessage, type ProxySendOptions, type ProxyTransport } from "../types.js";
-import { errorBodyReason, framedFromEvent, framingProblemOf, mediaTypeEssence, readJsonBody, readSseBody } from "./httpBodies.js";
+import {
+  DEFAULT_MAX_MESSAGE_BYTES,
+  type FramingProblem,
+  type JSONRPCMessage,
+  type ProxySendOptions,
+  type ProxyTransport,
+} from "../types.js";
+import {
+  errorBodyReason,
+  framedFromEvent,
+  framingProblemOf,
+  mediaTypeEssence,
+  readJsonBody,
+  readSseBody,
+} from "./httpBodies.js";
 import { describeUrl, forwardableHeaders, networkErrorText } from "./upstreamMessages.js";
 import { HttpFlowControl } from "./httpFlowControl.js";
 import { errorResponse, methodOf, requestIdsOf, responseIdOf, type RequestId } from "../jsonrpc.js";
@@ -112,10 +125,19 @@ export class StreamableHttpUpstreamTransport implements ProxyTransport {
     if (this.started) throw new Error("StreamableHttpUpstreamTransport already started");
     this.started = true;
     try {
-      const response = await this.fetch(this.url, { method: "OPTIONS", headers: this.options.headers ?? {}, signal: this.timeoutSignal() });
+      const response = await this.fetch(this.url, {
+        method: "OPTIONS",
+        headers: this.options.headers ?? {},
+        signal: this.timeoutSignal(),
+      });
       await response.body?.cancel().catch(() => {});
     } catch (error) {
-      throw new NormalizerError("UPSTREAM_UNREACHABLE", `cannot reach upstream ${this.where}: ${networkErrorText(error)}`, { url: this.where }, { cause: error });
+      throw new NormalizerError(
+        "UPSTREAM_UNREACHABLE",
+        `cannot reach upstream ${this.where}: ${networkErrorText(error)}`,
+        { url: this.where },
+        { cause: error },
+      );
     }
   }
 
@@ -139,7 +161,14 @@ export class StreamableHttpUpstreamTransport implements ProxyTransport {
       if (this.closed) return;
       // An injected fetch (the OAuth layer) throws NormalizerErrors that already say what to do.
       if (error instanceof NormalizerError) return this.fail(ids, error);
-      return this.fail(ids, new NormalizerError("UPSTREAM_UNREACHABLE", `cannot reach upstream ${this.where} (POST ${what}): ${networkErrorText(error)}`, { url: this.where }));
+      return this.fail(
+        ids,
+        new NormalizerError(
+          "UPSTREAM_UNREACHABLE",
+          `cannot reach upstream ${this.where} (POST ${what}): ${networkErrorText(error)}`,
+          { url: this.where },
+        ),
+      );
     } finally {
       this.flow.posted(bytes);
     }
@@ -153,11 +182,22 @@ export class StreamableHttpUpstreamTransport implements ProxyTransport {
     const type = mediaTypeEssence(response.headers.get("content-type"));
     if (!response.body || (type !== "text/event-stream" && type !== "application/json")) {
       await response.body?.cancel().catch(() => {});
-      return this.fail(ids, new NormalizerError("UPSTREAM_HTTP_ERROR", `upstream ${this.where} answered POST ${what} with content type ${JSON.stringify(type ?? "none")}, expected application/json or text/event-stream`, { url: this.where }));
+      return this.fail(
+        ids,
+        new NormalizerError(
+          "UPSTREAM_HTTP_ERROR",
+          `upstream ${this.where} answered POST ${what} with content type ${JSON.stringify(type ?? "none")}, expected application/json or text/event-stream`,
+          { url: this.where },
+        ),
+      );
     }
     const pending = new Set(ids);
     const stream = response.body;
-    this.background(type === "application/json" ? this.readJson(stream, pending) : this.readStream(stream, pending), pending, what);
+    this.background(
+      type === "application/json" ? this.readJson(stream, pending) : this.readStream(stream, pending),
+      pending,
+      what,
+    );
   }
 
   /** Bytes of POST bodies the upstream has not answered with response headers yet. */
@@ -188,7 +228,11 @@ export class StreamableHttpUpstreamTransport implements ProxyTransport {
     if (this.session !== undefined) {
       // Spec: clients that no longer need a session SHOULD DELETE it (405 = not supported).
       try {
-        const response = await this.fetch(this.url, { method: "DELETE", headers: this.headers(undefined, undefined, false), signal: this.timeoutSignal() });
+        const response = await this.fetch(this.url, {
+          method: "DELETE",
+          headers: this.headers(undefined, undefined, false),
+          signal: this.timeoutSignal(),
+        });
         await response.body?.cancel().catch(() => {});
       } catch (error) {
         this.logger.debug("session DELETE failed", { error: networkErrorText(error) });
@@ -197,7 +241,11 @@ export class StreamableHttpUpstreamTransport implements ProxyTransport {
     this.onclose?.();
   }
 
-  private headers(accept: string | undefined, forward: Readonly<Record<string, string>> | undefined, json: boolean): Headers {
+  private headers(
+    accept: string | undefined,
+    forward: Readonly<Record<string, string>> | undefined,
+    json: boolean,
+  ): Headers {
     const headers = new Headers(this.options.headers ?? {});
     if (accept) headers.set("accept", accept);
     if (json) headers.set("content-type", "application/json");
@@ -206,7 +254,8 @@ export class StreamableHttpUpstreamTransport implements ProxyTransport {
       headers.set(name, value);
       if (name === "mcp-protocol-version") this.protocolVersion = value;
     }
-    if (this.protocolVersion !== undefined && !headers.has("mcp-protocol-version")) headers.set("mcp-protocol-version", this.protocolVersion);
+    if (this.protocolVersion !== undefined && !headers.has("mcp-protocol-version"))
+      headers.set("mcp-protocol-version", this.protocolVersion);
     return headers;
   }
 
@@ -227,7 +276,14 @@ export class StreamableHttpUpstreamTransport implements ProxyTransport {
       })
       .then(() => {
         if (this.closed || pending.size === 0) return;
-        this.fail([...pending], new NormalizerError("UPSTREAM_CLOSED", `upstream ${this.where} ended the response to POST ${what} before answering`, { url: this.where }));
+        this.fail(
+          [...pending],
+          new NormalizerError(
+            "UPSTREAM_CLOSED",
+            `upstream ${this.where} ended the response to POST ${what} before answering`,
+            { url: this.where },
+          ),
+        );
       })
       .finally(() => this.reading.delete(done));
     this.reading.add(done);
@@ -242,16 +298,22 @@ export class StreamableHttpUpstreamTransport implements ProxyTransport {
   }
 
   private readStream(body: ReadableStream<Uint8Array>, pending: Set<RequestId>): Promise<void> {
-    return readSseBody(body, this.maxMessageBytes, {
-      onEvent: (event) => {
-        if (event.lastEventId) this.lastEventId = event.lastEventId;
-        if (event.type !== "message") return;
-        const framed = framedFromEvent(event);
-        if (framed) this.deliver(framed, pending);
+    return readSseBody(
+      body,
+      this.maxMessageBytes,
+      {
+        onEvent: (event) => {
+          if (event.lastEventId) this.lastEventId = event.lastEventId;
+          if (event.type !== "message") return;
+          const framed = framedFromEvent(event);
+          if (framed) this.deliver(framed, pending);
+        },
+        onProblem: (problem) => this.deliver({ problem: framingProblemOf(problem) }, pending),
+        onRetry: (ms) => (this.retryMs = ms),
       },
-      onProblem: (problem) => this.deliver({ problem: framingProblemOf(problem) }, pending),
-      onRetry: (ms) => (this.retryMs = ms),
-    }, this.abort.signal, this.flow.gate);
+      this.abort.signal,
+      this.flow.gate,
+    );
   }
 
   private deliver(framed: Framed, pending: Set<RequestId>): void {
@@ -292,7 +354,9 @@ export class StreamableHttpUpstreamTransport implements ProxyTransport {
     this.onerror?.(error);
     for (const id of ids) {
       this.initializeIds.delete(id);
-      this.onmessage?.(errorResponse(id, JSONRPC.UPSTREAM_UNAVAILABLE, error.message, { code: error.code, ...error.details }));
+      this.onmessage?.(
+        errorResponse(id, JSONRPC.UPSTREAM_UNAVAILABLE, error.message, { code: error.code, ...error.details }),
+      );
     }
   }
 
@@ -308,7 +372,8 @@ export class StreamableHttpUpstreamTransport implements ProxyTransport {
       const type = mediaTypeEssence(response.headers.get("content-type"));
       if (response.status === 405 || !response.ok || type !== "text/event-stream" || !response.body) {
         await response.body?.cancel().catch(() => {});
-        if (response.status !== 405) this.logger.warn("GET stream refused", { status: response.status, contentType: type });
+        if (response.status !== 405)
+          this.logger.warn("GET stream refused", { status: response.status, contentType: type });
         return false;
       }
       await this.readStream(response.body, new Set());

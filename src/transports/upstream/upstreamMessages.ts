@@ -25,9 +25,18 @@ export function describeUrl(url: URL | string): string {
 export function networkErrorText(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
   const cause = (error as { cause?: unknown }).cause;
-  const code = typeof cause === "object" && cause !== null ? (cause as { code?: unknown }).code : (error as { code?: unknown }).code;
+  const code =
+    typeof cause === "object" && cause !== null
+      ? (cause as { code?: unknown }).code
+      : (error as { code?: unknown }).code;
   const causeMessage = cause instanceof Error ? cause.message : undefined;
-  const text = [error.message, typeof code === "string" ? code : undefined, causeMessage && causeMessage !== error.message ? causeMessage : undefined].filter(Boolean).join(": ");
+  const text = [
+    error.message,
+    typeof code === "string" ? code : undefined,
+    causeMessage && causeMessage !== error.message ? causeMessage : undefined,
+  ]
+    .filter(Boolean)
+    .join(": ");
   // fetch quotes the whole URL in some errors ("Request cannot be constructed from a URL that
   // includes credentials: http://user:pass@…?key=…"): URLs are shown without userinfo or
   // query, like everywhere else (issue 5, "secrets never appear in logs, errors").

@@ -8,7 +8,13 @@ import WebSocket from "ws";
 import { NormalizerError } from "../../errors/NormalizerError.js";
 import { silentLogger, type Logger } from "../../observe/logger.js";
 import { parseJsonPieces } from "../lineFraming.js";
-import { DEFAULT_MAX_MESSAGE_BYTES, type FramingProblem, type JSONRPCMessage, type ProxySendOptions, type ProxyTransport } from "../types.js";
+import {
+  DEFAULT_MAX_MESSAGE_BYTES,
+  type FramingProblem,
+  type JSONRPCMessage,
+  type ProxySendOptions,
+  type ProxyTransport,
+} from "../types.js";
 import { DEFAULT_HTTP_CONNECT_TIMEOUT_MS } from "./streamableHttpUpstream.js";
 import { deliverFramed, describeUrl } from "./upstreamMessages.js";
 import { DrainWaiter, mustWaitForDrain, SENT, type DrainableStream } from "../drainWaiter.js";
@@ -71,18 +77,30 @@ export class WebSocketUpstreamTransport implements ProxyTransport {
         socket.removeAllListeners();
         socket.on("error", () => {});
         socket.terminate();
-        reject(new NormalizerError("UPSTREAM_UNREACHABLE", `cannot open WebSocket to upstream ${this.where}: ${why}`, { url: this.where }, { cause }));
+        reject(
+          new NormalizerError(
+            "UPSTREAM_UNREACHABLE",
+            `cannot open WebSocket to upstream ${this.where}: ${why}`,
+            { url: this.where },
+            { cause },
+          ),
+        );
       };
       socket.once("open", () => {
         socket.removeAllListeners();
         resolve();
       });
-      socket.once("unexpected-response", (_request, response) => fail(`HTTP ${response.statusCode}${response.statusMessage ? ` ${response.statusMessage}` : ""}`));
+      socket.once("unexpected-response", (_request, response) =>
+        fail(`HTTP ${response.statusCode}${response.statusMessage ? ` ${response.statusMessage}` : ""}`),
+      );
       socket.once("error", (error) => fail(error.message, error));
     });
     this.rawSocket = (socket as unknown as { _socket?: DrainableStream })._socket;
     this.drain = this.rawSocket === undefined ? undefined : new DrainWaiter(this.rawSocket);
-    this.turns = new ReadYield(() => socket.pause(), () => socket.resume());
+    this.turns = new ReadYield(
+      () => socket.pause(),
+      () => socket.resume(),
+    );
     socket.on("message", (data, isBinary) => this.onFrame(data, isBinary));
     socket.on("error", (error) => {
       if ((error as { code?: string }).code === "WS_ERR_UNSUPPORTED_MESSAGE_LENGTH") {
@@ -117,7 +135,10 @@ export class WebSocketUpstreamTransport implements ProxyTransport {
    */
   send(message: JSONRPCMessage, _options?: ProxySendOptions): Promise<void> {
     const socket = this.socket;
-    if (!socket || socket.readyState !== WebSocket.OPEN) return Promise.reject(new NormalizerError("UPSTREAM_CLOSED", `WebSocket to upstream ${this.where} is not open`, { url: this.where }));
+    if (!socket || socket.readyState !== WebSocket.OPEN)
+      return Promise.reject(
+        new NormalizerError("UPSTREAM_CLOSED", `WebSocket to upstream ${this.where} is not open`, { url: this.where }),
+      );
     try {
       socket.send(JSON.stringify(message));
     } catch (error) {
@@ -149,7 +170,10 @@ export class WebSocketUpstreamTransport implements ProxyTransport {
     this.closing = true;
     if (!socket || socket.readyState === WebSocket.CLOSED) return this.reportClose();
     await new Promise<void>((resolve) => {
-      const timer = setTimeout(() => socket.terminate(), this.options.connectTimeoutMs ?? DEFAULT_HTTP_CONNECT_TIMEOUT_MS);
+      const timer = setTimeout(
+        () => socket.terminate(),
+        this.options.connectTimeoutMs ?? DEFAULT_HTTP_CONNECT_TIMEOUT_MS,
+      );
       timer.unref();
       socket.once("close", () => {
         clearTimeout(timer);
