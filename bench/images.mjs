@@ -148,9 +148,11 @@ async function startServe(configFile) {
     url,
     child,
     stop: () =>
-      new Promise((resolve) =>
-        child.exitCode !== null ? resolve() : (child.once("exit", resolve), child.kill("SIGTERM")),
-      ),
+      new Promise((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once("exit", resolve);
+        child.kill("SIGTERM");
+      }),
   };
 }
 

@@ -43,10 +43,10 @@ export function evaluateTargets(workloads) {
   const find = (w, p) => workloads.find((x) => x.id === w)?.results.find((r) => r.path === p);
   const add = (t) => targets.push(t);
 
-  const judge = (result, valueOf, limit) => {
+  const judge = (result, measure, limit) => {
     if (result === undefined) return { value: null, met: null, note: "not measured" };
     if (result.status !== "ok") return { value: null, met: false, note: `path failed: ${result.error}` };
-    const value = valueOf(result);
+    const value = measure(result);
     return {
       value,
       met: value === null ? null : value <= limit,
@@ -89,7 +89,6 @@ export function evaluateTargets(workloads) {
   ]) {
     const r = find("read-blob-50m", p);
     const sg = find("read-blob-50m", peer);
-    const direct = find("read-blob-50m", "direct");
     add({
       id: `read-blob-50m/${p}/vs-supergateway`,
       text: `${p} 50 MiB read: ≤ 0.25× ${peer}`,
@@ -165,11 +164,11 @@ export function evaluateTargets(workloads) {
   const flood = workloads.find((x) => x.id === "flood");
   for (const p of ["mcpn-ws", "mcpn-sse", "mcpn-stdio"]) {
     const r = flood?.results.find((x) => x.path === p);
-    const stalled = (valueOf, limit) => {
+    const stalled = (measure, limit) => {
       if (r === undefined) return { value: null, met: null, note: "not measured" };
       if (r.stalled === null || r.stalled === undefined)
         return { value: null, met: false, note: `path failed: ${r.error}` };
-      const value = valueOf(r.stalled);
+      const value = measure(r.stalled);
       return { value, met: value === null ? null : value <= limit, note: null };
     };
     const what = `${p} flood of ${flood?.count ?? "N"}, host reading nothing`;

@@ -57,7 +57,7 @@ export function fitResult(
       const content = result.content;
       if (!Array.isArray(content)) return { value: result, changes };
       let list = mapChanged(content, (block, i) => inlineBlock(block, `content[${i}]`, tool, session.policy, changes));
-      list.forEach((block, i) => collectImage(block, `content[${i}]`, tool, session.policy, jobs));
+      for (const [i, block] of list.entries()) collectImage(block, `content[${i}]`, tool, session.policy, jobs);
       const cut = session.policy.for(null, null, tool);
       if (cut.maxResultBytes !== null) {
         list = cutContent(
@@ -84,7 +84,8 @@ export function fitResult(
         let out: unknown;
         if (Array.isArray(content)) {
           out = mapChanged(content, (block, i) => inlineBlock(block, `${path}[${i}]`, null, session.policy, changes));
-          (out as unknown[]).forEach((block, i) => collectImage(block, `${path}[${i}]`, null, session.policy, jobs));
+          for (const [i, block] of (out as unknown[]).entries())
+            collectImage(block, `${path}[${i}]`, null, session.policy, jobs);
         } else {
           out = inlineBlock(content, path, null, session.policy, changes);
           collectImage(out, path, null, session.policy, jobs);
@@ -96,7 +97,8 @@ export function fitResult(
     }
     case "resources/read": {
       if (!session.policy.mayFitResources || !Array.isArray(result.contents)) return { value: result, changes };
-      result.contents.forEach((entry, i) => collectEntryImage(entry, `contents[${i}]`, session.policy, jobs));
+      for (const [i, entry] of result.contents.entries())
+        collectEntryImage(entry, `contents[${i}]`, session.policy, jobs);
       break;
     }
     default:

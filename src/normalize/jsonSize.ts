@@ -81,10 +81,9 @@ export function wordBoundary(bytes: Uint8Array, i: number): number {
 export function wordHasJsonSpecial(word: number): boolean {
   const quote = word ^ 0x22222222;
   const backslash = word ^ 0x5c5c5c5c;
-  return (((word - 0x20202020) & ~word) | ((quote - 0x01010101) & ~quote) | ((backslash - 0x01010101) & ~backslash)) &
-    0x80808080
-    ? true
-    : false;
+  const high =
+    ((word - 0x20202020) & ~word) | ((quote - 0x01010101) & ~quote) | ((backslash - 0x01010101) & ~backslash);
+  return (high & 0x80808080) !== 0;
 }
 
 /** The index of the first byte in `bytes[from, to)` that JSON escapes inside a string; `to` if none. */

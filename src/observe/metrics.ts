@@ -187,19 +187,34 @@ export class ProxyMetrics {
 
   private durationSeriesOf(server: string, method: string): HistogramSeries<"server" | "method"> {
     let byMethod = this.durationSeries.get(server);
-    if (byMethod === undefined) this.durationSeries.set(server, (byMethod = new Map()));
+    if (byMethod === undefined) {
+      byMethod = new Map();
+      this.durationSeries.set(server, byMethod);
+    }
     let series = byMethod.get(method);
-    if (series === undefined) byMethod.set(method, (series = this.duration.createSeries({ server, method })));
+    if (series === undefined) {
+      series = this.duration.createSeries({ server, method });
+      byMethod.set(method, series);
+    }
     return series;
   }
 
   private tally(server: string, method: string, action: string, mime: string): EntryTally {
     let byMethod = this.talliesByLabel.get(server);
-    if (byMethod === undefined) this.talliesByLabel.set(server, (byMethod = new Map()));
+    if (byMethod === undefined) {
+      byMethod = new Map();
+      this.talliesByLabel.set(server, byMethod);
+    }
     let byAction = byMethod.get(method);
-    if (byAction === undefined) byMethod.set(method, (byAction = new Map()));
+    if (byAction === undefined) {
+      byAction = new Map();
+      byMethod.set(method, byAction);
+    }
     let byMime = byAction.get(action);
-    if (byMime === undefined) byAction.set(action, (byMime = new Map()));
+    if (byMime === undefined) {
+      byMime = new Map();
+      byAction.set(action, byMime);
+    }
     let tally = byMime.get(mime);
     if (tally === undefined) {
       tally = {

@@ -96,14 +96,14 @@ function findLongPayloads(pieces: readonly Buffer[], minBytes: number): Cut[] | 
   let start: At = { piece: 0, offset: 0 };
   let length = 0;
   let escaped = false;
-  let valueOf: string | null = null; // the member name this string is the value of
+  let memberName: string | null = null; // the member name this string is the value of
   let shortBytes: number[] | null = [];
   let ended: {
     start: At;
     end: At;
     length: number;
     escaped: boolean;
-    valueOf: string | null;
+    memberName: string | null;
     name: string | null;
   } | null = null;
 
@@ -148,7 +148,7 @@ function findLongPayloads(pieces: readonly Buffer[], minBytes: number): Cut[] | 
         } else if (byte === 0x22) {
           inString = false;
           const name = shortBytes === null || escaped ? null : String.fromCharCode(...shortBytes);
-          ended = { start, end: { piece: p, offset: i }, length, escaped, valueOf, name };
+          ended = { start, end: { piece: p, offset: i }, length, escaped, memberName, name };
         } else {
           return undefined; // a raw control character: invalid JSON, the plain path says so
         }
@@ -163,7 +163,7 @@ function findLongPayloads(pieces: readonly Buffer[], minBytes: number): Cut[] | 
         length = 1;
         escaped = false;
         shortBytes = [];
-        valueOf = lastSignificant === 0x3a ? lastKey : null;
+        memberName = lastSignificant === 0x3a ? lastKey : null;
         lastSignificant = 0x22;
         i++;
         continue;
@@ -184,7 +184,7 @@ function findLongPayloads(pieces: readonly Buffer[], minBytes: number): Cut[] | 
   function settle(s: typeof ended, isName: boolean): void {
     if (s === null) return;
     if (isName) lastKey = s.name;
-    else if (s.length >= minBytes && s.valueOf !== null && RAW_KEYS.has(s.valueOf))
+    else if (s.length >= minBytes && s.memberName !== null && RAW_KEYS.has(s.memberName))
       cuts.push({ start: s.start, end: s.end, escaped: s.escaped });
   }
 }

@@ -99,7 +99,10 @@ export class SseParser {
       this.atStreamStart = false;
       if (line.subarray(0, 3).equals(BOM)) line = line.subarray(3);
     }
-    if (line.length === 0) return this.dispatch();
+    if (line.length === 0) {
+      this.dispatch();
+      return;
+    }
     if (line[0] === COLON) return; // comment (keep-alive)
     const colon = line.indexOf(COLON);
     const field = (colon === -1 ? line : line.subarray(0, colon)).toString("latin1");
@@ -107,7 +110,8 @@ export class SseParser {
     if (value[0] === SPACE) value = value.subarray(1);
     switch (field) {
       case "data":
-        return this.addData(value);
+        this.addData(value);
+        return;
       case "event":
         this.type = this.decode(value) ?? this.type;
         return;

@@ -249,7 +249,7 @@ export class UpstreamAuth {
   private async refresh(login: StoredLogin): Promise<Token | undefined> {
     const refreshToken = login.tokens.refresh_token;
     if (refreshToken === undefined || refreshToken === this.deadRefreshToken) return undefined;
-    let tokens;
+    let tokens: Awaited<ReturnType<typeof refreshAuthorization>>;
     try {
       const metadata = await this.metadataOf(login.issuer);
       tokens = await refreshAuthorization(login.issuer, {

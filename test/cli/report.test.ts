@@ -5,7 +5,7 @@
  * Then the input forms (globs, gzip, stdin), corrupted lines, and memory on a ~100 MB log.
  */
 import { spawn } from "node:child_process";
-import { appendFileSync, copyFileSync, readFileSync, writeFileSync, createWriteStream } from "node:fs";
+import { copyFileSync, readFileSync, writeFileSync, createWriteStream } from "node:fs";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";

@@ -39,7 +39,7 @@ const weirdIds = fc.oneof(
 const deepNesting = fc
   .tuple(fc.integer({ min: 100, max: 20_000 }), fc.boolean())
   .map(([depth, objects]) =>
-    objects ? '{"a":'.repeat(depth) + "1" + "}".repeat(depth) : "[".repeat(depth) + "]".repeat(depth),
+    objects ? `${'{"a":'.repeat(depth)}1${"}".repeat(depth)}` : "[".repeat(depth) + "]".repeat(depth),
   );
 
 type Mutation = (msg: Record<string, unknown>) => fc.Arbitrary<string>;

@@ -6,7 +6,7 @@
  */
 import fc from "fast-check";
 import { expect, it } from "vitest";
-import { post, rpc } from "../badInput/mcpHttp.js";
+import { post } from "../badInput/mcpHttp.js";
 import { fuzzSeed, hostLine } from "./arbitraries.js";
 import { fixtureConfig, mcpFuzzTarget } from "./proxies.js";
 

@@ -18,6 +18,7 @@ export interface Progress {
   stalled: boolean;
 }
 
+// biome-ignore lint/suspicious/noExplicitAny: raw JSON-RPC from a test peer; tests index into it freely.
 export type Message = Record<string, any>;
 
 export function readProgress(file: string): Progress | undefined {

@@ -68,7 +68,10 @@ const modelOf = (o: K8sObject): { validate(): void } => {
     ConfigMap: (x: K8sObject) => new ConfigMap(x as never),
   }[o.kind];
   if (make === undefined) throw new Error(`${o.kind} ${o.metadata.name}: no schema wired up for this kind`);
-  return (MODELS[`${o.kind}/${o.metadata.name}`] ??= make(o));
+  const key = `${o.kind}/${o.metadata.name}`;
+  const model = MODELS[key] ?? make(o);
+  MODELS[key] = model;
+  return model;
 };
 
 const isProxy = (c: Container): boolean => /mcp-normalizer/.test(c.image);

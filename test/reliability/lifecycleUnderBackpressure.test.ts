@@ -278,15 +278,17 @@ function statelessPost(url: string, message: unknown): Promise<IncomingMessage> 
 }
 
 /** The JSON messages of an SSE response, read to its end. */
-function sseMessages(res: IncomingMessage): Promise<Array<Record<string, any>>> {
+// biome-ignore lint/suspicious/noExplicitAny: raw JSON-RPC from a test peer; tests index into it freely.
+type RawMessage = Record<string, any>;
+
+function sseMessages(res: IncomingMessage): Promise<RawMessage[]> {
   return new Promise((resolve, reject) => {
-    const messages: Array<Record<string, any>> = [];
+    const messages: RawMessage[] = [];
     let rest = "";
     res.setEncoding("utf8");
     res.on("data", (chunk: string) => {
       rest += chunk;
-      let at: number;
-      while ((at = rest.indexOf("\n\n")) >= 0) {
+      for (let at = rest.indexOf("\n\n"); at >= 0; at = rest.indexOf("\n\n")) {
         const data = rest
           .slice(0, at)
           .split("\n")

@@ -90,7 +90,7 @@ describe("JsonLineReader", () => {
   });
 
   it("accepts a line of exactly maxMessageBytes", () => {
-    const line = '{"a":"' + "y".repeat(93) + '"}';
+    const line = `{"a":"${"y".repeat(93)}"}`;
     expect(line.length).toBe(101);
     expect(frame(enc(`${line}\n`), [50], { maxMessageBytes: 101 })[0]?.message).toEqual({ a: "y".repeat(93) });
     expect(frame(enc(`${line}\n`), [50], { maxMessageBytes: 100 })[0]?.problem?.kind).toBe("too-large");
@@ -106,7 +106,7 @@ describe("JsonLineReader", () => {
         out.push(...reader.push(payload.subarray(at, at + 64 * 1024)));
       const ms = performance.now() - started;
       expect(out).toHaveLength(1);
-      expect((out[0]?.message as { result: { blob: string } }).result.blob.length).toBe(mib * 1024 * 1024);
+      expect((out[0]!.message as { result: { blob: string } }).result.blob.length).toBe(mib * 1024 * 1024);
       return { ms, scanned: reader.stats.bytesScanned, copied: reader.stats.bytesCopied, bytes: payload.length };
     };
     const small = measure(5);

@@ -115,7 +115,7 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<Exit
         "USAGE",
         'serve: --inherit-env goes with -- CMD ARGS…; in a config, set "inheritEnv": true on the server',
       );
-    let loaded;
+    let loaded: ReturnType<typeof loadConfigFile>;
     try {
       loaded = loadConfigFile(resolve(io.cwd, values.config ?? "proxy.config.json"), io.env);
     } catch (error) {

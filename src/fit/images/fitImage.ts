@@ -31,14 +31,14 @@ export interface FitImageOptions {
 
 export async function fitImage(bytes: Buffer, settings: ImageSettings, options: FitImageOptions): Promise<ImageFit> {
   try {
-    return await fit(bytes, settings, options);
+    return await fitOrRefuse(bytes, settings, options);
   } catch (error) {
     if (error instanceof ImageRefusal) return { kind: "warn", action: error.action, reason: error.message };
     return { kind: "warn", action: "warn-image-undecodable", reason: `image does not decode: ${firstLine(error)}` };
   }
 }
 
-async function fit(bytes: Buffer, settings: ImageSettings, options: FitImageOptions): Promise<ImageFit> {
+async function fitOrRefuse(bytes: Buffer, settings: ImageSettings, options: FitImageOptions): Promise<ImageFit> {
   const source = sourceKind(bytes);
   if (source === null)
     return {

@@ -44,6 +44,7 @@ export class SpillStore implements SpillHolder {
    */
   add(text: string, bounds: readonly number[]): string | null {
     if (this.closed) return null;
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: the class is "anything above Latin-1", from U+0000 on.
     const encoding = /[^\u0000-\u00ff]/.test(text) ? "utf16le" : "latin1";
     const size = encoding === "latin1" ? text.length : text.length * 2;
     const id = newSpillId();

@@ -116,7 +116,10 @@ export class StreamableHttpEndpoint {
       return;
     }
     const session = this.find(req, sessionId);
-    if (session === undefined) return this.notFound(res, sessionId);
+    if (session === undefined) {
+      this.notFound(res, sessionId);
+      return;
+    }
     session.acceptGet(res);
   }
 

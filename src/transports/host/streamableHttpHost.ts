@@ -218,7 +218,7 @@ export class StreamableHttpHostSession extends HostTransportBase {
       const related = options?.relatedRequestId;
       if (related !== undefined && related !== null) {
         const exchange = this.byRequest.get(idKey(related));
-        if (exchange !== undefined && exchange.streamable && !exchange.done) {
+        if (exchange?.streamable && !exchange.done) {
           // Encoded first: a message that cannot be serialized must not open the stream.
           const wire = encodeWire(message);
           return this.openStream(exchange).write("message", wire);

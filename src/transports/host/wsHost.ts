@@ -81,7 +81,7 @@ export class WsHostSession extends HostTransportBase {
     } else {
       // Raw pieces go out as the fragments of one text message (RFC 6455 §5.4): no joined copy.
       const last = wire.parts.length - 1;
-      wire.parts.forEach((part, i) => this.socket.send(part, { binary: false, fin: i === last }));
+      for (const [i, part] of wire.parts.entries()) this.socket.send(part, { binary: false, fin: i === last });
     }
     return this.drain === undefined || !mustWaitForDrain(this.rawSocket!) ? SENT : this.drain.wait();
   }

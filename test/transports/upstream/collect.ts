@@ -89,8 +89,15 @@ export function collect(transport: ProxyTransport): Collected {
         timeoutMs,
       ) as Promise<never>,
     nextProblem: (timeoutMs) =>
-      waitFor(() => problems[problemsSeen], "a framing problem", timeoutMs).then((p) => (problemsSeen++, p)),
-    nextError: (timeoutMs) => waitFor(() => errors[errorsSeen], "an error", timeoutMs).then((e) => (errorsSeen++, e)),
+      waitFor(() => problems[problemsSeen], "a framing problem", timeoutMs).then((p) => {
+        problemsSeen++;
+        return p;
+      }),
+    nextError: (timeoutMs) =>
+      waitFor(() => errors[errorsSeen], "an error", timeoutMs).then((e) => {
+        errorsSeen++;
+        return e;
+      }),
   };
 }
 

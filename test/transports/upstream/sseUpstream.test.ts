@@ -36,7 +36,14 @@ async function endpointServer(endpoint: string | undefined): Promise<{ url: stri
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/sse`;
-  return { url, close: () => new Promise((resolve) => (server.closeAllConnections(), server.close(() => resolve()))) };
+  return {
+    url,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
 }
 
 describe("SseUpstreamTransport (legacy HTTP+SSE) against the SDK's SSEServerTransport", () => {
