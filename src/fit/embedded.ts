@@ -7,7 +7,7 @@
  */
 import type { ChangeRecord } from "../normalize/change.js";
 import { isJsonObject, type JsonObject } from "../normalize/objects.js";
-import { isRawJsonString } from "../normalize/rawJson.js";
+import { isRawJsonString } from "../wire/rawJson.js";
 import { fitRecord } from "./records.js";
 
 const KEPT_BLOCK_KEYS = ["annotations", "_meta"] as const;

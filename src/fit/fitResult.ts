@@ -7,7 +7,7 @@
 import type { ChangeRecord } from "../normalize/change.js";
 import { decodeStrictBase64, decodeStrictBase64Ascii, encodeBase64 } from "../normalize/base64.js";
 import { isJsonObject, mapChanged, rebuild, type JsonObject } from "../normalize/objects.js";
-import { isRawJsonString } from "../normalize/rawJson.js";
+import { isRawJsonString } from "../wire/rawJson.js";
 import { inlineResource } from "./embedded.js";
 import type { FitPolicy } from "./fitPolicy.js";
 import type { ImageFit } from "./images/fitImage.js";

@@ -1,8 +1,8 @@
 /** Change records of the fit layer, shaped like the engine's (one per block changed or warned). */
 import type { ChangeAction, ChangeRecord } from "../normalize/change.js";
-import { jsonBytes } from "../normalize/jsonSize.js";
+import { jsonBytes } from "../wire/jsonSize.js";
 import { mimeString } from "../normalize/mimeChange.js";
-import { isRawJsonString } from "../normalize/rawJson.js";
+import { isRawJsonString } from "../wire/rawJson.js";
 
 /** UTF-8 bytes of a block's JSON; a raw (byte-held) payload is counted without being decoded. */
 export function blockJsonBytes(block: Record<string, unknown>): number {

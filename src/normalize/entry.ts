@@ -5,13 +5,13 @@
 import type { ChangeAction, ChangeRecord } from "./change.js";
 import { decideBytes, dropForeignCharset, type BytesDecision, type DetectedCharset } from "./decideBytes.js";
 import { decodeStrictBase64, decodeStrictBase64Ascii, encodeBase64, isCompactBase64Length } from "./base64.js";
-import { entryJsonBytes, jsonStringBytes, jsonUtf8Bytes } from "./jsonSize.js";
+import { entryJsonBytes, jsonStringBytes, jsonUtf8Bytes } from "../wire/jsonSize.js";
 import { parseMediaType, type MediaType } from "./mediaType.js";
 import { mimeOutcome, mimeString } from "./mimeChange.js";
 import { isGenericType, isTextualType, typeFromUri } from "./mimeTables.js";
 import { isJsonObject, rebuild, type JsonObject } from "./objects.js";
 import type { Policy, ResolvedPolicy } from "./policy.js";
-import { isRawJsonString, RawJsonString } from "./rawJson.js";
+import { isRawJsonString, RawJsonString } from "../wire/rawJson.js";
 import { lossyCount, lossyReason } from "./lossyText.js";
 import { isBinaryString, recoverEscapedBytes, surrogateShape } from "./textEvidence.js";
 

@@ -5,8 +5,8 @@
  * (`warn-lossy-text`) so an operator can fix the server. A stray U+FFFD or two in a long text
  * is legitimate (a document about Unicode): both a count and a share must be reached.
  */
-import { entryJsonBytes, jsonStringBytes } from "./jsonSize.js";
-import { isRawJsonString, type RawJsonString } from "./rawJson.js";
+import { entryJsonBytes, jsonStringBytes } from "../wire/jsonSize.js";
+import { isRawJsonString, type RawJsonString } from "../wire/rawJson.js";
 
 /** At least this many replacement characters… */
 export const LOSSY_MIN_REPLACEMENTS = 3;

@@ -6,13 +6,13 @@
 import { isUtf8 } from "node:buffer";
 import { decodeStrictBase64 } from "./base64.js";
 import type { ChangeAction, ChangeRecord } from "./change.js";
-import { jsonBytes, jsonStringBytes } from "./jsonSize.js";
+import { jsonBytes, jsonStringBytes } from "../wire/jsonSize.js";
 import { parseMediaType, withEssence, type MediaType } from "./mediaType.js";
 import { mimeOutcome, mimeString } from "./mimeChange.js";
 import { isGenericType, isTextualType, typeFromUri } from "./mimeTables.js";
 import { isJsonObject, rebuild, type JsonObject } from "./objects.js";
 import type { Policy } from "./policy.js";
-import { isRawJsonString, type RawJsonString } from "./rawJson.js";
+import { isRawJsonString, type RawJsonString } from "../wire/rawJson.js";
 import { agreesWithSignature, detectSignature, type Signature } from "./signature.js";
 import { hasBinaryControlBytes } from "./textEvidence.js";
 

@@ -6,7 +6,7 @@ import type { ChangeRecord } from "./change.js";
 import { lossyCountOf, lossyReason, textBlockJsonBytes } from "./lossyText.js";
 import type { JsonObject } from "./objects.js";
 import type { Policy } from "./policy.js";
-import { isRawJsonString } from "./rawJson.js";
+import { isRawJsonString } from "../wire/rawJson.js";
 
 export function lossyTextBlockRecord(block: JsonObject, policy: Policy, path: string): ChangeRecord | null {
   const text = block.text;

@@ -16,8 +16,8 @@
  * takes the plain path, so invalid input is reported exactly as before.
  */
 import { isUtf8 } from "node:buffer";
-import { nextJsonSpecial } from "../normalize/jsonSize.js";
-import { RAW_MARK, RawJsonString } from "../normalize/rawJson.js";
+import { nextJsonSpecial } from "../wire/jsonSize.js";
+import { RAW_MARK, RawJsonString } from "../wire/rawJson.js";
 
 const RAW_KEYS: ReadonlySet<string> = new Set(["blob", "text", "data"]);
 /** Longest member name remembered (the three above fit). */

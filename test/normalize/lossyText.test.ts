@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { normalizeResourceEntry, normalizeResult, Policy } from "../../src/normalize/index.js";
 import { LOSSY_MIN_REPLACEMENTS, LOSSY_MIN_SHARE, lossyCount, lossyCountOf } from "../../src/normalize/lossyText.js";
-import { RawJsonString } from "../../src/normalize/rawJson.js";
+import { RawJsonString } from "../../src/wire/rawJson.js";
 
 const policy = new Policy();
 const R = "\ufffd";

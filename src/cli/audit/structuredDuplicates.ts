@@ -5,8 +5,8 @@
  * JSON (what the spec recommends for older clients). Reported, never rewritten:
  * structuredContent must keep validating against the tool's outputSchema.
  */
-import { jsonStringBytes } from "../../normalize/jsonSize.js";
-import { isRawJsonString } from "../../normalize/rawJson.js";
+import { jsonStringBytes } from "../../wire/jsonSize.js";
+import { isRawJsonString } from "../../wire/rawJson.js";
 import type { StructuredDuplicate } from "../../report/auditDetails.js";
 
 /** How deep structuredContent is walked for strings (a hostile result cannot recurse forever). */

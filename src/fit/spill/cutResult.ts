@@ -8,7 +8,7 @@
  */
 import type { ChangeRecord } from "../../normalize/change.js";
 import { isJsonObject, rebuild, type JsonObject } from "../../normalize/objects.js";
-import { isRawJsonString } from "../../normalize/rawJson.js";
+import { isRawJsonString } from "../../wire/rawJson.js";
 import { fitRecord } from "../records.js";
 import { cutEnd, pageBounds, utf8Bytes } from "./cutText.js";
 import type { SpillStore } from "./spillStore.js";
