@@ -11,7 +11,7 @@ import { pipeline } from "node:stream/promises";
 import { createGunzip } from "node:zlib";
 import { glob, isDynamicPattern } from "tinyglobby";
 import { NormalizerError } from "../errors/NormalizerError.js";
-import { LineSplitter } from "../transports/lineFraming.js";
+import { LineSplitter } from "../wire/lineSplitter.js";
 import { parseLogLine } from "../report/parseLogLine.js";
 import type { ReportAggregator } from "../report/aggregate.js";
 

@@ -14,7 +14,8 @@
  * Pure: bytes in, values out.
  */
 import { isUtf8 } from "node:buffer";
-import { excerptOf, jsonRpcIdHint, LineSplitter, type LineSink, type OversizedLine } from "./lineFraming.js";
+import { LineSplitter, type LineSink, type OversizedLine } from "../wire/lineSplitter.js";
+import { excerptOf, jsonRpcIdHint } from "./lineFraming.js";
 import { DEFAULT_MAX_MESSAGE_BYTES } from "./types.js";
 
 export interface SseEvent {

@@ -20,7 +20,8 @@
 import { spawn as nodeSpawn, type ChildProcess, type SpawnOptions } from "node:child_process";
 import { NormalizerError } from "../../errors/NormalizerError.js";
 import { silentLogger, type Logger } from "../../observe/logger.js";
-import { JsonLineReader, LineSplitter, serializeMessage, type OversizedLine } from "../lineFraming.js";
+import { LineSplitter, type OversizedLine } from "../../wire/lineSplitter.js";
+import { JsonLineReader, serializeMessage } from "../lineFraming.js";
 import type { JSONRPCMessage, ProxySendOptions, ProxyTransport, FramingProblem } from "../types.js";
 import { adoptGroup, endGroup } from "./processGroup.js";
 import { deliverFramed } from "./upstreamMessages.js";
