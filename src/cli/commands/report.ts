@@ -5,7 +5,7 @@
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { aggregateLogSources, DEFAULT_MAX_LOG_LINE_BYTES, expandLogSources } from "../../observe/logSources.js";
+import { aggregateLogSources, DEFAULT_MAX_LOG_LINE_BYTES, expandLogSources } from "../../report/logSources.js";
 import { DEFAULT_MAX_URIS, DEFAULT_TOP_OFFENDERS, ReportAggregator } from "../../report/aggregate.js";
 import { parseReportFormat, renderReport } from "../../report/render.js";
 import { parseCommandArgs, parseIntFlag } from "../args.js";

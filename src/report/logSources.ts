@@ -12,8 +12,8 @@ import { createGunzip } from "node:zlib";
 import { glob, isDynamicPattern } from "tinyglobby";
 import { NormalizerError } from "../errors/NormalizerError.js";
 import { LineSplitter } from "../wire/lineSplitter.js";
-import { parseLogLine } from "../report/parseLogLine.js";
-import type { ReportAggregator } from "../report/aggregate.js";
+import { parseLogLine } from "./parseLogLine.js";
+import type { ReportAggregator } from "./aggregate.js";
 
 /** Default longest log line read, in bytes (a §6 record is a few hundred); longer ones are malformed. */
 export const DEFAULT_MAX_LOG_LINE_BYTES = 1024 * 1024;
