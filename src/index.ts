@@ -4,7 +4,6 @@ export {
   withNormalization,
   NormalizingTransport,
   type NormalizationOptions,
-  type NormalizationEvent,
 } from "./proxy/withNormalization.js";
 export { Bridge, type BridgeOptions } from "./proxy/bridge.js";
 export { ConfigSchema, configJsonSchema, type ProxyConfig, type ServerConfig } from "./config/schema.js";

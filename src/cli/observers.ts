@@ -12,7 +12,7 @@ import { ProxyMetrics, type MetricsDocument, type UpstreamHealthSample } from ".
 import { createNormalizationLog, type NormalizationLog } from "../observe/normalizationLog.js";
 import { ReportAggregator } from "../report/aggregate.js";
 import { renderHtml } from "../report/renderHtml.js";
-import type { NormalizationEvent } from "../proxy/withNormalization.js";
+import type { NormalizationEvent } from "../normalize/change.js";
 import type { SessionInfo } from "../proxy/sessionManager.js";
 import { NormalizerError } from "../errors/NormalizerError.js";
 import { LogFileError } from "../observe/logFile.js";

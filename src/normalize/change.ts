@@ -58,3 +58,13 @@ export interface ChangeRecord {
 export function isChange(record: ChangeRecord): boolean {
   return record.action !== "none";
 }
+
+/** What normalizing one message produced: the records of its entries, for logs, metrics and reports. */
+export interface NormalizationEvent {
+  /** The method of the request the result answers (or of the server→client request). */
+  readonly method: string;
+  readonly id: string | number;
+  readonly changes: readonly ChangeRecord[];
+  /** Milliseconds spent in the engine for this message. */
+  readonly ms: number;
+}

@@ -1,4 +1,4 @@
-export type { ChangeAction, ChangeRecord } from "./change.js";
+export type { ChangeAction, ChangeRecord, NormalizationEvent } from "./change.js";
 export { WARNING_ACTIONS, isChange } from "./change.js";
 export { normalizeContents, type NormalizedContents } from "./contents.js";
 export { normalizeResourceEntry, type EntryResult } from "./entry.js";

@@ -3,7 +3,7 @@
  * `{ts, server, session, method, uri, action, mimeBefore, mimeAfter, bytesBefore, bytesAfter, saved, ms}`
  */
 import type { ChangeAction } from "../normalize/change.js";
-import type { NormalizationEvent } from "../proxy/withNormalization.js";
+import type { NormalizationEvent } from "../normalize/change.js";
 
 /** A log line's fields, in the line's order (DESIGN.md §6): records are built in this order. */
 export interface LogRecord {

@@ -9,7 +9,7 @@
  */
 import { Counter, Gauge, Registry, collectDefaultMetrics } from "prom-client";
 import { WARNING_ACTIONS, type ChangeAction } from "../normalize/change.js";
-import type { NormalizationEvent } from "../proxy/withNormalization.js";
+import type { NormalizationEvent } from "../normalize/change.js";
 import { actionLabel, methodLabel, mimeLabel } from "./metricLabels.js";
 import { SeriesHistogram, type HistogramSeries } from "./seriesHistogram.js";
 

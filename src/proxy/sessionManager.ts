@@ -17,7 +17,8 @@ import type { ProxyTransport } from "../transports/types.js";
 import { DEFAULT_SESSION_IDLE_TIMEOUT_MS } from "../transports/host/streamableHttpHost.js";
 import { Bridge } from "./bridge.js";
 import { StatelessPool, type PooledUpstream } from "./statelessPool.js";
-import { NormalizingTransport, type NormalizationEvent } from "./withNormalization.js";
+import type { NormalizationEvent } from "../normalize/change.js";
+import { NormalizingTransport } from "./withNormalization.js";
 import { FitPolicy, type FitPolicyOptions } from "../fit/fitPolicy.js";
 import type { FitRuntime } from "../fit/runtime.js";
 

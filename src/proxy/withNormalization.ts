@@ -6,7 +6,7 @@
  * SDK-based hosts use it in-process: `client.connect(withNormalization(transport))`. The proxy
  * puts it between a host-side and an upstream-side transport (src/proxy/bridge.ts).
  */
-import type { ChangeRecord } from "../normalize/change.js";
+import type { ChangeRecord, NormalizationEvent } from "../normalize/change.js";
 import { Policy, type PolicyOptions } from "../normalize/policy.js";
 import { normalizeRequestParams, normalizeResult, REQUEST_METHODS, RESULT_METHODS } from "../normalize/result.js";
 import type {
@@ -33,14 +33,6 @@ import { FitStage, type FitOptions } from "./fitStage.js";
 import { createdTaskId, DEFAULT_MAX_TRACKED_TASKS, TaskOrigins } from "./taskOrigins.js";
 
 /** What the decorator reports for each message it normalized. */
-export interface NormalizationEvent {
-  /** The method of the request the result answers (or of the server→client request). */
-  readonly method: string;
-  readonly id: string | number;
-  readonly changes: readonly ChangeRecord[];
-  /** Milliseconds spent in the engine for this message. */
-  readonly ms: number;
-}
 
 export interface NormalizationOptions {
   /** A compiled policy, or options to compile one (DESIGN.md §1). Defaults: every rule on. */
