@@ -37,7 +37,7 @@ Exit codes: 0 done; 1 runtime failure (upstream or listener); 2 bad command line
 
 type Command = (argv: readonly string[], io: CliIo) => Promise<ExitCode>;
 
-const COMMANDS: Record<string, Command> = {
+const COMMANDS: Readonly<Record<string, Command>> = {
   normalize: runNormalize,
   stdio: runStdio,
   serve: runServe,
@@ -45,11 +45,6 @@ const COMMANDS: Record<string, Command> = {
   report: runReport,
   login: runLogin,
 };
-
-/** Registers commands added by other modules (audit, report) without a cycle of imports. */
-export function registerCommand(name: string, command: Command): void {
-  COMMANDS[name] = command;
-}
 
 export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode> {
   const [name, ...rest] = argv;

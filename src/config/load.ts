@@ -3,7 +3,7 @@
  * Every failure is a NormalizerError whose message names the file and the JSON path at fault.
  */
 import { readFileSync } from "node:fs";
-import { dirname, isAbsolute, resolve } from "node:path";
+import { dirname, resolve } from "node:path";
 import type { z } from "zod";
 import { NormalizerError } from "../errors/NormalizerError.js";
 import { expandEnv } from "./env.js";
@@ -172,8 +172,4 @@ function describeIssue(issue: z.core.$ZodIssue): string {
   if (issue.code === "unrecognized_keys")
     return `unknown key${issue.keys.length > 1 ? "s" : ""} ${issue.keys.map((k) => JSON.stringify(k)).join(", ")}`;
   return issue.message;
-}
-
-export function resolveFrom(baseDir: string, path: string): string {
-  return isAbsolute(path) ? path : resolve(baseDir, path);
 }
