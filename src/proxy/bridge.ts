@@ -11,7 +11,7 @@
  * The check is one comparison per message; waiting is one promise per stall (FlowControl).
  */
 import { DEFAULT_MAX_BATCH } from "../config/schema.js";
-import { JSONRPC } from "../errors/NormalizerError.js";
+import { JSONRPC } from "../errors/jsonRpcCodes.js";
 import type { Logger } from "../observe/logger.js";
 import {
   DEFAULT_HOST_BUFFER_BYTES,

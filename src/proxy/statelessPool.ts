@@ -20,7 +20,7 @@
  * comes first, and a pool belongs to one bearer token: a client that stops reading holds back
  * only its own requests.
  */
-import { JSONRPC } from "../errors/NormalizerError.js";
+import { JSONRPC } from "../errors/jsonRpcCodes.js";
 import type { Logger } from "../observe/logger.js";
 import {
   errorResponse,

@@ -9,12 +9,12 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import type { HostEndpointContext } from "../transports/host/hostSession.js";
-import { replyJson, replyJsonRpcError, replyOnSocket, SERVER_ERROR } from "../transports/host/httpReplies.js";
+import { replyJson, replyJsonRpcError, replyOnSocket } from "../transports/host/httpReplies.js";
 import { clientAddress } from "../transports/host/requestHeaders.js";
 import { SseEndpoint } from "../transports/host/sseHost.js";
 import { StreamableHttpEndpoint } from "../transports/host/streamableHttpEndpoint.js";
 import { WsEndpoint } from "../transports/host/wsHost.js";
-import { JSONRPC } from "../errors/NormalizerError.js";
+import { JSONRPC } from "../errors/jsonRpcCodes.js";
 import {
   resolveFrontendOptions,
   type HttpDocument,
@@ -171,7 +171,9 @@ async function handle(
   if (applyCors(req, res, opts)) return;
   if (opensSession(req, target.kind) && !slots.clientMayOpen(clientAddress(req))) {
     req.resume();
-    replyJsonRpcError(res, 503, SERVER_ERROR, perClientMessage(opts.maxSessionsPerClient), { "retry-after": "1" });
+    replyJsonRpcError(res, 503, JSONRPC.SERVER_ERROR, perClientMessage(opts.maxSessionsPerClient), {
+      "retry-after": "1",
+    });
     return;
   }
   switch (target.kind) {
@@ -195,7 +197,7 @@ async function handle(
       replyJsonRpcError(
         res,
         426,
-        SERVER_ERROR,
+        JSONRPC.SERVER_ERROR,
         "This path speaks WebSocket (subprotocol mcp): send an Upgrade request",
         { upgrade: "websocket" },
       );
@@ -205,7 +207,7 @@ async function handle(
       replyJsonRpcError(
         res,
         404,
-        SERVER_ERROR,
+        JSONRPC.SERVER_ERROR,
         `Not found: ${path.slice(0, 200)} (paths: /mcp/NAME, /sse/NAME, /messages/NAME, /ws/NAME, /healthz, /metrics, /report; NAME one of ${[...opts.serverNames].join(", ")})`,
       );
       return;
@@ -220,7 +222,7 @@ async function document(
 ): Promise<void> {
   if (produce === undefined) {
     req.resume();
-    replyJsonRpcError(res, 404, SERVER_ERROR, `Not found: ${path} is not enabled on this listener`);
+    replyJsonRpcError(res, 404, JSONRPC.SERVER_ERROR, `Not found: ${path} is not enabled on this listener`);
     return;
   }
   if (req.method !== "GET" && req.method !== "HEAD") return notAllowed(req, res, "GET");
@@ -231,7 +233,9 @@ async function document(
 
 function notAllowed(req: IncomingMessage, res: ServerResponse, allow: string): void {
   req.resume();
-  replyJsonRpcError(res, 405, SERVER_ERROR, `Method ${req.method} not allowed here (allowed: ${allow})`, { allow });
+  replyJsonRpcError(res, 405, JSONRPC.SERVER_ERROR, `Method ${req.method} not allowed here (allowed: ${allow})`, {
+    allow,
+  });
 }
 
 function upgrade(
@@ -255,13 +259,15 @@ function upgrade(
     replyOnSocket(
       socket,
       404,
-      SERVER_ERROR,
+      JSONRPC.SERVER_ERROR,
       `No WebSocket endpoint at ${path.slice(0, 200)} (WebSocket is served at /ws/NAME)`,
     );
     return;
   }
   if (!slots.clientMayOpen(clientAddress(req))) {
-    replyOnSocket(socket, 503, SERVER_ERROR, perClientMessage(opts.maxSessionsPerClient), { "retry-after": "1" });
+    replyOnSocket(socket, 503, JSONRPC.SERVER_ERROR, perClientMessage(opts.maxSessionsPerClient), {
+      "retry-after": "1",
+    });
     return;
   }
   endpoints.get(target.server)!.ws.upgrade(req, socket, head);

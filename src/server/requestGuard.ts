@@ -14,7 +14,8 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { isIPv6 } from "node:net";
 import type { IncomingHttpHeaders } from "node:http";
-import { headerValue, SERVER_ERROR } from "../transports/host/httpReplies.js";
+import { JSONRPC } from "../errors/jsonRpcCodes.js";
+import { headerValue } from "../transports/host/httpReplies.js";
 import { normalizeOrigin, type ResolvedFrontendOptions } from "./frontendOptions.js";
 
 export interface Refusal {
@@ -50,7 +51,7 @@ export function checkRequest(
     const given = headers.authorization !== undefined;
     return {
       status: 401,
-      code: SERVER_ERROR,
+      code: JSONRPC.SERVER_ERROR,
       message: given
         ? "Unauthorized: the bearer token is not valid"
         : "Unauthorized: send Authorization: Bearer <token> (auth.bearerTokens)",
@@ -136,5 +137,5 @@ function digest(value: string): Buffer {
 }
 
 function forbidden(message: string): Refusal {
-  return { status: 403, code: SERVER_ERROR, message, headers: {} };
+  return { status: 403, code: JSONRPC.SERVER_ERROR, message, headers: {} };
 }

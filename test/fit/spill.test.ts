@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { ChangeRecord } from "../../src/normalize/change.js";
 import { cutContent } from "../../src/fit/spill/cutResult.js";
-import { servePage, RESOURCE_NOT_FOUND } from "../../src/fit/spill/servePage.js";
+import { JSONRPC } from "../../src/errors/jsonRpcCodes.js";
+import { servePage } from "../../src/fit/spill/servePage.js";
 import { SpillBudget } from "../../src/fit/spill/spillBudget.js";
 import { SpillStore } from "../../src/fit/spill/spillStore.js";
 
@@ -109,7 +110,7 @@ describe("cutting a tool result and serving the rest", () => {
     ) as Array<Record<string, unknown>>;
     const uri = out[1]!.uri as string;
     const foreign = servePage(theirs, uri);
-    expect(foreign).toMatchObject({ error: { code: RESOURCE_NOT_FOUND, data: { uri } } });
+    expect(foreign).toMatchObject({ error: { code: JSONRPC.RESOURCE_NOT_FOUND, data: { uri } } });
     expect("error" in foreign && foreign.error.message).toMatch(/no such page in this session/);
     expect(budget.usedBytes).toBeGreaterThan(0);
     now = 1001;

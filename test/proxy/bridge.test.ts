@@ -3,7 +3,7 @@
  * session, due at the oldest waiting request) and the host headers forwarded with each message.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { JSONRPC } from "../../src/errors/NormalizerError.js";
+import { JSONRPC } from "../../src/errors/jsonRpcCodes.js";
 import { silentLogger } from "../../src/observe/logger.js";
 import { Bridge } from "../../src/proxy/bridge.js";
 import type { JSONRPCMessage, MessageExtraInfo, ProxySendOptions, ProxyTransport } from "../../src/transports/types.js";

@@ -4,6 +4,7 @@
  * an audit must see (unknown keys, text-in-base64 with a wrong mimeType, …). Results come back
  * exactly as the transport parsed them; responses are matched to requests by id.
  */
+import { JSONRPC } from "../../errors/jsonRpcCodes.js";
 import { NormalizerError } from "../../errors/NormalizerError.js";
 import type { JSONRPCMessage, ProxyTransport } from "../../transports/types.js";
 
@@ -116,7 +117,7 @@ export class RawRpcClient {
             : {
                 jsonrpc: "2.0",
                 id: m.id,
-                error: { code: -32601, message: `mcp-normalizer audit does not support ${m.method}` },
+                error: { code: JSONRPC.METHOD_NOT_FOUND, message: `mcp-normalizer audit does not support ${m.method}` },
               };
         this.transport.send(reply as JSONRPCMessage).catch(() => {});
       }

@@ -4,10 +4,8 @@
  * does not hold (another session's, expired, or never made) gets error -32002 (resource not
  * found) saying which, and why pages go away.
  */
+import { JSONRPC } from "../../errors/jsonRpcCodes.js";
 import type { SpillStore } from "./spillStore.js";
-
-/** MCP's "resource not found" error code. */
-export const RESOURCE_NOT_FOUND = -32002;
 
 export type PageAnswer =
   | { readonly result: Record<string, unknown> }
@@ -21,7 +19,7 @@ export function servePage(store: SpillStore | null, uri: string): PageAnswer {
       read.why === "expired"
         ? `${uri}: this page of a cut tool result has expired (pages are kept${ttl}); call the tool again`
         : `${uri}: no such page in this session (pages of a cut tool result can be read only in the session that received the result, until they expire${ttl})`;
-    return { error: { code: RESOURCE_NOT_FOUND, message, data: { uri } } };
+    return { error: { code: JSONRPC.RESOURCE_NOT_FOUND, message, data: { uri } } };
   }
   const contents: Record<string, unknown>[] = [{ uri, mimeType: "text/plain", text: read.text }];
   if (read.next !== null) contents.push({ uri: `${uri}#next`, mimeType: "text/uri-list", text: `${read.next}\r\n` });

@@ -3,12 +3,10 @@
  * (`id: null`, as the SDK's transports and the MCP spec's examples do when no request id could
  * be read), with the HTTP status that says what is at fault.
  */
+import { JSONRPC } from "../../errors/jsonRpcCodes.js";
 import { STATUS_CODES, type ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import { writeWire, type WireJson } from "../wireJson.js";
-
-/** JSON-RPC "server error" code (JSON-RPC 2.0 §5.1) for refusals that are not about a message. */
-export const SERVER_ERROR = -32000;
 
 export type HeaderMap = Record<string, string | number | readonly string[]>;
 
@@ -70,7 +68,7 @@ export function headerValue(value: string | string[] | undefined): string | unde
 
 /** 503 when every `limits.maxSessions` slot is taken; the host may retry. */
 export function replySessionLimit(res: ServerResponse, maxSessions: number): void {
-  replyJsonRpcError(res, 503, SERVER_ERROR, sessionLimitMessage(maxSessions), { "retry-after": "1" });
+  replyJsonRpcError(res, 503, JSONRPC.SERVER_ERROR, sessionLimitMessage(maxSessions), { "retry-after": "1" });
 }
 
 export function sessionLimitMessage(maxSessions: number): string {

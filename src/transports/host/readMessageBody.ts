@@ -10,7 +10,7 @@
  */
 import { isUtf8 } from "node:buffer";
 import type { IncomingMessage } from "node:http";
-import { JSONRPC } from "../../errors/NormalizerError.js";
+import { JSONRPC } from "../../errors/jsonRpcCodes.js";
 import type { FramingProblem, JSONRPCMessage } from "../types.js";
 
 export type BodyReadResult =

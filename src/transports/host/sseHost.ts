@@ -7,7 +7,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { JSONRPC } from "../../errors/NormalizerError.js";
+import { JSONRPC } from "../../errors/jsonRpcCodes.js";
 import type { JSONRPCMessage, TransportSendOptions } from "../types.js";
 import { HostTransportBase } from "./hostTransportBase.js";
 import type { HostEndpointContext } from "./hostSession.js";

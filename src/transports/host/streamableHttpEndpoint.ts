@@ -17,9 +17,9 @@
  */
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { JSONRPC } from "../../errors/NormalizerError.js";
+import { JSONRPC } from "../../errors/jsonRpcCodes.js";
 import type { HostEndpointContext, HostSessionInfo } from "./hostSession.js";
-import { headerValue, replyJsonRpcError, replySessionLimit, SERVER_ERROR } from "./httpReplies.js";
+import { headerValue, replyJsonRpcError, replySessionLimit } from "./httpReplies.js";
 import { methodOf, requestIdOf } from "../jsonrpc.js";
 import { readMessageBody } from "./readMessageBody.js";
 import { clientAddress, forwardableMcpHeaders, responseForm } from "./requestHeaders.js";
@@ -60,9 +60,15 @@ export class StreamableHttpEndpoint {
       case "DELETE":
         return this.delete(req, res, sessionId);
       default:
-        replyJsonRpcError(res, 405, SERVER_ERROR, `Method ${req.method} not allowed on /mcp/${this.ctx.server}`, {
-          allow: "GET, POST, DELETE",
-        });
+        replyJsonRpcError(
+          res,
+          405,
+          JSONRPC.SERVER_ERROR,
+          `Method ${req.method} not allowed on /mcp/${this.ctx.server}`,
+          {
+            allow: "GET, POST, DELETE",
+          },
+        );
     }
   }
 
@@ -110,7 +116,7 @@ export class StreamableHttpEndpoint {
   private get(req: IncomingMessage, res: ServerResponse, sessionId: string | undefined): void {
     if (sessionId === undefined) {
       // No session, no stream to offer: 405 is how the spec lets a server decline the GET.
-      replyJsonRpcError(res, 405, SERVER_ERROR, "GET needs an Mcp-Session-Id; stateless hosts use POST only", {
+      replyJsonRpcError(res, 405, JSONRPC.SERVER_ERROR, "GET needs an Mcp-Session-Id; stateless hosts use POST only", {
         allow: "POST",
       });
       return;

@@ -28,7 +28,7 @@
  * HTTP parsing, session ids and limits live in `streamableHttpEndpoint.ts`.
  */
 import type { ServerResponse } from "node:http";
-import { JSONRPC } from "../../errors/NormalizerError.js";
+import { JSONRPC } from "../../errors/jsonRpcCodes.js";
 import type { JSONRPCMessage, MessageExtraInfo, TransportSendOptions } from "../types.js";
 import { HostTransportBase } from "./hostTransportBase.js";
 import { replyJsonRpcError, replyJsonWire } from "./httpReplies.js";

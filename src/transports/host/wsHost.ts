@@ -4,6 +4,7 @@
  * server). `maxPayload` is `limits.maxMessageBytes`: `ws` closes a connection that sends a
  * bigger frame (close code 1009), which is reported through `onproblem` first.
  */
+import { JSONRPC } from "../../errors/jsonRpcCodes.js";
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocketServer, type RawData, type WebSocket } from "ws";
@@ -11,7 +12,7 @@ import { parseJsonMessage, parseJsonText, type Framed } from "../lineFraming.js"
 import type { JSONRPCMessage, MessageExtraInfo, TransportSendOptions } from "../types.js";
 import { HostTransportBase } from "./hostTransportBase.js";
 import type { HostEndpointContext } from "./hostSession.js";
-import { replyOnSocket, SERVER_ERROR, sessionLimitMessage } from "./httpReplies.js";
+import { replyOnSocket, sessionLimitMessage } from "./httpReplies.js";
 import { clientAddress, forwardableMcpHeaders } from "./requestHeaders.js";
 import { DrainWaiter, mustWaitForDrain, SENT, type DrainableStream } from "../drainWaiter.js";
 import { ReadYield } from "../readYield.js";
@@ -173,7 +174,9 @@ export class WsEndpoint {
   upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     const release = this.ctx.slots.acquire(clientAddress(req));
     if (release === null) {
-      replyOnSocket(socket, 503, SERVER_ERROR, sessionLimitMessage(this.ctx.maxSessions), { "retry-after": "1" });
+      replyOnSocket(socket, 503, JSONRPC.SERVER_ERROR, sessionLimitMessage(this.ctx.maxSessions), {
+        "retry-after": "1",
+      });
       return;
     }
     // `ws` answers a bad handshake itself and never calls back: free the slot with the socket.

@@ -6,7 +6,8 @@
  * The endpoint must have the SSE URL's origin: a server must not be able to redirect our
  * POSTs (and the configured `Authorization` header) to another host.
  */
-import { JSONRPC, NormalizerError } from "../../errors/NormalizerError.js";
+import { JSONRPC } from "../../errors/jsonRpcCodes.js";
+import { NormalizerError } from "../../errors/NormalizerError.js";
 import { silentLogger, type Logger } from "../../observe/logger.js";
 import {
   DEFAULT_MAX_MESSAGE_BYTES,

@@ -18,7 +18,8 @@
  *   first) gets a JSON-RPC error response delivered in its place, so the host is answered;
  *   `onerror` says the same. Errors name the URL without userinfo or query, never header values.
  */
-import { JSONRPC, NormalizerError } from "../../errors/NormalizerError.js";
+import { JSONRPC } from "../../errors/jsonRpcCodes.js";
+import { NormalizerError } from "../../errors/NormalizerError.js";
 import { silentLogger, type Logger } from "../../observe/logger.js";
 import type { Framed } from "../lineFraming.js";
 import {

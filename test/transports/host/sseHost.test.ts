@@ -3,7 +3,7 @@
  */
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { JSONRPC } from "../../../src/errors/NormalizerError.js";
+import { JSONRPC } from "../../../src/errors/jsonRpcCodes.js";
 import { progressGate } from "../../server/helpers/mcpTestServer.js";
 import { connectClient, startFrontend, until, type RunningFrontend } from "../../server/helpers/frontend.js";
 

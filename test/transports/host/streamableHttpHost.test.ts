@@ -3,7 +3,7 @@
  */
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { JSONRPC } from "../../../src/errors/NormalizerError.js";
+import { JSONRPC } from "../../../src/errors/jsonRpcCodes.js";
 import { connectClient, startFrontend, until, type RunningFrontend } from "../../server/helpers/frontend.js";
 
 let running: RunningFrontend;

@@ -11,7 +11,7 @@ import type { AddressInfo } from "node:net";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterEach, describe, expect, it } from "vitest";
-import { JSONRPC } from "../../../src/errors/NormalizerError.js";
+import { JSONRPC } from "../../../src/errors/jsonRpcCodes.js";
 import type { HostSessionInfo } from "../../../src/transports/host/hostSession.js";
 import { StreamableHttpEndpoint } from "../../../src/transports/host/streamableHttpEndpoint.js";
 import type { StreamableHttpHostSession } from "../../../src/transports/host/streamableHttpHost.js";

@@ -1,7 +1,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { JSONRPC } from "../../../src/errors/NormalizerError.js";
+import { JSONRPC } from "../../../src/errors/jsonRpcCodes.js";
 import { SseUpstreamTransport, type SseUpstreamOptions } from "../../../src/transports/upstream/sseUpstream.js";
 import type { JSONRPCMessage } from "../../../src/transports/types.js";
 import { startSseFixture } from "../../fixtures/upstream-servers/httpFixtures.js";

@@ -1,7 +1,7 @@
 import { createServer } from "node:net";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { JSONRPC } from "../../../src/errors/NormalizerError.js";
+import { JSONRPC } from "../../../src/errors/jsonRpcCodes.js";
 import {
   StreamableHttpUpstreamTransport,
   type HttpUpstreamOptions,
