@@ -21,6 +21,7 @@ export type ErrorCode =
   | "LOGIN_FAILED"
   | "REQUEST_TIMEOUT"
   | "INSECURE_BIND"
+  | "LISTEN_FAILED"
   | "LOG_FILE_UNWRITABLE";
 
 export class NormalizerError extends Error {

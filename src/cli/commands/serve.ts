@@ -212,7 +212,7 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<Exit
   } catch (error) {
     await observers.close();
     throw new NormalizerError(
-      "UPSTREAM_UNREACHABLE",
+      "LISTEN_FAILED",
       `serve: cannot listen on ${host}:${port}: ${(error as Error).message}`,
     );
   }
