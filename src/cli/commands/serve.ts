@@ -211,10 +211,7 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<Exit
     address = await frontend.listen(port, host);
   } catch (error) {
     await observers.close();
-    throw new NormalizerError(
-      "LISTEN_FAILED",
-      `serve: cannot listen on ${host}:${port}: ${(error as Error).message}`,
-    );
+    throw new NormalizerError("LISTEN_FAILED", `serve: cannot listen on ${host}:${port}: ${(error as Error).message}`);
   }
   // Handlers before the "listening" line: whoever reads it may signal at once.
   const signals = shutdownSignals();
