@@ -529,6 +529,8 @@ export class Bridge {
       excerpt: problem.excerpt,
     });
     if (problem.kind === "too-large" && problem.id !== undefined) {
+      // The answer was dropped unread: the normalizing stage will never see it either.
+      this.upstream.forget(problem.id);
       this.answer(
         problem.id,
         JSONRPC.MESSAGE_TOO_LARGE,

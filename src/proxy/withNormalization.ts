@@ -199,11 +199,19 @@ export class NormalizingTransport implements ProxyTransport {
       isRequestId(msg.params.requestId)
     ) {
       // A cancelled request may never be answered (spec: cancellation); forget it.
-      const key = idKey(msg.params.requestId);
-      this.pending.delete(key);
-      this.taskResultAs.delete(key);
-      this.fit?.forget(msg.params.requestId);
+      this.forget(msg.params.requestId);
     }
+  }
+
+  /**
+   * Forgets a request whose answer will not come through here: cancelled, or answered by the
+   * caller itself (an answer over the size limit that the upstream transport had to drop).
+   */
+  forget(id: RequestId): void {
+    const key = idKey(id);
+    this.pending.delete(key);
+    this.taskResultAs.delete(key);
+    this.fit?.forget(id);
   }
 
   /** A `tasks/result` for a task this connection saw created: answered as its creating method's result. */

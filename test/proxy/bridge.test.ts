@@ -6,11 +6,18 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { JSONRPC } from "../../src/errors/jsonRpcCodes.js";
 import { silentLogger } from "../../src/observe/logger.js";
 import { Bridge } from "../../src/proxy/bridge.js";
-import type { JSONRPCMessage, MessageExtraInfo, ProxySendOptions, ProxyTransport } from "../../src/transports/types.js";
+import type {
+  FramingProblem,
+  JSONRPCMessage,
+  MessageExtraInfo,
+  ProxySendOptions,
+  ProxyTransport,
+} from "../../src/transports/types.js";
 
 /** A transport that records what it is sent; `receive` plays a message arriving from its peer. */
 class Recorder implements ProxyTransport {
   onclose?: (() => void) | undefined;
+  onproblem?: ((problem: FramingProblem) => void) | undefined;
   onerror?: ((error: Error) => void) | undefined;
   onmessage?: (<T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void) | undefined;
   readonly sent: Array<{ message: Record<string, unknown>; options: ProxySendOptions | undefined }> = [];
@@ -130,6 +137,17 @@ describe("Bridge request ids", () => {
     host.receive({ jsonrpc: "2.0", id: 7, result: {} });
     host.receive({ jsonrpc: "2.0", id: 7, result: {} });
     expect(upstream.sent.map((s) => s.message)).toEqual([{ jsonrpc: "2.0", id: 7, result: {} }]);
+  });
+
+  it("an answer over maxMessageBytes is answered by the bridge, and no table keeps the request", async () => {
+    const { host, upstream, bridge } = await bridgeOf();
+    host.receive({ jsonrpc: "2.0", id: 5, method: "resources/read", params: { uri: "file:///big" } });
+    expect(bridge.waitingCount).toBe(1);
+    expect(bridge.upstream.pendingCount).toBe(1);
+    upstream.onproblem?.({ kind: "too-large", id: 5, bytes: 9_999_999, excerpt: '{"jsonrpc":"2.0","id":5,' });
+    expect(errorsTo(host)).toMatchObject([{ id: 5, error: { code: JSONRPC.MESSAGE_TOO_LARGE } }]);
+    expect(bridge.waitingCount).toBe(0);
+    expect(bridge.upstream.pendingCount).toBe(0);
   });
 });
 
