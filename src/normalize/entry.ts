@@ -58,9 +58,11 @@ export function normalizeResourceEntry(entry: unknown, policy: Policy, path: str
   // UTF-8 text it holds goes out as a raw literal too, never as a JS string.
   const plainBlob = hasBlob ? plainAsciiBlob(entry.blob) : null;
   const payload = plainBlob === null ? asString(entry[key]) : "";
-  const payloadLength = plainBlob === null ? payload.length : (entry.blob as RawJsonString).byteLength - 2;
+  // The limit is in bytes: a string payload counts its UTF-8, a raw literal its own bytes.
+  const payloadSize =
+    plainBlob === null ? Buffer.byteLength(payload, "utf8") : (entry.blob as RawJsonString).byteLength - 2;
   const bytes =
-    !hasBlob || payloadLength > settings.maxNormalizeBytes
+    !hasBlob || payloadSize > settings.maxNormalizeBytes
       ? null
       : plainBlob === null
         ? decodeStrictBase64(payload)
@@ -114,10 +116,10 @@ export function normalizeResourceEntry(entry: unknown, policy: Policy, path: str
     };
   };
 
-  if (payloadLength > settings.maxNormalizeBytes) {
+  if (payloadSize > settings.maxNormalizeBytes) {
     return unchanged(
       "skip-too-large",
-      `${key} of ${payloadLength} characters is over maxNormalizeBytes (${settings.maxNormalizeBytes})`,
+      `${key} of ${payloadSize} bytes is over maxNormalizeBytes (${settings.maxNormalizeBytes})`,
     );
   }
 

@@ -121,6 +121,18 @@ describe("maxNormalizeBytes", () => {
     });
     expect(run(unwrapCase, { maxNormalizeBytes: 0 }).record.reason).toMatch(/maxNormalizeBytes \(0\)/);
   });
+
+  it("counts a text payload in UTF-8 bytes, not in characters", () => {
+    const text = binaryStringCase.text;
+    const utf8Bytes = Buffer.byteLength(text, "utf8");
+    expect(utf8Bytes).toBeGreaterThan(text.length);
+    expect(run(binaryStringCase, { maxNormalizeBytes: text.length })).toMatchObject({
+      action: "skip-too-large",
+      out: binaryStringCase,
+    });
+    expect(run(binaryStringCase, { maxNormalizeBytes: text.length }).record.reason).toContain(`${utf8Bytes} bytes`);
+    expect(run(binaryStringCase, { maxNormalizeBytes: utf8Bytes }).action).not.toBe("skip-too-large");
+  });
 });
 
 describe("extraTextualTypes", () => {
