@@ -1,5 +1,5 @@
 /**
- * `npm run bench:core` (issue 2 "Speed"): the engine against the bare primitive chain it cannot
+ * `npm run bench:core`: the engine against the bare primitive chain it cannot
  * avoid, measured in the same run, interleaved. A benchmark, never a timed unit test.
  *
  *  - UTF-8 text served as a base64 blob (1, 10, 50 MiB): `normalizeContents` vs
@@ -7,7 +7,7 @@
  *  - A 50 MiB PNG-signed blob: must cost well under the text case (nothing decoded twice or
  *    re-encoded); the strict base64 validation it still needs is measured on its own.
  *  - A 50 MiB read answer, in pipe-sized pieces, to the bytes for the host: the proxy's raw-string
- *    path (issue 6) vs the plain one (JSON.parse, the engine on a string, JSON.stringify).
+ *    path vs the plain one (JSON.parse, the engine on a string, JSON.stringify).
  *  - Our signature table vs file-type's `fileTypeFromBuffer`, per entry, on the corpus binaries.
  *  - Charset detection: the engine on textual blobs in legacy charsets that declare none (the
  *    charset corpus's whole texts), with detection against the same entries with it off (they
@@ -123,7 +123,7 @@ for (const [size, rounds] of quick
 }
 
 {
-  // The proxy's big-read path (issue 6): a resources/read answer as its upstream line arrives, in
+  // The proxy's big-read path: a resources/read answer as its upstream line arrives, in
   // 64 KiB pieces, to the bytes for the host. Raw strings (src/transports/rawStringParse.ts,
   // src/normalize/rawJson.ts) against the plain path they replace: JSON.parse of the joined line,
   // the engine on a JS string, JSON.stringify and the UTF-8 encode.

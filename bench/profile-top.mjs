@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * Top frames of a V8 CPU profile (`node --cpu-prof`), for saying where the proxy's time goes
- * (issue 6: "a CPU profile, not a guess"). Prints self time by function and inclusive time of
+ * ("a CPU profile, not a guess"). Prints self time by function and inclusive time of
  * the heaviest frames.
  *
  *   node bench/profile-top.mjs FILE.cpuprofile [--top 25] [--callers FUNCTION]

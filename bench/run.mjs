@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * `npm run bench` (issue 6): mcp-normalizer against the proxies people use today — supergateway
+ * `npm run bench`: mcp-normalizer against the proxies people use today — supergateway
  * and mcp-proxy — and against no proxy at all, on the same machine, in the same run, interleaved.
  * Writes bench/results/suite.json (or quick.json with --quick); `scripts/bench-readme.mjs` turns it
  * into the README table. Progress goes to stderr, a summary to stdout. See notes/bench.md.

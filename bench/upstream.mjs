@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * The benchmark's upstream (issue 6): a stdio MCP server on the SDK's low-level `Server`, so every
+ * The benchmark's upstream: a stdio MCP server on the SDK's low-level `Server`, so every
  * path through every proxy talks to the same server with the same cost.
  *
  *   resources/read bench://text/N   → {uri, mimeType: "text/plain", text}  (N bytes of UTF-8)

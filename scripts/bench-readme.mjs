@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * Summarizes proxy benchmark results (bench/results/suite.json, written by `npm run bench`) into
- * README.md between `<!-- bench:start -->` and `<!-- bench:end -->` (issue 6: "summarized in the
+ * README.md between `<!-- bench:start -->` and `<!-- bench:end -->` ("summarized in the
  * README by a script, never by hand"). It edits nothing outside the markers; when they are
  * missing it prints the block to stdout instead.
  *
@@ -158,7 +158,7 @@ export function renderBenchBlock(results) {
   const judged = results.targets.filter((t) => t.met !== null);
   const missed = judged.filter((t) => t.met === false);
   lines.push(
-    `**Targets** (issue 6): ${judged.length - missed.length} of ${judged.length} met${judged.length < results.targets.length ? `, ${results.targets.length - judged.length} not measured in this run` : ""}.`,
+    `**Targets**: ${judged.length - missed.length} of ${judged.length} met${judged.length < results.targets.length ? `, ${results.targets.length - judged.length} not measured in this run` : ""}.`,
     "",
   );
   if (judged.length > 0) {

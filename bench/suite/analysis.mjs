@@ -1,5 +1,5 @@
 /**
- * Ratios and the issue's targets (issue 6 "Targets"), computed from one run's figures only:
+ * Ratios and the proxy's performance targets, computed from one run's figures only:
  * every comparison is between paths measured in the same run, interleaved.
  */
 import { PATHS, PEERS } from "./paths.mjs";

@@ -1,5 +1,5 @@
 /**
- * Deterministic resource contents for the proxy benchmark (issue 6), shared by the upstream that
+ * Deterministic resource contents for the proxy benchmark, shared by the upstream that
  * serves them and the harness that checks what arrived.
  *
  * Sizes are the decoded content's bytes: "the 50 MiB blob" is 50 MiB of UTF-8 text whose base64

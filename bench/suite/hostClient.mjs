@@ -1,5 +1,5 @@
 /**
- * The host side of every benchmark path: the SDK `Client` over its real transports (issue 6),
+ * The host side of every benchmark path: the SDK `Client` over its real transports,
  * plus what the harness needs around it — a call that fails fast when the connection dies, and
  * the byte size of what arrived.
  */

@@ -1,5 +1,5 @@
 /**
- * The paths a host can take to the benchmark upstream (issue 6 "Paths"): directly over stdio,
+ * The paths a host can take to the benchmark upstream: directly over stdio,
  * through mcp-normalizer on each of its transports, through supergateway and through mcp-proxy.
  * Each `start()` brings up a fresh proxy (and upstream), connects the SDK client and returns
  * {call, proxyPid, close}; `close()` always ends every process it started.
@@ -20,7 +20,7 @@ const MCP_PROXY = join(ROOT, "node_modules", "mcp-proxy", "dist", "bin", "mcp-pr
 
 /**
  * The stdio host's read cap on big reads. The SDK's stdio client gives up on a message over
- * 10 MiB (STDIO_DEFAULT_MAX_BUFFER_SIZE); the issue's "23 s direct" baseline raised it, so the
+ * 10 MiB (STDIO_DEFAULT_MAX_BUFFER_SIZE); the direct baseline raises it, so the
  * big-read stdio paths do too and `direct-sdk-default` records what an unmodified host gets.
  */
 export const HOST_STDIO_MAX_BUFFER_BYTES = 512 * 1024 * 1024;

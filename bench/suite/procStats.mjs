@@ -1,5 +1,5 @@
 /**
- * What one proxy process costs, read from Linux /proc (issue 6: "peak RSS of the proxy process",
+ * What one proxy process costs, read from Linux /proc ("peak RSS of the proxy process",
  * "CPU seconds of the proxy"). Only the proxy's own process is counted, never its upstream child:
  * every path spawns the same upstream, so its cost is not the proxy's.
  */

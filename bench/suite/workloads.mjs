@@ -1,5 +1,5 @@
 /**
- * The workloads of the proxy benchmark (issue 6 "Workloads") and how each is run.
+ * The workloads of the proxy benchmark and how each is run.
  *
  * "calls" workloads (small reads, 1 MiB reads, tools/call) keep one live connection per path and
  * run them in batches, interleaved A B C … A B C … with the order rotated each round, so machine

@@ -1,6 +1,6 @@
 /**
  * The command dispatcher. This is the only place that decides exit codes; `src/cli.ts` is
- * the only place that exits (STYLE: src/cli/ owns process lifetime).
+ * the only place that exits (src/cli/ owns the process's lifetime; nothing below it exits).
  */
 import { NormalizerError } from "../errors/NormalizerError.js";
 import { EXIT, type ExitCode } from "./exitCodes.js";

@@ -1,6 +1,6 @@
 /**
- * What watches a running proxy (issue 4): the operational logger, the normalization log
- * (DESIGN.md §6, written by pino to `log.file` or stderr — never stdout), and for `serve` the
+ * What watches a running proxy: the operational logger, the normalization log
+ * (written by pino to `log.file` or stderr — never stdout), and for `serve` the
  * live views: Prometheus metrics (`/metrics`) and a bounded in-memory report (`/report`).
  */
 import { dirname, resolve } from "node:path";
@@ -99,7 +99,7 @@ export async function createObservers(
       : config.log.file !== undefined
         ? resolve(configFile === undefined ? io.cwd : dirname(configFile), config.log.file)
         : undefined;
-  // With a file, records are always written (issue 4); without one they join the operational
+  // With a file, records are always written; without one they join the operational
   // lines on stderr unless the level asks for quiet.
   let log: NormalizationLog | undefined;
   if (logPath !== undefined)

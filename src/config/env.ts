@@ -1,6 +1,6 @@
 /**
- * `${VAR}` (and `${VAR:-default}`) in any string of the config reads the environment
- * (DESIGN.md §5). A missing variable is an error naming the variable and the JSON path.
+ * `${VAR}` (and `${VAR:-default}`) in any string of the config reads the environment, so
+ * secrets stay out of the file. A missing variable is an error naming the variable and the JSON path.
  * A default may itself hold references (`${A:-${B:-x}}`); it is expanded only when used, so a
  * variable named only in an unused default need not exist. `$` not followed by `{NAME` stays
  * as written.

@@ -1,5 +1,5 @@
 /**
- * Loading a config: read, parse, expand `${VAR}`, validate once at the edge (STYLE habit 6).
+ * Loading a config: read, parse, expand `${VAR}`, validate once at the edge.
  * Every failure is a NormalizerError whose message names the file and the JSON path at fault.
  */
 import { readFileSync } from "node:fs";

@@ -3,7 +3,7 @@ import type { NormalizeConfig, ProxyConfig, ServerConfig } from "./schema.js";
 
 /**
  * The policy for one server: `limits.maxNormalizeBytes`, then the global `normalize`, then the
- * server's own (DESIGN.md §5: per-server `normalize` overrides the global one). Rules of both
+ * server's own (per-server `normalize` overrides the global one). Rules of both
  * apply, the server's last (later rules win).
  */
 export function policyOptionsFor(

@@ -1,5 +1,5 @@
 /**
- * The one schema of `proxy.config.json` (DESIGN.md §5, STYLE habit 6): the TypeScript type,
+ * The one schema of `proxy.config.json`: the TypeScript type,
  * the defaults and config/proxy.config.schema.json all come from here.
  */
 import { z } from "zod";
@@ -179,7 +179,7 @@ export const NormalizeSchema = z
       .optional()
       .describe("per-URI / per-type overrides; later rules win"),
   })
-  .describe("normalization policy (DESIGN.md §1)");
+  .describe("normalization policy");
 
 const common = {
   normalize: NormalizeSchema.optional(),

@@ -1,5 +1,5 @@
 /**
- * The one error type (STYLE habit 5): a stable string `code` users and tests can match on, a
+ * The one error type: a stable string `code` users and tests can match on, a
  * message that names the file, field or flag at fault, and a deliberate JSON-RPC code for
  * errors that go back over the wire.
  */

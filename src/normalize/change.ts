@@ -1,4 +1,4 @@
-/** The record of what the engine decided for one entry (DESIGN.md §6 before server/session/ts). */
+/** The record of what the engine decided for one entry: a log line before server, session and ts are added. */
 
 export type ChangeAction =
   | "unwrap-blob"

@@ -1,7 +1,7 @@
 /**
  * Strict charset decoding. iconv-lite never fails (it substitutes U+FFFD), so every decode is
  * checked by encoding the result back: only a decode that reproduces the exact bytes counts
- * (STYLE habit 3: decode strictly or leave the content alone).
+ * (decode strictly or leave the content alone).
  */
 import iconv from "iconv-lite";
 

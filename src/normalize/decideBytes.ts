@@ -1,6 +1,6 @@
 /**
  * The decision for raw bytes — a decoded `blob`, or the bytes recovered from a binary string —
- * following DESIGN.md §1's decision table, row by row, in order.
+ * following the decision table (docs/architecture.md), row by row, in order.
  */
 import { isAscii, isUtf8 } from "node:buffer";
 import { canonicalCharset, decodeStrict, detectBom, isUtf8Family, isWideCharset } from "./charset.js";

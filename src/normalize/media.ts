@@ -1,6 +1,6 @@
 /**
  * `image` / `audio` content blocks (`{type, data, mimeType}`) and `resource_link` items.
- * Only `mimeType` ever changes; `data` is never touched (issue 7). A signature is read from the
+ * Only `mimeType` ever changes; `data` is never touched. A signature is read from the
  * first bytes only, so a 50 MiB screenshot costs the same as a 50-byte one.
  */
 import { isUtf8 } from "node:buffer";
@@ -26,7 +26,7 @@ const HEAD_CHARS = 344;
 
 /**
  * The first bytes of `data`. Data that fits in the head is validated whole; longer data only
- * in its head (`data` is forwarded untouched either way, issue 7).
+ * in its head (`data` is forwarded untouched either way).
  */
 function headBytes(data: string | RawJsonString): { bytes: Buffer; whole: boolean } | null {
   if (typeof data !== "string") {

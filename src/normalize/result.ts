@@ -1,5 +1,5 @@
 /**
- * Where contents appear in MCP messages (DESIGN.md §1 "Where contents appear"): the result of
+ * Where contents appear in MCP messages: the result of
  * a request, by method, or the params of a server→client request. Everything not listed here
  * is returned as the very same object.
  */

@@ -1,11 +1,11 @@
 /**
- * The normalization log line (DESIGN.md §6): one per changed or warned entry, never content.
+ * The normalization log line: one per changed or warned entry, never content.
  * `{ts, server, session, method, uri, action, mimeBefore, mimeAfter, bytesBefore, bytesAfter, saved, ms}`
  */
 import type { ChangeAction } from "../normalize/change.js";
 import type { NormalizationEvent } from "../normalize/change.js";
 
-/** A log line's fields, in the line's order (DESIGN.md §6): records are built in this order. */
+/** A log line's fields, in the line's order: records are built in this order. */
 export interface LogRecord {
   ts: string;
   server: string;

@@ -1,8 +1,8 @@
 /**
- * The proxy's operational log (start, upstream spawn/exit, errors). Normalization records go
- * through src/observe (issue 4); this is only the narrow interface the rest of the code needs,
- * with a default that writes JSON lines to stderr — never stdout, which belongs to the stdio
- * transport (STYLE habit 8).
+ * The proxy's operational log (start, upstream spawn/exit, errors): the narrow interface the
+ * rest of the code needs, with a default that writes JSON lines to stderr — never stdout, which
+ * carries JSON-RPC in `stdio` mode. Normalization records have their own writer
+ * (normalizationLog.ts).
  */
 
 export type LogLevel = "debug" | "info" | "warn" | "error" | "silent";

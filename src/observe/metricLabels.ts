@@ -1,5 +1,5 @@
 /**
- * Label values for /metrics with bounded cardinality (issue 4): a label set that grows with what
+ * Label values for /metrics with bounded cardinality: a label set that grows with what
  * upstreams send would grow Prometheus without bound. Mime essences outside a fixed list fold
  * into `other`; so do methods and actions this version does not know.
  */
@@ -75,7 +75,7 @@ const mimeLabels = new Map<string, string>();
 export function mimeLabel(mimeAfter: string | null, mimeBefore: string | null): string {
   const raw = mimeAfter ?? mimeBefore;
   if (raw === null) return "none";
-  // Parsed once per distinct string, not once per entry (issue 6: every entry is counted).
+  // Parsed once per distinct string, not once per entry (every entry is counted).
   let label = mimeLabels.get(raw);
   if (label === undefined) {
     const essence = parseMediaType(raw)?.essence;

@@ -1,5 +1,5 @@
 /**
- * Prometheus metrics of one proxy instance (issue 4, DESIGN.md §4 `/metrics`), on prom-client
+ * Prometheus metrics of one proxy instance, on prom-client
  * with a registry of its own (never the global one: two proxies in one process, or two tests,
  * must not add into each other's counters).
  *
@@ -13,7 +13,7 @@ import type { NormalizationEvent } from "../normalize/change.js";
 import { actionLabel, methodLabel, mimeLabel } from "./metricLabels.js";
 import { SeriesHistogram, type HistogramSeries } from "./seriesHistogram.js";
 
-/** Buckets of the per-message normalization time, in seconds (0.1 ms … 5 s). */
+/** Buckets of the per-message normalization time, in seconds (from 0.0001 s to 5 s). */
 export const NORMALIZE_SECONDS_BUCKETS: readonly number[] = [
   0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5,
 ];
@@ -42,7 +42,7 @@ type EntryLabels = Record<(typeof ENTRY_LABELS)[number], string>;
  * What one label set's entries added since the counters were last brought up to date.
  * prom-client hashes the label object on every `inc` (seven per entry here): counting in plain
  * numbers and adding them to the counters when they are read (`collect`, at scrape time) takes
- * that off every message (issue 6 profiles). Label sets are few (bounded labels), so tallies
+ * that off every message. Label sets are few (bounded labels), so tallies
  * are kept and reused.
  */
 interface EntryTally {

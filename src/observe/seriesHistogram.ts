@@ -2,7 +2,7 @@
  * A Prometheus histogram observed through series handles: an observation is a bucket search and
  * three additions. prom-client's `Histogram.observe(labels, value)` validates and hashes the
  * label object on every call, which was a measurable share of a small read through the proxy
- * (issue 6 profiles: one observation per normalized message).
+ * (one observation per normalized message).
  *
  * It registers in a prom-client `Registry` as a metric of its own and renders exactly what
  * prom-client's `Histogram` renders for the same observations (test/observe/metrics.test.ts

@@ -105,7 +105,7 @@ export class Bridge {
   private readonly waiting = new Map<RequestId, Waiting>();
   /**
    * One timer per session, due at the oldest waiting request's deadline, instead of a timer
-   * set and cleared per request (issue 6 profiles: that was a measurable share of a small call).
+   * set and cleared per request (that was a measurable share of a small call).
    */
   private timer: NodeJS.Timeout | undefined;
   /** The last host headers object seen and its forwarded `mcp-*` headers (a WebSocket or SSE session passes the same object every time). */
@@ -339,14 +339,14 @@ export class Bridge {
         const waiting = this.forget(msg.id);
         if (waiting === undefined) {
           // Late (after a timeout or a cancel) or never asked: a second answer to one id, or an
-          // answer to none, would reach the host as a response with no request (issue 5).
+          // answer to none, would reach the host as a response with no request.
           this.logger.warn("upstream answered a request that is not waiting; not forwarded", { id: msg.id });
           continue;
         }
         const invalid = invalidAnswer(msg);
         if (invalid !== undefined) {
           // Forwarded as is, a host's SDK would drop it while parsing and its request would wait
-          // forever (found by the fuzz suite of issue 5): the host is answered with an error.
+          // forever (the fuzz suite found this): the host is answered with an error.
           this.logger.warn("upstream sent an invalid JSON-RPC response; answered with an error", {
             id: msg.id,
             why: invalid,

@@ -1,7 +1,7 @@
 /**
  * Host sessions and their upstream connections: each host session gets its own upstream
- * connection (for a stdio upstream, its own child process), ended when the session ends
- * (DESIGN.md §4). Also the source of `/healthz`.
+ * connection (for a stdio upstream, its own child process), ended when the session ends.
+ * Also the source of `/healthz`.
  */
 import type { ServerConfig } from "../config/schema.js";
 import {
@@ -57,7 +57,7 @@ export interface SessionManagerOptions {
   /**
    * After a stdio upstream died on its own (or failed to start), the next one for that server
    * starts only after this wait, doubled per consecutive failure up to `maxRestartBackoffMs`
-   * (issue 5: "a stdio upstream that keeps dying is restarted with backoff"). Default 250 ms.
+   * ("a stdio upstream that keeps dying is restarted with backoff"). Default 250 ms.
    */
   readonly restartBackoffMs?: number;
   /** Cap of the doubling backoff. Default 30 s. */
@@ -142,7 +142,7 @@ export class SessionManager {
   }
 
   /**
-   * Graceful shutdown, step 1 (issue 5): no new sessions, no new requests on live ones (both
+   * Graceful shutdown, step 1: no new sessions, no new requests on live ones (both
    * answered with an error naming the reason); requests in flight go on.
    */
   refuseNew(why: string): void {
@@ -186,7 +186,7 @@ export class SessionManager {
   }
 
   /**
-   * SIGHUP (issue 5): servers re-read from the config apply to sessions opened from now on;
+   * SIGHUP: servers re-read from the config apply to sessions opened from now on;
    * live sessions keep the upstream and policy they started with. Names cannot be added or
    * removed without a restart (the listener's routes are fixed): those are returned as ignored.
    */

@@ -1,5 +1,5 @@
 /**
- * From a `mcpServers` entry to a live upstream transport (DESIGN.md §5 fields → the upstream
+ * From a `mcpServers` entry to a live upstream transport (the entry's fields → the upstream
  * transports of src/transports/upstream).
  */
 import { getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";

@@ -1,5 +1,5 @@
 /**
- * The normalizing Transport decorator (DESIGN.md §2): wraps the transport that talks to an
+ * The normalizing Transport decorator: wraps the transport that talks to an
  * upstream server, remembers the method of each request id going out, and rewrites the
  * matching results coming back. Everything else passes through as the very same object.
  *
@@ -35,7 +35,7 @@ import { createdTaskId, DEFAULT_MAX_TRACKED_TASKS, TaskOrigins } from "./taskOri
 /** What the decorator reports for each message it normalized. */
 
 export interface NormalizationOptions {
-  /** A compiled policy, or options to compile one (DESIGN.md §1). Defaults: every rule on. */
+  /** A compiled policy, or options to compile one. Defaults: every rule on. */
   policy?: Policy | PolicyOptions;
   /** Called once per normalized message with its change records (for logs, metrics, reports). */
   onNormalized?: (event: NormalizationEvent) => void;

@@ -1,5 +1,5 @@
 /**
- * Entry facts in, a report model out (issue 4). Pure and incremental: `report` feeds it a log
+ * Entry facts in, a report model out. Pure and incremental: `report` feeds it a log
  * of any size line by line, `serve` keeps one alive for `GET /report`, `audit` feeds it the
  * engine's records. Memory is bounded: totals and breakdowns are exact; the per-URI table keeps
  * about `maxUris` rows (those that save or grow most) and counts the entries it could not keep.

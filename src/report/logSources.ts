@@ -1,5 +1,5 @@
 /**
- * Reading normalization logs back for `report` (issue 4): many files, globs, `-` for stdin,
+ * Reading normalization logs back for `report`: many files, globs, `-` for stdin,
  * gzip-compressed input (found by its magic bytes, so `.gz` names and piped gzip both work).
  * Streamed line by line: memory is bounded by the longest line (`maxLineBytes`), never by the
  * log's size. A line that cannot be a record is counted and skipped, never fatal.

@@ -1,5 +1,5 @@
 /**
- * The size report model (issue 4): what `audit` and `report` compute and what every renderer
+ * The size report model: what `audit` and `report` compute and what every renderer
  * (md, json, html) shows. Its JSON form is the documented, stable `--format json` output:
  * fields are only ever added within a `schemaVersion`; renaming or removing one bumps it.
  */
@@ -10,7 +10,7 @@ import type { AuditItem, AuditScope, SkippedEntry, StructuredDuplicate } from ".
 export const REPORT_SCHEMA_VERSION = 1;
 
 /**
- * One entry's accounting, as the aggregator consumes it: a normalization log line (DESIGN.md §6)
+ * One entry's accounting, as the aggregator consumes it: a normalization log line
  * or an engine record from `audit` (then `action` may be `none`, and tokens may be present).
  */
 export interface EntryFact {
@@ -18,7 +18,7 @@ export interface EntryFact {
   readonly server: string;
   readonly method: string;
   readonly uri: string | null;
-  /** A DESIGN.md §6 action, `none` (audit: unchanged), or whatever a newer proxy logged. */
+  /** A change action (normalize/change.ts), `none` (audit: unchanged), or whatever a newer proxy logged. */
   readonly action: string;
   readonly mimeBefore: string | null;
   readonly mimeAfter: string | null;

@@ -1,5 +1,5 @@
 /**
- * One line of a normalization log (DESIGN.md §6) back into an entry fact. Total: any string in,
+ * One line of a normalization log back into an entry fact. Total: any string in,
  * a verdict out. A log written to stderr also holds the proxy's operational lines (`level`,
  * `msg`); those are JSON but not records, and are `ignored`, not `malformed`.
  */

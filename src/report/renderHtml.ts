@@ -1,5 +1,5 @@
 /**
- * The report model as one self-contained HTML file (issue 4): inline CSS and SVG, no script,
+ * The report model as one self-contained HTML file: inline CSS and SVG, no script,
  * and a Content-Security-Policy that forbids every fetch, so it opens the same from disk, from
  * an e-mail or from `GET /report`. Tables carry `data-*` values so what renders can be checked.
  */

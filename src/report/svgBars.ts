@@ -1,5 +1,5 @@
 /**
- * Inline SVG bar charts for the HTML report: no script, no fonts, no network (issue 4: one
+ * Inline SVG bar charts for the HTML report: no script, no fonts, no network (one
  * self-contained file). Each bar carries `data-key`/`data-bytes` so tests and tools can read
  * what was drawn.
  */

@@ -1,5 +1,5 @@
 /**
- * CORS, only as configured (issue 5): a browser page may read the listener's answers only when
+ * CORS, only as configured: a browser page may read the listener's answers only when
  * its origin is listed in `allowedOrigins`. Loopback origins pass the Origin check (so local
  * non-browser tools that send one work) but get no CORS grant unless listed, so no page on
  * localhost can drive the proxy from a browser without being named.

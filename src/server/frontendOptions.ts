@@ -1,6 +1,6 @@
 /**
- * Options of the HTTP listener (`serve`, DESIGN.md §4), every limit named with its unit and a
- * documented default (STYLE habit 4). `resolveFrontendOptions` applies the defaults once, so the
+ * Options of the HTTP listener (`serve`), every limit named with its unit and a
+ * documented default. `resolveFrontendOptions` applies the defaults once, so the
  * rest of src/server reads a complete object.
  */
 import type { Logger } from "../observe/logger.js";
@@ -51,7 +51,7 @@ export interface HttpFrontendOptions {
    * (non-browser hosts) are allowed. Default: none beyond loopback.
    */
   allowedOrigins?: readonly string[];
-  /** Allow loopback origins without listing them. Default true (DESIGN.md §5). */
+  /** Allow loopback origins without listing them. Default true. */
   allowLoopbackOrigins?: boolean;
   /**
    * Accepted `Host` header names (with or without `:port`); `"*"` turns the check off.

@@ -1,10 +1,10 @@
 /**
- * The HTTP listener behind `serve` (DESIGN.md §4): for each server NAME, streamable HTTP at
+ * The HTTP listener behind `serve`: for each server NAME, streamable HTTP at
  * `/mcp/NAME`, legacy SSE at `/sse/NAME` + `/messages/NAME`, WebSocket at `/ws/NAME`; and
  * `/healthz`, `/metrics`, `/report`. This file only routes: the security checks are in
  * requestGuard.ts, the session limit in sessionSlots.ts, and each transport's HTTP handling
- * in src/transports/host/ (one concept per file — STYLE.md's warning about a 1,750-line
- * startHTTPServer.ts).
+ * in src/transports/host/ (one concept per file, so no single file grows to hold every
+ * transport's HTTP handling).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";

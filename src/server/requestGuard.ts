@@ -1,5 +1,5 @@
 /**
- * Who may talk to the listener, checked before any routing (issue 5, "Security"):
+ * Who may talk to the listener, checked before any routing:
  *
  * - `Host` against `allowedHosts` — a page on evil.example that rebinds its DNS name to
  *   127.0.0.1 still sends `Host: evil.example` (DNS rebinding defence, MCP 2025-06-18

@@ -1,5 +1,5 @@
 /**
- * The listener's paths (DESIGN.md §4). Server NAMEs are path segments, percent-decoded, and
+ * The listener's paths. Server NAMEs are path segments, percent-decoded, and
  * must be one of the configured names; anything else is `unknown` (404).
  */
 

@@ -1,13 +1,12 @@
 /**
- * Linear line framing for byte streams: newline-delimited JSON (the MCP stdio transport,
- * spec "Transports › stdio": one JSON-RPC message per line, no embedded newlines), and the
- * line layer under the SSE parser.
+ * Newline-delimited JSON framing (the MCP stdio transport, spec "Transports › stdio": one
+ * JSON-RPC message per line, no embedded newlines) on top of the bounded line splitter
+ * (src/wire/lineSplitter.ts), plus the helpers that name an unreadable message (its id hint,
+ * an excerpt).
  *
- * Why not the SDK's `ReadBuffer` (src/shared/stdio.ts): it `Buffer.concat`s the whole buffer on
- * every chunk and rescans it from the start, so a 50 MiB message in 64 KiB chunks costs ~800
- * full copies (issue 3 measured 23 s), and it gives up on anything over 10 MB. Here each byte is
- * scanned once, a line's chunks are joined once, and a line over the limit is skipped up to its
- * newline while only its first and last bytes are kept (to name its JSON-RPC id).
+ * Why not the SDK's `ReadBuffer` (src/shared/stdio.ts in the SDK): it `Buffer.concat`s the whole
+ * buffer on every chunk and rescans it from the start, so a 50 MiB message in 64 KiB chunks
+ * costs ~800 full copies (quadratic), and it gives up on anything over 10 MB.
  *
  * Pure: bytes in, values out. No IO, no clock.
  */

@@ -1,5 +1,5 @@
 /**
- * `JSON.parse` for a big message that leaves its long payload strings as bytes (issue 6).
+ * `JSON.parse` for a big message that leaves its long payload strings as bytes.
  *
  * The literals of `blob`, `text` and `data` members at least `minBytes` long are cut out of the
  * message and replaced by short stand-ins; the rest — the small skeleton — goes through

@@ -9,7 +9,7 @@
  * without being buffered, reported with the JSON-RPC id read from its ends.
  *
  * Deliberate difference from the WHATWG rules: bytes that are not UTF-8 are not replaced by
- * U+FFFD (that would silently corrupt content, DESIGN.md §1); the event is reported instead.
+ * U+FFFD (that would silently corrupt content); the event is reported instead.
  *
  * Pure: bytes in, values out.
  */

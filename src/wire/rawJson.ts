@@ -1,5 +1,5 @@
 /**
- * A JSON string kept as the bytes of its literal instead of a JS string (issue 6: big reads).
+ * A JSON string kept as the bytes of its literal instead of a JS string (big reads).
  *
  * A 50 MiB resource held as a JS string costs a UTF-8 decode, a UTF-16 copy (two bytes per
  * character once one character is outside Latin-1), a second copy inside `JSON.stringify`, and an
@@ -150,7 +150,7 @@ export class RawJsonString {
  * ends `extra + 1` bytes after them, back to front, so no byte is overwritten before it is read
  * (the write position never falls behind the read position: an escape is never shorter than its
  * byte). Escaped bytes are found four at a time, a long run between two of them moves with one
- * `copyWithin`, and the bytes before the first one stay where they are (issue 6: a 50 MiB read).
+ * `copyWithin`, and the bytes before the first one stay where they are (a 50 MiB read).
  * Returns the literal.
  */
 function escapeInPlace(view: Uint8Array, base: number, length: number, extra: number): Buffer {

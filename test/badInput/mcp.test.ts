@@ -1,5 +1,5 @@
 /**
- * Bad input through `serve`'s /mcp (issue 5), both directions, with a second session open the
+ * Bad input through `serve`'s /mcp, both directions, with a second session open the
  * whole time that must be untouched: its request waiting across all of it gets its own answer,
  * and it answers pings throughout.
  */

@@ -1,5 +1,5 @@
 /**
- * Bad input through `stdio` (issue 5), both directions: bytes a host writes to the proxy's
+ * Bad input through `stdio`, both directions: bytes a host writes to the proxy's
  * stdin, and bytes the upstream writes to its stdout (raw-upstream.mjs). Each is answered or
  * logged (asserted on the answer and on the stderr line); the proxy stays up, answers a ping
  * afterwards, and nothing but JSON-RPC ever appears on its stdout.

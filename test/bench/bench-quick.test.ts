@@ -1,5 +1,5 @@
 /**
- * The proxy benchmark's quick mode (issue 6) runs end to end — the direct path, one peer and one
+ * The proxy benchmark's quick mode runs end to end — the direct path, one peer and one
  * mcp-normalizer path over real processes and sockets, each of which must succeed — and writes
  * well-formed results; a path that fails is recorded with its error instead of stopping the
  * suite; the README script edits only between its markers. Shapes only: timings are the

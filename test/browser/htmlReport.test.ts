@@ -1,5 +1,5 @@
 /**
- * The HTML report in a real headless Chromium (issue 4), driven by playwright-core: the browser
+ * The HTML report in a real headless Chromium, driven by playwright-core: the browser
  * test/helpers/chromium.ts finds (MCPN_CHROMIUM, a system Chromium, else the one
  * @sparticuz/chromium ships). A real audit of the fixture upstream (the whole corpus) is rendered to a file;
  * the test asserts on what the browser renders — the numbers in the tables, the bars and their

@@ -1,5 +1,5 @@
 /**
- * `audit` against real upstreams (issue 4): the fixture server serving the whole corpus over
+ * `audit` against real upstreams: the fixture server serving the whole corpus over
  * several resources/list pages, the official everything server, and a small upstream whose
  * reads fail. The audit's totals must equal the sums of the engine's own records for the same
  * results, read independently.

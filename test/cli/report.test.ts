@@ -1,5 +1,5 @@
 /**
- * `report` over the proxy's own log (issue 4): a scripted session through `mcp-normalizer stdio`
+ * `report` over the proxy's own log: a scripted session through `mcp-normalizer stdio`
  * with a real SDK client and the real fixture upstream; the report must equal what the session
  * did — the engine's records for the same upstream results, read straight from the upstream.
  * Then the input forms (globs, gzip, stdin), corrupted lines, and memory on a ~100 MB log.
@@ -132,7 +132,7 @@ beforeAll(async () => {
 afterAll(() => {});
 
 describe("mcp-normalizer report", () => {
-  it("the proxy's log holds one DESIGN.md §6 line per changed entry, and no content", () => {
+  it("the proxy's log holds one log line per changed entry, and no content", () => {
     const text = readFileSync(logFile, "utf8");
     const lines = text
       .trim()

@@ -1,6 +1,6 @@
 /**
  * `mcp-normalizer stdio` as a desktop host runs it: a real child process, raw pipes. Stdout
- * carries JSON-RPC only (STYLE habit 8), even when the upstream prints junk on its stdout.
+ * carries JSON-RPC only, even when the upstream prints junk on its stdout.
  */
 import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";

@@ -1,5 +1,5 @@
 /**
- * fast-check generators for the fuzz suite of issue 5 ("random and mutated messages on both
+ * fast-check generators for the fuzz suite ("random and mutated messages on both
  * sides"): what a host writes (random bytes, random JSON, mutations of valid requests) and what
  * an upstream answers (mutated result shapes, wrong ids, non-JSON lines). Sizes are bounded so
  * the suite stays in its time budget on 2 cores.

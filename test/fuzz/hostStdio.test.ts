@@ -1,5 +1,5 @@
 /**
- * Fuzz, host side, `stdio` (issue 5): random byte lines, random JSON and mutated requests
+ * Fuzz, host side, `stdio`: random byte lines, random JSON and mutated requests
  * written to the proxy's stdin. After each batch the process is alive, a ping is answered,
  * and nothing but JSON-RPC ever appeared on its stdout.
  */

@@ -1,6 +1,5 @@
 /**
- * `stdio`: SIGTERM while the upstream is still starting (issue 5, "SIGTERM/SIGINT … end
- * children … exit 0"). Handlers used to be installed only once the upstream had started, so
+ * `stdio`: SIGTERM while the upstream is still starting. Handlers used to be installed only once the upstream had started, so
  * a signal in that window got Node's default action: killed, the child left behind.
  */
 import { spawn } from "node:child_process";

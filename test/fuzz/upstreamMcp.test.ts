@@ -1,5 +1,5 @@
 /**
- * Fuzz, upstream side, through `serve` /mcp (issue 5): the same mutated upstream answers as
+ * Fuzz, upstream side, through `serve` /mcp: the same mutated upstream answers as
  * upstream.test.ts, carried to an HTTP host (JSON or SSE encoding of whatever the upstream
  * sent). Each read gets exactly one readable JSON-RPC answer; afterwards the process is alive
  * and a ping is answered on the session and on a second one.

@@ -1,5 +1,5 @@
 /**
- * Strict base64 (STYLE habit 3; issue 2): line breaks and missing padding are fine, the base64url
+ * Strict base64 (decode strictly or leave the content alone): line breaks and missing padding are fine, the base64url
  * alphabet and anything else are not. The fast path (one decode, a length check) must agree with
  * the careful one on every input.
  */

@@ -1,5 +1,5 @@
 /**
- * The content corpus through every pure entry point (STYLE habit 10): the per-entry function,
+ * The content corpus through every pure entry point: the per-entry function,
  * `normalizeContents`, `normalizeResult` for each method a resource entry travels in, and
  * `normalizeMessage` on a whole JSON-RPC response — all with the same expected entry.
  */
@@ -37,7 +37,7 @@ function expectSameJson(actual: unknown, expected: unknown): void {
 const jsonBytes = (value: unknown): number => Buffer.byteLength(JSON.stringify(value), "utf8");
 
 describe("corpus manifest", () => {
-  it("has one case or more for every decision-table row (DESIGN.md §1)", () => {
+  it("has one case or more for every decision-table row", () => {
     for (const row of ROWS) expect(corpus.filter((c) => c.row === row).length, row).toBeGreaterThan(0);
     expect(new Set(corpus.map((c) => c.row))).toEqual(new Set(ROWS));
   });

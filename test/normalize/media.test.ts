@@ -1,5 +1,5 @@
 /**
- * Image and audio blocks (issue 7): every format of the corpus declared wrong, missing, generic,
+ * Image and audio blocks: every format of the corpus declared wrong, missing, generic,
  * upper-case and with parameters, in a tool result, a prompt message and a sampling request.
  * Only `mimeType` may change; `data` is the very same string.
  */
@@ -112,7 +112,7 @@ describe("media blocks: edges", () => {
     expect(record!.bytesBefore).toBe(jsonBytes(block));
   });
 
-  it("fills a resource_link's missing type from its extension (issue 7)", () => {
+  it("fills a resource_link's missing type from its extension", () => {
     const result = {
       content: [
         { type: "resource_link", uri: "file:///a/b.md", name: "b" },

@@ -1,5 +1,5 @@
 /**
- * Every policy option of DESIGN.md §1: each rule switch, charset "preserve", maxNormalizeBytes,
+ * Every policy option of the engine: each rule switch, charset "preserve", maxNormalizeBytes,
  * extraTextualTypes, per-URI / per-type rules, and dryRun (records computed, contents unchanged).
  */
 import { describe, expect, it } from "vitest";

@@ -1,5 +1,5 @@
 /**
- * Properties of the engine over arbitrary entries (issue 2 "Tests", DESIGN.md §1 invariants):
+ * Properties of the engine over arbitrary entries:
  * never throws, idempotent, lossless, `_meta`/unknown keys/key order survive, a blob that stays a
  * blob keeps its exact string, no U+FFFD introduced; media blocks keep `data` byte-identical.
  * Runs are bounded (numRuns, small payloads) to stay within a few seconds.

@@ -1,5 +1,5 @@
 /**
- * Where contents appear (DESIGN.md §1): `tools/call` resource items (never structuredContent),
+ * Where contents appear: `tools/call` resource items (never structuredContent),
  * `prompts/get` messages, `resources/list` / `resources/templates/list` type fill, sampling
  * request params, and whole JSON-RPC messages — plus the change-record fields of each.
  */

@@ -1,5 +1,5 @@
 /**
- * Our synchronous signature table against file-type (issue 2: use a well-kept detector unless a
+ * Our synchronous signature table against file-type (use a well-kept detector unless a
  * small table of our own is measured to be as right on the corpus and much faster; the speed
  * half is bench/core.mjs). Every binary of the corpus must get the same type from both, up to
  * the known, justified differences listed below as data; no text fixture may be taken for binary.

@@ -26,7 +26,7 @@ const record = (n: number): LogRecord => ({
 });
 
 describe("the normalization log (pino)", () => {
-  it("creates the file with its folder, writes DESIGN.md §6 lines with ts first and nothing of pino's own", async () => {
+  it("creates the file with its folder, writes log lines with ts first and nothing of pino's own", async () => {
     const file = join(tempDir("mcpn-log-"), "deep", "er", "n.jsonl");
     const log = createNormalizationLog({ file });
     log.write(record(1));
@@ -70,7 +70,7 @@ describe("the normalization log (pino)", () => {
       return Buffer.concat(chunks).toString("utf8");
     };
     const ours = await lines((stream) => createNormalizationLog({ stream }).write(odd));
-    // How the log was written with pino's logger (before issue 6): ts through the timestamp hook.
+    // How the log was once written with pino's logger: ts through the timestamp hook.
     const theirs = await lines((stream) => {
       const { ts, ...rest } = odd;
       pino(

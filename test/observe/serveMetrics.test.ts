@@ -1,5 +1,5 @@
 /**
- * `/metrics` and `/report` of a running `serve` (issue 4, DESIGN.md §4): a real SDK client reads
+ * `/metrics` and `/report` of a running `serve`: a real SDK client reads
  * resources through the proxy from the real fixture upstream; the bytes-saved counter moves by
  * exactly what the engine saved on those results, and the live report shows the same numbers.
  */

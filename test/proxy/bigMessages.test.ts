@@ -1,5 +1,5 @@
 /**
- * Large messages are normal (issue 3): a 50 MiB text-in-base64 resource through `stdio` and
+ * Large messages are normal: a 50 MiB text-in-base64 resource through `stdio` and
  * through `/mcp` arrives as text, whole. Times are printed for the record, not asserted.
  */
 import { afterAll, beforeAll, expect, it } from "vitest";

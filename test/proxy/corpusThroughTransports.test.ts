@@ -1,5 +1,5 @@
 /**
- * STYLE habit 10: the content corpus runs through the pure core and through every transport,
+ * The content corpus runs through the pure core and through every transport,
  * with the same expected result. A real fixture upstream serves each case; a real SDK client
  * reads it through `stdio`, `/mcp`, `/sse` and `/ws`.
  */
@@ -29,7 +29,7 @@ writeFileSync(corpusFile, JSON.stringify(cases.map((c) => ({ name: c.name, input
 const env = { FIXTURE_CORPUS: corpusFile };
 
 // The same corpus with every payload longer than one byte read, normalized and written as bytes
-// (limits.rawStringBytes, issue 6): the host must not be able to tell the difference.
+// (limits.rawStringBytes): the host must not be able to tell the difference.
 const rawConfigFile = join(dir, "raw.config.json");
 writeFileSync(
   rawConfigFile,

@@ -1,5 +1,5 @@
 /**
- * The official reference servers as real upstreams (issue 3): the everything server's
+ * The official reference servers as real upstreams: the everything server's
  * text-in-base64 blob template comes back as text; the filesystem server's read_media_file on
  * a `.md` file comes back as a text resource with text/markdown.
  */

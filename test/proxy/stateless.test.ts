@@ -1,6 +1,6 @@
 /**
  * A host and a server speaking the stateless 2026-07-28 revision (no initialize, no session)
- * work through `serve` (issue 3): the proxy neither blocks the unknown version nor demands a
+ * work through `serve`: the proxy neither blocks the unknown version nor demands a
  * handshake, and still normalizes the result.
  */
 import { afterAll, beforeAll, expect, it } from "vitest";

@@ -131,7 +131,7 @@ describe(`${CYCLES} connect/disconnect cycles`, () => {
       `${CYCLES} cycles in ${elapsed} ms; fds ${fdsBefore} → ${fdsAfter}; RSS ${(rssBefore / 2 ** 20).toFixed(1)} → ${(rssAfter / 2 ** 20).toFixed(1)} MiB`,
     );
     expect(fdsAfter).toBeLessThanOrEqual(fdsBefore + 2);
-    // RSS swings by ±15 MiB with the garbage collector (measured: 111 → 122 → 120 → 109 MiB
+    // RSS swings by ±15 MiB with the garbage collector (seen: 111 → 122 → 120 → 109 MiB
     // over four rounds of 500); a per-session leak of even 50 KiB would pass this bound.
     expect(rssAfter - rssBefore).toBeLessThan(50 * 2 ** 20);
     expect(childrenOf(pid)).toEqual([]);

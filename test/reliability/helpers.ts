@@ -1,5 +1,5 @@
 /**
- * Helpers of the reliability, security and fuzz tests (issue 5): a proxy from a config object,
+ * Helpers of the reliability, security and fuzz tests: a proxy from a config object,
  * waiting on its stderr, a raw WebSocket host, and process checks by pid. Every helper that
  * starts something returns (or is) its cleanup.
  */

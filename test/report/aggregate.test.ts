@@ -132,7 +132,7 @@ describe("parseLogLine", () => {
     ms: 0.1,
   };
 
-  it("reads a DESIGN.md §6 line into a fact", () => {
+  it("reads a normalization log line into a fact", () => {
     const parsed = parseLogLine(JSON.stringify(good));
     expect(parsed).toEqual({
       kind: "record",

@@ -1,5 +1,5 @@
 /**
- * The request guard in-process (issue 5, "Security"): bearer tokens are compared with
+ * The request guard in-process: bearer tokens are compared with
  * `crypto.timingSafeEqual` on equal-length digests, every token every time (a spy counts the
  * calls and the lengths), and Host/Origin decisions.
  */

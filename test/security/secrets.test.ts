@@ -1,5 +1,5 @@
 /**
- * Secrets never leak (issue 5): a secret planted in a stdio server's `env`, in remote servers'
+ * Secrets never leak: a secret planted in a stdio server's `env`, in remote servers'
  * `headers` (one answering 500, one unreachable) and in `auth.bearerTokens` appears nowhere the
  * proxy writes: stderr, the log file, /healthz, /metrics, /report, and the errors hosts get.
  */

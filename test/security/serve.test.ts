@@ -1,5 +1,5 @@
 /**
- * Security of a real `serve` process (issue 5): bind refusal, bearer tokens on every endpoint
+ * Security of a real `serve` process: bind refusal, bearer tokens on every endpoint
  * but /healthz, Host/Origin/CORS over the wire, per-client session and body limits, and
  * upstreams spawned without a shell. Traffic goes to 127.0.0.1 only.
  */

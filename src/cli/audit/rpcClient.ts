@@ -1,5 +1,5 @@
 /**
- * A raw JSON-RPC client over one upstream transport, for `audit` (issue 4). Deliberately not the
+ * A raw JSON-RPC client over one upstream transport, for `audit`. Deliberately not the
  * SDK `Client`: its typed methods validate results with zod and strip or reject the very shapes
  * an audit must see (unknown keys, text-in-base64 with a wrong mimeType, …). Results come back
  * exactly as the transport parsed them; responses are matched to requests by id.

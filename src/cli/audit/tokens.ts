@@ -1,5 +1,5 @@
 /**
- * Token estimates for `audit --tokens` (issue 4): hosts that pay per token pay most for base64.
+ * Token estimates for `audit --tokens`: hosts that pay per token pay most for base64.
  * gpt-tokenizer ships its BPE ranks inside the npm package (nothing fetched at run time); we use
  * `o200k_base`, the encoding of OpenAI's GPT-4o, GPT-4.1 and o-series models. Other vendors'
  * tokenizers differ; the numbers are an estimate of the order of magnitude, stated as such.

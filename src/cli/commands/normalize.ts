@@ -1,6 +1,6 @@
 /**
  * `mcp-normalizer normalize [FILE|-]`: one JSON result or JSON-RPC message in, normalized JSON
- * out on stdout, a one-line summary on stderr (issue 2).
+ * out on stdout, a one-line summary on stderr.
  */
 import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";

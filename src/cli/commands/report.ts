@@ -1,6 +1,6 @@
 /**
  * `mcp-normalizer report LOG.jsonl…`: aggregates normalization logs — one proxy's or a fleet's —
- * into the size report (issue 4). Streams its input; malformed lines are counted and shown,
+ * into the size report. Streams its input; malformed lines are counted and shown,
  * never fatal.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -14,7 +14,7 @@ import { writeFully, type CliIo } from "../io.js";
 
 export const REPORT_HELP = `Usage: mcp-normalizer report [options] LOG.jsonl… 
 
-Aggregates normalization logs (DESIGN.md §6 lines, from one proxy or many) into a size report:
+Aggregates normalization logs (JSON lines, from one proxy or many) into a size report:
 by server, mime type, action, method and URI; the time range covered; bytes saved.
 LOG may be a file, a glob ("logs/**/*.jsonl", quoted so the shell leaves it), - for stdin, and
 gzip-compressed (detected by content). Lines that are not records are counted and skipped.

@@ -1,5 +1,5 @@
 /**
- * `mcp-normalizer serve`: one HTTP listener fronting every server in the config (DESIGN.md §4),
+ * `mcp-normalizer serve`: one HTTP listener fronting every server in the config,
  * or — without a config file — one upstream named on the command line (the sidecar start line).
  */
 import { isIP } from "node:net";
@@ -256,7 +256,7 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<Exit
 }
 
 /**
- * Graceful shutdown (issue 5): stop accepting, refuse new sessions and requests, let requests
+ * Graceful shutdown: stop accepting, refuse new sessions and requests, let requests
  * in flight finish for up to `graceMs` (a second signal ends the wait), then end every session
  * and upstream child, and flush the log.
  */

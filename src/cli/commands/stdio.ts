@@ -57,7 +57,7 @@ export async function runStdio(argv: readonly string[], io: CliIo): Promise<Exit
     await writeFully(io.stderr, `${STDIO_HELP}\n`);
     return EXIT.OK;
   }
-  // Installed before anything starts (issue 5): until a handler exists a SIGTERM gets Node's
+  // Installed before anything starts: until a handler exists a SIGTERM gets Node's
   // default action, which kills the proxy without ending the upstream being started (spawned
   // detached, in its own process group: it would be orphaned).
   const signals = shutdownSignals();

@@ -1,7 +1,7 @@
 /**
  * Reads a POSTed JSON-RPC body (single message or batch) in linear time: chunks are collected
- * as they arrive and counted against the limit, joined once, decoded once, parsed once
- * (issue 3, "large messages are normal"). Past the limit nothing more is kept; the rest of the
+ * as they arrive and counted against the limit, joined once, decoded once, parsed once (large
+ * messages are normal in MCP). Past the limit nothing more is kept; the rest of the
  * body is read and thrown away (up to a cut-off) so the client gets a clean 413 instead of a
  * reset socket.
  *

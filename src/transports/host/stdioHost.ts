@@ -3,12 +3,12 @@
  * message per line, UTF-8, no embedded newlines. This is what desktop hosts run.
  *
  * Unlike the SDK's `StdioServerTransport`, framing is linear (`JsonLineReader`: a 50 MiB
- * message is scanned once and joined once — issue 3), lines over `maxMessageBytes` and lines
+ * message is scanned once and joined once), lines over `maxMessageBytes` and lines
  * that are not JSON are reported through `onproblem` and reading goes on, and a host that does
  * not read its stdin shows as `queuedBytes` / `whenDrained`, so the proxy stops reading the
  * upstream instead of growing its memory. `pauseReading` pauses our stdin in turn.
  *
- * Stdout carries JSON-RPC only (STYLE habit 8): this is the one writer of `output`.
+ * Stdout carries JSON-RPC only: this is the one writer of `output`.
  * IO is injected; the defaults are the process's streams.
  */
 import type { Readable, Writable } from "node:stream";
@@ -94,8 +94,8 @@ export class StdioHostTransport extends HostTransportBase {
   send(message: JSONRPCMessage, _options?: TransportSendOptions): Promise<void> {
     const out = this.output;
     if (this.isClosed || out.destroyed || out.writableEnded) return SENT;
-    // Serialized before corking: JSON.stringify throws on a message nested too deeply (issue 5,
-    // bad input), and a throw between cork() and uncork() would hold every later write back.
+    // Serialized before corking: JSON.stringify throws on a message nested too deeply (hostile
+    // input), and a throw between cork() and uncork() would hold every later write back.
     let text: WireJson;
     try {
       text = encodeWire(message);

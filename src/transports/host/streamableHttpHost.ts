@@ -2,7 +2,7 @@
  * One host session of MCP's streamable HTTP transport (MCP 2025-06-18 / 2025-11-25
  * basic/transports §"Streamable HTTP"), as a `ProxyTransport`. Our own, not the SDK's
  * `StreamableHTTPServerTransport`: that one answers 400 to protocol versions it does not know,
- * caps bodies at 4 MiB and re-validates every message with zod (issue 3: never block a version,
+ * caps bodies at 4 MiB and re-validates every message with zod (never block a version,
  * forward raw JSON-RPC, large messages are normal).
  *
  * Routing, per the spec:
@@ -11,8 +11,9 @@
  *   choose and the client MUST take either (MCP 2025-11-25 basic/transports §"Sending Messages
  *   to the Server"). A host that accepts both gets "lazy SSE": JSON when the answers come before
  *   anything else related to the POST and within `LAZY_SSE_WINDOW_MS`, else an SSE stream opened
- *   at the first related message or at the end of the window (issue 6: SDK clients parse a JSON
- *   answer with one `response.json()`, an SSE one through web streams, ~1–2 ms per call). A host
+ *   at the first related message or at the end of the window (SDK clients parse a JSON
+ *   answer with one `response.json()`, an SSE one through web streams, which costs more per
+ *   call). A host
  *   that accepts only one form gets that form;
  * - server→client messages sent with `relatedRequestId` go on that request's stream — this is
  *   how progress and mid-call sampling/elicitation reach the host; all others go on the GET
@@ -159,7 +160,7 @@ export class StreamableHttpHostSession extends HostTransportBase {
       return;
     }
     // MCP basic §"Requests": an id MUST NOT be reused in a session. Mapping it to this POST
-    // would leave the POST still waiting for it with no way to get its answer (issue 5).
+    // would leave the POST still waiting for it with no way to get its answer.
     const clash = keys.find((key) => this.byRequest.get(key)?.done === false);
     if (clash !== undefined) {
       replyJsonRpcError(
@@ -291,7 +292,7 @@ export class StreamableHttpHostSession extends HostTransportBase {
       return SENT;
     }
     // Serialized before the request is marked answered: JSON.stringify throws on a message nested
-    // too deeply, and the caller then answers the same id with an error (issue 5, bad input).
+    // too deeply, and the caller then answers the same id with an error (bad input must never go unanswered).
     const wire = encodeWire(message);
     this.byRequest.delete(key);
     exchange.pending.delete(key);

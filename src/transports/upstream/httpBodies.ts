@@ -151,7 +151,7 @@ export async function errorBodyReason(response: Response): Promise<string | unde
   return text === "" ? undefined : text.slice(0, 300);
 }
 
-/** `type/subtype` of a Content-Type, parsed (STYLE habit 2: never matched by substring). */
+/** `type/subtype` of a Content-Type, parsed (never matched by substring). */
 export function mediaTypeEssence(contentType: string | null): string | undefined {
   return parseMediaType(contentType)?.essence;
 }

@@ -1,6 +1,6 @@
 /**
  * Upstream (client-side) transports, and the one function that turns a `mcpServers` entry
- * (DESIGN.md §5: `{command, args, env, cwd}` or `{url, transport, headers}`) into one.
+ * (`{command, args, env, cwd}` or `{url, transport, headers}`) into one.
  */
 import type { Logger } from "../../observe/logger.js";
 import type { ProxyTransport } from "../types.js";

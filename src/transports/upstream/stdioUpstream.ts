@@ -2,15 +2,15 @@
  * Client side of the MCP stdio transport (spec "Transports › stdio"): the upstream is a child
  * process; JSON-RPC goes to its stdin and comes from its stdout, one message per line.
  *
- * - Spawned without a shell (issue 5: no shell injection through config), in its own process
+ * - Spawned without a shell (no shell injection through config), in its own process
  *   group on POSIX, and the whole group is ended — on `close()`, when the leader exits on its
  *   own, and when this process exits — so nothing it spawned (`npx` → node, a helper) is left.
  * - Stdout ending while the process runs on means the upstream is over: `onerror`, `onclose`
  *   (pending requests get their error at once) and the group is ended.
  * - stdout is framed linearly (`JsonLineReader`); a non-JSON line (a banner, a log line) is an
- *   `onproblem` report and the session goes on (issue 5).
+ *   `onproblem` report and the session goes on.
  * - stderr goes to the logger line by line, never to our stdout (stdout belongs to the host
- *   side in `stdio` mode, STYLE habit 8).
+ *   side in `stdio` mode).
  * - An exit we did not ask for is an `UPSTREAM_EXITED` error naming code/signal and (unless
  *   `stderrInErrors` is off) the last stderr line, then `onclose`; `exitInfo` keeps it for the
  *   proxy to tell hosts why.
@@ -291,7 +291,7 @@ export class StdioUpstreamTransport implements ProxyTransport {
       );
     }
     // Not an async function: a message the pipe takes at once (nearly all) gets the one settled
-    // promise, not a new one per message (issue 6 profiles); failures still reject, never throw.
+    // promise, not a new one per message; failures still reject, never throw.
     // Backpressure: a child behind on its stdin shows in `queuedBytes`, and every send while
     // it is behind gets the pipe's one drain waiter (never a listener per message).
     let taken: boolean;

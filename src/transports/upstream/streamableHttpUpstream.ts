@@ -2,7 +2,7 @@
  * Streamable HTTP client (MCP spec 2025-06-18 / 2025-11-25 "Transports › Streamable HTTP"),
  * written on `fetch` rather than the SDK's `StreamableHTTPClientTransport`, which validates
  * every message with zod (strips what we must forward) and parses SSE in ways not built for
- * 50 MiB events (issue 3).
+ * 50 MiB events.
  *
  * - Every message is one POST (`Accept: application/json, text/event-stream`). 202 answers
  *   notifications and responses; a request is answered by a JSON body (one message or a batch)

@@ -1,7 +1,7 @@
 /**
  * Small pieces every upstream transport shares: reading request ids from what goes out,
  * building the JSON-RPC error that answers a host when its request cannot reach the upstream
- * (issue 5: "every pending request … gets a JSON-RPC error naming the cause"), and naming an
+ * (every pending request gets an error naming the cause, never silence), and naming an
  * upstream URL in messages without leaking credentials.
  */
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
@@ -39,7 +39,7 @@ export function networkErrorText(error: unknown): string {
     .join(": ");
   // fetch quotes the whole URL in some errors ("Request cannot be constructed from a URL that
   // includes credentials: http://user:pass@…?key=…"): URLs are shown without userinfo or
-  // query, like everywhere else (issue 5, "secrets never appear in logs, errors").
+  // query, like everywhere else: secrets never appear in logs or errors.
   return text.replace(/\b(?:https?|wss?):\/\/[^\s"'<>]+/gi, (url) => describeUrl(url));
 }
 

@@ -1,7 +1,7 @@
 /**
  * WebSocket client upstream (subprotocol `mcp`, one JSON-RPC message per text frame — the
  * framing of the SDK's WebSocket transports), on the `ws` package: Node 20 has no global
- * WebSocket (issue 3). `maxPayload` is `maxMessageBytes`, so `ws` refuses a larger frame
+ * WebSocket. `maxPayload` is `maxMessageBytes`, so `ws` refuses a larger frame
  * before buffering it (it then closes with 1009, reported as a `too-large` problem).
  */
 import WebSocket from "ws";

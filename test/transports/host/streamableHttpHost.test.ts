@@ -182,7 +182,7 @@ describe("streamable HTTP host", () => {
       headers,
     );
     expect(response.status).toBe(200);
-    // Answered before anything else was sent for it: one JSON body (lazy SSE, issue 6).
+    // Answered before anything else was sent for it: one JSON body (lazy SSE).
     expect(response.headers.get("content-type")).toBe("application/json");
     expect(response.headers.get("mcp-session-id")).toBeNull();
     expect(await response.json()).toEqual({

@@ -1,5 +1,5 @@
 /**
- * Lazy SSE on `/mcp/NAME` (issue 6): a POST whose host accepts both JSON and SSE is answered
+ * Lazy SSE on `/mcp/NAME`: a POST whose host accepts both JSON and SSE is answered
  * with one JSON body when its answers come before anything else related to it, and with an SSE
  * stream opened at the first related message or at the end of the window otherwise. The test
  * plays the proxy itself (it answers each request by hand through the host transport), so it

@@ -10,7 +10,7 @@ import {
 import { startStreamableHttpFixture } from "../../fixtures/upstream-servers/httpFixtures.js";
 import { collect, INITIALIZE } from "./collect.js";
 
-describe("createUpstreamTransport (DESIGN.md §5 mcpServers entries)", () => {
+describe("createUpstreamTransport (mcpServers entries)", () => {
   it("picks the transport from the entry", () => {
     expect(createUpstreamTransport({ command: "node", args: ["x.js"], env: { A: "1" }, cwd: "/" })).toBeInstanceOf(
       StdioUpstreamTransport,
