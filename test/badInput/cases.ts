@@ -1,6 +1,6 @@
 /**
  * Bad input from either side, as data shared by the stdio and /mcp
- * tests: what the upstream (test/fuzz/fixtures/raw-upstream.mjs) writes, and what the host must
+ * tests: what the upstream (test/fixtures/servers/raw-upstream.mjs) writes, and what the host must
  * get back. Every upstream case is a `resources/read` whose `_emit` carries the raw bytes.
  */
 import { writeFileSync } from "node:fs";

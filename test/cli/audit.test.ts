@@ -21,7 +21,7 @@ import { connect, raw } from "../helpers/proxyProcess.js";
 import { runCli } from "../helpers/runCli.js";
 import { tempDir } from "../helpers/tempDir.js";
 
-const AUDIT_UPSTREAM = fileURLToPath(new URL("./audit-upstream.fixture.mjs", import.meta.url));
+const AUDIT_UPSTREAM = fileURLToPath(new URL("../fixtures/servers/audit-upstream.mjs", import.meta.url));
 const policy = new Policy(
   policyOptionsFor(ConfigSchema.parse({ mcpServers: { upstream: { command: "x" } } }), undefined),
 );

@@ -18,7 +18,7 @@ import { EVERYTHING_SERVER, FILESYSTEM_SERVER, MEMORY_SERVER } from "../helpers/
 import { runCli } from "../helpers/runCli.js";
 import { tempDir } from "../helpers/tempDir.js";
 
-const AUDIT_UPSTREAM = fileURLToPath(new URL("./audit-upstream.fixture.mjs", import.meta.url));
+const AUDIT_UPSTREAM = fileURLToPath(new URL("../fixtures/servers/audit-upstream.mjs", import.meta.url));
 const dir = tempDir("mcpn-audit-servers-");
 const files = join(dir, "files");
 const LATIN1 = fileURLToPath(new URL("../fixtures/corpus/charsets/files/de.latin-1.full.txt", import.meta.url));

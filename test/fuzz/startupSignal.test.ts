@@ -11,7 +11,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { CLI, ROOT } from "../helpers/paths.js";
 import { tempDir } from "../helpers/tempDir.js";
 
-const SLOW_START = join(ROOT, "test", "fuzz", "fixtures", "slow-start.mjs");
+const SLOW_START = join(ROOT, "test", "fixtures", "servers", "slow-start.mjs");
 const cleanups: Array<() => void> = [];
 afterEach(() => {
   for (const cleanup of cleanups.splice(0)) cleanup();

@@ -1,5 +1,5 @@
 /**
- * Fuzz, upstream side: test/fuzz/fixtures/raw-upstream.mjs answers a resources/read
+ * Fuzz, upstream side: test/fixtures/servers/raw-upstream.mjs answers a resources/read
  * with generated lines — mutated result shapes (contents not an array, entries with random
  * keys, random base64/text, random mimeTypes), wrong ids, error objects of any shape, non-JSON
  * lines, invalid UTF-8 — then a well-formed answer. Through `stdio`: the read gets exactly one

@@ -10,8 +10,8 @@ import { ROOT } from "../helpers/paths.js";
 import { startServe, type ServeOptions, type ServeProcess } from "../helpers/proxyProcess.js";
 import { tempDir as makeTempDir } from "../helpers/tempDir.js";
 
-export const FAULT_SERVER = join(ROOT, "test", "reliability", "fixtures", "fault-server.mjs");
-export const RAW_UPSTREAM = join(ROOT, "test", "fuzz", "fixtures", "raw-upstream.mjs");
+export const FAULT_SERVER = join(ROOT, "test", "fixtures", "servers", "fault-server.mjs");
+export const RAW_UPSTREAM = join(ROOT, "test", "fixtures", "servers", "raw-upstream.mjs");
 
 /** A temp folder removed after the test file (test/helpers/tempDir.ts). */
 export function tempDir(prefix = "mcpn-rel-"): string {

@@ -167,7 +167,7 @@ describe("StdioHostTransport in a real process", () => {
   it("serves the SDK's StdioClientTransport; stdout carries JSON-RPC only", async () => {
     const transport = new StdioClientTransport({
       command: process.execPath,
-      args: [join(import.meta.dirname, "fixtures", "stdioHostServer.mjs")],
+      args: [join(import.meta.dirname, "..", "..", "fixtures", "servers", "stdio-host-server.mjs")],
       stderr: "pipe",
     });
     const stderr: string[] = [];
