@@ -13,7 +13,7 @@ import {
 import type { Logger } from "../observe/logger.js";
 import { quietWhen } from "../observe/quietWhen.js";
 import { Policy, type PolicyOptions } from "../normalize/policy.js";
-import type { ProxyTransport } from "../transports/types.js";
+import type { ProxyTransport, UpstreamTransport } from "../transports/types.js";
 import { DEFAULT_SESSION_IDLE_TIMEOUT_MS } from "../transports/host/streamableHttpHost.js";
 import { Bridge } from "./bridge.js";
 import { StatelessPool, type PooledUpstream } from "./statelessPool.js";
@@ -22,13 +22,8 @@ import { NormalizingTransport } from "./withNormalization.js";
 import { FitPolicy, type FitPolicyOptions } from "../fit/fitPolicy.js";
 import type { FitRuntime } from "../fit/runtime.js";
 
-export interface UpstreamHandle {
-  readonly transport: ProxyTransport;
-  /** Why the upstream ended (exit code/signal, last stderr line), once it has. */
-  describeEnd?(): string | undefined;
-}
-
-export type UpstreamFactory = (name: string, server: ServerConfig, logger: Logger) => UpstreamHandle;
+/** Builds (does not start) the upstream transport of one server for one session. */
+export type UpstreamFactory = (name: string, server: ServerConfig, logger: Logger) => UpstreamTransport;
 
 export interface ServerEntry {
   readonly config: ServerConfig;
@@ -241,7 +236,7 @@ export class SessionManager {
     const upstream = this.options.createUpstream(server, entry.config, logger);
     const bridge = new Bridge({
       host,
-      upstream: upstream.transport,
+      upstream,
       logger,
       requestTimeoutMs: this.options.requestTimeoutMs,
       ...(this.options.maxBatch === undefined ? {} : { maxBatch: this.options.maxBatch }),
@@ -264,7 +259,7 @@ export class SessionManager {
             }
           : {}),
       },
-      ...(upstream.describeEnd === undefined ? {} : { describeUpstreamEnd: () => upstream.describeEnd?.() }),
+      describeUpstreamEnd: () => upstream.describeEnd(),
       onSettled: () => {
         // Called each time the session has no request waiting (after nearly every answer): no
         // copy of an empty set (graceful shutdown is the only waiter).
@@ -290,7 +285,7 @@ export class SessionManager {
       // Only an upstream that ended on its own is a failure; the host leaving, or the proxy
       // ending the child (SIGTERM → "killed by SIGTERM"), is not.
       if (bridge.closeReason === "upstream closed" && !failedToStart) {
-        const why = upstream.describeEnd?.() ?? "the upstream connection ended";
+        const why = upstream.describeEnd() ?? "the upstream connection ended";
         this.noteFailure(server, health, why);
         logger.warn("upstream ended on its own", { reason: why });
       } else if (health.sessions === 0 && health.status === "up") {
@@ -376,7 +371,7 @@ export class SessionManager {
     const info: SessionInfo = { server, kind: "streamable-http (stateless)", id };
     const logger = this.sessionLogger({ server, session: id });
     const upstream = this.options.createUpstream(server, entry.config, logger);
-    const transport = new NormalizingTransport(upstream.transport, {
+    const transport = new NormalizingTransport(upstream, {
       policy: this.policies.get(server)!,
       onNormalized: (event) => this.options.onNormalized?.(event, info),
       onEngineError: (error, method) =>
@@ -394,7 +389,7 @@ export class SessionManager {
       throw error;
     }
     if (backoff.failures === 0) health.status = "up";
-    return { id, transport, describeEnd: () => upstream.describeEnd?.() };
+    return { id, transport, describeEnd: () => upstream.describeEnd() };
   }
 
   /**

@@ -6,7 +6,8 @@ import { getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js
 import { isStdioServer, type ServerConfig } from "../config/schema.js";
 import type { Logger } from "../observe/logger.js";
 import { createUpstreamTransport, type UpstreamSpec } from "../transports/upstream/index.js";
-import type { UpstreamFactory, UpstreamHandle } from "./sessionManager.js";
+import type { UpstreamTransport } from "../transports/types.js";
+import type { UpstreamFactory } from "./sessionManager.js";
 import type { UpstreamAuths } from "./upstreamAuths.js";
 
 const TYPE_TO_TRANSPORT = {
@@ -78,22 +79,15 @@ export interface UpstreamFactoryOptions {
 export function createUpstreamFactory(options: UpstreamFactoryOptions): UpstreamFactory {
   const rawStringMinBytes =
     options.rawStringBytes === undefined || options.rawStringBytes === 0 ? undefined : options.rawStringBytes;
-  return (name: string, server: ServerConfig, logger: Logger): UpstreamHandle => {
+  return (name: string, server: ServerConfig, logger: Logger): UpstreamTransport => {
     const fetch = options.auths?.for(name, server)?.fetch;
-    const transport = createUpstreamTransport(upstreamSpec(server, options.childEnvironment), {
+    const transport: UpstreamTransport = createUpstreamTransport(upstreamSpec(server, options.childEnvironment), {
       logger,
       maxMessageBytes: options.maxMessageBytes,
       rawStringMinBytes,
       stderrInErrors: options.stderrToHosts,
       ...(fetch === undefined ? {} : { fetch }),
     });
-    return { transport, describeEnd: () => describe(transport) };
+    return transport;
   };
-}
-
-/** Upstream transports may say why they ended (exit code, signal, last stderr line). */
-function describe(transport: unknown): string | undefined {
-  const t = transport as { describeEnd?: () => string | undefined; exitInfo?: unknown };
-  if (typeof t.describeEnd === "function") return t.describeEnd();
-  return undefined;
 }

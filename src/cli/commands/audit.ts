@@ -151,7 +151,7 @@ export async function runAuditCommand(argv: readonly string[], io: CliIo): Promi
     keepUri: uriFilter(values.uri),
     ...(maxBytes === undefined ? {} : { maxBytes }),
     onProgress: (done, total, uri) => progress.update(done, total, uri),
-    describeEnd: () => (transport as { describeEnd?: () => string | undefined }).describeEnd?.(),
+    describeEnd: () => transport.describeEnd(),
     version: await packageVersion(),
   }).finally(() => progress.finish());
 

@@ -3,7 +3,7 @@
  * (`{command, args, env, cwd}` or `{url, transport, headers}`) into one.
  */
 import type { Logger } from "../../observe/logger.js";
-import type { ProxyTransport } from "../types.js";
+import type { UpstreamTransport } from "../types.js";
 import { SseUpstreamTransport } from "./sseUpstream.js";
 import { StdioUpstreamTransport } from "./stdioUpstream.js";
 import { StreamableHttpUpstreamTransport, type FetchLike } from "./streamableHttpUpstream.js";
@@ -63,12 +63,7 @@ export interface UpstreamOptions {
   fetch?: FetchLike;
 }
 
-/** An upstream transport; `exitInfo`/`describeEnd()` say why it ended, where known. */
-export type UpstreamTransport =
-  | StdioUpstreamTransport
-  | StreamableHttpUpstreamTransport
-  | SseUpstreamTransport
-  | WebSocketUpstreamTransport;
+export type { UpstreamTransport } from "../types.js";
 
 export function isStdioSpec(spec: UpstreamSpec): spec is StdioUpstreamSpec {
   return "command" in spec && typeof spec.command === "string";
@@ -82,10 +77,7 @@ export function transportKindOf(spec: UrlUpstreamSpec): UpstreamTransportKind {
 }
 
 /** Builds (does not start) the transport for one `mcpServers` entry. */
-export function createUpstreamTransport(
-  spec: UpstreamSpec,
-  options: UpstreamOptions = {},
-): UpstreamTransport & ProxyTransport {
+export function createUpstreamTransport(spec: UpstreamSpec, options: UpstreamOptions = {}): UpstreamTransport {
   const { logger, maxMessageBytes, connectTimeoutMs } = options;
   if (isStdioSpec(spec)) {
     return new StdioUpstreamTransport({

@@ -14,7 +14,7 @@ import {
   type FramingProblem,
   type JSONRPCMessage,
   type ProxySendOptions,
-  type ProxyTransport,
+  type UpstreamTransport,
 } from "../types.js";
 import { errorBodyReason, framedFromEvent, framingProblemOf, mediaTypeEssence, readSseBody } from "./httpBodies.js";
 import {
@@ -31,7 +31,7 @@ export interface SseUpstreamOptions extends HttpConnectionOptions {
   connectTimeoutMs?: number;
 }
 
-export class SseUpstreamTransport implements ProxyTransport {
+export class SseUpstreamTransport implements UpstreamTransport {
   onclose?: (() => void) | undefined;
   onerror?: ((error: Error) => void) | undefined;
   onmessage?: (<T extends JSONRPCMessage>(message: T) => void) | undefined;

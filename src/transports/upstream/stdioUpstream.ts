@@ -22,7 +22,7 @@ import { NormalizerError } from "../../errors/NormalizerError.js";
 import { silentLogger, type Logger } from "../../observe/logger.js";
 import { LineSplitter, type OversizedLine } from "../../wire/lineSplitter.js";
 import { JsonLineReader, serializeMessage } from "../lineFraming.js";
-import type { JSONRPCMessage, ProxySendOptions, ProxyTransport, FramingProblem } from "../types.js";
+import type { JSONRPCMessage, ProxySendOptions, FramingProblem, UpstreamTransport } from "../types.js";
 import { adoptGroup, endGroup } from "./processGroup.js";
 import { deliverFramed } from "./upstreamMessages.js";
 import { DrainWaiter, SENT } from "../drainWaiter.js";
@@ -75,7 +75,7 @@ export interface UpstreamExit {
   readonly expected: boolean;
 }
 
-export class StdioUpstreamTransport implements ProxyTransport {
+export class StdioUpstreamTransport implements UpstreamTransport {
   onclose?: (() => void) | undefined;
   onerror?: ((error: Error) => void) | undefined;
   onmessage?: (<T extends JSONRPCMessage>(message: T) => void) | undefined;

@@ -27,7 +27,7 @@ import {
   type FramingProblem,
   type JSONRPCMessage,
   type ProxySendOptions,
-  type ProxyTransport,
+  type UpstreamTransport,
 } from "../types.js";
 import {
   errorBodyReason,
@@ -72,7 +72,7 @@ export interface HttpUpstreamOptions extends HttpConnectionOptions {
   serverStreamRetries?: number;
 }
 
-export class StreamableHttpUpstreamTransport implements ProxyTransport {
+export class StreamableHttpUpstreamTransport implements UpstreamTransport {
   onclose?: (() => void) | undefined;
   onerror?: ((error: Error) => void) | undefined;
   onmessage?: (<T extends JSONRPCMessage>(message: T) => void) | undefined;

@@ -13,7 +13,7 @@ import {
   type FramingProblem,
   type JSONRPCMessage,
   type ProxySendOptions,
-  type ProxyTransport,
+  type UpstreamTransport,
 } from "../types.js";
 import { DEFAULT_HTTP_CONNECT_TIMEOUT_MS } from "./streamableHttpUpstream.js";
 import { deliverFramed, describeUrl } from "./upstreamMessages.js";
@@ -35,7 +35,7 @@ export interface WebSocketUpstreamOptions {
   rawStringMinBytes?: number | undefined;
 }
 
-export class WebSocketUpstreamTransport implements ProxyTransport {
+export class WebSocketUpstreamTransport implements UpstreamTransport {
   onclose?: (() => void) | undefined;
   onerror?: ((error: Error) => void) | undefined;
   onmessage?: (<T extends JSONRPCMessage>(message: T) => void) | undefined;
