@@ -77,14 +77,14 @@ export interface UpstreamFactoryOptions {
 }
 
 export function createUpstreamFactory(options: UpstreamFactoryOptions): UpstreamFactory {
-  const rawStringMinBytes =
+  const rawStringBytes =
     options.rawStringBytes === undefined || options.rawStringBytes === 0 ? undefined : options.rawStringBytes;
   return (name: string, server: ServerConfig, logger: Logger): UpstreamTransport => {
     const fetch = options.auths?.for(name, server)?.fetch;
     const transport: UpstreamTransport = createUpstreamTransport(upstreamSpec(server, options.childEnvironment), {
       logger,
       maxMessageBytes: options.maxMessageBytes,
-      rawStringMinBytes,
+      rawStringBytes,
       stderrInErrors: options.stderrToHosts,
       ...(fetch === undefined ? {} : { fetch }),
     });

@@ -62,7 +62,7 @@ export interface JsonLineReaderOptions {
    * (src/transports/rawStringParse.ts) instead of JS strings. Off by default: only the proxy,
    * whose host transports splice raw strings back, turns it on.
    */
-  rawStringMinBytes?: number;
+  rawStringBytes?: number;
 }
 
 /**
@@ -73,7 +73,7 @@ export interface JsonLineReaderOptions {
  */
 export class JsonLineReader {
   readonly maxMessageBytes: number;
-  private readonly rawStringMinBytes: number | undefined;
+  private readonly rawStringBytes: number | undefined;
   private readonly splitter: LineSplitter;
   private out: Framed[] = [];
   private readonly sink: LineSink = {
@@ -84,8 +84,8 @@ export class JsonLineReader {
 
   constructor(options: JsonLineReaderOptions = {}) {
     this.maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
-    this.rawStringMinBytes = options.rawStringMinBytes;
-    this.splitter = new LineSplitter(this.maxMessageBytes, false, this.rawStringMinBytes);
+    this.rawStringBytes = options.rawStringBytes;
+    this.splitter = new LineSplitter(this.maxMessageBytes, false, this.rawStringBytes);
   }
 
   /** Work counters, for tests that prove framing is linear. */
@@ -112,12 +112,12 @@ export class JsonLineReader {
   }
 
   private onLine(bytes: Buffer): void {
-    const framed = parseJsonMessage(bytes, this.rawStringMinBytes);
+    const framed = parseJsonMessage(bytes, this.rawStringBytes);
     if (framed) this.out.push(framed);
   }
 
   private onPieces(pieces: Buffer[], bytes: number): void {
-    const framed = parseJsonPieces(pieces, bytes, this.rawStringMinBytes, () => (this.splitter.bytesCopied += bytes));
+    const framed = parseJsonPieces(pieces, bytes, this.rawStringBytes, () => (this.splitter.bytesCopied += bytes));
     if (framed) this.out.push(framed);
   }
 }
@@ -126,12 +126,12 @@ export class JsonLineReader {
  * Parses one complete message's bytes (a line, an SSE `data` field, a WebSocket frame).
  * Undefined for a blank line.
  */
-export function parseJsonMessage(bytes: Buffer, rawStringMinBytes?: number): Framed | undefined {
+export function parseJsonMessage(bytes: Buffer, rawStringBytes?: number): Framed | undefined {
   if (bytes.length <= 64 && bytes.toString("latin1").trim() === "") return undefined;
   // JSON text is UTF-8 (RFC 8259 §8.1); decoding invalid bytes would introduce U+FFFD.
   if (!isUtf8(bytes)) return { problem: { kind: "invalid-json", bytes: bytes.length, excerpt: excerptOf(bytes) } };
-  if (rawStringMinBytes !== undefined && bytes.length >= rawStringMinBytes) {
-    const message = parseWithRawStrings([bytes], rawStringMinBytes, true);
+  if (rawStringBytes !== undefined && bytes.length >= rawStringBytes) {
+    const message = parseWithRawStrings([bytes], rawStringBytes, true);
     if (message !== undefined) return { message };
   }
   const text = bytes.toString("utf8");
@@ -140,18 +140,18 @@ export function parseJsonMessage(bytes: Buffer, rawStringMinBytes?: number): Fra
 
 /**
  * `parseJsonMessage` of the pieces joined (a big stdio line, an HTTP body, a fragmented WebSocket
- * message): payloads read raw from the pieces when `rawStringMinBytes` allows, else (nothing to
+ * message): payloads read raw from the pieces when `rawStringBytes` allows, else (nothing to
  * cut, or doubt) the pieces are joined — `onJoin` is told — and parsed the plain way.
  */
 export function parseJsonPieces(
   pieces: Buffer[],
   bytes: number,
-  rawStringMinBytes?: number,
+  rawStringBytes?: number,
   onJoin?: () => void,
 ): Framed | undefined {
-  if (pieces.length === 1) return parseJsonMessage(pieces[0]!, rawStringMinBytes);
-  if (rawStringMinBytes !== undefined && bytes >= rawStringMinBytes) {
-    const message = parseWithRawStrings(pieces, rawStringMinBytes);
+  if (pieces.length === 1) return parseJsonMessage(pieces[0]!, rawStringBytes);
+  if (rawStringBytes !== undefined && bytes >= rawStringBytes) {
+    const message = parseWithRawStrings(pieces, rawStringBytes);
     if (message !== undefined) return { message };
   }
   onJoin?.();

@@ -1,7 +1,7 @@
 /**
  * `JSON.parse` for a big message that leaves its long payload strings as bytes.
  *
- * The literals of `blob`, `text` and `data` members at least `minBytes` long are cut out of the
+ * The literals of `blob`, `text` and `data` members at least `rawStringBytes` long are cut out of the
  * message and replaced by short stand-ins; the rest — the small skeleton — goes through
  * `JSON.parse`, and the stand-ins are then swapped for `RawJsonString`s that keep the literals'
  * bytes (src/normalize/rawJson.ts). Only those three member names: they are where MCP carries
@@ -51,9 +51,9 @@ interface Cut {
  * decide (no literal long enough, or anything that is not plainly valid). `utf8Checked`: the
  * caller has already checked the bytes are UTF-8.
  */
-export function parseWithRawStrings(pieces: readonly Buffer[], minBytes: number, utf8Checked = false): unknown {
+export function parseWithRawStrings(pieces: readonly Buffer[], rawStringBytes: number, utf8Checked = false): unknown {
   if (!utf8Checked && !isUtf8Pieces(pieces)) return undefined;
-  const cuts = findLongPayloads(pieces, minBytes);
+  const cuts = findLongPayloads(pieces, rawStringBytes);
   if (cuts === undefined || cuts.length === 0) return undefined;
   const skeleton: Buffer[] = [];
   let from: At = { piece: 0, offset: 0 };
@@ -84,7 +84,7 @@ function slice(pieces: readonly Buffer[], a: At, b: At): Buffer[] {
 }
 
 /** Every `"blob"|"text"|"data": "<long literal>"` member, in order; undefined on doubt. */
-function findLongPayloads(pieces: readonly Buffer[], minBytes: number): Cut[] | undefined {
+function findLongPayloads(pieces: readonly Buffer[], rawStringBytes: number): Cut[] | undefined {
   const cuts: Cut[] = [];
   // Outside strings: the last significant byte, and the name of the member being read.
   let lastSignificant = -1;
@@ -184,7 +184,7 @@ function findLongPayloads(pieces: readonly Buffer[], minBytes: number): Cut[] | 
   function settle(s: typeof ended, isName: boolean): void {
     if (s === null) return;
     if (isName) lastKey = s.name;
-    else if (s.length >= minBytes && s.memberName !== null && RAW_KEYS.has(s.memberName))
+    else if (s.length >= rawStringBytes && s.memberName !== null && RAW_KEYS.has(s.memberName))
       cuts.push({ start: s.start, end: s.end, escaped: s.escaped });
   }
 }

@@ -18,8 +18,8 @@ import { encodeWire } from "../../src/transports/wireJson.js";
 import { loadCorpus, loadMediaCorpus, resultWithEntry, type EntryMethod } from "../fixtures/corpus/index.js";
 
 /** Frames `line` (with its LF) fed in pieces of the given sizes (cycled). */
-function frame(line: Buffer, sizes: readonly number[], rawStringMinBytes?: number): Framed[] {
-  const reader = new JsonLineReader({ rawStringMinBytes });
+function frame(line: Buffer, sizes: readonly number[], rawStringBytes?: number): Framed[] {
+  const reader = new JsonLineReader({ rawStringBytes });
   const out: Framed[] = [];
   let at = 0;
   for (let k = 0; at < line.length; k++) {
@@ -420,7 +420,7 @@ describe("raw strings from HTTP and WebSocket upstreams", () => {
     );
     const transport = new WebSocketUpstreamTransport({
       url: `ws://127.0.0.1:${(wss.address() as { port: number }).port}/`,
-      rawStringMinBytes: 64,
+      rawStringBytes: 64,
     });
     const got = new Promise<unknown>((resolve) => (transport.onmessage = resolve));
     try {
@@ -460,7 +460,7 @@ describe("raw strings from HTTP and WebSocket upstreams", () => {
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     const transport = new StreamableHttpUpstreamTransport({
       url: `http://127.0.0.1:${(server.address() as { port: number }).port}/mcp`,
-      rawStringMinBytes: 64,
+      rawStringBytes: 64,
     });
     const got = new Promise<unknown>((resolve) => (transport.onmessage = resolve));
     try {

@@ -77,7 +77,7 @@ export function framingProblemOf(problem: SseProblem): FramingProblem {
 }
 
 /**
- * Reads a JSON body (one message or a batch array): chunks joined once (with `rawStringMinBytes`,
+ * Reads a JSON body (one message or a batch array): chunks joined once (with `rawStringBytes`,
  * long payloads are read raw from the chunks, never joined — see lineFraming). Over the limit, the
  * rest is not read and a `too-large` problem (with the id, if the start shows it) is returned.
  */
@@ -85,7 +85,7 @@ export async function readJsonBody(
   body: ReadableStream<Uint8Array>,
   maxBytes: number,
   signal?: AbortSignal,
-  rawStringMinBytes?: number,
+  rawStringBytes?: number,
 ): Promise<Framed | undefined> {
   const reader = body.getReader();
   const stop = cancelOnAbort(reader, signal);
@@ -111,7 +111,7 @@ export async function readJsonBody(
   if (signal?.aborted) return undefined;
   if (parts.length === 0) return undefined;
   const pieces = parts.map((part) => Buffer.from(part.buffer, part.byteOffset, part.byteLength));
-  return parseJsonPieces(pieces, bytes, rawStringMinBytes);
+  return parseJsonPieces(pieces, bytes, rawStringBytes);
 }
 
 /**

@@ -55,8 +55,8 @@ export interface UpstreamOptions {
   killGraceMs?: number;
   /** stdio: errors quote the child's last stderr line (default true; `serve` turns it off). */
   stderrInErrors?: boolean;
-  /** stdio, streamable HTTP JSON bodies, WebSocket: payload literals this long are read as raw strings (see lineFraming). */
-  rawStringMinBytes?: number | undefined;
+  /** `limits.rawStringBytes` (stdio, streamable HTTP JSON bodies, WebSocket): payload literals this long stay bytes. */
+  rawStringBytes?: number | undefined;
   /** HTTP/WebSocket: connection timeout, in ms. */
   connectTimeoutMs?: number;
   /** HTTP: injection point for tests. */
@@ -85,7 +85,7 @@ export function createUpstreamTransport(spec: UpstreamSpec, options: UpstreamOpt
       logger,
       maxMessageBytes,
       killGraceMs: options.killGraceMs,
-      rawStringMinBytes: options.rawStringMinBytes,
+      rawStringBytes: options.rawStringBytes,
       ...(options.stderrInErrors === undefined ? {} : { stderrInErrors: options.stderrInErrors }),
     });
   }
@@ -95,7 +95,7 @@ export function createUpstreamTransport(spec: UpstreamSpec, options: UpstreamOpt
     logger,
     maxMessageBytes,
     connectTimeoutMs,
-    rawStringMinBytes: options.rawStringMinBytes,
+    rawStringBytes: options.rawStringBytes,
   };
   switch (transportKindOf(spec)) {
     case "websocket":

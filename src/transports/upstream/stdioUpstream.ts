@@ -55,7 +55,7 @@ export interface StdioUpstreamOptions {
   /** Time from SIGTERM to SIGKILL in `close()`, in ms. Default 2000. */
   killGraceMs?: number;
   /** Payload literals this long are read as raw strings (off by default; the proxy sets it). */
-  rawStringMinBytes?: number | undefined;
+  rawStringBytes?: number | undefined;
   maxStderrLineBytes?: number;
   /**
    * Whether the errors this transport raises (and `describeEnd()`) quote the child's last stderr
@@ -102,7 +102,7 @@ export class StdioUpstreamTransport implements UpstreamTransport {
     this.logger = (options.logger ?? silentLogger).child({ upstream: options.command });
     this.reader = new JsonLineReader({
       maxMessageBytes: options.maxMessageBytes,
-      rawStringMinBytes: options.rawStringMinBytes,
+      rawStringBytes: options.rawStringBytes,
     });
   }
 

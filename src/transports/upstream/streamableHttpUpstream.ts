@@ -61,7 +61,7 @@ export interface HttpConnectionOptions {
   /** Largest message accepted from the upstream, in bytes. Default 256 MiB. */
   maxMessageBytes?: number;
   /** JSON bodies: payload literals this long are read as raw strings (off by default; the proxy sets it). */
-  rawStringMinBytes?: number | undefined;
+  rawStringBytes?: number | undefined;
 }
 
 export interface HttpUpstreamOptions extends HttpConnectionOptions {
@@ -291,7 +291,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
   }
 
   private async readJson(body: ReadableStream<Uint8Array>, pending: Set<RequestId>): Promise<void> {
-    const framed = await readJsonBody(body, this.maxMessageBytes, this.abort.signal, this.options.rawStringMinBytes);
+    const framed = await readJsonBody(body, this.maxMessageBytes, this.abort.signal, this.options.rawStringBytes);
     if (!framed) return;
     if (framed.problem || !Array.isArray(framed.message)) return this.deliver(framed, pending);
     // A batch response: each message is delivered on its own.

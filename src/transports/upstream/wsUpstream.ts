@@ -32,7 +32,7 @@ export interface WebSocketUpstreamOptions {
   /** Handshake timeout of `start()`, and wait for the closing handshake in `close()` (ms). */
   connectTimeoutMs?: number;
   /** Payload literals this long are read as raw strings (off by default; the proxy sets it). */
-  rawStringMinBytes?: number | undefined;
+  rawStringBytes?: number | undefined;
 }
 
 export class WebSocketUpstreamTransport implements UpstreamTransport {
@@ -123,7 +123,7 @@ export class WebSocketUpstreamTransport implements UpstreamTransport {
     const pieces = Buffer.isBuffer(data) ? [data] : Array.isArray(data) ? data : [Buffer.from(data)];
     const bytes = pieces.reduce((sum, piece) => sum + piece.length, 0);
     if (isBinary) this.logger.debug("binary frame from upstream, read as UTF-8 JSON", { bytes });
-    const framed = parseJsonPieces(pieces, bytes, this.options.rawStringMinBytes);
+    const framed = parseJsonPieces(pieces, bytes, this.options.rawStringBytes);
     if (framed) deliverFramed(this, framed);
     this.turns?.took(bytes);
   }
