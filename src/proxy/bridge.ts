@@ -10,6 +10,7 @@
  * upstream's own writes then block), and the same the other way with `upstreamBufferBytes`.
  * The check is one comparison per message; waiting is one promise per stall (FlowControl).
  */
+import { forwardableMcpHeaders } from "../transports/mcpHeaders.js";
 import { DEFAULT_MAX_BATCH } from "../config/schema.js";
 import { JSONRPC } from "../errors/jsonRpcCodes.js";
 import type { Logger } from "../observe/logger.js";
@@ -76,19 +77,6 @@ interface Waiting {
 
 /** Send options of a message forwarded without host headers (shared: nothing writes to it). */
 const NO_SEND_OPTIONS: ProxySendOptions = Object.freeze({});
-
-/** The `mcp-*` headers of a host request (but its session id), lowercased; undefined when none. */
-export function mcpHeaders(
-  headers: Readonly<Record<string, string | string[] | undefined>>,
-): Record<string, string> | undefined {
-  const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers)) {
-    const lower = name.toLowerCase();
-    if (lower.startsWith("mcp-") && lower !== "mcp-session-id" && value !== undefined)
-      out[lower] = Array.isArray(value) ? value.join(", ") : String(value);
-  }
-  return Object.keys(out).length > 0 ? out : undefined;
-}
 
 export class Bridge {
   readonly upstream: NormalizingTransport;
@@ -299,7 +287,7 @@ export class Bridge {
     // Host transports never change a headers object once they have passed it on.
     if (headers === this.lastHeaders) return this.lastForwarded;
     this.lastHeaders = headers;
-    this.lastForwarded = mcpHeaders(headers);
+    this.lastForwarded = forwardableMcpHeaders(headers);
     return this.lastForwarded;
   }
 

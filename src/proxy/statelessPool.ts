@@ -40,7 +40,7 @@ import {
   type ProxySendOptions,
   type ProxyTransport,
 } from "../transports/types.js";
-import { mcpHeaders } from "./bridge.js";
+import { forwardableMcpHeaders } from "../transports/mcpHeaders.js";
 import type { NormalizingTransport } from "./withNormalization.js";
 
 /** An upstream the pool may use: started, normalizing, and able to say why it ended. */
@@ -218,7 +218,7 @@ export class StatelessPool {
 
   private fromHost(post: Post, upstream: PooledUpstream, message: JSONRPCMessage, extra?: MessageExtraInfo): void {
     const headers = extra?.requestInfo?.headers;
-    const forwarded = headers === undefined ? undefined : mcpHeaders(headers);
+    const forwarded = headers === undefined ? undefined : forwardableMcpHeaders(headers);
     const options: ProxySendOptions | undefined = forwarded === undefined ? undefined : { forwardHeaders: forwarded };
     const msg: unknown = message;
     if (isRequest(msg)) {

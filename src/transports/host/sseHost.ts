@@ -13,7 +13,8 @@ import { HostTransportBase } from "./hostTransportBase.js";
 import type { HostEndpointContext } from "./hostSession.js";
 import { replyJsonRpcError, replySessionLimit } from "./httpReplies.js";
 import { readMessageBody } from "./readMessageBody.js";
-import { clientAddress, forwardableMcpHeaders } from "./requestHeaders.js";
+import { forwardableMcpHeaders } from "../mcpHeaders.js";
+import { clientAddress } from "./requestHeaders.js";
 import { sameOwner, type SessionOwner } from "./sessionOwner.js";
 import { SseWriter } from "./sseWriter.js";
 import { SENT } from "../drainWaiter.js";
@@ -93,7 +94,7 @@ export class SseEndpoint {
     // Announce before the proxy connects: the host may POST at once, and deliver() keeps
     // what arrives until the proxy calls start().
     session.announce(`/messages/${encodeURIComponent(this.ctx.server)}?sessionId=${sessionId}`);
-    const headers = forwardableMcpHeaders(req.headers);
+    const headers = forwardableMcpHeaders(req.headers) ?? {};
     try {
       await this.ctx.onSession(session, { server: this.ctx.server, kind: "sse", stateless: false, headers, sessionId });
     } catch {
@@ -137,7 +138,7 @@ export class SseEndpoint {
         return;
       }
       res.writeHead(202, { "content-type": "text/plain" }).end("Accepted");
-      session.receive(body.messages, forwardableMcpHeaders(req.headers));
+      session.receive(body.messages, forwardableMcpHeaders(req.headers) ?? {});
     });
   }
 

@@ -22,7 +22,8 @@ import type { HostEndpointContext, HostSessionInfo } from "./hostSession.js";
 import { headerValue, replyJsonRpcError, replySessionLimit } from "./httpReplies.js";
 import { methodOf, requestIdOf } from "../jsonrpc.js";
 import { readMessageBody } from "./readMessageBody.js";
-import { clientAddress, forwardableMcpHeaders, responseForm } from "./requestHeaders.js";
+import { forwardableMcpHeaders } from "../mcpHeaders.js";
+import { clientAddress, responseForm } from "./requestHeaders.js";
 import { sameOwner, type SessionOwner } from "./sessionOwner.js";
 import { StreamableHttpHostSession } from "./streamableHttpHost.js";
 
@@ -100,7 +101,7 @@ export class StreamableHttpEndpoint {
       replyJsonRpcError(res, body.status, body.code, body.message);
       return;
     }
-    const headers = forwardableMcpHeaders(req.headers);
+    const headers = forwardableMcpHeaders(req.headers) ?? {};
     let session = sessionId === undefined ? undefined : this.find(req, sessionId);
     if (sessionId !== undefined && session === undefined) return this.notFound(res, sessionId);
     if (session === undefined) {

@@ -13,7 +13,8 @@ import type { JSONRPCMessage, MessageExtraInfo, TransportSendOptions } from "../
 import { HostTransportBase } from "./hostTransportBase.js";
 import type { HostEndpointContext } from "./hostSession.js";
 import { replyOnSocket, sessionLimitMessage } from "./httpReplies.js";
-import { clientAddress, forwardableMcpHeaders } from "./requestHeaders.js";
+import { forwardableMcpHeaders } from "../mcpHeaders.js";
+import { clientAddress } from "./requestHeaders.js";
 import { DrainWaiter, mustWaitForDrain, SENT, type DrainableStream } from "../drainWaiter.js";
 import { ReadYield } from "../readYield.js";
 import { TickCork, type Corkable } from "../tickCork.js";
@@ -186,7 +187,7 @@ export class WsEndpoint {
     });
     this.wss.handleUpgrade(req, socket, head, (ws) => {
       upgraded = true;
-      const headers = forwardableMcpHeaders(req.headers);
+      const headers = forwardableMcpHeaders(req.headers) ?? {};
       const session = new WsHostSession(ws, headers, this.ctx.maxMessageBytes);
       this.live.add(session);
       this.heartbeat.watch(ws, {

@@ -4,6 +4,7 @@
  * (every pending request gets an error naming the cause, never silence), and naming an
  * upstream URL in messages without leaking credentials.
  */
+import { isForwardedMcpHeader } from "../mcpHeaders.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import type { Framed } from "../lineFraming.js";
 import type { FramingProblem } from "../types.js";
@@ -55,16 +56,14 @@ export function deliverFramed(target: FramedTarget, framed: Framed): void {
 }
 
 /**
- * The host's headers an HTTP upstream should see (`ProxySendOptions.forwardHeaders`): the
- * `mcp-*` ones (`mcp-protocol-version`, `mcp-method`, `mcp-name`, …), lowercased, verbatim —
- * except `mcp-session-id`: the host's session is with the proxy, not with the upstream. Other
- * host headers (its `Authorization` for the proxy above all) never go upstream.
+ * The host's headers an HTTP upstream sends on (`ProxySendOptions.forwardHeaders`), checked once
+ * more against the one rule (mcpHeaders.ts) so a caller cannot slip another header through.
  */
 export function forwardableHeaders(forward: Readonly<Record<string, string>> | undefined): Array<[string, string]> {
   const out: Array<[string, string]> = [];
   for (const [name, value] of Object.entries(forward ?? {})) {
     const lower = name.toLowerCase();
-    if (lower.startsWith("mcp-") && lower !== "mcp-session-id") out.push([lower, value]);
+    if (isForwardedMcpHeader(lower)) out.push([lower, value]);
   }
   return out;
 }
