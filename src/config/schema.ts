@@ -26,6 +26,8 @@ import {
 
 export const DEFAULT_PORT = 8808;
 export const DEFAULT_HOST = "127.0.0.1";
+/** Host names allowed in the `Host` header by default: loopback only (DNS rebinding defence). */
+export const DEFAULT_ALLOWED_HOSTS: readonly string[] = ["localhost", "127.0.0.1", "[::1]"];
 export const DEFAULT_REQUEST_TIMEOUT_MS = 300_000;
 export const DEFAULT_MAX_SESSIONS = 1000;
 /** Default `limits.maxSessionsPerClient`: live host sessions one client address may hold. */

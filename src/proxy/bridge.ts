@@ -11,7 +11,7 @@
  * The check is one comparison per message; waiting is one promise per stall (FlowControl).
  */
 import { forwardableMcpHeaders } from "../transports/mcpHeaders.js";
-import { DEFAULT_MAX_BATCH } from "../config/schema.js";
+import { DEFAULT_MAX_BATCH, DEFAULT_REQUEST_TIMEOUT_MS } from "../config/schema.js";
 import { JSONRPC } from "../errors/jsonRpcCodes.js";
 import type { Logger } from "../observe/logger.js";
 import {
@@ -35,8 +35,6 @@ import {
 } from "../transports/jsonrpc.js";
 import { NormalizingTransport, type NormalizationOptions } from "./withNormalization.js";
 import { SENT } from "../transports/drainWaiter.js";
-
-export const DEFAULT_REQUEST_TIMEOUT_MS = 300_000;
 
 /** The first MCP protocol version without JSON-RPC batches (2025-06-18 changelog: "Remove support for JSON-RPC batching"). */
 const FIRST_VERSION_WITHOUT_BATCHES = "2025-06-18";

@@ -71,8 +71,6 @@ export interface SessionManagerOptions {
   readonly fitRuntime?: FitRuntime;
 }
 
-export { DEFAULT_MAX_RESTART_BACKOFF_MS, DEFAULT_RESTART_BACKOFF_MS } from "../config/schema.js";
-
 /** Per-server restart state: consecutive failures and when the last one happened. */
 interface Backoff {
   failures: number;

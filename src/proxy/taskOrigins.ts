@@ -12,8 +12,6 @@
  */
 import { DEFAULT_MAX_TRACKED_TASKS } from "../config/schema.js";
 
-export { DEFAULT_MAX_TRACKED_TASKS };
-
 /** The request that created a task: its method, and the tool when it was a `tools/call`. */
 export interface TaskOrigin {
   readonly method: string;

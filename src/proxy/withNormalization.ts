@@ -30,7 +30,8 @@ import {
 } from "../transports/jsonrpc.js";
 import { mergeChanges, type Fitted } from "../fit/fitResult.js";
 import { FitStage, type FitOptions } from "./fitStage.js";
-import { createdTaskId, DEFAULT_MAX_TRACKED_TASKS, TaskOrigins } from "./taskOrigins.js";
+import { DEFAULT_MAX_TRACKED_TASKS } from "../config/schema.js";
+import { createdTaskId, TaskOrigins } from "./taskOrigins.js";
 
 /** What the decorator reports for each message it normalized. */
 

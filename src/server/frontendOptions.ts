@@ -19,10 +19,8 @@ import {
   DEFAULT_MAX_SESSIONS,
   DEFAULT_MAX_SESSIONS_PER_CLIENT,
   DEFAULT_REQUEST_BODY_TIMEOUT_MS,
+  DEFAULT_ALLOWED_HOSTS,
 } from "../config/schema.js";
-
-/** Host names allowed in the `Host` header by default: loopback only (DNS rebinding defence). */
-export const DEFAULT_ALLOWED_HOSTS: readonly string[] = ["localhost", "127.0.0.1", "[::1]"];
 
 /** A body for `/metrics` or `/report`, produced on request. */
 export interface HttpDocument {
