@@ -135,7 +135,7 @@ describe("heartbeat and idle expiry while backpressure holds a session", () => {
       process.kill(upstreamPid, "SIGUSR2");
       const done = await until(() => readProgress(progressFile), (p) => (p?.received ?? 0) >= count, 30_000, "upstream received");
       expect(done).toMatchObject({ received: count, outOfOrder: 0 });
-      expect((await host.request("tools/list", {}, 10_000)).result.tools).toHaveLength(2);
+      expect((await host.request("tools/list", {}, 10_000)).result.tools).toHaveLength(3);
     } finally {
       await closeMcp(host, serve.url);
     }
@@ -164,7 +164,7 @@ describe("a POST that waited for its turn past limits.requestBodyTimeoutMs", () 
       // Bodies held unread are closed by the request timeout: the host's backlog empties.
       await until(() => host.backlogBytes, (bytes) => bytes === 0, 15_000, "the held POSTs closed");
       process.kill(upstreamPid, "SIGUSR2");
-      expect((await host.request("tools/list", {}, 10_000)).result.tools).toHaveLength(2);
+      expect((await host.request("tools/list", {}, 10_000)).result.tools).toHaveLength(3);
       // The first body went through before the hold; the ones answered 408 are not delivered after all.
       await until(() => readProgress(progressFile)?.received ?? 0, (n) => n >= 1, 5000, "the first body received");
       await sleep(500);
