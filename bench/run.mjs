@@ -3,7 +3,7 @@
  * `npm run bench`: mcp-normalizer against the proxies people use today — supergateway
  * and mcp-proxy — and against no proxy at all, on the same machine, in the same run, interleaved.
  * Writes bench/results/suite.json (or quick.json with --quick); `scripts/bench-readme.mjs` turns it
- * into the README table. Progress goes to stderr, a summary to stdout. See notes/bench.md.
+ * into the table of docs/benchmarks.md. Progress goes to stderr, a summary to stdout. See notes/bench.md.
  */
 import { execFileSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";

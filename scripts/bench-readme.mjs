@@ -1,11 +1,11 @@
 #!/usr/bin/env node
 /**
  * Summarizes proxy benchmark results (bench/results/suite.json, written by `npm run bench`) into
- * README.md between `<!-- bench:start -->` and `<!-- bench:end -->` ("summarized in the
- * README by a script, never by hand"). It edits nothing outside the markers; when they are
- * missing it prints the block to stdout instead.
+ * docs/benchmarks.md between `<!-- bench:start -->` and `<!-- bench:end -->`, so the published
+ * figures always come from a results file, never from hand edits. It edits nothing outside the
+ * markers; when they are missing it prints the block to stdout instead.
  *
- *   node scripts/bench-readme.mjs [RESULTS.json] [README.md] [--stdout]
+ *   node scripts/bench-readme.mjs [RESULTS.json] [TARGET.md (default docs/benchmarks.md)] [--stdout]
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -171,7 +171,7 @@ export function renderBenchBlock(results) {
   return lines.join("\n");
 }
 
-/** README text with the block between the markers replaced, or null when the markers are missing. */
+/** The target file's text with the block between the markers replaced, or null when the markers are missing. */
 export function replaceBetweenMarkers(readme, block) {
   const start = readme.indexOf(START_MARKER);
   const end = readme.indexOf(END_MARKER);
@@ -183,7 +183,7 @@ function main(argv) {
   const root = join(dirname(fileURLToPath(import.meta.url)), "..");
   const positional = argv.filter((a) => !a.startsWith("--"));
   const resultsFile = resolve(positional[0] ?? join(root, "bench", "results", "suite.json"));
-  const readmeFile = resolve(positional[1] ?? join(root, "README.md"));
+  const readmeFile = resolve(positional[1] ?? join(root, "docs", "benchmarks.md"));
   let results;
   try {
     results = JSON.parse(readFileSync(resultsFile, "utf8"));

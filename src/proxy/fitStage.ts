@@ -20,6 +20,11 @@ export interface FitOptions {
   readonly policy: FitPolicy | FitPolicyOptions;
   /** Shared image queue and page memory; default: one per process with default limits. */
   readonly runtime?: FitRuntime;
+  /**
+   * Pages shared with other connections of the same client (a stateless pool's upstreams: any
+   * of them may serve the next read). Its owner closes it; default: this connection's own.
+   */
+  readonly store?: SpillStore;
 }
 
 /** The empty answers the proxy gives for an upstream without resources, once it declared them. */
@@ -33,11 +38,13 @@ export class FitStage {
   private readonly tools = new Map<string, string>();
   /** True once the proxy declared `resources` for an upstream that had not. */
   private declaredResources = false;
+  private readonly ownsStore: boolean;
 
   constructor(options: FitOptions) {
     const policy = options.policy instanceof FitPolicy ? options.policy : new FitPolicy(options.policy);
     const runtime = options.runtime ?? defaultFitRuntime();
-    this.session = { policy, runtime, store: policy.mayCut ? new SpillStore(runtime.spill) : null };
+    this.ownsStore = options.store === undefined;
+    this.session = { policy, runtime, store: policy.mayCut ? (options.store ?? new SpillStore(runtime.spill)) : null };
   }
 
   get active(): boolean {
@@ -99,7 +106,7 @@ export class FitStage {
   }
 
   close(): void {
-    this.session.store?.close();
+    if (this.ownsStore) this.session.store?.close();
     this.tools.clear();
   }
 }

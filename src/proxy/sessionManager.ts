@@ -20,7 +20,9 @@ import { StatelessPool, type PooledUpstream } from "./statelessPool.js";
 import type { NormalizationEvent } from "../normalize/change.js";
 import { NormalizingTransport } from "./withNormalization.js";
 import { FitPolicy, type FitPolicyOptions } from "../fit/fitPolicy.js";
-import type { FitRuntime } from "../fit/runtime.js";
+import { defaultFitRuntime, type FitRuntime } from "../fit/runtime.js";
+import { SpillStore } from "../fit/spill/spillStore.js";
+import type { FitOptions } from "./fitStage.js";
 
 /** Builds (does not start) the upstream transport of one server for one session. */
 export type UpstreamFactory = (name: string, server: ServerConfig, logger: Logger) => UpstreamTransport;
@@ -248,14 +250,7 @@ export class SessionManager {
         onNormalized: (event) => this.options.onNormalized?.(event, info),
         onEngineError: (error, method) =>
           logger.error("normalization engine failed; message forwarded unchanged", { method, error: String(error) }),
-        ...(this.fitPolicies.has(server)
-          ? {
-              fit: {
-                policy: this.fitPolicies.get(server)!,
-                ...(this.options.fitRuntime === undefined ? {} : { runtime: this.options.fitRuntime }),
-              },
-            }
-          : {}),
+        ...this.fitOptions(server),
       },
       describeUpstreamEnd: () => upstream.describeEnd(),
       onSettled: () => {
@@ -323,6 +318,9 @@ export class SessionManager {
     const key = `${server}\u0000${owner}`;
     let pool = this.pools.get(key);
     if (pool === undefined) {
+      // Pages of cut results belong to the client, not to one upstream: any of the pool's
+      // upstreams may serve the POST that reads the next page. They go with the pool.
+      const pages = new SpillStore((this.options.fitRuntime ?? defaultFitRuntime()).spill);
       const created: StatelessPool = new StatelessPool({
         server,
         size: this.options.statelessPoolSize ?? DEFAULT_STATELESS_POOL_SIZE,
@@ -330,13 +328,16 @@ export class SessionManager {
         requestTimeoutMs: this.options.requestTimeoutMs,
         ...(this.options.hostBufferBytes === undefined ? {} : { hostBufferBytes: this.options.hostBufferBytes }),
         logger: this.options.logger.child({ server, pool: "stateless" }),
-        startUpstream: () => this.startPooledUpstream(server),
+        startUpstream: () => this.startPooledUpstream(server, pages),
         onUpstreamEnded: (upstream, onItsOwn) => {
           const health = this.health.get(server)!;
           health.statelessUpstreams--;
           if (onItsOwn) this.noteFailure(server, health, upstream.describeEnd() ?? "the upstream connection ended");
           // The pool goes with its last upstream: no map entry per client that has gone.
-          if (created.upstreams === 0 && this.pools.get(key) === created) this.pools.delete(key);
+          if (created.upstreams === 0 && this.pools.get(key) === created) {
+            this.pools.delete(key);
+            pages.close();
+          }
           for (const waiter of [...this.settledWaiters]) waiter();
         },
         onSettled: () => {
@@ -351,7 +352,7 @@ export class SessionManager {
   }
 
   /** One started, normalizing upstream for a stateless pool (restart backoff and health as for sessions). */
-  private async startPooledUpstream(server: string): Promise<PooledUpstream> {
+  private async startPooledUpstream(server: string, pages: SpillStore): Promise<PooledUpstream> {
     const entry = this.servers.get(server)!;
     const health = this.health.get(server)!;
     const backoff = this.backoff.get(server)!;
@@ -371,6 +372,8 @@ export class SessionManager {
     const upstream = this.options.createUpstream(server, entry.config, logger);
     const transport = new NormalizingTransport(upstream, {
       policy: this.policies.get(server)!,
+      ...(this.options.maxTrackedTasks === undefined ? {} : { maxTrackedTasks: this.options.maxTrackedTasks }),
+      ...this.fitOptions(server, pages),
       onNormalized: (event) => this.options.onNormalized?.(event, info),
       onEngineError: (error, method) =>
         logger.error("normalization engine failed; message forwarded unchanged", { method, error: String(error) }),
@@ -388,6 +391,19 @@ export class SessionManager {
     }
     if (backoff.failures === 0) health.status = "up";
     return { id, transport, describeEnd: () => upstream.describeEnd() };
+  }
+
+  /** The fit layer of a new connection to `server`, when its policy asks for anything. */
+  private fitOptions(server: string, store?: SpillStore): { fit?: FitOptions } {
+    const policy = this.fitPolicies.get(server);
+    if (policy === undefined) return {};
+    return {
+      fit: {
+        policy,
+        ...(this.options.fitRuntime === undefined ? {} : { runtime: this.options.fitRuntime }),
+        ...(store === undefined ? {} : { store }),
+      },
+    };
   }
 
   /**

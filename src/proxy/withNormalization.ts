@@ -47,15 +47,20 @@ export interface NormalizationOptions {
   /**
    * Fitting results to the host (images, embedded resources, long tool results). Off unless
    * its policy asks for something; a result with images to fit is held until they are done, and
-   * messages after it wait behind it (order is kept).
+   * messages after it wait behind it (order is kept) while the upstream is not read.
    */
   fit?: FitOptions;
   /** Task ids remembered (task id → creating method) for `tasks/result` (`limits.maxTrackedTasks`). */
   maxTrackedTasks?: number;
 }
 
-/** A message held while an earlier one waits for its images; or the upstream's close. */
-type Held = { readonly message: JSONRPCMessage; readonly extra: MessageExtraInfo | undefined } | "close";
+/**
+ * A message waiting to be handed on — behind one whose images are being fitted, or an answer
+ * the proxy gave itself while the reader is held (`local`: its bytes) — or the upstream's close.
+ */
+type Held =
+  | { readonly message: JSONRPCMessage; readonly extra: MessageExtraInfo | undefined; readonly local?: number }
+  | "close";
 
 /** Requests whose method is not one we rewrite are not remembered at all. */
 const TRACKED = RESULT_METHODS;
@@ -76,9 +81,21 @@ export class NormalizingTransport implements ProxyTransport {
   private events: NormalizationEvent[] = [];
   private readonly now: () => number;
   private readonly fit: FitStage | undefined;
-  /** Set while a message waits for its images: what arrives meanwhile waits here, in order. */
+  /**
+   * Set while messages wait to be handed on, in order: while one waits for its images (the
+   * upstream is then not read), and the proxy's own answers while the reader holds us back.
+   */
   private backlog: Held[] | undefined;
+  /** True while a received message waits for its images. */
+  private fitting = false;
+  /** True while the reader asked for no more messages (flow control, see pauseReading). */
+  private held = false;
+  private draining = false;
+  /** Bytes of the proxy's own answers waiting in the backlog: counted as not yet taken. */
+  private localBytes = 0;
+  private localDrained: { readonly promise: Promise<void>; readonly resolve: () => void } | undefined;
   private closing = false;
+  private released = false;
 
   constructor(
     readonly inner: Transport & { onproblem?: ProxyTransport["onproblem"] } & FlowControl,
@@ -90,7 +107,9 @@ export class NormalizingTransport implements ProxyTransport {
     this.tasks = new TaskOrigins(options.maxTrackedTasks ?? DEFAULT_MAX_TRACKED_TASKS);
     inner.onmessage = (message, extra) => this.receive(message, extra);
     inner.onclose = () => {
-      if (this.backlog !== undefined) this.backlog.push("close");
+      // The upstream ended on its own: what it sent before goes on first. Closed from this
+      // side, what still waits is nobody's any more.
+      if (this.backlog !== undefined && !this.closing) this.backlog.push("close");
       else this.closed();
     };
     inner.onerror = (error) => this.onerror?.(error);
@@ -125,7 +144,8 @@ export class NormalizingTransport implements ProxyTransport {
   close(): Promise<void> {
     // Closed from this side: nobody waits for results still being fitted.
     this.closing = true;
-    return this.inner.close();
+    // Freed even if the inner transport never reports its end.
+    return this.inner.close().finally(() => this.release());
   }
 
   send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
@@ -138,21 +158,38 @@ export class NormalizingTransport implements ProxyTransport {
     return this.inner.send(message, options);
   }
 
-  /** Flow control is the inner transport's (see FlowControl): nothing is held here. */
+  /**
+   * Flow control is the inner transport's (see FlowControl), plus the answers the proxy gave
+   * itself (pages of cut results) that wait while the reader is held: they count as sent toward
+   * the upstream and not yet taken, so a host that keeps asking for pages it does not read is
+   * itself no longer read.
+   */
   get queuedBytes(): number {
-    return this.inner.queuedBytes ?? 0;
+    return (this.inner.queuedBytes ?? 0) + this.localBytes;
   }
 
   whenDrained(): Promise<void> {
+    if (this.localBytes > 0) {
+      if (this.localDrained === undefined) {
+        let resolve!: () => void;
+        const promise = new Promise<void>((done) => (resolve = done));
+        this.localDrained = { promise, resolve };
+      }
+      return this.localDrained.promise;
+    }
     return this.inner.whenDrained?.() ?? SENT;
   }
 
   pauseReading(): void {
+    this.held = true;
     this.inner.pauseReading?.();
   }
 
+  /** Hands on what waited meanwhile; the upstream is read again once nothing waits. */
   resumeReading(): void {
-    this.inner.resumeReading?.();
+    this.held = false;
+    if (this.backlog !== undefined) this.drainBacklog();
+    else if (!this.closing) this.inner.resumeReading?.();
   }
 
   /**
@@ -169,18 +206,34 @@ export class NormalizingTransport implements ProxyTransport {
     });
     if (answers.length === 0) return message;
     queueMicrotask(() => {
-      for (const answer of answers) this.receive(answer as JSONRPCMessage, undefined);
+      for (const answer of answers) this.receiveLocal(answer as JSONRPCMessage);
     });
     if (rest.length === 0) return null;
     return (Array.isArray(message) ? rest : rest[0]) as JSONRPCMessage;
   }
 
   private closed(): void {
+    this.release();
+    this.onclose?.();
+  }
+
+  /** The connection is over: every request, task, page and waiting message is let go. */
+  private release(): void {
+    if (this.released) return;
+    this.released = true;
     this.pending.clear();
     this.taskResultAs.clear();
     this.tasks.clear();
     this.fit?.close();
-    this.onclose?.();
+    this.backlog = undefined;
+    this.localBytes = 0;
+    this.settleLocal();
+  }
+
+  private settleLocal(): void {
+    const waiter = this.localDrained;
+    this.localDrained = undefined;
+    waiter?.resolve();
   }
 
   setProtocolVersion(version: string): void {
@@ -230,6 +283,26 @@ export class NormalizingTransport implements ProxyTransport {
       this.backlog.push({ message, extra });
       return;
     }
+    this.handle(message, extra);
+  }
+
+  /**
+   * An answer the proxy gave itself: handed on like one from the upstream, in order with them.
+   * While the reader is held it waits (it would otherwise go past the hold).
+   */
+  private receiveLocal(message: JSONRPCMessage): void {
+    if (this.released) return;
+    if (this.backlog === undefined && !this.held) {
+      this.handle(message, undefined);
+      return;
+    }
+    const bytes = JSON.stringify(message).length;
+    this.localBytes += bytes;
+    this.backlog ??= [];
+    this.backlog.push({ message, extra: undefined, local: bytes });
+  }
+
+  private handle(message: JSONRPCMessage, extra: MessageExtraInfo | undefined): void {
     let out: unknown = message;
     let fitting = false;
     if (Array.isArray(message)) {
@@ -247,8 +320,11 @@ export class NormalizingTransport implements ProxyTransport {
       this.deliver(out, extra, events);
       return;
     }
-    // Images are being fitted: this message, and everything after it, waits.
-    this.backlog = [];
+    // Images are being fitted: this message, and everything after it, waits; the upstream is
+    // not read meanwhile, so what waits is bounded as if the reader had held it back.
+    this.fitting = true;
+    this.backlog ??= [];
+    this.inner.pauseReading?.();
     (out as Promise<unknown>)
       .then(
         (value) =>
@@ -262,8 +338,10 @@ export class NormalizingTransport implements ProxyTransport {
       )
       .then((value) => {
         // Nothing else ran meanwhile (it waits in the backlog): the events are this message's.
+        this.fitting = false;
         const events = this.events;
         this.events = [];
+        // Read before any hold: it goes on (a transport may deliver what it read before a pause).
         if (!this.closing) this.deliver(value, extra, events);
         this.drainBacklog();
       });
@@ -278,19 +356,32 @@ export class NormalizingTransport implements ProxyTransport {
     }
   }
 
-  /** Hands on what waited behind a fitted message, until the next one that has to wait. */
+  /**
+   * Hands on what waited, in order, until the next message that waits for its images or until
+   * the reader holds us back again; once nothing waits, the upstream is read again.
+   */
   private drainBacklog(): void {
-    const held = this.backlog ?? [];
-    this.backlog = undefined;
-    while (held.length > 0) {
-      const next = held.shift()!;
-      if (next === "close") this.closed();
-      else if (!this.closing) this.receive(next.message, next.extra);
-      if (this.backlog !== undefined) {
-        // Waiting again: the rest stays in order behind it.
-        (this.backlog as Held[]).push(...held);
-        return;
+    const backlog = this.backlog;
+    // Re-entered from a message being handed on (its reader resumed us): the loop below goes on.
+    if (backlog === undefined || this.draining) return;
+    this.draining = true;
+    try {
+      while (backlog.length > 0 && !this.fitting && !this.held && this.backlog === backlog) {
+        const next = backlog.shift()!;
+        if (next === "close") {
+          this.closed();
+          return;
+        }
+        if (next.local !== undefined) this.localBytes -= next.local;
+        if (!this.closing) this.handle(next.message, next.extra);
       }
+    } finally {
+      this.draining = false;
+    }
+    if (this.localBytes === 0) this.settleLocal();
+    if (this.backlog === backlog && backlog.length === 0 && !this.fitting) {
+      this.backlog = undefined;
+      if (!this.held && !this.closing) this.inner.resumeReading?.();
     }
   }
 

@@ -192,8 +192,8 @@ describe("charset detection over the corpus", () => {
     expect(unknown.record!.action).toBe("none");
   });
 
-  it("the README's decision table states the thresholds the code uses", () => {
-    const readme = readFileSync(`${ROOT}/README.md`, "utf8");
+  it("the decision table (docs/normalization.md) states the thresholds the code uses", () => {
+    const readme = readFileSync(`${ROOT}/docs/normalization.md`, "utf8");
     expect(readme).toContain(`at least ${DETECT_MIN_BYTES} bytes`);
     expect(readme).toContain(`multi-byte CJK charsets need confidence ≥ ${DETECT_MULTIBYTE_MIN_CONFIDENCE}`);
     expect(readme).toContain(

@@ -16,6 +16,7 @@ import { series } from "../observe/promText.js";
 import { EVERYTHING_SERVER, TASKS_SERVER } from "../helpers/paths.js";
 import { connect, hostTransport, raw, startServe, type Connected, type ServeProcess } from "../helpers/proxyProcess.js";
 import { tempDir } from "../helpers/tempDir.js";
+import { post } from "../badInput/mcpHttp.js";
 
 const MARKDOWN = "# Later\n\nWritten by a task — naïve café ✓\n";
 const dir = tempDir("mcpn-tasks-");
@@ -159,6 +160,65 @@ describe("tasks/result through the proxy", () => {
     } finally {
       await bounded.stop();
     }
+  });
+});
+
+describe("tasks with the fit layer and the stateless pool", () => {
+  let served: ServeProcess;
+  beforeAll(async () => {
+    const config = join(dir, "tasks-fit.json");
+    // Only read-later's results are inlined: the rule matches on the tool the task was created by.
+    writeFileSync(
+      config,
+      JSON.stringify({
+        mcpServers: {
+          tk: {
+            command: process.execPath,
+            args: [TASKS_SERVER],
+            normalize: { rules: [{ tool: "read-later", set: { embeddedResources: "inline" } }] },
+          },
+        },
+        limits: { statelessPoolSize: 1 },
+      }),
+    );
+    served = await startServe(["--config", config]);
+  });
+  afterAll(async () => {
+    await served?.stop();
+  });
+
+  it("a task's tasks/result is fitted as the result of the tool that created the task", async () => {
+    const { client } = await host("mcp", { url: served.url });
+    const taskId = (
+      (await raw(client, "tools/call", { name: "read-later", arguments: {}, task: {} })).task as { taskId: string }
+    ).taskId;
+    await completed(client, taskId);
+    const later = await raw(client, "tasks/result", { taskId });
+    // Unwrapped (markdown text), then inlined as a text block by the tool rule.
+    expect((later.content as Array<Record<string, unknown>>)[1]).toEqual({ type: "text", text: MARKDOWN });
+    const now = await raw(client, "tools/call", { name: "read-now", arguments: {} });
+    expect((now.content as Array<Record<string, unknown>>)[1]!.resource).toEqual(unwrapped);
+  });
+
+  it("stateless POSTs: the task's tasks/result, fetched in a later POST, is normalized and fitted the same", async () => {
+    const url = `${served.url}/mcp/tk`;
+    const stateless = { "mcp-protocol-version": "2026-07-28" };
+    const answer = async (method: string, params: Record<string, unknown>) => {
+      const posted = await post(url, JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }), undefined, stateless);
+      const message = posted.messages.find((m) => m.id === 1)!;
+      expect(message.error, JSON.stringify(message)).toBeUndefined();
+      return message.result as Record<string, unknown>;
+    };
+    const taskId = (
+      (await answer("tools/call", { name: "read-later", arguments: {}, task: {} })).task as { taskId: string }
+    ).taskId;
+    const until = Date.now() + 20_000;
+    while ((await answer("tasks/get", { taskId })).status !== "completed") {
+      if (Date.now() > until) throw new Error(`task ${taskId} not completed after 20 s`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const later = await answer("tasks/result", { taskId });
+    expect((later.content as Array<Record<string, unknown>>)[1]).toEqual({ type: "text", text: MARKDOWN });
   });
 });
 

@@ -201,7 +201,7 @@ describe("heartbeat and idle expiry while backpressure holds a session", () => {
         "upstream received",
       );
       expect(done).toMatchObject({ received: count, outOfOrder: 0 });
-      expect((await host.request("tools/list", {}, 10_000)).result.tools).toHaveLength(2);
+      expect((await host.request("tools/list", {}, 10_000)).result.tools).toHaveLength(3);
     } finally {
       await closeMcp(host, serve.url);
     }
@@ -238,7 +238,7 @@ describe("a POST that waited for its turn past limits.requestBodyTimeoutMs", () 
         "the held POSTs closed",
       );
       process.kill(upstreamPid, "SIGUSR2");
-      expect((await host.request("tools/list", {}, 10_000)).result.tools).toHaveLength(2);
+      expect((await host.request("tools/list", {}, 10_000)).result.tools).toHaveLength(3);
       // The first body went through before the hold; the ones answered 408 are not delivered after all.
       await until(
         () => readProgress(progressFile)?.received ?? 0,
