@@ -2,6 +2,7 @@
  * The command dispatcher. This is the only place that decides exit codes; `src/cli.ts` is
  * the only place that exits (STYLE: src/cli/ owns process lifetime).
  */
+import { ZodError } from "zod";
 import { NormalizerError } from "../errors/NormalizerError.js";
 import { EXIT, type ExitCode } from "./exitCodes.js";
 import { writeFully, type CliIo } from "./io.js";
@@ -69,18 +70,35 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
   try {
     return await command(rest, io);
   } catch (error) {
-    return reportError(error, io);
+    return reportError(error, io, wantsDebug(rest));
   }
 }
 
-export async function reportError(error: unknown, io: CliIo): Promise<ExitCode> {
+/** `--log-level debug` anywhere on the command line: errors then come with their stack. */
+function wantsDebug(argv: readonly string[]): boolean {
+  return argv.some((word, i) => word === "--log-level=debug" || (word === "--log-level" && argv[i + 1] === "debug"));
+}
+
+/**
+ * One or two lines on stderr, and the exit code: 3 for the config, 2 for the command line or
+ * input, 1 for the rest. A stack only with `--log-level debug`: a user's mistake never shows one.
+ */
+export async function reportError(error: unknown, io: CliIo, debug = false): Promise<ExitCode> {
+  const stack = debug && error instanceof Error && error.stack !== undefined ? `\n${error.stack}` : "";
   if (error instanceof NormalizerError) {
-    await writeFully(io.stderr, `mcp-normalizer: ${error.message}\n`);
+    await writeFully(io.stderr, `mcp-normalizer: ${error.message}${stack}\n`);
     if (error.code.startsWith("CONFIG_")) return EXIT.CONFIG;
     if (error.code === "USAGE" || error.code.startsWith("INPUT_") || error.code === "INSECURE_BIND" || error.code === "LOG_FILE_UNWRITABLE") return EXIT.USAGE;
     return EXIT.FAILURE;
   }
-  await writeFully(io.stderr, `mcp-normalizer: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  if (error instanceof ZodError) {
+    // A value built from flags that the config schema refused: name what and where.
+    const lines = error.issues.slice(0, 2).map((issue) => `${issue.path.map(String).join(".") || "value"}: ${issue.message}`);
+    await writeFully(io.stderr, `mcp-normalizer: invalid command line: ${lines.join("; ")}${stack}\n`);
+    return EXIT.USAGE;
+  }
+  const text = error instanceof Error ? error.message : String(error);
+  await writeFully(io.stderr, `mcp-normalizer: internal error: ${text}${stack === "" ? " (--log-level debug shows where)" : stack}\n`);
   return EXIT.FAILURE;
 }
 

@@ -7,6 +7,7 @@ import { DEFAULT_HOST_BUFFER_BYTES, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_UPSTREAM_
 import { DEFAULT_MAX_NORMALIZE_BYTES } from "../normalize/policy.js";
 import { DEFAULT_SESSION_IDLE_TIMEOUT_MS } from "../transports/host/streamableHttpHost.js";
 import { DEFAULT_PING_INTERVAL_MS } from "../transports/host/wsHeartbeat.js";
+import { serverNameProblem } from "./serverName.js";
 
 export const DEFAULT_PORT = 8808;
 export const DEFAULT_HOST = "127.0.0.1";
@@ -143,7 +144,10 @@ export const ConfigSchema = z
       })
       .default({ host: DEFAULT_HOST, port: DEFAULT_PORT }),
     mcpServers: z
-      .record(z.string().regex(/^[A-Za-z0-9._-]+$/, "server names may use letters, digits, '.', '_' and '-'"), ServerSchema)
+      .record(z.string().superRefine((name, ctx) => {
+        const problem = serverNameProblem(name);
+        if (problem !== undefined) ctx.addIssue({ code: "custom", message: problem });
+      }), ServerSchema)
       .refine((servers) => Object.keys(servers).length > 0, "at least one server is required"),
     normalize: NormalizeSchema.optional(),
     log: z

@@ -102,7 +102,8 @@ describe("mcp-normalizer report", () => {
     expect(lines.length).toBe(expected.length);
     expect(lines.map((l) => [l.method, l.action, l.bytesBefore, l.bytesAfter, l.saved])).toEqual(expected.map(({ method, change }) => [method, change.action, change.bytesBefore, change.bytesAfter, change.saved]));
     for (const line of lines) {
-      expect(line).toMatchObject({ server: "upstream", session: expect.stringMatching(/^upstream-\d+$/) });
+      // Without --name, a stdio upstream is named after its executable's base name (node).
+      expect(line).toMatchObject({ server: "node", session: expect.stringMatching(/^node-\d+$/) });
       expect(Object.keys(line).slice(0, 12)).toEqual(["ts", "server", "session", "method", "uri", "action", "mimeBefore", "mimeAfter", "bytesBefore", "bytesAfter", "saved", "ms"]);
     }
     // Content is never logged: not the base64 the upstream sent, not the text it became.
@@ -119,7 +120,7 @@ describe("mcp-normalizer report", () => {
     for (const method of new Set(expected.map((r) => r.method))) {
       expect(model.byMethod.find((r) => r.key === method)).toMatchObject(sums(expected.filter((r) => r.method === method)));
     }
-    expect(model.byServer.map((r) => r.key)).toEqual(["upstream"]);
+    expect(model.byServer.map((r) => r.key)).toEqual(["node"]);
     expect(model.timeRange.from).not.toBeNull();
     expect(Date.parse(model.timeRange.to!)).toBeGreaterThanOrEqual(Date.parse(model.timeRange.from!));
   });

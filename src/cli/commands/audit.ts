@@ -21,7 +21,7 @@ import { writeFully, type CliIo } from "../io.js";
 import { SELECTOR_HELP, SELECTOR_OPTIONS, selectUpstream } from "../upstreamSelector.js";
 import { createUpstreamAuths } from "../oauthContext.js";
 
-export const AUDIT_HELP = `Usage: mcp-normalizer audit [options] (-- CMD ARGS… | --url URL | --config FILE --server NAME)
+export const AUDIT_HELP = `Usage: mcp-normalizer audit [options] (-- CMD ARGS… | CMD ARGS… | --url URL | --config FILE --server NAME)
 
 Initializes the upstream, pages through resources/list (every nextCursor), reads each resource
 and reports what normalization would change: per resource and in total, entries unwrapped /
@@ -36,7 +36,8 @@ Options:
   --concurrency N        resources read at the same time (default ${DEFAULT_AUDIT_CONCURRENCY})
   --tokens               also estimate LLM tokens before/after (${TOKEN_ENCODING}, GPT-4o's encoding)
   --call TOOL            also call TOOL and audit its result …
-  --args JSON            … with these arguments (a JSON object; default {})
+  --args JSON            … with these arguments (a JSON object; default {}; not --arg, which
+                         is an argument of the upstream command)
   --charset MODE         transcode (default) | preserve
   --log-level L          upstream and audit log lines on stderr (default warn)
   -h, --help             this help
@@ -61,6 +62,7 @@ export async function runAuditCommand(argv: readonly string[], io: CliIo): Promi
       help: { type: "boolean", short: "h" },
     },
     "audit",
+    { upstreamCommand: true },
   );
   if (values.help) {
     await writeFully(io.stdout, `${AUDIT_HELP}\n`);
