@@ -64,7 +64,7 @@ describe("config mistakes (exit 3)", () => {
     ['{"mcpServers": {"a": {"command": "x"}}, "listen": {"port": 99999}}', /\$\.listen\.port: Too big: expected number to be <=65535, got 99999/],
     ['{"mcpServers": {"a": {"command": "x"}}, "listen": {"port": "8080"}}', /\$\.listen\.port: Invalid input: expected number, received string/],
     ['{"mcpServers": {"a": {"args": ["x"]}}}', /\$\.mcpServers\.a: a server needs either "command" \(stdio\) or "url"/],
-    ['{\n  "mcpServers": {\n    "a": {"command": "x",}\n  }\n}', /is not valid JSON at line 3, column 23 \(in \$\.mcpServers\.a\): expected a string in double quotes/],
+    ['{\n  "mcpServers": {\n    "a": {"command": "x",}\n  }\n}', /is not valid JSON at line 3, column 26 \(in \$\.mcpServers\.a\): expected a string in double quotes/],
   ];
   for (const [text, message] of cases) {
     it(`${text.replace(/\s+/g, " ").slice(0, 60)} → ${message.source.slice(0, 30)}…`, async () => {
