@@ -6,3 +6,6 @@ export const CLI = join(ROOT, "dist", "cli.js");
 export const FIXTURE_SERVER = join(ROOT, "test", "fixtures", "servers", "fixture-server.mjs");
 export const EVERYTHING_SERVER = join(ROOT, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js");
 export const FILESYSTEM_SERVER = join(ROOT, "node_modules", "@modelcontextprotocol", "server-filesystem", "dist", "index.js");
+export const MEMORY_SERVER = join(ROOT, "node_modules", "@modelcontextprotocol", "server-memory", "dist", "index.js");
+/** The MCP Inspector's CLI mode (`inspector --cli`), a real MCP client. */
+export const INSPECTOR_CLI = join(ROOT, "node_modules", "@modelcontextprotocol", "inspector-cli", "build", "cli.js");
