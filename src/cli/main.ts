@@ -19,8 +19,9 @@ Usage: mcp-normalizer <command> [options]
 
 Commands:
   serve [--config proxy.config.json]       HTTP listener fronting every server in the config
-  serve --name NAME [--port P] -- CMD ARGS  … or one upstream, without a config file (sidecar)
-  stdio -- CMD ARGS…                        MCP over stdin/stdout, one upstream (desktop hosts)
+  serve [--name NAME] [--port P] -- CMD ARGS  … or one upstream, without a config file (sidecar)
+  stdio [--name NAME] -- CMD ARGS…          MCP over stdin/stdout, one upstream (desktop hosts);
+                                            also CMD ARGS… without "--", or --command CMD --arg A…
   stdio --url URL [--transport T]           … an HTTP / SSE / WebSocket upstream
   stdio --config FILE --server NAME         … a server from a config file
   stdio --url URL --auth oauth              … a remote server that requires OAuth

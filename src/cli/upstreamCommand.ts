@@ -40,6 +40,8 @@ export interface CommandFlags {
 export function upstreamCommandOf(values: CommandFlags, words: readonly string[], commandName: string): string[] {
   if (values.command === undefined) {
     if (values.arg !== undefined) throw new NormalizerError("USAGE", `${commandName}: --arg goes with --command CMD (the upstream's arguments, one per --arg)`);
+    // `serve proxy.config.json`: a config file, not a server to run.
+    if (words.length === 1 && /\.json$/i.test(words[0]!)) throw new NormalizerError("USAGE", `${commandName}: ${JSON.stringify(words[0])} looks like a config file, not a server's command: pass it as --config ${words[0]}`);
     return [...words];
   }
   if (words.length > 0) throw new NormalizerError("USAGE", `${commandName}: give the upstream either as --command ${JSON.stringify(values.command)} or as words (${JSON.stringify(words[0])} …), not both`);

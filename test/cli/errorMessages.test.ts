@@ -38,6 +38,7 @@ describe("command-line mistakes (exit 2)", () => {
     [["stdio", "--url", "ftp://x"], /--url expects an http\(s\):\/\/ or ws\(s\):\/\/ URL, got "ftp:\/\/x"/],
     [["stdio", "--transport", "tcp", "--url", "http://127.0.0.1:9/mcp"], /--transport expects streamable-http, sse or websocket, got "tcp"/],
     [["stdio"], /name exactly one upstream/],
+    [["serve", "proxy.config.json"], /"proxy\.config\.json" looks like a config file, not a server's command: pass it as --config proxy\.config\.json/],
   ];
   for (const [argv, message] of cases) {
     it(`${argv.slice(0, 4).join(" ")} → ${message.source.slice(0, 40)}…`, async () => {
