@@ -4,6 +4,8 @@
  */
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { NormalizerError } from "../errors/NormalizerError.js";
+import { splitAtUpstreamCommand } from "./upstreamCommand.js";
+import { flagProblem } from "./flagProblem.js";
 
 export interface ParsedArgs<V> {
   readonly values: V;
@@ -17,21 +19,35 @@ type ParsedValues<T extends OptionsConfig> = ReturnType<
   typeof parseArgs<{ args: string[]; options: T; allowPositionals: true; strict: true }>
 >["values"];
 
+/**
+ * `upstreamCommand`: the command names an upstream, which may also start at the first word that
+ * is not an option (no `--`), see upstreamCommand.ts; then there are no positionals.
+ */
 export function parseCommandArgs<T extends OptionsConfig>(
   argv: readonly string[],
   options: T,
   commandName: string,
+  shape: { upstreamCommand?: boolean } = {},
 ): { values: ParsedValues<T>; positionals: string[]; command: string[] } {
-  const dash = argv.indexOf("--");
-  const own = dash === -1 ? [...argv] : argv.slice(0, dash);
-  const command = dash === -1 ? [] : argv.slice(dash + 1);
+  let own: string[];
+  let command: string[];
+  if (shape.upstreamCommand === true) {
+    ({ own, command } = splitAtUpstreamCommand(
+      argv,
+      options as Record<string, { type: "string" | "boolean"; short?: string }>,
+    ));
+  } else {
+    const dash = argv.indexOf("--");
+    own = dash === -1 ? [...argv] : argv.slice(0, dash);
+    command = dash === -1 ? [] : argv.slice(dash + 1);
+  }
   try {
     const { values, positionals } = parseArgs({ args: own, options, allowPositionals: true, strict: true });
     return { values, positionals, command };
   } catch (error) {
     throw new NormalizerError(
       "USAGE",
-      `${commandName}: ${(error as Error).message.replace(/\. To specify.*$/s, "")} (see mcp-normalizer ${commandName} --help)`,
+      `${commandName}: ${flagProblem((error as Error).message, Object.keys(options))} (see mcp-normalizer ${commandName} --help)`,
     );
   }
 }
@@ -55,7 +71,18 @@ export function parseHeaderFlags(
 export function parseIntFlag(value: string | undefined, flag: string, commandName: string): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 0)
+  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n))
     throw new NormalizerError("USAGE", `${commandName}: ${flag} expects a whole number, got ${JSON.stringify(value)}`);
   return n;
+}
+
+/** `--port P`: 0 (any free port) to 65535. */
+export function parsePortFlag(value: string | undefined, commandName: string): number | undefined {
+  const port = parseIntFlag(value, "--port", commandName);
+  if (port !== undefined && port > 65535)
+    throw new NormalizerError(
+      "USAGE",
+      `${commandName}: --port expects a port number from 0 to 65535 (0 = any free port), got ${value}`,
+    );
+  return port;
 }

@@ -2,6 +2,7 @@
  * The command dispatcher. This is the only place that decides exit codes; `src/cli.ts` is
  * the only place that exits (src/cli/ owns the process's lifetime; nothing below it exits).
  */
+import { ZodError } from "zod";
 import { NormalizerError } from "../errors/NormalizerError.js";
 import { EXIT, type ExitCode } from "./exitCodes.js";
 import { writeFully, type CliIo } from "./io.js";
@@ -18,8 +19,9 @@ Usage: mcp-normalizer <command> [options]
 
 Commands:
   serve [--config proxy.config.json]       HTTP listener fronting every server in the config
-  serve --name NAME [--port P] -- CMD ARGS  … or one upstream, without a config file (sidecar)
-  stdio -- CMD ARGS…                        MCP over stdin/stdout, one upstream (desktop hosts)
+  serve [--name NAME] [--port P] -- CMD ARGS  … or one upstream, without a config file (sidecar)
+  stdio [--name NAME] -- CMD ARGS…          MCP over stdin/stdout, one upstream (desktop hosts);
+                                            also CMD ARGS… without "--", or --command CMD --arg A…
   stdio --url URL [--transport T]           … an HTTP / SSE / WebSocket upstream
   stdio --config FILE --server NAME         … a server from a config file
   stdio --url URL --auth oauth              … a remote server that requires OAuth
@@ -67,13 +69,23 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
   try {
     return await command(rest, io);
   } catch (error) {
-    return reportError(error, io);
+    return reportError(error, io, wantsDebug(rest));
   }
 }
 
-export async function reportError(error: unknown, io: CliIo): Promise<ExitCode> {
+/** `--log-level debug` anywhere on the command line: errors then come with their stack. */
+function wantsDebug(argv: readonly string[]): boolean {
+  return argv.some((word, i) => word === "--log-level=debug" || (word === "--log-level" && argv[i + 1] === "debug"));
+}
+
+/**
+ * One or two lines on stderr, and the exit code: 3 for the config, 2 for the command line or
+ * input, 1 for the rest. A stack only with `--log-level debug`: a user's mistake never shows one.
+ */
+export async function reportError(error: unknown, io: CliIo, debug = false): Promise<ExitCode> {
+  const stack = debug && error instanceof Error && error.stack !== undefined ? `\n${error.stack}` : "";
   if (error instanceof NormalizerError) {
-    await writeFully(io.stderr, `mcp-normalizer: ${error.message}\n`);
+    await writeFully(io.stderr, `mcp-normalizer: ${error.message}${stack}\n`);
     if (error.code.startsWith("CONFIG_")) return EXIT.CONFIG;
     if (
       error.code === "USAGE" ||
@@ -84,9 +96,18 @@ export async function reportError(error: unknown, io: CliIo): Promise<ExitCode> 
       return EXIT.USAGE;
     return EXIT.FAILURE;
   }
+  if (error instanceof ZodError) {
+    // A value built from flags that the config schema refused: name what and where.
+    const lines = error.issues
+      .slice(0, 2)
+      .map((issue) => `${issue.path.map(String).join(".") || "value"}: ${issue.message}`);
+    await writeFully(io.stderr, `mcp-normalizer: invalid command line: ${lines.join("; ")}${stack}\n`);
+    return EXIT.USAGE;
+  }
+  const text = error instanceof Error ? error.message : String(error);
   await writeFully(
     io.stderr,
-    `mcp-normalizer: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    `mcp-normalizer: internal error: ${text}${stack === "" ? " (--log-level debug shows where)" : stack}\n`,
   );
   return EXIT.FAILURE;
 }

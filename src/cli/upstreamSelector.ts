@@ -1,12 +1,15 @@
 /**
  * The three ways to name one upstream on the command line (stdio, audit, serve --name):
- * `-- CMD ARGS…`, `--url URL [--transport T] [--header "K: V"]`, `--config FILE --server NAME`.
+ * a command (`-- CMD ARGS…`, `CMD ARGS…`, `--command CMD --arg A…`), `--url URL [--transport T]
+ * [--header "K: V"]`, `--config FILE --server NAME`.
  */
 import { resolve } from "node:path";
 import { NormalizerError } from "../errors/NormalizerError.js";
 import { loadConfigFile } from "../config/load.js";
 import { ConfigSchema, type ProxyConfig, type ServerConfig } from "../config/schema.js";
 import { parseHeaderFlags } from "./args.js";
+import { defaultUpstreamName, upstreamCommandOf } from "./upstreamCommand.js";
+import { serverNameProblem } from "../config/serverName.js";
 
 export const SELECTOR_OPTIONS = {
   url: { type: "string" },
@@ -15,10 +18,15 @@ export const SELECTOR_OPTIONS = {
   auth: { type: "string" },
   config: { type: "string" },
   server: { type: "string" },
+  command: { type: "string" },
+  arg: { type: "string", multiple: true },
 } as const;
 
 export const SELECTOR_HELP = `Upstream (exactly one of):
-  -- CMD ARGS…           spawn CMD (no shell) and speak MCP over its stdin/stdout
+  -- CMD ARGS…           spawn CMD (no shell) and speak MCP over its stdin/stdout; the "--" may
+                         be left out (CMD is the first word that is not an option, and the
+                         words after it are CMD's), for launchers that drop it (MCP Inspector)
+  --command CMD [--arg A]…   the same as flags (a value starting with '-': --arg=-y)
   --url URL              an HTTP(S) or WS(S) MCP endpoint
     --transport T        streamable-http (default for http URLs) | sse | websocket
     --header "K: V"      extra request header (repeatable)
@@ -27,6 +35,8 @@ export const SELECTOR_HELP = `Upstream (exactly one of):
   --config FILE --server NAME   a server from a proxy config file`;
 
 export interface SelectorValues {
+  command?: string | undefined;
+  arg?: string[] | undefined;
   url?: string | undefined;
   transport?: string | undefined;
   header?: string[] | undefined;
@@ -45,14 +55,20 @@ export interface SelectedUpstream {
 
 const TRANSPORTS = new Set(["streamable-http", "sse", "websocket"]);
 
+/**
+ * `words`: the command split off the command line (after `--` or from its first operand). `name`:
+ * what records and endpoints call the upstream (`--name`); by default its executable's base name
+ * or its URL's host, and with `--config` the server's name there.
+ */
 export function selectUpstream(
   values: SelectorValues,
-  command: readonly string[],
+  words: readonly string[],
   commandName: string,
   cwd: string,
   env: Readonly<Record<string, string | undefined>>,
-  name = "upstream",
+  name?: string,
 ): SelectedUpstream {
+  const command = upstreamCommandOf(values, words, commandName);
   const chosen = [command.length > 0, values.url !== undefined, values.config !== undefined].filter(Boolean).length;
   if (chosen !== 1) {
     throw new NormalizerError(
@@ -61,6 +77,11 @@ export function selectUpstream(
     );
   }
   if (values.config !== undefined) {
+    if (name !== undefined)
+      throw new NormalizerError(
+        "USAGE",
+        `${commandName}: --name goes with an upstream on the command line; with --config the server keeps its name there (choose it with --server)`,
+      );
     if (values.auth !== undefined)
       throw new NormalizerError(
         "USAGE",
@@ -125,6 +146,10 @@ export function selectUpstream(
       throw new NormalizerError("USAGE", `${commandName}: --transport, --header and --auth go with --url`);
     server = { command: command[0]!, args: command.slice(1) };
   }
-  const config = ConfigSchema.parse({ mcpServers: { [name]: server } });
-  return { name, server, config, configFile: undefined };
+  const serverName = name ?? defaultUpstreamName(command, values.url);
+  const problem = serverNameProblem(serverName);
+  if (problem !== undefined)
+    throw new NormalizerError("USAGE", `${commandName}: --name ${JSON.stringify(serverName)}: ${problem}`);
+  const config = ConfigSchema.parse({ mcpServers: { [serverName]: server } });
+  return { name: serverName, server, config, configFile: undefined };
 }

@@ -9,6 +9,7 @@ import { NormalizerError } from "../errors/NormalizerError.js";
 import { expandEnv } from "./env.js";
 import { formatPath, locateJsonError } from "./jsonLocation.js";
 import { ConfigSchema, type ProxyConfig } from "./schema.js";
+import { unknownKeyHint } from "./unknownKey.js";
 
 export interface LoadedConfig {
   readonly config: ProxyConfig;
@@ -99,15 +100,41 @@ export function validateConfig(raw: unknown, file: string): ProxyConfig {
   }
   const result = ConfigSchema.safeParse(raw);
   if (!result.success) {
-    const lines = result.error.issues
+    // Unknown keys first: a misspelt key is usually why a required one is missing.
+    const issues = [...result.error.issues].sort(
+      (a, b) => Number(b.code === "unrecognized_keys") - Number(a.code === "unrecognized_keys"),
+    );
+    const lines = issues
       .flatMap((issue) => explain(issue, []))
-      .map(({ path, text }) => `  ${formatPath(path)}: ${text}`);
+      .map(({ path, text }) => `  ${formatPath(path)}: ${text}${givenAt(raw, path, text)}`);
     throw new NormalizerError("CONFIG_INVALID", `${file} is not a valid mcp-normalizer config:\n${lines.join("\n")}`, {
       file,
       issues: result.error.issues,
     });
   }
   return result.data;
+}
+
+/**
+ * `, got 99999`: what the config holds where a value was refused. Strings are never quoted (a
+ * value can be a secret): only their kind is named.
+ */
+function givenAt(raw: unknown, path: ReadonlyArray<PropertyKey>, text: string): string {
+  if (!/^(Too (big|small)|Invalid input: expected)/.test(text)) return "";
+  let value: unknown = raw;
+  for (const key of path) {
+    if (typeof value !== "object" || value === null || !Object.hasOwn(value, key)) return "";
+    value = (value as Record<PropertyKey, unknown>)[key];
+  }
+  if (/received \w+$/.test(text)) return ""; // the type is already named
+  if (typeof value === "number" || typeof value === "boolean" || value === null) return `, got ${String(value)}`;
+  return typeof value === "string"
+    ? ", got a string"
+    : Array.isArray(value)
+      ? ", got an array"
+      : typeof value === "object"
+        ? ", got an object"
+        : "";
 }
 
 /** The path of the first own `__proto__` key in a parsed JSON value, if any. */
@@ -154,7 +181,7 @@ function explain(
     if (path[path.length - 1] === "auth" && best.some((e) => e.path.length === 0)) return [{ path, text: AUTH_SHAPES }];
     return best.flatMap((inner) => explain(inner, path));
   }
-  return [{ path, text: describeIssue(issue) }];
+  return [{ path, text: describeIssue(issue, path) }];
 }
 
 /** How far an input is from a union option: wrong type or literal at its top counts most. */
@@ -168,8 +195,15 @@ function mismatch(issues: readonly z.core.$ZodIssue[]): number {
   return score;
 }
 
-function describeIssue(issue: z.core.$ZodIssue): string {
+function describeIssue(issue: z.core.$ZodIssue, path: ReadonlyArray<PropertyKey>): string {
   if (issue.code === "unrecognized_keys")
-    return `unknown key${issue.keys.length > 1 ? "s" : ""} ${issue.keys.map((k) => JSON.stringify(k)).join(", ")}`;
+    return `unknown key${issue.keys.length > 1 ? "s" : ""} ${issue.keys.map((k) => `${JSON.stringify(k)}${unknownKeyHint(k, path)}`).join(", ")}`;
+  // A record key refused (a server name): the reason is in the inner issues.
+  if (issue.code === "invalid_key") return issue.issues.map((inner) => inner.message).join("; ");
+  if (issue.code === "invalid_type" && / received undefined$/.test(issue.message)) {
+    return path.length === 1 && path[0] === "mcpServers"
+      ? 'missing: the servers to front, {"NAME": {"command": …} or {"url": …}}'
+      : `missing (expected ${issue.expected})`;
+  }
   return issue.message;
 }

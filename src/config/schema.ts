@@ -23,6 +23,7 @@ import {
   IMAGE_FORMATS,
   MIN_RESULT_BYTES,
 } from "../fit/settings.js";
+import { serverNameProblem } from "./serverName.js";
 
 export const DEFAULT_PORT = 8808;
 export const DEFAULT_HOST = "127.0.0.1";
@@ -287,7 +288,10 @@ export const ConfigSchema = z
       .default({ host: DEFAULT_HOST, port: DEFAULT_PORT }),
     mcpServers: z
       .record(
-        z.string().regex(/^[A-Za-z0-9._-]+$/, "server names may use letters, digits, '.', '_' and '-'"),
+        z.string().superRefine((name, ctx) => {
+          const problem = serverNameProblem(name);
+          if (problem !== undefined) ctx.addIssue({ code: "custom", message: problem });
+        }),
         ServerSchema,
       )
       .refine((servers) => Object.keys(servers).length > 0, "at least one server is required"),

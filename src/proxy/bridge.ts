@@ -107,6 +107,8 @@ export class Bridge {
   private readonly upstreamAsked = new Set<RequestId>();
   /** Set while the proxy shuts down: new host requests are answered with this, not forwarded. */
   private refusal: string | undefined;
+  /** Set once the host can send nothing more: requests from the upstream are answered with this. */
+  private hostGone: string | undefined;
   /** Why the session ended: "host closed", "upstream closed", or what close() was given. */
   closeReason: string | undefined;
   private readonly hostBufferBytes: number;
@@ -154,6 +156,26 @@ export class Bridge {
    */
   refuseNewRequests(why: string): void {
     this.refusal = why;
+  }
+
+  /**
+   * The host can send nothing more (its input ended, as with a pipe at EOF) while its requests
+   * are still being answered: what the upstream asked of it, and asks from now on, gets a
+   * JSON-RPC error naming `why` rather than waiting for an answer that cannot come.
+   */
+  hostCannotAnswer(why: string): void {
+    this.hostGone = why;
+    for (const id of this.upstreamAsked) this.answerUpstream(id);
+    this.upstreamAsked.clear();
+  }
+
+  private answerUpstream(id: RequestId): void {
+    sendOrElse(
+      this.upstream,
+      errorResponse(id, JSONRPC.INTERNAL_ERROR, `the host cannot answer: ${this.hostGone}`),
+      NO_SEND_OPTIONS,
+      (text) => this.logger.debug("could not answer the upstream", { error: text }),
+    );
   }
 
   /** Starts the upstream first, so no host message arrives before there is somewhere to send it. */
@@ -352,7 +374,13 @@ export class Bridge {
           this.protocolVersion = msg.result.protocolVersion;
         related = msg.id;
       } else {
-        if (isRequest(msg)) this.upstreamAsked.add(msg.id);
+        if (isRequest(msg)) {
+          if (this.hostGone !== undefined) {
+            this.answerUpstream(msg.id);
+            continue;
+          }
+          this.upstreamAsked.add(msg.id);
+        }
         related = this.relatedRequest(msg);
       }
       this.toHost(msg, related);

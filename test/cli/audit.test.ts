@@ -181,7 +181,7 @@ describe("mcp-normalizer audit", () => {
     expect(md).toContain("## Failed reads and tool errors (2)");
     expect(md).toMatch(/\| `audit:\/\/gone` \| Resource gone: audit:\/\/gone \(JSON-RPC -32002\) \|/);
     expect(md).toContain("| `audit://empty` | the result has no contents array |");
-    expect(md).toMatch(/\| `audit:\/\/ok.txt` \| upstream \| text\/plain \| 1 \| 0 \| 0 \| 0 \| 0 \|/);
+    expect(md).toMatch(/\| `audit:\/\/ok.txt` \| node \| text\/plain \| 1 \| 0 \| 0 \| 0 \| 0 \|/);
     const json = JSON.parse(
       (await runCli(["audit", "--format", "json", "--", process.execPath, AUDIT_UPSTREAM])).stdout,
     ) as ReportModel;

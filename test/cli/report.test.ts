@@ -149,7 +149,8 @@ describe("mcp-normalizer report", () => {
       ]),
     );
     for (const line of lines) {
-      expect(line).toMatchObject({ server: "upstream", session: expect.stringMatching(/^upstream-\d+$/) });
+      // Without --name, a stdio upstream is named after its executable's base name (node).
+      expect(line).toMatchObject({ server: "node", session: expect.stringMatching(/^node-\d+$/) });
       expect(Object.keys(line).slice(0, 12)).toEqual([
         "ts",
         "server",
@@ -181,7 +182,7 @@ describe("mcp-normalizer report", () => {
         sums(expected.filter((r) => r.method === method)),
       );
     }
-    expect(model.byServer.map((r) => r.key)).toEqual(["upstream"]);
+    expect(model.byServer.map((r) => r.key)).toEqual(["node"]);
     expect(model.timeRange.from).not.toBeNull();
     expect(Date.parse(model.timeRange.to!)).toBeGreaterThanOrEqual(Date.parse(model.timeRange.from!));
   });

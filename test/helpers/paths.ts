@@ -23,3 +23,5 @@ export const FILESYSTEM_SERVER = join(
 export const IMAGE_SERVER = join(ROOT, "test", "fixtures", "servers", "image-server.mjs");
 export const MEMORY_SERVER = join(ROOT, "node_modules", "@modelcontextprotocol", "server-memory", "dist", "index.js");
 export const TASKS_SERVER = join(ROOT, "test", "fixtures", "servers", "tasks-server.mjs");
+/** The MCP Inspector's CLI mode (`inspector --cli`), a real MCP client. */
+export const INSPECTOR_CLI = join(ROOT, "node_modules", "@modelcontextprotocol", "inspector-cli", "build", "cli.js");

@@ -26,6 +26,8 @@ export interface ServeProcess {
   readonly url: string;
   readonly child: ChildProcess;
   stderr(): string;
+  /** Everything it printed on stdout so far (the endpoint lines). */
+  stdout(): string;
   stop(): Promise<number | null>;
 }
 
@@ -68,6 +70,7 @@ export async function startServe(
     url,
     child,
     stderr: () => err,
+    stdout: () => out,
     stop: () =>
       new Promise((resolve) => {
         if (child.exitCode !== null) return resolve(child.exitCode);

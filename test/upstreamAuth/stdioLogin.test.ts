@@ -75,8 +75,9 @@ describe("stdio --url URL --auth oauth", () => {
     const connecting = client.connect(transport).then(() => (initialized = true));
     try {
       const url = await nextUrl(() => stderr, 0);
+      // Named after the URL's host (no --name given).
       expect(stderr).toMatch(
-        /upstream "upstream" needs an OAuth login; open this URL in a browser \(waiting up to 5 minutes\):\n/,
+        /upstream "127\.0\.0\.1" needs an OAuth login; open this URL in a browser \(waiting up to 5 minutes\):\n/,
       );
       expect(initialized).toBe(false);
       expect((await approve(url)).response.status).toBe(200);

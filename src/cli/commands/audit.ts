@@ -27,7 +27,7 @@ import { writeFully, type CliIo } from "../io.js";
 import { SELECTOR_HELP, SELECTOR_OPTIONS, selectUpstream } from "../upstreamSelector.js";
 import { createUpstreamAuths } from "../oauthContext.js";
 
-export const AUDIT_HELP = `Usage: mcp-normalizer audit [options] (-- CMD ARGS… | --url URL | --config FILE --server NAME)
+export const AUDIT_HELP = `Usage: mcp-normalizer audit [options] (-- CMD ARGS… | CMD ARGS… | --url URL | --config FILE --server NAME)
 
 Initializes the upstream and reads what it declares: when it has the resources capability, pages
 through resources/list (every nextCursor) and reads each resource; then every --read URI and
@@ -85,6 +85,7 @@ export async function runAuditCommand(argv: readonly string[], io: CliIo): Promi
       help: { type: "boolean", short: "h" },
     },
     "audit",
+    { upstreamCommand: true },
   );
   if (values.help) {
     await writeFully(io.stdout, `${AUDIT_HELP}\n`);

@@ -14,7 +14,7 @@ import { ConfigSchema, type ProxyConfig } from "../../config/schema.js";
 import { SessionManager } from "../../proxy/sessionManager.js";
 import { createUpstreamFactory } from "../../proxy/upstreamFactory.js";
 import { createHttpFrontend } from "../../server/httpFrontend.js";
-import { parseCommandArgs, parseIntFlag } from "../args.js";
+import { parseCommandArgs, parsePortFlag } from "../args.js";
 import { EXIT, type ExitCode } from "../exitCodes.js";
 import { writeFully, type CliIo } from "../io.js";
 import { createObservers, OBSERVE_HELP, OBSERVE_OPTIONS } from "../observers.js";
@@ -23,15 +23,17 @@ import type { Observers } from "../observers.js";
 import type { ServerEntry } from "../../proxy/sessionManager.js";
 import { SELECTOR_OPTIONS, selectUpstream } from "../upstreamSelector.js";
 import { createUpstreamAuths } from "../oauthContext.js";
+import { endpointLines } from "../endpointLines.js";
 
 export const SERVE_HELP = `Usage: mcp-normalizer serve [--config proxy.config.json] [options]
-       mcp-normalizer serve --name NAME [--host H] [--port P] (-- CMD ARGS… | --url URL)
+       mcp-normalizer serve [--name NAME] [--host H] [--port P] (-- CMD ARGS… | --url URL)
 
 Serves every server of the config over HTTP, each at
   /mcp/NAME                      streamable HTTP (POST/GET/DELETE, Mcp-Session-Id sessions)
   /sse/NAME, /messages/NAME      legacy HTTP+SSE
   /ws/NAME                       WebSocket (subprotocol "mcp")
-and GET /healthz (status, JSON; per-upstream details with a valid token), /metrics
+NAME percent-encoded ("Brave Search" → /mcp/Brave%20Search; the URLs are printed at start-up).
+With exactly one server, /mcp, /sse, /messages and /ws serve it too. And GET /healthz (status, JSON; per-upstream details with a valid token), /metrics
 (Prometheus), /report (HTML size report).
 Each host session gets its own upstream connection (a stdio upstream: its own child process,
 started with HOME, LOGNAME, PATH, SHELL, TERM, USER and the server's "env" — never the variables
@@ -40,9 +42,11 @@ started with HOME, LOGNAME, PATH, SHELL, TERM, USER and the server's "env" — n
 
 Options:
   --config FILE          proxy config (default ./proxy.config.json when no upstream is named)
-  --name NAME            serve one upstream under NAME without a config file …
+  --name NAME            serve one upstream without a config file, under NAME (default: CMD's
+                         base name, or the URL's host) …
   --url URL              … an HTTP(S)/WS(S) upstream (--transport, --header, --auth as for stdio)
-  -- CMD ARGS…           … or a stdio upstream
+  -- CMD ARGS…           … or a stdio upstream (also CMD ARGS… without "--", or
+                         --command CMD --arg A…)
   --inherit-env          … give that stdio upstream the proxy's whole environment (default: only
                          HOME, LOGNAME, PATH, SHELL, TERM, USER; config: "inheritEnv": true)
   --host H               bind address (default: config listen.host, else 127.0.0.1)
@@ -81,6 +85,7 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<Exit
       help: { type: "boolean", short: "h" },
     },
     "serve",
+    { upstreamCommand: true },
   );
   if (values.help) {
     await writeFully(io.stdout, `${SERVE_HELP}\n`);
@@ -91,25 +96,22 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<Exit
   let configFile: string | undefined;
   /** Variables never passed to stdio upstreams: those the config's `auth` sections read (kept across SIGHUP). */
   const withheld: string[] = [];
-  if (command.length > 0 || values.url !== undefined) {
-    if (values.name === undefined)
-      throw new NormalizerError(
-        "USAGE",
-        "serve: name the upstream with --name NAME (its endpoints are /mcp/NAME, /sse/NAME, /ws/NAME)",
-      );
+  if (command.length > 0 || values.url !== undefined || values.command !== undefined) {
     if (values.config !== undefined)
       throw new NormalizerError("USAGE", "serve: give either --config or an upstream (-- CMD… / --url), not both");
-    if (values["inherit-env"] === true && command.length === 0)
+    if (values["inherit-env"] === true && command.length === 0 && values.command === undefined)
       throw new NormalizerError("USAGE", "serve: --inherit-env goes with a stdio upstream (-- CMD ARGS…)");
-    config = selectUpstream(values, command, "serve", io.cwd, io.env, values.name).config;
+    const selected = selectUpstream(values, command, "serve", io.cwd, io.env, values.name);
+    config = selected.config;
     if (values["inherit-env"] === true)
       config = ConfigSchema.parse({
         ...config,
-        mcpServers: { [values.name]: { ...config.mcpServers[values.name], inheritEnv: true } },
+        mcpServers: { [selected.name]: { ...selected.server, inheritEnv: true } },
       });
   } else {
     if (values.name !== undefined)
       throw new NormalizerError("USAGE", "serve: --name goes with an upstream (-- CMD ARGS… or --url URL)");
+    if (values.arg !== undefined) throw new NormalizerError("USAGE", "serve: --arg goes with --command CMD");
     if (values["inherit-env"] === true)
       throw new NormalizerError(
         "USAGE",
@@ -132,7 +134,7 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<Exit
     configFile = loaded.file;
     withheld.push(...loaded.authVariables);
   }
-  const port = parseIntFlag(values.port, "--port", "serve") ?? config.listen.port;
+  const port = parsePortFlag(values.port, "serve") ?? config.listen.port;
   const host = values.host ?? config.listen.host;
   if (
     !isLoopbackHost(host) &&
@@ -239,14 +241,7 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<Exit
     }
   });
 
-  const lines = [`mcp-normalizer listening on ${address.url}`];
-  for (const name of sessions.serverNames) {
-    lines.push(
-      `  ${name}: ${address.url}/mcp/${name}  (SSE ${address.url}/sse/${name}, WebSocket ${address.url.replace(/^http/, "ws")}/ws/${name})`,
-    );
-  }
-  lines.push(`  health: ${address.url}/healthz   metrics: ${address.url}/metrics   report: ${address.url}/report`);
-  await writeFully(io.stdout, `${lines.join("\n")}\n`);
+  await writeFully(io.stdout, `${endpointLines(address.url, [...sessions.serverNames]).join("\n")}\n`);
   observers.logger.info("listening", { url: address.url, servers: sessions.serverNames });
 
   await shutDown(signals, config.limits.shutdownGraceMs, frontend, sessions, observers);

@@ -19,7 +19,7 @@ import { SELECTOR_HELP, SELECTOR_OPTIONS, selectUpstream } from "../upstreamSele
 import { createUpstreamAuths } from "../oauthContext.js";
 import { serverEntry } from "../serverEntry.js";
 
-export const STDIO_HELP = `Usage: mcp-normalizer stdio [options] (-- CMD ARGS… | --url URL | --config FILE --server NAME)
+export const STDIO_HELP = `Usage: mcp-normalizer stdio [options] (-- CMD ARGS… | CMD ARGS… | --url URL | --config FILE --server NAME)
 
 Speaks MCP on its own stdin/stdout to one host, and forwards to one upstream, normalizing
 resource contents on the way back. Stdout carries JSON-RPC only; logs go to stderr.
@@ -27,6 +27,8 @@ resource contents on the way back. Stdout carries JSON-RPC only; logs go to stde
 ${SELECTOR_HELP}
 
 Options:
+  --name NAME            the upstream's name in log records (default: CMD's base name, or the
+                         URL's host; with --config, the server's name there)
 ${OBSERVE_HELP}
   --no-browser           OAuth: only print the login URL, do not open a browser
   -h, --help             this help (on stderr: stdout is the host's)
@@ -34,6 +36,13 @@ ${OBSERVE_HELP}
 Desktop host config ("mcpServers"):
   "files": { "command": "npx", "args": ["mcp-normalizer", "stdio", "--",
              "npx", "-y", "@modelcontextprotocol/server-filesystem", "/home/me/docs"] }
+Launchers that drop a bare "--" (the MCP Inspector does): leave it out, or use flags:
+  mcp-normalizer stdio npx -y @modelcontextprotocol/server-filesystem /home/me/docs
+  mcp-normalizer stdio --command npx --arg=-y --arg @modelcontextprotocol/server-filesystem
+
+Input piped in (printf '…\\n' | mcp-normalizer stdio -- CMD): at EOF on stdin the requests
+already read are answered (each within limits.requestTimeoutMs), then the upstream is ended
+and the proxy exits 0.
 
 A remote server that requires OAuth ("auth" in its config entry, or --url URL --auth oauth):
 with no usable token stored, the proxy runs the browser login itself before it answers the
@@ -71,10 +80,12 @@ export async function runStdio(argv: readonly string[], io: CliIo): Promise<Exit
 const STDIO_OPTIONS = {
   ...SELECTOR_OPTIONS,
   ...OBSERVE_OPTIONS,
+  name: { type: "string" },
   "no-browser": { type: "boolean" },
   help: { type: "boolean", short: "h" },
 } as const;
-const parseStdioArgs = (argv: readonly string[]) => parseCommandArgs(argv, STDIO_OPTIONS, "stdio");
+const parseStdioArgs = (argv: readonly string[]) =>
+  parseCommandArgs(argv, STDIO_OPTIONS, "stdio", { upstreamCommand: true });
 
 async function runSession(
   values: ReturnType<typeof parseStdioArgs>["values"],
@@ -84,7 +95,7 @@ async function runSession(
 ): Promise<ExitCode> {
   let stopping: NodeJS.Signals | undefined;
   void signals.first.then((signal) => (stopping = signal));
-  const selected = selectUpstream(values, command, "stdio", io.cwd, io.env);
+  const selected = selectUpstream(values, command, "stdio", io.cwd, io.env, values.name);
   const observers = await createObservers(selected.config, values, io, selected.configFile);
   const auths = createUpstreamAuths(io, selected.config, selected.configFile, observers.logger, {
     openBrowser: values["no-browser"] !== true,
@@ -150,6 +161,8 @@ async function runSession(
     output: io.stdout,
     maxMessageBytes: selected.config.limits.maxMessageBytes,
   });
+  // EOF on stdin (input piped in) is not the end of the session: what was read is answered first.
+  const inputEnded = new Promise<void>((resolve) => (host.oninputend = resolve));
   const opening = sessions.open(host, selected.name, "stdio");
   const first = await Promise.race([
     opening.then(
@@ -179,6 +192,14 @@ async function runSession(
     };
   });
   const stopReload = onReloadSignal(() => observers.reopenLog());
+  void inputEnded.then(async () => {
+    // Every request waiting is answered by requestTimeoutMs at the latest (by the upstream, or
+    // with a timeout error); then the upstream is ended and the proxy exits 0.
+    observers.logger.debug("stdin ended; answering what is in flight", { inFlight: sessions.waitingRequests });
+    opened.hostCannotAnswer("its input (the proxy's stdin) has ended");
+    await sessions.drain(selected.config.limits.requestTimeoutMs + 1000);
+    await opened.close("host closed");
+  });
   void signals.first.then(async (signal) => {
     observers.logger.info("shutting down", { signal, inFlight: sessions.waitingRequests });
     sessions.refuseNew(`the proxy is shutting down (${signal})`);

@@ -33,6 +33,14 @@ export interface StdioHostOptions {
 const SINGLE_WRITE_MAX_CHARS = 64 * 1024;
 
 export class StdioHostTransport extends HostTransportBase {
+  /**
+   * Set it to keep the session when the host's input ends (EOF on a pipe: `printf … | stdio`):
+   * the output stays open for the answers still due, and the owner closes the transport once
+   * they are out. Unset, EOF ends the session at once.
+   */
+  oninputend?: (() => void) | undefined;
+  private inputEnded = false;
+
   private readonly input: Readable;
   private readonly output: Writable;
   private readonly reader: JsonLineReader;
@@ -47,8 +55,11 @@ export class StdioHostTransport extends HostTransportBase {
     this.turns.took(chunk.length);
   };
   private readonly onEnd = (): void => {
+    if (this.inputEnded) return; // 'end' and then 'close'
+    this.inputEnded = true;
     this.take(this.reader.end());
-    this.finish();
+    if (this.oninputend === undefined) this.finish();
+    else this.oninputend();
   };
   private readonly onInputError = (error: Error): void => {
     this.reportError(error);

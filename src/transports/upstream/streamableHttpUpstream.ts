@@ -14,6 +14,11 @@
  *   passes through: nothing here insists on initialize.
  * - After `notifications/initialized` the optional GET stream for server-initiated messages is
  *   opened (405 = the server offers none).
+ * - Event ids belong to the stream that carried them. The GET stream reconnects with its own
+ *   last id; a POST's stream that ends before its answers is resumed (a GET carrying that
+ *   stream's last id) when it had ids. A GET never carries another stream's id: the server
+ *   would replay that stream on it, and what it sends the session (roots/list, sampling,
+ *   elicitation, resource updates) would go nowhere.
  * - A request that cannot be answered (network error, HTTP error status, a stream that ends
  *   first) gets a JSON-RPC error response delivered in its place, so the host is answered;
  *   `onerror` says the same. Errors name the URL without userinfo or query, never header values.
@@ -39,6 +44,7 @@ import {
 } from "./httpBodies.js";
 import { describeUrl, forwardableHeaders, networkErrorText } from "./upstreamMessages.js";
 import { HttpFlowControl } from "./httpFlowControl.js";
+import { newStreamCursor, waitToReconnect, type StreamCursor } from "./streamCursor.js";
 import { errorResponse, methodOf, requestIdsOf, responseIdOf, type RequestId } from "../jsonrpc.js";
 
 /** Default time `start()` waits for the reachability probe, and `close()` for the DELETE (ms). */
@@ -92,8 +98,8 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
   private started = false;
   private closed = false;
   private serverStreamOpen = false;
-  private lastEventId: string | undefined;
-  private retryMs = DEFAULT_SERVER_STREAM_RETRY_MS;
+  /** The GET stream's own place: a POST's stream has its own cursor. */
+  private readonly serverStream: StreamCursor = newStreamCursor(DEFAULT_SERVER_STREAM_RETRY_MS);
   private retryTimer: NodeJS.Timeout | undefined;
   private lastError: string | undefined;
 
@@ -195,7 +201,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     const pending = new Set(ids);
     const stream = response.body;
     this.background(
-      type === "application/json" ? this.readJson(stream, pending) : this.readStream(stream, pending),
+      type === "application/json" ? this.readJson(stream, pending) : this.readPostStream(stream, pending),
       pending,
       what,
     );
@@ -298,19 +304,61 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     for (const message of framed.message as unknown[]) this.deliver({ message }, pending);
   }
 
-  private readStream(body: ReadableStream<Uint8Array>, pending: Set<RequestId>): Promise<void> {
+  /**
+   * A POST's SSE stream; when it ends before answering and it carried event ids, it is resumed
+   * with a GET carrying its last id, up to `serverStreamRetries` times in a row without a new
+   * event (a server that closes streams to have clients poll long calls).
+   */
+  private async readPostStream(body: ReadableStream<Uint8Array>, pending: Set<RequestId>): Promise<void> {
+    const cursor = newStreamCursor(DEFAULT_SERVER_STREAM_RETRY_MS);
+    await this.readStream(body, pending, cursor);
+    const retries = this.options.serverStreamRetries ?? DEFAULT_SERVER_STREAM_RETRIES;
+    let idle = 0;
+    while (pending.size > 0 && cursor.lastEventId !== undefined && !this.closed && idle < retries) {
+      if (!(await waitToReconnect(cursor.retryMs, this.abort.signal))) return;
+      const resumed = await this.getStream(cursor.lastEventId);
+      if (resumed === undefined) return;
+      const before = cursor.lastEventId;
+      await this.readStream(resumed, pending, cursor);
+      idle = cursor.lastEventId === before ? idle + 1 : 0;
+    }
+  }
+
+  /**
+   * A GET for an SSE stream (resuming the stream `lastEventId` came from, when given); undefined
+   * when the server has none to give (405, an error status, not an event stream).
+   */
+  private async getStream(lastEventId: string | undefined): Promise<ReadableStream<Uint8Array> | undefined> {
+    const headers = this.headers("text/event-stream", undefined, false);
+    if (lastEventId !== undefined) headers.set("last-event-id", lastEventId);
+    const response = await this.fetch(this.url, { method: "GET", headers, signal: this.abort.signal });
+    this.rememberSession(response);
+    const type = mediaTypeEssence(response.headers.get("content-type"));
+    if (response.status === 405 || !response.ok || type !== "text/event-stream" || !response.body) {
+      await response.body?.cancel().catch(() => {});
+      if (response.status !== 405)
+        this.logger.warn(lastEventId === undefined ? "GET stream refused" : "stream not resumed", {
+          status: response.status,
+          contentType: type,
+        });
+      return undefined;
+    }
+    return response.body;
+  }
+
+  private readStream(body: ReadableStream<Uint8Array>, pending: Set<RequestId>, cursor: StreamCursor): Promise<void> {
     return readSseBody(
       body,
       this.maxMessageBytes,
       {
         onEvent: (event) => {
-          if (event.lastEventId) this.lastEventId = event.lastEventId;
+          if (event.lastEventId) cursor.lastEventId = event.lastEventId;
           if (event.type !== "message") return;
           const framed = framedFromEvent(event);
           if (framed) this.deliver(framed, pending);
         },
         onProblem: (problem) => this.deliver({ problem: framingProblemOf(problem) }, pending),
-        onRetry: (ms) => (this.retryMs = ms),
+        onRetry: (ms) => (cursor.retryMs = ms),
       },
       this.abort.signal,
       this.flow.gate,
@@ -366,19 +414,10 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     if (this.closed || this.serverStreamOpen || this.options.openServerStream === false) return;
     this.serverStreamOpen = true;
     const run = async (): Promise<boolean> => {
-      const headers = this.headers("text/event-stream", undefined, false);
-      if (this.lastEventId !== undefined) headers.set("last-event-id", this.lastEventId);
-      const response = await this.fetch(this.url, { method: "GET", headers, signal: this.abort.signal });
-      this.rememberSession(response);
-      const type = mediaTypeEssence(response.headers.get("content-type"));
-      if (response.status === 405 || !response.ok || type !== "text/event-stream" || !response.body) {
-        await response.body?.cancel().catch(() => {});
-        if (response.status !== 405)
-          this.logger.warn("GET stream refused", { status: response.status, contentType: type });
-        return false;
-      }
-      await this.readStream(response.body, new Set());
-      return true; // it was open and ended: reconnect, resuming after the last event id
+      const body = await this.getStream(this.serverStream.lastEventId);
+      if (body === undefined) return false;
+      await this.readStream(body, new Set(), this.serverStream);
+      return true; // it was open and ended: reconnect, resuming after its own last event id
     };
     const done = run()
       .catch((error: unknown) => {
@@ -389,7 +428,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
         this.serverStreamOpen = false;
         const retries = this.options.serverStreamRetries ?? DEFAULT_SERVER_STREAM_RETRIES;
         if (!reconnect || this.closed || attempt >= retries) return;
-        this.retryTimer = setTimeout(() => this.openServerStream(attempt + 1), this.retryMs);
+        this.retryTimer = setTimeout(() => this.openServerStream(attempt + 1), this.serverStream.retryMs);
         this.retryTimer.unref();
       })
       .finally(() => this.reading.delete(done));
