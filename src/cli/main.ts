@@ -5,12 +5,6 @@
 import { NormalizerError } from "../errors/NormalizerError.js";
 import { EXIT, type ExitCode } from "./exitCodes.js";
 import { writeFully, type CliIo } from "./io.js";
-import { runNormalize } from "./commands/normalize.js";
-import { runStdio } from "./commands/stdio.js";
-import { runServe } from "./commands/serve.js";
-import { runAuditCommand } from "./commands/audit.js";
-import { runReport } from "./commands/report.js";
-import { runLogin } from "./commands/login.js";
 
 export const MAIN_HELP = `mcp-normalizer — an MCP proxy that normalizes resource contents and accounts for every byte
 
@@ -37,18 +31,23 @@ Exit codes: 0 done; 1 runtime failure (upstream or listener); 2 bad command line
 
 type Command = (argv: readonly string[], io: CliIo) => Promise<ExitCode>;
 
-const COMMANDS: Record<string, Command> = {
-  normalize: runNormalize,
-  stdio: runStdio,
-  serve: runServe,
-  audit: runAuditCommand,
-  report: runReport,
-  login: runLogin,
+/**
+ * Each command's module, loaded when that command runs: `--help`, `--version` and a mistyped
+ * command load none of them, and a command loads only what it uses (the HTTP listener, the
+ * OAuth client, zod schemas and metrics are not on the path of a desktop host starting `stdio`).
+ */
+const COMMANDS: Record<string, () => Promise<Command>> = {
+  normalize: async () => (await import("./commands/normalize.js")).runNormalize,
+  stdio: async () => (await import("./commands/stdio.js")).runStdio,
+  serve: async () => (await import("./commands/serve.js")).runServe,
+  audit: async () => (await import("./commands/audit.js")).runAuditCommand,
+  report: async () => (await import("./commands/report.js")).runReport,
+  login: async () => (await import("./commands/login.js")).runLogin,
 };
 
-/** Registers commands added by other modules (audit, report) without a cycle of imports. */
+/** Registers commands added by other modules without a cycle of imports. */
 export function registerCommand(name: string, command: Command): void {
-  COMMANDS[name] = command;
+  COMMANDS[name] = async () => command;
 }
 
 export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode> {
@@ -61,12 +60,13 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
     await writeFully(io.stdout, `${await version()}\n`);
     return EXIT.OK;
   }
-  const command = COMMANDS[name];
-  if (command === undefined) {
+  const load = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
+  if (load === undefined) {
     await writeFully(io.stderr, `mcp-normalizer: unknown command ${JSON.stringify(name)}; commands: ${Object.keys(COMMANDS).join(", ")} (see --help)\n`);
     return EXIT.USAGE;
   }
   try {
+    const command = await load();
     return await command(rest, io);
   } catch (error) {
     return reportError(error, io);
