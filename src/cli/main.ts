@@ -5,6 +5,7 @@
 import { NormalizerError } from "../errors/NormalizerError.js";
 import { EXIT, type ExitCode } from "./exitCodes.js";
 import { writeFully, type CliIo } from "./io.js";
+import { startStdioUpstreamEarly } from "./earlyStart.js";
 
 export const MAIN_HELP = `mcp-normalizer — an MCP proxy that normalizes resource contents and accounts for every byte
 
@@ -65,6 +66,8 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
     await writeFully(io.stderr, `mcp-normalizer: unknown command ${JSON.stringify(name)}; commands: ${Object.keys(COMMANDS).join(", ")} (see --help)\n`);
     return EXIT.USAGE;
   }
+  // The upstream starts while the command loads (only for `stdio -- CMD`, and only the real process's).
+  if (name === "stdio" && io.stdin === process.stdin) startStdioUpstreamEarly(rest);
   try {
     const command = await load();
     return await command(rest, io);

@@ -8,7 +8,7 @@ import type { ProxyConfig } from "../config/schema.js";
 import type { PolicyOptions } from "../normalize/policy.js";
 import { createStderrLogger, type Logger, type LogLevel } from "../observe/logger.js";
 import { toLogRecords } from "../observe/logRecord.js";
-import { ProxyMetrics, type MetricsDocument, type UpstreamHealthSample } from "../observe/metrics.js";
+import type { ProxyMetrics, MetricsDocument, UpstreamHealthSample } from "../observe/metrics.js";
 import { createNormalizationLog, type NormalizationLog } from "../observe/normalizationLog.js";
 import { ReportAggregator } from "../report/aggregate.js";
 import { renderHtml } from "../report/renderHtml.js";
@@ -88,7 +88,8 @@ export async function createObservers(config: ProxyConfig, values: ObserveValues
   else if (level === "debug" || level === "info") log = createNormalizationLog(io.stderr === process.stderr ? { fd: 2 } : { stream: io.stderr });
 
   const live = options.live ?? false;
-  const metrics = live ? new ProxyMetrics({ ...(options.servers === undefined ? {} : { servers: options.servers }), defaultMetrics: options.defaultMetrics ?? true }) : undefined;
+  // Loaded only here: `stdio` never keeps metrics, and prom-client is a large load at start-up.
+  const metrics: ProxyMetrics | undefined = live ? new (await import("../observe/metrics.js")).ProxyMetrics({ ...(options.servers === undefined ? {} : { servers: options.servers }), defaultMetrics: options.defaultMetrics ?? true }) : undefined;
   // Bounded: totals exact, URI rows capped (DEFAULT_MAX_URIS), so a long-running proxy stays small.
   const aggregate = live ? new ReportAggregator() : undefined;
   const started = new Date().toISOString();

@@ -2,12 +2,12 @@
  * From a `mcpServers` entry to a live upstream transport (DESIGN.md §5 fields → the upstream
  * transports of src/transports/upstream).
  */
-import { getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { isStdioServer, type ServerConfig } from "../config/schema.js";
 import type { Logger } from "../observe/logger.js";
 import { createUpstreamTransport, type UpstreamSpec } from "../transports/upstream/index.js";
 import type { UpstreamFactory, UpstreamHandle } from "./sessionManager.js";
 import type { UpstreamAuths } from "./upstreamAuths.js";
+import { defaultChildEnvironment } from "./defaultChildEnvironment.js";
 
 const TYPE_TO_TRANSPORT = {
   http: "streamable-http",
@@ -21,7 +21,7 @@ const TYPE_TO_TRANSPORT = {
  * What a stdio upstream's environment starts from, before its configured `env`:
  * - `"inherit"`: everything the proxy was given (`stdio`: the host already chose it);
  * - `{ withhold }` (`serve`): the variables desktop hosts pass (the SDK's
- *   `getDefaultEnvironment()`: HOME, LOGNAME, PATH, SHELL, TERM, USER), or the whole
+ *   `getDefaultEnvironment()`, mirrored by `defaultChildEnvironment`: HOME, LOGNAME, PATH, SHELL, TERM, USER), or the whole
  *   environment for a server with `inheritEnv: true` — never the `withhold` variables (those
  *   `auth` reads: the listener's tokens). A server's own `env` is the operator's explicit choice
  *   and is passed as configured.
@@ -30,7 +30,7 @@ export type ChildEnvironment = "inherit" | { readonly withhold: readonly string[
 
 export function childBaseEnv(server: ServerConfig, policy: ChildEnvironment, proxyEnv: Readonly<Record<string, string | undefined>> = process.env): Record<string, string | undefined> | undefined {
   if (policy === "inherit") return undefined;
-  const base: Record<string, string | undefined> = isStdioServer(server) && server.inheritEnv === true ? { ...proxyEnv } : getDefaultEnvironment();
+  const base: Record<string, string | undefined> = isStdioServer(server) && server.inheritEnv === true ? { ...proxyEnv } : defaultChildEnvironment();
   for (const name of policy.withhold) delete base[name];
   return base;
 }

@@ -23,6 +23,7 @@ import { silentLogger, type Logger } from "../../observe/logger.js";
 import { JsonLineReader, LineSplitter, serializeMessage, type OversizedLine } from "../lineFraming.js";
 import type { JSONRPCMessage, ProxySendOptions, ProxyTransport, FramingProblem } from "../types.js";
 import { adoptGroup, endGroup } from "./processGroup.js";
+import { claimEarly, upstreamSpawnOptions } from "./earlyChild.js";
 import { deliverFramed } from "./upstreamMessages.js";
 import { DrainWaiter, SENT } from "../drainWaiter.js";
 import { ReadYield } from "../readYield.js";
@@ -115,15 +116,18 @@ export class StdioUpstreamTransport implements ProxyTransport {
   async start(): Promise<void> {
     if (this.child) throw new Error("StdioUpstreamTransport already started");
     const { command, args = [], env, cwd } = this.options;
+    const spawnOptions = upstreamSpawnOptions({ ...(this.options.baseEnv ?? process.env), ...env }, cwd);
+    // A child the command line started before the proxy had loaded (the same command line) is taken over.
+    const early = this.options.spawn === undefined ? claimEarly(command, args, spawnOptions) : undefined;
+    if (early !== undefined) {
+      const { child, replay } = early.take();
+      this.child = child;
+      this.startWired(child, args, env, cwd);
+      replay();
+      return;
+    }
     const spawn = this.options.spawn ?? nodeSpawn;
-    const child = spawn(command, args, {
-      cwd,
-      env: { ...(this.options.baseEnv ?? process.env), ...env },
-      stdio: ["pipe", "pipe", "pipe"],
-      shell: false,
-      detached: process.platform !== "win32",
-      windowsHide: true,
-    });
+    const child = spawn(command, args, spawnOptions);
     this.child = child;
     try {
       await new Promise<void>((resolve, reject) => {
@@ -142,6 +146,10 @@ export class StdioUpstreamTransport implements ProxyTransport {
       const where = cwd === undefined ? "" : ` (cwd "${cwd}")`;
       throw new NormalizerError("UPSTREAM_UNREACHABLE", `could not start upstream command "${command}"${where}: ${(error as Error).message}`, { command, cwd }, { cause: error });
     }
+    this.startWired(child, args, env, cwd);
+  }
+
+  private startWired(child: ChildProcess, args: readonly string[], env: Readonly<Record<string, string>> | undefined, cwd: string | undefined): void {
     adoptGroup(child);
     this.logger.info("upstream started", { pid: child.pid, argCount: args.length, envKeys: Object.keys(env ?? {}), cwd });
     this.closedPromise = new Promise((resolve) => child.once("close", () => resolve()));

@@ -4,7 +4,7 @@
  * WebSocket (issue 3). `maxPayload` is `maxMessageBytes`, so `ws` refuses a larger frame
  * before buffering it (it then closes with 1009, reported as a `too-large` problem).
  */
-import WebSocket from "ws";
+import type WebSocket from "ws";
 import { NormalizerError } from "../../errors/NormalizerError.js";
 import { silentLogger, type Logger } from "../../observe/logger.js";
 import { parseJsonPieces } from "../lineFraming.js";
@@ -40,6 +40,8 @@ export class WebSocketUpstreamTransport implements ProxyTransport {
   private readonly maxMessageBytes: number;
   private socket: WebSocket | undefined;
   private closing = false;
+  /** Set once start() began (it loads `ws` first): a second start() is refused. */
+  private starting = false;
   private closeReported = false;
   private lastError: string | undefined;
   /** The TCP socket under `ws` (its `_socket`, not in its typings) and that socket's drain waiter. */
@@ -59,8 +61,12 @@ export class WebSocketUpstreamTransport implements ProxyTransport {
   }
 
   async start(): Promise<void> {
-    if (this.socket) throw new Error("WebSocketUpstreamTransport already started");
-    const socket = new WebSocket(this.options.url, [WEBSOCKET_SUBPROTOCOL], {
+    if (this.socket || this.starting) throw new Error("WebSocketUpstreamTransport already started");
+    this.starting = true;
+    // Loaded here, not with the module: a proxy with no WebSocket upstream never loads `ws` for it.
+    const { default: WebSocketClient } = await import("ws");
+    if (this.closing) throw new NormalizerError("UPSTREAM_CLOSED", `WebSocket to upstream ${this.where} was closed while it was being opened`, { url: this.where });
+    const socket = new WebSocketClient(this.options.url, [WEBSOCKET_SUBPROTOCOL], {
       headers: { ...this.options.headers },
       maxPayload: this.maxMessageBytes,
       handshakeTimeout: this.options.connectTimeoutMs ?? DEFAULT_HTTP_CONNECT_TIMEOUT_MS,
@@ -117,7 +123,7 @@ export class WebSocketUpstreamTransport implements ProxyTransport {
    */
   send(message: JSONRPCMessage, _options?: ProxySendOptions): Promise<void> {
     const socket = this.socket;
-    if (!socket || socket.readyState !== WebSocket.OPEN) return Promise.reject(new NormalizerError("UPSTREAM_CLOSED", `WebSocket to upstream ${this.where} is not open`, { url: this.where }));
+    if (!socket || socket.readyState !== socket.OPEN) return Promise.reject(new NormalizerError("UPSTREAM_CLOSED", `WebSocket to upstream ${this.where} is not open`, { url: this.where }));
     try {
       socket.send(JSON.stringify(message));
     } catch (error) {
@@ -147,7 +153,7 @@ export class WebSocketUpstreamTransport implements ProxyTransport {
   async close(): Promise<void> {
     const socket = this.socket;
     this.closing = true;
-    if (!socket || socket.readyState === WebSocket.CLOSED) return this.reportClose();
+    if (!socket || socket.readyState === socket.CLOSED) return this.reportClose();
     await new Promise<void>((resolve) => {
       const timer = setTimeout(() => socket.terminate(), this.options.connectTimeoutMs ?? DEFAULT_HTTP_CONNECT_TIMEOUT_MS);
       timer.unref();
