@@ -24,6 +24,10 @@ export const WORKLOADS = [
   { id: "read-blob-10m", kind: "big", label: "resources/read, 10 MiB text-in-base64 blob", count: "big10", request: read(RESOURCES.blob10m.uri), resource: RESOURCES.blob10m },
   { id: "read-blob-50m", kind: "big", label: "resources/read, 50 MiB text-in-base64 blob", count: "big50", request: read(RESOURCES.blob50m.uri), resource: RESOURCES.blob50m },
   // Backpressure (bench/suite/flood.mjs): its own upstream and raw hosts, on direct and mcp-normalizer paths only.
+  // Whole-process start-up (bench/suite/startup.mjs): --help against node -e 0, stdio initialize against direct.
+  { id: "startup", kind: "startup", label: "start-up: mcp-normalizer --help vs node -e 0; initialize through stdio in front of the everything server vs direct", count: "startup", request: { method: "initialize", params: {} }, resource: null },
+  // Fairness under a burst (bench/burst/): N sessions at once over /mcp and /ws in front of a streamable HTTP upstream.
+  { id: "burst", kind: "burst", label: "N host sessions opened at once, sequential 1 KiB text reads each, over /mcp and /ws to a streamable HTTP upstream vs the same clients direct", count: "burstReads", request: { method: "resources/read", params: { uri: RESOURCES.text1k.uri } }, resource: RESOURCES.text1k },
   { id: "flood", kind: "flood", label: "an upstream floods notifications/message while the host reads nothing, then everything", count: "flood", request: { method: "tools/call", params: { name: "flood" } }, resource: null },
 ];
 
