@@ -25,6 +25,7 @@ import { DEFAULT_MAX_MESSAGE_BYTES, type FramingProblem, type JSONRPCMessage, ty
 import { errorBodyReason, framedFromEvent, framingProblemOf, mediaTypeEssence, readJsonBody, readSseBody } from "./httpBodies.js";
 import { describeUrl, forwardableHeaders, networkErrorText } from "./upstreamMessages.js";
 import { HttpFlowControl } from "./httpFlowControl.js";
+import { nodeFetch, type BodyStreamLike, type FetchLikeLight, type ResponseLike } from "./nodeFetch.js";
 import { errorResponse, methodOf, requestIdsOf, responseIdOf, type RequestId } from "../jsonrpc.js";
 
 /** Default time `start()` waits for the reachability probe, and `close()` for the DELETE (ms). */
@@ -66,7 +67,7 @@ export class StreamableHttpUpstreamTransport implements ProxyTransport {
 
   private readonly url: URL;
   private readonly where: string;
-  private readonly fetch: FetchLike;
+  private readonly fetch: FetchLikeLight;
   private readonly logger: Logger;
   private readonly maxMessageBytes: number;
   private readonly abort = new AbortController();
@@ -86,7 +87,8 @@ export class StreamableHttpUpstreamTransport implements ProxyTransport {
   constructor(private readonly options: HttpUpstreamOptions) {
     this.url = new URL(options.url);
     this.where = describeUrl(this.url);
-    this.fetch = options.fetch ?? ((url, init) => fetch(url, init));
+    // Without an injected fetch (the OAuth layer's, a test's), requests go out on node:http.
+    this.fetch = options.fetch ?? nodeFetch;
     this.logger = (options.logger ?? silentLogger).child({ upstream: this.where });
     this.maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
   }
@@ -124,7 +126,7 @@ export class StreamableHttpUpstreamTransport implements ProxyTransport {
     const ids = requestIdsOf(message);
     if (methodOf(message) === "initialize") for (const id of ids) this.initializeIds.add(id);
     const what = methodOf(message) ?? (ids.length > 0 ? "batch" : "response");
-    let response: Response;
+    let response: ResponseLike;
     const body = JSON.stringify(message);
     const bytes = Buffer.byteLength(body);
     this.flow.posting(bytes);
@@ -210,7 +212,7 @@ export class StreamableHttpUpstreamTransport implements ProxyTransport {
     return headers;
   }
 
-  private rememberSession(response: Response): void {
+  private rememberSession(response: ResponseLike): void {
     const session = response.headers.get("mcp-session-id");
     if (session) this.session = session;
   }
@@ -233,7 +235,7 @@ export class StreamableHttpUpstreamTransport implements ProxyTransport {
     this.reading.add(done);
   }
 
-  private async readJson(body: ReadableStream<Uint8Array>, pending: Set<RequestId>): Promise<void> {
+  private async readJson(body: BodyStreamLike, pending: Set<RequestId>): Promise<void> {
     const framed = await readJsonBody(body, this.maxMessageBytes, this.abort.signal, this.options.rawStringMinBytes);
     if (!framed) return;
     if (framed.problem || !Array.isArray(framed.message)) return this.deliver(framed, pending);
@@ -241,7 +243,7 @@ export class StreamableHttpUpstreamTransport implements ProxyTransport {
     for (const message of framed.message as unknown[]) this.deliver({ message }, pending);
   }
 
-  private readStream(body: ReadableStream<Uint8Array>, pending: Set<RequestId>): Promise<void> {
+  private readStream(body: BodyStreamLike, pending: Set<RequestId>): Promise<void> {
     return readSseBody(body, this.maxMessageBytes, {
       onEvent: (event) => {
         if (event.lastEventId) this.lastEventId = event.lastEventId;
@@ -274,7 +276,7 @@ export class StreamableHttpUpstreamTransport implements ProxyTransport {
     this.onmessage?.(message);
   }
 
-  private async failStatus(ids: RequestId[], response: Response, what: string): Promise<void> {
+  private async failStatus(ids: RequestId[], response: ResponseLike, what: string): Promise<void> {
     const reason = await errorBodyReason(response);
     const status = `HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ""}`;
     if (response.status === 404 && this.session !== undefined) {
