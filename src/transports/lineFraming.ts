@@ -13,6 +13,7 @@
  */
 import { isUtf8 } from "node:buffer";
 import { parseWithRawStrings } from "./rawStringParse.js";
+import { messageText, rememberWireText } from "./wireText.js";
 import { DEFAULT_MAX_MESSAGE_BYTES, type FramingProblem } from "./types.js";
 
 const LF = 0x0a;
@@ -324,6 +325,7 @@ export function parseJsonText(text: string, bytes: number): Framed {
   if (typeof value !== "object" || value === null) {
     return { problem: { kind: "not-jsonrpc", bytes, excerpt: text.slice(0, EXCERPT_CHARS) } };
   }
+  rememberWireText(value, text);
   return { message: value };
 }
 
@@ -335,5 +337,5 @@ export function oversizedProblem(line: OversizedLine): FramingProblem {
 
 /** The stdio wire form of a message: its JSON and one LF (MCP spec, Transports › stdio). */
 export function serializeMessage(message: unknown): string {
-  return `${JSON.stringify(message)}\n`;
+  return `${messageText(message)}\n`;
 }

@@ -12,6 +12,7 @@ import { isUtf8 } from "node:buffer";
 import type { IncomingMessage } from "node:http";
 import { JSONRPC } from "../../errors/NormalizerError.js";
 import type { FramingProblem, JSONRPCMessage } from "../types.js";
+import { rememberWireText } from "../wireText.js";
 
 export type BodyReadResult =
   | { readonly ok: true; readonly messages: JSONRPCMessage[]; readonly batch: boolean; readonly bytes: number }
@@ -93,6 +94,7 @@ function parseBody(body: Buffer, maxBatch: number): BodyReadResult {
     return failure(400, { kind: "invalid-json", bytes: body.length, excerpt: text.slice(0, EXCERPT_CHARS) }, `Parse error: ${why}`);
   }
   const batch = Array.isArray(parsed);
+  if (!batch) rememberWireText(parsed, text);
   const items: unknown[] = batch ? (parsed as unknown[]) : [parsed];
   if (items.length > maxBatch) {
     return failure(

@@ -14,6 +14,7 @@ import { DEFAULT_HTTP_CONNECT_TIMEOUT_MS, type FetchLike, type HttpConnectionOpt
 import { deliverFramed, describeUrl, forwardableHeaders, networkErrorText } from "./upstreamMessages.js";
 import { HttpFlowControl } from "./httpFlowControl.js";
 import { errorResponse, methodOf, requestIdsOf } from "../jsonrpc.js";
+import { messageText } from "../wireText.js";
 
 export interface SseUpstreamOptions extends HttpConnectionOptions {
   /** How long `start()` waits for the stream and its `endpoint` event, in ms. Default 10 s. */
@@ -124,7 +125,7 @@ export class SseUpstreamTransport implements ProxyTransport {
     headers.set("content-type", "application/json");
     for (const [name, value] of forwardableHeaders(options?.forwardHeaders)) headers.set(name, value);
     let failure: NormalizerError | undefined;
-    const body = JSON.stringify(message);
+    const body = messageText(message);
     const bytes = Buffer.byteLength(body);
     this.flow.posting(bytes);
     try {

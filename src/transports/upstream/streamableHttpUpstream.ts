@@ -25,6 +25,7 @@ import { DEFAULT_MAX_MESSAGE_BYTES, type FramingProblem, type JSONRPCMessage, ty
 import { errorBodyReason, framedFromEvent, framingProblemOf, mediaTypeEssence, readJsonBody, readSseBody } from "./httpBodies.js";
 import { describeUrl, forwardableHeaders, networkErrorText } from "./upstreamMessages.js";
 import { HttpFlowControl } from "./httpFlowControl.js";
+import { messageText } from "../wireText.js";
 import { nodeFetch, type BodyStreamLike, type FetchLikeLight, type ResponseLike } from "./nodeFetch.js";
 import { errorResponse, methodOf, requestIdsOf, responseIdOf, type RequestId } from "../jsonrpc.js";
 
@@ -127,7 +128,7 @@ export class StreamableHttpUpstreamTransport implements ProxyTransport {
     if (methodOf(message) === "initialize") for (const id of ids) this.initializeIds.add(id);
     const what = methodOf(message) ?? (ids.length > 0 ? "batch" : "response");
     let response: ResponseLike;
-    const body = JSON.stringify(message);
+    const body = messageText(message);
     const bytes = Buffer.byteLength(body);
     this.flow.posting(bytes);
     try {

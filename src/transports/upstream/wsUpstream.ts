@@ -13,6 +13,7 @@ import { DEFAULT_HTTP_CONNECT_TIMEOUT_MS } from "./streamableHttpUpstream.js";
 import { deliverFramed, describeUrl } from "./upstreamMessages.js";
 import { DrainWaiter, mustWaitForDrain, SENT, type DrainableStream } from "../drainWaiter.js";
 import { ReadYield } from "../readYield.js";
+import { messageText } from "../wireText.js";
 
 export const WEBSOCKET_SUBPROTOCOL = "mcp";
 
@@ -125,7 +126,7 @@ export class WebSocketUpstreamTransport implements ProxyTransport {
     const socket = this.socket;
     if (!socket || socket.readyState !== socket.OPEN) return Promise.reject(new NormalizerError("UPSTREAM_CLOSED", `WebSocket to upstream ${this.where} is not open`, { url: this.where }));
     try {
-      socket.send(JSON.stringify(message));
+      socket.send(messageText(message));
     } catch (error) {
       return Promise.reject(error);
     }
