@@ -31,6 +31,13 @@ function transportFor(url) {
   return values.kind === "ws" ? new WebSocketClientTransport(new URL(url)) : new StreamableHTTPClientTransport(new URL(url));
 }
 
+/** An error's message with its cause's (fetch says only "fetch failed"; the cause says why). */
+function why(error) {
+  const cause = error?.cause;
+  const causeText = cause === undefined ? "" : ` (${cause.code ?? ""}${cause.code && cause.message ? ": " : ""}${cause.message ?? ""})`;
+  return `${String(error?.message ?? error)}${causeText}`.slice(0, 300);
+}
+
 const latencies = [];
 const first = [];
 const later = [];
@@ -42,7 +49,7 @@ async function session(i) {
   try {
     await client.connect(transportFor(values.url), { timeout: timeoutMs });
   } catch (error) {
-    errors.push(`session ${i} connect: ${String(error?.message ?? error).slice(0, 200)}`);
+    errors.push(`session ${i} connect: ${why(error)}`);
     return;
   }
   for (let r = 0; r < reads; r++) {
@@ -54,7 +61,7 @@ async function session(i) {
       (r === 0 ? first : later).push(ms);
       lastEnd = Math.max(lastEnd, performance.now());
     } catch (error) {
-      errors.push(`session ${i} read ${r + 1}: ${String(error?.message ?? error).slice(0, 200)}`);
+      errors.push(`session ${i} read ${r + 1}: ${why(error)}`);
     }
   }
   await client.close().catch(() => {});
@@ -71,6 +78,12 @@ process.stdout.write(
     completed: latencies.length,
     errors: errors.length,
     firstErrors: errors.slice(0, 3),
+    // Distinct reasons, counted (session and read numbers left out).
+    errorKinds: Object.entries(errors.reduce((kinds, e) => {
+      const kind = e.replace(/^session \d+ (read \d+|connect): /, "");
+      kinds[kind] = (kinds[kind] ?? 0) + 1;
+      return kinds;
+    }, {})).slice(0, 5),
     p50Ms: q(latencies, 0.5),
     p99Ms: q(latencies, 0.99),
     maxMs: round(latencies.length === 0 ? null : Math.max(...latencies), 1),

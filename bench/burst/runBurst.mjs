@@ -32,7 +32,12 @@ function runClients(root, args, timeoutMs) {
   });
 }
 
-/** The proxy's config: one `url` server, limits raised so one address may open every session. */
+/**
+ * The proxy's config: one `url` server, limits raised so one address may open every session, and
+ * the keep-alive timeout the upstream uses too (60 s): with Node's 5 s on one side only, a client
+ * whose own event loop lags under the burst reuses connections that side has just closed, and
+ * the comparison would measure that race rather than the proxy.
+ */
 function proxyConfig(dir, upstreamUrl, sessions) {
   const file = join(dir, "burst.config.json");
   writeFileSync(
@@ -41,7 +46,7 @@ function proxyConfig(dir, upstreamUrl, sessions) {
       listen: { host: "127.0.0.1", port: 0 },
       mcpServers: { bench: { url: upstreamUrl } },
       log: { level: "warn" },
-      limits: { maxSessions: sessions * 2 + 100, maxSessionsPerClient: sessions * 2 + 100, maxConnections: sessions * 8 + 1000 },
+      limits: { maxSessions: sessions * 2 + 100, maxSessionsPerClient: sessions * 2 + 100, maxConnections: sessions * 8 + 1000, keepAliveTimeoutMs: 60_000 },
     }),
   );
   return file;
