@@ -67,7 +67,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
     return EXIT.USAGE;
   }
   // The upstream starts while the command loads (only for `stdio -- CMD`, and only the real process's).
-  if (name === "stdio" && io.stdin === process.stdin) startStdioUpstreamEarly(rest);
+  if (name === "stdio" && io.stdin === process.stdin) startStdioUpstreamEarly(rest, io.cwd);
   try {
     const command = await load();
     return await command(rest, io);

@@ -70,6 +70,10 @@ export class WebSocketUpstreamTransport implements ProxyTransport {
     const socket = new WebSocketClient(this.options.url, [WEBSOCKET_SUBPROTOCOL], {
       headers: { ...this.options.headers },
       maxPayload: this.maxMessageBytes,
+      // No permessage-deflate (ws offers it by default as a client): compressing every frame
+      // costs CPU on both ends and goes through the thread pool, for traffic on a local link or
+      // behind a proxy that compresses anyway; the messages themselves are the same either way.
+      perMessageDeflate: false,
       handshakeTimeout: this.options.connectTimeoutMs ?? DEFAULT_HTTP_CONNECT_TIMEOUT_MS,
     });
     this.socket = socket;
