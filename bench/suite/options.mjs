@@ -19,7 +19,7 @@ export const USAGE = `Usage: node bench/run.mjs [--quick] [options]
   --small N                 reads per small workload            (BENCH_SMALL; full 1000, quick 40)
   --mib1 N                  reads of the 1 MiB blob             (BENCH_MIB1;  full 100,  quick 4)
   --tools N                 tools/call round trips              (BENCH_TOOLS; full 1000, quick 40)
-  --big10 N                 reads of the 10 MiB blob per path   (BENCH_BIG10; full 3,    quick 0)
+  --big10 N                 reads of the 10 MiB blob per path   (BENCH_BIG10; full 2,    quick 0)
   --big50 N                 reads of the 50 MiB blob per path   (BENCH_BIG50; full 1,    quick 0)
   --warmup N                unmeasured calls per path first     (BENCH_WARMUP; full 20, quick 5)
   --big50-paths a,b,…       paths the 50 MiB read runs on (default: the mcp-normalizer paths and the
@@ -42,7 +42,7 @@ export const USAGE = `Usage: node bench/run.mjs [--quick] [options]
 
 const MODES = {
   // One 50 MiB read per path: through supergateway or the SDK's stdio client each takes minutes here.
-  full: { small: 1000, mib1: 100, tools: 1000, big10: 3, big50: 1, warmup: 20, flood: 300_000, floodFast: 300_000, stallS: 15, startup: 10, burstReads: 20, burstSessions: "100,1000" },
+  full: { small: 1000, mib1: 100, tools: 1000, big10: 2, big50: 1, warmup: 20, flood: 300_000, floodFast: 300_000, stallS: 15, startup: 10, burstReads: 20, burstSessions: "100,1000" },
   short: { small: 300, mib1: 10, tools: 300, big10: 1, big50: 1, warmup: 10, flood: 60_000, floodFast: 60_000, stallS: 5, startup: 6, burstReads: 10, burstSessions: "100" },
   quick: { small: 40, mib1: 4, tools: 40, big10: 0, big50: 0, warmup: 5, flood: 0, floodFast: 0, stallS: 15, startup: 0, burstReads: 0, burstSessions: "50" },
 };
