@@ -1,5 +1,5 @@
 /**
- * `npm run bench:core` (issue 2 "Speed"): the engine against the bare primitive chain it cannot
+ * `npm run bench:core`: the engine against the bare primitive chain it cannot
  * avoid, measured in the same run, interleaved. A benchmark, never a timed unit test.
  *
  *  - UTF-8 text served as a base64 blob (1, 10, 50 MiB): `normalizeContents` vs
@@ -7,8 +7,11 @@
  *  - A 50 MiB PNG-signed blob: must cost well under the text case (nothing decoded twice or
  *    re-encoded); the strict base64 validation it still needs is measured on its own.
  *  - A 50 MiB read answer, in pipe-sized pieces, to the bytes for the host: the proxy's raw-string
- *    path (issue 6) vs the plain one (JSON.parse, the engine on a string, JSON.stringify).
+ *    path vs the plain one (JSON.parse, the engine on a string, JSON.stringify).
  *  - Our signature table vs file-type's `fileTypeFromBuffer`, per entry, on the corpus binaries.
+ *  - Charset detection: the engine on textual blobs in legacy charsets that declare none (the
+ *    charset corpus's whole texts), with detection against the same entries with it off (they
+ *    stay blobs): the difference is what the detector (chardet plus the strict decode) costs.
  *
  * Writes bench/results/core.json and prints a table. Run with --expose-gc (the npm script does).
  */
@@ -42,14 +45,32 @@ function primitive(b64) {
 
 function engine(contents, expectAction) {
   const out = normalizeContents(contents, policy);
-  if (out.changes[0]?.action !== expectAction) throw new Error(`expected ${expectAction}, got ${out.changes[0]?.action}: ${out.changes[0]?.reason}`);
+  if (out.changes[0]?.action !== expectAction)
+    throw new Error(`expected ${expectAction}, got ${out.changes[0]?.action}: ${out.changes[0]?.reason}`);
   return out;
 }
 
 const rows = [];
-const results = { node: process.version, cpu: os.cpus()[0]?.model ?? "unknown", cores: os.cpus().length, date: new Date().toISOString(), text: [], binary: {}, signatures: {} };
+const results = {
+  node: process.version,
+  cpu: os.cpus()[0]?.model ?? "unknown",
+  cores: os.cpus().length,
+  date: new Date().toISOString(),
+  text: [],
+  binary: {},
+  signatures: {},
+};
 
-for (const [size, rounds] of quick ? [[1, 5], [10, 3]] : [[1, 21], [10, 11], [50, 7]]) {
+for (const [size, rounds] of quick
+  ? [
+      [1, 5],
+      [10, 3],
+    ]
+  : [
+      [1, 21],
+      [10, 11],
+      [50, 7],
+    ]) {
   for (const ascii of [false, true]) {
     const b64 = utf8Text(size * MiB, { ascii }).toString("base64");
     const contents = entryOf(b64, "text/plain", "file:///bench/log.txt");
@@ -84,18 +105,38 @@ for (const [size, rounds] of quick ? [[1, 5], [10, 3]] : [[1, 21], [10, 11], [50
     },
     quick ? 3 : 7,
   );
-  results.binary = { mib: size, pngMs: t.png, strictBase64Ms: t.validate, bareDecodeMs: t.decode, textMs: t.text, pngOverText: t.png / t.text };
-  rows.push([`${size} MiB PNG-signed blob (fix-mime)`, `${t.png.toFixed(1)} ms`, `${t.decode.toFixed(1)} ms (bare decode)`, `${(t.png / t.text).toFixed(2)}× of text`]);
+  results.binary = {
+    mib: size,
+    pngMs: t.png,
+    strictBase64Ms: t.validate,
+    bareDecodeMs: t.decode,
+    textMs: t.text,
+    pngOverText: t.png / t.text,
+  };
+  rows.push([
+    `${size} MiB PNG-signed blob (fix-mime)`,
+    `${t.png.toFixed(1)} ms`,
+    `${t.decode.toFixed(1)} ms (bare decode)`,
+    `${(t.png / t.text).toFixed(2)}× of text`,
+  ]);
   rows.push([`  strict base64 validation alone`, `${t.validate.toFixed(1)} ms`, "", ""]);
 }
 
 {
-  // The proxy's big-read path (issue 6): a resources/read answer as its upstream line arrives, in
+  // The proxy's big-read path: a resources/read answer as its upstream line arrives, in
   // 64 KiB pieces, to the bytes for the host. Raw strings (src/transports/rawStringParse.ts,
   // src/normalize/rawJson.ts) against the plain path they replace: JSON.parse of the joined line,
   // the engine on a JS string, JSON.stringify and the UTF-8 encode.
   const size = quick ? 10 : 50;
-  const message = { jsonrpc: "2.0", id: 7, result: { contents: [{ uri: "file:///bench/log.txt", mimeType: "text/plain", blob: utf8Text(size * MiB).toString("base64") }] } };
+  const message = {
+    jsonrpc: "2.0",
+    id: 7,
+    result: {
+      contents: [
+        { uri: "file:///bench/log.txt", mimeType: "text/plain", blob: utf8Text(size * MiB).toString("base64") },
+      ],
+    },
+  };
   const line = Buffer.from(JSON.stringify(message));
   const pieces = [];
   for (let at = 0; at < line.length; at += 64 * 1024) pieces.push(Buffer.from(line.subarray(at, at + 64 * 1024)));
@@ -108,12 +149,19 @@ for (const [size, rounds] of quick ? [[1, 5], [10, 3]] : [[1, 21], [10, 11], [50
   if (!raw().equals(plain())) throw new Error("raw and plain paths wrote different bytes");
   const t = interleaved({ raw, plain }, quick ? 3 : 7);
   results.bigRead = { mib: size, messageBytes: line.length, rawMs: t.raw, plainMs: t.plain, ratio: t.raw / t.plain };
-  rows.push([`${size} MiB read answer, 64 KiB pieces → host bytes`, `${t.raw.toFixed(1)} ms (raw strings)`, `${t.plain.toFixed(1)} ms (parse, string, stringify)`, `${(t.raw / t.plain).toFixed(2)}×`]);
+  rows.push([
+    `${size} MiB read answer, 64 KiB pieces → host bytes`,
+    `${t.raw.toFixed(1)} ms (raw strings)`,
+    `${t.plain.toFixed(1)} ms (parse, string, stringify)`,
+    `${(t.raw / t.plain).toFixed(2)}×`,
+  ]);
 }
 
 {
   const dir = fileURLToPath(new URL("../test/fixtures/corpus/files/", import.meta.url));
-  const files = ["media", "binary", "text"].flatMap((sub) => readdirSync(dir + sub).map((f) => readFileSync(`${dir}${sub}/${f}`)));
+  const files = ["media", "binary", "text"].flatMap((sub) =>
+    readdirSync(dir + sub).map((f) => readFileSync(`${dir}${sub}/${f}`)),
+  );
   const iterations = quick ? 200 : 2000;
   const ours = [];
   const theirs = [];
@@ -125,8 +173,59 @@ for (const [size, rounds] of quick ? [[1, 5], [10, 3]] : [[1, 21], [10, 11], [50
     for (let i = 0; i < iterations / 10; i++) for (const f of files) await fileTypeFromBuffer(f);
     theirs.push(((performance.now() - start) * 1000) / ((iterations / 10) * files.length));
   }
-  results.signatures = { entries: files.length, oursUsPerEntry: median(ours), fileTypeUsPerEntry: median(theirs), speedup: median(theirs) / median(ours) };
-  rows.push([`signature, per entry (${files.length} corpus files)`, `${median(ours).toFixed(2)} µs`, `${median(theirs).toFixed(2)} µs (file-type)`, `${(median(theirs) / median(ours)).toFixed(0)}× faster`]);
+  results.signatures = {
+    entries: files.length,
+    oursUsPerEntry: median(ours),
+    fileTypeUsPerEntry: median(theirs),
+    speedup: median(theirs) / median(ours),
+  };
+  rows.push([
+    `signature, per entry (${files.length} corpus files)`,
+    `${median(ours).toFixed(2)} µs`,
+    `${median(theirs).toFixed(2)} µs (file-type)`,
+    `${(median(theirs) / median(ours)).toFixed(0)}× faster`,
+  ]);
+}
+
+{
+  const dir = fileURLToPath(new URL("../test/fixtures/corpus/charsets/", import.meta.url));
+  const manifest = JSON.parse(readFileSync(`${dir}manifest.json`, "utf8"));
+  const samples = manifest
+    .filter((s) => s.kind === "text" && s.file.endsWith(".full.txt") && !s.charset.startsWith("utf-16"))
+    .map((s) => readFileSync(`${dir}files/${s.file}`));
+  const entries = samples.map((bytes) => entryOf(bytes.toString("base64"), "text/plain", "mem://bench/legacy"));
+  const off = new Policy({ detectCharset: false });
+  for (const contents of entries) {
+    if (normalizeContents(contents, policy).changes[0].action !== "transcode")
+      throw new Error("a charset bench sample was not detected");
+  }
+  const iterations = quick ? 20 : 200;
+  const t = interleaved(
+    {
+      detect: () => {
+        for (let i = 0; i < iterations; i++) for (const contents of entries) normalizeContents(contents, policy);
+      },
+      off: () => {
+        for (let i = 0; i < iterations; i++) for (const contents of entries) normalizeContents(contents, off);
+      },
+    },
+    quick ? 3 : 9,
+  );
+  const per = (ms) => (ms * 1000) / (iterations * entries.length);
+  const bytes = Math.round(samples.reduce((s, b) => s + b.length, 0) / samples.length);
+  results.charsetDetection = {
+    entries: entries.length,
+    meanBytes: bytes,
+    detectUsPerEntry: per(t.detect),
+    offUsPerEntry: per(t.off),
+    detectorUsPerEntry: per(t.detect) - per(t.off),
+  };
+  rows.push([
+    `charset detection, per entry (${entries.length} texts, ~${bytes} B)`,
+    `${per(t.detect).toFixed(1)} µs (transcoded)`,
+    `${per(t.off).toFixed(1)} µs (detection off, stays blob)`,
+    `+${(per(t.detect) - per(t.off)).toFixed(1)} µs`,
+  ]);
 }
 
 const header = ["case", "engine", "primitive chain", "ratio"];
@@ -139,7 +238,10 @@ for (const r of rows) console.log(line(r));
 
 if (!quick) {
   mkdirSync(new URL("./results/", import.meta.url), { recursive: true });
-  writeFileSync(new URL("./results/core.json", import.meta.url), `${JSON.stringify({ ...results, table: rows }, null, 2)}\n`);
+  writeFileSync(
+    new URL("./results/core.json", import.meta.url),
+    `${JSON.stringify({ ...results, table: rows }, null, 2)}\n`,
+  );
 }
 const worst = Math.max(...results.text.filter((r) => r.mib >= 10).map((r) => r.ratio));
 console.log(`worst ratio at ≥ 10 MiB: ${worst.toFixed(2)}× (target ≤ 1.30×)`);

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * Top frames of a V8 CPU profile (`node --cpu-prof`), for saying where the proxy's time goes
- * (issue 6: "a CPU profile, not a guess"). Prints self time by function and inclusive time of
+ * ("a CPU profile, not a guess"). Prints self time by function and inclusive time of
  * the heaviest frames.
  *
  *   node bench/profile-top.mjs FILE.cpuprofile [--top 25] [--callers FUNCTION]
@@ -13,7 +13,10 @@ import { readFileSync } from "node:fs";
 import { basename } from "node:path";
 import { parseArgs } from "node:util";
 
-const { values, positionals } = parseArgs({ allowPositionals: true, options: { top: { type: "string" }, callers: { type: "string" } } });
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: { top: { type: "string" }, callers: { type: "string" } },
+});
 const top = Number(values.top ?? 25);
 if (positionals.length === 0) {
   process.stderr.write("usage: node bench/profile-top.mjs FILE.cpuprofile [--top N]\n");
@@ -69,7 +72,9 @@ for (const file of positionals) {
   const show = (title, map) => {
     process.stdout.write(`${title}\n`);
     for (const [key, us] of [...map].sort((a, b) => b[1] - a[1]).slice(0, top)) {
-      process.stdout.write(`  ${(us / 1000).toFixed(1).padStart(9)} ms ${((100 * us) / total).toFixed(1).padStart(5)}%  ${key}\n`);
+      process.stdout.write(
+        `  ${(us / 1000).toFixed(1).padStart(9)} ms ${((100 * us) / total).toFixed(1).padStart(5)}%  ${key}\n`,
+      );
     }
   };
   process.stdout.write(`${file}: ${(total / 1000).toFixed(0)} ms sampled, ${(busy / 1000).toFixed(0)} ms not idle\n`);

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * The floor under any stdio proxy (issue 6 notes): a process that relays bytes between its own
+ * The floor under any stdio proxy: a process that relays bytes between its own
  * stdio and a child's with no parsing at all. Its cost is the extra process and the two pipe hops
  * every stdio→stdio proxy pays; it tells how close to direct a real proxy can get on this machine.
  *

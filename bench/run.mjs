@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 /**
- * `npm run bench` (issue 6): mcp-normalizer against the proxies people use today — supergateway
+ * `npm run bench`: mcp-normalizer against the proxies people use today — supergateway
  * and mcp-proxy — and against no proxy at all, on the same machine, in the same run, interleaved.
  * Writes bench/results/suite.json (or quick.json with --quick); `scripts/bench-readme.mjs` turns it
- * into the README table. Progress goes to stderr, a summary to stdout. See notes/bench.md.
+ * into the table of docs/benchmarks.md. Progress goes to stderr, a summary to stdout. See notes/bench.md.
  */
 import { execFileSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -33,7 +33,11 @@ function versionOf(pkg) {
 
 function gitCommit() {
   try {
-    return execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: ROOT, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
+    return execFileSync("git", ["rev-parse", "--short", "HEAD"], {
+      cwd: ROOT,
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "ignore"],
+    }).trim();
   } catch {
     return null;
   }
@@ -63,7 +67,14 @@ async function main() {
     finishedAt: new Date().toISOString(),
     // Load averages at start and end: the machine is shared, and a busy one widens every spread.
     loadAverage: { start: startLoad, end: os.loadavg().map((x) => Math.round(x * 100) / 100) },
-    machine: { node: process.version, platform: `${os.platform()} ${os.release()}`, arch: os.arch(), cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model ?? null, totalMemBytes: os.totalmem() },
+    machine: {
+      node: process.version,
+      platform: `${os.platform()} ${os.release()}`,
+      arch: os.arch(),
+      cpus: os.cpus().length,
+      cpuModel: os.cpus()[0]?.model ?? null,
+      totalMemBytes: os.totalmem(),
+    },
     versions: {
       mcpNormalizer: JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).version,
       commit: gitCommit(),
@@ -71,8 +82,24 @@ async function main() {
       mcpProxy: versionOf("mcp-proxy"),
       sdk: versionOf("@modelcontextprotocol/sdk"),
     },
-    options: { counts: opts.counts, burstSessions: opts.burstSessions, big50Paths: opts.big50Paths, floodStallMs: opts.stallMs, warmupCalls: opts.warmupCalls, callTimeoutMs: opts.callTimeoutMs, bigTimeoutMs: opts.bigTimeoutMs, startTimeoutMs: opts.startTimeoutMs, pathBudgetMs: opts.pathBudgetMs },
-    paths: selected.map(({ id, product, kind, label, bigOnly }) => ({ id, product, kind, label, bigOnly: bigOnly === true })),
+    options: {
+      counts: opts.counts,
+      burstSessions: opts.burstSessions,
+      big50Paths: opts.big50Paths,
+      floodStallMs: opts.stallMs,
+      warmupCalls: opts.warmupCalls,
+      callTimeoutMs: opts.callTimeoutMs,
+      bigTimeoutMs: opts.bigTimeoutMs,
+      startTimeoutMs: opts.startTimeoutMs,
+      pathBudgetMs: opts.pathBudgetMs,
+    },
+    paths: selected.map(({ id, product, kind, label, bigOnly }) => ({
+      id,
+      product,
+      kind,
+      label,
+      bigOnly: bigOnly === true,
+    })),
     workloads,
     targets: evaluateTargets(workloads),
   });
@@ -89,27 +116,36 @@ async function main() {
     write(false);
     log(`  ${result.id} done in ${(ms / 1000).toFixed(1)} s`);
     for (const r of result.results) {
-      log(`  ${r.path.padEnd(19)} ${r.status === "ok" ? `median ${String(r.medianMs).padStart(9)} ms  ×direct ${String(r.ratioVsDirect ?? "-").padStart(6)}  ×peer ${String(r.ratioVsFastestPeer ?? "-").padStart(6)}` : `FAILED ${r.error}`}`);
+      log(
+        `  ${r.path.padEnd(19)} ${r.status === "ok" ? `median ${String(r.medianMs).padStart(9)} ms  ×direct ${String(r.ratioVsDirect ?? "-").padStart(6)}  ×peer ${String(r.ratioVsFastestPeer ?? "-").padStart(6)}` : `FAILED ${r.error}`}`,
+      );
     }
   };
   const chosen = WORKLOADS.filter((w) => opts.workloads.includes(w.id) && opts.counts[w.count] > 0);
   const calls = chosen.filter((w) => w.kind === "calls");
   if (calls.length > 0) {
     const paths = selected.filter((p) => p.bigOnly !== true);
-    log(`calls workloads (${calls.map((w) => `${w.id} ×${opts.counts[w.count]}`).join(", ")}) on ${paths.map((p) => p.id).join(", ")}`);
+    log(
+      `calls workloads (${calls.map((w) => `${w.id} ×${opts.counts[w.count]}`).join(", ")}) on ${paths.map((p) => p.id).join(", ")}`,
+    );
     await runCallsWorkloads(calls, paths, opts, log, report);
   }
   const failedBig = new Map();
   for (const workload of chosen.filter((w) => w.kind === "big")) {
     const on = workload.id === "read-blob-50m" ? selected.filter((p) => opts.big50Paths.includes(p.id)) : selected;
-    log(`${workload.id}: ${opts.counts[workload.count]} read(s) per path, a fresh proxy for each, on ${on.map((p) => p.id).join(", ")}`);
+    log(
+      `${workload.id}: ${opts.counts[workload.count]} read(s) per path, a fresh proxy for each, on ${on.map((p) => p.id).join(", ")}`,
+    );
     const t0 = performance.now();
     const result = await runBigWorkload(workload, on, opts, log, failedBig);
-    for (const r of result.results) if (r.status === "failed" && !failedBig.has(r.path)) failedBig.set(r.path, `${result.id}: ${r.error}`);
+    for (const r of result.results)
+      if (r.status === "failed" && !failedBig.has(r.path)) failedBig.set(r.path, `${result.id}: ${r.error}`);
     report(result, performance.now() - t0);
   }
   for (const workload of chosen.filter((w) => w.kind === "flood")) {
-    log(`${workload.id}: ${opts.counts.flood} notifications with the host stalled ${opts.stallMs / 1000} s, ${opts.counts.floodFast} read at full speed, on the direct and mcp-normalizer paths selected`);
+    log(
+      `${workload.id}: ${opts.counts.flood} notifications with the host stalled ${opts.stallMs / 1000} s, ${opts.counts.floodFast} read at full speed, on the direct and mcp-normalizer paths selected`,
+    );
     const t0 = performance.now();
     const result = await runFloodWorkload(workload, selected, opts, log);
     workloads.push(result);
@@ -119,7 +155,11 @@ async function main() {
 
   const cli = mcpnCliOf("mcpn-stdio");
   for (const workload of chosen.filter((w) => w.kind === "startup" || w.kind === "burst")) {
-    log(workload.kind === "startup" ? `${workload.id}: ${opts.counts.startup} paired runs each` : `${workload.id}: N = ${opts.burstSessions.join(", ")} sessions, ${opts.counts.burstReads} reads each, direct / mcpn-mcp / mcpn-ws`);
+    log(
+      workload.kind === "startup"
+        ? `${workload.id}: ${opts.counts.startup} paired runs each`
+        : `${workload.id}: N = ${opts.burstSessions.join(", ")} sessions, ${opts.counts.burstReads} reads each, direct / mcpn-mcp / mcpn-ws`,
+    );
     const t0 = performance.now();
     const run = workload.kind === "startup" ? runStartupWorkload : runBurstWorkload;
     const result = await run(workload, opts, log, { root: ROOT, cli });
@@ -131,11 +171,15 @@ async function main() {
   const results = write(true);
   const met = results.targets.filter((t) => t.met === true).length;
   const missed = results.targets.filter((t) => t.met === false);
-  process.stdout.write(`bench: wrote ${out}\n  targets met ${met}, missed ${missed.length}, not measured ${results.targets.length - met - missed.length}\n`);
+  process.stdout.write(
+    `bench: wrote ${out}\n  targets met ${met}, missed ${missed.length}, not measured ${results.targets.length - met - missed.length}\n`,
+  );
   // Every target on a line of its own: PASS, FAIL, or "--" when this run did not measure it.
   for (const t of results.targets) {
     const mark = t.met === true ? "PASS" : t.met === false ? "FAIL" : "  --";
-    process.stdout.write(`  ${mark} ${t.text}: ${t.value ?? "-"} ${t.unit} (limit ${t.limit})${t.note === null || t.note === undefined ? "" : ` — ${t.note.slice(0, 200)}`}\n`);
+    process.stdout.write(
+      `  ${mark} ${t.text}: ${t.value ?? "-"} ${t.unit} (limit ${t.limit})${t.note === null || t.note === undefined ? "" : ` — ${t.note.slice(0, 200)}`}\n`,
+    );
   }
   return 0;
 }

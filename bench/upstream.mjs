@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * The benchmark's upstream (issue 6): a stdio MCP server on the SDK's low-level `Server`, so every
+ * The benchmark's upstream: a stdio MCP server on the SDK's low-level `Server`, so every
  * path through every proxy talks to the same server with the same cost.
  *
  *   resources/read bench://text/N   → {uri, mimeType: "text/plain", text}  (N bytes of UTF-8)
@@ -47,17 +47,31 @@ for (const bytes of (values.prepare ?? "").split(",").filter((s) => s !== "")) c
 const server = new Server({ name: "bench-upstream", version: "1.0.0" }, { capabilities: { resources: {}, tools: {} } });
 
 server.setRequestHandler(ListResourcesRequestSchema, async () => ({
-  resources: Object.values(RESOURCES).map(({ uri, bytes }) => ({ uri, name: uri, mimeType: "text/plain", size: bytes })),
+  resources: Object.values(RESOURCES).map(({ uri, bytes }) => ({
+    uri,
+    name: uri,
+    mimeType: "text/plain",
+    size: bytes,
+  })),
 }));
 
 server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
   const contents = contentsOf(request.params.uri);
-  if (contents === null) throw new Error(`bench upstream: unknown resource ${request.params.uri} (expected bench://text/N or bench://blob/N)`);
+  if (contents === null)
+    throw new Error(
+      `bench upstream: unknown resource ${request.params.uri} (expected bench://text/N or bench://blob/N)`,
+    );
   return { contents: [contents] };
 });
 
 server.setRequestHandler(ListToolsRequestSchema, async () => ({
-  tools: [{ name: "echo", description: "Returns its text argument", inputSchema: { type: "object", properties: { text: { type: "string" } } } }],
+  tools: [
+    {
+      name: "echo",
+      description: "Returns its text argument",
+      inputSchema: { type: "object", properties: { text: { type: "string" } } },
+    },
+  ],
 }));
 
 server.setRequestHandler(CallToolRequestSchema, async (request) => {

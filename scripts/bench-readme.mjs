@@ -1,11 +1,11 @@
 #!/usr/bin/env node
 /**
  * Summarizes proxy benchmark results (bench/results/suite.json, written by `npm run bench`) into
- * README.md between `<!-- bench:start -->` and `<!-- bench:end -->` (issue 6: "summarized in the
- * README by a script, never by hand"). It edits nothing outside the markers; when they are
- * missing it prints the block to stdout instead.
+ * docs/benchmarks.md between `<!-- bench:start -->` and `<!-- bench:end -->`, so the published
+ * figures always come from a results file, never from hand edits. It edits nothing outside the
+ * markers; when they are missing it prints the block to stdout instead.
  *
- *   node scripts/bench-readme.mjs [RESULTS.json] [README.md] [--stdout]
+ *   node scripts/bench-readme.mjs [RESULTS.json] [TARGET.md (default docs/benchmarks.md)] [--stdout]
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -26,10 +26,19 @@ const BIG = [
   ["read-blob-50m", "50 MiB"],
 ];
 
-const fmtMs = (ms) => (ms === null || ms === undefined ? "–" : ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : ms >= 100 ? `${ms.toFixed(0)} ms` : `${ms.toFixed(2)} ms`);
+const fmtMs = (ms) =>
+  ms === null || ms === undefined
+    ? "–"
+    : ms >= 1000
+      ? `${(ms / 1000).toFixed(2)} s`
+      : ms >= 100
+        ? `${ms.toFixed(0)} ms`
+        : `${ms.toFixed(2)} ms`;
 const fmtX = (x) => (x === null || x === undefined ? null : `${x < 10 ? x.toFixed(2) : x.toFixed(1)}×`);
-const fmtMiB = (bytes) => (bytes === null || bytes === undefined ? "–" : `${(bytes / 1048576).toFixed(bytes < 10 * 1048576 ? 1 : 0)} MiB`);
-const short = (text, n = 70) => (text.length <= n ? text : `${text.slice(0, n - 1)}…`).replace(/\|/g, "\\|").replace(/\s+/g, " ");
+const fmtMiB = (bytes) =>
+  bytes === null || bytes === undefined ? "–" : `${(bytes / 1048576).toFixed(bytes < 10 * 1048576 ? 1 : 0)} MiB`;
+const short = (text, n = 70) =>
+  (text.length <= n ? text : `${text.slice(0, n - 1)}…`).replace(/\|/g, "\\|").replace(/\s+/g, " ");
 
 function resultOf(results, workloadId, pathId) {
   return results.workloads.find((w) => w.id === workloadId)?.results.find((r) => r.path === pathId);
@@ -48,15 +57,22 @@ function bigCells(results, workloadId, pathId) {
   const r = resultOf(results, workloadId, pathId);
   if (r === undefined) return ["–", "–", "–", "–"];
   // A big read that failed after earlier reads succeeded still has their figures: show both.
-  if (r.status !== "ok" && !(r.calls > 0 && r.medianMs !== null)) return [`failed: ${short(r.error ?? "", 100)}`, "–", "–", "–"];
+  if (r.status !== "ok" && !(r.calls > 0 && r.medianMs !== null))
+    return [`failed: ${short(r.error ?? "", 100)}`, "–", "–", "–"];
   const failedLater = r.status !== "ok" ? `; then failed: ${short(r.error ?? "", 60)}` : "";
   const versus = [];
   if (pathId !== "direct" && r.ratioVsDirect !== null) versus.push(`${fmtX(r.ratioVsDirect)} direct`);
-  if (r.ratioVsFastestPeer !== null && r.fastestPeer !== pathId) versus.push(`${fmtX(r.ratioVsFastestPeer)} ${r.fastestPeer}`);
+  if (r.ratioVsFastestPeer !== null && r.fastestPeer !== pathId)
+    versus.push(`${fmtX(r.ratioVsFastestPeer)} ${r.fastestPeer}`);
   const time = `${fmtMs(r.medianMs)}${versus.length === 0 ? "" : ` (${versus.join(", ")})`}`;
-  const proxy = r.proxy === null || r.proxy === undefined ? "–" : `${fmtMiB(r.proxy.peakRssBytes)} / ${r.proxy.cpuSeconds ?? "–"} s`;
+  const proxy =
+    r.proxy === null || r.proxy === undefined
+      ? "–"
+      : `${fmtMiB(r.proxy.peakRssBytes)} / ${r.proxy.cpuSeconds ?? "–"} s`;
   const delivered = r.bytesPerCall === null ? "–" : `${fmtMiB(r.bytesPerCall)} ${r.delivered?.form ?? ""}`.trim();
-  const reads = r.readErrors?.length ? `${r.calls} ok, ${r.readErrors.length} failed: ${short(r.readErrors[0], 60)}` : `${r.calls}${failedLater === "" ? "" : ` ok${failedLater}`}`;
+  const reads = r.readErrors?.length
+    ? `${r.calls} ok, ${r.readErrors.length} failed: ${short(r.readErrors[0], 60)}`
+    : `${r.calls}${failedLater === "" ? "" : ` ok${failedLater}`}`;
   return [time, proxy, delivered, reads];
 }
 
@@ -70,14 +86,18 @@ export function renderBenchBlock(results) {
       `${results.loadAverage ? `, load average ${results.loadAverage.start[0]} → ${results.loadAverage.end[0]}` : ""}; ` +
       `mcp-normalizer ${v.mcpNormalizer}${v.commit ? ` (${v.commit})` : ""}, supergateway ${v.supergateway}, mcp-proxy ${v.mcpProxy}, SDK ${v.sdk}. ` +
       "Medians of interleaved runs; ratios are to the SDK client reading the upstream directly over stdio and to the fastest peer " +
-      "(supergateway, mcp-proxy) on the same transport. All figures: `bench/results/suite.json`; paths and method: `notes/bench.md`.",
+      "(supergateway, mcp-proxy) on the same transport. " +
+      `All figures: \`bench/results/${results.mode === "full" ? "suite" : results.mode}.json\`; paths and method: \`notes/bench.md\`.`,
     "",
   );
   const pathIds = results.paths.map((p) => p.id);
   const label = new Map(results.paths.map((p) => [p.id, p.label]));
   const counts = results.options.counts;
 
-  lines.push(`**Calls** — median per call (${counts.small} of each small read, ${counts.tools} tools/call, ${counts.mib1} reads of 1 MiB):`, "");
+  lines.push(
+    `**Calls** — median per call (${counts.small} of each small read, ${counts.tools} tools/call, ${counts.mib1} reads of 1 MiB):`,
+    "",
+  );
   lines.push(`| path | ${SMALL.map(([, l]) => l).join(" | ")} |`, `|---|${SMALL.map(() => "---").join("|")}|`);
   for (const id of pathIds.filter((id) => !results.paths.find((p) => p.id === id).bigOnly)) {
     if (!SMALL.some(([w]) => resultOf(results, w, id) !== undefined)) continue;
@@ -87,7 +107,10 @@ export function renderBenchBlock(results) {
 
   for (const [w, l] of BIG) {
     if (!results.workloads.some((x) => x.id === w)) continue;
-    lines.push(`**Big read, ${l}** — end-to-end time as seen by the host (median of ${counts[w === "read-blob-10m" ? "big10" : "big50"]}, a fresh proxy each), proxy peak RSS / CPU (worst read), bytes delivered to the host:`, "");
+    lines.push(
+      `**Big read, ${l}** — end-to-end time as seen by the host (median of ${counts[w === "read-blob-10m" ? "big10" : "big50"]}, a fresh proxy each), proxy peak RSS / CPU (worst read), bytes delivered to the host:`,
+      "",
+    );
     lines.push("| path | time | proxy peak RSS / CPU | delivered | reads |", "|---|---|---|---|---|");
     for (const id of pathIds) {
       if (resultOf(results, w, id) === undefined) continue;
@@ -99,28 +122,55 @@ export function renderBenchBlock(results) {
   const flood = results.workloads.find((x) => x.id === "flood");
   if (flood !== undefined) {
     const stallS = (results.options.floodStallMs ?? 15000) / 1000;
-    lines.push(`**Flood** — the upstream writes ${flood.count} \`notifications/message\` (~150 B each); the host reads nothing for ${stallS} s, then everything. Proxy RSS above idle (peak over stall and drain), \`/healthz\` every 100 ms throughout, what the upstream could write while the host read nothing, then the drain; and the same flood read at full speed:`, "");
-    lines.push("| path | RSS above idle | /healthz max / p99 | written while stalled | drain | in order | fast host |", "|---|---|---|---|---|---|---|");
+    lines.push(
+      `**Flood** — the upstream writes ${flood.count} \`notifications/message\` (~150 B each); the host reads nothing for ${stallS} s, then everything. Proxy RSS above idle (peak over stall and drain), \`/healthz\` every 100 ms throughout, what the upstream could write while the host read nothing, then the drain; and the same flood read at full speed:`,
+      "",
+    );
+    lines.push(
+      "| path | RSS above idle | /healthz max / p99 | written while stalled | drain | in order | fast host |",
+      "|---|---|---|---|---|---|---|",
+    );
     for (const r of flood.results) {
       const s = r.stalled;
-      const fast = r.fast === null || r.fast === undefined ? "–" : r.fast.error !== undefined ? `failed: ${short(r.fast.error, 40)}` : `${r.fast.messagesPerS} msg/s${r.path === "direct" || r.fast.ratioVsDirect === null ? "" : ` (${fmtX(r.fast.ratioVsDirect)} direct)`}`;
-      const name = r.path === "direct" ? "direct (the upstream's stdout read by the same raw host)" : (label.get(r.path) ?? r.path);
+      const fast =
+        r.fast === null || r.fast === undefined
+          ? "–"
+          : r.fast.error !== undefined
+            ? `failed: ${short(r.fast.error, 40)}`
+            : `${r.fast.messagesPerS} msg/s${r.path === "direct" || r.fast.ratioVsDirect === null ? "" : ` (${fmtX(r.fast.ratioVsDirect)} direct)`}`;
+      const name =
+        r.path === "direct"
+          ? "direct (the upstream's stdout read by the same raw host)"
+          : (label.get(r.path) ?? r.path);
       if (s === null || s === undefined) {
-        lines.push(`| ${name} | ${r.path === "direct" ? "–" : `failed: ${short(r.error ?? "", 60)}`} | – | – | – | – | ${fast} |`);
+        lines.push(
+          `| ${name} | ${r.path === "direct" ? "–" : `failed: ${short(r.error ?? "", 60)}`} | – | – | – | – | ${fast} |`,
+        );
         continue;
       }
       const health = s.healthz === null ? "–" : `${fmtMs(s.healthz.maxMs)} / ${fmtMs(s.healthz.p99Ms)}`;
-      lines.push(`| ${name} | ${fmtMiB(s.rssAboveIdleBytes)} | ${health} | ${s.writtenWhileStalled ?? "–"} | ${fmtMs(s.drainMs)} | ${s.delivered}${s.outOfOrder === 0 ? "" : `, ${s.outOfOrder} out of order`} | ${fast} |`);
+      lines.push(
+        `| ${name} | ${fmtMiB(s.rssAboveIdleBytes)} | ${health} | ${s.writtenWhileStalled ?? "–"} | ${fmtMs(s.drainMs)} | ${s.delivered}${s.outOfOrder === 0 ? "" : `, ${s.outOfOrder} out of order`} | ${fast} |`,
+      );
     }
     lines.push("");
   }
 
   const startup = results.workloads.find((x) => x.id === "startup");
   if (startup !== undefined) {
-    lines.push(`**Start-up** — whole processes, ${startup.count} paired runs (A B, B A, …), median of the pair-by-pair ratios:`, "");
+    lines.push(
+      `**Start-up** — whole processes, ${startup.count} paired runs (A B, B A, …), median of the pair-by-pair ratios:`,
+      "",
+    );
     lines.push("| what | mcp-normalizer | baseline | ratio (p25–p75) |", "|---|---|---|---|");
     const row = (name, base, f) =>
-      lines.push(f === null ? `| ${name} | – | – | – |` : f.error !== undefined ? `| ${name} | failed: ${short(f.error, 60)} | – | – |` : `| ${name} | ${fmtMs(f.aMedianMs)} | ${base} ${fmtMs(f.bMedianMs)} | ${fmtX(f.ratioMedian)} (${fmtX(f.ratioP25)}–${fmtX(f.ratioP75)}) |`);
+      lines.push(
+        f === null
+          ? `| ${name} | – | – | – |`
+          : f.error !== undefined
+            ? `| ${name} | failed: ${short(f.error, 60)} | – | – |`
+            : `| ${name} | ${fmtMs(f.aMedianMs)} | ${base} ${fmtMs(f.bMedianMs)} | ${fmtX(f.ratioMedian)} (${fmtX(f.ratioP25)}–${fmtX(f.ratioP75)}) |`,
+      );
     row("`mcp-normalizer --help`", "`node -e 0`", startup.help);
     row("spawn → `initialize` answered, `stdio` in front of the everything server", "direct", startup.initialize);
     lines.push("");
@@ -128,14 +178,25 @@ export function renderBenchBlock(results) {
 
   const burst = results.workloads.find((x) => x.id === "burst");
   if (burst !== undefined) {
-    lines.push(`**Burst** — N sessions opened at once, ${burst.reads} sequential 1 KiB reads each, to a streamable HTTP upstream (SDK server): p50 / p99 / max latency, first reads' p99, reads per second, errors:`, "");
-    lines.push("| N | path | p50 | p99 | max | first-read p99 | reads/s | errors |", "|---|---|---|---|---|---|---|---|");
+    lines.push(
+      `**Burst** — N sessions opened at once, ${burst.reads} sequential 1 KiB reads each, to a streamable HTTP upstream (SDK server): p50 / p99 / max latency, first reads' p99, reads per second, errors:`,
+      "",
+    );
+    lines.push(
+      "| N | path | p50 | p99 | max | first-read p99 | reads/s | errors |",
+      "|---|---|---|---|---|---|---|---|",
+    );
     for (const run of burst.runs) {
       for (const p of ["direct", "mcp", "ws"]) {
         const r = run[p];
         const versus = p === "direct" ? "" : ` (${fmtX(r.p99VsDirect) ?? "–"} direct)`;
-        const rate = p === "direct" ? `${r.readsPerS ?? "–"}` : `${r.readsPerS ?? "–"} (${fmtX(r.throughputVsDirect) ?? "–"} direct)`;
-        lines.push(`| ${run.sessions} | ${p === "direct" ? "direct" : `mcp-normalizer /${p}`} | ${fmtMs(r.p50Ms)} | ${fmtMs(r.p99Ms)}${versus} | ${fmtMs(r.maxMs)} | ${fmtMs(r.firstReadP99Ms)} | ${rate} | ${r.errors}${r.firstError ? `: ${short(r.firstError, 40)}` : ""} |`);
+        const rate =
+          p === "direct"
+            ? `${r.readsPerS ?? "–"}`
+            : `${r.readsPerS ?? "–"} (${fmtX(r.throughputVsDirect) ?? "–"} direct)`;
+        lines.push(
+          `| ${run.sessions} | ${p === "direct" ? "direct" : `mcp-normalizer /${p}`} | ${fmtMs(r.p50Ms)} | ${fmtMs(r.p99Ms)}${versus} | ${fmtMs(r.maxMs)} | ${fmtMs(r.firstReadP99Ms)} | ${rate} | ${r.errors}${r.firstError ? `: ${short(r.firstError, 40)}` : ""} |`,
+        );
       }
     }
     lines.push("");
@@ -143,7 +204,10 @@ export function renderBenchBlock(results) {
 
   const judged = results.targets.filter((t) => t.met !== null);
   const missed = judged.filter((t) => t.met === false);
-  lines.push(`**Targets**: ${judged.length - missed.length} of ${judged.length} met${judged.length < results.targets.length ? `, ${results.targets.length - judged.length} not measured in this run` : ""}.`, "");
+  lines.push(
+    `**Targets**: ${judged.length - missed.length} of ${judged.length} met${judged.length < results.targets.length ? `, ${results.targets.length - judged.length} not measured in this run` : ""}.`,
+    "",
+  );
   if (judged.length > 0) {
     lines.push("| target | figure | limit | |", "|---|---|---|---|");
     for (const t of judged) {
@@ -154,7 +218,7 @@ export function renderBenchBlock(results) {
   return lines.join("\n");
 }
 
-/** README text with the block between the markers replaced, or null when the markers are missing. */
+/** The target file's text with the block between the markers replaced, or null when the markers are missing. */
 export function replaceBetweenMarkers(readme, block) {
   const start = readme.indexOf(START_MARKER);
   const end = readme.indexOf(END_MARKER);
@@ -166,12 +230,14 @@ function main(argv) {
   const root = join(dirname(fileURLToPath(import.meta.url)), "..");
   const positional = argv.filter((a) => !a.startsWith("--"));
   const resultsFile = resolve(positional[0] ?? join(root, "bench", "results", "suite.json"));
-  const readmeFile = resolve(positional[1] ?? join(root, "README.md"));
+  const readmeFile = resolve(positional[1] ?? join(root, "docs", "benchmarks.md"));
   let results;
   try {
     results = JSON.parse(readFileSync(resultsFile, "utf8"));
   } catch (error) {
-    process.stderr.write(`bench-readme: cannot read results ${resultsFile}: ${error.message} (run \`npm run bench\` first)\n`);
+    process.stderr.write(
+      `bench-readme: cannot read results ${resultsFile}: ${error.message} (run \`npm run bench\` first)\n`,
+    );
     return 1;
   }
   const block = renderBenchBlock(results);
@@ -187,7 +253,9 @@ function main(argv) {
   }
   const updated = readme === null ? null : replaceBetweenMarkers(readme, block);
   if (updated === null) {
-    process.stderr.write(`bench-readme: no ${START_MARKER} … ${END_MARKER} markers in ${readmeFile}; printing the block instead\n`);
+    process.stderr.write(
+      `bench-readme: no ${START_MARKER} … ${END_MARKER} markers in ${readmeFile}; printing the block instead\n`,
+    );
     process.stdout.write(`${block}\n`);
     return 0;
   }

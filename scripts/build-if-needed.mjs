@@ -15,5 +15,7 @@ function newest(dir) {
 const built = existsSync("dist/cli.js") ? statSync("dist/cli.js").mtimeMs : 0;
 if (built === 0 || newest("src") > built) {
   process.stderr.write("mcp-normalizer: building dist/ …\n");
-  execFileSync(process.execPath, ["node_modules/typescript/bin/tsc", "-p", "tsconfig.build.json"], { stdio: "inherit" });
+  execFileSync(process.execPath, ["node_modules/typescript/bin/tsc", "-p", "tsconfig.build.json"], {
+    stdio: "inherit",
+  });
 }

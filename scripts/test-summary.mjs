@@ -11,5 +11,7 @@ try {
   process.exit(1);
 }
 const skipped = (report.numPendingTests ?? 0) + (report.numTodoTests ?? 0);
-process.stdout.write(`${report.numPassedTests} passed, ${report.numFailedTests} failed${skipped > 0 ? `, ${skipped} skipped` : ""}\n`);
+process.stdout.write(
+  `${report.numPassedTests} passed, ${report.numFailedTests} failed${skipped > 0 ? `, ${skipped} skipped` : ""}\n`,
+);
 process.exit(report.numFailedTests === 0 && report.numPassedTests > 0 ? 0 : 1);

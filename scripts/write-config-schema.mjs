@@ -3,5 +3,8 @@
 import { writeFileSync } from "node:fs";
 import { configJsonSchema } from "../dist/config/schema.js";
 
-writeFileSync(new URL("../config/proxy.config.schema.json", import.meta.url), `${JSON.stringify(configJsonSchema(), null, 2)}\n`);
+writeFileSync(
+  new URL("../config/proxy.config.schema.json", import.meta.url),
+  `${JSON.stringify(configJsonSchema(), null, 2)}\n`,
+);
 process.stderr.write("wrote config/proxy.config.schema.json\n");

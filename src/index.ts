@@ -1,8 +1,13 @@
 /** The library surface: the engine, the normalizing decorator, the config schema. */
 export * from "./normalize/index.js";
-export { withNormalization, NormalizingTransport, type NormalizationOptions, type NormalizationEvent } from "./proxy/withNormalization.js";
+export {
+  withNormalization,
+  NormalizingTransport,
+  type NormalizationOptions,
+} from "./proxy/withNormalization.js";
 export { Bridge, type BridgeOptions } from "./proxy/bridge.js";
 export { ConfigSchema, configJsonSchema, type ProxyConfig, type ServerConfig } from "./config/schema.js";
 export { loadConfigFile, parseConfig } from "./config/load.js";
-export { NormalizerError, JSONRPC, type ErrorCode } from "./errors/NormalizerError.js";
+export { NormalizerError, type ErrorCode } from "./errors/NormalizerError.js";
+export { JSONRPC } from "./errors/jsonRpcCodes.js";
 export type { ProxyTransport, ProxySendOptions, FramingProblem } from "./transports/types.js";

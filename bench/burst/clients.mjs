@@ -20,7 +20,14 @@ globalThis.WebSocket = WebSocket;
 const AnyResult = z.looseObject({});
 
 const { values } = parseArgs({
-  options: { url: { type: "string" }, kind: { type: "string" }, sessions: { type: "string" }, reads: { type: "string" }, uri: { type: "string" }, "timeout-ms": { type: "string" } },
+  options: {
+    url: { type: "string" },
+    kind: { type: "string" },
+    sessions: { type: "string" },
+    reads: { type: "string" },
+    uri: { type: "string" },
+    "timeout-ms": { type: "string" },
+  },
 });
 const sessions = Number(values.sessions ?? 100);
 const reads = Number(values.reads ?? 20);
@@ -28,13 +35,16 @@ const uri = values.uri ?? "bench://text/1024";
 const timeoutMs = Number(values["timeout-ms"] ?? 60_000);
 
 function transportFor(url) {
-  return values.kind === "ws" ? new WebSocketClientTransport(new URL(url)) : new StreamableHTTPClientTransport(new URL(url));
+  return values.kind === "ws"
+    ? new WebSocketClientTransport(new URL(url))
+    : new StreamableHTTPClientTransport(new URL(url));
 }
 
 /** An error's message with its cause's (fetch says only "fetch failed"; the cause says why). */
 function why(error) {
   const cause = error?.cause;
-  const causeText = cause === undefined ? "" : ` (${cause.code ?? ""}${cause.code && cause.message ? ": " : ""}${cause.message ?? ""})`;
+  const causeText =
+    cause === undefined ? "" : ` (${cause.code ?? ""}${cause.code && cause.message ? ": " : ""}${cause.message ?? ""})`;
   return `${String(error?.message ?? error)}${causeText}`.slice(0, 300);
 }
 
@@ -79,11 +89,13 @@ process.stdout.write(
     errors: errors.length,
     firstErrors: errors.slice(0, 3),
     // Distinct reasons, counted (session and read numbers left out).
-    errorKinds: Object.entries(errors.reduce((kinds, e) => {
-      const kind = e.replace(/^session \d+ (read \d+|connect): /, "");
-      kinds[kind] = (kinds[kind] ?? 0) + 1;
-      return kinds;
-    }, {})).slice(0, 5),
+    errorKinds: Object.entries(
+      errors.reduce((kinds, e) => {
+        const kind = e.replace(/^session \d+ (read \d+|connect): /, "");
+        kinds[kind] = (kinds[kind] ?? 0) + 1;
+        return kinds;
+      }, {}),
+    ).slice(0, 5),
     p50Ms: q(latencies, 0.5),
     p99Ms: q(latencies, 0.99),
     maxMs: round(latencies.length === 0 ? null : Math.max(...latencies), 1),

@@ -11,7 +11,11 @@ import { createServer } from "node:http";
 import { parseArgs } from "node:util";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
-import { CallToolRequestSchema, ReadResourceRequestSchema, isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
+import {
+  CallToolRequestSchema,
+  ReadResourceRequestSchema,
+  isInitializeRequest,
+} from "@modelcontextprotocol/sdk/types.js";
 import { base64OfTextBytes, parseBenchUri, textOfBytes } from "../suite/content.mjs";
 
 const { values } = parseArgs({ options: { port: { type: "string" } } });
@@ -28,13 +32,18 @@ function contentsOf(uri) {
 }
 
 function mcpServer() {
-  const server = new Server({ name: "bench-http-upstream", version: "1.0.0" }, { capabilities: { resources: {}, tools: {} } });
+  const server = new Server(
+    { name: "bench-http-upstream", version: "1.0.0" },
+    { capabilities: { resources: {}, tools: {} } },
+  );
   server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
     const contents = contentsOf(request.params.uri);
     if (contents === null) throw new Error(`unknown resource ${request.params.uri}`);
     return { contents: [contents] };
   });
-  server.setRequestHandler(CallToolRequestSchema, async (request) => ({ content: [{ type: "text", text: String(request.params.arguments?.text ?? "") }] }));
+  server.setRequestHandler(CallToolRequestSchema, async (request) => ({
+    content: [{ type: "text", text: String(request.params.arguments?.text ?? "") }],
+  }));
   return server;
 }
 
@@ -68,7 +77,9 @@ const http = createServer(async (req, res) => {
         await mcpServer().connect(transport);
       }
       if (transport === undefined) {
-        res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32000, message: "unknown session" } }));
+        res
+          .writeHead(404, { "content-type": "application/json" })
+          .end(JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32000, message: "unknown session" } }));
         return;
       }
       await transport.handleRequest(req, res, body);

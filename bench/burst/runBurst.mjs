@@ -15,7 +15,9 @@ const NODE = process.execPath;
 
 function runClients(root, args, timeoutMs) {
   return new Promise((resolve, reject) => {
-    const child = spawn(NODE, [join(root, "bench", "burst", "clients.mjs"), ...args], { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(NODE, [join(root, "bench", "burst", "clients.mjs"), ...args], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let out = "";
     let err = "";
     child.stdout.on("data", (c) => (out += c));
@@ -46,14 +48,25 @@ function proxyConfig(dir, upstreamUrl, sessions) {
       listen: { host: "127.0.0.1", port: 0 },
       mcpServers: { bench: { url: upstreamUrl } },
       log: { level: "warn" },
-      limits: { maxSessions: sessions * 2 + 100, maxSessionsPerClient: sessions * 2 + 100, maxConnections: sessions * 8 + 1000, keepAliveTimeoutMs: 60_000 },
+      limits: {
+        maxSessions: sessions * 2 + 100,
+        maxSessionsPerClient: sessions * 2 + 100,
+        maxConnections: sessions * 8 + 1000,
+        keepAliveTimeoutMs: 60_000,
+      },
     }),
   );
   return file;
 }
 
 export async function runBurstWorkload(workload, opts, log, { root, cli }) {
-  const result = { id: workload.id, kind: workload.kind, label: workload.label, reads: opts.counts.burstReads, runs: [] };
+  const result = {
+    id: workload.id,
+    kind: workload.kind,
+    label: workload.label,
+    reads: opts.counts.burstReads,
+    runs: [],
+  };
   const dir = mkdtempSync(join(tmpdir(), "mcpn-burst-"));
   try {
     for (const sessions of opts.burstSessions) {
@@ -62,19 +75,48 @@ export async function runBurstWorkload(workload, opts, log, { root, cli }) {
         const order = ["direct", "mcp", "ws"];
         const rotated = order.map((_, i) => order[(i + rep) % order.length]);
         for (const path of rotated) {
-          const upstream = await startProxyProcess({ command: NODE, args: [join(root, "bench", "burst", "httpUpstream.mjs")], cwd: root, readyLine: /listening on (http:\/\/\S+)/, timeoutMs: opts.startTimeoutMs });
+          const upstream = await startProxyProcess({
+            command: NODE,
+            args: [join(root, "bench", "burst", "httpUpstream.mjs")],
+            cwd: root,
+            readyLine: /listening on (http:\/\/\S+)/,
+            timeoutMs: opts.startTimeoutMs,
+          });
           let proxy;
           try {
             let url = upstream.match;
             let kind = "streamable-http";
             if (path !== "direct") {
-              proxy = await startProxyProcess({ command: NODE, args: [cli, "serve", "--config", proxyConfig(dir, upstream.match, sessions)], cwd: root, readyLine: /listening on (http:\/\/\S+)/, timeoutMs: opts.startTimeoutMs });
+              proxy = await startProxyProcess({
+                command: NODE,
+                args: [cli, "serve", "--config", proxyConfig(dir, upstream.match, sessions)],
+                cwd: root,
+                readyLine: /listening on (http:\/\/\S+)/,
+                timeoutMs: opts.startTimeoutMs,
+              });
               url = path === "mcp" ? `${proxy.match}/mcp/bench` : `${proxy.match.replace(/^http/, "ws")}/ws/bench`;
               kind = path === "mcp" ? "streamable-http" : "ws";
             }
-            const figures = await runClients(root, ["--url", url, "--kind", kind, "--sessions", String(sessions), "--reads", String(opts.counts.burstReads), "--timeout-ms", String(opts.callTimeoutMs)], opts.burstTimeoutMs);
+            const figures = await runClients(
+              root,
+              [
+                "--url",
+                url,
+                "--kind",
+                kind,
+                "--sessions",
+                String(sessions),
+                "--reads",
+                String(opts.counts.burstReads),
+                "--timeout-ms",
+                String(opts.callTimeoutMs),
+              ],
+              opts.burstTimeoutMs,
+            );
             row[path].push(figures);
-            log(`  burst N=${sessions} ${path}: p50 ${figures.p50Ms} ms, p99 ${figures.p99Ms} ms, max ${figures.maxMs} ms, first-read p99 ${figures.firstReadP99Ms} ms, ${figures.readsPerS} reads/s, ${figures.errors} errors`);
+            log(
+              `  burst N=${sessions} ${path}: p50 ${figures.p50Ms} ms, p99 ${figures.p99Ms} ms, max ${figures.maxMs} ms, first-read p99 ${figures.firstReadP99Ms} ms, ${figures.readsPerS} reads/s, ${figures.errors} errors`,
+            );
           } catch (error) {
             row[path].push({ error: String(error?.message ?? error).slice(0, 500) });
             log(`  burst N=${sessions} ${path}: failed: ${error.message}`);
@@ -101,7 +143,8 @@ function summarizeRow(row) {
       runs: runs.length,
       failedRuns: runs.length - ok.length,
       errors: ok.reduce((n, r) => n + r.errors, 0) + (runs.length - ok.length),
-      firstError: runs.find((r) => r.error !== undefined)?.error ?? ok.find((r) => r.errors > 0)?.firstErrors?.[0] ?? null,
+      firstError:
+        runs.find((r) => r.error !== undefined)?.error ?? ok.find((r) => r.errors > 0)?.firstErrors?.[0] ?? null,
       p50Ms: med(ok.map((r) => r.p50Ms)),
       p99Ms: med(ok.map((r) => r.p99Ms)),
       maxMs: med(ok.map((r) => r.maxMs)),
@@ -116,7 +159,8 @@ function summarizeRow(row) {
     out[path] = {
       ...figures,
       p99VsDirect: figures.p99Ms === null || direct.p99Ms === null ? null : round(figures.p99Ms / direct.p99Ms, 3),
-      throughputVsDirect: figures.readsPerS === null || direct.readsPerS === null ? null : round(figures.readsPerS / direct.readsPerS, 3),
+      throughputVsDirect:
+        figures.readsPerS === null || direct.readsPerS === null ? null : round(figures.readsPerS / direct.readsPerS, 3),
     };
   }
   return out;

@@ -1,8 +1,25 @@
 /** Deterministic UTF-8 text for the benchmarks: log-like lines, mostly ASCII, some 2–4 byte characters. */
 export function utf8Text(bytes, { ascii = false } = {}) {
   const words = ascii
-    ? ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "{\"k\":1}", "<tag/>", "\ttab", "iota"]
-    : ["alpha", "beta", "gamma", "café", "naïve", "日本語", "delta", "epsilon", "zeta", "🎉", "{\"k\":1}", "<tag/>", "\ttab", "iota", "kappa", "lambda"];
+    ? ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", '{"k":1}', "<tag/>", "\ttab", "iota"]
+    : [
+        "alpha",
+        "beta",
+        "gamma",
+        "café",
+        "naïve",
+        "日本語",
+        "delta",
+        "epsilon",
+        "zeta",
+        "🎉",
+        '{"k":1}',
+        "<tag/>",
+        "\ttab",
+        "iota",
+        "kappa",
+        "lambda",
+      ];
   const parts = [];
   let size = 0;
   let seed = 0x2545f491;

@@ -1,5 +1,5 @@
 /**
- * Deterministic resource contents for the proxy benchmark (issue 6), shared by the upstream that
+ * Deterministic resource contents for the proxy benchmark, shared by the upstream that
  * serves them and the harness that checks what arrived.
  *
  * Sizes are the decoded content's bytes: "the 50 MiB blob" is 50 MiB of UTF-8 text whose base64
@@ -9,7 +9,22 @@
  * so the upstream builds 50 MiB in milliseconds instead of billing its own work to every path.
  */
 
-const WORDS = ["alpha", "beta", "gamma", "café", "naïve", "日本語", "delta", "epsilon", "🎉", "{\"k\":1}", "<tag/>", "\ttab", "iota", "kappa"];
+const WORDS = [
+  "alpha",
+  "beta",
+  "gamma",
+  "café",
+  "naïve",
+  "日本語",
+  "delta",
+  "epsilon",
+  "🎉",
+  '{"k":1}',
+  "<tag/>",
+  "\ttab",
+  "iota",
+  "kappa",
+];
 
 /** ~48 KiB of lines, cut at a line end, padded with spaces so its byte length is a multiple of 3. */
 function makeBlock() {

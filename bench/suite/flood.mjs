@@ -34,7 +34,17 @@ export const HEALTHZ_POLL_MS = 100;
 const HEALTHZ_TIMEOUT_MS = 10_000;
 
 /** The paths the flood runs on: the upstream read directly, and every mcp-normalizer build's paths. */
-export const FLOOD_KINDS = { direct: "direct", "mcpn-stdio": "stdio", "mcpn-ws": "ws", "mcpn-sse": "sse", "mcpn-mcp": "mcp", "base-stdio": "stdio", "base-ws": "ws", "base-sse": "sse", "base-mcp": "mcp" };
+export const FLOOD_KINDS = {
+  direct: "direct",
+  "mcpn-stdio": "stdio",
+  "mcpn-ws": "ws",
+  "mcpn-sse": "sse",
+  "mcpn-mcp": "mcp",
+  "base-stdio": "stdio",
+  "base-ws": "ws",
+  "base-sse": "sse",
+  "base-mcp": "mcp",
+};
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const mib = (bytes) => (bytes === null || bytes === undefined ? "?" : (bytes / 1048576).toFixed(1));
@@ -48,10 +58,20 @@ async function openPath(pathId, opts) {
   }
   const cli = mcpnCliOf(pathId);
   if (kind === "stdio") {
-    const host = await openHost("stdio", { command: NODE, args: [cli, "stdio", "--", NODE, FLOOD_SERVER] }, opts.startTimeoutMs);
+    const host = await openHost(
+      "stdio",
+      { command: NODE, args: [cli, "stdio", "--", NODE, FLOOD_SERVER] },
+      opts.startTimeoutMs,
+    );
     return { host, proxyPid: host.pid, healthUrl: null, close: () => host.close() };
   }
-  const proxy = await startProxyProcess({ command: NODE, args: [cli, "serve", "--name", "flood", "--host", "127.0.0.1", "--port", "0", "--", NODE, FLOOD_SERVER], cwd: ROOT, readyLine: /listening on (http:\/\/\S+)/, timeoutMs: opts.startTimeoutMs });
+  const proxy = await startProxyProcess({
+    command: NODE,
+    args: [cli, "serve", "--name", "flood", "--host", "127.0.0.1", "--port", "0", "--", NODE, FLOOD_SERVER],
+    cwd: ROOT,
+    readyLine: /listening on (http:\/\/\S+)/,
+    timeoutMs: opts.startTimeoutMs,
+  });
   try {
     const host = await openHost(kind, { url: proxy.match, name: "flood" }, opts.startTimeoutMs);
     return {
@@ -103,7 +123,8 @@ function collect(host) {
 async function untilCount(seen, count, timeoutMs) {
   const deadline = Date.now() + timeoutMs;
   while (seen.count < count) {
-    if (Date.now() > deadline) throw new Error(`only ${seen.count} of ${count} notifications arrived within ${timeoutMs} ms`);
+    if (Date.now() > deadline)
+      throw new Error(`only ${seen.count} of ${count} notifications arrived within ${timeoutMs} ms`);
     await sleep(20);
   }
 }
@@ -114,7 +135,9 @@ async function untilCount(seen, count, timeoutMs) {
  */
 function pollHealth(url) {
   if (url === null) return { stop: async () => null };
-  const child = spawn(NODE, [POLLER, url, String(HEALTHZ_POLL_MS), String(HEALTHZ_TIMEOUT_MS)], { stdio: ["pipe", "pipe", "inherit"] });
+  const child = spawn(NODE, [POLLER, url, String(HEALTHZ_POLL_MS), String(HEALTHZ_TIMEOUT_MS)], {
+    stdio: ["pipe", "pipe", "inherit"],
+  });
   let out = "";
   child.stdout.on("data", (chunk) => (out += chunk));
   const exited = new Promise((resolve) => child.once("exit", resolve));
@@ -125,7 +148,12 @@ function pollHealth(url) {
       await exited;
       clearTimeout(timer);
       const { latenciesMs, failures } = JSON.parse(out);
-      return { count: latenciesMs.length, failures, maxMs: round(Math.max(...latenciesMs), 1), p99Ms: round(quantile(latenciesMs, 0.99), 1) };
+      return {
+        count: latenciesMs.length,
+        failures,
+        maxMs: round(Math.max(...latenciesMs), 1),
+        p99Ms: round(quantile(latenciesMs, 0.99), 1),
+      };
     },
   };
 }
@@ -147,7 +175,11 @@ async function stalledRun(pathId, opts, dir, log) {
 
     host.pause();
     const started = performance.now();
-    const answer = host.request("tools/call", { name: "flood", arguments: { count, padBytes: FLOOD_PAD_BYTES, progress } }, opts.stallMs + opts.bigTimeoutMs);
+    const answer = host.request(
+      "tools/call",
+      { name: "flood", arguments: { count, padBytes: FLOOD_PAD_BYTES, progress } },
+      opts.stallMs + opts.bigTimeoutMs,
+    );
     answer.catch(() => {});
     await sleep(opts.stallMs);
     const atResume = readProgress(progress);
@@ -159,7 +191,8 @@ async function stalledRun(pathId, opts, dir, log) {
     const drainMs = performance.now() - resumed;
     const healthz = await health.stop();
     const { peakRssBytes, method } = rss.stop();
-    const ok = answered.result?.content?.[0]?.text === `flooded ${count}` && seen.count === count && seen.outOfOrder === 0;
+    const ok =
+      answered.result?.content?.[0]?.text === `flooded ${count}` && seen.count === count && seen.outOfOrder === 0;
     const row = {
       count,
       stallMs: opts.stallMs,
@@ -177,7 +210,9 @@ async function stalledRun(pathId, opts, dir, log) {
       outOfOrder: seen.outOfOrder,
       allInOrder: ok,
     };
-    log(`  ${pathId} stalled ${opts.stallMs / 1000} s: rss +${mib(row.rssAboveIdleBytes)} MiB over idle ${mib(idleRssBytes)} MiB; upstream wrote ${row.writtenWhileStalled} of ${count} while stalled; /healthz ${healthz === null ? "n/a" : `max ${healthz.maxMs} ms, p99 ${healthz.p99Ms} ms (${healthz.count} polls, ${healthz.failures} failed)`}; then all ${seen.count} in ${(drainMs / 1000).toFixed(1)} s, ${seen.outOfOrder} out of order`);
+    log(
+      `  ${pathId} stalled ${opts.stallMs / 1000} s: rss +${mib(row.rssAboveIdleBytes)} MiB over idle ${mib(idleRssBytes)} MiB; upstream wrote ${row.writtenWhileStalled} of ${count} while stalled; /healthz ${healthz === null ? "n/a" : `max ${healthz.maxMs} ms, p99 ${healthz.p99Ms} ms (${healthz.count} polls, ${healthz.failures} failed)`}; then all ${seen.count} in ${(drainMs / 1000).toFixed(1)} s, ${seen.outOfOrder} out of order`,
+    );
     return row;
   } finally {
     await opened.close();
@@ -193,10 +228,20 @@ async function fastRun(pathId, opts, log) {
     await host.initialize(opts.startTimeoutMs);
     const seen = collect(host);
     const started = performance.now();
-    const answered = await host.request("tools/call", { name: "flood", arguments: { count, padBytes: FLOOD_PAD_BYTES } }, opts.bigTimeoutMs);
+    const answered = await host.request(
+      "tools/call",
+      { name: "flood", arguments: { count, padBytes: FLOOD_PAD_BYTES } },
+      opts.bigTimeoutMs,
+    );
     await untilCount(seen, count, opts.bigTimeoutMs);
     const seconds = (Math.max(seen.last, performance.now()) - started) / 1000;
-    const row = { count, seconds: round(seconds, 3), messagesPerS: round(count / seconds, 0), outOfOrder: seen.outOfOrder, allInOrder: answered.result !== undefined && seen.count === count && seen.outOfOrder === 0 };
+    const row = {
+      count,
+      seconds: round(seconds, 3),
+      messagesPerS: round(count / seconds, 0),
+      outOfOrder: seen.outOfOrder,
+      allInOrder: answered.result !== undefined && seen.count === count && seen.outOfOrder === 0,
+    };
     log(`  ${pathId} fast host: ${count} in ${seconds.toFixed(2)} s = ${row.messagesPerS} msg/s`);
     return row;
   } finally {
@@ -208,7 +253,9 @@ async function fastRun(pathId, opts, log) {
 export async function runFloodWorkload(workload, paths, opts, log) {
   const dir = mkdtempSync(join(tmpdir(), "mcpn-flood-"));
   const chosen = paths.filter((p) => FLOOD_KINDS[p.id] !== undefined);
-  const rows = new Map(chosen.map((p) => [p.id, { path: p.id, status: "ok", error: null, medianMs: null, stalled: null, fast: null }]));
+  const rows = new Map(
+    chosen.map((p) => [p.id, { path: p.id, status: "ok", error: null, medianMs: null, stalled: null, fast: null }]),
+  );
   try {
     for (const path of chosen) {
       const row = rows.get(path.id);
@@ -239,7 +286,16 @@ export async function runFloodWorkload(workload, paths, opts, log) {
   }
   const direct = rows.get("direct")?.fast?.messagesPerS ?? null;
   for (const row of rows.values()) {
-    if (row.fast?.messagesPerS !== undefined) row.fast.ratioVsDirect = direct === null ? null : round(row.fast.messagesPerS / direct, 3);
+    if (row.fast?.messagesPerS !== undefined)
+      row.fast.ratioVsDirect = direct === null ? null : round(row.fast.messagesPerS / direct, 3);
   }
-  return { id: workload.id, kind: workload.kind, label: workload.label, uri: null, contentBytes: null, count: opts.counts.flood, results: [...rows.values()] };
+  return {
+    id: workload.id,
+    kind: workload.kind,
+    label: workload.label,
+    uri: null,
+    contentBytes: null,
+    count: opts.counts.flood,
+    results: [...rows.values()],
+  };
 }

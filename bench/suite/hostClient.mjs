@@ -1,5 +1,5 @@
 /**
- * The host side of every benchmark path: the SDK `Client` over its real transports (issue 6),
+ * The host side of every benchmark path: the SDK `Client` over its real transports,
  * plus what the harness needs around it — a call that fails fast when the connection dies, and
  * the byte size of what arrived.
  */
@@ -61,7 +61,10 @@ export async function connectHost(target, { connectTimeoutMs }) {
     });
     const start = performance.now();
     try {
-      const result = await Promise.race([client.request(request, AnyResult, { timeout: timeoutMs, maxTotalTimeout: timeoutMs }), lost]);
+      const result = await Promise.race([
+        client.request(request, AnyResult, { timeout: timeoutMs, maxTotalTimeout: timeoutMs }),
+        lost,
+      ]);
       return { result, ms: performance.now() - start };
     } finally {
       closeWaiters.delete(rejectOnClose);
@@ -113,7 +116,9 @@ export function resultBytes(result) {
 export function firstContentShape(result) {
   const entry = result?.contents?.[0];
   if (entry === undefined) return { form: "none", bytes: 0, mimeType: null };
-  if (typeof entry.text === "string") return { form: "text", bytes: Buffer.byteLength(entry.text), mimeType: entry.mimeType ?? null };
-  if (typeof entry.blob === "string") return { form: "blob", bytes: Buffer.from(entry.blob, "base64").length, mimeType: entry.mimeType ?? null };
+  if (typeof entry.text === "string")
+    return { form: "text", bytes: Buffer.byteLength(entry.text), mimeType: entry.mimeType ?? null };
+  if (typeof entry.blob === "string")
+    return { form: "blob", bytes: Buffer.from(entry.blob, "base64").length, mimeType: entry.mimeType ?? null };
   return { form: "other", bytes: 0, mimeType: entry.mimeType ?? null };
 }

@@ -42,9 +42,48 @@ export const USAGE = `Usage: node bench/run.mjs [--quick] [options]
 
 const MODES = {
   // One 50 MiB read per path: through supergateway or the SDK's stdio client each takes minutes here.
-  full: { small: 1000, mib1: 100, tools: 1000, big10: 2, big50: 1, warmup: 20, flood: 300_000, floodFast: 300_000, stallS: 15, startup: 10, burstReads: 20, burstSessions: "100,1000" },
-  short: { small: 300, mib1: 10, tools: 300, big10: 1, big50: 1, warmup: 10, flood: 60_000, floodFast: 60_000, stallS: 5, startup: 6, burstReads: 10, burstSessions: "100" },
-  quick: { small: 40, mib1: 4, tools: 40, big10: 0, big50: 0, warmup: 5, flood: 0, floodFast: 0, stallS: 15, startup: 0, burstReads: 0, burstSessions: "50" },
+  full: {
+    small: 1000,
+    mib1: 100,
+    tools: 1000,
+    big10: 2,
+    big50: 1,
+    warmup: 20,
+    flood: 300_000,
+    floodFast: 300_000,
+    stallS: 15,
+    startup: 10,
+    burstReads: 20,
+    burstSessions: "100,1000",
+  },
+  short: {
+    small: 300,
+    mib1: 10,
+    tools: 300,
+    big10: 1,
+    big50: 1,
+    warmup: 10,
+    flood: 60_000,
+    floodFast: 60_000,
+    stallS: 5,
+    startup: 6,
+    burstReads: 10,
+    burstSessions: "100",
+  },
+  quick: {
+    small: 40,
+    mib1: 4,
+    tools: 40,
+    big10: 0,
+    big50: 0,
+    warmup: 5,
+    flood: 0,
+    floodFast: 0,
+    stallS: 15,
+    startup: 0,
+    burstReads: 0,
+    burstSessions: "50",
+  },
 };
 
 /** The 50 MiB read's default paths: the ones its targets compare (the others take minutes each). */
@@ -56,20 +95,28 @@ function intOption(name, flag, env, fallback) {
   const raw = flag ?? env;
   if (raw === undefined || raw === "") return fallback;
   const value = Number(raw);
-  if (!Number.isSafeInteger(value) || value < 0) throw new Error(`bench: ${name} must be a whole number ≥ 0, got "${raw}"`);
+  if (!Number.isSafeInteger(value) || value < 0)
+    throw new Error(`bench: ${name} must be a whole number ≥ 0, got "${raw}"`);
   return value;
 }
 
 function sessionsOption(raw) {
-  const sizes = String(raw).split(",").map((x) => Number(x.trim()));
-  if (sizes.length === 0 || sizes.some((n) => !Number.isSafeInteger(n) || n < 1)) throw new Error(`bench: --burst-sessions expects sizes like 100,1000, got "${raw}"`);
+  const sizes = String(raw)
+    .split(",")
+    .map((x) => Number(x.trim()));
+  if (sizes.length === 0 || sizes.some((n) => !Number.isSafeInteger(n) || n < 1))
+    throw new Error(`bench: --burst-sessions expects sizes like 100,1000, got "${raw}"`);
   return sizes;
 }
 
 function listOption(name, raw, known, fallback = known) {
   if (raw === undefined) return fallback;
-  const ids = raw.split(",").map((s) => s.trim()).filter((s) => s !== "");
-  for (const id of ids) if (!known.includes(id)) throw new Error(`bench: unknown ${name} "${id}" (known: ${known.join(", ")})`);
+  const ids = raw
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s !== "");
+  for (const id of ids)
+    if (!known.includes(id)) throw new Error(`bench: unknown ${name} "${id}" (known: ${known.join(", ")})`);
   return ids;
 }
 
@@ -110,8 +157,16 @@ export function parseOptions(argv, env = process.env) {
     help: values.help === true,
     mode,
     out: values.out ?? `bench/results/${mode === "full" ? "suite" : mode}.json`,
-    paths: listOption("path", values.paths, PATHS.map((p) => p.id)),
-    workloads: listOption("workload", values.workloads, WORKLOADS.map((w) => w.id)),
+    paths: listOption(
+      "path",
+      values.paths,
+      PATHS.map((p) => p.id),
+    ),
+    workloads: listOption(
+      "workload",
+      values.workloads,
+      WORKLOADS.map((w) => w.id),
+    ),
     counts: {
       small: intOption("--small", values.small, env.BENCH_SMALL, d.small),
       mib1: intOption("--mib1", values.mib1, env.BENCH_MIB1, d.mib1),
@@ -124,7 +179,15 @@ export function parseOptions(argv, env = process.env) {
       burstReads: intOption("--burst-reads", values["burst-reads"], env.BENCH_BURST_READS, d.burstReads),
       burstReps: Math.max(1, intOption("--burst-reps", values["burst-reps"], undefined, 1)),
     },
-    big50Paths: values["big50-paths"] === "all" ? PATHS.map((p) => p.id) : listOption("path", values["big50-paths"], PATHS.map((p) => p.id), mode === "short" ? BIG50_SHORT_PATHS : BIG50_DEFAULT_PATHS),
+    big50Paths:
+      values["big50-paths"] === "all"
+        ? PATHS.map((p) => p.id)
+        : listOption(
+            "path",
+            values["big50-paths"],
+            PATHS.map((p) => p.id),
+            mode === "short" ? BIG50_SHORT_PATHS : BIG50_DEFAULT_PATHS,
+          ),
     burstSessions: sessionsOption(values["burst-sessions"] ?? env.BENCH_BURST_SESSIONS ?? d.burstSessions),
     burstTimeoutMs: 900_000,
     stallMs: intOption("--flood-stall-s", values["flood-stall-s"], env.BENCH_FLOOD_STALL_S, d.stallS) * 1000,

@@ -1,5 +1,5 @@
 /**
- * The paths a host can take to the benchmark upstream (issue 6 "Paths"): directly over stdio,
+ * The paths a host can take to the benchmark upstream: directly over stdio,
  * through mcp-normalizer on each of its transports, through supergateway and through mcp-proxy.
  * Each `start()` brings up a fresh proxy (and upstream), connects the SDK client and returns
  * {call, proxyPid, close}; `close()` always ends every process it started.
@@ -20,7 +20,7 @@ const MCP_PROXY = join(ROOT, "node_modules", "mcp-proxy", "dist", "bin", "mcp-pr
 
 /**
  * The stdio host's read cap on big reads. The SDK's stdio client gives up on a message over
- * 10 MiB (STDIO_DEFAULT_MAX_BUFFER_SIZE); the issue's "23 s direct" baseline raised it, so the
+ * 10 MiB (STDIO_DEFAULT_MAX_BUFFER_SIZE); the direct baseline raises it, so the
  * big-read stdio paths do too and `direct-sdk-default` records what an unmodified host gets.
  */
 export const HOST_STDIO_MAX_BUFFER_BYTES = 512 * 1024 * 1024;
@@ -39,7 +39,10 @@ function shellWord(word) {
 }
 
 async function viaStdio(command, args, ctx, { proxy, maxBufferSize }) {
-  const host = await connectHost({ kind: "stdio", command, args, maxBufferSize }, { connectTimeoutMs: ctx.startTimeoutMs });
+  const host = await connectHost(
+    { kind: "stdio", command, args, maxBufferSize },
+    { connectTimeoutMs: ctx.startTimeoutMs },
+  );
   return { call: host.call, proxyPid: proxy ? host.pid : null, diagnostics: host.stderrTail, close: host.close };
 }
 
@@ -74,7 +77,21 @@ const BASELINE_CLI = process.env.BENCH_BASELINE_DIST ? join(process.env.BENCH_BA
 function mcpnServe(ctx, cli = MCPN_CLI) {
   return {
     command: NODE,
-    args: [...MCPN_NODE_ARGS, cli, "serve", "--name", "bench", "--host", "127.0.0.1", "--port", "0", "--", NODE, UPSTREAM, ...ctx.upstreamArgs],
+    args: [
+      ...MCPN_NODE_ARGS,
+      cli,
+      "serve",
+      "--name",
+      "bench",
+      "--host",
+      "127.0.0.1",
+      "--port",
+      "0",
+      "--",
+      NODE,
+      UPSTREAM,
+      ...ctx.upstreamArgs,
+    ],
     readyLine: /listening on (http:\/\/\S+)/,
   };
 }
@@ -84,12 +101,44 @@ async function supergateway(outputTransport, extra, ctx) {
   const stdio = [NODE, UPSTREAM, ...ctx.upstreamArgs].map(shellWord).join(" ");
   // --logLevel none: at its default ("info") supergateway logs every message to stdout, which
   // would bill it for a terminal it does not have in production.
-  return { command: NODE, args: [...PEER_NODE_ARGS, SUPERGATEWAY, "--stdio", stdio, "--outputTransport", outputTransport, "--port", String(port), "--logLevel", "none", ...extra], probePort: port, match: port };
+  return {
+    command: NODE,
+    args: [
+      ...PEER_NODE_ARGS,
+      SUPERGATEWAY,
+      "--stdio",
+      stdio,
+      "--outputTransport",
+      outputTransport,
+      "--port",
+      String(port),
+      "--logLevel",
+      "none",
+      ...extra,
+    ],
+    probePort: port,
+    match: port,
+  };
 }
 
 async function mcpProxy(ctx) {
   const port = await freePort();
-  return { command: NODE, args: [...PEER_NODE_ARGS, MCP_PROXY, "--host", "127.0.0.1", "--port", String(port), "--", NODE, UPSTREAM, ...ctx.upstreamArgs], probePort: port };
+  return {
+    command: NODE,
+    args: [
+      ...PEER_NODE_ARGS,
+      MCP_PROXY,
+      "--host",
+      "127.0.0.1",
+      "--port",
+      String(port),
+      "--",
+      NODE,
+      UPSTREAM,
+      ...ctx.upstreamArgs,
+    ],
+    probePort: port,
+  };
 }
 
 /** ctx: {upstreamArgs, startTimeoutMs, big} — `big` marks a big-read workload (stdio hosts raise their cap). */
@@ -99,7 +148,11 @@ export const PATHS = [
     product: "direct",
     kind: "stdio",
     label: "direct (SDK stdio client → upstream)",
-    start: (ctx) => viaStdio(NODE, [UPSTREAM, ...ctx.upstreamArgs], ctx, { proxy: false, maxBufferSize: ctx.big ? HOST_STDIO_MAX_BUFFER_BYTES : undefined }),
+    start: (ctx) =>
+      viaStdio(NODE, [UPSTREAM, ...ctx.upstreamArgs], ctx, {
+        proxy: false,
+        maxBufferSize: ctx.big ? HOST_STDIO_MAX_BUFFER_BYTES : undefined,
+      }),
   },
   {
     id: "direct-sdk-default",
@@ -114,38 +167,125 @@ export const PATHS = [
     product: "mcp-normalizer",
     kind: "stdio",
     label: "mcp-normalizer stdio",
-    start: (ctx) => viaStdio(NODE, [...MCPN_NODE_ARGS, MCPN_CLI, "stdio", "--", NODE, UPSTREAM, ...ctx.upstreamArgs], ctx, { proxy: true, maxBufferSize: ctx.big ? HOST_STDIO_MAX_BUFFER_BYTES : undefined }),
+    start: (ctx) =>
+      viaStdio(NODE, [...MCPN_NODE_ARGS, MCPN_CLI, "stdio", "--", NODE, UPSTREAM, ...ctx.upstreamArgs], ctx, {
+        proxy: true,
+        maxBufferSize: ctx.big ? HOST_STDIO_MAX_BUFFER_BYTES : undefined,
+      }),
   },
   {
     id: "relay-stdio",
     product: "reference",
     kind: "stdio",
     label: "reference: byte relay, no parsing (the floor of any stdio proxy)",
-    start: (ctx) => viaStdio(NODE, [RELAY, NODE, UPSTREAM, ...ctx.upstreamArgs], ctx, { proxy: true, maxBufferSize: ctx.big ? HOST_STDIO_MAX_BUFFER_BYTES : undefined }),
+    start: (ctx) =>
+      viaStdio(NODE, [RELAY, NODE, UPSTREAM, ...ctx.upstreamArgs], ctx, {
+        proxy: true,
+        maxBufferSize: ctx.big ? HOST_STDIO_MAX_BUFFER_BYTES : undefined,
+      }),
   },
-  { id: "mcpn-mcp", product: "mcp-normalizer", kind: "streamable-http", label: "mcp-normalizer /mcp", start: (ctx) => viaHttpProxy(mcpnServe(ctx), "streamable-http", (base) => `${base}/mcp/bench`, ctx) },
-  { id: "mcpn-sse", product: "mcp-normalizer", kind: "sse", label: "mcp-normalizer /sse", start: (ctx) => viaHttpProxy(mcpnServe(ctx), "sse", (base) => `${base}/sse/bench`, ctx) },
-  { id: "mcpn-ws", product: "mcp-normalizer", kind: "ws", label: "mcp-normalizer /ws", start: (ctx) => viaHttpProxy(mcpnServe(ctx), "ws", (base) => `${base.replace(/^http/, "ws")}/ws/bench`, ctx) },
+  {
+    id: "mcpn-mcp",
+    product: "mcp-normalizer",
+    kind: "streamable-http",
+    label: "mcp-normalizer /mcp",
+    start: (ctx) => viaHttpProxy(mcpnServe(ctx), "streamable-http", (base) => `${base}/mcp/bench`, ctx),
+  },
+  {
+    id: "mcpn-sse",
+    product: "mcp-normalizer",
+    kind: "sse",
+    label: "mcp-normalizer /sse",
+    start: (ctx) => viaHttpProxy(mcpnServe(ctx), "sse", (base) => `${base}/sse/bench`, ctx),
+  },
+  {
+    id: "mcpn-ws",
+    product: "mcp-normalizer",
+    kind: "ws",
+    label: "mcp-normalizer /ws",
+    start: (ctx) => viaHttpProxy(mcpnServe(ctx), "ws", (base) => `${base.replace(/^http/, "ws")}/ws/bench`, ctx),
+  },
   {
     id: "sg-mcp",
     product: "supergateway",
     kind: "streamable-http",
     label: "supergateway stdio→streamable HTTP (stateful)",
-    start: async (ctx) => viaHttpProxy(await supergateway("streamableHttp", ["--stateful"], ctx), "streamable-http", (port) => `http://127.0.0.1:${port}/mcp`, ctx),
+    start: async (ctx) =>
+      viaHttpProxy(
+        await supergateway("streamableHttp", ["--stateful"], ctx),
+        "streamable-http",
+        (port) => `http://127.0.0.1:${port}/mcp`,
+        ctx,
+      ),
   },
-  { id: "sg-sse", product: "supergateway", kind: "sse", label: "supergateway stdio→SSE", start: async (ctx) => viaHttpProxy(await supergateway("sse", [], ctx), "sse", (port) => `http://127.0.0.1:${port}/sse`, ctx) },
-  { id: "sg-ws", product: "supergateway", kind: "ws", label: "supergateway stdio→WS", start: async (ctx) => viaHttpProxy(await supergateway("ws", [], ctx), "ws", (port) => `ws://127.0.0.1:${port}/message`, ctx) },
-  { id: "mcpp-mcp", product: "mcp-proxy", kind: "streamable-http", label: "mcp-proxy /mcp", start: async (ctx) => viaHttpProxy(await mcpProxy(ctx), "streamable-http", (port) => `http://127.0.0.1:${port}/mcp`, ctx) },
-  { id: "mcpp-sse", product: "mcp-proxy", kind: "sse", label: "mcp-proxy /sse", start: async (ctx) => viaHttpProxy(await mcpProxy(ctx), "sse", (port) => `http://127.0.0.1:${port}/sse`, ctx) },
+  {
+    id: "sg-sse",
+    product: "supergateway",
+    kind: "sse",
+    label: "supergateway stdio→SSE",
+    start: async (ctx) =>
+      viaHttpProxy(await supergateway("sse", [], ctx), "sse", (port) => `http://127.0.0.1:${port}/sse`, ctx),
+  },
+  {
+    id: "sg-ws",
+    product: "supergateway",
+    kind: "ws",
+    label: "supergateway stdio→WS",
+    start: async (ctx) =>
+      viaHttpProxy(await supergateway("ws", [], ctx), "ws", (port) => `ws://127.0.0.1:${port}/message`, ctx),
+  },
+  {
+    id: "mcpp-mcp",
+    product: "mcp-proxy",
+    kind: "streamable-http",
+    label: "mcp-proxy /mcp",
+    start: async (ctx) =>
+      viaHttpProxy(await mcpProxy(ctx), "streamable-http", (port) => `http://127.0.0.1:${port}/mcp`, ctx),
+  },
+  {
+    id: "mcpp-sse",
+    product: "mcp-proxy",
+    kind: "sse",
+    label: "mcp-proxy /sse",
+    start: async (ctx) => viaHttpProxy(await mcpProxy(ctx), "sse", (port) => `http://127.0.0.1:${port}/sse`, ctx),
+  },
 ];
 
 if (BASELINE_CLI !== undefined) {
   const cli = BASELINE_CLI;
   PATHS.push(
-    { id: "base-stdio", product: "baseline", kind: "stdio", label: "baseline build, stdio", start: (ctx) => viaStdio(NODE, [...MCPN_NODE_ARGS, cli, "stdio", "--", NODE, UPSTREAM, ...ctx.upstreamArgs], ctx, { proxy: true, maxBufferSize: ctx.big ? HOST_STDIO_MAX_BUFFER_BYTES : undefined }) },
-    { id: "base-mcp", product: "baseline", kind: "streamable-http", label: "baseline build /mcp", start: (ctx) => viaHttpProxy(mcpnServe(ctx, cli), "streamable-http", (base) => `${base}/mcp/bench`, ctx) },
-    { id: "base-sse", product: "baseline", kind: "sse", label: "baseline build /sse", start: (ctx) => viaHttpProxy(mcpnServe(ctx, cli), "sse", (base) => `${base}/sse/bench`, ctx) },
-    { id: "base-ws", product: "baseline", kind: "ws", label: "baseline build /ws", start: (ctx) => viaHttpProxy(mcpnServe(ctx, cli), "ws", (base) => `${base.replace(/^http/, "ws")}/ws/bench`, ctx) },
+    {
+      id: "base-stdio",
+      product: "baseline",
+      kind: "stdio",
+      label: "baseline build, stdio",
+      start: (ctx) =>
+        viaStdio(NODE, [...MCPN_NODE_ARGS, cli, "stdio", "--", NODE, UPSTREAM, ...ctx.upstreamArgs], ctx, {
+          proxy: true,
+          maxBufferSize: ctx.big ? HOST_STDIO_MAX_BUFFER_BYTES : undefined,
+        }),
+    },
+    {
+      id: "base-mcp",
+      product: "baseline",
+      kind: "streamable-http",
+      label: "baseline build /mcp",
+      start: (ctx) => viaHttpProxy(mcpnServe(ctx, cli), "streamable-http", (base) => `${base}/mcp/bench`, ctx),
+    },
+    {
+      id: "base-sse",
+      product: "baseline",
+      kind: "sse",
+      label: "baseline build /sse",
+      start: (ctx) => viaHttpProxy(mcpnServe(ctx, cli), "sse", (base) => `${base}/sse/bench`, ctx),
+    },
+    {
+      id: "base-ws",
+      product: "baseline",
+      kind: "ws",
+      label: "baseline build /ws",
+      start: (ctx) => viaHttpProxy(mcpnServe(ctx, cli), "ws", (base) => `${base.replace(/^http/, "ws")}/ws/bench`, ctx),
+    },
   );
 }
 

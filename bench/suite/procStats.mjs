@@ -1,5 +1,5 @@
 /**
- * What one proxy process costs, read from Linux /proc (issue 6: "peak RSS of the proxy process",
+ * What one proxy process costs, read from Linux /proc ("peak RSS of the proxy process",
  * "CPU seconds of the proxy"). Only the proxy's own process is counted, never its upstream child:
  * every path spawns the same upstream, so its cost is not the proxy's.
  */
@@ -63,7 +63,10 @@ export function trackPeakRss(pid, { pollMs = 20 } = {}) {
       clearInterval(timer);
       const hwm = resetWorked ? statusKiB(pid, "VmHWM") : null;
       const peakKiB = Math.max(hwm ?? 0, polledPeakKiB);
-      return { peakRssBytes: peakKiB > 0 ? peakKiB * 1024 : null, method: resetWorked ? "VmHWM after clear_refs" : `VmRSS polled every ${pollMs} ms` };
+      return {
+        peakRssBytes: peakKiB > 0 ? peakKiB * 1024 : null,
+        method: resetWorked ? "VmHWM after clear_refs" : `VmRSS polled every ${pollMs} ms`,
+      };
     },
   };
 }

@@ -76,7 +76,10 @@ export async function startProxyProcess({ command, args, cwd, readyLine, probePo
 
   const deadline = Date.now() + timeoutMs;
   try {
-    const ready = readyLine !== undefined ? waitForLine(child, () => stdoutText, readyLine, deadline) : waitForPort(probePort, deadline, exited);
+    const ready =
+      readyLine !== undefined
+        ? waitForLine(child, () => stdoutText, readyLine, deadline)
+        : waitForPort(probePort, deadline, exited);
     const match = await Promise.race([
       ready,
       exited.then(({ code, signal }) => {
@@ -99,10 +102,13 @@ function waitForLine(child, text, pattern, deadline) {
         resolve(match[1] ?? match[0]);
       }
     };
-    const timer = setTimeout(() => {
-      cleanup();
-      reject(new Error(`no line matching ${pattern} on stdout before the deadline`));
-    }, Math.max(0, deadline - Date.now()));
+    const timer = setTimeout(
+      () => {
+        cleanup();
+        reject(new Error(`no line matching ${pattern} on stdout before the deadline`));
+      },
+      Math.max(0, deadline - Date.now()),
+    );
     const cleanup = () => {
       clearTimeout(timer);
       child.stdout.off("data", check);

@@ -63,7 +63,10 @@ function timeToInitialize(command, args, timeoutMs) {
       if (error) reject(error);
       else resolve(ms);
     };
-    const timer = setTimeout(() => finish(new Error(`${args.join(" ")}: no initialize answer within ${timeoutMs} ms`)), timeoutMs);
+    const timer = setTimeout(
+      () => finish(new Error(`${args.join(" ")}: no initialize answer within ${timeoutMs} ms`)),
+      timeoutMs,
+    );
     child.stderr.resume();
     child.stdin.on("error", () => {});
     child.stdout.setEncoding("utf8");
@@ -113,7 +116,14 @@ export async function runStartupWorkload(workload, opts, log, { root, cli }) {
   const runs = opts.counts.startup;
   const timeoutMs = opts.startTimeoutMs;
   const everything = join(root, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js");
-  const result = { id: workload.id, kind: workload.kind, label: workload.label, count: runs, help: null, initialize: null };
+  const result = {
+    id: workload.id,
+    kind: workload.kind,
+    label: workload.label,
+    count: runs,
+    help: null,
+    initialize: null,
+  };
   try {
     result.help = await paired(
       () => timeToExit(NODE, [cli, "--help"], timeoutMs),
@@ -132,7 +142,9 @@ export async function runStartupWorkload(workload, opts, log, { root, cli }) {
       runs,
       1,
     );
-    log(`  initialize through stdio ${result.initialize.aMedianMs} ms vs direct ${result.initialize.bMedianMs} ms: ${result.initialize.ratioMedian}×`);
+    log(
+      `  initialize through stdio ${result.initialize.aMedianMs} ms vs direct ${result.initialize.bMedianMs} ms: ${result.initialize.ratioMedian}×`,
+    );
   } catch (error) {
     result.initialize = { error: String(error?.message ?? error) };
   }

@@ -1,5 +1,5 @@
 /**
- * The workloads of the proxy benchmark (issue 6 "Workloads") and how each is run.
+ * The workloads of the proxy benchmark and how each is run.
  *
  * "calls" workloads (small reads, 1 MiB reads, tools/call) keep one live connection per path and
  * run them in batches, interleaved A B C … A B C … with the order rotated each round, so machine
@@ -16,24 +16,113 @@ const echo = { method: "tools/call", params: { name: "echo", arguments: { text: 
 
 /** `count` names the option (see options.mjs) that sets how many calls or reads the workload makes. */
 export const WORKLOADS = [
-  { id: "read-text-1k", kind: "calls", label: "resources/read, 1 KiB text", count: "small", batch: 50, request: read(RESOURCES.text1k.uri), resource: RESOURCES.text1k },
-  { id: "read-text-12k", kind: "calls", label: "resources/read, 12 KiB text", count: "small", batch: 50, request: read(RESOURCES.text12k.uri), resource: RESOURCES.text12k },
-  { id: "read-blob-76", kind: "calls", label: "resources/read, 76-byte text-in-base64 blob", count: "small", batch: 50, request: read(RESOURCES.blob76.uri), resource: RESOURCES.blob76 },
-  { id: "read-blob-1m", kind: "calls", label: "resources/read, 1 MiB text-in-base64 blob", count: "mib1", batch: 5, request: read(RESOURCES.blob1m.uri), resource: RESOURCES.blob1m },
-  { id: "tools-call", kind: "calls", label: "tools/call echo (no resources, pure pass-through)", count: "tools", batch: 50, request: echo, resource: null },
-  { id: "read-blob-10m", kind: "big", label: "resources/read, 10 MiB text-in-base64 blob", count: "big10", request: read(RESOURCES.blob10m.uri), resource: RESOURCES.blob10m },
-  { id: "read-blob-50m", kind: "big", label: "resources/read, 50 MiB text-in-base64 blob", count: "big50", request: read(RESOURCES.blob50m.uri), resource: RESOURCES.blob50m },
+  {
+    id: "read-text-1k",
+    kind: "calls",
+    label: "resources/read, 1 KiB text",
+    count: "small",
+    batch: 50,
+    request: read(RESOURCES.text1k.uri),
+    resource: RESOURCES.text1k,
+  },
+  {
+    id: "read-text-12k",
+    kind: "calls",
+    label: "resources/read, 12 KiB text",
+    count: "small",
+    batch: 50,
+    request: read(RESOURCES.text12k.uri),
+    resource: RESOURCES.text12k,
+  },
+  {
+    id: "read-blob-76",
+    kind: "calls",
+    label: "resources/read, 76-byte text-in-base64 blob",
+    count: "small",
+    batch: 50,
+    request: read(RESOURCES.blob76.uri),
+    resource: RESOURCES.blob76,
+  },
+  {
+    id: "read-blob-1m",
+    kind: "calls",
+    label: "resources/read, 1 MiB text-in-base64 blob",
+    count: "mib1",
+    batch: 5,
+    request: read(RESOURCES.blob1m.uri),
+    resource: RESOURCES.blob1m,
+  },
+  {
+    id: "tools-call",
+    kind: "calls",
+    label: "tools/call echo (no resources, pure pass-through)",
+    count: "tools",
+    batch: 50,
+    request: echo,
+    resource: null,
+  },
+  {
+    id: "read-blob-10m",
+    kind: "big",
+    label: "resources/read, 10 MiB text-in-base64 blob",
+    count: "big10",
+    request: read(RESOURCES.blob10m.uri),
+    resource: RESOURCES.blob10m,
+  },
+  {
+    id: "read-blob-50m",
+    kind: "big",
+    label: "resources/read, 50 MiB text-in-base64 blob",
+    count: "big50",
+    request: read(RESOURCES.blob50m.uri),
+    resource: RESOURCES.blob50m,
+  },
   // Backpressure (bench/suite/flood.mjs): its own upstream and raw hosts, on direct and mcp-normalizer paths only.
   // Whole-process start-up (bench/suite/startup.mjs): --help against node -e 0, stdio initialize against direct.
-  { id: "startup", kind: "startup", label: "start-up: mcp-normalizer --help vs node -e 0; initialize through stdio in front of the everything server vs direct", count: "startup", request: { method: "initialize", params: {} }, resource: null },
+  {
+    id: "startup",
+    kind: "startup",
+    label:
+      "start-up: mcp-normalizer --help vs node -e 0; initialize through stdio in front of the everything server vs direct",
+    count: "startup",
+    request: { method: "initialize", params: {} },
+    resource: null,
+  },
   // Fairness under a burst (bench/burst/): N sessions at once over /mcp and /ws in front of a streamable HTTP upstream.
-  { id: "burst", kind: "burst", label: "N host sessions opened at once, sequential 1 KiB text reads each, over /mcp and /ws to a streamable HTTP upstream vs the same clients direct", count: "burstReads", request: { method: "resources/read", params: { uri: RESOURCES.text1k.uri } }, resource: RESOURCES.text1k },
-  { id: "flood", kind: "flood", label: "an upstream floods notifications/message while the host reads nothing, then everything", count: "flood", request: { method: "tools/call", params: { name: "flood" } }, resource: null },
+  {
+    id: "burst",
+    kind: "burst",
+    label:
+      "N host sessions opened at once, sequential 1 KiB text reads each, over /mcp and /ws to a streamable HTTP upstream vs the same clients direct",
+    count: "burstReads",
+    request: { method: "resources/read", params: { uri: RESOURCES.text1k.uri } },
+    resource: RESOURCES.text1k,
+  },
+  {
+    id: "flood",
+    kind: "flood",
+    label: "an upstream floods notifications/message while the host reads nothing, then everything",
+    count: "flood",
+    request: { method: "tools/call", params: { name: "flood" } },
+    resource: null,
+  },
 ];
 
 /** A path's row before figures: what failed and why, if anything did. */
 function emptyRow(path) {
-  return { path: path.id, status: "ok", error: null, calls: 0, latenciesMs: [], bytes: [], shape: null, proxy: null, truncated: false, hostCpuMs: 0, readErrors: [] };
+  return {
+    path: path.id,
+    status: "ok",
+    error: null,
+    calls: 0,
+    latenciesMs: [],
+    bytes: [],
+    shape: null,
+    proxy: null,
+    truncated: false,
+    hostCpuMs: 0,
+    readErrors: [],
+  };
 }
 
 function fail(row, stage, error) {
@@ -105,7 +194,9 @@ async function runCalls(workload, live, rows, opts) {
   const meters = new Map(order.map((id) => [id, measureProcess(live.get(id).proxyPid)]));
   const spentMs = new Map(order.map((id) => [id, 0]));
   for (let round = 0; ; round++) {
-    const active = order.filter((id) => rows.get(id).status === "ok" && !rows.get(id).truncated && rows.get(id).calls < count);
+    const active = order.filter(
+      (id) => rows.get(id).status === "ok" && !rows.get(id).truncated && rows.get(id).calls < count,
+    );
     if (active.length === 0) break;
     const rotated = active.map((_, i) => active[(i + round) % active.length]);
     for (const id of rotated) {
@@ -136,8 +227,13 @@ async function runCalls(workload, live, rows, opts) {
 export async function runBigWorkload(workload, paths, opts, log, failedBefore = new Map()) {
   const reps = opts.counts[workload.count];
   const rows = new Map(paths.map((p) => [p.id, emptyRow(p)]));
-  for (const [id, reason] of failedBefore) if (rows.has(id)) fail(rows.get(id), "not attempted", new Error(`failed a smaller read: ${reason}`));
-  const ctx = { upstreamArgs: ["--prepare", String(workload.resource.bytes)], startTimeoutMs: opts.startTimeoutMs, big: true };
+  for (const [id, reason] of failedBefore)
+    if (rows.has(id)) fail(rows.get(id), "not attempted", new Error(`failed a smaller read: ${reason}`));
+  const ctx = {
+    upstreamArgs: ["--prepare", String(workload.resource.bytes)],
+    startTimeoutMs: opts.startTimeoutMs,
+    big: true,
+  };
   const perRead = new Map(paths.map((p) => [p.id, []]));
   for (let rep = 0; rep < reps; rep++) {
     const order = paths.filter((p) => rows.get(p.id).status === "ok" && !rows.get(p.id).truncated);
@@ -153,7 +249,10 @@ export async function runBigWorkload(workload, paths, opts, log, failedBefore = 
       }
       try {
         // One small round trip first, so the read below is timed on a settled connection.
-        await handle.call({ method: "tools/call", params: { name: "echo", arguments: { text: "ready" } } }, opts.callTimeoutMs);
+        await handle.call(
+          { method: "tools/call", params: { name: "echo", arguments: { text: "ready" } } },
+          opts.callTimeoutMs,
+        );
         const meter = measureProcess(handle.proxyPid);
         const hostCpu = process.cpuUsage();
         let proxy;
@@ -165,7 +264,9 @@ export async function runBigWorkload(workload, paths, opts, log, failedBefore = 
           row.hostCpuMs += (used.user + used.system) / 1000;
         }
         perRead.get(path.id).push(proxy);
-        log(`  ${path.id} rep ${rep + 1}/${reps}: ${row.latenciesMs.at(-1).toFixed(0)} ms${proxy === null ? "" : `, proxy cpu ${proxy.cpuSeconds} s, peak rss ${mib(proxy.peakRssBytes)} MiB`}`);
+        log(
+          `  ${path.id} rep ${rep + 1}/${reps}: ${row.latenciesMs.at(-1).toFixed(0)} ms${proxy === null ? "" : `, proxy cpu ${proxy.cpuSeconds} s, peak rss ${mib(proxy.peakRssBytes)} MiB`}`,
+        );
       } catch (error) {
         if (row.calls === 0) {
           fail(row, `read ${rep + 1}`, error);
@@ -193,7 +294,13 @@ function worstOf(reads) {
     const values = known.map((r) => r[key]).filter((v) => v !== null);
     return values.length === 0 ? null : Math.max(...values);
   };
-  return { cpuSeconds: max("cpuSeconds"), peakRssBytes: max("peakRssBytes"), rssBeforeBytes: max("rssBeforeBytes"), rssMethod: known[0].rssMethod, reads: known.length };
+  return {
+    cpuSeconds: max("cpuSeconds"),
+    peakRssBytes: max("peakRssBytes"),
+    rssBeforeBytes: max("rssBeforeBytes"),
+    rssMethod: known[0].rssMethod,
+    reads: known.length,
+  };
 }
 
 function mib(bytes) {
@@ -226,7 +333,10 @@ function summarize(workload, paths, rows, count) {
         readErrors: workload.kind === "big" ? row.readErrors : undefined,
         // Calls per second of back-to-back calls on one connection; MiB/s of content for big reads.
         throughputPerS: row.calls === 0 ? null : round((row.calls * 1000) / totalMs, 2),
-        contentMiBPerS: workload.resource === null || row.calls === 0 ? null : round((row.calls * workload.resource.bytes) / 1048576 / (totalMs / 1000), 2),
+        contentMiBPerS:
+          workload.resource === null || row.calls === 0
+            ? null
+            : round((row.calls * workload.resource.bytes) / 1048576 / (totalMs / 1000), 2),
         // CPU the host (this process: SDK client + transport) spent per call: what a path costs the host.
         hostCpuMsPerCall: row.calls === 0 ? null : round(row.hostCpuMs / row.calls, 3),
         bytesPerCall: row.bytes.length === 0 ? null : median(row.bytes),

@@ -4,6 +4,8 @@
  */
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { NormalizerError } from "../errors/NormalizerError.js";
+import { splitAtUpstreamCommand } from "./upstreamCommand.js";
+import { flagProblem } from "./flagProblem.js";
 
 export interface ParsedArgs<V> {
   readonly values: V;
@@ -13,27 +15,54 @@ export interface ParsedArgs<V> {
 }
 
 type OptionsConfig = NonNullable<ParseArgsConfig["options"]>;
-type ParsedValues<T extends OptionsConfig> = ReturnType<typeof parseArgs<{ args: string[]; options: T; allowPositionals: true; strict: true }>>["values"];
+type ParsedValues<T extends OptionsConfig> = ReturnType<
+  typeof parseArgs<{ args: string[]; options: T; allowPositionals: true; strict: true }>
+>["values"];
 
-export function parseCommandArgs<T extends OptionsConfig>(argv: readonly string[], options: T, commandName: string): { values: ParsedValues<T>; positionals: string[]; command: string[] } {
-  const dash = argv.indexOf("--");
-  const own = dash === -1 ? [...argv] : argv.slice(0, dash);
-  const command = dash === -1 ? [] : argv.slice(dash + 1);
+/**
+ * `upstreamCommand`: the command names an upstream, which may also start at the first word that
+ * is not an option (no `--`), see upstreamCommand.ts; then there are no positionals.
+ */
+export function parseCommandArgs<T extends OptionsConfig>(
+  argv: readonly string[],
+  options: T,
+  commandName: string,
+  shape: { upstreamCommand?: boolean } = {},
+): { values: ParsedValues<T>; positionals: string[]; command: string[] } {
+  let own: string[];
+  let command: string[];
+  if (shape.upstreamCommand === true) {
+    ({ own, command } = splitAtUpstreamCommand(
+      argv,
+      options as Record<string, { type: "string" | "boolean"; short?: string }>,
+    ));
+  } else {
+    const dash = argv.indexOf("--");
+    own = dash === -1 ? [...argv] : argv.slice(0, dash);
+    command = dash === -1 ? [] : argv.slice(dash + 1);
+  }
   try {
     const { values, positionals } = parseArgs({ args: own, options, allowPositionals: true, strict: true });
     return { values, positionals, command };
   } catch (error) {
-    throw new NormalizerError("USAGE", `${commandName}: ${(error as Error).message.replace(/\. To specify.*$/s, "")} (see mcp-normalizer ${commandName} --help)`);
+    throw new NormalizerError(
+      "USAGE",
+      `${commandName}: ${flagProblem((error as Error).message, Object.keys(options))} (see mcp-normalizer ${commandName} --help)`,
+    );
   }
 }
 
 /** `--header "Name: value"` flags as a record. */
-export function parseHeaderFlags(flags: readonly string[] | undefined, commandName: string): Record<string, string> | undefined {
+export function parseHeaderFlags(
+  flags: readonly string[] | undefined,
+  commandName: string,
+): Record<string, string> | undefined {
   if (flags === undefined || flags.length === 0) return undefined;
   const out: Record<string, string> = {};
   for (const flag of flags) {
     const colon = flag.indexOf(":");
-    if (colon <= 0) throw new NormalizerError("USAGE", `${commandName}: --header expects "Name: value", got ${JSON.stringify(flag)}`);
+    if (colon <= 0)
+      throw new NormalizerError("USAGE", `${commandName}: --header expects "Name: value", got ${JSON.stringify(flag)}`);
     out[flag.slice(0, colon).trim()] = flag.slice(colon + 1).trim();
   }
   return out;
@@ -42,6 +71,18 @@ export function parseHeaderFlags(flags: readonly string[] | undefined, commandNa
 export function parseIntFlag(value: string | undefined, flag: string, commandName: string): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 0) throw new NormalizerError("USAGE", `${commandName}: ${flag} expects a whole number, got ${JSON.stringify(value)}`);
+  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n))
+    throw new NormalizerError("USAGE", `${commandName}: ${flag} expects a whole number, got ${JSON.stringify(value)}`);
   return n;
+}
+
+/** `--port P`: 0 (any free port) to 65535. */
+export function parsePortFlag(value: string | undefined, commandName: string): number | undefined {
+  const port = parseIntFlag(value, "--port", commandName);
+  if (port !== undefined && port > 65535)
+    throw new NormalizerError(
+      "USAGE",
+      `${commandName}: --port expects a port number from 0 to 65535 (0 = any free port), got ${value}`,
+    );
+  return port;
 }

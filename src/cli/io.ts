@@ -1,5 +1,5 @@
 /**
- * The process's IO, passed in (STYLE habit 7) so commands can be run in tests without a
+ * The process's IO, passed in so commands can be run in tests without a
  * child process; `processIo()` gives the real one.
  */
 import type { Readable, Writable } from "node:stream";

@@ -1,6 +1,6 @@
 /**
  * The command dispatcher. This is the only place that decides exit codes; `src/cli.ts` is
- * the only place that exits (STYLE: src/cli/ owns process lifetime).
+ * the only place that exits (src/cli/ owns the process's lifetime; nothing below it exits).
  */
 import { NormalizerError } from "../errors/NormalizerError.js";
 import { EXIT, type ExitCode } from "./exitCodes.js";
@@ -13,8 +13,9 @@ Usage: mcp-normalizer <command> [options]
 
 Commands:
   serve [--config proxy.config.json]       HTTP listener fronting every server in the config
-  serve --name NAME [--port P] -- CMD ARGS  … or one upstream, without a config file (sidecar)
-  stdio -- CMD ARGS…                        MCP over stdin/stdout, one upstream (desktop hosts)
+  serve [--name NAME] [--port P] -- CMD ARGS  … or one upstream, without a config file (sidecar)
+  stdio [--name NAME] -- CMD ARGS…          MCP over stdin/stdout, one upstream (desktop hosts);
+                                            also CMD ARGS… without "--", or --command CMD --arg A…
   stdio --url URL [--transport T]           … an HTTP / SSE / WebSocket upstream
   stdio --config FILE --server NAME         … a server from a config file
   stdio --url URL --auth oauth              … a remote server that requires OAuth
@@ -37,7 +38,7 @@ type Command = (argv: readonly string[], io: CliIo) => Promise<ExitCode>;
  * command load none of them, and a command loads only what it uses (the HTTP listener, the
  * OAuth client, zod schemas and metrics are not on the path of a desktop host starting `stdio`).
  */
-const COMMANDS: Record<string, () => Promise<Command>> = {
+const COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
   normalize: async () => (await import("./commands/normalize.js")).runNormalize,
   stdio: async () => (await import("./commands/stdio.js")).runStdio,
   serve: async () => (await import("./commands/serve.js")).runServe,
@@ -45,11 +46,6 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   report: async () => (await import("./commands/report.js")).runReport,
   login: async () => (await import("./commands/login.js")).runLogin,
 };
-
-/** Registers commands added by other modules without a cycle of imports. */
-export function registerCommand(name: string, command: Command): void {
-  COMMANDS[name] = async () => command;
-}
 
 export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode> {
   const [name, ...rest] = argv;
@@ -63,7 +59,10 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
   }
   const load = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
   if (load === undefined) {
-    await writeFully(io.stderr, `mcp-normalizer: unknown command ${JSON.stringify(name)}; commands: ${Object.keys(COMMANDS).join(", ")} (see --help)\n`);
+    await writeFully(
+      io.stderr,
+      `mcp-normalizer: unknown command ${JSON.stringify(name)}; commands: ${Object.keys(COMMANDS).join(", ")} (see --help)\n`,
+    );
     return EXIT.USAGE;
   }
   // The upstream starts while the command loads (only for `stdio -- CMD`, and only the real process's).
@@ -72,18 +71,48 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
     const command = await load();
     return await command(rest, io);
   } catch (error) {
-    return reportError(error, io);
+    return reportError(error, io, wantsDebug(rest));
   }
 }
 
-export async function reportError(error: unknown, io: CliIo): Promise<ExitCode> {
+/** `--log-level debug` anywhere on the command line: errors then come with their stack. */
+function wantsDebug(argv: readonly string[]): boolean {
+  return argv.some((word, i) => word === "--log-level=debug" || (word === "--log-level" && argv[i + 1] === "debug"));
+}
+
+/**
+ * One or two lines on stderr, and the exit code: 3 for the config, 2 for the command line or
+ * input, 1 for the rest. A stack only with `--log-level debug`: a user's mistake never shows one.
+ */
+export async function reportError(error: unknown, io: CliIo, debug = false): Promise<ExitCode> {
+  const stack = debug && error instanceof Error && error.stack !== undefined ? `\n${error.stack}` : "";
   if (error instanceof NormalizerError) {
-    await writeFully(io.stderr, `mcp-normalizer: ${error.message}\n`);
+    await writeFully(io.stderr, `mcp-normalizer: ${error.message}${stack}\n`);
     if (error.code.startsWith("CONFIG_")) return EXIT.CONFIG;
-    if (error.code === "USAGE" || error.code.startsWith("INPUT_") || error.code === "INSECURE_BIND" || error.code === "LOG_FILE_UNWRITABLE") return EXIT.USAGE;
+    if (
+      error.code === "USAGE" ||
+      error.code.startsWith("INPUT_") ||
+      error.code === "INSECURE_BIND" ||
+      error.code === "LOG_FILE_UNWRITABLE"
+    )
+      return EXIT.USAGE;
     return EXIT.FAILURE;
   }
-  await writeFully(io.stderr, `mcp-normalizer: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  // zod is loaded only here, on this error path: `--help` and the stdio path need not load it.
+  const { ZodError } = await import("zod");
+  if (error instanceof ZodError) {
+    // A value built from flags that the config schema refused: name what and where.
+    const lines = error.issues
+      .slice(0, 2)
+      .map((issue) => `${issue.path.map(String).join(".") || "value"}: ${issue.message}`);
+    await writeFully(io.stderr, `mcp-normalizer: invalid command line: ${lines.join("; ")}${stack}\n`);
+    return EXIT.USAGE;
+  }
+  const text = error instanceof Error ? error.message : String(error);
+  await writeFully(
+    io.stderr,
+    `mcp-normalizer: internal error: ${text}${stack === "" ? " (--log-level debug shows where)" : stack}\n`,
+  );
   return EXIT.FAILURE;
 }
 

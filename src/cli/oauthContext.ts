@@ -13,19 +13,34 @@ import type { LoginPrompt } from "../upstreamAuth/types.js";
 import type { CliIo } from "./io.js";
 
 export function loginCommandFor(configFile: string | undefined): (server: string, url: string) => string {
-  return (server, url) => (configFile === undefined ? `mcp-normalizer login --url ${shellWord(describeUrl(url))}` : `mcp-normalizer login ${shellWord(server)} --config ${shellWord(configFile)}`);
+  return (server, url) =>
+    configFile === undefined
+      ? `mcp-normalizer login --url ${shellWord(describeUrl(url))}`
+      : `mcp-normalizer login ${shellWord(server)} --config ${shellWord(configFile)}`;
 }
 
 /** The URL on a line of its own on stderr (stdout is the host's, or the command's result). */
-export function stderrPrompt(io: CliIo, timeoutMs: number, openBrowser: boolean, lead: (server: string) => string): LoginPrompt {
+export function stderrPrompt(
+  io: CliIo,
+  timeoutMs: number,
+  openBrowser: boolean,
+  lead: (server: string) => string,
+): LoginPrompt {
   return {
-    announce: (url, server) => void io.stderr.write(`${lead(server)} (waiting up to ${describeDuration(timeoutMs)}):\n${url.href}\n`),
+    announce: (url, server) =>
+      void io.stderr.write(`${lead(server)} (waiting up to ${describeDuration(timeoutMs)}):\n${url.href}\n`),
     openBrowser,
     timeoutMs,
   };
 }
 
-export function createUpstreamAuths(io: CliIo, config: ProxyConfig, configFile: string | undefined, logger: Logger, interactive?: { openBrowser: boolean }): UpstreamAuths {
+export function createUpstreamAuths(
+  io: CliIo,
+  config: ProxyConfig,
+  configFile: string | undefined,
+  logger: Logger,
+  interactive?: { openBrowser: boolean },
+): UpstreamAuths {
   return new UpstreamAuths({
     tokenDir: tokenDirectory(io.env),
     loginCommand: loginCommandFor(configFile),
@@ -33,7 +48,14 @@ export function createUpstreamAuths(io: CliIo, config: ProxyConfig, configFile: 
     logger,
     ...(interactive === undefined
       ? {}
-      : { interactive: stderrPrompt(io, config.limits.loginTimeoutMs, interactive.openBrowser, (server) => `mcp-normalizer: upstream "${server}" needs an OAuth login; open this URL in a browser`) }),
+      : {
+          interactive: stderrPrompt(
+            io,
+            config.limits.loginTimeoutMs,
+            interactive.openBrowser,
+            (server) => `mcp-normalizer: upstream "${server}" needs an OAuth login; open this URL in a browser`,
+          ),
+        }),
   });
 }
 

@@ -1,6 +1,6 @@
 /**
- * What watches a running proxy (issue 4): the operational logger, the normalization log
- * (DESIGN.md §6, written by pino to `log.file` or stderr — never stdout), and for `serve` the
+ * What watches a running proxy: the operational logger, the normalization log
+ * (written by pino to `log.file` or stderr — never stdout), and for `serve` the
  * live views: Prometheus metrics (`/metrics`) and a bounded in-memory report (`/report`).
  */
 import { dirname, resolve } from "node:path";
@@ -12,7 +12,7 @@ import type { ProxyMetrics, MetricsDocument, UpstreamHealthSample } from "../obs
 import { createNormalizationLog, type NormalizationLog } from "../observe/normalizationLog.js";
 import { ReportAggregator } from "../report/aggregate.js";
 import { renderHtml } from "../report/renderHtml.js";
-import type { NormalizationEvent } from "../proxy/withNormalization.js";
+import type { NormalizationEvent } from "../normalize/change.js";
 import type { SessionInfo } from "../proxy/sessionManager.js";
 import { NormalizerError } from "../errors/NormalizerError.js";
 import { LogFileError } from "../observe/logFile.js";
@@ -73,23 +73,48 @@ export interface Observers {
 
 const LEVELS = new Set(["debug", "info", "warn", "error", "silent"]);
 
-export async function createObservers(config: ProxyConfig, values: ObserveValues, io: CliIo, configFile: string | undefined, options: ObserverOptions = {}): Promise<Observers> {
+export async function createObservers(
+  config: ProxyConfig,
+  values: ObserveValues,
+  io: CliIo,
+  configFile: string | undefined,
+  options: ObserverOptions = {},
+): Promise<Observers> {
   const level = values["log-level"] ?? config.log.level;
-  if (!LEVELS.has(level)) throw new NormalizerError("USAGE", `--log-level expects debug, info, warn, error or silent, got ${JSON.stringify(level)}`);
+  if (!LEVELS.has(level))
+    throw new NormalizerError(
+      "USAGE",
+      `--log-level expects debug, info, warn, error or silent, got ${JSON.stringify(level)}`,
+    );
   if (values.charset !== undefined && values.charset !== "transcode" && values.charset !== "preserve") {
-    throw new NormalizerError("USAGE", `--charset expects transcode or preserve, got ${JSON.stringify(values.charset)}`);
+    throw new NormalizerError(
+      "USAGE",
+      `--charset expects transcode or preserve, got ${JSON.stringify(values.charset)}`,
+    );
   }
   const logger = createStderrLogger(level as LogLevel, {}, (line) => io.stderr.write(line));
-  const logPath = values["log-file"] !== undefined ? resolve(io.cwd, values["log-file"]) : config.log.file !== undefined ? resolve(configFile === undefined ? io.cwd : dirname(configFile), config.log.file) : undefined;
-  // With a file, records are always written (issue 4); without one they join the operational
+  const logPath =
+    values["log-file"] !== undefined
+      ? resolve(io.cwd, values["log-file"])
+      : config.log.file !== undefined
+        ? resolve(configFile === undefined ? io.cwd : dirname(configFile), config.log.file)
+        : undefined;
+  // With a file, records are always written; without one they join the operational
   // lines on stderr unless the level asks for quiet.
   let log: NormalizationLog | undefined;
-  if (logPath !== undefined) log = openLogFile(logPath, values["log-file"] !== undefined ? "--log-file" : "log.file", logger);
-  else if (level === "debug" || level === "info") log = createNormalizationLog(io.stderr === process.stderr ? { fd: 2 } : { stream: io.stderr });
+  if (logPath !== undefined)
+    log = openLogFile(logPath, values["log-file"] !== undefined ? "--log-file" : "log.file", logger);
+  else if (level === "debug" || level === "info")
+    log = createNormalizationLog(io.stderr === process.stderr ? { fd: 2 } : { stream: io.stderr });
 
   const live = options.live ?? false;
   // Loaded only here: `stdio` never keeps metrics, and prom-client is a large load at start-up.
-  const metrics: ProxyMetrics | undefined = live ? new (await import("../observe/metrics.js")).ProxyMetrics({ ...(options.servers === undefined ? {} : { servers: options.servers }), defaultMetrics: options.defaultMetrics ?? true }) : undefined;
+  const metrics: ProxyMetrics | undefined = live
+    ? new (await import("../observe/metrics.js")).ProxyMetrics({
+        ...(options.servers === undefined ? {} : { servers: options.servers }),
+        defaultMetrics: options.defaultMetrics ?? true,
+      })
+    : undefined;
   // Bounded: totals exact, URI rows capped (DEFAULT_MAX_URIS), so a long-running proxy stays small.
   const aggregate = live ? new ReportAggregator() : undefined;
   const started = new Date().toISOString();
@@ -115,7 +140,14 @@ export async function createObservers(config: ProxyConfig, values: ObserveValues
       : {
           report: async () => ({
             contentType: "text/html; charset=utf-8",
-            body: renderHtml(aggregate.toModel({ kind: "log", source: {}, generatedAt: now().toISOString(), timeRange: { from: started, to: now().toISOString() } })),
+            body: renderHtml(
+              aggregate.toModel({
+                kind: "log",
+                source: {},
+                generatedAt: now().toISOString(),
+                timeRange: { from: started, to: now().toISOString() },
+              }),
+            ),
           }),
         }),
     watchHealth: (source) => metrics?.sampleHealthFrom(source),
@@ -130,9 +162,19 @@ export async function createObservers(config: ProxyConfig, values: ObserveValues
 /** The log file, opened now: a path that cannot be written ends the command (exit 2) before anything starts. */
 function openLogFile(path: string, setting: string, logger: Logger): NormalizationLog {
   try {
-    return createNormalizationLog({ file: path }, { onError: (error) => logger.error("normalization log write failed; no more records are written to it", { file: path, error: error.message }) });
+    return createNormalizationLog(
+      { file: path },
+      {
+        onError: (error) =>
+          logger.error("normalization log write failed; no more records are written to it", {
+            file: path,
+            error: error.message,
+          }),
+      },
+    );
   } catch (error) {
-    if (error instanceof LogFileError) throw new NormalizerError("LOG_FILE_UNWRITABLE", `${setting}: ${error.message}`, { file: path });
+    if (error instanceof LogFileError)
+      throw new NormalizerError("LOG_FILE_UNWRITABLE", `${setting}: ${error.message}`, { file: path });
     throw error;
   }
 }

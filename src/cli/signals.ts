@@ -1,5 +1,5 @@
 /**
- * Signals of long-running commands (issue 5). Each function returns the one that removes its
+ * Signals of long-running commands. Each function returns the one that removes its
  * handler.
  *
  * - SIGTERM / SIGINT: graceful shutdown (stop accepting, let in-flight requests finish up to

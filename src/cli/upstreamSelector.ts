@@ -1,12 +1,15 @@
 /**
  * The three ways to name one upstream on the command line (stdio, audit, serve --name):
- * `-- CMD ARGS…`, `--url URL [--transport T] [--header "K: V"]`, `--config FILE --server NAME`.
+ * a command (`-- CMD ARGS…`, `CMD ARGS…`, `--command CMD --arg A…`), `--url URL [--transport T]
+ * [--header "K: V"]`, `--config FILE --server NAME`.
  */
 import { resolve } from "node:path";
 import { NormalizerError } from "../errors/NormalizerError.js";
 import { loadConfigFile } from "../config/load.js";
 import { ConfigSchema, type ProxyConfig, type ServerConfig } from "../config/schema.js";
 import { parseHeaderFlags } from "./args.js";
+import { defaultUpstreamName, upstreamCommandOf } from "./upstreamCommand.js";
+import { serverNameProblem } from "../config/serverName.js";
 
 export const SELECTOR_OPTIONS = {
   url: { type: "string" },
@@ -15,10 +18,15 @@ export const SELECTOR_OPTIONS = {
   auth: { type: "string" },
   config: { type: "string" },
   server: { type: "string" },
+  command: { type: "string" },
+  arg: { type: "string", multiple: true },
 } as const;
 
 export const SELECTOR_HELP = `Upstream (exactly one of):
-  -- CMD ARGS…           spawn CMD (no shell) and speak MCP over its stdin/stdout
+  -- CMD ARGS…           spawn CMD (no shell) and speak MCP over its stdin/stdout; the "--" may
+                         be left out (CMD is the first word that is not an option, and the
+                         words after it are CMD's), for launchers that drop it (MCP Inspector)
+  --command CMD [--arg A]…   the same as flags (a value starting with '-': --arg=-y)
   --url URL              an HTTP(S) or WS(S) MCP endpoint
     --transport T        streamable-http (default for http URLs) | sse | websocket
     --header "K: V"      extra request header (repeatable)
@@ -27,6 +35,8 @@ export const SELECTOR_HELP = `Upstream (exactly one of):
   --config FILE --server NAME   a server from a proxy config file`;
 
 export interface SelectorValues {
+  command?: string | undefined;
+  arg?: string[] | undefined;
   url?: string | undefined;
   transport?: string | undefined;
   header?: string[] | undefined;
@@ -45,37 +55,101 @@ export interface SelectedUpstream {
 
 const TRANSPORTS = new Set(["streamable-http", "sse", "websocket"]);
 
-export function selectUpstream(values: SelectorValues, command: readonly string[], commandName: string, cwd: string, env: Readonly<Record<string, string | undefined>>, name = "upstream"): SelectedUpstream {
+/**
+ * `words`: the command split off the command line (after `--` or from its first operand). `name`:
+ * what records and endpoints call the upstream (`--name`); by default its executable's base name
+ * or its URL's host, and with `--config` the server's name there.
+ */
+export function selectUpstream(
+  values: SelectorValues,
+  words: readonly string[],
+  commandName: string,
+  cwd: string,
+  env: Readonly<Record<string, string | undefined>>,
+  name?: string,
+): SelectedUpstream {
+  const command = upstreamCommandOf(values, words, commandName);
   const chosen = [command.length > 0, values.url !== undefined, values.config !== undefined].filter(Boolean).length;
   if (chosen !== 1) {
-    throw new NormalizerError("USAGE", `${commandName}: name exactly one upstream: "-- CMD ARGS…", --url URL, or --config FILE --server NAME (see mcp-normalizer ${commandName} --help)`);
+    throw new NormalizerError(
+      "USAGE",
+      `${commandName}: name exactly one upstream: "-- CMD ARGS…", --url URL, or --config FILE --server NAME (see mcp-normalizer ${commandName} --help)`,
+    );
   }
   if (values.config !== undefined) {
-    if (values.auth !== undefined) throw new NormalizerError("USAGE", `${commandName}: --auth goes with --url; in a config, set the server's "auth"`);
+    if (name !== undefined)
+      throw new NormalizerError(
+        "USAGE",
+        `${commandName}: --name goes with an upstream on the command line; with --config the server keeps its name there (choose it with --server)`,
+      );
+    if (values.auth !== undefined)
+      throw new NormalizerError(
+        "USAGE",
+        `${commandName}: --auth goes with --url; in a config, set the server's "auth"`,
+      );
     const loaded = loadConfigFile(resolve(cwd, values.config), env);
     const names = Object.keys(loaded.config.mcpServers);
     const serverName = values.server ?? (names.length === 1 ? names[0] : undefined);
-    if (serverName === undefined) throw new NormalizerError("USAGE", `${commandName}: ${values.config} has ${names.length} servers (${names.join(", ")}); choose one with --server NAME`);
+    if (serverName === undefined)
+      throw new NormalizerError(
+        "USAGE",
+        `${commandName}: ${values.config} has ${names.length} servers (${names.join(", ")}); choose one with --server NAME`,
+      );
     const server = loaded.config.mcpServers[serverName];
-    if (server === undefined) throw new NormalizerError("USAGE", `${commandName}: --server ${serverName} is not in ${values.config} (servers: ${names.join(", ")})`);
+    if (server === undefined)
+      throw new NormalizerError(
+        "USAGE",
+        `${commandName}: --server ${serverName} is not in ${values.config} (servers: ${names.join(", ")})`,
+      );
     return { name: serverName, server, config: loaded.config, configFile: loaded.file };
   }
   if (values.server !== undefined) throw new NormalizerError("USAGE", `${commandName}: --server needs --config`);
   let server: ServerConfig;
   if (values.url !== undefined) {
     if (values.transport !== undefined && !TRANSPORTS.has(values.transport)) {
-      throw new NormalizerError("USAGE", `${commandName}: --transport expects streamable-http, sse or websocket, got ${JSON.stringify(values.transport)}`);
+      throw new NormalizerError(
+        "USAGE",
+        `${commandName}: --transport expects streamable-http, sse or websocket, got ${JSON.stringify(values.transport)}`,
+      );
     }
-    if (!/^(https?|wss?):\/\//i.test(values.url)) throw new NormalizerError("USAGE", `${commandName}: --url expects an http(s):// or ws(s):// URL, got ${JSON.stringify(values.url)}`);
+    if (!/^(https?|wss?):\/\//i.test(values.url))
+      throw new NormalizerError(
+        "USAGE",
+        `${commandName}: --url expects an http(s):// or ws(s):// URL, got ${JSON.stringify(values.url)}`,
+      );
     const headers = parseHeaderFlags(values.header, commandName);
-    if (values.auth !== undefined && values.auth !== "oauth") throw new NormalizerError("USAGE", `${commandName}: --auth expects oauth, got ${JSON.stringify(values.auth)} (client credentials and pre-registered clients go in a config's "auth")`);
-    if (values.auth !== undefined && (/^wss?:/i.test(values.url) || values.transport === "websocket")) throw new NormalizerError("USAGE", `${commandName}: --auth oauth works with http(s) upstreams (streamable-http, sse), not WebSocket`);
-    if (values.auth !== undefined && Object.keys(headers ?? {}).some((h) => h.toLowerCase() === "authorization")) throw new NormalizerError("USAGE", `${commandName}: --auth oauth and an Authorization --header together: the OAuth token is the Authorization header; remove one`);
-    server = { url: values.url, ...(values.transport === undefined ? {} : { transport: values.transport as "streamable-http" | "sse" | "websocket" }), ...(headers === undefined ? {} : { headers }), ...(values.auth === undefined ? {} : { auth: "oauth" as const }) };
+    if (values.auth !== undefined && values.auth !== "oauth")
+      throw new NormalizerError(
+        "USAGE",
+        `${commandName}: --auth expects oauth, got ${JSON.stringify(values.auth)} (client credentials and pre-registered clients go in a config's "auth")`,
+      );
+    if (values.auth !== undefined && (/^wss?:/i.test(values.url) || values.transport === "websocket"))
+      throw new NormalizerError(
+        "USAGE",
+        `${commandName}: --auth oauth works with http(s) upstreams (streamable-http, sse), not WebSocket`,
+      );
+    if (values.auth !== undefined && Object.keys(headers ?? {}).some((h) => h.toLowerCase() === "authorization"))
+      throw new NormalizerError(
+        "USAGE",
+        `${commandName}: --auth oauth and an Authorization --header together: the OAuth token is the Authorization header; remove one`,
+      );
+    server = {
+      url: values.url,
+      ...(values.transport === undefined
+        ? {}
+        : { transport: values.transport as "streamable-http" | "sse" | "websocket" }),
+      ...(headers === undefined ? {} : { headers }),
+      ...(values.auth === undefined ? {} : { auth: "oauth" as const }),
+    };
   } else {
-    if (values.transport !== undefined || values.header !== undefined || values.auth !== undefined) throw new NormalizerError("USAGE", `${commandName}: --transport, --header and --auth go with --url`);
+    if (values.transport !== undefined || values.header !== undefined || values.auth !== undefined)
+      throw new NormalizerError("USAGE", `${commandName}: --transport, --header and --auth go with --url`);
     server = { command: command[0]!, args: command.slice(1) };
   }
-  const config = ConfigSchema.parse({ mcpServers: { [name]: server } });
-  return { name, server, config, configFile: undefined };
+  const serverName = name ?? defaultUpstreamName(command, values.url);
+  const problem = serverNameProblem(serverName);
+  if (problem !== undefined)
+    throw new NormalizerError("USAGE", `${commandName}: --name ${JSON.stringify(serverName)}: ${problem}`);
+  const config = ConfigSchema.parse({ mcpServers: { [serverName]: server } });
+  return { name: serverName, server, config, configFile: undefined };
 }

@@ -1,6 +1,6 @@
 /**
- * `${VAR}` (and `${VAR:-default}`) in any string of the config reads the environment
- * (DESIGN.md §5). A missing variable is an error naming the variable and the JSON path.
+ * `${VAR}` (and `${VAR:-default}`) in any string of the config reads the environment, so
+ * secrets stay out of the file. A missing variable is an error naming the variable and the JSON path.
  * A default may itself hold references (`${A:-${B:-x}}`); it is expanded only when used, so a
  * variable named only in an unused default need not exist. `$` not followed by `{NAME` stays
  * as written.
@@ -12,21 +12,38 @@ const NAME = /^[A-Za-z_][A-Za-z0-9_]*/;
 /** Told of each variable a string reads (`path` is the JSON path of the string). */
 export type OnReference = (variable: string, path: string) => void;
 
-export function expandEnv(value: unknown, env: Readonly<Record<string, string | undefined>>, file: string, path = "$", onReference?: OnReference): unknown {
+export function expandEnv(
+  value: unknown,
+  env: Readonly<Record<string, string | undefined>>,
+  file: string,
+  path = "$",
+  onReference?: OnReference,
+): unknown {
   if (typeof value === "string") return expandString(value, env, file, path, onReference);
   if (Array.isArray(value)) return value.map((item, i) => expandEnv(item, env, file, `${path}[${i}]`, onReference));
   if (typeof value === "object" && value !== null) {
     const out: Record<string, unknown> = {};
     for (const [key, item] of Object.entries(value)) {
       const at = /^[A-Za-z_$][\w$]*$/.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`;
-      Object.defineProperty(out, key, { value: expandEnv(item, env, file, at, onReference), enumerable: true, writable: true, configurable: true });
+      Object.defineProperty(out, key, {
+        value: expandEnv(item, env, file, at, onReference),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
     }
     return out;
   }
   return value;
 }
 
-function expandString(text: string, env: Readonly<Record<string, string | undefined>>, file: string, path: string, onReference: OnReference | undefined): string {
+function expandString(
+  text: string,
+  env: Readonly<Record<string, string | undefined>>,
+  file: string,
+  path: string,
+  onReference: OnReference | undefined,
+): string {
   let out = "";
   let i = 0;
   for (;;) {
@@ -43,7 +60,12 @@ function expandString(text: string, env: Readonly<Record<string, string | undefi
     const found = env[reference.name];
     if (found !== undefined && found !== "") out += found;
     else if (reference.fallback !== undefined) out += expandString(reference.fallback, env, file, path, onReference);
-    else throw new NormalizerError("CONFIG_ENV_MISSING", `${file}: ${path} uses \${${reference.name}}, but the environment variable ${reference.name} is not set`, { file, path, variable: reference.name });
+    else
+      throw new NormalizerError(
+        "CONFIG_ENV_MISSING",
+        `${file}: ${path} uses \${${reference.name}}, but the environment variable ${reference.name} is not set`,
+        { file, path, variable: reference.name },
+      );
     i = reference.end;
   }
 }

@@ -8,7 +8,13 @@
 /** `$.a.b[0]["odd key"]`: dots for identifier-like keys, brackets for the rest. */
 export function formatPath(path: ReadonlyArray<PropertyKey>): string {
   let out = "$";
-  for (const key of path) out += typeof key === "number" ? `[${key}]` : /^[A-Za-z_$][\w$]*$/.test(String(key)) ? `.${String(key)}` : `[${JSON.stringify(String(key))}]`;
+  for (const key of path)
+    out +=
+      typeof key === "number"
+        ? `[${key}]`
+        : /^[A-Za-z_$][\w$]*$/.test(String(key))
+          ? `.${String(key)}`
+          : `[${JSON.stringify(String(key))}]`;
   return out;
 }
 
@@ -40,7 +46,7 @@ export function locateJsonError(text: string): JsonSyntaxError | undefined {
     throw new Stop(i, expected);
   };
   const string = (): string => {
-    if (text[i] !== '"') fail('a string in double quotes');
+    if (text[i] !== '"') fail("a string in double quotes");
     const start = i++;
     while (i < text.length && text[i] !== '"') {
       const c = text.charCodeAt(i);
@@ -119,7 +125,8 @@ export function locateJsonError(text: string): JsonSyntaxError | undefined {
       return;
     }
     const literal = /^(?:true|false|null|-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?)/.exec(text.slice(i, i + 400));
-    if (literal === null || /[\w.]/.test(text[i + literal[0].length] ?? "")) fail("a value (a string in double quotes, a number, true, false, null, an object or an array)");
+    if (literal === null || /[\w.]/.test(text[i + literal[0].length] ?? ""))
+      fail("a value (a string in double quotes, a number, true, false, null, an object or an array)");
     i += literal![0].length;
   };
   try {

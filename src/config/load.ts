@@ -1,14 +1,15 @@
 /**
- * Loading a config: read, parse, expand `${VAR}`, validate once at the edge (STYLE habit 6).
+ * Loading a config: read, parse, expand `${VAR}`, validate once at the edge.
  * Every failure is a NormalizerError whose message names the file and the JSON path at fault.
  */
 import { readFileSync } from "node:fs";
-import { dirname, isAbsolute, resolve } from "node:path";
+import { dirname, resolve } from "node:path";
 import type { z } from "zod";
 import { NormalizerError } from "../errors/NormalizerError.js";
 import { expandEnv } from "./env.js";
 import { formatPath, locateJsonError } from "./jsonLocation.js";
 import { ConfigSchema, type ProxyConfig } from "./schema.js";
+import { unknownKeyHint } from "./unknownKey.js";
 
 export interface LoadedConfig {
   readonly config: ProxyConfig;
@@ -23,20 +24,31 @@ export interface LoadedConfig {
   readonly authVariables: readonly string[];
 }
 
-export function loadConfigFile(file: string, env: Readonly<Record<string, string | undefined>> = process.env): LoadedConfig {
+export function loadConfigFile(
+  file: string,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): LoadedConfig {
   const path = resolve(file);
   let text: string;
   try {
     text = readFileSync(path, "utf8");
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    throw new NormalizerError("CONFIG_NOT_FOUND", `cannot read config file ${file}: ${code === "ENOENT" ? "no such file" : String((error as Error).message)}`, { file });
+    throw new NormalizerError(
+      "CONFIG_NOT_FOUND",
+      `cannot read config file ${file}: ${code === "ENOENT" ? "no such file" : String((error as Error).message)}`,
+      { file },
+    );
   }
   const { config, authVariables } = parseConfigText(text, file, env);
   return { config, file: path, baseDir: dirname(path), authVariables };
 }
 
-export function parseConfig(text: string, file: string, env: Readonly<Record<string, string | undefined>> = process.env): ProxyConfig {
+export function parseConfig(
+  text: string,
+  file: string,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): ProxyConfig {
   return parseConfigText(text, file, env).config;
 }
 
@@ -47,7 +59,11 @@ export function parseConfig(text: string, file: string, env: Readonly<Record<str
 const AUTH_PATH = /^\$(\.mcpServers(\.[A-Za-z_$][\w$]*|\["(?:[^"\\]|\\.)*"\]))?\.auth(?=$|[.[])/;
 
 /** The config, and the environment variables its `auth` sections read (the listener's and the servers'). */
-export function parseConfigText(text: string, file: string, env: Readonly<Record<string, string | undefined>> = process.env): { config: ProxyConfig; authVariables: string[] } {
+export function parseConfigText(
+  text: string,
+  file: string,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): { config: ProxyConfig; authVariables: string[] } {
   let raw: unknown;
   // Editors on Windows save UTF-8 with a byte order mark; JSON.parse refuses it.
   const json = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
@@ -56,8 +72,14 @@ export function parseConfigText(text: string, file: string, env: Readonly<Record
   } catch (error) {
     const at = locateJsonError(json);
     // Node's own message quotes a stretch of the text (a token can be a secret): only our words.
-    const where = at === undefined ? `: ${(error as Error).message}` : ` at line ${at.line}, column ${at.column} (in ${at.path}): expected ${at.expected}`;
-    throw new NormalizerError("CONFIG_INVALID_JSON", `${file} is not valid JSON${where}`, { file, ...(at === undefined ? {} : { line: at.line, column: at.column, path: at.path }) });
+    const where =
+      at === undefined
+        ? `: ${(error as Error).message}`
+        : ` at line ${at.line}, column ${at.column} (in ${at.path}): expected ${at.expected}`;
+    throw new NormalizerError("CONFIG_INVALID_JSON", `${file} is not valid JSON${where}`, {
+      file,
+      ...(at === undefined ? {} : { line: at.line, column: at.column, path: at.path }),
+    });
   }
   const authVariables = new Set<string>();
   const expanded = expandEnv(raw, env, file, "$", (variable, at) => {
@@ -70,14 +92,49 @@ export function validateConfig(raw: unknown, file: string): ProxyConfig {
   const reserved = findProtoKey(raw, []);
   if (reserved !== undefined) {
     // A key named __proto__ would be dropped without a word while the config is read.
-    throw new NormalizerError("CONFIG_INVALID", `${file} is not a valid mcp-normalizer config:\n  ${formatPath(reserved)}: "__proto__" cannot be used as a name here (JavaScript reserves it); choose another name`, { file, path: formatPath(reserved) });
+    throw new NormalizerError(
+      "CONFIG_INVALID",
+      `${file} is not a valid mcp-normalizer config:\n  ${formatPath(reserved)}: "__proto__" cannot be used as a name here (JavaScript reserves it); choose another name`,
+      { file, path: formatPath(reserved) },
+    );
   }
   const result = ConfigSchema.safeParse(raw);
   if (!result.success) {
-    const lines = result.error.issues.flatMap((issue) => explain(issue, [])).map(({ path, text }) => `  ${formatPath(path)}: ${text}`);
-    throw new NormalizerError("CONFIG_INVALID", `${file} is not a valid mcp-normalizer config:\n${lines.join("\n")}`, { file, issues: result.error.issues });
+    // Unknown keys first: a misspelt key is usually why a required one is missing.
+    const issues = [...result.error.issues].sort(
+      (a, b) => Number(b.code === "unrecognized_keys") - Number(a.code === "unrecognized_keys"),
+    );
+    const lines = issues
+      .flatMap((issue) => explain(issue, []))
+      .map(({ path, text }) => `  ${formatPath(path)}: ${text}${givenAt(raw, path, text)}`);
+    throw new NormalizerError("CONFIG_INVALID", `${file} is not a valid mcp-normalizer config:\n${lines.join("\n")}`, {
+      file,
+      issues: result.error.issues,
+    });
   }
   return result.data;
+}
+
+/**
+ * `, got 99999`: what the config holds where a value was refused. Strings are never quoted (a
+ * value can be a secret): only their kind is named.
+ */
+function givenAt(raw: unknown, path: ReadonlyArray<PropertyKey>, text: string): string {
+  if (!/^(Too (big|small)|Invalid input: expected)/.test(text)) return "";
+  let value: unknown = raw;
+  for (const key of path) {
+    if (typeof value !== "object" || value === null || !Object.hasOwn(value, key)) return "";
+    value = (value as Record<PropertyKey, unknown>)[key];
+  }
+  if (/received \w+$/.test(text)) return ""; // the type is already named
+  if (typeof value === "number" || typeof value === "boolean" || value === null) return `, got ${String(value)}`;
+  return typeof value === "string"
+    ? ", got a string"
+    : Array.isArray(value)
+      ? ", got an array"
+      : typeof value === "object"
+        ? ", got an object"
+        : "";
 }
 
 /** The path of the first own `__proto__` key in a parsed JSON value, if any. */
@@ -97,24 +154,34 @@ function findProtoKey(value: unknown, path: Array<string | number>): Array<strin
   return undefined;
 }
 
-const AUTH_SHAPES = 'expects "oauth", {clientId, clientSecret?, scopes?, callbackPort?} or {grant: "client_credentials", clientId, clientSecret, scopes?}';
+const AUTH_SHAPES =
+  'expects "oauth", {clientId, clientSecret?, scopes?, callbackPort?} or {grant: "client_credentials", clientId, clientSecret, scopes?}';
 
 /**
  * One line per problem. A union that failed every option (a server entry, a server's `auth`) is
  * explained by the option the input came closest to, so a bad field inside a remote server is
  * named instead of "needs command or url".
  */
-function explain(issue: z.core.$ZodIssue, base: ReadonlyArray<PropertyKey>): Array<{ path: PropertyKey[]; text: string }> {
+function explain(
+  issue: z.core.$ZodIssue,
+  base: ReadonlyArray<PropertyKey>,
+): Array<{ path: PropertyKey[]; text: string }> {
   const path = [...base, ...issue.path];
   if (issue.code === "invalid_union" && issue.errors.length > 0) {
     const isServer = path.length === 2 && path[0] === "mcpServers";
-    const neither = isServer && issue.errors.every((branch) => branch.some((e) => e.code === "invalid_type" && e.path.length === 1 && (e.path[0] === "command" || e.path[0] === "url")));
+    const neither =
+      isServer &&
+      issue.errors.every((branch) =>
+        branch.some(
+          (e) => e.code === "invalid_type" && e.path.length === 1 && (e.path[0] === "command" || e.path[0] === "url"),
+        ),
+      );
     if (neither) return [{ path, text: 'a server needs either "command" (stdio) or "url" (http(s):// or ws(s)://)' }];
     const best = [...issue.errors].sort((a, b) => mismatch(a) - mismatch(b) || a.length - b.length)[0]!;
     if (path[path.length - 1] === "auth" && best.some((e) => e.path.length === 0)) return [{ path, text: AUTH_SHAPES }];
     return best.flatMap((inner) => explain(inner, path));
   }
-  return [{ path, text: describeIssue(issue) }];
+  return [{ path, text: describeIssue(issue, path) }];
 }
 
 /** How far an input is from a union option: wrong type or literal at its top counts most. */
@@ -128,11 +195,15 @@ function mismatch(issues: readonly z.core.$ZodIssue[]): number {
   return score;
 }
 
-function describeIssue(issue: z.core.$ZodIssue): string {
-  if (issue.code === "unrecognized_keys") return `unknown key${issue.keys.length > 1 ? "s" : ""} ${issue.keys.map((k) => JSON.stringify(k)).join(", ")}`;
+function describeIssue(issue: z.core.$ZodIssue, path: ReadonlyArray<PropertyKey>): string {
+  if (issue.code === "unrecognized_keys")
+    return `unknown key${issue.keys.length > 1 ? "s" : ""} ${issue.keys.map((k) => `${JSON.stringify(k)}${unknownKeyHint(k, path)}`).join(", ")}`;
+  // A record key refused (a server name): the reason is in the inner issues.
+  if (issue.code === "invalid_key") return issue.issues.map((inner) => inner.message).join("; ");
+  if (issue.code === "invalid_type" && / received undefined$/.test(issue.message)) {
+    return path.length === 1 && path[0] === "mcpServers"
+      ? 'missing: the servers to front, {"NAME": {"command": …} or {"url": …}}'
+      : `missing (expected ${issue.expected})`;
+  }
   return issue.message;
-}
-
-export function resolveFrom(baseDir: string, path: string): string {
-  return isAbsolute(path) ? path : resolve(baseDir, path);
 }

@@ -3,14 +3,39 @@ import type { NormalizeConfig, ProxyConfig, ServerConfig } from "./schema.js";
 
 /**
  * The policy for one server: `limits.maxNormalizeBytes`, then the global `normalize`, then the
- * server's own (DESIGN.md §5: per-server `normalize` overrides the global one). Rules of both
+ * server's own (per-server `normalize` overrides the global one). Rules of both
  * apply, the server's last (later rules win).
  */
-export function policyOptionsFor(config: Pick<ProxyConfig, "normalize" | "limits">, server: Pick<ServerConfig, "normalize"> | undefined): PolicyOptions {
+export function policyOptionsFor(
+  config: Pick<ProxyConfig, "normalize" | "limits">,
+  server: Pick<ServerConfig, "normalize"> | undefined,
+): PolicyOptions {
   const global: NormalizeConfig = config.normalize ?? {};
   const own: NormalizeConfig = server?.normalize ?? {};
   const { rules: globalRules = [], ...globalSettings } = global;
   const { rules: ownRules = [], ...ownSettings } = own;
-  const rules: PolicyRule[] = [...globalRules, ...ownRules];
-  return { maxNormalizeBytes: config.limits.maxNormalizeBytes, ...globalSettings, ...ownSettings, rules };
+  // The fit layer's keys and tool rules are not the engine's (src/config/fitPolicy.ts takes them).
+  const rules: PolicyRule[] = [...globalRules, ...ownRules]
+    .filter((rule) => rule.tool === undefined)
+    .map(({ uri, mimeType, set }) => ({
+      ...(uri === undefined ? {} : { uri }),
+      ...(mimeType === undefined ? {} : { mimeType }),
+      set: withoutFitKeys(set),
+    }));
+  return {
+    maxNormalizeBytes: config.limits.maxNormalizeBytes,
+    ...withoutFitKeys(globalSettings),
+    ...withoutFitKeys(ownSettings),
+    rules,
+  };
+}
+
+function withoutFitKeys<T extends object>(settings: T): Omit<T, "images" | "embeddedResources" | "maxResultBytes"> {
+  const {
+    images: _images,
+    embeddedResources: _inline,
+    maxResultBytes: _max,
+    ...rest
+  } = settings as T & { images?: unknown; embeddedResources?: unknown; maxResultBytes?: unknown };
+  return rest;
 }

@@ -1,15 +1,34 @@
 /**
- * The one schema of `proxy.config.json` (DESIGN.md §5, STYLE habit 6): the TypeScript type,
+ * The one schema of `proxy.config.json`: the TypeScript type,
  * the defaults and config/proxy.config.schema.json all come from here.
  */
 import { z } from "zod";
-import { DEFAULT_HOST_BUFFER_BYTES, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_UPSTREAM_BUFFER_BYTES } from "../transports/types.js";
+import {
+  DEFAULT_HOST_BUFFER_BYTES,
+  DEFAULT_MAX_MESSAGE_BYTES,
+  DEFAULT_UPSTREAM_BUFFER_BYTES,
+} from "../transports/types.js";
 import { DEFAULT_MAX_NORMALIZE_BYTES } from "../normalize/policy.js";
 import { DEFAULT_SESSION_IDLE_TIMEOUT_MS } from "../transports/host/streamableHttpHost.js";
 import { DEFAULT_PING_INTERVAL_MS } from "../transports/host/wsHeartbeat.js";
+import {
+  DEFAULT_FIT_CONCURRENCY,
+  DEFAULT_FIT_TIMEOUT_MS,
+  DEFAULT_IMAGE_FORMATS,
+  DEFAULT_IMAGE_MAX_BYTES,
+  DEFAULT_IMAGE_MAX_DIMENSION,
+  DEFAULT_IMAGE_MAX_PIXELS,
+  DEFAULT_SPILL_MAX_BYTES,
+  DEFAULT_SPILL_TTL_MS,
+  IMAGE_FORMATS,
+  MIN_RESULT_BYTES,
+} from "../fit/settings.js";
+import { serverNameProblem } from "./serverName.js";
 
 export const DEFAULT_PORT = 8808;
 export const DEFAULT_HOST = "127.0.0.1";
+/** Host names allowed in the `Host` header by default: loopback only (DNS rebinding defence). */
+export const DEFAULT_ALLOWED_HOSTS: readonly string[] = ["localhost", "127.0.0.1", "[::1]"];
 export const DEFAULT_REQUEST_TIMEOUT_MS = 300_000;
 export const DEFAULT_MAX_SESSIONS = 1000;
 /** Default `limits.maxSessionsPerClient`: live host sessions one client address may hold. */
@@ -41,34 +60,129 @@ export const DEFAULT_OAUTH_REQUEST_TIMEOUT_MS = 30_000;
 export { DEFAULT_HOST_BUFFER_BYTES, DEFAULT_UPSTREAM_BUFFER_BYTES };
 /** The smallest buffer limit accepted: Node's own stream high-water mark (16 KiB). */
 const MIN_BUFFER_BYTES = 16 * 1024;
+/** Default `limits.maxTrackedTasks`: task ids (task → creating method) remembered per upstream connection. */
+export const DEFAULT_MAX_TRACKED_TASKS = 1000;
 
 const normalizeSettings = {
   unwrapBlobs: z.boolean().optional().describe("blob whose bytes are UTF-8 text → text (default true)"),
   transcode: z.boolean().optional().describe("BOM-marked or declared non-UTF-8 charset → decoded text (default true)"),
-  reencodeBinaryText: z.boolean().optional().describe("binary strings and surrogate-escaped text → blob (default true)"),
+  reencodeBinaryText: z
+    .boolean()
+    .optional()
+    .describe("binary strings and surrogate-escaped text → blob (default true)"),
   fixMime: z.boolean().optional().describe("missing, generic or contradicted mimeType → corrected (default true)"),
-  media: z.boolean().optional().describe("image/audio blocks get the mimeType their bytes' signature says (default true)"),
-  charset: z.enum(["transcode", "preserve"]).optional().describe('"preserve": textual bytes in a non-UTF-8 charset stay a blob labelled ;charset=X'),
-  maxNormalizeBytes: z.number().int().positive().optional().describe("entries whose text/blob is longer pass untouched"),
-  extraTextualTypes: z.array(z.string().regex(/^[^/\s;]+\/[^/\s;]+$/, "a type/subtype essence")).optional().describe("essences treated as textual on top of the built-in list"),
+  media: z
+    .boolean()
+    .optional()
+    .describe("image/audio blocks get the mimeType their bytes' signature says (default true)"),
+  detectCharset: z
+    .boolean()
+    .optional()
+    .describe(
+      "textual bytes with no charset that are not UTF-8: detect the charset and transcode when confident (default true)",
+    ),
+  charset: z
+    .enum(["transcode", "preserve"])
+    .optional()
+    .describe('"preserve": textual bytes in a non-UTF-8 charset stay a blob labelled ;charset=X'),
+  maxNormalizeBytes: z
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .describe("entries whose text/blob is longer pass untouched"),
+  extraTextualTypes: z
+    .array(z.string().regex(/^[^/\s;]+\/[^/\s;]+$/, "a type/subtype essence"))
+    .optional()
+    .describe("essences treated as textual on top of the built-in list"),
   dryRun: z.boolean().optional().describe("log what would change, forward the original"),
+  ...fitSettings(),
 };
+
+/** Fitting results to the host: every key off unless set (issue: images, embedded resources, long results). */
+function fitSettings() {
+  return {
+    images: z
+      .union([
+        z.boolean(),
+        z.strictObject({
+          maxDimension: z
+            .number()
+            .int()
+            .min(16)
+            .optional()
+            .describe(`longest side in pixels (default ${DEFAULT_IMAGE_MAX_DIMENSION})`),
+          maxBytes: z
+            .number()
+            .int()
+            .min(1024)
+            .optional()
+            .describe(`bytes of one image after fitting (default ${DEFAULT_IMAGE_MAX_BYTES})`),
+          formats: z
+            .array(z.enum(IMAGE_FORMATS))
+            .min(1)
+            .optional()
+            .describe(`formats the host accepts (default ${DEFAULT_IMAGE_FORMATS.join(", ")})`),
+          resources: z
+            .boolean()
+            .optional()
+            .describe("also fit image/* blobs of resources/read results (default false)"),
+        }),
+      ])
+      .optional()
+      .describe(
+        "fit images in tool results, prompt messages and embedded resources: true (defaults), false (off), or limits",
+      ),
+    embeddedResources: z
+      .enum(["keep", "inline"])
+      .optional()
+      .describe('"inline": embedded text resources become text blocks, image blobs image blocks (default "keep")'),
+    maxResultBytes: z
+      .union([z.number().int().min(MIN_RESULT_BYTES), z.literal(false)])
+      .optional()
+      .describe(
+        "tool result text over this many UTF-8 bytes is cut; the rest is served as pages linked from the result (false: off)",
+      ),
+  };
+}
+
+/** Keys a rule with a `tool` condition may set: only the fit layer knows the tool. */
+const TOOL_RULE_KEYS: ReadonlySet<string> = new Set(["images", "embeddedResources", "maxResultBytes"]);
 
 export const NormalizeSchema = z
   .strictObject({
     ...normalizeSettings,
     rules: z
       .array(
-        z.strictObject({
-          uri: z.string().optional().describe("glob over the URI: * within a segment, ** across"),
-          mimeType: z.string().optional().describe("an essence (text/markdown) or a wildcard (image/*)"),
-          set: z.strictObject(normalizeSettings),
-        }),
+        z
+          .strictObject({
+            uri: z.string().optional().describe("glob over the URI: * within a segment, ** across"),
+            mimeType: z.string().optional().describe("an essence (text/markdown) or a wildcard (image/*)"),
+            tool: z
+              .string()
+              .min(1)
+              .optional()
+              .describe(
+                "glob over the tool name (tools/call results); such a rule may set only images, embeddedResources, maxResultBytes",
+              ),
+            set: z.strictObject(normalizeSettings),
+          })
+          .superRefine((rule, ctx) => {
+            if (rule.tool === undefined) return;
+            for (const key of Object.keys(rule.set)) {
+              if (!TOOL_RULE_KEYS.has(key))
+                ctx.addIssue({
+                  code: "custom",
+                  path: ["set", key],
+                  message: `a rule with "tool" may set only images, embeddedResources and maxResultBytes (the engine does not know tools); put "${key}" in a rule without "tool"`,
+                });
+            }
+          }),
       )
       .optional()
       .describe("per-URI / per-type overrides; later rules win"),
   })
-  .describe("normalization policy (DESIGN.md §1)");
+  .describe("normalization policy");
 
 const common = {
   normalize: NormalizeSchema.optional(),
@@ -82,11 +196,19 @@ export const StdioServerSchema = z.looseObject({
   args: z.array(z.string()).optional(),
   env: z.record(z.string(), z.string()).optional(),
   cwd: z.string().optional(),
-  inheritEnv: z.boolean().optional().describe("serve: the child gets the proxy's whole environment (minus the variables the listener's and the servers' auth read) instead of HOME, LOGNAME, PATH, SHELL, TERM, USER; env is added either way"),
+  inheritEnv: z
+    .boolean()
+    .optional()
+    .describe(
+      "serve: the child gets the proxy's whole environment (minus the variables the listener's and the servers' auth read) instead of HOME, LOGNAME, PATH, SHELL, TERM, USER; env is added either way",
+    ),
   ...common,
 });
 
-const scopes = z.array(z.string().min(1)).optional().describe("scopes to ask for (default: what the server's 401 or metadata advertises)");
+const scopes = z
+  .array(z.string().min(1))
+  .optional()
+  .describe("scopes to ask for (default: what the server's 401 or metadata advertises)");
 
 /** OAuth to a remote upstream: the browser flow (code + PKCE), or client credentials for sidecars. */
 export const UpstreamAuthSchema = z
@@ -106,11 +228,19 @@ export const UpstreamAuthSchema = z
         clientId: z.string().min(1),
         clientSecret: z.string().min(1).optional(),
         scopes,
-        callbackPort: z.number().int().min(1).max(65535).optional().describe("port of the http://127.0.0.1:PORT/callback redirect (default: a free port)"),
+        callbackPort: z
+          .number()
+          .int()
+          .min(1)
+          .max(65535)
+          .optional()
+          .describe("port of the http://127.0.0.1:PORT/callback redirect (default: a free port)"),
       })
       .describe("authorization code + PKCE with a pre-registered client"),
   ])
-  .describe('"oauth", {clientId, clientSecret?, scopes?, callbackPort?} or {grant: "client_credentials", clientId, clientSecret, scopes?}');
+  .describe(
+    '"oauth", {clientId, clientSecret?, scopes?, callbackPort?} or {grant: "client_credentials", clientId, clientSecret, scopes?}',
+  );
 
 export const RemoteServerSchema = z
   .looseObject({
@@ -123,11 +253,25 @@ export const RemoteServerSchema = z
   })
   .superRefine((server, ctx) => {
     if (server.auth === undefined) return;
-    if (/^wss?:/i.test(server.url) || server.transport === "websocket" || server.type === "ws" || server.type === "websocket") {
-      ctx.addIssue({ code: "custom", path: ["auth"], message: "OAuth works with http(s) upstreams (streamable-http, sse), not WebSocket" });
+    if (
+      /^wss?:/i.test(server.url) ||
+      server.transport === "websocket" ||
+      server.type === "ws" ||
+      server.type === "websocket"
+    ) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["auth"],
+        message: "OAuth works with http(s) upstreams (streamable-http, sse), not WebSocket",
+      });
     }
     if (Object.keys(server.headers ?? {}).some((name) => name.toLowerCase() === "authorization")) {
-      ctx.addIssue({ code: "custom", path: ["headers"], message: 'an "Authorization" header and "auth" together: the OAuth token is the Authorization header; remove one' });
+      ctx.addIssue({
+        code: "custom",
+        path: ["headers"],
+        message:
+          'an "Authorization" header and "auth" together: the OAuth token is the Authorization header; remove one',
+      });
     }
   });
 
@@ -143,7 +287,13 @@ export const ConfigSchema = z
       })
       .default({ host: DEFAULT_HOST, port: DEFAULT_PORT }),
     mcpServers: z
-      .record(z.string().regex(/^[A-Za-z0-9._-]+$/, "server names may use letters, digits, '.', '_' and '-'"), ServerSchema)
+      .record(
+        z.string().superRefine((name, ctx) => {
+          const problem = serverNameProblem(name);
+          if (problem !== undefined) ctx.addIssue({ code: "custom", message: problem });
+        }),
+        ServerSchema,
+      )
       .refine((servers) => Object.keys(servers).length > 0, "at least one server is required"),
     normalize: NormalizeSchema.optional(),
     log: z
@@ -155,38 +305,226 @@ export const ConfigSchema = z
     auth: z
       .strictObject({
         bearerTokens: z.array(z.string().min(1)).optional(),
-        allowUnauthenticated: z.boolean().optional().describe("explicit opt-out: listen on a non-loopback address without tokens"),
+        allowUnauthenticated: z
+          .boolean()
+          .optional()
+          .describe("explicit opt-out: listen on a non-loopback address without tokens"),
       })
       .optional(),
     allowedOrigins: z.array(z.string()).optional(),
     allowedHosts: z.array(z.string()).optional(),
     limits: z
       .strictObject({
-        maxMessageBytes: z.number().int().positive().default(DEFAULT_MAX_MESSAGE_BYTES).describe("largest JSON-RPC message (stdio line, WebSocket frame, SSE event) and HTTP body, in bytes; over it: a JSON-RPC error, the session goes on"),
-        maxBodyBytes: z.number().int().positive().optional().describe("largest HTTP request body (one message or a batch) on /mcp and /messages, in bytes (default: maxMessageBytes)"),
-        maxNormalizeBytes: z.number().int().positive().default(DEFAULT_MAX_NORMALIZE_BYTES).describe("entries whose text/blob is longer pass untouched (normalization size threshold)"),
-        requestTimeoutMs: z.number().int().positive().default(DEFAULT_REQUEST_TIMEOUT_MS).describe("a host request the upstream has not answered in this time gets a JSON-RPC error"),
-        maxSessions: z.number().int().positive().default(DEFAULT_MAX_SESSIONS).describe("live host sessions of every kind together; the next gets 503"),
-        maxSessionsPerClient: z.number().int().positive().default(DEFAULT_MAX_SESSIONS_PER_CLIENT).describe("live host sessions one client address may hold; the next gets 503"),
-        shutdownGraceMs: z.number().int().min(0).default(DEFAULT_SHUTDOWN_GRACE_MS).describe("after SIGTERM/SIGINT, how long in-flight requests may take before sessions are ended"),
-        restartBackoffMs: z.number().int().min(0).default(DEFAULT_RESTART_BACKOFF_MS).describe("after an upstream dies, the wait before the next one starts; doubles per consecutive failure"),
-        maxRestartBackoffMs: z.number().int().min(0).default(DEFAULT_MAX_RESTART_BACKOFF_MS).describe("cap of restartBackoffMs's doubling"),
-        statelessPoolSize: z.number().int().positive().default(DEFAULT_STATELESS_POOL_SIZE).describe("stateless requests (protocol 2026-07-28: no session) are served by up to this many started upstreams per server and bearer token, reused; one with nothing in flight for sessionIdleMs is ended"),
-        maxBatch: z.number().int().positive().default(DEFAULT_MAX_BATCH).describe("most messages in one JSON-RPC batch from a host; a bigger batch is refused whole (413 over HTTP, -32600 naming the limit) and nothing of it is forwarded"),
-        sessionIdleMs: z.number().int().positive().default(DEFAULT_SESSION_IDLE_TIMEOUT_MS).describe("a streamable HTTP session with no request (none waiting either) and no open stream (read or not) for this long is ended (its upstream too); the host's next request gets 404 and it initializes again"),
-        pingIntervalMs: z.number().int().min(0).default(DEFAULT_PING_INTERVAL_MS).describe("WebSocket hosts are pinged this often; one that has not answered (pong, any frame, or taking what was queued for it) by the next ping is dropped (half-open connections); not judged while the proxy is not reading it (its upstream is behind); 0 turns it off"),
-        headersTimeoutMs: z.number().int().positive().default(DEFAULT_HEADERS_TIMEOUT_MS).describe("a connection that has not sent its whole request header in this time is closed (408); no more than requestBodyTimeoutMs"),
-        requestBodyTimeoutMs: z.number().int().positive().default(DEFAULT_REQUEST_BODY_TIMEOUT_MS).describe("a request whose headers and body have not all arrived in this time is closed (408)"),
-        keepAliveTimeoutMs: z.number().int().positive().default(DEFAULT_KEEP_ALIVE_TIMEOUT_MS).describe("an idle keep-alive HTTP connection is closed after this"),
-        maxConnections: z.number().int().positive().default(DEFAULT_MAX_CONNECTIONS).describe("open HTTP connections at once (SSE and WebSocket streams, keep-alive, requests); more are closed as they arrive"),
-        hostBufferBytes: z.number().int().min(MIN_BUFFER_BYTES).default(DEFAULT_HOST_BUFFER_BYTES).describe("bytes sent to one host connection (WebSocket, SSE stream, HTTP responses, the stdout of stdio mode) that it has not read yet; above it the proxy stops reading that session's upstream until the host has taken them. Nothing is dropped"),
-        upstreamBufferBytes: z.number().int().min(MIN_BUFFER_BYTES).default(DEFAULT_UPSTREAM_BUFFER_BYTES).describe("bytes sent to one upstream (a child's stdin, a WebSocket, HTTP POSTs not yet answered) that it has not taken yet; above it the proxy stops reading that session's host until the upstream has taken them"),
-        rawStringBytes: z.number().int().min(0).default(DEFAULT_RAW_STRING_BYTES).describe("blob/text/data strings at least this many bytes long in an upstream's stdio lines, streamable HTTP JSON bodies and WebSocket messages are read, normalized and written as bytes, never as JS strings (big reads: less CPU and memory); 0 turns it off"),
-        loginTimeoutMs: z.number().int().positive().default(DEFAULT_LOGIN_TIMEOUT_MS).describe("an OAuth browser login (login, or stdio without a usable token) that gets no redirect back in this time fails"),
-        oauthRequestTimeoutMs: z.number().int().positive().default(DEFAULT_OAUTH_REQUEST_TIMEOUT_MS).describe("one request to an OAuth authorization server or metadata URL (discovery, registration, token, refresh)"),
+        maxMessageBytes: z
+          .number()
+          .int()
+          .positive()
+          .default(DEFAULT_MAX_MESSAGE_BYTES)
+          .describe(
+            "largest JSON-RPC message (stdio line, WebSocket frame, SSE event) and HTTP body, in bytes; over it: a JSON-RPC error, the session goes on",
+          ),
+        maxBodyBytes: z
+          .number()
+          .int()
+          .positive()
+          .optional()
+          .describe(
+            "largest HTTP request body (one message or a batch) on /mcp and /messages, in bytes (default: maxMessageBytes)",
+          ),
+        maxNormalizeBytes: z
+          .number()
+          .int()
+          .positive()
+          .default(DEFAULT_MAX_NORMALIZE_BYTES)
+          .describe("entries whose text/blob is longer pass untouched (normalization size threshold)"),
+        requestTimeoutMs: z
+          .number()
+          .int()
+          .positive()
+          .default(DEFAULT_REQUEST_TIMEOUT_MS)
+          .describe("a host request the upstream has not answered in this time gets a JSON-RPC error"),
+        maxSessions: z
+          .number()
+          .int()
+          .positive()
+          .default(DEFAULT_MAX_SESSIONS)
+          .describe("live host sessions of every kind together; the next gets 503"),
+        maxSessionsPerClient: z
+          .number()
+          .int()
+          .positive()
+          .default(DEFAULT_MAX_SESSIONS_PER_CLIENT)
+          .describe("live host sessions one client address may hold; the next gets 503"),
+        shutdownGraceMs: z
+          .number()
+          .int()
+          .min(0)
+          .default(DEFAULT_SHUTDOWN_GRACE_MS)
+          .describe("after SIGTERM/SIGINT, how long in-flight requests may take before sessions are ended"),
+        restartBackoffMs: z
+          .number()
+          .int()
+          .min(0)
+          .default(DEFAULT_RESTART_BACKOFF_MS)
+          .describe("after an upstream dies, the wait before the next one starts; doubles per consecutive failure"),
+        maxRestartBackoffMs: z
+          .number()
+          .int()
+          .min(0)
+          .default(DEFAULT_MAX_RESTART_BACKOFF_MS)
+          .describe("cap of restartBackoffMs's doubling"),
+        statelessPoolSize: z
+          .number()
+          .int()
+          .positive()
+          .default(DEFAULT_STATELESS_POOL_SIZE)
+          .describe(
+            "stateless requests (protocol 2026-07-28: no session) are served by up to this many started upstreams per server and bearer token, reused; one with nothing in flight for sessionIdleMs is ended",
+          ),
+        maxBatch: z
+          .number()
+          .int()
+          .positive()
+          .default(DEFAULT_MAX_BATCH)
+          .describe(
+            "most messages in one JSON-RPC batch from a host; a bigger batch is refused whole (413 over HTTP, -32600 naming the limit) and nothing of it is forwarded",
+          ),
+        sessionIdleMs: z
+          .number()
+          .int()
+          .positive()
+          .default(DEFAULT_SESSION_IDLE_TIMEOUT_MS)
+          .describe(
+            "a streamable HTTP session with no request (none waiting either) and no open stream (read or not) for this long is ended (its upstream too); the host's next request gets 404 and it initializes again",
+          ),
+        pingIntervalMs: z
+          .number()
+          .int()
+          .min(0)
+          .default(DEFAULT_PING_INTERVAL_MS)
+          .describe(
+            "WebSocket hosts are pinged this often; one that has not answered (pong, any frame, or taking what was queued for it) by the next ping is dropped (half-open connections); not judged while the proxy is not reading it (its upstream is behind); 0 turns it off",
+          ),
+        headersTimeoutMs: z
+          .number()
+          .int()
+          .positive()
+          .default(DEFAULT_HEADERS_TIMEOUT_MS)
+          .describe(
+            "a connection that has not sent its whole request header in this time is closed (408); no more than requestBodyTimeoutMs",
+          ),
+        requestBodyTimeoutMs: z
+          .number()
+          .int()
+          .positive()
+          .default(DEFAULT_REQUEST_BODY_TIMEOUT_MS)
+          .describe("a request whose headers and body have not all arrived in this time is closed (408)"),
+        keepAliveTimeoutMs: z
+          .number()
+          .int()
+          .positive()
+          .default(DEFAULT_KEEP_ALIVE_TIMEOUT_MS)
+          .describe("an idle keep-alive HTTP connection is closed after this"),
+        maxConnections: z
+          .number()
+          .int()
+          .positive()
+          .default(DEFAULT_MAX_CONNECTIONS)
+          .describe(
+            "open HTTP connections at once (SSE and WebSocket streams, keep-alive, requests); more are closed as they arrive",
+          ),
+        hostBufferBytes: z
+          .number()
+          .int()
+          .min(MIN_BUFFER_BYTES)
+          .default(DEFAULT_HOST_BUFFER_BYTES)
+          .describe(
+            "bytes sent to one host connection (WebSocket, SSE stream, HTTP responses, the stdout of stdio mode) that it has not read yet; above it the proxy stops reading that session's upstream until the host has taken them. Nothing is dropped",
+          ),
+        upstreamBufferBytes: z
+          .number()
+          .int()
+          .min(MIN_BUFFER_BYTES)
+          .default(DEFAULT_UPSTREAM_BUFFER_BYTES)
+          .describe(
+            "bytes sent to one upstream (a child's stdin, a WebSocket, HTTP POSTs not yet answered) that it has not taken yet; above it the proxy stops reading that session's host until the upstream has taken them",
+          ),
+        rawStringBytes: z
+          .number()
+          .int()
+          .min(0)
+          .default(DEFAULT_RAW_STRING_BYTES)
+          .describe(
+            "blob/text/data strings at least this many bytes long in an upstream's stdio lines, streamable HTTP JSON bodies and WebSocket messages are read, normalized and written as bytes, never as JS strings (big reads: less CPU and memory); 0 turns it off",
+          ),
+        loginTimeoutMs: z
+          .number()
+          .int()
+          .positive()
+          .default(DEFAULT_LOGIN_TIMEOUT_MS)
+          .describe(
+            "an OAuth browser login (login, or stdio without a usable token) that gets no redirect back in this time fails",
+          ),
+        oauthRequestTimeoutMs: z
+          .number()
+          .int()
+          .positive()
+          .default(DEFAULT_OAUTH_REQUEST_TIMEOUT_MS)
+          .describe(
+            "one request to an OAuth authorization server or metadata URL (discovery, registration, token, refresh)",
+          ),
+        imageMaxPixels: z
+          .number()
+          .int()
+          .positive()
+          .default(DEFAULT_IMAGE_MAX_PIXELS)
+          .describe(
+            "images declaring more pixels (width × height) are not decoded: sent as they are, with a warning record",
+          ),
+        fitTimeoutMs: z
+          .number()
+          .int()
+          .positive()
+          .default(DEFAULT_FIT_TIMEOUT_MS)
+          .describe(
+            "a result waits at most this long for its images to be fitted; then they go as they were, with a warning record",
+          ),
+        fitConcurrency: z
+          .number()
+          .int()
+          .positive()
+          .default(DEFAULT_FIT_CONCURRENCY)
+          .describe(
+            "images decoded and encoded at the same time, over all sessions (each holds a decoded image in memory)",
+          ),
+        spillTtlMs: z
+          .number()
+          .int()
+          .positive()
+          .default(DEFAULT_SPILL_TTL_MS)
+          .describe("pages of a cut tool result (maxResultBytes) can be read for this long"),
+        spillMaxBytes: z
+          .number()
+          .int()
+          .positive()
+          .default(DEFAULT_SPILL_MAX_BYTES)
+          .describe(
+            "memory the pages of cut tool results may take, over all sessions; a result that does not fit goes out whole, with a warning record",
+          ),
+        maxTrackedTasks: z
+          .number()
+          .int()
+          .positive()
+          .default(DEFAULT_MAX_TRACKED_TASKS)
+          .describe(
+            "task ids remembered per upstream connection so a task's tasks/result is normalized as the request that created it; past it the least recently used is forgotten (its result passes unchanged)",
+          ),
       })
       // Node refuses a header timeout longer than the whole request's.
-      .refine((limits) => limits.headersTimeoutMs <= limits.requestBodyTimeoutMs, { message: "must be no more than limits.requestBodyTimeoutMs", path: ["headersTimeoutMs"] })
+      .refine((limits) => limits.headersTimeoutMs <= limits.requestBodyTimeoutMs, {
+        message: "must be no more than limits.requestBodyTimeoutMs",
+        path: ["headersTimeoutMs"],
+      })
       .default({
         maxMessageBytes: DEFAULT_MAX_MESSAGE_BYTES,
         maxNormalizeBytes: DEFAULT_MAX_NORMALIZE_BYTES,
@@ -209,6 +547,12 @@ export const ConfigSchema = z
         maxConnections: DEFAULT_MAX_CONNECTIONS,
         loginTimeoutMs: DEFAULT_LOGIN_TIMEOUT_MS,
         oauthRequestTimeoutMs: DEFAULT_OAUTH_REQUEST_TIMEOUT_MS,
+        imageMaxPixels: DEFAULT_IMAGE_MAX_PIXELS,
+        fitTimeoutMs: DEFAULT_FIT_TIMEOUT_MS,
+        fitConcurrency: DEFAULT_FIT_CONCURRENCY,
+        spillTtlMs: DEFAULT_SPILL_TTL_MS,
+        spillMaxBytes: DEFAULT_SPILL_MAX_BYTES,
+        maxTrackedTasks: DEFAULT_MAX_TRACKED_TASKS,
       }),
   })
   .describe("mcp-normalizer proxy configuration");

@@ -6,7 +6,7 @@
  * Node's own decoder is lenient (it skips unknown characters and accepts base64url), so it is
  * used for speed and its output length is checked against the length the input implies.
  */
-import { allocWithEscapeRoom } from "./rawJson.js";
+import { allocWithEscapeRoom } from "../wire/rawJson.js";
 
 const WHITESPACE = /[\t\n\r ]/g;
 

@@ -1,4 +1,4 @@
-/** The record of what the engine decided for one entry (DESIGN.md §6 before server/session/ts). */
+/** The record of what the engine decided for one entry: a log line before server, session and ts are added. */
 
 export type ChangeAction =
   | "unwrap-blob"
@@ -10,6 +10,15 @@ export type ChangeAction =
   | "skip-too-large"
   | "warn-unrepresentable"
   | "warn-media-mismatch"
+  | "fit-image"
+  | "inline-resource"
+  | "cut-result"
+  | "warn-image-undecodable"
+  | "warn-image-too-many-pixels"
+  | "warn-image-unfittable"
+  | "warn-image-timeout"
+  | "warn-spill-full"
+  | "warn-lossy-text"
   | "none";
 
 /** Actions that leave the entry as it was and say why. */
@@ -18,6 +27,12 @@ export const WARNING_ACTIONS: ReadonlySet<ChangeAction> = new Set([
   "skip-too-large",
   "warn-unrepresentable",
   "warn-media-mismatch",
+  "warn-image-undecodable",
+  "warn-image-too-many-pixels",
+  "warn-image-unfittable",
+  "warn-image-timeout",
+  "warn-spill-full",
+  "warn-lossy-text",
 ]);
 
 export interface ChangeRecord {
@@ -36,8 +51,20 @@ export interface ChangeRecord {
   reason: string;
   /** False in dryRun: the record says what would change, the entry went out unchanged. */
   applied: boolean;
+  /** Present when the engine guessed the bytes' charset (none was declared): what it found. */
+  detected?: { charset: string; confidence: number };
 }
 
 export function isChange(record: ChangeRecord): boolean {
   return record.action !== "none";
+}
+
+/** What normalizing one message produced: the records of its entries, for logs, metrics and reports. */
+export interface NormalizationEvent {
+  /** The method of the request the result answers (or of the server→client request). */
+  readonly method: string;
+  readonly id: string | number;
+  readonly changes: readonly ChangeRecord[];
+  /** Milliseconds spent in the engine for this message. */
+  readonly ms: number;
 }

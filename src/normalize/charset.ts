@@ -1,20 +1,25 @@
 /**
  * Strict charset decoding. iconv-lite never fails (it substitutes U+FFFD), so every decode is
  * checked by encoding the result back: only a decode that reproduces the exact bytes counts
- * (STYLE habit 3: decode strictly or leave the content alone).
+ * (decode strictly or leave the content alone).
  */
 import iconv from "iconv-lite";
 
 const isWellFormed = (s: string): boolean => (s as unknown as { isWellFormed(): boolean }).isWellFormed();
 
-export type Bom = { readonly charset: "utf-8" | "utf-16le" | "utf-16be" | "utf-32le" | "utf-32be"; readonly length: number };
+export type Bom = {
+  readonly charset: "utf-8" | "utf-16le" | "utf-16be" | "utf-32le" | "utf-32be";
+  readonly length: number;
+};
 
 export function detectBom(bytes: Uint8Array): Bom | null {
   const b0 = bytes[0];
   const b1 = bytes[1];
   if (b0 === 0xef && b1 === 0xbb && bytes[2] === 0xbf) return { charset: "utf-8", length: 3 };
   if (b0 === 0xff && b1 === 0xfe) {
-    return bytes[2] === 0 && bytes[3] === 0 && bytes.length >= 4 ? { charset: "utf-32le", length: 4 } : { charset: "utf-16le", length: 2 };
+    return bytes[2] === 0 && bytes[3] === 0 && bytes.length >= 4
+      ? { charset: "utf-32le", length: 4 }
+      : { charset: "utf-16le", length: 2 };
   }
   if (b0 === 0xfe && b1 === 0xff) return { charset: "utf-16be", length: 2 };
   if (b0 === 0 && b1 === 0 && bytes[2] === 0xfe && bytes[3] === 0xff) return { charset: "utf-32be", length: 4 };

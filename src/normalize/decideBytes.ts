@@ -1,9 +1,10 @@
 /**
  * The decision for raw bytes — a decoded `blob`, or the bytes recovered from a binary string —
- * following DESIGN.md §1's decision table, row by row, in order.
+ * following the decision table (docs/architecture.md), row by row, in order.
  */
 import { isAscii, isUtf8 } from "node:buffer";
 import { canonicalCharset, decodeStrict, detectBom, isUtf8Family, isWideCharset } from "./charset.js";
+import { detectCharset } from "./charsetDetection.js";
 import { getParam, parseMediaType, withEssence, withParam, withoutParam, type MediaType } from "./mediaType.js";
 import { isGenericType, isTextualType, typeFromUri } from "./mimeTables.js";
 import type { ResolvedPolicy } from "./policy.js";
@@ -21,8 +22,21 @@ export type BytesDecision =
       /** True when the bytes were in another encoding than UTF-8 (BOM-marked UTF-16/32, a legacy charset). */
       readonly transcoded: boolean;
       readonly reason: string;
+      /** Set when the charset was detected from the bytes rather than declared or marked. */
+      readonly detected?: DetectedCharset;
     }
-  | { readonly kind: "blob"; readonly mime: MediaType | null; readonly reason: string };
+  | {
+      readonly kind: "blob";
+      readonly mime: MediaType | null;
+      readonly reason: string;
+      readonly detected?: DetectedCharset;
+    };
+
+/** A charset the engine guessed (charsetDetection.ts), for the change record. */
+export interface DetectedCharset {
+  readonly charset: string;
+  readonly confidence: number;
+}
 
 export interface BytesContext {
   readonly declared: MediaType | null;
@@ -38,8 +52,16 @@ export function decideBytes(bytes: Buffer, ctx: BytesContext): BytesDecision {
 
   const signature = detectSignature(bytes);
   if (signature !== null) {
-    const agrees = declared !== null && !isGenericType(declared) && agreesWithSignature(declared.essence, declared.suffix, signature);
-    const mime = agrees ? declared : withoutParam(declared === null ? parseMediaType(signature.mime)! : withEssence(declared, signature.mime), "charset");
+    const agrees =
+      declared !== null &&
+      !isGenericType(declared) &&
+      agreesWithSignature(declared.essence, declared.suffix, signature);
+    const mime = agrees
+      ? declared
+      : withoutParam(
+          declared === null ? parseMediaType(signature.mime)! : withEssence(declared, signature.mime),
+          "charset",
+        );
     return { kind: "blob", mime, reason: `${signature.mime} signature` };
   }
 
@@ -54,17 +76,35 @@ export function decideBytes(bytes: Buffer, ctx: BytesContext): BytesDecision {
 
   /** The type a text output carries: the textual type known, else text/plain; no foreign charset. */
   const textMime = (): MediaType => dropForeignCharset(textual ? effective! : TEXT_PLAIN);
-  const preservedBlob = (charset: string, reason: string): BytesDecision => {
-    const base = textual ? effective! : declared ?? TEXT_PLAIN;
+  const preservedBlob = (charset: string, reason: string, detected?: DetectedCharset): BytesDecision => {
+    const base = textual ? effective! : (declared ?? TEXT_PLAIN);
     // A declared parameter that already names this charset is kept as written and where it
     // stands (charset names are case-insensitive, RFC 2046 §4.1.2): no fix-mime for show.
     const same = base === declared && declaredCharset === charset;
-    return { kind: "blob", mime: same ? base : withParam(base, "charset", charset), reason };
+    return {
+      kind: "blob",
+      mime: same ? base : withParam(base, "charset", charset),
+      reason,
+      ...(detected === undefined ? {} : { detected }),
+    };
   };
-  const transcoded = (text: string, charset: string, reason: string): BytesDecision | null => {
+  const transcoded = (
+    text: string,
+    charset: string,
+    reason: string,
+    detected?: DetectedCharset,
+  ): BytesDecision | null => {
     if (text.indexOf("\u0000") !== -1) return null;
-    if (preserve) return preservedBlob(charset, `${reason}; charset preserved`);
-    return { kind: "text", text, utf8: undefined, mime: textMime(), transcoded: true, reason };
+    if (preserve) return preservedBlob(charset, `${reason}; charset preserved`, detected);
+    return {
+      kind: "text",
+      text,
+      utf8: undefined,
+      mime: textMime(),
+      transcoded: true,
+      reason,
+      ...(detected === undefined ? {} : { detected }),
+    };
   };
 
   if (textCapable) {
@@ -87,8 +127,14 @@ export function decideBytes(bytes: Buffer, ctx: BytesContext): BytesDecision {
   }
 
   if (bytes.indexOf(0) === -1 && isUtf8(bytes)) {
-    if (textCapable && legacy !== undefined && preserve) return preservedBlob(legacy, `declared charset ${legacy}; charset preserved`);
-    if (textual) return utf8Text(bytes, textMime(), legacy === undefined ? "UTF-8 text" : `valid UTF-8 despite declared charset ${legacy}`);
+    if (textCapable && legacy !== undefined && preserve)
+      return preservedBlob(legacy, `declared charset ${legacy}; charset preserved`);
+    if (textual)
+      return utf8Text(
+        bytes,
+        textMime(),
+        legacy === undefined ? "UTF-8 text" : `valid UTF-8 despite declared charset ${legacy}`,
+      );
     if (effective === null && !hasBinaryControlBytes(bytes)) return utf8Text(bytes, textMime(), "UTF-8 text (sniffed)");
   }
 
@@ -96,6 +142,25 @@ export function decideBytes(bytes: Buffer, ctx: BytesContext): BytesDecision {
     const text = decodeStrict(bytes, legacy);
     const decided = text === null ? null : transcoded(text, legacy, `declared charset ${legacy}`);
     if (decided !== null) return decided;
+  }
+
+  // Textual bytes that declare no charset and are not UTF-8: the charset is guessed, and the
+  // guess is used only when confident and exact; otherwise the blob keeps the type it had.
+  if (textual && declaredCharset === undefined && policy.detectCharset) {
+    const detection = detectCharset(bytes);
+    if (detection.detected) {
+      const { charset, confidence } = detection;
+      const decided = transcoded(detection.text, charset, `detected charset ${charset} (confidence ${confidence})`, {
+        charset,
+        confidence,
+      });
+      if (decided !== null) return decided;
+    }
+    return {
+      kind: "blob",
+      mime: blobMime(declared, fromExtension),
+      reason: `not UTF-8; ${detection.detected ? "detected text holds NUL" : detection.why}`,
+    };
   }
 
   return { kind: "blob", mime: blobMime(declared, fromExtension), reason: "not text" };

@@ -1,25 +1,21 @@
 /**
  * One resource entry (`{uri, mimeType?, text}` or `{uri, mimeType?, blob}`) in, its canonical
- * form and a change record out. Total: any input, no exceptions (DESIGN.md §1 invariants).
+ * form and a change record out. Total: any input, no exceptions.
  */
-import type { ChangeAction, ChangeRecord } from "./change.js";
 import { decideBytes, dropForeignCharset, type BytesDecision } from "./decideBytes.js";
+import { EntryContext, type EntryResult } from "./entryContext.js";
 import { decodeStrictBase64, decodeStrictBase64Ascii, encodeBase64, isCompactBase64Length } from "./base64.js";
-import { entryJsonBytes, jsonStringBytes, jsonUtf8Bytes } from "./jsonSize.js";
+import { jsonStringBytes, jsonUtf8Bytes } from "../wire/jsonSize.js";
 import { parseMediaType, type MediaType } from "./mediaType.js";
-import { mimeOutcome, mimeString } from "./mimeChange.js";
+import { mimeOutcome } from "./mimeChange.js";
 import { isGenericType, isTextualType, typeFromUri } from "./mimeTables.js";
-import { isJsonObject, rebuild, type JsonObject } from "./objects.js";
+import { isJsonObject, rebuild } from "./objects.js";
 import type { Policy, ResolvedPolicy } from "./policy.js";
-import { isRawJsonString, RawJsonString } from "./rawJson.js";
+import { isRawJsonString, RawJsonString } from "../wire/rawJson.js";
+import { lossyCount, lossyReason } from "./lossyText.js";
 import { isBinaryString, recoverEscapedBytes, surrogateShape } from "./textEvidence.js";
 
-export interface EntryResult {
-  /** The entry to send on: the original object itself when nothing changes (or in dryRun). */
-  readonly entry: unknown;
-  /** Null when the value is not a resource entry at all. */
-  readonly record: ChangeRecord | null;
-}
+export type { EntryResult } from "./entryContext.js";
 
 const TEXT_PLAIN = parseMediaType("text/plain")!;
 /** JSON length of a blob string: compact base64 needs no escaping, so its length is enough. */
@@ -53,91 +49,99 @@ export function normalizeResourceEntry(entry: unknown, policy: Policy, path: str
   const declared = parseMediaType(entry.mimeType);
   const settings = policy.for(entry.uri, declared);
   const key = hasBlob ? "blob" : "text";
-  // A big blob read as bytes (rawJson.ts) stays bytes: its JSON length is its literal's, and
+  // A big blob read as bytes (wire/rawJson.ts) stays bytes: its JSON length is its literal's, and
   // UTF-8 text it holds goes out as a raw literal too, never as a JS string.
   const plainBlob = hasBlob ? plainAsciiBlob(entry.blob) : null;
   const payload = plainBlob === null ? asString(entry[key]) : "";
-  const payloadLength = plainBlob === null ? payload.length : (entry.blob as RawJsonString).byteLength - 2;
-  const bytes = !hasBlob || payloadLength > settings.maxNormalizeBytes ? null : plainBlob === null ? decodeStrictBase64(payload) : decodeStrictBase64Ascii(plainBlob);
-  const payloadBytes = plainBlob !== null ? (entry.blob as RawJsonString).jsonBytes() : hasBlob ? blobJsonBytes(payload, bytes) : jsonStringBytes(payload);
-  const bytesBefore = entryJsonBytes(entry, key, payloadBytes);
-  const uri = typeof entry.uri === "string" ? entry.uri : null;
-  const mimeBefore = mimeString(entry.mimeType);
-  const applied = !settings.dryRun;
-  // Written out, not spread from a shared base: an object spread per record cost ~5 µs (profiled).
-  const record = (action: ChangeAction, reason: string, mimeAfter: string | null, bytesAfter: number): ChangeRecord => ({
-    path,
-    uri,
-    mimeBefore,
-    bytesBefore,
-    applied,
-    action,
-    reason,
-    mimeAfter,
-    bytesAfter,
-    saved: bytesBefore - bytesAfter,
-  });
-  const unchanged = (action: ChangeAction, reason: string): EntryResult => ({ entry, record: record(action, reason, mimeBefore, bytesBefore) });
-  const changed = (action: ChangeAction, reason: string, next: JsonObject, nextKey: string, nextPayloadBytes: number): EntryResult => {
-    const bytesAfter = entryJsonBytes(next, nextKey, nextPayloadBytes);
-    return { entry: settings.dryRun ? entry : next, record: record(action, reason, mimeString(next.mimeType), bytesAfter) };
-  };
+  // The limit is in bytes: a string payload counts its UTF-8, a raw literal its own bytes.
+  const payloadSize =
+    plainBlob === null ? Buffer.byteLength(payload, "utf8") : (entry.blob as RawJsonString).byteLength - 2;
+  const tooLarge = payloadSize > settings.maxNormalizeBytes;
+  const bytes =
+    !hasBlob || tooLarge ? null : plainBlob === null ? decodeStrictBase64(payload) : decodeStrictBase64Ascii(plainBlob);
+  const payloadBytes =
+    plainBlob !== null
+      ? (entry.blob as RawJsonString).jsonBytes()
+      : hasBlob
+        ? blobJsonBytes(payload, bytes)
+        : jsonStringBytes(payload);
+  const ctx = new EntryContext(entry, path, declared, settings, key, payloadBytes);
 
-  if (payloadLength > settings.maxNormalizeBytes) {
-    return unchanged("skip-too-large", `${key} of ${payloadLength} characters is over maxNormalizeBytes (${settings.maxNormalizeBytes})`);
-  }
-
-  if (hasBlob) {
-    if (bytes === null) return unchanged("skip-invalid-base64", "blob is not standard base64");
-    const decision = decideBytes(bytes, { declared, uri: entry.uri, policy: settings });
-    if (decision.kind === "text") {
-      const action = decision.transcoded ? "transcode" : "unwrap-blob";
-      if (decision.transcoded ? settings.transcode : settings.unwrapBlobs) {
-        const mime = mimeOutcome(entry.mimeType, decision.mime);
-        // Last use of the decoded bytes: ofUtf8 may escape them in place (not in dryRun, which sends the original).
-        const raw = plainBlob !== null && decision.utf8 !== undefined && !settings.dryRun ? RawJsonString.ofUtf8(decision.utf8) : null;
-        const text = raw ?? decision.text;
-        const next = rebuild(entry, { text, ...(mime.value === undefined ? {} : { mimeType: mime.value }) }, ["blob", "text"]);
-        return changed(action, decision.reason, next, "text", raw?.byteLength ?? textJsonBytes(decision));
-      }
-      return blobMimeOnly(entry, declared, settings, `${decision.reason}; ${action} is off`, changed, unchanged, payloadBytes);
-    }
-    return applyMime(entry, decision, settings, changed, unchanged, "blob", payloadBytes);
-  }
-
-  const shape = surrogateShape(payload);
-  if (shape === "unrepresentable") return unchanged("warn-unrepresentable", "text has lone surrogates that UTF-8 cannot carry");
-  const declaredTextual = !isGenericType(declared) && isTextualType(declared, settings.textual);
-  let recovered: Buffer | null = null;
-  let how = "";
-  if (shape === "escaped-bytes") {
-    recovered = recoverEscapedBytes(payload);
-    how = "surrogate-escaped bytes";
-  } else if (isBinaryString(payload, declaredTextual)) {
-    recovered = Buffer.from(payload, "latin1");
-    how = "binary string";
-  }
-  if (recovered !== null) {
-    const decision = decideBytes(recovered, { declared, uri: entry.uri, policy: settings });
-    if (decision.kind === "text") {
-      if (!settings.transcode) return unchanged("none", `${how}; transcode is off`);
-      const mime = mimeOutcome(entry.mimeType, decision.mime);
-      const next = rebuild(entry, { text: decision.text, ...(mime.value === undefined ? {} : { mimeType: mime.value }) });
-      return changed("transcode", `${how}: ${decision.reason}`, next, "text", textJsonBytes(decision));
-    }
-    if (!settings.reencodeBinaryText) return unchanged("none", `${how}; reencodeBinaryText is off`);
-    const blob = encodeBase64(recovered);
-    const mime = mimeOutcome(entry.mimeType, settings.fixMime ? decision.mime : declared);
-    const next = rebuild(entry, { blob, ...(mime.value === undefined ? {} : { mimeType: mime.value }) }, ["text", "blob"]);
-    return changed("reencode-blob", `${how}: ${decision.reason}`, next, "blob", blob.length + 2);
-  }
-
-  if (!settings.fixMime) return unchanged("none", "ordinary text");
-  return applyMime(entry, { kind: "blob", mime: textEntryMime(declared, entry.uri, settings), reason: "ordinary text" }, settings, changed, unchanged, "text", payloadBytes);
+  if (tooLarge)
+    return ctx.unchanged(
+      "skip-too-large",
+      `${key} of ${payloadSize} bytes is over maxNormalizeBytes (${settings.maxNormalizeBytes})`,
+    );
+  if (!hasBlob) return decideTextEntry(ctx, payload);
+  if (bytes === null) return ctx.unchanged("skip-invalid-base64", "blob is not standard base64");
+  return decideBlobEntry(ctx, bytes, plainBlob !== null);
 }
 
-type Changed = (action: ChangeAction, reason: string, next: JsonObject, nextKey: string, nextPayloadBytes: number) => EntryResult;
-type Unchanged = (action: ChangeAction, reason: string) => EntryResult;
+/** A `blob` entry whose bytes decoded: text comes out as `text`, anything else keeps its blob. */
+function decideBlobEntry(ctx: EntryContext, bytes: Buffer, readAsBytes: boolean): EntryResult {
+  const { entry, settings } = ctx;
+  const decision = decideBytes(bytes, { declared: ctx.declared, uri: entry.uri, policy: settings });
+  ctx.detected = decision.detected;
+  if (decision.kind !== "text") return applyMime(ctx, decision, "blob");
+  const action = decision.transcoded ? "transcode" : "unwrap-blob";
+  if (!(decision.transcoded ? settings.transcode : settings.unwrapBlobs))
+    return blobMimeOnly(ctx, `${decision.reason}; ${action} is off`);
+  const mime = mimeOutcome(entry.mimeType, decision.mime);
+  // Last use of the decoded bytes: ofUtf8 may escape them in place (not in dryRun, which sends the original).
+  const raw =
+    readAsBytes && decision.utf8 !== undefined && !settings.dryRun ? RawJsonString.ofUtf8(decision.utf8) : null;
+  const text = raw ?? decision.text;
+  const next = rebuild(entry, { text, ...(mime.value === undefined ? {} : { mimeType: mime.value }) }, [
+    "blob",
+    "text",
+  ]);
+  return ctx.changed(action, decision.reason, next, "text", raw?.byteLength ?? textJsonBytes(decision));
+}
+
+/** A `text` entry: warnings for what cannot be carried, bytes hidden in the string recovered, else its type fixed. */
+function decideTextEntry(ctx: EntryContext, payload: string): EntryResult {
+  const { entry, settings, declared } = ctx;
+  const shape = surrogateShape(payload);
+  if (shape === "unrepresentable")
+    return ctx.unchanged("warn-unrepresentable", "text has lone surrogates that UTF-8 cannot carry");
+  const lossy = lossyCount(payload);
+  if (lossy !== null) return ctx.unchanged("warn-lossy-text", lossyReason(lossy));
+  if (shape === "escaped-bytes")
+    return decideRecoveredBytes(ctx, recoverEscapedBytes(payload), "surrogate-escaped bytes");
+  const declaredTextual = !isGenericType(declared) && isTextualType(declared, settings.textual);
+  if (isBinaryString(payload, declaredTextual))
+    return decideRecoveredBytes(ctx, Buffer.from(payload, "latin1"), "binary string");
+  if (!settings.fixMime) return ctx.unchanged("none", "ordinary text");
+  return applyMime(
+    ctx,
+    { kind: "blob", mime: textEntryMime(declared, entry.uri, settings), reason: "ordinary text" },
+    "text",
+  );
+}
+
+/** Bytes recovered from a `text` string (`how` says from what): decided as a blob's would be. */
+function decideRecoveredBytes(ctx: EntryContext, recovered: Buffer, how: string): EntryResult {
+  const { entry, settings } = ctx;
+  const decision = decideBytes(recovered, { declared: ctx.declared, uri: entry.uri, policy: settings });
+  ctx.detected = decision.detected;
+  if (decision.kind === "text") {
+    if (!settings.transcode) return ctx.unchanged("none", `${how}; transcode is off`);
+    const mime = mimeOutcome(entry.mimeType, decision.mime);
+    const next = rebuild(entry, {
+      text: decision.text,
+      ...(mime.value === undefined ? {} : { mimeType: mime.value }),
+    });
+    return ctx.changed("transcode", `${how}: ${decision.reason}`, next, "text", textJsonBytes(decision));
+  }
+  if (!settings.reencodeBinaryText) return ctx.unchanged("none", `${how}; reencodeBinaryText is off`);
+  const blob = encodeBase64(recovered);
+  const mime = mimeOutcome(entry.mimeType, settings.fixMime ? decision.mime : ctx.declared);
+  const next = rebuild(entry, { blob, ...(mime.value === undefined ? {} : { mimeType: mime.value }) }, [
+    "text",
+    "blob",
+  ]);
+  return ctx.changed("reencode-blob", `${how}: ${decision.reason}`, next, "blob", blob.length + 2);
+}
 
 /** A text entry's type: the declared one (foreign charset dropped unless preserved), else extension or text/plain. */
 function textEntryMime(declared: MediaType | null, uri: unknown, settings: ResolvedPolicy): MediaType | null {
@@ -148,16 +152,18 @@ function textEntryMime(declared: MediaType | null, uri: unknown, settings: Resol
   return settings.charset === "transcode" ? dropForeignCharset(declared!) : declared;
 }
 
-/** Only the mimeType may change: the payload stays exactly as it was. */
-function applyMime(entry: JsonObject, decision: Extract<BytesDecision, { kind: "blob" }>, settings: ResolvedPolicy, changed: Changed, unchanged: Unchanged, key: string, payloadBytes: number): EntryResult {
-  if (!settings.fixMime) return unchanged("none", decision.reason);
-  const mime = mimeOutcome(entry.mimeType, decision.mime);
-  if (mime.action === null) return unchanged("none", decision.reason);
-  return changed(mime.action, decision.reason, rebuild(entry, { mimeType: mime.value }), key, payloadBytes);
+/** Only the mimeType may change: the payload (in member `key`) stays exactly as it was. */
+function applyMime(ctx: EntryContext, decision: Extract<BytesDecision, { kind: "blob" }>, key: string): EntryResult {
+  if (!ctx.settings.fixMime) return ctx.unchanged("none", decision.reason);
+  const mime = mimeOutcome(ctx.entry.mimeType, decision.mime);
+  if (mime.action === null) return ctx.unchanged("none", decision.reason);
+  return ctx.changed(mime.action, decision.reason, rebuild(ctx.entry, { mimeType: mime.value }), key, ctx.payloadBytes);
 }
 
-function blobMimeOnly(entry: JsonObject, declared: MediaType | null, settings: ResolvedPolicy, reason: string, changed: Changed, unchanged: Unchanged, payloadBytes: number): EntryResult {
-  const fromExtension = parseMediaType(typeFromUri(entry.uri));
+/** A blob that stays a blob although it holds text (its rule is off): only its type may change. */
+function blobMimeOnly(ctx: EntryContext, reason: string): EntryResult {
+  const { declared } = ctx;
+  const fromExtension = parseMediaType(typeFromUri(ctx.entry.uri));
   const mime = !isGenericType(declared) ? declared : !isGenericType(fromExtension) ? fromExtension : declared;
-  return applyMime(entry, { kind: "blob", mime, reason }, settings, changed, unchanged, "blob", payloadBytes);
+  return applyMime(ctx, { kind: "blob", mime, reason }, "blob");
 }

@@ -1,18 +1,18 @@
 /**
  * `image` / `audio` content blocks (`{type, data, mimeType}`) and `resource_link` items.
- * Only `mimeType` ever changes; `data` is never touched (issue 7). A signature is read from the
+ * Only `mimeType` ever changes; `data` is never touched. A signature is read from the
  * first bytes only, so a 50 MiB screenshot costs the same as a 50-byte one.
  */
 import { isUtf8 } from "node:buffer";
 import { decodeStrictBase64 } from "./base64.js";
 import type { ChangeAction, ChangeRecord } from "./change.js";
-import { jsonBytes, jsonStringBytes } from "./jsonSize.js";
+import { jsonBytes, jsonStringBytes } from "../wire/jsonSize.js";
 import { parseMediaType, withEssence, type MediaType } from "./mediaType.js";
 import { mimeOutcome, mimeString } from "./mimeChange.js";
 import { isGenericType, isTextualType, typeFromUri } from "./mimeTables.js";
 import { isJsonObject, rebuild, type JsonObject } from "./objects.js";
 import type { Policy } from "./policy.js";
-import { isRawJsonString, type RawJsonString } from "./rawJson.js";
+import { isRawJsonString, type RawJsonString } from "../wire/rawJson.js";
 import { agreesWithSignature, detectSignature, type Signature } from "./signature.js";
 import { hasBinaryControlBytes } from "./textEvidence.js";
 
@@ -26,13 +26,15 @@ const HEAD_CHARS = 344;
 
 /**
  * The first bytes of `data`. Data that fits in the head is validated whole; longer data only
- * in its head (`data` is forwarded untouched either way, issue 7).
+ * in its head (`data` is forwarded untouched either way).
  */
 function headBytes(data: string | RawJsonString): { bytes: Buffer; whole: boolean } | null {
   if (typeof data !== "string") {
     // A raw literal: its first characters are its first bytes when it is plain ASCII.
     const body = data.plainAscii();
-    return body === null ? headBytes(data.value()) : headOf(firstBytes(body, HEAD_CHARS * 2).toString("ascii"), data.byteLength - 2);
+    return body === null
+      ? headBytes(data.value())
+      : headOf(firstBytes(body, HEAD_CHARS * 2).toString("ascii"), data.byteLength - 2);
   }
   return headOf(data.slice(0, HEAD_CHARS * 2), data.length);
 }
@@ -82,7 +84,14 @@ function asKind(kind: "image" | "audio", sig: Signature): string | null {
   return null;
 }
 
-function recordFor(block: JsonObject, next: JsonObject, action: ChangeAction, reason: string, path: string, applied: boolean): ChangeRecord {
+function recordFor(
+  block: JsonObject,
+  next: JsonObject,
+  action: ChangeAction,
+  reason: string,
+  path: string,
+  applied: boolean,
+): ChangeRecord {
   // `data` is usually plain base64 but may carry MIME line breaks, which JSON escapes.
   const dataBytes = dataJsonBytes(block.data);
   const before = jsonBytes({ ...block, data: "" }) + dataBytes;
@@ -102,7 +111,11 @@ function recordFor(block: JsonObject, next: JsonObject, action: ChangeAction, re
 }
 
 export function normalizeMediaBlock(block: unknown, policy: Policy, path: string): BlockResult {
-  if (!isJsonObject(block) || (block.type !== "image" && block.type !== "audio") || (typeof block.data !== "string" && !isRawJsonString(block.data))) {
+  if (
+    !isJsonObject(block) ||
+    (block.type !== "image" && block.type !== "audio") ||
+    (typeof block.data !== "string" && !isRawJsonString(block.data))
+  ) {
     return { block, record: null };
   }
   const kind = block.type;
@@ -110,7 +123,10 @@ export function normalizeMediaBlock(block: unknown, policy: Policy, path: string
   const settings = policy.for(null, declared);
   if (!settings.media) return { block, record: null };
   const applied = !settings.dryRun;
-  const keep = (action: ChangeAction, reason: string): BlockResult => ({ block, record: recordFor(block, block, action, reason, path, applied) });
+  const keep = (action: ChangeAction, reason: string): BlockResult => ({
+    block,
+    record: recordFor(block, block, action, reason, path, applied),
+  });
   const change = (next: MediaType, reason: string): BlockResult => {
     const outcome = mimeOutcome(block.mimeType, next);
     if (outcome.action === null) return keep("none", reason);
@@ -127,13 +143,20 @@ export function normalizeMediaBlock(block: unknown, policy: Policy, path: string
     if (!isTextualType(declared, settings.textual) && looksLikeText(head.bytes, head.whole)) {
       return keep("warn-media-mismatch", `${kind} block holds text`);
     }
-    return declared === null ? keep("warn-media-mismatch", `no known ${kind} signature and no mimeType`) : change(declared, `no known ${kind} signature; declared type kept`);
+    return declared === null
+      ? keep("warn-media-mismatch", `no known ${kind} signature and no mimeType`)
+      : change(declared, `no known ${kind} signature; declared type kept`);
   }
   const wanted = asKind(kind, sig);
   if (wanted === null) {
     return keep("warn-media-mismatch", `${kind} block holds ${sig.mime} bytes; type kept`);
   }
-  if (declared !== null && !isGenericType(declared) && (agreesWithSignature(declared.essence, declared.suffix, sig) && declared.type === kind)) {
+  if (
+    declared !== null &&
+    !isGenericType(declared) &&
+    agreesWithSignature(declared.essence, declared.suffix, sig) &&
+    declared.type === kind
+  ) {
     return change(declared, `${sig.mime} signature agrees`);
   }
   const next = declared === null ? parseMediaType(wanted)! : withEssence(declared, wanted);

@@ -1,6 +1,6 @@
 /**
  * Media types parsed into essence and parameters (RFC 9110 §8.3.1), so that types are always
- * compared by essence and never by substring (STYLE habit 2). Parsing is total: a string that is
+ * compared by essence and never by substring. Parsing is total: a string that is
  * not a media type yields `null`, never an exception.
  */
 

@@ -32,7 +32,11 @@ export function normalizeMessage(value: unknown, policy: Policy, method?: string
   if (isJsonObject(value) && value.jsonrpc === "2.0") {
     if (typeof value.method === "string" && "params" in value) {
       const { value: params, changes } = normalizeRequestParams(value.method, value.params, policy);
-      return { value: params === value.params ? value : rebuild(value, { params }), changes, method: changes.length > 0 || params !== value.params ? value.method : null };
+      return {
+        value: params === value.params ? value : rebuild(value, { params }),
+        changes,
+        method: changes.length > 0 || params !== value.params ? value.method : null,
+      };
     }
     if ("result" in value) {
       const resultMethod = method ?? inferResultMethod(value.result);

@@ -5,10 +5,10 @@
 import mimeDb from "mime-db";
 import type { MediaType } from "./mediaType.js";
 
-/** DESIGN.md §1: "Generic" types say nothing about the content. */
+/** "Generic" types say nothing about the content. */
 const GENERIC = new Set(["application/octet-stream", "binary/octet-stream", "application/unknown"]);
 
-/** Textual types beyond `text/*`, mime-db charsets and structured suffixes (DESIGN.md §1). */
+/** Textual types beyond `text/*`, mime-db charsets and structured suffixes. */
 export const DEFAULT_EXTRA_TEXTUAL: readonly string[] = [
   "application/xml",
   "application/yaml",
@@ -131,7 +131,7 @@ export function isGenericType(mt: MediaType | null): boolean {
   return mt === null || GENERIC.has(mt.essence);
 }
 
-/** DESIGN.md §1 "Textual". `extra` holds the configured list (already lowercased essences). */
+/** Whether a type is textual. `extra` holds the configured list (already lowercased essences). */
 export function isTextualType(mt: MediaType | null, extra: ReadonlySet<string>): boolean {
   if (mt === null) return false;
   if (mt.type === "text") return true;

@@ -11,7 +11,11 @@ export function isJsonObject(value: unknown): value is JsonObject {
  * Keys are defined, not assigned, so a `__proto__` key from JSON.parse stays a plain key.
  * `rename` swaps one key for another at the same position (`blob` → `text`).
  */
-export function rebuild(source: JsonObject, replace: Readonly<Record<string, unknown>>, rename?: readonly [from: string, to: string]): JsonObject {
+export function rebuild(
+  source: JsonObject,
+  replace: Readonly<Record<string, unknown>>,
+  rename?: readonly [from: string, to: string],
+): JsonObject {
   const out: JsonObject = {};
   const done = new Set<string>();
   for (const key of Object.keys(source)) {
@@ -34,7 +38,8 @@ export function rebuild(source: JsonObject, replace: Readonly<Record<string, unk
 export function define(target: JsonObject, key: string, value: unknown): void {
   // Assignment makes the same own, enumerable, writable property on a plain object — except for
   // `__proto__`, whose inherited setter would swallow it. defineProperty is ~10× slower.
-  if (key === "__proto__") Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  if (key === "__proto__")
+    Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
   else target[key] = value;
 }
 
@@ -42,7 +47,10 @@ export function define(target: JsonObject, key: string, value: unknown): void {
  * `list` mapped item by item; the original array itself when no item changed (so unchanged
  * results keep their identity and are never copied).
  */
-export function mapChanged(list: readonly unknown[], fn: (item: unknown, index: number) => unknown): readonly unknown[] {
+export function mapChanged(
+  list: readonly unknown[],
+  fn: (item: unknown, index: number) => unknown,
+): readonly unknown[] {
   let out: unknown[] | null = null;
   for (let i = 0; i < list.length; i++) {
     const item = list[i];

@@ -1,5 +1,5 @@
 /**
- * The normalization policy: DESIGN.md §1's options, resolved for one entry. The config layer
+ * The normalization policy: the engine's options, resolved for one entry. The config layer
  * validates user input (src/config) and hands a `PolicyOptions` in; the engine only ever sees
  * complete, resolved values.
  */
@@ -18,8 +18,10 @@ export interface RuleSwitches {
   reencodeBinaryText: boolean;
   /** Missing, generic or contradicted `mimeType` → corrected. */
   fixMime: boolean;
-  /** `image`/`audio` blocks: `mimeType` from the bytes' signature (issue 7). */
+  /** `image`/`audio` blocks: `mimeType` from the bytes' signature. */
   media: boolean;
+  /** Textual bytes with no declared charset that are not UTF-8: guess the charset (charsetDetection.ts). */
+  detectCharset: boolean;
 }
 
 export interface PolicySettings extends RuleSwitches {
@@ -56,6 +58,7 @@ export const DEFAULT_SETTINGS: Readonly<PolicySettings> = {
   reencodeBinaryText: true,
   fixMime: true,
   media: true,
+  detectCharset: true,
   charset: "transcode",
   maxNormalizeBytes: DEFAULT_MAX_NORMALIZE_BYTES,
   extraTextualTypes: [],

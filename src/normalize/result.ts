@@ -1,5 +1,5 @@
 /**
- * Where contents appear in MCP messages (DESIGN.md §1 "Where contents appear"): the result of
+ * Where contents appear in MCP messages: the result of
  * a request, by method, or the params of a server→client request. Everything not listed here
  * is returned as the very same object.
  */
@@ -9,6 +9,7 @@ import { normalizeResourceEntry } from "./entry.js";
 import { fillListedMime, normalizeMediaBlock, normalizeResourceLink } from "./media.js";
 import { isJsonObject, mapChanged, rebuild, type JsonObject } from "./objects.js";
 import type { Policy } from "./policy.js";
+import { lossyTextBlockRecord } from "./textBlock.js";
 
 export interface NormalizedValue {
   /** The original value itself when nothing changed. */
@@ -37,13 +38,21 @@ export function normalizeResult(method: string, result: unknown, policy: Policy)
       return { value: contents === result.contents ? result : rebuild(result, { contents }), changes };
     }
     case "tools/call":
-      return field(result, "content", (list, changes) => mapChanged(list, (block, i) => contentBlock(block, policy, `content[${i}]`, changes)));
+      return field(result, "content", (list, changes) =>
+        mapChanged(list, (block, i) => contentBlock(block, policy, `content[${i}]`, changes)),
+      );
     case "prompts/get":
-      return field(result, "messages", (list, changes) => mapChanged(list, (message, i) => messageContent(message, policy, `messages[${i}]`, changes)));
+      return field(result, "messages", (list, changes) =>
+        mapChanged(list, (message, i) => messageContent(message, policy, `messages[${i}]`, changes)),
+      );
     case "resources/list":
-      return field(result, "resources", (list, changes) => mapChanged(list, (item, i) => listed(item, policy, `resources[${i}]`, changes)));
+      return field(result, "resources", (list, changes) =>
+        mapChanged(list, (item, i) => listed(item, policy, `resources[${i}]`, changes)),
+      );
     case "resources/templates/list":
-      return field(result, "resourceTemplates", (list, changes) => mapChanged(list, (item, i) => listed(item, policy, `resourceTemplates[${i}]`, changes)));
+      return field(result, "resourceTemplates", (list, changes) =>
+        mapChanged(list, (item, i) => listed(item, policy, `resourceTemplates[${i}]`, changes)),
+      );
     default:
       return { value: result, changes: [] };
   }
@@ -52,10 +61,16 @@ export function normalizeResult(method: string, result: unknown, policy: Policy)
 /** The params of a server→client `method` request, normalized (sampling messages' media blocks). */
 export function normalizeRequestParams(method: string, params: unknown, policy: Policy): NormalizedValue {
   if (method !== "sampling/createMessage" || !isJsonObject(params)) return { value: params, changes: [] };
-  return field(params, "messages", (list, changes) => mapChanged(list, (message, i) => messageContent(message, policy, `params.messages[${i}]`, changes)));
+  return field(params, "messages", (list, changes) =>
+    mapChanged(list, (message, i) => messageContent(message, policy, `params.messages[${i}]`, changes)),
+  );
 }
 
-function field(obj: JsonObject, key: string, map: (list: readonly unknown[], changes: ChangeRecord[]) => readonly unknown[]): NormalizedValue {
+function field(
+  obj: JsonObject,
+  key: string,
+  map: (list: readonly unknown[], changes: ChangeRecord[]) => readonly unknown[],
+): NormalizedValue {
   const list = obj[key];
   if (!Array.isArray(list)) return { value: obj, changes: [] };
   const changes: ChangeRecord[] = [];
@@ -77,6 +92,11 @@ function contentBlock(block: unknown, policy: Policy, path: string, changes: Cha
       const result = normalizeMediaBlock(block, policy, path);
       if (result.record !== null) changes.push(result.record);
       return result.block;
+    }
+    case "text": {
+      const record = lossyTextBlockRecord(block, policy, path);
+      if (record !== null) changes.push(record);
+      return block;
     }
     case "resource_link": {
       const result = normalizeResourceLink(block, policy, path);

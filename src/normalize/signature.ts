@@ -67,7 +67,9 @@ function mpegAudio(bytes: Uint8Array): Signature | null {
 function matroska(bytes: Uint8Array): Signature | null {
   if (!at(bytes, 0, [0x1a, 0x45, 0xdf, 0xa3])) return null;
   const head = Buffer.from(bytes.buffer, bytes.byteOffset, Math.min(bytes.length, 64));
-  return head.includes("webm") ? { mime: "video/webm", family: "matroska" } : { mime: "video/x-matroska", family: "matroska" };
+  return head.includes("webm")
+    ? { mime: "video/webm", family: "matroska" }
+    : { mime: "video/x-matroska", family: "matroska" };
 }
 
 function riff(bytes: Uint8Array): Signature | null {
@@ -107,13 +109,20 @@ function id3(b: Uint8Array): boolean {
 }
 
 function sfntFlavor(b: Uint8Array, offset: number): boolean {
-  return at(b, offset, [0x00, 0x01, 0x00, 0x00]) || ascii(b, offset, "OTTO") || ascii(b, offset, "true") || ascii(b, offset, "typ1");
+  return (
+    at(b, offset, [0x00, 0x01, 0x00, 0x00]) ||
+    ascii(b, offset, "OTTO") ||
+    ascii(b, offset, "true") ||
+    ascii(b, offset, "typ1")
+  );
 }
 
 type Probe = (bytes: Uint8Array) => Signature | null;
 
-const fixed = (mime: string, test: (b: Uint8Array) => boolean, family?: string): Probe =>
-  (b) => (test(b) ? (family === undefined ? { mime } : { mime, family }) : null);
+const fixed =
+  (mime: string, test: (b: Uint8Array) => boolean, family?: string): Probe =>
+  (b) =>
+    test(b) ? (family === undefined ? { mime } : { mime, family }) : null;
 
 const PROBES: readonly Probe[] = [
   fixed("image/png", (b) => at(b, 0, [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])),
@@ -121,7 +130,12 @@ const PROBES: readonly Probe[] = [
   fixed("image/gif", (b) => ascii(b, 0, "GIF87a") || ascii(b, 0, "GIF89a")),
   riff,
   fixed("application/pdf", (b) => ascii(b, 0, "%PDF-") && b.length > 5 && b[5]! >= 0x30 && b[5]! <= 0x39),
-  fixed("application/zip", (b) => at(b, 0, [0x50, 0x4b, 0x03, 0x04]) || at(b, 0, [0x50, 0x4b, 0x05, 0x06]) || at(b, 0, [0x50, 0x4b, 0x07, 0x08]), "zip"),
+  fixed(
+    "application/zip",
+    (b) =>
+      at(b, 0, [0x50, 0x4b, 0x03, 0x04]) || at(b, 0, [0x50, 0x4b, 0x05, 0x06]) || at(b, 0, [0x50, 0x4b, 0x07, 0x08]),
+    "zip",
+  ),
   fixed("application/gzip", (b) => at(b, 0, [0x1f, 0x8b, 0x08]), "gzip"),
   fixed("application/wasm", (b) => at(b, 0, [0x00, 0x61, 0x73, 0x6d])),
   fixed("image/tiff", (b) => at(b, 0, [0x49, 0x49, 0x2a, 0x00]) || at(b, 0, [0x4d, 0x4d, 0x00, 0x2a])),
@@ -136,9 +150,21 @@ const PROBES: readonly Probe[] = [
   fixed("audio/aiff", (b) => ascii(b, 0, "FORM") && (ascii(b, 8, "AIFF") || ascii(b, 8, "AIFC"))),
   fixed("audio/midi", (b) => ascii(b, 0, "MThd") && at(b, 4, [0, 0, 0, 6])),
   fixed("image/vnd.adobe.photoshop", (b) => ascii(b, 0, "8BPS") && (at(b, 4, [0, 1]) || at(b, 4, [0, 2]))),
-  fixed("image/jxl", (b) => at(b, 0, [0xff, 0x0a]) || at(b, 0, [0, 0, 0, 0x0c, 0x4a, 0x58, 0x4c, 0x20, 0x0d, 0x0a, 0x87, 0x0a])),
+  fixed(
+    "image/jxl",
+    (b) => at(b, 0, [0xff, 0x0a]) || at(b, 0, [0, 0, 0, 0x0c, 0x4a, 0x58, 0x4c, 0x20, 0x0d, 0x0a, 0x87, 0x0a]),
+  ),
   fixed("image/jp2", (b) => at(b, 0, [0, 0, 0, 0x0c, 0x6a, 0x50, 0x20, 0x20, 0x0d, 0x0a, 0x87, 0x0a])),
-  fixed("application/x-bzip2", (b) => ascii(b, 0, "BZh") && b.length > 3 && b[3]! >= 0x31 && b[3]! <= 0x39 && at(b, 4, [0x31, 0x41, 0x59, 0x26, 0x53, 0x59]), "bzip2"),
+  fixed(
+    "application/x-bzip2",
+    (b) =>
+      ascii(b, 0, "BZh") &&
+      b.length > 3 &&
+      b[3]! >= 0x31 &&
+      b[3]! <= 0x39 &&
+      at(b, 4, [0x31, 0x41, 0x59, 0x26, 0x53, 0x59]),
+    "bzip2",
+  ),
   fixed("application/x-xz", (b) => at(b, 0, [0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00]), "xz"),
   fixed("application/zstd", (b) => at(b, 0, [0x28, 0xb5, 0x2f, 0xfd]), "zstd"),
   fixed("application/x-7z-compressed", (b) => at(b, 0, [0x37, 0x7a, 0xbc, 0xaf, 0x27, 0x1c])),
@@ -177,14 +203,37 @@ const FAMILY_MEMBERS: Readonly<Record<string, ReadonlySet<string>>> = {
     "application/x-chrome-extension",
     "application/vnd.visio",
   ]),
-  gzip: new Set(["application/gzip", "application/x-gtar", "application/x-tgz", "application/x-compressed-tar", "image/svg+xml"]),
+  gzip: new Set([
+    "application/gzip",
+    "application/x-gtar",
+    "application/x-tgz",
+    "application/x-compressed-tar",
+    "image/svg+xml",
+  ]),
   bzip2: new Set(["application/x-bzip2", "application/x-bzip"]),
   xz: new Set(["application/x-xz"]),
   zstd: new Set(["application/zstd"]),
-  isobmff: new Set(["video/mp4", "audio/mp4", "application/mp4", "video/quicktime", "video/3gpp", "audio/3gpp", "video/3gpp2", "audio/3gpp2", "video/x-m4v"]),
+  isobmff: new Set([
+    "video/mp4",
+    "audio/mp4",
+    "application/mp4",
+    "video/quicktime",
+    "video/3gpp",
+    "audio/3gpp",
+    "video/3gpp2",
+    "audio/3gpp2",
+    "video/x-m4v",
+  ]),
   ogg: new Set(["audio/ogg", "video/ogg", "application/ogg"]),
   matroska: new Set(["video/webm", "audio/webm", "video/x-matroska", "audio/x-matroska"]),
-  cfb: new Set(["application/x-cfb", "application/msword", "application/vnd.ms-excel", "application/vnd.ms-powerpoint", "application/vnd.ms-outlook", "application/vnd.visio"]),
+  cfb: new Set([
+    "application/x-cfb",
+    "application/msword",
+    "application/vnd.ms-excel",
+    "application/vnd.ms-powerpoint",
+    "application/vnd.ms-outlook",
+    "application/vnd.visio",
+  ]),
 };
 
 const FAMILY_PREFIXES: Readonly<Record<string, readonly string[]>> = {

@@ -6,7 +6,9 @@
 import { detectSignature } from "./signature.js";
 
 /** C0 controls that do not occur in text: all but TAB, LF, VT, FF, CR and ESC. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point.
 const BINARY_CONTROL = /[\x00-\x08\x0e-\x1a\x1c-\x1f]/;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the class is "anything above Latin-1", from U+0000 on.
 const ABOVE_LATIN1 = /[^\x00-\xff]/;
 
 export function hasBinaryControls(text: string): boolean {

@@ -1,11 +1,11 @@
 /**
- * The normalization log line (DESIGN.md §6): one per changed or warned entry, never content.
+ * The normalization log line: one per changed or warned entry, never content.
  * `{ts, server, session, method, uri, action, mimeBefore, mimeAfter, bytesBefore, bytesAfter, saved, ms}`
  */
 import type { ChangeAction } from "../normalize/change.js";
-import type { NormalizationEvent } from "../proxy/withNormalization.js";
+import type { NormalizationEvent } from "../normalize/change.js";
 
-/** A log line's fields, in the line's order (DESIGN.md §6): records are built in this order. */
+/** A log line's fields, in the line's order: records are built in this order. */
 export interface LogRecord {
   ts: string;
   server: string;
@@ -23,6 +23,8 @@ export interface LogRecord {
   path: string;
   reason: string;
   applied: boolean;
+  /** The charset the engine guessed for bytes that declared none (transcode of undeclared charsets). */
+  detected?: { charset: string; confidence: number };
 }
 
 function isUnchanged(change: { action: string }): boolean {
@@ -30,7 +32,11 @@ function isUnchanged(change: { action: string }): boolean {
 }
 
 /** Records for the entries that changed or warned; `ms` is the message's engine time, shared out. */
-export function toLogRecords(event: NormalizationEvent, session: { server: string; id: string }, now: () => Date = () => new Date()): LogRecord[] {
+export function toLogRecords(
+  event: NormalizationEvent,
+  session: { server: string; id: string },
+  now: () => Date = () => new Date(),
+): LogRecord[] {
   // Most messages change nothing (every entry "none"): they cost one pass and no allocation.
   if (event.changes.every(isUnchanged)) return [];
   const logged = event.changes.filter((change) => !isUnchanged(change));
@@ -52,5 +58,6 @@ export function toLogRecords(event: NormalizationEvent, session: { server: strin
     path: change.path,
     reason: change.reason,
     applied: change.applied,
+    ...(change.detected === undefined ? {} : { detected: change.detected }),
   }));
 }

@@ -1,8 +1,8 @@
 /**
- * The proxy's operational log (start, upstream spawn/exit, errors). Normalization records go
- * through src/observe (issue 4); this is only the narrow interface the rest of the code needs,
- * with a default that writes JSON lines to stderr — never stdout, which belongs to the stdio
- * transport (STYLE habit 8).
+ * The proxy's operational log (start, upstream spawn/exit, errors): the narrow interface the
+ * rest of the code needs, with a default that writes JSON lines to stderr — never stdout, which
+ * carries JSON-RPC in `stdio` mode. Normalization records have their own writer
+ * (normalizationLog.ts).
  */
 
 export type LogLevel = "debug" | "info" | "warn" | "error" | "silent";
@@ -17,7 +17,11 @@ export interface Logger {
 
 const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
 
-export function createStderrLogger(level: LogLevel = "info", base: Record<string, unknown> = {}, write: (line: string) => void = (line) => process.stderr.write(line)): Logger {
+export function createStderrLogger(
+  level: LogLevel = "info",
+  base: Record<string, unknown> = {},
+  write: (line: string) => void = (line) => process.stderr.write(line),
+): Logger {
   const emit = (at: Exclude<LogLevel, "silent">, msg: string, fields?: Record<string, unknown>): void => {
     if (RANK[at] < RANK[level]) return;
     write(`${JSON.stringify({ level: at, time: new Date().toISOString(), ...base, ...fields, msg })}\n`);

@@ -1,5 +1,5 @@
 /**
- * Label values for /metrics with bounded cardinality (issue 4): a label set that grows with what
+ * Label values for /metrics with bounded cardinality: a label set that grows with what
  * upstreams send would grow Prometheus without bound. Mime essences outside a fixed list fold
  * into `other`; so do methods and actions this version does not know.
  */
@@ -55,6 +55,15 @@ const ACTIONS: ReadonlySet<string> = new Set<ChangeAction>([
   "skip-too-large",
   "warn-unrepresentable",
   "warn-media-mismatch",
+  "fit-image",
+  "inline-resource",
+  "cut-result",
+  "warn-image-undecodable",
+  "warn-image-too-many-pixels",
+  "warn-image-unfittable",
+  "warn-image-timeout",
+  "warn-spill-full",
+  "warn-lossy-text",
   "none",
 ]);
 
@@ -66,7 +75,7 @@ const mimeLabels = new Map<string, string>();
 export function mimeLabel(mimeAfter: string | null, mimeBefore: string | null): string {
   const raw = mimeAfter ?? mimeBefore;
   if (raw === null) return "none";
-  // Parsed once per distinct string, not once per entry (issue 6: every entry is counted).
+  // Parsed once per distinct string, not once per entry (every entry is counted).
   let label = mimeLabels.get(raw);
   if (label === undefined) {
     const essence = parseMediaType(raw)?.essence;
@@ -78,7 +87,7 @@ export function mimeLabel(mimeAfter: string | null, mimeBefore: string | null): 
 }
 
 export function methodLabel(method: string): string {
-  return RESULT_METHODS.has(method) || REQUEST_METHODS.has(method) ? method : "other";
+  return RESULT_METHODS.has(method) || REQUEST_METHODS.has(method) || method === "tasks/result" ? method : "other";
 }
 
 export function actionLabel(action: string): string {

@@ -1,5 +1,5 @@
 /**
- * Prometheus metrics of one proxy instance (issue 4, DESIGN.md §4 `/metrics`), on prom-client
+ * Prometheus metrics of one proxy instance, on prom-client
  * with a registry of its own (never the global one: two proxies in one process, or two tests,
  * must not add into each other's counters).
  *
@@ -9,12 +9,14 @@
  */
 import { Counter, Gauge, Registry, collectDefaultMetrics } from "prom-client";
 import { WARNING_ACTIONS, type ChangeAction } from "../normalize/change.js";
-import type { NormalizationEvent } from "../proxy/withNormalization.js";
+import type { NormalizationEvent } from "../normalize/change.js";
 import { actionLabel, methodLabel, mimeLabel } from "./metricLabels.js";
 import { SeriesHistogram, type HistogramSeries } from "./seriesHistogram.js";
 
-/** Buckets of the per-message normalization time, in seconds (0.1 ms … 5 s). */
-export const NORMALIZE_SECONDS_BUCKETS: readonly number[] = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
+/** Buckets of the per-message normalization time, in seconds (from 0.0001 s to 5 s). */
+export const NORMALIZE_SECONDS_BUCKETS: readonly number[] = [
+  0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5,
+];
 
 /** What `/healthz` knows per upstream (SessionManager.healthReport()), sampled at scrape time. */
 export interface UpstreamHealthSample {
@@ -40,7 +42,7 @@ type EntryLabels = Record<(typeof ENTRY_LABELS)[number], string>;
  * What one label set's entries added since the counters were last brought up to date.
  * prom-client hashes the label object on every `inc` (seven per entry here): counting in plain
  * numbers and adding them to the counters when they are read (`collect`, at scrape time) takes
- * that off every message (issue 6 profiles). Label sets are few (bounded labels), so tallies
+ * that off every message. Label sets are few (bounded labels), so tallies
  * are kept and reused.
  */
 interface EntryTally {
@@ -82,20 +84,72 @@ export class ProxyMetrics {
     const registers = [this.registry];
     // Reading any entry counter first adds what was tallied since the last read.
     const collect = (): void => this.flush();
-    const entryCounter = (name: string, help: string) => new Counter({ name, help, labelNames: ENTRY_LABELS, registers, collect });
-    this.bytesIn = entryCounter("mcp_normalizer_bytes_in_total", "UTF-8 bytes of resource entries' JSON as the upstream sent them");
-    this.bytesOut = entryCounter("mcp_normalizer_bytes_out_total", "UTF-8 bytes of resource entries' JSON as forwarded to the host");
-    this.bytesSaved = entryCounter("mcp_normalizer_bytes_saved_total", "Bytes removed by normalization (entries that shrank)");
-    this.bytesGrown = entryCounter("mcp_normalizer_bytes_grown_total", "Bytes added by normalization (entries that grew, e.g. re-encoded to blob)");
-    this.entries = entryCounter("mcp_normalizer_entries_total", "Resource entries seen by the engine, by action (none = unchanged)");
-    this.rewrites = entryCounter("mcp_normalizer_rewrites_total", "Entries rewritten (changes applied; warnings and dry-run changes excluded)");
-    this.warnings = entryCounter("mcp_normalizer_warnings_total", "Entries left unchanged with a warning (skip-*, warn-*)");
-    this.duration = new SeriesHistogram("mcp_normalizer_normalize_duration_seconds", "Time spent in the normalization engine per message", NORMALIZE_SECONDS_BUCKETS, registers);
-    this.up = new Gauge({ name: "mcp_normalizer_upstream_up", help: "1 when the upstream has live sessions and its last start succeeded", labelNames: ["server"], registers });
-    this.down = new Gauge({ name: "mcp_normalizer_upstream_down", help: "1 when the upstream's last start or session failed", labelNames: ["server"], registers });
-    this.sessions = new Gauge({ name: "mcp_normalizer_upstream_sessions", help: "Live host sessions (each with its own upstream connection)", labelNames: ["server"], registers });
-    this.failures = new Counter({ name: "mcp_normalizer_upstream_failures_total", help: "Upstream connections that failed to start or ended unexpectedly", labelNames: ["server"], registers });
-    this.restarts = new Counter({ name: "mcp_normalizer_upstream_restarts_total", help: "Upstream connections restarted by the proxy", labelNames: ["server"], registers });
+    const entryCounter = (name: string, help: string) =>
+      new Counter({ name, help, labelNames: ENTRY_LABELS, registers, collect });
+    this.bytesIn = entryCounter(
+      "mcp_normalizer_bytes_in_total",
+      "UTF-8 bytes of resource entries' JSON as the upstream sent them",
+    );
+    this.bytesOut = entryCounter(
+      "mcp_normalizer_bytes_out_total",
+      "UTF-8 bytes of resource entries' JSON as forwarded to the host",
+    );
+    this.bytesSaved = entryCounter(
+      "mcp_normalizer_bytes_saved_total",
+      "Bytes removed by normalization (entries that shrank)",
+    );
+    this.bytesGrown = entryCounter(
+      "mcp_normalizer_bytes_grown_total",
+      "Bytes added by normalization (entries that grew, e.g. re-encoded to blob)",
+    );
+    this.entries = entryCounter(
+      "mcp_normalizer_entries_total",
+      "Resource entries seen by the engine, by action (none = unchanged)",
+    );
+    this.rewrites = entryCounter(
+      "mcp_normalizer_rewrites_total",
+      "Entries rewritten (changes applied; warnings and dry-run changes excluded)",
+    );
+    this.warnings = entryCounter(
+      "mcp_normalizer_warnings_total",
+      "Entries left unchanged with a warning (skip-*, warn-*)",
+    );
+    this.duration = new SeriesHistogram(
+      "mcp_normalizer_normalize_duration_seconds",
+      "Time spent in the normalization engine per message",
+      NORMALIZE_SECONDS_BUCKETS,
+      registers,
+    );
+    this.up = new Gauge({
+      name: "mcp_normalizer_upstream_up",
+      help: "1 when the upstream has live sessions and its last start succeeded",
+      labelNames: ["server"],
+      registers,
+    });
+    this.down = new Gauge({
+      name: "mcp_normalizer_upstream_down",
+      help: "1 when the upstream's last start or session failed",
+      labelNames: ["server"],
+      registers,
+    });
+    this.sessions = new Gauge({
+      name: "mcp_normalizer_upstream_sessions",
+      help: "Live host sessions (each with its own upstream connection)",
+      labelNames: ["server"],
+      registers,
+    });
+    this.failures = new Counter({
+      name: "mcp_normalizer_upstream_failures_total",
+      help: "Upstream connections that failed to start or ended unexpectedly",
+      labelNames: ["server"],
+      registers,
+    });
+    this.restarts = new Counter({
+      name: "mcp_normalizer_upstream_restarts_total",
+      help: "Upstream connections restarted by the proxy",
+      labelNames: ["server"],
+      registers,
+    });
     for (const server of options.servers ?? []) {
       this.up.set({ server }, 0);
       this.down.set({ server }, 0);
@@ -111,7 +165,12 @@ export class ProxyMetrics {
     const method = methodLabel(event.method);
     this.duration.observe(this.durationSeriesOf(server, method), event.ms / 1000);
     for (const change of event.changes) {
-      const tally = this.tally(server, method, actionLabel(change.action), mimeLabel(change.mimeAfter, change.mimeBefore));
+      const tally = this.tally(
+        server,
+        method,
+        actionLabel(change.action),
+        mimeLabel(change.mimeAfter, change.mimeBefore),
+      );
       const applied = change.applied && change.action !== "none";
       const out = applied ? change.bytesAfter : change.bytesBefore;
       tally.pending = true;
@@ -128,22 +187,47 @@ export class ProxyMetrics {
 
   private durationSeriesOf(server: string, method: string): HistogramSeries<"server" | "method"> {
     let byMethod = this.durationSeries.get(server);
-    if (byMethod === undefined) this.durationSeries.set(server, (byMethod = new Map()));
+    if (byMethod === undefined) {
+      byMethod = new Map();
+      this.durationSeries.set(server, byMethod);
+    }
     let series = byMethod.get(method);
-    if (series === undefined) byMethod.set(method, (series = this.duration.createSeries({ server, method })));
+    if (series === undefined) {
+      series = this.duration.createSeries({ server, method });
+      byMethod.set(method, series);
+    }
     return series;
   }
 
   private tally(server: string, method: string, action: string, mime: string): EntryTally {
     let byMethod = this.talliesByLabel.get(server);
-    if (byMethod === undefined) this.talliesByLabel.set(server, (byMethod = new Map()));
+    if (byMethod === undefined) {
+      byMethod = new Map();
+      this.talliesByLabel.set(server, byMethod);
+    }
     let byAction = byMethod.get(method);
-    if (byAction === undefined) byMethod.set(method, (byAction = new Map()));
+    if (byAction === undefined) {
+      byAction = new Map();
+      byMethod.set(method, byAction);
+    }
     let byMime = byAction.get(action);
-    if (byMime === undefined) byAction.set(action, (byMime = new Map()));
+    if (byMime === undefined) {
+      byMime = new Map();
+      byAction.set(action, byMime);
+    }
     let tally = byMime.get(mime);
     if (tally === undefined) {
-      tally = { labels: { server, method, action, mime }, pending: false, entries: 0, bytesIn: 0, bytesOut: 0, saved: 0, grown: 0, warnings: 0, rewrites: 0 };
+      tally = {
+        labels: { server, method, action, mime },
+        pending: false,
+        entries: 0,
+        bytesIn: 0,
+        bytesOut: 0,
+        saved: 0,
+        grown: 0,
+        warnings: 0,
+        rewrites: 0,
+      };
       byMime.set(mime, tally);
       this.tallies.push(tally);
     }

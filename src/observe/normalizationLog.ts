@@ -1,8 +1,8 @@
 /**
- * The normalization log writer (DESIGN.md §6, issue 4): one JSON line per record, written
+ * The normalization log writer: one JSON line per record, written
  * through pino's destination (sonic-boom) to `log.file` (created with its folder, opened for
  * append — a restart never truncates what earlier runs wrote) or to a stream (stderr). Never stdout: in `stdio` mode stdout
- * carries JSON-RPC only (STYLE habit 8). Content is never logged: a `LogRecord` has none.
+ * carries JSON-RPC only. Content is never logged: a `LogRecord` has none.
  */
 import { pino } from "pino";
 import type { Writable } from "node:stream";
@@ -35,10 +35,13 @@ export const LOG_CLOSE_WAIT_MS = 5000;
  * Throws a `LogFileError` (path and OS error) when `target` is a file that cannot be written:
  * checked before anything is started, so a bad path fails at once instead of at exit.
  */
-export function createNormalizationLog(target: NormalizationLogTarget, options: NormalizationLogOptions = {}): NormalizationLog {
+export function createNormalizationLog(
+  target: NormalizationLogTarget,
+  options: NormalizationLogOptions = {},
+): NormalizationLog {
   if ("file" in target) prepareLogFile(target.file);
-  // Asynchronous, batched writes: a write per changed entry costs a small read 0.1–0.2 ms
-  // (measured in bench/, issue 6). Records are written once LOG_BATCH_BYTES have gathered, and
+  // Asynchronous, batched writes: a write per changed entry would be a syscall on the path
+  // of every small read (bench/ measures it). Records are written once LOG_BATCH_BYTES have gathered, and
   // at least every LOG_FLUSH_MS; close() (and SIGTERM's shutdown) flushes what is left.
   const file =
     "file" in target
@@ -75,10 +78,10 @@ export function createNormalizationLog(target: NormalizationLogTarget, options: 
   return {
     write(record) {
       if (failed) return;
-      // DESIGN.md §6 fixes the line's fields and their order, `ts` first: the record's own
+      // The log format fixes the line's fields and their order, `ts` first: the record's own
       // order (toLogRecords builds it so). One JSON.stringify per line — pino's logger
       // serialized each record field by field through its hooks, a measurable share of a small
-      // read (issue 6 profiles) — and the same line it wrote, without pino's `level`/`time`.
+      // read — and the same line it wrote, without pino's `level`/`time`.
       destination.write(`${JSON.stringify(record)}\n`);
       unflushed = true;
     },

@@ -10,7 +10,8 @@ export function quietWhen(logger: Logger, quiet: () => boolean): Logger {
   return {
     debug: (msg, fields) => logger.debug(msg, fields),
     info: (msg, fields) => logger.info(msg, fields),
-    warn: (msg, fields) => (quiet() ? logger.debug(msg, { ...fields, duringShutdown: true }) : logger.warn(msg, fields)),
+    warn: (msg, fields) =>
+      quiet() ? logger.debug(msg, { ...fields, duringShutdown: true }) : logger.warn(msg, fields),
     error: (msg, fields) => logger.error(msg, fields),
     child: (fields) => quietWhen(logger.child(fields), quiet),
   };

@@ -2,7 +2,7 @@
  * A Prometheus histogram observed through series handles: an observation is a bucket search and
  * three additions. prom-client's `Histogram.observe(labels, value)` validates and hashes the
  * label object on every call, which was a measurable share of a small read through the proxy
- * (issue 6 profiles: one observation per normalized message).
+ * (one observation per normalized message).
  *
  * It registers in a prom-client `Registry` as a metric of its own and renders exactly what
  * prom-client's `Histogram` renders for the same observations (test/observe/metrics.test.ts
@@ -42,12 +42,18 @@ export class SeriesHistogram<L extends string> {
   ) {
     // prom-client sorts the bounds too.
     this.bounds = [...buckets].sort((a, b) => a - b);
-    for (const registry of registers) registry.registerMetric(this as unknown as Parameters<Registry["registerMetric"]>[0]);
+    for (const registry of registers)
+      registry.registerMetric(this as unknown as Parameters<Registry["registerMetric"]>[0]);
   }
 
   /** A new series; keep it and observe through it (prom-client keys series by label values: ask once per label set). */
   createSeries(labels: Readonly<Record<L, string>>): HistogramSeries<L> {
-    const series: HistogramSeries<L> = { labels, counts: new Array<number>(this.bounds.length + 1).fill(0), sum: 0, count: 0 };
+    const series: HistogramSeries<L> = {
+      labels,
+      counts: new Array<number>(this.bounds.length + 1).fill(0),
+      sum: 0,
+      count: 0,
+    };
     return series;
   }
 
@@ -64,7 +70,13 @@ export class SeriesHistogram<L extends string> {
   }
 
   /** What prom-client's registry renders as text. */
-  async getForPromString(): Promise<{ name: string; help: string; type: string; aggregator: string; values: MetricValue[] }> {
+  async getForPromString(): Promise<{
+    name: string;
+    help: string;
+    type: string;
+    aggregator: string;
+    values: MetricValue[];
+  }> {
     const values: MetricValue[] = [];
     const bucketName = `${this.name}_bucket`;
     for (const series of this.series) {
@@ -74,7 +86,13 @@ export class SeriesHistogram<L extends string> {
         cumulative += series.counts[i]!;
         values.push({ labels: { le: bound }, sharedLabels, value: cumulative, metricName: bucketName, exemplar: null });
       });
-      values.push({ labels: { le: "+Inf" }, sharedLabels, value: series.count, metricName: bucketName, exemplar: null });
+      values.push({
+        labels: { le: "+Inf" },
+        sharedLabels,
+        value: series.count,
+        metricName: bucketName,
+        exemplar: null,
+      });
       values.push({ labels: {}, sharedLabels, value: series.sum, metricName: `${this.name}_sum` });
       values.push({ labels: {}, sharedLabels, value: series.count, metricName: `${this.name}_count` });
     }
@@ -84,7 +102,10 @@ export class SeriesHistogram<L extends string> {
   /** What prom-client's registry returns as JSON (labels merged, `le` first). */
   async get(): Promise<{ name: string; help: string; type: string; aggregator: string; values: MetricValue[] }> {
     const data = await this.getForPromString();
-    data.values = data.values.map(({ labels, sharedLabels, ...rest }) => ({ ...rest, labels: { ...labels, ...sharedLabels } }));
+    data.values = data.values.map(({ labels, sharedLabels, ...rest }) => ({
+      ...rest,
+      labels: { ...labels, ...sharedLabels },
+    }));
     return data;
   }
 

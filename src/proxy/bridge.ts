@@ -10,15 +10,31 @@
  * upstream's own writes then block), and the same the other way with `upstreamBufferBytes`.
  * The check is one comparison per message; waiting is one promise per stall (FlowControl).
  */
-import { DEFAULT_MAX_BATCH } from "../config/schema.js";
-import { JSONRPC } from "../errors/NormalizerError.js";
+import { forwardableMcpHeaders } from "../transports/mcpHeaders.js";
+import { DEFAULT_MAX_BATCH, DEFAULT_REQUEST_TIMEOUT_MS } from "../config/schema.js";
+import { JSONRPC } from "../errors/jsonRpcCodes.js";
 import type { Logger } from "../observe/logger.js";
-import { DEFAULT_HOST_BUFFER_BYTES, DEFAULT_UPSTREAM_BUFFER_BYTES, type FramingProblem, type JSONRPCMessage, type MessageExtraInfo, type ProxySendOptions, type ProxyTransport } from "../transports/types.js";
-import { errorResponse, isNotification, isObj, isRequest, isRequestId, isResponse, progressToken, type RequestId } from "../transports/jsonrpc.js";
+import {
+  DEFAULT_HOST_BUFFER_BYTES,
+  DEFAULT_UPSTREAM_BUFFER_BYTES,
+  type FramingProblem,
+  type JSONRPCMessage,
+  type MessageExtraInfo,
+  type ProxySendOptions,
+  type ProxyTransport,
+} from "../transports/types.js";
+import {
+  errorResponse,
+  isNotification,
+  isObj,
+  isRequest,
+  isRequestId,
+  isResponse,
+  progressToken,
+  type RequestId,
+} from "../transports/jsonrpc.js";
 import { NormalizingTransport, type NormalizationOptions } from "./withNormalization.js";
 import { SENT } from "../transports/drainWaiter.js";
-
-export const DEFAULT_REQUEST_TIMEOUT_MS = 300_000;
 
 /** The first MCP protocol version without JSON-RPC batches (2025-06-18 changelog: "Remove support for JSON-RPC batching"). */
 const FIRST_VERSION_WITHOUT_BATCHES = "2025-06-18";
@@ -60,16 +76,6 @@ interface Waiting {
 /** Send options of a message forwarded without host headers (shared: nothing writes to it). */
 const NO_SEND_OPTIONS: ProxySendOptions = Object.freeze({});
 
-/** The `mcp-*` headers of a host request (but its session id), lowercased; undefined when none. */
-export function mcpHeaders(headers: Readonly<Record<string, string | string[] | undefined>>): Record<string, string> | undefined {
-  const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers)) {
-    const lower = name.toLowerCase();
-    if (lower.startsWith("mcp-") && lower !== "mcp-session-id" && value !== undefined) out[lower] = Array.isArray(value) ? value.join(", ") : String(value);
-  }
-  return Object.keys(out).length > 0 ? out : undefined;
-}
-
 export class Bridge {
   readonly upstream: NormalizingTransport;
   onclose?: () => void;
@@ -85,7 +91,7 @@ export class Bridge {
   private readonly waiting = new Map<RequestId, Waiting>();
   /**
    * One timer per session, due at the oldest waiting request's deadline, instead of a timer
-   * set and cleared per request (issue 6 profiles: that was a measurable share of a small call).
+   * set and cleared per request (that was a measurable share of a small call).
    */
   private timer: NodeJS.Timeout | undefined;
   /** The last host headers object seen and its forwarded `mcp-*` headers (a WebSocket or SSE session passes the same object every time). */
@@ -101,6 +107,8 @@ export class Bridge {
   private readonly upstreamAsked = new Set<RequestId>();
   /** Set while the proxy shuts down: new host requests are answered with this, not forwarded. */
   private refusal: string | undefined;
+  /** Set once the host can send nothing more: requests from the upstream are answered with this. */
+  private hostGone: string | undefined;
   /** Why the session ended: "host closed", "upstream closed", or what close() was given. */
   closeReason: string | undefined;
   private readonly hostBufferBytes: number;
@@ -150,6 +158,26 @@ export class Bridge {
     this.refusal = why;
   }
 
+  /**
+   * The host can send nothing more (its input ended, as with a pipe at EOF) while its requests
+   * are still being answered: what the upstream asked of it, and asks from now on, gets a
+   * JSON-RPC error naming `why` rather than waiting for an answer that cannot come.
+   */
+  hostCannotAnswer(why: string): void {
+    this.hostGone = why;
+    for (const id of this.upstreamAsked) this.answerUpstream(id);
+    this.upstreamAsked.clear();
+  }
+
+  private answerUpstream(id: RequestId): void {
+    sendOrElse(
+      this.upstream,
+      errorResponse(id, JSONRPC.INTERNAL_ERROR, `the host cannot answer: ${this.hostGone}`),
+      NO_SEND_OPTIONS,
+      (text) => this.logger.debug("could not answer the upstream", { error: text }),
+    );
+  }
+
   /** Starts the upstream first, so no host message arrives before there is somewhere to send it. */
   async start(): Promise<void> {
     await this.upstream.start();
@@ -161,7 +189,8 @@ export class Bridge {
     this.closed = true;
     this.closeReason = reason;
     const why = this.options.describeUpstreamEnd?.() ?? this.lastUpstreamError;
-    const message = why === undefined ? `upstream connection ended (${reason})` : `upstream connection ended (${reason}): ${why}`;
+    const message =
+      why === undefined ? `upstream connection ended (${reason})` : `upstream connection ended (${reason}): ${why}`;
     for (const waiting of [...this.waiting.values()]) this.answer(waiting.id, JSONRPC.UPSTREAM_UNAVAILABLE, message);
     clearTimeout(this.timer);
     this.timer = undefined;
@@ -188,7 +217,9 @@ export class Bridge {
     const options: ProxySendOptions = headers === undefined ? NO_SEND_OPTIONS : { forwardHeaders: headers };
     sendOrElse(this.upstream, out, options, (text) => {
       this.logger.warn("could not send to upstream", { error: text });
-      for (const msg of forwarded ?? [out]) if (isRequest(msg)) this.answer(msg.id, JSONRPC.UPSTREAM_UNAVAILABLE, `could not send the request to the upstream: ${text}`);
+      for (const msg of forwarded ?? [out])
+        if (isRequest(msg))
+          this.answer(msg.id, JSONRPC.UPSTREAM_UNAVAILABLE, `could not send the request to the upstream: ${text}`);
     });
     if (!this.hostHeld && this.upstream.queuedBytes > this.upstreamBufferBytes) this.holdHost();
   }
@@ -232,11 +263,22 @@ export class Bridge {
       // An error with a null id is the host's own parse-error report: never answered back.
       if (isObj(msg) && msg.id === null && "error" in msg) return false;
       const id = isObj(msg) && isRequestId(msg.id) ? msg.id : null;
-      this.toHost({ jsonrpc: "2.0", id, error: { code: JSONRPC.INVALID_REQUEST, message: "Invalid Request: not a JSON-RPC 2.0 request, notification or response" } }, id ?? undefined);
+      this.toHost(
+        {
+          jsonrpc: "2.0",
+          id,
+          error: {
+            code: JSONRPC.INVALID_REQUEST,
+            message: "Invalid Request: not a JSON-RPC 2.0 request, notification or response",
+          },
+        },
+        id ?? undefined,
+      );
       return false;
     }
     if (isRequest(msg)) {
-      if (msg.method === "initialize" && isObj(msg.params) && typeof msg.params.protocolVersion === "string") this.protocolVersion = msg.params.protocolVersion;
+      if (msg.method === "initialize" && isObj(msg.params) && typeof msg.params.protocolVersion === "string")
+        this.protocolVersion = msg.params.protocolVersion;
       const refused = this.refuse(msg);
       if (refused !== undefined) {
         this.toHost(refused, msg.id);
@@ -247,7 +289,12 @@ export class Bridge {
       // A response to nothing the upstream asked (or a second one): not the upstream's business.
       this.logger.warn("host answered a request the upstream did not send; not forwarded", { id: msg.id });
       return false;
-    } else if (isNotification(msg) && msg.method === "notifications/cancelled" && isObj(msg.params) && isRequestId(msg.params.requestId)) {
+    } else if (
+      isNotification(msg) &&
+      msg.method === "notifications/cancelled" &&
+      isObj(msg.params) &&
+      isRequestId(msg.params.requestId)
+    ) {
       this.forget(msg.params.requestId);
     }
     return true;
@@ -260,7 +307,7 @@ export class Bridge {
     // Host transports never change a headers object once they have passed it on.
     if (headers === this.lastHeaders) return this.lastForwarded;
     this.lastHeaders = headers;
-    this.lastForwarded = mcpHeaders(headers);
+    this.lastForwarded = forwardableMcpHeaders(headers);
     return this.lastForwarded;
   }
 
@@ -270,10 +317,15 @@ export class Bridge {
    * a session; two answers to one id would reach the wrong request and leak the first timer).
    */
   private refuse(msg: { id: RequestId; method: string }): Record<string, unknown> | undefined {
-    if (this.refusal !== undefined) return errorResponse(msg.id, JSONRPC.UPSTREAM_UNAVAILABLE, `${msg.method} not forwarded: ${this.refusal}`);
+    if (this.refusal !== undefined)
+      return errorResponse(msg.id, JSONRPC.UPSTREAM_UNAVAILABLE, `${msg.method} not forwarded: ${this.refusal}`);
     if (this.waiting.has(msg.id)) {
       this.logger.warn("host reused the id of a request still waiting", { id: msg.id, method: msg.method });
-      return errorResponse(msg.id, JSONRPC.INVALID_REQUEST, `Invalid Request: id ${JSON.stringify(msg.id)} is already used by a request still waiting for its answer`);
+      return errorResponse(
+        msg.id,
+        JSONRPC.INVALID_REQUEST,
+        `Invalid Request: id ${JSON.stringify(msg.id)} is already used by a request still waiting for its answer`,
+      );
     }
     return undefined;
   }
@@ -295,22 +347,40 @@ export class Bridge {
         const waiting = this.forget(msg.id);
         if (waiting === undefined) {
           // Late (after a timeout or a cancel) or never asked: a second answer to one id, or an
-          // answer to none, would reach the host as a response with no request (issue 5).
+          // answer to none, would reach the host as a response with no request.
           this.logger.warn("upstream answered a request that is not waiting; not forwarded", { id: msg.id });
           continue;
         }
         const invalid = invalidAnswer(msg);
         if (invalid !== undefined) {
           // Forwarded as is, a host's SDK would drop it while parsing and its request would wait
-          // forever (found by the fuzz suite of issue 5): the host is answered with an error.
-          this.logger.warn("upstream sent an invalid JSON-RPC response; answered with an error", { id: msg.id, why: invalid, excerpt: excerpt(msg) });
-          this.toHost(errorResponse(msg.id, JSONRPC.INTERNAL_ERROR, `the upstream's answer is not a valid JSON-RPC response: ${invalid}`), msg.id);
+          // forever (the fuzz suite found this): the host is answered with an error.
+          this.logger.warn("upstream sent an invalid JSON-RPC response; answered with an error", {
+            id: msg.id,
+            why: invalid,
+            excerpt: excerpt(msg),
+          });
+          this.toHost(
+            errorResponse(
+              msg.id,
+              JSONRPC.INTERNAL_ERROR,
+              `the upstream's answer is not a valid JSON-RPC response: ${invalid}`,
+            ),
+            msg.id,
+          );
           continue;
         }
-        if (waiting.method === "initialize" && isObj(msg.result) && typeof msg.result.protocolVersion === "string") this.protocolVersion = msg.result.protocolVersion;
+        if (waiting.method === "initialize" && isObj(msg.result) && typeof msg.result.protocolVersion === "string")
+          this.protocolVersion = msg.result.protocolVersion;
         related = msg.id;
       } else {
-        if (isRequest(msg)) this.upstreamAsked.add(msg.id);
+        if (isRequest(msg)) {
+          if (this.hostGone !== undefined) {
+            this.answerUpstream(msg.id);
+            continue;
+          }
+          this.upstreamAsked.add(msg.id);
+        }
         related = this.relatedRequest(msg);
       }
       this.toHost(msg, related);
@@ -336,7 +406,8 @@ export class Bridge {
           : `Invalid Request: a batch of ${items.length} messages exceeds limits.maxBatch (${maxBatch}); nothing of it was forwarded — send smaller batches`;
     this.logger.warn("host sent a batch; refused", { messages: items.length, protocolVersion: version });
     const ids = items.filter(isRequest).map((msg) => msg.id);
-    if (ids.length === 0) this.toHost({ jsonrpc: "2.0", id: null, error: { code: JSONRPC.INVALID_REQUEST, message: why } }, undefined);
+    if (ids.length === 0)
+      this.toHost({ jsonrpc: "2.0", id: null, error: { code: JSONRPC.INVALID_REQUEST, message: why } }, undefined);
     for (const id of ids) this.toHost(errorResponse(id, JSONRPC.INVALID_REQUEST, why), id);
     return true;
   }
@@ -348,7 +419,10 @@ export class Bridge {
       // A response the host transport could not write (too deeply nested for JSON.stringify, a
       // closed stream): the host still gets an answer to its request, if it can take one.
       if (isResponse(msg) && !("error" in msg && isObj(msg.error) && msg.error.code === JSONRPC.INTERNAL_ERROR)) {
-        this.toHost(errorResponse(msg.id, JSONRPC.INTERNAL_ERROR, `the upstream's answer could not be forwarded: ${text}`), msg.id);
+        this.toHost(
+          errorResponse(msg.id, JSONRPC.INTERNAL_ERROR, `the upstream's answer could not be forwarded: ${text}`),
+          msg.id,
+        );
       }
     });
     if (!this.upstreamHeld && (this.host.queuedBytes ?? 0) > this.hostBufferBytes) this.holdUpstream();
@@ -371,7 +445,12 @@ export class Bridge {
 
   private remember(msg: Record<string, unknown> & { id: RequestId; method: string }): void {
     const token = progressToken(msg);
-    this.waiting.set(msg.id, { id: msg.id, method: msg.method, deadline: performance.now() + this.timeoutMs, progress: token });
+    this.waiting.set(msg.id, {
+      id: msg.id,
+      method: msg.method,
+      deadline: performance.now() + this.timeoutMs,
+      progress: token,
+    });
     if (token !== undefined) this.byProgressToken.set(token, msg.id);
     if (this.timer === undefined) this.armTimer(this.timeoutMs);
   }
@@ -391,8 +470,18 @@ export class Bridge {
         this.armTimer(waiting.deadline - now);
         return;
       }
-      this.answer(waiting.id, JSONRPC.REQUEST_TIMEOUT, `upstream did not answer ${waiting.method} within ${this.timeoutMs} ms (limits.requestTimeoutMs)`);
-      this.upstream.send({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: waiting.id, reason: "timeout in mcp-normalizer" } } as JSONRPCMessage).catch(() => {});
+      this.answer(
+        waiting.id,
+        JSONRPC.REQUEST_TIMEOUT,
+        `upstream did not answer ${waiting.method} within ${this.timeoutMs} ms (limits.requestTimeoutMs)`,
+      );
+      this.upstream
+        .send({
+          jsonrpc: "2.0",
+          method: "notifications/cancelled",
+          params: { requestId: waiting.id, reason: "timeout in mcp-normalizer" },
+        } as JSONRPCMessage)
+        .catch(() => {});
     }
   };
 
@@ -412,20 +501,55 @@ export class Bridge {
   }
 
   private hostProblem(problem: FramingProblem): void {
-    this.logger.warn("host sent a message that could not be read", { kind: problem.kind, bytes: problem.bytes, excerpt: problem.excerpt });
+    this.logger.warn("host sent a message that could not be read", {
+      kind: problem.kind,
+      bytes: problem.bytes,
+      excerpt: problem.excerpt,
+    });
     if (problem.kind === "too-large" && problem.id !== undefined) {
-      this.toHost(errorResponse(problem.id, JSONRPC.MESSAGE_TOO_LARGE, `message of ${problem.bytes} bytes is over limits.maxMessageBytes`), problem.id);
+      this.toHost(
+        errorResponse(
+          problem.id,
+          JSONRPC.MESSAGE_TOO_LARGE,
+          `message of ${problem.bytes} bytes is over limits.maxMessageBytes`,
+        ),
+        problem.id,
+      );
     } else if (problem.kind === "invalid-json") {
-      this.toHost({ jsonrpc: "2.0", id: null, error: { code: JSONRPC.PARSE_ERROR, message: "Parse error: the message is not valid JSON" } }, undefined);
+      this.toHost(
+        {
+          jsonrpc: "2.0",
+          id: null,
+          error: { code: JSONRPC.PARSE_ERROR, message: "Parse error: the message is not valid JSON" },
+        },
+        undefined,
+      );
     } else if (problem.kind === "not-jsonrpc") {
-      this.toHost({ jsonrpc: "2.0", id: null, error: { code: JSONRPC.INVALID_REQUEST, message: "Invalid Request: JSON that is not an object or array" } }, undefined);
+      this.toHost(
+        {
+          jsonrpc: "2.0",
+          id: null,
+          error: { code: JSONRPC.INVALID_REQUEST, message: "Invalid Request: JSON that is not an object or array" },
+        },
+        undefined,
+      );
     }
   }
 
   private upstreamProblem(problem: FramingProblem): void {
-    this.logger.warn("upstream sent a message that could not be read", { kind: problem.kind, bytes: problem.bytes, excerpt: problem.excerpt });
+    this.logger.warn("upstream sent a message that could not be read", {
+      kind: problem.kind,
+      bytes: problem.bytes,
+      excerpt: problem.excerpt,
+    });
     if (problem.kind === "too-large" && problem.id !== undefined) {
-      this.answer(problem.id, JSONRPC.MESSAGE_TOO_LARGE, `the upstream's answer of ${problem.bytes} bytes is over limits.maxMessageBytes`);
+      // The answer was dropped unread: the normalizing stage will never see it either.
+      this.upstream.forget(problem.id);
+      this.answer(
+        problem.id,
+        JSONRPC.MESSAGE_TOO_LARGE,
+        `the upstream's answer of ${problem.bytes} bytes is over limits.maxMessageBytes`,
+      );
     }
   }
 }
@@ -434,7 +558,12 @@ export class Bridge {
  * `transport.send`, with its failure — a rejection, or a throw from a transport that throws
  * instead of rejecting (a message JSON.stringify cannot write) — handed to `failed` as text.
  */
-function sendOrElse(transport: ProxyTransport, message: unknown, options: ProxySendOptions | undefined, failed: (text: string) => void): void {
+function sendOrElse(
+  transport: ProxyTransport,
+  message: unknown,
+  options: ProxySendOptions | undefined,
+  failed: (text: string) => void,
+): void {
   let sending: Promise<void>;
   try {
     sending = transport.send(message as JSONRPCMessage, options);
@@ -442,7 +571,8 @@ function sendOrElse(transport: ProxyTransport, message: unknown, options: ProxyS
     sending = Promise.reject(error);
   }
   // The shared settled promise of a message taken at once (nearly all): nothing to wait for.
-  if (sending !== SENT) sending.catch((error: unknown) => failed(error instanceof Error ? error.message : String(error)));
+  if (sending !== SENT)
+    sending.catch((error: unknown) => failed(error instanceof Error ? error.message : String(error)));
 }
 
 /** A short, safe rendering of an unexpected value for a log line. */

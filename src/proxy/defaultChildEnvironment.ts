@@ -5,10 +5,25 @@
  */
 const INHERITED =
   process.platform === "win32"
-    ? ["APPDATA", "HOMEDRIVE", "HOMEPATH", "LOCALAPPDATA", "PATH", "PROCESSOR_ARCHITECTURE", "SYSTEMDRIVE", "SYSTEMROOT", "TEMP", "USERNAME", "USERPROFILE", "PROGRAMFILES"]
+    ? [
+        "APPDATA",
+        "HOMEDRIVE",
+        "HOMEPATH",
+        "LOCALAPPDATA",
+        "PATH",
+        "PROCESSOR_ARCHITECTURE",
+        "SYSTEMDRIVE",
+        "SYSTEMROOT",
+        "TEMP",
+        "USERNAME",
+        "USERPROFILE",
+        "PROGRAMFILES",
+      ]
     : ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"];
 
-export function defaultChildEnvironment(env: Readonly<Record<string, string | undefined>> = process.env): Record<string, string> {
+export function defaultChildEnvironment(
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): Record<string, string> {
   const out: Record<string, string> = {};
   for (const key of INHERITED) {
     const value = env[key];

@@ -1,30 +1,37 @@
 /**
  * Host sessions and their upstream connections: each host session gets its own upstream
- * connection (for a stdio upstream, its own child process), ended when the session ends
- * (DESIGN.md §4). Also the source of `/healthz`.
+ * connection (for a stdio upstream, its own child process), ended when the session ends.
+ * Also the source of `/healthz`.
  */
 import type { ServerConfig } from "../config/schema.js";
-import { DEFAULT_MAX_RESTART_BACKOFF_MS, DEFAULT_RESTART_BACKOFF_MS, DEFAULT_STATELESS_POOL_SIZE, isStdioServer } from "../config/schema.js";
+import {
+  DEFAULT_MAX_RESTART_BACKOFF_MS,
+  DEFAULT_RESTART_BACKOFF_MS,
+  DEFAULT_STATELESS_POOL_SIZE,
+  isStdioServer,
+} from "../config/schema.js";
 import type { Logger } from "../observe/logger.js";
 import { quietWhen } from "../observe/quietWhen.js";
 import { Policy, type PolicyOptions } from "../normalize/policy.js";
-import type { ProxyTransport } from "../transports/types.js";
+import type { ProxyTransport, UpstreamTransport } from "../transports/types.js";
 import { DEFAULT_SESSION_IDLE_TIMEOUT_MS } from "../transports/host/streamableHttpHost.js";
 import { Bridge } from "./bridge.js";
 import { StatelessPool, type PooledUpstream } from "./statelessPool.js";
-import { NormalizingTransport, type NormalizationEvent } from "./withNormalization.js";
+import type { NormalizationEvent } from "../normalize/change.js";
+import { NormalizingTransport } from "./withNormalization.js";
+import { FitPolicy, type FitPolicyOptions } from "../fit/fitPolicy.js";
+import { defaultFitRuntime, type FitRuntime } from "../fit/runtime.js";
+import { SpillStore } from "../fit/spill/spillStore.js";
+import type { FitOptions } from "./fitStage.js";
 
-export interface UpstreamHandle {
-  readonly transport: ProxyTransport;
-  /** Why the upstream ended (exit code/signal, last stderr line), once it has. */
-  describeEnd?(): string | undefined;
-}
-
-export type UpstreamFactory = (name: string, server: ServerConfig, logger: Logger) => UpstreamHandle;
+/** Builds (does not start) the upstream transport of one server for one session. */
+export type UpstreamFactory = (name: string, server: ServerConfig, logger: Logger) => UpstreamTransport;
 
 export interface ServerEntry {
   readonly config: ServerConfig;
   readonly policy: PolicyOptions;
+  /** Fitting results to the host (images, embedded resources, long results); off when absent. */
+  readonly fit?: FitPolicyOptions;
 }
 
 export interface SessionInfo {
@@ -41,11 +48,13 @@ export interface SessionManagerOptions {
   /** `limits.hostBufferBytes` and `limits.upstreamBufferBytes` of every session (see Bridge). */
   readonly hostBufferBytes?: number;
   readonly upstreamBufferBytes?: number;
+  /** `limits.maxTrackedTasks`: task ids remembered per session for `tasks/result`. */
+  readonly maxTrackedTasks?: number;
   readonly onNormalized?: (event: NormalizationEvent, session: SessionInfo) => void;
   /**
    * After a stdio upstream died on its own (or failed to start), the next one for that server
    * starts only after this wait, doubled per consecutive failure up to `maxRestartBackoffMs`
-   * (issue 5: "a stdio upstream that keeps dying is restarted with backoff"). Default 250 ms.
+   * ("a stdio upstream that keeps dying is restarted with backoff"). Default 250 ms.
    */
   readonly restartBackoffMs?: number;
   /** Cap of the doubling backoff. Default 30 s. */
@@ -60,9 +69,9 @@ export interface SessionManagerOptions {
   readonly statelessIdleMs?: number;
   /** Clock and timer (tests). */
   readonly now?: () => number;
+  /** The image queue and page memory shared by every session (needed when a server fits results). */
+  readonly fitRuntime?: FitRuntime;
 }
-
-export { DEFAULT_MAX_RESTART_BACKOFF_MS, DEFAULT_RESTART_BACKOFF_MS } from "../config/schema.js";
 
 /** Per-server restart state: consecutive failures and when the last one happened. */
 interface Backoff {
@@ -91,6 +100,7 @@ export class SessionManager {
   private readonly pools = new Map<string, StatelessPool>();
   private readonly servers: Map<string, ServerEntry>;
   private readonly policies = new Map<string, Policy>();
+  private readonly fitPolicies = new Map<string, FitPolicy>();
   private readonly health = new Map<string, ServerHealth>();
   private readonly backoff = new Map<string, Backoff>();
   private readonly settledWaiters = new Set<() => void>();
@@ -103,7 +113,17 @@ export class SessionManager {
     this.servers = new Map(options.servers);
     for (const [name, entry] of options.servers) {
       this.policies.set(name, new Policy(entry.policy));
-      this.health.set(name, { status: "idle", transport: isStdioServer(entry.config) ? "stdio" : "http", sessions: 0, statelessUpstreams: 0, sessionsOpened: 0, upstreamFailures: 0, consecutiveFailures: 0, restarts: 0 });
+      this.setFitPolicy(name, entry);
+      this.health.set(name, {
+        status: "idle",
+        transport: isStdioServer(entry.config) ? "stdio" : "http",
+        sessions: 0,
+        statelessUpstreams: 0,
+        sessionsOpened: 0,
+        upstreamFailures: 0,
+        consecutiveFailures: 0,
+        restarts: 0,
+      });
       this.backoff.set(name, { failures: 0, lastFailureAt: 0 });
     }
   }
@@ -117,7 +137,7 @@ export class SessionManager {
   }
 
   /**
-   * Graceful shutdown, step 1 (issue 5): no new sessions, no new requests on live ones (both
+   * Graceful shutdown, step 1: no new sessions, no new requests on live ones (both
    * answered with an error naming the reason); requests in flight go on.
    */
   refuseNew(why: string): void {
@@ -161,7 +181,7 @@ export class SessionManager {
   }
 
   /**
-   * SIGHUP (issue 5): servers re-read from the config apply to sessions opened from now on;
+   * SIGHUP: servers re-read from the config apply to sessions opened from now on;
    * live sessions keep the upstream and policy they started with. Names cannot be added or
    * removed without a restart (the listener's routes are fixed): those are returned as ignored.
    */
@@ -175,6 +195,7 @@ export class SessionManager {
       }
       this.servers.set(name, entry);
       this.policies.set(name, new Policy(entry.policy));
+      this.setFitPolicy(name, entry);
       updated.push(name);
     }
     for (const name of this.servers.keys()) if (!servers.has(name)) ignored.push(name);
@@ -183,6 +204,12 @@ export class SessionManager {
 
   get size(): number {
     return this.sessions.size;
+  }
+
+  private setFitPolicy(name: string, entry: ServerEntry): void {
+    const policy = entry.fit === undefined ? undefined : new FitPolicy(entry.fit);
+    if (policy?.active) this.fitPolicies.set(name, policy);
+    else this.fitPolicies.delete(name);
   }
 
   /** Joins a host transport to a fresh upstream connection for `server`. Rejects if the upstream cannot start. */
@@ -195,7 +222,11 @@ export class SessionManager {
     const restarting = backoff.failures > 0;
     const delay = this.restartDelayMs(server);
     if (delay > 0) {
-      this.options.logger.info("upstream keeps failing; waiting before starting it again", { server, delayMs: delay, consecutiveFailures: backoff.failures });
+      this.options.logger.info("upstream keeps failing; waiting before starting it again", {
+        server,
+        delayMs: delay,
+        consecutiveFailures: backoff.failures,
+      });
       await new Promise((resolve) => setTimeout(resolve, delay));
       if (this.refusal !== undefined) throw new Error(this.refusal);
     }
@@ -205,18 +236,23 @@ export class SessionManager {
     const upstream = this.options.createUpstream(server, entry.config, logger);
     const bridge = new Bridge({
       host,
-      upstream: upstream.transport,
+      upstream,
       logger,
       requestTimeoutMs: this.options.requestTimeoutMs,
       ...(this.options.maxBatch === undefined ? {} : { maxBatch: this.options.maxBatch }),
       ...(this.options.hostBufferBytes === undefined ? {} : { hostBufferBytes: this.options.hostBufferBytes }),
-      ...(this.options.upstreamBufferBytes === undefined ? {} : { upstreamBufferBytes: this.options.upstreamBufferBytes }),
+      ...(this.options.upstreamBufferBytes === undefined
+        ? {}
+        : { upstreamBufferBytes: this.options.upstreamBufferBytes }),
       normalization: {
         policy: this.policies.get(server)!,
+        ...(this.options.maxTrackedTasks === undefined ? {} : { maxTrackedTasks: this.options.maxTrackedTasks }),
         onNormalized: (event) => this.options.onNormalized?.(event, info),
-        onEngineError: (error, method) => logger.error("normalization engine failed; message forwarded unchanged", { method, error: String(error) }),
+        onEngineError: (error, method) =>
+          logger.error("normalization engine failed; message forwarded unchanged", { method, error: String(error) }),
+        ...this.fitOptions(server),
       },
-      ...(upstream.describeEnd === undefined ? {} : { describeUpstreamEnd: () => upstream.describeEnd?.() }),
+      describeUpstreamEnd: () => upstream.describeEnd(),
       onSettled: () => {
         // Called each time the session has no request waiting (after nearly every answer): no
         // copy of an empty set (graceful shutdown is the only waiter).
@@ -242,7 +278,7 @@ export class SessionManager {
       // Only an upstream that ended on its own is a failure; the host leaving, or the proxy
       // ending the child (SIGTERM → "killed by SIGTERM"), is not.
       if (bridge.closeReason === "upstream closed" && !failedToStart) {
-        const why = upstream.describeEnd?.() ?? "the upstream connection ended";
+        const why = upstream.describeEnd() ?? "the upstream connection ended";
         this.noteFailure(server, health, why);
         logger.warn("upstream ended on its own", { reason: why });
       } else if (health.sessions === 0 && health.status === "up") {
@@ -282,6 +318,9 @@ export class SessionManager {
     const key = `${server}\u0000${owner}`;
     let pool = this.pools.get(key);
     if (pool === undefined) {
+      // Pages of cut results belong to the client, not to one upstream: any of the pool's
+      // upstreams may serve the POST that reads the next page. They go with the pool.
+      const pages = new SpillStore((this.options.fitRuntime ?? defaultFitRuntime()).spill);
       const created: StatelessPool = new StatelessPool({
         server,
         size: this.options.statelessPoolSize ?? DEFAULT_STATELESS_POOL_SIZE,
@@ -289,13 +328,16 @@ export class SessionManager {
         requestTimeoutMs: this.options.requestTimeoutMs,
         ...(this.options.hostBufferBytes === undefined ? {} : { hostBufferBytes: this.options.hostBufferBytes }),
         logger: this.options.logger.child({ server, pool: "stateless" }),
-        startUpstream: () => this.startPooledUpstream(server),
+        startUpstream: () => this.startPooledUpstream(server, pages),
         onUpstreamEnded: (upstream, onItsOwn) => {
           const health = this.health.get(server)!;
           health.statelessUpstreams--;
           if (onItsOwn) this.noteFailure(server, health, upstream.describeEnd() ?? "the upstream connection ended");
           // The pool goes with its last upstream: no map entry per client that has gone.
-          if (created.upstreams === 0 && this.pools.get(key) === created) this.pools.delete(key);
+          if (created.upstreams === 0 && this.pools.get(key) === created) {
+            this.pools.delete(key);
+            pages.close();
+          }
           for (const waiter of [...this.settledWaiters]) waiter();
         },
         onSettled: () => {
@@ -310,13 +352,17 @@ export class SessionManager {
   }
 
   /** One started, normalizing upstream for a stateless pool (restart backoff and health as for sessions). */
-  private async startPooledUpstream(server: string): Promise<PooledUpstream> {
+  private async startPooledUpstream(server: string, pages: SpillStore): Promise<PooledUpstream> {
     const entry = this.servers.get(server)!;
     const health = this.health.get(server)!;
     const backoff = this.backoff.get(server)!;
     const delay = this.restartDelayMs(server);
     if (delay > 0) {
-      this.options.logger.info("upstream keeps failing; waiting before starting it again", { server, delayMs: delay, consecutiveFailures: backoff.failures });
+      this.options.logger.info("upstream keeps failing; waiting before starting it again", {
+        server,
+        delayMs: delay,
+        consecutiveFailures: backoff.failures,
+      });
       await new Promise((resolve) => setTimeout(resolve, delay));
     }
     if (this.refusal !== undefined) throw new Error(this.refusal);
@@ -324,10 +370,13 @@ export class SessionManager {
     const info: SessionInfo = { server, kind: "streamable-http (stateless)", id };
     const logger = this.sessionLogger({ server, session: id });
     const upstream = this.options.createUpstream(server, entry.config, logger);
-    const transport = new NormalizingTransport(upstream.transport, {
+    const transport = new NormalizingTransport(upstream, {
       policy: this.policies.get(server)!,
+      ...(this.options.maxTrackedTasks === undefined ? {} : { maxTrackedTasks: this.options.maxTrackedTasks }),
+      ...this.fitOptions(server, pages),
       onNormalized: (event) => this.options.onNormalized?.(event, info),
-      onEngineError: (error, method) => logger.error("normalization engine failed; message forwarded unchanged", { method, error: String(error) }),
+      onEngineError: (error, method) =>
+        logger.error("normalization engine failed; message forwarded unchanged", { method, error: String(error) }),
     });
     health.statelessUpstreams++;
     try {
@@ -341,7 +390,20 @@ export class SessionManager {
       throw error;
     }
     if (backoff.failures === 0) health.status = "up";
-    return { id, transport, describeEnd: () => upstream.describeEnd?.() };
+    return { id, transport, describeEnd: () => upstream.describeEnd() };
+  }
+
+  /** The fit layer of a new connection to `server`, when its policy asks for anything. */
+  private fitOptions(server: string, store?: SpillStore): { fit?: FitOptions } {
+    const policy = this.fitPolicies.get(server);
+    if (policy === undefined) return {};
+    return {
+      fit: {
+        policy,
+        ...(this.options.fitRuntime === undefined ? {} : { runtime: this.options.fitRuntime }),
+        ...(store === undefined ? {} : { store }),
+      },
+    };
   }
 
   /**
@@ -372,6 +434,9 @@ export class SessionManager {
   }
 
   async closeAll(): Promise<void> {
-    await Promise.allSettled([...[...this.sessions.values()].map(({ bridge }) => bridge.close("proxy shutting down")), ...[...this.pools.values()].map((pool) => pool.closeAll())]);
+    await Promise.allSettled([
+      ...[...this.sessions.values()].map(({ bridge }) => bridge.close("proxy shutting down")),
+      ...[...this.pools.values()].map((pool) => pool.closeAll()),
+    ]);
   }
 }

@@ -20,11 +20,27 @@
  * comes first, and a pool belongs to one bearer token: a client that stops reading holds back
  * only its own requests.
  */
-import { JSONRPC } from "../errors/NormalizerError.js";
+import { JSONRPC } from "../errors/jsonRpcCodes.js";
 import type { Logger } from "../observe/logger.js";
-import { errorResponse, isNotification, isObj, isRequest, isRequestId, isResponse, progressToken, type RequestId } from "../transports/jsonrpc.js";
-import { DEFAULT_HOST_BUFFER_BYTES, type FramingProblem, type JSONRPCMessage, type MessageExtraInfo, type ProxySendOptions, type ProxyTransport } from "../transports/types.js";
-import { mcpHeaders } from "./bridge.js";
+import {
+  errorResponse,
+  isNotification,
+  isObj,
+  isRequest,
+  isRequestId,
+  isResponse,
+  progressToken,
+  type RequestId,
+} from "../transports/jsonrpc.js";
+import {
+  DEFAULT_HOST_BUFFER_BYTES,
+  type FramingProblem,
+  type JSONRPCMessage,
+  type MessageExtraInfo,
+  type ProxySendOptions,
+  type ProxyTransport,
+} from "../transports/types.js";
+import { forwardableMcpHeaders } from "../transports/mcpHeaders.js";
 import type { NormalizingTransport } from "./withNormalization.js";
 
 /** An upstream the pool may use: started, normalizing, and able to say why it ended. */
@@ -132,7 +148,8 @@ export class StatelessPool {
     const post: Post = { transport, lane, waiting: new Set() };
     transport.onmessage = (message, extra) => this.fromHost(post, upstream, message, extra);
     transport.onclose = () => this.postEnded(post, upstream);
-    transport.onerror = (error) => this.options.logger.debug("stateless host transport error", { error: error.message });
+    transport.onerror = (error) =>
+      this.options.logger.debug("stateless host transport error", { error: error.message });
     // The host may have gone while the upstream started: its end was not seen by the handler.
     if ((transport as { isClosed?: boolean }).isClosed === true) {
       this.postEnded(post, upstream);
@@ -162,16 +179,29 @@ export class StatelessPool {
   }
 
   private startLane(): Lane {
-    const lane: Lane = { upstream: undefined, ready: undefined as never, posts: 0, inFlight: new Map(), asked: new Set(), idle: undefined, closing: false, held: false };
+    const lane: Lane = {
+      upstream: undefined,
+      ready: undefined as never,
+      posts: 0,
+      inFlight: new Map(),
+      asked: new Set(),
+      idle: undefined,
+      closing: false,
+      held: false,
+    };
     const ready = this.options.startUpstream().then(
       (upstream) => {
         (lane as { upstream: PooledUpstream | undefined }).upstream = upstream;
         upstream.transport.onmessage = (message) => this.fromUpstream(lane, upstream, message);
         upstream.transport.onproblem = (problem) => this.upstreamProblem(lane, problem);
-        upstream.transport.onerror = (error) => this.options.logger.warn("pooled upstream transport error", { upstream: upstream.id, error: error.message });
+        upstream.transport.onerror = (error) =>
+          this.options.logger.warn("pooled upstream transport error", { upstream: upstream.id, error: error.message });
         upstream.transport.onclose = () => this.laneEnded(lane, upstream);
         if (lane.closing) void upstream.transport.close();
-        this.options.logger.info("stateless pool: upstream started", { upstream: upstream.id, upstreams: this.lanes.size });
+        this.options.logger.info("stateless pool: upstream started", {
+          upstream: upstream.id,
+          upstreams: this.lanes.size,
+        });
         return upstream;
       },
       (error: unknown) => {
@@ -188,12 +218,16 @@ export class StatelessPool {
 
   private fromHost(post: Post, upstream: PooledUpstream, message: JSONRPCMessage, extra?: MessageExtraInfo): void {
     const headers = extra?.requestInfo?.headers;
-    const forwarded = headers === undefined ? undefined : mcpHeaders(headers);
+    const forwarded = headers === undefined ? undefined : forwardableMcpHeaders(headers);
     const options: ProxySendOptions | undefined = forwarded === undefined ? undefined : { forwardHeaders: forwarded };
     const msg: unknown = message;
     if (isRequest(msg)) {
       if (this.refusal !== undefined) {
-        this.toHost(post, errorResponse(msg.id, JSONRPC.UPSTREAM_UNAVAILABLE, `${msg.method} not forwarded: ${this.refusal}`), msg.id);
+        this.toHost(
+          post,
+          errorResponse(msg.id, JSONRPC.UPSTREAM_UNAVAILABLE, `${msg.method} not forwarded: ${this.refusal}`),
+          msg.id,
+        );
         return;
       }
       const id = ++this.nextId;
@@ -201,7 +235,13 @@ export class StatelessPool {
       const progress = hostToken === undefined ? undefined : { host: hostToken, pool: ++this.nextId };
       const timer = setTimeout(() => this.timedOut(post.lane, upstream, id), this.options.requestTimeoutMs);
       timer.unref();
-      post.lane.inFlight.set(id, { post, hostId: msg.id, method: msg.method, timer, ...(progress === undefined ? {} : { progress }) });
+      post.lane.inFlight.set(id, {
+        post,
+        hostId: msg.id,
+        method: msg.method,
+        timer,
+        ...(progress === undefined ? {} : { progress }),
+      });
       post.waiting.add(id);
       this.send(upstream, withIds(msg, id, progress?.pool), options, id);
       return;
@@ -210,7 +250,9 @@ export class StatelessPool {
       // A host answering what an upstream asked: back to that upstream, under its own id.
       const asked = typeof msg.id === "number" ? this.askedByHosts.get(msg.id) : undefined;
       if (asked === undefined || asked.lane.upstream === undefined) {
-        this.options.logger.warn("stateless host answered a request no pooled upstream is waiting on; not forwarded", { id: msg.id });
+        this.options.logger.warn("stateless host answered a request no pooled upstream is waiting on; not forwarded", {
+          id: msg.id,
+        });
         return;
       }
       this.askedByHosts.delete(msg.id as number);
@@ -219,7 +261,12 @@ export class StatelessPool {
       this.send(asked.lane.upstream, { ...msg, id: asked.upstreamId }, options);
       return;
     }
-    if (isNotification(msg) && msg.method === "notifications/cancelled" && isObj(msg.params) && isRequestId(msg.params.requestId)) {
+    if (
+      isNotification(msg) &&
+      msg.method === "notifications/cancelled" &&
+      isObj(msg.params) &&
+      isRequestId(msg.params.requestId)
+    ) {
       const hostId = msg.params.requestId;
       for (const id of post.waiting) {
         const inFlight = post.lane.inFlight.get(id);
@@ -238,7 +285,10 @@ export class StatelessPool {
       if (isResponse(msg)) {
         const inFlight = typeof msg.id === "number" ? this.forget(lane, msg.id) : undefined;
         if (inFlight === undefined) {
-          this.options.logger.warn("pooled upstream answered a request that is not waiting; not forwarded", { upstream: upstream.id, id: msg.id });
+          this.options.logger.warn("pooled upstream answered a request that is not waiting; not forwarded", {
+            upstream: upstream.id,
+            id: msg.id,
+          });
           continue;
         }
         this.toHost(inFlight.post, { ...msg, id: inFlight.hostId }, inFlight.hostId);
@@ -248,7 +298,14 @@ export class StatelessPool {
       if (isRequest(msg)) {
         if (owner === undefined) {
           // Nobody to ask: answered here, so the upstream does not wait forever.
-          this.send(upstream, errorResponse(msg.id, JSONRPC.METHOD_NOT_FOUND, `${msg.method}: no host request in flight to carry it (stateless hosts have no session)`));
+          this.send(
+            upstream,
+            errorResponse(
+              msg.id,
+              JSONRPC.METHOD_NOT_FOUND,
+              `${msg.method}: no host request in flight to carry it (stateless hosts have no session)`,
+            ),
+          );
           continue;
         }
         const id = ++this.nextId;
@@ -256,7 +313,14 @@ export class StatelessPool {
         const timer = setTimeout(() => {
           if (!this.askedByHosts.delete(id)) return;
           lane.asked.delete(id);
-          this.send(upstream, errorResponse(upstreamId, JSONRPC.REQUEST_TIMEOUT, `no host answered ${msg.method} within ${this.options.requestTimeoutMs} ms (limits.requestTimeoutMs)`));
+          this.send(
+            upstream,
+            errorResponse(
+              upstreamId,
+              JSONRPC.REQUEST_TIMEOUT,
+              `no host answered ${msg.method} within ${this.options.requestTimeoutMs} ms (limits.requestTimeoutMs)`,
+            ),
+          );
         }, this.options.requestTimeoutMs);
         timer.unref();
         lane.asked.add(id);
@@ -265,11 +329,20 @@ export class StatelessPool {
         continue;
       }
       if (owner === undefined) {
-        this.options.logger.info("pooled upstream sent a message that belongs to no request in flight; dropped", { upstream: upstream.id, method: isObj(msg) ? msg.method : undefined });
+        this.options.logger.info("pooled upstream sent a message that belongs to no request in flight; dropped", {
+          upstream: upstream.id,
+          method: isObj(msg) ? msg.method : undefined,
+        });
         continue;
       }
       // A progress notification goes back with the host's own token.
-      const out = owner.progress !== undefined && isObj(msg) && isObj(msg.params) && msg.params.progressToken === owner.progress.pool ? { ...msg, params: { ...msg.params, progressToken: owner.progress.host } } : msg;
+      const out =
+        owner.progress !== undefined &&
+        isObj(msg) &&
+        isObj(msg.params) &&
+        msg.params.progressToken === owner.progress.pool
+          ? { ...msg, params: { ...msg.params, progressToken: owner.progress.host } }
+          : msg;
       this.toHost(owner.post, out, owner.hostId);
     }
   }
@@ -286,24 +359,53 @@ export class StatelessPool {
   }
 
   private upstreamProblem(lane: Lane, problem: FramingProblem): void {
-    this.options.logger.warn("pooled upstream sent a message that could not be read", { kind: problem.kind, bytes: problem.bytes, excerpt: problem.excerpt });
+    this.options.logger.warn("pooled upstream sent a message that could not be read", {
+      kind: problem.kind,
+      bytes: problem.bytes,
+      excerpt: problem.excerpt,
+    });
     if (problem.kind !== "too-large" || typeof problem.id !== "number") return;
     const inFlight = this.forget(lane, problem.id);
-    if (inFlight !== undefined) this.toHost(inFlight.post, errorResponse(inFlight.hostId, JSONRPC.MESSAGE_TOO_LARGE, `the upstream's answer of ${problem.bytes} bytes is over limits.maxMessageBytes`), inFlight.hostId);
+    if (inFlight !== undefined)
+      this.toHost(
+        inFlight.post,
+        errorResponse(
+          inFlight.hostId,
+          JSONRPC.MESSAGE_TOO_LARGE,
+          `the upstream's answer of ${problem.bytes} bytes is over limits.maxMessageBytes`,
+        ),
+        inFlight.hostId,
+      );
   }
 
   private timedOut(lane: Lane, upstream: PooledUpstream, id: number): void {
     const inFlight = this.forget(lane, id);
     if (inFlight === undefined) return;
-    this.toHost(inFlight.post, errorResponse(inFlight.hostId, JSONRPC.REQUEST_TIMEOUT, `upstream did not answer ${inFlight.method} within ${this.options.requestTimeoutMs} ms (limits.requestTimeoutMs)`), inFlight.hostId);
-    this.send(upstream, { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: id, reason: "timeout in mcp-normalizer" } });
+    this.toHost(
+      inFlight.post,
+      errorResponse(
+        inFlight.hostId,
+        JSONRPC.REQUEST_TIMEOUT,
+        `upstream did not answer ${inFlight.method} within ${this.options.requestTimeoutMs} ms (limits.requestTimeoutMs)`,
+      ),
+      inFlight.hostId,
+    );
+    this.send(upstream, {
+      jsonrpc: "2.0",
+      method: "notifications/cancelled",
+      params: { requestId: id, reason: "timeout in mcp-normalizer" },
+    });
   }
 
   /** The POST went away (answered, or the host left): what it still waits for is cancelled. */
   private postEnded(post: Post, upstream: PooledUpstream): void {
     for (const id of [...post.waiting]) {
       if (this.forget(post.lane, id) === undefined) continue;
-      this.send(upstream, { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: id, reason: "the host's request ended" } });
+      this.send(upstream, {
+        jsonrpc: "2.0",
+        method: "notifications/cancelled",
+        params: { requestId: id, reason: "the host's request ended" },
+      });
     }
     post.lane.posts--;
     if (post.lane.posts === 0 && post.lane.inFlight.size === 0) this.armIdle(post.lane);
@@ -355,7 +457,12 @@ export class StatelessPool {
     const message = why === undefined ? "upstream connection ended" : `upstream connection ended: ${why}`;
     for (const id of [...lane.inFlight.keys()]) {
       const inFlight = this.forget(lane, id);
-      if (inFlight !== undefined) this.toHost(inFlight.post, errorResponse(inFlight.hostId, JSONRPC.UPSTREAM_UNAVAILABLE, message), inFlight.hostId);
+      if (inFlight !== undefined)
+        this.toHost(
+          inFlight.post,
+          errorResponse(inFlight.hostId, JSONRPC.UPSTREAM_UNAVAILABLE, message),
+          inFlight.hostId,
+        );
     }
     this.options.onUpstreamEnded(upstream, onItsOwn);
   }
@@ -373,7 +480,16 @@ export class StatelessPool {
       if (id === undefined) return;
       for (const lane of this.lanes) {
         const inFlight = lane.inFlight.has(id) ? this.forget(lane, id) : undefined;
-        if (inFlight !== undefined) this.toHost(inFlight.post, errorResponse(inFlight.hostId, JSONRPC.UPSTREAM_UNAVAILABLE, `could not send the request to the upstream: ${text}`), inFlight.hostId);
+        if (inFlight !== undefined)
+          this.toHost(
+            inFlight.post,
+            errorResponse(
+              inFlight.hostId,
+              JSONRPC.UPSTREAM_UNAVAILABLE,
+              `could not send the request to the upstream: ${text}`,
+            ),
+            inFlight.hostId,
+          );
       }
     });
   }
@@ -386,9 +502,15 @@ export class StatelessPool {
       sending = Promise.reject(error);
     }
     sending.catch((error: unknown) => {
-      this.options.logger.warn("could not send to a stateless host", { error: error instanceof Error ? error.message : String(error) });
+      this.options.logger.warn("could not send to a stateless host", {
+        error: error instanceof Error ? error.message : String(error),
+      });
     });
-    if (!post.lane.held && (post.transport.queuedBytes ?? 0) > (this.options.hostBufferBytes ?? DEFAULT_HOST_BUFFER_BYTES)) this.holdLane(post);
+    if (
+      !post.lane.held &&
+      (post.transport.queuedBytes ?? 0) > (this.options.hostBufferBytes ?? DEFAULT_HOST_BUFFER_BYTES)
+    )
+      this.holdLane(post);
   }
 
   /** The POST's host is behind: its upstream is not read until that host has taken some of it. */
@@ -411,5 +533,9 @@ export class StatelessPool {
 function withIds(msg: Record<string, unknown>, id: number, token: number | undefined): Record<string, unknown> {
   if (token === undefined) return { ...msg, id };
   const params = msg.params as Record<string, unknown>;
-  return { ...msg, id, params: { ...params, _meta: { ...(params._meta as Record<string, unknown>), progressToken: token } } };
+  return {
+    ...msg,
+    id,
+    params: { ...params, _meta: { ...(params._meta as Record<string, unknown>), progressToken: token } },
+  };
 }

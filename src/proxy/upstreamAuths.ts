@@ -23,8 +23,20 @@ export interface UpstreamAuthContext {
 
 export function authSpecOf(auth: UpstreamAuthConfig): UpstreamAuthSpec {
   if (auth === "oauth") return { grant: "authorization_code" };
-  if (auth.grant === "client_credentials") return { grant: "client_credentials", clientId: auth.clientId, clientSecret: auth.clientSecret, scopes: auth.scopes };
-  return { grant: "authorization_code", clientId: auth.clientId, clientSecret: auth.clientSecret, scopes: auth.scopes, callbackPort: auth.callbackPort };
+  if (auth.grant === "client_credentials")
+    return {
+      grant: "client_credentials",
+      clientId: auth.clientId,
+      clientSecret: auth.clientSecret,
+      scopes: auth.scopes,
+    };
+  return {
+    grant: "authorization_code",
+    clientId: auth.clientId,
+    clientSecret: auth.clientSecret,
+    scopes: auth.scopes,
+    callbackPort: auth.callbackPort,
+  };
 }
 
 /**
@@ -61,7 +73,8 @@ export class UpstreamAuths {
       fetch: this.context.fetch,
     };
     let loading: Promise<UpstreamAuth> | undefined;
-    const load = (): Promise<UpstreamAuth> => (loading ??= import("../upstreamAuth/upstreamAuth.js").then(({ UpstreamAuth }) => new UpstreamAuth(options)));
+    const load = (): Promise<UpstreamAuth> =>
+      (loading ??= import("../upstreamAuth/upstreamAuth.js").then(({ UpstreamAuth }) => new UpstreamAuth(options)));
     const auth: UpstreamAuthLayer = {
       fetch: async (url, init) => (await load()).fetch(url, init),
       prepare: async () => (await load()).prepare(),

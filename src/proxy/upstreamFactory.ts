@@ -1,11 +1,12 @@
 /**
- * From a `mcpServers` entry to a live upstream transport (DESIGN.md §5 fields → the upstream
+ * From a `mcpServers` entry to a live upstream transport (the entry's fields → the upstream
  * transports of src/transports/upstream).
  */
 import { isStdioServer, type ServerConfig } from "../config/schema.js";
 import type { Logger } from "../observe/logger.js";
 import { createUpstreamTransport, type UpstreamSpec } from "../transports/upstream/index.js";
-import type { UpstreamFactory, UpstreamHandle } from "./sessionManager.js";
+import type { UpstreamTransport } from "../transports/types.js";
+import type { UpstreamFactory } from "./sessionManager.js";
 import type { UpstreamAuths } from "./upstreamAuths.js";
 import { defaultChildEnvironment } from "./defaultChildEnvironment.js";
 
@@ -28,9 +29,14 @@ const TYPE_TO_TRANSPORT = {
  */
 export type ChildEnvironment = "inherit" | { readonly withhold: readonly string[] };
 
-export function childBaseEnv(server: ServerConfig, policy: ChildEnvironment, proxyEnv: Readonly<Record<string, string | undefined>> = process.env): Record<string, string | undefined> | undefined {
+export function childBaseEnv(
+  server: ServerConfig,
+  policy: ChildEnvironment,
+  proxyEnv: Readonly<Record<string, string | undefined>> = process.env,
+): Record<string, string | undefined> | undefined {
   if (policy === "inherit") return undefined;
-  const base: Record<string, string | undefined> = isStdioServer(server) && server.inheritEnv === true ? { ...proxyEnv } : defaultChildEnvironment();
+  const base: Record<string, string | undefined> =
+    isStdioServer(server) && server.inheritEnv === true ? { ...proxyEnv } : defaultChildEnvironment();
   for (const name of policy.withhold) delete base[name];
   return base;
 }
@@ -47,7 +53,11 @@ export function upstreamSpec(server: ServerConfig, policy: ChildEnvironment = "i
     };
   }
   const transport = server.transport ?? (server.type === undefined ? undefined : TYPE_TO_TRANSPORT[server.type]);
-  return { url: server.url, ...(transport === undefined ? {} : { transport }), ...(server.headers === undefined ? {} : { headers: server.headers }) };
+  return {
+    url: server.url,
+    ...(transport === undefined ? {} : { transport }),
+    ...(server.headers === undefined ? {} : { headers: server.headers }),
+  };
 }
 
 export interface UpstreamFactoryOptions {
@@ -67,17 +77,17 @@ export interface UpstreamFactoryOptions {
 }
 
 export function createUpstreamFactory(options: UpstreamFactoryOptions): UpstreamFactory {
-  const rawStringMinBytes = options.rawStringBytes === undefined || options.rawStringBytes === 0 ? undefined : options.rawStringBytes;
-  return (name: string, server: ServerConfig, logger: Logger): UpstreamHandle => {
+  const rawStringBytes =
+    options.rawStringBytes === undefined || options.rawStringBytes === 0 ? undefined : options.rawStringBytes;
+  return (name: string, server: ServerConfig, logger: Logger): UpstreamTransport => {
     const fetch = options.auths?.for(name, server)?.fetch;
-    const transport = createUpstreamTransport(upstreamSpec(server, options.childEnvironment), { logger, maxMessageBytes: options.maxMessageBytes, rawStringMinBytes, stderrInErrors: options.stderrToHosts, ...(fetch === undefined ? {} : { fetch }) });
-    return { transport, describeEnd: () => describe(transport) };
+    const transport: UpstreamTransport = createUpstreamTransport(upstreamSpec(server, options.childEnvironment), {
+      logger,
+      maxMessageBytes: options.maxMessageBytes,
+      rawStringBytes,
+      stderrInErrors: options.stderrToHosts,
+      ...(fetch === undefined ? {} : { fetch }),
+    });
+    return transport;
   };
-}
-
-/** Upstream transports may say why they ended (exit code, signal, last stderr line). */
-function describe(transport: unknown): string | undefined {
-  const t = transport as { describeEnd?: () => string | undefined; exitInfo?: unknown };
-  if (typeof t.describeEnd === "function") return t.describeEnd();
-  return undefined;
 }

@@ -1,31 +1,42 @@
 /**
- * The normalizing Transport decorator (DESIGN.md §2): wraps the transport that talks to an
+ * The normalizing Transport decorator: wraps the transport that talks to an
  * upstream server, remembers the method of each request id going out, and rewrites the
  * matching results coming back. Everything else passes through as the very same object.
  *
  * SDK-based hosts use it in-process: `client.connect(withNormalization(transport))`. The proxy
  * puts it between a host-side and an upstream-side transport (src/proxy/bridge.ts).
  */
-import type { ChangeRecord } from "../normalize/change.js";
+import type { ChangeRecord, NormalizationEvent } from "../normalize/change.js";
 import { Policy, type PolicyOptions } from "../normalize/policy.js";
 import { normalizeRequestParams, normalizeResult, REQUEST_METHODS, RESULT_METHODS } from "../normalize/result.js";
-import type { FlowControl, JSONRPCMessage, MessageExtraInfo, ProxyTransport, Transport, TransportSendOptions } from "../transports/types.js";
+import type {
+  FlowControl,
+  JSONRPCMessage,
+  MessageExtraInfo,
+  ProxyTransport,
+  Transport,
+  TransportSendOptions,
+} from "../transports/types.js";
 import { rebuild, type JsonObject } from "../normalize/objects.js";
 import { SENT } from "../transports/drainWaiter.js";
-import { idKey, isNotification, isObj, isRequest, isRequestId, isResponse } from "../transports/jsonrpc.js";
+import {
+  idKey,
+  isNotification,
+  isObj,
+  isRequest,
+  isRequestId,
+  isResponse,
+  type RequestId,
+} from "../transports/jsonrpc.js";
+import { mergeChanges, type Fitted } from "../fit/fitResult.js";
+import { FitStage, type FitOptions } from "./fitStage.js";
+import { DEFAULT_MAX_TRACKED_TASKS } from "../config/schema.js";
+import { createdTaskId, TaskOrigins } from "./taskOrigins.js";
 
 /** What the decorator reports for each message it normalized. */
-export interface NormalizationEvent {
-  /** The method of the request the result answers (or of the server→client request). */
-  readonly method: string;
-  readonly id: string | number;
-  readonly changes: readonly ChangeRecord[];
-  /** Milliseconds spent in the engine for this message. */
-  readonly ms: number;
-}
 
 export interface NormalizationOptions {
-  /** A compiled policy, or options to compile one (DESIGN.md §1). Defaults: every rule on. */
+  /** A compiled policy, or options to compile one. Defaults: every rule on. */
   policy?: Policy | PolicyOptions;
   /** Called once per normalized message with its change records (for logs, metrics, reports). */
   onNormalized?: (event: NormalizationEvent) => void;
@@ -33,10 +44,28 @@ export interface NormalizationOptions {
   onEngineError?: (error: unknown, method: string) => void;
   /** Clock for `ms`; injectable for tests. */
   now?: () => number;
+  /**
+   * Fitting results to the host (images, embedded resources, long tool results). Off unless
+   * its policy asks for something; a result with images to fit is held until they are done, and
+   * messages after it wait behind it (order is kept) while the upstream is not read.
+   */
+  fit?: FitOptions;
+  /** Task ids remembered (task id → creating method) for `tasks/result` (`limits.maxTrackedTasks`). */
+  maxTrackedTasks?: number;
 }
+
+/**
+ * A message waiting to be handed on — behind one whose images are being fitted, or an answer
+ * the proxy gave itself while the reader is held (`local`: its bytes) — or the upstream's close.
+ */
+type Held =
+  | { readonly message: JSONRPCMessage; readonly extra: MessageExtraInfo | undefined; readonly local?: number }
+  | "close";
 
 /** Requests whose method is not one we rewrite are not remembered at all. */
 const TRACKED = RESULT_METHODS;
+/** A task's deferred result: normalized as the result of the method that created the task. */
+const TASK_RESULT = "tasks/result";
 
 export class NormalizingTransport implements ProxyTransport {
   onclose?: (() => void) | undefined;
@@ -45,9 +74,28 @@ export class NormalizingTransport implements ProxyTransport {
 
   private readonly policy: Policy;
   private readonly pending = new Map<string, string>();
+  /** For pending `tasks/result` requests: the method that created their task. */
+  private readonly taskResultAs = new Map<string, string>();
+  private readonly tasks: TaskOrigins;
   /** Events of the message being received, reported once it has been handed on. */
   private events: NormalizationEvent[] = [];
   private readonly now: () => number;
+  private readonly fit: FitStage | undefined;
+  /**
+   * Set while messages wait to be handed on, in order: while one waits for its images (the
+   * upstream is then not read), and the proxy's own answers while the reader holds us back.
+   */
+  private backlog: Held[] | undefined;
+  /** True while a received message waits for its images. */
+  private fitting = false;
+  /** True while the reader asked for no more messages (flow control, see pauseReading). */
+  private held = false;
+  private draining = false;
+  /** Bytes of the proxy's own answers waiting in the backlog: counted as not yet taken. */
+  private localBytes = 0;
+  private localDrained: { readonly promise: Promise<void>; readonly resolve: () => void } | undefined;
+  private closing = false;
+  private released = false;
 
   constructor(
     readonly inner: Transport & { onproblem?: ProxyTransport["onproblem"] } & FlowControl,
@@ -55,10 +103,14 @@ export class NormalizingTransport implements ProxyTransport {
   ) {
     this.policy = options.policy instanceof Policy ? options.policy : new Policy(options.policy ?? {});
     this.now = options.now ?? (() => performance.now());
+    this.fit = options.fit === undefined ? undefined : new FitStage(options.fit);
+    this.tasks = new TaskOrigins(options.maxTrackedTasks ?? DEFAULT_MAX_TRACKED_TASKS);
     inner.onmessage = (message, extra) => this.receive(message, extra);
     inner.onclose = () => {
-      this.pending.clear();
-      this.onclose?.();
+      // The upstream ended on its own: what it sent before goes on first. Closed from this
+      // side, what still waits is nobody's any more.
+      if (this.backlog !== undefined && !this.closing) this.backlog.push("close");
+      else this.closed();
     };
     inner.onerror = (error) => this.onerror?.(error);
   }
@@ -80,34 +132,108 @@ export class NormalizingTransport implements ProxyTransport {
     return this.pending.size;
   }
 
+  /** How many task ids are remembered (for tests and leak checks). */
+  get trackedTaskCount(): number {
+    return this.tasks.size;
+  }
+
   start(): Promise<void> {
     return this.inner.start();
   }
 
   close(): Promise<void> {
-    return this.inner.close();
+    // Closed from this side: nobody waits for results still being fitted.
+    this.closing = true;
+    // Freed even if the inner transport never reports its end.
+    return this.inner.close().finally(() => this.release());
   }
 
   send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    if (this.fit !== undefined) {
+      const forwarded = this.answerLocally(message);
+      if (forwarded === null) return SENT;
+      message = forwarded;
+    }
     for (const msg of Array.isArray(message) ? (message as unknown[]) : [message]) this.noteOutgoing(msg);
     return this.inner.send(message, options);
   }
 
-  /** Flow control is the inner transport's (see FlowControl): nothing is held here. */
+  /**
+   * Flow control is the inner transport's (see FlowControl), plus the answers the proxy gave
+   * itself (pages of cut results) that wait while the reader is held: they count as sent toward
+   * the upstream and not yet taken, so a host that keeps asking for pages it does not read is
+   * itself no longer read.
+   */
   get queuedBytes(): number {
-    return this.inner.queuedBytes ?? 0;
+    return (this.inner.queuedBytes ?? 0) + this.localBytes;
   }
 
   whenDrained(): Promise<void> {
+    if (this.localBytes > 0) {
+      if (this.localDrained === undefined) {
+        let resolve!: () => void;
+        const promise = new Promise<void>((done) => (resolve = done));
+        this.localDrained = { promise, resolve };
+      }
+      return this.localDrained.promise;
+    }
     return this.inner.whenDrained?.() ?? SENT;
   }
 
   pauseReading(): void {
+    this.held = true;
     this.inner.pauseReading?.();
   }
 
+  /** Hands on what waited meanwhile; the upstream is read again once nothing waits. */
   resumeReading(): void {
-    this.inner.resumeReading?.();
+    this.held = false;
+    if (this.backlog !== undefined) this.drainBacklog();
+    else if (!this.closing) this.inner.resumeReading?.();
+  }
+
+  /**
+   * Requests the proxy answers itself (pages of cut results) are answered as if the upstream
+   * had, after this call returns; the rest is returned to be sent (null: nothing left to send).
+   */
+  private answerLocally(message: JSONRPCMessage): JSONRPCMessage | null {
+    const items = Array.isArray(message) ? (message as unknown[]) : [message];
+    const answers: JsonObject[] = [];
+    const rest = items.filter((msg) => {
+      const answer = this.fit!.answer(msg);
+      if (answer !== null) answers.push(answer);
+      return answer === null;
+    });
+    if (answers.length === 0) return message;
+    queueMicrotask(() => {
+      for (const answer of answers) this.receiveLocal(answer as JSONRPCMessage);
+    });
+    if (rest.length === 0) return null;
+    return (Array.isArray(message) ? rest : rest[0]) as JSONRPCMessage;
+  }
+
+  private closed(): void {
+    this.release();
+    this.onclose?.();
+  }
+
+  /** The connection is over: every request, task, page and waiting message is let go. */
+  private release(): void {
+    if (this.released) return;
+    this.released = true;
+    this.pending.clear();
+    this.taskResultAs.clear();
+    this.tasks.clear();
+    this.fit?.close();
+    this.backlog = undefined;
+    this.localBytes = 0;
+    this.settleLocal();
+  }
+
+  private settleLocal(): void {
+    const waiter = this.localDrained;
+    this.localDrained = undefined;
+    waiter?.resolve();
   }
 
   setProtocolVersion(version: string): void {
@@ -116,29 +242,146 @@ export class NormalizingTransport implements ProxyTransport {
 
   private noteOutgoing(msg: unknown): void {
     if (isRequest(msg)) {
-      if (TRACKED.has(msg.method)) this.pending.set(idKey(msg.id), msg.method);
-    } else if (isNotification(msg) && msg.method === "notifications/cancelled" && isObj(msg.params) && isRequestId(msg.params.requestId)) {
+      if (TRACKED.has(msg.method) || this.fit?.tracks(msg.method)) this.pending.set(idKey(msg.id), msg.method);
+      else if (msg.method === TASK_RESULT && isObj(msg.params) && typeof msg.params.taskId === "string")
+        this.noteTaskResult(msg.id, msg.params.taskId);
+      if (this.fit?.active) this.fit.noteRequest(msg.id, msg.method, msg.params);
+    } else if (
+      isNotification(msg) &&
+      msg.method === "notifications/cancelled" &&
+      isObj(msg.params) &&
+      isRequestId(msg.params.requestId)
+    ) {
       // A cancelled request may never be answered (spec: cancellation); forget it.
-      this.pending.delete(idKey(msg.params.requestId));
+      this.forget(msg.params.requestId);
     }
   }
 
+  /**
+   * Forgets a request whose answer will not come through here: cancelled, or answered by the
+   * caller itself (an answer over the size limit that the upstream transport had to drop).
+   */
+  forget(id: RequestId): void {
+    const key = idKey(id);
+    this.pending.delete(key);
+    this.taskResultAs.delete(key);
+    this.fit?.forget(id);
+  }
+
+  /** A `tasks/result` for a task this connection saw created: answered as its creating method's result. */
+  private noteTaskResult(id: RequestId, taskId: string): void {
+    const origin = this.tasks.originOf(taskId);
+    if (origin === undefined) return;
+    const key = idKey(id);
+    this.pending.set(key, TASK_RESULT);
+    this.taskResultAs.set(key, origin.method);
+    if (origin.tool !== undefined) this.fit?.noteTool(id, origin.tool);
+  }
+
   private receive(message: JSONRPCMessage, extra?: MessageExtraInfo): void {
+    if (this.backlog !== undefined) {
+      this.backlog.push({ message, extra });
+      return;
+    }
+    this.handle(message, extra);
+  }
+
+  /**
+   * An answer the proxy gave itself: handed on like one from the upstream, in order with them.
+   * While the reader is held it waits (it would otherwise go past the hold).
+   */
+  private receiveLocal(message: JSONRPCMessage): void {
+    if (this.released) return;
+    if (this.backlog === undefined && !this.held) {
+      this.handle(message, undefined);
+      return;
+    }
+    const bytes = JSON.stringify(message).length;
+    this.localBytes += bytes;
+    this.backlog ??= [];
+    this.backlog.push({ message, extra: undefined, local: bytes });
+  }
+
+  private handle(message: JSONRPCMessage, extra: MessageExtraInfo | undefined): void {
     let out: unknown = message;
+    let fitting = false;
     if (Array.isArray(message)) {
       const items = message as unknown[];
       const rewritten = items.map((item) => this.rewrite(item));
-      out = rewritten.some((item, i) => item !== items[i]) ? rewritten : message;
+      fitting = rewritten.some((item) => item instanceof Promise);
+      out = fitting ? Promise.all(rewritten) : rewritten.some((item, i) => item !== items[i]) ? rewritten : message;
     } else {
       out = this.rewrite(message);
+      fitting = out instanceof Promise;
     }
-    // The message goes on first: logs and metrics are not on the path of the answer.
-    const events = this.events;
-    if (events.length > 0) this.events = [];
+    if (!fitting) {
+      const events = this.events;
+      if (events.length > 0) this.events = [];
+      this.deliver(out, extra, events);
+      return;
+    }
+    // Images are being fitted: this message, and everything after it, waits; the upstream is
+    // not read meanwhile, so what waits is bounded as if the reader had held it back.
+    this.fitting = true;
+    this.backlog ??= [];
+    this.inner.pauseReading?.();
+    (out as Promise<unknown>)
+      .then(
+        (value) =>
+          Array.isArray(value) && Array.isArray(message) && value.every((item, i) => item === (message as unknown[])[i])
+            ? message
+            : value,
+        (error: unknown) => {
+          this.options.onEngineError?.(error, "fit");
+          return message;
+        },
+      )
+      .then((value) => {
+        // Nothing else ran meanwhile (it waits in the backlog): the events are this message's.
+        this.fitting = false;
+        const events = this.events;
+        this.events = [];
+        // Read before any hold: it goes on (a transport may deliver what it read before a pause).
+        if (!this.closing) this.deliver(value, extra, events);
+        this.drainBacklog();
+      });
+  }
+
+  /** The message goes on first: logs and metrics are not on the path of the answer. */
+  private deliver(out: unknown, extra: MessageExtraInfo | undefined, events: readonly NormalizationEvent[]): void {
     try {
       this.onmessage?.(out as JSONRPCMessage, extra);
     } finally {
       for (const event of events) this.options.onNormalized?.(event);
+    }
+  }
+
+  /**
+   * Hands on what waited, in order, until the next message that waits for its images or until
+   * the reader holds us back again; once nothing waits, the upstream is read again.
+   */
+  private drainBacklog(): void {
+    const backlog = this.backlog;
+    // Re-entered from a message being handed on (its reader resumed us): the loop below goes on.
+    if (backlog === undefined || this.draining) return;
+    this.draining = true;
+    try {
+      while (backlog.length > 0 && !this.fitting && !this.held && this.backlog === backlog) {
+        const next = backlog.shift()!;
+        if (next === "close") {
+          this.closed();
+          return;
+        }
+        if (next.local !== undefined) this.localBytes -= next.local;
+        if (!this.closing) this.handle(next.message, next.extra);
+      }
+    } finally {
+      this.draining = false;
+    }
+    if (this.localBytes === 0) this.settleLocal();
+    if (this.backlog === backlog && backlog.length === 0 && !this.fitting) {
+      this.backlog = undefined;
+      if (!this.held && !this.closing) this.inner.resumeReading?.();
     }
   }
 
@@ -148,17 +391,40 @@ export class NormalizingTransport implements ProxyTransport {
       const method = this.pending.get(key);
       if (method === undefined) return msg;
       this.pending.delete(key);
-      if (!("result" in msg)) return msg;
-      return this.apply(msg, "result", method, msg.id, () => normalizeResult(method, msg.result, this.policy));
+      let as = method;
+      if (method === TASK_RESULT) {
+        as = this.taskResultAs.get(key)!;
+        this.taskResultAs.delete(key);
+      }
+      if (!("result" in msg)) {
+        this.fit?.forget(msg.id);
+        return msg;
+      }
+      if (method === "initialize")
+        return this.fit === undefined ? msg : rebuild(msg, { result: this.fit.initializeResult(msg.result) });
+      // A task-augmented request is answered with its task; its result comes with tasks/result
+      // (the tool it named goes with the task: fit rules may match on it).
+      const taskId = method === TASK_RESULT ? undefined : createdTaskId(msg.result);
+      if (taskId !== undefined) this.tasks.remember(taskId, method, this.fit?.toolOf(msg.id));
+      const normalized = this.apply(msg, "result", method, msg.id, () => normalizeResult(as, msg.result, this.policy));
+      return this.fit === undefined ? normalized : this.applyFit(normalized as JsonObject, method, msg.id, as);
     }
     if (isRequest(msg) && REQUEST_METHODS.has(msg.method)) {
-      return this.apply(msg, "params", msg.method, msg.id, () => normalizeRequestParams(msg.method, msg.params, this.policy));
+      return this.apply(msg, "params", msg.method, msg.id, () =>
+        normalizeRequestParams(msg.method, msg.params, this.policy),
+      );
     }
     return msg;
   }
 
   /** Runs the engine on `msg[key]`; the message itself when nothing changed or the engine failed. */
-  private apply(msg: JsonObject, key: string, method: string, id: string | number, run: () => { value: unknown; changes: ChangeRecord[] }): unknown {
+  private apply(
+    msg: JsonObject,
+    key: string,
+    method: string,
+    id: string | number,
+    run: () => { value: unknown; changes: ChangeRecord[] },
+  ): unknown {
     const started = this.now();
     let outcome: { value: unknown; changes: ChangeRecord[] };
     try {
@@ -169,12 +435,57 @@ export class NormalizingTransport implements ProxyTransport {
       return msg;
     }
     const ms = this.now() - started;
-    if (outcome.changes.length > 0 && this.options.onNormalized !== undefined) this.events.push({ method, id, changes: outcome.changes, ms });
+    if (outcome.changes.length > 0 && this.options.onNormalized !== undefined)
+      this.events.push({ method, id, changes: outcome.changes, ms });
     return outcome.value === msg[key] ? msg : rebuild(msg, { [key]: outcome.value });
+  }
+
+  /**
+   * The fit layer on a normalized response: the response itself, a new one, or a promise of one.
+   * `as` is the method whose result shape it has (a `tasks/result` has its creating method's).
+   */
+  private applyFit(msg: JsonObject, method: string, id: string | number, as: string = method): unknown {
+    const started = this.now();
+    let fitted: Fitted | Promise<Fitted> | null;
+    try {
+      fitted = this.fit!.fit(as, id, msg.result);
+    } catch (error) {
+      this.options.onEngineError?.(error, method);
+      return msg;
+    }
+    if (fitted === null) return msg;
+    const finish = (outcome: Fitted): unknown => {
+      if (outcome.changes.length > 0 && this.options.onNormalized !== undefined)
+        this.addFitEvent(method, id, outcome.changes, this.now() - started);
+      return outcome.value === msg.result ? msg : rebuild(msg, { result: outcome.value });
+    };
+    if (!(fitted instanceof Promise)) return finish(fitted);
+    return fitted.then(finish, (error: unknown) => {
+      this.options.onEngineError?.(error, method);
+      return msg;
+    });
+  }
+
+  /** The fit layer's records join the engine's event for the same message. */
+  private addFitEvent(method: string, id: string | number, changes: readonly ChangeRecord[], ms: number): void {
+    const last = this.events[this.events.length - 1];
+    if (last === undefined || last.id !== id || last.method !== method) {
+      this.events.push({ method, id, changes: [...changes], ms });
+      return;
+    }
+    this.events[this.events.length - 1] = {
+      method,
+      id,
+      changes: mergeChanges(last.changes, changes),
+      ms: last.ms + ms,
+    };
   }
 }
 
 /** Wraps a transport that talks to an MCP server so its results arrive normalized. */
-export function withNormalization<T extends Transport>(transport: T, options: NormalizationOptions = {}): NormalizingTransport {
+export function withNormalization<T extends Transport>(
+  transport: T,
+  options: NormalizationOptions = {},
+): NormalizingTransport {
   return new NormalizingTransport(transport, options);
 }

@@ -1,12 +1,21 @@
 /**
- * Entry facts in, a report model out (issue 4). Pure and incremental: `report` feeds it a log
+ * Entry facts in, a report model out. Pure and incremental: `report` feeds it a log
  * of any size line by line, `serve` keeps one alive for `GET /report`, `audit` feeds it the
  * engine's records. Memory is bounded: totals and breakdowns are exact; the per-URI table keeps
  * about `maxUris` rows (those that save or grow most) and counts the entries it could not keep.
  */
 import { WARNING_ACTIONS, type ChangeAction } from "../normalize/change.js";
 import { parseMediaType } from "../normalize/mediaType.js";
-import { REPORT_SCHEMA_VERSION, type EntryFact, type GroupRow, type MalformedLine, type ReadFailure, type ReportModel, type Totals, type UriRow } from "./model.js";
+import {
+  REPORT_SCHEMA_VERSION,
+  type EntryFact,
+  type GroupRow,
+  type MalformedLine,
+  type ReadFailure,
+  type ReportModel,
+  type Totals,
+  type UriRow,
+} from "./model.js";
 
 /** Default most URIs tracked one by one; past it the least significant rows are dropped. */
 export const DEFAULT_MAX_URIS = 10_000;
@@ -40,6 +49,10 @@ export interface ModelMeta {
   timeRange?: ReportModel["timeRange"];
   resources?: ReportModel["resources"];
   tokens?: ReportModel["tokens"];
+  scope?: ReportModel["scope"];
+  items?: ReportModel["items"];
+  skipped?: ReportModel["skipped"];
+  duplicates?: ReportModel["duplicates"];
 }
 
 const OTHER = "(other)";
@@ -72,7 +85,12 @@ export function mimeKey(fact: Pick<EntryFact, "mimeBefore" | "mimeAfter">): stri
 
 export class ReportAggregator {
   private readonly totals = emptyTotals();
-  private readonly groups = { server: new Map<string, Totals>(), mime: new Map<string, Totals>(), action: new Map<string, Totals>(), method: new Map<string, Totals>() };
+  private readonly groups = {
+    server: new Map<string, Totals>(),
+    mime: new Map<string, Totals>(),
+    action: new Map<string, Totals>(),
+    method: new Map<string, Totals>(),
+  };
   private readonly uris = new Map<string, { uri: string; server: string; mime: string; totals: Totals }>();
   private readonly failures: ReadFailure[] = [];
   private readonly malformedExamples: MalformedLine[] = [];
@@ -140,7 +158,13 @@ export class ReportAggregator {
       [...map].map(([key, totals]) => ({ key, ...cloneTotals(totals), shareOfSaved: share(totals.saved) })).sort(order);
     const bySaved = (a: Totals, b: Totals): number => b.saved - a.saved || b.bytesBefore - a.bytesBefore;
     const byUri: UriRow[] = [...this.uris.values()]
-      .map(({ uri, server, mime, totals }) => ({ uri, server, mime, ...cloneTotals(totals), shareOfSaved: share(totals.saved) }))
+      .map(({ uri, server, mime, totals }) => ({
+        uri,
+        server,
+        mime,
+        ...cloneTotals(totals),
+        shareOfSaved: share(totals.saved),
+      }))
       .sort((a, b) => bySaved(a, b) || a.uri.localeCompare(b.uri));
     return {
       schemaVersion: REPORT_SCHEMA_VERSION,
@@ -151,7 +175,10 @@ export class ReportAggregator {
         from: Number.isFinite(this.firstTs) ? new Date(this.firstTs).toISOString() : null,
         to: Number.isFinite(this.lastTs) ? new Date(this.lastTs).toISOString() : null,
       },
-      totals: { ...cloneTotals(this.totals), shareSaved: this.totals.bytesBefore > 0 ? saved / this.totals.bytesBefore : 0 },
+      totals: {
+        ...cloneTotals(this.totals),
+        shareSaved: this.totals.bytesBefore > 0 ? saved / this.totals.bytesBefore : 0,
+      },
       byServer: rows(this.groups.server, bySaved),
       byMime: rows(this.groups.mime, bySaved),
       byAction: rows(this.groups.action, (a, b) => b.entries - a.entries || a.key.localeCompare(b.key)),
@@ -164,6 +191,10 @@ export class ReportAggregator {
       uriTable: { limit: this.maxUris, untrackedEntries: this.untracked },
       ...(meta.resources === undefined ? {} : { resources: meta.resources }),
       ...(meta.tokens === undefined ? {} : { tokens: meta.tokens }),
+      ...(meta.scope === undefined ? {} : { scope: meta.scope }),
+      ...(meta.items === undefined ? {} : { items: meta.items }),
+      ...(meta.skipped === undefined ? {} : { skipped: meta.skipped }),
+      ...(meta.duplicates === undefined ? {} : { duplicates: meta.duplicates }),
     };
   }
 
@@ -202,7 +233,10 @@ export class ReportAggregator {
   }
 
   private pruneUris(): void {
-    const sorted = [...this.uris].sort(([, a], [, b]) => Math.abs(b.totals.saved) - Math.abs(a.totals.saved) || b.totals.bytesBefore - a.totals.bytesBefore);
+    const sorted = [...this.uris].sort(
+      ([, a], [, b]) =>
+        Math.abs(b.totals.saved) - Math.abs(a.totals.saved) || b.totals.bytesBefore - a.totals.bytesBefore,
+    );
     for (const [, row] of sorted.slice(this.maxUris)) this.untracked += row.totals.entries;
     this.uris.clear();
     for (const [key, row] of sorted.slice(0, this.maxUris)) this.uris.set(key, row);

@@ -26,7 +26,12 @@ export function formatShare(share: number): string {
 /** `1234567` → `1,234,567` (fixed locale so reports and tests read the same everywhere). */
 export function formatCount(n: number): string {
   const sign = n < 0 ? "−" : "";
-  return sign + Math.abs(Math.round(n)).toString().replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+  return (
+    sign +
+    Math.abs(Math.round(n))
+      .toString()
+      .replace(/\B(?=(\d{3})+(?!\d))/g, ",")
+  );
 }
 
 /** `{unwrap-blob: 3, fix-mime: 1}` → `unwrap-blob 3, fix-mime 1` (most frequent first; `none` left out). */

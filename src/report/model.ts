@@ -1,14 +1,16 @@
 /**
- * The size report model (issue 4): what `audit` and `report` compute and what every renderer
+ * The size report model: what `audit` and `report` compute and what every renderer
  * (md, json, html) shows. Its JSON form is the documented, stable `--format json` output:
  * fields are only ever added within a `schemaVersion`; renaming or removing one bumps it.
  */
+
+import type { AuditItem, AuditScope, SkippedEntry, StructuredDuplicate } from "./auditDetails.js";
 
 /** Version of the JSON report format. Bumped on any change that is not a pure addition. */
 export const REPORT_SCHEMA_VERSION = 1;
 
 /**
- * One entry's accounting, as the aggregator consumes it: a normalization log line (DESIGN.md §6)
+ * One entry's accounting, as the aggregator consumes it: a normalization log line
  * or an engine record from `audit` (then `action` may be `none`, and tokens may be present).
  */
 export interface EntryFact {
@@ -16,7 +18,7 @@ export interface EntryFact {
   readonly server: string;
   readonly method: string;
   readonly uri: string | null;
-  /** A DESIGN.md §6 action, `none` (audit: unchanged), or whatever a newer proxy logged. */
+  /** A change action (normalize/change.ts), `none` (audit: unchanged), or whatever a newer proxy logged. */
   readonly action: string;
   readonly mimeBefore: string | null;
   readonly mimeAfter: string | null;
@@ -72,6 +74,8 @@ export interface ReadFailure {
   /** What the upstream answered (JSON-RPC error code and message) or why the read failed. */
   error: string;
   code?: number;
+  /** Audit: a failed resource read, or a tool call that failed or answered `isError`. */
+  kind?: "read" | "call";
 }
 
 export interface MalformedLine {
@@ -113,4 +117,12 @@ export interface ReportModel {
   resources?: { listed: number; failed: number };
   /** Present when tokens were counted: which tokenizer encoding estimated them. */
   tokens?: { encoding: string; note: string };
+  /** Audit: what was looked at (capabilities, counts, notes). */
+  scope?: AuditScope;
+  /** Audit: every entry read, in the order read (outside --max-bytes). */
+  items?: AuditItem[];
+  /** Audit: entries over --max-bytes, outside the totals. */
+  skipped?: SkippedEntry[];
+  /** Audit: bytes of tool results' content that structuredContent repeats. */
+  duplicates?: StructuredDuplicate[];
 }

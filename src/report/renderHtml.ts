@@ -1,11 +1,12 @@
 /**
- * The report model as one self-contained HTML file (issue 4): inline CSS and SVG, no script,
+ * The report model as one self-contained HTML file: inline CSS and SVG, no script,
  * and a Content-Security-Policy that forbids every fetch, so it opens the same from disk, from
  * an e-mail or from `GET /report`. Tables carry `data-*` values so what renders can be checked.
  */
 import { escapeHtml as esc } from "./escapeHtml.js";
 import { formatActions, formatBytes, formatCount, formatShare } from "./format.js";
 import type { GroupRow, ReportModel, UriRow } from "./model.js";
+import { auditSectionsHtml, lossyTextHtml, scopeHtml } from "./renderAuditHtml.js";
 import { changeCounts } from "./renderMarkdown.js";
 import { beforeAfterChart, savingsBar } from "./svgBars.js";
 
@@ -42,38 +43,84 @@ export function renderHtml(model: ReportModel, options: { maxRows?: number } = {
   const cards = [
     card("before", "Bytes before", formatBytes(t.bytesBefore), `${formatCount(t.bytesBefore)} B`),
     card("after", "Bytes after", formatBytes(t.bytesAfter), `${formatCount(t.bytesAfter)} B`),
-    card(t.saved >= 0 ? "saved" : "grew", "Saved", formatBytes(t.saved), `${formatCount(t.saved)} B · ${formatShare(t.shareSaved)}`),
+    card(
+      t.saved >= 0 ? "saved" : "grew",
+      "Saved",
+      formatBytes(t.saved),
+      `${formatCount(t.saved)} B · ${formatShare(t.shareSaved)}`,
+    ),
     card("entries", "Entries", formatCount(t.entries), `${t.changed} changed · ${t.warned} warned`),
-    card("changes", "Changes", formatCount(c.unwrapped + c.transcoded + c.reencoded + c.mimeFixed), `${c.unwrapped} unwrapped · ${c.transcoded} transcoded · ${c.reencoded} re-encoded · ${c.mimeFixed} mime fixed`),
+    card(
+      "changes",
+      "Changes",
+      formatCount(c.unwrapped + c.transcoded + c.reencoded + c.mimeFixed),
+      `${c.unwrapped} unwrapped · ${c.transcoded} transcoded · ${c.reencoded} re-encoded · ${c.mimeFixed} mime fixed`,
+    ),
   ];
-  if (model.resources !== undefined) cards.push(card("resources", "Resources", formatCount(model.resources.listed), `${formatCount(model.resources.failed)} failed to read`));
+  if (model.scope !== undefined)
+    cards.push(
+      card(
+        "resources",
+        "Read",
+        `${formatCount(model.scope.read)} + ${formatCount(model.scope.called)}`,
+        `resources read + tool calls · ${formatCount(model.failures.length)} failed`,
+      ),
+    );
+  else if (model.resources !== undefined)
+    cards.push(
+      card(
+        "resources",
+        "Resources",
+        formatCount(model.resources.listed),
+        `${formatCount(model.resources.failed)} failed to read`,
+      ),
+    );
   if (model.tokens !== undefined && t.tokensBefore !== undefined && t.tokensAfter !== undefined) {
-    cards.push(card("tokens", `Tokens (${model.tokens.encoding})`, `${formatCount(t.tokensBefore)} → ${formatCount(t.tokensAfter)}`, `${formatCount(t.tokensBefore - t.tokensAfter)} fewer`));
+    cards.push(
+      card(
+        "tokens",
+        `Tokens (${model.tokens.encoding})`,
+        `${formatCount(t.tokensBefore)} → ${formatCount(t.tokensAfter)}`,
+        `${formatCount(t.tokensBefore - t.tokensAfter)} fewer`,
+      ),
+    );
   }
   const body = [
     `<header><h1>${esc(title)}</h1><p class="meta">${esc(sourceLine(model))}</p><p class="meta">${esc(`Time range ${model.timeRange.from ?? "–"} … ${model.timeRange.to ?? "–"} · generated ${model.generatedAt}`)}</p></header>`,
     `<section class="cards" id="summary">${cards.join("")}</section>`,
+    scopeHtml(model),
+    lossyTextHtml(t),
     `<section id="savings"><h2>Savings share: ${esc(formatShare(t.shareSaved))} of ${esc(formatBytes(t.bytesBefore))}</h2><p class="legend"><span class="swatch after"></span>kept<span class="swatch saved"></span>saved</p>${savingsBar(t.bytesBefore, t.bytesAfter)}</section>`,
     `<div class="charts">${chartSection("chart-server", "Bytes per server", model.byServer)}${chartSection("chart-mime", "Bytes per mime type", model.byMime)}</div>`,
     `<section id="offenders"><h2>Top offenders</h2>${model.topOffenders.length === 0 ? `<p class="empty">Nothing to save.</p>` : uriTable("top-offenders", model.topOffenders, model.topOffenders.length)}</section>`,
     `<section id="actions"><h2>By action</h2>${groupTable("by-action", "action", model.byAction)}</section>`,
   ];
   if (model.kind === "audit") {
-    body.push(`<section id="resources"><h2>Resources (${model.byUri.length})</h2>${model.byUri.length === 0 ? `<p class="empty">No resources.</p>` : uriTable("resource-table", model.byUri, maxRows)}</section>`);
     body.push(
-      `<section id="failures"><h2>Failed reads (${model.failures.length})</h2>${
-        model.failures.length === 0 ? `<p class="empty">None.</p>` : `<table id="failure-table"><thead><tr><th>uri</th><th>error</th></tr></thead><tbody>${model.failures.map((f) => `<tr><td class="uri">${esc(f.uri)}</td><td>${esc(f.error)}</td></tr>`).join("")}</tbody></table>`
+      `<section id="resources"><h2>Resources (${model.byUri.length})</h2>${model.byUri.length === 0 ? `<p class="empty">No resources.</p>` : uriTable("resource-table", model.byUri, maxRows)}</section>`,
+    );
+    body.push(auditSectionsHtml(model, maxRows));
+    body.push(
+      `<section id="failures"><h2>Failed reads and tool errors (${model.failures.length})</h2>${
+        model.failures.length === 0
+          ? `<p class="empty">None.</p>`
+          : `<table id="failure-table"><thead><tr><th>uri</th><th>error</th></tr></thead><tbody>${model.failures.map((f) => `<tr><td class="uri">${esc(f.uri)}</td><td>${esc(f.error)}</td></tr>`).join("")}</tbody></table>`
       }</section>`,
     );
   } else {
     const m = model.malformed;
     body.push(
       `<section id="input"><h2>Input</h2><p><span id="malformed-count">${formatCount(m.lines)}</span> malformed lines skipped; ${formatCount(model.ignoredLines)} other JSON lines ignored.</p>${
-        m.examples.length === 0 ? "" : `<table id="malformed-table"><thead><tr><th>source</th><th class="num">line</th><th>error</th></tr></thead><tbody>${m.examples.map((e) => `<tr><td class="uri">${esc(e.source)}</td><td class="num">${e.line}</td><td>${esc(e.error)}</td></tr>`).join("")}</tbody></table>`
+        m.examples.length === 0
+          ? ""
+          : `<table id="malformed-table"><thead><tr><th>source</th><th class="num">line</th><th>error</th></tr></thead><tbody>${m.examples.map((e) => `<tr><td class="uri">${esc(e.source)}</td><td class="num">${e.line}</td><td>${esc(e.error)}</td></tr>`).join("")}</tbody></table>`
       }</section>`,
     );
   }
-  if (model.uriTable.untrackedEntries > 0) body.push(`<p class="meta">The URI table kept the ${formatCount(model.uriTable.limit)} most significant URIs; ${formatCount(model.uriTable.untrackedEntries)} entries of other URIs are not in it (totals are exact).</p>`);
+  if (model.uriTable.untrackedEntries > 0)
+    body.push(
+      `<p class="meta">The URI table kept the ${formatCount(model.uriTable.limit)} most significant URIs; ${formatCount(model.uriTable.untrackedEntries)} entries of other URIs are not in it (totals are exact).</p>`,
+    );
   body.push(`<footer>mcp-normalizer · report schema v${model.schemaVersion}</footer>`);
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
@@ -97,7 +144,10 @@ function card(kind: string, label: string, value: string, exact: string): string
 }
 
 function chartSection(id: string, title: string, rows: readonly GroupRow[]): string {
-  return `<section id="${id}"><h2>${esc(title)}</h2><p class="legend"><span class="swatch before"></span>before<span class="swatch after"></span>after</p>${beforeAfterChart(title, rows.map((r) => ({ key: r.key, before: r.bytesBefore, after: r.bytesAfter })))}</section>`;
+  return `<section id="${id}"><h2>${esc(title)}</h2><p class="legend"><span class="swatch before"></span>before<span class="swatch after"></span>after</p>${beforeAfterChart(
+    title,
+    rows.map((r) => ({ key: r.key, before: r.bytesBefore, after: r.bytesAfter })),
+  )}</section>`;
 }
 
 function num(n: number, cls = ""): string {
@@ -114,7 +164,10 @@ function uriTable(id: string, rows: readonly UriRow[], maxRows: number): string 
         `${num(r.bytesBefore)}${num(r.bytesAfter)}${num(r.saved, r.saved >= 0 ? "saved" : "grew")}<td class="num">${esc(formatShare(r.shareOfSaved))}</td></tr>`,
     )
     .join("");
-  const more = rows.length > shown.length ? `<p class="meta">… and ${rows.length - shown.length} more (see --format json).</p>` : "";
+  const more =
+    rows.length > shown.length
+      ? `<p class="meta">… and ${rows.length - shown.length} more (see --format json).</p>`
+      : "";
   return `<table id="${id}">${head}<tbody>${body}</tbody></table>${more}`;
 }
 
@@ -122,7 +175,10 @@ function groupTable(id: string, name: string, rows: readonly GroupRow[]): string
   if (rows.length === 0) return `<p class="empty">Nothing recorded.</p>`;
   const head = `<thead><tr><th>${esc(name)}</th><th class="num">entries</th><th class="num">before</th><th class="num">after</th><th class="num">saved</th><th class="num">share</th></tr></thead>`;
   const body = rows
-    .map((r) => `<tr data-key="${esc(r.key)}"><td>${esc(r.key)}</td><td class="num">${formatCount(r.entries)}</td>${num(r.bytesBefore)}${num(r.bytesAfter)}${num(r.saved, r.saved >= 0 ? "saved" : "grew")}<td class="num">${esc(formatShare(r.shareOfSaved))}</td></tr>`)
+    .map(
+      (r) =>
+        `<tr data-key="${esc(r.key)}"><td>${esc(r.key)}</td><td class="num">${formatCount(r.entries)}</td>${num(r.bytesBefore)}${num(r.bytesAfter)}${num(r.saved, r.saved >= 0 ? "saved" : "grew")}<td class="num">${esc(formatShare(r.shareOfSaved))}</td></tr>`,
+    )
     .join("");
   return `<table id="${id}">${head}<tbody>${body}</tbody></table>`;
 }

@@ -1,24 +1,42 @@
 /** The report model as Markdown: readable in a terminal, pasteable into an issue or a PR. */
 import { formatActions, formatBytes, formatCount, formatShare } from "./format.js";
+import { cell, code, table } from "./markdownTable.js";
 import type { GroupRow, ReportModel, Totals, UriRow } from "./model.js";
+import { auditSections, lossyTextLines, scopeLines } from "./renderAuditMarkdown.js";
 
 /** Rows of the per-resource table in Markdown (the JSON format always has them all). */
 export const DEFAULT_MARKDOWN_MAX_ROWS = 200;
 
 /** The four kinds of change the issue asks to count, per row. */
-export function changeCounts(actions: Readonly<Record<string, number>>): { unwrapped: number; transcoded: number; reencoded: number; mimeFixed: number } {
+export function changeCounts(actions: Readonly<Record<string, number>>): {
+  unwrapped: number;
+  transcoded: number;
+  reencoded: number;
+  mimeFixed: number;
+} {
   const n = (action: string): number => actions[action] ?? 0;
-  return { unwrapped: n("unwrap-blob"), transcoded: n("transcode"), reencoded: n("reencode-blob"), mimeFixed: n("fix-mime") + n("fill-mime") };
+  return {
+    unwrapped: n("unwrap-blob"),
+    transcoded: n("transcode"),
+    reencoded: n("reencode-blob"),
+    mimeFixed: n("fix-mime") + n("fill-mime"),
+  };
 }
 
 export function renderMarkdown(model: ReportModel, options: { maxRows?: number } = {}): string {
   const maxRows = options.maxRows ?? DEFAULT_MARKDOWN_MAX_ROWS;
   const t = model.totals;
   const out: string[] = [];
-  out.push(`# ${model.kind === "audit" ? "Size audit" : "Size report"}${model.source.server === undefined ? "" : `: ${model.source.server}`}`, "");
+  out.push(
+    `# ${model.kind === "audit" ? "Size audit" : "Size report"}${model.source.server === undefined ? "" : `: ${model.source.server}`}`,
+    "",
+  );
   if (model.source.upstream !== undefined) out.push(`Upstream: \`${model.source.upstream}\``, "");
   if (model.source.files !== undefined) out.push(`Logs: ${model.source.files.map((f) => `\`${f}\``).join(", ")}`, "");
-  out.push(`Time range: ${model.timeRange.from ?? "–"} … ${model.timeRange.to ?? "–"} · generated ${model.generatedAt}`, "");
+  out.push(
+    `Time range: ${model.timeRange.from ?? "–"} … ${model.timeRange.to ?? "–"} · generated ${model.generatedAt}`,
+    "",
+  );
   const c = changeCounts(t.actions);
   out.push(
     `**${formatBytes(t.bytesBefore)} → ${formatBytes(t.bytesAfter)}: ${formatBytes(t.saved)} saved (${formatShare(t.shareSaved)})** over ${formatCount(t.entries)} entries — ` +
@@ -26,26 +44,67 @@ export function renderMarkdown(model: ReportModel, options: { maxRows?: number }
     "",
   );
   if (model.tokens !== undefined && t.tokensBefore !== undefined && t.tokensAfter !== undefined) {
-    out.push(`Estimated tokens (${model.tokens.encoding}): ${formatCount(t.tokensBefore)} → ${formatCount(t.tokensAfter)} (${formatCount(t.tokensBefore - t.tokensAfter)} fewer). ${model.tokens.note}`, "");
+    out.push(
+      `Estimated tokens (${model.tokens.encoding}): ${formatCount(t.tokensBefore)} → ${formatCount(t.tokensAfter)} (${formatCount(t.tokensBefore - t.tokensAfter)} fewer). ${model.tokens.note}`,
+      "",
+    );
   }
-  if (model.resources !== undefined) out.push(`${formatCount(model.resources.listed)} resources listed, ${formatCount(model.resources.failed)} failed to read.`, "");
-  if (t.notApplied > 0) out.push(`${formatCount(t.notApplied)} changes were logged in dry run (not applied); they are counted as if made.`, "");
+  out.push(...lossyTextLines(t));
+  if (model.scope !== undefined) out.push(...scopeLines(model));
+  else if (model.resources !== undefined)
+    out.push(
+      `${formatCount(model.resources.listed)} resources listed, ${formatCount(model.resources.failed)} failed to read.`,
+      "",
+    );
+  if (t.notApplied > 0)
+    out.push(
+      `${formatCount(t.notApplied)} changes were logged in dry run (not applied); they are counted as if made.`,
+      "",
+    );
 
-  section(out, "Top offenders", model.topOffenders.length === 0 ? ["Nothing to save."] : uriTable(model.topOffenders, model.topOffenders.length));
-  if (model.kind === "audit") section(out, "Resources", model.byUri.length === 0 ? ["No resources."] : uriTable(model.byUri, maxRows));
+  section(
+    out,
+    "Top offenders",
+    model.topOffenders.length === 0 ? ["Nothing to save."] : uriTable(model.topOffenders, model.topOffenders.length),
+  );
+  if (model.kind === "audit")
+    section(out, "Resources", model.byUri.length === 0 ? ["No resources."] : uriTable(model.byUri, maxRows));
+  for (const [title, body] of auditSections(model, maxRows)) section(out, title, body);
   section(out, "By server", groupTable(model.byServer, "server"));
   section(out, "By mime type", groupTable(model.byMime, "mime type"));
   section(out, "By action", groupTable(model.byAction, "action"));
   section(out, "By method", groupTable(model.byMethod, "method"));
   if (model.kind === "audit") {
-    section(out, `Failed reads (${model.failures.length})`, model.failures.length === 0 ? ["None."] : table(["uri", "error"], model.failures.map((f) => [code(f.uri), cell(f.error)])));
+    section(
+      out,
+      `Failed reads and tool errors (${model.failures.length})`,
+      model.failures.length === 0
+        ? ["None."]
+        : table(
+            ["uri", "error"],
+            model.failures.map((f) => [code(f.uri), cell(f.error)]),
+          ),
+    );
   } else {
     const m = model.malformed;
-    const lines = [`${formatCount(m.lines)} malformed lines skipped; ${formatCount(model.ignoredLines)} other JSON lines (operational log) ignored.`];
-    if (m.examples.length > 0) lines.push("", ...table(["source", "line", "error"], m.examples.map((e) => [code(e.source), String(e.line), cell(e.error)])));
+    const lines = [
+      `${formatCount(m.lines)} malformed lines skipped; ${formatCount(model.ignoredLines)} other JSON lines (operational log) ignored.`,
+    ];
+    if (m.examples.length > 0)
+      lines.push(
+        "",
+        ...table(
+          ["source", "line", "error"],
+          m.examples.map((e) => [code(e.source), String(e.line), cell(e.error)]),
+        ),
+      );
     section(out, "Input", lines);
   }
-  if (model.uriTable.untrackedEntries > 0) out.push(`The URI table kept the ${formatCount(model.uriTable.limit)} most significant URIs; ${formatCount(model.uriTable.untrackedEntries)} entries of other URIs are not in it (totals are exact).`, "");
+  if (model.uriTable.untrackedEntries > 0)
+    out.push(
+      `The URI table kept the ${formatCount(model.uriTable.limit)} most significant URIs; ${formatCount(model.uriTable.untrackedEntries)} entries of other URIs are not in it (totals are exact).`,
+      "",
+    );
   return `${out.join("\n").trimEnd()}\n`;
 }
 
@@ -56,10 +115,34 @@ function section(out: string[], title: string, body: string[]): void {
 function uriTable(rows: readonly UriRow[], maxRows: number): string[] {
   const shown = rows.slice(0, maxRows);
   const lines = table(
-    ["uri", "server", "mime", "unwrapped", "transcoded", "re-encoded", "mime fixed", "warned", "before", "after", "saved", "share"],
+    [
+      "uri",
+      "server",
+      "mime",
+      "unwrapped",
+      "transcoded",
+      "re-encoded",
+      "mime fixed",
+      "warned",
+      "before",
+      "after",
+      "saved",
+      "share",
+    ],
     shown.map((r) => {
       const c = changeCounts(r.actions);
-      return [code(r.uri), cell(r.server), cell(r.mime), String(c.unwrapped), String(c.transcoded), String(c.reencoded), String(c.mimeFixed), String(r.warned), ...sizes(r), formatShare(r.shareOfSaved)];
+      return [
+        code(r.uri),
+        cell(r.server),
+        cell(r.mime),
+        String(c.unwrapped),
+        String(c.transcoded),
+        String(c.reencoded),
+        String(c.mimeFixed),
+        String(r.warned),
+        ...sizes(r),
+        formatShare(r.shareOfSaved),
+      ];
     }),
   );
   if (rows.length > shown.length) lines.push("", `… and ${rows.length - shown.length} more (see --format json).`);
@@ -68,22 +151,18 @@ function uriTable(rows: readonly UriRow[], maxRows: number): string[] {
 
 function groupTable(rows: readonly GroupRow[], name: string): string[] {
   if (rows.length === 0) return ["–"];
-  return table([name, "entries", "changes", "before", "after", "saved", "share"], rows.map((r) => [cell(r.key), formatCount(r.entries), cell(formatActions(r.actions)), ...sizes(r), formatShare(r.shareOfSaved)]));
+  return table(
+    [name, "entries", "changes", "before", "after", "saved", "share"],
+    rows.map((r) => [
+      cell(r.key),
+      formatCount(r.entries),
+      cell(formatActions(r.actions)),
+      ...sizes(r),
+      formatShare(r.shareOfSaved),
+    ]),
+  );
 }
 
 function sizes(t: Totals): string[] {
   return [formatBytes(t.bytesBefore), formatBytes(t.bytesAfter), formatBytes(t.saved)];
-}
-
-function table(head: readonly string[], rows: readonly (readonly string[])[]): string[] {
-  return [`| ${head.join(" | ")} |`, `|${head.map(() => "---").join("|")}|`, ...rows.map((row) => `| ${row.join(" | ")} |`)];
-}
-
-/** A table cell: pipes and line breaks would end the cell or the row. */
-function cell(text: string): string {
-  return text.replace(/\\/g, "\\\\").replace(/\|/g, "\\|").replace(/[\r\n]+/g, " ");
-}
-
-function code(text: string): string {
-  return `\`${cell(text).replace(/`/g, "'")}\``;
 }

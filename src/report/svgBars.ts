@@ -1,5 +1,5 @@
 /**
- * Inline SVG bar charts for the HTML report: no script, no fonts, no network (issue 4: one
+ * Inline SVG bar charts for the HTML report: no script, no fonts, no network (one
  * self-contained file). Each bar carries `data-key`/`data-bytes` so tests and tools can read
  * what was drawn.
  */
@@ -41,7 +41,9 @@ export function beforeAfterChart(title: string, rows: readonly BarRow[], maxRows
       `<rect class="bar before" data-key="${escapeHtml(row.key)}" data-bytes="${row.before}" x="${LABEL_W}" y="${y}" width="${scale(row.before).toFixed(1)}" height="${BAR_H}" rx="2"/>`,
       `<rect class="bar after" data-key="${escapeHtml(row.key)}" data-bytes="${row.after}" x="${LABEL_W}" y="${y + BAR_H + 2}" width="${scale(row.after).toFixed(1)}" height="${BAR_H}" rx="2"/>`,
       `<text class="value" x="${WIDTH - VALUE_W + 10}" y="${y + BAR_H - 1}">${escapeHtml(`${formatBytes(row.before)} → ${formatBytes(row.after)}`)}</text>`,
-      saved === 0 ? "" : `<text class="value ${saved > 0 ? "saved" : "grew"}" x="${WIDTH - VALUE_W + 10}" y="${y + 2 * BAR_H + 1}">${escapeHtml(saved > 0 ? `saved ${formatBytes(saved)}` : `grew ${formatBytes(-saved)}`)}</text>`,
+      saved === 0
+        ? ""
+        : `<text class="value ${saved > 0 ? "saved" : "grew"}" x="${WIDTH - VALUE_W + 10}" y="${y + 2 * BAR_H + 1}">${escapeHtml(saved > 0 ? `saved ${formatBytes(saved)}` : `grew ${formatBytes(-saved)}`)}</text>`,
       "</g>",
     );
   });
@@ -60,7 +62,9 @@ export function savingsBar(before: number, after: number): string {
     `<svg class="chart savings" role="img" aria-label="savings share ${escapeHtml(formatShare(share))}" viewBox="0 0 ${WIDTH} 28" width="100%" preserveAspectRatio="xMinYMin meet">` +
     `<rect class="bar kept" data-bytes="${kept}" x="0" y="2" width="${w(kept).toFixed(1)}" height="24" rx="3"/>` +
     `<rect class="bar saved" data-bytes="${saved}" x="${w(kept).toFixed(1)}" y="2" width="${w(saved).toFixed(1)}" height="24" rx="3"/>` +
-    (after > before ? `<rect class="bar grew" data-bytes="${after - before}" x="${w(before).toFixed(1)}" y="2" width="${w(after - before).toFixed(1)}" height="24" rx="3"/>` : "") +
+    (after > before
+      ? `<rect class="bar grew" data-bytes="${after - before}" x="${w(before).toFixed(1)}" y="2" width="${w(after - before).toFixed(1)}" height="24" rx="3"/>`
+      : "") +
     `</svg>`
   );
 }
@@ -69,5 +73,12 @@ function foldRows(rows: readonly BarRow[], maxRows: number): BarRow[] {
   if (rows.length <= maxRows) return [...rows];
   const head = rows.slice(0, maxRows - 1);
   const rest = rows.slice(maxRows - 1);
-  return [...head, { key: `(${rest.length} more)`, before: rest.reduce((s, r) => s + r.before, 0), after: rest.reduce((s, r) => s + r.after, 0) }];
+  return [
+    ...head,
+    {
+      key: `(${rest.length} more)`,
+      before: rest.reduce((s, r) => s + r.before, 0),
+      after: rest.reduce((s, r) => s + r.after, 0),
+    },
+  ];
 }

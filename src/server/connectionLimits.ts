@@ -59,24 +59,39 @@ export function guardConnections(server: Server, limits: ConnectionLimits, logge
   server.maxConnections = limits.maxConnections;
   const openFiles = openFileLimit();
   if (openFiles !== undefined && limits.maxConnections + RESERVED_DESCRIPTORS > openFiles) {
-    logger.warn("limits.maxConnections is above what the open-file limit allows: past it, new connections are dropped by the system", {
-      maxConnections: limits.maxConnections,
-      openFileLimit: openFiles,
-      hint: `raise ulimit -n above ${limits.maxConnections + RESERVED_DESCRIPTORS}, or lower limits.maxConnections below ${Math.max(1, openFiles - RESERVED_DESCRIPTORS)}`,
-    });
+    logger.warn(
+      "limits.maxConnections is above what the open-file limit allows: past it, new connections are dropped by the system",
+      {
+        maxConnections: limits.maxConnections,
+        openFileLimit: openFiles,
+        hint: `raise ulimit -n above ${limits.maxConnections + RESERVED_DESCRIPTORS}, or lower limits.maxConnections below ${Math.max(1, openFiles - RESERVED_DESCRIPTORS)}`,
+      },
+    );
   }
-  const drops = throttled(logger, "connection closed on arrival: limits.maxConnections are open", { maxConnections: limits.maxConnections });
+  const drops = throttled(logger, "connection closed on arrival: limits.maxConnections are open", {
+    maxConnections: limits.maxConnections,
+  });
   server.on("drop", () => drops());
   const acceptErrors = throttled(logger, "could not accept a connection; still listening", {});
   server.on("error", (error: NodeJS.ErrnoException) => {
     // Before `listen` succeeds, an error (EADDRINUSE) is the caller's to report.
     if (!server.listening) return;
-    acceptErrors({ code: error.code, error: error.message, ...(error.code === "EMFILE" || error.code === "ENFILE" ? { hint: "out of file descriptors: raise ulimit -n or lower limits.maxConnections" } : {}) });
+    acceptErrors({
+      code: error.code,
+      error: error.message,
+      ...(error.code === "EMFILE" || error.code === "ENFILE"
+        ? { hint: "out of file descriptors: raise ulimit -n or lower limits.maxConnections" }
+        : {}),
+    });
   });
 }
 
 /** A warn line now, then at most one per interval carrying how many happened since. */
-function throttled(logger: Logger, message: string, base: Record<string, unknown>): (fields?: Record<string, unknown>) => void {
+function throttled(
+  logger: Logger,
+  message: string,
+  base: Record<string, unknown>,
+): (fields?: Record<string, unknown>) => void {
   let last = -Infinity;
   let since = 0;
   return (fields = {}) => {

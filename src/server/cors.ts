@@ -1,5 +1,5 @@
 /**
- * CORS, only as configured (issue 5): a browser page may read the listener's answers only when
+ * CORS, only as configured: a browser page may read the listener's answers only when
  * its origin is listed in `allowedOrigins`. Loopback origins pass the Origin check (so local
  * non-browser tools that send one work) but get no CORS grant unless listed, so no page on
  * localhost can drive the proxy from a browser without being named.
@@ -12,7 +12,8 @@ import { normalizeOrigin, type ResolvedFrontendOptions } from "./frontendOptions
 export const CORS_MAX_AGE_SECONDS = 600;
 
 /** Request headers an MCP host's browser client sends (MCP basic/transports; 2026-07-28 headers). */
-const ALLOWED_REQUEST_HEADERS = "authorization, content-type, accept, last-event-id, mcp-session-id, mcp-protocol-version, mcp-method, mcp-name";
+const ALLOWED_REQUEST_HEADERS =
+  "authorization, content-type, accept, last-event-id, mcp-session-id, mcp-protocol-version, mcp-method, mcp-name";
 
 /**
  * Adds the CORS grant to `res` when the request's origin is listed; answers a preflight

@@ -1,6 +1,6 @@
 /**
- * Options of the HTTP listener (`serve`, DESIGN.md §4), every limit named with its unit and a
- * documented default (STYLE habit 4). `resolveFrontendOptions` applies the defaults once, so the
+ * Options of the HTTP listener (`serve`), every limit named with its unit and a
+ * documented default. `resolveFrontendOptions` applies the defaults once, so the
  * rest of src/server reads a complete object.
  */
 import type { Logger } from "../observe/logger.js";
@@ -11,10 +11,16 @@ import { DEFAULT_MAX_QUEUED_MESSAGES, DEFAULT_SESSION_IDLE_TIMEOUT_MS } from "..
 import { DEFAULT_PING_INTERVAL_MS } from "../transports/host/wsHeartbeat.js";
 import { DEFAULT_MAX_MESSAGE_BYTES, type FramingProblem } from "../transports/types.js";
 
-import { DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_KEEP_ALIVE_TIMEOUT_MS, DEFAULT_MAX_BATCH, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_CLIENT, DEFAULT_REQUEST_BODY_TIMEOUT_MS } from "../config/schema.js";
-
-/** Host names allowed in the `Host` header by default: loopback only (DNS rebinding defence). */
-export const DEFAULT_ALLOWED_HOSTS: readonly string[] = ["localhost", "127.0.0.1", "[::1]"];
+import {
+  DEFAULT_HEADERS_TIMEOUT_MS,
+  DEFAULT_KEEP_ALIVE_TIMEOUT_MS,
+  DEFAULT_MAX_BATCH,
+  DEFAULT_MAX_CONNECTIONS,
+  DEFAULT_MAX_SESSIONS,
+  DEFAULT_MAX_SESSIONS_PER_CLIENT,
+  DEFAULT_REQUEST_BODY_TIMEOUT_MS,
+  DEFAULT_ALLOWED_HOSTS,
+} from "../config/schema.js";
 
 /** A body for `/metrics` or `/report`, produced on request. */
 export interface HttpDocument {
@@ -43,7 +49,7 @@ export interface HttpFrontendOptions {
    * (non-browser hosts) are allowed. Default: none beyond loopback.
    */
   allowedOrigins?: readonly string[];
-  /** Allow loopback origins without listing them. Default true (DESIGN.md §5). */
+  /** Allow loopback origins without listing them. Default true. */
   allowLoopbackOrigins?: boolean;
   /**
    * Accepted `Host` header names (with or without `:port`); `"*"` turns the check off.
@@ -125,16 +131,28 @@ export function resolveFrontendOptions(options: HttpFrontendOptions): ResolvedFr
     allowedHosts: (options.allowedHosts ?? DEFAULT_ALLOWED_HOSTS).map((h) => h.toLowerCase()),
     bearerTokens: (options.bearerTokens ?? []).filter((t) => t !== ""),
     maxMessageBytes: positive(options.maxMessageBytes, DEFAULT_MAX_MESSAGE_BYTES, "maxMessageBytes"),
-    maxBodyBytes: positive(options.maxBodyBytes, positive(options.maxMessageBytes, DEFAULT_MAX_MESSAGE_BYTES, "maxMessageBytes"), "maxBodyBytes"),
+    maxBodyBytes: positive(
+      options.maxBodyBytes,
+      positive(options.maxMessageBytes, DEFAULT_MAX_MESSAGE_BYTES, "maxMessageBytes"),
+      "maxBodyBytes",
+    ),
     maxBatch: positive(options.maxBatch, DEFAULT_MAX_BATCH, "maxBatch"),
     maxSessions: positive(options.maxSessions, DEFAULT_MAX_SESSIONS, "maxSessions"),
-    maxSessionsPerClient: positive(options.maxSessionsPerClient, DEFAULT_MAX_SESSIONS_PER_CLIENT, "maxSessionsPerClient"),
+    maxSessionsPerClient: positive(
+      options.maxSessionsPerClient,
+      DEFAULT_MAX_SESSIONS_PER_CLIENT,
+      "maxSessionsPerClient",
+    ),
     sseKeepAliveMs: options.sseKeepAliveMs ?? DEFAULT_SSE_KEEP_ALIVE_MS,
     sessionIdleTimeoutMs: options.sessionIdleTimeoutMs ?? DEFAULT_SESSION_IDLE_TIMEOUT_MS,
     pingIntervalMs: options.pingIntervalMs ?? DEFAULT_PING_INTERVAL_MS,
     maxQueuedMessages: options.maxQueuedMessages ?? DEFAULT_MAX_QUEUED_MESSAGES,
     headersTimeoutMs: positive(options.headersTimeoutMs, DEFAULT_HEADERS_TIMEOUT_MS, "headersTimeoutMs"),
-    requestBodyTimeoutMs: positive(options.requestBodyTimeoutMs, DEFAULT_REQUEST_BODY_TIMEOUT_MS, "requestBodyTimeoutMs"),
+    requestBodyTimeoutMs: positive(
+      options.requestBodyTimeoutMs,
+      DEFAULT_REQUEST_BODY_TIMEOUT_MS,
+      "requestBodyTimeoutMs",
+    ),
     keepAliveTimeoutMs: positive(options.keepAliveTimeoutMs, DEFAULT_KEEP_ALIVE_TIMEOUT_MS, "keepAliveTimeoutMs"),
     maxConnections: positive(options.maxConnections, DEFAULT_MAX_CONNECTIONS, "maxConnections"),
     logger: options.logger ?? silentLogger,
@@ -154,6 +172,7 @@ export function normalizeOrigin(origin: string): string | null {
 
 function positive(value: number | undefined, fallback: number, name: string): number {
   if (value === undefined) return fallback;
-  if (!Number.isFinite(value) || value <= 0) throw new RangeError(`createHttpFrontend: ${name} must be a positive number, got ${value}`);
+  if (!Number.isFinite(value) || value <= 0)
+    throw new RangeError(`createHttpFrontend: ${name} must be a positive number, got ${value}`);
   return value;
 }

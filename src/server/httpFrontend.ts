@@ -1,21 +1,26 @@
 /**
- * The HTTP listener behind `serve` (DESIGN.md §4): for each server NAME, streamable HTTP at
+ * The HTTP listener behind `serve`: for each server NAME, streamable HTTP at
  * `/mcp/NAME`, legacy SSE at `/sse/NAME` + `/messages/NAME`, WebSocket at `/ws/NAME`; and
  * `/healthz`, `/metrics`, `/report`. This file only routes: the security checks are in
  * requestGuard.ts, the session limit in sessionSlots.ts, and each transport's HTTP handling
- * in src/transports/host/ (one concept per file — STYLE.md's warning about a 1,750-line
- * startHTTPServer.ts).
+ * in src/transports/host/ (one concept per file, so no single file grows to hold every
+ * transport's HTTP handling).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import type { HostEndpointContext } from "../transports/host/hostSession.js";
-import { replyJson, replyJsonRpcError, replyOnSocket, SERVER_ERROR } from "../transports/host/httpReplies.js";
+import { replyJson, replyJsonRpcError, replyOnSocket } from "../transports/host/httpReplies.js";
 import { clientAddress } from "../transports/host/requestHeaders.js";
 import { SseEndpoint } from "../transports/host/sseHost.js";
 import { StreamableHttpEndpoint } from "../transports/host/streamableHttpEndpoint.js";
 import { WsEndpoint } from "../transports/host/wsHost.js";
-import { JSONRPC } from "../errors/NormalizerError.js";
-import { resolveFrontendOptions, type HttpDocument, type HttpFrontendOptions, type ResolvedFrontendOptions } from "./frontendOptions.js";
+import { JSONRPC } from "../errors/jsonRpcCodes.js";
+import {
+  resolveFrontendOptions,
+  type HttpDocument,
+  type HttpFrontendOptions,
+  type ResolvedFrontendOptions,
+} from "./frontendOptions.js";
 import { guardConnections, serverOptions } from "./connectionLimits.js";
 import { applyCors } from "./cors.js";
 import { bearerOwner, checkRequest, isAuthorized } from "./requestGuard.js";
@@ -64,7 +69,10 @@ export function createHttpFrontend(options: HttpFrontendOptions): HttpFrontend {
       onproblem: opts.onproblem,
     };
     endpoints.set(server, {
-      mcp: new StreamableHttpEndpoint(ctx, { idleTimeoutMs: opts.sessionIdleTimeoutMs, maxQueuedMessages: opts.maxQueuedMessages }),
+      mcp: new StreamableHttpEndpoint(ctx, {
+        idleTimeoutMs: opts.sessionIdleTimeoutMs,
+        maxQueuedMessages: opts.maxQueuedMessages,
+      }),
       sse: new SseEndpoint(ctx),
       ws: new WsEndpoint(ctx, { pingIntervalMs: opts.pingIntervalMs }),
     });
@@ -73,19 +81,23 @@ export function createHttpFrontend(options: HttpFrontendOptions): HttpFrontend {
   const server = createServer(serverOptions(opts), (req, res) => {
     handle(req, res, opts, endpoints, slots).catch((error: unknown) => {
       opts.logger.error("request failed", { method: req.method, url: req.url?.slice(0, 200), error: String(error) });
-      if (!res.headersSent) replyJsonRpcError(res, 500, JSONRPC.INTERNAL_ERROR, "Internal error in the proxy's HTTP listener");
+      if (!res.headersSent)
+        replyJsonRpcError(res, 500, JSONRPC.INTERNAL_ERROR, "Internal error in the proxy's HTTP listener");
       else res.destroy();
     });
   });
   guardConnections(server, opts, opts.logger);
-  server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => upgrade(req, socket, head, opts, endpoints, slots));
+  server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) =>
+    upgrade(req, socket, head, opts, endpoints, slots),
+  );
   server.on("clientError", (error: NodeJS.ErrnoException, socket: Duplex) => {
     // Malformed HTTP: answer 400 (408 past headersTimeoutMs / requestBodyTimeoutMs) when the
     // socket still can, never crash. Then the connection goes, reading side included: a body
     // answered 408 (one that waited unread for its session's turn) must not be read and
     // delivered after all — the client was told it failed.
     const status = error.code === "ERR_HTTP_REQUEST_TIMEOUT" ? "408 Request Timeout" : "400 Bad Request";
-    if (socket.writable) socket.end(`HTTP/1.1 ${status}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`, () => socket.destroy());
+    if (socket.writable)
+      socket.end(`HTTP/1.1 ${status}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`, () => socket.destroy());
     else socket.destroy();
   });
 
@@ -139,7 +151,13 @@ function perClientMessage(max: number): string {
   return `Too many sessions from this client: limits.maxSessionsPerClient (${max}) are open; close some or raise limits.maxSessionsPerClient`;
 }
 
-async function handle(req: IncomingMessage, res: ServerResponse, opts: ResolvedFrontendOptions, endpoints: Map<string, ServerEndpoints>, slots: SessionCounter): Promise<void> {
+async function handle(
+  req: IncomingMessage,
+  res: ServerResponse,
+  opts: ResolvedFrontendOptions,
+  endpoints: Map<string, ServerEndpoints>,
+  slots: SessionCounter,
+): Promise<void> {
   const { path, route: target } = route(req.url ?? "/", opts.serverNames);
   const method = req.method ?? "GET";
   const preflight = method === "OPTIONS" && req.headers["access-control-request-method"] !== undefined;
@@ -153,7 +171,9 @@ async function handle(req: IncomingMessage, res: ServerResponse, opts: ResolvedF
   if (applyCors(req, res, opts)) return;
   if (opensSession(req, target.kind) && !slots.clientMayOpen(clientAddress(req))) {
     req.resume();
-    replyJsonRpcError(res, 503, SERVER_ERROR, perClientMessage(opts.maxSessionsPerClient), { "retry-after": "1" });
+    replyJsonRpcError(res, 503, JSONRPC.SERVER_ERROR, perClientMessage(opts.maxSessionsPerClient), {
+      "retry-after": "1",
+    });
     return;
   }
   switch (target.kind) {
@@ -174,19 +194,35 @@ async function handle(req: IncomingMessage, res: ServerResponse, opts: ResolvedF
       return endpoints.get(target.server)!.sse.post(req, res, target.sessionId);
     case "ws":
       req.resume();
-      replyJsonRpcError(res, 426, SERVER_ERROR, "This path speaks WebSocket (subprotocol mcp): send an Upgrade request", { upgrade: "websocket" });
+      replyJsonRpcError(
+        res,
+        426,
+        JSONRPC.SERVER_ERROR,
+        "This path speaks WebSocket (subprotocol mcp): send an Upgrade request",
+        { upgrade: "websocket" },
+      );
       return;
     case "unknown":
       req.resume();
-      replyJsonRpcError(res, 404, SERVER_ERROR, `Not found: ${path.slice(0, 200)} (paths: /mcp/NAME, /sse/NAME, /messages/NAME, /ws/NAME, /healthz, /metrics, /report; NAME one of ${[...opts.serverNames].join(", ")})`);
+      replyJsonRpcError(
+        res,
+        404,
+        JSONRPC.SERVER_ERROR,
+        `Not found: ${path.slice(0, 200)} (paths: /mcp/NAME, /sse/NAME, /messages/NAME, /ws/NAME, /healthz, /metrics, /report; NAME one of ${[...opts.serverNames].join(", ")})`,
+      );
       return;
   }
 }
 
-async function document(req: IncomingMessage, res: ServerResponse, produce: (() => Promise<HttpDocument> | HttpDocument) | undefined, path: string): Promise<void> {
+async function document(
+  req: IncomingMessage,
+  res: ServerResponse,
+  produce: (() => Promise<HttpDocument> | HttpDocument) | undefined,
+  path: string,
+): Promise<void> {
   if (produce === undefined) {
     req.resume();
-    replyJsonRpcError(res, 404, SERVER_ERROR, `Not found: ${path} is not enabled on this listener`);
+    replyJsonRpcError(res, 404, JSONRPC.SERVER_ERROR, `Not found: ${path} is not enabled on this listener`);
     return;
   }
   if (req.method !== "GET" && req.method !== "HEAD") return notAllowed(req, res, "GET");
@@ -197,10 +233,19 @@ async function document(req: IncomingMessage, res: ServerResponse, produce: (() 
 
 function notAllowed(req: IncomingMessage, res: ServerResponse, allow: string): void {
   req.resume();
-  replyJsonRpcError(res, 405, SERVER_ERROR, `Method ${req.method} not allowed here (allowed: ${allow})`, { allow });
+  replyJsonRpcError(res, 405, JSONRPC.SERVER_ERROR, `Method ${req.method} not allowed here (allowed: ${allow})`, {
+    allow,
+  });
 }
 
-function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, opts: ResolvedFrontendOptions, endpoints: Map<string, ServerEndpoints>, slots: SessionCounter): void {
+function upgrade(
+  req: IncomingMessage,
+  socket: Duplex,
+  head: Buffer,
+  opts: ResolvedFrontendOptions,
+  endpoints: Map<string, ServerEndpoints>,
+  slots: SessionCounter,
+): void {
   // Until `ws` owns the socket, a reset from the peer must not become an uncaught error.
   socket.on("error", () => socket.destroy());
   const { path, route: target } = route(req.url ?? "/", opts.serverNames);
@@ -211,11 +256,18 @@ function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, opts: Resol
     return;
   }
   if (target.kind !== "ws") {
-    replyOnSocket(socket, 404, SERVER_ERROR, `No WebSocket endpoint at ${path.slice(0, 200)} (WebSocket is served at /ws/NAME)`);
+    replyOnSocket(
+      socket,
+      404,
+      JSONRPC.SERVER_ERROR,
+      `No WebSocket endpoint at ${path.slice(0, 200)} (WebSocket is served at /ws/NAME)`,
+    );
     return;
   }
   if (!slots.clientMayOpen(clientAddress(req))) {
-    replyOnSocket(socket, 503, SERVER_ERROR, perClientMessage(opts.maxSessionsPerClient), { "retry-after": "1" });
+    replyOnSocket(socket, 503, JSONRPC.SERVER_ERROR, perClientMessage(opts.maxSessionsPerClient), {
+      "retry-after": "1",
+    });
     return;
   }
   endpoints.get(target.server)!.ws.upgrade(req, socket, head);

@@ -1,5 +1,5 @@
 /**
- * Who may talk to the listener, checked before any routing (issue 5, "Security"):
+ * Who may talk to the listener, checked before any routing:
  *
  * - `Host` against `allowedHosts` — a page on evil.example that rebinds its DNS name to
  *   127.0.0.1 still sends `Host: evil.example` (DNS rebinding defence, MCP 2025-06-18
@@ -14,7 +14,8 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { isIPv6 } from "node:net";
 import type { IncomingHttpHeaders } from "node:http";
-import { headerValue, SERVER_ERROR } from "../transports/host/httpReplies.js";
+import { JSONRPC } from "../errors/jsonRpcCodes.js";
+import { headerValue } from "../transports/host/httpReplies.js";
 import { normalizeOrigin, type ResolvedFrontendOptions } from "./frontendOptions.js";
 
 export interface Refusal {
@@ -26,24 +27,39 @@ export interface Refusal {
 
 const LOOPBACK_NAMES = new Set(["localhost", "127.0.0.1", "[::1]"]);
 
-export function checkRequest(headers: IncomingHttpHeaders, options: ResolvedFrontendOptions, needsAuth: boolean): Refusal | null {
+export function checkRequest(
+  headers: IncomingHttpHeaders,
+  options: ResolvedFrontendOptions,
+  needsAuth: boolean,
+): Refusal | null {
   const host = headerValue(headers.host);
   if (!hostAllowed(host, options.allowedHosts)) {
     const shown = JSON.stringify((host ?? "").slice(0, 200));
-    if (host !== undefined && !options.allowedHosts.includes("*") && hostName(host) === undefined) return forbidden(`Host header ${shown} is not a valid host[:port]`);
+    if (host !== undefined && !options.allowedHosts.includes("*") && hostName(host) === undefined)
+      return forbidden(`Host header ${shown} is not a valid host[:port]`);
     return forbidden(`Host header ${shown} is not allowed; add it to allowedHosts`);
   }
   const origin = headerValue(headers.origin);
   if (origin !== undefined && !originAllowed(origin, options)) {
     return forbidden(`Origin ${JSON.stringify(origin)} is not allowed; add it to allowedOrigins`);
   }
-  if (needsAuth && options.bearerTokens.length > 0 && !bearerAccepted(headerValue(headers.authorization), options.bearerTokens)) {
+  if (
+    needsAuth &&
+    options.bearerTokens.length > 0 &&
+    !bearerAccepted(headerValue(headers.authorization), options.bearerTokens)
+  ) {
     const given = headers.authorization !== undefined;
     return {
       status: 401,
-      code: SERVER_ERROR,
-      message: given ? "Unauthorized: the bearer token is not valid" : "Unauthorized: send Authorization: Bearer <token> (auth.bearerTokens)",
-      headers: { "www-authenticate": given ? 'Bearer realm="mcp-normalizer", error="invalid_token"' : 'Bearer realm="mcp-normalizer"' },
+      code: JSONRPC.SERVER_ERROR,
+      message: given
+        ? "Unauthorized: the bearer token is not valid"
+        : "Unauthorized: send Authorization: Bearer <token> (auth.bearerTokens)",
+      headers: {
+        "www-authenticate": given
+          ? 'Bearer realm="mcp-normalizer", error="invalid_token"'
+          : 'Bearer realm="mcp-normalizer"',
+      },
     };
   }
   return null;
@@ -121,5 +137,5 @@ function digest(value: string): Buffer {
 }
 
 function forbidden(message: string): Refusal {
-  return { status: 403, code: SERVER_ERROR, message, headers: {} };
+  return { status: 403, code: JSONRPC.SERVER_ERROR, message, headers: {} };
 }

@@ -1,6 +1,7 @@
 /**
- * The listener's paths (DESIGN.md §4). Server NAMEs are path segments, percent-decoded, and
- * must be one of the configured names; anything else is `unknown` (404).
+ * The listener's paths. Server NAMEs are path segments, percent-decoded, and
+ * must be one of the configured names; anything else is `unknown` (404). With exactly one
+ * server, the bare paths (`/mcp`, `/sse`, `/messages`, `/ws`) are that server's too.
  */
 
 export type Route =
@@ -23,9 +24,9 @@ export function route(url: string, serverNames: ReadonlySet<string>): { path: st
   const path = query === -1 ? url : url.slice(0, query);
   const fixed = FIXED[path];
   if (fixed !== undefined) return { path, route: fixed };
-  const match = /^\/([a-z]+)\/([^/]+)\/?$/.exec(path);
+  const match = /^\/([a-z]+)(?:\/([^/]+))?\/?$/.exec(path);
   const kind = match?.[1];
-  const server = match?.[2] === undefined ? undefined : decodeSegment(match[2]);
+  const server = match?.[2] === undefined ? onlyServer(serverNames) : decodeSegment(match[2]);
   if (kind === undefined || !SERVER_ROUTES.has(kind) || server === undefined || !serverNames.has(server)) {
     return { path, route: { kind: "unknown" } };
   }
@@ -34,6 +35,12 @@ export function route(url: string, serverNames: ReadonlySet<string>): { path: st
     return { path, route: { kind, server, sessionId: params.get("sessionId") } };
   }
   return { path, route: { kind: kind as "mcp" | "sse" | "ws", server } };
+}
+
+function onlyServer(serverNames: ReadonlySet<string>): string | undefined {
+  if (serverNames.size !== 1) return undefined;
+  for (const name of serverNames) return name;
+  return undefined;
 }
 
 function decodeSegment(segment: string): string | undefined {

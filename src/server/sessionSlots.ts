@@ -1,11 +1,11 @@
 /**
  * `limits.maxSessions` and `limits.maxSessionsPerClient`: one counter shared by every endpoint
  * and server NAME, so the listener as a whole never holds more host sessions (and upstream
- * connections) than configured, and no single client address can take them all (issue 5).
+ * connections) than configured, and no single client address can take them all.
  *
  * Each endpoint names the client (its remote address) when it takes a slot. (Not an
  * AsyncLocalStorage: on Node 20 one turns on async hooks for every promise and callback of the
- * process, ~7 µs per proxied call — issue 6 profiles.)
+ * process, a cost paid on every proxied call.)
  */
 import type { SessionSlots } from "../transports/host/hostSession.js";
 

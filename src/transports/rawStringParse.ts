@@ -1,7 +1,7 @@
 /**
- * `JSON.parse` for a big message that leaves its long payload strings as bytes (issue 6).
+ * `JSON.parse` for a big message that leaves its long payload strings as bytes.
  *
- * The literals of `blob`, `text` and `data` members at least `minBytes` long are cut out of the
+ * The literals of `blob`, `text` and `data` members at least `rawStringBytes` long are cut out of the
  * message and replaced by short stand-ins; the rest — the small skeleton — goes through
  * `JSON.parse`, and the stand-ins are then swapped for `RawJsonString`s that keep the literals'
  * bytes (src/normalize/rawJson.ts). Only those three member names: they are where MCP carries
@@ -16,8 +16,8 @@
  * takes the plain path, so invalid input is reported exactly as before.
  */
 import { isUtf8 } from "node:buffer";
-import { nextJsonSpecial } from "../normalize/jsonSize.js";
-import { RAW_MARK, RawJsonString } from "../normalize/rawJson.js";
+import { nextJsonSpecial } from "../wire/jsonSize.js";
+import { RAW_MARK, RawJsonString } from "../wire/rawJson.js";
 
 const RAW_KEYS: ReadonlySet<string> = new Set(["blob", "text", "data"]);
 /** Longest member name remembered (the three above fit). */
@@ -51,9 +51,9 @@ interface Cut {
  * decide (no literal long enough, or anything that is not plainly valid). `utf8Checked`: the
  * caller has already checked the bytes are UTF-8.
  */
-export function parseWithRawStrings(pieces: readonly Buffer[], minBytes: number, utf8Checked = false): unknown {
+export function parseWithRawStrings(pieces: readonly Buffer[], rawStringBytes: number, utf8Checked = false): unknown {
   if (!utf8Checked && !isUtf8Pieces(pieces)) return undefined;
-  const cuts = findLongPayloads(pieces, minBytes);
+  const cuts = findLongPayloads(pieces, rawStringBytes);
   if (cuts === undefined || cuts.length === 0) return undefined;
   const skeleton: Buffer[] = [];
   let from: At = { piece: 0, offset: 0 };
@@ -84,7 +84,7 @@ function slice(pieces: readonly Buffer[], a: At, b: At): Buffer[] {
 }
 
 /** Every `"blob"|"text"|"data": "<long literal>"` member, in order; undefined on doubt. */
-function findLongPayloads(pieces: readonly Buffer[], minBytes: number): Cut[] | undefined {
+function findLongPayloads(pieces: readonly Buffer[], rawStringBytes: number): Cut[] | undefined {
   const cuts: Cut[] = [];
   // Outside strings: the last significant byte, and the name of the member being read.
   let lastSignificant = -1;
@@ -96,9 +96,16 @@ function findLongPayloads(pieces: readonly Buffer[], minBytes: number): Cut[] | 
   let start: At = { piece: 0, offset: 0 };
   let length = 0;
   let escaped = false;
-  let valueOf: string | null = null; // the member name this string is the value of
+  let memberName: string | null = null; // the member name this string is the value of
   let shortBytes: number[] | null = [];
-  let ended: { start: At; end: At; length: number; escaped: boolean; valueOf: string | null; name: string | null } | null = null;
+  let ended: {
+    start: At;
+    end: At;
+    length: number;
+    escaped: boolean;
+    memberName: string | null;
+    name: string | null;
+  } | null = null;
 
   for (let p = 0; p < pieces.length; p++) {
     const piece = pieces[p]!;
@@ -141,7 +148,7 @@ function findLongPayloads(pieces: readonly Buffer[], minBytes: number): Cut[] | 
         } else if (byte === 0x22) {
           inString = false;
           const name = shortBytes === null || escaped ? null : String.fromCharCode(...shortBytes);
-          ended = { start, end: { piece: p, offset: i }, length, escaped, valueOf, name };
+          ended = { start, end: { piece: p, offset: i }, length, escaped, memberName, name };
         } else {
           return undefined; // a raw control character: invalid JSON, the plain path says so
         }
@@ -156,7 +163,7 @@ function findLongPayloads(pieces: readonly Buffer[], minBytes: number): Cut[] | 
         length = 1;
         escaped = false;
         shortBytes = [];
-        valueOf = lastSignificant === 0x3a ? lastKey : null;
+        memberName = lastSignificant === 0x3a ? lastKey : null;
         lastSignificant = 0x22;
         i++;
         continue;
@@ -177,7 +184,8 @@ function findLongPayloads(pieces: readonly Buffer[], minBytes: number): Cut[] | 
   function settle(s: typeof ended, isName: boolean): void {
     if (s === null) return;
     if (isName) lastKey = s.name;
-    else if (s.length >= minBytes && s.valueOf !== null && RAW_KEYS.has(s.valueOf)) cuts.push({ start: s.start, end: s.end, escaped: s.escaped });
+    else if (s.length >= rawStringBytes && s.memberName !== null && RAW_KEYS.has(s.memberName))
+      cuts.push({ start: s.start, end: s.end, escaped: s.escaped });
   }
 }
 
@@ -207,7 +215,8 @@ export function isUtf8Pieces(pieces: readonly Buffer[]): boolean {
     // An incomplete sequence at the end goes to the next piece.
     let lead = piece.length - 1;
     while (lead > from && lead > piece.length - 4 && (piece[lead]! & 0xc0) === 0x80) lead--;
-    const cut = lead >= from && piece[lead]! >= 0xc0 && lead + sequenceLength(piece[lead]!) > piece.length ? lead : piece.length;
+    const cut =
+      lead >= from && piece[lead]! >= 0xc0 && lead + sequenceLength(piece[lead]!) > piece.length ? lead : piece.length;
     if (!isUtf8(piece.subarray(from, cut))) return false;
     carry = piece.subarray(cut);
   }

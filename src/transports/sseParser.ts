@@ -9,12 +9,13 @@
  * without being buffered, reported with the JSON-RPC id read from its ends.
  *
  * Deliberate difference from the WHATWG rules: bytes that are not UTF-8 are not replaced by
- * U+FFFD (that would silently corrupt content, DESIGN.md §1); the event is reported instead.
+ * U+FFFD (that would silently corrupt content); the event is reported instead.
  *
  * Pure: bytes in, values out.
  */
 import { isUtf8 } from "node:buffer";
-import { excerptOf, jsonRpcIdHint, LineSplitter, type LineSink, type OversizedLine } from "./lineFraming.js";
+import { LineSplitter, type LineSink, type OversizedLine } from "../wire/lineSplitter.js";
+import { excerptOf, jsonRpcIdHint } from "./lineFraming.js";
 import { DEFAULT_MAX_MESSAGE_BYTES } from "./types.js";
 
 export interface SseEvent {
@@ -99,7 +100,10 @@ export class SseParser {
       this.atStreamStart = false;
       if (line.subarray(0, 3).equals(BOM)) line = line.subarray(3);
     }
-    if (line.length === 0) return this.dispatch();
+    if (line.length === 0) {
+      this.dispatch();
+      return;
+    }
     if (line[0] === COLON) return; // comment (keep-alive)
     const colon = line.indexOf(COLON);
     const field = (colon === -1 ? line : line.subarray(0, colon)).toString("latin1");
@@ -107,7 +111,8 @@ export class SseParser {
     if (value[0] === SPACE) value = value.subarray(1);
     switch (field) {
       case "data":
-        return this.addData(value);
+        this.addData(value);
+        return;
       case "event":
         this.type = this.decode(value) ?? this.type;
         return;
@@ -176,11 +181,21 @@ export class SseParser {
     this.skipping = undefined;
     if (skipping) {
       const id = jsonRpcIdHint(skipping.head.toString("utf8"), skipping.tail.toString("utf8"));
-      this.out.push({ problem: { kind: skipping.kind, type, bytes, ...(id === undefined ? {} : { id }), excerpt: excerptOf(skipping.head) } });
+      this.out.push({
+        problem: {
+          kind: skipping.kind,
+          type,
+          bytes,
+          ...(id === undefined ? {} : { id }),
+          excerpt: excerptOf(skipping.head),
+        },
+      });
       return;
     }
     // No data field: nothing is dispatched (WHATWG: "If the data buffer is an empty string…").
     if (data.length === 0) return;
-    this.out.push({ event: { type, data: data.length === 1 ? (data[0] as string) : data.join("\n"), lastEventId: this.lastEventId } });
+    this.out.push({
+      event: { type, data: data.length === 1 ? (data[0] as string) : data.join("\n"), lastEventId: this.lastEventId },
+    });
   }
 }

@@ -77,3 +77,12 @@ export interface FlowControl {
 }
 
 export type ProxyTransport = Transport & ReportsFramingProblems & FlowControl;
+
+/**
+ * What every upstream (client-side) transport is: a `ProxyTransport` that can say why its
+ * connection ended (exit code or signal and last stderr line, HTTP status, close code), so the
+ * proxy can tell hosts and the health check. Undefined while it runs or when it is not known.
+ */
+export interface UpstreamTransport extends ProxyTransport {
+  describeEnd(): string | undefined;
+}

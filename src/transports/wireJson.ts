@@ -4,7 +4,7 @@
  * around them and their literals — so a big read is never joined into one string. Every host
  * transport writes what `encodeWire` gives it: one serializer for all of them.
  */
-import { RAW_MARK, stringifyWithRaw } from "../normalize/rawJson.js";
+import { RAW_MARK, stringifyWithRaw } from "../wire/rawJson.js";
 import { wireTextOf } from "./wireText.js";
 
 export class WirePieces {

@@ -25,7 +25,11 @@ const PAGE = (title: string, text: string): string =>
  * Listens on 127.0.0.1:`port` (0: any free port). `expectedState` is read when the browser
  * comes back (the state is made after the listener, when the authorization URL is built).
  */
-export async function listenForCallback(port: number, expectedState: () => string | undefined, what: string): Promise<CallbackListener> {
+export async function listenForCallback(
+  port: number,
+  expectedState: () => string | undefined,
+  what: string,
+): Promise<CallbackListener> {
   let settle: { resolve(code: string): void; reject(error: Error): void } | undefined;
   const outcome = new Promise<string>((resolve, reject) => (settle = { resolve, reject }));
   outcome.catch(() => {}); // observed by waitForCode; a refusal before it is called is kept
@@ -44,25 +48,56 @@ export async function listenForCallback(port: number, expectedState: () => strin
       return;
     }
     const reply = (status: number, title: string, text: string): void => {
-      res.writeHead(status, { "content-type": "text/html; charset=utf-8", "cache-control": "no-store", connection: "close" }).end(PAGE(title, text));
+      res
+        .writeHead(status, {
+          "content-type": "text/html; charset=utf-8",
+          "cache-control": "no-store",
+          connection: "close",
+        })
+        .end(PAGE(title, text));
     };
-    if (decided) return reply(409, "Login already finished", "This login has already received its answer. You can close this tab.");
+    if (decided)
+      return reply(
+        409,
+        "Login already finished",
+        "This login has already received its answer. You can close this tab.",
+      );
     const state = url.searchParams.get("state");
     const expected = expectedState();
     if (expected === undefined || state !== expected) {
-      reply(400, "Login refused", "This redirect does not belong to the login mcp-normalizer started (its state does not match). Nothing was stored.");
-      return decide({ error: new NormalizerError("LOGIN_FAILED", `${what}: the browser came back with a state that does not match this login (a stale tab or a forged redirect); refused, nothing stored`) });
+      reply(
+        400,
+        "Login refused",
+        "This redirect does not belong to the login mcp-normalizer started (its state does not match). Nothing was stored.",
+      );
+      return decide({
+        error: new NormalizerError(
+          "LOGIN_FAILED",
+          `${what}: the browser came back with a state that does not match this login (a stale tab or a forged redirect); refused, nothing stored`,
+        ),
+      });
     }
     const error = url.searchParams.get("error");
     if (error !== null) {
-      reply(400, "Login failed", "The authorization server did not grant access. Nothing was stored; see the terminal.");
+      reply(
+        400,
+        "Login failed",
+        "The authorization server did not grant access. Nothing was stored; see the terminal.",
+      );
       const description = url.searchParams.get("error_description");
-      return decide({ error: new NormalizerError("LOGIN_FAILED", `${what}: the authorization server answered ${JSON.stringify(error.slice(0, 100))}${description ? `: ${description.slice(0, 200)}` : ""}`) });
+      return decide({
+        error: new NormalizerError(
+          "LOGIN_FAILED",
+          `${what}: the authorization server answered ${JSON.stringify(error.slice(0, 100))}${description ? `: ${description.slice(0, 200)}` : ""}`,
+        ),
+      });
     }
     const code = url.searchParams.get("code");
     if (code === null || code === "") {
       reply(400, "Login failed", "The redirect carried no authorization code. Nothing was stored.");
-      return decide({ error: new NormalizerError("LOGIN_FAILED", `${what}: the browser came back without an authorization code`) });
+      return decide({
+        error: new NormalizerError("LOGIN_FAILED", `${what}: the browser came back without an authorization code`),
+      });
     }
     reply(200, "Authorization received", "mcp-normalizer has what it needs. You can close this tab.");
     decide({ code });
@@ -83,7 +118,16 @@ export async function listenForCallback(port: number, expectedState: () => strin
     redirectUrl: `http://127.0.0.1:${actual}${CALLBACK_PATH}`,
     waitForCode(timeoutMs) {
       const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new NormalizerError("LOGIN_FAILED", `${what}: no answer from the browser within ${describeDuration(timeoutMs)} (limits.loginTimeoutMs); nothing stored, run the login again`)), timeoutMs);
+        timer = setTimeout(
+          () =>
+            reject(
+              new NormalizerError(
+                "LOGIN_FAILED",
+                `${what}: no answer from the browser within ${describeDuration(timeoutMs)} (limits.loginTimeoutMs); nothing stored, run the login again`,
+              ),
+            ),
+          timeoutMs,
+        );
       });
       return Promise.race([outcome, timeout]).finally(() => clearTimeout(timer));
     },

@@ -8,20 +8,31 @@ import type { Challenge, FetchLike } from "./types.js";
 
 export function challengeOf(response: Response): Challenge {
   const { resourceMetadataUrl, scope } = extractWWWAuthenticateParams(response);
-  return { ...(resourceMetadataUrl === undefined ? {} : { resourceMetadataUrl }), ...(scope === undefined ? {} : { scope }) };
+  return {
+    ...(resourceMetadataUrl === undefined ? {} : { resourceMetadataUrl }),
+    ...(scope === undefined ? {} : { scope }),
+  };
 }
 
 /**
  * Sends the server a `ping` without a token: a protected server answers 401 with its challenge.
  * Anything else yields `undefined` (no challenge: discovery then tries the well-known URLs).
  */
-export async function probeChallenge(serverUrl: string, fetch: FetchLike, headers: Readonly<Record<string, string>> = {}): Promise<Challenge | undefined> {
+export async function probeChallenge(
+  serverUrl: string,
+  fetch: FetchLike,
+  headers: Readonly<Record<string, string>> = {},
+): Promise<Challenge | undefined> {
   const request = new Headers(headers);
   request.delete("authorization");
   request.set("content-type", "application/json");
   request.set("accept", "application/json, text/event-stream");
   request.set("mcp-protocol-version", LATEST_PROTOCOL_VERSION);
-  const response = await fetch(serverUrl, { method: "POST", headers: request, body: JSON.stringify({ jsonrpc: "2.0", id: "mcp-normalizer-auth-probe", method: "ping" }) });
+  const response = await fetch(serverUrl, {
+    method: "POST",
+    headers: request,
+    body: JSON.stringify({ jsonrpc: "2.0", id: "mcp-normalizer-auth-probe", method: "ping" }),
+  });
   await response.body?.cancel().catch(() => {});
   return response.status === 401 ? challengeOf(response) : undefined;
 }

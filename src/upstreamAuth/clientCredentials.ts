@@ -4,7 +4,12 @@
  * provider is bound to the authorization server found (`expectedIssuer`: the secret is only
  * ever presented to it) and `auth()` does not discover a second time.
  */
-import { auth, discoverOAuthServerInfo, type OAuthDiscoveryState, type OAuthServerInfo } from "@modelcontextprotocol/sdk/client/auth.js";
+import {
+  auth,
+  discoverOAuthServerInfo,
+  type OAuthDiscoveryState,
+  type OAuthServerInfo,
+} from "@modelcontextprotocol/sdk/client/auth.js";
 import { ClientCredentialsProvider } from "@modelcontextprotocol/sdk/client/auth-extensions.js";
 import type { OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
 import type { Challenge, ClientCredentialsSpec, FetchLike } from "./types.js";
@@ -16,7 +21,13 @@ class DiscoveredClientCredentials extends ClientCredentialsProvider {
     private readonly info: OAuthServerInfo,
   ) {
     const scope = spec.scopes !== undefined && spec.scopes.length > 0 ? spec.scopes.join(" ") : undefined;
-    super({ clientId: spec.clientId, clientSecret: spec.clientSecret, clientName: "mcp-normalizer", expectedIssuer: info.authorizationServerUrl, ...(scope === undefined ? {} : { scope }) });
+    super({
+      clientId: spec.clientId,
+      clientSecret: spec.clientSecret,
+      clientName: "mcp-normalizer",
+      expectedIssuer: info.authorizationServerUrl,
+      ...(scope === undefined ? {} : { scope }),
+    });
   }
 
   discoveryState(): OAuthDiscoveryState {
@@ -32,8 +43,19 @@ export interface ClientCredentialsResult {
   readonly info: OAuthServerInfo;
 }
 
-export async function requestClientCredentialsToken(serverUrl: string, spec: ClientCredentialsSpec, fetch: FetchLike, known: OAuthServerInfo | undefined, challenge: Challenge | undefined): Promise<ClientCredentialsResult> {
-  const info = known ?? (await discoverOAuthServerInfo(serverUrl, { fetchFn: fetch, ...(challenge?.resourceMetadataUrl === undefined ? {} : { resourceMetadataUrl: challenge.resourceMetadataUrl }) }));
+export async function requestClientCredentialsToken(
+  serverUrl: string,
+  spec: ClientCredentialsSpec,
+  fetch: FetchLike,
+  known: OAuthServerInfo | undefined,
+  challenge: Challenge | undefined,
+): Promise<ClientCredentialsResult> {
+  const info =
+    known ??
+    (await discoverOAuthServerInfo(serverUrl, {
+      fetchFn: fetch,
+      ...(challenge?.resourceMetadataUrl === undefined ? {} : { resourceMetadataUrl: challenge.resourceMetadataUrl }),
+    }));
   const provider = new DiscoveredClientCredentials(spec, info);
   const result = await auth(provider, { serverUrl, fetchFn: fetch });
   const tokens = provider.tokens();

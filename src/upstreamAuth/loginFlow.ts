@@ -8,7 +8,11 @@
  */
 import { randomBytes } from "node:crypto";
 import { auth, type OAuthClientProvider, type OAuthDiscoveryState } from "@modelcontextprotocol/sdk/client/auth.js";
-import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
+import type {
+  OAuthClientInformationMixed,
+  OAuthClientMetadata,
+  OAuthTokens,
+} from "@modelcontextprotocol/sdk/shared/auth.js";
 import { NormalizerError } from "../errors/NormalizerError.js";
 import { describeUrl, networkErrorText } from "../transports/upstream/upstreamMessages.js";
 import { listenForCallback, type CallbackListener } from "./callbackListener.js";
@@ -47,7 +51,10 @@ export async function runLoginFlow(options: LoginFlowOptions): Promise<StoredLog
     try {
       challenge = await probeChallenge(options.serverUrl, options.upstreamFetch, options.headers);
     } catch (error) {
-      throw new NormalizerError("LOGIN_FAILED", `${what}: cannot reach ${describeUrl(options.serverUrl)}: ${networkErrorText(error)}`);
+      throw new NormalizerError(
+        "LOGIN_FAILED",
+        `${what}: cannot reach ${describeUrl(options.serverUrl)}: ${networkErrorText(error)}`,
+      );
     }
   }
   const reusable = spec.clientId === undefined && options.previous?.registered === true ? options.previous : undefined;
@@ -56,16 +63,23 @@ export async function runLoginFlow(options: LoginFlowOptions): Promise<StoredLog
   try {
     provider.redirectUrl = listener.redirectUrl;
     const scope = spec.scopes !== undefined && spec.scopes.length > 0 ? spec.scopes.join(" ") : challenge?.scope;
-    const flow = { serverUrl: options.serverUrl, fetchFn: options.oauthFetch, ...(scope === undefined ? {} : { scope }), ...(challenge?.resourceMetadataUrl === undefined ? {} : { resourceMetadataUrl: challenge.resourceMetadataUrl }) };
+    const flow = {
+      serverUrl: options.serverUrl,
+      fetchFn: options.oauthFetch,
+      ...(scope === undefined ? {} : { scope }),
+      ...(challenge?.resourceMetadataUrl === undefined ? {} : { resourceMetadataUrl: challenge.resourceMetadataUrl }),
+    };
     const started = await step(() => auth(provider, flow), what, provider);
-    if (started !== "REDIRECT") throw new NormalizerError("LOGIN_FAILED", `${what}: the authorization server did not start a browser login`);
+    if (started !== "REDIRECT")
+      throw new NormalizerError("LOGIN_FAILED", `${what}: the authorization server did not start a browser login`);
     const code = await listener.waitForCode(options.prompt.timeoutMs);
     provider.code = code;
     await step(() => auth(provider, { ...flow, authorizationCode: code }), what, provider);
     const tokens = provider.savedTokens;
     const discovery = provider.discovery;
     const client = provider.client;
-    if (tokens === undefined || discovery === undefined || client === undefined) throw new NormalizerError("LOGIN_FAILED", `${what}: the token exchange gave no tokens`);
+    if (tokens === undefined || discovery === undefined || client === undefined)
+      throw new NormalizerError("LOGIN_FAILED", `${what}: the token exchange gave no tokens`);
     const base = {
       issuer: discovery.authorizationServerUrl,
       ...(discovery.resourceMetadata === undefined ? {} : { resource: discovery.resourceMetadata.resource }),
@@ -80,13 +94,21 @@ export async function runLoginFlow(options: LoginFlowOptions): Promise<StoredLog
 }
 
 /** The configured callback port, else the port of a reusable registration, else any free port. */
-async function listen(spec: AuthorizationCodeSpec, reusable: StoredLogin | undefined, provider: LoginProvider, what: string): Promise<CallbackListener> {
+async function listen(
+  spec: AuthorizationCodeSpec,
+  reusable: StoredLogin | undefined,
+  provider: LoginProvider,
+  what: string,
+): Promise<CallbackListener> {
   const expected = (): string | undefined => provider.sentState;
   if (spec.callbackPort !== undefined) {
     try {
       return await listenForCallback(spec.callbackPort, expected, what);
     } catch (error) {
-      throw new NormalizerError("LOGIN_FAILED", `${what}: cannot listen on 127.0.0.1:${spec.callbackPort} (callbackPort): ${networkErrorText(error)}`);
+      throw new NormalizerError(
+        "LOGIN_FAILED",
+        `${what}: cannot listen on 127.0.0.1:${spec.callbackPort} (callbackPort): ${networkErrorText(error)}`,
+      );
     }
   }
   const previousPort = portOf(reusable?.client);
@@ -138,7 +160,10 @@ class LoginProvider implements OAuthClientProvider {
     previous: OAuthClientInformationMixed | undefined,
   ) {
     if (spec.clientId !== undefined) {
-      this.client = { client_id: spec.clientId, ...(spec.clientSecret === undefined ? {} : { client_secret: spec.clientSecret }) };
+      this.client = {
+        client_id: spec.clientId,
+        ...(spec.clientSecret === undefined ? {} : { client_secret: spec.clientSecret }),
+      };
       this.registered = false;
     } else {
       this.client = previous;
@@ -147,7 +172,8 @@ class LoginProvider implements OAuthClientProvider {
   }
 
   get clientMetadata(): OAuthClientMetadata {
-    const scope = this.spec.scopes !== undefined && this.spec.scopes.length > 0 ? this.spec.scopes.join(" ") : undefined;
+    const scope =
+      this.spec.scopes !== undefined && this.spec.scopes.length > 0 ? this.spec.scopes.join(" ") : undefined;
     return {
       client_name: CLIENT_NAME,
       redirect_uris: this.redirectUrl === undefined ? [] : [this.redirectUrl],
@@ -210,6 +236,14 @@ class LoginProvider implements OAuthClientProvider {
   }
 
   secrets(): Array<string | undefined> {
-    return [this.verifier, this.code, this.sentState, this.savedTokens?.access_token, this.savedTokens?.refresh_token, this.client?.client_secret, this.spec.clientSecret];
+    return [
+      this.verifier,
+      this.code,
+      this.sentState,
+      this.savedTokens?.access_token,
+      this.savedTokens?.refresh_token,
+      this.client?.client_secret,
+      this.spec.clientSecret,
+    ];
   }
 }

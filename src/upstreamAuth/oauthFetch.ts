@@ -18,7 +18,11 @@ export function timedFetch(base: FetchLike, timeoutMs: number): FetchLike {
  * raw response bodies in some errors, and nothing guarantees a server does not echo a token.
  */
 export function redactedMessage(error: unknown, secrets: Iterable<string | undefined>): string {
-  let text = error instanceof Error && error.name === "TimeoutError" ? "no answer in time (limits.oauthRequestTimeoutMs)" : networkErrorText(error);
-  for (const secret of secrets) if (secret !== undefined && secret.length >= 4) text = text.split(secret).join("[redacted]");
+  let text =
+    error instanceof Error && error.name === "TimeoutError"
+      ? "no answer in time (limits.oauthRequestTimeoutMs)"
+      : networkErrorText(error);
+  for (const secret of secrets)
+    if (secret !== undefined && secret.length >= 4) text = text.split(secret).join("[redacted]");
   return text.length > 300 ? `${text.slice(0, 300)}…` : text;
 }

@@ -6,7 +6,11 @@ import { spawn } from "node:child_process";
 
 export function openInBrowser(url: string): void {
   const [command, args]: [string, string[]] =
-    process.platform === "darwin" ? ["open", [url]] : process.platform === "win32" ? ["rundll32", ["url.dll,FileProtocolHandler", url]] : ["xdg-open", [url]];
+    process.platform === "darwin"
+      ? ["open", [url]]
+      : process.platform === "win32"
+        ? ["rundll32", ["url.dll,FileProtocolHandler", url]]
+        : ["xdg-open", [url]];
   try {
     const child = spawn(command, args, { stdio: "ignore", detached: true });
     child.on("error", () => {});

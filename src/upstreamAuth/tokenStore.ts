@@ -44,7 +44,10 @@ export function tokenDirectory(env: Readonly<Record<string, string | undefined>>
  */
 export function tokenFileName(serverUrl: string): string {
   const url = new URL(serverUrl);
-  const readable = `${url.hostname}_${url.port || (url.protocol === "https:" ? "443" : "80")}${url.pathname}`.replace(/[^A-Za-z0-9.-]+/g, "_").replace(/_+$/, "").slice(0, 80);
+  const readable = `${url.hostname}_${url.port || (url.protocol === "https:" ? "443" : "80")}${url.pathname}`
+    .replace(/[^A-Za-z0-9.-]+/g, "_")
+    .replace(/_+$/, "")
+    .slice(0, 80);
   const hash = createHash("sha256").update(describeUrl(url)).digest("hex").slice(0, 12);
   return `${readable}-${hash}.json`;
 }
@@ -54,10 +57,22 @@ export function tokenFilePath(dir: string, serverUrl: string): string {
 }
 
 /** Tokens with the absolute expiry computed from `expires_in` as they arrive. */
-export function loginWithTokens(base: Omit<StoredLogin, "tokens" | "obtainedAt" | "expiresAt" | "version" | "server">, serverUrl: string, tokens: OAuthTokens, now: number): StoredLogin {
+export function loginWithTokens(
+  base: Omit<StoredLogin, "tokens" | "obtainedAt" | "expiresAt" | "version" | "server">,
+  serverUrl: string,
+  tokens: OAuthTokens,
+  now: number,
+): StoredLogin {
   const { issuer: _stamp, ...plain } = tokens as OAuthTokens & { issuer?: unknown };
   const expiresIn = typeof plain.expires_in === "number" && plain.expires_in > 0 ? plain.expires_in : undefined;
-  return { version: 1, server: describeUrl(serverUrl), ...base, tokens: plain, obtainedAt: now, ...(expiresIn === undefined ? {} : { expiresAt: now + expiresIn * 1000 }) };
+  return {
+    version: 1,
+    server: describeUrl(serverUrl),
+    ...base,
+    tokens: plain,
+    obtainedAt: now,
+    ...(expiresIn === undefined ? {} : { expiresAt: now + expiresIn * 1000 }),
+  };
 }
 
 /** The stored login, or undefined when there is none or the file is not one (then `problem` says why). */

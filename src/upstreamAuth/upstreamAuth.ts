@@ -9,9 +9,21 @@
  * Only requests to the upstream's own origin get the token; OPTIONS (the reachability probe)
  * goes without. Token values never appear in a log line or an error.
  */
-import { discoverAuthorizationServerMetadata, refreshAuthorization, type OAuthServerInfo } from "@modelcontextprotocol/sdk/client/auth.js";
-import { OAuthError, ServerError, TemporarilyUnavailableError, TooManyRequestsError } from "@modelcontextprotocol/sdk/server/auth/errors.js";
-import type { AuthorizationServerMetadata, OAuthClientInformationMixed } from "@modelcontextprotocol/sdk/shared/auth.js";
+import {
+  discoverAuthorizationServerMetadata,
+  refreshAuthorization,
+  type OAuthServerInfo,
+} from "@modelcontextprotocol/sdk/client/auth.js";
+import {
+  OAuthError,
+  ServerError,
+  TemporarilyUnavailableError,
+  TooManyRequestsError,
+} from "@modelcontextprotocol/sdk/server/auth/errors.js";
+import type {
+  AuthorizationServerMetadata,
+  OAuthClientInformationMixed,
+} from "@modelcontextprotocol/sdk/shared/auth.js";
 import { NormalizerError } from "../errors/NormalizerError.js";
 import type { Logger } from "../observe/logger.js";
 import { describeUrl } from "../transports/upstream/upstreamMessages.js";
@@ -129,7 +141,11 @@ export class UpstreamAuth {
     if (retried.status !== 401) return retried;
     await retried.body?.cancel().catch(() => {});
     if (this.options.spec.grant === "client_credentials") {
-      throw new NormalizerError("UPSTREAM_AUTH_FAILED", `upstream "${this.options.server}" refused a new client-credentials token (HTTP 401): check the client's scopes and the server's audience`, { server: this.options.server, url: describeUrl(this.options.url) });
+      throw new NormalizerError(
+        "UPSTREAM_AUTH_FAILED",
+        `upstream "${this.options.server}" refused a new client-credentials token (HTTP 401): check the client's scopes and the server's audience`,
+        { server: this.options.server, url: describeUrl(this.options.url) },
+      );
     }
     throw this.loginNeeded("it refused a renewed token");
   }
@@ -162,7 +178,8 @@ export class UpstreamAuth {
 
   private async renewOnce(stale: Token | undefined): Promise<Token | undefined> {
     if (this.options.spec.grant === "client_credentials") {
-      if (this.clientToken !== undefined && this.clientToken.access !== stale?.access && this.fresh(this.clientToken)) return this.clientToken;
+      if (this.clientToken !== undefined && this.clientToken.access !== stale?.access && this.fresh(this.clientToken))
+        return this.clientToken;
       return this.requestClientToken();
     }
     // The file is the truth: a new login replaces what is held, a deleted file logs out.
@@ -199,48 +216,82 @@ export class UpstreamAuth {
     const spec = this.options.spec;
     if (spec.grant !== "client_credentials") throw new Error("not a client-credentials upstream");
     try {
-      const { tokens, info } = await requestClientCredentialsToken(this.options.url, spec, this.oauthFetch, this.serverInfo, this.challenge);
+      const { tokens, info } = await requestClientCredentialsToken(
+        this.options.url,
+        spec,
+        this.oauthFetch,
+        this.serverInfo,
+        this.challenge,
+      );
       this.serverInfo = info;
       const now = this.now();
-      this.clientToken = { access: tokens.access_token, obtainedAt: now, ...(typeof tokens.expires_in === "number" && tokens.expires_in > 0 ? { expiresAt: now + tokens.expires_in * 1000 } : {}) };
-      this.logger.info("OAuth client-credentials token obtained", { ...(tokens.expires_in === undefined ? {} : { expiresInS: tokens.expires_in }) });
+      this.clientToken = {
+        access: tokens.access_token,
+        obtainedAt: now,
+        ...(typeof tokens.expires_in === "number" && tokens.expires_in > 0
+          ? { expiresAt: now + tokens.expires_in * 1000 }
+          : {}),
+      };
+      this.logger.info("OAuth client-credentials token obtained", {
+        ...(tokens.expires_in === undefined ? {} : { expiresInS: tokens.expires_in }),
+      });
       return this.clientToken;
     } catch (error) {
       this.serverInfo = undefined; // discover again next time: the server may have moved
-      throw new NormalizerError("UPSTREAM_AUTH_FAILED", `upstream "${this.options.server}": no client-credentials token from its authorization server: ${redactedMessage(error, this.secrets())}`, { server: this.options.server, url: describeUrl(this.options.url) });
+      throw new NormalizerError(
+        "UPSTREAM_AUTH_FAILED",
+        `upstream "${this.options.server}": no client-credentials token from its authorization server: ${redactedMessage(error, this.secrets())}`,
+        { server: this.options.server, url: describeUrl(this.options.url) },
+      );
     }
   }
 
   private async refresh(login: StoredLogin): Promise<Token | undefined> {
     const refreshToken = login.tokens.refresh_token;
     if (refreshToken === undefined || refreshToken === this.deadRefreshToken) return undefined;
-    let tokens;
+    let tokens: Awaited<ReturnType<typeof refreshAuthorization>>;
     try {
       const metadata = await this.metadataOf(login.issuer);
-      tokens = await refreshAuthorization(login.issuer, { metadata, clientInformation: this.clientOf(login), refreshToken, fetchFn: this.oauthFetch, ...(login.resource === undefined ? {} : { resource: login.resource }) });
+      tokens = await refreshAuthorization(login.issuer, {
+        metadata,
+        clientInformation: this.clientOf(login),
+        refreshToken,
+        fetchFn: this.oauthFetch,
+        ...(login.resource === undefined ? {} : { resource: login.resource }),
+      });
     } catch (error) {
       const why = redactedMessage(error, this.secrets());
       if (isUnavailable(error)) {
         this.metadata.delete(login.issuer);
-        throw new NormalizerError("UPSTREAM_AUTH_FAILED", `upstream "${this.options.server}": could not refresh its OAuth token (${why}); it is tried again with the next request — if this persists, run "${this.options.loginCommand}"`, { server: this.options.server, url: describeUrl(this.options.url) });
+        throw new NormalizerError(
+          "UPSTREAM_AUTH_FAILED",
+          `upstream "${this.options.server}": could not refresh its OAuth token (${why}); it is tried again with the next request — if this persists, run "${this.options.loginCommand}"`,
+          { server: this.options.server, url: describeUrl(this.options.url) },
+        );
       }
       // Refused (invalid_grant…): that refresh token is done. A server error: not retried for
       // this request, but the next one tries it again. Either way a login is what helps now.
       if (error instanceof OAuthError && !(error instanceof ServerError)) this.deadRefreshToken = refreshToken;
       this.refreshFailure = `its authorization server did not refresh the token: ${why}`;
-      this.logger.warn("OAuth token not refreshed; a new login is needed", { command: this.options.loginCommand, error: why });
+      this.logger.warn("OAuth token not refreshed; a new login is needed", {
+        command: this.options.loginCommand,
+        error: why,
+      });
       return undefined;
     }
     const { issuer, resource, client, registered } = login;
     const renewed = loginWithTokens({ issuer, resource, client, registered }, this.options.url, tokens, this.now());
     await this.store(renewed);
-    this.logger.info("OAuth token refreshed", { ...(tokens.expires_in === undefined ? {} : { expiresInS: tokens.expires_in }) });
+    this.logger.info("OAuth token refreshed", {
+      ...(tokens.expires_in === undefined ? {} : { expiresInS: tokens.expires_in }),
+    });
     return tokenOf(renewed);
   }
 
   private interactiveLogin(signal: AbortSignal | undefined): Promise<Token> {
     const prompt = this.options.interactive;
-    if (prompt === undefined || this.options.spec.grant !== "authorization_code") return Promise.reject(this.loginNeeded());
+    if (prompt === undefined || this.options.spec.grant !== "authorization_code")
+      return Promise.reject(this.loginNeeded());
     const spec = this.options.spec;
     this.loggingIn ??= (async () => {
       const previous = this.login ?? (await readLogin(this.tokenFile)).login;
@@ -270,16 +321,26 @@ export class UpstreamAuth {
     try {
       await writeLogin(this.tokenFile, this.options.tokenDir, login);
     } catch (error) {
-      this.logger.error("cannot write the OAuth token file; the token is used from memory", { file: this.tokenFile, error: (error as Error).message });
+      this.logger.error("cannot write the OAuth token file; the token is used from memory", {
+        file: this.tokenFile,
+        error: (error as Error).message,
+      });
     }
   }
 
   private async load(): Promise<StoredLogin | undefined> {
     const { login, problem } = await readLogin(this.tokenFile);
-    if (problem !== undefined && problem !== this.lastProblem) this.logger.warn("OAuth token file unusable", { problem });
+    if (problem !== undefined && problem !== this.lastProblem)
+      this.logger.warn("OAuth token file unusable", { problem });
     this.lastProblem = problem;
     const spec = this.options.spec;
-    if (login !== undefined && spec.grant === "authorization_code" && spec.clientId !== undefined && login.client.client_id !== spec.clientId) return undefined;
+    if (
+      login !== undefined &&
+      spec.grant === "authorization_code" &&
+      spec.clientId !== undefined &&
+      login.client.client_id !== spec.clientId
+    )
+      return undefined;
     return login;
   }
 
@@ -295,7 +356,11 @@ export class UpstreamAuth {
 
   private clientOf(login: StoredLogin): OAuthClientInformationMixed {
     const spec = this.options.spec;
-    if (spec.grant === "authorization_code" && spec.clientId !== undefined) return { client_id: spec.clientId, ...(spec.clientSecret === undefined ? {} : { client_secret: spec.clientSecret }) };
+    if (spec.grant === "authorization_code" && spec.clientId !== undefined)
+      return {
+        client_id: spec.clientId,
+        ...(spec.clientSecret === undefined ? {} : { client_secret: spec.clientSecret }),
+      };
     return login.client;
   }
 
@@ -315,12 +380,22 @@ export class UpstreamAuth {
 
   private secrets(): Array<string | undefined> {
     const spec = this.options.spec;
-    return [this.login?.tokens.access_token, this.login?.tokens.refresh_token, this.login?.client.client_secret, spec.clientSecret, this.clientToken?.access];
+    return [
+      this.login?.tokens.access_token,
+      this.login?.tokens.refresh_token,
+      this.login?.client.client_secret,
+      spec.clientSecret,
+      this.clientToken?.access,
+    ];
   }
 }
 
 function tokenOf(login: StoredLogin): Token {
-  return { access: login.tokens.access_token, obtainedAt: login.obtainedAt, ...(login.expiresAt === undefined ? {} : { expiresAt: login.expiresAt }) };
+  return {
+    access: login.tokens.access_token,
+    obtainedAt: login.obtainedAt,
+    ...(login.expiresAt === undefined ? {} : { expiresAt: login.expiresAt }),
+  };
 }
 
 /** The request as it was, with the token; the body is sent again as is (the transports send strings). */
@@ -335,7 +410,11 @@ function isUnavailable(error: unknown): boolean {
   if (error instanceof TemporarilyUnavailableError || error instanceof TooManyRequestsError) return true;
   if (error instanceof OAuthError) return false;
   const name = error instanceof Error ? error.name : "";
-  return name === "TimeoutError" || name === "AbortError" || (error instanceof TypeError && /fetch failed/i.test(error.message));
+  return (
+    name === "TimeoutError" ||
+    name === "AbortError" ||
+    (error instanceof TypeError && /fetch failed/i.test(error.message))
+  );
 }
 
 function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {

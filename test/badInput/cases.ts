@@ -1,6 +1,6 @@
 /**
- * Bad input of issue 5 ("Bad input, from either side"), as data shared by the stdio and /mcp
- * tests: what the upstream (test/fuzz/fixtures/raw-upstream.mjs) writes, and what the host must
+ * Bad input from either side, as data shared by the stdio and /mcp
+ * tests: what the upstream (test/fixtures/servers/raw-upstream.mjs) writes, and what the host must
  * get back. Every upstream case is a `resources/read` whose `_emit` carries the raw bytes.
  */
 import { writeFileSync } from "node:fs";
@@ -16,7 +16,11 @@ export const MAX_MESSAGE_BYTES = 1_000_000;
 export function rawUpstreamConfig(extra: Record<string, unknown> = {}): string {
   const dir = tempDir("mcpn-bad-");
   const file = join(dir, "proxy.config.json");
-  const config = { mcpServers: { raw: { command: process.execPath, args: [RAW_UPSTREAM] } }, limits: { maxMessageBytes: MAX_MESSAGE_BYTES }, ...extra };
+  const config = {
+    mcpServers: { raw: { command: process.execPath, args: [RAW_UPSTREAM] } },
+    limits: { maxMessageBytes: MAX_MESSAGE_BYTES },
+    ...extra,
+  };
   writeFileSync(file, JSON.stringify(config));
   return file;
 }
@@ -44,12 +48,42 @@ const deep = (depth: number): string => "[".repeat(depth) + "]".repeat(depth);
 const LONG_ID = "L".repeat(1000);
 
 export const UPSTREAM_CASES: readonly UpstreamCase[] = [
-  { name: "malformed JSON", emit: line('{"jsonrpc":"2.0","id":"__ID__","result":{'), log: /"kind":"invalid-json".*upstream sent a message that could not be read/, check: emptyContents },
-  { name: "JSON that is not JSON-RPC", emit: line('{"foo":1}'), log: /"excerpt":"\{\\"foo\\":1\}".*upstream sent JSON that is not a JSON-RPC message/, check: emptyContents },
-  { name: "a bare number", emit: line("42"), log: /"kind":"not-jsonrpc".*upstream sent a message that could not be read/, check: emptyContents },
-  { name: "a response to an unknown id", emit: line('{"jsonrpc":"2.0","id":"nobody-asked","result":{}}'), log: /"id":"nobody-asked".*upstream answered a request that is not waiting/, check: emptyContents },
-  { name: "a second answer to the same id", emit: answerWith('{"contents":[{"uri":"x","text":"first"}]}'), log: /upstream answered a request that is not waiting/, check: (a) => expect(a.result).toMatchObject({ contents: [{ uri: "x", text: "first" }] }) },
-  { name: "a batch of responses", emit: line('[{"jsonrpc":"2.0","id":"__ID__","result":{"contents":[{"uri":"x","text":"in a batch"}]}}]'), noFinal: true, check: (a) => expect(a.result).toMatchObject({ contents: [{ uri: "x", text: "in a batch" }] }) },
+  {
+    name: "malformed JSON",
+    emit: line('{"jsonrpc":"2.0","id":"__ID__","result":{'),
+    log: /"kind":"invalid-json".*upstream sent a message that could not be read/,
+    check: emptyContents,
+  },
+  {
+    name: "JSON that is not JSON-RPC",
+    emit: line('{"foo":1}'),
+    log: /"excerpt":"\{\\"foo\\":1\}".*upstream sent JSON that is not a JSON-RPC message/,
+    check: emptyContents,
+  },
+  {
+    name: "a bare number",
+    emit: line("42"),
+    log: /"kind":"not-jsonrpc".*upstream sent a message that could not be read/,
+    check: emptyContents,
+  },
+  {
+    name: "a response to an unknown id",
+    emit: line('{"jsonrpc":"2.0","id":"nobody-asked","result":{}}'),
+    log: /"id":"nobody-asked".*upstream answered a request that is not waiting/,
+    check: emptyContents,
+  },
+  {
+    name: "a second answer to the same id",
+    emit: answerWith('{"contents":[{"uri":"x","text":"first"}]}'),
+    log: /upstream answered a request that is not waiting/,
+    check: (a) => expect(a.result).toMatchObject({ contents: [{ uri: "x", text: "first" }] }),
+  },
+  {
+    name: "a batch of responses",
+    emit: line('[{"jsonrpc":"2.0","id":"__ID__","result":{"contents":[{"uri":"x","text":"in a batch"}]}}]'),
+    noFinal: true,
+    check: (a) => expect(a.result).toMatchObject({ contents: [{ uri: "x", text: "in a batch" }] }),
+  },
   {
     name: "a message over limits.maxMessageBytes",
     id: LONG_ID,
@@ -65,21 +99,58 @@ export const UPSTREAM_CASES: readonly UpstreamCase[] = [
     emit: answerWith(`{"contents":${deep(100_000)}}`),
     noFinal: true,
     log: /Maximum call stack size exceeded.*could not send to host/,
-    check: (a) => expect(a.error).toMatchObject({ code: -32603, message: expect.stringMatching(/could not be forwarded: Maximum call stack size exceeded/) }),
+    check: (a) =>
+      expect(a.error).toMatchObject({
+        code: -32603,
+        message: expect.stringMatching(/could not be forwarded: Maximum call stack size exceeded/),
+      }),
   },
   {
     name: "invalid UTF-8 on the wire",
-    emit: Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":"__ID__","result":{"contents":[{"uri":"x","text":"'), Buffer.from([0xff, 0xfe, 0xc3]), Buffer.from('"}]}}\n')]),
+    emit: Buffer.concat([
+      Buffer.from('{"jsonrpc":"2.0","id":"__ID__","result":{"contents":[{"uri":"x","text":"'),
+      Buffer.from([0xff, 0xfe, 0xc3]),
+      Buffer.from('"}]}}\n'),
+    ]),
     log: /"kind":"invalid-json".*upstream sent a message that could not be read/,
     check: emptyContents,
   },
-  { name: "invalid base64 in a blob", emit: answerWith('{"contents":[{"uri":"x","mimeType":"image/png","blob":"!!not base64"}]}'), noFinal: true, check: (a) => expect(a.result).toEqual({ contents: [{ uri: "x", mimeType: "image/png", blob: "!!not base64" }] }) },
-  { name: "lone surrogates in text", emit: answerWith('{"contents":[{"uri":"x","mimeType":"text/plain","text":"a\\ud800b\\udc00"}]}'), noFinal: true, check: (a) => expect(a.result).toEqual({ contents: [{ uri: "x", mimeType: "text/plain", text: "a\ud800b\udc00" }] }) },
-  { name: "contents that is a string", emit: answerWith('{"contents":"oops"}'), noFinal: true, check: (a) => expect(a.result).toEqual({ contents: "oops" }) },
-  { name: "contents that is an object", emit: answerWith('{"contents":{"uri":"x","text":"t"}}'), noFinal: true, check: (a) => expect(a.result).toEqual({ contents: { uri: "x", text: "t" } }) },
-  { name: "contents with null and numbers", emit: answerWith('{"contents":[null,1,"s",[]]}'), noFinal: true, check: (a) => expect(a.result).toEqual({ contents: [null, 1, "s", []] }) },
+  {
+    name: "invalid base64 in a blob",
+    emit: answerWith('{"contents":[{"uri":"x","mimeType":"image/png","blob":"!!not base64"}]}'),
+    noFinal: true,
+    check: (a) => expect(a.result).toEqual({ contents: [{ uri: "x", mimeType: "image/png", blob: "!!not base64" }] }),
+  },
+  {
+    name: "lone surrogates in text",
+    emit: answerWith('{"contents":[{"uri":"x","mimeType":"text/plain","text":"a\\ud800b\\udc00"}]}'),
+    noFinal: true,
+    check: (a) =>
+      expect(a.result).toEqual({ contents: [{ uri: "x", mimeType: "text/plain", text: "a\ud800b\udc00" }] }),
+  },
+  {
+    name: "contents that is a string",
+    emit: answerWith('{"contents":"oops"}'),
+    noFinal: true,
+    check: (a) => expect(a.result).toEqual({ contents: "oops" }),
+  },
+  {
+    name: "contents that is an object",
+    emit: answerWith('{"contents":{"uri":"x","text":"t"}}'),
+    noFinal: true,
+    check: (a) => expect(a.result).toEqual({ contents: { uri: "x", text: "t" } }),
+  },
+  {
+    name: "contents with null and numbers",
+    emit: answerWith('{"contents":[null,1,"s",[]]}'),
+    noFinal: true,
+    check: (a) => expect(a.result).toEqual({ contents: [null, 1, "s", []] }),
+  },
 ];
 
 export function upstreamRequest(c: UpstreamCase): { id: string; params: Record<string, unknown> } {
-  return { id: c.id ?? c.name, params: { _emit: [c.emit.toString("base64")], ...(c.noFinal === true ? { _noFinal: true } : {}) } };
+  return {
+    id: c.id ?? c.name,
+    params: { _emit: [c.emit.toString("base64")], ...(c.noFinal === true ? { _noFinal: true } : {}) },
+  };
 }

@@ -1,5 +1,5 @@
 /**
- * Bad input through `serve`'s /mcp (issue 5), both directions, with a second session open the
+ * Bad input through `serve`'s /mcp, both directions, with a second session open the
  * whole time that must be untouched: its request waiting across all of it gets its own answer,
  * and it answers pings throughout.
  */
@@ -38,16 +38,27 @@ describe("/mcp: bad input from the host", () => {
   });
 
   it("invalid UTF-8: 400 with -32700", async () => {
-    const r = await post(url, Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"'), Buffer.from([0xff, 0xc3]), Buffer.from('"}}')]), bad);
+    const r = await post(
+      url,
+      Buffer.concat([
+        Buffer.from('{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"'),
+        Buffer.from([0xff, 0xc3]),
+        Buffer.from('"}}'),
+      ]),
+      bad,
+    );
     expect(r.status).toBe(400);
     expect(r.messages[0]?.error).toMatchObject({ code: -32700, message: expect.stringMatching(/UTF-8/) });
   });
 
-  it.each([["42"], ["null"], ['{"foo":1}'], ['[{"jsonrpc":"2.0","id":1,"method":"ping"},7]']])("JSON that is not JSON-RPC (%s): 400 with -32600", async (body) => {
-    const r = await post(url, body, bad);
-    expect(r.status).toBe(400);
-    expect(r.messages[0]?.error).toMatchObject({ code: -32600 });
-  });
+  it.each([["42"], ["null"], ['{"foo":1}'], ['[{"jsonrpc":"2.0","id":1,"method":"ping"},7]']])(
+    "JSON that is not JSON-RPC (%s): 400 with -32600",
+    async (body) => {
+      const r = await post(url, body, bad);
+      expect(r.status).toBe(400);
+      expect(r.messages[0]?.error).toMatchObject({ code: -32600 });
+    },
+  );
 
   it("a batch (protocol 2025-06-18 has none): each request in it gets exactly one answer", async () => {
     const r = await post(url, JSON.stringify([JSON.parse(rpc("b1", "ping")), JSON.parse(rpc("b2", "ping"))]), bad);
@@ -63,11 +74,22 @@ describe("/mcp: bad input from the host", () => {
   it("a duplicate id of a request still waiting gets -32600; the first still gets its answer", async () => {
     // An SSE-only host: its headers arrive at once (no lazy JSON window), so the first request is
     // registered before the second is sent.
-    const first = await fetch(url, { method: "POST", headers: { "content-type": "application/json", accept: "text/event-stream", "mcp-session-id": bad }, body: rpc("dup", "resources/read", { _noFinal: true }) });
+    const first = await fetch(url, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "text/event-stream", "mcp-session-id": bad },
+      body: rpc("dup", "resources/read", { _noFinal: true }),
+    });
     expect(first.headers.get("content-type")).toMatch(/text\/event-stream/);
     const second = await post(url, rpc("dup", "resources/read"), bad);
-    expect(second.messages[0]?.error).toMatchObject({ code: -32600, message: expect.stringMatching(/already used by a request still waiting/) });
-    await post(url, rpc("release", "resources/read", { _emit: [b64('{"jsonrpc":"2.0","id":"dup","result":{"contents":[]}}\n')] }), bad);
+    expect(second.messages[0]?.error).toMatchObject({
+      code: -32600,
+      message: expect.stringMatching(/already used by a request still waiting/),
+    });
+    await post(
+      url,
+      rpc("release", "resources/read", { _emit: [b64('{"jsonrpc":"2.0","id":"dup","result":{"contents":[]}}\n')] }),
+      bad,
+    );
     expect(await first.text()).toMatch(/"id":"dup","result":\{"contents":\[\]\}/);
   });
 
@@ -78,7 +100,11 @@ describe("/mcp: bad input from the host", () => {
   });
 
   it("100k nested arrays: an error answer, not a crash", async () => {
-    const r = await post(url, `{"jsonrpc":"2.0","id":"deep","method":"ping","params":{"a":${"[".repeat(100_000)}${"]".repeat(100_000)}}}`, bad);
+    const r = await post(
+      url,
+      `{"jsonrpc":"2.0","id":"deep","method":"ping","params":{"a":${"[".repeat(100_000)}${"]".repeat(100_000)}}}`,
+      bad,
+    );
     expect(JSON.stringify(r.messages)).toMatch(/Maximum call stack size exceeded/);
   });
 
@@ -106,9 +132,17 @@ describe("/mcp after all of it", () => {
   it("the proxy is alive and the other session was not touched: its waiting request gets its own answer", async () => {
     expect(serve.child.exitCode).toBeNull();
     expect((await post(url, rpc("p", "ping"), other)).messages[0]).toMatchObject({ id: "p", result: {} });
-    await post(url, rpc("release-other", "resources/read", { _emit: [b64('{"jsonrpc":"2.0","id":"other-waiting","result":{"contents":[{"uri":"o","text":"mine"}]}}\n')] }), other);
+    await post(
+      url,
+      rpc("release-other", "resources/read", {
+        _emit: [b64('{"jsonrpc":"2.0","id":"other-waiting","result":{"contents":[{"uri":"o","text":"mine"}]}}\n')],
+      }),
+      other,
+    );
     const answer = await otherWaiting;
-    expect(answer.messages.filter((m) => m.id === "other-waiting")).toEqual([expect.objectContaining({ result: { contents: [expect.objectContaining({ uri: "o", text: "mine" })] } })]);
+    expect(answer.messages.filter((m) => m.id === "other-waiting")).toEqual([
+      expect.objectContaining({ result: { contents: [expect.objectContaining({ uri: "o", text: "mine" })] } }),
+    ]);
     expect((await fetch(`${serve.url}/healthz`)).status).toBe(200);
   });
 });

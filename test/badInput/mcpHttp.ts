@@ -6,17 +6,29 @@ export interface Posted {
   readonly messages: Array<Record<string, unknown>>;
 }
 
-export async function post(url: string, body: string | Uint8Array, session?: string, headers: Record<string, string> = {}): Promise<Posted> {
+export async function post(
+  url: string,
+  body: string | Uint8Array,
+  session?: string,
+  headers: Record<string, string> = {},
+): Promise<Posted> {
   const response = await fetch(url, {
     method: "POST",
-    headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": "2025-06-18", ...(session === undefined ? {} : { "mcp-session-id": session }), ...headers },
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": "2025-06-18",
+      ...(session === undefined ? {} : { "mcp-session-id": session }),
+      ...headers,
+    },
     body,
   });
   const text = await response.text();
   const messages: Array<Record<string, unknown>> = [];
   const type = response.headers.get("content-type") ?? "";
   if (type.includes("text/event-stream")) {
-    for (const line of text.split("\n")) if (line.startsWith("data:")) messages.push(JSON.parse(line.slice(5)) as Record<string, unknown>);
+    for (const line of text.split("\n"))
+      if (line.startsWith("data:")) messages.push(JSON.parse(line.slice(5)) as Record<string, unknown>);
   } else if (text.trim() !== "") {
     const parsed = JSON.parse(text) as unknown;
     for (const m of Array.isArray(parsed) ? parsed : [parsed]) messages.push(m as Record<string, unknown>);
@@ -26,11 +38,21 @@ export async function post(url: string, body: string | Uint8Array, session?: str
 
 /** Initializes a session on `url` (…/mcp/NAME); returns its id. */
 export async function openSession(url: string): Promise<string> {
-  const init = await post(url, JSON.stringify({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "bad-host", version: "1" } } }));
+  const init = await post(
+    url,
+    JSON.stringify({
+      jsonrpc: "2.0",
+      id: 0,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "bad-host", version: "1" } },
+    }),
+  );
   const session = init.headers.get("mcp-session-id");
-  if (init.status !== 200 || session === null) throw new Error(`initialize failed: ${init.status} ${JSON.stringify(init.messages)}`);
+  if (init.status !== 200 || session === null)
+    throw new Error(`initialize failed: ${init.status} ${JSON.stringify(init.messages)}`);
   await post(url, JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }), session);
   return session;
 }
 
-export const rpc = (id: unknown, method: string, params: Record<string, unknown> = {}): string => JSON.stringify({ jsonrpc: "2.0", id, method, params });
+export const rpc = (id: unknown, method: string, params: Record<string, unknown> = {}): string =>
+  JSON.stringify({ jsonrpc: "2.0", id, method, params });

@@ -1,5 +1,5 @@
 /**
- * Bad input through `stdio` (issue 5), both directions: bytes a host writes to the proxy's
+ * Bad input through `stdio`, both directions: bytes a host writes to the proxy's
  * stdin, and bytes the upstream writes to its stdout (raw-upstream.mjs). Each is answered or
  * logged (asserted on the answer and on the stderr line); the proxy stays up, answers a ping
  * afterwards, and nothing but JSON-RPC ever appears on its stdout.
@@ -40,7 +40,8 @@ function waitFor<T>(what: string, check: () => T | undefined, timeoutMs = 10_000
       if (found !== undefined) finish(undefined, found);
       return found !== undefined;
     };
-    const state = (): string => `got ${JSON.stringify(proxy.messages).slice(-1500)}; stderr ${proxy.stderr().slice(-1500)}`;
+    const state = (): string =>
+      `got ${JSON.stringify(proxy.messages).slice(-1500)}; stderr ${proxy.stderr().slice(-1500)}`;
     const onData = (): void => void setImmediate(attempt);
     const timer = setTimeout(() => {
       if (attempt()) return;
@@ -50,7 +51,8 @@ function waitFor<T>(what: string, check: () => T | undefined, timeoutMs = 10_000
     proxy.child.stdout.on("data", onData);
     proxy.child.stderr.on("data", onData);
     void proxy.closed.then((how) => attempt() || finish(new Error(`${what}: the proxy ended (${how}); ${state()}`)));
-    if (!attempt() && stuck !== undefined) finish(new Error(`${what}: the session is stuck since an earlier wait (${stuck})`));
+    if (!attempt() && stuck !== undefined)
+      finish(new Error(`${what}: the session is stuck since an earlier wait (${stuck})`));
   });
 }
 
@@ -59,15 +61,22 @@ function ask(id: number | string, method: string, params: unknown = {}): Promise
   const key = JSON.stringify(id);
   const before = proxy.messages.length;
   proxy.child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id, method, params })}\n`);
-  return waitFor(`the answer to ${method} (id ${key})`, () => proxy.messages.slice(before).find((m) => m.method === undefined && JSON.stringify(m.id) === key));
+  return waitFor(`the answer to ${method} (id ${key})`, () =>
+    proxy.messages.slice(before).find((m) => m.method === undefined && JSON.stringify(m.id) === key),
+  );
 }
 
 /** The first message (already received or to come) that `match` accepts. */
-const next = (match: (m: Msg) => boolean, timeoutMs = 10_000): Promise<Msg> => waitFor("a matching message", () => proxy.messages.find(match), timeoutMs);
+const next = (match: (m: Msg) => boolean, timeoutMs = 10_000): Promise<Msg> =>
+  waitFor("a matching message", () => proxy.messages.find(match), timeoutMs);
 
 /** Resolves once stderr matches (the proxy's log line about the bad input). */
 const logged = async (pattern: RegExp, timeoutMs = 10_000): Promise<void> =>
-  void (await waitFor(`stderr matching ${pattern}`, () => (pattern.test(proxy.stderr()) ? true : undefined), timeoutMs));
+  void (await waitFor(
+    `stderr matching ${pattern}`,
+    () => (pattern.test(proxy.stderr()) ? true : undefined),
+    timeoutMs,
+  ));
 
 const write = (bytes: string | Buffer): void => void proxy.child.stdin.write(bytes);
 const count = (id: unknown): number => proxy.messages.filter((m) => JSON.stringify(m.id) === JSON.stringify(id)).length;
@@ -93,7 +102,13 @@ describe("stdio: bad input from the host", () => {
 
   it("invalid UTF-8 on the wire gets -32700 and is logged", async () => {
     const before = proxy.messages.length;
-    write(Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":"utf","method":"ping","params":{"x":"'), Buffer.from([0xc3, 0x28, 0xff]), Buffer.from('"}}\n')]));
+    write(
+      Buffer.concat([
+        Buffer.from('{"jsonrpc":"2.0","id":"utf","method":"ping","params":{"x":"'),
+        Buffer.from([0xc3, 0x28, 0xff]),
+        Buffer.from('"}}\n'),
+      ]),
+    );
     const answer = await next((m) => proxy.messages.indexOf(m) >= before && m.id === null);
     expect(answer.error).toMatchObject({ code: -32700 });
     expect(count("utf")).toBe(0);
@@ -112,14 +127,26 @@ describe("stdio: bad input from the host", () => {
   });
 
   it("a batch (protocol 2025-06-18 has none) gets -32600 for each request in it, not forwarded", async () => {
-    write(`${JSON.stringify([{ jsonrpc: "2.0", id: "b1", method: "ping" }, { jsonrpc: "2.0", method: "notifications/x" }, { jsonrpc: "2.0", id: "b2", method: "ping" }])}\n`);
+    write(
+      `${JSON.stringify([
+        { jsonrpc: "2.0", id: "b1", method: "ping" },
+        { jsonrpc: "2.0", method: "notifications/x" },
+        { jsonrpc: "2.0", id: "b2", method: "ping" },
+      ])}\n`,
+    );
     for (const id of ["b1", "b2"]) {
       const answer = await next((m) => m.id === id);
-      expect(answer.error).toMatchObject({ code: -32600, message: expect.stringMatching(/2025-06-18 has no JSON-RPC batches/) });
+      expect(answer.error).toMatchObject({
+        code: -32600,
+        message: expect.stringMatching(/2025-06-18 has no JSON-RPC batches/),
+      });
     }
     const before = proxy.messages.length;
     write("[]\n");
-    expect((await next((m) => proxy.messages.indexOf(m) >= before && m.id === null)).error).toMatchObject({ code: -32600, message: "Invalid Request: an empty batch" });
+    expect((await next((m) => proxy.messages.indexOf(m) >= before && m.id === null)).error).toMatchObject({
+      code: -32600,
+      message: "Invalid Request: an empty batch",
+    });
   });
 
   it("a response to no request is not forwarded and is logged", async () => {
@@ -133,23 +160,40 @@ describe("stdio: bad input from the host", () => {
     write(`${JSON.stringify({ jsonrpc: "2.0", id: "dup", method: "resources/read", params: { _noFinal: true } })}\n`);
     write(`${JSON.stringify({ jsonrpc: "2.0", id: "dup", method: "resources/read", params: {} })}\n`);
     const refused = await next((m) => m.id === "dup");
-    expect(refused.error).toMatchObject({ code: -32600, message: expect.stringMatching(/already used by a request still waiting/) });
+    expect(refused.error).toMatchObject({
+      code: -32600,
+      message: expect.stringMatching(/already used by a request still waiting/),
+    });
     // Now the upstream answers the first (through another request's emitted bytes).
-    await ask("release", "resources/read", { _emit: [b64('{"jsonrpc":"2.0","id":"dup","result":{"contents":[{"uri":"x","text":"first"}]}}\n')] });
+    await ask("release", "resources/read", {
+      _emit: [b64('{"jsonrpc":"2.0","id":"dup","result":{"contents":[{"uri":"x","text":"first"}]}}\n')],
+    });
     await next((m) => m.id === "dup" && m.result !== undefined);
-    expect(proxy.messages.filter((m) => m.id === "dup").map((m) => (m.error === undefined ? "result" : "error"))).toEqual(["error", "result"]);
+    expect(
+      proxy.messages.filter((m) => m.id === "dup").map((m) => (m.error === undefined ? "result" : "error")),
+    ).toEqual(["error", "result"]);
   });
 
   it("a message over limits.maxMessageBytes gets -32003 naming the limit; the session goes on", async () => {
-    write(`${JSON.stringify({ jsonrpc: "2.0", id: "huge", method: "ping", params: { x: "a".repeat(MAX_MESSAGE_BYTES + 10) } })}\n`);
+    write(
+      `${JSON.stringify({ jsonrpc: "2.0", id: "huge", method: "ping", params: { x: "a".repeat(MAX_MESSAGE_BYTES + 10) } })}\n`,
+    );
     const answer = await next((m) => m.id === "huge");
-    expect(answer.error).toMatchObject({ code: -32003, message: expect.stringMatching(/over limits\.maxMessageBytes/) });
+    expect(answer.error).toMatchObject({
+      code: -32003,
+      message: expect.stringMatching(/over limits\.maxMessageBytes/),
+    });
   });
 
   it("100k nested arrays get an error answer (JSON.stringify's RangeError is caught), not a crash", async () => {
-    write(`{"jsonrpc":"2.0","id":"deep","method":"ping","params":{"a":${"[".repeat(100_000)}${"]".repeat(100_000)}}}\n`);
+    write(
+      `{"jsonrpc":"2.0","id":"deep","method":"ping","params":{"a":${"[".repeat(100_000)}${"]".repeat(100_000)}}}\n`,
+    );
     const answer = await next((m) => m.id === "deep");
-    expect(answer.error).toMatchObject({ code: -32001, message: expect.stringMatching(/Maximum call stack size exceeded/) });
+    expect(answer.error).toMatchObject({
+      code: -32001,
+      message: expect.stringMatching(/Maximum call stack size exceeded/),
+    });
   });
 
   it("lone surrogates in a request pass through and are answered", async () => {

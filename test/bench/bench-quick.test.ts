@@ -1,5 +1,5 @@
 /**
- * The proxy benchmark's quick mode (issue 6) runs end to end — the direct path, one peer and one
+ * The proxy benchmark's quick mode runs end to end — the direct path, one peer and one
  * mcp-normalizer path over real processes and sockets, each of which must succeed — and writes
  * well-formed results; a path that fails is recorded with its error instead of stopping the
  * suite; the README script edits only between its markers. Shapes only: timings are the
@@ -49,7 +49,28 @@ describe("npm run bench:quick", () => {
   const out = join(dir, "quick.json");
 
   it("runs direct, a peer and an mcp-normalizer path and writes well-formed results", async () => {
-    await run("npm", ["run", "--silent", "bench:quick", "--", "--paths", PATHS.join(","), "--small", "20", "--tools", "20", "--mib1", "2", "--warmup", "2", "--out", out], { cwd: ROOT, timeout: 50_000 });
+    await run(
+      "npm",
+      [
+        "run",
+        "--silent",
+        "bench:quick",
+        "--",
+        "--paths",
+        PATHS.join(","),
+        "--small",
+        "20",
+        "--tools",
+        "20",
+        "--mib1",
+        "2",
+        "--warmup",
+        "2",
+        "--out",
+        out,
+      ],
+      { cwd: ROOT, timeout: 50_000 },
+    );
     const results = readResults(out);
     expect(results.schema).toBe("mcp-normalizer-bench/1");
     expect(results.mode).toBe("quick");
@@ -59,7 +80,11 @@ describe("npm run bench:quick", () => {
       expect(workload.results.map((r) => r.path)).toEqual(PATHS);
       for (const row of workload.results) {
         // Every path must work here, mcp-normalizer's above all: a failed row is a failed test.
-        expect({ path: row.path, status: row.status, error: row.error }, workload.id).toEqual({ path: row.path, status: "ok", error: null });
+        expect({ path: row.path, status: row.status, error: row.error }, workload.id).toEqual({
+          path: row.path,
+          status: "ok",
+          error: null,
+        });
         expect(row.calls).toBe(workload.count);
         expect(row.medianMs).toBeGreaterThan(0);
         expect(row.p90Ms).toBeGreaterThanOrEqual(row.medianMs ?? Infinity);
@@ -82,7 +107,22 @@ describe("npm run bench:quick", () => {
 
   it("records a path that fails (the SDK's 10 MiB stdio cap) as failed, with its error, and still writes results", async () => {
     const failing = join(dir, "failing.json");
-    await run(process.execPath, ["bench/run.mjs", "--quick", "--workloads", "read-blob-10m", "--big10", "1", "--paths", "direct-sdk-default", "--out", failing], { cwd: ROOT, timeout: 50_000 });
+    await run(
+      process.execPath,
+      [
+        "bench/run.mjs",
+        "--quick",
+        "--workloads",
+        "read-blob-10m",
+        "--big10",
+        "1",
+        "--paths",
+        "direct-sdk-default",
+        "--out",
+        failing,
+      ],
+      { cwd: ROOT, timeout: 50_000 },
+    );
     const [workload] = readResults(failing).workloads;
     expect(workload?.id).toBe("read-blob-10m");
     const [row] = workload?.results ?? [];

@@ -1,5 +1,5 @@
 /**
- * The HTML report in a real headless Chromium (issue 4), driven by playwright-core: the browser
+ * The HTML report in a real headless Chromium, driven by playwright-core: the browser
  * test/helpers/chromium.ts finds (MCPN_CHROMIUM, a system Chromium, else the one
  * @sparticuz/chromium ships). A real audit of the fixture upstream (the whole corpus) is rendered to a file;
  * the test asserts on what the browser renders — the numbers in the tables, the bars and their
@@ -36,16 +36,40 @@ beforeAll(async () => {
   console.log(`[browser] ${found.source}: ${found.executablePath}`);
   const dir = tempDir("mcpn-browser-");
   const corpusFile = join(dir, "corpus.json");
-  writeFileSync(corpusFile, JSON.stringify(loadCorpus().filter((c) => Object.keys(c.policy).length === 0).map((c) => ({ name: c.name, input: c.input }))));
-  const transport = createUpstreamTransport({ command: process.execPath, args: [FIXTURE_SERVER], env: { FIXTURE_CORPUS: corpusFile } });
-  ({ model } = await runAudit({ transport, server: "fixture", upstream: "node fixture-server.mjs", policy: new Policy({}) }));
+  writeFileSync(
+    corpusFile,
+    JSON.stringify(
+      loadCorpus()
+        .filter((c) => Object.keys(c.policy).length === 0)
+        .map((c) => ({ name: c.name, input: c.input })),
+    ),
+  );
+  const transport = createUpstreamTransport({
+    command: process.execPath,
+    args: [FIXTURE_SERVER],
+    env: { FIXTURE_CORPUS: corpusFile },
+  });
+  ({ model } = await runAudit({
+    transport,
+    server: "fixture",
+    upstream: "node fixture-server.mjs",
+    policy: new Policy({}),
+  }));
   mkdirSync(ARTIFACTS, { recursive: true });
   htmlFile = join(ARTIFACTS, "report.html");
   writeFileSync(htmlFile, renderHtml(model));
   browser = await chromium.launch({
     executablePath: found.executablePath,
     ...(found.env === undefined ? {} : { env: found.env }),
-    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"],
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      "--no-first-run",
+      "--disable-quic",
+    ],
   });
   page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   page.on("request", (request) => requests.push(request.url()));
@@ -66,8 +90,13 @@ describe("the HTML report in Chromium", () => {
     expect(t.saved).toBeGreaterThan(0);
     await expect(page.locator('[data-metric="before"] .value').textContent()).resolves.toBe(formatBytes(t.bytesBefore));
     await expect(page.locator('[data-metric="after"] .value').textContent()).resolves.toBe(formatBytes(t.bytesAfter));
-    await expect(page.locator('[data-metric="saved"] .exact').textContent()).resolves.toContain(`${formatCount(t.saved)} B`);
-    await expect(page.locator('[data-metric="resources"] .value').textContent()).resolves.toBe(formatCount(model.resources!.listed));
+    await expect(page.locator('[data-metric="saved"] .exact').textContent()).resolves.toContain(
+      `${formatCount(t.saved)} B`,
+    );
+    await expect(page.locator('[data-metric="resources"] .value').textContent()).resolves.toBe(
+      `${formatCount(model.scope!.read)} + ${formatCount(model.scope!.called)}`,
+    );
+    expect(model.scope!.read).toBe(model.resources!.listed);
   });
 
   it("the top offenders table has the model's rows and numbers, in order", async () => {
@@ -76,19 +105,36 @@ describe("the HTML report in Chromium", () => {
     const rendered = await rows.evaluateAll((trs) =>
       trs.map((tr) => {
         const cells = [...tr.querySelectorAll("td")];
-        return { uri: cells[0]!.textContent, saved: Number(cells[6]!.getAttribute("data-value")), savedText: cells[6]!.textContent };
+        return {
+          uri: cells[0]!.textContent,
+          saved: Number(cells[6]!.getAttribute("data-value")),
+          savedText: cells[6]!.textContent,
+        };
       }),
     );
-    expect(rendered).toEqual(model.topOffenders.map((r) => ({ uri: r.uri, saved: r.saved, savedText: formatBytes(r.saved) })));
+    expect(rendered).toEqual(
+      model.topOffenders.map((r) => ({ uri: r.uri, saved: r.saved, savedText: formatBytes(r.saved) })),
+    );
   });
 
   it("bars are drawn for every server and mime type, after never longer than before where bytes were saved", async () => {
     const bars = async (chart: string) =>
       page.locator(`${chart} rect.bar`).evaluateAll((rects) =>
-        rects.map((r) => ({ key: r.getAttribute("data-key"), cls: r.getAttribute("class"), bytes: Number(r.getAttribute("data-bytes")), width: r.getBoundingClientRect().width, height: r.getBoundingClientRect().height })),
+        rects.map((r) => ({
+          key: r.getAttribute("data-key"),
+          cls: r.getAttribute("class"),
+          bytes: Number(r.getAttribute("data-bytes")),
+          width: r.getBoundingClientRect().width,
+          height: r.getBoundingClientRect().height,
+        })),
       );
     const server = await bars("#chart-server");
-    expect(server.map((b) => [b.key, b.cls, b.bytes])).toEqual(model.byServer.flatMap((r) => [[r.key, "bar before", r.bytesBefore], [r.key, "bar after", r.bytesAfter]]));
+    expect(server.map((b) => [b.key, b.cls, b.bytes])).toEqual(
+      model.byServer.flatMap((r) => [
+        [r.key, "bar before", r.bytesBefore],
+        [r.key, "bar after", r.bytesAfter],
+      ]),
+    );
     const mime = await bars("#chart-mime");
     expect(mime.length).toBe(2 * Math.min(model.byMime.length, 12));
     for (const list of [server, mime]) {
@@ -103,7 +149,9 @@ describe("the HTML report in Chromium", () => {
     const [before, after] = server;
     expect(after!.width).toBeLessThan(before!.width);
     // The savings bar: the saved part's share of the drawn width is the savings share.
-    const savings = await page.locator("#savings rect.bar").evaluateAll((rects) => rects.map((r) => r.getBoundingClientRect().width));
+    const savings = await page
+      .locator("#savings rect.bar")
+      .evaluateAll((rects) => rects.map((r) => r.getBoundingClientRect().width));
     expect(savings[1]! / (savings[0]! + savings[1]!)).toBeCloseTo(model.totals.shareSaved, 2);
   });
 
@@ -131,9 +179,23 @@ describe("the HTML report in Chromium", () => {
   it("hostile URIs render as text: no element injected, no script run", async () => {
     const agg = new ReportAggregator();
     const evil = `file:///x"><img src=x onerror="document.title='pwned'"><b>bold</b>`;
-    agg.add({ server: "s<b>", method: "resources/read", uri: evil, action: "unwrap-blob", mimeBefore: "text/plain", mimeAfter: "text/plain", bytesBefore: 100, bytesAfter: 50, saved: 50 });
+    agg.add({
+      server: "s<b>",
+      method: "resources/read",
+      uri: evil,
+      action: "unwrap-blob",
+      mimeBefore: "text/plain",
+      mimeAfter: "text/plain",
+      bytesBefore: 100,
+      bytesAfter: 50,
+      saved: 50,
+    });
     const other = await browser.newPage();
-    await other.setContent(renderHtml(agg.toModel({ kind: "log", source: { files: ["<i>f</i>"] }, generatedAt: "2026-01-01T00:00:00.000Z" })));
+    await other.setContent(
+      renderHtml(
+        agg.toModel({ kind: "log", source: { files: ["<i>f</i>"] }, generatedAt: "2026-01-01T00:00:00.000Z" }),
+      ),
+    );
     await expect(other.locator("img, b, i").count()).resolves.toBe(0);
     await expect(other.title()).resolves.toBe("Size report");
     await expect(other.locator("#top-offenders td.uri").textContent()).resolves.toBe(evil);

@@ -1,5 +1,5 @@
 /**
- * `audit` against real upstreams (issue 4): the fixture server serving the whole corpus over
+ * `audit` against real upstreams: the fixture server serving the whole corpus over
  * several resources/list pages, the official everything server, and a small upstream whose
  * reads fail. The audit's totals must equal the sums of the engine's own records for the same
  * results, read independently.
@@ -21,12 +21,21 @@ import { connect, raw } from "../helpers/proxyProcess.js";
 import { runCli } from "../helpers/runCli.js";
 import { tempDir } from "../helpers/tempDir.js";
 
-const AUDIT_UPSTREAM = fileURLToPath(new URL("./audit-upstream.fixture.mjs", import.meta.url));
-const policy = new Policy(policyOptionsFor(ConfigSchema.parse({ mcpServers: { upstream: { command: "x" } } }), undefined));
+const AUDIT_UPSTREAM = fileURLToPath(new URL("../fixtures/servers/audit-upstream.mjs", import.meta.url));
+const policy = new Policy(
+  policyOptionsFor(ConfigSchema.parse({ mcpServers: { upstream: { command: "x" } } }), undefined),
+);
 
 const dir = tempDir("mcpn-audit-");
 const corpusFile = join(dir, "corpus.json");
-writeFileSync(corpusFile, JSON.stringify(loadCorpus().filter((c) => Object.keys(c.policy).length === 0).map((c) => ({ name: c.name, input: c.input }))));
+writeFileSync(
+  corpusFile,
+  JSON.stringify(
+    loadCorpus()
+      .filter((c) => Object.keys(c.policy).length === 0)
+      .map((c) => ({ name: c.name, input: c.input })),
+  ),
+);
 const env = { FIXTURE_CORPUS: corpusFile };
 
 interface Expected {
@@ -35,8 +44,19 @@ interface Expected {
 }
 
 /** Reads every resource straight from the upstream (no proxy) and runs the engine on each result. */
-async function engineView(command: string, args: string[], call?: { name: string; arguments: Record<string, unknown> }): Promise<Expected> {
-  const host = await connect(new StdioClientTransport({ command, args, env: { ...(process.env as Record<string, string>), ...env }, stderr: "ignore" }));
+async function engineView(
+  command: string,
+  args: string[],
+  call?: { name: string; arguments: Record<string, unknown> },
+): Promise<Expected> {
+  const host = await connect(
+    new StdioClientTransport({
+      command,
+      args,
+      env: { ...(process.env as Record<string, string>), ...env },
+      stderr: "ignore",
+    }),
+  );
   try {
     const uris: string[] = [];
     let cursor: string | undefined;
@@ -48,7 +68,8 @@ async function engineView(command: string, args: string[], call?: { name: string
     const records: Expected["records"] = [];
     const add = (uri: string | null, method: string, result: unknown) => {
       const out = normalizeResult(method, result, policy);
-      for (const change of out.changes) records.push({ uri: uri ?? change.uri!, change, before: result, after: out.value });
+      for (const change of out.changes)
+        records.push({ uri: uri ?? change.uri!, change, before: result, after: out.value });
     };
     for (const uri of uris) add(uri, "resources/read", await raw(host.client, "resources/read", { uri }));
     if (call !== undefined) add(null, "tools/call", await raw(host.client, "tools/call", call));
@@ -73,7 +94,10 @@ function sums(records: Expected["records"]) {
 describe("mcp-normalizer audit", () => {
   it("the fixture server with the corpus: every page listed, every resource read, totals = the engine's sums", async () => {
     const [run, expected] = await Promise.all([
-      runCli(["audit", "--format", "json", "--concurrency", "3", "--", process.execPath, FIXTURE_SERVER], { env, timeoutMs: 60_000 }),
+      runCli(["audit", "--format", "json", "--concurrency", "3", "--", process.execPath, FIXTURE_SERVER], {
+        env,
+        timeoutMs: 60_000,
+      }),
       engineView(process.execPath, [FIXTURE_SERVER]),
     ]);
     expect(run.stderr).not.toContain("\r[");
@@ -102,15 +126,40 @@ describe("mcp-normalizer audit", () => {
     const call = { name: "get-resource-reference", arguments: { resourceType: "Blob", resourceId: 1 } };
     // The everything server writes the current time into some resources ("created at 9:58:34
     // AM"); with its clock frozen, the audit and the direct read see the same text.
-    const server = ["--import", pathToFileURL(join(dirname(FIXTURE_SERVER), "frozen-clock.mjs")).href, EVERYTHING_SERVER, "stdio"];
+    const server = [
+      "--import",
+      pathToFileURL(join(dirname(FIXTURE_SERVER), "frozen-clock.mjs")).href,
+      EVERYTHING_SERVER,
+      "stdio",
+    ];
     const [run, expected] = await Promise.all([
-      runCli(["audit", "--format", "json", "--tokens", "--call", call.name, "--args", JSON.stringify(call.arguments), "--", process.execPath, ...server], { timeoutMs: 60_000 }),
+      runCli(
+        [
+          "audit",
+          "--format",
+          "json",
+          "--tokens",
+          "--call",
+          call.name,
+          "--args",
+          JSON.stringify(call.arguments),
+          "--",
+          process.execPath,
+          ...server,
+        ],
+        { timeoutMs: 60_000 },
+      ),
       engineView(process.execPath, server, call),
     ]);
     expect(run.code, run.stderr).toBe(0);
     const model = JSON.parse(run.stdout) as ReportModel;
-    const pick = (root: unknown, path: string) => path.split(/[.[\]]+/).filter(Boolean).reduce<unknown>((v, k) => (v as Record<string, unknown>)[k], root);
-    const tokens = (when: "before" | "after") => expected.records.reduce((s, r) => s + countTokens(JSON.stringify(pick(r[when], r.change.path))), 0);
+    const pick = (root: unknown, path: string) =>
+      path
+        .split(/[.[\]]+/)
+        .filter(Boolean)
+        .reduce<unknown>((v, k) => (v as Record<string, unknown>)[k], root);
+    const tokens = (when: "before" | "after") =>
+      expected.records.reduce((s, r) => s + countTokens(JSON.stringify(pick(r[when], r.change.path))), 0);
     expect(model.totals).toMatchObject(sums(expected.records));
     expect(model.totals.actions["unwrap-blob"]).toBe(1);
     const blob = model.byUri.find((r) => r.uri === "demo://resource/dynamic/blob/1")!;
@@ -129,14 +178,16 @@ describe("mcp-normalizer audit", () => {
     expect(run.stdout).toBe("");
     expect(run.stderr).toMatch(/audit: 3 resources listed, 2 failed to read; \d+ → \d+ bytes, saved \d+; report in /);
     const md = readFileSync(out, "utf8");
-    expect(md).toContain("## Failed reads (2)");
+    expect(md).toContain("## Failed reads and tool errors (2)");
     expect(md).toMatch(/\| `audit:\/\/gone` \| Resource gone: audit:\/\/gone \(JSON-RPC -32002\) \|/);
     expect(md).toContain("| `audit://empty` | the result has no contents array |");
-    expect(md).toMatch(/\| `audit:\/\/ok.txt` \| upstream \| text\/plain \| 1 \| 0 \| 0 \| 0 \| 0 \|/);
-    const json = JSON.parse((await runCli(["audit", "--format", "json", "--", process.execPath, AUDIT_UPSTREAM])).stdout) as ReportModel;
+    expect(md).toMatch(/\| `audit:\/\/ok.txt` \| node \| text\/plain \| 1 \| 0 \| 0 \| 0 \| 0 \|/);
+    const json = JSON.parse(
+      (await runCli(["audit", "--format", "json", "--", process.execPath, AUDIT_UPSTREAM])).stdout,
+    ) as ReportModel;
     expect(json.failures).toEqual([
-      { uri: "audit://gone", error: "Resource gone: audit://gone (JSON-RPC -32002)", code: -32002 },
-      { uri: "audit://empty", error: "the result has no contents array" },
+      { uri: "audit://gone", error: "Resource gone: audit://gone (JSON-RPC -32002)", code: -32002, kind: "read" },
+      { uri: "audit://empty", error: "the result has no contents array", kind: "read" },
     ]);
   });
 
@@ -162,7 +213,9 @@ describe("mcp-normalizer audit", () => {
     expect(badJson.stderr).toContain("--args is not JSON");
     const missing = await runCli(["audit", "--", join(dir, "no-such-command")]);
     expect(missing.code).toBe(1);
-    expect(missing.stderr).toContain(`could not start upstream command ${JSON.stringify(join(dir, "no-such-command"))}`);
+    expect(missing.stderr).toContain(
+      `could not start upstream command ${JSON.stringify(join(dir, "no-such-command"))}`,
+    );
   });
 
   it("--help lists the formats, --tokens' encoding and the exit codes", async () => {

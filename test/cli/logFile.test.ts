@@ -40,7 +40,10 @@ describe("an unwritable --log-file", () => {
   }
 
   it("serve: exit 2 before listening", async () => {
-    const run = await runCli(["serve", "--port", "0", "--log-file", "/proc/version", "--name", "x", "--", process.execPath, "-e", "0"], { timeoutMs: 15_000 });
+    const run = await runCli(
+      ["serve", "--port", "0", "--log-file", "/proc/version", "--name", "x", "--", process.execPath, "-e", "0"],
+      { timeoutMs: 15_000 },
+    );
     expect(run.code).toBe(2);
     expect(run.stdout).not.toContain("listening");
     expect(run.stderr.trim().split("\n")).toEqual([expect.stringContaining("cannot write the log file /proc/version")]);
@@ -48,7 +51,10 @@ describe("an unwritable --log-file", () => {
 
   it("log.file in a config: the message names the config key", async () => {
     const config = join(dir, "proxy.config.json");
-    writeFileSync(config, JSON.stringify({ mcpServers: { x: { command: process.execPath, args: ["-e", "0"] } }, log: { file: dir } }));
+    writeFileSync(
+      config,
+      JSON.stringify({ mcpServers: { x: { command: process.execPath, args: ["-e", "0"] } }, log: { file: dir } }),
+    );
     const run = await runCli(["serve", "--port", "0", "--config", config], { timeoutMs: 15_000 });
     expect(run.code).toBe(2);
     expect(run.stderr).toContain(`log.file: cannot write the log file ${dir}: EISDIR`);

@@ -8,17 +8,43 @@ const b64 = (s: string) => Buffer.from(s).toString("base64");
 
 describe("mcp-normalizer normalize", () => {
   it("normalizes a ReadResourceResult from stdin, JSON on stdout, summary on stderr", async () => {
-    const input = { contents: [{ uri: "demo://resource/dynamic/blob/1", mimeType: "text/plain", blob: b64("Resource 1: This is a base64 blob") }] };
+    const input = {
+      contents: [
+        {
+          uri: "demo://resource/dynamic/blob/1",
+          mimeType: "text/plain",
+          blob: b64("Resource 1: This is a base64 blob"),
+        },
+      ],
+    };
     const run = await runCli(["normalize"], { input: JSON.stringify(input) });
     expect(run.code).toBe(0);
-    expect(JSON.parse(run.stdout)).toEqual({ contents: [{ uri: "demo://resource/dynamic/blob/1", mimeType: "text/plain", text: "Resource 1: This is a base64 blob" }] });
+    expect(JSON.parse(run.stdout)).toEqual({
+      contents: [
+        { uri: "demo://resource/dynamic/blob/1", mimeType: "text/plain", text: "Resource 1: This is a base64 blob" },
+      ],
+    });
     expect(run.stderr).toMatch(/1 of 1 entries changed \(unwrap-blob 1\); \d+ → \d+ bytes; saved \d+/);
   });
 
   it("normalizes a whole JSON-RPC response read from a file, keeping jsonrpc and id", async () => {
     const dir = tempDir("mcpn-");
     const file = join(dir, "response.json");
-    writeFileSync(file, JSON.stringify({ jsonrpc: "2.0", id: 7, result: { content: [{ type: "resource", resource: { uri: "file:///a.md", mimeType: "application/octet-stream", blob: b64("# A\n") } }] } }));
+    writeFileSync(
+      file,
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id: 7,
+        result: {
+          content: [
+            {
+              type: "resource",
+              resource: { uri: "file:///a.md", mimeType: "application/octet-stream", blob: b64("# A\n") },
+            },
+          ],
+        },
+      }),
+    );
     const run = await runCli(["normalize", file]);
     expect(run.code).toBe(0);
     const out = JSON.parse(run.stdout);

@@ -1,11 +1,11 @@
 /**
- * `report` over the proxy's own log (issue 4): a scripted session through `mcp-normalizer stdio`
+ * `report` over the proxy's own log: a scripted session through `mcp-normalizer stdio`
  * with a real SDK client and the real fixture upstream; the report must equal what the session
  * did — the engine's records for the same upstream results, read straight from the upstream.
  * Then the input forms (globs, gzip, stdin), corrupted lines, and memory on a ~100 MB log.
  */
 import { spawn } from "node:child_process";
-import { appendFileSync, copyFileSync, readFileSync, writeFileSync, createWriteStream } from "node:fs";
+import { copyFileSync, readFileSync, writeFileSync, createWriteStream } from "node:fs";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -22,7 +22,9 @@ import { connect, raw } from "../helpers/proxyProcess.js";
 import { runCli } from "../helpers/runCli.js";
 import { tempDir } from "../helpers/tempDir.js";
 
-const policy = new Policy(policyOptionsFor(ConfigSchema.parse({ mcpServers: { upstream: { command: "x" } } }), undefined));
+const policy = new Policy(
+  policyOptionsFor(ConfigSchema.parse({ mcpServers: { upstream: { command: "x" } } }), undefined),
+);
 const dir = tempDir("mcpn-report-");
 const corpusFile = join(dir, "corpus.json");
 const cases = loadCorpus().filter((c) => Object.keys(c.policy).length === 0);
@@ -53,30 +55,59 @@ async function script(client: Client): Promise<Array<{ step: Step; result: Recor
   return out;
 }
 
-function expectedFrom(steps: Array<{ step: Step; result: Record<string, unknown> }>): Array<{ method: string; change: ChangeRecord }> {
-  return steps.flatMap(({ step, result }) => normalizeResult(step.method, result, policy).changes.filter((c) => c.action !== "none").map((change) => ({ method: step.method, change })));
+function expectedFrom(
+  steps: Array<{ step: Step; result: Record<string, unknown> }>,
+): Array<{ method: string; change: ChangeRecord }> {
+  return steps.flatMap(({ step, result }) =>
+    normalizeResult(step.method, result, policy)
+      .changes.filter((c) => c.action !== "none")
+      .map((change) => ({ method: step.method, change })),
+  );
 }
 
 function sums(records: ReadonlyArray<{ change: ChangeRecord }>) {
   const actions: Record<string, number> = {};
   for (const { change } of records) actions[change.action] = (actions[change.action] ?? 0) + 1;
-  return { entries: records.length, bytesBefore: records.reduce((s, r) => s + r.change.bytesBefore, 0), bytesAfter: records.reduce((s, r) => s + r.change.bytesAfter, 0), saved: records.reduce((s, r) => s + r.change.saved, 0), actions };
+  return {
+    entries: records.length,
+    bytesBefore: records.reduce((s, r) => s + r.change.bytesBefore, 0),
+    bytesAfter: records.reduce((s, r) => s + r.change.bytesAfter, 0),
+    saved: records.reduce((s, r) => s + r.change.saved, 0),
+    actions,
+  };
 }
 
-async function reportJson(args: string[], input?: string | Buffer): Promise<{ model: ReportModel; stderr: string; code: number | null }> {
-  const run = await runCli(["report", "--format", "json", ...args], { cwd: dir, ...(input === undefined ? {} : { input }) });
-  return { model: run.code === 0 ? (JSON.parse(run.stdout) as ReportModel) : (undefined as never), stderr: run.stderr, code: run.code };
+async function reportJson(
+  args: string[],
+  input?: string | Buffer,
+): Promise<{ model: ReportModel; stderr: string; code: number | null }> {
+  const run = await runCli(["report", "--format", "json", ...args], {
+    cwd: dir,
+    ...(input === undefined ? {} : { input }),
+  });
+  return {
+    model: run.code === 0 ? (JSON.parse(run.stdout) as ReportModel) : (undefined as never),
+    stderr: run.stderr,
+    code: run.code,
+  };
 }
 
 let expected: Array<{ method: string; change: ChangeRecord }>;
 let stderrWithoutLogFile = "";
 
 beforeAll(async () => {
-  const direct = await connect(new StdioClientTransport({ command: process.execPath, args: [FIXTURE_SERVER], env, stderr: "ignore" }));
+  const direct = await connect(
+    new StdioClientTransport({ command: process.execPath, args: [FIXTURE_SERVER], env, stderr: "ignore" }),
+  );
   expected = expectedFrom(await script(direct.client));
   await direct.close();
 
-  const proxied = new StdioClientTransport({ command: process.execPath, args: [CLI, "stdio", "--log-file", logFile, "--", process.execPath, FIXTURE_SERVER], env, stderr: "ignore" });
+  const proxied = new StdioClientTransport({
+    command: process.execPath,
+    args: [CLI, "stdio", "--log-file", logFile, "--", process.execPath, FIXTURE_SERVER],
+    env,
+    stderr: "ignore",
+  });
   const host = await connect(proxied);
   await script(host.client);
   const pid = proxied.pid!;
@@ -86,7 +117,12 @@ beforeAll(async () => {
 
   // The same session without a log file: the records go to stderr, never to stdout (the SDK
   // client would have failed on any non-JSON-RPC line).
-  const chatty = new StdioClientTransport({ command: process.execPath, args: [CLI, "stdio", "--log-level", "info", "--", process.execPath, FIXTURE_SERVER], env, stderr: "pipe" });
+  const chatty = new StdioClientTransport({
+    command: process.execPath,
+    args: [CLI, "stdio", "--log-level", "info", "--", process.execPath, FIXTURE_SERVER],
+    env,
+    stderr: "pipe",
+  });
   chatty.stderr!.on("data", (c: Buffer) => (stderrWithoutLogFile += c.toString()));
   const second = await connect(chatty);
   await script(second.client);
@@ -96,14 +132,39 @@ beforeAll(async () => {
 afterAll(() => {});
 
 describe("mcp-normalizer report", () => {
-  it("the proxy's log holds one DESIGN.md §6 line per changed entry, and no content", () => {
+  it("the proxy's log holds one log line per changed entry, and no content", () => {
     const text = readFileSync(logFile, "utf8");
-    const lines = text.trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = text
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(lines.length).toBe(expected.length);
-    expect(lines.map((l) => [l.method, l.action, l.bytesBefore, l.bytesAfter, l.saved])).toEqual(expected.map(({ method, change }) => [method, change.action, change.bytesBefore, change.bytesAfter, change.saved]));
+    expect(lines.map((l) => [l.method, l.action, l.bytesBefore, l.bytesAfter, l.saved])).toEqual(
+      expected.map(({ method, change }) => [
+        method,
+        change.action,
+        change.bytesBefore,
+        change.bytesAfter,
+        change.saved,
+      ]),
+    );
     for (const line of lines) {
-      expect(line).toMatchObject({ server: "upstream", session: expect.stringMatching(/^upstream-\d+$/) });
-      expect(Object.keys(line).slice(0, 12)).toEqual(["ts", "server", "session", "method", "uri", "action", "mimeBefore", "mimeAfter", "bytesBefore", "bytesAfter", "saved", "ms"]);
+      // Without --name, a stdio upstream is named after its executable's base name (node).
+      expect(line).toMatchObject({ server: "node", session: expect.stringMatching(/^node-\d+$/) });
+      expect(Object.keys(line).slice(0, 12)).toEqual([
+        "ts",
+        "server",
+        "session",
+        "method",
+        "uri",
+        "action",
+        "mimeBefore",
+        "mimeAfter",
+        "bytesBefore",
+        "bytesAfter",
+        "saved",
+        "ms",
+      ]);
     }
     // Content is never logged: not the base64 the upstream sent, not the text it became.
     expect(text).not.toContain(Buffer.from("# Title\n\nSome *markdown*.\n").toString("base64"));
@@ -117,29 +178,46 @@ describe("mcp-normalizer report", () => {
     expect(model.totals).toMatchObject(sums(expected));
     expect(model.malformed.lines).toBe(0);
     for (const method of new Set(expected.map((r) => r.method))) {
-      expect(model.byMethod.find((r) => r.key === method)).toMatchObject(sums(expected.filter((r) => r.method === method)));
+      expect(model.byMethod.find((r) => r.key === method)).toMatchObject(
+        sums(expected.filter((r) => r.method === method)),
+      );
     }
-    expect(model.byServer.map((r) => r.key)).toEqual(["upstream"]);
+    expect(model.byServer.map((r) => r.key)).toEqual(["node"]);
     expect(model.timeRange.from).not.toBeNull();
     expect(Date.parse(model.timeRange.to!)).toBeGreaterThanOrEqual(Date.parse(model.timeRange.from!));
   });
 
   it("without a log file the records go to stderr as the same lines", () => {
-    const records = stderrWithoutLogFile.split("\n").filter((l) => l.includes('"action"')).map((l) => JSON.parse(l) as { action: string; saved: number });
-    expect(records.map((r) => [r.action, r.saved])).toEqual(expected.map(({ change }) => [change.action, change.saved]));
+    const records = stderrWithoutLogFile
+      .split("\n")
+      .filter((l) => l.includes('"action"'))
+      .map((l) => JSON.parse(l) as { action: string; saved: number });
+    expect(records.map((r) => [r.action, r.saved])).toEqual(
+      expected.map(({ change }) => [change.action, change.saved]),
+    );
   });
 
   it("a corrupted line is reported and skipped, never fatal", async () => {
     const corrupted = join(dir, "corrupted.jsonl");
     const lines = readFileSync(logFile, "utf8").trim().split("\n");
-    lines.splice(3, 0, `{"ts":"2026-01-01T00:00:00.000Z","server":"upstream","action":"unwrap-bl`, "\u0000\u0001 garbage", JSON.stringify({ level: "info", msg: "an operational line" }));
+    lines.splice(
+      3,
+      0,
+      `{"ts":"2026-01-01T00:00:00.000Z","server":"upstream","action":"unwrap-bl`,
+      "\u0000\u0001 garbage",
+      JSON.stringify({ level: "info", msg: "an operational line" }),
+    );
     writeFileSync(corrupted, `${lines.join("\n")}\n{"cut off at the end`);
     const { model, code, stderr } = await reportJson([corrupted]);
     expect(code).toBe(0);
     expect(model.totals).toMatchObject(sums(expected));
     expect(model.malformed.lines).toBe(3);
     expect(model.ignoredLines).toBe(1);
-    expect(model.malformed.examples.map((e) => [e.line, e.error.slice(0, 8)])).toEqual([[4, "not JSON"], [5, "not JSON"], [lines.length + 1, "not JSON"]]);
+    expect(model.malformed.examples.map((e) => [e.line, e.error.slice(0, 8)])).toEqual([
+      [4, "not JSON"],
+      [5, "not JSON"],
+      [lines.length + 1, "not JSON"],
+    ]);
     expect(model.malformed.examples[0]!.source).toBe(corrupted);
     expect(stderr).toContain(`report: 3 malformed lines skipped (first: ${corrupted}:4: not JSON`);
     const md = await runCli(["report", corrupted]);
@@ -184,7 +262,10 @@ describe("mcp-normalizer report", () => {
   });
 
   it("streams: memory does not grow with the log (~25 MB vs ~100 MB), and stays well under its size", async () => {
-    const lines = readFileSync(logFile, "utf8").trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = readFileSync(logFile, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     /** A log of about `mib` MiB: the session's lines over and over, spread over 50 000 URIs and 7 servers. */
     const generate = async (file: string, mib: number) => {
       const out = createWriteStream(file);
@@ -208,9 +289,12 @@ describe("mcp-normalizer report", () => {
     const measure = (file: string) =>
       new Promise<{ maxRssMiB: number; model: ReportModel; seconds: number }>((resolve, reject) => {
         // The child reports its own peak RSS as it exits.
-        const hook = "data:text/javascript,process.on('exit',()=>process.stderr.write('maxrss='+process.resourceUsage().maxRSS+'\\n'))";
+        const hook =
+          "data:text/javascript,process.on('exit',()=>process.stderr.write('maxrss='+process.resourceUsage().maxRSS+'\\n'))";
         const started = performance.now();
-        const child = spawn(process.execPath, ["--import", hook, CLI, "report", "--format", "json", file], { stdio: ["ignore", "pipe", "pipe"] });
+        const child = spawn(process.execPath, ["--import", hook, CLI, "report", "--format", "json", file], {
+          stdio: ["ignore", "pipe", "pipe"],
+        });
         let stdout = "";
         let stderr = "";
         child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
@@ -219,7 +303,11 @@ describe("mcp-normalizer report", () => {
         child.on("close", () => {
           const m = /maxrss=(\d+)/.exec(stderr);
           if (!m) return reject(new Error(`no maxrss; stderr: ${stderr}`));
-          resolve({ maxRssMiB: Number(m[1]) / 1024, model: JSON.parse(stdout) as ReportModel, seconds: (performance.now() - started) / 1000 });
+          resolve({
+            maxRssMiB: Number(m[1]) / 1024,
+            model: JSON.parse(stdout) as ReportModel,
+            seconds: (performance.now() - started) / 1000,
+          });
         });
       });
     const small = await generate(join(dir, "quarter.jsonl"), 25);
@@ -227,7 +315,10 @@ describe("mcp-normalizer report", () => {
     const baseline = await measure(logFile);
     const quarter = await measure(small.file);
     const full = await measure(big.file);
-    for (const [run, log] of [[quarter, small], [full, big]] as const) {
+    for (const [run, log] of [
+      [quarter, small],
+      [full, big],
+    ] as const) {
       expect(run.model.totals.entries).toBe(log.count);
       expect(run.model.totals.saved).toBe(log.saved);
       expect(run.model.uriTable.untrackedEntries).toBeGreaterThan(0);

@@ -1,6 +1,6 @@
 /**
  * `mcp-normalizer stdio` as a desktop host runs it: a real child process, raw pipes. Stdout
- * carries JSON-RPC only (STYLE habit 8), even when the upstream prints junk on its stdout.
+ * carries JSON-RPC only, even when the upstream prints junk on its stdout.
  */
 import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
@@ -9,7 +9,10 @@ import { CLI, FIXTURE_SERVER } from "../helpers/paths.js";
 import { runCli } from "../helpers/runCli.js";
 
 function startStdio(args: readonly string[], env: Record<string, string> = {}) {
-  const child = spawn(process.execPath, [CLI, "stdio", ...args], { env: { ...process.env, ...env }, stdio: ["pipe", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [CLI, "stdio", ...args], {
+    env: { ...process.env, ...env },
+    stdio: ["pipe", "pipe", "pipe"],
+  });
   const lines: string[] = [];
   const waiters: Array<{ id: number; resolve: (m: Record<string, unknown>) => void }> = [];
   let stderr = "";
@@ -38,7 +41,9 @@ describe("mcp-normalizer stdio", () => {
     expect((init.result as { serverInfo: { name: string } }).serverInfo.name).toBe("mcpn-fixture");
     proxy.child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" })}\n`);
     const read = await proxy.request(2, "resources/read", { uri: "fixture://own/blob/1" });
-    expect(read.result).toEqual({ contents: [{ uri: "fixture://own/blob/1", mimeType: "text/plain", text: "Resource 1: This is a base64 blob" }] });
+    expect(read.result).toEqual({
+      contents: [{ uri: "fixture://own/blob/1", mimeType: "text/plain", text: "Resource 1: This is a base64 blob" }],
+    });
     proxy.child.stdin.end();
     expect(await proxy.exited).toBe(0);
     for (const line of proxy.lines) expect(JSON.parse(line)).toHaveProperty("jsonrpc", "2.0");

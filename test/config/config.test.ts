@@ -25,7 +25,10 @@ describe("config", () => {
 
   it("the top-level proxy.config.json and every example config are valid", () => {
     const env = { MCPN_TOKEN: "secret-token" };
-    const files = [join(ROOT, "proxy.config.json"), ...readdirSync(join(ROOT, "config", "examples")).map((f) => join(ROOT, "config", "examples", f))];
+    const files = [
+      join(ROOT, "proxy.config.json"),
+      ...readdirSync(join(ROOT, "config", "examples")).map((f) => join(ROOT, "config", "examples", f)),
+    ];
     expect(files.length).toBeGreaterThanOrEqual(4);
     for (const file of files) {
       const { config } = loadConfigFile(file, env);
@@ -42,14 +45,27 @@ describe("config", () => {
   });
 
   it("a desktop host's mcpServers block pastes in as is (unknown per-server keys kept)", () => {
-    const desktop = { mcpServers: { fs: { command: "npx", args: ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"], env: { A: "1" }, alwaysAllow: ["read_file"], disabled: false }, remote: { type: "http", url: "https://example.test/mcp", headers: { "X-Key": "k" } } } };
+    const desktop = {
+      mcpServers: {
+        fs: {
+          command: "npx",
+          args: ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"],
+          env: { A: "1" },
+          alwaysAllow: ["read_file"],
+          disabled: false,
+        },
+        remote: { type: "http", url: "https://example.test/mcp", headers: { "X-Key": "k" } },
+      },
+    };
     const config = parseConfig(JSON.stringify(desktop), "claude_desktop_config.json", {});
     expect(config.mcpServers.fs).toMatchObject({ command: "npx", alwaysAllow: ["read_file"] });
     expect(config.mcpServers.remote).toMatchObject({ url: "https://example.test/mcp" });
   });
 
   it("errors name the file and the JSON path at fault", () => {
-    const e1 = errorOf(() => parseConfig('{"mcpServers":{"a":{"command":"node"}},"limits":{"maxSessions":-1}}', "p.json", {}));
+    const e1 = errorOf(() =>
+      parseConfig('{"mcpServers":{"a":{"command":"node"}},"limits":{"maxSessions":-1}}', "p.json", {}),
+    );
     expect(e1.code).toBe("CONFIG_INVALID");
     expect(e1.message).toContain("p.json");
     expect(e1.message).toContain("$.limits.maxSessions");
@@ -70,7 +86,8 @@ describe("config", () => {
   });
 
   it("${VAR} reads the environment; a missing one names the variable and the path", () => {
-    const text = '{"mcpServers":{"r":{"url":"http://127.0.0.1:9/mcp","headers":{"Authorization":"Bearer ${TOKEN}"}}},"auth":{"bearerTokens":["${MISSING:-fallback}"]}}';
+    const text =
+      '{"mcpServers":{"r":{"url":"http://127.0.0.1:9/mcp","headers":{"Authorization":"Bearer ${TOKEN}"}}},"auth":{"bearerTokens":["${MISSING:-fallback}"]}}';
     const config = parseConfig(text, "p.json", { TOKEN: "abc" });
     expect(config.mcpServers.r).toMatchObject({ headers: { Authorization: "Bearer abc" } });
     expect(config.auth?.bearerTokens).toEqual(["fallback"]);
@@ -81,31 +98,43 @@ describe("config", () => {
   });
 
   it("text that is not JSON: line, column and the field being read, never a quote of the file", () => {
-    const text = '{\n  "mcpServers": {"a": {"command": "x"}},\n  "auth": {"bearerTokens": ["sekrit-token-value", oops]}\n}';
+    const text =
+      '{\n  "mcpServers": {"a": {"command": "x"}},\n  "auth": {"bearerTokens": ["sekrit-token-value", oops]}\n}';
     const e = errorOf(() => parseConfig(text, "p.json", {}));
     expect(e.code).toBe("CONFIG_INVALID_JSON");
-    expect(e.message).toBe("p.json is not valid JSON at line 3, column 51 (in $.auth.bearerTokens[1]): expected a value (a string in double quotes, a number, true, false, null, an object or an array)");
+    expect(e.message).toBe(
+      "p.json is not valid JSON at line 3, column 51 (in $.auth.bearerTokens[1]): expected a value (a string in double quotes, a number, true, false, null, an object or an array)",
+    );
     expect(e.message).not.toContain("sekrit");
     const trailing = errorOf(() => parseConfig('{"mcpServers": {"a": {"command": "x",}}}', "p.json", {}));
     expect(trailing.message).toContain("line 1, column 38 (in $.mcpServers.a): expected a string in double quotes");
-    const missingComma = errorOf(() => parseConfig('{"mcpServers": {"a": {"command": "x"}}\n"limits": {}}', "p.json", {}));
+    const missingComma = errorOf(() =>
+      parseConfig('{"mcpServers": {"a": {"command": "x"}}\n"limits": {}}', "p.json", {}),
+    );
     expect(missingComma.message).toContain("line 2, column 1 (in $): expected ',' or '}' after a member");
     expect(errorOf(() => parseConfig("{", "p.json", {})).message).toContain("line 1, column 2");
     // A byte order mark (Windows editors) is not an error.
-    expect(Object.keys(parseConfig('\ufeff{"mcpServers":{"a":{"command":"x"}}}', "p.json", {}).mcpServers)).toEqual(["a"]);
+    expect(Object.keys(parseConfig('\ufeff{"mcpServers":{"a":{"command":"x"}}}', "p.json", {}).mcpServers)).toEqual([
+      "a",
+    ]);
   });
 
   it("a key named __proto__ is refused with its path, not dropped", () => {
-    const e = errorOf(() => parseConfig('{"mcpServers":{"__proto__":{"command":"x"},"b":{"command":"y"}}}', "p.json", {}));
+    const e = errorOf(() =>
+      parseConfig('{"mcpServers":{"__proto__":{"command":"x"},"b":{"command":"y"}}}', "p.json", {}),
+    );
     expect(e.code).toBe("CONFIG_INVALID");
     expect(e.message).toContain('$.mcpServers.__proto__: "__proto__" cannot be used as a name here');
-    const inEnv = errorOf(() => parseConfig('{"mcpServers":{"a":{"command":"x","env":{"__proto__":"1"}}}}', "p.json", {}));
-    expect(inEnv.message).toContain('$.mcpServers.a.env.__proto__');
+    const inEnv = errorOf(() =>
+      parseConfig('{"mcpServers":{"a":{"command":"x","env":{"__proto__":"1"}}}}', "p.json", {}),
+    );
+    expect(inEnv.message).toContain("$.mcpServers.a.env.__proto__");
   });
 
   it("${A:-${B}}: a default may hold references, expanded only when used", () => {
     const text = (value: string) => JSON.stringify({ mcpServers: { a: { command: "x", args: [value] } } });
-    const args = (value: string, env: Record<string, string>) => (parseConfig(text(value), "p.json", env).mcpServers.a as { args: string[] }).args[0];
+    const args = (value: string, env: Record<string, string>) =>
+      (parseConfig(text(value), "p.json", env).mcpServers.a as { args: string[] }).args[0];
     expect(args("${A:-${B}}", { A: "a" })).toBe("a");
     expect(args("${A:-${B}}", { B: "b" })).toBe("b");
     expect(args("x-${A:-${B:-deep}}-y", {})).toBe("x-deep-y");
@@ -127,7 +156,13 @@ describe("config", () => {
   it("per-server normalize overrides the global one; rules of both apply, the server's last", () => {
     const config = parseConfig(
       JSON.stringify({
-        mcpServers: { a: { command: "x", normalize: { charset: "preserve", rules: [{ uri: "file:///b/**", set: { unwrapBlobs: false } }] } }, b: { command: "y" } },
+        mcpServers: {
+          a: {
+            command: "x",
+            normalize: { charset: "preserve", rules: [{ uri: "file:///b/**", set: { unwrapBlobs: false } }] },
+          },
+          b: { command: "y" },
+        },
         normalize: { dryRun: true, charset: "transcode", rules: [{ mimeType: "image/*", set: { fixMime: false } }] },
         limits: { maxNormalizeBytes: 1000 },
       }),

@@ -32,7 +32,11 @@ function freePort(): Promise<number> {
 /** Runs every active server scenario against `url`; per scenario, whether all its checks passed. */
 async function runSuite(url: string): Promise<Map<string, { passed: number; failed: number }>> {
   const out = tempDir("mcpn-conformance-");
-  await promisify(execFile)(process.execPath, [CONFORMANCE, "server", "--url", url, "-o", out], { cwd: ROOT, timeout: 120_000, maxBuffer: 16 * 1024 * 1024 }).catch((error: { code?: number }) => {
+  await promisify(execFile)(process.execPath, [CONFORMANCE, "server", "--url", url, "-o", out], {
+    cwd: ROOT,
+    timeout: 120_000,
+    maxBuffer: 16 * 1024 * 1024,
+  }).catch((error: { code?: number }) => {
     // The CLI exits non-zero when any scenario fails; the results are in `out` all the same.
     if (typeof error.code !== "number") throw error;
   });
@@ -41,12 +45,16 @@ async function runSuite(url: string): Promise<Map<string, { passed: number; fail
     const scenario = /^server-(.+)-\d{4}-\d\d-\d\dT/.exec(dir)?.[1];
     if (scenario === undefined) continue;
     const checks = JSON.parse(readFileSync(join(out, dir, "checks.json"), "utf8")) as Array<{ status: string }>;
-    results.set(scenario, { passed: checks.filter((c) => c.status === "SUCCESS").length, failed: checks.filter((c) => c.status === "FAILURE").length });
+    results.set(scenario, {
+      passed: checks.filter((c) => c.status === "SUCCESS").length,
+      failed: checks.filter((c) => c.status === "FAILURE").length,
+    });
   }
   return results;
 }
 
-const passes = (r: { passed: number; failed: number } | undefined): boolean => r !== undefined && r.failed === 0 && r.passed > 0;
+const passes = (r: { passed: number; failed: number } | undefined): boolean =>
+  r !== undefined && r.failed === 0 && r.passed > 0;
 
 describe("the MCP conformance suite, directly and through the proxy", () => {
   let upstream: ChildProcess;
@@ -54,7 +62,10 @@ describe("the MCP conformance suite, directly and through the proxy", () => {
   let upstreamUrl: string;
   beforeAll(async () => {
     const port = await freePort();
-    upstream = spawn(process.execPath, [EVERYTHING_SERVER, "streamableHttp"], { env: { ...process.env, PORT: String(port) }, stdio: ["ignore", "ignore", "pipe"] });
+    upstream = spawn(process.execPath, [EVERYTHING_SERVER, "streamableHttp"], {
+      env: { ...process.env, PORT: String(port) },
+      stdio: ["ignore", "ignore", "pipe"],
+    });
     await new Promise<void>((resolve, reject) => {
       let err = "";
       upstream.stderr!.on("data", (c: Buffer) => {
@@ -76,13 +87,20 @@ describe("the MCP conformance suite, directly and through the proxy", () => {
     const proxied = await runSuite(`${serve.url}/mcp/everything`);
     const passedDirect = [...direct].filter(([, r]) => passes(r)).map(([name]) => name);
     const passedProxied = [...proxied].filter(([, r]) => passes(r)).map(([name]) => name);
-    const count = (m: typeof direct) => [...m.values()].reduce((sum, r) => ({ passed: sum.passed + r.passed, failed: sum.failed + r.failed }), { passed: 0, failed: 0 });
-    console.log(`conformance 0.1.13: direct ${passedDirect.length}/${direct.size} scenarios (${JSON.stringify(count(direct))} checks); through the proxy ${passedProxied.length}/${proxied.size} scenarios (${JSON.stringify(count(proxied))} checks)`);
+    const count = (m: typeof direct) =>
+      [...m.values()].reduce((sum, r) => ({ passed: sum.passed + r.passed, failed: sum.failed + r.failed }), {
+        passed: 0,
+        failed: 0,
+      });
+    console.log(
+      `conformance 0.1.13: direct ${passedDirect.length}/${direct.size} scenarios (${JSON.stringify(count(direct))} checks); through the proxy ${passedProxied.length}/${proxied.size} scenarios (${JSON.stringify(count(proxied))} checks)`,
+    );
 
     expect(direct.size).toBeGreaterThan(20);
     expect(proxied.size).toBe(direct.size);
     expect(passedDirect.length).toBeGreaterThan(5);
-    for (const scenario of passedDirect) expect({ scenario, passes: passes(proxied.get(scenario)) }).toEqual({ scenario, passes: true });
+    for (const scenario of passedDirect)
+      expect({ scenario, passes: passes(proxied.get(scenario)) }).toEqual({ scenario, passes: true });
     expect(passes(direct.get("dns-rebinding-protection"))).toBe(false);
     expect(passes(proxied.get("dns-rebinding-protection"))).toBe(true);
   }, 240_000);

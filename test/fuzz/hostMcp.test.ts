@@ -1,12 +1,12 @@
 /**
- * Fuzz, host side, `serve` /mcp (issue 5): random bytes, random JSON and mutated requests
+ * Fuzz, host side, `serve` /mcp: random bytes, random JSON and mutated requests
  * POSTed as bodies on one session. After each batch the process is alive, no answer was a
  * 5xx or unreadable, and a ping is answered on the fuzzed session and on a second session
  * (no bad input corrupts another session).
  */
 import fc from "fast-check";
 import { expect, it } from "vitest";
-import { post, rpc } from "../badInput/mcpHttp.js";
+import { post } from "../badInput/mcpHttp.js";
 import { fuzzSeed, hostLine } from "./arbitraries.js";
 import { fixtureConfig, mcpFuzzTarget } from "./proxies.js";
 

@@ -1,5 +1,5 @@
 /**
- * Fuzz, host side, `stdio` (issue 5): random byte lines, random JSON and mutated requests
+ * Fuzz, host side, `stdio`: random byte lines, random JSON and mutated requests
  * written to the proxy's stdin. After each batch the process is alive, a ping is answered,
  * and nothing but JSON-RPC ever appeared on its stdout.
  */
@@ -27,7 +27,12 @@ it(`survives ${NUM_RUNS} batches of up to ${MAX_BATCH} random host lines`, async
       proxy.child.stdin.write(Buffer.concat(lines.flatMap((line) => [line, Buffer.from("\n")])));
       const pong = await proxy.request(`probe-${++probe}`, "ping", {}, PROBE_TIMEOUT_MS);
       expect(pong.result).toEqual({});
-      const read = await proxy.request(`probe-${++probe}`, "resources/read", { uri: "fixture://own/plain.txt" }, PROBE_TIMEOUT_MS);
+      const read = await proxy.request(
+        `probe-${++probe}`,
+        "resources/read",
+        { uri: "fixture://own/plain.txt" },
+        PROBE_TIMEOUT_MS,
+      );
       expect(read.result).toMatchObject({ contents: [{ uri: "fixture://own/plain.txt", text: "already fine" }] });
       expectCleanStdout(proxy);
     }),

@@ -19,7 +19,13 @@ export const PROBE_TIMEOUT_MS = 10_000;
 /** A config file with the fixture server as `fx`; returns its path. */
 export function fixtureConfig(): string {
   const file = join(tempDir("mcpn-fuzz-"), "proxy.config.json");
-  writeFileSync(file, JSON.stringify({ mcpServers: { fx: { command: process.execPath, args: [FIXTURE_SERVER] } }, limits: { requestTimeoutMs: FUZZ_REQUEST_TIMEOUT_MS } }));
+  writeFileSync(
+    file,
+    JSON.stringify({
+      mcpServers: { fx: { command: process.execPath, args: [FIXTURE_SERVER] } },
+      limits: { requestTimeoutMs: FUZZ_REQUEST_TIMEOUT_MS },
+    }),
+  );
   return file;
 }
 

@@ -1,6 +1,5 @@
 /**
- * `stdio`: SIGTERM while the upstream is still starting (issue 5, "SIGTERM/SIGINT … end
- * children … exit 0"). Handlers used to be installed only once the upstream had started, so
+ * `stdio`: SIGTERM while the upstream is still starting. Handlers used to be installed only once the upstream had started, so
  * a signal in that window got Node's default action: killed, the child left behind.
  */
 import { spawn } from "node:child_process";
@@ -12,7 +11,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { CLI, ROOT } from "../helpers/paths.js";
 import { tempDir } from "../helpers/tempDir.js";
 
-const SLOW_START = join(ROOT, "test", "fuzz", "fixtures", "slow-start.mjs");
+const SLOW_START = join(ROOT, "test", "fixtures", "servers", "slow-start.mjs");
 const cleanups: Array<() => void> = [];
 afterEach(() => {
   for (const cleanup of cleanups.splice(0)) cleanup();
@@ -22,7 +21,9 @@ function startStdio(args: readonly string[]) {
   const child = spawn(process.execPath, [CLI, "stdio", ...args], { stdio: ["pipe", "pipe", "pipe"] });
   let stderr = "";
   child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on("exit", (code, signal) => resolve({ code, signal })),
+  );
   cleanups.push(() => child.kill("SIGKILL"));
   return { child, exited, stderr: () => stderr };
 }

@@ -1,5 +1,5 @@
 /**
- * Fuzz, upstream side (issue 5): test/fuzz/fixtures/raw-upstream.mjs answers a resources/read
+ * Fuzz, upstream side: test/fixtures/servers/raw-upstream.mjs answers a resources/read
  * with generated lines — mutated result shapes (contents not an array, entries with random
  * keys, random base64/text, random mimeTypes), wrong ids, error objects of any shape, non-JSON
  * lines, invalid UTF-8 — then a well-formed answer. Through `stdio`: the read gets exactly one
@@ -30,11 +30,17 @@ it(`survives ${NUM_RUNS} reads answered with up to ${MAX_LINES} mutated upstream
   await fc.assert(
     fc.asyncProperty(fc.array(upstreamLine, { minLength: 1, maxLength: MAX_LINES }), async (lines) => {
       const id = `read-${++n}`;
-      const answer = await proxy.request(id, "resources/read", { uri: "fixture://x", _emit: lines.map((l) => l.toString("base64")) }, PROBE_TIMEOUT_MS);
+      const answer = await proxy.request(
+        id,
+        "resources/read",
+        { uri: "fixture://x", _emit: lines.map((l) => l.toString("base64")) },
+        PROBE_TIMEOUT_MS,
+      );
       expect("result" in answer || "error" in answer).toBe(true);
       kinds["result" in answer ? "result" : "error"]++;
       // What an SDK host can parse (else its request would wait forever): an error object, or an object result.
-      if ("error" in answer) expect(answer.error).toMatchObject({ code: expect.any(Number), message: expect.any(String) });
+      if ("error" in answer)
+        expect(answer.error).toMatchObject({ code: expect.any(Number), message: expect.any(String) });
       else expect(answer.result).toBeTypeOf("object");
       const pong = await proxy.request(`probe-${n}`, "ping", {}, PROBE_TIMEOUT_MS);
       expect(pong.result).toEqual({});

@@ -1,5 +1,5 @@
 /**
- * Fuzz, upstream side, through `serve` /mcp (issue 5): the same mutated upstream answers as
+ * Fuzz, upstream side, through `serve` /mcp: the same mutated upstream answers as
  * upstream.test.ts, carried to an HTTP host (JSON or SSE encoding of whatever the upstream
  * sent). Each read gets exactly one readable JSON-RPC answer; afterwards the process is alive
  * and a ping is answered on the session and on a second one.
@@ -21,14 +21,19 @@ it(`survives ${NUM_RUNS} reads answered with up to ${MAX_LINES} mutated upstream
   await fc.assert(
     fc.asyncProperty(fc.array(upstreamLine, { minLength: 1, maxLength: MAX_LINES }), async (lines) => {
       const id = `read-${++n}`;
-      const answer = await post(target.url, rpc(id, "resources/read", { uri: "fixture://x", _emit: lines.map((l) => l.toString("base64")) }), target.fuzzed);
+      const answer = await post(
+        target.url,
+        rpc(id, "resources/read", { uri: "fixture://x", _emit: lines.map((l) => l.toString("base64")) }),
+        target.fuzzed,
+      );
       expect(answer.status, target.serve.stderr().slice(-2000)).toBe(200);
       const mine = answer.messages.filter((m) => m.id === id);
       expect(mine).toHaveLength(1);
       for (const m of answer.messages) expect(m.jsonrpc).toBe("2.0");
       kinds["result" in mine[0]! ? "result" : "error"]++;
       // What an SDK host can parse (else its request would wait forever): an error object, or an object result.
-      if ("error" in mine[0]!) expect(mine[0]!.error).toMatchObject({ code: expect.any(Number), message: expect.any(String) });
+      if ("error" in mine[0]!)
+        expect(mine[0]!.error).toMatchObject({ code: expect.any(Number), message: expect.any(String) });
       else expect(mine[0]!.result).toBeTypeOf("object");
       expect(target.serve.child.exitCode).toBeNull();
       await target.expectPong(target.fuzzed, `probe-${n}`);

@@ -12,7 +12,19 @@
  * set: a slim Debian or Ubuntu has none) and its own fonts, so it needs nothing from the system.
  */
 import { spawnSync } from "node:child_process";
-import { accessSync, constants, createReadStream, createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import {
+  accessSync,
+  constants,
+  createReadStream,
+  createWriteStream,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join, resolve, sep } from "node:path";
 import { pipeline } from "node:stream/promises";
@@ -56,7 +68,9 @@ export async function findChromium(): Promise<FoundChromium> {
   const system = SYSTEM_CANDIDATES.find(isExecutable);
   if (system !== undefined) return { executablePath: system, env: undefined, source: "system" };
   if (process.platform !== "linux" || process.arch !== "x64") {
-    throw new Error(`no Chromium found: set ${CHROMIUM_ENV} to a Chromium or Chrome executable (the bundled @sparticuz/chromium runs on Linux x64 only)`);
+    throw new Error(
+      `no Chromium found: set ${CHROMIUM_ENV} to a Chromium or Chrome executable (the bundled @sparticuz/chromium runs on Linux x64 only)`,
+    );
   }
   return bundledChromium();
 }
@@ -67,11 +81,17 @@ function bundledPackageDir(): string {
   try {
     entry = createRequire(import.meta.url).resolve("@sparticuz/chromium");
   } catch {
-    throw new Error(`no Chromium found: @sparticuz/chromium is not installed (run npm ci), or set ${CHROMIUM_ENV} to a Chromium executable`);
+    throw new Error(
+      `no Chromium found: @sparticuz/chromium is not installed (run npm ci), or set ${CHROMIUM_ENV} to a Chromium executable`,
+    );
   }
   for (let dir = dirname(entry); dir !== dirname(dir); dir = dirname(dir)) {
     const manifest = join(dir, "package.json");
-    if (existsSync(manifest) && (JSON.parse(readFileSync(manifest, "utf8")) as { name?: string }).name === "@sparticuz/chromium") return dir;
+    if (
+      existsSync(manifest) &&
+      (JSON.parse(readFileSync(manifest, "utf8")) as { name?: string }).name === "@sparticuz/chromium"
+    )
+      return dir;
   }
   throw new Error(`@sparticuz/chromium: no package.json above ${entry}`);
 }
@@ -119,7 +139,8 @@ function publish(stage: string, dir: string, version: string): void {
     renameSync(stage, dir);
   } catch (error) {
     if (isComplete(dir, version)) return;
-    if ((error as NodeJS.ErrnoException).code !== "ENOTEMPTY" && (error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    if ((error as NodeJS.ErrnoException).code !== "ENOTEMPTY" && (error as NodeJS.ErrnoException).code !== "EEXIST")
+      throw error;
     rmSync(dir, { recursive: true, force: true });
     renameSync(stage, dir);
   }
@@ -129,7 +150,8 @@ function publish(stage: string, dir: string, version: string): void {
 function removeLeftovers(cacheRoot: string, version: string): void {
   for (const name of readdirSync(cacheRoot)) {
     const partial = /\.partial-(\d+)$/.exec(name);
-    if (partial !== null ? !isAlive(Number(partial[1])) : name !== version) rmSync(join(cacheRoot, name), { recursive: true, force: true });
+    if (partial !== null ? !isAlive(Number(partial[1])) : name !== version)
+      rmSync(join(cacheRoot, name), { recursive: true, force: true });
   }
 }
 
@@ -148,7 +170,11 @@ function isAlive(pid: number): boolean {
  */
 async function extract(bin: string, out: string, final: string): Promise<void> {
   mkdirSync(out, { recursive: true });
-  await pipeline(createReadStream(join(bin, "chromium.br")), createBrotliDecompress(), createWriteStream(join(out, "chromium"), { mode: 0o755 }));
+  await pipeline(
+    createReadStream(join(bin, "chromium.br")),
+    createBrotliDecompress(),
+    createWriteStream(join(out, "chromium"), { mode: 0o755 }),
+  );
   untar(brotliDecompressSync(readFileSync(join(bin, "swiftshader.tar.br"))), out);
   untar(brotliDecompressSync(readFileSync(join(bin, "al2023.tar.br"))), join(out, "al2023"));
   const fonts = join(out, "fonts");
@@ -159,8 +185,15 @@ async function extract(bin: string, out: string, final: string): Promise<void> {
     `<?xml version="1.0"?>\n<!DOCTYPE fontconfig SYSTEM "fonts.dtd">\n<fontconfig>\n  <dir>${join(final, "fonts", "fonts")}</dir>\n  <cachedir>${join(final, "fonts", "cache")}</cachedir>\n</fontconfig>\n`,
   );
   // The extract must run here: a missing system library shows up now, named, not as a launch timeout.
-  const check = spawnSync(join(out, "chromium"), ["--version"], { env: { ...process.env, LD_LIBRARY_PATH: join(out, "al2023", "lib") }, encoding: "utf8", timeout: 30_000 });
-  if (check.status !== 0) throw new Error(`the extracted @sparticuz/chromium does not run here: ${(check.stderr || check.error?.message || "").trim().slice(0, 500)}`);
+  const check = spawnSync(join(out, "chromium"), ["--version"], {
+    env: { ...process.env, LD_LIBRARY_PATH: join(out, "al2023", "lib") },
+    encoding: "utf8",
+    timeout: 30_000,
+  });
+  if (check.status !== 0)
+    throw new Error(
+      `the extracted @sparticuz/chromium does not run here: ${(check.stderr || check.error?.message || "").trim().slice(0, 500)}`,
+    );
 }
 
 /** Regular files and folders of a ustar archive (all these archives hold). */
@@ -169,7 +202,11 @@ function untar(archive: Buffer, out: string): void {
   let offset = 0;
   while (offset + 512 <= archive.length) {
     const header = archive.subarray(offset, offset + 512);
-    const field = (start: number, length: number) => header.subarray(start, start + length).toString("utf8").replace(/\0.*$/s, "");
+    const field = (start: number, length: number) =>
+      header
+        .subarray(start, start + length)
+        .toString("utf8")
+        .replace(/\0.*$/s, "");
     const name = [field(345, 155), field(0, 100)].filter(Boolean).join("/");
     if (name === "") break;
     const size = Number.parseInt(field(124, 12).trim() || "0", 8);
@@ -179,7 +216,9 @@ function untar(archive: Buffer, out: string): void {
     if (type === "5") mkdirSync(target, { recursive: true });
     else if (type === "0") {
       mkdirSync(dirname(target), { recursive: true });
-      writeFileSync(target, archive.subarray(offset + 512, offset + 512 + size), { mode: Number.parseInt(field(100, 8).trim() || "644", 8) & 0o777 });
+      writeFileSync(target, archive.subarray(offset + 512, offset + 512 + size), {
+        mode: Number.parseInt(field(100, 8).trim() || "644", 8) & 0o777,
+      });
     } else throw new Error(`tar entry ${name}: type ${type} is not handled`);
     offset += 512 + Math.ceil(size / 512) * 512;
   }

@@ -26,6 +26,8 @@ export interface ServeProcess {
   readonly url: string;
   readonly child: ChildProcess;
   stderr(): string;
+  /** Everything it printed on stdout so far (the endpoint lines). */
+  stdout(): string;
   stop(): Promise<number | null>;
 }
 
@@ -35,9 +37,16 @@ export interface ServeOptions {
 }
 
 /** `mcp-normalizer serve` on port 0, waiting for its endpoint line. */
-export async function startServe(args: readonly string[], env: Record<string, string> = {}, options: ServeOptions = {}): Promise<ServeProcess> {
+export async function startServe(
+  args: readonly string[],
+  env: Record<string, string> = {},
+  options: ServeOptions = {},
+): Promise<ServeProcess> {
   const argv = [CLI, "serve", "--port", "0", ...args];
-  const [command, commandArgs] = options.maxOpenFiles === undefined ? [process.execPath, argv] : ["sh", ["-c", `ulimit -n ${options.maxOpenFiles} && exec "$0" "$@"`, process.execPath, ...argv]];
+  const [command, commandArgs] =
+    options.maxOpenFiles === undefined
+      ? [process.execPath, argv]
+      : ["sh", ["-c", `ulimit -n ${options.maxOpenFiles} && exec "$0" "$@"`, process.execPath, ...argv]];
   const child = spawn(command, commandArgs, { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
   let err = "";
@@ -61,6 +70,7 @@ export async function startServe(args: readonly string[], env: Record<string, st
     url,
     child,
     stderr: () => err,
+    stdout: () => out,
     stop: () =>
       new Promise((resolve) => {
         if (child.exitCode !== null) return resolve(child.exitCode);
@@ -71,7 +81,10 @@ export async function startServe(args: readonly string[], env: Record<string, st
 }
 
 /** `serve` fronting the fixture server as NAME `fx`. */
-export function startFixtureServe(extra: readonly string[] = [], env: Record<string, string> = {}): Promise<ServeProcess> {
+export function startFixtureServe(
+  extra: readonly string[] = [],
+  env: Record<string, string> = {},
+): Promise<ServeProcess> {
   return startServe(["--name", "fx", ...extra, "--", process.execPath, FIXTURE_SERVER], env);
 }
 
@@ -86,11 +99,18 @@ export interface ClientOptions {
   capabilities?: Record<string, unknown>;
 }
 
-export function hostTransport(kind: HostKind, base: { url?: string; name?: string; stdioArgs?: readonly string[] }): Transport {
+export function hostTransport(
+  kind: HostKind,
+  base: { url?: string; name?: string; stdioArgs?: readonly string[] },
+): Transport {
   const name = base.name ?? "fx";
   switch (kind) {
     case "stdio":
-      return new StdioClientTransport({ command: process.execPath, args: [CLI, "stdio", ...(base.stdioArgs ?? ["--", process.execPath, FIXTURE_SERVER])], stderr: "pipe" });
+      return new StdioClientTransport({
+        command: process.execPath,
+        args: [CLI, "stdio", ...(base.stdioArgs ?? ["--", process.execPath, FIXTURE_SERVER])],
+        stderr: "pipe",
+      });
     case "mcp":
       return new StreamableHTTPClientTransport(new URL(`${base.url}/mcp/${name}`));
     case "sse":
@@ -107,6 +127,11 @@ export async function connect(transport: Transport, options: ClientOptions = {})
 }
 
 /** A raw request: the result as the wire carried it. */
-export async function raw(client: Client, method: string, params: Record<string, unknown> = {}, options: Record<string, unknown> = {}): Promise<Record<string, unknown>> {
+export async function raw(
+  client: Client,
+  method: string,
+  params: Record<string, unknown> = {},
+  options: Record<string, unknown> = {},
+): Promise<Record<string, unknown>> {
   return (await client.request({ method, params } as never, AnyResult, options)) as Record<string, unknown>;
 }

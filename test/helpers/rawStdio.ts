@@ -53,7 +53,10 @@ export function startRawStdio(command: string, args: readonly string[], env: Rec
     child.once("close", (code, signal) => {
       ended = signal ?? `code ${code}`;
       // Nothing more can arrive: whoever still waits fails now, not at their timeout.
-      for (const [key, waiter] of waiters) waiter.reject(new Error(`the process ended (${ended}) before answering id ${key}; stderr: ${stderr.slice(-2000)}`));
+      for (const [key, waiter] of waiters)
+        waiter.reject(
+          new Error(`the process ended (${ended}) before answering id ${key}; stderr: ${stderr.slice(-2000)}`),
+        );
       waiters.clear();
       resolve(ended);
     }),
@@ -68,17 +71,25 @@ export function startRawStdio(command: string, args: readonly string[], env: Rec
     request: (id, method, params = {}, timeoutMs = 60_000) =>
       new Promise((resolve, reject) => {
         if (ended !== undefined) {
-          reject(new Error(`the process ended (${ended}) before ${method} (id ${String(id)}) was sent; stderr: ${stderr.slice(-2000)}`));
+          reject(
+            new Error(
+              `the process ended (${ended}) before ${method} (id ${String(id)}) was sent; stderr: ${stderr.slice(-2000)}`,
+            ),
+          );
           return;
         }
         const timer = setTimeout(() => {
           waiters.delete(JSON.stringify(id));
-          reject(new Error(`no answer to ${method} (id ${String(id)}) in ${timeoutMs} ms; stderr: ${stderr.slice(-2000)}`));
+          reject(
+            new Error(`no answer to ${method} (id ${String(id)}) in ${timeoutMs} ms; stderr: ${stderr.slice(-2000)}`),
+          );
         }, timeoutMs);
-        const settle = <T>(fn: (value: T) => void) => (value: T) => {
-          clearTimeout(timer);
-          fn(value);
-        };
+        const settle =
+          <T>(fn: (value: T) => void) =>
+          (value: T) => {
+            clearTimeout(timer);
+            fn(value);
+          };
         waiters.set(JSON.stringify(id), { resolve: settle(resolve), reject: settle(reject) });
         write({ jsonrpc: "2.0", id, method, params });
       }),
@@ -100,4 +111,8 @@ export function startRawStdio(command: string, args: readonly string[], env: Rec
   };
 }
 
-export const INITIALIZE_PARAMS = { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw-host", version: "1" } };
+export const INITIALIZE_PARAMS = {
+  protocolVersion: "2025-06-18",
+  capabilities: {},
+  clientInfo: { name: "raw-host", version: "1" },
+};

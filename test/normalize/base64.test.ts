@@ -1,5 +1,5 @@
 /**
- * Strict base64 (STYLE habit 3; issue 2): line breaks and missing padding are fine, the base64url
+ * Strict base64 (decode strictly or leave the content alone): line breaks and missing padding are fine, the base64url
  * alphabet and anything else are not. The fast path (one decode, a length check) must agree with
  * the careful one on every input.
  */
@@ -23,7 +23,21 @@ describe("decodeStrictBase64", () => {
     expect(decodeStrictBase64(input)?.toString("hex")).toBe(hex);
   });
 
-  it.each(["-_8=", "YWJj_", "YQ=", "YQ===", "Y===", "YQ==YQ==", "Y", "YWJjZ", "YW$j", "YWJj\u00e9", "=YWJ", "YW=j", "YWJj\u0000"])("rejects %j", (input) => {
+  it.each([
+    "-_8=",
+    "YWJj_",
+    "YQ=",
+    "YQ===",
+    "Y===",
+    "YQ==YQ==",
+    "Y",
+    "YWJjZ",
+    "YW$j",
+    "YWJj\u00e9",
+    "=YWJ",
+    "YW=j",
+    "YWJj\u0000",
+  ])("rejects %j", (input) => {
     expect(decodeStrictBase64(input)).toBeNull();
   });
 
@@ -32,7 +46,11 @@ describe("decodeStrictBase64", () => {
       fc.property(fc.uint8Array({ maxLength: 80 }), fc.integer({ min: 1, max: 20 }), (raw, width) => {
         const bytes = Buffer.from(raw);
         const b64 = bytes.toString("base64");
-        for (const layout of [b64, b64.replace(/=+$/, ""), (b64.match(new RegExp(`.{1,${width}}`, "g")) ?? []).join("\n")]) {
+        for (const layout of [
+          b64,
+          b64.replace(/=+$/, ""),
+          (b64.match(new RegExp(`.{1,${width}}`, "g")) ?? []).join("\n"),
+        ]) {
           expect(decodeStrictBase64(layout)?.equals(bytes)).toBe(true);
         }
         const url = bytes.toString("base64url");

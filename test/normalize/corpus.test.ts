@@ -1,14 +1,31 @@
 /**
- * The content corpus through every pure entry point (STYLE habit 10): the per-entry function,
+ * The content corpus through every pure entry point: the per-entry function,
  * `normalizeContents`, `normalizeResult` for each method a resource entry travels in, and
  * `normalizeMessage` on a whole JSON-RPC response — all with the same expected entry.
  */
 import { describe, expect, it } from "vitest";
 import { loadCorpus, resultWithEntry, type EntryMethod } from "../fixtures/corpus/index.js";
-import { normalizeContents, normalizeMessage, normalizeResourceEntry, normalizeResult, Policy, WARNING_ACTIONS } from "../../src/normalize/index.js";
+import {
+  normalizeContents,
+  normalizeMessage,
+  normalizeResourceEntry,
+  normalizeResult,
+  Policy,
+  WARNING_ACTIONS,
+} from "../../src/normalize/index.js";
 
 const corpus = loadCorpus();
-const ROWS = ["blob-invalid-base64", "blob-signature", "blob-bom-or-charset", "blob-utf8-textual", "blob-other", "text-ordinary", "text-binary-string", "text-lone-surrogates"];
+const ROWS = [
+  "blob-invalid-base64",
+  "blob-signature",
+  "blob-bom-or-charset",
+  "blob-detected-charset",
+  "blob-utf8-textual",
+  "blob-other",
+  "text-ordinary",
+  "text-binary-string",
+  "text-lone-surrogates",
+];
 
 /** Same values and same key order: JSON text equality (lone surrogates are escaped, so visible). */
 function expectSameJson(actual: unknown, expected: unknown): void {
@@ -20,7 +37,7 @@ function expectSameJson(actual: unknown, expected: unknown): void {
 const jsonBytes = (value: unknown): number => Buffer.byteLength(JSON.stringify(value), "utf8");
 
 describe("corpus manifest", () => {
-  it("has one case or more for every decision-table row (DESIGN.md §1)", () => {
+  it("has one case or more for every decision-table row", () => {
     for (const row of ROWS) expect(corpus.filter((c) => c.row === row).length, row).toBeGreaterThan(0);
     expect(new Set(corpus.map((c) => c.row))).toEqual(new Set(ROWS));
   });
@@ -75,13 +92,16 @@ describe.each(corpus)("corpus case $name", (c) => {
     expect(record!.applied).toBe(false);
   });
 
-  it.each(["resources/read", "tools/call", "prompts/get"] satisfies EntryMethod[])("gives the same entry inside a %s result", (method) => {
-    const { result, path, pick } = resultWithEntry(method, c.input);
-    const out = normalizeResult(method, result, policy);
-    expectSameJson(pick(out.value), c.expected);
-    expect(out.changes.map((r) => [r.path, r.action])).toEqual([[path, c.action]]);
-    if (c.action === "none" || WARNING_ACTIONS.has(c.action)) expect(out.value).toBe(result);
-  });
+  it.each(["resources/read", "tools/call", "prompts/get"] satisfies EntryMethod[])(
+    "gives the same entry inside a %s result",
+    (method) => {
+      const { result, path, pick } = resultWithEntry(method, c.input);
+      const out = normalizeResult(method, result, policy);
+      expectSameJson(pick(out.value), c.expected);
+      expect(out.changes.map((r) => [r.path, r.action])).toEqual([[path, c.action]]);
+      if (c.action === "none" || WARNING_ACTIONS.has(c.action)) expect(out.value).toBe(result);
+    },
+  );
 
   it("gives the same entry in a whole JSON-RPC response (method inferred)", () => {
     const message = { jsonrpc: "2.0", id: 7, result: { contents: [c.input], _meta: { page: 1 } } };
@@ -95,17 +115,31 @@ describe.each(corpus)("corpus case $name", (c) => {
 describe("normalizeContents", () => {
   it("normalizes the whole corpus as one contents[] array, one record per entry, in order", () => {
     const plain = corpus.filter((c) => Object.keys(c.policy).length === 0);
-    const { contents, changes } = normalizeContents(plain.map((c) => c.input), new Policy());
+    const { contents, changes } = normalizeContents(
+      plain.map((c) => c.input),
+      new Policy(),
+    );
     expect(changes.map((r) => r.path)).toEqual(plain.map((_, i) => `contents[${i}]`));
     expect(changes.map((r) => r.action)).toEqual(plain.map((c) => c.action));
-    expectSameJson(contents, plain.map((c) => c.expected));
+    expectSameJson(
+      contents,
+      plain.map((c) => c.expected),
+    );
   });
 
   it("returns the very same array when nothing changes, and passes non-arrays and non-entries through", () => {
     const same = [{ uri: "mem://a", mimeType: "text/plain", text: "a" }];
     expect(normalizeContents(same, new Policy()).contents).toBe(same);
     expect(normalizeContents("nope", new Policy())).toEqual({ contents: "nope", changes: [] });
-    const odd = [null, 3, "s", [], { uri: "mem://both", text: "a", blob: "YQ==" }, { uri: "mem://neither" }, { uri: "mem://n", text: 5 }];
+    const odd = [
+      null,
+      3,
+      "s",
+      [],
+      { uri: "mem://both", text: "a", blob: "YQ==" },
+      { uri: "mem://neither" },
+      { uri: "mem://n", text: 5 },
+    ];
     const out = normalizeContents(odd, new Policy());
     expect(out.contents).toBe(odd);
     expect(out.changes).toEqual([]);

@@ -1,22 +1,46 @@
 /**
- * Image and audio blocks (issue 7): every format of the corpus declared wrong, missing, generic,
+ * Image and audio blocks: every format of the corpus declared wrong, missing, generic,
  * upper-case and with parameters, in a tool result, a prompt message and a sampling request.
  * Only `mimeType` may change; `data` is the very same string.
  */
 import { describe, expect, it } from "vitest";
 import { loadMediaCorpus, messageWithBlock, type BlockMethod } from "../fixtures/corpus/index.js";
-import { normalizeMediaBlock, normalizeRequestParams, normalizeResult, Policy, type ChangeRecord } from "../../src/normalize/index.js";
+import {
+  normalizeMediaBlock,
+  normalizeRequestParams,
+  normalizeResult,
+  Policy,
+  type ChangeRecord,
+} from "../../src/normalize/index.js";
 
 const cases = loadMediaCorpus();
 const jsonBytes = (value: unknown): number => Buffer.byteLength(JSON.stringify(value), "utf8");
 
 function run(method: BlockMethod, value: unknown, policy: Policy): { value: unknown; changes: ChangeRecord[] } {
-  return method === "sampling/createMessage" ? normalizeRequestParams(method, value, policy) : normalizeResult(method, value, policy);
+  return method === "sampling/createMessage"
+    ? normalizeRequestParams(method, value, policy)
+    : normalizeResult(method, value, policy);
 }
 
 describe("media corpus", () => {
   it("covers every issue-7 format", () => {
-    const formats = ["png", "jpg", "gif", "webp", "bmp", "tiff", "avif", "heic", "ico", "wav", "mp3", "opus", "flac", "m4a", "webm"];
+    const formats = [
+      "png",
+      "jpg",
+      "gif",
+      "webp",
+      "bmp",
+      "tiff",
+      "avif",
+      "heic",
+      "ico",
+      "wav",
+      "mp3",
+      "opus",
+      "flac",
+      "m4a",
+      "webm",
+    ];
     for (const f of formats) expect(cases.filter((c) => c.name.includes(`tiny.${f}-`)).length, f).toBe(5);
   });
 });
@@ -42,13 +66,16 @@ describe.each(cases)("media case $name", (c) => {
     if (c.action === "fix-mime") expect(twice.record!.action).toBe("none");
   });
 
-  it.each(["tools/call", "prompts/get", "sampling/createMessage"] satisfies BlockMethod[])("is the same inside %s", (method) => {
-    const { value, path, pick } = messageWithBlock(method, c.input);
-    const out = run(method, value, policy);
-    expect(JSON.stringify(pick(out.value))).toBe(JSON.stringify(c.expected));
-    expect(out.changes.map((r) => [r.path, r.action])).toEqual([[path, c.action]]);
-    if (c.action !== "fix-mime") expect(out.value).toBe(value);
-  });
+  it.each(["tools/call", "prompts/get", "sampling/createMessage"] satisfies BlockMethod[])(
+    "is the same inside %s",
+    (method) => {
+      const { value, path, pick } = messageWithBlock(method, c.input);
+      const out = run(method, value, policy);
+      expect(JSON.stringify(pick(out.value))).toBe(JSON.stringify(c.expected));
+      expect(out.changes.map((r) => [r.path, r.action])).toEqual([[path, c.action]]);
+      if (c.action !== "fix-mime") expect(out.value).toBe(value);
+    },
+  );
 
   it("changes nothing when the media rule is off, and only records in dryRun", () => {
     const off = normalizeMediaBlock(c.input, new Policy({ ...c.policy, media: false }), "x");
@@ -62,7 +89,14 @@ describe.each(cases)("media case $name", (c) => {
 
 describe("media blocks: edges", () => {
   it("leaves non-media blocks and malformed ones alone", () => {
-    for (const block of [null, "x", { type: "text", text: "a" }, { type: "image" }, { type: "image", data: 5 }, { type: "video", data: "AA==" }]) {
+    for (const block of [
+      null,
+      "x",
+      { type: "text", text: "a" },
+      { type: "image" },
+      { type: "image", data: 5 },
+      { type: "video", data: "AA==" },
+    ]) {
       expect(normalizeMediaBlock(block, new Policy(), "x")).toEqual({ block, record: null });
     }
   });
@@ -78,10 +112,20 @@ describe("media blocks: edges", () => {
     expect(record!.bytesBefore).toBe(jsonBytes(block));
   });
 
-  it("fills a resource_link's missing type from its extension (issue 7)", () => {
-    const result = { content: [{ type: "resource_link", uri: "file:///a/b.md", name: "b" }, { type: "resource_link", uri: "file:///a/c.png", name: "c", mimeType: "image/png" }] };
+  it("fills a resource_link's missing type from its extension", () => {
+    const result = {
+      content: [
+        { type: "resource_link", uri: "file:///a/b.md", name: "b" },
+        { type: "resource_link", uri: "file:///a/c.png", name: "c", mimeType: "image/png" },
+      ],
+    };
     const out = normalizeResult("tools/call", result, new Policy());
-    expect((out.value as typeof result).content[0]).toEqual({ type: "resource_link", uri: "file:///a/b.md", name: "b", mimeType: "text/markdown" });
+    expect((out.value as typeof result).content[0]).toEqual({
+      type: "resource_link",
+      uri: "file:///a/b.md",
+      name: "b",
+      mimeType: "text/markdown",
+    });
     expect((out.value as typeof result).content[1]).toBe(result.content[1]);
     expect(out.changes.map((r) => [r.path, r.action])).toEqual([["content[0]", "fill-mime"]]);
   });

@@ -1,5 +1,5 @@
 /**
- * Every policy option of DESIGN.md §1: each rule switch, charset "preserve", maxNormalizeBytes,
+ * Every policy option of the engine: each rule switch, charset "preserve", maxNormalizeBytes,
  * extraTextualTypes, per-URI / per-type rules, and dryRun (records computed, contents unchanged).
  */
 import { describe, expect, it } from "vitest";
@@ -12,10 +12,18 @@ const sjis = corpusFile("text/shift_jis.txt");
 const utf16 = corpusFile("text/utf16le-bom.txt");
 
 const unwrapCase = { uri: "file:///a/README.md", mimeType: "application/octet-stream", blob: md.toString("base64") };
-const transcodeCase = { uri: "file:///a/j.txt", mimeType: "text/plain; charset=Shift_JIS", blob: sjis.toString("base64") };
+const transcodeCase = {
+  uri: "file:///a/j.txt",
+  mimeType: "text/plain; charset=Shift_JIS",
+  blob: sjis.toString("base64"),
+};
 const bomCase = { uri: "file:///a/u.txt", mimeType: "text/plain", blob: utf16.toString("base64") };
 const binaryStringCase = { uri: "mem://img", text: png.toString("latin1") };
-const escapedLegacyCase = { uri: "file:///a/j.txt", mimeType: "text/plain; charset=shift_jis", text: Array.from(sjis, (b) => String.fromCharCode(b < 0x80 ? b : 0xdc00 + b)).join("") };
+const escapedLegacyCase = {
+  uri: "file:///a/j.txt",
+  mimeType: "text/plain; charset=shift_jis",
+  text: Array.from(sjis, (b) => String.fromCharCode(b < 0x80 ? b : 0xdc00 + b)).join(""),
+};
 const pngCase = { uri: "file:///a/shot", mimeType: "application/octet-stream", blob: png.toString("base64") };
 const textCase = { uri: "file:///a/b.json", mimeType: "application/octet-stream", text: "{}" };
 
@@ -45,7 +53,10 @@ describe("rule switches", () => {
 
   it("reencodeBinaryText: off leaves binary strings in text", () => {
     expect(run(binaryStringCase, {}).action).toBe("reencode-blob");
-    expect(run(binaryStringCase, { reencodeBinaryText: false })).toMatchObject({ action: "none", out: binaryStringCase });
+    expect(run(binaryStringCase, { reencodeBinaryText: false })).toMatchObject({
+      action: "none",
+      out: binaryStringCase,
+    });
   });
 
   it("fixMime: off leaves every type alone, but content decisions still happen", () => {
@@ -57,7 +68,12 @@ describe("rule switches", () => {
   });
 
   it("media: off leaves image blocks alone; resource entries are unaffected", () => {
-    const result = { content: [{ type: "image", data: png.toString("base64"), mimeType: "image/jpeg" }, { type: "resource", resource: pngCase }] };
+    const result = {
+      content: [
+        { type: "image", data: png.toString("base64"), mimeType: "image/jpeg" },
+        { type: "resource", resource: pngCase },
+      ],
+    };
     const out = normalizeResult("tools/call", result, new Policy({ media: false }));
     expect(out.changes.map((r) => [r.path, r.action])).toEqual([["content[1].resource", "fix-mime"]]);
   });
@@ -65,7 +81,10 @@ describe("rule switches", () => {
 
 describe('charset: "preserve"', () => {
   it("keeps legacy-charset bytes a blob labelled with their charset", () => {
-    const out = run({ uri: "file:///j.txt", mimeType: "text/plain", blob: sjis.toString("base64") }, { charset: "preserve" });
+    const out = run(
+      { uri: "file:///j.txt", mimeType: "text/plain", blob: sjis.toString("base64") },
+      { charset: "preserve" },
+    );
     // No charset declared and not UTF-8: nothing to preserve, the blob stays as it was.
     expect(out.action).toBe("none");
     const declared = run(transcodeCase, { charset: "preserve" });
@@ -91,19 +110,44 @@ describe('charset: "preserve"', () => {
 describe("maxNormalizeBytes", () => {
   it("passes entries above the limit untouched with skip-too-large; at the limit they are normalized", () => {
     const blob = unwrapCase.blob;
-    expect(run(unwrapCase, { maxNormalizeBytes: blob.length - 1 })).toMatchObject({ action: "skip-too-large", out: unwrapCase });
+    expect(run(unwrapCase, { maxNormalizeBytes: blob.length - 1 })).toMatchObject({
+      action: "skip-too-large",
+      out: unwrapCase,
+    });
     expect(run(unwrapCase, { maxNormalizeBytes: blob.length }).action).toBe("unwrap-blob");
-    expect(run(binaryStringCase, { maxNormalizeBytes: 10 })).toMatchObject({ action: "skip-too-large", out: binaryStringCase });
+    expect(run(binaryStringCase, { maxNormalizeBytes: 10 })).toMatchObject({
+      action: "skip-too-large",
+      out: binaryStringCase,
+    });
     expect(run(unwrapCase, { maxNormalizeBytes: 0 }).record.reason).toMatch(/maxNormalizeBytes \(0\)/);
+  });
+
+  it("counts a text payload in UTF-8 bytes, not in characters", () => {
+    const text = binaryStringCase.text;
+    const utf8Bytes = Buffer.byteLength(text, "utf8");
+    expect(utf8Bytes).toBeGreaterThan(text.length);
+    expect(run(binaryStringCase, { maxNormalizeBytes: text.length })).toMatchObject({
+      action: "skip-too-large",
+      out: binaryStringCase,
+    });
+    expect(run(binaryStringCase, { maxNormalizeBytes: text.length }).record.reason).toContain(`${utf8Bytes} bytes`);
+    expect(run(binaryStringCase, { maxNormalizeBytes: utf8Bytes }).action).not.toBe("skip-too-large");
   });
 });
 
 describe("extraTextualTypes", () => {
-  const custom = { uri: "mem://c", mimeType: "application/x-custom-config", blob: Buffer.from("key = value\n").toString("base64") };
+  const custom = {
+    uri: "mem://c",
+    mimeType: "application/x-custom-config",
+    blob: Buffer.from("key = value\n").toString("base64"),
+  };
 
   it("makes a type textual, so its UTF-8 blobs unwrap", () => {
     expect(run(custom, {}).action).toBe("none");
-    expect(run(custom, { extraTextualTypes: [" Application/X-Custom-Config "] })).toMatchObject({ action: "unwrap-blob", out: { uri: "mem://c", mimeType: "application/x-custom-config", text: "key = value\n" } });
+    expect(run(custom, { extraTextualTypes: [" Application/X-Custom-Config "] })).toMatchObject({
+      action: "unwrap-blob",
+      out: { uri: "mem://c", mimeType: "application/x-custom-config", text: "key = value\n" },
+    });
   });
 });
 

@@ -1,5 +1,5 @@
 /**
- * Properties of the engine over arbitrary entries (issue 2 "Tests", DESIGN.md §1 invariants):
+ * Properties of the engine over arbitrary entries:
  * never throws, idempotent, lossless, `_meta`/unknown keys/key order survive, a blob that stays a
  * blob keeps its exact string, no U+FFFD introduced; media blocks keep `data` byte-identical.
  * Runs are bounded (numRuns, small payloads) to stay within a few seconds.
@@ -8,22 +8,46 @@ import fc from "fast-check";
 import iconv from "iconv-lite";
 import { describe, expect, it } from "vitest";
 import { corpusFile } from "../fixtures/corpus/index.js";
-import { normalizeMediaBlock, normalizeResourceEntry, normalizeResult, Policy, type ChangeRecord } from "../../src/normalize/index.js";
+import {
+  normalizeMediaBlock,
+  normalizeResourceEntry,
+  normalizeResult,
+  Policy,
+  type ChangeRecord,
+} from "../../src/normalize/index.js";
 import { decodeStrictBase64 } from "../../src/normalize/base64.js";
 
 type Entry = Record<string, unknown>;
 
-const SIGNED = ["media/tiny.png", "media/tiny.jpg", "binary/tiny.pdf", "binary/hello.txt.gz", "media/tiny.wav"].map((f) => corpusFile(f).subarray(0, 64));
-const BOMS = [Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from([0xff, 0xfe]), Buffer.from([0xfe, 0xff]), Buffer.from([0xff, 0xfe, 0, 0]), Buffer.from([0, 0, 0xfe, 0xff])];
+const SIGNED = ["media/tiny.png", "media/tiny.jpg", "binary/tiny.pdf", "binary/hello.txt.gz", "media/tiny.wav"].map(
+  (f) => corpusFile(f).subarray(0, 64),
+);
+const BOMS = [
+  Buffer.from([0xef, 0xbb, 0xbf]),
+  Buffer.from([0xff, 0xfe]),
+  Buffer.from([0xfe, 0xff]),
+  Buffer.from([0xff, 0xfe, 0, 0]),
+  Buffer.from([0, 0, 0xfe, 0xff]),
+];
 
 /** Bytes likely to hit every row: random, signed, BOM-prefixed, UTF-8/UTF-16 text. */
-const bytesArb = fc.oneof(
-  fc.uint8Array({ maxLength: 64 }),
-  fc.tuple(fc.constantFrom(...SIGNED), fc.uint8Array({ maxLength: 16 })).map(([head, tail]) => Buffer.concat([head, tail])),
-  fc.tuple(fc.constantFrom(...BOMS), fc.string({ unit: "grapheme", maxLength: 16 }), fc.constantFrom("utf8", "utf16le", "latin1")).map(([bom, s, enc]) => Buffer.concat([bom, Buffer.from(s, enc as BufferEncoding)])),
-  fc.string({ unit: "grapheme", maxLength: 32 }).map((s) => Buffer.from(s, "utf8")),
-  fc.string({ unit: "grapheme", maxLength: 16 }).map((s) => Buffer.from(s, "utf16le")),
-).map((b) => Buffer.from(b));
+const bytesArb = fc
+  .oneof(
+    fc.uint8Array({ maxLength: 64 }),
+    fc
+      .tuple(fc.constantFrom(...SIGNED), fc.uint8Array({ maxLength: 16 }))
+      .map(([head, tail]) => Buffer.concat([head, tail])),
+    fc
+      .tuple(
+        fc.constantFrom(...BOMS),
+        fc.string({ unit: "grapheme", maxLength: 16 }),
+        fc.constantFrom("utf8", "utf16le", "latin1"),
+      )
+      .map(([bom, s, enc]) => Buffer.concat([bom, Buffer.from(s, enc as BufferEncoding)])),
+    fc.string({ unit: "grapheme", maxLength: 32 }).map((s) => Buffer.from(s, "utf8")),
+    fc.string({ unit: "grapheme", maxLength: 16 }).map((s) => Buffer.from(s, "utf16le")),
+  )
+  .map((b) => Buffer.from(b));
 
 /** base64 of those bytes, sometimes MIME-wrapped, unpadded, or broken. */
 const blobArb = bytesArb.chain((bytes) => {
@@ -48,10 +72,31 @@ const textArb = fc.oneof(
 
 const mimeArb = fc.oneof(
   fc.constantFrom(
-    "text/plain", "TEXT/Plain", "text/markdown; variant=GFM", "application/octet-stream", "binary/octet-stream", "application/unknown", "application/json",
-    "image/png", "IMAGE/PNG", "image/jpeg; q=1", "application/pdf; version=1.7", "audio/wav", "text/plain; charset=iso-8859-1", "text/plain; charset=Shift_JIS",
-    "text/plain; charset=utf-16le", "text/plain; charset=UTF-8", "text/plain; charset=\"a;b\"", "application/vnd.api+json", "image/svg+xml", "text/plain; charset=nope", "",
-    "not a type", "/", "a/", ";charset=latin1",
+    "text/plain",
+    "TEXT/Plain",
+    "text/markdown; variant=GFM",
+    "application/octet-stream",
+    "binary/octet-stream",
+    "application/unknown",
+    "application/json",
+    "image/png",
+    "IMAGE/PNG",
+    "image/jpeg; q=1",
+    "application/pdf; version=1.7",
+    "audio/wav",
+    "text/plain; charset=iso-8859-1",
+    "text/plain; charset=Shift_JIS",
+    "text/plain; charset=utf-16le",
+    "text/plain; charset=UTF-8",
+    'text/plain; charset="a;b"',
+    "application/vnd.api+json",
+    "image/svg+xml",
+    "text/plain; charset=nope",
+    "",
+    "not a type",
+    "/",
+    "a/",
+    ";charset=latin1",
   ),
   fc.string({ maxLength: 16 }),
   fc.constant(undefined),
@@ -60,29 +105,64 @@ const mimeArb = fc.oneof(
 );
 
 const uriArb = fc.oneof(
-  fc.constantFrom("file:///a/b.md", "file:///a/README", "file:///x.PNG", "https://h/p.json?x=1#f", "https://h/dl?f=a.png", "data:text/plain;base64,aGk=", "mem://x", "file:///a/%2e%zz", "file:///a.", "", "file:///a/b.tar.gz"),
+  fc.constantFrom(
+    "file:///a/b.md",
+    "file:///a/README",
+    "file:///x.PNG",
+    "https://h/p.json?x=1#f",
+    "https://h/dl?f=a.png",
+    "data:text/plain;base64,aGk=",
+    "mem://x",
+    "file:///a/%2e%zz",
+    "file:///a.",
+    "",
+    "file:///a/b.tar.gz",
+  ),
   fc.webUrl(),
   fc.string({ maxLength: 16 }),
   fc.constant(undefined),
   fc.integer(),
 );
 
-const extraKeys = fc.dictionary(fc.oneof(fc.constantFrom("__proto__", "_meta", "annotations", "name", "title", "constructor", "toString"), fc.string({ maxLength: 6 })), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 4 });
+const extraKeys = fc.dictionary(
+  fc.oneof(
+    fc.constantFrom("__proto__", "_meta", "annotations", "name", "title", "constructor", "toString"),
+    fc.string({ maxLength: 6 }),
+  ),
+  fc.jsonValue({ maxDepth: 2 }),
+  { maxKeys: 4 },
+);
 
 /** An entry as JSON.parse would build it: own keys only, `__proto__` a plain key, random key order. */
 const entryArb = fc
-  .tuple(fc.oneof(blobArb.map((v) => ["blob", v] as const), textArb.map((v) => ["text", v] as const)), mimeArb, uriArb, extraKeys, fc.nat())
+  .tuple(
+    fc.oneof(
+      blobArb.map((v) => ["blob", v] as const),
+      textArb.map((v) => ["text", v] as const),
+    ),
+    mimeArb,
+    uriArb,
+    extraKeys,
+    fc.nat(),
+  )
   .map(([[key, payload], mimeType, uri, extra, order]) => {
     const pairs: Array<[string, unknown]> = [];
     if (uri !== undefined) pairs.push(["uri", uri]);
     if (mimeType !== undefined) pairs.push(["mimeType", mimeType]);
-    for (const [k, v] of Object.entries(extra)) if (k !== "uri" && k !== "mimeType" && k !== "text" && k !== "blob") pairs.push([k, v]);
+    for (const [k, v] of Object.entries(extra))
+      if (k !== "uri" && k !== "mimeType" && k !== "text" && k !== "blob") pairs.push([k, v]);
     pairs.splice(order % (pairs.length + 1), 0, [key, payload]);
     return JSON.parse(JSON.stringify(Object.fromEntries(pairs))) as Entry;
   });
 
 const policyArb = fc.record(
-  { charset: fc.constantFrom("transcode" as const, "preserve" as const), unwrapBlobs: fc.boolean(), transcode: fc.boolean(), reencodeBinaryText: fc.boolean(), fixMime: fc.boolean() },
+  {
+    charset: fc.constantFrom("transcode" as const, "preserve" as const),
+    unwrapBlobs: fc.boolean(),
+    transcode: fc.boolean(),
+    reencodeBinaryText: fc.boolean(),
+    fixMime: fc.boolean(),
+  },
   { requiredKeys: [] },
 );
 
@@ -128,11 +208,16 @@ describe("engine properties", () => {
       fc.property(entryArb, (entry) => {
         const { entry: out } = normalizeResourceEntry(entry, new Policy(), "c");
         const o = out as Entry;
-        const before = Object.keys(entry).map((k) => (k === "blob" || k === "text" ? "$payload" : k)).filter((k) => k !== "mimeType");
-        const after = Object.keys(o).map((k) => (k === "blob" || k === "text" ? "$payload" : k)).filter((k) => k !== "mimeType");
+        const before = Object.keys(entry)
+          .map((k) => (k === "blob" || k === "text" ? "$payload" : k))
+          .filter((k) => k !== "mimeType");
+        const after = Object.keys(o)
+          .map((k) => (k === "blob" || k === "text" ? "$payload" : k))
+          .filter((k) => k !== "mimeType");
         expect(after).toEqual(before);
         for (const key of Object.keys(entry)) {
-          if (key !== "blob" && key !== "text" && key !== "mimeType") expect(JSON.stringify(o[key])).toBe(JSON.stringify(entry[key]));
+          if (key !== "blob" && key !== "text" && key !== "mimeType")
+            expect(JSON.stringify(o[key])).toBe(JSON.stringify(entry[key]));
         }
         expect(Object.getPrototypeOf(o)).toBe(Object.prototype);
       }),
@@ -149,7 +234,8 @@ describe("engine properties", () => {
           case "unwrap-blob": {
             const original = payloadBytes(entry)!;
             const back = Buffer.from(o.text as string, "utf8");
-            const withoutBom = original[0] === 0xef && original[1] === 0xbb && original[2] === 0xbf ? original.subarray(3) : original;
+            const withoutBom =
+              original[0] === 0xef && original[1] === 0xbb && original[2] === 0xbf ? original.subarray(3) : original;
             expect(back.equals(withoutBom)).toBe(true);
             break;
           }
@@ -158,9 +244,16 @@ describe("engine properties", () => {
             // (minus a BOM): nothing substituted, nothing lost.
             const text = o.text as string;
             expect(isWellFormed(text)).toBe(true);
-            const source = typeof entry.blob === "string" ? payloadBytes(entry)! : /[\udc80-\udcff]/.test(entry.text as string) ? escapedBytes(entry.text as string) : Buffer.from(entry.text as string, "latin1");
+            const source =
+              typeof entry.blob === "string"
+                ? payloadBytes(entry)!
+                : /[\udc80-\udcff]/.test(entry.text as string)
+                  ? escapedBytes(entry.text as string)
+                  : Buffer.from(entry.text as string, "latin1");
             const candidates = transcodeCandidates(source, entry.mimeType);
-            expect(candidates.some(([charset, body]) => iconv.encode(text, charset, { addBOM: false }).equals(body))).toBe(true);
+            expect(
+              candidates.some(([charset, body]) => iconv.encode(text, charset, { addBOM: false }).equals(body)),
+            ).toBe(true);
             break;
           }
           case "reencode-blob": {
@@ -195,10 +288,14 @@ describe("engine properties", () => {
 });
 
 describe("result and media properties", () => {
-  const blockArb = fc.tuple(fc.constantFrom("image", "audio"), blobArb, mimeArb, extraKeys).map(([type, data, mimeType, extra]) => {
-    const block: Entry = JSON.parse(JSON.stringify({ ...extra, type, data, ...(mimeType === undefined ? {} : { mimeType }) }));
-    return block;
-  });
+  const blockArb = fc
+    .tuple(fc.constantFrom("image", "audio"), blobArb, mimeArb, extraKeys)
+    .map(([type, data, mimeType, extra]) => {
+      const block: Entry = JSON.parse(
+        JSON.stringify({ ...extra, type, data, ...(mimeType === undefined ? {} : { mimeType }) }),
+      );
+      return block;
+    });
 
   it("media blocks: never throw, idempotent, data identical, only mimeType may change", () => {
     fc.assert(
@@ -206,7 +303,8 @@ describe("result and media properties", () => {
         const once = normalizeMediaBlock(block, new Policy(), "b");
         const o = once.block as Entry;
         expect(o.data).toBe(block.data);
-        for (const key of Object.keys(block)) if (key !== "mimeType") expect(JSON.stringify(o[key])).toBe(JSON.stringify(block[key]));
+        for (const key of Object.keys(block))
+          if (key !== "mimeType") expect(JSON.stringify(o[key])).toBe(JSON.stringify(block[key]));
         const twice = normalizeMediaBlock(o, new Policy(), "b");
         expect(JSON.stringify(twice.block)).toBe(JSON.stringify(o));
         if (once.record !== null) expect(once.record.bytesAfter).toBe(jsonBytes(o));
@@ -217,15 +315,28 @@ describe("result and media properties", () => {
 
   it("tools/call: structuredContent and unknown result keys are never touched", () => {
     fc.assert(
-      fc.property(fc.array(fc.oneof(entryArb.map((e) => ({ type: "resource", resource: e })), blockArb, fc.jsonValue({ maxDepth: 1 })), { maxLength: 4 }), fc.jsonValue({ maxDepth: 3 }), (content, structured) => {
-        const result = JSON.parse(JSON.stringify({ content, structuredContent: structured, isError: false, _meta: { a: 1 } })) as Entry;
-        const out = normalizeResult("tools/call", result, new Policy()).value as Entry;
-        expect(out.structuredContent).toBe(result.structuredContent);
-        expect(out._meta).toBe(result._meta);
-        expect(Object.keys(out)).toEqual(Object.keys(result));
-        const changes: ChangeRecord[] = normalizeResult("tools/call", result, new Policy()).changes;
-        for (const r of changes) expect(r.path).toMatch(/^content\[\d+\](\.resource)?$/);
-      }),
+      fc.property(
+        fc.array(
+          fc.oneof(
+            entryArb.map((e) => ({ type: "resource", resource: e })),
+            blockArb,
+            fc.jsonValue({ maxDepth: 1 }),
+          ),
+          { maxLength: 4 },
+        ),
+        fc.jsonValue({ maxDepth: 3 }),
+        (content, structured) => {
+          const result = JSON.parse(
+            JSON.stringify({ content, structuredContent: structured, isError: false, _meta: { a: 1 } }),
+          ) as Entry;
+          const out = normalizeResult("tools/call", result, new Policy()).value as Entry;
+          expect(out.structuredContent).toBe(result.structuredContent);
+          expect(out._meta).toBe(result._meta);
+          expect(Object.keys(out)).toEqual(Object.keys(result));
+          const changes: ChangeRecord[] = normalizeResult("tools/call", result, new Policy()).changes;
+          for (const r of changes) expect(r.path).toMatch(/^content\[\d+\](\.resource)?$/);
+        },
+      ),
       { numRuns: 200 },
     );
   });
@@ -245,8 +356,15 @@ function escapedBytes(text: string): Buffer {
 function transcodeCandidates(bytes: Buffer, mimeType: unknown): Array<[string, Buffer]> {
   // Surrogate-escaped text may stand for plain UTF-8 bytes (decided like a blob: UTF-8 text).
   const out: Array<[string, Buffer]> = [["utf-8", bytes]];
-  const boms: Array<[string, number[]]> = [["utf-8", [0xef, 0xbb, 0xbf]], ["utf-32le", [0xff, 0xfe, 0, 0]], ["utf-32be", [0, 0, 0xfe, 0xff]], ["utf-16le", [0xff, 0xfe]], ["utf-16be", [0xfe, 0xff]]];
-  for (const [charset, bom] of boms) if (bom.every((b, i) => bytes[i] === b)) out.push([charset, bytes.subarray(bom.length)]);
+  const boms: Array<[string, number[]]> = [
+    ["utf-8", [0xef, 0xbb, 0xbf]],
+    ["utf-32le", [0xff, 0xfe, 0, 0]],
+    ["utf-32be", [0, 0, 0xfe, 0xff]],
+    ["utf-16le", [0xff, 0xfe]],
+    ["utf-16be", [0xfe, 0xff]],
+  ];
+  for (const [charset, bom] of boms)
+    if (bom.every((b, i) => bytes[i] === b)) out.push([charset, bytes.subarray(bom.length)]);
   const declared = typeof mimeType === "string" ? /charset="?([^";]+)/i.exec(mimeType)?.[1] : undefined;
   if (declared !== undefined && iconv.encodingExists(declared)) out.push([declared, bytes]);
   return out;

@@ -1,11 +1,17 @@
 /**
- * Where contents appear (DESIGN.md §1): `tools/call` resource items (never structuredContent),
+ * Where contents appear: `tools/call` resource items (never structuredContent),
  * `prompts/get` messages, `resources/list` / `resources/templates/list` type fill, sampling
  * request params, and whole JSON-RPC messages — plus the change-record fields of each.
  */
 import { describe, expect, it } from "vitest";
 import { corpusFile } from "../fixtures/corpus/index.js";
-import { normalizeMessage, normalizeRequestParams, normalizeResult, Policy, RESULT_METHODS } from "../../src/normalize/index.js";
+import {
+  normalizeMessage,
+  normalizeRequestParams,
+  normalizeResult,
+  Policy,
+  RESULT_METHODS,
+} from "../../src/normalize/index.js";
 
 const policy = new Policy();
 const mdBlob = corpusFile("text/utf8.md").toString("base64");
@@ -19,7 +25,11 @@ describe("tools/call", () => {
     const result = {
       content: [
         { type: "text", text: "here" },
-        { type: "resource", resource: { uri: "file:///x.md", mimeType: "application/octet-stream", blob: mdBlob }, annotations: { priority: 1 } },
+        {
+          type: "resource",
+          resource: { uri: "file:///x.md", mimeType: "application/octet-stream", blob: mdBlob },
+          annotations: { priority: 1 },
+        },
         { type: "image", data: png, mimeType: "image/jpeg" },
       ],
       structuredContent: structured,
@@ -29,7 +39,11 @@ describe("tools/call", () => {
     const value = out.value as typeof result;
     expect(value.structuredContent).toBe(structured);
     expect(value.content[0]).toBe(result.content[0]);
-    expect(value.content[1]).toEqual({ type: "resource", resource: { uri: "file:///x.md", mimeType: "text/markdown", text: mdText }, annotations: { priority: 1 } });
+    expect(value.content[1]).toEqual({
+      type: "resource",
+      resource: { uri: "file:///x.md", mimeType: "text/markdown", text: mdText },
+      annotations: { priority: 1 },
+    });
     expect(value.content[2]).toEqual({ type: "image", data: png, mimeType: "image/png" });
     expect(Object.keys(value)).toEqual(["content", "structuredContent", "isError"]);
     expect(out.changes.map((r) => [r.path, r.action])).toEqual([
@@ -37,14 +51,24 @@ describe("tools/call", () => {
       ["content[2]", "fix-mime"],
     ]);
     const record = out.changes[0]!;
-    expect(record).toMatchObject({ uri: "file:///x.md", mimeBefore: "application/octet-stream", mimeAfter: "text/markdown", applied: true });
+    expect(record).toMatchObject({
+      uri: "file:///x.md",
+      mimeBefore: "application/octet-stream",
+      mimeAfter: "text/markdown",
+      applied: true,
+    });
     expect(record.bytesBefore).toBe(bytes(result.content[1]!.resource));
     expect(record.bytesAfter).toBe(bytes(value.content[1]!.resource));
     expect(record.saved).toBeGreaterThan(0);
   });
 
   it("returns the very same result when nothing changes", () => {
-    const result = { content: [{ type: "text", text: "a" }, { type: "resource", resource: { uri: "mem://a", mimeType: "text/plain", text: "a" } }] };
+    const result = {
+      content: [
+        { type: "text", text: "a" },
+        { type: "resource", resource: { uri: "mem://a", mimeType: "text/plain", text: "a" } },
+      ],
+    };
     const out = normalizeResult("tools/call", result, policy);
     expect(out.value).toBe(result);
     expect(out.changes.map((r) => r.action)).toEqual(["none"]);
@@ -57,15 +81,30 @@ describe("prompts/get", () => {
       description: "d",
       messages: [
         { role: "user", content: { type: "text", text: "hi" } },
-        { role: "user", content: { type: "resource", resource: { uri: "mem://m", mimeType: "text/plain", blob: mdBlob } } },
-        { role: "assistant", content: [{ type: "image", data: png }, { type: "text", text: "x" }] },
+        {
+          role: "user",
+          content: { type: "resource", resource: { uri: "mem://m", mimeType: "text/plain", blob: mdBlob } },
+        },
+        {
+          role: "assistant",
+          content: [
+            { type: "image", data: png },
+            { type: "text", text: "x" },
+          ],
+        },
       ],
     };
     const out = normalizeResult("prompts/get", result, policy);
     const value = out.value as typeof result;
     expect(value.messages[0]).toBe(result.messages[0]);
-    expect(value.messages[1]!.content).toEqual({ type: "resource", resource: { uri: "mem://m", mimeType: "text/plain", text: mdText } });
-    expect(value.messages[2]!.content).toEqual([{ type: "image", data: png, mimeType: "image/png" }, { type: "text", text: "x" }]);
+    expect(value.messages[1]!.content).toEqual({
+      type: "resource",
+      resource: { uri: "mem://m", mimeType: "text/plain", text: mdText },
+    });
+    expect(value.messages[2]!.content).toEqual([
+      { type: "image", data: png, mimeType: "image/png" },
+      { type: "text", text: "x" },
+    ]);
     expect(out.changes.map((r) => [r.path, r.action])).toEqual([
       ["messages[1].content.resource", "unwrap-blob"],
       ["messages[2].content[0]", "fix-mime"],
@@ -87,7 +126,13 @@ describe("resources/list and resources/templates/list", () => {
     };
     const out = normalizeResult("resources/list", result, policy);
     const value = out.value as typeof result;
-    expect(value.resources.map((r) => r.mimeType)).toEqual(["text/markdown", "application/json", "text/plain", undefined, "text/plain"]);
+    expect(value.resources.map((r) => r.mimeType)).toEqual([
+      "text/markdown",
+      "application/json",
+      "text/plain",
+      undefined,
+      "text/plain",
+    ]);
     expect(value.resources[2]).toBe(result.resources[2]);
     expect(value.nextCursor).toBe("n");
     expect(out.changes.map((r) => [r.path, r.action])).toEqual([
@@ -105,13 +150,21 @@ describe("resources/list and resources/templates/list", () => {
   it("uses uriTemplate for templates", () => {
     const result = { resourceTemplates: [{ uriTemplate: "file:///docs/{name}.md", name: "docs" }] };
     const out = normalizeResult("resources/templates/list", result, policy);
-    expect((out.value as typeof result).resourceTemplates[0]).toEqual({ uriTemplate: "file:///docs/{name}.md", name: "docs", mimeType: "text/markdown" });
+    expect((out.value as typeof result).resourceTemplates[0]).toEqual({
+      uriTemplate: "file:///docs/{name}.md",
+      name: "docs",
+      mimeType: "text/markdown",
+    });
   });
 });
 
 describe("sampling/createMessage params", () => {
   it("fixes media blocks of the messages; everything else is the same object", () => {
-    const params = { messages: [{ role: "user", content: { type: "image", data: png, mimeType: "IMAGE/JPEG" } }], maxTokens: 5, systemPrompt: "s" };
+    const params = {
+      messages: [{ role: "user", content: { type: "image", data: png, mimeType: "IMAGE/JPEG" } }],
+      maxTokens: 5,
+      systemPrompt: "s",
+    };
     const out = normalizeRequestParams("sampling/createMessage", params, policy);
     expect((out.value as typeof params).messages[0]!.content.mimeType).toBe("image/png");
     expect(out.changes.map((r) => [r.path, r.action])).toEqual([["params.messages[0].content", "fix-mime"]]);
@@ -130,7 +183,15 @@ describe("whole messages and unknown methods", () => {
   });
 
   it("normalizes a server→client sampling request message", () => {
-    const message = { jsonrpc: "2.0", id: 3, method: "sampling/createMessage", params: { messages: [{ role: "user", content: { type: "audio", data: corpusFile("media/tiny.wav").toString("base64") } }], maxTokens: 1 } };
+    const message = {
+      jsonrpc: "2.0",
+      id: 3,
+      method: "sampling/createMessage",
+      params: {
+        messages: [{ role: "user", content: { type: "audio", data: corpusFile("media/tiny.wav").toString("base64") } }],
+        maxTokens: 1,
+      },
+    };
     const out = normalizeMessage(message, policy);
     expect(out.method).toBe("sampling/createMessage");
     expect((out.value as typeof message).params.messages[0]!.content).toMatchObject({ mimeType: "audio/wav" });

@@ -1,5 +1,5 @@
 /**
- * Our synchronous signature table against file-type (issue 2: use a well-kept detector unless a
+ * Our synchronous signature table against file-type (use a well-kept detector unless a
  * small table of our own is measured to be as right on the corpus and much faster; the speed
  * half is bench/core.mjs). Every binary of the corpus must get the same type from both, up to
  * the known, justified differences listed below as data; no text fixture may be taken for binary.
@@ -11,7 +11,8 @@ import { corpusFile } from "../fixtures/corpus/index.js";
 import { detectSignature, parseMediaType } from "../../src/normalize/index.js";
 import { canonicalEssence } from "../../src/normalize/mimeTables.js";
 
-const dir = (sub: string): string[] => readdirSync(new URL(`../fixtures/corpus/files/${sub}/`, import.meta.url)).map((f) => `${sub}/${f}`);
+const dir = (sub: string): string[] =>
+  readdirSync(new URL(`../fixtures/corpus/files/${sub}/`, import.meta.url)).map((f) => `${sub}/${f}`);
 const BINARIES = [...dir("media"), ...dir("binary")];
 const TEXTS = dir("text");
 
@@ -20,8 +21,16 @@ const TEXTS = dir("text");
  * the engine compares types through canonicalEssence, which folds these aliases.
  */
 const KNOWN_DIFFERENCES: Readonly<Record<string, { fileType: string; ours: string; why: string }>> = {
-  "media/tiny.m4a": { fileType: "audio/x-m4a", ours: "audio/mp4", why: "audio/mp4 is the registered type (RFC 4337); audio/x-m4a is an unregistered alias" },
-  "media/tiny.opus": { fileType: "audio/ogg; codecs=opus", ours: "audio/ogg", why: "same essence; the codecs parameter is the declarer's to add, the signature only proves the Ogg container" },
+  "media/tiny.m4a": {
+    fileType: "audio/x-m4a",
+    ours: "audio/mp4",
+    why: "audio/mp4 is the registered type (RFC 4337); audio/x-m4a is an unregistered alias",
+  },
+  "media/tiny.opus": {
+    fileType: "audio/ogg; codecs=opus",
+    ours: "audio/ogg",
+    why: "same essence; the codecs parameter is the declarer's to add, the signature only proves the Ogg container",
+  },
 };
 
 /**
@@ -29,12 +38,29 @@ const KNOWN_DIFFERENCES: Readonly<Record<string, { fileType: string; ours: strin
  * needs Node 22; this repository runs on Node 20 with version 21.
  */
 const KNOWN_TEXT_DIFFERENCES: Readonly<Record<string, { fileType: string; why: string }>> = {
-  "text/utf16le-bom.txt": { fileType: "audio/mpeg", why: "FF FE, the UTF-16LE BOM, also reads as an MPEG-1 Layer I frame sync; file-type stops at those bits, our table checks the rest of the frame header" },
+  "text/utf16le-bom.txt": {
+    fileType: "audio/mpeg",
+    why: "FF FE, the UTF-16LE BOM, also reads as an MPEG-1 Layer I frame sync; file-type stops at those bits, our table checks the rest of the frame header",
+  },
   "text/utf32le-bom.txt": { fileType: "audio/mpeg", why: "FF FE 00 00, the UTF-32LE BOM: the same frame sync" },
 };
 
 /** Text that begins like a signature would, to prove the table checks more than a prefix. */
-const LOOKALIKES = ["BM is a car maker\n", "ID3 tags are metadata\n", "MThd is MIDI's header\n", "FORM follows function\n", "RIFF raff\n", "OggS sounds\n", "%PDF is how PDFs start\n", "GIF89 is not quite\n", "8BPS\n", "fLaC is flac\n", "wOFF the woof\n", "PK is a zip prefix\n", "\u00ff\u00fe is a BOM not MP3\n"];
+const LOOKALIKES = [
+  "BM is a car maker\n",
+  "ID3 tags are metadata\n",
+  "MThd is MIDI's header\n",
+  "FORM follows function\n",
+  "RIFF raff\n",
+  "OggS sounds\n",
+  "%PDF is how PDFs start\n",
+  "GIF89 is not quite\n",
+  "8BPS\n",
+  "fLaC is flac\n",
+  "wOFF the woof\n",
+  "PK is a zip prefix\n",
+  "\u00ff\u00fe is a BOM not MP3\n",
+];
 
 describe("signature table vs file-type on the corpus", () => {
   it.each(BINARIES)("%s: the same type", async (path) => {
@@ -50,7 +76,9 @@ describe("signature table vs file-type on the corpus", () => {
       expect(ours!.mime).toBe(theirs!.mime);
     }
     // Whatever the strings, the engine must see one type.
-    expect(canonicalEssence(parseMediaType(ours!.mime)!.essence)).toBe(canonicalEssence(parseMediaType(theirs!.mime)!.essence));
+    expect(canonicalEssence(parseMediaType(ours!.mime)!.essence)).toBe(
+      canonicalEssence(parseMediaType(theirs!.mime)!.essence),
+    );
   });
 
   it("lists no stale known differences", () => {
@@ -76,7 +104,8 @@ describe("signature table vs file-type on the corpus", () => {
   });
 
   it("is total on short and empty input", () => {
-    for (let n = 0; n < 16; n++) expect(() => detectSignature(corpusFile("media/tiny.png").subarray(0, n))).not.toThrow();
+    for (let n = 0; n < 16; n++)
+      expect(() => detectSignature(corpusFile("media/tiny.png").subarray(0, n))).not.toThrow();
     expect(detectSignature(new Uint8Array(0))).toBeNull();
   });
 });

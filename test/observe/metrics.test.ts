@@ -9,7 +9,19 @@ import { series } from "./promText.js";
 function change(overrides: Partial<ChangeRecord>): ChangeRecord {
   const bytesBefore = overrides.bytesBefore ?? 100;
   const bytesAfter = overrides.bytesAfter ?? 80;
-  return { action: "unwrap-blob", path: "contents[0]", uri: "x:/a", mimeBefore: "text/plain", mimeAfter: "text/plain", reason: "", applied: true, ...overrides, bytesBefore, bytesAfter, saved: bytesBefore - bytesAfter };
+  return {
+    action: "unwrap-blob",
+    path: "contents[0]",
+    uri: "x:/a",
+    mimeBefore: "text/plain",
+    mimeAfter: "text/plain",
+    reason: "",
+    applied: true,
+    ...overrides,
+    bytesBefore,
+    bytesAfter,
+    saved: bytesBefore - bytesAfter,
+  };
 }
 
 describe("ProxyMetrics", () => {
@@ -36,7 +48,14 @@ describe("ProxyMetrics", () => {
     expect(series(text, "mcp_normalizer_bytes_out_total")).toBe(80 + 60 + 30 + 10 + 40);
     expect(series(text, "mcp_normalizer_bytes_saved_total")).toBe(20);
     expect(series(text, "mcp_normalizer_bytes_grown_total")).toBe(10);
-    expect(series(text, "mcp_normalizer_bytes_saved_total", { server: "docs", method: "resources/read", action: "unwrap-blob", mime: "text/plain" })).toBe(20);
+    expect(
+      series(text, "mcp_normalizer_bytes_saved_total", {
+        server: "docs",
+        method: "resources/read",
+        action: "unwrap-blob",
+        mime: "text/plain",
+      }),
+    ).toBe(20);
     expect(series(text, "mcp_normalizer_entries_total")).toBe(5);
     expect(series(text, "mcp_normalizer_rewrites_total")).toBe(2);
     expect(series(text, "mcp_normalizer_warnings_total", { action: "skip-invalid-base64" })).toBe(1);
@@ -75,7 +94,13 @@ describe("ProxyMetrics", () => {
     const name = "mcp_normalizer_normalize_duration_seconds";
     const help = "Time spent \\ in the engine\nper message";
     const fast = new SeriesHistogram<"server" | "method">(name, help, NORMALIZE_SECONDS_BUCKETS, [ours]);
-    const reference = new Histogram({ name, help, labelNames: ["server", "method"], buckets: [...NORMALIZE_SECONDS_BUCKETS], registers: [theirs] });
+    const reference = new Histogram({
+      name,
+      help,
+      labelNames: ["server", "method"],
+      buckets: [...NORMALIZE_SECONDS_BUCKETS],
+      registers: [theirs],
+    });
     expect(await ours.metrics()).toBe(await theirs.metrics());
     const a = fast.createSeries({ server: "docs", method: "resources/read" });
     const b = fast.createSeries({ server: 'we"ird\\', method: "tools/call" });
@@ -83,7 +108,10 @@ describe("ProxyMetrics", () => {
     // Bounds, values between them, 0, above the last bound, and sums that are not exact in binary.
     const values = [0, 0.0001, 0.00010001, 0.1, 0.3, 0.7, 2.5, 5, 5.0001, 17, 0.00003, 0.001, 0.0025];
     values.forEach((value, i) => {
-      const [series, labels] = i % 3 === 2 ? [b, { server: 'we"ird\\', method: "tools/call" }] : [a, { server: "docs", method: "resources/read" }];
+      const [series, labels] =
+        i % 3 === 2
+          ? [b, { server: 'we"ird\\', method: "tools/call" }]
+          : [a, { server: "docs", method: "resources/read" }];
       fast.observe(series, value);
       reference.observe(labels, value);
     });
@@ -106,19 +134,31 @@ describe("ProxyMetrics", () => {
     expect(series((await b.render()).body, "mcp_normalizer_bytes_saved_total")).toBe(0);
     expect(series((await a.render()).body, "mcp_normalizer_bytes_saved_total")).toBe(20);
     expect((await a.render()).body).toContain("process_cpu_user_seconds_total");
-    expect((await new ProxyMetrics({ defaultMetrics: false }).render()).body).not.toContain("process_cpu_user_seconds_total");
+    expect((await new ProxyMetrics({ defaultMetrics: false }).render()).body).not.toContain(
+      "process_cpu_user_seconds_total",
+    );
     expect((await a.render()).contentType).toMatch(/^text\/plain; version=0\.0\.4/);
   });
 
   it("upstream gauges are sampled from the health source at scrape time; failures follow its total; restarts are counted", async () => {
     const m = new ProxyMetrics({ defaultMetrics: false, servers: ["a", "b"] });
-    let health = { servers: { a: { status: "up" as const, sessions: 2, upstreamFailures: 0 }, b: { status: "idle" as const, sessions: 0, upstreamFailures: 0 } } };
+    let health = {
+      servers: {
+        a: { status: "up" as const, sessions: 2, upstreamFailures: 0 },
+        b: { status: "idle" as const, sessions: 0, upstreamFailures: 0 },
+      },
+    };
     m.sampleHealthFrom(() => health);
     let text = (await m.render()).body;
     expect(series(text, "mcp_normalizer_upstream_up", { server: "a" })).toBe(1);
     expect(series(text, "mcp_normalizer_upstream_up", { server: "b" })).toBe(0);
     expect(series(text, "mcp_normalizer_upstream_sessions", { server: "a" })).toBe(2);
-    health = { servers: { a: { status: "up", sessions: 1, upstreamFailures: 0 }, b: { status: "down" as never, sessions: 0, upstreamFailures: 3 } } };
+    health = {
+      servers: {
+        a: { status: "up", sessions: 1, upstreamFailures: 0 },
+        b: { status: "down" as never, sessions: 0, upstreamFailures: 3 },
+      },
+    };
     m.upstreamRestarted("b");
     text = (await m.render()).body;
     expect(series(text, "mcp_normalizer_upstream_down", { server: "b" })).toBe(1);

@@ -26,7 +26,7 @@ const record = (n: number): LogRecord => ({
 });
 
 describe("the normalization log (pino)", () => {
-  it("creates the file with its folder, writes DESIGN.md §6 lines with ts first and nothing of pino's own", async () => {
+  it("creates the file with its folder, writes log lines with ts first and nothing of pino's own", async () => {
     const file = join(tempDir("mcpn-log-"), "deep", "er", "n.jsonl");
     const log = createNormalizationLog({ file });
     log.write(record(1));
@@ -35,13 +35,32 @@ describe("the normalization log (pino)", () => {
     expect(lines.at(-1)).toBe("");
     const parsed = JSON.parse(lines[0]!);
     expect(parsed).toEqual(record(1));
-    expect(Object.keys(parsed).slice(0, 12)).toEqual(["ts", "server", "session", "method", "uri", "action", "mimeBefore", "mimeAfter", "bytesBefore", "bytesAfter", "saved", "ms"]);
+    expect(Object.keys(parsed).slice(0, 12)).toEqual([
+      "ts",
+      "server",
+      "session",
+      "method",
+      "uri",
+      "action",
+      "mimeBefore",
+      "mimeAfter",
+      "bytesBefore",
+      "bytesAfter",
+      "saved",
+      "ms",
+    ]);
     expect(parsed).not.toHaveProperty("level");
     expect(parsed).not.toHaveProperty("time");
   });
 
   it("writes the very line pino's logger wrote for it (fields, order, escaping); a lone surrogate is escaped, never U+FFFD", async () => {
-    const odd: LogRecord = { ...record(6), uri: 'file:///a "quoted"\\path\n\t\u0001é😀.md', mimeBefore: null, reason: "x".repeat(100), ms: 1e-7 };
+    const odd: LogRecord = {
+      ...record(6),
+      uri: 'file:///a "quoted"\\path\n\t\u0001é😀.md',
+      mimeBefore: null,
+      reason: "x".repeat(100),
+      ms: 1e-7,
+    };
     const lines = async (write: (stream: PassThrough) => void): Promise<string> => {
       const stream = new PassThrough();
       const chunks: Buffer[] = [];
@@ -51,10 +70,13 @@ describe("the normalization log (pino)", () => {
       return Buffer.concat(chunks).toString("utf8");
     };
     const ours = await lines((stream) => createNormalizationLog({ stream }).write(odd));
-    // How the log was written with pino's logger (before issue 6): ts through the timestamp hook.
+    // How the log was once written with pino's logger: ts through the timestamp hook.
     const theirs = await lines((stream) => {
       const { ts, ...rest } = odd;
-      pino({ base: null, timestamp: () => `"ts":${JSON.stringify(ts)}`, formatters: { level: () => ({}) } }, stream).info(rest);
+      pino(
+        { base: null, timestamp: () => `"ts":${JSON.stringify(ts)}`, formatters: { level: () => ({}) } },
+        stream,
+      ).info(rest);
     });
     expect(ours).toBe(theirs);
     expect(JSON.parse(ours)).toEqual(odd);
@@ -92,7 +114,10 @@ describe("the normalization log (pino)", () => {
       log.write(record(n));
       await log.close();
     }
-    const lines = readFileSync(file, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    const lines = readFileSync(file, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     expect(lines.map((l) => l.uri)).toEqual(["file:///1.md", "file:///2.md", "file:///3.md"]);
   });
 
@@ -114,7 +139,9 @@ describe("the normalization log (pino)", () => {
     const { writeFileSync } = await import("node:fs");
     writeFileSync(blocker, "x");
     const errors: Error[] = [];
-    expect(() => createNormalizationLog({ file: join(blocker, "n.jsonl") }, { onError: (e) => errors.push(e) })).toThrow(`cannot write the log file ${join(blocker, "n.jsonl")}: ENOTDIR`);
+    expect(() =>
+      createNormalizationLog({ file: join(blocker, "n.jsonl") }, { onError: (e) => errors.push(e) }),
+    ).toThrow(`cannot write the log file ${join(blocker, "n.jsonl")}: ENOTDIR`);
     expect(() => createNormalizationLog({ file: "/dev/full" })).toThrow(/ENOSPC/);
     expect(errors).toEqual([]);
     expect(existsSync(join(blocker, "n.jsonl"))).toBe(false);

@@ -6,7 +6,8 @@ export function series(text: string, name: string, labels: Record<string, string
   for (const line of text.split("\n")) {
     if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
     const labelText = line.slice(name.length).match(/^\{(.*)\}/)?.[1] ?? "";
-    if (Object.entries(labels).every(([k, v]) => labelText.includes(`${k}="${v}"`))) total += Number(line.slice(line.lastIndexOf(" ") + 1));
+    if (Object.entries(labels).every(([k, v]) => labelText.includes(`${k}="${v}"`)))
+      total += Number(line.slice(line.lastIndexOf(" ") + 1));
   }
   return total;
 }

@@ -1,5 +1,5 @@
 /**
- * `/metrics` and `/report` of a running `serve` (issue 4, DESIGN.md §4): a real SDK client reads
+ * `/metrics` and `/report` of a running `serve`: a real SDK client reads
  * resources through the proxy from the real fixture upstream; the bytes-saved counter moves by
  * exactly what the engine saved on those results, and the live report shows the same numbers.
  */
@@ -16,7 +16,14 @@ import { tempDir } from "../helpers/tempDir.js";
 
 const dir = tempDir("mcpn-metrics-");
 const corpusFile = join(dir, "corpus.json");
-writeFileSync(corpusFile, JSON.stringify(loadCorpus().filter((c) => Object.keys(c.policy).length === 0).map((c) => ({ name: c.name, input: c.input }))));
+writeFileSync(
+  corpusFile,
+  JSON.stringify(
+    loadCorpus()
+      .filter((c) => Object.keys(c.policy).length === 0)
+      .map((c) => ({ name: c.name, input: c.input })),
+  ),
+);
 const env = { FIXTURE_CORPUS: corpusFile };
 const logFile = join(dir, "log", "n.jsonl");
 
@@ -38,19 +45,39 @@ async function scrape(): Promise<string> {
 
 describe("serve: /metrics and /report", () => {
   it("bytes saved moves by exactly what the engine saved on the results the host got", async () => {
-    const uris = ["fixture://own/blob/1", "file:///docs/readme.md", "fixture://own/image", "fixture://own/plain.txt", "fixture://case/0", "fixture://case/1", "fixture://case/5"];
+    const uris = [
+      "fixture://own/blob/1",
+      "file:///docs/readme.md",
+      "fixture://own/image",
+      "fixture://own/plain.txt",
+      "fixture://case/0",
+      "fixture://case/1",
+      "fixture://case/5",
+    ];
     // The same results straight from the upstream, through the pure engine.
-    const direct = await connect(new StdioClientTransport({ command: process.execPath, args: [FIXTURE_SERVER], env: { ...(process.env as Record<string, string>), ...env }, stderr: "ignore" }));
+    const direct = await connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [FIXTURE_SERVER],
+        env: { ...(process.env as Record<string, string>), ...env },
+        stderr: "ignore",
+      }),
+    );
     let saved = 0;
     let grown = 0;
     let bytesIn = 0;
     let rewrites = 0;
     for (const uri of uris) {
-      for (const change of normalizeResult("resources/read", await raw(direct.client, "resources/read", { uri }), new Policy({})).changes) {
+      for (const change of normalizeResult(
+        "resources/read",
+        await raw(direct.client, "resources/read", { uri }),
+        new Policy({}),
+      ).changes) {
         if (change.saved > 0) saved += change.saved;
         else grown -= change.saved;
         bytesIn += change.bytesBefore;
-        if (change.action !== "none" && !change.action.startsWith("skip-") && !change.action.startsWith("warn-")) rewrites++;
+        if (change.action !== "none" && !change.action.startsWith("skip-") && !change.action.startsWith("warn-"))
+          rewrites++;
       }
     }
     await direct.close();
@@ -63,7 +90,9 @@ describe("serve: /metrics and /report", () => {
     const during = await scrape();
     await host.close();
 
-    const delta = (name: string) => series(during, name, { server: "fx", method: "resources/read" }) - series(before, name, { server: "fx", method: "resources/read" });
+    const delta = (name: string) =>
+      series(during, name, { server: "fx", method: "resources/read" }) -
+      series(before, name, { server: "fx", method: "resources/read" });
     expect(delta("mcp_normalizer_bytes_saved_total")).toBe(saved);
     expect(delta("mcp_normalizer_bytes_grown_total")).toBe(grown);
     expect(delta("mcp_normalizer_bytes_in_total")).toBe(bytesIn);
@@ -87,7 +116,10 @@ describe("serve: /metrics and /report", () => {
     // And the log file has one line per changed entry, with the same net saving. SIGTERM makes
     // the proxy flush and close it before exiting.
     expect(await serve.stop()).toBe(0);
-    const logged = readFileSync(logFile, "utf8").trim().split("\n").map((l) => JSON.parse(l) as { saved: number; method: string });
+    const logged = readFileSync(logFile, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { saved: number; method: string });
     expect(logged.filter((l) => l.method === "resources/read").reduce((s, l) => s + l.saved, 0)).toBe(saved - grown);
   });
 });

@@ -39,9 +39,18 @@ function childEnv(): NodeJS.ProcessEnv {
 
 function run(command: string, args: readonly string[], cwd: string, timeoutMs: number): Promise<Run> {
   return new Promise((resolve) => {
-    execFile(command, args, { cwd, env: childEnv(), timeout: timeoutMs, killSignal: "SIGKILL", maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
-      resolve({ code: error === null ? 0 : typeof error.code === "number" ? error.code : null, stdout, stderr: `${stderr}${error !== null && typeof error.code !== "number" ? `\n${error.message}` : ""}` });
-    });
+    execFile(
+      command,
+      args,
+      { cwd, env: childEnv(), timeout: timeoutMs, killSignal: "SIGKILL", maxBuffer: 16 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        resolve({
+          code: error === null ? 0 : typeof error.code === "number" ? error.code : null,
+          stdout,
+          stderr: `${stderr}${error !== null && typeof error.code !== "number" ? `\n${error.message}` : ""}`,
+        });
+      },
+    );
   });
 }
 
@@ -50,8 +59,17 @@ interface LockEntry {
   readonly [key: string]: unknown;
 }
 
-const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { name: string; version: string; license: string; bin: Record<string, string>; engines: Record<string, string>; dependencies: Record<string, string> };
-const lock = JSON.parse(readFileSync(join(ROOT, "package-lock.json"), "utf8")) as { packages: Record<string, LockEntry> };
+const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as {
+  name: string;
+  version: string;
+  license: string;
+  bin: Record<string, string>;
+  engines: Record<string, string>;
+  dependencies: Record<string, string>;
+};
+const lock = JSON.parse(readFileSync(join(ROOT, "package-lock.json"), "utf8")) as {
+  packages: Record<string, LockEntry>;
+};
 
 const dir = tempDir("mcpn-pack-");
 const app = join(dir, "app");
@@ -70,15 +88,29 @@ beforeAll(async () => {
   const spec = `file:${tarball}`;
   const packages: Record<string, unknown> = {
     "": { name: "app", dependencies: { [pkg.name]: spec } },
-    [`node_modules/${pkg.name}`]: { version: pkg.version, resolved: spec, license: pkg.license, dependencies: pkg.dependencies, bin: pkg.bin, engines: pkg.engines },
+    [`node_modules/${pkg.name}`]: {
+      version: pkg.version,
+      resolved: spec,
+      license: pkg.license,
+      dependencies: pkg.dependencies,
+      bin: pkg.bin,
+      engines: pkg.engines,
+    },
   };
   // A link's entry has no dev flag of its own: its target's says (bench/stubs/pipenet).
-  const devOnly = (entry: LockEntry): boolean => entry.dev === true || (entry.link === true && lock.packages[entry.resolved as string]?.dev === true);
+  const devOnly = (entry: LockEntry): boolean =>
+    entry.dev === true || (entry.link === true && lock.packages[entry.resolved as string]?.dev === true);
   for (const [path, entry] of Object.entries(lock.packages)) {
     if (path.startsWith("node_modules/") && !devOnly(entry)) packages[path] = entry;
   }
-  writeFileSync(join(app, "package.json"), JSON.stringify({ name: "app", private: true, type: "module", dependencies: { [pkg.name]: spec } }));
-  writeFileSync(join(app, "package-lock.json"), JSON.stringify({ name: "app", lockfileVersion: 3, requires: true, packages }));
+  writeFileSync(
+    join(app, "package.json"),
+    JSON.stringify({ name: "app", private: true, type: "module", dependencies: { [pkg.name]: spec } }),
+  );
+  writeFileSync(
+    join(app, "package-lock.json"),
+    JSON.stringify({ name: "app", lockfileVersion: 3, requires: true, packages }),
+  );
   const install = await run("npm", ["install", `./${tarball}`, "--offline", "--no-audit", "--no-fund"], app, 120_000);
   expect(install.code, install.stderr).toBe(0);
 }, 200_000);
@@ -86,10 +118,26 @@ beforeAll(async () => {
 describe("the npm package", () => {
   it("holds the built CLI, the library with its types and the config schema — no sources, tests, benchmarks or source maps", () => {
     expect(tarball).toBe(`${pkg.name}-${pkg.version}.tgz`);
-    expect(packed).toEqual(expect.arrayContaining(["package.json", "README.md", "dist/cli.js", "dist/index.js", "dist/index.d.ts", "config/proxy.config.schema.json"]));
-    expect(packed.filter((p) => /^(src|test|bench|notes|scripts|docs|node_modules)\//.test(p) || p.endsWith(".map") || p.endsWith(".tgz"))).toEqual([]);
+    expect(packed).toEqual(
+      expect.arrayContaining([
+        "package.json",
+        "README.md",
+        "dist/cli.js",
+        "dist/index.js",
+        "dist/index.d.ts",
+        "config/proxy.config.schema.json",
+      ]),
+    );
+    expect(
+      packed.filter(
+        (p) =>
+          /^(src|test|bench|notes|scripts|docs|node_modules)\//.test(p) || p.endsWith(".map") || p.endsWith(".tgz"),
+      ),
+    ).toEqual([]);
     // Every compiled file has its source: no leftovers of deleted modules in dist/.
-    const orphans = packed.filter((p) => p.startsWith("dist/")).filter((p) => !existsSync(join(ROOT, "src", p.slice("dist/".length).replace(/(\.d\.ts|\.js)$/, ".ts"))));
+    const orphans = packed
+      .filter((p) => p.startsWith("dist/"))
+      .filter((p) => !existsSync(join(ROOT, "src", p.slice("dist/".length).replace(/(\.d\.ts|\.js)$/, ".ts"))));
     expect(orphans).toEqual([]);
   });
 
@@ -102,7 +150,7 @@ describe("the npm package", () => {
     expect(normalize.code, normalize.stderr).toBe(0);
   });
 
-  it("`import { withNormalization } from \"mcp-normalizer\"` works: an SDK client reads a blob as text through it", async () => {
+  it('`import { withNormalization } from "mcp-normalizer"` works: an SDK client reads a blob as text through it', async () => {
     writeFileSync(
       join(app, "host.mjs"),
       `import { withNormalization } from "mcp-normalizer";
@@ -118,7 +166,10 @@ console.log(JSON.stringify({ content: result.contents[0], events }));
     );
     const host = await run(process.execPath, ["host.mjs"], app, 30_000);
     expect(host.code, host.stderr).toBe(0);
-    expect(JSON.parse(host.stdout)).toMatchObject({ content: { uri: "file:///docs/readme.md", mimeType: "text/markdown", text: "# Title\n\nSome *markdown*.\n" }, events: ["unwrap-blob"] });
+    expect(JSON.parse(host.stdout)).toMatchObject({
+      content: { uri: "file:///docs/readme.md", mimeType: "text/markdown", text: "# Title\n\nSome *markdown*.\n" },
+      events: ["unwrap-blob"],
+    });
   });
 
   it("the import has types (a misuse is a type error, an unknown export is too)", async () => {
@@ -133,9 +184,22 @@ import { notExported } from "mcp-normalizer";
 void notExported;
 `,
     );
-    const compilerOptions = { noEmit: true, strict: true, skipLibCheck: true, module: "nodenext", moduleResolution: "nodenext", target: "es2022", types: [] };
+    const compilerOptions = {
+      noEmit: true,
+      strict: true,
+      skipLibCheck: true,
+      module: "nodenext",
+      moduleResolution: "nodenext",
+      target: "es2022",
+      types: [],
+    };
     writeFileSync(join(app, "tsconfig.json"), JSON.stringify({ compilerOptions, files: ["host.ts"] }));
-    const tsc = await run(process.execPath, [join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.json"], app, 60_000);
+    const tsc = await run(
+      process.execPath,
+      [join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.json"],
+      app,
+      60_000,
+    );
     expect(tsc.code, `${tsc.stdout}${tsc.stderr}`).toBe(0);
   });
 });

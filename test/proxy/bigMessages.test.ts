@@ -1,5 +1,5 @@
 /**
- * Large messages are normal (issue 3): a 50 MiB text-in-base64 resource through `stdio` and
+ * Large messages are normal: a 50 MiB text-in-base64 resource through `stdio` and
  * through `/mcp` arrives as text, whole. Times are printed for the record, not asserted.
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
@@ -30,7 +30,8 @@ it(`a ${MIB} MiB text-in-base64 resource through stdio arrives as text`, async (
     const started = performance.now();
     const response = await host.request(2, "resources/read", { uri: `fixture://big/${MIB}` }, 170_000);
     const ms = performance.now() - started;
-    const [entry] = (response.result as { contents: Array<{ text?: string; blob?: string; mimeType?: string }> }).contents;
+    const [entry] = (response.result as { contents: Array<{ text?: string; blob?: string; mimeType?: string }> })
+      .contents;
     expect(entry!.blob).toBeUndefined();
     expect(entry!.mimeType).toBe("text/plain");
     expect(entry!.text === expectedText).toBe(true);

@@ -3,14 +3,21 @@
  * session, due at the oldest waiting request) and the host headers forwarded with each message.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { JSONRPC } from "../../src/errors/NormalizerError.js";
+import { JSONRPC } from "../../src/errors/jsonRpcCodes.js";
 import { silentLogger } from "../../src/observe/logger.js";
 import { Bridge } from "../../src/proxy/bridge.js";
-import type { JSONRPCMessage, MessageExtraInfo, ProxySendOptions, ProxyTransport } from "../../src/transports/types.js";
+import type {
+  FramingProblem,
+  JSONRPCMessage,
+  MessageExtraInfo,
+  ProxySendOptions,
+  ProxyTransport,
+} from "../../src/transports/types.js";
 
 /** A transport that records what it is sent; `receive` plays a message arriving from its peer. */
 class Recorder implements ProxyTransport {
   onclose?: (() => void) | undefined;
+  onproblem?: ((problem: FramingProblem) => void) | undefined;
   onerror?: ((error: Error) => void) | undefined;
   onmessage?: (<T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void) | undefined;
   readonly sent: Array<{ message: Record<string, unknown>; options: ProxySendOptions | undefined }> = [];
@@ -55,8 +62,21 @@ describe("Bridge request timeouts", () => {
     expect(errorsTo(host)).toEqual([]);
     expect(bridge.waitingCount).toBe(1);
     await vi.advanceTimersByTimeAsync(1); // t = 1400: request 2's deadline
-    expect(errorsTo(host)).toEqual([{ jsonrpc: "2.0", id: 2, error: { code: JSONRPC.REQUEST_TIMEOUT, message: "upstream did not answer tools/call within 1000 ms (limits.requestTimeoutMs)" } }]);
-    expect(upstream.sent.at(-1)?.message).toEqual({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 2, reason: "timeout in mcp-normalizer" } });
+    expect(errorsTo(host)).toEqual([
+      {
+        jsonrpc: "2.0",
+        id: 2,
+        error: {
+          code: JSONRPC.REQUEST_TIMEOUT,
+          message: "upstream did not answer tools/call within 1000 ms (limits.requestTimeoutMs)",
+        },
+      },
+    ]);
+    expect(upstream.sent.at(-1)?.message).toEqual({
+      jsonrpc: "2.0",
+      method: "notifications/cancelled",
+      params: { requestId: 2, reason: "timeout in mcp-normalizer" },
+    });
     expect(bridge.waitingCount).toBe(0);
     // A late answer is not forwarded: the host already has its error.
     upstream.receive({ jsonrpc: "2.0", id: 2, result: { content: [] } });
@@ -89,7 +109,7 @@ describe("Bridge request timeouts", () => {
 });
 
 describe("Bridge request ids", () => {
-  it("1 and \"1\" are different requests: each answer reaches its own, a reused id still waiting is refused", async () => {
+  it('1 and "1" are different requests: each answer reaches its own, a reused id still waiting is refused', async () => {
     const { host, upstream, bridge } = await bridgeOf();
     host.receive({ jsonrpc: "2.0", id: 1, method: "tools/call", params: {} });
     host.receive({ jsonrpc: "2.0", id: "1", method: "tools/call", params: {} });
@@ -99,7 +119,11 @@ describe("Bridge request ids", () => {
     upstream.receive({ jsonrpc: "2.0", id: "1", result: { which: "string" } });
     upstream.receive({ jsonrpc: "2.0", id: "1", result: { which: "late" } });
     upstream.receive({ jsonrpc: "2.0", id: 1, result: { which: "number" } });
-    expect(host.sent.filter((s) => "result" in s.message).map((s) => [s.message.id, s.message.result, s.options?.relatedRequestId])).toEqual([
+    expect(
+      host.sent
+        .filter((s) => "result" in s.message)
+        .map((s) => [s.message.id, s.message.result, s.options?.relatedRequestId]),
+    ).toEqual([
       ["1", { which: "string" }, "1"],
       [1, { which: "number" }, 1],
     ]);
@@ -114,12 +138,28 @@ describe("Bridge request ids", () => {
     host.receive({ jsonrpc: "2.0", id: 7, result: {} });
     expect(upstream.sent.map((s) => s.message)).toEqual([{ jsonrpc: "2.0", id: 7, result: {} }]);
   });
+
+  it("an answer over maxMessageBytes is answered by the bridge, and no table keeps the request", async () => {
+    const { host, upstream, bridge } = await bridgeOf();
+    host.receive({ jsonrpc: "2.0", id: 5, method: "resources/read", params: { uri: "file:///big" } });
+    expect(bridge.waitingCount).toBe(1);
+    expect(bridge.upstream.pendingCount).toBe(1);
+    upstream.onproblem?.({ kind: "too-large", id: 5, bytes: 9_999_999, excerpt: '{"jsonrpc":"2.0","id":5,' });
+    expect(errorsTo(host)).toMatchObject([{ id: 5, error: { code: JSONRPC.MESSAGE_TOO_LARGE } }]);
+    expect(bridge.waitingCount).toBe(0);
+    expect(bridge.upstream.pendingCount).toBe(0);
+  });
 });
 
 describe("Bridge forwarded headers", () => {
   it("forwards the host's mcp-* headers (not its session id) with each message, following a new headers object", async () => {
     const { host, upstream } = await bridgeOf();
-    const first = { "mcp-protocol-version": "2025-06-18", "Mcp-Method": "tools/call", "mcp-session-id": "s1", accept: "application/json" };
+    const first = {
+      "mcp-protocol-version": "2025-06-18",
+      "Mcp-Method": "tools/call",
+      "mcp-session-id": "s1",
+      accept: "application/json",
+    };
     host.receive(call(1), { requestInfo: { headers: first } });
     host.receive(call(2), { requestInfo: { headers: first } });
     host.receive(call(3), { requestInfo: { headers: { "mcp-protocol-version": "2025-11-25" } } });

@@ -19,8 +19,12 @@ const config = { mcpServers: { fx: { command: process.execPath, args: [FAULT_SER
 const INIT = { protocolVersion: "2025-03-26", capabilities: {}, clientInfo: { name: "batch-host", version: "1" } };
 
 /** `MAX` pings and a crash call: one over the limit. */
-const overBatch = (base: number) => [...Array.from({ length: MAX }, (_, i) => ({ jsonrpc: "2.0", id: base + i, method: "ping" })), { jsonrpc: "2.0", id: base + MAX, method: "tools/call", params: { name: "crash", arguments: {} } }];
-const atLimit = (base: number) => Array.from({ length: MAX }, (_, i) => ({ jsonrpc: "2.0", id: base + i, method: "ping" }));
+const overBatch = (base: number) => [
+  ...Array.from({ length: MAX }, (_, i) => ({ jsonrpc: "2.0", id: base + i, method: "ping" })),
+  { jsonrpc: "2.0", id: base + MAX, method: "tools/call", params: { name: "crash", arguments: {} } },
+];
+const atLimit = (base: number) =>
+  Array.from({ length: MAX }, (_, i) => ({ jsonrpc: "2.0", id: base + i, method: "ping" }));
 
 let serve: ServeProcess;
 beforeAll(async () => {
@@ -33,20 +37,46 @@ afterAll(async () => {
 describe("over streamable HTTP", () => {
   it("413, -32600 naming limits.maxBatch, nothing forwarded; a batch at the limit is answered", async () => {
     const url = `${serve.url}/mcp/fx`;
-    const init = await post(url, JSON.stringify({ jsonrpc: "2.0", id: 0, method: "initialize", params: INIT }), undefined, { "mcp-protocol-version": "2025-03-26" });
+    const init = await post(
+      url,
+      JSON.stringify({ jsonrpc: "2.0", id: 0, method: "initialize", params: INIT }),
+      undefined,
+      { "mcp-protocol-version": "2025-03-26" },
+    );
     const session = init.headers.get("mcp-session-id")!;
     await post(url, JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }), session);
-    const pid = toolText((await post(url, JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "pid" } }), session)).messages[0]!);
+    const pid = toolText(
+      (
+        await post(
+          url,
+          JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "pid" } }),
+          session,
+        )
+      ).messages[0]!,
+    );
 
     const refused = await post(url, JSON.stringify(overBatch(10)), session);
     expect(refused.status).toBe(413);
     expect(refused.messages).toHaveLength(1);
-    expect(refused.messages[0]!.error).toMatchObject({ code: -32600, message: expect.stringContaining(`exceeds limits.maxBatch (${MAX})`) });
+    expect(refused.messages[0]!.error).toMatchObject({
+      code: -32600,
+      message: expect.stringContaining(`exceeds limits.maxBatch (${MAX})`),
+    });
 
     const answered = await post(url, JSON.stringify(atLimit(20)), session);
     expect(answered.status).toBe(200);
     expect(answered.messages.map((m) => m.id)).toEqual([20, 21, 22, 23, 24]);
-    expect(toolText((await post(url, JSON.stringify({ jsonrpc: "2.0", id: 30, method: "tools/call", params: { name: "pid" } }), session)).messages[0]!)).toBe(pid);
+    expect(
+      toolText(
+        (
+          await post(
+            url,
+            JSON.stringify({ jsonrpc: "2.0", id: 30, method: "tools/call", params: { name: "pid" } }),
+            session,
+          )
+        ).messages[0]!,
+      ),
+    ).toBe(pid);
   });
 });
 
@@ -58,7 +88,8 @@ describe("over WebSocket", () => {
     const pid = toolText(await host.request(1, "tools/call", { name: "pid" }));
     const answers = Array.from({ length: MAX + 1 }, (_, i) => host.answerTo(10 + i));
     host.send(JSON.stringify(overBatch(10)));
-    for (const answer of await Promise.all(answers)) expect(answer.error).toMatchObject({ code: -32600, message: expect.stringContaining("limits.maxBatch") });
+    for (const answer of await Promise.all(answers))
+      expect(answer.error).toMatchObject({ code: -32600, message: expect.stringContaining("limits.maxBatch") });
     expect(toolText(await host.request(30, "tools/call", { name: "pid" }))).toBe(pid);
     await host.close();
   });
@@ -67,7 +98,10 @@ describe("over WebSocket", () => {
     const host = await initializedWs(serve.url, "fx");
     const answer = host.answerTo(40);
     host.send(JSON.stringify([{ jsonrpc: "2.0", id: 40, method: "ping" }]));
-    expect((await answer).error).toMatchObject({ code: -32600, message: expect.stringContaining("no JSON-RPC batches") });
+    expect((await answer).error).toMatchObject({
+      code: -32600,
+      message: expect.stringContaining("no JSON-RPC batches"),
+    });
     await host.close();
   });
 });
@@ -87,7 +121,8 @@ describe("over stdio", () => {
       expect(toolText(answered)).toBe(pid);
       const refused = host.messages.filter((m) => typeof m.id === "number" && m.id >= 10 && m.id < 10 + MAX + 1);
       expect(refused).toHaveLength(MAX + 1);
-      for (const m of refused) expect(m.error).toMatchObject({ code: -32600, message: expect.stringContaining(`limits.maxBatch (${MAX})`) });
+      for (const m of refused)
+        expect(m.error).toMatchObject({ code: -32600, message: expect.stringContaining(`limits.maxBatch (${MAX})`) });
     } finally {
       await host.close();
     }

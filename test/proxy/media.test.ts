@@ -7,7 +7,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CreateMessageRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { Policy, normalizeRequestParams, normalizeResult } from "../../src/normalize/index.js";
 import { loadMediaCorpus } from "../fixtures/corpus/index.js";
-import { connect, hostTransport, raw, startFixtureServe, type Connected, type ServeProcess } from "../helpers/proxyProcess.js";
+import {
+  connect,
+  hostTransport,
+  raw,
+  startFixtureServe,
+  type Connected,
+  type ServeProcess,
+} from "../helpers/proxyProcess.js";
 
 const cases = loadMediaCorpus().filter((c) => Object.keys(c.policy).length === 0);
 const policy = new Policy();
@@ -38,13 +45,20 @@ describe.each(["stdio", "mcp"] as const)("image and audio blocks through %s", (k
     expect(cases.length).toBeGreaterThan(50);
     for (const c of cases) {
       const toolResult = await raw(host.client, "tools/call", { name: "media", arguments: { content: [c.input] } });
-      const expectedTool = normalizeResult("tools/call", { content: [c.input] }, policy).value as { content: unknown[] };
+      const expectedTool = normalizeResult("tools/call", { content: [c.input] }, policy).value as {
+        content: unknown[];
+      };
       expect(JSON.stringify(toolResult.content), `tool ${c.name}`).toBe(JSON.stringify(expectedTool.content));
       expect(JSON.stringify(expectedTool.content[0]), `engine vs corpus ${c.name}`).toBe(JSON.stringify(c.expected));
       expect((toolResult.content as Array<{ data: string }>)[0]!.data).toBe(c.input.data);
 
-      const prompt = await raw(host.client, "prompts/get", { name: "media", arguments: { content: JSON.stringify([c.input]) } });
-      expect(JSON.stringify((prompt.messages as Array<{ content: unknown }>)[0]!.content), `prompt ${c.name}`).toBe(JSON.stringify(c.expected));
+      const prompt = await raw(host.client, "prompts/get", {
+        name: "media",
+        arguments: { content: JSON.stringify([c.input]) },
+      });
+      expect(JSON.stringify((prompt.messages as Array<{ content: unknown }>)[0]!.content), `prompt ${c.name}`).toBe(
+        JSON.stringify(c.expected),
+      );
     }
   });
 
@@ -55,12 +69,21 @@ describe.each(["stdio", "mcp"] as const)("image and audio blocks through %s", (k
     sampled.length = 0;
     await raw(host.client, "tools/call", { name: "sample", arguments: { content: block } });
     expect(sampled).toEqual([{ type: "image", data: png, mimeType: "image/png" }]);
-    const expected = normalizeRequestParams("sampling/createMessage", { messages: [{ role: "user", content: block }] }, policy).value as { messages: Array<{ content: unknown }> };
+    const expected = normalizeRequestParams(
+      "sampling/createMessage",
+      { messages: [{ role: "user", content: block }] },
+      policy,
+    ).value as { messages: Array<{ content: unknown }> };
     expect(sampled[0]).toEqual(expected.messages[0]!.content);
   });
 
   it("resource_link items get a missing mimeType from the URI's extension", async () => {
-    const result = await raw(host.client, "tools/call", { name: "media", arguments: { content: [{ type: "resource_link", uri: "file:///docs/guide.md", name: "guide" }] } });
-    expect(result.content).toEqual([{ type: "resource_link", uri: "file:///docs/guide.md", name: "guide", mimeType: "text/markdown" }]);
+    const result = await raw(host.client, "tools/call", {
+      name: "media",
+      arguments: { content: [{ type: "resource_link", uri: "file:///docs/guide.md", name: "guide" }] },
+    });
+    expect(result.content).toEqual([
+      { type: "resource_link", uri: "file:///docs/guide.md", name: "guide", mimeType: "text/markdown" },
+    ]);
   });
 });

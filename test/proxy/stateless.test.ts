@@ -1,6 +1,6 @@
 /**
  * A host and a server speaking the stateless 2026-07-28 revision (no initialize, no session)
- * work through `serve` (issue 3): the proxy neither blocks the unknown version nor demands a
+ * work through `serve`: the proxy neither blocks the unknown version nor demands a
  * handshake, and still normalizes the result.
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
@@ -23,7 +23,12 @@ afterAll(async () => {
 async function post(body: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
   const res = await fetch(`${serve.url}/mcp/st`, {
     method: "POST",
-    headers: { "Content-Type": "application/json", Accept: "application/json, text/event-stream", "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": (body as { method: string }).method },
+    headers: {
+      "Content-Type": "application/json",
+      Accept: "application/json, text/event-stream",
+      "MCP-Protocol-Version": "2026-07-28",
+      "Mcp-Method": (body as { method: string }).method,
+    },
     body: JSON.stringify(body),
   });
   const text = await res.text();
@@ -33,9 +38,18 @@ async function post(body: unknown): Promise<{ status: number; json: Record<strin
 }
 
 it("a stateless resources/read passes through without initialize and comes back normalized", async () => {
-  const { status, json } = await post({ jsonrpc: "2.0", id: 1, method: "resources/read", params: { uri: "x://a.txt", _meta: { "io.modelcontextprotocol/protocolVersion": "2026-07-28" } } });
+  const { status, json } = await post({
+    jsonrpc: "2.0",
+    id: 1,
+    method: "resources/read",
+    params: { uri: "x://a.txt", _meta: { "io.modelcontextprotocol/protocolVersion": "2026-07-28" } },
+  });
   expect(status).toBe(200);
-  expect(json).toEqual({ jsonrpc: "2.0", id: 1, result: { contents: [{ uri: "x://a.txt", mimeType: "text/plain", text: "stateless x://a.txt" }] } });
+  expect(json).toEqual({
+    jsonrpc: "2.0",
+    id: 1,
+    result: { contents: [{ uri: "x://a.txt", mimeType: "text/plain", text: "stateless x://a.txt" }] },
+  });
   expect(upstream.seen.at(-1)).toMatchObject({ version: "2026-07-28", method: "resources/read" });
   expect(upstream.seen.every((s) => s.session === undefined)).toBe(true);
 });
@@ -43,6 +57,10 @@ it("a stateless resources/read passes through without initialize and comes back 
 it("unknown result fields of the new revision (ttl) pass untouched, request after request", async () => {
   for (const id of [2, 3]) {
     const { json } = await post({ jsonrpc: "2.0", id, method: "tools/list", params: {} });
-    expect(json).toEqual({ jsonrpc: "2.0", id, result: { tools: [{ name: "noop", inputSchema: { type: "object" } }], ttl: 60 } });
+    expect(json).toEqual({
+      jsonrpc: "2.0",
+      id,
+      result: { tools: [{ name: "noop", inputSchema: { type: "object" } }], ttl: 60 },
+    });
   }
 });

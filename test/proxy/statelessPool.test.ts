@@ -15,7 +15,12 @@ const POOL = 3;
 const STATELESS = { "mcp-protocol-version": "2026-07-28" };
 
 function call(url: string, name: string, args: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
-  return post(url, JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name, arguments: args } }), undefined, { ...STATELESS, ...headers });
+  return post(
+    url,
+    JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name, arguments: args } }),
+    undefined,
+    { ...STATELESS, ...headers },
+  );
 }
 
 async function pidOf(url: string, headers: Record<string, string> = {}): Promise<number> {
@@ -29,7 +34,10 @@ describe("the stateless pool", () => {
   let serve: ServeProcess;
   let url: string;
   beforeAll(async () => {
-    serve = await serveConfig({ mcpServers: { fx: { command: process.execPath, args: [FAULT_SERVER] } }, limits: { statelessPoolSize: POOL, sessionIdleMs: 3000 } });
+    serve = await serveConfig({
+      mcpServers: { fx: { command: process.execPath, args: [FAULT_SERVER] } },
+      limits: { statelessPoolSize: POOL, sessionIdleMs: 3000 },
+    });
     url = `${serve.url}/mcp/fx`;
   });
   afterAll(async () => {
@@ -67,14 +75,20 @@ describe("the stateless pool", () => {
 
   it("an upstream that crashes answers its request with the cause; the pool serves the next POST", async () => {
     const crashed = await call(url, "crash", { code: 3 });
-    expect(crashed.messages[0]).toMatchObject({ id: 1, error: { code: -32001, message: expect.stringContaining("exited with code 3") } });
+    expect(crashed.messages[0]).toMatchObject({
+      id: 1,
+      error: { code: -32001, message: expect.stringContaining("exited with code 3") },
+    });
     expect(await pidOf(url)).toBeGreaterThan(0);
   });
 });
 
 describe("stateless pools and bearer tokens", () => {
   it("clients with different tokens never share an upstream", async () => {
-    const serve = await serveConfig({ mcpServers: { fx: { command: process.execPath, args: [FAULT_SERVER] } }, auth: { bearerTokens: ["token-a-1", "token-b-2"] } });
+    const serve = await serveConfig({
+      mcpServers: { fx: { command: process.execPath, args: [FAULT_SERVER] } },
+      auth: { bearerTokens: ["token-a-1", "token-b-2"] },
+    });
     try {
       const url = `${serve.url}/mcp/fx`;
       const a = await pidOf(url, { authorization: "Bearer token-a-1" });
@@ -89,14 +103,31 @@ describe("stateless pools and bearer tokens", () => {
 
 describe("progress through a pooled upstream", () => {
   it("two concurrent POSTs with the same id and progress token each get their own progress and answer", async () => {
-    const serve = await serveConfig({ mcpServers: { fx: { command: process.execPath, args: [FIXTURE_SERVER] } }, limits: { statelessPoolSize: 1 } });
+    const serve = await serveConfig({
+      mcpServers: { fx: { command: process.execPath, args: [FIXTURE_SERVER] } },
+      limits: { statelessPoolSize: 1 },
+    });
     try {
       const url = `${serve.url}/mcp/fx`;
-      const body = (steps: number) => JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "progress", arguments: { steps }, _meta: { progressToken: "tok" } } });
-      const [three, five] = await Promise.all([post(url, body(3), undefined, STATELESS), post(url, body(5), undefined, STATELESS)]);
-      for (const [answer, steps] of [[three, 3], [five, 5]] as const) {
+      const body = (steps: number) =>
+        JSON.stringify({
+          jsonrpc: "2.0",
+          id: 7,
+          method: "tools/call",
+          params: { name: "progress", arguments: { steps }, _meta: { progressToken: "tok" } },
+        });
+      const [three, five] = await Promise.all([
+        post(url, body(3), undefined, STATELESS),
+        post(url, body(5), undefined, STATELESS),
+      ]);
+      for (const [answer, steps] of [
+        [three, 3],
+        [five, 5],
+      ] as const) {
         const progress = answer.messages.filter((m) => m.method === "notifications/progress");
-        expect(progress.map((m) => (m.params as { progressToken: unknown }).progressToken)).toEqual(Array(steps).fill("tok"));
+        expect(progress.map((m) => (m.params as { progressToken: unknown }).progressToken)).toEqual(
+          Array(steps).fill("tok"),
+        );
         expect(progress.map((m) => (m.params as { total: unknown }).total)).toEqual(Array(steps).fill(steps));
         const result = answer.messages.at(-1)!;
         expect(result).toMatchObject({ id: 7, result: { content: [{ type: "text", text: `done ${steps}` }] } });

@@ -7,21 +7,35 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { CreateMessageRequestSchema, ListResourcesRequestSchema, ReadResourceRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import {
+  CreateMessageRequestSchema,
+  ListResourcesRequestSchema,
+  ReadResourceRequestSchema,
+} from "@modelcontextprotocol/sdk/types.js";
 import { withNormalization, type NormalizationEvent } from "../../src/index.js";
 import { FIXTURE_SERVER } from "../helpers/paths.js";
 
 describe("withNormalization", () => {
   it("an SDK client reading through the decorator gets text, and every change is reported", async () => {
     const events: NormalizationEvent[] = [];
-    const transport = withNormalization(new StdioClientTransport({ command: process.execPath, args: [FIXTURE_SERVER], stderr: "pipe" }), { onNormalized: (e) => events.push(e) });
+    const transport = withNormalization(
+      new StdioClientTransport({ command: process.execPath, args: [FIXTURE_SERVER], stderr: "pipe" }),
+      { onNormalized: (e) => events.push(e) },
+    );
     const client = new Client({ name: "in-process-host", version: "1" });
     await client.connect(transport);
     try {
       const result = await client.readResource({ uri: "file:///docs/readme.md" });
-      expect(result.contents[0]).toMatchObject({ uri: "file:///docs/readme.md", mimeType: "text/markdown", text: "# Title\n\nSome *markdown*.\n" });
+      expect(result.contents[0]).toMatchObject({
+        uri: "file:///docs/readme.md",
+        mimeType: "text/markdown",
+        text: "# Title\n\nSome *markdown*.\n",
+      });
       expect(events).toHaveLength(1);
-      expect(events[0]).toMatchObject({ method: "resources/read", changes: [{ action: "unwrap-blob", mimeBefore: "application/octet-stream", mimeAfter: "text/markdown" }] });
+      expect(events[0]).toMatchObject({
+        method: "resources/read",
+        changes: [{ action: "unwrap-blob", mimeBefore: "application/octet-stream", mimeAfter: "text/markdown" }],
+      });
       expect(events[0]!.changes[0]!.saved).toBeGreaterThan(0);
       // Untracked methods are not remembered at all; answered ones are forgotten.
       await client.listTools();
@@ -39,7 +53,11 @@ describe("withNormalization", () => {
     await transport.start();
     await clientSide.start();
     await transport.send({ jsonrpc: "2.0", id: 7, method: "resources/read", params: { uri: "mem://x.txt" } });
-    await clientSide.send({ jsonrpc: "2.0", id: 7, result: { contents: [{ uri: "mem://x.txt", blob: Buffer.from("plain text").toString("base64") }] } });
+    await clientSide.send({
+      jsonrpc: "2.0",
+      id: 7,
+      result: { contents: [{ uri: "mem://x.txt", blob: Buffer.from("plain text").toString("base64") }] },
+    });
     await new Promise((resolve) => setImmediate(resolve));
     expect(order).toEqual(["message 7", "records for 7"]);
   });
@@ -51,10 +69,23 @@ describe("withNormalization", () => {
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
     const server = new Server({ name: "s", version: "1" }, { capabilities: { resources: {} } });
     const png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYGD4DwABBAEAwS2OUAAAAABJRU5ErkJggg==";
-    server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: [{ uri: "mem://a.json", name: "a" }] }));
+    server.setRequestHandler(ListResourcesRequestSchema, async () => ({
+      resources: [{ uri: "mem://a.json", name: "a" }],
+    }));
     server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) => {
-      const sampled = await extra.sendRequest({ method: "sampling/createMessage", params: { messages: [{ role: "user", content: { type: "image", data: png, mimeType: "image/jpeg" } }], maxTokens: 5 } }, (await import("@modelcontextprotocol/sdk/types.js")).CreateMessageResultSchema);
-      return { contents: [{ uri: request.params.uri, blob: Buffer.from(JSON.stringify(sampled.content)).toString("base64") }] };
+      const sampled = await extra.sendRequest(
+        {
+          method: "sampling/createMessage",
+          params: {
+            messages: [{ role: "user", content: { type: "image", data: png, mimeType: "image/jpeg" } }],
+            maxTokens: 5,
+          },
+        },
+        (await import("@modelcontextprotocol/sdk/types.js")).CreateMessageResultSchema,
+      );
+      return {
+        contents: [{ uri: request.params.uri, blob: Buffer.from(JSON.stringify(sampled.content)).toString("base64") }],
+      };
     });
     await server.connect(serverSide);
     const client = new Client({ name: "c", version: "1" }, { capabilities: { sampling: {} } });
@@ -68,7 +99,11 @@ describe("withNormalization", () => {
       const list = await client.listResources();
       expect(list.resources[0]).toMatchObject({ uri: "mem://a.json", mimeType: "application/json" });
       const read = await client.readResource({ uri: "mem://a.json" });
-      expect(read.contents[0]).toEqual({ uri: "mem://a.json", text: '{"type":"text","text":"fine"}', mimeType: "application/json" });
+      expect(read.contents[0]).toEqual({
+        uri: "mem://a.json",
+        text: '{"type":"text","text":"fine"}',
+        mimeType: "application/json",
+      });
       expect(seen).toEqual([{ type: "image", data: png, mimeType: "image/png" }]);
     } finally {
       await client.close();

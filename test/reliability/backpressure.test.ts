@@ -34,7 +34,10 @@ const RSS_GROWTH_BOUND = 80 * 1024 * 1024;
 /** A raw host of `kind` on the proxy (stdio: a proxy of its own), and the proxy's pid. */
 async function openFor(kind: HostKind, serve: ServeProcess): Promise<{ host: RawHost; proxyPid: number }> {
   if (kind === "stdio") {
-    const host = await openHost("stdio", { command: process.execPath, args: [CLI, "stdio", "--", process.execPath, FLOOD_SERVER] });
+    const host = await openHost("stdio", {
+      command: process.execPath,
+      args: [CLI, "stdio", "--", process.execPath, FLOOD_SERVER],
+    });
     return { host, proxyPid: host.pid };
   }
   return { host: await openHost(kind, { url: serve.url, name: "fl" }), proxyPid: serve.child.pid! };
@@ -64,9 +67,21 @@ describe("a host that stops reading holds its session's upstream back", () => {
 
         host.pause();
         let answered = false;
-        const flood = host.request("tools/call", { name: "flood", arguments: { count: FLOOD_COUNT, padBytes: PAD_BYTES, progress: progressFile } }, 120_000).finally(() => (answered = true));
+        const flood = host
+          .request(
+            "tools/call",
+            { name: "flood", arguments: { count: FLOOD_COUNT, padBytes: PAD_BYTES, progress: progressFile } },
+            120_000,
+          )
+          .finally(() => (answered = true));
         // The proxy stops reading the flooder: what it could write stops growing.
-        await untilSteady(() => readProgress(progressFile)?.written ?? 0, (written) => written > 0, 1500, 30_000, "the flooder's written count");
+        await untilSteady(
+          () => readProgress(progressFile)?.written ?? 0,
+          (written) => written > 0,
+          1500,
+          30_000,
+          "the flooder's written count",
+        );
         const stalled = readProgress(progressFile)!;
 
         // Held back: what the flooder could write is what the buffers on the way hold.
@@ -97,7 +112,12 @@ describe("a host that stops reading holds its session's upstream back", () => {
         expect(answer.result.content[0].text).toBe(`flooded ${FLOOD_COUNT}`);
         // Notifications come before the answer on every transport but streamable HTTP's, where
         // they share the answer's stream and so are in before it too.
-        await until(() => seen.count, (n) => n >= FLOOD_COUNT, 10_000, "flood notifications");
+        await until(
+          () => seen.count,
+          (n) => n >= FLOOD_COUNT,
+          10_000,
+          "flood notifications",
+        );
         expect(seen).toEqual({ count: FLOOD_COUNT, next: FLOOD_COUNT, outOfOrder: 0 });
       } finally {
         await host.close();
@@ -140,12 +160,27 @@ describe("a host that stops reading holds back an HTTP upstream's response strea
       const seen = floodCollector(host);
       const progressFile = join(dir, "http.json");
       host.pause();
-      const flood = host.request("tools/call", { name: "flood", arguments: { count: FLOOD_COUNT, padBytes: PAD_BYTES, progress: progressFile } }, 120_000);
-      await untilSteady(() => readProgress(progressFile)?.written ?? 0, (written) => written > 0, 1500, 30_000, "the flooder's written count");
+      const flood = host.request(
+        "tools/call",
+        { name: "flood", arguments: { count: FLOOD_COUNT, padBytes: PAD_BYTES, progress: progressFile } },
+        120_000,
+      );
+      await untilSteady(
+        () => readProgress(progressFile)?.written ?? 0,
+        (written) => written > 0,
+        1500,
+        30_000,
+        "the flooder's written count",
+      );
       expect(readProgress(progressFile)!.written).toBeLessThan(FLOOD_COUNT / 2);
       host.resume();
       expect((await flood).result.content[0].text).toBe(`flooded ${FLOOD_COUNT}`);
-      await until(() => seen.count, (n) => n >= FLOOD_COUNT, 10_000, "flood notifications");
+      await until(
+        () => seen.count,
+        (n) => n >= FLOOD_COUNT,
+        10_000,
+        "flood notifications",
+      );
       expect(seen).toEqual({ count: FLOOD_COUNT, next: FLOOD_COUNT, outOfOrder: 0 });
     } finally {
       await host.close();
@@ -182,7 +217,12 @@ describe("an upstream that stops reading its stdin holds its host back", () => {
       try {
         await host.initialize();
         await host.request("tools/call", { name: "stall", arguments: { ms: 60_000, progress: progressFile } });
-        upstreamPid = (await until(() => readProgress(progressFile), (p) => p?.stalled === true, 10_000, "stall"))!.pid;
+        upstreamPid = (await until(
+          () => readProgress(progressFile),
+          (p) => p?.stalled === true,
+          10_000,
+          "stall",
+        ))!.pid;
         const idleRss = rssBytes(proxyPid)!;
 
         const pad = "y".repeat(padBytes);
@@ -191,13 +231,24 @@ describe("an upstream that stops reading its stdin holds its host back", () => {
         // The proxy stops reading the host: what the host could not hand over stays with the
         // host (read without backpressure, it would shrink to nothing), and the proxy took only
         // what its buffers and the upstream's stdin pipe hold.
-        const backlog = await untilSteady(() => host.backlogBytes, () => true, 1500, 30_000, "the host's backlog");
+        const backlog = await untilSteady(
+          () => host.backlogBytes,
+          () => true,
+          1500,
+          30_000,
+          "the host's backlog",
+        );
         expect(backlog).toBeGreaterThan(total / 2);
         expect(rssBytes(proxyPid)! - idleRss).toBeLessThan(RSS_GROWTH_BOUND);
         expect(readProgress(progressFile)!.received).toBe(0);
 
         process.kill(upstreamPid, "SIGUSR2");
-        const done = await until(() => readProgress(progressFile), (p) => (p?.received ?? 0) >= count, 60_000, "upstream received");
+        const done = await until(
+          () => readProgress(progressFile),
+          (p) => (p?.received ?? 0) >= count,
+          60_000,
+          "upstream received",
+        );
         expect(done?.received).toBe(count);
         expect(done?.outOfOrder).toBe(0);
         expect(host.backlogBytes).toBe(0);

@@ -42,7 +42,9 @@ const HALF_HEADER = "POST /mcp/fx HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: a
 
 async function served(serve: ServeProcess): Promise<void> {
   const host = await connect(hostTransport("mcp", { url: serve.url, name: "fx" }));
-  expect(Number(((await raw(host.client, "tools/call", { name: "pid" })).content as Array<{ text: string }>)[0]!.text)).toBeGreaterThan(0);
+  expect(
+    Number(((await raw(host.client, "tools/call", { name: "pid" })).content as Array<{ text: string }>)[0]!.text),
+  ).toBeGreaterThan(0);
   await host.close();
 }
 
@@ -61,7 +63,9 @@ async function untilHealthy(serve: ServeProcess, timeoutMs: number): Promise<voi
 
 async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_resolve, reject) => (timer = setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms)));
+  const timeout = new Promise<never>(
+    (_resolve, reject) => (timer = setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms)),
+  );
   try {
     return await Promise.race([promise, timeout]);
   } finally {
@@ -71,7 +75,9 @@ async function within<T>(promise: Promise<T>, ms: number, what: string): Promise
 
 describe("limits.headersTimeoutMs", () => {
   it("900 connections with half-sent headers under ulimit -n 1024 are closed with 408 near the deadline; then a real client is served", async () => {
-    const serve = await serveConfig({ mcpServers: fx, limits: { headersTimeoutMs: 2000 } }, {}, [], { maxOpenFiles: 1024 });
+    const serve = await serveConfig({ mcpServers: fx, limits: { headersTimeoutMs: 2000 } }, {}, [], {
+      maxOpenFiles: 1024,
+    });
     const probes: Probe[] = [];
     try {
       for (let i = 0; i < 900; i++) probes.push(await probe(serve.url, HALF_HEADER));
@@ -91,7 +97,10 @@ describe("limits.headersTimeoutMs", () => {
 
 describe("limits.requestBodyTimeoutMs and limits.keepAliveTimeoutMs", () => {
   it("a body that stalls is closed with 408; an idle keep-alive connection is closed", async () => {
-    const serve = await serveConfig({ mcpServers: fx, limits: { headersTimeoutMs: 1000, requestBodyTimeoutMs: 2000, keepAliveTimeoutMs: 1000 } });
+    const serve = await serveConfig({
+      mcpServers: fx,
+      limits: { headersTimeoutMs: 1000, requestBodyTimeoutMs: 2000, keepAliveTimeoutMs: 1000 },
+    });
     try {
       const stalled = await probe(serve.url, `${HALF_HEADER}Content-Length: 100\r\n\r\n{"jsonrpc":`);
       const stalledAfter = await within(stalled.closed, 10_000, "stalled body closed");
@@ -110,7 +119,10 @@ describe("limits.requestBodyTimeoutMs and limits.keepAliveTimeoutMs", () => {
 
 describe("limits.maxConnections", () => {
   it("connections over the cap are closed as they arrive and logged; once others close, clients are served", async () => {
-    const serve = await serveConfig({ mcpServers: fx, limits: { maxConnections: 3, headersTimeoutMs: 30_000, requestBodyTimeoutMs: 30_000 } });
+    const serve = await serveConfig({
+      mcpServers: fx,
+      limits: { maxConnections: 3, headersTimeoutMs: 30_000, requestBodyTimeoutMs: 30_000 },
+    });
     const held: Probe[] = [];
     try {
       for (let i = 0; i < 3; i++) held.push(await probe(serve.url, HALF_HEADER));
@@ -132,10 +144,15 @@ describe("limits.maxConnections", () => {
 
 describe("out of file descriptors", () => {
   it("a maxConnections above ulimit -n is warned about at start; EMFILE on accept neither crashes nor wedges the listener", async () => {
-    const serve = await serveConfig({ mcpServers: fx, limits: { headersTimeoutMs: 2000 } }, {}, [], { maxOpenFiles: 150 });
+    const serve = await serveConfig({ mcpServers: fx, limits: { headersTimeoutMs: 2000 } }, {}, [], {
+      maxOpenFiles: 150,
+    });
     const probes: Probe[] = [];
     try {
-      await waitForStderr(serve, /"openFileLimit":150.*limits\.maxConnections is above what the open-file limit allows/);
+      await waitForStderr(
+        serve,
+        /"openFileLimit":150.*limits\.maxConnections is above what the open-file limit allows/,
+      );
       // More connections than descriptors: those past the limit are dropped (EMFILE), the
       // others closed with 408 after headersTimeoutMs.
       for (let i = 0; i < 250; i++) probes.push(await probe(serve.url, HALF_HEADER));

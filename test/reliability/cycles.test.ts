@@ -67,7 +67,12 @@ async function mcpCycle(url: string): Promise<void> {
     method: "POST",
     signal: abort.signal,
     headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "cycle", version: "1" } } }),
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "cycle", version: "1" } },
+    }),
   });
   const session = response.headers.get("mcp-session-id")!;
   const deleted = await fetch(`${url}/mcp/cat`, { method: "DELETE", headers: { "mcp-session-id": session } });
@@ -95,7 +100,11 @@ async function cycles(url: string, count: number): Promise<void> {
 describe(`${CYCLES} connect/disconnect cycles`, () => {
   let serve: ServeProcess;
   beforeAll(async () => {
-    serve = await serveConfig({ mcpServers: { cat: { command: "cat", env: { [MARKER]: "1" } } }, log: { level: "warn" } }, {}, []);
+    serve = await serveConfig(
+      { mcpServers: { cat: { command: "cat", env: { [MARKER]: "1" } } }, log: { level: "warn" } },
+      {},
+      [],
+    );
   });
   afterAll(async () => {
     await serve?.stop();
@@ -118,14 +127,19 @@ describe(`${CYCLES} connect/disconnect cycles`, () => {
 
     const fdsAfter = fdCount(pid);
     const rssAfter = rssBytes(pid);
-    console.log(`${CYCLES} cycles in ${elapsed} ms; fds ${fdsBefore} → ${fdsAfter}; RSS ${(rssBefore / 2 ** 20).toFixed(1)} → ${(rssAfter / 2 ** 20).toFixed(1)} MiB`);
+    console.log(
+      `${CYCLES} cycles in ${elapsed} ms; fds ${fdsBefore} → ${fdsAfter}; RSS ${(rssBefore / 2 ** 20).toFixed(1)} → ${(rssAfter / 2 ** 20).toFixed(1)} MiB`,
+    );
     expect(fdsAfter).toBeLessThanOrEqual(fdsBefore + 2);
-    // RSS swings by ±15 MiB with the garbage collector (measured: 111 → 122 → 120 → 109 MiB
+    // RSS swings by ±15 MiB with the garbage collector (seen: 111 → 122 → 120 → 109 MiB
     // over four rounds of 500); a per-session leak of even 50 KiB would pass this bound.
     expect(rssAfter - rssBefore).toBeLessThan(50 * 2 ** 20);
     expect(childrenOf(pid)).toEqual([]);
     expect(markedProcesses()).toEqual([]);
-    const health = (await getJson(`${serve.url}/healthz`)).body as { hostSessions: number; servers: Record<string, { sessions: number; sessionsOpened: number }> };
+    const health = (await getJson(`${serve.url}/healthz`)).body as {
+      hostSessions: number;
+      servers: Record<string, { sessions: number; sessionsOpened: number }>;
+    };
     expect(health.servers.cat!.sessionsOpened).toBeGreaterThanOrEqual(CYCLES + WARM_UP);
     // The listener's own count (every endpoint's session maps release their slot on close).
     expect(health.hostSessions).toBe(0);

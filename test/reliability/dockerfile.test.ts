@@ -39,7 +39,9 @@ describe("the Dockerfile", () => {
 
     expect(final[0]!.args).toMatch(/^node:20-slim$/);
     expect(final.some((i) => i.op === "RUN" && /npm ci --omit=dev/.test(i.args))).toBe(true);
-    expect(final.some((i) => i.op === "COPY" && i.args.includes(`--from=${buildName}`) && i.args.includes("/dist"))).toBe(true);
+    expect(
+      final.some((i) => i.op === "COPY" && i.args.includes(`--from=${buildName}`) && i.args.includes("/dist")),
+    ).toBe(true);
     // Numeric (Kubernetes' runAsNonRoot cannot check a user name) and not root.
     const user = one("USER")!.args;
     expect(user).toMatch(/^[1-9]\d*(:\d+)?$/);
@@ -48,13 +50,20 @@ describe("the Dockerfile", () => {
   });
 
   it("what dist/ imports is in `dependencies` (the image installs nothing else)", () => {
-    const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { dependencies: Record<string, string> };
+    const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as {
+      dependencies: Record<string, string>;
+    };
     const missing = new Set<string>();
-    const files = readdirSync(join(ROOT, "dist"), { recursive: true }).map(String).filter((f) => f.endsWith(".js"));
+    const files = readdirSync(join(ROOT, "dist"), { recursive: true })
+      .map(String)
+      .filter((f) => f.endsWith(".js"));
     expect(files.length).toBeGreaterThan(10);
     for (const file of files) {
       const code = readFileSync(join(ROOT, "dist", file), "utf8");
-      const specs = [...code.matchAll(/^\s*(?:import|export)\b[^;]*?from\s*["']([^"']+)["']/gm), ...code.matchAll(/\bimport\(\s*["']([^"']+)["']\s*\)/g)].map((m) => m[1]!);
+      const specs = [
+        ...code.matchAll(/^\s*(?:import|export)\b[^;]*?from\s*["']([^"']+)["']/gm),
+        ...code.matchAll(/\bimport\(\s*["']([^"']+)["']\s*\)/g),
+      ].map((m) => m[1]!);
       for (const spec of specs) {
         if (spec.startsWith(".")) continue;
         if (spec.startsWith("node:")) continue;
@@ -68,11 +77,22 @@ describe("the Dockerfile", () => {
   it("its ENTRYPOINT + CMD start the proxy from a mounted config, and its HEALTHCHECK passes against it (and fails once it stopped)", async () => {
     const dir = tempDir();
     const configPath = join(dir, "proxy.config.json");
-    writeFileSync(configPath, JSON.stringify({ listen: { host: "127.0.0.1", port: 0 }, mcpServers: { fx: { command: process.execPath, args: [FIXTURE_SERVER] } }, auth: { bearerTokens: ["${MCPN_TOKEN}"] } }));
+    writeFileSync(
+      configPath,
+      JSON.stringify({
+        listen: { host: "127.0.0.1", port: 0 },
+        mcpServers: { fx: { command: process.execPath, args: [FIXTURE_SERVER] } },
+        auth: { bearerTokens: ["${MCPN_TOKEN}"] },
+      }),
+    );
     const argv = localArgv([...execForm(one("ENTRYPOINT")!.args), ...execForm(one("CMD")!.args)], configPath);
     expect(argv.slice(1)).toEqual([join(ROOT, "dist", "cli.js"), "serve", "--config", configPath]);
 
-    const child = spawn(argv[0]!, argv.slice(1), { cwd: ROOT, env: { ...process.env, MCPN_TOKEN: "sidecar-test-token" }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(argv[0]!, argv.slice(1), {
+      cwd: ROOT,
+      env: { ...process.env, MCPN_TOKEN: "sidecar-test-token" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
     const url = await new Promise<string>((resolve, reject) => {
       let out = "";
@@ -85,7 +105,9 @@ describe("the Dockerfile", () => {
     });
     const health = execForm(one("HEALTHCHECK")!.args.replace(/^.*?CMD\s+/, ""));
     const probe = (healthUrl: string) =>
-      promisify(execFile)(localArgv(health, configPath)[0]!, localArgv(health, configPath).slice(1), { env: { ...process.env, MCPN_HEALTH_URL: healthUrl } }).then(
+      promisify(execFile)(localArgv(health, configPath)[0]!, localArgv(health, configPath).slice(1), {
+        env: { ...process.env, MCPN_HEALTH_URL: healthUrl },
+      }).then(
         () => 0,
         (error: { code?: number }) => error.code ?? -1,
       );
@@ -93,14 +115,28 @@ describe("the Dockerfile", () => {
     expect(await probe(`${url}/healthz`)).toBe(0);
     // Everything else needs the token.
     expect((await fetch(`${url}/metrics`)).status).toBe(401);
-    expect((await fetch(`${url}/metrics`, { headers: { authorization: "Bearer sidecar-test-token" } })).status).toBe(200);
+    expect((await fetch(`${url}/metrics`, { headers: { authorization: "Bearer sidecar-test-token" } })).status).toBe(
+      200,
+    );
     child.kill("SIGTERM");
     expect(await exited).toBe(0);
     expect(await probe(`${url}/healthz`)).toBe(1);
   });
 
   it("the ENTRYPOINT with `serve --url` flags runs without a config file", async () => {
-    const argv = localArgv([...execForm(one("ENTRYPOINT")!.args), "serve", "--name", "api", "--url", "http://127.0.0.1:9/mcp", "--port", "0"], "");
+    const argv = localArgv(
+      [
+        ...execForm(one("ENTRYPOINT")!.args),
+        "serve",
+        "--name",
+        "api",
+        "--url",
+        "http://127.0.0.1:9/mcp",
+        "--port",
+        "0",
+      ],
+      "",
+    );
     const child = spawn(argv[0]!, argv.slice(1), { cwd: tempDir(), stdio: ["ignore", "pipe", "pipe"] });
     const line = await new Promise<string>((resolve) => {
       let out = "";

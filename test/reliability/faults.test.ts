@@ -7,7 +7,17 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connect, hostTransport, raw, startServe, type HostKind, type ServeProcess } from "../helpers/proxyProcess.js";
-import { FAULT_SERVER, getJson, initializedWs, processState, serveConfig, tempDir, toolText, untilGone, waitForStderr } from "./helpers.js";
+import {
+  FAULT_SERVER,
+  getJson,
+  initializedWs,
+  processState,
+  serveConfig,
+  tempDir,
+  toolText,
+  untilGone,
+  waitForStderr,
+} from "./helpers.js";
 
 describe("an upstream that dies mid-request", () => {
   let serve: ServeProcess;
@@ -25,10 +35,16 @@ describe("an upstream that dies mid-request", () => {
     const pidB = Number(toolText(await b.request(1, "tools/call", { name: "pid" })));
     expect(pidA).not.toBe(pidB);
 
-    const sleeping = [a.request(2, "tools/call", { name: "sleep", arguments: { ms: 60_000 } }), a.request(3, "tools/call", { name: "sleep", arguments: { ms: 60_000 } })];
+    const sleeping = [
+      a.request(2, "tools/call", { name: "sleep", arguments: { ms: 60_000 } }),
+      a.request(3, "tools/call", { name: "sleep", arguments: { ms: 60_000 } }),
+    ];
     await waitForStderr(serve, /fault: sleeping[\s\S]*fault: sleeping/);
     const started = Date.now();
-    const answers = await Promise.all([...sleeping, a.request(4, "tools/call", { name: "crash", arguments: { code: 3 } })]);
+    const answers = await Promise.all([
+      ...sleeping,
+      a.request(4, "tools/call", { name: "crash", arguments: { code: 3 } }),
+    ]);
     const elapsed = Date.now() - started;
 
     expect(elapsed).toBeLessThan(1000);
@@ -76,8 +92,15 @@ describe("a stdio upstream that keeps dying", () => {
   it("is started again with a doubling backoff, shows as down in /healthz and /metrics, and recovers once SIGHUP brings a config that works", async () => {
     const dir = tempDir();
     const startLog = join(dir, "starts.log");
-    const server = (env: Record<string, string>) => ({ command: process.execPath, args: [FAULT_SERVER], env: { FAULT_START_LOG: startLog, ...env } });
-    const config = (env: Record<string, string>) => ({ mcpServers: { dying: server(env) }, limits: { restartBackoffMs: 150, maxRestartBackoffMs: 10_000 } });
+    const server = (env: Record<string, string>) => ({
+      command: process.execPath,
+      args: [FAULT_SERVER],
+      env: { FAULT_START_LOG: startLog, ...env },
+    });
+    const config = (env: Record<string, string>) => ({
+      mcpServers: { dying: server(env) },
+      limits: { restartBackoffMs: 150, maxRestartBackoffMs: 10_000 },
+    });
     const serve = await serveConfig(config({ FAULT_EXIT_ON_START: "1" }));
     try {
       for (let attempt = 0; attempt < 4; attempt++) {
@@ -96,7 +119,10 @@ describe("a stdio upstream that keeps dying", () => {
       expect(gaps[1]).toBeGreaterThanOrEqual(290);
       expect(gaps[2]).toBeGreaterThanOrEqual(590);
 
-      const health = (await getJson(`${serve.url}/healthz`)).body as { status: string; servers: Record<string, Record<string, unknown>> };
+      const health = (await getJson(`${serve.url}/healthz`)).body as {
+        status: string;
+        servers: Record<string, Record<string, unknown>>;
+      };
       expect(health.status).toBe("degraded");
       expect(health.servers.dying).toMatchObject({ status: "down", consecutiveFailures: 4, restarts: 3 });
       expect(String(health.servers.dying!.lastError)).toMatch(/exited with code 1$/);
@@ -110,7 +136,10 @@ describe("a stdio upstream that keeps dying", () => {
       await waitForStderr(serve, /SIGHUP: config re-read/);
       const host = await initializedWs(serve.url, "dying");
       expect(Number(toolText(await host.request(1, "tools/call", { name: "pid" })))).toBeGreaterThan(0);
-      const after = (await getJson(`${serve.url}/healthz`)).body as { status: string; servers: Record<string, Record<string, unknown>> };
+      const after = (await getJson(`${serve.url}/healthz`)).body as {
+        status: string;
+        servers: Record<string, Record<string, unknown>>;
+      };
       expect(after.servers.dying).toMatchObject({ status: "up", consecutiveFailures: 0 });
       expect(after.status).toBe("ok");
       await host.close();
@@ -146,14 +175,20 @@ describe("a host that goes away", () => {
   const kinds: HostKind[] = ["mcp", "sse", "ws", "stdio"];
   for (const kind of kinds) {
     it(`over ${kind}: its upstream child is ended and reaped (checked by pid), its session freed`, async () => {
-      const host = await connect(hostTransport(kind, { url: serve.url, name: "fx", stdioArgs: ["--", process.execPath, FAULT_SERVER] }));
-      const pid = Number(((await raw(host.client, "tools/call", { name: "pid" })).content as Array<{ text: string }>)[0]!.text);
+      const host = await connect(
+        hostTransport(kind, { url: serve.url, name: "fx", stdioArgs: ["--", process.execPath, FAULT_SERVER] }),
+      );
+      const pid = Number(
+        ((await raw(host.client, "tools/call", { name: "pid" })).content as Array<{ text: string }>)[0]!.text,
+      );
       expect(processState(pid)).toMatch(/[RS]/);
       if (kind === "mcp") await (host.transport as unknown as { terminateSession(): Promise<void> }).terminateSession();
       await host.close();
       expect(await untilGone(pid)).toBe(true);
       if (kind !== "stdio") {
-        const health = (await getJson(`${serve.url}/healthz`)).body as { servers: Record<string, { sessions: number }> };
+        const health = (await getJson(`${serve.url}/healthz`)).body as {
+          servers: Record<string, { sessions: number }>;
+        };
         expect(health.servers.fx!.sessions).toBe(0);
       }
     });

@@ -18,6 +18,7 @@ export interface Progress {
   stalled: boolean;
 }
 
+// biome-ignore lint/suspicious/noExplicitAny: raw JSON-RPC from a test peer; tests index into it freely.
 export type Message = Record<string, any>;
 
 export function readProgress(file: string): Progress | undefined {
@@ -28,18 +29,30 @@ export function readProgress(file: string): Progress | undefined {
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Polls `read` until `done` holds, or fails after `timeoutMs` naming the last value. */
-export async function until<T>(read: () => T, done: (value: T) => boolean, timeoutMs: number, what: string): Promise<T> {
+export async function until<T>(
+  read: () => T,
+  done: (value: T) => boolean,
+  timeoutMs: number,
+  what: string,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = read();
     if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`${what}: not reached in ${timeoutMs} ms (last: ${JSON.stringify(value)})`);
+    if (Date.now() > deadline)
+      throw new Error(`${what}: not reached in ${timeoutMs} ms (last: ${JSON.stringify(value)})`);
     await sleep(100);
   }
 }
 
 /** Waits until `read()` has not changed for `quietMs` (and `ready` holds): nothing moves any more. */
-export async function untilSteady(read: () => number, ready: (value: number) => boolean, quietMs: number, timeoutMs: number, what: string): Promise<number> {
+export async function untilSteady(
+  read: () => number,
+  ready: (value: number) => boolean,
+  quietMs: number,
+  timeoutMs: number,
+  what: string,
+): Promise<number> {
   const deadline = Date.now() + timeoutMs;
   let last = Number.NaN;
   let since = Date.now();

@@ -1,5 +1,5 @@
 /**
- * Helpers of the reliability, security and fuzz tests (issue 5): a proxy from a config object,
+ * Helpers of the reliability, security and fuzz tests: a proxy from a config object,
  * waiting on its stderr, a raw WebSocket host, and process checks by pid. Every helper that
  * starts something returns (or is) its cleanup.
  */
@@ -10,8 +10,8 @@ import { ROOT } from "../helpers/paths.js";
 import { startServe, type ServeOptions, type ServeProcess } from "../helpers/proxyProcess.js";
 import { tempDir as makeTempDir } from "../helpers/tempDir.js";
 
-export const FAULT_SERVER = join(ROOT, "test", "reliability", "fixtures", "fault-server.mjs");
-export const RAW_UPSTREAM = join(ROOT, "test", "fuzz", "fixtures", "raw-upstream.mjs");
+export const FAULT_SERVER = join(ROOT, "test", "fixtures", "servers", "fault-server.mjs");
+export const RAW_UPSTREAM = join(ROOT, "test", "fixtures", "servers", "raw-upstream.mjs");
 
 /** A temp folder removed after the test file (test/helpers/tempDir.ts). */
 export function tempDir(prefix = "mcpn-rel-"): string {
@@ -22,7 +22,12 @@ export function tempDir(prefix = "mcpn-rel-"): string {
  * Writes `config` to a fresh temp file and starts `serve --config` on port 0. The temp folder
  * (config, and logs tests put there) is removed after the test file (test/helpers/tempDir.ts).
  */
-export async function serveConfig(config: Record<string, unknown>, env: Record<string, string> = {}, extra: readonly string[] = [], options: ServeOptions = {}): Promise<ServeProcess & { configFile: string; dir: string }> {
+export async function serveConfig(
+  config: Record<string, unknown>,
+  env: Record<string, string> = {},
+  extra: readonly string[] = [],
+  options: ServeOptions = {},
+): Promise<ServeProcess & { configFile: string; dir: string }> {
   const dir = tempDir();
   const configFile = join(dir, "proxy.config.json");
   writeFileSync(configFile, JSON.stringify(config, null, 2));
@@ -51,7 +56,10 @@ export function waitForStderr(serve: ServeProcess, pattern: RegExp, timeoutMs = 
   });
 }
 
-export async function getJson(url: string, headers: Record<string, string> = {}): Promise<{ status: number; body: Record<string, unknown> }> {
+export async function getJson(
+  url: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: Record<string, unknown> }> {
   const response = await fetch(url, { headers });
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 }
@@ -148,7 +156,10 @@ export async function rawWs(baseUrl: string, name: string, headers: Record<strin
   });
   const answerTo = (id: string | number, timeoutMs = 10_000): Promise<Record<string, unknown>> =>
     new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no answer to id ${JSON.stringify(id)} in ${timeoutMs} ms`)), timeoutMs);
+      const timer = setTimeout(
+        () => reject(new Error(`no answer to id ${JSON.stringify(id)} in ${timeoutMs} ms`)),
+        timeoutMs,
+      );
       waiters.set(JSON.stringify(id), (m) => {
         clearTimeout(timer);
         resolve(m);
@@ -172,10 +183,18 @@ export async function rawWs(baseUrl: string, name: string, headers: Record<strin
   };
 }
 
-export const INIT = { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "mcpn-reliability", version: "1" } };
+export const INIT = {
+  protocolVersion: "2025-06-18",
+  capabilities: {},
+  clientInfo: { name: "mcpn-reliability", version: "1" },
+};
 
 /** A raw ws host, initialized. */
-export async function initializedWs(baseUrl: string, name: string, headers: Record<string, string> = {}): Promise<RawWs> {
+export async function initializedWs(
+  baseUrl: string,
+  name: string,
+  headers: Record<string, string> = {},
+): Promise<RawWs> {
   const host = await rawWs(baseUrl, name, headers);
   const init = await host.request("init", "initialize", INIT);
   if (!("result" in init)) throw new Error(`initialize failed: ${JSON.stringify(init)}`);

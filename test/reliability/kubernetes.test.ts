@@ -44,7 +44,11 @@ interface K8sObject {
   metadata: { name: string };
   data?: Record<string, string>;
   stringData?: Record<string, string>;
-  spec?: { securityContext?: { runAsNonRoot?: boolean; runAsUser?: number }; containers: Container[]; volumes?: Array<{ name: string; configMap?: { name: string } }> };
+  spec?: {
+    securityContext?: { runAsNonRoot?: boolean; runAsUser?: number };
+    containers: Container[];
+    volumes?: Array<{ name: string; configMap?: { name: string } }>;
+  };
 }
 
 const DOC = readFileSync(join(ROOT, "docs", "kubernetes.md"), "utf8");
@@ -58,9 +62,16 @@ const OBJECTS: K8sObject[] = BLOCKS.flatMap((block) =>
 const PODS = OBJECTS.filter((o) => o.kind === "Pod");
 const MODELS: Record<string, { validate(): void }> = {};
 const modelOf = (o: K8sObject): { validate(): void } => {
-  const make = { Pod: (x: K8sObject) => new Pod(x as never), Secret: (x: K8sObject) => new Secret(x as never), ConfigMap: (x: K8sObject) => new ConfigMap(x as never) }[o.kind];
+  const make = {
+    Pod: (x: K8sObject) => new Pod(x as never),
+    Secret: (x: K8sObject) => new Secret(x as never),
+    ConfigMap: (x: K8sObject) => new ConfigMap(x as never),
+  }[o.kind];
   if (make === undefined) throw new Error(`${o.kind} ${o.metadata.name}: no schema wired up for this kind`);
-  return (MODELS[`${o.kind}/${o.metadata.name}`] ??= make(o));
+  const key = `${o.kind}/${o.metadata.name}`;
+  const model = MODELS[key] ?? make(o);
+  MODELS[key] = model;
+  return model;
 };
 
 const isProxy = (c: Container): boolean => /mcp-normalizer/.test(c.image);
@@ -91,11 +102,17 @@ function mountedFile(pod: K8sObject, container: Container, path: string): string
 }
 
 /** The proxy's listen address and auth, as its args (and config file, when given) say. */
-function listener(pod: K8sObject, container: Container): { host: string; port: number; tokens: number; config: string | undefined } {
+function listener(
+  pod: K8sObject,
+  container: Container,
+): { host: string; port: number; tokens: number; config: string | undefined } {
   const args = container.args ?? [];
   const configPath = flag(args, "--config");
   const config = configPath === undefined ? undefined : mountedFile(pod, container, configPath);
-  const parsed = config === undefined ? {} : (JSON.parse(config) as { listen?: { host?: string; port?: number }; auth?: { bearerTokens?: string[] } });
+  const parsed =
+    config === undefined
+      ? {}
+      : (JSON.parse(config) as { listen?: { host?: string; port?: number }; auth?: { bearerTokens?: string[] } });
   return {
     host: flag(args, "--host") ?? parsed.listen?.host ?? "127.0.0.1",
     port: Number(flag(args, "--port") ?? parsed.listen?.port ?? 8808),
@@ -111,7 +128,9 @@ function containerEnv(container: Container): Record<string, string> {
     if (ref === undefined) env[e.name] = e.value ?? "";
     else {
       const secret = byName("Secret", ref.name);
-      const value = secret.stringData?.[ref.key] ?? (secret.data?.[ref.key] === undefined ? undefined : Buffer.from(secret.data[ref.key]!, "base64").toString());
+      const value =
+        secret.stringData?.[ref.key] ??
+        (secret.data?.[ref.key] === undefined ? undefined : Buffer.from(secret.data[ref.key]!, "base64").toString());
       if (value === undefined) throw new Error(`${container.name}: Secret ${ref.name} has no key ${ref.key}`);
       env[e.name] = value;
     }
@@ -120,7 +139,9 @@ function containerEnv(container: Container): Record<string, string> {
 }
 
 const probesOf = (c: Container): Array<[string, Probe]> =>
-  (["readinessProbe", "livenessProbe"] as const).flatMap((k) => (c[k] === undefined ? [] : [[k, c[k]!] as [string, Probe]]));
+  (["readinessProbe", "livenessProbe"] as const).flatMap((k) =>
+    c[k] === undefined ? [] : [[k, c[k]!] as [string, Probe]],
+  );
 
 /** GET as the kubelet does: to the pod's address (here loopback), `Host` the pod IP and port. */
 function httpProbe(port: number, path: string, hostHeader: string): Promise<number> {
@@ -138,7 +159,12 @@ function httpProbe(port: number, path: string, hostHeader: string): Promise<numb
 function execProbe(command: readonly string[], env: Record<string, string>): Promise<number> {
   const [cmd, ...rest] = command;
   return new Promise((resolve) => {
-    execFile(cmd === "node" ? process.execPath : cmd!, rest, { env: { ...process.env, ...env }, timeout: 10_000 }, (error) => resolve(error === null ? 0 : typeof error.code === "number" ? error.code : -1));
+    execFile(
+      cmd === "node" ? process.execPath : cmd!,
+      rest,
+      { env: { ...process.env, ...env }, timeout: 10_000 },
+      (error) => resolve(error === null ? 0 : typeof error.code === "number" ? error.code : -1),
+    );
   });
 }
 
@@ -185,13 +211,17 @@ describe("docs/kubernetes.md", () => {
       for (const [name, probe] of probes) {
         if (loopback) {
           // The kubelet probes the pod's IP: an HTTP or TCP probe of a loopback listener always fails.
-          expect(probe.httpGet ?? probe.tcpSocket ?? probe.grpc, `${pod.metadata.name} ${name} on a loopback listener`).toBeUndefined();
+          expect(
+            probe.httpGet ?? probe.tcpSocket ?? probe.grpc,
+            `${pod.metadata.name} ${name} on a loopback listener`,
+          ).toBeUndefined();
           expect(probe.exec?.command.length).toBeGreaterThan(0);
         } else {
           expect(probe.httpGet?.path ?? probe.exec, `${pod.metadata.name} ${name}`).toBeDefined();
         }
       }
-      if (!loopback) expect(tokens, `${pod.metadata.name}: listening on ${host} needs auth.bearerTokens`).toBeGreaterThan(0);
+      if (!loopback)
+        expect(tokens, `${pod.metadata.name}: listening on ${host} needs auth.bearerTokens`).toBeGreaterThan(0);
     }
     expect([...kinds].sort()).toEqual(["loopback", "pod address"]);
   });
@@ -203,7 +233,13 @@ describe("docs/kubernetes.md", () => {
       const env = containerEnv(container);
       // The image's ENTRYPOINT, with /app mapped onto this checkout; the config file from the ConfigMap; any free port.
       const workdir = finalInstruction("WORKDIR")!.args;
-      const entrypoint = execForm(finalInstruction("ENTRYPOINT")!.args).map((a, i) => (i === 0 && a === "node" ? process.execPath : a.startsWith(`${workdir}/`) ? join(ROOT, a.slice(workdir.length + 1)) : a));
+      const entrypoint = execForm(finalInstruction("ENTRYPOINT")!.args).map((a, i) =>
+        i === 0 && a === "node"
+          ? process.execPath
+          : a.startsWith(`${workdir}/`)
+            ? join(ROOT, a.slice(workdir.length + 1))
+            : a,
+      );
       const args = [...(container.args ?? [])];
       const configAt = args.indexOf("--config");
       if (configAt !== -1) {
@@ -214,14 +250,21 @@ describe("docs/kubernetes.md", () => {
       const portAt = args.indexOf("--port");
       if (portAt === -1) args.push("--port", "0");
       else args[portAt + 1] = "0";
-      const child = spawn(entrypoint[0]!, [...entrypoint.slice(1), ...args], { cwd: tempDir("mcpn-k8s-"), env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+      const child = spawn(entrypoint[0]!, [...entrypoint.slice(1), ...args], {
+        cwd: tempDir("mcpn-k8s-"),
+        env: { ...process.env, ...env },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
       const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
       try {
         let stderr = "";
         child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
         const url = await new Promise<string>((resolve, reject) => {
           let out = "";
-          const timer = setTimeout(() => reject(new Error(`not listening within 20 s; stderr: ${stderr.slice(-1500)}`)), 20_000);
+          const timer = setTimeout(
+            () => reject(new Error(`not listening within 20 s; stderr: ${stderr.slice(-1500)}`)),
+            20_000,
+          );
           child.stdout.on("data", (c: Buffer) => {
             out += c.toString();
             const m = /listening on (http:\/\/\S+)/.exec(out);
@@ -238,7 +281,8 @@ describe("docs/kubernetes.md", () => {
         const run = async (probe: Probe): Promise<boolean> => {
           if (probe.httpGet !== undefined) {
             const target = probe.httpGet.port;
-            const probePort = typeof target === "number" ? target : container.ports?.find((p) => p.name === target)?.containerPort;
+            const probePort =
+              typeof target === "number" ? target : container.ports?.find((p) => p.name === target)?.containerPort;
             expect(probePort, "the probe's port is the port the proxy listens on").toBe(port);
             const status = await httpProbe(actualPort, probe.httpGet.path, `10.1.2.3:${port}`);
             return status >= 200 && status < 400;

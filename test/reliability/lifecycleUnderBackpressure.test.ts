@@ -35,20 +35,33 @@ const floodServer = { command: process.execPath, args: [FLOOD_SERVER] };
 async function closeMcp(host: RawHost, url: string): Promise<void> {
   await host.close();
   const session = (host as unknown as { session?: string }).session;
-  if (session !== undefined) await fetch(`${url}/mcp/fl`, { method: "DELETE", headers: { "mcp-session-id": session }, signal: AbortSignal.timeout(5000) }).catch(() => {});
+  if (session !== undefined)
+    await fetch(`${url}/mcp/fl`, {
+      method: "DELETE",
+      headers: { "mcp-session-id": session },
+      signal: AbortSignal.timeout(5000),
+    }).catch(() => {});
 }
 
 /** Stalls the fixture's stdin (until SIGUSR2); resolves with its pid once it is stalled. */
 async function stallUpstream(host: RawHost, progressFile: string): Promise<number> {
   await host.request("tools/call", { name: "stall", arguments: { ms: 60_000, progress: progressFile } });
-  return (await until(() => readProgress(progressFile), (p) => p?.stalled === true, 10_000, "stall"))!.pid;
+  return (await until(
+    () => readProgress(progressFile),
+    (p) => p?.stalled === true,
+    10_000,
+    "stall",
+  ))!.pid;
 }
 
 describe("heartbeat and idle expiry while backpressure holds a session", () => {
   let serve: ServeProcess;
   const dir = tempDir("mcpn-lifebp-");
   beforeAll(async () => {
-    serve = await serveConfig({ mcpServers: { fl: floodServer }, limits: { pingIntervalMs: 1000, sessionIdleMs: 1500 } });
+    serve = await serveConfig({
+      mcpServers: { fl: floodServer },
+      limits: { pingIntervalMs: 1000, sessionIdleMs: 1500 },
+    });
   });
   afterAll(async () => {
     await serve?.stop();
@@ -65,12 +78,23 @@ describe("heartbeat and idle expiry while backpressure holds a session", () => {
       const pad = "y".repeat(1000);
       for (let seq = 0; seq < count; seq++) host.notify("notifications/flood", { seq, pad });
       // The proxy stops reading the host, then four ping intervals go by.
-      await untilSteady(() => host.backlogBytes, (bytes) => bytes > 0, 1500, 30_000, "the host's backlog");
+      await untilSteady(
+        () => host.backlogBytes,
+        (bytes) => bytes > 0,
+        1500,
+        30_000,
+        "the host's backlog",
+      );
       await sleep(4000);
       expect(loggedSince(serve, mark)).not.toMatch(REAPED);
 
       process.kill(upstreamPid, "SIGUSR2");
-      const done = await until(() => readProgress(progressFile), (p) => (p?.received ?? 0) >= count, 30_000, "upstream received");
+      const done = await until(
+        () => readProgress(progressFile),
+        (p) => (p?.received ?? 0) >= count,
+        30_000,
+        "upstream received",
+      );
       expect(done).toMatchObject({ received: count, outOfOrder: 0 });
       const listed = await host.request("tools/list", {}, 10_000);
       expect(listed.result.tools.map((t: { name: string }) => t.name)).toContain("flood");
@@ -86,9 +110,25 @@ describe("heartbeat and idle expiry while backpressure holds a session", () => {
     try {
       await host.initialize();
       host.pause();
-      void host.request("tools/call", { name: "flood", arguments: { count: FLOOD_COUNT, padBytes: PAD_BYTES, progress: progressFile } }, 60_000).catch(() => {});
-      const held = await until(() => readProgress(progressFile), (p) => (p?.written ?? 0) > 0, 10_000, "flood started");
-      await until(() => serve.stderr(), (text) => /no answer to a WebSocket ping within 1000 ms.*"msg":"session reaped"/.test(text), 15_000, "session reaped");
+      void host
+        .request(
+          "tools/call",
+          { name: "flood", arguments: { count: FLOOD_COUNT, padBytes: PAD_BYTES, progress: progressFile } },
+          60_000,
+        )
+        .catch(() => {});
+      const held = await until(
+        () => readProgress(progressFile),
+        (p) => (p?.written ?? 0) > 0,
+        10_000,
+        "flood started",
+      );
+      await until(
+        () => serve.stderr(),
+        (text) => /no answer to a WebSocket ping within 1000 ms.*"msg":"session reaped"/.test(text),
+        15_000,
+        "session reaped",
+      );
       // The flooder was blocked on a pipe nobody read: it is ended with the session.
       expect(readProgress(progressFile)!.written).toBeLessThan(FLOOD_COUNT / 2);
       expect(await untilGone(held!.pid, 10_000)).toBe(true);
@@ -105,13 +145,28 @@ describe("heartbeat and idle expiry while backpressure holds a session", () => {
       await host.initialize();
       const seen = floodCollector(host);
       host.pause();
-      const flood = host.request("tools/call", { name: "flood", arguments: { count: FLOOD_COUNT, padBytes: PAD_BYTES, progress: progressFile } }, 60_000);
-      await untilSteady(() => readProgress(progressFile)?.written ?? 0, (written) => written > 0, 1500, 30_000, "the flooder's written count");
+      const flood = host.request(
+        "tools/call",
+        { name: "flood", arguments: { count: FLOOD_COUNT, padBytes: PAD_BYTES, progress: progressFile } },
+        60_000,
+      );
+      await untilSteady(
+        () => readProgress(progressFile)?.written ?? 0,
+        (written) => written > 0,
+        1500,
+        30_000,
+        "the flooder's written count",
+      );
       await sleep(3500);
       expect(loggedSince(serve, mark)).not.toMatch(REAPED);
       host.resume();
       expect((await flood).result.content[0].text).toBe(`flooded ${FLOOD_COUNT}`);
-      await until(() => seen.count, (n) => n >= FLOOD_COUNT, 10_000, "flood notifications");
+      await until(
+        () => seen.count,
+        (n) => n >= FLOOD_COUNT,
+        10_000,
+        "flood notifications",
+      );
       expect(seen).toEqual({ count: FLOOD_COUNT, next: FLOOD_COUNT, outOfOrder: 0 });
     } finally {
       await closeMcp(host, serve.url);
@@ -128,14 +183,25 @@ describe("heartbeat and idle expiry while backpressure holds a session", () => {
       const upstreamPid = await stallUpstream(host, progressFile);
       const pad = "z".repeat(2 * 1024 * 1024);
       for (let seq = 0; seq < count; seq++) host.notify("notifications/flood", { seq, pad });
-      await untilSteady(() => host.backlogBytes, (bytes) => bytes > 0, 1000, 30_000, "the host's backlog");
+      await untilSteady(
+        () => host.backlogBytes,
+        (bytes) => bytes > 0,
+        1000,
+        30_000,
+        "the host's backlog",
+      );
       await sleep(3500);
       expect(loggedSince(serve, mark)).not.toMatch(REAPED);
 
       process.kill(upstreamPid, "SIGUSR2");
-      const done = await until(() => readProgress(progressFile), (p) => (p?.received ?? 0) >= count, 30_000, "upstream received");
+      const done = await until(
+        () => readProgress(progressFile),
+        (p) => (p?.received ?? 0) >= count,
+        30_000,
+        "upstream received",
+      );
       expect(done).toMatchObject({ received: count, outOfOrder: 0 });
-      expect((await host.request("tools/list", {}, 10_000)).result.tools).toHaveLength(2);
+      expect((await host.request("tools/list", {}, 10_000)).result.tools).toHaveLength(3);
     } finally {
       await closeMcp(host, serve.url);
     }
@@ -146,7 +212,10 @@ describe("a POST that waited for its turn past limits.requestBodyTimeoutMs", () 
   let serve: ServeProcess;
   const dir = tempDir("mcpn-lifebp-");
   beforeAll(async () => {
-    serve = await serveConfig({ mcpServers: { fl: floodServer }, limits: { requestBodyTimeoutMs: 1500, headersTimeoutMs: 1000 } });
+    serve = await serveConfig({
+      mcpServers: { fl: floodServer },
+      limits: { requestBodyTimeoutMs: 1500, headersTimeoutMs: 1000 },
+    });
   });
   afterAll(async () => {
     await serve?.stop();
@@ -162,11 +231,21 @@ describe("a POST that waited for its turn past limits.requestBodyTimeoutMs", () 
       const pad = "z".repeat(2 * 1024 * 1024);
       for (let seq = 0; seq < count; seq++) host.notify("notifications/flood", { seq, pad });
       // Bodies held unread are closed by the request timeout: the host's backlog empties.
-      await until(() => host.backlogBytes, (bytes) => bytes === 0, 15_000, "the held POSTs closed");
+      await until(
+        () => host.backlogBytes,
+        (bytes) => bytes === 0,
+        15_000,
+        "the held POSTs closed",
+      );
       process.kill(upstreamPid, "SIGUSR2");
-      expect((await host.request("tools/list", {}, 10_000)).result.tools).toHaveLength(2);
+      expect((await host.request("tools/list", {}, 10_000)).result.tools).toHaveLength(3);
       // The first body went through before the hold; the ones answered 408 are not delivered after all.
-      await until(() => readProgress(progressFile)?.received ?? 0, (n) => n >= 1, 5000, "the first body received");
+      await until(
+        () => readProgress(progressFile)?.received ?? 0,
+        (n) => n >= 1,
+        5000,
+        "the first body received",
+      );
       await sleep(500);
       expect(readProgress(progressFile)!.received).toBe(1);
     } finally {
@@ -178,26 +257,43 @@ describe("a POST that waited for its turn past limits.requestBodyTimeoutMs", () 
 /** A stateless POST (protocol 2026-07-28, no session) whose response is not read until `resume()`. */
 function statelessPost(url: string, message: unknown): Promise<IncomingMessage> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest(url, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": "2026-07-28" } }, (res) => {
-      res.pause();
-      resolve(res);
-    });
+    const req = httpRequest(
+      url,
+      {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          "mcp-protocol-version": "2026-07-28",
+        },
+      },
+      (res) => {
+        res.pause();
+        resolve(res);
+      },
+    );
     req.on("error", reject);
     req.end(JSON.stringify(message));
   });
 }
 
 /** The JSON messages of an SSE response, read to its end. */
-function sseMessages(res: IncomingMessage): Promise<Array<Record<string, any>>> {
+// biome-ignore lint/suspicious/noExplicitAny: raw JSON-RPC from a test peer; tests index into it freely.
+type RawMessage = Record<string, any>;
+
+function sseMessages(res: IncomingMessage): Promise<RawMessage[]> {
   return new Promise((resolve, reject) => {
-    const messages: Array<Record<string, any>> = [];
+    const messages: RawMessage[] = [];
     let rest = "";
     res.setEncoding("utf8");
     res.on("data", (chunk: string) => {
       rest += chunk;
-      let at: number;
-      while ((at = rest.indexOf("\n\n")) >= 0) {
-        const data = rest.slice(0, at).split("\n").filter((line) => line.startsWith("data:")).map((line) => line.slice(5).trimStart());
+      for (let at = rest.indexOf("\n\n"); at >= 0; at = rest.indexOf("\n\n")) {
+        const data = rest
+          .slice(0, at)
+          .split("\n")
+          .filter((line) => line.startsWith("data:"))
+          .map((line) => line.slice(5).trimStart());
         rest = rest.slice(at + 2);
         if (data.length > 0) messages.push(JSON.parse(data.join("\n")));
       }
@@ -221,9 +317,20 @@ describe("the stateless pool under backpressure", () => {
   it("a POST whose host does not read holds its pooled upstream back; everything arrives, in order, after", async () => {
     const progressFile = join(dir, "stateless.json");
     const idleRss = rssBytes(serve.child.pid!)!;
-    const res = await statelessPost(`${serve.url}/mcp/fl`, { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "flood", arguments: { count: FLOOD_COUNT, padBytes: PAD_BYTES, progress: progressFile } } });
+    const res = await statelessPost(`${serve.url}/mcp/fl`, {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "tools/call",
+      params: { name: "flood", arguments: { count: FLOOD_COUNT, padBytes: PAD_BYTES, progress: progressFile } },
+    });
     expect(res.statusCode).toBe(200);
-    const written = await untilSteady(() => readProgress(progressFile)?.written ?? 0, (n) => n > 0, 1500, 30_000, "the flooder's written count");
+    const written = await untilSteady(
+      () => readProgress(progressFile)?.written ?? 0,
+      (n) => n > 0,
+      1500,
+      30_000,
+      "the flooder's written count",
+    );
     expect(written).toBeLessThan(FLOOD_COUNT / 2);
     expect(rssBytes(serve.child.pid!)! - idleRss).toBeLessThan(RSS_GROWTH_BOUND);
 

@@ -10,7 +10,11 @@ import { FAULT_SERVER, initializedWs, processState, toolText, untilGone } from "
 
 const serveFault = () => startServe(["--name", "fx", "--", process.execPath, FAULT_SERVER]);
 
-async function helperPid(host: Awaited<ReturnType<typeof initializedWs>>, id: number, args: Record<string, unknown> = {}): Promise<number> {
+async function helperPid(
+  host: Awaited<ReturnType<typeof initializedWs>>,
+  id: number,
+  args: Record<string, unknown> = {},
+): Promise<number> {
   const pid = Number(toolText(await host.request(id, "tools/call", { name: "helper", arguments: args })));
   expect(pid).toBeGreaterThan(0);
   return pid;
@@ -59,7 +63,10 @@ describe("a stdio upstream's helper processes", () => {
 
   it("end with a stdio-mode proxy when its host goes away", async () => {
     const host = await connect(hostTransport("stdio", { stdioArgs: ["--", process.execPath, FAULT_SERVER] }));
-    const helper = Number(((await raw(host.client, "tools/call", { name: "helper", arguments: {} })).content as Array<{ text: string }>)[0]!.text);
+    const helper = Number(
+      ((await raw(host.client, "tools/call", { name: "helper", arguments: {} })).content as Array<{ text: string }>)[0]!
+        .text,
+    );
     expect(processState(helper)).toMatch(/[RS]/);
     await host.close();
     expect(await untilGone(helper)).toBe(true);

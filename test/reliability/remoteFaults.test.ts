@@ -66,7 +66,9 @@ describe("a remote upstream", () => {
       (error: Error) => error.message,
     );
     expect(refused).toMatch(/cannot reach upstream http:\/\/127\.0\.0\.1:\d+\/mcp.*ECONNREFUSED/);
-    const health = (await getJson(`${serve.url}/healthz`)).body as { servers: Record<string, { status: string; lastError: string }> };
+    const health = (await getJson(`${serve.url}/healthz`)).body as {
+      servers: Record<string, { status: string; lastError: string }>;
+    };
     expect(health.servers.remote).toMatchObject({ status: "down" });
     expect(health.servers.remote!.lastError).toContain("ECONNREFUSED");
 

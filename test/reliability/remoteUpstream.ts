@@ -50,14 +50,20 @@ export async function startRemoteUpstream(port = 0): Promise<RemoteUpstream> {
     const sessionId = req.headers["mcp-session-id"] as string | undefined;
     let transport = sessionId === undefined ? undefined : transports.get(sessionId);
     if (transport === undefined && req.method === "POST" && isInitializeRequest(body)) {
-      const created = new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID(), onsessioninitialized: (id) => void transports.set(id, created) });
+      const created = new StreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        onsessioninitialized: (id) => void transports.set(id, created),
+      });
       created.onclose = () => {
         if (created.sessionId !== undefined) transports.delete(created.sessionId);
       };
       await mcpServer().connect(created);
       transport = created;
     }
-    if (transport === undefined) return void res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32000, message: "no such session" } }));
+    if (transport === undefined)
+      return void res
+        .writeHead(404, { "content-type": "application/json" })
+        .end(JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32000, message: "no such session" } }));
     await transport.handleRequest(req, res, body);
   };
   const server: Server = createServer((req, res) => void handle(req, res).catch(() => res.destroy()));

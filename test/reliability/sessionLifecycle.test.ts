@@ -14,14 +14,20 @@ const INIT = { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { na
 
 let serve: ServeProcess;
 beforeAll(async () => {
-  serve = await serveConfig({ mcpServers: { fx: { command: process.execPath, args: [FAULT_SERVER] } }, limits: { sessionIdleMs: 1500, pingIntervalMs: 500 } });
+  serve = await serveConfig({
+    mcpServers: { fx: { command: process.execPath, args: [FAULT_SERVER] } },
+    limits: { sessionIdleMs: 1500, pingIntervalMs: 500 },
+  });
 });
 afterAll(async () => {
   await serve?.stop();
 });
 
 async function sessions(): Promise<number> {
-  const health = (await getJson(`${serve.url}/healthz`)).body as { servers: Record<string, { sessions: number }>; hostSessions: number };
+  const health = (await getJson(`${serve.url}/healthz`)).body as {
+    servers: Record<string, { sessions: number }>;
+    hostSessions: number;
+  };
   return health.servers.fx!.sessions;
 }
 
@@ -40,7 +46,11 @@ describe("limits.sessionIdleMs", () => {
     await new Promise((resolve) => setTimeout(resolve, 1000));
     expect((await post(url, rpc(3, "ping"), session)).status).toBe(200);
 
-    await waitForStderr(serve, /"reason":"no request and no open stream for 1500 ms \(limits\.sessionIdleMs\)".*"msg":"session reaped"/, 10_000);
+    await waitForStderr(
+      serve,
+      /"reason":"no request and no open stream for 1500 ms \(limits\.sessionIdleMs\)".*"msg":"session reaped"/,
+      10_000,
+    );
     expect(await untilGone(pid)).toBe(true);
     const after = await post(url, rpc(4, "ping"), session);
     expect(after.status).toBe(404);
@@ -49,9 +59,13 @@ describe("limits.sessionIdleMs", () => {
 
   it("a session whose host keeps a stream open (an SDK client's GET stream) is kept past the idle time", async () => {
     const host = await connect(hostTransport("mcp", { url: serve.url, name: "fx" }));
-    const pid = Number(((await raw(host.client, "tools/call", { name: "pid" })).content as Array<{ text: string }>)[0]!.text);
+    const pid = Number(
+      ((await raw(host.client, "tools/call", { name: "pid" })).content as Array<{ text: string }>)[0]!.text,
+    );
     await new Promise((resolve) => setTimeout(resolve, 3000));
-    expect(Number(((await raw(host.client, "tools/call", { name: "pid" })).content as Array<{ text: string }>)[0]!.text)).toBe(pid);
+    expect(
+      Number(((await raw(host.client, "tools/call", { name: "pid" })).content as Array<{ text: string }>)[0]!.text),
+    ).toBe(pid);
     await host.close();
   });
 });
@@ -63,7 +77,11 @@ describe("limits.pingIntervalMs", () => {
     const stuckPid = Number(toolText(await stuck.request(1, "tools/call", { name: "pid" })));
     // The stuck host reads nothing more: pings reach its socket, no pong goes back.
     (stuck.ws as unknown as { _socket: Socket })._socket.pause();
-    await waitForStderr(serve, /"reason":"no answer to a WebSocket ping within 500 ms \(limits\.pingIntervalMs\)".*"msg":"session reaped"/, 10_000);
+    await waitForStderr(
+      serve,
+      /"reason":"no answer to a WebSocket ping within 500 ms \(limits\.pingIntervalMs\)".*"msg":"session reaped"/,
+      10_000,
+    );
     expect(await untilGone(stuckPid)).toBe(true);
     // The healthy one answered every ping meanwhile and is still served.
     expect(Number(toolText(await healthy.request(1, "tools/call", { name: "pid" })))).toBeGreaterThan(0);

@@ -16,7 +16,11 @@ function exitOf(child: import("node:child_process").ChildProcess): Promise<{ cod
 describe("serve on SIGTERM/SIGINT", () => {
   for (const signal of ["SIGTERM", "SIGINT"] as const) {
     it(`${signal}: the request in flight finishes, new work is refused, children end, the log is flushed, exit 0`, async () => {
-      const serve = await serveConfig({ mcpServers: { fx: { command: process.execPath, args: [FAULT_SERVER] } }, log: { file: "normalizer.jsonl" }, limits: { shutdownGraceMs: 10_000 } });
+      const serve = await serveConfig({
+        mcpServers: { fx: { command: process.execPath, args: [FAULT_SERVER] } },
+        log: { file: "normalizer.jsonl" },
+        limits: { shutdownGraceMs: 10_000 },
+      });
       const host = await initializedWs(serve.url, "fx");
       const pid = Number(toolText(await host.request(1, "tools/call", { name: "pid" })));
       // A record for the normalization log, written just before the signal.
@@ -44,7 +48,10 @@ describe("serve on SIGTERM/SIGINT", () => {
   }
 
   it("past the grace period the request in flight gets an error and the proxy exits 0 promptly", async () => {
-    const serve = await serveConfig({ mcpServers: { fx: { command: process.execPath, args: [FAULT_SERVER] } }, limits: { shutdownGraceMs: 300 } });
+    const serve = await serveConfig({
+      mcpServers: { fx: { command: process.execPath, args: [FAULT_SERVER] } },
+      limits: { shutdownGraceMs: 300 },
+    });
     const host = await initializedWs(serve.url, "fx");
     const pid = Number(toolText(await host.request(1, "tools/call", { name: "pid" })));
     const sleeping = host.request(2, "tools/call", { name: "sleep", arguments: { ms: 60_000 } });
@@ -61,7 +68,10 @@ describe("serve on SIGTERM/SIGINT", () => {
   });
 
   it("a second signal ends the grace period at once", async () => {
-    const serve = await serveConfig({ mcpServers: { fx: { command: process.execPath, args: [FAULT_SERVER] } }, limits: { shutdownGraceMs: 60_000 } });
+    const serve = await serveConfig({
+      mcpServers: { fx: { command: process.execPath, args: [FAULT_SERVER] } },
+      limits: { shutdownGraceMs: 60_000 },
+    });
     const host = await initializedWs(serve.url, "fx");
     const sleeping = host.request(1, "tools/call", { name: "sleep", arguments: { ms: 60_000 } });
     await waitForStderr(serve, /fault: sleeping/);
@@ -69,7 +79,9 @@ describe("serve on SIGTERM/SIGINT", () => {
     serve.child.kill("SIGTERM");
     await waitForStderr(serve, /shutting down/);
     serve.child.kill("SIGTERM");
-    const answer = await sleeping.catch((e: Error) => { throw new Error(`${e.message}; stderr: ${serve.stderr().slice(-1500)}`); });
+    const answer = await sleeping.catch((e: Error) => {
+      throw new Error(`${e.message}; stderr: ${serve.stderr().slice(-1500)}`);
+    });
     expect(answer.error).toBeDefined();
     expect((await exited).code).toBe(0);
   });
@@ -82,7 +94,8 @@ describe("stdio on SIGTERM", () => {
     proxy.notify("notifications/initialized");
     const pid = Number(toolText(await proxy.request(2, "tools/call", { name: "pid" })));
     const sleeping = proxy.request(3, "tools/call", { name: "sleep", arguments: { ms: 500 } });
-    while (!proxy.stderr().includes("fault: sleeping")) await new Promise((resolve) => proxy.child.stderr.once("data", resolve));
+    while (!proxy.stderr().includes("fault: sleeping"))
+      await new Promise((resolve) => proxy.child.stderr.once("data", resolve));
     proxy.child.kill("SIGTERM");
     expect(toolText(await sleeping)).toBe("slept");
     expect(await proxy.exited).toBe(0);

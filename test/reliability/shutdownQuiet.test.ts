@@ -24,7 +24,9 @@ describe("serve and its upstream stopped together", () => {
       expect(answer.error).toMatchObject({ code: -32001 });
       expect(await exited).toBe(0);
       const afterSignal = serve.stderr().slice(serve.stderr().indexOf('"msg":"shutting down"'));
-      const warnings = afterSignal.split("\n").filter((line) => line.includes('"level":"warn"') || line.includes('"level":"error"'));
+      const warnings = afterSignal
+        .split("\n")
+        .filter((line) => line.includes('"level":"warn"') || line.includes('"level":"error"'));
       expect(warnings).toEqual([]);
       expect(afterSignal).toContain('"msg":"stopped"');
     } finally {

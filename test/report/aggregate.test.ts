@@ -6,15 +6,39 @@ import { parseLogLine } from "../../src/report/parseLogLine.js";
 function fact(overrides: Partial<EntryFact> = {}): EntryFact {
   const bytesBefore = overrides.bytesBefore ?? 100;
   const bytesAfter = overrides.bytesAfter ?? 75;
-  return { ts: "2026-01-01T00:00:00.000Z", server: "a", method: "resources/read", uri: "file:///a.txt", action: "unwrap-blob", mimeBefore: "text/plain", mimeAfter: "text/plain", saved: bytesBefore - bytesAfter, ...overrides, bytesBefore, bytesAfter };
+  return {
+    ts: "2026-01-01T00:00:00.000Z",
+    server: "a",
+    method: "resources/read",
+    uri: "file:///a.txt",
+    action: "unwrap-blob",
+    mimeBefore: "text/plain",
+    mimeAfter: "text/plain",
+    saved: bytesBefore - bytesAfter,
+    ...overrides,
+    bytesBefore,
+    bytesAfter,
+  };
 }
 
 describe("ReportAggregator", () => {
   it("totals and every breakdown are the exact sums of the facts", () => {
     const facts = [
       fact(),
-      fact({ server: "b", uri: "file:///b.md", mimeAfter: "text/markdown; charset=utf-8", bytesBefore: 400, bytesAfter: 300 }),
-      fact({ action: "reencode-blob", uri: "file:///c.bin", mimeAfter: "application/octet-stream", bytesBefore: 50, bytesAfter: 70 }),
+      fact({
+        server: "b",
+        uri: "file:///b.md",
+        mimeAfter: "text/markdown; charset=utf-8",
+        bytesBefore: 400,
+        bytesAfter: 300,
+      }),
+      fact({
+        action: "reencode-blob",
+        uri: "file:///c.bin",
+        mimeAfter: "application/octet-stream",
+        bytesBefore: 50,
+        bytesAfter: 70,
+      }),
       fact({ action: "skip-invalid-base64", uri: "file:///d", bytesBefore: 10, bytesAfter: 10 }),
       fact({ action: "fix-mime", uri: "file:///a.txt", bytesBefore: 20, bytesAfter: 21, applied: false }),
     ];
@@ -22,13 +46,24 @@ describe("ReportAggregator", () => {
     for (const f of facts) agg.add(f);
     const model = agg.toModel({ kind: "log", source: { files: ["x"] }, generatedAt: "now" });
     const sum = (key: "bytesBefore" | "bytesAfter" | "saved") => facts.reduce((s, f) => s + f[key], 0);
-    expect(model.totals).toMatchObject({ entries: 5, changed: 4, warned: 1, notApplied: 1, bytesBefore: sum("bytesBefore"), bytesAfter: sum("bytesAfter"), saved: sum("saved") });
+    expect(model.totals).toMatchObject({
+      entries: 5,
+      changed: 4,
+      warned: 1,
+      notApplied: 1,
+      bytesBefore: sum("bytesBefore"),
+      bytesAfter: sum("bytesAfter"),
+      saved: sum("saved"),
+    });
     expect(model.totals.shareSaved).toBeCloseTo(sum("saved") / sum("bytesBefore"));
     for (const breakdown of [model.byServer, model.byMime, model.byAction, model.byMethod]) {
       expect(breakdown.reduce((s, r) => s + r.saved, 0)).toBe(sum("saved"));
       expect(breakdown.reduce((s, r) => s + r.entries, 0)).toBe(5);
     }
-    expect(model.byServer.map((r) => [r.key, r.saved])).toEqual([["b", 100], ["a", 4]]);
+    expect(model.byServer.map((r) => [r.key, r.saved])).toEqual([
+      ["b", 100],
+      ["a", 4],
+    ]);
     // Grouped by essence, parameters dropped.
     expect(model.byMime.map((r) => r.key).sort()).toEqual(["application/octet-stream", "text/markdown", "text/plain"]);
     const a = model.byUri.find((r) => r.uri === "file:///a.txt");
@@ -67,7 +102,10 @@ describe("ReportAggregator", () => {
     agg.add(fact({ ts: "2026-03-01T00:00:00.000Z" }));
     agg.add(fact({ ts: "2026-01-01T10:00:00.000Z" }));
     agg.add(fact({ ts: "2026-02-01T00:00:00+02:00" }));
-    expect(agg.toModel({ kind: "log", source: {}, generatedAt: "now" }).timeRange).toEqual({ from: "2026-01-01T10:00:00.000Z", to: "2026-03-01T00:00:00.000Z" });
+    expect(agg.toModel({ kind: "log", source: {}, generatedAt: "now" }).timeRange).toEqual({
+      from: "2026-01-01T10:00:00.000Z",
+      to: "2026-03-01T00:00:00.000Z",
+    });
   });
 
   it("mimeKey: the type it ended with, else the one it came with", () => {
@@ -79,21 +117,60 @@ describe("ReportAggregator", () => {
 });
 
 describe("parseLogLine", () => {
-  const good = { ts: "2026-01-01T00:00:00.000Z", server: "s", session: "s-1", method: "resources/read", uri: "x:/a", action: "unwrap-blob", mimeBefore: "text/plain", mimeAfter: "text/plain", bytesBefore: 10, bytesAfter: 7, saved: 3, ms: 0.1 };
+  const good = {
+    ts: "2026-01-01T00:00:00.000Z",
+    server: "s",
+    session: "s-1",
+    method: "resources/read",
+    uri: "x:/a",
+    action: "unwrap-blob",
+    mimeBefore: "text/plain",
+    mimeAfter: "text/plain",
+    bytesBefore: 10,
+    bytesAfter: 7,
+    saved: 3,
+    ms: 0.1,
+  };
 
-  it("reads a DESIGN.md §6 line into a fact", () => {
+  it("reads a normalization log line into a fact", () => {
     const parsed = parseLogLine(JSON.stringify(good));
-    expect(parsed).toEqual({ kind: "record", fact: { ts: good.ts, server: "s", method: "resources/read", uri: "x:/a", action: "unwrap-blob", mimeBefore: "text/plain", mimeAfter: "text/plain", bytesBefore: 10, bytesAfter: 7, saved: 3 } });
+    expect(parsed).toEqual({
+      kind: "record",
+      fact: {
+        ts: good.ts,
+        server: "s",
+        method: "resources/read",
+        uri: "x:/a",
+        action: "unwrap-blob",
+        mimeBefore: "text/plain",
+        mimeAfter: "text/plain",
+        bytesBefore: 10,
+        bytesAfter: 7,
+        saved: 3,
+      },
+    });
   });
 
   it("operational lines are ignored, broken ones malformed, blank ones blank", () => {
     expect(parseLogLine(JSON.stringify({ level: "info", msg: "listening" }))).toEqual({ kind: "ignored" });
     expect(parseLogLine("   ")).toEqual({ kind: "blank" });
-    expect(parseLogLine(`{"ts":"2026-01-01","action":"unwrap-bl`)).toMatchObject({ kind: "malformed", error: expect.stringContaining("not JSON") });
+    expect(parseLogLine(`{"ts":"2026-01-01","action":"unwrap-bl`)).toMatchObject({
+      kind: "malformed",
+      error: expect.stringContaining("not JSON"),
+    });
     expect(parseLogLine("[1,2]")).toMatchObject({ kind: "malformed" });
-    expect(parseLogLine(JSON.stringify({ ...good, bytesBefore: "10" }))).toMatchObject({ kind: "malformed", error: expect.stringContaining("bytesBefore") });
-    expect(parseLogLine(JSON.stringify({ ...good, saved: 99 }))).toMatchObject({ kind: "malformed", error: expect.stringContaining("saved") });
-    expect(parseLogLine(JSON.stringify({ ...good, uri: 5 }))).toMatchObject({ kind: "malformed", error: expect.stringContaining("uri") });
+    expect(parseLogLine(JSON.stringify({ ...good, bytesBefore: "10" }))).toMatchObject({
+      kind: "malformed",
+      error: expect.stringContaining("bytesBefore"),
+    });
+    expect(parseLogLine(JSON.stringify({ ...good, saved: 99 }))).toMatchObject({
+      kind: "malformed",
+      error: expect.stringContaining("saved"),
+    });
+    expect(parseLogLine(JSON.stringify({ ...good, uri: 5 }))).toMatchObject({
+      kind: "malformed",
+      error: expect.stringContaining("uri"),
+    });
     expect(parseLogLine(JSON.stringify({ ...good, action: "" }))).toMatchObject({ kind: "malformed" });
   });
 });

@@ -9,13 +9,40 @@ const hostileUri = `file:///a|b<script>alert("x")</script>.txt`;
 function model(kind: "audit" | "log" = "log"): ReportModel {
   const agg = new ReportAggregator();
   const facts: EntryFact[] = [
-    { ts: "2026-01-01T00:00:00.000Z", server: "docs", method: "resources/read", uri: hostileUri, action: "unwrap-blob", mimeBefore: "text/plain", mimeAfter: "text/plain", bytesBefore: 4000, bytesAfter: 3000, saved: 1000 },
-    { ts: "2026-01-02T00:00:00.000Z", server: "img", method: "tools/call", uri: "file:///p.png", action: "fix-mime", mimeBefore: "text/plain", mimeAfter: "image/png", bytesBefore: 500, bytesAfter: 499, saved: 1 },
+    {
+      ts: "2026-01-01T00:00:00.000Z",
+      server: "docs",
+      method: "resources/read",
+      uri: hostileUri,
+      action: "unwrap-blob",
+      mimeBefore: "text/plain",
+      mimeAfter: "text/plain",
+      bytesBefore: 4000,
+      bytesAfter: 3000,
+      saved: 1000,
+    },
+    {
+      ts: "2026-01-02T00:00:00.000Z",
+      server: "img",
+      method: "tools/call",
+      uri: "file:///p.png",
+      action: "fix-mime",
+      mimeBefore: "text/plain",
+      mimeAfter: "image/png",
+      bytesBefore: 500,
+      bytesAfter: 499,
+      saved: 1,
+    },
   ];
   for (const f of facts) agg.add(f);
-  if (kind === "audit") agg.addFailure({ uri: "file:///gone", error: "Resource not found (JSON-RPC -32002)", code: -32002 });
+  if (kind === "audit")
+    agg.addFailure({ uri: "file:///gone", error: "Resource not found (JSON-RPC -32002)", code: -32002 });
   else agg.addMalformed({ source: "a.jsonl", line: 3, error: "not JSON" });
-  return agg.toModel({ kind, source: kind === "audit" ? { server: "docs", upstream: "node srv.js" } : { files: ["a.jsonl"] }, generatedAt: "2026-01-03T00:00:00.000Z" });
+  return agg.toModel({
+    kind,
+    source: kind === "audit" ? { server: "docs", upstream: "node srv.js" } : { files: ["a.jsonl"] },
+    generatedAt: "2026-01-03T00:00:00.000Z",
+  });
 }
 
 describe("format", () => {
@@ -38,17 +65,35 @@ describe("renderers", () => {
     const parsed = JSON.parse(renderReport(m, "json"));
     expect(parsed).toEqual(m);
     expect(parsed.schemaVersion).toBe(1);
-    expect(Object.keys(parsed)).toEqual(["schemaVersion", "kind", "generatedAt", "source", "timeRange", "totals", "byServer", "byMime", "byAction", "byMethod", "byUri", "topOffenders", "failures", "malformed", "ignoredLines", "uriTable"]);
+    expect(Object.keys(parsed)).toEqual([
+      "schemaVersion",
+      "kind",
+      "generatedAt",
+      "source",
+      "timeRange",
+      "totals",
+      "byServer",
+      "byMime",
+      "byAction",
+      "byMethod",
+      "byUri",
+      "topOffenders",
+      "failures",
+      "malformed",
+      "ignoredLines",
+      "uriTable",
+    ]);
   });
 
   it("md: tables whose cells cannot be broken by a URI", () => {
     const md = renderReport(model("audit"), "md");
     expect(md).toContain("# Size audit: docs");
     expect(md).toContain("**4.39 KiB → 3.42 KiB: 1001 B saved (22.2%)**");
-    expect(md).toContain("`file:///a\\|b<script>alert(\"x\")</script>.txt`");
-    expect(md).toContain("## Failed reads (1)");
+    expect(md).toContain('`file:///a\\|b<script>alert("x")</script>.txt`');
+    expect(md).toContain("## Failed reads and tool errors (1)");
     expect(md).toContain("Resource not found (JSON-RPC -32002)");
-    for (const line of md.split("\n").filter((l) => l.startsWith("| `file:///a"))) expect(line.split(/(?<!\\)\|/).length).toBe(14);
+    for (const line of md.split("\n").filter((l) => l.startsWith("| `file:///a")))
+      expect(line.split(/(?<!\\)\|/).length).toBe(14);
   });
 
   it("md for logs: malformed lines are shown", () => {
@@ -72,6 +117,8 @@ describe("renderers", () => {
   it("--format accepts md, json, html and names the flag otherwise", () => {
     expect(parseReportFormat(undefined, "--format")).toBe("md");
     expect(parseReportFormat("html", "--format")).toBe("html");
-    expect(() => parseReportFormat("pdf", "audit: --format")).toThrow(/audit: --format expects md, json or html, got "pdf"/);
+    expect(() => parseReportFormat("pdf", "audit: --format")).toThrow(
+      /audit: --format expects md, json or html, got "pdf"/,
+    );
   });
 });

@@ -11,10 +11,20 @@ import { connect, startServe, type ServeProcess } from "../helpers/proxyProcess.
 import { writeFileSync } from "node:fs";
 import { FAULT_SERVER, initializedWs, serveConfig, toolText, waitForStderr } from "../reliability/helpers.js";
 
-const PROXY_ENV = { MCPN_TOKEN: "listener-token-9d1", OTHER_SECRET: "db-password-42", BILLING_CLIENT_SECRET: "oauth-client-secret-7f3", HOME: "/home/proxyuser", TERM: "xterm-test" };
+const PROXY_ENV = {
+  MCPN_TOKEN: "listener-token-9d1",
+  OTHER_SECRET: "db-password-42",
+  BILLING_CLIENT_SECRET: "oauth-client-secret-7f3",
+  HOME: "/home/proxyuser",
+  TERM: "xterm-test",
+};
 const auth = { authorization: `Bearer ${PROXY_ENV.MCPN_TOKEN}` };
 
-async function childEnv(url: string, name: string, headers: Record<string, string> = {}): Promise<Record<string, string>> {
+async function childEnv(
+  url: string,
+  name: string,
+  headers: Record<string, string> = {},
+): Promise<Record<string, string>> {
   const host = await initializedWs(url, name, headers);
   const env = JSON.parse(toolText(await host.request(1, "tools/call", { name: "env" }))) as Record<string, string>;
   await host.close();
@@ -31,7 +41,10 @@ describe("serve --config with auth read from ${MCPN_TOKEN}", () => {
           all: { command: process.execPath, args: [FAULT_SERVER], env: { GIVEN: "configured" }, inheritEnv: true },
           explicit: { command: process.execPath, args: [FAULT_SERVER], env: { UPSTREAM_KEY: "${OTHER_SECRET}" } },
           // Never connected to here: only its client secret's variable matters.
-          billing: { url: "http://127.0.0.1:9/mcp", auth: { grant: "client_credentials", clientId: "normalizer", clientSecret: "${BILLING_CLIENT_SECRET}" } },
+          billing: {
+            url: "http://127.0.0.1:9/mcp",
+            auth: { grant: "client_credentials", clientId: "normalizer", clientSecret: "${BILLING_CLIENT_SECRET}" },
+          },
         },
         auth: { bearerTokens: ["${MCPN_TOKEN}"] },
       },
@@ -81,7 +94,12 @@ describe("serve, SIGHUP", () => {
     const serve = await serveConfig(config(), PROXY_ENV);
     try {
       expect((await childEnv(serve.url, "all")).BILLING_CLIENT_SECRET).toBe(PROXY_ENV.BILLING_CLIENT_SECRET);
-      writeFileSync(serve.configFile, JSON.stringify(config({ grant: "client_credentials", clientId: "normalizer", clientSecret: "${BILLING_CLIENT_SECRET}" })));
+      writeFileSync(
+        serve.configFile,
+        JSON.stringify(
+          config({ grant: "client_credentials", clientId: "normalizer", clientSecret: "${BILLING_CLIENT_SECRET}" }),
+        ),
+      );
       serve.child.kill("SIGHUP");
       await waitForStderr(serve, /SIGHUP: config re-read/);
       expect(await childEnv(serve.url, "all")).not.toHaveProperty("BILLING_CLIENT_SECRET");
@@ -93,7 +111,10 @@ describe("serve, SIGHUP", () => {
 
 describe("serve --name -- CMD", () => {
   it("defaults to the SDK's variables; --inherit-env passes the rest", async () => {
-    for (const [flags, inherited] of [[[], false], [["--inherit-env"], true]] as const) {
+    for (const [flags, inherited] of [
+      [[], false],
+      [["--inherit-env"], true],
+    ] as const) {
       const serve = await startServe(["--name", "fx", ...flags, "--", process.execPath, FAULT_SERVER], PROXY_ENV);
       try {
         const env = await childEnv(serve.url, "fx");
@@ -108,7 +129,12 @@ describe("serve --name -- CMD", () => {
 
 describe("stdio", () => {
   it("the child inherits what the host gave the proxy", async () => {
-    const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, "stdio", "--", process.execPath, FAULT_SERVER], env: { ...process.env, ...PROXY_ENV } as Record<string, string>, stderr: "pipe" });
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [CLI, "stdio", "--", process.execPath, FAULT_SERVER],
+      env: { ...process.env, ...PROXY_ENV } as Record<string, string>,
+      stderr: "pipe",
+    });
     const host = await connect(transport);
     const result = (await host.client.callTool({ name: "env", arguments: {} })) as { content: Array<{ text: string }> };
     const env = JSON.parse(result.content[0]!.text) as Record<string, string>;

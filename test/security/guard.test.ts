@@ -1,5 +1,5 @@
 /**
- * The request guard in-process (issue 5, "Security"): bearer tokens are compared with
+ * The request guard in-process: bearer tokens are compared with
  * `crypto.timingSafeEqual` on equal-length digests, every token every time (a spy counts the
  * calls and the lengths), and Host/Origin decisions.
  */
@@ -29,7 +29,11 @@ describe("bearer comparison", () => {
       [undefined, false],
     ] as const) {
       spy.mockClear();
-      const refusal = checkRequest({ host: "127.0.0.1:1", ...(authorization === undefined ? {} : { authorization }) }, opts, true);
+      const refusal = checkRequest(
+        { host: "127.0.0.1:1", ...(authorization === undefined ? {} : { authorization }) },
+        opts,
+        true,
+      );
       expect(refusal === null).toBe(accepted);
       expect(spy).toHaveBeenCalledTimes(3);
       for (const [a, b] of spy.mock.calls) expect([(a as Buffer).length, (b as Buffer).length]).toEqual([32, 32]);
@@ -57,8 +61,25 @@ describe("Host and Origin", () => {
 describe("Host parsing is strict", () => {
   it("accepts name, name:port, IPv4 and [v6] with a port up to 65535; refuses anything trimmed, guessed or malformed", () => {
     const opts = options();
-    for (const host of ["localhost", "LOCALHOST:8808", "127.0.0.1:65535", "[::1]", "[::1]:1"]) expect(checkRequest({ host }, opts, false), host).toBeNull();
-    for (const host of ["localhost:", "localhost:x", "localhost:65536", "localhost:8808:1", "[::1]junk", "[::1", "[zz::1]", "a@localhost", "localhost ", " localhost", "localhost\t", "local host", "localhost/x", "", "localhost.:80"]) {
+    for (const host of ["localhost", "LOCALHOST:8808", "127.0.0.1:65535", "[::1]", "[::1]:1"])
+      expect(checkRequest({ host }, opts, false), host).toBeNull();
+    for (const host of [
+      "localhost:",
+      "localhost:x",
+      "localhost:65536",
+      "localhost:8808:1",
+      "[::1]junk",
+      "[::1",
+      "[zz::1]",
+      "a@localhost",
+      "localhost ",
+      " localhost",
+      "localhost\t",
+      "local host",
+      "localhost/x",
+      "",
+      "localhost.:80",
+    ]) {
       const refusal = checkRequest({ host }, opts, false);
       expect(refusal?.status, JSON.stringify(host)).toBe(403);
     }

@@ -1,5 +1,5 @@
 /**
- * Secrets never leak (issue 5): a secret planted in a stdio server's `env`, in remote servers'
+ * Secrets never leak: a secret planted in a stdio server's `env`, in remote servers'
  * `headers` (one answering 500, one unreachable) and in `auth.bearerTokens` appears nowhere the
  * proxy writes: stderr, the log file, /healthz, /metrics, /report, and the errors hosts get.
  */
@@ -32,7 +32,10 @@ describe("secrets in env, headers and bearer tokens", () => {
     serve = await serveConfig({
       mcpServers: {
         local: { command: process.execPath, args: [FAULT_SERVER], env: { API_KEY: SECRET } },
-        broken: { url: `http://user:${SECRET}@127.0.0.1:${port}/mcp?key=${SECRET}`, headers: { authorization: `Bearer ${SECRET}`, "x-api-key": SECRET } },
+        broken: {
+          url: `http://user:${SECRET}@127.0.0.1:${port}/mcp?key=${SECRET}`,
+          headers: { authorization: `Bearer ${SECRET}`, "x-api-key": SECRET },
+        },
         gone: { url: `http://127.0.0.1:1/mcp?token=${SECRET}`, headers: { "x-api-key": SECRET } },
       },
       auth: { bearerTokens: [TOKEN] },
@@ -52,7 +55,16 @@ describe("secrets in env, headers and bearer tokens", () => {
     await local.request("t", "tools/call", { name: "crash", arguments: {} }).then((a) => seen.push(JSON.stringify(a)));
     await local.close();
     for (const name of ["broken", "gone"]) {
-      const r = await post(`${serve.url}/mcp/${name}`, rpc(0, "initialize", { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "h", version: "1" } }), undefined, auth);
+      const r = await post(
+        `${serve.url}/mcp/${name}`,
+        rpc(0, "initialize", {
+          protocolVersion: "2025-06-18",
+          capabilities: {},
+          clientInfo: { name: "h", version: "1" },
+        }),
+        undefined,
+        auth,
+      );
       seen.push(JSON.stringify(r.messages));
       expect(r.status).toBeGreaterThanOrEqual(400);
       expect(JSON.stringify(r.messages)).toMatch(/127\.0\.0\.1/);

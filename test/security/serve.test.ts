@@ -1,5 +1,5 @@
 /**
- * Security of a real `serve` process (issue 5): bind refusal, bearer tokens on every endpoint
+ * Security of a real `serve` process: bind refusal, bearer tokens on every endpoint
  * but /healthz, Host/Origin/CORS over the wire, per-client session and body limits, and
  * upstreams spawned without a shell. Traffic goes to 127.0.0.1 only.
  */
@@ -15,7 +15,10 @@ const TEST_NET = "192.0.2.1"; // RFC 5737 TEST-NET-1: never routed, never sent t
 
 async function bindExit(config: Record<string, unknown>): Promise<{ code: number | null; stderr: string }> {
   const file = join(tempDir("mcpn-sec-"), "c.json");
-  writeFileSync(file, JSON.stringify({ mcpServers: { fx: { command: process.execPath, args: [FAULT_SERVER] } }, ...config }));
+  writeFileSync(
+    file,
+    JSON.stringify({ mcpServers: { fx: { command: process.execPath, args: [FAULT_SERVER] } }, ...config }),
+  );
   const run = await runCli(["serve", "--config", file, "--host", TEST_NET, "--port", "0"], { timeoutMs: 15_000 });
   return { code: run.code, stderr: run.stderr };
 }
@@ -26,18 +29,26 @@ describe("binding a non-loopback address", () => {
     expect(run.code).toBe(2);
     expect(run.stderr).toMatch(/refusing to listen on 192\.0\.2\.1 without auth/);
   });
-  it.each([[{ auth: { bearerTokens: [TOKEN] } }], [{ auth: { allowUnauthenticated: true } }]])("with %j: past the check (it may then fail to bind: exit 1), never exit 2", async (config) => {
-    const run = await bindExit(config);
-    expect(run.code).not.toBe(2);
-    expect(run.stderr).not.toMatch(/refusing to listen/);
-  });
+  it.each([[{ auth: { bearerTokens: [TOKEN] } }], [{ auth: { allowUnauthenticated: true } }]])(
+    "with %j: past the check (it may then fail to bind: exit 1), never exit 2",
+    async (config) => {
+      const run = await bindExit(config);
+      expect(run.code).not.toBe(2);
+      expect(run.stderr).not.toMatch(/refusing to listen/);
+    },
+  );
 });
 
 describe("serve with tokens, allowedOrigins and small limits", () => {
   let serve: ServeProcess;
   beforeAll(async () => {
     serve = await serveConfig({
-      mcpServers: { fx: { command: process.execPath, args: [FAULT_SERVER, "a;b", "$(touch /tmp/mcpn-pwned)", "`id`", "| cat", "*"] } },
+      mcpServers: {
+        fx: {
+          command: process.execPath,
+          args: [FAULT_SERVER, "a;b", "$(touch /tmp/mcpn-pwned)", "`id`", "| cat", "*"],
+        },
+      },
       auth: { bearerTokens: [TOKEN] },
       allowedOrigins: ["https://app.example"],
       limits: { maxSessionsPerClient: 2, maxBodyBytes: 4096 },
@@ -48,14 +59,21 @@ describe("serve with tokens, allowedOrigins and small limits", () => {
   });
   const auth = { authorization: `Bearer ${TOKEN}` };
 
-  it.each(["/mcp/fx", "/sse/fx", "/messages?sessionId=x", "/ws/fx", "/metrics", "/report"])("%s: 401 with WWW-Authenticate: Bearer without a token, and with a wrong one", async (path) => {
-    for (const headers of [{}, { authorization: "Bearer wrong" }] as Array<Record<string, string>>) {
-      const r = await fetch(`${serve.url}${path}`, { method: path.startsWith("/mcp") || path.startsWith("/messages") ? "POST" : "GET", headers: { "content-type": "application/json", ...headers }, body: path.startsWith("/mcp") || path.startsWith("/messages") ? "{}" : undefined });
-      expect(r.status).toBe(401);
-      expect(r.headers.get("www-authenticate")).toMatch(/^Bearer /);
-      await r.body?.cancel();
-    }
-  });
+  it.each(["/mcp/fx", "/sse/fx", "/messages?sessionId=x", "/ws/fx", "/metrics", "/report"])(
+    "%s: 401 with WWW-Authenticate: Bearer without a token, and with a wrong one",
+    async (path) => {
+      for (const headers of [{}, { authorization: "Bearer wrong" }] as Array<Record<string, string>>) {
+        const r = await fetch(`${serve.url}${path}`, {
+          method: path.startsWith("/mcp") || path.startsWith("/messages") ? "POST" : "GET",
+          headers: { "content-type": "application/json", ...headers },
+          body: path.startsWith("/mcp") || path.startsWith("/messages") ? "{}" : undefined,
+        });
+        expect(r.status).toBe(401);
+        expect(r.headers.get("www-authenticate")).toMatch(/^Bearer /);
+        await r.body?.cancel();
+      }
+    },
+  );
 
   it("/healthz needs no token; the right token opens /metrics and an MCP session", async () => {
     expect((await fetch(`${serve.url}/healthz`)).status).toBe(200);
@@ -71,7 +89,10 @@ describe("serve with tokens, allowedOrigins and small limits", () => {
         const u = new URL(`${serve.url}/metrics`);
         request({ host: u.hostname, port: u.port, path: u.pathname, headers: { ...auth, ...headers } }, (res) => {
           res.resume();
-          resolve({ status: res.statusCode ?? 0, acao: res.headers["access-control-allow-origin"] as string | undefined });
+          resolve({
+            status: res.statusCode ?? 0,
+            acao: res.headers["access-control-allow-origin"] as string | undefined,
+          });
         })
           .on("error", reject)
           .end();
@@ -90,7 +111,9 @@ describe("serve with tokens, allowedOrigins and small limits", () => {
     const released = async (): Promise<void> => {
       for (let i = 0; i < 100; i++) {
         // Counts are details: only with the token.
-        const health = (await (await fetch(`${serve.url}/healthz`, { headers: auth })).json()) as { hostSessions: number };
+        const health = (await (await fetch(`${serve.url}/healthz`, { headers: auth })).json()) as {
+          hostSessions: number;
+        };
         expect(health.hostSessions).toBeTypeOf("number");
         if (health.hostSessions === 0) return;
         await new Promise((resolve) => setTimeout(resolve, 50));
@@ -102,7 +125,11 @@ describe("serve with tokens, allowedOrigins and small limits", () => {
     await expect(initializedWs(serve.url, "fx", auth)).rejects.toThrow(/HTTP 503/);
     await Promise.all([a.close(), b.close()]);
     await released();
-    const big = await fetch(`${serve.url}/mcp/fx`, { method: "POST", headers: { ...auth, "content-type": "application/json", accept: "application/json, text/event-stream" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping", params: { x: "a".repeat(5000) } }) });
+    const big = await fetch(`${serve.url}/mcp/fx`, {
+      method: "POST",
+      headers: { ...auth, "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping", params: { x: "a".repeat(5000) } }),
+    });
     expect(big.status).toBe(413);
     expect(await big.text()).toMatch(/maxBodyBytes/);
   });

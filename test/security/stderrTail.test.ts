@@ -13,7 +13,10 @@ const TOKEN = "operator-token-1";
 describe("serve with a token", () => {
   let serve: ServeProcess;
   beforeAll(async () => {
-    serve = await serveConfig({ mcpServers: { fx: { command: process.execPath, args: [FAULT_SERVER] } }, auth: { bearerTokens: [TOKEN] } });
+    serve = await serveConfig({
+      mcpServers: { fx: { command: process.execPath, args: [FAULT_SERVER] } },
+      auth: { bearerTokens: [TOKEN] },
+    });
   });
   afterAll(async () => {
     await serve?.stop();

@@ -21,7 +21,12 @@ async function start(overrides: Parameters<typeof startFrontend>[0] = {}): Promi
   return r;
 }
 
-const INIT = { jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } } };
+const INIT = {
+  jsonrpc: "2.0",
+  id: 0,
+  method: "initialize",
+  params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+};
 
 function postInit(r: RunningFrontend, headers: Record<string, string> = {}): Promise<Response> {
   return fetch(`${r.url}/mcp/demo`, {
@@ -94,7 +99,15 @@ describe("routes", () => {
 
   it("routes percent-encoded server names", async () => {
     const r = await start({ serverNames: ["my server"] });
-    expect((await fetch(`${r.url}/mcp/my%20server`, { method: "POST", headers: { "content-type": "application/json", accept: "application/json" }, body: JSON.stringify(INIT) })).status).toBe(200);
+    expect(
+      (
+        await fetch(`${r.url}/mcp/my%20server`, {
+          method: "POST",
+          headers: { "content-type": "application/json", accept: "application/json" },
+          body: JSON.stringify(INIT),
+        })
+      ).status,
+    ).toBe(200);
   });
 });
 
@@ -103,7 +116,9 @@ describe("Origin and Host checks", () => {
     const r = await start({ allowedOrigins: ["https://app.example.com"] });
     const evil = await postInit(r, { origin: "https://evil.example" });
     expect(evil.status).toBe(403);
-    expect(((await evil.json()) as { error: { message: string } }).error.message).toMatch(/Origin "https:\/\/evil.example" is not allowed; add it to allowedOrigins/);
+    expect(((await evil.json()) as { error: { message: string } }).error.message).toMatch(
+      /Origin "https:\/\/evil.example" is not allowed; add it to allowedOrigins/,
+    );
     expect((await postInit(r, { origin: "null" })).status).toBe(403);
     expect((await postInit(r, { origin: "http://localhost:3000" })).status).toBe(200);
     expect((await postInit(r, { origin: "http://127.0.0.1:5173" })).status).toBe(200);
@@ -116,7 +131,9 @@ describe("Origin and Host checks", () => {
   it("refuses a Host that is not allowed (DNS rebinding), on every path", async () => {
     const r = await start();
     expect((await getWithHost(r, "/healthz", "evil.example")).status).toBe(403);
-    const refused = JSON.parse((await getWithHost(r, "/healthz", "evil.example:8808")).body) as { error: { message: string } };
+    const refused = JSON.parse((await getWithHost(r, "/healthz", "evil.example:8808")).body) as {
+      error: { message: string };
+    };
     expect(refused.error.message).toBe('Host header "evil.example:8808" is not allowed; add it to allowedHosts');
     expect((await getWithHost(r, "/healthz", `localhost:${r.port}`)).status).toBe(200);
     expect((await getWithHost(r, "/healthz", "[::1]:1")).status).toBe(200);
@@ -142,7 +159,14 @@ describe("CORS", () => {
   it("grants CORS only to listed origins, answering preflights without credentials", async () => {
     const r = await start({ allowedOrigins: ["https://app.example.com"], bearerTokens: ["s3cret"] });
     const preflight = (origin: string): Promise<Response> =>
-      fetch(`${r.url}/mcp/demo`, { method: "OPTIONS", headers: { origin, "access-control-request-method": "POST", "access-control-request-headers": "content-type, mcp-session-id" } });
+      fetch(`${r.url}/mcp/demo`, {
+        method: "OPTIONS",
+        headers: {
+          origin,
+          "access-control-request-method": "POST",
+          "access-control-request-headers": "content-type, mcp-session-id",
+        },
+      });
     const listed = await preflight("https://app.example.com");
     expect(listed.status).toBe(204);
     expect(listed.headers.get("access-control-allow-origin")).toBe("https://app.example.com");
@@ -178,10 +202,14 @@ describe("bearer tokens", () => {
     expect(await wsStatus(r, "/ws/demo")).toBe(401);
     expect(await wsStatus(r, "/ws/demo", { authorization: "Bearer s3cret" })).toBe(101);
 
-    const transport = new StreamableHTTPClientTransport(new URL(`${r.url}/mcp/demo`), { requestInit: { headers: { authorization: "bearer s3cret" } } });
+    const transport = new StreamableHTTPClientTransport(new URL(`${r.url}/mcp/demo`), {
+      requestInit: { headers: { authorization: "bearer s3cret" } },
+    });
     const client = await connectClient(transport);
     try {
-      expect((await client.callTool({ name: "echo", arguments: { text: "authorized" } })).content).toEqual([{ type: "text", text: "authorized" }]);
+      expect((await client.callTool({ name: "echo", arguments: { text: "authorized" } })).content).toEqual([
+        { type: "text", text: "authorized" },
+      ]);
     } finally {
       await client.close();
     }
@@ -200,7 +228,15 @@ describe("limits", () => {
     expect((await fetch(`${r.url}/sse/demo`)).status).toBe(503);
     expect(await wsStatus(r, "/ws/demo")).toBe(503);
     // Stateless one-POST sessions count too.
-    expect((await fetch(`${r.url}/mcp/demo`, { method: "POST", headers: { accept: "application/json" }, body: '{"jsonrpc":"2.0","id":1,"method":"ping"}' })).status).toBe(503);
+    expect(
+      (
+        await fetch(`${r.url}/mcp/demo`, {
+          method: "POST",
+          headers: { accept: "application/json" },
+          body: '{"jsonrpc":"2.0","id":1,"method":"ping"}',
+        })
+      ).status,
+    ).toBe(503);
 
     await (first.transport as StreamableHTTPClientTransport).terminateSession();
     await first.close();

@@ -25,7 +25,12 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-const note = (i: number): JSONRPCMessage => ({ jsonrpc: "2.0", method: "notifications/message", params: { level: "info", data: { seq: i, pad: "z".repeat(1000) } } }) as JSONRPCMessage;
+const note = (i: number): JSONRPCMessage =>
+  ({
+    jsonrpc: "2.0",
+    method: "notifications/message",
+    params: { level: "info", data: { seq: i, pad: "z".repeat(1000) } },
+  }) as JSONRPCMessage;
 
 /** Settles with "pending" if `promise` has not settled within `ms`. */
 function within<T>(promise: Promise<T>, ms: number): Promise<T | "pending"> {
@@ -46,7 +51,12 @@ describe("stdio upstream: a child that does not read its stdin", () => {
     transport.onmessage = (message) => void progress.push(message);
     await transport.start();
     cleanups.push(() => transport.close());
-    transport.send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "stall", arguments: { ms: 60_000 } } } as JSONRPCMessage);
+    transport.send({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "tools/call",
+      params: { name: "stall", arguments: { ms: 60_000 } },
+    } as JSONRPCMessage);
     await waitFor(() => progress.length > 0, "the stall answer");
 
     const stdin = (transport as unknown as { child: { stdin: PassThrough; pid: number } }).child.stdin;
@@ -77,7 +87,12 @@ describe("stdio upstream: a child that does not read its stdin", () => {
     await transport.start();
     cleanups.push(() => transport.close());
     transport.pauseReading();
-    await transport.send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "flood", arguments: { count: 50_000 } } } as JSONRPCMessage);
+    await transport.send({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "tools/call",
+      params: { name: "flood", arguments: { count: 50_000 } },
+    } as JSONRPCMessage);
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(seqs.length).toBe(0);
     expect(answered).toBe(false);
@@ -99,7 +114,9 @@ describe("SSE stream: a host that stops reading", () => {
     });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
-    const body = await new Promise<IncomingMessage>((resolve) => request(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`, resolve).end());
+    const body = await new Promise<IncomingMessage>((resolve) =>
+      request(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`, resolve).end(),
+    );
     cleanups.push(() => void body.destroy());
     body.pause();
     await waitFor(() => writer !== undefined, "the stream");
@@ -136,7 +153,9 @@ describe("WebSocket host session: a host that stops reading", () => {
     const received: unknown[] = [];
     session.onmessage = (message) => void received.push(message);
     await session.start();
-    await new Promise<void>((resolve) => (client.readyState === WebSocket.OPEN ? resolve() : client.once("open", () => resolve())));
+    await new Promise<void>((resolve) =>
+      client.readyState === WebSocket.OPEN ? resolve() : client.once("open", () => resolve()),
+    );
     client.pause();
 
     const raw = (session as unknown as { rawSocket: PassThrough }).rawSocket;
@@ -155,7 +174,8 @@ describe("WebSocket host session: a host that stops reading", () => {
 
     // The other way: paused, the host's frames are not taken; resumed, all of them are.
     session.pauseReading();
-    for (let i = 0; i < 100; i++) client.send(JSON.stringify({ jsonrpc: "2.0", method: "notifications/flood", params: { seq: i } }));
+    for (let i = 0; i < 100; i++)
+      client.send(JSON.stringify({ jsonrpc: "2.0", method: "notifications/flood", params: { seq: i } }));
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(received.length).toBe(0);
     session.resumeReading();
@@ -226,7 +246,10 @@ describe("TickCork and ReadYield", () => {
 
   it("ReadYield: past its share of a turn the stream pauses until the next turn; a hold outlasts the turn", async () => {
     const events: string[] = [];
-    const turns = new ReadYield(() => events.push("pause"), () => events.push("resume"));
+    const turns = new ReadYield(
+      () => events.push("pause"),
+      () => events.push("resume"),
+    );
     turns.took(READ_TURN_BYTES);
     expect(events).toEqual([]);
     turns.took(1);

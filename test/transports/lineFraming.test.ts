@@ -18,7 +18,12 @@ function frame(bytes: Buffer, cuts: number[], options?: { maxMessageBytes?: numb
 
 describe("JsonLineReader", () => {
   const messages = [
-    { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "é✓😀", arguments: { text: "multi\u00a0byte 😀" } } },
+    {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "tools/call",
+      params: { name: "é✓😀", arguments: { text: "multi\u00a0byte 😀" } },
+    },
     { jsonrpc: "2.0", method: "notifications/progress", params: { unknownKey: [1, 2, { deep: true }] } },
     { jsonrpc: "2.0", id: "x", result: { contents: [{ uri: "a", text: "\u2028line sep" }] } },
   ];
@@ -41,7 +46,8 @@ describe("JsonLineReader", () => {
   });
 
   it("delivers messages untouched (unknown keys, key order, arrays as batches)", () => {
-    const line = '{"z":1,"jsonrpc":"2.0","id":7,"result":{"_meta":{"k":null},"b":[],"a":"\\u0000"}}\n[{"jsonrpc":"2.0","id":1,"method":"ping"}]\n';
+    const line =
+      '{"z":1,"jsonrpc":"2.0","id":7,"result":{"_meta":{"k":null},"b":[],"a":"\\u0000"}}\n[{"jsonrpc":"2.0","id":1,"method":"ping"}]\n';
     const out = frame(enc(line), []);
     expect(JSON.stringify(out[0]?.message)).toBe(line.split("\n")[0]);
     expect(out[1]?.message).toEqual([{ jsonrpc: "2.0", id: 1, method: "ping" }]);
@@ -69,7 +75,9 @@ describe("JsonLineReader", () => {
   it("skips a line over maxMessageBytes, names its id (first or last key), keeps going", () => {
     const big = "x".repeat(5000);
     const wire = enc(
-      `{"jsonrpc":"2.0","id":41,"result":{"text":"${big}"}}\n` + `{"method":"tools/call","params":{"text":"${big}"},"jsonrpc":"2.0","id":"req-42"}\n` + `{"jsonrpc":"2.0","id":43,"result":{}}\n`,
+      `{"jsonrpc":"2.0","id":41,"result":{"text":"${big}"}}\n` +
+        `{"method":"tools/call","params":{"text":"${big}"},"jsonrpc":"2.0","id":"req-42"}\n` +
+        `{"jsonrpc":"2.0","id":43,"result":{}}\n`,
     );
     for (const cut of [1, 100, 3000, 5040, 5100, 10_000]) {
       const out = frame(wire, [cut], { maxMessageBytes: 1000 });
@@ -82,7 +90,7 @@ describe("JsonLineReader", () => {
   });
 
   it("accepts a line of exactly maxMessageBytes", () => {
-    const line = '{"a":"' + "y".repeat(93) + '"}';
+    const line = `{"a":"${"y".repeat(93)}"}`;
     expect(line.length).toBe(101);
     expect(frame(enc(`${line}\n`), [50], { maxMessageBytes: 101 })[0]?.message).toEqual({ a: "y".repeat(93) });
     expect(frame(enc(`${line}\n`), [50], { maxMessageBytes: 100 })[0]?.problem?.kind).toBe("too-large");
@@ -94,10 +102,11 @@ describe("JsonLineReader", () => {
       const reader = new JsonLineReader();
       const started = performance.now();
       const out: Framed[] = [];
-      for (let at = 0; at < payload.length; at += 64 * 1024) out.push(...reader.push(payload.subarray(at, at + 64 * 1024)));
+      for (let at = 0; at < payload.length; at += 64 * 1024)
+        out.push(...reader.push(payload.subarray(at, at + 64 * 1024)));
       const ms = performance.now() - started;
       expect(out).toHaveLength(1);
-      expect((out[0]?.message as { result: { blob: string } }).result.blob.length).toBe(mib * 1024 * 1024);
+      expect((out[0]!.message as { result: { blob: string } }).result.blob.length).toBe(mib * 1024 * 1024);
       return { ms, scanned: reader.stats.bytesScanned, copied: reader.stats.bytesCopied, bytes: payload.length };
     };
     const small = measure(5);

@@ -1,5 +1,5 @@
 /**
- * Big payloads read, normalized and written as bytes (issue 6: src/transports/rawStringParse.ts,
+ * Big payloads read, normalized and written as bytes (src/transports/rawStringParse.ts,
  * src/normalize/rawJson.ts, src/transports/wireJson.ts). The contract: with raw strings on, what
  * the host receives and every change record are exactly what the plain path (JSON.parse →
  * engine → JSON.stringify) gives — for the whole corpus, for random messages cut into random
@@ -10,16 +10,16 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { decodeStrictBase64, decodeStrictBase64Ascii } from "../../src/normalize/base64.js";
 import { normalizeResult, Policy } from "../../src/normalize/index.js";
-import { jsonUtf8Bytes, nextJsonSpecial } from "../../src/normalize/jsonSize.js";
-import { allocWithEscapeRoom, isRawJsonString, RawJsonString } from "../../src/normalize/rawJson.js";
+import { jsonUtf8Bytes, nextJsonSpecial } from "../../src/wire/jsonSize.js";
+import { allocWithEscapeRoom, isRawJsonString, RawJsonString } from "../../src/wire/rawJson.js";
 import { JsonLineReader, type Framed } from "../../src/transports/lineFraming.js";
 import { isUtf8Pieces } from "../../src/transports/rawStringParse.js";
 import { encodeWire } from "../../src/transports/wireJson.js";
 import { loadCorpus, loadMediaCorpus, resultWithEntry, type EntryMethod } from "../fixtures/corpus/index.js";
 
 /** Frames `line` (with its LF) fed in pieces of the given sizes (cycled). */
-function frame(line: Buffer, sizes: readonly number[], rawStringMinBytes?: number): Framed[] {
-  const reader = new JsonLineReader({ rawStringMinBytes });
+function frame(line: Buffer, sizes: readonly number[], rawStringBytes?: number): Framed[] {
+  const reader = new JsonLineReader({ rawStringBytes });
   const out: Framed[] = [];
   let at = 0;
   for (let k = 0; at < line.length; k++) {
@@ -37,13 +37,23 @@ const wireText = (value: unknown): string => {
 };
 
 /** Raw path and plain path of one message through the engine: the wire text and the records. */
-function bothPaths(message: { result: unknown }, method: string, policy: Policy, sizes: readonly number[], minBytes: number) {
+function bothPaths(
+  message: { result: unknown },
+  method: string,
+  policy: Policy,
+  sizes: readonly number[],
+  minBytes: number,
+) {
   const line = Buffer.from(`${JSON.stringify(message)}\n`, "utf8");
   const [rawFramed] = frame(line, sizes, minBytes);
   const [plainFramed] = frame(line, sizes);
   const raw = normalizeResult(method, (rawFramed!.message as { result: unknown }).result, policy);
   const plain = normalizeResult(method, (plainFramed!.message as { result: unknown }).result, policy);
-  return { raw: { wire: wireText(raw.value), changes: raw.changes }, plain: { wire: JSON.stringify(plain.value), changes: plain.changes }, rawMessage: rawFramed!.message };
+  return {
+    raw: { wire: wireText(raw.value), changes: raw.changes },
+    plain: { wire: JSON.stringify(plain.value), changes: plain.changes },
+    rawMessage: rawFramed!.message,
+  };
 }
 
 function containsRaw(value: unknown): boolean {
@@ -54,24 +64,27 @@ function containsRaw(value: unknown): boolean {
 
 describe("raw strings: the corpus", () => {
   const methods: EntryMethod[] = ["resources/read", "tools/call", "prompts/get"];
-  it.each(methods)("every resource case in a %s result: same wire bytes and records as the plain path, in pieces of every size", (method) => {
-    const corpus = loadCorpus();
-    expect(corpus.length).toBeGreaterThan(100);
-    let sawRaw = 0;
-    for (const c of corpus) {
-      const policy = new Policy(c.policy);
-      const { result } = resultWithEntry(method, c.input);
-      // Byte-sized pieces for every small case; the few multi-megabyte cases in pipe-sized ones.
-      const small = JSON.stringify(c.input).length < 100_000;
-      for (const sizes of small ? [[1], [7, 3, 64]] : [[65_536, 1021]]) {
-        const both = bothPaths({ result }, method, policy, sizes, 2);
-        if (containsRaw(both.rawMessage)) sawRaw++;
-        expect(both.raw.wire, c.name).toBe(both.plain.wire);
-        expect(both.raw.changes, c.name).toEqual(both.plain.changes);
+  it.each(methods)(
+    "every resource case in a %s result: same wire bytes and records as the plain path, in pieces of every size",
+    (method) => {
+      const corpus = loadCorpus();
+      expect(corpus.length).toBeGreaterThan(100);
+      let sawRaw = 0;
+      for (const c of corpus) {
+        const policy = new Policy(c.policy);
+        const { result } = resultWithEntry(method, c.input);
+        // Byte-sized pieces for every small case; the few multi-megabyte cases in pipe-sized ones.
+        const small = JSON.stringify(c.input).length < 100_000;
+        for (const sizes of small ? [[1], [7, 3, 64]] : [[65_536, 1021]]) {
+          const both = bothPaths({ result }, method, policy, sizes, 2);
+          if (containsRaw(both.rawMessage)) sawRaw++;
+          expect(both.raw.wire, c.name).toBe(both.plain.wire);
+          expect(both.raw.changes, c.name).toEqual(both.plain.changes);
+        }
       }
-    }
-    expect(sawRaw).toBeGreaterThan(corpus.length);
-  });
+      expect(sawRaw).toBeGreaterThan(corpus.length);
+    },
+  );
 
   it("every media case: same wire bytes and records", () => {
     const media = loadMediaCorpus();
@@ -91,18 +104,51 @@ describe("raw strings: random messages in random pieces", () => {
     fc.string({ unit: "grapheme", maxLength: 60 }),
     fc.uint8Array({ maxLength: 60 }).map((b) => Buffer.from(b).toString("base64")),
     fc.string({ unit: "grapheme", maxLength: 60 }).map((s) => Buffer.from(s, "utf8").toString("base64")),
-    fc.string({ maxLength: 60 }).map((s) => Buffer.from(s, "utf8").toString("base64").replace(/(.{8})/g, "$1\n")),
+    fc.string({ maxLength: 60 }).map((s) =>
+      Buffer.from(s, "utf8")
+        .toString("base64")
+        .replace(/(.{8})/g, "$1\n"),
+    ),
   );
-  const mime = fc.constantFrom(undefined, "text/plain", "application/octet-stream", "image/png", "text/plain; charset=utf-16", "application/json");
-  const entry = fc.record({ uri: fc.constantFrom("file:///a.txt", "file:///b.png", "x:y"), mimeType: mime, kind: fc.constantFrom("blob", "text"), payload }).map(({ uri, mimeType, kind, payload: p }) => ({ uri, ...(mimeType === undefined ? {} : { mimeType }), [kind]: p }));
+  const mime = fc.constantFrom(
+    undefined,
+    "text/plain",
+    "application/octet-stream",
+    "image/png",
+    "text/plain; charset=utf-16",
+    "application/json",
+  );
+  const entry = fc
+    .record({
+      uri: fc.constantFrom("file:///a.txt", "file:///b.png", "x:y"),
+      mimeType: mime,
+      kind: fc.constantFrom("blob", "text"),
+      payload,
+    })
+    .map(({ uri, mimeType, kind, payload: p }) => ({
+      uri,
+      ...(mimeType === undefined ? {} : { mimeType }),
+      [kind]: p,
+    }));
 
   it("resources/read: the raw path equals the plain path (wire bytes, records)", () => {
     fc.assert(
-      fc.property(fc.array(entry, { minLength: 1, maxLength: 4 }), fc.array(fc.integer({ min: 1, max: 40 }), { minLength: 1, maxLength: 5 }), fc.integer({ min: 2, max: 30 }), (contents, sizes, minBytes) => {
-        const both = bothPaths({ result: { contents, _meta: { note: "kept" } } }, "resources/read", new Policy(), sizes, minBytes);
-        expect(both.raw.wire).toBe(both.plain.wire);
-        expect(both.raw.changes).toEqual(both.plain.changes);
-      }),
+      fc.property(
+        fc.array(entry, { minLength: 1, maxLength: 4 }),
+        fc.array(fc.integer({ min: 1, max: 40 }), { minLength: 1, maxLength: 5 }),
+        fc.integer({ min: 2, max: 30 }),
+        (contents, sizes, minBytes) => {
+          const both = bothPaths(
+            { result: { contents, _meta: { note: "kept" } } },
+            "resources/read",
+            new Policy(),
+            sizes,
+            minBytes,
+          );
+          expect(both.raw.wire).toBe(both.plain.wire);
+          expect(both.raw.changes).toEqual(both.plain.changes);
+        },
+      ),
       { numRuns: 400 },
     );
   });
@@ -110,15 +156,21 @@ describe("raw strings: random messages in random pieces", () => {
   it("tool results with text, image and resource blocks: the raw path equals the plain path", () => {
     const block = fc.oneof(
       payload.map((text) => ({ type: "text", text })),
-      fc.record({ mimeType: mime, data: payload }).map(({ mimeType, data }) => ({ type: "image", data, ...(mimeType === undefined ? {} : { mimeType }) })),
+      fc
+        .record({ mimeType: mime, data: payload })
+        .map(({ mimeType, data }) => ({ type: "image", data, ...(mimeType === undefined ? {} : { mimeType }) })),
       entry.map((resource) => ({ type: "resource", resource })),
     );
     fc.assert(
-      fc.property(fc.array(block, { minLength: 1, maxLength: 4 }), fc.array(fc.integer({ min: 1, max: 40 }), { minLength: 1, maxLength: 5 }), (content, sizes) => {
-        const both = bothPaths({ result: { content, isError: false } }, "tools/call", new Policy(), sizes, 2);
-        expect(both.raw.wire).toBe(both.plain.wire);
-        expect(both.raw.changes).toEqual(both.plain.changes);
-      }),
+      fc.property(
+        fc.array(block, { minLength: 1, maxLength: 4 }),
+        fc.array(fc.integer({ min: 1, max: 40 }), { minLength: 1, maxLength: 5 }),
+        (content, sizes) => {
+          const both = bothPaths({ result: { content, isError: false } }, "tools/call", new Policy(), sizes, 2);
+          expect(both.raw.wire).toBe(both.plain.wire);
+          expect(both.raw.changes).toEqual(both.plain.changes);
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -127,9 +179,16 @@ describe("raw strings: random messages in random pieces", () => {
 describe("raw strings: what is not cut out", () => {
   it("only blob/text/data member values at least minBytes long are raw; names, ids, methods and other members stay strings", () => {
     const long = "A".repeat(40);
-    const message = { jsonrpc: "2.0", id: long, result: { contents: [{ uri: long, blob: long, text2: long }], text: [long], data: long, message: long } };
+    const message = {
+      jsonrpc: "2.0",
+      id: long,
+      result: { contents: [{ uri: long, blob: long, text2: long }], text: [long], data: long, message: long },
+    };
     const [framed] = frame(Buffer.from(`${JSON.stringify(message)}\n`), [9], 10);
-    const got = framed!.message as { id: unknown; result: { contents: Array<Record<string, unknown>>; text: unknown[]; data: unknown; message: unknown } };
+    const got = framed!.message as {
+      id: unknown;
+      result: { contents: Array<Record<string, unknown>>; text: unknown[]; data: unknown; message: unknown };
+    };
     expect(got.id).toBe(long);
     expect(got.result.contents[0]!.uri).toBe(long);
     expect(isRawJsonString(got.result.contents[0]!.blob)).toBe(true);
@@ -157,14 +216,34 @@ describe("raw strings: what is not cut out", () => {
 describe("raw strings: invalid input is reported exactly as the plain path reports it", () => {
   const big = "QUJD".repeat(20);
   const lines: Array<[string, Buffer]> = [
-    ["invalid UTF-8 inside a long literal", Buffer.concat([Buffer.from(`{"jsonrpc":"2.0","id":1,"result":{"blob":"${big}`), Buffer.from([0xc3, 0x28]), Buffer.from(`${big}"}}\n`)])],
-    ["a cut multi-byte character at the very end", Buffer.concat([Buffer.from(`{"jsonrpc":"2.0","id":1,"result":{"text":"${big}"}}`), Buffer.from([0xe6, 0x97]), Buffer.from("\n")])],
-    ["a raw control character inside a long literal", Buffer.from(`{"jsonrpc":"2.0","id":1,"result":{"text":"${big}\u0001${big}"}}\n`)],
+    [
+      "invalid UTF-8 inside a long literal",
+      Buffer.concat([
+        Buffer.from(`{"jsonrpc":"2.0","id":1,"result":{"blob":"${big}`),
+        Buffer.from([0xc3, 0x28]),
+        Buffer.from(`${big}"}}\n`),
+      ]),
+    ],
+    [
+      "a cut multi-byte character at the very end",
+      Buffer.concat([
+        Buffer.from(`{"jsonrpc":"2.0","id":1,"result":{"text":"${big}"}}`),
+        Buffer.from([0xe6, 0x97]),
+        Buffer.from("\n"),
+      ]),
+    ],
+    [
+      "a raw control character inside a long literal",
+      Buffer.from(`{"jsonrpc":"2.0","id":1,"result":{"text":"${big}\u0001${big}"}}\n`),
+    ],
     ["a raw tab inside a long literal", Buffer.from(`{"jsonrpc":"2.0","id":1,"result":{"text":"${big}\t${big}"}}\n`)],
     ["an unknown escape", Buffer.from(`{"jsonrpc":"2.0","id":1,"result":{"text":"${big}\\x41${big}"}}\n`)],
     ["a short \\u escape", Buffer.from(`{"jsonrpc":"2.0","id":1,"result":{"text":"${big}\\u12G4${big}"}}\n`)],
     ["an unterminated literal", Buffer.from(`{"jsonrpc":"2.0","id":1,"result":{"blob":"${big}}}\n`)],
-    ["broken structure around a long literal", Buffer.from(`{"jsonrpc":"2.0","id":1,"result":{"blob":"${big}" "x"}}\n`)],
+    [
+      "broken structure around a long literal",
+      Buffer.from(`{"jsonrpc":"2.0","id":1,"result":{"blob":"${big}" "x"}}\n`),
+    ],
     ["a duplicate member", Buffer.from(`{"jsonrpc":"2.0","id":1,"result":{"blob":"${big}","blob":"${big}B"}}\n`)],
     ["a top-level string", Buffer.from(`"${big}"\n`)],
   ];
@@ -182,7 +261,13 @@ describe("raw strings: the pieces", () => {
     const bytes = fc.oneof(
       fc.uint8Array({ maxLength: 40 }).map((b) => Buffer.from(b)),
       fc.string({ unit: "grapheme", maxLength: 30 }).map((s) => Buffer.from(s, "utf8")),
-      fc.tuple(fc.string({ unit: "grapheme", maxLength: 20 }), fc.uint8Array({ maxLength: 3 }), fc.string({ unit: "grapheme", maxLength: 20 })).map(([a, b, c]) => Buffer.concat([Buffer.from(a), Buffer.from(b), Buffer.from(c)])),
+      fc
+        .tuple(
+          fc.string({ unit: "grapheme", maxLength: 20 }),
+          fc.uint8Array({ maxLength: 3 }),
+          fc.string({ unit: "grapheme", maxLength: 20 }),
+        )
+        .map(([a, b, c]) => Buffer.concat([Buffer.from(a), Buffer.from(b), Buffer.from(c)])),
     );
     fc.assert(
       fc.property(bytes, fc.array(fc.integer({ min: 1, max: 6 }), { minLength: 1, maxLength: 4 }), (buf, sizes) => {
@@ -239,14 +324,24 @@ describe("raw strings: the pieces", () => {
         const literal = JSON.stringify(text);
         expect(jsonUtf8Bytes(placed)).toBe(Buffer.byteLength(literal));
         const naive = (from: number): number => {
-          for (let i = from; i < placed.length; i++) if (placed[i]! < 0x20 || placed[i] === 0x22 || placed[i] === 0x5c) return i;
+          for (let i = from; i < placed.length; i++)
+            if (placed[i]! < 0x20 || placed[i] === 0x22 || placed[i] === 0x5c) return i;
           return placed.length;
         };
-        for (const from of [0, offset, placed.length >> 1]) if (from <= placed.length) expect(nextJsonSpecial(placed, from, placed.length)).toBe(naive(from));
+        for (const from of [0, offset, placed.length >> 1])
+          if (from <= placed.length) expect(nextJsonSpecial(placed, from, placed.length)).toBe(naive(from));
         const roomy = allocWithEscapeRoom(utf8.length);
         utf8.copy(roomy);
-        expect(RawJsonString.ofUtf8(roomy).parts.map((part) => part.toString("utf8")).join("")).toBe(literal);
-        expect(RawJsonString.ofUtf8(Buffer.from(placed)).parts.map((part) => part.toString("utf8")).join("")).toBe(literal);
+        expect(
+          RawJsonString.ofUtf8(roomy)
+            .parts.map((part) => part.toString("utf8"))
+            .join(""),
+        ).toBe(literal);
+        expect(
+          RawJsonString.ofUtf8(Buffer.from(placed))
+            .parts.map((part) => part.toString("utf8"))
+            .join(""),
+        ).toBe(literal);
       }),
       { numRuns: 1000 },
     );
@@ -254,22 +349,30 @@ describe("raw strings: the pieces", () => {
 
   it("long literals with escapes anywhere, cut anywhere: the raw path reads what JSON.parse reads", () => {
     fc.assert(
-      fc.property(runsText, fc.array(fc.integer({ min: 1, max: 700 }), { minLength: 1, maxLength: 4 }), (text, sizes) => {
-        const message = { jsonrpc: "2.0", id: 1, result: { contents: [{ uri: "x:/", text, blob: Buffer.from(text).toString("base64") }] } };
-        const line = Buffer.from(`${JSON.stringify(message)}\n`);
-        const framed = frame(line, sizes, 1);
-        expect(framed).toHaveLength(1);
-        // Read raw, not handed to the plain path after a doubt (which would hide a missed byte).
-        const entry = (framed[0]!.message as { result: { contents: Record<string, unknown>[] } }).result.contents[0]!;
-        if (text !== "") expect([isRawJsonString(entry.text), isRawJsonString(entry.blob)]).toEqual([true, true]);
-        expect(JSON.parse(JSON.stringify(framed[0]!.message))).toEqual(message);
-      }),
+      fc.property(
+        runsText,
+        fc.array(fc.integer({ min: 1, max: 700 }), { minLength: 1, maxLength: 4 }),
+        (text, sizes) => {
+          const message = {
+            jsonrpc: "2.0",
+            id: 1,
+            result: { contents: [{ uri: "x:/", text, blob: Buffer.from(text).toString("base64") }] },
+          };
+          const line = Buffer.from(`${JSON.stringify(message)}\n`);
+          const framed = frame(line, sizes, 1);
+          expect(framed).toHaveLength(1);
+          // Read raw, not handed to the plain path after a doubt (which would hide a missed byte).
+          const entry = (framed[0]!.message as { result: { contents: Record<string, unknown>[] } }).result.contents[0]!;
+          if (text !== "") expect([isRawJsonString(entry.text), isRawJsonString(entry.blob)]).toEqual([true, true]);
+          expect(JSON.parse(JSON.stringify(framed[0]!.message))).toEqual(message);
+        },
+      ),
       { numRuns: 500 },
     );
   });
 
   it("a big blob decoded from many pieces is the bytes, and its text is escaped in place exactly as JSON.stringify escapes it", () => {
-    const text = `${"line \"q\" \\ é 日本 😀 \u0001\u001f\t\r\n".repeat(5000)}end`;
+    const text = `${'line "q" \\ é 日本 😀 \u0001\u001f\t\r\n'.repeat(5000)}end`;
     const b64 = Buffer.from(Buffer.from(text, "utf8").toString("base64"), "ascii");
     const parts: Buffer[] = [];
     for (let at = 0; at < b64.length; at += 65_537) parts.push(b64.subarray(at, at + 65_537));
@@ -291,7 +394,14 @@ describe("raw strings: the pieces", () => {
 
 describe("raw strings from HTTP and WebSocket upstreams", () => {
   const text = `${'line "q" é 日本 😀\n'.repeat(400)}end`;
-  const answer = (id: unknown) => ({ jsonrpc: "2.0", id, result: { contents: [{ uri: "file:///a.txt", mimeType: "text/plain", blob: Buffer.from(text).toString("base64") }], _meta: { text: "short" } } });
+  const answer = (id: unknown) => ({
+    jsonrpc: "2.0",
+    id,
+    result: {
+      contents: [{ uri: "file:///a.txt", mimeType: "text/plain", blob: Buffer.from(text).toString("base64") }],
+      _meta: { text: "short" },
+    },
+  });
 
   it("a fragmented WebSocket message: the payload is read raw from its fragments and written back byte for byte", async () => {
     const { WebSocketServer } = await import("ws");
@@ -308,7 +418,10 @@ describe("raw strings from HTTP and WebSocket upstreams", () => {
         socket.send(wire.subarray(2000), { fin: true });
       }),
     );
-    const transport = new WebSocketUpstreamTransport({ url: `ws://127.0.0.1:${(wss.address() as { port: number }).port}/`, rawStringMinBytes: 64 });
+    const transport = new WebSocketUpstreamTransport({
+      url: `ws://127.0.0.1:${(wss.address() as { port: number }).port}/`,
+      rawStringBytes: 64,
+    });
     const got = new Promise<unknown>((resolve) => (transport.onmessage = resolve));
     try {
       await transport.start();
@@ -318,7 +431,10 @@ describe("raw strings from HTTP and WebSocket upstreams", () => {
       expect(message.result._meta.text).toBe("short");
       expect(wireText(message)).toBe(JSON.stringify(answer(5)));
       const normalized = normalizeResult("resources/read", message.result, new Policy());
-      expect(JSON.parse(wireText(normalized.value))).toEqual({ contents: [{ uri: "file:///a.txt", mimeType: "text/plain", text }], _meta: { text: "short" } });
+      expect(JSON.parse(wireText(normalized.value))).toEqual({
+        contents: [{ uri: "file:///a.txt", mimeType: "text/plain", text }],
+        _meta: { text: "short" },
+      });
     } finally {
       await transport.close();
       await new Promise((resolve) => wss.close(resolve));
@@ -342,7 +458,10 @@ describe("raw strings from HTTP and WebSocket upstreams", () => {
       });
     });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    const transport = new StreamableHttpUpstreamTransport({ url: `http://127.0.0.1:${(server.address() as { port: number }).port}/mcp`, rawStringMinBytes: 64 });
+    const transport = new StreamableHttpUpstreamTransport({
+      url: `http://127.0.0.1:${(server.address() as { port: number }).port}/mcp`,
+      rawStringBytes: 64,
+    });
     const got = new Promise<unknown>((resolve) => (transport.onmessage = resolve));
     try {
       await transport.start();

@@ -47,7 +47,12 @@ describe("SseParser (WHATWG event stream rules)", () => {
   });
 
   it("gives the same events byte-at-a-time", () => {
-    expect(parse(stream, Array.from({ length: stream.length }, (_, i) => i))).toEqual(expected);
+    expect(
+      parse(
+        stream,
+        Array.from({ length: stream.length }, (_, i) => i),
+      ),
+    ).toEqual(expected);
   });
 
   it("dispatches nothing for an event without data", () => {
@@ -66,12 +71,14 @@ describe("SseParser (WHATWG event stream rules)", () => {
   });
 
   it("counts multi-line data against the limit", () => {
-    const out = parse(enc(`data: {"id":5,\ndata: "a":"${"q".repeat(600)}",\ndata: "b":"${"q".repeat(600)}"}\n\n`), [], { maxEventBytes: 1000 });
+    const out = parse(enc(`data: {"id":5,\ndata: "a":"${"q".repeat(600)}",\ndata: "b":"${"q".repeat(600)}"}\n\n`), [], {
+      maxEventBytes: 1000,
+    });
     expect(out[0]?.problem).toMatchObject({ kind: "too-large", id: 5 });
   });
 
   it("reports data that is not UTF-8 rather than replacing it with U+FFFD", () => {
-    const wire = Buffer.concat([enc("data: {\"t\":\""), Buffer.from([0xc3, 0x28]), enc('"}\n\ndata: ok\n\n')]);
+    const wire = Buffer.concat([enc('data: {"t":"'), Buffer.from([0xc3, 0x28]), enc('"}\n\ndata: ok\n\n')]);
     const out = parse(wire);
     expect(out[0]?.problem?.kind).toBe("invalid-utf8");
     expect(out[1]?.event?.data).toBe("ok");

@@ -12,7 +12,7 @@ import { removeDir, startOAuthUpstream, tempDir, writeConfig, type OAuthUpstream
 
 const SECRET = "svc-secret-8e41b7c2d9";
 const WRONG = "wrong-secret-51aa09f3";
-const text = (result: unknown): string => ((result as { content: Array<{ text: string }> }).content[0]?.text ?? "");
+const text = (result: unknown): string => (result as { content: Array<{ text: string }> }).content[0]?.text ?? "";
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe("client credentials", () => {
@@ -22,7 +22,8 @@ describe("client credentials", () => {
   let logFile: string;
   const seen: string[] = [];
   const open: Connected[] = [];
-  const grants = async (): Promise<Array<{ ok?: boolean; resource?: string; client_id: string }>> => (await upstream.log()).grants.filter((g) => g.grant_type === "client_credentials");
+  const grants = async (): Promise<Array<{ ok?: boolean; resource?: string; client_id: string }>> =>
+    (await upstream.log()).grants.filter((g) => g.grant_type === "client_credentials");
   const session = async (name: string): Promise<Connected> => {
     const c = await connect(hostTransport("mcp", { url: serve.url, name }));
     open.push(c);
@@ -30,18 +31,30 @@ describe("client credentials", () => {
   };
 
   beforeAll(async () => {
-    upstream = await startOAuthUpstream({ accessTtlS: 2, clients: [{ client_id: "svc", client_secret: SECRET, redirect_uris: [], grant_types: ["client_credentials"] }] });
+    upstream = await startOAuthUpstream({
+      accessTtlS: 2,
+      clients: [{ client_id: "svc", client_secret: SECRET, redirect_uris: [], grant_types: ["client_credentials"] }],
+    });
     dir = tempDir("mcpn-oauth-cc-");
     logFile = join(dir, "log.jsonl");
     const configFile = writeConfig(dir, {
       mcpServers: {
-        machine: { url: upstream.mcp, auth: { grant: "client_credentials", clientId: "svc", clientSecret: "${SVC_SECRET}", scopes: ["mcp:tools"] } },
-        misconfigured: { url: upstream.mcp, auth: { grant: "client_credentials", clientId: "svc", clientSecret: WRONG } },
+        machine: {
+          url: upstream.mcp,
+          auth: { grant: "client_credentials", clientId: "svc", clientSecret: "${SVC_SECRET}", scopes: ["mcp:tools"] },
+        },
+        misconfigured: {
+          url: upstream.mcp,
+          auth: { grant: "client_credentials", clientId: "svc", clientSecret: WRONG },
+        },
         plain: { command: process.execPath, args: [FIXTURE_SERVER] },
       },
       log: { file: logFile, level: "debug" },
     });
-    serve = await startServe(["--config", configFile, "--log-level", "debug"], { SVC_SECRET: SECRET, MCPN_AUTH_DIR: join(dir, "auth") });
+    serve = await startServe(["--config", configFile, "--log-level", "debug"], {
+      SVC_SECRET: SECRET,
+      MCPN_AUTH_DIR: join(dir, "auth"),
+    });
   });
 
   afterAll(async () => {
@@ -55,7 +68,9 @@ describe("client credentials", () => {
     const c = await session("machine");
     expect(text(await c.client.callTool({ name: "whoami", arguments: {} }))).toBe("client svc");
     expect(text(await c.client.callTool({ name: "whoami", arguments: {} }))).toBe("client svc");
-    expect(await grants()).toEqual([{ grant_type: "client_credentials", client_id: "svc", resource: upstream.mcp, ok: true }]);
+    expect(await grants()).toEqual([
+      { grant_type: "client_credentials", client_id: "svc", resource: upstream.mcp, ok: true },
+    ]);
     await sleep(2300);
     expect(text(await c.client.callTool({ name: "whoami", arguments: {} }))).toBe("client svc");
     expect(await grants()).toHaveLength(2);
@@ -78,7 +93,9 @@ describe("client credentials", () => {
     expect((await grants()).at(-1)).toMatchObject({ client_id: "svc", ok: false });
     const plain = await session("plain");
     expect((await plain.client.listResources()).resources.length).toBeGreaterThan(0);
-    expect(text(await (await session("machine")).client.callTool({ name: "whoami", arguments: {} }))).toBe("client svc");
+    expect(text(await (await session("machine")).client.callTool({ name: "whoami", arguments: {} }))).toBe(
+      "client svc",
+    );
   });
 
   it("neither secret nor token is in the logs (debug), /healthz, /metrics or the host's errors", async () => {
@@ -88,6 +105,7 @@ describe("client credentials", () => {
     seen.push(serve.stderr(), readFileSync(logFile, "utf8"));
     const everything = seen.join("\n");
     expect(everything).toContain("OAuth client-credentials token obtained");
-    for (const secret of [SECRET, WRONG, ...(await upstream.log()).secrets]) expect(everything.includes(secret), `${secret.slice(0, 6)}… leaked`).toBe(false);
+    for (const secret of [SECRET, WRONG, ...(await upstream.log()).secrets])
+      expect(everything.includes(secret), `${secret.slice(0, 6)}… leaked`).toBe(false);
   });
 });

@@ -8,7 +8,9 @@ import { validateConfig } from "../../src/config/load.js";
 import { ConfigSchema } from "../../src/config/schema.js";
 import { tokenFileName } from "../../src/upstreamAuth/tokenStore.js";
 
-const server = (extra: Record<string, unknown>): unknown => ({ mcpServers: { remote: { url: "https://mcp.example.com/mcp", ...extra } } });
+const server = (extra: Record<string, unknown>): unknown => ({
+  mcpServers: { remote: { url: "https://mcp.example.com/mcp", ...extra } },
+});
 const errorOf = (raw: unknown): string => {
   try {
     validateConfig(raw, "proxy.config.json");
@@ -20,27 +22,47 @@ const errorOf = (raw: unknown): string => {
 
 describe("auth in the config", () => {
   it("accepts the three shapes", () => {
-    for (const auth of ["oauth", { clientId: "id" }, { clientId: "id", clientSecret: "s", scopes: ["a", "b"], callbackPort: 33418 }, { grant: "authorization_code", clientId: "id" }, { grant: "client_credentials", clientId: "id", clientSecret: "s", scopes: ["x"] }]) {
+    for (const auth of [
+      "oauth",
+      { clientId: "id" },
+      { clientId: "id", clientSecret: "s", scopes: ["a", "b"], callbackPort: 33418 },
+      { grant: "authorization_code", clientId: "id" },
+      { grant: "client_credentials", clientId: "id", clientSecret: "s", scopes: ["x"] },
+    ]) {
       expect(errorOf(server({ auth })), JSON.stringify(auth)).toBe("valid");
     }
   });
 
   it("names the field at fault", () => {
     expect(errorOf(server({ auth: "basic" }))).toContain('$.mcpServers.remote.auth: expects "oauth", {clientId');
-    expect(errorOf(server({ auth: { grant: "client_credentials", clientId: "id" } }))).toContain("$.mcpServers.remote.auth.clientSecret:");
-    expect(errorOf(server({ auth: { clientId: "id", callbackPort: 70000 } }))).toContain("$.mcpServers.remote.auth.callbackPort:");
-    expect(errorOf(server({ auth: { clientId: "id", bogus: true } }))).toContain('$.mcpServers.remote.auth: unknown key "bogus"');
-    expect(errorOf({ mcpServers: { remote: { url: "wss://mcp.example.com/ws", auth: "oauth" } } })).toContain("$.mcpServers.remote.auth: OAuth works with http(s) upstreams");
-    expect(errorOf(server({ auth: "oauth", headers: { Authorization: "Bearer x" } }))).toContain("$.mcpServers.remote.headers: an \"Authorization\" header and \"auth\" together");
+    expect(errorOf(server({ auth: { grant: "client_credentials", clientId: "id" } }))).toContain(
+      "$.mcpServers.remote.auth.clientSecret:",
+    );
+    expect(errorOf(server({ auth: { clientId: "id", callbackPort: 70000 } }))).toContain(
+      "$.mcpServers.remote.auth.callbackPort:",
+    );
+    expect(errorOf(server({ auth: { clientId: "id", bogus: true } }))).toContain(
+      '$.mcpServers.remote.auth: unknown key "bogus"',
+    );
+    expect(errorOf({ mcpServers: { remote: { url: "wss://mcp.example.com/ws", auth: "oauth" } } })).toContain(
+      "$.mcpServers.remote.auth: OAuth works with http(s) upstreams",
+    );
+    expect(errorOf(server({ auth: "oauth", headers: { Authorization: "Bearer x" } }))).toContain(
+      '$.mcpServers.remote.headers: an "Authorization" header and "auth" together',
+    );
     // Unchanged: an entry with neither command nor url.
-    expect(errorOf({ mcpServers: { remote: { args: [] } } })).toContain('a server needs either "command" (stdio) or "url"');
+    expect(errorOf({ mcpServers: { remote: { args: [] } } })).toContain(
+      'a server needs either "command" (stdio) or "url"',
+    );
   });
 
   it("limits.loginTimeoutMs defaults to 5 minutes, limits.oauthRequestTimeoutMs to 30 s", () => {
     const config = ConfigSchema.parse(server({ auth: "oauth" }));
     expect(config.limits.loginTimeoutMs).toBe(300_000);
     expect(config.limits.oauthRequestTimeoutMs).toBe(30_000);
-    expect(ConfigSchema.parse({ ...(server({}) as object), limits: { loginTimeoutMs: 1000 } }).limits.loginTimeoutMs).toBe(1000);
+    expect(
+      ConfigSchema.parse({ ...(server({}) as object), limits: { loginTimeoutMs: 1000 } }).limits.loginTimeoutMs,
+    ).toBe(1000);
   });
 });
 

@@ -15,7 +15,13 @@ export const OAUTH_UPSTREAM = join(ROOT, "test", "fixtures", "oauth", "oauth-ups
 
 export interface FixtureLog {
   grants: Array<{ grant_type: string; client_id: string; resource?: string; ok?: boolean }>;
-  authorizations: Array<{ client_id: string; resource?: string; scopes: string[]; hasState: boolean; redirectUri: string }>;
+  authorizations: Array<{
+    client_id: string;
+    resource?: string;
+    scopes: string[];
+    hasState: boolean;
+    redirectUri: string;
+  }>;
   registrations: number;
   /** The MCP server's requests; `token`: the bearer token it was shown. */
   mcp: Array<{ method: string; path: string; status: number; hadToken: boolean; token?: string }>;
@@ -40,12 +46,17 @@ export interface FixtureOptions {
 }
 
 export async function startOAuthUpstream(options: FixtureOptions = {}): Promise<OAuthUpstream> {
-  const child = spawn(process.execPath, [OAUTH_UPSTREAM, JSON.stringify(options)], { stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [OAUTH_UPSTREAM, JSON.stringify(options)], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let err = "";
   child.stderr!.on("data", (c: Buffer) => (err += c.toString()));
   const urls = await new Promise<{ authServer: string; mcp: string; sse: string }>((resolve, reject) => {
     let out = "";
-    const timer = setTimeout(() => reject(new Error(`the OAuth fixture did not start in 15 s; stderr: ${err}`)), 15_000);
+    const timer = setTimeout(
+      () => reject(new Error(`the OAuth fixture did not start in 15 s; stderr: ${err}`)),
+      15_000,
+    );
     child.stdout!.on("data", (c: Buffer) => {
       out += c.toString();
       const line = out.split("\n")[0];
@@ -135,7 +146,11 @@ export async function stopStartedClis(): Promise<void> {
 
 /** Runs the CLI as a child process, stdin closed. */
 export function startCli(args: readonly string[], env: Record<string, string>, cwd?: string): CliProcess {
-  const child = spawn(process.execPath, [CLI, ...args], { cwd, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [CLI, ...args], {
+    cwd,
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   started.add(child);
   child.once("exit", () => started.delete(child));
   let out = "";
@@ -148,7 +163,12 @@ export function startCli(args: readonly string[], env: Record<string, string>, c
     stdout: () => out,
     stderr: () => err,
     authorizationUrl: (timeoutMs = 20_000) => waitForUrl(() => err, child, timeoutMs),
-    exited: (timeoutMs = 20_000) => bounded(exit, timeoutMs, () => `mcp-normalizer ${args.join(" ")} did not exit in ${timeoutMs} ms; stderr: ${err}`),
+    exited: (timeoutMs = 20_000) =>
+      bounded(
+        exit,
+        timeoutMs,
+        () => `mcp-normalizer ${args.join(" ")} did not exit in ${timeoutMs} ms; stderr: ${err}`,
+      ),
   };
 }
 
@@ -181,17 +201,24 @@ export function waitForUrl(read: () => string, child: ChildProcess, timeoutMs: n
 
 function bounded<T>(promise: Promise<T>, ms: number, message: () => string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
-  return Promise.race([promise, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(message())), ms)))]).finally(() => clearTimeout(timer));
+  return Promise.race([
+    promise,
+    new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(message())), ms))),
+  ]).finally(() => clearTimeout(timer));
 }
 
 /**
  * The browser: GET the authorization URL (the server approves and redirects), then GET the
  * redirect target — the login's callback. Returns the callback's redirect URL and response.
  */
-export async function approve(authorizationUrl: string, tamper?: (callback: URL) => void): Promise<{ callback: URL; response: Response }> {
+export async function approve(
+  authorizationUrl: string,
+  tamper?: (callback: URL) => void,
+): Promise<{ callback: URL; response: Response }> {
   const authorize = await fetch(authorizationUrl, { redirect: "manual" });
   const location = authorize.headers.get("location");
-  if (authorize.status !== 302 || location === null) throw new Error(`the authorization server answered ${authorize.status}: ${await authorize.text()}`);
+  if (authorize.status !== 302 || location === null)
+    throw new Error(`the authorization server answered ${authorize.status}: ${await authorize.text()}`);
   const callback = new URL(location);
   tamper?.(callback);
   const response = await fetch(callback);
@@ -199,7 +226,10 @@ export async function approve(authorizationUrl: string, tamper?: (callback: URL)
 }
 
 /** `mcp-normalizer login …` approved in the "browser"; resolves when it has exited. */
-export async function loginApproved(args: readonly string[], env: Record<string, string>): Promise<CliProcess & { code: number | null }> {
+export async function loginApproved(
+  args: readonly string[],
+  env: Record<string, string>,
+): Promise<CliProcess & { code: number | null }> {
   const login = startCli(["login", ...args, "--no-browser"], env);
   const url = await login.authorizationUrl();
   const { response } = await approve(url);

@@ -7,7 +7,18 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { approve, freePort, loginApproved, removeDir, startCli, startOAuthUpstream, tempDir, writeConfig, stopStartedClis, type OAuthUpstream } from "./helpers.js";
+import {
+  approve,
+  freePort,
+  loginApproved,
+  removeDir,
+  startCli,
+  startOAuthUpstream,
+  tempDir,
+  writeConfig,
+  stopStartedClis,
+  type OAuthUpstream,
+} from "./helpers.js";
 
 describe("mcp-normalizer login", () => {
   let upstream: OAuthUpstream;
@@ -20,7 +31,15 @@ describe("mcp-normalizer login", () => {
   beforeAll(async () => {
     upstream = await startOAuthUpstream({
       accessTtlS: 60,
-      clients: [{ client_id: "pre-registered", client_secret: "pre-registered-secret-3c1d", redirect_uris: ["http://127.0.0.1/callback"], grant_types: ["authorization_code", "refresh_token"], token_endpoint_auth_method: "client_secret_post" }],
+      clients: [
+        {
+          client_id: "pre-registered",
+          client_secret: "pre-registered-secret-3c1d",
+          redirect_uris: ["http://127.0.0.1/callback"],
+          grant_types: ["authorization_code", "refresh_token"],
+          token_endpoint_auth_method: "client_secret_post",
+        },
+      ],
     });
     dir = tempDir("mcpn-login-");
     authDir = join(dir, "auth", "tokens");
@@ -28,9 +47,20 @@ describe("mcp-normalizer login", () => {
     configFile = writeConfig(dir, {
       mcpServers: {
         prot: { url: upstream.mcp, auth: "oauth" },
-        pre: { url: upstream.mcp, auth: { clientId: "pre-registered", clientSecret: "pre-registered-secret-3c1d", callbackPort, scopes: ["mcp:tools"] } },
+        pre: {
+          url: upstream.mcp,
+          auth: {
+            clientId: "pre-registered",
+            clientSecret: "pre-registered-secret-3c1d",
+            callbackPort,
+            scopes: ["mcp:tools"],
+          },
+        },
         slow: { url: upstream.mcp, auth: "oauth" },
-        machine: { url: upstream.mcp, auth: { grant: "client_credentials", clientId: "svc", clientSecret: "svc-secret" } },
+        machine: {
+          url: upstream.mcp,
+          auth: { grant: "client_credentials", clientId: "svc", clientSecret: "svc-secret" },
+        },
         plain: { url: upstream.mcp },
         local: { command: "node", args: ["x.js"] },
       },
@@ -69,7 +99,11 @@ describe("mcp-normalizer login", () => {
     expect(lines[0]).toContain(file);
     expect(statSync(authDir).mode & 0o777).toBe(0o700);
     expect(statSync(file).mode & 0o777).toBe(0o600);
-    const stored = JSON.parse(readFileSync(file, "utf8")) as { tokens: { access_token: string; refresh_token: string }; resource: string; registered: boolean };
+    const stored = JSON.parse(readFileSync(file, "utf8")) as {
+      tokens: { access_token: string; refresh_token: string };
+      resource: string;
+      registered: boolean;
+    };
     expect(stored.tokens.access_token).toMatch(/^at-/);
     expect(stored.tokens.refresh_token).toMatch(/^rt-/);
     expect(stored.resource).toBe(upstream.mcp);
@@ -77,7 +111,9 @@ describe("mcp-normalizer login", () => {
 
     const log = await upstream.log();
     expect(log.registrations).toBe(1); // dynamic client registration: no client id configured
-    expect(log.grants).toContainEqual(expect.objectContaining({ grant_type: "authorization_code", resource: upstream.mcp }));
+    expect(log.grants).toContainEqual(
+      expect.objectContaining({ grant_type: "authorization_code", resource: upstream.mcp }),
+    );
     expect(log.mcp[0]).toMatchObject({ method: "POST", status: 401, hadToken: false }); // discovery started from the 401
   });
 
@@ -113,7 +149,9 @@ describe("mcp-normalizer login", () => {
   it("a redirect with the wrong state is refused: 400 to the browser, nothing stored, exit 1", async () => {
     const authDirBefore = readdirSync(authDir).map((f) => readFileSync(join(authDir, f), "utf8"));
     const login = startCli(["login", "prot", "--config", configFile, "--no-browser"], env());
-    const { callback, response } = await approve(await login.authorizationUrl(), (target) => target.searchParams.set("state", "forged-state"));
+    const { callback, response } = await approve(await login.authorizationUrl(), (target) =>
+      target.searchParams.set("state", "forged-state"),
+    );
     expect(callback.searchParams.get("code")).toBeTruthy();
     expect(response.status).toBe(400);
     expect(await response.text()).not.toContain("forged-state");
@@ -127,14 +165,20 @@ describe("mcp-normalizer login", () => {
   });
 
   it("no answer within limits.loginTimeoutMs: a clear error, exit 1 (the default is 5 minutes)", async () => {
-    const timed = writeConfig(dir, { mcpServers: { slow: { url: upstream.mcp, auth: "oauth" } }, limits: { loginTimeoutMs: 1500 } }, "timed.json");
+    const timed = writeConfig(
+      dir,
+      { mcpServers: { slow: { url: upstream.mcp, auth: "oauth" } }, limits: { loginTimeoutMs: 1500 } },
+      "timed.json",
+    );
     const login = startCli(["login", "slow", "--config", timed, "--no-browser"], env());
     expect(login.stderr() + (await login.authorizationUrl())).toContain("http");
     expect(login.stderr()).toContain("waiting up to 1500 ms");
     const started = Date.now();
     expect(await login.exited()).toBe(1);
     expect(Date.now() - started).toBeLessThan(15_000);
-    expect(login.stderr()).toMatch(/login to "slow": no answer from the browser within 1500 ms \(limits\.loginTimeoutMs\)/);
+    expect(login.stderr()).toMatch(
+      /login to "slow": no answer from the browser within 1500 ms \(limits\.loginTimeoutMs\)/,
+    );
 
     const defaults = startCli(["login", "prot", "--config", configFile, "--no-browser"], env());
     await defaults.authorizationUrl();
@@ -164,6 +208,16 @@ describe("mcp-normalizer login", () => {
   it("login --help says how it works, where tokens live and how to log out", async () => {
     const help = startCli(["login", "--help"], env());
     expect(await help.exited()).toBe(0);
-    for (const words of ["--no-browser", "MCPN_AUTH_DIR", "~/.mcp-normalizer/auth", "0700", "0600", "deleting it logs out", "callbackPort", "5 minutes"]) expect(help.stdout()).toContain(words);
+    for (const words of [
+      "--no-browser",
+      "MCPN_AUTH_DIR",
+      "~/.mcp-normalizer/auth",
+      "0700",
+      "0600",
+      "deleting it logs out",
+      "callbackPort",
+      "5 minutes",
+    ])
+      expect(help.stdout()).toContain(words);
   });
 });

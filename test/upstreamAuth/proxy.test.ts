@@ -15,14 +15,27 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { post, rpc } from "../badInput/mcpHttp.js";
 import { CLI, FIXTURE_SERVER } from "../helpers/paths.js";
 import { connect, startServe, type Connected, type ServeProcess } from "../helpers/proxyProcess.js";
-import { loginApproved, removeDir, startCli, startOAuthUpstream, tempDir, writeConfig, stopStartedClis, type OAuthUpstream } from "./helpers.js";
+import {
+  loginApproved,
+  removeDir,
+  startCli,
+  startOAuthUpstream,
+  tempDir,
+  writeConfig,
+  stopStartedClis,
+  type OAuthUpstream,
+} from "./helpers.js";
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-const text = (result: unknown): string => ((result as { content: Array<{ text: string }> }).content[0]?.text ?? "");
+const text = (result: unknown): string => (result as { content: Array<{ text: string }> }).content[0]?.text ?? "";
 /** The proxy's own bearer token (auth.bearerTokens): hosts send it, the upstream must never see it. */
 const PROXY_TOKEN = "proxy-own-token-6d2e90";
 const hostAuth = { authorization: `Bearer ${PROXY_TOKEN}` };
-const initialize = rpc(0, "initialize", { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "h", version: "1" } });
+const initialize = rpc(0, "initialize", {
+  protocolVersion: "2025-06-18",
+  capabilities: {},
+  clientInfo: { name: "h", version: "1" },
+});
 
 describe("serve and stdio in front of an OAuth-protected server", () => {
   let upstream: OAuthUpstream;
@@ -35,7 +48,8 @@ describe("serve and stdio in front of an OAuth-protected server", () => {
   const seen: string[] = [];
   const open: Connected[] = [];
 
-  const refreshes = async (): Promise<number> => (await upstream.log()).grants.filter((g) => g.grant_type === "refresh_token").length;
+  const refreshes = async (): Promise<number> =>
+    (await upstream.log()).grants.filter((g) => g.grant_type === "refresh_token").length;
 
   beforeAll(async () => {
     upstream = await startOAuthUpstream({ accessTtlS: 2 });
@@ -43,7 +57,10 @@ describe("serve and stdio in front of an OAuth-protected server", () => {
     env.MCPN_AUTH_DIR = join(dir, "auth");
     logFile = join(dir, "log.jsonl");
     configFile = writeConfig(dir, {
-      mcpServers: { prot: { url: upstream.mcp, auth: "oauth" }, plain: { command: process.execPath, args: [FIXTURE_SERVER] } },
+      mcpServers: {
+        prot: { url: upstream.mcp, auth: "oauth" },
+        plain: { command: process.execPath, args: [FIXTURE_SERVER] },
+      },
       log: { file: logFile, level: "debug" },
       auth: { bearerTokens: [PROXY_TOKEN] },
     });
@@ -62,7 +79,9 @@ describe("serve and stdio in front of an OAuth-protected server", () => {
   });
 
   const session = async (name: string): Promise<Connected> => {
-    const c = await connect(new StreamableHTTPClientTransport(new URL(`${serve.url}/mcp/${name}`), { requestInit: { headers: hostAuth } }));
+    const c = await connect(
+      new StreamableHTTPClientTransport(new URL(`${serve.url}/mcp/${name}`), { requestInit: { headers: hostAuth } }),
+    );
     open.push(c);
     return c;
   };
@@ -86,7 +105,9 @@ describe("serve and stdio in front of an OAuth-protected server", () => {
     await sleep(2300);
     const before = await refreshes();
     const mcpBefore = (await upstream.log()).mcp.length;
-    const results = await Promise.all(Array.from({ length: 8 }, (_, i) => (i % 2 === 0 ? a : b).client.callTool({ name: "whoami", arguments: {} })));
+    const results = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => (i % 2 === 0 ? a : b).client.callTool({ name: "whoami", arguments: {} })),
+    );
     for (const r of results) expect(text(r)).toMatch(/^client /);
     expect(await refreshes()).toBe(before + 1);
     const log = await upstream.log();
@@ -102,18 +123,33 @@ describe("serve and stdio in front of an OAuth-protected server", () => {
     await upstream.revokeAccess();
     const before = await refreshes();
     const mcpBefore = (await upstream.log()).mcp.length;
-    const call = await post(`${serve.url}/mcp/prot`, rpc(2, "tools/call", { name: "whoami", arguments: {} }), id, hostAuth);
-    expect(call.messages).toEqual([{ jsonrpc: "2.0", id: 2, result: { content: [{ type: "text", text: expect.stringMatching(/^client /) }] } }]);
+    const call = await post(
+      `${serve.url}/mcp/prot`,
+      rpc(2, "tools/call", { name: "whoami", arguments: {} }),
+      id,
+      hostAuth,
+    );
+    expect(call.messages).toEqual([
+      { jsonrpc: "2.0", id: 2, result: { content: [{ type: "text", text: expect.stringMatching(/^client /) }] } },
+    ]);
     expect(await refreshes()).toBe(before + 1);
     const log = await upstream.log();
     const seenByServer = log.mcp.slice(mcpBefore);
-    expect(seenByServer.map((r) => `${r.method} ${r.status}`), JSON.stringify(seenByServer)).toEqual(["POST 401", "POST 200"]);
+    expect(
+      seenByServer.map((r) => `${r.method} ${r.status}`),
+      JSON.stringify(seenByServer),
+    ).toEqual(["POST 401", "POST 200"]);
     expect(seenByServer[1]!.token).not.toBe(seenByServer[0]!.token);
     expect(log.grants.at(-1)).toMatchObject({ grant_type: "refresh_token", ok: true });
   });
 
   it("stdio --config: the same, over the host's stdin/stdout", async () => {
-    const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, "stdio", "--config", configFile, "--server", "prot", "--log-level", "debug", "--no-browser"], env: { ...(process.env as Record<string, string>), ...env }, stderr: "pipe" });
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [CLI, "stdio", "--config", configFile, "--server", "prot", "--log-level", "debug", "--no-browser"],
+      env: { ...(process.env as Record<string, string>), ...env },
+      stderr: "pipe",
+    });
     let stderr = "";
     transport.stderr?.on("data", (c: Buffer) => (stderr += c.toString()));
     const client = new Client({ name: "stdio-host", version: "1" });
@@ -152,7 +188,10 @@ describe("serve and stdio in front of an OAuth-protected server", () => {
     // A new session: its initialize is answered with the same error, as JSON-RPC.
     const init = await post(`${serve.url}/mcp/prot`, initialize, undefined, hostAuth);
     seen.push(JSON.stringify(init.messages));
-    expect(init.messages[0]).toMatchObject({ id: 0, error: { code: -32001, data: { code: "UPSTREAM_AUTH_REQUIRED", server: "prot" } } });
+    expect(init.messages[0]).toMatchObject({
+      id: 0,
+      error: { code: -32001, data: { code: "UPSTREAM_AUTH_REQUIRED", server: "prot" } },
+    });
     expect(JSON.stringify(init.messages[0])).toContain(`mcp-normalizer login prot --config ${configFile}`);
 
     const plain = await session("plain");
@@ -211,6 +250,7 @@ describe("serve and stdio in front of an OAuth-protected server", () => {
     const log = await upstream.log();
     expect(log.secrets.length).toBeGreaterThan(10);
     const everything = seen.join("\n");
-    for (const secret of log.secrets) expect(everything.includes(secret), `secret ${secret.slice(0, 6)}… leaked`).toBe(false);
+    for (const secret of log.secrets)
+      expect(everything.includes(secret), `secret ${secret.slice(0, 6)}… leaked`).toBe(false);
   });
 });

@@ -7,9 +7,16 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { post, rpc } from "../badInput/mcpHttp.js";
 import { connect, hostTransport, startServe } from "../helpers/proxyProcess.js";
-import { loginApproved, removeDir, startOAuthUpstream, tempDir, stopStartedClis, type OAuthUpstream } from "./helpers.js";
+import {
+  loginApproved,
+  removeDir,
+  startOAuthUpstream,
+  tempDir,
+  stopStartedClis,
+  type OAuthUpstream,
+} from "./helpers.js";
 
-const text = (result: unknown): string => ((result as { content: Array<{ text: string }> }).content[0]?.text ?? "");
+const text = (result: unknown): string => (result as { content: Array<{ text: string }> }).content[0]?.text ?? "";
 
 describe("OAuth with an SSE upstream", () => {
   let upstream: OAuthUpstream;
@@ -30,8 +37,14 @@ describe("OAuth with an SSE upstream", () => {
     const env = { MCPN_AUTH_DIR: join(dir, "auth") };
     const login = await loginApproved(["--url", upstream.sse], env);
     expect(login.code, login.stderr()).toBe(0);
-    expect((await upstream.log()).grants.at(-1)).toMatchObject({ grant_type: "authorization_code", resource: upstream.sse });
-    const serve = await startServe(["--name", "legacy", "--url", upstream.sse, "--transport", "sse", "--auth", "oauth"], env);
+    expect((await upstream.log()).grants.at(-1)).toMatchObject({
+      grant_type: "authorization_code",
+      resource: upstream.sse,
+    });
+    const serve = await startServe(
+      ["--name", "legacy", "--url", upstream.sse, "--transport", "sse", "--auth", "oauth"],
+      env,
+    );
     const host = await connect(hostTransport("mcp", { url: serve.url, name: "legacy" }));
     try {
       expect(text(await host.client.callTool({ name: "whoami", arguments: {} }))).toMatch(/^client /);
@@ -43,7 +56,10 @@ describe("OAuth with an SSE upstream", () => {
       expect(messages.length, JSON.stringify(log.mcp)).toBeGreaterThanOrEqual(3);
       // Every POST carried a token; one the server found expired (a 2 s token on a busy machine)
       // was refreshed and the POST sent again — the host got every answer above.
-      expect(messages.every((r) => r.hadToken), JSON.stringify(log.mcp)).toBe(true);
+      expect(
+        messages.every((r) => r.hadToken),
+        JSON.stringify(log.mcp),
+      ).toBe(true);
       expect(messages.at(-1)!.status).toBe(202);
       expect(new Set(messages.map((r) => r.token)).size).toBeGreaterThanOrEqual(2);
     } finally {
@@ -53,11 +69,23 @@ describe("OAuth with an SSE upstream", () => {
   });
 
   it("no token: the session cannot open, and the host's error names the login to run", async () => {
-    const serve = await startServe(["--name", "legacy", "--url", upstream.sse, "--transport", "sse", "--auth", "oauth"], { MCPN_AUTH_DIR: join(dir, "none") });
+    const serve = await startServe(
+      ["--name", "legacy", "--url", upstream.sse, "--transport", "sse", "--auth", "oauth"],
+      { MCPN_AUTH_DIR: join(dir, "none") },
+    );
     try {
-      const init = await post(`${serve.url}/mcp/legacy`, rpc(0, "initialize", { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "h", version: "1" } }));
+      const init = await post(
+        `${serve.url}/mcp/legacy`,
+        rpc(0, "initialize", {
+          protocolVersion: "2025-06-18",
+          capabilities: {},
+          clientInfo: { name: "h", version: "1" },
+        }),
+      );
       expect(init.status).toBe(502);
-      expect(JSON.stringify(init.messages)).toContain(`upstream \\"legacy\\" needs an OAuth login: run \\"mcp-normalizer login --url ${upstream.sse}\\"`);
+      expect(JSON.stringify(init.messages)).toContain(
+        `upstream \\"legacy\\" needs an OAuth login: run \\"mcp-normalizer login --url ${upstream.sse}\\"`,
+      );
     } finally {
       await serve.stop();
     }

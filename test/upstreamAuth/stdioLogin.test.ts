@@ -13,9 +13,19 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { post, rpc } from "../badInput/mcpHttp.js";
 import { CLI } from "../helpers/paths.js";
 import { startServe } from "../helpers/proxyProcess.js";
-import { approve, removeDir, startCli, startOAuthUpstream, tempDir, urlLine, writeConfig, stopStartedClis, type OAuthUpstream } from "./helpers.js";
+import {
+  approve,
+  removeDir,
+  startCli,
+  startOAuthUpstream,
+  tempDir,
+  urlLine,
+  writeConfig,
+  stopStartedClis,
+  type OAuthUpstream,
+} from "./helpers.js";
 
-const text = (result: unknown): string => ((result as { content: Array<{ text: string }> }).content[0]?.text ?? "");
+const text = (result: unknown): string => (result as { content: Array<{ text: string }> }).content[0]?.text ?? "";
 
 /** Resolves with the next URL line printed after `from` characters of stderr. */
 function nextUrl(read: () => string, from: number, timeoutMs = 20_000): Promise<string> {
@@ -52,7 +62,12 @@ describe("stdio --url URL --auth oauth", () => {
   });
 
   it("with no token: prints the URL on its own line, answers initialize once the browser came back, and logs in again when the refresh token dies", async () => {
-    const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, "stdio", "--url", upstream.mcp, "--auth", "oauth", "--no-browser"], env: { ...(process.env as Record<string, string>), ...env }, stderr: "pipe" });
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [CLI, "stdio", "--url", upstream.mcp, "--auth", "oauth", "--no-browser"],
+      env: { ...(process.env as Record<string, string>), ...env },
+      stderr: "pipe",
+    });
     let stderr = "";
     transport.stderr?.on("data", (c: Buffer) => (stderr += c.toString()));
     const client = new Client({ name: "desktop-host", version: "1" });
@@ -60,7 +75,10 @@ describe("stdio --url URL --auth oauth", () => {
     const connecting = client.connect(transport).then(() => (initialized = true));
     try {
       const url = await nextUrl(() => stderr, 0);
-      expect(stderr).toMatch(/upstream "upstream" needs an OAuth login; open this URL in a browser \(waiting up to 5 minutes\):\n/);
+      // Named after the URL's host (no --name given).
+      expect(stderr).toMatch(
+        /upstream "127\.0\.0\.1" needs an OAuth login; open this URL in a browser \(waiting up to 5 minutes\):\n/,
+      );
       expect(initialized).toBe(false);
       expect((await approve(url)).response.status).toBe(200);
       await connecting;
@@ -88,7 +106,11 @@ describe("stdio --url URL --auth oauth", () => {
   });
 
   it("no answer to its browser login within limits.loginTimeoutMs: stdio says so and exits 1", async () => {
-    const configFile = writeConfig(dir, { mcpServers: { remote: { url: upstream.mcp, auth: "oauth" } }, limits: { loginTimeoutMs: 1000 } }, "timed.json");
+    const configFile = writeConfig(
+      dir,
+      { mcpServers: { remote: { url: upstream.mcp, auth: "oauth" } }, limits: { loginTimeoutMs: 1000 } },
+      "timed.json",
+    );
     const run = startCli(["stdio", "--config", configFile, "--no-browser"], { MCPN_AUTH_DIR: join(dir, "never") });
     await run.authorizationUrl();
     expect(await run.exited()).toBe(1);
@@ -103,11 +125,25 @@ describe("stdio --url URL --auth oauth", () => {
   });
 
   it("serve --name NAME --url URL --auth oauth with no token: the host's error names `mcp-normalizer login --url URL`", async () => {
-    const serve = await startServe(["--name", "remote", "--url", upstream.mcp, "--auth", "oauth"], { MCPN_AUTH_DIR: join(dir, "empty") });
+    const serve = await startServe(["--name", "remote", "--url", upstream.mcp, "--auth", "oauth"], {
+      MCPN_AUTH_DIR: join(dir, "empty"),
+    });
     try {
-      const init = await post(`${serve.url}/mcp/remote`, rpc(1, "initialize", { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "h", version: "1" } }));
-      expect(init.messages[0]).toMatchObject({ id: 1, error: { code: -32001, data: { code: "UPSTREAM_AUTH_REQUIRED", server: "remote" } } });
-      expect((init.messages[0] as { error: { message: string } }).error.message).toBe(`upstream "remote" needs an OAuth login: run "mcp-normalizer login --url ${upstream.mcp}"`);
+      const init = await post(
+        `${serve.url}/mcp/remote`,
+        rpc(1, "initialize", {
+          protocolVersion: "2025-06-18",
+          capabilities: {},
+          clientInfo: { name: "h", version: "1" },
+        }),
+      );
+      expect(init.messages[0]).toMatchObject({
+        id: 1,
+        error: { code: -32001, data: { code: "UPSTREAM_AUTH_REQUIRED", server: "remote" } },
+      });
+      expect((init.messages[0] as { error: { message: string } }).error.message).toBe(
+        `upstream "remote" needs an OAuth login: run "mcp-normalizer login --url ${upstream.mcp}"`,
+      );
     } finally {
       await serve.stop();
     }

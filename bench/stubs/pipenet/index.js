@@ -1,4 +1,6 @@
 // mcp-proxy imports pipenet for its --tunnel option only, which the benchmark never passes.
 export async function pipenet() {
-  throw new Error("pipenet is stubbed in this repository (bench/stubs/pipenet): mcp-proxy --tunnel is not available here");
+  throw new Error(
+    "pipenet is stubbed in this repository (bench/stubs/pipenet): mcp-proxy --tunnel is not available here",
+  );
 }

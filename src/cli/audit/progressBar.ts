@@ -1,5 +1,5 @@
 /**
- * `audit`'s progress on stderr — only when stderr is a terminal (issue 4): in a pipe or a CI log
+ * `audit`'s progress on stderr — only when stderr is a terminal: in a pipe or a CI log
  * a bar is just noise, and stdout may carry the report itself.
  */
 import type { Writable } from "node:stream";

@@ -1,9 +1,10 @@
 /**
- * A raw JSON-RPC client over one upstream transport, for `audit` (issue 4). Deliberately not the
+ * A raw JSON-RPC client over one upstream transport, for `audit`. Deliberately not the
  * SDK `Client`: its typed methods validate results with zod and strip or reject the very shapes
  * an audit must see (unknown keys, text-in-base64 with a wrong mimeType, …). Results come back
  * exactly as the transport parsed them; responses are matched to requests by id.
  */
+import { JSONRPC } from "../../errors/jsonRpcCodes.js";
 import { NormalizerError } from "../../errors/NormalizerError.js";
 import type { JSONRPCMessage, ProxyTransport } from "../../transports/types.js";
 
@@ -57,12 +58,20 @@ export class RawRpcClient {
   }
 
   request(method: string, params?: Record<string, unknown>): Promise<unknown> {
-    if (this.closed) return Promise.reject(new NormalizerError("UPSTREAM_CLOSED", `upstream closed${this.why()}; cannot send ${method}`));
+    if (this.closed)
+      return Promise.reject(
+        new NormalizerError("UPSTREAM_CLOSED", `upstream closed${this.why()}; cannot send ${method}`),
+      );
     const id = this.nextId++;
     return new Promise<unknown>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.pending.delete(id);
-        reject(new NormalizerError("REQUEST_TIMEOUT", `${method}: no answer in ${this.timeoutMs} ms (limits.requestTimeoutMs)`));
+        reject(
+          new NormalizerError(
+            "REQUEST_TIMEOUT",
+            `${method}: no answer in ${this.timeoutMs} ms (limits.requestTimeoutMs)`,
+          ),
+        );
       }, this.timeoutMs);
       this.pending.set(id, { method, resolve, reject, timer });
       const message = { jsonrpc: "2.0", id, method, ...(params === undefined ? {} : { params }) } as JSONRPCMessage;
@@ -75,7 +84,11 @@ export class RawRpcClient {
   }
 
   async notify(method: string, params?: Record<string, unknown>): Promise<void> {
-    await this.transport.send({ jsonrpc: "2.0", method, ...(params === undefined ? {} : { params }) } as JSONRPCMessage);
+    await this.transport.send({
+      jsonrpc: "2.0",
+      method,
+      ...(params === undefined ? {} : { params }),
+    } as JSONRPCMessage);
   }
 
   async close(): Promise<void> {
@@ -89,11 +102,23 @@ export class RawRpcClient {
 
   private receiveOne(msg: unknown): void {
     if (typeof msg !== "object" || msg === null) return;
-    const m = msg as { id?: unknown; method?: unknown; result?: unknown; error?: { code?: unknown; message?: unknown; data?: unknown } };
+    const m = msg as {
+      id?: unknown;
+      method?: unknown;
+      result?: unknown;
+      error?: { code?: unknown; message?: unknown; data?: unknown };
+    };
     if (typeof m.method === "string") {
       // A server→client request (ping, roots/list, sampling…): an audit has none of these to give.
       if (m.id !== undefined) {
-        const reply = m.method === "ping" ? { jsonrpc: "2.0", id: m.id, result: {} } : { jsonrpc: "2.0", id: m.id, error: { code: -32601, message: `mcp-normalizer audit does not support ${m.method}` } };
+        const reply =
+          m.method === "ping"
+            ? { jsonrpc: "2.0", id: m.id, result: {} }
+            : {
+                jsonrpc: "2.0",
+                id: m.id,
+                error: { code: JSONRPC.METHOD_NOT_FOUND, message: `mcp-normalizer audit does not support ${m.method}` },
+              };
         this.transport.send(reply as JSONRPCMessage).catch(() => {});
       }
       return;
@@ -105,7 +130,13 @@ export class RawRpcClient {
     clearTimeout(pending.timer);
     if (m.error !== undefined) {
       const code = typeof m.error?.code === "number" ? m.error.code : 0;
-      pending.reject(new RpcError(code, typeof m.error?.message === "string" ? m.error.message : JSON.stringify(m.error), m.error?.data));
+      pending.reject(
+        new RpcError(
+          code,
+          typeof m.error?.message === "string" ? m.error.message : JSON.stringify(m.error),
+          m.error?.data,
+        ),
+      );
     } else {
       pending.resolve(m.result);
     }

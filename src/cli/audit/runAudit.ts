@@ -1,25 +1,43 @@
 /**
- * The audit itself (issue 4): initialize, page through `resources/list` following every
- * `nextCursor`, read each resource with bounded concurrency, run the engine on each result, and
- * aggregate what it would change into the report model. `--call` audits one tool result too.
- * The engine's records are used as they are: the audit's totals are their sums.
+ * The audit itself: initialize, read what the server declares — page through `resources/list`
+ * (every `nextCursor`) only when it has the `resources` capability — read each resource kept
+ * by `--uri` with bounded concurrency, then each `--read` URI and each `--call` tool, run the
+ * engine on every result and aggregate what it would change into the report model. The
+ * engine's records are used as they are: the audit's totals are their sums, minus entries over
+ * `--max-bytes`, which are listed as skipped.
  */
 import { LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/sdk/types.js";
 import { NormalizerError } from "../../errors/NormalizerError.js";
-import type { ChangeRecord } from "../../normalize/change.js";
+import { WARNING_ACTIONS, type ChangeAction, type ChangeRecord } from "../../normalize/change.js";
 import type { Policy } from "../../normalize/policy.js";
 import { normalizeResult } from "../../normalize/result.js";
 import { ReportAggregator } from "../../report/aggregate.js";
-import type { EntryFact, ReportModel } from "../../report/model.js";
+import {
+  itemStatus,
+  type AuditItem,
+  type AuditScope,
+  type SkippedEntry,
+  type StructuredDuplicate,
+} from "../../report/auditDetails.js";
+import type { EntryFact, ReadFailure, ReportModel } from "../../report/model.js";
 import type { ProxyTransport } from "../../transports/types.js";
 import { RawRpcClient, RpcError } from "./rpcClient.js";
+import { structuredDuplicates } from "./structuredDuplicates.js";
+import type { ToolCall } from "./targets.js";
 import { TOKEN_ENCODING, TOKEN_NOTE, type TokenCounter } from "./tokens.js";
 import { valueAt } from "./valueAt.js";
+import { fitResult, mergeChanges, type FitSession } from "../../fit/fitResult.js";
 
 /** Default resources read at the same time (`--concurrency`). */
 export const DEFAULT_AUDIT_CONCURRENCY = 4;
 /** Default most `resources/list` pages followed (a server whose cursors never end is stopped). */
 export const DEFAULT_MAX_LIST_PAGES = 10_000;
+/** Longest tool error message kept in the report, in characters. */
+const MAX_ERROR_CHARS = 500;
+/** Longest tool arguments shown in a call's label, in characters. */
+const MAX_ARGS_CHARS = 100;
+/** Most resource templates named in the report's note. */
+const MAX_TEMPLATES_NAMED = 10;
 
 export interface AuditOptions {
   /** A transport to the upstream, not started. Closed when the audit ends. */
@@ -35,9 +53,17 @@ export interface AuditOptions {
   requestTimeoutMs?: number;
   /** Count tokens before/after with this (audit `--tokens`). */
   tokens?: TokenCounter;
-  /** `--call TOOL --args JSON`: audit this tool's result as well (issue 7). */
-  call?: { tool: string; args: Record<string, unknown> };
-  onProgress?: (done: number, total: number, uri: string) => void;
+  /** The fit layer as configured (images, inlining, cuts): its records join the engine's. */
+  fit?: FitSession;
+  /** `--call`: tools to call and audit, in order. */
+  calls?: readonly ToolCall[];
+  /** `--read`: URIs read as they are (template instances, or a few resources only). */
+  reads?: readonly string[];
+  /** `--uri`: which listed resources are read. Default: all. */
+  keepUri?: (uri: string) => boolean;
+  /** `--max-bytes`: entries larger than this are skipped (outside the totals). */
+  maxBytes?: number;
+  onProgress?: (done: number, total: number, label: string) => void;
   describeEnd?: () => string | undefined;
   now?: () => Date;
   version?: string;
@@ -51,70 +77,147 @@ export interface AuditResult {
 
 interface Listed {
   uri: string;
+  /** The size the listing declares, in bytes, when it does. */
+  size?: number;
 }
 
 export async function runAudit(options: AuditOptions): Promise<AuditResult> {
   const now = options.now ?? (() => new Date());
   const started = now().toISOString();
   const concurrency = options.concurrency ?? DEFAULT_AUDIT_CONCURRENCY;
-  if (!Number.isInteger(concurrency) || concurrency < 1) throw new NormalizerError("USAGE", `audit: --concurrency expects a whole number ≥ 1, got ${concurrency}`);
+  if (!Number.isInteger(concurrency) || concurrency < 1)
+    throw new NormalizerError("USAGE", `audit: --concurrency expects a whole number ≥ 1, got ${concurrency}`);
   const client = new RawRpcClient(options.transport, {
     ...(options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: options.requestTimeoutMs }),
     ...(options.describeEnd === undefined ? {} : { describeEnd: options.describeEnd }),
   });
   const aggregator = new ReportAggregator({ maxUris: Infinity });
   const records: AuditResult["records"] = [];
-  let listedCount = 0;
+  const items: AuditItem[] = [];
+  const skipped: SkippedEntry[] = [];
+  const duplicates: StructuredDuplicate[] = [];
+  const calls = options.calls ?? [];
+  const scope: AuditScope = {
+    capabilities: { resources: false, tools: false, prompts: false },
+    listed: 0,
+    filteredOut: 0,
+    read: 0,
+    called: 0,
+    notes: [],
+  };
   let failedReads = 0;
+  const fail = (failure: ReadFailure): void => {
+    if (failure.kind === "read") failedReads++;
+    aggregator.addFailure(failure);
+  };
   try {
     await client.start();
     const init = await step("initialize", () =>
-      client.request("initialize", { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: "mcp-normalizer-audit", version: options.version ?? "0" } }),
+      client.request("initialize", {
+        protocolVersion: LATEST_PROTOCOL_VERSION,
+        capabilities: {},
+        clientInfo: { name: "mcp-normalizer-audit", version: options.version ?? "0" },
+      }),
     );
     const version = (init as { protocolVersion?: unknown } | null)?.protocolVersion;
     if (typeof version === "string") options.transport.setProtocolVersion?.(version);
     await client.notify("notifications/initialized");
+    const capabilities = (init as { capabilities?: Record<string, unknown> } | null)?.capabilities ?? {};
+    scope.capabilities = {
+      resources: isPresent(capabilities.resources),
+      tools: isPresent(capabilities.tools),
+      prompts: isPresent(capabilities.prompts),
+    };
 
-    const listed = await listAll(client, options.maxListPages ?? DEFAULT_MAX_LIST_PAGES);
-    listedCount = listed.length;
+    // What will be read: listed resources (only a server that declares resources is asked), then --read.
+    let listed: Listed[] = [];
+    if (scope.capabilities.resources) {
+      const all = await listAll(client, options.maxListPages ?? DEFAULT_MAX_LIST_PAGES);
+      scope.listed = all.length;
+      const keep = options.keepUri ?? (() => true);
+      listed = all.filter((item) => keep(item.uri));
+      scope.filteredOut = all.length - listed.length;
+      if (all.length === 0) scope.notes.push(await templatesNote(client));
+    } else {
+      scope.notes.push(
+        `The server declares no resources capability: resources/list was not called.${calls.length === 0 && (options.reads ?? []).length === 0 ? " Audit its tools with --call TOOL[=JSON], or read URIs with --read URI." : ""}`,
+      );
+    }
+    if (options.maxBytes !== undefined) {
+      const max = options.maxBytes;
+      listed = listed.filter((item) => {
+        if (item.size === undefined || item.size <= max) return true;
+        skipped.push({
+          target: item.uri,
+          path: null,
+          bytes: item.size,
+          reason: `listed size ${item.size} bytes > --max-bytes ${max}; not read`,
+        });
+        return false;
+      });
+    }
+    const listedUris = new Set(listed.map((item) => item.uri));
+    const toRead = [...listed.map((item) => item.uri), ...(options.reads ?? []).filter((uri) => !listedUris.has(uri))];
+    const total = toRead.length + calls.length;
     let done = 0;
-    const account = (uri: string, method: string, before: unknown, after: unknown, changes: readonly ChangeRecord[]): void => {
+    const progress = (label: string): void => options.onProgress?.(++done, total, label);
+
+    const account = (
+      target: string,
+      method: string,
+      before: unknown,
+      after: unknown,
+      changes: readonly ChangeRecord[],
+    ): void => {
       for (const change of changes) {
+        if (options.maxBytes !== undefined && change.bytesBefore > options.maxBytes) {
+          skipped.push({
+            target,
+            path: change.path,
+            bytes: change.bytesBefore,
+            reason: `${change.bytesBefore} bytes > --max-bytes ${options.maxBytes}`,
+          });
+          continue;
+        }
+        const uri = method === "resources/read" ? target : (change.uri ?? `${target} ${change.path}`);
         records.push({ uri, method, change });
         aggregator.add(toFact(options.server, uri, method, change, before, after, options.tokens));
+        items.push(toItem(target, method, change));
       }
     };
-    await eachLimited(listed, concurrency, async ({ uri }) => {
+
+    await eachLimited(toRead, concurrency, async (uri) => {
+      scope.read++;
       try {
         const result = await client.request("resources/read", { uri });
         const contents = (result as { contents?: unknown } | null)?.contents;
-        if (!Array.isArray(contents)) {
-          failedReads++;
-          aggregator.addFailure({ uri, error: "the result has no contents array" });
-        } else {
-          const normalized = normalizeResult("resources/read", result, options.policy);
+        if (!Array.isArray(contents)) fail({ uri, error: "the result has no contents array", kind: "read" });
+        else {
+          const normalized = await normalizeAndFit("resources/read", result, null, options);
           account(uri, "resources/read", result, normalized.value, normalized.changes);
         }
       } catch (error) {
-        failedReads++;
-        aggregator.addFailure(failureOf(uri, error));
+        fail({ ...failureOf(uri, error), kind: "read" });
       }
-      options.onProgress?.(++done, listed.length, uri);
+      progress(uri);
     });
 
-    if (options.call !== undefined) {
-      const label = `tools/call ${options.call.tool}`;
+    for (const call of calls) {
+      const label = callLabel(call);
+      scope.called++;
       try {
-        const result = await client.request("tools/call", { name: options.call.tool, arguments: options.call.args });
-        const normalized = normalizeResult("tools/call", result, options.policy);
-        for (const change of normalized.changes) {
-          const uri = change.uri ?? `${label} ${change.path}`;
-          records.push({ uri, method: "tools/call", change });
-          aggregator.add(toFact(options.server, uri, "tools/call", change, result, normalized.value, options.tokens));
+        const result = await client.request("tools/call", { name: call.tool, arguments: call.args });
+        if ((result as { isError?: unknown } | null)?.isError === true) {
+          fail({ uri: label, error: toolErrorText(result), kind: "call" });
+        } else {
+          const normalized = await normalizeAndFit("tools/call", result, call.tool, options);
+          account(label, "tools/call", result, normalized.value, normalized.changes);
+          for (const finding of structuredDuplicates(result)) duplicates.push({ target: label, ...finding });
         }
       } catch (error) {
-        aggregator.addFailure(failureOf(label, error));
+        fail({ ...failureOf(label, error), kind: "call" });
       }
+      progress(label);
     }
   } finally {
     await client.close().catch(() => {});
@@ -124,10 +227,38 @@ export async function runAudit(options: AuditOptions): Promise<AuditResult> {
     source: { server: options.server, upstream: options.upstream },
     generatedAt: now().toISOString(),
     timeRange: { from: started, to: now().toISOString() },
-    resources: { listed: listedCount, failed: failedReads },
+    resources: { listed: scope.listed, failed: failedReads },
     ...(options.tokens === undefined ? {} : { tokens: { encoding: TOKEN_ENCODING, note: TOKEN_NOTE } }),
+    scope,
+    items,
+    skipped,
+    duplicates,
   });
   return { model, records };
+}
+
+/** The engine's result and records, then the fit layer's when it is configured. */
+async function normalizeAndFit(
+  method: string,
+  result: unknown,
+  tool: string | null,
+  options: AuditOptions,
+): Promise<{ value: unknown; changes: ChangeRecord[] }> {
+  const normalized = normalizeResult(method, result, options.policy);
+  if (options.fit === undefined || !options.fit.policy.active) return normalized;
+  const fitted = await fitResult(method, normalized.value, tool, options.fit);
+  return { value: fitted.value, changes: mergeChanges(normalized.changes, fitted.changes) };
+}
+
+/** How a call is named in the report: the tool, and its arguments when it has any (shortened). */
+function callLabel(call: ToolCall): string {
+  const args = Object.keys(call.args).length === 0 ? "" : JSON.stringify(call.args);
+  return `tools/call ${call.tool}${args === "" ? "" : ` ${args.length > MAX_ARGS_CHARS ? `${args.slice(0, MAX_ARGS_CHARS)}…` : args}`}`;
+}
+
+/** A capability is declared by its key being present with an object (even an empty one). */
+function isPresent(value: unknown): boolean {
+  return typeof value === "object" && value !== null;
 }
 
 /** Every page of resources/list; a repeated cursor or too many pages is an error, not a hang. */
@@ -136,23 +267,81 @@ async function listAll(client: RawRpcClient, maxPages: number): Promise<Listed[]
   const seen = new Set<string>();
   let cursor: string | undefined;
   for (let page = 0; ; page++) {
-    if (page >= maxPages) throw new NormalizerError("UPSTREAM_HTTP_ERROR", `resources/list: more than ${maxPages} pages; stopped (a cursor loop?)`);
-    const result = await step(`resources/list${cursor === undefined ? "" : ` (cursor ${JSON.stringify(cursor)})`}`, () => client.request("resources/list", cursor === undefined ? {} : { cursor }));
+    if (page >= maxPages)
+      throw new NormalizerError(
+        "UPSTREAM_HTTP_ERROR",
+        `resources/list: more than ${maxPages} pages; stopped (a cursor loop?)`,
+      );
+    const result = await step(
+      `resources/list${cursor === undefined ? "" : ` (cursor ${JSON.stringify(cursor)})`}`,
+      () => client.request("resources/list", cursor === undefined ? {} : { cursor }),
+    );
     const resources = (result as { resources?: unknown } | null)?.resources;
-    if (!Array.isArray(resources)) throw new NormalizerError("UPSTREAM_HTTP_ERROR", "resources/list: the result has no resources array");
+    if (!Array.isArray(resources))
+      throw new NormalizerError("UPSTREAM_HTTP_ERROR", "resources/list: the result has no resources array");
     for (const item of resources) {
-      const uri = (item as { uri?: unknown } | null)?.uri;
-      if (typeof uri === "string") out.push({ uri });
+      const { uri, size } = (item ?? {}) as { uri?: unknown; size?: unknown };
+      if (typeof uri === "string")
+        out.push(typeof size === "number" && Number.isFinite(size) && size >= 0 ? { uri, size } : { uri });
     }
     const next = (result as { nextCursor?: unknown }).nextCursor;
     if (typeof next !== "string") return out;
-    if (seen.has(next)) throw new NormalizerError("UPSTREAM_HTTP_ERROR", `resources/list: cursor ${JSON.stringify(next)} came back twice; stopped`);
+    if (seen.has(next))
+      throw new NormalizerError(
+        "UPSTREAM_HTTP_ERROR",
+        `resources/list: cursor ${JSON.stringify(next)} came back twice; stopped`,
+      );
     seen.add(next);
     cursor = next;
   }
 }
 
-function toFact(server: string, uri: string, method: string, change: ChangeRecord, before: unknown, after: unknown, tokens: TokenCounter | undefined): EntryFact {
+/** A server that lists no resources may still serve them from templates: say which. */
+async function templatesNote(client: RawRpcClient): Promise<string> {
+  const none = "The server lists no resources.";
+  try {
+    const result = await client.request("resources/templates/list", {});
+    const templates = ((result as { resourceTemplates?: unknown } | null)?.resourceTemplates ?? []) as Array<{
+      uriTemplate?: unknown;
+    }>;
+    const names = Array.isArray(templates)
+      ? templates.map((t) => t?.uriTemplate).filter((t): t is string => typeof t === "string")
+      : [];
+    if (names.length === 0) return none;
+    const shown = names.slice(0, MAX_TEMPLATES_NAMED).join(", ");
+    return `${none} It has resource templates (${shown}${names.length > MAX_TEMPLATES_NAMED ? ", …" : ""}): read instances with --read URI.`;
+  } catch {
+    return none;
+  }
+}
+
+function toItem(target: string, method: string, change: ChangeRecord): AuditItem {
+  return {
+    target,
+    method,
+    path: change.path,
+    uri: change.uri,
+    status: itemStatus(change.action, WARNING_ACTIONS.has(change.action as ChangeAction)),
+    action: change.action,
+    mimeBefore: change.mimeBefore,
+    mimeAfter: change.mimeAfter,
+    bytesBefore: change.bytesBefore,
+    bytesAfter: change.bytesAfter,
+    saved: change.saved,
+    reason: change.reason,
+    ...(change.detected === undefined ? {} : { detected: change.detected }),
+  };
+}
+
+function toFact(
+  server: string,
+  uri: string,
+  method: string,
+  change: ChangeRecord,
+  before: unknown,
+  after: unknown,
+  tokens: TokenCounter | undefined,
+): EntryFact {
   const fact: EntryFact = {
     server,
     method,
@@ -173,8 +362,22 @@ function toFact(server: string, uri: string, method: string, change: ChangeRecor
   return { ...fact, tokensBefore, tokensAfter };
 }
 
+/** A tool's own error (`isError: true`): the text of its text blocks, as the upstream wrote it. */
+function toolErrorText(result: unknown): string {
+  const content = (result as { content?: unknown }).content;
+  const texts = Array.isArray(content)
+    ? content
+        .filter((b) => (b as { type?: unknown })?.type === "text" && typeof (b as { text?: unknown }).text === "string")
+        .map((b) => (b as { text: string }).text)
+    : [];
+  const text = texts.join(" ").replace(/\s+/g, " ").trim();
+  const message = text === "" ? "the tool answered isError with no text" : text;
+  return `tool error: ${message.length > MAX_ERROR_CHARS ? `${message.slice(0, MAX_ERROR_CHARS)}…` : message}`;
+}
+
 function failureOf(uri: string, error: unknown): { uri: string; error: string; code?: number } {
-  if (error instanceof RpcError) return { uri, error: `${error.message} (JSON-RPC ${error.rpcCode})`, code: error.rpcCode };
+  if (error instanceof RpcError)
+    return { uri, error: `${error.message} (JSON-RPC ${error.rpcCode})`, code: error.rpcCode };
   return { uri, error: error instanceof Error ? error.message : String(error) };
 }
 
@@ -183,7 +386,12 @@ async function step<T>(name: string, run: () => Promise<T>): Promise<T> {
   try {
     return await run();
   } catch (error) {
-    const why = error instanceof RpcError ? `${error.message} (JSON-RPC ${error.rpcCode})` : error instanceof Error ? error.message : String(error);
+    const why =
+      error instanceof RpcError
+        ? `${error.message} (JSON-RPC ${error.rpcCode})`
+        : error instanceof Error
+          ? error.message
+          : String(error);
     throw new NormalizerError("UPSTREAM_UNREACHABLE", `${name} failed: ${why}`, {}, { cause: error });
   }
 }

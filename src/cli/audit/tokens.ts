@@ -1,12 +1,13 @@
 /**
- * Token estimates for `audit --tokens` (issue 4): hosts that pay per token pay most for base64.
+ * Token estimates for `audit --tokens`: hosts that pay per token pay most for base64.
  * gpt-tokenizer ships its BPE ranks inside the npm package (nothing fetched at run time); we use
  * `o200k_base`, the encoding of OpenAI's GPT-4o, GPT-4.1 and o-series models. Other vendors'
  * tokenizers differ; the numbers are an estimate of the order of magnitude, stated as such.
  */
 
 export const TOKEN_ENCODING = "o200k_base";
-export const TOKEN_NOTE = "o200k_base is the encoding of OpenAI GPT-4o / GPT-4.1 / o-series; other models' tokenizers differ, so treat these as estimates.";
+export const TOKEN_NOTE =
+  "o200k_base is the encoding of OpenAI GPT-4o / GPT-4.1 / o-series; other models' tokenizers differ, so treat these as estimates.";
 
 export type TokenCounter = (text: string) => number;
 

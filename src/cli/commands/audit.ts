@@ -1,11 +1,15 @@
 /**
- * `mcp-normalizer audit`: reads every resource of one upstream and reports what normalization
- * changes and saves (issue 4, DESIGN.md §3). The upstream is named as for `stdio`.
+ * `mcp-normalizer audit`: reads what one upstream serves — its listed resources when it declares
+ * them, URIs given with --read, tools called with --call — and reports what normalization
+ * changes and saves. The upstream is named as for `stdio`.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { NormalizerError } from "../../errors/NormalizerError.js";
 import { policyOptionsFor } from "../../config/policy.js";
+import { fitLimitsOf, fitOptionsFor } from "../../config/fitPolicy.js";
+import { FitPolicy } from "../../fit/fitPolicy.js";
+import { createFitRuntime } from "../../fit/runtime.js";
 import { isStdioServer, type ServerConfig } from "../../config/schema.js";
 import { Policy } from "../../normalize/policy.js";
 import { createStderrLogger, type LogLevel } from "../../observe/logger.js";
@@ -15,35 +19,52 @@ import { createUpstreamTransport } from "../../transports/upstream/index.js";
 import { parseCommandArgs, parseIntFlag } from "../args.js";
 import { createProgress } from "../audit/progressBar.js";
 import { DEFAULT_AUDIT_CONCURRENCY, runAudit } from "../audit/runAudit.js";
+import { auditSummary } from "../audit/summary.js";
+import { parseCalls, parseReads, uriFilter } from "../audit/targets.js";
 import { loadTokenCounter, TOKEN_ENCODING } from "../audit/tokens.js";
 import { EXIT, type ExitCode } from "../exitCodes.js";
 import { writeFully, type CliIo } from "../io.js";
 import { SELECTOR_HELP, SELECTOR_OPTIONS, selectUpstream } from "../upstreamSelector.js";
 import { createUpstreamAuths } from "../oauthContext.js";
 
-export const AUDIT_HELP = `Usage: mcp-normalizer audit [options] (-- CMD ARGS… | --url URL | --config FILE --server NAME)
+export const AUDIT_HELP = `Usage: mcp-normalizer audit [options] (-- CMD ARGS… | CMD ARGS… | --url URL | --config FILE --server NAME)
 
-Initializes the upstream, pages through resources/list (every nextCursor), reads each resource
-and reports what normalization would change: per resource and in total, entries unwrapped /
-transcoded / re-encoded / mime fixed, bytes before and after, saved, share of the total, the top
-offenders, and the resources that failed to read (with the error).
+Initializes the upstream and reads what it declares: when it has the resources capability, pages
+through resources/list (every nextCursor) and reads each resource; then every --read URI and
+every --call tool. Reports what normalization would change: per entry (mimeType before → after,
+action, bytes before/after), per resource and in total — entries unwrapped / transcoded /
+re-encoded / mime fixed, bytes saved, share of the total, the top offenders — and the reads and
+tool calls that failed, with the upstream's message. A server without the resources capability
+is not asked for resources/list (the report says so).
 
 ${SELECTOR_HELP}
 
 Options:
   --format F             md (default) | json (stable, schemaVersion 1) | html (self-contained)
   -o, --output FILE      write the report to FILE (default: stdout)
+  --call TOOL[=JSON]     also call TOOL with these arguments (a JSON object; default {}) and
+                         audit its result; repeatable. --call TOOL --args JSON works for one
+  --read URI             also read URI (resource templates, or just a few); repeatable
+  --uri GLOB             read only listed resources whose URI matches (* within a segment,
+                         ** across); repeatable
+  --max-bytes N          entries larger than N bytes are skipped: listed as skipped, outside the
+                         totals (a listed resource whose declared size is larger is not read);
+                         reads stay bounded by limits.maxMessageBytes
   --concurrency N        resources read at the same time (default ${DEFAULT_AUDIT_CONCURRENCY})
   --tokens               also estimate LLM tokens before/after (${TOKEN_ENCODING}, GPT-4o's encoding)
-  --call TOOL            also call TOOL and audit its result …
-  --args JSON            … with these arguments (a JSON object; default {})
   --charset MODE         transcode (default) | preserve
   --log-level L          upstream and audit log lines on stderr (default warn)
   -h, --help             this help
 
-A progress bar is drawn on stderr when it is a terminal.
-Exit codes: 0 report written (failed reads are in the report); 1 the upstream could not be
-started, initialized or listed; 2 bad command line; 3 invalid config.`;
+Examples:
+  mcp-normalizer audit --call 'read_media_file={"path":"/data/a.md"}' -- npx @modelcontextprotocol/server-filesystem /data
+  mcp-normalizer audit --read demo://resource/dynamic/blob/1 -- npx @modelcontextprotocol/server-everything
+
+A progress bar of what will be read (listed, --read, --call) is drawn on stderr when it is a
+terminal.
+Exit codes: 0 report written (failed reads and tool errors are in the report; so is a server
+without resources); 1 the upstream could not be started, initialized or listed; 2 bad command
+line; 3 invalid config.`;
 
 export async function runAuditCommand(argv: readonly string[], io: CliIo): Promise<ExitCode> {
   const { values, command } = parseCommandArgs(
@@ -54,13 +75,17 @@ export async function runAuditCommand(argv: readonly string[], io: CliIo): Promi
       output: { type: "string", short: "o" },
       concurrency: { type: "string" },
       tokens: { type: "boolean" },
-      call: { type: "string" },
+      call: { type: "string", multiple: true },
       args: { type: "string" },
+      read: { type: "string", multiple: true },
+      uri: { type: "string", multiple: true },
+      "max-bytes": { type: "string" },
       charset: { type: "string" },
       "log-level": { type: "string" },
       help: { type: "boolean", short: "h" },
     },
     "audit",
+    { upstreamCommand: true },
   );
   if (values.help) {
     await writeFully(io.stdout, `${AUDIT_HELP}\n`);
@@ -70,18 +95,42 @@ export async function runAuditCommand(argv: readonly string[], io: CliIo): Promi
   const concurrency = parseIntFlag(values.concurrency, "--concurrency", "audit") ?? DEFAULT_AUDIT_CONCURRENCY;
   if (concurrency < 1) throw new NormalizerError("USAGE", "audit: --concurrency expects a whole number ≥ 1");
   if (values.charset !== undefined && values.charset !== "transcode" && values.charset !== "preserve") {
-    throw new NormalizerError("USAGE", `audit: --charset expects transcode or preserve, got ${JSON.stringify(values.charset)}`);
+    throw new NormalizerError(
+      "USAGE",
+      `audit: --charset expects transcode or preserve, got ${JSON.stringify(values.charset)}`,
+    );
   }
   const level = values["log-level"] ?? "warn";
-  if (!["debug", "info", "warn", "error", "silent"].includes(level)) throw new NormalizerError("USAGE", `audit: --log-level expects debug, info, warn, error or silent, got ${JSON.stringify(level)}`);
-  const call = parseCall(values.call, values.args);
+  if (!["debug", "info", "warn", "error", "silent"].includes(level))
+    throw new NormalizerError(
+      "USAGE",
+      `audit: --log-level expects debug, info, warn, error or silent, got ${JSON.stringify(level)}`,
+    );
+  if (values.args !== undefined && values.call === undefined)
+    throw new NormalizerError("USAGE", "audit: --args goes with --call TOOL");
+  const calls = parseCalls(values.call, values.args);
+  const reads = parseReads(values.read);
+  const maxBytes = parseIntFlag(values["max-bytes"], "--max-bytes", "audit");
   const selected = selectUpstream(values, command, "audit", io.cwd, io.env);
 
   // The audit shows what would change: a config's dryRun must not hide it.
-  const policy = new Policy({ ...policyOptionsFor(selected.config, selected.server), dryRun: false, ...(values.charset === undefined ? {} : { charset: values.charset as "transcode" | "preserve" }) });
-  const logger = createStderrLogger(level as LogLevel, {}, (line) => io.stderr.write(line)).child({ upstream: selected.name });
-  const fetch = createUpstreamAuths(io, selected.config, selected.configFile, logger).for(selected.name, selected.server)?.fetch;
-  const transport = createUpstreamTransport(upstreamSpec(selected.server), { logger, maxMessageBytes: selected.config.limits.maxMessageBytes, ...(fetch === undefined ? {} : { fetch }) });
+  const policy = new Policy({
+    ...policyOptionsFor(selected.config, selected.server),
+    dryRun: false,
+    ...(values.charset === undefined ? {} : { charset: values.charset as "transcode" | "preserve" }),
+  });
+  const logger = createStderrLogger(level as LogLevel, {}, (line) => io.stderr.write(line)).child({
+    upstream: selected.name,
+  });
+  const fetch = createUpstreamAuths(io, selected.config, selected.configFile, logger).for(
+    selected.name,
+    selected.server,
+  )?.fetch;
+  const transport = createUpstreamTransport(upstreamSpec(selected.server), {
+    logger,
+    maxMessageBytes: selected.config.limits.maxMessageBytes,
+    ...(fetch === undefined ? {} : { fetch }),
+  });
   const progress = createProgress(io.stderr as NodeJS.WriteStream);
   const tokens = values.tokens ? await loadTokenCounter() : undefined;
   const { model } = await runAudit({
@@ -89,12 +138,21 @@ export async function runAuditCommand(argv: readonly string[], io: CliIo): Promi
     server: selected.name,
     upstream: describeUpstream(selected.server),
     policy,
+    // Pages are not held: the audit only reports where results would be cut.
+    fit: {
+      policy: new FitPolicy({ ...fitOptionsFor(selected.config, selected.server), dryRun: false }),
+      runtime: createFitRuntime(fitLimitsOf(selected.config)),
+      store: null,
+    },
     concurrency,
     requestTimeoutMs: selected.config.limits.requestTimeoutMs,
     ...(tokens === undefined ? {} : { tokens }),
-    ...(call === undefined ? {} : { call }),
+    calls,
+    reads,
+    keepUri: uriFilter(values.uri),
+    ...(maxBytes === undefined ? {} : { maxBytes }),
     onProgress: (done, total, uri) => progress.update(done, total, uri),
-    describeEnd: () => (transport as { describeEnd?: () => string | undefined }).describeEnd?.(),
+    describeEnd: () => transport.describeEnd(),
     version: await packageVersion(),
   }).finally(() => progress.finish());
 
@@ -103,28 +161,11 @@ export async function runAuditCommand(argv: readonly string[], io: CliIo): Promi
     const file = resolve(io.cwd, values.output);
     mkdirSync(dirname(file), { recursive: true });
     writeFileSync(file, text);
-    const t = model.totals;
-    await writeFully(io.stderr, `audit: ${model.resources?.listed ?? 0} resources listed, ${model.resources?.failed ?? 0} failed to read; ${t.bytesBefore} → ${t.bytesAfter} bytes, saved ${t.saved}; report in ${values.output}\n`);
+    await writeFully(io.stderr, `${auditSummary(model)}; report in ${values.output}\n`);
   } else {
     await writeFully(io.stdout, text);
   }
   return EXIT.OK;
-}
-
-function parseCall(tool: string | undefined, args: string | undefined): { tool: string; args: Record<string, unknown> } | undefined {
-  if (tool === undefined) {
-    if (args !== undefined) throw new NormalizerError("USAGE", "audit: --args goes with --call TOOL");
-    return undefined;
-  }
-  if (args === undefined) return { tool, args: {} };
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(args);
-  } catch (error) {
-    throw new NormalizerError("USAGE", `audit: --args is not JSON: ${(error as Error).message}`);
-  }
-  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new NormalizerError("USAGE", "audit: --args expects a JSON object");
-  return { tool, args: parsed as Record<string, unknown> };
 }
 
 /** The upstream as shown in the report: its command line or URL, never headers or env values. */
@@ -136,7 +177,9 @@ function describeUpstream(server: ServerConfig): string {
 async function packageVersion(): Promise<string> {
   const { readFile } = await import("node:fs/promises");
   try {
-    return (JSON.parse(await readFile(new URL("../../../package.json", import.meta.url), "utf8")) as { version: string }).version;
+    return (
+      JSON.parse(await readFile(new URL("../../../package.json", import.meta.url), "utf8")) as { version: string }
+    ).version;
   } catch {
     return "0";
   }

@@ -50,25 +50,45 @@ Exit codes: 0 logged in; 1 the login failed, was refused, or got no answer withi
 limits.loginTimeoutMs (5 minutes); 2 bad command line; 3 invalid config.`;
 
 export async function runLogin(argv: readonly string[], io: CliIo): Promise<ExitCode> {
-  const { values, positionals } = parseCommandArgs(argv, { config: { type: "string" }, url: { type: "string" }, "no-browser": { type: "boolean" }, help: { type: "boolean", short: "h" } }, "login");
+  const { values, positionals } = parseCommandArgs(
+    argv,
+    {
+      config: { type: "string" },
+      url: { type: "string" },
+      "no-browser": { type: "boolean" },
+      help: { type: "boolean", short: "h" },
+    },
+    "login",
+  );
   if (values.help) {
     await writeFully(io.stdout, `${LOGIN_HELP}\n`);
     return EXIT.OK;
   }
-  const target = values.url !== undefined ? fromUrl(values.url, positionals, values.config) : fromConfig(positionals, values.config, io);
+  const target =
+    values.url !== undefined
+      ? fromUrl(values.url, positionals, values.config)
+      : fromConfig(positionals, values.config, io);
   const dir = tokenDirectory(io.env);
   const file = tokenFilePath(dir, target.url);
   try {
     await mkdir(dir, { recursive: true, mode: 0o700 });
   } catch (error) {
-    throw new NormalizerError("LOGIN_FAILED", `login: cannot create the token directory ${dir}: ${(error as Error).message}`);
+    throw new NormalizerError(
+      "LOGIN_FAILED",
+      `login: cannot create the token directory ${dir}: ${(error as Error).message}`,
+    );
   }
   const oauthFetch = timedFetch((url, init) => fetch(url, init), target.config.limits.oauthRequestTimeoutMs);
   const login = await runLoginFlow({
     server: target.name,
     serverUrl: target.url,
     spec: target.spec,
-    prompt: stderrPrompt(io, target.config.limits.loginTimeoutMs, values["no-browser"] !== true, (server) => `Open this URL in a browser to log in to "${server}"`),
+    prompt: stderrPrompt(
+      io,
+      target.config.limits.loginTimeoutMs,
+      values["no-browser"] !== true,
+      (server) => `Open this URL in a browser to log in to "${server}"`,
+    ),
     oauthFetch,
     upstreamFetch: oauthFetch,
     headers: target.headers,
@@ -77,7 +97,10 @@ export async function runLogin(argv: readonly string[], io: CliIo): Promise<Exit
   try {
     await writeLogin(file, dir, login);
   } catch (error) {
-    throw new NormalizerError("LOGIN_FAILED", `login: logged in, but cannot write ${file}: ${(error as Error).message}`);
+    throw new NormalizerError(
+      "LOGIN_FAILED",
+      `login: logged in, but cannot write ${file}: ${(error as Error).message}`,
+    );
   }
   await writeFully(io.stdout, `Logged in to "${target.name}" (${describeUrl(target.url)}); tokens stored in ${file}\n`);
   return EXIT.OK;
@@ -92,23 +115,54 @@ interface LoginTarget {
 }
 
 function fromUrl(url: string, positionals: readonly string[], config: string | undefined): LoginTarget {
-  if (positionals.length > 0 || config !== undefined) throw new NormalizerError("USAGE", "login: give either NAME (a server of --config) or --url URL, not both");
-  if (!/^https?:\/\//i.test(url)) throw new NormalizerError("USAGE", `login: --url expects an http(s):// URL, got ${JSON.stringify(describeUrl(url))}`);
-  return { name: describeUrl(url), url, spec: { grant: "authorization_code" }, config: ConfigSchema.parse({ mcpServers: { upstream: { url, auth: "oauth" } } }) };
+  if (positionals.length > 0 || config !== undefined)
+    throw new NormalizerError("USAGE", "login: give either NAME (a server of --config) or --url URL, not both");
+  if (!/^https?:\/\//i.test(url))
+    throw new NormalizerError(
+      "USAGE",
+      `login: --url expects an http(s):// URL, got ${JSON.stringify(describeUrl(url))}`,
+    );
+  return {
+    name: describeUrl(url),
+    url,
+    spec: { grant: "authorization_code" },
+    config: ConfigSchema.parse({ mcpServers: { upstream: { url, auth: "oauth" } } }),
+  };
 }
 
 function fromConfig(positionals: readonly string[], configFlag: string | undefined, io: CliIo): LoginTarget {
   const name = positionals[0];
-  if (name === undefined) throw new NormalizerError("USAGE", "login: name the server to log in to: mcp-normalizer login NAME --config FILE (see mcp-normalizer login --help)");
-  if (positionals.length > 1) throw new NormalizerError("USAGE", `login: one server at a time; got ${positionals.map((p) => JSON.stringify(p)).join(", ")}`);
+  if (name === undefined)
+    throw new NormalizerError(
+      "USAGE",
+      "login: name the server to log in to: mcp-normalizer login NAME --config FILE (see mcp-normalizer login --help)",
+    );
+  if (positionals.length > 1)
+    throw new NormalizerError(
+      "USAGE",
+      `login: one server at a time; got ${positionals.map((p) => JSON.stringify(p)).join(", ")}`,
+    );
   const shown = configFlag ?? "proxy.config.json";
   const { config } = loadConfigFile(resolve(io.cwd, shown), io.env);
   const server = config.mcpServers[name];
   const names = Object.keys(config.mcpServers);
-  if (server === undefined) throw new NormalizerError("USAGE", `login: ${shown} has no server "${name}" (servers: ${names.join(", ")})`);
-  if (isStdioServer(server)) throw new NormalizerError("USAGE", `login: "${name}" in ${shown} is a stdio server; OAuth is for remote (url) servers`);
-  if (server.auth === undefined) throw new NormalizerError("USAGE", `login: "${name}" in ${shown} has no "auth"; add "auth": "oauth" to its entry to log in with a browser`);
+  if (server === undefined)
+    throw new NormalizerError("USAGE", `login: ${shown} has no server "${name}" (servers: ${names.join(", ")})`);
+  if (isStdioServer(server))
+    throw new NormalizerError(
+      "USAGE",
+      `login: "${name}" in ${shown} is a stdio server; OAuth is for remote (url) servers`,
+    );
+  if (server.auth === undefined)
+    throw new NormalizerError(
+      "USAGE",
+      `login: "${name}" in ${shown} has no "auth"; add "auth": "oauth" to its entry to log in with a browser`,
+    );
   const spec = authSpecOf(server.auth);
-  if (spec.grant === "client_credentials") throw new NormalizerError("USAGE", `login: "${name}" in ${shown} uses client credentials: the proxy gets its tokens itself, no login is needed`);
+  if (spec.grant === "client_credentials")
+    throw new NormalizerError(
+      "USAGE",
+      `login: "${name}" in ${shown} uses client credentials: the proxy gets its tokens itself, no login is needed`,
+    );
   return { name, url: server.url, spec, headers: server.headers, config };
 }

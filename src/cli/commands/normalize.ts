@@ -1,6 +1,6 @@
 /**
  * `mcp-normalizer normalize [FILE|-]`: one JSON result or JSON-RPC message in, normalized JSON
- * out on stdout, a one-line summary on stderr (issue 2).
+ * out on stdout, a one-line summary on stderr.
  */
 import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
@@ -51,18 +51,29 @@ export async function runNormalize(argv: readonly string[], io: CliIo): Promise<
     await writeFully(io.stdout, `${NORMALIZE_HELP}\n`);
     return EXIT.OK;
   }
-  if (positionals.length > 1) throw new NormalizerError("USAGE", `normalize: expected at most one FILE, got ${positionals.length} (${positionals.join(", ")})`);
+  if (positionals.length > 1)
+    throw new NormalizerError(
+      "USAGE",
+      `normalize: expected at most one FILE, got ${positionals.length} (${positionals.join(", ")})`,
+    );
   if (values.charset !== undefined && values.charset !== "transcode" && values.charset !== "preserve") {
-    throw new NormalizerError("USAGE", `normalize: --charset expects transcode or preserve, got ${JSON.stringify(values.charset)}`);
+    throw new NormalizerError(
+      "USAGE",
+      `normalize: --charset expects transcode or preserve, got ${JSON.stringify(values.charset)}`,
+    );
   }
-  if (values.server !== undefined && values.config === undefined) throw new NormalizerError("USAGE", "normalize: --server needs --config");
+  if (values.server !== undefined && values.config === undefined)
+    throw new NormalizerError("USAGE", "normalize: --server needs --config");
 
   let options: PolicyOptions = {};
   if (values.config !== undefined) {
     const { config } = loadConfigFile(resolve(io.cwd, values.config), io.env);
     const server = values.server === undefined ? undefined : config.mcpServers[values.server];
     if (values.server !== undefined && server === undefined) {
-      throw new NormalizerError("USAGE", `normalize: --server ${values.server} is not in ${values.config} (servers: ${Object.keys(config.mcpServers).join(", ")})`);
+      throw new NormalizerError(
+        "USAGE",
+        `normalize: --server ${values.server} is not in ${values.config} (servers: ${Object.keys(config.mcpServers).join(", ")})`,
+      );
     }
     options = policyOptionsFor(config, server);
   }
@@ -75,13 +86,19 @@ export async function runNormalize(argv: readonly string[], io: CliIo): Promise<
   try {
     input = source === "-" ? await readAll(io.stdin) : await readFile(resolve(io.cwd, source));
   } catch (error) {
-    throw new NormalizerError("INPUT_READ_FAILED", `normalize: cannot read ${name}: ${(error as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (error as Error).message}`);
+    throw new NormalizerError(
+      "INPUT_READ_FAILED",
+      `normalize: cannot read ${name}: ${(error as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (error as Error).message}`,
+    );
   }
   let value: unknown;
   try {
     value = JSON.parse(input.toString("utf8"));
   } catch (error) {
-    throw new NormalizerError("INPUT_INVALID_JSON", `normalize: ${name} is not valid JSON: ${(error as Error).message}`);
+    throw new NormalizerError(
+      "INPUT_INVALID_JSON",
+      `normalize: ${name} is not valid JSON: ${(error as Error).message}`,
+    );
   }
 
   const result = normalizeMessage(value, new Policy(options), values.method);
@@ -94,7 +111,8 @@ export async function runNormalize(argv: readonly string[], io: CliIo): Promise<
 }
 
 export function summarize(changes: readonly ChangeRecord[], method: string | null, dryRun: boolean): string {
-  if (method === null) return "normalize: no MCP result recognized (expected contents, content, messages, resources or resourceTemplates); input written unchanged";
+  if (method === null)
+    return "normalize: no MCP result recognized (expected contents, content, messages, resources or resourceTemplates); input written unchanged";
   const counts = new Map<string, number>();
   let before = 0;
   let after = 0;

@@ -1,11 +1,11 @@
 /**
  * `mcp-normalizer report LOG.jsonl…`: aggregates normalization logs — one proxy's or a fleet's —
- * into the size report (issue 4). Streams its input; malformed lines are counted and shown,
+ * into the size report. Streams its input; malformed lines are counted and shown,
  * never fatal.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { aggregateLogSources, DEFAULT_MAX_LOG_LINE_BYTES, expandLogSources } from "../../observe/logSources.js";
+import { aggregateLogSources, DEFAULT_MAX_LOG_LINE_BYTES, expandLogSources } from "../../report/logSources.js";
 import { DEFAULT_MAX_URIS, DEFAULT_TOP_OFFENDERS, ReportAggregator } from "../../report/aggregate.js";
 import { parseReportFormat, renderReport } from "../../report/render.js";
 import { parseCommandArgs, parseIntFlag } from "../args.js";
@@ -14,7 +14,7 @@ import { writeFully, type CliIo } from "../io.js";
 
 export const REPORT_HELP = `Usage: mcp-normalizer report [options] LOG.jsonl… 
 
-Aggregates normalization logs (DESIGN.md §6 lines, from one proxy or many) into a size report:
+Aggregates normalization logs (JSON lines, from one proxy or many) into a size report:
 by server, mime type, action, method and URI; the time range covered; bytes saved.
 LOG may be a file, a glob ("logs/**/*.jsonl", quoted so the shell leaves it), - for stdin, and
 gzip-compressed (detected by content). Lines that are not records are counted and skipped.
@@ -50,7 +50,8 @@ export async function runReport(argv: readonly string[], io: CliIo): Promise<Exi
   const format = parseReportFormat(values.format, "report: --format");
   const topOffenders = parseIntFlag(values.top, "--top", "report") ?? DEFAULT_TOP_OFFENDERS;
   const maxUris = parseIntFlag(values["max-uris"], "--max-uris", "report") ?? DEFAULT_MAX_URIS;
-  const maxLineBytes = parseIntFlag(values["max-line-bytes"], "--max-line-bytes", "report") ?? DEFAULT_MAX_LOG_LINE_BYTES;
+  const maxLineBytes =
+    parseIntFlag(values["max-line-bytes"], "--max-line-bytes", "report") ?? DEFAULT_MAX_LOG_LINE_BYTES;
   // `report -- a.jsonl` is allowed: a log named like a flag.
   const sources = await expandLogSources([...positionals, ...command], io.cwd);
   const aggregator = new ReportAggregator({ topOffenders, maxUris: Math.max(1, maxUris) });
@@ -64,7 +65,11 @@ export async function runReport(argv: readonly string[], io: CliIo): Promise<Exi
   } else {
     await writeFully(io.stdout, text);
   }
-  if (model.malformed.lines > 0) await writeFully(io.stderr, `report: ${model.malformed.lines} malformed lines skipped (first: ${describeFirst(model.malformed.examples[0])})\n`);
+  if (model.malformed.lines > 0)
+    await writeFully(
+      io.stderr,
+      `report: ${model.malformed.lines} malformed lines skipped (first: ${describeFirst(model.malformed.examples[0])})\n`,
+    );
   return EXIT.OK;
 }
 

@@ -1,5 +1,5 @@
 /**
- * `mcp-normalizer serve`: one HTTP listener fronting every server in the config (DESIGN.md §4),
+ * `mcp-normalizer serve`: one HTTP listener fronting every server in the config,
  * or — without a config file — one upstream named on the command line (the sidecar start line).
  */
 import { isIP } from "node:net";
@@ -7,11 +7,14 @@ import { resolve } from "node:path";
 import { NormalizerError } from "../../errors/NormalizerError.js";
 import { loadConfigFile } from "../../config/load.js";
 import { policyOptionsFor } from "../../config/policy.js";
+import { fitLimitsOf } from "../../config/fitPolicy.js";
+import { serverEntry } from "../serverEntry.js";
+import { createFitRuntime } from "../../fit/runtime.js";
 import { ConfigSchema, type ProxyConfig } from "../../config/schema.js";
 import { SessionManager } from "../../proxy/sessionManager.js";
 import { createUpstreamFactory } from "../../proxy/upstreamFactory.js";
 import { createHttpFrontend } from "../../server/httpFrontend.js";
-import { parseCommandArgs, parseIntFlag } from "../args.js";
+import { parseCommandArgs, parsePortFlag } from "../args.js";
 import { EXIT, type ExitCode } from "../exitCodes.js";
 import { writeFully, type CliIo } from "../io.js";
 import { createObservers, OBSERVE_HELP, OBSERVE_OPTIONS } from "../observers.js";
@@ -20,15 +23,17 @@ import type { Observers } from "../observers.js";
 import type { ServerEntry } from "../../proxy/sessionManager.js";
 import { SELECTOR_OPTIONS, selectUpstream } from "../upstreamSelector.js";
 import { createUpstreamAuths } from "../oauthContext.js";
+import { endpointLines } from "../endpointLines.js";
 
 export const SERVE_HELP = `Usage: mcp-normalizer serve [--config proxy.config.json] [options]
-       mcp-normalizer serve --name NAME [--host H] [--port P] (-- CMD ARGS… | --url URL)
+       mcp-normalizer serve [--name NAME] [--host H] [--port P] (-- CMD ARGS… | --url URL)
 
 Serves every server of the config over HTTP, each at
   /mcp/NAME                      streamable HTTP (POST/GET/DELETE, Mcp-Session-Id sessions)
   /sse/NAME, /messages/NAME      legacy HTTP+SSE
   /ws/NAME                       WebSocket (subprotocol "mcp")
-and GET /healthz (status, JSON; per-upstream details with a valid token), /metrics
+NAME percent-encoded ("Brave Search" → /mcp/Brave%20Search; the URLs are printed at start-up).
+With exactly one server, /mcp, /sse, /messages and /ws serve it too. And GET /healthz (status, JSON; per-upstream details with a valid token), /metrics
 (Prometheus), /report (HTML size report).
 Each host session gets its own upstream connection (a stdio upstream: its own child process,
 started with HOME, LOGNAME, PATH, SHELL, TERM, USER and the server's "env" — never the variables
@@ -37,9 +42,11 @@ started with HOME, LOGNAME, PATH, SHELL, TERM, USER and the server's "env" — n
 
 Options:
   --config FILE          proxy config (default ./proxy.config.json when no upstream is named)
-  --name NAME            serve one upstream under NAME without a config file …
+  --name NAME            serve one upstream without a config file, under NAME (default: CMD's
+                         base name, or the URL's host) …
   --url URL              … an HTTP(S)/WS(S) upstream (--transport, --header, --auth as for stdio)
-  -- CMD ARGS…           … or a stdio upstream
+  -- CMD ARGS…           … or a stdio upstream (also CMD ARGS… without "--", or
+                         --command CMD --arg A…)
   --inherit-env          … give that stdio upstream the proxy's whole environment (default: only
                          HOME, LOGNAME, PATH, SHELL, TERM, USER; config: "inheritEnv": true)
   --host H               bind address (default: config listen.host, else 127.0.0.1)
@@ -68,8 +75,17 @@ export function isLoopbackHost(host: string): boolean {
 export async function runServe(argv: readonly string[], io: CliIo): Promise<ExitCode> {
   const { values, command } = parseCommandArgs(
     argv,
-    { ...SELECTOR_OPTIONS, ...OBSERVE_OPTIONS, name: { type: "string" }, host: { type: "string" }, port: { type: "string" }, "inherit-env": { type: "boolean" }, help: { type: "boolean", short: "h" } },
+    {
+      ...SELECTOR_OPTIONS,
+      ...OBSERVE_OPTIONS,
+      name: { type: "string" },
+      host: { type: "string" },
+      port: { type: "string" },
+      "inherit-env": { type: "boolean" },
+      help: { type: "boolean", short: "h" },
+    },
     "serve",
+    { upstreamCommand: true },
   );
   if (values.help) {
     await writeFully(io.stdout, `${SERVE_HELP}\n`);
@@ -80,22 +96,37 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<Exit
   let configFile: string | undefined;
   /** Variables never passed to stdio upstreams: those the config's `auth` sections read (kept across SIGHUP). */
   const withheld: string[] = [];
-  if (command.length > 0 || values.url !== undefined) {
-    if (values.name === undefined) throw new NormalizerError("USAGE", "serve: name the upstream with --name NAME (its endpoints are /mcp/NAME, /sse/NAME, /ws/NAME)");
-    if (values.config !== undefined) throw new NormalizerError("USAGE", "serve: give either --config or an upstream (-- CMD… / --url), not both");
-    if (values["inherit-env"] === true && command.length === 0) throw new NormalizerError("USAGE", "serve: --inherit-env goes with a stdio upstream (-- CMD ARGS…)");
-    config = selectUpstream(values, command, "serve", io.cwd, io.env, values.name).config;
-    if (values["inherit-env"] === true) config = ConfigSchema.parse({ ...config, mcpServers: { [values.name]: { ...config.mcpServers[values.name], inheritEnv: true } } });
+  if (command.length > 0 || values.url !== undefined || values.command !== undefined) {
+    if (values.config !== undefined)
+      throw new NormalizerError("USAGE", "serve: give either --config or an upstream (-- CMD… / --url), not both");
+    if (values["inherit-env"] === true && command.length === 0 && values.command === undefined)
+      throw new NormalizerError("USAGE", "serve: --inherit-env goes with a stdio upstream (-- CMD ARGS…)");
+    const selected = selectUpstream(values, command, "serve", io.cwd, io.env, values.name);
+    config = selected.config;
+    if (values["inherit-env"] === true)
+      config = ConfigSchema.parse({
+        ...config,
+        mcpServers: { [selected.name]: { ...selected.server, inheritEnv: true } },
+      });
   } else {
-    if (values.name !== undefined) throw new NormalizerError("USAGE", "serve: --name goes with an upstream (-- CMD ARGS… or --url URL)");
-    if (values["inherit-env"] === true) throw new NormalizerError("USAGE", 'serve: --inherit-env goes with -- CMD ARGS…; in a config, set "inheritEnv": true on the server');
-    let loaded;
+    if (values.name !== undefined)
+      throw new NormalizerError("USAGE", "serve: --name goes with an upstream (-- CMD ARGS… or --url URL)");
+    if (values.arg !== undefined) throw new NormalizerError("USAGE", "serve: --arg goes with --command CMD");
+    if (values["inherit-env"] === true)
+      throw new NormalizerError(
+        "USAGE",
+        'serve: --inherit-env goes with -- CMD ARGS…; in a config, set "inheritEnv": true on the server',
+      );
+    let loaded: ReturnType<typeof loadConfigFile>;
     try {
       loaded = loadConfigFile(resolve(io.cwd, values.config ?? "proxy.config.json"), io.env);
     } catch (error) {
       // With no --config, say what else serve accepts rather than only that a file is missing.
       if (values.config === undefined && error instanceof NormalizerError && error.code === "CONFIG_NOT_FOUND") {
-        throw new NormalizerError("CONFIG_NOT_FOUND", `${error.message} (serve reads ./proxy.config.json by default: pass --config FILE, or serve one upstream with --name NAME -- CMD ARGS… / --url URL)`);
+        throw new NormalizerError(
+          "CONFIG_NOT_FOUND",
+          `${error.message} (serve reads ./proxy.config.json by default: pass --config FILE, or serve one upstream with --name NAME -- CMD ARGS… / --url URL)`,
+        );
       }
       throw error;
     }
@@ -103,17 +134,34 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<Exit
     configFile = loaded.file;
     withheld.push(...loaded.authVariables);
   }
-  const port = parseIntFlag(values.port, "--port", "serve") ?? config.listen.port;
+  const port = parsePortFlag(values.port, "serve") ?? config.listen.port;
   const host = values.host ?? config.listen.host;
-  if (!isLoopbackHost(host) && (config.auth?.bearerTokens?.length ?? 0) === 0 && config.auth?.allowUnauthenticated !== true) {
-    throw new NormalizerError("INSECURE_BIND", `serve: refusing to listen on ${host} without auth: set auth.bearerTokens in the config, or auth.allowUnauthenticated: true to opt out explicitly`);
+  if (
+    !isLoopbackHost(host) &&
+    (config.auth?.bearerTokens?.length ?? 0) === 0 &&
+    config.auth?.allowUnauthenticated !== true
+  ) {
+    throw new NormalizerError(
+      "INSECURE_BIND",
+      `serve: refusing to listen on ${host} without auth: set auth.bearerTokens in the config, or auth.allowUnauthenticated: true to opt out explicitly`,
+    );
   }
   config = ConfigSchema.parse({ ...config, listen: { host, port } });
 
-  const observers = await createObservers(config, values, io, configFile, { live: true, servers: Object.keys(config.mcpServers) });
+  const observers = await createObservers(config, values, io, configFile, {
+    live: true,
+    servers: Object.keys(config.mcpServers),
+  });
   const sessions = new SessionManager({
     servers: serverEntries(config, observers),
-    createUpstream: createUpstreamFactory({ maxMessageBytes: config.limits.maxMessageBytes, rawStringBytes: config.limits.rawStringBytes, stderrToHosts: false, childEnvironment: { withhold: withheld }, auths: createUpstreamAuths(io, config, configFile, observers.logger) }),
+    fitRuntime: createFitRuntime(fitLimitsOf(config)),
+    createUpstream: createUpstreamFactory({
+      maxMessageBytes: config.limits.maxMessageBytes,
+      rawStringBytes: config.limits.rawStringBytes,
+      stderrToHosts: false,
+      childEnvironment: { withhold: withheld },
+      auths: createUpstreamAuths(io, config, configFile, observers.logger),
+    }),
     logger: observers.logger,
     requestTimeoutMs: config.limits.requestTimeoutMs,
     maxBatch: config.limits.maxBatch,
@@ -121,6 +169,7 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<Exit
     statelessIdleMs: config.limits.sessionIdleMs,
     hostBufferBytes: config.limits.hostBufferBytes,
     upstreamBufferBytes: config.limits.upstreamBufferBytes,
+    maxTrackedTasks: config.limits.maxTrackedTasks,
     restartBackoffMs: config.limits.restartBackoffMs,
     maxRestartBackoffMs: config.limits.maxRestartBackoffMs,
     onUpstreamRestart: (server) => observers.upstreamRestarted(server),
@@ -146,7 +195,10 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<Exit
     // hostSessions: the listener's count of live host sessions (what limits.maxSessions counts).
     // Without a valid token (when tokens are configured) only the status: errors and counts are
     // the operator's.
-    health: (detailed) => (detailed ? { ...sessions.healthReport(), hostSessions: frontend.sessionsInUse } : { status: sessions.healthReport().status }),
+    health: (detailed) =>
+      detailed
+        ? { ...sessions.healthReport(), hostSessions: frontend.sessionsInUse }
+        : { status: sessions.healthReport().status },
     ...(observers.metrics === undefined ? {} : { metrics: observers.metrics }),
     ...(observers.report === undefined ? {} : { report: observers.report }),
     logger: observers.logger,
@@ -161,7 +213,7 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<Exit
     address = await frontend.listen(port, host);
   } catch (error) {
     await observers.close();
-    throw new NormalizerError("UPSTREAM_UNREACHABLE", `serve: cannot listen on ${host}:${port}: ${(error as Error).message}`);
+    throw new NormalizerError("LISTEN_FAILED", `serve: cannot listen on ${host}:${port}: ${(error as Error).message}`);
   }
   // Handlers before the "listening" line: whoever reads it may signal at once.
   const signals = shutdownSignals();
@@ -176,18 +228,20 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<Exit
       // A secret a server's new `auth` reads is withheld from children started from now on.
       for (const variable of authVariables) if (!withheld.includes(variable)) withheld.push(variable);
       const { updated, ignored } = sessions.reconfigure(serverEntries(reloaded, observers));
-      observers.logger.info("SIGHUP: config re-read; new sessions use it", { file: configFile, updated, ...(ignored.length > 0 ? { ignoredNeedRestart: ignored } : {}) });
+      observers.logger.info("SIGHUP: config re-read; new sessions use it", {
+        file: configFile,
+        updated,
+        ...(ignored.length > 0 ? { ignoredNeedRestart: ignored } : {}),
+      });
     } catch (error) {
-      observers.logger.error("SIGHUP: config not reloaded; the running config stays", { file: configFile, error: error instanceof Error ? error.message : String(error) });
+      observers.logger.error("SIGHUP: config not reloaded; the running config stays", {
+        file: configFile,
+        error: error instanceof Error ? error.message : String(error),
+      });
     }
   });
 
-  const lines = [`mcp-normalizer listening on ${address.url}`];
-  for (const name of sessions.serverNames) {
-    lines.push(`  ${name}: ${address.url}/mcp/${name}  (SSE ${address.url}/sse/${name}, WebSocket ${address.url.replace(/^http/, "ws")}/ws/${name})`);
-  }
-  lines.push(`  health: ${address.url}/healthz   metrics: ${address.url}/metrics   report: ${address.url}/report`);
-  await writeFully(io.stdout, `${lines.join("\n")}\n`);
+  await writeFully(io.stdout, `${endpointLines(address.url, [...sessions.serverNames]).join("\n")}\n`);
   observers.logger.info("listening", { url: address.url, servers: sessions.serverNames });
 
   await shutDown(signals, config.limits.shutdownGraceMs, frontend, sessions, observers);
@@ -197,11 +251,17 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<Exit
 }
 
 /**
- * Graceful shutdown (issue 5): stop accepting, refuse new sessions and requests, let requests
+ * Graceful shutdown: stop accepting, refuse new sessions and requests, let requests
  * in flight finish for up to `graceMs` (a second signal ends the wait), then end every session
  * and upstream child, and flush the log.
  */
-async function shutDown(signals: ShutdownSignals, graceMs: number, frontend: ReturnType<typeof createHttpFrontend>, sessions: SessionManager, observers: Observers): Promise<void> {
+async function shutDown(
+  signals: ShutdownSignals,
+  graceMs: number,
+  frontend: ReturnType<typeof createHttpFrontend>,
+  sessions: SessionManager,
+  observers: Observers,
+): Promise<void> {
   const signal = await signals.first;
   observers.logger.info("shutting down", { signal, inFlight: sessions.waitingRequests, graceMs });
   frontend.stopAccepting();
@@ -221,6 +281,9 @@ function serverEntries(config: ProxyConfig, observers: Observers): Map<string, S
   return new Map(
     Object.entries(config.mcpServers)
       .filter(([, server]) => server.disabled !== true)
-      .map(([name, server]) => [name, { config: server, policy: observers.policyOverrides(policyOptionsFor(config, server)) }] as const),
+      .map(
+        ([name, server]) =>
+          [name, serverEntry(config, server, observers.policyOverrides(policyOptionsFor(config, server)))] as const,
+      ),
   );
 }

@@ -5,6 +5,8 @@
  */
 import { NormalizerError } from "../../errors/NormalizerError.js";
 import { policyOptionsFor } from "../../config/policy.js";
+import { fitLimitsOf } from "../../config/fitPolicy.js";
+import { createFitRuntime } from "../../fit/runtime.js";
 import { SessionManager } from "../../proxy/sessionManager.js";
 import { createUpstreamFactory } from "../../proxy/upstreamFactory.js";
 import { StdioHostTransport } from "../../transports/host/stdioHost.js";
@@ -16,8 +18,9 @@ import { onReloadSignal, shutdownSignals, type ShutdownSignals } from "../signal
 import { SELECTOR_HELP, SELECTOR_OPTIONS, selectUpstream } from "../upstreamSelector.js";
 import { createUpstreamAuths } from "../oauthContext.js";
 import { takeEarlySignals } from "../earlyStart.js";
+import { serverEntry } from "../serverEntry.js";
 
-export const STDIO_HELP = `Usage: mcp-normalizer stdio [options] (-- CMD ARGS… | --url URL | --config FILE --server NAME)
+export const STDIO_HELP = `Usage: mcp-normalizer stdio [options] (-- CMD ARGS… | CMD ARGS… | --url URL | --config FILE --server NAME)
 
 Speaks MCP on its own stdin/stdout to one host, and forwards to one upstream, normalizing
 resource contents on the way back. Stdout carries JSON-RPC only; logs go to stderr.
@@ -25,6 +28,8 @@ resource contents on the way back. Stdout carries JSON-RPC only; logs go to stde
 ${SELECTOR_HELP}
 
 Options:
+  --name NAME            the upstream's name in log records (default: CMD's base name, or the
+                         URL's host; with --config, the server's name there)
 ${OBSERVE_HELP}
   --no-browser           OAuth: only print the login URL, do not open a browser
   -h, --help             this help (on stderr: stdout is the host's)
@@ -32,6 +37,13 @@ ${OBSERVE_HELP}
 Desktop host config ("mcpServers"):
   "files": { "command": "npx", "args": ["mcp-normalizer", "stdio", "--",
              "npx", "-y", "@modelcontextprotocol/server-filesystem", "/home/me/docs"] }
+Launchers that drop a bare "--" (the MCP Inspector does): leave it out, or use flags:
+  mcp-normalizer stdio npx -y @modelcontextprotocol/server-filesystem /home/me/docs
+  mcp-normalizer stdio --command npx --arg=-y --arg @modelcontextprotocol/server-filesystem
+
+Input piped in (printf '…\\n' | mcp-normalizer stdio -- CMD): at EOF on stdin the requests
+already read are answered (each within limits.requestTimeoutMs), then the upstream is ended
+and the proxy exits 0.
 
 A remote server that requires OAuth ("auth" in its config entry, or --url URL --auth oauth):
 with no usable token stored, the proxy runs the browser login itself before it answers the
@@ -55,7 +67,7 @@ export async function runStdio(argv: readonly string[], io: CliIo): Promise<Exit
     await writeFully(io.stderr, `${STDIO_HELP}\n`);
     return EXIT.OK;
   }
-  // Installed before anything starts (issue 5): until a handler exists a SIGTERM gets Node's
+  // Installed before anything starts: until a handler exists a SIGTERM gets Node's
   // default action, which kills the proxy without ending the upstream being started (spawned
   // detached, in its own process group: it would be orphaned).
   const signals = takeEarlySignals() ?? shutdownSignals();
@@ -66,23 +78,54 @@ export async function runStdio(argv: readonly string[], io: CliIo): Promise<Exit
   }
 }
 
-const STDIO_OPTIONS = { ...SELECTOR_OPTIONS, ...OBSERVE_OPTIONS, "no-browser": { type: "boolean" }, help: { type: "boolean", short: "h" } } as const;
-const parseStdioArgs = (argv: readonly string[]) => parseCommandArgs(argv, STDIO_OPTIONS, "stdio");
+const STDIO_OPTIONS = {
+  ...SELECTOR_OPTIONS,
+  ...OBSERVE_OPTIONS,
+  name: { type: "string" },
+  "no-browser": { type: "boolean" },
+  help: { type: "boolean", short: "h" },
+} as const;
+const parseStdioArgs = (argv: readonly string[]) =>
+  parseCommandArgs(argv, STDIO_OPTIONS, "stdio", { upstreamCommand: true });
 
-async function runSession(values: ReturnType<typeof parseStdioArgs>["values"], command: readonly string[], io: CliIo, signals: ShutdownSignals): Promise<ExitCode> {
+async function runSession(
+  values: ReturnType<typeof parseStdioArgs>["values"],
+  command: readonly string[],
+  io: CliIo,
+  signals: ShutdownSignals,
+): Promise<ExitCode> {
   let stopping: NodeJS.Signals | undefined;
   void signals.first.then((signal) => (stopping = signal));
-  const selected = selectUpstream(values, command, "stdio", io.cwd, io.env);
+  const selected = selectUpstream(values, command, "stdio", io.cwd, io.env, values.name);
   const observers = await createObservers(selected.config, values, io, selected.configFile);
-  const auths = createUpstreamAuths(io, selected.config, selected.configFile, observers.logger, { openBrowser: values["no-browser"] !== true });
+  const auths = createUpstreamAuths(io, selected.config, selected.configFile, observers.logger, {
+    openBrowser: values["no-browser"] !== true,
+  });
   const sessions = new SessionManager({
-    servers: new Map([[selected.name, { config: selected.server, policy: observers.policyOverrides(policyOptionsFor(selected.config, selected.server)) }]]),
-    createUpstream: createUpstreamFactory({ maxMessageBytes: selected.config.limits.maxMessageBytes, rawStringBytes: selected.config.limits.rawStringBytes, stderrToHosts: true, childEnvironment: "inherit", auths }),
+    servers: new Map([
+      [
+        selected.name,
+        serverEntry(
+          selected.config,
+          selected.server,
+          observers.policyOverrides(policyOptionsFor(selected.config, selected.server)),
+        ),
+      ],
+    ]),
+    fitRuntime: createFitRuntime(fitLimitsOf(selected.config)),
+    createUpstream: createUpstreamFactory({
+      maxMessageBytes: selected.config.limits.maxMessageBytes,
+      rawStringBytes: selected.config.limits.rawStringBytes,
+      stderrToHosts: true,
+      childEnvironment: "inherit",
+      auths,
+    }),
     logger: observers.logger,
     requestTimeoutMs: selected.config.limits.requestTimeoutMs,
     maxBatch: selected.config.limits.maxBatch,
     hostBufferBytes: selected.config.limits.hostBufferBytes,
     upstreamBufferBytes: selected.config.limits.upstreamBufferBytes,
+    maxTrackedTasks: selected.config.limits.maxTrackedTasks,
     onNormalized: observers.onNormalized,
   });
   const stoppedDuringStartup = async (signal: NodeJS.Signals): Promise<ExitCode> => {
@@ -98,7 +141,13 @@ async function runSession(values: ReturnType<typeof parseStdioArgs>["values"], c
   // OAuth: with no usable token the browser login runs first; the host's initialize waits on stdin.
   const preparing = auths.for(selected.name, selected.server)?.prepare();
   if (preparing !== undefined) {
-    const ready = await Promise.race([preparing.then(() => ({}), (error: unknown) => ({ error })), signals.first.then((signal) => ({ signal }))]);
+    const ready = await Promise.race([
+      preparing.then(
+        () => ({}),
+        (error: unknown) => ({ error }),
+      ),
+      signals.first.then((signal) => ({ signal })),
+    ]);
     if ("signal" in ready) {
       preparing.catch(() => {});
       return stoppedDuringStartup(ready.signal);
@@ -108,9 +157,21 @@ async function runSession(values: ReturnType<typeof parseStdioArgs>["values"], c
       throw ready.error;
     }
   }
-  const host = new StdioHostTransport({ input: io.stdin, output: io.stdout, maxMessageBytes: selected.config.limits.maxMessageBytes });
+  const host = new StdioHostTransport({
+    input: io.stdin,
+    output: io.stdout,
+    maxMessageBytes: selected.config.limits.maxMessageBytes,
+  });
+  // EOF on stdin (input piped in) is not the end of the session: what was read is answered first.
+  const inputEnded = new Promise<void>((resolve) => (host.oninputend = resolve));
   const opening = sessions.open(host, selected.name, "stdio");
-  const first = await Promise.race([opening.then((bridge) => ({ bridge }), (error: unknown) => ({ error })), signals.first.then((signal) => ({ signal }))]);
+  const first = await Promise.race([
+    opening.then(
+      (bridge) => ({ bridge }),
+      (error: unknown) => ({ error }),
+    ),
+    signals.first.then((signal) => ({ signal })),
+  ]);
   if ("signal" in first) {
     opening.catch(() => {}); // it fails once closed under it; the signal is what ends the run
     return stoppedDuringStartup(first.signal);
@@ -118,7 +179,10 @@ async function runSession(values: ReturnType<typeof parseStdioArgs>["values"], c
   if ("error" in first) {
     const { error } = first;
     await observers.close();
-    throw new NormalizerError("UPSTREAM_UNREACHABLE", `stdio: could not start the upstream${selected.configFile === undefined ? "" : ` "${selected.name}"`}: ${error instanceof Error ? error.message : String(error)}`);
+    throw new NormalizerError(
+      "UPSTREAM_UNREACHABLE",
+      `stdio: could not start the upstream${selected.configFile === undefined ? "" : ` "${selected.name}"`}: ${error instanceof Error ? error.message : String(error)}`,
+    );
   }
   const opened = first.bridge;
   const ended = new Promise<void>((resolve) => {
@@ -129,6 +193,14 @@ async function runSession(values: ReturnType<typeof parseStdioArgs>["values"], c
     };
   });
   const stopReload = onReloadSignal(() => observers.reopenLog());
+  void inputEnded.then(async () => {
+    // Every request waiting is answered by requestTimeoutMs at the latest (by the upstream, or
+    // with a timeout error); then the upstream is ended and the proxy exits 0.
+    observers.logger.debug("stdin ended; answering what is in flight", { inFlight: sessions.waitingRequests });
+    opened.hostCannotAnswer("its input (the proxy's stdin) has ended");
+    await sessions.drain(selected.config.limits.requestTimeoutMs + 1000);
+    await opened.close("host closed");
+  });
   void signals.first.then(async (signal) => {
     observers.logger.info("shutting down", { signal, inFlight: sessions.waitingRequests });
     sessions.refuseNew(`the proxy is shutting down (${signal})`);

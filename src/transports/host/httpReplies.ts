@@ -3,16 +3,20 @@
  * (`id: null`, as the SDK's transports and the MCP spec's examples do when no request id could
  * be read), with the HTTP status that says what is at fault.
  */
+import { JSONRPC } from "../../errors/jsonRpcCodes.js";
 import { STATUS_CODES, type ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import { writeWire, type WireJson } from "../wireJson.js";
 
-/** JSON-RPC "server error" code (JSON-RPC 2.0 §5.1) for refusals that are not about a message. */
-export const SERVER_ERROR = -32000;
-
 export type HeaderMap = Record<string, string | number | readonly string[]>;
 
-export function replyJsonRpcError(res: ServerResponse, status: number, code: number, message: string, headers: HeaderMap = {}): void {
+export function replyJsonRpcError(
+  res: ServerResponse,
+  status: number,
+  code: number,
+  message: string,
+  headers: HeaderMap = {},
+): void {
   if (res.headersSent) {
     res.end();
     return;
@@ -33,7 +37,12 @@ export function replyJson(res: ServerResponse, status: number, value: unknown, h
  * of them as a JSON array, the answer to a batch. The length is counted from the encoded pieces,
  * so nothing is serialized twice and raw-string pieces are never joined into one buffer.
  */
-export function replyJsonWire(res: ServerResponse, wires: readonly WireJson[], array: boolean, headers: HeaderMap = {}): void {
+export function replyJsonWire(
+  res: ServerResponse,
+  wires: readonly WireJson[],
+  array: boolean,
+  headers: HeaderMap = {},
+): void {
   if (!array && wires.length === 1 && typeof wires[0] === "string") {
     const text = wires[0];
     res.writeHead(200, { ...headers, "content-type": "application/json", "content-length": Buffer.byteLength(text) });
@@ -59,7 +68,7 @@ export function headerValue(value: string | string[] | undefined): string | unde
 
 /** 503 when every `limits.maxSessions` slot is taken; the host may retry. */
 export function replySessionLimit(res: ServerResponse, maxSessions: number): void {
-  replyJsonRpcError(res, 503, SERVER_ERROR, sessionLimitMessage(maxSessions), { "retry-after": "1" });
+  replyJsonRpcError(res, 503, JSONRPC.SERVER_ERROR, sessionLimitMessage(maxSessions), { "retry-after": "1" });
 }
 
 export function sessionLimitMessage(maxSessions: number): string {
@@ -70,7 +79,13 @@ export function sessionLimitMessage(maxSessions: number): string {
  * The same JSON-RPC error body on a raw socket, for refusing a WebSocket upgrade before the
  * handshake (there is no `ServerResponse` for an `upgrade` request).
  */
-export function replyOnSocket(socket: Duplex, status: number, code: number, message: string, headers: Record<string, string> = {}): void {
+export function replyOnSocket(
+  socket: Duplex,
+  status: number,
+  code: number,
+  message: string,
+  headers: Record<string, string> = {},
+): void {
   const body = JSON.stringify({ jsonrpc: "2.0", id: null, error: { code, message } });
   const lines = [
     `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? "Error"}`,

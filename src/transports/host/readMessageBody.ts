@@ -1,7 +1,7 @@
 /**
  * Reads a POSTed JSON-RPC body (single message or batch) in linear time: chunks are collected
- * as they arrive and counted against the limit, joined once, decoded once, parsed once
- * (issue 3, "large messages are normal"). Past the limit nothing more is kept; the rest of the
+ * as they arrive and counted against the limit, joined once, decoded once, parsed once (large
+ * messages are normal in MCP). Past the limit nothing more is kept; the rest of the
  * body is read and thrown away (up to a cut-off) so the client gets a clean 413 instead of a
  * reset socket.
  *
@@ -10,13 +10,19 @@
  */
 import { isUtf8 } from "node:buffer";
 import type { IncomingMessage } from "node:http";
-import { JSONRPC } from "../../errors/NormalizerError.js";
+import { JSONRPC } from "../../errors/jsonRpcCodes.js";
 import type { FramingProblem, JSONRPCMessage } from "../types.js";
 import { rememberWireText } from "../wireText.js";
 
 export type BodyReadResult =
   | { readonly ok: true; readonly messages: JSONRPCMessage[]; readonly batch: boolean; readonly bytes: number }
-  | { readonly ok: false; readonly status: number; readonly problem: FramingProblem; readonly message: string; readonly code: number };
+  | {
+      readonly ok: false;
+      readonly status: number;
+      readonly problem: FramingProblem;
+      readonly message: string;
+      readonly code: number;
+    };
 
 /** How much of a bad body is quoted in a problem report (never the whole content). */
 const EXCERPT_CHARS = 120;
@@ -27,12 +33,16 @@ const EXCERPT_CHARS = 120;
  */
 export const MIN_DISCARD_BYTES = 8 * 1024 * 1024;
 
-
 /**
  * `maxBatch`: a batch of more messages is refused whole (413, JSON-RPC -32600 naming
  * `limits.maxBatch`), nothing of it delivered.
  */
-export function readMessageBody(req: IncomingMessage, maxMessageBytes: number, limitName = "limits.maxMessageBytes", maxBatch = Number.POSITIVE_INFINITY): Promise<BodyReadResult> {
+export function readMessageBody(
+  req: IncomingMessage,
+  maxMessageBytes: number,
+  limitName = "limits.maxMessageBytes",
+  maxBatch = Number.POSITIVE_INFINITY,
+): Promise<BodyReadResult> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let bytes = 0;
@@ -49,7 +59,10 @@ export function readMessageBody(req: IncomingMessage, maxMessageBytes: number, l
       chunks.push(chunk);
     });
     // A client that goes away mid-body: settle anyway (the answer goes nowhere, nothing leaks).
-    const aborted = (): void => resolve(failure(400, { kind: "invalid-json", bytes, excerpt: "" }, "Request body ended early (client went away)"));
+    const aborted = (): void =>
+      resolve(
+        failure(400, { kind: "invalid-json", bytes, excerpt: "" }, "Request body ended early (client went away)"),
+      );
     // A body read late (it waited for its session's turn) may belong to a request that is
     // already gone — the client left, or limits.requestBodyTimeoutMs closed it: its events
     // have fired, none will come, and what it sent cannot be read any more.
@@ -81,7 +94,11 @@ function parseBody(body: Buffer, maxBatch: number): BodyReadResult {
   // JSON text is UTF-8 (RFC 8259 §8.1); decoding invalid bytes would introduce U+FFFD.
   if (!isUtf8(body)) {
     const excerpt = body.subarray(0, EXCERPT_CHARS).toString("latin1");
-    return failure(400, { kind: "invalid-json", bytes: body.length, excerpt }, "Parse error: request body is not valid UTF-8");
+    return failure(
+      400,
+      { kind: "invalid-json", bytes: body.length, excerpt },
+      "Parse error: request body is not valid UTF-8",
+    );
   }
   const decoded = body.toString("utf8");
   // A UTF-8 BOM is not JSON (RFC 8259 §8.1 lets a parser ignore it; JSON.parse does not).
@@ -91,7 +108,11 @@ function parseBody(body: Buffer, maxBatch: number): BodyReadResult {
     parsed = JSON.parse(text);
   } catch (error) {
     const why = error instanceof Error ? error.message : String(error);
-    return failure(400, { kind: "invalid-json", bytes: body.length, excerpt: text.slice(0, EXCERPT_CHARS) }, `Parse error: ${why}`);
+    return failure(
+      400,
+      { kind: "invalid-json", bytes: body.length, excerpt: text.slice(0, EXCERPT_CHARS) },
+      `Parse error: ${why}`,
+    );
   }
   const batch = Array.isArray(parsed);
   if (!batch) rememberWireText(parsed, text);
@@ -129,6 +150,11 @@ export function jsonRpcCodeFor(problem: FramingProblem): number {
   return problem.kind === "invalid-json" ? JSONRPC.PARSE_ERROR : JSONRPC.INVALID_REQUEST;
 }
 
-function failure(status: number, problem: FramingProblem, message: string, code: number = jsonRpcCodeFor(problem)): BodyReadResult {
+function failure(
+  status: number,
+  problem: FramingProblem,
+  message: string,
+  code: number = jsonRpcCodeFor(problem),
+): BodyReadResult {
   return { ok: false, status, problem, message, code };
 }

@@ -1,8 +1,8 @@
 /**
- * Reading what a host's HTTP request says about itself: which response form it accepts, and
- * which MCP headers the proxy must pass along to the upstream.
+ * Reading what a host's HTTP request says about itself: which response form it accepts and which
+ * client it comes from. (Which of its headers go upstream: ../mcpHeaders.ts.)
  */
-import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
+import type { IncomingMessage } from "node:http";
 import { parseMediaType } from "../../normalize/mediaType.js";
 
 /**
@@ -12,7 +12,7 @@ import { parseMediaType } from "../../normalize/mediaType.js";
  * (it answers JSON when nothing else is sent first, see streamableHttpHost.ts); "sse" and "json"
  * are what a host accepting only one of them gets. No `Accept` at all accepts any media type
  * (RFC 9110 §12.5.1), as does the range of all types. Media ranges are parsed, not substring
- * matched (STYLE habit 2); a range with `q=0` is a refusal. A header allowing neither gets SSE.
+ * matched; a range with `q=0` is a refusal. A header allowing neither gets SSE.
  */
 export function responseForm(accept: string | undefined): "sse" | "json" | "either" {
   if (accept === undefined || accept.trim() === "") return "either";
@@ -28,21 +28,6 @@ export function responseForm(accept: string | undefined): "sse" | "json" | "eith
   }
   if (json && sse) return "either";
   return json ? "json" : "sse";
-}
-
-/**
- * The host's `mcp-*` headers (`mcp-protocol-version`, and in 2026-07-28 `mcp-method`,
- * `mcp-name`, …), which the proxy turns into `ProxySendOptions.forwardHeaders`. Only these:
- * `authorization` and cookies are the proxy's own credentials and must never reach an upstream
- * (issue 5); `mcp-session-id` names the host↔proxy session, not the proxy↔upstream one.
- */
-export function forwardableMcpHeaders(headers: IncomingHttpHeaders): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers)) {
-    if (!name.startsWith("mcp-") || name === "mcp-session-id" || value === undefined) continue;
-    out[name] = Array.isArray(value) ? value.join(", ") : value;
-  }
-  return out;
 }
 
 /** The client a request comes from, as `limits.maxSessionsPerClient` counts it: its remote address. */

@@ -7,13 +7,14 @@
  */
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { JSONRPC } from "../../errors/NormalizerError.js";
+import { JSONRPC } from "../../errors/jsonRpcCodes.js";
 import type { JSONRPCMessage, TransportSendOptions } from "../types.js";
 import { HostTransportBase } from "./hostTransportBase.js";
 import type { HostEndpointContext } from "./hostSession.js";
 import { replyJsonRpcError, replySessionLimit } from "./httpReplies.js";
 import { readMessageBody } from "./readMessageBody.js";
-import { clientAddress, forwardableMcpHeaders } from "./requestHeaders.js";
+import { forwardableMcpHeaders } from "../mcpHeaders.js";
+import { clientAddress } from "./requestHeaders.js";
 import { sameOwner, type SessionOwner } from "./sessionOwner.js";
 import { SseWriter } from "./sseWriter.js";
 import { SENT } from "../drainWaiter.js";
@@ -93,7 +94,7 @@ export class SseEndpoint {
     // Announce before the proxy connects: the host may POST at once, and deliver() keeps
     // what arrives until the proxy calls start().
     session.announce(`/messages/${encodeURIComponent(this.ctx.server)}?sessionId=${sessionId}`);
-    const headers = forwardableMcpHeaders(req.headers);
+    const headers = forwardableMcpHeaders(req.headers) ?? {};
     try {
       await this.ctx.onSession(session, { server: this.ctx.server, kind: "sse", stateless: false, headers, sessionId });
     } catch {
@@ -106,16 +107,27 @@ export class SseEndpoint {
   async post(req: IncomingMessage, res: ServerResponse, sessionId: string | null): Promise<void> {
     const found = sessionId === null ? undefined : this.live.get(sessionId);
     // Another client's stream is answered as one that does not exist.
-    const session = found !== undefined && sameOwner(this.owners.get(sessionId!), this.ctx.ownerOf?.(req)) ? found : undefined;
+    const session =
+      found !== undefined && sameOwner(this.owners.get(sessionId!), this.ctx.ownerOf?.(req)) ? found : undefined;
     if (session === undefined) {
       req.resume();
-      replyJsonRpcError(res, 404, JSONRPC.INVALID_REQUEST, `Session not found: ${String(sessionId).slice(0, 64)} (open a new stream with GET /sse/${this.ctx.server})`);
+      replyJsonRpcError(
+        res,
+        404,
+        JSONRPC.INVALID_REQUEST,
+        `Session not found: ${String(sessionId).slice(0, 64)} (open a new stream with GET /sse/${this.ctx.server})`,
+      );
       return;
     }
     // One body at a time, and none while the upstream is behind: the host's uploads wait in
     // their sockets, not in this process.
     await session.inReadingTurn(async () => {
-      const body = await readMessageBody(req, this.ctx.maxBodyBytes ?? this.ctx.maxMessageBytes, this.ctx.maxBodyBytes === undefined ? "limits.maxMessageBytes" : "limits.maxBodyBytes", this.ctx.maxBatch);
+      const body = await readMessageBody(
+        req,
+        this.ctx.maxBodyBytes ?? this.ctx.maxMessageBytes,
+        this.ctx.maxBodyBytes === undefined ? "limits.maxMessageBytes" : "limits.maxBodyBytes",
+        this.ctx.maxBatch,
+      );
       if (!body.ok) {
         this.ctx.onproblem?.(body.problem, { server: this.ctx.server, kind: "sse", sessionId: session.sessionId });
         replyJsonRpcError(res, body.status, body.code, body.message);
@@ -126,7 +138,7 @@ export class SseEndpoint {
         return;
       }
       res.writeHead(202, { "content-type": "text/plain" }).end("Accepted");
-      session.receive(body.messages, forwardableMcpHeaders(req.headers));
+      session.receive(body.messages, forwardableMcpHeaders(req.headers) ?? {});
     });
   }
 

@@ -3,12 +3,12 @@
  * message per line, UTF-8, no embedded newlines. This is what desktop hosts run.
  *
  * Unlike the SDK's `StdioServerTransport`, framing is linear (`JsonLineReader`: a 50 MiB
- * message is scanned once and joined once — issue 3), lines over `maxMessageBytes` and lines
+ * message is scanned once and joined once), lines over `maxMessageBytes` and lines
  * that are not JSON are reported through `onproblem` and reading goes on, and a host that does
  * not read its stdin shows as `queuedBytes` / `whenDrained`, so the proxy stops reading the
  * upstream instead of growing its memory. `pauseReading` pauses our stdin in turn.
  *
- * Stdout carries JSON-RPC only (STYLE habit 8): this is the one writer of `output`.
+ * Stdout carries JSON-RPC only: this is the one writer of `output`.
  * IO is injected; the defaults are the process's streams.
  */
 import type { Readable, Writable } from "node:stream";
@@ -33,6 +33,14 @@ export interface StdioHostOptions {
 const SINGLE_WRITE_MAX_CHARS = 64 * 1024;
 
 export class StdioHostTransport extends HostTransportBase {
+  /**
+   * Set it to keep the session when the host's input ends (EOF on a pipe: `printf … | stdio`):
+   * the output stays open for the answers still due, and the owner closes the transport once
+   * they are out. Unset, EOF ends the session at once.
+   */
+  oninputend?: (() => void) | undefined;
+  private inputEnded = false;
+
   private readonly input: Readable;
   private readonly output: Writable;
   private readonly reader: JsonLineReader;
@@ -47,8 +55,11 @@ export class StdioHostTransport extends HostTransportBase {
     this.turns.took(chunk.length);
   };
   private readonly onEnd = (): void => {
+    if (this.inputEnded) return; // 'end' and then 'close'
+    this.inputEnded = true;
     this.take(this.reader.end());
-    this.finish();
+    if (this.oninputend === undefined) this.finish();
+    else this.oninputend();
   };
   private readonly onInputError = (error: Error): void => {
     this.reportError(error);
@@ -66,10 +77,15 @@ export class StdioHostTransport extends HostTransportBase {
     this.output = options.output ?? process.stdout;
     this.drain = new DrainWaiter(this.output);
     this.tick = new TickCork(this.output);
-    this.turns = new ReadYield(() => this.input.pause(), () => {
-      if (!this.isClosed) this.input.resume();
-    });
-    this.reader = new JsonLineReader(options.maxMessageBytes === undefined ? {} : { maxMessageBytes: options.maxMessageBytes });
+    this.turns = new ReadYield(
+      () => this.input.pause(),
+      () => {
+        if (!this.isClosed) this.input.resume();
+      },
+    );
+    this.reader = new JsonLineReader(
+      options.maxMessageBytes === undefined ? {} : { maxMessageBytes: options.maxMessageBytes },
+    );
   }
 
   override async start(): Promise<void> {
@@ -89,8 +105,8 @@ export class StdioHostTransport extends HostTransportBase {
   send(message: JSONRPCMessage, _options?: TransportSendOptions): Promise<void> {
     const out = this.output;
     if (this.isClosed || out.destroyed || out.writableEnded) return SENT;
-    // Serialized before corking: JSON.stringify throws on a message nested too deeply (issue 5,
-    // bad input), and a throw between cork() and uncork() would hold every later write back.
+    // Serialized before corking: JSON.stringify throws on a message nested too deeply (hostile
+    // input), and a throw between cork() and uncork() would hold every later write back.
     let text: WireJson;
     try {
       text = encodeWire(message);
@@ -142,7 +158,12 @@ export class StdioHostTransport extends HostTransportBase {
     for (const item of framed) {
       if (item.problem === undefined) this.deliver(item.message as JSONRPCMessage);
       else if (this.onproblem !== undefined) this.onproblem(item.problem);
-      else this.reportError(new Error(`Unreadable message from the host (${item.problem.kind}, ${item.problem.bytes} bytes): ${item.problem.excerpt}`));
+      else
+        this.reportError(
+          new Error(
+            `Unreadable message from the host (${item.problem.kind}, ${item.problem.bytes} bytes): ${item.problem.excerpt}`,
+          ),
+        );
     }
   }
 }

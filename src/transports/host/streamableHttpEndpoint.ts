@@ -17,12 +17,13 @@
  */
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { JSONRPC } from "../../errors/NormalizerError.js";
+import { JSONRPC } from "../../errors/jsonRpcCodes.js";
 import type { HostEndpointContext, HostSessionInfo } from "./hostSession.js";
-import { headerValue, replyJsonRpcError, replySessionLimit, SERVER_ERROR } from "./httpReplies.js";
+import { headerValue, replyJsonRpcError, replySessionLimit } from "./httpReplies.js";
 import { methodOf, requestIdOf } from "../jsonrpc.js";
 import { readMessageBody } from "./readMessageBody.js";
-import { clientAddress, forwardableMcpHeaders, responseForm } from "./requestHeaders.js";
+import { forwardableMcpHeaders } from "../mcpHeaders.js";
+import { clientAddress, responseForm } from "./requestHeaders.js";
 import { sameOwner, type SessionOwner } from "./sessionOwner.js";
 import { StreamableHttpHostSession } from "./streamableHttpHost.js";
 
@@ -60,7 +61,15 @@ export class StreamableHttpEndpoint {
       case "DELETE":
         return this.delete(req, res, sessionId);
       default:
-        replyJsonRpcError(res, 405, SERVER_ERROR, `Method ${req.method} not allowed on /mcp/${this.ctx.server}`, { allow: "GET, POST, DELETE" });
+        replyJsonRpcError(
+          res,
+          405,
+          JSONRPC.SERVER_ERROR,
+          `Method ${req.method} not allowed on /mcp/${this.ctx.server}`,
+          {
+            allow: "GET, POST, DELETE",
+          },
+        );
     }
   }
 
@@ -81,13 +90,18 @@ export class StreamableHttpEndpoint {
   }
 
   private async readPost(req: IncomingMessage, res: ServerResponse, sessionId: string | undefined): Promise<void> {
-    const body = await readMessageBody(req, this.ctx.maxBodyBytes ?? this.ctx.maxMessageBytes, this.ctx.maxBodyBytes === undefined ? "limits.maxMessageBytes" : "limits.maxBodyBytes", this.ctx.maxBatch);
+    const body = await readMessageBody(
+      req,
+      this.ctx.maxBodyBytes ?? this.ctx.maxMessageBytes,
+      this.ctx.maxBodyBytes === undefined ? "limits.maxMessageBytes" : "limits.maxBodyBytes",
+      this.ctx.maxBatch,
+    );
     if (!body.ok) {
       this.ctx.onproblem?.(body.problem, { server: this.ctx.server, kind: "streamable-http", sessionId });
       replyJsonRpcError(res, body.status, body.code, body.message);
       return;
     }
-    const headers = forwardableMcpHeaders(req.headers);
+    const headers = forwardableMcpHeaders(req.headers) ?? {};
     let session = sessionId === undefined ? undefined : this.find(req, sessionId);
     if (sessionId !== undefined && session === undefined) return this.notFound(res, sessionId);
     if (session === undefined) {
@@ -95,23 +109,35 @@ export class StreamableHttpEndpoint {
       session = await this.open(res, !initialize, headers, clientAddress(req), this.ctx.ownerOf?.(req));
       if (session === undefined) return;
     }
-    session.acceptPost(res, body.messages, body.batch, responseForm(headerValue(req.headers.accept)), { requestInfo: { headers } });
+    session.acceptPost(res, body.messages, body.batch, responseForm(headerValue(req.headers.accept)), {
+      requestInfo: { headers },
+    });
   }
 
   private get(req: IncomingMessage, res: ServerResponse, sessionId: string | undefined): void {
     if (sessionId === undefined) {
       // No session, no stream to offer: 405 is how the spec lets a server decline the GET.
-      replyJsonRpcError(res, 405, SERVER_ERROR, "GET needs an Mcp-Session-Id; stateless hosts use POST only", { allow: "POST" });
+      replyJsonRpcError(res, 405, JSONRPC.SERVER_ERROR, "GET needs an Mcp-Session-Id; stateless hosts use POST only", {
+        allow: "POST",
+      });
       return;
     }
     const session = this.find(req, sessionId);
-    if (session === undefined) return this.notFound(res, sessionId);
+    if (session === undefined) {
+      this.notFound(res, sessionId);
+      return;
+    }
     session.acceptGet(res);
   }
 
   private async delete(req: IncomingMessage, res: ServerResponse, sessionId: string | undefined): Promise<void> {
     if (sessionId === undefined) {
-      replyJsonRpcError(res, 400, JSONRPC.INVALID_REQUEST, "DELETE needs the Mcp-Session-Id header of the session to end");
+      replyJsonRpcError(
+        res,
+        400,
+        JSONRPC.INVALID_REQUEST,
+        "DELETE needs the Mcp-Session-Id header of the session to end",
+      );
       return;
     }
     const session = this.find(req, sessionId);
@@ -128,7 +154,13 @@ export class StreamableHttpEndpoint {
   }
 
   /** Creates a session, takes a slot for it and hands it to the proxy; answers the host on failure. */
-  private async open(res: ServerResponse, stateless: boolean, headers: Record<string, string>, client: string, owner: SessionOwner): Promise<StreamableHttpHostSession | undefined> {
+  private async open(
+    res: ServerResponse,
+    stateless: boolean,
+    headers: Record<string, string>,
+    client: string,
+    owner: SessionOwner,
+  ): Promise<StreamableHttpHostSession | undefined> {
     const release = this.ctx.slots.acquire(client);
     if (release === null) {
       replySessionLimit(res, this.ctx.maxSessions);
@@ -156,23 +188,45 @@ export class StreamableHttpEndpoint {
         this.owners.delete(sessionId);
       }
     });
-    const info: HostSessionInfo = { server: this.ctx.server, kind: "streamable-http", stateless, headers, sessionId, owner };
+    const info: HostSessionInfo = {
+      server: this.ctx.server,
+      kind: "streamable-http",
+      stateless,
+      headers,
+      sessionId,
+      owner,
+    };
     try {
       await this.ctx.onSession(session, info);
     } catch (error) {
       void session.close();
       const why = error instanceof Error ? error.message : String(error);
-      replyJsonRpcError(res, 502, JSONRPC.UPSTREAM_UNAVAILABLE, `Could not connect server "${this.ctx.server}": ${why}`);
+      replyJsonRpcError(
+        res,
+        502,
+        JSONRPC.UPSTREAM_UNAVAILABLE,
+        `Could not connect server "${this.ctx.server}": ${why}`,
+      );
       return undefined;
     }
     if (session.isClosed) {
-      replyJsonRpcError(res, 502, JSONRPC.UPSTREAM_UNAVAILABLE, `Server "${this.ctx.server}" closed the session before it started`);
+      replyJsonRpcError(
+        res,
+        502,
+        JSONRPC.UPSTREAM_UNAVAILABLE,
+        `Server "${this.ctx.server}" closed the session before it started`,
+      );
       return undefined;
     }
     return session;
   }
 
   private notFound(res: ServerResponse, sessionId: string): void {
-    replyJsonRpcError(res, 404, JSONRPC.INVALID_REQUEST, `Session not found: ${sessionId.slice(0, 64)} (it ended or never existed; start a new one with initialize)`);
+    replyJsonRpcError(
+      res,
+      404,
+      JSONRPC.INVALID_REQUEST,
+      `Session not found: ${sessionId.slice(0, 64)} (it ended or never existed; start a new one with initialize)`,
+    );
   }
 }

@@ -2,7 +2,7 @@
  * One host session of MCP's streamable HTTP transport (MCP 2025-06-18 / 2025-11-25
  * basic/transports §"Streamable HTTP"), as a `ProxyTransport`. Our own, not the SDK's
  * `StreamableHTTPServerTransport`: that one answers 400 to protocol versions it does not know,
- * caps bodies at 4 MiB and re-validates every message with zod (issue 3: never block a version,
+ * caps bodies at 4 MiB and re-validates every message with zod (never block a version,
  * forward raw JSON-RPC, large messages are normal).
  *
  * Routing, per the spec:
@@ -11,8 +11,9 @@
  *   choose and the client MUST take either (MCP 2025-11-25 basic/transports §"Sending Messages
  *   to the Server"). A host that accepts both gets "lazy SSE": JSON when the answers come before
  *   anything else related to the POST and within `LAZY_SSE_WINDOW_MS`, else an SSE stream opened
- *   at the first related message or at the end of the window (issue 6: SDK clients parse a JSON
- *   answer with one `response.json()`, an SSE one through web streams, ~1–2 ms per call). A host
+ *   at the first related message or at the end of the window (SDK clients parse a JSON
+ *   answer with one `response.json()`, an SSE one through web streams, which costs more per
+ *   call). A host
  *   that accepts only one form gets that form;
  * - server→client messages sent with `relatedRequestId` go on that request's stream — this is
  *   how progress and mid-call sampling/elicitation reach the host; all others go on the GET
@@ -28,7 +29,7 @@
  * HTTP parsing, session ids and limits live in `streamableHttpEndpoint.ts`.
  */
 import type { ServerResponse } from "node:http";
-import { JSONRPC } from "../../errors/NormalizerError.js";
+import { JSONRPC } from "../../errors/jsonRpcCodes.js";
 import type { JSONRPCMessage, MessageExtraInfo, TransportSendOptions } from "../types.js";
 import { HostTransportBase } from "./hostTransportBase.js";
 import { replyJsonRpcError, replyJsonWire } from "./httpReplies.js";
@@ -138,7 +139,13 @@ export class StreamableHttpHostSession extends HostTransportBase {
   }
 
   /** Takes a parsed POST body. `form` is what the host's `Accept` asks for. */
-  acceptPost(res: ServerResponse, messages: JSONRPCMessage[], batch: boolean, form: "sse" | "json" | "either", extra: MessageExtraInfo): void {
+  acceptPost(
+    res: ServerResponse,
+    messages: JSONRPCMessage[],
+    batch: boolean,
+    form: "sse" | "json" | "either",
+    extra: MessageExtraInfo,
+  ): void {
     this.touch();
     const keys: string[] = [];
     for (const message of messages) {
@@ -153,10 +160,16 @@ export class StreamableHttpHostSession extends HostTransportBase {
       return;
     }
     // MCP basic §"Requests": an id MUST NOT be reused in a session. Mapping it to this POST
-    // would leave the POST still waiting for it with no way to get its answer (issue 5).
+    // would leave the POST still waiting for it with no way to get its answer.
     const clash = keys.find((key) => this.byRequest.get(key)?.done === false);
     if (clash !== undefined) {
-      replyJsonRpcError(res, 400, JSONRPC.INVALID_REQUEST, `Invalid Request: id ${clash.slice(2)} is already used by a request still waiting for its answer`, this.headers());
+      replyJsonRpcError(
+        res,
+        400,
+        JSONRPC.INVALID_REQUEST,
+        `Invalid Request: id ${clash.slice(2)} is already used by a request still waiting for its answer`,
+        this.headers(),
+      );
       return;
     }
     const lazy = form === "either" && this.lazyWindowMs > 0;
@@ -206,7 +219,7 @@ export class StreamableHttpHostSession extends HostTransportBase {
       const related = options?.relatedRequestId;
       if (related !== undefined && related !== null) {
         const exchange = this.byRequest.get(idKey(related));
-        if (exchange !== undefined && exchange.streamable && !exchange.done) {
+        if (exchange?.streamable && !exchange.done) {
           // Encoded first: a message that cannot be serialized must not open the stream.
           const wire = encodeWire(message);
           return this.openStream(exchange).write("message", wire);
@@ -255,7 +268,14 @@ export class StreamableHttpHostSession extends HostTransportBase {
       // out on a stream, as they would have; with none, it gets the error a JSON POST gets.
       if (exchange.streamable && exchange.sse === undefined && exchange.answers.size > 0) this.openStream(exchange);
       if (exchange.sse !== undefined) exchange.sse.end();
-      else replyJsonRpcError(exchange.res, 503, JSONRPC.UPSTREAM_UNAVAILABLE, "The session ended before the request was answered", this.headers());
+      else
+        replyJsonRpcError(
+          exchange.res,
+          503,
+          JSONRPC.UPSTREAM_UNAVAILABLE,
+          "The session ended before the request was answered",
+          this.headers(),
+        );
       this.endExchange(exchange);
     }
     this.standalone?.end();
@@ -266,11 +286,13 @@ export class StreamableHttpHostSession extends HostTransportBase {
   private answer(key: string, message: JSONRPCMessage): Promise<void> {
     const exchange = this.byRequest.get(key);
     if (exchange === undefined || exchange.done) {
-      this.reportError(new Error(`Response to request ${key.slice(2)} dropped: the host's HTTP request for it is no longer open`));
+      this.reportError(
+        new Error(`Response to request ${key.slice(2)} dropped: the host's HTTP request for it is no longer open`),
+      );
       return SENT;
     }
     // Serialized before the request is marked answered: JSON.stringify throws on a message nested
-    // too deeply, and the caller then answers the same id with an error (issue 5, bad input).
+    // too deeply, and the caller then answers the same id with an error (bad input must never go unanswered).
     const wire = encodeWire(message);
     this.byRequest.delete(key);
     exchange.pending.delete(key);
@@ -283,7 +305,9 @@ export class StreamableHttpHostSession extends HostTransportBase {
     if (exchange.pending.size === 0) {
       this.closeWindow(exchange);
       // The held answers are the body, as encoded above: nothing is serialized twice.
-      const wires = exchange.batch ? exchange.order.map((k) => exchange.answers.get(k)!) : [exchange.answers.get(exchange.order[0]!)!];
+      const wires = exchange.batch
+        ? exchange.order.map((k) => exchange.answers.get(k)!)
+        : [exchange.answers.get(exchange.order[0]!)!];
       replyJsonWire(exchange.res, wires, exchange.batch, this.headers());
       // Sent: a big answer is not kept until the socket closes, and nothing is held to stream.
       exchange.answers.clear();
@@ -316,7 +340,9 @@ export class StreamableHttpHostSession extends HostTransportBase {
     this.queued.push(message);
     if (this.queued.length > this.maxQueued) {
       this.queued.shift();
-      this.reportError(new Error(`Dropped a server message: more than ${this.maxQueued} queued while the host has no GET stream open`));
+      this.reportError(
+        new Error(`Dropped a server message: more than ${this.maxQueued} queued while the host has no GET stream open`),
+      );
     }
     return SENT;
   }

@@ -4,6 +4,7 @@
  * server). `maxPayload` is `limits.maxMessageBytes`: `ws` closes a connection that sends a
  * bigger frame (close code 1009), which is reported through `onproblem` first.
  */
+import { JSONRPC } from "../../errors/jsonRpcCodes.js";
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocketServer, type RawData, type WebSocket } from "ws";
@@ -11,8 +12,9 @@ import { parseJsonMessage, parseJsonText, type Framed } from "../lineFraming.js"
 import type { JSONRPCMessage, MessageExtraInfo, TransportSendOptions } from "../types.js";
 import { HostTransportBase } from "./hostTransportBase.js";
 import type { HostEndpointContext } from "./hostSession.js";
-import { replyOnSocket, SERVER_ERROR, sessionLimitMessage } from "./httpReplies.js";
-import { clientAddress, forwardableMcpHeaders } from "./requestHeaders.js";
+import { replyOnSocket, sessionLimitMessage } from "./httpReplies.js";
+import { forwardableMcpHeaders } from "../mcpHeaders.js";
+import { clientAddress } from "./requestHeaders.js";
 import { DrainWaiter, mustWaitForDrain, SENT, type DrainableStream } from "../drainWaiter.js";
 import { ReadYield } from "../readYield.js";
 import { TickCork, type Corkable } from "../tickCork.js";
@@ -44,7 +46,10 @@ export class WsHostSession extends HostTransportBase {
     this.extra = { requestInfo: { headers } };
     this.rawSocket = (socket as unknown as { _socket?: DrainableStream })._socket;
     this.drain = this.rawSocket === undefined ? undefined : new DrainWaiter(this.rawSocket);
-    this.turns = new ReadYield(() => socket.pause(), () => socket.resume());
+    this.turns = new ReadYield(
+      () => socket.pause(),
+      () => socket.resume(),
+    );
     this.tick = this.rawSocket === undefined ? undefined : new TickCork(this.rawSocket as unknown as Corkable);
     socket.on("message", (data, isBinary) => this.receive(data, isBinary));
     socket.on("close", () => this.finish());
@@ -78,7 +83,7 @@ export class WsHostSession extends HostTransportBase {
     } else {
       // Raw pieces go out as the fragments of one text message (RFC 6455 §5.4): no joined copy.
       const last = wire.parts.length - 1;
-      wire.parts.forEach((part, i) => this.socket.send(part, { binary: false, fin: i === last }));
+      for (const [i, part] of wire.parts.entries()) this.socket.send(part, { binary: false, fin: i === last });
     }
     return this.drain === undefined || !mustWaitForDrain(this.rawSocket!) ? SENT : this.drain.wait();
   }
@@ -106,7 +111,8 @@ export class WsHostSession extends HostTransportBase {
   }
 
   protected release(): void {
-    if (this.socket.readyState === this.socket.OPEN || this.socket.readyState === this.socket.CONNECTING) this.socket.close(1000);
+    if (this.socket.readyState === this.socket.OPEN || this.socket.readyState === this.socket.CONNECTING)
+      this.socket.close(1000);
   }
 
   private receive(data: RawData, isBinary: boolean): void {
@@ -116,7 +122,11 @@ export class WsHostSession extends HostTransportBase {
     this.turns.took(bytes.length);
     if (framed === undefined) return;
     if (framed.problem === undefined) this.deliver(framed.message as JSONRPCMessage, this.extra);
-    else this.problem(framed.problem, `Unreadable message from the host (${framed.problem.kind}, ${framed.problem.bytes} bytes)`);
+    else
+      this.problem(
+        framed.problem,
+        `Unreadable message from the host (${framed.problem.kind}, ${framed.problem.bytes} bytes)`,
+      );
   }
 
   private problem(problem: Parameters<NonNullable<HostTransportBase["onproblem"]>>[0], text: string): void {
@@ -165,7 +175,9 @@ export class WsEndpoint {
   upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     const release = this.ctx.slots.acquire(clientAddress(req));
     if (release === null) {
-      replyOnSocket(socket, 503, SERVER_ERROR, sessionLimitMessage(this.ctx.maxSessions), { "retry-after": "1" });
+      replyOnSocket(socket, 503, JSONRPC.SERVER_ERROR, sessionLimitMessage(this.ctx.maxSessions), {
+        "retry-after": "1",
+      });
       return;
     }
     // `ws` answers a bad handshake itself and never calls back: free the slot with the socket.
@@ -175,10 +187,14 @@ export class WsEndpoint {
     });
     this.wss.handleUpgrade(req, socket, head, (ws) => {
       upgraded = true;
-      const headers = forwardableMcpHeaders(req.headers);
+      const headers = forwardableMcpHeaders(req.headers) ?? {};
       const session = new WsHostSession(ws, headers, this.ctx.maxMessageBytes);
       this.live.add(session);
-      this.heartbeat.watch(ws, { onDead: (why) => session.reap(why), isReadingPaused: () => session.isReadingPaused, rawSocket: session.tcpSocket });
+      this.heartbeat.watch(ws, {
+        onDead: (why) => session.reap(why),
+        isReadingPaused: () => session.isReadingPaused,
+        rawSocket: session.tcpSocket,
+      });
       session.onClosed(() => {
         release();
         this.live.delete(session);
@@ -189,7 +205,12 @@ export class WsEndpoint {
         .catch((error: unknown) => {
           // 1011: the server hit a condition that kept it from serving this connection.
           // A close reason is at most 123 bytes (RFC 6455 §5.5).
-          ws.close(1011, Buffer.from(String(error instanceof Error ? error.message : error)).subarray(0, 100).toString());
+          ws.close(
+            1011,
+            Buffer.from(String(error instanceof Error ? error.message : error))
+              .subarray(0, 100)
+              .toString(),
+          );
         });
     });
   }

@@ -26,7 +26,14 @@ interface Recorded {
 
 /** Spawn options of a stdio upstream (the same as `StdioUpstreamTransport` uses). */
 export function upstreamSpawnOptions(env: NodeJS.ProcessEnv, cwd: string | undefined): SpawnOptions {
-  return { cwd, env, stdio: ["pipe", "pipe", "pipe"], shell: false, detached: process.platform !== "win32", windowsHide: true };
+  return {
+    cwd,
+    env,
+    stdio: ["pipe", "pipe", "pipe"],
+    shell: false,
+    detached: process.platform !== "win32",
+    windowsHide: true,
+  };
 }
 
 export class EarlyChild {

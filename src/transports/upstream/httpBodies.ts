@@ -78,11 +78,16 @@ export function framingProblemOf(problem: SseProblem): FramingProblem {
 }
 
 /**
- * Reads a JSON body (one message or a batch array): chunks joined once (with `rawStringMinBytes`,
+ * Reads a JSON body (one message or a batch array): chunks joined once (with `rawStringBytes`,
  * long payloads are read raw from the chunks, never joined — see lineFraming). Over the limit, the
  * rest is not read and a `too-large` problem (with the id, if the start shows it) is returned.
  */
-export async function readJsonBody(body: BodyStreamLike, maxBytes: number, signal?: AbortSignal, rawStringMinBytes?: number): Promise<Framed | undefined> {
+export async function readJsonBody(
+  body: BodyStreamLike,
+  maxBytes: number,
+  signal?: AbortSignal,
+  rawStringBytes?: number,
+): Promise<Framed | undefined> {
   const reader = body.getReader();
   const stop = cancelOnAbort(reader, signal);
   const parts: Uint8Array[] = [];
@@ -107,7 +112,7 @@ export async function readJsonBody(body: BodyStreamLike, maxBytes: number, signa
   if (signal?.aborted) return undefined;
   if (parts.length === 0) return undefined;
   const pieces = parts.map((part) => Buffer.from(part.buffer, part.byteOffset, part.byteLength));
-  return parseJsonPieces(pieces, bytes, rawStringMinBytes);
+  return parseJsonPieces(pieces, bytes, rawStringBytes);
 }
 
 /**
@@ -147,7 +152,7 @@ export async function errorBodyReason(response: ResponseLike): Promise<string | 
   return text === "" ? undefined : text.slice(0, 300);
 }
 
-/** `type/subtype` of a Content-Type, parsed (STYLE habit 2: never matched by substring). */
+/** `type/subtype` of a Content-Type, parsed (never matched by substring). */
 export function mediaTypeEssence(contentType: string | null): string | undefined {
   return parseMediaType(contentType)?.essence;
 }

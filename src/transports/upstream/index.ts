@@ -1,15 +1,21 @@
 /**
  * Upstream (client-side) transports, and the one function that turns a `mcpServers` entry
- * (DESIGN.md §5: `{command, args, env, cwd}` or `{url, transport, headers}`) into one.
+ * (`{command, args, env, cwd}` or `{url, transport, headers}`) into one.
  */
 import type { Logger } from "../../observe/logger.js";
-import type { ProxyTransport } from "../types.js";
+import type { UpstreamTransport } from "../types.js";
 import { SseUpstreamTransport } from "./sseUpstream.js";
 import { StdioUpstreamTransport } from "./stdioUpstream.js";
 import { StreamableHttpUpstreamTransport, type FetchLike } from "./streamableHttpUpstream.js";
 import { WebSocketUpstreamTransport } from "./wsUpstream.js";
 
-export { StdioUpstreamTransport, DEFAULT_KILL_GRACE_MS, DEFAULT_MAX_STDERR_LINE_BYTES, type StdioUpstreamOptions, type UpstreamExit } from "./stdioUpstream.js";
+export {
+  StdioUpstreamTransport,
+  DEFAULT_KILL_GRACE_MS,
+  DEFAULT_MAX_STDERR_LINE_BYTES,
+  type StdioUpstreamOptions,
+  type UpstreamExit,
+} from "./stdioUpstream.js";
 export {
   StreamableHttpUpstreamTransport,
   DEFAULT_HTTP_CONNECT_TIMEOUT_MS,
@@ -49,16 +55,15 @@ export interface UpstreamOptions {
   killGraceMs?: number;
   /** stdio: errors quote the child's last stderr line (default true; `serve` turns it off). */
   stderrInErrors?: boolean;
-  /** stdio, streamable HTTP JSON bodies, WebSocket: payload literals this long are read as raw strings (see lineFraming). */
-  rawStringMinBytes?: number | undefined;
+  /** `limits.rawStringBytes` (stdio, streamable HTTP JSON bodies, WebSocket): payload literals this long stay bytes. */
+  rawStringBytes?: number | undefined;
   /** HTTP/WebSocket: connection timeout, in ms. */
   connectTimeoutMs?: number;
   /** HTTP: injection point for tests. */
   fetch?: FetchLike;
 }
 
-/** An upstream transport; `exitInfo`/`describeEnd()` say why it ended, where known. */
-export type UpstreamTransport = StdioUpstreamTransport | StreamableHttpUpstreamTransport | SseUpstreamTransport | WebSocketUpstreamTransport;
+export type { UpstreamTransport } from "../types.js";
 
 export function isStdioSpec(spec: UpstreamSpec): spec is StdioUpstreamSpec {
   return "command" in spec && typeof spec.command === "string";
@@ -72,12 +77,26 @@ export function transportKindOf(spec: UrlUpstreamSpec): UpstreamTransportKind {
 }
 
 /** Builds (does not start) the transport for one `mcpServers` entry. */
-export function createUpstreamTransport(spec: UpstreamSpec, options: UpstreamOptions = {}): UpstreamTransport & ProxyTransport {
+export function createUpstreamTransport(spec: UpstreamSpec, options: UpstreamOptions = {}): UpstreamTransport {
   const { logger, maxMessageBytes, connectTimeoutMs } = options;
   if (isStdioSpec(spec)) {
-    return new StdioUpstreamTransport({ ...spec, logger, maxMessageBytes, killGraceMs: options.killGraceMs, rawStringMinBytes: options.rawStringMinBytes, ...(options.stderrInErrors === undefined ? {} : { stderrInErrors: options.stderrInErrors }) });
+    return new StdioUpstreamTransport({
+      ...spec,
+      logger,
+      maxMessageBytes,
+      killGraceMs: options.killGraceMs,
+      rawStringBytes: options.rawStringBytes,
+      ...(options.stderrInErrors === undefined ? {} : { stderrInErrors: options.stderrInErrors }),
+    });
   }
-  const common = { url: spec.url, headers: spec.headers, logger, maxMessageBytes, connectTimeoutMs, rawStringMinBytes: options.rawStringMinBytes };
+  const common = {
+    url: spec.url,
+    headers: spec.headers,
+    logger,
+    maxMessageBytes,
+    connectTimeoutMs,
+    rawStringBytes: options.rawStringBytes,
+  };
   switch (transportKindOf(spec)) {
     case "websocket":
       return new WebSocketUpstreamTransport(common);

@@ -37,7 +37,12 @@ export interface ResponseLike {
   readonly body: BodyStreamLike | null;
 }
 
-export type RequestInitLike = { method?: string; headers?: Headers | Record<string, string>; body?: string; signal?: AbortSignal | null };
+export type RequestInitLike = {
+  method?: string;
+  headers?: Headers | Record<string, string>;
+  body?: string;
+  signal?: AbortSignal | null;
+};
 export type FetchLikeLight = (url: string | URL, init?: RequestInitLike) => Promise<ResponseLike>;
 
 /** Connections kept alive and shared by every session to the same upstream origin. */
@@ -54,7 +59,8 @@ const FETCH_DEFAULTS: ReadonlyArray<[string, string]> = [
 
 export const nodeFetch: FetchLikeLight = (input, init = {}) => {
   const url = typeof input === "string" ? new URL(input) : input;
-  if (url.username !== "" || url.password !== "" || (url.protocol !== "http:" && url.protocol !== "https:")) return fetch(url, init);
+  if (url.username !== "" || url.password !== "" || (url.protocol !== "http:" && url.protocol !== "https:"))
+    return fetch(url, init);
   const headers: Record<string, string> = {};
   for (const [name, value] of new Headers(init.headers ?? {})) headers[name] = value;
   for (const [name, value] of FETCH_DEFAULTS) headers[name] ??= value;
@@ -67,16 +73,25 @@ export const nodeFetch: FetchLikeLight = (input, init = {}) => {
       reject(signal.reason);
       return;
     }
-    const req = (https ? httpsRequest : httpRequest)(url, { method: init.method ?? "GET", headers, agent: https ? httpsAgent : httpAgent, ...(signal === undefined ? {} : { signal }) }, (res) => {
-      const status = res.statusCode ?? 0;
-      if (status >= 300 && status < 400 && res.headers.location !== undefined) {
-        // fetch follows redirects (and changes the method where the spec says so): let it.
-        res.resume();
-        fetch(url, init).then(resolve, reject);
-        return;
-      }
-      resolve(new NodeResponse(res, status, signal));
-    });
+    const req = (https ? httpsRequest : httpRequest)(
+      url,
+      {
+        method: init.method ?? "GET",
+        headers,
+        agent: https ? httpsAgent : httpAgent,
+        ...(signal === undefined ? {} : { signal }),
+      },
+      (res) => {
+        const status = res.statusCode ?? 0;
+        if (status >= 300 && status < 400 && res.headers.location !== undefined) {
+          // fetch follows redirects (and changes the method where the spec says so): let it.
+          res.resume();
+          fetch(url, init).then(resolve, reject);
+          return;
+        }
+        resolve(new NodeResponse(res, status, signal));
+      },
+    );
     req.on("error", (error) => reject(signal?.aborted === true ? signal.reason : fetchFailed(error)));
     req.end(body);
   });
@@ -93,7 +108,11 @@ class NodeResponse implements ResponseLike {
   readonly headers: { get(name: string): string | null };
   readonly body: BodyStreamLike | null;
 
-  constructor(res: IncomingMessage, readonly status: number, signal: AbortSignal | undefined) {
+  constructor(
+    res: IncomingMessage,
+    readonly status: number,
+    signal: AbortSignal | undefined,
+  ) {
     this.ok = status >= 200 && status < 300;
     this.statusText = res.statusMessage ?? "";
     this.headers = {
@@ -103,7 +122,12 @@ class NodeResponse implements ResponseLike {
       },
     };
     // Like fetch: no body for these statuses (and none for HEAD, which the transports never send).
-    this.body = status === 204 || status === 304 ? (res.resume(), null) : new NodeBody(res, signal);
+    if (status === 204 || status === 304) {
+      res.resume();
+      this.body = null;
+    } else {
+      this.body = new NodeBody(res, signal);
+    }
   }
 }
 
@@ -116,7 +140,9 @@ class NodeBody implements BodyStreamLike, BodyReaderLike {
   private readonly chunks: Buffer[] = [];
   private ended = false;
   private failure: unknown;
-  private waiter: { resolve: (r: { done: true } | { done: false; value: Uint8Array }) => void; reject: (e: unknown) => void } | undefined;
+  private waiter:
+    | { resolve: (r: { done: true } | { done: false; value: Uint8Array }) => void; reject: (e: unknown) => void }
+    | undefined;
 
   constructor(
     private readonly res: IncomingMessage,
@@ -135,7 +161,12 @@ class NodeBody implements BodyStreamLike, BodyReaderLike {
     res.on("end", () => this.finish(undefined));
     res.on("error", (error) => this.finish(signal?.aborted === true ? signal.reason : error));
     res.on("close", () => {
-      if (!this.ended) this.finish(signal?.aborted === true ? signal.reason : new TypeError("terminated", { cause: new Error("the connection closed before the response ended") }));
+      if (!this.ended)
+        this.finish(
+          signal?.aborted === true
+            ? signal.reason
+            : new TypeError("terminated", { cause: new Error("the connection closed before the response ended") }),
+        );
     });
   }
 

@@ -6,11 +6,22 @@
  * The endpoint must have the SSE URL's origin: a server must not be able to redirect our
  * POSTs (and the configured `Authorization` header) to another host.
  */
-import { JSONRPC, NormalizerError } from "../../errors/NormalizerError.js";
+import { JSONRPC } from "../../errors/jsonRpcCodes.js";
+import { NormalizerError } from "../../errors/NormalizerError.js";
 import { silentLogger, type Logger } from "../../observe/logger.js";
-import { DEFAULT_MAX_MESSAGE_BYTES, type FramingProblem, type JSONRPCMessage, type ProxySendOptions, type ProxyTransport } from "../types.js";
+import {
+  DEFAULT_MAX_MESSAGE_BYTES,
+  type FramingProblem,
+  type JSONRPCMessage,
+  type ProxySendOptions,
+  type UpstreamTransport,
+} from "../types.js";
 import { errorBodyReason, framedFromEvent, framingProblemOf, mediaTypeEssence, readSseBody } from "./httpBodies.js";
-import { DEFAULT_HTTP_CONNECT_TIMEOUT_MS, type FetchLike, type HttpConnectionOptions } from "./streamableHttpUpstream.js";
+import {
+  DEFAULT_HTTP_CONNECT_TIMEOUT_MS,
+  type FetchLike,
+  type HttpConnectionOptions,
+} from "./streamableHttpUpstream.js";
 import { deliverFramed, describeUrl, forwardableHeaders, networkErrorText } from "./upstreamMessages.js";
 import { HttpFlowControl } from "./httpFlowControl.js";
 import { errorResponse, methodOf, requestIdsOf } from "../jsonrpc.js";
@@ -21,7 +32,7 @@ export interface SseUpstreamOptions extends HttpConnectionOptions {
   connectTimeoutMs?: number;
 }
 
-export class SseUpstreamTransport implements ProxyTransport {
+export class SseUpstreamTransport implements UpstreamTransport {
   onclose?: (() => void) | undefined;
   onerror?: ((error: Error) => void) | undefined;
   onmessage?: (<T extends JSONRPCMessage>(message: T) => void) | undefined;
@@ -54,7 +65,12 @@ export class SseUpstreamTransport implements ProxyTransport {
     if (this.reading) throw new Error("SseUpstreamTransport already started");
     const timeoutMs = this.options.connectTimeoutMs ?? DEFAULT_HTTP_CONNECT_TIMEOUT_MS;
     const unreachable = (why: string, cause?: unknown): NormalizerError =>
-      new NormalizerError("UPSTREAM_UNREACHABLE", `cannot open the SSE stream of upstream ${this.where}: ${why}`, { url: this.where }, { cause });
+      new NormalizerError(
+        "UPSTREAM_UNREACHABLE",
+        `cannot open the SSE stream of upstream ${this.where}: ${why}`,
+        { url: this.where },
+        { cause },
+      );
     let response: Response;
     // Only the connection phase is timed: the stream itself lives as long as the session.
     const connecting = new AbortController();
@@ -62,7 +78,11 @@ export class SseUpstreamTransport implements ProxyTransport {
     try {
       const headers = new Headers(this.options.headers ?? {});
       headers.set("accept", "text/event-stream");
-      response = await this.fetch(this.url, { method: "GET", headers, signal: AbortSignal.any([this.abort.signal, connecting.signal]) });
+      response = await this.fetch(this.url, {
+        method: "GET",
+        headers,
+        signal: AbortSignal.any([this.abort.signal, connecting.signal]),
+      });
     } catch (error) {
       if (error instanceof NormalizerError) throw error; // from an injected fetch (the OAuth layer)
       throw unreachable(connecting.signal.aborted ? `no answer in ${timeoutMs} ms` : networkErrorText(error), error);
@@ -72,30 +92,42 @@ export class SseUpstreamTransport implements ProxyTransport {
     const type = mediaTypeEssence(response.headers.get("content-type"));
     if (!response.ok || type !== "text/event-stream" || !response.body) {
       const bodyReason = response.ok ? undefined : await errorBodyReason(response);
-      const reason = response.ok ? `content type ${JSON.stringify(type ?? "none")}, expected text/event-stream` : `HTTP ${response.status}${bodyReason ? `: ${bodyReason}` : ""}`;
+      const reason = response.ok
+        ? `content type ${JSON.stringify(type ?? "none")}, expected text/event-stream`
+        : `HTTP ${response.status}${bodyReason ? `: ${bodyReason}` : ""}`;
       await response.body?.cancel().catch(() => {});
       throw unreachable(reason);
     }
     let announce: ((error?: Error) => void) | undefined;
-    const endpointKnown = new Promise<void>((resolve, reject) => (announce = (error) => (error ? reject(error) : resolve())));
+    const endpointKnown = new Promise<void>(
+      (resolve, reject) => (announce = (error) => (error ? reject(error) : resolve())),
+    );
     const timer = setTimeout(() => announce?.(unreachable(`no endpoint event in ${timeoutMs} ms`)), timeoutMs);
-    this.reading = readSseBody(response.body, this.options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES, {
-      onEvent: (event) => {
-        if (this.closed) return;
-        if (event.type === "endpoint") {
-          const endpoint = new URL(event.data, this.url);
-          if (endpoint.origin !== this.url.origin) return announce?.(unreachable(`its endpoint event names another origin (${endpoint.origin})`));
-          this.endpoint = endpoint;
-          return announce?.();
-        }
-        if (event.type !== "message") return;
-        const framed = framedFromEvent(event);
-        if (framed) deliverFramed(this, framed);
+    this.reading = readSseBody(
+      response.body,
+      this.options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
+      {
+        onEvent: (event) => {
+          if (this.closed) return;
+          if (event.type === "endpoint") {
+            const endpoint = new URL(event.data, this.url);
+            if (endpoint.origin !== this.url.origin)
+              return announce?.(unreachable(`its endpoint event names another origin (${endpoint.origin})`));
+            this.endpoint = endpoint;
+            return announce?.();
+          }
+          if (event.type !== "message") return;
+          const framed = framedFromEvent(event);
+          if (framed) deliverFramed(this, framed);
+        },
+        onProblem: (problem) => this.onproblem?.(framingProblemOf(problem)),
       },
-      onProblem: (problem) => this.onproblem?.(framingProblemOf(problem)),
-    }, this.abort.signal, this.flow.gate)
+      this.abort.signal,
+      this.flow.gate,
+    )
       .catch((error: unknown) => {
-        if (!this.closed) this.lastError = `the SSE stream of upstream ${this.where} failed: ${networkErrorText(error)}`;
+        if (!this.closed)
+          this.lastError = `the SSE stream of upstream ${this.where} failed: ${networkErrorText(error)}`;
       })
       .then(() => {
         announce?.(unreachable("the stream ended before its endpoint event"));
@@ -118,7 +150,11 @@ export class SseUpstreamTransport implements ProxyTransport {
   }
 
   async send(message: JSONRPCMessage, options?: ProxySendOptions): Promise<void> {
-    if (this.closed || !this.endpoint) throw new NormalizerError("UPSTREAM_CLOSED", `upstream ${this.where} is ${this.closed ? "closed" : "not started"}`);
+    if (this.closed || !this.endpoint)
+      throw new NormalizerError(
+        "UPSTREAM_CLOSED",
+        `upstream ${this.where} is ${this.closed ? "closed" : "not started"}`,
+      );
     const ids = requestIdsOf(message);
     const what = methodOf(message) ?? "response";
     const headers = new Headers(this.options.headers ?? {});
@@ -136,15 +172,29 @@ export class SseUpstreamTransport implements ProxyTransport {
         return;
       }
       const reason = await errorBodyReason(response);
-      failure = new NormalizerError("UPSTREAM_HTTP_ERROR", `upstream ${this.where} answered POST ${what} with HTTP ${response.status}${reason ? `: ${reason}` : ""}`, { url: this.where, status: response.status });
+      failure = new NormalizerError(
+        "UPSTREAM_HTTP_ERROR",
+        `upstream ${this.where} answered POST ${what} with HTTP ${response.status}${reason ? `: ${reason}` : ""}`,
+        { url: this.where, status: response.status },
+      );
     } catch (error) {
       this.flow.posted(bytes);
       if (this.closed) return;
-      failure = error instanceof NormalizerError ? error : new NormalizerError("UPSTREAM_UNREACHABLE", `cannot reach upstream ${this.where} (POST ${what}): ${networkErrorText(error)}`, { url: this.where });
+      failure =
+        error instanceof NormalizerError
+          ? error
+          : new NormalizerError(
+              "UPSTREAM_UNREACHABLE",
+              `cannot reach upstream ${this.where} (POST ${what}): ${networkErrorText(error)}`,
+              { url: this.where },
+            );
     }
     this.lastError = failure.message;
     this.onerror?.(failure);
-    for (const id of ids) this.onmessage?.(errorResponse(id, JSONRPC.UPSTREAM_UNAVAILABLE, failure.message, { code: failure.code, ...failure.details }));
+    for (const id of ids)
+      this.onmessage?.(
+        errorResponse(id, JSONRPC.UPSTREAM_UNAVAILABLE, failure.message, { code: failure.code, ...failure.details }),
+      );
   }
 
   /** Bytes of POST bodies the upstream has not answered with response headers yet. */

@@ -2,15 +2,15 @@
  * Client side of the MCP stdio transport (spec "Transports › stdio"): the upstream is a child
  * process; JSON-RPC goes to its stdin and comes from its stdout, one message per line.
  *
- * - Spawned without a shell (issue 5: no shell injection through config), in its own process
+ * - Spawned without a shell (no shell injection through config), in its own process
  *   group on POSIX, and the whole group is ended — on `close()`, when the leader exits on its
  *   own, and when this process exits — so nothing it spawned (`npx` → node, a helper) is left.
  * - Stdout ending while the process runs on means the upstream is over: `onerror`, `onclose`
  *   (pending requests get their error at once) and the group is ended.
  * - stdout is framed linearly (`JsonLineReader`); a non-JSON line (a banner, a log line) is an
- *   `onproblem` report and the session goes on (issue 5).
+ *   `onproblem` report and the session goes on.
  * - stderr goes to the logger line by line, never to our stdout (stdout belongs to the host
- *   side in `stdio` mode, STYLE habit 8).
+ *   side in `stdio` mode).
  * - An exit we did not ask for is an `UPSTREAM_EXITED` error naming code/signal and (unless
  *   `stderrInErrors` is off) the last stderr line, then `onclose`; `exitInfo` keeps it for the
  *   proxy to tell hosts why.
@@ -20,8 +20,9 @@
 import { spawn as nodeSpawn, type ChildProcess, type SpawnOptions } from "node:child_process";
 import { NormalizerError } from "../../errors/NormalizerError.js";
 import { silentLogger, type Logger } from "../../observe/logger.js";
-import { JsonLineReader, LineSplitter, serializeMessage, type OversizedLine } from "../lineFraming.js";
-import type { JSONRPCMessage, ProxySendOptions, ProxyTransport, FramingProblem } from "../types.js";
+import { LineSplitter, type OversizedLine } from "../../wire/lineSplitter.js";
+import { JsonLineReader, serializeMessage } from "../lineFraming.js";
+import type { JSONRPCMessage, ProxySendOptions, FramingProblem, UpstreamTransport } from "../types.js";
 import { adoptGroup, endGroup } from "./processGroup.js";
 import { claimEarly, upstreamSpawnOptions } from "./earlyChild.js";
 import { deliverFramed } from "./upstreamMessages.js";
@@ -55,7 +56,7 @@ export interface StdioUpstreamOptions {
   /** Time from SIGTERM to SIGKILL in `close()`, in ms. Default 2000. */
   killGraceMs?: number;
   /** Payload literals this long are read as raw strings (off by default; the proxy sets it). */
-  rawStringMinBytes?: number | undefined;
+  rawStringBytes?: number | undefined;
   maxStderrLineBytes?: number;
   /**
    * Whether the errors this transport raises (and `describeEnd()`) quote the child's last stderr
@@ -75,8 +76,7 @@ export interface UpstreamExit {
   readonly expected: boolean;
 }
 
-
-export class StdioUpstreamTransport implements ProxyTransport {
+export class StdioUpstreamTransport implements UpstreamTransport {
   onclose?: (() => void) | undefined;
   onerror?: ((error: Error) => void) | undefined;
   onmessage?: (<T extends JSONRPCMessage>(message: T) => void) | undefined;
@@ -101,7 +101,10 @@ export class StdioUpstreamTransport implements ProxyTransport {
   constructor(options: StdioUpstreamOptions) {
     this.options = options;
     this.logger = (options.logger ?? silentLogger).child({ upstream: options.command });
-    this.reader = new JsonLineReader({ maxMessageBytes: options.maxMessageBytes, rawStringMinBytes: options.rawStringMinBytes });
+    this.reader = new JsonLineReader({
+      maxMessageBytes: options.maxMessageBytes,
+      rawStringBytes: options.rawStringBytes,
+    });
   }
 
   get pid(): number | undefined {
@@ -144,14 +147,29 @@ export class StdioUpstreamTransport implements ProxyTransport {
     } catch (error) {
       this.closed = true;
       const where = cwd === undefined ? "" : ` (cwd "${cwd}")`;
-      throw new NormalizerError("UPSTREAM_UNREACHABLE", `could not start upstream command "${command}"${where}: ${(error as Error).message}`, { command, cwd }, { cause: error });
+      throw new NormalizerError(
+        "UPSTREAM_UNREACHABLE",
+        `could not start upstream command "${command}"${where}: ${(error as Error).message}`,
+        { command, cwd },
+        { cause: error },
+      );
     }
     this.startWired(child, args, env, cwd);
   }
 
-  private startWired(child: ChildProcess, args: readonly string[], env: Readonly<Record<string, string>> | undefined, cwd: string | undefined): void {
+  private startWired(
+    child: ChildProcess,
+    args: readonly string[],
+    env: Readonly<Record<string, string>> | undefined,
+    cwd: string | undefined,
+  ): void {
     adoptGroup(child);
-    this.logger.info("upstream started", { pid: child.pid, argCount: args.length, envKeys: Object.keys(env ?? {}), cwd });
+    this.logger.info("upstream started", {
+      pid: child.pid,
+      argCount: args.length,
+      envKeys: Object.keys(env ?? {}),
+      cwd,
+    });
     this.closedPromise = new Promise((resolve) => child.once("close", () => resolve()));
     this.wire(child);
   }
@@ -159,7 +177,10 @@ export class StdioUpstreamTransport implements ProxyTransport {
   private wire(child: ChildProcess): void {
     const { stdin, stdout, stderr } = child;
     if (!stdin || !stdout || !stderr) throw new Error("child process has no stdio pipes");
-    this.turns = new ReadYield(() => stdout.pause(), () => stdout.resume());
+    this.turns = new ReadYield(
+      () => stdout.pause(),
+      () => stdout.resume(),
+    );
     stdout.on("data", (chunk: Buffer) => {
       for (const framed of this.reader.push(chunk)) deliverFramed(this, framed);
       this.turns!.took(chunk.length);
@@ -181,8 +202,20 @@ export class StdioUpstreamTransport implements ProxyTransport {
     child.once("exit", (code, signal) => {
       // What the leader started goes with it, whether it exited on its own or was asked to.
       if (!this.closing) void endGroup(child, this.killGraceMs);
-      this.exit = { code, signal, expected: this.closing, ...(this.lastStderrLine === undefined ? {} : { lastStderrLine: this.lastStderrLine }) };
-      this.logger[this.closing ? "debug" : "warn"]("upstream exited", { pid: child.pid, code, signal, ...(this.closing || this.lastStderrLine === undefined ? {} : { lastStderrLine: this.lastStderrLine.slice(0, 500) }) });
+      this.exit = {
+        code,
+        signal,
+        expected: this.closing,
+        ...(this.lastStderrLine === undefined ? {} : { lastStderrLine: this.lastStderrLine }),
+      };
+      this.logger[this.closing ? "debug" : "warn"]("upstream exited", {
+        pid: child.pid,
+        code,
+        signal,
+        ...(this.closing || this.lastStderrLine === undefined
+          ? {}
+          : { lastStderrLine: this.lastStderrLine.slice(0, 500) }),
+      });
       // Let stdout drain, but do not wait forever on pipes a grandchild keeps open. A stdout
       // paused for a slow host is read again: the child writes no more, and what is left in the
       // pipe (64 KiB at most) must reach the host before the pipe is destroyed.
@@ -242,8 +275,17 @@ export class StdioUpstreamTransport implements ProxyTransport {
   /** The error to give hosts whose requests were pending when the child went away. */
   exitError(): NormalizerError {
     const exit = this.exit;
-    const how = this.stdoutClosedEarly ? "closed its stdout while still running (the proxy ended it)" : !exit ? "is not running" : exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`;
-    const last = exit?.lastStderrLine && this.options.stderrInErrors !== false ? ` (last stderr line: ${JSON.stringify(exit.lastStderrLine.slice(0, 500))})` : "";
+    const how = this.stdoutClosedEarly
+      ? "closed its stdout while still running (the proxy ended it)"
+      : !exit
+        ? "is not running"
+        : exit.signal
+          ? `was killed by ${exit.signal}`
+          : `exited with code ${exit.code}`;
+    const last =
+      exit?.lastStderrLine && this.options.stderrInErrors !== false
+        ? ` (last stderr line: ${JSON.stringify(exit.lastStderrLine.slice(0, 500))})`
+        : "";
     return new NormalizerError("UPSTREAM_EXITED", `upstream "${this.options.command}" ${how}${last}`, {
       command: this.options.command,
       code: exit?.code ?? null,
@@ -255,10 +297,14 @@ export class StdioUpstreamTransport implements ProxyTransport {
   send(message: JSONRPCMessage, _options?: ProxySendOptions): Promise<void> {
     const stdin = this.child?.stdin;
     if (!stdin || this.closed || this.closing || this.exit || !stdin.writable) {
-      return Promise.reject(this.exit ? this.exitError() : new NormalizerError("UPSTREAM_CLOSED", `upstream "${this.options.command}" is closed`));
+      return Promise.reject(
+        this.exit
+          ? this.exitError()
+          : new NormalizerError("UPSTREAM_CLOSED", `upstream "${this.options.command}" is closed`),
+      );
     }
     // Not an async function: a message the pipe takes at once (nearly all) gets the one settled
-    // promise, not a new one per message (issue 6 profiles); failures still reject, never throw.
+    // promise, not a new one per message; failures still reject, never throw.
     // Backpressure: a child behind on its stdin shows in `queuedBytes`, and every send while
     // it is behind gets the pipe's one drain waiter (never a listener per message).
     let taken: boolean;

@@ -2,7 +2,7 @@
  * Streamable HTTP client (MCP spec 2025-06-18 / 2025-11-25 "Transports › Streamable HTTP"),
  * written on `fetch` rather than the SDK's `StreamableHTTPClientTransport`, which validates
  * every message with zod (strips what we must forward) and parses SSE in ways not built for
- * 50 MiB events (issue 3).
+ * 50 MiB events.
  *
  * - Every message is one POST (`Accept: application/json, text/event-stream`). 202 answers
  *   notifications and responses; a request is answered by a JSON body (one message or a batch)
@@ -14,19 +14,39 @@
  *   passes through: nothing here insists on initialize.
  * - After `notifications/initialized` the optional GET stream for server-initiated messages is
  *   opened (405 = the server offers none).
+ * - Event ids belong to the stream that carried them. The GET stream reconnects with its own
+ *   last id; a POST's stream that ends before its answers is resumed (a GET carrying that
+ *   stream's last id) when it had ids. A GET never carries another stream's id: the server
+ *   would replay that stream on it, and what it sends the session (roots/list, sampling,
+ *   elicitation, resource updates) would go nowhere.
  * - A request that cannot be answered (network error, HTTP error status, a stream that ends
  *   first) gets a JSON-RPC error response delivered in its place, so the host is answered;
  *   `onerror` says the same. Errors name the URL without userinfo or query, never header values.
  */
-import { JSONRPC, NormalizerError } from "../../errors/NormalizerError.js";
+import { JSONRPC } from "../../errors/jsonRpcCodes.js";
+import { NormalizerError } from "../../errors/NormalizerError.js";
 import { silentLogger, type Logger } from "../../observe/logger.js";
 import type { Framed } from "../lineFraming.js";
-import { DEFAULT_MAX_MESSAGE_BYTES, type FramingProblem, type JSONRPCMessage, type ProxySendOptions, type ProxyTransport } from "../types.js";
-import { errorBodyReason, framedFromEvent, framingProblemOf, mediaTypeEssence, readJsonBody, readSseBody } from "./httpBodies.js";
+import {
+  DEFAULT_MAX_MESSAGE_BYTES,
+  type FramingProblem,
+  type JSONRPCMessage,
+  type ProxySendOptions,
+  type UpstreamTransport,
+} from "../types.js";
+import {
+  errorBodyReason,
+  framedFromEvent,
+  framingProblemOf,
+  mediaTypeEssence,
+  readJsonBody,
+  readSseBody,
+} from "./httpBodies.js";
 import { describeUrl, forwardableHeaders, networkErrorText } from "./upstreamMessages.js";
 import { HttpFlowControl } from "./httpFlowControl.js";
 import { messageText } from "../wireText.js";
 import { nodeFetch, type BodyStreamLike, type FetchLikeLight, type ResponseLike } from "./nodeFetch.js";
+import { newStreamCursor, waitToReconnect, type StreamCursor } from "./streamCursor.js";
 import { errorResponse, methodOf, requestIdsOf, responseIdOf, type RequestId } from "../jsonrpc.js";
 
 /** Default time `start()` waits for the reachability probe, and `close()` for the DELETE (ms). */
@@ -49,7 +69,7 @@ export interface HttpConnectionOptions {
   /** Largest message accepted from the upstream, in bytes. Default 256 MiB. */
   maxMessageBytes?: number;
   /** JSON bodies: payload literals this long are read as raw strings (off by default; the proxy sets it). */
-  rawStringMinBytes?: number | undefined;
+  rawStringBytes?: number | undefined;
 }
 
 export interface HttpUpstreamOptions extends HttpConnectionOptions {
@@ -60,7 +80,7 @@ export interface HttpUpstreamOptions extends HttpConnectionOptions {
   serverStreamRetries?: number;
 }
 
-export class StreamableHttpUpstreamTransport implements ProxyTransport {
+export class StreamableHttpUpstreamTransport implements UpstreamTransport {
   onclose?: (() => void) | undefined;
   onerror?: ((error: Error) => void) | undefined;
   onmessage?: (<T extends JSONRPCMessage>(message: T) => void) | undefined;
@@ -80,8 +100,8 @@ export class StreamableHttpUpstreamTransport implements ProxyTransport {
   private started = false;
   private closed = false;
   private serverStreamOpen = false;
-  private lastEventId: string | undefined;
-  private retryMs = DEFAULT_SERVER_STREAM_RETRY_MS;
+  /** The GET stream's own place: a POST's stream has its own cursor. */
+  private readonly serverStream: StreamCursor = newStreamCursor(DEFAULT_SERVER_STREAM_RETRY_MS);
   private retryTimer: NodeJS.Timeout | undefined;
   private lastError: string | undefined;
 
@@ -115,10 +135,19 @@ export class StreamableHttpUpstreamTransport implements ProxyTransport {
     if (this.started) throw new Error("StreamableHttpUpstreamTransport already started");
     this.started = true;
     try {
-      const response = await this.fetch(this.url, { method: "OPTIONS", headers: this.options.headers ?? {}, signal: this.timeoutSignal() });
+      const response = await this.fetch(this.url, {
+        method: "OPTIONS",
+        headers: this.options.headers ?? {},
+        signal: this.timeoutSignal(),
+      });
       await response.body?.cancel().catch(() => {});
     } catch (error) {
-      throw new NormalizerError("UPSTREAM_UNREACHABLE", `cannot reach upstream ${this.where}: ${networkErrorText(error)}`, { url: this.where }, { cause: error });
+      throw new NormalizerError(
+        "UPSTREAM_UNREACHABLE",
+        `cannot reach upstream ${this.where}: ${networkErrorText(error)}`,
+        { url: this.where },
+        { cause: error },
+      );
     }
   }
 
@@ -142,7 +171,14 @@ export class StreamableHttpUpstreamTransport implements ProxyTransport {
       if (this.closed) return;
       // An injected fetch (the OAuth layer) throws NormalizerErrors that already say what to do.
       if (error instanceof NormalizerError) return this.fail(ids, error);
-      return this.fail(ids, new NormalizerError("UPSTREAM_UNREACHABLE", `cannot reach upstream ${this.where} (POST ${what}): ${networkErrorText(error)}`, { url: this.where }));
+      return this.fail(
+        ids,
+        new NormalizerError(
+          "UPSTREAM_UNREACHABLE",
+          `cannot reach upstream ${this.where} (POST ${what}): ${networkErrorText(error)}`,
+          { url: this.where },
+        ),
+      );
     } finally {
       this.flow.posted(bytes);
     }
@@ -156,11 +192,22 @@ export class StreamableHttpUpstreamTransport implements ProxyTransport {
     const type = mediaTypeEssence(response.headers.get("content-type"));
     if (!response.body || (type !== "text/event-stream" && type !== "application/json")) {
       await response.body?.cancel().catch(() => {});
-      return this.fail(ids, new NormalizerError("UPSTREAM_HTTP_ERROR", `upstream ${this.where} answered POST ${what} with content type ${JSON.stringify(type ?? "none")}, expected application/json or text/event-stream`, { url: this.where }));
+      return this.fail(
+        ids,
+        new NormalizerError(
+          "UPSTREAM_HTTP_ERROR",
+          `upstream ${this.where} answered POST ${what} with content type ${JSON.stringify(type ?? "none")}, expected application/json or text/event-stream`,
+          { url: this.where },
+        ),
+      );
     }
     const pending = new Set(ids);
     const stream = response.body;
-    this.background(type === "application/json" ? this.readJson(stream, pending) : this.readStream(stream, pending), pending, what);
+    this.background(
+      type === "application/json" ? this.readJson(stream, pending) : this.readPostStream(stream, pending),
+      pending,
+      what,
+    );
   }
 
   /** Bytes of POST bodies the upstream has not answered with response headers yet. */
@@ -191,7 +238,11 @@ export class StreamableHttpUpstreamTransport implements ProxyTransport {
     if (this.session !== undefined) {
       // Spec: clients that no longer need a session SHOULD DELETE it (405 = not supported).
       try {
-        const response = await this.fetch(this.url, { method: "DELETE", headers: this.headers(undefined, undefined, false), signal: this.timeoutSignal() });
+        const response = await this.fetch(this.url, {
+          method: "DELETE",
+          headers: this.headers(undefined, undefined, false),
+          signal: this.timeoutSignal(),
+        });
         await response.body?.cancel().catch(() => {});
       } catch (error) {
         this.logger.debug("session DELETE failed", { error: networkErrorText(error) });
@@ -200,7 +251,11 @@ export class StreamableHttpUpstreamTransport implements ProxyTransport {
     this.onclose?.();
   }
 
-  private headers(accept: string | undefined, forward: Readonly<Record<string, string>> | undefined, json: boolean): Headers {
+  private headers(
+    accept: string | undefined,
+    forward: Readonly<Record<string, string>> | undefined,
+    json: boolean,
+  ): Headers {
     const headers = new Headers(this.options.headers ?? {});
     if (accept) headers.set("accept", accept);
     if (json) headers.set("content-type", "application/json");
@@ -209,7 +264,8 @@ export class StreamableHttpUpstreamTransport implements ProxyTransport {
       headers.set(name, value);
       if (name === "mcp-protocol-version") this.protocolVersion = value;
     }
-    if (this.protocolVersion !== undefined && !headers.has("mcp-protocol-version")) headers.set("mcp-protocol-version", this.protocolVersion);
+    if (this.protocolVersion !== undefined && !headers.has("mcp-protocol-version"))
+      headers.set("mcp-protocol-version", this.protocolVersion);
     return headers;
   }
 
@@ -230,31 +286,86 @@ export class StreamableHttpUpstreamTransport implements ProxyTransport {
       })
       .then(() => {
         if (this.closed || pending.size === 0) return;
-        this.fail([...pending], new NormalizerError("UPSTREAM_CLOSED", `upstream ${this.where} ended the response to POST ${what} before answering`, { url: this.where }));
+        this.fail(
+          [...pending],
+          new NormalizerError(
+            "UPSTREAM_CLOSED",
+            `upstream ${this.where} ended the response to POST ${what} before answering`,
+            { url: this.where },
+          ),
+        );
       })
       .finally(() => this.reading.delete(done));
     this.reading.add(done);
   }
 
   private async readJson(body: BodyStreamLike, pending: Set<RequestId>): Promise<void> {
-    const framed = await readJsonBody(body, this.maxMessageBytes, this.abort.signal, this.options.rawStringMinBytes);
+    const framed = await readJsonBody(body, this.maxMessageBytes, this.abort.signal, this.options.rawStringBytes);
     if (!framed) return;
     if (framed.problem || !Array.isArray(framed.message)) return this.deliver(framed, pending);
     // A batch response: each message is delivered on its own.
     for (const message of framed.message as unknown[]) this.deliver({ message }, pending);
   }
 
-  private readStream(body: BodyStreamLike, pending: Set<RequestId>): Promise<void> {
-    return readSseBody(body, this.maxMessageBytes, {
-      onEvent: (event) => {
-        if (event.lastEventId) this.lastEventId = event.lastEventId;
-        if (event.type !== "message") return;
-        const framed = framedFromEvent(event);
-        if (framed) this.deliver(framed, pending);
+  /**
+   * A POST's SSE stream; when it ends before answering and it carried event ids, it is resumed
+   * with a GET carrying its last id, up to `serverStreamRetries` times in a row without a new
+   * event (a server that closes streams to have clients poll long calls).
+   */
+  private async readPostStream(body: BodyStreamLike, pending: Set<RequestId>): Promise<void> {
+    const cursor = newStreamCursor(DEFAULT_SERVER_STREAM_RETRY_MS);
+    await this.readStream(body, pending, cursor);
+    const retries = this.options.serverStreamRetries ?? DEFAULT_SERVER_STREAM_RETRIES;
+    let idle = 0;
+    while (pending.size > 0 && cursor.lastEventId !== undefined && !this.closed && idle < retries) {
+      if (!(await waitToReconnect(cursor.retryMs, this.abort.signal))) return;
+      const resumed = await this.getStream(cursor.lastEventId);
+      if (resumed === undefined) return;
+      const before = cursor.lastEventId;
+      await this.readStream(resumed, pending, cursor);
+      idle = cursor.lastEventId === before ? idle + 1 : 0;
+    }
+  }
+
+  /**
+   * A GET for an SSE stream (resuming the stream `lastEventId` came from, when given); undefined
+   * when the server has none to give (405, an error status, not an event stream).
+   */
+  private async getStream(lastEventId: string | undefined): Promise<BodyStreamLike | undefined> {
+    const headers = this.headers("text/event-stream", undefined, false);
+    if (lastEventId !== undefined) headers.set("last-event-id", lastEventId);
+    const response = await this.fetch(this.url, { method: "GET", headers, signal: this.abort.signal });
+    this.rememberSession(response);
+    const type = mediaTypeEssence(response.headers.get("content-type"));
+    if (response.status === 405 || !response.ok || type !== "text/event-stream" || !response.body) {
+      await response.body?.cancel().catch(() => {});
+      if (response.status !== 405)
+        this.logger.warn(lastEventId === undefined ? "GET stream refused" : "stream not resumed", {
+          status: response.status,
+          contentType: type,
+        });
+      return undefined;
+    }
+    return response.body;
+  }
+
+  private readStream(body: BodyStreamLike, pending: Set<RequestId>, cursor: StreamCursor): Promise<void> {
+    return readSseBody(
+      body,
+      this.maxMessageBytes,
+      {
+        onEvent: (event) => {
+          if (event.lastEventId) cursor.lastEventId = event.lastEventId;
+          if (event.type !== "message") return;
+          const framed = framedFromEvent(event);
+          if (framed) this.deliver(framed, pending);
+        },
+        onProblem: (problem) => this.deliver({ problem: framingProblemOf(problem) }, pending),
+        onRetry: (ms) => (cursor.retryMs = ms),
       },
-      onProblem: (problem) => this.deliver({ problem: framingProblemOf(problem) }, pending),
-      onRetry: (ms) => (this.retryMs = ms),
-    }, this.abort.signal, this.flow.gate);
+      this.abort.signal,
+      this.flow.gate,
+    );
   }
 
   private deliver(framed: Framed, pending: Set<RequestId>): void {
@@ -295,7 +406,9 @@ export class StreamableHttpUpstreamTransport implements ProxyTransport {
     this.onerror?.(error);
     for (const id of ids) {
       this.initializeIds.delete(id);
-      this.onmessage?.(errorResponse(id, JSONRPC.UPSTREAM_UNAVAILABLE, error.message, { code: error.code, ...error.details }));
+      this.onmessage?.(
+        errorResponse(id, JSONRPC.UPSTREAM_UNAVAILABLE, error.message, { code: error.code, ...error.details }),
+      );
     }
   }
 
@@ -304,18 +417,10 @@ export class StreamableHttpUpstreamTransport implements ProxyTransport {
     if (this.closed || this.serverStreamOpen || this.options.openServerStream === false) return;
     this.serverStreamOpen = true;
     const run = async (): Promise<boolean> => {
-      const headers = this.headers("text/event-stream", undefined, false);
-      if (this.lastEventId !== undefined) headers.set("last-event-id", this.lastEventId);
-      const response = await this.fetch(this.url, { method: "GET", headers, signal: this.abort.signal });
-      this.rememberSession(response);
-      const type = mediaTypeEssence(response.headers.get("content-type"));
-      if (response.status === 405 || !response.ok || type !== "text/event-stream" || !response.body) {
-        await response.body?.cancel().catch(() => {});
-        if (response.status !== 405) this.logger.warn("GET stream refused", { status: response.status, contentType: type });
-        return false;
-      }
-      await this.readStream(response.body, new Set());
-      return true; // it was open and ended: reconnect, resuming after the last event id
+      const body = await this.getStream(this.serverStream.lastEventId);
+      if (body === undefined) return false;
+      await this.readStream(body, new Set(), this.serverStream);
+      return true; // it was open and ended: reconnect, resuming after its own last event id
     };
     const done = run()
       .catch((error: unknown) => {
@@ -326,7 +431,7 @@ export class StreamableHttpUpstreamTransport implements ProxyTransport {
         this.serverStreamOpen = false;
         const retries = this.options.serverStreamRetries ?? DEFAULT_SERVER_STREAM_RETRIES;
         if (!reconnect || this.closed || attempt >= retries) return;
-        this.retryTimer = setTimeout(() => this.openServerStream(attempt + 1), this.retryMs);
+        this.retryTimer = setTimeout(() => this.openServerStream(attempt + 1), this.serverStream.retryMs);
         this.retryTimer.unref();
       })
       .finally(() => this.reading.delete(done));

@@ -1,9 +1,10 @@
 /**
  * Small pieces every upstream transport shares: reading request ids from what goes out,
  * building the JSON-RPC error that answers a host when its request cannot reach the upstream
- * (issue 5: "every pending request … gets a JSON-RPC error naming the cause"), and naming an
+ * (every pending request gets an error naming the cause, never silence), and naming an
  * upstream URL in messages without leaking credentials.
  */
+import { isForwardedMcpHeader } from "../mcpHeaders.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import type { Framed } from "../lineFraming.js";
 import type { FramingProblem } from "../types.js";
@@ -25,12 +26,21 @@ export function describeUrl(url: URL | string): string {
 export function networkErrorText(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
   const cause = (error as { cause?: unknown }).cause;
-  const code = typeof cause === "object" && cause !== null ? (cause as { code?: unknown }).code : (error as { code?: unknown }).code;
+  const code =
+    typeof cause === "object" && cause !== null
+      ? (cause as { code?: unknown }).code
+      : (error as { code?: unknown }).code;
   const causeMessage = cause instanceof Error ? cause.message : undefined;
-  const text = [error.message, typeof code === "string" ? code : undefined, causeMessage && causeMessage !== error.message ? causeMessage : undefined].filter(Boolean).join(": ");
+  const text = [
+    error.message,
+    typeof code === "string" ? code : undefined,
+    causeMessage && causeMessage !== error.message ? causeMessage : undefined,
+  ]
+    .filter(Boolean)
+    .join(": ");
   // fetch quotes the whole URL in some errors ("Request cannot be constructed from a URL that
   // includes credentials: http://user:pass@…?key=…"): URLs are shown without userinfo or
-  // query, like everywhere else (issue 5, "secrets never appear in logs, errors").
+  // query, like everywhere else: secrets never appear in logs or errors.
   return text.replace(/\b(?:https?|wss?):\/\/[^\s"'<>]+/gi, (url) => describeUrl(url));
 }
 
@@ -46,16 +56,14 @@ export function deliverFramed(target: FramedTarget, framed: Framed): void {
 }
 
 /**
- * The host's headers an HTTP upstream should see (`ProxySendOptions.forwardHeaders`): the
- * `mcp-*` ones (`mcp-protocol-version`, `mcp-method`, `mcp-name`, …), lowercased, verbatim —
- * except `mcp-session-id`: the host's session is with the proxy, not with the upstream. Other
- * host headers (its `Authorization` for the proxy above all) never go upstream.
+ * The host's headers an HTTP upstream sends on (`ProxySendOptions.forwardHeaders`), checked once
+ * more against the one rule (mcpHeaders.ts) so a caller cannot slip another header through.
  */
 export function forwardableHeaders(forward: Readonly<Record<string, string>> | undefined): Array<[string, string]> {
   const out: Array<[string, string]> = [];
   for (const [name, value] of Object.entries(forward ?? {})) {
     const lower = name.toLowerCase();
-    if (lower.startsWith("mcp-") && lower !== "mcp-session-id") out.push([lower, value]);
+    if (isForwardedMcpHeader(lower)) out.push([lower, value]);
   }
   return out;
 }

@@ -1,14 +1,20 @@
 /**
  * WebSocket client upstream (subprotocol `mcp`, one JSON-RPC message per text frame — the
  * framing of the SDK's WebSocket transports), on the `ws` package: Node 20 has no global
- * WebSocket (issue 3). `maxPayload` is `maxMessageBytes`, so `ws` refuses a larger frame
+ * WebSocket. `maxPayload` is `maxMessageBytes`, so `ws` refuses a larger frame
  * before buffering it (it then closes with 1009, reported as a `too-large` problem).
  */
 import type WebSocket from "ws";
 import { NormalizerError } from "../../errors/NormalizerError.js";
 import { silentLogger, type Logger } from "../../observe/logger.js";
 import { parseJsonPieces } from "../lineFraming.js";
-import { DEFAULT_MAX_MESSAGE_BYTES, type FramingProblem, type JSONRPCMessage, type ProxySendOptions, type ProxyTransport } from "../types.js";
+import {
+  DEFAULT_MAX_MESSAGE_BYTES,
+  type FramingProblem,
+  type JSONRPCMessage,
+  type ProxySendOptions,
+  type UpstreamTransport,
+} from "../types.js";
 import { DEFAULT_HTTP_CONNECT_TIMEOUT_MS } from "./streamableHttpUpstream.js";
 import { deliverFramed, describeUrl } from "./upstreamMessages.js";
 import { DrainWaiter, mustWaitForDrain, SENT, type DrainableStream } from "../drainWaiter.js";
@@ -27,10 +33,10 @@ export interface WebSocketUpstreamOptions {
   /** Handshake timeout of `start()`, and wait for the closing handshake in `close()` (ms). */
   connectTimeoutMs?: number;
   /** Payload literals this long are read as raw strings (off by default; the proxy sets it). */
-  rawStringMinBytes?: number | undefined;
+  rawStringBytes?: number | undefined;
 }
 
-export class WebSocketUpstreamTransport implements ProxyTransport {
+export class WebSocketUpstreamTransport implements UpstreamTransport {
   onclose?: (() => void) | undefined;
   onerror?: ((error: Error) => void) | undefined;
   onmessage?: (<T extends JSONRPCMessage>(message: T) => void) | undefined;
@@ -66,7 +72,12 @@ export class WebSocketUpstreamTransport implements ProxyTransport {
     this.starting = true;
     // Loaded here, not with the module: a proxy with no WebSocket upstream never loads `ws` for it.
     const { default: WebSocketClient } = await import("ws");
-    if (this.closing) throw new NormalizerError("UPSTREAM_CLOSED", `WebSocket to upstream ${this.where} was closed while it was being opened`, { url: this.where });
+    if (this.closing)
+      throw new NormalizerError(
+        "UPSTREAM_CLOSED",
+        `WebSocket to upstream ${this.where} was closed while it was being opened`,
+        { url: this.where },
+      );
     const socket = new WebSocketClient(this.options.url, [WEBSOCKET_SUBPROTOCOL], {
       headers: { ...this.options.headers },
       maxPayload: this.maxMessageBytes,
@@ -82,18 +93,30 @@ export class WebSocketUpstreamTransport implements ProxyTransport {
         socket.removeAllListeners();
         socket.on("error", () => {});
         socket.terminate();
-        reject(new NormalizerError("UPSTREAM_UNREACHABLE", `cannot open WebSocket to upstream ${this.where}: ${why}`, { url: this.where }, { cause }));
+        reject(
+          new NormalizerError(
+            "UPSTREAM_UNREACHABLE",
+            `cannot open WebSocket to upstream ${this.where}: ${why}`,
+            { url: this.where },
+            { cause },
+          ),
+        );
       };
       socket.once("open", () => {
         socket.removeAllListeners();
         resolve();
       });
-      socket.once("unexpected-response", (_request, response) => fail(`HTTP ${response.statusCode}${response.statusMessage ? ` ${response.statusMessage}` : ""}`));
+      socket.once("unexpected-response", (_request, response) =>
+        fail(`HTTP ${response.statusCode}${response.statusMessage ? ` ${response.statusMessage}` : ""}`),
+      );
       socket.once("error", (error) => fail(error.message, error));
     });
     this.rawSocket = (socket as unknown as { _socket?: DrainableStream })._socket;
     this.drain = this.rawSocket === undefined ? undefined : new DrainWaiter(this.rawSocket);
-    this.turns = new ReadYield(() => socket.pause(), () => socket.resume());
+    this.turns = new ReadYield(
+      () => socket.pause(),
+      () => socket.resume(),
+    );
     socket.on("message", (data, isBinary) => this.onFrame(data, isBinary));
     socket.on("error", (error) => {
       if ((error as { code?: string }).code === "WS_ERR_UNSUPPORTED_MESSAGE_LENGTH") {
@@ -116,7 +139,7 @@ export class WebSocketUpstreamTransport implements ProxyTransport {
     const pieces = Buffer.isBuffer(data) ? [data] : Array.isArray(data) ? data : [Buffer.from(data)];
     const bytes = pieces.reduce((sum, piece) => sum + piece.length, 0);
     if (isBinary) this.logger.debug("binary frame from upstream, read as UTF-8 JSON", { bytes });
-    const framed = parseJsonPieces(pieces, bytes, this.options.rawStringMinBytes);
+    const framed = parseJsonPieces(pieces, bytes, this.options.rawStringBytes);
     if (framed) deliverFramed(this, framed);
     this.turns?.took(bytes);
   }
@@ -128,7 +151,10 @@ export class WebSocketUpstreamTransport implements ProxyTransport {
    */
   send(message: JSONRPCMessage, _options?: ProxySendOptions): Promise<void> {
     const socket = this.socket;
-    if (!socket || socket.readyState !== socket.OPEN) return Promise.reject(new NormalizerError("UPSTREAM_CLOSED", `WebSocket to upstream ${this.where} is not open`, { url: this.where }));
+    if (!socket || socket.readyState !== socket.OPEN)
+      return Promise.reject(
+        new NormalizerError("UPSTREAM_CLOSED", `WebSocket to upstream ${this.where} is not open`, { url: this.where }),
+      );
     try {
       socket.send(messageText(message));
     } catch (error) {
@@ -160,7 +186,10 @@ export class WebSocketUpstreamTransport implements ProxyTransport {
     this.closing = true;
     if (!socket || socket.readyState === socket.CLOSED) return this.reportClose();
     await new Promise<void>((resolve) => {
-      const timer = setTimeout(() => socket.terminate(), this.options.connectTimeoutMs ?? DEFAULT_HTTP_CONNECT_TIMEOUT_MS);
+      const timer = setTimeout(
+        () => socket.terminate(),
+        this.options.connectTimeoutMs ?? DEFAULT_HTTP_CONNECT_TIMEOUT_MS,
+      );
       timer.unref();
       socket.once("close", () => {
         clearTimeout(timer);

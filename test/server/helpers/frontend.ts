@@ -31,9 +31,16 @@ export async function startFrontend(overrides: Partial<HttpFrontendOptions> = {}
 
 /** A connected SDK client with sampling and elicitation answered; close() is its cleanup. */
 export async function connectClient(transport: Transport): Promise<Client> {
-  const client = new Client({ name: "host-test-client", version: "1.0.0" }, { capabilities: { sampling: {}, elicitation: {} } });
+  const client = new Client(
+    { name: "host-test-client", version: "1.0.0" },
+    { capabilities: { sampling: {}, elicitation: {} } },
+  );
   const { CreateMessageRequestSchema, ElicitRequestSchema } = await import("@modelcontextprotocol/sdk/types.js");
-  client.setRequestHandler(CreateMessageRequestSchema, async () => ({ role: "assistant", model: "test", content: { type: "text", text: "4" } }));
+  client.setRequestHandler(CreateMessageRequestSchema, async () => ({
+    role: "assistant",
+    model: "test",
+    content: { type: "text", text: "4" },
+  }));
   client.setRequestHandler(ElicitRequestSchema, async () => ({ action: "accept", content: { name: "Ada" } }));
   await client.connect(transport);
   return client;

@@ -37,25 +37,42 @@ function seen(step: number): Promise<void> {
 /** A fresh MCP server with the tools the host-side tests need. */
 export function createTestServer(): McpServer {
   const server = new McpServer({ name: "host-test-server", version: "1.0.0" });
-  server.registerTool("echo", { inputSchema: { text: z.string() } }, async ({ text }) => ({ content: [{ type: "text", text }] }));
-  server.registerTool("big", { inputSchema: { bytes: z.number() } }, async ({ bytes }) => ({ content: [{ type: "text", text: "x".repeat(bytes) }] }));
-  server.registerTool("progress", { inputSchema: { steps: z.number(), gated: z.boolean().optional() } }, async ({ steps, gated }, extra) => {
-    const token = extra._meta?.progressToken;
-    for (let i = 1; i <= steps; i++) {
-      if (token === undefined) continue;
-      const delivered = gated === true ? seen(i) : undefined;
-      await extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, progress: i, total: steps } });
-      await delivered;
-    }
-    return { content: [{ type: "text", text: `done after ${steps}` }] };
-  });
+  server.registerTool("echo", { inputSchema: { text: z.string() } }, async ({ text }) => ({
+    content: [{ type: "text", text }],
+  }));
+  server.registerTool("big", { inputSchema: { bytes: z.number() } }, async ({ bytes }) => ({
+    content: [{ type: "text", text: "x".repeat(bytes) }],
+  }));
+  server.registerTool(
+    "progress",
+    { inputSchema: { steps: z.number(), gated: z.boolean().optional() } },
+    async ({ steps, gated }, extra) => {
+      const token = extra._meta?.progressToken;
+      for (let i = 1; i <= steps; i++) {
+        if (token === undefined) continue;
+        const delivered = gated === true ? seen(i) : undefined;
+        await extra.sendNotification({
+          method: "notifications/progress",
+          params: { progressToken: token, progress: i, total: steps },
+        });
+        await delivered;
+      }
+      return { content: [{ type: "text", text: `done after ${steps}` }] };
+    },
+  );
   server.registerTool("ask", { inputSchema: {} }, async (_args, extra) => {
     const sampled = await extra.sendRequest(
-      { method: "sampling/createMessage", params: { messages: [{ role: "user", content: { type: "text", text: "2+2?" } }], maxTokens: 5 } },
+      {
+        method: "sampling/createMessage",
+        params: { messages: [{ role: "user", content: { type: "text", text: "2+2?" } }], maxTokens: 5 },
+      },
       CreateMessageResultSchema,
     );
     const elicited = await extra.sendRequest(
-      { method: "elicitation/create", params: { message: "name?", requestedSchema: { type: "object", properties: { name: { type: "string" } } } } },
+      {
+        method: "elicitation/create",
+        params: { message: "name?", requestedSchema: { type: "object", properties: { name: { type: "string" } } } },
+      },
       ElicitResultSchema,
     );
     const said = sampled.content.type === "text" ? sampled.content.text : "?";

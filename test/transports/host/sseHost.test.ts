@@ -3,7 +3,7 @@
  */
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { JSONRPC } from "../../../src/errors/NormalizerError.js";
+import { JSONRPC } from "../../../src/errors/jsonRpcCodes.js";
 import { progressGate } from "../../server/helpers/mcpTestServer.js";
 import { connectClient, startFrontend, until, type RunningFrontend } from "../../server/helpers/frontend.js";
 
@@ -40,7 +40,10 @@ describe("legacy SSE host", () => {
 
   it("announces the endpoint first, answers POSTs 202, and ends the session when the stream closes", async () => {
     const controller = new AbortController();
-    const stream = await fetch(`${running.url}/sse/demo`, { headers: { accept: "text/event-stream" }, signal: controller.signal });
+    const stream = await fetch(`${running.url}/sse/demo`, {
+      headers: { accept: "text/event-stream" },
+      signal: controller.signal,
+    });
     expect(stream.headers.get("content-type")).toBe("text/event-stream");
     const reader = stream.body!.pipeThrough(new TextDecoderStream()).getReader();
     let text = "";
@@ -49,19 +52,31 @@ describe("legacy SSE host", () => {
     expect(match).not.toBeNull();
     const endpoint = `${running.url}${match![1]}`;
 
-    const accepted = await fetch(endpoint, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }) });
+    const accepted = await fetch(endpoint, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }),
+    });
     expect(accepted.status).toBe(202);
     while (!text.includes('"id":1')) text += (await reader.read()).value ?? "";
     expect(text).toContain('event: message\ndata: {"result":{},"jsonrpc":"2.0","id":1}\n\n');
 
-    const tooBig = await fetch(endpoint, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "x", params: { pad: "p".repeat(1536 * 1024) } }) });
+    const tooBig = await fetch(endpoint, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "x", params: { pad: "p".repeat(1536 * 1024) } }),
+    });
     expect(tooBig.status).toBe(413);
     expect(((await tooBig.json()) as { error: { code: number } }).error.code).toBe(JSONRPC.MESSAGE_TOO_LARGE);
 
     controller.abort();
     await running.sessions[0]!.closed;
     await until(() => running.frontend.sessionsInUse === 0);
-    const gone = await fetch(endpoint, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 3, method: "ping" }) });
+    const gone = await fetch(endpoint, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 3, method: "ping" }),
+    });
     expect(gone.status).toBe(404);
   });
 

@@ -26,8 +26,14 @@ interface Harness {
 
 async function harness(options: { maxMessageBytes?: number; outputHighWaterMark?: number } = {}): Promise<Harness> {
   const input = new PassThrough();
-  const output = new PassThrough(options.outputHighWaterMark === undefined ? {} : { highWaterMark: options.outputHighWaterMark });
-  const transport = new StdioHostTransport({ input, output, ...(options.maxMessageBytes === undefined ? {} : { maxMessageBytes: options.maxMessageBytes }) });
+  const output = new PassThrough(
+    options.outputHighWaterMark === undefined ? {} : { highWaterMark: options.outputHighWaterMark },
+  );
+  const transport = new StdioHostTransport({
+    input,
+    output,
+    ...(options.maxMessageBytes === undefined ? {} : { maxMessageBytes: options.maxMessageBytes }),
+  });
   const messages: JSONRPCMessage[] = [];
   const problems: FramingProblem[] = [];
   const waiters: Array<(m: JSONRPCMessage) => void> = [];
@@ -49,7 +55,8 @@ async function harness(options: { maxMessageBytes?: number; outputHighWaterMark?
     messages,
     problems,
     next: () => new Promise((resolve) => waiters.push(resolve)),
-    delivered: (count) => (messages.length >= count ? Promise.resolve() : new Promise((resolve) => counters.push({ count, resolve }))),
+    delivered: (count) =>
+      messages.length >= count ? Promise.resolve() : new Promise((resolve) => counters.push({ count, resolve })),
     close: () => transport.close(),
   };
 }
@@ -58,7 +65,9 @@ describe("StdioHostTransport", () => {
   it("frames lines across chunk boundaries and CRLF, delivering exactly what JSON.parse gave", async () => {
     const h = await harness();
     const third = h.delivered(3);
-    h.input.write('{"jsonrpc":"2.0","id":1,"method":"a","params":{"z":1,"a":2,"unknown":[null]}}\n{"jsonrpc":"2.0","me');
+    h.input.write(
+      '{"jsonrpc":"2.0","id":1,"method":"a","params":{"z":1,"a":2,"unknown":[null]}}\n{"jsonrpc":"2.0","me',
+    );
     h.input.write('thod":"b"}\r\n\n');
     h.input.write('{"id":"x","jsonrpc":"2.0","result":{"_meta":{}}}\n');
     await third;
@@ -91,14 +100,18 @@ describe("StdioHostTransport", () => {
     h.output.end();
     const chunks: Buffer[] = [];
     for await (const chunk of h.output) chunks.push(chunk as Buffer);
-    expect(Buffer.concat(chunks).toString("utf8")).toBe('{"jsonrpc":"2.0","id":1,"result":{"text":"line\\nbreak \u2028"}}\n{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info"}}\n');
+    expect(Buffer.concat(chunks).toString("utf8")).toBe(
+      '{"jsonrpc":"2.0","id":1,"result":{"text":"line\\nbreak \u2028"}}\n{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info"}}\n',
+    );
     await h.close();
   });
 
   it("reads and writes a 50 MiB message", async () => {
     const h = await harness();
     const size = 50 * 1024 * 1024;
-    const line = Buffer.from(`{"jsonrpc":"2.0","id":9,"result":{"contents":[{"uri":"a","blob":"${"A".repeat(size)}"}]}}\n`);
+    const line = Buffer.from(
+      `{"jsonrpc":"2.0","id":9,"result":{"contents":[{"uri":"a","blob":"${"A".repeat(size)}"}]}}\n`,
+    );
     const received = h.next();
     const started = performance.now();
     for (let at = 0; at < line.length; at += 64 * 1024) h.input.write(line.subarray(at, at + 64 * 1024));
@@ -154,7 +167,7 @@ describe("StdioHostTransport in a real process", () => {
   it("serves the SDK's StdioClientTransport; stdout carries JSON-RPC only", async () => {
     const transport = new StdioClientTransport({
       command: process.execPath,
-      args: [join(import.meta.dirname, "fixtures", "stdioHostServer.mjs")],
+      args: [join(import.meta.dirname, "..", "..", "fixtures", "servers", "stdio-host-server.mjs")],
       stderr: "pipe",
     });
     const stderr: string[] = [];

@@ -3,7 +3,7 @@
  */
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { JSONRPC } from "../../../src/errors/NormalizerError.js";
+import { JSONRPC } from "../../../src/errors/jsonRpcCodes.js";
 import { connectClient, startFrontend, until, type RunningFrontend } from "../../server/helpers/frontend.js";
 
 let running: RunningFrontend;
@@ -17,7 +17,10 @@ afterEach(async () => {
   await running.close();
 });
 
-async function client(): Promise<{ client: Awaited<ReturnType<typeof connectClient>>; transport: StreamableHTTPClientTransport }> {
+async function client(): Promise<{
+  client: Awaited<ReturnType<typeof connectClient>>;
+  transport: StreamableHTTPClientTransport;
+}> {
   const transport = new StreamableHTTPClientTransport(new URL(`${running.url}/mcp/demo`));
   const c = await connectClient(transport);
   cleanups.push(() => c.close());
@@ -75,11 +78,22 @@ function sseReader(response: Response): { next(): Promise<Record<string, unknown
 }
 
 async function rawInitialize(): Promise<string> {
-  const init = await post({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: { sampling: {}, elicitation: {} }, clientInfo: { name: "raw", version: "1" } } });
+  const init = await post({
+    jsonrpc: "2.0",
+    id: 0,
+    method: "initialize",
+    params: {
+      protocolVersion: "2025-11-25",
+      capabilities: { sampling: {}, elicitation: {} },
+      clientInfo: { name: "raw", version: "1" },
+    },
+  });
   const sessionId = init.headers.get("mcp-session-id")!;
   expect(sessionId).toBeTruthy();
   await init.text();
-  expect((await post({ jsonrpc: "2.0", method: "notifications/initialized" }, { "mcp-session-id": sessionId })).status).toBe(202);
+  expect(
+    (await post({ jsonrpc: "2.0", method: "notifications/initialized" }, { "mcp-session-id": sessionId })).status,
+  ).toBe(202);
   return sessionId;
 }
 
@@ -92,19 +106,31 @@ describe("streamable HTTP host", () => {
     const result = await c.callTool({ name: "echo", arguments: { text: "héllo" } });
     expect(result.content).toEqual([{ type: "text", text: "héllo" }]);
     expect(running.sessions).toHaveLength(1);
-    expect(running.sessions[0]!.info).toMatchObject({ server: "demo", kind: "streamable-http", stateless: false, sessionId: transport.sessionId });
+    expect(running.sessions[0]!.info).toMatchObject({
+      server: "demo",
+      kind: "streamable-http",
+      stateless: false,
+      sessionId: transport.sessionId,
+    });
   });
 
   it("delivers progress notifications to the SDK caller during a tool call", async () => {
     const { client: c } = await client();
     const seen: number[] = [];
-    const result = await c.callTool({ name: "progress", arguments: { steps: 3 } }, undefined, { onprogress: (p) => seen.push(p.progress) });
+    const result = await c.callTool({ name: "progress", arguments: { steps: 3 } }, undefined, {
+      onprogress: (p) => seen.push(p.progress),
+    });
     expect(seen).toEqual([1, 2, 3]);
     expect(result.content).toEqual([{ type: "text", text: "done after 3" }]);
   });
 
   it("puts progress on the POST's own SSE stream, before the result (raw wire)", async () => {
-    const response = await post({ jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "progress", arguments: { steps: 2 }, _meta: { progressToken: "tok" } } });
+    const response = await post({
+      jsonrpc: "2.0",
+      id: 3,
+      method: "tools/call",
+      params: { name: "progress", arguments: { steps: 2 }, _meta: { progressToken: "tok" } },
+    });
     expect(await sseMessages(response)).toEqual([
       { jsonrpc: "2.0", method: "notifications/progress", params: { progressToken: "tok", progress: 1, total: 2 } },
       { jsonrpc: "2.0", method: "notifications/progress", params: { progressToken: "tok", progress: 2, total: 2 } },
@@ -114,16 +140,33 @@ describe("streamable HTTP host", () => {
 
   it("sends a mid-call server→client request on the call's stream and takes its answer by POST (raw wire)", async () => {
     const sessionId = await rawInitialize();
-    const call = await post({ jsonrpc: "2.0", id: 10, method: "tools/call", params: { name: "ask", arguments: {} } }, { "mcp-session-id": sessionId });
+    const call = await post(
+      { jsonrpc: "2.0", id: 10, method: "tools/call", params: { name: "ask", arguments: {} } },
+      { "mcp-session-id": sessionId },
+    );
     const events = sseReader(call);
     const sampling = await events.next();
     expect(sampling).toMatchObject({ method: "sampling/createMessage" });
-    const answer1 = await post({ jsonrpc: "2.0", id: sampling.id, result: { role: "assistant", model: "m", content: { type: "text", text: "4" } } }, { "mcp-session-id": sessionId });
+    const answer1 = await post(
+      {
+        jsonrpc: "2.0",
+        id: sampling.id,
+        result: { role: "assistant", model: "m", content: { type: "text", text: "4" } },
+      },
+      { "mcp-session-id": sessionId },
+    );
     expect(answer1.status).toBe(202);
     const elicitation = await events.next();
     expect(elicitation).toMatchObject({ method: "elicitation/create" });
-    await post({ jsonrpc: "2.0", id: elicitation.id, result: { action: "accept", content: { name: "Bo" } } }, { "mcp-session-id": sessionId });
-    expect(await events.next()).toEqual({ jsonrpc: "2.0", id: 10, result: { content: [{ type: "text", text: 'sampled 4, elicited {"name":"Bo"}' }] } });
+    await post(
+      { jsonrpc: "2.0", id: elicitation.id, result: { action: "accept", content: { name: "Bo" } } },
+      { "mcp-session-id": sessionId },
+    );
+    expect(await events.next()).toEqual({
+      jsonrpc: "2.0",
+      id: 10,
+      result: { content: [{ type: "text", text: 'sampled 4, elicited {"name":"Bo"}' }] },
+    });
   }, 10_000);
 
   it("carries server→client requests (sampling, elicitation) mid-call and their answers back", async () => {
@@ -134,12 +177,19 @@ describe("streamable HTTP host", () => {
 
   it("answers a stateless 2026-07-28 POST (no initialize, no session) and passes its mcp-* headers", async () => {
     const headers = { "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": "echo" };
-    const response = await post({ jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "echo", arguments: { text: "stateless" } } }, headers);
+    const response = await post(
+      { jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "echo", arguments: { text: "stateless" } } },
+      headers,
+    );
     expect(response.status).toBe(200);
-    // Answered before anything else was sent for it: one JSON body (lazy SSE, issue 6).
+    // Answered before anything else was sent for it: one JSON body (lazy SSE).
     expect(response.headers.get("content-type")).toBe("application/json");
     expect(response.headers.get("mcp-session-id")).toBeNull();
-    expect(await response.json()).toEqual({ jsonrpc: "2.0", id: 7, result: { content: [{ type: "text", text: "stateless" }] } });
+    expect(await response.json()).toEqual({
+      jsonrpc: "2.0",
+      id: 7,
+      result: { content: [{ type: "text", text: "stateless" }] },
+    });
     const session = running.sessions[0]!;
     expect(session.info).toMatchObject({ stateless: true, kind: "streamable-http" });
     expect(session.received[0]!.extra?.requestInfo?.headers).toEqual(headers);
@@ -149,7 +199,10 @@ describe("streamable HTTP host", () => {
   });
 
   it("answers with one JSON body when the host accepts only JSON, and a batch with an array", async () => {
-    const single = await post({ jsonrpc: "2.0", id: "a", method: "tools/list" }, { accept: "application/json", "mcp-protocol-version": "2026-07-28" });
+    const single = await post(
+      { jsonrpc: "2.0", id: "a", method: "tools/list" },
+      { accept: "application/json", "mcp-protocol-version": "2026-07-28" },
+    );
     expect(single.headers.get("content-type")).toBe("application/json");
     const body = (await single.json()) as { id: string; result: { tools: unknown[] } };
     expect(body.id).toBe("a");
@@ -171,7 +224,10 @@ describe("streamable HTTP host", () => {
 
   it("never rejects a protocol version it does not know", async () => {
     const { transport } = await client();
-    const response = await post({ jsonrpc: "2.0", id: 1, method: "ping" }, { "mcp-session-id": transport.sessionId!, "mcp-protocol-version": "2099-01-01" });
+    const response = await post(
+      { jsonrpc: "2.0", id: 1, method: "ping" },
+      { "mcp-session-id": transport.sessionId!, "mcp-protocol-version": "2099-01-01" },
+    );
     expect(response.status).toBe(200);
     expect(await answerMessages(response)).toEqual([{ jsonrpc: "2.0", id: 1, result: {} }]);
   });
@@ -180,7 +236,9 @@ describe("streamable HTTP host", () => {
     const sessionId = await rawInitialize();
     const session = running.sessions[0]!;
     await session.transport.send({ jsonrpc: "2.0", method: "notifications/tools/list_changed" });
-    const get = await fetch(`${running.url}/mcp/demo`, { headers: { accept: "text/event-stream", "mcp-session-id": sessionId } });
+    const get = await fetch(`${running.url}/mcp/demo`, {
+      headers: { accept: "text/event-stream", "mcp-session-id": sessionId },
+    });
     expect(get.status).toBe(200);
     expect(get.headers.get("mcp-session-id")).toBe(sessionId);
     const events = sseReader(get);
@@ -201,7 +259,10 @@ describe("streamable HTTP host", () => {
 
   it("answers 202 to notifications and responses", async () => {
     const { transport } = await client();
-    const response = await post({ jsonrpc: "2.0", method: "notifications/roots/list_changed" }, { "mcp-session-id": transport.sessionId! });
+    const response = await post(
+      { jsonrpc: "2.0", method: "notifications/roots/list_changed" },
+      { "mcp-session-id": transport.sessionId! },
+    );
     expect(response.status).toBe(202);
   });
 
@@ -220,11 +281,17 @@ describe("streamable HTTP host", () => {
     const invalidUtf8 = await fetch(`${running.url}/mcp/demo`, {
       method: "POST",
       headers: { accept: "application/json" },
-      body: Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":1,"method":"x","params":{"s":"'), Buffer.from([0xff, 0xfe]), Buffer.from('"}}')]),
+      body: Buffer.concat([
+        Buffer.from('{"jsonrpc":"2.0","id":1,"method":"x","params":{"s":"'),
+        Buffer.from([0xff, 0xfe]),
+        Buffer.from('"}}'),
+      ]),
     });
     expect(invalidUtf8.status).toBe(400);
     expect(((await invalidUtf8.json()) as { error: { message: string } }).error.message).toMatch(/not valid UTF-8/);
-    const bom = await post(`\uFEFF${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" })}`, { accept: "application/json" });
+    const bom = await post(`\uFEFF${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" })}`, {
+      accept: "application/json",
+    });
     expect(await bom.json()).toEqual({ result: {}, jsonrpc: "2.0", id: 1 });
     const notRpc = await post({ hello: 1 });
     expect(notRpc.status).toBe(400);
@@ -273,12 +340,22 @@ describe("streamable HTTP host limits", () => {
     await running.close();
     running = await startFrontend({ maxMessageBytes: 64 * 1024 });
     const { client: c, transport } = await client();
-    const big = await post({ jsonrpc: "2.0", id: 5, method: "tools/call", params: { name: "echo", arguments: { text: "y".repeat(100_000) } } }, { "mcp-session-id": transport.sessionId! });
+    const big = await post(
+      {
+        jsonrpc: "2.0",
+        id: 5,
+        method: "tools/call",
+        params: { name: "echo", arguments: { text: "y".repeat(100_000) } },
+      },
+      { "mcp-session-id": transport.sessionId! },
+    );
     expect(big.status).toBe(413);
     const body = (await big.json()) as { error: { code: number; message: string } };
     expect(body.error.code).toBe(JSONRPC.MESSAGE_TOO_LARGE);
     expect(body.error.message).toMatch(/maxMessageBytes \(65536 bytes\)/);
-    await expect(c.callTool({ name: "echo", arguments: { text: "still here" } })).resolves.toMatchObject({ content: [{ text: "still here" }] });
+    await expect(c.callTool({ name: "echo", arguments: { text: "still here" } })).resolves.toMatchObject({
+      content: [{ text: "still here" }],
+    });
   });
 
   it("carries a 50 MiB tool result", async () => {
@@ -300,7 +377,10 @@ describe("streamable HTTP host limits", () => {
     const ms = performance.now() - started;
     expect(response.status).toBe(202);
     const session = running.sessions[0]!;
-    const last = session.received[session.received.length - 1]!.message as unknown as { method: string; params: { blob: string } };
+    const last = session.received[session.received.length - 1]!.message as unknown as {
+      method: string;
+      params: { blob: string };
+    };
     expect(last.method).toBe("notifications/big");
     expect(last.params.blob.length).toBe(size);
     console.error(`50 MiB POST body over /mcp: ${ms.toFixed(0)} ms`);

@@ -1,5 +1,5 @@
 /**
- * Lazy SSE on `/mcp/NAME` (issue 6): a POST whose host accepts both JSON and SSE is answered
+ * Lazy SSE on `/mcp/NAME`: a POST whose host accepts both JSON and SSE is answered
  * with one JSON body when its answers come before anything else related to it, and with an SSE
  * stream opened at the first related message or at the end of the window otherwise. The test
  * plays the proxy itself (it answers each request by hand through the host transport), so it
@@ -11,7 +11,7 @@ import type { AddressInfo } from "node:net";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterEach, describe, expect, it } from "vitest";
-import { JSONRPC } from "../../../src/errors/NormalizerError.js";
+import { JSONRPC } from "../../../src/errors/jsonRpcCodes.js";
 import type { HostSessionInfo } from "../../../src/transports/host/hostSession.js";
 import { StreamableHttpEndpoint } from "../../../src/transports/host/streamableHttpEndpoint.js";
 import type { StreamableHttpHostSession } from "../../../src/transports/host/streamableHttpHost.js";
@@ -60,7 +60,16 @@ async function start(options: { lazySseWindowMs?: number; sseKeepAliveMs?: numbe
         transport.onmessage = (message) => {
           const m = message as Message;
           seen.received.push(m);
-          if (m.method === "initialize") void transport.send({ jsonrpc: "2.0", id: m.id as number, result: { protocolVersion: "2025-06-18", capabilities: { tools: {} }, serverInfo: { name: "by-hand", version: "1" } } });
+          if (m.method === "initialize")
+            void transport.send({
+              jsonrpc: "2.0",
+              id: m.id as number,
+              result: {
+                protocolVersion: "2025-06-18",
+                capabilities: { tools: {} },
+                serverInfo: { name: "by-hand", version: "1" },
+              },
+            });
           if (m.method === "ping") void transport.send({ jsonrpc: "2.0", id: m.id as number, result: {} });
         };
         await transport.start();
@@ -99,7 +108,12 @@ function postBatchAB(url: string, sessionId: string, headers: Record<string, str
   return post(url, batch, { "mcp-session-id": sessionId, "mcp-protocol-version": "2025-03-26", ...headers });
 }
 
-function post(url: string, body: unknown, headers: Record<string, string> = {}, signal?: AbortSignal): Promise<Response> {
+function post(
+  url: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+  signal?: AbortSignal,
+): Promise<Response> {
   return fetch(url, {
     method: "POST",
     headers: { "content-type": "application/json", accept: ACCEPT_BOTH, ...headers },
@@ -109,7 +123,12 @@ function post(url: string, body: unknown, headers: Record<string, string> = {}, 
 }
 
 async function initialize(fx: Fixture): Promise<{ sessionId: string; session: Seen }> {
-  const init = await post(fx.url, { jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } } });
+  const init = await post(fx.url, {
+    jsonrpc: "2.0",
+    id: 0,
+    method: "initialize",
+    params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+  });
   expect(init.headers.get("content-type")).toBe("application/json");
   const sessionId = init.headers.get("mcp-session-id")!;
   expect(sessionId).toMatch(/^[0-9a-f-]{36}$/);
@@ -127,8 +146,16 @@ async function sseMessages(response: Response): Promise<Message[]> {
     .map((line) => JSON.parse(line.slice("data: ".length)) as Message);
 }
 
-const result = (id: unknown, text: string): JSONRPCMessage => ({ jsonrpc: "2.0", id: id as number, result: { content: [{ type: "text", text }] } });
-const progress = (n: number): JSONRPCMessage => ({ jsonrpc: "2.0", method: "notifications/progress", params: { progressToken: "t", progress: n } });
+const result = (id: unknown, text: string): JSONRPCMessage => ({
+  jsonrpc: "2.0",
+  id: id as number,
+  result: { content: [{ type: "text", text }] },
+});
+const progress = (n: number): JSONRPCMessage => ({
+  jsonrpc: "2.0",
+  method: "notifications/progress",
+  params: { progressToken: "t", progress: n },
+});
 
 /** An object nested deeper than JSON.stringify can go (it throws RangeError). */
 function tooDeep(): Record<string, unknown> {
@@ -141,7 +168,11 @@ describe("lazy SSE: which form a POST accepting both gets", () => {
   it("a request answered before anything else: application/json, the session id, the exact body", async () => {
     const fx = await start({ lazySseWindowMs: 60_000 });
     const { sessionId } = await initialize(fx);
-    const pending = post(fx.url, { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "x" } }, { "mcp-session-id": sessionId });
+    const pending = post(
+      fx.url,
+      { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "x" } },
+      { "mcp-session-id": sessionId },
+    );
     const { session } = await fx.request(1);
     await session.transport.send(result(1, "héllo 🌍"));
     const response = await pending;
@@ -158,7 +189,11 @@ describe("lazy SSE: which form a POST accepting both gets", () => {
     const fx = await start({ lazySseWindowMs: 5 });
     const { sessionId, session } = await initialize(fx);
     // fetch resolves with the headers: they only go out when the window ends, unanswered.
-    const response = await post(fx.url, { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "slow" } }, { "mcp-session-id": sessionId });
+    const response = await post(
+      fx.url,
+      { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "slow" } },
+      { "mcp-session-id": sessionId },
+    );
     expect(response.headers.get("content-type")).toBe("text/event-stream");
     expect(response.headers.get("mcp-session-id")).toBe(sessionId);
     await session.transport.send(result(2, "late"));
@@ -168,21 +203,36 @@ describe("lazy SSE: which form a POST accepting both gets", () => {
   it("a related message first: the stream opens at once with it, the answer follows on it", async () => {
     const fx = await start({ lazySseWindowMs: 60_000 });
     const { sessionId } = await initialize(fx);
-    const pending = post(fx.url, { jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "p" } }, { "mcp-session-id": sessionId });
+    const pending = post(
+      fx.url,
+      { jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "p" } },
+      { "mcp-session-id": sessionId },
+    );
     const { session } = await fx.request(3);
     await session.transport.send(progress(1), { relatedRequestId: 3 });
     // The window is a minute long: only the related message can have opened the stream.
     const response = await pending;
     expect(response.headers.get("content-type")).toBe("text/event-stream");
-    await session.transport.send({ jsonrpc: "2.0", id: 900, method: "sampling/createMessage", params: {} }, { relatedRequestId: 3 });
+    await session.transport.send(
+      { jsonrpc: "2.0", id: 900, method: "sampling/createMessage", params: {} },
+      { relatedRequestId: 3 },
+    );
     await session.transport.send(result(3, "done"));
-    expect(await sseMessages(response)).toEqual([progress(1), { jsonrpc: "2.0", id: 900, method: "sampling/createMessage", params: {} }, result(3, "done")]);
+    expect(await sseMessages(response)).toEqual([
+      progress(1),
+      { jsonrpc: "2.0", id: 900, method: "sampling/createMessage", params: {} },
+      result(3, "done"),
+    ]);
   });
 
   it("an unrelated server message does not open the stream: it waits for the GET stream, the answer is JSON", async () => {
     const fx = await start({ lazySseWindowMs: 60_000 });
     const { sessionId } = await initialize(fx);
-    const pending = post(fx.url, { jsonrpc: "2.0", id: 4, method: "tools/call", params: { name: "x" } }, { "mcp-session-id": sessionId });
+    const pending = post(
+      fx.url,
+      { jsonrpc: "2.0", id: 4, method: "tools/call", params: { name: "x" } },
+      { "mcp-session-id": sessionId },
+    );
     const { session } = await fx.request(4);
     await session.transport.send({ jsonrpc: "2.0", method: "notifications/tools/list_changed" });
     await session.transport.send(result(4, "ok"));
@@ -229,11 +279,19 @@ describe("lazy SSE: which form a POST accepting both gets", () => {
   it("a host that accepts only SSE always gets SSE; one that accepts only JSON gets JSON even with a related message", async () => {
     const fx = await start({ lazySseWindowMs: 60_000 });
     const { sessionId } = await initialize(fx);
-    const sseOnly = await post(fx.url, { jsonrpc: "2.0", id: 5, method: "ping" }, { "mcp-session-id": sessionId, accept: "text/event-stream" });
+    const sseOnly = await post(
+      fx.url,
+      { jsonrpc: "2.0", id: 5, method: "ping" },
+      { "mcp-session-id": sessionId, accept: "text/event-stream" },
+    );
     expect(sseOnly.headers.get("content-type")).toBe("text/event-stream");
     expect(await sseMessages(sseOnly)).toEqual([{ jsonrpc: "2.0", id: 5, result: {} }]);
 
-    const pending = post(fx.url, { jsonrpc: "2.0", id: 6, method: "tools/call", params: {} }, { "mcp-session-id": sessionId, accept: "application/json" });
+    const pending = post(
+      fx.url,
+      { jsonrpc: "2.0", id: 6, method: "tools/call", params: {} },
+      { "mcp-session-id": sessionId, accept: "application/json" },
+    );
     const { session } = await fx.request(6);
     // No stream to put it on: it waits for the GET stream, as before lazy SSE.
     await session.transport.send(progress(1), { relatedRequestId: 6 });
@@ -251,7 +309,11 @@ describe("lazy SSE: which form a POST accepting both gets", () => {
 
   it("a window of 0 opens the stream up front (the form before lazy SSE)", async () => {
     const fx = await start({ lazySseWindowMs: 0 });
-    const response = await post(fx.url, { jsonrpc: "2.0", id: 1, method: "ping" }, { "mcp-protocol-version": "2026-07-28" });
+    const response = await post(
+      fx.url,
+      { jsonrpc: "2.0", id: 1, method: "ping" },
+      { "mcp-protocol-version": "2026-07-28" },
+    );
     expect(response.headers.get("content-type")).toBe("text/event-stream");
     expect(await sseMessages(response)).toEqual([{ jsonrpc: "2.0", id: 1, result: {} }]);
   });
@@ -278,7 +340,12 @@ describe("lazy SSE: endings", () => {
   it("the host disconnecting in the window ends the POST (a stateless session with it); a late answer is dropped, not sent", async () => {
     const fx = await start({ lazySseWindowMs: 60_000 });
     const abort = new AbortController();
-    const pending = post(fx.url, { jsonrpc: "2.0", id: 1, method: "tools/call", params: {} }, { "mcp-protocol-version": "2026-07-28" }, abort.signal);
+    const pending = post(
+      fx.url,
+      { jsonrpc: "2.0", id: 1, method: "tools/call", params: {} },
+      { "mcp-protocol-version": "2026-07-28" },
+      abort.signal,
+    );
     const { session } = await fx.request(1);
     abort.abort();
     await expect(pending).rejects.toThrow();
@@ -294,7 +361,12 @@ describe("lazy SSE: endings", () => {
     const errors: Error[] = [];
     session.transport.onerror = (error) => errors.push(error);
     const abort = new AbortController();
-    const pending = post(fx.url, { jsonrpc: "2.0", id: 1, method: "tools/call", params: {} }, { "mcp-session-id": sessionId }, abort.signal);
+    const pending = post(
+      fx.url,
+      { jsonrpc: "2.0", id: 1, method: "tools/call", params: {} },
+      { "mcp-session-id": sessionId },
+      abort.signal,
+    );
     await fx.request(1);
     expect(session.transport.openStreams).toBe(1);
     abort.abort();
@@ -311,12 +383,23 @@ describe("lazy SSE: endings", () => {
   it("the session ending in the window: a 503 JSON-RPC error, as a JSON-only POST gets", async () => {
     const fx = await start({ lazySseWindowMs: 60_000 });
     const { sessionId, session } = await initialize(fx);
-    const pending = post(fx.url, { jsonrpc: "2.0", id: 1, method: "tools/call", params: {} }, { "mcp-session-id": sessionId });
+    const pending = post(
+      fx.url,
+      { jsonrpc: "2.0", id: 1, method: "tools/call", params: {} },
+      { "mcp-session-id": sessionId },
+    );
     await fx.request(1);
     await session.transport.close();
     const response = await pending;
     expect(response.status).toBe(503);
-    expect(await response.json()).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: JSONRPC.UPSTREAM_UNAVAILABLE, message: expect.stringMatching(/session ended before the request was answered/) } });
+    expect(await response.json()).toMatchObject({
+      jsonrpc: "2.0",
+      id: null,
+      error: {
+        code: JSONRPC.UPSTREAM_UNAVAILABLE,
+        message: expect.stringMatching(/session ended before the request was answered/),
+      },
+    });
   });
 
   it("the session ending while a batch holds one answer: the held answer goes out on a stream that then ends", async () => {
@@ -347,20 +430,37 @@ describe("lazy SSE: endings", () => {
   it("an answer too deep to serialize rejects without answering or opening the stream; the error answer for its id is JSON", async () => {
     const fx = await start({ lazySseWindowMs: 60_000 });
     const { sessionId } = await initialize(fx);
-    const pending = post(fx.url, { jsonrpc: "2.0", id: 7, method: "tools/call", params: {} }, { "mcp-session-id": sessionId });
+    const pending = post(
+      fx.url,
+      { jsonrpc: "2.0", id: 7, method: "tools/call", params: {} },
+      { "mcp-session-id": sessionId },
+    );
     const { session } = await fx.request(7);
     await expect(session.transport.send({ jsonrpc: "2.0", id: 7, result: tooDeep() })).rejects.toThrow(RangeError);
-    await expect(session.transport.send({ jsonrpc: "2.0", method: "notifications/message", params: tooDeep() }, { relatedRequestId: 7 })).rejects.toThrow(RangeError);
+    await expect(
+      session.transport.send(
+        { jsonrpc: "2.0", method: "notifications/message", params: tooDeep() },
+        { relatedRequestId: 7 },
+      ),
+    ).rejects.toThrow(RangeError);
     // As the proxy does: the same id answered with an error.
     await session.transport.send({ jsonrpc: "2.0", id: 7, error: { code: -32603, message: "could not be forwarded" } });
     const response = await pending;
     expect(response.headers.get("content-type")).toBe("application/json");
-    expect(await response.json()).toEqual({ jsonrpc: "2.0", id: 7, error: { code: -32603, message: "could not be forwarded" } });
+    expect(await response.json()).toEqual({
+      jsonrpc: "2.0",
+      id: 7,
+      error: { code: -32603, message: "could not be forwarded" },
+    });
   });
 
   it("the window is never longer than the keepalive interval: the stream (and its keepalives) opens in time", async () => {
     const fx = await start({ lazySseWindowMs: 60_000, sseKeepAliveMs: 5 });
-    const response = await post(fx.url, { jsonrpc: "2.0", id: 1, method: "tools/call", params: {} }, { "mcp-protocol-version": "2026-07-28" });
+    const response = await post(
+      fx.url,
+      { jsonrpc: "2.0", id: 1, method: "tools/call", params: {} },
+      { "mcp-protocol-version": "2026-07-28" },
+    );
     expect(response.headers.get("content-type")).toBe("text/event-stream");
     const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
     let seen = "";
@@ -394,12 +494,22 @@ describe("lazy SSE with the SDK's client", () => {
       const name = (m.params as { name: string }).name;
       if (name === "quick") void session.transport.send(result(m.id, "quick"));
       else {
-        const log: JSONRPCMessage = { jsonrpc: "2.0", method: "notifications/message", params: { level: "info", data: "working" } };
-        void session.transport.send(log, { relatedRequestId: m.id as number }).then(() => session.transport.send(result(m.id, "streamed")));
+        const log: JSONRPCMessage = {
+          jsonrpc: "2.0",
+          method: "notifications/message",
+          params: { level: "info", data: "working" },
+        };
+        void session.transport
+          .send(log, { relatedRequestId: m.id as number })
+          .then(() => session.transport.send(result(m.id, "streamed")));
       }
     };
-    expect((await client.callTool({ name: "quick", arguments: {} })).content).toEqual([{ type: "text", text: "quick" }]);
-    expect((await client.callTool({ name: "streamed", arguments: {} })).content).toEqual([{ type: "text", text: "streamed" }]);
+    expect((await client.callTool({ name: "quick", arguments: {} })).content).toEqual([
+      { type: "text", text: "quick" },
+    ]);
+    expect((await client.callTool({ name: "streamed", arguments: {} })).content).toEqual([
+      { type: "text", text: "streamed" },
+    ]);
     expect(types).toEqual(["application/json", "application/json", "text/event-stream"]);
   });
 });

@@ -14,7 +14,10 @@ export interface Collected {
   /** Resolves with the first message (already received or future) matching `match`. */
   next(match: (message: JSONRPCMessage) => boolean, timeoutMs?: number): Promise<JSONRPCMessage>;
   /** Resolves with the response to request `id`. */
-  response(id: string | number, timeoutMs?: number): Promise<JSONRPCMessage & { result?: unknown; error?: { code: number; message: string; data?: unknown } }>;
+  response(
+    id: string | number,
+    timeoutMs?: number,
+  ): Promise<JSONRPCMessage & { result?: unknown; error?: { code: number; message: string; data?: unknown } }>;
   nextProblem(timeoutMs?: number): Promise<FramingProblem>;
   nextError(timeoutMs?: number): Promise<Error>;
 }
@@ -59,7 +62,11 @@ export function collect(transport: ProxyTransport): Collected {
       };
       const timer = setTimeout(() => {
         waiters.delete(check);
-        reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}; got ${messages.length} messages, errors: ${errors.map((e) => e.message).join("; ")}`));
+        reject(
+          new Error(
+            `timed out after ${timeoutMs} ms waiting for ${what}; got ${messages.length} messages, errors: ${errors.map((e) => e.message).join("; ")}`,
+          ),
+        );
       }, timeoutMs);
       waiters.add(check);
       check();
@@ -76,9 +83,21 @@ export function collect(transport: ProxyTransport): Collected {
     isClosed: () => closedFlag,
     next: (match, timeoutMs) => waitFor(() => messages.find(match), "a matching message", timeoutMs),
     response: (id, timeoutMs) =>
-      waitFor(() => messages.find((m) => "id" in m && m.id === id && !("method" in m)), `the response to id ${JSON.stringify(id)}`, timeoutMs) as Promise<never>,
-    nextProblem: (timeoutMs) => waitFor(() => problems[problemsSeen], "a framing problem", timeoutMs).then((p) => (problemsSeen++, p)),
-    nextError: (timeoutMs) => waitFor(() => errors[errorsSeen], "an error", timeoutMs).then((e) => (errorsSeen++, e)),
+      waitFor(
+        () => messages.find((m) => "id" in m && m.id === id && !("method" in m)),
+        `the response to id ${JSON.stringify(id)}`,
+        timeoutMs,
+      ) as Promise<never>,
+    nextProblem: (timeoutMs) =>
+      waitFor(() => problems[problemsSeen], "a framing problem", timeoutMs).then((p) => {
+        problemsSeen++;
+        return p;
+      }),
+    nextError: (timeoutMs) =>
+      waitFor(() => errors[errorsSeen], "an error", timeoutMs).then((e) => {
+        errorsSeen++;
+        return e;
+      }),
   };
 }
 

@@ -10,13 +10,21 @@ import {
 import { startStreamableHttpFixture } from "../../fixtures/upstream-servers/httpFixtures.js";
 import { collect, INITIALIZE } from "./collect.js";
 
-describe("createUpstreamTransport (DESIGN.md §5 mcpServers entries)", () => {
+describe("createUpstreamTransport (mcpServers entries)", () => {
   it("picks the transport from the entry", () => {
-    expect(createUpstreamTransport({ command: "node", args: ["x.js"], env: { A: "1" }, cwd: "/" })).toBeInstanceOf(StdioUpstreamTransport);
-    expect(createUpstreamTransport({ url: "http://127.0.0.1:9000/mcp" })).toBeInstanceOf(StreamableHttpUpstreamTransport);
-    expect(createUpstreamTransport({ url: "https://example.com/mcp", transport: "sse" })).toBeInstanceOf(SseUpstreamTransport);
+    expect(createUpstreamTransport({ command: "node", args: ["x.js"], env: { A: "1" }, cwd: "/" })).toBeInstanceOf(
+      StdioUpstreamTransport,
+    );
+    expect(createUpstreamTransport({ url: "http://127.0.0.1:9000/mcp" })).toBeInstanceOf(
+      StreamableHttpUpstreamTransport,
+    );
+    expect(createUpstreamTransport({ url: "https://example.com/mcp", transport: "sse" })).toBeInstanceOf(
+      SseUpstreamTransport,
+    );
     expect(createUpstreamTransport({ url: "ws://127.0.0.1:9000/ws" })).toBeInstanceOf(WebSocketUpstreamTransport);
-    expect(createUpstreamTransport({ url: "http://127.0.0.1:9000/ws", transport: "websocket" })).toBeInstanceOf(WebSocketUpstreamTransport);
+    expect(createUpstreamTransport({ url: "http://127.0.0.1:9000/ws", transport: "websocket" })).toBeInstanceOf(
+      WebSocketUpstreamTransport,
+    );
     expect(transportKindOf({ url: "wss://h/x" })).toBe("websocket");
     expect(transportKindOf({ url: "https://h/x" })).toBe("streamable-http");
   });
@@ -24,12 +32,17 @@ describe("createUpstreamTransport (DESIGN.md §5 mcpServers entries)", () => {
   it("builds a working transport with the given headers", async () => {
     const fixture = await startStreamableHttpFixture();
     try {
-      const transport = createUpstreamTransport({ url: fixture.url, headers: { "X-Api-Key": "k" } }, { maxMessageBytes: 1024 * 1024 });
+      const transport = createUpstreamTransport(
+        { url: fixture.url, headers: { "X-Api-Key": "k" } },
+        { maxMessageBytes: 1024 * 1024 },
+      );
       const got = collect(transport);
       await transport.start();
       await transport.send(INITIALIZE(1));
       await got.response(1);
-      expect(fixture.requests.filter((r) => r.method === "POST").every((r) => r.headers["x-api-key"] === "k")).toBe(true);
+      expect(fixture.requests.filter((r) => r.method === "POST").every((r) => r.headers["x-api-key"] === "k")).toBe(
+        true,
+      );
       await transport.close();
     } finally {
       await fixture.close();

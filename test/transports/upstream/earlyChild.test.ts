@@ -4,7 +4,12 @@
  */
 import { getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterEach, describe, expect, it } from "vitest";
-import { claimEarly, discardEarly, spawnEarly, upstreamSpawnOptions } from "../../../src/transports/upstream/earlyChild.js";
+import {
+  claimEarly,
+  discardEarly,
+  spawnEarly,
+  upstreamSpawnOptions,
+} from "../../../src/transports/upstream/earlyChild.js";
 import { StdioUpstreamTransport } from "../../../src/transports/upstream/stdioUpstream.js";
 import { defaultChildEnvironment } from "../../../src/proxy/defaultChildEnvironment.js";
 
@@ -40,11 +45,15 @@ describe("early-spawned stdio upstream", () => {
     let closed = false;
     transport.onmessage = (m) => void messages.push(m);
     transport.onerror = (e) => void errors.push(e);
-    transport.onclose = () => void (closed = true);
+    transport.onclose = () => {
+      closed = true;
+    };
     await transport.start();
     expect(transport.pid).toBe(early.child.pid);
     await until(() => closed);
-    expect(messages).toEqual([{ jsonrpc: "2.0", method: "notifications/message", params: { level: "info", data: "hello" } }]);
+    expect(messages).toEqual([
+      { jsonrpc: "2.0", method: "notifications/message", params: { level: "info", data: "hello" } },
+    ]);
     expect(transport.exitInfo?.code).toBe(3);
     expect(errors.map((e) => e.message).join(" ")).toContain("fatal: no database");
   });
@@ -66,7 +75,11 @@ describe("early-spawned stdio upstream", () => {
 
   it("another command line: the early child is ended and the transport spawns its own", async () => {
     const early = spawnEarly(NODE, ["-e", "setInterval(() => {}, 1000)"]);
-    const transport = new StdioUpstreamTransport({ command: NODE, args: ["-e", "setInterval(() => {}, 1000)"], env: { EXTRA: "1" } });
+    const transport = new StdioUpstreamTransport({
+      command: NODE,
+      args: ["-e", "setInterval(() => {}, 1000)"],
+      env: { EXTRA: "1" },
+    });
     await transport.start();
     expect(transport.pid).not.toBe(early.child.pid);
     await until(() => !alive(early.child.pid!));
@@ -77,7 +90,9 @@ describe("early-spawned stdio upstream", () => {
     spawnEarly("/nonexistent/upstream-binary", []);
     await new Promise((r) => setTimeout(r, 50));
     const transport = new StdioUpstreamTransport({ command: "/nonexistent/upstream-binary" });
-    await expect(transport.start()).rejects.toThrow(/could not start upstream command "\/nonexistent\/upstream-binary"/);
+    await expect(transport.start()).rejects.toThrow(
+      /could not start upstream command "\/nonexistent\/upstream-binary"/,
+    );
   });
 
   it("is claimed once", () => {

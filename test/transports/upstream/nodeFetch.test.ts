@@ -45,16 +45,24 @@ describe("nodeFetch", () => {
     const base = await serve((req, res, body) => {
       ports.push(req.socket.remotePort!);
       res.writeHead(200, { "content-type": "text/event-stream", "mcp-session-id": "s1" });
-      res.write(`data: ${JSON.stringify({ method: req.method, session: req.headers["mcp-session-id"], agent: req.headers["user-agent"], body })}\n\n`);
+      res.write(
+        `data: ${JSON.stringify({ method: req.method, session: req.headers["mcp-session-id"], agent: req.headers["user-agent"], body })}\n\n`,
+      );
       setTimeout(() => res.end("data: end\n\n"), 20);
     });
     for (let i = 0; i < 2; i++) {
-      const response = await nodeFetch(`${base}/mcp`, { method: "POST", headers: new Headers({ "mcp-session-id": "abc", "content-type": "application/json" }), body: '{"x":1}' });
+      const response = await nodeFetch(`${base}/mcp`, {
+        method: "POST",
+        headers: new Headers({ "mcp-session-id": "abc", "content-type": "application/json" }),
+        body: '{"x":1}',
+      });
       expect(response.ok).toBe(true);
       expect(response.status).toBe(200);
       expect(response.headers.get("Mcp-Session-Id")).toBe("s1");
       expect(response.headers.get("x-missing")).toBeNull();
-      expect(await readAll(response)).toBe(`data: {"method":"POST","session":"abc","agent":"node","body":"{\\"x\\":1}"}\n\ndata: end\n\n`);
+      expect(await readAll(response)).toBe(
+        `data: {"method":"POST","session":"abc","agent":"node","body":"{\\"x\\":1}"}\n\ndata: end\n\n`,
+      );
     }
     expect(ports[1]).toBe(ports[0]);
   });
@@ -76,7 +84,10 @@ describe("nodeFetch", () => {
   it("a redirect is followed as fetch follows it", async () => {
     const base = await serve((req, res, body) => {
       if (req.url === "/old") res.writeHead(307, { location: "/new" }).end();
-      else res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ url: req.url, method: req.method, body }));
+      else
+        res
+          .writeHead(200, { "content-type": "application/json" })
+          .end(JSON.stringify({ url: req.url, method: req.method, body }));
     });
     const response = await nodeFetch(`${base}/old`, { method: "POST", body: "hello" });
     expect(JSON.parse(await readAll(response))).toEqual({ url: "/new", method: "POST", body: "hello" });
@@ -104,7 +115,9 @@ describe("nodeFetch", () => {
     const port = new URL(base).port;
     servers[0]!.close();
     await new Promise((r) => setTimeout(r, 50));
-    const error = await nodeFetch(`http://127.0.0.1:${port}/mcp`, { method: "POST", body: "{}" }).catch((e: unknown) => e);
+    const error = await nodeFetch(`http://127.0.0.1:${port}/mcp`, { method: "POST", body: "{}" }).catch(
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(TypeError);
     expect(networkErrorText(error)).toMatch(/^fetch failed: ECONNREFUSED/);
   });

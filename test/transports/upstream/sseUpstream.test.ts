@@ -1,7 +1,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { JSONRPC } from "../../../src/errors/NormalizerError.js";
+import { JSONRPC } from "../../../src/errors/jsonRpcCodes.js";
 import { SseUpstreamTransport, type SseUpstreamOptions } from "../../../src/transports/upstream/sseUpstream.js";
 import type { JSONRPCMessage } from "../../../src/transports/types.js";
 import { startSseFixture } from "../../fixtures/upstream-servers/httpFixtures.js";
@@ -20,7 +20,12 @@ async function connect(options: SseUpstreamOptions): Promise<{ transport: SseUps
   return { transport, got };
 }
 
-const call = (id: string | number, name: string, args: Record<string, unknown> = {}): JSONRPCMessage => ({ jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: args } });
+const call = (id: string | number, name: string, args: Record<string, unknown> = {}): JSONRPCMessage => ({
+  jsonrpc: "2.0",
+  id,
+  method: "tools/call",
+  params: { name, arguments: args },
+});
 
 /** A raw SSE server whose `endpoint` event says what the test wants. */
 async function endpointServer(endpoint: string | undefined): Promise<{ url: string; close: () => Promise<void> }> {
@@ -31,7 +36,14 @@ async function endpointServer(endpoint: string | undefined): Promise<{ url: stri
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/sse`;
-  return { url, close: () => new Promise((resolve) => (server.closeAllConnections(), server.close(() => resolve()))) };
+  return {
+    url,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
 }
 
 describe("SseUpstreamTransport (legacy HTTP+SSE) against the SDK's SSEServerTransport", () => {
@@ -47,10 +59,16 @@ describe("SseUpstreamTransport (legacy HTTP+SSE) against the SDK's SSEServerTran
     expect(got.messages.some((m) => "method" in m && m.method === "notifications/message")).toBe(true);
     await transport.send({ jsonrpc: "2.0", method: "notifications/roots/list_changed" });
     await transport.send(call(3, "received"));
-    expect((await got.response(3)).result).toMatchObject({ content: [{ text: JSON.stringify(["notifications/roots/list_changed"]) }] });
+    expect((await got.response(3)).result).toMatchObject({
+      content: [{ text: JSON.stringify(["notifications/roots/list_changed"]) }],
+    });
     const posts = fixture.requests.filter((r) => r.method === "POST");
     expect(posts.length).toBe(5);
-    expect(posts.every((p) => p.path.startsWith("/messages?sessionId=") && p.headers.authorization === "Bearer legacy-token")).toBe(true);
+    expect(
+      posts.every(
+        (p) => p.path.startsWith("/messages?sessionId=") && p.headers.authorization === "Bearer legacy-token",
+      ),
+    ).toBe(true);
     expect(fixture.requests[0]?.headers.accept).toBe("text/event-stream");
     await transport.close();
     expect(got.isClosed()).toBe(true);
@@ -93,19 +111,31 @@ describe("SseUpstreamTransport (legacy HTTP+SSE) against the SDK's SSEServerTran
     cleanups.push(fixture.close);
     const { transport, got } = await connect({ url: fixture.url });
     // Params that are not an object: the SDK's SSEServerTransport rejects the message with 400.
-    await transport.send({ jsonrpc: "2.0", id: 5, method: "tools/call", params: "not an object" } as unknown as JSONRPCMessage);
+    await transport.send({
+      jsonrpc: "2.0",
+      id: 5,
+      method: "tools/call",
+      params: "not an object",
+    } as unknown as JSONRPCMessage);
     const response = await got.response(5);
     expect(response.error?.code).toBe(JSONRPC.UPSTREAM_UNAVAILABLE);
     expect(response.error?.message).toMatch(/answered POST tools\/call with HTTP 400/);
   });
 
   it("start() rejects: unreachable, no endpoint event, an endpoint on another origin", async () => {
-    await expect(new SseUpstreamTransport({ url: "http://127.0.0.1:1/sse" }).start()).rejects.toMatchObject({ code: "UPSTREAM_UNREACHABLE", message: expect.stringContaining("cannot open the SSE stream of upstream http://127.0.0.1:1/sse") });
+    await expect(new SseUpstreamTransport({ url: "http://127.0.0.1:1/sse" }).start()).rejects.toMatchObject({
+      code: "UPSTREAM_UNREACHABLE",
+      message: expect.stringContaining("cannot open the SSE stream of upstream http://127.0.0.1:1/sse"),
+    });
     const silent = await endpointServer(undefined);
     cleanups.push(silent.close);
-    await expect(new SseUpstreamTransport({ url: silent.url }).start()).rejects.toThrow(/stream ended before its endpoint event/);
+    await expect(new SseUpstreamTransport({ url: silent.url }).start()).rejects.toThrow(
+      /stream ended before its endpoint event/,
+    );
     const foreign = await endpointServer("http://evil.example/steal");
     cleanups.push(foreign.close);
-    await expect(new SseUpstreamTransport({ url: foreign.url }).start()).rejects.toThrow(/endpoint event names another origin \(http:\/\/evil.example\)/);
+    await expect(new SseUpstreamTransport({ url: foreign.url }).start()).rejects.toThrow(
+      /endpoint event names another origin \(http:\/\/evil.example\)/,
+    );
   });
 });

@@ -7,7 +7,9 @@ import { StdioUpstreamTransport, type StdioUpstreamOptions } from "../../../src/
 import { collect, INITIALIZE, INITIALIZED, processExists, type Collected } from "./collect.js";
 
 const ECHO_SERVER = fileURLToPath(new URL("../../fixtures/upstream-servers/stdioEchoServer.mjs", import.meta.url));
-const EVERYTHING = fileURLToPath(new URL("../../../node_modules/@modelcontextprotocol/server-everything/dist/index.js", import.meta.url));
+const EVERYTHING = fileURLToPath(
+  new URL("../../../node_modules/@modelcontextprotocol/server-everything/dist/index.js", import.meta.url),
+);
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -52,8 +54,15 @@ describe("StdioUpstreamTransport against @modelcontextprotocol/server-everything
     await transport.send({ jsonrpc: "2.0", id: 2, method: "tools/list" });
     const list = await got.response(2);
     expect((list.result as { tools: Array<{ name: string }> }).tools.map((t) => t.name)).toContain("echo");
-    await transport.send({ jsonrpc: "2.0", id: "call-3", method: "tools/call", params: { name: "echo", arguments: { message: "héllo 😀" } } });
-    expect((await got.response("call-3")).result).toMatchObject({ content: [{ type: "text", text: "Echo: héllo 😀" }] });
+    await transport.send({
+      jsonrpc: "2.0",
+      id: "call-3",
+      method: "tools/call",
+      params: { name: "echo", arguments: { message: "héllo 😀" } },
+    });
+    expect((await got.response("call-3")).result).toMatchObject({
+      content: [{ type: "text", text: "Echo: héllo 😀" }],
+    });
     expect(got.problems).toEqual([]);
   });
 });
@@ -78,7 +87,10 @@ describe("StdioUpstreamTransport with fixture children", () => {
   it("reports a banner line on stdout as a problem, logs stderr, and the session goes on", async () => {
     const { transport, got, logLines } = await startStdio({ args: [ECHO_SERVER, "--banner"] });
     const problem = await got.nextProblem();
-    expect(problem).toMatchObject({ kind: "invalid-json", excerpt: "Fixture server v1 starting (this line is not JSON)" });
+    expect(problem).toMatchObject({
+      kind: "invalid-json",
+      excerpt: "Fixture server v1 starting (this line is not JSON)",
+    });
     await transport.send({ jsonrpc: "2.0", id: 1, method: "echo", params: { x: 1 } });
     expect((await got.response(1)).result).toEqual({ params: { x: 1 } });
     expect(logLines.some((l) => l.msg === "upstream stderr" && l.line === "fixture: banner printed")).toBe(true);
@@ -95,14 +107,18 @@ describe("StdioUpstreamTransport with fixture children", () => {
     await transport.send({ jsonrpc: "2.0", id: "down", method: "big", params: { bytes: size } });
     const big = await got.response("down", 30_000);
     expect((big.result as { text: string }).text.length).toBe(size);
-    console.log(`stdio upstream: 50 MiB request ${upMs.toFixed(0)} ms, 50 MiB response ${(performance.now() - downStarted).toFixed(0)} ms`);
+    console.log(
+      `stdio upstream: 50 MiB request ${upMs.toFixed(0)} ms, 50 MiB response ${(performance.now() - downStarted).toFixed(0)} ms`,
+    );
     got.messages.length = 0;
   });
 
   it("send: a message JSON cannot write rejects (never throws) and the session goes on", async () => {
     const { transport, got } = await startStdio();
     let sending: Promise<void> | undefined;
-    expect(() => (sending = transport.send({ jsonrpc: "2.0", id: 1, method: "echo", params: { n: 1n } } as never))).not.toThrow();
+    expect(
+      () => (sending = transport.send({ jsonrpc: "2.0", id: 1, method: "echo", params: { n: 1n } } as never)),
+    ).not.toThrow();
     await expect(sending).rejects.toThrow(TypeError);
     await transport.send({ jsonrpc: "2.0", id: 2, method: "notifications" });
     expect((await got.response(2)).result).toEqual({ received: [] });
@@ -118,9 +134,16 @@ describe("StdioUpstreamTransport with fixture children", () => {
     expect((error as NormalizerError).code).toBe("UPSTREAM_EXITED");
     expect(error.message).toContain("exited with code 3");
     expect(error.message).toContain("fatal: exiting with 3 on request");
-    expect(transport.exitInfo).toMatchObject({ code: 3, signal: null, expected: false, lastStderrLine: "fatal: exiting with 3 on request" });
+    expect(transport.exitInfo).toMatchObject({
+      code: 3,
+      signal: null,
+      expected: false,
+      lastStderrLine: "fatal: exiting with 3 on request",
+    });
     expect(processExists(pid)).toBe(false);
-    await expect(transport.send({ jsonrpc: "2.0", id: 2, method: "echo" })).rejects.toMatchObject({ code: "UPSTREAM_EXITED" });
+    await expect(transport.send({ jsonrpc: "2.0", id: 2, method: "echo" })).rejects.toMatchObject({
+      code: "UPSTREAM_EXITED",
+    });
   });
 
   it("close() ends the child and what it spawned; no process is left", async () => {
@@ -154,7 +177,9 @@ describe("StdioUpstreamTransport with fixture children", () => {
 
   it("start() rejects with a clear error for a command that does not exist", async () => {
     const transport = new StdioUpstreamTransport({ command: "definitely-not-a-command-mcpn" });
-    await expect(transport.start()).rejects.toThrow(/could not start upstream command "definitely-not-a-command-mcpn": .*ENOENT/);
+    await expect(transport.start()).rejects.toThrow(
+      /could not start upstream command "definitely-not-a-command-mcpn": .*ENOENT/,
+    );
     await transport.close();
   });
 

@@ -1,10 +1,17 @@
 import { createServer } from "node:net";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { JSONRPC } from "../../../src/errors/NormalizerError.js";
-import { StreamableHttpUpstreamTransport, type HttpUpstreamOptions } from "../../../src/transports/upstream/streamableHttpUpstream.js";
+import { JSONRPC } from "../../../src/errors/jsonRpcCodes.js";
+import {
+  StreamableHttpUpstreamTransport,
+  type HttpUpstreamOptions,
+} from "../../../src/transports/upstream/streamableHttpUpstream.js";
 import type { JSONRPCMessage } from "../../../src/transports/types.js";
-import { startStatelessFixture, startStatusFixture, startStreamableHttpFixture } from "../../fixtures/upstream-servers/httpFixtures.js";
+import {
+  startStatelessFixture,
+  startStatusFixture,
+  startStreamableHttpFixture,
+} from "../../fixtures/upstream-servers/httpFixtures.js";
 import { collect, INITIALIZE, INITIALIZED, type Collected } from "./collect.js";
 
 const cleanups: Array<() => Promise<void>> = [];
@@ -12,7 +19,9 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function connect(options: HttpUpstreamOptions): Promise<{ transport: StreamableHttpUpstreamTransport; got: Collected }> {
+async function connect(
+  options: HttpUpstreamOptions,
+): Promise<{ transport: StreamableHttpUpstreamTransport; got: Collected }> {
   const transport = new StreamableHttpUpstreamTransport(options);
   const got = collect(transport);
   await transport.start();
@@ -22,11 +31,19 @@ async function connect(options: HttpUpstreamOptions): Promise<{ transport: Strea
 
 async function initialize(transport: StreamableHttpUpstreamTransport, got: Collected): Promise<void> {
   await transport.send(INITIALIZE(1));
-  expect((await got.response(1)).result).toMatchObject({ protocolVersion: "2025-06-18", serverInfo: { name: "upstream-fixture" } });
+  expect((await got.response(1)).result).toMatchObject({
+    protocolVersion: "2025-06-18",
+    serverInfo: { name: "upstream-fixture" },
+  });
   await transport.send(INITIALIZED);
 }
 
-const call = (id: string | number, name: string, args: Record<string, unknown> = {}): JSONRPCMessage => ({ jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: args } });
+const call = (id: string | number, name: string, args: Record<string, unknown> = {}): JSONRPCMessage => ({
+  jsonrpc: "2.0",
+  id,
+  method: "tools/call",
+  params: { name, arguments: args },
+});
 
 async function freePort(): Promise<number> {
   const server = createServer();
@@ -46,7 +63,13 @@ describe("StreamableHttpUpstreamTransport against the SDK's StreamableHTTPServer
     expect(session).toMatch(/^[0-9a-f-]{36}$/);
 
     await transport.send({ jsonrpc: "2.0", id: 2, method: "tools/list" });
-    expect(((await got.response(2)).result as { tools: Array<{ name: string }> }).tools.map((t) => t.name)).toEqual(["echo", "big", "notify", "announce", "received"]);
+    expect(((await got.response(2)).result as { tools: Array<{ name: string }> }).tools.map((t) => t.name)).toEqual([
+      "echo",
+      "big",
+      "notify",
+      "announce",
+      "received",
+    ]);
 
     // A server notification tied to a request arrives on that request's POST stream, before its response.
     await transport.send(call(3, "notify"));
@@ -58,12 +81,19 @@ describe("StreamableHttpUpstreamTransport against the SDK's StreamableHTTPServer
     // An unrelated one arrives on the GET stream, opened after notifications/initialized.
     await fixture.getStreamOpen;
     await transport.send(call(4, "announce"));
-    await got.next((m) => "method" in m && m.method === "notifications/message" && (m.params as { data?: unknown }).data === "unsolicited");
+    await got.next(
+      (m) =>
+        "method" in m &&
+        m.method === "notifications/message" &&
+        (m.params as { data?: unknown }).data === "unsolicited",
+    );
 
     // Client → server notification.
     await transport.send({ jsonrpc: "2.0", method: "notifications/roots/list_changed" });
     await transport.send(call(5, "received"));
-    expect((await got.response(5)).result).toMatchObject({ content: [{ text: JSON.stringify(["notifications/roots/list_changed"]) }] });
+    expect((await got.response(5)).result).toMatchObject({
+      content: [{ text: JSON.stringify(["notifications/roots/list_changed"]) }],
+    });
 
     const posts = fixture.requests.filter((r) => r.method === "POST");
     expect(posts[0]?.headers["mcp-session-id"]).toBeUndefined();
@@ -73,7 +103,13 @@ describe("StreamableHttpUpstreamTransport against the SDK's StreamableHTTPServer
       expect(post.headers["mcp-protocol-version"]).toBe("2025-06-18");
     }
     for (const request of fixture.requests) expect(request.headers.authorization).toBe("Bearer static-token");
-    expect(posts.every((p) => p.headers.accept === "application/json, text/event-stream" && p.headers["content-type"] === "application/json")).toBe(true);
+    expect(
+      posts.every(
+        (p) =>
+          p.headers.accept === "application/json, text/event-stream" &&
+          p.headers["content-type"] === "application/json",
+      ),
+    ).toBe(true);
     expect(fixture.requests.find((r) => r.method === "GET")?.headers.accept).toBe("text/event-stream");
 
     await transport.close();
@@ -121,10 +157,22 @@ describe("StreamableHttpUpstreamTransport against the SDK's StreamableHTTPServer
     const fixture = await startStatelessFixture();
     cleanups.push(fixture.close);
     const { transport, got } = await connect({ url: fixture.url });
-    const forwardHeaders = { "mcp-protocol-version": "2026-07-28", "Mcp-Method": "tools/list", "mcp-session-id": "host-session", authorization: "Bearer host-token-for-proxy" };
+    const forwardHeaders = {
+      "mcp-protocol-version": "2026-07-28",
+      "Mcp-Method": "tools/list",
+      "mcp-session-id": "host-session",
+      authorization: "Bearer host-token-for-proxy",
+    };
     await transport.send({ jsonrpc: "2.0", id: 1, method: "tools/list" }, { forwardHeaders });
-    expect((await got.response(1)).result).toEqual({ method: "tools/list", mcpMethod: "tools/list", futureField: { kept: true } });
-    await transport.send({ jsonrpc: "2.0", method: "notifications/whatever" }, { forwardHeaders: { "mcp-protocol-version": "2026-07-28" } });
+    expect((await got.response(1)).result).toEqual({
+      method: "tools/list",
+      mcpMethod: "tools/list",
+      futureField: { kept: true },
+    });
+    await transport.send(
+      { jsonrpc: "2.0", method: "notifications/whatever" },
+      { forwardHeaders: { "mcp-protocol-version": "2026-07-28" } },
+    );
     // Without forwarded headers the version seen last is still sent.
     await transport.send({ jsonrpc: "2.0", id: 2, method: "resources/list" });
     expect((await got.response(2)).result).toMatchObject({ method: "resources/list" });
@@ -142,11 +190,16 @@ describe("StreamableHttpUpstreamTransport against the SDK's StreamableHTTPServer
   it("answers a request with a JSON-RPC error when the upstream answers 500, naming URL and status, never header values", async () => {
     const fixture = await startStatusFixture(500);
     cleanups.push(fixture.close);
-    const { transport, got } = await connect({ url: `${fixture.url}?api_key=query-secret`, headers: { Authorization: "Bearer header-secret" } });
+    const { transport, got } = await connect({
+      url: `${fixture.url}?api_key=query-secret`,
+      headers: { Authorization: "Bearer header-secret" },
+    });
     await transport.send(call(7, "echo", { text: "x" }));
     const response = await got.response(7);
     expect(response.error?.code).toBe(JSONRPC.UPSTREAM_UNAVAILABLE);
-    expect(response.error?.message).toBe(`upstream ${fixture.url} answered POST tools/call with HTTP 500 Internal Server Error: upstream is having a bad day`);
+    expect(response.error?.message).toBe(
+      `upstream ${fixture.url} answered POST tools/call with HTTP 500 Internal Server Error: upstream is having a bad day`,
+    );
     expect((await got.nextError()).message).toBe(response.error?.message);
     expect(JSON.stringify([response, got.errors.map((e) => e.message)])).not.toMatch(/secret/);
     // A notification that fails has nobody to answer: onerror only.
@@ -158,7 +211,10 @@ describe("StreamableHttpUpstreamTransport against the SDK's StreamableHTTPServer
   it("start() rejects for an unreachable port; a request after the upstream went away gets a JSON-RPC error", async () => {
     const port = await freePort();
     const unreachable = new StreamableHttpUpstreamTransport({ url: `http://127.0.0.1:${port}/mcp` });
-    await expect(unreachable.start()).rejects.toMatchObject({ code: "UPSTREAM_UNREACHABLE", message: expect.stringContaining(`cannot reach upstream http://127.0.0.1:${port}/mcp`) });
+    await expect(unreachable.start()).rejects.toMatchObject({
+      code: "UPSTREAM_UNREACHABLE",
+      message: expect.stringContaining(`cannot reach upstream http://127.0.0.1:${port}/mcp`),
+    });
 
     const fixture = await startStreamableHttpFixture();
     const { transport, got } = await connect({ url: fixture.url });
@@ -176,7 +232,13 @@ describe("StreamableHttpUpstreamTransport against the SDK's StreamableHTTPServer
       seen.push(`${init?.method} ${String(url)}`);
       if (init?.method === "OPTIONS") return new Response(null, { status: 204 });
       const message = JSON.parse(String(init?.body)) as { id: number };
-      return new Response(JSON.stringify([{ jsonrpc: "2.0", id: message.id, result: { a: 1 } }, { jsonrpc: "2.0", method: "notifications/x" }]), { headers: { "content-type": "application/json" } });
+      return new Response(
+        JSON.stringify([
+          { jsonrpc: "2.0", id: message.id, result: { a: 1 } },
+          { jsonrpc: "2.0", method: "notifications/x" },
+        ]),
+        { headers: { "content-type": "application/json" } },
+      );
     };
     const { transport, got } = await connect({ url: "http://upstream.invalid/mcp", fetch: fakeUpstream });
     await transport.send({ jsonrpc: "2.0", id: 1, method: "x" });

@@ -1,7 +1,10 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { WebSocketUpstreamTransport, type WebSocketUpstreamOptions } from "../../../src/transports/upstream/wsUpstream.js";
+import {
+  WebSocketUpstreamTransport,
+  type WebSocketUpstreamOptions,
+} from "../../../src/transports/upstream/wsUpstream.js";
 import type { JSONRPCMessage } from "../../../src/transports/types.js";
 import { startWebSocketFixture } from "../../fixtures/upstream-servers/httpFixtures.js";
 import { collect, INITIALIZE, INITIALIZED, type Collected } from "./collect.js";
@@ -11,7 +14,9 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function connect(options: WebSocketUpstreamOptions): Promise<{ transport: WebSocketUpstreamTransport; got: Collected }> {
+async function connect(
+  options: WebSocketUpstreamOptions,
+): Promise<{ transport: WebSocketUpstreamTransport; got: Collected }> {
   const transport = new WebSocketUpstreamTransport(options);
   const got = collect(transport);
   await transport.start();
@@ -19,7 +24,12 @@ async function connect(options: WebSocketUpstreamOptions): Promise<{ transport: 
   return { transport, got };
 }
 
-const call = (id: string | number, name: string, args: Record<string, unknown> = {}): JSONRPCMessage => ({ jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: args } });
+const call = (id: string | number, name: string, args: Record<string, unknown> = {}): JSONRPCMessage => ({
+  jsonrpc: "2.0",
+  id,
+  method: "tools/call",
+  params: { name, arguments: args },
+});
 
 describe("WebSocketUpstreamTransport against an SDK server over ws", () => {
   it("connects with subprotocol mcp and headers; initialize, list, call, notifications both ways", async () => {
@@ -40,7 +50,9 @@ describe("WebSocketUpstreamTransport against an SDK server over ws", () => {
     expect(got.messages.some((m) => "method" in m && m.method === "notifications/message")).toBe(true);
     await transport.send({ jsonrpc: "2.0", method: "notifications/roots/list_changed" });
     await transport.send(call(4, "received"));
-    expect((await got.response(4)).result).toMatchObject({ content: [{ text: JSON.stringify(["notifications/roots/list_changed"]) }] });
+    expect((await got.response(4)).result).toMatchObject({
+      content: [{ text: JSON.stringify(["notifications/roots/list_changed"]) }],
+    });
     await transport.close();
     expect(got.isClosed()).toBe(true);
     expect(got.errors).toEqual([]);
@@ -66,13 +78,18 @@ describe("WebSocketUpstreamTransport against an SDK server over ws", () => {
   });
 
   it("start() rejects for an unreachable port and for an HTTP answer instead of an upgrade", async () => {
-    await expect(new WebSocketUpstreamTransport({ url: "ws://127.0.0.1:1/ws" }).start()).rejects.toMatchObject({ code: "UPSTREAM_UNREACHABLE", message: expect.stringMatching(/cannot open WebSocket to upstream ws:\/\/127.0.0.1:1\/ws: .*ECONNREFUSED/) });
+    await expect(new WebSocketUpstreamTransport({ url: "ws://127.0.0.1:1/ws" }).start()).rejects.toMatchObject({
+      code: "UPSTREAM_UNREACHABLE",
+      message: expect.stringMatching(/cannot open WebSocket to upstream ws:\/\/127.0.0.1:1\/ws: .*ECONNREFUSED/),
+    });
     // A server that answers the upgrade with 401 (e.g. a wrong token).
     const server = createServer();
     server.on("upgrade", (_req, socket) => socket.end("HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\n\r\n"));
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     cleanups.push(() => new Promise((resolve) => server.close(() => resolve())));
     const url = `ws://127.0.0.1:${(server.address() as AddressInfo).port}/ws`;
-    await expect(new WebSocketUpstreamTransport({ url, headers: { Authorization: "Bearer wrong-secret" } }).start()).rejects.toThrow(`cannot open WebSocket to upstream ${url}: HTTP 401 Unauthorized`);
+    await expect(
+      new WebSocketUpstreamTransport({ url, headers: { Authorization: "Bearer wrong-secret" } }).start(),
+    ).rejects.toThrow(`cannot open WebSocket to upstream ${url}: HTTP 401 Unauthorized`);
   });
 });

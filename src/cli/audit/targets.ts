@@ -1,0 +1,60 @@
+/**
+ * What `audit` reads besides the listed resources, from its flags: `--call NAME[=JSON]`
+ * (repeatable; the older `--call NAME --args JSON` pair still works), `--read URI` (repeatable),
+ * `--uri GLOB` (repeatable filter of listed resources) and `--max-bytes N`.
+ */
+import { NormalizerError } from "../../errors/NormalizerError.js";
+import { globToRegExp } from "../../normalize/policy.js";
+
+export interface ToolCall {
+  readonly tool: string;
+  readonly args: Record<string, unknown>;
+}
+
+export function parseCalls(calls: readonly string[] | undefined, args: string | undefined): ToolCall[] {
+  const flags = calls ?? [];
+  if (args !== undefined) {
+    if (flags.length !== 1 || flags[0]!.includes("="))
+      throw new NormalizerError(
+        "USAGE",
+        "audit: --args goes with a single --call TOOL (for several calls: --call TOOL=JSON …)",
+      );
+    return [{ tool: flags[0]!, args: parseArgsJson(args, "--args") }];
+  }
+  return flags.map((flag) => {
+    const eq = flag.indexOf("=");
+    if (eq === -1) return { tool: nonEmpty(flag), args: {} };
+    const tool = nonEmpty(flag.slice(0, eq));
+    return { tool, args: parseArgsJson(flag.slice(eq + 1), `--call ${tool}=`) };
+  });
+}
+
+function nonEmpty(tool: string): string {
+  if (tool.trim() === "") throw new NormalizerError("USAGE", "audit: --call expects a tool name (TOOL or TOOL=JSON)");
+  return tool;
+}
+
+function parseArgsJson(text: string, flag: string): Record<string, unknown> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    throw new NormalizerError("USAGE", `audit: ${flag} is not JSON: ${(error as Error).message}`);
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed))
+    throw new NormalizerError("USAGE", `audit: ${flag} expects a JSON object of arguments`);
+  return parsed as Record<string, unknown>;
+}
+
+/** `--uri` globs (`*` within a path segment, `**` across): a URI is kept when any matches; none given keeps all. */
+export function uriFilter(globs: readonly string[] | undefined): (uri: string) => boolean {
+  if (globs === undefined || globs.length === 0) return () => true;
+  const patterns = globs.map((glob) => globToRegExp(glob));
+  return (uri) => patterns.some((pattern) => pattern.test(uri));
+}
+
+export function parseReads(reads: readonly string[] | undefined): string[] {
+  for (const uri of reads ?? [])
+    if (uri.trim() === "") throw new NormalizerError("USAGE", "audit: --read expects a URI");
+  return [...new Set(reads ?? [])];
+}

@@ -1,0 +1,263 @@
+/**
+ * The fit layer on one result: embedded resources inlined, over-long tool text cut into pages,
+ * images fitted. Inlining and cutting are synchronous; images need sharp (a header read at
+ * least), so a result with images to look at comes back as a promise — and only such a result:
+ * everything else is answered synchronously, with no promise made.
+ */
+import type { ChangeRecord } from "../normalize/change.js";
+import { decodeStrictBase64, decodeStrictBase64Ascii, encodeBase64 } from "../normalize/base64.js";
+import { isJsonObject, mapChanged, rebuild, type JsonObject } from "../normalize/objects.js";
+import { isRawJsonString } from "../wire/rawJson.js";
+import { inlineResource } from "./embedded.js";
+import type { FitPolicy } from "./fitPolicy.js";
+import type { ImageFit } from "./images/fitImage.js";
+import { fitRecord } from "./records.js";
+import type { FitRuntime } from "./runtime.js";
+import type { ImageSettings } from "./settings.js";
+import { cutContent } from "./spill/cutResult.js";
+import type { SpillStore } from "./spill/spillStore.js";
+
+/** Methods whose results the fit layer may change. */
+export const FIT_METHODS: ReadonlySet<string> = new Set(["tools/call", "prompts/get", "resources/read"]);
+
+export interface FitSession {
+  readonly policy: FitPolicy;
+  readonly runtime: FitRuntime;
+  /** This session's pages; null when nothing may be cut. */
+  readonly store: SpillStore | null;
+}
+
+export interface Fitted {
+  /** The original result itself when nothing changed. */
+  readonly value: unknown;
+  readonly changes: ChangeRecord[];
+}
+
+interface ImageJob {
+  /** The block (image block, embedded resource block, or resources/read entry) to replace. */
+  readonly block: JsonObject;
+  readonly path: string;
+  readonly settings: ImageSettings;
+  readonly dryRun: boolean;
+  readonly kind: "image" | "resource" | "entry";
+}
+
+export function fitResult(
+  method: string,
+  result: unknown,
+  tool: string | null,
+  session: FitSession,
+): Fitted | Promise<Fitted> {
+  if (!isJsonObject(result)) return { value: result, changes: [] };
+  const changes: ChangeRecord[] = [];
+  const jobs: ImageJob[] = [];
+  let value: JsonObject = result;
+  switch (method) {
+    case "tools/call": {
+      const content = result.content;
+      if (!Array.isArray(content)) return { value: result, changes };
+      let list = mapChanged(content, (block, i) => inlineBlock(block, `content[${i}]`, tool, session.policy, changes));
+      for (const [i, block] of list.entries()) collectImage(block, `content[${i}]`, tool, session.policy, jobs);
+      const cut = session.policy.for(null, null, tool);
+      if (cut.maxResultBytes !== null) {
+        list = cutContent(
+          list,
+          {
+            maxBytes: cut.maxResultBytes,
+            store: cut.dryRun ? null : session.store,
+            dryRun: cut.dryRun,
+            ttlMs: session.runtime.limits.spillTtlMs,
+          },
+          changes,
+        );
+      }
+      if (list !== content) value = rebuild(result, { content: list });
+      break;
+    }
+    case "prompts/get": {
+      const messages = result.messages;
+      if (!Array.isArray(messages)) return { value: result, changes };
+      const next = mapChanged(messages, (message, m) => {
+        if (!isJsonObject(message)) return message;
+        const content = message.content;
+        const path = `messages[${m}].content`;
+        let out: unknown;
+        if (Array.isArray(content)) {
+          out = mapChanged(content, (block, i) => inlineBlock(block, `${path}[${i}]`, null, session.policy, changes));
+          for (const [i, block] of (out as unknown[]).entries())
+            collectImage(block, `${path}[${i}]`, null, session.policy, jobs);
+        } else {
+          out = inlineBlock(content, path, null, session.policy, changes);
+          collectImage(out, path, null, session.policy, jobs);
+        }
+        return out === content ? message : rebuild(message, { content: out });
+      });
+      if (next !== messages) value = rebuild(result, { messages: next });
+      break;
+    }
+    case "resources/read": {
+      if (!session.policy.mayFitResources || !Array.isArray(result.contents)) return { value: result, changes };
+      for (const [i, entry] of result.contents.entries())
+        collectEntryImage(entry, `contents[${i}]`, session.policy, jobs);
+      break;
+    }
+    default:
+      return { value: result, changes };
+  }
+  if (jobs.length === 0) return { value, changes };
+  return runImages(jobs, session.runtime).then((outcomes) => {
+    const replacements = new Map<JsonObject, JsonObject>();
+    for (let i = 0; i < jobs.length; i++) {
+      const job = jobs[i]!;
+      const outcome = outcomes[i]!;
+      if (outcome.record !== null) changes.push(outcome.record);
+      if (outcome.block !== null && !job.dryRun) replacements.set(job.block, outcome.block);
+    }
+    return { value: replacements.size === 0 ? value : replaceBlocks(method, value, replacements), changes };
+  });
+}
+
+/** An embedded resource block inlined when its settings say so (dryRun: recorded, not made). */
+function inlineBlock(
+  block: unknown,
+  path: string,
+  tool: string | null,
+  policy: FitPolicy,
+  changes: ChangeRecord[],
+): unknown {
+  if (!isJsonObject(block) || block.type !== "resource" || !isJsonObject(block.resource)) return block;
+  const resource = block.resource;
+  const settings = policy.for(typeof resource.uri === "string" ? resource.uri : null, resource.mimeType, tool);
+  if (settings.embeddedResources !== "inline") return block;
+  const next = inlineResource(block, path, settings.dryRun, changes);
+  return next === null || settings.dryRun ? block : next;
+}
+
+function collectImage(block: unknown, path: string, tool: string | null, policy: FitPolicy, jobs: ImageJob[]): void {
+  if (!isJsonObject(block)) return;
+  if (block.type === "image" && isPayload(block.data)) {
+    const settings = policy.for(null, block.mimeType, tool);
+    if (settings.images !== null)
+      jobs.push({ block, path, settings: settings.images, dryRun: settings.dryRun, kind: "image" });
+  } else if (block.type === "resource" && isJsonObject(block.resource) && isImageBlob(block.resource)) {
+    const resource = block.resource;
+    const settings = policy.for(typeof resource.uri === "string" ? resource.uri : null, resource.mimeType, tool);
+    if (settings.images !== null)
+      jobs.push({
+        block,
+        path: `${path}.resource`,
+        settings: settings.images,
+        dryRun: settings.dryRun,
+        kind: "resource",
+      });
+  }
+}
+
+function collectEntryImage(entry: unknown, path: string, policy: FitPolicy, jobs: ImageJob[]): void {
+  if (!isJsonObject(entry) || !isImageBlob(entry)) return;
+  const settings = policy.for(typeof entry.uri === "string" ? entry.uri : null, entry.mimeType, null);
+  if (settings.images?.resources === true)
+    jobs.push({ block: entry, path, settings: settings.images, dryRun: settings.dryRun, kind: "entry" });
+}
+
+function isPayload(value: unknown): boolean {
+  return typeof value === "string" || isRawJsonString(value);
+}
+
+function isImageBlob(entry: JsonObject): boolean {
+  return isPayload(entry.blob) && typeof entry.mimeType === "string" && /^\s*image\//i.test(entry.mimeType);
+}
+
+interface JobOutcome {
+  readonly block: JsonObject | null;
+  readonly record: ChangeRecord | null;
+}
+
+function runImages(jobs: readonly ImageJob[], runtime: FitRuntime): Promise<JobOutcome[]> {
+  return Promise.all(
+    jobs.map(async (job): Promise<JobOutcome> => {
+      const holder = job.kind === "resource" ? (job.block.resource as JsonObject) : job.block;
+      const key = job.kind === "image" ? "data" : "blob";
+      const payload = holder[key];
+      const bytes = isRawJsonString(payload)
+        ? payload.plainAscii() === null
+          ? decodeStrictBase64(payload.value())
+          : decodeStrictBase64Ascii(payload.plainAscii()!)
+        : decodeStrictBase64(payload as string);
+      const uri = typeof holder.uri === "string" ? holder.uri : null;
+      const record = (
+        action: ChangeRecord["action"],
+        reason: string,
+        after: JsonObject,
+        mimeAfter?: unknown,
+      ): ChangeRecord =>
+        fitRecord({
+          action,
+          path: job.path,
+          uri,
+          before: job.block,
+          after,
+          mimeBefore: holder.mimeType,
+          mimeAfter,
+          reason,
+          applied: !job.dryRun,
+        });
+      if (bytes === null)
+        return {
+          block: null,
+          record: record("warn-image-undecodable", "image data is not standard base64", job.block),
+        };
+      const fit: ImageFit = await runtime.images.fit(bytes, job.settings);
+      if (fit.kind === "keep") return { block: null, record: null };
+      if (fit.kind === "warn") return { block: null, record: record(fit.action, fit.reason, job.block) };
+      const replaced = rebuild(holder, { [key]: encodeBase64(fit.bytes), mimeType: fit.mime });
+      const block = job.kind === "resource" ? rebuild(job.block, { resource: replaced }) : replaced;
+      return { block, record: record("fit-image", fit.reason, block, fit.mime) };
+    }),
+  );
+}
+
+/** The result with each fitted block put in its place (blocks are found by identity). */
+function replaceBlocks(
+  method: string,
+  result: JsonObject,
+  replacements: ReadonlyMap<JsonObject, JsonObject>,
+): JsonObject {
+  const swap = (item: unknown): unknown => (isJsonObject(item) ? (replacements.get(item) ?? item) : item);
+  const list = (key: string, map: (item: unknown) => unknown): JsonObject => {
+    const items = result[key];
+    if (!Array.isArray(items)) return result;
+    const next = mapChanged(items, map);
+    return next === items ? result : rebuild(result, { [key]: next });
+  };
+  switch (method) {
+    case "tools/call":
+      return list("content", swap);
+    case "resources/read":
+      return list("contents", swap);
+    case "prompts/get":
+      return list("messages", (message) => {
+        if (!isJsonObject(message)) return message;
+        const content = message.content;
+        const next = Array.isArray(content) ? mapChanged(content, swap) : swap(content);
+        return next === content ? message : rebuild(message, { content: next });
+      });
+    default:
+      return result;
+  }
+}
+
+/**
+ * The engine's records and the fit layer's for one result, as one list: an engine record that
+ * only says "unchanged" for a block the fit layer then changed is left out (one entry, one record).
+ */
+export function mergeChanges(engine: readonly ChangeRecord[], fitted: readonly ChangeRecord[]): ChangeRecord[] {
+  if (fitted.length === 0) return [...engine];
+  const paths = new Set(fitted.map((change) => change.path));
+  const covered = (path: string): boolean => {
+    if (paths.has(path)) return true;
+    const dot = path.lastIndexOf(".");
+    return dot > 0 && paths.has(path.slice(0, dot));
+  };
+  return [...engine.filter((change) => change.action !== "none" || !covered(change.path)), ...fitted];
+}

@@ -1,0 +1,67 @@
+/**
+ * Images are decoded and encoded a few at a time over the whole process
+ * (`limits.fitConcurrency`): each fit holds a decoded image in memory. A job that has not
+ * finished `limits.fitTimeoutMs` after it was queued resolves as a timeout warning, so no message
+ * waits longer than that (sharp's work goes on in its thread and its result is dropped).
+ */
+import { fitImage, type ImageFit } from "./images/fitImage.js";
+import type { ImageSettings } from "./settings.js";
+
+export interface ImageQueueOptions {
+  readonly concurrency: number;
+  readonly timeoutMs: number;
+  readonly maxPixels: number;
+}
+
+export class ImageQueue {
+  private running = 0;
+  private readonly waiting: Array<() => void> = [];
+
+  constructor(readonly options: ImageQueueOptions) {}
+
+  /** Jobs running and waiting (for tests and metrics). */
+  get load(): { running: number; waiting: number } {
+    return { running: this.running, waiting: this.waiting.length };
+  }
+
+  fit(bytes: Buffer, settings: ImageSettings): Promise<ImageFit> {
+    const abort = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<ImageFit>((resolve) => {
+      timer = setTimeout(() => {
+        abort.abort();
+        resolve({
+          kind: "warn",
+          action: "warn-image-timeout",
+          reason: `not fitted within limits.fitTimeoutMs (${this.options.timeoutMs} ms); sent as it was`,
+        });
+      }, this.options.timeoutMs);
+    });
+    const work = this.slot().then(async (release) => {
+      try {
+        if (abort.signal.aborted) return null;
+        return await fitImage(bytes, settings, { maxPixels: this.options.maxPixels, signal: abort.signal });
+      } finally {
+        release();
+      }
+    });
+    return Promise.race([work.then((fit) => fit ?? timeout), timeout]).finally(() => clearTimeout(timer));
+  }
+
+  private slot(): Promise<() => void> {
+    const release = (): void => {
+      this.running--;
+      this.waiting.shift()?.();
+    };
+    if (this.running < this.options.concurrency) {
+      this.running++;
+      return Promise.resolve(release);
+    }
+    return new Promise((resolve) =>
+      this.waiting.push(() => {
+        this.running++;
+        resolve(release);
+      }),
+    );
+  }
+}

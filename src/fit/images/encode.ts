@@ -1,0 +1,105 @@
+/**
+ * Encoding a resized image so its bytes fit `maxBytes`, in a format the host accepts. Formats
+ * are tried in order (the source's own when allowed; PNG for lossless sources; then JPEG, or
+ * WebP first when the image has transparency), JPEG and WebP at falling qualities; when nothing
+ * fits, the image is made smaller and the ladder runs again.
+ */
+import type { ImageFormat } from "../settings.js";
+import type { Sharp } from "./modules.js";
+
+export interface Pixels {
+  readonly data: Buffer;
+  readonly width: number;
+  readonly height: number;
+  readonly channels: 1 | 2 | 3 | 4;
+}
+
+export interface Encoded {
+  readonly bytes: Buffer;
+  readonly mime: ImageFormat;
+  readonly width: number;
+  readonly height: number;
+  /** JPEG/WebP quality used, when lossy. */
+  readonly quality?: number;
+}
+
+const LOSSY_QUALITIES = [85, 75, 60, 45] as const;
+/** Each further round shrinks both sides by this factor (the area roughly halves). */
+const SHRINK = 0.7;
+const MAX_ROUNDS = 8;
+/** An encoding this many times over maxBytes skips the lower qualities of its format. */
+const FAR_OVER = 1.6;
+/** Below this long side an image is not made smaller still. */
+const MIN_SIDE = 16;
+
+export function formatOrder(
+  sourceMime: string,
+  lossySource: boolean,
+  alpha: boolean,
+  allowed: readonly ImageFormat[],
+): ImageFormat[] {
+  const order: ImageFormat[] = [];
+  const add = (format: ImageFormat): void => {
+    if (allowed.includes(format) && !order.includes(format)) order.push(format);
+  };
+  if ((allowed as readonly string[]).includes(sourceMime)) add(sourceMime as ImageFormat);
+  if (!lossySource) add("image/png");
+  for (const format of alpha
+    ? (["image/webp", "image/png", "image/jpeg"] as const)
+    : (["image/jpeg", "image/webp", "image/png"] as const))
+    add(format);
+  add("image/gif");
+  return order;
+}
+
+export async function encodeToFit(
+  sharp: Sharp,
+  pixels: Pixels,
+  order: readonly ImageFormat[],
+  maxBytes: number,
+): Promise<Encoded | null> {
+  let width = pixels.width;
+  let height = pixels.height;
+  for (let round = 0; round < MAX_ROUNDS; round++) {
+    for (const mime of order) {
+      const qualities = mime === "image/jpeg" || mime === "image/webp" ? LOSSY_QUALITIES : [undefined];
+      for (const quality of qualities) {
+        const bytes = await encodeOnce(sharp, pixels, width, height, mime, quality);
+        if (bytes.length <= maxBytes)
+          return { bytes, mime, width, height, ...(quality === undefined ? {} : { quality }) };
+        // Far over: a lower quality will not close the gap; a smaller image will.
+        if (bytes.length > maxBytes * FAR_OVER) break;
+      }
+    }
+    if (Math.max(width, height) * SHRINK < MIN_SIDE) break;
+    width = Math.max(1, Math.round(width * SHRINK));
+    height = Math.max(1, Math.round(height * SHRINK));
+  }
+  return null;
+}
+
+function encodeOnce(
+  sharp: Sharp,
+  pixels: Pixels,
+  width: number,
+  height: number,
+  mime: ImageFormat,
+  quality: number | undefined,
+): Promise<Buffer> {
+  let image = sharp(pixels.data, { raw: { width: pixels.width, height: pixels.height, channels: pixels.channels } });
+  if (width !== pixels.width || height !== pixels.height) image = image.resize(width, height, { fit: "fill" });
+  switch (mime) {
+    case "image/png":
+      return image.png({ compressionLevel: 6 }).toBuffer();
+    case "image/jpeg":
+      // JPEG has no alpha: transparent pixels become white, as most viewers show them.
+      return image
+        .flatten({ background: "#ffffff" })
+        .jpeg({ quality: quality ?? 85 })
+        .toBuffer();
+    case "image/webp":
+      return image.webp({ quality: quality ?? 85 }).toBuffer();
+    case "image/gif":
+      return image.gif().toBuffer();
+  }
+}

@@ -1,0 +1,49 @@
+/**
+ * Which decoder an image's bytes go to, read from the bytes themselves (never from the declared
+ * type, which servers get wrong): sharp for the raster formats libvips reads, bmp-ts for BMP,
+ * decode-ico for icons, resvg for SVG. SVG is never handed to sharp: its librsvg would resolve
+ * references to local files.
+ */
+import { detectSignature } from "../../normalize/signature.js";
+
+export type SourceKind =
+  | { readonly decoder: "sharp"; readonly mime: string; readonly lossy: boolean }
+  | { readonly decoder: "bmp"; readonly mime: "image/bmp"; readonly lossy: false }
+  | { readonly decoder: "ico"; readonly mime: "image/x-icon"; readonly lossy: false }
+  | { readonly decoder: "svg"; readonly mime: "image/svg+xml"; readonly lossy: false };
+
+/** Raster formats sharp decodes, and whether they are usually lossy (photos). */
+const SHARP_FORMATS: ReadonlyMap<string, boolean> = new Map([
+  ["image/png", false],
+  ["image/jpeg", true],
+  ["image/gif", false],
+  ["image/webp", true],
+  ["image/tiff", false],
+  ["image/avif", true],
+  ["image/heic", true],
+]);
+
+/** How far into the bytes an SVG root element is looked for (after the prolog, comments, a doctype). */
+const SVG_HEAD_BYTES = 4096;
+
+export function sourceKind(bytes: Buffer): SourceKind | null {
+  const sig = detectSignature(bytes.subarray(0, 512));
+  if (sig !== null) {
+    const lossy = SHARP_FORMATS.get(sig.mime);
+    if (lossy !== undefined) return { decoder: "sharp", mime: sig.mime, lossy };
+    if (sig.mime === "image/bmp") return { decoder: "bmp", mime: "image/bmp", lossy: false };
+    if (sig.mime === "image/x-icon") return { decoder: "ico", mime: "image/x-icon", lossy: false };
+    return null;
+  }
+  return looksLikeSvg(bytes) ? { decoder: "svg", mime: "image/svg+xml", lossy: false } : null;
+}
+
+function looksLikeSvg(bytes: Buffer): boolean {
+  const head = bytes
+    .subarray(0, SVG_HEAD_BYTES)
+    .toString("utf8")
+    .replace(/^\uFEFF/, "");
+  // Only markup before the root: an XML declaration, comments, processing instructions, a doctype.
+  const prolog = /^(?:\s+|<\?[\s\S]*?\?>|<!--[\s\S]*?-->|<!DOCTYPE[^>[]*(?:\[[\s\S]*?\])?\s*>)*<svg[\s>]/i;
+  return prolog.test(head);
+}

@@ -1,0 +1,139 @@
+/**
+ * `maxResultBytes` on a `tools/call` result: its text blocks, in order, share a budget of N
+ * UTF-8 bytes. The first block that does not fit is cut where the budget ends (at a character,
+ * preferably grapheme, boundary), and a `resource_link` to the rest follows it; every later text
+ * block is replaced by a link to its whole text. The rest is held in pages of at most N bytes,
+ * which the proxy serves on `resources/read`; the piece kept plus every page, concatenated, is
+ * the original text exactly. Other blocks (images, resources, links) are left as they are.
+ */
+import type { ChangeRecord } from "../../normalize/change.js";
+import { isJsonObject, rebuild, type JsonObject } from "../../normalize/objects.js";
+import { isRawJsonString } from "../../wire/rawJson.js";
+import { fitRecord } from "../records.js";
+import { cutEnd, pageBounds, utf8Bytes } from "./cutText.js";
+import type { SpillStore } from "./spillStore.js";
+import { spillUri } from "./spillUri.js";
+
+export interface CutOptions {
+  readonly maxBytes: number;
+  /** Null in dryRun: nothing is held, records say what would happen. */
+  readonly store: SpillStore | null;
+  readonly dryRun: boolean;
+  readonly ttlMs: number;
+}
+
+/** The content list with over-budget text cut; the original list itself when nothing was cut. */
+export function cutContent(
+  content: readonly unknown[],
+  options: CutOptions,
+  changes: ChangeRecord[],
+): readonly unknown[] {
+  let remaining = options.maxBytes;
+  let out: unknown[] | null = null;
+  for (let i = 0; i < content.length; i++) {
+    const block = content[i];
+    if (!isJsonObject(block) || block.type !== "text") continue;
+    const text = typeof block.text === "string" ? block.text : isRawJsonString(block.text) ? block.text.value() : null;
+    if (text === null) continue;
+    // Most results are far below the budget: the bytes are counted only when the length says they might not fit.
+    const bytes = text.length * 3 <= remaining ? null : utf8Bytes(text);
+    if (bytes === null || bytes <= remaining) {
+      remaining -= bytes ?? utf8Bytes(text);
+      continue;
+    }
+    const replaced = cutBlock(block, text, bytes, remaining, options, `content[${i}]`, changes);
+    remaining = 0;
+    if (replaced === null) continue;
+    out ??= content.slice(0, i);
+    out.push(...replaced);
+    // The blocks after this one keep their places after the inserted link.
+    for (let j = i + 1; j < content.length; j++) {
+      const next = content[j];
+      if (isJsonObject(next) && next.type === "text") {
+        const nextText =
+          typeof next.text === "string" ? next.text : isRawJsonString(next.text) ? next.text.value() : null;
+        const cut =
+          nextText === null || nextText.length === 0
+            ? null
+            : cutBlock(next, nextText, utf8Bytes(nextText), 0, options, `content[${j}]`, changes);
+        if (cut !== null) {
+          out.push(...cut);
+          continue;
+        }
+      }
+      out.push(next);
+    }
+    return options.dryRun ? content : out;
+  }
+  return out ?? content;
+}
+
+/** The blocks that replace one text block: the piece that fits (if any) and a link to the rest. */
+function cutBlock(
+  block: JsonObject,
+  text: string,
+  bytes: number,
+  budget: number,
+  options: CutOptions,
+  path: string,
+  changes: ChangeRecord[],
+): JsonObject[] | null {
+  const end = budget === 0 ? 0 : cutEnd(text, 0, budget);
+  const rest = text.slice(end);
+  const bounds = pageBounds(rest, 0, options.maxBytes);
+  const pages = bounds.length - 1;
+  const restBytes = bytes - utf8Bytes(text, 0, end);
+  const firstPageBytes = utf8Bytes(rest, 0, bounds[1]);
+  let id: string | null = "dry-run";
+  if (options.store !== null) id = options.store.add(rest, bounds);
+  if (id === null) {
+    changes.push(
+      fitRecord({
+        action: "warn-spill-full",
+        path,
+        before: block,
+        after: block,
+        reason: `text of ${bytes} bytes is over maxResultBytes (${options.maxBytes}) but limits.spillMaxBytes has no room for the rest; sent whole`,
+        applied: !options.dryRun,
+      }),
+    );
+    return null;
+  }
+  const link = linkBlock(spillUri(id, 1), end === 0 ? 0 : bytes - restBytes, restBytes, pages, firstPageBytes, options);
+  const blocks = end === 0 ? [link] : [rebuild(block, { text: text.slice(0, end) }), link];
+  changes.push(
+    fitRecord({
+      action: "cut-result",
+      path,
+      before: block,
+      after: blocks,
+      reason: `text of ${bytes} bytes cut at ${bytes - restBytes} (maxResultBytes ${options.maxBytes}); ${restBytes} bytes in ${pages} page(s) at ${spillUri(options.dryRun ? "…" : id, 1)}`,
+      applied: !options.dryRun,
+    }),
+  );
+  return blocks;
+}
+
+function linkBlock(
+  uri: string,
+  kept: number,
+  restBytes: number,
+  pages: number,
+  firstPageBytes: number,
+  options: CutOptions,
+): JsonObject {
+  const minutes = Math.max(1, Math.round(options.ttlMs / 60_000));
+  const lead =
+    kept === 0
+      ? "This text was not sent: it did not fit the size limit for tool results"
+      : `The text above was cut after ${kept} bytes to fit the size limit for tool results`;
+  return {
+    type: "resource_link",
+    uri,
+    name: "rest-of-result",
+    title: pages === 1 ? "Rest of this tool result" : `Rest of this tool result (page 1 of ${pages})`,
+    description: `${lead}. The remaining ${restBytes} bytes are in ${pages} page(s) of at most ${options.maxBytes} bytes: read this resource (resources/read); each page except the last ends with a text/uri-list entry naming the next page. Available for about ${minutes} minute(s), in this session only.`,
+    mimeType: "text/plain",
+    size: firstPageBytes,
+  };
+}

@@ -1,0 +1,87 @@
+/**
+ * Cutting text into pieces of at most N UTF-8 bytes that concatenate back to the very same
+ * string: never inside a character (a surrogate pair is one character), and at a grapheme
+ * boundary (an emoji sequence, a letter with its combining marks) whenever one lies near.
+ */
+
+/** How far back (in UTF-16 units) a grapheme boundary is looked for before a plain character cut. */
+const GRAPHEME_WINDOW = 64;
+let segmenter: Intl.Segmenter | undefined;
+
+/** UTF-8 bytes of `text[from, to)`; a lone surrogate counts 3 (what an encoder writes for it). */
+export function utf8Bytes(text: string, from = 0, to = text.length): number {
+  let bytes = 0;
+  for (let i = from; i < to; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x80) bytes += 1;
+    else if (code < 0x800) bytes += 2;
+    else if (code >= 0xd800 && code <= 0xdbff && i + 1 < to && isLow(text.charCodeAt(i + 1))) {
+      bytes += 4;
+      i++;
+    } else bytes += 3;
+  }
+  return bytes;
+}
+
+/**
+ * The end of the longest piece starting at `start` of at most `maxBytes` bytes (`text.length`
+ * when the rest fits; `start` when not even one character fits).
+ */
+export function cutEnd(text: string, start: number, maxBytes: number): number {
+  let bytes = 0;
+  let i = start;
+  while (i < text.length) {
+    const code = text.charCodeAt(i);
+    let width = 1;
+    let size = code < 0x80 ? 1 : code < 0x800 ? 2 : 3;
+    if (code >= 0xd800 && code <= 0xdbff && i + 1 < text.length && isLow(text.charCodeAt(i + 1))) {
+      width = 2;
+      size = 4;
+    }
+    if (bytes + size > maxBytes) break;
+    bytes += size;
+    i += width;
+  }
+  if (i >= text.length || i === start) return i;
+  return graphemeBoundaryBefore(text, start, i);
+}
+
+/**
+ * Boundaries of consecutive pieces from `start`: [start, b1, b2, …, text.length]. A piece holds
+ * at least one character, even one wider than `maxBytes` (only possible under 4 bytes).
+ */
+export function pageBounds(text: string, start: number, maxBytes: number): number[] {
+  const bounds = [start];
+  let at = start;
+  while (at < text.length) {
+    const end = cutEnd(text, at, maxBytes);
+    at = end === at ? forceOne(text, at) : end;
+    bounds.push(at);
+  }
+  return bounds;
+}
+
+function isLow(code: number): boolean {
+  return code >= 0xdc00 && code <= 0xdfff;
+}
+
+/** One character even when it is wider than the budget (a budget under 4 bytes). */
+function forceOne(text: string, i: number): number {
+  const code = text.charCodeAt(i);
+  return code >= 0xd800 && code <= 0xdbff && i + 1 < text.length && isLow(text.charCodeAt(i + 1)) ? i + 2 : i + 1;
+}
+
+/** The last grapheme boundary in (start, end]; `end` itself when none is near. */
+function graphemeBoundaryBefore(text: string, start: number, end: number): number {
+  const from = Math.max(start, end - GRAPHEME_WINDOW);
+  const to = Math.min(text.length, end + GRAPHEME_WINDOW);
+  segmenter ??= new Intl.Segmenter(undefined, { granularity: "grapheme" });
+  let best = -1;
+  for (const { index } of segmenter.segment(text.slice(from, to))) {
+    const at = from + index;
+    if (at > end) break;
+    // The window's first position is a boundary only if it is the piece's own start.
+    if (at > start && (at > from || from === start)) best = at;
+  }
+  return best > start ? best : end;
+}

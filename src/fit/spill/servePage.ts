@@ -1,0 +1,27 @@
+/**
+ * The answer to `resources/read` of a page URI, made by the proxy (never forwarded): the page's
+ * text, then — when another page follows — a `text/uri-list` entry naming it. A URI this session
+ * does not hold (another session's, expired, or never made) gets error -32002 (resource not
+ * found) saying which, and why pages go away.
+ */
+import { JSONRPC } from "../../errors/jsonRpcCodes.js";
+import type { SpillStore } from "./spillStore.js";
+
+export type PageAnswer =
+  | { readonly result: Record<string, unknown> }
+  | { readonly error: { code: number; message: string; data: { uri: string } } };
+
+export function servePage(store: SpillStore | null, uri: string): PageAnswer {
+  const read = store?.read(uri) ?? { ok: false as const, why: "unknown" as const };
+  if (!read.ok) {
+    const ttl = store === null ? "" : ` after ${Math.round(store.budget.ttlMs / 1000)} s (limits.spillTtlMs)`;
+    const message =
+      read.why === "expired"
+        ? `${uri}: this page of a cut tool result has expired (pages are kept${ttl}); call the tool again`
+        : `${uri}: no such page in this session (pages of a cut tool result can be read only in the session that received the result, until they expire${ttl})`;
+    return { error: { code: JSONRPC.RESOURCE_NOT_FOUND, message, data: { uri } } };
+  }
+  const contents: Record<string, unknown>[] = [{ uri, mimeType: "text/plain", text: read.text }];
+  if (read.next !== null) contents.push({ uri: `${uri}#next`, mimeType: "text/uri-list", text: `${read.next}\r\n` });
+  return { result: { contents } };
+}

@@ -1,0 +1,95 @@
+/**
+ * One session's cut results: the text that did not go out, page boundaries, and what each page
+ * links to. Pages belong to the session that made them; another session's URIs are unknown here.
+ * Expired ids are remembered (a bounded number) so their reads say "expired", not "unknown".
+ */
+import type { SpillBudget, SpillHolder } from "./spillBudget.js";
+import { newSpillId, parseSpillUri, spillUri } from "./spillUri.js";
+
+/** Expired ids remembered per session to tell "expired" from "never known". */
+const EXPIRED_REMEMBERED = 1000;
+
+interface Spill {
+  /**
+   * The text as its own copy (not a slice that would keep the whole result alive): Latin-1 text
+   * one byte per character, other text as UTF-16 code units (a lone surrogate survives exactly).
+   */
+  readonly held: Buffer;
+  readonly encoding: "latin1" | "utf16le";
+  /** Page k (1-based) is the text's characters [bounds[k-1], bounds[k]). */
+  readonly bounds: readonly number[];
+  readonly release: () => void;
+}
+
+export type PageRead =
+  | {
+      readonly ok: true;
+      readonly text: string;
+      readonly page: number;
+      readonly pages: number;
+      readonly next: string | null;
+    }
+  | { readonly ok: false; readonly why: "expired" | "unknown" };
+
+export class SpillStore implements SpillHolder {
+  private readonly spills = new Map<string, Spill>();
+  private readonly expired = new Set<string>();
+  private closed = false;
+
+  constructor(readonly budget: SpillBudget) {}
+
+  /**
+   * Holds `text` with pages at `bounds` (character indices from 0 to text.length); the id, or
+   * null when the memory budget has no room for it. The budget counts the bytes held.
+   */
+  add(text: string, bounds: readonly number[]): string | null {
+    if (this.closed) return null;
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: the class is "anything above Latin-1", from U+0000 on.
+    const encoding = /[^\u0000-\u00ff]/.test(text) ? "utf16le" : "latin1";
+    const size = encoding === "latin1" ? text.length : text.length * 2;
+    const id = newSpillId();
+    const reserved = this.budget.reserve(this, id, size);
+    if (reserved === null) return null;
+    this.spills.set(id, { held: Buffer.from(text, encoding), encoding, bounds, release: reserved.release });
+    return id;
+  }
+
+  read(uri: string): PageRead {
+    const parsed = parseSpillUri(uri);
+    if (parsed === null) return { ok: false, why: "unknown" };
+    this.budget.sweep();
+    const spill = this.spills.get(parsed.id);
+    if (spill === undefined) return { ok: false, why: this.expired.has(parsed.id) ? "expired" : "unknown" };
+    const pages = spill.bounds.length - 1;
+    if (parsed.page > pages) return { ok: false, why: "unknown" };
+    return {
+      ok: true,
+      text: pageText(spill, parsed.page),
+      page: parsed.page,
+      pages,
+      next: parsed.page < pages ? spillUri(parsed.id, parsed.page + 1) : null,
+    };
+  }
+
+  expire(id: string): void {
+    if (!this.spills.delete(id)) return;
+    this.expired.add(id);
+    if (this.expired.size > EXPIRED_REMEMBERED) this.expired.delete(this.expired.values().next().value as string);
+  }
+
+  /** Session over: every page is released at once. */
+  close(): void {
+    this.closed = true;
+    for (const spill of this.spills.values()) spill.release();
+    this.spills.clear();
+  }
+
+  get count(): number {
+    return this.spills.size;
+  }
+}
+
+function pageText(spill: Spill, page: number): string {
+  const width = spill.encoding === "latin1" ? 1 : 2;
+  return spill.held.toString(spill.encoding, spill.bounds[page - 1]! * width, spill.bounds[page]! * width);
+}

@@ -1,0 +1,78 @@
+/**
+ * The charset of textual bytes that declare none and are not UTF-8, guessed with `chardet` (pure
+ * JavaScript, synchronous: the engine stays pure). A guess is only acted on when it is
+ * confident and checked: enough bytes, chardet's confidence at or above the threshold, an exact
+ * round trip through the guessed charset (charset.ts), and text without binary or C1 control
+ * characters. Anything less keeps the bytes as they came.
+ *
+ * The thresholds were chosen on test/fixtures/corpus/charsets (natural text in 20 legacy
+ * charsets cut at 12–500 bytes, UTF-16 without a BOM, random bytes) and thousands of seeded
+ * random byte strings without control bytes: at these values no text was transcoded in a wrong
+ * charset and no random string was transcoded at all (test/normalize/charsetDetection.test.ts
+ * checks both on every run).
+ */
+import { analyse } from "chardet";
+import { canonicalCharset, decodeStrict, isUtf8Family } from "./charset.js";
+import { hasBinaryControls } from "./textEvidence.js";
+
+/** Fewer bytes than this are too short to tell charsets apart: never guessed. */
+export const DETECT_MIN_BYTES = 48;
+/** chardet's confidence (0–100) a multi-byte CJK guess needs (real text scores 90–100, random bytes up to ~80). */
+export const DETECT_MULTIBYTE_MIN_CONFIDENCE = 90;
+/** …a single-byte guess needs below DETECT_LONG_BYTES (random high bytes reach ~65 at 48 bytes)… */
+export const DETECT_SHORT_MIN_CONFIDENCE = 70;
+/** …and from this many bytes on, where random bytes stay under 30 and Cyrillic text scores 36–40. */
+export const DETECT_LONG_BYTES = 160;
+export const DETECT_LONG_MIN_CONFIDENCE = 35;
+/** The multi-byte charsets chardet reports: their scores run on another scale. */
+const MULTIBYTE = new Set([
+  "shift_jis",
+  "euc-jp",
+  "euc-kr",
+  "gb18030",
+  "big5",
+  "iso-2022-jp",
+  "iso-2022-kr",
+  "iso-2022-cn",
+]);
+
+/** The confidence a guess of `charset` over `length` bytes needs to be used. */
+export function requiredConfidence(charset: string, length: number): number {
+  if (MULTIBYTE.has(charset)) return DETECT_MULTIBYTE_MIN_CONFIDENCE;
+  return length >= DETECT_LONG_BYTES ? DETECT_LONG_MIN_CONFIDENCE : DETECT_SHORT_MIN_CONFIDENCE;
+}
+/** chardet reads at most this many leading bytes (its cost grows with them; a few thousand characters
+ * are plenty to tell charsets apart); the whole payload is still decoded strictly. */
+export const DETECT_SAMPLE_BYTES = 8 * 1024;
+
+/** U+0080–U+009F: C1 controls, what a Latin-1 guess makes of bytes that were not Latin-1. */
+const C1_CONTROL = /[\u0080-\u009f]/;
+
+export type Detection =
+  | { readonly detected: true; readonly charset: string; readonly confidence: number; readonly text: string }
+  | { readonly detected: false; readonly why: string };
+
+export function detectCharset(bytes: Uint8Array): Detection {
+  if (bytes.length < DETECT_MIN_BYTES)
+    return { detected: false, why: `${bytes.length} bytes are too few to detect a charset (${DETECT_MIN_BYTES})` };
+  const sample = bytes.length > DETECT_SAMPLE_BYTES ? bytes.subarray(0, DETECT_SAMPLE_BYTES) : bytes;
+  let best: { name: string; confidence: number } | undefined;
+  try {
+    best = analyse(sample)[0];
+  } catch {
+    // The detector is third-party code; the engine is total whatever it does.
+    best = undefined;
+  }
+  if (best === undefined) return { detected: false, why: "no charset detected" };
+  const guess = `${best.name} at confidence ${best.confidence}`;
+  const charset = canonicalCharset(best.name);
+  const needed = requiredConfidence(charset, bytes.length);
+  if (best.confidence < needed)
+    return { detected: false, why: `charset not detected confidently (${guess} < ${needed})` };
+  if (isUtf8Family(charset)) return { detected: false, why: `detected ${guess}, but the bytes are not UTF-8` };
+  const text = decodeStrict(bytes, charset);
+  if (text === null) return { detected: false, why: `detected ${guess}, but the bytes do not decode in it exactly` };
+  if (text.indexOf("\u0000") !== -1 || hasBinaryControls(text) || C1_CONTROL.test(text))
+    return { detected: false, why: `detected ${guess}, but the text would hold control characters` };
+  return { detected: true, charset, confidence: best.confidence, text };
+}

@@ -1,0 +1,112 @@
+/**
+ * The fit layer as one session's decorator sees it: which tool each `tools/call` named (rules
+ * can match on it), the session's pages of cut results, and the requests the proxy answers
+ * itself instead of forwarding — `resources/read` of a page URI always; and, when results may be
+ * cut and the upstream declared no `resources` capability, `resources/list` and
+ * `resources/templates/list` (empty lists), since the proxy then declares that capability so
+ * hosts offer the model a way to read the pages.
+ */
+import { FIT_METHODS, fitResult, type FitSession, type Fitted } from "../fit/fitResult.js";
+import { FitPolicy, type FitPolicyOptions } from "../fit/fitPolicy.js";
+import { defaultFitRuntime, type FitRuntime } from "../fit/runtime.js";
+import { servePage } from "../fit/spill/servePage.js";
+import { SpillStore } from "../fit/spill/spillStore.js";
+import { isSpillUri } from "../fit/spill/spillUri.js";
+import { rebuild, type JsonObject } from "../normalize/objects.js";
+import { idKey, isObj, isRequest, type RequestId } from "../transports/jsonrpc.js";
+
+export interface FitOptions {
+  /** A compiled fit policy, or options to compile one. */
+  readonly policy: FitPolicy | FitPolicyOptions;
+  /** Shared image queue and page memory; default: one per process with default limits. */
+  readonly runtime?: FitRuntime;
+  /**
+   * Pages shared with other connections of the same client (a stateless pool's upstreams: any
+   * of them may serve the next read). Its owner closes it; default: this connection's own.
+   */
+  readonly store?: SpillStore;
+}
+
+/** The empty answers the proxy gives for an upstream without resources, once it declared them. */
+const EMPTY_LISTS: Readonly<Record<string, string>> = {
+  "resources/list": "resources",
+  "resources/templates/list": "resourceTemplates",
+};
+
+export class FitStage {
+  readonly session: FitSession;
+  private readonly tools = new Map<string, string>();
+  /** True once the proxy declared `resources` for an upstream that had not. */
+  private declaredResources = false;
+  private readonly ownsStore: boolean;
+
+  constructor(options: FitOptions) {
+    const policy = options.policy instanceof FitPolicy ? options.policy : new FitPolicy(options.policy);
+    const runtime = options.runtime ?? defaultFitRuntime();
+    this.ownsStore = options.store === undefined;
+    this.session = { policy, runtime, store: policy.mayCut ? (options.store ?? new SpillStore(runtime.spill)) : null };
+  }
+
+  get active(): boolean {
+    return this.session.policy.active;
+  }
+
+  /** Requests whose answers this stage needs to see besides the results it fits. */
+  tracks(method: string): boolean {
+    return method === "initialize" && this.session.policy.mayCut;
+  }
+
+  /** Remembers the tool a `tools/call` names (rules may match on it). */
+  noteRequest(id: RequestId, method: string, params: unknown): void {
+    if (method === "tools/call" && isObj(params) && typeof params.name === "string")
+      this.tools.set(idKey(id), params.name);
+  }
+
+  /** The tool the request `id` named, while it is still waiting for its answer. */
+  toolOf(id: RequestId): string | undefined {
+    return this.tools.size > 0 ? this.tools.get(idKey(id)) : undefined;
+  }
+
+  /** Remembers that the answer to `id` is the result of `tool` (a task's `tasks/result`). */
+  noteTool(id: RequestId, tool: string): void {
+    if (this.active) this.tools.set(idKey(id), tool);
+  }
+
+  forget(id: RequestId): void {
+    if (this.tools.size > 0) this.tools.delete(idKey(id));
+  }
+
+  /** The fitted result (or a promise of it); null when the method is not one the fit layer changes. */
+  fit(method: string, id: RequestId, result: unknown): Fitted | Promise<Fitted> | null {
+    if (!FIT_METHODS.has(method)) return null;
+    const key = idKey(id);
+    const tool = this.tools.get(key) ?? null;
+    if (tool !== null) this.tools.delete(key);
+    if (!this.active) return null;
+    return fitResult(method, result, tool, this.session);
+  }
+
+  /** An `initialize` result with `resources` declared when pages may be served and it had none. */
+  initializeResult(result: unknown): unknown {
+    if (!isObj(result) || !isObj(result.capabilities) || result.capabilities.resources !== undefined) return result;
+    this.declaredResources = true;
+    return rebuild(result, { capabilities: rebuild(result.capabilities, { resources: {} }) });
+  }
+
+  /** The response the proxy gives itself to a host request, or null when it goes to the upstream. */
+  answer(msg: unknown): JsonObject | null {
+    if (!isRequest(msg)) return null;
+    if (msg.method === "resources/read" && isObj(msg.params) && isSpillUri(msg.params.uri)) {
+      const answer = servePage(this.session.store, msg.params.uri);
+      return { jsonrpc: "2.0", id: msg.id, ...answer };
+    }
+    const list = this.declaredResources ? EMPTY_LISTS[msg.method] : undefined;
+    if (list !== undefined) return { jsonrpc: "2.0", id: msg.id, result: { [list]: [] } };
+    return null;
+  }
+
+  close(): void {
+    if (this.ownsStore) this.session.store?.close();
+    this.tools.clear();
+  }
+}

@@ -1,0 +1,154 @@
+/**
+ * Reading normalization logs back for `report`: many files, globs, `-` for stdin,
+ * gzip-compressed input (found by its magic bytes, so `.gz` names and piped gzip both work).
+ * Streamed line by line: memory is bounded by the longest line (`maxLineBytes`), never by the
+ * log's size. A line that cannot be a record is counted and skipped, never fatal.
+ */
+import { createReadStream, statSync } from "node:fs";
+import { resolve } from "node:path";
+import { PassThrough, Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import { createGunzip } from "node:zlib";
+import { glob, isDynamicPattern } from "tinyglobby";
+import { NormalizerError } from "../errors/NormalizerError.js";
+import { LineSplitter } from "../wire/lineSplitter.js";
+import { parseLogLine } from "./parseLogLine.js";
+import type { ReportAggregator } from "./aggregate.js";
+
+/** Default longest log line read, in bytes (a §6 record is a few hundred); longer ones are malformed. */
+export const DEFAULT_MAX_LOG_LINE_BYTES = 1024 * 1024;
+
+/** `-` (stdin), file paths and glob patterns → the sources to read, in order, each once. */
+export async function expandLogSources(args: readonly string[], cwd: string): Promise<string[]> {
+  if (args.length === 0)
+    throw new NormalizerError("USAGE", "report: name at least one log (LOG.jsonl…, a glob, or - for stdin)");
+  const out: string[] = [];
+  const seen = new Set<string>();
+  const add = (source: string): void => {
+    if (!seen.has(source)) {
+      seen.add(source);
+      out.push(source);
+    }
+  };
+  for (const arg of args) {
+    if (arg === "-") {
+      add("-");
+      continue;
+    }
+    const path = resolve(cwd, arg);
+    if (exists(path)) {
+      add(path);
+      continue;
+    }
+    if (!isDynamicPattern(arg))
+      throw new NormalizerError("INPUT_READ_FAILED", `report: cannot read ${arg}: no such file`);
+    // Quoted globs reach us unexpanded (and Windows shells never expand them).
+    const matches = (await glob(arg, { cwd, absolute: true, onlyFiles: true })).sort();
+    if (matches.length === 0) throw new NormalizerError("INPUT_READ_FAILED", `report: ${arg} matches no file`);
+    for (const match of matches) add(match);
+  }
+  return out;
+}
+
+function exists(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
+export interface ReadLogOptions {
+  stdin: Readable;
+  maxLineBytes?: number;
+}
+
+/** Reads every source into the aggregator; returns how many lines were read in all. */
+export async function aggregateLogSources(
+  sources: readonly string[],
+  aggregator: ReportAggregator,
+  options: ReadLogOptions,
+): Promise<number> {
+  let total = 0;
+  for (const source of sources)
+    total += await aggregateLogSource(
+      source,
+      source === "-" ? options.stdin : createReadStream(source),
+      aggregator,
+      options.maxLineBytes,
+    );
+  return total;
+}
+
+/** One source: lines into the aggregator. A read or gzip error ends this source, reported as malformed. */
+export async function aggregateLogSource(
+  name: string,
+  input: Readable,
+  aggregator: ReportAggregator,
+  maxLineBytes = DEFAULT_MAX_LOG_LINE_BYTES,
+): Promise<number> {
+  let lineNo = 0;
+  const splitter = new LineSplitter(maxLineBytes, false);
+  const sink = {
+    line(bytes: Buffer): void {
+      lineNo++;
+      const parsed = parseLogLine(bytes.toString("utf8"));
+      if (parsed.kind === "record") aggregator.add(parsed.fact);
+      else if (parsed.kind === "ignored") aggregator.addIgnored();
+      else if (parsed.kind === "malformed")
+        aggregator.addMalformed({ source: name, line: lineNo, error: parsed.error });
+    },
+    oversized(line: { bytes: number }): void {
+      lineNo++;
+      aggregator.addMalformed({
+        source: name,
+        line: lineNo,
+        error: `line of ${line.bytes} bytes is longer than the ${maxLineBytes}-byte limit`,
+      });
+    },
+  };
+  try {
+    for await (const chunk of decompressed(input)) splitter.push(chunk, sink);
+    splitter.takeRest(sink);
+  } catch (error) {
+    splitter.takeRest(sink);
+    aggregator.addMalformed({
+      source: name,
+      line: lineNo + 1,
+      error: `could not read further: ${(error as Error).message}`,
+    });
+  }
+  return lineNo;
+}
+
+/** The bytes of a stream, gunzipped when it starts with the gzip magic (RFC 1952 §2.3.1). */
+async function* decompressed(input: Readable): AsyncGenerator<Buffer> {
+  const iterator = input[Symbol.asyncIterator]() as AsyncIterator<Buffer | string>;
+  const head: Buffer[] = [];
+  let headBytes = 0;
+  while (headBytes < 2) {
+    const next = await iterator.next();
+    if (next.done) break;
+    const chunk = typeof next.value === "string" ? Buffer.from(next.value) : next.value;
+    head.push(chunk);
+    headBytes += chunk.length;
+  }
+  const first = Buffer.concat(head);
+  async function* all(): AsyncGenerator<Buffer> {
+    if (first.length > 0) yield first;
+    for (;;) {
+      const next = await iterator.next();
+      if (next.done) return;
+      yield typeof next.value === "string" ? Buffer.from(next.value) : next.value;
+    }
+  }
+  if (first[0] !== 0x1f || first[1] !== 0x8b) {
+    yield* all();
+    return;
+  }
+  const out = new PassThrough();
+  const done = pipeline(Readable.from(all()), createGunzip(), out);
+  done.catch(() => {});
+  for await (const chunk of out) yield chunk as Buffer;
+  await done;
+}

@@ -1,0 +1,180 @@
+/**
+ * Bounded line splitting for byte streams: each byte is scanned once, a line's chunks are joined
+ * once, and a line over the limit is skipped up to its newline while only its first and last
+ * bytes are kept (enough to name the JSON-RPC id of an oversized message). Used under stdio
+ * framing, the SSE parser and the log reader.
+ *
+ * Pure: bytes in, lines out. No IO, no clock.
+ */
+
+const LF = 0x0a;
+const CR = 0x0d;
+
+/** Bytes kept from the start of an oversized line (for the excerpt and the id). */
+export const OVERSIZED_HEAD_BYTES = 4096;
+/** Bytes kept from the end of an oversized line (the SDK serialises a request's `id` last). */
+export const OVERSIZED_TAIL_BYTES = 256;
+
+/** What is left of a line that was longer than the limit: its size and its two ends. */
+export interface OversizedLine {
+  readonly bytes: number;
+  readonly head: Buffer;
+  readonly tail: Buffer;
+}
+
+export interface LineSink {
+  line(bytes: Buffer): void;
+  /**
+   * A line at least `keepPiecesFrom` bytes long, in the pieces it arrived in (never joined: a
+   * sink that can read pieces spares a copy of a big message). Without it, `line` gets them joined.
+   */
+  pieces?(pieces: Buffer[], bytes: number): void;
+  oversized(line: OversizedLine): void;
+}
+
+/**
+ * Splits a byte stream into lines in time linear in its length. `breakOnCR` selects the SSE
+ * rule (a line ends at CRLF, LF or CR — WHATWG HTML §9.2.6); without it a line ends at LF and
+ * one trailing CR is dropped (so CRLF works too).
+ */
+export class LineSplitter {
+  /** Bytes examined by delimiter scans so far: equals the bytes pushed (each is scanned once). */
+  bytesScanned = 0;
+  /** Bytes copied while joining a line's pieces (at most one copy of each line). */
+  bytesCopied = 0;
+
+  private parts: Buffer[] = [];
+  private partBytes = 0;
+  private discarding = false;
+  private discardBytes = 0;
+  private head: Buffer = Buffer.alloc(0);
+  private tail: Buffer = Buffer.alloc(0);
+  private pendingCR = false;
+
+  constructor(
+    readonly maxLineBytes: number,
+    readonly breakOnCR: boolean,
+    readonly keepPiecesFrom = Infinity,
+  ) {}
+
+  push(chunk: Uint8Array, sink: LineSink): void {
+    const buf = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    let start = 0;
+    if (this.pendingCR) {
+      // A CR ended the previous chunk: an LF starting this one belongs to the same line break.
+      this.pendingCR = false;
+      if (buf[0] === LF) start = 1;
+    }
+    // Next LF / CR positions are cached so short lines do not rescan the rest of the chunk.
+    let nextLF = -2;
+    let nextCR = this.breakOnCR ? -2 : -1;
+    while (start < buf.length) {
+      if (nextLF !== -1 && nextLF < start) nextLF = this.scan(buf, LF, start);
+      if (nextCR !== -1 && nextCR < start) nextCR = this.scan(buf, CR, start);
+      const end = nextCR === -1 ? nextLF : nextLF === -1 ? nextCR : Math.min(nextLF, nextCR);
+      if (end === -1) {
+        this.accumulate(buf.subarray(start));
+        return;
+      }
+      this.accumulate(buf.subarray(start, end));
+      this.finishLine(sink);
+      start = end + 1;
+      if (buf[end] === CR) {
+        if (start === buf.length) this.pendingCR = true;
+        else if (buf[start] === LF) start += 1;
+      }
+    }
+  }
+
+  /** The bytes after the last line break (an unterminated last line), or undefined. */
+  takeRest(sink: LineSink): void {
+    this.pendingCR = false;
+    if (this.partBytes > 0 || this.discarding) this.finishLine(sink);
+  }
+
+  private scan(buf: Buffer, byte: number, from: number): number {
+    const at = buf.indexOf(byte, from);
+    this.bytesScanned += (at === -1 ? buf.length : at + 1) - from;
+    return at;
+  }
+
+  private accumulate(piece: Buffer): void {
+    if (piece.length === 0) return;
+    if (this.discarding) {
+      this.discardBytes += piece.length;
+      this.keepTail(piece);
+      return;
+    }
+    if (this.partBytes + piece.length <= this.maxLineBytes) {
+      this.parts.push(piece);
+      this.partBytes += piece.length;
+      return;
+    }
+    // Over the limit: keep only the two ends, drop the rest now (never buffer the whole line).
+    this.discarding = true;
+    this.discardBytes = this.partBytes + piece.length;
+    this.parts.push(piece);
+    const head: Buffer[] = [];
+    let headBytes = 0;
+    for (const part of this.parts) {
+      if (headBytes >= OVERSIZED_HEAD_BYTES) break;
+      const take = part.subarray(0, OVERSIZED_HEAD_BYTES - headBytes);
+      head.push(take);
+      headBytes += take.length;
+    }
+    this.head = Buffer.concat(head, headBytes);
+    this.tail = Buffer.alloc(0);
+    for (const part of this.parts.slice(-2)) this.keepTail(part);
+    this.parts = [];
+    this.partBytes = 0;
+  }
+
+  private keepTail(piece: Buffer): void {
+    const recent = piece.subarray(Math.max(0, piece.length - OVERSIZED_TAIL_BYTES));
+    const joined = Buffer.concat([this.tail, recent]);
+    this.tail = Buffer.from(joined.subarray(Math.max(0, joined.length - OVERSIZED_TAIL_BYTES)));
+  }
+
+  private finishLine(sink: LineSink): void {
+    if (this.discarding) {
+      const info: OversizedLine = {
+        bytes: this.discardBytes,
+        head: this.head,
+        tail: stripCR(this.tail, this.breakOnCR),
+      };
+      this.discarding = false;
+      this.discardBytes = 0;
+      this.head = Buffer.alloc(0);
+      this.tail = Buffer.alloc(0);
+      sink.oversized(info);
+      return;
+    }
+    if (this.parts.length > 1 && this.partBytes >= this.keepPiecesFrom && sink.pieces !== undefined) {
+      const parts = this.parts;
+      let bytes = this.partBytes;
+      this.parts = [];
+      this.partBytes = 0;
+      const lastPart = parts[parts.length - 1]!;
+      const stripped = stripCR(lastPart, this.breakOnCR);
+      bytes -= lastPart.length - stripped.length;
+      if (stripped.length > 0) parts[parts.length - 1] = stripped;
+      else parts.pop();
+      sink.pieces(parts, bytes);
+      return;
+    }
+    let line: Buffer;
+    if (this.parts.length === 0) line = Buffer.alloc(0);
+    else if (this.parts.length === 1) line = this.parts[0] as Buffer;
+    else {
+      line = Buffer.concat(this.parts, this.partBytes);
+      this.bytesCopied += line.length;
+    }
+    this.parts = [];
+    this.partBytes = 0;
+    sink.line(stripCR(line, this.breakOnCR));
+  }
+}
+
+function stripCR(line: Buffer, breakOnCR: boolean): Buffer {
+  return !breakOnCR && line.length > 0 && line[line.length - 1] === CR ? line.subarray(0, line.length - 1) : line;
+}

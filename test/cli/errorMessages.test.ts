@@ -1,0 +1,125 @@
+/**
+ * Typed flags and pasted configs that are wrong get one or two lines naming the flag or the
+ * JSON path, what was expected and what was given; exit 2 for the command line, 3 for the
+ * config; never a stack trace unless `--log-level debug`.
+ */
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { FIXTURE_SERVER } from "../helpers/paths.js";
+import { runCli, type CliRun } from "../helpers/runCli.js";
+import { tempDir } from "../helpers/tempDir.js";
+
+/** No stack frames, no zod dump: at most `max` lines, each starting with the program's name. */
+function expectShort(run: CliRun, max = 2): void {
+  const lines = run.stderr.trimEnd().split("\n");
+  expect(lines.length, run.stderr).toBeLessThanOrEqual(max);
+  expect(lines[0]).toMatch(/^mcp-normalizer: /);
+  expect(run.stderr).not.toMatch(/^\s+at /m);
+  expect(run.stderr).not.toMatch(/ZodError|"code":|\[\s*\{/);
+}
+
+function configFile(text: string): string {
+  const file = join(tempDir("mcpn-errors-"), "proxy.config.json");
+  writeFileSync(file, text);
+  return file;
+}
+
+describe("command-line mistakes (exit 2)", () => {
+  const cases: Array<[string[], RegExp]> = [
+    [
+      ["serve", "--port", "99999", "--", process.execPath, FIXTURE_SERVER],
+      /--port expects a port number from 0 to 65535 \(0 = any free port\), got 99999/,
+    ],
+    [
+      ["serve", "--port", "eighty", "--", process.execPath, FIXTURE_SERVER],
+      /--port expects a whole number, got "eighty"/,
+    ],
+    [["serve", "--prot", "8080"], /unknown option --prot \(did you mean --port\?\)/],
+    [["stdio", "--log-levl", "debug", "--", "x"], /unknown option --log-levl \(did you mean --log-level\?\)/],
+    [["stdio", "--command"], /--command expects a value, got none/],
+    [["stdio", "--command", "node", "--arg", "-y"], /--arg is followed by a word starting with '-'.*--arg=-VALUE/],
+    [["stdio", "--arg", "x"], /--arg goes with --command CMD/],
+    [["stdio", "--command", "node", "--", "node"], /either as --command "node" or as words/],
+    [["stdio", "--url", "ftp://x"], /--url expects an http\(s\):\/\/ or ws\(s\):\/\/ URL, got "ftp:\/\/x"/],
+    [
+      ["stdio", "--transport", "tcp", "--url", "http://127.0.0.1:9/mcp"],
+      /--transport expects streamable-http, sse or websocket, got "tcp"/,
+    ],
+    [["stdio"], /name exactly one upstream/],
+    [
+      ["serve", "proxy.config.json"],
+      /"proxy\.config\.json" looks like a config file, not a server's command: pass it as --config proxy\.config\.json/,
+    ],
+  ];
+  for (const [argv, message] of cases) {
+    it(`${argv.slice(0, 4).join(" ")} → ${message.source.slice(0, 40)}…`, async () => {
+      const run = await runCli(argv);
+      expect(run.code, run.stderr).toBe(2);
+      expect(run.stderr).toMatch(message);
+      expectShort(run);
+    });
+  }
+
+  it("--log-level debug adds the stack, for whoever reports a bug", async () => {
+    const run = await runCli([
+      "serve",
+      "--log-level",
+      "debug",
+      "--port",
+      "99999",
+      "--",
+      process.execPath,
+      FIXTURE_SERVER,
+    ]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/--port expects a port number/);
+    expect(run.stderr).toMatch(/^\s+at /m);
+  });
+});
+
+describe("config mistakes (exit 3)", () => {
+  const cases: Array<[string, RegExp]> = [
+    ['{"mcpServer": {"a": {"command": "x"}}}', /\$: unknown key "mcpServer" \(did you mean "mcpServers"\?\)/],
+    ['{"servers": {"a": {"command": "x"}}}', /\$: unknown key "servers" \(VS Code's "servers" is "mcpServers" here\)/],
+    [
+      '{"mcpServers": {"a": {"command": "x"}}, "limits": {"maxSesions": 3}}',
+      /\$\.limits: unknown key "maxSesions" \(did you mean "maxSessions"\?\)/,
+    ],
+    [
+      '{"mcpServers": {"a": {"command": "x"}}, "listen": {"port": 99999}}',
+      /\$\.listen\.port: Too big: expected number to be <=65535, got 99999/,
+    ],
+    [
+      '{"mcpServers": {"a": {"command": "x"}}, "listen": {"port": "8080"}}',
+      /\$\.listen\.port: Invalid input: expected number, received string/,
+    ],
+    ['{"mcpServers": {"a": {"args": ["x"]}}}', /\$\.mcpServers\.a: a server needs either "command" \(stdio\) or "url"/],
+    [
+      '{\n  "mcpServers": {\n    "a": {"command": "x",}\n  }\n}',
+      /is not valid JSON at line 3, column 26 \(in \$\.mcpServers\.a\): expected a string in double quotes/,
+    ],
+  ];
+  for (const [text, message] of cases) {
+    it(`${text.replace(/\s+/g, " ").slice(0, 60)} → ${message.source.slice(0, 30)}…`, async () => {
+      const run = await runCli(["serve", "--port", "0", "--config", configFile(text)]);
+      expect(run.code, run.stderr).toBe(3);
+      expect(run.stderr).toMatch(message);
+      // The file's name, then one line per problem.
+      expectShort(run, 3);
+    });
+  }
+
+  it("a string value that is wrong is never quoted back (it may be a secret)", async () => {
+    const run = await runCli([
+      "serve",
+      "--port",
+      "0",
+      "--config",
+      configFile('{"mcpServers": {"a": {"command": "x"}}, "auth": {"bearerTokens": "s3cret-token"}}'),
+    ]);
+    expect(run.code).toBe(3);
+    expect(run.stderr).toMatch(/\$\.auth\.bearerTokens: Invalid input: expected array, received string/);
+    expect(run.stderr).not.toContain("s3cret");
+  });
+});

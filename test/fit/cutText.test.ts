@@ -1,0 +1,68 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { cutEnd, pageBounds, utf8Bytes } from "../../src/fit/spill/cutText.js";
+
+const pieces = (text: string, bounds: number[]): string[] =>
+  bounds.slice(1).map((end, i) => text.slice(bounds[i], end));
+
+describe("cutting text at character boundaries", () => {
+  it("counts UTF-8 bytes like Buffer does for well-formed text", () => {
+    fc.assert(
+      fc.property(fc.string({ unit: "grapheme" }), (text) => utf8Bytes(text) === Buffer.byteLength(text, "utf8")),
+    );
+  });
+
+  it("pages concatenate to the original exactly, each within the budget, never splitting a character", () => {
+    fc.assert(
+      fc.property(
+        fc.string({
+          unit: fc.oneof(
+            fc.constant("a"),
+            fc.constant("é"),
+            fc.constant("中"),
+            fc.constant("😀"),
+            fc.constant("👩‍👩‍👧"),
+            fc.constant("e\u0301"),
+            fc.constant("\ud800"),
+          ),
+          maxLength: 400,
+        }),
+        fc.integer({ min: 4, max: 64 }),
+        (text, max) => {
+          const bounds = pageBounds(text, 0, max);
+          const parts = pieces(text, bounds);
+          expect(parts.join("")).toBe(text);
+          for (const part of parts) {
+            expect(utf8Bytes(part)).toBeLessThanOrEqual(max);
+            expect(part.length).toBeGreaterThan(0);
+          }
+          // No boundary falls between the two halves of a surrogate pair.
+          for (const at of bounds.slice(1, -1)) {
+            const high = text.charCodeAt(at - 1);
+            const low = text.charCodeAt(at);
+            expect(high >= 0xd800 && high <= 0xdbff && low >= 0xdc00 && low <= 0xdfff).toBe(false);
+          }
+        },
+      ),
+    );
+  });
+
+  it("keeps an emoji sequence whole when the budget falls inside it", () => {
+    const family = "👩‍👩‍👧"; // 18 bytes: three emoji joined by two ZWJs
+    const text = `ab${family}cd`;
+    const end = cutEnd(text, 0, 2 + 10);
+    expect(text.slice(0, end)).toBe("ab");
+    expect(cutEnd(text, 0, 2 + 18)).toBe(2 + family.length);
+  });
+
+  it("never returns a cut inside a surrogate pair", () => {
+    const text = "x😀y";
+    expect(cutEnd(text, 0, 3)).toBe(1);
+    expect(cutEnd(text, 0, 5)).toBe(3);
+  });
+
+  it("returns the start when not even one character fits", () => {
+    expect(cutEnd("😀", 0, 3)).toBe(0);
+    expect(pageBounds("😀😀", 0, 3)).toEqual([0, 2, 4]);
+  });
+});

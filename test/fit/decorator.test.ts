@@ -1,0 +1,90 @@
+/**
+ * The fit layer inside the normalizing decorator, in process: results without images are handed
+ * on synchronously, a result with images holds what comes after it (order kept), the upstream's
+ * close waits for it, and pages of a cut result are served without reaching the upstream.
+ */
+import { describe, expect, it } from "vitest";
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { withNormalization, type NormalizationEvent, type NormalizationOptions } from "../../src/index.js";
+import { bigPng } from "../fixtures/images/makeImages.js";
+
+async function pair(fit: NormalizationOptions["fit"]) {
+  const [upstream, proxySide] = InMemoryTransport.createLinkedPair();
+  const events: NormalizationEvent[] = [];
+  const transport = withNormalization(proxySide, { fit, onNormalized: (e) => events.push(e) });
+  const received: JSONRPCMessage[] = [];
+  transport.onmessage = (message) => received.push(message);
+  const toUpstream: JSONRPCMessage[] = [];
+  upstream.onmessage = (message) => toUpstream.push(message);
+  await transport.start();
+  await upstream.start();
+  return { upstream, transport, received, toUpstream, events };
+}
+
+const waitFor = async (check: () => boolean, ms = 20_000): Promise<void> => {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error("timed out");
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+};
+
+describe("the fit layer in the decorator", () => {
+  it("hands a result without images on synchronously", async () => {
+    const { upstream, transport, received } = await pair({ policy: { images: true, maxResultBytes: 2048 } });
+    await transport.send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "t" } });
+    // InMemoryTransport delivers synchronously inside send: the result must be there right after.
+    await upstream.send({ jsonrpc: "2.0", id: 1, result: { content: [{ type: "text", text: "short" }] } });
+    expect(received).toHaveLength(1);
+  });
+
+  it("keeps order behind a result whose image is being fitted, and defers the upstream's close", async () => {
+    const { upstream, transport, received, events } = await pair({ policy: { images: true } });
+    let closed = false;
+    transport.onclose = () => (closed = true);
+    const png = (await bigPng(4000, 3000)).toString("base64");
+    await transport.send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "shot" } });
+    await transport.send({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "echo" } });
+    await upstream.send({
+      jsonrpc: "2.0",
+      id: 1,
+      result: { content: [{ type: "image", data: png, mimeType: "image/png" }] },
+    });
+    await upstream.send({ jsonrpc: "2.0", id: 2, result: { content: [{ type: "text", text: "after" }] } });
+    await upstream.send({ jsonrpc: "2.0", method: "notifications/message", params: { level: "info", data: "x" } });
+    await upstream.close();
+    expect(received).toHaveLength(0);
+    expect(closed).toBe(false);
+    await waitFor(() => closed);
+    expect(received.map((m) => ("id" in m ? m.id : "note"))).toEqual([1, 2, "note"]);
+    const image = (received[0] as unknown as { result: { content: Array<{ data: string }> } }).result.content[0]!.data;
+    expect(image.length).toBeLessThan(png.length);
+    expect(events.find((e) => e.id === 1)!.changes.map((c) => c.action)).toEqual(["fit-image"]);
+  });
+
+  it("serves the pages of a cut result itself; the upstream never sees the read", async () => {
+    const { upstream, transport, received, toUpstream } = await pair({ policy: { maxResultBytes: 2048 } });
+    const text = "é".repeat(5000);
+    await transport.send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "long" } });
+    await upstream.send({ jsonrpc: "2.0", id: 1, result: { content: [{ type: "text", text }] } });
+    const content = (received[0] as unknown as { result: { content: Array<{ text?: string; uri?: string }> } }).result
+      .content;
+    let whole = content[0]!.text!;
+    let uri: string | undefined = content[1]!.uri;
+    let id = 10;
+    while (uri !== undefined) {
+      const before = received.length;
+      await transport.send({ jsonrpc: "2.0", id, method: "resources/read", params: { uri } });
+      await waitFor(() => received.length > before);
+      const contents = (
+        received[received.length - 1] as unknown as { id: number; result: { contents: Array<{ text: string }> } }
+      ).result.contents;
+      whole += contents[0]!.text;
+      uri = contents[1]?.text.trim();
+      id++;
+    }
+    expect(whole).toBe(text);
+    expect(toUpstream.filter((m) => "method" in m && m.method === "resources/read")).toEqual([]);
+  });
+});

@@ -1,0 +1,202 @@
+/**
+ * The fit layer and flow control inside the normalizing decorator, in process:
+ *
+ * - while a result's images are fitted the upstream is not read (what comes after waits in the
+ *   upstream's transport, not in the proxy's memory), and it is read again once all of it is on;
+ * - the reader's hold (the bridge's, when its host is behind) stops what waited behind a fitted
+ *   result from being handed on, until the reader resumes;
+ * - pages the proxy serves itself wait while the reader is held and count as queued bytes;
+ * - closed from the proxy's side while a fit is in flight, pages and task ids are let go at once.
+ *
+ * The upstream is the SDK's in-memory transport; `Gated` gives it the pause/resume a socket or
+ * pipe has (messages sent while paused stay with it until resumed).
+ */
+import { describe, expect, it } from "vitest";
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { withNormalization, type NormalizationOptions, type NormalizingTransport } from "../../src/index.js";
+import { createFitRuntime } from "../../src/fit/runtime.js";
+import { bigPng } from "../fixtures/images/makeImages.js";
+
+/** The in-memory transport with a reader that can stop: what arrives meanwhile is kept, in order. */
+class Gated {
+  onmessage?: (message: JSONRPCMessage) => void;
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  paused = false;
+  pauses = 0;
+  private readonly kept: JSONRPCMessage[] = [];
+
+  constructor(private readonly inner: InMemoryTransport) {
+    inner.onmessage = (message) => {
+      if (this.paused) this.kept.push(message);
+      else this.onmessage?.(message);
+    };
+    inner.onclose = () => this.onclose?.();
+  }
+
+  start(): Promise<void> {
+    return this.inner.start();
+  }
+
+  send(message: JSONRPCMessage): Promise<void> {
+    return this.inner.send(message);
+  }
+
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+
+  get keptCount(): number {
+    return this.kept.length;
+  }
+
+  pauseReading(): void {
+    if (!this.paused) this.pauses++;
+    this.paused = true;
+  }
+
+  resumeReading(): void {
+    this.paused = false;
+    while (!this.paused && this.kept.length > 0) this.onmessage?.(this.kept.shift()!);
+  }
+}
+
+async function pair(options: NormalizationOptions, gated: boolean) {
+  const [upstream, proxySide] = InMemoryTransport.createLinkedPair();
+  const inner = gated ? new Gated(proxySide) : proxySide;
+  const transport = withNormalization(inner, options);
+  const received: JSONRPCMessage[] = [];
+  transport.onmessage = (message) => received.push(message);
+  const toUpstream: JSONRPCMessage[] = [];
+  upstream.onmessage = (message) => toUpstream.push(message);
+  await transport.start();
+  await upstream.start();
+  return { upstream, transport, inner, received, toUpstream };
+}
+
+const waitFor = async (check: () => boolean, ms = 30_000): Promise<void> => {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error("timed out");
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+};
+
+/** A few turns of the event loop: long enough for anything already settled to be handed on. */
+const settle = async (): Promise<void> => {
+  for (let i = 0; i < 5; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+};
+
+const note = (seq: number): JSONRPCMessage => ({
+  jsonrpc: "2.0",
+  method: "notifications/message",
+  params: { level: "info", data: { seq } },
+});
+const label = (m: JSONRPCMessage): string | number =>
+  "id" in m && m.id !== undefined
+    ? (m.id as number)
+    : (m as unknown as { params: { data: { seq: number } } }).params.data.seq + 100;
+
+async function imageResult(id: number): Promise<JSONRPCMessage> {
+  const png = (await bigPng(4000, 3000)).toString("base64");
+  return {
+    jsonrpc: "2.0",
+    id,
+    result: { content: [{ type: "image", data: png, mimeType: "image/png" }] },
+  } as JSONRPCMessage;
+}
+
+describe("the fit layer and flow control", () => {
+  it("while a result's images are fitted the upstream is not read; it is read again once what waited has gone on", async () => {
+    const { upstream, transport, inner, received } = await pair({ fit: { policy: { images: true } } }, true);
+    const gate = inner as Gated;
+    await transport.send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "shot" } });
+    await upstream.send(await imageResult(1));
+    expect(gate.paused).toBe(true);
+    for (let seq = 0; seq < 5; seq++) await upstream.send(note(seq));
+    // Still with the upstream's transport, not in the decorator.
+    expect(gate.keptCount).toBe(5);
+    expect(received).toHaveLength(0);
+    await waitFor(() => received.length === 6);
+    expect(received.map(label)).toEqual([1, 100, 101, 102, 103, 104]);
+    expect(gate.paused).toBe(false);
+    expect(gate.keptCount).toBe(0);
+  });
+
+  it("the reader's hold stops what waited behind a fitted result; resuming hands on the rest, in order", async () => {
+    // No flow control of its own: everything it receives during the fit waits in the decorator.
+    const { upstream, transport, received } = await pair({ fit: { policy: { images: true } } }, false);
+    transport.onmessage = (message) => {
+      received.push(message);
+      // A reader whose host is behind after the fitted result, and again after seq 2.
+      if (label(message) === 1 || label(message) === 102) transport.pauseReading();
+    };
+    await transport.send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "shot" } });
+    await upstream.send(await imageResult(1));
+    for (let seq = 0; seq < 5; seq++) await upstream.send(note(seq));
+    await waitFor(() => received.length > 0);
+    await settle();
+    expect(received.map(label)).toEqual([1]);
+    transport.resumeReading();
+    expect(received.map(label)).toEqual([1, 100, 101, 102]);
+    await settle();
+    expect(received).toHaveLength(4);
+    transport.resumeReading();
+    expect(received.map(label)).toEqual([1, 100, 101, 102, 103, 104]);
+    // Nothing waits any more: what the upstream sends now goes straight on.
+    await upstream.send(note(5));
+    expect(received.map(label).at(-1)).toBe(105);
+  });
+
+  it("a page the proxy serves itself waits while the reader is held, counted as queued; whenDrained settles once it is on", async () => {
+    const { upstream, transport, received, toUpstream } = await pair(
+      { fit: { policy: { maxResultBytes: 1024 } } },
+      true,
+    );
+    await transport.send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "long" } });
+    await upstream.send({ jsonrpc: "2.0", id: 1, result: { content: [{ type: "text", text: "x".repeat(20_000) }] } });
+    const uri = (received[0] as unknown as { result: { content: Array<{ uri?: string }> } }).result.content[1]!.uri!;
+    expect(uri).toBeTypeOf("string");
+    transport.pauseReading();
+    await transport.send({ jsonrpc: "2.0", id: 2, method: "resources/read", params: { uri } });
+    await settle();
+    expect(received).toHaveLength(1);
+    expect(transport.queuedBytes).toBeGreaterThan(1000);
+    let drained = false;
+    void transport.whenDrained().then(() => (drained = true));
+    // A message the upstream sends meanwhile stays behind the page, as it came after it.
+    await upstream.send(note(0));
+    await settle();
+    expect(drained).toBe(false);
+    transport.resumeReading();
+    expect(received.map(label)).toEqual([1, 2, 100]);
+    await waitFor(() => drained);
+    expect(transport.queuedBytes).toBe(0);
+    expect(toUpstream.filter((m) => "method" in m && m.method === "resources/read")).toEqual([]);
+  });
+
+  it("closed from the proxy's side while a fit is in flight, its pages and remembered requests are let go at once", async () => {
+    const runtime = createFitRuntime();
+    const { upstream, transport, received } = await pair(
+      { fit: { policy: { images: true, maxResultBytes: 1024 }, runtime } },
+      true,
+    );
+    await transport.send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "long" } });
+    await upstream.send({ jsonrpc: "2.0", id: 1, result: { content: [{ type: "text", text: "x".repeat(20_000) }] } });
+    expect(received).toHaveLength(1);
+    expect(runtime.spill.usedBytes).toBeGreaterThan(0);
+    await transport.send({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "shot" } });
+    await transport.send({ jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "never answered" } });
+    await upstream.send(await imageResult(2));
+    const decorator = transport as NormalizingTransport;
+    expect(decorator.pendingCount).toBe(1);
+    await transport.close();
+    expect(runtime.spill.usedBytes).toBe(0);
+    expect(decorator.pendingCount).toBe(0);
+    // The fitted result finds nobody waiting for it.
+    await settle();
+    await waitFor(() => runtime.images.load.running === 0);
+    expect(received).toHaveLength(1);
+  });
+});

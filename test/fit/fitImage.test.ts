@@ -1,0 +1,245 @@
+import { createServer, type Server } from "node:http";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import sharp from "sharp";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { fitImage, type ImageFit } from "../../src/fit/images/fitImage.js";
+import { DEFAULT_IMAGE_MAX_PIXELS, IMAGE_FORMATS, type ImageSettings } from "../../src/fit/settings.js";
+import { tempDir } from "../helpers/tempDir.js";
+import {
+  alphaPng,
+  bigPng,
+  bmp24,
+  bombPng,
+  icon,
+  photoJpeg,
+  photoPng,
+  pixelAt,
+  smallPng,
+  svg,
+  tiff,
+} from "../fixtures/images/makeImages.js";
+
+const SETTINGS: ImageSettings = { maxDimension: 1568, maxBytes: 1024 * 1024, formats: IMAGE_FORMATS, resources: false };
+const OPTIONS = { maxPixels: DEFAULT_IMAGE_MAX_PIXELS };
+
+function fitted(fit: ImageFit): Extract<ImageFit, { kind: "fitted" }> {
+  if (fit.kind !== "fitted") throw new Error(`expected a fitted image, got ${fit.kind}: ${fit.reason}`);
+  return fit;
+}
+
+async function sizeOf(bytes: Buffer): Promise<{ width: number; height: number; format: string; hasAlpha: boolean }> {
+  const meta = await sharp(bytes).metadata();
+  return { width: meta.width, height: meta.height, format: meta.format, hasAlpha: meta.hasAlpha };
+}
+
+describe("fitImage", () => {
+  it("keeps an image within the limits in an allowed format as it is", async () => {
+    const png = await smallPng();
+    const fit = await fitImage(png, SETTINGS, OPTIONS);
+    expect(fit.kind).toBe("keep");
+  });
+
+  it("resizes a 6000×4000 PNG to the long side, keeping the aspect and the format", async () => {
+    const fit = fitted(await fitImage(await bigPng(), SETTINGS, OPTIONS));
+    expect(fit.mime).toBe("image/png");
+    const size = await sizeOf(fit.bytes);
+    expect(size).toMatchObject({ width: 1568, height: 1045, format: "png" });
+    expect(fit.bytes.length).toBeLessThanOrEqual(SETTINGS.maxBytes);
+  });
+
+  it("re-encodes a photo JPEG over maxBytes as JPEG under it", async () => {
+    const jpeg = await photoJpeg(4000, 3000);
+    expect(jpeg.length).toBeGreaterThan(SETTINGS.maxBytes);
+    const fit = fitted(await fitImage(jpeg, SETTINGS, OPTIONS));
+    expect(fit.mime).toBe("image/jpeg");
+    expect(await sizeOf(fit.bytes)).toMatchObject({ width: 1568, height: 1176, format: "jpeg" });
+    expect(fit.bytes.length).toBeLessThanOrEqual(SETTINGS.maxBytes);
+  });
+
+  it("turns a photo PNG that cannot fit as PNG into JPEG when JPEG is allowed, and stays PNG-only when it is not", async () => {
+    const png = await photoPng(3000, 2000);
+    const small = { ...SETTINGS, maxBytes: 400_000 };
+    const lossy = fitted(await fitImage(png, small, OPTIONS));
+    expect(lossy.mime).toBe("image/jpeg");
+    expect(lossy.bytes.length).toBeLessThanOrEqual(400_000);
+    const pngOnly = fitted(await fitImage(png, { ...small, formats: ["image/png"] }, OPTIONS));
+    expect(pngOnly.mime).toBe("image/png");
+    expect(pngOnly.bytes.length).toBeLessThanOrEqual(400_000);
+    // Only by shrinking further could it fit as PNG.
+    expect((await sizeOf(pngOnly.bytes)).width).toBeLessThan(1568);
+  });
+
+  it("keeps transparency: an alpha PNG over the limits stays PNG (or WebP) with alpha", async () => {
+    const fit = fitted(await fitImage(await alphaPng(), SETTINGS, OPTIONS));
+    expect(["image/png", "image/webp"]).toContain(fit.mime);
+    expect((await sizeOf(fit.bytes)).hasAlpha).toBe(true);
+    // The translucent right half is still translucent.
+    const [, , , alpha] = await pixelAt(fit.bytes, 1500, 10);
+    expect(alpha).toBeLessThan(200);
+  });
+
+  it("flattens transparency onto white when only JPEG is allowed", async () => {
+    const fit = fitted(await fitImage(await alphaPng(), { ...SETTINGS, formats: ["image/jpeg"] }, OPTIONS));
+    expect(fit.mime).toBe("image/jpeg");
+    expect((await sizeOf(fit.bytes)).hasAlpha).toBe(false);
+  });
+
+  it("converts TIFF and BMP to PNG (lossless sources stay lossless while PNG fits)", async () => {
+    const fromTiff = fitted(await fitImage(await tiff(1200, 900), { ...SETTINGS, maxBytes: 8 * 1024 * 1024 }, OPTIONS));
+    expect(fromTiff.mime).toBe("image/png");
+    expect(await sizeOf(fromTiff.bytes)).toMatchObject({ width: 1200, height: 900 });
+    const bmp = bmp24(640, 480);
+    const fromBmp = fitted(await fitImage(bmp, { ...SETTINGS, maxBytes: 8 * 1024 * 1024 }, OPTIONS));
+    expect(fromBmp.mime).toBe("image/png");
+    expect(await sizeOf(fromBmp.bytes)).toMatchObject({ width: 640, height: 480, hasAlpha: false });
+    // The pixels survive the trip: the top-left corner of the gradient is dark red-green-ish, not black or white.
+    const [r, g, b] = await pixelAt(fromBmp.bytes, 320, 240);
+    expect(r).toBeGreaterThan(100);
+    expect(g).toBeGreaterThan(100);
+    expect(b).toBeGreaterThan(0);
+  });
+
+  it("converts an icon's largest entry to PNG, with its alpha", async () => {
+    const fit = fitted(await fitImage(await icon(), SETTINGS, OPTIONS));
+    expect(fit.mime).toBe("image/png");
+    expect(await sizeOf(fit.bytes)).toMatchObject({ width: 48, height: 48, hasAlpha: true });
+  });
+
+  it("renders SVG to PNG at most maxDimension on the long side", async () => {
+    const fit = fitted(await fitImage(svg(4000, 1000), SETTINGS, OPTIONS));
+    expect(fit.mime).toBe("image/png");
+    expect(await sizeOf(fit.bytes)).toMatchObject({ width: 1568, height: 392 });
+    expect(await pixelAt(fit.bytes, 10, 10)).toEqual([0, 160, 0, 255]);
+  });
+
+  it("renders an SVG declaring 100 000 × 100 000 at the limit, not at its word", async () => {
+    const fit = fitted(await fitImage(svg(100_000, 100_000), SETTINGS, OPTIONS));
+    expect(await sizeOf(fit.bytes)).toMatchObject({ width: 1568, height: 1568 });
+  });
+
+  it("refuses a decompression bomb by its header, without decoding it", async () => {
+    const bomb = await bombPng(100_000);
+    const rssBefore = process.memoryUsage().rss;
+    const fit = await fitImage(bomb, SETTINGS, OPTIONS);
+    expect(fit).toMatchObject({ kind: "warn", action: "warn-image-too-many-pixels" });
+    expect(fit.reason).toContain("100000×100000");
+    // Decoding 10^10 pixels would take gigabytes; a header read takes nothing.
+    expect(process.memoryUsage().rss - rssBefore).toBeLessThan(200 * 1024 * 1024);
+  });
+
+  it("refuses a BMP whose header declares too many pixels before bmp-ts allocates them", async () => {
+    const bmp = bmp24(4, 4);
+    bmp.writeInt32LE(200_000, 18);
+    bmp.writeInt32LE(200_000, 22);
+    expect(await fitImage(bmp, SETTINGS, OPTIONS)).toMatchObject({
+      kind: "warn",
+      action: "warn-image-too-many-pixels",
+    });
+  });
+
+  it("leaves undecodable bytes alone with a warning", async () => {
+    expect(await fitImage(Buffer.from("not an image at all"), SETTINGS, OPTIONS)).toMatchObject({
+      kind: "warn",
+      action: "warn-image-undecodable",
+    });
+    const truncated = (await bigPng(2000, 2000)).subarray(0, 300);
+    expect(await fitImage(truncated, SETTINGS, OPTIONS)).toMatchObject({
+      kind: "warn",
+      action: "warn-image-undecodable",
+    });
+    expect(
+      await fitImage(
+        Buffer.from("<svg xmlns='http://www.w3.org/2000/svg' width='10' height='10'><rect"),
+        SETTINGS,
+        OPTIONS,
+      ),
+    ).toMatchObject({ kind: "warn", action: "warn-image-undecodable" });
+  });
+
+  it("warns when no allowed encoding can reach maxBytes", async () => {
+    const fit = await fitImage(
+      await photoPng(600, 400),
+      { ...SETTINGS, maxBytes: 10, formats: ["image/png"] },
+      OPTIONS,
+    );
+    expect(fit).toMatchObject({ kind: "warn", action: "warn-image-unfittable" });
+  });
+
+  it("applies EXIF orientation before resizing (a portrait photo stays portrait)", async () => {
+    const landscape = await sharp(await photoJpeg(3000, 2000))
+      .withMetadata({ orientation: 6 })
+      .jpeg()
+      .toBuffer();
+    const fit = fitted(await fitImage(landscape, SETTINGS, OPTIONS));
+    expect(await sizeOf(fit.bytes)).toMatchObject({ width: 1045, height: 1568 });
+  });
+});
+
+describe("SVG external references", () => {
+  let server: Server;
+  let port = 0;
+  const requests: string[] = [];
+  let dir = "";
+
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      requests.push(req.url ?? "");
+      res.end("x");
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    port = (server.address() as { port: number }).port;
+    dir = tempDir("mcpn-svg-");
+    writeFileSync(
+      join(dir, "red.png"),
+      await sharp({ create: { width: 10, height: 10, channels: 3, background: "#ff0000" } })
+        .png()
+        .toBuffer(),
+    );
+    writeFileSync(join(dir, "nested.svg"), svg(10, 10));
+  });
+
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  it("renders without fetching a URL or reading a local file", async () => {
+    const file = join(dir, "red.png");
+    const nested = Buffer.from(
+      `<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><image href="${file}" width="10" height="10"/></svg>`,
+    ).toString("base64");
+    const body = [
+      `<image href="http://127.0.0.1:${port}/http.png" x="0" y="0" width="100" height="100"/>`,
+      `<image xlink:href="${file}" x="100" y="0" width="100" height="100"/>`,
+      `<image href='file://${file}' x="200" y="0" width="100" height="100"/>`,
+      `<image href="data:image/svg+xml;base64,${nested}" x="300" y="0" width="100" height="100"/>`,
+      `<use href="${join(dir, "nested.svg")}#x"/>`,
+      `<rect x="0" y="100" width="100" height="100" style="fill:url(http://127.0.0.1:${port}/fill)"/>`,
+      `<style>@import url("http://127.0.0.1:${port}/style.css");</style>`,
+    ].join("");
+    const fit = fitted(await fitImage(svg(400, 200, body), SETTINGS, OPTIONS));
+    expect(fit.reason).toContain("neutralized");
+    for (const x of [50, 150, 250, 350]) expect(await pixelAt(fit.bytes, x, 50)).toEqual([0, 160, 0, 255]);
+    expect(requests).toEqual([]);
+  });
+
+  it("does not let a doctype entity smuggle a reference in", async () => {
+    const file = join(dir, "red.png");
+    const source = Buffer.from(
+      `<?xml version="1.0"?><!DOCTYPE svg [<!ENTITY img '<image h&#114;ef="${file}" width="10" height="10"/>'>]><svg xmlns="http://www.w3.org/2000/svg" width="10" height="10">&img;</svg>`,
+    );
+    const fit = await fitImage(source, SETTINGS, OPTIONS);
+    if (fit.kind === "fitted") expect(await pixelAt(fit.bytes, 5, 5)).not.toEqual([255, 0, 0, 255]);
+    else expect(fit).toMatchObject({ kind: "warn", action: "warn-image-undecodable" });
+  });
+
+  it("keeps fragment references and inline raster images", async () => {
+    const red = (
+      await sharp({ create: { width: 4, height: 4, channels: 3, background: "#ff0000" } })
+        .png()
+        .toBuffer()
+    ).toString("base64");
+    const body = `<defs><rect id="b" width="50" height="50" fill="#0000ff"/></defs><use href="#b"/><image href="data:image/png;base64,${red}" x="50" y="0" width="50" height="50"/>`;
+    const fit = fitted(await fitImage(svg(100, 50, body), SETTINGS, OPTIONS));
+    expect(await pixelAt(fit.bytes, 25, 25)).toEqual([0, 0, 255, 255]);
+    expect(await pixelAt(fit.bytes, 75, 25)).toEqual([255, 0, 0, 255]);
+  });
+});

@@ -1,0 +1,130 @@
+import { describe, expect, it } from "vitest";
+import type { ChangeRecord } from "../../src/normalize/change.js";
+import { cutContent } from "../../src/fit/spill/cutResult.js";
+import { JSONRPC } from "../../src/errors/jsonRpcCodes.js";
+import { servePage } from "../../src/fit/spill/servePage.js";
+import { SpillBudget } from "../../src/fit/spill/spillBudget.js";
+import { SpillStore } from "../../src/fit/spill/spillStore.js";
+
+/** Reads every page a link leads to, following the text/uri-list entries. */
+function readAll(store: SpillStore, first: string): string {
+  let text = "";
+  let uri: string | null = first;
+  for (let guard = 0; uri !== null && guard < 10_000; guard++) {
+    const answer = servePage(store, uri);
+    if (!("result" in answer)) throw new Error(answer.error.message);
+    const contents = answer.result.contents as Array<{ uri: string; mimeType: string; text: string }>;
+    text += contents[0]!.text;
+    uri = contents[1] === undefined ? null : contents[1].text.trim();
+    if (contents[1] !== undefined) expect(contents[1].mimeType).toBe("text/uri-list");
+  }
+  return text;
+}
+
+describe("cutting a tool result and serving the rest", () => {
+  const original = `${"naïve café ".repeat(2000)}😀 end`;
+
+  it("cuts to at most N bytes, links the rest, and the pages rebuild the original exactly", () => {
+    const store = new SpillStore(new SpillBudget(1 << 20, 60_000));
+    const changes: ChangeRecord[] = [];
+    const content = [
+      { type: "text", text: original },
+      { type: "image", data: "AAAA", mimeType: "image/png" },
+    ];
+    const out = cutContent(content, { maxBytes: 4096, store, dryRun: false, ttlMs: 60_000 }, changes) as Array<
+      Record<string, unknown>
+    >;
+    expect(out).toHaveLength(3);
+    expect(Buffer.byteLength(out[0]!.text as string)).toBeLessThanOrEqual(4096);
+    expect(out[1]).toMatchObject({ type: "resource_link", mimeType: "text/plain" });
+    expect(out[2]).toBe(content[1]);
+    expect((out[0]!.text as string) + readAll(store, out[1]!.uri as string)).toBe(original);
+    expect(changes).toHaveLength(1);
+    expect(changes[0]).toMatchObject({ action: "cut-result", path: "content[0]", applied: true });
+    expect(changes[0]!.bytesAfter).toBeLessThan(changes[0]!.bytesBefore);
+  });
+
+  it("leaves a result under the budget as the very same list", () => {
+    const store = new SpillStore(new SpillBudget(1 << 20, 60_000));
+    const content = [{ type: "text", text: "short" }];
+    expect(cutContent(content, { maxBytes: 4096, store, dryRun: false, ttlMs: 60_000 }, [])).toBe(content);
+  });
+
+  it("shares the budget over text blocks: a later block is replaced by a link to all of it", () => {
+    const store = new SpillStore(new SpillBudget(1 << 20, 60_000));
+    const a = "a".repeat(3000);
+    const b = "b".repeat(3000);
+    const changes: ChangeRecord[] = [];
+    const c = "c".repeat(100);
+    const out = cutContent(
+      [
+        { type: "text", text: a },
+        { type: "text", text: b },
+        { type: "text", text: c },
+      ],
+      { maxBytes: 4096, store, dryRun: false, ttlMs: 60_000 },
+      changes,
+    ) as Array<Record<string, unknown>>;
+    expect(out.map((block) => block.type)).toEqual(["text", "text", "resource_link", "resource_link"]);
+    expect(out[0]!.text).toBe(a);
+    expect((out[1]!.text as string) + readAll(store, out[2]!.uri as string)).toBe(b);
+    expect(readAll(store, out[3]!.uri as string)).toBe(c);
+    expect(changes.map((change) => change.path)).toEqual(["content[1]", "content[2]"]);
+  });
+
+  it("keeps lone surrogates and non-Latin-1 text exact through the pages", () => {
+    const store = new SpillStore(new SpillBudget(1 << 20, 60_000));
+    const text = `${"日本語\ud800".repeat(1500)}`;
+    const out = cutContent(
+      [{ type: "text", text }],
+      { maxBytes: 1024, store, dryRun: false, ttlMs: 60_000 },
+      [],
+    ) as Array<Record<string, unknown>>;
+    expect((out[0]!.text as string) + readAll(store, out[1]!.uri as string)).toBe(text);
+  });
+
+  it("dry run: records the cut, sends the original, holds nothing", () => {
+    const changes: ChangeRecord[] = [];
+    const content = [{ type: "text", text: original }];
+    expect(cutContent(content, { maxBytes: 4096, store: null, dryRun: true, ttlMs: 60_000 }, changes)).toBe(content);
+    expect(changes[0]).toMatchObject({ action: "cut-result", applied: false });
+  });
+
+  it("sends the text whole with a warning when the memory budget has no room", () => {
+    const store = new SpillStore(new SpillBudget(1000, 60_000));
+    const changes: ChangeRecord[] = [];
+    const content = [{ type: "text", text: original }];
+    expect(cutContent(content, { maxBytes: 4096, store, dryRun: false, ttlMs: 60_000 }, changes)).toBe(content);
+    expect(changes[0]).toMatchObject({ action: "warn-spill-full" });
+  });
+
+  it("answers an expired page and another session's page with a clear resource-not-found error", () => {
+    let now = 0;
+    const budget = new SpillBudget(1 << 20, 1000, () => now);
+    const mine = new SpillStore(budget);
+    const theirs = new SpillStore(budget);
+    const out = cutContent(
+      [{ type: "text", text: original }],
+      { maxBytes: 4096, store: mine, dryRun: false, ttlMs: 1000 },
+      [],
+    ) as Array<Record<string, unknown>>;
+    const uri = out[1]!.uri as string;
+    const foreign = servePage(theirs, uri);
+    expect(foreign).toMatchObject({ error: { code: JSONRPC.RESOURCE_NOT_FOUND, data: { uri } } });
+    expect("error" in foreign && foreign.error.message).toMatch(/no such page in this session/);
+    expect(budget.usedBytes).toBeGreaterThan(0);
+    now = 1001;
+    const expired = servePage(mine, uri);
+    expect("error" in expired && expired.error.message).toMatch(/expired/);
+    expect(budget.usedBytes).toBe(0);
+  });
+
+  it("releases a session's pages when it closes", () => {
+    const budget = new SpillBudget(1 << 20, 60_000);
+    const store = new SpillStore(budget);
+    cutContent([{ type: "text", text: original }], { maxBytes: 4096, store, dryRun: false, ttlMs: 60_000 }, []);
+    expect(budget.usedBytes).toBeGreaterThan(0);
+    store.close();
+    expect(budget.usedBytes).toBe(0);
+  });
+});

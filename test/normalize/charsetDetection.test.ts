@@ -1,0 +1,203 @@
+/**
+ * Undeclared charsets: a textual blob with no charset that is not UTF-8 is transcoded when the
+ * detected charset is confident and decodes exactly, and kept (with the type it had) otherwise.
+ * Run over the whole detection corpus (test/fixtures/corpus/charsets, encoded by Python's
+ * codecs) and seeded random bytes: never a wrong transcode, never a random string transcoded.
+ */
+import { isUtf8 } from "node:buffer";
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { normalizeResourceEntry, Policy } from "../../src/normalize/index.js";
+import {
+  DETECT_LONG_BYTES,
+  DETECT_LONG_MIN_CONFIDENCE,
+  DETECT_MIN_BYTES,
+  DETECT_MULTIBYTE_MIN_CONFIDENCE,
+  DETECT_SAMPLE_BYTES,
+  DETECT_SHORT_MIN_CONFIDENCE,
+  detectCharset,
+  requiredConfidence,
+} from "../../src/normalize/charsetDetection.js";
+import { ROOT } from "../helpers/paths.js";
+
+interface Sample {
+  file: string;
+  kind: string;
+  lang?: string;
+  charset?: string;
+  text?: string;
+}
+
+const HERE = new URL("../fixtures/corpus/charsets/", import.meta.url);
+const manifest = JSON.parse(readFileSync(new URL("manifest.json", HERE), "utf8")) as Sample[];
+const bytesOf = (s: Sample): Buffer => readFileSync(new URL(`files/${s.file}`, HERE));
+const policy = new Policy();
+
+function run(bytes: Buffer, mimeType = "text/plain", p = policy) {
+  const entry = { uri: "mem://charset/sample", mimeType, blob: bytes.toString("base64") };
+  const { record } = normalizeResourceEntry(entry, p, "contents[0]");
+  return { entry, record };
+}
+
+/**
+ * Seeded random bytes without control bytes — only the detector stands between them and a
+ * transcode: uniform 0x20–0xFF, high bytes only, and ASCII with every third byte in 0xA0–0xFF.
+ */
+function randomText(n: number, seed: number, shape: "printable" | "high" | "mixed"): Buffer {
+  const out = Buffer.alloc(n);
+  let s = seed;
+  const next = (): number => {
+    s = (Math.imul(s, 1103515245) + 12345) >>> 0;
+    return s >>> 16;
+  };
+  for (let i = 0; i < n; i++) {
+    if (shape === "printable") out[i] = 0x20 + (next() % 224);
+    else if (shape === "high") out[i] = 0x80 + (next() % 128);
+    else out[i] = next() % 3 === 0 ? 0xa0 + (next() % 96) : 0x20 + (next() % 95);
+  }
+  return out;
+}
+
+describe("charset detection over the corpus", () => {
+  const texts = manifest.filter((s) => s.kind === "text" && !isUtf8(bytesOf(s)));
+
+  it("every transcode gives exactly the original text; every other sample stays the same blob with the same type", () => {
+    let transcoded = 0;
+    for (const sample of texts) {
+      const { entry, record } = run(bytesOf(sample));
+      if (record!.action === "transcode") {
+        transcoded++;
+        const out = normalizeResourceEntry(entry, policy, "contents[0]").entry as Record<string, unknown>;
+        expect(out.text, sample.file).toBe(sample.text);
+        expect(out.mimeType).toBe("text/plain");
+        expect(record!.detected?.charset, sample.file).toBeTypeOf("string");
+        expect(record!.detected!.confidence).toBeGreaterThanOrEqual(
+          requiredConfidence(record!.detected!.charset, bytesOf(sample).length),
+        );
+      } else {
+        expect(record!.action, sample.file).toBe("none");
+        expect(normalizeResourceEntry(entry, policy, "contents[0]").entry).toBe(entry);
+      }
+    }
+    expect(transcoded).toBeGreaterThan(texts.length / 2);
+  });
+
+  it("every whole text in a legacy charset is detected (UTF-16 without a BOM is not: chardet needs its BOM)", () => {
+    for (const sample of texts.filter((s) => s.file.endsWith(".full.txt"))) {
+      const { record } = run(bytesOf(sample));
+      if (sample.charset!.startsWith("utf-16")) expect(record!.action, sample.file).toBe("none");
+      else
+        expect(record, sample.file).toMatchObject({ action: "transcode", detected: { charset: expect.any(String) } });
+    }
+  });
+
+  it(`fewer than ${DETECT_MIN_BYTES} bytes are never guessed`, () => {
+    for (const sample of texts.filter((s) => bytesOf(s).length < DETECT_MIN_BYTES)) {
+      expect(run(bytesOf(sample)).record!.action, sample.file).toBe("none");
+      expect(detectCharset(bytesOf(sample))).toMatchObject({
+        detected: false,
+        why: expect.stringContaining("too few"),
+      });
+    }
+  });
+
+  it("random bytes stay a blob and keep their declared type (text/csv stays text/csv)", () => {
+    for (const sample of manifest.filter((s) => s.kind !== "text")) {
+      const { entry, record } = run(bytesOf(sample), "text/csv");
+      expect(record!.action, sample.file).toBe("none");
+      expect(record!.mimeAfter).toBe("text/csv");
+      expect(normalizeResourceEntry(entry, policy, "contents[0]").entry).toBe(entry);
+    }
+  });
+
+  it("thousands of seeded random strings without control bytes: none transcoded", () => {
+    let seed = 1;
+    let checked = 0;
+    for (const shape of ["printable", "high", "mixed"] as const) {
+      for (const n of [48, 64, 96, 128, 160, 256, 512, 4096]) {
+        for (let k = 0; k < 120; k++) {
+          const bytes = randomText(n, seed++, shape);
+          if (isUtf8(bytes)) continue;
+          checked++;
+          // (A few random strings start like a binary signature: fix-mime, still a blob.)
+          expect(run(bytes, "text/plain").record!.action, `${shape}, ${n} bytes, seed ${seed - 1}`).not.toBe(
+            "transcode",
+          );
+        }
+      }
+    }
+    expect(checked).toBeGreaterThan(2500);
+  });
+
+  it("the confidence needed: multi-byte CJK guesses, short and long single-byte guesses", () => {
+    expect(requiredConfidence("gb18030", 48)).toBe(DETECT_MULTIBYTE_MIN_CONFIDENCE);
+    expect(requiredConfidence("shift_jis", 5000)).toBe(DETECT_MULTIBYTE_MIN_CONFIDENCE);
+    expect(requiredConfidence("koi8-r", DETECT_LONG_BYTES - 1)).toBe(DETECT_SHORT_MIN_CONFIDENCE);
+    expect(requiredConfidence("koi8-r", DETECT_LONG_BYTES)).toBe(DETECT_LONG_MIN_CONFIDENCE);
+  });
+
+  it("a big blob is detected from its first bytes and decoded whole", () => {
+    const sample = manifest.find((s) => s.file === "ko.euc_kr.full.txt")!;
+    const copies = Math.ceil((DETECT_SAMPLE_BYTES * 4) / bytesOf(sample).length);
+    const big = Buffer.concat(Array.from({ length: copies }, () => bytesOf(sample)));
+    expect(big.length).toBeGreaterThan(DETECT_SAMPLE_BYTES * 4);
+    const { entry, record } = run(big);
+    expect(record).toMatchObject({ action: "transcode", detected: { charset: "euc-kr" } });
+    expect((normalizeResourceEntry(entry, policy, "contents[0]").entry as { text: string }).text).toBe(
+      sample.text!.repeat(copies),
+    );
+  });
+
+  it("the reason says why a guess was not used", () => {
+    const random = bytesOf(manifest.find((s) => s.file === "random-printable-latin1.256.bin")!);
+    expect(run(random).record!.reason).toMatch(/^not UTF-8; (charset not detected confidently|detected .* but)/);
+    const short = bytesOf(texts.find((s) => s.file === "ja.shift_jis.12.txt")!);
+    expect(run(short).record!.reason).toBe(`not UTF-8; 12 bytes are too few to detect a charset (${DETECT_MIN_BYTES})`);
+  });
+
+  it("detectCharset: false keeps the blob; charset preserve labels the detected charset; dry run records without changing", () => {
+    const ru = bytesOf(manifest.find((s) => s.file === "ru.koi8_r.full.txt")!);
+    expect(run(ru, "text/plain", new Policy({ detectCharset: false })).record).toMatchObject({
+      action: "none",
+      reason: "not text",
+    });
+    const preserved = run(ru, "text/plain", new Policy({ charset: "preserve" }));
+    expect(preserved.record).toMatchObject({
+      action: "fix-mime",
+      mimeAfter: "text/plain; charset=koi8-r",
+      detected: { charset: "koi8-r" },
+    });
+    const dry = run(ru, "text/plain", new Policy({ dryRun: true }));
+    expect(normalizeResourceEntry(dry.entry, new Policy({ dryRun: true }), "contents[0]").entry).toBe(dry.entry);
+    expect(dry.record).toMatchObject({ action: "transcode", applied: false, detected: { charset: "koi8-r" } });
+  });
+
+  it("a blob whose type comes from its URI's extension is detected too; an unknown type is not guessed", () => {
+    const de = bytesOf(manifest.find((s) => s.file === "de.latin-1.full.txt")!);
+    const fromExtension = normalizeResourceEntry(
+      { uri: "file:///docs/brief.txt", mimeType: "application/octet-stream", blob: de.toString("base64") },
+      policy,
+      "contents[0]",
+    );
+    expect(fromExtension.record).toMatchObject({
+      action: "transcode",
+      mimeAfter: "text/plain",
+      detected: { charset: "iso-8859-1" },
+    });
+    const unknown = normalizeResourceEntry(
+      { uri: "mem://blob/1", mimeType: "application/octet-stream", blob: de.toString("base64") },
+      policy,
+      "contents[0]",
+    );
+    expect(unknown.record!.action).toBe("none");
+  });
+
+  it("the decision table (docs/normalization.md) states the thresholds the code uses", () => {
+    const readme = readFileSync(`${ROOT}/docs/normalization.md`, "utf8");
+    expect(readme).toContain(`at least ${DETECT_MIN_BYTES} bytes`);
+    expect(readme).toContain(`multi-byte CJK charsets need confidence ≥ ${DETECT_MULTIBYTE_MIN_CONFIDENCE}`);
+    expect(readme).toContain(
+      `single-byte charsets ≥ ${DETECT_SHORT_MIN_CONFIDENCE}, or ≥ ${DETECT_LONG_MIN_CONFIDENCE} from ${DETECT_LONG_BYTES} bytes on`,
+    );
+  });
+});

@@ -1,0 +1,177 @@
+/**
+ * Server→client requests through a streamable HTTP upstream: a real, stateful SDK server with an
+ * event store asks the host for roots, a sampling completion and an elicitation — on the tool
+ * call's own stream and on the session's GET stream — and notifies a subscriber that a
+ * resource changed. Through every host transport the host is asked, its answers reach the
+ * server, and the calls finish; no GET resumes with an event id of another stream.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  CreateMessageRequestSchema,
+  ElicitRequestSchema,
+  ListRootsRequestSchema,
+  ResourceUpdatedNotificationSchema,
+} from "@modelcontextprotocol/sdk/types.js";
+import {
+  connect,
+  HOST_KINDS,
+  hostTransport,
+  raw,
+  startServe,
+  type Connected,
+  type ServeProcess,
+} from "../helpers/proxyProcess.js";
+import { startAskingServer, WATCHED_URI, type AskingServer } from "../fixtures/upstream-servers/askingServer.js";
+
+const CALL_TIMEOUT = { timeout: 15_000 };
+
+async function until(what: string, check: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+function textOf(result: Record<string, unknown>): string {
+  return ((result.content as Array<{ text?: string }>)[0]?.text ?? "") as string;
+}
+
+describe("server→client requests through a streamable HTTP upstream", () => {
+  let upstream: AskingServer;
+  let serve: ServeProcess;
+  beforeAll(async () => {
+    upstream = await startAskingServer();
+    serve = await startServe(["--name", "asking", "--url", upstream.url]);
+  });
+  afterAll(async () => {
+    await serve?.stop();
+    await upstream?.close();
+  });
+
+  for (const kind of HOST_KINDS) {
+    it(`roots, sampling, elicitation and resource updates reach the host and come back over ${kind}`, async () => {
+      const getsBefore = upstream.requests.filter((r) => r.method === "GET").length;
+      const host: Connected = await connect(
+        hostTransport(kind, { url: serve.url, name: "asking", stdioArgs: ["--url", upstream.url] }),
+        { capabilities: { roots: {}, sampling: {}, elicitation: { form: {} } } },
+      );
+      const asked: string[] = [];
+      host.client.setRequestHandler(ListRootsRequestSchema, async () => {
+        asked.push("roots/list");
+        return { roots: [{ uri: "file:///home/me/project", name: "project" }] };
+      });
+      host.client.setRequestHandler(CreateMessageRequestSchema, async () => {
+        asked.push("sampling/createMessage");
+        return { role: "assistant", model: "test-model", content: { type: "text", text: "hi there" } };
+      });
+      host.client.setRequestHandler(ElicitRequestSchema, async () => {
+        asked.push("elicitation/create");
+        return { action: "accept", content: { name: "Ada" } };
+      });
+      const updated: string[] = [];
+      host.client.setNotificationHandler(
+        ResourceUpdatedNotificationSchema,
+        (notification) => void updated.push(notification.params.uri),
+      );
+      try {
+        // Requests tied to no call travel on the upstream's GET stream: wait until it is open.
+        await until(
+          "the upstream GET stream",
+          () => upstream.requests.filter((r) => r.method === "GET").length > getsBefore,
+        );
+        for (const via of ["call", "session"] as const) {
+          const roots = await raw(host.client, "tools/call", { name: "ask-roots", arguments: { via } }, CALL_TIMEOUT);
+          expect(JSON.parse(textOf(roots))).toEqual([{ uri: "file:///home/me/project", name: "project" }]);
+          const sampled = await raw(
+            host.client,
+            "tools/call",
+            { name: "ask-sampling", arguments: { via } },
+            CALL_TIMEOUT,
+          );
+          expect(JSON.parse(textOf(sampled))).toEqual({ type: "text", text: "hi there" });
+          const elicited = await raw(
+            host.client,
+            "tools/call",
+            { name: "ask-elicitation", arguments: { via } },
+            CALL_TIMEOUT,
+          );
+          expect(JSON.parse(textOf(elicited))).toEqual({ action: "accept", content: { name: "Ada" } });
+        }
+        expect(asked).toEqual([
+          "roots/list",
+          "sampling/createMessage",
+          "elicitation/create",
+          "roots/list",
+          "sampling/createMessage",
+          "elicitation/create",
+        ]);
+
+        await raw(host.client, "resources/subscribe", { uri: WATCHED_URI }, CALL_TIMEOUT);
+        expect(textOf(await raw(host.client, "tools/call", { name: "touch", arguments: {} }, CALL_TIMEOUT))).toBe(
+          "updated",
+        );
+        await until("notifications/resources/updated", () => updated.length > 0);
+        expect(updated).toEqual([WATCHED_URI]);
+      } finally {
+        await host.close();
+      }
+      // Event ids belong to the stream that carried them: the GET stream never dropped here,
+      // so no GET had anything of its own to resume from.
+      expect(upstream.requests.filter((r) => r.method === "GET" && r.lastEventId !== undefined)).toEqual([]);
+    });
+  }
+
+  for (const kind of HOST_KINDS) {
+    it(`a call whose stream the server closes is answered on that stream, resumed by its own last event id, over ${kind}`, async () => {
+      const seen = upstream.requests.length;
+      const host = await connect(
+        hostTransport(kind, { url: serve.url, name: "asking", stdioArgs: ["--url", upstream.url] }),
+      );
+      try {
+        const result = await raw(host.client, "tools/call", { name: "poll", arguments: {} }, CALL_TIMEOUT);
+        expect(textOf(result)).toBe("answered on the resumed stream");
+      } finally {
+        await host.close();
+      }
+      const resumes = upstream.requests.slice(seen).filter((r) => r.method === "GET" && r.lastEventId !== undefined);
+      expect(resumes.length).toBeGreaterThan(0);
+      for (const { lastEventId } of resumes) {
+        // The stream resumed is the one that carries the poll call's answer, no other.
+        const stream = upstream.streamOf(lastEventId!);
+        expect(stream).toBeDefined();
+        expect(JSON.stringify(upstream.messagesOn(stream!))).toContain("answered on the resumed stream");
+      }
+    });
+  }
+
+  it("a dropped GET stream reconnects with its own last event id, not a POST stream's, and still carries updates", async () => {
+    const host = await connect(hostTransport("mcp", { url: serve.url, name: "asking" }));
+    const updated: string[] = [];
+    host.client.setNotificationHandler(
+      ResourceUpdatedNotificationSchema,
+      (notification) => void updated.push(notification.params.uri),
+    );
+    try {
+      const gets = (): Array<{ lastEventId: string | undefined }> =>
+        upstream.requests.filter((r) => r.method === "GET");
+      const before = gets().length;
+      await until("the upstream GET stream", () => gets().length > before);
+      await raw(host.client, "resources/subscribe", { uri: WATCHED_URI }, CALL_TIMEOUT);
+      await raw(host.client, "tools/call", { name: "touch", arguments: {} }, CALL_TIMEOUT);
+      await until("the first update", () => updated.length === 1);
+      // Calls after the update: their POST streams carry later ids than the GET stream's last.
+      expect(textOf(await raw(host.client, "tools/call", { name: "drop-get", arguments: {} }, CALL_TIMEOUT))).toBe(
+        "dropped",
+      );
+      await until("the GET stream to reconnect", () => gets().length > before + 1);
+      const reconnect = gets()[before + 1]!;
+      expect(reconnect.lastEventId).toBeDefined();
+      expect(upstream.streamOf(reconnect.lastEventId!)).toBe("_GET_stream");
+      await raw(host.client, "tools/call", { name: "touch", arguments: {} }, CALL_TIMEOUT);
+      await until("the second update", () => updated.length === 2);
+    } finally {
+      await host.close();
+    }
+  });
+});
