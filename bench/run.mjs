@@ -14,6 +14,9 @@ import { USAGE, parseOptions } from "./suite/options.mjs";
 import { ROOT, pathById } from "./suite/paths.mjs";
 import { WORKLOADS, runBigWorkload, runCallsWorkloads } from "./suite/workloads.mjs";
 import { runFloodWorkload } from "./suite/flood.mjs";
+import { runStartupWorkload } from "./suite/startup.mjs";
+import { runBurstWorkload } from "./burst/runBurst.mjs";
+import { mcpnCliOf } from "./suite/paths.mjs";
 
 /** Version of the results file's shape; bump when a field changes meaning. */
 export const RESULTS_SCHEMA = "mcp-normalizer-bench/1";
@@ -81,6 +84,8 @@ async function main() {
     },
     options: {
       counts: opts.counts,
+      burstSessions: opts.burstSessions,
+      big50Paths: opts.big50Paths,
       floodStallMs: opts.stallMs,
       warmupCalls: opts.warmupCalls,
       callTimeoutMs: opts.callTimeoutMs,
@@ -127,11 +132,12 @@ async function main() {
   }
   const failedBig = new Map();
   for (const workload of chosen.filter((w) => w.kind === "big")) {
+    const on = workload.id === "read-blob-50m" ? selected.filter((p) => opts.big50Paths.includes(p.id)) : selected;
     log(
-      `${workload.id}: ${opts.counts[workload.count]} read(s) per path, a fresh proxy for each, on ${selected.map((p) => p.id).join(", ")}`,
+      `${workload.id}: ${opts.counts[workload.count]} read(s) per path, a fresh proxy for each, on ${on.map((p) => p.id).join(", ")}`,
     );
     const t0 = performance.now();
-    const result = await runBigWorkload(workload, selected, opts, log, failedBig);
+    const result = await runBigWorkload(workload, on, opts, log, failedBig);
     for (const r of result.results)
       if (r.status === "failed" && !failedBig.has(r.path)) failedBig.set(r.path, `${result.id}: ${r.error}`);
     report(result, performance.now() - t0);
@@ -147,16 +153,34 @@ async function main() {
     log(`  ${result.id} done in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   }
 
+  const cli = mcpnCliOf("mcpn-stdio");
+  for (const workload of chosen.filter((w) => w.kind === "startup" || w.kind === "burst")) {
+    log(
+      workload.kind === "startup"
+        ? `${workload.id}: ${opts.counts.startup} paired runs each`
+        : `${workload.id}: N = ${opts.burstSessions.join(", ")} sessions, ${opts.counts.burstReads} reads each, direct / mcpn-mcp / mcpn-ws`,
+    );
+    const t0 = performance.now();
+    const run = workload.kind === "startup" ? runStartupWorkload : runBurstWorkload;
+    const result = await run(workload, opts, log, { root: ROOT, cli });
+    workloads.push(result);
+    write(false);
+    log(`  ${result.id} done in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  }
+
   const results = write(true);
   const met = results.targets.filter((t) => t.met === true).length;
   const missed = results.targets.filter((t) => t.met === false);
   process.stdout.write(
     `bench: wrote ${out}\n  targets met ${met}, missed ${missed.length}, not measured ${results.targets.length - met - missed.length}\n`,
   );
-  for (const t of missed)
+  // Every target on a line of its own: PASS, FAIL, or "--" when this run did not measure it.
+  for (const t of results.targets) {
+    const mark = t.met === true ? "PASS" : t.met === false ? "FAIL" : "  --";
     process.stdout.write(
-      `  MISSED ${t.text}: ${t.value ?? "-"} ${t.unit} (limit ${t.limit})${t.note === null ? "" : ` — ${t.note.slice(0, 200)}`}\n`,
+      `  ${mark} ${t.text}: ${t.value ?? "-"} ${t.unit} (limit ${t.limit})${t.note === null || t.note === undefined ? "" : ` — ${t.note.slice(0, 200)}`}\n`,
     );
+  }
   return 0;
 }
 

@@ -86,7 +86,8 @@ export function renderBenchBlock(results) {
       `${results.loadAverage ? `, load average ${results.loadAverage.start[0]} → ${results.loadAverage.end[0]}` : ""}; ` +
       `mcp-normalizer ${v.mcpNormalizer}${v.commit ? ` (${v.commit})` : ""}, supergateway ${v.supergateway}, mcp-proxy ${v.mcpProxy}, SDK ${v.sdk}. ` +
       "Medians of interleaved runs; ratios are to the SDK client reading the upstream directly over stdio and to the fastest peer " +
-      "(supergateway, mcp-proxy) on the same transport. All figures: `bench/results/suite.json`; paths and method: `notes/bench.md`.",
+      "(supergateway, mcp-proxy) on the same transport. " +
+      `All figures: \`bench/results/${results.mode === "full" ? "suite" : results.mode}.json\`; paths and method: \`notes/bench.md\`.`,
     "",
   );
   const pathIds = results.paths.map((p) => p.id);
@@ -151,6 +152,52 @@ export function renderBenchBlock(results) {
       lines.push(
         `| ${name} | ${fmtMiB(s.rssAboveIdleBytes)} | ${health} | ${s.writtenWhileStalled ?? "–"} | ${fmtMs(s.drainMs)} | ${s.delivered}${s.outOfOrder === 0 ? "" : `, ${s.outOfOrder} out of order`} | ${fast} |`,
       );
+    }
+    lines.push("");
+  }
+
+  const startup = results.workloads.find((x) => x.id === "startup");
+  if (startup !== undefined) {
+    lines.push(
+      `**Start-up** — whole processes, ${startup.count} paired runs (A B, B A, …), median of the pair-by-pair ratios:`,
+      "",
+    );
+    lines.push("| what | mcp-normalizer | baseline | ratio (p25–p75) |", "|---|---|---|---|");
+    const row = (name, base, f) =>
+      lines.push(
+        f === null
+          ? `| ${name} | – | – | – |`
+          : f.error !== undefined
+            ? `| ${name} | failed: ${short(f.error, 60)} | – | – |`
+            : `| ${name} | ${fmtMs(f.aMedianMs)} | ${base} ${fmtMs(f.bMedianMs)} | ${fmtX(f.ratioMedian)} (${fmtX(f.ratioP25)}–${fmtX(f.ratioP75)}) |`,
+      );
+    row("`mcp-normalizer --help`", "`node -e 0`", startup.help);
+    row("spawn → `initialize` answered, `stdio` in front of the everything server", "direct", startup.initialize);
+    lines.push("");
+  }
+
+  const burst = results.workloads.find((x) => x.id === "burst");
+  if (burst !== undefined) {
+    lines.push(
+      `**Burst** — N sessions opened at once, ${burst.reads} sequential 1 KiB reads each, to a streamable HTTP upstream (SDK server): p50 / p99 / max latency, first reads' p99, reads per second, errors:`,
+      "",
+    );
+    lines.push(
+      "| N | path | p50 | p99 | max | first-read p99 | reads/s | errors |",
+      "|---|---|---|---|---|---|---|---|",
+    );
+    for (const run of burst.runs) {
+      for (const p of ["direct", "mcp", "ws"]) {
+        const r = run[p];
+        const versus = p === "direct" ? "" : ` (${fmtX(r.p99VsDirect) ?? "–"} direct)`;
+        const rate =
+          p === "direct"
+            ? `${r.readsPerS ?? "–"}`
+            : `${r.readsPerS ?? "–"} (${fmtX(r.throughputVsDirect) ?? "–"} direct)`;
+        lines.push(
+          `| ${run.sessions} | ${p === "direct" ? "direct" : `mcp-normalizer /${p}`} | ${fmtMs(r.p50Ms)} | ${fmtMs(r.p99Ms)}${versus} | ${fmtMs(r.maxMs)} | ${fmtMs(r.firstReadP99Ms)} | ${rate} | ${r.errors}${r.firstError ? `: ${short(r.firstError, 40)}` : ""} |`,
+        );
+      }
     }
     lines.push("");
   }

@@ -78,6 +78,26 @@ export const WORKLOADS = [
     resource: RESOURCES.blob50m,
   },
   // Backpressure (bench/suite/flood.mjs): its own upstream and raw hosts, on direct and mcp-normalizer paths only.
+  // Whole-process start-up (bench/suite/startup.mjs): --help against node -e 0, stdio initialize against direct.
+  {
+    id: "startup",
+    kind: "startup",
+    label:
+      "start-up: mcp-normalizer --help vs node -e 0; initialize through stdio in front of the everything server vs direct",
+    count: "startup",
+    request: { method: "initialize", params: {} },
+    resource: null,
+  },
+  // Fairness under a burst (bench/burst/): N sessions at once over /mcp and /ws in front of a streamable HTTP upstream.
+  {
+    id: "burst",
+    kind: "burst",
+    label:
+      "N host sessions opened at once, sequential 1 KiB text reads each, over /mcp and /ws to a streamable HTTP upstream vs the same clients direct",
+    count: "burstReads",
+    request: { method: "resources/read", params: { uri: RESOURCES.text1k.uri } },
+    resource: RESOURCES.text1k,
+  },
   {
     id: "flood",
     kind: "flood",

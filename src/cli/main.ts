@@ -2,16 +2,10 @@
  * The command dispatcher. This is the only place that decides exit codes; `src/cli.ts` is
  * the only place that exits (src/cli/ owns the process's lifetime; nothing below it exits).
  */
-import { ZodError } from "zod";
 import { NormalizerError } from "../errors/NormalizerError.js";
 import { EXIT, type ExitCode } from "./exitCodes.js";
 import { writeFully, type CliIo } from "./io.js";
-import { runNormalize } from "./commands/normalize.js";
-import { runStdio } from "./commands/stdio.js";
-import { runServe } from "./commands/serve.js";
-import { runAuditCommand } from "./commands/audit.js";
-import { runReport } from "./commands/report.js";
-import { runLogin } from "./commands/login.js";
+import { startStdioUpstreamEarly } from "./earlyStart.js";
 
 export const MAIN_HELP = `mcp-normalizer — an MCP proxy that normalizes resource contents and accounts for every byte
 
@@ -39,13 +33,18 @@ Exit codes: 0 done; 1 runtime failure (upstream or listener); 2 bad command line
 
 type Command = (argv: readonly string[], io: CliIo) => Promise<ExitCode>;
 
-const COMMANDS: Readonly<Record<string, Command>> = {
-  normalize: runNormalize,
-  stdio: runStdio,
-  serve: runServe,
-  audit: runAuditCommand,
-  report: runReport,
-  login: runLogin,
+/**
+ * Each command's module, loaded when that command runs: `--help`, `--version` and a mistyped
+ * command load none of them, and a command loads only what it uses (the HTTP listener, the
+ * OAuth client, zod schemas and metrics are not on the path of a desktop host starting `stdio`).
+ */
+const COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
+  normalize: async () => (await import("./commands/normalize.js")).runNormalize,
+  stdio: async () => (await import("./commands/stdio.js")).runStdio,
+  serve: async () => (await import("./commands/serve.js")).runServe,
+  audit: async () => (await import("./commands/audit.js")).runAuditCommand,
+  report: async () => (await import("./commands/report.js")).runReport,
+  login: async () => (await import("./commands/login.js")).runLogin,
 };
 
 export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode> {
@@ -58,15 +57,18 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
     await writeFully(io.stdout, `${await version()}\n`);
     return EXIT.OK;
   }
-  const command = COMMANDS[name];
-  if (command === undefined) {
+  const load = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
+  if (load === undefined) {
     await writeFully(
       io.stderr,
       `mcp-normalizer: unknown command ${JSON.stringify(name)}; commands: ${Object.keys(COMMANDS).join(", ")} (see --help)\n`,
     );
     return EXIT.USAGE;
   }
+  // The upstream starts while the command loads (only for `stdio -- CMD`, and only the real process's).
+  if (name === "stdio" && io.stdin === process.stdin) startStdioUpstreamEarly(rest, io.cwd);
   try {
+    const command = await load();
     return await command(rest, io);
   } catch (error) {
     return reportError(error, io, wantsDebug(rest));
@@ -96,6 +98,8 @@ export async function reportError(error: unknown, io: CliIo, debug = false): Pro
       return EXIT.USAGE;
     return EXIT.FAILURE;
   }
+  // zod is loaded only here, on this error path: `--help` and the stdio path need not load it.
+  const { ZodError } = await import("zod");
   if (error instanceof ZodError) {
     // A value built from flags that the config schema refused: name what and where.
     const lines = error.issues

@@ -8,7 +8,7 @@ import type { ProxyConfig } from "../config/schema.js";
 import type { PolicyOptions } from "../normalize/policy.js";
 import { createStderrLogger, type Logger, type LogLevel } from "../observe/logger.js";
 import { toLogRecords } from "../observe/logRecord.js";
-import { ProxyMetrics, type MetricsDocument, type UpstreamHealthSample } from "../observe/metrics.js";
+import type { ProxyMetrics, MetricsDocument, UpstreamHealthSample } from "../observe/metrics.js";
 import { createNormalizationLog, type NormalizationLog } from "../observe/normalizationLog.js";
 import { ReportAggregator } from "../report/aggregate.js";
 import { renderHtml } from "../report/renderHtml.js";
@@ -108,8 +108,9 @@ export async function createObservers(
     log = createNormalizationLog(io.stderr === process.stderr ? { fd: 2 } : { stream: io.stderr });
 
   const live = options.live ?? false;
-  const metrics = live
-    ? new ProxyMetrics({
+  // Loaded only here: `stdio` never keeps metrics, and prom-client is a large load at start-up.
+  const metrics: ProxyMetrics | undefined = live
+    ? new (await import("../observe/metrics.js")).ProxyMetrics({
         ...(options.servers === undefined ? {} : { servers: options.servers }),
         defaultMetrics: options.defaultMetrics ?? true,
       })

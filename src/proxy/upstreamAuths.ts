@@ -6,7 +6,7 @@
 import { isStdioServer, type ServerConfig, type UpstreamAuthConfig } from "../config/schema.js";
 import type { Logger } from "../observe/logger.js";
 import type { FetchLike } from "../transports/upstream/index.js";
-import { UpstreamAuth } from "../upstreamAuth/upstreamAuth.js";
+import type { UpstreamAuth } from "../upstreamAuth/upstreamAuth.js";
 import type { LoginPrompt, UpstreamAuthSpec } from "../upstreamAuth/types.js";
 
 export interface UpstreamAuthContext {
@@ -39,18 +39,28 @@ export function authSpecOf(auth: UpstreamAuthConfig): UpstreamAuthSpec {
   };
 }
 
+/**
+ * What the proxy uses of a server's OAuth layer. The layer's module (and the SDK's OAuth client
+ * under it) is loaded on first use: a proxy whose servers have no `auth` never loads it.
+ */
+export interface UpstreamAuthLayer {
+  readonly fetch: FetchLike;
+  /** stdio: runs the browser login first when no usable token is stored (see `UpstreamAuth.prepare`). */
+  prepare(): Promise<void>;
+}
+
 export class UpstreamAuths {
-  private readonly layers = new Map<string, { key: string; auth: UpstreamAuth }>();
+  private readonly layers = new Map<string, { key: string; auth: UpstreamAuthLayer }>();
 
   constructor(private readonly context: UpstreamAuthContext) {}
 
   /** The OAuth layer of `server`, or undefined when it has no `auth`. */
-  for(name: string, server: ServerConfig): UpstreamAuth | undefined {
+  for(name: string, server: ServerConfig): UpstreamAuthLayer | undefined {
     if (isStdioServer(server) || server.auth === undefined) return undefined;
     const key = JSON.stringify([server.url, server.auth, server.headers ?? {}]);
     const known = this.layers.get(name);
     if (known !== undefined && known.key === key) return known.auth;
-    const auth = new UpstreamAuth({
+    const options = {
       server: name,
       url: server.url,
       spec: authSpecOf(server.auth),
@@ -61,7 +71,14 @@ export class UpstreamAuths {
       interactive: this.context.interactive,
       headers: server.headers,
       fetch: this.context.fetch,
-    });
+    };
+    let loading: Promise<UpstreamAuth> | undefined;
+    const load = (): Promise<UpstreamAuth> =>
+      (loading ??= import("../upstreamAuth/upstreamAuth.js").then(({ UpstreamAuth }) => new UpstreamAuth(options)));
+    const auth: UpstreamAuthLayer = {
+      fetch: async (url, init) => (await load()).fetch(url, init),
+      prepare: async () => (await load()).prepare(),
+    };
     this.layers.set(name, { key, auth });
     return auth;
   }

@@ -2,13 +2,13 @@
  * From a `mcpServers` entry to a live upstream transport (the entry's fields → the upstream
  * transports of src/transports/upstream).
  */
-import { getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { isStdioServer, type ServerConfig } from "../config/schema.js";
 import type { Logger } from "../observe/logger.js";
 import { createUpstreamTransport, type UpstreamSpec } from "../transports/upstream/index.js";
 import type { UpstreamTransport } from "../transports/types.js";
 import type { UpstreamFactory } from "./sessionManager.js";
 import type { UpstreamAuths } from "./upstreamAuths.js";
+import { defaultChildEnvironment } from "./defaultChildEnvironment.js";
 
 const TYPE_TO_TRANSPORT = {
   http: "streamable-http",
@@ -22,7 +22,7 @@ const TYPE_TO_TRANSPORT = {
  * What a stdio upstream's environment starts from, before its configured `env`:
  * - `"inherit"`: everything the proxy was given (`stdio`: the host already chose it);
  * - `{ withhold }` (`serve`): the variables desktop hosts pass (the SDK's
- *   `getDefaultEnvironment()`: HOME, LOGNAME, PATH, SHELL, TERM, USER), or the whole
+ *   `getDefaultEnvironment()`, mirrored by `defaultChildEnvironment`: HOME, LOGNAME, PATH, SHELL, TERM, USER), or the whole
  *   environment for a server with `inheritEnv: true` — never the `withhold` variables (those
  *   `auth` reads: the listener's tokens). A server's own `env` is the operator's explicit choice
  *   and is passed as configured.
@@ -36,7 +36,7 @@ export function childBaseEnv(
 ): Record<string, string | undefined> | undefined {
   if (policy === "inherit") return undefined;
   const base: Record<string, string | undefined> =
-    isStdioServer(server) && server.inheritEnv === true ? { ...proxyEnv } : getDefaultEnvironment();
+    isStdioServer(server) && server.inheritEnv === true ? { ...proxyEnv } : defaultChildEnvironment();
   for (const name of policy.withhold) delete base[name];
   return base;
 }

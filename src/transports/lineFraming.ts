@@ -13,6 +13,7 @@
 import { isUtf8 } from "node:buffer";
 import { LineSplitter, type LineSink, type OversizedLine } from "../wire/lineSplitter.js";
 import { parseWithRawStrings } from "./rawStringParse.js";
+import { messageText, rememberWireText } from "./wireText.js";
 import { DEFAULT_MAX_MESSAGE_BYTES, type FramingProblem } from "./types.js";
 
 /** Characters of an offending line shown in a `FramingProblem.excerpt`. */
@@ -169,6 +170,7 @@ export function parseJsonText(text: string, bytes: number): Framed {
   if (typeof value !== "object" || value === null) {
     return { problem: { kind: "not-jsonrpc", bytes, excerpt: text.slice(0, EXCERPT_CHARS) } };
   }
+  rememberWireText(value, text);
   return { message: value };
 }
 
@@ -185,5 +187,5 @@ export function oversizedProblem(line: OversizedLine): FramingProblem {
 
 /** The stdio wire form of a message: its JSON and one LF (MCP spec, Transports › stdio). */
 export function serializeMessage(message: unknown): string {
-  return `${JSON.stringify(message)}\n`;
+  return `${messageText(message)}\n`;
 }

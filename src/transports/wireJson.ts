@@ -5,6 +5,7 @@
  * transport writes what `encodeWire` gives it: one serializer for all of them.
  */
 import { RAW_MARK, stringifyWithRaw } from "../wire/rawJson.js";
+import { wireTextOf } from "./wireText.js";
 
 export class WirePieces {
   constructor(
@@ -22,6 +23,9 @@ export type WireJson = string | WirePieces;
 
 /** Throws what `JSON.stringify` throws (a message nested too deeply, a BigInt). */
 export function encodeWire(message: unknown): WireJson {
+  // Forwarded as it arrived: the text it came in (see wireText.ts).
+  const arrived = wireTextOf(message);
+  if (arrived !== undefined) return arrived;
   const { text, raws } = stringifyWithRaw(message);
   if (raws.length === 0) return text;
   const parts: Buffer[] = [];

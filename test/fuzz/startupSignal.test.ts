@@ -61,7 +61,12 @@ describe("stdio: SIGTERM during startup", () => {
   it("while a remote upstream does not answer its first request: exit 0, the connection dropped", async () => {
     // A server that accepts and never answers keeps the proxy in startup (the OPTIONS probe).
     const sockets: Socket[] = [];
-    const server = createServer((socket) => sockets.push(socket));
+    // It reads what it is sent (the probe may already be written when SIGTERM comes): a socket
+    // nobody reads never sees the peer's end, and would never close.
+    const server = createServer((socket) => {
+      sockets.push(socket);
+      socket.resume();
+    });
     server.listen(0, "127.0.0.1");
     await once(server, "listening");
     cleanups.push(() => {

@@ -17,6 +17,7 @@ import { createObservers, OBSERVE_HELP, OBSERVE_OPTIONS } from "../observers.js"
 import { onReloadSignal, shutdownSignals, type ShutdownSignals } from "../signals.js";
 import { SELECTOR_HELP, SELECTOR_OPTIONS, selectUpstream } from "../upstreamSelector.js";
 import { createUpstreamAuths } from "../oauthContext.js";
+import { takeEarlySignals } from "../earlyStart.js";
 import { serverEntry } from "../serverEntry.js";
 
 export const STDIO_HELP = `Usage: mcp-normalizer stdio [options] (-- CMD ARGS… | CMD ARGS… | --url URL | --config FILE --server NAME)
@@ -69,7 +70,7 @@ export async function runStdio(argv: readonly string[], io: CliIo): Promise<Exit
   // Installed before anything starts: until a handler exists a SIGTERM gets Node's
   // default action, which kills the proxy without ending the upstream being started (spawned
   // detached, in its own process group: it would be orphaned).
-  const signals = shutdownSignals();
+  const signals = takeEarlySignals() ?? shutdownSignals();
   try {
     return await runSession(values, command, io, signals);
   } finally {

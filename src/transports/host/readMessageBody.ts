@@ -12,6 +12,7 @@ import { isUtf8 } from "node:buffer";
 import type { IncomingMessage } from "node:http";
 import { JSONRPC } from "../../errors/jsonRpcCodes.js";
 import type { FramingProblem, JSONRPCMessage } from "../types.js";
+import { rememberWireText } from "../wireText.js";
 
 export type BodyReadResult =
   | { readonly ok: true; readonly messages: JSONRPCMessage[]; readonly batch: boolean; readonly bytes: number }
@@ -114,6 +115,7 @@ function parseBody(body: Buffer, maxBatch: number): BodyReadResult {
     );
   }
   const batch = Array.isArray(parsed);
+  if (!batch) rememberWireText(parsed, text);
   const items: unknown[] = batch ? (parsed as unknown[]) : [parsed];
   if (items.length > maxBatch) {
     return failure(

@@ -8,6 +8,7 @@ import { excerptOf, jsonRpcIdHint, parseJsonPieces, parseJsonText, type Framed }
 import { SseParser, type SseEvent, type SseProblem } from "../sseParser.js";
 import type { FramingProblem } from "../types.js";
 import type { ReadGate } from "../readGate.js";
+import type { BodyReaderLike, BodyStreamLike, ResponseLike } from "./nodeFetch.js";
 
 /** Bytes of an error response body read for the error message. */
 export const ERROR_BODY_EXCERPT_BYTES = 2048;
@@ -17,7 +18,7 @@ export const ERROR_BODY_EXCERPT_BYTES = 2048;
  * `gate`, when given, is passed before each read (see HttpFlowControl).
  */
 export async function readSseBody(
-  body: ReadableStream<Uint8Array>,
+  body: BodyStreamLike,
   maxEventBytes: number,
   handlers: { onEvent(event: SseEvent): void; onProblem(problem: SseProblem): void; onRetry?(ms: number): void },
   signal?: AbortSignal,
@@ -51,7 +52,7 @@ export async function readSseBody(
  * pending read of a response that already arrived (seen with undici on Node 20 behind the
  * SDK's server), and `close()` must never wait on an idle stream.
  */
-function cancelOnAbort(reader: ReadableStreamDefaultReader<Uint8Array>, signal: AbortSignal | undefined): () => void {
+function cancelOnAbort(reader: BodyReaderLike, signal: AbortSignal | undefined): () => void {
   if (!signal) return () => {};
   const cancel = (): void => void reader.cancel(signal.reason).catch(() => {});
   if (signal.aborted) cancel();
@@ -82,7 +83,7 @@ export function framingProblemOf(problem: SseProblem): FramingProblem {
  * rest is not read and a `too-large` problem (with the id, if the start shows it) is returned.
  */
 export async function readJsonBody(
-  body: ReadableStream<Uint8Array>,
+  body: BodyStreamLike,
   maxBytes: number,
   signal?: AbortSignal,
   rawStringBytes?: number,
@@ -118,7 +119,7 @@ export async function readJsonBody(
  * The reason an upstream gave with an error status: a JSON-RPC error's `message` if the body is
  * one, else a short excerpt of a plain-text body. HTML pages and other types are not quoted.
  */
-export async function errorBodyReason(response: Response): Promise<string | undefined> {
+export async function errorBodyReason(response: ResponseLike): Promise<string | undefined> {
   const type = mediaTypeEssence(response.headers.get("content-type"));
   if (!response.body) return undefined;
   if (type !== "application/json" && type !== "text/plain") {

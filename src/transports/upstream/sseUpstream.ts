@@ -25,6 +25,7 @@ import {
 import { deliverFramed, describeUrl, forwardableHeaders, networkErrorText } from "./upstreamMessages.js";
 import { HttpFlowControl } from "./httpFlowControl.js";
 import { errorResponse, methodOf, requestIdsOf } from "../jsonrpc.js";
+import { messageText } from "../wireText.js";
 
 export interface SseUpstreamOptions extends HttpConnectionOptions {
   /** How long `start()` waits for the stream and its `endpoint` event, in ms. Default 10 s. */
@@ -160,7 +161,7 @@ export class SseUpstreamTransport implements UpstreamTransport {
     headers.set("content-type", "application/json");
     for (const [name, value] of forwardableHeaders(options?.forwardHeaders)) headers.set(name, value);
     let failure: NormalizerError | undefined;
-    const body = JSON.stringify(message);
+    const body = messageText(message);
     const bytes = Buffer.byteLength(body);
     this.flow.posting(bytes);
     try {

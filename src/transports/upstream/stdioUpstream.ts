@@ -24,6 +24,7 @@ import { LineSplitter, type OversizedLine } from "../../wire/lineSplitter.js";
 import { JsonLineReader, serializeMessage } from "../lineFraming.js";
 import type { JSONRPCMessage, ProxySendOptions, FramingProblem, UpstreamTransport } from "../types.js";
 import { adoptGroup, endGroup } from "./processGroup.js";
+import { claimEarly, upstreamSpawnOptions } from "./earlyChild.js";
 import { deliverFramed } from "./upstreamMessages.js";
 import { DrainWaiter, SENT } from "../drainWaiter.js";
 import { ReadYield } from "../readYield.js";
@@ -118,15 +119,18 @@ export class StdioUpstreamTransport implements UpstreamTransport {
   async start(): Promise<void> {
     if (this.child) throw new Error("StdioUpstreamTransport already started");
     const { command, args = [], env, cwd } = this.options;
+    const spawnOptions = upstreamSpawnOptions({ ...(this.options.baseEnv ?? process.env), ...env }, cwd);
+    // A child the command line started before the proxy had loaded (the same command line) is taken over.
+    const early = this.options.spawn === undefined ? claimEarly(command, args, spawnOptions) : undefined;
+    if (early !== undefined) {
+      const { child, replay } = early.take();
+      this.child = child;
+      this.startWired(child, args, env, cwd);
+      replay();
+      return;
+    }
     const spawn = this.options.spawn ?? nodeSpawn;
-    const child = spawn(command, args, {
-      cwd,
-      env: { ...(this.options.baseEnv ?? process.env), ...env },
-      stdio: ["pipe", "pipe", "pipe"],
-      shell: false,
-      detached: process.platform !== "win32",
-      windowsHide: true,
-    });
+    const child = spawn(command, args, spawnOptions);
     this.child = child;
     try {
       await new Promise<void>((resolve, reject) => {
@@ -150,6 +154,15 @@ export class StdioUpstreamTransport implements UpstreamTransport {
         { cause: error },
       );
     }
+    this.startWired(child, args, env, cwd);
+  }
+
+  private startWired(
+    child: ChildProcess,
+    args: readonly string[],
+    env: Readonly<Record<string, string>> | undefined,
+    cwd: string | undefined,
+  ): void {
     adoptGroup(child);
     this.logger.info("upstream started", {
       pid: child.pid,

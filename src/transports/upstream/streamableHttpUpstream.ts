@@ -44,6 +44,8 @@ import {
 } from "./httpBodies.js";
 import { describeUrl, forwardableHeaders, networkErrorText } from "./upstreamMessages.js";
 import { HttpFlowControl } from "./httpFlowControl.js";
+import { messageText } from "../wireText.js";
+import { nodeFetch, type BodyStreamLike, type FetchLikeLight, type ResponseLike } from "./nodeFetch.js";
 import { newStreamCursor, waitToReconnect, type StreamCursor } from "./streamCursor.js";
 import { errorResponse, methodOf, requestIdsOf, responseIdOf, type RequestId } from "../jsonrpc.js";
 
@@ -86,7 +88,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
 
   private readonly url: URL;
   private readonly where: string;
-  private readonly fetch: FetchLike;
+  private readonly fetch: FetchLikeLight;
   private readonly logger: Logger;
   private readonly maxMessageBytes: number;
   private readonly abort = new AbortController();
@@ -106,7 +108,8 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
   constructor(private readonly options: HttpUpstreamOptions) {
     this.url = new URL(options.url);
     this.where = describeUrl(this.url);
-    this.fetch = options.fetch ?? ((url, init) => fetch(url, init));
+    // Without an injected fetch (the OAuth layer's, a test's), requests go out on node:http.
+    this.fetch = options.fetch ?? nodeFetch;
     this.logger = (options.logger ?? silentLogger).child({ upstream: this.where });
     this.maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
   }
@@ -153,8 +156,8 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     const ids = requestIdsOf(message);
     if (methodOf(message) === "initialize") for (const id of ids) this.initializeIds.add(id);
     const what = methodOf(message) ?? (ids.length > 0 ? "batch" : "response");
-    let response: Response;
-    const body = JSON.stringify(message);
+    let response: ResponseLike;
+    const body = messageText(message);
     const bytes = Buffer.byteLength(body);
     this.flow.posting(bytes);
     try {
@@ -266,7 +269,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     return headers;
   }
 
-  private rememberSession(response: Response): void {
+  private rememberSession(response: ResponseLike): void {
     const session = response.headers.get("mcp-session-id");
     if (session) this.session = session;
   }
@@ -296,7 +299,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     this.reading.add(done);
   }
 
-  private async readJson(body: ReadableStream<Uint8Array>, pending: Set<RequestId>): Promise<void> {
+  private async readJson(body: BodyStreamLike, pending: Set<RequestId>): Promise<void> {
     const framed = await readJsonBody(body, this.maxMessageBytes, this.abort.signal, this.options.rawStringBytes);
     if (!framed) return;
     if (framed.problem || !Array.isArray(framed.message)) return this.deliver(framed, pending);
@@ -309,7 +312,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
    * with a GET carrying its last id, up to `serverStreamRetries` times in a row without a new
    * event (a server that closes streams to have clients poll long calls).
    */
-  private async readPostStream(body: ReadableStream<Uint8Array>, pending: Set<RequestId>): Promise<void> {
+  private async readPostStream(body: BodyStreamLike, pending: Set<RequestId>): Promise<void> {
     const cursor = newStreamCursor(DEFAULT_SERVER_STREAM_RETRY_MS);
     await this.readStream(body, pending, cursor);
     const retries = this.options.serverStreamRetries ?? DEFAULT_SERVER_STREAM_RETRIES;
@@ -328,7 +331,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
    * A GET for an SSE stream (resuming the stream `lastEventId` came from, when given); undefined
    * when the server has none to give (405, an error status, not an event stream).
    */
-  private async getStream(lastEventId: string | undefined): Promise<ReadableStream<Uint8Array> | undefined> {
+  private async getStream(lastEventId: string | undefined): Promise<BodyStreamLike | undefined> {
     const headers = this.headers("text/event-stream", undefined, false);
     if (lastEventId !== undefined) headers.set("last-event-id", lastEventId);
     const response = await this.fetch(this.url, { method: "GET", headers, signal: this.abort.signal });
@@ -346,7 +349,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     return response.body;
   }
 
-  private readStream(body: ReadableStream<Uint8Array>, pending: Set<RequestId>, cursor: StreamCursor): Promise<void> {
+  private readStream(body: BodyStreamLike, pending: Set<RequestId>, cursor: StreamCursor): Promise<void> {
     return readSseBody(
       body,
       this.maxMessageBytes,
@@ -385,7 +388,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     this.onmessage?.(message);
   }
 
-  private async failStatus(ids: RequestId[], response: Response, what: string): Promise<void> {
+  private async failStatus(ids: RequestId[], response: ResponseLike, what: string): Promise<void> {
     const reason = await errorBodyReason(response);
     const status = `HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ""}`;
     if (response.status === 404 && this.session !== undefined) {

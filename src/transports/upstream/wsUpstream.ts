@@ -4,7 +4,7 @@
  * WebSocket. `maxPayload` is `maxMessageBytes`, so `ws` refuses a larger frame
  * before buffering it (it then closes with 1009, reported as a `too-large` problem).
  */
-import WebSocket from "ws";
+import type WebSocket from "ws";
 import { NormalizerError } from "../../errors/NormalizerError.js";
 import { silentLogger, type Logger } from "../../observe/logger.js";
 import { parseJsonPieces } from "../lineFraming.js";
@@ -19,6 +19,7 @@ import { DEFAULT_HTTP_CONNECT_TIMEOUT_MS } from "./streamableHttpUpstream.js";
 import { deliverFramed, describeUrl } from "./upstreamMessages.js";
 import { DrainWaiter, mustWaitForDrain, SENT, type DrainableStream } from "../drainWaiter.js";
 import { ReadYield } from "../readYield.js";
+import { messageText } from "../wireText.js";
 
 export const WEBSOCKET_SUBPROTOCOL = "mcp";
 
@@ -46,6 +47,8 @@ export class WebSocketUpstreamTransport implements UpstreamTransport {
   private readonly maxMessageBytes: number;
   private socket: WebSocket | undefined;
   private closing = false;
+  /** Set once start() began (it loads `ws` first): a second start() is refused. */
+  private starting = false;
   private closeReported = false;
   private lastError: string | undefined;
   /** The TCP socket under `ws` (its `_socket`, not in its typings) and that socket's drain waiter. */
@@ -65,10 +68,23 @@ export class WebSocketUpstreamTransport implements UpstreamTransport {
   }
 
   async start(): Promise<void> {
-    if (this.socket) throw new Error("WebSocketUpstreamTransport already started");
-    const socket = new WebSocket(this.options.url, [WEBSOCKET_SUBPROTOCOL], {
+    if (this.socket || this.starting) throw new Error("WebSocketUpstreamTransport already started");
+    this.starting = true;
+    // Loaded here, not with the module: a proxy with no WebSocket upstream never loads `ws` for it.
+    const { default: WebSocketClient } = await import("ws");
+    if (this.closing)
+      throw new NormalizerError(
+        "UPSTREAM_CLOSED",
+        `WebSocket to upstream ${this.where} was closed while it was being opened`,
+        { url: this.where },
+      );
+    const socket = new WebSocketClient(this.options.url, [WEBSOCKET_SUBPROTOCOL], {
       headers: { ...this.options.headers },
       maxPayload: this.maxMessageBytes,
+      // No permessage-deflate (ws offers it by default as a client): compressing every frame
+      // costs CPU on both ends and goes through the thread pool, for traffic on a local link or
+      // behind a proxy that compresses anyway; the messages themselves are the same either way.
+      perMessageDeflate: false,
       handshakeTimeout: this.options.connectTimeoutMs ?? DEFAULT_HTTP_CONNECT_TIMEOUT_MS,
     });
     this.socket = socket;
@@ -135,12 +151,12 @@ export class WebSocketUpstreamTransport implements UpstreamTransport {
    */
   send(message: JSONRPCMessage, _options?: ProxySendOptions): Promise<void> {
     const socket = this.socket;
-    if (!socket || socket.readyState !== WebSocket.OPEN)
+    if (!socket || socket.readyState !== socket.OPEN)
       return Promise.reject(
         new NormalizerError("UPSTREAM_CLOSED", `WebSocket to upstream ${this.where} is not open`, { url: this.where }),
       );
     try {
-      socket.send(JSON.stringify(message));
+      socket.send(messageText(message));
     } catch (error) {
       return Promise.reject(error);
     }
@@ -168,7 +184,7 @@ export class WebSocketUpstreamTransport implements UpstreamTransport {
   async close(): Promise<void> {
     const socket = this.socket;
     this.closing = true;
-    if (!socket || socket.readyState === WebSocket.CLOSED) return this.reportClose();
+    if (!socket || socket.readyState === socket.CLOSED) return this.reportClose();
     await new Promise<void>((resolve) => {
       const timer = setTimeout(
         () => socket.terminate(),

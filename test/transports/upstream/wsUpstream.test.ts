@@ -38,6 +38,8 @@ describe("WebSocketUpstreamTransport against an SDK server over ws", () => {
     const { transport, got } = await connect({ url: fixture.url, headers: { Authorization: "Bearer ws-token" } });
     expect(fixture.protocols).toEqual(["mcp"]);
     expect(fixture.requests.find((r) => r.method === "UPGRADE")?.headers.authorization).toBe("Bearer ws-token");
+    // No permessage-deflate offered: frames are not compressed (CPU and a thread-pool round trip each).
+    expect(fixture.requests.find((r) => r.method === "UPGRADE")?.headers["sec-websocket-extensions"]).toBeUndefined();
     await transport.send(INITIALIZE(1));
     expect((await got.response(1)).result).toMatchObject({ serverInfo: { name: "upstream-fixture" } });
     await transport.send(INITIALIZED);

@@ -1,0 +1,216 @@
+/**
+ * The requests of an HTTP upstream, on `node:http` instead of the global `fetch`.
+ *
+ * `fetch` (undici) costs a proxy three to five times the CPU of `http.request` per request: the
+ * fetch algorithm, a `Request`, `Headers`, abort listeners and a web `ReadableStream` per body.
+ * Under a burst of sessions that cost fills the event loop, and since the loop accepts one new
+ * connection per turn, new host connections (a session's GET stream, its first POST) wait
+ * behind everything the established sessions do. This answers the same `FetchLike` calls the
+ * transports make with a lighter request and a body read from the socket as it arrives (paused
+ * while nobody reads it, so the upstream's writes wait, as with a web stream).
+ *
+ * Anything this does not do the way `fetch` does — a URL with credentials (fetch refuses it), a
+ * redirect (fetch follows it) — is handed to `fetch` itself, so behaviour does not change.
+ * Response bodies are not compressed: no `accept-encoding` is sent.
+ */
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from "node:http";
+import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
+
+/** What the transports read of a response body: `getReader()` and `cancel()`, as a web stream has. */
+export interface BodyStreamLike {
+  getReader(): BodyReaderLike;
+  cancel(reason?: unknown): Promise<void>;
+}
+
+export interface BodyReaderLike {
+  read(): Promise<{ done: true; value?: undefined } | { done: false; value: Uint8Array }>;
+  cancel(reason?: unknown): Promise<void>;
+  releaseLock(): void;
+}
+
+/** What the transports read of a response: a `Response` has all of it. */
+export interface ResponseLike {
+  readonly ok: boolean;
+  readonly status: number;
+  readonly statusText: string;
+  readonly headers: { get(name: string): string | null };
+  readonly body: BodyStreamLike | null;
+}
+
+export type RequestInitLike = {
+  method?: string;
+  headers?: Headers | Record<string, string>;
+  body?: string;
+  signal?: AbortSignal | null;
+};
+export type FetchLikeLight = (url: string | URL, init?: RequestInitLike) => Promise<ResponseLike>;
+
+/** Connections kept alive and shared by every session to the same upstream origin. */
+const httpAgent = new HttpAgent({ keepAlive: true });
+const httpsAgent = new HttpsAgent({ keepAlive: true });
+
+/** Headers `fetch` adds that a server may look at; sent the same here. */
+const FETCH_DEFAULTS: ReadonlyArray<[string, string]> = [
+  ["accept", "*/*"],
+  ["accept-language", "*"],
+  ["sec-fetch-mode", "cors"],
+  ["user-agent", "node"],
+];
+
+export const nodeFetch: FetchLikeLight = (input, init = {}) => {
+  const url = typeof input === "string" ? new URL(input) : input;
+  if (url.username !== "" || url.password !== "" || (url.protocol !== "http:" && url.protocol !== "https:"))
+    return fetch(url, init);
+  const headers: Record<string, string> = {};
+  for (const [name, value] of new Headers(init.headers ?? {})) headers[name] = value;
+  for (const [name, value] of FETCH_DEFAULTS) headers[name] ??= value;
+  const body = init.body;
+  if (body !== undefined) headers["content-length"] = String(Buffer.byteLength(body));
+  const https = url.protocol === "https:";
+  return new Promise<ResponseLike>((resolve, reject) => {
+    const signal = init.signal ?? undefined;
+    if (signal?.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const req = (https ? httpsRequest : httpRequest)(
+      url,
+      {
+        method: init.method ?? "GET",
+        headers,
+        agent: https ? httpsAgent : httpAgent,
+        ...(signal === undefined ? {} : { signal }),
+      },
+      (res) => {
+        const status = res.statusCode ?? 0;
+        if (status >= 300 && status < 400 && res.headers.location !== undefined) {
+          // fetch follows redirects (and changes the method where the spec says so): let it.
+          res.resume();
+          fetch(url, init).then(resolve, reject);
+          return;
+        }
+        resolve(new NodeResponse(res, status, signal));
+      },
+    );
+    req.on("error", (error) => reject(signal?.aborted === true ? signal.reason : fetchFailed(error)));
+    req.end(body);
+  });
+};
+
+/** `fetch` rejects network failures with a TypeError whose `cause` is the system error: the same shape here. */
+function fetchFailed(error: Error): Error {
+  return new TypeError("fetch failed", { cause: error });
+}
+
+class NodeResponse implements ResponseLike {
+  readonly ok: boolean;
+  readonly statusText: string;
+  readonly headers: { get(name: string): string | null };
+  readonly body: BodyStreamLike | null;
+
+  constructor(
+    res: IncomingMessage,
+    readonly status: number,
+    signal: AbortSignal | undefined,
+  ) {
+    this.ok = status >= 200 && status < 300;
+    this.statusText = res.statusMessage ?? "";
+    this.headers = {
+      get: (name) => {
+        const value = res.headers[name.toLowerCase()];
+        return value === undefined ? null : Array.isArray(value) ? value.join(", ") : value;
+      },
+    };
+    // Like fetch: no body for these statuses (and none for HEAD, which the transports never send).
+    if (status === 204 || status === 304) {
+      res.resume();
+      this.body = null;
+    } else {
+      this.body = new NodeBody(res, signal);
+    }
+  }
+}
+
+/**
+ * A response body read chunk by chunk, in the order it arrives: a chunk nobody asked for yet is
+ * kept and the socket paused until it is taken. Ends with `done`, fails as the socket fails
+ * (or with the abort reason), and `cancel()` drops the connection's rest.
+ */
+class NodeBody implements BodyStreamLike, BodyReaderLike {
+  private readonly chunks: Buffer[] = [];
+  private ended = false;
+  private failure: unknown;
+  private waiter:
+    | { resolve: (r: { done: true } | { done: false; value: Uint8Array }) => void; reject: (e: unknown) => void }
+    | undefined;
+
+  constructor(
+    private readonly res: IncomingMessage,
+    signal: AbortSignal | undefined,
+  ) {
+    res.on("data", (chunk: Buffer) => {
+      const waiter = this.waiter;
+      if (waiter !== undefined) {
+        this.waiter = undefined;
+        waiter.resolve({ done: false, value: chunk });
+        return;
+      }
+      this.chunks.push(chunk);
+      res.pause();
+    });
+    res.on("end", () => this.finish(undefined));
+    res.on("error", (error) => this.finish(signal?.aborted === true ? signal.reason : error));
+    res.on("close", () => {
+      if (!this.ended)
+        this.finish(
+          signal?.aborted === true
+            ? signal.reason
+            : new TypeError("terminated", { cause: new Error("the connection closed before the response ended") }),
+        );
+    });
+  }
+
+  getReader(): BodyReaderLike {
+    return this;
+  }
+
+  read(): Promise<{ done: true } | { done: false; value: Uint8Array }> {
+    const chunk = this.chunks.shift();
+    if (chunk !== undefined) {
+      if (this.chunks.length === 0 && !this.ended) this.res.resume();
+      return Promise.resolve({ done: false, value: chunk });
+    }
+    if (this.failure !== undefined) return Promise.reject(this.failure);
+    if (this.ended) return Promise.resolve({ done: true });
+    this.res.resume();
+    return new Promise((resolve, reject) => (this.waiter = { resolve, reject }));
+  }
+
+  cancel(): Promise<void> {
+    this.chunks.length = 0;
+    if (!this.ended) {
+      this.ended = true;
+      // A body already read whole (an empty 202) leaves its keep-alive connection for the next
+      // request; the rest of one still arriving is not wanted, and that connection goes.
+      if (this.res.complete) this.res.resume();
+      else this.res.destroy();
+    }
+    const waiter = this.waiter;
+    this.waiter = undefined;
+    waiter?.resolve({ done: true });
+    return Promise.resolve();
+  }
+
+  releaseLock(): void {}
+
+  private finish(failure: unknown): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.failure = failure;
+    const waiter = this.waiter;
+    this.waiter = undefined;
+    if (waiter === undefined) return;
+    if (failure === undefined) waiter.resolve({ done: true });
+    else waiter.reject(failure);
+  }
+}

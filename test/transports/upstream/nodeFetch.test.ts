@@ -1,0 +1,138 @@
+/**
+ * The node:http requests of HTTP upstreams answer what the transports ask of `fetch` the same
+ * way: status, headers, a body read as it arrives, keep-alive reuse, redirects, aborts, and
+ * network errors in fetch's shape.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import { nodeFetch } from "../../../src/transports/upstream/nodeFetch.js";
+import { networkErrorText } from "../../../src/transports/upstream/upstreamMessages.js";
+
+const servers: Server[] = [];
+afterEach(async () => {
+  for (const server of servers.splice(0)) {
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  }
+});
+
+async function serve(handler: (req: IncomingMessage, res: ServerResponse, body: string) => void): Promise<string> {
+  const server = createServer(async (req, res) => {
+    const parts: Buffer[] = [];
+    for await (const part of req) parts.push(part as Buffer);
+    handler(req, res, Buffer.concat(parts).toString("utf8"));
+  });
+  servers.push(server);
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+async function readAll(response: Awaited<ReturnType<typeof nodeFetch>>): Promise<string> {
+  const reader = response.body!.getReader();
+  const parts: Uint8Array[] = [];
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    parts.push(value);
+  }
+  return Buffer.concat(parts).toString("utf8");
+}
+
+describe("nodeFetch", () => {
+  it("sends method, headers and body; reads status, headers and a streamed body; reuses the connection", async () => {
+    const ports: number[] = [];
+    const base = await serve((req, res, body) => {
+      ports.push(req.socket.remotePort!);
+      res.writeHead(200, { "content-type": "text/event-stream", "mcp-session-id": "s1" });
+      res.write(
+        `data: ${JSON.stringify({ method: req.method, session: req.headers["mcp-session-id"], agent: req.headers["user-agent"], body })}\n\n`,
+      );
+      setTimeout(() => res.end("data: end\n\n"), 20);
+    });
+    for (let i = 0; i < 2; i++) {
+      const response = await nodeFetch(`${base}/mcp`, {
+        method: "POST",
+        headers: new Headers({ "mcp-session-id": "abc", "content-type": "application/json" }),
+        body: '{"x":1}',
+      });
+      expect(response.ok).toBe(true);
+      expect(response.status).toBe(200);
+      expect(response.headers.get("Mcp-Session-Id")).toBe("s1");
+      expect(response.headers.get("x-missing")).toBeNull();
+      expect(await readAll(response)).toBe(
+        `data: {"method":"POST","session":"abc","agent":"node","body":"{\\"x\\":1}"}\n\ndata: end\n\n`,
+      );
+    }
+    expect(ports[1]).toBe(ports[0]);
+  });
+
+  it("an empty 202 cancelled leaves its keep-alive connection for the next request", async () => {
+    const ports: number[] = [];
+    const base = await serve((req, res) => {
+      ports.push(req.socket.remotePort!);
+      res.writeHead(202).end();
+    });
+    for (let i = 0; i < 3; i++) {
+      const response = await nodeFetch(base, { method: "POST", body: "{}" });
+      expect(response.status).toBe(202);
+      await response.body?.cancel();
+    }
+    expect(new Set(ports).size).toBe(1);
+  });
+
+  it("a redirect is followed as fetch follows it", async () => {
+    const base = await serve((req, res, body) => {
+      if (req.url === "/old") res.writeHead(307, { location: "/new" }).end();
+      else
+        res
+          .writeHead(200, { "content-type": "application/json" })
+          .end(JSON.stringify({ url: req.url, method: req.method, body }));
+    });
+    const response = await nodeFetch(`${base}/old`, { method: "POST", body: "hello" });
+    expect(JSON.parse(await readAll(response))).toEqual({ url: "/new", method: "POST", body: "hello" });
+  });
+
+  it("an abort rejects a request in flight, and a body being read, with the abort reason", async () => {
+    const base = await serve((_req, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write("data: first\n\n");
+    });
+    const controller = new AbortController();
+    const response = await nodeFetch(base, { signal: controller.signal });
+    const reader = response.body!.getReader();
+    expect((await reader.read()).done).toBe(false);
+    const pending = reader.read();
+    controller.abort(new Error("closing"));
+    await expect(pending).rejects.toThrow("closing");
+    const early = new AbortController();
+    early.abort(new Error("never sent"));
+    await expect(nodeFetch(base, { signal: early.signal })).rejects.toThrow("never sent");
+  });
+
+  it("a refused connection fails in fetch's shape (the system error as its cause)", async () => {
+    const base = await serve(() => {});
+    const port = new URL(base).port;
+    servers[0]!.close();
+    await new Promise((r) => setTimeout(r, 50));
+    const error = await nodeFetch(`http://127.0.0.1:${port}/mcp`, { method: "POST", body: "{}" }).catch(
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(TypeError);
+    expect(networkErrorText(error)).toMatch(/^fetch failed: ECONNREFUSED/);
+  });
+
+  it("a URL with credentials is refused as fetch refuses it", async () => {
+    await expect(nodeFetch("http://user:secret@127.0.0.1:1/mcp")).rejects.toThrow(/credentials/);
+  });
+
+  it("a body cut short fails the read", async () => {
+    const base = await serve((_req, res) => {
+      res.writeHead(200, { "content-length": "100" });
+      res.write("partial");
+      setTimeout(() => res.destroy(), 20);
+    });
+    const response = await nodeFetch(base);
+    await expect(readAll(response)).rejects.toThrow();
+  });
+});
