@@ -160,7 +160,8 @@ describe("README and docs/", () => {
       if (section === "") missing.push(`no section for ${command}`);
       for (const [flag] of help.matchAll(/(?<![\w-])--[a-z][a-z-]+/g)) {
         // Selector and logging flags are documented once, in the sections the command's section links.
-        const shared = /^--(help|url|transport|header|auth|config|server|command|arg|name|log-level|log-file|dry-run|charset)$/;
+        const shared =
+          /^--(help|url|transport|header|auth|config|server|command|arg|name|log-level|log-file|dry-run|charset)$/;
         const documented = section.includes(`\`${flag}`) || (shared.test(flag) && cli.includes(`\`${flag}`));
         if (!documented) missing.push(`${command} ${flag}`);
       }
