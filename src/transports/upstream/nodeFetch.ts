@@ -67,34 +67,44 @@ export const nodeFetch: FetchLikeLight = (input, init = {}) => {
   const body = init.body;
   if (body !== undefined) headers["content-length"] = String(Buffer.byteLength(body));
   const https = url.protocol === "https:";
-  return new Promise<ResponseLike>((resolve, reject) => {
-    const signal = init.signal ?? undefined;
-    if (signal?.aborted) {
-      reject(signal.reason);
-      return;
-    }
-    const req = (https ? httpsRequest : httpRequest)(
-      url,
-      {
-        method: init.method ?? "GET",
-        headers,
-        agent: https ? httpsAgent : httpAgent,
-        ...(signal === undefined ? {} : { signal }),
-      },
-      (res) => {
-        const status = res.statusCode ?? 0;
-        if (status >= 300 && status < 400 && res.headers.location !== undefined) {
-          // fetch follows redirects (and changes the method where the spec says so): let it.
-          res.resume();
-          fetch(url, init).then(resolve, reject);
-          return;
-        }
-        resolve(new NodeResponse(res, status, signal));
-      },
-    );
-    req.on("error", (error) => reject(signal?.aborted === true ? signal.reason : fetchFailed(error)));
-    req.end(body);
-  });
+  // A kept-alive socket the server closed meanwhile (it restarted, or timed the socket out) fails
+  // before any answer (the request most likely never reached it), so it goes again on another socket.
+  // A fresh socket's failure is the upstream's answer, reported as fetch reports it.
+  const send = (): Promise<ResponseLike> =>
+    new Promise<ResponseLike>((resolve, reject) => {
+      const signal = init.signal ?? undefined;
+      if (signal?.aborted) {
+        reject(signal.reason);
+        return;
+      }
+      const req = (https ? httpsRequest : httpRequest)(
+        url,
+        {
+          method: init.method ?? "GET",
+          headers,
+          agent: https ? httpsAgent : httpAgent,
+          ...(signal === undefined ? {} : { signal }),
+        },
+        (res) => {
+          const status = res.statusCode ?? 0;
+          if (status >= 300 && status < 400 && res.headers.location !== undefined) {
+            // fetch follows redirects (and changes the method where the spec says so): let it.
+            res.resume();
+            fetch(url, init).then(resolve, reject);
+            return;
+          }
+          resolve(new NodeResponse(res, status, signal));
+        },
+      );
+      req.on("error", (error: NodeJS.ErrnoException) => {
+        if (signal?.aborted === true) reject(signal.reason);
+        else if (req.reusedSocket && (error.code === "ECONNRESET" || error.code === "EPIPE"))
+          send().then(resolve, reject);
+        else reject(fetchFailed(error));
+      });
+      req.end(body);
+    });
+  return send();
 };
 
 /** `fetch` rejects network failures with a TypeError whose `cause` is the system error: the same shape here. */
