@@ -116,12 +116,13 @@ beforeAll(async () => {
 }, 200_000);
 
 describe("the npm package", () => {
-  it("holds the built CLI, the library with its types and the config schema — no sources, tests, benchmarks or source maps", () => {
+  it("holds the built CLI, the library with its types, the config schema and the licence — no sources, tests, benchmarks or source maps", () => {
     expect(tarball).toBe(`${pkg.name}-${pkg.version}.tgz`);
     expect(packed).toEqual(
       expect.arrayContaining([
         "package.json",
         "README.md",
+        "LICENSE",
         "dist/cli.js",
         "dist/index.js",
         "dist/index.d.ts",
