@@ -34,6 +34,7 @@ import {
   type RequestId,
 } from "../transports/jsonrpc.js";
 import { NormalizingTransport, type NormalizationOptions } from "./withNormalization.js";
+import { type InFlightRequest, RequestTable } from "./requestTable.js";
 import { SENT } from "../transports/drainWaiter.js";
 
 /** The first MCP protocol version without JSON-RPC batches (2025-06-18 changelog: "Remove support for JSON-RPC batching"). */
@@ -65,9 +66,8 @@ export interface BridgeOptions {
   readonly upstreamBufferBytes?: number;
 }
 
-interface Waiting {
-  readonly id: RequestId;
-  readonly method: string;
+/** A host request waiting for the upstream: an entry of the connection's one request table. */
+interface Waiting extends InFlightRequest {
   /** `performance.now()` after which the request is answered with a timeout error. */
   readonly deadline: number;
   readonly progress: RequestId | undefined;
@@ -85,10 +85,10 @@ export class Bridge {
   private readonly timeoutMs: number;
   /**
    * Host requests waiting, in the order they came: every one has the same timeout, so this is
-   * deadline order too. Keyed by the id itself (no key string per message): a Map keeps 1 and "1"
-   * apart and takes 0 and -0 as one id, exactly as keys made with `idKey` did.
+   * deadline order too. The one table of requests in flight on this connection: the decorator
+   * reads its entries (method, task, tool) instead of keeping a second one.
    */
-  private readonly waiting = new Map<RequestId, Waiting>();
+  private readonly waiting = new RequestTable<Waiting>();
   /**
    * One timer per session, due at the oldest waiting request's deadline, instead of a timer
    * set and cleared per request (that was a measurable share of a small call).
@@ -124,7 +124,7 @@ export class Bridge {
     this.timeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     this.hostBufferBytes = options.hostBufferBytes ?? DEFAULT_HOST_BUFFER_BYTES;
     this.upstreamBufferBytes = options.upstreamBufferBytes ?? DEFAULT_UPSTREAM_BUFFER_BYTES;
-    this.upstream = new NormalizingTransport(options.upstream, options.normalization);
+    this.upstream = new NormalizingTransport(options.upstream, options.normalization, this.waiting);
 
     this.host.onmessage = (message, extra) => this.fromHost(message, extra);
     this.host.onclose = () => void this.close("host closed");
@@ -445,9 +445,11 @@ export class Bridge {
 
   private remember(msg: Record<string, unknown> & { id: RequestId; method: string }): void {
     const token = progressToken(msg);
-    this.waiting.set(msg.id, {
+    this.waiting.add({
       id: msg.id,
       method: msg.method,
+      resultOf: undefined,
+      tool: undefined,
       deadline: performance.now() + this.timeoutMs,
       progress: token,
     });
@@ -486,9 +488,8 @@ export class Bridge {
   };
 
   private forget(id: RequestId): Waiting | undefined {
-    const waiting = this.waiting.get(id);
+    const waiting = this.waiting.take(id);
     if (waiting === undefined) return undefined;
-    this.waiting.delete(id);
     if (waiting.progress !== undefined) this.byProgressToken.delete(waiting.progress);
     if (this.waiting.size === 0) this.options.onSettled?.();
     return waiting;
@@ -543,8 +544,7 @@ export class Bridge {
       excerpt: problem.excerpt,
     });
     if (problem.kind === "too-large" && problem.id !== undefined) {
-      // The answer was dropped unread: the normalizing stage will never see it either.
-      this.upstream.forget(problem.id);
+      // The answer was dropped unread: the error the host gets instead takes the request out.
       this.answer(
         problem.id,
         JSONRPC.MESSAGE_TOO_LARGE,

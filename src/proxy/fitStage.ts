@@ -1,6 +1,6 @@
 /**
- * The fit layer as one session's decorator sees it: which tool each `tools/call` named (rules
- * can match on it), the session's pages of cut results, and the requests the proxy answers
+ * The fit layer as one session's decorator sees it: which tool a `tools/call` names (rules
+ * can match on it; the decorator keeps it with the request in flight), the session's pages of cut results, and the requests the proxy answers
  * itself instead of forwarding — `resources/read` of a page URI always; and, when results may be
  * cut and the upstream declared no `resources` capability, `resources/list` and
  * `resources/templates/list` (empty lists), since the proxy then declares that capability so
@@ -13,7 +13,7 @@ import { servePage } from "../fit/spill/servePage.js";
 import { SpillStore } from "../fit/spill/spillStore.js";
 import { isSpillUri } from "../fit/spill/spillUri.js";
 import { rebuild, type JsonObject } from "../normalize/objects.js";
-import { idKey, isObj, isRequest, type RequestId } from "../transports/jsonrpc.js";
+import { isObj, isRequest } from "../transports/jsonrpc.js";
 
 export interface FitOptions {
   /** A compiled fit policy, or options to compile one. */
@@ -35,7 +35,6 @@ const EMPTY_LISTS: Readonly<Record<string, string>> = {
 
 export class FitStage {
   readonly session: FitSession;
-  private readonly tools = new Map<string, string>();
   /** True once the proxy declared `resources` for an upstream that had not. */
   private declaredResources = false;
   private readonly ownsStore: boolean;
@@ -56,34 +55,18 @@ export class FitStage {
     return method === "initialize" && this.session.policy.mayCut;
   }
 
-  /** Remembers the tool a `tools/call` names (rules may match on it). */
-  noteRequest(id: RequestId, method: string, params: unknown): void {
-    if (method === "tools/call" && isObj(params) && typeof params.name === "string")
-      this.tools.set(idKey(id), params.name);
+  /** The tool a `tools/call` request names (rules may match on it; its answer is fitted with it). */
+  toolOf(method: string, params: unknown): string | undefined {
+    return method === "tools/call" && isObj(params) && typeof params.name === "string" ? params.name : undefined;
   }
 
-  /** The tool the request `id` named, while it is still waiting for its answer. */
-  toolOf(id: RequestId): string | undefined {
-    return this.tools.size > 0 ? this.tools.get(idKey(id)) : undefined;
-  }
-
-  /** Remembers that the answer to `id` is the result of `tool` (a task's `tasks/result`). */
-  noteTool(id: RequestId, tool: string): void {
-    if (this.active) this.tools.set(idKey(id), tool);
-  }
-
-  forget(id: RequestId): void {
-    if (this.tools.size > 0) this.tools.delete(idKey(id));
-  }
-
-  /** The fitted result (or a promise of it); null when the method is not one the fit layer changes. */
-  fit(method: string, id: RequestId, result: unknown): Fitted | Promise<Fitted> | null {
-    if (!FIT_METHODS.has(method)) return null;
-    const key = idKey(id);
-    const tool = this.tools.get(key) ?? null;
-    if (tool !== null) this.tools.delete(key);
-    if (!this.active) return null;
-    return fitResult(method, result, tool, this.session);
+  /**
+   * The fitted result (or a promise of it) of a `method` request that named `tool`; null when
+   * the method is not one the fit layer changes.
+   */
+  fit(method: string, tool: string | undefined, result: unknown): Fitted | Promise<Fitted> | null {
+    if (!FIT_METHODS.has(method) || !this.active) return null;
+    return fitResult(method, result, tool ?? null, this.session);
   }
 
   /** An `initialize` result with `resources` declared when pages may be served and it had none. */
@@ -107,6 +90,5 @@ export class FitStage {
 
   close(): void {
     if (this.ownsStore) this.session.store?.close();
-    this.tools.clear();
   }
 }

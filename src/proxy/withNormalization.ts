@@ -19,19 +19,12 @@ import type {
 } from "../transports/types.js";
 import { rebuild, type JsonObject } from "../normalize/objects.js";
 import { SENT } from "../transports/drainWaiter.js";
-import {
-  idKey,
-  isNotification,
-  isObj,
-  isRequest,
-  isRequestId,
-  isResponse,
-  type RequestId,
-} from "../transports/jsonrpc.js";
+import { isNotification, isObj, isRequest, isRequestId, isResponse, type RequestId } from "../transports/jsonrpc.js";
 import { mergeChanges, type Fitted } from "../fit/fitResult.js";
 import { FitStage, type FitOptions } from "./fitStage.js";
 import { DEFAULT_MAX_TRACKED_TASKS } from "../config/schema.js";
 import { createdTaskId, TaskOrigins } from "./taskOrigins.js";
+import { inFlight, RequestTable } from "./requestTable.js";
 
 /** What the decorator reports for each message it normalized. */
 
@@ -62,6 +55,8 @@ type Held =
   | { readonly message: JSONRPCMessage; readonly extra: MessageExtraInfo | undefined; readonly local?: number }
   | "close";
 
+/** Events of a message nothing rewrote. */
+const NO_EVENTS: readonly NormalizationEvent[] = [];
 /** Requests whose method is not one we rewrite are not remembered at all. */
 const TRACKED = RESULT_METHODS;
 /** A task's deferred result: normalized as the result of the method that created the task. */
@@ -73,9 +68,10 @@ export class NormalizingTransport implements ProxyTransport {
   onmessage?: (<T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void) | undefined;
 
   private readonly policy: Policy;
-  private readonly pending = new Map<string, string>();
-  /** For pending `tasks/result` requests: the method that created their task. */
-  private readonly taskResultAs = new Map<string, string>();
+  /** The requests in flight: this decorator's own, or its owner's (a bridge's, a pool's). */
+  private readonly requests: RequestTable;
+  /** True when the table is this decorator's own: it then adds and takes out the entries itself. */
+  private readonly ownsRequests: boolean;
   private readonly tasks: TaskOrigins;
   /** Events of the message being received, reported once it has been handed on. */
   private events: NormalizationEvent[] = [];
@@ -97,10 +93,18 @@ export class NormalizingTransport implements ProxyTransport {
   private closing = false;
   private released = false;
 
+  /**
+   * `requests`: the table of requests in flight of whoever owns this connection (a bridge, a
+   * stateless pool), which adds every request it sends through here and takes it out when it
+   * is over; without it the decorator keeps its own table of the requests it rewrites.
+   */
   constructor(
     readonly inner: Transport & { onproblem?: ProxyTransport["onproblem"] } & FlowControl,
     private readonly options: NormalizationOptions = {},
+    requests?: RequestTable,
   ) {
+    this.ownsRequests = requests === undefined;
+    this.requests = requests ?? new RequestTable();
     this.policy = options.policy instanceof Policy ? options.policy : new Policy(options.policy ?? {});
     this.now = options.now ?? (() => performance.now());
     this.fit = options.fit === undefined ? undefined : new FitStage(options.fit);
@@ -127,9 +131,9 @@ export class NormalizingTransport implements ProxyTransport {
     return this.inner.sessionId;
   }
 
-  /** How many request ids are remembered (for tests and leak checks). */
+  /** How many requests are in its table (for tests and leak checks; the owner's count when it has one). */
   get pendingCount(): number {
-    return this.pending.size;
+    return this.requests.size;
   }
 
   /** How many task ids are remembered (for tests and leak checks). */
@@ -221,8 +225,8 @@ export class NormalizingTransport implements ProxyTransport {
   private release(): void {
     if (this.released) return;
     this.released = true;
-    this.pending.clear();
-    this.taskResultAs.clear();
+    // A shared table is its owner's: it answers what still waits, then forgets it.
+    if (this.ownsRequests) this.requests.clear();
     this.tasks.clear();
     this.fit?.close();
     this.backlog = undefined;
@@ -241,41 +245,51 @@ export class NormalizingTransport implements ProxyTransport {
   }
 
   private noteOutgoing(msg: unknown): void {
-    if (isRequest(msg)) {
-      if (TRACKED.has(msg.method) || this.fit?.tracks(msg.method)) this.pending.set(idKey(msg.id), msg.method);
-      else if (msg.method === TASK_RESULT && isObj(msg.params) && typeof msg.params.taskId === "string")
-        this.noteTaskResult(msg.id, msg.params.taskId);
-      if (this.fit?.active) this.fit.noteRequest(msg.id, msg.method, msg.params);
-    } else if (
+    if (isRequest(msg)) this.noteRequest(msg);
+    else if (
+      this.ownsRequests &&
       isNotification(msg) &&
       msg.method === "notifications/cancelled" &&
       isObj(msg.params) &&
       isRequestId(msg.params.requestId)
     ) {
-      // A cancelled request may never be answered (spec: cancellation); forget it.
-      this.forget(msg.params.requestId);
+      // A cancelled request may never be answered (spec: cancellation); forget it. (An owner of
+      // the table took it out before sending the cancel.)
+      this.requests.take(msg.params.requestId);
     }
   }
 
   /**
-   * Forgets a request whose answer will not come through here: cancelled, or answered by the
-   * caller itself (an answer over the size limit that the upstream transport had to drop).
+   * What the answer to a request needs: its method (the table's owner has it already), and for a
+   * `tasks/result` of a task this connection saw created, the creating method's result shape; for
+   * the fit layer, the tool it names. Requests whose results are not rewritten are not noted.
    */
-  forget(id: RequestId): void {
-    const key = idKey(id);
-    this.pending.delete(key);
-    this.taskResultAs.delete(key);
-    this.fit?.forget(id);
-  }
-
-  /** A `tasks/result` for a task this connection saw created: answered as its creating method's result. */
-  private noteTaskResult(id: RequestId, taskId: string): void {
-    const origin = this.tasks.originOf(taskId);
-    if (origin === undefined) return;
-    const key = idKey(id);
-    this.pending.set(key, TASK_RESULT);
-    this.taskResultAs.set(key, origin.method);
-    if (origin.tool !== undefined) this.fit?.noteTool(id, origin.tool);
+  private noteRequest(msg: { id: RequestId; method: string; params?: unknown }): void {
+    const method = msg.method;
+    const fitting = this.fit?.active === true;
+    let resultOf: string | undefined;
+    let tool: string | undefined;
+    if (method === TASK_RESULT) {
+      const origin =
+        isObj(msg.params) && typeof msg.params.taskId === "string" ? this.tasks.originOf(msg.params.taskId) : undefined;
+      if (origin === undefined) return;
+      resultOf = origin.method;
+      if (fitting) tool = origin.tool;
+    } else if (TRACKED.has(method) || this.fit?.tracks(method)) {
+      if (fitting) tool = this.fit!.toolOf(method, msg.params);
+    } else return;
+    if (this.ownsRequests) {
+      const entry = inFlight(msg.id, method);
+      entry.resultOf = resultOf;
+      entry.tool = tool;
+      this.requests.add(entry);
+      return;
+    }
+    if (resultOf === undefined && tool === undefined) return;
+    const entry = this.requests.get(msg.id);
+    if (entry === undefined) return;
+    entry.resultOf = resultOf;
+    entry.tool = tool;
   }
 
   private receive(message: JSONRPCMessage, extra?: MessageExtraInfo): void {
@@ -293,7 +307,7 @@ export class NormalizingTransport implements ProxyTransport {
   private receiveLocal(message: JSONRPCMessage): void {
     if (this.released) return;
     if (this.backlog === undefined && !this.held) {
-      this.handle(message, undefined);
+      this.deliver(message, undefined, NO_EVENTS);
       return;
     }
     const bytes = JSON.stringify(message).length;
@@ -372,8 +386,12 @@ export class NormalizingTransport implements ProxyTransport {
           this.closed();
           return;
         }
-        if (next.local !== undefined) this.localBytes -= next.local;
-        if (!this.closing) this.handle(next.message, next.extra);
+        if (next.local !== undefined) {
+          // The proxy's own answer is not the upstream's: not rewritten (its request, which the
+          // table may hold for its owner, is not one the decorator noted).
+          this.localBytes -= next.local;
+          if (!this.closing) this.deliver(next.message, next.extra, NO_EVENTS);
+        } else if (!this.closing) this.handle(next.message, next.extra);
       }
     } finally {
       this.draining = false;
@@ -387,27 +405,24 @@ export class NormalizingTransport implements ProxyTransport {
 
   private rewrite(msg: unknown): unknown {
     if (isResponse(msg)) {
-      const key = idKey(msg.id);
-      const method = this.pending.get(key);
-      if (method === undefined) return msg;
-      this.pending.delete(key);
-      let as = method;
-      if (method === TASK_RESULT) {
-        as = this.taskResultAs.get(key)!;
-        this.taskResultAs.delete(key);
-      }
-      if (!("result" in msg)) {
-        this.fit?.forget(msg.id);
-        return msg;
-      }
+      // An owned table's entry goes now; a shared one's when its owner sees the answer.
+      const request = this.ownsRequests ? this.requests.take(msg.id) : this.requests.get(msg.id);
+      if (request === undefined) return msg;
+      const method = request.method;
+      const as = request.resultOf ?? method;
+      // A shared table holds every request; only those whose results are rewritten go on.
+      if (request.resultOf === undefined && !TRACKED.has(method) && !this.fit?.tracks(method)) return msg;
+      if (!("result" in msg)) return msg;
       if (method === "initialize")
         return this.fit === undefined ? msg : rebuild(msg, { result: this.fit.initializeResult(msg.result) });
       // A task-augmented request is answered with its task; its result comes with tasks/result
       // (the tool it named goes with the task: fit rules may match on it).
       const taskId = method === TASK_RESULT ? undefined : createdTaskId(msg.result);
-      if (taskId !== undefined) this.tasks.remember(taskId, method, this.fit?.toolOf(msg.id));
+      if (taskId !== undefined) this.tasks.remember(taskId, method, request.tool);
       const normalized = this.apply(msg, "result", method, msg.id, () => normalizeResult(as, msg.result, this.policy));
-      return this.fit === undefined ? normalized : this.applyFit(normalized as JsonObject, method, msg.id, as);
+      return this.fit === undefined
+        ? normalized
+        : this.applyFit(normalized as JsonObject, method, msg.id, as, request.tool);
     }
     if (isRequest(msg) && REQUEST_METHODS.has(msg.method)) {
       return this.apply(msg, "params", msg.method, msg.id, () =>
@@ -444,11 +459,11 @@ export class NormalizingTransport implements ProxyTransport {
    * The fit layer on a normalized response: the response itself, a new one, or a promise of one.
    * `as` is the method whose result shape it has (a `tasks/result` has its creating method's).
    */
-  private applyFit(msg: JsonObject, method: string, id: string | number, as: string = method): unknown {
+  private applyFit(msg: JsonObject, method: string, id: RequestId, as: string, tool: string | undefined): unknown {
     const started = this.now();
     let fitted: Fitted | Promise<Fitted> | null;
     try {
-      fitted = this.fit!.fit(as, id, msg.result);
+      fitted = this.fit!.fit(as, tool, msg.result);
     } catch (error) {
       this.options.onEngineError?.(error, method);
       return msg;
