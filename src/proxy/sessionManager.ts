@@ -19,6 +19,7 @@ import { Bridge } from "./bridge.js";
 import { StatelessPool, type PooledUpstream } from "./statelessPool.js";
 import type { NormalizationEvent } from "../normalize/change.js";
 import { NormalizingTransport } from "./withNormalization.js";
+import type { RequestTable } from "./requestTable.js";
 import { FitPolicy, type FitPolicyOptions } from "../fit/fitPolicy.js";
 import { defaultFitRuntime, type FitRuntime } from "../fit/runtime.js";
 import { SpillStore } from "../fit/spill/spillStore.js";
@@ -328,7 +329,7 @@ export class SessionManager {
         requestTimeoutMs: this.options.requestTimeoutMs,
         ...(this.options.hostBufferBytes === undefined ? {} : { hostBufferBytes: this.options.hostBufferBytes }),
         logger: this.options.logger.child({ server, pool: "stateless" }),
-        startUpstream: () => this.startPooledUpstream(server, pages),
+        startUpstream: (requests) => this.startPooledUpstream(server, pages, requests),
         onUpstreamEnded: (upstream, onItsOwn) => {
           const health = this.health.get(server)!;
           health.statelessUpstreams--;
@@ -352,7 +353,11 @@ export class SessionManager {
   }
 
   /** One started, normalizing upstream for a stateless pool (restart backoff and health as for sessions). */
-  private async startPooledUpstream(server: string, pages: SpillStore): Promise<PooledUpstream> {
+  private async startPooledUpstream(
+    server: string,
+    pages: SpillStore,
+    requests: RequestTable,
+  ): Promise<PooledUpstream> {
     const entry = this.servers.get(server)!;
     const health = this.health.get(server)!;
     const backoff = this.backoff.get(server)!;
@@ -370,14 +375,18 @@ export class SessionManager {
     const info: SessionInfo = { server, kind: "streamable-http (stateless)", id };
     const logger = this.sessionLogger({ server, session: id });
     const upstream = this.options.createUpstream(server, entry.config, logger);
-    const transport = new NormalizingTransport(upstream, {
-      policy: this.policies.get(server)!,
-      ...(this.options.maxTrackedTasks === undefined ? {} : { maxTrackedTasks: this.options.maxTrackedTasks }),
-      ...this.fitOptions(server, pages),
-      onNormalized: (event) => this.options.onNormalized?.(event, info),
-      onEngineError: (error, method) =>
-        logger.error("normalization engine failed; message forwarded unchanged", { method, error: String(error) }),
-    });
+    const transport = new NormalizingTransport(
+      upstream,
+      {
+        policy: this.policies.get(server)!,
+        ...(this.options.maxTrackedTasks === undefined ? {} : { maxTrackedTasks: this.options.maxTrackedTasks }),
+        ...this.fitOptions(server, pages),
+        onNormalized: (event) => this.options.onNormalized?.(event, info),
+        onEngineError: (error, method) =>
+          logger.error("normalization engine failed; message forwarded unchanged", { method, error: String(error) }),
+      },
+      requests,
+    );
     health.statelessUpstreams++;
     try {
       await transport.start();

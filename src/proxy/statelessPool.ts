@@ -42,6 +42,7 @@ import {
 } from "../transports/types.js";
 import { forwardableMcpHeaders } from "../transports/mcpHeaders.js";
 import type { NormalizingTransport } from "./withNormalization.js";
+import { type InFlightRequest, RequestTable } from "./requestTable.js";
 
 /** An upstream the pool may use: started, normalizing, and able to say why it ended. */
 export interface PooledUpstream {
@@ -59,8 +60,11 @@ export interface StatelessPoolOptions {
   /** A request not answered in this time gets an error (and the upstream a cancel). */
   readonly requestTimeoutMs: number;
   readonly logger: Logger;
-  /** Starts one more upstream (rejects when it cannot start). */
-  readonly startUpstream: () => Promise<PooledUpstream>;
+  /**
+   * Starts one more upstream (rejects when it cannot start), its normalizing decorator reading
+   * `requests`: the pool's table of the requests in flight on it.
+   */
+  readonly startUpstream: (requests: RequestTable) => Promise<PooledUpstream>;
   /** An upstream ended: `onItsOwn` when nobody asked it to (a failure). */
   readonly onUpstreamEnded: (upstream: PooledUpstream, onItsOwn: boolean) => void;
   /** Called whenever nothing is in flight any more (graceful shutdown waits on it). */
@@ -69,14 +73,14 @@ export interface StatelessPoolOptions {
   readonly hostBufferBytes?: number;
 }
 
-/** A host request in flight on an upstream, under the pool's id. */
-interface InFlight {
+/** A host request in flight on an upstream, under the pool's id (`id`): an entry of its request table. */
+interface InFlight extends InFlightRequest {
+  readonly id: number;
   readonly post: Post;
   readonly hostId: RequestId;
-  readonly method: string;
   readonly timer: NodeJS.Timeout;
   /** The host's progress token and the pool's stand-in for it. */
-  readonly progress?: { readonly host: RequestId; readonly pool: number };
+  readonly progress: { readonly host: RequestId; readonly pool: number } | undefined;
 }
 
 /** One stateless POST: its transport and its requests in flight (pool ids). */
@@ -91,7 +95,8 @@ interface Lane {
   readonly ready: Promise<PooledUpstream>;
   /** POSTs given this upstream and not ended yet (counted from the moment it was chosen). */
   posts: number;
-  readonly inFlight: Map<number, InFlight>;
+  /** The one table of requests in flight on this upstream, shared with its decorator. */
+  readonly inFlight: RequestTable<InFlight>;
   /** Requests this upstream sent to hosts, by the pool id they went out with. */
   readonly asked: Set<number>;
   idle: NodeJS.Timeout | undefined;
@@ -183,13 +188,13 @@ export class StatelessPool {
       upstream: undefined,
       ready: undefined as never,
       posts: 0,
-      inFlight: new Map(),
+      inFlight: new RequestTable<InFlight>(),
       asked: new Set(),
       idle: undefined,
       closing: false,
       held: false,
     };
-    const ready = this.options.startUpstream().then(
+    const ready = this.options.startUpstream(lane.inFlight).then(
       (upstream) => {
         (lane as { upstream: PooledUpstream | undefined }).upstream = upstream;
         upstream.transport.onmessage = (message) => this.fromUpstream(lane, upstream, message);
@@ -235,12 +240,15 @@ export class StatelessPool {
       const progress = hostToken === undefined ? undefined : { host: hostToken, pool: ++this.nextId };
       const timer = setTimeout(() => this.timedOut(post.lane, upstream, id), this.options.requestTimeoutMs);
       timer.unref();
-      post.lane.inFlight.set(id, {
+      post.lane.inFlight.add({
+        id,
+        method: msg.method,
+        resultOf: undefined,
+        tool: undefined,
         post,
         hostId: msg.id,
-        method: msg.method,
         timer,
-        ...(progress === undefined ? {} : { progress }),
+        progress,
       });
       post.waiting.add(id);
       this.send(upstream, withIds(msg, id, progress?.pool), options, id);
@@ -412,9 +420,8 @@ export class StatelessPool {
   }
 
   private forget(lane: Lane, id: number): InFlight | undefined {
-    const inFlight = lane.inFlight.get(id);
+    const inFlight = lane.inFlight.take(id);
     if (inFlight === undefined) return undefined;
-    lane.inFlight.delete(id);
     inFlight.post.waiting.delete(id);
     clearTimeout(inFlight.timer);
     if (lane.inFlight.size === 0) {
@@ -455,7 +462,7 @@ export class StatelessPool {
     }
     const why = upstream.describeEnd();
     const message = why === undefined ? "upstream connection ended" : `upstream connection ended: ${why}`;
-    for (const id of [...lane.inFlight.keys()]) {
+    for (const { id } of [...lane.inFlight.values()]) {
       const inFlight = this.forget(lane, id);
       if (inFlight !== undefined)
         this.toHost(

@@ -1,15 +1,17 @@
 /**
- * The bridge and its normalizing decorator keep one table of the requests in flight on a
- * connection: every request has one entry, both count the same entries, and after answers,
- * cancels, timeouts (also of an answer held by the fit stage), the upstream's death and close
- * nothing is left. Between two in-memory transports; the fit test fits a real image.
+ * The bridge (and the stateless pool) and the normalizing decorator keep one table of the
+ * requests in flight on a connection: every request has one entry, both count the same entries,
+ * and after answers, cancels, timeouts (also of an answer held by the fit stage), answers over
+ * the size limit, the upstream's death and close nothing is left. Between in-memory transports;
+ * the fit test fits a real image.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { JSONRPC } from "../../src/errors/jsonRpcCodes.js";
 import { createFitRuntime } from "../../src/fit/runtime.js";
 import { type Logger, silentLogger } from "../../src/observe/logger.js";
 import { Bridge } from "../../src/proxy/bridge.js";
-import type { NormalizationOptions } from "../../src/proxy/withNormalization.js";
+import { StatelessPool } from "../../src/proxy/statelessPool.js";
+import { type NormalizationOptions, NormalizingTransport } from "../../src/proxy/withNormalization.js";
 import type {
   FramingProblem,
   JSONRPCMessage,
@@ -151,5 +153,65 @@ describe("one request table per connection", () => {
     expect(counts(second.bridge)).toEqual([0, 0]);
     await first.bridge.close();
     await second.bridge.close();
+  });
+});
+
+/** A pool of one upstream (its decorator reading the pool's table) and `posts` stateless POSTs served by it. */
+async function poolOf(posts: number, requestTimeoutMs = 60_000) {
+  const upstream = new Recorder();
+  let decorator: NormalizingTransport | undefined;
+  const pool = new StatelessPool({
+    server: "fx",
+    size: 1,
+    idleMs: 60_000,
+    requestTimeoutMs,
+    logger: silentLogger,
+    startUpstream: async (requests) => {
+      decorator = new NormalizingTransport(upstream, {}, requests);
+      await decorator.start();
+      return { id: "fx-1", transport: decorator, describeEnd: () => "exited with code 3" };
+    },
+    onUpstreamEnded: () => {},
+  });
+  const hosts = Array.from({ length: posts }, () => new Recorder());
+  for (const host of hosts) await pool.serve(host);
+  const poolCounts = () => [pool.waitingCount, decorator!.pendingCount];
+  /** The pool's id of the request the upstream got `n`-th. */
+  const poolId = (n: number) => upstream.sent.filter((s) => "method" in s.message)[n]!.message.id as number;
+  return { pool, upstream, hosts, poolCounts, poolId };
+}
+
+describe("one request table per pooled upstream", () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it("POSTs that each number from 1 have one entry per request; answers, too-large answers and ended POSTs take them out", async () => {
+    const { upstream, hosts, poolCounts, poolId } = await poolOf(3);
+    for (const host of hosts) host.receive(mixed[0]);
+    hosts[0]!.receive(mixed[2]);
+    expect(poolCounts()).toEqual([4, 4]);
+    upstream.receive({ jsonrpc: "2.0", id: poolId(0), result: { content: [] } });
+    expect(hosts[0]!.sent.map((s) => s.message)).toEqual([{ jsonrpc: "2.0", id: 1, result: { content: [] } }]);
+    expect(poolCounts()).toEqual([3, 3]);
+    // The upstream's answer was over limits.maxMessageBytes: the host gets the pool's error, no entry stays.
+    upstream.onproblem?.({ kind: "too-large", id: poolId(3), bytes: 9_999_999, excerpt: "{" });
+    expect(errorsTo(hosts[0]!)).toMatchObject([{ id: 2, error: { code: JSONRPC.MESSAGE_TOO_LARGE } }]);
+    expect(poolCounts()).toEqual([2, 2]);
+    hosts[1]!.end();
+    expect(poolCounts()).toEqual([1, 1]);
+    upstream.end();
+    expect(errorsTo(hosts[2]!)).toMatchObject([{ id: 1, error: { code: JSONRPC.UPSTREAM_UNAVAILABLE } }]);
+    expect(poolCounts()).toEqual([0, 0]);
+  });
+
+  it("timeouts leave nothing behind", async () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "performance"] });
+    const { hosts, poolCounts } = await poolOf(2, 500);
+    for (const host of hosts) for (const request of mixed) host.receive(request);
+    expect(poolCounts()).toEqual([8, 8]);
+    await vi.advanceTimersByTimeAsync(500);
+    for (const host of hosts) expect(errorsTo(host)).toHaveLength(4);
+    expect(poolCounts()).toEqual([0, 0]);
   });
 });
