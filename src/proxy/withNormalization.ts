@@ -253,10 +253,17 @@ export class NormalizingTransport implements ProxyTransport {
       isObj(msg.params) &&
       isRequestId(msg.params.requestId)
     ) {
-      // A cancelled request may never be answered (spec: cancellation); forget it. (An owner of
-      // the table took it out before sending the cancel.)
-      this.requests.take(msg.params.requestId);
+      // A cancelled request may never be answered (spec: cancellation); forget it.
+      this.forget(msg.params.requestId);
     }
+  }
+
+  /**
+   * Forgets a request whose answer will not come through here: cancelled, or answered by the
+   * caller itself. A table shared with its owner is the owner's to take requests out of.
+   */
+  forget(id: RequestId): void {
+    if (this.ownsRequests) this.requests.take(id);
   }
 
   /**
