@@ -1,10 +1,10 @@
 /**
  * The fit layer as one session's decorator sees it: which tool a `tools/call` names (rules
- * can match on it; the decorator keeps it with the request in flight), the session's pages of cut results, and the requests the proxy answers
- * itself instead of forwarding — `resources/read` of a page URI always; and, when results may be
- * cut and the upstream declared no `resources` capability, `resources/list` and
- * `resources/templates/list` (empty lists), since the proxy then declares that capability so
- * hosts offer the model a way to read the pages.
+ * can match on it; the decorator keeps it with the request in flight), the session's pages of
+ * cut results, and the requests the proxy answers itself instead of forwarding —
+ * `resources/read` of a page URI always; and, when results may be cut and the upstream declared
+ * no `resources` capability, `resources/list` and `resources/templates/list` (empty lists),
+ * since the proxy then declares that capability so hosts offer the model a way to read the pages.
  */
 import { FIT_METHODS, fitResult, type FitSession, type Fitted } from "../fit/fitResult.js";
 import { FitPolicy, type FitPolicyOptions } from "../fit/fitPolicy.js";
