@@ -1,7 +1,7 @@
 /**
- * Bounded polling for tests that watch another process (a progress file, a backlog, a log):
- * nothing tells them when it changes, so they look every 100 ms and fail with the last value
- * seen once the deadline passes.
+ * Bounded polling, for tests that wait on something no event announces (another process's
+ * progress file, a backlog, a log, work finishing off the event loop's current turn): they look
+ * again and again and fail once the deadline passes.
  */
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -44,5 +44,14 @@ export async function untilSteady(
     }
     if (Date.now() > deadline) throw new Error(`${what} never settled (last: ${value})`);
     await sleep(100);
+  }
+}
+
+/** Looks every 10 ms until `check()` holds; fails after `timeoutMs`. For in-process work that settles soon. */
+export async function waitFor(check: () => boolean, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`not reached in ${timeoutMs} ms`);
+    await sleep(10);
   }
 }
