@@ -8,6 +8,7 @@
  * files). Big contents are a 3-byte-aligned block repeated: base64(block × n) = base64(block) × n,
  * so the upstream builds 50 MiB in milliseconds instead of billing its own work to every path.
  */
+import { logLines, utf8CutAt } from "../lib/text.mjs";
 
 const WORDS = [
   "alpha",
@@ -28,15 +29,10 @@ const WORDS = [
 
 /** ~48 KiB of lines, cut at a line end, padded with spaces so its byte length is a multiple of 3. */
 function makeBlock() {
-  let seed = 0x2545f491;
   let text = "";
-  for (let n = 0; Buffer.byteLength(text) < 48 * 1024; n++) {
-    let line = `${String(n).padStart(6, "0")} INFO`;
-    for (let w = 0; w < 11; w++) {
-      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
-      line += ` ${WORDS[(seed >>> 16) % WORDS.length]}`;
-    }
-    text += `${line}\n`;
+  for (const line of logLines(WORDS, { numberWidth: 6, wordsPerLine: 11 })) {
+    if (Buffer.byteLength(text) >= 48 * 1024) break;
+    text += line;
   }
   while (Buffer.byteLength(text) % 3 !== 0) text += " ";
   return Buffer.from(text, "utf8");
@@ -47,8 +43,7 @@ const BLOCK_TEXT = BLOCK.toString("utf8");
 const BLOCK_BASE64 = BLOCK.toString("base64");
 /** The last partial block: a prefix of the block cut on a character boundary, padded with spaces. */
 function tailOf(bytes) {
-  let end = bytes;
-  while (end > 0 && (BLOCK[end] & 0xc0) === 0x80) end--;
+  const end = utf8CutAt(BLOCK, bytes);
   return BLOCK.toString("utf8", 0, end) + " ".repeat(bytes - end);
 }
 
