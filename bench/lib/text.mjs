@@ -37,7 +37,8 @@ const ASCII_WORDS = [
   "\ttab",
   "iota",
 ];
-const MIXED_WORDS = [
+/** Mostly ASCII, some 2–4 byte characters, a tab and characters JSON or HTML escape. */
+export const MIXED_WORDS = [
   "alpha",
   "beta",
   "gamma",
