@@ -75,7 +75,7 @@ describe("heartbeat and idle expiry while backpressure holds a session", () => {
       const upstreamPid = await stallUpstream(host, progressFile);
       notifyFlood(host, count, 1000);
       // The proxy stops reading the host, then four ping intervals go by.
-      await untilHostHeld(host);
+      expect(await untilHostHeld(host)).toBeGreaterThan(0);
       await sleep(4000);
       expect(loggedSince(serve, mark)).not.toMatch(REAPED);
 
@@ -123,6 +123,7 @@ describe("heartbeat and idle expiry while backpressure holds a session", () => {
       const seen = floodCollector(host);
       host.pause();
       const flood = await holdFlood(host, join(dir, "mcp-stalled.json"));
+      expect(flood.held.written).toBeLessThan(FLOOD_COUNT / 2);
       await sleep(3500);
       expect(loggedSince(serve, mark)).not.toMatch(REAPED);
       await expectFloodDelivered(host, flood, seen);
@@ -140,7 +141,7 @@ describe("heartbeat and idle expiry while backpressure holds a session", () => {
       await host.initialize();
       const upstreamPid = await stallUpstream(host, progressFile);
       notifyFlood(host, count, 2 * 1024 * 1024);
-      await untilHostHeld(host);
+      expect(await untilHostHeld(host)).toBeGreaterThan(0);
       await sleep(3500);
       expect(loggedSince(serve, mark)).not.toMatch(REAPED);
 
