@@ -92,23 +92,18 @@ async function imageResult(id: number): Promise<JSONRPCMessage> {
 
 describe("the fit layer and flow control", () => {
   it("while a result's images are fitted the upstream is not read; it is read again once what waited has gone on", async () => {
-    const {
-      upstream,
-      transport,
-      inner: gate,
-      received,
-    } = await decoratorPair({ fit: { policy: { images: true } } }, gated);
+    const { upstream, transport, inner, received } = await decoratorPair({ fit: { policy: { images: true } } }, gated);
     await transport.send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "shot" } });
     await upstream.send(await imageResult(1));
-    expect(gate.paused).toBe(true);
+    expect(inner.paused).toBe(true);
     for (let seq = 0; seq < 5; seq++) await upstream.send(note(seq));
     // Still with the upstream's transport, not in the decorator.
-    expect(gate.keptCount).toBe(5);
+    expect(inner.keptCount).toBe(5);
     expect(received).toHaveLength(0);
     await waitFor(() => received.length === 6);
     expect(received.map(label)).toEqual([1, 100, 101, 102, 103, 104]);
-    expect(gate.paused).toBe(false);
-    expect(gate.keptCount).toBe(0);
+    expect(inner.paused).toBe(false);
+    expect(inner.keptCount).toBe(0);
   });
 
   it("the reader's hold stops what waited behind a fitted result; resuming hands on the rest, in order", async () => {
