@@ -66,68 +66,60 @@ export function locateJsonError(text: string): JsonSyntaxError | undefined {
     i++;
     return JSON.parse(text.slice(start, i)) as string;
   };
+  /** Past `close` (and true) when it comes next: an empty object or array. */
+  const closes = (close: string): boolean => {
+    space();
+    if (text[i] !== close) return false;
+    i++;
+    return true;
+  };
+  /** After a member or element: true past a `,` (another follows), false past `close`; anything else is the error. */
+  const another = (close: string, expected: string): boolean => {
+    space();
+    if (text[i] === ",") {
+      i++;
+      return true;
+    }
+    if (!closes(close)) fail(expected);
+    return false;
+  };
+  const object = (): void => {
+    i++; // past the '{'
+    if (closes("}")) return;
+    do {
+      space();
+      const key = string();
+      space();
+      if (text[i] !== ":") fail(`':' after the key ${JSON.stringify(key)}`);
+      i++;
+      path.push(key);
+      value();
+      path.pop();
+    } while (another("}", "',' or '}' after a member (a missing comma, or a trailing one)"));
+  };
+  const array = (): void => {
+    i++; // past the '['
+    if (closes("]")) return;
+    let index = 0;
+    do {
+      path.push(index++);
+      value();
+      path.pop();
+    } while (another("]", "',' or ']' after an element"));
+  };
+  const literal = (): void => {
+    const match = /^(?:true|false|null|-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?)/.exec(text.slice(i, i + 400));
+    if (match === null || /[\w.]/.test(text[i + match[0].length] ?? ""))
+      fail("a value (a string in double quotes, a number, true, false, null, an object or an array)");
+    i += match![0].length;
+  };
   const value = (): void => {
     space();
     const c = text[i];
-    if (c === "{") {
-      i++;
-      space();
-      if (text[i] === "}") {
-        i++;
-        return;
-      }
-      for (;;) {
-        space();
-        const key = string();
-        space();
-        if (text[i] !== ":") fail(`':' after the key ${JSON.stringify(key)}`);
-        i++;
-        path.push(key);
-        value();
-        path.pop();
-        space();
-        if (text[i] === ",") {
-          i++;
-          continue;
-        }
-        if (text[i] === "}") {
-          i++;
-          return;
-        }
-        fail("',' or '}' after a member (a missing comma, or a trailing one)");
-      }
-    }
-    if (c === "[") {
-      i++;
-      space();
-      if (text[i] === "]") {
-        i++;
-        return;
-      }
-      for (let index = 0; ; index++) {
-        path.push(index);
-        value();
-        path.pop();
-        space();
-        if (text[i] === ",") {
-          i++;
-          continue;
-        }
-        if (text[i] === "]") {
-          i++;
-          return;
-        }
-        fail("',' or ']' after an element");
-      }
-    }
-    if (c === '"') {
-      string();
-      return;
-    }
-    const literal = /^(?:true|false|null|-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?)/.exec(text.slice(i, i + 400));
-    if (literal === null || /[\w.]/.test(text[i + literal[0].length] ?? ""))
-      fail("a value (a string in double quotes, a number, true, false, null, an object or an array)");
-    i += literal![0].length;
+    if (c === "{") object();
+    else if (c === "[") array();
+    else if (c === '"') string();
+    else literal();
   };
   try {
     value();

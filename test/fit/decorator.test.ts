@@ -4,31 +4,16 @@
  * close waits for it, and pages of a cut result are served without reaching the upstream.
  */
 import { describe, expect, it } from "vitest";
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
-import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
-import { withNormalization, type NormalizationEvent, type NormalizationOptions } from "../../src/index.js";
+import type { NormalizationEvent, NormalizationOptions } from "../../src/index.js";
 import { bigPng } from "../fixtures/images/makeImages.js";
+import { decoratorPair } from "../helpers/decoratorPair.js";
+import { waitFor } from "../helpers/polling.js";
 
+/** The decorator with `fit`, and the normalization events it reports. */
 async function pair(fit: NormalizationOptions["fit"]) {
-  const [upstream, proxySide] = InMemoryTransport.createLinkedPair();
   const events: NormalizationEvent[] = [];
-  const transport = withNormalization(proxySide, { fit, onNormalized: (e) => events.push(e) });
-  const received: JSONRPCMessage[] = [];
-  transport.onmessage = (message) => received.push(message);
-  const toUpstream: JSONRPCMessage[] = [];
-  upstream.onmessage = (message) => toUpstream.push(message);
-  await transport.start();
-  await upstream.start();
-  return { upstream, transport, received, toUpstream, events };
+  return { ...(await decoratorPair({ fit, onNormalized: (e) => events.push(e) })), events };
 }
-
-const waitFor = async (check: () => boolean, ms = 20_000): Promise<void> => {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error("timed out");
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-};
 
 describe("the fit layer in the decorator", () => {
   it("hands a result without images on synchronously", async () => {

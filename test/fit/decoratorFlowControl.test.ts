@@ -12,11 +12,13 @@
  * pipe has (messages sent while paused stay with it until resumed).
  */
 import { describe, expect, it } from "vitest";
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import type { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
-import { withNormalization, type NormalizationOptions, type NormalizingTransport } from "../../src/index.js";
+import type { NormalizingTransport } from "../../src/index.js";
 import { createFitRuntime } from "../../src/fit/runtime.js";
 import { bigPng } from "../fixtures/images/makeImages.js";
+import { decoratorPair } from "../helpers/decoratorPair.js";
+import { waitFor } from "../helpers/polling.js";
 
 /** The in-memory transport with a reader that can stop: what arrives meanwhile is kept, in order. */
 class Gated {
@@ -62,26 +64,7 @@ class Gated {
   }
 }
 
-async function pair(options: NormalizationOptions, gated: boolean) {
-  const [upstream, proxySide] = InMemoryTransport.createLinkedPair();
-  const inner = gated ? new Gated(proxySide) : proxySide;
-  const transport = withNormalization(inner, options);
-  const received: JSONRPCMessage[] = [];
-  transport.onmessage = (message) => received.push(message);
-  const toUpstream: JSONRPCMessage[] = [];
-  upstream.onmessage = (message) => toUpstream.push(message);
-  await transport.start();
-  await upstream.start();
-  return { upstream, transport, inner, received, toUpstream };
-}
-
-const waitFor = async (check: () => boolean, ms = 30_000): Promise<void> => {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error("timed out");
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-};
+const gated = (proxySide: InMemoryTransport): Gated => new Gated(proxySide);
 
 /** A few turns of the event loop: long enough for anything already settled to be handed on. */
 const settle = async (): Promise<void> => {
@@ -109,24 +92,23 @@ async function imageResult(id: number): Promise<JSONRPCMessage> {
 
 describe("the fit layer and flow control", () => {
   it("while a result's images are fitted the upstream is not read; it is read again once what waited has gone on", async () => {
-    const { upstream, transport, inner, received } = await pair({ fit: { policy: { images: true } } }, true);
-    const gate = inner as Gated;
+    const { upstream, transport, inner, received } = await decoratorPair({ fit: { policy: { images: true } } }, gated);
     await transport.send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "shot" } });
     await upstream.send(await imageResult(1));
-    expect(gate.paused).toBe(true);
+    expect(inner.paused).toBe(true);
     for (let seq = 0; seq < 5; seq++) await upstream.send(note(seq));
     // Still with the upstream's transport, not in the decorator.
-    expect(gate.keptCount).toBe(5);
+    expect(inner.keptCount).toBe(5);
     expect(received).toHaveLength(0);
     await waitFor(() => received.length === 6);
     expect(received.map(label)).toEqual([1, 100, 101, 102, 103, 104]);
-    expect(gate.paused).toBe(false);
-    expect(gate.keptCount).toBe(0);
+    expect(inner.paused).toBe(false);
+    expect(inner.keptCount).toBe(0);
   });
 
   it("the reader's hold stops what waited behind a fitted result; resuming hands on the rest, in order", async () => {
     // No flow control of its own: everything it receives during the fit waits in the decorator.
-    const { upstream, transport, received } = await pair({ fit: { policy: { images: true } } }, false);
+    const { upstream, transport, received } = await decoratorPair({ fit: { policy: { images: true } } });
     transport.onmessage = (message) => {
       received.push(message);
       // A reader whose host is behind after the fitted result, and again after seq 2.
@@ -150,9 +132,9 @@ describe("the fit layer and flow control", () => {
   });
 
   it("a page the proxy serves itself waits while the reader is held, counted as queued; whenDrained settles once it is on", async () => {
-    const { upstream, transport, received, toUpstream } = await pair(
+    const { upstream, transport, received, toUpstream } = await decoratorPair(
       { fit: { policy: { maxResultBytes: 1024 } } },
-      true,
+      gated,
     );
     await transport.send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "long" } });
     await upstream.send({ jsonrpc: "2.0", id: 1, result: { content: [{ type: "text", text: "x".repeat(20_000) }] } });
@@ -178,9 +160,9 @@ describe("the fit layer and flow control", () => {
 
   it("closed from the proxy's side while a fit is in flight, its pages and remembered requests are let go at once", async () => {
     const runtime = createFitRuntime();
-    const { upstream, transport, received } = await pair(
+    const { upstream, transport, received } = await decoratorPair(
       { fit: { policy: { images: true, maxResultBytes: 1024 }, runtime } },
-      true,
+      gated,
     );
     await transport.send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "long" } });
     await upstream.send({ jsonrpc: "2.0", id: 1, result: { content: [{ type: "text", text: "x".repeat(20_000) }] } });

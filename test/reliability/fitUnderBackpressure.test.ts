@@ -11,12 +11,11 @@ import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openHost, rssBytes, type RawMessage } from "../fixtures/hosts/rawHosts.mjs";
 import { bigPng } from "../fixtures/images/makeImages.js";
+import { FLOOD_COUNT, FLOOD_SERVER, holdFlood } from "../helpers/flood.js";
 import type { ServeProcess } from "../helpers/proxyProcess.js";
-import { FLOOD_SERVER, readProgress, untilSteady } from "./flood.js";
-import { serveConfig, tempDir } from "./helpers.js";
+import { tempDir } from "../helpers/tempDir.js";
+import { serveConfig } from "./helpers.js";
 
-const FLOOD_COUNT = 100_000;
-const PAD_BYTES = 350;
 /**
  * A held session keeps about limits.hostBufferBytes; unbounded, the flood is ~46 MB of wire and
  * several times that in heap. The bound also leaves room for the image decoder's own memory
@@ -35,9 +34,7 @@ describe("a result being fitted, then a flood, to a host that does not read", ()
       normalize: { images: true },
     });
   });
-  afterAll(async () => {
-    await serve?.stop();
-  });
+  afterAll(() => serve?.stop());
 
   it("ws: the flooder is held back; the host then gets the fitted image, every notification in order, the answer", async () => {
     const host = await openHost("ws", { url: serve.url, name: "fl" });
@@ -54,26 +51,14 @@ describe("a result being fitted, then a flood, to a host that does not read", ()
       const idleRss = rssBytes(serve.child.pid!)!;
       host.pause();
       const image = host.request("tools/call", { name: "image", arguments: { file: png } }, 120_000);
-      const flood = host.request(
-        "tools/call",
-        { name: "flood", arguments: { count: FLOOD_COUNT, padBytes: PAD_BYTES, progress: progressFile } },
-        120_000,
-      );
-      // Awaited below; a failure before that must not leave them unhandled when the host closes.
+      // Awaited below; a failure before that must not leave it unhandled when the host closes.
       image.catch(() => {});
-      flood.catch(() => {});
-      const written = await untilSteady(
-        () => readProgress(progressFile)?.written ?? 0,
-        (n) => n > 0,
-        1500,
-        60_000,
-        "the flooder's written count",
-      );
-      expect(written).toBeLessThan(FLOOD_COUNT / 2);
+      const flood = await holdFlood(host, progressFile, { timeoutMs: 60_000 });
+      expect(flood.held.written).toBeLessThan(FLOOD_COUNT / 2);
       expect(rssBytes(serve.child.pid!)! - idleRss).toBeLessThan(RSS_GROWTH_BOUND);
 
       host.resume();
-      const [imageAnswer, floodAnswer] = await Promise.all([image, flood]);
+      const [imageAnswer, floodAnswer] = await Promise.all([image, flood.answer]);
       const block = imageAnswer.result.content[0] as { type: string; data: string; mimeType: string };
       const fitted = await sharp(Buffer.from(block.data, "base64")).metadata();
       expect(Math.max(fitted.width, fitted.height)).toBe(1568);

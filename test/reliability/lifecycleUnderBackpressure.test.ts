@@ -14,22 +14,37 @@ import { request as httpRequest, type IncomingMessage } from "node:http";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openHost, rssBytes, type RawHost } from "../fixtures/hosts/rawHosts.mjs";
+import {
+  expectFloodDelivered,
+  FLOOD_COUNT,
+  FLOOD_SERVER,
+  floodCall,
+  floodCollector,
+  holdFlood,
+  notifyFlood,
+  readProgress,
+  releaseUpstream,
+  RSS_GROWTH_BOUND,
+  stallUpstream,
+  untilFlooderHeld,
+  untilHostHeld,
+} from "../helpers/flood.js";
+import { sleep, until } from "../helpers/polling.js";
 import type { ServeProcess } from "../helpers/proxyProcess.js";
-import { FLOOD_SERVER, floodCollector, readProgress, sleep, until, untilSteady } from "./flood.js";
-import { serveConfig, tempDir, untilGone } from "./helpers.js";
+import { tempDir } from "../helpers/tempDir.js";
+import { serveConfig, untilGone } from "./helpers.js";
 
-const FLOOD_COUNT = 100_000;
-const PAD_BYTES = 350;
-/** As in backpressure.test.ts: a held session keeps about limits.hostBufferBytes; unbounded, the flood is ~46 MB of wire and several times that in heap. */
-const RSS_GROWTH_BOUND = 80 * 1024 * 1024;
 const REAPED = /"msg":"session reaped"/;
+const dir = tempDir("mcpn-lifebp-");
+
+/** A proxy serving the flood fixture as `fl`, with `limits`. */
+const serveFlood = (limits: Record<string, number>): Promise<ServeProcess> =>
+  serveConfig({ mcpServers: { fl: { command: process.execPath, args: [FLOOD_SERVER] } }, limits });
 
 /** What the proxy has logged since `mark` (the length of its stderr then). */
 function loggedSince(serve: ServeProcess, mark: number): string {
   return serve.stderr().slice(mark);
 }
-
-const floodServer = { command: process.execPath, args: [FLOOD_SERVER] };
 
 /** Closes a raw streamable HTTP host and DELETEs its session, so no idle expiry of it shows in a later test's log. */
 async function closeMcp(host: RawHost, url: string): Promise<void> {
@@ -43,29 +58,12 @@ async function closeMcp(host: RawHost, url: string): Promise<void> {
     }).catch(() => {});
 }
 
-/** Stalls the fixture's stdin (until SIGUSR2); resolves with its pid once it is stalled. */
-async function stallUpstream(host: RawHost, progressFile: string): Promise<number> {
-  await host.request("tools/call", { name: "stall", arguments: { ms: 60_000, progress: progressFile } });
-  return (await until(
-    () => readProgress(progressFile),
-    (p) => p?.stalled === true,
-    10_000,
-    "stall",
-  ))!.pid;
-}
-
 describe("heartbeat and idle expiry while backpressure holds a session", () => {
   let serve: ServeProcess;
-  const dir = tempDir("mcpn-lifebp-");
   beforeAll(async () => {
-    serve = await serveConfig({
-      mcpServers: { fl: floodServer },
-      limits: { pingIntervalMs: 1000, sessionIdleMs: 1500 },
-    });
+    serve = await serveFlood({ pingIntervalMs: 1000, sessionIdleMs: 1500 });
   });
-  afterAll(async () => {
-    await serve?.stop();
-  });
+  afterAll(() => serve?.stop());
 
   it("ws: a host the proxy stopped reading (its upstream is behind) is not dropped for the pongs it cannot see", async () => {
     const mark = serve.stderr().length;
@@ -75,27 +73,13 @@ describe("heartbeat and idle expiry while backpressure holds a session", () => {
     try {
       await host.initialize();
       const upstreamPid = await stallUpstream(host, progressFile);
-      const pad = "y".repeat(1000);
-      for (let seq = 0; seq < count; seq++) host.notify("notifications/flood", { seq, pad });
+      notifyFlood(host, count, 1000);
       // The proxy stops reading the host, then four ping intervals go by.
-      await untilSteady(
-        () => host.backlogBytes,
-        (bytes) => bytes > 0,
-        1500,
-        30_000,
-        "the host's backlog",
-      );
+      expect(await untilHostHeld(host)).toBeGreaterThan(0);
       await sleep(4000);
       expect(loggedSince(serve, mark)).not.toMatch(REAPED);
 
-      process.kill(upstreamPid, "SIGUSR2");
-      const done = await until(
-        () => readProgress(progressFile),
-        (p) => (p?.received ?? 0) >= count,
-        30_000,
-        "upstream received",
-      );
-      expect(done).toMatchObject({ received: count, outOfOrder: 0 });
+      await releaseUpstream(upstreamPid, progressFile, count, 30_000);
       const listed = await host.request("tools/list", {}, 10_000);
       expect(listed.result.tools.map((t: { name: string }) => t.name)).toContain("flood");
       expect(loggedSince(serve, mark)).not.toMatch(REAPED);
@@ -110,13 +94,7 @@ describe("heartbeat and idle expiry while backpressure holds a session", () => {
     try {
       await host.initialize();
       host.pause();
-      void host
-        .request(
-          "tools/call",
-          { name: "flood", arguments: { count: FLOOD_COUNT, padBytes: PAD_BYTES, progress: progressFile } },
-          60_000,
-        )
-        .catch(() => {});
+      void host.request("tools/call", floodCall(progressFile), 60_000).catch(() => {});
       const held = await until(
         () => readProgress(progressFile),
         (p) => (p?.written ?? 0) > 0,
@@ -140,34 +118,15 @@ describe("heartbeat and idle expiry while backpressure holds a session", () => {
   it("streamable HTTP: a host stalled on an open response stream is not idle; everything arrives after", async () => {
     const mark = serve.stderr().length;
     const host = await openHost("mcp", { url: serve.url, name: "fl" });
-    const progressFile = join(dir, "mcp-stalled.json");
     try {
       await host.initialize();
       const seen = floodCollector(host);
       host.pause();
-      const flood = host.request(
-        "tools/call",
-        { name: "flood", arguments: { count: FLOOD_COUNT, padBytes: PAD_BYTES, progress: progressFile } },
-        60_000,
-      );
-      await untilSteady(
-        () => readProgress(progressFile)?.written ?? 0,
-        (written) => written > 0,
-        1500,
-        30_000,
-        "the flooder's written count",
-      );
+      const flood = await holdFlood(host, join(dir, "mcp-stalled.json"));
+      expect(flood.held.written).toBeLessThan(FLOOD_COUNT / 2);
       await sleep(3500);
       expect(loggedSince(serve, mark)).not.toMatch(REAPED);
-      host.resume();
-      expect((await flood).result.content[0].text).toBe(`flooded ${FLOOD_COUNT}`);
-      await until(
-        () => seen.count,
-        (n) => n >= FLOOD_COUNT,
-        10_000,
-        "flood notifications",
-      );
-      expect(seen).toEqual({ count: FLOOD_COUNT, next: FLOOD_COUNT, outOfOrder: 0 });
+      await expectFloodDelivered(host, flood, seen);
     } finally {
       await closeMcp(host, serve.url);
     }
@@ -181,26 +140,12 @@ describe("heartbeat and idle expiry while backpressure holds a session", () => {
     try {
       await host.initialize();
       const upstreamPid = await stallUpstream(host, progressFile);
-      const pad = "z".repeat(2 * 1024 * 1024);
-      for (let seq = 0; seq < count; seq++) host.notify("notifications/flood", { seq, pad });
-      await untilSteady(
-        () => host.backlogBytes,
-        (bytes) => bytes > 0,
-        1000,
-        30_000,
-        "the host's backlog",
-      );
+      notifyFlood(host, count, 2 * 1024 * 1024);
+      expect(await untilHostHeld(host)).toBeGreaterThan(0);
       await sleep(3500);
       expect(loggedSince(serve, mark)).not.toMatch(REAPED);
 
-      process.kill(upstreamPid, "SIGUSR2");
-      const done = await until(
-        () => readProgress(progressFile),
-        (p) => (p?.received ?? 0) >= count,
-        30_000,
-        "upstream received",
-      );
-      expect(done).toMatchObject({ received: count, outOfOrder: 0 });
+      await releaseUpstream(upstreamPid, progressFile, count, 30_000);
       expect((await host.request("tools/list", {}, 10_000)).result.tools).toHaveLength(3);
     } finally {
       await closeMcp(host, serve.url);
@@ -210,26 +155,18 @@ describe("heartbeat and idle expiry while backpressure holds a session", () => {
 
 describe("a POST that waited for its turn past limits.requestBodyTimeoutMs", () => {
   let serve: ServeProcess;
-  const dir = tempDir("mcpn-lifebp-");
   beforeAll(async () => {
-    serve = await serveConfig({
-      mcpServers: { fl: floodServer },
-      limits: { requestBodyTimeoutMs: 1500, headersTimeoutMs: 1000 },
-    });
+    serve = await serveFlood({ requestBodyTimeoutMs: 1500, headersTimeoutMs: 1000 });
   });
-  afterAll(async () => {
-    await serve?.stop();
-  });
+  afterAll(() => serve?.stop());
 
   it("is closed (408) and never delivered, and the session's next POSTs are still read once the upstream catches up", async () => {
     const host = await openHost("mcp", { url: serve.url, name: "fl" });
     const progressFile = join(dir, "timeout.json");
-    const count = 8;
     try {
       await host.initialize();
       const upstreamPid = await stallUpstream(host, progressFile);
-      const pad = "z".repeat(2 * 1024 * 1024);
-      for (let seq = 0; seq < count; seq++) host.notify("notifications/flood", { seq, pad });
+      notifyFlood(host, 8, 2 * 1024 * 1024);
       // Bodies held unread are closed by the request timeout: the host's backlog empties.
       await until(
         () => host.backlogBytes,
@@ -306,13 +243,10 @@ function sseMessages(res: IncomingMessage): Promise<RawMessage[]> {
 
 describe("the stateless pool under backpressure", () => {
   let serve: ServeProcess;
-  const dir = tempDir("mcpn-lifebp-");
   beforeAll(async () => {
-    serve = await serveConfig({ mcpServers: { fl: floodServer }, limits: { statelessPoolSize: 1 } });
+    serve = await serveFlood({ statelessPoolSize: 1 });
   });
-  afterAll(async () => {
-    await serve?.stop();
-  });
+  afterAll(() => serve?.stop());
 
   it("a POST whose host does not read holds its pooled upstream back; everything arrives, in order, after", async () => {
     const progressFile = join(dir, "stateless.json");
@@ -321,17 +255,10 @@ describe("the stateless pool under backpressure", () => {
       jsonrpc: "2.0",
       id: 1,
       method: "tools/call",
-      params: { name: "flood", arguments: { count: FLOOD_COUNT, padBytes: PAD_BYTES, progress: progressFile } },
+      params: floodCall(progressFile),
     });
     expect(res.statusCode).toBe(200);
-    const written = await untilSteady(
-      () => readProgress(progressFile)?.written ?? 0,
-      (n) => n > 0,
-      1500,
-      30_000,
-      "the flooder's written count",
-    );
-    expect(written).toBeLessThan(FLOOD_COUNT / 2);
+    expect((await untilFlooderHeld(progressFile)).written).toBeLessThan(FLOOD_COUNT / 2);
     expect(rssBytes(serve.child.pid!)! - idleRss).toBeLessThan(RSS_GROWTH_BOUND);
 
     const messages = await sseMessages(res);
