@@ -30,12 +30,28 @@ export function fileLineOutput(file: string, onError: (error: Error) => void): F
     onError(error);
   });
   let closing: Promise<void> | undefined;
+  // A reopen asked for while a write is under way happens after it; sonic-boom drops it if
+  // end() comes first (and then never closes): close() waits for the file to be open again.
+  let reopened: Promise<void> | undefined;
+  const untilOpen = (): Promise<void> =>
+    new Promise<void>((resolve) => {
+      const settle = (): void => {
+        out.off("ready", settle);
+        out.off("error", settle);
+        reopened = undefined;
+        resolve();
+      };
+      out.once("ready", settle);
+      out.once("error", settle);
+    });
   return {
     put(text) {
       if (!failed && closing === undefined) out.write(text);
     },
     reopen() {
-      if (!failed && closing === undefined) out.reopen();
+      if (failed || closing !== undefined) return;
+      reopened ??= untilOpen();
+      out.reopen();
     },
     close(waitMs) {
       closing ??= new Promise<void>((resolve) => {
@@ -55,12 +71,16 @@ export function fileLineOutput(file: string, onError: (error: Error) => void): F
         };
         out.once("close", done);
         out.once("error", done);
-        try {
-          out.end();
-        } catch {
-          // Already broken: nothing left to write.
-          done();
-        }
+        const end = (): void => {
+          try {
+            out.end();
+          } catch {
+            // Already broken: nothing left to write.
+            done();
+          }
+        };
+        if (reopened === undefined) end();
+        else void reopened.then(end);
       });
       return closing;
     },

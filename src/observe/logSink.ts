@@ -36,6 +36,8 @@ export interface LogSink {
 export interface LogSinkOptions {
   /** The first failed write (disk full, permissions, the reader gone): reported, never thrown. */
   onError?: (error: Error) => void;
+  /** Longest `close()` (and the write at exit) waits, in ms. Default LOG_CLOSE_WAIT_MS. */
+  closeWaitMs?: number;
 }
 
 /** Characters (bytes, for ASCII) of lines gathered before one write. */
@@ -52,16 +54,17 @@ export const LOG_CLOSE_WAIT_MS = 5000;
 export function openLogSink(target: LogTarget, options: LogSinkOptions = {}): LogSink {
   if ("stream" in target) return streamSink(target.stream);
   const onError = options.onError ?? (() => {});
+  const waitMs = options.closeWaitMs ?? LOG_CLOSE_WAIT_MS;
   if ("fd" in target) {
     const out = fdLineOutput(target.fd, onError);
     const sink = batchingSink(
       (text) => out.put(text),
       () => {},
-      async () => out.flushSync(LOG_CLOSE_WAIT_MS),
+      async () => out.flushSync(waitMs),
     );
     flushedAtExit.add(() => {
       sink.writeNow("");
-      out.flushSync(LOG_CLOSE_WAIT_MS);
+      out.flushSync(waitMs);
     });
     return sink;
   }
@@ -70,7 +73,7 @@ export function openLogSink(target: LogTarget, options: LogSinkOptions = {}): Lo
   return batchingSink(
     (text) => out.put(text),
     () => out.reopen(),
-    () => out.close(LOG_CLOSE_WAIT_MS),
+    () => out.close(waitMs),
   );
 }
 
