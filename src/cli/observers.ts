@@ -1,6 +1,6 @@
 /**
- * What watches a running proxy: the operational logger, the normalization log
- * (written by pino to `log.file` or stderr — never stdout), and for `serve` the
+ * What watches a running proxy: the operational logger (stderr), the normalization log
+ * (`log.file` or stderr — never stdout; both through observe/logSink.ts), and for `serve` the
  * live views: Prometheus metrics (`/metrics`) and a bounded in-memory report (`/report`).
  */
 import { dirname, resolve } from "node:path";
@@ -10,6 +10,7 @@ import { createStderrLogger, type Logger, type LogLevel } from "../observe/logge
 import { toLogRecords } from "../observe/logRecord.js";
 import type { ProxyMetrics, MetricsDocument, UpstreamHealthSample } from "../observe/metrics.js";
 import { createNormalizationLog, type NormalizationLog } from "../observe/normalizationLog.js";
+import { sinkFor } from "../observe/logSink.js";
 import { ReportAggregator } from "../report/aggregate.js";
 import { renderHtml } from "../report/renderHtml.js";
 import type { NormalizationEvent } from "../normalize/change.js";
@@ -92,7 +93,8 @@ export async function createObservers(
       `--charset expects transcode or preserve, got ${JSON.stringify(values.charset)}`,
     );
   }
-  const logger = createStderrLogger(level as LogLevel, {}, (line) => io.stderr.write(line));
+  const stderr = sinkFor(io.stderr);
+  const logger = createStderrLogger(level as LogLevel, {}, (line) => stderr.writeNow(line));
   const logPath =
     values["log-file"] !== undefined
       ? resolve(io.cwd, values["log-file"])

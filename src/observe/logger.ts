@@ -1,9 +1,10 @@
 /**
  * The proxy's operational log (start, upstream spawn/exit, errors): the narrow interface the
  * rest of the code needs, with a default that writes JSON lines to stderr — never stdout, which
- * carries JSON-RPC in `stdio` mode. Normalization records have their own writer
- * (normalizationLog.ts).
+ * carries JSON-RPC in `stdio` mode. Lines are written through the shared log writer (logSink.ts)
+ * at once, not batched: an error logged just before the process exits or crashes reaches stderr.
  */
+import { sinkFor } from "./logSink.js";
 
 export type LogLevel = "debug" | "info" | "warn" | "error" | "silent";
 
@@ -20,10 +21,11 @@ const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 4
 export function createStderrLogger(
   level: LogLevel = "info",
   base: Record<string, unknown> = {},
-  write: (line: string) => void = (line) => process.stderr.write(line),
+  write: (line: string) => void = (line) => sinkFor(process.stderr).writeNow(line),
 ): Logger {
   const emit = (at: Exclude<LogLevel, "silent">, msg: string, fields?: Record<string, unknown>): void => {
     if (RANK[at] < RANK[level]) return;
+    // The line format operators and tests parse: level, time, base fields, fields, msg.
     write(`${JSON.stringify({ level: at, time: new Date().toISOString(), ...base, ...fields, msg })}\n`);
   };
   return {

@@ -13,6 +13,7 @@ import { createFitRuntime } from "../../fit/runtime.js";
 import { isStdioServer, type ServerConfig } from "../../config/schema.js";
 import { Policy } from "../../normalize/policy.js";
 import { createStderrLogger, type LogLevel } from "../../observe/logger.js";
+import { sinkFor } from "../../observe/logSink.js";
 import { upstreamSpec } from "../../proxy/upstreamFactory.js";
 import { parseReportFormat, renderReport } from "../../report/render.js";
 import { createUpstreamTransport } from "../../transports/upstream/index.js";
@@ -119,7 +120,8 @@ export async function runAuditCommand(argv: readonly string[], io: CliIo): Promi
     dryRun: false,
     ...(values.charset === undefined ? {} : { charset: values.charset as "transcode" | "preserve" }),
   });
-  const logger = createStderrLogger(level as LogLevel, {}, (line) => io.stderr.write(line)).child({
+  const stderr = sinkFor(io.stderr);
+  const logger = createStderrLogger(level as LogLevel, {}, (line) => stderr.writeNow(line)).child({
     upstream: selected.name,
   });
   const fetch = createUpstreamAuths(io, selected.config, selected.configFile, logger).for(

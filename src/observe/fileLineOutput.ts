@@ -1,0 +1,88 @@
+/**
+ * Log text appended to a file, asynchronously (sonic-boom: writes leave the event loop, and
+ * text given while a write is under way goes out with the next one). The file is opened for
+ * append: a restart never truncates what earlier runs wrote. `reopen` opens the path again
+ * (after logrotate moved the file away); `close` writes what is left, waiting a bounded time.
+ *
+ * sonic-boom is loaded when the first file is opened, not at start-up: a proxy that logs to
+ * stderr only never loads it.
+ */
+import { createRequire } from "node:module";
+import type { SonicBoom } from "sonic-boom";
+
+export interface FileLineOutput {
+  put(text: string): void;
+  reopen(): void;
+  close(waitMs: number): Promise<void>;
+}
+
+const load = createRequire(import.meta.url);
+
+export function fileLineOutput(file: string, onError: (error: Error) => void): FileLineOutput {
+  const Writer = load("sonic-boom") as typeof SonicBoom;
+  const out = new Writer({ dest: file, append: true, sync: false, minLength: 0 });
+  // After a failed write (disk full, permissions, a reopen that failed) the file takes nothing
+  // more — no retries, no flushes: one report.
+  let failed = false;
+  out.on("error", (error: Error) => {
+    if (failed) return;
+    failed = true;
+    onError(error);
+  });
+  let closing: Promise<void> | undefined;
+  // A reopen asked for while a write is under way happens after it; sonic-boom drops it if
+  // end() comes first (and then never closes): close() waits for the file to be open again.
+  let reopened: Promise<void> | undefined;
+  const untilOpen = (): Promise<void> =>
+    new Promise<void>((resolve) => {
+      const settle = (): void => {
+        out.off("ready", settle);
+        out.off("error", settle);
+        reopened = undefined;
+        resolve();
+      };
+      out.once("ready", settle);
+      out.once("error", settle);
+    });
+  return {
+    put(text) {
+      if (!failed && closing === undefined) out.write(text);
+    },
+    reopen() {
+      if (failed || closing !== undefined) return;
+      reopened ??= untilOpen();
+      out.reopen();
+    },
+    close(waitMs) {
+      closing ??= new Promise<void>((resolve) => {
+        if (failed) {
+          out.destroy();
+          resolve();
+          return;
+        }
+        const timer = setTimeout(() => {
+          out.destroy();
+          resolve();
+        }, waitMs);
+        timer.unref();
+        const done = (): void => {
+          clearTimeout(timer);
+          resolve();
+        };
+        out.once("close", done);
+        out.once("error", done);
+        const end = (): void => {
+          try {
+            out.end();
+          } catch {
+            // Already broken: nothing left to write.
+            done();
+          }
+        };
+        if (reopened === undefined) end();
+        else void reopened.then(end);
+      });
+      return closing;
+    },
+  };
+}

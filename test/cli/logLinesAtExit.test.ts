@@ -1,0 +1,96 @@
+/**
+ * Operational lines logged just before the proxy exits reach stderr, even when stderr is a pipe
+ * its reader has not kept up with: the real `stdio` command, an upstream that floods its stderr
+ * (logged line by line as `upstream stderr`) and dies, and a host that reads the proxy's stderr
+ * only once the proxy has reached its exit. Node's own process.stderr would drop what the full
+ * pipe had not taken — the last line, `upstream ended; closing`, among it.
+ */
+import { spawn } from "node:child_process";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { CLI, ROOT } from "../helpers/paths.js";
+
+const FLOOD_SERVER = join(ROOT, "test", "fixtures", "servers", "stderr-flood-server.mjs");
+/** ~3 MB of operational lines: far more than a pipe (64 KiB) and the host's read buffer hold. */
+const FLOOD_LINES = 20_000;
+
+describe("operational lines at exit", () => {
+  it("every line, the last error included, reaches a stderr pipe read only after the proxy exited; stdout carries none", async () => {
+    const child = spawn(process.execPath, [CLI, "stdio", "--", process.execPath, FLOOD_SERVER], {
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    const closed = new Promise<number | null>((resolve) => child.on("close", resolve));
+    // A 'readable' listener that reads nothing: stderr stays unread (Node would otherwise drain a
+    // child's unread pipes itself once the child has exited, and drop what it read).
+    const unread = (): void => {};
+    child.stderr.on("readable", unread);
+    try {
+      const stdout: string[] = [];
+      let partial = "";
+      const answered = new Map<number, (message: Record<string, unknown>) => void>();
+      child.stdout.on("data", (chunk: Buffer) => {
+        const parts = (partial + chunk.toString("utf8")).split("\n");
+        partial = parts.pop() ?? "";
+        for (const text of parts) {
+          stdout.push(text);
+          const message = JSON.parse(text) as Record<string, unknown>;
+          if (typeof message.id === "number") answered.get(message.id)?.(message);
+        }
+      });
+      const send = (message: Record<string, unknown>): void => void child.stdin.write(`${JSON.stringify(message)}\n`);
+      const answer = (id: number, ms: number): Promise<Record<string, unknown> | undefined> =>
+        new Promise((resolve) => {
+          const timer = setTimeout(() => resolve(undefined), ms);
+          answered.set(id, (message) => {
+            clearTimeout(timer);
+            resolve(message);
+          });
+        });
+
+      const initialized = answer(1, 20_000);
+      send({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+      });
+      expect(await initialized).toHaveProperty("result");
+      send({ jsonrpc: "2.0", method: "notifications/initialized" });
+      const called = answer(2, 20_000);
+      send({
+        jsonrpc: "2.0",
+        id: 2,
+        method: "tools/call",
+        params: { name: "flood", arguments: { lines: FLOOD_LINES } },
+      });
+      // The call is answered with an error once the upstream has died; the proxy then logs its
+      // last line and exits. Its stderr has not been read all this time.
+      expect(await called).toHaveProperty("error");
+      await new Promise((resolve) => setTimeout(resolve, 500));
+
+      const stderr: Buffer[] = [];
+      child.stderr.off("readable", unread);
+      child.stderr.on("data", (chunk: Buffer) => stderr.push(chunk));
+      child.stderr.resume();
+      const code = await Promise.race([
+        closed,
+        new Promise<never>((_, reject) =>
+          setTimeout(() => reject(new Error("the proxy did not exit within 30 s")), 30_000).unref(),
+        ),
+      ]);
+
+      expect(code).toBe(1);
+      const lines = Buffer.concat(stderr).toString("utf8").split("\n");
+      expect(lines.pop()).toBe("");
+      const parsed = lines.map((text) => JSON.parse(text) as Record<string, unknown>);
+      const flood = parsed.filter((entry) => entry.msg === "upstream stderr").map((entry) => entry.line);
+      expect(flood).toEqual(Array.from({ length: FLOOD_LINES }, (_, n) => `flood ${n}`));
+      expect(parsed.at(-1)).toMatchObject({ level: "error", msg: "upstream ended; closing" });
+      expect(Object.keys(parsed.at(-1)!)).toEqual(["level", "time", "upstream", "msg"]);
+      // stdout is JSON-RPC only.
+      for (const text of stdout) expect(JSON.parse(text)).toHaveProperty("jsonrpc", "2.0");
+    } finally {
+      child.kill("SIGKILL");
+    }
+  });
+});
