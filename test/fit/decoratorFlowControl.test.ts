@@ -16,6 +16,8 @@ import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { withNormalization, type NormalizationOptions, type NormalizingTransport } from "../../src/index.js";
 import { createFitRuntime } from "../../src/fit/runtime.js";
+import { fitLimitsOf } from "../../src/config/fitPolicy.js";
+import { DEFAULT_LIMITS } from "../../src/config/defaults.js";
 import { bigPng } from "../fixtures/images/makeImages.js";
 
 /** The in-memory transport with a reader that can stop: what arrives meanwhile is kept, in order. */
@@ -177,7 +179,7 @@ describe("the fit layer and flow control", () => {
   });
 
   it("closed from the proxy's side while a fit is in flight, its pages and remembered requests are let go at once", async () => {
-    const runtime = createFitRuntime();
+    const runtime = createFitRuntime(fitLimitsOf({ limits: DEFAULT_LIMITS }));
     const { upstream, transport, received } = await pair(
       { fit: { policy: { images: true, maxResultBytes: 1024 }, runtime } },
       true,
