@@ -10,8 +10,6 @@ import { createStderrLogger, type Logger, type LogLevel } from "../observe/logge
 import { toLogRecords } from "../observe/logRecord.js";
 import type { ProxyMetrics, MetricsDocument, UpstreamHealthSample } from "../observe/metrics.js";
 import { createNormalizationLog, type NormalizationLog } from "../observe/normalizationLog.js";
-import { ReportAggregator } from "../report/aggregate.js";
-import { renderHtml } from "../report/renderHtml.js";
 import type { NormalizationEvent } from "../normalize/change.js";
 import type { SessionInfo } from "../proxy/sessionManager.js";
 import { NormalizerError } from "../errors/NormalizerError.js";
@@ -116,7 +114,7 @@ export async function createObservers(
       })
     : undefined;
   // Bounded: totals exact, URI rows capped (DEFAULT_MAX_URIS), so a long-running proxy stays small.
-  const aggregate = live ? new ReportAggregator() : undefined;
+  const aggregate = live ? new (await import("../report/aggregate.js")).ReportAggregator() : undefined;
   const started = new Date().toISOString();
   const now = options.now ?? (() => new Date());
 
@@ -140,7 +138,7 @@ export async function createObservers(
       : {
           report: async () => ({
             contentType: "text/html; charset=utf-8",
-            body: renderHtml(
+            body: (await import("../report/renderHtml.js")).renderHtml(
               aggregate.toModel({
                 kind: "log",
                 source: {},
