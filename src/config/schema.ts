@@ -1,6 +1,7 @@
 /**
- * The one schema of `proxy.config.json`: the TypeScript type,
- * the defaults and config/proxy.config.schema.json all come from here.
+ * The one schema of `proxy.config.json`: the TypeScript type, the validation and
+ * config/proxy.config.schema.json come from here; every default from ./defaults.ts. `stdio` given
+ * its one upstream by flags builds its config without loading this module (./flagConfig.ts).
  */
 import { z } from "zod";
 import { IMAGE_FORMATS, MIN_RESULT_BYTES } from "../fit/settings.js";
