@@ -50,7 +50,15 @@ export class ImageQueue {
     const work = this.slot().then(async (release) => {
       try {
         if (abort.signal.aborted) return null;
-        const { fitImage } = await loadFitImage();
+        let fitImage: typeof import("./images/fitImage.js")["fitImage"];
+        try {
+          ({ fitImage } = await loadFitImage());
+        } catch (error) {
+          // A broken install: the image goes as it was, with a warning, as when sharp is missing.
+          const why = (error instanceof Error ? error.message : String(error)).split("\n")[0];
+          const reason = `the image modules could not be loaded (${why}); sent as it was`;
+          return { kind: "warn", action: "warn-image-unfittable", reason } satisfies ImageFit;
+        }
         if (abort.signal.aborted) return null;
         return await fitImage(bytes, settings, { maxPixels: this.options.maxPixels, signal: abort.signal });
       } finally {
