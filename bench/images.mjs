@@ -21,6 +21,8 @@ import { fitImage } from "../dist/fit/images/fitImage.js";
 import { fitResult } from "../dist/fit/fitResult.js";
 import { FitPolicy } from "../dist/fit/fitPolicy.js";
 import { createFitRuntime } from "../dist/fit/runtime.js";
+import { fitLimitsOf } from "../dist/config/fitPolicy.js";
+import { DEFAULT_IMAGES, DEFAULT_LIMITS } from "../dist/config/defaults.js";
 import { median } from "./lib/stats.mjs";
 import { measureProcess } from "./suite/procStats.mjs";
 import { ROOT } from "./suite/paths.mjs";
@@ -100,7 +102,11 @@ async function inProcess(imgs) {
     out[name] = { ms, bytesIn: bytes.length };
     log(`fit ${name} (${bytes.length} bytes): ${ms.toFixed(1)} ms per image (median of ${ROUNDS})`);
   }
-  const session = { policy: new FitPolicy({ images: true }), runtime: createFitRuntime(), store: null };
+  const session = {
+    policy: new FitPolicy({ images: true }, DEFAULT_IMAGES),
+    runtime: createFitRuntime(fitLimitsOf({ limits: DEFAULT_LIMITS })),
+    store: null,
+  };
   const withImage = { content: [{ type: "image", data: imgs.small.toString("base64"), mimeType: "image/png" }] };
   const textOnly = { content: [{ type: "text", text: "x".repeat(1000) }] };
   const header = await timeAsync(() => sharp(imgs.small).metadata(), SMALL_ROUNDS);

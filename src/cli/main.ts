@@ -5,7 +5,6 @@
 import { NormalizerError } from "../errors/NormalizerError.js";
 import { EXIT, type ExitCode } from "./exitCodes.js";
 import { writeFully, type CliIo } from "./io.js";
-import { startStdioUpstreamEarly } from "./earlyStart.js";
 
 export const MAIN_HELP = `mcp-normalizer — an MCP proxy that normalizes resource contents and accounts for every byte
 
@@ -65,8 +64,6 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
     );
     return EXIT.USAGE;
   }
-  // The upstream starts while the command loads (only for `stdio -- CMD`, and only the real process's).
-  if (name === "stdio" && io.stdin === process.stdin) startStdioUpstreamEarly(rest, io.cwd);
   try {
     const command = await load();
     return await command(rest, io);

@@ -11,8 +11,6 @@ import { toLogRecords } from "../observe/logRecord.js";
 import type { ProxyMetrics, MetricsDocument, UpstreamHealthSample } from "../observe/metrics.js";
 import { createNormalizationLog, type NormalizationLog } from "../observe/normalizationLog.js";
 import { sinkFor } from "../observe/logSink.js";
-import { ReportAggregator } from "../report/aggregate.js";
-import { renderHtml } from "../report/renderHtml.js";
 import type { NormalizationEvent } from "../normalize/change.js";
 import type { SessionInfo } from "../proxy/sessionManager.js";
 import { NormalizerError } from "../errors/NormalizerError.js";
@@ -118,7 +116,7 @@ export async function createObservers(
       })
     : undefined;
   // Bounded: totals exact, URI rows capped (DEFAULT_MAX_URIS), so a long-running proxy stays small.
-  const aggregate = live ? new ReportAggregator() : undefined;
+  const aggregate = live ? new (await import("../report/aggregate.js")).ReportAggregator() : undefined;
   const started = new Date().toISOString();
   const now = options.now ?? (() => new Date());
 
@@ -142,7 +140,7 @@ export async function createObservers(
       : {
           report: async () => ({
             contentType: "text/html; charset=utf-8",
-            body: renderHtml(
+            body: (await import("../report/renderHtml.js")).renderHtml(
               aggregate.toModel({
                 kind: "log",
                 source: {},

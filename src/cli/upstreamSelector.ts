@@ -5,8 +5,8 @@
  */
 import { resolve } from "node:path";
 import { NormalizerError } from "../errors/NormalizerError.js";
-import { loadConfigFile } from "../config/load.js";
-import { ConfigSchema, type ProxyConfig, type ServerConfig } from "../config/schema.js";
+import { configForOneServer } from "../config/flagConfig.js";
+import type { ProxyConfig, ServerConfig } from "../config/schema.js";
 import { parseHeaderFlags } from "./args.js";
 import { defaultUpstreamName, upstreamCommandOf } from "./upstreamCommand.js";
 import { serverNameProblem } from "../config/serverName.js";
@@ -60,14 +60,14 @@ const TRANSPORTS = new Set(["streamable-http", "sse", "websocket"]);
  * what records and endpoints call the upstream (`--name`); by default its executable's base name
  * or its URL's host, and with `--config` the server's name there.
  */
-export function selectUpstream(
+export async function selectUpstream(
   values: SelectorValues,
   words: readonly string[],
   commandName: string,
   cwd: string,
   env: Readonly<Record<string, string | undefined>>,
   name?: string,
-): SelectedUpstream {
+): Promise<SelectedUpstream> {
   const command = upstreamCommandOf(values, words, commandName);
   const chosen = [command.length > 0, values.url !== undefined, values.config !== undefined].filter(Boolean).length;
   if (chosen !== 1) {
@@ -87,6 +87,8 @@ export function selectUpstream(
         "USAGE",
         `${commandName}: --auth goes with --url; in a config, set the server's "auth"`,
       );
+    // The schema (zod) is loaded only for a config file: flags alone are checked here.
+    const { loadConfigFile } = await import("../config/load.js");
     const loaded = loadConfigFile(resolve(cwd, values.config), env);
     const names = Object.keys(loaded.config.mcpServers);
     const serverName = values.server ?? (names.length === 1 ? names[0] : undefined);
@@ -144,12 +146,13 @@ export function selectUpstream(
   } else {
     if (values.transport !== undefined || values.header !== undefined || values.auth !== undefined)
       throw new NormalizerError("USAGE", `${commandName}: --transport, --header and --auth go with --url`);
+    if (command[0] === "")
+      throw new NormalizerError("USAGE", `${commandName}: the upstream's executable is an empty string`);
     server = { command: command[0]!, args: command.slice(1) };
   }
   const serverName = name ?? defaultUpstreamName(command, values.url);
   const problem = serverNameProblem(serverName);
   if (problem !== undefined)
     throw new NormalizerError("USAGE", `${commandName}: --name ${JSON.stringify(serverName)}: ${problem}`);
-  const config = ConfigSchema.parse({ mcpServers: { [serverName]: server } });
-  return { name: serverName, server, config, configFile: undefined };
+  return { name: serverName, server, config: configForOneServer(serverName, server), configFile: undefined };
 }

@@ -1,67 +1,15 @@
 /**
- * The one schema of `proxy.config.json`: the TypeScript type,
- * the defaults and config/proxy.config.schema.json all come from here.
+ * The one schema of `proxy.config.json`: the TypeScript type, the validation and
+ * config/proxy.config.schema.json come from here; every default from ./defaults.ts. `stdio` given
+ * its one upstream by flags builds its config without loading this module (./flagConfig.ts).
  */
 import { z } from "zod";
-import {
-  DEFAULT_HOST_BUFFER_BYTES,
-  DEFAULT_MAX_MESSAGE_BYTES,
-  DEFAULT_UPSTREAM_BUFFER_BYTES,
-} from "../transports/types.js";
-import { DEFAULT_MAX_NORMALIZE_BYTES } from "../normalize/policy.js";
-import { DEFAULT_SESSION_IDLE_TIMEOUT_MS } from "../transports/host/streamableHttpHost.js";
-import { DEFAULT_PING_INTERVAL_MS } from "../transports/host/wsHeartbeat.js";
-import {
-  DEFAULT_FIT_CONCURRENCY,
-  DEFAULT_FIT_TIMEOUT_MS,
-  DEFAULT_IMAGE_FORMATS,
-  DEFAULT_IMAGE_MAX_BYTES,
-  DEFAULT_IMAGE_MAX_DIMENSION,
-  DEFAULT_IMAGE_MAX_PIXELS,
-  DEFAULT_SPILL_MAX_BYTES,
-  DEFAULT_SPILL_TTL_MS,
-  IMAGE_FORMATS,
-  MIN_RESULT_BYTES,
-} from "../fit/settings.js";
+import { IMAGE_FORMATS, MIN_RESULT_BYTES } from "../fit/settings.js";
+import { DEFAULT_HOST, DEFAULT_IMAGES, DEFAULT_LIMITS, DEFAULT_LOG_LEVEL, DEFAULT_PORT } from "./defaults.js";
 import { serverNameProblem } from "./serverName.js";
 
-export const DEFAULT_PORT = 8808;
-export const DEFAULT_HOST = "127.0.0.1";
-/** Host names allowed in the `Host` header by default: loopback only (DNS rebinding defence). */
-export const DEFAULT_ALLOWED_HOSTS: readonly string[] = ["localhost", "127.0.0.1", "[::1]"];
-export const DEFAULT_REQUEST_TIMEOUT_MS = 300_000;
-export const DEFAULT_MAX_SESSIONS = 1000;
-/** Default `limits.maxSessionsPerClient`: live host sessions one client address may hold. */
-export const DEFAULT_MAX_SESSIONS_PER_CLIENT = 100;
-/** Default `limits.shutdownGraceMs`: how long SIGTERM/SIGINT wait for in-flight requests. */
-export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
-/** Default `limits.restartBackoffMs`: first wait before a new upstream after one died (doubles). */
-export const DEFAULT_RESTART_BACKOFF_MS = 250;
-/** Default `limits.maxRestartBackoffMs`: the backoff never grows past this. */
-export const DEFAULT_MAX_RESTART_BACKOFF_MS = 30_000;
-/** Default `limits.rawStringBytes`: payload strings from an upstream this long stay bytes. */
-export const DEFAULT_RAW_STRING_BYTES = 256 * 1024;
-/** Default `limits.statelessPoolSize`: started upstreams per server (and token) serving stateless requests. */
-export const DEFAULT_STATELESS_POOL_SIZE = 4;
-/** Default `limits.maxBatch`: messages in one JSON-RPC batch from a host. */
-export const DEFAULT_MAX_BATCH = 100;
-/** Default `limits.headersTimeoutMs`: a connection has this long to send its request headers. */
-export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
-/** Default `limits.requestBodyTimeoutMs`: a request (headers and body) must have arrived in this time. */
-export const DEFAULT_REQUEST_BODY_TIMEOUT_MS = 120_000;
-/** Default `limits.keepAliveTimeoutMs`: an idle keep-alive connection is closed after this. */
-export const DEFAULT_KEEP_ALIVE_TIMEOUT_MS = 5_000;
-/** Default `limits.maxConnections`: open HTTP connections (streams, keep-alive, upgrades) at once. */
-export const DEFAULT_MAX_CONNECTIONS = 2_000;
-/** Default `limits.loginTimeoutMs`: how long an OAuth browser login waits for the redirect back. */
-export const DEFAULT_LOGIN_TIMEOUT_MS = 5 * 60_000;
-/** Default `limits.oauthRequestTimeoutMs`: one request to an authorization server or metadata URL. */
-export const DEFAULT_OAUTH_REQUEST_TIMEOUT_MS = 30_000;
-export { DEFAULT_HOST_BUFFER_BYTES, DEFAULT_UPSTREAM_BUFFER_BYTES };
 /** The smallest buffer limit accepted: Node's own stream high-water mark (16 KiB). */
 const MIN_BUFFER_BYTES = 16 * 1024;
-/** Default `limits.maxTrackedTasks`: task ids (task → creating method) remembered per upstream connection. */
-export const DEFAULT_MAX_TRACKED_TASKS = 1000;
 
 const normalizeSettings = {
   unwrapBlobs: z.boolean().optional().describe("blob whose bytes are UTF-8 text → text (default true)"),
@@ -111,18 +59,18 @@ function fitSettings() {
             .int()
             .min(16)
             .optional()
-            .describe(`longest side in pixels (default ${DEFAULT_IMAGE_MAX_DIMENSION})`),
+            .describe(`longest side in pixels (default ${DEFAULT_IMAGES.maxDimension})`),
           maxBytes: z
             .number()
             .int()
             .min(1024)
             .optional()
-            .describe(`bytes of one image after fitting (default ${DEFAULT_IMAGE_MAX_BYTES})`),
+            .describe(`bytes of one image after fitting (default ${DEFAULT_IMAGES.maxBytes})`),
           formats: z
             .array(z.enum(IMAGE_FORMATS))
             .min(1)
             .optional()
-            .describe(`formats the host accepts (default ${DEFAULT_IMAGE_FORMATS.join(", ")})`),
+            .describe(`formats the host accepts (default ${DEFAULT_IMAGES.formats.join(", ")})`),
           resources: z
             .boolean()
             .optional()
@@ -299,9 +247,9 @@ export const ConfigSchema = z
     log: z
       .strictObject({
         file: z.string().optional().describe("JSONL file for normalization records (and operational lines)"),
-        level: z.enum(["debug", "info", "warn", "error", "silent"]).default("info"),
+        level: z.enum(["debug", "info", "warn", "error", "silent"]).default(DEFAULT_LOG_LEVEL),
       })
-      .default({ level: "info" }),
+      .default({ level: DEFAULT_LOG_LEVEL }),
     auth: z
       .strictObject({
         bearerTokens: z.array(z.string().min(1)).optional(),
@@ -319,7 +267,7 @@ export const ConfigSchema = z
           .number()
           .int()
           .positive()
-          .default(DEFAULT_MAX_MESSAGE_BYTES)
+          .default(DEFAULT_LIMITS.maxMessageBytes)
           .describe(
             "largest JSON-RPC message (stdio line, WebSocket frame, SSE event) and HTTP body, in bytes; over it: a JSON-RPC error, the session goes on",
           ),
@@ -335,49 +283,49 @@ export const ConfigSchema = z
           .number()
           .int()
           .positive()
-          .default(DEFAULT_MAX_NORMALIZE_BYTES)
+          .default(DEFAULT_LIMITS.maxNormalizeBytes)
           .describe("entries whose text/blob is longer pass untouched (normalization size threshold)"),
         requestTimeoutMs: z
           .number()
           .int()
           .positive()
-          .default(DEFAULT_REQUEST_TIMEOUT_MS)
+          .default(DEFAULT_LIMITS.requestTimeoutMs)
           .describe("a host request the upstream has not answered in this time gets a JSON-RPC error"),
         maxSessions: z
           .number()
           .int()
           .positive()
-          .default(DEFAULT_MAX_SESSIONS)
+          .default(DEFAULT_LIMITS.maxSessions)
           .describe("live host sessions of every kind together; the next gets 503"),
         maxSessionsPerClient: z
           .number()
           .int()
           .positive()
-          .default(DEFAULT_MAX_SESSIONS_PER_CLIENT)
+          .default(DEFAULT_LIMITS.maxSessionsPerClient)
           .describe("live host sessions one client address may hold; the next gets 503"),
         shutdownGraceMs: z
           .number()
           .int()
           .min(0)
-          .default(DEFAULT_SHUTDOWN_GRACE_MS)
+          .default(DEFAULT_LIMITS.shutdownGraceMs)
           .describe("after SIGTERM/SIGINT, how long in-flight requests may take before sessions are ended"),
         restartBackoffMs: z
           .number()
           .int()
           .min(0)
-          .default(DEFAULT_RESTART_BACKOFF_MS)
+          .default(DEFAULT_LIMITS.restartBackoffMs)
           .describe("after an upstream dies, the wait before the next one starts; doubles per consecutive failure"),
         maxRestartBackoffMs: z
           .number()
           .int()
           .min(0)
-          .default(DEFAULT_MAX_RESTART_BACKOFF_MS)
+          .default(DEFAULT_LIMITS.maxRestartBackoffMs)
           .describe("cap of restartBackoffMs's doubling"),
         statelessPoolSize: z
           .number()
           .int()
           .positive()
-          .default(DEFAULT_STATELESS_POOL_SIZE)
+          .default(DEFAULT_LIMITS.statelessPoolSize)
           .describe(
             "stateless requests (protocol 2026-07-28: no session) are served by up to this many started upstreams per server and bearer token, reused; one with nothing in flight for sessionIdleMs is ended",
           ),
@@ -385,7 +333,7 @@ export const ConfigSchema = z
           .number()
           .int()
           .positive()
-          .default(DEFAULT_MAX_BATCH)
+          .default(DEFAULT_LIMITS.maxBatch)
           .describe(
             "most messages in one JSON-RPC batch from a host; a bigger batch is refused whole (413 over HTTP, -32600 naming the limit) and nothing of it is forwarded",
           ),
@@ -393,7 +341,7 @@ export const ConfigSchema = z
           .number()
           .int()
           .positive()
-          .default(DEFAULT_SESSION_IDLE_TIMEOUT_MS)
+          .default(DEFAULT_LIMITS.sessionIdleMs)
           .describe(
             "a streamable HTTP session with no request (none waiting either) and no open stream (read or not) for this long is ended (its upstream too); the host's next request gets 404 and it initializes again",
           ),
@@ -401,7 +349,7 @@ export const ConfigSchema = z
           .number()
           .int()
           .min(0)
-          .default(DEFAULT_PING_INTERVAL_MS)
+          .default(DEFAULT_LIMITS.pingIntervalMs)
           .describe(
             "WebSocket hosts are pinged this often; one that has not answered (pong, any frame, or taking what was queued for it) by the next ping is dropped (half-open connections); not judged while the proxy is not reading it (its upstream is behind); 0 turns it off",
           ),
@@ -409,7 +357,7 @@ export const ConfigSchema = z
           .number()
           .int()
           .positive()
-          .default(DEFAULT_HEADERS_TIMEOUT_MS)
+          .default(DEFAULT_LIMITS.headersTimeoutMs)
           .describe(
             "a connection that has not sent its whole request header in this time is closed (408); no more than requestBodyTimeoutMs",
           ),
@@ -417,19 +365,19 @@ export const ConfigSchema = z
           .number()
           .int()
           .positive()
-          .default(DEFAULT_REQUEST_BODY_TIMEOUT_MS)
+          .default(DEFAULT_LIMITS.requestBodyTimeoutMs)
           .describe("a request whose headers and body have not all arrived in this time is closed (408)"),
         keepAliveTimeoutMs: z
           .number()
           .int()
           .positive()
-          .default(DEFAULT_KEEP_ALIVE_TIMEOUT_MS)
+          .default(DEFAULT_LIMITS.keepAliveTimeoutMs)
           .describe("an idle keep-alive HTTP connection is closed after this"),
         maxConnections: z
           .number()
           .int()
           .positive()
-          .default(DEFAULT_MAX_CONNECTIONS)
+          .default(DEFAULT_LIMITS.maxConnections)
           .describe(
             "open HTTP connections at once (SSE and WebSocket streams, keep-alive, requests); more are closed as they arrive",
           ),
@@ -437,7 +385,7 @@ export const ConfigSchema = z
           .number()
           .int()
           .min(MIN_BUFFER_BYTES)
-          .default(DEFAULT_HOST_BUFFER_BYTES)
+          .default(DEFAULT_LIMITS.hostBufferBytes)
           .describe(
             "bytes sent to one host connection (WebSocket, SSE stream, HTTP responses, the stdout of stdio mode) that it has not read yet; above it the proxy stops reading that session's upstream until the host has taken them. Nothing is dropped",
           ),
@@ -445,7 +393,7 @@ export const ConfigSchema = z
           .number()
           .int()
           .min(MIN_BUFFER_BYTES)
-          .default(DEFAULT_UPSTREAM_BUFFER_BYTES)
+          .default(DEFAULT_LIMITS.upstreamBufferBytes)
           .describe(
             "bytes sent to one upstream (a child's stdin, a WebSocket, HTTP POSTs not yet answered) that it has not taken yet; above it the proxy stops reading that session's host until the upstream has taken them",
           ),
@@ -453,7 +401,7 @@ export const ConfigSchema = z
           .number()
           .int()
           .min(0)
-          .default(DEFAULT_RAW_STRING_BYTES)
+          .default(DEFAULT_LIMITS.rawStringBytes)
           .describe(
             "blob/text/data strings at least this many bytes long in an upstream's stdio lines, streamable HTTP JSON bodies and WebSocket messages are read, normalized and written as bytes, never as JS strings (big reads: less CPU and memory); 0 turns it off",
           ),
@@ -461,7 +409,7 @@ export const ConfigSchema = z
           .number()
           .int()
           .positive()
-          .default(DEFAULT_LOGIN_TIMEOUT_MS)
+          .default(DEFAULT_LIMITS.loginTimeoutMs)
           .describe(
             "an OAuth browser login (login, or stdio without a usable token) that gets no redirect back in this time fails",
           ),
@@ -469,7 +417,7 @@ export const ConfigSchema = z
           .number()
           .int()
           .positive()
-          .default(DEFAULT_OAUTH_REQUEST_TIMEOUT_MS)
+          .default(DEFAULT_LIMITS.oauthRequestTimeoutMs)
           .describe(
             "one request to an OAuth authorization server or metadata URL (discovery, registration, token, refresh)",
           ),
@@ -477,7 +425,7 @@ export const ConfigSchema = z
           .number()
           .int()
           .positive()
-          .default(DEFAULT_IMAGE_MAX_PIXELS)
+          .default(DEFAULT_LIMITS.imageMaxPixels)
           .describe(
             "images declaring more pixels (width × height) are not decoded: sent as they are, with a warning record",
           ),
@@ -485,7 +433,7 @@ export const ConfigSchema = z
           .number()
           .int()
           .positive()
-          .default(DEFAULT_FIT_TIMEOUT_MS)
+          .default(DEFAULT_LIMITS.fitTimeoutMs)
           .describe(
             "a result waits at most this long for its images to be fitted; then they go as they were, with a warning record",
           ),
@@ -493,7 +441,7 @@ export const ConfigSchema = z
           .number()
           .int()
           .positive()
-          .default(DEFAULT_FIT_CONCURRENCY)
+          .default(DEFAULT_LIMITS.fitConcurrency)
           .describe(
             "images decoded and encoded at the same time, over all sessions (each holds a decoded image in memory)",
           ),
@@ -501,13 +449,13 @@ export const ConfigSchema = z
           .number()
           .int()
           .positive()
-          .default(DEFAULT_SPILL_TTL_MS)
+          .default(DEFAULT_LIMITS.spillTtlMs)
           .describe("pages of a cut tool result (maxResultBytes) can be read for this long"),
         spillMaxBytes: z
           .number()
           .int()
           .positive()
-          .default(DEFAULT_SPILL_MAX_BYTES)
+          .default(DEFAULT_LIMITS.spillMaxBytes)
           .describe(
             "memory the pages of cut tool results may take, over all sessions; a result that does not fit goes out whole, with a warning record",
           ),
@@ -515,7 +463,7 @@ export const ConfigSchema = z
           .number()
           .int()
           .positive()
-          .default(DEFAULT_MAX_TRACKED_TASKS)
+          .default(DEFAULT_LIMITS.maxTrackedTasks)
           .describe(
             "task ids remembered per upstream connection so a task's tasks/result is normalized as the request that created it; past it the least recently used is forgotten (its result passes unchanged)",
           ),
@@ -525,35 +473,7 @@ export const ConfigSchema = z
         message: "must be no more than limits.requestBodyTimeoutMs",
         path: ["headersTimeoutMs"],
       })
-      .default({
-        maxMessageBytes: DEFAULT_MAX_MESSAGE_BYTES,
-        maxNormalizeBytes: DEFAULT_MAX_NORMALIZE_BYTES,
-        requestTimeoutMs: DEFAULT_REQUEST_TIMEOUT_MS,
-        maxSessions: DEFAULT_MAX_SESSIONS,
-        maxSessionsPerClient: DEFAULT_MAX_SESSIONS_PER_CLIENT,
-        shutdownGraceMs: DEFAULT_SHUTDOWN_GRACE_MS,
-        restartBackoffMs: DEFAULT_RESTART_BACKOFF_MS,
-        maxRestartBackoffMs: DEFAULT_MAX_RESTART_BACKOFF_MS,
-        hostBufferBytes: DEFAULT_HOST_BUFFER_BYTES,
-        upstreamBufferBytes: DEFAULT_UPSTREAM_BUFFER_BYTES,
-        rawStringBytes: DEFAULT_RAW_STRING_BYTES,
-        maxBatch: DEFAULT_MAX_BATCH,
-        statelessPoolSize: DEFAULT_STATELESS_POOL_SIZE,
-        sessionIdleMs: DEFAULT_SESSION_IDLE_TIMEOUT_MS,
-        pingIntervalMs: DEFAULT_PING_INTERVAL_MS,
-        headersTimeoutMs: DEFAULT_HEADERS_TIMEOUT_MS,
-        requestBodyTimeoutMs: DEFAULT_REQUEST_BODY_TIMEOUT_MS,
-        keepAliveTimeoutMs: DEFAULT_KEEP_ALIVE_TIMEOUT_MS,
-        maxConnections: DEFAULT_MAX_CONNECTIONS,
-        loginTimeoutMs: DEFAULT_LOGIN_TIMEOUT_MS,
-        oauthRequestTimeoutMs: DEFAULT_OAUTH_REQUEST_TIMEOUT_MS,
-        imageMaxPixels: DEFAULT_IMAGE_MAX_PIXELS,
-        fitTimeoutMs: DEFAULT_FIT_TIMEOUT_MS,
-        fitConcurrency: DEFAULT_FIT_CONCURRENCY,
-        spillTtlMs: DEFAULT_SPILL_TTL_MS,
-        spillMaxBytes: DEFAULT_SPILL_MAX_BYTES,
-        maxTrackedTasks: DEFAULT_MAX_TRACKED_TASKS,
-      }),
+      .default({ ...DEFAULT_LIMITS }),
   })
   .describe("mcp-normalizer proxy configuration");
 
@@ -564,9 +484,7 @@ export type RemoteServerConfig = z.output<typeof RemoteServerSchema>;
 export type UpstreamAuthConfig = z.output<typeof UpstreamAuthSchema>;
 export type NormalizeConfig = z.output<typeof NormalizeSchema>;
 
-export function isStdioServer(server: ServerConfig): server is StdioServerConfig {
-  return typeof (server as StdioServerConfig).command === "string";
-}
+export { isStdioServer } from "./serverKind.js";
 
 /** The JSON Schema checked in at config/proxy.config.schema.json (a test fails if it is stale). */
 export function configJsonSchema(): Record<string, unknown> {

@@ -5,7 +5,14 @@
  */
 import { parseMediaType, type MediaType } from "../normalize/mediaType.js";
 import { globToRegExp } from "../normalize/policy.js";
-import { FIT_OFF, isFitOff, mergeFitSettings, type FitSettings, type FitSettingsInput } from "./settings.js";
+import {
+  FIT_OFF,
+  isFitOff,
+  mergeFitSettings,
+  type FitSettings,
+  type FitSettingsInput,
+  type ImageSettings,
+} from "./settings.js";
 
 export interface FitRule {
   uri?: string | undefined;
@@ -39,9 +46,13 @@ export class FitPolicy {
   private readonly rules: readonly CompiledRule[];
   private readonly cache = new Map<string, FitSettings>();
 
-  constructor(options: FitPolicyOptions = {}) {
+  /** `imageDefaults`: what `images: true` means and what an `images` object leaves out (the config's). */
+  constructor(
+    options: FitPolicyOptions,
+    private readonly imageDefaults: ImageSettings,
+  ) {
     const { rules = [], ...settings } = options;
-    this.base = mergeFitSettings(FIT_OFF, settings);
+    this.base = mergeFitSettings(FIT_OFF, settings, imageDefaults);
     this.rules = rules
       .filter((rule) => FIT_KEYS.some((key) => rule.set[key] !== undefined))
       .map((rule) => ({
@@ -50,7 +61,7 @@ export class FitPolicy {
         tool: rule.tool === undefined ? null : globToRegExp(rule.tool),
         set: rule.set,
       }));
-    const all = [this.base, ...this.rules.map((rule) => mergeFitSettings(this.base, rule.set))];
+    const all = [this.base, ...this.rules.map((rule) => mergeFitSettings(this.base, rule.set, imageDefaults))];
     this.active = all.some((s) => !isFitOff(s));
     this.mayCut = all.some((s) => s.maxResultBytes !== null);
     this.mayFitResources = all.some((s) => s.images?.resources === true);
@@ -72,7 +83,8 @@ export class FitPolicy {
     let found = this.cache.get(key);
     if (found === undefined) {
       found = this.base;
-      for (const index of key.split(",").slice(0, -1)) found = mergeFitSettings(found, this.rules[Number(index)]!.set);
+      for (const index of key.split(",").slice(0, -1))
+        found = mergeFitSettings(found, this.rules[Number(index)]!.set, this.imageDefaults);
       if (this.cache.size < 1024) this.cache.set(key, found);
     }
     return found;

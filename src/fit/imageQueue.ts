@@ -3,14 +3,24 @@
  * (`limits.fitConcurrency`): each fit holds a decoded image in memory. A job that has not
  * finished `limits.fitTimeoutMs` after it was queued resolves as a timeout warning, so no message
  * waits longer than that (sharp's work goes on in its thread and its result is dropped).
+ *
+ * The decoders and encoders are loaded with the first image to fit: a proxy whose results carry
+ * none (or whose config does not fit images) never loads them.
  */
-import { fitImage, type ImageFit } from "./images/fitImage.js";
+import type { ImageFit } from "./images/fitImage.js";
 import type { ImageSettings } from "./settings.js";
 
 export interface ImageQueueOptions {
   readonly concurrency: number;
   readonly timeoutMs: number;
   readonly maxPixels: number;
+}
+
+let loading: Promise<typeof import("./images/fitImage.js")> | undefined;
+
+function loadFitImage(): Promise<typeof import("./images/fitImage.js")> {
+  loading ??= import("./images/fitImage.js");
+  return loading;
 }
 
 export class ImageQueue {
@@ -39,6 +49,16 @@ export class ImageQueue {
     });
     const work = this.slot().then(async (release) => {
       try {
+        if (abort.signal.aborted) return null;
+        let fitImage: typeof import("./images/fitImage.js")["fitImage"];
+        try {
+          ({ fitImage } = await loadFitImage());
+        } catch (error) {
+          // A broken install: the image goes as it was, with a warning, as when sharp is missing.
+          const why = (error instanceof Error ? error.message : String(error)).split("\n")[0];
+          const reason = `the image modules could not be loaded (${why}); sent as it was`;
+          return { kind: "warn", action: "warn-image-unfittable", reason } satisfies ImageFit;
+        }
         if (abort.signal.aborted) return null;
         return await fitImage(bytes, settings, { maxPixels: this.options.maxPixels, signal: abort.signal });
       } finally {

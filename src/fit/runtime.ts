@@ -3,7 +3,7 @@
  * concurrency, timeouts) and the memory budget of cut results' pages.
  */
 import { ImageQueue } from "./imageQueue.js";
-import { DEFAULT_FIT_LIMITS, type FitLimits } from "./settings.js";
+import type { FitLimits } from "./settings.js";
 import { SpillBudget } from "./spill/spillBudget.js";
 
 export interface FitRuntime {
@@ -12,11 +12,9 @@ export interface FitRuntime {
   readonly spill: SpillBudget;
 }
 
-export function createFitRuntime(limits: Partial<FitLimits> = {}): FitRuntime {
-  const all: FitLimits = {
-    ...DEFAULT_FIT_LIMITS,
-    ...Object.fromEntries(Object.entries(limits).filter(([, v]) => v !== undefined)),
-  };
+/** `limits`: every one given (the config's `limits.*`, or its defaults). */
+export function createFitRuntime(limits: FitLimits): FitRuntime {
+  const all: FitLimits = { ...limits };
   return {
     limits: all,
     images: new ImageQueue({
@@ -26,12 +24,4 @@ export function createFitRuntime(limits: Partial<FitLimits> = {}): FitRuntime {
     }),
     spill: new SpillBudget(all.spillMaxBytes, all.spillTtlMs),
   };
-}
-
-let shared: FitRuntime | undefined;
-
-/** One runtime with the default limits, for in-process use that does not make its own. */
-export function defaultFitRuntime(): FitRuntime {
-  shared ??= createFitRuntime();
-  return shared;
 }

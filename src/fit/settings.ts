@@ -8,23 +8,6 @@
 export const IMAGE_FORMATS = ["image/png", "image/jpeg", "image/gif", "image/webp"] as const;
 export type ImageFormat = (typeof IMAGE_FORMATS)[number];
 
-/** Default `images.maxDimension`: the long side Claude's API recommends (larger is downscaled anyway). */
-export const DEFAULT_IMAGE_MAX_DIMENSION = 1568;
-/** Default `images.maxBytes`: decoded bytes of one image after fitting (1 MiB). */
-export const DEFAULT_IMAGE_MAX_BYTES = 1024 * 1024;
-/** Default `images.formats`: what every host that takes images accepts. */
-export const DEFAULT_IMAGE_FORMATS: readonly ImageFormat[] = IMAGE_FORMATS;
-
-/** Default `limits.imageMaxPixels`: width × height above which an image is refused before decoding (8192 × 8192). */
-export const DEFAULT_IMAGE_MAX_PIXELS = 8192 * 8192;
-/** Default `limits.fitTimeoutMs`: a message waits at most this long for its images to be fitted. */
-export const DEFAULT_FIT_TIMEOUT_MS = 30_000;
-/** Default `limits.fitConcurrency`: images decoded and encoded at the same time, over all sessions. */
-export const DEFAULT_FIT_CONCURRENCY = 2;
-/** Default `limits.spillTtlMs`: how long the pages of a cut tool result can be read. */
-export const DEFAULT_SPILL_TTL_MS = 10 * 60_000;
-/** Default `limits.spillMaxBytes`: UTF-8 bytes of pages held at once, over all sessions. */
-export const DEFAULT_SPILL_MAX_BYTES = 64 * 1024 * 1024;
 /** The smallest `maxResultBytes` accepted: below it a page could not hold a long grapheme. */
 export const MIN_RESULT_BYTES = 1024;
 
@@ -76,20 +59,15 @@ export interface FitLimits {
   readonly spillMaxBytes: number;
 }
 
-export const DEFAULT_FIT_LIMITS: FitLimits = Object.freeze({
-  imageMaxPixels: DEFAULT_IMAGE_MAX_PIXELS,
-  fitTimeoutMs: DEFAULT_FIT_TIMEOUT_MS,
-  fitConcurrency: DEFAULT_FIT_CONCURRENCY,
-  spillTtlMs: DEFAULT_SPILL_TTL_MS,
-  spillMaxBytes: DEFAULT_SPILL_MAX_BYTES,
-});
-
-/** `over` applied on top of `base`: given fields win; `images` merges field by field. */
-export function mergeFitSettings(base: FitSettings, over: FitSettingsInput): FitSettings {
+/**
+ * `over` applied on top of `base`: given fields win; `images` merges field by field. `imageDefaults`
+ * (the config's) is what `images: true` means, and what an `images` object leaves out.
+ */
+export function mergeFitSettings(base: FitSettings, over: FitSettingsInput, imageDefaults: ImageSettings): FitSettings {
   let images = base.images;
   if (over.images === false) images = null;
-  else if (over.images === true) images ??= defaultImages();
-  else if (over.images !== undefined) images = { ...(images ?? defaultImages()), ...stripUndefined(over.images) };
+  else if (over.images === true) images ??= imageDefaults;
+  else if (over.images !== undefined) images = { ...(images ?? imageDefaults), ...stripUndefined(over.images) };
   return {
     images,
     embeddedResources: over.embeddedResources ?? base.embeddedResources,
@@ -100,15 +78,6 @@ export function mergeFitSettings(base: FitSettings, over: FitSettingsInput): Fit
           ? null
           : over.maxResultBytes,
     dryRun: over.dryRun ?? base.dryRun,
-  };
-}
-
-function defaultImages(): ImageSettings {
-  return {
-    maxDimension: DEFAULT_IMAGE_MAX_DIMENSION,
-    maxBytes: DEFAULT_IMAGE_MAX_BYTES,
-    formats: DEFAULT_IMAGE_FORMATS,
-    resources: false,
   };
 }
 

@@ -3,7 +3,17 @@
  * checked by encoding the result back: only a decode that reproduces the exact bytes counts
  * (decode strictly or leave the content alone).
  */
-import iconv from "iconv-lite";
+import { createRequire } from "node:module";
+import type IconvLite from "iconv-lite";
+
+const require = createRequire(import.meta.url);
+let iconvLite: typeof IconvLite | undefined;
+
+/** iconv-lite, loaded (synchronously) the first time a charset is looked at: not at start-up. */
+function iconv(): typeof IconvLite {
+  iconvLite ??= require("iconv-lite") as typeof IconvLite;
+  return iconvLite;
+}
 
 const isWellFormed = (s: string): boolean => (s as unknown as { isWellFormed(): boolean }).isWellFormed();
 
@@ -48,7 +58,7 @@ export function isWideCharset(charset: string): boolean {
 }
 
 export function charsetKnown(charset: string): boolean {
-  return iconv.encodingExists(charset);
+  return iconv().encodingExists(charset);
 }
 
 /** Decodes `bytes` in `charset`, or returns null when that is not exact and lossless. */
@@ -57,7 +67,7 @@ export function decodeStrict(bytes: Uint8Array, charset: string): string | null 
   const input = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   let text: string;
   try {
-    text = iconv.decode(input, charset, { stripBOM: false });
+    text = iconv().decode(input, charset, { stripBOM: false });
   } catch {
     return null;
   }
@@ -66,7 +76,7 @@ export function decodeStrict(bytes: Uint8Array, charset: string): string | null 
   if (!isWellFormed(text)) return null;
   let back: Buffer;
   try {
-    back = iconv.encode(text, charset, { addBOM: false });
+    back = iconv().encode(text, charset, { addBOM: false });
   } catch {
     return null;
   }

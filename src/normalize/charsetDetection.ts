@@ -11,9 +11,19 @@
  * charset and no random string was transcoded at all (test/normalize/charsetDetection.test.ts
  * checks both on every run).
  */
-import { analyse } from "chardet";
+import { createRequire } from "node:module";
+import type * as Chardet from "chardet";
 import { canonicalCharset, decodeStrict, isUtf8Family } from "./charset.js";
 import { hasBinaryControls } from "./textEvidence.js";
+
+const require = createRequire(import.meta.url);
+let chardetModule: typeof Chardet | undefined;
+
+/** chardet, loaded (synchronously) with the first bytes that need a guess: not at start-up. */
+function chardet(): typeof Chardet {
+  chardetModule ??= require("chardet") as typeof Chardet;
+  return chardetModule;
+}
 
 /** Fewer bytes than this are too short to tell charsets apart: never guessed. */
 export const DETECT_MIN_BYTES = 48;
@@ -58,7 +68,7 @@ export function detectCharset(bytes: Uint8Array): Detection {
   const sample = bytes.length > DETECT_SAMPLE_BYTES ? bytes.subarray(0, DETECT_SAMPLE_BYTES) : bytes;
   let best: { name: string; confidence: number } | undefined;
   try {
-    best = analyse(sample)[0];
+    best = chardet().analyse(sample)[0];
   } catch {
     // The detector is third-party code; the engine is total whatever it does.
     best = undefined;

@@ -7,7 +7,6 @@ export { parseMediaType, formatMediaType, type MediaType } from "./mediaType.js"
 export {
   Policy,
   DEFAULT_SETTINGS,
-  DEFAULT_MAX_NORMALIZE_BYTES,
   type PolicyOptions,
   type PolicySettings,
   type PolicyRule,

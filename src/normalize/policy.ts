@@ -6,9 +6,6 @@
 import { DEFAULT_EXTRA_TEXTUAL } from "./mimeTables.js";
 import type { MediaType } from "./mediaType.js";
 
-/** Default size above which an entry passes untouched (`limits.maxNormalizeBytes`). */
-export const DEFAULT_MAX_NORMALIZE_BYTES = 256 * 1024 * 1024;
-
 export interface RuleSwitches {
   /** `blob` whose bytes are UTF-8 text → `text`. */
   unwrapBlobs: boolean;
@@ -44,7 +41,12 @@ export interface PolicyRule {
   set: Partial<PolicySettings>;
 }
 
+/**
+ * What the caller chooses. `maxNormalizeBytes` is a limit of the config's (`limits.*`): the caller
+ * always gives it. The switches left out are on (every rewrite happens unless turned off).
+ */
 export interface PolicyOptions extends Partial<PolicySettings> {
+  maxNormalizeBytes: number;
   rules?: readonly PolicyRule[];
 }
 
@@ -52,7 +54,8 @@ export interface ResolvedPolicy extends PolicySettings {
   readonly textual: ReadonlySet<string>;
 }
 
-export const DEFAULT_SETTINGS: Readonly<PolicySettings> = {
+/** The switches a policy starts from (`maxNormalizeBytes` is always given). */
+export const DEFAULT_SETTINGS: Readonly<Omit<PolicySettings, "maxNormalizeBytes">> = {
   unwrapBlobs: true,
   transcode: true,
   reencodeBinaryText: true,
@@ -60,7 +63,6 @@ export const DEFAULT_SETTINGS: Readonly<PolicySettings> = {
   media: true,
   detectCharset: true,
   charset: "transcode",
-  maxNormalizeBytes: DEFAULT_MAX_NORMALIZE_BYTES,
   extraTextualTypes: [],
   dryRun: false,
 };
@@ -71,9 +73,13 @@ export class Policy {
   private readonly rules: ReadonlyArray<{ uri: RegExp | null; mime: string | null; set: Partial<PolicySettings> }>;
   private readonly cache = new Map<string, ResolvedPolicy>();
 
-  constructor(options: PolicyOptions = {}) {
+  constructor(options: PolicyOptions) {
     const { rules = [], ...settings } = options;
-    this.base = resolve({ ...DEFAULT_SETTINGS, ...stripUndefined(settings) });
+    this.base = resolve({
+      ...DEFAULT_SETTINGS,
+      ...stripUndefined(settings),
+      maxNormalizeBytes: settings.maxNormalizeBytes,
+    });
     this.rules = rules.map((rule) => ({
       uri: rule.uri === undefined ? null : globToRegExp(rule.uri),
       mime: rule.mimeType === undefined ? null : rule.mimeType.trim().toLowerCase(),

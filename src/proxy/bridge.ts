@@ -11,17 +11,15 @@
  * The check is one comparison per message; waiting is one promise per stall (FlowControl).
  */
 import { forwardableMcpHeaders } from "../transports/mcpHeaders.js";
-import { DEFAULT_MAX_BATCH, DEFAULT_REQUEST_TIMEOUT_MS } from "../config/schema.js";
+import { DEFAULT_LIMITS } from "../config/defaults.js";
 import { JSONRPC } from "../errors/jsonRpcCodes.js";
 import type { Logger } from "../observe/logger.js";
-import {
-  DEFAULT_HOST_BUFFER_BYTES,
-  DEFAULT_UPSTREAM_BUFFER_BYTES,
-  type FramingProblem,
-  type JSONRPCMessage,
-  type MessageExtraInfo,
-  type ProxySendOptions,
-  type ProxyTransport,
+import type {
+  FramingProblem,
+  JSONRPCMessage,
+  MessageExtraInfo,
+  ProxySendOptions,
+  ProxyTransport,
 } from "../transports/types.js";
 import {
   errorResponse,
@@ -121,9 +119,9 @@ export class Bridge {
   constructor(private readonly options: BridgeOptions) {
     this.host = options.host;
     this.logger = options.logger;
-    this.timeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
-    this.hostBufferBytes = options.hostBufferBytes ?? DEFAULT_HOST_BUFFER_BYTES;
-    this.upstreamBufferBytes = options.upstreamBufferBytes ?? DEFAULT_UPSTREAM_BUFFER_BYTES;
+    this.timeoutMs = options.requestTimeoutMs ?? DEFAULT_LIMITS.requestTimeoutMs;
+    this.hostBufferBytes = options.hostBufferBytes ?? DEFAULT_LIMITS.hostBufferBytes;
+    this.upstreamBufferBytes = options.upstreamBufferBytes ?? DEFAULT_LIMITS.upstreamBufferBytes;
     this.upstream = new NormalizingTransport(options.upstream, options.normalization, this.waiting);
 
     this.host.onmessage = (message, extra) => this.fromHost(message, extra);
@@ -396,7 +394,7 @@ export class Bridge {
   private refuseBatch(items: unknown[]): boolean {
     const version = this.protocolVersion;
     const noBatches = version !== undefined && version >= FIRST_VERSION_WITHOUT_BATCHES;
-    const maxBatch = this.options.maxBatch ?? DEFAULT_MAX_BATCH;
+    const maxBatch = this.options.maxBatch ?? DEFAULT_LIMITS.maxBatch;
     if (items.length > 0 && !noBatches && items.length <= maxBatch) return false;
     const why =
       items.length === 0

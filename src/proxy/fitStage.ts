@@ -8,7 +8,8 @@
  */
 import { FIT_METHODS, fitResult, type FitSession, type Fitted } from "../fit/fitResult.js";
 import { FitPolicy, type FitPolicyOptions } from "../fit/fitPolicy.js";
-import { defaultFitRuntime, type FitRuntime } from "../fit/runtime.js";
+import type { FitRuntime } from "../fit/runtime.js";
+import { defaultFitRuntime, fitPolicyOf } from "./defaultFit.js";
 import { servePage } from "../fit/spill/servePage.js";
 import { SpillStore } from "../fit/spill/spillStore.js";
 import { isSpillUri } from "../fit/spill/spillUri.js";
@@ -40,7 +41,7 @@ export class FitStage {
   private readonly ownsStore: boolean;
 
   constructor(options: FitOptions) {
-    const policy = options.policy instanceof FitPolicy ? options.policy : new FitPolicy(options.policy);
+    const policy = options.policy instanceof FitPolicy ? options.policy : fitPolicyOf(options.policy);
     const runtime = options.runtime ?? defaultFitRuntime();
     this.ownsStore = options.store === undefined;
     this.session = { policy, runtime, store: policy.mayCut ? (options.store ?? new SpillStore(runtime.spill)) : null };

@@ -3,25 +3,21 @@
  * connection (for a stdio upstream, its own child process), ended when the session ends.
  * Also the source of `/healthz`.
  */
+import { DEFAULT_LIMITS } from "../config/defaults.js";
+import { isStdioServer } from "../config/serverKind.js";
 import type { ServerConfig } from "../config/schema.js";
-import {
-  DEFAULT_MAX_RESTART_BACKOFF_MS,
-  DEFAULT_RESTART_BACKOFF_MS,
-  DEFAULT_STATELESS_POOL_SIZE,
-  isStdioServer,
-} from "../config/schema.js";
 import type { Logger } from "../observe/logger.js";
 import { quietWhen } from "../observe/quietWhen.js";
 import { Policy, type PolicyOptions } from "../normalize/policy.js";
 import type { ProxyTransport, UpstreamTransport } from "../transports/types.js";
-import { DEFAULT_SESSION_IDLE_TIMEOUT_MS } from "../transports/host/streamableHttpHost.js";
 import { Bridge } from "./bridge.js";
 import { StatelessPool, type PooledUpstream } from "./statelessPool.js";
 import type { NormalizationEvent } from "../normalize/change.js";
 import { NormalizingTransport } from "./withNormalization.js";
 import type { RequestTable } from "./requestTable.js";
-import { FitPolicy, type FitPolicyOptions } from "../fit/fitPolicy.js";
-import { defaultFitRuntime, type FitRuntime } from "../fit/runtime.js";
+import type { FitPolicy, FitPolicyOptions } from "../fit/fitPolicy.js";
+import type { FitRuntime } from "../fit/runtime.js";
+import { defaultFitRuntime, fitPolicyOf } from "./defaultFit.js";
 import { SpillStore } from "../fit/spill/spillStore.js";
 import type { FitOptions } from "./fitStage.js";
 
@@ -55,14 +51,14 @@ export interface SessionManagerOptions {
   /**
    * After a stdio upstream died on its own (or failed to start), the next one for that server
    * starts only after this wait, doubled per consecutive failure up to `maxRestartBackoffMs`
-   * ("a stdio upstream that keeps dying is restarted with backoff"). Default 250 ms.
+   * ("a stdio upstream that keeps dying is restarted with backoff"). Default: `limits.restartBackoffMs`'s.
    */
   readonly restartBackoffMs?: number;
-  /** Cap of the doubling backoff. Default 30 s. */
+  /** Cap of the doubling backoff. Default: `limits.maxRestartBackoffMs`'s. */
   readonly maxRestartBackoffMs?: number;
   /** Called each time an upstream is started again after a failure (`mcp_normalizer_upstream_restarts_total`). */
   readonly onUpstreamRestart?: (server: string) => void;
-  /** Most messages in one host batch (`limits.maxBatch`); default `DEFAULT_MAX_BATCH`. */
+  /** Most messages in one host batch (`limits.maxBatch`); default `limits.maxBatch`'s. */
   readonly maxBatch?: number;
   /** Upstreams per server (and bearer token) serving stateless requests (`limits.statelessPoolSize`). */
   readonly statelessPoolSize?: number;
@@ -171,8 +167,8 @@ export class SessionManager {
     const state = this.backoff.get(server);
     const entry = this.servers.get(server);
     if (state === undefined || entry === undefined || state.failures === 0 || !isStdioServer(entry.config)) return 0;
-    const base = this.options.restartBackoffMs ?? DEFAULT_RESTART_BACKOFF_MS;
-    const cap = this.options.maxRestartBackoffMs ?? DEFAULT_MAX_RESTART_BACKOFF_MS;
+    const base = this.options.restartBackoffMs ?? DEFAULT_LIMITS.restartBackoffMs;
+    const cap = this.options.maxRestartBackoffMs ?? DEFAULT_LIMITS.maxRestartBackoffMs;
     const wait = Math.min(cap, base * 2 ** Math.min(state.failures - 1, 30));
     return Math.max(0, state.lastFailureAt + wait - this.now());
   }
@@ -208,7 +204,7 @@ export class SessionManager {
   }
 
   private setFitPolicy(name: string, entry: ServerEntry): void {
-    const policy = entry.fit === undefined ? undefined : new FitPolicy(entry.fit);
+    const policy = entry.fit === undefined ? undefined : fitPolicyOf(entry.fit);
     if (policy?.active) this.fitPolicies.set(name, policy);
     else this.fitPolicies.delete(name);
   }
@@ -324,8 +320,8 @@ export class SessionManager {
       const pages = new SpillStore((this.options.fitRuntime ?? defaultFitRuntime()).spill);
       const created: StatelessPool = new StatelessPool({
         server,
-        size: this.options.statelessPoolSize ?? DEFAULT_STATELESS_POOL_SIZE,
-        idleMs: this.options.statelessIdleMs ?? DEFAULT_SESSION_IDLE_TIMEOUT_MS,
+        size: this.options.statelessPoolSize ?? DEFAULT_LIMITS.statelessPoolSize,
+        idleMs: this.options.statelessIdleMs ?? DEFAULT_LIMITS.sessionIdleMs,
         requestTimeoutMs: this.options.requestTimeoutMs,
         ...(this.options.hostBufferBytes === undefined ? {} : { hostBufferBytes: this.options.hostBufferBytes }),
         logger: this.options.logger.child({ server, pool: "stateless" }),

@@ -32,14 +32,14 @@ import {
   progressToken,
   type RequestId,
 } from "../transports/jsonrpc.js";
-import {
-  DEFAULT_HOST_BUFFER_BYTES,
-  type FramingProblem,
-  type JSONRPCMessage,
-  type MessageExtraInfo,
-  type ProxySendOptions,
-  type ProxyTransport,
+import type {
+  FramingProblem,
+  JSONRPCMessage,
+  MessageExtraInfo,
+  ProxySendOptions,
+  ProxyTransport,
 } from "../transports/types.js";
+import { DEFAULT_LIMITS } from "../config/defaults.js";
 import { forwardableMcpHeaders } from "../transports/mcpHeaders.js";
 import type { NormalizingTransport } from "./withNormalization.js";
 import { type InFlightRequest, RequestTable } from "./requestTable.js";
@@ -515,7 +515,7 @@ export class StatelessPool {
     });
     if (
       !post.lane.held &&
-      (post.transport.queuedBytes ?? 0) > (this.options.hostBufferBytes ?? DEFAULT_HOST_BUFFER_BYTES)
+      (post.transport.queuedBytes ?? 0) > (this.options.hostBufferBytes ?? DEFAULT_LIMITS.hostBufferBytes)
     )
       this.holdLane(post);
   }

@@ -10,7 +10,7 @@
  * Bounded: at most `max` tasks are remembered; the one touched longest ago is forgotten first
  * (its later `tasks/result` then passes through untouched, as any unknown answer does).
  */
-import { DEFAULT_MAX_TRACKED_TASKS } from "../config/schema.js";
+import { DEFAULT_LIMITS } from "../config/defaults.js";
 
 /** The request that created a task: its method, and the tool when it was a `tools/call`. */
 export interface TaskOrigin {
@@ -21,7 +21,7 @@ export interface TaskOrigin {
 export class TaskOrigins {
   private readonly methods = new Map<string, TaskOrigin>();
 
-  constructor(private readonly max: number = DEFAULT_MAX_TRACKED_TASKS) {}
+  constructor(private readonly max: number = DEFAULT_LIMITS.maxTrackedTasks) {}
 
   get size(): number {
     return this.methods.size;

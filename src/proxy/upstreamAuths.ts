@@ -3,7 +3,8 @@
  * server, shared by every session to it, so a refresh happens once and a token obtained by one
  * session serves the next. A server whose url or auth changed (SIGHUP) gets a new one.
  */
-import { isStdioServer, type ServerConfig, type UpstreamAuthConfig } from "../config/schema.js";
+import type { ServerConfig, UpstreamAuthConfig } from "../config/schema.js";
+import { isStdioServer } from "../config/serverKind.js";
 import type { Logger } from "../observe/logger.js";
 import type { FetchLike } from "../transports/upstream/index.js";
 import type { UpstreamAuth } from "../upstreamAuth/upstreamAuth.js";

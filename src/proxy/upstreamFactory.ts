@@ -2,7 +2,8 @@
  * From a `mcpServers` entry to a live upstream transport (the entry's fields → the upstream
  * transports of src/transports/upstream).
  */
-import { isStdioServer, type ServerConfig } from "../config/schema.js";
+import type { ServerConfig } from "../config/schema.js";
+import { isStdioServer } from "../config/serverKind.js";
 import type { Logger } from "../observe/logger.js";
 import { createUpstreamTransport, type UpstreamSpec } from "../transports/upstream/index.js";
 import type { UpstreamTransport } from "../transports/types.js";

@@ -22,15 +22,18 @@ import { SENT } from "../transports/drainWaiter.js";
 import { isNotification, isObj, isRequest, isRequestId, isResponse, type RequestId } from "../transports/jsonrpc.js";
 import { mergeChanges, type Fitted } from "../fit/fitResult.js";
 import { FitStage, type FitOptions } from "./fitStage.js";
-import { DEFAULT_MAX_TRACKED_TASKS } from "../config/schema.js";
+import { DEFAULT_LIMITS } from "../config/defaults.js";
 import { createdTaskId, TaskOrigins } from "./taskOrigins.js";
 import { inFlight, RequestTable } from "./requestTable.js";
 
 /** What the decorator reports for each message it normalized. */
 
 export interface NormalizationOptions {
-  /** A compiled policy, or options to compile one. Defaults: every rule on. */
-  policy?: Policy | PolicyOptions;
+  /**
+   * A compiled policy, or options to compile one. Defaults: every rule on, and the config's
+   * default `limits.maxNormalizeBytes`.
+   */
+  policy?: Policy | (Omit<PolicyOptions, "maxNormalizeBytes"> & { maxNormalizeBytes?: number });
   /** Called once per normalized message with its change records (for logs, metrics, reports). */
   onNormalized?: (event: NormalizationEvent) => void;
   /** Called when the engine itself fails (it should not): the message is forwarded unchanged. */
@@ -105,10 +108,16 @@ export class NormalizingTransport implements ProxyTransport {
   ) {
     this.ownsRequests = requests === undefined;
     this.requests = requests ?? new RequestTable();
-    this.policy = options.policy instanceof Policy ? options.policy : new Policy(options.policy ?? {});
+    this.policy =
+      options.policy instanceof Policy
+        ? options.policy
+        : new Policy({
+            ...options.policy,
+            maxNormalizeBytes: options.policy?.maxNormalizeBytes ?? DEFAULT_LIMITS.maxNormalizeBytes,
+          });
     this.now = options.now ?? (() => performance.now());
     this.fit = options.fit === undefined ? undefined : new FitStage(options.fit);
-    this.tasks = new TaskOrigins(options.maxTrackedTasks ?? DEFAULT_MAX_TRACKED_TASKS);
+    this.tasks = new TaskOrigins(options.maxTrackedTasks ?? DEFAULT_LIMITS.maxTrackedTasks);
     inner.onmessage = (message, extra) => this.receive(message, extra);
     inner.onclose = () => {
       // The upstream ended on its own: what it sent before goes on first. Closed from this

@@ -6,21 +6,13 @@
 import type { Logger } from "../observe/logger.js";
 import { silentLogger } from "../observe/logger.js";
 import type { OnHostSession, ProblemSite } from "../transports/host/hostSession.js";
-import { DEFAULT_SSE_KEEP_ALIVE_MS } from "../transports/host/sseWriter.js";
-import { DEFAULT_MAX_QUEUED_MESSAGES, DEFAULT_SESSION_IDLE_TIMEOUT_MS } from "../transports/host/streamableHttpHost.js";
-import { DEFAULT_PING_INTERVAL_MS } from "../transports/host/wsHeartbeat.js";
-import { DEFAULT_MAX_MESSAGE_BYTES, type FramingProblem } from "../transports/types.js";
-
+import type { FramingProblem } from "../transports/types.js";
 import {
-  DEFAULT_HEADERS_TIMEOUT_MS,
-  DEFAULT_KEEP_ALIVE_TIMEOUT_MS,
-  DEFAULT_MAX_BATCH,
-  DEFAULT_MAX_CONNECTIONS,
-  DEFAULT_MAX_SESSIONS,
-  DEFAULT_MAX_SESSIONS_PER_CLIENT,
-  DEFAULT_REQUEST_BODY_TIMEOUT_MS,
   DEFAULT_ALLOWED_HOSTS,
-} from "../config/schema.js";
+  DEFAULT_LIMITS,
+  DEFAULT_MAX_QUEUED_MESSAGES,
+  DEFAULT_SSE_KEEP_ALIVE_MS,
+} from "../config/defaults.js";
 
 /** A body for `/metrics` or `/report`, produced on request. */
 export interface HttpDocument {
@@ -53,36 +45,36 @@ export interface HttpFrontendOptions {
   allowLoopbackOrigins?: boolean;
   /**
    * Accepted `Host` header names (with or without `:port`); `"*"` turns the check off.
-   * Default `DEFAULT_ALLOWED_HOSTS` (loopback names).
+   * Default `DEFAULT_ALLOWED_HOSTS` (loopback names, config/defaults.ts).
    */
   allowedHosts?: readonly string[];
   /** When non-empty, every path but `/healthz` needs `Authorization: Bearer <one of these>`. */
   bearerTokens?: readonly string[];
-  /** Largest message (HTTP body, WebSocket frame) accepted, in bytes. Default 256 MiB. */
+  /** Largest message (HTTP body, WebSocket frame) accepted, in bytes. Default: `limits.maxMessageBytes`'s. */
   maxMessageBytes?: number;
   /** Largest HTTP request body (one message or a batch) on `/mcp` and `/messages`, in bytes. Default `maxMessageBytes`. */
   maxBodyBytes?: number;
-  /** Most messages in one POSTed JSON-RPC batch; a bigger one gets 413. Default 100. */
+  /** Most messages in one POSTed JSON-RPC batch; a bigger one gets 413. Default: `limits.maxBatch`'s. */
   maxBatch?: number;
-  /** Live host sessions of all kinds; the next gets 503. Default 1000. */
+  /** Live host sessions of all kinds; the next gets 503. Default: `limits.maxSessions`'s. */
   maxSessions?: number;
-  /** Live host sessions one client address may hold; the next gets 503. Default 100. */
+  /** Live host sessions one client address may hold; the next gets 503. Default: `limits.maxSessionsPerClient`'s. */
   maxSessionsPerClient?: number;
-  /** Interval of SSE keep-alive comments, in ms; 0 turns them off. Default 15 000. */
+  /** Interval of SSE keep-alive comments, in ms; 0 turns them off. Default: `DEFAULT_SSE_KEEP_ALIVE_MS`. */
   sseKeepAliveMs?: number;
-  /** A streamable HTTP session with no traffic and no open stream ends after this. Default 10 min. */
+  /** A streamable HTTP session with no traffic and no open stream ends after this. Default: `limits.sessionIdleMs`'s. */
   sessionIdleTimeoutMs?: number;
-  /** WebSocket ping interval; a host that has not answered by the next ping is dropped. 0: off. Default 30 s. */
+  /** WebSocket ping interval; a host that has not answered by the next ping is dropped. 0: off. Default: `limits.pingIntervalMs`'s. */
   pingIntervalMs?: number;
-  /** Messages kept for a streamable HTTP session's GET stream while none is open. Default 1000. */
+  /** Messages kept for a streamable HTTP session's GET stream while none is open. Default: `DEFAULT_MAX_QUEUED_MESSAGES`. */
   maxQueuedMessages?: number;
-  /** A connection that has not sent its whole request header in this time is closed, in ms. Default 10 s. */
+  /** A connection that has not sent its whole request header in this time is closed, in ms. Default: `limits.headersTimeoutMs`'s. */
   headersTimeoutMs?: number;
-  /** A request whose headers and body have not all arrived in this time is closed, in ms. Default 120 s. */
+  /** A request whose headers and body have not all arrived in this time is closed, in ms. Default: `limits.requestBodyTimeoutMs`'s. */
   requestBodyTimeoutMs?: number;
-  /** An idle keep-alive connection is closed after this, in ms. Default 5 s. */
+  /** An idle keep-alive connection is closed after this, in ms. Default: `limits.keepAliveTimeoutMs`'s. */
   keepAliveTimeoutMs?: number;
-  /** Open connections at once; more are closed as they arrive. Default 2000. */
+  /** Open connections at once; more are closed as they arrive. Default: `limits.maxConnections`'s. */
   maxConnections?: number;
   /** Operational log (refusals, listener errors). Default silent. */
   logger?: Logger;
@@ -130,31 +122,31 @@ export function resolveFrontendOptions(options: HttpFrontendOptions): ResolvedFr
     allowLoopbackOrigins: options.allowLoopbackOrigins ?? true,
     allowedHosts: (options.allowedHosts ?? DEFAULT_ALLOWED_HOSTS).map((h) => h.toLowerCase()),
     bearerTokens: (options.bearerTokens ?? []).filter((t) => t !== ""),
-    maxMessageBytes: positive(options.maxMessageBytes, DEFAULT_MAX_MESSAGE_BYTES, "maxMessageBytes"),
+    maxMessageBytes: positive(options.maxMessageBytes, DEFAULT_LIMITS.maxMessageBytes, "maxMessageBytes"),
     maxBodyBytes: positive(
       options.maxBodyBytes,
-      positive(options.maxMessageBytes, DEFAULT_MAX_MESSAGE_BYTES, "maxMessageBytes"),
+      positive(options.maxMessageBytes, DEFAULT_LIMITS.maxMessageBytes, "maxMessageBytes"),
       "maxBodyBytes",
     ),
-    maxBatch: positive(options.maxBatch, DEFAULT_MAX_BATCH, "maxBatch"),
-    maxSessions: positive(options.maxSessions, DEFAULT_MAX_SESSIONS, "maxSessions"),
+    maxBatch: positive(options.maxBatch, DEFAULT_LIMITS.maxBatch, "maxBatch"),
+    maxSessions: positive(options.maxSessions, DEFAULT_LIMITS.maxSessions, "maxSessions"),
     maxSessionsPerClient: positive(
       options.maxSessionsPerClient,
-      DEFAULT_MAX_SESSIONS_PER_CLIENT,
+      DEFAULT_LIMITS.maxSessionsPerClient,
       "maxSessionsPerClient",
     ),
     sseKeepAliveMs: options.sseKeepAliveMs ?? DEFAULT_SSE_KEEP_ALIVE_MS,
-    sessionIdleTimeoutMs: options.sessionIdleTimeoutMs ?? DEFAULT_SESSION_IDLE_TIMEOUT_MS,
-    pingIntervalMs: options.pingIntervalMs ?? DEFAULT_PING_INTERVAL_MS,
+    sessionIdleTimeoutMs: options.sessionIdleTimeoutMs ?? DEFAULT_LIMITS.sessionIdleMs,
+    pingIntervalMs: options.pingIntervalMs ?? DEFAULT_LIMITS.pingIntervalMs,
     maxQueuedMessages: options.maxQueuedMessages ?? DEFAULT_MAX_QUEUED_MESSAGES,
-    headersTimeoutMs: positive(options.headersTimeoutMs, DEFAULT_HEADERS_TIMEOUT_MS, "headersTimeoutMs"),
+    headersTimeoutMs: positive(options.headersTimeoutMs, DEFAULT_LIMITS.headersTimeoutMs, "headersTimeoutMs"),
     requestBodyTimeoutMs: positive(
       options.requestBodyTimeoutMs,
-      DEFAULT_REQUEST_BODY_TIMEOUT_MS,
+      DEFAULT_LIMITS.requestBodyTimeoutMs,
       "requestBodyTimeoutMs",
     ),
-    keepAliveTimeoutMs: positive(options.keepAliveTimeoutMs, DEFAULT_KEEP_ALIVE_TIMEOUT_MS, "keepAliveTimeoutMs"),
-    maxConnections: positive(options.maxConnections, DEFAULT_MAX_CONNECTIONS, "maxConnections"),
+    keepAliveTimeoutMs: positive(options.keepAliveTimeoutMs, DEFAULT_LIMITS.keepAliveTimeoutMs, "keepAliveTimeoutMs"),
+    maxConnections: positive(options.maxConnections, DEFAULT_LIMITS.maxConnections, "maxConnections"),
     logger: options.logger ?? silentLogger,
     onproblem: options.onproblem,
   };

@@ -14,7 +14,7 @@ import { isUtf8 } from "node:buffer";
 import { LineSplitter, type LineSink, type OversizedLine } from "../wire/lineSplitter.js";
 import { parseWithRawStrings } from "./rawStringParse.js";
 import { messageText, rememberWireText } from "./wireText.js";
-import { DEFAULT_MAX_MESSAGE_BYTES, type FramingProblem } from "./types.js";
+import type { FramingProblem } from "./types.js";
 
 /** Characters of an offending line shown in a `FramingProblem.excerpt`. */
 export const EXCERPT_CHARS = 120;
@@ -56,8 +56,8 @@ export type Framed =
   | { readonly message?: undefined; readonly problem: FramingProblem };
 
 export interface JsonLineReaderOptions {
-  /** Largest line accepted, in bytes, without its line break. Default 256 MiB. */
-  maxMessageBytes?: number;
+  /** Largest line accepted, in bytes, without its line break (`limits.maxMessageBytes`). */
+  maxMessageBytes: number;
   /**
    * Read `blob`/`text`/`data` string literals at least this many bytes long as raw strings
    * (src/transports/rawStringParse.ts) instead of JS strings. Off by default: only the proxy,
@@ -83,8 +83,8 @@ export class JsonLineReader {
     oversized: (line) => this.out.push({ problem: oversizedProblem(line) }),
   };
 
-  constructor(options: JsonLineReaderOptions = {}) {
-    this.maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+  constructor(options: JsonLineReaderOptions) {
+    this.maxMessageBytes = options.maxMessageBytes;
     this.rawStringBytes = options.rawStringBytes;
     this.splitter = new LineSplitter(this.maxMessageBytes, false, this.rawStringBytes);
   }

@@ -16,7 +16,6 @@
 import { isUtf8 } from "node:buffer";
 import { LineSplitter, type LineSink, type OversizedLine } from "../wire/lineSplitter.js";
 import { excerptOf, jsonRpcIdHint } from "./lineFraming.js";
-import { DEFAULT_MAX_MESSAGE_BYTES } from "./types.js";
 
 export interface SseEvent {
   /** The `event:` field; "message" when absent. */
@@ -44,8 +43,8 @@ export type SseItem =
   | { readonly retry: number; readonly event?: undefined; readonly problem?: undefined };
 
 export interface SseParserOptions {
-  /** Largest event data accepted, in bytes. Default 256 MiB (`DEFAULT_MAX_MESSAGE_BYTES`). */
-  maxEventBytes?: number;
+  /** Largest event data accepted, in bytes (`limits.maxMessageBytes`). */
+  maxEventBytes: number;
 }
 
 const DATA = Buffer.from("data");
@@ -69,8 +68,8 @@ export class SseParser {
     oversized: (line) => this.onOversizedLine(line),
   };
 
-  constructor(options: SseParserOptions = {}) {
-    this.maxEventBytes = options.maxEventBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+  constructor(options: SseParserOptions) {
+    this.maxEventBytes = options.maxEventBytes;
     // A data line may be as long as an event plus its "data: " prefix.
     this.splitter = new LineSplitter(this.maxEventBytes + DATA.length + 2, true);
   }

@@ -12,19 +12,6 @@ import type { JSONRPCMessage, MessageExtraInfo } from "@modelcontextprotocol/sdk
 
 export type { Transport, TransportSendOptions, JSONRPCMessage, MessageExtraInfo };
 
-/** Default largest message accepted on any transport (`limits.maxMessageBytes`): 256 MiB. */
-export const DEFAULT_MAX_MESSAGE_BYTES = 256 * 1024 * 1024;
-/**
- * Default `limits.hostBufferBytes`: bytes a host connection may leave untaken before the proxy
- * stops reading that session's upstream (1 MiB).
- */
-export const DEFAULT_HOST_BUFFER_BYTES = 1024 * 1024;
-/**
- * Default `limits.upstreamBufferBytes`: bytes an upstream may leave untaken before the proxy
- * stops reading that session's host (1 MiB).
- */
-export const DEFAULT_UPSTREAM_BUFFER_BYTES = 1024 * 1024;
-
 /**
  * Options the proxy passes along with a message it forwards. `forwardHeaders` carries the
  * host's MCP HTTP headers (`mcp-protocol-version`, `mcp-method`, `mcp-name`, …) so an HTTP

@@ -6,13 +6,13 @@
  * sizes, no network fetch, nothing injected by hostile URIs — and keeps a screenshot in
  * test/artifacts/report.png.
  */
+import { testPolicy } from "../fixtures/policy.js";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runAudit } from "../../src/cli/audit/runAudit.js";
-import { Policy } from "../../src/normalize/index.js";
 import { ReportAggregator } from "../../src/report/aggregate.js";
 import { formatBytes, formatCount } from "../../src/report/format.js";
 import type { ReportModel } from "../../src/report/model.js";
@@ -22,6 +22,7 @@ import { loadCorpus } from "../fixtures/corpus/index.js";
 import { findChromium } from "../helpers/chromium.js";
 import { FIXTURE_SERVER, ROOT } from "../helpers/paths.js";
 import { tempDir } from "../helpers/tempDir.js";
+import { DEFAULT_LIMITS } from "../../src/config/defaults.js";
 
 const ARTIFACTS = join(ROOT, "test", "artifacts");
 
@@ -44,16 +45,19 @@ beforeAll(async () => {
         .map((c) => ({ name: c.name, input: c.input })),
     ),
   );
-  const transport = createUpstreamTransport({
-    command: process.execPath,
-    args: [FIXTURE_SERVER],
-    env: { FIXTURE_CORPUS: corpusFile },
-  });
+  const transport = createUpstreamTransport(
+    {
+      command: process.execPath,
+      args: [FIXTURE_SERVER],
+      env: { FIXTURE_CORPUS: corpusFile },
+    },
+    { maxMessageBytes: DEFAULT_LIMITS.maxMessageBytes },
+  );
   ({ model } = await runAudit({
     transport,
     server: "fixture",
     upstream: "node fixture-server.mjs",
-    policy: new Policy({}),
+    policy: testPolicy({}),
   }));
   mkdirSync(ARTIFACTS, { recursive: true });
   htmlFile = join(ARTIFACTS, "report.html");

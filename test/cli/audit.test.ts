@@ -4,6 +4,7 @@
  * reads fail. The audit's totals must equal the sums of the engine's own records for the same
  * results, read independently.
  */
+import { testPolicy } from "../fixtures/policy.js";
 import { readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -13,7 +14,7 @@ import { describe, expect, it } from "vitest";
 import { policyOptionsFor } from "../../src/config/policy.js";
 import { ConfigSchema } from "../../src/config/schema.js";
 import type { ChangeRecord } from "../../src/normalize/change.js";
-import { Policy, normalizeResult } from "../../src/normalize/index.js";
+import { normalizeResult } from "../../src/normalize/index.js";
 import type { ReportModel } from "../../src/report/model.js";
 import { loadCorpus } from "../fixtures/corpus/index.js";
 import { EVERYTHING_SERVER, FIXTURE_SERVER } from "../helpers/paths.js";
@@ -22,7 +23,7 @@ import { runCli } from "../helpers/runCli.js";
 import { tempDir } from "../helpers/tempDir.js";
 
 const AUDIT_UPSTREAM = fileURLToPath(new URL("../fixtures/servers/audit-upstream.mjs", import.meta.url));
-const policy = new Policy(
+const policy = testPolicy(
   policyOptionsFor(ConfigSchema.parse({ mcpServers: { upstream: { command: "x" } } }), undefined),
 );
 

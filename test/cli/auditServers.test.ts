@@ -5,18 +5,19 @@
  * plus the small audit fixture for a listed size over --max-bytes. The audit follows what the
  * server declares, calls and reads what it is told, and reports every entry.
  */
+import { testPolicy } from "../fixtures/policy.js";
 import { writeFileSync, copyFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { runAudit } from "../../src/cli/audit/runAudit.js";
-import { Policy } from "../../src/normalize/index.js";
 import type { ReportModel } from "../../src/report/model.js";
 import { createUpstreamTransport } from "../../src/transports/upstream/index.js";
 import { corpusFile } from "../fixtures/corpus/index.js";
 import { EVERYTHING_SERVER, FILESYSTEM_SERVER, MEMORY_SERVER } from "../helpers/paths.js";
 import { runCli } from "../helpers/runCli.js";
 import { tempDir } from "../helpers/tempDir.js";
+import { DEFAULT_LIMITS } from "../../src/config/defaults.js";
 
 const AUDIT_UPSTREAM = fileURLToPath(new URL("../fixtures/servers/audit-upstream.mjs", import.meta.url));
 const dir = tempDir("mcpn-audit-servers-");
@@ -289,12 +290,15 @@ describe("audit: the everything server", () => {
 
   it("the progress bar counts what will actually be read: listed (after --uri) + --read + --call", async () => {
     const updates: Array<[number, number]> = [];
-    const transport = createUpstreamTransport({ command: process.execPath, args: [EVERYTHING_SERVER, "stdio"] });
+    const transport = createUpstreamTransport(
+      { command: process.execPath, args: [EVERYTHING_SERVER, "stdio"] },
+      { maxMessageBytes: DEFAULT_LIMITS.maxMessageBytes },
+    );
     const { model } = await runAudit({
       transport,
       server: "everything",
       upstream: "everything",
-      policy: new Policy(),
+      policy: testPolicy(),
       keepUri: (uri) => uri.startsWith("demo://resource/static/document/"),
       reads: ["demo://resource/dynamic/blob/1"],
       calls: [{ tool: "get-sum", args: { a: 1, b: 2 } }],

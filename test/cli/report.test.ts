@@ -4,6 +4,7 @@
  * did — the engine's records for the same upstream results, read straight from the upstream.
  * Then the input forms (globs, gzip, stdin), corrupted lines, and memory on a ~100 MB log.
  */
+import { testPolicy } from "../fixtures/policy.js";
 import { spawn } from "node:child_process";
 import { copyFileSync, readFileSync, writeFileSync, createWriteStream } from "node:fs";
 import { join } from "node:path";
@@ -14,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { policyOptionsFor } from "../../src/config/policy.js";
 import { ConfigSchema } from "../../src/config/schema.js";
 import type { ChangeRecord } from "../../src/normalize/change.js";
-import { Policy, normalizeResult } from "../../src/normalize/index.js";
+import { normalizeResult } from "../../src/normalize/index.js";
 import type { ReportModel } from "../../src/report/model.js";
 import { loadCorpus } from "../fixtures/corpus/index.js";
 import { CLI, FIXTURE_SERVER } from "../helpers/paths.js";
@@ -22,7 +23,7 @@ import { connect, raw } from "../helpers/proxyProcess.js";
 import { runCli } from "../helpers/runCli.js";
 import { tempDir } from "../helpers/tempDir.js";
 
-const policy = new Policy(
+const policy = testPolicy(
   policyOptionsFor(ConfigSchema.parse({ mcpServers: { upstream: { command: "x" } } }), undefined),
 );
 const dir = tempDir("mcpn-report-");

@@ -16,6 +16,8 @@ import type { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import type { NormalizingTransport } from "../../src/index.js";
 import { createFitRuntime } from "../../src/fit/runtime.js";
+import { fitLimitsOf } from "../../src/config/fitPolicy.js";
+import { DEFAULT_LIMITS } from "../../src/config/defaults.js";
 import { bigPng } from "../fixtures/images/makeImages.js";
 import { decoratorPair } from "../helpers/decoratorPair.js";
 import { waitFor } from "../helpers/polling.js";
@@ -159,7 +161,7 @@ describe("the fit layer and flow control", () => {
   });
 
   it("closed from the proxy's side while a fit is in flight, its pages and remembered requests are let go at once", async () => {
-    const runtime = createFitRuntime();
+    const runtime = createFitRuntime(fitLimitsOf({ limits: DEFAULT_LIMITS }));
     const { upstream, transport, received } = await decoratorPair(
       { fit: { policy: { images: true, maxResultBytes: 1024 }, runtime } },
       gated,

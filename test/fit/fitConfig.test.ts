@@ -3,7 +3,7 @@ import { fitLimitsOf, fitOptionsFor } from "../../src/config/fitPolicy.js";
 import { parseConfig } from "../../src/config/load.js";
 import { policyOptionsFor } from "../../src/config/policy.js";
 import { FitPolicy } from "../../src/fit/fitPolicy.js";
-import { DEFAULT_FIT_LIMITS } from "../../src/fit/settings.js";
+import { DEFAULT_IMAGES } from "../../src/config/defaults.js";
 
 const parse = (extra: Record<string, unknown>, server: Record<string, unknown> = {}) =>
   parseConfig(JSON.stringify({ mcpServers: { a: { command: "node", ...server } }, ...extra }), "p.json", {});
@@ -11,9 +11,15 @@ const parse = (extra: Record<string, unknown>, server: Record<string, unknown> =
 describe("fit settings in the config", () => {
   it("everything is off by default; the limits have their defaults", () => {
     const config = parse({});
-    const policy = new FitPolicy(fitOptionsFor(config, config.mcpServers.a));
+    const policy = new FitPolicy(fitOptionsFor(config, config.mcpServers.a), DEFAULT_IMAGES);
     expect(policy.active).toBe(false);
-    expect(fitLimitsOf(config)).toEqual(DEFAULT_FIT_LIMITS);
+    expect(fitLimitsOf(config)).toEqual({
+      imageMaxPixels: 8192 * 8192,
+      fitTimeoutMs: 30_000,
+      fitConcurrency: 2,
+      spillTtlMs: 10 * 60_000,
+      spillMaxBytes: 64 * 1024 * 1024,
+    });
   });
 
   it("images: true means the documented defaults; an object overrides field by field, per server too", () => {
@@ -21,7 +27,7 @@ describe("fit settings in the config", () => {
       { normalize: { images: { maxDimension: 2000 } } },
       { normalize: { images: { maxBytes: 500_000 } } },
     );
-    const policy = new FitPolicy(fitOptionsFor(config, config.mcpServers.a));
+    const policy = new FitPolicy(fitOptionsFor(config, config.mcpServers.a), DEFAULT_IMAGES);
     expect(policy.base.images).toEqual({
       maxDimension: 2000,
       maxBytes: 500_000,
@@ -29,7 +35,7 @@ describe("fit settings in the config", () => {
       resources: false,
     });
     const on = parse({ normalize: { images: true } });
-    expect(new FitPolicy(fitOptionsFor(on, on.mcpServers.a)).base.images).toMatchObject({
+    expect(new FitPolicy(fitOptionsFor(on, on.mcpServers.a), DEFAULT_IMAGES).base.images).toMatchObject({
       maxDimension: 1568,
       maxBytes: 1024 * 1024,
     });
@@ -37,7 +43,7 @@ describe("fit settings in the config", () => {
       { normalize: { images: true, maxResultBytes: 20_000 } },
       { normalize: { images: false, maxResultBytes: false } },
     );
-    expect(new FitPolicy(fitOptionsFor(off, off.mcpServers.a)).active).toBe(false);
+    expect(new FitPolicy(fitOptionsFor(off, off.mcpServers.a), DEFAULT_IMAGES).active).toBe(false);
   });
 
   it("rules match a block's mimeType, an embedded resource's URI, and a tool's name", () => {
@@ -51,7 +57,7 @@ describe("fit settings in the config", () => {
         ],
       },
     });
-    const policy = new FitPolicy(fitOptionsFor(config, config.mcpServers.a));
+    const policy = new FitPolicy(fitOptionsFor(config, config.mcpServers.a), DEFAULT_IMAGES);
     expect(policy.for(null, "image/svg+xml", null).images).toBeNull();
     expect(policy.for(null, "image/png", null).images).not.toBeNull();
     expect(policy.for(null, null, "browser_snapshot").maxResultBytes).toBe(20_000);
@@ -73,7 +79,7 @@ describe("fit settings in the config", () => {
         ],
       },
     });
-    const options = policyOptionsFor(config, config.mcpServers.a) as Record<string, unknown>;
+    const options = policyOptionsFor(config, config.mcpServers.a) as unknown as Record<string, unknown>;
     expect(options.images).toBeUndefined();
     expect(options.maxResultBytes).toBeUndefined();
     expect(options.fixMime).toBe(false);

@@ -4,7 +4,8 @@ import { join } from "node:path";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fitImage, type ImageFit } from "../../src/fit/images/fitImage.js";
-import { DEFAULT_IMAGE_MAX_PIXELS, IMAGE_FORMATS, type ImageSettings } from "../../src/fit/settings.js";
+import { IMAGE_FORMATS, type ImageSettings } from "../../src/fit/settings.js";
+import { DEFAULT_LIMITS } from "../../src/config/defaults.js";
 import { tempDir } from "../helpers/tempDir.js";
 import {
   alphaPng,
@@ -21,7 +22,7 @@ import {
 } from "../fixtures/images/makeImages.js";
 
 const SETTINGS: ImageSettings = { maxDimension: 1568, maxBytes: 1024 * 1024, formats: IMAGE_FORMATS, resources: false };
-const OPTIONS = { maxPixels: DEFAULT_IMAGE_MAX_PIXELS };
+const OPTIONS = { maxPixels: DEFAULT_LIMITS.imageMaxPixels };
 
 function fitted(fit: ImageFit): Extract<ImageFit, { kind: "fitted" }> {
   if (fit.kind !== "fitted") throw new Error(`expected a fitted image, got ${fit.kind}: ${fit.reason}`);

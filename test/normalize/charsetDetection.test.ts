@@ -4,10 +4,11 @@
  * Run over the whole detection corpus (test/fixtures/corpus/charsets, encoded by Python's
  * codecs) and seeded random bytes: never a wrong transcode, never a random string transcoded.
  */
+import { testPolicy } from "../fixtures/policy.js";
 import { isUtf8 } from "node:buffer";
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { normalizeResourceEntry, Policy } from "../../src/normalize/index.js";
+import { normalizeResourceEntry } from "../../src/normalize/index.js";
 import {
   DETECT_LONG_BYTES,
   DETECT_LONG_MIN_CONFIDENCE,
@@ -31,7 +32,7 @@ interface Sample {
 const HERE = new URL("../fixtures/corpus/charsets/", import.meta.url);
 const manifest = JSON.parse(readFileSync(new URL("manifest.json", HERE), "utf8")) as Sample[];
 const bytesOf = (s: Sample): Buffer => readFileSync(new URL(`files/${s.file}`, HERE));
-const policy = new Policy();
+const policy = testPolicy();
 
 function run(bytes: Buffer, mimeType = "text/plain", p = policy) {
   const entry = { uri: "mem://charset/sample", mimeType, blob: bytes.toString("base64") };
@@ -157,18 +158,18 @@ describe("charset detection over the corpus", () => {
 
   it("detectCharset: false keeps the blob; charset preserve labels the detected charset; dry run records without changing", () => {
     const ru = bytesOf(manifest.find((s) => s.file === "ru.koi8_r.full.txt")!);
-    expect(run(ru, "text/plain", new Policy({ detectCharset: false })).record).toMatchObject({
+    expect(run(ru, "text/plain", testPolicy({ detectCharset: false })).record).toMatchObject({
       action: "none",
       reason: "not text",
     });
-    const preserved = run(ru, "text/plain", new Policy({ charset: "preserve" }));
+    const preserved = run(ru, "text/plain", testPolicy({ charset: "preserve" }));
     expect(preserved.record).toMatchObject({
       action: "fix-mime",
       mimeAfter: "text/plain; charset=koi8-r",
       detected: { charset: "koi8-r" },
     });
-    const dry = run(ru, "text/plain", new Policy({ dryRun: true }));
-    expect(normalizeResourceEntry(dry.entry, new Policy({ dryRun: true }), "contents[0]").entry).toBe(dry.entry);
+    const dry = run(ru, "text/plain", testPolicy({ dryRun: true }));
+    expect(normalizeResourceEntry(dry.entry, testPolicy({ dryRun: true }), "contents[0]").entry).toBe(dry.entry);
     expect(dry.record).toMatchObject({ action: "transcode", applied: false, detected: { charset: "koi8-r" } });
   });
 

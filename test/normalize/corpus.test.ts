@@ -3,6 +3,7 @@
  * `normalizeContents`, `normalizeResult` for each method a resource entry travels in, and
  * `normalizeMessage` on a whole JSON-RPC response — all with the same expected entry.
  */
+import { testPolicy } from "../fixtures/policy.js";
 import { describe, expect, it } from "vitest";
 import { loadCorpus, resultWithEntry, type EntryMethod } from "../fixtures/corpus/index.js";
 import {
@@ -10,7 +11,6 @@ import {
   normalizeMessage,
   normalizeResourceEntry,
   normalizeResult,
-  Policy,
   WARNING_ACTIONS,
 } from "../../src/normalize/index.js";
 
@@ -54,7 +54,7 @@ describe("corpus manifest", () => {
 });
 
 describe.each(corpus)("corpus case $name", (c) => {
-  const policy = new Policy(c.policy);
+  const policy = testPolicy(c.policy);
 
   it("normalizes to the expected entry and action, with exact byte counts", () => {
     const before = JSON.stringify(c.input);
@@ -84,7 +84,7 @@ describe.each(corpus)("corpus case $name", (c) => {
   });
 
   it("in dryRun computes the same record and forwards the original", () => {
-    const dry = new Policy({ ...c.policy, dryRun: true });
+    const dry = testPolicy({ ...c.policy, dryRun: true });
     const { entry, record } = normalizeResourceEntry(c.input, dry, "contents[0]");
     expect(entry).toBe(c.input);
     expect(record!.action).toBe(c.action);
@@ -117,7 +117,7 @@ describe("normalizeContents", () => {
     const plain = corpus.filter((c) => Object.keys(c.policy).length === 0);
     const { contents, changes } = normalizeContents(
       plain.map((c) => c.input),
-      new Policy(),
+      testPolicy(),
     );
     expect(changes.map((r) => r.path)).toEqual(plain.map((_, i) => `contents[${i}]`));
     expect(changes.map((r) => r.action)).toEqual(plain.map((c) => c.action));
@@ -129,8 +129,8 @@ describe("normalizeContents", () => {
 
   it("returns the very same array when nothing changes, and passes non-arrays and non-entries through", () => {
     const same = [{ uri: "mem://a", mimeType: "text/plain", text: "a" }];
-    expect(normalizeContents(same, new Policy()).contents).toBe(same);
-    expect(normalizeContents("nope", new Policy())).toEqual({ contents: "nope", changes: [] });
+    expect(normalizeContents(same, testPolicy()).contents).toBe(same);
+    expect(normalizeContents("nope", testPolicy())).toEqual({ contents: "nope", changes: [] });
     const odd = [
       null,
       3,
@@ -140,7 +140,7 @@ describe("normalizeContents", () => {
       { uri: "mem://neither" },
       { uri: "mem://n", text: 5 },
     ];
-    const out = normalizeContents(odd, new Policy());
+    const out = normalizeContents(odd, testPolicy());
     expect(out.contents).toBe(odd);
     expect(out.changes).toEqual([]);
   });

@@ -3,12 +3,13 @@
  * characters) passes unchanged with a `warn-lossy-text` record — resource text entries and
  * `{type:"text"}` blocks alike; below either bound nothing is recorded for it.
  */
+import { testPolicy } from "../fixtures/policy.js";
 import { describe, expect, it } from "vitest";
-import { normalizeResourceEntry, normalizeResult, Policy } from "../../src/normalize/index.js";
+import { normalizeResourceEntry, normalizeResult } from "../../src/normalize/index.js";
 import { LOSSY_MIN_REPLACEMENTS, LOSSY_MIN_SHARE, lossyCount, lossyCountOf } from "../../src/normalize/lossyText.js";
 import { RawJsonString } from "../../src/wire/rawJson.js";
 
-const policy = new Policy();
+const policy = testPolicy();
 const R = "\ufffd";
 /** What Node's UTF-8 decoder makes of Latin-1 "Grüße aus Köln, café": one U+FFFD per lost byte. */
 const mangled = Buffer.from("Grüße aus Köln, café und Bäckerei", "latin1").toString("utf8");
@@ -52,7 +53,7 @@ describe("lossy text", () => {
   it("in dry run the warning is recorded as not applied", () => {
     const out = normalizeResourceEntry(
       { uri: "a.txt", mimeType: "text/plain", text: mangled },
-      new Policy({ dryRun: true }),
+      testPolicy({ dryRun: true }),
       "contents[0]",
     );
     expect(out.record).toMatchObject({ action: "warn-lossy-text", applied: false });

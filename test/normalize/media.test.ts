@@ -3,13 +3,14 @@
  * upper-case and with parameters, in a tool result, a prompt message and a sampling request.
  * Only `mimeType` may change; `data` is the very same string.
  */
+import { testPolicy } from "../fixtures/policy.js";
 import { describe, expect, it } from "vitest";
 import { loadMediaCorpus, messageWithBlock, type BlockMethod } from "../fixtures/corpus/index.js";
 import {
   normalizeMediaBlock,
   normalizeRequestParams,
   normalizeResult,
-  Policy,
+  type Policy,
   type ChangeRecord,
 } from "../../src/normalize/index.js";
 
@@ -46,7 +47,7 @@ describe("media corpus", () => {
 });
 
 describe.each(cases)("media case $name", (c) => {
-  const policy = new Policy(c.policy);
+  const policy = testPolicy(c.policy);
 
   it("gets the expected type and action; data untouched; bytes counted exactly", () => {
     const { block, record } = normalizeMediaBlock(c.input, policy, "content[0]");
@@ -78,9 +79,9 @@ describe.each(cases)("media case $name", (c) => {
   );
 
   it("changes nothing when the media rule is off, and only records in dryRun", () => {
-    const off = normalizeMediaBlock(c.input, new Policy({ ...c.policy, media: false }), "x");
+    const off = normalizeMediaBlock(c.input, testPolicy({ ...c.policy, media: false }), "x");
     expect(off).toEqual({ block: c.input, record: null });
-    const dry = normalizeMediaBlock(c.input, new Policy({ ...c.policy, dryRun: true }), "x");
+    const dry = normalizeMediaBlock(c.input, testPolicy({ ...c.policy, dryRun: true }), "x");
     expect(dry.block).toBe(c.input);
     expect(dry.record!.action).toBe(c.action);
     expect(dry.record!.applied).toBe(false);
@@ -97,7 +98,7 @@ describe("media blocks: edges", () => {
       { type: "image", data: 5 },
       { type: "video", data: "AA==" },
     ]) {
-      expect(normalizeMediaBlock(block, new Policy(), "x")).toEqual({ block, record: null });
+      expect(normalizeMediaBlock(block, testPolicy(), "x")).toEqual({ block, record: null });
     }
   });
 
@@ -105,7 +106,7 @@ describe("media blocks: edges", () => {
     const png = loadMediaCorpus().find((c) => c.name === "matrix-image-tiny.png-wrong")!;
     const data = (png.input.data as string) + "A".repeat(4 * 1024 * 1024);
     const block = { type: "image", data, mimeType: "image/jpeg" };
-    const { block: out, record } = normalizeMediaBlock(block, new Policy(), "x");
+    const { block: out, record } = normalizeMediaBlock(block, testPolicy(), "x");
     expect(record!.action).toBe("fix-mime");
     expect(record!.mimeAfter).toBe("image/png");
     expect((out as { data: string }).data).toBe(data);
@@ -119,7 +120,7 @@ describe("media blocks: edges", () => {
         { type: "resource_link", uri: "file:///a/c.png", name: "c", mimeType: "image/png" },
       ],
     };
-    const out = normalizeResult("tools/call", result, new Policy());
+    const out = normalizeResult("tools/call", result, testPolicy());
     expect((out.value as typeof result).content[0]).toEqual({
       type: "resource_link",
       uri: "file:///a/b.md",

@@ -2,9 +2,10 @@
  * Every policy option of the engine: each rule switch, charset "preserve", maxNormalizeBytes,
  * extraTextualTypes, per-URI / per-type rules, and dryRun (records computed, contents unchanged).
  */
+import { testPolicy, type TestPolicyOptions as PolicyOptions } from "../fixtures/policy.js";
 import { describe, expect, it } from "vitest";
 import { corpusFile } from "../fixtures/corpus/index.js";
-import { normalizeResourceEntry, normalizeResult, Policy, type PolicyOptions } from "../../src/normalize/index.js";
+import { normalizeResourceEntry, normalizeResult } from "../../src/normalize/index.js";
 
 const md = corpusFile("text/utf8.md");
 const png = corpusFile("media/tiny.png");
@@ -28,7 +29,7 @@ const pngCase = { uri: "file:///a/shot", mimeType: "application/octet-stream", b
 const textCase = { uri: "file:///a/b.json", mimeType: "application/octet-stream", text: "{}" };
 
 function run(entry: Record<string, unknown>, options: PolicyOptions) {
-  const { entry: out, record } = normalizeResourceEntry(entry, new Policy(options), "contents[0]");
+  const { entry: out, record } = normalizeResourceEntry(entry, testPolicy(options), "contents[0]");
   return { out: out as Record<string, unknown>, action: record!.action, record: record! };
 }
 
@@ -74,7 +75,7 @@ describe("rule switches", () => {
         { type: "resource", resource: pngCase },
       ],
     };
-    const out = normalizeResult("tools/call", result, new Policy({ media: false }));
+    const out = normalizeResult("tools/call", result, testPolicy({ media: false }));
     expect(out.changes.map((r) => [r.path, r.action])).toEqual([["content[1].resource", "fix-mime"]]);
   });
 });
@@ -187,8 +188,8 @@ describe("per-URI and per-type rules", () => {
 describe("dryRun", () => {
   it("computes every record and forwards the original result object itself", () => {
     const result = { contents: [unwrapCase, transcodeCase, pngCase, binaryStringCase] };
-    const live = normalizeResult("resources/read", result, new Policy());
-    const dry = normalizeResult("resources/read", result, new Policy({ dryRun: true }));
+    const live = normalizeResult("resources/read", result, testPolicy());
+    const dry = normalizeResult("resources/read", result, testPolicy({ dryRun: true }));
     expect(dry.value).toBe(result);
     expect(dry.changes.map((r) => ({ ...r, applied: true }))).toEqual(live.changes);
     expect(dry.changes.every((r) => !r.applied)).toBe(true);

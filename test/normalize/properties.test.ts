@@ -4,6 +4,7 @@
  * blob keeps its exact string, no U+FFFD introduced; media blocks keep `data` byte-identical.
  * Runs are bounded (numRuns, small payloads) to stay within a few seconds.
  */
+import { testPolicy } from "../fixtures/policy.js";
 import fc from "fast-check";
 import iconv from "iconv-lite";
 import { describe, expect, it } from "vitest";
@@ -12,7 +13,6 @@ import {
   normalizeMediaBlock,
   normalizeResourceEntry,
   normalizeResult,
-  Policy,
   type ChangeRecord,
 } from "../../src/normalize/index.js";
 import { decodeStrictBase64 } from "../../src/normalize/base64.js";
@@ -182,7 +182,7 @@ describe("engine properties", () => {
   it("never throws, and records exact JSON byte counts", () => {
     fc.assert(
       fc.property(entryArb, policyArb, (entry, options) => {
-        const { entry: out, record } = normalizeResourceEntry(entry, new Policy(options), "contents[0]");
+        const { entry: out, record } = normalizeResourceEntry(entry, testPolicy(options), "contents[0]");
         expect(record).not.toBeNull();
         expect(record!.bytesBefore).toBe(jsonBytes(entry));
         expect(record!.bytesAfter).toBe(jsonBytes(out));
@@ -194,7 +194,7 @@ describe("engine properties", () => {
   it("is idempotent", () => {
     fc.assert(
       fc.property(entryArb, policyArb, (entry, options) => {
-        const policy = new Policy(options);
+        const policy = testPolicy(options);
         const once = normalizeResourceEntry(entry, policy, "c").entry;
         const twice = normalizeResourceEntry(once, policy, "c").entry;
         expect(JSON.stringify(twice)).toBe(JSON.stringify(once));
@@ -206,7 +206,7 @@ describe("engine properties", () => {
   it("keeps every other key, its value and the key order; the payload key keeps its position", () => {
     fc.assert(
       fc.property(entryArb, (entry) => {
-        const { entry: out } = normalizeResourceEntry(entry, new Policy(), "c");
+        const { entry: out } = normalizeResourceEntry(entry, testPolicy(), "c");
         const o = out as Entry;
         const before = Object.keys(entry)
           .map((k) => (k === "blob" || k === "text" ? "$payload" : k))
@@ -228,7 +228,7 @@ describe("engine properties", () => {
   it("is lossless: unwrapped, transcoded and re-encoded payloads stand for the original bytes; no U+FFFD introduced", () => {
     fc.assert(
       fc.property(entryArb, policyArb, (entry, options) => {
-        const { entry: out, record } = normalizeResourceEntry(entry, new Policy(options), "c");
+        const { entry: out, record } = normalizeResourceEntry(entry, testPolicy(options), "c");
         const o = out as Entry;
         switch (record!.action) {
           case "unwrap-blob": {
@@ -277,8 +277,8 @@ describe("engine properties", () => {
   it("dryRun returns the input itself with the same record", () => {
     fc.assert(
       fc.property(entryArb, policyArb, (entry, options) => {
-        const live = normalizeResourceEntry(entry, new Policy(options), "c");
-        const dry = normalizeResourceEntry(entry, new Policy({ ...options, dryRun: true }), "c");
+        const live = normalizeResourceEntry(entry, testPolicy(options), "c");
+        const dry = normalizeResourceEntry(entry, testPolicy({ ...options, dryRun: true }), "c");
         expect(dry.entry).toBe(entry);
         expect({ ...dry.record, applied: true }).toEqual(live.record);
       }),
@@ -300,12 +300,12 @@ describe("result and media properties", () => {
   it("media blocks: never throw, idempotent, data identical, only mimeType may change", () => {
     fc.assert(
       fc.property(blockArb, (block) => {
-        const once = normalizeMediaBlock(block, new Policy(), "b");
+        const once = normalizeMediaBlock(block, testPolicy(), "b");
         const o = once.block as Entry;
         expect(o.data).toBe(block.data);
         for (const key of Object.keys(block))
           if (key !== "mimeType") expect(JSON.stringify(o[key])).toBe(JSON.stringify(block[key]));
-        const twice = normalizeMediaBlock(o, new Policy(), "b");
+        const twice = normalizeMediaBlock(o, testPolicy(), "b");
         expect(JSON.stringify(twice.block)).toBe(JSON.stringify(o));
         if (once.record !== null) expect(once.record.bytesAfter).toBe(jsonBytes(o));
       }),
@@ -329,11 +329,11 @@ describe("result and media properties", () => {
           const result = JSON.parse(
             JSON.stringify({ content, structuredContent: structured, isError: false, _meta: { a: 1 } }),
           ) as Entry;
-          const out = normalizeResult("tools/call", result, new Policy()).value as Entry;
+          const out = normalizeResult("tools/call", result, testPolicy()).value as Entry;
           expect(out.structuredContent).toBe(result.structuredContent);
           expect(out._meta).toBe(result._meta);
           expect(Object.keys(out)).toEqual(Object.keys(result));
-          const changes: ChangeRecord[] = normalizeResult("tools/call", result, new Policy()).changes;
+          const changes: ChangeRecord[] = normalizeResult("tools/call", result, testPolicy()).changes;
           for (const r of changes) expect(r.path).toMatch(/^content\[\d+\](\.resource)?$/);
         },
       ),

@@ -3,17 +3,17 @@
  * `prompts/get` messages, `resources/list` / `resources/templates/list` type fill, sampling
  * request params, and whole JSON-RPC messages — plus the change-record fields of each.
  */
+import { testPolicy } from "../fixtures/policy.js";
 import { describe, expect, it } from "vitest";
 import { corpusFile } from "../fixtures/corpus/index.js";
 import {
   normalizeMessage,
   normalizeRequestParams,
   normalizeResult,
-  Policy,
   RESULT_METHODS,
 } from "../../src/normalize/index.js";
 
-const policy = new Policy();
+const policy = testPolicy();
 const mdBlob = corpusFile("text/utf8.md").toString("base64");
 const mdText = corpusFile("text/utf8.md").toString("utf8");
 const png = corpusFile("media/tiny.png").toString("base64");

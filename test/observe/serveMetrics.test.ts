@@ -3,11 +3,12 @@
  * resources through the proxy from the real fixture upstream; the bytes-saved counter moves by
  * exactly what the engine saved on those results, and the live report shows the same numbers.
  */
+import { testPolicy } from "../fixtures/policy.js";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Policy, normalizeResult } from "../../src/normalize/index.js";
+import { normalizeResult } from "../../src/normalize/index.js";
 import { loadCorpus } from "../fixtures/corpus/index.js";
 import { FIXTURE_SERVER } from "../helpers/paths.js";
 import { connect, hostTransport, raw, startFixtureServe, type ServeProcess } from "../helpers/proxyProcess.js";
@@ -71,7 +72,7 @@ describe("serve: /metrics and /report", () => {
       for (const change of normalizeResult(
         "resources/read",
         await raw(direct.client, "resources/read", { uri }),
-        new Policy({}),
+        testPolicy({}),
       ).changes) {
         if (change.saved > 0) saved += change.saved;
         else grown -= change.saved;

@@ -3,11 +3,12 @@
  * with the same expected result. A real fixture upstream serves each case; a real SDK client
  * reads it through `stdio`, `/mcp`, `/sse` and `/ws`.
  */
+import { testPolicy } from "../fixtures/policy.js";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { Policy, normalizeResult } from "../../src/normalize/index.js";
+import { normalizeResult } from "../../src/normalize/index.js";
 import { loadCorpus } from "../fixtures/corpus/index.js";
 import { CLI, FIXTURE_SERVER } from "../helpers/paths.js";
 import {
@@ -75,7 +76,7 @@ describe.each(HOST_KINDS.flatMap((kind) => [[kind, false] as const, [kind, true]
       expect(cases.length).toBeGreaterThan(20);
       const host = await connect(transportFor(kind, rawStrings));
       try {
-        const policy = new Policy();
+        const policy = testPolicy();
         for (const [i, c] of cases.entries()) {
           const result = await raw(host.client, "resources/read", { uri: `fixture://case/${i}` });
           const expected = normalizeResult("resources/read", { contents: [c.input] }, policy).value as {

@@ -6,13 +6,14 @@
  * charset in the log; the same file read as UTF-8 text by the server (U+FFFD where bytes were
  * lost) passes unchanged, flagged in the log and in /metrics.
  */
+import { testPolicy } from "../fixtures/policy.js";
 import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Policy, normalizeResult } from "../../src/normalize/index.js";
+import { normalizeResult } from "../../src/normalize/index.js";
 import { series } from "../observe/promText.js";
 import { FILESYSTEM_SERVER } from "../helpers/paths.js";
 import { connect, hostTransport, raw, startServe, type Connected, type ServeProcess } from "../helpers/proxyProcess.js";
@@ -91,7 +92,7 @@ describe("the filesystem server through the proxy", () => {
     const viaProxy = await raw(host.client, "tools/call", { name: "read_text_file", arguments: args });
     expect(viaProxy).toEqual(upstream);
     expect((upstream.content as Array<{ text: string }>)[0]!.text).toContain("\ufffd");
-    const engine = normalizeResult("tools/call", upstream, new Policy());
+    const engine = normalizeResult("tools/call", upstream, testPolicy());
     expect(engine.changes.map((c) => c.action)).toEqual(["warn-lossy-text"]);
 
     const metrics = await (await fetch(`${serve.url}/metrics`)).text();

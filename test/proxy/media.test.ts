@@ -3,9 +3,10 @@
  * result, in a prompt, and in a sampling request the server sends to the host — through
  * `stdio` and `/mcp`, against what the pure engine says for the same block; `data` untouched.
  */
+import { testPolicy } from "../fixtures/policy.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CreateMessageRequestSchema } from "@modelcontextprotocol/sdk/types.js";
-import { Policy, normalizeRequestParams, normalizeResult } from "../../src/normalize/index.js";
+import { normalizeRequestParams, normalizeResult } from "../../src/normalize/index.js";
 import { loadMediaCorpus } from "../fixtures/corpus/index.js";
 import {
   connect,
@@ -17,7 +18,7 @@ import {
 } from "../helpers/proxyProcess.js";
 
 const cases = loadMediaCorpus().filter((c) => Object.keys(c.policy).length === 0);
-const policy = new Policy();
+const policy = testPolicy();
 let serve: ServeProcess;
 
 beforeAll(async () => {

@@ -7,6 +7,8 @@
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { JSONRPC } from "../../src/errors/jsonRpcCodes.js";
+import { DEFAULT_LIMITS } from "../../src/config/defaults.js";
+import { fitLimitsOf } from "../../src/config/fitPolicy.js";
 import { createFitRuntime } from "../../src/fit/runtime.js";
 import { type Logger, silentLogger } from "../../src/observe/logger.js";
 import { Bridge } from "../../src/proxy/bridge.js";
@@ -123,7 +125,7 @@ describe("one request table per connection", () => {
       id,
       result: { content: [{ type: "image", data: png, mimeType: "image/png" }] },
     });
-    const runtime = createFitRuntime();
+    const runtime = createFitRuntime(fitLimitsOf({ limits: DEFAULT_LIMITS }));
     const fit = { fit: { policy: { images: true }, runtime } };
 
     // In time: the answer is fitted as the tools/call result it is.

@@ -3,6 +3,7 @@
  * directly: lists, pagination, ping, progress, sampling, elicitation, subscriptions,
  * cancellation, errors, unknown methods and fields — on every host transport.
  */
+import { testPolicy } from "../fixtures/policy.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import {
@@ -10,7 +11,7 @@ import {
   ElicitRequestSchema,
   ResourceUpdatedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
-import { Policy, normalizeResult } from "../../src/normalize/index.js";
+import { normalizeResult } from "../../src/normalize/index.js";
 import { FIXTURE_SERVER } from "../helpers/paths.js";
 import {
   connect,
@@ -70,7 +71,7 @@ describe.each(HOST_KINDS)("transparency over %s", (kind) => {
     for (const method of ["tools/list", "prompts/list"]) {
       expect(await raw(host.client, method)).toEqual(await raw(direct.client, method));
     }
-    const policy = new Policy();
+    const policy = testPolicy();
     for (const method of ["resources/templates/list", "resources/list"]) {
       const upstream = await raw(direct.client, method);
       expect(await raw(host.client, method)).toEqual(normalizeResult(method, upstream, policy).value);
@@ -100,7 +101,7 @@ describe.each(HOST_KINDS)("transparency over %s", (kind) => {
       arguments: { case: "markdown-as-octet-stream" },
     });
     expect(embedded.structuredContent).toEqual(upstream.structuredContent);
-    expect(embedded).toEqual(normalizeResult("tools/call", upstream, new Policy()).value);
+    expect(embedded).toEqual(normalizeResult("tools/call", upstream, testPolicy()).value);
     expect((embedded.content as Array<{ resource?: unknown }>)[1]!.resource).toMatchObject({
       uri: "file:///docs/readme.md",
       mimeType: "text/markdown",

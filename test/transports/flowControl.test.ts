@@ -18,6 +18,7 @@ import { StdioUpstreamTransport } from "../../src/transports/upstream/stdioUpstr
 import type { JSONRPCMessage } from "../../src/transports/types.js";
 import { READ_TURN_BYTES, ReadYield } from "../../src/transports/readYield.js";
 import { TickCork } from "../../src/transports/tickCork.js";
+import { DEFAULT_LIMITS } from "../../src/config/defaults.js";
 
 const FLOOD_SERVER = fileURLToPath(new URL("../fixtures/servers/flood-server.mjs", import.meta.url));
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -46,7 +47,11 @@ function sendMany(send: (message: JSONRPCMessage) => Promise<void>, count: numbe
 
 describe("stdio upstream: a child that does not read its stdin", () => {
   it("is one drain waiter however many messages wait, and settles once the child reads", async () => {
-    const transport = new StdioUpstreamTransport({ command: process.execPath, args: [FLOOD_SERVER] });
+    const transport = new StdioUpstreamTransport({
+      command: process.execPath,
+      args: [FLOOD_SERVER],
+      maxMessageBytes: DEFAULT_LIMITS.maxMessageBytes,
+    });
     const progress: JSONRPCMessage[] = [];
     transport.onmessage = (message) => void progress.push(message);
     await transport.start();
@@ -76,7 +81,11 @@ describe("stdio upstream: a child that does not read its stdin", () => {
   });
 
   it("pauseReading stops reading the child's stdout; its writes block; resumeReading takes them all, in order", async () => {
-    const transport = new StdioUpstreamTransport({ command: process.execPath, args: [FLOOD_SERVER] });
+    const transport = new StdioUpstreamTransport({
+      command: process.execPath,
+      args: [FLOOD_SERVER],
+      maxMessageBytes: DEFAULT_LIMITS.maxMessageBytes,
+    });
     const seqs: number[] = [];
     let answered = false;
     transport.onmessage = (message) => {
@@ -188,7 +197,7 @@ describe("stdio host: a host that does not read the proxy's stdout", () => {
   it("is one drain waiter on stdout; pauseReading stops reading stdin", async () => {
     const input = new Readable({ read() {} });
     const output = new PassThrough({ highWaterMark: 16 * 1024 });
-    const transport = new StdioHostTransport({ input, output });
+    const transport = new StdioHostTransport({ input, output, maxMessageBytes: DEFAULT_LIMITS.maxMessageBytes });
     const received: unknown[] = [];
     transport.onmessage = (message) => void received.push(message);
     await transport.start();

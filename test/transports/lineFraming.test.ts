@@ -1,11 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { JsonLineReader, jsonRpcIdHint, serializeMessage, type Framed } from "../../src/transports/lineFraming.js";
+import { DEFAULT_LIMITS } from "../../src/config/defaults.js";
 
 const enc = (s: string): Buffer => Buffer.from(s, "utf8");
 
 /** Feeds `bytes` cut at every position in `cuts` and returns everything framed. */
 function frame(bytes: Buffer, cuts: number[], options?: { maxMessageBytes?: number }): Framed[] {
-  const reader = new JsonLineReader(options);
+  const reader = new JsonLineReader({ maxMessageBytes: options?.maxMessageBytes ?? DEFAULT_LIMITS.maxMessageBytes });
   const out: Framed[] = [];
   let at = 0;
   for (const cut of [...cuts, bytes.length]) {
@@ -99,7 +100,7 @@ describe("JsonLineReader", () => {
   it("does linear work: every byte scanned once, each line copied at most once", () => {
     const measure = (mib: number): { ms: number; scanned: number; copied: number; bytes: number } => {
       const payload = enc(serializeMessage({ jsonrpc: "2.0", id: 1, result: { blob: "A".repeat(mib * 1024 * 1024) } }));
-      const reader = new JsonLineReader();
+      const reader = new JsonLineReader({ maxMessageBytes: DEFAULT_LIMITS.maxMessageBytes });
       const started = performance.now();
       const out: Framed[] = [];
       for (let at = 0; at < payload.length; at += 64 * 1024)

@@ -5,21 +5,23 @@
  * engine → JSON.stringify) gives — for the whole corpus, for random messages cut into random
  * pieces, and for invalid input, which must be reported exactly as before.
  */
+import { testPolicy } from "../fixtures/policy.js";
 import { isUtf8 } from "node:buffer";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { decodeStrictBase64, decodeStrictBase64Ascii } from "../../src/normalize/base64.js";
-import { normalizeResult, Policy } from "../../src/normalize/index.js";
+import { normalizeResult, type Policy } from "../../src/normalize/index.js";
 import { jsonUtf8Bytes, nextJsonSpecial } from "../../src/wire/jsonSize.js";
 import { allocWithEscapeRoom, isRawJsonString, RawJsonString } from "../../src/wire/rawJson.js";
 import { JsonLineReader, type Framed } from "../../src/transports/lineFraming.js";
 import { isUtf8Pieces } from "../../src/transports/rawStringParse.js";
 import { encodeWire } from "../../src/transports/wireJson.js";
 import { loadCorpus, loadMediaCorpus, resultWithEntry, type EntryMethod } from "../fixtures/corpus/index.js";
+import { DEFAULT_LIMITS } from "../../src/config/defaults.js";
 
 /** Frames `line` (with its LF) fed in pieces of the given sizes (cycled). */
 function frame(line: Buffer, sizes: readonly number[], rawStringBytes?: number): Framed[] {
-  const reader = new JsonLineReader({ rawStringBytes });
+  const reader = new JsonLineReader({ rawStringBytes, maxMessageBytes: DEFAULT_LIMITS.maxMessageBytes });
   const out: Framed[] = [];
   let at = 0;
   for (let k = 0; at < line.length; k++) {
@@ -71,7 +73,7 @@ describe("raw strings: the corpus", () => {
       expect(corpus.length).toBeGreaterThan(100);
       let sawRaw = 0;
       for (const c of corpus) {
-        const policy = new Policy(c.policy);
+        const policy = testPolicy(c.policy);
         const { result } = resultWithEntry(method, c.input);
         // Byte-sized pieces for every small case; the few multi-megabyte cases in pipe-sized ones.
         const small = JSON.stringify(c.input).length < 100_000;
@@ -90,7 +92,7 @@ describe("raw strings: the corpus", () => {
     const media = loadMediaCorpus();
     expect(media.length).toBeGreaterThan(50);
     for (const c of media) {
-      const both = bothPaths({ result: { content: [c.input] } }, "tools/call", new Policy(c.policy), [5, 11], 2);
+      const both = bothPaths({ result: { content: [c.input] } }, "tools/call", testPolicy(c.policy), [5, 11], 2);
       expect(containsRaw(both.rawMessage), c.name).toBe(true);
       expect(both.raw.wire, c.name).toBe(both.plain.wire);
       expect(both.raw.changes, c.name).toEqual(both.plain.changes);
@@ -141,7 +143,7 @@ describe("raw strings: random messages in random pieces", () => {
           const both = bothPaths(
             { result: { contents, _meta: { note: "kept" } } },
             "resources/read",
-            new Policy(),
+            testPolicy(),
             sizes,
             minBytes,
           );
@@ -166,7 +168,7 @@ describe("raw strings: random messages in random pieces", () => {
         fc.array(block, { minLength: 1, maxLength: 4 }),
         fc.array(fc.integer({ min: 1, max: 40 }), { minLength: 1, maxLength: 5 }),
         (content, sizes) => {
-          const both = bothPaths({ result: { content, isError: false } }, "tools/call", new Policy(), sizes, 2);
+          const both = bothPaths({ result: { content, isError: false } }, "tools/call", testPolicy(), sizes, 2);
           expect(both.raw.wire).toBe(both.plain.wire);
           expect(both.raw.changes).toEqual(both.plain.changes);
         },
@@ -421,6 +423,7 @@ describe("raw strings from HTTP and WebSocket upstreams", () => {
     const transport = new WebSocketUpstreamTransport({
       url: `ws://127.0.0.1:${(wss.address() as { port: number }).port}/`,
       rawStringBytes: 64,
+      maxMessageBytes: DEFAULT_LIMITS.maxMessageBytes,
     });
     const got = new Promise<unknown>((resolve) => (transport.onmessage = resolve));
     try {
@@ -430,7 +433,7 @@ describe("raw strings from HTTP and WebSocket upstreams", () => {
       expect(isRawJsonString(message.result.contents[0]!.blob)).toBe(true);
       expect(message.result._meta.text).toBe("short");
       expect(wireText(message)).toBe(JSON.stringify(answer(5)));
-      const normalized = normalizeResult("resources/read", message.result, new Policy());
+      const normalized = normalizeResult("resources/read", message.result, testPolicy());
       expect(JSON.parse(wireText(normalized.value))).toEqual({
         contents: [{ uri: "file:///a.txt", mimeType: "text/plain", text }],
         _meta: { text: "short" },
@@ -461,6 +464,7 @@ describe("raw strings from HTTP and WebSocket upstreams", () => {
     const transport = new StreamableHttpUpstreamTransport({
       url: `http://127.0.0.1:${(server.address() as { port: number }).port}/mcp`,
       rawStringBytes: 64,
+      maxMessageBytes: DEFAULT_LIMITS.maxMessageBytes,
     });
     const got = new Promise<unknown>((resolve) => (transport.onmessage = resolve));
     try {

@@ -1,10 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { SseParser, type SseItem } from "../../src/transports/sseParser.js";
+import { DEFAULT_LIMITS } from "../../src/config/defaults.js";
 
 const enc = (s: string): Buffer => Buffer.from(s, "utf8");
 
 function parse(bytes: Buffer, cuts: number[] = [], options?: { maxEventBytes?: number }): SseItem[] {
-  const parser = new SseParser(options);
+  const parser = new SseParser({ maxEventBytes: options?.maxEventBytes ?? DEFAULT_LIMITS.maxMessageBytes });
   const out: SseItem[] = [];
   let at = 0;
   for (const cut of [...cuts, bytes.length]) {
@@ -88,7 +89,7 @@ describe("SseParser (WHATWG event stream rules)", () => {
     const measure = (mib: number): { ms: number; scanned: number; copied: number; bytes: number } => {
       const body = `{"jsonrpc":"2.0","id":1,"result":{"blob":"${"B".repeat(mib * 1024 * 1024)}"}}`;
       const wire = enc(`event: message\nid: 1\ndata: ${body}\n\n`);
-      const parser = new SseParser();
+      const parser = new SseParser({ maxEventBytes: DEFAULT_LIMITS.maxMessageBytes });
       const out: SseItem[] = [];
       const started = performance.now();
       for (let at = 0; at < wire.length; at += 64 * 1024) out.push(...parser.push(wire.subarray(at, at + 64 * 1024)));

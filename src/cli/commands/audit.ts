@@ -9,8 +9,10 @@ import { NormalizerError } from "../../errors/NormalizerError.js";
 import { policyOptionsFor } from "../../config/policy.js";
 import { fitLimitsOf, fitOptionsFor } from "../../config/fitPolicy.js";
 import { FitPolicy } from "../../fit/fitPolicy.js";
+import { DEFAULT_IMAGES } from "../../config/defaults.js";
 import { createFitRuntime } from "../../fit/runtime.js";
-import { isStdioServer, type ServerConfig } from "../../config/schema.js";
+import type { ServerConfig } from "../../config/schema.js";
+import { isStdioServer } from "../../config/serverKind.js";
 import { Policy } from "../../normalize/policy.js";
 import { createStderrLogger, type LogLevel } from "../../observe/logger.js";
 import { sinkFor } from "../../observe/logSink.js";
@@ -112,7 +114,7 @@ export async function runAuditCommand(argv: readonly string[], io: CliIo): Promi
   const calls = parseCalls(values.call, values.args);
   const reads = parseReads(values.read);
   const maxBytes = parseIntFlag(values["max-bytes"], "--max-bytes", "audit");
-  const selected = selectUpstream(values, command, "audit", io.cwd, io.env);
+  const selected = await selectUpstream(values, command, "audit", io.cwd, io.env);
 
   // The audit shows what would change: a config's dryRun must not hide it.
   const policy = new Policy({
@@ -142,7 +144,7 @@ export async function runAuditCommand(argv: readonly string[], io: CliIo): Promi
     policy,
     // Pages are not held: the audit only reports where results would be cut.
     fit: {
-      policy: new FitPolicy({ ...fitOptionsFor(selected.config, selected.server), dryRun: false }),
+      policy: new FitPolicy({ ...fitOptionsFor(selected.config, selected.server), dryRun: false }, DEFAULT_IMAGES),
       runtime: createFitRuntime(fitLimitsOf(selected.config)),
       store: null,
     },

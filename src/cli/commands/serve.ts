@@ -101,7 +101,7 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<Exit
       throw new NormalizerError("USAGE", "serve: give either --config or an upstream (-- CMD… / --url), not both");
     if (values["inherit-env"] === true && command.length === 0 && values.command === undefined)
       throw new NormalizerError("USAGE", "serve: --inherit-env goes with a stdio upstream (-- CMD ARGS…)");
-    const selected = selectUpstream(values, command, "serve", io.cwd, io.env, values.name);
+    const selected = await selectUpstream(values, command, "serve", io.cwd, io.env, values.name);
     config = selected.config;
     if (values["inherit-env"] === true)
       config = ConfigSchema.parse({

@@ -96,7 +96,7 @@ async function runSession(
 ): Promise<ExitCode> {
   let stopping: NodeJS.Signals | undefined;
   void signals.first.then((signal) => (stopping = signal));
-  const selected = selectUpstream(values, command, "stdio", io.cwd, io.env, values.name);
+  const selected = await selectUpstream(values, command, "stdio", io.cwd, io.env, values.name);
   const observers = await createObservers(selected.config, values, io, selected.configFile);
   const auths = createUpstreamAuths(io, selected.config, selected.configFile, observers.logger, {
     openBrowser: values["no-browser"] !== true,

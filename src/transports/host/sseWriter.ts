@@ -16,9 +16,6 @@ import { DrainWaiter, SENT } from "../drainWaiter.js";
 import { TickCork } from "../tickCork.js";
 import { writeWire, type WireJson } from "../wireJson.js";
 
-/** Default interval of `: keepalive` comments that keep idle proxies from cutting the stream. */
-export const DEFAULT_SSE_KEEP_ALIVE_MS = 15_000;
-
 /** Events whose data is up to this many characters are written as one string. */
 const SINGLE_WRITE_MAX_CHARS = 64 * 1024;
 
@@ -41,8 +38,9 @@ export class SseWriter {
   /** Sends status 200 and the SSE headers at once, so the client sees the stream open. */
   constructor(
     private readonly res: ServerResponse,
-    headers: Record<string, string> = {},
-    keepAliveMs: number = DEFAULT_SSE_KEEP_ALIVE_MS,
+    headers: Record<string, string>,
+    /** Interval of `: keepalive` comments that keep idle proxies from cutting the stream; 0: none. */
+    keepAliveMs: number,
   ) {
     this.drain = new DrainWaiter(res);
     this.tick = new TickCork(res);

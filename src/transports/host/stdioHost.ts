@@ -25,8 +25,8 @@ export interface StdioHostOptions {
   input?: Readable;
   /** Where messages to the host go. Default `process.stdout`. */
   output?: Writable;
-  /** Largest message accepted from the host, in bytes. Default 256 MiB (`limits.maxMessageBytes`). */
-  maxMessageBytes?: number;
+  /** Largest message accepted from the host, in bytes (`limits.maxMessageBytes`). */
+  maxMessageBytes: number;
 }
 
 /** Messages up to this many characters are written with their LF as one string. */
@@ -71,7 +71,7 @@ export class StdioHostTransport extends HostTransportBase {
     this.finish();
   };
 
-  constructor(options: StdioHostOptions = {}) {
+  constructor(options: StdioHostOptions) {
     super();
     this.input = options.input ?? process.stdin;
     this.output = options.output ?? process.stdout;
@@ -83,9 +83,7 @@ export class StdioHostTransport extends HostTransportBase {
         if (!this.isClosed) this.input.resume();
       },
     );
-    this.reader = new JsonLineReader(
-      options.maxMessageBytes === undefined ? {} : { maxMessageBytes: options.maxMessageBytes },
-    );
+    this.reader = new JsonLineReader({ maxMessageBytes: options.maxMessageBytes });
   }
 
   override async start(): Promise<void> {

@@ -28,10 +28,10 @@ import { sameOwner, type SessionOwner } from "./sessionOwner.js";
 import { StreamableHttpHostSession } from "./streamableHttpHost.js";
 
 export interface StreamableHttpEndpointOptions {
-  /** Stateful sessions with no traffic and no open stream end after this long. Default 10 min. */
-  idleTimeoutMs?: number;
-  /** GET-stream messages queued while no GET stream is open. Default 1000. */
-  maxQueuedMessages?: number;
+  /** Stateful sessions with no traffic and no open stream end after this long (`limits.sessionIdleMs`). */
+  idleTimeoutMs: number;
+  /** GET-stream messages queued while no GET stream is open. */
+  maxQueuedMessages: number;
   /** How long a POST accepting JSON and SSE waits before opening its stream. Default 500 ms. */
   lazySseWindowMs?: number;
 }
@@ -43,7 +43,7 @@ export class StreamableHttpEndpoint {
 
   constructor(
     private readonly ctx: HostEndpointContext,
-    private readonly options: StreamableHttpEndpointOptions = {},
+    private readonly options: StreamableHttpEndpointOptions,
   ) {}
 
   /** Live sessions (stateful and stateless), for tests and leak checks. */

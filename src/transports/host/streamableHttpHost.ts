@@ -34,14 +34,10 @@ import type { JSONRPCMessage, MessageExtraInfo, TransportSendOptions } from "../
 import { HostTransportBase } from "./hostTransportBase.js";
 import { replyJsonRpcError, replyJsonWire } from "./httpReplies.js";
 import { idKey, requestIdOf, responseIdOf } from "../jsonrpc.js";
-import { DEFAULT_SSE_KEEP_ALIVE_MS, SseWriter } from "./sseWriter.js";
+import { SseWriter } from "./sseWriter.js";
 import { DrainWaiter, mustWaitForDrain, SENT } from "../drainWaiter.js";
 import { encodeWire, type WireJson } from "../wireJson.js";
 
-/** Default number of GET-stream messages kept while the host has no GET stream open. */
-export const DEFAULT_MAX_QUEUED_MESSAGES = 1000;
-/** Default `limits.sessionIdleMs`: a stateful session with no request and no open stream ends after 10 minutes. */
-export const DEFAULT_SESSION_IDLE_TIMEOUT_MS = 10 * 60 * 1000;
 /**
  * How long a POST whose host accepts both forms waits for its answers before the SSE stream is
  * opened anyway: 500 ms. Long enough that nearly every quick call (reads, lists, most tools)
@@ -58,12 +54,12 @@ export interface StreamableHttpSessionOptions {
   sessionId?: string | undefined;
   /** Ends the session once its only POST is answered (protocol 2026-07-28, no session id). */
   stateless: boolean;
-  /** `: keepalive` comment interval on SSE streams; 0 turns them off. Default 15 s. */
-  sseKeepAliveMs?: number;
-  /** GET-stream messages kept while no GET stream is open; the oldest go first. Default 1000. */
-  maxQueuedMessages?: number;
-  /** A stateful session with no request and no open stream for this long is ended. Default 10 min. */
-  idleTimeoutMs?: number;
+  /** `: keepalive` comment interval on SSE streams; 0 turns them off. */
+  sseKeepAliveMs: number;
+  /** GET-stream messages kept while no GET stream is open; the oldest go first. */
+  maxQueuedMessages: number;
+  /** A stateful session with no request and no open stream for this long is ended (`limits.sessionIdleMs`). */
+  idleTimeoutMs: number;
   /**
    * How long a POST accepting both JSON and SSE waits for its answers before its SSE stream is
    * opened; 0 opens it at once (no JSON answers unless the host accepts only JSON). Default
@@ -111,9 +107,9 @@ export class StreamableHttpHostSession extends HostTransportBase {
     super();
     this.sessionId = options.sessionId;
     this.stateless = options.stateless;
-    this.keepAliveMs = options.sseKeepAliveMs ?? DEFAULT_SSE_KEEP_ALIVE_MS;
-    this.maxQueued = options.maxQueuedMessages ?? DEFAULT_MAX_QUEUED_MESSAGES;
-    this.idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_SESSION_IDLE_TIMEOUT_MS;
+    this.keepAliveMs = options.sseKeepAliveMs;
+    this.maxQueued = options.maxQueuedMessages;
+    this.idleTimeoutMs = options.idleTimeoutMs;
     const window = options.lazySseWindowMs ?? LAZY_SSE_WINDOW_MS;
     // The stream exists for its keepalives: it must be open before the first one is due.
     this.lazyWindowMs = this.keepAliveMs > 0 ? Math.min(window, this.keepAliveMs) : window;

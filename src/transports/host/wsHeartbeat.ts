@@ -17,9 +17,6 @@
  */
 import type { WebSocket } from "ws";
 
-/** Default `limits.pingIntervalMs`: a WebSocket host is pinged this often and must answer before the next ping. */
-export const DEFAULT_PING_INTERVAL_MS = 30_000;
-
 /** What the heartbeat asks of the session on a watched connection. */
 export interface HeartbeatPeer {
   /** Called once if the host stops answering. */

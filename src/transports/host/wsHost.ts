@@ -19,7 +19,7 @@ import { DrainWaiter, mustWaitForDrain, SENT, type DrainableStream } from "../dr
 import { ReadYield } from "../readYield.js";
 import { TickCork, type Corkable } from "../tickCork.js";
 import { encodeWire, type WireJson } from "../wireJson.js";
-import { DEFAULT_PING_INTERVAL_MS, WsHeartbeat } from "./wsHeartbeat.js";
+import { WsHeartbeat } from "./wsHeartbeat.js";
 
 export const WS_SUBPROTOCOL = "mcp";
 
@@ -145,8 +145,8 @@ function parseTextFrame(bytes: Buffer): Framed | undefined {
 }
 
 export interface WsEndpointOptions {
-  /** Ping interval; a host that has not answered the last ping by the next is dropped. 0: off. Default 30 s. */
-  pingIntervalMs?: number;
+  /** Ping interval; a host that has not answered the last ping by the next is dropped. 0: off. (`limits.pingIntervalMs`). */
+  pingIntervalMs: number;
 }
 
 export class WsEndpoint {
@@ -156,9 +156,9 @@ export class WsEndpoint {
 
   constructor(
     private readonly ctx: HostEndpointContext,
-    options: WsEndpointOptions = {},
+    options: WsEndpointOptions,
   ) {
-    this.heartbeat = new WsHeartbeat(options.pingIntervalMs ?? DEFAULT_PING_INTERVAL_MS);
+    this.heartbeat = new WsHeartbeat(options.pingIntervalMs);
     this.wss = new WebSocketServer({
       noServer: true,
       maxPayload: ctx.maxMessageBytes,

@@ -49,8 +49,8 @@ export type UpstreamSpec = StdioUpstreamSpec | UrlUpstreamSpec;
 
 export interface UpstreamOptions {
   logger?: Logger;
-  /** Largest message accepted from the upstream, in bytes. Default 256 MiB. */
-  maxMessageBytes?: number;
+  /** Largest message accepted from the upstream, in bytes (`limits.maxMessageBytes`). */
+  maxMessageBytes: number;
   /** stdio: time from SIGTERM to SIGKILL on close, in ms. */
   killGraceMs?: number;
   /** stdio: errors quote the child's last stderr line (default true; `serve` turns it off). */
@@ -77,7 +77,7 @@ export function transportKindOf(spec: UrlUpstreamSpec): UpstreamTransportKind {
 }
 
 /** Builds (does not start) the transport for one `mcpServers` entry. */
-export function createUpstreamTransport(spec: UpstreamSpec, options: UpstreamOptions = {}): UpstreamTransport {
+export function createUpstreamTransport(spec: UpstreamSpec, options: UpstreamOptions): UpstreamTransport {
   const { logger, maxMessageBytes, connectTimeoutMs } = options;
   if (isStdioSpec(spec)) {
     return new StdioUpstreamTransport({

@@ -9,13 +9,7 @@
 import { JSONRPC } from "../../errors/jsonRpcCodes.js";
 import { NormalizerError } from "../../errors/NormalizerError.js";
 import { silentLogger, type Logger } from "../../observe/logger.js";
-import {
-  DEFAULT_MAX_MESSAGE_BYTES,
-  type FramingProblem,
-  type JSONRPCMessage,
-  type ProxySendOptions,
-  type UpstreamTransport,
-} from "../types.js";
+import type { FramingProblem, JSONRPCMessage, ProxySendOptions, UpstreamTransport } from "../types.js";
 import { errorBodyReason, framedFromEvent, framingProblemOf, mediaTypeEssence, readSseBody } from "./httpBodies.js";
 import {
   DEFAULT_HTTP_CONNECT_TIMEOUT_MS,
@@ -105,7 +99,7 @@ export class SseUpstreamTransport implements UpstreamTransport {
     const timer = setTimeout(() => announce?.(unreachable(`no endpoint event in ${timeoutMs} ms`)), timeoutMs);
     this.reading = readSseBody(
       response.body,
-      this.options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
+      this.options.maxMessageBytes,
       {
         onEvent: (event) => {
           if (this.closed) return;

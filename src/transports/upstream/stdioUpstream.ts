@@ -51,8 +51,8 @@ export interface StdioUpstreamOptions {
   baseEnv?: Readonly<Record<string, string | undefined>>;
   cwd?: string;
   logger?: Logger;
-  /** Largest message read from stdout, in bytes. Default 256 MiB. */
-  maxMessageBytes?: number;
+  /** Largest message read from stdout, in bytes (`limits.maxMessageBytes`). */
+  maxMessageBytes: number;
   /** Time from SIGTERM to SIGKILL in `close()`, in ms. Default 2000. */
   killGraceMs?: number;
   /** Payload literals this long are read as raw strings (off by default; the proxy sets it). */

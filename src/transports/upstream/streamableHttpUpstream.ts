@@ -27,13 +27,7 @@ import { JSONRPC } from "../../errors/jsonRpcCodes.js";
 import { NormalizerError } from "../../errors/NormalizerError.js";
 import { silentLogger, type Logger } from "../../observe/logger.js";
 import type { Framed } from "../lineFraming.js";
-import {
-  DEFAULT_MAX_MESSAGE_BYTES,
-  type FramingProblem,
-  type JSONRPCMessage,
-  type ProxySendOptions,
-  type UpstreamTransport,
-} from "../types.js";
+import type { FramingProblem, JSONRPCMessage, ProxySendOptions, UpstreamTransport } from "../types.js";
 import {
   errorBodyReason,
   framedFromEvent,
@@ -66,8 +60,8 @@ export interface HttpConnectionOptions {
   /** Injection point for tests; default the global `fetch`. */
   fetch?: FetchLike;
   logger?: Logger;
-  /** Largest message accepted from the upstream, in bytes. Default 256 MiB. */
-  maxMessageBytes?: number;
+  /** Largest message accepted from the upstream, in bytes (`limits.maxMessageBytes`). */
+  maxMessageBytes: number;
   /** JSON bodies: payload literals this long are read as raw strings (off by default; the proxy sets it). */
   rawStringBytes?: number | undefined;
 }
@@ -111,7 +105,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     // Without an injected fetch (the OAuth layer's, a test's), requests go out on node:http.
     this.fetch = options.fetch ?? nodeFetch;
     this.logger = (options.logger ?? silentLogger).child({ upstream: this.where });
-    this.maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+    this.maxMessageBytes = options.maxMessageBytes;
   }
 
   get sessionId(): string | undefined {

@@ -8,13 +8,7 @@ import type WebSocket from "ws";
 import { NormalizerError } from "../../errors/NormalizerError.js";
 import { silentLogger, type Logger } from "../../observe/logger.js";
 import { parseJsonPieces } from "../lineFraming.js";
-import {
-  DEFAULT_MAX_MESSAGE_BYTES,
-  type FramingProblem,
-  type JSONRPCMessage,
-  type ProxySendOptions,
-  type UpstreamTransport,
-} from "../types.js";
+import type { FramingProblem, JSONRPCMessage, ProxySendOptions, UpstreamTransport } from "../types.js";
 import { DEFAULT_HTTP_CONNECT_TIMEOUT_MS } from "./streamableHttpUpstream.js";
 import { deliverFramed, describeUrl } from "./upstreamMessages.js";
 import { DrainWaiter, mustWaitForDrain, SENT, type DrainableStream } from "../drainWaiter.js";
@@ -28,8 +22,8 @@ export interface WebSocketUpstreamOptions {
   /** Sent with the upgrade request (e.g. `Authorization`). Values are never logged. */
   headers?: Readonly<Record<string, string>>;
   logger?: Logger;
-  /** Largest frame accepted, in bytes (`ws` `maxPayload`). Default 256 MiB. */
-  maxMessageBytes?: number;
+  /** Largest frame accepted, in bytes (`ws` `maxPayload`; `limits.maxMessageBytes`). */
+  maxMessageBytes: number;
   /** Handshake timeout of `start()`, and wait for the closing handshake in `close()` (ms). */
   connectTimeoutMs?: number;
   /** Payload literals this long are read as raw strings (off by default; the proxy sets it). */
@@ -60,7 +54,7 @@ export class WebSocketUpstreamTransport implements UpstreamTransport {
   constructor(private readonly options: WebSocketUpstreamOptions) {
     this.where = describeUrl(options.url);
     this.logger = (options.logger ?? silentLogger).child({ upstream: this.where });
-    this.maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+    this.maxMessageBytes = options.maxMessageBytes;
   }
 
   describeEnd(): string | undefined {

@@ -10,6 +10,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { describe, expect, it } from "vitest";
 import { StdioHostTransport } from "../../../src/transports/host/stdioHost.js";
 import type { FramingProblem, JSONRPCMessage } from "../../../src/transports/types.js";
+import { DEFAULT_LIMITS } from "../../../src/config/defaults.js";
 
 interface Harness {
   readonly input: PassThrough;
@@ -32,7 +33,7 @@ async function harness(options: { maxMessageBytes?: number; outputHighWaterMark?
   const transport = new StdioHostTransport({
     input,
     output,
-    ...(options.maxMessageBytes === undefined ? {} : { maxMessageBytes: options.maxMessageBytes }),
+    maxMessageBytes: options.maxMessageBytes ?? DEFAULT_LIMITS.maxMessageBytes,
   });
   const messages: JSONRPCMessage[] = [];
   const problems: FramingProblem[] = [];

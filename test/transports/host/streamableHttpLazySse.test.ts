@@ -17,6 +17,7 @@ import { StreamableHttpEndpoint } from "../../../src/transports/host/streamableH
 import type { StreamableHttpHostSession } from "../../../src/transports/host/streamableHttpHost.js";
 import type { JSONRPCMessage } from "../../../src/transports/types.js";
 import { until } from "../../server/helpers/frontend.js";
+import { DEFAULT_LIMITS, DEFAULT_MAX_QUEUED_MESSAGES } from "../../../src/config/defaults.js";
 
 type Message = Record<string, unknown>;
 
@@ -75,7 +76,11 @@ async function start(options: { lazySseWindowMs?: number; sseKeepAliveMs?: numbe
         await transport.start();
       },
     },
-    { lazySseWindowMs: options.lazySseWindowMs },
+    {
+      lazySseWindowMs: options.lazySseWindowMs,
+      idleTimeoutMs: DEFAULT_LIMITS.sessionIdleMs,
+      maxQueuedMessages: DEFAULT_MAX_QUEUED_MESSAGES,
+    },
   );
   const server: Server = createServer((req, res) => void endpoint.handle(req, res));
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));

@@ -9,20 +9,25 @@ import {
 } from "../../../src/transports/upstream/index.js";
 import { startStreamableHttpFixture } from "../../fixtures/upstream-servers/httpFixtures.js";
 import { collect, INITIALIZE } from "./collect.js";
+import { DEFAULT_LIMITS } from "../../../src/config/defaults.js";
+
+const LIMITS = { maxMessageBytes: DEFAULT_LIMITS.maxMessageBytes };
 
 describe("createUpstreamTransport (mcpServers entries)", () => {
   it("picks the transport from the entry", () => {
-    expect(createUpstreamTransport({ command: "node", args: ["x.js"], env: { A: "1" }, cwd: "/" })).toBeInstanceOf(
-      StdioUpstreamTransport,
-    );
-    expect(createUpstreamTransport({ url: "http://127.0.0.1:9000/mcp" })).toBeInstanceOf(
+    expect(
+      createUpstreamTransport({ command: "node", args: ["x.js"], env: { A: "1" }, cwd: "/" }, LIMITS),
+    ).toBeInstanceOf(StdioUpstreamTransport);
+    expect(createUpstreamTransport({ url: "http://127.0.0.1:9000/mcp" }, LIMITS)).toBeInstanceOf(
       StreamableHttpUpstreamTransport,
     );
-    expect(createUpstreamTransport({ url: "https://example.com/mcp", transport: "sse" })).toBeInstanceOf(
+    expect(createUpstreamTransport({ url: "https://example.com/mcp", transport: "sse" }, LIMITS)).toBeInstanceOf(
       SseUpstreamTransport,
     );
-    expect(createUpstreamTransport({ url: "ws://127.0.0.1:9000/ws" })).toBeInstanceOf(WebSocketUpstreamTransport);
-    expect(createUpstreamTransport({ url: "http://127.0.0.1:9000/ws", transport: "websocket" })).toBeInstanceOf(
+    expect(createUpstreamTransport({ url: "ws://127.0.0.1:9000/ws" }, LIMITS)).toBeInstanceOf(
+      WebSocketUpstreamTransport,
+    );
+    expect(createUpstreamTransport({ url: "http://127.0.0.1:9000/ws", transport: "websocket" }, LIMITS)).toBeInstanceOf(
       WebSocketUpstreamTransport,
     );
     expect(transportKindOf({ url: "wss://h/x" })).toBe("websocket");

@@ -12,6 +12,7 @@ import {
 } from "../../../src/transports/upstream/earlyChild.js";
 import { StdioUpstreamTransport } from "../../../src/transports/upstream/stdioUpstream.js";
 import { defaultChildEnvironment } from "../../../src/proxy/defaultChildEnvironment.js";
+import { DEFAULT_LIMITS } from "../../../src/config/defaults.js";
 
 const NODE = process.execPath;
 const alive = (pid: number): boolean => {
@@ -39,7 +40,11 @@ describe("early-spawned stdio upstream", () => {
     await new Promise<void>((resolve) => early.child.once("exit", () => resolve()));
     // Let Node run what it does after an exit (it reads and drops unread output of a child nobody listens to).
     await new Promise((r) => setTimeout(r, 100));
-    const transport = new StdioUpstreamTransport({ command: NODE, args: ["-e", script] });
+    const transport = new StdioUpstreamTransport({
+      command: NODE,
+      args: ["-e", script],
+      maxMessageBytes: DEFAULT_LIMITS.maxMessageBytes,
+    });
     const messages: unknown[] = [];
     const errors: Error[] = [];
     let closed = false;
@@ -61,7 +66,11 @@ describe("early-spawned stdio upstream", () => {
   it("a running child is taken over and answers", async () => {
     const script = `process.stdin.on("data", (d) => { const m = JSON.parse(String(d)); process.stdout.write(JSON.stringify({jsonrpc:"2.0",id:m.id,result:{}})+"\\n"); });`;
     const early = spawnEarly(NODE, ["-e", script]);
-    const transport = new StdioUpstreamTransport({ command: NODE, args: ["-e", script] });
+    const transport = new StdioUpstreamTransport({
+      command: NODE,
+      args: ["-e", script],
+      maxMessageBytes: DEFAULT_LIMITS.maxMessageBytes,
+    });
     const answers: unknown[] = [];
     transport.onmessage = (m) => void answers.push(m);
     await transport.start();
@@ -79,6 +88,7 @@ describe("early-spawned stdio upstream", () => {
       command: NODE,
       args: ["-e", "setInterval(() => {}, 1000)"],
       env: { EXTRA: "1" },
+      maxMessageBytes: DEFAULT_LIMITS.maxMessageBytes,
     });
     await transport.start();
     expect(transport.pid).not.toBe(early.child.pid);
@@ -89,7 +99,10 @@ describe("early-spawned stdio upstream", () => {
   it("a command that does not exist fails the transport's start as it always did", async () => {
     spawnEarly("/nonexistent/upstream-binary", []);
     await new Promise((r) => setTimeout(r, 50));
-    const transport = new StdioUpstreamTransport({ command: "/nonexistent/upstream-binary" });
+    const transport = new StdioUpstreamTransport({
+      command: "/nonexistent/upstream-binary",
+      maxMessageBytes: DEFAULT_LIMITS.maxMessageBytes,
+    });
     await expect(transport.start()).rejects.toThrow(
       /could not start upstream command "\/nonexistent\/upstream-binary"/,
     );

@@ -6,14 +6,17 @@ import { SseUpstreamTransport, type SseUpstreamOptions } from "../../../src/tran
 import type { JSONRPCMessage } from "../../../src/transports/types.js";
 import { startSseFixture } from "../../fixtures/upstream-servers/httpFixtures.js";
 import { collect, INITIALIZE, INITIALIZED, type Collected } from "./collect.js";
+import { DEFAULT_LIMITS } from "../../../src/config/defaults.js";
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function connect(options: SseUpstreamOptions): Promise<{ transport: SseUpstreamTransport; got: Collected }> {
-  const transport = new SseUpstreamTransport(options);
+async function connect(
+  options: Omit<SseUpstreamOptions, "maxMessageBytes"> & { maxMessageBytes?: number },
+): Promise<{ transport: SseUpstreamTransport; got: Collected }> {
+  const transport = new SseUpstreamTransport({ maxMessageBytes: DEFAULT_LIMITS.maxMessageBytes, ...options });
   const got = collect(transport);
   await transport.start();
   cleanups.push(() => transport.close());
@@ -123,19 +126,24 @@ describe("SseUpstreamTransport (legacy HTTP+SSE) against the SDK's SSEServerTran
   });
 
   it("start() rejects: unreachable, no endpoint event, an endpoint on another origin", async () => {
-    await expect(new SseUpstreamTransport({ url: "http://127.0.0.1:1/sse" }).start()).rejects.toMatchObject({
+    await expect(
+      new SseUpstreamTransport({
+        url: "http://127.0.0.1:1/sse",
+        maxMessageBytes: DEFAULT_LIMITS.maxMessageBytes,
+      }).start(),
+    ).rejects.toMatchObject({
       code: "UPSTREAM_UNREACHABLE",
       message: expect.stringContaining("cannot open the SSE stream of upstream http://127.0.0.1:1/sse"),
     });
     const silent = await endpointServer(undefined);
     cleanups.push(silent.close);
-    await expect(new SseUpstreamTransport({ url: silent.url }).start()).rejects.toThrow(
-      /stream ended before its endpoint event/,
-    );
+    await expect(
+      new SseUpstreamTransport({ url: silent.url, maxMessageBytes: DEFAULT_LIMITS.maxMessageBytes }).start(),
+    ).rejects.toThrow(/stream ended before its endpoint event/);
     const foreign = await endpointServer("http://evil.example/steal");
     cleanups.push(foreign.close);
-    await expect(new SseUpstreamTransport({ url: foreign.url }).start()).rejects.toThrow(
-      /endpoint event names another origin \(http:\/\/evil.example\)/,
-    );
+    await expect(
+      new SseUpstreamTransport({ url: foreign.url, maxMessageBytes: DEFAULT_LIMITS.maxMessageBytes }).start(),
+    ).rejects.toThrow(/endpoint event names another origin \(http:\/\/evil.example\)/);
   });
 });

@@ -5,6 +5,7 @@ import { NormalizerError } from "../../../src/errors/NormalizerError.js";
 import { createStderrLogger } from "../../../src/observe/logger.js";
 import { StdioUpstreamTransport, type StdioUpstreamOptions } from "../../../src/transports/upstream/stdioUpstream.js";
 import { collect, INITIALIZE, INITIALIZED, processExists, type Collected } from "./collect.js";
+import { DEFAULT_LIMITS } from "../../../src/config/defaults.js";
 
 const ECHO_SERVER = fileURLToPath(new URL("../../fixtures/upstream-servers/stdioEchoServer.mjs", import.meta.url));
 const EVERYTHING = fileURLToPath(
@@ -25,7 +26,13 @@ interface Started {
 async function startStdio(options: Partial<StdioUpstreamOptions> & { command?: string } = {}): Promise<Started> {
   const logLines: Array<Record<string, unknown>> = [];
   const logger = createStderrLogger("debug", {}, (line) => logLines.push(JSON.parse(line) as Record<string, unknown>));
-  const transport = new StdioUpstreamTransport({ command: process.execPath, args: [ECHO_SERVER], logger, ...options });
+  const transport = new StdioUpstreamTransport({
+    command: process.execPath,
+    args: [ECHO_SERVER],
+    logger,
+    maxMessageBytes: DEFAULT_LIMITS.maxMessageBytes,
+    ...options,
+  });
   const got = collect(transport);
   await transport.start();
   cleanups.push(() => transport.close());
@@ -176,7 +183,10 @@ describe("StdioUpstreamTransport with fixture children", () => {
   });
 
   it("start() rejects with a clear error for a command that does not exist", async () => {
-    const transport = new StdioUpstreamTransport({ command: "definitely-not-a-command-mcpn" });
+    const transport = new StdioUpstreamTransport({
+      command: "definitely-not-a-command-mcpn",
+      maxMessageBytes: DEFAULT_LIMITS.maxMessageBytes,
+    });
     await expect(transport.start()).rejects.toThrow(
       /could not start upstream command "definitely-not-a-command-mcpn": .*ENOENT/,
     );

@@ -13,6 +13,7 @@ import {
   startStreamableHttpFixture,
 } from "../../fixtures/upstream-servers/httpFixtures.js";
 import { collect, INITIALIZE, INITIALIZED, type Collected } from "./collect.js";
+import { DEFAULT_LIMITS } from "../../../src/config/defaults.js";
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -20,9 +21,12 @@ afterEach(async () => {
 });
 
 async function connect(
-  options: HttpUpstreamOptions,
+  options: Omit<HttpUpstreamOptions, "maxMessageBytes"> & { maxMessageBytes?: number },
 ): Promise<{ transport: StreamableHttpUpstreamTransport; got: Collected }> {
-  const transport = new StreamableHttpUpstreamTransport(options);
+  const transport = new StreamableHttpUpstreamTransport({
+    maxMessageBytes: DEFAULT_LIMITS.maxMessageBytes,
+    ...options,
+  });
   const got = collect(transport);
   await transport.start();
   cleanups.push(() => transport.close());
@@ -210,7 +214,10 @@ describe("StreamableHttpUpstreamTransport against the SDK's StreamableHTTPServer
 
   it("start() rejects for an unreachable port; a request after the upstream went away gets a JSON-RPC error", async () => {
     const port = await freePort();
-    const unreachable = new StreamableHttpUpstreamTransport({ url: `http://127.0.0.1:${port}/mcp` });
+    const unreachable = new StreamableHttpUpstreamTransport({
+      url: `http://127.0.0.1:${port}/mcp`,
+      maxMessageBytes: DEFAULT_LIMITS.maxMessageBytes,
+    });
     await expect(unreachable.start()).rejects.toMatchObject({
       code: "UPSTREAM_UNREACHABLE",
       message: expect.stringContaining(`cannot reach upstream http://127.0.0.1:${port}/mcp`),

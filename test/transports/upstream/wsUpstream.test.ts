@@ -8,6 +8,7 @@ import {
 import type { JSONRPCMessage } from "../../../src/transports/types.js";
 import { startWebSocketFixture } from "../../fixtures/upstream-servers/httpFixtures.js";
 import { collect, INITIALIZE, INITIALIZED, type Collected } from "./collect.js";
+import { DEFAULT_LIMITS } from "../../../src/config/defaults.js";
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -15,9 +16,9 @@ afterEach(async () => {
 });
 
 async function connect(
-  options: WebSocketUpstreamOptions,
+  options: Omit<WebSocketUpstreamOptions, "maxMessageBytes"> & { maxMessageBytes?: number },
 ): Promise<{ transport: WebSocketUpstreamTransport; got: Collected }> {
-  const transport = new WebSocketUpstreamTransport(options);
+  const transport = new WebSocketUpstreamTransport({ maxMessageBytes: DEFAULT_LIMITS.maxMessageBytes, ...options });
   const got = collect(transport);
   await transport.start();
   cleanups.push(() => transport.close());
@@ -78,7 +79,12 @@ describe("WebSocketUpstreamTransport against an SDK server over ws", () => {
   });
 
   it("start() rejects for an unreachable port and for an HTTP answer instead of an upgrade", async () => {
-    await expect(new WebSocketUpstreamTransport({ url: "ws://127.0.0.1:1/ws" }).start()).rejects.toMatchObject({
+    await expect(
+      new WebSocketUpstreamTransport({
+        url: "ws://127.0.0.1:1/ws",
+        maxMessageBytes: DEFAULT_LIMITS.maxMessageBytes,
+      }).start(),
+    ).rejects.toMatchObject({
       code: "UPSTREAM_UNREACHABLE",
       message: expect.stringMatching(/cannot open WebSocket to upstream ws:\/\/127.0.0.1:1\/ws: .*ECONNREFUSED/),
     });
@@ -89,7 +95,11 @@ describe("WebSocketUpstreamTransport against an SDK server over ws", () => {
     cleanups.push(() => new Promise((resolve) => server.close(() => resolve())));
     const url = `ws://127.0.0.1:${(server.address() as AddressInfo).port}/ws`;
     await expect(
-      new WebSocketUpstreamTransport({ url, headers: { Authorization: "Bearer wrong-secret" } }).start(),
+      new WebSocketUpstreamTransport({
+        url,
+        headers: { Authorization: "Bearer wrong-secret" },
+        maxMessageBytes: DEFAULT_LIMITS.maxMessageBytes,
+      }).start(),
     ).rejects.toThrow(`cannot open WebSocket to upstream ${url}: HTTP 401 Unauthorized`);
   });
 });

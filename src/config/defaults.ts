@@ -1,0 +1,92 @@
+/**
+ * Every default of a configurable value, as plain data: the one place a default is written.
+ * The zod schema (schema.ts) takes its `.default(...)`s from here, and so does the config built
+ * from command-line flags alone (flagConfig.ts), which never loads zod. Code below `config/`
+ * (the engine, the transports, the fit layer) declares no defaults of its own: its callers fill
+ * every option from these values.
+ *
+ * Nothing is imported here but types: this module is on the start-up path of every command.
+ */
+import type { ImageFormat } from "../fit/settings.js";
+
+export const DEFAULT_PORT = 8808;
+export const DEFAULT_HOST = "127.0.0.1";
+/** Host names allowed in the `Host` header by default: loopback only (DNS rebinding defence). */
+export const DEFAULT_ALLOWED_HOSTS: readonly string[] = ["localhost", "127.0.0.1", "[::1]"];
+export const DEFAULT_LOG_LEVEL = "info" as const;
+
+/** `limits.*`: the value each limit takes when the config does not set it. */
+export const DEFAULT_LIMITS = Object.freeze({
+  /** Largest message on any transport: 256 MiB. */
+  maxMessageBytes: 256 * 1024 * 1024,
+  /** Entries whose text/blob is longer pass untouched: 256 MiB. */
+  maxNormalizeBytes: 256 * 1024 * 1024,
+  requestTimeoutMs: 300_000,
+  maxSessions: 1000,
+  /** Live host sessions one client address may hold. */
+  maxSessionsPerClient: 100,
+  /** How long SIGTERM/SIGINT wait for in-flight requests. */
+  shutdownGraceMs: 10_000,
+  /** First wait before a new upstream after one died (doubles per consecutive failure). */
+  restartBackoffMs: 250,
+  /** The backoff never grows past this. */
+  maxRestartBackoffMs: 30_000,
+  /** Bytes a host connection may leave untaken before the proxy stops reading its upstream: 1 MiB. */
+  hostBufferBytes: 1024 * 1024,
+  /** Bytes an upstream may leave untaken before the proxy stops reading its host: 1 MiB. */
+  upstreamBufferBytes: 1024 * 1024,
+  /** Payload strings from an upstream this long stay bytes: 256 KiB. */
+  rawStringBytes: 256 * 1024,
+  /** Messages in one JSON-RPC batch from a host. */
+  maxBatch: 100,
+  /** Started upstreams per server (and token) serving stateless requests. */
+  statelessPoolSize: 4,
+  /** A streamable HTTP session (or a pooled stateless upstream) idle this long is ended: 10 min. */
+  sessionIdleMs: 10 * 60 * 1000,
+  /** A WebSocket host is pinged this often and must answer before the next ping. */
+  pingIntervalMs: 30_000,
+  /** A connection has this long to send its request headers. */
+  headersTimeoutMs: 10_000,
+  /** A request (headers and body) must have arrived in this time. */
+  requestBodyTimeoutMs: 120_000,
+  /** An idle keep-alive connection is closed after this. */
+  keepAliveTimeoutMs: 5_000,
+  /** Open HTTP connections (streams, keep-alive, upgrades) at once. */
+  maxConnections: 2_000,
+  /** How long an OAuth browser login waits for the redirect back: 5 min. */
+  loginTimeoutMs: 5 * 60_000,
+  /** One request to an authorization server or metadata URL. */
+  oauthRequestTimeoutMs: 30_000,
+  /** Width × height above which an image is refused before decoding (8192 × 8192). */
+  imageMaxPixels: 8192 * 8192,
+  /** A message waits at most this long for its images to be fitted. */
+  fitTimeoutMs: 30_000,
+  /** Images decoded and encoded at the same time, over all sessions. */
+  fitConcurrency: 2,
+  /** How long the pages of a cut tool result can be read: 10 min. */
+  spillTtlMs: 10 * 60_000,
+  /** UTF-8 bytes of pages held at once, over all sessions: 64 MiB. */
+  spillMaxBytes: 64 * 1024 * 1024,
+  /** Task ids (task → creating method) remembered per upstream connection. */
+  maxTrackedTasks: 1000,
+});
+
+export type DefaultLimits = typeof DEFAULT_LIMITS;
+
+/** `normalize.images` when set to `true`, and the fields an object leaves out. */
+export const DEFAULT_IMAGES = Object.freeze({
+  /** The long side Claude's API recommends (larger is downscaled anyway). */
+  maxDimension: 1568,
+  /** Bytes of one image after fitting (1 MiB). */
+  maxBytes: 1024 * 1024,
+  /** What every host that takes images accepts. */
+  formats: Object.freeze(["image/png", "image/jpeg", "image/gif", "image/webp"]) as readonly ImageFormat[],
+  resources: false,
+});
+
+/**
+ * Options of the HTTP listener that are not (yet) keys of the config: the SSE keepalive comment
+ * interval, and the server messages queued for a streamable HTTP session with no GET stream open.
+ */
+export const DEFAULT_SSE_KEEP_ALIVE_MS = 15_000;
+export const DEFAULT_MAX_QUEUED_MESSAGES = 1000;
