@@ -173,6 +173,12 @@ export function renderBenchBlock(results) {
       );
     row("`mcp-normalizer --help`", "`node -e 0`", startup.help);
     row("spawn → `initialize` answered, `stdio` in front of the everything server", "direct", startup.initialize);
+    if (startup.relayInitialize !== undefined)
+      row(
+        "reference: spawn → `initialize` answered through the byte relay (Node's boot, no proxy code)",
+        "direct",
+        startup.relayInitialize,
+      );
     lines.push("");
   }
 

@@ -6,6 +6,8 @@
  * - `initialize`: spawn → `initialize` answered, through `mcp-normalizer stdio` in front of the
  *   everything server against the everything server spawned directly (what a desktop host waits
  *   for before its first call).
+ * - `relayInitialize`: the same through the byte relay (bench/relay.mjs), the floor of any proxy
+ *   that is a Node process of its own: Node's boot comes before the server can be spawned.
  *
  * Each figure is the median of the pair-by-pair ratios, with both medians beside it.
  */
@@ -116,6 +118,7 @@ export async function runStartupWorkload(workload, opts, log, { root, cli }) {
   const runs = opts.counts.startup;
   const timeoutMs = opts.startTimeoutMs;
   const everything = join(root, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js");
+  const relay = join(root, "bench", "relay.mjs");
   const result = {
     id: workload.id,
     kind: workload.kind,
@@ -123,6 +126,7 @@ export async function runStartupWorkload(workload, opts, log, { root, cli }) {
     count: runs,
     help: null,
     initialize: null,
+    relayInitialize: null,
   };
   try {
     result.help = await paired(
@@ -147,6 +151,21 @@ export async function runStartupWorkload(workload, opts, log, { root, cli }) {
     );
   } catch (error) {
     result.initialize = { error: String(error?.message ?? error) };
+  }
+  // The floor of any stdio proxy's start: a Node process that spawns the server at once and relays
+  // bytes (bench/relay.mjs) pays Node's own boot before the server can start, and nothing else.
+  try {
+    result.relayInitialize = await paired(
+      () => timeToInitialize(NODE, [relay, NODE, everything, "stdio"], timeoutMs),
+      () => timeToInitialize(NODE, [everything, "stdio"], timeoutMs),
+      runs,
+      1,
+    );
+    log(
+      `  reference: initialize through the byte relay ${result.relayInitialize.aMedianMs} ms vs direct ${result.relayInitialize.bMedianMs} ms: ${result.relayInitialize.ratioMedian}×`,
+    );
+  } catch (error) {
+    result.relayInitialize = { error: String(error?.message ?? error) };
   }
   return result;
 }
