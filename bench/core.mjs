@@ -22,7 +22,7 @@ import { fileURLToPath } from "node:url";
 import os from "node:os";
 import { fileTypeFromBuffer } from "file-type";
 import { normalizeContents, normalizeResult, Policy, detectSignature } from "../dist/normalize/index.js";
-import { DEFAULT_LIMITS } from "../dist/config/defaults.js";
+import { completePolicyOptions } from "../dist/config/policy.js";
 import { decodeStrictBase64 } from "../dist/normalize/base64.js";
 import { parseWithRawStrings } from "../dist/transports/rawStringParse.js";
 import { encodeWire } from "../dist/transports/wireJson.js";
@@ -30,7 +30,7 @@ import { interleaved, median } from "./lib/stats.mjs";
 import { utf8Text } from "./lib/text.mjs";
 
 const MiB = 1024 * 1024;
-const policy = new Policy({ maxNormalizeBytes: DEFAULT_LIMITS.maxNormalizeBytes });
+const policy = new Policy(completePolicyOptions());
 const quick = process.argv.includes("--quick");
 
 function entryOf(blob, mimeType, uri) {
@@ -195,7 +195,7 @@ for (const [size, rounds] of quick
     .filter((s) => s.kind === "text" && s.file.endsWith(".full.txt") && !s.charset.startsWith("utf-16"))
     .map((s) => readFileSync(`${dir}files/${s.file}`));
   const entries = samples.map((bytes) => entryOf(bytes.toString("base64"), "text/plain", "mem://bench/legacy"));
-  const off = new Policy({ detectCharset: false, maxNormalizeBytes: DEFAULT_LIMITS.maxNormalizeBytes });
+  const off = new Policy(completePolicyOptions({ detectCharset: false }));
   for (const contents of entries) {
     if (normalizeContents(contents, policy).changes[0].action !== "transcode")
       throw new Error("a charset bench sample was not detected");

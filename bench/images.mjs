@@ -22,7 +22,7 @@ import { fitResult } from "../dist/fit/fitResult.js";
 import { FitPolicy } from "../dist/fit/fitPolicy.js";
 import { createFitRuntime } from "../dist/fit/runtime.js";
 import { fitLimitsOf } from "../dist/config/fitPolicy.js";
-import { DEFAULT_IMAGES, DEFAULT_LIMITS } from "../dist/config/defaults.js";
+import { DEFAULT_FIT, DEFAULT_IMAGES, DEFAULT_LIMITS } from "../dist/config/defaults.js";
 import { median } from "./lib/stats.mjs";
 import { measureProcess } from "./suite/procStats.mjs";
 import { ROOT } from "./suite/paths.mjs";
@@ -103,7 +103,7 @@ async function inProcess(imgs) {
     log(`fit ${name} (${bytes.length} bytes): ${ms.toFixed(1)} ms per image (median of ${ROUNDS})`);
   }
   const session = {
-    policy: new FitPolicy({ images: true }, DEFAULT_IMAGES),
+    policy: new FitPolicy({ ...DEFAULT_FIT, images: true }, DEFAULT_IMAGES),
     runtime: createFitRuntime(fitLimitsOf({ limits: DEFAULT_LIMITS })),
     store: null,
   };

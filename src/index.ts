@@ -6,7 +6,8 @@ export {
   type NormalizationOptions,
 } from "./proxy/withNormalization.js";
 export { Bridge, type BridgeOptions } from "./proxy/bridge.js";
-export { DEFAULT_LIMITS, DEFAULT_IMAGES } from "./config/defaults.js";
+export { DEFAULT_LIMITS, DEFAULT_IMAGES, DEFAULT_NORMALIZE, DEFAULT_FIT } from "./config/defaults.js";
+export { completePolicyOptions } from "./config/policy.js";
 export { ConfigSchema, configJsonSchema, type ProxyConfig, type ServerConfig } from "./config/schema.js";
 export { loadConfigFile, parseConfig } from "./config/load.js";
 export { NormalizerError, type ErrorCode } from "./errors/NormalizerError.js";

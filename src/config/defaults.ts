@@ -7,7 +7,9 @@
  *
  * Nothing is imported here but types: this module is on the start-up path of every command.
  */
+import type { FitPolicyOptions } from "../fit/fitPolicy.js";
 import type { ImageFormat } from "../fit/settings.js";
+import type { PolicySettings } from "../normalize/policy.js";
 
 export const DEFAULT_PORT = 8808;
 export const DEFAULT_HOST = "127.0.0.1";
@@ -82,6 +84,33 @@ export const DEFAULT_IMAGES = Object.freeze({
   /** What every host that takes images accepts. */
   formats: Object.freeze(["image/png", "image/jpeg", "image/gif", "image/webp"]) as readonly ImageFormat[],
   resources: false,
+});
+
+/**
+ * The engine's `normalize.*` switches when the config leaves them out: every rewrite happens
+ * unless turned off. (`maxNormalizeBytes` is a limit: `limits.maxNormalizeBytes`.)
+ */
+export const DEFAULT_NORMALIZE: Readonly<Omit<PolicySettings, "maxNormalizeBytes">> = Object.freeze({
+  unwrapBlobs: true,
+  transcode: true,
+  reencodeBinaryText: true,
+  fixMime: true,
+  media: true,
+  detectCharset: true,
+  charset: "transcode",
+  extraTextualTypes: Object.freeze([]) as readonly string[],
+  dryRun: false,
+});
+
+/**
+ * The fit layer's `normalize.*` keys when the config leaves them out: everything off — images
+ * pass as they are, embedded resources are kept, tool results are never cut.
+ */
+export const DEFAULT_FIT: Readonly<Required<Omit<FitPolicyOptions, "rules">>> = Object.freeze({
+  images: false,
+  embeddedResources: "keep",
+  maxResultBytes: false,
+  dryRun: false,
 });
 
 /**

@@ -1,10 +1,12 @@
 /**
  * The fit layer's settings for one server, from the config: the global `normalize` fit keys,
  * the server's own over them (`images` merged field by field), and both lists of rules (the
- * server's last: later rules win). `limits.*` gives the shared limits.
+ * server's last: later rules win), every key the config leaves out at its default
+ * (./defaults.ts). `limits.*` gives the shared limits.
  */
 import type { FitPolicyOptions, FitRule } from "../fit/fitPolicy.js";
-import type { FitLimits } from "../fit/settings.js";
+import type { FitLimits, FitSettingsInput } from "../fit/settings.js";
+import { DEFAULT_FIT } from "./defaults.js";
 import type { NormalizeConfig, ProxyConfig, ServerConfig } from "./schema.js";
 
 export function fitOptionsFor(
@@ -29,16 +31,17 @@ export function fitOptionsFor(
         ? mine.images
         : { ...base.images, ...mine.images };
   return {
+    ...DEFAULT_FIT,
     ...base,
     ...mine,
-    ...(images === undefined ? {} : { images }),
+    images: images ?? DEFAULT_FIT.images,
     rules,
     ...(dryRun === true ? { dryRun: true } : {}),
   };
 }
 
-function pick(settings: NormalizeConfig): FitPolicyOptions {
-  const out: FitPolicyOptions = {};
+function pick(settings: NormalizeConfig): FitSettingsInput {
+  const out: FitSettingsInput = {};
   if (settings.images !== undefined) out.images = settings.images;
   if (settings.embeddedResources !== undefined) out.embeddedResources = settings.embeddedResources;
   if (settings.maxResultBytes !== undefined) out.maxResultBytes = settings.maxResultBytes;

@@ -1,10 +1,11 @@
-import type { PolicyOptions, PolicyRule } from "../normalize/policy.js";
+import type { PolicyInput, PolicyOptions, PolicyRule } from "../normalize/policy.js";
+import { DEFAULT_LIMITS, DEFAULT_NORMALIZE } from "./defaults.js";
 import type { NormalizeConfig, ProxyConfig, ServerConfig } from "./schema.js";
 
 /**
- * The policy for one server: `limits.maxNormalizeBytes`, then the global `normalize`, then the
- * server's own (per-server `normalize` overrides the global one). Rules of both
- * apply, the server's last (later rules win).
+ * The policy for one server: the default switches, `limits.maxNormalizeBytes`, then the global
+ * `normalize`, then the server's own (per-server `normalize` overrides the global one). Rules of
+ * both apply, the server's last (later rules win).
  */
 export function policyOptionsFor(
   config: Pick<ProxyConfig, "normalize" | "limits">,
@@ -23,6 +24,7 @@ export function policyOptionsFor(
       set: withoutFitKeys(set),
     }));
   return {
+    ...DEFAULT_NORMALIZE,
     maxNormalizeBytes: config.limits.maxNormalizeBytes,
     ...withoutFitKeys(globalSettings),
     ...withoutFitKeys(ownSettings),
@@ -38,4 +40,16 @@ function withoutFitKeys<T extends object>(settings: T): Omit<T, "images" | "embe
     ...rest
   } = settings as T & { images?: unknown; embeddedResources?: unknown; maxResultBytes?: unknown };
   return rest;
+}
+
+/**
+ * Settings given in code (the library's decorator, the `normalize` command) made complete: what
+ * they leave out takes the config's defaults, `maxNormalizeBytes` the default of its limit.
+ */
+export function completePolicyOptions(input: PolicyInput = {}): PolicyOptions {
+  return { ...DEFAULT_NORMALIZE, maxNormalizeBytes: DEFAULT_LIMITS.maxNormalizeBytes, ...withoutUndefined(input) };
+}
+
+function withoutUndefined<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
 }

@@ -5,34 +5,58 @@
  */
 import { z } from "zod";
 import { IMAGE_FORMATS, MIN_RESULT_BYTES } from "../fit/settings.js";
-import { DEFAULT_HOST, DEFAULT_IMAGES, DEFAULT_LIMITS, DEFAULT_LOG_LEVEL, DEFAULT_PORT } from "./defaults.js";
+import {
+  DEFAULT_FIT,
+  DEFAULT_HOST,
+  DEFAULT_IMAGES,
+  DEFAULT_LIMITS,
+  DEFAULT_LOG_LEVEL,
+  DEFAULT_NORMALIZE,
+  DEFAULT_PORT,
+} from "./defaults.js";
 import { serverNameProblem } from "./serverName.js";
 
 /** The smallest buffer limit accepted: Node's own stream high-water mark (16 KiB). */
 const MIN_BUFFER_BYTES = 16 * 1024;
 
+/** "(default X)" for a key's help text, X as it is written in the config file. */
+function byDefault(value: unknown): string {
+  return `(default ${JSON.stringify(value)})`;
+}
+
 const normalizeSettings = {
-  unwrapBlobs: z.boolean().optional().describe("blob whose bytes are UTF-8 text → text (default true)"),
-  transcode: z.boolean().optional().describe("BOM-marked or declared non-UTF-8 charset → decoded text (default true)"),
+  unwrapBlobs: z
+    .boolean()
+    .optional()
+    .describe(`blob whose bytes are UTF-8 text → text ${byDefault(DEFAULT_NORMALIZE.unwrapBlobs)}`),
+  transcode: z
+    .boolean()
+    .optional()
+    .describe(`BOM-marked or declared non-UTF-8 charset → decoded text ${byDefault(DEFAULT_NORMALIZE.transcode)}`),
   reencodeBinaryText: z
     .boolean()
     .optional()
-    .describe("binary strings and surrogate-escaped text → blob (default true)"),
-  fixMime: z.boolean().optional().describe("missing, generic or contradicted mimeType → corrected (default true)"),
+    .describe(`binary strings and surrogate-escaped text → blob ${byDefault(DEFAULT_NORMALIZE.reencodeBinaryText)}`),
+  fixMime: z
+    .boolean()
+    .optional()
+    .describe(`missing, generic or contradicted mimeType → corrected ${byDefault(DEFAULT_NORMALIZE.fixMime)}`),
   media: z
     .boolean()
     .optional()
-    .describe("image/audio blocks get the mimeType their bytes' signature says (default true)"),
+    .describe(`image/audio blocks get the mimeType their bytes' signature says ${byDefault(DEFAULT_NORMALIZE.media)}`),
   detectCharset: z
     .boolean()
     .optional()
     .describe(
-      "textual bytes with no charset that are not UTF-8: detect the charset and transcode when confident (default true)",
+      `textual bytes with no charset that are not UTF-8: detect the charset and transcode when confident ${byDefault(DEFAULT_NORMALIZE.detectCharset)}`,
     ),
   charset: z
     .enum(["transcode", "preserve"])
     .optional()
-    .describe('"preserve": textual bytes in a non-UTF-8 charset stay a blob labelled ;charset=X'),
+    .describe(
+      `"preserve": textual bytes in a non-UTF-8 charset stay a blob labelled ;charset=X ${byDefault(DEFAULT_NORMALIZE.charset)}`,
+    ),
   maxNormalizeBytes: z
     .number()
     .int()
@@ -42,8 +66,13 @@ const normalizeSettings = {
   extraTextualTypes: z
     .array(z.string().regex(/^[^/\s;]+\/[^/\s;]+$/, "a type/subtype essence"))
     .optional()
-    .describe("essences treated as textual on top of the built-in list"),
-  dryRun: z.boolean().optional().describe("log what would change, forward the original"),
+    .describe(
+      `essences treated as textual on top of the built-in list ${byDefault(DEFAULT_NORMALIZE.extraTextualTypes)}`,
+    ),
+  dryRun: z
+    .boolean()
+    .optional()
+    .describe(`log what would change, forward the original ${byDefault(DEFAULT_NORMALIZE.dryRun)}`),
   ...fitSettings(),
 };
 
@@ -74,22 +103,24 @@ function fitSettings() {
           resources: z
             .boolean()
             .optional()
-            .describe("also fit image/* blobs of resources/read results (default false)"),
+            .describe(`also fit image/* blobs of resources/read results ${byDefault(DEFAULT_IMAGES.resources)}`),
         }),
       ])
       .optional()
       .describe(
-        "fit images in tool results, prompt messages and embedded resources: true (defaults), false (off), or limits",
+        `fit images in tool results, prompt messages and embedded resources: true (defaults), false (off), or limits ${byDefault(DEFAULT_FIT.images)}`,
       ),
     embeddedResources: z
       .enum(["keep", "inline"])
       .optional()
-      .describe('"inline": embedded text resources become text blocks, image blobs image blocks (default "keep")'),
+      .describe(
+        `"inline": embedded text resources become text blocks, image blobs image blocks ${byDefault(DEFAULT_FIT.embeddedResources)}`,
+      ),
     maxResultBytes: z
       .union([z.number().int().min(MIN_RESULT_BYTES), z.literal(false)])
       .optional()
       .describe(
-        "tool result text over this many UTF-8 bytes is cut; the rest is served as pages linked from the result (false: off)",
+        `tool result text over this many UTF-8 bytes is cut; the rest is served as pages linked from the result; false: off ${byDefault(DEFAULT_FIT.maxResultBytes)}`,
       ),
   };
 }

@@ -6,9 +6,9 @@
 import { parseMediaType, type MediaType } from "../normalize/mediaType.js";
 import { globToRegExp } from "../normalize/policy.js";
 import {
-  FIT_OFF,
   isFitOff,
   mergeFitSettings,
+  resolveFitSettings,
   type FitSettings,
   type FitSettingsInput,
   type ImageSettings,
@@ -22,7 +22,13 @@ export interface FitRule {
   set: FitSettingsInput;
 }
 
-export interface FitPolicyOptions extends FitSettingsInput {
+/** Every fit key (the caller fills what the config leaves out from its defaults), and the rules. */
+export interface FitPolicyOptions extends Required<FitSettingsInput> {
+  rules?: readonly FitRule[] | undefined;
+}
+
+/** Fit keys as a caller may give them, some left out: the layer that compiles them fills the rest. */
+export interface FitPolicyInput extends FitSettingsInput {
   rules?: readonly FitRule[] | undefined;
 }
 
@@ -52,7 +58,7 @@ export class FitPolicy {
     private readonly imageDefaults: ImageSettings,
   ) {
     const { rules = [], ...settings } = options;
-    this.base = mergeFitSettings(FIT_OFF, settings, imageDefaults);
+    this.base = resolveFitSettings(settings, imageDefaults);
     this.rules = rules
       .filter((rule) => FIT_KEYS.some((key) => rule.set[key] !== undefined))
       .map((rule) => ({

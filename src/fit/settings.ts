@@ -1,7 +1,8 @@
 /**
  * What "fitting results to the host" may do, as the fit layer sees it once resolved for one
  * content block: the image limits, whether embedded resources are inlined, and the size above
- * which a tool result's text is cut and the rest served as pages. Everything is off unless asked.
+ * which a tool result's text is cut and the rest served as pages. The caller gives every key
+ * (the config's defaults fill what a config leaves out); nothing here has a default of its own.
  */
 
 /** Formats an image may be sent in after fitting (what the encoder writes). */
@@ -43,13 +44,6 @@ export interface FitSettings {
   readonly dryRun: boolean;
 }
 
-export const FIT_OFF: FitSettings = Object.freeze({
-  images: null,
-  embeddedResources: "keep",
-  maxResultBytes: null,
-  dryRun: false,
-});
-
 /** Limits of the fit layer (from `limits.*`). */
 export interface FitLimits {
   readonly imageMaxPixels: number;
@@ -57,6 +51,21 @@ export interface FitLimits {
   readonly fitConcurrency: number;
   readonly spillTtlMs: number;
   readonly spillMaxBytes: number;
+}
+
+/** Every key given, as written in config (`false` turns images or cutting off), resolved. */
+export function resolveFitSettings(given: Required<FitSettingsInput>, imageDefaults: ImageSettings): FitSettings {
+  return {
+    images:
+      given.images === false
+        ? null
+        : given.images === true
+          ? imageDefaults
+          : { ...imageDefaults, ...stripUndefined(given.images) },
+    embeddedResources: given.embeddedResources,
+    maxResultBytes: given.maxResultBytes === false ? null : given.maxResultBytes,
+    dryRun: given.dryRun,
+  };
 }
 
 /**

@@ -6,7 +6,7 @@ export { normalizeMediaBlock, normalizeResourceLink } from "./media.js";
 export { parseMediaType, formatMediaType, type MediaType } from "./mediaType.js";
 export {
   Policy,
-  DEFAULT_SETTINGS,
+  type PolicyInput,
   type PolicyOptions,
   type PolicySettings,
   type PolicyRule,

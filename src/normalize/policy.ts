@@ -1,7 +1,7 @@
 /**
  * The normalization policy: the engine's options, resolved for one entry. The config layer
- * validates user input (src/config) and hands a `PolicyOptions` in; the engine only ever sees
- * complete, resolved values.
+ * validates user input (src/config), fills what it leaves out from its defaults and hands a
+ * complete `PolicyOptions` in; the engine only ever sees complete, resolved values.
  */
 import { DEFAULT_EXTRA_TEXTUAL } from "./mimeTables.js";
 import type { MediaType } from "./mediaType.js";
@@ -42,11 +42,15 @@ export interface PolicyRule {
 }
 
 /**
- * What the caller chooses. `maxNormalizeBytes` is a limit of the config's (`limits.*`): the caller
- * always gives it. The switches left out are on (every rewrite happens unless turned off).
+ * What the caller chooses: every setting (the config's defaults fill what a config leaves out;
+ * the engine has none of its own), and the rules.
  */
-export interface PolicyOptions extends Partial<PolicySettings> {
-  maxNormalizeBytes: number;
+export interface PolicyOptions extends PolicySettings {
+  rules?: readonly PolicyRule[];
+}
+
+/** Settings as a caller may give them, some left out: the layer that compiles them fills the rest. */
+export interface PolicyInput extends Partial<PolicySettings> {
   rules?: readonly PolicyRule[];
 }
 
@@ -54,20 +58,7 @@ export interface ResolvedPolicy extends PolicySettings {
   readonly textual: ReadonlySet<string>;
 }
 
-/** The switches a policy starts from (`maxNormalizeBytes` is always given). */
-export const DEFAULT_SETTINGS: Readonly<Omit<PolicySettings, "maxNormalizeBytes">> = {
-  unwrapBlobs: true,
-  transcode: true,
-  reencodeBinaryText: true,
-  fixMime: true,
-  media: true,
-  detectCharset: true,
-  charset: "transcode",
-  extraTextualTypes: [],
-  dryRun: false,
-};
-
-/** A compiled policy: defaults merged once, rules compiled once, resolved per entry. */
+/** A compiled policy: rules compiled once, resolved per entry. */
 export class Policy {
   readonly base: ResolvedPolicy;
   private readonly rules: ReadonlyArray<{ uri: RegExp | null; mime: string | null; set: Partial<PolicySettings> }>;
@@ -75,11 +66,7 @@ export class Policy {
 
   constructor(options: PolicyOptions) {
     const { rules = [], ...settings } = options;
-    this.base = resolve({
-      ...DEFAULT_SETTINGS,
-      ...stripUndefined(settings),
-      maxNormalizeBytes: settings.maxNormalizeBytes,
-    });
+    this.base = resolve(settings);
     this.rules = rules.map((rule) => ({
       uri: rule.uri === undefined ? null : globToRegExp(rule.uri),
       mime: rule.mimeType === undefined ? null : rule.mimeType.trim().toLowerCase(),

@@ -3,9 +3,9 @@
  * in-process decorator, a session manager built without a runtime): one runtime per process,
  * and what `images: true` means.
  */
-import { DEFAULT_IMAGES, DEFAULT_LIMITS } from "../config/defaults.js";
+import { DEFAULT_FIT, DEFAULT_IMAGES, DEFAULT_LIMITS } from "../config/defaults.js";
 import { fitLimitsOf } from "../config/fitPolicy.js";
-import { FitPolicy, type FitPolicyOptions } from "../fit/fitPolicy.js";
+import { FitPolicy, type FitPolicyInput } from "../fit/fitPolicy.js";
 import { createFitRuntime, type FitRuntime } from "../fit/runtime.js";
 
 let shared: FitRuntime | undefined;
@@ -16,7 +16,14 @@ export function defaultFitRuntime(): FitRuntime {
   return shared;
 }
 
-/** A fit policy compiled from `options`, `images: true` meaning the config's default image settings. */
-export function fitPolicyOf(options: FitPolicyOptions): FitPolicy {
-  return new FitPolicy(options, DEFAULT_IMAGES);
+/**
+ * A fit policy compiled from `options`: the keys left out at the config's defaults, `images: true`
+ * meaning the config's default image settings.
+ */
+export function fitPolicyOf(options: FitPolicyInput): FitPolicy {
+  return new FitPolicy({ ...DEFAULT_FIT, ...withoutUndefined(options) }, DEFAULT_IMAGES);
+}
+
+function withoutUndefined<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
 }

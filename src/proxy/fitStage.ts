@@ -7,7 +7,7 @@
  * since the proxy then declares that capability so hosts offer the model a way to read the pages.
  */
 import { FIT_METHODS, fitResult, type FitSession, type Fitted } from "../fit/fitResult.js";
-import { FitPolicy, type FitPolicyOptions } from "../fit/fitPolicy.js";
+import { FitPolicy, type FitPolicyInput } from "../fit/fitPolicy.js";
 import type { FitRuntime } from "../fit/runtime.js";
 import { defaultFitRuntime, fitPolicyOf } from "./defaultFit.js";
 import { servePage } from "../fit/spill/servePage.js";
@@ -17,8 +17,8 @@ import { rebuild, type JsonObject } from "../normalize/objects.js";
 import { isObj, isRequest } from "../transports/jsonrpc.js";
 
 export interface FitOptions {
-  /** A compiled fit policy, or options to compile one. */
-  readonly policy: FitPolicy | FitPolicyOptions;
+  /** A compiled fit policy, or options to compile one (keys left out: the config's defaults). */
+  readonly policy: FitPolicy | FitPolicyInput;
   /** Shared image queue and page memory; default: one per process with default limits. */
   readonly runtime?: FitRuntime;
   /**

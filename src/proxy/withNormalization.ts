@@ -7,7 +7,7 @@
  * puts it between a host-side and an upstream-side transport (src/proxy/bridge.ts).
  */
 import type { ChangeRecord, NormalizationEvent } from "../normalize/change.js";
-import { Policy, type PolicyOptions } from "../normalize/policy.js";
+import { Policy, type PolicyInput } from "../normalize/policy.js";
 import { normalizeRequestParams, normalizeResult, REQUEST_METHODS, RESULT_METHODS } from "../normalize/result.js";
 import type {
   FlowControl,
@@ -23,6 +23,7 @@ import { isNotification, isObj, isRequest, isRequestId, isResponse, type Request
 import { mergeChanges, type Fitted } from "../fit/fitResult.js";
 import { FitStage, type FitOptions } from "./fitStage.js";
 import { DEFAULT_LIMITS } from "../config/defaults.js";
+import { completePolicyOptions } from "../config/policy.js";
 import { createdTaskId, TaskOrigins } from "./taskOrigins.js";
 import { inFlight, RequestTable } from "./requestTable.js";
 
@@ -30,10 +31,10 @@ import { inFlight, RequestTable } from "./requestTable.js";
 
 export interface NormalizationOptions {
   /**
-   * A compiled policy, or options to compile one. Defaults: every rule on, and the config's
-   * default `limits.maxNormalizeBytes`.
+   * A compiled policy, or options to compile one. What they leave out takes the config's
+   * defaults (config/defaults.ts), `maxNormalizeBytes` the default `limits.maxNormalizeBytes`.
    */
-  policy?: Policy | (Omit<PolicyOptions, "maxNormalizeBytes"> & { maxNormalizeBytes?: number });
+  policy?: Policy | PolicyInput;
   /** Called once per normalized message with its change records (for logs, metrics, reports). */
   onNormalized?: (event: NormalizationEvent) => void;
   /** Called when the engine itself fails (it should not): the message is forwarded unchanged. */
@@ -108,13 +109,7 @@ export class NormalizingTransport implements ProxyTransport {
   ) {
     this.ownsRequests = requests === undefined;
     this.requests = requests ?? new RequestTable();
-    this.policy =
-      options.policy instanceof Policy
-        ? options.policy
-        : new Policy({
-            ...options.policy,
-            maxNormalizeBytes: options.policy?.maxNormalizeBytes ?? DEFAULT_LIMITS.maxNormalizeBytes,
-          });
+    this.policy = options.policy instanceof Policy ? options.policy : new Policy(completePolicyOptions(options.policy));
     this.now = options.now ?? (() => performance.now());
     this.fit = options.fit === undefined ? undefined : new FitStage(options.fit);
     this.tasks = new TaskOrigins(options.maxTrackedTasks ?? DEFAULT_LIMITS.maxTrackedTasks);

@@ -7,15 +7,19 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import {
+  DEFAULT_FIT,
   DEFAULT_HOST,
   DEFAULT_IMAGES,
   DEFAULT_LIMITS,
   DEFAULT_LOG_LEVEL,
+  DEFAULT_NORMALIZE,
   DEFAULT_PORT,
 } from "../../src/config/defaults.js";
 import { configForOneServer } from "../../src/config/flagConfig.js";
 import { parseConfig } from "../../src/config/load.js";
-import { ConfigSchema, configJsonSchema, type ServerConfig } from "../../src/config/schema.js";
+import { ConfigSchema, configJsonSchema, NormalizeSchema, type ServerConfig } from "../../src/config/schema.js";
+import { completePolicyOptions, policyOptionsFor } from "../../src/config/policy.js";
+import { Policy } from "../../src/normalize/policy.js";
 import { fitOptionsFor } from "../../src/config/fitPolicy.js";
 import { FitPolicy } from "../../src/fit/fitPolicy.js";
 import { ROOT } from "../helpers/paths.js";
@@ -62,6 +66,30 @@ describe("config defaults", () => {
     const schema = JSON.stringify(configJsonSchema());
     expect(schema).toContain(`longest side in pixels (default ${DEFAULT_IMAGES.maxDimension})`);
     expect(schema).toContain(`bytes of one image after fitting (default ${DEFAULT_IMAGES.maxBytes})`);
+  });
+
+  it("a config without normalize gets the defaults module's switches and fit keys", () => {
+    const config = parseConfig(JSON.stringify({ mcpServers: { a: { command: "x" } } }), "p");
+    expect(policyOptionsFor(config, config.mcpServers.a)).toEqual({
+      ...DEFAULT_NORMALIZE,
+      maxNormalizeBytes: DEFAULT_LIMITS.maxNormalizeBytes,
+      rules: [],
+    });
+    expect(fitOptionsFor(config, config.mcpServers.a)).toEqual({ ...DEFAULT_FIT, rules: [] });
+    const fit = new FitPolicy(fitOptionsFor(config, config.mcpServers.a), DEFAULT_IMAGES);
+    expect(fit.active).toBe(false);
+    expect(fit.base).toEqual({ images: null, embeddedResources: "keep", maxResultBytes: null, dryRun: false });
+    // Settings given in code (the library's decorator) get the same defaults.
+    const { textual: _textual, ...base } = new Policy(completePolicyOptions()).base;
+    expect(base).toEqual({ ...DEFAULT_NORMALIZE, maxNormalizeBytes: DEFAULT_LIMITS.maxNormalizeBytes });
+    expect(Object.isFrozen(DEFAULT_NORMALIZE) && Object.isFrozen(DEFAULT_FIT)).toBe(true);
+  });
+
+  it("the help text of every normalize key names the defaults module's value", () => {
+    const shape = NormalizeSchema.shape as Record<string, { description?: string }>;
+    for (const [key, value] of Object.entries({ ...DEFAULT_NORMALIZE, ...DEFAULT_FIT })) {
+      expect(shape[key]?.description, key).toContain(`(default ${JSON.stringify(value)})`);
+    }
   });
 
   it("the defaults module imports nothing but types (it is on every command's start-up path)", () => {

@@ -7,10 +7,9 @@ import { resolve } from "node:path";
 import { NormalizerError } from "../../errors/NormalizerError.js";
 import { normalizeMessage } from "../../normalize/message.js";
 import { Policy, type PolicyOptions } from "../../normalize/policy.js";
-import { DEFAULT_LIMITS } from "../../config/defaults.js";
 import type { ChangeRecord } from "../../normalize/change.js";
 import { loadConfigFile } from "../../config/load.js";
-import { policyOptionsFor } from "../../config/policy.js";
+import { completePolicyOptions, policyOptionsFor } from "../../config/policy.js";
 import { parseCommandArgs } from "../args.js";
 import { EXIT, type ExitCode } from "../exitCodes.js";
 import { readAll, writeFully, type CliIo } from "../io.js";
@@ -66,7 +65,7 @@ export async function runNormalize(argv: readonly string[], io: CliIo): Promise<
   if (values.server !== undefined && values.config === undefined)
     throw new NormalizerError("USAGE", "normalize: --server needs --config");
 
-  let options: PolicyOptions = { maxNormalizeBytes: DEFAULT_LIMITS.maxNormalizeBytes };
+  let options: PolicyOptions = completePolicyOptions();
   if (values.config !== undefined) {
     const { config } = loadConfigFile(resolve(io.cwd, values.config), io.env);
     const server = values.server === undefined ? undefined : config.mcpServers[values.server];
