@@ -13,9 +13,18 @@ import type { PolicySettings } from "../normalize/policy.js";
 
 export const DEFAULT_PORT = 8808;
 export const DEFAULT_HOST = "127.0.0.1";
+/** The config file `serve` and `login` read when no `--config` is given (relative to the cwd). */
+export const DEFAULT_CONFIG_FILE = "proxy.config.json";
+/**
+ * The loopback host names, as a URL or a `Host` header writes them (IPv6 in brackets): the one
+ * list behind the bind check, the default `allowedHosts` and the loopback redirect origins.
+ */
+export const LOOPBACK_HOSTS: readonly string[] = Object.freeze(["localhost", "127.0.0.1", "[::1]"]);
 /** Host names allowed in the `Host` header by default: loopback only (DNS rebinding defence). */
-export const DEFAULT_ALLOWED_HOSTS: readonly string[] = ["localhost", "127.0.0.1", "[::1]"];
+export const DEFAULT_ALLOWED_HOSTS: readonly string[] = LOOPBACK_HOSTS;
 export const DEFAULT_LOG_LEVEL = "info" as const;
+/** `audit` logs less than a proxy by default: its report is the output, log lines only noise. */
+export const DEFAULT_AUDIT_LOG_LEVEL = "warn" as const;
 
 /** `limits.*`: the value each limit takes when the config does not set it. */
 export const DEFAULT_LIMITS = Object.freeze({

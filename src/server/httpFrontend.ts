@@ -14,6 +14,7 @@ import { clientAddress } from "../transports/host/requestHeaders.js";
 import { SseEndpoint } from "../transports/host/sseHost.js";
 import { StreamableHttpEndpoint } from "../transports/host/streamableHttpEndpoint.js";
 import { WsEndpoint } from "../transports/host/wsHost.js";
+import { DEFAULT_HOST } from "../config/defaults.js";
 import { JSONRPC } from "../errors/jsonRpcCodes.js";
 import {
   resolveFrontendOptions,
@@ -114,7 +115,7 @@ export function createHttpFrontend(options: HttpFrontendOptions): HttpFrontend {
       return slots.inUse;
     },
     stopAccepting,
-    listen: (port, host = "127.0.0.1") =>
+    listen: (port, host = DEFAULT_HOST) =>
       new Promise((resolve, reject) => {
         server.once("error", reject);
         server.listen(port, host, () => {

@@ -14,6 +14,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { isIPv6 } from "node:net";
 import type { IncomingHttpHeaders } from "node:http";
+import { LOOPBACK_HOSTS } from "../config/defaults.js";
 import { JSONRPC } from "../errors/jsonRpcCodes.js";
 import { headerValue } from "../transports/host/httpReplies.js";
 import { normalizeOrigin, type ResolvedFrontendOptions } from "./frontendOptions.js";
@@ -25,7 +26,7 @@ export interface Refusal {
   readonly headers: Record<string, string>;
 }
 
-const LOOPBACK_NAMES = new Set(["localhost", "127.0.0.1", "[::1]"]);
+const LOOPBACK_NAMES = new Set(LOOPBACK_HOSTS);
 
 export function checkRequest(
   headers: IncomingHttpHeaders,

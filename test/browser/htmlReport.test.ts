@@ -58,6 +58,7 @@ beforeAll(async () => {
     server: "fixture",
     upstream: "node fixture-server.mjs",
     policy: testPolicy({}),
+    requestTimeoutMs: DEFAULT_LIMITS.requestTimeoutMs,
   }));
   mkdirSync(ARTIFACTS, { recursive: true });
   htmlFile = join(ARTIFACTS, "report.html");

@@ -299,6 +299,7 @@ describe("audit: the everything server", () => {
       server: "everything",
       upstream: "everything",
       policy: testPolicy(),
+      requestTimeoutMs: DEFAULT_LIMITS.requestTimeoutMs,
       keepUri: (uri) => uri.startsWith("demo://resource/static/document/"),
       reads: ["demo://resource/dynamic/blob/1"],
       calls: [{ tool: "get-sum", args: { a: 1, b: 2 } }],

@@ -8,9 +8,6 @@ import { JSONRPC } from "../../errors/jsonRpcCodes.js";
 import { NormalizerError } from "../../errors/NormalizerError.js";
 import type { JSONRPCMessage, ProxyTransport } from "../../transports/types.js";
 
-/** Default time to wait for one response, in ms (config `limits.requestTimeoutMs` overrides). */
-export const DEFAULT_AUDIT_REQUEST_TIMEOUT_MS = 60_000;
-
 /** A JSON-RPC error answer, kept as the upstream sent it. */
 export class RpcError extends Error {
   constructor(
@@ -31,8 +28,8 @@ interface Pending {
 }
 
 export interface RpcClientOptions {
-  /** Time to wait for each response, in ms. Default 60 000. */
-  requestTimeoutMs?: number;
+  /** Time to wait for each response, in ms (`limits.requestTimeoutMs`). */
+  requestTimeoutMs: number;
   /** Why the transport ended (exit code, last stderr line), for error messages. */
   describeEnd?: () => string | undefined;
 }
@@ -45,9 +42,9 @@ export class RawRpcClient {
 
   constructor(
     private readonly transport: ProxyTransport,
-    private readonly options: RpcClientOptions = {},
+    private readonly options: RpcClientOptions,
   ) {
-    this.timeoutMs = options.requestTimeoutMs ?? DEFAULT_AUDIT_REQUEST_TIMEOUT_MS;
+    this.timeoutMs = options.requestTimeoutMs;
     transport.onmessage = (message) => this.receive(message);
     transport.onclose = () => this.fail(new NormalizerError("UPSTREAM_CLOSED", `upstream closed${this.why()}`));
     transport.onerror = () => {};

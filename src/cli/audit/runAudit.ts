@@ -50,7 +50,8 @@ export interface AuditOptions {
   /** Resources read at the same time. Default 4. */
   concurrency?: number;
   maxListPages?: number;
-  requestTimeoutMs?: number;
+  /** Time to wait for each response, in ms (`limits.requestTimeoutMs`). */
+  requestTimeoutMs: number;
   /** Count tokens before/after with this (audit `--tokens`). */
   tokens?: TokenCounter;
   /** The fit layer as configured (images, inlining, cuts): its records join the engine's. */
@@ -88,7 +89,7 @@ export async function runAudit(options: AuditOptions): Promise<AuditResult> {
   if (!Number.isInteger(concurrency) || concurrency < 1)
     throw new NormalizerError("USAGE", `audit: --concurrency expects a whole number ≥ 1, got ${concurrency}`);
   const client = new RawRpcClient(options.transport, {
-    ...(options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: options.requestTimeoutMs }),
+    requestTimeoutMs: options.requestTimeoutMs,
     ...(options.describeEnd === undefined ? {} : { describeEnd: options.describeEnd }),
   });
   const aggregator = new ReportAggregator({ maxUris: Infinity });

@@ -9,7 +9,7 @@ import { NormalizerError } from "../../errors/NormalizerError.js";
 import { policyOptionsFor } from "../../config/policy.js";
 import { fitLimitsOf, fitOptionsFor } from "../../config/fitPolicy.js";
 import { FitPolicy } from "../../fit/fitPolicy.js";
-import { DEFAULT_IMAGES } from "../../config/defaults.js";
+import { DEFAULT_AUDIT_LOG_LEVEL, DEFAULT_IMAGES } from "../../config/defaults.js";
 import { createFitRuntime } from "../../fit/runtime.js";
 import type { ServerConfig } from "../../config/schema.js";
 import { isStdioServer } from "../../config/serverKind.js";
@@ -56,7 +56,7 @@ Options:
   --concurrency N        resources read at the same time (default ${DEFAULT_AUDIT_CONCURRENCY})
   --tokens               also estimate LLM tokens before/after (${TOKEN_ENCODING}, GPT-4o's encoding)
   --charset MODE         transcode (default) | preserve
-  --log-level L          upstream and audit log lines on stderr (default warn)
+  --log-level L          upstream and audit log lines on stderr (default ${DEFAULT_AUDIT_LOG_LEVEL})
   -h, --help             this help
 
 Examples:
@@ -103,7 +103,7 @@ export async function runAuditCommand(argv: readonly string[], io: CliIo): Promi
       `audit: --charset expects transcode or preserve, got ${JSON.stringify(values.charset)}`,
     );
   }
-  const level = values["log-level"] ?? "warn";
+  const level = values["log-level"] ?? DEFAULT_AUDIT_LOG_LEVEL;
   if (!["debug", "info", "warn", "error", "silent"].includes(level))
     throw new NormalizerError(
       "USAGE",

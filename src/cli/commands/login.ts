@@ -7,6 +7,7 @@
 import { mkdir } from "node:fs/promises";
 import { resolve } from "node:path";
 import { NormalizerError } from "../../errors/NormalizerError.js";
+import { DEFAULT_CONFIG_FILE } from "../../config/defaults.js";
 import { loadConfigFile } from "../../config/load.js";
 import { ConfigSchema, isStdioServer, type ProxyConfig } from "../../config/schema.js";
 import { authSpecOf } from "../../proxy/upstreamAuths.js";
@@ -36,7 +37,7 @@ server named on the command line ("stdio --url URL --auth oauth").
      the tokens and says where, in one line on stdout.
 
 Options:
-  --config FILE          proxy config (default ./proxy.config.json)
+  --config FILE          proxy config (default ./${DEFAULT_CONFIG_FILE})
   --url URL              an http(s) server not in a config
   --no-browser           only print the URL (open it yourself, on any machine that can reach
                          this one's 127.0.0.1 — e.g. through ssh -L)
@@ -142,7 +143,7 @@ function fromConfig(positionals: readonly string[], configFlag: string | undefin
       "USAGE",
       `login: one server at a time; got ${positionals.map((p) => JSON.stringify(p)).join(", ")}`,
     );
-  const shown = configFlag ?? "proxy.config.json";
+  const shown = configFlag ?? DEFAULT_CONFIG_FILE;
   const { config } = loadConfigFile(resolve(io.cwd, shown), io.env);
   const server = config.mcpServers[name];
   const names = Object.keys(config.mcpServers);

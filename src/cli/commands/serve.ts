@@ -5,6 +5,7 @@
 import { isIP } from "node:net";
 import { resolve } from "node:path";
 import { NormalizerError } from "../../errors/NormalizerError.js";
+import { DEFAULT_CONFIG_FILE, DEFAULT_HOST, DEFAULT_PORT, LOOPBACK_HOSTS } from "../../config/defaults.js";
 import { loadConfigFile } from "../../config/load.js";
 import { policyOptionsFor } from "../../config/policy.js";
 import { fitLimitsOf } from "../../config/fitPolicy.js";
@@ -25,7 +26,7 @@ import { SELECTOR_OPTIONS, selectUpstream } from "../upstreamSelector.js";
 import { createUpstreamAuths } from "../oauthContext.js";
 import { endpointLines } from "../endpointLines.js";
 
-export const SERVE_HELP = `Usage: mcp-normalizer serve [--config proxy.config.json] [options]
+export const SERVE_HELP = `Usage: mcp-normalizer serve [--config ${DEFAULT_CONFIG_FILE}] [options]
        mcp-normalizer serve [--name NAME] [--host H] [--port P] (-- CMD ARGS… | --url URL)
 
 Serves every server of the config over HTTP, each at
@@ -41,7 +42,7 @@ started with HOME, LOGNAME, PATH, SHELL, TERM, USER and the server's "env" — n
 (no session) share a pool of limits.statelessPoolSize upstreams per server and bearer token.
 
 Options:
-  --config FILE          proxy config (default ./proxy.config.json when no upstream is named)
+  --config FILE          proxy config (default ./${DEFAULT_CONFIG_FILE} when no upstream is named)
   --name NAME            serve one upstream without a config file, under NAME (default: CMD's
                          base name, or the URL's host) …
   --url URL              … an HTTP(S)/WS(S) upstream (--transport, --header, --auth as for stdio)
@@ -49,8 +50,8 @@ Options:
                          --command CMD --arg A…)
   --inherit-env          … give that stdio upstream the proxy's whole environment (default: only
                          HOME, LOGNAME, PATH, SHELL, TERM, USER; config: "inheritEnv": true)
-  --host H               bind address (default: config listen.host, else 127.0.0.1)
-  --port P               port (default: config listen.port, else 8808; 0 = any free port)
+  --host H               bind address (default: config listen.host, else ${DEFAULT_HOST})
+  --port P               port (default: config listen.port, else ${DEFAULT_PORT}; 0 = any free port)
 ${OBSERVE_HELP}
   -h, --help             this help
 
@@ -66,7 +67,8 @@ env, url, headers, auth, normalize; other changes need a restart) and reopens th
 Exit codes: 0 stopped by SIGTERM/SIGINT; 1 could not listen; 2 bad command line or a log file
 that cannot be written; 3 invalid config.`;
 
-const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"]);
+/** Loopback names as a bind address is written: IPv6 without brackets. */
+const LOOPBACK = new Set(LOOPBACK_HOSTS.map((name) => name.replace(/^\[(.*)\]$/, "$1")));
 
 export function isLoopbackHost(host: string): boolean {
   return LOOPBACK.has(host) || (isIP(host) === 4 && host.startsWith("127."));
@@ -119,7 +121,7 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<Exit
       );
     let loaded: ReturnType<typeof loadConfigFile>;
     try {
-      loaded = loadConfigFile(resolve(io.cwd, values.config ?? "proxy.config.json"), io.env);
+      loaded = loadConfigFile(resolve(io.cwd, values.config ?? DEFAULT_CONFIG_FILE), io.env);
     } catch (error) {
       // With no --config, say what else serve accepts rather than only that a file is missing.
       if (values.config === undefined && error instanceof NormalizerError && error.code === "CONFIG_NOT_FOUND") {

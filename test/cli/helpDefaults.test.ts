@@ -1,0 +1,28 @@
+/** Help texts name the defaults of config/defaults.ts, and the loopback names come from its one list. */
+import { describe, expect, it } from "vitest";
+import {
+  DEFAULT_AUDIT_LOG_LEVEL,
+  DEFAULT_CONFIG_FILE,
+  DEFAULT_HOST,
+  DEFAULT_PORT,
+  LOOPBACK_HOSTS,
+} from "../../src/config/defaults.js";
+import { AUDIT_HELP } from "../../src/cli/commands/audit.js";
+import { LOGIN_HELP } from "../../src/cli/commands/login.js";
+import { isLoopbackHost, SERVE_HELP } from "../../src/cli/commands/serve.js";
+
+describe("help texts and defaults", () => {
+  it("serve, login and audit help name the defaults module's values", () => {
+    expect(SERVE_HELP).toContain(`listen.host, else ${DEFAULT_HOST})`);
+    expect(SERVE_HELP).toContain(`listen.port, else ${DEFAULT_PORT};`);
+    expect(SERVE_HELP).toContain(`(default ./${DEFAULT_CONFIG_FILE} when no upstream is named)`);
+    expect(LOGIN_HELP).toContain(`(default ./${DEFAULT_CONFIG_FILE})`);
+    expect(AUDIT_HELP).toContain(`on stderr (default ${DEFAULT_AUDIT_LOG_LEVEL})`);
+  });
+
+  it("every loopback name is a loopback bind address (IPv6 without brackets), and nothing else is", () => {
+    for (const name of LOOPBACK_HOSTS) expect(isLoopbackHost(name.replace(/^\[(.*)\]$/, "$1")), name).toBe(true);
+    expect(isLoopbackHost("127.0.0.2")).toBe(true);
+    for (const name of ["0.0.0.0", "::", "example.com", "[::1]"]) expect(isLoopbackHost(name), name).toBe(false);
+  });
+});
