@@ -1,4 +1,4 @@
-# mcp-normalizer as a sidecar (issue 5; docs/kubernetes.md).
+# mcp-normalizer as a sidecar (docs/kubernetes.md).
 #   docker build -t mcp-normalizer .
 # Config by a mounted file (listen 0.0.0.0 needs auth.bearerTokens in it):
 #   docker run -v $PWD/sidecar.json:/config/proxy.config.json:ro -e MCPN_TOKEN=… -p 8808:8808 mcp-normalizer

@@ -37,7 +37,7 @@ function entryOf(blob, mimeType, uri) {
   return [{ uri, mimeType, blob }];
 }
 
-/** The primitive chain the issue names: what any correct unwrap has to do at the least. */
+/** The primitive chain (base64 decode, UTF-8 check, decode): what any correct unwrap has to do at the least. */
 function primitive(b64) {
   const bytes = Buffer.from(b64, "base64");
   if (!isUtf8(bytes)) throw new Error("bench text is not UTF-8");

@@ -76,7 +76,7 @@ const normalizeSettings = {
   ...fitSettings(),
 };
 
-/** Fitting results to the host: every key off unless set (issue: images, embedded resources, long results). */
+/** Fitting results to the host (images, embedded resources, long tool results): every key off unless set. */
 function fitSettings() {
   return {
     images: z

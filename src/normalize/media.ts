@@ -138,7 +138,7 @@ export function normalizeMediaBlock(block: unknown, policy: Policy, path: string
   if (head === null) return keep("skip-invalid-base64", `${kind} data is not standard base64`);
   const sig = detectSignature(head.bytes);
   if (sig === null) {
-    // Issue 7: a block whose bytes are not media at all (text) keeps its type and is warned
+    // A block whose bytes are not media at all (text) keeps its type and is warned
     // about; SVG and other textual image types are text by definition.
     if (!isTextualType(declared, settings.textual) && looksLikeText(head.bytes, head.whole)) {
       return keep("warn-media-mismatch", `${kind} block holds text`);

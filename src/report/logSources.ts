@@ -15,7 +15,7 @@ import { LineSplitter } from "../wire/lineSplitter.js";
 import { parseLogLine } from "./parseLogLine.js";
 import type { ReportAggregator } from "./aggregate.js";
 
-/** Default longest log line read, in bytes (a §6 record is a few hundred); longer ones are malformed. */
+/** Default longest log line read, in bytes (a normalization record is a few hundred); longer ones are malformed. */
 export const DEFAULT_MAX_LOG_LINE_BYTES = 1024 * 1024;
 
 /** `-` (stdin), file paths and glob patterns → the sources to read, in order, each once. */

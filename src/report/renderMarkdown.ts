@@ -7,7 +7,7 @@ import { auditSections, lossyTextLines, scopeLines } from "./renderAuditMarkdown
 /** Rows of the per-resource table in Markdown (the JSON format always has them all). */
 export const DEFAULT_MARKDOWN_MAX_ROWS = 200;
 
-/** The four kinds of change the issue asks to count, per row. */
+/** The four kinds of rewrite a report counts per row: unwrapped, transcoded, re-encoded, mime fixed. */
 export function changeCounts(actions: Readonly<Record<string, number>>): {
   unwrapped: number;
   transcoded: number;

@@ -1,5 +1,5 @@
 /**
- * Issue 5: the official conformance suite (`@modelcontextprotocol/conformance` 0.1.13, pinned:
+ * The official conformance suite (`@modelcontextprotocol/conformance` 0.1.13, pinned:
  * the last release that starts on Node 20) runs its server scenarios against a real streamable
  * HTTP upstream — the reference "everything" server in its streamableHttp mode — directly and
  * through `serve`'s `/mcp/NAME`. Every scenario that passes directly passes through the proxy,

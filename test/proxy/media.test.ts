@@ -1,5 +1,5 @@
 /**
- * Issue 7 through the proxy: image and audio blocks get the mimeType their bytes say, in a tool
+ * Media blocks through the proxy: image and audio blocks get the mimeType their bytes say, in a tool
  * result, in a prompt, and in a sampling request the server sends to the host — through
  * `stdio` and `/mcp`, against what the pure engine says for the same block; `data` untouched.
  */

@@ -1,6 +1,5 @@
 /**
- * Issue 5: "its sessions are freed (no growth of memory or handles over 1,000
- * connect/disconnect cycles)". A real `serve` fronting a stdio upstream (`cat`: a real child per
+ * Sessions are freed: no growth of memory or handles over 1,000 connect/disconnect cycles. A real `serve` fronting a stdio upstream (`cat`: a real child per
  * session, cheap enough for 1,000 of them), with hosts that connect and leave over WebSocket,
  * legacy SSE and streamable HTTP. Afterwards: no session left, open file descriptors and memory
  * of the proxy back near where they were, no child left (none orphaned, none a zombie).

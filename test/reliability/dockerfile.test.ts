@@ -1,6 +1,6 @@
 /**
- * Issue 5, "Running as a sidecar": no Docker engine runs here, so the Dockerfile is checked for
- * what the issue asks (node:20-slim, a build stage for dist/, `npm ci --omit=dev`, a non-root
+ * Running as a sidecar: no Docker engine runs here, so the Dockerfile is checked for what a
+ * sidecar image needs (node:20-slim, a build stage for dist/, `npm ci --omit=dev`, a non-root
  * user, a HEALTHCHECK on /healthz) and its exact start command — ENTRYPOINT + CMD, parsed from
  * the file — runs as a process, with the image's /app mapped to this checkout; then the
  * HEALTHCHECK command itself is run against it.

@@ -1,5 +1,5 @@
 /**
- * Issue 5, "Faults": an upstream that crashes mid-request, one that keeps dying, one that
+ * Faults: an upstream that crashes mid-request, one that keeps dying, one that
  * prints junk on stdout, and hosts that go away — against a real `serve` process and the fault
  * fixture (a real SDK stdio server), checked by pid.
  */

@@ -1,6 +1,6 @@
 /**
- * Issue 5, "A remote upstream that is down, slow or drops the connection: a clear error per
- * request, a configurable request timeout, reconnection for new sessions" — `serve --url` in
+ * A remote upstream that is down, slow or drops the connection: a clear error per request, a
+ * configurable request timeout, reconnection for new sessions — `serve --url` in
  * front of a real SDK streamable HTTP server that the test stops, slows and cuts off.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

@@ -1,5 +1,5 @@
 /**
- * Issue 5, SIGTERM/SIGINT: stop accepting, let in-flight requests finish up to
+ * SIGTERM/SIGINT: stop accepting, let in-flight requests finish up to
  * `limits.shutdownGraceMs`, end children, flush the log, exit 0 — for `serve` and `stdio`.
  */
 import { readFileSync } from "node:fs";
