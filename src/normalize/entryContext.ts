@@ -60,7 +60,7 @@ export class EntryContext {
     };
   }
 
-  // Written out, not spread from a shared base: a spread per record showed up in profiles.
+  // Written out, not spread from a shared base: a spread copies a base object per record.
   private record(action: ChangeAction, reason: string, mimeAfter: string | null, bytesAfter: number): ChangeRecord {
     return {
       path: this.path,

@@ -37,7 +37,7 @@ export function rebuild(
 
 export function define(target: JsonObject, key: string, value: unknown): void {
   // Assignment makes the same own, enumerable, writable property on a plain object — except for
-  // `__proto__`, whose inherited setter would swallow it. defineProperty is ~10× slower.
+  // `__proto__`, whose inherited setter would swallow it. defineProperty is much slower.
   if (key === "__proto__")
     Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
   else target[key] = value;

@@ -8,8 +8,9 @@
  * payloads, and everything else the proxy reads (ids, methods, error messages) stays a string.
  *
  * The message arrives as the pieces it was read in (a stdio line is never joined into one
- * buffer: on a 2-core VM, first-touching 70 MB of fresh memory alone costs ~0.3 s), so the scan
- * is a byte-at-a-time state machine that carries its state from one piece to the next.
+ * buffer: joining means writing a second copy into fresh memory, which costs time as well as
+ * room), so the scan is a byte-at-a-time state machine that carries its state from one piece
+ * to the next.
  *
  * Validation is `JSON.parse`'s: a cut-out literal is checked here (no raw control character,
  * only the escapes JSON allows, valid UTF-8); anything doubtful returns undefined and the caller

@@ -55,7 +55,7 @@ const escapeRoom = new WeakSet<ArrayBuffer>();
 /**
  * `size` bytes with room around them (one byte before, an eighth more after) so `ofUtf8` can
  * escape them into a JSON literal in place. Untouched room costs no memory: pages are only
- * backed once written, and on this kind of machine first-touching 50 MB costs ~0.25 s.
+ * backed once written, and writing fresh pages for the first time is what costs.
  */
 export function allocWithEscapeRoom(size: number): Buffer {
   const whole = Buffer.allocUnsafeSlow(1 + size + Math.ceil(size / 8) + 1);

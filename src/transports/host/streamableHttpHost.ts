@@ -41,8 +41,8 @@ import { encodeWire, type WireJson } from "../wireJson.js";
 /**
  * How long a POST whose host accepts both forms waits for its answers before the SSE stream is
  * opened anyway: 500 ms. Long enough that nearly every quick call (reads, lists, most tools)
- * answers as JSON, and a call slower than this pays the host's SSE parsing (~1–2 ms) on top of
- * at least 500 ms, under 0.5%. Short enough that a long-running tool has its stream, and so its
+ * answers as JSON, and a call slower than this pays the host's SSE parsing, small beside the
+ * half second it already took. Short enough that a long-running tool has its stream, and so its
  * headers and `: keepalive` comments, within half a second: far inside the first-byte / idle
  * timeouts of reverse proxies and load balancers (typically 30–60 s), which is what the
  * keepalives are for. Never longer than the keepalive interval itself (see `lazyWindowMs`).
