@@ -126,7 +126,7 @@ for (const [size, rounds] of quick
 {
   // The proxy's big-read path: a resources/read answer as its upstream line arrives, in
   // 64 KiB pieces, to the bytes for the host. Raw strings (src/transports/rawStringParse.ts,
-  // src/normalize/rawJson.ts) against the plain path they replace: JSON.parse of the joined line,
+  // src/wire/rawJson.ts) against the plain path they replace: JSON.parse of the joined line,
   // the engine on a JS string, JSON.stringify and the UTF-8 encode.
   const size = quick ? 10 : 50;
   const message = {

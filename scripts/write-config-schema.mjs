@@ -1,5 +1,5 @@
 // Regenerates config/proxy.config.schema.json from the one zod schema (src/config/schema.ts).
-// test/config/schema.test.ts fails when the checked-in file is stale.
+// test/config/config.test.ts fails when the checked-in file is stale.
 import { writeFileSync } from "node:fs";
 import { configJsonSchema } from "../dist/config/schema.js";
 

@@ -4,7 +4,7 @@
  * The literals of `blob`, `text` and `data` members at least `rawStringBytes` long are cut out of the
  * message and replaced by short stand-ins; the rest — the small skeleton — goes through
  * `JSON.parse`, and the stand-ins are then swapped for `RawJsonString`s that keep the literals'
- * bytes (src/normalize/rawJson.ts). Only those three member names: they are where MCP carries
+ * bytes (src/wire/rawJson.ts). Only those three member names: they are where MCP carries
  * payloads, and everything else the proxy reads (ids, methods, error messages) stays a string.
  *
  * The message arrives as the pieces it was read in (a stdio line is never joined into one

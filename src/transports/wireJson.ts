@@ -1,6 +1,6 @@
 /**
  * A message serialized for the wire. Nearly always one string (`JSON.stringify`); when the
- * message carries raw strings (src/normalize/rawJson.ts) it is a list of byte pieces — the JSON
+ * message carries raw strings (src/wire/rawJson.ts) it is a list of byte pieces — the JSON
  * around them and their literals — so a big read is never joined into one string. Every host
  * transport writes what `encodeWire` gives it: one serializer for all of them.
  */

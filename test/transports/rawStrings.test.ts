@@ -1,6 +1,6 @@
 /**
  * Big payloads read, normalized and written as bytes (src/transports/rawStringParse.ts,
- * src/normalize/rawJson.ts, src/transports/wireJson.ts). The contract: with raw strings on, what
+ * src/wire/rawJson.ts, src/transports/wireJson.ts). The contract: with raw strings on, what
  * the host receives and every change record are exactly what the plain path (JSON.parse →
  * engine → JSON.stringify) gives — for the whole corpus, for random messages cut into random
  * pieces, and for invalid input, which must be reported exactly as before.
