@@ -62,7 +62,7 @@ const normalizeSettings = {
     .int()
     .positive()
     .optional()
-    .describe("entries whose text/blob is longer pass untouched"),
+    .describe("entries whose text/blob string is longer than this many UTF-8 bytes pass untouched"),
   extraTextualTypes: z
     .array(z.string().regex(/^[^/\s;]+\/[^/\s;]+$/, "a type/subtype essence"))
     .optional()
@@ -315,7 +315,9 @@ export const ConfigSchema = z
           .int()
           .positive()
           .default(DEFAULT_LIMITS.maxNormalizeBytes)
-          .describe("entries whose text/blob is longer pass untouched (normalization size threshold)"),
+          .describe(
+            "entries whose text/blob string is longer than this many UTF-8 bytes pass untouched (normalization size threshold)",
+          ),
         requestTimeoutMs: z
           .number()
           .int()

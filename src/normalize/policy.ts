@@ -24,7 +24,7 @@ export interface RuleSwitches {
 export interface PolicySettings extends RuleSwitches {
   /** "preserve": textual bytes in a non-UTF-8 charset stay a blob labelled `;charset=X`. */
   charset: "transcode" | "preserve";
-  /** Entries whose `text`/`blob` string is longer than this many characters pass untouched. */
+  /** Entries whose `text`/`blob` string is longer than this many UTF-8 bytes pass untouched. */
   maxNormalizeBytes: number;
   /** Essences treated as textual on top of the built-in list. */
   extraTextualTypes: readonly string[];
