@@ -21,7 +21,6 @@ export class RpcError extends Error {
 }
 
 interface Pending {
-  method: string;
   resolve: (result: unknown) => void;
   reject: (error: Error) => void;
   timer: NodeJS.Timeout;
@@ -70,7 +69,7 @@ export class RawRpcClient {
           ),
         );
       }, this.timeoutMs);
-      this.pending.set(id, { method, resolve, reject, timer });
+      this.pending.set(id, { resolve, reject, timer });
       const message = { jsonrpc: "2.0", id, method, ...(params === undefined ? {} : { params }) } as JSONRPCMessage;
       this.transport.send(message).catch((error: unknown) => {
         clearTimeout(timer);
