@@ -1,25 +1,29 @@
 /** The record of what the engine decided for one entry: a log line before server, session and ts are added. */
 
-export type ChangeAction =
-  | "unwrap-blob"
-  | "transcode"
-  | "reencode-blob"
-  | "fix-mime"
-  | "fill-mime"
-  | "skip-invalid-base64"
-  | "skip-too-large"
-  | "warn-unrepresentable"
-  | "warn-media-mismatch"
-  | "fit-image"
-  | "inline-resource"
-  | "cut-result"
-  | "warn-image-undecodable"
-  | "warn-image-too-many-pixels"
-  | "warn-image-unfittable"
-  | "warn-image-timeout"
-  | "warn-spill-full"
-  | "warn-lossy-text"
-  | "none";
+/** Every action a record can carry: the one list (the type, the metrics' label values come from it). */
+export const CHANGE_ACTIONS = [
+  "unwrap-blob",
+  "transcode",
+  "reencode-blob",
+  "fix-mime",
+  "fill-mime",
+  "skip-invalid-base64",
+  "skip-too-large",
+  "warn-unrepresentable",
+  "warn-media-mismatch",
+  "fit-image",
+  "inline-resource",
+  "cut-result",
+  "warn-image-undecodable",
+  "warn-image-too-many-pixels",
+  "warn-image-unfittable",
+  "warn-image-timeout",
+  "warn-spill-full",
+  "warn-lossy-text",
+  "none",
+] as const;
+
+export type ChangeAction = (typeof CHANGE_ACTIONS)[number];
 
 /** Actions that leave the entry as it was and say why. */
 export const WARNING_ACTIONS: ReadonlySet<ChangeAction> = new Set([

@@ -1,5 +1,5 @@
 export type { ChangeAction, ChangeRecord, NormalizationEvent } from "./change.js";
-export { WARNING_ACTIONS, isChange } from "./change.js";
+export { CHANGE_ACTIONS, WARNING_ACTIONS, isChange } from "./change.js";
 export { normalizeContents, type NormalizedContents } from "./contents.js";
 export { normalizeResourceEntry, type EntryResult } from "./entry.js";
 export { normalizeMediaBlock, normalizeResourceLink } from "./media.js";

@@ -3,7 +3,7 @@
  * upstreams send would grow Prometheus without bound. Mime essences outside a fixed list fold
  * into `other`; so do methods and actions this version does not know.
  */
-import type { ChangeAction } from "../normalize/change.js";
+import { CHANGE_ACTIONS } from "../normalize/change.js";
 import { parseMediaType } from "../normalize/mediaType.js";
 import { REQUEST_METHODS, RESULT_METHODS } from "../normalize/result.js";
 
@@ -45,27 +45,7 @@ export const METRIC_MIME_TYPES: ReadonlySet<string> = new Set([
   "video/webm",
 ]);
 
-const ACTIONS: ReadonlySet<string> = new Set<ChangeAction>([
-  "unwrap-blob",
-  "transcode",
-  "reencode-blob",
-  "fix-mime",
-  "fill-mime",
-  "skip-invalid-base64",
-  "skip-too-large",
-  "warn-unrepresentable",
-  "warn-media-mismatch",
-  "fit-image",
-  "inline-resource",
-  "cut-result",
-  "warn-image-undecodable",
-  "warn-image-too-many-pixels",
-  "warn-image-unfittable",
-  "warn-image-timeout",
-  "warn-spill-full",
-  "warn-lossy-text",
-  "none",
-]);
+const ACTIONS: ReadonlySet<string> = new Set<string>(CHANGE_ACTIONS);
 
 /** Distinct media type strings whose label is remembered (a server sends a handful; the cap bounds one that sends many). */
 const MIME_LABEL_CACHE_ENTRIES = 256;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ChangeRecord } from "../../src/normalize/change.js";
+import { CHANGE_ACTIONS } from "../../src/normalize/change.js";
 import { mimeLabel, methodLabel, actionLabel } from "../../src/observe/metricLabels.js";
 import { Histogram, Registry } from "prom-client";
 import { NORMALIZE_SECONDS_BUCKETS, ProxyMetrics } from "../../src/observe/metrics.js";
@@ -179,5 +180,8 @@ describe("ProxyMetrics", () => {
     expect(methodLabel("vendor/anything")).toBe("other");
     expect(actionLabel("unwrap-blob")).toBe("unwrap-blob");
     expect(actionLabel("future-action")).toBe("other");
+    // Every action the engine and the fit layer can record is its own label value.
+    expect(CHANGE_ACTIONS.length).toBe(19);
+    for (const action of CHANGE_ACTIONS) expect(actionLabel(action)).toBe(action);
   });
 });
