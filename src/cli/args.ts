@@ -7,13 +7,6 @@ import { NormalizerError } from "../errors/NormalizerError.js";
 import { splitAtUpstreamCommand } from "./upstreamCommand.js";
 import { flagProblem } from "./flagProblem.js";
 
-export interface ParsedArgs<V> {
-  readonly values: V;
-  readonly positionals: string[];
-  /** Words after `--`: the upstream command and its arguments. */
-  readonly command: string[];
-}
-
 type OptionsConfig = NonNullable<ParseArgsConfig["options"]>;
 type ParsedValues<T extends OptionsConfig> = ReturnType<
   typeof parseArgs<{ args: string[]; options: T; allowPositionals: true; strict: true }>

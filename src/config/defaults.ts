@@ -82,8 +82,6 @@ export const DEFAULT_LIMITS = Object.freeze({
   maxTrackedTasks: 1000,
 });
 
-export type DefaultLimits = typeof DEFAULT_LIMITS;
-
 /** `normalize.images` when set to `true`, and the fields an object leaves out. */
 export const DEFAULT_IMAGES = Object.freeze({
   /** The long side Claude's API recommends (larger is downscaled anyway). */

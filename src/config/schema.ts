@@ -513,7 +513,6 @@ export const ConfigSchema = z
 export type ProxyConfig = z.output<typeof ConfigSchema>;
 export type ServerConfig = z.output<typeof ServerSchema>;
 export type StdioServerConfig = z.output<typeof StdioServerSchema>;
-export type RemoteServerConfig = z.output<typeof RemoteServerSchema>;
 export type UpstreamAuthConfig = z.output<typeof UpstreamAuthSchema>;
 export type NormalizeConfig = z.output<typeof NormalizeSchema>;
 

@@ -156,9 +156,3 @@ export function claimEarly(command: string, args: readonly string[], options: Sp
   candidate.discard();
   return undefined;
 }
-
-/** Ends an early child no transport took (the command failed before starting its upstream). */
-export function discardEarly(): void {
-  early?.discard();
-  early = undefined;
-}

@@ -4,12 +4,7 @@
  */
 import { getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterEach, describe, expect, it } from "vitest";
-import {
-  claimEarly,
-  discardEarly,
-  spawnEarly,
-  upstreamSpawnOptions,
-} from "../../../src/transports/upstream/earlyChild.js";
+import { claimEarly, spawnEarly, upstreamSpawnOptions } from "../../../src/transports/upstream/earlyChild.js";
 import { StdioUpstreamTransport } from "../../../src/transports/upstream/stdioUpstream.js";
 import { defaultChildEnvironment } from "../../../src/proxy/defaultChildEnvironment.js";
 import { DEFAULT_LIMITS } from "../../../src/config/defaults.js";
@@ -31,7 +26,8 @@ const until = async (check: () => boolean, ms = 10_000): Promise<void> => {
   }
 };
 
-afterEach(() => discardEarly());
+/** Ends the early child a test left untaken: a claim no child can match ends the one waiting. */
+afterEach(() => void claimEarly("", [], {}));
 
 describe("early-spawned stdio upstream", () => {
   it("a child that spoke and exited before the transport took it: its message, last stderr line and exit all arrive", async () => {
