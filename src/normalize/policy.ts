@@ -49,10 +49,8 @@ export interface PolicyOptions extends PolicySettings {
   rules?: readonly PolicyRule[];
 }
 
-/** Settings as a caller may give them, some left out: the layer that compiles them fills the rest. */
-export interface PolicyInput extends Partial<PolicySettings> {
-  rules?: readonly PolicyRule[];
-}
+/** Options as a caller may give them, some left out: the layer that compiles them fills the rest. */
+export type PolicyInput = Partial<PolicyOptions>;
 
 export interface ResolvedPolicy extends PolicySettings {
   readonly textual: ReadonlySet<string>;
