@@ -6,7 +6,7 @@
  * sizes, no network fetch, nothing injected by hostile URIs — and keeps a screenshot in
  * test/artifacts/report.png.
  */
-import { testPolicy } from "../fixtures/policy.js";
+import { testPolicy } from "../helpers/policy.js";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";

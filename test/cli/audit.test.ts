@@ -4,7 +4,7 @@
  * reads fail. The audit's totals must equal the sums of the engine's own records for the same
  * results, read independently.
  */
-import { testPolicy } from "../fixtures/policy.js";
+import { testPolicy } from "../helpers/policy.js";
 import { readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";

@@ -5,7 +5,7 @@
  * plus the small audit fixture for a listed size over --max-bytes. The audit follows what the
  * server declares, calls and reads what it is told, and reports every entry.
  */
-import { testPolicy } from "../fixtures/policy.js";
+import { testPolicy } from "../helpers/policy.js";
 import { writeFileSync, copyFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";

@@ -4,7 +4,7 @@
  * did — the engine's records for the same upstream results, read straight from the upstream.
  * Then the input forms (globs, gzip, stdin), corrupted lines, and memory on a ~100 MB log.
  */
-import { testPolicy } from "../fixtures/policy.js";
+import { testPolicy } from "../helpers/policy.js";
 import { spawn } from "node:child_process";
 import { copyFileSync, readFileSync, writeFileSync, createWriteStream } from "node:fs";
 import { join } from "node:path";

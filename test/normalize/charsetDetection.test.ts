@@ -4,7 +4,7 @@
  * Run over the whole detection corpus (test/fixtures/corpus/charsets, encoded by Python's
  * codecs) and seeded random bytes: never a wrong transcode, never a random string transcoded.
  */
-import { testPolicy } from "../fixtures/policy.js";
+import { testPolicy } from "../helpers/policy.js";
 import { isUtf8 } from "node:buffer";
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";

@@ -3,7 +3,7 @@
  * `normalizeContents`, `normalizeResult` for each method a resource entry travels in, and
  * `normalizeMessage` on a whole JSON-RPC response — all with the same expected entry.
  */
-import { testPolicy } from "../fixtures/policy.js";
+import { testPolicy } from "../helpers/policy.js";
 import { describe, expect, it } from "vitest";
 import { loadCorpus, resultWithEntry, type EntryMethod } from "../fixtures/corpus/index.js";
 import {

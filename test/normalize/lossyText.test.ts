@@ -3,7 +3,7 @@
  * characters) passes unchanged with a `warn-lossy-text` record — resource text entries and
  * `{type:"text"}` blocks alike; below either bound nothing is recorded for it.
  */
-import { testPolicy } from "../fixtures/policy.js";
+import { testPolicy } from "../helpers/policy.js";
 import { describe, expect, it } from "vitest";
 import { normalizeResourceEntry, normalizeResult } from "../../src/normalize/index.js";
 import { LOSSY_MIN_REPLACEMENTS, LOSSY_MIN_SHARE, lossyCount, lossyCountOf } from "../../src/normalize/lossyText.js";

@@ -3,7 +3,7 @@
  * upper-case and with parameters, in a tool result, a prompt message and a sampling request.
  * Only `mimeType` may change; `data` is the very same string.
  */
-import { testPolicy } from "../fixtures/policy.js";
+import { testPolicy } from "../helpers/policy.js";
 import { describe, expect, it } from "vitest";
 import { loadMediaCorpus, messageWithBlock, type BlockMethod } from "../fixtures/corpus/index.js";
 import {

@@ -2,7 +2,7 @@
  * Every policy option of the engine: each rule switch, charset "preserve", maxNormalizeBytes,
  * extraTextualTypes, per-URI / per-type rules, and dryRun (records computed, contents unchanged).
  */
-import { testPolicy, type TestPolicyOptions as PolicyOptions } from "../fixtures/policy.js";
+import { testPolicy, type TestPolicyOptions as PolicyOptions } from "../helpers/policy.js";
 import { describe, expect, it } from "vitest";
 import { corpusFile } from "../fixtures/corpus/index.js";
 import { normalizeResourceEntry, normalizeResult } from "../../src/normalize/index.js";

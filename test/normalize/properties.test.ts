@@ -4,7 +4,7 @@
  * blob keeps its exact string, no U+FFFD introduced; media blocks keep `data` byte-identical.
  * Runs are bounded (numRuns, small payloads) to stay within a few seconds.
  */
-import { testPolicy } from "../fixtures/policy.js";
+import { testPolicy } from "../helpers/policy.js";
 import fc from "fast-check";
 import iconv from "iconv-lite";
 import { describe, expect, it } from "vitest";

@@ -3,7 +3,7 @@
  * `prompts/get` messages, `resources/list` / `resources/templates/list` type fill, sampling
  * request params, and whole JSON-RPC messages — plus the change-record fields of each.
  */
-import { testPolicy } from "../fixtures/policy.js";
+import { testPolicy } from "../helpers/policy.js";
 import { describe, expect, it } from "vitest";
 import { corpusFile } from "../fixtures/corpus/index.js";
 import {

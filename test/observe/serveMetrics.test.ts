@@ -3,7 +3,7 @@
  * resources through the proxy from the real fixture upstream; the bytes-saved counter moves by
  * exactly what the engine saved on those results, and the live report shows the same numbers.
  */
-import { testPolicy } from "../fixtures/policy.js";
+import { testPolicy } from "../helpers/policy.js";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";

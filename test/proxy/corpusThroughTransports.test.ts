@@ -3,7 +3,7 @@
  * with the same expected result. A real fixture upstream serves each case; a real SDK client
  * reads it through `stdio`, `/mcp`, `/sse` and `/ws`.
  */
-import { testPolicy } from "../fixtures/policy.js";
+import { testPolicy } from "../helpers/policy.js";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

@@ -6,7 +6,7 @@
  * charset in the log; the same file read as UTF-8 text by the server (U+FFFD where bytes were
  * lost) passes unchanged, flagged in the log and in /metrics.
  */
-import { testPolicy } from "../fixtures/policy.js";
+import { testPolicy } from "../helpers/policy.js";
 import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";

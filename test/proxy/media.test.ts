@@ -3,7 +3,7 @@
  * result, in a prompt, and in a sampling request the server sends to the host — through
  * `stdio` and `/mcp`, against what the pure engine says for the same block; `data` untouched.
  */
-import { testPolicy } from "../fixtures/policy.js";
+import { testPolicy } from "../helpers/policy.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CreateMessageRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { normalizeRequestParams, normalizeResult } from "../../src/normalize/index.js";

@@ -3,7 +3,7 @@
  * directly: lists, pagination, ping, progress, sampling, elicitation, subscriptions,
  * cancellation, errors, unknown methods and fields — on every host transport.
  */
-import { testPolicy } from "../fixtures/policy.js";
+import { testPolicy } from "../helpers/policy.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import {

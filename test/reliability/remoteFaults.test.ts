@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connect, hostTransport, raw, type ServeProcess } from "../helpers/proxyProcess.js";
 import { getJson, serveConfig } from "./helpers.js";
-import { startRemoteUpstream, type RemoteUpstream } from "./remoteUpstream.js";
+import { startRemoteUpstream, type RemoteUpstream } from "../fixtures/upstream-servers/remoteUpstream.js";
 
 function text(result: Record<string, unknown>): string {
   return (result.content as Array<{ text: string }>)[0]!.text;

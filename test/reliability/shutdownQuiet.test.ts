@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { initializedWs, serveConfig, waitForStderr } from "./helpers.js";
-import { startRemoteUpstream } from "./remoteUpstream.js";
+import { startRemoteUpstream } from "../fixtures/upstream-servers/remoteUpstream.js";
 
 describe("serve and its upstream stopped together", () => {
   it("no warning after SIGTERM while the upstream goes away mid-request; exit 0", async () => {

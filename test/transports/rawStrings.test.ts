@@ -5,7 +5,7 @@
  * engine → JSON.stringify) gives — for the whole corpus, for random messages cut into random
  * pieces, and for invalid input, which must be reported exactly as before.
  */
-import { testPolicy } from "../fixtures/policy.js";
+import { testPolicy } from "../helpers/policy.js";
 import { isUtf8 } from "node:buffer";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";

@@ -8,7 +8,8 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FIXTURE_SERVER } from "../helpers/paths.js";
 import { connect, hostTransport, startServe, type Connected, type ServeProcess } from "../helpers/proxyProcess.js";
-import { removeDir, startOAuthUpstream, tempDir, writeConfig, type OAuthUpstream } from "./helpers.js";
+import { startOAuthUpstream, writeConfig, type OAuthUpstream } from "./helpers.js";
+import { tempDir } from "../helpers/tempDir.js";
 
 const SECRET = "svc-secret-8e41b7c2d9";
 const WRONG = "wrong-secret-51aa09f3";
@@ -61,7 +62,6 @@ describe("client credentials", () => {
     for (const c of open) await c.close().catch(() => {});
     await serve?.stop();
     await upstream?.stop();
-    removeDir(dir);
   });
 
   it("the token comes from the token endpoint (with the resource), is reused while fresh, requested again once expired and after a 401", async () => {

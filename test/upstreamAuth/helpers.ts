@@ -5,9 +5,8 @@
  * approves at once) and on to the login's loopback callback, with fetch.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { createServer } from "node:net";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CLI, ROOT } from "../helpers/paths.js";
 
@@ -93,15 +92,6 @@ export function stopChild(child: ChildProcess): Promise<void> {
     });
     child.kill("SIGTERM");
   });
-}
-
-/** A temp directory (removed by the returned cleanup's caller with `removeDir`). */
-export function tempDir(prefix: string): string {
-  return mkdtempSync(join(tmpdir(), prefix));
-}
-
-export function removeDir(dir: string): void {
-  rmSync(dir, { recursive: true, force: true });
 }
 
 export function writeConfig(dir: string, config: Record<string, unknown>, name = "proxy.config.json"): string {

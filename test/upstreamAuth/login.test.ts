@@ -11,14 +11,13 @@ import {
   approve,
   freePort,
   loginApproved,
-  removeDir,
   startCli,
   startOAuthUpstream,
-  tempDir,
   writeConfig,
   stopStartedClis,
   type OAuthUpstream,
 } from "./helpers.js";
+import { tempDir } from "../helpers/tempDir.js";
 
 describe("mcp-normalizer login", () => {
   let upstream: OAuthUpstream;
@@ -70,7 +69,6 @@ describe("mcp-normalizer login", () => {
   afterAll(async () => {
     await stopStartedClis();
     await upstream.stop();
-    removeDir(dir);
   });
 
   it("prints the URL on its own line, comes back through the loopback callback, stores the tokens in a 0600 file of a 0700 directory", async () => {

@@ -17,14 +17,13 @@ import { CLI, FIXTURE_SERVER } from "../helpers/paths.js";
 import { connect, startServe, type Connected, type ServeProcess } from "../helpers/proxyProcess.js";
 import {
   loginApproved,
-  removeDir,
   startCli,
   startOAuthUpstream,
-  tempDir,
   writeConfig,
   stopStartedClis,
   type OAuthUpstream,
 } from "./helpers.js";
+import { tempDir } from "../helpers/tempDir.js";
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 const text = (result: unknown): string => (result as { content: Array<{ text: string }> }).content[0]?.text ?? "";
@@ -75,7 +74,6 @@ describe("serve and stdio in front of an OAuth-protected server", () => {
     for (const c of open) await c.close().catch(() => {});
     await serve?.stop();
     await upstream?.stop();
-    removeDir(dir);
   });
 
   const session = async (name: string): Promise<Connected> => {

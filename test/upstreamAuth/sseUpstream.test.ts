@@ -7,14 +7,8 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { post, rpc } from "../badInput/mcpHttp.js";
 import { connect, hostTransport, startServe } from "../helpers/proxyProcess.js";
-import {
-  loginApproved,
-  removeDir,
-  startOAuthUpstream,
-  tempDir,
-  stopStartedClis,
-  type OAuthUpstream,
-} from "./helpers.js";
+import { loginApproved, startOAuthUpstream, stopStartedClis, type OAuthUpstream } from "./helpers.js";
+import { tempDir } from "../helpers/tempDir.js";
 
 const text = (result: unknown): string => (result as { content: Array<{ text: string }> }).content[0]?.text ?? "";
 
@@ -30,7 +24,6 @@ describe("OAuth with an SSE upstream", () => {
   afterAll(async () => {
     await stopStartedClis();
     await upstream.stop();
-    removeDir(dir);
   });
 
   it("login --url, then serve --transport sse: the stream and the POSTs carry the token, refreshed when it expires", async () => {

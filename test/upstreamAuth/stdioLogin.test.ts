@@ -15,15 +15,14 @@ import { CLI } from "../helpers/paths.js";
 import { startServe } from "../helpers/proxyProcess.js";
 import {
   approve,
-  removeDir,
   startCli,
   startOAuthUpstream,
-  tempDir,
   urlLine,
   writeConfig,
   stopStartedClis,
   type OAuthUpstream,
 } from "./helpers.js";
+import { tempDir } from "../helpers/tempDir.js";
 
 const text = (result: unknown): string => (result as { content: Array<{ text: string }> }).content[0]?.text ?? "";
 
@@ -58,7 +57,6 @@ describe("stdio --url URL --auth oauth", () => {
   afterAll(async () => {
     await stopStartedClis();
     await upstream.stop();
-    removeDir(dir);
   });
 
   it("with no token: prints the URL on its own line, answers initialize once the browser came back, and logs in again when the refresh token dies", async () => {
