@@ -40,7 +40,8 @@ export function parseCommandArgs<T extends OptionsConfig>(
   } catch (error) {
     throw new NormalizerError(
       "USAGE",
-      `${commandName}: ${flagProblem((error as Error).message, Object.keys(options))} (see mcp-normalizer ${commandName} --help)`,
+      `${commandName}: ${flagProblem((error as Error).message, Object.keys(options))} (see mcp-normalizer ` +
+        `${commandName} --help)`,
     );
   }
 }

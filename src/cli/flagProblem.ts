@@ -13,7 +13,10 @@ export function flagProblem(message: string, known: readonly string[]): string {
   const ambiguous = /^Option '([^']+)' argument is ambiguous/.exec(message);
   if (ambiguous !== null) {
     const flag = ambiguous[1]!.split(" ")[0]!;
-    return `${flag} is followed by a word starting with '-', taken for a flag; write a value that starts with '-' as ${flag}=-VALUE`;
+    return (
+      `${flag} is followed by a word starting with '-', taken for a flag; write a value that starts with '-' as ` +
+      `${flag}=-VALUE`
+    );
   }
   const missing = /^Option '(?:-\w, )?(--[^ ']+) <value>' argument missing/.exec(message);
   if (missing !== null) return `${missing[1]} expects a value, got none`;

@@ -60,7 +60,8 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
   if (load === undefined) {
     await writeFully(
       io.stderr,
-      `mcp-normalizer: unknown command ${JSON.stringify(name)}; commands: ${Object.keys(COMMANDS).join(", ")} (see --help)\n`,
+      `mcp-normalizer: unknown command ${JSON.stringify(name)}; commands: ${Object.keys(COMMANDS).join(", ")} (see ` +
+        `--help)\n`,
     );
     return EXIT.USAGE;
   }

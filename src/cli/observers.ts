@@ -24,7 +24,9 @@ export const OBSERVE_OPTIONS = {
   charset: { type: "string" },
 } as const;
 
-export const OBSERVE_HELP = `  --log-level L          debug | info | warn | error | silent (default: config log.level, else info)
+export const OBSERVE_HELP =
+  `  --log-level L          debug | info | warn | error | silent (default: config ` +
+  `log.level, else info)
   --log-file FILE        append normalization records (JSONL) to FILE (default: config log.file;
                          without one they go to stderr at log level info or debug)
   --dry-run              log what would change, forward the original

@@ -55,14 +55,16 @@ export function upstreamCommandOf(values: CommandFlags, words: readonly string[]
     if (words.length === 1 && /\.json$/i.test(words[0]!))
       throw new NormalizerError(
         "USAGE",
-        `${commandName}: ${JSON.stringify(words[0])} looks like a config file, not a server's command: pass it as --config ${words[0]}`,
+        `${commandName}: ${JSON.stringify(words[0])} looks like a config file, not a server's command: pass it as ` +
+          `--config ${words[0]}`,
       );
     return [...words];
   }
   if (words.length > 0)
     throw new NormalizerError(
       "USAGE",
-      `${commandName}: give the upstream either as --command ${JSON.stringify(values.command)} or as words (${JSON.stringify(words[0])} …), not both`,
+      `${commandName}: give the upstream either as --command ${JSON.stringify(values.command)} or as words ` +
+        `(${JSON.stringify(words[0])} …), not both`,
     );
   if (values.command.trim() === "")
     throw new NormalizerError(

@@ -73,14 +73,16 @@ export async function selectUpstream(
   if (chosen !== 1) {
     throw new NormalizerError(
       "USAGE",
-      `${commandName}: name exactly one upstream: "-- CMD ARGS…", --url URL, or --config FILE --server NAME (see mcp-normalizer ${commandName} --help)`,
+      `${commandName}: name exactly one upstream: "-- CMD ARGS…", --url URL, or --config FILE --server NAME (see ` +
+        `mcp-normalizer ${commandName} --help)`,
     );
   }
   if (values.config !== undefined) {
     if (name !== undefined)
       throw new NormalizerError(
         "USAGE",
-        `${commandName}: --name goes with an upstream on the command line; with --config the server keeps its name there (choose it with --server)`,
+        `${commandName}: --name goes with an upstream on the command line; with --config the server keeps its name ` +
+          `there (choose it with --server)`,
       );
     if (values.auth !== undefined)
       throw new NormalizerError(
@@ -95,7 +97,8 @@ export async function selectUpstream(
     if (serverName === undefined)
       throw new NormalizerError(
         "USAGE",
-        `${commandName}: ${values.config} has ${names.length} servers (${names.join(", ")}); choose one with --server NAME`,
+        `${commandName}: ${values.config} has ${names.length} servers (${names.join(", ")}); choose one with ` +
+          `--server NAME`,
       );
     const server = loaded.config.mcpServers[serverName];
     if (server === undefined)
@@ -111,7 +114,8 @@ export async function selectUpstream(
     if (values.transport !== undefined && !TRANSPORTS.has(values.transport)) {
       throw new NormalizerError(
         "USAGE",
-        `${commandName}: --transport expects streamable-http, sse or websocket, got ${JSON.stringify(values.transport)}`,
+        `${commandName}: --transport expects streamable-http, sse or websocket, got ` +
+          `${JSON.stringify(values.transport)}`,
       );
     }
     if (!/^(https?|wss?):\/\//i.test(values.url))
@@ -123,7 +127,8 @@ export async function selectUpstream(
     if (values.auth !== undefined && values.auth !== "oauth")
       throw new NormalizerError(
         "USAGE",
-        `${commandName}: --auth expects oauth, got ${JSON.stringify(values.auth)} (client credentials and pre-registered clients go in a config's "auth")`,
+        `${commandName}: --auth expects oauth, got ${JSON.stringify(values.auth)} (client credentials and ` +
+          `pre-registered clients go in a config's "auth")`,
       );
     if (values.auth !== undefined && (/^wss?:/i.test(values.url) || values.transport === "websocket"))
       throw new NormalizerError(
@@ -133,7 +138,8 @@ export async function selectUpstream(
     if (values.auth !== undefined && Object.keys(headers ?? {}).some((h) => h.toLowerCase() === "authorization"))
       throw new NormalizerError(
         "USAGE",
-        `${commandName}: --auth oauth and an Authorization --header together: the OAuth token is the Authorization header; remove one`,
+        `${commandName}: --auth oauth and an Authorization --header together: the OAuth token is the Authorization ` +
+          `header; remove one`,
       );
     server = {
       url: values.url,

@@ -94,7 +94,8 @@ export function validateConfig(raw: unknown, file: string): ProxyConfig {
     // A key named __proto__ would be dropped without a word while the config is read.
     throw new NormalizerError(
       "CONFIG_INVALID",
-      `${file} is not a valid mcp-normalizer config:\n  ${formatPath(reserved)}: "__proto__" cannot be used as a name here (JavaScript reserves it); choose another name`,
+      `${file} is not a valid mcp-normalizer config:\n  ${formatPath(reserved)}: "__proto__" cannot be used as a ` +
+        `name here (JavaScript reserves it); choose another name`,
       { file, path: formatPath(reserved) },
     );
   }
@@ -155,7 +156,8 @@ function findProtoKey(value: unknown, path: Array<string | number>): Array<strin
 }
 
 const AUTH_SHAPES =
-  'expects "oauth", {clientId, clientSecret?, scopes?, callbackPort?} or {grant: "client_credentials", clientId, clientSecret, scopes?}';
+  'expects "oauth", {clientId, clientSecret?, scopes?, callbackPort?} or {grant: "client_credentials", clientId, ' +
+  "clientSecret, scopes?}";
 
 /**
  * One line per problem. A union that failed every option (a server entry, a server's `auth`) is
@@ -197,7 +199,10 @@ function mismatch(issues: readonly z.core.$ZodIssue[]): number {
 
 function describeIssue(issue: z.core.$ZodIssue, path: ReadonlyArray<PropertyKey>): string {
   if (issue.code === "unrecognized_keys")
-    return `unknown key${issue.keys.length > 1 ? "s" : ""} ${issue.keys.map((k) => `${JSON.stringify(k)}${unknownKeyHint(k, path)}`).join(", ")}`;
+    return (
+      `unknown key${issue.keys.length > 1 ? "s" : ""} ` +
+      `${issue.keys.map((k) => `${JSON.stringify(k)}${unknownKeyHint(k, path)}`).join(", ")}`
+    );
   // A record key refused (a server name): the reason is in the inner issues.
   if (issue.code === "invalid_key") return issue.issues.map((inner) => inner.message).join("; ");
   if (issue.code === "invalid_type" && / received undefined$/.test(issue.message)) {

@@ -49,13 +49,15 @@ const normalizeSettings = {
     .boolean()
     .optional()
     .describe(
-      `textual bytes with no charset that are not UTF-8: detect the charset and transcode when confident ${byDefault(DEFAULT_NORMALIZE.detectCharset)}`,
+      `textual bytes with no charset that are not UTF-8: detect the charset and transcode when confident ` +
+        `${byDefault(DEFAULT_NORMALIZE.detectCharset)}`,
     ),
   charset: z
     .enum(["transcode", "preserve"])
     .optional()
     .describe(
-      `"preserve": textual bytes in a non-UTF-8 charset stay a blob labelled ;charset=X ${byDefault(DEFAULT_NORMALIZE.charset)}`,
+      `"preserve": textual bytes in a non-UTF-8 charset stay a blob labelled ;charset=X ` +
+        `${byDefault(DEFAULT_NORMALIZE.charset)}`,
     ),
   maxNormalizeBytes: z
     .number()
@@ -108,19 +110,22 @@ function fitSettings() {
       ])
       .optional()
       .describe(
-        `fit images in tool results, prompt messages and embedded resources: true (defaults), false (off), or limits ${byDefault(DEFAULT_FIT.images)}`,
+        `fit images in tool results, prompt messages and embedded resources: true (defaults), false (off), or limits ` +
+          `${byDefault(DEFAULT_FIT.images)}`,
       ),
     embeddedResources: z
       .enum(["keep", "inline"])
       .optional()
       .describe(
-        `"inline": embedded text resources become text blocks, image blobs image blocks ${byDefault(DEFAULT_FIT.embeddedResources)}`,
+        `"inline": embedded text resources become text blocks, image blobs image blocks ` +
+          `${byDefault(DEFAULT_FIT.embeddedResources)}`,
       ),
     maxResultBytes: z
       .union([z.number().int().min(MIN_RESULT_BYTES), z.literal(false)])
       .optional()
       .describe(
-        `tool result text over this many UTF-8 bytes is cut; the rest is served as pages linked from the result; false: off ${byDefault(DEFAULT_FIT.maxResultBytes)}`,
+        `tool result text over this many UTF-8 bytes is cut; the rest is served as pages linked from the result; ` +
+          `false: off ${byDefault(DEFAULT_FIT.maxResultBytes)}`,
       ),
   };
 }
@@ -142,7 +147,8 @@ export const NormalizeSchema = z
               .min(1)
               .optional()
               .describe(
-                "glob over the tool name (tools/call results); such a rule may set only images, embeddedResources, maxResultBytes",
+                "glob over the tool name (tools/call results); such a rule may set only images, embeddedResources, " +
+                  "maxResultBytes",
               ),
             set: z.strictObject(normalizeSettings),
           })
@@ -153,7 +159,9 @@ export const NormalizeSchema = z
                 ctx.addIssue({
                   code: "custom",
                   path: ["set", key],
-                  message: `a rule with "tool" may set only images, embeddedResources and maxResultBytes (the engine does not know tools); put "${key}" in a rule without "tool"`,
+                  message:
+                    `a rule with "tool" may set only images, embeddedResources and maxResultBytes (the engine ` +
+                    `does not know tools); put "${key}" in a rule without "tool"`,
                 });
             }
           }),
@@ -179,7 +187,8 @@ export const StdioServerSchema = z.looseObject({
     .boolean()
     .optional()
     .describe(
-      "serve: the child gets the proxy's whole environment (minus the variables the listener's and the servers' auth read) instead of HOME, LOGNAME, PATH, SHELL, TERM, USER; env is added either way",
+      "serve: the child gets the proxy's whole environment (minus the variables the listener's and the servers' auth " +
+        "read) instead of HOME, LOGNAME, PATH, SHELL, TERM, USER; env is added either way",
     ),
   ...common,
 });
@@ -218,7 +227,8 @@ export const UpstreamAuthSchema = z
       .describe("authorization code + PKCE with a pre-registered client"),
   ])
   .describe(
-    '"oauth", {clientId, clientSecret?, scopes?, callbackPort?} or {grant: "client_credentials", clientId, clientSecret, scopes?}',
+    '"oauth", {clientId, clientSecret?, scopes?, callbackPort?} or {grant: "client_credentials", clientId, ' +
+      "clientSecret, scopes?}",
   );
 
 export const RemoteServerSchema = z
@@ -300,7 +310,8 @@ export const ConfigSchema = z
           .positive()
           .default(DEFAULT_LIMITS.maxMessageBytes)
           .describe(
-            "largest JSON-RPC message (stdio line, WebSocket frame, SSE event) and HTTP body, in bytes; over it: a JSON-RPC error, the session goes on",
+            "largest JSON-RPC message (stdio line, WebSocket frame, SSE event) and HTTP body, in bytes; over it: a " +
+              "JSON-RPC error, the session goes on",
           ),
         maxBodyBytes: z
           .number()
@@ -308,7 +319,8 @@ export const ConfigSchema = z
           .positive()
           .optional()
           .describe(
-            "largest HTTP request body (one message or a batch) on /mcp and /messages, in bytes (default: maxMessageBytes)",
+            "largest HTTP request body (one message or a batch) on /mcp and /messages, in bytes (default: " +
+              "maxMessageBytes)",
           ),
         maxNormalizeBytes: z
           .number()
@@ -316,7 +328,8 @@ export const ConfigSchema = z
           .positive()
           .default(DEFAULT_LIMITS.maxNormalizeBytes)
           .describe(
-            "entries whose text/blob string is longer than this many UTF-8 bytes pass untouched (normalization size threshold)",
+            "entries whose text/blob string is longer than this many UTF-8 bytes pass untouched (normalization size " +
+              "threshold)",
           ),
         requestTimeoutMs: z
           .number()
@@ -360,7 +373,8 @@ export const ConfigSchema = z
           .positive()
           .default(DEFAULT_LIMITS.statelessPoolSize)
           .describe(
-            "stateless requests (protocol 2026-07-28: no session) are served by up to this many started upstreams per server and bearer token, reused; one with nothing in flight for sessionIdleMs is ended",
+            "stateless requests (protocol 2026-07-28: no session) are served by up to this many started upstreams " +
+              "per server and bearer token, reused; one with nothing in flight for sessionIdleMs is ended",
           ),
         maxBatch: z
           .number()
@@ -368,7 +382,8 @@ export const ConfigSchema = z
           .positive()
           .default(DEFAULT_LIMITS.maxBatch)
           .describe(
-            "most messages in one JSON-RPC batch from a host; a bigger batch is refused whole (413 over HTTP, -32600 naming the limit) and nothing of it is forwarded",
+            "most messages in one JSON-RPC batch from a host; a bigger batch is refused whole (413 over HTTP, -32600 " +
+              "naming the limit) and nothing of it is forwarded",
           ),
         sessionIdleMs: z
           .number()
@@ -376,7 +391,8 @@ export const ConfigSchema = z
           .positive()
           .default(DEFAULT_LIMITS.sessionIdleMs)
           .describe(
-            "a streamable HTTP session with no request (none waiting either) and no open stream (read or not) for this long is ended (its upstream too); the host's next request gets 404 and it initializes again",
+            "a streamable HTTP session with no request (none waiting either) and no open stream (read or not) for " +
+              "this long is ended (its upstream too); the host's next request gets 404 and it initializes again",
           ),
         pingIntervalMs: z
           .number()
@@ -384,7 +400,9 @@ export const ConfigSchema = z
           .min(0)
           .default(DEFAULT_LIMITS.pingIntervalMs)
           .describe(
-            "WebSocket hosts are pinged this often; one that has not answered (pong, any frame, or taking what was queued for it) by the next ping is dropped (half-open connections); not judged while the proxy is not reading it (its upstream is behind); 0 turns it off",
+            "WebSocket hosts are pinged this often; one that has not answered (pong, any frame, or taking what was " +
+              "queued for it) by the next ping is dropped (half-open connections); not judged while the proxy is not " +
+              "reading it (its upstream is behind); 0 turns it off",
           ),
         headersTimeoutMs: z
           .number()
@@ -392,7 +410,8 @@ export const ConfigSchema = z
           .positive()
           .default(DEFAULT_LIMITS.headersTimeoutMs)
           .describe(
-            "a connection that has not sent its whole request header in this time is closed (408); no more than requestBodyTimeoutMs",
+            "a connection that has not sent its whole request header in this time is closed (408); no more than " +
+              "requestBodyTimeoutMs",
           ),
         requestBodyTimeoutMs: z
           .number()
@@ -412,7 +431,8 @@ export const ConfigSchema = z
           .positive()
           .default(DEFAULT_LIMITS.maxConnections)
           .describe(
-            "open HTTP connections at once (SSE and WebSocket streams, keep-alive, requests); more are closed as they arrive",
+            "open HTTP connections at once (SSE and WebSocket streams, keep-alive, requests); more are closed as " +
+              "they arrive",
           ),
         hostBufferBytes: z
           .number()
@@ -420,7 +440,9 @@ export const ConfigSchema = z
           .min(MIN_BUFFER_BYTES)
           .default(DEFAULT_LIMITS.hostBufferBytes)
           .describe(
-            "bytes sent to one host connection (WebSocket, SSE stream, HTTP responses, the stdout of stdio mode) that it has not read yet; above it the proxy stops reading that session's upstream until the host has taken them. Nothing is dropped",
+            "bytes sent to one host connection (WebSocket, SSE stream, HTTP responses, the stdout of stdio mode) " +
+              "that it has not read yet; above it the proxy stops reading that session's upstream until the host has " +
+              "taken them. Nothing is dropped",
           ),
         upstreamBufferBytes: z
           .number()
@@ -428,7 +450,8 @@ export const ConfigSchema = z
           .min(MIN_BUFFER_BYTES)
           .default(DEFAULT_LIMITS.upstreamBufferBytes)
           .describe(
-            "bytes sent to one upstream (a child's stdin, a WebSocket, HTTP POSTs not yet answered) that it has not taken yet; above it the proxy stops reading that session's host until the upstream has taken them",
+            "bytes sent to one upstream (a child's stdin, a WebSocket, HTTP POSTs not yet answered) that it has not " +
+              "taken yet; above it the proxy stops reading that session's host until the upstream has taken them",
           ),
         rawStringBytes: z
           .number()
@@ -436,7 +459,9 @@ export const ConfigSchema = z
           .min(0)
           .default(DEFAULT_LIMITS.rawStringBytes)
           .describe(
-            "blob/text/data strings at least this many bytes long in an upstream's stdio lines, streamable HTTP JSON bodies and WebSocket messages are read, normalized and written as bytes, never as JS strings (big reads: less CPU and memory); 0 turns it off",
+            "blob/text/data strings at least this many bytes long in an upstream's stdio lines, streamable HTTP JSON " +
+              "bodies and WebSocket messages are read, normalized and written as bytes, never as JS strings (big " +
+              "reads: less CPU and memory); 0 turns it off",
           ),
         loginTimeoutMs: z
           .number()
@@ -444,7 +469,8 @@ export const ConfigSchema = z
           .positive()
           .default(DEFAULT_LIMITS.loginTimeoutMs)
           .describe(
-            "an OAuth browser login (login, or stdio without a usable token) that gets no redirect back in this time fails",
+            "an OAuth browser login (login, or stdio without a usable token) that gets no redirect back in this time " +
+              "fails",
           ),
         oauthRequestTimeoutMs: z
           .number()
@@ -468,7 +494,8 @@ export const ConfigSchema = z
           .positive()
           .default(DEFAULT_LIMITS.fitTimeoutMs)
           .describe(
-            "a result waits at most this long for its images to be fitted; then they go as they were, with a warning record",
+            "a result waits at most this long for its images to be fitted; then they go as they were, with a warning " +
+              "record",
           ),
         fitConcurrency: z
           .number()
@@ -490,7 +517,8 @@ export const ConfigSchema = z
           .positive()
           .default(DEFAULT_LIMITS.spillMaxBytes)
           .describe(
-            "memory the pages of cut tool results may take, over all sessions; a result that does not fit goes out whole, with a warning record",
+            "memory the pages of cut tool results may take, over all sessions; a result that does not fit goes out " +
+              "whole, with a warning record",
           ),
         maxTrackedTasks: z
           .number()
@@ -498,7 +526,8 @@ export const ConfigSchema = z
           .positive()
           .default(DEFAULT_LIMITS.maxTrackedTasks)
           .describe(
-            "task ids remembered per upstream connection so a task's tasks/result is normalized as the request that created it; past it the least recently used is forgotten (its result passes unchanged)",
+            "task ids remembered per upstream connection so a task's tasks/result is normalized as the request that " +
+              "created it; past it the least recently used is forgotten (its result passes unchanged)",
           ),
       })
       // Node refuses a header timeout longer than the whole request's.

@@ -8,10 +8,14 @@
 export function serverNameProblem(name: string): string | undefined {
   if (name === "") return "a server name cannot be empty (it is the last segment of the server's URL path)";
   if (name.includes("/"))
-    return "a server name cannot contain '/' (it is one segment of the server's URL path, and proxies in front may decode %2F)";
+    return (
+      "a server name cannot contain '/' (it is one segment of the server's URL path, and proxies in front may " +
+      "decode %2F)"
+    );
   if (name === "." || name === "..") return `a server name cannot be "${name}" (URL paths resolve it away)`;
   // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
-  if (/[\u0000-\u001f\u007f]/.test(name)) return "a server name cannot contain control characters (line breaks, tabs…)";
+  if (/[\u0000-\u001f\u007f]/.test(name))
+    return "a server name cannot contain control characters (line breaks, " + "tabs…)";
   return undefined;
 }
 

@@ -25,7 +25,10 @@ function distance(a: string, b: string): number {
   return rows[x.length]![y.length]!;
 }
 
-/** The known name closest to `given`, or undefined when none is within a third of its length (at least 1, at most 3 edits). */
+/**
+ * The known name closest to `given`, or undefined when none is within a third of its length (at least 1, at most 3
+ * edits).
+ */
 export function closestName(given: string, known: Iterable<string>): string | undefined {
   const allowed = Math.min(3, Math.max(1, Math.floor(given.length / 3)));
   let best: string | undefined;

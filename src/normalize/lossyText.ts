@@ -65,7 +65,10 @@ function isLossy(replacements: number, characters: number): boolean {
 }
 
 export function lossyReason(count: LossyCount): string {
-  return `${count.replacements} U+FFFD replacement characters in ${count.characters}: the upstream decoded bytes with the wrong charset (not repairable)`;
+  return (
+    `${count.replacements} U+FFFD replacement characters in ${count.characters}: the upstream decoded bytes ` +
+    `with the wrong charset (not repairable)`
+  );
 }
 
 /** JSON bytes of a `{type:"text", text}` block, for its record. */

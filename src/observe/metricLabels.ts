@@ -47,7 +47,9 @@ export const METRIC_MIME_TYPES: ReadonlySet<string> = new Set([
 
 const ACTIONS: ReadonlySet<string> = new Set<string>(CHANGE_ACTIONS);
 
-/** Distinct media type strings whose label is remembered (a server sends a handful; the cap bounds one that sends many). */
+/**
+ * Distinct media type strings whose label is remembered (a server sends a handful; the cap bounds one that sends many).
+ */
 const MIME_LABEL_CACHE_ENTRIES = 256;
 const mimeLabels = new Map<string, string>();
 

@@ -75,7 +75,11 @@ export class ProxyMetrics {
   private readonly restarts: Counter<"server">;
   private readonly failuresSeen = new Map<string, number>();
   private healthSource: (() => UpstreamHealthSample) | undefined;
-  /** Every label set's tally, also by server → method → action → mime (label values are few and their strings reused: no key is built per entry). */
+  /**
+   * Every label set's tally, also by server → method → action → mime (label values are few and their strings
+   * reused: no
+   * key is built per entry).
+   */
   private readonly tallies: EntryTally[] = [];
   private readonly talliesByLabel = new Map<string, Map<string, Map<string, Map<string, EntryTally>>>>();
   private readonly durationSeries = new Map<string, Map<string, HistogramSeries<"server" | "method">>>();

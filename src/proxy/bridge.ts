@@ -35,7 +35,10 @@ import { NormalizingTransport, type NormalizationOptions } from "./withNormaliza
 import { type InFlightRequest, RequestTable } from "./requestTable.js";
 import { SENT } from "../transports/drainWaiter.js";
 
-/** The first MCP protocol version without JSON-RPC batches (2025-06-18 changelog: "Remove support for JSON-RPC batching"). */
+/**
+ * The first MCP protocol version without JSON-RPC batches (2025-06-18 changelog: "Remove support for JSON-RPC
+ * batching").
+ */
 const FIRST_VERSION_WITHOUT_BATCHES = "2025-06-18";
 
 /** A JSON-RPC request, notification or response (JSON-RPC 2.0 §4–5); anything else is not forwarded. */
@@ -92,7 +95,10 @@ export class Bridge {
    * set and cleared per request (that was a measurable share of a small call).
    */
   private timer: NodeJS.Timeout | undefined;
-  /** The last host headers object seen and its forwarded `mcp-*` headers (a WebSocket or SSE session passes the same object every time). */
+  /**
+   * The last host headers object seen and its forwarded `mcp-*` headers (a WebSocket or SSE session passes the same
+   * object every time).
+   */
   private lastHeaders: object | undefined;
   private lastForwarded: Record<string, string> | undefined;
   private readonly byProgressToken = new Map<RequestId, RequestId>();
@@ -401,7 +407,8 @@ export class Bridge {
         ? "Invalid Request: an empty batch"
         : noBatches
           ? `Invalid Request: protocol version ${version} has no JSON-RPC batches; send each message on its own`
-          : `Invalid Request: a batch of ${items.length} messages exceeds limits.maxBatch (${maxBatch}); nothing of it was forwarded — send smaller batches`;
+          : `Invalid Request: a batch of ${items.length} messages exceeds limits.maxBatch (${maxBatch}); nothing of ` +
+            `it was forwarded — send smaller batches`;
     this.logger.warn("host sent a batch; refused", { messages: items.length, protocolVersion: version });
     const ids = items.filter(isRequest).map((msg) => msg.id);
     if (ids.length === 0)

@@ -394,7 +394,8 @@ export class StatelessPool {
       errorResponse(
         inFlight.hostId,
         JSONRPC.REQUEST_TIMEOUT,
-        `upstream did not answer ${inFlight.method} within ${this.options.requestTimeoutMs} ms (limits.requestTimeoutMs)`,
+        `upstream did not answer ${inFlight.method} within ${this.options.requestTimeoutMs} ms ` +
+          `(limits.requestTimeoutMs)`,
       ),
       inFlight.hostId,
     );

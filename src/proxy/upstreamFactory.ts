@@ -23,7 +23,8 @@ const TYPE_TO_TRANSPORT = {
  * What a stdio upstream's environment starts from, before its configured `env`:
  * - `"inherit"`: everything the proxy was given (`stdio`: the host already chose it);
  * - `{ withhold }` (`serve`): the variables desktop hosts pass (the SDK's
- *   `getDefaultEnvironment()`, mirrored by `defaultChildEnvironment`: HOME, LOGNAME, PATH, SHELL, TERM, USER), or the whole
+ * `getDefaultEnvironment()`, mirrored by `defaultChildEnvironment`: HOME, LOGNAME, PATH, SHELL, TERM, USER), or the
+ * whole
  *   environment for a server with `inheritEnv: true` — never the `withhold` variables (those
  *   `auth` reads: the listener's tokens). A server's own `env` is the operator's explicit choice
  *   and is passed as configured.

@@ -41,7 +41,10 @@ export interface StructuredDuplicate {
   target: string;
   /** The content block's payload (`content[0].resource.blob`, `content[0].text`). */
   path: string;
-  /** `repeated`: the same string is a value inside structuredContent; `serialized`: the text is structuredContent as JSON. */
+  /**
+   * `repeated`: the same string is a value inside structuredContent; `serialized`: the text is structuredContent as
+   * JSON.
+   */
   kind: "repeated" | "serialized";
   /** UTF-8 bytes of the payload's JSON string. */
   bytes: number;

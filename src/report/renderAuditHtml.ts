@@ -1,7 +1,13 @@
-/** The audit's own sections in HTML (see renderAuditMarkdown.ts): scope and notes, entries, skipped, structuredContent duplicates. */
+/**
+ * The audit's own sections in HTML (see renderAuditMarkdown.ts): scope and notes, entries, skipped, structuredContent
+ * duplicates.
+ */
 import { escapeHtml as esc } from "./escapeHtml.js";
 import { formatBytes, formatCount } from "./format.js";
 import type { ReportModel, Totals } from "./model.js";
+
+/** How a duplicate whose text is the whole structuredContent is described. */
+const DUPLICATE_SERIALIZED = "structuredContent serialized as JSON";
 
 function num(n: number): string {
   return `<td class="num" data-value="${n}">${esc(formatBytes(n))}</td>`;
@@ -10,7 +16,11 @@ function num(n: number): string {
 export function lossyTextHtml(totals: Totals): string {
   const n = totals.actions["warn-lossy-text"] ?? 0;
   if (n === 0) return "";
-  return `<section id="lossy-text"><h2>Lossy text</h2><p><span data-metric="lossy-text">${formatCount(n)}</span> ${n === 1 ? "entry has" : "entries have"} U+FFFD replacement characters (<code>warn-lossy-text</code>): the upstream decoded bytes with the wrong charset and lost them. Passed unchanged; fix the server.</p></section>`;
+  return (
+    `<section id="lossy-text"><h2>Lossy text</h2><p><span data-metric="lossy-text">${formatCount(n)}</span> ` +
+    `${n === 1 ? "entry has" : "entries have"} U+FFFD replacement characters (<code>warn-lossy-text</code>): the ` +
+    `upstream decoded bytes with the wrong charset and lost them. Passed unchanged; fix the server.</p></section>`
+  );
 }
 
 export function scopeHtml(model: ReportModel): string {
@@ -19,9 +29,15 @@ export function scopeHtml(model: ReportModel): string {
   const declared = Object.entries(scope.capabilities)
     .filter(([, on]) => on)
     .map(([name]) => name);
-  const counts = `${scope.capabilities.resources ? `${formatCount(scope.listed)} resources listed${scope.filteredOut > 0 ? ` (${formatCount(scope.filteredOut)} left out by --uri)` : ""} · ` : ""}${formatCount(scope.read)} read · ${formatCount(scope.called)} tool calls`;
+  const leftOut = scope.filteredOut > 0 ? ` (${formatCount(scope.filteredOut)} left out by --uri)` : "";
+  const listed = scope.capabilities.resources ? `${formatCount(scope.listed)} resources listed${leftOut} · ` : "";
+  const counts = `${listed}${formatCount(scope.read)} read · ${formatCount(scope.called)} tool calls`;
   const notes = scope.notes.map((note) => `<p class="note">${esc(note)}</p>`).join("");
-  return `<section id="scope"><h2>Scope</h2><p>Capabilities declared: <span id="capabilities">${esc(declared.length === 0 ? "none of resources, tools, prompts" : declared.join(", "))}</span> · ${esc(counts)}</p>${notes}</section>`;
+  return (
+    `<section id="scope"><h2>Scope</h2><p>Capabilities declared: <span id="capabilities">` +
+    `${esc(declared.length === 0 ? "none of resources, tools, prompts" : declared.join(", "))}</span> · ` +
+    `${esc(counts)}</p>${notes}</section>`
+  );
 }
 
 export function auditSectionsHtml(model: ReportModel, maxRows: number): string {
@@ -32,8 +48,12 @@ export function auditSectionsHtml(model: ReportModel, maxRows: number): string {
     const rows = shown
       .map(
         (i) =>
-          `<tr data-status="${esc(i.status)}" data-action="${esc(i.action)}"><td class="uri">${esc(i.target)}</td><td class="uri">${esc(i.path)}</td><td>${esc(i.status)}</td><td>${esc(i.action)}</td>` +
-          `<td>${esc(i.mimeBefore ?? "–")} → ${esc(i.mimeAfter ?? "–")}</td>${num(i.bytesBefore)}${num(i.bytesAfter)}${num(i.saved)}<td>${esc(i.reason)}</td></tr>`,
+          `<tr data-status="${esc(i.status)}" data-action="${esc(i.action)}"><td ` +
+          `class="uri">${esc(i.target)}</td><td ` +
+          `class="uri">${esc(i.path)}</td><td>${esc(i.status)}</td><td>${esc(i.action)}</td>` +
+          `<td>${esc(i.mimeBefore ?? "–")} → ${esc(i.mimeAfter ?? "–")}</td>${num(i.bytesBefore)}` +
+          `${num(i.bytesAfter)}` +
+          `${num(i.saved)}<td>${esc(i.reason)}</td></tr>`,
       )
       .join("");
     const more =
@@ -44,7 +64,9 @@ export function auditSectionsHtml(model: ReportModel, maxRows: number): string {
       `<section id="entries"><h2>Entries (${items.length})</h2>${
         items.length === 0
           ? `<p class="empty">No entries.</p>`
-          : `<table id="item-table"><thead><tr><th>target</th><th>path</th><th>status</th><th>action</th><th>mime before → after</th><th class="num">before</th><th class="num">after</th><th class="num">saved</th><th>why</th></tr></thead><tbody>${rows}</tbody></table>${more}`
+          : `<table id="item-table"><thead><tr><th>target</th><th>path</th><th>status</th><th>action</th><th>mime ` +
+            `before → after</th><th class="num">before</th><th class="num">after</th><th ` +
+            `class="num">saved</th><th>why</th></tr></thead><tbody>${rows}</tbody></table>${more}`
       }</section>`,
     );
   }
@@ -53,11 +75,14 @@ export function auditSectionsHtml(model: ReportModel, maxRows: number): string {
     const rows = skipped
       .map(
         (s) =>
-          `<tr><td class="uri">${esc(s.target)}</td><td class="uri">${esc(s.path ?? "–")}</td>${num(s.bytes)}<td>${esc(s.reason)}</td></tr>`,
+          `<tr><td class="uri">${esc(s.target)}</td><td ` +
+          `class="uri">${esc(s.path ?? "–")}</td>${num(s.bytes)}<td>${esc(s.reason)}</td></tr>`,
       )
       .join("");
     out.push(
-      `<section id="skipped"><h2>Skipped over --max-bytes (${skipped.length}, not in the totals)</h2><table id="skipped-table"><thead><tr><th>target</th><th>path</th><th class="num">bytes</th><th>why</th></tr></thead><tbody>${rows}</tbody></table></section>`,
+      `<section id="skipped"><h2>Skipped over --max-bytes (${skipped.length}, not in the totals)</h2><table ` +
+        `id="skipped-table"><thead><tr><th>target</th><th>path</th><th ` +
+        `class="num">bytes</th><th>why</th></tr></thead><tbody>${rows}</tbody></table></section>`,
     );
   }
   const duplicates = model.duplicates ?? [];
@@ -66,11 +91,17 @@ export function auditSectionsHtml(model: ReportModel, maxRows: number): string {
     const rows = duplicates
       .map(
         (d) =>
-          `<tr><td class="uri">${esc(d.target)}</td><td class="uri">${esc(d.path)}</td><td>${d.kind === "repeated" ? "same string inside structuredContent" : "structuredContent serialized as JSON"}</td>${num(d.bytes)}</tr>`,
+          `<tr><td class="uri">${esc(d.target)}</td><td class="uri">${esc(d.path)}</td>` +
+          `<td>${d.kind === "repeated" ? "same string inside structuredContent" : DUPLICATE_SERIALIZED}</td>` +
+          `${num(d.bytes)}</tr>`,
       )
       .join("");
     out.push(
-      `<section id="duplicates"><h2>structuredContent duplicates (${esc(formatBytes(bytes))})</h2><p class="legend">Bytes a tool result carries twice. Reported only: structuredContent is forwarded byte-identical (it must validate against the tool's outputSchema).</p><table id="duplicate-table"><thead><tr><th>target</th><th>content path</th><th>how</th><th class="num">bytes</th></tr></thead><tbody>${rows}</tbody></table></section>`,
+      `<section id="duplicates"><h2>structuredContent duplicates (${esc(formatBytes(bytes))})</h2><p ` +
+        `class="legend">Bytes a tool result carries twice. Reported only: structuredContent is forwarded ` +
+        `byte-identical (it must validate against the tool's outputSchema).</p><table ` +
+        `id="duplicate-table"><thead><tr><th>target</th><th>content path</th><th>how</th><th ` +
+        `class="num">bytes</th></tr></thead><tbody>${rows}</tbody></table></section>`,
     );
   }
   return out.join("\n");

@@ -1,4 +1,6 @@
-/** The audit's own sections in Markdown: scope and notes, every entry, skipped entries, structuredContent duplicates. */
+/**
+ * The audit's own sections in Markdown: scope and notes, every entry, skipped entries, structuredContent duplicates.
+ */
 import { formatBytes, formatCount } from "./format.js";
 import { cell, code, table } from "./markdownTable.js";
 import type { ReportModel, Totals } from "./model.js";
@@ -8,7 +10,9 @@ export function lossyTextLines(totals: Totals): string[] {
   const n = totals.actions["warn-lossy-text"] ?? 0;
   if (n === 0) return [];
   return [
-    `**${formatCount(n)} ${n === 1 ? "entry has" : "entries have"} lossy text** (\`warn-lossy-text\`): U+FFFD replacement characters — the upstream decoded bytes with the wrong charset and lost them. Passed unchanged; fix the server.`,
+    `**${formatCount(n)} ${n === 1 ? "entry has" : "entries have"} lossy text** (\`warn-lossy-text\`): U+FFFD ` +
+      `replacement characters — the upstream decoded bytes with the wrong charset and lost them. Passed unchanged; ` +
+      `fix the server.`,
     "",
   ];
 }
@@ -24,7 +28,8 @@ export function scopeLines(model: ReportModel): string[] {
   ];
   if (scope.capabilities.resources)
     parts.push(
-      `${formatCount(scope.listed)} resources listed${scope.filteredOut > 0 ? ` (${formatCount(scope.filteredOut)} left out by --uri)` : ""}.`,
+      `${formatCount(scope.listed)} resources ` +
+        `listed${scope.filteredOut > 0 ? ` (${formatCount(scope.filteredOut)} left out by --uri)` : ""}.`,
     );
   parts.push(`${formatCount(scope.read)} resources read, ${formatCount(scope.called)} tool calls.`);
   return [parts.join(" "), "", ...scope.notes.flatMap((note) => [`> ${note}`, ""])];
@@ -46,7 +51,9 @@ export function auditSections(model: ReportModel, maxRows: number): Array<[title
               i.status,
               i.action,
               cell(
-                i.mimeBefore === i.mimeAfter ? (i.mimeAfter ?? "–") : `${i.mimeBefore ?? "–"} → ${i.mimeAfter ?? "–"}`,
+                i.mimeBefore === i.mimeAfter
+                  ? (i.mimeAfter ?? "–")
+                  : `${i.mimeBefore ?? "–"} → ` + `${i.mimeAfter ?? "–"}`,
               ),
               formatBytes(i.bytesBefore),
               formatBytes(i.bytesAfter),
@@ -78,7 +85,8 @@ export function auditSections(model: ReportModel, maxRows: number): Array<[title
     sections.push([
       `structuredContent duplicates (${formatBytes(bytes)})`,
       [
-        "Bytes a tool result carries twice: once in a content block, again in structuredContent. Reported only — structuredContent is forwarded byte-identical (it must validate against the tool's outputSchema).",
+        "Bytes a tool result carries twice: once in a content block, again in structuredContent. Reported only — " +
+          "structuredContent is forwarded byte-identical (it must validate against the tool's outputSchema).",
         "",
         ...table(
           ["target", "content path", "how", "bytes"],

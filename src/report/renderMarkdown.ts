@@ -28,7 +28,8 @@ export function renderMarkdown(model: ReportModel, options: { maxRows?: number }
   const t = model.totals;
   const out: string[] = [];
   out.push(
-    `# ${model.kind === "audit" ? "Size audit" : "Size report"}${model.source.server === undefined ? "" : `: ${model.source.server}`}`,
+    `# ${model.kind === "audit" ? "Size audit" : "Size report"}` +
+      `${model.source.server === undefined ? "" : `: ${model.source.server}`}`,
     "",
   );
   if (model.source.upstream !== undefined) out.push(`Upstream: \`${model.source.upstream}\``, "");
@@ -39,13 +40,16 @@ export function renderMarkdown(model: ReportModel, options: { maxRows?: number }
   );
   const c = changeCounts(t.actions);
   out.push(
-    `**${formatBytes(t.bytesBefore)} → ${formatBytes(t.bytesAfter)}: ${formatBytes(t.saved)} saved (${formatShare(t.shareSaved)})** over ${formatCount(t.entries)} entries — ` +
-      `${c.unwrapped} unwrapped, ${c.transcoded} transcoded, ${c.reencoded} re-encoded, ${c.mimeFixed} mime fixed, ${t.warned} warned.`,
+    `**${formatBytes(t.bytesBefore)} → ${formatBytes(t.bytesAfter)}: ${formatBytes(t.saved)} saved ` +
+      `(${formatShare(t.shareSaved)})** over ${formatCount(t.entries)} entries — ` +
+      `${c.unwrapped} unwrapped, ${c.transcoded} transcoded, ${c.reencoded} re-encoded, ${c.mimeFixed} mime fixed, ` +
+      `${t.warned} warned.`,
     "",
   );
   if (model.tokens !== undefined && t.tokensBefore !== undefined && t.tokensAfter !== undefined) {
     out.push(
-      `Estimated tokens (${model.tokens.encoding}): ${formatCount(t.tokensBefore)} → ${formatCount(t.tokensAfter)} (${formatCount(t.tokensBefore - t.tokensAfter)} fewer). ${model.tokens.note}`,
+      `Estimated tokens (${model.tokens.encoding}): ${formatCount(t.tokensBefore)} → ${formatCount(t.tokensAfter)} ` +
+        `(${formatCount(t.tokensBefore - t.tokensAfter)} fewer). ${model.tokens.note}`,
       "",
     );
   }
@@ -88,7 +92,8 @@ export function renderMarkdown(model: ReportModel, options: { maxRows?: number }
   } else {
     const m = model.malformed;
     const lines = [
-      `${formatCount(m.lines)} malformed lines skipped; ${formatCount(model.ignoredLines)} other JSON lines (operational log) ignored.`,
+      `${formatCount(m.lines)} malformed lines skipped; ${formatCount(model.ignoredLines)} other JSON lines ` +
+        `(operational log) ignored.`,
     ];
     if (m.examples.length > 0)
       lines.push(
@@ -102,7 +107,8 @@ export function renderMarkdown(model: ReportModel, options: { maxRows?: number }
   }
   if (model.uriTable.untrackedEntries > 0)
     out.push(
-      `The URI table kept the ${formatCount(model.uriTable.limit)} most significant URIs; ${formatCount(model.uriTable.untrackedEntries)} entries of other URIs are not in it (totals are exact).`,
+      `The URI table kept the ${formatCount(model.uriTable.limit)} most significant URIs; ` +
+        `${formatCount(model.uriTable.untrackedEntries)} entries of other URIs are not in it (totals are exact).`,
       "",
     );
   return `${out.join("\n").trimEnd()}\n`;

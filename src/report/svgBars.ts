@@ -36,19 +36,27 @@ export function beforeAfterChart(title: string, rows: readonly BarRow[], maxRows
     const label = row.key.length > LABEL_CHARS ? `${row.key.slice(0, LABEL_CHARS - 1)}…` : row.key;
     const saved = row.before - row.after;
     parts.push(
-      `<g class="row" data-key="${escapeHtml(row.key)}"><title>${escapeHtml(`${row.key}: ${formatBytes(row.before)} → ${formatBytes(row.after)}`)}</title>`,
+      `<g class="row" data-key="${escapeHtml(row.key)}"><title>` +
+        `${escapeHtml(`${row.key}: ${formatBytes(row.before)} → ${formatBytes(row.after)}`)}</title>`,
       `<text class="label" x="${LABEL_W - 8}" y="${y + BAR_H + 5}" text-anchor="end">${escapeHtml(label)}</text>`,
-      `<rect class="bar before" data-key="${escapeHtml(row.key)}" data-bytes="${row.before}" x="${LABEL_W}" y="${y}" width="${scale(row.before).toFixed(1)}" height="${BAR_H}" rx="2"/>`,
-      `<rect class="bar after" data-key="${escapeHtml(row.key)}" data-bytes="${row.after}" x="${LABEL_W}" y="${y + BAR_H + 2}" width="${scale(row.after).toFixed(1)}" height="${BAR_H}" rx="2"/>`,
-      `<text class="value" x="${WIDTH - VALUE_W + 10}" y="${y + BAR_H - 1}">${escapeHtml(`${formatBytes(row.before)} → ${formatBytes(row.after)}`)}</text>`,
+      `<rect class="bar before" data-key="${escapeHtml(row.key)}" data-bytes="${row.before}" x="${LABEL_W}" y="${y}" ` +
+        `width="${scale(row.before).toFixed(1)}" height="${BAR_H}" rx="2"/>`,
+      `<rect class="bar after" data-key="${escapeHtml(row.key)}" data-bytes="${row.after}" x="${LABEL_W}" ` +
+        `y="${y + BAR_H + 2}" width="${scale(row.after).toFixed(1)}" height="${BAR_H}" rx="2"/>`,
+      `<text class="value" x="${WIDTH - VALUE_W + 10}" ` +
+        `y="${y + BAR_H - 1}">${escapeHtml(`${formatBytes(row.before)} → ${formatBytes(row.after)}`)}</text>`,
       saved === 0
         ? ""
-        : `<text class="value ${saved > 0 ? "saved" : "grew"}" x="${WIDTH - VALUE_W + 10}" y="${y + 2 * BAR_H + 1}">${escapeHtml(saved > 0 ? `saved ${formatBytes(saved)}` : `grew ${formatBytes(-saved)}`)}</text>`,
+        : `<text class="value ${saved > 0 ? "saved" : "grew"}" x="${WIDTH - VALUE_W + 10}" y="${y + 2 * BAR_H + 1}">` +
+            `${escapeHtml(saved > 0 ? `saved ${formatBytes(saved)}` : `grew ${formatBytes(-saved)}`)}</text>`,
       "</g>",
     );
   });
   if (shown.length === 0) parts.push(`<text class="label" x="8" y="24">nothing recorded</text>`);
-  return `<svg class="chart" role="img" aria-label="${escapeHtml(title)}" viewBox="0 0 ${WIDTH} ${height}" width="100%" preserveAspectRatio="xMinYMin meet">${parts.join("")}</svg>`;
+  return (
+    `<svg class="chart" role="img" aria-label="${escapeHtml(title)}" viewBox="0 0 ${WIDTH} ${height}" ` +
+    `width="100%" preserveAspectRatio="xMinYMin meet">${parts.join("")}</svg>`
+  );
 }
 
 /** One stacked bar: what is kept and what is saved of all bytes before. */
@@ -59,11 +67,14 @@ export function savingsBar(before: number, after: number): string {
   const w = (n: number): number => (n / total) * WIDTH;
   const share = before > 0 ? (before - after) / before : 0;
   return (
-    `<svg class="chart savings" role="img" aria-label="savings share ${escapeHtml(formatShare(share))}" viewBox="0 0 ${WIDTH} 28" width="100%" preserveAspectRatio="xMinYMin meet">` +
+    `<svg class="chart savings" role="img" aria-label="savings share ${escapeHtml(formatShare(share))}" viewBox="0 0 ` +
+    `${WIDTH} 28" width="100%" preserveAspectRatio="xMinYMin meet">` +
     `<rect class="bar kept" data-bytes="${kept}" x="0" y="2" width="${w(kept).toFixed(1)}" height="24" rx="3"/>` +
-    `<rect class="bar saved" data-bytes="${saved}" x="${w(kept).toFixed(1)}" y="2" width="${w(saved).toFixed(1)}" height="24" rx="3"/>` +
+    `<rect class="bar saved" data-bytes="${saved}" x="${w(kept).toFixed(1)}" y="2" width="${w(saved).toFixed(1)}" ` +
+    `height="24" rx="3"/>` +
     (after > before
-      ? `<rect class="bar grew" data-bytes="${after - before}" x="${w(before).toFixed(1)}" y="2" width="${w(after - before).toFixed(1)}" height="24" rx="3"/>`
+      ? `<rect class="bar grew" data-bytes="${after - before}" x="${w(before).toFixed(1)}" y="2" ` +
+        `width="${w(after - before).toFixed(1)}" height="24" rx="3"/>`
       : "") +
     `</svg>`
   );

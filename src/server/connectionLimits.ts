@@ -60,11 +60,14 @@ export function guardConnections(server: Server, limits: ConnectionLimits, logge
   const openFiles = openFileLimit();
   if (openFiles !== undefined && limits.maxConnections + RESERVED_DESCRIPTORS > openFiles) {
     logger.warn(
-      "limits.maxConnections is above what the open-file limit allows: past it, new connections are dropped by the system",
+      "limits.maxConnections is above what the open-file limit allows: past it, new connections are dropped by the " +
+        "system",
       {
         maxConnections: limits.maxConnections,
         openFileLimit: openFiles,
-        hint: `raise ulimit -n above ${limits.maxConnections + RESERVED_DESCRIPTORS}, or lower limits.maxConnections below ${Math.max(1, openFiles - RESERVED_DESCRIPTORS)}`,
+        hint:
+          `raise ulimit -n above ${limits.maxConnections + RESERVED_DESCRIPTORS}, or lower limits.maxConnections ` +
+          `below ${Math.max(1, openFiles - RESERVED_DESCRIPTORS)}`,
       },
     );
   }

@@ -52,7 +52,9 @@ export interface HttpFrontendOptions {
   bearerTokens?: readonly string[];
   /** Largest message (HTTP body, WebSocket frame) accepted, in bytes. Default: `limits.maxMessageBytes`'s. */
   maxMessageBytes?: number;
-  /** Largest HTTP request body (one message or a batch) on `/mcp` and `/messages`, in bytes. Default `maxMessageBytes`. */
+  /**
+   * Largest HTTP request body (one message or a batch) on `/mcp` and `/messages`, in bytes. Default `maxMessageBytes`.
+   */
   maxBodyBytes?: number;
   /** Most messages in one POSTed JSON-RPC batch; a bigger one gets 413. Default: `limits.maxBatch`'s. */
   maxBatch?: number;
@@ -62,15 +64,29 @@ export interface HttpFrontendOptions {
   maxSessionsPerClient?: number;
   /** Interval of SSE keep-alive comments, in ms; 0 turns them off. Default: `DEFAULT_SSE_KEEP_ALIVE_MS`. */
   sseKeepAliveMs?: number;
-  /** A streamable HTTP session with no traffic and no open stream ends after this. Default: `limits.sessionIdleMs`'s. */
+  /**
+   * A streamable HTTP session with no traffic and no open stream ends after this. Default: `limits.sessionIdleMs`'s.
+   */
   sessionIdleTimeoutMs?: number;
-  /** WebSocket ping interval; a host that has not answered by the next ping is dropped. 0: off. Default: `limits.pingIntervalMs`'s. */
+  /**
+   * WebSocket ping interval; a host that has not answered by the next ping is dropped. 0: off. Default:
+   * `limits.pingIntervalMs`'s.
+   */
   pingIntervalMs?: number;
-  /** Messages kept for a streamable HTTP session's GET stream while none is open. Default: `DEFAULT_MAX_QUEUED_MESSAGES`. */
+  /**
+   * Messages kept for a streamable HTTP session's GET stream while none is open. Default:
+   * `DEFAULT_MAX_QUEUED_MESSAGES`.
+   */
   maxQueuedMessages?: number;
-  /** A connection that has not sent its whole request header in this time is closed, in ms. Default: `limits.headersTimeoutMs`'s. */
+  /**
+   * A connection that has not sent its whole request header in this time is closed, in ms. Default:
+   * `limits.headersTimeoutMs`'s.
+   */
   headersTimeoutMs?: number;
-  /** A request whose headers and body have not all arrived in this time is closed, in ms. Default: `limits.requestBodyTimeoutMs`'s. */
+  /**
+   * A request whose headers and body have not all arrived in this time is closed, in ms. Default:
+   * `limits.requestBodyTimeoutMs`'s.
+   */
   requestBodyTimeoutMs?: number;
   /** An idle keep-alive connection is closed after this, in ms. Default: `limits.keepAliveTimeoutMs`'s. */
   keepAliveTimeoutMs?: number;

@@ -149,7 +149,10 @@ function opensSession(req: IncomingMessage, kind: string): boolean {
 }
 
 function perClientMessage(max: number): string {
-  return `Too many sessions from this client: limits.maxSessionsPerClient (${max}) are open; close some or raise limits.maxSessionsPerClient`;
+  return (
+    `Too many sessions from this client: limits.maxSessionsPerClient (${max}) are open; close some or raise ` +
+    `limits.maxSessionsPerClient`
+  );
 }
 
 async function handle(
@@ -209,7 +212,8 @@ async function handle(
         res,
         404,
         JSONRPC.SERVER_ERROR,
-        `Not found: ${path.slice(0, 200)} (paths: /mcp/NAME, /sse/NAME, /messages/NAME, /ws/NAME, /healthz, /metrics, /report; NAME one of ${[...opts.serverNames].join(", ")})`,
+        `Not found: ${path.slice(0, 200)} (paths: /mcp/NAME, /sse/NAME, /messages/NAME, /ws/NAME, /healthz, ` +
+          `/metrics, /report; NAME one of ${[...opts.serverNames].join(", ")})`,
       );
       return;
   }

@@ -19,7 +19,8 @@ export interface CallbackListener {
 }
 
 const PAGE = (title: string, text: string): string =>
-  `<!doctype html><meta charset="utf-8"><title>${title}</title><body style="font-family:sans-serif;margin:3em"><h1>${title}</h1><p>${text}</p></body>`;
+  `<!doctype html><meta charset="utf-8"><title>${title}</title><body ` +
+  `style="font-family:sans-serif;margin:3em"><h1>${title}</h1><p>${text}</p></body>`;
 
 /**
  * Listens on 127.0.0.1:`port` (0: any free port). `expectedState` is read when the browser
@@ -68,12 +69,14 @@ export async function listenForCallback(
       reply(
         400,
         "Login refused",
-        "This redirect does not belong to the login mcp-normalizer started (its state does not match). Nothing was stored.",
+        "This redirect does not belong to the login mcp-normalizer started (its state does not match). Nothing was " +
+          "stored.",
       );
       return decide({
         error: new NormalizerError(
           "LOGIN_FAILED",
-          `${what}: the browser came back with a state that does not match this login (a stale tab or a forged redirect); refused, nothing stored`,
+          `${what}: the browser came back with a state that does not match this login (a stale tab or a forged ` +
+            `redirect); refused, nothing stored`,
         ),
       });
     }
@@ -88,7 +91,8 @@ export async function listenForCallback(
       return decide({
         error: new NormalizerError(
           "LOGIN_FAILED",
-          `${what}: the authorization server answered ${JSON.stringify(error.slice(0, 100))}${description ? `: ${description.slice(0, 200)}` : ""}`,
+          `${what}: the authorization server answered ` +
+            `${JSON.stringify(error.slice(0, 100))}${description ? `: ${description.slice(0, 200)}` : ""}`,
         ),
       });
     }
@@ -123,7 +127,8 @@ export async function listenForCallback(
             reject(
               new NormalizerError(
                 "LOGIN_FAILED",
-                `${what}: no answer from the browser within ${describeDuration(timeoutMs)} (limits.loginTimeoutMs); nothing stored, run the login again`,
+                `${what}: no answer from the browser within ${describeDuration(timeoutMs)} (limits.loginTimeoutMs); ` +
+                  `nothing stored, run the login again`,
               ),
             ),
           timeoutMs,

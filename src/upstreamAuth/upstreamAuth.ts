@@ -143,7 +143,8 @@ export class UpstreamAuth {
     if (this.options.spec.grant === "client_credentials") {
       throw new NormalizerError(
         "UPSTREAM_AUTH_FAILED",
-        `upstream "${this.options.server}" refused a new client-credentials token (HTTP 401): check the client's scopes and the server's audience`,
+        `upstream "${this.options.server}" refused a new client-credentials token (HTTP 401): check the client's ` +
+          `scopes and the server's audience`,
         { server: this.options.server, url: describeUrl(this.options.url) },
       );
     }
@@ -240,7 +241,8 @@ export class UpstreamAuth {
       this.serverInfo = undefined; // discover again next time: the server may have moved
       throw new NormalizerError(
         "UPSTREAM_AUTH_FAILED",
-        `upstream "${this.options.server}": no client-credentials token from its authorization server: ${redactedMessage(error, this.secrets())}`,
+        `upstream "${this.options.server}": no client-credentials token from its authorization server: ` +
+          `${redactedMessage(error, this.secrets())}`,
         { server: this.options.server, url: describeUrl(this.options.url) },
       );
     }
@@ -265,7 +267,8 @@ export class UpstreamAuth {
         this.metadata.delete(login.issuer);
         throw new NormalizerError(
           "UPSTREAM_AUTH_FAILED",
-          `upstream "${this.options.server}": could not refresh its OAuth token (${why}); it is tried again with the next request — if this persists, run "${this.options.loginCommand}"`,
+          `upstream "${this.options.server}": could not refresh its OAuth token (${why}); it is tried again with the ` +
+            `next request — if this persists, run "${this.options.loginCommand}"`,
           { server: this.options.server, url: describeUrl(this.options.url) },
         );
       }
@@ -373,7 +376,8 @@ export class UpstreamAuth {
   private loginNeeded(why?: string): NormalizerError {
     return new NormalizerError(
       "UPSTREAM_AUTH_REQUIRED",
-      `upstream "${this.options.server}" needs an OAuth login${why === undefined ? "" : ` (${why})`}: run "${this.options.loginCommand}"`,
+      `upstream "${this.options.server}" needs an OAuth login${why === undefined ? "" : ` (${why})`}: run ` +
+        `"${this.options.loginCommand}"`,
       { server: this.options.server, url: describeUrl(this.options.url) },
     );
   }

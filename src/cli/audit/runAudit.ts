@@ -141,7 +141,10 @@ export async function runAudit(options: AuditOptions): Promise<AuditResult> {
       if (all.length === 0) scope.notes.push(await templatesNote(client));
     } else {
       scope.notes.push(
-        `The server declares no resources capability: resources/list was not called.${calls.length === 0 && (options.reads ?? []).length === 0 ? " Audit its tools with --call TOOL[=JSON], or read URIs with --read URI." : ""}`,
+        "The server declares no resources capability: resources/list was not called." +
+          (calls.length === 0 && (options.reads ?? []).length === 0
+            ? " Audit its tools with --call TOOL[=JSON], or read URIs with --read URI."
+            : ""),
       );
     }
     if (options.maxBytes !== undefined) {
@@ -254,7 +257,11 @@ async function normalizeAndFit(
 /** How a call is named in the report: the tool, and its arguments when it has any (shortened). */
 function callLabel(call: ToolCall): string {
   const args = Object.keys(call.args).length === 0 ? "" : JSON.stringify(call.args);
-  return `tools/call ${call.tool}${args === "" ? "" : ` ${args.length > MAX_ARGS_CHARS ? `${args.slice(0, MAX_ARGS_CHARS)}…` : args}`}`;
+  return (
+    `tools/call ` +
+    `${call.tool}` +
+    `${args === "" ? "" : ` ${args.length > MAX_ARGS_CHARS ? `${args.slice(0, MAX_ARGS_CHARS)}…` : args}`}`
+  );
 }
 
 /** A capability is declared by its key being present with an object (even an empty one). */
@@ -310,7 +317,10 @@ async function templatesNote(client: RawRpcClient): Promise<string> {
       : [];
     if (names.length === 0) return none;
     const shown = names.slice(0, MAX_TEMPLATES_NAMED).join(", ");
-    return `${none} It has resource templates (${shown}${names.length > MAX_TEMPLATES_NAMED ? ", …" : ""}): read instances with --read URI.`;
+    return (
+      `${none} It has resource templates (${shown}${names.length > MAX_TEMPLATES_NAMED ? ", …" : ""}): read ` +
+      `instances with --read URI.`
+    );
   } catch {
     return none;
   }

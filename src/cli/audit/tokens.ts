@@ -7,7 +7,8 @@
 
 export const TOKEN_ENCODING = "o200k_base";
 export const TOKEN_NOTE =
-  "o200k_base is the encoding of OpenAI GPT-4o / GPT-4.1 / o-series; other models' tokenizers differ, so treat these as estimates.";
+  "o200k_base is the encoding of OpenAI GPT-4o / GPT-4.1 / o-series; other models' tokenizers differ, so treat these " +
+  "as estimates.";
 
 export type TokenCounter = (text: string) => number;
 

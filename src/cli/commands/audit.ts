@@ -30,7 +30,9 @@ import { writeFully, type CliIo } from "../io.js";
 import { SELECTOR_HELP, SELECTOR_OPTIONS, selectUpstream } from "../upstreamSelector.js";
 import { createUpstreamAuths } from "../oauthContext.js";
 
-export const AUDIT_HELP = `Usage: mcp-normalizer audit [options] (-- CMD ARGS… | CMD ARGS… | --url URL | --config FILE --server NAME)
+export const AUDIT_HELP =
+  `Usage: mcp-normalizer audit [options] (-- CMD ARGS… | CMD ARGS… | --url URL | --config ` +
+  `FILE --server NAME)
 
 Initializes the upstream and reads what it declares: when it has the resources capability, pages
 through resources/list (every nextCursor) and reads each resource; then every --read URI and
@@ -60,7 +62,8 @@ Options:
   -h, --help             this help
 
 Examples:
-  mcp-normalizer audit --call 'read_media_file={"path":"/data/a.md"}' -- npx @modelcontextprotocol/server-filesystem /data
+  mcp-normalizer audit --call 'read_media_file={"path":"/data/a.md"}' -- \
+npx @modelcontextprotocol/server-filesystem /data
   mcp-normalizer audit --read demo://resource/dynamic/blob/1 -- npx @modelcontextprotocol/server-everything
 
 A progress bar of what will be read (listed, --read, --call) is drawn on stderr when it is a

@@ -72,7 +72,8 @@ export async function runNormalize(argv: readonly string[], io: CliIo): Promise<
     if (values.server !== undefined && server === undefined) {
       throw new NormalizerError(
         "USAGE",
-        `normalize: --server ${values.server} is not in ${values.config} (servers: ${Object.keys(config.mcpServers).join(", ")})`,
+        `normalize: --server ${values.server} is not in ${values.config} (servers: ` +
+          `${Object.keys(config.mcpServers).join(", ")})`,
       );
     }
     options = policyOptionsFor(config, server);
@@ -88,7 +89,8 @@ export async function runNormalize(argv: readonly string[], io: CliIo): Promise<
   } catch (error) {
     throw new NormalizerError(
       "INPUT_READ_FAILED",
-      `normalize: cannot read ${name}: ${(error as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (error as Error).message}`,
+      `normalize: cannot read ${name}: ` +
+        `${(error as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (error as Error).message}`,
     );
   }
   let value: unknown;
@@ -112,7 +114,10 @@ export async function runNormalize(argv: readonly string[], io: CliIo): Promise<
 
 export function summarize(changes: readonly ChangeRecord[], method: string | null, dryRun: boolean): string {
   if (method === null)
-    return "normalize: no MCP result recognized (expected contents, content, messages, resources or resourceTemplates); input written unchanged";
+    return (
+      "normalize: no MCP result recognized (expected contents, content, messages, resources or " +
+      "resourceTemplates); input written unchanged"
+    );
   const counts = new Map<string, number>();
   let before = 0;
   let after = 0;
@@ -128,5 +133,8 @@ export function summarize(changes: readonly ChangeRecord[], method: string | nul
   const detail = [...counts].map(([action, n]) => `${action} ${n}`).join(", ");
   const saved = before - after;
   const share = before === 0 ? "0.0" : ((saved / before) * 100).toFixed(1);
-  return `normalize (${method}${dryRun ? ", dry run" : ""}): ${changed} of ${changes.length} entries changed${detail === "" ? "" : ` (${detail})`}; ${before} → ${after} bytes; saved ${saved} (${share}%)`;
+  return (
+    `normalize (${method}${dryRun ? ", dry run" : ""}): ${changed} of ${changes.length} entries ` +
+    `changed${detail === "" ? "" : ` (${detail})`}; ${before} → ${after} bytes; saved ${saved} (${share}%)`
+  );
 }

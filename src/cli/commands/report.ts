@@ -68,7 +68,8 @@ export async function runReport(argv: readonly string[], io: CliIo): Promise<Exi
   if (model.malformed.lines > 0)
     await writeFully(
       io.stderr,
-      `report: ${model.malformed.lines} malformed lines skipped (first: ${describeFirst(model.malformed.examples[0])})\n`,
+      `report: ${model.malformed.lines} malformed lines skipped (first: ` +
+        `${describeFirst(model.malformed.examples[0])})\n`,
     );
   return EXIT.OK;
 }

@@ -34,7 +34,8 @@ Serves every server of the config over HTTP, each at
   /sse/NAME, /messages/NAME      legacy HTTP+SSE
   /ws/NAME                       WebSocket (subprotocol "mcp")
 NAME percent-encoded ("Brave Search" → /mcp/Brave%20Search; the URLs are printed at start-up).
-With exactly one server, /mcp, /sse, /messages and /ws serve it too. And GET /healthz (status, JSON; per-upstream details with a valid token), /metrics
+With exactly one server, /mcp, /sse, /messages and /ws serve it too. And GET /healthz (status, JSON; \
+per-upstream details with a valid token), /metrics
 (Prometheus), /report (HTML size report).
 Each host session gets its own upstream connection (a stdio upstream: its own child process,
 started with HOME, LOGNAME, PATH, SHELL, TERM, USER and the server's "env" — never the variables
@@ -127,7 +128,8 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<Exit
       if (values.config === undefined && error instanceof NormalizerError && error.code === "CONFIG_NOT_FOUND") {
         throw new NormalizerError(
           "CONFIG_NOT_FOUND",
-          `${error.message} (serve reads ./proxy.config.json by default: pass --config FILE, or serve one upstream with --name NAME -- CMD ARGS… / --url URL)`,
+          `${error.message} (serve reads ./proxy.config.json by default: pass --config FILE, or serve one upstream ` +
+            `with --name NAME -- CMD ARGS… / --url URL)`,
         );
       }
       throw error;
@@ -145,7 +147,8 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<Exit
   ) {
     throw new NormalizerError(
       "INSECURE_BIND",
-      `serve: refusing to listen on ${host} without auth: set auth.bearerTokens in the config, or auth.allowUnauthenticated: true to opt out explicitly`,
+      `serve: refusing to listen on ${host} without auth: set auth.bearerTokens in the config, or ` +
+        `auth.allowUnauthenticated: true to opt out explicitly`,
     );
   }
   config = ConfigSchema.parse({ ...config, listen: { host, port } });

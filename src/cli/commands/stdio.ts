@@ -20,7 +20,9 @@ import { createUpstreamAuths } from "../oauthContext.js";
 import { takeEarlySignals } from "../earlyStart.js";
 import { serverEntry } from "../serverEntry.js";
 
-export const STDIO_HELP = `Usage: mcp-normalizer stdio [options] (-- CMD ARGS… | CMD ARGS… | --url URL | --config FILE --server NAME)
+export const STDIO_HELP =
+  `Usage: mcp-normalizer stdio [options] (-- CMD ARGS… | CMD ARGS… | --url URL | --config ` +
+  `FILE --server NAME)
 
 Speaks MCP on its own stdin/stdout to one host, and forwards to one upstream, normalizing
 resource contents on the way back. Stdout carries JSON-RPC only; logs go to stderr.
@@ -181,7 +183,8 @@ async function runSession(
     await observers.close();
     throw new NormalizerError(
       "UPSTREAM_UNREACHABLE",
-      `stdio: could not start the upstream${selected.configFile === undefined ? "" : ` "${selected.name}"`}: ${error instanceof Error ? error.message : String(error)}`,
+      `stdio: could not start the upstream${selected.configFile === undefined ? "" : ` "${selected.name}"`}: ` +
+        `${error instanceof Error ? error.message : String(error)}`,
     );
   }
   const opened = first.bridge;

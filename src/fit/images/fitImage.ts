@@ -99,7 +99,9 @@ async function fitOrRefuse(bytes: Buffer, settings: ImageSettings, options: FitI
     kind: "fitted",
     bytes: encoded.bytes,
     mime: encoded.mime,
-    reason: `${before} → ${encoded.width}×${encoded.height} ${encoded.mime}${quality}, ${encoded.bytes.length} bytes: ${note}`,
+    reason:
+      `${before} → ${encoded.width}×${encoded.height} ${encoded.mime}${quality}, ${encoded.bytes.length} ` +
+      `bytes: ${note}`,
   };
 }
 

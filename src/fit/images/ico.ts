@@ -51,7 +51,9 @@ export function decodeIcon(bytes: Buffer, maxPixels: number): RawPixels | Encode
   };
 }
 
-/** The size an entry declares in its own header: PNG's IHDR, or the DIB header (whose height counts the AND mask twice). */
+/**
+ * The size an entry declares in its own header: PNG's IHDR, or the DIB header (whose height counts the AND mask twice).
+ */
 function entryPixels(bytes: Buffer, offset: number): [number, number] {
   if (bytes.subarray(offset, offset + 8).equals(PNG_MAGIC)) {
     if (offset + 24 > bytes.length) throw new ImageRefusal("warn-image-undecodable", "icon PNG entry is truncated");

@@ -93,7 +93,9 @@ function cutBlock(
         path,
         before: block,
         after: block,
-        reason: `text of ${bytes} bytes is over maxResultBytes (${options.maxBytes}) but limits.spillMaxBytes has no room for the rest; sent whole`,
+        reason:
+          `text of ${bytes} bytes is over maxResultBytes (${options.maxBytes}) but limits.spillMaxBytes has no ` +
+          `room for the rest; sent whole`,
         applied: !options.dryRun,
       }),
     );
@@ -107,7 +109,9 @@ function cutBlock(
       path,
       before: block,
       after: blocks,
-      reason: `text of ${bytes} bytes cut at ${bytes - restBytes} (maxResultBytes ${options.maxBytes}); ${restBytes} bytes in ${pages} page(s) at ${spillUri(options.dryRun ? "…" : id, 1)}`,
+      reason:
+        `text of ${bytes} bytes cut at ${bytes - restBytes} (maxResultBytes ${options.maxBytes}); ${restBytes} ` +
+        `bytes in ${pages} page(s) at ${spillUri(options.dryRun ? "…" : id, 1)}`,
       applied: !options.dryRun,
     }),
   );
@@ -132,7 +136,10 @@ function linkBlock(
     uri,
     name: "rest-of-result",
     title: pages === 1 ? "Rest of this tool result" : `Rest of this tool result (page 1 of ${pages})`,
-    description: `${lead}. The remaining ${restBytes} bytes are in ${pages} page(s) of at most ${options.maxBytes} bytes: read this resource (resources/read); each page except the last ends with a text/uri-list entry naming the next page. Available for about ${minutes} minute(s), in this session only.`,
+    description:
+      `${lead}. The remaining ${restBytes} bytes are in ${pages} page(s) of at most ${options.maxBytes} ` +
+      `bytes: read this resource (resources/read); each page except the last ends with a text/uri-list entry naming ` +
+      `the next page. Available for about ${minutes} minute(s), in this session only.`,
     mimeType: "text/plain",
     size: firstPageBytes,
   };

@@ -18,7 +18,8 @@ export function servePage(store: SpillStore | null, uri: string): PageAnswer {
     const message =
       read.why === "expired"
         ? `${uri}: this page of a cut tool result has expired (pages are kept${ttl}); call the tool again`
-        : `${uri}: no such page in this session (pages of a cut tool result can be read only in the session that received the result, until they expire${ttl})`;
+        : `${uri}: no such page in this session (pages of a cut tool result can be read only in the session that ` +
+          `received the result, until they expire${ttl})`;
     return { error: { code: JSONRPC.RESOURCE_NOT_FOUND, message, data: { uri } } };
   }
   const contents: Record<string, unknown>[] = [{ uri, mimeType: "text/plain", text: read.text }];

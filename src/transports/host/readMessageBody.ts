@@ -80,7 +80,8 @@ export function readMessageBody(
           failure(
             413,
             { kind: "too-large", bytes, excerpt: "" },
-            `Message of ${bytes} bytes exceeds ${limitName} (${maxMessageBytes} bytes); raise ${limitName} to accept it`,
+            `Message of ${bytes} bytes exceeds ${limitName} (${maxMessageBytes} bytes); raise ${limitName} to accept ` +
+              `it`,
           ),
         );
         return;
@@ -121,7 +122,8 @@ function parseBody(body: Buffer, maxBatch: number): BodyReadResult {
     return failure(
       413,
       { kind: "too-large", bytes: body.length, excerpt: "" },
-      `Invalid Request: a batch of ${items.length} messages exceeds limits.maxBatch (${maxBatch}); nothing of it was forwarded — send smaller batches`,
+      `Invalid Request: a batch of ${items.length} messages exceeds limits.maxBatch (${maxBatch}); nothing of it was ` +
+        `forwarded — send smaller batches`,
       JSONRPC.INVALID_REQUEST,
     );
   }

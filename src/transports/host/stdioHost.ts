@@ -159,7 +159,8 @@ export class StdioHostTransport extends HostTransportBase {
       else
         this.reportError(
           new Error(
-            `Unreadable message from the host (${item.problem.kind}, ${item.problem.bytes} bytes): ${item.problem.excerpt}`,
+            `Unreadable message from the host (${item.problem.kind}, ${item.problem.bytes} bytes): ` +
+              `${item.problem.excerpt}`,
           ),
         );
     }

@@ -145,7 +145,10 @@ function parseTextFrame(bytes: Buffer): Framed | undefined {
 }
 
 export interface WsEndpointOptions {
-  /** Ping interval; a host that has not answered the last ping by the next is dropped. 0: off. (`limits.pingIntervalMs`). */
+  /**
+   * Ping interval; a host that has not answered the last ping by the next is dropped. 0: off.
+   * (`limits.pingIntervalMs`).
+   */
   pingIntervalMs: number;
 }
 

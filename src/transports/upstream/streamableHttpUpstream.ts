@@ -190,7 +190,8 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
         ids,
         new NormalizerError(
           "UPSTREAM_HTTP_ERROR",
-          `upstream ${this.where} answered POST ${what} with content type ${JSON.stringify(type ?? "none")}, expected application/json or text/event-stream`,
+          `upstream ${this.where} answered POST ${what} with content type ${JSON.stringify(type ?? "none")}, ` +
+            `expected application/json or text/event-stream`,
           { url: this.where },
         ),
       );

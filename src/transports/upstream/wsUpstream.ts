@@ -121,7 +121,9 @@ export class WebSocketUpstreamTransport implements UpstreamTransport {
     });
     socket.on("close", (code, reason) => {
       if (!this.closing) {
-        this.lastError ??= `upstream ${this.where} closed the WebSocket (code ${code}${reason.length ? `: ${reason.toString("utf8").slice(0, 200)}` : ""})`;
+        this.lastError ??=
+          `upstream ${this.where} closed the WebSocket (code ` +
+          `${code}${reason.length ? `: ${reason.toString("utf8").slice(0, 200)}` : ""})`;
         this.onerror?.(new NormalizerError("UPSTREAM_CLOSED", this.lastError, { url: this.where, code }));
       }
       this.reportClose();
