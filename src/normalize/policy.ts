@@ -48,6 +48,12 @@ export interface PolicyRule {
 export interface PolicyOptions extends Partial<PolicySettings> {
   maxNormalizeBytes: number;
   rules?: readonly PolicyRule[];
+  /**
+   * Whether a resource entry left as it was gets a record (action `none`). Default true; false
+   * when nothing reads such records (no metrics, a log that drops them): the entry is then not
+   * measured at all.
+   */
+  recordUnchanged?: boolean;
 }
 
 export interface ResolvedPolicy extends PolicySettings {
@@ -72,9 +78,12 @@ export class Policy {
   readonly base: ResolvedPolicy;
   private readonly rules: ReadonlyArray<{ uri: RegExp | null; mime: string | null; set: Partial<PolicySettings> }>;
   private readonly cache = new Map<string, ResolvedPolicy>();
+  /** See `PolicyOptions.recordUnchanged`. */
+  readonly recordUnchanged: boolean;
 
   constructor(options: PolicyOptions) {
-    const { rules = [], ...settings } = options;
+    const { rules = [], recordUnchanged = true, ...settings } = options;
+    this.recordUnchanged = recordUnchanged;
     this.base = resolve({
       ...DEFAULT_SETTINGS,
       ...stripUndefined(settings),
