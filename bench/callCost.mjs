@@ -10,7 +10,7 @@
  * work beside its main thread, on the cores the host and the upstream need. `--warmup` sets how
  * many calls come first, unmeasured (the proxy suite warms each path with 20).
  *
- *   node bench/callCost.mjs [--paths direct,relay-stdio,mcpn-stdio] [--uri bench://text/1024]
+ *   node bench/callCost.mjs [--paths direct,relay-stdio,mcpn-stdio,base-stdio] [--uri bench://text/1024]
  *                           [--calls 2000] [--warmup 20] [--rounds 2] [--json]
  */
 import { spawn } from "node:child_process";
@@ -21,11 +21,16 @@ import { ROOT } from "./suite/paths.mjs";
 
 const NODE = process.execPath;
 const UPSTREAM = join(ROOT, "bench", "upstream.mjs");
+/** Extra Node flags for mcp-normalizer's processes, e.g. BENCH_MCPN_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/p". */
+const MCPN_NODE_ARGS = (process.env.BENCH_MCPN_NODE_ARGS ?? "").split(/\s+/).filter((a) => a !== "");
+const mcpnStdio = (dist) => [...MCPN_NODE_ARGS, join(dist, "cli.js"), "stdio", "--", NODE, UPSTREAM];
 const COMMANDS = {
   direct: [UPSTREAM],
   "relay-stdio": [join(ROOT, "bench", "relay.mjs"), NODE, UPSTREAM],
-  "mcpn-stdio": [join(process.env.BENCH_MCPN_DIST ?? join(ROOT, "dist"), "cli.js"), "stdio", "--", NODE, UPSTREAM],
+  "mcpn-stdio": mcpnStdio(process.env.BENCH_MCPN_DIST ?? join(ROOT, "dist")),
 };
+/** BENCH_BASELINE_DIST=/copy/of/another/dist adds base-stdio: that build, interleaved with this one (A/B). */
+if (process.env.BENCH_BASELINE_DIST) COMMANDS["base-stdio"] = mcpnStdio(process.env.BENCH_BASELINE_DIST);
 /** Bound on one call and on a path's start and exit. */
 const WAIT_MS = 30_000;
 
@@ -38,6 +43,10 @@ const HELP = `Usage: node bench/callCost.mjs [options]
   --rounds N      rounds; each starts every path afresh, in turn (default 2)
   --json          print the results as JSON instead of lines
   -h, --help      this help
+
+Environment: BENCH_MCPN_DIST runs another build's dist/ as mcpn-stdio; BENCH_BASELINE_DIST adds the
+path base-stdio, a second build to compare in the same interleaved rounds; BENCH_MCPN_NODE_ARGS
+passes Node flags to both (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
 
 Per path and round: median and p90 wall time per call as the host sees it, and the CPU time per
 call of the process the host talks to (for direct: the upstream) — its main thread and its

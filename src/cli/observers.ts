@@ -133,6 +133,8 @@ export async function createObservers(
     },
     policyOverrides: (policy) => ({
       ...policy,
+      // Records of entries left as they were are read by the metrics only (the log drops them).
+      ...(metrics === undefined ? { recordUnchanged: false } : {}),
       ...(values["dry-run"] ? { dryRun: true } : {}),
       ...(values.charset === undefined ? {} : { charset: values.charset as "transcode" | "preserve" }),
     }),

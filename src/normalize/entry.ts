@@ -3,13 +3,13 @@
  * form and a change record out. Total: any input, no exceptions.
  */
 import { decideBytes, dropForeignCharset, type BytesDecision } from "./decideBytes.js";
-import { EntryContext, type EntryResult } from "./entryContext.js";
+import { EntryContext, type EntryResult, type PayloadMeasure } from "./entryContext.js";
 import { decodeStrictBase64, decodeStrictBase64Ascii, encodeBase64, isCompactBase64Length } from "./base64.js";
 import { jsonStringBytes, jsonUtf8Bytes } from "../wire/jsonSize.js";
 import { parseMediaType, type MediaType } from "./mediaType.js";
 import { mimeOutcome } from "./mimeChange.js";
 import { isGenericType, isTextualType, typeFromUri } from "./mimeTables.js";
-import { isJsonObject, rebuild } from "./objects.js";
+import { isJsonObject, type JsonObject, rebuild } from "./objects.js";
 import type { Policy, ResolvedPolicy } from "./policy.js";
 import { isRawJsonString, RawJsonString } from "../wire/rawJson.js";
 import { lossyCount, lossyReason } from "./lossyText.js";
@@ -25,6 +25,22 @@ function blobJsonBytes(blob: string, bytes: Buffer | null): number {
 
 function textJsonBytes(decision: Extract<BytesDecision, { kind: "text" }>): number {
   return decision.utf8 === undefined ? jsonStringBytes(decision.text) : jsonUtf8Bytes(decision.utf8);
+}
+
+/** The JSON size of an entry's payload, measured only when a record needs it. */
+class PayloadJson implements PayloadMeasure {
+  constructor(
+    private readonly entry: JsonObject,
+    private readonly hasBlob: boolean,
+    private readonly rawBlob: boolean,
+    private readonly payload: string,
+    private readonly bytes: Buffer | null,
+  ) {}
+
+  jsonBytes(): number {
+    if (this.rawBlob) return (this.entry.blob as RawJsonString).jsonBytes();
+    return this.hasBlob ? blobJsonBytes(this.payload, this.bytes) : jsonStringBytes(this.payload);
+  }
 }
 
 /**
@@ -53,19 +69,20 @@ export function normalizeResourceEntry(entry: unknown, policy: Policy, path: str
   // UTF-8 text it holds goes out as a raw literal too, never as a JS string.
   const plainBlob = hasBlob ? plainAsciiBlob(entry.blob) : null;
   const payload = plainBlob === null ? asString(entry[key]) : "";
-  // The limit is in bytes: a string payload counts its UTF-8, a raw literal its own bytes.
+  // The limit is in bytes: a string payload counts its UTF-8 (at most 3 bytes a code unit, so a
+  // short one needs no count), a raw literal its own bytes.
+  const max = settings.maxNormalizeBytes;
   const payloadSize =
-    plainBlob === null ? Buffer.byteLength(payload, "utf8") : (entry.blob as RawJsonString).byteLength - 2;
-  const tooLarge = payloadSize > settings.maxNormalizeBytes;
+    plainBlob !== null
+      ? (entry.blob as RawJsonString).byteLength - 2
+      : payload.length * 3 > max
+        ? Buffer.byteLength(payload, "utf8")
+        : undefined;
+  const tooLarge = payloadSize !== undefined && payloadSize > max;
   const bytes =
     !hasBlob || tooLarge ? null : plainBlob === null ? decodeStrictBase64(payload) : decodeStrictBase64Ascii(plainBlob);
-  const payloadBytes =
-    plainBlob !== null
-      ? (entry.blob as RawJsonString).jsonBytes()
-      : hasBlob
-        ? blobJsonBytes(payload, bytes)
-        : jsonStringBytes(payload);
-  const ctx = new EntryContext(entry, path, declared, settings, key, payloadBytes);
+  const measure = new PayloadJson(entry, hasBlob, plainBlob !== null, payload, bytes);
+  const ctx = new EntryContext(entry, path, declared, settings, key, measure, policy.recordUnchanged);
 
   if (tooLarge)
     return ctx.unchanged(

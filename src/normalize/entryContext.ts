@@ -14,16 +14,29 @@ import { entryJsonBytes } from "../wire/jsonSize.js";
 export interface EntryResult {
   /** The entry to send on: the original object itself when nothing changes (or in dryRun). */
   readonly entry: unknown;
-  /** Null when the value is not a resource entry at all. */
+  /**
+   * Null when the value is not a resource entry at all, or when it is left as it was and the
+   * policy asks for no record of that (`recordUnchanged: false`).
+   */
   readonly record: ChangeRecord | null;
 }
+
+/** How the JSON size of an entry's payload is measured, once a record needs it. */
+export interface PayloadMeasure {
+  /** JSON bytes of the payload's literal, quotes included. */
+  jsonBytes(): number;
+}
+
+/** Not measured yet. */
+const UNMEASURED = -1;
 
 export class EntryContext {
   readonly uri: string | null;
   readonly mimeBefore: string | null;
-  readonly bytesBefore: number;
   /** Set once the bytes' charset has been guessed: every record made after that carries it. */
   detected: DetectedCharset | undefined;
+  private measuredPayload = UNMEASURED;
+  private measuredBefore = UNMEASURED;
 
   constructor(
     readonly entry: JsonObject,
@@ -32,16 +45,30 @@ export class EntryContext {
     readonly settings: ResolvedPolicy,
     /** `"blob"` or `"text"`: the member that holds the payload. */
     readonly key: string,
-    /** JSON bytes of the payload's literal, quotes included. */
-    readonly payloadBytes: number,
+    private readonly measure: PayloadMeasure,
+    /** False: an entry left as it was (action `none`) gets no record, and is never measured. */
+    private readonly recordUnchanged: boolean,
   ) {
     this.uri = typeof entry.uri === "string" ? entry.uri : null;
     this.mimeBefore = mimeString(entry.mimeType);
-    this.bytesBefore = entryJsonBytes(entry, key, payloadBytes);
   }
 
-  /** The entry goes on as it was; the record says why. */
+  /** JSON bytes of the payload's literal, quotes included (measured on first use). */
+  get payloadBytes(): number {
+    if (this.measuredPayload === UNMEASURED) this.measuredPayload = this.measure.jsonBytes();
+    return this.measuredPayload;
+  }
+
+  /** UTF-8 length of the entry's JSON as it came (measured on first use). */
+  get bytesBefore(): number {
+    if (this.measuredBefore === UNMEASURED)
+      this.measuredBefore = entryJsonBytes(this.entry, this.key, this.payloadBytes);
+    return this.measuredBefore;
+  }
+
+  /** The entry goes on as it was; the record says why (none for `none` when records of those are off). */
   unchanged(action: ChangeAction, reason: string): EntryResult {
+    if (action === "none" && !this.recordUnchanged) return { entry: this.entry, record: null };
     return { entry: this.entry, record: this.record(action, reason, this.mimeBefore, this.bytesBefore) };
   }
 

@@ -17,8 +17,32 @@ export interface MediaType {
 
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
+/**
+ * Types parsed before, by their exact string: servers send the same few `mimeType`s over and
+ * over, and every entry's type is read more than once. Bounded (cleared when full; long strings
+ * are not kept); the values are frozen, as they are shared.
+ */
+const PARSED = new Map<string, MediaType | null>();
+const PARSED_MAX_ENTRIES = 256;
+const PARSED_MAX_CHARS = 200;
+
 export function parseMediaType(input: unknown): MediaType | null {
   if (typeof input !== "string") return null;
+  const known = PARSED.get(input);
+  if (known !== undefined) return known;
+  const parsed = parseFresh(input);
+  if (input.length <= PARSED_MAX_CHARS) {
+    if (PARSED.size >= PARSED_MAX_ENTRIES) PARSED.clear();
+    if (parsed !== null) {
+      Object.freeze(parsed.params);
+      Object.freeze(parsed);
+    }
+    PARSED.set(input, parsed);
+  }
+  return parsed;
+}
+
+function parseFresh(input: string): MediaType | null {
   const semi = input.indexOf(";");
   const head = (semi === -1 ? input : input.slice(0, semi)).trim();
   const slash = head.indexOf("/");

@@ -47,6 +47,12 @@ export interface PolicyRule {
  */
 export interface PolicyOptions extends PolicySettings {
   rules?: readonly PolicyRule[];
+  /**
+   * Whether a resource entry left as it was gets a record (action `none`). Default true; false
+   * when nothing reads such records (no metrics, a log that drops them): the entry is then not
+   * measured at all.
+   */
+  recordUnchanged?: boolean;
 }
 
 /** Options as a caller may give them, some left out: the layer that compiles them fills the rest. */
@@ -61,9 +67,12 @@ export class Policy {
   readonly base: ResolvedPolicy;
   private readonly rules: ReadonlyArray<{ uri: RegExp | null; mime: string | null; set: Partial<PolicySettings> }>;
   private readonly cache = new Map<string, ResolvedPolicy>();
+  /** See `PolicyOptions.recordUnchanged`. */
+  readonly recordUnchanged: boolean;
 
   constructor(options: PolicyOptions) {
-    const { rules = [], ...settings } = options;
+    const { rules = [], recordUnchanged = true, ...settings } = options;
+    this.recordUnchanged = recordUnchanged;
     this.base = resolve(settings);
     this.rules = rules.map((rule) => ({
       uri: rule.uri === undefined ? null : globToRegExp(rule.uri),

@@ -174,12 +174,15 @@ export class Bridge {
   }
 
   private answerUpstream(id: RequestId): void {
-    sendOrElse(
+    const sending = trySend(
       this.upstream,
       errorResponse(id, JSONRPC.INTERNAL_ERROR, `the host cannot answer: ${this.hostGone}`),
       NO_SEND_OPTIONS,
-      (text) => this.logger.debug("could not answer the upstream", { error: text }),
     );
+    if (sending !== SENT)
+      sending.catch((error: unknown) =>
+        this.logger.debug("could not answer the upstream", { error: errorText(error) }),
+      );
   }
 
   /** Starts the upstream first, so no host message arrives before there is somewhere to send it. */
@@ -219,13 +222,18 @@ export class Bridge {
     }
     const headers = this.forwardedHeaders(extra);
     const options: ProxySendOptions = headers === undefined ? NO_SEND_OPTIONS : { forwardHeaders: headers };
-    sendOrElse(this.upstream, out, options, (text) => {
-      this.logger.warn("could not send to upstream", { error: text });
-      for (const msg of forwarded ?? [out])
-        if (isRequest(msg))
-          this.answer(msg.id, JSONRPC.UPSTREAM_UNAVAILABLE, `could not send the request to the upstream: ${text}`);
-    });
+    const sending = trySend(this.upstream, out, options);
+    // The shared settled promise of a message taken at once (nearly all): nothing to wait for.
+    if (sending !== SENT) sending.catch((error: unknown) => this.notSentUpstream(errorText(error), out, forwarded));
     if (!this.hostHeld && this.upstream.queuedBytes > this.upstreamBufferBytes) this.holdHost();
+  }
+
+  /** What the host sent could not be written to the upstream: its requests are answered with an error. */
+  private notSentUpstream(text: string, out: unknown, forwarded: unknown[] | undefined): void {
+    this.logger.warn("could not send to upstream", { error: text });
+    for (const msg of forwarded ?? [out])
+      if (isRequest(msg))
+        this.answer(msg.id, JSONRPC.UPSTREAM_UNAVAILABLE, `could not send the request to the upstream: ${text}`);
   }
 
   /** The host is behind: stop reading the upstream until the host has taken some of it. */
@@ -340,55 +348,57 @@ export class Bridge {
       this.options.onUpstreamAlive?.();
     }
     // Batches are split: each response must find its own request's stream on the host side.
-    const items: unknown[] = Array.isArray(message) ? (message as unknown[]) : [message];
-    for (const msg of items) {
-      let related: RequestId | undefined;
-      if (!isMessage(msg)) {
-        this.logger.warn("upstream sent JSON that is not a JSON-RPC message; not forwarded", { excerpt: excerpt(msg) });
-        continue;
-      }
-      if (isResponse(msg)) {
-        const waiting = this.forget(msg.id);
-        if (waiting === undefined) {
-          // Late (after a timeout or a cancel) or never asked: a second answer to one id, or an
-          // answer to none, would reach the host as a response with no request.
-          this.logger.warn("upstream answered a request that is not waiting; not forwarded", { id: msg.id });
-          continue;
-        }
-        const invalid = invalidAnswer(msg);
-        if (invalid !== undefined) {
-          // Forwarded as is, a host's SDK would drop it while parsing and its request would wait
-          // forever (the fuzz suite found this): the host is answered with an error.
-          this.logger.warn("upstream sent an invalid JSON-RPC response; answered with an error", {
-            id: msg.id,
-            why: invalid,
-            excerpt: excerpt(msg),
-          });
-          this.toHost(
-            errorResponse(
-              msg.id,
-              JSONRPC.INTERNAL_ERROR,
-              `the upstream's answer is not a valid JSON-RPC response: ${invalid}`,
-            ),
-            msg.id,
-          );
-          continue;
-        }
-        if (waiting.method === "initialize" && isObj(msg.result) && typeof msg.result.protocolVersion === "string")
-          this.protocolVersion = msg.result.protocolVersion;
-        related = msg.id;
-      } else {
-        if (isRequest(msg)) {
-          if (this.hostGone !== undefined) {
-            this.answerUpstream(msg.id);
-            continue;
-          }
-          this.upstreamAsked.add(msg.id);
-        }
-        related = this.relatedRequest(msg);
-      }
-      this.toHost(msg, related);
+    if (!Array.isArray(message)) this.fromUpstreamOne(message);
+    else for (const msg of message as unknown[]) this.fromUpstreamOne(msg);
+  }
+
+  private fromUpstreamOne(msg: unknown): void {
+    let related: RequestId | undefined;
+    if (!isMessage(msg)) {
+      this.logger.warn("upstream sent JSON that is not a JSON-RPC message; not forwarded", { excerpt: excerpt(msg) });
+      return;
     }
+    if (isResponse(msg)) {
+      const waiting = this.forget(msg.id);
+      if (waiting === undefined) {
+        // Late (after a timeout or a cancel) or never asked: a second answer to one id, or an
+        // answer to none, would reach the host as a response with no request.
+        this.logger.warn("upstream answered a request that is not waiting; not forwarded", { id: msg.id });
+        return;
+      }
+      const invalid = invalidAnswer(msg);
+      if (invalid !== undefined) {
+        // Forwarded as is, a host's SDK would drop it while parsing and its request would wait
+        // forever (the fuzz suite found this): the host is answered with an error.
+        this.logger.warn("upstream sent an invalid JSON-RPC response; answered with an error", {
+          id: msg.id,
+          why: invalid,
+          excerpt: excerpt(msg),
+        });
+        this.toHost(
+          errorResponse(
+            msg.id,
+            JSONRPC.INTERNAL_ERROR,
+            `the upstream's answer is not a valid JSON-RPC response: ${invalid}`,
+          ),
+          msg.id,
+        );
+        return;
+      }
+      if (waiting.method === "initialize" && isObj(msg.result) && typeof msg.result.protocolVersion === "string")
+        this.protocolVersion = msg.result.protocolVersion;
+      related = msg.id;
+    } else {
+      if (isRequest(msg)) {
+        if (this.hostGone !== undefined) {
+          this.answerUpstream(msg.id);
+          return;
+        }
+        this.upstreamAsked.add(msg.id);
+      }
+      related = this.relatedRequest(msg);
+    }
+    this.toHost(msg, related);
   }
 
   /**
@@ -419,18 +429,21 @@ export class Bridge {
 
   private toHost(msg: unknown, related: RequestId | undefined): void {
     const options = related === undefined ? undefined : { relatedRequestId: related };
-    sendOrElse(this.host, msg, options, (text) => {
-      this.logger.warn("could not send to host", { error: text });
-      // A response the host transport could not write (too deeply nested for JSON.stringify, a
-      // closed stream): the host still gets an answer to its request, if it can take one.
-      if (isResponse(msg) && !("error" in msg && isObj(msg.error) && msg.error.code === JSONRPC.INTERNAL_ERROR)) {
-        this.toHost(
-          errorResponse(msg.id, JSONRPC.INTERNAL_ERROR, `the upstream's answer could not be forwarded: ${text}`),
-          msg.id,
-        );
-      }
-    });
+    const sending = trySend(this.host, msg, options);
+    if (sending !== SENT) sending.catch((error: unknown) => this.notSentToHost(errorText(error), msg));
     if (!this.upstreamHeld && (this.host.queuedBytes ?? 0) > this.hostBufferBytes) this.holdUpstream();
+  }
+
+  private notSentToHost(text: string, msg: unknown): void {
+    this.logger.warn("could not send to host", { error: text });
+    // A response the host transport could not write (too deeply nested for JSON.stringify, a
+    // closed stream): the host still gets an answer to its request, if it can take one.
+    if (isResponse(msg) && !("error" in msg && isObj(msg.error) && msg.error.code === JSONRPC.INTERNAL_ERROR)) {
+      this.toHost(
+        errorResponse(msg.id, JSONRPC.INTERNAL_ERROR, `the upstream's answer could not be forwarded: ${text}`),
+        msg.id,
+      );
+    }
   }
 
   /**
@@ -560,24 +573,20 @@ export class Bridge {
 }
 
 /**
- * `transport.send`, with its failure — a rejection, or a throw from a transport that throws
- * instead of rejecting (a message JSON.stringify cannot write) — handed to `failed` as text.
+ * `transport.send`, a throw from a transport that throws instead of rejecting (a message
+ * JSON.stringify cannot write) turned into a rejection. Callers attach a failure handler only
+ * when the answer is not the shared settled `SENT` (nearly all messages are taken at once).
  */
-function sendOrElse(
-  transport: ProxyTransport,
-  message: unknown,
-  options: ProxySendOptions | undefined,
-  failed: (text: string) => void,
-): void {
-  let sending: Promise<void>;
+function trySend(transport: ProxyTransport, message: unknown, options: ProxySendOptions | undefined): Promise<void> {
   try {
-    sending = transport.send(message as JSONRPCMessage, options);
+    return transport.send(message as JSONRPCMessage, options);
   } catch (error) {
-    sending = Promise.reject(error);
+    return Promise.reject(error);
   }
-  // The shared settled promise of a message taken at once (nearly all): nothing to wait for.
-  if (sending !== SENT)
-    sending.catch((error: unknown) => failed(error instanceof Error ? error.message : String(error)));
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
 
 /** A short, safe rendering of an unexpected value for a log line. */

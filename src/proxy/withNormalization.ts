@@ -162,7 +162,8 @@ export class NormalizingTransport implements ProxyTransport {
       if (forwarded === null) return SENT;
       message = forwarded;
     }
-    for (const msg of Array.isArray(message) ? (message as unknown[]) : [message]) this.noteOutgoing(msg);
+    if (!Array.isArray(message)) this.noteOutgoing(message);
+    else for (const msg of message as unknown[]) this.noteOutgoing(msg);
     return this.inner.send(message, options);
   }
 
@@ -430,39 +431,37 @@ export class NormalizingTransport implements ProxyTransport {
       // (the tool it named goes with the task: fit rules may match on it).
       const taskId = method === TASK_RESULT ? undefined : createdTaskId(msg.result);
       if (taskId !== undefined) this.tasks.remember(taskId, method, request.tool);
-      const normalized = this.apply(msg, "result", method, msg.id, () => normalizeResult(as, msg.result, this.policy));
+      const normalized = this.apply(msg, "result", method, msg.id, as);
       return this.fit === undefined
         ? normalized
         : this.applyFit(normalized as JsonObject, method, msg.id, as, request.tool);
     }
     if (isRequest(msg) && REQUEST_METHODS.has(msg.method)) {
-      return this.apply(msg, "params", msg.method, msg.id, () =>
-        normalizeRequestParams(msg.method, msg.params, this.policy),
-      );
+      return this.apply(msg, "params", msg.method, msg.id, msg.method);
     }
     return msg;
   }
 
-  /** Runs the engine on `msg[key]`; the message itself when nothing changed or the engine failed. */
-  private apply(
-    msg: JsonObject,
-    key: string,
-    method: string,
-    id: string | number,
-    run: () => { value: unknown; changes: ChangeRecord[] },
-  ): unknown {
-    const started = this.now();
+  /**
+   * Runs the engine on `msg[key]` — a result of the shape of method `as`'s, or a request's
+   * params — and gives the message itself when nothing changed or the engine failed.
+   */
+  private apply(msg: JsonObject, key: "result" | "params", method: string, id: string | number, as: string): unknown {
+    // Timed only for someone to tell.
+    const started = this.options.onNormalized === undefined ? 0 : this.now();
     let outcome: { value: unknown; changes: ChangeRecord[] };
     try {
-      outcome = run();
+      outcome =
+        key === "result"
+          ? normalizeResult(as, msg.result, this.policy)
+          : normalizeRequestParams(as, msg.params, this.policy);
     } catch (error) {
       // The engine is total by design; if it ever throws, the message goes on untouched.
       this.options.onEngineError?.(error, method);
       return msg;
     }
-    const ms = this.now() - started;
     if (outcome.changes.length > 0 && this.options.onNormalized !== undefined)
-      this.events.push({ method, id, changes: outcome.changes, ms });
+      this.events.push({ method, id, changes: outcome.changes, ms: this.now() - started });
     return outcome.value === msg[key] ? msg : rebuild(msg, { [key]: outcome.value });
   }
 

@@ -196,3 +196,32 @@ describe("dryRun", () => {
     expect(live.value).not.toBe(result);
   });
 });
+
+describe("recordUnchanged: false", () => {
+  const plainText = { uri: "file:///a/notes.txt", mimeType: "text/plain", text: 'line "one"\n\ttwo é 🎉' };
+  const pngAsIs = { uri: "file:///a/shot.png", mimeType: "image/png", blob: png.toString("base64") };
+  const mixed = [plainText, unwrapCase, pngAsIs, transcodeCase, { ...unwrapCase, blob: "not base64!" }];
+
+  it("gives entries left as they were no record; every other record is the same as with records of them", () => {
+    const result = { contents: mixed };
+    const all = normalizeResult("resources/read", result, testPolicy());
+    const changedOnly = normalizeResult("resources/read", result, testPolicy({ recordUnchanged: false }));
+    expect(all.changes.filter((r) => r.action === "none").map((r) => r.path)).toEqual(["contents[0]", "contents[2]"]);
+    expect(changedOnly.changes).toEqual(all.changes.filter((r) => r.action !== "none"));
+    expect(changedOnly.value).toEqual(all.value);
+  });
+
+  it("leaves untouched results the very same object, with no records at all", () => {
+    const result = { contents: [plainText, pngAsIs] };
+    const out = normalizeResult("resources/read", result, testPolicy({ recordUnchanged: false }));
+    expect(out.value).toBe(result);
+    expect(out.changes).toEqual([]);
+  });
+
+  it("still records what is left as it was for a reason (too large, not base64), with its size", () => {
+    const big = { uri: "file:///a/big.txt", text: "x".repeat(100) };
+    const out = normalizeResourceEntry(big, testPolicy({ recordUnchanged: false, maxNormalizeBytes: 50 }), "c");
+    expect(out.entry).toBe(big);
+    expect(out.record).toMatchObject({ action: "skip-too-large", bytesBefore: Buffer.byteLength(JSON.stringify(big)) });
+  });
+});

@@ -15,6 +15,7 @@ import { join, posix } from "node:path";
 import { ConfigMap } from "kubernetes-models/v1/ConfigMap";
 import { Pod } from "kubernetes-models/v1/Pod";
 import { Secret } from "kubernetes-models/v1/Secret";
+import { NetworkPolicy } from "kubernetes-models/networking.k8s.io/v1/NetworkPolicy";
 import { parseAllDocuments } from "yaml";
 import { describe, expect, it } from "vitest";
 import { execForm, finalInstruction, imageEnv } from "../helpers/dockerfile.js";
@@ -66,6 +67,7 @@ const modelOf = (o: K8sObject): { validate(): void } => {
     Pod: (x: K8sObject) => new Pod(x as never),
     Secret: (x: K8sObject) => new Secret(x as never),
     ConfigMap: (x: K8sObject) => new ConfigMap(x as never),
+    NetworkPolicy: (x: K8sObject) => new NetworkPolicy(x as never),
   }[o.kind];
   if (make === undefined) throw new Error(`${o.kind} ${o.metadata.name}: no schema wired up for this kind`);
   const key = `${o.kind}/${o.metadata.name}`;
@@ -171,7 +173,14 @@ function execProbe(command: readonly string[], env: Record<string, string>): Pro
 describe("docs/kubernetes.md", () => {
   it("holds both layouts' manifests, and every object is valid for the Kubernetes API", () => {
     expect(BLOCKS.length).toBeGreaterThanOrEqual(2);
-    expect(OBJECTS.map((o) => o.kind).sort()).toEqual(["ConfigMap", "Pod", "Pod", "Secret"]);
+    expect(OBJECTS.map((o) => o.kind).sort()).toEqual([
+      "ConfigMap",
+      "NetworkPolicy",
+      "NetworkPolicy",
+      "Pod",
+      "Pod",
+      "Secret",
+    ]);
     for (const o of OBJECTS) expect(() => modelOf(o).validate(), `${o.kind} ${o.metadata.name}`).not.toThrow();
   });
 
@@ -224,6 +233,34 @@ describe("docs/kubernetes.md", () => {
         expect(tokens, `${pod.metadata.name}: listening on ${host} needs auth.bearerTokens`).toBeGreaterThan(0);
     }
     expect([...kinds].sort()).toEqual(["loopback", "pod address"]);
+  });
+
+  it("each pod has a NetworkPolicy that admits no port but its proxy's, when it listens beyond loopback at all", () => {
+    interface Policy {
+      metadata: { name: string };
+      spec: {
+        podSelector: { matchLabels?: Record<string, string> };
+        policyTypes?: string[];
+        ingress?: Array<{ ports?: Array<{ port?: number | string }> }>;
+      };
+    }
+    const policies = OBJECTS.filter((o) => o.kind === "NetworkPolicy") as unknown as Policy[];
+    for (const { pod, container } of PROXIES) {
+      const labels = (pod.metadata as { labels?: Record<string, string> }).labels ?? {};
+      const selecting = policies.filter((p) =>
+        Object.entries(p.spec.podSelector.matchLabels ?? {}).every(([k, v]) => labels[k] === v),
+      );
+      expect(selecting.length, `${pod.metadata.name}: NetworkPolicies selecting it`).toBe(1);
+      const policy = selecting[0]!;
+      expect(policy.spec.policyTypes, policy.metadata.name).toContain("Ingress");
+      const { host, port } = listener(pod, container);
+      const admitted = (policy.spec.ingress ?? []).map((rule) => {
+        // A rule without ports admits every port: the upstream's too.
+        expect(rule.ports?.length ?? 0, `${policy.metadata.name}: a rule without ports`).toBeGreaterThan(0);
+        return rule.ports!.map((p) => Number(p.port));
+      });
+      expect(admitted.flat(), policy.metadata.name).toEqual(LOOPBACK.has(host) ? [] : [port]);
+    }
   });
 
   it.each(PROXIES.map(({ pod, container }) => [pod.metadata.name, pod, container] as const))(
