@@ -6,31 +6,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { JSONRPC } from "../../src/errors/jsonRpcCodes.js";
 import { silentLogger } from "../../src/observe/logger.js";
 import { Bridge } from "../../src/proxy/bridge.js";
-import type {
-  FramingProblem,
-  JSONRPCMessage,
-  MessageExtraInfo,
-  ProxySendOptions,
-  ProxyTransport,
-} from "../../src/transports/types.js";
-
-/** A transport that records what it is sent; `receive` plays a message arriving from its peer. */
-class Recorder implements ProxyTransport {
-  onclose?: (() => void) | undefined;
-  onproblem?: ((problem: FramingProblem) => void) | undefined;
-  onerror?: ((error: Error) => void) | undefined;
-  onmessage?: (<T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void) | undefined;
-  readonly sent: Array<{ message: Record<string, unknown>; options: ProxySendOptions | undefined }> = [];
-
-  async start(): Promise<void> {}
-  async close(): Promise<void> {}
-  async send(message: JSONRPCMessage, options?: ProxySendOptions): Promise<void> {
-    this.sent.push({ message: message as Record<string, unknown>, options });
-  }
-  receive(message: unknown, extra?: MessageExtraInfo): void {
-    this.onmessage?.(message as JSONRPCMessage, extra);
-  }
-}
+import { Recorder } from "../helpers/recorder.js";
 
 async function bridgeOf(requestTimeoutMs = 1000): Promise<{ host: Recorder; upstream: Recorder; bridge: Bridge }> {
   const host = new Recorder();

@@ -14,35 +14,8 @@ import { type Logger, silentLogger } from "../../src/observe/logger.js";
 import { Bridge } from "../../src/proxy/bridge.js";
 import { StatelessPool } from "../../src/proxy/statelessPool.js";
 import { type NormalizationOptions, NormalizingTransport } from "../../src/proxy/withNormalization.js";
-import type {
-  FramingProblem,
-  JSONRPCMessage,
-  MessageExtraInfo,
-  ProxySendOptions,
-  ProxyTransport,
-} from "../../src/transports/types.js";
+import { Recorder } from "../helpers/recorder.js";
 import { bigPng } from "../fixtures/images/makeImages.js";
-
-/** A transport that records what it is sent; `receive` plays a message from its peer, `end` its end. */
-class Recorder implements ProxyTransport {
-  onclose?: (() => void) | undefined;
-  onproblem?: ((problem: FramingProblem) => void) | undefined;
-  onerror?: ((error: Error) => void) | undefined;
-  onmessage?: (<T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void) | undefined;
-  readonly sent: Array<{ message: Record<string, unknown>; options: ProxySendOptions | undefined }> = [];
-
-  async start(): Promise<void> {}
-  async close(): Promise<void> {}
-  async send(message: JSONRPCMessage, options?: ProxySendOptions): Promise<void> {
-    this.sent.push({ message: message as Record<string, unknown>, options });
-  }
-  receive(message: unknown): void {
-    this.onmessage?.(message as JSONRPCMessage);
-  }
-  end(): void {
-    this.onclose?.();
-  }
-}
 
 /** A logger keeping its warnings (the bridge says when it drops a late answer). */
 function recordingLogger(warnings: string[]): Logger {
