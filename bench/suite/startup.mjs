@@ -128,44 +128,33 @@ export async function runStartupWorkload(workload, opts, log, { root, cli }) {
     initialize: null,
     relayInitialize: null,
   };
-  try {
-    result.help = await paired(
-      () => timeToExit(NODE, [cli, "--help"], timeoutMs),
-      () => timeToExit(NODE, ["-e", "0"], timeoutMs),
-      runs,
-      1,
-    );
-    log(`  --help ${result.help.aMedianMs} ms vs node -e 0 ${result.help.bMedianMs} ms: ${result.help.ratioMedian}×`);
-  } catch (error) {
-    result.help = { error: String(error?.message ?? error) };
-  }
-  try {
-    result.initialize = await paired(
-      () => timeToInitialize(NODE, [cli, "stdio", "--", NODE, everything, "stdio"], timeoutMs),
-      () => timeToInitialize(NODE, [everything, "stdio"], timeoutMs),
-      runs,
-      1,
-    );
-    log(
-      `  initialize through stdio ${result.initialize.aMedianMs} ms vs direct ${result.initialize.bMedianMs} ms: ${result.initialize.ratioMedian}×`,
-    );
-  } catch (error) {
-    result.initialize = { error: String(error?.message ?? error) };
-  }
+  // One paired figure, or the error that stopped it (the other figures are still measured).
+  const figure = async (a, b, say) => {
+    try {
+      const f = await paired(a, b, runs, 1);
+      log(`  ${say(f)}: ${f.ratioMedian}×`);
+      return f;
+    } catch (error) {
+      return { error: String(error?.message ?? error) };
+    }
+  };
+  const direct = () => timeToInitialize(NODE, [everything, "stdio"], timeoutMs);
+  result.help = await figure(
+    () => timeToExit(NODE, [cli, "--help"], timeoutMs),
+    () => timeToExit(NODE, ["-e", "0"], timeoutMs),
+    (f) => `--help ${f.aMedianMs} ms vs node -e 0 ${f.bMedianMs} ms`,
+  );
+  result.initialize = await figure(
+    () => timeToInitialize(NODE, [cli, "stdio", "--", NODE, everything, "stdio"], timeoutMs),
+    direct,
+    (f) => `initialize through stdio ${f.aMedianMs} ms vs direct ${f.bMedianMs} ms`,
+  );
   // The floor of any stdio proxy's start: a Node process that spawns the server at once and relays
   // bytes (bench/relay.mjs) pays Node's own boot before the server can start, and nothing else.
-  try {
-    result.relayInitialize = await paired(
-      () => timeToInitialize(NODE, [relay, NODE, everything, "stdio"], timeoutMs),
-      () => timeToInitialize(NODE, [everything, "stdio"], timeoutMs),
-      runs,
-      1,
-    );
-    log(
-      `  reference: initialize through the byte relay ${result.relayInitialize.aMedianMs} ms vs direct ${result.relayInitialize.bMedianMs} ms: ${result.relayInitialize.ratioMedian}×`,
-    );
-  } catch (error) {
-    result.relayInitialize = { error: String(error?.message ?? error) };
-  }
+  result.relayInitialize = await figure(
+    () => timeToInitialize(NODE, [relay, NODE, everything, "stdio"], timeoutMs),
+    direct,
+    (f) => `reference: initialize through the byte relay ${f.aMedianMs} ms vs direct ${f.bMedianMs} ms`,
+  );
   return result;
 }
