@@ -37,6 +37,11 @@ const fmtMs = (ms) =>
 const fmtX = (x) => (x === null || x === undefined ? null : `${x < 10 ? x.toFixed(2) : x.toFixed(1)}×`);
 const fmtMiB = (bytes) =>
   bytes === null || bytes === undefined ? "–" : `${(bytes / 1048576).toFixed(bytes < 10 * 1048576 ? 1 : 0)} MiB`;
+/** ", the median of R runs per N and path (order rotated)" when a burst was repeated. */
+const burstRunsNote = (burst) => {
+  const runs = burst.runs[0]?.direct?.runs ?? 1;
+  return runs > 1 ? `; each figure the median of ${runs} runs per N and path, their order rotated` : "";
+};
 const short = (text, n = 70) =>
   (text.length <= n ? text : `${text.slice(0, n - 1)}…`).replace(/\|/g, "\\|").replace(/\s+/g, " ");
 
@@ -185,7 +190,7 @@ export function renderBenchBlock(results) {
   const burst = results.workloads.find((x) => x.id === "burst");
   if (burst !== undefined) {
     lines.push(
-      `**Burst** — N sessions opened at once, ${burst.reads} sequential 1 KiB reads each, to a streamable HTTP upstream (SDK server): p50 / p99 / max latency, first reads' p99, reads per second, errors:`,
+      `**Burst** — N sessions opened at once, ${burst.reads} sequential 1 KiB reads each, to a streamable HTTP upstream (SDK server): p50 / p99 / max latency, first reads' p99, reads per second, errors${burstRunsNote(burst)}:`,
       "",
     );
     lines.push(

@@ -29,7 +29,8 @@ export const USAGE = `Usage: node bench/run.mjs [--quick] [options]
                                                                 (BENCH_STARTUP; full 10, short 6, quick 0)
   --burst-reads N           sequential reads per burst session  (BENCH_BURST_READS; full 20, short 10, quick 0)
   --burst-sessions a,b,…    burst sizes N                       (BENCH_BURST_SESSIONS; full 100,1000, short 100)
-  --burst-reps N            repetitions of each burst size and path (default 1)
+  --burst-reps N            repetitions of each burst size and path; the figures are their median
+                                                                (BENCH_BURST_REPS; full 3, short and quick 1)
   --flood N                 notifications in the flood workload's stalled-host run
                                                                 (BENCH_FLOOD; full 300000, quick 0)
   --flood-fast N            notifications in its fast-host run  (BENCH_FLOOD_FAST; full 300000, quick 0)
@@ -55,6 +56,7 @@ const MODES = {
     startup: 10,
     burstReads: 20,
     burstSessions: "100,1000",
+    burstReps: 3,
   },
   short: {
     small: 300,
@@ -69,6 +71,7 @@ const MODES = {
     startup: 6,
     burstReads: 10,
     burstSessions: "100",
+    burstReps: 1,
   },
   quick: {
     small: 40,
@@ -177,7 +180,7 @@ export function parseOptions(argv, env = process.env) {
       floodFast: intOption("--flood-fast", values["flood-fast"], env.BENCH_FLOOD_FAST, d.floodFast),
       startup: intOption("--startup", values.startup, env.BENCH_STARTUP, d.startup),
       burstReads: intOption("--burst-reads", values["burst-reads"], env.BENCH_BURST_READS, d.burstReads),
-      burstReps: Math.max(1, intOption("--burst-reps", values["burst-reps"], undefined, 1)),
+      burstReps: Math.max(1, intOption("--burst-reps", values["burst-reps"], env.BENCH_BURST_REPS, d.burstReps ?? 1)),
     },
     big50Paths:
       values["big50-paths"] === "all"
