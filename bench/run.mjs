@@ -178,7 +178,7 @@ async function main() {
   for (const t of results.targets) {
     const mark = t.met === true ? "PASS" : t.met === false ? "FAIL" : "  --";
     process.stdout.write(
-      `  ${mark} ${t.text}: ${t.value ?? "-"} ${t.unit} (limit ${t.limit})${t.note === null || t.note === undefined ? "" : ` — ${t.note.slice(0, 200)}`}\n`,
+      `  ${mark} ${t.text}: ${t.value ?? "-"} ${t.unit} (limit ${t.limit})${t.floor == null ? "" : `; the transport's byte relay: ${t.floor}`}${t.note === null || t.note === undefined ? "" : ` — ${t.note.slice(0, 200)}`}\n`,
     );
   }
   return 0;

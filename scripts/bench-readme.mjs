@@ -220,10 +220,11 @@ export function renderBenchBlock(results) {
     "",
   );
   if (judged.length > 0) {
-    lines.push("| target | figure | limit | |", "|---|---|---|---|");
+    lines.push("| target | figure | limit | a byte relay's figure | |", "|---|---|---|---|---|");
     for (const t of judged) {
       const figure = t.value === null ? short(t.note ?? "–", 60) : `${t.value} ${t.unit}`;
-      lines.push(`| ${t.text} | ${figure} | ${t.limit} ${t.unit} | ${t.met ? "met" : "**missed**"} |`);
+      const floor = t.floor == null ? "–" : `${t.floor} ${t.unit}`;
+      lines.push(`| ${t.text} | ${figure} | ${t.limit} ${t.unit} | ${floor} | ${t.met ? "met" : "**missed**"} |`);
     }
   }
   return lines.join("\n");

@@ -62,6 +62,14 @@ export function evaluateTargets(workloads) {
     for (const p of ["mcpn-mcp", "mcpn-sse", "mcpn-ws"]) {
       const r = find(w, p);
       const peer = r?.fastestPeer === null || r?.fastestPeer === undefined ? undefined : find(w, r.fastestPeer);
+      // The same figure for the transport's byte relay (bench/transportRelay.mjs), when it ran: what
+      // the transport and the extra hop cost before any proxy does anything.
+      const relayOverhead = overhead(find(w, p.replace("mcpn-", "relay-")), direct);
+      const peerOverhead = overhead(peer, direct);
+      const floor =
+        relayOverhead === null || peerOverhead === null || peerOverhead <= 0
+          ? null
+          : round(relayOverhead / peerOverhead, 3);
       add({
         id: `${w}/${p}/overhead-vs-peer`,
         text: `${p} ${w}: overhead over direct stdio ≤ 0.5× the best ${byId.get(p).kind} peer's`,
@@ -70,6 +78,7 @@ export function evaluateTargets(workloads) {
         limit: 0.5,
         unit: "× peer overhead",
         baseline: r?.fastestPeer ?? null,
+        floor,
         ...judge(
           r,
           (x) => {

@@ -16,6 +16,7 @@ const UPSTREAM = join(ROOT, "bench", "upstream.mjs");
 const MCPN_CLI = join(process.env.BENCH_MCPN_DIST ?? join(ROOT, "dist"), "cli.js");
 const SUPERGATEWAY = join(ROOT, "node_modules", "supergateway", "dist", "index.js");
 const RELAY = join(ROOT, "bench", "relay.mjs");
+const TRANSPORT_RELAY = join(ROOT, "bench", "transportRelay.mjs");
 const MCP_PROXY = join(ROOT, "node_modules", "mcp-proxy", "dist", "bin", "mcp-proxy.mjs");
 
 /**
@@ -184,6 +185,27 @@ export const PATHS = [
         maxBufferSize: ctx.big ? HOST_STDIO_MAX_BUFFER_BYTES : undefined,
       }),
   },
+  ...[
+    ["mcp", "streamable-http", "streamable HTTP"],
+    ["sse", "sse", "SSE"],
+    ["ws", "ws", "WebSocket"],
+  ].map(([route, kind, name]) => ({
+    id: `relay-${route}`,
+    product: "reference",
+    kind,
+    label: `reference: ${name} → stdio byte relay, no parsing (the floor of any ${name} proxy)`,
+    start: (ctx) =>
+      viaHttpProxy(
+        {
+          command: NODE,
+          args: [TRANSPORT_RELAY, "--", NODE, UPSTREAM, ...ctx.upstreamArgs],
+          readyLine: /listening on (http:\/\/\S+)/,
+        },
+        kind,
+        (base) => `${route === "ws" ? base.replace(/^http/, "ws") : base}/${route}`,
+        ctx,
+      ),
+  })),
   {
     id: "mcpn-mcp",
     product: "mcp-normalizer",

@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 // @ts-expect-error plain JavaScript module of the benchmark
 import { addRatios, evaluateTargets } from "../../bench/suite/analysis.mjs";
 
-type Target = { id: string; value: number | null; met: boolean | null };
+type Target = { id: string; value: number | null; met: boolean | null; floor?: number | null };
 const row = (path: string, medianMs: number) => ({ path, status: "ok", medianMs, calls: 100, proxy: null });
 const calls = (id: string, medians: Record<string, number>) =>
   addRatios({ id, kind: "calls", results: Object.entries(medians).map(([p, ms]) => row(p, ms)) });
@@ -31,6 +31,21 @@ describe("speed targets", () => {
     expect(t.get("read-text-1k/mcpn-mcp/overhead-vs-peer")).toMatchObject({ value: 0.667, met: false });
     expect(t.get("read-text-1k/mcpn-sse/overhead-vs-peer")?.met).toBeNull();
     expect(t.get("read-text-1k/mcpn-stdio/vs-relay")).toMatchObject({ value: 1.25, met: false });
+    // No transport relay ran: no floor beside the figure.
+    expect(t.get("read-text-1k/mcpn-ws/overhead-vs-peer")?.floor).toBeNull();
+  });
+
+  it("small reads: the transport's byte relay gets the same figure, beside the target (not judged)", () => {
+    const w = calls("read-blob-76", { direct: 0.2, "mcpn-ws": 0.5, "relay-ws": 0.4, "sg-ws": 0.6 });
+    const t = byId(evaluateTargets([w]) as Target[]);
+    // (0.5 − 0.2) / (0.6 − 0.2) for the proxy, (0.4 − 0.2) / (0.6 − 0.2) for the relay; the relay
+    // is a reference, never the baseline peer.
+    expect(t.get("read-blob-76/mcpn-ws/overhead-vs-peer")).toMatchObject({
+      value: 0.75,
+      floor: 0.5,
+      baseline: "sg-ws",
+      met: false,
+    });
   });
 
   it("burst: p99 and throughput against direct, errors counted; a proxy run that failed misses", () => {
