@@ -48,6 +48,13 @@ export type FetchLikeLight = (url: string | URL, init?: RequestInitLike) => Prom
 /** Connections kept alive and shared by every session to the same upstream origin. */
 const httpAgent = new HttpAgent({ keepAlive: true });
 const httpsAgent = new HttpsAgent({ keepAlive: true });
+/**
+ * A GET to an MCP server is always an event stream that lives as long as the session: it gets
+ * connections of its own, so it never takes a warm one a request would have reused (a new
+ * connection waits in a busy server's accept queue; a stream can wait, a request should not).
+ */
+const httpStreamAgent = new HttpAgent({ keepAlive: true });
+const httpsStreamAgent = new HttpsAgent({ keepAlive: true });
 
 /** Headers `fetch` adds that a server may look at; sent the same here. */
 const FETCH_DEFAULTS: ReadonlyArray<[string, string]> = [
@@ -67,6 +74,7 @@ export const nodeFetch: FetchLikeLight = (input, init = {}) => {
   const body = init.body;
   if (body !== undefined) headers["content-length"] = String(Buffer.byteLength(body));
   const https = url.protocol === "https:";
+  const method = init.method ?? "GET";
   // A kept-alive socket the server closed meanwhile (it restarted, or timed the socket out) fails
   // before any answer (the request most likely never reached it), so it goes again on another socket.
   // A fresh socket's failure is the upstream's answer, reported as fetch reports it.
@@ -80,9 +88,9 @@ export const nodeFetch: FetchLikeLight = (input, init = {}) => {
       const req = (https ? httpsRequest : httpRequest)(
         url,
         {
-          method: init.method ?? "GET",
+          method,
           headers,
-          agent: https ? httpsAgent : httpAgent,
+          agent: method === "GET" ? (https ? httpsStreamAgent : httpStreamAgent) : https ? httpsAgent : httpAgent,
           ...(signal === undefined ? {} : { signal }),
         },
         (res) => {
@@ -146,6 +154,8 @@ class NodeResponse implements ResponseLike {
  * kept and the socket paused until it is taken. Ends with `done`, fails as the socket fails
  * (or with the abort reason), and `cancel()` drops the connection's rest.
  */
+const DONE: Promise<void> = Promise.resolve();
+
 class NodeBody implements BodyStreamLike, BodyReaderLike {
   private readonly chunks: Buffer[] = [];
   private ended = false;
@@ -198,17 +208,25 @@ class NodeBody implements BodyStreamLike, BodyReaderLike {
 
   cancel(): Promise<void> {
     this.chunks.length = 0;
+    let released = DONE;
     if (!this.ended) {
       this.ended = true;
       // A body already read whole (an empty 202) leaves its keep-alive connection for the next
-      // request; the rest of one still arriving is not wanted, and that connection goes.
-      if (this.res.complete) this.res.resume();
-      else this.res.destroy();
+      // request, and resolves once the connection is back in the pool (at the response's end):
+      // what the caller sends next reuses it. The rest of a body still arriving is not wanted,
+      // and that connection goes.
+      if (this.res.complete) {
+        released = new Promise((resolve) => {
+          this.res.once("end", resolve);
+          this.res.once("close", resolve);
+        });
+        this.res.resume();
+      } else this.res.destroy();
     }
     const waiter = this.waiter;
     this.waiter = undefined;
     waiter?.resolve({ done: true });
-    return Promise.resolve();
+    return released;
   }
 
   releaseLock(): void {}

@@ -98,6 +98,11 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
   private readonly serverStream: StreamCursor = newStreamCursor(DEFAULT_SERVER_STREAM_RETRY_MS);
   private retryTimer: NodeJS.Timeout | undefined;
   private lastError: string | undefined;
+  /**
+   * Set while a POST that expects no answer (a notification, or a response to the upstream's
+   * request) has not been acknowledged: what the host sent after it waits until then.
+   */
+  private unacknowledged: Promise<void> | undefined;
 
   constructor(private readonly options: HttpUpstreamOptions) {
     this.url = new URL(options.url);
@@ -145,7 +150,33 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     }
   }
 
-  async send(message: JSONRPCMessage, options?: ProxySendOptions): Promise<void> {
+  /**
+   * Messages reach the upstream in the order the host sent them across a notification: one that
+   * expects no answer is acknowledged (202) before anything sent after it goes out, as the SDK's
+   * own client does. The upstream sees `notifications/initialized` before the session's first
+   * request, and that request goes on the warm connection the notification just freed instead of
+   * a new one (which, under a burst of sessions, waits in the upstream's accept queue). Requests
+   * never wait for each other. A notification that is never acknowledged holds what follows until
+   * the connection closes or the proxy's request deadline answers the host.
+   */
+  send(message: JSONRPCMessage, options?: ProxySendOptions): Promise<void> {
+    const before = this.unacknowledged;
+    if (requestIdsOf(message).length > 0) {
+      return before === undefined ? this.post(message, options) : before.then(() => this.post(message, options));
+    }
+    const sent = before === undefined ? this.post(message, options) : before.then(() => this.post(message, options));
+    const acknowledged = sent.then(
+      () => {},
+      () => {},
+    );
+    this.unacknowledged = acknowledged;
+    void acknowledged.then(() => {
+      if (this.unacknowledged === acknowledged) this.unacknowledged = undefined;
+    });
+    return sent;
+  }
+
+  private async post(message: JSONRPCMessage, options?: ProxySendOptions): Promise<void> {
     if (this.closed) throw new NormalizerError("UPSTREAM_CLOSED", `upstream ${this.where} is closed`);
     const ids = requestIdsOf(message);
     if (methodOf(message) === "initialize") for (const id of ids) this.initializeIds.add(id);

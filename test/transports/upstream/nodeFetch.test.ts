@@ -81,6 +81,26 @@ describe("nodeFetch", () => {
     expect(new Set(ports).size).toBe(1);
   });
 
+  it("a GET (an event stream) takes a connection of its own, never the warm one the next POST reuses", async () => {
+    const ports: Array<[string, number]> = [];
+    const base = await serve((req, res) => {
+      ports.push([req.method!, req.socket.remotePort!]);
+      if (req.method === "GET") res.writeHead(200, { "content-type": "text/event-stream" }).write(": open\n\n");
+      else res.writeHead(202).end();
+    });
+    const first = await nodeFetch(base, { method: "POST", body: "{}" });
+    await first.body?.cancel();
+    // Sent at once after the cancel, both of them: the stream must not take the POST's connection.
+    const stream = await nodeFetch(base, { method: "GET" });
+    const second = await nodeFetch(base, { method: "POST", body: "{}" });
+    await second.body?.cancel();
+    await stream.body?.cancel();
+    expect(ports.map(([method]) => method)).toEqual(["POST", "GET", "POST"]);
+    const [postPort, getPort, againPort] = ports.map(([, port]) => port);
+    expect(againPort).toBe(postPort);
+    expect(getPort).not.toBe(postPort);
+  });
+
   it("a redirect is followed as fetch follows it", async () => {
     const base = await serve((req, res, body) => {
       if (req.url === "/old") res.writeHead(307, { location: "/new" }).end();

@@ -1,0 +1,178 @@
+/**
+ * A streamable HTTP upstream gets a session's messages in the order the host sent them across a
+ * notification, on warm connections: `notifications/initialized` is acknowledged before the first
+ * request goes out, that request reuses the connection the notification freed (the GET stream
+ * has connections of its own), and requests never wait for each other. Against a plain
+ * node:http server that records which connection carried what, and when.
+ */
+import { createServer, type Server } from "node:http";
+import type { AddressInfo, Socket } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import { DEFAULT_LIMITS } from "../../../src/config/defaults.js";
+import { StreamableHttpUpstreamTransport } from "../../../src/transports/upstream/streamableHttpUpstream.js";
+import type { JSONRPCMessage } from "../../../src/transports/types.js";
+import { sleep, waitFor } from "../../helpers/polling.js";
+import { collect, INITIALIZE, INITIALIZED } from "./collect.js";
+
+interface Arrival {
+  connection: number;
+  method: string;
+  rpc: string | undefined;
+  id: unknown;
+  at: number;
+}
+
+interface OrderServer {
+  url: string;
+  arrivals: Arrival[];
+  /** When the server wrote the 202 of `notifications/initialized`. */
+  initializedAckAt(): number | undefined;
+  /** Lets the held answer of request `id` go. */
+  release(id: number): void;
+}
+
+const servers: Server[] = [];
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  for (const server of servers.splice(0)) {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+});
+
+/**
+ * `ackDelayMs`: how long the 202 of `notifications/initialized` takes (undefined: never sent).
+ * `hold`: request ids whose answer waits for `release(id)`.
+ */
+async function startServer(ackDelayMs: number | undefined, hold: number[] = []): Promise<OrderServer> {
+  const arrivals: Arrival[] = [];
+  const connectionOf = new WeakMap<Socket, number>();
+  const held = new Map<number, () => void>();
+  const released = new Set<number>();
+  let opened = 0;
+  let ackAt: number | undefined;
+  const server = createServer(async (req, res) => {
+    const parts: Buffer[] = [];
+    for await (const part of req) parts.push(part as Buffer);
+    const body = parts.length === 0 ? undefined : JSON.parse(Buffer.concat(parts).toString("utf8"));
+    arrivals.push({
+      connection: connectionOf.get(req.socket)!,
+      method: req.method!,
+      rpc: body?.method,
+      id: body?.id,
+      at: performance.now(),
+    });
+    if (req.method === "OPTIONS" || req.method === "DELETE") return void res.writeHead(204).end();
+    if (req.method === "GET")
+      return void res.writeHead(200, { "content-type": "text/event-stream" }).write(": open\n\n");
+    if (body.id === undefined) {
+      if (body.method !== "notifications/initialized") return void res.writeHead(202).end();
+      if (ackDelayMs === undefined) return; // never acknowledged
+      setTimeout(() => {
+        ackAt = performance.now();
+        res.writeHead(202).end();
+      }, ackDelayMs);
+      return;
+    }
+    const answer = (): void => {
+      const result =
+        body.method === "initialize"
+          ? { protocolVersion: "2025-06-18", capabilities: {}, serverInfo: { name: "order", version: "1" } }
+          : { content: [] };
+      res
+        .writeHead(200, { "content-type": "application/json", "mcp-session-id": "s-1" })
+        .end(JSON.stringify({ jsonrpc: "2.0", id: body.id, result }));
+    };
+    if (hold.includes(body.id) && !released.has(body.id)) held.set(body.id, answer);
+    else answer();
+  });
+  server.on("connection", (socket: Socket) => connectionOf.set(socket, opened++));
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`,
+    arrivals,
+    initializedAckAt: () => ackAt,
+    release(id) {
+      released.add(id);
+      held.get(id)?.();
+      held.delete(id);
+    },
+  };
+}
+
+const call = (id: number): JSONRPCMessage => ({
+  jsonrpc: "2.0",
+  id,
+  method: "tools/call",
+  params: { name: "x", arguments: {} },
+});
+
+async function connected(server: OrderServer) {
+  const transport = new StreamableHttpUpstreamTransport({
+    url: server.url,
+    maxMessageBytes: DEFAULT_LIMITS.maxMessageBytes,
+  });
+  const got = collect(transport);
+  await transport.start();
+  cleanups.push(() => transport.close());
+  await transport.send(INITIALIZE(1));
+  await got.response(1, 5_000);
+  return { transport, got };
+}
+
+describe("streamable HTTP upstream: order and warm connections", () => {
+  it("the first request goes after notifications/initialized is acknowledged, on the connection it freed", async () => {
+    const server = await startServer(150);
+    const { transport, got } = await connected(server);
+    // As a WebSocket or stdio host sends them: the request right behind the notification.
+    const initialized = transport.send(INITIALIZED);
+    const request = transport.send(call(2));
+    await Promise.all([initialized, request]);
+    await got.response(2, 5_000);
+
+    const notification = server.arrivals.find((a) => a.rpc === "notifications/initialized")!;
+    const first = server.arrivals.find((a) => a.id === 2)!;
+    expect(first.at).toBeGreaterThanOrEqual(server.initializedAckAt()!);
+    expect(first.connection).toBe(notification.connection);
+    // The GET stream opened after the 202 has a connection of its own.
+    await waitFor(() => server.arrivals.some((a) => a.method === "GET"), 5_000);
+    const stream = server.arrivals.find((a) => a.method === "GET")!;
+    expect(stream.connection).not.toBe(notification.connection);
+  }, 10_000);
+
+  it("requests do not wait for each other: a held answer does not keep the next request back", async () => {
+    const server = await startServer(0, [2]);
+    const { transport, got } = await connected(server);
+    await transport.send(INITIALIZED);
+    // A request's send settles with its answer's headers: request 2's is not awaited here.
+    const second = transport.send(call(2));
+    await transport.send(call(3));
+    // Request 3 is answered while request 2 still waits for its answer.
+    await got.response(3, 5_000);
+    expect(got.messages.some((m) => "id" in m && m.id === 2)).toBe(false);
+    server.release(2);
+    await second;
+    await got.response(2, 5_000);
+  }, 10_000);
+
+  it("a notification never acknowledged holds what follows until close, which ends the wait", async () => {
+    const server = await startServer(undefined);
+    const { transport } = await connected(server);
+    const outcome = (sent: Promise<void>) =>
+      sent.then(
+        () => "sent",
+        (error: Error) => error.message,
+      );
+    const initialized = outcome(transport.send(INITIALIZED));
+    const request = outcome(transport.send(call(2)));
+    await sleep(200);
+    expect(server.arrivals.some((a) => a.id === 2)).toBe(false);
+    await transport.close();
+    // Neither send hangs: the notification's ends with the close, the request is refused.
+    expect(await initialized).toBe("sent");
+    expect(await request).toMatch(/closed/);
+    expect(server.arrivals.some((a) => a.id === 2)).toBe(false);
+  }, 10_000);
+});
