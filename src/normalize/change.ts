@@ -25,19 +25,10 @@ export const CHANGE_ACTIONS = [
 
 export type ChangeAction = (typeof CHANGE_ACTIONS)[number];
 
-/** Actions that leave the entry as it was and say why. */
-export const WARNING_ACTIONS: ReadonlySet<ChangeAction> = new Set([
-  "skip-invalid-base64",
-  "skip-too-large",
-  "warn-unrepresentable",
-  "warn-media-mismatch",
-  "warn-image-undecodable",
-  "warn-image-too-many-pixels",
-  "warn-image-unfittable",
-  "warn-image-timeout",
-  "warn-spill-full",
-  "warn-lossy-text",
-]);
+/** Actions that leave the entry as it was and say why: by name, every `skip-*` and `warn-*`. */
+export const WARNING_ACTIONS: ReadonlySet<ChangeAction> = new Set(
+  CHANGE_ACTIONS.filter((action) => action.startsWith("skip-") || action.startsWith("warn-")),
+);
 
 export interface ChangeRecord {
   action: ChangeAction;
