@@ -149,13 +149,13 @@ class NodeResponse implements ResponseLike {
   }
 }
 
+const DONE: Promise<void> = Promise.resolve();
+
 /**
  * A response body read chunk by chunk, in the order it arrives: a chunk nobody asked for yet is
  * kept and the socket paused until it is taken. Ends with `done`, fails as the socket fails
  * (or with the abort reason), and `cancel()` drops the connection's rest.
  */
-const DONE: Promise<void> = Promise.resolve();
-
 class NodeBody implements BodyStreamLike, BodyReaderLike {
   private readonly chunks: Buffer[] = [];
   private ended = false;

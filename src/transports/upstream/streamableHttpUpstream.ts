@@ -161,10 +161,8 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
    */
   send(message: JSONRPCMessage, options?: ProxySendOptions): Promise<void> {
     const before = this.unacknowledged;
-    if (requestIdsOf(message).length > 0) {
-      return before === undefined ? this.post(message, options) : before.then(() => this.post(message, options));
-    }
     const sent = before === undefined ? this.post(message, options) : before.then(() => this.post(message, options));
+    if (requestIdsOf(message).length > 0) return sent;
     const acknowledged = sent.then(
       () => {},
       () => {},
