@@ -161,8 +161,10 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
    */
   send(message: JSONRPCMessage, options?: ProxySendOptions): Promise<void> {
     const before = this.unacknowledged;
-    const sent = before === undefined ? this.post(message, options) : before.then(() => this.post(message, options));
-    if (requestIdsOf(message).length > 0) return sent;
+    const ids = requestIdsOf(message);
+    const sent =
+      before === undefined ? this.post(message, ids, options) : before.then(() => this.post(message, ids, options));
+    if (ids.length > 0) return sent;
     const acknowledged = sent.then(
       () => {},
       () => {},
@@ -174,9 +176,8 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     return sent;
   }
 
-  private async post(message: JSONRPCMessage, options?: ProxySendOptions): Promise<void> {
+  private async post(message: JSONRPCMessage, ids: RequestId[], options?: ProxySendOptions): Promise<void> {
     if (this.closed) throw new NormalizerError("UPSTREAM_CLOSED", `upstream ${this.where} is closed`);
-    const ids = requestIdsOf(message);
     if (methodOf(message) === "initialize") for (const id of ids) this.initializeIds.add(id);
     const what = methodOf(message) ?? (ids.length > 0 ? "batch" : "response");
     let response: ResponseLike;
