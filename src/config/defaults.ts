@@ -33,6 +33,8 @@ export const DEFAULT_LIMITS = Object.freeze({
   /** Entries whose text/blob is longer pass untouched: 256 MiB. */
   maxNormalizeBytes: 256 * 1024 * 1024,
   requestTimeoutMs: 300_000,
+  /** What a host sent after a notification waits at most this long for a streamable HTTP server's 202. */
+  upstreamAckTimeoutMs: 10_000,
   maxSessions: 1000,
   /** Live host sessions one client address may hold. */
   maxSessionsPerClient: 100,

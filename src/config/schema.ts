@@ -337,6 +337,15 @@ export const ConfigSchema = z
           .positive()
           .default(DEFAULT_LIMITS.requestTimeoutMs)
           .describe("a host request the upstream has not answered in this time gets a JSON-RPC error"),
+        upstreamAckTimeoutMs: z
+          .number()
+          .int()
+          .min(0)
+          .default(DEFAULT_LIMITS.upstreamAckTimeoutMs)
+          .describe(
+            "streamable HTTP servers: what a host sent after a notification goes out once the server has " +
+              "acknowledged it (202), or after this long without (logged); 0 sends it at once",
+          ),
         maxSessions: z
           .number()
           .int()

@@ -64,6 +64,8 @@ export function upstreamSpec(server: ServerConfig, policy: ChildEnvironment = "i
 
 export interface UpstreamFactoryOptions {
   readonly maxMessageBytes: number;
+  /** `limits.upstreamAckTimeoutMs`: how long what follows a notification waits for a streamable HTTP server's 202. */
+  readonly upstreamAckTimeoutMs: number;
   /** 0 is off; the host transports the proxy writes to splice raw strings back. */
   readonly rawStringBytes?: number;
   /**
@@ -86,6 +88,7 @@ export function createUpstreamFactory(options: UpstreamFactoryOptions): Upstream
     const transport: UpstreamTransport = createUpstreamTransport(upstreamSpec(server, options.childEnvironment), {
       logger,
       maxMessageBytes: options.maxMessageBytes,
+      ackTimeoutMs: options.upstreamAckTimeoutMs,
       rawStringBytes,
       stderrInErrors: options.stderrToHosts,
       ...(fetch === undefined ? {} : { fetch }),

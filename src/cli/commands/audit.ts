@@ -136,6 +136,7 @@ export async function runAuditCommand(argv: readonly string[], io: CliIo): Promi
   const transport = createUpstreamTransport(upstreamSpec(selected.server), {
     logger,
     maxMessageBytes: selected.config.limits.maxMessageBytes,
+    ackTimeoutMs: selected.config.limits.upstreamAckTimeoutMs,
     ...(fetch === undefined ? {} : { fetch }),
   });
   const progress = createProgress(io.stderr as NodeJS.WriteStream);

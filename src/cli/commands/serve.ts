@@ -162,6 +162,7 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<Exit
     fitRuntime: createFitRuntime(fitLimitsOf(config)),
     createUpstream: createUpstreamFactory({
       maxMessageBytes: config.limits.maxMessageBytes,
+      upstreamAckTimeoutMs: config.limits.upstreamAckTimeoutMs,
       rawStringBytes: config.limits.rawStringBytes,
       stderrToHosts: false,
       childEnvironment: { withhold: withheld },

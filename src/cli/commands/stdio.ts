@@ -117,6 +117,7 @@ async function runSession(
     fitRuntime: createFitRuntime(fitLimitsOf(selected.config)),
     createUpstream: createUpstreamFactory({
       maxMessageBytes: selected.config.limits.maxMessageBytes,
+      upstreamAckTimeoutMs: selected.config.limits.upstreamAckTimeoutMs,
       rawStringBytes: selected.config.limits.rawStringBytes,
       stderrToHosts: true,
       childEnvironment: "inherit",

@@ -59,6 +59,8 @@ export interface UpstreamOptions {
   rawStringBytes?: number | undefined;
   /** HTTP/WebSocket: connection timeout, in ms. */
   connectTimeoutMs?: number;
+  /** Streamable HTTP: how long what follows a notification waits for its 202 (`limits.upstreamAckTimeoutMs`). */
+  ackTimeoutMs?: number;
   /** HTTP: injection point for tests. */
   fetch?: FetchLike;
 }
@@ -103,6 +105,10 @@ export function createUpstreamTransport(spec: UpstreamSpec, options: UpstreamOpt
     case "sse":
       return new SseUpstreamTransport({ ...common, fetch: options.fetch });
     case "streamable-http":
-      return new StreamableHttpUpstreamTransport({ ...common, fetch: options.fetch });
+      return new StreamableHttpUpstreamTransport({
+        ...common,
+        fetch: options.fetch,
+        ...(options.ackTimeoutMs === undefined ? {} : { ackTimeoutMs: options.ackTimeoutMs }),
+      });
   }
 }

@@ -38,6 +38,7 @@ import {
 } from "./httpBodies.js";
 import { describeUrl, forwardableHeaders, networkErrorText } from "./upstreamMessages.js";
 import { HttpFlowControl } from "./httpFlowControl.js";
+import { SENT } from "../drainWaiter.js";
 import { messageText } from "../wireText.js";
 import { nodeFetch, type BodyStreamLike, type FetchLikeLight, type ResponseLike } from "./nodeFetch.js";
 import { newStreamCursor, waitToReconnect, type StreamCursor } from "./streamCursor.js";
@@ -69,6 +70,12 @@ export interface HttpConnectionOptions {
 export interface HttpUpstreamOptions extends HttpConnectionOptions {
   /** Timeout of the `start()` probe and the session DELETE in `close()`, in ms. Default 10 s. */
   connectTimeoutMs?: number;
+  /**
+   * How long what the host sent after a notification (or a response to the upstream) waits for
+   * that POST to be acknowledged before it goes anyway, in ms (`limits.upstreamAckTimeoutMs`);
+   * 0: it never waits; undefined: it waits until the acknowledgement comes or the transport closes.
+   */
+  ackTimeoutMs?: number;
   /** Open the GET stream for server-initiated messages after initialization. Default true. */
   openServerStream?: boolean;
   serverStreamRetries?: number;
@@ -156,19 +163,28 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
    * own client does. The upstream sees `notifications/initialized` before the session's first
    * request, and that request goes on the warm connection the notification just freed instead of
    * a new one (which, under a burst of sessions, waits in the upstream's accept queue). Requests
-   * never wait for each other. A notification that is never acknowledged holds what follows until
-   * the connection closes or the proxy's request deadline answers the host.
+   * never wait for each other. A notification not acknowledged within `ackTimeoutMs` holds what
+   * follows no longer (logged): a server that never answers it cannot stall the session. What
+   * waits counts as queued for the upstream from the moment it is sent, so a host that goes on
+   * sending meanwhile is held back like one whose POSTs are slow.
    */
   send(message: JSONRPCMessage, options?: ProxySendOptions): Promise<void> {
-    const before = this.unacknowledged;
+    let body: string;
+    try {
+      body = messageText(message);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const bytes = Buffer.byteLength(body);
+    this.flow.posting(bytes);
     const ids = requestIdsOf(message);
-    const sent =
-      before === undefined ? this.post(message, ids, options) : before.then(() => this.post(message, ids, options));
-    if (ids.length > 0) return sent;
-    const acknowledged = sent.then(
-      () => {},
-      () => {},
-    );
+    const before = this.unacknowledged;
+    const go = (): Promise<void> => this.post(message, body, bytes, ids, options);
+    const sent = before === undefined ? go() : before.then(go);
+    const limit = this.options.ackTimeoutMs;
+    if (ids.length > 0 || limit === 0) return sent;
+    // The wait for the acknowledgement starts when the POST does.
+    const acknowledged = (before ?? SENT).then(() => this.acknowledgedWithin(sent, message, limit));
     this.unacknowledged = acknowledged;
     void acknowledged.then(() => {
       if (this.unacknowledged === acknowledged) this.unacknowledged = undefined;
@@ -176,14 +192,46 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     return sent;
   }
 
-  private async post(message: JSONRPCMessage, ids: RequestId[], options?: ProxySendOptions): Promise<void> {
-    if (this.closed) throw new NormalizerError("UPSTREAM_CLOSED", `upstream ${this.where} is closed`);
+  /** Settles when `sent` does, or `limit` ms after it started (if there is a limit), whichever comes first. */
+  private acknowledgedWithin(sent: Promise<void>, message: JSONRPCMessage, limit: number | undefined): Promise<void> {
+    const settled = sent.then(
+      () => {},
+      () => {},
+    );
+    if (limit === undefined) return settled;
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        if (!this.closed)
+          this.logger.warn("upstream has not acknowledged a message; what the host sent after it goes on", {
+            message: methodOf(message) ?? "response",
+            waitedMs: limit,
+            limit: "limits.upstreamAckTimeoutMs",
+          });
+        resolve();
+      }, limit);
+      timer.unref();
+      void settled.then(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
+  /** POSTs one message, whose `bytes` `send` counted as queued: they are uncounted once it has its answer's headers. */
+  private async post(
+    message: JSONRPCMessage,
+    body: string,
+    bytes: number,
+    ids: RequestId[],
+    options?: ProxySendOptions,
+  ): Promise<void> {
+    if (this.closed) {
+      this.flow.posted(bytes);
+      throw new NormalizerError("UPSTREAM_CLOSED", `upstream ${this.where} is closed`);
+    }
     if (methodOf(message) === "initialize") for (const id of ids) this.initializeIds.add(id);
     const what = methodOf(message) ?? (ids.length > 0 ? "batch" : "response");
     let response: ResponseLike;
-    const body = messageText(message);
-    const bytes = Buffer.byteLength(body);
-    this.flow.posting(bytes);
     try {
       response = await this.fetch(this.url, {
         method: "POST",

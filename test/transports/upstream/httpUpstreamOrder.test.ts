@@ -9,6 +9,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { DEFAULT_LIMITS } from "../../../src/config/defaults.js";
+import { type Logger, silentLogger } from "../../../src/observe/logger.js";
 import { StreamableHttpUpstreamTransport } from "../../../src/transports/upstream/streamableHttpUpstream.js";
 import type { JSONRPCMessage } from "../../../src/transports/types.js";
 import { sleep, waitFor } from "../../helpers/polling.js";
@@ -109,10 +110,12 @@ const call = (id: number): JSONRPCMessage => ({
   params: { name: "x", arguments: {} },
 });
 
-async function connected(server: OrderServer) {
+async function connected(server: OrderServer, ackTimeoutMs?: number, logger: Logger = silentLogger) {
   const transport = new StreamableHttpUpstreamTransport({
     url: server.url,
     maxMessageBytes: DEFAULT_LIMITS.maxMessageBytes,
+    logger,
+    ...(ackTimeoutMs === undefined ? {} : { ackTimeoutMs }),
   });
   const got = collect(transport);
   await transport.start();
@@ -174,5 +177,49 @@ describe("streamable HTTP upstream: order and warm connections", () => {
     expect(await initialized).toBe("sent");
     expect(await request).toMatch(/closed/);
     expect(server.arrivals.some((a) => a.id === 2)).toBe(false);
+  }, 10_000);
+
+  it("a notification not acknowledged in ackTimeoutMs holds what follows no longer, and says so", async () => {
+    const server = await startServer(undefined);
+    const warnings: Array<{ msg: string; fields: Record<string, unknown> | undefined }> = [];
+    const logger: Logger = {
+      ...silentLogger,
+      warn: (msg, fields) => warnings.push({ msg, fields }),
+      child: () => logger,
+    };
+    const { transport, got } = await connected(server, 300, logger);
+    void transport.send(INITIALIZED).catch(() => {});
+    const request = transport.send(call(2));
+    await sleep(100);
+    expect(server.arrivals.some((a) => a.id === 2)).toBe(false);
+    await got.response(2, 3_000);
+    await request;
+    const notification = server.arrivals.find((a) => a.rpc === "notifications/initialized")!;
+    const second = server.arrivals.find((a) => a.id === 2)!;
+    expect(second.at - notification.at).toBeGreaterThanOrEqual(250);
+    expect(warnings).toEqual([
+      expect.objectContaining({
+        msg: expect.stringContaining("has not acknowledged"),
+        fields: expect.objectContaining({ message: "notifications/initialized", limit: "limits.upstreamAckTimeoutMs" }),
+      }),
+    ]);
+  }, 10_000);
+
+  it("what waits behind an unacknowledged notification counts as queued for the upstream", async () => {
+    const server = await startServer(undefined);
+    const { transport } = await connected(server);
+    void transport.send(INITIALIZED).catch(() => {});
+    const queuedAfterNotification = transport.queuedBytes;
+    const waiting = Array.from({ length: 20 }, (_, i) => transport.send(call(10 + i)).catch(() => {}));
+    // Each request's body is counted at once, though none has been sent.
+    expect(transport.queuedBytes).toBeGreaterThan(queuedAfterNotification + 20 * 40);
+    let drained = false;
+    void transport.whenDrained().then(() => (drained = true));
+    await sleep(150);
+    expect(drained).toBe(false);
+    expect(server.arrivals.some((a) => typeof a.id === "number" && a.id >= 10)).toBe(false);
+    await transport.close();
+    await Promise.all(waiting);
+    expect(transport.queuedBytes).toBe(0);
   }, 10_000);
 });
