@@ -42,7 +42,17 @@ import { SENT } from "../drainWaiter.js";
 import { messageText } from "../wireText.js";
 import { nodeFetch, type BodyStreamLike, type FetchLikeLight, type ResponseLike } from "./nodeFetch.js";
 import { newStreamCursor, waitToReconnect, type StreamCursor } from "./streamCursor.js";
-import { errorResponse, methodOf, requestIdsOf, responseIdOf, type RequestId } from "../jsonrpc.js";
+import {
+  errorResponse,
+  idKey,
+  isNotification,
+  isObj,
+  isRequestId,
+  methodOf,
+  requestIdsOf,
+  responseIdOf,
+  type RequestId,
+} from "../jsonrpc.js";
 
 /** Default time `start()` waits for the reachability probe, and `close()` for the DELETE (ms). */
 export const DEFAULT_HTTP_CONNECT_TIMEOUT_MS = 10_000;
@@ -110,6 +120,12 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
    * request) has not been acknowledged: what the host sent after it waits until then.
    */
   private unacknowledged: Promise<void> | undefined;
+  /**
+   * POSTs of one request still waiting for their response headers, by request id: when the
+   * request is cancelled (by the host, or by the proxy's deadline) the POST is ended, so a server
+   * that never answers cannot keep a connection per request open for the life of the session.
+   */
+  private readonly awaitingHeaders = new Map<string, AbortController>();
 
   constructor(private readonly options: HttpUpstreamOptions) {
     this.url = new URL(options.url);
@@ -181,6 +197,8 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     const before = this.unacknowledged;
     const go = (): Promise<void> => this.post(message, body, bytes, ids, options);
     const sent = before === undefined ? go() : before.then(go);
+    const cancelled = cancelledRequestOf(message);
+    if (cancelled !== undefined) this.awaitingHeaders.get(idKey(cancelled))?.abort();
     const limit = this.options.ackTimeoutMs;
     if (ids.length > 0 || limit === 0) return sent;
     // The wait for the acknowledgement starts when the POST does.
@@ -232,15 +250,23 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     if (methodOf(message) === "initialize") for (const id of ids) this.initializeIds.add(id);
     const what = methodOf(message) ?? (ids.length > 0 ? "batch" : "response");
     let response: ResponseLike;
+    const single = ids.length === 1 ? idKey(ids[0]!) : undefined;
+    const own = single === undefined ? undefined : new AbortController();
+    if (own !== undefined) this.awaitingHeaders.set(single!, own);
     try {
       response = await this.fetch(this.url, {
         method: "POST",
         headers: this.headers("application/json, text/event-stream", options?.forwardHeaders, true),
         body,
-        signal: this.abort.signal,
+        signal: own?.signal ?? this.abort.signal,
       });
     } catch (error) {
       if (this.closed) return;
+      if (own?.signal.aborted === true) {
+        // Cancelled: the host has had its answer (or given up on it); nothing more is owed.
+        this.logger.debug("cancelled request's POST ended before the upstream answered", { id: ids[0] });
+        return;
+      }
       // An injected fetch (the OAuth layer) throws NormalizerErrors that already say what to do.
       if (error instanceof NormalizerError) return this.fail(ids, error);
       return this.fail(
@@ -253,6 +279,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
       );
     } finally {
       this.flow.posted(bytes);
+      if (single !== undefined && this.awaitingHeaders.get(single) === own) this.awaitingHeaders.delete(single);
     }
     this.rememberSession(response);
     if (!response.ok) return this.failStatus(ids, response, `POST ${what}`);
@@ -306,6 +333,8 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     this.closed = true;
     clearTimeout(this.retryTimer);
     this.abort.abort();
+    for (const own of this.awaitingHeaders.values()) own.abort();
+    this.awaitingHeaders.clear();
     this.flow.end();
     await Promise.allSettled([...this.reading]);
     if (this.session !== undefined) {
@@ -510,4 +539,12 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
       .finally(() => this.reading.delete(done));
     this.reading.add(done);
   }
+}
+
+/** The request a `notifications/cancelled` names, if `message` is one. */
+function cancelledRequestOf(message: JSONRPCMessage): RequestId | undefined {
+  if (!isNotification(message) || message.method !== "notifications/cancelled" || !isObj(message.params))
+    return undefined;
+  const id = message.params.requestId;
+  return isRequestId(id) ? id : undefined;
 }

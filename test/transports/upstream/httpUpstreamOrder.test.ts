@@ -30,6 +30,8 @@ interface OrderServer {
   initializedAckAt(): number | undefined;
   /** Lets the held answer of request `id` go. */
   release(id: number): void;
+  /** Held requests whose connection ended before they were answered. */
+  endedUnanswered(): number[];
 }
 
 const servers: Server[] = [];
@@ -51,6 +53,7 @@ async function startServer(ackDelayMs: number | undefined, hold: number[] = []):
   const connectionOf = new WeakMap<Socket, number>();
   const held = new Map<number, () => void>();
   const released = new Set<number>();
+  const endedUnanswered: number[] = [];
   let opened = 0;
   let ackAt: number | undefined;
   const server = createServer(async (req, res) => {
@@ -85,8 +88,12 @@ async function startServer(ackDelayMs: number | undefined, hold: number[] = []):
         .writeHead(200, { "content-type": "application/json", "mcp-session-id": "s-1" })
         .end(JSON.stringify({ jsonrpc: "2.0", id: body.id, result }));
     };
-    if (hold.includes(body.id) && !released.has(body.id)) held.set(body.id, answer);
-    else answer();
+    if (hold.includes(body.id) && !released.has(body.id)) {
+      held.set(body.id, answer);
+      res.on("close", () => {
+        if (!res.headersSent) endedUnanswered.push(body.id);
+      });
+    } else answer();
   });
   server.on("connection", (socket: Socket) => connectionOf.set(socket, opened++));
   servers.push(server);
@@ -95,6 +102,7 @@ async function startServer(ackDelayMs: number | undefined, hold: number[] = []):
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`,
     arrivals,
     initializedAckAt: () => ackAt,
+    endedUnanswered: () => endedUnanswered,
     release(id) {
       released.add(id);
       held.get(id)?.();
@@ -221,5 +229,31 @@ describe("streamable HTTP upstream: order and warm connections", () => {
     await transport.close();
     await Promise.all(waiting);
     expect(transport.queuedBytes).toBe(0);
+  }, 10_000);
+
+  it("a request cancelled while its POST waits for headers has that POST ended, and nothing more is said", async () => {
+    const server = await startServer(0, [2]);
+    const warnings: string[] = [];
+    const logger: Logger = { ...silentLogger, warn: (msg) => warnings.push(msg), child: () => logger };
+    const { transport, got } = await connected(server, undefined, logger);
+    await transport.send(INITIALIZED);
+    const request = transport.send(call(2));
+    await waitFor(() => server.arrivals.some((a) => a.id === 2), 5_000);
+    await transport.send({
+      jsonrpc: "2.0",
+      method: "notifications/cancelled",
+      params: { requestId: 2, reason: "timeout" },
+    } as JSONRPCMessage);
+    // The server sees the request's connection end, unanswered.
+    await waitFor(() => server.endedUnanswered().includes(2), 5_000);
+    await request;
+    expect(server.arrivals.some((a) => a.rpc === "notifications/cancelled")).toBe(true);
+    expect(got.messages.some((m) => "id" in m && m.id === 2)).toBe(false);
+    expect(got.errors).toEqual([]);
+    expect(warnings).toEqual([]);
+    expect(transport.queuedBytes).toBe(0);
+    // The session goes on.
+    await transport.send(call(3));
+    await got.response(3, 5_000);
   }, 10_000);
 });

@@ -1,0 +1,86 @@
+/**
+ * A streamable HTTP server that never answers a request: the host gets the proxy's timeout error
+ * after `limits.requestTimeoutMs`, the server gets `notifications/cancelled`, and the request's
+ * POST is ended then — not left open, holding a connection, for the rest of the session. The
+ * upstream is the SDK's own server (a tool that never returns) behind a node:http listener that
+ * records when each POST's connection ends; the host is the SDK's client through `stdio`.
+ */
+import { writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { afterEach, describe, expect, it } from "vitest";
+import { CLI } from "../helpers/paths.js";
+import { tempDir } from "../helpers/tempDir.js";
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+interface HangingServer {
+  url: string;
+  /** JSON-RPC methods (and request ids) whose POST ended before it was answered. */
+  endedUnanswered: Array<{ method: string; id: unknown }>;
+  cancelled: unknown[];
+}
+
+async function startHangingServer(): Promise<HangingServer> {
+  const state: HangingServer = { url: "", endedUnanswered: [], cancelled: [] };
+  const server: Server = createServer(async (req, res) => {
+    if (req.method !== "POST") return void res.writeHead(405).end();
+    const parts: Buffer[] = [];
+    for await (const part of req) parts.push(part as Buffer);
+    const body = JSON.parse(Buffer.concat(parts).toString("utf8"));
+    if (body.method === "notifications/cancelled") state.cancelled.push(body.params?.requestId);
+    res.on("close", () => {
+      if (!res.headersSent) state.endedUnanswered.push({ method: body.method, id: body.id });
+    });
+    const mcp = new McpServer({ name: "hanging", version: "1.0.0" });
+    mcp.registerTool("hang", { description: "never returns" }, () => new Promise(() => {}));
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    await mcp.connect(transport);
+    await transport.handleRequest(req, res, body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  cleanups.push(async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  });
+  state.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+  return state;
+}
+
+describe("a streamable HTTP server that never answers a request", () => {
+  it("gets the cancel at the proxy's deadline, and the request's POST is ended with it", async () => {
+    const upstream = await startHangingServer();
+    const config = join(tempDir(), "proxy.config.json");
+    writeFileSync(
+      config,
+      JSON.stringify({ mcpServers: { hanging: { url: upstream.url } }, limits: { requestTimeoutMs: 500 } }),
+    );
+    const client = new Client({ name: "hang-test", version: "1.0.0" });
+    cleanups.push(() => client.close());
+    await client.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [CLI, "stdio", "--config", config, "--server", "hanging"],
+        stderr: "pipe",
+      }),
+      { timeout: 10_000 },
+    );
+    const outcome = await client.callTool({ name: "hang", arguments: {} }, undefined, { timeout: 5_000 }).then(
+      () => "answered",
+      (error: Error) => error.message,
+    );
+    expect(outcome).toMatch(/did not answer tools\/call within 500 ms \(limits\.requestTimeoutMs\)/);
+    await expect.poll(() => upstream.cancelled, { timeout: 5_000 }).toHaveLength(1);
+    await expect
+      .poll(() => upstream.endedUnanswered, { timeout: 5_000 })
+      .toContainEqual({ method: "tools/call", id: upstream.cancelled[0] });
+  }, 20_000);
+});
