@@ -1,9 +1,12 @@
 /**
  * A streamable HTTP server that never answers a request: the host gets the proxy's timeout error
  * after `limits.requestTimeoutMs`, the server gets `notifications/cancelled`, and the request's
- * POST is ended then — not left open, holding a connection, for the rest of the session. The
- * upstream is the SDK's own server (a tool that never returns) behind a node:http listener that
- * records when each POST's connection ends; the host is the SDK's client through `stdio`.
+ * POST is ended then — not left open, holding a connection, for the rest of the session — both
+ * when the server holds back the response headers (JSON responses) and when it has opened the
+ * response's SSE stream and sends nothing on it (the SDK server's default). Nothing more is said:
+ * no error for the cancelled request, no warning in the proxy's log. The upstream is the SDK's
+ * own server (a tool that never returns) behind a node:http listener that records when each
+ * POST's connection ends; the host is the SDK's client through `stdio`.
  */
 import { writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
@@ -24,25 +27,36 @@ afterEach(async () => {
 
 interface HangingServer {
   url: string;
-  /** JSON-RPC methods (and request ids) whose POST ended before it was answered. */
+  /** JSON-RPC requests (method and id) whose POST ended before it was answered. */
   endedUnanswered: Array<{ method: string; id: unknown }>;
+  /** Whether a tools/call POST's response headers (an SSE stream's) had been sent. */
+  headersSent: boolean[];
   cancelled: unknown[];
 }
 
-async function startHangingServer(): Promise<HangingServer> {
-  const state: HangingServer = { url: "", endedUnanswered: [], cancelled: [] };
+async function startHangingServer(enableJsonResponse: boolean): Promise<HangingServer> {
+  const state: HangingServer = { url: "", endedUnanswered: [], headersSent: [], cancelled: [] };
   const server: Server = createServer(async (req, res) => {
     if (req.method !== "POST") return void res.writeHead(405).end();
     const parts: Buffer[] = [];
     for await (const part of req) parts.push(part as Buffer);
     const body = JSON.parse(Buffer.concat(parts).toString("utf8"));
     if (body.method === "notifications/cancelled") state.cancelled.push(body.params?.requestId);
+    let answered = false;
+    const write = res.write.bind(res);
+    // A message written on the response (an SSE event) answers it.
+    res.write = ((...args: Parameters<typeof res.write>) => {
+      answered = true;
+      return write(...args);
+    }) as typeof res.write;
+    res.on("finish", () => (answered = true));
     res.on("close", () => {
-      if (!res.headersSent) state.endedUnanswered.push({ method: body.method, id: body.id });
+      if (body.method === "tools/call") state.headersSent.push(res.headersSent);
+      if (!answered) state.endedUnanswered.push({ method: body.method, id: body.id });
     });
     const mcp = new McpServer({ name: "hanging", version: "1.0.0" });
     mcp.registerTool("hang", { description: "never returns" }, () => new Promise(() => {}));
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse });
     await mcp.connect(transport);
     await transport.handleRequest(req, res, body);
   });
@@ -56,31 +70,45 @@ async function startHangingServer(): Promise<HangingServer> {
 }
 
 describe("a streamable HTTP server that never answers a request", () => {
-  it("gets the cancel at the proxy's deadline, and the request's POST is ended with it", async () => {
-    const upstream = await startHangingServer();
-    const config = join(tempDir(), "proxy.config.json");
-    writeFileSync(
-      config,
-      JSON.stringify({ mcpServers: { hanging: { url: upstream.url } }, limits: { requestTimeoutMs: 500 } }),
-    );
-    const client = new Client({ name: "hang-test", version: "1.0.0" });
-    cleanups.push(() => client.close());
-    await client.connect(
-      new StdioClientTransport({
-        command: process.execPath,
-        args: [CLI, "stdio", "--config", config, "--server", "hanging"],
-        stderr: "pipe",
-      }),
-      { timeout: 10_000 },
-    );
-    const outcome = await client.callTool({ name: "hang", arguments: {} }, undefined, { timeout: 5_000 }).then(
-      () => "answered",
-      (error: Error) => error.message,
-    );
-    expect(outcome).toMatch(/did not answer tools\/call within 500 ms \(limits\.requestTimeoutMs\)/);
-    await expect.poll(() => upstream.cancelled, { timeout: 5_000 }).toHaveLength(1);
-    await expect
-      .poll(() => upstream.endedUnanswered, { timeout: 5_000 })
-      .toContainEqual({ method: "tools/call", id: upstream.cancelled[0] });
-  }, 20_000);
+  it.each([
+    { answer: "JSON responses (no headers yet)", enableJsonResponse: true },
+    { answer: "an SSE stream that sends nothing", enableJsonResponse: false },
+  ])(
+    "with $answer gets the cancel at the proxy's deadline, and the request's POST is ended with it",
+    async ({ enableJsonResponse }) => {
+      const upstream = await startHangingServer(enableJsonResponse);
+      const config = join(tempDir(), "proxy.config.json");
+      writeFileSync(
+        config,
+        JSON.stringify({ mcpServers: { hanging: { url: upstream.url } }, limits: { requestTimeoutMs: 500 } }),
+      );
+      const client = new Client({ name: "hang-test", version: "1.0.0" });
+      cleanups.push(() => client.close());
+      await client.connect(
+        new StdioClientTransport({
+          command: process.execPath,
+          args: [CLI, "stdio", "--config", config, "--server", "hanging"],
+          stderr: "pipe",
+        }),
+        { timeout: 10_000 },
+      );
+      let log = "";
+      (client.transport as StdioClientTransport).stderr?.on("data", (chunk: Buffer) => (log += chunk.toString("utf8")));
+      const outcome = await client.callTool({ name: "hang", arguments: {} }, undefined, { timeout: 5_000 }).then(
+        () => "answered",
+        (error: Error) => error.message,
+      );
+      expect(outcome).toMatch(/did not answer tools\/call within 500 ms \(limits\.requestTimeoutMs\)/);
+      await expect.poll(() => upstream.cancelled, { timeout: 5_000 }).toHaveLength(1);
+      await expect
+        .poll(() => upstream.endedUnanswered, { timeout: 5_000 })
+        .toContainEqual({ method: "tools/call", id: upstream.cancelled[0] });
+      // The SSE case really had its stream open when it was ended; the JSON case had no headers.
+      expect(upstream.headersSent).toEqual([!enableJsonResponse]);
+      // Give a late error for the cancelled request time to show, then check nothing was said.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(log).not.toMatch(/response stream failed|upstream request failed|"level":"(warn|error)"/);
+    },
+    20_000,
+  );
 });

@@ -121,11 +121,12 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
    */
   private unacknowledged: Promise<void> | undefined;
   /**
-   * POSTs of one request still waiting for their response headers, by request id: when the
-   * request is cancelled (by the host, or by the proxy's deadline) the POST is ended, so a server
-   * that never answers cannot keep a connection per request open for the life of the session.
+   * The POSTs of one request not yet answered, by request id, each with its own abort: when the
+   * request is cancelled (by the host, or by the proxy's deadline) its POST is ended, whether it
+   * still waits for response headers or its response stream has yet to answer, so a server that
+   * never answers cannot keep a connection per request open for the life of the session.
    */
-  private readonly awaitingHeaders = new Map<string, AbortController>();
+  private readonly cancellable = new Map<string, AbortController>();
 
   constructor(private readonly options: HttpUpstreamOptions) {
     this.url = new URL(options.url);
@@ -198,7 +199,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     const go = (): Promise<void> => this.post(message, body, bytes, ids, options);
     const sent = before === undefined ? go() : before.then(go);
     const cancelled = cancelledRequestOf(message);
-    if (cancelled !== undefined) this.awaitingHeaders.get(idKey(cancelled))?.abort();
+    if (cancelled !== undefined) this.cancellable.get(idKey(cancelled))?.abort();
     const limit = this.options.ackTimeoutMs;
     if (ids.length > 0 || limit === 0) return sent;
     // The wait for the acknowledgement starts when the POST does.
@@ -235,7 +236,11 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     });
   }
 
-  /** POSTs one message, whose `bytes` `send` counted as queued: they are uncounted once it has its answer's headers. */
+  /**
+   * POSTs one message, whose `bytes` `send` counted as queued: they are uncounted once it has its
+   * answer's headers. A POST of one request runs under its own abort (kept in `cancellable` until
+   * its response is read), which `close()` and the request's cancellation both pull.
+   */
   private async post(
     message: JSONRPCMessage,
     body: string,
@@ -243,6 +248,36 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     ids: RequestId[],
     options?: ProxySendOptions,
   ): Promise<void> {
+    const single = ids.length === 1 && !this.closed ? idKey(ids[0]!) : undefined;
+    if (single === undefined) {
+      await this.exchange(message, body, bytes, ids, this.abort.signal, options);
+      return;
+    }
+    const own = new AbortController();
+    this.cancellable.set(single, own);
+    const release = (): void => {
+      if (this.cancellable.get(single) === own) this.cancellable.delete(single);
+    };
+    const handedOff = await this.exchange(message, body, bytes, ids, own.signal, options).catch((error: unknown) => {
+      release();
+      throw error;
+    });
+    if (handedOff) void handedOff.reading.then(release);
+    else release();
+  }
+
+  /**
+   * Sends one POST under `signal` and handles its answer; resolves once the response headers are
+   * in, with the reading of its body (still going on in the background) when there is one.
+   */
+  private async exchange(
+    message: JSONRPCMessage,
+    body: string,
+    bytes: number,
+    ids: RequestId[],
+    signal: AbortSignal,
+    options?: ProxySendOptions,
+  ): Promise<{ reading: Promise<void> } | void> {
     if (this.closed) {
       this.flow.posted(bytes);
       throw new NormalizerError("UPSTREAM_CLOSED", `upstream ${this.where} is closed`);
@@ -250,19 +285,16 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     if (methodOf(message) === "initialize") for (const id of ids) this.initializeIds.add(id);
     const what = methodOf(message) ?? (ids.length > 0 ? "batch" : "response");
     let response: ResponseLike;
-    const single = ids.length === 1 ? idKey(ids[0]!) : undefined;
-    const own = single === undefined ? undefined : new AbortController();
-    if (own !== undefined) this.awaitingHeaders.set(single!, own);
     try {
       response = await this.fetch(this.url, {
         method: "POST",
         headers: this.headers("application/json, text/event-stream", options?.forwardHeaders, true),
         body,
-        signal: own?.signal ?? this.abort.signal,
+        signal,
       });
     } catch (error) {
       if (this.closed) return;
-      if (own?.signal.aborted === true) {
+      if (signal.aborted) {
         // Cancelled: the host has had its answer (or given up on it); nothing more is owed.
         this.logger.debug("cancelled request's POST ended before the upstream answered", { id: ids[0] });
         return;
@@ -279,7 +311,6 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
       );
     } finally {
       this.flow.posted(bytes);
-      if (single !== undefined && this.awaitingHeaders.get(single) === own) this.awaitingHeaders.delete(single);
     }
     this.rememberSession(response);
     if (!response.ok) return this.failStatus(ids, response, `POST ${what}`);
@@ -303,11 +334,15 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     }
     const pending = new Set(ids);
     const stream = response.body;
-    this.background(
-      type === "application/json" ? this.readJson(stream, pending) : this.readPostStream(stream, pending),
+    const reading = this.background(
+      type === "application/json"
+        ? this.readJson(stream, pending, signal)
+        : this.readPostStream(stream, pending, signal),
       pending,
       what,
+      signal,
     );
+    return { reading };
   }
 
   /** Bytes of POST bodies the upstream has not answered with response headers yet. */
@@ -333,8 +368,8 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     this.closed = true;
     clearTimeout(this.retryTimer);
     this.abort.abort();
-    for (const own of this.awaitingHeaders.values()) own.abort();
-    this.awaitingHeaders.clear();
+    for (const own of this.cancellable.values()) own.abort();
+    this.cancellable.clear();
     this.flow.end();
     await Promise.allSettled([...this.reading]);
     if (this.session !== undefined) {
@@ -380,14 +415,29 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     return AbortSignal.timeout(this.options.connectTimeoutMs ?? DEFAULT_HTTP_CONNECT_TIMEOUT_MS);
   }
 
-  /** Runs a body reader in the background; requests it leaves unanswered get an error. */
-  private background(reading: Promise<void>, pending: Set<RequestId>, what: string): void {
+  /**
+   * Runs a body reader in the background; requests it leaves unanswered get an error, unless
+   * `signal` ended it (the transport closed, or the request was cancelled: nothing is owed then).
+   */
+  private background(
+    reading: Promise<void>,
+    pending: Set<RequestId>,
+    what: string,
+    signal: AbortSignal,
+  ): Promise<void> {
     const done = reading
       .catch((error: unknown) => {
-        if (!this.closed) this.logger.warn("response stream failed", { request: what, error: networkErrorText(error) });
+        if (!this.closed && !signal.aborted)
+          this.logger.warn("response stream failed", { request: what, error: networkErrorText(error) });
       })
       .then(() => {
         if (this.closed || pending.size === 0) return;
+        if (signal.aborted) {
+          this.logger.debug("cancelled request's response stream ended before the upstream answered", {
+            id: [...pending][0],
+          });
+          return;
+        }
         this.fail(
           [...pending],
           new NormalizerError(
@@ -399,10 +449,11 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
       })
       .finally(() => this.reading.delete(done));
     this.reading.add(done);
+    return done;
   }
 
-  private async readJson(body: BodyStreamLike, pending: Set<RequestId>): Promise<void> {
-    const framed = await readJsonBody(body, this.maxMessageBytes, this.abort.signal, this.options.rawStringBytes);
+  private async readJson(body: BodyStreamLike, pending: Set<RequestId>, signal: AbortSignal): Promise<void> {
+    const framed = await readJsonBody(body, this.maxMessageBytes, signal, this.options.rawStringBytes);
     if (!framed) return;
     if (framed.problem || !Array.isArray(framed.message)) return this.deliver(framed, pending);
     // A batch response: each message is delivered on its own.
@@ -414,17 +465,17 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
    * with a GET carrying its last id, up to `serverStreamRetries` times in a row without a new
    * event (a server that closes streams to have clients poll long calls).
    */
-  private async readPostStream(body: BodyStreamLike, pending: Set<RequestId>): Promise<void> {
+  private async readPostStream(body: BodyStreamLike, pending: Set<RequestId>, signal: AbortSignal): Promise<void> {
     const cursor = newStreamCursor(DEFAULT_SERVER_STREAM_RETRY_MS);
-    await this.readStream(body, pending, cursor);
+    await this.readStream(body, pending, cursor, signal);
     const retries = this.options.serverStreamRetries ?? DEFAULT_SERVER_STREAM_RETRIES;
     let idle = 0;
-    while (pending.size > 0 && cursor.lastEventId !== undefined && !this.closed && idle < retries) {
-      if (!(await waitToReconnect(cursor.retryMs, this.abort.signal))) return;
-      const resumed = await this.getStream(cursor.lastEventId);
+    while (pending.size > 0 && cursor.lastEventId !== undefined && !signal.aborted && idle < retries) {
+      if (!(await waitToReconnect(cursor.retryMs, signal))) return;
+      const resumed = await this.getStream(cursor.lastEventId, signal);
       if (resumed === undefined) return;
       const before = cursor.lastEventId;
-      await this.readStream(resumed, pending, cursor);
+      await this.readStream(resumed, pending, cursor, signal);
       idle = cursor.lastEventId === before ? idle + 1 : 0;
     }
   }
@@ -433,10 +484,10 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
    * A GET for an SSE stream (resuming the stream `lastEventId` came from, when given); undefined
    * when the server has none to give (405, an error status, not an event stream).
    */
-  private async getStream(lastEventId: string | undefined): Promise<BodyStreamLike | undefined> {
+  private async getStream(lastEventId: string | undefined, signal: AbortSignal): Promise<BodyStreamLike | undefined> {
     const headers = this.headers("text/event-stream", undefined, false);
     if (lastEventId !== undefined) headers.set("last-event-id", lastEventId);
-    const response = await this.fetch(this.url, { method: "GET", headers, signal: this.abort.signal });
+    const response = await this.fetch(this.url, { method: "GET", headers, signal });
     this.rememberSession(response);
     const type = mediaTypeEssence(response.headers.get("content-type"));
     if (response.status === 405 || !response.ok || type !== "text/event-stream" || !response.body) {
@@ -451,7 +502,12 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     return response.body;
   }
 
-  private readStream(body: BodyStreamLike, pending: Set<RequestId>, cursor: StreamCursor): Promise<void> {
+  private readStream(
+    body: BodyStreamLike,
+    pending: Set<RequestId>,
+    cursor: StreamCursor,
+    signal: AbortSignal,
+  ): Promise<void> {
     return readSseBody(
       body,
       this.maxMessageBytes,
@@ -465,7 +521,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
         onProblem: (problem) => this.deliver({ problem: framingProblemOf(problem) }, pending),
         onRetry: (ms) => (cursor.retryMs = ms),
       },
-      this.abort.signal,
+      signal,
       this.flow.gate,
     );
   }
@@ -519,9 +575,9 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     if (this.closed || this.serverStreamOpen || this.options.openServerStream === false) return;
     this.serverStreamOpen = true;
     const run = async (): Promise<boolean> => {
-      const body = await this.getStream(this.serverStream.lastEventId);
+      const body = await this.getStream(this.serverStream.lastEventId, this.abort.signal);
       if (body === undefined) return false;
-      await this.readStream(body, new Set(), this.serverStream);
+      await this.readStream(body, new Set(), this.serverStream, this.abort.signal);
       return true; // it was open and ended: reconnect, resuming after its own last event id
     };
     const done = run()
