@@ -35,6 +35,8 @@ export const DEFAULT_LIMITS = Object.freeze({
   requestTimeoutMs: 300_000,
   /** What a host sent after a notification waits at most this long for a streamable HTTP server's 202. */
   upstreamAckTimeoutMs: 10_000,
+  /** Idle keep-alive connections kept open to each streamable HTTP server, shared by its sessions. */
+  upstreamIdleConnections: 1000,
   maxSessions: 1000,
   /** Live host sessions one client address may hold. */
   maxSessionsPerClient: 100,

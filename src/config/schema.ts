@@ -346,6 +346,15 @@ export const ConfigSchema = z
             "streamable HTTP servers: what a host sent after a notification goes out once the server has " +
               "acknowledged it (202), or after this long without (logged); 0 sends it at once",
           ),
+        upstreamIdleConnections: z
+          .number()
+          .int()
+          .min(0)
+          .default(DEFAULT_LIMITS.upstreamIdleConnections)
+          .describe(
+            "streamable HTTP servers: idle keep-alive connections kept open to each server, shared by every " +
+              "session to it; a connection freed beyond this many is closed",
+          ),
         maxSessions: z
           .number()
           .int()

@@ -137,6 +137,7 @@ export async function runAuditCommand(argv: readonly string[], io: CliIo): Promi
     logger,
     maxMessageBytes: selected.config.limits.maxMessageBytes,
     ackTimeoutMs: selected.config.limits.upstreamAckTimeoutMs,
+    idleConnections: selected.config.limits.upstreamIdleConnections,
     ...(fetch === undefined ? {} : { fetch }),
   });
   const progress = createProgress(io.stderr as NodeJS.WriteStream);

@@ -61,6 +61,8 @@ export interface UpstreamOptions {
   connectTimeoutMs?: number;
   /** Streamable HTTP: how long what follows a notification waits for its 202 (`limits.upstreamAckTimeoutMs`). */
   ackTimeoutMs?: number;
+  /** Streamable HTTP: idle keep-alive connections kept per server (`limits.upstreamIdleConnections`). */
+  idleConnections?: number;
   /** HTTP: injection point for tests. */
   fetch?: FetchLike;
 }
@@ -109,6 +111,7 @@ export function createUpstreamTransport(spec: UpstreamSpec, options: UpstreamOpt
         ...common,
         fetch: options.fetch,
         ...(options.ackTimeoutMs === undefined ? {} : { ackTimeoutMs: options.ackTimeoutMs }),
+        ...(options.idleConnections === undefined ? {} : { idleConnections: options.idleConnections }),
       });
   }
 }

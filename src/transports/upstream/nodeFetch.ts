@@ -45,16 +45,47 @@ export type RequestInitLike = {
 };
 export type FetchLikeLight = (url: string | URL, init?: RequestInitLike) => Promise<ResponseLike>;
 
-/** Connections kept alive and shared by every session to the same upstream origin. */
-const httpAgent = new HttpAgent({ keepAlive: true });
-const httpsAgent = new HttpsAgent({ keepAlive: true });
 /**
- * A GET to an MCP server is always an event stream that lives as long as the session: it gets
- * connections of its own, so it never takes a warm one a request would have reused (a new
- * connection waits in a busy server's accept queue; a stream can wait, a request should not).
+ * Connections kept alive and shared by every session to the same upstream origin. A GET to an MCP
+ * server is always an event stream that lives as long as the session: it gets connections of its
+ * own (`stream`), so it never takes a warm one a request would have reused (a new connection
+ * waits in a busy server's accept queue; a stream can wait, a request should not).
  */
-const httpStreamAgent = new HttpAgent({ keepAlive: true });
-const httpsStreamAgent = new HttpsAgent({ keepAlive: true });
+interface Agents {
+  http: HttpAgent;
+  https: HttpsAgent;
+  httpStream: HttpAgent;
+  httpsStream: HttpsAgent;
+}
+
+/**
+ * One set of agents per idle-connection limit (a process has one limit, so one set). The limit
+ * is how many freed connections each origin keeps open: a burst of sessions frees as many
+ * connections at once as it had requests in flight, and every one closed past the limit is a new
+ * connection for a later request, waiting in the server's accept queue.
+ */
+const agentsByIdleLimit = new Map<number | undefined, Agents>();
+
+function agentsFor(idleConnections: number | undefined): Agents {
+  let agents = agentsByIdleLimit.get(idleConnections);
+  if (agents === undefined) {
+    // Node reads a maxFreeSockets of 0 as its default: keeping none is no keep-alive at all.
+    const options =
+      idleConnections === undefined
+        ? { keepAlive: true }
+        : idleConnections === 0
+          ? { keepAlive: false }
+          : { keepAlive: true, maxFreeSockets: idleConnections };
+    agents = {
+      http: new HttpAgent(options),
+      https: new HttpsAgent(options),
+      httpStream: new HttpAgent(options),
+      httpsStream: new HttpsAgent(options),
+    };
+    agentsByIdleLimit.set(idleConnections, agents);
+  }
+  return agents;
+}
 
 /** Headers `fetch` adds that a server may look at; sent the same here. */
 const FETCH_DEFAULTS: ReadonlyArray<[string, string]> = [
@@ -64,7 +95,19 @@ const FETCH_DEFAULTS: ReadonlyArray<[string, string]> = [
   ["user-agent", "node"],
 ];
 
-export const nodeFetch: FetchLikeLight = (input, init = {}) => {
+/**
+ * `fetch` on `node:http`, keeping at most `idleConnections` idle connections open per origin
+ * (undefined: Node's agent default).
+ */
+export function nodeFetchWith(idleConnections?: number): FetchLikeLight {
+  const agents = agentsFor(idleConnections);
+  return (input, init) => nodeRequest(agents, input, init);
+}
+
+/** `fetch` on `node:http` with Node's agent defaults. */
+export const nodeFetch: FetchLikeLight = nodeFetchWith();
+
+function nodeRequest(agents: Agents, input: string | URL, init: RequestInitLike = {}): Promise<ResponseLike> {
   const url = typeof input === "string" ? new URL(input) : input;
   if (url.username !== "" || url.password !== "" || (url.protocol !== "http:" && url.protocol !== "https:"))
     return fetch(url, init);
@@ -90,7 +133,8 @@ export const nodeFetch: FetchLikeLight = (input, init = {}) => {
         {
           method,
           headers,
-          agent: method === "GET" ? (https ? httpsStreamAgent : httpStreamAgent) : https ? httpsAgent : httpAgent,
+          agent:
+            method === "GET" ? (https ? agents.httpsStream : agents.httpStream) : https ? agents.https : agents.http,
           ...(signal === undefined ? {} : { signal }),
         },
         (res) => {
@@ -113,7 +157,7 @@ export const nodeFetch: FetchLikeLight = (input, init = {}) => {
       req.end(body);
     });
   return send();
-};
+}
 
 /** `fetch` rejects network failures with a TypeError whose `cause` is the system error: the same shape here. */
 function fetchFailed(error: Error): Error {

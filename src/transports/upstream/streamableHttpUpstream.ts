@@ -40,7 +40,7 @@ import { describeUrl, forwardableHeaders, networkErrorText } from "./upstreamMes
 import { HttpFlowControl } from "./httpFlowControl.js";
 import { SENT } from "../drainWaiter.js";
 import { messageText } from "../wireText.js";
-import { nodeFetch, type BodyStreamLike, type FetchLikeLight, type ResponseLike } from "./nodeFetch.js";
+import { nodeFetchWith, type BodyStreamLike, type FetchLikeLight, type ResponseLike } from "./nodeFetch.js";
 import { newStreamCursor, waitToReconnect, type StreamCursor } from "./streamCursor.js";
 import {
   errorResponse,
@@ -86,6 +86,11 @@ export interface HttpUpstreamOptions extends HttpConnectionOptions {
    * 0: it never waits; undefined: it waits until the acknowledgement comes or the transport closes.
    */
   ackTimeoutMs?: number;
+  /**
+   * Idle keep-alive connections kept open to the server, shared with every other session to it
+   * (`limits.upstreamIdleConnections`); undefined: Node's agent default. Without an injected fetch only.
+   */
+  idleConnections?: number;
   /** Open the GET stream for server-initiated messages after initialization. Default true. */
   openServerStream?: boolean;
   serverStreamRetries?: number;
@@ -132,7 +137,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     this.url = new URL(options.url);
     this.where = describeUrl(this.url);
     // Without an injected fetch (the OAuth layer's, a test's), requests go out on node:http.
-    this.fetch = options.fetch ?? nodeFetch;
+    this.fetch = options.fetch ?? nodeFetchWith(options.idleConnections);
     this.logger = (options.logger ?? silentLogger).child({ upstream: this.where });
     this.maxMessageBytes = options.maxMessageBytes;
   }

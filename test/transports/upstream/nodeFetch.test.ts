@@ -1,12 +1,12 @@
 /**
  * The node:http requests of HTTP upstreams answer what the transports ask of `fetch` the same
- * way: status, headers, a body read as it arrives, keep-alive reuse, redirects, aborts, and
- * network errors in fetch's shape.
+ * way: status, headers, a body read as it arrives, keep-alive reuse (as many idle connections
+ * kept as asked), redirects, aborts, and network errors in fetch's shape.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { nodeFetch } from "../../../src/transports/upstream/nodeFetch.js";
+import { nodeFetch, nodeFetchWith } from "../../../src/transports/upstream/nodeFetch.js";
 import { networkErrorText } from "../../../src/transports/upstream/upstreamMessages.js";
 
 const servers: Server[] = [];
@@ -100,6 +100,38 @@ describe("nodeFetch", () => {
     expect(againPort).toBe(postPort);
     expect(getPort).not.toBe(postPort);
   });
+
+  it.each([
+    { idle: 400, newConnections: 0 },
+    { idle: 20, newConnections: 280 },
+  ])(
+    "a burst of 300 requests freed at once keeps $idle idle connections for the next burst",
+    async ({ idle, newConnections }) => {
+      // More than Node's agent default of 256 kept: a burst of sessions frees this many at once.
+      const sockets = new Set<unknown>();
+      const held: Array<() => void> = [];
+      const base = await serve((req, res) => {
+        sockets.add(req.socket);
+        held.push(() => res.writeHead(200, { "content-type": "application/json" }).end("{}"));
+        // Answer only once every request of the burst is in flight, so all 300 are open together.
+        if (held.length === 300) for (const answer of held.splice(0)) answer();
+      });
+      const fetchWith = nodeFetchWith(idle);
+      const burst = (): Promise<unknown> =>
+        Promise.all(
+          Array.from({ length: 300 }, () =>
+            fetchWith(base, { method: "POST", body: "{}" }).then((response) => readAll(response)),
+          ),
+        );
+      await burst();
+      expect(sockets.size).toBe(300);
+      // The freed connections are back in the pool (or closed) once their answers were read.
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      await burst();
+      expect(sockets.size - 300).toBe(newConnections);
+    },
+    20_000,
+  );
 
   it("a redirect is followed as fetch follows it", async () => {
     const base = await serve((req, res, body) => {
