@@ -11,7 +11,10 @@ import { WebSocketClientTransport } from "@modelcontextprotocol/sdk/client/webso
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { WebSocket } from "ws";
 import { z } from "zod";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { CLI, FIXTURE_SERVER } from "./paths.js";
+import { tempDir } from "./tempDir.js";
 
 // The SDK's WebSocket client uses the global WebSocket, which Node 20 lacks.
 (globalThis as { WebSocket?: unknown }).WebSocket ??= WebSocket;
@@ -124,6 +127,28 @@ export async function connect(transport: Transport, options: ClientOptions = {})
   const client = new Client({ name: "mcpn-test-host", version: "1.0.0" }, { capabilities: options.capabilities ?? {} });
   await client.connect(transport);
   return { client, transport, close: () => client.close() };
+}
+
+/**
+ * An SDK client of `stdio --config FILE --server NAME`, FILE holding `config`: what the proxy
+ * logs (its stderr) is kept for the test to read.
+ */
+export async function connectStdioWithConfig(
+  config: Record<string, unknown>,
+  server: string,
+): Promise<Connected & { stderr(): string }> {
+  const file = join(tempDir(), "proxy.config.json");
+  writeFileSync(file, JSON.stringify(config));
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [CLI, "stdio", "--config", file, "--server", server],
+    stderr: "pipe",
+  });
+  let stderr = "";
+  transport.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
+  const client = new Client({ name: "mcpn-test-host", version: "1.0.0" });
+  await client.connect(transport, { timeout: 10_000 });
+  return { client, transport, close: () => client.close(), stderr: () => stderr };
 }
 
 /** A raw request: the result as the wire carried it. */

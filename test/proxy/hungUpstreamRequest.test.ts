@@ -8,17 +8,12 @@
  * own server (a tool that never returns) behind a node:http listener that records when each
  * POST's connection ends; the host is the SDK's client through `stdio`.
  */
-import { writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { join } from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { afterEach, describe, expect, it } from "vitest";
-import { CLI } from "../helpers/paths.js";
-import { tempDir } from "../helpers/tempDir.js";
+import { connectStdioWithConfig } from "../helpers/proxyProcess.js";
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -77,23 +72,11 @@ describe("a streamable HTTP server that never answers a request", () => {
     "with $answer gets the cancel at the proxy's deadline, and the request's POST is ended with it",
     async ({ enableJsonResponse }) => {
       const upstream = await startHangingServer(enableJsonResponse);
-      const config = join(tempDir(), "proxy.config.json");
-      writeFileSync(
-        config,
-        JSON.stringify({ mcpServers: { hanging: { url: upstream.url } }, limits: { requestTimeoutMs: 500 } }),
+      const { client, close, stderr } = await connectStdioWithConfig(
+        { mcpServers: { hanging: { url: upstream.url } }, limits: { requestTimeoutMs: 500 } },
+        "hanging",
       );
-      const client = new Client({ name: "hang-test", version: "1.0.0" });
-      cleanups.push(() => client.close());
-      await client.connect(
-        new StdioClientTransport({
-          command: process.execPath,
-          args: [CLI, "stdio", "--config", config, "--server", "hanging"],
-          stderr: "pipe",
-        }),
-        { timeout: 10_000 },
-      );
-      let log = "";
-      (client.transport as StdioClientTransport).stderr?.on("data", (chunk: Buffer) => (log += chunk.toString("utf8")));
+      cleanups.push(close);
       const outcome = await client.callTool({ name: "hang", arguments: {} }, undefined, { timeout: 5_000 }).then(
         () => "answered",
         (error: Error) => error.message,
@@ -107,7 +90,7 @@ describe("a streamable HTTP server that never answers a request", () => {
       expect(upstream.headersSent).toEqual([!enableJsonResponse]);
       // Give a late error for the cancelled request time to show, then check nothing was said.
       await new Promise((resolve) => setTimeout(resolve, 300));
-      expect(log).not.toMatch(/response stream failed|upstream request failed|"level":"(warn|error)"/);
+      expect(stderr()).not.toMatch(/response stream failed|upstream request failed|"level":"(warn|error)"/);
     },
     20_000,
   );

@@ -7,15 +7,10 @@
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { writeFileSync } from "node:fs";
-import { join } from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { afterEach, describe, expect, it } from "vitest";
-import { CLI } from "../helpers/paths.js";
-import { tempDir } from "../helpers/tempDir.js";
+import { connectStdioWithConfig } from "../helpers/proxyProcess.js";
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -54,22 +49,11 @@ async function startSilentOnNotifications(): Promise<{ url: string; swallowed: (
 describe("a streamable HTTP server that never acknowledges a notification", () => {
   it("does not stall the session past limits.upstreamAckTimeoutMs, and the log says why", async () => {
     const upstream = await startSilentOnNotifications();
-    const dir = tempDir();
-    const config = join(dir, "proxy.config.json");
-    writeFileSync(
-      config,
-      JSON.stringify({ mcpServers: { silent: { url: upstream.url } }, limits: { upstreamAckTimeoutMs: 400 } }),
+    const { client, close, stderr } = await connectStdioWithConfig(
+      { mcpServers: { silent: { url: upstream.url } }, limits: { upstreamAckTimeoutMs: 400 } },
+      "silent",
     );
-    const transport = new StdioClientTransport({
-      command: process.execPath,
-      args: [CLI, "stdio", "--config", config, "--server", "silent"],
-      stderr: "pipe",
-    });
-    let stderr = "";
-    transport.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-    const client = new Client({ name: "ack-test", version: "1.0.0" });
-    cleanups.push(() => client.close());
-    await client.connect(transport, { timeout: 10_000 });
+    cleanups.push(close);
     const started = performance.now();
     // Sent right behind notifications/initialized, which the server never acknowledges.
     const tools = await client.listTools(undefined, { timeout: 5_000 });
@@ -79,7 +63,7 @@ describe("a streamable HTTP server that never acknowledges a notification", () =
     // Held for the limit from the config (400 ms), not the 10 s default.
     expect(waited).toBeLessThan(4_000);
     const warnings = (): Array<Record<string, unknown>> =>
-      stderr
+      stderr()
         .split("\n")
         .filter((line) => line.startsWith("{"))
         .map((line) => JSON.parse(line) as Record<string, unknown>)

@@ -5,17 +5,12 @@
  * a node:http listener that records which connection carried each POST; the host is the SDK's
  * client through `stdio`, configured by a config file.
  */
-import { writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
-import { join } from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { afterEach, describe, expect, it } from "vitest";
-import { CLI } from "../helpers/paths.js";
-import { tempDir } from "../helpers/tempDir.js";
+import { connectStdioWithConfig } from "../helpers/proxyProcess.js";
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -56,18 +51,11 @@ describe("limits.upstreamIdleConnections", () => {
     "$what",
     async ({ limits, connections }) => {
       const upstream = await startEchoServer();
-      const config = join(tempDir(), "proxy.config.json");
-      writeFileSync(config, JSON.stringify({ mcpServers: { echo: { url: upstream.url } }, limits }));
-      const client = new Client({ name: "idle-test", version: "1.0.0" });
-      cleanups.push(() => client.close());
-      await client.connect(
-        new StdioClientTransport({
-          command: process.execPath,
-          args: [CLI, "stdio", "--config", config, "--server", "echo"],
-          stderr: "pipe",
-        }),
-        { timeout: 10_000 },
+      const { client, close } = await connectStdioWithConfig(
+        { mcpServers: { echo: { url: upstream.url } }, limits },
+        "echo",
       );
+      cleanups.push(close);
       for (let i = 0; i < 5; i++) {
         const result = await client.callTool({ name: "echo", arguments: {} }, undefined, { timeout: 5_000 });
         expect(result.content).toEqual([{ type: "text", text: "ok" }]);
