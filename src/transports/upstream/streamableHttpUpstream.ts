@@ -126,11 +126,14 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
    */
   private unacknowledged: Promise<void> | undefined;
   /**
-   * The POSTs of one request not yet answered, by request id, each with its own abort: when the
-   * request is cancelled (by the host, or by the proxy's deadline) its POST is ended, whether it
-   * still waits for response headers or its response stream has yet to answer, so a server that
-   * never answers cannot keep a connection per request open for the life of the session.
+   * Every POST runs under an abort of its own, from `send()` until its answer is read, which
+   * `close()` pulls. A request's is also kept here by its id: when the request is cancelled (by
+   * the host, or by the proxy's deadline) its POST is ended — or never sent, if it still waits
+   * behind a notification — whether it waits for response headers or its response stream has yet
+   * to answer, so a server that never answers cannot keep a connection per request open for the
+   * life of the session. A notification's is pulled when `ackTimeoutMs` passes without its 202.
    */
+  private readonly inFlight = new Set<AbortController>();
   private readonly cancellable = new Map<string, AbortController>();
 
   constructor(private readonly options: HttpUpstreamOptions) {
@@ -200,15 +203,18 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     const bytes = Buffer.byteLength(body);
     this.flow.posting(bytes);
     const ids = requestIdsOf(message);
+    const own = new AbortController();
+    this.inFlight.add(own);
+    const single = ids.length === 1 ? idKey(ids[0]!) : undefined;
+    if (single !== undefined) this.cancellable.set(single, own);
     const before = this.unacknowledged;
-    const go = (): Promise<void> => this.post(message, body, bytes, ids, options);
+    const go = (): Promise<void> => this.post(message, body, bytes, ids, own, single, options);
     const sent = before === undefined ? go() : before.then(go);
-    const cancelled = cancelledRequestOf(message);
-    if (cancelled !== undefined) this.cancellable.get(idKey(cancelled))?.abort();
+    for (const cancelled of cancelledRequestsOf(message)) this.cancellable.get(idKey(cancelled))?.abort();
     const limit = this.options.ackTimeoutMs;
     if (ids.length > 0 || limit === 0) return sent;
     // The wait for the acknowledgement starts when the POST does.
-    const acknowledged = (before ?? SENT).then(() => this.acknowledgedWithin(sent, message, limit));
+    const acknowledged = (before ?? SENT).then(() => this.acknowledgedWithin(sent, message, limit, own));
     this.unacknowledged = acknowledged;
     void acknowledged.then(() => {
       if (this.unacknowledged === acknowledged) this.unacknowledged = undefined;
@@ -216,8 +222,16 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     return sent;
   }
 
-  /** Settles when `sent` does, or `limit` ms after it started (if there is a limit), whichever comes first. */
-  private acknowledgedWithin(sent: Promise<void>, message: JSONRPCMessage, limit: number | undefined): Promise<void> {
+  /**
+   * Settles when `sent` does, or `limit` ms after it started (if there is a limit), whichever
+   * comes first; then the POST is ended (`own`), so it holds no connection for the session's life.
+   */
+  private acknowledgedWithin(
+    sent: Promise<void>,
+    message: JSONRPCMessage,
+    limit: number | undefined,
+    own: AbortController,
+  ): Promise<void> {
     const settled = sent.then(
       () => {},
       () => {},
@@ -231,6 +245,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
             waitedMs: limit,
             limit: "limits.upstreamAckTimeoutMs",
           });
+        own.abort();
         resolve();
       }, limit);
       timer.unref();
@@ -243,31 +258,33 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
 
   /**
    * POSTs one message, whose `bytes` `send` counted as queued: they are uncounted once it has its
-   * answer's headers. A POST of one request runs under its own abort (kept in `cancellable` until
-   * its response is read), which `close()` and the request's cancellation both pull.
+   * answer's headers. It runs under `own` (see `inFlight`), let go once its answer is read; a
+   * request cancelled before its turn (it waited behind a notification) is not sent at all.
    */
   private async post(
     message: JSONRPCMessage,
     body: string,
     bytes: number,
     ids: RequestId[],
+    own: AbortController,
+    single: string | undefined,
     options?: ProxySendOptions,
   ): Promise<void> {
-    const single = ids.length === 1 && !this.closed ? idKey(ids[0]!) : undefined;
-    if (single === undefined) {
-      await this.exchange(message, body, bytes, ids, this.abort.signal, options);
+    const release = (): void => {
+      this.inFlight.delete(own);
+      if (single !== undefined && this.cancellable.get(single) === own) this.cancellable.delete(single);
+    };
+    if (own.signal.aborted && !this.closed) {
+      this.flow.posted(bytes);
+      release();
+      this.logger.debug("cancelled request not sent: it was cancelled before its turn", { id: ids[0] });
       return;
     }
-    const own = new AbortController();
-    this.cancellable.set(single, own);
-    const release = (): void => {
-      if (this.cancellable.get(single) === own) this.cancellable.delete(single);
-    };
     const handedOff = await this.exchange(message, body, bytes, ids, own.signal, options).catch((error: unknown) => {
       release();
       throw error;
     });
-    if (handedOff) void handedOff.reading.then(release);
+    if (handedOff) void handedOff.reading.then(release, release);
     else release();
   }
 
@@ -300,8 +317,9 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     } catch (error) {
       if (this.closed) return;
       if (signal.aborted) {
-        // Cancelled: the host has had its answer (or given up on it); nothing more is owed.
-        this.logger.debug("cancelled request's POST ended before the upstream answered", { id: ids[0] });
+        // Cancelled, or a notification not acknowledged in time: nothing more is owed.
+        for (const id of ids) this.initializeIds.delete(id);
+        this.logger.debug("POST ended before the upstream answered", { message: what, id: ids[0] });
         return;
       }
       // An injected fetch (the OAuth layer) throws NormalizerErrors that already say what to do.
@@ -318,7 +336,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
       this.flow.posted(bytes);
     }
     this.rememberSession(response);
-    if (!response.ok) return this.failStatus(ids, response, `POST ${what}`);
+    if (!response.ok) return this.failStatus(ids, response, `POST ${what}`, signal);
     if (response.status === 202 || ids.length === 0) {
       await response.body?.cancel().catch(() => {});
       if (methodOf(message) === "notifications/initialized") this.openServerStream(0);
@@ -327,6 +345,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     const type = mediaTypeEssence(response.headers.get("content-type"));
     if (!response.body || (type !== "text/event-stream" && type !== "application/json")) {
       await response.body?.cancel().catch(() => {});
+      if (signal.aborted) return;
       return this.fail(
         ids,
         new NormalizerError(
@@ -373,7 +392,8 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     this.closed = true;
     clearTimeout(this.retryTimer);
     this.abort.abort();
-    for (const own of this.cancellable.values()) own.abort();
+    for (const own of this.inFlight) own.abort();
+    this.inFlight.clear();
     this.cancellable.clear();
     this.flow.end();
     await Promise.allSettled([...this.reading]);
@@ -551,8 +571,10 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     this.onmessage?.(message);
   }
 
-  private async failStatus(ids: RequestId[], response: ResponseLike, what: string): Promise<void> {
+  private async failStatus(ids: RequestId[], response: ResponseLike, what: string, signal: AbortSignal): Promise<void> {
     const reason = await errorBodyReason(response);
+    // Cancelled (or closed) while the error was read: nothing is owed.
+    if (signal.aborted) return;
     const status = `HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ""}`;
     if (response.status === 404 && this.session !== undefined) {
       // Spec: 404 to a request with a session id means the session is gone; the host must
@@ -602,10 +624,10 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
   }
 }
 
-/** The request a `notifications/cancelled` names, if `message` is one. */
-function cancelledRequestOf(message: JSONRPCMessage): RequestId | undefined {
-  if (!isNotification(message) || message.method !== "notifications/cancelled" || !isObj(message.params))
-    return undefined;
+/** The requests the `notifications/cancelled` in `message` (one, or a batch) name. */
+function cancelledRequestsOf(message: JSONRPCMessage | readonly unknown[]): RequestId[] {
+  if (Array.isArray(message)) return message.flatMap((one) => cancelledRequestsOf(one as JSONRPCMessage));
+  if (!isNotification(message) || message.method !== "notifications/cancelled" || !isObj(message.params)) return [];
   const id = message.params.requestId;
-  return isRequestId(id) ? id : undefined;
+  return isRequestId(id) ? [id] : [];
 }

@@ -32,6 +32,8 @@ interface OrderServer {
   release(id: number): void;
   /** Held requests whose connection ended before they were answered. */
   endedUnanswered(): number[];
+  /** Notifications never acknowledged whose connection the client ended. */
+  endedNotifications(): string[];
 }
 
 const servers: Server[] = [];
@@ -54,6 +56,7 @@ async function startServer(ackDelayMs: number | undefined, hold: number[] = []):
   const held = new Map<number, () => void>();
   const released = new Set<number>();
   const endedUnanswered: number[] = [];
+  const endedNotifications: string[] = [];
   let opened = 0;
   let ackAt: number | undefined;
   const server = createServer(async (req, res) => {
@@ -72,7 +75,11 @@ async function startServer(ackDelayMs: number | undefined, hold: number[] = []):
       return void res.writeHead(200, { "content-type": "text/event-stream" }).write(": open\n\n");
     if (body.id === undefined) {
       if (body.method !== "notifications/initialized") return void res.writeHead(202).end();
-      if (ackDelayMs === undefined) return; // never acknowledged
+      if (ackDelayMs === undefined) {
+        // Never acknowledged.
+        res.on("close", () => endedNotifications.push(body.method));
+        return;
+      }
       setTimeout(() => {
         ackAt = performance.now();
         res.writeHead(202).end();
@@ -103,6 +110,7 @@ async function startServer(ackDelayMs: number | undefined, hold: number[] = []):
     arrivals,
     initializedAckAt: () => ackAt,
     endedUnanswered: () => endedUnanswered,
+    endedNotifications: () => endedNotifications,
     release(id) {
       released.add(id);
       held.get(id)?.();
@@ -255,5 +263,77 @@ describe("streamable HTTP upstream: order and warm connections", () => {
     // The session goes on.
     await transport.send(call(3));
     await got.response(3, 5_000);
+  }, 10_000);
+  it("a notification not acknowledged in ackTimeoutMs has its POST ended then, and its bytes uncounted", async () => {
+    const server = await startServer(undefined);
+    const { transport, got } = await connected(server, 300);
+    const initialized = transport.send(INITIALIZED);
+    await transport.send(call(2));
+    await got.response(2, 3_000);
+    await waitFor(() => server.endedNotifications().includes("notifications/initialized"), 3_000);
+    // Its send settles: the message went out; only its acknowledgement never came.
+    await initialized;
+    expect(transport.queuedBytes).toBe(0);
+    expect(got.errors).toEqual([]);
+  }, 10_000);
+
+  it("a request cancelled while it waits behind an unacknowledged notification is never sent", async () => {
+    const server = await startServer(undefined, [2]);
+    const warnings: string[] = [];
+    const logger: Logger = { ...silentLogger, warn: (msg) => warnings.push(msg), child: () => logger };
+    const { transport, got } = await connected(server, 300, logger);
+    void transport.send(INITIALIZED).catch(() => {});
+    const request = transport.send(call(2));
+    await transport.send({
+      jsonrpc: "2.0",
+      method: "notifications/cancelled",
+      params: { requestId: 2, reason: "timeout" },
+    } as JSONRPCMessage);
+    await request;
+    // The cancel reaches the server; the request it names never does.
+    await waitFor(() => server.arrivals.some((a) => a.rpc === "notifications/cancelled"), 3_000);
+    expect(server.arrivals.some((a) => a.id === 2)).toBe(false);
+    expect(got.messages.some((m) => "id" in m && m.id === 2)).toBe(false);
+    expect(got.errors).toEqual([]);
+    expect(warnings.filter((w) => !w.includes("has not acknowledged"))).toEqual([]);
+    expect(transport.queuedBytes).toBe(0);
+    // The session goes on.
+    await transport.send(call(3));
+    await got.response(3, 5_000);
+  }, 10_000);
+  it("a request cancelled while its error answer is still arriving gets no error of its own", async () => {
+    // A server whose error body never ends: the request's answer is cut off by the cancel.
+    const server = createServer(async (req, res) => {
+      const parts: Buffer[] = [];
+      for await (const part of req) parts.push(part as Buffer);
+      if (req.method !== "POST") return void res.writeHead(204).end();
+      const body = JSON.parse(Buffer.concat(parts).toString("utf8"));
+      if (body.id === undefined) return void res.writeHead(202).end();
+      res.writeHead(500, { "content-type": "text/plain" }).write("internal error, and more to come");
+    });
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const warnings: string[] = [];
+    const logger: Logger = { ...silentLogger, warn: (msg) => warnings.push(msg), child: () => logger };
+    const transport = new StreamableHttpUpstreamTransport({
+      url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`,
+      maxMessageBytes: DEFAULT_LIMITS.maxMessageBytes,
+      logger,
+    });
+    const got = collect(transport);
+    await transport.start();
+    cleanups.push(() => transport.close());
+    const request = transport.send(call(5));
+    await sleep(100);
+    await transport.send({
+      jsonrpc: "2.0",
+      method: "notifications/cancelled",
+      params: { requestId: 5 },
+    } as JSONRPCMessage);
+    await request;
+    await sleep(100);
+    expect(got.messages.some((m) => "id" in m && m.id === 5)).toBe(false);
+    expect(got.errors).toEqual([]);
+    expect(warnings).toEqual([]);
   }, 10_000);
 });
