@@ -336,4 +336,20 @@ describe("streamable HTTP upstream: order and warm connections", () => {
     expect(got.errors).toEqual([]);
     expect(warnings).toEqual([]);
   }, 10_000);
+  it("a cancel inside a batch ends the POST of the request it names", async () => {
+    const server = await startServer(0, [2]);
+    const { transport, got } = await connected(server);
+    await transport.send(INITIALIZED);
+    const request = transport.send(call(2));
+    await waitFor(() => server.arrivals.some((a) => a.id === 2), 5_000);
+    const batch = [
+      { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 2 } },
+      { jsonrpc: "2.0", method: "notifications/progress", params: { progressToken: "t", progress: 1 } },
+    ];
+    await transport.send(batch as unknown as JSONRPCMessage);
+    await waitFor(() => server.endedUnanswered().includes(2), 5_000);
+    await request;
+    expect(got.messages.some((m) => "id" in m && m.id === 2)).toBe(false);
+    expect(got.errors).toEqual([]);
+  }, 10_000);
 });
