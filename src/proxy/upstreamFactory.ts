@@ -66,6 +66,8 @@ export interface UpstreamFactoryOptions {
   readonly maxMessageBytes: number;
   /** `limits.upstreamAckTimeoutMs`: how long what follows a notification waits for a streamable HTTP server's 202. */
   readonly upstreamAckTimeoutMs: number;
+  /** `limits.requestTimeoutMs`: also how long a streamable HTTP notification's POST may go unacknowledged. */
+  readonly requestTimeoutMs: number;
   /** `limits.upstreamIdleConnections`: idle keep-alive connections kept to each streamable HTTP server. */
   readonly upstreamIdleConnections: number;
   /** 0 is off; the host transports the proxy writes to splice raw strings back. */
@@ -91,6 +93,7 @@ export function createUpstreamFactory(options: UpstreamFactoryOptions): Upstream
       logger,
       maxMessageBytes: options.maxMessageBytes,
       ackTimeoutMs: options.upstreamAckTimeoutMs,
+      unacknowledgedTimeoutMs: options.requestTimeoutMs,
       idleConnections: options.upstreamIdleConnections,
       rawStringBytes,
       stderrInErrors: options.stderrToHosts,

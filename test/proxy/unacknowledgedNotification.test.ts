@@ -1,7 +1,8 @@
 /**
  * A streamable HTTP server that never acknowledges a notification (no 202, no answer at all) must
  * not stall the session: `mcp-normalizer stdio` sends what the host sent after the notification
- * once `limits.upstreamAckTimeoutMs` has passed, and says so in its log. The upstream is the SDK's
+ * once `limits.upstreamAckTimeoutMs` has passed, and says so in its log; the notification's own POST
+ * is ended at `limits.requestTimeoutMs`, logged too. The upstream is the SDK's
  * own server behind a node:http listener that swallows every notification POST; the host is the
  * SDK's client; the limit comes from a real config file.
  */
@@ -50,7 +51,7 @@ describe("a streamable HTTP server that never acknowledges a notification", () =
   it("does not stall the session past limits.upstreamAckTimeoutMs, and the log says why", async () => {
     const upstream = await startSilentOnNotifications();
     const { client, close, stderr } = await connectStdioWithConfig(
-      { mcpServers: { silent: { url: upstream.url } }, limits: { upstreamAckTimeoutMs: 400 } },
+      { mcpServers: { silent: { url: upstream.url } }, limits: { upstreamAckTimeoutMs: 400, requestTimeoutMs: 1500 } },
       "silent",
     );
     cleanups.push(close);
@@ -74,6 +75,15 @@ describe("a streamable HTTP server that never acknowledges a notification", () =
         message: "notifications/initialized",
         waitedMs: 400,
         limit: "limits.upstreamAckTimeoutMs",
+      }),
+    );
+    // The notification's own POST is ended at limits.requestTimeoutMs, not held for the session.
+    await expect.poll(warnings, { timeout: 5_000 }).toContainEqual(
+      expect.objectContaining({
+        msg: "upstream has not acknowledged a message; its POST is ended",
+        message: "notifications/initialized",
+        waitedMs: 1500,
+        limit: "limits.requestTimeoutMs",
       }),
     );
   }, 20_000);

@@ -137,6 +137,7 @@ export async function runAuditCommand(argv: readonly string[], io: CliIo): Promi
     logger,
     maxMessageBytes: selected.config.limits.maxMessageBytes,
     ackTimeoutMs: selected.config.limits.upstreamAckTimeoutMs,
+    unacknowledgedTimeoutMs: selected.config.limits.requestTimeoutMs,
     idleConnections: selected.config.limits.upstreamIdleConnections,
     ...(fetch === undefined ? {} : { fetch }),
   });

@@ -163,6 +163,7 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<Exit
     createUpstream: createUpstreamFactory({
       maxMessageBytes: config.limits.maxMessageBytes,
       upstreamAckTimeoutMs: config.limits.upstreamAckTimeoutMs,
+      requestTimeoutMs: config.limits.requestTimeoutMs,
       upstreamIdleConnections: config.limits.upstreamIdleConnections,
       rawStringBytes: config.limits.rawStringBytes,
       stderrToHosts: false,

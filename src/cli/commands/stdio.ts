@@ -118,6 +118,7 @@ async function runSession(
     createUpstream: createUpstreamFactory({
       maxMessageBytes: selected.config.limits.maxMessageBytes,
       upstreamAckTimeoutMs: selected.config.limits.upstreamAckTimeoutMs,
+      requestTimeoutMs: selected.config.limits.requestTimeoutMs,
       upstreamIdleConnections: selected.config.limits.upstreamIdleConnections,
       rawStringBytes: selected.config.limits.rawStringBytes,
       stderrToHosts: true,

@@ -61,6 +61,8 @@ export interface UpstreamOptions {
   connectTimeoutMs?: number;
   /** Streamable HTTP: how long what follows a notification waits for its 202 (`limits.upstreamAckTimeoutMs`). */
   ackTimeoutMs?: number;
+  /** Streamable HTTP: how long a notification's POST may go unacknowledged before it is ended (ms). */
+  unacknowledgedTimeoutMs?: number;
   /** Streamable HTTP: idle keep-alive connections kept per server (`limits.upstreamIdleConnections`). */
   idleConnections?: number;
   /** HTTP: injection point for tests. */
@@ -112,6 +114,9 @@ export function createUpstreamTransport(spec: UpstreamSpec, options: UpstreamOpt
         fetch: options.fetch,
         ...(options.ackTimeoutMs === undefined ? {} : { ackTimeoutMs: options.ackTimeoutMs }),
         ...(options.idleConnections === undefined ? {} : { idleConnections: options.idleConnections }),
+        ...(options.unacknowledgedTimeoutMs === undefined
+          ? {}
+          : { unacknowledgedTimeoutMs: options.unacknowledgedTimeoutMs }),
       });
   }
 }

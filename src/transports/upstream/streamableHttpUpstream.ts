@@ -87,6 +87,12 @@ export interface HttpUpstreamOptions extends HttpConnectionOptions {
    */
   ackTimeoutMs?: number;
   /**
+   * How long the POST of a message that expects no answer (a notification, an answer to the
+   * server's request) may go unacknowledged before it is ended, in ms (the proxy passes
+   * `limits.requestTimeoutMs`); undefined: until the transport closes.
+   */
+  unacknowledgedTimeoutMs?: number;
+  /**
    * Idle keep-alive connections kept open to the server, shared with every other session to it
    * (`limits.upstreamIdleConnections`); undefined: Node's agent default. Without an injected fetch only.
    */
@@ -131,7 +137,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
    * the host, or by the proxy's deadline) its POST is ended — or never sent, if it still waits
    * behind a notification — whether it waits for response headers or its response stream has yet
    * to answer, so a server that never answers cannot keep a connection per request open for the
-   * life of the session. A notification's is pulled when `ackTimeoutMs` passes without its 202.
+   * life of the session. A notification's is pulled when `unacknowledgedTimeoutMs` passes without its 202.
    */
   private readonly inFlight = new Set<AbortController>();
   private readonly cancellable = new Map<string, AbortController>();
@@ -210,11 +216,18 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     const before = this.unacknowledged;
     const go = (): Promise<void> => this.post(message, body, bytes, ids, own, single, options);
     const sent = before === undefined ? go() : before.then(go);
-    for (const cancelled of cancelledRequestsOf(message)) this.cancellable.get(idKey(cancelled))?.abort();
+    for (const cancelled of cancelledRequestsOf(message)) {
+      const target = this.cancellable.get(idKey(cancelled));
+      // A batch that cancels its own request is sent as it is: the server sorts that out.
+      if (target !== own) target?.abort();
+    }
+    if (ids.length > 0) return sent;
+    // The waits for the acknowledgement start when the POST does.
+    const started = before ?? SENT;
+    void started.then(() => this.endIfUnacknowledged(sent, message, own));
     const limit = this.options.ackTimeoutMs;
-    if (ids.length > 0 || limit === 0) return sent;
-    // The wait for the acknowledgement starts when the POST does.
-    const acknowledged = (before ?? SENT).then(() => this.acknowledgedWithin(sent, message, limit, own));
+    if (limit === 0) return sent;
+    const acknowledged = started.then(() => this.acknowledgedWithin(sent, message, limit));
     this.unacknowledged = acknowledged;
     void acknowledged.then(() => {
       if (this.unacknowledged === acknowledged) this.unacknowledged = undefined;
@@ -224,14 +237,9 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
 
   /**
    * Settles when `sent` does, or `limit` ms after it started (if there is a limit), whichever
-   * comes first; then the POST is ended (`own`), so it holds no connection for the session's life.
+   * comes first. The POST itself goes on: a late acknowledgement still delivers the message.
    */
-  private acknowledgedWithin(
-    sent: Promise<void>,
-    message: JSONRPCMessage,
-    limit: number | undefined,
-    own: AbortController,
-  ): Promise<void> {
+  private acknowledgedWithin(sent: Promise<void>, message: JSONRPCMessage, limit: number | undefined): Promise<void> {
     const settled = sent.then(
       () => {},
       () => {},
@@ -245,7 +253,6 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
             waitedMs: limit,
             limit: "limits.upstreamAckTimeoutMs",
           });
-        own.abort();
         resolve();
       }, limit);
       timer.unref();
@@ -254,6 +261,28 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
         resolve();
       });
     });
+  }
+
+  /**
+   * Ends the POST of a message that expects no answer if the server has not acknowledged it within
+   * `unacknowledgedTimeoutMs` (logged): a server that never acknowledges cannot keep a connection
+   * open per notification for the life of the session.
+   */
+  private endIfUnacknowledged(sent: Promise<void>, message: JSONRPCMessage, own: AbortController): void {
+    const limit = this.options.unacknowledgedTimeoutMs;
+    if (limit === undefined || this.closed) return;
+    const timer = setTimeout(() => {
+      if (this.closed) return;
+      this.logger.warn("upstream has not acknowledged a message; its POST is ended", {
+        message: methodOf(message) ?? "response",
+        waitedMs: limit,
+        limit: "limits.requestTimeoutMs",
+      });
+      own.abort();
+    }, limit);
+    timer.unref();
+    const clear = (): void => clearTimeout(timer);
+    void sent.then(clear, clear);
   }
 
   /**
@@ -318,7 +347,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
       if (this.closed) return;
       if (signal.aborted) {
         // Cancelled, or a notification not acknowledged in time: nothing more is owed.
-        for (const id of ids) this.initializeIds.delete(id);
+        this.forget(ids);
         this.logger.debug("POST ended before the upstream answered", { message: what, id: ids[0] });
         return;
       }
@@ -345,7 +374,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     const type = mediaTypeEssence(response.headers.get("content-type"));
     if (!response.body || (type !== "text/event-stream" && type !== "application/json")) {
       await response.body?.cancel().catch(() => {});
-      if (signal.aborted) return;
+      if (signal.aborted) return this.forget(ids);
       return this.fail(
         ids,
         new NormalizerError(
@@ -458,6 +487,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
       .then(() => {
         if (this.closed || pending.size === 0) return;
         if (signal.aborted) {
+          this.forget([...pending]);
           this.logger.debug("cancelled request's response stream ended before the upstream answered", {
             id: [...pending][0],
           });
@@ -573,16 +603,21 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
 
   private async failStatus(ids: RequestId[], response: ResponseLike, what: string, signal: AbortSignal): Promise<void> {
     const reason = await errorBodyReason(response);
-    // Cancelled (or closed) while the error was read: nothing is owed.
-    if (signal.aborted) return;
     const status = `HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ""}`;
     if (response.status === 404 && this.session !== undefined) {
       // Spec: 404 to a request with a session id means the session is gone; the host must
       // initialize again, which then starts without the stale id.
       this.session = undefined;
     }
+    // Cancelled (or closed) while the error was read: nothing is owed.
+    if (signal.aborted) return this.forget(ids);
     const message = `upstream ${this.where} answered ${what} with ${status}${reason ? `: ${reason}` : ""}`;
     this.fail(ids, new NormalizerError("UPSTREAM_HTTP_ERROR", message, { url: this.where, status: response.status }));
+  }
+
+  /** Requests that will get no answer and are owed none (cancelled): nothing is kept for them. */
+  private forget(ids: readonly RequestId[]): void {
+    for (const id of ids) this.initializeIds.delete(id);
   }
 
   private fail(ids: RequestId[], error: NormalizerError): void {

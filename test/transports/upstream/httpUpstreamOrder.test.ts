@@ -126,12 +126,18 @@ const call = (id: number): JSONRPCMessage => ({
   params: { name: "x", arguments: {} },
 });
 
-async function connected(server: OrderServer, ackTimeoutMs?: number, logger: Logger = silentLogger) {
+async function connected(
+  server: OrderServer,
+  ackTimeoutMs?: number,
+  logger: Logger = silentLogger,
+  unacknowledgedTimeoutMs?: number,
+) {
   const transport = new StreamableHttpUpstreamTransport({
     url: server.url,
     maxMessageBytes: DEFAULT_LIMITS.maxMessageBytes,
     logger,
     ...(ackTimeoutMs === undefined ? {} : { ackTimeoutMs }),
+    ...(unacknowledgedTimeoutMs === undefined ? {} : { unacknowledgedTimeoutMs }),
   });
   const got = collect(transport);
   await transport.start();
@@ -264,12 +270,14 @@ describe("streamable HTTP upstream: order and warm connections", () => {
     await transport.send(call(3));
     await got.response(3, 5_000);
   }, 10_000);
-  it("a notification not acknowledged in ackTimeoutMs has its POST ended then, and its bytes uncounted", async () => {
+  it("a notification not acknowledged in unacknowledgedTimeoutMs has its POST ended then, its bytes uncounted", async () => {
     const server = await startServer(undefined);
-    const { transport, got } = await connected(server, 300);
+    const { transport, got } = await connected(server, 100, silentLogger, 800);
     const initialized = transport.send(INITIALIZED);
     await transport.send(call(2));
     await got.response(2, 3_000);
+    // What followed went on at the ack timeout; the notification's POST is still open then.
+    expect(server.endedNotifications()).toEqual([]);
     await waitFor(() => server.endedNotifications().includes("notifications/initialized"), 3_000);
     // Its send settles: the message went out; only its acknowledgement never came.
     await initialized;
@@ -283,6 +291,8 @@ describe("streamable HTTP upstream: order and warm connections", () => {
     const logger: Logger = { ...silentLogger, warn: (msg) => warnings.push(msg), child: () => logger };
     const { transport, got } = await connected(server, 300, logger);
     void transport.send(INITIALIZED).catch(() => {});
+    // The notification's POST stays open, unacknowledged, and counted.
+    const notificationBytes = transport.queuedBytes;
     const request = transport.send(call(2));
     await transport.send({
       jsonrpc: "2.0",
@@ -296,7 +306,8 @@ describe("streamable HTTP upstream: order and warm connections", () => {
     expect(got.messages.some((m) => "id" in m && m.id === 2)).toBe(false);
     expect(got.errors).toEqual([]);
     expect(warnings.filter((w) => !w.includes("has not acknowledged"))).toEqual([]);
-    expect(transport.queuedBytes).toBe(0);
+    // The request's bytes are uncounted though it never went out.
+    expect(transport.queuedBytes).toBe(notificationBytes);
     // The session goes on.
     await transport.send(call(3));
     await got.response(3, 5_000);
@@ -351,5 +362,17 @@ describe("streamable HTTP upstream: order and warm connections", () => {
     await request;
     expect(got.messages.some((m) => "id" in m && m.id === 2)).toBe(false);
     expect(got.errors).toEqual([]);
+  }, 10_000);
+  it("a notification acknowledged after ackTimeoutMs is still delivered, and the GET stream still opens", async () => {
+    const server = await startServer(500);
+    const { transport, got } = await connected(server, 100, silentLogger, 5_000);
+    const initialized = transport.send(INITIALIZED);
+    await transport.send(call(2));
+    await got.response(2, 3_000);
+    await initialized;
+    expect(server.initializedAckAt()).toBeDefined();
+    expect(server.endedNotifications()).toEqual([]);
+    await waitFor(() => server.arrivals.some((a) => a.method === "GET"), 3_000);
+    expect(transport.queuedBytes).toBe(0);
   }, 10_000);
 });
