@@ -126,6 +126,13 @@ const call = (id: number): JSONRPCMessage => ({
   params: { name: "x", arguments: {} },
 });
 
+/** The host's (or the proxy's deadline's) cancel of request `id`. */
+const cancel = (id: number): JSONRPCMessage => ({
+  jsonrpc: "2.0",
+  method: "notifications/cancelled",
+  params: { requestId: id, reason: "timeout" },
+});
+
 async function connected(
   server: OrderServer,
   ackTimeoutMs?: number,
@@ -253,11 +260,7 @@ describe("streamable HTTP upstream: order and warm connections", () => {
     await transport.send(INITIALIZED);
     const request = transport.send(call(2));
     await waitFor(() => server.arrivals.some((a) => a.id === 2), 5_000);
-    await transport.send({
-      jsonrpc: "2.0",
-      method: "notifications/cancelled",
-      params: { requestId: 2, reason: "timeout" },
-    } as JSONRPCMessage);
+    await transport.send(cancel(2));
     // The server sees the request's connection end, unanswered.
     await waitFor(() => server.endedUnanswered().includes(2), 5_000);
     await request;
@@ -270,6 +273,7 @@ describe("streamable HTTP upstream: order and warm connections", () => {
     await transport.send(call(3));
     await got.response(3, 5_000);
   }, 10_000);
+
   it("a notification not acknowledged in unacknowledgedTimeoutMs has its POST ended then, its bytes uncounted", async () => {
     const server = await startServer(undefined);
     const { transport, got } = await connected(server, 100, silentLogger, 800);
@@ -294,11 +298,7 @@ describe("streamable HTTP upstream: order and warm connections", () => {
     // The notification's POST stays open, unacknowledged, and counted.
     const notificationBytes = transport.queuedBytes;
     const request = transport.send(call(2));
-    await transport.send({
-      jsonrpc: "2.0",
-      method: "notifications/cancelled",
-      params: { requestId: 2, reason: "timeout" },
-    } as JSONRPCMessage);
+    await transport.send(cancel(2));
     await request;
     // The cancel reaches the server; the request it names never does.
     await waitFor(() => server.arrivals.some((a) => a.rpc === "notifications/cancelled"), 3_000);
@@ -312,6 +312,7 @@ describe("streamable HTTP upstream: order and warm connections", () => {
     await transport.send(call(3));
     await got.response(3, 5_000);
   }, 10_000);
+
   it("a request cancelled while its error answer is still arriving gets no error of its own", async () => {
     // A server whose error body never ends: the request's answer is cut off by the cancel.
     const server = createServer(async (req, res) => {
@@ -336,17 +337,14 @@ describe("streamable HTTP upstream: order and warm connections", () => {
     cleanups.push(() => transport.close());
     const request = transport.send(call(5));
     await sleep(100);
-    await transport.send({
-      jsonrpc: "2.0",
-      method: "notifications/cancelled",
-      params: { requestId: 5 },
-    } as JSONRPCMessage);
+    await transport.send(cancel(5));
     await request;
     await sleep(100);
     expect(got.messages.some((m) => "id" in m && m.id === 5)).toBe(false);
     expect(got.errors).toEqual([]);
     expect(warnings).toEqual([]);
   }, 10_000);
+
   it("a cancel inside a batch ends the POST of the request it names", async () => {
     const server = await startServer(0, [2]);
     const { transport, got } = await connected(server);
@@ -354,7 +352,7 @@ describe("streamable HTTP upstream: order and warm connections", () => {
     const request = transport.send(call(2));
     await waitFor(() => server.arrivals.some((a) => a.id === 2), 5_000);
     const batch = [
-      { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 2 } },
+      cancel(2),
       { jsonrpc: "2.0", method: "notifications/progress", params: { progressToken: "t", progress: 1 } },
     ];
     await transport.send(batch as unknown as JSONRPCMessage);
@@ -363,6 +361,7 @@ describe("streamable HTTP upstream: order and warm connections", () => {
     expect(got.messages.some((m) => "id" in m && m.id === 2)).toBe(false);
     expect(got.errors).toEqual([]);
   }, 10_000);
+
   it("a notification acknowledged after ackTimeoutMs is still delivered, and the GET stream still opens", async () => {
     const server = await startServer(500);
     const { transport, got } = await connected(server, 100, silentLogger, 5_000);
