@@ -336,7 +336,10 @@ export const ConfigSchema = z
           .int()
           .positive()
           .default(DEFAULT_LIMITS.requestTimeoutMs)
-          .describe("a host request the upstream has not answered in this time gets a JSON-RPC error"),
+          .describe(
+            "a host request the upstream has not answered in this time gets a JSON-RPC error; a streamable HTTP " +
+              "server's POST of a notification not acknowledged in this time is ended",
+          ),
         upstreamAckTimeoutMs: z
           .number()
           .int()
