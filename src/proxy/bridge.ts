@@ -22,6 +22,7 @@ import type {
   ProxyTransport,
 } from "../transports/types.js";
 import {
+  cancelledRequestOf,
   errorResponse,
   isNotification,
   isObj,
@@ -301,13 +302,9 @@ export class Bridge {
       // A response to nothing the upstream asked (or a second one): not the upstream's business.
       this.logger.warn("host answered a request the upstream did not send; not forwarded", { id: msg.id });
       return false;
-    } else if (
-      isNotification(msg) &&
-      msg.method === "notifications/cancelled" &&
-      isObj(msg.params) &&
-      isRequestId(msg.params.requestId)
-    ) {
-      this.forget(msg.params.requestId);
+    } else {
+      const cancelled = cancelledRequestOf(msg);
+      if (cancelled !== undefined) this.forget(cancelled);
     }
     return true;
   }

@@ -23,11 +23,10 @@
 import { JSONRPC } from "../errors/jsonRpcCodes.js";
 import type { Logger } from "../observe/logger.js";
 import {
+  cancelledRequestOf,
   errorResponse,
-  isNotification,
   isObj,
   isRequest,
-  isRequestId,
   isResponse,
   progressToken,
   type RequestId,
@@ -269,18 +268,14 @@ export class StatelessPool {
       this.send(asked.lane.upstream, { ...msg, id: asked.upstreamId }, options);
       return;
     }
-    if (
-      isNotification(msg) &&
-      msg.method === "notifications/cancelled" &&
-      isObj(msg.params) &&
-      isRequestId(msg.params.requestId)
-    ) {
-      const hostId = msg.params.requestId;
+    const hostId = cancelledRequestOf(msg);
+    if (hostId !== undefined) {
+      const cancel = msg as Record<string, unknown> & { params: Record<string, unknown> };
       for (const id of post.waiting) {
         const inFlight = post.lane.inFlight.get(id);
         if (inFlight === undefined || inFlight.hostId !== hostId) continue;
         this.forget(post.lane, id);
-        this.send(upstream, { ...msg, params: { ...msg.params, requestId: id } }, options);
+        this.send(upstream, { ...cancel, params: { ...cancel.params, requestId: id } }, options);
         return;
       }
       return;

@@ -19,7 +19,7 @@ import type {
 } from "../transports/types.js";
 import { rebuild, type JsonObject } from "../normalize/objects.js";
 import { SENT } from "../transports/drainWaiter.js";
-import { isNotification, isObj, isRequest, isRequestId, isResponse, type RequestId } from "../transports/jsonrpc.js";
+import { cancelledRequestOf, isObj, isRequest, isResponse, type RequestId } from "../transports/jsonrpc.js";
 import { mergeChanges, type Fitted } from "../fit/fitResult.js";
 import { FitStage, type FitOptions } from "./fitStage.js";
 import { DEFAULT_LIMITS } from "../config/defaults.js";
@@ -251,15 +251,10 @@ export class NormalizingTransport implements ProxyTransport {
 
   private noteOutgoing(msg: unknown): void {
     if (isRequest(msg)) this.noteRequest(msg);
-    else if (
-      this.ownsRequests &&
-      isNotification(msg) &&
-      msg.method === "notifications/cancelled" &&
-      isObj(msg.params) &&
-      isRequestId(msg.params.requestId)
-    ) {
+    else if (this.ownsRequests) {
+      const cancelled = cancelledRequestOf(msg);
       // A cancelled request may never be answered (spec: cancellation); forget it.
-      this.forget(msg.params.requestId);
+      if (cancelled !== undefined) this.forget(cancelled);
     }
   }
 

@@ -49,6 +49,13 @@ export function requestIdsOf(message: unknown): RequestId[] {
   return ids;
 }
 
+/** The request a `notifications/cancelled` names, if `msg` is one (a single message, not a batch). */
+export function cancelledRequestOf(msg: unknown): RequestId | undefined {
+  if (!isNotification(msg) || msg.method !== "notifications/cancelled" || !isObj(msg.params)) return undefined;
+  const id = msg.params.requestId;
+  return isRequestId(id) ? id : undefined;
+}
+
 /** The method of a single request or notification. */
 export function methodOf(msg: unknown): string | undefined {
   return isObj(msg) && typeof msg.method === "string" ? msg.method : undefined;

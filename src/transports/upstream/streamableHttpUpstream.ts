@@ -43,11 +43,9 @@ import { messageText } from "../wireText.js";
 import { nodeFetchWith, type BodyStreamLike, type FetchLikeLight, type ResponseLike } from "./nodeFetch.js";
 import { newStreamCursor, waitToReconnect, type StreamCursor } from "./streamCursor.js";
 import {
+  cancelledRequestOf,
   errorResponse,
   idKey,
-  isNotification,
-  isObj,
-  isRequestId,
   methodOf,
   requestIdsOf,
   responseIdOf,
@@ -216,11 +214,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     const before = this.unacknowledged;
     const go = (): Promise<void> => this.post(message, body, bytes, ids, own, single, options);
     const sent = before === undefined ? go() : before.then(go);
-    for (const cancelled of cancelledRequestsOf(message)) {
-      const target = this.cancellable.get(idKey(cancelled));
-      // A batch that cancels its own request is sent as it is: the server sorts that out.
-      if (target !== own) target?.abort();
-    }
+    this.abortCancelled(message, own);
     if (ids.length > 0) return sent;
     // The waits for the acknowledgement start when the POST does.
     const started = before ?? SENT;
@@ -261,6 +255,19 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
         resolve();
       });
     });
+  }
+
+  /** Ends the POSTs of the requests the `notifications/cancelled` in `message` (one, or a batch) name. */
+  private abortCancelled(message: unknown, own: AbortController): void {
+    if (Array.isArray(message)) {
+      for (const item of message) this.abortCancelled(item, own);
+      return;
+    }
+    const id = cancelledRequestOf(message);
+    if (id === undefined) return;
+    const target = this.cancellable.get(idKey(id));
+    // A batch that cancels its own request is sent as it is: the server sorts that out.
+    if (target !== own) target?.abort();
   }
 
   /**
@@ -657,12 +664,4 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
       .finally(() => this.reading.delete(done));
     this.reading.add(done);
   }
-}
-
-/** The requests the `notifications/cancelled` in `message` (one, or a batch) name. */
-function cancelledRequestsOf(message: JSONRPCMessage | readonly unknown[]): RequestId[] {
-  if (Array.isArray(message)) return message.flatMap((one) => cancelledRequestsOf(one as JSONRPCMessage));
-  if (!isNotification(message) || message.method !== "notifications/cancelled" || !isObj(message.params)) return [];
-  const id = message.params.requestId;
-  return isRequestId(id) ? [id] : [];
 }
