@@ -59,6 +59,9 @@ function proxyConfig(dir, upstreamUrl, sessions) {
   return file;
 }
 
+/** Node flags for the proxy, as in the other workloads (BENCH_MCPN_NODE_ARGS, e.g. "--cpu-prof --cpu-prof-dir=D"). */
+const MCPN_NODE_ARGS = (process.env.BENCH_MCPN_NODE_ARGS ?? "").split(/\s+/).filter((a) => a !== "");
+
 export async function runBurstWorkload(workload, opts, log, { root, cli }) {
   const result = {
     id: workload.id,
@@ -89,7 +92,7 @@ export async function runBurstWorkload(workload, opts, log, { root, cli }) {
             if (path !== "direct") {
               proxy = await startProxyProcess({
                 command: NODE,
-                args: [cli, "serve", "--config", proxyConfig(dir, upstream.match, sessions)],
+                args: [...MCPN_NODE_ARGS, cli, "serve", "--config", proxyConfig(dir, upstream.match, sessions)],
                 cwd: root,
                 readyLine: /listening on (http:\/\/\S+)/,
                 timeoutMs: opts.startTimeoutMs,
