@@ -13,7 +13,8 @@
  * redirect (fetch follows it) — is handed to `fetch` itself, so behaviour does not change.
  * Response bodies are not compressed: no `accept-encoding` is sent.
  */
-import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from "node:http";
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type RequestOptions } from "node:http";
+import { urlToHttpOptions } from "node:url";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 
 /** What the transports read of a response body: `getReader()` and `cancel()`, as a web stream has. */
@@ -111,8 +112,7 @@ function nodeRequest(agents: Agents, input: string | URL, init: RequestInitLike 
   const url = typeof input === "string" ? new URL(input) : input;
   if (url.username !== "" || url.password !== "" || (url.protocol !== "http:" && url.protocol !== "https:"))
     return fetch(url, init);
-  const headers: Record<string, string> = {};
-  for (const [name, value] of new Headers(init.headers ?? {})) headers[name] = value;
+  const headers = plainHeaders(init.headers);
   for (const [name, value] of FETCH_DEFAULTS) headers[name] ??= value;
   const body = init.body;
   if (body !== undefined) headers["content-length"] = String(Buffer.byteLength(body));
@@ -129,8 +129,8 @@ function nodeRequest(agents: Agents, input: string | URL, init: RequestInitLike 
         return;
       }
       const req = (https ? httpsRequest : httpRequest)(
-        url,
         {
+          ...requestOptionsOf(url),
           method,
           headers,
           agent:
@@ -157,6 +157,41 @@ function nodeRequest(agents: Agents, input: string | URL, init: RequestInitLike 
       req.end(body);
     });
   return send();
+}
+
+/**
+ * A request's headers as `node:http` takes them: a plain object, names in lower case, values of
+ * names that differ only in case joined with ", " — what a `Headers` object built from the same
+ * init gives, without building one (the transports pass a plain object per request).
+ */
+function plainHeaders(init: RequestInitLike["headers"]): Record<string, string> {
+  const headers: Record<string, string> = {};
+  if (init === undefined) return headers;
+  if (init instanceof Headers) {
+    for (const [name, value] of init) headers[name] = value;
+    return headers;
+  }
+  for (const name of Object.keys(init)) {
+    const lower = name.toLowerCase();
+    const before = headers[lower];
+    headers[lower] = before === undefined ? init[name]! : `${before}, ${init[name]}`;
+  }
+  return headers;
+}
+
+/**
+ * The parts of a URL `node:http` reads, worked out once per URL object (the transports send every
+ * request of a session to the same one) instead of on every request.
+ */
+const requestOptionsByUrl = new WeakMap<URL, RequestOptions>();
+
+function requestOptionsOf(url: URL): RequestOptions {
+  let options = requestOptionsByUrl.get(url);
+  if (options === undefined) {
+    options = urlToHttpOptions(url);
+    requestOptionsByUrl.set(url, options);
+  }
+  return options;
 }
 
 /** `fetch` rejects network failures with a TypeError whose `cause` is the system error: the same shape here. */

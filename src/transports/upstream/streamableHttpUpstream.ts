@@ -111,6 +111,8 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
   private readonly fetch: FetchLikeLight;
   private readonly logger: Logger;
   private readonly maxMessageBytes: number;
+  /** The configured headers, names lower-cased once: every request starts from a copy. */
+  private readonly baseHeaders: Record<string, string>;
   private readonly abort = new AbortController();
   private readonly initializeIds = new Set<RequestId>();
   private readonly reading = new Set<Promise<void>>();
@@ -147,6 +149,8 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     this.fetch = options.fetch ?? nodeFetchWith(options.idleConnections);
     this.logger = (options.logger ?? silentLogger).child({ upstream: this.where });
     this.maxMessageBytes = options.maxMessageBytes;
+    this.baseHeaders = {};
+    for (const [name, value] of Object.entries(options.headers ?? {})) this.baseHeaders[name.toLowerCase()] = value;
   }
 
   get sessionId(): string | undefined {
@@ -449,21 +453,25 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     this.onclose?.();
   }
 
+  /**
+   * A request's headers as a plain object with lower-case names (what `node:http` takes, and a
+   * `fetch` reads as well): no `Headers` object per request.
+   */
   private headers(
     accept: string | undefined,
     forward: Readonly<Record<string, string>> | undefined,
     json: boolean,
-  ): Headers {
-    const headers = new Headers(this.options.headers ?? {});
-    if (accept) headers.set("accept", accept);
-    if (json) headers.set("content-type", "application/json");
-    if (this.session !== undefined) headers.set("mcp-session-id", this.session);
+  ): Record<string, string> {
+    const headers = { ...this.baseHeaders };
+    if (accept) headers.accept = accept;
+    if (json) headers["content-type"] = "application/json";
+    if (this.session !== undefined) headers["mcp-session-id"] = this.session;
     for (const [name, value] of forwardableHeaders(forward)) {
-      headers.set(name, value);
+      headers[name] = value;
       if (name === "mcp-protocol-version") this.protocolVersion = value;
     }
-    if (this.protocolVersion !== undefined && !headers.has("mcp-protocol-version"))
-      headers.set("mcp-protocol-version", this.protocolVersion);
+    if (this.protocolVersion !== undefined && headers["mcp-protocol-version"] === undefined)
+      headers["mcp-protocol-version"] = this.protocolVersion;
     return headers;
   }
 
@@ -548,7 +556,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
    */
   private async getStream(lastEventId: string | undefined, signal: AbortSignal): Promise<BodyStreamLike | undefined> {
     const headers = this.headers("text/event-stream", undefined, false);
-    if (lastEventId !== undefined) headers.set("last-event-id", lastEventId);
+    if (lastEventId !== undefined) headers["last-event-id"] = lastEventId;
     const response = await this.fetch(this.url, { method: "GET", headers, signal });
     this.rememberSession(response);
     const type = mediaTypeEssence(response.headers.get("content-type"));

@@ -67,6 +67,29 @@ describe("nodeFetch", () => {
     expect(ports[1]).toBe(ports[0]);
   });
 
+  it("a plain header object is sent as a Headers object built from it would be; a URL object keeps its path and query", async () => {
+    const seen: Array<{ url: string | undefined; headers: IncomingMessage["headers"] }> = [];
+    const base = await serve((req, res) => {
+      seen.push({ url: req.url, headers: req.headers });
+      res.writeHead(204).end();
+    });
+    const url = new URL(`${base}/mcp/one?x=1&y=%20`);
+    const plain = { "Mcp-Session-Id": "abc", "X-Twice": "a", "x-twice": "b", Accept: "text/event-stream" };
+    for (const headers of [plain, new Headers(plain)]) {
+      const response = await nodeFetch(url, { method: "POST", headers, body: "{}" });
+      expect(response.status).toBe(204);
+    }
+    await nodeFetch(new URL(`${base}/other`), { method: "POST", headers: {}, body: "{}" });
+    expect(seen.map((s) => s.url)).toEqual(["/mcp/one?x=1&y=%20", "/mcp/one?x=1&y=%20", "/other"]);
+    for (const { headers } of seen.slice(0, 2)) {
+      expect(headers["mcp-session-id"]).toBe("abc");
+      expect(headers["x-twice"]).toBe("a, b");
+      expect(headers.accept).toBe("text/event-stream");
+      expect(headers["content-length"]).toBe("2");
+    }
+    expect(seen[2]!.headers.accept).toBe("*/*");
+  });
+
   it("an empty 202 cancelled leaves its keep-alive connection for the next request", async () => {
     const ports: number[] = [];
     const base = await serve((req, res) => {
