@@ -11,6 +11,7 @@
  *
  * Anything this does not do the way `fetch` does — a URL with credentials (fetch refuses it), a
  * redirect (fetch follows it) — is handed to `fetch` itself, so behaviour does not change.
+ * Headers are read as `fetch` reads them (see `headerRecord`).
  * Response bodies are not compressed: no `accept-encoding` is sent.
  */
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type RequestOptions } from "node:http";
@@ -112,7 +113,7 @@ function nodeRequest(agents: Agents, input: string | URL, init: RequestInitLike 
   const url = typeof input === "string" ? new URL(input) : input;
   if (url.username !== "" || url.password !== "" || (url.protocol !== "http:" && url.protocol !== "https:"))
     return fetch(url, init);
-  const headers = plainHeaders(init.headers);
+  const headers = headerRecord(init.headers);
   for (const [name, value] of FETCH_DEFAULTS) headers[name] ??= value;
   const body = init.body;
   if (body !== undefined) headers["content-length"] = String(Buffer.byteLength(body));
@@ -160,12 +161,14 @@ function nodeRequest(agents: Agents, input: string | URL, init: RequestInitLike 
 }
 
 /**
- * A request's headers as `node:http` takes them: a plain object, names in lower case, values of
- * names that differ only in case joined with ", " — what a `Headers` object built from the same
- * init gives, without building one (the transports pass a plain object per request).
+ * Headers as a `Headers` object built from `init` would hold them — names in lower case, values
+ * of names that differ only in case joined with ", ", leading and trailing HTTP whitespace
+ * (tab, CR, LF, space) dropped — as a plain object without a prototype, the shape `node:http`
+ * takes, without building a `Headers` (the transports pass a plain object per request).
+ * Invalid characters are left for `node:http` to refuse, as `fetch` refuses them.
  */
-function plainHeaders(init: RequestInitLike["headers"]): Record<string, string> {
-  const headers: Record<string, string> = {};
+export function headerRecord(init: RequestInitLike["headers"]): Record<string, string> {
+  const headers: Record<string, string> = Object.create(null);
   if (init === undefined) return headers;
   if (init instanceof Headers) {
     for (const [name, value] of init) headers[name] = value;
@@ -173,21 +176,34 @@ function plainHeaders(init: RequestInitLike["headers"]): Record<string, string> 
   }
   for (const name of Object.keys(init)) {
     const lower = name.toLowerCase();
+    const value = trimHttpWhitespace(init[name]!);
     const before = headers[lower];
-    headers[lower] = before === undefined ? init[name]! : `${before}, ${init[name]}`;
+    headers[lower] = before === undefined ? value : `${before}, ${value}`;
   }
   return headers;
 }
 
+function isHttpWhitespace(code: number): boolean {
+  return code === 0x20 || code === 0x09 || code === 0x0a || code === 0x0d;
+}
+
+/** The value without leading and trailing HTTP whitespace (no new string when it has none). */
+function trimHttpWhitespace(value: string): string {
+  if (value === "" || (!isHttpWhitespace(value.charCodeAt(0)) && !isHttpWhitespace(value.charCodeAt(value.length - 1))))
+    return value;
+  return value.replace(/^[\t\n\r ]+|[\t\n\r ]+$/g, "");
+}
+
 /**
  * The parts of a URL `node:http` reads, worked out once per URL object (the transports send every
- * request of a session to the same one) instead of on every request.
+ * request of a session to the same one) instead of on every request; worked out again if the
+ * object was changed since.
  */
-const requestOptionsByUrl = new WeakMap<URL, RequestOptions>();
+const requestOptionsByUrl = new WeakMap<URL, RequestOptions & { href?: string }>();
 
 function requestOptionsOf(url: URL): RequestOptions {
   let options = requestOptionsByUrl.get(url);
-  if (options === undefined) {
+  if (options === undefined || options.href !== url.href) {
     options = urlToHttpOptions(url);
     requestOptionsByUrl.set(url, options);
   }

@@ -40,7 +40,13 @@ import { describeUrl, forwardableHeaders, networkErrorText } from "./upstreamMes
 import { HttpFlowControl } from "./httpFlowControl.js";
 import { SENT } from "../drainWaiter.js";
 import { messageText } from "../wireText.js";
-import { nodeFetchWith, type BodyStreamLike, type FetchLikeLight, type ResponseLike } from "./nodeFetch.js";
+import {
+  headerRecord,
+  nodeFetchWith,
+  type BodyStreamLike,
+  type FetchLikeLight,
+  type ResponseLike,
+} from "./nodeFetch.js";
 import { newStreamCursor, waitToReconnect, type StreamCursor } from "./streamCursor.js";
 import {
   cancelledRequestOf,
@@ -111,7 +117,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
   private readonly fetch: FetchLikeLight;
   private readonly logger: Logger;
   private readonly maxMessageBytes: number;
-  /** The configured headers, names lower-cased once: every request starts from a copy. */
+  /** The configured headers, read once as `fetch` reads them (`headerRecord`): every request starts from a copy. */
   private readonly baseHeaders: Record<string, string>;
   private readonly abort = new AbortController();
   private readonly initializeIds = new Set<RequestId>();
@@ -149,8 +155,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     this.fetch = options.fetch ?? nodeFetchWith(options.idleConnections);
     this.logger = (options.logger ?? silentLogger).child({ upstream: this.where });
     this.maxMessageBytes = options.maxMessageBytes;
-    this.baseHeaders = {};
-    for (const [name, value] of Object.entries(options.headers ?? {})) this.baseHeaders[name.toLowerCase()] = value;
+    this.baseHeaders = headerRecord(options.headers);
   }
 
   get sessionId(): string | undefined {
@@ -176,7 +181,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     try {
       const response = await this.fetch(this.url, {
         method: "OPTIONS",
-        headers: this.options.headers ?? {},
+        headers: { ...this.baseHeaders },
         signal: this.timeoutSignal(),
       });
       await response.body?.cancel().catch(() => {});

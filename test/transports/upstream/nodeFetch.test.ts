@@ -74,17 +74,35 @@ describe("nodeFetch", () => {
       res.writeHead(204).end();
     });
     const url = new URL(`${base}/mcp/one?x=1&y=%20`);
-    const plain = { "Mcp-Session-Id": "abc", "X-Twice": "a", "x-twice": "b", Accept: "text/event-stream" };
+    const plain = {
+      "Mcp-Session-Id": "abc",
+      "X-Twice": "a",
+      "x-twice": "b",
+      Accept: "text/event-stream",
+      // A token read from a file or an environment variable often ends in a newline.
+      Authorization: " Bearer t0ken\n",
+      Constructor: "c",
+    };
     for (const headers of [plain, new Headers(plain)]) {
       const response = await nodeFetch(url, { method: "POST", headers, body: "{}" });
       expect(response.status).toBe(204);
     }
     await nodeFetch(new URL(`${base}/other`), { method: "POST", headers: {}, body: "{}" });
-    expect(seen.map((s) => s.url)).toEqual(["/mcp/one?x=1&y=%20", "/mcp/one?x=1&y=%20", "/other"]);
+    // The same URL object, changed since its first request, goes where it now points.
+    url.pathname = "/mcp/two";
+    await nodeFetch(url, { method: "POST", headers: {}, body: "{}" });
+    expect(seen.map((s) => s.url)).toEqual([
+      "/mcp/one?x=1&y=%20",
+      "/mcp/one?x=1&y=%20",
+      "/other",
+      "/mcp/two?x=1&y=%20",
+    ]);
     for (const { headers } of seen.slice(0, 2)) {
       expect(headers["mcp-session-id"]).toBe("abc");
       expect(headers["x-twice"]).toBe("a, b");
       expect(headers.accept).toBe("text/event-stream");
+      expect(headers.authorization).toBe("Bearer t0ken");
+      expect(headers.constructor).toBe("c");
       expect(headers["content-length"]).toBe("2");
     }
     expect(seen[2]!.headers.accept).toBe("*/*");
