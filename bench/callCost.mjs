@@ -17,12 +17,10 @@ import { spawn } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { ROOT } from "./suite/paths.mjs";
+import { MCPN_NODE_ARGS, ROOT } from "./suite/paths.mjs";
 
 const NODE = process.execPath;
 const UPSTREAM = join(ROOT, "bench", "upstream.mjs");
-/** Extra Node flags for mcp-normalizer's processes, e.g. BENCH_MCPN_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/p". */
-const MCPN_NODE_ARGS = (process.env.BENCH_MCPN_NODE_ARGS ?? "").split(/\s+/).filter((a) => a !== "");
 const mcpnStdio = (dist) => [...MCPN_NODE_ARGS, join(dist, "cli.js"), "stdio", "--", NODE, UPSTREAM];
 const COMMANDS = {
   direct: [UPSTREAM],

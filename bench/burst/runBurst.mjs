@@ -8,6 +8,7 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { MCPN_NODE_ARGS } from "../suite/paths.mjs";
 import { startProxyProcess } from "../suite/proxyProcess.mjs";
 import { round } from "../suite/stats.mjs";
 
@@ -58,9 +59,6 @@ function proxyConfig(dir, upstreamUrl, sessions) {
   );
   return file;
 }
-
-/** Node flags for the proxy, as in the other workloads (BENCH_MCPN_NODE_ARGS, e.g. "--cpu-prof --cpu-prof-dir=D"). */
-const MCPN_NODE_ARGS = (process.env.BENCH_MCPN_NODE_ARGS ?? "").split(/\s+/).filter((a) => a !== "");
 
 export async function runBurstWorkload(workload, opts, log, { root, cli }) {
   const result = {

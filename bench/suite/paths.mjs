@@ -30,7 +30,7 @@ export const HOST_STDIO_MAX_BUFFER_BYTES = 512 * 1024 * 1024;
  * Extra Node flags for mcp-normalizer's own process, e.g. BENCH_MCPN_NODE_ARGS="--cpu-prof
  * --cpu-prof-dir=/tmp/prof" to profile it inside the benchmark (notes/bench.md "Profiling").
  */
-const MCPN_NODE_ARGS = (process.env.BENCH_MCPN_NODE_ARGS ?? "").split(/\s+/).filter((a) => a !== "");
+export const MCPN_NODE_ARGS = (process.env.BENCH_MCPN_NODE_ARGS ?? "").split(/\s+/).filter((a) => a !== "");
 /** The same for the peers' processes (supergateway, mcp-proxy), to profile them alike. */
 const PEER_NODE_ARGS = (process.env.BENCH_PEER_NODE_ARGS ?? "").split(/\s+/).filter((a) => a !== "");
 
