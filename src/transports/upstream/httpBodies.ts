@@ -9,6 +9,7 @@ import { SseParser, type SseEvent, type SseProblem } from "../sseParser.js";
 import type { FramingProblem } from "../types.js";
 import type { ReadGate } from "../readGate.js";
 import type { BodyReaderLike, BodyStreamLike, ResponseLike } from "./nodeFetch.js";
+import type { AbortLike } from "./postAbort.js";
 
 /** Bytes of an error response body read for the error message. */
 export const ERROR_BODY_EXCERPT_BYTES = 2048;
@@ -21,7 +22,7 @@ export async function readSseBody(
   body: BodyStreamLike,
   maxEventBytes: number,
   handlers: { onEvent(event: SseEvent): void; onProblem(problem: SseProblem): void; onRetry?(ms: number): void },
-  signal?: AbortSignal,
+  signal?: AbortLike,
   gate?: ReadGate,
 ): Promise<void> {
   const parser = new SseParser({ maxEventBytes });
@@ -52,7 +53,7 @@ export async function readSseBody(
  * pending read of a response that already arrived (seen with undici on Node 20 behind the
  * SDK's server), and `close()` must never wait on an idle stream.
  */
-function cancelOnAbort(reader: BodyReaderLike, signal: AbortSignal | undefined): () => void {
+function cancelOnAbort(reader: BodyReaderLike, signal: AbortLike | undefined): () => void {
   if (!signal) return () => {};
   const cancel = (): void => void reader.cancel(signal.reason).catch(() => {});
   if (signal.aborted) cancel();
@@ -85,7 +86,7 @@ export function framingProblemOf(problem: SseProblem): FramingProblem {
 export async function readJsonBody(
   body: BodyStreamLike,
   maxBytes: number,
-  signal?: AbortSignal,
+  signal?: AbortLike,
   rawStringBytes?: number,
 ): Promise<Framed | undefined> {
   const reader = body.getReader();

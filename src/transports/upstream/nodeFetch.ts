@@ -14,8 +14,15 @@
  * Headers are read as `fetch` reads them (see `headerRecord`).
  * Response bodies are not compressed: no `accept-encoding` is sent.
  */
-import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type RequestOptions } from "node:http";
+import {
+  Agent as HttpAgent,
+  request as httpRequest,
+  type ClientRequest,
+  type IncomingMessage,
+  type RequestOptions,
+} from "node:http";
 import { urlToHttpOptions } from "node:url";
+import { asAbortSignal, type AbortLike } from "./postAbort.js";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 
 /** What the transports read of a response body: `getReader()` and `cancel()`, as a web stream has. */
@@ -43,9 +50,23 @@ export type RequestInitLike = {
   method?: string;
   headers?: Headers | Record<string, string>;
   body?: string;
-  signal?: AbortSignal | null;
+  /** A real `AbortSignal`, or the lighter `PostAbort` (made into a signal where `fetch` itself runs). */
+  signal?: AbortLike | null;
 };
 export type FetchLikeLight = (url: string | URL, init?: RequestInitLike) => Promise<ResponseLike>;
+
+/** A `fetch` that takes real signals only (the global one, the OAuth layer's, a test's). */
+export type FetchWithSignals = (url: string | URL, init?: RequestInit) => Promise<ResponseLike>;
+
+/** `fetch` answering `FetchLikeLight` calls: an `AbortLike` that is not a signal is made into one. */
+export function withAbortSignals(fetchWith: FetchWithSignals): FetchLikeLight {
+  return (url, init) => fetchWith(url, fetchInit(init));
+}
+
+function fetchInit(init: RequestInitLike | undefined): RequestInit | undefined {
+  if (init?.signal == null) return init as RequestInit | undefined;
+  return { ...init, signal: asAbortSignal(init.signal) };
+}
 
 /**
  * Connections kept alive and shared by every session to the same upstream origin. A GET to an MCP
@@ -112,7 +133,7 @@ export const nodeFetch: FetchLikeLight = nodeFetchWith();
 function nodeRequest(agents: Agents, input: string | URL, init: RequestInitLike = {}): Promise<ResponseLike> {
   const url = typeof input === "string" ? new URL(input) : input;
   if (url.username !== "" || url.password !== "" || (url.protocol !== "http:" && url.protocol !== "https:"))
-    return fetch(url, init);
+    return fetch(url, fetchInit(init));
   const headers = headerRecord(init.headers);
   for (const [name, value] of FETCH_DEFAULTS) headers[name] ??= value;
   const body = init.body;
@@ -136,19 +157,19 @@ function nodeRequest(agents: Agents, input: string | URL, init: RequestInitLike 
           headers,
           agent:
             method === "GET" ? (https ? agents.httpsStream : agents.httpStream) : https ? agents.https : agents.http,
-          ...(signal === undefined ? {} : { signal }),
         },
         (res) => {
           const status = res.statusCode ?? 0;
           if (status >= 300 && status < 400 && res.headers.location !== undefined) {
             // fetch follows redirects (and changes the method where the spec says so): let it.
             res.resume();
-            fetch(url, init).then(resolve, reject);
+            fetch(url, fetchInit(init)).then(resolve, reject);
             return;
           }
           resolve(new NodeResponse(res, status, signal));
         },
       );
+      if (signal !== undefined) endOnAbort(req, signal);
       req.on("error", (error: NodeJS.ErrnoException) => {
         if (signal?.aborted === true) reject(signal.reason);
         else if (req.reusedSocket && (error.code === "ECONNRESET" || error.code === "EPIPE"))
@@ -210,6 +231,20 @@ function requestOptionsOf(url: URL): RequestOptions {
   return options;
 }
 
+/**
+ * Ends the request when `signal` aborts — before its answer, or while its body is still read (the
+ * socket goes, and with it what is left of the body) — as `http.request`'s own `signal` option
+ * does; here the listener is the only cost of a signal that is not an `AbortSignal`. Let go when
+ * the request closes (its answer read whole, or its connection gone).
+ */
+function endOnAbort(req: ClientRequest, signal: AbortLike): void {
+  const onAbort = (): void => {
+    req.destroy(new DOMException("This operation was aborted", "AbortError"));
+  };
+  signal.addEventListener("abort", onAbort, { once: true });
+  req.once("close", () => signal.removeEventListener("abort", onAbort));
+}
+
 /** `fetch` rejects network failures with a TypeError whose `cause` is the system error: the same shape here. */
 function fetchFailed(error: Error): Error {
   return new TypeError("fetch failed", { cause: error });
@@ -224,7 +259,7 @@ class NodeResponse implements ResponseLike {
   constructor(
     res: IncomingMessage,
     readonly status: number,
-    signal: AbortSignal | undefined,
+    signal: AbortLike | undefined,
   ) {
     this.ok = status >= 200 && status < 300;
     this.statusText = res.statusMessage ?? "";
@@ -261,7 +296,7 @@ class NodeBody implements BodyStreamLike, BodyReaderLike {
 
   constructor(
     private readonly res: IncomingMessage,
-    signal: AbortSignal | undefined,
+    signal: AbortLike | undefined,
   ) {
     res.on("data", (chunk: Buffer) => {
       const waiter = this.waiter;

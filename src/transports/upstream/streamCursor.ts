@@ -3,7 +3,7 @@
  * `Last-Event-ID` to resume that stream, and no other) and the reconnection wait its `retry:`
  * field asked for.
  */
-import { setTimeout as sleep } from "node:timers/promises";
+import type { AbortLike } from "./postAbort.js";
 
 export interface StreamCursor {
   lastEventId: string | undefined;
@@ -15,11 +15,19 @@ export function newStreamCursor(retryMs: number): StreamCursor {
 }
 
 /** Waits `ms` before a reconnection; false when `signal` aborted the wait (the transport closed). */
-export async function waitToReconnect(ms: number, signal: AbortSignal): Promise<boolean> {
-  try {
-    await sleep(ms, undefined, { signal, ref: false });
-    return true;
-  } catch {
-    return false;
-  }
+export function waitToReconnect(ms: number, signal: AbortLike): Promise<boolean> {
+  if (signal.aborted) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      resolve(false);
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve(true);
+    }, ms);
+    // Never what keeps the process alive.
+    timer.unref();
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
 }

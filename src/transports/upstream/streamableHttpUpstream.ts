@@ -40,9 +40,11 @@ import { describeUrl, forwardableHeaders, networkErrorText } from "./upstreamMes
 import { HttpFlowControl } from "./httpFlowControl.js";
 import { SENT } from "../drainWaiter.js";
 import { messageText } from "../wireText.js";
+import { PostAbort, type AbortLike } from "./postAbort.js";
 import {
   headerRecord,
   nodeFetchWith,
+  withAbortSignals,
   type BodyStreamLike,
   type FetchLikeLight,
   type ResponseLike,
@@ -138,21 +140,21 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
    */
   private unacknowledged: Promise<void> | undefined;
   /**
-   * Every POST runs under an abort of its own, from `send()` until its answer is read, which
+   * Every POST runs under an abort of its own (a `PostAbort`), from `send()` until its answer is read, which
    * `close()` pulls. A request's is also kept here by its id: when the request is cancelled (by
    * the host, or by the proxy's deadline) its POST is ended — or never sent, if it still waits
    * behind a notification — whether it waits for response headers or its response stream has yet
    * to answer, so a server that never answers cannot keep a connection per request open for the
    * life of the session. A notification's is pulled when `unacknowledgedTimeoutMs` passes without its 202.
    */
-  private readonly inFlight = new Set<AbortController>();
-  private readonly cancellable = new Map<string, AbortController>();
+  private readonly inFlight = new Set<PostAbort>();
+  private readonly cancellable = new Map<string, PostAbort>();
 
   constructor(private readonly options: HttpUpstreamOptions) {
     this.url = new URL(options.url);
     this.where = describeUrl(this.url);
     // Without an injected fetch (the OAuth layer's, a test's), requests go out on node:http.
-    this.fetch = options.fetch ?? nodeFetchWith(options.idleConnections);
+    this.fetch = options.fetch === undefined ? nodeFetchWith(options.idleConnections) : withAbortSignals(options.fetch);
     this.logger = (options.logger ?? silentLogger).child({ upstream: this.where });
     this.maxMessageBytes = options.maxMessageBytes;
     this.baseHeaders = headerRecord(options.headers);
@@ -216,7 +218,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     const bytes = Buffer.byteLength(body);
     this.flow.posting(bytes);
     const ids = requestIdsOf(message);
-    const own = new AbortController();
+    const own = new PostAbort();
     this.inFlight.add(own);
     const single = ids.length === 1 ? idKey(ids[0]!) : undefined;
     if (single !== undefined) this.cancellable.set(single, own);
@@ -267,7 +269,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
   }
 
   /** Ends the POSTs of the requests the `notifications/cancelled` in `message` (one, or a batch) name. */
-  private abortCancelled(message: unknown, own: AbortController): void {
+  private abortCancelled(message: unknown, own: PostAbort): void {
     if (Array.isArray(message)) {
       for (const item of message) this.abortCancelled(item, own);
       return;
@@ -284,7 +286,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
    * `unacknowledgedTimeoutMs` (logged): a server that never acknowledges cannot keep a connection
    * open per notification for the life of the session.
    */
-  private endIfUnacknowledged(sent: Promise<void>, message: JSONRPCMessage, own: AbortController): void {
+  private endIfUnacknowledged(sent: Promise<void>, message: JSONRPCMessage, own: PostAbort): void {
     const limit = this.options.unacknowledgedTimeoutMs;
     if (limit === undefined || this.closed) return;
     const timer = setTimeout(() => {
@@ -311,7 +313,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     body: string,
     bytes: number,
     ids: RequestId[],
-    own: AbortController,
+    own: PostAbort,
     single: string | undefined,
     options?: ProxySendOptions,
   ): Promise<void> {
@@ -319,13 +321,13 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
       this.inFlight.delete(own);
       if (single !== undefined && this.cancellable.get(single) === own) this.cancellable.delete(single);
     };
-    if (own.signal.aborted && !this.closed) {
+    if (own.aborted && !this.closed) {
       this.flow.posted(bytes);
       release();
       this.logger.debug("cancelled request not sent: it was cancelled before its turn", { id: ids[0] });
       return;
     }
-    const handedOff = await this.exchange(message, body, bytes, ids, own.signal, options).catch((error: unknown) => {
+    const handedOff = await this.exchange(message, body, bytes, ids, own, options).catch((error: unknown) => {
       release();
       throw error;
     });
@@ -342,7 +344,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     body: string,
     bytes: number,
     ids: RequestId[],
-    signal: AbortSignal,
+    signal: AbortLike,
     options?: ProxySendOptions,
   ): Promise<{ reading: Promise<void> } | void> {
     if (this.closed) {
@@ -493,12 +495,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
    * Runs a body reader in the background; requests it leaves unanswered get an error, unless
    * `signal` ended it (the transport closed, or the request was cancelled: nothing is owed then).
    */
-  private background(
-    reading: Promise<void>,
-    pending: Set<RequestId>,
-    what: string,
-    signal: AbortSignal,
-  ): Promise<void> {
+  private background(reading: Promise<void>, pending: Set<RequestId>, what: string, signal: AbortLike): Promise<void> {
     const done = reading
       .catch((error: unknown) => {
         if (!this.closed && !signal.aborted)
@@ -527,7 +524,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     return done;
   }
 
-  private async readJson(body: BodyStreamLike, pending: Set<RequestId>, signal: AbortSignal): Promise<void> {
+  private async readJson(body: BodyStreamLike, pending: Set<RequestId>, signal: AbortLike): Promise<void> {
     const framed = await readJsonBody(body, this.maxMessageBytes, signal, this.options.rawStringBytes);
     if (!framed) return;
     if (framed.problem || !Array.isArray(framed.message)) return this.deliver(framed, pending);
@@ -540,7 +537,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
    * with a GET carrying its last id, up to `serverStreamRetries` times in a row without a new
    * event (a server that closes streams to have clients poll long calls).
    */
-  private async readPostStream(body: BodyStreamLike, pending: Set<RequestId>, signal: AbortSignal): Promise<void> {
+  private async readPostStream(body: BodyStreamLike, pending: Set<RequestId>, signal: AbortLike): Promise<void> {
     const cursor = newStreamCursor(DEFAULT_SERVER_STREAM_RETRY_MS);
     await this.readStream(body, pending, cursor, signal);
     const retries = this.options.serverStreamRetries ?? DEFAULT_SERVER_STREAM_RETRIES;
@@ -559,7 +556,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
    * A GET for an SSE stream (resuming the stream `lastEventId` came from, when given); undefined
    * when the server has none to give (405, an error status, not an event stream).
    */
-  private async getStream(lastEventId: string | undefined, signal: AbortSignal): Promise<BodyStreamLike | undefined> {
+  private async getStream(lastEventId: string | undefined, signal: AbortLike): Promise<BodyStreamLike | undefined> {
     const headers = this.headers("text/event-stream", undefined, false);
     if (lastEventId !== undefined) headers["last-event-id"] = lastEventId;
     const response = await this.fetch(this.url, { method: "GET", headers, signal });
@@ -581,7 +578,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     body: BodyStreamLike,
     pending: Set<RequestId>,
     cursor: StreamCursor,
-    signal: AbortSignal,
+    signal: AbortLike,
   ): Promise<void> {
     return readSseBody(
       body,
@@ -621,7 +618,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     this.onmessage?.(message);
   }
 
-  private async failStatus(ids: RequestId[], response: ResponseLike, what: string, signal: AbortSignal): Promise<void> {
+  private async failStatus(ids: RequestId[], response: ResponseLike, what: string, signal: AbortLike): Promise<void> {
     const reason = await errorBodyReason(response);
     const status = `HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ""}`;
     if (response.status === 404 && this.session !== undefined) {

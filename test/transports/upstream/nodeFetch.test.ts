@@ -7,6 +7,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { nodeFetch, nodeFetchWith } from "../../../src/transports/upstream/nodeFetch.js";
+import { PostAbort } from "../../../src/transports/upstream/postAbort.js";
 import { networkErrorText } from "../../../src/transports/upstream/upstreamMessages.js";
 
 const servers: Server[] = [];
@@ -26,6 +27,23 @@ async function serve(handler: (req: IncomingMessage, res: ServerResponse, body: 
   servers.push(server);
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+/** `promise`, or a failure when it has not settled within two seconds (a missed abort fails fast). */
+function within<T>(promise: Promise<T>): Promise<T> {
+  return Promise.race([
+    promise,
+    new Promise<never>((_, reject) => setTimeout(() => reject(new Error("not settled within 2 s")), 2000).unref()),
+  ]);
+}
+
+/** Waits until `check()` holds (polled), failing after two seconds. */
+async function until(check: () => boolean): Promise<void> {
+  const deadline = Date.now() + 2000;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error("condition not met within 2 s");
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
 }
 
 async function readAll(response: Awaited<ReturnType<typeof nodeFetch>>): Promise<string> {
@@ -186,22 +204,61 @@ describe("nodeFetch", () => {
     expect(JSON.parse(await readAll(response))).toEqual({ url: "/new", method: "POST", body: "hello" });
   });
 
-  it("an abort rejects a request in flight, and a body being read, with the abort reason", async () => {
-    const base = await serve((_req, res) => {
-      res.writeHead(200, { "content-type": "text/event-stream" });
-      res.write("data: first\n\n");
+  const abortKinds = [
+    { kind: "an AbortController", make: () => new AbortController(), signalOf: (c: AbortController) => c.signal },
+    { kind: "a PostAbort", make: () => new PostAbort(), signalOf: (c: PostAbort) => c },
+  ] as const;
+
+  for (const { kind, make, signalOf } of abortKinds) {
+    it(`an abort (${kind}) rejects a request waiting for its answer, or before it is sent, and a body being read, with the abort reason`, async () => {
+      const held: ServerResponse[] = [];
+      const base = await serve((req, res) => {
+        if (req.url === "/silent") {
+          held.push(res);
+          return;
+        }
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        res.write("data: first\n\n");
+      });
+      const controller = make() as AbortController & PostAbort;
+      const response = await nodeFetch(base, { signal: signalOf(controller) });
+      const reader = response.body!.getReader();
+      expect((await reader.read()).done).toBe(false);
+      const pending = reader.read();
+      controller.abort(new Error("closing"));
+      await expect(within(pending)).rejects.toThrow("closing");
+
+      const waiting = make() as AbortController & PostAbort;
+      const headersAwaited = nodeFetch(`${base}/silent`, { method: "POST", body: "{}", signal: signalOf(waiting) });
+      await until(() => held.length === 1);
+      waiting.abort(new Error("cancelled"));
+      await expect(within(headersAwaited)).rejects.toThrow("cancelled");
+      // The connection is gone with the request: the server sees it close.
+      await within(new Promise((resolve) => held[0]!.once("close", resolve)));
+
+      const early = make() as AbortController & PostAbort;
+      early.abort(new Error("never sent"));
+      await expect(nodeFetch(base, { signal: signalOf(early) })).rejects.toThrow("never sent");
     });
-    const controller = new AbortController();
-    const response = await nodeFetch(base, { signal: controller.signal });
-    const reader = response.body!.getReader();
-    expect((await reader.read()).done).toBe(false);
-    const pending = reader.read();
-    controller.abort(new Error("closing"));
-    await expect(pending).rejects.toThrow("closing");
-    const early = new AbortController();
-    early.abort(new Error("never sent"));
-    await expect(nodeFetch(base, { signal: early.signal })).rejects.toThrow("never sent");
-  });
+
+    it(`an abort (${kind}) after the answer was read leaves the kept-alive connection to the next request`, async () => {
+      const ports: number[] = [];
+      const base = await serve((req, res) => {
+        ports.push(req.socket.remotePort!);
+        if (req.url === "/slow") {
+          res.writeHead(200, { "content-type": "application/json" });
+          setTimeout(() => res.end('{"late":true}'), 100);
+        } else res.writeHead(200, { "content-type": "application/json" }).end('{"ok":true}');
+      });
+      const controller = make() as AbortController & PostAbort;
+      const first = await nodeFetch(base, { method: "POST", body: "{}", signal: signalOf(controller) });
+      expect(await readAll(first)).toBe('{"ok":true}');
+      const second = await nodeFetch(`${base}/slow`, { method: "POST", body: "{}" });
+      controller.abort(new Error("too late"));
+      expect(await within(readAll(second))).toBe('{"late":true}');
+      expect(ports[1]).toBe(ports[0]);
+    });
+  }
 
   it("a refused connection fails in fetch's shape (the system error as its cause)", async () => {
     const base = await serve(() => {});
