@@ -18,6 +18,8 @@ export interface AbortLike {
 /**
  * An `AbortController` and its signal in one small object: `abort()` once, listeners called in
  * the order they were added, none added after the abort (as with a signal already aborted).
+ * What the transports need of a signal's listeners, and no more: no `once`/`signal` options, no
+ * events other than the abort.
  */
 export class PostAbort implements AbortLike {
   aborted = false;
@@ -29,9 +31,10 @@ export class PostAbort implements AbortLike {
     this.aborted = true;
     this.reason = reason ?? abortError();
     const listeners = this.listeners;
-    this.listeners = undefined;
     if (listeners === undefined) return;
-    for (const listener of listeners) {
+    for (const listener of [...listeners]) {
+      // As an EventTarget does: one removed by an earlier listener is not called.
+      if (!listeners.includes(listener)) continue;
       try {
         listener();
       } catch (error) {
@@ -41,12 +44,14 @@ export class PostAbort implements AbortLike {
         });
       }
     }
+    this.listeners = undefined;
   }
 
+  /** Adds `listener` once (as an EventTarget does, the same function twice is one listener). */
   addEventListener(_type: "abort", listener: () => void): void {
     if (this.aborted) return;
     if (this.listeners === undefined) this.listeners = [listener];
-    else this.listeners.push(listener);
+    else if (!this.listeners.includes(listener)) this.listeners.push(listener);
   }
 
   removeEventListener(_type: "abort", listener: () => void): void {

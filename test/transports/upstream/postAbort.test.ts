@@ -29,6 +29,30 @@ describe("PostAbort", () => {
     expect(calls).toHaveLength(2);
   });
 
+  it("dispatches as an AbortSignal does: the same listener added twice is one, one removed during the abort is not called", () => {
+    const orders = [new AbortController(), new PostAbort()].map((controller) => {
+      const target = controller instanceof AbortController ? controller.signal : controller;
+      const calls: string[] = [];
+      const b = (): void => {
+        calls.push("b");
+      };
+      target.addEventListener("abort", () => {
+        calls.push("a");
+        target.removeEventListener("abort", b);
+      });
+      target.addEventListener("abort", b);
+      const c = (): void => {
+        calls.push("c");
+      };
+      target.addEventListener("abort", c);
+      target.addEventListener("abort", c);
+      controller.abort();
+      return calls;
+    });
+    expect(orders[1]).toEqual(["a", "c"]);
+    expect(orders[1]).toEqual(orders[0]);
+  });
+
   it("without a reason, aborts with what AbortController.abort() gives", () => {
     const abort = new PostAbort();
     abort.abort();
