@@ -22,7 +22,7 @@ import {
   type RequestOptions,
 } from "node:http";
 import { urlToHttpOptions } from "node:url";
-import { asAbortSignal, type AbortLike } from "./postAbort.js";
+import { abortError, asAbortSignal, type AbortLike } from "./postAbort.js";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 
 /** What the transports read of a response body: `getReader()` and `cancel()`, as a web stream has. */
@@ -239,7 +239,7 @@ function requestOptionsOf(url: URL): RequestOptions {
  */
 function endOnAbort(req: ClientRequest, signal: AbortLike): void {
   const onAbort = (): void => {
-    req.destroy(new DOMException("This operation was aborted", "AbortError"));
+    req.destroy(abortError());
   };
   signal.addEventListener("abort", onAbort, { once: true });
   req.once("close", () => signal.removeEventListener("abort", onAbort));

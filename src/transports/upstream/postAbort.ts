@@ -61,7 +61,7 @@ export class PostAbort implements AbortLike {
 }
 
 /** The reason of an abort that gave none: what `AbortController.abort()` gives. */
-function abortError(): Error {
+export function abortError(): Error {
   return new DOMException("This operation was aborted", "AbortError");
 }
 
