@@ -19,6 +19,7 @@ import { SELECTOR_HELP, SELECTOR_OPTIONS, selectUpstream } from "../upstreamSele
 import { createUpstreamAuths } from "../oauthContext.js";
 import { takeEarlySignals } from "../earlyStart.js";
 import { serverEntry } from "../serverEntry.js";
+import { tierUpSooner } from "../jitTiering.js";
 
 export const STDIO_HELP =
   `Usage: mcp-normalizer stdio [options] (-- CMD ARGS… | CMD ARGS… | --url URL | --config ` +
@@ -69,6 +70,7 @@ export async function runStdio(argv: readonly string[], io: CliIo): Promise<Exit
     await writeFully(io.stderr, `${STDIO_HELP}\n`);
     return EXIT.OK;
   }
+  tierUpSooner();
   // Installed before anything starts: until a handler exists a SIGTERM gets Node's
   // default action, which kills the proxy without ending the upstream being started (spawned
   // detached, in its own process group: it would be orphaned).
