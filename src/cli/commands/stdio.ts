@@ -19,7 +19,7 @@ import { SELECTOR_HELP, SELECTOR_OPTIONS, selectUpstream } from "../upstreamSele
 import { createUpstreamAuths } from "../oauthContext.js";
 import { takeEarlySignals } from "../earlyStart.js";
 import { serverEntry } from "../serverEntry.js";
-import { tierUpSooner } from "../jitTiering.js";
+import { tierUpAfterFirstAnswer } from "../jitTiering.js";
 
 export const STDIO_HELP =
   `Usage: mcp-normalizer stdio [options] (-- CMD ARGS… | CMD ARGS… | --url URL | --config ` +
@@ -70,7 +70,6 @@ export async function runStdio(argv: readonly string[], io: CliIo): Promise<Exit
     await writeFully(io.stderr, `${STDIO_HELP}\n`);
     return EXIT.OK;
   }
-  tierUpSooner();
   // Installed before anything starts: until a handler exists a SIGTERM gets Node's
   // default action, which kills the proxy without ending the upstream being started (spawned
   // detached, in its own process group: it would be orphaned).
@@ -169,6 +168,7 @@ async function runSession(
     output: io.stdout,
     maxMessageBytes: selected.config.limits.maxMessageBytes,
   });
+  tierUpAfterFirstAnswer(host);
   // EOF on stdin (input piped in) is not the end of the session: what was read is answered first.
   const inputEnded = new Promise<void>((resolve) => (host.oninputend = resolve));
   const opening = sessions.open(host, selected.name, "stdio");
