@@ -48,6 +48,8 @@ export interface UpstreamAuthLayer {
   readonly fetch: FetchLike;
   /** stdio: runs the browser login first when no usable token is stored (see `UpstreamAuth.prepare`). */
   prepare(): Promise<void>;
+  /** The token values it sends (none before its module has loaded): removed wherever a server is quoted. */
+  secrets(): Array<string | undefined>;
 }
 
 export class UpstreamAuths {
@@ -74,11 +76,15 @@ export class UpstreamAuths {
       fetch: this.context.fetch,
     };
     let loading: Promise<UpstreamAuth> | undefined;
+    let loaded: UpstreamAuth | undefined;
     const load = (): Promise<UpstreamAuth> =>
-      (loading ??= import("../upstreamAuth/upstreamAuth.js").then(({ UpstreamAuth }) => new UpstreamAuth(options)));
+      (loading ??= import("../upstreamAuth/upstreamAuth.js").then(
+        ({ UpstreamAuth }) => (loaded = new UpstreamAuth(options)),
+      ));
     const auth: UpstreamAuthLayer = {
       fetch: async (url, init) => (await load()).fetch(url, init),
       prepare: async () => (await load()).prepare(),
+      secrets: () => loaded?.secrets() ?? [],
     };
     this.layers.set(name, { key, auth });
     return auth;

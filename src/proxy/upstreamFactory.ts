@@ -88,7 +88,7 @@ export function createUpstreamFactory(options: UpstreamFactoryOptions): Upstream
   const rawStringBytes =
     options.rawStringBytes === undefined || options.rawStringBytes === 0 ? undefined : options.rawStringBytes;
   return (name: string, server: ServerConfig, logger: Logger): UpstreamTransport => {
-    const fetch = options.auths?.for(name, server)?.fetch;
+    const auth = options.auths?.for(name, server);
     const transport: UpstreamTransport = createUpstreamTransport(upstreamSpec(server, options.childEnvironment), {
       logger,
       maxMessageBytes: options.maxMessageBytes,
@@ -97,7 +97,7 @@ export function createUpstreamFactory(options: UpstreamFactoryOptions): Upstream
       idleConnections: options.upstreamIdleConnections,
       rawStringBytes,
       stderrInErrors: options.stderrToHosts,
-      ...(fetch === undefined ? {} : { fetch }),
+      ...(auth === undefined ? {} : { fetch: auth.fetch, secrets: () => auth.secrets() }),
     });
     return transport;
   };

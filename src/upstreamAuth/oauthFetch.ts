@@ -3,6 +3,7 @@
  * by `limits.oauthRequestTimeoutMs`, so an authorization server that never answers cannot hold
  * a host request forever. And the redaction every message about those requests goes through.
  */
+import { redactSecrets } from "../errors/redact.js";
 import { networkErrorText } from "../transports/upstream/upstreamMessages.js";
 import type { FetchLike } from "./types.js";
 
@@ -22,7 +23,6 @@ export function redactedMessage(error: unknown, secrets: Iterable<string | undef
     error instanceof Error && error.name === "TimeoutError"
       ? "no answer in time (limits.oauthRequestTimeoutMs)"
       : networkErrorText(error);
-  for (const secret of secrets)
-    if (secret !== undefined && secret.length >= 4) text = text.split(secret).join("[redacted]");
+  text = redactSecrets(text, secrets);
   return text.length > 300 ? `${text.slice(0, 300)}…` : text;
 }

@@ -382,7 +382,8 @@ export class UpstreamAuth {
     );
   }
 
-  private secrets(): Array<string | undefined> {
+  /** The token values this layer holds or sends: never quoted to a host or a log. */
+  secrets(): Array<string | undefined> {
     const spec = this.options.spec;
     return [
       this.login?.tokens.access_token,

@@ -3,6 +3,7 @@
  * SSE streams through `SseParser` (never `response.json()`/`text()`, which would hold a 50 MiB
  * event several times over), JSON bodies joined once, error bodies only as far as an excerpt.
  */
+import { headerSecrets, redactSecrets } from "../../errors/redact.js";
 import { parseMediaType } from "../../normalize/mediaType.js";
 import { excerptOf, jsonRpcIdHint, parseJsonPieces, parseJsonText, type Framed } from "../lineFraming.js";
 import { SseParser, type SseEvent, type SseProblem } from "../sseParser.js";
@@ -116,11 +117,28 @@ export async function readJsonBody(
   return parseJsonPieces(pieces, bytes, rawStringBytes);
 }
 
+/** What an HTTP upstream must never quote back: its configured header values and the injected fetch's secrets. */
+export function sentSecrets(options: {
+  headers?: Readonly<Record<string, string>> | undefined;
+  secrets?: (() => Iterable<string | undefined>) | undefined;
+}): Array<string | undefined> {
+  return [...headerSecrets(options.headers), ...(options.secrets?.() ?? [])];
+}
+
 /**
  * The reason an upstream gave with an error status: a JSON-RPC error's `message` if the body is
  * one, else a short excerpt of a plain-text body. HTML pages and other types are not quoted.
+ * Whatever of `secrets` (the values the proxy sent: a server may echo them) it holds is removed.
  */
-export async function errorBodyReason(response: ResponseLike): Promise<string | undefined> {
+export async function errorBodyReason(
+  response: ResponseLike,
+  secrets: Iterable<string | undefined>,
+): Promise<string | undefined> {
+  const reason = await bodyReason(response);
+  return reason === undefined ? undefined : redactSecrets(reason, secrets);
+}
+
+async function bodyReason(response: ResponseLike): Promise<string | undefined> {
   const type = mediaTypeEssence(response.headers.get("content-type"));
   if (!response.body) return undefined;
   if (type !== "application/json" && type !== "text/plain") {

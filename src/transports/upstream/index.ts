@@ -65,8 +65,10 @@ export interface UpstreamOptions {
   unacknowledgedTimeoutMs?: number;
   /** Streamable HTTP: idle keep-alive connections kept per server (`limits.upstreamIdleConnections`). */
   idleConnections?: number;
-  /** HTTP: injection point for tests. */
+  /** HTTP: injection point for tests; the OAuth layer's fetch, which adds its token. */
   fetch?: FetchLike;
+  /** HTTP: values the injected fetch sends (an OAuth layer's tokens), removed wherever the server is quoted. */
+  secrets?: () => Iterable<string | undefined>;
 }
 
 export type { UpstreamTransport } from "../types.js";
@@ -107,11 +109,12 @@ export function createUpstreamTransport(spec: UpstreamSpec, options: UpstreamOpt
     case "websocket":
       return new WebSocketUpstreamTransport(common);
     case "sse":
-      return new SseUpstreamTransport({ ...common, fetch: options.fetch });
+      return new SseUpstreamTransport({ ...common, fetch: options.fetch, secrets: options.secrets });
     case "streamable-http":
       return new StreamableHttpUpstreamTransport({
         ...common,
         fetch: options.fetch,
+        secrets: options.secrets,
         ...(options.ackTimeoutMs === undefined ? {} : { ackTimeoutMs: options.ackTimeoutMs }),
         ...(options.idleConnections === undefined ? {} : { idleConnections: options.idleConnections }),
         ...(options.unacknowledgedTimeoutMs === undefined

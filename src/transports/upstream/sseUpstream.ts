@@ -10,7 +10,14 @@ import { JSONRPC } from "../../errors/jsonRpcCodes.js";
 import { NormalizerError } from "../../errors/NormalizerError.js";
 import { silentLogger, type Logger } from "../../observe/logger.js";
 import type { FramingProblem, JSONRPCMessage, ProxySendOptions, UpstreamTransport } from "../types.js";
-import { errorBodyReason, framedFromEvent, framingProblemOf, mediaTypeEssence, readSseBody } from "./httpBodies.js";
+import {
+  errorBodyReason,
+  framedFromEvent,
+  framingProblemOf,
+  mediaTypeEssence,
+  readSseBody,
+  sentSecrets,
+} from "./httpBodies.js";
 import {
   DEFAULT_HTTP_CONNECT_TIMEOUT_MS,
   type FetchLike,
@@ -85,7 +92,7 @@ export class SseUpstreamTransport implements UpstreamTransport {
     }
     const type = mediaTypeEssence(response.headers.get("content-type"));
     if (!response.ok || type !== "text/event-stream" || !response.body) {
-      const bodyReason = response.ok ? undefined : await errorBodyReason(response);
+      const bodyReason = response.ok ? undefined : await errorBodyReason(response, sentSecrets(this.options));
       const reason = response.ok
         ? `content type ${JSON.stringify(type ?? "none")}, expected text/event-stream`
         : `HTTP ${response.status}${bodyReason ? `: ${bodyReason}` : ""}`;
@@ -165,7 +172,7 @@ export class SseUpstreamTransport implements UpstreamTransport {
         await response.body?.cancel().catch(() => {});
         return;
       }
-      const reason = await errorBodyReason(response);
+      const reason = await errorBodyReason(response, sentSecrets(this.options));
       failure = new NormalizerError(
         "UPSTREAM_HTTP_ERROR",
         `upstream ${this.where} answered POST ${what} with HTTP ${response.status}${reason ? `: ${reason}` : ""}`,

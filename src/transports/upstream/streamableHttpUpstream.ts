@@ -25,11 +25,13 @@
  */
 import { JSONRPC } from "../../errors/jsonRpcCodes.js";
 import { NormalizerError } from "../../errors/NormalizerError.js";
+import { redactSecrets } from "../../errors/redact.js";
 import { silentLogger, type Logger } from "../../observe/logger.js";
 import type { Framed } from "../lineFraming.js";
 import type { FramingProblem, JSONRPCMessage, ProxySendOptions, UpstreamTransport } from "../types.js";
 import {
   errorBodyReason,
+  sentSecrets,
   framedFromEvent,
   framingProblemOf,
   mediaTypeEssence,
@@ -76,6 +78,11 @@ export interface HttpConnectionOptions {
   headers?: Readonly<Record<string, string>>;
   /** Injection point for tests; default the global `fetch`. */
   fetch?: FetchLike;
+  /**
+   * Values `fetch` sends that are not in `headers` (an OAuth layer's tokens). They and the
+   * configured header values are removed from whatever of the server's answers is quoted.
+   */
+  secrets?: (() => Iterable<string | undefined>) | undefined;
   logger?: Logger;
   /** Largest message accepted from the upstream, in bytes (`limits.maxMessageBytes`). */
   maxMessageBytes: number;
@@ -619,8 +626,13 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
   }
 
   private async failStatus(ids: RequestId[], response: ResponseLike, what: string, signal: AbortLike): Promise<void> {
-    const reason = await errorBodyReason(response);
-    const status = `HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ""}`;
+    const secrets = sentSecrets(this.options);
+    const reason = await errorBodyReason(response, secrets);
+    // The status text is the server's too.
+    const status = redactSecrets(
+      `HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ""}`,
+      secrets,
+    );
     if (response.status === 404 && this.session !== undefined) {
       // Spec: 404 to a request with a session id means the session is gone; the host must
       // initialize again, which then starts without the stale id.

@@ -1,3 +1,4 @@
+import { createServer as createHttpServer } from "node:http";
 import { createServer } from "node:net";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
@@ -210,6 +211,46 @@ describe("StreamableHttpUpstreamTransport against the SDK's StreamableHTTPServer
     await transport.send({ jsonrpc: "2.0", method: "notifications/initialized" });
     expect((await got.nextError()).message).toContain("HTTP 500");
     expect(got.messages).toHaveLength(1);
+  });
+
+  it("never quotes back what it sent: header values and the injected fetch's secrets echoed in an error are redacted", async () => {
+    // A server that echoes the request's credentials in its error body and status text.
+    let bodyKind: "text" | "json" = "text";
+    const server = createHttpServer((req, res) => {
+      req.resume();
+      const echo = `auth=${req.headers.authorization} key=${req.headers["x-api-key"]} oauth=${req.headers["x-oauth"]}`;
+      const token = String(req.headers.authorization).split(" ")[1];
+      if (bodyKind === "text") {
+        res.writeHead(500, `Broken ${token}`, { "content-type": "text/plain" }).end(`${echo} token=${token}`);
+      } else {
+        res.writeHead(401, { "content-type": "application/json" });
+        res.end(JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32001, message: `refused ${echo}` } }));
+      }
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+    const { transport, got } = await connect({
+      url,
+      headers: { Authorization: "Bearer header-secret-1", "X-Api-Key": "key-secret-2" },
+      // What an OAuth layer does: its own token goes out in a header the configuration never named.
+      fetch: (target, init) =>
+        fetch(target, { ...init, headers: { ...(init?.headers as Record<string, string>), "x-oauth": "oauth-secret-3" } }),
+      secrets: () => ["oauth-secret-3"],
+    });
+    await transport.send(call(7, "echo", { text: "x" }));
+    const text = (await got.response(7)).error?.message;
+    expect(text).toBe(
+      `upstream ${url} answered POST tools/call with HTTP 500 Broken [redacted]: ` +
+        "auth=[redacted] key=[redacted] oauth=[redacted] token=[redacted]",
+    );
+    bodyKind = "json";
+    await transport.send(call(8, "echo", { text: "x" }));
+    expect((await got.response(8)).error?.message).toBe(
+      `upstream ${url} answered POST tools/call with HTTP 401 Unauthorized: ` +
+        "refused auth=[redacted] key=[redacted] oauth=[redacted]",
+    );
+    expect(JSON.stringify([got.messages, got.errors.map((e) => e.message)])).not.toMatch(/secret/);
   });
 
   it("start() rejects for an unreachable port; a request after the upstream went away gets a JSON-RPC error", async () => {
