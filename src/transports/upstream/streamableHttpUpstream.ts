@@ -633,15 +633,21 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
       `HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ""}`,
       secrets,
     );
-    if (response.status === 404 && this.session !== undefined) {
-      // Spec: 404 to a request with a session id means the session is gone; the host must
-      // initialize again, which then starts without the stale id.
-      this.session = undefined;
-    }
+    // Spec: 404 to a request with a session id means the server ended the session. Nothing sent
+    // on it can succeed any more, so the connection ends (no DELETE: the session is gone), and
+    // with it the host's session: the host is told, and initializes again.
+    const sessionGone = response.status === 404 && this.session !== undefined;
+    if (sessionGone) this.session = undefined;
     // Cancelled (or closed) while the error was read: nothing is owed.
-    if (signal.aborted) return this.forget(ids);
-    const message = `upstream ${this.where} answered ${what} with ${status}${reason ? `: ${reason}` : ""}`;
-    this.fail(ids, new NormalizerError("UPSTREAM_HTTP_ERROR", message, { url: this.where, status: response.status }));
+    if (signal.aborted) {
+      this.forget(ids);
+    } else {
+      const message = `upstream ${this.where} answered ${what} with ${status}${reason ? `: ${reason}` : ""}${
+        sessionGone ? "; the upstream ended its session" : ""
+      }`;
+      this.fail(ids, new NormalizerError("UPSTREAM_HTTP_ERROR", message, { url: this.where, status: response.status }));
+    }
+    if (sessionGone) void this.close();
   }
 
   /** Requests that will get no answer and are owed none (cancelled): nothing is kept for them. */

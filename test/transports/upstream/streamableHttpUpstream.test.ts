@@ -253,6 +253,22 @@ describe("StreamableHttpUpstreamTransport against the SDK's StreamableHTTPServer
     expect(JSON.stringify([got.messages, got.errors.map((e) => e.message)])).not.toMatch(/secret/);
   });
 
+  it("ends the connection when the server answers 404 for its session (the session is gone), without a DELETE", async () => {
+    const fixture = await startStreamableHttpFixture({ enableJsonResponse: true });
+    cleanups.push(fixture.close);
+    const { transport, got } = await connect({ url: fixture.url, openServerStream: false });
+    await initialize(transport, got);
+    expect(transport.sessionId).toBeDefined();
+    await fixture.endSessions();
+    await transport.send(call(7, "echo", { text: "x" }));
+    const response = await got.response(7);
+    expect(response.error?.code).toBe(JSONRPC.UPSTREAM_UNAVAILABLE);
+    expect(response.error?.message).toMatch(/HTTP 404 Not Found: .*; the upstream ended its session$/);
+    await expect.poll(() => got.isClosed(), { timeout: 2_000 }).toBe(true);
+    expect(fixture.deletedSessions).toEqual([]);
+    expect(fixture.requests.filter((r) => r.method === "DELETE")).toEqual([]);
+  });
+
   it("start() rejects for an unreachable port; a request after the upstream went away gets a JSON-RPC error", async () => {
     const port = await freePort();
     const unreachable = new StreamableHttpUpstreamTransport({

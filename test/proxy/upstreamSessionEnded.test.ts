@@ -1,0 +1,62 @@
+/**
+ * A stateful streamable HTTP server that ends its session (restarted, or it expired it) answers
+ * that session's id with 404. The proxy must not keep the host's session alive on a dead
+ * upstream session: the request gets an error that says so, the host's session ends (its next
+ * request gets 404, which tells an SDK host to initialize again), and a new session works. The
+ * upstream is the SDK's own server (the fixture's, whose sessions the test can end); the host
+ * is the SDK's client over `/mcp` of a real `serve`.
+ */
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { afterEach, describe, expect, it } from "vitest";
+import { startStreamableHttpFixture } from "../fixtures/upstream-servers/httpFixtures.js";
+import { connect, startServe } from "../helpers/proxyProcess.js";
+
+const cleanups: Array<() => Promise<unknown>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+describe("an HTTP upstream that ends its session", () => {
+  it("ends the host's session too: the call in flight gets an error, the next request 404, a new session works", async () => {
+    const upstream = await startStreamableHttpFixture();
+    cleanups.push(upstream.close);
+    const proxy = await startServe(["--name", "up", "--url", upstream.url]);
+    cleanups.push(proxy.stop);
+    const endpoint = new URL(`${proxy.url}/mcp/up`);
+
+    const host = await connect(new StreamableHTTPClientTransport(endpoint));
+    cleanups.push(host.close);
+    const first = await host.client.callTool({ name: "echo", arguments: { text: "before" } });
+    expect(first.content).toEqual([{ type: "text", text: "before" }]);
+    const sessionId = (host.transport as StreamableHTTPClientTransport).sessionId;
+    expect(sessionId).toBeDefined();
+
+    await upstream.endSessions();
+    await expect(host.client.callTool({ name: "echo", arguments: { text: "after" } })).rejects.toThrow(
+      /HTTP 404.*the upstream ended its session/,
+    );
+    // The host's session is over at the proxy: its id gets 404, whatever it sends.
+    await expect
+      .poll(
+        async () =>
+          (
+            await fetch(endpoint, {
+              method: "POST",
+              headers: {
+                "content-type": "application/json",
+                accept: "application/json, text/event-stream",
+                "mcp-session-id": sessionId!,
+              },
+              body: JSON.stringify({ jsonrpc: "2.0", id: 9, method: "tools/list" }),
+            })
+          ).status,
+        { timeout: 5_000 },
+      )
+      .toBe(404);
+
+    const again = await connect(new StreamableHTTPClientTransport(endpoint));
+    cleanups.push(again.close);
+    const next = await again.client.callTool({ name: "echo", arguments: { text: "new session" } });
+    expect(next.content).toEqual([{ type: "text", text: "new session" }]);
+  });
+});
