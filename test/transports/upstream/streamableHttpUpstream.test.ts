@@ -235,7 +235,10 @@ describe("StreamableHttpUpstreamTransport against the SDK's StreamableHTTPServer
       headers: { Authorization: "Bearer header-secret-1", "X-Api-Key": "key-secret-2" },
       // What an OAuth layer does: its own token goes out in a header the configuration never named.
       fetch: (target, init) =>
-        fetch(target, { ...init, headers: { ...(init?.headers as Record<string, string>), "x-oauth": "oauth-secret-3" } }),
+        fetch(target, {
+          ...init,
+          headers: { ...(init?.headers as Record<string, string>), "x-oauth": "oauth-secret-3" },
+        }),
       secrets: () => ["oauth-secret-3"],
     });
     await transport.send(call(7, "echo", { text: "x" }));
