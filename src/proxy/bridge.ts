@@ -30,6 +30,7 @@ import {
   isRequestId,
   isResponse,
   progressToken,
+  relatedRequestOf,
   type RequestId,
 } from "../transports/jsonrpc.js";
 import { NormalizingTransport, type NormalizationOptions } from "./withNormalization.js";
@@ -136,7 +137,7 @@ export class Bridge {
     this.host.onerror = (error) => this.logger.warn("host transport error", { error: error.message });
     this.host.onproblem = (problem) => this.hostProblem(problem);
 
-    this.upstream.onmessage = (message) => this.fromUpstream(message);
+    this.upstream.onmessage = (message, extra) => this.fromUpstream(message, relatedRequestOf(extra));
     this.upstream.onclose = () => void this.close("upstream closed");
     this.upstream.onerror = (error) => {
       this.lastUpstreamError = error.message;
@@ -339,17 +340,18 @@ export class Bridge {
     return undefined;
   }
 
-  private fromUpstream(message: JSONRPCMessage): void {
+  /** `onStream`: the request whose response stream carried the message, when the upstream says. */
+  private fromUpstream(message: JSONRPCMessage, onStream: RequestId | undefined): void {
     if (!this.upstreamAlive) {
       this.upstreamAlive = true;
       this.options.onUpstreamAlive?.();
     }
     // Batches are split: each response must find its own request's stream on the host side.
-    if (!Array.isArray(message)) this.fromUpstreamOne(message);
-    else for (const msg of message as unknown[]) this.fromUpstreamOne(msg);
+    if (!Array.isArray(message)) this.fromUpstreamOne(message, onStream);
+    else for (const msg of message as unknown[]) this.fromUpstreamOne(msg, onStream);
   }
 
-  private fromUpstreamOne(msg: unknown): void {
+  private fromUpstreamOne(msg: unknown, onStream: RequestId | undefined): void {
     let related: RequestId | undefined;
     if (!isMessage(msg)) {
       this.logger.warn("upstream sent JSON that is not a JSON-RPC message; not forwarded", { excerpt: excerpt(msg) });
@@ -393,7 +395,7 @@ export class Bridge {
         }
         this.upstreamAsked.add(msg.id);
       }
-      related = this.relatedRequest(msg);
+      related = this.relatedRequest(msg, onStream);
     }
     this.toHost(msg, related);
   }
@@ -445,14 +447,16 @@ export class Bridge {
 
   /**
    * Which waiting host request a server→client message belongs to: the request whose progress
-   * token it carries, else the most recent request still waiting. Over stdio the upstream says
+   * token it carries; else the one whose response stream carried it (`onStream`: a streamable
+   * HTTP upstream says); else the most recent request still waiting. Over stdio the upstream says
    * nothing more; any waiting request's stream reaches the same host session.
    */
-  private relatedRequest(msg: unknown): RequestId | undefined {
+  private relatedRequest(msg: unknown, onStream: RequestId | undefined): RequestId | undefined {
     if (isObj(msg) && isObj(msg.params) && isRequestId(msg.params.progressToken)) {
       const id = this.byProgressToken.get(msg.params.progressToken);
       if (id !== undefined) return id;
     }
+    if (onStream !== undefined && this.waiting.has(onStream)) return onStream;
     let last: Waiting | undefined;
     for (const waiting of this.waiting.values()) last = waiting;
     return last?.id;

@@ -29,6 +29,7 @@ import {
   isRequest,
   isResponse,
   progressToken,
+  relatedRequestOf,
   type RequestId,
 } from "../transports/jsonrpc.js";
 import type {
@@ -196,7 +197,8 @@ export class StatelessPool {
     const ready = this.options.startUpstream(lane.inFlight).then(
       (upstream) => {
         (lane as { upstream: PooledUpstream | undefined }).upstream = upstream;
-        upstream.transport.onmessage = (message) => this.fromUpstream(lane, upstream, message);
+        upstream.transport.onmessage = (message, extra) =>
+          this.fromUpstream(lane, upstream, message, relatedRequestOf(extra));
         upstream.transport.onproblem = (problem) => this.upstreamProblem(lane, problem);
         upstream.transport.onerror = (error) =>
           this.options.logger.warn("pooled upstream transport error", { upstream: upstream.id, error: error.message });
@@ -283,7 +285,13 @@ export class StatelessPool {
     this.send(upstream, msg, options);
   }
 
-  private fromUpstream(lane: Lane, upstream: PooledUpstream, message: JSONRPCMessage): void {
+  /** `onStream`: the (pool) id of the request whose response stream carried the message, when the upstream says. */
+  private fromUpstream(
+    lane: Lane,
+    upstream: PooledUpstream,
+    message: JSONRPCMessage,
+    onStream: RequestId | undefined,
+  ): void {
     for (const msg of Array.isArray(message) ? (message as unknown[]) : [message]) {
       if (isResponse(msg)) {
         const inFlight = typeof msg.id === "number" ? this.forget(lane, msg.id) : undefined;
@@ -297,7 +305,7 @@ export class StatelessPool {
         this.toHost(inFlight.post, { ...msg, id: inFlight.hostId }, inFlight.hostId);
         continue;
       }
-      const owner = this.ownerOf(lane, msg);
+      const owner = this.ownerOf(lane, msg, onStream);
       if (isRequest(msg)) {
         if (owner === undefined) {
           // Nobody to ask: answered here, so the upstream does not wait forever.
@@ -350,9 +358,14 @@ export class StatelessPool {
     }
   }
 
-  /** The request in flight a server→client message belongs to: by progress token, else the latest. */
-  private ownerOf(lane: Lane, msg: unknown): InFlight | undefined {
+  /**
+   * The request in flight a server→client message belongs to: by progress token; else the one
+   * whose response stream carried it (`onStream`); else the latest.
+   */
+  private ownerOf(lane: Lane, msg: unknown, onStream: RequestId | undefined): InFlight | undefined {
     const token = isObj(msg) && isObj(msg.params) ? msg.params.progressToken : undefined;
+    const carrier = onStream === undefined ? undefined : lane.inFlight.get(onStream);
+    if (token === undefined && carrier !== undefined) return carrier;
     let latest: InFlight | undefined;
     for (const inFlight of lane.inFlight.values()) {
       if (token !== undefined && inFlight.progress?.pool === token) return inFlight;

@@ -3,7 +3,7 @@
  * every helper accepts any value and answers false/undefined for anything malformed. The one
  * place transports and the proxy learn what a message is.
  */
-import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import type { JSONRPCMessage, MessageExtraInfo } from "@modelcontextprotocol/sdk/types.js";
 
 export type RequestId = string | number;
 
@@ -77,4 +77,10 @@ export function progressToken(msg: Obj): RequestId | undefined {
   if (!isObj(params) || !isObj(params._meta)) return undefined;
   const token = params._meta.progressToken;
   return isRequestId(token) ? token : undefined;
+}
+
+/** The request an upstream transport said a message belongs to (`UpstreamMessageExtra`), if it said. */
+export function relatedRequestOf(extra: MessageExtraInfo | undefined): RequestId | undefined {
+  const id = (extra as { relatedRequestId?: unknown } | undefined)?.relatedRequestId;
+  return isRequestId(id) ? id : undefined;
 }

@@ -9,6 +9,7 @@
  */
 import type { Transport, TransportSendOptions } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage, MessageExtraInfo } from "@modelcontextprotocol/sdk/types.js";
+import type { RequestId } from "./jsonrpc.js";
 
 export type { Transport, TransportSendOptions, JSONRPCMessage, MessageExtraInfo };
 
@@ -19,6 +20,15 @@ export type { Transport, TransportSendOptions, JSONRPCMessage, MessageExtraInfo 
  */
 export interface ProxySendOptions extends TransportSendOptions {
   forwardHeaders?: Readonly<Record<string, string>>;
+}
+
+/**
+ * What an upstream transport knows of a message it delivers beyond the message itself: the
+ * request whose response stream carried it (a streamable HTTP server sends what belongs to a
+ * request on that request's stream). The proxy routes it to the same host request's stream.
+ */
+export interface UpstreamMessageExtra extends MessageExtraInfo {
+  relatedRequestId?: RequestId;
 }
 
 /**

@@ -28,7 +28,13 @@ import { NormalizerError } from "../../errors/NormalizerError.js";
 import { redactSecrets } from "../../errors/redact.js";
 import { silentLogger, type Logger } from "../../observe/logger.js";
 import type { Framed } from "../lineFraming.js";
-import type { FramingProblem, JSONRPCMessage, ProxySendOptions, UpstreamTransport } from "../types.js";
+import type {
+  FramingProblem,
+  JSONRPCMessage,
+  ProxySendOptions,
+  UpstreamMessageExtra,
+  UpstreamTransport,
+} from "../types.js";
 import {
   errorBodyReason,
   sentSecrets,
@@ -118,7 +124,7 @@ export interface HttpUpstreamOptions extends HttpConnectionOptions {
 export class StreamableHttpUpstreamTransport implements UpstreamTransport {
   onclose?: (() => void) | undefined;
   onerror?: ((error: Error) => void) | undefined;
-  onmessage?: (<T extends JSONRPCMessage>(message: T) => void) | undefined;
+  onmessage?: (<T extends JSONRPCMessage>(message: T, extra?: UpstreamMessageExtra) => void) | undefined;
   onproblem?: ((problem: FramingProblem) => void) | undefined;
 
   private readonly url: URL;
@@ -621,8 +627,14 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
         const version = (message as { result?: { protocolVersion?: unknown } }).result?.protocolVersion;
         if (typeof version === "string") this.protocolVersion = version;
       }
+      this.onmessage?.(message);
+      return;
     }
-    this.onmessage?.(message);
+    // A request's stream carries what belongs to that request (its progress, logs, questions to
+    // the client): the proxy sends it on the same host request's stream, so a host reading several
+    // streams sees each request's messages in the order they were sent.
+    const related = firstOf(pending);
+    this.onmessage?.(message, related === undefined ? undefined : { relatedRequestId: related });
   }
 
   private async failStatus(ids: RequestId[], response: ResponseLike, what: string, signal: AbortLike): Promise<void> {
@@ -692,4 +704,10 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
       .finally(() => this.reading.delete(done));
     this.reading.add(done);
   }
+}
+
+/** The oldest of a stream's requests still unanswered. */
+function firstOf(pending: ReadonlySet<RequestId>): RequestId | undefined {
+  for (const id of pending) return id;
+  return undefined;
 }

@@ -72,6 +72,7 @@ describe("StreamableHttpUpstreamTransport against the SDK's StreamableHTTPServer
       "echo",
       "big",
       "notify",
+      "chatter",
       "announce",
       "received",
     ]);

@@ -45,7 +45,7 @@ describe("WebSocketUpstreamTransport against an SDK server over ws", () => {
     expect((await got.response(1)).result).toMatchObject({ serverInfo: { name: "upstream-fixture" } });
     await transport.send(INITIALIZED);
     await transport.send({ jsonrpc: "2.0", id: 2, method: "tools/list" });
-    expect(((await got.response(2)).result as { tools: unknown[] }).tools).toHaveLength(5);
+    expect(((await got.response(2)).result as { tools: unknown[] }).tools).toHaveLength(6);
     await transport.send(call(3, "notify"));
     await got.response(3);
     expect(got.messages.some((m) => "method" in m && m.method === "notifications/message")).toBe(true);
