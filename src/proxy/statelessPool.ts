@@ -32,6 +32,7 @@ import {
   relatedRequestOf,
   type RequestId,
 } from "../transports/jsonrpc.js";
+import { rememberOrigin } from "../transports/wireOrigin.js";
 import type {
   FramingProblem,
   JSONRPCMessage,
@@ -252,7 +253,7 @@ export class StatelessPool {
         progress,
       });
       post.waiting.add(id);
-      this.send(upstream, withIds(msg, id, progress?.pool), options, id);
+      this.send(upstream, rebuiltFrom(withIds(msg, id, progress?.pool), msg), options, id);
       return;
     }
     if (isResponse(msg)) {
@@ -267,7 +268,7 @@ export class StatelessPool {
       this.askedByHosts.delete(msg.id as number);
       asked.lane.asked.delete(msg.id as number);
       clearTimeout(asked.timer);
-      this.send(asked.lane.upstream, { ...msg, id: asked.upstreamId }, options);
+      this.send(asked.lane.upstream, rebuiltFrom({ ...msg, id: asked.upstreamId }, msg), options);
       return;
     }
     const hostId = cancelledRequestOf(msg);
@@ -302,7 +303,7 @@ export class StatelessPool {
           });
           continue;
         }
-        this.toHost(inFlight.post, { ...msg, id: inFlight.hostId }, inFlight.hostId);
+        this.toHost(inFlight.post, rebuiltFrom({ ...msg, id: inFlight.hostId }, msg), inFlight.hostId);
         continue;
       }
       const owner = this.ownerOf(lane, msg, onStream);
@@ -336,7 +337,7 @@ export class StatelessPool {
         timer.unref();
         lane.asked.add(id);
         this.askedByHosts.set(id, { lane, upstreamId, timer });
-        this.toHost(owner.post, { ...msg, id }, owner.hostId);
+        this.toHost(owner.post, rebuiltFrom({ ...msg, id }, msg), owner.hostId);
         continue;
       }
       if (owner === undefined) {
@@ -352,7 +353,7 @@ export class StatelessPool {
         isObj(msg) &&
         isObj(msg.params) &&
         msg.params.progressToken === owner.progress.pool
-          ? { ...msg, params: { ...msg.params, progressToken: owner.progress.host } }
+          ? rebuiltFrom({ ...msg, params: { ...msg.params, progressToken: owner.progress.host } }, msg)
           : msg;
       this.toHost(owner.post, out, owner.hostId);
     }
@@ -543,6 +544,12 @@ export class StatelessPool {
       if (!lane.closing) upstream.transport.resumeReading();
     });
   }
+}
+
+/** `out`, built from `from` with new ids: what it shares with it goes out as the text it came in. */
+function rebuiltFrom<T>(out: T, from: unknown): T {
+  rememberOrigin(out, from);
+  return out;
 }
 
 /** The request with the pool's id (and progress token), every other field as the host sent it. */

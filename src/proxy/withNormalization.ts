@@ -26,6 +26,7 @@ import { DEFAULT_LIMITS } from "../config/defaults.js";
 import { completePolicyOptions } from "../config/policy.js";
 import { createdTaskId, TaskOrigins } from "./taskOrigins.js";
 import { inFlight, RequestTable } from "./requestTable.js";
+import { rememberOrigin } from "../transports/wireOrigin.js";
 
 /** What the decorator reports for each message it normalized. */
 
@@ -334,6 +335,8 @@ export class NormalizingTransport implements ProxyTransport {
     } else {
       out = this.rewrite(message);
       fitting = out instanceof Promise;
+      // What it did not change is written as the text it came in (transports/wireOrigin.ts).
+      if (!fitting) rememberOrigin(out, message);
     }
     if (!fitting) {
       const events = this.events;
@@ -358,6 +361,7 @@ export class NormalizingTransport implements ProxyTransport {
         },
       )
       .then((value) => {
+        if (!Array.isArray(message)) rememberOrigin(value, message);
         // Nothing else ran meanwhile (it waits in the backlog): the events are this message's.
         this.fitting = false;
         const events = this.events;

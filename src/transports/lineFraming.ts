@@ -13,7 +13,8 @@
 import { isUtf8 } from "node:buffer";
 import { LineSplitter, type LineSink, type OversizedLine } from "../wire/lineSplitter.js";
 import { parseWithRawStrings } from "./rawStringParse.js";
-import { messageText, rememberWireText } from "./wireText.js";
+import { messageText } from "./wireJson.js";
+import { rememberWireText } from "./wireText.js";
 import type { FramingProblem } from "./types.js";
 
 /** Characters of an offending line shown in a `FramingProblem.excerpt`. */

@@ -19,6 +19,7 @@
 import { isUtf8 } from "node:buffer";
 import { nextJsonSpecial } from "../wire/jsonSize.js";
 import { RAW_MARK, RawJsonString } from "../wire/rawJson.js";
+import { rememberWireSkeleton } from "./wireText.js";
 
 const RAW_KEYS: ReadonlySet<string> = new Set(["blob", "text", "data"]);
 /** Longest member name remembered (the three above fit). */
@@ -64,13 +65,17 @@ export function parseWithRawStrings(pieces: readonly Buffer[], rawStringBytes: n
   });
   skeleton.push(...slice(pieces, from, { piece: pieces.length - 1, offset: pieces[pieces.length - 1]!.length }));
   let value: unknown;
+  const text = Buffer.concat(skeleton).toString("utf8");
   try {
-    value = JSON.parse(Buffer.concat(skeleton).toString("utf8"));
+    value = JSON.parse(text);
   } catch {
     return undefined;
   }
   const raws = cuts.map((cut) => RawJsonString.ofLiteral(slice(pieces, cut.start, cut.end), cut.escaped));
-  return swapStandIns(value, raws) === raws.length ? value : undefined;
+  if (swapStandIns(value, raws) !== raws.length) return undefined;
+  // Forwarded untouched, it goes out as this text with the literals' bytes in it (wireJson.ts).
+  rememberWireSkeleton(value, text, raws);
+  return value;
 }
 
 /** The bytes from `a` up to (not including) `b`, as subarrays of the pieces. */

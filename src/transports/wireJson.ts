@@ -4,8 +4,9 @@
  * around them and their literals — so a big read is never joined into one string. Every host
  * transport writes what `encodeWire` gives it: one serializer for all of them.
  */
-import { RAW_MARK, stringifyWithRaw } from "../wire/rawJson.js";
-import { wireTextOf } from "./wireText.js";
+import { RAW_MARK, type RawJsonPieces, RawJsonValue, stringifyWithRaw } from "../wire/rawJson.js";
+import { withOriginText } from "./wireOrigin.js";
+import { wireSkeletonOf, wireTextOf } from "./wireText.js";
 
 export class WirePieces {
   constructor(
@@ -26,8 +27,18 @@ export function encodeWire(message: unknown): WireJson {
   // Forwarded as it arrived: the text it came in (see wireText.ts).
   const arrived = wireTextOf(message);
   if (arrived !== undefined) return arrived;
-  const { text, raws } = stringifyWithRaw(message);
+  // Read with its long literals as bytes: the text around them as it came, the literals spliced in.
+  const skeleton = wireSkeletonOf(message);
+  if (skeleton !== undefined) return splicePieces(skeleton.text, skeleton.raws);
+  // Rebuilt from a message that came as text: what it did not change goes out as that text.
+  const { text, raws } = stringifyWithRaw(withOriginText(message) ?? message);
   if (raws.length === 0) return text;
+  if (raws.every((raw) => raw instanceof RawJsonValue)) return spliceText(text, raws as RawJsonValue[]);
+  return splicePieces(text, raws);
+}
+
+/** `text` with each stand-in replaced by its raw value's bytes, as pieces (never joined into one string). */
+function splicePieces(text: string, raws: readonly RawJsonPieces[]): WirePieces {
   const parts: Buffer[] = [];
   let total = 0;
   let from = 0;
@@ -45,6 +56,28 @@ export function encodeWire(message: unknown): WireJson {
   });
   add(Buffer.from(text.slice(from), "utf8"));
   return new WirePieces(parts, total);
+}
+
+/**
+ * The message as one JSON string (what the upstream transports send): the text it arrived in,
+ * its untouched parts' text around what the proxy rebuilt, or `JSON.stringify`.
+ */
+export function messageText(message: unknown): string {
+  const wire = encodeWire(message);
+  return typeof wire === "string" ? wire : wire.join().toString("utf8");
+}
+
+/** `text` with each raw value's stand-in replaced by its text: a small message stays one string. */
+function spliceText(text: string, raws: readonly RawJsonValue[]): string {
+  let out = "";
+  let from = 0;
+  raws.forEach((raw, i) => {
+    const standIn = `"${RAW_MARK}${i}"`;
+    const at = text.indexOf(standIn, from);
+    out += text.slice(from, at) + raw.text;
+    from = at + standIn.length;
+  });
+  return out + text.slice(from);
 }
 
 /** Writes every piece to a writable stream; returns the last `write`'s backpressure answer. */

@@ -4,43 +4,81 @@
  * sends, every answer the engine leaves as it is — is parsed once (the proxy must read its id and
  * method) and never stringified.
  *
- * Kept per parsed object (a WeakMap: it goes with the message) and only for text with no CR or
- * LF, so it fits in one stdio line or one SSE `data:` field exactly as `JSON.stringify` output
- * does; and only for text with few enough brackets that `JSON.stringify` could have written it
- * (it throws on a message nested a few thousand levels deep, and such a message must still get
- * the error answer it always got). Sound because the proxy never changes a message in place: the
- * engine and the stateless pool build new objects, which have no text here and are serialized as
- * always.
+ * Kept per parsed object (a WeakMap: it goes with the message). A line break between tokens (a
+ * pretty-printed WebSocket frame or HTTP body) is JSON whitespace — JSON text has no raw CR or LF
+ * anywhere else — so it is kept as a space: the text then fits one stdio line or one SSE `data:`
+ * field, every value still written as it came. Not kept for nesting deeper than `JSON.stringify`
+ * could have written (it throws on a message nested a few thousand levels deep, and such a
+ * message must still get the error answer it always got). Sound because the proxy never changes
+ * a message in place: the engine and the stateless pool build new objects, which have no text
+ * here and are serialized as always.
  */
+import type { RawJsonString } from "../wire/rawJson.js";
+
 const TEXT = new WeakMap<object, string>();
 
-/** Most `[` and `{` in a text kept: nesting that deep is far inside what `JSON.stringify` handles. */
-const MAX_BRACKETS = 512;
+const LINE_BREAK = /[\r\n]/;
+const LINE_BREAKS = /[\r\n]/g;
 
-/** True when `text` has at most `max` opening brackets (so it nests no deeper). */
-function fewBrackets(text: string, max: number): boolean {
-  let count = 0;
-  for (const bracket of ["{", "["]) {
-    for (let at = text.indexOf(bracket); at !== -1; at = text.indexOf(bracket, at + 1)) {
-      if (++count > max) return false;
-    }
+/** Deepest nesting kept: far inside what `JSON.stringify` handles. */
+const MAX_DEPTH = 512;
+
+/** True when `text` (valid JSON) nests no deeper than `max`. Brackets inside strings do not count. */
+export function nestsAtMost(text: string, max: number): boolean {
+  // Few brackets in all: no need to look closer (nearly every message).
+  let brackets = 0;
+  for (let at = text.indexOf("{"); at !== -1 && brackets <= max; at = text.indexOf("{", at + 1)) brackets++;
+  for (let at = text.indexOf("["); at !== -1 && brackets <= max; at = text.indexOf("[", at + 1)) brackets++;
+  if (brackets <= max) return true;
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) {
+      // Skip the string: to its closing quote, past escapes.
+      for (i++; i < text.length; i++) {
+        const d = text.charCodeAt(i);
+        if (d === 0x5c) i++;
+        else if (d === 0x22) break;
+      }
+    } else if (c === 0x7b || c === 0x5b) {
+      if (++depth > max) return false;
+    } else if (c === 0x7d || c === 0x5d) depth--;
   }
   return true;
 }
 
-/** Records `text` as the wire form of `value` (just parsed from it). */
+/** Records `text` as the wire form of `value` (just parsed from it: valid JSON). */
 export function rememberWireText(value: unknown, text: string): void {
   if (typeof value !== "object" || value === null) return;
-  if (text.includes("\n") || text.includes("\r") || !fewBrackets(text, MAX_BRACKETS)) return;
-  TEXT.set(value, text);
+  if (!nestsAtMost(text, MAX_DEPTH)) return;
+  TEXT.set(value, LINE_BREAK.test(text) ? text.replace(LINE_BREAKS, " ") : text);
+}
+
+/**
+ * A big message read with its long payload literals left as bytes (rawStringParse.ts): the text
+ * around them, with a stand-in where each was (`"<RAW_MARK><i>"`, as `stringifyWithRaw` writes
+ * them), and the literals in order. Kept on the same terms as `rememberWireText`.
+ */
+export interface WireSkeleton {
+  readonly text: string;
+  readonly raws: readonly RawJsonString[];
+}
+
+const SKELETON = new WeakMap<object, WireSkeleton>();
+
+/** Records the skeleton `value` was parsed from (the stand-ins already swapped for `raws`). */
+export function rememberWireSkeleton(value: unknown, text: string, raws: readonly RawJsonString[]): void {
+  if (typeof value !== "object" || value === null) return;
+  if (!nestsAtMost(text, MAX_DEPTH)) return;
+  SKELETON.set(value, { text: LINE_BREAK.test(text) ? text.replace(LINE_BREAKS, " ") : text, raws });
+}
+
+/** The skeleton `message` was read from, when it is forwarded as it was parsed. */
+export function wireSkeletonOf(message: unknown): WireSkeleton | undefined {
+  return typeof message === "object" && message !== null ? SKELETON.get(message) : undefined;
 }
 
 /** The text `message` arrived in, when it is forwarded as it was parsed. */
 export function wireTextOf(message: unknown): string | undefined {
   return typeof message === "object" && message !== null ? TEXT.get(message) : undefined;
-}
-
-/** The message as JSON text: the text it arrived in, or `JSON.stringify`. */
-export function messageText(message: unknown): string {
-  return wireTextOf(message) ?? JSON.stringify(message);
 }

@@ -47,7 +47,12 @@ const SHORT_RUN = 64;
 /** Stand-ins that `JSON.stringify` writes for raw strings while `stringifyWithRaw` runs. */
 export const RAW_MARK = `mcpn-raw-${randomBytes(12).toString("hex")}-`;
 
-let collecting: RawJsonString[] | null = null;
+/** What `stringifyWithRaw` splices in: the bytes of one JSON value, in order. */
+export interface RawJsonPieces {
+  readonly parts: readonly Buffer[];
+}
+
+let collecting: RawJsonPieces[] | null = null;
 
 /** Buffers from `allocWithEscapeRoom` whose room has not been used yet (by their ArrayBuffer). */
 const escapeRoom = new WeakSet<ArrayBuffer>();
@@ -234,13 +239,32 @@ export function isRawJsonString(value: unknown): value is RawJsonString {
  * `JSON.stringify(value)`, with every raw string left as a stand-in and listed in `raws` in the
  * order the stand-ins appear. The caller splices `raws[i]`'s bytes over `"RAW_MARK<i>"`.
  */
-export function stringifyWithRaw(value: unknown): { text: string; raws: RawJsonString[] } {
-  const raws: RawJsonString[] = [];
+export function stringifyWithRaw(value: unknown): { text: string; raws: RawJsonPieces[] } {
+  const raws: RawJsonPieces[] = [];
   const outer = collecting;
   collecting = raws;
   try {
     return { text: JSON.stringify(value), raws };
   } finally {
     collecting = outer;
+  }
+}
+
+/**
+ * Any JSON value kept as the text it arrived in (a member of a message the proxy rebuilt around
+ * it), written as that very text by `stringifyWithRaw`: numbers keep their digits (`1.10`,
+ * `12345678901234567890`, `-0`), objects their key order and strings their escapes.
+ */
+export class RawJsonValue implements RawJsonPieces {
+  readonly parts: readonly Buffer[];
+
+  constructor(readonly text: string) {
+    this.parts = [Buffer.from(text, "utf8")];
+  }
+
+  toJSON(): unknown {
+    if (collecting === null) return JSON.parse(this.text);
+    collecting.push(this);
+    return `${RAW_MARK}${collecting.length - 1}`;
   }
 }

@@ -26,7 +26,7 @@ import {
 import { deliverFramed, describeUrl, forwardableHeaders, networkErrorText } from "./upstreamMessages.js";
 import { HttpFlowControl } from "./httpFlowControl.js";
 import { errorResponse, methodOf, requestIdsOf } from "../jsonrpc.js";
-import { messageText } from "../wireText.js";
+import { messageText } from "../wireJson.js";
 
 export interface SseUpstreamOptions extends HttpConnectionOptions {
   /** How long `start()` waits for the stream and its `endpoint` event, in ms. Default 10 s. */

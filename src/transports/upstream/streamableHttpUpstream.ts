@@ -47,7 +47,7 @@ import {
 import { describeUrl, forwardableHeaders, networkErrorText } from "./upstreamMessages.js";
 import { HttpFlowControl } from "./httpFlowControl.js";
 import { SENT } from "../drainWaiter.js";
-import { messageText } from "../wireText.js";
+import { messageText } from "../wireJson.js";
 import { PostAbort, type AbortLike } from "./postAbort.js";
 import {
   headerRecord,

@@ -13,7 +13,7 @@ import { DEFAULT_HTTP_CONNECT_TIMEOUT_MS } from "./streamableHttpUpstream.js";
 import { deliverFramed, describeUrl } from "./upstreamMessages.js";
 import { DrainWaiter, mustWaitForDrain, SENT, type DrainableStream } from "../drainWaiter.js";
 import { ReadYield } from "../readYield.js";
-import { messageText } from "../wireText.js";
+import { messageText } from "../wireJson.js";
 
 export const WEBSOCKET_SUBPROTOCOL = "mcp";
 

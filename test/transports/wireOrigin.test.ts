@@ -1,0 +1,71 @@
+/**
+ * A message the proxy rebuilt goes out with what it did not change as the text that arrived:
+ * numbers `JSON.parse` cannot carry (2^53 + 1, 20 digits, `-0`, `1.10`, `1e400`), key order and
+ * escapes, in `structuredContent`, `_meta`, unknown fields and the entries left as they were. A
+ * big message read with its payloads as bytes and forwarded untouched goes out as it came too.
+ */
+import { describe, expect, it } from "vitest";
+import { parseJsonMessage, parseJsonText } from "../../src/transports/lineFraming.js";
+import { encodeWire, messageText, WirePieces } from "../../src/transports/wireJson.js";
+import { rememberOrigin } from "../../src/transports/wireOrigin.js";
+
+type Obj = Record<string, unknown>;
+const parse = (text: string): Obj => parseJsonText(text, Buffer.byteLength(text)).message as Obj;
+
+const STRUCTURED = '{"orderId":9007199254740993,"amount":1.10,"big":12345678901234567890,"z":-0,"b":1,"10":2}';
+const META = '{"n":1e400,"s":"caf\\u00e9"}';
+
+describe("a rebuilt message", () => {
+  it("keeps the text of every member and item it did not change; what changed is written anew", () => {
+    const text =
+      '{"jsonrpc":"2.0","id":12345678901234567890,"result":{"content":[' +
+      '{"type":"text","text":"kept \\u00e9","x":1.50},' +
+      '{"type":"resource","resource":{"uri":"file:///a.txt","mimeType":"text/plain","blob":"aGk="}}],' +
+      `"structuredContent":${STRUCTURED},"_meta":${META},"__proto__":{"p":1.0}}}`;
+    const original = parse(text);
+    const result = original.result as Obj;
+    const content = result.content as Obj[];
+    const rebuilt = {
+      ...original,
+      result: {
+        ...result,
+        content: [content[0], { type: "resource", resource: { uri: "file:///a.txt", text: "hi" } }],
+      },
+    };
+    rememberOrigin(rebuilt, original);
+    expect(encodeWire(rebuilt)).toBe(
+      '{"jsonrpc":"2.0","id":12345678901234567890,"result":{"content":[' +
+        '{"type":"text","text":"kept \\u00e9","x":1.50},' +
+        '{"type":"resource","resource":{"uri":"file:///a.txt","text":"hi"}}],' +
+        `"structuredContent":${STRUCTURED},"_meta":${META},"__proto__":{"p":1.0}}}`,
+    );
+  });
+
+  it("built again from a rebuilt one (the stateless pool's new id) still keeps the text of the first", () => {
+    const original = parse(`{"jsonrpc":"2.0","id":1,"result":{"content":[],"structuredContent":${STRUCTURED}}}`);
+    const rewritten = { ...original, result: { ...(original.result as Obj), content: [{ type: "text", text: "x" }] } };
+    rememberOrigin(rewritten, original);
+    const renumbered = { ...rewritten, id: 7 };
+    rememberOrigin(renumbered, rewritten);
+    expect(messageText(renumbered)).toBe(
+      `{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"x"}],"structuredContent":${STRUCTURED}}}`,
+    );
+  });
+
+  it("with no text behind it is serialized as before", () => {
+    const rebuilt = { jsonrpc: "2.0", id: 1, result: { n: 1.5 } };
+    rememberOrigin(rebuilt, { jsonrpc: "2.0", id: 1, result: { n: 2 } });
+    expect(encodeWire(rebuilt)).toBe('{"jsonrpc":"2.0","id":1,"result":{"n":1.5}}');
+  });
+});
+
+describe("a big message read with its payloads as bytes, forwarded untouched", () => {
+  it("goes out as the bytes it came in, numbers and spacing included (a line break becomes a space)", () => {
+    const payload = "x".repeat(5000);
+    const line = `{"jsonrpc":"2.0", "id":9007199254740993,\r"result":{"content":[{"type":"text","text":"${payload}"}],"structuredContent":${STRUCTURED}}}`;
+    const framed = parseJsonMessage(Buffer.from(line), 1024);
+    const wire = encodeWire(framed?.message);
+    expect(wire).toBeInstanceOf(WirePieces);
+    expect((wire as WirePieces).join().toString("utf8")).toBe(line.replace("\r", " "));
+  });
+});
