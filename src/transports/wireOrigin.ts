@@ -61,7 +61,15 @@ function substitute(next: unknown, prev: unknown, text: string, start: number): 
 
 function member(value: unknown, prev: unknown, span: Span | undefined, text: string): unknown {
   if (span === undefined || value === undefined) return value;
-  if (value === prev) return new RawJsonValue(text.slice(span.start, span.end));
+  if (value === prev) {
+    // Strings, booleans and null are written the same again (a string's escapes aside); a number
+    // only when its text is JavaScript's own.
+    if (typeof value === "number") {
+      const written = text.slice(span.start, span.end);
+      return written === String(value) ? value : new RawJsonValue(written);
+    }
+    return isContainer(value) ? new RawJsonValue(text.slice(span.start, span.end)) : value;
+  }
   return isContainer(value) && isContainer(prev) ? substitute(value, prev, text, span.start) : value;
 }
 

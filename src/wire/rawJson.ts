@@ -256,10 +256,11 @@ export function stringifyWithRaw(value: unknown): { text: string; raws: RawJsonP
  * `12345678901234567890`, `-0`), objects their key order and strings their escapes.
  */
 export class RawJsonValue implements RawJsonPieces {
-  readonly parts: readonly Buffer[];
+  constructor(readonly text: string) {}
 
-  constructor(readonly text: string) {
-    this.parts = [Buffer.from(text, "utf8")];
+  /** Its bytes: only when spliced among raw strings' bytes (a small message stays a string). */
+  get parts(): readonly Buffer[] {
+    return [Buffer.from(this.text, "utf8")];
   }
 
   toJSON(): unknown {

@@ -29,7 +29,10 @@ function lineFor(id: number, timeoutMs = 10_000): Promise<string> {
     const started = Date.now();
     const look = (): void => {
       // Complete lines only: a big one arrives in many chunks.
-      const line = out.split("\n").slice(0, -1).find((l) => l.startsWith(prefix));
+      const line = out
+        .split("\n")
+        .slice(0, -1)
+        .find((l) => l.startsWith(prefix));
       if (line !== undefined) return resolve(line);
       if (Date.now() - started > timeoutMs || proxy.exitCode !== null)
         return reject(new Error(`no answer to ${id}; stdout ${out.slice(-500)}; stderr ${stderr.slice(-1000)}`));
