@@ -33,9 +33,14 @@ function lineFor(id: number, timeoutMs = 10_000): Promise<string> {
         .split("\n")
         .slice(0, -1)
         .find((l) => l.startsWith(prefix));
-      if (line !== undefined) return resolve(line);
-      if (Date.now() - started > timeoutMs || proxy.exitCode !== null)
-        return reject(new Error(`no answer to ${id}; stdout ${out.slice(-500)}; stderr ${stderr.slice(-1000)}`));
+      if (line !== undefined) {
+        resolve(line);
+        return;
+      }
+      if (Date.now() - started > timeoutMs || proxy.exitCode !== null) {
+        reject(new Error(`no answer to ${id}; stdout ${out.slice(-500)}; stderr ${stderr.slice(-1000)}`));
+        return;
+      }
       setTimeout(look, 10);
     };
     look();
