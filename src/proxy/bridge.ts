@@ -48,6 +48,23 @@ function isMessage(msg: unknown): boolean {
   return isRequest(msg) || isNotification(msg) || isResponse(msg);
 }
 
+/**
+ * A request that is not JSON-RPC 2.0 (another `jsonrpc`, or `params` that is not an object or an
+ * array, §4 and §4.2), as the error its host gets at once: a server drops such a request without
+ * an answer, and the host would wait for `limits.requestTimeoutMs` to learn nothing.
+ */
+function notJsonRpc2(msg: Record<string, unknown> & { id: RequestId }): Record<string, unknown> | undefined {
+  const why =
+    msg.jsonrpc !== "2.0"
+      ? `"jsonrpc" must be "2.0", not ${JSON.stringify(msg.jsonrpc) ?? "missing"}`
+      : "params" in msg && typeof msg.params !== "object"
+        ? `"params" must be an object or an array, not ${JSON.stringify(msg.params)}`
+        : msg.params === null
+          ? `"params" must be an object or an array, not null`
+          : undefined;
+  return why === undefined ? undefined : errorResponse(msg.id, JSONRPC.INVALID_REQUEST, `Invalid Request: ${why}`);
+}
+
 export interface BridgeOptions {
   readonly host: ProxyTransport;
   readonly upstream: ProxyTransport;
@@ -293,7 +310,7 @@ export class Bridge {
     if (isRequest(msg)) {
       if (msg.method === "initialize" && isObj(msg.params) && typeof msg.params.protocolVersion === "string")
         this.protocolVersion = msg.params.protocolVersion;
-      const refused = this.refuse(msg);
+      const refused = this.refuse(msg) ?? notJsonRpc2(msg);
       if (refused !== undefined) {
         this.toHost(refused, msg.id);
         return false;

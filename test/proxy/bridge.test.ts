@@ -106,6 +106,30 @@ describe("Bridge request ids", () => {
     expect(bridge.waitingCount).toBe(0);
   });
 
+  it("a request that is not JSON-RPC 2.0 is answered at once with Invalid Request, never forwarded", async () => {
+    const { host, upstream, bridge } = await bridgeOf();
+    host.receive({ jsonrpc: "1.0", id: 1, method: "tools/list" });
+    host.receive({ id: 2, method: "tools/list" });
+    host.receive({ jsonrpc: "2.0", id: 3, method: "tools/call", params: "x" });
+    host.receive({ jsonrpc: "2.0", id: 4, method: "tools/call", params: null });
+    host.receive({ jsonrpc: "2.0", id: 5, method: "tools/list" });
+    host.receive({ jsonrpc: "2.0", id: 6, method: "tools/call", params: [1] });
+    expect(upstream.sent.map((s) => s.message.id)).toEqual([5, 6]);
+    expect(errorsTo(host).map((m) => [m.id, m.error])).toEqual([
+      [1, { code: JSONRPC.INVALID_REQUEST, message: 'Invalid Request: "jsonrpc" must be "2.0", not "1.0"' }],
+      [2, { code: JSONRPC.INVALID_REQUEST, message: 'Invalid Request: "jsonrpc" must be "2.0", not missing' }],
+      [
+        3,
+        { code: JSONRPC.INVALID_REQUEST, message: 'Invalid Request: "params" must be an object or an array, not "x"' },
+      ],
+      [
+        4,
+        { code: JSONRPC.INVALID_REQUEST, message: 'Invalid Request: "params" must be an object or an array, not null' },
+      ],
+    ]);
+    expect(bridge.waitingCount).toBe(2);
+  });
+
   it("a response from the host reaches the upstream only for a request the upstream sent, once", async () => {
     const { host, upstream } = await bridgeOf();
     upstream.receive({ jsonrpc: "2.0", id: 7, method: "sampling/createMessage", params: {} });
