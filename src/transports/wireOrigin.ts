@@ -35,42 +35,94 @@ export function withOriginText(message: unknown): unknown {
   return substitute(message, origin, text, skipSpace(text, 0));
 }
 
-function isContainer(value: unknown): value is object {
-  return typeof value === "object" && value !== null;
+/** A plain object or array: what `JSON.parse` builds (a value with its own `toJSON` is written as it is). */
+function isPlain(value: unknown): value is object {
+  if (typeof value !== "object" || value === null) return false;
+  if (Array.isArray(value)) return true;
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
 }
 
-/** `next` (a changed value) with what it shares with `prev` — the value at `start` in `text` — as text. */
+/**
+ * `next` (a changed value) with what it shares with `prev` — the value at `start` in `text` — as
+ * text. A container `next` holds that `prev` holds too, wherever it now is, is written as its own
+ * text. A number, or a changed container walked into, takes the text at the same place in `prev`
+ * only where places still correspond: a member of the same name, or an item of an array whose
+ * items did not move (the fit layer inserts blocks: what follows moves up).
+ */
 function substitute(next: unknown, prev: unknown, text: string, start: number): unknown {
   const open = text.charCodeAt(start);
   if (Array.isArray(next) && Array.isArray(prev) && open === 0x5b) {
     const spans = itemSpans(text, start);
-    return next.map((item, i) => member(item, prev[i], i < prev.length ? spans[i] : undefined, text));
+    const shared = sharedContainers(prev, spans);
+    const inNext = new Set(next.filter(isPlain));
+    const aligned =
+      next.length === prev.length && next.every((item, i) => !isPlain(item) || !shared.has(item) || prev[i] === item);
+    return next.map((item, i) =>
+      slot(item, aligned ? prev[i] : undefined, aligned ? spans[i] : undefined, shared, inNext, text),
+    );
   }
-  if (isContainer(next) && !Array.isArray(next) && isContainer(prev) && !Array.isArray(prev) && open === 0x7b) {
+  if (isPlain(next) && !Array.isArray(next) && isPlain(prev) && !Array.isArray(prev) && open === 0x7b) {
     const spans = memberSpans(text, start);
+    const prevObject = prev as Record<string, unknown>;
+    const shared = new Map<unknown, Span>();
+    for (const [key, span] of spans)
+      if (Object.hasOwn(prevObject, key) && isPlain(prevObject[key])) shared.set(prevObject[key], span);
+    const inNext = new Set(Object.values(next).filter(isPlain));
     // No prototype: a member named `__proto__` stays a member.
     const out: Record<string, unknown> = Object.create(null);
     for (const [key, value] of Object.entries(next)) {
-      const span = Object.hasOwn(prev, key) ? spans.get(key) : undefined;
-      out[key] = member(value, (prev as Record<string, unknown>)[key], span, text);
+      const here = Object.hasOwn(prevObject, key);
+      out[key] = slot(
+        value,
+        here ? prevObject[key] : undefined,
+        here ? spans.get(key) : undefined,
+        shared,
+        inNext,
+        text,
+      );
     }
     return out;
   }
   return next;
 }
 
-function member(value: unknown, prev: unknown, span: Span | undefined, text: string): unknown {
-  if (span === undefined || value === undefined) return value;
-  if (value === prev) {
-    // Strings, booleans and null are written the same again (a string's escapes aside); a number
-    // only when its text is JavaScript's own.
-    if (typeof value === "number") {
-      const written = text.slice(span.start, span.end);
-      return written === String(value) ? value : new RawJsonValue(written);
-    }
-    return isContainer(value) ? new RawJsonValue(text.slice(span.start, span.end)) : value;
+/** The containers among `prev`'s items, each with its own span. */
+function sharedContainers(prev: readonly unknown[], spans: readonly Span[]): Map<unknown, Span> {
+  const shared = new Map<unknown, Span>();
+  prev.forEach((item, i) => {
+    if (isPlain(item) && spans[i] !== undefined) shared.set(item, spans[i]);
+  });
+  return shared;
+}
+
+/**
+ * One member or item: `prev`/`span` are what stood at the same place (undefined when places do
+ * not correspond); `shared` maps the original's containers to their own spans; `inNext` holds the
+ * containers the new value keeps (a place whose old container moved elsewhere is not walked).
+ */
+function slot(
+  value: unknown,
+  prev: unknown,
+  span: Span | undefined,
+  shared: ReadonlyMap<unknown, Span>,
+  inNext: ReadonlySet<unknown>,
+  text: string,
+): unknown {
+  if (value === undefined) return value;
+  if (isPlain(value)) {
+    const own = shared.get(value);
+    if (own !== undefined) return new RawJsonValue(text.slice(own.start, own.end));
+    if (span !== undefined && isPlain(prev) && !inNext.has(prev)) return substitute(value, prev, text, span.start);
+    return value;
   }
-  return isContainer(value) && isContainer(prev) ? substitute(value, prev, text, span.start) : value;
+  // Strings, booleans and null are written the same again (a string's escapes aside); a number
+  // keeps its text when it stands where it stood and that text is not JavaScript's own.
+  if (typeof value === "number" && span !== undefined && value === prev) {
+    const written = text.slice(span.start, span.end);
+    return written === String(value) ? value : new RawJsonValue(written);
+  }
+  return value;
 }
 
 interface Span {

@@ -52,6 +52,44 @@ describe("a rebuilt message", () => {
     );
   });
 
+  it("a container that moved keeps its own text; numbers of items that moved are not taken from another's place", () => {
+    const text =
+      '{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"long"},' +
+      '{"type":"resource_link","uri":"a","_meta":{"rowId":1234567890123456789,"score":1.50}},' +
+      '{"type":"resource_link","uri":"b","_meta":{"rowId":1234567890123456790}}],' +
+      '"pair":{"x":{"n":1234567890123456789},"y":{"n":1234567890123456790}},"list":[1.50,2.50]}}';
+    const original = parse(text);
+    const result = original.result as Obj;
+    const [first, a, b] = result.content as Obj[];
+    const pair = result.pair as Obj;
+    // The fit layer's cut: the text shortened, a link inserted after it; the rest moves up.
+    const rebuilt = {
+      ...original,
+      result: {
+        ...result,
+        content: [{ ...first, text: "lo" }, { type: "resource_link", uri: "full" }, a, b],
+        pair: { x: pair.y, y: pair.x },
+        list: [2.5, 1.5],
+      },
+    };
+    rememberOrigin(rebuilt, original);
+    expect(encodeWire(rebuilt)).toBe(
+      '{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"lo"},' +
+        '{"type":"resource_link","uri":"full"},' +
+        '{"type":"resource_link","uri":"a","_meta":{"rowId":1234567890123456789,"score":1.50}},' +
+        '{"type":"resource_link","uri":"b","_meta":{"rowId":1234567890123456790}}],' +
+        '"pair":{"x":{"n":1234567890123456790},"y":{"n":1234567890123456789}},"list":[2.5,1.5]}}',
+    );
+  });
+
+  it("a value with its own toJSON put in by the rebuild is written as it writes itself", () => {
+    const original = parse('{"jsonrpc":"2.0","id":1,"result":{"when":{"a":1},"n":1.50}}');
+    const when = new Date(0);
+    const rebuilt = { ...original, result: { ...(original.result as Obj), when } };
+    rememberOrigin(rebuilt, original);
+    expect(encodeWire(rebuilt)).toBe('{"jsonrpc":"2.0","id":1,"result":{"when":"1970-01-01T00:00:00.000Z","n":1.50}}');
+  });
+
   it("with no text behind it is serialized as before", () => {
     const rebuilt = { jsonrpc: "2.0", id: 1, result: { n: 1.5 } };
     rememberOrigin(rebuilt, { jsonrpc: "2.0", id: 1, result: { n: 2 } });
