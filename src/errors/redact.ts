@@ -4,19 +4,53 @@
  * knows the values it sends, so it removes them wherever it quotes a server.
  */
 
+/** Query values shorter than this are not taken for credentials. */
+const MIN_QUERY_SECRET_LENGTH = 8;
+
 /** What a removed value is replaced with. */
 export const REDACTED = "[redacted]";
 
 /** Values shorter than this are left: too common in ordinary text to be anyone's secret. */
 const MIN_SECRET_LENGTH = 4;
 
-/** `text` with every occurrence of each secret replaced by `[redacted]`. */
+/**
+ * The ways a secret can stand in quoted text: as it is, and as a JSON string literal's body
+ * writes it (`"` and `\` escaped, `/` as `\/` as PHP writes it, non-ASCII as `\uXXXX`).
+ */
+function secretForms(secrets: Iterable<string | undefined>): string[] {
+  const forms = new Set<string>();
+  for (const secret of secrets) {
+    if (secret === undefined || secret.length < MIN_SECRET_LENGTH) continue;
+    const json = JSON.stringify(secret).slice(1, -1);
+    const ascii = json.replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+    for (const form of [secret, json, json.replaceAll("/", "\\/"), ascii, ascii.replaceAll("/", "\\/")])
+      forms.add(form);
+  }
+  // Longest first, so a value that contains another is removed whole.
+  return [...forms].sort((a, b) => b.length - a.length);
+}
+
+/** `text` with every occurrence of each secret (in any of its quoted forms) replaced by `[redacted]`. */
 export function redactSecrets(text: string, secrets: Iterable<string | undefined>): string {
   let out = text;
-  // Longest first, so a value that contains another is removed whole.
-  const values = [...new Set(secrets)].filter((s): s is string => s !== undefined && s.length >= MIN_SECRET_LENGTH);
-  values.sort((a, b) => b.length - a.length);
-  for (const secret of values) if (out.includes(secret)) out = out.split(secret).join(REDACTED);
+  for (const form of secretForms(secrets)) if (out.includes(form)) out = out.split(form).join(REDACTED);
+  return out;
+}
+
+/**
+ * The first `max` characters of `text`, secrets redacted first; when it ends in the start of a
+ * secret (four characters or more: the text was cut there, here or before), that start is
+ * redacted too.
+ */
+export function redactedExcerpt(text: string, max: number, secrets: Iterable<string | undefined>): string {
+  const forms = secretForms(secrets);
+  let out = text;
+  for (const form of forms) if (out.includes(form)) out = out.split(form).join(REDACTED);
+  // The text may have been cut before (a body read up to a limit), and is cut here.
+  if (out.length > max) out = out.slice(0, max);
+  for (const form of forms)
+    for (let k = Math.min(form.length - 1, out.length); k >= MIN_SECRET_LENGTH; k--)
+      if (out.endsWith(form.slice(0, k))) return `${out.slice(0, -k)}${REDACTED}`;
   return out;
 }
 
@@ -32,6 +66,37 @@ export function headerSecrets(headers: Readonly<Record<string, string>> | undefi
     secrets.push(trimmed);
     const credentials = /^[A-Za-z][\w.+-]*\s+(\S.*)$/.exec(trimmed)?.[1];
     if (credentials !== undefined) secrets.push(credentials);
+  }
+  return secrets;
+}
+
+/**
+ * The secret parts of a server's URL: its userinfo and its query values (an `api_key=…`), as
+ * written and decoded. URLs are shown without them anyway; a server may still echo them.
+ */
+export function urlSecrets(url: string | URL): string[] {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return [];
+  }
+  const secrets: string[] = [];
+  const both = (value: string): void => {
+    if (value === "") return;
+    secrets.push(value);
+    try {
+      secrets.push(decodeURIComponent(value));
+    } catch {
+      // not percent-encoded validly: the written form is enough
+    }
+  };
+  both(parsed.username);
+  both(parsed.password);
+  // Query values as short as `json` or `2025` are settings, not keys: only longer ones are taken.
+  for (const pair of parsed.search.slice(1).split("&")) {
+    const value = pair.slice(pair.indexOf("=") + 1 || pair.length);
+    if (value.length >= MIN_QUERY_SECRET_LENGTH) both(value);
   }
   return secrets;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { headerSecrets, REDACTED, redactSecrets } from "../../src/errors/redact.js";
+import { headerSecrets, REDACTED, redactedExcerpt, redactSecrets, urlSecrets } from "../../src/errors/redact.js";
 
 describe("redactSecrets", () => {
   it("replaces every occurrence of every secret, the longest first", () => {
@@ -23,5 +23,36 @@ describe("headerSecrets", () => {
       "key-42",
     ]);
     expect(headerSecrets(undefined)).toEqual([]);
+  });
+});
+
+describe("secrets in their quoted forms and at a cut", () => {
+  it('finds a secret written as a JSON string\'s body writes it: \\/ for /, \\" for ", \\uXXXX for non-ASCII', () => {
+    const secret = 'sk/live"åbc-12345';
+    for (const written of ['sk\\/live\\"\\u00e5bc-12345', 'sk/live\\"åbc-12345', 'sk\\/live\\"åbc-12345'])
+      expect(redactSecrets(`token=${written};`, [secret])).toBe(`token=${REDACTED};`);
+  });
+
+  it("redacts before cutting, and a secret's start left at the cut", () => {
+    const secret = "sk_live_AbCdEfGhIjKlMnOp";
+    expect(redactedExcerpt(`abc ${secret} def`, 10, [secret])).toBe(`abc ${REDACTED}`.slice(0, 10));
+    expect(redactedExcerpt(`0123456789 ${secret}`, 20, [secret])).toBe(`0123456789 ${REDACTED}`.slice(0, 20));
+    // A body read only up to a limit can end in the start of a secret.
+    expect(redactedExcerpt("0123456789 sk_live_AbCd", 100, [secret])).toBe(`0123456789 ${REDACTED}`);
+    expect(redactedExcerpt("plain text that is long", 10, [secret])).toBe("plain text");
+  });
+});
+
+describe("urlSecrets", () => {
+  it("gives the userinfo and long query values, as written and decoded", () => {
+    expect(urlSecrets("https://user:p%40ss@host/mcp?api_key=KEY-0123456789&format=json")).toEqual([
+      "user",
+      "user",
+      "p%40ss",
+      "p@ss",
+      "KEY-0123456789",
+      "KEY-0123456789",
+    ]);
+    expect(urlSecrets("not a url")).toEqual([]);
   });
 });

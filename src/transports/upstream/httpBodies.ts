@@ -3,7 +3,7 @@
  * SSE streams through `SseParser` (never `response.json()`/`text()`, which would hold a 50 MiB
  * event several times over), JSON bodies joined once, error bodies only as far as an excerpt.
  */
-import { headerSecrets, redactSecrets } from "../../errors/redact.js";
+import { headerSecrets, redactedExcerpt, urlSecrets } from "../../errors/redact.js";
 import { parseMediaType } from "../../normalize/mediaType.js";
 import { excerptOf, jsonRpcIdHint, parseJsonPieces, parseJsonText, type Framed } from "../lineFraming.js";
 import { SseParser, type SseEvent, type SseProblem } from "../sseParser.js";
@@ -117,12 +117,13 @@ export async function readJsonBody(
   return parseJsonPieces(pieces, bytes, rawStringBytes);
 }
 
-/** What an HTTP upstream must never quote back: its configured header values and the injected fetch's secrets. */
+/** What the proxy must never quote back from a server: its URL's credentials, configured header values, the injected fetch's secrets. */
 export function sentSecrets(options: {
+  url: string | URL;
   headers?: Readonly<Record<string, string>> | undefined;
   secrets?: (() => Iterable<string | undefined>) | undefined;
 }): Array<string | undefined> {
-  return [...headerSecrets(options.headers), ...(options.secrets?.() ?? [])];
+  return [...urlSecrets(options.url), ...headerSecrets(options.headers), ...(options.secrets?.() ?? [])];
 }
 
 /**
@@ -135,8 +136,11 @@ export async function errorBodyReason(
   secrets: Iterable<string | undefined>,
 ): Promise<string | undefined> {
   const reason = await bodyReason(response);
-  return reason === undefined ? undefined : redactSecrets(reason, secrets);
+  return reason === undefined ? undefined : redactedExcerpt(reason, ERROR_REASON_CHARS, secrets);
 }
+
+/** Longest reason quoted from an error answer, in characters. */
+const ERROR_REASON_CHARS = 300;
 
 async function bodyReason(response: ResponseLike): Promise<string | undefined> {
   const type = mediaTypeEssence(response.headers.get("content-type"));
@@ -164,11 +168,13 @@ async function bodyReason(response: ResponseLike): Promise<string | undefined> {
     try {
       const parsed = JSON.parse(text) as { error?: { message?: unknown } };
       if (typeof parsed.error?.message === "string") return parsed.error.message;
+      // Written again, its strings escaped one way only (the secrets' own forms are matched too).
+      return JSON.stringify(parsed);
     } catch {
       // fall through to the excerpt
     }
   }
-  return text === "" ? undefined : text.slice(0, 300);
+  return text === "" ? undefined : text;
 }
 
 /** `type/subtype` of a Content-Type, parsed (never matched by substring). */

@@ -6,10 +6,12 @@
  */
 import type WebSocket from "ws";
 import { NormalizerError } from "../../errors/NormalizerError.js";
+import { redactedExcerpt, redactSecrets } from "../../errors/redact.js";
 import { silentLogger, type Logger } from "../../observe/logger.js";
 import { parseJsonPieces } from "../lineFraming.js";
 import type { FramingProblem, JSONRPCMessage, ProxySendOptions, UpstreamTransport } from "../types.js";
 import { DEFAULT_HTTP_CONNECT_TIMEOUT_MS } from "./streamableHttpUpstream.js";
+import { sentSecrets } from "./httpBodies.js";
 import { deliverFramed, describeUrl } from "./upstreamMessages.js";
 import { DrainWaiter, mustWaitForDrain, SENT, type DrainableStream } from "../drainWaiter.js";
 import { ReadYield } from "../readYield.js";
@@ -101,7 +103,12 @@ export class WebSocketUpstreamTransport implements UpstreamTransport {
         resolve();
       });
       socket.once("unexpected-response", (_request, response) =>
-        fail(`HTTP ${response.statusCode}${response.statusMessage ? ` ${response.statusMessage}` : ""}`),
+        fail(
+          redactSecrets(
+            `HTTP ${response.statusCode}${response.statusMessage ? ` ${response.statusMessage}` : ""}`,
+            sentSecrets(this.options),
+          ),
+        ),
       );
       socket.once("error", (error) => fail(error.message, error));
     });
@@ -121,9 +128,11 @@ export class WebSocketUpstreamTransport implements UpstreamTransport {
     });
     socket.on("close", (code, reason) => {
       if (!this.closing) {
-        this.lastError ??=
-          `upstream ${this.where} closed the WebSocket (code ` +
-          `${code}${reason.length ? `: ${reason.toString("utf8").slice(0, 200)}` : ""})`;
+        // The close reason is the server's words: what the proxy sent it is taken out.
+        const why = reason.length
+          ? `: ${redactedExcerpt(reason.toString("utf8"), 200, sentSecrets(this.options))}`
+          : "";
+        this.lastError ??= `upstream ${this.where} closed the WebSocket (code ${code}${why})`;
         this.onerror?.(new NormalizerError("UPSTREAM_CLOSED", this.lastError, { url: this.where, code }));
       }
       this.reportClose();

@@ -219,7 +219,7 @@ describe("StreamableHttpUpstreamTransport against the SDK's StreamableHTTPServer
     let bodyKind: "text" | "json" = "text";
     const server = createHttpServer((req, res) => {
       req.resume();
-      const echo = `auth=${req.headers.authorization} key=${req.headers["x-api-key"]} oauth=${req.headers["x-oauth"]}`;
+      const echo = `auth=${req.headers.authorization} key=${req.headers["x-api-key"]} oauth=${req.headers["x-oauth"]} url=${req.url}`;
       const token = String(req.headers.authorization).split(" ")[1];
       if (bodyKind === "text") {
         res.writeHead(500, `Broken ${token}`, { "content-type": "text/plain" }).end(`${echo} token=${token}`);
@@ -232,7 +232,7 @@ describe("StreamableHttpUpstreamTransport against the SDK's StreamableHTTPServer
     cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
     const { transport, got } = await connect({
-      url,
+      url: `${url}?api_key=query-secret-4`,
       headers: { Authorization: "Bearer header-secret-1", "X-Api-Key": "key-secret-2" },
       // What an OAuth layer does: its own token goes out in a header the configuration never named.
       fetch: (target, init) =>
@@ -246,13 +246,13 @@ describe("StreamableHttpUpstreamTransport against the SDK's StreamableHTTPServer
     const text = (await got.response(7)).error?.message;
     expect(text).toBe(
       `upstream ${url} answered POST tools/call with HTTP 500 Broken [redacted]: ` +
-        "auth=[redacted] key=[redacted] oauth=[redacted] token=[redacted]",
+        "auth=[redacted] key=[redacted] oauth=[redacted] url=/mcp?api_key=[redacted] token=[redacted]",
     );
     bodyKind = "json";
     await transport.send(call(8, "echo", { text: "x" }));
     expect((await got.response(8)).error?.message).toBe(
       `upstream ${url} answered POST tools/call with HTTP 401 Unauthorized: ` +
-        "refused auth=[redacted] key=[redacted] oauth=[redacted]",
+        "refused auth=[redacted] key=[redacted] oauth=[redacted] url=/mcp?api_key=[redacted]",
     );
     expect(JSON.stringify([got.messages, got.errors.map((e) => e.message)])).not.toMatch(/secret/);
   });

@@ -103,3 +103,40 @@ describe("WebSocketUpstreamTransport against an SDK server over ws", () => {
     ).rejects.toThrow(`cannot open WebSocket to upstream ${url}: HTTP 401 Unauthorized`);
   });
 });
+
+describe("WebSocketUpstreamTransport never quotes back what it sent", () => {
+  it("redacts header values and URL credentials from a refused handshake's status text and a close reason", async () => {
+    const { WebSocketServer } = await import("ws");
+    const server = createServer();
+    const wss = new WebSocketServer({ noServer: true });
+    let refuse = true;
+    server.on("upgrade", (req, socket, head) => {
+      const echo = `${req.headers.authorization} ${req.url}`;
+      if (refuse) {
+        socket.end(`HTTP/1.1 401 Bad ${echo}\r\nConnection: close\r\n\r\n`);
+        return;
+      }
+      wss.handleUpgrade(req, socket, head, (ws) => ws.close(4001, `bad credentials: ${echo}`));
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    cleanups.push(async () => {
+      wss.close();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    });
+    const url = `ws://127.0.0.1:${(server.address() as AddressInfo).port}/ws?token=url-secret-123`;
+    const options = { url, headers: { Authorization: "Bearer ws-secret-456" } };
+
+    const refused = new WebSocketUpstreamTransport({ maxMessageBytes: DEFAULT_LIMITS.maxMessageBytes, ...options });
+    await expect(refused.start()).rejects.toThrow(/HTTP 401 Bad \[redacted\] \/ws\?token=\[redacted\]/);
+
+    refuse = false;
+    const transport = new WebSocketUpstreamTransport({ maxMessageBytes: DEFAULT_LIMITS.maxMessageBytes, ...options });
+    const got = collect(transport);
+    await transport.start();
+    cleanups.push(() => transport.close());
+    await expect.poll(() => got.isClosed(), { timeout: 5_000 }).toBe(true);
+    expect(transport.describeEnd()).toMatch(/code 4001: bad credentials: \[redacted\] \/ws\?token=\[redacted\]/);
+    expect(JSON.stringify([transport.describeEnd(), got.errors.map((e) => e.message)])).not.toMatch(/secret/);
+  });
+});
