@@ -29,6 +29,7 @@ import {
   isRequest,
   isRequestId,
   isResponse,
+  notJsonRpc2,
   progressToken,
   relatedRequestOf,
   type RequestId,
@@ -46,23 +47,6 @@ const FIRST_VERSION_WITHOUT_BATCHES = "2025-06-18";
 /** A JSON-RPC request, notification or response (JSON-RPC 2.0 §4–5); anything else is not forwarded. */
 function isMessage(msg: unknown): boolean {
   return isRequest(msg) || isNotification(msg) || isResponse(msg);
-}
-
-/**
- * A request that is not JSON-RPC 2.0 (another `jsonrpc`, or `params` that is not an object or an
- * array, §4 and §4.2), as the error its host gets at once: a server drops such a request without
- * an answer, and the host would wait for `limits.requestTimeoutMs` to learn nothing.
- */
-function notJsonRpc2(msg: Record<string, unknown> & { id: RequestId }): Record<string, unknown> | undefined {
-  const why =
-    msg.jsonrpc !== "2.0"
-      ? `"jsonrpc" must be "2.0", not ${JSON.stringify(msg.jsonrpc) ?? "missing"}`
-      : "params" in msg && typeof msg.params !== "object"
-        ? `"params" must be an object or an array, not ${JSON.stringify(msg.params)}`
-        : msg.params === null
-          ? `"params" must be an object or an array, not null`
-          : undefined;
-  return why === undefined ? undefined : errorResponse(msg.id, JSONRPC.INVALID_REQUEST, `Invalid Request: ${why}`);
 }
 
 export interface BridgeOptions {
@@ -308,13 +292,13 @@ export class Bridge {
       return false;
     }
     if (isRequest(msg)) {
-      if (msg.method === "initialize" && isObj(msg.params) && typeof msg.params.protocolVersion === "string")
-        this.protocolVersion = msg.params.protocolVersion;
       const refused = this.refuse(msg) ?? notJsonRpc2(msg);
       if (refused !== undefined) {
         this.toHost(refused, msg.id);
         return false;
       }
+      if (msg.method === "initialize" && isObj(msg.params) && typeof msg.params.protocolVersion === "string")
+        this.protocolVersion = msg.params.protocolVersion;
       this.remember(msg);
     } else if (isResponse(msg) && !this.upstreamAsked.delete(msg.id)) {
       // A response to nothing the upstream asked (or a second one): not the upstream's business.
@@ -465,7 +449,7 @@ export class Bridge {
   /**
    * Which waiting host request a server→client message belongs to: the request whose progress
    * token it carries; else the one whose response stream carried it (`onStream`: a streamable
-   * HTTP upstream says); else the most recent request still waiting. Over stdio the upstream says
+   * HTTP upstream says; none once that one is answered); else the most recent request still waiting. Over stdio the upstream says
    * nothing more; any waiting request's stream reaches the same host session.
    */
   private relatedRequest(msg: unknown, onStream: RequestId | undefined): RequestId | undefined {
@@ -473,7 +457,9 @@ export class Bridge {
       const id = this.byProgressToken.get(msg.params.progressToken);
       if (id !== undefined) return id;
     }
-    if (onStream !== undefined && this.waiting.has(onStream)) return onStream;
+    // Its own request's stream, or — that request answered — none (an HTTP host's GET stream),
+    // never another request's.
+    if (onStream !== undefined) return this.waiting.has(onStream) ? onStream : undefined;
     let last: Waiting | undefined;
     for (const waiting of this.waiting.values()) last = waiting;
     return last?.id;

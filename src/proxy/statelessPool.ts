@@ -28,6 +28,7 @@ import {
   isObj,
   isRequest,
   isResponse,
+  notJsonRpc2,
   progressToken,
   relatedRequestOf,
   type RequestId,
@@ -237,6 +238,11 @@ export class StatelessPool {
         );
         return;
       }
+      const invalid = notJsonRpc2(msg);
+      if (invalid !== undefined) {
+        this.toHost(post, invalid, msg.id);
+        return;
+      }
       const id = ++this.nextId;
       const hostToken = progressToken(msg);
       const progress = hostToken === undefined ? undefined : { host: hostToken, pool: ++this.nextId };
@@ -365,8 +371,9 @@ export class StatelessPool {
    */
   private ownerOf(lane: Lane, msg: unknown, onStream: RequestId | undefined): InFlight | undefined {
     const token = isObj(msg) && isObj(msg.params) ? msg.params.progressToken : undefined;
-    const carrier = onStream === undefined ? undefined : lane.inFlight.get(onStream);
-    if (token === undefined && carrier !== undefined) return carrier;
+    // The request whose stream carried it, or nobody once that one is answered: never another
+    // host's POST.
+    if (token === undefined && onStream !== undefined) return lane.inFlight.get(onStream);
     let latest: InFlight | undefined;
     for (const inFlight of lane.inFlight.values()) {
       if (token !== undefined && inFlight.progress?.pool === token) return inFlight;

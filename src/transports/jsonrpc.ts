@@ -4,6 +4,7 @@
  * place transports and the proxy learn what a message is.
  */
 import type { JSONRPCMessage, MessageExtraInfo } from "@modelcontextprotocol/sdk/types.js";
+import { JSONRPC } from "../errors/jsonRpcCodes.js";
 
 export type RequestId = string | number;
 
@@ -83,4 +84,21 @@ export function progressToken(msg: Obj): RequestId | undefined {
 export function relatedRequestOf(extra: MessageExtraInfo | undefined): RequestId | undefined {
   const id = (extra as { relatedRequestId?: unknown } | undefined)?.relatedRequestId;
   return isRequestId(id) ? id : undefined;
+}
+
+/**
+ * A request that is not JSON-RPC 2.0 (another `jsonrpc`, or `params` that is not an object or an
+ * array, §4 and §4.2), as the error its host gets at once: a server drops such a request without
+ * an answer, and the host would wait for `limits.requestTimeoutMs` to learn nothing.
+ */
+export function notJsonRpc2(msg: Record<string, unknown> & { id: RequestId }): Record<string, unknown> | undefined {
+  const why =
+    msg.jsonrpc !== "2.0"
+      ? `"jsonrpc" must be "2.0", not ${JSON.stringify(msg.jsonrpc) ?? "missing"}`
+      : "params" in msg && typeof msg.params !== "object"
+        ? `"params" must be an object or an array, not ${JSON.stringify(msg.params)}`
+        : msg.params === null
+          ? `"params" must be an object or an array, not null`
+          : undefined;
+  return why === undefined ? undefined : errorResponse(msg.id, JSONRPC.INVALID_REQUEST, `Invalid Request: ${why}`);
 }

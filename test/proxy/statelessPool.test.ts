@@ -73,6 +73,24 @@ describe("the stateless pool", () => {
     expect(next).not.toBe(pid);
   });
 
+  it("a request that is not JSON-RPC 2.0 is answered at once with Invalid Request, not sent to an upstream", async () => {
+    const started = Date.now();
+    const answer = await post(
+      url,
+      JSON.stringify({ jsonrpc: "1.0", id: 1, method: "tools/list" }),
+      undefined,
+      STATELESS,
+    );
+    expect(answer.messages).toEqual([
+      {
+        jsonrpc: "2.0",
+        id: 1,
+        error: { code: -32600, message: 'Invalid Request: "jsonrpc" must be "2.0", not "1.0"' },
+      },
+    ]);
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
   it("an upstream that crashes answers its request with the cause; the pool serves the next POST", async () => {
     const crashed = await call(url, "crash", { code: 3 });
     expect(crashed.messages[0]).toMatchObject({

@@ -19,12 +19,12 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-const chatter = (id: number, tag: string) =>
+const chatter = (id: number, tag: string, count = 6) =>
   JSON.stringify({
     jsonrpc: "2.0",
     id,
     method: "tools/call",
-    params: { name: "chatter", arguments: { tag, count: 6, gapMs: 15 } },
+    params: { name: "chatter", arguments: { tag, count, gapMs: 15 } },
   });
 
 const logsOf = (messages: Array<Record<string, unknown>>) =>
@@ -34,7 +34,8 @@ const expected = (tag: string) => Array.from({ length: 6 }, (_, i) => `${tag}:${
 
 /**
  * A stateless server of the 2026-07-28 protocol (no session, no initialize; the SDK's server does
- * not speak it yet): `chatter` answers on an SSE stream, its log notifications `gapMs` apart.
+ * not speak it yet): `chatter` answers on an SSE stream, its log notifications `gapMs` apart,
+ * and sends one more (`tag:after`) on the same stream after its answer.
  */
 async function startChatteringStatelessServer(): Promise<string> {
   const server = createServer(async (req, res) => {
@@ -55,6 +56,7 @@ async function startChatteringStatelessServer(): Promise<string> {
       await new Promise((resolve) => setTimeout(resolve, gapMs));
     }
     event({ jsonrpc: "2.0", id: message.id, result: { content: [{ type: "text", text: `${tag} done` }] } });
+    event({ jsonrpc: "2.0", method: "notifications/message", params: { level: "info", data: `${tag}:after` } });
     res.end();
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -97,17 +99,18 @@ describe("messages on a streamable HTTP upstream's request streams", () => {
     expect(b.messages.at(-1)).toMatchObject({ id: 3, result: { content: [{ text: "B done" }] } });
   });
 
-  it("reach each stateless POST on its own stream when one pooled upstream serves both", async () => {
+  it("reach each stateless POST on its own stream when one pooled upstream serves both, never another's", async () => {
     const upstream = await startChatteringStatelessServer();
     const proxy = await serveConfig({ mcpServers: { up: { url: upstream } }, limits: { statelessPoolSize: 1 } });
     cleanups.push(proxy.stop);
     const endpoint = `${proxy.url}/mcp/up`;
     const stateless = { "mcp-protocol-version": "2026-07-28" };
+    // A ends first: what its stream sends after its answer must not go to B, still in flight.
     const [a, b] = await Promise.all([
-      post(endpoint, chatter(1, "A"), undefined, stateless),
+      post(endpoint, chatter(1, "A", 2), undefined, stateless),
       post(endpoint, chatter(1, "B"), undefined, stateless),
     ]);
-    expect(logsOf(a.messages)).toEqual(expected("A"));
+    expect(logsOf(a.messages)).toEqual(["A:0", "A:1"]);
     expect(logsOf(b.messages)).toEqual(expected("B"));
     expect(a.messages.at(-1)).toMatchObject({ id: 1, result: { content: [{ text: "A done" }] } });
     expect(b.messages.at(-1)).toMatchObject({ id: 1, result: { content: [{ text: "B done" }] } });

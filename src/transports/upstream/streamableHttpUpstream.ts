@@ -593,6 +593,8 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     cursor: StreamCursor,
     signal: AbortLike,
   ): Promise<void> {
+    // The request this stream belongs to, still after it is answered (a server may send more).
+    const carrier = firstOf(pending);
     return readSseBody(
       body,
       this.maxMessageBytes,
@@ -601,7 +603,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
           if (event.lastEventId) cursor.lastEventId = event.lastEventId;
           if (event.type !== "message") return;
           const framed = framedFromEvent(event);
-          if (framed) this.deliver(framed, pending);
+          if (framed) this.deliver(framed, pending, carrier);
         },
         onProblem: (problem) => this.deliver({ problem: framingProblemOf(problem) }, pending),
         onRetry: (ms) => (cursor.retryMs = ms),
@@ -611,7 +613,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     );
   }
 
-  private deliver(framed: Framed, pending: Set<RequestId>): void {
+  private deliver(framed: Framed, pending: Set<RequestId>, carrier?: RequestId): void {
     if (this.closed) return;
     if (framed.problem) {
       // The proxy answers a too-large response from the problem's id; do not answer it twice.
@@ -633,7 +635,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     // A request's stream carries what belongs to that request (its progress, logs, questions to
     // the client): the proxy sends it on the same host request's stream, so a host reading several
     // streams sees each request's messages in the order they were sent.
-    const related = firstOf(pending);
+    const related = firstOf(pending) ?? carrier;
     this.onmessage?.(message, related === undefined ? undefined : { relatedRequestId: related });
   }
 
