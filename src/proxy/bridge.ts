@@ -449,8 +449,9 @@ export class Bridge {
   /**
    * Which waiting host request a server→client message belongs to: the request whose progress
    * token it carries; else the one whose response stream carried it (`onStream`: a streamable
-   * HTTP upstream says; none once that one is answered); else the most recent request still waiting. Over stdio the upstream says
-   * nothing more; any waiting request's stream reaches the same host session.
+   * HTTP upstream says; none once that one is answered); else the most recent request still
+   * waiting. Over stdio the upstream says nothing more; any waiting request's stream reaches the
+   * same host session.
    */
   private relatedRequest(msg: unknown, onStream: RequestId | undefined): RequestId | undefined {
     if (isObj(msg) && isObj(msg.params) && isRequestId(msg.params.progressToken)) {

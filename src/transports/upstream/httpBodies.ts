@@ -117,7 +117,10 @@ export async function readJsonBody(
   return parseJsonPieces(pieces, bytes, rawStringBytes);
 }
 
-/** What the proxy must never quote back from a server: its URL's credentials, configured header values, the injected fetch's secrets. */
+/**
+ * What the proxy must never quote back from a server: its URL's credentials, the configured
+ * header values, the injected fetch's secrets.
+ */
 export function sentSecrets(options: {
   url: string | URL;
   headers?: Readonly<Record<string, string>> | undefined;
