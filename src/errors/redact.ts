@@ -30,11 +30,15 @@ function secretForms(secrets: Iterable<string | undefined>): string[] {
   return [...forms].sort((a, b) => b.length - a.length);
 }
 
+function replaceForms(text: string, forms: readonly string[]): string {
+  let out = text;
+  for (const form of forms) if (out.includes(form)) out = out.split(form).join(REDACTED);
+  return out;
+}
+
 /** `text` with every occurrence of each secret (in any of its quoted forms) replaced by `[redacted]`. */
 export function redactSecrets(text: string, secrets: Iterable<string | undefined>): string {
-  let out = text;
-  for (const form of secretForms(secrets)) if (out.includes(form)) out = out.split(form).join(REDACTED);
-  return out;
+  return replaceForms(text, secretForms(secrets));
 }
 
 /**
@@ -44,8 +48,7 @@ export function redactSecrets(text: string, secrets: Iterable<string | undefined
  */
 export function redactedExcerpt(text: string, max: number, secrets: Iterable<string | undefined>): string {
   const forms = secretForms(secrets);
-  let out = text;
-  for (const form of forms) if (out.includes(form)) out = out.split(form).join(REDACTED);
+  let out = replaceForms(text, forms);
   // The text may have been cut before (a body read up to a limit), and is cut here.
   if (out.length > max) out = out.slice(0, max);
   for (const form of forms)

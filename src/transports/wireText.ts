@@ -11,7 +11,7 @@
  * could have written (it throws on a message nested a few thousand levels deep, and such a
  * message must still get the error answer it always got). Sound because the proxy never changes
  * a message in place: the engine and the stateless pool build new objects, which have no text
- * here and are serialized as always.
+ * here (what they share with the message they came from keeps its text: wireOrigin.ts).
  */
 import type { RawJsonString } from "../wire/rawJson.js";
 
@@ -24,7 +24,7 @@ const LINE_BREAKS = /[\r\n]/g;
 const MAX_DEPTH = 512;
 
 /** True when `text` (valid JSON) nests no deeper than `max`. Brackets inside strings do not count. */
-export function nestsAtMost(text: string, max: number): boolean {
+function nestsAtMost(text: string, max: number): boolean {
   // Few brackets in all: no need to look closer (nearly every message).
   let brackets = 0;
   for (let at = text.indexOf("{"); at !== -1 && brackets <= max; at = text.indexOf("{", at + 1)) brackets++;
@@ -47,11 +47,16 @@ export function nestsAtMost(text: string, max: number): boolean {
   return true;
 }
 
+/** Valid JSON text on one line: its line breaks, all between tokens, as spaces. */
+function oneLine(text: string): string {
+  return LINE_BREAK.test(text) ? text.replace(LINE_BREAKS, " ") : text;
+}
+
 /** Records `text` as the wire form of `value` (just parsed from it: valid JSON). */
 export function rememberWireText(value: unknown, text: string): void {
   if (typeof value !== "object" || value === null) return;
   if (!nestsAtMost(text, MAX_DEPTH)) return;
-  TEXT.set(value, LINE_BREAK.test(text) ? text.replace(LINE_BREAKS, " ") : text);
+  TEXT.set(value, oneLine(text));
 }
 
 /**
@@ -70,7 +75,7 @@ const SKELETON = new WeakMap<object, WireSkeleton>();
 export function rememberWireSkeleton(value: unknown, text: string, raws: readonly RawJsonString[]): void {
   if (typeof value !== "object" || value === null) return;
   if (!nestsAtMost(text, MAX_DEPTH)) return;
-  SKELETON.set(value, { text: LINE_BREAK.test(text) ? text.replace(LINE_BREAKS, " ") : text, raws });
+  SKELETON.set(value, { text: oneLine(text), raws });
 }
 
 /** The skeleton `message` was read from, when it is forwarded as it was parsed. */
