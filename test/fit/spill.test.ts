@@ -98,6 +98,17 @@ describe("cutting a tool result and serving the rest", () => {
     expect(changes[0]).toMatchObject({ action: "warn-spill-full" });
   });
 
+  it("sends the whole result, every block, when the first block over the budget finds no room", () => {
+    const store = new SpillStore(new SpillBudget(1000, 60_000));
+    const changes: ChangeRecord[] = [];
+    const content = [
+      { type: "text", text: original },
+      { type: "text", text: "x".repeat(3000) },
+    ];
+    expect(cutContent(content, { maxBytes: 4096, store, dryRun: false, ttlMs: 60_000 }, changes)).toBe(content);
+    expect(changes.map((c) => c.action)).toEqual(["warn-spill-full"]);
+  });
+
   it("answers an expired page and another session's page with a clear resource-not-found error", () => {
     let now = 0;
     const budget = new SpillBudget(1 << 20, 1000, () => now);

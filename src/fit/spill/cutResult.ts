@@ -42,8 +42,8 @@ export function cutContent(
       continue;
     }
     const replaced = cutBlock(block, text, bytes, remaining, options, `content[${i}]`, changes);
-    remaining = 0;
-    if (replaced === null) continue;
+    // No room for the rest: the whole result goes out as it was, not cut from a later block on.
+    if (replaced === null) return content;
     out ??= content.slice(0, i);
     out.push(...replaced);
     // The blocks after this one keep their places after the inserted link.
