@@ -104,6 +104,7 @@ export class SseUpstreamTransport implements UpstreamTransport {
       (resolve, reject) => (announce = (error) => (error ? reject(error) : resolve())),
     );
     const timer = setTimeout(() => announce?.(unreachable(`no endpoint event in ${timeoutMs} ms`)), timeoutMs);
+    let streamError: string | undefined;
     this.reading = readSseBody(
       response.body,
       this.options.maxMessageBytes,
@@ -127,14 +128,14 @@ export class SseUpstreamTransport implements UpstreamTransport {
       this.flow.gate,
     )
       .catch((error: unknown) => {
-        if (!this.closed)
-          this.lastError = `the SSE stream of upstream ${this.where} failed: ${networkErrorText(error)}`;
+        if (!this.closed) streamError = `the SSE stream of upstream ${this.where} failed: ${networkErrorText(error)}`;
       })
       .then(() => {
         announce?.(unreachable("the stream ended before its endpoint event"));
         if (this.closed) return;
         this.closed = true;
-        this.lastError ??= `upstream ${this.where} closed its SSE stream`;
+        // Why the stream ended, not an earlier POST's failure (that one concerned its request only).
+        this.lastError = streamError ?? `upstream ${this.where} closed its SSE stream`;
         this.onerror?.(new NormalizerError("UPSTREAM_CLOSED", this.lastError, { url: this.where }));
         this.reportClose();
       });

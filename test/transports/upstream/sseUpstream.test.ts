@@ -147,3 +147,39 @@ describe("SseUpstreamTransport (legacy HTTP+SSE) against the SDK's SSEServerTran
     ).rejects.toThrow(/endpoint event names another origin \(http:\/\/evil.example\)/);
   });
 });
+
+describe("SseUpstreamTransport's end reason", () => {
+  it("is why the stream ended, not an earlier POST's failure", async () => {
+    let stream: import("node:http").ServerResponse | undefined;
+    let posts = 0;
+    const server: Server = createServer((req, res) => {
+      if (req.method === "GET") {
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        res.write("event: endpoint\ndata: /messages\n\n");
+        stream = res;
+        return;
+      }
+      req.resume();
+      posts++;
+      if (posts === 1) return void res.writeHead(500, { "content-type": "text/plain" }).end("server exploded");
+      res.writeHead(202).end();
+      // The server ends its stream while the second request waits for its answer.
+      setImmediate(() => stream?.end());
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    cleanups.push(async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    });
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/sse`;
+    const transport = new SseUpstreamTransport({ url, maxMessageBytes: DEFAULT_LIMITS.maxMessageBytes });
+    const got = collect(transport);
+    await transport.start();
+    cleanups.push(() => transport.close());
+    await transport.send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "a" } });
+    expect((await got.response(1)).error?.message).toMatch(/HTTP 500: server exploded/);
+    await transport.send({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "b" } });
+    await expect.poll(() => got.isClosed(), { timeout: 5_000 }).toBe(true);
+    expect(transport.describeEnd()).toBe(`upstream ${url} closed its SSE stream`);
+  });
+});
