@@ -11,8 +11,8 @@
  * the very same value in both becomes the original's text (`RawJsonValue`); one that changed is
  * walked into, or written anew. Only the path down to what changed is scanned.
  */
-import { RawJsonValue } from "../wire/rawJson.js";
-import { wireTextOf } from "./wireText.js";
+import { RAW_MARK, RawJsonValue } from "../wire/rawJson.js";
+import { wireSkeletonOf, wireTextOf } from "./wireText.js";
 
 const ORIGIN = new WeakMap<object, object>();
 
@@ -30,9 +30,18 @@ export function rememberOrigin(rebuilt: unknown, original: unknown): void {
 export function withOriginText(message: unknown): unknown {
   if (typeof message !== "object" || message === null) return undefined;
   const origin = ORIGIN.get(message);
-  const text = origin === undefined ? undefined : wireTextOf(origin);
-  if (origin === undefined || text === undefined) return undefined;
-  return substitute(message, origin, text, skipSpace(text, 0));
+  if (origin === undefined) return undefined;
+  const plain = wireTextOf(origin);
+  // A big message read with its payloads as bytes: the text around them, stand-ins where they were.
+  const text = plain ?? wireSkeletonOf(origin)?.text;
+  if (text === undefined) return undefined;
+  return substitute(message, origin, { text, standIns: plain === undefined }, skipSpace(text, 0));
+}
+
+/** The text walked: the origin's, and whether it holds raw strings' stand-ins (a skeleton). */
+interface Source {
+  readonly text: string;
+  readonly standIns: boolean;
 }
 
 /** A plain object or array: what `JSON.parse` builds (a value with its own `toJSON` is written as it is). */
@@ -50,7 +59,8 @@ function isPlain(value: unknown): value is object {
  * only where places still correspond: a member of the same name, or an item of an array whose
  * items did not move (the fit layer inserts blocks: what follows moves up).
  */
-function substitute(next: unknown, prev: unknown, text: string, start: number): unknown {
+function substitute(next: unknown, prev: unknown, source: Source, start: number): unknown {
+  const { text } = source;
   const open = text.charCodeAt(start);
   if (Array.isArray(next) && Array.isArray(prev) && open === 0x5b) {
     const spans = itemSpans(text, start);
@@ -58,9 +68,21 @@ function substitute(next: unknown, prev: unknown, text: string, start: number): 
     const inNext = new Set(next.filter(isPlain));
     const aligned =
       next.length === prev.length && next.every((item, i) => !isPlain(item) || !shared.has(item) || prev[i] === item);
-    return next.map((item, i) =>
-      slot(item, aligned ? prev[i] : undefined, aligned ? spans[i] : undefined, shared, inNext, text),
-    );
+    if (aligned) return next.map((item, i) => slot(item, prev[i], spans[i], shared, inNext, source));
+    // Items moved: a changed item is walked against the old item it still shares a member with
+    // (a block the fit layer cut keeps its `_meta` and `annotations`).
+    const partners = partnersOf(prev, inNext);
+    return next.map((item) => {
+      const partner = partnerIn(item, partners);
+      return slot(
+        item,
+        partner === undefined ? undefined : prev[partner],
+        spans[partner ?? -1],
+        shared,
+        inNext,
+        source,
+      );
+    });
   }
   if (isPlain(next) && !Array.isArray(next) && isPlain(prev) && !Array.isArray(prev) && open === 0x7b) {
     const spans = memberSpans(text, start);
@@ -79,12 +101,32 @@ function substitute(next: unknown, prev: unknown, text: string, start: number): 
         here ? spans.get(key) : undefined,
         shared,
         inNext,
-        text,
+        source,
       );
     }
     return out;
   }
   return next;
+}
+
+/** The old items no longer in the new array, by the containers among their members. */
+function partnersOf(prev: readonly unknown[], inNext: ReadonlySet<unknown>): Map<unknown, number> {
+  const partners = new Map<unknown, number>();
+  prev.forEach((item, i) => {
+    if (!isPlain(item) || Array.isArray(item) || inNext.has(item)) return;
+    for (const member of Object.values(item)) if (isPlain(member)) partners.set(member, i);
+  });
+  return partners;
+}
+
+/** The index of the old item a changed new item shares a member with, if any. */
+function partnerIn(item: unknown, partners: ReadonlyMap<unknown, number>): number | undefined {
+  if (!isPlain(item) || Array.isArray(item) || partners.size === 0) return undefined;
+  for (const member of Object.values(item)) {
+    const found = isPlain(member) ? partners.get(member) : undefined;
+    if (found !== undefined) return found;
+  }
+  return undefined;
 }
 
 /** The containers among `prev`'s items, each with its own span. */
@@ -107,13 +149,19 @@ function slot(
   span: Span | undefined,
   shared: ReadonlyMap<unknown, Span>,
   inNext: ReadonlySet<unknown>,
-  text: string,
+  source: Source,
 ): unknown {
+  const { text } = source;
   if (value === undefined) return value;
   if (isPlain(value)) {
     const own = shared.get(value);
-    if (own !== undefined) return new RawJsonValue(text.slice(own.start, own.end));
-    if (span !== undefined && isPlain(prev) && !inNext.has(prev)) return substitute(value, prev, text, span.start);
+    if (own !== undefined) {
+      const written = text.slice(own.start, own.end);
+      // Holding a raw string's stand-in: walked into, so the raw string itself is written.
+      if (source.standIns && written.includes(RAW_MARK)) return substitute(value, value, source, own.start);
+      return new RawJsonValue(written);
+    }
+    if (span !== undefined && isPlain(prev) && !inNext.has(prev)) return substitute(value, prev, source, span.start);
     return value;
   }
   // Strings, booleans and null are written the same again (a string's escapes aside); a number

@@ -88,6 +88,21 @@ describe("what the proxy does not change", () => {
     expect(await callAnsweredWith(3, result)).toBe(`{"jsonrpc":"2.0","id":3,"result":${result}}`);
   });
 
+  it("keeps its text in a big answer read with raw payloads whose content the proxy rewrote", async () => {
+    const long = `{"type":"text","text":"${"z".repeat(300 * 1024)}","_meta":{"n":1.10}}`;
+    const line = await callAnsweredWith(
+      5,
+      `{"content":[${long},` +
+        '{"type":"resource","resource":{"uri":"file:///a.txt","mimeType":"text/plain","blob":"aGk="}}],' +
+        `"structuredContent":${STRUCTURED},"_meta":${META}}`,
+    );
+    expect(line).toBe(
+      `{"jsonrpc":"2.0","id":5,"result":{"content":[${long},` +
+        '{"type":"resource","resource":{"uri":"file:///a.txt","mimeType":"text/plain","text":"hi"}}],' +
+        `"structuredContent":${STRUCTURED},"_meta":${META}}}`,
+    );
+  });
+
   it("keeps an answer with a line break between its tokens, the break as a space", async () => {
     const line = await callAnsweredWith(4, `{"content":[],\r"structuredContent":${STRUCTURED}}`);
     expect(line).toBe(`{"jsonrpc":"2.0","id":4,"result":{"content":[], "structuredContent":${STRUCTURED}}}`);

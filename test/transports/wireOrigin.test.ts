@@ -82,6 +82,26 @@ describe("a rebuilt message", () => {
     );
   });
 
+  it("a block rebuilt where items moved keeps the text of the members it shares with the block it came from", () => {
+    const text =
+      '{"jsonrpc":"2.0","id":1,"result":{"content":[' +
+      '{"type":"text","text":"long text","_meta":{"trace":12345678901234567890},"annotations":{"priority":0.50}},' +
+      '{"type":"text","text":"next","n":1.50}]}}';
+    const original = parse(text);
+    const [long, next] = (original.result as Obj).content as Obj[];
+    // The fit layer's cut: the block rebuilt with its text shortened, a link inserted after it.
+    const rebuilt = {
+      ...original,
+      result: { content: [{ ...long, text: "long" }, { type: "resource_link", uri: "rest" }, next] },
+    };
+    rememberOrigin(rebuilt, original);
+    expect(encodeWire(rebuilt)).toBe(
+      '{"jsonrpc":"2.0","id":1,"result":{"content":[' +
+        '{"type":"text","text":"long","_meta":{"trace":12345678901234567890},"annotations":{"priority":0.50}},' +
+        '{"type":"resource_link","uri":"rest"},{"type":"text","text":"next","n":1.50}]}}',
+    );
+  });
+
   it("a value with its own toJSON put in by the rebuild is written as it writes itself", () => {
     const original = parse('{"jsonrpc":"2.0","id":1,"result":{"when":{"a":1},"n":1.50}}');
     const when = new Date(0);
@@ -94,6 +114,24 @@ describe("a rebuilt message", () => {
     const rebuilt = { jsonrpc: "2.0", id: 1, result: { n: 1.5 } };
     rememberOrigin(rebuilt, { jsonrpc: "2.0", id: 1, result: { n: 2 } });
     expect(encodeWire(rebuilt)).toBe('{"jsonrpc":"2.0","id":1,"result":{"n":1.5}}');
+  });
+});
+
+describe("a big message read with its payloads as bytes, then rebuilt", () => {
+  it("keeps the text around what changed, and writes its untouched payloads as their bytes", () => {
+    const payload = "y".repeat(5000);
+    const line =
+      '{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"old"},' +
+      `{"type":"text","text":"${payload}","_meta":{"n":1.10}}],"structuredContent":${STRUCTURED}}}`;
+    const original = parseJsonMessage(Buffer.from(line), 1024)?.message as Obj;
+    const result = original.result as Obj;
+    const content = result.content as Obj[];
+    const rebuilt = { ...original, result: { ...result, content: [{ type: "text", text: "new" }, content[1]] } };
+    rememberOrigin(rebuilt, original);
+    expect(messageText(rebuilt)).toBe(
+      '{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"new"},' +
+        `{"type":"text","text":"${payload}","_meta":{"n":1.10}}],"structuredContent":${STRUCTURED}}}`,
+    );
   });
 });
 
