@@ -124,6 +124,8 @@ export class Bridge {
   private upstreamHeld = false;
   /** True while the host is not read because the upstream is behind. */
   private hostHeld = false;
+  /** True while the host is not read because it is behind on what it was sent. */
+  private hostBehind = false;
 
   constructor(private readonly options: BridgeOptions) {
     this.host = options.host;
@@ -258,13 +260,31 @@ export class Bridge {
   private holdHost(): void {
     if (this.host.pauseReading === undefined || this.closed) return;
     this.hostHeld = true;
-    this.host.pauseReading();
+    this.host.pauseReading(false);
     void this.upstream.whenDrained().then(this.releaseHost);
   }
 
   private readonly releaseHost = (): void => {
     this.hostHeld = false;
-    if (!this.closed) this.host.resumeReading?.();
+    if (!this.closed && !this.hostBehind) this.host.resumeReading?.();
+  };
+
+  /** The host is behind on its own answers: stop reading it until it has taken some of them. */
+  private holdBehindHost(): void {
+    const drained = this.host.whenDrained?.();
+    if (drained === undefined || this.host.pauseReading === undefined || this.closed) return;
+    this.hostBehind = true;
+    // Unless the upstream holds it too, a WebSocket host is still judged alive by what it takes.
+    this.host.pauseReading(!this.hostHeld);
+    void drained.then(this.releaseBehindHost);
+  }
+
+  private readonly releaseBehindHost = (): void => {
+    this.hostBehind = false;
+    if (this.closed) return;
+    // Still held for the upstream: paused for that reason alone now.
+    if (this.hostHeld) this.host.pauseReading?.(false);
+    else this.host.resumeReading?.();
   };
 
   /**
@@ -431,7 +451,12 @@ export class Bridge {
     const options = related === undefined ? undefined : { relatedRequestId: related };
     const sending = trySend(this.host, msg, options);
     if (sending !== SENT) sending.catch((error: unknown) => this.notSentToHost(errorText(error), msg));
-    if (!this.upstreamHeld && (this.host.queuedBytes ?? 0) > this.hostBufferBytes) this.holdUpstream();
+    if ((this.host.queuedBytes ?? 0) > this.hostBufferBytes) {
+      if (!this.upstreamHeld) this.holdUpstream();
+      // What the proxy answers itself (refusals, errors) never comes from the upstream: a host
+      // that sends without reading is not read either until it has taken its answers.
+      if (!this.hostBehind) this.holdBehindHost();
+    }
   }
 
   private notSentToHost(text: string, msg: unknown): void {

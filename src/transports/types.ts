@@ -67,8 +67,13 @@ export interface FlowControl {
   readonly queuedBytes?: number;
   /** Settles once the peer has taken some or all of what was queued, or the transport ended. */
   whenDrained?(): Promise<void>;
-  /** Stops reading from the peer until `resumeReading`. Idempotent. */
-  pauseReading?(): void;
+  /**
+   * Stops reading from the peer until `resumeReading`. Idempotent. `peerBehind`: the reason is
+   * the peer's own — it has not taken what it was sent — so a check that the peer is alive may
+   * still judge it (by whether it takes what is queued); otherwise (the other side is behind)
+   * the peer cannot be judged while it is not read. The latest call's reason holds.
+   */
+  pauseReading?(peerBehind?: boolean): void;
   /** Reads from the peer again. Idempotent. */
   resumeReading?(): void;
 }

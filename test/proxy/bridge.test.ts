@@ -174,3 +174,39 @@ describe("Bridge forwarded headers", () => {
     ]);
   });
 });
+
+describe("Bridge backpressure on a host that does not read", () => {
+  it("stops reading a host that is behind on the answers the proxy gives itself, until it drains", async () => {
+    let drain: () => void = () => {};
+    const calls: string[] = [];
+    class SlowHost extends Recorder {
+      queuedBytes = 0;
+      pauseReading(): void {
+        calls.push("pause");
+      }
+      resumeReading(): void {
+        calls.push("resume");
+      }
+      whenDrained(): Promise<void> {
+        return new Promise((resolve) => (drain = resolve));
+      }
+    }
+    const host = new SlowHost();
+    const upstream = new Recorder();
+    const bridge = new Bridge({ host, upstream, logger: silentLogger, requestTimeoutMs: 1000, hostBufferBytes: 100 });
+    await bridge.start();
+    host.receive({ jsonrpc: "1.0", id: 1, method: "tools/list" });
+    expect(calls).toEqual([]);
+    // The host has not taken what it was sent: the next refusal holds it.
+    host.queuedBytes = 1000;
+    host.receive({ jsonrpc: "1.0", id: 2, method: "tools/list" });
+    host.receive({ jsonrpc: "1.0", id: 3, method: "tools/list" });
+    expect(calls).toEqual(["pause"]);
+    expect(upstream.sent).toEqual([]);
+    host.queuedBytes = 0;
+    drain();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(calls).toEqual(["pause", "resume"]);
+    await bridge.close();
+  });
+});

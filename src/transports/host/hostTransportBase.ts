@@ -30,6 +30,8 @@ export abstract class HostTransportBase implements ProxyTransport {
   private readonly closeListeners: Array<() => void> = [];
   private readonly startListeners: Array<() => void> = [];
   private readonly readGate = new ReadGate();
+  /** Why reading is paused: the host's own unread answers (true), or the upstream (false). */
+  private pausedForHost = false;
   /** Settles when the last body read queued by `inReadingTurn` is over. */
   private readTurn: Promise<void> = SENT;
 
@@ -61,22 +63,30 @@ export abstract class HostTransportBase implements ProxyTransport {
     return SENT;
   }
 
-  /** Stops taking messages from the host until `resumeReading()` (the upstream is behind). */
-  pauseReading(): void {
+  /**
+   * Stops taking messages from the host until `resumeReading()`: the upstream is behind, or
+   * (`hostBehind`) the host has not taken what it was sent.
+   */
+  pauseReading(hostBehind = false): void {
+    this.pausedForHost = hostBehind;
     if (!this.readGate.isOpen || this.closed) return;
     this.readGate.close();
     this.stopReading();
   }
 
   resumeReading(): void {
+    this.pausedForHost = false;
     if (this.readGate.isOpen) return;
     this.readGate.open();
     if (!this.closed) this.startReading();
   }
 
-  /** True between `pauseReading()` and `resumeReading()`: the host is not being read. */
-  get isReadingPaused(): boolean {
-    return !this.readGate.isOpen;
+  /**
+   * True while the host is not read for a reason of the other side's (its pongs cannot be seen
+   * and nothing may be queued for it): a liveness check must not judge it then.
+   */
+  get isHeldForUpstream(): boolean {
+    return !this.readGate.isOpen && !this.pausedForHost;
   }
 
   /** Settles at once, or when reading resumes (or the transport ends) if it is paused. */

@@ -9,9 +9,10 @@
  * - a pong, any frame, or the host taking everything queued for it (its socket's `drain`): a
  *   host slowly reading a flood sees the ping only behind what was queued before it, but the
  *   drains show it is there;
- * - while the proxy itself has stopped reading the connection (the session's upstream is
- *   behind), the host's pong cannot be seen: the connection is not judged, and gets a fresh
- *   ping once reading resumes.
+ * - while the proxy itself has stopped reading the connection because the session's upstream
+ *   is behind, the host's pong cannot be seen: the connection is not judged, and gets a fresh
+ *   ping once reading resumes. When it stopped because the host has not taken what it was sent
+ *   (answers to a flood of requests), the host is judged as usual: taking them drains.
  * A host that reads nothing at all for a whole interval is dropped like a vanished one: the
  * interval must be longer than the longest pause a host may take.
  */
@@ -21,7 +22,7 @@ import type { WebSocket } from "ws";
 export interface HeartbeatPeer {
   /** Called once if the host stops answering. */
   readonly onDead: (why: string) => void;
-  /** True while the proxy has stopped reading the connection (flow control). */
+  /** True while the proxy has stopped reading the connection because the upstream is behind. */
   readonly isReadingPaused?: () => boolean;
   /** The TCP socket under the WebSocket: its `drain` means the host took what was queued. */
   readonly rawSocket?: { on(event: "drain", listener: () => void): unknown } | undefined;

@@ -195,7 +195,7 @@ export class WsEndpoint {
       this.live.add(session);
       this.heartbeat.watch(ws, {
         onDead: (why) => session.reap(why),
-        isReadingPaused: () => session.isReadingPaused,
+        isReadingPaused: () => session.isHeldForUpstream,
         rawSocket: session.tcpSocket,
       });
       session.onClosed(() => {
