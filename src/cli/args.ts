@@ -2,6 +2,7 @@
  * Command-line parsing shared by the commands: flags via node:util parseArgs, everything after
  * `--` is an upstream command line (never interpreted by a shell).
  */
+import { isHeaderValue, NOT_A_HEADER_VALUE } from "../config/headerValue.js";
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { NormalizerError } from "../errors/NormalizerError.js";
 import { splitAtUpstreamCommand } from "./upstreamCommand.js";
@@ -57,7 +58,12 @@ export function parseHeaderFlags(
     const colon = flag.indexOf(":");
     if (colon <= 0)
       throw new NormalizerError("USAGE", `${commandName}: --header expects "Name: value", got ${JSON.stringify(flag)}`);
-    out[flag.slice(0, colon).trim()] = flag.slice(colon + 1).trim();
+    const name = flag.slice(0, colon).trim();
+    const value = flag.slice(colon + 1).trim();
+    // Never quoted: it is a credential more often than not.
+    if (!isHeaderValue(value))
+      throw new NormalizerError("USAGE", `${commandName}: --header ${JSON.stringify(name)} ${NOT_A_HEADER_VALUE}`);
+    out[name] = value;
   }
   return out;
 }

@@ -3,6 +3,7 @@
  * config/proxy.config.schema.json come from here; every default from ./defaults.ts. `stdio` given
  * its one upstream by flags builds its config without loading this module (./flagConfig.ts).
  */
+import { isHeaderValue, NOT_A_HEADER_VALUE } from "./headerValue.js";
 import { z } from "zod";
 import { IMAGE_FORMATS, MIN_RESULT_BYTES } from "../fit/settings.js";
 import {
@@ -231,12 +232,15 @@ export const UpstreamAuthSchema = z
       "clientSecret, scopes?}",
   );
 
+/** A header value HTTP can carry (headerValue.ts). */
+const HeaderValueSchema = z.string().refine(isHeaderValue, NOT_A_HEADER_VALUE);
+
 export const RemoteServerSchema = z
   .looseObject({
     type: z.enum(["http", "streamable-http", "sse", "ws", "websocket"]).optional(),
     url: z.string().regex(/^(https?|wss?):\/\//i, "an http(s):// or ws(s):// URL"),
     transport: z.enum(["streamable-http", "sse", "websocket"]).optional(),
-    headers: z.record(z.string(), z.string()).optional(),
+    headers: z.record(z.string(), HeaderValueSchema).optional(),
     auth: UpstreamAuthSchema.optional(),
     ...common,
   })

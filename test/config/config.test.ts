@@ -97,6 +97,17 @@ describe("config", () => {
     expect(error.message).toContain("$.mcpServers.r.headers.Authorization");
   });
 
+  it("a header value no HTTP header can carry (a line break from ${VAR}) is refused by name, never quoted", () => {
+    const text = '{"mcpServers":{"r":{"url":"http://127.0.0.1:9/sse","headers":{"X-Api-Key":"${KEY}"}}}}';
+    const error = errorOf(() => parseConfig(text, "p.json", { KEY: "sk-live-secret-123\nsecond-line" }));
+    expect(error.message).toContain(`$.mcpServers.r.headers["X-Api-Key"]`);
+    expect(error.message).toContain("line break");
+    expect(error.message).not.toContain("secret");
+    expect(parseConfig(text, "p.json", { KEY: "sk-live\tok" }).mcpServers.r).toMatchObject({
+      headers: { "X-Api-Key": "sk-live\tok" },
+    });
+  });
+
   it("text that is not JSON: line, column and the field being read, never a quote of the file", () => {
     const text =
       '{\n  "mcpServers": {"a": {"command": "x"}},\n  "auth": {"bearerTokens": ["sekrit-token-value", oops]}\n}';
