@@ -15,7 +15,8 @@ const MIN_SECRET_LENGTH = 4;
 
 /**
  * The ways a secret can stand in quoted text: as it is, and as a JSON string literal's body
- * writes it (`"` and `\` escaped, `/` as `\/` as PHP writes it, non-ASCII as `\uXXXX`).
+ * writes it (`"` and `\` escaped, `/` as `\/` as PHP writes it, non-ASCII as `\uXXXX`), and
+ * percent-encoded.
  */
 function secretForms(secrets: Iterable<string | undefined>): string[] {
   const forms = new Set<string>();
@@ -25,6 +26,8 @@ function secretForms(secrets: Iterable<string | undefined>): string[] {
     const ascii = json.replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
     for (const form of [secret, json, json.replaceAll("/", "\\/"), ascii, ascii.replaceAll("/", "\\/")])
       forms.add(form);
+    // As a URL or a form body would carry it.
+    forms.add(encodeURIComponent(secret));
   }
   // Longest first, so a value that contains another is removed whole.
   return [...forms].sort((a, b) => b.length - a.length);

@@ -29,6 +29,7 @@ describe("headerSecrets", () => {
 describe("secrets in their quoted forms and at a cut", () => {
   it('finds a secret written as a JSON string\'s body writes it: \\/ for /, \\" for ", \\uXXXX for non-ASCII', () => {
     const secret = 'sk/live"åbc-12345';
+    expect(redactSecrets(`key=${encodeURIComponent(secret)}&x=1`, [secret])).toBe(`key=${REDACTED}&x=1`);
     for (const written of ['sk\\/live\\"\\u00e5bc-12345', 'sk/live\\"åbc-12345', 'sk\\/live\\"åbc-12345'])
       expect(redactSecrets(`token=${written};`, [secret])).toBe(`token=${REDACTED};`);
   });

@@ -23,7 +23,13 @@ import {
   type FetchLike,
   type HttpConnectionOptions,
 } from "./streamableHttpUpstream.js";
-import { deliverFramed, describeUrl, forwardableHeaders, networkErrorText } from "./upstreamMessages.js";
+import {
+  deliverFramed,
+  describeUrl,
+  forwardableHeaders,
+  networkErrorText,
+  withoutSecrets,
+} from "./upstreamMessages.js";
 import { HttpFlowControl } from "./httpFlowControl.js";
 import { errorResponse, methodOf, requestIdsOf } from "../jsonrpc.js";
 import { messageText } from "../wireJson.js";
@@ -120,9 +126,10 @@ export class SseUpstreamTransport implements UpstreamTransport {
           }
           if (event.type !== "message") return;
           const framed = framedFromEvent(event);
-          if (framed) deliverFramed(this, framed);
+          if (framed) deliverFramed(this, framed, () => sentSecrets(this.options));
         },
-        onProblem: (problem) => this.onproblem?.(framingProblemOf(problem)),
+        onProblem: (problem) =>
+          this.onproblem?.(withoutSecrets(framingProblemOf(problem), () => sentSecrets(this.options))),
       },
       this.abort.signal,
       this.flow.gate,

@@ -44,7 +44,7 @@ import {
   readJsonBody,
   readSseBody,
 } from "./httpBodies.js";
-import { describeUrl, forwardableHeaders, networkErrorText } from "./upstreamMessages.js";
+import { describeUrl, forwardableHeaders, networkErrorText, withoutSecrets } from "./upstreamMessages.js";
 import { HttpFlowControl } from "./httpFlowControl.js";
 import { SENT } from "../drainWaiter.js";
 import { messageText } from "../wireJson.js";
@@ -618,7 +618,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     if (framed.problem) {
       // The proxy answers a too-large response from the problem's id; do not answer it twice.
       if (framed.problem.id !== undefined) pending.delete(framed.problem.id);
-      this.onproblem?.(framed.problem);
+      this.onproblem?.(withoutSecrets(framed.problem, () => sentSecrets(this.options)));
       return;
     }
     const message = framed.message as JSONRPCMessage;

@@ -4,6 +4,7 @@
  * (every pending request gets an error naming the cause, never silence), and naming an
  * upstream URL in messages without leaking credentials.
  */
+import { redactSecrets } from "../../errors/redact.js";
 import { isForwardedMcpHeader } from "../mcpHeaders.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import type { Framed } from "../lineFraming.js";
@@ -50,9 +51,26 @@ export interface FramedTarget {
   onproblem?: ((problem: FramingProblem) => void) | undefined;
 }
 
-export function deliverFramed(target: FramedTarget, framed: Framed): void {
-  if (framed.problem) target.onproblem?.(framed.problem);
+/**
+ * Hands a framing result on. `secrets`: what the proxy sent this upstream, taken out of a problem's
+ * excerpt (the log quotes it, and a server may echo what it was sent).
+ */
+export function deliverFramed(
+  target: FramedTarget,
+  framed: Framed,
+  secrets?: () => Iterable<string | undefined>,
+): void {
+  if (framed.problem) target.onproblem?.(withoutSecrets(framed.problem, secrets));
   else target.onmessage?.(framed.message as JSONRPCMessage);
+}
+
+/** `problem` with `secrets` taken out of its excerpt. */
+export function withoutSecrets(
+  problem: FramingProblem,
+  secrets: (() => Iterable<string | undefined>) | undefined,
+): FramingProblem {
+  if (secrets === undefined || problem.excerpt === "") return problem;
+  return { ...problem, excerpt: redactSecrets(problem.excerpt, secrets()) };
 }
 
 /**

@@ -145,7 +145,7 @@ export class WebSocketUpstreamTransport implements UpstreamTransport {
     const bytes = pieces.reduce((sum, piece) => sum + piece.length, 0);
     if (isBinary) this.logger.debug("binary frame from upstream, read as UTF-8 JSON", { bytes });
     const framed = parseJsonPieces(pieces, bytes, this.options.rawStringBytes);
-    if (framed) deliverFramed(this, framed);
+    if (framed) deliverFramed(this, framed, () => sentSecrets(this.options));
     this.turns?.took(bytes);
   }
 

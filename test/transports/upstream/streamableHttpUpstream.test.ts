@@ -216,11 +216,15 @@ describe("StreamableHttpUpstreamTransport against the SDK's StreamableHTTPServer
 
   it("never quotes back what it sent: header values and the injected fetch's secrets echoed in an error are redacted", async () => {
     // A server that echoes the request's credentials in its error body and status text.
-    let bodyKind: "text" | "json" = "text";
+    let bodyKind: "text" | "json" | "unreadable" = "text";
     const server = createHttpServer((req, res) => {
       req.resume();
       const echo = `auth=${req.headers.authorization} key=${req.headers["x-api-key"]} oauth=${req.headers["x-oauth"]} url=${req.url}`;
       const token = String(req.headers.authorization).split(" ")[1];
+      if (bodyKind === "unreadable") {
+        res.writeHead(200, { "content-type": "application/json" }).end(`not JSON: ${echo}`);
+        return;
+      }
       if (bodyKind === "text") {
         res.writeHead(500, `Broken ${token}`, { "content-type": "text/plain" }).end(`${echo} token=${token}`);
       } else {
@@ -254,7 +258,12 @@ describe("StreamableHttpUpstreamTransport against the SDK's StreamableHTTPServer
       `upstream ${url} answered POST tools/call with HTTP 401 Unauthorized: ` +
         "refused auth=[redacted] key=[redacted] oauth=[redacted] url=/mcp?api_key=[redacted]",
     );
-    expect(JSON.stringify([got.messages, got.errors.map((e) => e.message)])).not.toMatch(/secret/);
+    // An answer that cannot be read is reported with an excerpt (the log quotes it): redacted too.
+    bodyKind = "unreadable";
+    await transport.send(call(9, "echo", { text: "x" }));
+    await expect.poll(() => got.problems.length, { timeout: 5_000 }).toBe(1);
+    expect(got.problems[0]?.excerpt).toContain("auth=[redacted]");
+    expect(JSON.stringify([got.messages, got.problems, got.errors.map((e) => e.message)])).not.toMatch(/secret/);
   });
 
   it("ends the connection when the server answers 404 for its session (the session is gone), without a DELETE", async () => {
