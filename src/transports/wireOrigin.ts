@@ -11,6 +11,7 @@
  * the very same value in both becomes the original's text (`RawJsonValue`); one that changed is
  * walked into, or written anew. Only the path down to what changed is scanned.
  */
+import { skipSpace, stringEnd, valueEnd } from "../wire/jsonText.js";
 import { RAW_MARK, RawJsonValue } from "../wire/rawJson.js";
 import { wireSkeletonOf, wireTextOf } from "./wireText.js";
 
@@ -207,46 +208,4 @@ function itemSpans(text: string, open: number): Span[] {
     if (text.charCodeAt(at) !== 0x2c) return spans;
     at = skipSpace(text, at + 1);
   }
-}
-
-function skipSpace(text: string, at: number): number {
-  let i = at;
-  for (;;) {
-    const c = text.charCodeAt(i);
-    if (c !== 0x20 && c !== 0x09 && c !== 0x0a && c !== 0x0d) return i;
-    i++;
-  }
-}
-
-/** Just past the string literal whose opening quote is at `at`. */
-function stringEnd(text: string, at: number): number {
-  for (let i = at + 1; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 0x5c) i++;
-    else if (c === 0x22) return i + 1;
-  }
-  return text.length;
-}
-
-/** Just past the JSON value that starts at `at` (valid JSON: it was parsed). */
-function valueEnd(text: string, at: number): number {
-  const c = text.charCodeAt(at);
-  if (c === 0x22) return stringEnd(text, at);
-  if (c === 0x7b || c === 0x5b) {
-    let depth = 0;
-    for (let i = at; i < text.length; i++) {
-      const d = text.charCodeAt(i);
-      if (d === 0x22) i = stringEnd(text, i) - 1;
-      else if (d === 0x7b || d === 0x5b) depth++;
-      else if ((d === 0x7d || d === 0x5d) && --depth === 0) return i + 1;
-    }
-    return text.length;
-  }
-  // A number, true, false or null: up to the next delimiter.
-  let i = at;
-  for (; i < text.length; i++) {
-    const d = text.charCodeAt(i);
-    if (d === 0x2c || d === 0x7d || d === 0x5d || d === 0x20 || d === 0x09 || d === 0x0a || d === 0x0d) break;
-  }
-  return i;
 }

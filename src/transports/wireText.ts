@@ -13,6 +13,7 @@
  * a message in place: the engine and the stateless pool build new objects, which have no text
  * here (what they share with the message they came from keeps its text: wireOrigin.ts).
  */
+import { nestsAtMost } from "../wire/jsonText.js";
 import type { RawJsonString } from "../wire/rawJson.js";
 
 const TEXT = new WeakMap<object, string>();
@@ -22,30 +23,6 @@ const LINE_BREAKS = /[\r\n]/g;
 
 /** Deepest nesting kept: far inside what `JSON.stringify` handles. */
 const MAX_DEPTH = 512;
-
-/** True when `text` (valid JSON) nests no deeper than `max`. Brackets inside strings do not count. */
-function nestsAtMost(text: string, max: number): boolean {
-  // Few brackets in all: no need to look closer (nearly every message).
-  let brackets = 0;
-  for (let at = text.indexOf("{"); at !== -1 && brackets <= max; at = text.indexOf("{", at + 1)) brackets++;
-  for (let at = text.indexOf("["); at !== -1 && brackets <= max; at = text.indexOf("[", at + 1)) brackets++;
-  if (brackets <= max) return true;
-  let depth = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 0x22) {
-      // Skip the string: to its closing quote, past escapes.
-      for (i++; i < text.length; i++) {
-        const d = text.charCodeAt(i);
-        if (d === 0x5c) i++;
-        else if (d === 0x22) break;
-      }
-    } else if (c === 0x7b || c === 0x5b) {
-      if (++depth > max) return false;
-    } else if (c === 0x7d || c === 0x5d) depth--;
-  }
-  return true;
-}
 
 /** Valid JSON text on one line: its line breaks, all between tokens, as spaces. */
 function oneLine(text: string): string {

@@ -57,6 +57,9 @@ export class SseUpstreamTransport implements UpstreamTransport {
   private closeReported = false;
   private lastError: string | undefined;
 
+  /** What the proxy sends this upstream, never quoted from its answers (made once, used per message). */
+  private readonly sentSecrets = (): Array<string | undefined> => sentSecrets(this.options);
+
   constructor(private readonly options: SseUpstreamOptions) {
     this.url = new URL(options.url);
     this.where = describeUrl(this.url);
@@ -98,7 +101,7 @@ export class SseUpstreamTransport implements UpstreamTransport {
     }
     const type = mediaTypeEssence(response.headers.get("content-type"));
     if (!response.ok || type !== "text/event-stream" || !response.body) {
-      const bodyReason = response.ok ? undefined : await errorBodyReason(response, sentSecrets(this.options));
+      const bodyReason = response.ok ? undefined : await errorBodyReason(response, this.sentSecrets());
       const reason = response.ok
         ? `content type ${JSON.stringify(type ?? "none")}, expected text/event-stream`
         : `HTTP ${response.status}${bodyReason ? `: ${bodyReason}` : ""}`;
@@ -126,10 +129,9 @@ export class SseUpstreamTransport implements UpstreamTransport {
           }
           if (event.type !== "message") return;
           const framed = framedFromEvent(event);
-          if (framed) deliverFramed(this, framed, () => sentSecrets(this.options));
+          if (framed) deliverFramed(this, framed, this.sentSecrets);
         },
-        onProblem: (problem) =>
-          this.onproblem?.(withoutSecrets(framingProblemOf(problem), () => sentSecrets(this.options))),
+        onProblem: (problem) => this.onproblem?.(withoutSecrets(framingProblemOf(problem), this.sentSecrets)),
       },
       this.abort.signal,
       this.flow.gate,
@@ -180,7 +182,7 @@ export class SseUpstreamTransport implements UpstreamTransport {
         await response.body?.cancel().catch(() => {});
         return;
       }
-      const reason = await errorBodyReason(response, sentSecrets(this.options));
+      const reason = await errorBodyReason(response, this.sentSecrets());
       failure = new NormalizerError(
         "UPSTREAM_HTTP_ERROR",
         `upstream ${this.where} answered POST ${what} with HTTP ${response.status}${reason ? `: ${reason}` : ""}`,

@@ -163,6 +163,9 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
   private readonly inFlight = new Set<PostAbort>();
   private readonly cancellable = new Map<string, PostAbort>();
 
+  /** What the proxy sends this upstream, never quoted from its answers (made once, used per message). */
+  private readonly sentSecrets = (): Array<string | undefined> => sentSecrets(this.options);
+
   constructor(private readonly options: HttpUpstreamOptions) {
     this.url = new URL(options.url);
     this.where = describeUrl(this.url);
@@ -618,7 +621,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     if (framed.problem) {
       // The proxy answers a too-large response from the problem's id; do not answer it twice.
       if (framed.problem.id !== undefined) pending.delete(framed.problem.id);
-      this.onproblem?.(withoutSecrets(framed.problem, () => sentSecrets(this.options)));
+      this.onproblem?.(withoutSecrets(framed.problem, this.sentSecrets));
       return;
     }
     const message = framed.message as JSONRPCMessage;
@@ -640,7 +643,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
   }
 
   private async failStatus(ids: RequestId[], response: ResponseLike, what: string, signal: AbortLike): Promise<void> {
-    const secrets = sentSecrets(this.options);
+    const secrets = this.sentSecrets();
     const reason = await errorBodyReason(response, secrets);
     // The status text is the server's too.
     const status = redactSecrets(

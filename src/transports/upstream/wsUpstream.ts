@@ -53,6 +53,9 @@ export class WebSocketUpstreamTransport implements UpstreamTransport {
   /** Reads the socket in turns with the rest of the process, and holds it while the host is behind. */
   private turns: ReadYield | undefined;
 
+  /** What the proxy sends this upstream, never quoted from its answers (made once, used per message). */
+  private readonly sentSecrets = (): Array<string | undefined> => sentSecrets(this.options);
+
   constructor(private readonly options: WebSocketUpstreamOptions) {
     this.where = describeUrl(options.url);
     this.logger = (options.logger ?? silentLogger).child({ upstream: this.where });
@@ -106,7 +109,7 @@ export class WebSocketUpstreamTransport implements UpstreamTransport {
         fail(
           redactSecrets(
             `HTTP ${response.statusCode}${response.statusMessage ? ` ${response.statusMessage}` : ""}`,
-            sentSecrets(this.options),
+            this.sentSecrets(),
           ),
         ),
       );
@@ -129,9 +132,7 @@ export class WebSocketUpstreamTransport implements UpstreamTransport {
     socket.on("close", (code, reason) => {
       if (!this.closing) {
         // The close reason is the server's words: what the proxy sent it is taken out.
-        const why = reason.length
-          ? `: ${redactedExcerpt(reason.toString("utf8"), 200, sentSecrets(this.options))}`
-          : "";
+        const why = reason.length ? `: ${redactedExcerpt(reason.toString("utf8"), 200, this.sentSecrets())}` : "";
         this.lastError ??= `upstream ${this.where} closed the WebSocket (code ${code}${why})`;
         this.onerror?.(new NormalizerError("UPSTREAM_CLOSED", this.lastError, { url: this.where, code }));
       }
@@ -145,7 +146,7 @@ export class WebSocketUpstreamTransport implements UpstreamTransport {
     const bytes = pieces.reduce((sum, piece) => sum + piece.length, 0);
     if (isBinary) this.logger.debug("binary frame from upstream, read as UTF-8 JSON", { bytes });
     const framed = parseJsonPieces(pieces, bytes, this.options.rawStringBytes);
-    if (framed) deliverFramed(this, framed, () => sentSecrets(this.options));
+    if (framed) deliverFramed(this, framed, this.sentSecrets);
     this.turns?.took(bytes);
   }
 

@@ -1,0 +1,66 @@
+/**
+ * Walking valid JSON text (text `JSON.parse` has already accepted) by its characters: where a
+ * value ends, where a string ends, how deep it nests. Used where the proxy keeps the text a
+ * message arrived in and needs to know its shape without parsing it again.
+ */
+
+/** The first index at or after `at` that is not JSON whitespace. */
+export function skipSpace(text: string, at: number): number {
+  let i = at;
+  for (;;) {
+    const c = text.charCodeAt(i);
+    if (c !== 0x20 && c !== 0x09 && c !== 0x0a && c !== 0x0d) return i;
+    i++;
+  }
+}
+
+/** Just past the string literal whose opening quote is at `at`. */
+export function stringEnd(text: string, at: number): number {
+  for (let i = at + 1; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x5c) i++;
+    else if (c === 0x22) return i + 1;
+  }
+  return text.length;
+}
+
+/** Just past the JSON value that starts at `at`. */
+export function valueEnd(text: string, at: number): number {
+  const c = text.charCodeAt(at);
+  if (c === 0x22) return stringEnd(text, at);
+  if (c === 0x7b || c === 0x5b) {
+    let depth = 0;
+    for (let i = at; i < text.length; i++) {
+      const d = text.charCodeAt(i);
+      if (d === 0x22) i = stringEnd(text, i) - 1;
+      else if (d === 0x7b || d === 0x5b) depth++;
+      else if ((d === 0x7d || d === 0x5d) && --depth === 0) return i + 1;
+    }
+    return text.length;
+  }
+  // A number, true, false or null: up to the next delimiter.
+  let i = at;
+  for (; i < text.length; i++) {
+    const d = text.charCodeAt(i);
+    if (d === 0x2c || d === 0x7d || d === 0x5d || d === 0x20 || d === 0x09 || d === 0x0a || d === 0x0d) break;
+  }
+  return i;
+}
+
+/** True when `text` nests no deeper than `max`. Brackets inside strings do not count. */
+export function nestsAtMost(text: string, max: number): boolean {
+  // Few brackets in all: no need to look closer (nearly every message).
+  let brackets = 0;
+  for (let at = text.indexOf("{"); at !== -1 && brackets <= max; at = text.indexOf("{", at + 1)) brackets++;
+  for (let at = text.indexOf("["); at !== -1 && brackets <= max; at = text.indexOf("[", at + 1)) brackets++;
+  if (brackets <= max) return true;
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) i = stringEnd(text, i) - 1;
+    else if (c === 0x7b || c === 0x5b) {
+      if (++depth > max) return false;
+    } else if (c === 0x7d || c === 0x5d) depth--;
+  }
+  return true;
+}
