@@ -9,7 +9,9 @@
  * The rebuilt message remembers the one it was built from (`rememberOrigin`); when that one
  * arrived as text (wireText.ts), `withOriginText` walks both together: a member or item that is
  * the very same value in both becomes the original's text (`RawJsonValue`); one that changed is
- * walked into, or written anew. Only the path down to what changed is scanned.
+ * walked into, or written anew. Only the path down to what changed is scanned, and only when
+ * `JSON.stringify` would not write the original back as it came (most servers write exactly that
+ * text: then the rebuilt message is serialized as it is, and its shared parts come out the same).
  */
 import { skipSpace, stringEnd, valueEnd } from "../wire/jsonText.js";
 import { RAW_MARK, RawJsonValue } from "../wire/rawJson.js";
@@ -33,6 +35,8 @@ export function withOriginText(message: unknown): unknown {
   const origin = ORIGIN.get(message);
   if (origin === undefined) return undefined;
   const plain = wireTextOf(origin);
+  // No number, key order, escape or duplicate that JSON.stringify would change: nothing to keep.
+  if (plain !== undefined && JSON.stringify(origin) === plain) return undefined;
   // A big message read with its payloads as bytes: the text around them, stand-ins where they were.
   const text = plain ?? wireSkeletonOf(origin)?.text;
   if (text === undefined) return undefined;

@@ -7,7 +7,7 @@
 import { describe, expect, it } from "vitest";
 import { parseJsonMessage, parseJsonText } from "../../src/transports/lineFraming.js";
 import { encodeWire, messageText, WirePieces } from "../../src/transports/wireJson.js";
-import { rememberOrigin } from "../../src/transports/wireOrigin.js";
+import { rememberOrigin, withOriginText } from "../../src/transports/wireOrigin.js";
 
 type Obj = Record<string, unknown>;
 const parse = (text: string): Obj => parseJsonText(text, Buffer.byteLength(text)).message as Obj;
@@ -108,6 +108,24 @@ describe("a rebuilt message", () => {
     const rebuilt = { ...original, result: { ...(original.result as Obj), when } };
     rememberOrigin(rebuilt, original);
     expect(encodeWire(rebuilt)).toBe('{"jsonrpc":"2.0","id":1,"result":{"when":"1970-01-01T00:00:00.000Z","n":1.50}}');
+  });
+
+  it("from text JSON.stringify writes back as it was is not walked; one differing number deep inside is", () => {
+    const rebuild = (original: Obj): Obj => {
+      const result = original.result as Obj;
+      const rebuilt = { ...original, result: { ...result, contents: [{ uri: "a", text: "hi" }] } };
+      rememberOrigin(rebuilt, original);
+      return rebuilt;
+    };
+    const plain = '{"jsonrpc":"2.0","id":7,"result":{"contents":[{"uri":"a","blob":"aGk="}],"_meta":{"n":[1,2.5]}}}';
+    const canonical = rebuild(parse(plain));
+    expect(withOriginText(canonical)).toBeUndefined();
+    expect(encodeWire(canonical)).toBe(JSON.stringify(canonical));
+    const odd = rebuild(parse(plain.replace("2.5", "2.50")));
+    expect(withOriginText(odd)).toBeDefined();
+    expect(encodeWire(odd)).toBe(
+      '{"jsonrpc":"2.0","id":7,"result":{"contents":[{"uri":"a","text":"hi"}],"_meta":{"n":[1,2.50]}}}',
+    );
   });
 
   it("with no text behind it is serialized as before", () => {
