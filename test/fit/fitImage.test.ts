@@ -232,6 +232,39 @@ describe("SVG external references", () => {
     else expect(fit).toMatchObject({ kind: "warn", action: "warn-image-undecodable" });
   });
 
+  it("neutralizes an href whatever its prefix is spelled with, and never reads what it names", async () => {
+    const file = join(dir, "red.png");
+    const source = (href: string): Buffer =>
+      Buffer.from(
+        `<svg xmlns="http://www.w3.org/2000/svg" xmlns:\u00e9="http://www.w3.org/1999/xlink" ` +
+          `xmlns:x\u00b7="http://www.w3.org/1999/xlink" width="10" height="10">` +
+          `<image \u00e9:href="${href}" width="10" height="5"/><image x\u00b7:href="${href}" y="5" width="10" height="5"/></svg>`,
+      );
+    const fit = fitted(await fitImage(source(file), SETTINGS, OPTIONS));
+    expect(fit.reason).toContain("neutralized");
+    expect(await pixelAt(fit.bytes, 5, 2)).not.toEqual([255, 0, 0, 255]);
+    expect(await pixelAt(fit.bytes, 5, 7)).not.toEqual([255, 0, 0, 255]);
+    // Read whole, /dev/zero would exhaust memory: it must not be opened at all.
+    expect((await fitImage(source("/dev/zero"), SETTINGS, OPTIONS)).kind).toBe("fitted");
+  });
+
+  it("does not render an SVG whose markup leaves an href it cannot make safe", async () => {
+    const file = join(dir, "red.png");
+    for (const body of [
+      `<image x="0"href="${file}" width="10" height="10"/>`,
+      `<image title=" x:href=" href="${file}" width="10" height="10"/>`,
+    ]) {
+      const fit = await fitImage(svg(10, 10, body), SETTINGS, OPTIONS);
+      if (fit.kind === "fitted") expect(await pixelAt(fit.bytes, 5, 5)).not.toEqual([255, 0, 0, 255]);
+      else expect(fit).toMatchObject({ kind: "warn", action: "warn-image-undecodable" });
+    }
+    const smuggled = `<image x="0"href="${file}" width="10" height="10"/>`;
+    expect(await fitImage(svg(10, 10, smuggled), SETTINGS, OPTIONS)).toMatchObject({
+      kind: "warn",
+      action: "warn-image-undecodable",
+    });
+  });
+
   it("keeps fragment references and inline raster images", async () => {
     const red = (
       await sharp({ create: { width: 4, height: 4, channels: 3, background: "#ff0000" } })

@@ -19,7 +19,8 @@ export interface RenderedSvg {
 
 export async function renderSvg(bytes: Buffer, maxDimension: number, signal?: AbortSignal): Promise<RenderedSvg> {
   const { Resvg, renderAsync } = await loadResvg();
-  const { svg, neutralized } = neutralizeSvg(bytes.toString("utf8"));
+  const { svg, neutralized, safe } = neutralizeSvg(bytes.toString("utf8"));
+  if (!safe) throw new ImageRefusal("warn-image-undecodable", "SVG has a reference that could not be made safe");
   const font = { loadSystemFonts: svgHasText(svg) };
   let width: number;
   let height: number;

@@ -7,11 +7,19 @@
  * (`data:image/png|jpeg|gif|webp`) is pointed at `#`, every CSS `url(…)` that is not a fragment
  * likewise, and a document type declaration is removed whole (its entities could spell out any
  * of the above where a pattern cannot see it; an SVG that then uses an entity fails to parse
- * and passes unchanged).
+ * and passes unchanged). An `href` counts whatever its namespace prefix is spelled with (XML
+ * names take letters of any script: `é:href` bound to XLink is an `xlink:href`).
+ *
+ * Patterns over markup can be misled, so the result is checked again, failing closed: every
+ * `href=` left in the text must start its value with `#` or an inline raster image, and no
+ * document type declaration may be left; otherwise the SVG is not rendered at all.
  */
 
 const DOCTYPE = /<!DOCTYPE[^>[]*(?:\[[\s\S]*?\])?\s*>/gi;
-const HREF = /(\s(?:[A-Za-z_][\w.-]*:)?href\s*=\s*)(["'])([\s\S]*?)\2/gi;
+/** Any attribute whose local name is `href`, with any prefix: the characters a prefix cannot hold excluded. */
+const HREF = /(\s(?:[^\s=<>/"']*:)?href\s*=\s*)(["'])([\s\S]*?)\2/gi;
+const ANY_HREF = /href\s*=\s*/gi;
+const DECLARATION = /<!(?:DOCTYPE|ENTITY)/i;
 const CSS_URL = /url\(\s*(["']?)([^)]*?)\1\s*\)/gi;
 const SAFE_DATA = /^data:image\/(?:png|jpeg|jpg|gif|webp)[;,]/i;
 
@@ -19,6 +27,13 @@ export interface SafeSvg {
   readonly svg: string;
   /** References pointed at `#` (and a doctype removed), for the record's reason. */
   readonly neutralized: number;
+  /** False when the check after neutralizing still found a reference or a declaration: do not render. */
+  readonly safe: boolean;
+}
+
+/** A value that names nothing outside the document: a fragment, or an inline PNG, JPEG, GIF or WebP. */
+function isSafeTarget(value: string): boolean {
+  return value.startsWith("#") || SAFE_DATA.test(value);
 }
 
 export function neutralizeSvg(source: string): SafeSvg {
@@ -28,8 +43,7 @@ export function neutralizeSvg(source: string): SafeSvg {
     return "";
   });
   svg = svg.replace(HREF, (whole, lead: string, quote: string, value: string) => {
-    const target = value.trim();
-    if (target.startsWith("#") || SAFE_DATA.test(target)) return whole;
+    if (isSafeTarget(value)) return whole;
     neutralized++;
     return `${lead}${quote}#${quote}`;
   });
@@ -38,7 +52,18 @@ export function neutralizeSvg(source: string): SafeSvg {
     neutralized++;
     return "url(#)";
   });
-  return { svg, neutralized };
+  return { svg, neutralized, safe: !DECLARATION.test(svg) && everyHrefSafe(svg) };
+}
+
+/** Every `href=` in `svg`, wherever it stands, opens a quoted value that is a safe target. */
+function everyHrefSafe(svg: string): boolean {
+  for (const match of svg.matchAll(ANY_HREF)) {
+    const at = (match.index ?? 0) + match[0].length;
+    const quote = svg[at];
+    if (quote !== '"' && quote !== "'") return false;
+    if (!isSafeTarget(svg.slice(at + 1, at + 40))) return false;
+  }
+  return true;
 }
 
 /** Text needs fonts: system fonts are loaded only for an SVG that has text to draw. */
