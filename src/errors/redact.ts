@@ -26,8 +26,9 @@ function secretForms(secrets: Iterable<string | undefined>): string[] {
     const ascii = json.replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
     for (const form of [secret, json, json.replaceAll("/", "\\/"), ascii, ascii.replaceAll("/", "\\/")])
       forms.add(form);
-    // As a URL or a form body would carry it.
+    // As a URL or a form body would carry it (a form writes a space as `+` and leaves `*` alone).
     forms.add(encodeURIComponent(secret));
+    forms.add(new URLSearchParams({ s: secret }).toString().slice(2));
   }
   // Longest first, so a value that contains another is removed whole.
   return [...forms].sort((a, b) => b.length - a.length);
@@ -58,6 +59,20 @@ export function redactedExcerpt(text: string, max: number, secrets: Iterable<str
     for (let k = Math.min(form.length - 1, out.length); k >= MIN_SECRET_LENGTH; k--)
       if (out.endsWith(form.slice(0, k))) return `${out.slice(0, -k)}${REDACTED}`;
   return out;
+}
+
+/**
+ * The `Authorization: Basic` credentials a client id and secret are sent as (`client_secret_basic`):
+ * base64 of `id:secret`, as the SDK writes it, and with both parts form-encoded first, as RFC 6749
+ * asks. A server quoting the header it got quotes these, not the secret.
+ */
+export function basicCredentials(clientId: string | undefined, secret: string | undefined): string[] {
+  if (clientId === undefined || secret === undefined || secret.length < MIN_SECRET_LENGTH) return [];
+  const form = (value: string): string => new URLSearchParams({ s: value }).toString().slice(2);
+  return [`${clientId}:${secret}`, `${form(clientId)}:${form(secret)}`].flatMap((pair) => [
+    Buffer.from(pair, "utf8").toString("base64"),
+    Buffer.from(pair, "latin1").toString("base64"),
+  ]);
 }
 
 /**

@@ -18,6 +18,7 @@ import { describeUrl, networkErrorText } from "../transports/upstream/upstreamMe
 import { listenForCallback, type CallbackListener } from "./callbackListener.js";
 import { probeChallenge } from "./challenge.js";
 import { openInBrowser } from "./openBrowser.js";
+import { basicCredentials } from "../errors/redact.js";
 import { redactedMessage } from "./oauthFetch.js";
 import { loginWithTokens, type StoredLogin } from "./tokenStore.js";
 import type { AuthorizationCodeSpec, Challenge, FetchLike, LoginPrompt } from "./types.js";
@@ -244,6 +245,8 @@ class LoginProvider implements OAuthClientProvider {
       this.savedTokens?.refresh_token,
       this.client?.client_secret,
       this.spec.clientSecret,
+      ...basicCredentials(this.client?.client_id, this.client?.client_secret),
+      ...basicCredentials(this.spec.clientId, this.spec.clientSecret),
     ];
   }
 }

@@ -30,6 +30,7 @@ import { describeUrl } from "../transports/upstream/upstreamMessages.js";
 import { challengeOf, probeChallenge } from "./challenge.js";
 import { requestClientCredentialsToken } from "./clientCredentials.js";
 import { runLoginFlow } from "./loginFlow.js";
+import { basicCredentials } from "../errors/redact.js";
 import { redactedMessage, timedFetch } from "./oauthFetch.js";
 import { loginWithTokens, readLogin, tokenFilePath, writeLogin, type StoredLogin } from "./tokenStore.js";
 import type { Challenge, FetchLike, LoginPrompt, UpstreamAuthSpec } from "./types.js";
@@ -391,6 +392,8 @@ export class UpstreamAuth {
       this.login?.client.client_secret,
       spec.clientSecret,
       this.clientToken?.access,
+      ...basicCredentials(this.login?.client.client_id, this.login?.client.client_secret),
+      ...basicCredentials(spec.clientId, spec.clientSecret),
     ];
   }
 }

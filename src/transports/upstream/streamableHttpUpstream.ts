@@ -44,7 +44,13 @@ import {
   readJsonBody,
   readSseBody,
 } from "./httpBodies.js";
-import { describeUrl, forwardableHeaders, networkErrorText, withoutSecrets } from "./upstreamMessages.js";
+import {
+  describeUrl,
+  forwardableHeaders,
+  networkErrorText,
+  withoutSecrets,
+  withoutSecretsInError,
+} from "./upstreamMessages.js";
 import { HttpFlowControl } from "./httpFlowControl.js";
 import { SENT } from "../drainWaiter.js";
 import { messageText } from "../wireJson.js";
@@ -624,7 +630,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
       this.onproblem?.(withoutSecrets(framed.problem, this.sentSecrets));
       return;
     }
-    const message = framed.message as JSONRPCMessage;
+    const message = withoutSecretsInError(framed.message as JSONRPCMessage, this.sentSecrets);
     const id = responseIdOf(message);
     if (id !== undefined) {
       pending.delete(id);

@@ -61,7 +61,39 @@ export function deliverFramed(
   secrets?: () => Iterable<string | undefined>,
 ): void {
   if (framed.problem) target.onproblem?.(withoutSecrets(framed.problem, secrets));
-  else target.onmessage?.(framed.message as JSONRPCMessage);
+  else target.onmessage?.(withoutSecretsInError(framed.message as JSONRPCMessage, secrets));
+}
+
+/**
+ * An error answer with what the proxy sent this upstream (`secrets`: a token, a header value)
+ * taken out of its strings: a server that quotes the credentials it was sent ("token rejected:
+ * Bearer …") must not hand them to a host, which never had them. Every other message, and an
+ * error answer quoting none of them, is the very same object.
+ */
+export function withoutSecretsInError(
+  message: JSONRPCMessage,
+  secrets: (() => Iterable<string | undefined>) | undefined,
+): JSONRPCMessage {
+  const error = (message as { error?: unknown }).error;
+  if (secrets === undefined || typeof error !== "object" || error === null) return message;
+  const forms = [...secrets()];
+  const redacted = redactStrings(error, forms);
+  return redacted === error ? message : ({ ...message, error: redacted } as JSONRPCMessage);
+}
+
+/** `value` with secrets taken out of every string in it; the same value when none held one. */
+function redactStrings(value: unknown, secrets: ReadonlyArray<string | undefined>): unknown {
+  if (typeof value === "string") return redactSecrets(value, secrets);
+  if (typeof value !== "object" || value === null) return value;
+  let changed = false;
+  const out: Record<string, unknown> | unknown[] = Array.isArray(value) ? [] : Object.create(null);
+  for (const [key, item] of Object.entries(value)) {
+    const next = redactStrings(item, secrets);
+    if (next !== item) changed = true;
+    (out as Record<string, unknown>)[key] = next;
+  }
+  if (!changed) return value;
+  return Array.isArray(value) ? out : { ...out };
 }
 
 /** `problem` with `secrets` taken out of its excerpt. */
