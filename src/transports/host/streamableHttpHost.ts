@@ -33,7 +33,7 @@ import { JSONRPC } from "../../errors/jsonRpcCodes.js";
 import type { JSONRPCMessage, MessageExtraInfo, TransportSendOptions } from "../types.js";
 import { HostTransportBase } from "./hostTransportBase.js";
 import { replyJsonRpcError, replyJsonWire } from "./httpReplies.js";
-import { idKey, requestIdOf, responseIdOf } from "../jsonrpc.js";
+import { idKey, methodOf, requestIdOf, responseIdOf } from "../jsonrpc.js";
 import { SseWriter } from "./sseWriter.js";
 import { DrainWaiter, mustWaitForDrain, SENT } from "../drainWaiter.js";
 import { encodeWire, type WireJson } from "../wireJson.js";
@@ -102,6 +102,13 @@ export class StreamableHttpHostSession extends HostTransportBase {
   private idleTimer: NodeJS.Timeout | undefined;
   /** POSTs waiting for their turn to be read (the upstream is behind): the host is not idle. */
   private postsWaiting = 0;
+  /**
+   * The `initialize` that opened this stateful session, until it is answered. An error answer,
+   * or one whose HTTP request is gone (the host never learned the session id), ends the session:
+   * nobody can use it, and it would hold a slot and an upstream until `limits.sessionIdleMs`.
+   */
+  private opening: string | undefined;
+  private firstPost = true;
 
   constructor(options: StreamableHttpSessionOptions) {
     super();
@@ -144,9 +151,13 @@ export class StreamableHttpHostSession extends HostTransportBase {
   ): void {
     this.touch();
     const keys: string[] = [];
+    const first = this.firstPost && this.sessionId !== undefined;
+    this.firstPost = false;
     for (const message of messages) {
       const id = requestIdOf(message);
-      if (id !== undefined) keys.push(idKey(id));
+      if (id === undefined) continue;
+      keys.push(idKey(id));
+      if (first && this.opening === undefined && methodOf(message) === "initialize") this.opening = idKey(id);
     }
     if (keys.length === 0) {
       res.writeHead(202, this.headers()).end();
@@ -281,6 +292,12 @@ export class StreamableHttpHostSession extends HostTransportBase {
 
   private answer(key: string, message: JSONRPCMessage): Promise<void> {
     const exchange = this.byRequest.get(key);
+    const opening = key === this.opening;
+    if (opening) {
+      this.opening = undefined;
+      // Ended once the answer is on its way: the session never started for the host.
+      if (exchange === undefined || exchange.done || "error" in message) setImmediate(() => void this.close());
+    }
     if (exchange === undefined || exchange.done) {
       this.reportError(
         new Error(`Response to request ${key.slice(2)} dropped: the host's HTTP request for it is no longer open`),
