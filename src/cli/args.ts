@@ -2,7 +2,7 @@
  * Command-line parsing shared by the commands: flags via node:util parseArgs, everything after
  * `--` is an upstream command line (never interpreted by a shell).
  */
-import { isHeaderValue, NOT_A_HEADER_VALUE } from "../config/headerValue.js";
+import { isHeaderName, isHeaderValue, NOT_A_HEADER_NAME, NOT_A_HEADER_VALUE } from "../config/headerValue.js";
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { NormalizerError } from "../errors/NormalizerError.js";
 import { splitAtUpstreamCommand } from "./upstreamCommand.js";
@@ -54,12 +54,15 @@ export function parseHeaderFlags(
 ): Record<string, string> | undefined {
   if (flags === undefined || flags.length === 0) return undefined;
   const out: Record<string, string> = {};
-  for (const flag of flags) {
+  for (const [index, flag] of flags.entries()) {
+    // A malformed flag is not quoted either: "Authorization Bearer sk-…" (the colon forgotten) is a credential.
+    const which = `${commandName}: --header #${index + 1} of ${flags.length}`;
     const colon = flag.indexOf(":");
     if (colon <= 0)
-      throw new NormalizerError("USAGE", `${commandName}: --header expects "Name: value", got ${JSON.stringify(flag)}`);
+      throw new NormalizerError("USAGE", `${which} expects "Name: value" and has no name and colon (not shown)`);
     const name = flag.slice(0, colon).trim();
     const value = flag.slice(colon + 1).trim();
+    if (!isHeaderName(name)) throw new NormalizerError("USAGE", `${which}: its name (not shown) ${NOT_A_HEADER_NAME}`);
     // Never quoted: it is a credential more often than not.
     if (!isHeaderValue(value))
       throw new NormalizerError("USAGE", `${commandName}: --header ${JSON.stringify(name)} ${NOT_A_HEADER_VALUE}`);

@@ -14,3 +14,13 @@ export function isHeaderValue(value: string): boolean {
 /** Why a value is refused, for an error that names the header (the value is not shown). */
 export const NOT_A_HEADER_VALUE =
   "holds a line break or another control character no HTTP header may carry (the value is not shown)";
+
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+
+/** Whether `name` is an HTTP header name (a token): anything else fails every request. */
+export function isHeaderName(name: string): boolean {
+  return TOKEN.test(name);
+}
+
+/** Why a header name is refused. */
+export const NOT_A_HEADER_NAME = "is not an HTTP header name (letters, digits and !#$%&'*+-.^_`|~ only)";

@@ -3,7 +3,8 @@
  * config/proxy.config.schema.json come from here; every default from ./defaults.ts. `stdio` given
  * its one upstream by flags builds its config without loading this module (./flagConfig.ts).
  */
-import { isHeaderValue, NOT_A_HEADER_VALUE } from "./headerValue.js";
+import { isHeaderName, isHeaderValue, NOT_A_HEADER_NAME, NOT_A_HEADER_VALUE } from "./headerValue.js";
+import { isSpawnValue, NOT_A_SPAWN_VALUE } from "./spawnValue.js";
 import { z } from "zod";
 import { IMAGE_FORMATS, MIN_RESULT_BYTES } from "../fit/settings.js";
 import {
@@ -178,11 +179,14 @@ const common = {
   disabled: z.boolean().optional(),
 };
 
+/** A command-line or environment string a process can be started with (spawnValue.ts). */
+const SpawnValueSchema = z.string().refine(isSpawnValue, NOT_A_SPAWN_VALUE);
+
 export const StdioServerSchema = z.looseObject({
   type: z.literal("stdio").optional(),
-  command: z.string().min(1),
-  args: z.array(z.string()).optional(),
-  env: z.record(z.string(), z.string()).optional(),
+  command: z.string().min(1).refine(isSpawnValue, NOT_A_SPAWN_VALUE),
+  args: z.array(SpawnValueSchema).optional(),
+  env: z.record(SpawnValueSchema, SpawnValueSchema).optional(),
   cwd: z.string().optional(),
   inheritEnv: z
     .boolean()
@@ -240,7 +244,7 @@ export const RemoteServerSchema = z
     type: z.enum(["http", "streamable-http", "sse", "ws", "websocket"]).optional(),
     url: z.string().regex(/^(https?|wss?):\/\//i, "an http(s):// or ws(s):// URL"),
     transport: z.enum(["streamable-http", "sse", "websocket"]).optional(),
-    headers: z.record(z.string(), HeaderValueSchema).optional(),
+    headers: z.record(z.string().refine(isHeaderName, NOT_A_HEADER_NAME), HeaderValueSchema).optional(),
     auth: UpstreamAuthSchema.optional(),
     ...common,
   })

@@ -108,6 +108,23 @@ describe("config", () => {
     });
   });
 
+  it("a NUL in a command, an argument or an env name or value, or a header name HTTP does not allow: refused by name", () => {
+    const stdio = '{"mcpServers":{"a":{"command":"node","args":["${ARG}"],"env":{"DB_PASSWORD":"${PW}"}}}}';
+    const env = { ARG: "ok", PW: "hunter2-secret\u0000x" };
+    const error = errorOf(() => parseConfig(stdio, "p.json", env));
+    expect(error.message).toContain("$.mcpServers.a.env.DB_PASSWORD: holds a NUL character");
+    expect(error.message).not.toContain("hunter2");
+    const arg = errorOf(() => parseConfig(stdio, "p.json", { ARG: "a\u0000b", PW: "ok" }));
+    expect(arg.message).toContain("$.mcpServers.a.args[0]: holds a NUL character");
+    expect(parseConfig(stdio, "p.json", { ARG: "a b", PW: "hunter2" }).mcpServers.a).toMatchObject({
+      env: { DB_PASSWORD: "hunter2" },
+    });
+    const remote = '{"mcpServers":{"r":{"url":"http://127.0.0.1:9/mcp","headers":{"X Key":"abc"}}}}';
+    expect(errorOf(() => parseConfig(remote, "p.json", {})).message).toContain(
+      '$.mcpServers.r.headers["X Key"]: is not an HTTP header name',
+    );
+  });
+
   it("text that is not JSON: line, column and the field being read, never a quote of the file", () => {
     const text =
       '{\n  "mcpServers": {"a": {"command": "x"}},\n  "auth": {"bearerTokens": ["sekrit-token-value", oops]}\n}';
