@@ -64,3 +64,48 @@ export function nestsAtMost(text: string, max: number): boolean {
   }
   return true;
 }
+
+/**
+ * `text` laid out as `JSON.stringify(value, null, indent)` lays out what it writes: each member
+ * and item on its own line, `": "` after names, empty containers as `{}` and `[]`. Every token is
+ * kept as written (numbers, escapes), so a value `JSON.parse` cannot carry is shown as it is.
+ */
+export function indentJsonText(text: string, indent = 2): string {
+  const pad = (depth: number): string => `\n${" ".repeat(depth * indent)}`;
+  let out = "";
+  let depth = 0;
+  let i = skipSpace(text, 0);
+  while (i < text.length) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) {
+      const end = stringEnd(text, i);
+      out += text.slice(i, end);
+      i = end;
+    } else if (c === 0x7b || c === 0x5b) {
+      const next = skipSpace(text, i + 1);
+      const close = text.charCodeAt(next);
+      if (close === 0x7d || close === 0x5d) {
+        out += text.slice(i, i + 1) + text.slice(next, next + 1);
+        i = next + 1;
+      } else {
+        out += text.slice(i, i + 1) + pad(++depth);
+        i = next;
+      }
+    } else if (c === 0x7d || c === 0x5d) {
+      out += pad(--depth) + text.slice(i, i + 1);
+      i++;
+    } else if (c === 0x2c) {
+      out += `,${pad(depth)}`;
+      i++;
+    } else if (c === 0x3a) {
+      out += ": ";
+      i++;
+    } else {
+      const end = valueEnd(text, i);
+      out += text.slice(i, end);
+      i = end;
+    }
+    i = skipSpace(text, i);
+  }
+  return out;
+}

@@ -63,6 +63,22 @@ describe("mcp-normalizer normalize", () => {
     expect(run.stderr).toContain("unwrap-blob 1");
   });
 
+  it("what it leaves as it was keeps its text: integers past 2^53, 1.0, key order; --dry-run writes the input itself", async () => {
+    const input =
+      '{"jsonrpc":"2.0","id":12345678901234567891,"result":{"contents":[' +
+      '{"uri":"a.md","mimeType":"text/markdown","text":"# Hi","_meta":{"rowId":9007199254740993,"ratio":1.0,"b":1,"10":2}},' +
+      `{"uri":"b.txt","mimeType":"text/plain","blob":"${b64("hi")}"}],"e":{},"f":[]}}`;
+    const normalized = input.replace(`"blob":"${b64("hi")}"`, '"text":"hi"');
+    expect((await runCli(["normalize"], { input })).stdout).toBe(`${normalized}\n`);
+    expect((await runCli(["normalize", "--dry-run"], { input: `  ${input}\n` })).stdout).toBe(`${input}\n`);
+    const pretty = (await runCli(["normalize", "--pretty"], { input })).stdout;
+    expect(pretty).toContain(
+      '\n          "rowId": 9007199254740993,\n          "ratio": 1.0,\n          "b": 1,\n          "10": 2\n',
+    );
+    expect(pretty).toContain('"e": {},\n    "f": []\n');
+    expect(pretty.replace(/\n */g, "").replaceAll('": ', '":')).toBe(normalized);
+  });
+
   it("invalid JSON: exit 2 and a clear message, no stack trace", async () => {
     const run = await runCli(["normalize"], { input: "{not json" });
     expect(run.code).toBe(2);

@@ -10,6 +10,10 @@ import { Policy, type PolicyOptions } from "../../normalize/policy.js";
 import type { ChangeRecord } from "../../normalize/change.js";
 import { loadConfigFile } from "../../config/load.js";
 import { completePolicyOptions, policyOptionsFor } from "../../config/policy.js";
+import { messageText } from "../../transports/wireJson.js";
+import { rememberOrigin } from "../../transports/wireOrigin.js";
+import { rememberWireText } from "../../transports/wireText.js";
+import { indentJsonText } from "../../wire/jsonText.js";
 import { parseCommandArgs } from "../args.js";
 import { EXIT, type ExitCode } from "../exitCodes.js";
 import { readAll, writeFully, type CliIo } from "../io.js";
@@ -93,18 +97,23 @@ export async function runNormalize(argv: readonly string[], io: CliIo): Promise<
         `${(error as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (error as Error).message}`,
     );
   }
+  const text = input.toString("utf8");
   let value: unknown;
   try {
-    value = JSON.parse(input.toString("utf8"));
+    value = JSON.parse(text);
   } catch (error) {
     throw new NormalizerError(
       "INPUT_INVALID_JSON",
       `normalize: ${name} is not valid JSON: ${(error as Error).message}`,
     );
   }
-
+  // What the engine leaves as it was is written as the input had it (integers past 2^53, `1.0`,
+  // key order), as the proxy forwards it; a dry run writes the input itself.
+  rememberWireText(value, text.trim());
   const result = normalizeMessage(value, new Policy(options), values.method);
-  await writeFully(io.stdout, `${JSON.stringify(result.value, null, values.pretty ? 2 : undefined)}\n`);
+  rememberOrigin(result.value, value);
+  const out = values["dry-run"] ? text.trim() : messageText(result.value);
+  await writeFully(io.stdout, `${values.pretty ? indentJsonText(out) : out}\n`);
   if (values.records) {
     for (const record of result.changes) await writeFully(io.stderr, `${JSON.stringify(record)}\n`);
   }
