@@ -186,15 +186,25 @@ function explain(
   return [{ path, text: describeIssue(issue, path) }];
 }
 
-/** How far an input is from a union option: wrong type or literal at its top counts most. */
+/**
+ * How far an input is from a union option: wrong type or literal at its top counts most, and
+ * most of all a server entry without the key that makes it that kind (`command`, `url`): a
+ * `url` entry with a bad `transport` is a remote server with a bad field, not a stdio one
+ * missing its command.
+ */
 function mismatch(issues: readonly z.core.$ZodIssue[]): number {
   let score = 0;
   for (const e of issues) {
-    if (e.path.length === 0 && (e.code === "invalid_type" || e.code === "invalid_value")) score += 4;
+    if (e.path.length === 1 && (e.path[0] === "command" || e.path[0] === "url") && isMissing(e)) score += 8;
+    else if (e.path.length === 0 && (e.code === "invalid_type" || e.code === "invalid_value")) score += 4;
     else if (e.path.length === 1 && e.code === "invalid_value") score += 2;
     else if (e.path.length === 1 && e.code === "invalid_type") score += 1;
   }
   return score;
+}
+
+function isMissing(issue: z.core.$ZodIssue): issue is z.core.$ZodIssueInvalidType {
+  return issue.code === "invalid_type" && / received undefined$/.test(issue.message);
 }
 
 function describeIssue(issue: z.core.$ZodIssue, path: ReadonlyArray<PropertyKey>): string {
@@ -205,7 +215,7 @@ function describeIssue(issue: z.core.$ZodIssue, path: ReadonlyArray<PropertyKey>
     );
   // A record key refused (a server name): the reason is in the inner issues.
   if (issue.code === "invalid_key") return issue.issues.map((inner) => inner.message).join("; ");
-  if (issue.code === "invalid_type" && / received undefined$/.test(issue.message)) {
+  if (isMissing(issue)) {
     return path.length === 1 && path[0] === "mcpServers"
       ? 'missing: the servers to front, {"NAME": {"command": …} or {"url": …}}'
       : `missing (expected ${issue.expected})`;

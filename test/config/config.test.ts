@@ -83,6 +83,20 @@ describe("config", () => {
 
     const e5 = errorOf(() => parseConfig('{"mcpServers":{}}', "p.json", {}));
     expect(e5.message).toContain("$.mcpServers");
+
+    // A remote server with a bad field is named by that field, not as a stdio server missing its command.
+    for (const [field, value] of [
+      ["transport", '"htp"'],
+      ["headers", '"X-Key: abc"'],
+    ]) {
+      const text = `{"mcpServers":{"app":{"url":"http://127.0.0.1:9/mcp","${field}":${value}}}}`;
+      const error = errorOf(() => parseConfig(text, "p.json", {}));
+      expect(error.message).toContain(`$.mcpServers.app.${field}:`);
+      expect(error.message).not.toContain("command");
+    }
+    const stdio = errorOf(() => parseConfig('{"mcpServers":{"app":{"command":"node","args":"x"}}}', "p.json", {}));
+    expect(stdio.message).toContain("$.mcpServers.app.args:");
+    expect(stdio.message).not.toContain("url");
   });
 
   it("${VAR} reads the environment; a missing one names the variable and the path", () => {
