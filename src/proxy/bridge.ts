@@ -564,6 +564,20 @@ export class Bridge {
         ),
         problem.id,
       );
+    } else if (problem.kind === "too-large") {
+      // Its id was not where a look at its start and end finds one: the error goes to no id
+      // (as JSON-RPC says when the id cannot be read) rather than nowhere.
+      this.toHost(
+        {
+          jsonrpc: "2.0",
+          id: null,
+          error: {
+            code: JSONRPC.MESSAGE_TOO_LARGE,
+            message: `a message of ${problem.bytes} bytes is over limits.maxMessageBytes; its id could not be read`,
+          },
+        },
+        undefined,
+      );
     } else if (problem.kind === "invalid-json") {
       this.toHost(
         {

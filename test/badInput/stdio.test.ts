@@ -185,6 +185,15 @@ describe("stdio: bad input from the host", () => {
     });
   });
 
+  it("one whose id stands in its middle, where it cannot be read: -32003 to no id, never silence", async () => {
+    const half = "b".repeat(MAX_MESSAGE_BYTES);
+    write(`{"jsonrpc":"2.0","method":"ping","params":{"x":"${half}"},"id":"mid","y":"${half}"}\n`);
+    const answer = await next((m) => m.id === null && (m.error as Msg | undefined)?.code === -32003);
+    expect((answer.error as Msg).message).toMatch(/over limits\.maxMessageBytes; its id could not be read/);
+    write('{"jsonrpc":"2.0","id":"after-mid","method":"ping"}\n');
+    expect((await next((m) => m.id === "after-mid")).result).toEqual({});
+  });
+
   it("100k nested arrays get an error answer (JSON.stringify's RangeError is caught), not a crash", async () => {
     write(
       `{"jsonrpc":"2.0","id":"deep","method":"ping","params":{"a":${"[".repeat(100_000)}${"]".repeat(100_000)}}}\n`,
