@@ -1,16 +1,17 @@
 /**
  * `embeddedResources: "inline"`: an embedded resource in a tool result or prompt message becomes
  * the block hosts do show — a text resource a `text` block with its text, an `image/*` blob an
- * `image` block with its data. The block's own `annotations` and `_meta` stay; the resource's
- * URI and other fields go (hosts that inline resources show only the content). Other blobs stay
- * embedded resources.
+ * `image` block with its data. The block's own other fields stay (annotations, _meta, unknown
+ * ones), and the resource's _meta where the block has none; the resource's URI and other fields
+ * go (the new block has no place for them). Other blobs stay embedded resources.
  */
 import type { ChangeRecord } from "../normalize/change.js";
 import { isJsonObject, type JsonObject } from "../normalize/objects.js";
 import { isRawJsonString } from "../wire/rawJson.js";
 import { fitRecord } from "./records.js";
 
-const KEPT_BLOCK_KEYS = ["annotations", "_meta"] as const;
+/** The block's own keys that do not carry over: what the inline block replaces. */
+const REPLACED_BLOCK_KEYS = new Set(["type", "resource"]);
 
 /** The inline form of an embedded-resource block, or null when it stays as it is. */
 export function inlineResource(
@@ -38,7 +39,13 @@ export function inlineResource(
   } else {
     return null;
   }
-  for (const key of KEPT_BLOCK_KEYS) if (block[key] !== undefined) next[key] = block[key];
+  // Everything else on the block stays on it (annotations, _meta, fields the proxy does not
+  // know), unless the new block has a field of that name; a member named __proto__ stays a member.
+  for (const [key, value] of Object.entries(block))
+    if (!REPLACED_BLOCK_KEYS.has(key) && !Object.hasOwn(next, key))
+      Object.defineProperty(next, key, { value, enumerable: true, writable: true, configurable: true });
+  // The resource's own _meta, where the block has none to keep.
+  if (!Object.hasOwn(next, "_meta") && resource._meta !== undefined) next._meta = resource._meta;
   const uri = typeof resource.uri === "string" ? resource.uri : null;
   changes.push(
     fitRecord({

@@ -162,12 +162,18 @@ describe.each(["stdio", "mcp"] as const)("fitting results through %s", (kind) =>
       arguments: { file: "big.png", mimeType: "image/png" },
     });
     const [img, text, pdf] = result.content as Array<Record<string, unknown>>;
-    expect(img).toMatchObject({ type: "image", mimeType: "image/png" });
+    // The block's other fields stay; the resource's _meta where the block has none.
+    expect(img).toMatchObject({
+      type: "image",
+      mimeType: "image/png",
+      _meta: { source: "camera" },
+    });
     expect(await meta(img!.data as string)).toMatchObject({ width: 1568, height: 1045 });
     expect(text).toEqual({
       type: "text",
       text: "# Notes\n\nÜber alles 😀\n",
       annotations: { audience: ["assistant"] },
+      _meta: { block: true },
     });
     expect(pdf).toMatchObject({ type: "resource", resource: { uri: "file:///doc.pdf", mimeType: "application/pdf" } });
   });
