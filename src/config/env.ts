@@ -3,7 +3,8 @@
  * secrets stay out of the file. A missing variable is an error naming the variable and the JSON path.
  * A default may itself hold references (`${A:-${B:-x}}`); it is expanded only when used, so a
  * variable named only in an unused default need not exist. `$` not followed by `{NAME` stays
- * as written.
+ * as written, and so does `${NAME…}` in another shell form (`${HOME/a/b}`); `${NAME` with no
+ * closing brace after it is an error naming the path.
  */
 import { NormalizerError } from "../errors/NormalizerError.js";
 
@@ -52,6 +53,15 @@ function expandString(
     out += text.slice(i, start);
     const reference = readReference(text, start);
     if (reference === undefined) {
+      // `${NAME` with no `}` after it at all is a reference cut short, not text: sending it
+      // literally (as a token, a header) would fail far from the typo.
+      const name = NAME.exec(text.slice(start + 2, start + 2 + 256))?.[0];
+      if (name !== undefined && !text.includes("}", start))
+        throw new NormalizerError(
+          "CONFIG_INVALID",
+          `${file}: ${path} has \${${name} with no closing "}" (write \${${name}} to read the variable ${name})`,
+          { file, path, variable: name },
+        );
       out += "${";
       i = start + 2;
       continue;

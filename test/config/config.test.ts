@@ -187,6 +187,12 @@ describe("config", () => {
     expect(missing.code).toBe("CONFIG_ENV_MISSING");
     expect(missing.message).toContain("environment variable B is not set");
     expect(missing.message).toContain("$.mcpServers.a.args[0]");
+    // Other shell forms stay as written; a reference with no closing brace is an error naming the path.
+    expect(args("echo ${HOME/a/b} ${X#p}", {})).toBe("echo ${HOME/a/b} ${X#p}");
+    const unclosed = errorOf(() => parseConfig(text("Bearer ${TOKEN"), "p.json", { TOKEN: "t" }));
+    expect(unclosed.message).toBe(
+      'p.json: $.mcpServers.a.args[0] has ${TOKEN with no closing "}" (write ${TOKEN} to read the variable TOKEN)',
+    );
   });
 
   it("a missing config file is a clear error", () => {
