@@ -219,6 +219,18 @@ describe("mcp-normalizer audit", () => {
     );
   });
 
+  it("--timeout: a server that never answers fails the audit after it, naming the flag; a bad value exits 2", async () => {
+    const silent = ["-e", "process.stdin.resume()"];
+    const started = Date.now();
+    const run = await runCli(["audit", "--timeout", "300", "--", process.execPath, ...silent]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain("initialize: no answer in 300 ms (--timeout)");
+    expect(Date.now() - started).toBeLessThan(20_000);
+    const bad = await runCli(["audit", "--timeout", "0", "--", "x"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("--timeout expects a whole number of milliseconds");
+  });
+
   it("--help lists the formats, --tokens' encoding and the exit codes", async () => {
     const run = await runCli(["audit", "--help"]);
     expect(run.code).toBe(0);

@@ -27,8 +27,10 @@ interface Pending {
 }
 
 export interface RpcClientOptions {
-  /** Time to wait for each response, in ms (`limits.requestTimeoutMs`). */
+  /** Time to wait for each response, in ms (`limits.requestTimeoutMs`, or `--timeout`). */
   requestTimeoutMs: number;
+  /** What set that time, for the message of a request not answered in it (default the limit). */
+  timeoutSetting?: string;
   /** Why the transport ended (exit code, last stderr line), for error messages. */
   describeEnd?: () => string | undefined;
 }
@@ -65,7 +67,7 @@ export class RawRpcClient {
         reject(
           new NormalizerError(
             "REQUEST_TIMEOUT",
-            `${method}: no answer in ${this.timeoutMs} ms (limits.requestTimeoutMs)`,
+            `${method}: no answer in ${this.timeoutMs} ms (${this.options.timeoutSetting ?? "limits.requestTimeoutMs"})`,
           ),
         );
       }, this.timeoutMs);

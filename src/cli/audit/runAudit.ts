@@ -50,8 +50,10 @@ export interface AuditOptions {
   /** Resources read at the same time. Default 4. */
   concurrency?: number;
   maxListPages?: number;
-  /** Time to wait for each response, in ms (`limits.requestTimeoutMs`). */
+  /** Time to wait for each response, in ms (`limits.requestTimeoutMs`, or `--timeout`). */
   requestTimeoutMs: number;
+  /** What set that time, named when a request is not answered in it. */
+  timeoutSetting?: string;
   /** Count tokens before/after with this (audit `--tokens`). */
   tokens?: TokenCounter;
   /** The fit layer as configured (images, inlining, cuts): its records join the engine's. */
@@ -90,6 +92,7 @@ export async function runAudit(options: AuditOptions): Promise<AuditResult> {
     throw new NormalizerError("USAGE", `audit: --concurrency expects a whole number ≥ 1, got ${concurrency}`);
   const client = new RawRpcClient(options.transport, {
     requestTimeoutMs: options.requestTimeoutMs,
+    ...(options.timeoutSetting === undefined ? {} : { timeoutSetting: options.timeoutSetting }),
     ...(options.describeEnd === undefined ? {} : { describeEnd: options.describeEnd }),
   });
   const aggregator = new ReportAggregator({ maxUris: Infinity });

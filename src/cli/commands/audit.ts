@@ -56,6 +56,8 @@ Options:
                          totals (a listed resource whose declared size is larger is not read);
                          reads stay bounded by limits.maxMessageBytes
   --concurrency N        resources read at the same time (default ${DEFAULT_AUDIT_CONCURRENCY})
+  --timeout MS           how long to wait for each answer (default: limits.requestTimeoutMs,
+                         5 minutes): a server that never answers fails the audit after this
   --tokens               also estimate LLM tokens before/after (${TOKEN_ENCODING}, GPT-4o's encoding)
   --charset MODE         transcode (default) | preserve
   --log-level L          upstream and audit log lines on stderr (default ${DEFAULT_AUDIT_LOG_LEVEL})
@@ -80,6 +82,7 @@ export async function runAuditCommand(argv: readonly string[], io: CliIo): Promi
       format: { type: "string" },
       output: { type: "string", short: "o" },
       concurrency: { type: "string" },
+      timeout: { type: "string" },
       tokens: { type: "boolean" },
       call: { type: "string", multiple: true },
       args: { type: "string" },
@@ -117,7 +120,11 @@ export async function runAuditCommand(argv: readonly string[], io: CliIo): Promi
   const calls = parseCalls(values.call, values.args);
   const reads = parseReads(values.read);
   const maxBytes = parseIntFlag(values["max-bytes"], "--max-bytes", "audit");
+  const timeoutMs = parseIntFlag(values.timeout, "--timeout", "audit");
+  if (timeoutMs !== undefined && timeoutMs < 1)
+    throw new NormalizerError("USAGE", "audit: --timeout expects a whole number of milliseconds ≥ 1");
   const selected = await selectUpstream(values, command, "audit", io.cwd, io.env);
+  const requestTimeoutMs = timeoutMs ?? selected.config.limits.requestTimeoutMs;
 
   // The audit shows what would change: a config's dryRun must not hide it.
   const policy = new Policy({
@@ -137,7 +144,7 @@ export async function runAuditCommand(argv: readonly string[], io: CliIo): Promi
     logger,
     maxMessageBytes: selected.config.limits.maxMessageBytes,
     ackTimeoutMs: selected.config.limits.upstreamAckTimeoutMs,
-    unacknowledgedTimeoutMs: selected.config.limits.requestTimeoutMs,
+    unacknowledgedTimeoutMs: requestTimeoutMs,
     idleConnections: selected.config.limits.upstreamIdleConnections,
     ...(fetch === undefined ? {} : { fetch }),
   });
@@ -155,7 +162,8 @@ export async function runAuditCommand(argv: readonly string[], io: CliIo): Promi
       store: null,
     },
     concurrency,
-    requestTimeoutMs: selected.config.limits.requestTimeoutMs,
+    requestTimeoutMs,
+    ...(timeoutMs === undefined ? {} : { timeoutSetting: "--timeout" }),
     ...(tokens === undefined ? {} : { tokens }),
     calls,
     reads,
