@@ -64,12 +64,8 @@ export class RawRpcClient {
     return new Promise<unknown>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.pending.delete(id);
-        reject(
-          new NormalizerError(
-            "REQUEST_TIMEOUT",
-            `${method}: no answer in ${this.timeoutMs} ms (${this.options.timeoutSetting ?? "limits.requestTimeoutMs"})`,
-          ),
-        );
+        const setting = this.options.timeoutSetting ?? "limits.requestTimeoutMs";
+        reject(new NormalizerError("REQUEST_TIMEOUT", `${method}: no answer in ${this.timeoutMs} ms (${setting})`));
       }, this.timeoutMs);
       this.pending.set(id, { resolve, reject, timer });
       const message = { jsonrpc: "2.0", id, method, ...(params === undefined ? {} : { params }) } as JSONRPCMessage;
