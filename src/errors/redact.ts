@@ -45,6 +45,19 @@ export function redactSecrets(text: string, secrets: Iterable<string | undefined
   return replaceForms(text, secretForms(secrets));
 }
 
+/** The forms of a set of secrets worked out once, for many strings (the strings of one message). */
+export interface SecretRedactor {
+  /** False when there is nothing to look for. */
+  readonly any: boolean;
+  /** `text` with the secrets replaced by `[redacted]` (the very string when it holds none). */
+  redact(text: string): string;
+}
+
+export function secretRedactor(secrets: Iterable<string | undefined>): SecretRedactor {
+  const forms = secretForms(secrets);
+  return { any: forms.length > 0, redact: (text) => replaceForms(text, forms) };
+}
+
 /**
  * The first `max` characters of `text`, secrets redacted first; when it ends in the start of a
  * secret (four characters or more: the text was cut there, here or before), that start is

@@ -62,8 +62,15 @@ async function startEchoServer(mode: Mode): Promise<{ url: string; close: () => 
         res.writeHead(202);
         return res.end();
       }
-      const quoted = `token rejected: ${req.headers.authorization}`;
-      return json(200, { jsonrpc: "2.0", id: message.id, error: { code: -32001, message: quoted, data: { quoted } } });
+      // Written by hand: a number as JSON.stringify would not write it, and a `data` string long
+      // enough to be read as bytes (over limits.rawStringBytes) quoting the header at its end.
+      const quoted = JSON.stringify(`token rejected: ${req.headers.authorization}`);
+      const big = JSON.stringify(`${"x".repeat(300_000)} ${req.headers.authorization}`);
+      res.writeHead(200, { "content-type": "application/json" });
+      return res.end(
+        `{"jsonrpc":"2.0","id":${JSON.stringify(message.id)},"error":{"code":-32001,"message":${quoted},` +
+          `"data":{"quoted":${quoted},"big":${big},"n":1.50}}}`,
+      );
     }
     res.writeHead(404);
     res.end();
@@ -126,6 +133,27 @@ describe("credentials a server quotes back", () => {
     seen.push(error);
     expect(error).toContain(mode === "rpc-echo" ? "token rejected: Bearer [redacted]" : "[redacted]");
     for (const form of FORMS) expect(error.includes(form), `${form.slice(0, 8)}… quoted to the host`).toBe(false);
+  });
+
+  it("a JSON-RPC error quoting the token in a long data string: redacted there too, its numbers as written", async () => {
+    const started = Date.now();
+    const response = await fetch(`${serve.url}/mcp/rpc-echo`, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json", "mcp-protocol-version": "2025-06-18" },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+      }),
+    });
+    const text = await response.text();
+    seen.push(text);
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(text).toContain('"n":1.50');
+    expect(text).toContain(` Bearer [redacted]"`);
+    expect(text.length).toBeGreaterThan(300_000);
+    for (const form of FORMS) expect(text.includes(form), `${form.slice(0, 8)}… quoted to the host`).toBe(false);
   });
 
   it("nor does /healthz or the log", async () => {

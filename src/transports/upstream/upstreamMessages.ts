@@ -4,7 +4,9 @@
  * (every pending request gets an error naming the cause, never silence), and naming an
  * upstream URL in messages without leaking credentials.
  */
-import { redactSecrets } from "../../errors/redact.js";
+import { redactSecrets, type SecretRedactor, secretRedactor } from "../../errors/redact.js";
+import { isRawJsonString } from "../../wire/rawJson.js";
+import { rememberOrigin } from "../wireOrigin.js";
 import { isForwardedMcpHeader } from "../mcpHeaders.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import type { Framed } from "../lineFraming.js";
@@ -66,9 +68,10 @@ export function deliverFramed(
 
 /**
  * An error answer with what the proxy sent this upstream (`secrets`: a token, a header value)
- * taken out of its strings: a server that quotes the credentials it was sent ("token rejected:
- * Bearer …") must not hand them to a host, which never had them. Every other message, and an
- * error answer quoting none of them, is the very same object.
+ * taken out of its strings and names: a server that quotes the credentials it was sent ("token
+ * rejected: Bearer …") must not hand them to a host, which never had them. Every other message,
+ * and an error answer quoting none of them, is the very same object; a rebuilt one keeps the
+ * text of what it did not change (its numbers as written).
  */
 export function withoutSecretsInError(
   message: JSONRPCMessage,
@@ -76,21 +79,32 @@ export function withoutSecretsInError(
 ): JSONRPCMessage {
   const error = (message as { error?: unknown }).error;
   if (secrets === undefined || typeof error !== "object" || error === null) return message;
-  const forms = [...secrets()];
-  const redacted = redactStrings(error, forms);
-  return redacted === error ? message : ({ ...message, error: redacted } as JSONRPCMessage);
+  const redactor = secretRedactor(secrets());
+  if (!redactor.any) return message;
+  const redacted = redactStrings(error, redactor);
+  if (redacted === error) return message;
+  const rebuilt = { ...message, error: redacted } as JSONRPCMessage;
+  rememberOrigin(rebuilt, message);
+  return rebuilt;
 }
 
-/** `value` with secrets taken out of every string in it; the same value when none held one. */
-function redactStrings(value: unknown, secrets: ReadonlyArray<string | undefined>): unknown {
-  if (typeof value === "string") return redactSecrets(value, secrets);
+/** `value` with secrets taken out of every string and name in it; the same value when none held one. */
+function redactStrings(value: unknown, redactor: SecretRedactor): unknown {
+  if (typeof value === "string") return redactor.redact(value);
+  // A long string read as bytes (a big `data`): decoded to be searched, kept as bytes when clean.
+  if (isRawJsonString(value)) {
+    const text = value.value();
+    const redacted = redactor.redact(text);
+    return redacted === text ? value : redacted;
+  }
   if (typeof value !== "object" || value === null) return value;
   let changed = false;
   const out: Record<string, unknown> | unknown[] = Array.isArray(value) ? [] : Object.create(null);
   for (const [key, item] of Object.entries(value)) {
-    const next = redactStrings(item, secrets);
-    if (next !== item) changed = true;
-    (out as Record<string, unknown>)[key] = next;
+    const next = redactStrings(item, redactor);
+    const name = Array.isArray(value) ? key : redactor.redact(key);
+    if (next !== item || name !== key) changed = true;
+    (out as Record<string, unknown>)[name] = next;
   }
   if (!changed) return value;
   return Array.isArray(value) ? out : { ...out };
