@@ -2,7 +2,8 @@
  * What every host-side transport shares: the SDK `Transport` callbacks, a backlog for messages
  * that arrive before `start()` (an HTTP body is read before the proxy has wired the session to
  * an upstream, so nothing may be lost in between — the SDK's InMemoryTransport queues the same
- * way), and a close that fires `onclose` exactly once.
+ * way; the host is not read further until then, so the backlog stays one frame or body), and a
+ * close that fires `onclose` exactly once.
  *
  * `onclose` belongs to whoever connects the transport (the proxy overwrites it), so the code
  * that owns the session (an HTTP endpoint freeing its slot) listens through `onClosed` instead.
@@ -34,6 +35,12 @@ export abstract class HostTransportBase implements ProxyTransport {
   private pausedForHost = false;
   /** Settles when the last body read queued by `inReadingTurn` is over. */
   private readTurn: Promise<void> = SENT;
+  /**
+   * Reading stopped because a message came before `start()`: the session still waits for its
+   * upstream (starting, or a restart back-off), and what the host sends meanwhile waits in its
+   * socket instead of in the backlog — which holds one frame's or one body's messages at most.
+   */
+  private heldBeforeStart = false;
 
   abstract send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void>;
 
@@ -114,6 +121,10 @@ export abstract class HostTransportBase implements ProxyTransport {
   async start(): Promise<void> {
     if (this.started) throw new Error(`${this.constructor.name} already started`);
     this.started = true;
+    if (this.heldBeforeStart) {
+      this.heldBeforeStart = false;
+      this.resumeReading();
+    }
     for (let i = 0; i < this.backlog.length && !this.closed; i++) {
       const [message, extra] = this.backlog[i]!;
       this.dispatch(message, extra);
@@ -149,8 +160,15 @@ export abstract class HostTransportBase implements ProxyTransport {
   /** Hands a message to `onmessage`, or keeps it until `start()`. */
   protected deliver(message: JSONRPCMessage, extra?: MessageExtraInfo): void {
     if (this.closed) return;
-    if (!this.started) this.backlog.push([message, extra]);
-    else this.dispatch(message, extra);
+    if (this.started) {
+      this.dispatch(message, extra);
+      return;
+    }
+    this.backlog.push([message, extra]);
+    if (!this.heldBeforeStart && this.readGate.isOpen) {
+      this.heldBeforeStart = true;
+      this.pauseReading();
+    }
   }
 
   protected reportError(error: Error): void {
