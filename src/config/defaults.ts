@@ -60,6 +60,8 @@ export const DEFAULT_LIMITS = Object.freeze({
   sessionIdleMs: 10 * 60 * 1000,
   /** A WebSocket host is pinged this often and must answer before the next ping. */
   pingIntervalMs: 30_000,
+  /** A WebSocket host has this long to answer the proxy's close frame before its connection is cut. */
+  closeTimeoutMs: 2_000,
   /** A connection has this long to send its request headers. */
   headersTimeoutMs: 10_000,
   /** A request (headers and body) must have arrived in this time. */

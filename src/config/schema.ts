@@ -433,6 +433,15 @@ export const ConfigSchema = z
               "queued for it) by the next ping is dropped (half-open connections); not judged while the proxy is not " +
               "reading it (its upstream is behind); 0 turns it off",
           ),
+        closeTimeoutMs: z
+          .number()
+          .int()
+          .positive()
+          .default(DEFAULT_LIMITS.closeTimeoutMs)
+          .describe(
+            "a WebSocket host that has not answered the proxy's close frame (session end, shutdown) in this time " +
+              "has its connection cut, so a frozen host cannot hold a shutdown",
+          ),
         headersTimeoutMs: z
           .number()
           .int()

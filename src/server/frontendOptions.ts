@@ -74,6 +74,11 @@ export interface HttpFrontendOptions {
    */
   pingIntervalMs?: number;
   /**
+   * A WebSocket host that has not answered the proxy's close frame in this time is cut off.
+   * Default: `limits.closeTimeoutMs`'s.
+   */
+  closeTimeoutMs?: number;
+  /**
    * Messages kept for a streamable HTTP session's GET stream while none is open. Default:
    * `DEFAULT_MAX_QUEUED_MESSAGES`.
    */
@@ -116,6 +121,7 @@ export interface ResolvedFrontendOptions {
   readonly sseKeepAliveMs: number;
   readonly sessionIdleTimeoutMs: number;
   readonly pingIntervalMs: number;
+  readonly closeTimeoutMs: number;
   readonly maxQueuedMessages: number;
   readonly headersTimeoutMs: number;
   readonly requestBodyTimeoutMs: number;
@@ -154,6 +160,7 @@ export function resolveFrontendOptions(options: HttpFrontendOptions): ResolvedFr
     sseKeepAliveMs: options.sseKeepAliveMs ?? DEFAULT_SSE_KEEP_ALIVE_MS,
     sessionIdleTimeoutMs: options.sessionIdleTimeoutMs ?? DEFAULT_LIMITS.sessionIdleMs,
     pingIntervalMs: options.pingIntervalMs ?? DEFAULT_LIMITS.pingIntervalMs,
+    closeTimeoutMs: positive(options.closeTimeoutMs, DEFAULT_LIMITS.closeTimeoutMs, "closeTimeoutMs"),
     maxQueuedMessages: options.maxQueuedMessages ?? DEFAULT_MAX_QUEUED_MESSAGES,
     headersTimeoutMs: positive(options.headersTimeoutMs, DEFAULT_LIMITS.headersTimeoutMs, "headersTimeoutMs"),
     requestBodyTimeoutMs: positive(

@@ -75,7 +75,7 @@ export function createHttpFrontend(options: HttpFrontendOptions): HttpFrontend {
         maxQueuedMessages: opts.maxQueuedMessages,
       }),
       sse: new SseEndpoint(ctx),
-      ws: new WsEndpoint(ctx, { pingIntervalMs: opts.pingIntervalMs }),
+      ws: new WsEndpoint(ctx, { pingIntervalMs: opts.pingIntervalMs, closeTimeoutMs: opts.closeTimeoutMs }),
     });
   }
 

@@ -85,6 +85,24 @@ describe("serve on SIGTERM/SIGINT", () => {
     expect(answer.error).toBeDefined();
     expect((await exited).code).toBe(0);
   });
+
+  it("a WebSocket host that never answers the close frame holds the exit no longer than limits.closeTimeoutMs", async () => {
+    const serve = await serveConfig({
+      mcpServers: { fx: { command: process.execPath, args: [FAULT_SERVER] } },
+      limits: { shutdownGraceMs: 300, closeTimeoutMs: 1000 },
+    });
+    const host = await initializedWs(serve.url, "fx");
+    // Frozen: it reads nothing more, so it never sees the close frame, let alone answers it.
+    host.ws.pause();
+    const exited = exitOf(serve.child);
+    const signalled = Date.now();
+    serve.child.kill("SIGTERM");
+    const { code, at } = await exited;
+    expect(code).toBe(0);
+    // Not the ws library's own 30 s close timeout.
+    expect(at - signalled).toBeLessThan(8000);
+    host.ws.terminate();
+  });
 });
 
 describe("stdio on SIGTERM", () => {

@@ -158,7 +158,7 @@ describe("WebSocket host session: a host that stops reading", () => {
     const accepted = new Promise<WebSocket>((resolve) => wss.once("connection", resolve));
     const client = new WebSocket(`ws://127.0.0.1:${(wss.address() as AddressInfo).port}/`);
     cleanups.push(() => client.terminate());
-    const session = new WsHostSession(await accepted, {}, 64 * 1024 * 1024);
+    const session = new WsHostSession(await accepted, {}, 64 * 1024 * 1024, 2000);
     const received: unknown[] = [];
     session.onmessage = (message) => void received.push(message);
     await session.start();

@@ -196,6 +196,7 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<Exit
     maxBatch: config.limits.maxBatch,
     sessionIdleTimeoutMs: config.limits.sessionIdleMs,
     pingIntervalMs: config.limits.pingIntervalMs,
+    closeTimeoutMs: config.limits.closeTimeoutMs,
     headersTimeoutMs: config.limits.headersTimeoutMs,
     requestBodyTimeoutMs: config.limits.requestBodyTimeoutMs,
     keepAliveTimeoutMs: config.limits.keepAliveTimeoutMs,

@@ -41,6 +41,7 @@ export class WsHostSession extends HostTransportBase {
     private readonly socket: WebSocket,
     headers: Record<string, string>,
     private readonly maxMessageBytes: number,
+    private readonly closeTimeoutMs: number,
   ) {
     super();
     this.extra = { requestInfo: { headers } };
@@ -111,8 +112,14 @@ export class WsHostSession extends HostTransportBase {
   }
 
   protected release(): void {
-    if (this.socket.readyState === this.socket.OPEN || this.socket.readyState === this.socket.CONNECTING)
-      this.socket.close(1000);
+    const socket = this.socket;
+    if (socket.readyState !== socket.OPEN && socket.readyState !== socket.CONNECTING) return;
+    socket.close(1000);
+    // A host that never answers the close frame (frozen, cut off) would hold its connection —
+    // and a shutdown waiting for it — for the ws library's own 30 s.
+    const cut = setTimeout(() => socket.terminate(), this.closeTimeoutMs);
+    cut.unref();
+    socket.once("close", () => clearTimeout(cut));
   }
 
   private receive(data: RawData, isBinary: boolean): void {
@@ -150,17 +157,21 @@ export interface WsEndpointOptions {
    * (`limits.pingIntervalMs`).
    */
   pingIntervalMs: number;
+  /** A host that has not answered the close frame in this time is cut off (`limits.closeTimeoutMs`). */
+  closeTimeoutMs: number;
 }
 
 export class WsEndpoint {
   private readonly wss: WebSocketServer;
   private readonly live = new Set<WsHostSession>();
   private readonly heartbeat: WsHeartbeat;
+  private readonly closeTimeoutMs: number;
 
   constructor(
     private readonly ctx: HostEndpointContext,
     options: WsEndpointOptions,
   ) {
+    this.closeTimeoutMs = options.closeTimeoutMs;
     this.heartbeat = new WsHeartbeat(options.pingIntervalMs);
     this.wss = new WebSocketServer({
       noServer: true,
@@ -191,7 +202,7 @@ export class WsEndpoint {
     this.wss.handleUpgrade(req, socket, head, (ws) => {
       upgraded = true;
       const headers = forwardableMcpHeaders(req.headers) ?? {};
-      const session = new WsHostSession(ws, headers, this.ctx.maxMessageBytes);
+      const session = new WsHostSession(ws, headers, this.ctx.maxMessageBytes, this.closeTimeoutMs);
       this.live.add(session);
       this.heartbeat.watch(ws, {
         onDead: (why) => session.reap(why),
