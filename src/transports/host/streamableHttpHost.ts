@@ -198,6 +198,9 @@ export class StreamableHttpHostSession extends HostTransportBase {
     this.exchanges.add(exchange);
     for (const key of keys) this.byRequest.set(key, exchange);
     res.on("close", () => this.endExchange(exchange));
+    // Closed while the session was being opened (the endpoint waits for the upstream first): its
+    // "close" has been and gone, and the answers owed on it have nowhere to go.
+    if (res.destroyed) this.endExchange(exchange);
     for (const message of messages) this.deliver(message, extra);
   }
 
