@@ -18,9 +18,10 @@
 const DOCTYPE = /<!DOCTYPE[^>[]*(?:\[[\s\S]*?\])?\s*>/gi;
 /** Any attribute whose local name is `href`, with any prefix: the characters a prefix cannot hold excluded. */
 const HREF = /(\s(?:[^\s=<>/"']*:)?href\s*=\s*)(["'])([\s\S]*?)\2/gi;
-const ANY_HREF = /href\s*=\s*/gi;
+/** `href=` as an attribute name ends: after whitespace or a prefix's colon (not `data-href`, not `[href=`). */
+const ANY_HREF = /(?<=[\s:])href\s*=\s*/gi;
 const DECLARATION = /<!(?:DOCTYPE|ENTITY)/i;
-const CSS_URL = /url\(\s*(["']?)([^)]*?)\1\s*\)/gi;
+const CSS_URL_START = /url\(/gi;
 const SAFE_DATA = /^data:image\/(?:png|jpeg|jpg|gif|webp)[;,]/i;
 
 export interface SafeSvg {
@@ -47,12 +48,34 @@ export function neutralizeSvg(source: string): SafeSvg {
     neutralized++;
     return `${lead}${quote}#${quote}`;
   });
-  svg = svg.replace(CSS_URL, (whole, _quote: string, value: string) => {
-    if (value.trim().startsWith("#")) return whole;
-    neutralized++;
-    return "url(#)";
-  });
+  svg = neutralizeCssUrls(svg, () => neutralized++);
   return { svg, neutralized, safe: !DECLARATION.test(svg) && everyHrefSafe(svg) };
+}
+
+/**
+ * Every CSS `url(…)` that is not a fragment as `url(#)`. A scan, not one pattern: a pattern
+ * looking for each `url(`'s `)` would read to the end of the text for every unclosed one
+ * (an SVG of `url('` repeated took seconds on the event loop).
+ */
+function neutralizeCssUrls(svg: string, counted: () => void): string {
+  let out = "";
+  let from = 0;
+  CSS_URL_START.lastIndex = 0;
+  for (let match = CSS_URL_START.exec(svg); match !== null; match = CSS_URL_START.exec(svg)) {
+    const close = svg.indexOf(")", match.index + 4);
+    if (close === -1) break;
+    const value = svg
+      .slice(match.index + 4, close)
+      .trim()
+      .replace(/^["']/, "");
+    if (!value.trimStart().startsWith("#")) {
+      out += `${svg.slice(from, match.index)}url(#)`;
+      from = close + 1;
+      counted();
+    }
+    CSS_URL_START.lastIndex = close + 1;
+  }
+  return out + svg.slice(from);
 }
 
 /** Every `href=` in `svg`, wherever it stands, opens a quoted value that is a safe target. */
