@@ -236,6 +236,10 @@ export const UpstreamAuthSchema = z
       "clientSecret, scopes?}",
   );
 
+/** The longest delay Node's timers keep (2^31 - 1 ms, about 24.8 days); a longer one fires at once. */
+export const MAX_TIMER_MS = 2_147_483_647;
+const TIMER_TOO_LONG = "at most 2147483647 ms (about 24.8 days): a longer timer would fire at once";
+
 /** A header value HTTP can carry (headerValue.ts). */
 const HeaderValueSchema = z.string().refine(isHeaderValue, NOT_A_HEADER_VALUE);
 
@@ -342,6 +346,7 @@ export const ConfigSchema = z
         requestTimeoutMs: z
           .number()
           .int()
+          .max(MAX_TIMER_MS, TIMER_TOO_LONG)
           .positive()
           .default(DEFAULT_LIMITS.requestTimeoutMs)
           .describe(
@@ -351,6 +356,7 @@ export const ConfigSchema = z
         upstreamAckTimeoutMs: z
           .number()
           .int()
+          .max(MAX_TIMER_MS, TIMER_TOO_LONG)
           .min(0)
           .default(DEFAULT_LIMITS.upstreamAckTimeoutMs)
           .describe(
@@ -381,18 +387,21 @@ export const ConfigSchema = z
         shutdownGraceMs: z
           .number()
           .int()
+          .max(MAX_TIMER_MS, TIMER_TOO_LONG)
           .min(0)
           .default(DEFAULT_LIMITS.shutdownGraceMs)
           .describe("after SIGTERM/SIGINT, how long in-flight requests may take before sessions are ended"),
         restartBackoffMs: z
           .number()
           .int()
+          .max(MAX_TIMER_MS, TIMER_TOO_LONG)
           .min(0)
           .default(DEFAULT_LIMITS.restartBackoffMs)
           .describe("after an upstream dies, the wait before the next one starts; doubles per consecutive failure"),
         maxRestartBackoffMs: z
           .number()
           .int()
+          .max(MAX_TIMER_MS, TIMER_TOO_LONG)
           .min(0)
           .default(DEFAULT_LIMITS.maxRestartBackoffMs)
           .describe("cap of restartBackoffMs's doubling"),
@@ -417,6 +426,7 @@ export const ConfigSchema = z
         sessionIdleMs: z
           .number()
           .int()
+          .max(MAX_TIMER_MS, TIMER_TOO_LONG)
           .positive()
           .default(DEFAULT_LIMITS.sessionIdleMs)
           .describe(
@@ -426,6 +436,7 @@ export const ConfigSchema = z
         pingIntervalMs: z
           .number()
           .int()
+          .max(MAX_TIMER_MS, TIMER_TOO_LONG)
           .min(0)
           .default(DEFAULT_LIMITS.pingIntervalMs)
           .describe(
@@ -436,6 +447,7 @@ export const ConfigSchema = z
         closeTimeoutMs: z
           .number()
           .int()
+          .max(MAX_TIMER_MS, TIMER_TOO_LONG)
           .positive()
           .default(DEFAULT_LIMITS.closeTimeoutMs)
           .describe(
@@ -445,6 +457,7 @@ export const ConfigSchema = z
         headersTimeoutMs: z
           .number()
           .int()
+          .max(MAX_TIMER_MS, TIMER_TOO_LONG)
           .positive()
           .default(DEFAULT_LIMITS.headersTimeoutMs)
           .describe(
@@ -454,12 +467,14 @@ export const ConfigSchema = z
         requestBodyTimeoutMs: z
           .number()
           .int()
+          .max(MAX_TIMER_MS, TIMER_TOO_LONG)
           .positive()
           .default(DEFAULT_LIMITS.requestBodyTimeoutMs)
           .describe("a request whose headers and body have not all arrived in this time is closed (408)"),
         keepAliveTimeoutMs: z
           .number()
           .int()
+          .max(MAX_TIMER_MS, TIMER_TOO_LONG)
           .positive()
           .default(DEFAULT_LIMITS.keepAliveTimeoutMs)
           .describe("an idle keep-alive HTTP connection is closed after this"),
@@ -504,6 +519,7 @@ export const ConfigSchema = z
         loginTimeoutMs: z
           .number()
           .int()
+          .max(MAX_TIMER_MS, TIMER_TOO_LONG)
           .positive()
           .default(DEFAULT_LIMITS.loginTimeoutMs)
           .describe(
@@ -513,6 +529,7 @@ export const ConfigSchema = z
         oauthRequestTimeoutMs: z
           .number()
           .int()
+          .max(MAX_TIMER_MS, TIMER_TOO_LONG)
           .positive()
           .default(DEFAULT_LIMITS.oauthRequestTimeoutMs)
           .describe(
@@ -529,6 +546,7 @@ export const ConfigSchema = z
         fitTimeoutMs: z
           .number()
           .int()
+          .max(MAX_TIMER_MS, TIMER_TOO_LONG)
           .positive()
           .default(DEFAULT_LIMITS.fitTimeoutMs)
           .describe(
@@ -546,6 +564,7 @@ export const ConfigSchema = z
         spillTtlMs: z
           .number()
           .int()
+          .max(MAX_TIMER_MS, TIMER_TOO_LONG)
           .positive()
           .default(DEFAULT_LIMITS.spillTtlMs)
           .describe("pages of a cut tool result (maxResultBytes) can be read for this long"),

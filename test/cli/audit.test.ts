@@ -226,9 +226,11 @@ describe("mcp-normalizer audit", () => {
     expect(run.code).toBe(1);
     expect(run.stderr).toContain("initialize: no answer in 300 ms (--timeout)");
     expect(Date.now() - started).toBeLessThan(20_000);
-    const bad = await runCli(["audit", "--timeout", "0", "--", "x"]);
-    expect(bad.code).toBe(2);
-    expect(bad.stderr).toContain("--timeout expects a whole number of milliseconds");
+    for (const value of ["0", "3000000000"]) {
+      const bad = await runCli(["audit", "--timeout", value, "--", "x"]);
+      expect(bad.code).toBe(2);
+      expect(bad.stderr).toContain("--timeout expects a whole number of milliseconds from 1 to 2147483647");
+    }
   });
 
   it("--help lists the formats, --tokens' encoding and the exit codes", async () => {

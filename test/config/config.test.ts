@@ -84,6 +84,12 @@ describe("config", () => {
     const e5 = errorOf(() => parseConfig('{"mcpServers":{}}', "p.json", {}));
     expect(e5.message).toContain("$.mcpServers");
 
+    // Past what Node's timers keep, a timer fires at once: refused.
+    const e6 = errorOf(() =>
+      parseConfig('{"mcpServers":{"a":{"command":"x"}},"limits":{"requestTimeoutMs":3000000000}}', "p.json", {}),
+    );
+    expect(e6.message).toContain("$.limits.requestTimeoutMs: at most 2147483647 ms");
+
     // A remote server with a bad field is named by that field, not as a stdio server missing its command.
     for (const [field, value] of [
       ["transport", '"htp"'],

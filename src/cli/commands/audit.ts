@@ -11,7 +11,7 @@ import { fitLimitsOf, fitOptionsFor } from "../../config/fitPolicy.js";
 import { FitPolicy } from "../../fit/fitPolicy.js";
 import { DEFAULT_AUDIT_LOG_LEVEL, DEFAULT_IMAGES } from "../../config/defaults.js";
 import { createFitRuntime } from "../../fit/runtime.js";
-import type { ServerConfig } from "../../config/schema.js";
+import { MAX_TIMER_MS, type ServerConfig } from "../../config/schema.js";
 import { isStdioServer } from "../../config/serverKind.js";
 import { Policy } from "../../normalize/policy.js";
 import { createStderrLogger, type LogLevel } from "../../observe/logger.js";
@@ -121,8 +121,11 @@ export async function runAuditCommand(argv: readonly string[], io: CliIo): Promi
   const reads = parseReads(values.read);
   const maxBytes = parseIntFlag(values["max-bytes"], "--max-bytes", "audit");
   const timeoutMs = parseIntFlag(values.timeout, "--timeout", "audit");
-  if (timeoutMs !== undefined && timeoutMs < 1)
-    throw new NormalizerError("USAGE", "audit: --timeout expects a whole number of milliseconds ≥ 1");
+  if (timeoutMs !== undefined && (timeoutMs < 1 || timeoutMs > MAX_TIMER_MS))
+    throw new NormalizerError(
+      "USAGE",
+      `audit: --timeout expects a whole number of milliseconds from 1 to ${MAX_TIMER_MS} (about 24.8 days)`,
+    );
   const selected = await selectUpstream(values, command, "audit", io.cwd, io.env);
   const requestTimeoutMs = timeoutMs ?? selected.config.limits.requestTimeoutMs;
 
