@@ -129,6 +129,7 @@ export class JsonLineReader {
  * Undefined for a blank line.
  */
 export function parseJsonMessage(bytes: Buffer, rawStringBytes?: number): Framed | undefined {
+  if (startsWithBom(bytes)) return parseJsonMessage(bytes.subarray(3), rawStringBytes);
   if (bytes.length <= 64 && bytes.toString("latin1").trim() === "") return undefined;
   // JSON text is UTF-8 (RFC 8259 §8.1); decoding invalid bytes would introduce U+FFFD.
   if (!isUtf8(bytes)) return { problem: { kind: "invalid-json", bytes: bytes.length, excerpt: excerptOf(bytes) } };
@@ -138,6 +139,14 @@ export function parseJsonMessage(bytes: Buffer, rawStringBytes?: number): Framed
   }
   const text = bytes.toString("utf8");
   return parseJsonText(text, bytes.length);
+}
+
+/**
+ * A UTF-8 byte order mark first: RFC 8259 §8.1 lets a parser ignore it, and a host on Windows
+ * may write one before its first message.
+ */
+function startsWithBom(bytes: Buffer): boolean {
+  return bytes.length >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf;
 }
 
 /**
@@ -152,6 +161,8 @@ export function parseJsonPieces(
   onJoin?: () => void,
 ): Framed | undefined {
   if (pieces.length === 1) return parseJsonMessage(pieces[0]!, rawStringBytes);
+  if (startsWithBom(pieces[0]!))
+    return parseJsonPieces([pieces[0]!.subarray(3), ...pieces.slice(1)], bytes - 3, rawStringBytes, onJoin);
   if (rawStringBytes !== undefined && bytes >= rawStringBytes) {
     const message = parseWithRawStrings(pieces, rawStringBytes);
     if (message !== undefined) return { message };

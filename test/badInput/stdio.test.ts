@@ -205,6 +205,11 @@ describe("stdio: bad input from the host", () => {
     });
   });
 
+  it("a line starting with a UTF-8 byte order mark is read as the message after it", async () => {
+    write(`\ufeff${JSON.stringify({ jsonrpc: "2.0", id: "bom", method: "ping" })}\n`);
+    expect((await next((m) => m.id === "bom")).result).toEqual({});
+  });
+
   it("lone surrogates in a request pass through and are answered", async () => {
     write('{"jsonrpc":"2.0","id":"sur","method":"ping","params":{"x":"\\ud800"}}\n');
     expect((await next((m) => m.id === "sur")).result).toEqual({});

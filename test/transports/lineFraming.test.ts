@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { JsonLineReader, jsonRpcIdHint, serializeMessage, type Framed } from "../../src/transports/lineFraming.js";
+import {
+  JsonLineReader,
+  jsonRpcIdHint,
+  parseJsonMessage,
+  parseJsonPieces,
+  serializeMessage,
+  type Framed,
+} from "../../src/transports/lineFraming.js";
 import { DEFAULT_LIMITS } from "../../src/config/defaults.js";
 
 const enc = (s: string): Buffer => Buffer.from(s, "utf8");
@@ -129,6 +136,19 @@ describe("JsonLineReader", () => {
     expect(out[0]?.problem).toMatchObject({ kind: "too-large", bytes: 200 * 64 * 1024 + 2 });
     expect(out[1]?.message).toEqual({ ok: 1 });
     expect(reader.stats.bytesCopied).toBeLessThan(1024 * 1024);
+  });
+});
+
+describe("a UTF-8 byte order mark before a message", () => {
+  it("is skipped, in one buffer and in pieces; the message's own text is what follows it", () => {
+    const bom = Buffer.from([0xef, 0xbb, 0xbf]);
+    const one = parseJsonMessage(Buffer.concat([bom, Buffer.from('{"jsonrpc":"2.0","id":1,"method":"ping"}')]));
+    expect(one?.message).toEqual({ jsonrpc: "2.0", id: 1, method: "ping" });
+    const pieces = [Buffer.concat([bom, Buffer.from('{"jsonrpc":"2.0",')]), Buffer.from('"id":2,"method":"ping"}')];
+    const joined = parseJsonPieces(pieces, pieces[0]!.length + pieces[1]!.length);
+    expect(joined?.message).toEqual({ jsonrpc: "2.0", id: 2, method: "ping" });
+    // Only at the start: inside a message it is not whitespace.
+    expect(parseJsonMessage(Buffer.from('{"id":1,\ufeff"x":2}'))?.problem?.kind).toBe("invalid-json");
   });
 });
 
