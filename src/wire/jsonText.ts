@@ -67,11 +67,13 @@ export function nestsAtMost(text: string, max: number): boolean {
 
 /**
  * `text` laid out as `JSON.stringify(value, null, indent)` lays out what it writes: each member
- * and item on its own line, `": "` after names, empty containers as `{}` and `[]`. Every token is
- * kept as written (numbers, escapes), so a value `JSON.parse` cannot carry is shown as it is.
+ * and item on its own line, `": "` after names, empty containers as `{}` and `[]`; with `indent`
+ * 0, on one line with no space at all, as `JSON.stringify(value)` writes it. Every token is kept
+ * as written (numbers, escapes), so a value `JSON.parse` cannot carry is shown as it is.
  */
 export function indentJsonText(text: string, indent = 2): string {
-  const pad = (depth: number): string => `\n${" ".repeat(depth * indent)}`;
+  const pad = (depth: number): string => (indent > 0 ? `\n${" ".repeat(depth * indent)}` : "");
+  const colon = indent > 0 ? ": " : ":";
   let out = "";
   let depth = 0;
   let i = skipSpace(text, 0);
@@ -98,7 +100,7 @@ export function indentJsonText(text: string, indent = 2): string {
       out += `,${pad(depth)}`;
       i++;
     } else if (c === 0x3a) {
-      out += ": ";
+      out += colon;
       i++;
     } else {
       const end = valueEnd(text, i);

@@ -77,6 +77,10 @@ describe("mcp-normalizer normalize", () => {
     );
     expect(pretty).toContain('"e": {},\n    "f": []\n');
     expect(pretty.replace(/\n */g, "").replaceAll('": ', '":')).toBe(normalized);
+    // A pretty-printed input comes out compact (its tokens as written), a dry run as it came.
+    const spaced = pretty.replace('"text": "hi"', `"blob": "${b64("hi")}"`);
+    expect((await runCli(["normalize"], { input: spaced })).stdout).toBe(`${normalized}\n`);
+    expect((await runCli(["normalize", "--dry-run"], { input: spaced })).stdout).toBe(`${spaced.trim()}\n`);
   });
 
   it("invalid JSON: exit 2 and a clear message, no stack trace", async () => {

@@ -113,7 +113,11 @@ export async function runNormalize(argv: readonly string[], io: CliIo): Promise<
   const result = normalizeMessage(value, new Policy(options), values.method);
   rememberOrigin(result.value, value);
   const out = values["dry-run"] ? text.trim() : messageText(result.value);
-  await writeFully(io.stdout, `${values.pretty ? indentJsonText(out) : out}\n`);
+  // Laid out anew either way: a pretty-printed input's text is kept on one line, spaces for breaks.
+  await writeFully(
+    io.stdout,
+    `${values.pretty ? indentJsonText(out) : values["dry-run"] ? out : indentJsonText(out, 0)}\n`,
+  );
   if (values.records) {
     for (const record of result.changes) await writeFully(io.stderr, `${JSON.stringify(record)}\n`);
   }
