@@ -56,12 +56,15 @@ function expandString(
       // `${NAME` with no `}` after it at all is a reference cut short, not text: sending it
       // literally (as a token, a header) would fail far from the typo.
       const name = NAME.exec(text.slice(start + 2, start + 2 + 256))?.[0];
-      if (name !== undefined && !text.includes("}", start))
+      if (name !== undefined && !text.includes("}", start)) {
+        const shown = name.length > 64 ? `${name.slice(0, 64)}…` : name;
         throw new NormalizerError(
           "CONFIG_INVALID",
-          `${file}: ${path} has \${${name} with no closing "}" (write \${${name}} to read the variable ${name})`,
-          { file, path, variable: name },
+          `${file}: ${path} has \${${shown} with no closing "}" (write \${${shown}} to read the variable; a value ` +
+            `that must hold "\${" without one can come from a variable itself)`,
+          { file, path, variable: shown },
         );
+      }
       out += "${";
       i = start + 2;
       continue;

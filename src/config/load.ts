@@ -7,6 +7,7 @@ import { dirname, resolve } from "node:path";
 import type { z } from "zod";
 import { NormalizerError } from "../errors/NormalizerError.js";
 import { expandEnv } from "./env.js";
+import { NOT_A_HEADER_NAME } from "./headerValue.js";
 import { formatPath, locateJsonError } from "./jsonLocation.js";
 import { ConfigSchema, type ProxyConfig } from "./schema.js";
 import { unknownKeyHint } from "./unknownKey.js";
@@ -174,15 +175,16 @@ function explain(
     const neither =
       isServer &&
       issue.errors.every((branch) =>
-        branch.some(
-          (e) => e.code === "invalid_type" && e.path.length === 1 && (e.path[0] === "command" || e.path[0] === "url"),
-        ),
+        branch.some((e) => isMissing(e) && e.path.length === 1 && (e.path[0] === "command" || e.path[0] === "url")),
       );
     if (neither) return [{ path, text: 'a server needs either "command" (stdio) or "url" (http(s):// or ws(s)://)' }];
     const best = [...issue.errors].sort((a, b) => mismatch(a) - mismatch(b) || a.length - b.length)[0]!;
     if (path[path.length - 1] === "auth" && best.some((e) => e.path.length === 0)) return [{ path, text: AUTH_SHAPES }];
     return best.flatMap((inner) => explain(inner, path));
   }
+  // A header name may be a credential pasted with its colon forgotten: the path does not show it.
+  if (issue.code === "invalid_key" && issue.issues.some((inner) => inner.message === NOT_A_HEADER_NAME))
+    return [{ path: path.slice(0, -1), text: `a header's name (not shown) ${NOT_A_HEADER_NAME}` }];
   return [{ path, text: describeIssue(issue, path) }];
 }
 
