@@ -415,6 +415,10 @@ export class Bridge {
           return;
         }
         this.upstreamAsked.add(msg.id);
+      } else {
+        // The upstream withdrew a question: nothing is owed on it any more (not even an error at EOF).
+        const withdrawn = cancelledRequestOf(msg);
+        if (withdrawn !== undefined) this.upstreamAsked.delete(withdrawn);
       }
       related = this.relatedRequest(msg, onStream);
     }

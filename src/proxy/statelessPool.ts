@@ -114,7 +114,10 @@ export class StatelessPool {
    * in a later POST; one that has not within `requestTimeoutMs` never will: the upstream gets
    * an error and the entry goes.
    */
-  private readonly askedByHosts = new Map<number, { lane: Lane; upstreamId: RequestId; timer: NodeJS.Timeout }>();
+  private readonly askedByHosts = new Map<
+    number,
+    { lane: Lane; upstreamId: RequestId; timer: NodeJS.Timeout; owner: InFlight }
+  >();
   private nextId = 0;
   private refusal: string | undefined;
 
@@ -312,6 +315,7 @@ export class StatelessPool {
         this.toHost(inFlight.post, rebuiltFrom({ ...msg, id: inFlight.hostId }, msg), inFlight.hostId);
         continue;
       }
+      if (this.withdrawAsk(lane, msg)) continue;
       const owner = this.ownerOf(lane, msg, onStream);
       if (isRequest(msg)) {
         if (owner === undefined) {
@@ -342,7 +346,7 @@ export class StatelessPool {
         }, this.options.requestTimeoutMs);
         timer.unref();
         lane.asked.add(id);
-        this.askedByHosts.set(id, { lane, upstreamId, timer });
+        this.askedByHosts.set(id, { lane, upstreamId, timer, owner });
         this.toHost(owner.post, rebuiltFrom({ ...msg, id }, msg), owner.hostId);
         continue;
       }
@@ -363,6 +367,31 @@ export class StatelessPool {
           : msg;
       this.toHost(owner.post, out, owner.hostId);
     }
+  }
+
+  /**
+   * The upstream cancels what it asked a host: the cancel goes to the host that was asked, under
+   * the pool id the question went out with (the upstream's own id means nothing to the host, or
+   * another question), and a late answer from the host is no longer forwarded. True when `msg`
+   * was such a cancel.
+   */
+  private withdrawAsk(lane: Lane, msg: unknown): boolean {
+    const upstreamId = cancelledRequestOf(msg);
+    if (upstreamId === undefined) return false;
+    for (const [id, asked] of this.askedByHosts) {
+      if (asked.lane !== lane || asked.upstreamId !== upstreamId) continue;
+      this.askedByHosts.delete(id);
+      lane.asked.delete(id);
+      clearTimeout(asked.timer);
+      const cancel = msg as Record<string, unknown> & { params: Record<string, unknown> };
+      this.toHost(
+        asked.owner.post,
+        rebuiltFrom({ ...cancel, params: { ...cancel.params, requestId: id } }, msg),
+        asked.owner.hostId,
+      );
+      return true;
+    }
+    return false;
   }
 
   /**
