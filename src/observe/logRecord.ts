@@ -4,6 +4,7 @@
  */
 import type { ChangeAction } from "../normalize/change.js";
 import type { NormalizationEvent } from "../normalize/change.js";
+import { recordedText } from "../normalize/recordedText.js";
 
 /** A log line's fields, in the line's order: records are built in this order. */
 export interface LogRecord {
@@ -47,16 +48,16 @@ export function toLogRecords(
     server: session.server,
     session: session.id,
     method: event.method,
-    uri: change.uri,
+    uri: recordedText(change.uri),
     action: change.action,
-    mimeBefore: change.mimeBefore,
-    mimeAfter: change.mimeAfter,
+    mimeBefore: recordedText(change.mimeBefore),
+    mimeAfter: recordedText(change.mimeAfter),
     bytesBefore: change.bytesBefore,
     bytesAfter: change.bytesAfter,
     saved: change.saved,
     ms,
     path: change.path,
-    reason: change.reason,
+    reason: recordedText(change.reason),
     applied: change.applied,
     ...(change.detected === undefined ? {} : { detected: change.detected }),
   }));

@@ -4,6 +4,7 @@
  * engine's records. Memory is bounded: totals and breakdowns are exact; the per-URI table keeps
  * about `maxUris` rows (those that save or grow most) and counts the entries it could not keep.
  */
+import { recordedText } from "../normalize/recordedText.js";
 import { WARNING_ACTIONS, type ChangeAction } from "../normalize/change.js";
 import { parseMediaType } from "../normalize/mediaType.js";
 import {
@@ -80,7 +81,8 @@ export function addToTotals(totals: Totals, fact: EntryFact): void {
 export function mimeKey(fact: Pick<EntryFact, "mimeBefore" | "mimeAfter">): string {
   const raw = fact.mimeAfter ?? fact.mimeBefore;
   if (raw === null || raw === undefined) return NO_MIME;
-  return parseMediaType(raw)?.essence ?? "(invalid)";
+  const essence = parseMediaType(raw)?.essence;
+  return essence === undefined ? "(invalid)" : recordedText(essence);
 }
 
 export class ReportAggregator {
@@ -212,7 +214,9 @@ export class ReportAggregator {
   }
 
   private addUri(fact: EntryFact): void {
-    const key = `${fact.server}\u0000${fact.uri}`;
+    // A log from another proxy (or an older one) may hold URIs of any length: kept as records hold them.
+    const uri = recordedText(fact.uri as string);
+    const key = `${fact.server}\u0000${uri}`;
     let row = this.uris.get(key);
     if (row === undefined && this.uris.size >= this.maxUris && Math.abs(fact.saved) <= this.admitAbove) {
       // A full table admits a new URI only when it matters more than the least row kept at the
@@ -221,7 +225,7 @@ export class ReportAggregator {
       return;
     }
     if (row === undefined) {
-      row = { uri: fact.uri as string, server: fact.server, mime: mimeKey(fact), totals: emptyTotals() };
+      row = { uri, server: fact.server, mime: mimeKey(fact), totals: emptyTotals() };
       this.uris.set(key, row);
     } else {
       row.mime = mimeKey(fact);

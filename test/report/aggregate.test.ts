@@ -89,6 +89,20 @@ describe("ReportAggregator", () => {
     expect(model.topOffenders.map((r) => r.uri)).toEqual(["u://999", "u://998", "u://997", "u://996", "u://995"]);
   });
 
+  it("keeps a long URI or mime type as its start, length and hash: distinct URIs stay distinct rows, memory small", () => {
+    const agg = new ReportAggregator();
+    const long = (i: number): string => `x://${"a".repeat(200_000)}${i}`;
+    for (let i = 0; i < 50; i++) agg.add(fact({ uri: long(i), mimeAfter: `text/${"b".repeat(200_000)}` }));
+    agg.add(fact({ uri: long(0) }));
+    const model = agg.toModel({ kind: "log", source: {}, generatedAt: "now" });
+    expect(model.byUri.length).toBe(50);
+    for (const row of model.byUri) expect(row.uri.length).toBeLessThan(1100);
+    expect(model.byUri.find((r) => r.entries === 2)?.uri).toMatch(
+      /^x:\/\/a{1020}…\[200005 chars, fnv1a [0-9a-f]{8}\]$/,
+    );
+    for (const row of model.byMime) expect(row.key.length).toBeLessThan(1100);
+  });
+
   it("folds breakdown keys past the limit into (other)", () => {
     const agg = new ReportAggregator({ maxGroupKeys: 3 });
     for (let i = 0; i < 10; i++) agg.add(fact({ server: `s${i}` }));
