@@ -106,6 +106,11 @@ export function renderHtml(model: ReportModel, options: { maxRows?: number } = {
           `generated ${model.generatedAt}`,
       )}</p></header>`,
     `<section class="cards" id="summary">${cards.join("")}</section>`,
+    t.notApplied > 0
+      ? `<p class="meta" id="dry-run">${esc(
+          `${formatCount(t.notApplied)} changes were logged in dry run (not applied); they are counted as if made.`,
+        )}</p>`
+      : "",
     scopeHtml(model),
     lossyTextHtml(t),
     `<section id="savings"><h2>Savings share: ${esc(formatShare(t.shareSaved))} of ` +

@@ -3,6 +3,7 @@ import { ReportAggregator } from "../../src/report/aggregate.js";
 import { formatBytes, formatCount, formatShare } from "../../src/report/format.js";
 import type { EntryFact, ReportModel } from "../../src/report/model.js";
 import { parseReportFormat, renderReport } from "../../src/report/render.js";
+import { cell, code } from "../../src/report/markdownTable.js";
 
 const hostileUri = `file:///a|b<script>alert("x")</script>.txt`;
 
@@ -120,5 +121,38 @@ describe("renderers", () => {
     expect(() => parseReportFormat("pdf", "audit: --format")).toThrow(
       /audit: --format expects md, json or html, got "pdf"/,
     );
+  });
+});
+
+describe("Markdown cells of what a server chose", () => {
+  it("show control characters as symbols and keep HTML, links and emphasis as text; code spans keep backslashes", () => {
+    const hostile = "text/x-a\u001b]0;PWNED\u0007 <img src=x onerror=alert(7)> [click](http://evil) *b* \u202eevil";
+    const shown = cell(hostile);
+    for (const invisible of ["\u001b", "\u0007", "\u202e"]) expect(shown).not.toContain(invisible);
+    expect(shown).toContain("\u241b\\]0;PWNED\u2407");
+    expect(shown).toContain("\\<img src=x onerror=alert(7)\\>");
+    expect(shown).toContain("\\[click\\](http://evil) \\*b\\* U+202Eevil");
+    expect(code("file:///C:\\dir\\a|b`c\u001b[31m")).toBe("`file:///C:\\dir\\a\\|b'c\u241b[31m`");
+  });
+});
+
+describe("a dry run's report", () => {
+  it("says in every format that its changes were not applied", () => {
+    const agg = new ReportAggregator();
+    agg.add({
+      server: "s",
+      method: "resources/read",
+      uri: "x://a",
+      action: "unwrap-blob",
+      mimeBefore: "text/plain",
+      mimeAfter: "text/plain",
+      bytesBefore: 30,
+      bytesAfter: 10,
+      saved: 20,
+      applied: false,
+    });
+    const dry = agg.toModel({ kind: "log", source: { files: ["a.jsonl"] }, generatedAt: "now" });
+    for (const format of ["md", "html"] as const)
+      expect(renderReport(dry, format), format).toContain("1 changes were logged in dry run (not applied)");
   });
 });
