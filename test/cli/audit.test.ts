@@ -233,9 +233,21 @@ describe("mcp-normalizer audit", () => {
     }
   });
 
+  it("--name names the server in the report, as for stdio and serve", async () => {
+    const run = await runCli(["audit", "--name", "docs", "--format", "json", "--", process.execPath, FIXTURE_SERVER], {
+      env,
+      timeoutMs: 60_000,
+    });
+    expect(run.code).toBe(0);
+    const model = JSON.parse(run.stdout) as ReportModel;
+    expect(model.source).toMatchObject({ server: "docs" });
+    expect(model.byServer.map((row) => row.key)).toEqual(["docs"]);
+  });
+
   it("--help lists the formats, --tokens' encoding and the exit codes", async () => {
     const run = await runCli(["audit", "--help"]);
     expect(run.code).toBe(0);
+    expect(run.stdout).toContain("--name NAME");
     expect(run.stdout).toContain("--format F");
     expect(run.stdout).toContain("o200k_base");
     expect(run.stdout).toContain("Exit codes");

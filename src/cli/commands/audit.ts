@@ -45,6 +45,8 @@ is not asked for resources/list (the report says so).
 ${SELECTOR_HELP}
 
 Options:
+  --name NAME            the server's name in the report (default: the command's base name or the
+                         URL's host)
   --format F             md (default) | json (stable, schemaVersion 1) | html (self-contained)
   -o, --output FILE      write the report to FILE (default: stdout)
   --call TOOL[=JSON]     also call TOOL with these arguments (a JSON object; default {}) and
@@ -79,6 +81,7 @@ export async function runAuditCommand(argv: readonly string[], io: CliIo): Promi
     argv,
     {
       ...SELECTOR_OPTIONS,
+      name: { type: "string" },
       format: { type: "string" },
       output: { type: "string", short: "o" },
       concurrency: { type: "string" },
@@ -126,7 +129,7 @@ export async function runAuditCommand(argv: readonly string[], io: CliIo): Promi
       "USAGE",
       `audit: --timeout expects a whole number of milliseconds from 1 to ${MAX_TIMER_MS} (about 24.8 days)`,
     );
-  const selected = await selectUpstream(values, command, "audit", io.cwd, io.env);
+  const selected = await selectUpstream(values, command, "audit", io.cwd, io.env, values.name);
   const requestTimeoutMs = timeoutMs ?? selected.config.limits.requestTimeoutMs;
 
   // The audit shows what would change: a config's dryRun must not hide it.
