@@ -422,7 +422,7 @@ export class Bridge {
       }
       related = this.relatedRequest(msg, onStream);
     }
-    this.toHost(msg, related, true);
+    this.toHost(msg, related);
   }
 
   /**
@@ -451,18 +451,15 @@ export class Bridge {
     return true;
   }
 
-  /** `fromUpstream`: the message is the upstream's (holding the upstream holds back more of them). */
-  private toHost(msg: unknown, related: RequestId | undefined, fromUpstream = false): void {
+  private toHost(msg: unknown, related: RequestId | undefined): void {
     const options = related === undefined ? undefined : { relatedRequestId: related };
     const sending = trySend(this.host, msg, options);
     if (sending !== SENT) sending.catch((error: unknown) => this.notSentToHost(errorText(error), msg));
     if ((this.host.queuedBytes ?? 0) > this.hostBufferBytes) {
       if (!this.upstreamHeld) this.holdUpstream();
       // What the proxy answers itself (refusals, errors) never comes from the upstream: a host
-      // that sends without reading is not read either until it has taken its answers. The
-      // upstream's own messages are held back by holding the upstream alone: the host is still
-      // read, so it can still end the session (a stdio host closing stdin is seen).
-      if (!fromUpstream && !this.hostBehind) this.holdBehindHost();
+      // that sends without reading is not read either until it has taken its answers.
+      if (!this.hostBehind) this.holdBehindHost();
     }
   }
 
