@@ -74,6 +74,15 @@ describe("decodeStrictBase64", () => {
   });
 });
 
+describe("decodeStrictBase64 and characters outside ASCII", () => {
+  it("refuses a string holding one, even where its low byte is a base64 character", () => {
+    // U+0149's low byte is "I": Node would decode "SGVsbG8sIHdvcmxkIQ==" ("Hello, world!").
+    expect(decodeStrictBase64("SGVsbG8s\u0149HdvcmxkIQ==")).toBeNull();
+    expect(decodeStrictBase64("SGVs bG8s\u00c9Hdv\ncmxkIQ==")).toBeNull();
+    expect(decodeStrictBase64("SGVsbG8sIHdvcmxkIQ==")?.toString()).toBe("Hello, world!");
+  });
+});
+
 describe("isCompactBase64Length", () => {
   it("is true for padded and unpadded compact strings only", () => {
     expect(isCompactBase64Length("YQ==", 1)).toBe(true);
