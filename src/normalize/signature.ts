@@ -35,11 +35,23 @@ function u32le(bytes: Uint8Array, offset: number): number {
 
 const HEIF_BRANDS = new Set(["heic", "heix", "hevc", "hevx", "heim", "heis", "mif1", "msf1"]);
 
+/** Longest `ftyp` box taken for one: real ones hold a handful of brands (tens of bytes). */
+const MAX_FTYP_BOX = 1024;
+
 function isoBmff(bytes: Uint8Array): Signature | null {
   if (!ascii(bytes, 4, "ftyp") || bytes.length < 12) return null;
+  // The box's size comes first, big-endian: text that merely says "ftyp" ("The ftyp box…") has
+  // letters there, a size of a gigabyte.
+  const size = ((bytes[0]! << 24) | (bytes[1]! << 16) | (bytes[2]! << 8) | bytes[3]!) >>> 0;
+  if (size < 12 || size > MAX_FTYP_BOX || size % 4 !== 0) return null;
   const brand = String.fromCharCode(bytes[8]!, bytes[9]!, bytes[10]!, bytes[11]!);
   if (brand === "avif" || brand === "avis") return { mime: "image/avif" };
-  if (HEIF_BRANDS.has(brand)) return { mime: "image/heic" };
+  if (HEIF_BRANDS.has(brand)) {
+    // AVIF files may name the generic HEIF brand first and `avif` among the compatible ones.
+    for (let at = 16; at + 4 <= Math.min(size, bytes.length); at += 4)
+      if (ascii(bytes, at, "avif") || ascii(bytes, at, "avis")) return { mime: "image/avif" };
+    return { mime: "image/heic" };
+  }
   if (brand === "M4A " || brand === "M4B " || brand === "M4P ") return { mime: "audio/mp4", family: "isobmff" };
   if (brand === "qt  ") return { mime: "video/quicktime", family: "isobmff" };
   if (brand.startsWith("3g")) return { mime: "video/3gpp", family: "isobmff" };
@@ -169,7 +181,7 @@ const PROBES: readonly Probe[] = [
   fixed("application/zstd", (b) => at(b, 0, [0x28, 0xb5, 0x2f, 0xfd]), "zstd"),
   fixed("application/x-7z-compressed", (b) => at(b, 0, [0x37, 0x7a, 0xbc, 0xaf, 0x27, 0x1c])),
   fixed("application/vnd.rar", (b) => at(b, 0, [0x52, 0x61, 0x72, 0x21, 0x1a, 0x07])),
-  fixed("application/x-tar", (b) => ascii(b, 257, "ustar") && (b[262] === 0x00 || b[262] === 0x20)),
+  fixed("application/x-tar", (b) => ascii(b, 257, "ustar") && (b[262] === 0x00 || b[262] === 0x20) && tarChecksum(b)),
   fixed("application/x-elf", (b) => at(b, 0, [0x7f, 0x45, 0x4c, 0x46])),
   fixed("application/vnd.sqlite3", (b) => ascii(b, 0, "SQLite format 3\u0000")),
   fixed("application/x-cfb", (b) => at(b, 0, [0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]), "cfb"),
@@ -178,6 +190,21 @@ const PROBES: readonly Probe[] = [
   fixed("font/otf", (b) => ascii(b, 0, "OTTO") && b[4] === 0),
   fixed("font/ttf", (b) => at(b, 0, [0x00, 0x01, 0x00, 0x00, 0x00])),
 ];
+
+/**
+ * A tar header's checksum holds: the octal number at 148–155 is the sum of the header's 512
+ * bytes with that field counted as spaces. Text with "ustar" at byte 257 ("…gustar mucho") fails it.
+ */
+function tarChecksum(bytes: Uint8Array): boolean {
+  if (bytes.length < 512) return false;
+  const field = String.fromCharCode(...bytes.subarray(148, 156))
+    .replace(/[\0 ]+$/, "")
+    .trim();
+  if (!/^[0-7]{1,7}$/.test(field)) return false;
+  let sum = 0;
+  for (let i = 0; i < 512; i++) sum += i >= 148 && i < 156 ? 0x20 : bytes[i]!;
+  return sum === Number.parseInt(field, 8);
+}
 
 export function detectSignature(bytes: Uint8Array): Signature | null {
   if (bytes.length < 2) return null;

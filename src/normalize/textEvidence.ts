@@ -10,6 +10,7 @@ import { detectSignature } from "./signature.js";
 const BINARY_CONTROL = /[\x00-\x08\x0e-\x1a\x1c-\x1f]/;
 // biome-ignore lint/suspicious/noControlCharactersInRegex: the class is "anything above Latin-1", from U+0000 on.
 const ABOVE_LATIN1 = /[^\x00-\xff]/;
+const ABOVE_ASCII = /[\x80-\xff]/;
 
 export function hasBinaryControls(text: string): boolean {
   return BINARY_CONTROL.test(text);
@@ -41,6 +42,9 @@ export function isBinaryString(text: string, declaredTextual: boolean): boolean 
   if (text.indexOf("\u0000") !== -1) return true;
   if (declaredTextual) return false;
   if (hasBinaryControls(text)) return true;
+  // Bytes of a binary format carried one per character have some above ASCII; plain ASCII text
+  // that starts like one ("GIF89a is…", "%PDF-1.7 added…") is text.
+  if (!ABOVE_ASCII.test(text)) return false;
   return detectSignature(Buffer.from(text.slice(0, 512), "latin1")) !== null;
 }
 

@@ -131,3 +131,13 @@ describe("media blocks: edges", () => {
     expect(out.changes.map((r) => [r.path, r.action])).toEqual([["content[0]", "fill-mime"]]);
   });
 });
+
+describe("a text entry that starts like a binary format", () => {
+  it("stays text when it is plain ASCII: no binary format is carried without a byte above it", async () => {
+    const { isBinaryString } = await import("../../src/normalize/textEvidence.js");
+    for (const text of ["GIF89a is the animated one.\n", "%PDF-1.7 added layers.\n", "RIFF\u0000x"])
+      expect(isBinaryString(text, false), JSON.stringify(text)).toBe(text.includes("\u0000"));
+    // Bytes of a GIF carried one per character: binary.
+    expect(isBinaryString("GIF89a\u00c8\u00ff\u0080\u00ff\u00f7", false)).toBe(true);
+  });
+});

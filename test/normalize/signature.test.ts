@@ -109,3 +109,35 @@ describe("signature table vs file-type on the corpus", () => {
     expect(detectSignature(new Uint8Array(0))).toBeNull();
   });
 });
+
+describe("signatures that text can spell by chance", () => {
+  const ftyp = (major: string, compatible: string[]): Buffer => {
+    const box = Buffer.alloc(16 + 4 * compatible.length);
+    box.writeUInt32BE(box.length, 0);
+    box.write(`ftyp${major}`, 4, "latin1");
+    compatible.forEach((brand, i) => box.write(brand, 16 + 4 * i, "latin1"));
+    return Buffer.concat([box, Buffer.alloc(16)]);
+  };
+
+  it("an ftyp box is one only with a box size in front; AVIF named among the compatible brands is AVIF", () => {
+    expect(detectSignature(Buffer.from("The ftyp box is the first box of an MP4 file.\n"))).toBeNull();
+    expect(detectSignature(ftyp("isom", ["isom", "mp41"]))?.mime).toBe("video/mp4");
+    expect(detectSignature(ftyp("mif1", ["mif1", "avif", "miaf"]))?.mime).toBe("image/avif");
+    expect(detectSignature(ftyp("mif1", ["mif1", "heic"]))?.mime).toBe("image/heic");
+  });
+
+  it("a tar header is one only when its checksum holds", () => {
+    const prose = Buffer.from(`${"x".repeat(255)}a ustar mucho ${"y".repeat(300)}`);
+    expect(prose.toString("latin1", 257, 262)).toBe("ustar");
+    expect(detectSignature(prose)).toBeNull();
+    const header = Buffer.alloc(512);
+    header.write("notes.txt", 0);
+    header.write("0000644\0", 100);
+    header.write("ustar\u000000", 257, "latin1");
+    header.fill(0x20, 148, 156);
+    let sum = 0;
+    for (const byte of header) sum += byte;
+    header.write(`${sum.toString(8).padStart(6, "0")}\u0000 `, 148, "latin1");
+    expect(detectSignature(header)?.mime).toBe("application/x-tar");
+  });
+});
