@@ -373,7 +373,7 @@ export class StatelessPool {
    * The upstream cancels what it asked a host: the cancel goes to the host that was asked, under
    * the pool id the question went out with (the upstream's own id means nothing to the host, or
    * another question), and a late answer from the host is no longer forwarded. True when `msg`
-   * was such a cancel.
+   * was a cancel from the upstream (one for a question no longer asked is dropped).
    */
   private withdrawAsk(lane: Lane, msg: unknown): boolean {
     const upstreamId = cancelledRequestOf(msg);
@@ -391,7 +391,12 @@ export class StatelessPool {
       );
       return true;
     }
-    return false;
+    // Withdrawn after it was answered or timed out: the upstream's id names nothing the host
+    // has (or another question it was asked), so the cancel goes nowhere.
+    this.options.logger.debug("pooled upstream cancelled a question no host is asked any more; dropped", {
+      upstreamId,
+    });
+    return true;
   }
 
   /**

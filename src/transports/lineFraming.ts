@@ -129,7 +129,8 @@ export class JsonLineReader {
  * Undefined for a blank line.
  */
 export function parseJsonMessage(bytes: Buffer, rawStringBytes?: number): Framed | undefined {
-  if (startsWithBom(bytes)) return parseJsonMessage(bytes.subarray(3), rawStringBytes);
+  // One byte order mark is skipped, not a run of them (a second is a parse error, as in JSON.parse).
+  if (startsWithBom(bytes)) bytes = bytes.subarray(3);
   if (bytes.length <= 64 && bytes.toString("latin1").trim() === "") return undefined;
   // JSON text is UTF-8 (RFC 8259 §8.1); decoding invalid bytes would introduce U+FFFD.
   if (!isUtf8(bytes)) return { problem: { kind: "invalid-json", bytes: bytes.length, excerpt: excerptOf(bytes) } };
@@ -161,8 +162,10 @@ export function parseJsonPieces(
   onJoin?: () => void,
 ): Framed | undefined {
   if (pieces.length === 1) return parseJsonMessage(pieces[0]!, rawStringBytes);
-  if (startsWithBom(pieces[0]!))
-    return parseJsonPieces([pieces[0]!.subarray(3), ...pieces.slice(1)], bytes - 3, rawStringBytes, onJoin);
+  if (startsWithBom(pieces[0]!)) {
+    pieces = [pieces[0]!.subarray(3), ...pieces.slice(1)];
+    bytes -= 3;
+  }
   if (rawStringBytes !== undefined && bytes >= rawStringBytes) {
     const message = parseWithRawStrings(pieces, rawStringBytes);
     if (message !== undefined) return { message };
@@ -173,6 +176,8 @@ export function parseJsonPieces(
 
 /** As `parseJsonMessage`, for text already decoded (SSE data, WebSocket text frames). */
 export function parseJsonText(text: string, bytes: number): Framed {
+  // A WebSocket text frame's byte order mark (the byte paths skip theirs before decoding).
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   let value: unknown;
   try {
     value = JSON.parse(text);

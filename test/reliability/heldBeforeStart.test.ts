@@ -17,7 +17,11 @@ const FRAME = JSON.stringify({ jsonrpc: "2.0", method: "notifications/x", params
 let serve: ServeProcess;
 beforeAll(async () => {
   serve = await serveConfig({
-    mcpServers: { dies: { command: process.execPath, args: ["-e", "process.exit(3)"] } },
+    mcpServers: {
+      dies: { command: process.execPath, args: ["-e", "process.exit(3)"] },
+      // Refuses connections: the session fails once the upstream's connect does.
+      refused: { url: "http://127.0.0.1:1/mcp" },
+    },
     limits: { restartBackoffMs: 20_000, maxRestartBackoffMs: 20_000, shutdownGraceMs: 500 },
   });
 });
@@ -43,5 +47,19 @@ describe("a host whose session waits for its upstream", () => {
     expect(host.bufferedAmount).toBeGreaterThan(100 * 2 ** 20);
     expect(grown).toBeLessThan(64);
     host.terminate();
+  });
+
+  it("whose session then fails to start is closed at once: its reply to the close frame is read", async () => {
+    const host = new WebSocket(`${serve.url.replace("http", "ws")}/ws/refused`, "mcp");
+    const opened = Date.now();
+    host.on("open", () =>
+      host.send(
+        JSON.stringify({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-06-18" } }),
+      ),
+    );
+    host.on("error", () => {});
+    await new Promise<number>((resolve) => host.on("close", (c) => resolve(c)));
+    // Not after limits.closeTimeoutMs (2 s) with the host's close reply unread.
+    expect(Date.now() - opened).toBeLessThan(1500);
   });
 });

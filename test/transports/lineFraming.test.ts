@@ -4,6 +4,7 @@ import {
   jsonRpcIdHint,
   parseJsonMessage,
   parseJsonPieces,
+  parseJsonText,
   serializeMessage,
   type Framed,
 } from "../../src/transports/lineFraming.js";
@@ -149,6 +150,12 @@ describe("a UTF-8 byte order mark before a message", () => {
     expect(joined?.message).toEqual({ jsonrpc: "2.0", id: 2, method: "ping" });
     // Only at the start: inside a message it is not whitespace.
     expect(parseJsonMessage(Buffer.from('{"id":1,\ufeff"x":2}'))?.problem?.kind).toBe("invalid-json");
+    // One, not a run: 100 000 of them are a parse error (skipping each by recursion overflowed the stack).
+    const run = Buffer.concat([Buffer.alloc(300_000, Buffer.from(bom)), Buffer.from('{"id":1}')]);
+    expect(parseJsonMessage(run)?.problem?.kind).toBe("invalid-json");
+    expect(parseJsonPieces([run, Buffer.from(" ")], run.length + 1)?.problem?.kind).toBe("invalid-json");
+    // A WebSocket text frame, decoded first, has it as U+FEFF.
+    expect(parseJsonText('\ufeff{"id":3}', 9).message).toEqual({ id: 3 });
   });
 });
 

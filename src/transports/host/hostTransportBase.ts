@@ -188,7 +188,11 @@ export abstract class HostTransportBase implements ProxyTransport {
     this.closed = true;
     this.reaped = reaped;
     this.backlog = [];
-    this.readGate.open();
+    // Reading again if it was stopped: the host's answer to a close (a WebSocket close frame) must be read.
+    if (!this.readGate.isOpen) {
+      this.readGate.open();
+      this.startReading();
+    }
     try {
       this.release();
     } catch (error) {
