@@ -115,7 +115,7 @@ describe("signatures that text can spell by chance", () => {
     const box = Buffer.alloc(16 + 4 * compatible.length);
     box.writeUInt32BE(box.length, 0);
     box.write(`ftyp${major}`, 4, "latin1");
-    compatible.forEach((brand, i) => box.write(brand, 16 + 4 * i, "latin1"));
+    for (const [i, brand] of compatible.entries()) box.write(brand, 16 + 4 * i, "latin1");
     return Buffer.concat([box, Buffer.alloc(16)]);
   };
 
