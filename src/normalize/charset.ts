@@ -57,6 +57,14 @@ export function isWideCharset(charset: string): boolean {
   return /^(utf-?16|utf-?32|ucs-?2|ucs-?4)/.test(charset);
 }
 
+/**
+ * Encodings of 7-bit bytes that switch character sets with escape or shift sequences (ISO-2022,
+ * UTF-7, HZ): their bytes are ASCII, so "valid UTF-8" says nothing about them.
+ */
+export function isSevenBitCharset(charset: string): boolean {
+  return /^(iso-?2022|csiso2022|utf-?7|x-utf-?7|unicode-1-1-utf-7|hz-gb-2312)/.test(charset);
+}
+
 export function charsetKnown(charset: string): boolean {
   return iconv().encodingExists(charset);
 }

@@ -3,7 +3,14 @@
  * following the decision table (docs/architecture.md), row by row, in order.
  */
 import { isAscii, isUtf8 } from "node:buffer";
-import { canonicalCharset, decodeStrict, detectBom, isUtf8Family, isWideCharset } from "./charset.js";
+import {
+  canonicalCharset,
+  decodeStrict,
+  detectBom,
+  isSevenBitCharset,
+  isUtf8Family,
+  isWideCharset,
+} from "./charset.js";
 import { detectCharset } from "./charsetDetection.js";
 import { getParam, parseMediaType, withEssence, withParam, withoutParam, type MediaType } from "./mediaType.js";
 import { isGenericType, isTextualType, typeFromUri } from "./mimeTables.js";
@@ -123,6 +130,13 @@ export function decideBytes(bytes: Buffer, ctx: BytesContext): BytesDecision {
       const text = decodeStrict(bytes, legacy);
       const decided = text === null ? null : transcoded(text, legacy, `declared charset ${legacy}`);
       if (decided !== null) return decided;
+    }
+    if (legacy !== undefined && isSevenBitCharset(legacy)) {
+      // Its bytes read as UTF-8 would be escape sequences, not the text: decoded exactly, or
+      // left as they are, with the label that says how to read them.
+      const text = decodeStrict(bytes, legacy);
+      const decided = text === null ? null : transcoded(text, legacy, `declared charset ${legacy}`);
+      return decided ?? preservedBlob(legacy, `declared charset ${legacy}, not decoded exactly here; kept`);
     }
   }
 

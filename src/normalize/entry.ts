@@ -6,7 +6,8 @@ import { decideBytes, dropForeignCharset, type BytesDecision } from "./decideByt
 import { EntryContext, type EntryResult, type PayloadMeasure } from "./entryContext.js";
 import { decodeStrictBase64, decodeStrictBase64Ascii, encodeBase64, isCompactBase64Length } from "./base64.js";
 import { jsonStringBytes, jsonUtf8Bytes } from "../wire/jsonSize.js";
-import { parseMediaType, type MediaType } from "./mediaType.js";
+import { canonicalCharset, isSevenBitCharset } from "./charset.js";
+import { getParam, parseMediaType, type MediaType } from "./mediaType.js";
 import { mimeOutcome } from "./mimeChange.js";
 import { isGenericType, isTextualType, typeFromUri } from "./mimeTables.js";
 import { isJsonObject, type JsonObject, rebuild } from "./objects.js";
@@ -166,6 +167,10 @@ function textEntryMime(declared: MediaType | null, uri: unknown, settings: Resol
     const fromExtension = parseMediaType(typeFromUri(uri));
     return fromExtension !== null && isTextualType(fromExtension, settings.textual) ? fromExtension : TEXT_PLAIN;
   }
+  // A 7-bit charset's label is kept: the characters are its escape sequences, and the label is
+  // the only way to read them.
+  const charset = getParam(declared!, "charset");
+  if (charset !== undefined && isSevenBitCharset(canonicalCharset(charset))) return declared;
   return settings.charset === "transcode" ? dropForeignCharset(declared!) : declared;
 }
 

@@ -203,3 +203,27 @@ describe("whole messages and unknown methods", () => {
     expect(normalizeMessage(result, policy).changes.map((r) => r.action)).toEqual(["unwrap-blob"]);
   });
 });
+
+describe("7-bit charsets that switch sets with escapes (ISO-2022-JP, UTF-7)", () => {
+  it("are not taken for UTF-8: decoded exactly or left as they are, their label kept", () => {
+    const policy = testPolicy();
+    const iso2022 = Buffer.from("1b2442243324732442244124241b2842", "hex"); // こんにちは, as a mail would carry it
+    for (const [charset, bytes] of [
+      ["ISO-2022-JP", iso2022],
+      ["utf-7", Buffer.from("Hi Mom -+Jjo--!")],
+    ] as const) {
+      const entry = { uri: "mail://1.txt", mimeType: `text/plain; charset=${charset}`, blob: bytes.toString("base64") };
+      const out = normalizeResult("resources/read", { contents: [entry] }, policy);
+      const [after] = (out.value as { contents: Array<Record<string, unknown>> }).contents;
+      if (after?.text !== undefined) expect(Buffer.from(String(after.text)).equals(bytes)).toBe(false);
+      else expect(after).toEqual(entry);
+      const asText = {
+        uri: "mail://1.txt",
+        mimeType: `text/plain; charset=${charset}`,
+        text: bytes.toString("latin1"),
+      };
+      const text = normalizeResult("resources/read", { contents: [asText] }, policy);
+      expect((text.value as { contents: unknown[] }).contents[0]).toEqual(asText);
+    }
+  });
+});
