@@ -104,7 +104,8 @@ function decideBlobEntry(ctx: EntryContext, bytes: Buffer, readAsBytes: boolean)
   const action = decision.transcoded ? "transcode" : "unwrap-blob";
   if (!(decision.transcoded ? settings.transcode : settings.unwrapBlobs))
     return blobMimeOnly(ctx, `${decision.reason}; ${action} is off`);
-  const mime = mimeOutcome(entry.mimeType, decision.mime);
+  // With fixMime off the declared type stays, even on the text that comes out.
+  const mime = settings.fixMime ? mimeOutcome(entry.mimeType, decision.mime) : { value: undefined };
   // Last use of the decoded bytes: ofUtf8 may escape them in place (not in dryRun, which sends the original).
   const raw =
     readAsBytes && decision.utf8 !== undefined && !settings.dryRun ? RawJsonString.ofUtf8(decision.utf8) : null;

@@ -227,3 +227,24 @@ describe("7-bit charsets that switch sets with escapes (ISO-2022-JP, UTF-7)", ()
     }
   });
 });
+
+describe("fixMime off", () => {
+  it("leaves the declared type on a blob that is unwrapped to text", () => {
+    const entry = {
+      uri: "file:///a.txt",
+      mimeType: "application/octet-stream",
+      blob: Buffer.from("hello world!").toString("base64"),
+    };
+    const on = normalizeResult("resources/read", { contents: [entry] }, testPolicy());
+    expect((on.value as { contents: unknown[] }).contents[0]).toMatchObject({
+      mimeType: "text/plain",
+      text: "hello world!",
+    });
+    const off = normalizeResult("resources/read", { contents: [entry] }, testPolicy({ fixMime: false }));
+    expect((off.value as { contents: unknown[] }).contents[0]).toEqual({
+      uri: "file:///a.txt",
+      mimeType: "application/octet-stream",
+      text: "hello world!",
+    });
+  });
+});
