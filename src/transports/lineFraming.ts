@@ -138,8 +138,8 @@ export function parseJsonMessage(bytes: Buffer, rawStringBytes?: number): Framed
     const message = parseWithRawStrings([bytes], rawStringBytes, true);
     if (message !== undefined) return { message };
   }
-  const text = bytes.toString("utf8");
-  return parseJsonText(text, bytes.length);
+  // Its mark, if any, is skipped above: a second one is not.
+  return parseDecoded(bytes.toString("utf8"), bytes.length);
 }
 
 /**
@@ -162,22 +162,22 @@ export function parseJsonPieces(
   onJoin?: () => void,
 ): Framed | undefined {
   if (pieces.length === 1) return parseJsonMessage(pieces[0]!, rawStringBytes);
-  if (startsWithBom(pieces[0]!)) {
-    pieces = [pieces[0]!.subarray(3), ...pieces.slice(1)];
-    bytes -= 3;
-  }
   if (rawStringBytes !== undefined && bytes >= rawStringBytes) {
-    const message = parseWithRawStrings(pieces, rawStringBytes);
+    // Its one byte order mark skipped here; joined, parseJsonMessage skips it.
+    const body = startsWithBom(pieces[0]!) ? [pieces[0]!.subarray(3), ...pieces.slice(1)] : pieces;
+    const message = parseWithRawStrings(body, rawStringBytes);
     if (message !== undefined) return { message };
   }
   onJoin?.();
   return parseJsonMessage(Buffer.concat(pieces, bytes));
 }
 
-/** As `parseJsonMessage`, for text already decoded (SSE data, WebSocket text frames). */
+/** As `parseJsonMessage`, for text already decoded (SSE data, WebSocket text frames): one leading U+FEFF skipped. */
 export function parseJsonText(text: string, bytes: number): Framed {
-  // A WebSocket text frame's byte order mark (the byte paths skip theirs before decoding).
-  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  return parseDecoded(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text, bytes);
+}
+
+function parseDecoded(text: string, bytes: number): Framed {
   let value: unknown;
   try {
     value = JSON.parse(text);

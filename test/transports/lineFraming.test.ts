@@ -154,8 +154,14 @@ describe("a UTF-8 byte order mark before a message", () => {
     const run = Buffer.concat([Buffer.alloc(300_000, Buffer.from(bom)), Buffer.from('{"id":1}')]);
     expect(parseJsonMessage(run)?.problem?.kind).toBe("invalid-json");
     expect(parseJsonPieces([run, Buffer.from(" ")], run.length + 1)?.problem?.kind).toBe("invalid-json");
-    // A WebSocket text frame, decoded first, has it as U+FEFF.
+    // A WebSocket text frame, decoded first, has it as U+FEFF. Two marks are one too many.
     expect(parseJsonText('\ufeff{"id":3}', 9).message).toEqual({ id: 3 });
+    expect(parseJsonText('\ufeff\ufeff{"id":3}', 9).problem?.kind).toBe("invalid-json");
+    const twice = Buffer.concat([bom, bom, Buffer.from('{"id":4}')]);
+    expect(parseJsonMessage(twice)?.problem?.kind).toBe("invalid-json");
+    expect(parseJsonPieces([twice.subarray(0, 5), twice.subarray(5)], twice.length)?.problem?.kind).toBe(
+      "invalid-json",
+    );
   });
 });
 
