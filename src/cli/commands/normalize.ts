@@ -113,7 +113,7 @@ export async function runNormalize(argv: readonly string[], io: CliIo): Promise<
   const result = normalizeMessage(value, new Policy(options), values.method);
   rememberOrigin(result.value, value);
   const out = values["dry-run"] ? text.trim() : messageText(result.value);
-  // Laid out anew either way: a pretty-printed input's text is kept on one line, spaces for breaks.
+  // Laid out anew, compact or indented (--pretty), every token as written; a dry run writes the input.
   await writeFully(
     io.stdout,
     `${values.pretty ? indentJsonText(out) : values["dry-run"] ? out : indentJsonText(out, 0)}\n`,
