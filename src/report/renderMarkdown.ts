@@ -69,7 +69,9 @@ export function renderMarkdown(model: ReportModel, options: { maxRows?: number }
   section(
     out,
     "Top offenders",
-    model.topOffenders.length === 0 ? ["Nothing to save."] : uriTable(model.topOffenders, model.topOffenders.length),
+    model.topOffenders.length === 0
+      ? [model.byUri.length === 0 ? "Nothing to save." : "None shown (--top 0)."]
+      : uriTable(model.topOffenders, model.topOffenders.length),
   );
   if (model.kind === "audit")
     section(out, "Resources", model.byUri.length === 0 ? ["No resources."] : uriTable(model.byUri, maxRows));

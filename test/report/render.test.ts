@@ -156,3 +156,27 @@ describe("a dry run's report", () => {
       expect(renderReport(dry, format), format).toContain("1 changes were logged in dry run (not applied)");
   });
 });
+
+describe("no top offenders", () => {
+  it("says nothing was saved only when there is nothing, and that none are shown for --top 0", () => {
+    const agg = new ReportAggregator({ topOffenders: 0 });
+    agg.add({
+      server: "s",
+      method: "resources/read",
+      uri: "x://a",
+      action: "unwrap-blob",
+      mimeBefore: "text/plain",
+      mimeAfter: "text/plain",
+      bytesBefore: 30,
+      bytesAfter: 10,
+      saved: 20,
+    });
+    const some = agg.toModel({ kind: "log", source: { files: ["a.jsonl"] }, generatedAt: "now" });
+    const none = new ReportAggregator().toModel({ kind: "log", source: { files: ["a.jsonl"] }, generatedAt: "now" });
+    for (const format of ["md", "html"] as const) {
+      expect(renderReport(some, format), format).toContain("None shown (--top 0).");
+      expect(renderReport(some, format), format).not.toContain("Nothing to save.");
+      expect(renderReport(none, format), format).toContain("Nothing to save.");
+    }
+  });
+});
