@@ -172,29 +172,12 @@ export function decideBytes(bytes: Buffer, ctx: BytesContext): BytesDecision {
     }
     return {
       kind: "blob",
-      mime: blobMime(declared, typeByName(bytes, fromExtension, policy.textual)),
+      mime: blobMime(declared, fromExtension),
       reason: `not UTF-8; ${detection.detected ? "detected text holds NUL" : detection.why}`,
     };
   }
 
-  return {
-    kind: "blob",
-    mime: blobMime(declared, typeByName(bytes, fromExtension, policy.textual)),
-    reason: "not text",
-  };
-}
-
-/**
- * The extension's type for bytes that stay a blob, unless it says text and the bytes are binary
- * (an MPEG transport stream `clip.ts` is no TypeScript): then none.
- */
-function typeByName(
-  bytes: Buffer,
-  fromExtension: MediaType | null,
-  textualTypes: ReadonlySet<string>,
-): MediaType | null {
-  if (fromExtension === null || !isTextualType(fromExtension, textualTypes)) return fromExtension;
-  return bytes.indexOf(0) !== -1 || hasBinaryControlBytes(bytes) ? null : fromExtension;
+  return { kind: "blob", mime: blobMime(declared, fromExtension), reason: "not text" };
 }
 
 /** A text decision for UTF-8 bytes; the string is decoded only if someone reads `text`. */

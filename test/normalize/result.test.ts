@@ -248,18 +248,3 @@ describe("fixMime off", () => {
     });
   });
 });
-
-describe("binary bytes whose name says text", () => {
-  it("are not given the extension's textual type (an MPEG transport stream clip.ts is no TypeScript)", () => {
-    const ts = Buffer.from("474011100042f0250001c10000ff01ff0001fc80144812010647401110", "hex");
-    const entry = { uri: "file:///v/clip.ts", blob: ts.toString("base64") };
-    const out = normalizeResult("resources/read", { contents: [entry] }, testPolicy());
-    expect((out.value as { contents: unknown[] }).contents[0]).toEqual({
-      ...entry,
-      mimeType: "application/octet-stream",
-    });
-    const source = { uri: "file:///src/a.ts", blob: Buffer.from("export const a = 1;\n").toString("base64") };
-    const text = normalizeResult("resources/read", { contents: [source] }, testPolicy());
-    expect((text.value as { contents: unknown[] }).contents[0]).toMatchObject({ text: "export const a = 1;\n" });
-  });
-});
