@@ -131,7 +131,7 @@ export function decideBytes(bytes: Buffer, ctx: BytesContext): BytesDecision {
       const decided = text === null ? null : transcoded(text, legacy, `declared charset ${legacy}`);
       if (decided !== null) return decided;
     }
-    if (legacy !== undefined && isSevenBitCharset(legacy)) {
+    if (legacy !== undefined && isSevenBitCharset(legacy) && shiftsCharset(bytes, legacy)) {
       // Its bytes read as UTF-8 would be escape sequences, not the text: decoded exactly, or
       // left as they are, with the label that says how to read them.
       const text = decodeStrict(bytes, legacy);
@@ -178,6 +178,18 @@ export function decideBytes(bytes: Buffer, ctx: BytesContext): BytesDecision {
   }
 
   return { kind: "blob", mime: blobMime(declared, fromExtension), reason: "not text" };
+}
+
+/**
+ * Whether 7-bit bytes labelled `charset` switch sets anywhere: ESC, SO or SI (ISO-2022), `+`
+ * (UTF-7), `~` (HZ). Without one they read the same as ASCII; with a byte above 0x7f they cannot
+ * be in that charset at all (the label is wrong).
+ */
+function shiftsCharset(bytes: Buffer, charset: string): boolean {
+  if (!isAscii(bytes)) return false;
+  const signs =
+    charset.includes("utf") && charset.includes("7") ? [0x2b] : charset.startsWith("hz") ? [0x7e] : [0x1b, 0x0e, 0x0f];
+  return signs.some((sign) => bytes.indexOf(sign) !== -1);
 }
 
 /** A text decision for UTF-8 bytes; the string is decoded only if someone reads `text`. */

@@ -104,8 +104,10 @@ function decideBlobEntry(ctx: EntryContext, bytes: Buffer, readAsBytes: boolean)
   const action = decision.transcoded ? "transcode" : "unwrap-blob";
   if (!(decision.transcoded ? settings.transcode : settings.unwrapBlobs))
     return blobMimeOnly(ctx, `${decision.reason}; ${action} is off`);
-  // With fixMime off the declared type stays, even on the text that comes out.
-  const mime = settings.fixMime ? mimeOutcome(entry.mimeType, decision.mime) : { value: undefined };
+  // With fixMime off an unwrapped blob keeps its declared type; transcoded text still loses a
+  // charset that no longer describes it.
+  const mime =
+    settings.fixMime || decision.transcoded ? mimeOutcome(entry.mimeType, decision.mime) : { value: undefined };
   // Last use of the decoded bytes: ofUtf8 may escape them in place (not in dryRun, which sends the original).
   const raw =
     readAsBytes && decision.utf8 !== undefined && !settings.dryRun ? RawJsonString.ofUtf8(decision.utf8) : null;
@@ -133,7 +135,7 @@ function decideTextEntry(ctx: EntryContext, payload: string): EntryResult {
   if (!settings.fixMime) return ctx.unchanged("none", "ordinary text");
   return applyMime(
     ctx,
-    { kind: "blob", mime: textEntryMime(declared, entry.uri, settings), reason: "ordinary text" },
+    { kind: "blob", mime: textEntryMime(declared, entry.uri, settings, payload), reason: "ordinary text" },
     "text",
   );
 }
@@ -163,7 +165,12 @@ function decideRecoveredBytes(ctx: EntryContext, recovered: Buffer, how: string)
 }
 
 /** A text entry's type: the declared one (foreign charset dropped unless preserved), else extension or text/plain. */
-function textEntryMime(declared: MediaType | null, uri: unknown, settings: ResolvedPolicy): MediaType | null {
+function textEntryMime(
+  declared: MediaType | null,
+  uri: unknown,
+  settings: ResolvedPolicy,
+  text: string,
+): MediaType | null {
   if (isGenericType(declared)) {
     const fromExtension = parseMediaType(typeFromUri(uri));
     return fromExtension !== null && isTextualType(fromExtension, settings.textual) ? fromExtension : TEXT_PLAIN;
@@ -171,7 +178,7 @@ function textEntryMime(declared: MediaType | null, uri: unknown, settings: Resol
   // A 7-bit charset's label is kept: the characters are its escape sequences, and the label is
   // the only way to read them.
   const charset = getParam(declared!, "charset");
-  if (charset !== undefined && isSevenBitCharset(canonicalCharset(charset))) return declared;
+  if (charset !== undefined && isSevenBitCharset(canonicalCharset(charset)) && isAsciiText(text)) return declared;
   return settings.charset === "transcode" ? dropForeignCharset(declared!) : declared;
 }
 
@@ -189,4 +196,9 @@ function blobMimeOnly(ctx: EntryContext, reason: string): EntryResult {
   const fromExtension = parseMediaType(typeFromUri(ctx.entry.uri));
   const mime = !isGenericType(declared) ? declared : !isGenericType(fromExtension) ? fromExtension : declared;
   return applyMime(ctx, { kind: "blob", mime, reason }, "blob");
+}
+
+/** Every character ASCII: the only text a 7-bit charset's label can still describe. */
+function isAsciiText(text: string): boolean {
+  return Buffer.byteLength(text, "utf8") === text.length;
 }

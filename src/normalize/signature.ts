@@ -183,6 +183,9 @@ const PROBES: readonly Probe[] = [
   fixed("application/vnd.rar", (b) => at(b, 0, [0x52, 0x61, 0x72, 0x21, 0x1a, 0x07])),
   fixed("application/x-tar", (b) => ascii(b, 257, "ustar") && (b[262] === 0x00 || b[262] === 0x20) && tarChecksum(b)),
   fixed("application/x-elf", (b) => at(b, 0, [0x7f, 0x45, 0x4c, 0x46])),
+  // MPEG transport stream: 188-byte packets, each opening with the sync byte 0x47 (three in a row;
+  // its `.ts` files are no TypeScript).
+  fixed("video/mp2t", (b) => b.length > 376 && b[0] === 0x47 && b[188] === 0x47 && b[376] === 0x47),
   fixed("application/vnd.sqlite3", (b) => ascii(b, 0, "SQLite format 3\u0000")),
   fixed("application/x-cfb", (b) => at(b, 0, [0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]), "cfb"),
   fixed("font/woff", (b) => ascii(b, 0, "wOFF") && sfntFlavor(b, 4)),
@@ -201,9 +204,16 @@ function tarChecksum(bytes: Uint8Array): boolean {
     .replace(/[\0 ]+$/, "")
     .trim();
   if (!/^[0-7]{1,7}$/.test(field)) return false;
+  // Old tars (Sun's) summed the bytes as signed: either sum is a tar's.
   let sum = 0;
-  for (let i = 0; i < 512; i++) sum += i >= 148 && i < 156 ? 0x20 : bytes[i]!;
-  return sum === Number.parseInt(field, 8);
+  let signed = 0;
+  for (let i = 0; i < 512; i++) {
+    const byte = i >= 148 && i < 156 ? 0x20 : bytes[i]!;
+    sum += byte;
+    signed += byte > 0x7f ? byte - 0x100 : byte;
+  }
+  const written = Number.parseInt(field, 8);
+  return sum === written || signed === written;
 }
 
 export function detectSignature(bytes: Uint8Array): Signature | null {

@@ -44,7 +44,8 @@ export function isBinaryString(text: string, declaredTextual: boolean): boolean 
   if (hasBinaryControls(text)) return true;
   // Bytes of a binary format carried one per character have some above ASCII; plain ASCII text
   // that starts like one ("GIF89a is…", "%PDF-1.7 added…") is text.
-  if (!ABOVE_ASCII.test(text)) return false;
+  // A PDF may be all ASCII (uncompressed, no binary comment): taken as one when it is whole.
+  if (!ABOVE_ASCII.test(text)) return text.startsWith("%PDF-") && text.includes("%%EOF");
   return detectSignature(Buffer.from(text.slice(0, 512), "latin1")) !== null;
 }
 

@@ -137,6 +137,8 @@ describe("a text entry that starts like a binary format", () => {
     const { isBinaryString } = await import("../../src/normalize/textEvidence.js");
     for (const text of ["GIF89a is the animated one.\n", "%PDF-1.7 added layers.\n", "RIFF\u0000x"])
       expect(isBinaryString(text, false), JSON.stringify(text)).toBe(text.includes("\u0000"));
+    // A whole PDF is one even when all ASCII (uncompressed, no binary comment line).
+    expect(isBinaryString("%PDF-1.4\n1 0 obj\n<<>>\nendobj\ntrailer\n<<>>\n%%EOF\n", false)).toBe(true);
     // Bytes of a GIF carried one per character: binary.
     expect(isBinaryString("GIF89a\u00c8\u00ff\u0080\u00ff\u00f7", false)).toBe(true);
   });

@@ -226,6 +226,26 @@ describe("7-bit charsets that switch sets with escapes (ISO-2022-JP, UTF-7)", ()
       expect((text.value as { contents: unknown[] }).contents[0]).toEqual(asText);
     }
   });
+
+  it("a label they cannot be (bytes above 0x7f), or ASCII with no shift in it, is read as it always was", () => {
+    const policy = testPolicy();
+    const first = (entry: Record<string, unknown>): unknown =>
+      (normalizeResult("resources/read", { contents: [entry] }, policy).value as { contents: unknown[] }).contents[0];
+    const japanese = "日本語のメールです";
+    const mislabelled = { uri: "m.txt", mimeType: "text/plain; charset=ISO-2022-JP" };
+    expect(first({ ...mislabelled, blob: Buffer.from(japanese).toString("base64") })).toEqual({
+      uri: "m.txt",
+      mimeType: "text/plain",
+      text: japanese,
+    });
+    expect(first({ ...mislabelled, text: japanese })).toEqual({ uri: "m.txt", mimeType: "text/plain", text: japanese });
+    for (const charset of ["iso-2022-jp", "utf-7"])
+      expect(first({ uri: "m.txt", mimeType: `text/plain; charset=${charset}`, blob: btoa("Hello, world!") })).toEqual({
+        uri: "m.txt",
+        mimeType: "text/plain",
+        text: "Hello, world!",
+      });
+  });
 });
 
 describe("fixMime off", () => {

@@ -139,5 +139,19 @@ describe("signatures that text can spell by chance", () => {
     for (const byte of header) sum += byte;
     header.write(`${sum.toString(8).padStart(6, "0")}\u0000 `, 148, "latin1");
     expect(detectSignature(header)?.mime).toBe("application/x-tar");
+    // A name above ASCII, summed as signed bytes (old Sun tars): a tar too.
+    header.write("é.txt", 0, "latin1");
+    header.fill(0x20, 148, 156);
+    let signed = 0;
+    for (const byte of header) signed += byte > 0x7f ? byte - 0x100 : byte;
+    header.write(`${signed.toString(8).padStart(6, "0")}\u0000 `, 148, "latin1");
+    expect(detectSignature(header)?.mime).toBe("application/x-tar");
+  });
+
+  it("an MPEG transport stream is three packets in a row, each opening with 0x47", () => {
+    const packets = Buffer.alloc(188 * 3 + 1);
+    for (let i = 0; i < 3; i++) packets[i * 188] = 0x47;
+    expect(detectSignature(packets)?.mime).toBe("video/mp2t");
+    expect(detectSignature(Buffer.from("G is for Gopher"))).toBeNull();
   });
 });
