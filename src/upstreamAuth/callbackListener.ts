@@ -7,6 +7,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { NormalizerError } from "../errors/NormalizerError.js";
+import { visible } from "../errors/visible.js";
 
 export const CALLBACK_PATH = "/callback";
 
@@ -92,7 +93,7 @@ export async function listenForCallback(
         error: new NormalizerError(
           "LOGIN_FAILED",
           `${what}: the authorization server answered ` +
-            `${JSON.stringify(error.slice(0, 100))}${description ? `: ${description.slice(0, 200)}` : ""}`,
+            `${JSON.stringify(error.slice(0, 100))}${description ? `: ${visible(description.slice(0, 200))}` : ""}`,
         ),
       });
     }
