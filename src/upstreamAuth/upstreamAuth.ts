@@ -15,6 +15,7 @@ import {
   type OAuthServerInfo,
 } from "@modelcontextprotocol/sdk/client/auth.js";
 import {
+  InvalidClientError,
   OAuthError,
   ServerError,
   TemporarilyUnavailableError,
@@ -75,6 +76,12 @@ export class UpstreamAuth {
   private readonly now: () => number;
   private login: StoredLogin | undefined;
   private deadRefreshToken: string | undefined;
+  /**
+   * A registered client the authorization server refused (`invalid_client`: it restarted with an
+   * empty store, or purged the registration): the next login registers again instead of reusing
+   * it, which would fail in the browser every time.
+   */
+  private rejectedClient: string | undefined;
   private clientToken: Token | undefined;
   private serverInfo: OAuthServerInfo | undefined;
   private challenge: Challenge | undefined;
@@ -276,6 +283,7 @@ export class UpstreamAuth {
       // Refused (invalid_grant…): that refresh token is done. A server error: not retried for
       // this request, but the next one tries it again. Either way a login is what helps now.
       if (error instanceof OAuthError && !(error instanceof ServerError)) this.deadRefreshToken = refreshToken;
+      if (error instanceof InvalidClientError && login.registered) this.rejectedClient = login.client.client_id;
       this.refreshFailure = `its authorization server did not refresh the token: ${why}`;
       this.logger.warn("OAuth token not refreshed; a new login is needed", {
         command: this.options.loginCommand,
@@ -298,7 +306,10 @@ export class UpstreamAuth {
       return Promise.reject(this.loginNeeded());
     const spec = this.options.spec;
     this.loggingIn ??= (async () => {
-      const previous = this.login ?? (await readLogin(this.tokenFile)).login;
+      const stored = this.login ?? (await readLogin(this.tokenFile)).login;
+      const forgotten = stored?.registered === true && stored.client.client_id === this.rejectedClient;
+      if (forgotten) this.logger.info("the authorization server refused this proxy's registration; registering again");
+      const previous = forgotten ? undefined : stored;
       const login = await runLoginFlow({
         server: this.options.server,
         serverUrl: this.options.url,

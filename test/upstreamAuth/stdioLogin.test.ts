@@ -5,7 +5,7 @@
  * revoked. The tokens it stores serve `audit --url … --auth oauth`; `serve --name … --url …
  * --auth oauth` without a token names `mcp-normalizer login --url URL`.
  */
-import { readdirSync, statSync } from "node:fs";
+import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -102,6 +102,38 @@ describe("stdio --url URL --auth oauth", () => {
     expect(log.grants.filter((g) => g.grant_type === "authorization_code")).toHaveLength(2);
     for (const secret of log.secrets) expect(stderr.includes(secret)).toBe(false);
   });
+
+  it("a registration the authorization server has forgotten is not reused: the next login registers again", async () => {
+    const [file] = readdirSync(env.MCPN_AUTH_DIR!);
+    const path = join(env.MCPN_AUTH_DIR!, file!);
+    const stored = JSON.parse(readFileSync(path, "utf8")) as { client: { client_id: string }; expiresAt?: number };
+    // As after a restart with an empty client store: the id is unknown, and the access token expired.
+    stored.client.client_id = "forgotten-client";
+    stored.expiresAt = Date.now() - 60_000;
+    writeFileSync(path, JSON.stringify(stored), { mode: 0o600 });
+    const registrations = (await upstream.log()).registrations;
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [CLI, "stdio", "--url", upstream.mcp, "--auth", "oauth", "--no-browser"],
+      env: { ...(process.env as Record<string, string>), ...env },
+      stderr: "pipe",
+    });
+    let stderr = "";
+    transport.stderr?.on("data", (c: Buffer) => (stderr += c.toString()));
+    const client = new Client({ name: "desktop-host", version: "1" });
+    const connecting = client.connect(transport);
+    try {
+      const url = await nextUrl(() => stderr, 0);
+      expect(new URL(url).searchParams.get("client_id")).not.toBe("forgotten-client");
+      expect((await approve(url)).response.status).toBe(200);
+      await connecting;
+      expect(text(await client.callTool({ name: "whoami", arguments: {} }))).toMatch(/^client /);
+    } finally {
+      await connecting.catch(() => {});
+      await client.close();
+    }
+    expect((await upstream.log()).registrations).toBe(registrations + 1);
+  }, 30_000);
 
   it("no answer to its browser login within limits.loginTimeoutMs: stdio says so and exits 1", async () => {
     const configFile = writeConfig(
