@@ -136,21 +136,23 @@ describe("Markdown cells of what a server chose", () => {
   });
 });
 
+/** One blob unwrapped, 20 bytes saved. */
+const UNWRAPPED: EntryFact = {
+  server: "s",
+  method: "resources/read",
+  uri: "x://a",
+  action: "unwrap-blob",
+  mimeBefore: "text/plain",
+  mimeAfter: "text/plain",
+  bytesBefore: 30,
+  bytesAfter: 10,
+  saved: 20,
+};
+
 describe("a dry run's report", () => {
   it("says in every format that its changes were not applied", () => {
     const agg = new ReportAggregator();
-    agg.add({
-      server: "s",
-      method: "resources/read",
-      uri: "x://a",
-      action: "unwrap-blob",
-      mimeBefore: "text/plain",
-      mimeAfter: "text/plain",
-      bytesBefore: 30,
-      bytesAfter: 10,
-      saved: 20,
-      applied: false,
-    });
+    agg.add({ ...UNWRAPPED, applied: false });
     const dry = agg.toModel({ kind: "log", source: { files: ["a.jsonl"] }, generatedAt: "now" });
     for (const format of ["md", "html"] as const)
       expect(renderReport(dry, format), format).toContain("1 changes were logged in dry run (not applied)");
@@ -160,17 +162,7 @@ describe("a dry run's report", () => {
 describe("no top offenders", () => {
   it("says nothing was saved only when there is nothing, and that none are shown for --top 0", () => {
     const agg = new ReportAggregator({ topOffenders: 0 });
-    agg.add({
-      server: "s",
-      method: "resources/read",
-      uri: "x://a",
-      action: "unwrap-blob",
-      mimeBefore: "text/plain",
-      mimeAfter: "text/plain",
-      bytesBefore: 30,
-      bytesAfter: 10,
-      saved: 20,
-    });
+    agg.add(UNWRAPPED);
     const some = agg.toModel({ kind: "log", source: { files: ["a.jsonl"] }, generatedAt: "now" });
     const none = new ReportAggregator().toModel({ kind: "log", source: { files: ["a.jsonl"] }, generatedAt: "now" });
     for (const format of ["md", "html"] as const) {

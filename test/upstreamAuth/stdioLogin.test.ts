@@ -59,7 +59,8 @@ describe("stdio --url URL --auth oauth", () => {
     await upstream.stop();
   });
 
-  it("with no token: prints the URL on its own line, answers initialize once the browser came back, and logs in again when the refresh token dies", async () => {
+  /** A desktop host (SDK client) starting `stdio --url … --auth oauth`, and what it printed on stderr. */
+  function stdioOAuthHost(): { transport: StdioClientTransport; client: Client; stderr: () => string } {
     const transport = new StdioClientTransport({
       command: process.execPath,
       args: [CLI, "stdio", "--url", upstream.mcp, "--auth", "oauth", "--no-browser"],
@@ -68,13 +69,17 @@ describe("stdio --url URL --auth oauth", () => {
     });
     let stderr = "";
     transport.stderr?.on("data", (c: Buffer) => (stderr += c.toString()));
-    const client = new Client({ name: "desktop-host", version: "1" });
+    return { transport, client: new Client({ name: "desktop-host", version: "1" }), stderr: () => stderr };
+  }
+
+  it("with no token: prints the URL on its own line, answers initialize once the browser came back, and logs in again when the refresh token dies", async () => {
+    const { transport, client, stderr } = stdioOAuthHost();
     let initialized = false;
     const connecting = client.connect(transport).then(() => (initialized = true));
     try {
-      const url = await nextUrl(() => stderr, 0);
+      const url = await nextUrl(stderr, 0);
       // Named after the URL's host (no --name given).
-      expect(stderr).toMatch(
+      expect(stderr()).toMatch(
         /upstream "127\.0\.0\.1" needs an OAuth login; open this URL in a browser \(waiting up to 5 minutes\):\n/,
       );
       expect(initialized).toBe(false);
@@ -88,9 +93,9 @@ describe("stdio --url URL --auth oauth", () => {
       // Mid-session: both tokens revoked. The next request waits for a new login, then is answered.
       await upstream.revokeRefresh();
       await upstream.revokeAccess();
-      const seenSoFar = stderr.length;
+      const seenSoFar = stderr().length;
       const call = client.callTool({ name: "whoami", arguments: {} });
-      const second = await nextUrl(() => stderr, seenSoFar);
+      const second = await nextUrl(stderr, seenSoFar);
       expect(second).not.toBe(url);
       expect((await approve(second)).response.status).toBe(200);
       expect(text(await call)).toMatch(/^client /);
@@ -100,7 +105,7 @@ describe("stdio --url URL --auth oauth", () => {
     }
     const log = await upstream.log();
     expect(log.grants.filter((g) => g.grant_type === "authorization_code")).toHaveLength(2);
-    for (const secret of log.secrets) expect(stderr.includes(secret)).toBe(false);
+    for (const secret of log.secrets) expect(stderr().includes(secret)).toBe(false);
   });
 
   it("a registration the authorization server has forgotten is not reused: the next login registers again", async () => {
@@ -112,18 +117,10 @@ describe("stdio --url URL --auth oauth", () => {
     stored.expiresAt = Date.now() - 60_000;
     writeFileSync(path, JSON.stringify(stored), { mode: 0o600 });
     const registrations = (await upstream.log()).registrations;
-    const transport = new StdioClientTransport({
-      command: process.execPath,
-      args: [CLI, "stdio", "--url", upstream.mcp, "--auth", "oauth", "--no-browser"],
-      env: { ...(process.env as Record<string, string>), ...env },
-      stderr: "pipe",
-    });
-    let stderr = "";
-    transport.stderr?.on("data", (c: Buffer) => (stderr += c.toString()));
-    const client = new Client({ name: "desktop-host", version: "1" });
+    const { transport, client, stderr } = stdioOAuthHost();
     const connecting = client.connect(transport);
     try {
-      const url = await nextUrl(() => stderr, 0);
+      const url = await nextUrl(stderr, 0);
       expect(new URL(url).searchParams.get("client_id")).not.toBe("forgotten-client");
       expect((await approve(url)).response.status).toBe(200);
       await connecting;
