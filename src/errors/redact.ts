@@ -42,7 +42,7 @@ function replaceForms(text: string, forms: readonly string[]): string {
 
 /** `text` with every occurrence of each secret (in any of its quoted forms) replaced by `[redacted]`. */
 export function redactSecrets(text: string, secrets: Iterable<string | undefined>): string {
-  return replaceForms(text, secretForms(secrets));
+  return secretRedactor(secrets).redact(text);
 }
 
 /** The forms of a set of secrets worked out once, for many strings (the strings of one message). */

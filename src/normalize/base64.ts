@@ -7,6 +7,7 @@
  * used for speed and its output length is checked against the length the input implies.
  */
 import { allocWithEscapeRoom } from "../wire/rawJson.js";
+import { isAsciiString } from "./textEvidence.js";
 
 const WHITESPACE = /[\t\n\r ]/g;
 
@@ -25,8 +26,8 @@ function decodedLength(dataChars: number): number {
 export function decodeStrictBase64(input: string): Buffer | null {
   const n = input.length;
   // Node reads a character outside ASCII as its low byte (U+0149 as "I"): such a string is no
-  // base64, however well it decodes. Its UTF-8 length equals its length only when it is ASCII.
-  if (Buffer.byteLength(input, "utf8") !== n) return null;
+  // base64, however well it decodes.
+  if (!isAsciiString(input)) return null;
   const dataChars = compactDataChars(n, input.charCodeAt(n - 1), input.charCodeAt(n - 2));
   if (dataChars !== null) {
     // Fast path, one decode and two scans: compact base64 as nearly every server sends it.

@@ -14,7 +14,7 @@ import { isJsonObject, type JsonObject, rebuild } from "./objects.js";
 import type { Policy, ResolvedPolicy } from "./policy.js";
 import { isRawJsonString, RawJsonString } from "../wire/rawJson.js";
 import { lossyCount, lossyReason } from "./lossyText.js";
-import { isBinaryString, recoverEscapedBytes, surrogateShape } from "./textEvidence.js";
+import { isAsciiString, isBinaryString, recoverEscapedBytes, surrogateShape } from "./textEvidence.js";
 
 export type { EntryResult } from "./entryContext.js";
 
@@ -178,7 +178,7 @@ function textEntryMime(
   // A 7-bit charset's label is kept: the characters are its escape sequences, and the label is
   // the only way to read them.
   const charset = getParam(declared!, "charset");
-  if (charset !== undefined && isSevenBitCharset(canonicalCharset(charset)) && isAsciiText(text)) return declared;
+  if (charset !== undefined && isSevenBitCharset(canonicalCharset(charset)) && isAsciiString(text)) return declared;
   return settings.charset === "transcode" ? dropForeignCharset(declared!) : declared;
 }
 
@@ -196,9 +196,4 @@ function blobMimeOnly(ctx: EntryContext, reason: string): EntryResult {
   const fromExtension = parseMediaType(typeFromUri(ctx.entry.uri));
   const mime = !isGenericType(declared) ? declared : !isGenericType(fromExtension) ? fromExtension : declared;
   return applyMime(ctx, { kind: "blob", mime, reason }, "blob");
-}
-
-/** Every character ASCII: the only text a 7-bit charset's label can still describe. */
-function isAsciiText(text: string): boolean {
-  return Buffer.byteLength(text, "utf8") === text.length;
 }

@@ -10,7 +10,11 @@ import { detectSignature } from "./signature.js";
 const BINARY_CONTROL = /[\x00-\x08\x0e-\x1a\x1c-\x1f]/;
 // biome-ignore lint/suspicious/noControlCharactersInRegex: the class is "anything above Latin-1", from U+0000 on.
 const ABOVE_LATIN1 = /[^\x00-\xff]/;
-const ABOVE_ASCII = /[\x80-\xff]/;
+
+/** Every character ASCII: its UTF-8 length is its length only then (a native scan). */
+export function isAsciiString(text: string): boolean {
+  return Buffer.byteLength(text, "utf8") === text.length;
+}
 
 export function hasBinaryControls(text: string): boolean {
   return BINARY_CONTROL.test(text);
@@ -45,7 +49,7 @@ export function isBinaryString(text: string, declaredTextual: boolean): boolean 
   // Bytes of a binary format carried one per character have some above ASCII; plain ASCII text
   // that starts like one ("GIF89a is…", "%PDF-1.7 added…") is text.
   // A PDF may be all ASCII (uncompressed, no binary comment): taken as one when it is whole.
-  if (!ABOVE_ASCII.test(text)) return text.startsWith("%PDF-") && text.includes("%%EOF");
+  if (isAsciiString(text)) return text.startsWith("%PDF-") && text.includes("%%EOF");
   return detectSignature(Buffer.from(text.slice(0, 512), "latin1")) !== null;
 }
 
