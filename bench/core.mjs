@@ -28,10 +28,18 @@ import { parseWithRawStrings } from "../dist/transports/rawStringParse.js";
 import { encodeWire } from "../dist/transports/wireJson.js";
 import { interleaved, median } from "./lib/stats.mjs";
 import { utf8Text } from "./lib/text.mjs";
+import { switchesOrExit } from "./lib/flags.mjs";
 
 const MiB = 1024 * 1024;
 const policy = new Policy(completePolicyOptions());
-const quick = process.argv.includes("--quick");
+const USAGE = `Usage: node --expose-gc bench/core.mjs [--quick]   (or \`npm run bench:core\`, which builds first)
+
+  --quick      a short run (smaller sizes, fewer rounds)
+  -h, --help   this help
+
+Writes bench/results/core.json and prints a table.
+`;
+const quick = switchesOrExit(process.argv.slice(2), "bench/core.mjs", USAGE, ["--quick"]).has("--quick");
 
 function entryOf(blob, mimeType, uri) {
   return [{ uri, mimeType, blob }];

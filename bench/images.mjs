@@ -26,8 +26,16 @@ import { DEFAULT_FIT, DEFAULT_IMAGES, DEFAULT_LIMITS } from "../dist/config/defa
 import { median } from "./lib/stats.mjs";
 import { measureProcess } from "./suite/procStats.mjs";
 import { ROOT } from "./suite/paths.mjs";
+import { switchesOrExit } from "./lib/flags.mjs";
 
-const quick = process.argv.includes("--quick");
+const USAGE = `Usage: node bench/images.mjs [--quick]   (run \`npm run build\` first, or use \`npm run bench:images\`)
+
+  --quick      a short run (fewer rounds and calls)
+  -h, --help   this help
+
+Writes bench/results/images.json and prints one line per figure.
+`;
+const quick = switchesOrExit(process.argv.slice(2), "bench/images.mjs", USAGE, ["--quick"]).has("--quick");
 const ROUNDS = quick ? 3 : 10;
 const SMALL_ROUNDS = quick ? 100 : 1000;
 const PROXY_CALLS = quick ? 4 : 12;

@@ -13,13 +13,30 @@ import { readFileSync } from "node:fs";
 import { basename } from "node:path";
 import { parseArgs } from "node:util";
 
-const { values, positionals } = parseArgs({
-  allowPositionals: true,
-  options: { top: { type: "string" }, callers: { type: "string" } },
-});
+const USAGE = `Usage: node bench/profile-top.mjs FILE.cpuprofile… [--top N] [--callers FUNCTION]
+
+  --top N              rows in each table (default 25)
+  --callers FUNCTION   the call stacks FUNCTION's self time comes from
+  -h, --help           this help
+`;
+let parsed;
+try {
+  parsed = parseArgs({
+    allowPositionals: true,
+    options: { top: { type: "string" }, callers: { type: "string" }, help: { type: "boolean", short: "h" } },
+  });
+} catch (error) {
+  process.stderr.write(`profile-top: ${error.message.split("\n")[0]}\n${USAGE}`);
+  process.exit(2);
+}
+const { values, positionals } = parsed;
+if (values.help) {
+  process.stdout.write(USAGE);
+  process.exit(0);
+}
 const top = Number(values.top ?? 25);
-if (positionals.length === 0) {
-  process.stderr.write("usage: node bench/profile-top.mjs FILE.cpuprofile [--top N]\n");
+if (positionals.length === 0 || !Number.isInteger(top) || top < 1) {
+  process.stderr.write(positionals.length === 0 ? USAGE : `profile-top: --top takes a whole number\n${USAGE}`);
   process.exit(2);
 }
 

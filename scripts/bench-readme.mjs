@@ -238,7 +238,25 @@ export function replaceBetweenMarkers(readme, block) {
   return `${readme.slice(0, start + START_MARKER.length)}\n${block}\n${readme.slice(end)}`;
 }
 
+const USAGE = `Usage: node scripts/bench-readme.mjs [RESULTS.json [DOC.md]] [--stdout]
+
+Renders the figures block from a bench results file (default bench/results/suite.json) and writes
+it between the markers in DOC.md (default docs/benchmarks.md).
+
+  --stdout     print the block instead of writing it
+  -h, --help   this help
+`;
+
 function main(argv) {
+  if (argv.includes("--help") || argv.includes("-h")) {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  const unknown = argv.find((a) => a.startsWith("-") && a !== "--stdout");
+  if (unknown !== undefined) {
+    process.stderr.write(`bench-readme: unknown option ${JSON.stringify(unknown)}\n${USAGE}`);
+    return 2;
+  }
   const root = join(dirname(fileURLToPath(import.meta.url)), "..");
   const positional = argv.filter((a) => !a.startsWith("--"));
   const resultsFile = resolve(positional[0] ?? join(root, "bench", "results", "suite.json"));
