@@ -3,6 +3,7 @@
  * connection (for a stdio upstream, its own child process), ended when the session ends.
  * Also the source of `/healthz`.
  */
+import { isDeepStrictEqual } from "node:util";
 import { DEFAULT_LIMITS } from "../config/defaults.js";
 import { isStdioServer } from "../config/serverKind.js";
 import type { ServerConfig } from "../config/schema.js";
@@ -181,12 +182,20 @@ export class SessionManager {
    * SIGHUP: servers re-read from the config apply to sessions opened from now on;
    * live sessions keep the upstream and policy they started with. Names cannot be added or
    * removed without a restart (the listener's routes are fixed): those are returned as ignored.
+   *
+   * A server whose entry changed starts afresh: its restart backoff and health are reset (the
+   * failures were the old config's: the first session after a fix must not wait them out), and
+   * the stateless pools' upstreams started from the old entry take no new requests and end once
+   * idle — under steady traffic they would otherwise run the old command, env and headers for
+   * as long as the traffic lasts.
    */
-  reconfigure(servers: ReadonlyMap<string, ServerEntry>): { updated: string[]; ignored: string[] } {
+  reconfigure(servers: ReadonlyMap<string, ServerEntry>): { updated: string[]; changed: string[]; ignored: string[] } {
     const updated: string[] = [];
+    const changed: string[] = [];
     const ignored: string[] = [];
     for (const [name, entry] of servers) {
-      if (!this.servers.has(name)) {
+      const before = this.servers.get(name);
+      if (before === undefined) {
         ignored.push(name);
         continue;
       }
@@ -194,9 +203,23 @@ export class SessionManager {
       this.policies.set(name, new Policy(entry.policy));
       this.setFitPolicy(name, entry);
       updated.push(name);
+      if (isDeepStrictEqual(before, entry)) continue;
+      changed.push(name);
+      this.startAfresh(name, entry);
     }
     for (const name of this.servers.keys()) if (!servers.has(name)) ignored.push(name);
-    return { updated, ignored };
+    return { updated, changed, ignored };
+  }
+
+  private startAfresh(name: string, entry: ServerEntry): void {
+    this.backoff.set(name, { failures: 0, lastFailureAt: 0 });
+    const health = this.health.get(name)!;
+    health.transport = isStdioServer(entry.config) ? "stdio" : "http";
+    health.consecutiveFailures = 0;
+    if (health.status === "down") health.status = health.sessions + health.statelessUpstreams > 0 ? "up" : "idle";
+    const prefix = `${name}\u0000`;
+    for (const [key, pool] of this.pools)
+      if (key.startsWith(prefix)) pool.retireUpstreams("the server's config changed");
   }
 
   get size(): number {

@@ -103,6 +103,8 @@ interface Lane {
   readonly asked: Set<number>;
   idle: NodeJS.Timeout | undefined;
   closing: boolean;
+  /** Started from a server config replaced since (SIGHUP): given no new POSTs, ended once idle. */
+  retired: string | undefined;
   /** True while the upstream is not read because a POST's host is behind. */
   held: boolean;
 }
@@ -138,6 +140,19 @@ export class StatelessPool {
   /** From now on new requests are answered with this error (graceful shutdown). */
   refuseNewRequests(why: string): void {
     this.refusal = why;
+  }
+
+  /**
+   * The server's config changed: the upstreams running now were started from the old one. New
+   * POSTs go to upstreams started from now on; each old one ends as soon as nothing is in flight
+   * on it (what it serves now finishes there). The pool itself stays: its pages of cut results and
+   * the requests its upstreams sent to hosts are answered across the change.
+   */
+  retireUpstreams(why: string): void {
+    for (const lane of this.lanes) {
+      lane.retired = why;
+      if (lane.posts === 0 && lane.inFlight.size === 0) void this.endLane(lane, why);
+    }
   }
 
   /**
@@ -177,7 +192,7 @@ export class StatelessPool {
   private pick(): Lane {
     let best: Lane | undefined;
     for (const lane of this.lanes) {
-      if (lane.closing) continue;
+      if (lane.closing || lane.retired !== undefined) continue;
       if (best === undefined || lane.posts < best.posts) best = lane;
     }
     if (best !== undefined && (best.posts === 0 || this.lanes.size >= this.options.size)) {
@@ -197,6 +212,7 @@ export class StatelessPool {
       asked: new Set(),
       idle: undefined,
       closing: false,
+      retired: undefined,
       held: false,
     };
     const ready = this.options.startUpstream(lane.inFlight).then(
@@ -484,6 +500,10 @@ export class StatelessPool {
 
   private armIdle(lane: Lane): void {
     if (lane.closing) return;
+    if (lane.retired !== undefined) {
+      void this.endLane(lane, lane.retired);
+      return;
+    }
     if (lane.idle !== undefined) clearTimeout(lane.idle);
     lane.idle = setTimeout(() => {
       if (lane.posts === 0 && lane.inFlight.size === 0) void this.endLane(lane, `idle for ${this.options.idleMs} ms`);

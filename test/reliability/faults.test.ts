@@ -131,11 +131,15 @@ describe("a stdio upstream that keeps dying", () => {
       expect(metrics).toMatch(/mcp_normalizer_upstream_down\{server="dying"\} 1/);
       expect(metrics).toMatch(/mcp_normalizer_upstream_restarts_total\{server="dying"\} 3/);
 
-      // SIGHUP: the fixed config applies to the next session.
+      // SIGHUP: the fixed config applies to the next session, which does not wait out the
+      // backoff the broken config earned (the fifth start would wait 1200 ms).
+      const waits = () => serve.stderr().split("waiting before starting it again").length;
+      const waitsBefore = waits();
       writeFileSync(serve.configFile, JSON.stringify(config({})));
       serve.child.kill("SIGHUP");
       await waitForStderr(serve, /SIGHUP: config re-read/);
       const host = await initializedWs(serve.url, "dying");
+      expect(waits()).toBe(waitsBefore);
       expect(Number(toolText(await host.request(1, "tools/call", { name: "pid" })))).toBeGreaterThan(0);
       const after = (await getJson(`${serve.url}/healthz`)).body as {
         status: string;

@@ -7,6 +7,7 @@ import { resolve } from "node:path";
 import { NormalizerError } from "../../errors/NormalizerError.js";
 import { DEFAULT_CONFIG_FILE, DEFAULT_HOST, DEFAULT_PORT, LOOPBACK_HOSTS } from "../../config/defaults.js";
 import { loadConfigFile } from "../../config/load.js";
+import { settingsNeedingRestart } from "../../config/restartSettings.js";
 import { policyOptionsFor } from "../../config/policy.js";
 import { fitLimitsOf } from "../../config/fitPolicy.js";
 import { serverEntry } from "../serverEntry.js";
@@ -97,6 +98,8 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<Exit
 
   let config: ProxyConfig;
   let configFile: string | undefined;
+  /** The file's settings as read at start (before flags override `listen`): what a SIGHUP is compared with. */
+  let startedFrom: ProxyConfig | undefined;
   /** Variables never passed to stdio upstreams: those the config's `auth` sections read (kept across SIGHUP). */
   const withheld: string[] = [];
   if (command.length > 0 || values.url !== undefined || values.command !== undefined) {
@@ -135,6 +138,7 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<Exit
       throw error;
     }
     config = loaded.config;
+    startedFrom = loaded.config;
     configFile = loaded.file;
     withheld.push(...loaded.authVariables);
   }
@@ -228,7 +232,7 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<Exit
   const signals = shutdownSignals();
   const stopReload = onReloadSignal(() => {
     observers.reopenLog();
-    if (configFile === undefined) {
+    if (configFile === undefined || startedFrom === undefined) {
       observers.logger.info("SIGHUP: log reopened (no config file to re-read)");
       return;
     }
@@ -236,12 +240,15 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<Exit
       const { config: reloaded, authVariables } = loadConfigFile(configFile, io.env);
       // A secret a server's new `auth` reads is withheld from children started from now on.
       for (const variable of authVariables) if (!withheld.includes(variable)) withheld.push(variable);
-      const { updated, ignored } = sessions.reconfigure(serverEntries(reloaded, observers));
-      observers.logger.info("SIGHUP: config re-read; new sessions use it", {
-        file: configFile,
-        updated,
-        ...(ignored.length > 0 ? { ignoredNeedRestart: ignored } : {}),
-      });
+      const { updated, changed, ignored } = sessions.reconfigure(serverEntries(reloaded, observers));
+      const needRestart = [...ignored, ...settingsNeedingRestart(startedFrom, reloaded)];
+      const fields = { file: configFile, updated, changed };
+      if (needRestart.length === 0) observers.logger.info("SIGHUP: config re-read; new sessions use it", fields);
+      else
+        observers.logger.warn("SIGHUP: config re-read; new sessions use its servers, the rest needs a restart", {
+          ...fields,
+          ignoredNeedRestart: needRestart,
+        });
     } catch (error) {
       observers.logger.error("SIGHUP: config not reloaded; the running config stays", {
         file: configFile,

@@ -1,0 +1,113 @@
+/**
+ * SIGHUP re-reads the config of a running `serve`. What it cannot apply (the listener's bearer
+ * tokens, limits, origins) is named in the log by path, never by value — an operator rotating a
+ * token must learn the old one still works until the restart. A server whose entry changed starts
+ * afresh: the stateless pool's upstreams started from the old entry finish what they serve and
+ * end, so new requests run the new command and env even under steady traffic.
+ */
+import { writeFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { post } from "../badInput/mcpHttp.js";
+import type { ServeProcess } from "../helpers/proxyProcess.js";
+import { FAULT_SERVER, serveConfig, toolText, untilGone } from "./helpers.js";
+
+const STATELESS = { "mcp-protocol-version": "2026-07-28" };
+
+/** The n-th "SIGHUP: config re-read" log record (1-based), once it is written. */
+async function reloadRecord(serve: ServeProcess, n: number): Promise<Record<string, unknown>> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const records = serve
+      .stderr()
+      .split("\n")
+      .filter((line) => line.includes("SIGHUP: config re-read"));
+    if (records.length >= n) return JSON.parse(records[n - 1]!) as Record<string, unknown>;
+    if (Date.now() > deadline) throw new Error(`no reload record ${n}; stderr: ${serve.stderr().slice(-2000)}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+function statelessCall(url: string, name: string, args: Record<string, unknown> = {}, token?: string) {
+  return post(
+    url,
+    JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name, arguments: args } }),
+    undefined,
+    { ...STATELESS, ...(token === undefined ? {} : { authorization: `Bearer ${token}` }) },
+  );
+}
+
+async function upstreamEnv(url: string): Promise<{ pid: number; tag: string | undefined }> {
+  const pid = await statelessCall(url, "pid");
+  const env = await statelessCall(url, "env");
+  expect(pid.status).toBe(200);
+  expect(env.status).toBe(200);
+  const vars = JSON.parse(toolText(env.messages[0]!)) as Record<string, string>;
+  return { pid: Number(toolText(pid.messages[0]!)), tag: vars.RELOAD_TAG };
+}
+
+describe("SIGHUP", () => {
+  it("names the settings it cannot apply (auth, limits, origins) by path and never by value; an unchanged file needs nothing", async () => {
+    const config = (token: string, extra: Record<string, unknown> = {}) => ({
+      mcpServers: { fx: { command: process.execPath, args: [FAULT_SERVER] } },
+      auth: { bearerTokens: [token] },
+      limits: { maxSessions: 50 },
+      ...extra,
+    });
+    const serve = await serveConfig(config("old-token-aaaa-1111"));
+    try {
+      serve.child.kill("SIGHUP");
+      const same = await reloadRecord(serve, 1);
+      expect(same).toMatchObject({ level: "info", updated: ["fx"], changed: [] });
+      expect(same).not.toHaveProperty("ignoredNeedRestart");
+
+      writeFileSync(
+        serve.configFile,
+        JSON.stringify(
+          config("new-token-bbbb-2222", { limits: { maxSessions: 5 }, allowedOrigins: ["https://a.example"] }),
+        ),
+      );
+      serve.child.kill("SIGHUP");
+      const line = serve.stderr().length;
+      const changed = await reloadRecord(serve, 2);
+      expect(changed.level).toBe("warn");
+      expect(changed.ignoredNeedRestart).toEqual(["auth.bearerTokens", "allowedOrigins", "limits.maxSessions"]);
+      expect(serve.stderr().slice(line)).not.toMatch(/aaaa-1111|bbbb-2222/);
+      // As the log says: the token the proxy started with is still the one it takes.
+      const url = `${serve.url}/mcp/fx`;
+      expect((await statelessCall(url, "pid", {}, "old-token-aaaa-1111")).status).toBe(200);
+      expect((await statelessCall(url, "pid", {}, "new-token-bbbb-2222")).status).toBe(401);
+    } finally {
+      await serve.stop();
+    }
+  });
+
+  it("a changed server env reaches stateless requests at once: the old pooled upstream finishes its request and ends", async () => {
+    const config = (tag: string) => ({
+      mcpServers: { fx: { command: process.execPath, args: [FAULT_SERVER], env: { RELOAD_TAG: tag } } },
+      limits: { statelessPoolSize: 2, sessionIdleMs: 600_000 },
+    });
+    const serve = await serveConfig(config("v1"));
+    try {
+      const url = `${serve.url}/mcp/fx`;
+      const before = await upstreamEnv(url);
+      expect(before.tag).toBe("v1");
+      const sleeping = statelessCall(url, "sleep", { ms: 700 });
+      await new Promise((resolve) => setTimeout(resolve, 200));
+
+      writeFileSync(serve.configFile, JSON.stringify(config("v2")));
+      serve.child.kill("SIGHUP");
+      expect(await reloadRecord(serve, 1)).toMatchObject({ changed: ["fx"] });
+      for (let i = 0; i < 3; i++) {
+        const after = await upstreamEnv(url);
+        expect(after.tag).toBe("v2");
+        expect(after.pid).not.toBe(before.pid);
+      }
+      const slept = await sleeping;
+      expect(slept.status).toBe(200);
+      expect(toolText(slept.messages[0]!)).toBe("slept");
+      expect(await untilGone(before.pid, 5000)).toBe(true);
+    } finally {
+      await serve.stop();
+    }
+  });
+});
