@@ -452,7 +452,8 @@ export const ConfigSchema = z
           .default(DEFAULT_LIMITS.closeTimeoutMs)
           .describe(
             "a WebSocket host that has not answered the proxy's close frame (session end, shutdown) in this time " +
-              "has its connection cut, so a frozen host cannot hold a shutdown",
+              "has its connection cut, so a frozen host cannot hold a shutdown; in stdio, how long the host's first " +
+              "requests are still answered (with why) after an upstream that ended as it started",
           ),
         headersTimeoutMs: z
           .number()

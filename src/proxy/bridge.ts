@@ -107,6 +107,10 @@ export class Bridge {
   private readonly byProgressToken = new Map<RequestId, RequestId>();
   private lastUpstreamError: string | undefined;
   private closed = false;
+  /** Whether the host has sent anything (a session whose upstream died before it had not). */
+  private heard = false;
+  /** What the requests still waiting were answered with when the session ended. */
+  private ended: string | undefined;
   private upstreamAlive = false;
   /** The session's protocol version: the host's initialize request, then the upstream's answer. */
   private protocolVersion: string | undefined;
@@ -154,6 +158,16 @@ export class Bridge {
     return this.waiting.size;
   }
 
+  /** True once the host has sent a message. */
+  get heardFromHost(): boolean {
+    return this.heard;
+  }
+
+  /** The error text requests waiting at the end were answered with; undefined while open. */
+  get endMessage(): string | undefined {
+    return this.ended;
+  }
+
   get isClosed(): boolean {
     return this.closed;
   }
@@ -193,7 +207,8 @@ export class Bridge {
   /** Starts the upstream first, so no host message arrives before there is somewhere to send it. */
   async start(): Promise<void> {
     await this.upstream.start();
-    await this.host.start();
+    // An upstream that ended as it started (a child that exited at once) closed the session.
+    if (!this.closed) await this.host.start();
   }
 
   async close(reason = "closed"): Promise<void> {
@@ -203,6 +218,7 @@ export class Bridge {
     const why = this.options.describeUpstreamEnd?.() ?? this.lastUpstreamError;
     const message =
       why === undefined ? `upstream connection ended (${reason})` : `upstream connection ended (${reason}): ${why}`;
+    this.ended = message;
     for (const waiting of [...this.waiting.values()]) this.answer(waiting.id, JSONRPC.UPSTREAM_UNAVAILABLE, message);
     clearTimeout(this.timer);
     this.timer = undefined;
@@ -212,6 +228,7 @@ export class Bridge {
   }
 
   private fromHost(message: JSONRPCMessage, extra?: MessageExtraInfo): void {
+    this.heard = true;
     let out: unknown;
     let forwarded: unknown[] | undefined;
     if (!Array.isArray(message)) {

@@ -20,6 +20,7 @@ import { createUpstreamAuths } from "../oauthContext.js";
 import { takeEarlySignals } from "../earlyStart.js";
 import { serverEntry } from "../serverEntry.js";
 import { tierUpAfterFirstAnswer } from "../jitTiering.js";
+import { answerUnheardHost } from "../answerUnheardHost.js";
 
 export const STDIO_HELP =
   `Usage: mcp-normalizer stdio [options] (-- CMD ARGS… | CMD ARGS… | --url URL | --config ` +
@@ -194,6 +195,8 @@ async function runSession(
   }
   const opened = first.bridge;
   const ended = new Promise<void>((resolve) => {
+    // Closed already when its upstream ended as it started (a child that exited at once).
+    if (opened.isClosed) resolve();
     const previous = opened.onclose;
     opened.onclose = () => {
       previous?.();
@@ -217,8 +220,18 @@ async function runSession(
   });
   await ended;
   stopReload();
-  await observers.close();
   const reason = opened.closeReason ?? "";
-  if (reason === "upstream closed") observers.logger.error("upstream ended; closing", { upstream: selected.name });
+  if (reason === "upstream closed") {
+    observers.logger.error("upstream ended; closing", { upstream: selected.name });
+    if (!opened.heardFromHost) {
+      const input = { input: io.stdin, output: io.stdout, maxMessageBytes: selected.config.limits.maxMessageBytes };
+      await answerUnheardHost(
+        input,
+        opened.endMessage ?? "upstream connection ended",
+        selected.config.limits.closeTimeoutMs,
+      );
+    }
+  }
+  await observers.close();
   return reason === "host closed" || reason === "signal" ? EXIT.OK : EXIT.FAILURE;
 }

@@ -88,6 +88,8 @@ export class StdioHostTransport extends HostTransportBase {
 
   override async start(): Promise<void> {
     await super.start();
+    // Closed before it started: stdin stays unread, for whoever answers the host instead.
+    if (this.isClosed) return;
     this.input.on("data", this.onData);
     this.input.on("end", this.onEnd);
     this.input.on("close", this.onEnd);

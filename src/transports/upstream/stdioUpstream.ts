@@ -18,6 +18,7 @@
  *   (values are secrets).
  */
 import { spawn as nodeSpawn, type ChildProcess, type SpawnOptions } from "node:child_process";
+import { StderrTail } from "./stderrTail.js";
 import { NormalizerError } from "../../errors/NormalizerError.js";
 import { silentLogger, type Logger } from "../../observe/logger.js";
 import { LineSplitter, type OversizedLine } from "../../wire/lineSplitter.js";
@@ -72,7 +73,10 @@ export interface StdioUpstreamOptions {
 export interface UpstreamExit {
   readonly code: number | null;
   readonly signal: NodeJS.Signals | null;
+  /** The stderr line that tells why it ended (its last, or the error line a crash printed above its stack). */
   readonly lastStderrLine?: string;
+  /** False when `lastStderrLine` is a crash's error line and not the last line written. */
+  readonly stderrLineIsLast?: boolean;
   readonly expected: boolean;
 }
 
@@ -89,7 +93,7 @@ export class StdioUpstreamTransport implements UpstreamTransport {
   private closing = false;
   private closed = false;
   private closeReported = false;
-  private lastStderrLine: string | undefined;
+  private readonly stderrTail = new StderrTail();
   private exit: UpstreamExit | undefined;
   /** Set when stdout ended while the child kept running: the upstream is over, and ended. */
   private stdoutClosedEarly = false;
@@ -202,19 +206,15 @@ export class StdioUpstreamTransport implements UpstreamTransport {
     child.once("exit", (code, signal) => {
       // What the leader started goes with it, whether it exited on its own or was asked to.
       if (!this.closing) void endGroup(child, this.killGraceMs);
-      this.exit = {
-        code,
-        signal,
-        expected: this.closing,
-        ...(this.lastStderrLine === undefined ? {} : { lastStderrLine: this.lastStderrLine }),
-      };
+      this.exit = { code, signal, expected: this.closing, ...this.stderrOfExit() };
+      const last = this.stderrTail.last;
+      const telling = this.stderrTail.telling;
       this.logger[this.closing ? "debug" : "warn"]("upstream exited", {
         pid: child.pid,
         code,
         signal,
-        ...(this.closing || this.lastStderrLine === undefined
-          ? {}
-          : { lastStderrLine: this.lastStderrLine.slice(0, 500) }),
+        ...(this.closing || last === undefined ? {} : { lastStderrLine: last.slice(0, 500) }),
+        ...(this.closing || telling === undefined || telling.isLast ? {} : { stderrError: telling.line.slice(0, 500) }),
       });
       // Let stdout drain, but do not wait forever on pipes a grandchild keeps open. A stdout
       // paused for a slow host is read again: the child writes no more, and what is left in the
@@ -230,7 +230,7 @@ export class StdioUpstreamTransport implements UpstreamTransport {
     child.once("close", () => {
       const exit = this.exit;
       if (exit && !exit.expected) {
-        this.exit = { ...exit, ...(this.lastStderrLine === undefined ? {} : { lastStderrLine: this.lastStderrLine }) };
+        this.exit = { ...exit, ...this.stderrOfExit() };
         this.onerror?.(this.exitError());
       }
       this.finish();
@@ -263,8 +263,13 @@ export class StdioUpstreamTransport implements UpstreamTransport {
 
   private onStderrLine(line: string): void {
     if (line.trim() === "") return;
-    this.lastStderrLine = line;
+    this.stderrTail.push(line);
     this.logger.info("upstream stderr", { line });
+  }
+
+  private stderrOfExit(): Pick<UpstreamExit, "lastStderrLine" | "stderrLineIsLast"> {
+    const telling = this.stderrTail.telling;
+    return telling === undefined ? {} : { lastStderrLine: telling.line, stderrLineIsLast: telling.isLast };
   }
 
   /** Why the child ended (exit code or signal, last stderr line), for the proxy to tell hosts. */
@@ -284,7 +289,8 @@ export class StdioUpstreamTransport implements UpstreamTransport {
           : `exited with code ${exit.code}`;
     const last =
       exit?.lastStderrLine && this.options.stderrInErrors !== false
-        ? ` (last stderr line: ${JSON.stringify(exit.lastStderrLine.slice(0, 500))})`
+        ? ` (${exit.stderrLineIsLast === false ? "error on stderr" : "last stderr line"}: ` +
+          `${JSON.stringify(exit.lastStderrLine.slice(0, 500))})`
         : "";
     return new NormalizerError("UPSTREAM_EXITED", `upstream "${this.options.command}" ${how}${last}`, {
       command: this.options.command,

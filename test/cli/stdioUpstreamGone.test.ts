@@ -1,0 +1,51 @@
+/**
+ * `stdio` in front of a server that ends as it starts (a missing API key, a wrong path): the
+ * host's `initialize` — still unread when the upstream went — is answered with why, and the
+ * proxy exits 1. The early start (`stdio -- CMD`) used to leave the host with no answer and the
+ * process exiting 13 (its last promise never settled) whenever the child was gone before the
+ * session had started. A Node crash is quoted by its error line, not by the `Node.js v20…`
+ * banner it ends with.
+ */
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { CLI } from "../helpers/paths.js";
+import { INITIALIZE_PARAMS, startRawStdio } from "../helpers/rawStdio.js";
+import { tempDir } from "../helpers/tempDir.js";
+
+const dir = tempDir("mcpn-gone-");
+const CRASH = join(dir, "crash.js");
+writeFileSync(CRASH, 'throw new Error("MY_API_KEY is not set");\n');
+
+async function firstAnswer(args: readonly string[]): Promise<{ answer: Record<string, unknown>; code: number | null }> {
+  const proxy = startRawStdio(process.execPath, [CLI, "stdio", ...args]);
+  const answer = await proxy.request(1, "initialize", INITIALIZE_PARAMS, 10_000);
+  return { answer, code: await proxy.close(10_000) };
+}
+
+describe("stdio: an upstream that ends as it starts", () => {
+  const cases: Array<[string, string[], RegExp]> = [
+    ["-- false (early start)", ["--", "false"], /exited with code 1/],
+    ["-- true (early start)", ["--", "true"], /exited with code 0/],
+    ["-- node -e 0 (early start)", ["--", process.execPath, "-e", "0"], /exited with code 0/],
+    ["--command false", ["--command", "false"], /exited with code 1/],
+  ];
+  for (const [name, args, reason] of cases) {
+    it(`${name}: initialize is answered with -32001 and the reason, three times out of three; exit 1`, async () => {
+      for (let run = 0; run < 3; run++) {
+        const { answer, code } = await firstAnswer(args);
+        expect(answer).toMatchObject({ id: 1, error: { code: -32001 } });
+        expect((answer.error as { message: string }).message).toMatch(reason);
+        expect(code).toBe(1);
+      }
+    });
+  }
+
+  it("a Node server that crashes is quoted by its error line, not the Node.js banner after its stack", async () => {
+    const { answer, code } = await firstAnswer(["--", process.execPath, CRASH]);
+    const message = (answer.error as { message: string }).message;
+    expect(message).toContain('error on stderr: "Error: MY_API_KEY is not set"');
+    expect(message).not.toContain("Node.js v");
+    expect(code).toBe(1);
+  });
+});

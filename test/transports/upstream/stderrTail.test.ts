@@ -1,0 +1,46 @@
+/** Which stderr line tells why a stdio upstream ended (src/transports/upstream/stderrTail.ts). */
+import { describe, expect, it } from "vitest";
+import { StderrTail } from "../../../src/transports/upstream/stderrTail.js";
+
+function tailOf(text: string): StderrTail {
+  const tail = new StderrTail();
+  for (const line of text.split("\n")) if (line.trim() !== "") tail.push(line);
+  return tail;
+}
+
+const NODE_CRASH = `/srv/server.js:12
+  throw new Error("MY_API_KEY is not set");
+  ^
+
+Error: MY_API_KEY is not set
+    at Object.<anonymous> (/srv/server.js:12:9)
+    at Module._compile (node:internal/modules/cjs/loader:1521:14)
+    at node:internal/main/run_main_module:28:49 {
+  code: 'ERR_CONFIG',
+  hint: [ 'set it in env' ]
+}
+
+Node.js v20.20.2`;
+
+describe("StderrTail", () => {
+  it("a Node crash: the error line above the stack, the fields and the banner", () => {
+    expect(tailOf(NODE_CRASH).telling).toEqual({ line: "Error: MY_API_KEY is not set", isLast: false });
+    expect(tailOf(NODE_CRASH).last).toBe("Node.js v20.20.2");
+  });
+
+  it("a coded Node error and a Python traceback: their error lines", () => {
+    const coded = "TypeError [ERR_INVALID_ARG_TYPE]: bad path\n    at f (x.js:1:1)\nNode.js v22.1.0";
+    expect(tailOf(coded).telling?.line).toBe("TypeError [ERR_INVALID_ARG_TYPE]: bad path");
+    const python = 'Traceback (most recent call last):\n  File "s.py", line 1, in <module>\nValueError: bad config';
+    expect(tailOf(python).telling).toEqual({ line: "ValueError: bad config", isLast: true });
+  });
+
+  it("a server that went on logging after an error: its last line", () => {
+    expect(tailOf("Error: retrying\nconnected\nshutting down: SIGTERM").telling).toEqual({
+      line: "shutting down: SIGTERM",
+      isLast: true,
+    });
+    expect(tailOf("error: MY_API_KEY is not set").telling?.line).toBe("error: MY_API_KEY is not set");
+    expect(new StderrTail().telling).toBeUndefined();
+  });
+});
