@@ -10,6 +10,7 @@ import type { ProxyConfig, ServerConfig } from "../config/schema.js";
 import { parseHeaderFlags } from "./args.js";
 import { defaultUpstreamName, upstreamCommandOf } from "./upstreamCommand.js";
 import { serverNameProblem } from "../config/serverName.js";
+import { hasUrlCredentials, URL_CREDENTIALS } from "../config/urlCredentials.js";
 
 export const SELECTOR_OPTIONS = {
   url: { type: "string" },
@@ -123,6 +124,8 @@ export async function selectUpstream(
         "USAGE",
         `${commandName}: --url expects an http(s):// or ws(s):// URL, got ${JSON.stringify(values.url)}`,
       );
+    if (hasUrlCredentials(values.url))
+      throw new NormalizerError("USAGE", `${commandName}: --url ${URL_CREDENTIALS.replace("as a header", "with --header").replace('"auth"', "--auth oauth")}`);
     const headers = parseHeaderFlags(values.header, commandName);
     if (values.auth !== undefined && values.auth !== "oauth")
       throw new NormalizerError(

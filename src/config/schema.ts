@@ -5,6 +5,7 @@
  */
 import { isHeaderName, isHeaderValue, NOT_A_HEADER_NAME, NOT_A_HEADER_VALUE } from "./headerValue.js";
 import { isSpawnValue, NOT_A_SPAWN_VALUE } from "./spawnValue.js";
+import { hasUrlCredentials, URL_CREDENTIALS } from "./urlCredentials.js";
 import { z } from "zod";
 import { IMAGE_FORMATS, MIN_RESULT_BYTES } from "../fit/settings.js";
 import {
@@ -246,7 +247,10 @@ const HeaderValueSchema = z.string().refine(isHeaderValue, NOT_A_HEADER_VALUE);
 export const RemoteServerSchema = z
   .looseObject({
     type: z.enum(["http", "streamable-http", "sse", "ws", "websocket"]).optional(),
-    url: z.string().regex(/^(https?|wss?):\/\//i, "an http(s):// or ws(s):// URL"),
+    url: z
+      .string()
+      .regex(/^(https?|wss?):\/\//i, "an http(s):// or ws(s):// URL")
+      .refine((url) => !hasUrlCredentials(url), URL_CREDENTIALS),
     transport: z.enum(["streamable-http", "sse", "websocket"]).optional(),
     headers: z.record(z.string().refine(isHeaderName, NOT_A_HEADER_NAME), HeaderValueSchema).optional(),
     auth: UpstreamAuthSchema.optional(),
@@ -299,7 +303,13 @@ export const ConfigSchema = z
     normalize: NormalizeSchema.optional(),
     log: z
       .strictObject({
-        file: z.string().optional().describe("JSONL file for normalization records (and operational lines)"),
+        file: z
+          .string()
+          .optional()
+          .describe(
+            "JSONL file for the normalization records (operational lines stay on stderr); relative to the config " +
+              "file's folder",
+          ),
         level: z.enum(["debug", "info", "warn", "error", "silent"]).default(DEFAULT_LOG_LEVEL),
       })
       .default({ level: DEFAULT_LOG_LEVEL }),

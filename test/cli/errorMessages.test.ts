@@ -42,6 +42,8 @@ describe("command-line mistakes (exit 2)", () => {
     [["stdio", "--arg", "x"], /--arg goes with --command CMD/],
     [["stdio", "--command", "node", "--", "node"], /either as --command "node" or as words/],
     [["stdio", "--url", "ftp://x"], /--url expects an http\(s\):\/\/ or ws\(s\):\/\/ URL, got "ftp:\/\/x"/],
+    // fetch refuses a URL with credentials on every request: refused at once, never quoted.
+    [["stdio", "--url", "https://bob:s3cret@127.0.0.1:9/mcp"], /^(?!.*s3cret).*--url has a user name or password/],
     [
       ["stdio", "--transport", "tcp", "--url", "http://127.0.0.1:9/mcp"],
       /--transport expects streamable-http, sse or websocket, got "tcp"/,
@@ -95,6 +97,10 @@ describe("config mistakes (exit 3)", () => {
       /\$\.listen\.port: Invalid input: expected number, received string/,
     ],
     ['{"mcpServers": {"a": {"args": ["x"]}}}', /\$\.mcpServers\.a: a server needs either "command" \(stdio\) or "url"/],
+    [
+      '{"mcpServers": {"a": {"url": "https://bob:s3cret@example.com/mcp"}}}',
+      /^(?![^]*s3cret)[^]*\$\.mcpServers\.a\.url: has a user name or password in it/,
+    ],
     [
       '{\n  "mcpServers": {\n    "a": {"command": "x",}\n  }\n}',
       /is not valid JSON at line 3, column 26 \(in \$\.mcpServers\.a\): expected a string in double quotes/,
