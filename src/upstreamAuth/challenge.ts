@@ -23,6 +23,15 @@ export async function probeChallenge(
   fetch: FetchLike,
   headers: Readonly<Record<string, string>> = {},
 ): Promise<Challenge | undefined> {
+  return (await probe(serverUrl, fetch, headers)).challenge;
+}
+
+/** The same probe, with the status the server answered it with (a login names it when it fails). */
+export async function probe(
+  serverUrl: string,
+  fetch: FetchLike,
+  headers: Readonly<Record<string, string>> = {},
+): Promise<{ status: number; challenge: Challenge | undefined }> {
   const request = new Headers(headers);
   request.delete("authorization");
   request.set("content-type", "application/json");
@@ -34,5 +43,5 @@ export async function probeChallenge(
     body: JSON.stringify({ jsonrpc: "2.0", id: "mcp-normalizer-auth-probe", method: "ping" }),
   });
   await response.body?.cancel().catch(() => {});
-  return response.status === 401 ? challengeOf(response) : undefined;
+  return { status: response.status, challenge: response.status === 401 ? challengeOf(response) : undefined };
 }

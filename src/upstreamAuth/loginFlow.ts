@@ -16,7 +16,7 @@ import type {
 import { NormalizerError } from "../errors/NormalizerError.js";
 import { describeUrl, networkErrorText } from "../transports/upstream/upstreamMessages.js";
 import { listenForCallback, type CallbackListener } from "./callbackListener.js";
-import { probeChallenge } from "./challenge.js";
+import { probe } from "./challenge.js";
 import { openInBrowser } from "./openBrowser.js";
 import { basicCredentials } from "../errors/redact.js";
 import { redactedMessage } from "./oauthFetch.js";
@@ -48,9 +48,13 @@ export async function runLoginFlow(options: LoginFlowOptions): Promise<StoredLog
   const what = `login to "${options.server}"`;
   const { spec } = options;
   let challenge = options.challenge;
+  /** What the server answered a request without a token, when that was not a 401 challenge. */
+  let unchallenged: number | undefined;
   if (challenge === undefined) {
     try {
-      challenge = await probeChallenge(options.serverUrl, options.upstreamFetch, options.headers);
+      const probed = await probe(options.serverUrl, options.upstreamFetch, options.headers);
+      challenge = probed.challenge;
+      if (probed.status !== 401) unchallenged = probed.status;
     } catch (error) {
       throw new NormalizerError(
         "LOGIN_FAILED",
@@ -61,6 +65,8 @@ export async function runLoginFlow(options: LoginFlowOptions): Promise<StoredLog
   const reusable = spec.clientId === undefined && options.previous?.registered === true ? options.previous : undefined;
   const provider = new LoginProvider(options.server, spec, options.prompt, reusable?.client);
   const listener = await listen(spec, reusable, provider, what);
+  const step = <T>(run: () => Promise<T>): Promise<T> =>
+    loginStep(run, what, provider, options.serverUrl, unchallenged);
   try {
     provider.redirectUrl = listener.redirectUrl;
     const scope = spec.scopes !== undefined && spec.scopes.length > 0 ? spec.scopes.join(" ") : challenge?.scope;
@@ -70,12 +76,12 @@ export async function runLoginFlow(options: LoginFlowOptions): Promise<StoredLog
       ...(scope === undefined ? {} : { scope }),
       ...(challenge?.resourceMetadataUrl === undefined ? {} : { resourceMetadataUrl: challenge.resourceMetadataUrl }),
     };
-    const started = await step(() => auth(provider, flow), what, provider);
+    const started = await step(() => auth(provider, flow));
     if (started !== "REDIRECT")
       throw new NormalizerError("LOGIN_FAILED", `${what}: the authorization server did not start a browser login`);
     const code = await listener.waitForCode(options.prompt.timeoutMs);
     provider.code = code;
-    await step(() => auth(provider, { ...flow, authorizationCode: code }), what, provider);
+    await step(() => auth(provider, { ...flow, authorizationCode: code }));
     const tokens = provider.savedTokens;
     const discovery = provider.discovery;
     const client = provider.client;
@@ -134,13 +140,38 @@ function portOf(client: OAuthClientInformationMixed | undefined): number | undef
   }
 }
 
-async function step<T>(run: () => Promise<T>, what: string, provider: LoginProvider): Promise<T> {
+/**
+ * One step of the SDK's `auth()`, its failure said in one line: the SDK quotes a whole schema
+ * report when an answer is not OAuth's (a server with no login answers its well-known URLs with
+ * 404 pages), and a server that did not ask for a login is named as such.
+ */
+async function loginStep<T>(
+  run: () => Promise<T>,
+  what: string,
+  provider: LoginProvider,
+  serverUrl: string,
+  unchallenged: number | undefined,
+): Promise<T> {
   try {
     return await run();
   } catch (error) {
     if (error instanceof NormalizerError) throw error;
-    throw new NormalizerError("LOGIN_FAILED", `${what} failed: ${redactedMessage(error, provider.secrets())}`);
+    const reason = oneLine(redactedMessage(error, provider.secrets()));
+    const hint =
+      unchallenged === undefined
+        ? ""
+        : ` (${describeUrl(serverUrl)} answered HTTP ${unchallenged} to a request without a token, not 401: ` +
+          "it may need no login)";
+    throw new NormalizerError("LOGIN_FAILED", `${what} failed: ${reason}${hint}`);
   }
+}
+
+/** The first line of an error, with the SDK's report of an answer that is not OAuth's cut to a phrase. */
+function oneLine(text: string): string {
+  const cut = text.indexOf("Invalid OAuth error response");
+  const kept = cut === -1 ? text : `${text.slice(0, cut)}not an OAuth answer`;
+  const line = kept.split("\n", 1)[0]!.trim();
+  return line.endsWith(":") ? line.slice(0, -1) : line;
 }
 
 /** The client `auth()` drives during one login: everything in memory until the login is stored. */

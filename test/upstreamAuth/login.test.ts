@@ -18,6 +18,8 @@ import {
   type OAuthUpstream,
 } from "./helpers.js";
 import { tempDir } from "../helpers/tempDir.js";
+import { FIXTURE_SERVER } from "../helpers/paths.js";
+import { startServe } from "../helpers/proxyProcess.js";
 
 describe("mcp-normalizer login", () => {
   let upstream: OAuthUpstream;
@@ -201,6 +203,22 @@ describe("mcp-normalizer login", () => {
     const both = startCli(["login", "prot", "--url", upstream.mcp], env());
     expect(await both.exited()).toBe(2);
     expect(both.stderr()).toMatch(/either NAME .* or --url URL, not both/);
+  });
+
+  it("--url of a server that needs no login: one line naming what it answered, no schema report (exit 1)", async () => {
+    const plain = await startServe(["--name", "fx", "--", process.execPath, FIXTURE_SERVER]);
+    try {
+      const run = startCli(["login", "--url", `${plain.url}/mcp/fx`, "--no-browser"], env());
+      expect(await run.exited()).toBe(1);
+      const lines = run.stderr().trimEnd().split("\n");
+      expect(lines, run.stderr()).toHaveLength(1);
+      expect(lines[0]).toMatch(
+        /failed: HTTP 404: not an OAuth answer \(.* answered HTTP 200 to a request without a token/,
+      );
+      expect(run.stderr()).not.toMatch(/invalid_type|Raw body/);
+    } finally {
+      await plain.stop();
+    }
   });
 
   it("login --help says how it works, where tokens live and how to log out", async () => {
