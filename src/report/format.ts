@@ -34,6 +34,19 @@ export function formatCount(n: number): string {
   );
 }
 
+/** `1 entry`, `1,024 entries`: a count with its noun. */
+export function formatCountOf(n: number, singular: string, plural: string): string {
+  return `${formatCount(n)} ${n === 1 ? singular : plural}`;
+}
+
+/**
+ * What "Top offenders" says when it lists none: nothing saved anywhere, or rows with savings that
+ * `--top 0` left out.
+ */
+export function noOffendersText(byUri: ReadonlyArray<{ saved: number }>): string {
+  return byUri.some((row) => row.saved > 0) ? "None shown (--top 0)." : "Nothing to save.";
+}
+
 /** `{unwrap-blob: 3, fix-mime: 1}` → `unwrap-blob 3, fix-mime 1` (most frequent first; `none` left out). */
 export function formatActions(actions: Readonly<Record<string, number>>): string {
   const list = Object.entries(actions)

@@ -4,7 +4,7 @@
  * an e-mail or from `GET /report`. Tables carry `data-*` values so what renders can be checked.
  */
 import { escapeHtml as esc } from "./escapeHtml.js";
-import { formatActions, formatBytes, formatCount, formatShare } from "./format.js";
+import { formatActions, formatBytes, formatCount, formatCountOf, formatShare, noOffendersText } from "./format.js";
 import type { GroupRow, ReportModel, UriRow } from "./model.js";
 import { auditSectionsHtml, lossyTextHtml, scopeHtml } from "./renderAuditHtml.js";
 import { changeCounts } from "./renderMarkdown.js";
@@ -108,7 +108,8 @@ export function renderHtml(model: ReportModel, options: { maxRows?: number } = {
     `<section class="cards" id="summary">${cards.join("")}</section>`,
     t.notApplied > 0
       ? `<p class="meta" id="dry-run">${esc(
-          `${formatCount(t.notApplied)} changes were logged in dry run (not applied); they are counted as if made.`,
+          `${formatCountOf(t.notApplied, "change was", "changes were")} logged in dry run (not applied); ` +
+            "they are counted as if made.",
         )}</p>`
       : "",
     scopeHtml(model),
@@ -120,7 +121,7 @@ export function renderHtml(model: ReportModel, options: { maxRows?: number } = {
       `${chartSection("chart-mime", "Bytes per mime type", model.byMime)}</div>`,
     `<section id="offenders"><h2>Top offenders</h2>${
       model.topOffenders.length === 0
-        ? `<p class="empty">${model.byUri.length === 0 ? "Nothing to save." : "None shown (--top 0)."}</p>`
+        ? `<p class="empty">${noOffendersText(model.byUri)}</p>`
         : uriTable("top-offenders", model.topOffenders, model.topOffenders.length)
     }</section>`,
     `<section id="actions"><h2>By action</h2>${groupTable("by-action", "action", model.byAction)}</section>`,

@@ -1,5 +1,5 @@
 /** The report model as Markdown: readable in a terminal, pasteable into an issue or a PR. */
-import { formatActions, formatBytes, formatCount, formatShare } from "./format.js";
+import { formatActions, formatBytes, formatCount, formatCountOf, formatShare, noOffendersText } from "./format.js";
 import { cell, code, table } from "./markdownTable.js";
 import type { GroupRow, ReportModel, Totals, UriRow } from "./model.js";
 import { auditSections, lossyTextLines, scopeLines } from "./renderAuditMarkdown.js";
@@ -41,7 +41,7 @@ export function renderMarkdown(model: ReportModel, options: { maxRows?: number }
   const c = changeCounts(t.actions);
   out.push(
     `**${formatBytes(t.bytesBefore)} → ${formatBytes(t.bytesAfter)}: ${formatBytes(t.saved)} saved ` +
-      `(${formatShare(t.shareSaved)})** over ${formatCount(t.entries)} entries — ` +
+      `(${formatShare(t.shareSaved)})** over ${formatCountOf(t.entries, "entry", "entries")} — ` +
       `${c.unwrapped} unwrapped, ${c.transcoded} transcoded, ${c.reencoded} re-encoded, ${c.mimeFixed} mime fixed, ` +
       `${t.warned} warned.`,
     "",
@@ -62,7 +62,8 @@ export function renderMarkdown(model: ReportModel, options: { maxRows?: number }
     );
   if (t.notApplied > 0)
     out.push(
-      `${formatCount(t.notApplied)} changes were logged in dry run (not applied); they are counted as if made.`,
+      `${formatCountOf(t.notApplied, "change was", "changes were")} logged in dry run (not applied); ` +
+        "they are counted as if made.",
       "",
     );
 
@@ -70,7 +71,7 @@ export function renderMarkdown(model: ReportModel, options: { maxRows?: number }
     out,
     "Top offenders",
     model.topOffenders.length === 0
-      ? [model.byUri.length === 0 ? "Nothing to save." : "None shown (--top 0)."]
+      ? [noOffendersText(model.byUri)]
       : uriTable(model.topOffenders, model.topOffenders.length),
   );
   if (model.kind === "audit")

@@ -155,7 +155,7 @@ describe("a dry run's report", () => {
     agg.add({ ...UNWRAPPED, applied: false });
     const dry = agg.toModel({ kind: "log", source: { files: ["a.jsonl"] }, generatedAt: "now" });
     for (const format of ["md", "html"] as const)
-      expect(renderReport(dry, format), format).toContain("1 changes were logged in dry run (not applied)");
+      expect(renderReport(dry, format), format).toContain("1 change was logged in dry run (not applied)");
   });
 });
 
@@ -165,10 +165,17 @@ describe("no top offenders", () => {
     agg.add(UNWRAPPED);
     const some = agg.toModel({ kind: "log", source: { files: ["a.jsonl"] }, generatedAt: "now" });
     const none = new ReportAggregator().toModel({ kind: "log", source: { files: ["a.jsonl"] }, generatedAt: "now" });
+    const plain = new ReportAggregator();
+    plain.add({ ...UNWRAPPED, action: "none", bytesBefore: 10, bytesAfter: 10, saved: 0 });
+    const untouched = plain.toModel({ kind: "log", source: { files: ["a.jsonl"] }, generatedAt: "now" });
     for (const format of ["md", "html"] as const) {
       expect(renderReport(some, format), format).toContain("None shown (--top 0).");
       expect(renderReport(some, format), format).not.toContain("Nothing to save.");
       expect(renderReport(none, format), format).toContain("Nothing to save.");
+      // Entries read, none of them saving anything (an audit of a server that serves text): nothing to save.
+      expect(renderReport(untouched, format), format).toContain("Nothing to save.");
+      expect(renderReport(untouched, format), format).not.toContain("--top 0");
     }
+    expect(renderReport(untouched, "md")).toContain("over 1 entry —");
   });
 });
