@@ -91,7 +91,8 @@ export async function reportError(error: unknown, io: CliIo, debug = false): Pro
       error.code === "USAGE" ||
       error.code.startsWith("INPUT_") ||
       error.code === "INSECURE_BIND" ||
-      error.code === "LOG_FILE_UNWRITABLE"
+      error.code === "LOG_FILE_UNWRITABLE" ||
+      error.code === "OUTPUT_UNWRITABLE"
     )
       return EXIT.USAGE;
     return EXIT.FAILURE;

@@ -125,7 +125,10 @@ export async function selectUpstream(
         `${commandName}: --url expects an http(s):// or ws(s):// URL, got ${JSON.stringify(values.url)}`,
       );
     if (hasUrlCredentials(values.url))
-      throw new NormalizerError("USAGE", `${commandName}: --url ${URL_CREDENTIALS.replace("as a header", "with --header").replace('"auth"', "--auth oauth")}`);
+      throw new NormalizerError(
+        "USAGE",
+        `${commandName}: --url ${URL_CREDENTIALS.replace("as a header", "with --header").replace('"auth"', "--auth oauth")}`,
+      );
     const headers = parseHeaderFlags(values.header, commandName);
     if (values.auth !== undefined && values.auth !== "oauth")
       throw new NormalizerError(

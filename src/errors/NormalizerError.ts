@@ -22,7 +22,8 @@ export type ErrorCode =
   | "REQUEST_TIMEOUT"
   | "INSECURE_BIND"
   | "LISTEN_FAILED"
-  | "LOG_FILE_UNWRITABLE";
+  | "LOG_FILE_UNWRITABLE"
+  | "OUTPUT_UNWRITABLE";
 
 export class NormalizerError extends Error {
   readonly code: ErrorCode;

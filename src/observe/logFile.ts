@@ -37,7 +37,7 @@ export function prepareLogFile(file: string): void {
  * `mkdir -p`, one folder at a time from the deepest one that exists. Not Node's recursive
  * mkdir: on a pseudo file system such as /proc it loops forever instead of failing.
  */
-function makeFolders(dir: string): void {
+export function makeFolders(dir: string): void {
   const missing: string[] = [];
   let current = dir;
   while (statSync(current, { throwIfNoEntry: false }) === undefined) {
@@ -50,7 +50,7 @@ function makeFolders(dir: string): void {
 }
 
 /** `CODE: description` without the path Node appends (the message names the path once). */
-function osReason(error: unknown): string {
+export function osReason(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
   return message.replace(/, (open|mkdir|write|stat) '.*'$/, "").replace(/, write$/, "");
 }

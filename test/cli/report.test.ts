@@ -251,6 +251,26 @@ describe("mcp-normalizer report", () => {
     expect(model.malformed.examples.at(-1)!.error).toMatch(/could not read further/);
   });
 
+  it("-o a file it cannot write: exit 2 naming it and the OS error, never a hang (Node's recursive mkdir loops on /proc)", async () => {
+    for (const [output, reason] of [
+      ["/proc/mcpn-x/report.md", "ENOENT"],
+      ["/proc/version", "EIO"],
+    ] as const) {
+      const run = await runCli(["report", "-", "-o", output], { input: "", timeoutMs: 10_000 });
+      expect(run.code, run.stderr).toBe(2);
+      expect(run.stderr.trim()).toBe(
+        `mcp-normalizer: report: -o: cannot write ${output}: ${reason}${
+          reason === "ENOENT" ? ": no such file or directory" : ": i/o error"
+        }`,
+      );
+    }
+    const audit = await runCli(["audit", "-o", "/proc/mcpn-x/audit.md", "--", process.execPath, FIXTURE_SERVER], {
+      timeoutMs: 10_000,
+    });
+    expect(audit.code, audit.stderr).toBe(2);
+    expect(audit.stderr).toContain("audit: -o: cannot write /proc/mcpn-x/audit.md: ENOENT");
+  });
+
   it("a log that does not exist, or a glob that matches nothing, exits 2 naming it", async () => {
     const missing = await runCli(["report", "nope.jsonl"], { cwd: dir });
     expect(missing.code).toBe(2);

@@ -3,9 +3,9 @@
  * them, URIs given with --read, tools called with --call — and reports what normalization
  * changes and saves. The upstream is named as for `stdio`.
  */
-import { mkdirSync, writeFileSync } from "node:fs";
-import { dirname, resolve } from "node:path";
+import { resolve } from "node:path";
 import { NormalizerError } from "../../errors/NormalizerError.js";
+import { prepareOutputFile, writeOutputFile } from "../outputFile.js";
 import { policyOptionsFor } from "../../config/policy.js";
 import { fitLimitsOf, fitOptionsFor } from "../../config/fitPolicy.js";
 import { FitPolicy } from "../../fit/fitPolicy.js";
@@ -130,6 +130,9 @@ export async function runAuditCommand(argv: readonly string[], io: CliIo): Promi
       `audit: --timeout expects a whole number of milliseconds from 1 to ${MAX_TIMER_MS} (about 24.8 days)`,
     );
   const selected = await selectUpstream(values, command, "audit", io.cwd, io.env, values.name);
+  // Before the server is read: an audit must not end in a report it cannot write.
+  const output = values.output === undefined ? undefined : resolve(io.cwd, values.output);
+  if (output !== undefined) prepareOutputFile(output, "audit: -o");
   const requestTimeoutMs = timeoutMs ?? selected.config.limits.requestTimeoutMs;
 
   // The audit shows what would change: a config's dryRun must not hide it.
@@ -181,10 +184,8 @@ export async function runAuditCommand(argv: readonly string[], io: CliIo): Promi
   }).finally(() => progress.finish());
 
   const text = renderReport(model, format);
-  if (values.output !== undefined) {
-    const file = resolve(io.cwd, values.output);
-    mkdirSync(dirname(file), { recursive: true });
-    writeFileSync(file, text);
+  if (output !== undefined) {
+    writeOutputFile(output, text, "audit: -o");
     await writeFully(io.stderr, `${auditSummary(model)}; report in ${values.output}\n`);
   } else {
     await writeFully(io.stdout, text);

@@ -3,14 +3,14 @@
  * into the size report. Streams its input; malformed lines are counted and shown,
  * never fatal.
  */
-import { mkdirSync, writeFileSync } from "node:fs";
-import { dirname, resolve } from "node:path";
+import { resolve } from "node:path";
 import { aggregateLogSources, DEFAULT_MAX_LOG_LINE_BYTES, expandLogSources } from "../../report/logSources.js";
 import { DEFAULT_MAX_URIS, DEFAULT_TOP_OFFENDERS, ReportAggregator } from "../../report/aggregate.js";
 import { parseReportFormat, renderReport } from "../../report/render.js";
 import { parseCommandArgs, parseIntFlag } from "../args.js";
 import { EXIT, type ExitCode } from "../exitCodes.js";
 import { writeFully, type CliIo } from "../io.js";
+import { prepareOutputFile, writeOutputFile } from "../outputFile.js";
 
 export const REPORT_HELP = `Usage: mcp-normalizer report [options] LOG.jsonl… 
 
@@ -52,16 +52,16 @@ export async function runReport(argv: readonly string[], io: CliIo): Promise<Exi
   const maxUris = parseIntFlag(values["max-uris"], "--max-uris", "report") ?? DEFAULT_MAX_URIS;
   const maxLineBytes =
     parseIntFlag(values["max-line-bytes"], "--max-line-bytes", "report") ?? DEFAULT_MAX_LOG_LINE_BYTES;
+  const output = values.output === undefined ? undefined : resolve(io.cwd, values.output);
+  if (output !== undefined) prepareOutputFile(output, "report: -o");
   // `report -- a.jsonl` is allowed: a log named like a flag.
   const sources = await expandLogSources([...positionals, ...command], io.cwd);
   const aggregator = new ReportAggregator({ topOffenders, maxUris: Math.max(1, maxUris) });
   await aggregateLogSources(sources, aggregator, { stdin: io.stdin, maxLineBytes: Math.max(1, maxLineBytes) });
   const model = aggregator.toModel({ kind: "log", source: { files: sources }, generatedAt: new Date().toISOString() });
   const text = renderReport(model, format);
-  if (values.output !== undefined) {
-    const file = resolve(io.cwd, values.output);
-    mkdirSync(dirname(file), { recursive: true });
-    writeFileSync(file, text);
+  if (output !== undefined) {
+    writeOutputFile(output, text, "report: -o");
   } else {
     await writeFully(io.stdout, text);
   }
