@@ -60,7 +60,10 @@ const OTHER = "(other)";
 const NO_MIME = "(none)";
 
 export function emptyTotals(): Totals {
-  return { entries: 0, changed: 0, warned: 0, notApplied: 0, bytesBefore: 0, bytesAfter: 0, saved: 0, actions: {} };
+  // Counts keyed by the action a log line names: no prototype, so "constructor" or "__proto__"
+  // from a foreign or hostile log is counted like any other name, not read off Object.prototype.
+  const actions: Record<string, number> = Object.create(null);
+  return { entries: 0, changed: 0, warned: 0, notApplied: 0, bytesBefore: 0, bytesAfter: 0, saved: 0, actions };
 }
 
 /** Adds one fact to running totals (in place). */

@@ -179,3 +179,18 @@ describe("no top offenders", () => {
     expect(renderReport(untouched, "md")).toContain("over 1 entry —");
   });
 });
+
+describe("actions named like Object.prototype's members", () => {
+  it("are counted like any other name, in every format", () => {
+    const agg = new ReportAggregator();
+    for (const action of ["constructor", "toString", "__proto__", "constructor"]) agg.add({ ...UNWRAPPED, action });
+    const model = agg.toModel({ kind: "log", source: { files: ["a.jsonl"] }, generatedAt: "now" });
+    const json = JSON.parse(renderReport(model, "json")) as { totals: { actions: Record<string, unknown> } };
+    expect(Object.entries(json.totals.actions).sort()).toEqual([
+      ["__proto__", 1],
+      ["constructor", 2],
+      ["toString", 1],
+    ]);
+    for (const format of ["md", "html"] as const) expect(renderReport(model, format)).not.toContain("native code");
+  });
+});
