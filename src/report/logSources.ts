@@ -92,7 +92,9 @@ export async function aggregateLogSource(
   const sink = {
     line(bytes: Buffer): void {
       lineNo++;
-      const parsed = parseLogLine(bytes.toString("utf8"));
+      // A byte order mark before a file's first line (a log saved by an editor) is not part of it.
+      const bom = lineNo === 1 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf;
+      const parsed = parseLogLine(bytes.toString("utf8", bom ? 3 : 0));
       if (parsed.kind === "record") aggregator.add(parsed.fact);
       else if (parsed.kind === "ignored") aggregator.addIgnored();
       else if (parsed.kind === "malformed")

@@ -91,6 +91,28 @@ describe("mcp-normalizer normalize", () => {
     expect(run.stdout).toBe("");
   });
 
+  it("bytes that are not UTF-8: exit 2 saying so, never a U+FFFD written in their place", async () => {
+    const latin1 = Buffer.concat([
+      Buffer.from('{"contents":[{"uri":"x","text":"caf'),
+      Buffer.from([0xe9]),
+      Buffer.from('"}]}'),
+    ]);
+    const run = await runCli(["normalize"], { input: latin1 });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/^mcp-normalizer: normalize: <stdin> is not UTF-8/);
+    expect(run.stdout).toBe("");
+  });
+
+  it("a byte order mark before the JSON is skipped", async () => {
+    const input = Buffer.concat([
+      Buffer.from([0xef, 0xbb, 0xbf]),
+      Buffer.from(JSON.stringify({ contents: [{ uri: "x", mimeType: "text/plain", blob: b64("hello") }] })),
+    ]);
+    const run = await runCli(["normalize"], { input });
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout)).toEqual({ contents: [{ uri: "x", mimeType: "text/plain", text: "hello" }] });
+  });
+
   it("a missing file: exit 2 naming the file", async () => {
     const run = await runCli(["normalize", "/nonexistent/result.json"]);
     expect(run.code).toBe(2);

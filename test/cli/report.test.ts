@@ -271,6 +271,15 @@ describe("mcp-normalizer report", () => {
     expect(audit.stderr).toContain("audit: -o: cannot write /proc/mcpn-x/audit.md: ENOENT");
   });
 
+  it("a log saved with a byte order mark: its first record counts, nothing malformed", async () => {
+    const marked = join(dir, "bom.jsonl");
+    writeFileSync(marked, Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), readFileSync(logFile)]));
+    const { model, code } = await reportJson([marked]);
+    expect(code).toBe(0);
+    expect(model.malformed.lines).toBe(0);
+    expect(model.totals).toMatchObject(sums(expected));
+  });
+
   it("a log that does not exist, or a glob that matches nothing, exits 2 naming it", async () => {
     const missing = await runCli(["report", "nope.jsonl"], { cwd: dir });
     expect(missing.code).toBe(2);

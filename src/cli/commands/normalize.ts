@@ -2,6 +2,7 @@
  * `mcp-normalizer normalize [FILE|-]`: one JSON result or JSON-RPC message in, normalized JSON
  * out on stdout, a one-line summary on stderr.
  */
+import { isUtf8 } from "node:buffer";
 import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import { NormalizerError } from "../../errors/NormalizerError.js";
@@ -97,7 +98,14 @@ export async function runNormalize(argv: readonly string[], io: CliIo): Promise<
         `${(error as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (error as Error).message}`,
     );
   }
-  const text = input.toString("utf8");
+  // JSON is UTF-8 (RFC 8259): bytes that are not would come out as U+FFFD, changed without a word.
+  if (!isUtf8(input))
+    throw new NormalizerError(
+      "INPUT_INVALID_JSON",
+      `normalize: ${name} is not UTF-8, which JSON must be (convert it first, e.g. iconv -f latin1 -t utf-8)`,
+    );
+  // A byte order mark before the JSON (editors on Windows write one) is not part of it.
+  const text = input.toString("utf8", input[0] === 0xef && input[1] === 0xbb && input[2] === 0xbf ? 3 : 0);
   let value: unknown;
   try {
     value = JSON.parse(text);
