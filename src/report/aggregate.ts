@@ -56,6 +56,14 @@ export interface ModelMeta {
   duplicates?: ReportModel["duplicates"];
 }
 
+/** One URI's running row. */
+interface UriState {
+  readonly uri: string;
+  readonly server: string;
+  mime: string;
+  readonly totals: Totals;
+}
+
 const OTHER = "(other)";
 const NO_MIME = "(none)";
 
@@ -96,7 +104,7 @@ export class ReportAggregator {
     action: new Map<string, Totals>(),
     method: new Map<string, Totals>(),
   };
-  private readonly uris = new Map<string, { uri: string; server: string; mime: string; totals: Totals }>();
+  private readonly uris = new Map<string, UriState>();
   private readonly failures: ReadFailure[] = [];
   private readonly malformedExamples: MalformedLine[] = [];
   private malformedCount = 0;
@@ -162,7 +170,9 @@ export class ReportAggregator {
     const rows = (map: Map<string, Totals>, order: (a: GroupRow, b: GroupRow) => number): GroupRow[] =>
       [...map].map(([key, totals]) => ({ key, ...cloneTotals(totals), shareOfSaved: share(totals.saved) })).sort(order);
     const bySaved = (a: Totals, b: Totals): number => b.saved - a.saved || b.bytesBefore - a.bytesBefore;
-    const byUri: UriRow[] = [...this.uris.values()]
+    // Rows are pruned in batches as they come: the model shows at most maxUris of them, the rest counted.
+    const { kept, dropped } = this.rankedUris();
+    const byUri: UriRow[] = kept
       .map(({ uri, server, mime, totals }) => ({
         uri,
         server,
@@ -193,7 +203,7 @@ export class ReportAggregator {
       failures: [...this.failures],
       malformed: { lines: this.malformedCount, examples: [...this.malformedExamples] },
       ignoredLines: this.ignored,
-      uriTable: { limit: this.maxUris, untrackedEntries: this.untracked },
+      uriTable: { limit: this.maxUris, untrackedEntries: this.untracked + dropped },
       ...(meta.resources === undefined ? {} : { resources: meta.resources }),
       ...(meta.tokens === undefined ? {} : { tokens: meta.tokens }),
       ...(meta.scope === undefined ? {} : { scope: meta.scope }),
@@ -239,16 +249,27 @@ export class ReportAggregator {
     if (this.uris.size > this.maxUris + Math.ceil(this.maxUris / 4)) this.pruneUris();
   }
 
+  /** The URI rows the model shows (at most maxUris, those that save or grow most) and the entries of the rest. */
+  private rankedUris(): { kept: UriState[]; dropped: number } {
+    if (this.uris.size <= this.maxUris) return { kept: [...this.uris.values()], dropped: 0 };
+    const sorted = [...this.uris.values()].sort(byImpact);
+    let dropped = 0;
+    for (const row of sorted.slice(this.maxUris)) dropped += row.totals.entries;
+    return { kept: sorted.slice(0, this.maxUris), dropped };
+  }
+
   private pruneUris(): void {
-    const sorted = [...this.uris].sort(
-      ([, a], [, b]) =>
-        Math.abs(b.totals.saved) - Math.abs(a.totals.saved) || b.totals.bytesBefore - a.totals.bytesBefore,
-    );
+    const sorted = [...this.uris].sort(([, a], [, b]) => byImpact(a, b));
     for (const [, row] of sorted.slice(this.maxUris)) this.untracked += row.totals.entries;
     this.uris.clear();
     for (const [key, row] of sorted.slice(0, this.maxUris)) this.uris.set(key, row);
     this.admitAbove = Math.abs(sorted[this.maxUris - 1]?.[1].totals.saved ?? 0);
   }
+}
+
+/** Rows that save or grow most first, then the biggest. */
+function byImpact(a: UriState, b: UriState): number {
+  return Math.abs(b.totals.saved) - Math.abs(a.totals.saved) || b.totals.bytesBefore - a.totals.bytesBefore;
 }
 
 function cloneTotals(totals: Totals): Totals {

@@ -192,6 +192,16 @@ describe("mcp-normalizer audit", () => {
     ]);
   });
 
+  it("a URI the server lists twice is read and counted once", async () => {
+    const run = await runCli(["audit", "--format", "json", "--", process.execPath, AUDIT_UPSTREAM], {
+      env: { AUDIT_DUPLICATE: "1" },
+    });
+    expect(run.code, run.stderr).toBe(0);
+    const model = JSON.parse(run.stdout) as ReportModel;
+    expect(model.byUri.filter((row) => row.uri === "audit://ok.txt").map((row) => row.entries)).toEqual([1]);
+    expect(model.totals.entries).toBe(1);
+  });
+
   it("html: one self-contained file", async () => {
     const run = await runCli(["audit", "--format", "html", "--", process.execPath, AUDIT_UPSTREAM]);
     expect(run.code).toBe(0);

@@ -163,8 +163,8 @@ export async function runAudit(options: AuditOptions): Promise<AuditResult> {
         return false;
       });
     }
-    const listedUris = new Set(listed.map((item) => item.uri));
-    const toRead = [...listed.map((item) => item.uri), ...(options.reads ?? []).filter((uri) => !listedUris.has(uri))];
+    // Each URI once: a server that lists one twice (or a --read of a listed one) must not count it twice.
+    const toRead = [...new Set([...listed.map((item) => item.uri), ...(options.reads ?? [])])];
     const total = toRead.length + calls.length;
     let done = 0;
     const progress = (label: string): void => options.onProgress?.(++done, total, label);
