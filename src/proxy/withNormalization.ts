@@ -27,6 +27,7 @@ import { completePolicyOptions } from "../config/policy.js";
 import { createdTaskId, TaskOrigins } from "./taskOrigins.js";
 import { inFlight, RequestTable } from "./requestTable.js";
 import { rememberOrigin } from "../transports/wireOrigin.js";
+import { measuredOnWire } from "../transports/wireSizes.js";
 
 /** What the decorator reports for each message it normalized. */
 
@@ -459,9 +460,13 @@ export class NormalizingTransport implements ProxyTransport {
       this.options.onEngineError?.(error, method);
       return msg;
     }
-    if (outcome.changes.length > 0 && this.options.onNormalized !== undefined)
-      this.events.push({ method, id, changes: outcome.changes, ms: this.now() - started });
-    return outcome.value === msg[key] ? msg : rebuild(msg, { [key]: outcome.value });
+    const sent = outcome.value === msg[key] ? msg : rebuild(msg, { [key]: outcome.value });
+    if (outcome.changes.length > 0 && this.options.onNormalized !== undefined) {
+      // Counted in the bytes that crossed the wire, not in the engine's own serialization.
+      const changes = measuredOnWire(outcome.changes, msg, sent, key);
+      this.events.push({ method, id, changes, ms: this.now() - started });
+    }
+    return sent;
   }
 
   /**

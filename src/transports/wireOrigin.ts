@@ -13,7 +13,7 @@
  * `JSON.stringify` would not write the original back as it came (most servers write exactly that
  * text: then the rebuilt message is serialized as it is, and its shared parts come out the same).
  */
-import { skipSpace, stringEnd, valueEnd } from "../wire/jsonText.js";
+import { itemSpans, memberSpans, skipSpace, type Span } from "../wire/jsonText.js";
 import { RAW_MARK, RawJsonValue } from "../wire/rawJson.js";
 import { wireSkeletonOf, wireTextOf } from "./wireText.js";
 
@@ -176,40 +176,4 @@ function slot(
     return written === String(value) ? value : new RawJsonValue(written);
   }
   return value;
-}
-
-interface Span {
-  readonly start: number;
-  readonly end: number;
-}
-
-/** Spans of an object's member values, by name (the last of a name, as `JSON.parse` keeps). */
-function memberSpans(text: string, open: number): Map<string, Span> {
-  const spans = new Map<string, Span>();
-  let at = skipSpace(text, open + 1);
-  if (text.charCodeAt(at) === 0x7d) return spans;
-  for (;;) {
-    const keyEnd = stringEnd(text, at);
-    const key = JSON.parse(text.slice(at, keyEnd)) as string;
-    const start = skipSpace(text, skipSpace(text, keyEnd) + 1); // past the colon
-    const end = valueEnd(text, start);
-    spans.set(key, { start, end });
-    at = skipSpace(text, end);
-    if (text.charCodeAt(at) !== 0x2c) return spans;
-    at = skipSpace(text, at + 1);
-  }
-}
-
-/** Spans of an array's items, in order. */
-function itemSpans(text: string, open: number): Span[] {
-  const spans: Span[] = [];
-  let at = skipSpace(text, open + 1);
-  if (text.charCodeAt(at) === 0x5d) return spans;
-  for (;;) {
-    const end = valueEnd(text, at);
-    spans.push({ start: at, end });
-    at = skipSpace(text, end);
-    if (text.charCodeAt(at) !== 0x2c) return spans;
-    at = skipSpace(text, at + 1);
-  }
 }

@@ -47,6 +47,43 @@ export function valueEnd(text: string, at: number): number {
   return i;
 }
 
+/** Where a value stands in a JSON text: `text.slice(start, end)` is its text. */
+export interface Span {
+  readonly start: number;
+  readonly end: number;
+}
+
+/** Spans of an object's member values, by name (the last of a name, as `JSON.parse` keeps). */
+export function memberSpans(text: string, open: number): Map<string, Span> {
+  const spans = new Map<string, Span>();
+  let at = skipSpace(text, open + 1);
+  if (text.charCodeAt(at) === 0x7d) return spans;
+  for (;;) {
+    const keyEnd = stringEnd(text, at);
+    const key = JSON.parse(text.slice(at, keyEnd)) as string;
+    const start = skipSpace(text, skipSpace(text, keyEnd) + 1); // past the colon
+    const end = valueEnd(text, start);
+    spans.set(key, { start, end });
+    at = skipSpace(text, end);
+    if (text.charCodeAt(at) !== 0x2c) return spans;
+    at = skipSpace(text, at + 1);
+  }
+}
+
+/** Spans of an array's items, in order. */
+export function itemSpans(text: string, open: number): Span[] {
+  const spans: Span[] = [];
+  let at = skipSpace(text, open + 1);
+  if (text.charCodeAt(at) === 0x5d) return spans;
+  for (;;) {
+    const end = valueEnd(text, at);
+    spans.push({ start: at, end });
+    at = skipSpace(text, end);
+    if (text.charCodeAt(at) !== 0x2c) return spans;
+    at = skipSpace(text, at + 1);
+  }
+}
+
 /** True when `text` nests no deeper than `max`. Brackets inside strings do not count. */
 export function nestsAtMost(text: string, max: number): boolean {
   // Few brackets in all: no need to look closer (nearly every message).

@@ -36,6 +36,8 @@ export interface RpcClientOptions {
 }
 
 export class RawRpcClient {
+  /** Each result handed out → the response it came in (whose wire text measures its entries). */
+  private readonly responses = new WeakMap<object, unknown>();
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
   private closed = false;
@@ -53,6 +55,11 @@ export class RawRpcClient {
 
   start(): Promise<void> {
     return this.transport.start();
+  }
+
+  /** The whole response a result of `request` came in, when it was an object. */
+  responseOf(result: unknown): unknown {
+    return typeof result === "object" && result !== null ? this.responses.get(result) : undefined;
   }
 
   request(method: string, params?: Record<string, unknown>): Promise<unknown> {
@@ -132,6 +139,7 @@ export class RawRpcClient {
         ),
       );
     } else {
+      if (typeof m.result === "object" && m.result !== null) this.responses.set(m.result, m);
       pending.resolve(m.result);
     }
   }

@@ -11,6 +11,8 @@ import { NormalizerError } from "../../errors/NormalizerError.js";
 import { WARNING_ACTIONS, type ChangeAction, type ChangeRecord } from "../../normalize/change.js";
 import type { Policy } from "../../normalize/policy.js";
 import { normalizeResult } from "../../normalize/result.js";
+import { rebuild, type JsonObject } from "../../normalize/objects.js";
+import { measuredOnWire } from "../../transports/wireSizes.js";
 import { ReportAggregator } from "../../report/aggregate.js";
 import {
   itemStatus,
@@ -200,7 +202,7 @@ export async function runAudit(options: AuditOptions): Promise<AuditResult> {
         const contents = (result as { contents?: unknown } | null)?.contents;
         if (!Array.isArray(contents)) fail({ uri, error: "the result has no contents array", kind: "read" });
         else {
-          const normalized = await normalizeAndFit("resources/read", result, null, options);
+          const normalized = await normalizeAndFit("resources/read", result, null, options, client.responseOf(result));
           account(uri, "resources/read", result, normalized.value, normalized.changes);
         }
       } catch (error) {
@@ -217,7 +219,7 @@ export async function runAudit(options: AuditOptions): Promise<AuditResult> {
         if ((result as { isError?: unknown } | null)?.isError === true) {
           fail({ uri: label, error: toolErrorText(result), kind: "call" });
         } else {
-          const normalized = await normalizeAndFit("tools/call", result, call.tool, options);
+          const normalized = await normalizeAndFit("tools/call", result, call.tool, options, client.responseOf(result));
           account(label, "tools/call", result, normalized.value, normalized.changes);
           for (const finding of structuredDuplicates(result)) duplicates.push({ target: label, ...finding });
         }
@@ -244,14 +246,32 @@ export async function runAudit(options: AuditOptions): Promise<AuditResult> {
   return { model, records };
 }
 
-/** The engine's result and records, then the fit layer's when it is configured. */
+/**
+ * The engine's result and records, then the fit layer's when it is configured. The engine's
+ * records are measured in the response's wire text, as the proxy's log measures them.
+ */
 async function normalizeAndFit(
   method: string,
   result: unknown,
   tool: string | null,
   options: AuditOptions,
+  response: unknown,
 ): Promise<{ value: unknown; changes: ChangeRecord[] }> {
-  const normalized = normalizeResult(method, result, options.policy);
+  const engine = normalizeResult(method, result, options.policy);
+  const normalized =
+    response === undefined || engine.changes.length === 0
+      ? engine
+      : {
+          value: engine.value,
+          changes: [
+            ...measuredOnWire(
+              engine.changes,
+              response,
+              engine.value === result ? response : rebuild(response as JsonObject, { result: engine.value }),
+              "result",
+            ),
+          ],
+        };
   if (options.fit === undefined || !options.fit.policy.active) return normalized;
   const fitted = await fitResult(method, normalized.value, tool, options.fit);
   return { value: fitted.value, changes: mergeChanges(normalized.changes, fitted.changes) };

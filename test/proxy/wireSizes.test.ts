@@ -1,0 +1,121 @@
+/**
+ * The normalization log counts the bytes that crossed the wire, not the engine's own
+ * serialization: an upstream that writes JSON as Python's `json.dumps` does — spaces after `,`
+ * and `:`, every non-ASCII character as `\uXXXX` — has its entries measured in that text, and
+ * what went out in the text the host received. A dry run's "after" is what would have gone out.
+ */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { z } from "zod";
+import type { ReportModel } from "../../src/report/model.js";
+import { CLI, ROOT } from "../helpers/paths.js";
+import { startServe } from "../helpers/proxyProcess.js";
+import { runCli } from "../helpers/runCli.js";
+import { INITIALIZE_PARAMS, startRawStdio } from "../helpers/rawStdio.js";
+import { tempDir } from "../helpers/tempDir.js";
+import { RAW_UPSTREAM } from "../reliability/helpers.js";
+
+const dir = tempDir("mcpn-wire-sizes-");
+const TEXT = "héllo wörld, ça va? ünïcödé ".repeat(20);
+const BLOB = Buffer.from(TEXT).toString("base64");
+/** The entry as Python writes it: ", " and ": ", non-ASCII escaped. */
+const ENTRY = `{"uri": "note://caf\\u00e9", "mimeType": "text/plain", "blob": "${BLOB}"}`;
+const LINE = `{"jsonrpc": "2.0", "id": "__ID__", "result": {"contents": [${ENTRY}]}}\n`;
+
+interface LogRecord {
+  action: string;
+  bytesBefore: number;
+  bytesAfter: number;
+  saved: number;
+}
+
+async function readThrough(extra: readonly string[]): Promise<{ answer: Record<string, unknown>; record: LogRecord }> {
+  const log = join(dir, `${extra.length}-log.jsonl`);
+  const proxy = startRawStdio(process.execPath, [
+    CLI,
+    "stdio",
+    "--log-file",
+    log,
+    ...extra,
+    "--",
+    process.execPath,
+    RAW_UPSTREAM,
+  ]);
+  await proxy.request(1, "initialize", INITIALIZE_PARAMS);
+  const params = { uri: "note://café", _emit: [Buffer.from(LINE).toString("base64")], _noFinal: true };
+  const answer = await proxy.request(2, "resources/read", params, 10_000);
+  expect(await proxy.close()).toBe(0);
+  const records = readFileSync(log, "utf8")
+    .trim()
+    .split("\n")
+    .map((line) => JSON.parse(line) as LogRecord);
+  expect(records).toHaveLength(1);
+  return { answer, record: records[0]! };
+}
+
+describe("sizes in the normalization log", () => {
+  it("are the entry's bytes as the upstream wrote it and as the host received it", async () => {
+    const { answer, record } = await readThrough([]);
+    const entry = (answer.result as { contents: Array<Record<string, unknown>> }).contents[0]!;
+    expect(entry).toEqual({ uri: "note://café", mimeType: "text/plain", text: TEXT });
+    expect(record.action).toBe("unwrap-blob");
+    expect(record.bytesBefore).toBe(Buffer.byteLength(ENTRY));
+    // What the host got: the entry rewritten, as JSON.stringify writes it (nothing in it kept as text).
+    expect(record.bytesAfter).toBe(Buffer.byteLength(JSON.stringify(entry)));
+    expect(record.saved).toBe(record.bytesBefore - record.bytesAfter);
+  });
+
+  it("in a dry run: before as it came, after as it would have gone out", async () => {
+    const { answer, record } = await readThrough(["--dry-run"]);
+    const entry = (answer.result as { contents: Array<Record<string, unknown>> }).contents[0]!;
+    expect(entry.blob).toBe(BLOB);
+    expect(record.bytesBefore).toBe(Buffer.byteLength(ENTRY));
+    // The engine's after, shifted by what the upstream's way of writing added to the entry.
+    const engineBefore = Buffer.byteLength(JSON.stringify({ uri: "note://café", mimeType: "text/plain", blob: BLOB }));
+    const engineAfter = Buffer.byteLength(JSON.stringify({ uri: "note://café", mimeType: "text/plain", text: TEXT }));
+    expect(record.bytesAfter).toBe(engineAfter + (Buffer.byteLength(ENTRY) - engineBefore));
+  });
+});
+
+// A server writing Python's way, read by `audit` and through `serve` (metrics count every entry).
+const ESCAPED = join(ROOT, "test", "fixtures", "servers", "escaped-json-server.mjs");
+const { dumps, RESOURCES } = (await import(ESCAPED)) as {
+  dumps: (value: unknown) => string;
+  RESOURCES: Record<string, Record<string, string>>;
+};
+const wireBytes = (uri: string): number => Buffer.byteLength(dumps(RESOURCES[uri]));
+
+describe("sizes in audit and metrics", () => {
+  it("audit: each entry's bytes as the server wrote it; one left as it was goes out the same", async () => {
+    const run = await runCli(["audit", "--format", "json", "--", process.execPath, ESCAPED]);
+    expect(run.code, run.stderr).toBe(0);
+    const model = JSON.parse(run.stdout) as ReportModel;
+    const item = (uri: string) => model.items!.find((i) => i.uri === uri)!;
+    expect(item("note://café")).toMatchObject({ action: "unwrap-blob", bytesBefore: wireBytes("note://café") });
+    expect(item("note://plain")).toMatchObject({
+      action: "none",
+      bytesBefore: wireBytes("note://plain"),
+      bytesAfter: wireBytes("note://plain"),
+    });
+  });
+
+  it("serve: bytes_in and bytes_out of an entry left as it was are its bytes on the wire", async () => {
+    const serve = await startServe(["--name", "esc", "--", process.execPath, ESCAPED]);
+    try {
+      const client = new Client({ name: "t", version: "1" });
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${serve.url}/mcp/esc`)));
+      await client.request({ method: "resources/read", params: { uri: "note://plain" } }, z.object({}).loose());
+      await client.close();
+      const metrics = await (await fetch(`${serve.url}/metrics`)).text();
+      const counter = (name: string): number =>
+        Number(new RegExp(`^${name}\\{[^}]*action="none"[^}]*\\} (\\d+)$`, "m").exec(metrics)?.[1]);
+      expect(counter("mcp_normalizer_bytes_in_total")).toBe(wireBytes("note://plain"));
+      expect(counter("mcp_normalizer_bytes_out_total")).toBe(wireBytes("note://plain"));
+    } finally {
+      await serve.stop();
+    }
+  });
+});
