@@ -36,11 +36,31 @@ export function withOriginText(message: unknown): unknown {
   if (origin === undefined) return undefined;
   const plain = wireTextOf(origin);
   // No number, key order, escape or duplicate that JSON.stringify would change: nothing to keep.
-  if (plain !== undefined && JSON.stringify(origin) === plain) return undefined;
+  if (plain !== undefined && writtenAsStringifyWould(origin, plain)) return undefined;
   // A big message read with its payloads as bytes: the text around them, stand-ins where they were.
   const text = plain ?? wireSkeletonOf(origin)?.text;
   if (text === undefined) return undefined;
   return substitute(message, origin, { text, standIns: plain === undefined }, skipSpace(text, 0));
+}
+
+/** Whether each origin's text is what `JSON.stringify` writes for it, once worked out. */
+const CANONICAL = new WeakMap<object, boolean>();
+
+function writtenAsStringifyWould(origin: object, text: string): boolean {
+  let canonical = CANONICAL.get(origin);
+  if (canonical === undefined) {
+    canonical = JSON.stringify(origin) === text;
+    CANONICAL.set(origin, canonical);
+  }
+  return canonical;
+}
+
+/**
+ * True when `message` arrived as the very text `JSON.stringify` writes for it, as found when a
+ * message rebuilt from it was serialized (undefined when nobody has looked).
+ */
+export function arrivedAsStringified(message: object): boolean | undefined {
+  return CANONICAL.get(message);
 }
 
 /** The text walked: the origin's, and whether it holds raw strings' stand-ins (a skeleton). */

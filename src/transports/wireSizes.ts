@@ -16,7 +16,7 @@ import { isChange, type ChangeRecord, WARNING_ACTIONS } from "../normalize/chang
 import { rootSpan, spanAtPath } from "../wire/jsonPathSpan.js";
 import type { Span } from "../wire/jsonText.js";
 import { messageText } from "./wireJson.js";
-import { rememberOrigin } from "./wireOrigin.js";
+import { arrivedAsStringified, rememberOrigin } from "./wireOrigin.js";
 import { rememberWireText, wireSkeletonOf, wireTextOf } from "./wireText.js";
 
 /** `changes` measured on the wire; `original` arrived as text, `sent` is what goes on (maybe `original`). */
@@ -28,22 +28,26 @@ export function measuredOnWire(
 ): readonly ChangeRecord[] {
   const input = wireTextOf(original);
   if (input === undefined) return changes;
-  const inputBase = spanAtPath(input, rootSpan(input), key);
-  if (inputBase === undefined) return changes;
-  let output: { text: string; base: Span | undefined } | undefined;
-  const outputOf = (): { text: string; base: Span | undefined } | undefined => {
+  let output: string | undefined;
+  const outputText = (): string | undefined => {
     if (output !== undefined || sent === original || wireSkeletonOf(sent) !== undefined) return output;
     try {
       // Its untouched parts go out as the text they came in (wireOrigin.ts), as the transport would write them.
       rememberOrigin(sent, original);
-      const text = messageText(sent);
-      rememberWireText(sent, text);
-      output = { text, base: spanAtPath(text, rootSpan(text), key) };
+      output = messageText(sent);
+      rememberWireText(sent, output);
     } catch {
       // Not serializable here (nested too deep): the transport says so; the engine's sizes stand.
     }
     return output;
   };
+  // A changed message whose original was written as JSON.stringify writes it (most servers):
+  // the engine measured exactly what crossed, both ways. Found while serializing what goes out.
+  if (sent !== original && outputText() !== undefined && arrivedAsStringified(original as object) === true)
+    return changes;
+  const inputBase = spanAtPath(input, rootSpan(input), key);
+  if (inputBase === undefined) return changes;
+  let outputBase: Span | undefined;
   return changes.map((record) => {
     const entry = spanAtPath(input, inputBase, record.path);
     if (entry === undefined) return record;
@@ -51,9 +55,10 @@ export function measuredOnWire(
     let after: number | undefined;
     if (!isChange(record) || WARNING_ACTIONS.has(record.action)) after = before;
     else if (record.applied) {
-      const out = outputOf();
-      const span = out?.base === undefined ? undefined : spanAtPath(out.text, out.base, record.path);
-      if (span !== undefined) after = byteLength(out!.text, span);
+      const text = outputText();
+      if (text !== undefined) outputBase ??= spanAtPath(text, rootSpan(text), key);
+      const span = outputBase === undefined ? undefined : spanAtPath(text!, outputBase, record.path);
+      if (span !== undefined) after = byteLength(text!, span);
     }
     after ??= record.bytesAfter + (before - record.bytesBefore);
     if (before === record.bytesBefore && after === record.bytesAfter) return record;

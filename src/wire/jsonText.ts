@@ -14,14 +14,21 @@ export function skipSpace(text: string, at: number): number {
   }
 }
 
-/** Just past the string literal whose opening quote is at `at`. */
+/**
+ * Just past the string literal whose opening quote is at `at`. Jumps from quote to quote
+ * (`indexOf` runs natively: a megabyte of text is not walked a character at a time); a quote
+ * after an odd run of backslashes is escaped.
+ */
 export function stringEnd(text: string, at: number): number {
-  for (let i = at + 1; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 0x5c) i++;
-    else if (c === 0x22) return i + 1;
+  let from = at + 1;
+  for (;;) {
+    const quote = text.indexOf('"', from);
+    if (quote === -1) return text.length;
+    let slash = quote - 1;
+    while (slash > at && text.charCodeAt(slash) === 0x5c) slash--;
+    if ((quote - 1 - slash) % 2 === 0) return quote + 1;
+    from = quote + 1;
   }
-  return text.length;
 }
 
 /** Just past the JSON value that starts at `at`. */
