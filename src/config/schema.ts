@@ -280,7 +280,14 @@ export const RemoteServerSchema = z
     }
   });
 
-export const ServerSchema = z.union([StdioServerSchema, RemoteServerSchema]);
+export const ServerSchema = z.union([StdioServerSchema, RemoteServerSchema]).superRefine((server, ctx) => {
+  // Either kind accepts the other's key as unknown: with both, one would be dropped without a word.
+  if (typeof server === "object" && server !== null && "command" in server && "url" in server)
+    ctx.addIssue({
+      code: "custom",
+      message: 'has both "command" (stdio) and "url": a server is one or the other; remove one',
+    });
+});
 
 export const ConfigSchema = z
   .strictObject({

@@ -98,6 +98,10 @@ describe("config mistakes (exit 3)", () => {
     ],
     ['{"mcpServers": {"a": {"args": ["x"]}}}', /\$\.mcpServers\.a: a server needs either "command" \(stdio\) or "url"/],
     [
+      '{"mcpServers": {"a": {"command": "node", "url": "http://127.0.0.1:9/mcp"}}}',
+      /\$\.mcpServers\.a: has both "command" \(stdio\) and "url": a server is one or the other/,
+    ],
+    [
       '{"mcpServers": {"a": {"url": "https://bob:s3cret@example.com/mcp"}}}',
       /^(?![^]*s3cret)[^]*\$\.mcpServers\.a\.url: has a user name or password in it/,
     ],
