@@ -72,10 +72,16 @@ export async function selectUpstream(
   const command = upstreamCommandOf(values, words, commandName);
   const chosen = [command.length > 0, values.url !== undefined, values.config !== undefined].filter(Boolean).length;
   if (chosen !== 1) {
+    // Words beside --url or --config are most often a flag value with a space, unquoted.
+    const stray =
+      chosen > 1 && command.length > 0 && values.command === undefined
+        ? ` (${command.length === 1 ? "a word" : `${command.length} words`} beside the flags read as a command, ` +
+          "not shown: quote a value that has spaces, e.g. --header 'X-Key: v')"
+        : "";
     throw new NormalizerError(
       "USAGE",
       `${commandName}: name exactly one upstream: "-- CMD ARGS…", --url URL, or --config FILE --server NAME (see ` +
-        `mcp-normalizer ${commandName} --help)`,
+        `mcp-normalizer ${commandName} --help)${stray}`,
     );
   }
   if (values.config !== undefined) {

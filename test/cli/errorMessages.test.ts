@@ -49,6 +49,11 @@ describe("command-line mistakes (exit 2)", () => {
       /--transport expects streamable-http, sse or websocket, got "tcp"/,
     ],
     [["stdio"], /name exactly one upstream/],
+    // An unquoted header value: its second word reads as a command; named, never shown (it may be a token).
+    [
+      ["stdio", "--url", "http://127.0.0.1:9/mcp", "--header", "Authorization:", "Bearer", "tok-3f9a"],
+      /^(?!.*tok-3f9a).*name exactly one upstream.*\(2 words beside the flags read as a command, not shown: quote/,
+    ],
     [
       ["serve", "proxy.config.json"],
       /"proxy\.config\.json" looks like a config file, not a server's command: pass it as --config proxy\.config\.json/,
@@ -103,7 +108,7 @@ describe("config mistakes (exit 3)", () => {
     ],
     [
       '{"mcpServers": {"a": {"url": "https://bob:s3cret@example.com/mcp"}}}',
-      /^(?![^]*s3cret)[^]*\$\.mcpServers\.a\.url: has a user name or password in it/,
+      /^(?![\s\S]*s3cret)[\s\S]*\$\.mcpServers\.a\.url: has a user name or password in it/,
     ],
     [
       '{\n  "mcpServers": {\n    "a": {"command": "x",}\n  }\n}',
