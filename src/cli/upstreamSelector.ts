@@ -133,7 +133,8 @@ export async function selectUpstream(
     if (hasUrlCredentials(values.url))
       throw new NormalizerError(
         "USAGE",
-        `${commandName}: --url ${URL_CREDENTIALS.replace("as a header", "with --header").replace('"auth"', "--auth oauth")}`,
+        `${commandName}: --url ` +
+          URL_CREDENTIALS.replace("as a header", "with --header").replace('"auth"', "--auth oauth"),
       );
     const headers = parseHeaderFlags(values.header, commandName);
     if (values.auth !== undefined && values.auth !== "oauth")

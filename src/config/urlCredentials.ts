@@ -9,5 +9,5 @@ export function hasUrlCredentials(url: string): boolean {
 }
 
 export const URL_CREDENTIALS =
-  'has a user name or password in it, which is never sent (the URL is not shown): give it as a header ("Authorization: ' +
-  'Basic …" or a token) or use "auth"';
+  "has a user name or password in it, which is never sent (the URL is not shown): give it as a header " +
+  '("Authorization: Basic …" or a token) or use "auth"';
