@@ -4,21 +4,15 @@
  * for appending and a zero-length write made — so an audit never reads a whole server only to
  * find it cannot write what it read. A write that fails later names the file and the OS error.
  */
-import { closeSync, openSync, writeFileSync, writeSync } from "node:fs";
-import { dirname } from "node:path";
+import { writeFileSync } from "node:fs";
 import { NormalizerError } from "../errors/NormalizerError.js";
-import { makeFolders, osReason } from "../observe/logFile.js";
+import { ensureWritable, osReason } from "../observe/logFile.js";
 
 export function prepareOutputFile(file: string, flag: string): void {
-  let fd: number | undefined;
   try {
-    makeFolders(dirname(file));
-    fd = openSync(file, "a");
-    writeSync(fd, Buffer.alloc(0));
+    ensureWritable(file);
   } catch (error) {
     throw unwritable(file, flag, error);
-  } finally {
-    if (fd !== undefined) closeSync(fd);
   }
 }
 

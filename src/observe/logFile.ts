@@ -21,13 +21,23 @@ export class LogFileError extends Error {
 
 /** Makes `file` ready for appending, or throws a `LogFileError` naming the path and the OS error. */
 export function prepareLogFile(file: string): void {
+  try {
+    ensureWritable(file);
+  } catch (error) {
+    throw new LogFileError(file, osReason(error));
+  }
+}
+
+/**
+ * Makes `file`'s missing folders, opens it for appending and writes nothing to it: throws the OS
+ * error of a path that cannot be written (a report's `-o` is checked the same way).
+ */
+export function ensureWritable(file: string): void {
   let fd: number | undefined;
   try {
     makeFolders(dirname(file));
     fd = openSync(file, "a");
     writeSync(fd, Buffer.alloc(0));
-  } catch (error) {
-    throw new LogFileError(file, osReason(error));
   } finally {
     if (fd !== undefined) closeSync(fd);
   }
@@ -37,7 +47,7 @@ export function prepareLogFile(file: string): void {
  * `mkdir -p`, one folder at a time from the deepest one that exists. Not Node's recursive
  * mkdir: on a pseudo file system such as /proc it loops forever instead of failing.
  */
-export function makeFolders(dir: string): void {
+function makeFolders(dir: string): void {
   const missing: string[] = [];
   let current = dir;
   while (statSync(current, { throwIfNoEntry: false }) === undefined) {
