@@ -8,12 +8,12 @@
  *
  * What goes out is serialized here once and kept as the message's wire text, so the host
  * transport writes that very text instead of serializing it a second time. A message read with
- * raw strings (a big read), or built in process, keeps the engine's measure; so does a dry run's
- * "after", which never went out: the engine's figure, shifted by what the wire's writing added
- * to the entry.
+ * raw strings (a big read), one inside a batch, or one built in process keeps the engine's
+ * measure; so does a dry run's "after", which never went out: the engine's figure, shifted by
+ * what the wire's writing added to the entry. Each text is walked once for all its records.
  */
 import { isChange, type ChangeRecord, WARNING_ACTIONS } from "../normalize/change.js";
-import { rootSpan, spanAtPath } from "../wire/jsonPathSpan.js";
+import { JsonSpans } from "../wire/jsonPathSpan.js";
 import type { Span } from "../wire/jsonText.js";
 import { messageText } from "./wireJson.js";
 import { arrivedAsStringified, rememberOrigin } from "./wireOrigin.js";
@@ -26,16 +26,19 @@ export function measuredOnWire(
   sent: unknown,
   key: "result" | "params",
 ): readonly ChangeRecord[] {
-  const input = wireTextOf(original);
-  if (input === undefined) return changes;
-  let output: string | undefined;
-  const outputText = (): string | undefined => {
-    if (output !== undefined || sent === original || wireSkeletonOf(sent) !== undefined) return output;
+  const text = wireTextOf(original);
+  if (text === undefined) return changes;
+  let output: JsonSpans | undefined;
+  let serialized = false;
+  const outputSpans = (): JsonSpans | undefined => {
+    if (serialized || sent === original || wireSkeletonOf(sent) !== undefined) return output;
+    serialized = true;
     try {
       // Its untouched parts go out as the text they came in (wireOrigin.ts), as the transport would write them.
       rememberOrigin(sent, original);
-      output = messageText(sent);
-      rememberWireText(sent, output);
+      const out = messageText(sent);
+      rememberWireText(sent, out);
+      output = new JsonSpans(out);
     } catch {
       // Not serializable here (nested too deep): the transport says so; the engine's sizes stand.
     }
@@ -43,22 +46,19 @@ export function measuredOnWire(
   };
   // A changed message whose original was written as JSON.stringify writes it (most servers):
   // the engine measured exactly what crossed, both ways. Found while serializing what goes out.
-  if (sent !== original && outputText() !== undefined && arrivedAsStringified(original as object) === true)
+  if (sent !== original && outputSpans() !== undefined && arrivedAsStringified(original as object) === true)
     return changes;
-  const inputBase = spanAtPath(input, rootSpan(input), key);
-  if (inputBase === undefined) return changes;
-  let outputBase: Span | undefined;
+  const input = new JsonSpans(text);
   return changes.map((record) => {
-    const entry = spanAtPath(input, inputBase, record.path);
+    const entry = below(input, key, record.path);
     if (entry === undefined) return record;
-    const before = byteLength(input, entry);
+    const before = input.bytes(entry);
     let after: number | undefined;
     if (!isChange(record) || WARNING_ACTIONS.has(record.action)) after = before;
     else if (record.applied) {
-      const text = outputText();
-      if (text !== undefined) outputBase ??= spanAtPath(text, rootSpan(text), key);
-      const span = outputBase === undefined ? undefined : spanAtPath(text!, outputBase, record.path);
-      if (span !== undefined) after = byteLength(text!, span);
+      const out = outputSpans();
+      const span = out === undefined ? undefined : below(out, key, record.path);
+      if (span !== undefined) after = out!.bytes(span);
     }
     after ??= record.bytesAfter + (before - record.bytesBefore);
     if (before === record.bytesBefore && after === record.bytesAfter) return record;
@@ -66,6 +66,13 @@ export function measuredOnWire(
   });
 }
 
-function byteLength(text: string, span: Span): number {
-  return Buffer.byteLength(text.slice(span.start, span.end), "utf8");
+/**
+ * A record's entry in a message's text. Result paths are below `result` (`contents[0]`); a
+ * request's name `params` themselves (`params.messages[0].content`).
+ */
+function below(spans: JsonSpans, key: string, path: string): Span | undefined {
+  const root = spans.root;
+  if (path.startsWith(`${key}.`) || path.startsWith(`${key}[`)) return spans.at(root, path);
+  const base = spans.at(root, key);
+  return base === undefined ? undefined : spans.at(base, path);
 }

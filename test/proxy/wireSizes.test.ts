@@ -80,6 +80,35 @@ describe("sizes in the normalization log", () => {
   });
 });
 
+describe("measuring many entries", () => {
+  it("20,000 entries written Python's way: each measured, the answer not held back (a walk per record took a minute)", async () => {
+    const blob = Buffer.from("hello world text").toString("base64");
+    const entries = Array.from(
+      { length: 20_000 },
+      (_, i) => `{"uri": "x://${i}", "mimeType": "text/plain", "blob": "${blob}"}`,
+    );
+    const line = `{"jsonrpc": "2.0", "id": "__ID__", "result": {"contents": [${entries.join(", ")}]}}\n`;
+    const log = join(dir, "many.jsonl");
+    const proxy = startRawStdio(process.execPath, [
+      CLI,
+      "stdio",
+      "--log-file",
+      log,
+      "--",
+      process.execPath,
+      RAW_UPSTREAM,
+    ]);
+    await proxy.request(1, "initialize", INITIALIZE_PARAMS);
+    const params = { uri: "x://", _emit: [Buffer.from(line).toString("base64")], _noFinal: true };
+    const answer = await proxy.request(2, "resources/read", params, 15_000);
+    expect((answer.result as { contents: unknown[] }).contents).toHaveLength(20_000);
+    expect(await proxy.close()).toBe(0);
+    const records = readFileSync(log, "utf8").trim().split("\n");
+    expect(records).toHaveLength(20_000);
+    expect((JSON.parse(records[19_999]!) as LogRecord).bytesBefore).toBe(Buffer.byteLength(entries[19_999]!));
+  }, 30_000);
+});
+
 // A server writing Python's way, read by `audit` and through `serve` (metrics count every entry).
 const ESCAPED = join(ROOT, "test", "fixtures", "servers", "escaped-json-server.mjs");
 const { dumps, RESOURCES } = (await import(ESCAPED)) as {
