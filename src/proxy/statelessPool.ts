@@ -103,7 +103,7 @@ interface Lane {
   readonly asked: Set<number>;
   idle: NodeJS.Timeout | undefined;
   closing: boolean;
-  /** Started from a server config replaced since (SIGHUP): given no new POSTs, ended once idle. */
+  /** Started from a server config replaced since (SIGHUP): given no new POSTs; ends once idle, as others do. */
   retired: string | undefined;
   /** True while the upstream is not read because a POST's host is behind. */
   held: boolean;
@@ -144,15 +144,13 @@ export class StatelessPool {
 
   /**
    * The server's config changed: the upstreams running now were started from the old one. New
-   * POSTs go to upstreams started from now on; each old one ends as soon as nothing is in flight
-   * on it (what it serves now finishes there). The pool itself stays: its pages of cut results and
-   * the requests its upstreams sent to hosts are answered across the change.
+   * POSTs go to upstreams started from now on; an old one serves what it has, answers a host's
+   * late reply to what it asked, and ends once idle for `idleMs`, as any upstream of the pool
+   * does (ending it at once would take the pool's pages of cut results with it, when it was the
+   * pool's last upstream).
    */
   retireUpstreams(why: string): void {
-    for (const lane of this.lanes) {
-      lane.retired = why;
-      if (lane.posts === 0 && lane.inFlight.size === 0) void this.endLane(lane, why);
-    }
+    for (const lane of this.lanes) lane.retired = why;
   }
 
   /**
@@ -191,11 +189,13 @@ export class StatelessPool {
   /** The least busy upstream (fewest POSTs); a new one while every one is busy and there is room. */
   private pick(): Lane {
     let best: Lane | undefined;
+    let serving = 0;
     for (const lane of this.lanes) {
       if (lane.closing || lane.retired !== undefined) continue;
+      serving++;
       if (best === undefined || lane.posts < best.posts) best = lane;
     }
-    if (best !== undefined && (best.posts === 0 || this.lanes.size >= this.options.size)) {
+    if (best !== undefined && (best.posts === 0 || serving >= this.options.size)) {
       if (best.idle !== undefined) clearTimeout(best.idle);
       best.idle = undefined;
       return best;
@@ -500,10 +500,6 @@ export class StatelessPool {
 
   private armIdle(lane: Lane): void {
     if (lane.closing) return;
-    if (lane.retired !== undefined) {
-      void this.endLane(lane, lane.retired);
-      return;
-    }
     if (lane.idle !== undefined) clearTimeout(lane.idle);
     lane.idle = setTimeout(() => {
       if (lane.posts === 0 && lane.inFlight.size === 0) void this.endLane(lane, `idle for ${this.options.idleMs} ms`);

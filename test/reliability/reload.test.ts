@@ -2,14 +2,14 @@
  * SIGHUP re-reads the config of a running `serve`. What it cannot apply (the listener's bearer
  * tokens, limits, origins) is named in the log by path, never by value — an operator rotating a
  * token must learn the old one still works until the restart. A server whose entry changed starts
- * afresh: the stateless pool's upstreams started from the old entry finish what they serve and
- * end, so new requests run the new command and env even under steady traffic.
+ * afresh: the stateless pool's upstreams started from the old entry take no new requests (new
+ * ones run the new command and env even under steady traffic) and end once idle.
  */
 import { writeFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { post } from "../badInput/mcpHttp.js";
 import type { ServeProcess } from "../helpers/proxyProcess.js";
-import { FAULT_SERVER, serveConfig, toolText, untilGone } from "./helpers.js";
+import { FAULT_SERVER, processGone, serveConfig, toolText, untilGone } from "./helpers.js";
 
 const STATELESS = { "mcp-protocol-version": "2026-07-28" };
 
@@ -81,10 +81,29 @@ describe("SIGHUP", () => {
     }
   });
 
-  it("a changed server env reaches stateless requests at once: the old pooled upstream finishes its request and ends", async () => {
+  it("an idle pooled upstream of a changed server is not ended at once (its pool's pages and late replies go with it)", async () => {
     const config = (tag: string) => ({
       mcpServers: { fx: { command: process.execPath, args: [FAULT_SERVER], env: { RELOAD_TAG: tag } } },
-      limits: { statelessPoolSize: 2, sessionIdleMs: 600_000 },
+      limits: { sessionIdleMs: 1500 },
+    });
+    const serve = await serveConfig(config("v1"));
+    try {
+      const before = await upstreamEnv(`${serve.url}/mcp/fx`);
+      writeFileSync(serve.configFile, JSON.stringify(config("v2")));
+      serve.child.kill("SIGHUP");
+      await reloadRecord(serve, 1);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(processGone(before.pid)).toBe(false);
+      expect(await untilGone(before.pid, 10_000)).toBe(true);
+    } finally {
+      await serve.stop();
+    }
+  });
+
+  it("a changed server env reaches stateless requests at once: the old pooled upstream finishes its request, ends when idle", async () => {
+    const config = (tag: string) => ({
+      mcpServers: { fx: { command: process.execPath, args: [FAULT_SERVER], env: { RELOAD_TAG: tag } } },
+      limits: { statelessPoolSize: 2, sessionIdleMs: 1500 },
     });
     const serve = await serveConfig(config("v1"));
     try {
@@ -105,7 +124,8 @@ describe("SIGHUP", () => {
       const slept = await sleeping;
       expect(slept.status).toBe(200);
       expect(toolText(slept.messages[0]!)).toBe("slept");
-      expect(await untilGone(before.pid, 5000)).toBe(true);
+      // It ends once idle, as any pooled upstream does (its pages and late host replies stay served until then).
+      expect(await untilGone(before.pid, 10_000)).toBe(true);
     } finally {
       await serve.stop();
     }
