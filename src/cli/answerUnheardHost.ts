@@ -14,10 +14,15 @@ export interface UnheardHost {
   readonly input: Readable;
   readonly output: Writable;
   readonly maxMessageBytes: number;
+  /** What the session's transport read of a message it did not finish (the start of `initialize`). */
+  readonly unread: Buffer;
+  /** Settles when the proxy is told to stop (a signal): the wait ends then. */
+  readonly stop: Promise<unknown>;
 }
 
 export async function answerUnheardHost(io: UnheardHost, message: string, waitMs: number): Promise<void> {
-  const host = new StdioHostTransport({ input: io.input, output: io.output, maxMessageBytes: io.maxMessageBytes });
+  const { input, output, maxMessageBytes, unread } = io;
+  const host = new StdioHostTransport({ input, output, maxMessageBytes, unread });
   const answer = (msg: unknown) =>
     isRequest(msg) ? errorResponse(msg.id, JSONRPC.UPSTREAM_UNAVAILABLE, message) : undefined;
   await new Promise<void>((resolve) => {
@@ -28,6 +33,7 @@ export async function answerUnheardHost(io: UnheardHost, message: string, waitMs
     };
     host.oninputend = done;
     host.onclose = done;
+    void io.stop.then(done);
     host.onmessage = (msg) => {
       const answers = (Array.isArray(msg) ? msg.map(answer) : [answer(msg)]).filter((a) => a !== undefined);
       if (answers.length === 0) return;

@@ -96,6 +96,11 @@ export class JsonLineReader {
   }
 
   /** Feeds a chunk; returns every complete line's result, in order. */
+  /** The bytes of a message begun and not finished (see LineSplitter.unfinished). */
+  get unfinished(): Buffer {
+    return this.splitter.unfinished;
+  }
+
   push(chunk: Uint8Array): Framed[] {
     this.splitter.push(chunk, this.sink);
     return this.drain();

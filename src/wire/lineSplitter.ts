@@ -86,6 +86,14 @@ export class LineSplitter {
     }
   }
 
+  /**
+   * The bytes of the line begun and not finished (none while one over the limit is dropped): for
+   * a reader that takes the stream over from this one.
+   */
+  get unfinished(): Buffer {
+    return this.discarding ? Buffer.alloc(0) : Buffer.concat(this.parts, this.partBytes);
+  }
+
   /** The bytes after the last line break (an unterminated last line), or undefined. */
   takeRest(sink: LineSink): void {
     this.pendingCR = false;

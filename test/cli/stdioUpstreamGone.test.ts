@@ -6,6 +6,7 @@
  * session had started. A Node crash is quoted by its error line, not by the `Node.js v20…`
  * banner it ends with.
  */
+import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -47,5 +48,52 @@ describe("stdio: an upstream that ends as it starts", () => {
     expect(message).toContain('error on stderr: "Error: MY_API_KEY is not set"');
     expect(message).not.toContain("Node.js v");
     expect(code).toBe(1);
+  });
+});
+
+describe("stdio: while it answers a host whose upstream ended as it started", () => {
+  /** `stdio --config` for a server running `script` with node, waiting for the host at most a minute. */
+  function proxyFor(script: string) {
+    const config = join(dir, `gone-${Math.random().toString(36).slice(2)}.json`);
+    writeFileSync(
+      config,
+      JSON.stringify({
+        mcpServers: { gone: { command: process.execPath, args: ["-e", script] } },
+        limits: { closeTimeoutMs: 60_000 },
+      }),
+    );
+    const child = spawn(process.execPath, [CLI, "stdio", "--config", config, "--server", "gone"], {
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    let out = "";
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (out += chunk));
+    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+    return { child, exited, out: () => out };
+  }
+  const INIT = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: INITIALIZE_PARAMS });
+  const within = <T>(promise: Promise<T>, ms: number): Promise<T | "late"> =>
+    Promise.race([promise, new Promise<"late">((resolve) => setTimeout(() => resolve("late"), ms))]);
+
+  it("an initialize split around the upstream's end is still answered (the part read first is kept)", async () => {
+    const proxy = proxyFor("setTimeout(() => process.exit(3), 400)");
+    proxy.child.stdin.write(INIT.slice(0, 30));
+    await new Promise((resolve) => setTimeout(resolve, 900));
+    proxy.child.stdin.end(`${INIT.slice(30)}\n`);
+    expect(await within(proxy.exited, 10_000)).toBe(1);
+    expect(JSON.parse(proxy.out())).toMatchObject({ id: 1, error: { code: -32001 } });
+  });
+
+  it("a signal ends the wait at once", async () => {
+    const proxy = proxyFor("process.exit(3)");
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    proxy.child.kill("SIGTERM");
+    expect(await within(proxy.exited, 5_000)).not.toBe("late");
+  });
+
+  it("a host that sent initialize and ended its input: answered, and no wait for more input", async () => {
+    const proxy = proxyFor("setTimeout(() => process.exit(3), 300)");
+    proxy.child.stdin.end(`${INIT}\n`);
+    expect(await within(proxy.exited, 5_000)).toBe(1);
+    expect(JSON.parse(proxy.out())).toMatchObject({ id: 1, error: { code: -32001 } });
   });
 });

@@ -224,12 +224,15 @@ async function runSession(
   if (reason === "upstream closed") {
     observers.logger.error("upstream ended; closing", { upstream: selected.name });
     if (!opened.heardFromHost) {
-      const input = { input: io.stdin, output: io.stdout, maxMessageBytes: selected.config.limits.maxMessageBytes };
-      await answerUnheardHost(
-        input,
-        opened.endMessage ?? "upstream connection ended",
-        selected.config.limits.closeTimeoutMs,
-      );
+      const unheard = {
+        input: io.stdin,
+        output: io.stdout,
+        maxMessageBytes: selected.config.limits.maxMessageBytes,
+        unread: host.unfinishedInput,
+        stop: signals.first,
+      };
+      const why = opened.endMessage ?? "upstream connection ended";
+      await answerUnheardHost(unheard, why, selected.config.limits.closeTimeoutMs);
     }
   }
   await observers.close();

@@ -27,6 +27,8 @@ export interface StdioHostOptions {
   output?: Writable;
   /** Largest message accepted from the host, in bytes (`limits.maxMessageBytes`). */
   maxMessageBytes: number;
+  /** What an earlier transport on the same input read of a message it did not finish: read first. */
+  unread?: Buffer;
 }
 
 /** Messages up to this many characters are written with their LF as one string. */
@@ -44,6 +46,7 @@ export class StdioHostTransport extends HostTransportBase {
   private readonly input: Readable;
   private readonly output: Writable;
   private readonly reader: JsonLineReader;
+  private readonly unread: Buffer | undefined;
   private readonly drain: DrainWaiter;
   /** The writes of one tick leave in one system call (see TickCork). */
   private readonly tick: TickCork;
@@ -84,17 +87,26 @@ export class StdioHostTransport extends HostTransportBase {
       },
     );
     this.reader = new JsonLineReader({ maxMessageBytes: options.maxMessageBytes });
+    this.unread = options.unread;
   }
 
   override async start(): Promise<void> {
     await super.start();
     // Closed before it started: stdin stays unread, for whoever answers the host instead.
     if (this.isClosed) return;
+    if (this.unread !== undefined && this.unread.length > 0) this.onData(this.unread);
     this.input.on("data", this.onData);
     this.input.on("end", this.onEnd);
     this.input.on("close", this.onEnd);
     this.input.on("error", this.onInputError);
     this.output.on("error", this.onOutputError);
+    // An input that ended before this transport started reports no end to it.
+    if (this.input.readableEnded) queueMicrotask(this.onEnd);
+  }
+
+  /** What was read of a message not finished yet: for a transport that takes this input over. */
+  get unfinishedInput(): Buffer {
+    return this.reader.unfinished;
   }
 
   /**
