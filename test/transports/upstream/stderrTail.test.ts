@@ -35,6 +35,27 @@ describe("StderrTail", () => {
     expect(tailOf(python).telling).toEqual({ line: "ValueError: bad config", isLast: true });
   });
 
+  it("a missing module with its require stack, and an error whose message runs over lines: the error line", () => {
+    const missing = `node:internal/modules/cjs/loader:1228
+  throw err;
+  ^
+
+Error: Cannot find module './nope'
+Require stack:
+- /srv/server.js
+    at Module._resolveFilename (node:internal/modules/cjs/loader:1225:15)
+    at Object.<anonymous> (/srv/server.js:1:1) {
+  code: 'MODULE_NOT_FOUND',
+  requireStack: [ '/srv/server.js' ]
+}
+
+Node.js v20.20.2`;
+    expect(tailOf(missing).telling).toEqual({ line: "Error: Cannot find module './nope'", isLast: false });
+    const multiline =
+      "Error: config is invalid:\n  port must be a number\n  host is missing\n    at f (x.js:1:1)\nNode.js v20.20.2";
+    expect(tailOf(multiline).telling?.line).toBe("Error: config is invalid:");
+  });
+
   it("a server that went on logging after an error: its last line", () => {
     expect(tailOf("Error: retrying\nconnected\nshutting down: SIGTERM").telling).toEqual({
       line: "shutting down: SIGTERM",
