@@ -1,16 +1,26 @@
 /**
  * The file a command writes its report to (`-o`). Checked before the work starts — its missing
- * folders made one at a time (Node's recursive mkdir loops forever on /proc), the file opened
- * for appending and a zero-length write made — so an audit never reads a whole server only to
- * find it cannot write what it read. A write that fails later names the file and the OS error.
+ * folders made one at a time (Node's recursive mkdir loops forever on /proc) — so an audit never
+ * reads a whole server only to find it cannot write what it read. A write that fails later names
+ * the file and the OS error.
  */
-import { writeFileSync } from "node:fs";
+import { accessSync, constants, existsSync, writeFileSync } from "node:fs";
+import { dirname } from "node:path";
 import { NormalizerError } from "../errors/NormalizerError.js";
-import { ensureWritable, osReason } from "../observe/logFile.js";
+import { ensureWritable, makeFolders, osReason } from "../observe/logFile.js";
 
+/**
+ * Checks `file` can be written without creating it: its missing folders are made, then an
+ * existing file is opened for appending (nothing written), a new one's folder checked for write
+ * access — so a run that fails later leaves no empty report behind.
+ */
 export function prepareOutputFile(file: string, flag: string): void {
   try {
-    ensureWritable(file);
+    if (existsSync(file)) ensureWritable(file);
+    else {
+      makeFolders(dirname(file));
+      accessSync(dirname(file), constants.W_OK);
+    }
   } catch (error) {
     throw unwritable(file, flag, error);
   }

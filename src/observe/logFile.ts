@@ -47,7 +47,7 @@ export function ensureWritable(file: string): void {
  * `mkdir -p`, one folder at a time from the deepest one that exists. Not Node's recursive
  * mkdir: on a pseudo file system such as /proc it loops forever instead of failing.
  */
-function makeFolders(dir: string): void {
+export function makeFolders(dir: string): void {
   const missing: string[] = [];
   let current = dir;
   while (statSync(current, { throwIfNoEntry: false }) === undefined) {

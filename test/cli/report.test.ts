@@ -6,7 +6,7 @@
  */
 import { testPolicy } from "../helpers/policy.js";
 import { spawn } from "node:child_process";
-import { copyFileSync, readFileSync, writeFileSync, createWriteStream } from "node:fs";
+import { copyFileSync, createWriteStream, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -269,6 +269,11 @@ describe("mcp-normalizer report", () => {
     });
     expect(audit.code, audit.stderr).toBe(2);
     expect(audit.stderr).toContain("audit: -o: cannot write /proc/mcpn-x/audit.md: ENOENT");
+    // A run that fails after the check leaves no empty report behind.
+    const out = join(dir, "never", "audit.md");
+    const failed = await runCli(["audit", "-o", out, "--", join(dir, "no-such-server")], { timeoutMs: 10_000 });
+    expect(failed.code, failed.stderr).toBe(1);
+    expect(existsSync(out)).toBe(false);
   });
 
   it("a log saved with a byte order mark: its first record counts, nothing malformed", async () => {
