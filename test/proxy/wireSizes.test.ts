@@ -32,33 +32,35 @@ interface LogRecord {
   saved: number;
 }
 
-async function readThrough(extra: readonly string[]): Promise<{ answer: Record<string, unknown>; record: LogRecord }> {
-  const log = join(dir, `${extra.length}-log.jsonl`);
-  const proxy = startRawStdio(process.execPath, [
-    CLI,
-    "stdio",
-    "--log-file",
-    log,
-    ...extra,
-    "--",
-    process.execPath,
-    RAW_UPSTREAM,
-  ]);
+/** One `resources/read` through `stdio --log-file` that the raw upstream answers with `line`: the answer and the log's records. */
+async function readThrough(
+  extra: readonly string[],
+  line = LINE,
+): Promise<{ answer: Record<string, unknown>; records: LogRecord[] }> {
+  const log = join(dir, `${extra.length}-${line.length}-log.jsonl`);
+  const args = [CLI, "stdio", "--log-file", log, ...extra, "--", process.execPath, RAW_UPSTREAM];
+  const proxy = startRawStdio(process.execPath, args);
   await proxy.request(1, "initialize", INITIALIZE_PARAMS);
-  const params = { uri: "note://café", _emit: [Buffer.from(LINE).toString("base64")], _noFinal: true };
-  const answer = await proxy.request(2, "resources/read", params, 10_000);
+  const params = { uri: "note://café", _emit: [Buffer.from(line).toString("base64")], _noFinal: true };
+  const answer = await proxy.request(2, "resources/read", params, 15_000);
   expect(await proxy.close()).toBe(0);
   const records = readFileSync(log, "utf8")
     .trim()
     .split("\n")
-    .map((line) => JSON.parse(line) as LogRecord);
+    .map((text) => JSON.parse(text) as LogRecord);
+  return { answer, records };
+}
+
+/** The one record of a read of `LINE`. */
+async function recordOf(extra: readonly string[]): Promise<{ answer: Record<string, unknown>; record: LogRecord }> {
+  const { answer, records } = await readThrough(extra);
   expect(records).toHaveLength(1);
   return { answer, record: records[0]! };
 }
 
 describe("sizes in the normalization log", () => {
   it("are the entry's bytes as the upstream wrote it and as the host received it", async () => {
-    const { answer, record } = await readThrough([]);
+    const { answer, record } = await recordOf([]);
     const entry = (answer.result as { contents: Array<Record<string, unknown>> }).contents[0]!;
     expect(entry).toEqual({ uri: "note://café", mimeType: "text/plain", text: TEXT });
     expect(record.action).toBe("unwrap-blob");
@@ -69,7 +71,7 @@ describe("sizes in the normalization log", () => {
   });
 
   it("in a dry run: before as it came, after as it would have gone out", async () => {
-    const { answer, record } = await readThrough(["--dry-run"]);
+    const { answer, record } = await recordOf(["--dry-run"]);
     const entry = (answer.result as { contents: Array<Record<string, unknown>> }).contents[0]!;
     expect(entry.blob).toBe(BLOB);
     expect(record.bytesBefore).toBe(Buffer.byteLength(ENTRY));
@@ -88,24 +90,10 @@ describe("measuring many entries", () => {
       (_, i) => `{"uri": "x://${i}", "mimeType": "text/plain", "blob": "${blob}"}`,
     );
     const line = `{"jsonrpc": "2.0", "id": "__ID__", "result": {"contents": [${entries.join(", ")}]}}\n`;
-    const log = join(dir, "many.jsonl");
-    const proxy = startRawStdio(process.execPath, [
-      CLI,
-      "stdio",
-      "--log-file",
-      log,
-      "--",
-      process.execPath,
-      RAW_UPSTREAM,
-    ]);
-    await proxy.request(1, "initialize", INITIALIZE_PARAMS);
-    const params = { uri: "x://", _emit: [Buffer.from(line).toString("base64")], _noFinal: true };
-    const answer = await proxy.request(2, "resources/read", params, 15_000);
+    const { answer, records } = await readThrough([], line);
     expect((answer.result as { contents: unknown[] }).contents).toHaveLength(20_000);
-    expect(await proxy.close()).toBe(0);
-    const records = readFileSync(log, "utf8").trim().split("\n");
     expect(records).toHaveLength(20_000);
-    expect((JSON.parse(records[19_999]!) as LogRecord).bytesBefore).toBe(Buffer.byteLength(entries[19_999]!));
+    expect(records[19_999]!.bytesBefore).toBe(Buffer.byteLength(entries[19_999]!));
   }, 30_000);
 });
 
