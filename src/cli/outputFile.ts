@@ -4,7 +4,7 @@
  * reads a whole server only to find it cannot write what it read. A write that fails later names
  * the file and the OS error.
  */
-import { accessSync, constants, existsSync, writeFileSync } from "node:fs";
+import { accessSync, constants, existsSync, lstatSync, statSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { NormalizerError } from "../errors/NormalizerError.js";
 import { ensureWritable, makeFolders, osReason } from "../observe/logFile.js";
@@ -17,9 +17,14 @@ import { ensureWritable, makeFolders, osReason } from "../observe/logFile.js";
 export function prepareOutputFile(file: string, flag: string): void {
   try {
     if (existsSync(file)) ensureWritable(file);
-    else {
-      makeFolders(dirname(file));
-      accessSync(dirname(file), constants.W_OK);
+    else if (lstatSync(file, { throwIfNoEntry: false }) !== undefined) {
+      // A link to nowhere: writing would follow it into a folder that is not there.
+      throw Object.assign(new Error("ENOENT: a link to a file that does not exist"), { code: "ENOENT" });
+    } else {
+      const folder = dirname(file);
+      makeFolders(folder);
+      if (!statSync(folder).isDirectory()) throw new Error("ENOTDIR: not a directory");
+      accessSync(folder, constants.W_OK | constants.X_OK);
     }
   } catch (error) {
     throw unwritable(file, flag, error);

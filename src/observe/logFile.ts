@@ -62,5 +62,5 @@ export function makeFolders(dir: string): void {
 /** `CODE: description` without the path Node appends (the message names the path once). */
 export function osReason(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
-  return message.replace(/, (open|mkdir|write|stat) '.*'$/, "").replace(/, write$/, "");
+  return message.replace(/, (open|mkdir|write|l?stat|access) '.*'$/, "").replace(/, write$/, "");
 }

@@ -6,7 +6,7 @@
  */
 import { testPolicy } from "../helpers/policy.js";
 import { spawn } from "node:child_process";
-import { copyFileSync, createWriteStream, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, createWriteStream, existsSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -269,6 +269,14 @@ describe("mcp-normalizer report", () => {
     });
     expect(audit.code, audit.stderr).toBe(2);
     expect(audit.stderr).toContain("audit: -o: cannot write /proc/mcpn-x/audit.md: ENOENT");
+    // A folder that is a file, a link to nowhere: refused before any work, as before.
+    writeFileSync(join(dir, "a-file"), "");
+    symlinkSync(join(dir, "nowhere", "r.md"), join(dir, "dangling.md"));
+    for (const output of [join(dir, "a-file", "r.md"), join(dir, "dangling.md")]) {
+      const run = await runCli(["report", "-", "-o", output], { input: "", timeoutMs: 10_000 });
+      expect(run.code, `${output}: ${run.stderr}`).toBe(2);
+      expect(run.stderr).toMatch(/cannot write .*: (ENOTDIR|ENOENT)/);
+    }
     // A run that fails after the check leaves no empty report behind.
     const out = join(dir, "never", "audit.md");
     const failed = await runCli(["audit", "-o", out, "--", join(dir, "no-such-server")], { timeoutMs: 10_000 });
