@@ -273,7 +273,8 @@ describe("mcp-normalizer report", () => {
     writeFileSync(join(dir, "a-file"), "");
     symlinkSync(join(dir, "nowhere", "r.md"), join(dir, "dangling.md"));
     for (const output of [join(dir, "a-file", "r.md"), join(dir, "dangling.md")]) {
-      const run = await runCli(["report", "-", "-o", output], { input: "", timeoutMs: 10_000 });
+      // Before the work: the server named (which does not exist) is never started — exit 2, not 1.
+      const run = await runCli(["audit", "-o", output, "--", join(dir, "no-such-server")], { timeoutMs: 10_000 });
       expect(run.code, `${output}: ${run.stderr}`).toBe(2);
       expect(run.stderr).toMatch(/cannot write .*: (ENOTDIR|ENOENT)/);
     }
