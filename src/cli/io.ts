@@ -28,3 +28,26 @@ export function writeFully(stream: Writable, text: string): Promise<void> {
     stream.write(text, (error) => (error ? reject(error) : resolve()));
   });
 }
+
+/**
+ * Resolves once `out` has handed everything written to it to the OS — the last answers of a
+ * session must not be cut by the exit that follows — or after `waitMs`, for a host that stopped
+ * reading (`limits.closeTimeoutMs`), or when the stream fails or closes.
+ */
+export async function outputTaken(out: Writable, waitMs: number): Promise<void> {
+  if (out.writableLength === 0 || out.destroyed) return;
+  await new Promise<void>((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      clearInterval(poll);
+      out.off("error", done).off("close", done);
+      resolve();
+    };
+    const timer = setTimeout(done, waitMs);
+    // No 'drain' comes for writes the stream took without asking to wait: its queue is watched.
+    const poll = setInterval(() => {
+      if (out.writableLength === 0 || out.destroyed) done();
+    }, 5);
+    out.on("error", done).on("close", done);
+  });
+}

@@ -12,7 +12,7 @@ import { createUpstreamFactory } from "../../proxy/upstreamFactory.js";
 import { StdioHostTransport } from "../../transports/host/stdioHost.js";
 import { parseCommandArgs } from "../args.js";
 import { EXIT, type ExitCode } from "../exitCodes.js";
-import { writeFully, type CliIo } from "../io.js";
+import { outputTaken, writeFully, type CliIo } from "../io.js";
 import { createObservers, OBSERVE_HELP, OBSERVE_OPTIONS } from "../observers.js";
 import { onReloadSignal, shutdownSignals, type ShutdownSignals } from "../signals.js";
 import { SELECTOR_HELP, SELECTOR_OPTIONS, selectUpstream } from "../upstreamSelector.js";
@@ -235,6 +235,7 @@ async function runSession(
       await answerUnheardHost(unheard, why, selected.config.limits.closeTimeoutMs);
     }
   }
+  await outputTaken(io.stdout, selected.config.limits.closeTimeoutMs);
   await observers.close();
   return reason === "host closed" || reason === "signal" ? EXIT.OK : EXIT.FAILURE;
 }
