@@ -144,13 +144,26 @@ export class StatelessPool {
 
   /**
    * The server's config changed: the upstreams running now were started from the old one. New
-   * POSTs go to upstreams started from now on; an old one serves what it has, answers a host's
-   * late reply to what it asked, and ends once idle for `idleMs`, as any upstream of the pool
-   * does (ending it at once would take the pool's pages of cut results with it, when it was the
-   * pool's last upstream).
+   * POSTs go to upstreams started from now on; an old one serves what it has and answers a
+   * host's late reply to what it asked, then ends as soon as it is idle while a new one serves
+   * (so repeated changes under load do not pile old upstreams up), else once idle for `idleMs`,
+   * as any upstream of the pool (the pool's pages of cut results go with its last upstream).
    */
   retireUpstreams(why: string): void {
     for (const lane of this.lanes) lane.retired = why;
+  }
+
+  /** Whether an upstream started from the current config runs (or starts). */
+  private serves(): boolean {
+    for (const lane of this.lanes) if (!lane.closing && lane.retired === undefined) return true;
+    return false;
+  }
+
+  /** Ends the retired upstreams with nothing left to do, now that a new one serves. */
+  private endIdleRetired(): void {
+    for (const lane of this.lanes)
+      if (lane.retired !== undefined && lane.posts === 0 && lane.inFlight.size === 0 && lane.asked.size === 0)
+        void this.endLane(lane, lane.retired);
   }
 
   /**
@@ -229,6 +242,7 @@ export class StatelessPool {
           upstream: upstream.id,
           upstreams: this.lanes.size,
         });
+        this.endIdleRetired();
         return upstream;
       },
       (error: unknown) => {
@@ -500,6 +514,10 @@ export class StatelessPool {
 
   private armIdle(lane: Lane): void {
     if (lane.closing) return;
+    if (lane.retired !== undefined && lane.asked.size === 0 && this.serves()) {
+      void this.endLane(lane, lane.retired);
+      return;
+    }
     if (lane.idle !== undefined) clearTimeout(lane.idle);
     lane.idle = setTimeout(() => {
       if (lane.posts === 0 && lane.inFlight.size === 0) void this.endLane(lane, `idle for ${this.options.idleMs} ms`);

@@ -100,6 +100,30 @@ describe("SIGHUP", () => {
     }
   });
 
+  it("an old pooled upstream ends as soon as it is idle once a new one serves: changes under load do not pile them up", async () => {
+    const config = (tag: string) => ({
+      mcpServers: { fx: { command: process.execPath, args: [FAULT_SERVER], env: { RELOAD_TAG: tag } } },
+      limits: { sessionIdleMs: 600_000 },
+    });
+    const serve = await serveConfig(config("v0"));
+    try {
+      const url = `${serve.url}/mcp/fx`;
+      let previous = await upstreamEnv(url);
+      for (let change = 1; change <= 3; change++) {
+        writeFileSync(serve.configFile, JSON.stringify(config(`v${change}`)));
+        serve.child.kill("SIGHUP");
+        await reloadRecord(serve, change);
+        const next = await upstreamEnv(url);
+        expect(next.tag).toBe(`v${change}`);
+        // Not after sessionIdleMs (ten minutes here): now.
+        expect(await untilGone(previous.pid, 5000)).toBe(true);
+        previous = next;
+      }
+    } finally {
+      await serve.stop();
+    }
+  });
+
   it("a changed server env reaches stateless requests at once: the old pooled upstream finishes its request, ends when idle", async () => {
     const config = (tag: string) => ({
       mcpServers: { fx: { command: process.execPath, args: [FAULT_SERVER], env: { RELOAD_TAG: tag } } },
