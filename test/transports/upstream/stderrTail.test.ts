@@ -56,6 +56,21 @@ Node.js v20.20.2`;
     expect(tailOf(multiline).telling?.line).toBe("Error: config is invalid:");
   });
 
+  it("an old error line the server logged before going on is not blamed for the crash", () => {
+    const crash = `Error: could not reach telemetry endpoint (ignored)
+server ready
+/srv/crash.mjs:3
+setTimeout(()=>{throw "DATABASE_URL is not set"},50);
+                ^
+DATABASE_URL is not set
+(Use \`node --trace-uncaught ...\` to show where the exception was thrown)
+
+Node.js v20.20.2`;
+    expect(tailOf(crash).telling?.line).not.toContain("telemetry");
+    const plugins = "Error: optional plugin missing\n- search\n- fetch\nNode.js v20.20.2";
+    expect(tailOf(plugins).telling?.line).toBe("Node.js v20.20.2");
+  });
+
   it("a server that went on logging after an error: its last line", () => {
     expect(tailOf("Error: retrying\nconnected\nshutting down: SIGTERM").telling).toEqual({
       line: "shutting down: SIGTERM",
