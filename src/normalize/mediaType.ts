@@ -70,25 +70,21 @@ function parseFresh(input: string): MediaType | null {
 
 /** Splits a parameter list on `;`, leaving semicolons inside quoted strings alone. */
 function splitParams(text: string): string[] {
+  // Cut at each `;` outside quotes; the parts are slices (built a character at a time, a long
+  // value became a string of millions of one-character pieces).
   const parts: string[] = [];
-  let current = "";
+  let start = 0;
   let quoted = false;
   for (let i = 0; i < text.length; i++) {
-    const ch = text[i]!;
-    if (quoted && ch === "\\" && i + 1 < text.length) {
-      current += ch + text[i + 1];
-      i++;
-      continue;
-    }
-    if (ch === '"') quoted = !quoted;
-    if (ch === ";" && !quoted) {
-      parts.push(current);
-      current = "";
-    } else {
-      current += ch;
+    const c = text.charCodeAt(i);
+    if (quoted && c === 0x5c) i++; // a quoted pair: the next character is taken as it is
+    else if (c === 0x22) quoted = !quoted;
+    else if (c === 0x3b && !quoted) {
+      parts.push(text.slice(start, i));
+      start = i + 1;
     }
   }
-  parts.push(current);
+  parts.push(text.slice(start));
   return parts;
 }
 
