@@ -139,3 +139,14 @@ describe("cutting a tool result and serving the rest", () => {
     expect(budget.usedBytes).toBe(0);
   });
 });
+
+describe("the spill budget and many tiny spills", () => {
+  it("counts each spill's own cost: a MiB holds about a thousand one-character spills, not a million", () => {
+    const store = new SpillStore(new SpillBudget(1 << 20, 60_000));
+    let held = 0;
+    while (held < 1_000_000 && store.add("x", [0, 1]) !== null) held++;
+    expect(held).toBeGreaterThan(900);
+    expect(held).toBeLessThan(1100);
+    store.close();
+  });
+});

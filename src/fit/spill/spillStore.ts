@@ -31,6 +31,9 @@ export type PageRead =
     }
   | { readonly ok: false; readonly why: "expired" | "unknown" };
 
+/** What one spill costs beyond its text, as the budget counts it. */
+export const SPILL_OVERHEAD_BYTES = 1024;
+
 export class SpillStore implements SpillHolder {
   private readonly spills = new Map<string, Spill>();
   private readonly expired = new Set<string>();
@@ -40,13 +43,16 @@ export class SpillStore implements SpillHolder {
 
   /**
    * Holds `text` with pages at `bounds` (character indices from 0 to text.length); the id, or
-   * null when the memory budget has no room for it. The budget counts the bytes held.
+   * null when the memory budget has no room for it. The budget counts the bytes held, and a fixed
+   * share for each spill.
    */
   add(text: string, bounds: readonly number[]): string | null {
     if (this.closed) return null;
     // biome-ignore lint/suspicious/noControlCharactersInRegex: the class is "anything above Latin-1", from U+0000 on.
     const encoding = /[^\u0000-\u00ff]/.test(text) ? "utf16le" : "latin1";
-    const size = encoding === "latin1" ? text.length : text.length * 2;
+    // Each spill also costs what holds it (its entry, id, page bounds, the budget's record): counted,
+    // so thousands of one-character spills cannot hold far more than the budget says.
+    const size = (encoding === "latin1" ? text.length : text.length * 2) + SPILL_OVERHEAD_BYTES + bounds.length * 8;
     const id = newSpillId();
     const reserved = this.budget.reserve(this, id, size);
     if (reserved === null) return null;
