@@ -21,16 +21,25 @@ export interface FdLineOutput {
 const RETRY_MS = 20;
 /** How long `flushSync` sleeps between tries on a full pipe, in ms. */
 const FLUSH_SLEEP_MS = 5;
+/**
+ * Most text kept waiting for a reader that does not read: past it new lines are dropped and
+ * counted (a line saying how many is written once the reader takes text again), so a server
+ * that makes the proxy log on every junk line cannot grow it without end.
+ */
+export const LOG_BACKLOG_BYTES = 16 * 1024 * 1024;
 
 export function fdLineOutput(fd: number, onError: (error: Error) => void): FdLineOutput {
   /** Text a full pipe did not take yet, oldest first (the first may be the rest of a partial write). */
   const waiting: Buffer[] = [];
+  let waitingBytes = 0;
+  let dropped = 0;
   let retry: NodeJS.Timeout | undefined;
   let failed = false;
 
   const fail = (error: Error): void => {
     failed = true;
     waiting.length = 0;
+    waitingBytes = 0;
     if (retry !== undefined) clearTimeout(retry);
     onError(error);
   };
@@ -47,10 +56,26 @@ export function fdLineOutput(fd: number, onError: (error: Error) => void): FdLin
         fail(error as Error);
         return true;
       }
+      waitingBytes -= written;
       if (written < head.length) waiting[0] = head.subarray(written);
       else waiting.shift();
+      if (dropped > 0 && waiting.length === 0) {
+        const note = {
+          level: "warn",
+          time: new Date().toISOString(),
+          msg: "log lines dropped: stderr was not read",
+          dropped,
+        };
+        dropped = 0;
+        queue(Buffer.from(`${JSON.stringify(note)}\n`));
+      }
     }
     return true;
+  };
+
+  const queue = (text: Buffer): void => {
+    waiting.push(text);
+    waitingBytes += text.length;
   };
 
   const retryLater = (): void => {
@@ -66,7 +91,11 @@ export function fdLineOutput(fd: number, onError: (error: Error) => void): FdLin
   return {
     put(text) {
       if (failed) return;
-      waiting.push(Buffer.from(text));
+      if (waitingBytes > LOG_BACKLOG_BYTES) {
+        dropped += text.split("\n").length - 1 || 1;
+        return;
+      }
+      queue(Buffer.from(text));
       // Behind text that already waits: order is kept, the retry writes it.
       if (waiting.length > 1) return;
       if (!writeWaiting()) retryLater();
