@@ -27,6 +27,22 @@ async function reloadRecord(serve: ServeProcess, n: number): Promise<Record<stri
   }
 }
 
+/** Writes `config` over the running one, sends SIGHUP, and gives the n-th reload record. */
+async function reload(
+  serve: ServeProcess & { configFile: string },
+  config: Record<string, unknown>,
+  n: number,
+): Promise<Record<string, unknown>> {
+  writeFileSync(serve.configFile, JSON.stringify(config));
+  serve.child.kill("SIGHUP");
+  return reloadRecord(serve, n);
+}
+
+/** One stdio server whose env carries `tag` (what each reload changes), with `limits`. */
+function taggedConfig(tag: string, limits: Record<string, number>): Record<string, unknown> {
+  return { mcpServers: { fx: { command: process.execPath, args: [FAULT_SERVER], env: { RELOAD_TAG: tag } } }, limits };
+}
+
 function statelessCall(url: string, name: string, args: Record<string, unknown> = {}, token?: string) {
   return post(
     url,
@@ -82,16 +98,11 @@ describe("SIGHUP", () => {
   });
 
   it("an idle pooled upstream of a changed server is not ended at once (its pool's pages and late replies go with it)", async () => {
-    const config = (tag: string) => ({
-      mcpServers: { fx: { command: process.execPath, args: [FAULT_SERVER], env: { RELOAD_TAG: tag } } },
-      limits: { sessionIdleMs: 1500 },
-    });
+    const config = (tag: string) => taggedConfig(tag, { sessionIdleMs: 1500 });
     const serve = await serveConfig(config("v1"));
     try {
       const before = await upstreamEnv(`${serve.url}/mcp/fx`);
-      writeFileSync(serve.configFile, JSON.stringify(config("v2")));
-      serve.child.kill("SIGHUP");
-      await reloadRecord(serve, 1);
+      await reload(serve, config("v2"), 1);
       await new Promise((resolve) => setTimeout(resolve, 300));
       expect(processGone(before.pid)).toBe(false);
       expect(await untilGone(before.pid, 10_000)).toBe(true);
@@ -101,18 +112,13 @@ describe("SIGHUP", () => {
   });
 
   it("an old pooled upstream ends as soon as it is idle once a new one serves: changes under load do not pile them up", async () => {
-    const config = (tag: string) => ({
-      mcpServers: { fx: { command: process.execPath, args: [FAULT_SERVER], env: { RELOAD_TAG: tag } } },
-      limits: { sessionIdleMs: 600_000 },
-    });
+    const config = (tag: string) => taggedConfig(tag, { sessionIdleMs: 600_000 });
     const serve = await serveConfig(config("v0"));
     try {
       const url = `${serve.url}/mcp/fx`;
       let previous = await upstreamEnv(url);
       for (let change = 1; change <= 3; change++) {
-        writeFileSync(serve.configFile, JSON.stringify(config(`v${change}`)));
-        serve.child.kill("SIGHUP");
-        await reloadRecord(serve, change);
+        await reload(serve, config(`v${change}`), change);
         const next = await upstreamEnv(url);
         expect(next.tag).toBe(`v${change}`);
         // Not after sessionIdleMs (ten minutes here): now.
@@ -125,10 +131,7 @@ describe("SIGHUP", () => {
   });
 
   it("a changed server env reaches stateless requests at once: the old pooled upstream finishes its request, ends when idle", async () => {
-    const config = (tag: string) => ({
-      mcpServers: { fx: { command: process.execPath, args: [FAULT_SERVER], env: { RELOAD_TAG: tag } } },
-      limits: { statelessPoolSize: 2, sessionIdleMs: 1500 },
-    });
+    const config = (tag: string) => taggedConfig(tag, { statelessPoolSize: 2, sessionIdleMs: 1500 });
     const serve = await serveConfig(config("v1"));
     try {
       const url = `${serve.url}/mcp/fx`;
@@ -137,9 +140,7 @@ describe("SIGHUP", () => {
       const sleeping = statelessCall(url, "sleep", { ms: 700 });
       await new Promise((resolve) => setTimeout(resolve, 200));
 
-      writeFileSync(serve.configFile, JSON.stringify(config("v2")));
-      serve.child.kill("SIGHUP");
-      expect(await reloadRecord(serve, 1)).toMatchObject({ changed: ["fx"] });
+      expect(await reload(serve, config("v2"), 1)).toMatchObject({ changed: ["fx"] });
       for (let i = 0; i < 3; i++) {
         const after = await upstreamEnv(url);
         expect(after.tag).toBe("v2");
