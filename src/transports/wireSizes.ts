@@ -17,7 +17,7 @@ import { JsonSpans } from "../wire/jsonPathSpan.js";
 import type { Span } from "../wire/jsonText.js";
 import { messageText } from "./wireJson.js";
 import { arrivedAsStringified, rememberOrigin } from "./wireOrigin.js";
-import { rememberWireText, wireSkeletonOf, wireTextOf } from "./wireText.js";
+import { rememberWireText, wireTextOf } from "./wireText.js";
 
 /** `changes` measured on the wire; `original` arrived as text, `sent` is what goes on (maybe `original`). */
 export function measuredOnWire(
@@ -31,7 +31,8 @@ export function measuredOnWire(
   let output: JsonSpans | undefined;
   let serialized = false;
   const outputSpans = (): JsonSpans | undefined => {
-    if (serialized || sent === original || wireSkeletonOf(sent) !== undefined) return output;
+    // `sent` is the original, or rebuilt from it (never a message read as a skeleton of raw strings).
+    if (serialized || sent === original) return output;
     serialized = true;
     try {
       // Its untouched parts go out as the text they came in (wireOrigin.ts), as the transport would write them.

@@ -32,7 +32,7 @@ export type PageRead =
   | { readonly ok: false; readonly why: "expired" | "unknown" };
 
 /** What one spill costs beyond its text, as the budget counts it. */
-export const SPILL_OVERHEAD_BYTES = 1024;
+const SPILL_OVERHEAD_BYTES = 1024;
 
 export class SpillStore implements SpillHolder {
   private readonly spills = new Map<string, Spill>();
