@@ -13,7 +13,8 @@
  * `JSON.stringify` would not write the original back as it came (most servers write exactly that
  * text: then the rebuilt message is serialized as it is, and its shared parts come out the same).
  */
-import { itemSpans, memberSpans, skipSpace, type Span } from "../wire/jsonText.js";
+import { containerEnds } from "../wire/containerEnds.js";
+import { type ContainerEndOf, itemSpans, memberSpans, skipSpace, type Span } from "../wire/jsonText.js";
 import { RAW_MARK, RawJsonValue } from "../wire/rawJson.js";
 import { wireSkeletonOf, wireTextOf } from "./wireText.js";
 
@@ -40,7 +41,7 @@ export function withOriginText(message: unknown): unknown {
   // A big message read with its payloads as bytes: the text around them, stand-ins where they were.
   const text = plain ?? wireSkeletonOf(origin)?.text;
   if (text === undefined) return undefined;
-  return substitute(message, origin, { text, standIns: plain === undefined }, skipSpace(text, 0));
+  return substitute(message, origin, new Source(text, plain === undefined), skipSpace(text, 0));
 }
 
 /** Whether each origin's text is what `JSON.stringify` writes for it, once worked out. */
@@ -63,10 +64,46 @@ export function arrivedAsStringified(message: object): boolean | undefined {
   return CANONICAL.get(message);
 }
 
-/** The text walked: the origin's, and whether it holds raw strings' stand-ins (a skeleton). */
-interface Source {
-  readonly text: string;
-  readonly standIns: boolean;
+/**
+ * The text walked: the origin's, and whether it holds raw strings' stand-ins (a skeleton). Where
+ * its containers end and where its stand-ins are is worked out once, on first need: the walk
+ * goes level by level and must not scan what lies below a level again at each one.
+ */
+class Source {
+  #endOf: ContainerEndOf | undefined;
+  #standIns: number[] | undefined;
+
+  constructor(
+    readonly text: string,
+    readonly standIns: boolean,
+  ) {}
+
+  get endOf(): ContainerEndOf {
+    this.#endOf ??= containerEnds(this.text);
+    return this.#endOf;
+  }
+
+  /** Whether the text at `span` holds a raw string's stand-in. */
+  holdsStandIn(span: Span): boolean {
+    if (!this.standIns) return false;
+    this.#standIns ??= indexesOf(this.text, RAW_MARK);
+    const at = this.#standIns;
+    let low = 0;
+    let high = at.length;
+    while (low < high) {
+      const mid = (low + high) >>> 1;
+      if (at[mid]! < span.start) low = mid + 1;
+      else high = mid;
+    }
+    return low < at.length && at[low]! < span.end;
+  }
+}
+
+/** Where `needle` stands in `text`, in order. */
+function indexesOf(text: string, needle: string): number[] {
+  const found: number[] = [];
+  for (let at = text.indexOf(needle); at !== -1; at = text.indexOf(needle, at + needle.length)) found.push(at);
+  return found;
 }
 
 /** A plain object or array: what `JSON.parse` builds (a value with its own `toJSON` is written as it is). */
@@ -88,7 +125,7 @@ function substitute(next: unknown, prev: unknown, source: Source, start: number)
   const { text } = source;
   const open = text.charCodeAt(start);
   if (Array.isArray(next) && Array.isArray(prev) && open === 0x5b) {
-    const spans = itemSpans(text, start);
+    const spans = itemSpans(text, start, source.endOf);
     const shared = sharedContainers(prev, spans);
     const inNext = new Set(next.filter(isPlain));
     const aligned =
@@ -110,7 +147,7 @@ function substitute(next: unknown, prev: unknown, source: Source, start: number)
     });
   }
   if (isPlain(next) && !Array.isArray(next) && isPlain(prev) && !Array.isArray(prev) && open === 0x7b) {
-    const spans = memberSpans(text, start);
+    const spans = memberSpans(text, start, source.endOf);
     const prevObject = prev as Record<string, unknown>;
     const shared = new Map<unknown, Span>();
     for (const [key, span] of spans)
@@ -181,10 +218,9 @@ function slot(
   if (isPlain(value)) {
     const own = shared.get(value);
     if (own !== undefined) {
-      const written = text.slice(own.start, own.end);
       // Holding a raw string's stand-in: walked into, so the raw string itself is written.
-      if (source.standIns && written.includes(RAW_MARK)) return substitute(value, value, source, own.start);
-      return new RawJsonValue(written);
+      if (source.holdsStandIn(own)) return substitute(value, value, source, own.start);
+      return new RawJsonValue(text.slice(own.start, own.end));
     }
     if (span !== undefined && isPlain(prev) && !inNext.has(prev)) return substitute(value, prev, source, span.start);
     return value;

@@ -31,11 +31,15 @@ export function stringEnd(text: string, at: number): number {
   }
 }
 
-/** Just past the JSON value that starts at `at`. */
-export function valueEnd(text: string, at: number): number {
+/** Just past the object or array that opens at an index (containerEnds.ts finds them all at once). */
+export type ContainerEndOf = (open: number) => number;
+
+/** Just past the JSON value that starts at `at`; `endOf`, when given, says where containers end. */
+export function valueEnd(text: string, at: number, endOf?: ContainerEndOf): number {
   const c = text.charCodeAt(at);
   if (c === 0x22) return stringEnd(text, at);
   if (c === 0x7b || c === 0x5b) {
+    if (endOf !== undefined) return endOf(at);
     let depth = 0;
     for (let i = at; i < text.length; i++) {
       const d = text.charCodeAt(i);
@@ -61,7 +65,7 @@ export interface Span {
 }
 
 /** Spans of an object's member values, by name (the last of a name, as `JSON.parse` keeps). */
-export function memberSpans(text: string, open: number): Map<string, Span> {
+export function memberSpans(text: string, open: number, endOf?: ContainerEndOf): Map<string, Span> {
   const spans = new Map<string, Span>();
   let at = skipSpace(text, open + 1);
   if (text.charCodeAt(at) === 0x7d) return spans;
@@ -69,7 +73,7 @@ export function memberSpans(text: string, open: number): Map<string, Span> {
     const keyEnd = stringEnd(text, at);
     const key = JSON.parse(text.slice(at, keyEnd)) as string;
     const start = skipSpace(text, skipSpace(text, keyEnd) + 1); // past the colon
-    const end = valueEnd(text, start);
+    const end = valueEnd(text, start, endOf);
     spans.set(key, { start, end });
     at = skipSpace(text, end);
     if (text.charCodeAt(at) !== 0x2c) return spans;
@@ -78,12 +82,12 @@ export function memberSpans(text: string, open: number): Map<string, Span> {
 }
 
 /** Spans of an array's items, in order. */
-export function itemSpans(text: string, open: number): Span[] {
+export function itemSpans(text: string, open: number, endOf?: ContainerEndOf): Span[] {
   const spans: Span[] = [];
   let at = skipSpace(text, open + 1);
   if (text.charCodeAt(at) === 0x5d) return spans;
   for (;;) {
-    const end = valueEnd(text, at);
+    const end = valueEnd(text, at, endOf);
     spans.push({ start: at, end });
     at = skipSpace(text, end);
     if (text.charCodeAt(at) !== 0x2c) return spans;

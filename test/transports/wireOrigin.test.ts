@@ -151,6 +151,33 @@ describe("a big message read with its payloads as bytes, then rebuilt", () => {
         `{"type":"text","text":"${payload}","_meta":{"n":1.10}}],"structuredContent":${STRUCTURED}}}`,
     );
   });
+
+  it("nested hundreds deep: rebuilt in time of the order of parsing it, not of depth × size", () => {
+    // Each level holds 30 KB of small tokens; the payload, read as bytes, sits at the bottom.
+    let deep = `{"text":"${"y".repeat(5000)}","n":1.10}`;
+    for (let i = 0; i < 300; i++) deep = `{"f":[${"1,".repeat(15_000)}1],"n":1.10,"d":${deep}}`;
+    const line = `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"old"}],"structuredContent":${deep}}}`;
+    let parseMs = Number.POSITIVE_INFINITY;
+    let rebuildMs = Number.POSITIVE_INFINITY;
+    let out = "";
+    for (let round = 0; round < 3; round++) {
+      const parseStart = performance.now();
+      JSON.parse(line);
+      parseMs = Math.min(parseMs, performance.now() - parseStart);
+      const original = parseJsonMessage(Buffer.from(line), 1024)?.message as Obj;
+      const rebuilt = {
+        ...original,
+        result: { ...(original.result as Obj), content: [{ type: "text", text: "new" }] },
+      };
+      rememberOrigin(rebuilt, original);
+      const rebuildStart = performance.now();
+      out = messageText(rebuilt);
+      rebuildMs = Math.min(rebuildMs, performance.now() - rebuildStart);
+    }
+    expect(out).toBe(line.replace('"text":"old"', '"text":"new"'));
+    // Walking each level's subtree again at every level took dozens of times as long as parsing.
+    expect(rebuildMs).toBeLessThan(parseMs * 8);
+  });
 });
 
 describe("a big message read with its payloads as bytes, forwarded untouched", () => {

@@ -1,7 +1,8 @@
 /** Walking JSON text (src/wire/jsonText.ts, jsonPathSpan.ts): string and value ends, paths to spans. */
 import { describe, expect, it } from "vitest";
+import { containerEnds } from "../../src/wire/containerEnds.js";
 import { JsonSpans } from "../../src/wire/jsonPathSpan.js";
-import { stringEnd, valueEnd } from "../../src/wire/jsonText.js";
+import { itemSpans, memberSpans, stringEnd, valueEnd } from "../../src/wire/jsonText.js";
 
 describe("stringEnd", () => {
   it("ends at the first quote not escaped by an odd run of backslashes", () => {
@@ -34,6 +35,49 @@ describe("stringEnd", () => {
       const start = text.indexOf(":") + 1;
       expect(text.slice(start, stringEnd(text, start))).toBe(JSON.stringify(value));
       expect(valueEnd(text, 0)).toBe(text.length);
+    }
+  });
+});
+
+describe("containerEnds", () => {
+  it("finds where every object and array ends, as valueEnd does, brackets and quotes in strings aside", () => {
+    const value = { a: [1, { b: ']}\\"' }, [[]], "[{"], c: {}, d: { e: [{ f: "\\\\" }, "}"] }, g: '{\\"[' };
+    const text = ` ${JSON.stringify(value)} `;
+    const endOf = containerEnds(text);
+    let opens = 0;
+    for (let i = 0; i < text.length; i++) {
+      const c = text[i];
+      if (c === '"') i = stringEnd(text, i) - 1;
+      else if (c === "{" || c === "[") {
+        opens++;
+        expect(endOf(i), `at ${i}`).toBe(valueEnd(text, i));
+      }
+    }
+    expect(opens).toBe(9);
+    expect(memberSpans(text, 1, endOf)).toEqual(memberSpans(text, 1));
+    expect(itemSpans(text, text.indexOf("["), endOf)).toEqual(itemSpans(text, text.indexOf("[")));
+  });
+
+  it("agrees with valueEnd over many generated values", () => {
+    let seed = 11;
+    const next = (n: number): number => {
+      seed = (seed * 1103515245 + 12345) >>> 0;
+      return seed % n;
+    };
+    const value = (depth: number): unknown => {
+      const kind = depth > 6 ? 2 + next(2) : next(4);
+      if (kind === 0) return Array.from({ length: next(4) }, () => value(depth + 1));
+      if (kind === 1)
+        return Object.fromEntries(Array.from({ length: next(4) }, (_, i) => [`k${i}]{`, value(depth + 1)]));
+      return kind === 2 ? '\\"[{'.slice(next(5)) : next(1000);
+    };
+    for (let n = 0; n < 300; n++) {
+      const text = JSON.stringify(value(0));
+      const endOf = containerEnds(text);
+      for (let i = 0; i < text.length; i++) {
+        if (text[i] === '"') i = stringEnd(text, i) - 1;
+        else if (text[i] === "{" || text[i] === "[") expect(endOf(i)).toBe(valueEnd(text, i));
+      }
     }
   });
 });
