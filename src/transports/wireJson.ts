@@ -30,11 +30,32 @@ export function encodeWire(message: unknown): WireJson {
   // Read with its long literals as bytes: the text around them as it came, the literals spliced in.
   const skeleton = wireSkeletonOf(message);
   if (skeleton !== undefined) return splicePieces(skeleton.text, skeleton.raws);
+  // A batch made anew (what was left of one once refused items were taken out): each item as it came.
+  if (Array.isArray(message)) return encodeBatch(message);
   // Rebuilt from a message that came as text: what it did not change goes out as that text.
   const { text, raws } = stringifyWithRaw(withOriginText(message) ?? message);
   if (raws.length === 0) return text;
   if (raws.every((raw) => raw instanceof RawJsonValue)) return spliceText(text, raws as RawJsonValue[]);
   return splicePieces(text, raws);
+}
+
+/** A JSON array of each item's own wire form; one string unless an item is in pieces. */
+function encodeBatch(items: readonly unknown[]): WireJson {
+  const wires = items.map((item) => encodeWire(item === undefined ? null : item));
+  if (wires.every((wire) => typeof wire === "string")) return `[${wires.join(",")}]`;
+  const parts: Buffer[] = [];
+  let total = 0;
+  const add = (piece: Buffer): void => {
+    parts.push(piece);
+    total += piece.length;
+  };
+  wires.forEach((wire, i) => {
+    add(Buffer.from(i === 0 ? "[" : ",", "latin1"));
+    if (typeof wire === "string") add(Buffer.from(wire, "utf8"));
+    else for (const part of wire.parts) add(part);
+  });
+  add(Buffer.from("]", "latin1"));
+  return new WirePieces(parts, total);
 }
 
 /** `text` with each stand-in replaced by its raw value's bytes, as pieces (never joined into one string). */

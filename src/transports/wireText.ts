@@ -7,22 +7,21 @@
  * Kept per parsed object (a WeakMap: it goes with the message). A line break between tokens (a
  * pretty-printed WebSocket frame or HTTP body) is JSON whitespace — JSON text has no raw CR or LF
  * anywhere else — so it is kept as a space: the text then fits one stdio line or one SSE `data:`
- * field, every value still written as it came. Not kept for nesting deeper than `JSON.stringify`
- * could have written (it throws on a message nested a few thousand levels deep, and such a
- * message must still get the error answer it always got). Sound because the proxy never changes
+ * field, every value still written as it came. Kept however deep the message nests: written
+ * again, a message nested past a few hundred levels would lose what `JSON.parse` cannot carry,
+ * and past a few thousand `JSON.stringify` refuses it (what the proxy does not change it
+ * forwards). The items of a batch keep theirs too: a batch is split into its messages, or
+ * forwarded without the ones refused, and each goes out as written. Sound because the proxy never changes
  * a message in place: the engine and the stateless pool build new objects, which have no text
  * here (what they share with the message they came from keeps its text: wireOrigin.ts).
  */
-import { nestsAtMost } from "../wire/jsonText.js";
-import type { RawJsonString } from "../wire/rawJson.js";
+import { itemSpans, skipSpace } from "../wire/jsonText.js";
+import { RAW_MARK, type RawJsonString } from "../wire/rawJson.js";
 
 const TEXT = new WeakMap<object, string>();
 
 const LINE_BREAK = /[\r\n]/;
 const LINE_BREAKS = /[\r\n]/g;
-
-/** Deepest nesting kept: far inside what `JSON.stringify` handles. */
-const MAX_DEPTH = 512;
 
 /** Valid JSON text on one line: its line breaks, all between tokens, as spaces. */
 function oneLine(text: string): string {
@@ -32,8 +31,19 @@ function oneLine(text: string): string {
 /** Records `text` as the wire form of `value` (just parsed from it: valid JSON). */
 export function rememberWireText(value: unknown, text: string): void {
   if (typeof value !== "object" || value === null) return;
-  if (!nestsAtMost(text, MAX_DEPTH)) return;
-  TEXT.set(value, oneLine(text));
+  const line = oneLine(text);
+  TEXT.set(value, line);
+  if (Array.isArray(value)) rememberItems(value, line);
+}
+
+/** Each item of a batch with its own text. */
+function rememberItems(batch: readonly unknown[], text: string): void {
+  const spans = itemSpans(text, skipSpace(text, 0));
+  batch.forEach((item, i) => {
+    const span = spans[i];
+    if (span !== undefined && typeof item === "object" && item !== null)
+      TEXT.set(item, text.slice(span.start, span.end));
+  });
 }
 
 /**
@@ -51,8 +61,34 @@ const SKELETON = new WeakMap<object, WireSkeleton>();
 /** Records the skeleton `value` was parsed from (the stand-ins already swapped for `raws`). */
 export function rememberWireSkeleton(value: unknown, text: string, raws: readonly RawJsonString[]): void {
   if (typeof value !== "object" || value === null) return;
-  if (!nestsAtMost(text, MAX_DEPTH)) return;
-  SKELETON.set(value, { text: oneLine(text), raws });
+  const line = oneLine(text);
+  SKELETON.set(value, { text: line, raws });
+  if (Array.isArray(value)) rememberSkeletonItems(value, line, raws);
+}
+
+/** Each item of a big batch with its own text, or its own skeleton: its stand-ins numbered from 0. */
+function rememberSkeletonItems(batch: readonly unknown[], text: string, raws: readonly RawJsonString[]): void {
+  const spans = itemSpans(text, skipSpace(text, 0));
+  let next = 0;
+  batch.forEach((item, i) => {
+    const span = spans[i];
+    if (span === undefined || typeof item !== "object" || item === null) return;
+    const written = text.slice(span.start, span.end);
+    const first = next;
+    let own = "";
+    let from = 0;
+    // Stand-ins are numbered in the order they stand in the text: this item's come next.
+    for (;;) {
+      const standIn = `"${RAW_MARK}${next}"`;
+      const at = written.indexOf(standIn, from);
+      if (at === -1) break;
+      own += `${written.slice(from, at)}"${RAW_MARK}${next - first}"`;
+      from = at + standIn.length;
+      next++;
+    }
+    if (next === first) TEXT.set(item, written);
+    else SKELETON.set(item, { text: own + written.slice(from), raws: raws.slice(first, next) });
+  });
 }
 
 /** The skeleton `message` was read from, when it is forwarded as it was parsed. */

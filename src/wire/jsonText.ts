@@ -95,24 +95,6 @@ export function itemSpans(text: string, open: number, endOf?: ContainerEndOf): S
   }
 }
 
-/** True when `text` nests no deeper than `max`. Brackets inside strings do not count. */
-export function nestsAtMost(text: string, max: number): boolean {
-  // Few brackets in all: no need to look closer (nearly every message).
-  let brackets = 0;
-  for (let at = text.indexOf("{"); at !== -1 && brackets <= max; at = text.indexOf("{", at + 1)) brackets++;
-  for (let at = text.indexOf("["); at !== -1 && brackets <= max; at = text.indexOf("[", at + 1)) brackets++;
-  if (brackets <= max) return true;
-  let depth = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 0x22) i = stringEnd(text, i) - 1;
-    else if (c === 0x7b || c === 0x5b) {
-      if (++depth > max) return false;
-    } else if (c === 0x7d || c === 0x5d) depth--;
-  }
-  return true;
-}
-
 /**
  * `text` laid out as `JSON.stringify(value, null, indent)` lays out what it writes: each member
  * and item on its own line, `": "` after names, empty containers as `{}` and `[]`; with `indent`

@@ -99,13 +99,13 @@ describe("/mcp: bad input from the host", () => {
     expect(JSON.stringify(r.messages)).toMatch(/maxBodyBytes|maxMessageBytes/);
   });
 
-  it("100k nested arrays: an error answer, not a crash", async () => {
+  it("100k nested arrays reach the upstream, and its answer comes back", async () => {
     const r = await post(
       url,
       `{"jsonrpc":"2.0","id":"deep","method":"ping","params":{"a":${"[".repeat(100_000)}${"]".repeat(100_000)}}}`,
       bad,
     );
-    expect(JSON.stringify(r.messages)).toMatch(/Maximum call stack size exceeded/);
+    expect(r.messages).toEqual([{ jsonrpc: "2.0", id: "deep", result: {} }]);
   });
 
   it("lone surrogates in a request pass and are answered", async () => {

@@ -194,15 +194,11 @@ describe("stdio: bad input from the host", () => {
     expect((await next((m) => m.id === "after-mid")).result).toEqual({});
   });
 
-  it("100k nested arrays get an error answer (JSON.stringify's RangeError is caught), not a crash", async () => {
+  it("100k nested arrays reach the upstream, and its answer comes back", async () => {
     write(
       `{"jsonrpc":"2.0","id":"deep","method":"ping","params":{"a":${"[".repeat(100_000)}${"]".repeat(100_000)}}}\n`,
     );
-    const answer = await next((m) => m.id === "deep");
-    expect(answer.error).toMatchObject({
-      code: -32001,
-      message: expect.stringMatching(/Maximum call stack size exceeded/),
-    });
+    expect((await next((m) => m.id === "deep")).result).toEqual({});
   });
 
   it("a line starting with a UTF-8 byte order mark is read as the message after it", async () => {

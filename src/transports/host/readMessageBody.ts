@@ -116,7 +116,7 @@ function parseBody(body: Buffer, maxBatch: number): BodyReadResult {
     );
   }
   const batch = Array.isArray(parsed);
-  if (!batch) rememberWireText(parsed, text);
+  rememberWireText(parsed, text);
   const items: unknown[] = batch ? (parsed as unknown[]) : [parsed];
   if (items.length > maxBatch) {
     return failure(
