@@ -469,7 +469,8 @@ export const ConfigSchema = z
           .default(DEFAULT_LIMITS.closeTimeoutMs)
           .describe(
             "a WebSocket host that has not answered the proxy's close frame (session end, shutdown) in this time " +
-              "has its connection cut, so a frozen host cannot hold a shutdown; in stdio, how long the host's " +
+              "has its connection cut, so a frozen host cannot hold a shutdown; so does a refused request still " +
+              "sending its body; in stdio, how long the host's " +
               "first requests are still answered (with why) after an upstream that ended as it started, and how " +
               "long its last answers wait at exit for a host slow to read them",
           ),

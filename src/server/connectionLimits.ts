@@ -90,7 +90,7 @@ export function guardConnections(server: Server, limits: ConnectionLimits, logge
 }
 
 /** A warn line now, then at most one per interval carrying how many happened since. */
-function throttled(
+export function throttled(
   logger: Logger,
   message: string,
   base: Record<string, unknown>,

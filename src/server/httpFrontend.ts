@@ -22,8 +22,9 @@ import {
   type HttpFrontendOptions,
   type ResolvedFrontendOptions,
 } from "./frontendOptions.js";
-import { guardConnections, serverOptions } from "./connectionLimits.js";
+import { guardConnections, serverOptions, throttled } from "./connectionLimits.js";
 import { applyCors } from "./cors.js";
+import { refuse } from "./refuse.js";
 import { bearerOwner, checkRequest, isAuthorized } from "./requestGuard.js";
 import { route } from "./routes.js";
 import { SessionCounter } from "./sessionSlots.js";
@@ -79,8 +80,10 @@ export function createHttpFrontend(options: HttpFrontendOptions): HttpFrontend {
     });
   }
 
+  // Anyone can send refused requests: a line for the first, then one per interval with the count.
+  const refused = throttled(opts.logger, "request refused", {});
   const server = createServer(serverOptions(opts), (req, res) => {
-    handle(req, res, opts, endpoints, slots).catch((error: unknown) => {
+    handle(req, res, opts, endpoints, slots, refused).catch((error: unknown) => {
       opts.logger.error("request failed", { method: req.method, url: req.url?.slice(0, 200), error: String(error) });
       if (!res.headersSent)
         replyJsonRpcError(res, 500, JSONRPC.INTERNAL_ERROR, "Internal error in the proxy's HTTP listener");
@@ -89,7 +92,7 @@ export function createHttpFrontend(options: HttpFrontendOptions): HttpFrontend {
   });
   guardConnections(server, opts, opts.logger);
   server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) =>
-    upgrade(req, socket, head, opts, endpoints, slots),
+    upgrade(req, socket, head, opts, endpoints, slots, refused),
   );
   server.on("clientError", (error: NodeJS.ErrnoException, socket: Duplex) => {
     // Malformed HTTP: answer 400 (408 past headersTimeoutMs / requestBodyTimeoutMs) when the
@@ -161,45 +164,45 @@ async function handle(
   opts: ResolvedFrontendOptions,
   endpoints: Map<string, ServerEndpoints>,
   slots: SessionCounter,
+  refused: (fields: Record<string, unknown>) => void,
 ): Promise<void> {
   const { path, route: target } = route(req.url ?? "/", opts.serverNames);
   const method = req.method ?? "GET";
   const preflight = method === "OPTIONS" && req.headers["access-control-request-method"] !== undefined;
   const refusal = checkRequest(req.headers, opts, path !== "/healthz" && !preflight);
   if (refusal !== null) {
-    opts.logger.warn("request refused", { status: refusal.status, path: path.slice(0, 200), reason: refusal.message });
-    req.resume();
-    replyJsonRpcError(res, refusal.status, refusal.code, refusal.message, refusal.headers);
+    refused({ status: refusal.status, path: path.slice(0, 200), reason: refusal.message });
+    refuse(req, res, opts.closeTimeoutMs, refusal.status, refusal.code, refusal.message, refusal.headers);
     return;
   }
   if (applyCors(req, res, opts)) return;
   if (opensSession(req, target.kind) && !slots.clientMayOpen(clientAddress(req))) {
-    req.resume();
-    replyJsonRpcError(res, 503, JSONRPC.SERVER_ERROR, perClientMessage(opts.maxSessionsPerClient), {
+    refuse(req, res, opts.closeTimeoutMs, 503, JSONRPC.SERVER_ERROR, perClientMessage(opts.maxSessionsPerClient), {
       "retry-after": "1",
     });
     return;
   }
   switch (target.kind) {
     case "healthz":
-      if (method !== "GET" && method !== "HEAD") return notAllowed(req, res, "GET");
+      if (method !== "GET" && method !== "HEAD") return notAllowed(req, res, opts, "GET");
       replyJson(res, 200, await opts.health(isAuthorized(req.headers, opts)));
       return;
     case "metrics":
     case "report":
-      return document(req, res, target.kind === "metrics" ? opts.metrics : opts.report, path);
+      return document(req, res, opts, target.kind === "metrics" ? opts.metrics : opts.report, path);
     case "mcp":
       return endpoints.get(target.server)!.mcp.handle(req, res);
     case "sse":
-      if (method !== "GET") return notAllowed(req, res, "GET");
+      if (method !== "GET") return notAllowed(req, res, opts, "GET");
       return endpoints.get(target.server)!.sse.open(req, res);
     case "messages":
-      if (method !== "POST") return notAllowed(req, res, "POST");
+      if (method !== "POST") return notAllowed(req, res, opts, "POST");
       return endpoints.get(target.server)!.sse.post(req, res, target.sessionId);
     case "ws":
-      req.resume();
-      replyJsonRpcError(
+      refuse(
+        req,
         res,
+        opts.closeTimeoutMs,
         426,
         JSONRPC.SERVER_ERROR,
         "This path speaks WebSocket (subprotocol mcp): send an Upgrade request",
@@ -207,9 +210,10 @@ async function handle(
       );
       return;
     case "unknown":
-      req.resume();
-      replyJsonRpcError(
+      refuse(
+        req,
         res,
+        opts.closeTimeoutMs,
         404,
         JSONRPC.SERVER_ERROR,
         `Not found: ${path.slice(0, 200)} (paths: /mcp/NAME, /sse/NAME, /messages/NAME, /ws/NAME, /healthz, ` +
@@ -222,25 +226,24 @@ async function handle(
 async function document(
   req: IncomingMessage,
   res: ServerResponse,
+  opts: ResolvedFrontendOptions,
   produce: (() => Promise<HttpDocument> | HttpDocument) | undefined,
   path: string,
 ): Promise<void> {
   if (produce === undefined) {
-    req.resume();
-    replyJsonRpcError(res, 404, JSONRPC.SERVER_ERROR, `Not found: ${path} is not enabled on this listener`);
+    const message = `Not found: ${path} is not enabled on this listener`;
+    refuse(req, res, opts.closeTimeoutMs, 404, JSONRPC.SERVER_ERROR, message);
     return;
   }
-  if (req.method !== "GET" && req.method !== "HEAD") return notAllowed(req, res, "GET");
+  if (req.method !== "GET" && req.method !== "HEAD") return notAllowed(req, res, opts, "GET");
   const doc = await produce();
   res.writeHead(200, { "content-type": doc.contentType, "content-length": Buffer.byteLength(doc.body) });
   res.end(req.method === "HEAD" ? undefined : doc.body);
 }
 
-function notAllowed(req: IncomingMessage, res: ServerResponse, allow: string): void {
-  req.resume();
-  replyJsonRpcError(res, 405, JSONRPC.SERVER_ERROR, `Method ${req.method} not allowed here (allowed: ${allow})`, {
-    allow,
-  });
+function notAllowed(req: IncomingMessage, res: ServerResponse, opts: ResolvedFrontendOptions, allow: string): void {
+  const message = `Method ${req.method} not allowed here (allowed: ${allow})`;
+  refuse(req, res, opts.closeTimeoutMs, 405, JSONRPC.SERVER_ERROR, message, { allow });
 }
 
 function upgrade(
@@ -250,13 +253,14 @@ function upgrade(
   opts: ResolvedFrontendOptions,
   endpoints: Map<string, ServerEndpoints>,
   slots: SessionCounter,
+  refused: (fields: Record<string, unknown>) => void,
 ): void {
   // Until `ws` owns the socket, a reset from the peer must not become an uncaught error.
   socket.on("error", () => socket.destroy());
   const { path, route: target } = route(req.url ?? "/", opts.serverNames);
   const refusal = checkRequest(req.headers, opts, true);
   if (refusal !== null) {
-    opts.logger.warn("upgrade refused", { status: refusal.status, path: path.slice(0, 200), reason: refusal.message });
+    refused({ upgrade: true, status: refusal.status, path: path.slice(0, 200), reason: refusal.message });
     replyOnSocket(socket, refusal.status, refusal.code, refusal.message, refusal.headers);
     return;
   }

@@ -3,10 +3,12 @@
  * bearer tokens, maxSessions), on a real socket with the SDK's real clients.
  */
 import { request } from "node:http";
+import { connect } from "node:net";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
+import type { Logger } from "../../src/observe/logger.js";
 import { hostName } from "../../src/server/requestGuard.js";
 import { connectClient, startFrontend, until, type RunningFrontend } from "./helpers/frontend.js";
 
@@ -213,6 +215,69 @@ describe("bearer tokens", () => {
     } finally {
       await client.close();
     }
+  });
+});
+
+/** A logger keeping each warn line's message. */
+function warnings(): { logger: Logger; lines: string[] } {
+  const lines: string[] = [];
+  const logger: Logger = {
+    debug: () => undefined,
+    info: () => undefined,
+    warn: (message: string) => void lines.push(message),
+    error: () => undefined,
+    child: () => logger,
+  } as unknown as Logger;
+  return { logger, lines };
+}
+
+describe("refused requests", () => {
+  it("an upload refused at the door is read no further than lets the client see its 401; the connection is cut", async () => {
+    const r = await start({ bearerTokens: ["s3cret"], closeTimeoutMs: 500 });
+    const socket = connect(r.port, "127.0.0.1");
+    let answer = "";
+    socket.setEncoding("latin1");
+    socket.on("data", (chunk: string) => (answer += chunk));
+    socket.on("error", () => undefined);
+    const closed = new Promise<void>((resolve) => socket.once("close", () => resolve()));
+    await new Promise<void>((resolve) => socket.once("connect", () => resolve()));
+    socket.write(`POST /mcp/demo HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-length: ${10 * 1024 ** 3}\r\n\r\n`);
+    const chunk = Buffer.alloc(1024 * 1024, 0x20);
+    let sent = 0;
+    const started = Date.now();
+    // Writes until the proxy cuts the connection (or 256 MiB: read on and on, as before).
+    while (!socket.destroyed && sent < 256 * 1024 * 1024 && Date.now() - started < 20_000) {
+      if (!socket.write(chunk)) {
+        await Promise.race([new Promise((resolve) => socket.once("drain", resolve)), closed]);
+      }
+      sent += chunk.length;
+    }
+    await closed;
+    expect(answer).toMatch(/^HTTP\/1\.1 401 /);
+    // 8 MiB read and thrown away, plus what the two sockets' buffers hold.
+    expect(sent).toBeLessThan(64 * 1024 * 1024);
+  });
+
+  it("a refused request whose small body has arrived keeps its keep-alive connection", async () => {
+    const r = await start({ bearerTokens: ["s3cret"] });
+    const socket = connect(r.port, "127.0.0.1");
+    let answers = "";
+    socket.setEncoding("latin1");
+    socket.on("data", (chunk: string) => (answers += chunk));
+    const body = JSON.stringify(INIT);
+    const post = `POST /mcp/demo HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-length: ${body.length}\r\n\r\n${body}`;
+    socket.write(post + post);
+    await until(() => answers.match(/HTTP\/1\.1 401 /g)?.length === 2);
+    expect(socket.destroyed).toBe(false);
+    socket.destroy();
+  });
+
+  it("refused requests are logged once, then once per interval with their count", async () => {
+    const { logger, lines } = warnings();
+    const r = await start({ bearerTokens: ["s3cret"], logger });
+    for (let i = 0; i < 200; i++) expect((await fetch(`${r.url}/metrics`)).status).toBe(401);
+    expect(await wsStatus(r, "/ws/demo")).toBe(401);
+    expect(lines.filter((line) => line === "request refused")).toHaveLength(1);
   });
 });
 

@@ -1,0 +1,43 @@
+/**
+ * Answering a request the listener will not serve (not authorized, wrong method, unknown path,
+ * too many sessions). A body the client is still sending is read and thrown away only as far as
+ * lets the client read the answer instead of a reset — `MIN_DISCARD_BYTES`, for at most
+ * `limits.closeTimeoutMs` — then the connection is cut: a client refused at the door cannot make
+ * the proxy read gigabytes, nor hold a connection for `requestBodyTimeoutMs`. A request with no
+ * body, or one already read, keeps its keep-alive connection.
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { type HeaderMap, replyJsonRpcError } from "../transports/host/httpReplies.js";
+import { MIN_DISCARD_BYTES } from "../transports/host/readMessageBody.js";
+
+export function refuse(
+  req: IncomingMessage,
+  res: ServerResponse,
+  closeTimeoutMs: number,
+  status: number,
+  code: number,
+  message: string,
+  headers: HeaderMap = {},
+): void {
+  if (!req.complete && bodyDeclared(req)) {
+    let read = 0;
+    const cut = (): void => {
+      req.socket.destroy();
+    };
+    const timer = setTimeout(cut, closeTimeoutMs);
+    timer.unref();
+    req.on("data", (chunk: Buffer) => {
+      read += chunk.length;
+      if (read > MIN_DISCARD_BYTES) cut();
+    });
+    req.once("end", () => clearTimeout(timer));
+    req.once("close", () => clearTimeout(timer));
+  } else req.resume();
+  replyJsonRpcError(res, status, code, message, headers);
+}
+
+/** Whether the request says a body follows its headers. */
+function bodyDeclared(req: IncomingMessage): boolean {
+  if (req.headers["transfer-encoding"] !== undefined) return true;
+  return Number(req.headers["content-length"] ?? 0) !== 0;
+}
