@@ -54,6 +54,8 @@ export const DEFAULT_LIMITS = Object.freeze({
   rawStringBytes: 256 * 1024,
   /** Messages in one JSON-RPC batch from a host. */
   maxBatch: 100,
+  /** HTTP request bodies held at once over every connection: 256 MiB (one body as large as the default allows). */
+  bodyBytesInFlight: 256 * 1024 * 1024,
   /** Started upstreams per server (and token) serving stateless requests. */
   statelessPoolSize: 4,
   /** A streamable HTTP session (or a pooled stateless upstream) idle this long is ended: 10 min. */

@@ -351,6 +351,16 @@ export const ConfigSchema = z
             "largest HTTP request body (one message or a batch) on /mcp and /messages, in bytes (default: " +
               "maxMessageBytes)",
           ),
+        bodyBytesInFlight: z
+          .number()
+          .int()
+          .positive()
+          .default(DEFAULT_LIMITS.bodyBytesInFlight)
+          .describe(
+            "HTTP request bodies held in memory at once over every connection, in bytes; a POST that would take " +
+              "them past it gets 503 (retry) and is read no further, so clients uploading at once cannot run the " +
+              "proxy out of memory",
+          ),
         maxNormalizeBytes: z
           .number()
           .int()

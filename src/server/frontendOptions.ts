@@ -58,6 +58,8 @@ export interface HttpFrontendOptions {
   maxBodyBytes?: number;
   /** Most messages in one POSTed JSON-RPC batch; a bigger one gets 413. Default: `limits.maxBatch`'s. */
   maxBatch?: number;
+  /** Bytes of request bodies held at once over every connection; past it 503. Default: `limits.bodyBytesInFlight`'s. */
+  bodyBytesInFlight?: number;
   /** Live host sessions of all kinds; the next gets 503. Default: `limits.maxSessions`'s. */
   maxSessions?: number;
   /** Live host sessions one client address may hold; the next gets 503. Default: `limits.maxSessionsPerClient`'s. */
@@ -116,6 +118,7 @@ export interface ResolvedFrontendOptions {
   readonly maxMessageBytes: number;
   readonly maxBodyBytes: number;
   readonly maxBatch: number;
+  readonly bodyBytesInFlight: number;
   readonly maxSessions: number;
   readonly maxSessionsPerClient: number;
   readonly sseKeepAliveMs: number;
@@ -151,6 +154,7 @@ export function resolveFrontendOptions(options: HttpFrontendOptions): ResolvedFr
       "maxBodyBytes",
     ),
     maxBatch: positive(options.maxBatch, DEFAULT_LIMITS.maxBatch, "maxBatch"),
+    bodyBytesInFlight: positive(options.bodyBytesInFlight, DEFAULT_LIMITS.bodyBytesInFlight, "bodyBytesInFlight"),
     maxSessions: positive(options.maxSessions, DEFAULT_LIMITS.maxSessions, "maxSessions"),
     maxSessionsPerClient: positive(
       options.maxSessionsPerClient,

@@ -8,6 +8,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
+import { BodyBudget } from "../transports/host/bodyBudget.js";
 import type { HostEndpointContext } from "../transports/host/hostSession.js";
 import { replyJson, replyJsonRpcError, replyOnSocket } from "../transports/host/httpReplies.js";
 import { clientAddress } from "../transports/host/requestHeaders.js";
@@ -55,6 +56,7 @@ interface ServerEndpoints {
 export function createHttpFrontend(options: HttpFrontendOptions): HttpFrontend {
   const opts = resolveFrontendOptions(options);
   const slots = new SessionCounter(opts.maxSessions, opts.maxSessionsPerClient);
+  const bodyBudget = new BodyBudget(opts.bodyBytesInFlight);
   const endpoints = new Map<string, ServerEndpoints>();
   for (const server of opts.serverNames) {
     const ctx: HostEndpointContext = {
@@ -64,6 +66,7 @@ export function createHttpFrontend(options: HttpFrontendOptions): HttpFrontend {
       // Named in 413 answers as limits.maxBodyBytes only when it was set on its own.
       ...(options.maxBodyBytes === undefined ? {} : { maxBodyBytes: opts.maxBodyBytes }),
       maxBatch: opts.maxBatch,
+      bodyBudget,
       sseKeepAliveMs: opts.sseKeepAliveMs,
       slots,
       maxSessions: opts.maxSessions,

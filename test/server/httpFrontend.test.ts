@@ -318,6 +318,39 @@ describe("limits", () => {
     expect((await fetch(`${r.url}/healthz`)).status).toBe(200);
   });
 
+  it("answers 503 to a body that would take the bodies held at once past bodyBytesInFlight, then serves again", async () => {
+    const r = await start({ bodyBytesInFlight: 1024 * 1024 });
+    const body = JSON.stringify({ ...INIT, params: { ...INIT.params, _meta: { pad: "p".repeat(700 * 1024) } } });
+    // The first upload sends all but its last byte and waits: its 700 KiB are held.
+    const first = connect(r.port, "127.0.0.1");
+    let firstAnswer = "";
+    first.setEncoding("latin1");
+    first.on("data", (chunk: string) => (firstAnswer += chunk));
+    first.write(
+      "POST /mcp/demo HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n" +
+        `accept: application/json, text/event-stream\r\ncontent-length: ${body.length}\r\n\r\n${body.slice(0, -1)}`,
+    );
+    const post = (): Promise<Response> =>
+      fetch(`${r.url}/mcp/demo`, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json" },
+        body,
+      });
+    // A second as large does not fit beside it (until the first's bytes have all been taken).
+    let second = await post();
+    for (let tries = 0; second.status === 200 && tries < 20; tries++) second = await post();
+    expect(second.status).toBe(503);
+    expect(((await second.json()) as { error: { message: string } }).error.message).toMatch(
+      /limits\.bodyBytesInFlight \(1048576 bytes\); retry/,
+    );
+    first.write(body.slice(-1));
+    await until(() => /\r\n\r\n\{/.test(firstAnswer));
+    expect(firstAnswer).toMatch(/^HTTP\/1\.1 200 /);
+    first.destroy();
+    // Given back: the next one fits.
+    expect((await post()).status).toBe(200);
+  });
+
   it("close() ends every host session, firing each onclose", async () => {
     const r = await start();
     await connectClient(new StreamableHTTPClientTransport(new URL(`${r.url}/mcp/demo`)));

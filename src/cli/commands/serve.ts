@@ -198,6 +198,7 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<Exit
     ...(config.limits.maxBodyBytes === undefined ? {} : { maxBodyBytes: config.limits.maxBodyBytes }),
     maxSessionsPerClient: config.limits.maxSessionsPerClient,
     maxBatch: config.limits.maxBatch,
+    bodyBytesInFlight: config.limits.bodyBytesInFlight,
     sessionIdleTimeoutMs: config.limits.sessionIdleMs,
     pingIntervalMs: config.limits.pingIntervalMs,
     closeTimeoutMs: config.limits.closeTimeoutMs,

@@ -2,6 +2,7 @@
  * How host-side endpoints hand a new host session to the proxy, and what they share with the
  * HTTP listener that owns them.
  */
+import type { BodyBudget } from "./bodyBudget.js";
 import type { FramingProblem, ProxyTransport } from "../types.js";
 import type { OwnerOf, SessionOwner } from "./sessionOwner.js";
 
@@ -57,6 +58,8 @@ export interface HostEndpointContext {
   readonly maxBodyBytes?: number;
   /** Most messages in one JSON-RPC batch (`limits.maxBatch`); a bigger batch is refused whole. */
   readonly maxBatch?: number;
+  /** Request bodies held at once over the listener (`limits.bodyBytesInFlight`); unbounded when absent. */
+  readonly bodyBudget?: BodyBudget;
   readonly sseKeepAliveMs: number;
   readonly slots: SessionSlots;
   readonly maxSessions: number;

@@ -13,6 +13,7 @@ import type { IncomingMessage } from "node:http";
 import { JSONRPC } from "../../errors/jsonRpcCodes.js";
 import type { FramingProblem, JSONRPCMessage } from "../types.js";
 import { rememberWireText } from "../wireText.js";
+import type { BodyBudget } from "./bodyBudget.js";
 
 export type BodyReadResult =
   | { readonly ok: true; readonly messages: JSONRPCMessage[]; readonly batch: boolean; readonly bytes: number }
@@ -35,34 +36,53 @@ export const MIN_DISCARD_BYTES = 8 * 1024 * 1024;
 
 /**
  * `maxBatch`: a batch of more messages is refused whole (413, JSON-RPC -32600 naming
- * `limits.maxBatch`), nothing of it delivered.
+ * `limits.maxBatch`), nothing of it delivered. `budget`: what the body holds is taken from it
+ * while it is read and parsed; a body that does not fit is refused (503), read no further than
+ * a body over the limit.
  */
 export function readMessageBody(
   req: IncomingMessage,
   maxMessageBytes: number,
   limitName = "limits.maxMessageBytes",
   maxBatch = Number.POSITIVE_INFINITY,
+  budget?: BodyBudget,
 ): Promise<BodyReadResult> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let bytes = 0;
+    let held = 0;
     let tooLarge = false;
+    let overBudget = false;
     const cutOff = maxMessageBytes + Math.max(maxMessageBytes, MIN_DISCARD_BYTES);
+    const drop = (): void => {
+      chunks.length = 0;
+      budget?.give(held);
+      held = 0;
+    };
     req.on("data", (chunk: Buffer) => {
       bytes += chunk.length;
-      if (bytes > maxMessageBytes) {
+      if (!tooLarge && bytes > maxMessageBytes) {
         tooLarge = true;
-        chunks.length = 0;
+        drop();
+      }
+      if (!tooLarge && !overBudget && budget !== undefined && !budget.take(chunk.length)) {
+        overBudget = true;
+        drop();
+      }
+      if (tooLarge || overBudget) {
         if (bytes > cutOff) req.socket.destroy();
         return;
       }
+      held += chunk.length;
       chunks.push(chunk);
     });
     // A client that goes away mid-body: settle anyway (the answer goes nowhere, nothing leaks).
-    const aborted = (): void =>
+    const aborted = (): void => {
+      drop();
       resolve(
         failure(400, { kind: "invalid-json", bytes, excerpt: "" }, "Request body ended early (client went away)"),
       );
+    };
     // A body read late (it waited for its session's turn) may belong to a request that is
     // already gone — the client left, or limits.requestBodyTimeoutMs closed it: its events
     // have fired, none will come, and what it sent cannot be read any more.
@@ -86,7 +106,21 @@ export function readMessageBody(
         );
         return;
       }
-      resolve(parseBody(Buffer.concat(chunks, bytes), maxBatch));
+      if (overBudget) {
+        const limit = `limits.bodyBytesInFlight (${budget?.maxBytes} bytes)`;
+        resolve(
+          failure(
+            503,
+            { kind: "too-large", bytes, excerpt: "" },
+            `Request bodies being read at once would exceed ${limit}; retry shortly, or raise it`,
+            JSONRPC.SERVER_ERROR,
+          ),
+        );
+        return;
+      }
+      const result = parseBody(Buffer.concat(chunks, bytes), maxBatch);
+      drop();
+      resolve(result);
     });
   });
 }

@@ -95,6 +95,7 @@ export class StreamableHttpEndpoint {
       this.ctx.maxBodyBytes ?? this.ctx.maxMessageBytes,
       this.ctx.maxBodyBytes === undefined ? "limits.maxMessageBytes" : "limits.maxBodyBytes",
       this.ctx.maxBatch,
+      this.ctx.bodyBudget,
     );
     if (!body.ok) {
       this.ctx.onproblem?.(body.problem, { server: this.ctx.server, kind: "streamable-http", sessionId });
