@@ -1,8 +1,9 @@
 /**
  * CORS, only as configured: a browser page may read the listener's answers only when
  * its origin is listed in `allowedOrigins`. Loopback origins pass the Origin check (so local
- * non-browser tools that send one work) but get no CORS grant unless listed, so no page on
- * localhost can drive the proxy from a browser without being named.
+ * non-browser tools that send one work) but get no CORS grant unless listed; with what a browser
+ * sends without asking first — a WebSocket, a `text/plain` POST — refused to them
+ * (`pageRefusal`), no page on localhost can drive the proxy from a browser without being named.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { headerValue } from "../transports/host/httpReplies.js";

@@ -26,7 +26,7 @@ import {
 import { guardConnections, serverOptions, throttled } from "./connectionLimits.js";
 import { applyCors } from "./cors.js";
 import { refuse } from "./refuse.js";
-import { bearerOwner, checkRequest, isAuthorized } from "./requestGuard.js";
+import { bearerOwner, checkRequest, isAuthorized, pageRefusal } from "./requestGuard.js";
 import { route } from "./routes.js";
 import { SessionCounter } from "./sessionSlots.js";
 
@@ -179,6 +179,13 @@ async function handle(
     return;
   }
   if (applyCors(req, res, opts)) return;
+  const page = method === "POST" && (target.kind === "mcp" || target.kind === "messages");
+  const pageRefused = page ? pageRefusal(req.headers, opts, false) : null;
+  if (pageRefused !== null) {
+    refused({ status: pageRefused.status, path: path.slice(0, 200), reason: pageRefused.message });
+    refuse(req, res, opts.closeTimeoutMs, pageRefused.status, pageRefused.code, pageRefused.message);
+    return;
+  }
   if (opensSession(req, target.kind) && !slots.clientMayOpen(clientAddress(req))) {
     refuse(req, res, opts.closeTimeoutMs, 503, JSONRPC.SERVER_ERROR, perClientMessage(opts.maxSessionsPerClient), {
       "retry-after": "1",
@@ -261,7 +268,7 @@ function upgrade(
   // Until `ws` owns the socket, a reset from the peer must not become an uncaught error.
   socket.on("error", () => socket.destroy());
   const { path, route: target } = route(req.url ?? "/", opts.serverNames);
-  const refusal = checkRequest(req.headers, opts, true);
+  const refusal = checkRequest(req.headers, opts, true) ?? pageRefusal(req.headers, opts, true);
   if (refusal !== null) {
     refused({ upgrade: true, status: refusal.status, path: path.slice(0, 200), reason: refusal.message });
     replyOnSocket(socket, refusal.status, refusal.code, refusal.message, refusal.headers);

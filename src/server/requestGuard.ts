@@ -5,7 +5,8 @@
  *   127.0.0.1 still sends `Host: evil.example` (DNS rebinding defence, MCP 2025-06-18
  *   basic/transports §"Security Warning");
  * - `Origin` against loopback origins and `allowedOrigins` — the spec's "servers MUST validate
- *   the Origin header"; a request without `Origin` is not from a browser page and passes;
+ *   the Origin header"; a request without `Origin` is not from a browser page and passes. A
+ *   loopback origin passes this check but drives nothing unless listed (`pageRefusal`);
  * - `Authorization: Bearer` against `bearerTokens`, compared in constant time (every token is
  *   hashed to the same length and compared with `timingSafeEqual`, and every token is tried,
  *   so neither length nor position leaks). The caller exempts `/healthz` (probes need no
@@ -20,7 +21,7 @@ import { headerValue } from "../transports/host/httpReplies.js";
 import { normalizeOrigin, type ResolvedFrontendOptions } from "./frontendOptions.js";
 
 export interface Refusal {
-  readonly status: 401 | 403;
+  readonly status: 401 | 403 | 415;
   readonly code: number;
   readonly message: string;
   readonly headers: Record<string, string>;
@@ -120,6 +121,42 @@ function originAllowed(origin: string, options: ResolvedFrontendOptions): boolea
   if (!options.allowLoopbackOrigins) return false;
   const url = new URL(normalized);
   return (url.protocol === "http:" || url.protocol === "https:") && LOOPBACK_NAMES.has(url.hostname);
+}
+
+/**
+ * A browser page whose origin is not in `allowedOrigins` (a loopback one passes the Origin check)
+ * may not drive the proxy. Browsers let any page open a WebSocket, and send a POST whose body is
+ * `text/plain` or form data, to any address without asking the server first (no CORS
+ * preflight): such an upgrade is refused, and such a POST unless its body is declared JSON —
+ * which a browser sends to another origin only after a preflight, and only listed origins pass
+ * one. Requests without `Origin` (not from a page: SDK clients, curl) are not concerned.
+ */
+export function pageRefusal(
+  headers: IncomingHttpHeaders,
+  options: ResolvedFrontendOptions,
+  upgrade: boolean,
+): Refusal | null {
+  const origin = headerValue(headers.origin);
+  if (origin === undefined) return null;
+  const normalized = normalizeOrigin(origin);
+  if (normalized !== null && options.allowedOrigins.has(normalized)) return null;
+  const shown = JSON.stringify(origin.slice(0, 200));
+  if (upgrade)
+    return forbidden(
+      `WebSocket from a browser page (Origin ${shown}) is refused unless its origin is in allowedOrigins: ` +
+        "browsers let any page open one",
+    );
+  if (isJsonType(headerValue(headers["content-type"]))) return null;
+  return {
+    status: 415,
+    code: JSONRPC.SERVER_ERROR,
+    message: `A POST from a browser page (Origin ${shown}) must send Content-Type: application/json`,
+    headers: {},
+  };
+}
+
+function isJsonType(contentType: string | undefined): boolean {
+  return contentType?.split(";")[0]?.trim().toLowerCase() === "application/json";
 }
 
 function bearerAccepted(authorization: string | undefined, tokens: readonly string[]): boolean {

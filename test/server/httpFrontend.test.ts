@@ -130,6 +130,33 @@ describe("Origin and Host checks", () => {
     expect(r.sessions).toHaveLength(4);
   });
 
+  it("a page on another local port drives nothing: no WebSocket, no POST a browser sends without asking", async () => {
+    const r = await start({ allowedOrigins: ["https://app.example.com"] });
+    const page = { origin: "http://localhost:5173" };
+    expect(await wsStatus(r, "/ws/demo", page)).toBe(403);
+    expect(await wsStatus(r, "/ws/demo", { origin: "https://app.example.com" })).toBe(101);
+    expect(await wsStatus(r, "/ws/demo")).toBe(101);
+    const simple = (headers: Record<string, string>): Promise<Response> =>
+      fetch(`${r.url}/mcp/demo`, {
+        method: "POST",
+        headers: { accept: "application/json, text/event-stream", ...headers },
+        body: JSON.stringify(INIT),
+      });
+    const refused = await simple({ ...page, "content-type": "text/plain" });
+    expect(refused.status).toBe(415);
+    expect(((await refused.json()) as { error: { message: string } }).error.message).toMatch(
+      /browser page \(Origin "http:\/\/localhost:5173"\) must send Content-Type: application\/json/,
+    );
+    expect((await simple({ ...page, "content-type": "application/x-www-form-urlencoded" })).status).toBe(415);
+    expect((await simple(page)).status).toBe(415);
+    // The two WebSockets let through, nothing else yet.
+    expect(r.sessions).toHaveLength(2);
+    // Not from a page (no Origin), or declared JSON (a browser sends it only after a preflight): served.
+    expect((await simple({ "content-type": "text/plain" })).status).toBe(200);
+    expect((await simple({ ...page, "content-type": "application/json; charset=utf-8" })).status).toBe(200);
+    expect(r.sessions).toHaveLength(4);
+  });
+
   it("refuses a Host that is not allowed (DNS rebinding), on every path", async () => {
     const r = await start();
     expect((await getWithHost(r, "/healthz", "evil.example")).status).toBe(403);
