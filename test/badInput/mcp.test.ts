@@ -51,7 +51,16 @@ describe("/mcp: bad input from the host", () => {
     expect(r.messages[0]?.error).toMatchObject({ code: -32700, message: expect.stringMatching(/UTF-8/) });
   });
 
-  it.each([["42"], ["null"], ['{"foo":1}'], ['[{"jsonrpc":"2.0","id":1,"method":"ping"},7]']])(
+  it.each([
+    ["42"],
+    ["null"],
+    ['{"foo":1}'],
+    ['[{"jsonrpc":"2.0","id":1,"method":"ping"},7]'],
+    // An id that is neither a string nor a number: not a notification (202) either.
+    ['{"jsonrpc":"2.0","id":true,"method":"ping"}'],
+    ['{"jsonrpc":"2.0","id":[1],"method":"ping"}'],
+    ['{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}'],
+  ])(
     "JSON that is not JSON-RPC (%s): 400 with -32600",
     async (body) => {
       const r = await post(url, body, bad);

@@ -11,6 +11,7 @@
 import { isUtf8 } from "node:buffer";
 import type { IncomingMessage } from "node:http";
 import { JSONRPC } from "../../errors/jsonRpcCodes.js";
+import { isRequestId } from "../jsonrpc.js";
 import type { FramingProblem, JSONRPCMessage } from "../types.js";
 import { rememberWireText } from "../wireText.js";
 import type { BodyBudget } from "./bodyBudget.js";
@@ -173,11 +174,16 @@ function parseBody(body: Buffer, maxBatch: number): BodyReadResult {
   return { ok: true, messages: items as JSONRPCMessage[], batch, bytes: body.length };
 }
 
-/** A request/notification has a string `method`; a response has an `id` and `result`/`error`. */
+/**
+ * A request/notification has a string `method` (and a request a string or number `id`: one that
+ * is neither would make it neither a request to answer nor a notification); a response has an
+ * `id` and `result`/`error`.
+ */
 function isMessageShaped(item: unknown): boolean {
   if (typeof item !== "object" || item === null || Array.isArray(item)) return false;
   const obj = item as Record<string, unknown>;
-  return typeof obj.method === "string" || ("id" in obj && ("result" in obj || "error" in obj));
+  if (typeof obj.method === "string") return !("id" in obj) || isRequestId(obj.id);
+  return "id" in obj && ("result" in obj || "error" in obj);
 }
 
 /** The JSON-RPC error code a host gets for a body it sent that could not be delivered. */
