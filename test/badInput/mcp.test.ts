@@ -60,14 +60,11 @@ describe("/mcp: bad input from the host", () => {
     ['{"jsonrpc":"2.0","id":true,"method":"ping"}'],
     ['{"jsonrpc":"2.0","id":[1],"method":"ping"}'],
     ['{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}'],
-  ])(
-    "JSON that is not JSON-RPC (%s): 400 with -32600",
-    async (body) => {
-      const r = await post(url, body, bad);
-      expect(r.status).toBe(400);
-      expect(r.messages[0]?.error).toMatchObject({ code: -32600 });
-    },
-  );
+  ])("JSON that is not JSON-RPC (%s): 400 with -32600", async (body) => {
+    const r = await post(url, body, bad);
+    expect(r.status).toBe(400);
+    expect(r.messages[0]?.error).toMatchObject({ code: -32600 });
+  });
 
   it("a batch (protocol 2025-06-18 has none): each request in it gets exactly one answer", async () => {
     const r = await post(url, JSON.stringify([JSON.parse(rpc("b1", "ping")), JSON.parse(rpc("b2", "ping"))]), bad);
