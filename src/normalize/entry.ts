@@ -33,13 +33,14 @@ class PayloadJson implements PayloadMeasure {
   constructor(
     private readonly entry: JsonObject,
     private readonly hasBlob: boolean,
-    private readonly rawBlob: boolean,
     private readonly payload: string,
     private readonly bytes: Buffer | null,
   ) {}
 
   jsonBytes(): number {
-    if (this.rawBlob) return (this.entry.blob as RawJsonString).jsonBytes();
+    // A literal read as bytes goes on as those bytes when kept: counted as written.
+    const literal = this.entry[this.hasBlob ? "blob" : "text"];
+    if (isRawJsonString(literal)) return literal.jsonBytes();
     return this.hasBlob ? blobJsonBytes(this.payload, this.bytes) : jsonStringBytes(this.payload);
   }
 }
@@ -82,7 +83,7 @@ export function normalizeResourceEntry(entry: unknown, policy: Policy, path: str
   const tooLarge = payloadSize !== undefined && payloadSize > max;
   const bytes =
     !hasBlob || tooLarge ? null : plainBlob === null ? decodeStrictBase64(payload) : decodeStrictBase64Ascii(plainBlob);
-  const measure = new PayloadJson(entry, hasBlob, plainBlob !== null, payload, bytes);
+  const measure = new PayloadJson(entry, hasBlob, payload, bytes);
   const ctx = new EntryContext(entry, path, declared, settings, key, measure, policy.recordUnchanged);
 
   if (tooLarge)

@@ -8,16 +8,21 @@
  *
  * What goes out is serialized here once and kept as the message's wire text, so the host
  * transport writes that very text instead of serializing it a second time. A message read with
- * raw strings (a big read), one inside a batch, or one built in process keeps the engine's
- * measure; so does a dry run's "after", which never went out: the engine's figure, shifted by
- * what the wire's writing added to the entry. Each text is walked once for all its records.
+ * raw strings (a big read) is measured in the text around them, each literal counted as the bytes
+ * it came in; what goes out of it is not serialized here (that would join a big read into one
+ * string): a changed entry keeps the engine's "after" — the proxy writes what it changed as
+ * `JSON.stringify` does, and a literal it kept as it came, which the engine counts as written. A
+ * message built in process keeps the engine's measure; so does a dry run's "after", which never
+ * went out: the engine's figure, shifted by what the wire's writing added to the entry. Each
+ * text is walked once for all its records.
  */
 import { isChange, type ChangeRecord, WARNING_ACTIONS } from "../normalize/change.js";
 import { JsonSpans } from "../wire/jsonPathSpan.js";
 import type { Span } from "../wire/jsonText.js";
 import { messageText } from "./wireJson.js";
 import { arrivedAsStringified, rememberOrigin } from "./wireOrigin.js";
-import { rememberWireText, wireTextOf } from "./wireText.js";
+import { RAW_MARK } from "../wire/rawJson.js";
+import { rememberWireText, type WireSkeleton, wireSkeletonOf, wireTextOf } from "./wireText.js";
 
 /** `changes` measured on the wire; `original` arrived as text, `sent` is what goes on (maybe `original`). */
 export function measuredOnWire(
@@ -27,7 +32,10 @@ export function measuredOnWire(
   key: "result" | "params",
 ): readonly ChangeRecord[] {
   const text = wireTextOf(original);
-  if (text === undefined) return changes;
+  if (text === undefined) {
+    const skeleton = wireSkeletonOf(original);
+    return skeleton === undefined ? changes : measuredInSkeleton(changes, skeleton, key);
+  }
   let output: JsonSpans | undefined;
   let serialized = false;
   const outputSpans = (): JsonSpans | undefined => {
@@ -62,6 +70,27 @@ export function measuredOnWire(
       if (span !== undefined) after = out!.bytes(span);
     }
     after ??= record.bytesAfter + (before - record.bytesBefore);
+    if (before === record.bytesBefore && after === record.bytesAfter) return record;
+    return { ...record, bytesBefore: before, bytesAfter: after, saved: before - after };
+  });
+}
+
+/** `changes` of a message read with raw strings: "before" as the entry came, its literals as written. */
+function measuredInSkeleton(
+  changes: readonly ChangeRecord[],
+  skeleton: WireSkeleton,
+  key: "result" | "params",
+): readonly ChangeRecord[] {
+  const input = new JsonSpans(skeleton.text);
+  const standIn = new RegExp(`"${RAW_MARK}(\\d+)"`, "g");
+  return changes.map((record) => {
+    const entry = below(input, key, record.path);
+    if (entry === undefined) return record;
+    let before = input.bytes(entry);
+    for (const match of skeleton.text.slice(entry.start, entry.end).matchAll(standIn))
+      before += (skeleton.raws[Number(match[1])]?.byteLength ?? match[0].length) - match[0].length;
+    const kept = !isChange(record) || WARNING_ACTIONS.has(record.action);
+    const after = kept ? before : record.bytesAfter;
     if (before === record.bytesBefore && after === record.bytesAfter) return record;
     return { ...record, bytesBefore: before, bytesAfter: after, saved: before - after };
   });

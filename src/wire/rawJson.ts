@@ -17,7 +17,6 @@ import { randomBytes } from "node:crypto";
 import {
   ESCAPE_EXTRA,
   WORDS_FROM_BYTES,
-  jsonStringBytes,
   jsonUtf8Bytes,
   wordBoundary,
   wordHasJsonSpecial,
@@ -112,9 +111,13 @@ export class RawJsonString {
     return new RawJsonString([escapeInPlace(out, 1, utf8.length, extra)], length, true);
   }
 
-  /** Bytes of `JSON.stringify` of the string: the literal's own, unless it was escaped unusually. */
+  /**
+   * Bytes of the literal as it crosses the wire: as the server wrote it (a literal kept goes out
+   * as those very bytes, `\u00e9` and `\/` included), or as `JSON.stringify` writes it for one
+   * built here.
+   */
   jsonBytes(): number {
-    return this.escaped ? jsonStringBytes(this.value()) : this.byteLength;
+    return this.byteLength;
   }
 
   /** The literal's bytes without its two quotes, as pieces. */

@@ -82,6 +82,41 @@ describe("sizes in the normalization log", () => {
   });
 });
 
+describe("sizes of a big read (its payloads read as bytes)", () => {
+  // Over limits.rawStringBytes (256 KiB): the literals are kept as bytes, never decoded into strings.
+  const escaped = "\\u00e9".repeat(60_000);
+
+  it("a literal kept goes on as written, and is counted as written both ways", async () => {
+    const entry = `{"uri": "note://big", "text": "${escaped}"}`;
+    const line = `{"jsonrpc": "2.0", "id": "__ID__", "result": {"contents": [${entry}]}}\n`;
+    const { answer, records } = await readThrough([], line);
+    const out = (answer.result as { contents: Array<Record<string, unknown>> }).contents[0]!;
+    expect(out).toEqual({ uri: "note://big", text: "é".repeat(60_000), mimeType: "text/plain" });
+    expect(records).toHaveLength(1);
+    expect(records[0]).toMatchObject({ action: "fill-mime", bytesBefore: Buffer.byteLength(entry) });
+    // Out: the same literal, the rest as JSON.stringify writes it, the type added.
+    const written = `{"uri":"note://big","text":"${escaped}","mimeType":"text/plain"}`;
+    expect(records[0]!.bytesAfter).toBe(Buffer.byteLength(written));
+  });
+
+  it("a literal rewritten: before as written, after as the proxy wrote it", async () => {
+    // Bytes held in a JS string (one character per byte), each written as \u00XX: not text.
+    const bytes = Buffer.from(Array.from({ length: 60_000 }, (_, i) => (i * 7919) % 256));
+    const literal = [...bytes].map((b) => `\\u00${b.toString(16).padStart(2, "0")}`).join("");
+    const entry = `{"uri": "bin://x", "mimeType": "application/octet-stream", "text": "${literal}"}`;
+    const line = `{"jsonrpc": "2.0", "id": "__ID__", "result": {"contents": [${entry}]}}\n`;
+    const { answer, records } = await readThrough([], line);
+    const out = (answer.result as { contents: Array<Record<string, unknown>> }).contents[0]!;
+    expect(Buffer.from(out.blob as string, "base64").equals(bytes)).toBe(true);
+    expect(records).toHaveLength(1);
+    expect(records[0]).toMatchObject({
+      action: "reencode-blob",
+      bytesBefore: Buffer.byteLength(entry),
+      bytesAfter: Buffer.byteLength(JSON.stringify(out)),
+    });
+  });
+});
+
 describe("measuring many entries", () => {
   it("20,000 entries written Python's way: each measured, the answer not held back (a walk per record took a minute)", async () => {
     const blob = Buffer.from("hello world text").toString("base64");
