@@ -14,13 +14,7 @@
  */
 import { isAscii } from "node:buffer";
 import { randomBytes } from "node:crypto";
-import {
-  ESCAPE_EXTRA,
-  WORDS_FROM_BYTES,
-  jsonUtf8Bytes,
-  wordBoundary,
-  wordHasJsonSpecial,
-} from "./jsonSize.js";
+import { ESCAPE_EXTRA, WORDS_FROM_BYTES, jsonUtf8Bytes, wordBoundary, wordHasJsonSpecial } from "./jsonSize.js";
 
 const QUOTE = Buffer.from('"');
 
