@@ -69,6 +69,24 @@ export function charsetKnown(charset: string): boolean {
   return iconv().encodingExists(charset);
 }
 
+/**
+ * What each of the 256 byte values reads as in the single-byte `charset` (U+FFFD where it has
+ * none), or null when `charset` is unknown or not single-byte.
+ */
+export function singleByteTable(charset: string): string | null {
+  const cached = singleByteTables.get(charset);
+  if (cached !== undefined) return cached;
+  let table: string | null = null;
+  if (charsetKnown(charset)) {
+    const decoded = iconv().decode(ALL_BYTES, charset, { stripBOM: false });
+    table = decoded.length === 256 ? decoded : null;
+  }
+  singleByteTables.set(charset, table);
+  return table;
+}
+const ALL_BYTES = Buffer.from(Array.from({ length: 256 }, (_, b) => b));
+const singleByteTables = new Map<string, string | null>();
+
 /** Decodes `bytes` in `charset`, or returns null when that is not exact and lossless. */
 export function decodeStrict(bytes: Uint8Array, charset: string): string | null {
   if (!charsetKnown(charset)) return null;

@@ -2,8 +2,9 @@
  * The charset of textual bytes that declare none and are not UTF-8, guessed with `chardet` (pure
  * JavaScript, synchronous: the engine stays pure). A guess is only acted on when it is
  * confident and checked: enough bytes, chardet's confidence at or above the threshold, an exact
- * round trip through the guessed charset (charset.ts), and text without binary or C1 control
- * characters. Anything less keeps the bytes as they came.
+ * round trip through the guessed charset (charset.ts), text without binary or C1 control
+ * characters, and for a single-byte charset no sibling that reads the bytes as other plausible
+ * text (charsetSiblings.ts). Anything less keeps the bytes as they came.
  *
  * The thresholds were chosen on test/fixtures/corpus/charsets (natural text in 20 legacy
  * charsets cut at 12–500 bytes, UTF-16 without a BOM, random bytes) and thousands of seeded
@@ -14,6 +15,7 @@
 import { createRequire } from "node:module";
 import type * as Chardet from "chardet";
 import { canonicalCharset, decodeStrict, isUtf8Family } from "./charset.js";
+import { siblingAmbiguity } from "./charsetSiblings.js";
 import { hasBinaryControls } from "./textEvidence.js";
 
 const require = createRequire(import.meta.url);
@@ -84,5 +86,7 @@ export function detectCharset(bytes: Uint8Array): Detection {
   if (text === null) return { detected: false, why: `detected ${guess}, but the bytes do not decode in it exactly` };
   if (text.indexOf("\u0000") !== -1 || hasBinaryControls(text) || C1_CONTROL.test(text))
     return { detected: false, why: `detected ${guess}, but the text would hold control characters` };
+  const ambiguity = siblingAmbiguity(bytes, charset);
+  if (ambiguity !== null) return { detected: false, why: `detected ${guess}, but ${ambiguity}: left as they are` };
   return { detected: true, charset, confidence: best.confidence, text };
 }

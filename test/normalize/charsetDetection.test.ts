@@ -7,6 +7,7 @@
 import { testPolicy } from "../helpers/policy.js";
 import { isUtf8 } from "node:buffer";
 import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { describe, expect, it } from "vitest";
 import { normalizeResourceEntry } from "../../src/normalize/index.js";
 import {
@@ -33,6 +34,7 @@ const HERE = new URL("../fixtures/corpus/charsets/", import.meta.url);
 const manifest = JSON.parse(readFileSync(new URL("manifest.json", HERE), "utf8")) as Sample[];
 const bytesOf = (s: Sample): Buffer => readFileSync(new URL(`files/${s.file}`, HERE));
 const policy = testPolicy();
+const iconv = createRequire(import.meta.url)("iconv-lite") as typeof import("iconv-lite");
 
 function run(bytes: Buffer, mimeType = "text/plain", p = policy) {
   const entry = { uri: "mem://charset/sample", mimeType, blob: bytes.toString("base64") };
@@ -200,5 +202,55 @@ describe("charset detection over the corpus", () => {
     expect(readme).toContain(
       `single-byte charsets ≥ ${DETECT_SHORT_MIN_CONFIDENCE}, or ≥ ${DETECT_LONG_MIN_CONFIDENCE} from ${DETECT_LONG_BYTES} bytes on`,
     );
+  });
+});
+
+describe("charsets chardet cannot report (it names a sibling instead)", () => {
+  const FR = "Le cœur a ses raisons que la raison ne connaît point. Prix du bœuf: 12 € le kilo, œuvre complète. ";
+  const DE = "Über den Wolken muss die Freiheit wohl grenzenlos sein. Größere Straßen führen durch grüne Wälder. ";
+  const RU = "Все люди рождаются свободными и равными в своем достоинстве и правах. Они наделены разумом и совестью. ";
+  const cases: [string, string][] = [
+    [FR, "iso-8859-15"],
+    [FR, "macintosh"],
+    [DE, "macintosh"],
+    [DE, "cp850"],
+    [FR, "cp850"],
+    [RU, "maccyrillic"],
+    [RU, "cp866"],
+  ];
+
+  it("their text is never transcoded in the sibling: it is transcoded right or left as it came", () => {
+    for (const [text, charset] of cases) {
+      for (const length of [48, 80, 160, 300, 1000, 3000]) {
+        const original = text.repeat(Math.ceil(length / text.length) + 1).slice(0, length);
+        const { entry, record } = run(iconv.encode(original, charset));
+        const out = normalizeResourceEntry(entry, policy, "contents[0]").entry as Record<string, unknown>;
+        const what = `${charset}, ${length} bytes: ${record!.reason}`;
+        if (record!.action === "transcode") expect(out.text, what).toBe(original);
+        else expect(out, what).toBe(entry);
+      }
+    }
+  });
+
+  it("the reason names the sibling that reads the bytes otherwise, or says the guess looks misdecoded", () => {
+    const iso15 = run(iconv.encode(FR.repeat(3), "iso-8859-15")).record!;
+    expect(iso15).toMatchObject({ action: "none" });
+    expect(iso15.reason).toMatch(/^not UTF-8; detected ISO-8859-1 at confidence \d+, but .*: left as they are$/);
+    const macRoman = run(iconv.encode(DE.slice(0, 48), "macintosh")).record!;
+    expect(macRoman.reason).toMatch(/cannot tell apart\) reads the bytes as other text/);
+    expect(run(iconv.encode(DE.repeat(3), "macintosh")).record!.reason).toMatch(/looks misdecoded/);
+  });
+
+  it("windows-1252 French and German whose bytes no sibling reads as natural text are still transcoded", () => {
+    const plain: [string, string][] = [
+      [FR.replace("12 €", "12 francs").repeat(2), "windows-1252"],
+      [DE.repeat(2), "windows-1252"],
+      [DE.repeat(2), "iso-8859-1"],
+    ];
+    for (const [text, charset] of plain) {
+      const { entry, record } = run(iconv.encode(text, charset));
+      expect(record, charset).toMatchObject({ action: "transcode" });
+      expect((normalizeResourceEntry(entry, policy, "contents[0]").entry as { text: string }).text).toBe(text);
+    }
   });
 });
