@@ -4,6 +4,7 @@
  * verdict "this is binary, of this type" is needed. test/normalize/signature.test.ts checks the
  * table agrees with file-type on the whole corpus; bench/core.mjs measures both.
  */
+import { isUtf8 } from "node:buffer";
 import { canonicalEssence } from "./mimeTables.js";
 
 export interface Signature {
@@ -183,9 +184,8 @@ const PROBES: readonly Probe[] = [
   fixed("application/vnd.rar", (b) => at(b, 0, [0x52, 0x61, 0x72, 0x21, 0x1a, 0x07])),
   fixed("application/x-tar", (b) => ascii(b, 257, "ustar") && (b[262] === 0x00 || b[262] === 0x20) && tarChecksum(b)),
   fixed("application/x-elf", (b) => at(b, 0, [0x7f, 0x45, 0x4c, 0x46])),
-  // MPEG transport stream: 188-byte packets, each opening with the sync byte 0x47 (three in a row;
-  // its `.ts` files are no TypeScript).
-  fixed("video/mp2t", (b) => b.length > 376 && b[0] === 0x47 && b[188] === 0x47 && b[376] === 0x47),
+  // MPEG transport stream (its `.ts` files are no TypeScript).
+  fixed("video/mp2t", transportStream),
   fixed("application/vnd.sqlite3", (b) => ascii(b, 0, "SQLite format 3\u0000")),
   fixed("application/x-cfb", (b) => at(b, 0, [0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]), "cfb"),
   fixed("font/woff", (b) => ascii(b, 0, "wOFF") && sfntFlavor(b, 4)),
@@ -193,6 +193,19 @@ const PROBES: readonly Probe[] = [
   fixed("font/otf", (b) => ascii(b, 0, "OTTO") && b[4] === 0),
   fixed("font/ttf", (b) => at(b, 0, [0x00, 0x01, 0x00, 0x00, 0x00])),
 ];
+
+/** Bytes in one MPEG transport stream packet; each opens with the sync byte 0x47 ("G"). */
+const TS_PACKET = 188;
+/** Whole packets whose sync byte is checked: every one of the first eight, and at least three. */
+const TS_PACKETS_CHECKED = 8;
+const TS_PACKETS_NEEDED = 3;
+
+function transportStream(bytes: Uint8Array): boolean {
+  const packets = Math.min(TS_PACKETS_CHECKED, Math.floor(bytes.length / TS_PACKET));
+  if (packets < TS_PACKETS_NEEDED) return false;
+  for (let packet = 0; packet < packets; packet++) if (bytes[packet * TS_PACKET] !== 0x47) return false;
+  return true;
+}
 
 /**
  * A tar header's checksum holds: the octal number at 148–155 is the sum of the header's 512
@@ -220,9 +233,33 @@ export function detectSignature(bytes: Uint8Array): Signature | null {
   if (bytes.length < 2) return null;
   for (const probe of PROBES) {
     const found = probe(bytes);
-    if (found !== null) return found;
+    if (found !== null) return isPrintableText(bytes) && !isWholeAsciiPdf(found, bytes) ? null : found;
   }
   return null;
+}
+
+/**
+ * Whether the bytes are entirely printable text: valid UTF-8 with no control character but tab,
+ * line feed, form feed and carriage return. Only a signature spelt in printable characters can
+ * match such bytes ("GIF89a is an image format", "RIFF is WAVE-ish", 188-byte lines opening
+ * with "G"), and a file of those formats always has binary bytes right after its magic: the
+ * bytes are text that starts like one.
+ */
+function isPrintableText(bytes: Uint8Array): boolean {
+  // Binary is told from text at its first control byte, mostly within a few bytes of the start.
+  for (let i = 0; i < bytes.length; i++) {
+    const byte = bytes[i]!;
+    if ((byte < 0x20 && !TEXT_CONTROLS.has(byte)) || byte === 0x7f) return false;
+  }
+  return isUtf8(bytes);
+}
+const TEXT_CONTROLS = new Set([0x09, 0x0a, 0x0c, 0x0d]);
+
+/** A PDF may be all ASCII (uncompressed, no binary comment): it is one when it is whole. */
+function isWholeAsciiPdf(found: Signature, bytes: Uint8Array): boolean {
+  return (
+    found.mime === "application/pdf" && Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).includes("%%EOF")
+  );
 }
 
 /** Declared types that a container signature does not contradict. */

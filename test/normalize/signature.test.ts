@@ -8,8 +8,9 @@ import { readdirSync } from "node:fs";
 import { fileTypeFromBuffer } from "file-type";
 import { describe, expect, it } from "vitest";
 import { corpusFile } from "../fixtures/corpus/index.js";
-import { detectSignature, parseMediaType } from "../../src/normalize/index.js";
+import { detectSignature, normalizeResourceEntry, parseMediaType } from "../../src/normalize/index.js";
 import { canonicalEssence } from "../../src/normalize/mimeTables.js";
+import { testPolicy } from "../helpers/policy.js";
 
 const dir = (sub: string): string[] =>
   readdirSync(new URL(`../fixtures/corpus/files/${sub}/`, import.meta.url)).map((f) => `${sub}/${f}`);
@@ -148,10 +149,62 @@ describe("signatures that text can spell by chance", () => {
     expect(detectSignature(header)?.mime).toBe("application/x-tar");
   });
 
-  it("an MPEG transport stream is three packets in a row, each opening with 0x47", () => {
-    const packets = Buffer.alloc(188 * 3 + 1);
-    for (let i = 0; i < 3; i++) packets[i * 188] = 0x47;
-    expect(detectSignature(packets)?.mime).toBe("video/mp2t");
+  it("an MPEG transport stream is at least three whole packets, each of the first eight opening with 0x47", () => {
+    const stream = (count: number): Buffer => {
+      const packets = Buffer.alloc(188 * count + 1);
+      for (let i = 0; i < count; i++) packets[i * 188] = 0x47;
+      return packets;
+    };
+    expect(detectSignature(stream(3))?.mime).toBe("video/mp2t");
+    expect(detectSignature(stream(12))?.mime).toBe("video/mp2t");
+    const broken = stream(12);
+    broken[188 * 5] = 0;
+    expect(detectSignature(broken)).toBeNull();
     expect(detectSignature(Buffer.from("G is for Gopher"))).toBeNull();
+  });
+});
+
+describe("printable text that spells a whole signature is text", () => {
+  const line = (n: number): string => `G${"x".repeat(n - 2)}\n`;
+  const SPELLED = [
+    line(188).repeat(3),
+    line(188).repeat(10),
+    "RIFF is WAVE-ish: notes on the container format\n",
+    "RIFF is WEBP or AVI  at times\n",
+    "GIF89a is an image format\n",
+    "GIF87a, the older one, ünïcode too\n",
+    "%PDF-1.7 added features to the format\n",
+    "BZh91AY&SY starts a bzip2 stream\n",
+    "FORM    AIFF is Apple's audio format\r\n",
+    "wOFFtrue is how a WOFF font with TrueType outlines starts\f",
+  ];
+
+  it.each(SPELLED)("no signature: %j", (text) => {
+    expect(detectSignature(Buffer.from(text))).toBeNull();
+  });
+
+  it("a blob of it becomes text whatever type it declares (a textual one is kept)", () => {
+    const policy = testPolicy();
+    for (const text of SPELLED) {
+      for (const mimeType of ["text/csv", "text/plain", "application/octet-stream", undefined]) {
+        const entry = { uri: "file:///notes/a.txt", blob: Buffer.from(text).toString("base64"), mimeType };
+        const { entry: out, record } = normalizeResourceEntry(entry, policy, "contents[0]");
+        expect(record, `${mimeType}: ${text}`).toMatchObject({ action: "unwrap-blob" });
+        expect(out).toMatchObject({ text, mimeType: mimeType?.startsWith("text/") ? mimeType : "text/plain" });
+      }
+    }
+  });
+
+  it("the same magic followed by the binary bytes real files have is still the format", () => {
+    const binary = (magic: string, after: number[]): Buffer => Buffer.concat([Buffer.from(magic), Buffer.from(after)]);
+    expect(detectSignature(binary("GIF89a", [0x01, 0x00, 0x01, 0x00, 0x80, 0x00, 0x00]))?.mime).toBe("image/gif");
+    expect(detectSignature(binary("RIFF", [0x24, 0x08, 0x00, 0x00, 0x57, 0x41, 0x56, 0x45]))?.mime).toBe("audio/wav");
+    expect(detectSignature(binary("BZh91AY&SY", [0x8f, 0x01, 0x02]))?.mime).toBe("application/x-bzip2");
+    expect(detectSignature(binary("%PDF-1.7\n%", [0xe2, 0xe3, 0xcf, 0xd3]))?.mime).toBe("application/pdf");
+  });
+
+  it("a whole PDF may be all ASCII: with its %%EOF it is a PDF", () => {
+    const pdf = "%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n";
+    expect(detectSignature(Buffer.from(pdf))?.mime).toBe("application/pdf");
   });
 });
