@@ -1,7 +1,12 @@
 /**
- * Strict charset decoding. iconv-lite never fails (it substitutes U+FFFD), so every decode is
- * checked by encoding the result back: only a decode that reproduces the exact bytes counts
- * (decode strictly or leave the content alone).
+ * Strict charset decoding (decode strictly or leave the content alone). iconv-lite never fails:
+ * it substitutes U+FFFD. Its table-driven charsets (single-byte, and the double-byte ones:
+ * Shift_JIS, EUC-JP, GBK, GB18030, Big5, EUC-KR…) read every byte sequence they have no
+ * character for as U+FFFD, so a decode without one is exact, even where the table maps two byte
+ * sequences to one character and encoding back gives the other (EUC-JP A1C1 and 8FA2B7 are both
+ * U+FF5E). A decode that holds U+FFFD or a private-use character (what Shift_JIS's user-defined
+ * rows read as: no character the charset defines), and every other charset (UTF-16/32, UTF-7),
+ * is checked by encoding the result back: only a decode that reproduces the exact bytes counts.
  */
 import { createRequire } from "node:module";
 import type IconvLite from "iconv-lite";
@@ -100,6 +105,7 @@ export function decodeStrict(bytes: Uint8Array, charset: string): string | null 
   // UTF-16/32 round-trip lone surrogates, which UTF-8 (and so a JSON text for a host) cannot
   // carry: such bytes are not text (found by test/normalize/properties.test.ts).
   if (!isWellFormed(text)) return null;
+  if (!NOT_DEFINED.test(text) && isTableDriven(charset)) return text;
   let back: Buffer;
   try {
     back = iconv().encode(text, charset, { addBOM: false });
@@ -107,4 +113,13 @@ export function decodeStrict(bytes: Uint8Array, charset: string): string | null 
     return null;
   }
   return back.equals(input) ? text : null;
+}
+
+/** U+FFFD, where a table has no character, and the Private Use Area, where it has no defined one. */
+const NOT_DEFINED = /[\ufffd\ue000-\uf8ff]/;
+
+/** A charset iconv-lite decodes from a table (single- or double-byte), not with an algorithm. */
+function isTableDriven(charset: string): boolean {
+  const codec = iconv().getCodec(charset) as { decodeBuf?: unknown; decodeTables?: unknown };
+  return codec.decodeBuf !== undefined || codec.decodeTables !== undefined;
 }

@@ -5,6 +5,7 @@
 import { isAscii, isUtf8 } from "node:buffer";
 import {
   canonicalCharset,
+  charsetKnown,
   decodeStrict,
   detectBom,
   isSevenBitCharset,
@@ -177,7 +178,16 @@ export function decideBytes(bytes: Buffer, ctx: BytesContext): BytesDecision {
     };
   }
 
-  return { kind: "blob", mime: blobMime(declared, fromExtension), reason: "not text" };
+  const reason = textCapable && legacy !== undefined ? undecodedCharsetReason(bytes, legacy) : "not text";
+  return { kind: "blob", mime: blobMime(declared, fromExtension), reason };
+}
+
+/** Why bytes that declare `charset` stayed a blob: the proxy does not know it, or they are not valid in it. */
+function undecodedCharsetReason(bytes: Buffer, charset: string): string {
+  if (!charsetKnown(charset)) return `declared charset ${charset} is not one the proxy knows`;
+  if (decodeStrict(bytes, charset)?.includes("\u0000"))
+    return `declared charset ${charset} decodes to text holding NUL`;
+  return `declared charset ${charset}, but the bytes are not valid in it`;
 }
 
 /**

@@ -1,0 +1,83 @@
+/**
+ * Blobs that declare their charset: decoded exactly, including the characters a charset's table
+ * maps one way only, and left as they are (saying why) when the bytes are not in that charset.
+ */
+import { createRequire } from "node:module";
+import { describe, expect, it } from "vitest";
+import { normalizeResourceEntry } from "../../src/normalize/index.js";
+import { testPolicy } from "../helpers/policy.js";
+
+const iconv = createRequire(import.meta.url)("iconv-lite") as typeof import("iconv-lite");
+const policy = testPolicy();
+
+function declared(bytes: Buffer, charset: string) {
+  const entry = { uri: "file:///d/a.txt", mimeType: `text/plain; charset=${charset}`, blob: bytes.toString("base64") };
+  const { entry: out, record } = normalizeResourceEntry(entry, policy, "contents[0]");
+  return { entry, out: out as Record<string, unknown>, record: record! };
+}
+
+/** Two-byte codes that decode to a defined character which encodes back to other bytes. */
+function oneWayCodes(charset: string): Buffer[] {
+  const found: Buffer[] = [];
+  for (let lead = 0x81; lead <= 0xfe; lead++) {
+    for (let trail = 0x40; trail <= 0xfe; trail++) {
+      const code = Buffer.from([lead, trail]);
+      const text = iconv.decode(code, charset);
+      const defined = text.length === 1 && !/[\ufffd\ue000-\uf8ff]/.test(text);
+      if (defined && !iconv.encode(text, charset).equals(code)) found.push(code);
+    }
+  }
+  return found;
+}
+
+describe("declared double-byte charsets", () => {
+  it("EUC-JP 〜 (A1C1), whose character encodes back as 8FA2B7, is transcoded", () => {
+    const bytes = Buffer.from([0xa4, 0xa2, 0xa4, 0xa4, 0xa4, 0xa6, 0xa1, 0xc1]);
+    const { out, record } = declared(bytes, "EUC-JP");
+    expect(record).toMatchObject({ action: "transcode", reason: "declared charset euc-jp" });
+    expect(out.text).toBe(iconv.decode(bytes, "euc-jp"));
+  });
+
+  it.each(["euc-jp", "shift_jis", "gbk", "big5", "euc-kr"])(
+    "%s: every code its table maps one way only is transcoded, inside text",
+    (charset) => {
+      const codes = oneWayCodes(charset);
+      if (charset === "euc-jp") expect(codes.length).toBeGreaterThan(200);
+      for (const code of codes) {
+        const bytes = Buffer.concat([Buffer.from("abc "), code, Buffer.from(" def")]);
+        const { out, record } = declared(bytes, charset);
+        expect(record.action, `${charset} ${code.toString("hex")}`).toBe("transcode");
+        expect(out.text).toBe(`abc ${iconv.decode(code, charset)} def`);
+      }
+    },
+  );
+
+  it("bytes that are not in the declared charset stay as they came, and the reason says so", () => {
+    for (const [charset, bytes] of [
+      ["EUC-JP", Buffer.from([0xa4, 0xa2, 0xa4])], // a lead byte with nothing after it
+      ["Shift_JIS", Buffer.from([0x82, 0xa0, 0x81, 0x20])], // a lead byte before a space
+      ["GBK", Buffer.from([0xff, 0xff, 0x41])],
+      ["Shift_JIS", Buffer.from([0xf0, 0x40])], // a user-defined code: no character of the charset
+    ] as const) {
+      const { entry, out, record } = declared(bytes, charset);
+      expect(out).toBe(entry);
+      expect(record).toMatchObject({
+        action: "none",
+        reason: `declared charset ${charset.toLowerCase()}, but the bytes are not valid in it`,
+      });
+    }
+  });
+
+  it("a charset the proxy does not know is named in the reason", () => {
+    const { entry, out, record } = declared(Buffer.from([0xe9, 0x41]), "x-klingon");
+    expect(out).toBe(entry);
+    expect(record.reason).toBe("declared charset x-klingon is not one the proxy knows");
+  });
+
+  it("U+FFFD that the bytes really encode (GB18030 84 31 A4 37) is kept", () => {
+    const text = "替换字符 \ufffd 在这里";
+    const { out, record } = declared(iconv.encode(text, "gb18030"), "GB18030");
+    expect(record.action).toBe("transcode");
+    expect(out.text).toBe(text);
+  });
+});
