@@ -52,6 +52,33 @@ export function canonicalCharset(name: string): string {
   return lower;
 }
 
+/**
+ * Labels the WHATWG Encoding Standard (what browsers do) decodes as windows-1252: servers that
+ * say ISO-8859-1 or US-ASCII mostly send windows-1252, whose letters and signs at 0x80–0x9F
+ * (€ — “ ” ‹ œ…) ISO-8859-1 would turn into C1 control characters.
+ */
+const WINDOWS_1252_LABELS = new Set([
+  "us-ascii",
+  "ascii",
+  "ansi_x3.4-1968",
+  "cp819",
+  "csisolatin1",
+  "ibm819",
+  "iso-8859-1",
+  "iso-ir-100",
+  "iso8859-1",
+  "iso88591",
+  "iso_8859-1",
+  "iso_8859-1:1987",
+  "l1",
+  "latin1",
+]);
+
+/** The charset bytes declared as `charset` (canonical) are decoded in. */
+export function decodingCharset(charset: string): string {
+  return WINDOWS_1252_LABELS.has(charset) ? "windows-1252" : charset;
+}
+
 /** UTF-8 and its subset ASCII: bytes in these need no transcoding. */
 export function isUtf8Family(charset: string): boolean {
   return charset === "utf-8" || charset === "us-ascii";

@@ -7,6 +7,7 @@ import {
   canonicalCharset,
   charsetKnown,
   decodeStrict,
+  decodingCharset,
   detectBom,
   isSevenBitCharset,
   isUtf8Family,
@@ -83,7 +84,7 @@ export function decideBytes(bytes: Buffer, ctx: BytesContext): BytesDecision {
   const preserve = policy.charset === "preserve";
 
   /** The type a text output carries: the textual type known, else text/plain; no foreign charset. */
-  const textMime = (): MediaType => dropForeignCharset(textual ? effective! : TEXT_PLAIN);
+  const textMime = (asciiText: boolean): MediaType => dropForeignCharset(textual ? effective! : TEXT_PLAIN, asciiText);
   const preservedBlob = (charset: string, reason: string, detected?: DetectedCharset): BytesDecision => {
     const base = textual ? effective! : (declared ?? TEXT_PLAIN);
     // A declared parameter that already names this charset is kept as written and where it
@@ -108,7 +109,7 @@ export function decideBytes(bytes: Buffer, ctx: BytesContext): BytesDecision {
       kind: "text",
       text,
       utf8: undefined,
-      mime: textMime(),
+      mime: textMime(false),
       transcoded: true,
       reason,
       ...(detected === undefined ? {} : { detected }),
@@ -120,7 +121,7 @@ export function decideBytes(bytes: Buffer, ctx: BytesContext): BytesDecision {
     if (bom !== null) {
       const body = bytes.subarray(bom.length);
       if (bom.charset === "utf-8") {
-        if (isUtf8(body) && body.indexOf(0) === -1) return utf8Text(body, textMime(), "UTF-8 with BOM");
+        if (isUtf8(body) && body.indexOf(0) === -1) return utf8Text(body, textMime(isAscii(body)), "UTF-8 with BOM");
       } else {
         const text = decodeStrict(body, bom.charset);
         const decided = text === null ? null : transcoded(text, bom.charset, `${bom.charset} BOM`);
@@ -147,15 +148,26 @@ export function decideBytes(bytes: Buffer, ctx: BytesContext): BytesDecision {
     if (textual)
       return utf8Text(
         bytes,
-        textMime(),
+        textMime(isAscii(bytes)),
         legacy === undefined ? "UTF-8 text" : `valid UTF-8 despite declared charset ${legacy}`,
       );
-    if (effective === null && !hasBinaryControlBytes(bytes)) return utf8Text(bytes, textMime(), "UTF-8 text (sniffed)");
+    if (effective === null && !hasBinaryControlBytes(bytes))
+      return utf8Text(bytes, textMime(isAscii(bytes)), "UTF-8 text (sniffed)");
   }
 
-  if (textCapable && legacy !== undefined && !isWideCharset(legacy)) {
-    const text = decodeStrict(bytes, legacy);
-    const decided = text === null ? null : transcoded(text, legacy, `declared charset ${legacy}`);
+  // US-ASCII bytes are UTF-8 already; above 0x7f they are read as WHATWG does, in windows-1252.
+  const singleOrDoubleByte = legacy ?? (declaredCharset === "us-ascii" ? declaredCharset : undefined);
+  if (textCapable && singleOrDoubleByte !== undefined && !isWideCharset(singleOrDoubleByte)) {
+    const decoder = decodingCharset(singleOrDoubleByte);
+    const text = decodeStrict(bytes, decoder);
+    const reason =
+      decoder === singleOrDoubleByte
+        ? `declared charset ${decoder}`
+        : `declared charset ${singleOrDoubleByte}, decoded as ${decoder} (WHATWG)`;
+    // With `charset: preserve` the label stays as declared; only US-ASCII, which these bytes are
+    // not in, is replaced by the charset that read them.
+    const label = singleOrDoubleByte === "us-ascii" ? decoder : singleOrDoubleByte;
+    const decided = text === null ? null : transcoded(text, label, reason);
     if (decided !== null) return decided;
   }
 
@@ -227,10 +239,17 @@ function utf8(bytes: Buffer): string {
   return isAscii(bytes) ? bytes.toString("latin1") : bytes.toString("utf8");
 }
 
-/** The type with a non-UTF-8 `charset` parameter dropped: text goes out as Unicode. */
-export function dropForeignCharset(mt: MediaType): MediaType {
-  const charset = getParam(mt, "charset");
-  return charset === undefined || isUtf8Family(canonicalCharset(charset)) ? mt : withoutParam(mt, "charset");
+/**
+ * The type with a non-UTF-8 `charset` parameter dropped: text goes out as Unicode. A US-ASCII
+ * label stays only on text that is ASCII (`asciiText`): on any other it names a charset the text
+ * is not in.
+ */
+export function dropForeignCharset(mt: MediaType, asciiText = true): MediaType {
+  const param = getParam(mt, "charset");
+  if (param === undefined) return mt;
+  const charset = canonicalCharset(param);
+  const keep = charset === "utf-8" || (charset === "us-ascii" && asciiText);
+  return keep ? mt : withoutParam(mt, "charset");
 }
 
 /** A blob's type: the declared one if specific, else the extension's, else octet-stream when missing. */

@@ -81,3 +81,31 @@ describe("declared double-byte charsets", () => {
     expect(out.text).toBe(text);
   });
 });
+
+describe("ISO-8859-1 and US-ASCII labels are read as windows-1252, as WHATWG does", () => {
+  const bytes = iconv.encode("Prix: 5€ — «cher»", "windows-1252");
+
+  it.each(["ISO-8859-1", "latin1", "l1", "iso_8859-1", "us-ascii"])("charset=%s", (label) => {
+    const { out, record } = declared(bytes, label);
+    expect(out).toMatchObject({ text: "Prix: 5€ — «cher»", mimeType: "text/plain" });
+    expect(record).toMatchObject({
+      action: "transcode",
+      reason: `declared charset ${label.toLowerCase()}, decoded as windows-1252 (WHATWG)`,
+    });
+  });
+
+  it("ISO-8859-15 and other labels keep their own table", () => {
+    const { out } = declared(iconv.encode("12 € œuvre", "iso-8859-15"), "ISO-8859-15");
+    expect(out.text).toBe("12 € œuvre");
+  });
+});
+
+describe("a US-ASCII label stays only on text that is ASCII", () => {
+  it("UTF-8 bytes labelled us-ascii become text without the label; ASCII keeps it", () => {
+    expect(declared(Buffer.from("naïve"), "us-ascii").out).toMatchObject({ text: "naïve", mimeType: "text/plain" });
+    expect(declared(Buffer.from("naive"), "us-ascii").out).toMatchObject({
+      text: "naive",
+      mimeType: "text/plain; charset=us-ascii",
+    });
+  });
+});

@@ -16,6 +16,7 @@ import {
   type ChangeRecord,
 } from "../../src/normalize/index.js";
 import { decodeStrictBase64 } from "../../src/normalize/base64.js";
+import { canonicalCharset, decodingCharset } from "../../src/normalize/charset.js";
 
 type Entry = Record<string, unknown>;
 
@@ -368,6 +369,11 @@ function transcodeCandidates(bytes: Buffer, mimeType: unknown): Array<[string, B
   for (const [charset, bom] of boms)
     if (bom.every((b, i) => bytes[i] === b)) out.push([charset, bytes.subarray(bom.length)]);
   const declared = typeof mimeType === "string" ? /charset="?([^";]+)/i.exec(mimeType)?.[1] : undefined;
-  if (declared !== undefined && iconv.encodingExists(declared)) out.push([declared, bytes]);
+  if (declared !== undefined && iconv.encodingExists(declared)) {
+    out.push([declared, bytes]);
+    // A label read as another charset (ISO-8859-1 and US-ASCII as windows-1252, as WHATWG does).
+    const decoder = decodingCharset(canonicalCharset(declared));
+    if (iconv.encodingExists(decoder)) out.push([decoder, bytes]);
+  }
   return out;
 }
