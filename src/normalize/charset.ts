@@ -74,8 +74,13 @@ const WINDOWS_1252_LABELS = new Set([
   "latin1",
 ]);
 
-/** The charset bytes declared as `charset` (canonical) are decoded in. */
+/**
+ * The charset bytes declared as `charset` (canonical) and without a BOM are decoded in. UTF-16
+ * and UTF-32 without a BOM are big-endian (RFC 2781 §4.3, Unicode §3.10).
+ */
 export function decodingCharset(charset: string): string {
+  if (charset === "utf-16" || charset === "utf16") return "utf-16be";
+  if (charset === "utf-32" || charset === "utf32") return "utf-32be";
   return WINDOWS_1252_LABELS.has(charset) ? "windows-1252" : charset;
 }
 

@@ -129,7 +129,7 @@ export function decideBytes(bytes: Buffer, ctx: BytesContext): BytesDecision {
       }
     }
     if (legacy !== undefined && isWideCharset(legacy)) {
-      const text = decodeStrict(bytes, legacy);
+      const text = decodeStrict(bytes, decodingCharset(legacy));
       const decided = text === null ? null : transcoded(text, legacy, `declared charset ${legacy}`);
       if (decided !== null) return decided;
     }

@@ -109,3 +109,14 @@ describe("a US-ASCII label stays only on text that is ASCII", () => {
     });
   });
 });
+
+describe("UTF-16 and UTF-32 declared without a BOM are big-endian", () => {
+  it.each([
+    ["utf-16", "utf-16be"],
+    ["UTF-32", "utf-32be"],
+  ])("charset=%s", (label, bigEndian) => {
+    const { out, record } = declared(iconv.encode("naïve 日本", bigEndian), label);
+    expect(record.action).toBe("transcode");
+    expect(out.text).toBe("naïve 日本");
+  });
+});
