@@ -50,7 +50,12 @@ const CANONICAL = new WeakMap<object, boolean>();
 function writtenAsStringifyWould(origin: object, text: string): boolean {
   let canonical = CANONICAL.get(origin);
   if (canonical === undefined) {
-    canonical = JSON.stringify(origin) === text;
+    try {
+      canonical = JSON.stringify(origin) === text;
+    } catch {
+      // Nested deeper than JSON.stringify goes: walked, so its untouched parts go out as their text.
+      canonical = false;
+    }
     CANONICAL.set(origin, canonical);
   }
   return canonical;

@@ -90,7 +90,8 @@ function measuredInSkeleton(
     for (const match of skeleton.text.slice(entry.start, entry.end).matchAll(standIn))
       before += (skeleton.raws[Number(match[1])]?.byteLength ?? match[0].length) - match[0].length;
     const kept = !isChange(record) || WARNING_ACTIONS.has(record.action);
-    const after = kept ? before : record.bytesAfter;
+    // A dry run's after never went out: the engine's, shifted by what the wire's writing added.
+    const after = kept ? before : record.applied ? record.bytesAfter : record.bytesAfter + (before - record.bytesBefore);
     if (before === record.bytesBefore && after === record.bytesAfter) return record;
     return { ...record, bytesBefore: before, bytesAfter: after, saved: before - after };
   });

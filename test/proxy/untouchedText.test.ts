@@ -47,9 +47,10 @@ function lineFor(id: number, timeoutMs = 10_000): Promise<string> {
   });
 }
 
-/** A tools/call the upstream answers with exactly `resultText` as its result. */
-function callAnsweredWith(id: number, resultText: string): Promise<string> {
-  const line = `{"jsonrpc":"2.0","id":"__ID__","result":${resultText}}\n`;
+/** A tools/call the upstream answers with exactly `resultText` as its result (in a batch of one: `batch`). */
+function callAnsweredWith(id: number, resultText: string, batch = false): Promise<string> {
+  const answer = `{"jsonrpc":"2.0","id":"__ID__","result":${resultText}}`;
+  const line = `${batch ? `[${answer}]` : answer}\n`;
   const params = { name: "any", arguments: {}, _emit: [Buffer.from(line).toString("base64")], _noFinal: true };
   proxy.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call", params })}\n`);
   return lineFor(id);
@@ -100,6 +101,35 @@ describe("what the proxy does not change", () => {
       `{"jsonrpc":"2.0","id":5,"result":{"content":[${long},` +
         '{"type":"resource","resource":{"uri":"file:///a.txt","mimeType":"text/plain","text":"hi"}}],' +
         `"structuredContent":${STRUCTURED},"_meta":${META}}}`,
+    );
+  });
+
+  it("keeps its text in an answer that came in a batch, small or read with raw payloads, the proxy rewrote", async () => {
+    for (const [id, text] of [
+      [6, "q"],
+      [7, "q".repeat(300 * 1024)],
+    ] as const) {
+      const content =
+        `{"type":"text","text":"${text}"},` +
+        '{"type":"resource","resource":{"uri":"file:///a.txt","mimeType":"text/plain","blob":"aGk="}}';
+      const line = await callAnsweredWith(id, `{"content":[${content}],"_meta":${META}}`, true);
+      expect(line).toBe(
+        `{"jsonrpc":"2.0","id":${id},"result":{"content":[${content.replace('"blob":"aGk="', '"text":"hi"')}],` +
+          `"_meta":${META}}}`,
+      );
+    }
+  });
+
+  it("keeps its text in an answer nested deeper than JSON.stringify goes, the proxy rewrote", async () => {
+    const deep = `${"[".repeat(100_000)}1e400${"]".repeat(100_000)}`;
+    const line = await callAnsweredWith(
+      8,
+      '{"content":[{"type":"resource","resource":{"uri":"file:///a.txt","mimeType":"text/plain","blob":"aGk="}}],' +
+        `"_meta":{"d":${deep}}}`,
+    );
+    expect(line).toBe(
+      '{"jsonrpc":"2.0","id":8,"result":{"content":[{"type":"resource","resource":{"uri":"file:///a.txt",' +
+        `"mimeType":"text/plain","text":"hi"}}],"_meta":{"d":${deep}}}}`,
     );
   });
 

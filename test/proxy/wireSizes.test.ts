@@ -99,6 +99,21 @@ describe("sizes of a big read (its payloads read as bytes)", () => {
     expect(records[0]!.bytesAfter).toBe(Buffer.byteLength(written));
   });
 
+  it("in a dry run: before as it came, after as it would have gone out", async () => {
+    const text = "héllo wörld ".repeat(30_000);
+    const blob = Buffer.from(text).toString("base64");
+    const entry = `{"uri": "note://caf\\u00e9", "mimeType": "text/plain", "blob": "${blob}"}`;
+    const line = `{"jsonrpc": "2.0", "id": "__ID__", "result": {"contents": [${entry}]}}\n`;
+    const { records } = await readThrough(["--dry-run"], line);
+    expect(records).toHaveLength(1);
+    const engineBefore = Buffer.byteLength(JSON.stringify({ uri: "note://café", mimeType: "text/plain", blob }));
+    const engineAfter = Buffer.byteLength(JSON.stringify({ uri: "note://café", mimeType: "text/plain", text }));
+    expect(records[0]).toMatchObject({
+      bytesBefore: Buffer.byteLength(entry),
+      bytesAfter: engineAfter + (Buffer.byteLength(entry) - engineBefore),
+    });
+  });
+
   it("a literal rewritten: before as written, after as the proxy wrote it", async () => {
     // Bytes held in a JS string (one character per byte), each written as \u00XX: not text.
     const bytes = Buffer.from(Array.from({ length: 60_000 }, (_, i) => (i * 7919) % 256));
