@@ -333,7 +333,7 @@ export class NormalizingTransport implements ProxyTransport {
       const rewritten = items.map((item) => this.rewrite(item));
       fitting = rewritten.some((item) => item instanceof Promise);
       // Each item keeps what it did not change as its own text, as a message does.
-      if (!fitting) rewritten.forEach((item, i) => rememberOrigin(item, items[i]));
+      if (!fitting) for (const [i, item] of rewritten.entries()) rememberOrigin(item, items[i]);
       out = fitting ? Promise.all(rewritten) : rewritten.some((item, i) => item !== items[i]) ? rewritten : message;
     } else {
       out = this.rewrite(message);
@@ -365,7 +365,8 @@ export class NormalizingTransport implements ProxyTransport {
       )
       .then((value) => {
         if (!Array.isArray(message)) rememberOrigin(value, message);
-        else if (Array.isArray(value)) value.forEach((item, i) => rememberOrigin(item, (message as unknown[])[i]));
+        else if (Array.isArray(value))
+          for (const [i, item] of value.entries()) rememberOrigin(item, (message as unknown[])[i]);
         // Nothing else ran meanwhile (it waits in the backlog): the events are this message's.
         this.fitting = false;
         const events = this.events;
