@@ -91,7 +91,11 @@ function measuredInSkeleton(
       before += (skeleton.raws[Number(match[1])]?.byteLength ?? match[0].length) - match[0].length;
     const kept = !isChange(record) || WARNING_ACTIONS.has(record.action);
     // A dry run's after never went out: the engine's, shifted by what the wire's writing added.
-    const after = kept ? before : record.applied ? record.bytesAfter : record.bytesAfter + (before - record.bytesBefore);
+    const after = kept
+      ? before
+      : record.applied
+        ? record.bytesAfter
+        : record.bytesAfter + (before - record.bytesBefore);
     if (before === record.bytesBefore && after === record.bytesAfter) return record;
     return { ...record, bytesBefore: before, bytesAfter: after, saved: before - after };
   });
