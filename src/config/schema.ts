@@ -359,7 +359,7 @@ export const ConfigSchema = z
           .describe(
             "HTTP request bodies held in memory at once over every connection, in bytes; a POST that would take " +
               "them past it gets 503 (retry) and is read no further, so clients uploading at once cannot run the " +
-              "proxy out of memory",
+              "proxy out of memory; never less than maxBodyBytes",
           ),
         maxNormalizeBytes: z
           .number()

@@ -154,7 +154,11 @@ export function resolveFrontendOptions(options: HttpFrontendOptions): ResolvedFr
       "maxBodyBytes",
     ),
     maxBatch: positive(options.maxBatch, DEFAULT_LIMITS.maxBatch, "maxBatch"),
-    bodyBytesInFlight: positive(options.bodyBytesInFlight, DEFAULT_LIMITS.bodyBytesInFlight, "bodyBytesInFlight"),
+    // Never below one body as large as allowed: alone, it always fits.
+    bodyBytesInFlight: Math.max(
+      positive(options.bodyBytesInFlight, DEFAULT_LIMITS.bodyBytesInFlight, "bodyBytesInFlight"),
+      positive(options.maxBodyBytes, options.maxMessageBytes ?? DEFAULT_LIMITS.maxMessageBytes, "maxBodyBytes"),
+    ),
     maxSessions: positive(options.maxSessions, DEFAULT_LIMITS.maxSessions, "maxSessions"),
     maxSessionsPerClient: positive(
       options.maxSessionsPerClient,

@@ -11,6 +11,7 @@ import type { Duplex } from "node:stream";
 import { BodyBudget } from "../transports/host/bodyBudget.js";
 import type { HostEndpointContext } from "../transports/host/hostSession.js";
 import { replyJson, replyJsonRpcError, replyOnSocket } from "../transports/host/httpReplies.js";
+import { refuse } from "../transports/host/refuse.js";
 import { clientAddress } from "../transports/host/requestHeaders.js";
 import { SseEndpoint } from "../transports/host/sseHost.js";
 import { StreamableHttpEndpoint } from "../transports/host/streamableHttpEndpoint.js";
@@ -25,7 +26,6 @@ import {
 } from "./frontendOptions.js";
 import { guardConnections, serverOptions, throttled } from "./connectionLimits.js";
 import { applyCors } from "./cors.js";
-import { refuse } from "./refuse.js";
 import { bearerOwner, checkRequest, isAuthorized, pageRefusal } from "./requestGuard.js";
 import { route } from "./routes.js";
 import { SessionCounter } from "./sessionSlots.js";
@@ -67,6 +67,7 @@ export function createHttpFrontend(options: HttpFrontendOptions): HttpFrontend {
       ...(options.maxBodyBytes === undefined ? {} : { maxBodyBytes: opts.maxBodyBytes }),
       maxBatch: opts.maxBatch,
       bodyBudget,
+      closeTimeoutMs: opts.closeTimeoutMs,
       sseKeepAliveMs: opts.sseKeepAliveMs,
       slots,
       maxSessions: opts.maxSessions,
@@ -179,8 +180,9 @@ async function handle(
     return;
   }
   if (applyCors(req, res, opts)) return;
-  const page = method === "POST" && (target.kind === "mcp" || target.kind === "messages");
-  const pageRefused = page ? pageRefusal(req.headers, opts, false) : null;
+  const posted = method === "POST" && (target.kind === "mcp" || target.kind === "messages");
+  const streamed = method === "GET" && target.kind === "sse";
+  const pageRefused = posted || streamed ? pageRefusal(req.headers, opts, posted ? "post" : "stream") : null;
   if (pageRefused !== null) {
     refused({ status: pageRefused.status, path: path.slice(0, 200), reason: pageRefused.message });
     refuse(req, res, opts.closeTimeoutMs, pageRefused.status, pageRefused.code, pageRefused.message);
@@ -268,7 +270,7 @@ function upgrade(
   // Until `ws` owns the socket, a reset from the peer must not become an uncaught error.
   socket.on("error", () => socket.destroy());
   const { path, route: target } = route(req.url ?? "/", opts.serverNames);
-  const refusal = checkRequest(req.headers, opts, true) ?? pageRefusal(req.headers, opts, true);
+  const refusal = checkRequest(req.headers, opts, true) ?? pageRefusal(req.headers, opts, "stream");
   if (refusal !== null) {
     refused({ upgrade: true, status: refusal.status, path: path.slice(0, 200), reason: refusal.message });
     replyOnSocket(socket, refusal.status, refusal.code, refusal.message, refusal.headers);

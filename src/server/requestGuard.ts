@@ -125,26 +125,27 @@ function originAllowed(origin: string, options: ResolvedFrontendOptions): boolea
 
 /**
  * A browser page whose origin is not in `allowedOrigins` (a loopback one passes the Origin check)
- * may not drive the proxy. Browsers let any page open a WebSocket, and send a POST whose body is
- * `text/plain` or form data, to any address without asking the server first (no CORS
- * preflight): such an upgrade is refused, and such a POST unless its body is declared JSON —
- * which a browser sends to another origin only after a preflight, and only listed origins pass
- * one. Requests without `Origin` (not from a page: SDK clients, curl) are not concerned.
+ * may not drive the proxy. Browsers let any page open a WebSocket or an event stream
+ * (`EventSource`: a GET that opens an SSE session), and send a POST whose body is `text/plain`
+ * or form data, to any address without asking the server first (no CORS preflight): such a
+ * stream is refused, and such a POST unless its body is declared JSON — which a browser sends to
+ * another origin only after a preflight, and only listed origins pass one. Requests without
+ * `Origin` (not from a page: SDK clients, curl) are not concerned.
  */
 export function pageRefusal(
   headers: IncomingHttpHeaders,
   options: ResolvedFrontendOptions,
-  upgrade: boolean,
+  opens: "stream" | "post",
 ): Refusal | null {
   const origin = headerValue(headers.origin);
   if (origin === undefined) return null;
   const normalized = normalizeOrigin(origin);
   if (normalized !== null && options.allowedOrigins.has(normalized)) return null;
   const shown = JSON.stringify(origin.slice(0, 200));
-  if (upgrade)
+  if (opens === "stream")
     return forbidden(
-      `WebSocket from a browser page (Origin ${shown}) is refused unless its origin is in allowedOrigins: ` +
-        "browsers let any page open one",
+      `A stream opened by a browser page (Origin ${shown}) is refused unless its origin is in allowedOrigins: ` +
+        "browsers let any page open a WebSocket or an event stream",
     );
   if (isJsonType(headerValue(headers["content-type"]))) return null;
   return {

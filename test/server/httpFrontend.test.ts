@@ -134,6 +134,8 @@ describe("Origin and Host checks", () => {
     const r = await start({ allowedOrigins: ["https://app.example.com"] });
     const page = { origin: "http://localhost:5173" };
     expect(await wsStatus(r, "/ws/demo", page)).toBe(403);
+    // An event stream (EventSource: no preflight either) would open a session.
+    expect((await fetch(`${r.url}/sse/demo`, { headers: page })).status).toBe(403);
     expect(await wsStatus(r, "/ws/demo", { origin: "https://app.example.com" })).toBe(101);
     expect(await wsStatus(r, "/ws/demo")).toBe(101);
     const simple = (headers: Record<string, string>): Promise<Response> =>
@@ -259,8 +261,8 @@ function warnings(): { logger: Logger; lines: string[] } {
 }
 
 describe("refused requests", () => {
-  it("an upload refused at the door is read no further than lets the client see its 401; the connection is cut", async () => {
-    const r = await start({ bearerTokens: ["s3cret"], closeTimeoutMs: 500 });
+  /** An upload of 10 GiB the proxy refuses: its answer's first bytes and how much got sent before the cut. */
+  async function refusedUpload(r: RunningFrontend, head: string): Promise<{ answer: string; sent: number }> {
     const socket = connect(r.port, "127.0.0.1");
     let answer = "";
     socket.setEncoding("latin1");
@@ -268,7 +270,7 @@ describe("refused requests", () => {
     socket.on("error", () => undefined);
     const closed = new Promise<void>((resolve) => socket.once("close", () => resolve()));
     await new Promise<void>((resolve) => socket.once("connect", () => resolve()));
-    socket.write(`POST /mcp/demo HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-length: ${10 * 1024 ** 3}\r\n\r\n`);
+    socket.write(`${head}\r\nhost: 127.0.0.1\r\ncontent-length: ${10 * 1024 ** 3}\r\n\r\n`);
     const chunk = Buffer.alloc(1024 * 1024, 0x20);
     let sent = 0;
     const started = Date.now();
@@ -279,10 +281,30 @@ describe("refused requests", () => {
       }
       sent += chunk.length;
     }
+    socket.destroy();
     await closed;
+    return { answer, sent };
+  }
+
+  it("an upload refused at the door is read no further than lets the client see its 401; the connection is cut", async () => {
+    const r = await start({ bearerTokens: ["s3cret"], closeTimeoutMs: 500 });
+    const { answer, sent } = await refusedUpload(r, "POST /mcp/demo HTTP/1.1");
     expect(answer).toMatch(/^HTTP\/1\.1 401 /);
     // 8 MiB read and thrown away, plus what the two sockets' buffers hold.
     expect(sent).toBeLessThan(64 * 1024 * 1024);
+  });
+
+  it("so is one refused for its method or an unknown session, on /mcp and /messages", async () => {
+    const r = await start({ closeTimeoutMs: 500 });
+    for (const [head, status] of [
+      ["PUT /mcp/demo HTTP/1.1", 405],
+      ["POST /mcp/demo HTTP/1.1\r\nmcp-session-id: nope", 404],
+      ["POST /messages/demo?sessionId=nope HTTP/1.1", 404],
+    ] as const) {
+      const { answer, sent } = await refusedUpload(r, head);
+      expect(answer, head).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));
+      expect(sent, head).toBeLessThan(64 * 1024 * 1024);
+    }
   });
 
   it("a refused request whose small body has arrived keeps its keep-alive connection", async () => {
@@ -346,7 +368,7 @@ describe("limits", () => {
   });
 
   it("answers 503 to a body that would take the bodies held at once past bodyBytesInFlight, then serves again", async () => {
-    const r = await start({ bodyBytesInFlight: 1024 * 1024 });
+    const r = await start({ maxMessageBytes: 1024 * 1024, bodyBytesInFlight: 1024 * 1024 });
     const body = JSON.stringify({ ...INIT, params: { ...INIT.params, _meta: { pad: "p".repeat(700 * 1024) } } });
     // The first upload sends all but its last byte and waits: its 700 KiB are held.
     const first = connect(r.port, "127.0.0.1");
@@ -376,6 +398,17 @@ describe("limits", () => {
     first.destroy();
     // Given back: the next one fits.
     expect((await post()).status).toBe(200);
+  });
+
+  it("takes bodyBytesInFlight as no less than the largest body allowed: one alone always fits", async () => {
+    const r = await start({ maxMessageBytes: 4 * 1024 * 1024, bodyBytesInFlight: 1024 * 1024 });
+    const body = JSON.stringify({ ...INIT, params: { ...INIT.params, _meta: { pad: "p".repeat(2 * 1024 * 1024) } } });
+    const answer = await fetch(`${r.url}/mcp/demo`, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json" },
+      body,
+    });
+    expect(answer.status).toBe(200);
   });
 
   it("close() ends every host session, firing each onclose", async () => {

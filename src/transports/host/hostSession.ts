@@ -60,6 +60,8 @@ export interface HostEndpointContext {
   readonly maxBatch?: number;
   /** Request bodies held at once over the listener (`limits.bodyBytesInFlight`); unbounded when absent. */
   readonly bodyBudget?: BodyBudget;
+  /** How long a refused request's body is still read before its connection is cut (`limits.closeTimeoutMs`). */
+  readonly closeTimeoutMs: number;
   readonly sseKeepAliveMs: number;
   readonly slots: SessionSlots;
   readonly maxSessions: number;

@@ -12,6 +12,7 @@ import type { JSONRPCMessage, TransportSendOptions } from "../types.js";
 import { HostTransportBase } from "./hostTransportBase.js";
 import type { HostEndpointContext } from "./hostSession.js";
 import { replyJsonRpcError, replySessionLimit } from "./httpReplies.js";
+import { refuse } from "./refuse.js";
 import { readMessageBody } from "./readMessageBody.js";
 import { forwardableMcpHeaders } from "../mcpHeaders.js";
 import { clientAddress } from "./requestHeaders.js";
@@ -110,9 +111,10 @@ export class SseEndpoint {
     const session =
       found !== undefined && sameOwner(this.owners.get(sessionId!), this.ctx.ownerOf?.(req)) ? found : undefined;
     if (session === undefined) {
-      req.resume();
-      replyJsonRpcError(
+      refuse(
+        req,
         res,
+        this.ctx.closeTimeoutMs,
         404,
         JSONRPC.INVALID_REQUEST,
         `Session not found: ${String(sessionId).slice(0, 64)} (open a new stream with GET /sse/${this.ctx.server})`,

@@ -20,6 +20,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { JSONRPC } from "../../errors/jsonRpcCodes.js";
 import type { HostEndpointContext, HostSessionInfo } from "./hostSession.js";
 import { headerValue, replyJsonRpcError, replySessionLimit } from "./httpReplies.js";
+import { refuse } from "./refuse.js";
 import { methodOf, requestIdOf } from "../jsonrpc.js";
 import { readMessageBody } from "./readMessageBody.js";
 import { forwardableMcpHeaders } from "../mcpHeaders.js";
@@ -61,14 +62,14 @@ export class StreamableHttpEndpoint {
       case "DELETE":
         return this.delete(req, res, sessionId);
       default:
-        replyJsonRpcError(
+        refuse(
+          req,
           res,
+          this.ctx.closeTimeoutMs,
           405,
           JSONRPC.SERVER_ERROR,
           `Method ${req.method} not allowed on /mcp/${this.ctx.server}`,
-          {
-            allow: "GET, POST, DELETE",
-          },
+          { allow: "GET, POST, DELETE" },
         );
     }
   }
@@ -80,10 +81,7 @@ export class StreamableHttpEndpoint {
   private async post(req: IncomingMessage, res: ServerResponse, sessionId: string | undefined): Promise<void> {
     if (sessionId === undefined) return this.readPost(req, res, undefined);
     const existing = this.find(req, sessionId);
-    if (existing === undefined) {
-      req.resume();
-      return this.notFound(res, sessionId);
-    }
+    if (existing === undefined) return this.notFound(req, res, sessionId);
     // One body at a time per session, and none while its upstream is behind: the host's
     // uploads wait in their sockets, not in this process.
     return existing.readPostInTurn(() => this.readPost(req, res, sessionId));
@@ -104,7 +102,7 @@ export class StreamableHttpEndpoint {
     }
     const headers = forwardableMcpHeaders(req.headers) ?? {};
     let session = sessionId === undefined ? undefined : this.find(req, sessionId);
-    if (sessionId !== undefined && session === undefined) return this.notFound(res, sessionId);
+    if (sessionId !== undefined && session === undefined) return this.notFound(req, res, sessionId);
     if (session === undefined) {
       const initialize = body.messages.some((m) => methodOf(m) === "initialize" && requestIdOf(m) !== undefined);
       session = await this.open(res, !initialize, headers, clientAddress(req), this.ctx.ownerOf?.(req));
@@ -125,7 +123,7 @@ export class StreamableHttpEndpoint {
     }
     const session = this.find(req, sessionId);
     if (session === undefined) {
-      this.notFound(res, sessionId);
+      this.notFound(req, res, sessionId);
       return;
     }
     session.acceptGet(res);
@@ -142,7 +140,7 @@ export class StreamableHttpEndpoint {
       return;
     }
     const session = this.find(req, sessionId);
-    if (session === undefined) return this.notFound(res, sessionId);
+    if (session === undefined) return this.notFound(req, res, sessionId);
     await session.close();
     res.writeHead(200).end();
   }
@@ -222,9 +220,11 @@ export class StreamableHttpEndpoint {
     return session;
   }
 
-  private notFound(res: ServerResponse, sessionId: string): void {
-    replyJsonRpcError(
+  private notFound(req: IncomingMessage, res: ServerResponse, sessionId: string): void {
+    refuse(
+      req,
       res,
+      this.ctx.closeTimeoutMs,
       404,
       JSONRPC.INVALID_REQUEST,
       `Session not found: ${sessionId.slice(0, 64)} (it ended or never existed; start a new one with initialize)`,

@@ -49,6 +49,7 @@ async function start(options: { lazySseWindowMs?: number; sseKeepAliveMs?: numbe
     {
       server: "demo",
       maxMessageBytes: 1024 * 1024,
+      closeTimeoutMs: 2000,
       sseKeepAliveMs: options.sseKeepAliveMs ?? 0,
       slots: { acquire: () => () => {} },
       maxSessions: 100,

@@ -1,14 +1,14 @@
 /**
- * Answering a request the listener will not serve (not authorized, wrong method, unknown path,
- * too many sessions). A body the client is still sending is read and thrown away only as far as
+ * Answering a request the listener will not serve (not authorized, wrong method, unknown path
+ * or session, too many sessions). A body the client is still sending is read and thrown away only as far as
  * lets the client read the answer instead of a reset — `MIN_DISCARD_BYTES`, for at most
  * `limits.closeTimeoutMs` — then the connection is cut: a client refused at the door cannot make
  * the proxy read gigabytes, nor hold a connection for `requestBodyTimeoutMs`. A request with no
  * body, or one already read, keeps its keep-alive connection.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { type HeaderMap, replyJsonRpcError } from "../transports/host/httpReplies.js";
-import { MIN_DISCARD_BYTES } from "../transports/host/readMessageBody.js";
+import { type HeaderMap, replyJsonRpcError } from "./httpReplies.js";
+import { MIN_DISCARD_BYTES } from "./readMessageBody.js";
 
 export function refuse(
   req: IncomingMessage,
