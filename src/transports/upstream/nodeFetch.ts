@@ -9,8 +9,9 @@
  * transports make with a lighter request and a body read from the socket as it arrives (paused
  * while nobody reads it, so the upstream's writes wait, as with a web stream).
  *
- * Anything this does not do the way `fetch` does — a URL with credentials (fetch refuses it), a
- * redirect (fetch follows it) — is handed to `fetch` itself, so behaviour does not change.
+ * A URL with credentials or another scheme is handed to `fetch` itself (which refuses the first).
+ * A redirect is answered as it came, not followed (`redirect: "manual"`): the transports follow
+ * redirects within the upstream's origin only (sameOriginRedirects.ts).
  * Headers are read as `fetch` reads them (see `headerRecord`).
  * Response bodies are not compressed: no `accept-encoding` is sent.
  */
@@ -52,6 +53,8 @@ export type RequestInitLike = {
   body?: string;
   /** A real `AbortSignal`, or the lighter `PostAbort` (made into a signal where `fetch` itself runs). */
   signal?: AbortLike | null;
+  /** `manual`: a redirect is answered as it came (what `node:http` does anyway). */
+  redirect?: "manual";
 };
 export type FetchLikeLight = (url: string | URL, init?: RequestInitLike) => Promise<ResponseLike>;
 
@@ -158,16 +161,7 @@ function nodeRequest(agents: Agents, input: string | URL, init: RequestInitLike 
           agent:
             method === "GET" ? (https ? agents.httpsStream : agents.httpStream) : https ? agents.https : agents.http,
         },
-        (res) => {
-          const status = res.statusCode ?? 0;
-          if (status >= 300 && status < 400 && res.headers.location !== undefined) {
-            // fetch follows redirects (and changes the method where the spec says so): let it.
-            res.resume();
-            fetch(url, fetchInit(init)).then(resolve, reject);
-            return;
-          }
-          resolve(new NodeResponse(res, status, signal));
-        },
+        (res) => resolve(new NodeResponse(res, res.statusCode ?? 0, signal)),
       );
       if (signal !== undefined) endOnAbort(req, signal);
       req.on("error", (error: NodeJS.ErrnoException) => {

@@ -31,6 +31,7 @@ import {
   withoutSecrets,
 } from "./upstreamMessages.js";
 import { HttpFlowControl } from "./httpFlowControl.js";
+import { sameOriginRedirects } from "./sameOriginRedirects.js";
 import { errorResponse, methodOf, requestIdsOf } from "../jsonrpc.js";
 import { messageText } from "../wireJson.js";
 
@@ -63,7 +64,8 @@ export class SseUpstreamTransport implements UpstreamTransport {
   constructor(private readonly options: SseUpstreamOptions) {
     this.url = new URL(options.url);
     this.where = describeUrl(this.url);
-    this.fetch = options.fetch ?? ((url, init) => fetch(url, init));
+    // A redirect is followed only within the SSE URL's origin, like the endpoint it names.
+    this.fetch = sameOriginRedirects(options.fetch ?? ((url, init) => fetch(url, init)));
     this.logger = (options.logger ?? silentLogger).child({ upstream: this.where });
   }
 

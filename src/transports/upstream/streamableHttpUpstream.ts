@@ -63,6 +63,7 @@ import {
   type FetchLikeLight,
   type ResponseLike,
 } from "./nodeFetch.js";
+import { sameOriginRedirects } from "./sameOriginRedirects.js";
 import { newStreamCursor, waitToReconnect, type StreamCursor } from "./streamCursor.js";
 import {
   cancelledRequestOf,
@@ -176,7 +177,10 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     this.url = new URL(options.url);
     this.where = describeUrl(this.url);
     // Without an injected fetch (the OAuth layer's, a test's), requests go out on node:http.
-    this.fetch = options.fetch === undefined ? nodeFetchWith(options.idleConnections) : withAbortSignals(options.fetch);
+    // Either way a redirect is followed only within the upstream's origin.
+    this.fetch = sameOriginRedirects(
+      options.fetch === undefined ? nodeFetchWith(options.idleConnections) : withAbortSignals(options.fetch),
+    );
     this.logger = (options.logger ?? silentLogger).child({ upstream: this.where });
     this.maxMessageBytes = options.maxMessageBytes;
     this.baseHeaders = headerRecord(options.headers);

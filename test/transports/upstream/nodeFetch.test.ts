@@ -1,7 +1,7 @@
 /**
  * The node:http requests of HTTP upstreams answer what the transports ask of `fetch` the same
  * way: status, headers, a body read as it arrives, keep-alive reuse (as many idle connections
- * kept as asked), redirects, aborts, and network errors in fetch's shape.
+ * kept as asked), aborts, and network errors in fetch's shape (redirects: redirects.test.ts).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -191,18 +191,6 @@ describe("nodeFetch", () => {
     },
     20_000,
   );
-
-  it("a redirect is followed as fetch follows it", async () => {
-    const base = await serve((req, res, body) => {
-      if (req.url === "/old") res.writeHead(307, { location: "/new" }).end();
-      else
-        res
-          .writeHead(200, { "content-type": "application/json" })
-          .end(JSON.stringify({ url: req.url, method: req.method, body }));
-    });
-    const response = await nodeFetch(`${base}/old`, { method: "POST", body: "hello" });
-    expect(JSON.parse(await readAll(response))).toEqual({ url: "/new", method: "POST", body: "hello" });
-  });
 
   const abortKinds = [
     { kind: "an AbortController", make: () => new AbortController(), signalOf: (c: AbortController) => c.signal },
