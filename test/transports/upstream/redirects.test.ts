@@ -122,7 +122,7 @@ describe("an HTTP upstream redirected to another origin", () => {
 
   it("legacy SSE: neither the stream's GET nor the endpoint's POSTs are followed there", async () => {
     const other = await serve(echo);
-    const moved = await serve((req, res) => res.writeHead(307, { location: `${other.base}/sse` }).end());
+    const moved = await serve((_req, res) => res.writeHead(307, { location: `${other.base}/sse` }).end());
     const stream = new SseUpstreamTransport({
       url: `${moved.base}/sse`,
       headers: { "X-Api-Key": "configured-secret" },
