@@ -13,6 +13,7 @@
 import { forwardableMcpHeaders } from "../transports/mcpHeaders.js";
 import { DEFAULT_LIMITS } from "../config/defaults.js";
 import { JSONRPC } from "../errors/jsonRpcCodes.js";
+import { redactedExcerpt, redactSecrets } from "../errors/redact.js";
 import type { Logger } from "../observe/logger.js";
 import type {
   FramingProblem,
@@ -43,6 +44,10 @@ import { SENT } from "../transports/drainWaiter.js";
  * batching").
  */
 const FIRST_VERSION_WITHOUT_BATCHES = "2025-06-18";
+/** Characters of an unexpected message quoted in a log line. */
+const EXCERPT_CHARS = 200;
+/** How far past the excerpt a secret is looked for, so one cut by it is still found. */
+const SECRET_SEARCH_CHARS = 8192;
 
 /** A JSON-RPC request, notification or response (JSON-RPC 2.0 §4–5); anything else is not forwarded. */
 function isMessage(msg: unknown): boolean {
@@ -389,10 +394,22 @@ export class Bridge {
     else for (const msg of message as unknown[]) this.fromUpstreamOne(msg, onStream);
   }
 
+  /** `value` quoted from the upstream for a log line: what the proxy sent it is not shown. */
+  private upstreamExcerpt(value: unknown): string {
+    return excerpt(value, this.options.upstream.secretsSent?.() ?? []);
+  }
+
+  /** An id the upstream sent, for a log line: a string holding what the proxy sent it is redacted. */
+  private upstreamId(id: RequestId): RequestId {
+    return typeof id === "string" ? redactSecrets(id, this.options.upstream.secretsSent?.() ?? []) : id;
+  }
+
   private fromUpstreamOne(msg: unknown, onStream: RequestId | undefined): void {
     let related: RequestId | undefined;
     if (!isMessage(msg)) {
-      this.logger.warn("upstream sent JSON that is not a JSON-RPC message; not forwarded", { excerpt: excerpt(msg) });
+      this.logger.warn("upstream sent JSON that is not a JSON-RPC message; not forwarded", {
+        excerpt: this.upstreamExcerpt(msg),
+      });
       return;
     }
     if (isResponse(msg)) {
@@ -400,7 +417,9 @@ export class Bridge {
       if (waiting === undefined) {
         // Late (after a timeout or a cancel) or never asked: a second answer to one id, or an
         // answer to none, would reach the host as a response with no request.
-        this.logger.warn("upstream answered a request that is not waiting; not forwarded", { id: msg.id });
+        this.logger.warn("upstream answered a request that is not waiting; not forwarded", {
+          id: this.upstreamId(msg.id),
+        });
         return;
       }
       const invalid = invalidAnswer(msg);
@@ -408,9 +427,9 @@ export class Bridge {
         // Forwarded as is, a host's SDK would drop it while parsing and its request would wait
         // forever (the fuzz suite found this): the host is answered with an error.
         this.logger.warn("upstream sent an invalid JSON-RPC response; answered with an error", {
-          id: msg.id,
+          id: this.upstreamId(msg.id),
           why: invalid,
-          excerpt: excerpt(msg),
+          excerpt: this.upstreamExcerpt(msg),
         });
         this.toHost(
           errorResponse(
@@ -654,15 +673,16 @@ function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-/** A short, safe rendering of an unexpected value for a log line. */
-function excerpt(value: unknown): string {
+/** A short, safe rendering of an unexpected value for a log line, what `secrets` holds taken out. */
+function excerpt(value: unknown, secrets: Iterable<string | undefined> = []): string {
   let text: string;
   try {
     text = JSON.stringify(value) ?? String(value);
   } catch {
     text = Object.prototype.toString.call(value);
   }
-  return text.slice(0, 200);
+  // Cut far past the excerpt's length first, so a secret across the cut is still found whole.
+  return redactedExcerpt(text.slice(0, EXCERPT_CHARS + SECRET_SEARCH_CHARS), EXCERPT_CHARS, secrets);
 }
 
 /**

@@ -46,6 +46,12 @@ export interface FramingProblem {
 /** Transports that can report framing problems implement this in addition to `Transport`. */
 export interface ReportsFramingProblems {
   onproblem?: ((problem: FramingProblem) => void) | undefined;
+  /**
+   * Upstreams: what the proxy sends this one that must not be quoted back from it — configured
+   * header values, a token, a URL's secrets, `env` values — for the log lines that quote what it
+   * sent (a server may echo them in any field).
+   */
+  secretsSent?(): Iterable<string | undefined>;
 }
 
 /**

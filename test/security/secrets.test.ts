@@ -4,12 +4,14 @@
  * proxy writes: stderr, the log file, /healthz, /metrics, /report, and the errors hosts get.
  */
 import { createServer, type Server } from "node:http";
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ServeProcess } from "../helpers/proxyProcess.js";
 import { post, rpc } from "../badInput/mcpHttp.js";
-import { FAULT_SERVER, initializedWs, serveConfig, tempDir } from "../reliability/helpers.js";
+import { CLI } from "../helpers/paths.js";
+import { INITIALIZE_PARAMS, startRawStdio } from "../helpers/rawStdio.js";
+import { FAULT_SERVER, initializedWs, RAW_UPSTREAM, serveConfig, tempDir } from "../reliability/helpers.js";
 
 const SECRET = "PLANTED-SECRET-7f3a9c";
 const TOKEN = `tok-${SECRET}`;
@@ -81,5 +83,35 @@ describe("secrets in env, headers and bearer tokens", () => {
       seen.push(text);
       expect(text).not.toContain(SECRET);
     }
+  });
+});
+
+describe("secrets an upstream echoes in what the proxy logs", () => {
+  it("an env value the server quotes as an unknown id or in a message that is not JSON-RPC is not in the log", async () => {
+    const dir = tempDir("mcpn-echoed-env-");
+    const config = join(dir, "proxy.config.json");
+    writeFileSync(
+      config,
+      JSON.stringify({
+        mcpServers: { raw: { command: process.execPath, args: [RAW_UPSTREAM], env: { KEY: SECRET } } },
+      }),
+    );
+    const proxy = startRawStdio(process.execPath, [CLI, "stdio", "--config", config]);
+    await proxy.request(1, "initialize", INITIALIZE_PARAMS);
+    const lines = [
+      `{"jsonrpc":"2.0","id":"${SECRET}","result":{}}`,
+      `{"echo":"${SECRET}"}`,
+      `{"jsonrpc":"2.0","id":"__ID__","result":"${SECRET}"}`,
+    ];
+    const emit = lines.map((line) => Buffer.from(`${line}\n`).toString("base64"));
+    const answer = await proxy.request(2, "resources/read", { uri: "x://a", _emit: emit, _noFinal: true });
+    expect(answer.error).toBeDefined();
+    expect(await proxy.close()).toBe(0);
+    // The operator's log: stderr in `stdio`.
+    const written = proxy.stderr();
+    expect(written).toMatch(/upstream answered a request that is not waiting/);
+    expect(written).toMatch(/upstream sent JSON that is not a JSON-RPC message/);
+    expect(written).toMatch(/upstream sent an invalid JSON-RPC response/);
+    expect(written).not.toContain(SECRET);
   });
 });

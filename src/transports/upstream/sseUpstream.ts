@@ -61,6 +61,10 @@ export class SseUpstreamTransport implements UpstreamTransport {
   /** What the proxy sends this upstream, never quoted from its answers (made once, used per message). */
   private readonly sentSecrets = (): Array<string | undefined> => sentSecrets(this.options);
 
+  secretsSent(): Iterable<string | undefined> {
+    return this.sentSecrets();
+  }
+
   constructor(private readonly options: SseUpstreamOptions) {
     this.url = new URL(options.url);
     this.where = describeUrl(this.url);

@@ -273,6 +273,11 @@ export class StdioUpstreamTransport implements UpstreamTransport {
   }
 
   /** Why the child ended (exit code or signal, last stderr line), for the proxy to tell hosts. */
+  /** The `env` values the child was given (secrets, as the header says). */
+  secretsSent(): Iterable<string | undefined> {
+    return Object.values(this.options.env ?? {});
+  }
+
   describeEnd(): string | undefined {
     return this.exit !== undefined || this.stdoutClosedEarly ? this.exitError().message : undefined;
   }

@@ -173,6 +173,10 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
   /** What the proxy sends this upstream, never quoted from its answers (made once, used per message). */
   private readonly sentSecrets = (): Array<string | undefined> => sentSecrets(this.options);
 
+  secretsSent(): Iterable<string | undefined> {
+    return this.sentSecrets();
+  }
+
   constructor(private readonly options: HttpUpstreamOptions) {
     this.url = new URL(options.url);
     this.where = describeUrl(this.url);

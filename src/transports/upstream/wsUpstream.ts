@@ -56,6 +56,10 @@ export class WebSocketUpstreamTransport implements UpstreamTransport {
   /** What the proxy sends this upstream, never quoted from its answers (made once, used per message). */
   private readonly sentSecrets = (): Array<string | undefined> => sentSecrets(this.options);
 
+  secretsSent(): Iterable<string | undefined> {
+    return this.sentSecrets();
+  }
+
   constructor(private readonly options: WebSocketUpstreamOptions) {
     this.where = describeUrl(options.url);
     this.logger = (options.logger ?? silentLogger).child({ upstream: this.where });
