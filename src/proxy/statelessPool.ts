@@ -21,6 +21,7 @@
  * only its own requests.
  */
 import { JSONRPC } from "../errors/jsonRpcCodes.js";
+import { redactSecrets } from "../errors/redact.js";
 import type { Logger } from "../observe/logger.js";
 import {
   cancelledRequestOf,
@@ -338,7 +339,7 @@ export class StatelessPool {
         if (inFlight === undefined) {
           this.options.logger.warn("pooled upstream answered a request that is not waiting; not forwarded", {
             upstream: upstream.id,
-            id: msg.id,
+            id: typeof msg.id === "string" ? redactSecrets(msg.id, upstream.transport.secretsSent()) : msg.id,
           });
           continue;
         }

@@ -105,7 +105,7 @@ export class NormalizingTransport implements ProxyTransport {
    * is over; without it the decorator keeps its own table of the requests it rewrites.
    */
   constructor(
-    readonly inner: Transport & { onproblem?: ProxyTransport["onproblem"] } & FlowControl,
+    readonly inner: Transport & Pick<ProxyTransport, "onproblem" | "secretsSent"> & FlowControl,
     private readonly options: NormalizationOptions = {},
     requests?: RequestTable,
   ) {
@@ -177,6 +177,11 @@ export class NormalizingTransport implements ProxyTransport {
    */
   get queuedBytes(): number {
     return (this.inner.queuedBytes ?? 0) + this.localBytes;
+  }
+
+  /** What the proxy sends the upstream inside, not to be quoted back from it (types.ts). */
+  secretsSent(): Iterable<string | undefined> {
+    return this.inner.secretsSent?.() ?? [];
   }
 
   whenDrained(): Promise<void> {
