@@ -441,6 +441,16 @@ export const ConfigSchema = z
             "stateless requests (protocol 2026-07-28: no session) are served by up to this many started upstreams " +
               "per server and bearer token, reused; one with nothing in flight for sessionIdleMs is ended",
           ),
+        maxUpstreamRequests: z
+          .number()
+          .int()
+          .positive()
+          .default(DEFAULT_LIMITS.maxUpstreamRequests)
+          .describe(
+            "requests of an upstream waiting at once for its host's answer (sampling, elicitation, roots/list), " +
+              "per session; one more is answered -32000 at once, not forwarded, so a server asking without end " +
+              "cannot grow the proxy",
+          ),
         maxBatch: z
           .number()
           .int()

@@ -71,6 +71,8 @@ export interface BridgeOptions {
   readonly maxBatch?: number;
   /** Bytes the host may leave untaken before the upstream is no longer read (`limits.hostBufferBytes`). */
   readonly hostBufferBytes?: number;
+  /** The upstream's requests waiting at once for the host's answer (`limits.maxUpstreamRequests`). */
+  readonly maxUpstreamRequests?: number;
   /** Bytes the upstream may leave untaken before the host is no longer read (`limits.upstreamBufferBytes`). */
   readonly upstreamBufferBytes?: number;
 }
@@ -121,6 +123,8 @@ export class Bridge {
   private protocolVersion: string | undefined;
   /** Ids of upstream requests (sampling, elicitation…) the host has not answered yet. */
   private readonly upstreamAsked = new Set<RequestId>();
+  /** Set once `maxUpstreamRequests` is reached, cleared when the host answers one (one log line per episode). */
+  private askedTooMuch = false;
   /** Set while the proxy shuts down: new host requests are answered with this, not forwarded. */
   private refusal: string | undefined;
   /** Set once the host can send nothing more: requests from the upstream are answered with this. */
@@ -195,6 +199,24 @@ export class Bridge {
     this.hostGone = why;
     for (const id of this.upstreamAsked) this.answerUpstream(id);
     this.upstreamAsked.clear();
+  }
+
+  /**
+   * One request more than `maxUpstreamRequests` waits for the host: answered here, not
+   * forwarded (each waiting one is remembered until the host answers it: a server asking without
+   * end would grow the proxy). Logged once until the host has answered some.
+   */
+  private tooManyAsked(id: RequestId): void {
+    const max = this.options.maxUpstreamRequests ?? DEFAULT_LIMITS.maxUpstreamRequests;
+    if (!this.askedTooMuch)
+      this.logger.warn("upstream has too many requests waiting for the host; answered with an error", { max });
+    this.askedTooMuch = true;
+    const message = `too many requests waiting for the host: limits.maxUpstreamRequests (${max})`;
+    const sending = trySend(this.upstream, errorResponse(id, JSONRPC.SERVER_ERROR, message), NO_SEND_OPTIONS);
+    if (sending !== SENT)
+      sending.catch((error: unknown) =>
+        this.logger.debug("could not answer the upstream", { error: errorText(error) }),
+      );
   }
 
   private answerUpstream(id: RequestId): void {
@@ -342,7 +364,9 @@ export class Bridge {
       if (msg.method === "initialize" && isObj(msg.params) && typeof msg.params.protocolVersion === "string")
         this.protocolVersion = msg.params.protocolVersion;
       this.remember(msg);
-    } else if (isResponse(msg) && !this.upstreamAsked.delete(msg.id)) {
+    } else if (isResponse(msg) && this.upstreamAsked.delete(msg.id)) {
+      this.askedTooMuch = false;
+    } else if (isResponse(msg)) {
       // A response to nothing the upstream asked (or a second one): not the upstream's business.
       this.logger.warn("host answered a request the upstream did not send; not forwarded", { id: msg.id });
       return false;
@@ -448,6 +472,10 @@ export class Bridge {
       if (isRequest(msg)) {
         if (this.hostGone !== undefined) {
           this.answerUpstream(msg.id);
+          return;
+        }
+        if (this.upstreamAsked.size >= (this.options.maxUpstreamRequests ?? DEFAULT_LIMITS.maxUpstreamRequests)) {
+          this.tooManyAsked(msg.id);
           return;
         }
         this.upstreamAsked.add(msg.id);

@@ -45,6 +45,8 @@ export interface SessionManagerOptions {
   readonly requestTimeoutMs: number;
   /** `limits.hostBufferBytes` and `limits.upstreamBufferBytes` of every session (see Bridge). */
   readonly hostBufferBytes?: number;
+  /** `limits.maxUpstreamRequests` of every session (see Bridge). */
+  readonly maxUpstreamRequests?: number;
   readonly upstreamBufferBytes?: number;
   /** `limits.maxTrackedTasks`: task ids remembered per session for `tasks/result`. */
   readonly maxTrackedTasks?: number;
@@ -260,6 +262,9 @@ export class SessionManager {
       logger,
       requestTimeoutMs: this.options.requestTimeoutMs,
       ...(this.options.maxBatch === undefined ? {} : { maxBatch: this.options.maxBatch }),
+      ...(this.options.maxUpstreamRequests === undefined
+        ? {}
+        : { maxUpstreamRequests: this.options.maxUpstreamRequests }),
       ...(this.options.hostBufferBytes === undefined ? {} : { hostBufferBytes: this.options.hostBufferBytes }),
       ...(this.options.upstreamBufferBytes === undefined
         ? {}

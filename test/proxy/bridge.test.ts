@@ -139,6 +139,31 @@ describe("Bridge request ids", () => {
     expect(upstream.sent.map((s) => s.message)).toEqual([{ jsonrpc: "2.0", id: 7, result: {} }]);
   });
 
+  it("an upstream's requests past maxUpstreamRequests waiting for the host are answered here, not forwarded", async () => {
+    const host = new Recorder();
+    const upstream = new Recorder();
+    const bridge = new Bridge({ host, upstream, logger: silentLogger, requestTimeoutMs: 1000, maxUpstreamRequests: 3 });
+    await bridge.start();
+    const ask = (id: string) => upstream.receive({ jsonrpc: "2.0", id, method: "roots/list", params: {} });
+    for (const id of ["a0", "a1", "a2", "a3", "a4"]) ask(id);
+    expect(host.sent.map((s) => s.message.id)).toEqual(["a0", "a1", "a2"]);
+    expect(upstream.sent.map((s) => s.message)).toEqual(
+      ["a3", "a4"].map((id) => ({
+        jsonrpc: "2.0",
+        id,
+        error: {
+          code: JSONRPC.SERVER_ERROR,
+          message: "too many requests waiting for the host: limits.maxUpstreamRequests (3)",
+        },
+      })),
+    );
+    // Answered by the host, one makes room for the next.
+    host.receive({ jsonrpc: "2.0", id: "a0", result: { roots: [] } });
+    ask("a5");
+    expect(host.sent.map((s) => s.message.id)).toEqual(["a0", "a1", "a2", "a5"]);
+    expect(upstream.sent.at(-1)?.message).toEqual({ jsonrpc: "2.0", id: "a0", result: { roots: [] } });
+  });
+
   it("an answer over maxMessageBytes is answered by the bridge, and no table keeps the request", async () => {
     const { host, upstream, bridge } = await bridgeOf();
     host.receive({ jsonrpc: "2.0", id: 5, method: "resources/read", params: { uri: "file:///big" } });

@@ -180,6 +180,7 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<Exit
     statelessPoolSize: config.limits.statelessPoolSize,
     statelessIdleMs: config.limits.sessionIdleMs,
     hostBufferBytes: config.limits.hostBufferBytes,
+    maxUpstreamRequests: config.limits.maxUpstreamRequests,
     upstreamBufferBytes: config.limits.upstreamBufferBytes,
     maxTrackedTasks: config.limits.maxTrackedTasks,
     restartBackoffMs: config.limits.restartBackoffMs,

@@ -131,6 +131,7 @@ async function runSession(
     requestTimeoutMs: selected.config.limits.requestTimeoutMs,
     maxBatch: selected.config.limits.maxBatch,
     hostBufferBytes: selected.config.limits.hostBufferBytes,
+    maxUpstreamRequests: selected.config.limits.maxUpstreamRequests,
     upstreamBufferBytes: selected.config.limits.upstreamBufferBytes,
     maxTrackedTasks: selected.config.limits.maxTrackedTasks,
     onNormalized: observers.onNormalized,
