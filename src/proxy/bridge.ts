@@ -680,6 +680,9 @@ export class Bridge {
         JSONRPC.MESSAGE_TOO_LARGE,
         `the upstream's answer of ${problem.bytes} bytes is over limits.maxMessageBytes`,
       );
+    } else if (problem.kind === "invalid-json" && problem.id !== undefined) {
+      // Not UTF-8, but its id readable at one end: the request it answers need not wait for its timeout.
+      this.answer(problem.id, JSONRPC.INTERNAL_ERROR, "the upstream's answer could not be read: it is not UTF-8");
     }
   }
 }

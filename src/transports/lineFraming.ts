@@ -11,7 +11,13 @@
  * Pure: bytes in, values out. No IO, no clock.
  */
 import { isUtf8 } from "node:buffer";
-import { LineSplitter, type LineSink, type OversizedLine } from "../wire/lineSplitter.js";
+import {
+  LineSplitter,
+  type LineSink,
+  OVERSIZED_HEAD_BYTES,
+  OVERSIZED_TAIL_BYTES,
+  type OversizedLine,
+} from "../wire/lineSplitter.js";
 import { parseWithRawStrings } from "./rawStringParse.js";
 import { messageText } from "./wireJson.js";
 import { rememberWireText } from "./wireText.js";
@@ -138,7 +144,7 @@ export function parseJsonMessage(bytes: Buffer, rawStringBytes?: number): Framed
   if (startsWithBom(bytes)) bytes = bytes.subarray(3);
   if (bytes.length <= 64 && bytes.toString("latin1").trim() === "") return undefined;
   // JSON text is UTF-8 (RFC 8259 §8.1); decoding invalid bytes would introduce U+FFFD.
-  if (!isUtf8(bytes)) return { problem: { kind: "invalid-json", bytes: bytes.length, excerpt: excerptOf(bytes) } };
+  if (!isUtf8(bytes)) return { problem: notUtf8Problem(bytes) };
   if (rawStringBytes !== undefined && bytes.length >= rawStringBytes) {
     const message = parseWithRawStrings([bytes], rawStringBytes, true);
     if (message !== undefined) return { message };
@@ -194,6 +200,13 @@ function parseDecoded(text: string, bytes: number): Framed {
   }
   rememberWireText(value, text);
   return { message: value };
+}
+
+/** A message that is not UTF-8, with its id when either end shows it: its request can be answered. */
+function notUtf8Problem(bytes: Buffer): FramingProblem {
+  const head = bytes.subarray(0, OVERSIZED_HEAD_BYTES).toString("utf8");
+  const id = jsonRpcIdHint(head, bytes.subarray(-OVERSIZED_TAIL_BYTES).toString("utf8"));
+  return { kind: "invalid-json", bytes: bytes.length, ...(id === undefined ? {} : { id }), excerpt: excerptOf(bytes) };
 }
 
 export function oversizedProblem(line: OversizedLine): FramingProblem {

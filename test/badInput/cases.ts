@@ -114,8 +114,14 @@ export const UPSTREAM_CASES: readonly UpstreamCase[] = [
       Buffer.from([0xff, 0xfe, 0xc3]),
       Buffer.from('"}]}}\n'),
     ]),
+    noFinal: true,
     log: /"kind":"invalid-json".*upstream sent a message that could not be read/,
-    check: emptyContents,
+    // Its id is readable at its start: the request is answered at once, not at its timeout.
+    check: (a) =>
+      expect(a.error).toMatchObject({
+        code: -32603,
+        message: expect.stringMatching(/could not be read: it is not UTF-8/),
+      }),
   },
   {
     name: "invalid base64 in a blob",
