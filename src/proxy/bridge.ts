@@ -671,7 +671,8 @@ export class Bridge {
     this.logger.warn("upstream sent a message that could not be read", {
       kind: problem.kind,
       bytes: problem.bytes,
-      excerpt: problem.excerpt,
+      // What the proxy sent it (an `env` value a child prints) is not shown, nor its start at the cut.
+      excerpt: redactedExcerpt(problem.excerpt, problem.excerpt.length, this.options.upstream.secretsSent?.() ?? []),
     });
     if (problem.kind === "too-large" && problem.id !== undefined) {
       // The answer was dropped unread: the error the host gets instead takes the request out.

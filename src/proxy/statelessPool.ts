@@ -21,7 +21,7 @@
  * only its own requests.
  */
 import { JSONRPC } from "../errors/jsonRpcCodes.js";
-import { redactSecrets } from "../errors/redact.js";
+import { redactedExcerpt, redactSecrets } from "../errors/redact.js";
 import type { Logger } from "../observe/logger.js";
 import {
   cancelledRequestOf,
@@ -451,7 +451,7 @@ export class StatelessPool {
     this.options.logger.warn("pooled upstream sent a message that could not be read", {
       kind: problem.kind,
       bytes: problem.bytes,
-      excerpt: problem.excerpt,
+      excerpt: redactedExcerpt(problem.excerpt, problem.excerpt.length, lane.upstream?.transport.secretsSent() ?? []),
     });
     if (problem.kind !== "too-large" || typeof problem.id !== "number") return;
     const inFlight = this.forget(lane, problem.id);

@@ -11,13 +11,7 @@
  * Pure: bytes in, values out. No IO, no clock.
  */
 import { isUtf8 } from "node:buffer";
-import {
-  LineSplitter,
-  type LineSink,
-  OVERSIZED_HEAD_BYTES,
-  OVERSIZED_TAIL_BYTES,
-  type OversizedLine,
-} from "../wire/lineSplitter.js";
+import { LineSplitter, type LineSink, type OversizedLine } from "../wire/lineSplitter.js";
 import { parseWithRawStrings } from "./rawStringParse.js";
 import { messageText } from "./wireJson.js";
 import { rememberWireText } from "./wireText.js";
@@ -202,11 +196,27 @@ function parseDecoded(text: string, bytes: number): Framed {
   return { message: value };
 }
 
-/** A message that is not UTF-8, with its id when either end shows it: its request can be answered. */
+/**
+ * A message that is not UTF-8, with its id when it is an answer whose id can be read: the request
+ * it answers can be answered at once. Read with the bad bytes replaced, only to tell what it is
+ * (a request of the peer's own may carry the same id as one of ours: it answers nothing).
+ */
 function notUtf8Problem(bytes: Buffer): FramingProblem {
-  const head = bytes.subarray(0, OVERSIZED_HEAD_BYTES).toString("utf8");
-  const id = jsonRpcIdHint(head, bytes.subarray(-OVERSIZED_TAIL_BYTES).toString("utf8"));
+  const id = answeredId(bytes.toString("utf8"));
   return { kind: "invalid-json", bytes: bytes.length, ...(id === undefined ? {} : { id }), excerpt: excerptOf(bytes) };
+}
+
+function answeredId(text: string): string | number | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return undefined;
+  const message = value as Record<string, unknown>;
+  if ("method" in message || !("result" in message || "error" in message)) return undefined;
+  return typeof message.id === "string" || typeof message.id === "number" ? message.id : undefined;
 }
 
 export function oversizedProblem(line: OversizedLine): FramingProblem {

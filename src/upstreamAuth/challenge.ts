@@ -2,6 +2,7 @@
  * Reading how a server wants to be authorized from its 401 (MCP authorization spec: the
  * `WWW-Authenticate: Bearer resource_metadata=…, scope=…` header), and asking for one.
  */
+import { sameOriginRedirects } from "../transports/upstream/sameOriginRedirects.js";
 import { extractWWWAuthenticateParams } from "@modelcontextprotocol/sdk/client/auth.js";
 import { LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/sdk/types.js";
 import type { Challenge, FetchLike } from "./types.js";
@@ -37,7 +38,8 @@ export async function probe(
   request.set("content-type", "application/json");
   request.set("accept", "application/json, text/event-stream");
   request.set("mcp-protocol-version", LATEST_PROTOCOL_VERSION);
-  const response = await fetch(serverUrl, {
+  // It carries the configured headers: a redirect is followed within the server's origin only.
+  const response = await sameOriginRedirects(fetch)(serverUrl, {
     method: "POST",
     headers: request,
     body: JSON.stringify({ jsonrpc: "2.0", id: "mcp-normalizer-auth-probe", method: "ping" }),

@@ -99,6 +99,7 @@ describe("secrets an upstream echoes in what the proxy logs", () => {
     const proxy = startRawStdio(process.execPath, [CLI, "stdio", "--config", config]);
     await proxy.request(1, "initialize", INITIALIZE_PARAMS);
     const lines = [
+      `starting with key ${SECRET}`,
       `{"jsonrpc":"2.0","id":"${SECRET}","result":{}}`,
       `{"echo":"${SECRET}"}`,
       `{"jsonrpc":"2.0","id":"__ID__","result":"${SECRET}"}`,
@@ -109,6 +110,7 @@ describe("secrets an upstream echoes in what the proxy logs", () => {
     expect(await proxy.close()).toBe(0);
     // The operator's log: stderr in `stdio`.
     const written = proxy.stderr();
+    expect(written).toMatch(/upstream sent a message that could not be read/);
     expect(written).toMatch(/upstream answered a request that is not waiting/);
     expect(written).toMatch(/upstream sent JSON that is not a JSON-RPC message/);
     expect(written).toMatch(/upstream sent an invalid JSON-RPC response/);

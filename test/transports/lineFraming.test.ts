@@ -81,6 +81,19 @@ describe("JsonLineReader", () => {
     expect(out[1]?.message).toEqual({ ok: true });
   });
 
+  it("names the id of an answer that is not UTF-8 (it can be answered), never of a request", () => {
+    const bad = (json: string): Buffer => Buffer.from(json.replace("BAD", "\u00ff"), "latin1");
+    const lines = Buffer.concat([
+      bad('{"jsonrpc":"2.0","id":7,"result":{"text":"BAD"}}\n'),
+      bad('{"jsonrpc":"2.0","method":"sampling/createMessage","params":{"x":"BAD"},"id":7}\n'),
+      bad('{"jsonrpc":"2.0","id":"e","error":{"code":1,"message":"BAD"}}\n'),
+      bad('{"jsonrpc":"2.0","id":8,"result":BAD}\n'),
+    ]);
+    const out = frame(lines, [lines.length]);
+    expect(out.map((framed) => framed.problem?.id)).toEqual([7, undefined, "e", undefined]);
+    expect(out.every((framed) => framed.problem?.kind === "invalid-json")).toBe(true);
+  });
+
   it("skips a line over maxMessageBytes, names its id (first or last key), keeps going", () => {
     const big = "x".repeat(5000);
     const wire = enc(

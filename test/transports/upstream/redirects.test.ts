@@ -13,6 +13,7 @@ import { nodeFetch } from "../../../src/transports/upstream/nodeFetch.js";
 import { sameOriginRedirects } from "../../../src/transports/upstream/sameOriginRedirects.js";
 import { SseUpstreamTransport } from "../../../src/transports/upstream/sseUpstream.js";
 import { StreamableHttpUpstreamTransport } from "../../../src/transports/upstream/streamableHttpUpstream.js";
+import { probe } from "../../../src/upstreamAuth/challenge.js";
 import { networkErrorText } from "../../../src/transports/upstream/upstreamMessages.js";
 
 const servers: Server[] = [];
@@ -155,6 +156,16 @@ describe("an HTTP upstream redirected to another origin", () => {
       await new Promise((r) => setTimeout(r, 10));
     expect(JSON.stringify([...answers, ...errors])).toMatch(/another origin/);
     expect(posts.seen.filter((s) => s.method === "POST")).toHaveLength(1);
+    expect(other.seen).toEqual([]);
+  });
+
+  it("the OAuth layer's first probe (it carries the configured headers) is not followed there either", async () => {
+    const other = await serve(echo);
+    const { base } = await serve((req, res) => res.writeHead(307, { location: `${other.base}${req.url}` }).end());
+    const failure = await probe(`${base}/mcp`, (url, init) => fetch(url, init), { "X-Api-Key": "configured" }).catch(
+      (error: unknown) => error,
+    );
+    expect(networkErrorText(failure)).toMatch(/another origin/);
     expect(other.seen).toEqual([]);
   });
 });
