@@ -121,7 +121,10 @@ export function decideBytes(bytes: Buffer, ctx: BytesContext): BytesDecision {
     if (bom !== null) {
       const body = bytes.subarray(bom.length);
       if (bom.charset === "utf-8") {
-        if (isUtf8(body) && body.indexOf(0) === -1) return utf8Text(body, textMime(isAscii(body)), "UTF-8 with BOM");
+        // Binary controls after the mark are text only where the type says so: unwrapped here,
+        // such text would go back to a blob on a second pass (a text entry is judged the same way).
+        const text = isUtf8(body) && body.indexOf(0) === -1 && (textual || !hasBinaryControlBytes(body));
+        if (text) return utf8Text(body, textMime(isAscii(body)), "UTF-8 with BOM");
       } else {
         const text = decodeStrict(body, bom.charset);
         const decided = text === null ? null : transcoded(text, bom.charset, `${bom.charset} BOM`);

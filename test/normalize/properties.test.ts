@@ -204,6 +204,17 @@ describe("engine properties", () => {
     );
   });
 
+  it("is idempotent on a UTF-8 byte order mark followed by binary controls, with or without a textual type", () => {
+    // Found by the property above: unwrapped on a first pass, it went back to a blob on the second.
+    for (const mimeType of ["", "application/octet-stream", "text/plain"])
+      for (const fixMime of [false, true]) {
+        const policy = testPolicy({ fixMime });
+        const once = normalizeResourceEntry({ blob: "77u/CAE=", mimeType }, policy, "c").entry;
+        const twice = normalizeResourceEntry(once, policy, "c").entry;
+        expect(JSON.stringify(twice), `${mimeType} ${fixMime}`).toBe(JSON.stringify(once));
+      }
+  });
+
   it("keeps every other key, its value and the key order; the payload key keeps its position", () => {
     fc.assert(
       fc.property(entryArb, (entry) => {

@@ -100,7 +100,12 @@ describe("StdioUpstreamTransport with fixture children", () => {
     });
     await transport.send({ jsonrpc: "2.0", id: 1, method: "echo", params: { x: 1 } });
     expect((await got.response(1)).result).toEqual({ params: { x: 1 } });
-    expect(logLines.some((l) => l.msg === "upstream stderr" && l.line === "fixture: banner printed")).toBe(true);
+    // stderr is another pipe: its line may come after the answer on a busy machine.
+    const logged = (): boolean =>
+      logLines.some((l) => l.msg === "upstream stderr" && l.line === "fixture: banner printed");
+    for (const deadline = Date.now() + 5000; !logged() && Date.now() < deadline; )
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(logged()).toBe(true);
   });
 
   it("moves 50 MiB each way with backpressure", async () => {
