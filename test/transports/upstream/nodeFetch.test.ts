@@ -6,6 +6,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
+import { readAll } from "./bodyText.js";
 import { nodeFetch, nodeFetchWith } from "../../../src/transports/upstream/nodeFetch.js";
 import { PostAbort } from "../../../src/transports/upstream/postAbort.js";
 import { networkErrorText } from "../../../src/transports/upstream/upstreamMessages.js";
@@ -44,17 +45,6 @@ async function until(check: () => boolean): Promise<void> {
     if (Date.now() > deadline) throw new Error("condition not met within 2 s");
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
-}
-
-async function readAll(response: Awaited<ReturnType<typeof nodeFetch>>): Promise<string> {
-  const reader = response.body!.getReader();
-  const parts: Uint8Array[] = [];
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    parts.push(value);
-  }
-  return Buffer.concat(parts).toString("utf8");
 }
 
 describe("nodeFetch", () => {

@@ -8,6 +8,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
+import { readAll } from "./bodyText.js";
 import { DEFAULT_LIMITS } from "../../../src/config/defaults.js";
 import { nodeFetch } from "../../../src/transports/upstream/nodeFetch.js";
 import { sameOriginRedirects } from "../../../src/transports/upstream/sameOriginRedirects.js";
@@ -56,17 +57,6 @@ const echo = (req: IncomingMessage, res: ServerResponse, body: string): void => 
     .writeHead(200, { "content-type": "application/json" })
     .end(JSON.stringify({ url: req.url, method: req.method, body }));
 };
-
-async function readAll(response: Awaited<ReturnType<typeof nodeFetch>>): Promise<string> {
-  const reader = response.body!.getReader();
-  const parts: Uint8Array[] = [];
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    parts.push(value);
-  }
-  return Buffer.concat(parts).toString("utf8");
-}
 
 describe("a redirect of an HTTP upstream", () => {
   it("is answered as it came by node:http: each request goes out once", async () => {
