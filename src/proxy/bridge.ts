@@ -211,20 +211,17 @@ export class Bridge {
     if (!this.askedTooMuch)
       this.logger.warn("upstream has too many requests waiting for the host; answered with an error", { max });
     this.askedTooMuch = true;
-    const message = `too many requests waiting for the host: limits.maxUpstreamRequests (${max})`;
-    const sending = trySend(this.upstream, errorResponse(id, JSONRPC.SERVER_ERROR, message), NO_SEND_OPTIONS);
-    if (sending !== SENT)
-      sending.catch((error: unknown) =>
-        this.logger.debug("could not answer the upstream", { error: errorText(error) }),
-      );
+    const why = `too many requests waiting for the host: limits.maxUpstreamRequests (${max})`;
+    this.answerUpstream(id, JSONRPC.SERVER_ERROR, why);
   }
 
-  private answerUpstream(id: RequestId): void {
-    const sending = trySend(
-      this.upstream,
-      errorResponse(id, JSONRPC.INTERNAL_ERROR, `the host cannot answer: ${this.hostGone}`),
-      NO_SEND_OPTIONS,
-    );
+  /** Answers a request of the upstream here, with an error (the host cannot, or is not asked). */
+  private answerUpstream(
+    id: RequestId,
+    code: number = JSONRPC.INTERNAL_ERROR,
+    message = `the host cannot answer: ${this.hostGone}`,
+  ): void {
+    const sending = trySend(this.upstream, errorResponse(id, code, message), NO_SEND_OPTIONS);
     if (sending !== SENT)
       sending.catch((error: unknown) =>
         this.logger.debug("could not answer the upstream", { error: errorText(error) }),
