@@ -7,6 +7,8 @@
  * banner it ends with.
  */
 import { spawn } from "node:child_process";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -41,6 +43,18 @@ describe("stdio: an upstream that ends as it starts", () => {
       }
     });
   }
+
+  it("--url of a server nobody listens on: initialize is answered with -32001 and why; exit 1", async () => {
+    // A port that was just free: nothing listens there.
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const { port } = server.address() as AddressInfo;
+    await new Promise((resolve) => server.close(resolve));
+    const { answer, code } = await firstAnswer(["--url", `http://127.0.0.1:${port}/mcp`]);
+    expect(answer).toMatchObject({ id: 1, error: { code: -32001 } });
+    expect((answer.error as { message: string }).message).toMatch(/cannot reach upstream .*ECONNREFUSED/);
+    expect(code).toBe(1);
+  });
 
   it("a Node server that crashes is quoted by its error line, not the Node.js banner after its stack", async () => {
     const { answer, code } = await firstAnswer(["--", process.execPath, CRASH]);

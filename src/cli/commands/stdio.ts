@@ -171,6 +171,14 @@ async function runSession(
     maxMessageBytes: selected.config.limits.maxMessageBytes,
   });
   tierUpAfterFirstAnswer(host);
+  // Where the host's requests are read from when its session never heard them (answerUnheardHost.ts).
+  const unheardHost = () => ({
+    input: io.stdin,
+    output: io.stdout,
+    maxMessageBytes: selected.config.limits.maxMessageBytes,
+    unread: host.unfinishedInput,
+    stop: signals.first,
+  });
   // EOF on stdin (input piped in) is not the end of the session: what was read is answered first.
   const inputEnded = new Promise<void>((resolve) => (host.oninputend = resolve));
   const opening = sessions.open(host, selected.name, "stdio");
@@ -186,12 +194,14 @@ async function runSession(
     return stoppedDuringStartup(first.signal);
   }
   if ("error" in first) {
-    const { error } = first;
+    const why = first.error instanceof Error ? first.error.message : String(first.error);
+    // The host's first requests (its `initialize`) are answered with why, as when a child exits as it starts.
+    await answerUnheardHost(unheardHost(), why, selected.config.limits.closeTimeoutMs);
+    await outputTaken(io.stdout, selected.config.limits.closeTimeoutMs);
     await observers.close();
     throw new NormalizerError(
       "UPSTREAM_UNREACHABLE",
-      `stdio: could not start the upstream${selected.configFile === undefined ? "" : ` "${selected.name}"`}: ` +
-        `${error instanceof Error ? error.message : String(error)}`,
+      `stdio: could not start the upstream${selected.configFile === undefined ? "" : ` "${selected.name}"`}: ${why}`,
     );
   }
   const opened = first.bridge;
@@ -225,15 +235,8 @@ async function runSession(
   if (reason === "upstream closed") {
     observers.logger.error("upstream ended; closing", { upstream: selected.name });
     if (!opened.heardFromHost) {
-      const unheard = {
-        input: io.stdin,
-        output: io.stdout,
-        maxMessageBytes: selected.config.limits.maxMessageBytes,
-        unread: host.unfinishedInput,
-        stop: signals.first,
-      };
       const why = opened.endMessage ?? "upstream connection ended";
-      await answerUnheardHost(unheard, why, selected.config.limits.closeTimeoutMs);
+      await answerUnheardHost(unheardHost(), why, selected.config.limits.closeTimeoutMs);
     }
   }
   await outputTaken(io.stdout, selected.config.limits.closeTimeoutMs);
