@@ -24,7 +24,8 @@
  * that stops reading any of them holds its upstream back; while the upstream is behind, the
  * endpoint leaves the next POST bodies unread (`inReadingTurn`). Messages queued for a GET stream
  * the host has not opened are bounded by count (`maxQueuedMessages`), not held back: a host that
- * never opens one must still get its answers.
+ * never opens one must still get its answers. Past the count a notification is dropped first: a
+ * server's request is owed an answer (the proxy counts it as waiting for the host).
  *
  * HTTP parsing, session ids and limits live in `streamableHttpEndpoint.ts`.
  */
@@ -355,7 +356,9 @@ export class StreamableHttpHostSession extends HostTransportBase {
     if (this.standalone?.isOpen === true) return this.standalone.write("message", encodeWire(message));
     this.queued.push(message);
     if (this.queued.length > this.maxQueued) {
-      this.queued.shift();
+      // A request is owed an answer (the proxy counts it as waiting for the host): a notification goes first.
+      const notification = this.queued.findIndex((queued) => requestIdOf(queued) === undefined);
+      this.queued.splice(notification === -1 ? 0 : notification, 1);
       this.reportError(
         new Error(`Dropped a server message: more than ${this.maxQueued} queued while the host has no GET stream open`),
       );

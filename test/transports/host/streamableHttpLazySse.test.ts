@@ -43,7 +43,9 @@ afterEach(async () => {
 });
 
 /** `/mcp/demo` on 127.0.0.1 port 0; `initialize` and `ping` are answered at once, the rest by the test. */
-async function start(options: { lazySseWindowMs?: number; sseKeepAliveMs?: number } = {}): Promise<Fixture> {
+async function start(
+  options: { lazySseWindowMs?: number; sseKeepAliveMs?: number; maxQueuedMessages?: number } = {},
+): Promise<Fixture> {
   const sessions: Seen[] = [];
   const endpoint = new StreamableHttpEndpoint(
     {
@@ -80,7 +82,7 @@ async function start(options: { lazySseWindowMs?: number; sseKeepAliveMs?: numbe
     {
       lazySseWindowMs: options.lazySseWindowMs,
       idleTimeoutMs: DEFAULT_LIMITS.sessionIdleMs,
-      maxQueuedMessages: DEFAULT_MAX_QUEUED_MESSAGES,
+      maxQueuedMessages: options.maxQueuedMessages ?? DEFAULT_MAX_QUEUED_MESSAGES,
     },
   );
   const server: Server = createServer((req, res) => void endpoint.handle(req, res));
@@ -517,5 +519,38 @@ describe("lazy SSE with the SDK's client", () => {
       { type: "text", text: "streamed" },
     ]);
     expect(types).toEqual(["application/json", "application/json", "text/event-stream"]);
+  });
+});
+
+describe("server messages queued while the host has no GET stream", () => {
+  it("past maxQueuedMessages a notification is dropped before any request (each request is owed an answer)", async () => {
+    const fx = await start({ maxQueuedMessages: 3 });
+    const { sessionId, session } = await initialize(fx);
+    const notification = (n: number): JSONRPCMessage => ({
+      jsonrpc: "2.0",
+      method: "notifications/message",
+      params: { n },
+    });
+    const ask = (id: string): JSONRPCMessage => ({ jsonrpc: "2.0", id, method: "roots/list" }) as JSONRPCMessage;
+    for (const message of [notification(1), ask("r1"), notification(2), ask("r2"), notification(3)])
+      await session.transport.send(message);
+    const controller = new AbortController();
+    const stream = await fetch(fx.url, {
+      headers: { accept: "text/event-stream", "mcp-session-id": sessionId },
+      signal: controller.signal,
+    });
+    const reader = stream.body!.getReader();
+    let text = "";
+    while ((text.match(/^data: /gm) ?? []).length < 3) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      text += Buffer.from(value).toString("utf8");
+    }
+    controller.abort();
+    const got = text
+      .split("\n")
+      .filter((line) => line.startsWith("data: "))
+      .map((line) => JSON.parse(line.slice(6)) as Message);
+    expect(got.map((m) => m.id ?? (m.params as { n: number }).n)).toEqual(["r1", "r2", 3]);
   });
 });
