@@ -12,6 +12,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { post, rpc } from "../badInput/mcpHttp.js";
 import { CLI } from "../helpers/paths.js";
+import { INITIALIZE_PARAMS, startRawStdio } from "../helpers/rawStdio.js";
 import { startServe } from "../helpers/proxyProcess.js";
 import {
   approve,
@@ -143,6 +144,24 @@ describe("stdio --url URL --auth oauth", () => {
     expect(await run.exited()).toBe(1);
     expect(run.stderr()).toMatch(/login to "remote": no answer from the browser within 1 s \(limits\.loginTimeoutMs\)/);
     expect(run.stdout()).toBe("");
+  });
+
+  it("a host that asked while the login failed is answered with why, not left without a word", async () => {
+    const configFile = writeConfig(
+      dir,
+      { mcpServers: { remote: { url: upstream.mcp, auth: "oauth" } }, limits: { loginTimeoutMs: 1000 } },
+      "timed-asked.json",
+    );
+    const proxy = startRawStdio(process.execPath, [CLI, "stdio", "--config", configFile, "--no-browser"], {
+      MCPN_AUTH_DIR: join(dir, "never-asked"),
+    });
+    const answer = await proxy.request(1, "initialize", INITIALIZE_PARAMS, 15_000);
+    expect(answer.error).toMatchObject({
+      code: -32001,
+      message: 'the proxy could not log in to upstream "remote" (OAuth); its log says why',
+    });
+    expect(await proxy.close(10_000)).toBe(1);
+    expect(proxy.stderr()).toMatch(/no answer from the browser within 1 s/);
   });
 
   it("audit --url URL --auth oauth uses the tokens the stdio login stored", async () => {

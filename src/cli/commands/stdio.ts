@@ -161,6 +161,17 @@ async function runSession(
       return stoppedDuringStartup(ready.signal);
     }
     if ("error" in ready) {
+      // The host's first requests get a reason; the login's own words stay in the proxy's log.
+      const unheard = {
+        input: io.stdin,
+        output: io.stdout,
+        maxMessageBytes: selected.config.limits.maxMessageBytes,
+        unread: Buffer.alloc(0),
+        stop: signals.first,
+      };
+      const why = `the proxy could not log in to upstream "${selected.name}" (OAuth); its log says why`;
+      await answerUnheardHost(unheard, why, selected.config.limits.closeTimeoutMs);
+      await outputTaken(io.stdout, selected.config.limits.closeTimeoutMs);
       await observers.close();
       throw ready.error;
     }
