@@ -147,6 +147,14 @@ async function runSession(
   };
   if (stopping !== undefined) return stoppedDuringStartup(stopping);
   // OAuth: with no usable token the browser login runs first; the host's initialize waits on stdin.
+  // Where the host's requests are read from when its session never heard them (answerUnheardHost.ts).
+  const unheardHost = (unread: Buffer) => ({
+    input: io.stdin,
+    output: io.stdout,
+    maxMessageBytes: selected.config.limits.maxMessageBytes,
+    unread,
+    stop: signals.first,
+  });
   const preparing = auths.for(selected.name, selected.server)?.prepare();
   if (preparing !== undefined) {
     const ready = await Promise.race([
@@ -162,15 +170,8 @@ async function runSession(
     }
     if ("error" in ready) {
       // The host's first requests get a reason; the login's own words stay in the proxy's log.
-      const unheard = {
-        input: io.stdin,
-        output: io.stdout,
-        maxMessageBytes: selected.config.limits.maxMessageBytes,
-        unread: Buffer.alloc(0),
-        stop: signals.first,
-      };
       const why = `the proxy could not log in to upstream "${selected.name}" (OAuth); its log says why`;
-      await answerUnheardHost(unheard, why, selected.config.limits.closeTimeoutMs);
+      await answerUnheardHost(unheardHost(Buffer.alloc(0)), why, selected.config.limits.closeTimeoutMs);
       await outputTaken(io.stdout, selected.config.limits.closeTimeoutMs);
       await observers.close();
       throw ready.error;
@@ -182,14 +183,7 @@ async function runSession(
     maxMessageBytes: selected.config.limits.maxMessageBytes,
   });
   tierUpAfterFirstAnswer(host);
-  // Where the host's requests are read from when its session never heard them (answerUnheardHost.ts).
-  const unheardHost = () => ({
-    input: io.stdin,
-    output: io.stdout,
-    maxMessageBytes: selected.config.limits.maxMessageBytes,
-    unread: host.unfinishedInput,
-    stop: signals.first,
-  });
+
   // EOF on stdin (input piped in) is not the end of the session: what was read is answered first.
   const inputEnded = new Promise<void>((resolve) => (host.oninputend = resolve));
   const opening = sessions.open(host, selected.name, "stdio");
@@ -207,7 +201,7 @@ async function runSession(
   if ("error" in first) {
     const why = first.error instanceof Error ? first.error.message : String(first.error);
     // The host's first requests (its `initialize`) are answered with why, as when a child exits as it starts.
-    await answerUnheardHost(unheardHost(), why, selected.config.limits.closeTimeoutMs);
+    await answerUnheardHost(unheardHost(host.unfinishedInput), why, selected.config.limits.closeTimeoutMs);
     await outputTaken(io.stdout, selected.config.limits.closeTimeoutMs);
     await observers.close();
     throw new NormalizerError(
@@ -247,7 +241,7 @@ async function runSession(
     observers.logger.error("upstream ended; closing", { upstream: selected.name });
     if (!opened.heardFromHost) {
       const why = opened.endMessage ?? "upstream connection ended";
-      await answerUnheardHost(unheardHost(), why, selected.config.limits.closeTimeoutMs);
+      await answerUnheardHost(unheardHost(host.unfinishedInput), why, selected.config.limits.closeTimeoutMs);
     }
   }
   await outputTaken(io.stdout, selected.config.limits.closeTimeoutMs);
