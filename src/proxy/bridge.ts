@@ -671,14 +671,14 @@ export class Bridge {
       // What the proxy sent it (an `env` value a child prints) is not shown, nor its start at the cut.
       excerpt: redactedExcerpt(problem.excerpt, problem.excerpt.length, this.options.upstream.secretsSent?.() ?? []),
     });
-    if (problem.kind === "too-large" && problem.id !== undefined) {
+    if (problem.kind === "too-large" && problem.id !== undefined && problem.asks !== true) {
       // The answer was dropped unread: the error the host gets instead takes the request out.
       this.answer(
         problem.id,
         JSONRPC.MESSAGE_TOO_LARGE,
         `the upstream's answer of ${problem.bytes} bytes is over limits.maxMessageBytes`,
       );
-    } else if (problem.kind === "invalid-json" && problem.id !== undefined) {
+    } else if (problem.kind === "invalid-json" && problem.id !== undefined && problem.asks !== true) {
       // Not UTF-8, but its id readable at one end: the request it answers need not wait for its timeout.
       this.answer(problem.id, JSONRPC.INTERNAL_ERROR, "the upstream's answer could not be read: it is not UTF-8");
     }

@@ -453,7 +453,7 @@ export class StatelessPool {
       bytes: problem.bytes,
       excerpt: redactedExcerpt(problem.excerpt, problem.excerpt.length, lane.upstream?.transport.secretsSent() ?? []),
     });
-    if (problem.kind !== "too-large" || typeof problem.id !== "number") return;
+    if (problem.kind !== "too-large" || typeof problem.id !== "number" || problem.asks === true) return;
     const inFlight = this.forget(lane, problem.id);
     if (inFlight !== undefined)
       this.toHost(

@@ -219,6 +219,17 @@ function answeredId(text: string): string | number | undefined {
   return typeof message.id === "string" || typeof message.id === "number" ? message.id : undefined;
 }
 
+/** A top-level `"method"` member before the first nested object or array. */
+const ASKS = /^\s*\{[^{[]*"method"\s*:/;
+
+/**
+ * Whether a message whose start is `head` is a request or notification of the peer's own (its
+ * `method` shows before any nested value): its id, read from its ends, answers nothing of ours.
+ */
+export function asksAtHead(head: string): boolean {
+  return ASKS.test(head);
+}
+
 export function oversizedProblem(line: OversizedLine): FramingProblem {
   const head = line.head.toString("utf8");
   const id = jsonRpcIdHint(head, line.tail.toString("utf8"));
@@ -226,6 +237,7 @@ export function oversizedProblem(line: OversizedLine): FramingProblem {
     kind: "too-large",
     bytes: line.bytes,
     ...(id === undefined ? {} : { id }),
+    ...(asksAtHead(head) ? { asks: true } : {}),
     excerpt: head.slice(0, EXCERPT_CHARS),
   };
 }

@@ -15,7 +15,7 @@
  */
 import { isUtf8 } from "node:buffer";
 import { LineSplitter, type LineSink, type OversizedLine } from "../wire/lineSplitter.js";
-import { excerptOf, jsonRpcIdHint } from "./lineFraming.js";
+import { asksAtHead, excerptOf, jsonRpcIdHint } from "./lineFraming.js";
 
 export interface SseEvent {
   /** The `event:` field; "message" when absent. */
@@ -33,6 +33,8 @@ export interface SseProblem {
   readonly bytes: number;
   /** The JSON-RPC id, when it could be read from the ends of the data. */
   readonly id?: string | number;
+  /** The data's start names a method: the peer's own request or notification (lineFraming.ts). */
+  readonly asks?: boolean;
   readonly excerpt: string;
 }
 
@@ -179,13 +181,15 @@ export class SseParser {
     this.dataBytes = 0;
     this.skipping = undefined;
     if (skipping) {
-      const id = jsonRpcIdHint(skipping.head.toString("utf8"), skipping.tail.toString("utf8"));
+      const head = skipping.head.toString("utf8");
+      const id = jsonRpcIdHint(head, skipping.tail.toString("utf8"));
       this.out.push({
         problem: {
           kind: skipping.kind,
           type,
           bytes,
           ...(id === undefined ? {} : { id }),
+          ...(asksAtHead(head) ? { asks: true } : {}),
           excerpt: excerptOf(skipping.head),
         },
       });

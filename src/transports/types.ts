@@ -39,6 +39,11 @@ export interface FramingProblem {
   readonly kind: "too-large" | "invalid-json" | "not-jsonrpc";
   readonly bytes: number;
   readonly id?: string | number;
+  /**
+   * The message's start names a `method` before any nested value: a request or notification of
+   * the peer's own, whose `id` answers nothing of ours (a peer's ids may equal ours).
+   */
+  readonly asks?: boolean;
   /** First characters of the offending line, for the log; never the whole content. */
   readonly excerpt: string;
 }

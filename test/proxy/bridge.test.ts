@@ -164,6 +164,17 @@ describe("Bridge request ids", () => {
     expect(upstream.sent.at(-1)?.message).toEqual({ jsonrpc: "2.0", id: "a0", result: { roots: [] } });
   });
 
+  it("an upstream request over maxMessageBytes whose id equals a waiting host request's answers nothing", async () => {
+    const { host, upstream, bridge } = await bridgeOf();
+    host.receive(call(7));
+    upstream.onproblem?.({ kind: "too-large", bytes: 5000, id: 7, asks: true, excerpt: '{"method":"x"' });
+    upstream.onproblem?.({ kind: "invalid-json", bytes: 50, id: 7, asks: true, excerpt: '{"method":"x"' });
+    expect(errorsTo(host)).toEqual([]);
+    expect(bridge.waitingCount).toBe(1);
+    upstream.receive({ jsonrpc: "2.0", id: 7, result: { content: [] } });
+    expect(host.sent.at(-1)?.message).toEqual({ jsonrpc: "2.0", id: 7, result: { content: [] } });
+  });
+
   it("an answer over maxMessageBytes is answered by the bridge, and no table keeps the request", async () => {
     const { host, upstream, bridge } = await bridgeOf();
     host.receive({ jsonrpc: "2.0", id: 5, method: "resources/read", params: { uri: "file:///big" } });

@@ -108,6 +108,9 @@ describe("JsonLineReader", () => {
       expect(out[0]?.problem?.excerpt.startsWith('{"jsonrpc":"2.0","id":41')).toBe(true);
       expect(out[1]?.problem).toMatchObject({ id: "req-42" });
       expect(out[2]?.message).toEqual({ jsonrpc: "2.0", id: 43, result: {} });
+      // A request's id answers nothing of the reader's: it says it asks; an answer does not.
+      expect(out[0]?.problem?.asks).toBeUndefined();
+      expect(out[1]?.problem?.asks).toBe(true);
     }
   });
 

@@ -5,7 +5,7 @@
  */
 import { headerSecrets, redactedExcerpt, urlSecrets } from "../../errors/redact.js";
 import { parseMediaType } from "../../normalize/mediaType.js";
-import { excerptOf, jsonRpcIdHint, parseJsonPieces, parseJsonText, type Framed } from "../lineFraming.js";
+import { asksAtHead, excerptOf, jsonRpcIdHint, parseJsonPieces, parseJsonText, type Framed } from "../lineFraming.js";
 import { SseParser, type SseEvent, type SseProblem } from "../sseParser.js";
 import type { FramingProblem } from "../types.js";
 import type { ReadGate } from "../readGate.js";
@@ -75,6 +75,7 @@ export function framingProblemOf(problem: SseProblem): FramingProblem {
     kind: problem.kind === "too-large" ? "too-large" : "invalid-json",
     bytes: problem.bytes,
     ...(problem.id === undefined ? {} : { id: problem.id }),
+    ...(problem.asks === true ? { asks: true } : {}),
     excerpt: problem.excerpt,
   };
 }
@@ -102,8 +103,12 @@ export async function readJsonBody(
       if (bytes > maxBytes) {
         const head = Buffer.concat(parts.slice(0, 4)).subarray(0, 4096);
         await reader.cancel();
-        const id = jsonRpcIdHint(head.toString("utf8"), "");
-        return { problem: { kind: "too-large", bytes, ...(id === undefined ? {} : { id }), excerpt: excerptOf(head) } };
+        const text = head.toString("utf8");
+        const id = jsonRpcIdHint(text, "");
+        const asks = asksAtHead(text) ? { asks: true } : {};
+        return {
+          problem: { kind: "too-large", bytes, ...(id === undefined ? {} : { id }), ...asks, excerpt: excerptOf(head) },
+        };
       }
       parts.push(value);
     }
