@@ -384,7 +384,10 @@ export class StatelessPool {
       if (owner === undefined) {
         this.options.logger.info("pooled upstream sent a message that belongs to no request in flight; dropped", {
           upstream: upstream.id,
-          method: isObj(msg) ? msg.method : undefined,
+          method:
+            isObj(msg) && typeof msg.method === "string"
+              ? redactSecrets(msg.method, upstream.transport.secretsSent())
+              : undefined,
         });
         continue;
       }
