@@ -69,9 +69,7 @@ export function measuredOnWire(
       const span = out === undefined ? undefined : below(out, key, record.path);
       if (span !== undefined) after = out!.bytes(span);
     }
-    after ??= record.bytesAfter + (before - record.bytesBefore);
-    if (before === record.bytesBefore && after === record.bytesAfter) return record;
-    return { ...record, bytesBefore: before, bytesAfter: after, saved: before - after };
+    return resized(record, before, after);
   });
 }
 
@@ -90,15 +88,18 @@ function measuredInSkeleton(
     for (const match of skeleton.text.slice(entry.start, entry.end).matchAll(standIn))
       before += (skeleton.raws[Number(match[1])]?.byteLength ?? match[0].length) - match[0].length;
     const kept = !isChange(record) || WARNING_ACTIONS.has(record.action);
-    // A dry run's after never went out: the engine's, shifted by what the wire's writing added.
-    const after = kept
-      ? before
-      : record.applied
-        ? record.bytesAfter
-        : record.bytesAfter + (before - record.bytesBefore);
-    if (before === record.bytesBefore && after === record.bytesAfter) return record;
-    return { ...record, bytesBefore: before, bytesAfter: after, saved: before - after };
+    return resized(record, before, kept ? before : record.applied ? record.bytesAfter : undefined);
   });
+}
+
+/**
+ * `record` with the sizes the wire gave; `after` undefined where nothing went out to measure (a
+ * dry run): the engine's "after", shifted by what the wire's writing added to the entry.
+ */
+function resized(record: ChangeRecord, before: number, measuredAfter: number | undefined): ChangeRecord {
+  const after = measuredAfter ?? record.bytesAfter + (before - record.bytesBefore);
+  if (before === record.bytesBefore && after === record.bytesAfter) return record;
+  return { ...record, bytesBefore: before, bytesAfter: after, saved: before - after };
 }
 
 /**

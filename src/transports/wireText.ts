@@ -33,17 +33,7 @@ export function rememberWireText(value: unknown, text: string): void {
   if (typeof value !== "object" || value === null) return;
   const line = oneLine(text);
   TEXT.set(value, line);
-  if (Array.isArray(value)) rememberItems(value, line);
-}
-
-/** Each item of a batch with its own text. */
-function rememberItems(batch: readonly unknown[], text: string): void {
-  const spans = itemSpans(text, skipSpace(text, 0));
-  batch.forEach((item, i) => {
-    const span = spans[i];
-    if (span !== undefined && typeof item === "object" && item !== null)
-      TEXT.set(item, text.slice(span.start, span.end));
-  });
+  if (Array.isArray(value)) rememberItems(value, line, []);
 }
 
 /**
@@ -63,11 +53,14 @@ export function rememberWireSkeleton(value: unknown, text: string, raws: readonl
   if (typeof value !== "object" || value === null) return;
   const line = oneLine(text);
   SKELETON.set(value, { text: line, raws });
-  if (Array.isArray(value)) rememberSkeletonItems(value, line, raws);
+  if (Array.isArray(value)) rememberItems(value, line, raws);
 }
 
-/** Each item of a big batch with its own text, or its own skeleton: its stand-ins numbered from 0. */
-function rememberSkeletonItems(batch: readonly unknown[], text: string, raws: readonly RawJsonString[]): void {
+/**
+ * Each item of a batch with its own text; in a big batch read with raw strings, an item holding
+ * some gets its own skeleton instead, its stand-ins numbered from 0.
+ */
+function rememberItems(batch: readonly unknown[], text: string, raws: readonly RawJsonString[]): void {
   const spans = itemSpans(text, skipSpace(text, 0));
   let next = 0;
   batch.forEach((item, i) => {
@@ -78,7 +71,7 @@ function rememberSkeletonItems(batch: readonly unknown[], text: string, raws: re
     let own = "";
     let from = 0;
     // Stand-ins are numbered in the order they stand in the text: this item's come next.
-    for (;;) {
+    while (next < raws.length) {
       const standIn = `"${RAW_MARK}${next}"`;
       const at = written.indexOf(standIn, from);
       if (at === -1) break;
