@@ -14,6 +14,15 @@ export class WirePieces {
     readonly byteLength: number,
   ) {}
 
+  /** The non-empty ones of `pieces`, in order, counted once. */
+  static of(pieces: readonly Buffer[]): WirePieces {
+    const parts = pieces.filter((piece) => piece.length > 0);
+    return new WirePieces(
+      parts,
+      parts.reduce((sum, part) => sum + part.length, 0),
+    );
+  }
+
   /** One buffer (a copy): for the writers that need a single chunk. */
   join(): Buffer {
     return Buffer.concat(this.parts as Buffer[], this.byteLength);
@@ -43,40 +52,30 @@ export function encodeWire(message: unknown): WireJson {
 function encodeBatch(items: readonly unknown[]): WireJson {
   const wires = items.map((item) => encodeWire(item === undefined ? null : item));
   if (wires.every((wire) => typeof wire === "string")) return `[${wires.join(",")}]`;
-  const parts: Buffer[] = [];
-  let total = 0;
-  const add = (piece: Buffer): void => {
-    parts.push(piece);
-    total += piece.length;
-  };
+  const pieces: Buffer[] = [];
   wires.forEach((wire, i) => {
-    add(Buffer.from(i === 0 ? "[" : ",", "latin1"));
-    if (typeof wire === "string") add(Buffer.from(wire, "utf8"));
-    else for (const part of wire.parts) add(part);
+    pieces.push(Buffer.from(i === 0 ? "[" : ",", "latin1"));
+    if (typeof wire === "string") pieces.push(Buffer.from(wire, "utf8"));
+    else for (const part of wire.parts) pieces.push(part);
   });
-  add(Buffer.from("]", "latin1"));
-  return new WirePieces(parts, total);
+  pieces.push(Buffer.from("]", "latin1"));
+  return WirePieces.of(pieces);
 }
 
 /** `text` with each stand-in replaced by its raw value's bytes, as pieces (never joined into one string). */
 function splicePieces(text: string, raws: readonly RawJsonPieces[]): WirePieces {
-  const parts: Buffer[] = [];
-  let total = 0;
+  const pieces: Buffer[] = [];
   let from = 0;
-  const add = (piece: Buffer): void => {
-    if (piece.length === 0) return;
-    parts.push(piece);
-    total += piece.length;
-  };
   raws.forEach((raw, i) => {
     const standIn = `"${RAW_MARK}${i}"`;
     const at = text.indexOf(standIn, from);
-    add(Buffer.from(text.slice(from, at), "utf8"));
-    for (const part of raw.parts) add(part);
+    pieces.push(Buffer.from(text.slice(from, at), "utf8"));
+    // A loop, not a spread: a literal read in many small chunks has many parts.
+    for (const part of raw.parts) pieces.push(part);
     from = at + standIn.length;
   });
-  add(Buffer.from(text.slice(from), "utf8"));
-  return new WirePieces(parts, total);
+  pieces.push(Buffer.from(text.slice(from), "utf8"));
+  return WirePieces.of(pieces);
 }
 
 /**
