@@ -26,7 +26,7 @@ import {
 } from "./frontendOptions.js";
 import { guardConnections, serverOptions, throttled } from "./connectionLimits.js";
 import { applyCors } from "./cors.js";
-import { bearerOwner, checkRequest, isAuthorized, pageRefusal } from "./requestGuard.js";
+import { bearerOwner, checkRequest, isAuthorized, pageRefusal, type Refusal } from "./requestGuard.js";
 import { route } from "./routes.js";
 import { SessionCounter } from "./sessionSlots.js";
 
@@ -174,20 +174,12 @@ async function handle(
   const method = req.method ?? "GET";
   const preflight = method === "OPTIONS" && req.headers["access-control-request-method"] !== undefined;
   const refusal = checkRequest(req.headers, opts, path !== "/healthz" && !preflight);
-  if (refusal !== null) {
-    refused({ status: refusal.status, path: path.slice(0, 200), reason: refusal.message });
-    refuse(req, res, opts.closeTimeoutMs, refusal.status, refusal.code, refusal.message, refusal.headers);
-    return;
-  }
+  if (refusal !== null) return turnAway(req, res, opts, refused, path, refusal);
   if (applyCors(req, res, opts)) return;
   const posted = method === "POST" && (target.kind === "mcp" || target.kind === "messages");
   const streamed = method === "GET" && target.kind === "sse";
   const pageRefused = posted || streamed ? pageRefusal(req.headers, opts, posted ? "post" : "stream") : null;
-  if (pageRefused !== null) {
-    refused({ status: pageRefused.status, path: path.slice(0, 200), reason: pageRefused.message });
-    refuse(req, res, opts.closeTimeoutMs, pageRefused.status, pageRefused.code, pageRefused.message);
-    return;
-  }
+  if (pageRefused !== null) return turnAway(req, res, opts, refused, path, pageRefused);
   if (opensSession(req, target.kind) && !slots.clientMayOpen(clientAddress(req))) {
     refuse(req, res, opts.closeTimeoutMs, 503, JSONRPC.SERVER_ERROR, perClientMessage(opts.maxSessionsPerClient), {
       "retry-after": "1",
@@ -233,6 +225,19 @@ async function handle(
       );
       return;
   }
+}
+
+/** Answers a request the guard refused, and logs it (throttled). */
+function turnAway(
+  req: IncomingMessage,
+  res: ServerResponse,
+  opts: ResolvedFrontendOptions,
+  refused: (fields: Record<string, unknown>) => void,
+  path: string,
+  refusal: Refusal,
+): void {
+  refused({ status: refusal.status, path: path.slice(0, 200), reason: refusal.message });
+  refuse(req, res, opts.closeTimeoutMs, refusal.status, refusal.code, refusal.message, refusal.headers);
 }
 
 async function document(
