@@ -64,6 +64,10 @@ export const DEFAULT_LIMITS = Object.freeze({
   sessionIdleMs: 10 * 60 * 1000,
   /** A WebSocket host is pinged this often and must answer before the next ping. */
   pingIntervalMs: 30_000,
+  /** An SSE stream to a host gets a keep-alive comment this often, so idle proxies do not cut it. */
+  sseKeepAliveMs: 15_000,
+  /** Server messages kept for a streamable HTTP session while its host has no GET stream open. */
+  maxQueuedMessages: 1000,
   /** A WebSocket host has this long to answer the proxy's close frame before its connection is cut. */
   closeTimeoutMs: 2_000,
   /** A connection has this long to send its request headers. */
@@ -129,10 +133,3 @@ export const DEFAULT_FIT: Readonly<Required<Omit<FitPolicyOptions, "rules">>> = 
   maxResultBytes: false,
   dryRun: false,
 });
-
-/**
- * Options of the HTTP listener that are not (yet) keys of the config: the SSE keepalive comment
- * interval, and the server messages queued for a streamable HTTP session with no GET stream open.
- */
-export const DEFAULT_SSE_KEEP_ALIVE_MS = 15_000;
-export const DEFAULT_MAX_QUEUED_MESSAGES = 1000;

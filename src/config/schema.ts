@@ -481,6 +481,26 @@ export const ConfigSchema = z
               "queued for it) by the next ping is dropped (half-open connections); not judged while the proxy is not " +
               "reading it (its upstream is behind); 0 turns it off",
           ),
+        sseKeepAliveMs: z
+          .number()
+          .int()
+          .max(MAX_TIMER_MS, TIMER_TOO_LONG)
+          .min(0)
+          .default(DEFAULT_LIMITS.sseKeepAliveMs)
+          .describe(
+            "an SSE stream to a host (GET /sse, the streamable HTTP streams) gets a keep-alive comment this often, " +
+              "so load balancers and proxies in between do not close it while idle; 0 turns them off",
+          ),
+        maxQueuedMessages: z
+          .number()
+          .int()
+          .positive()
+          .default(DEFAULT_LIMITS.maxQueuedMessages)
+          .describe(
+            "server messages (notifications, requests) kept for a streamable HTTP session while its host has no " +
+              "GET stream open, delivered when it opens one; past it the oldest notification is dropped (the " +
+              "oldest request when only requests are queued), logged",
+          ),
         closeTimeoutMs: z
           .number()
           .int()

@@ -7,12 +7,7 @@ import type { Logger } from "../observe/logger.js";
 import { silentLogger } from "../observe/logger.js";
 import type { OnHostSession, ProblemSite } from "../transports/host/hostSession.js";
 import type { FramingProblem } from "../transports/types.js";
-import {
-  DEFAULT_ALLOWED_HOSTS,
-  DEFAULT_LIMITS,
-  DEFAULT_MAX_QUEUED_MESSAGES,
-  DEFAULT_SSE_KEEP_ALIVE_MS,
-} from "../config/defaults.js";
+import { DEFAULT_ALLOWED_HOSTS, DEFAULT_LIMITS } from "../config/defaults.js";
 
 /** A body for `/metrics` or `/report`, produced on request. */
 export interface HttpDocument {
@@ -64,7 +59,7 @@ export interface HttpFrontendOptions {
   maxSessions?: number;
   /** Live host sessions one client address may hold; the next gets 503. Default: `limits.maxSessionsPerClient`'s. */
   maxSessionsPerClient?: number;
-  /** Interval of SSE keep-alive comments, in ms; 0 turns them off. Default: `DEFAULT_SSE_KEEP_ALIVE_MS`. */
+  /** Interval of SSE keep-alive comments, in ms; 0 turns them off. Default: `limits.sseKeepAliveMs`'s. */
   sseKeepAliveMs?: number;
   /**
    * A streamable HTTP session with no traffic and no open stream ends after this. Default: `limits.sessionIdleMs`'s.
@@ -82,7 +77,7 @@ export interface HttpFrontendOptions {
   closeTimeoutMs?: number;
   /**
    * Messages kept for a streamable HTTP session's GET stream while none is open. Default:
-   * `DEFAULT_MAX_QUEUED_MESSAGES`.
+   * `limits.maxQueuedMessages`'s.
    */
   maxQueuedMessages?: number;
   /**
@@ -165,11 +160,11 @@ export function resolveFrontendOptions(options: HttpFrontendOptions): ResolvedFr
       DEFAULT_LIMITS.maxSessionsPerClient,
       "maxSessionsPerClient",
     ),
-    sseKeepAliveMs: options.sseKeepAliveMs ?? DEFAULT_SSE_KEEP_ALIVE_MS,
+    sseKeepAliveMs: options.sseKeepAliveMs ?? DEFAULT_LIMITS.sseKeepAliveMs,
     sessionIdleTimeoutMs: options.sessionIdleTimeoutMs ?? DEFAULT_LIMITS.sessionIdleMs,
     pingIntervalMs: options.pingIntervalMs ?? DEFAULT_LIMITS.pingIntervalMs,
     closeTimeoutMs: positive(options.closeTimeoutMs, DEFAULT_LIMITS.closeTimeoutMs, "closeTimeoutMs"),
-    maxQueuedMessages: options.maxQueuedMessages ?? DEFAULT_MAX_QUEUED_MESSAGES,
+    maxQueuedMessages: positive(options.maxQueuedMessages, DEFAULT_LIMITS.maxQueuedMessages, "maxQueuedMessages"),
     headersTimeoutMs: positive(options.headersTimeoutMs, DEFAULT_LIMITS.headersTimeoutMs, "headersTimeoutMs"),
     requestBodyTimeoutMs: positive(
       options.requestBodyTimeoutMs,

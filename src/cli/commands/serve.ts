@@ -202,6 +202,8 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<Exit
     bodyBytesInFlight: config.limits.bodyBytesInFlight,
     sessionIdleTimeoutMs: config.limits.sessionIdleMs,
     pingIntervalMs: config.limits.pingIntervalMs,
+    sseKeepAliveMs: config.limits.sseKeepAliveMs,
+    maxQueuedMessages: config.limits.maxQueuedMessages,
     closeTimeoutMs: config.limits.closeTimeoutMs,
     headersTimeoutMs: config.limits.headersTimeoutMs,
     requestBodyTimeoutMs: config.limits.requestBodyTimeoutMs,

@@ -360,7 +360,10 @@ export class StreamableHttpHostSession extends HostTransportBase {
       const notification = this.queued.findIndex((queued) => requestIdOf(queued) === undefined);
       this.queued.splice(notification === -1 ? 0 : notification, 1);
       this.reportError(
-        new Error(`Dropped a server message: more than ${this.maxQueued} queued while the host has no GET stream open`),
+        new Error(
+          `Dropped a server message: more than limits.maxQueuedMessages (${this.maxQueued}) queued while the host ` +
+            "has no GET stream open",
+        ),
       );
     }
     return SENT;

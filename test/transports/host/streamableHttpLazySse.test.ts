@@ -17,7 +17,7 @@ import { StreamableHttpEndpoint } from "../../../src/transports/host/streamableH
 import type { StreamableHttpHostSession } from "../../../src/transports/host/streamableHttpHost.js";
 import type { JSONRPCMessage } from "../../../src/transports/types.js";
 import { until } from "../../server/helpers/frontend.js";
-import { DEFAULT_LIMITS, DEFAULT_MAX_QUEUED_MESSAGES } from "../../../src/config/defaults.js";
+import { DEFAULT_LIMITS } from "../../../src/config/defaults.js";
 
 type Message = Record<string, unknown>;
 
@@ -82,7 +82,7 @@ async function start(
     {
       lazySseWindowMs: options.lazySseWindowMs,
       idleTimeoutMs: DEFAULT_LIMITS.sessionIdleMs,
-      maxQueuedMessages: options.maxQueuedMessages ?? DEFAULT_MAX_QUEUED_MESSAGES,
+      maxQueuedMessages: options.maxQueuedMessages ?? DEFAULT_LIMITS.maxQueuedMessages,
     },
   );
   const server: Server = createServer((req, res) => void endpoint.handle(req, res));

@@ -1,0 +1,116 @@
+/**
+ * `limits.maxQueuedMessages` and `limits.sseKeepAliveMs` reach `serve` from its config file. The
+ * upstream is the hand-written raw upstream, which emits notifications that belong to no request
+ * (so they wait for the host's GET stream); the host is plain HTTP, so what the stream carries is
+ * seen byte for byte.
+ */
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { startServe, type ServeProcess } from "../helpers/proxyProcess.js";
+import { tempDir } from "../helpers/tempDir.js";
+import { ROOT } from "../helpers/paths.js";
+
+const RAW_UPSTREAM = join(ROOT, "test", "fixtures", "servers", "raw-upstream.mjs");
+const running: ServeProcess[] = [];
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((serve) => serve.stop()));
+});
+
+async function serveWith(limits: Record<string, number>): Promise<ServeProcess> {
+  const file = join(tempDir(), "proxy.config.json");
+  writeFileSync(
+    file,
+    JSON.stringify({ mcpServers: { raw: { command: process.execPath, args: [RAW_UPSTREAM] } }, limits }),
+  );
+  const serve = await startServe(["--config", file]);
+  running.push(serve);
+  return serve;
+}
+
+const HEADERS = { "content-type": "application/json", accept: "application/json, text/event-stream" };
+
+async function post(url: string, session: string | undefined, body: unknown): Promise<Response> {
+  const headers = session === undefined ? HEADERS : { ...HEADERS, "mcp-session-id": session };
+  return fetch(url, { method: "POST", headers, body: JSON.stringify(body), signal: AbortSignal.timeout(5_000) });
+}
+
+/** An initialized session on `/mcp/raw`: its id. */
+async function openSession(base: string): Promise<string> {
+  const init = await post(`${base}/mcp/raw`, undefined, {
+    jsonrpc: "2.0",
+    id: 1,
+    method: "initialize",
+    params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+  });
+  const session = init.headers.get("mcp-session-id")!;
+  await init.text();
+  expect((await post(`${base}/mcp/raw`, session, { jsonrpc: "2.0", method: "notifications/initialized" })).status).toBe(
+    202,
+  );
+  return session;
+}
+
+/** Reads the GET stream until `done` holds for what arrived, or fails after 5 s. */
+async function readStream(base: string, session: string, done: (seen: string) => boolean): Promise<string> {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), 5_000);
+  const res = await fetch(`${base}/mcp/raw`, {
+    headers: { accept: "text/event-stream", "mcp-session-id": session },
+    signal: controller.signal,
+  });
+  expect(res.status).toBe(200);
+  const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+  let seen = "";
+  try {
+    while (!done(seen)) seen += (await reader.read()).value ?? "";
+  } finally {
+    clearTimeout(timer);
+    controller.abort();
+  }
+  return seen;
+}
+
+const line = (message: unknown) => Buffer.from(`${JSON.stringify(message)}\n`).toString("base64");
+// The answer first: notifications sent while no request is in flight belong to the GET stream.
+const ANSWER = line({ jsonrpc: "2.0", id: "__ID__", result: { contents: [] } });
+const notification = (n: number) => line({ jsonrpc: "2.0", method: "notifications/message", params: { n } });
+
+describe("serve: the queue of a session without a GET stream, and SSE keep-alives, from the config", () => {
+  it("limits.maxQueuedMessages: 2 keeps the last two of five notifications, logging the drops by name", async () => {
+    const serve = await serveWith({ maxQueuedMessages: 2 });
+    const base = new URL(serve.url).origin;
+    const session = await openSession(base);
+    const call = await post(`${base}/mcp/raw`, session, {
+      jsonrpc: "2.0",
+      id: 2,
+      method: "resources/read",
+      params: { uri: "x:/", _noFinal: true, _emit: [ANSWER, ...[1, 2, 3, 4, 5].map(notification)] },
+    });
+    expect(await call.text()).toContain('"contents":[]');
+    // The notifications may still be on their way from the upstream: the stream opens once all are queued.
+    const drops = () => serve.stderr().split("limits.maxQueuedMessages (2)").length - 1;
+    for (const deadline = Date.now() + 5_000; drops() < 3 && Date.now() < deadline; )
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(drops()).toBe(3);
+    const seen = await readStream(base, session, (text) => text.includes('"n":5'));
+    expect([...seen.matchAll(/"n":(\d)/g)].map((m) => Number(m[1]))).toEqual([4, 5]);
+  });
+
+  it("limits.sseKeepAliveMs: 100 sends keep-alive comments on an idle GET stream", async () => {
+    const serve = await serveWith({ sseKeepAliveMs: 100 });
+    const base = new URL(serve.url).origin;
+    const session = await openSession(base);
+    const seen = await readStream(base, session, (text) => text.split(": keepalive").length > 3);
+    expect(seen.split(": keepalive").length).toBeGreaterThan(3);
+  });
+
+  it("refuses a negative keep-alive and a zero queue, naming the field", async () => {
+    for (const [limits, field] of [
+      [{ sseKeepAliveMs: -1 }, "limits.sseKeepAliveMs"],
+      [{ maxQueuedMessages: 0 }, "limits.maxQueuedMessages"],
+    ] as const) {
+      await expect(serveWith(limits)).rejects.toThrow(field);
+    }
+  });
+});
