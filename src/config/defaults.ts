@@ -37,6 +37,10 @@ export const DEFAULT_LIMITS = Object.freeze({
   upstreamAckTimeoutMs: 10_000,
   /** Idle keep-alive connections kept open to each streamable HTTP server, shared by its sessions. */
   upstreamIdleConnections: 1000,
+  /** An HTTP or WebSocket upstream has this long to connect (and to close). */
+  connectTimeoutMs: 10_000,
+  /** A stdio upstream has this long between SIGTERM and SIGKILL when it is ended. */
+  killGraceMs: 2_000,
   maxSessions: 1000,
   /** Live host sessions one client address may hold. */
   maxSessionsPerClient: 100,

@@ -399,6 +399,25 @@ export const ConfigSchema = z
             "streamable HTTP servers: idle keep-alive connections kept open to each server, shared by every " +
               "session to it; a connection freed beyond this many is closed",
           ),
+        connectTimeoutMs: z
+          .number()
+          .int()
+          .max(MAX_TIMER_MS, TIMER_TOO_LONG)
+          .positive()
+          .default(DEFAULT_LIMITS.connectTimeoutMs)
+          .describe(
+            "HTTP, SSE and WebSocket upstreams: how long connecting may take (the start-up probe, the SSE stream's " +
+              "first answer, the WebSocket handshake), and closing (the session DELETE, the close handshake), in ms",
+          ),
+        killGraceMs: z
+          .number()
+          .int()
+          .max(MAX_TIMER_MS, TIMER_TOO_LONG)
+          .positive()
+          .default(DEFAULT_LIMITS.killGraceMs)
+          .describe(
+            "stdio upstreams: how long a child (and what it started) has to exit after SIGTERM before SIGKILL, in ms",
+          ),
         maxSessions: z
           .number()
           .int()

@@ -70,6 +70,10 @@ export interface UpstreamFactoryOptions {
   readonly requestTimeoutMs: number;
   /** `limits.upstreamIdleConnections`: idle keep-alive connections kept to each streamable HTTP server. */
   readonly upstreamIdleConnections: number;
+  /** `limits.connectTimeoutMs`: how long an HTTP or WebSocket upstream may take to connect, and to close. */
+  readonly connectTimeoutMs: number;
+  /** `limits.killGraceMs`: how long a stdio upstream has between SIGTERM and SIGKILL. */
+  readonly killGraceMs: number;
   /** 0 is off; the host transports the proxy writes to splice raw strings back. */
   readonly rawStringBytes?: number;
   /**
@@ -95,6 +99,8 @@ export function createUpstreamFactory(options: UpstreamFactoryOptions): Upstream
       ackTimeoutMs: options.upstreamAckTimeoutMs,
       unacknowledgedTimeoutMs: options.requestTimeoutMs,
       idleConnections: options.upstreamIdleConnections,
+      connectTimeoutMs: options.connectTimeoutMs,
+      killGraceMs: options.killGraceMs,
       rawStringBytes,
       stderrInErrors: options.stderrToHosts,
       ...(auth === undefined ? {} : { fetch: auth.fetch, secrets: () => auth.secrets() }),

@@ -155,6 +155,8 @@ export async function runAuditCommand(argv: readonly string[], io: CliIo): Promi
     ackTimeoutMs: selected.config.limits.upstreamAckTimeoutMs,
     unacknowledgedTimeoutMs: requestTimeoutMs,
     idleConnections: selected.config.limits.upstreamIdleConnections,
+    connectTimeoutMs: selected.config.limits.connectTimeoutMs,
+    killGraceMs: selected.config.limits.killGraceMs,
     ...(fetch === undefined ? {} : { fetch }),
   });
   const progress = createProgress(io.stderr as NodeJS.WriteStream);

@@ -169,6 +169,8 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<Exit
       upstreamAckTimeoutMs: config.limits.upstreamAckTimeoutMs,
       requestTimeoutMs: config.limits.requestTimeoutMs,
       upstreamIdleConnections: config.limits.upstreamIdleConnections,
+      connectTimeoutMs: config.limits.connectTimeoutMs,
+      killGraceMs: config.limits.killGraceMs,
       rawStringBytes: config.limits.rawStringBytes,
       stderrToHosts: false,
       childEnvironment: { withhold: withheld },

@@ -122,6 +122,8 @@ async function runSession(
       upstreamAckTimeoutMs: selected.config.limits.upstreamAckTimeoutMs,
       requestTimeoutMs: selected.config.limits.requestTimeoutMs,
       upstreamIdleConnections: selected.config.limits.upstreamIdleConnections,
+      connectTimeoutMs: selected.config.limits.connectTimeoutMs,
+      killGraceMs: selected.config.limits.killGraceMs,
       rawStringBytes: selected.config.limits.rawStringBytes,
       stderrToHosts: true,
       childEnvironment: "inherit",
