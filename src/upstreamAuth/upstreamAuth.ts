@@ -33,7 +33,7 @@ import { requestClientCredentialsToken } from "./clientCredentials.js";
 import { runLoginFlow } from "./loginFlow.js";
 import { basicCredentials } from "../errors/redact.js";
 import { redactedMessage, timedFetch } from "./oauthFetch.js";
-import { loginWithTokens, readLogin, tokenFilePath, writeLogin, type StoredLogin } from "./tokenStore.js";
+import { loginWithTokens, readLogin, tokenFilePath, withFileLock, writeLogin, type StoredLogin } from "./tokenStore.js";
 import type { Challenge, FetchLike, LoginPrompt, UpstreamAuthSpec } from "./types.js";
 
 export interface UpstreamAuthOptions {
@@ -64,6 +64,12 @@ interface Token {
 
 /** A token is renewed this long before it expires: a tenth of its lifetime, at most 30 s. */
 const MAX_EXPIRY_MARGIN_MS = 30_000;
+/**
+ * Token values replaced (renewed, a new login) still redacted: a request sent with one may be
+ * answered — and quote it — after it was replaced. Renewals are minutes apart; this many covers
+ * every request still in flight.
+ */
+const RETIRED_SECRETS = 16;
 
 export class UpstreamAuth {
   /** The fetch to give the upstream transports. */
@@ -91,6 +97,8 @@ export class UpstreamAuth {
   /** Why the last refresh gave no token, for the "needs an OAuth login" error. */
   private refreshFailure: string | undefined;
   private readonly metadata = new Map<string, Promise<AuthorizationServerMetadata | undefined>>();
+  /** Token values this layer held before the ones it holds now, newest last (`RETIRED_SECRETS`). */
+  private readonly retired: string[] = [];
 
   constructor(private readonly options: UpstreamAuthOptions) {
     this.base = options.fetch ?? ((url, init) => fetch(url, init));
@@ -170,7 +178,7 @@ export class UpstreamAuth {
       if (this.clientToken !== undefined && this.fresh(this.clientToken)) return this.clientToken;
       return this.serverInfo === undefined ? undefined : this.renew(this.clientToken);
     }
-    this.login ??= await this.load();
+    if (this.login === undefined) this.hold(await this.load());
     if (this.login === undefined) return undefined;
     const token = tokenOf(this.login);
     return this.fresh(token) ? token : this.renew(token);
@@ -191,10 +199,16 @@ export class UpstreamAuth {
         return this.clientToken;
       return this.requestClientToken();
     }
+    // Processes sharing the token file (two hosts' proxies) refresh in turn: a rotated refresh
+    // token works once, so the second would be refused — in turn, it finds the first's new token.
+    return withFileLock(this.tokenFile, this.options.oauthRequestTimeoutMs, () => this.renewFromFile(stale));
+  }
+
+  private async renewFromFile(stale: Token | undefined): Promise<Token | undefined> {
     // The file is the truth: a new login replaces what is held, a deleted file logs out.
     const stored = await this.load();
     if (stored?.tokens.access_token !== this.login?.tokens.access_token) {
-      this.login = stored;
+      this.hold(stored);
       this.deadRefreshToken = undefined;
       this.refreshFailure = undefined;
     }
@@ -203,11 +217,11 @@ export class UpstreamAuth {
     if (held.access !== stale?.access && this.fresh(held)) return held;
     const refreshed = await this.refresh(this.login);
     if (refreshed !== undefined) return refreshed;
-    // Refused: another process (a second proxy on the same token file) may have refreshed at
-    // the same moment, rotating the refresh token; what it stored is then the way on.
+    // Refused: another process that does not take turns (an older version, a lock it gave up
+    // waiting for) may have refreshed at the same moment; what it stored is then the way on.
     const after = await this.load();
     if (after === undefined || after.tokens.access_token === held.access) return undefined;
-    this.login = after;
+    this.hold(after);
     this.deadRefreshToken = undefined;
     this.refreshFailure = undefined;
     const theirs = tokenOf(after);
@@ -234,6 +248,7 @@ export class UpstreamAuth {
       );
       this.serverInfo = info;
       const now = this.now();
+      this.retire(this.clientToken?.access);
       this.clientToken = {
         access: tokens.access_token,
         obtainedAt: now,
@@ -330,7 +345,7 @@ export class UpstreamAuth {
 
   /** Keeps the login in memory and on disk; a disk that refuses is logged, the token is still used. */
   private async store(login: StoredLogin): Promise<void> {
-    this.login = login;
+    this.hold(login);
     this.deadRefreshToken = undefined;
     this.refreshFailure = undefined;
     try {
@@ -341,6 +356,22 @@ export class UpstreamAuth {
         error: (error as Error).message,
       });
     }
+  }
+
+  /** Makes `login` the one held; the tokens it replaces stay secrets. */
+  private hold(login: StoredLogin | undefined): void {
+    const before = this.login?.tokens;
+    if (before !== undefined && before !== login?.tokens) {
+      if (before.access_token !== login?.tokens.access_token) this.retire(before.access_token);
+      if (before.refresh_token !== login?.tokens.refresh_token) this.retire(before.refresh_token);
+    }
+    this.login = login;
+  }
+
+  private retire(value: string | undefined): void {
+    if (value === undefined || value === "" || this.retired.includes(value)) return;
+    this.retired.push(value);
+    if (this.retired.length > RETIRED_SECRETS) this.retired.shift();
   }
 
   private async load(): Promise<StoredLogin | undefined> {
@@ -405,6 +436,7 @@ export class UpstreamAuth {
       this.clientToken?.access,
       ...basicCredentials(this.login?.client.client_id, this.login?.client.client_secret),
       ...basicCredentials(spec.clientId, spec.clientSecret),
+      ...this.retired,
     ];
   }
 }

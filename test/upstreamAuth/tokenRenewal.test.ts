@@ -1,0 +1,160 @@
+/**
+ * The OAuth layer's token renewal against a small authorization server of the test's own
+ * (node:http: metadata and a token endpoint that rotates refresh tokens), the layer driven
+ * directly: what it still redacts after a renewal, and how it meets another process that shares
+ * its token file and refreshes at the same moment.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { utimesSync, writeFileSync } from "node:fs";
+import type { AddressInfo } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import { silentLogger } from "../../src/observe/logger.js";
+import { UpstreamAuth } from "../../src/upstreamAuth/upstreamAuth.js";
+import { readLogin, tokenFilePath, writeLogin, type StoredLogin } from "../../src/upstreamAuth/tokenStore.js";
+import { tempDir } from "../helpers/tempDir.js";
+
+interface TokenServer {
+  readonly base: string;
+  /** Refresh grants seen, in order: the refresh token each presented and whether it was accepted. */
+  readonly refreshes: Array<{ token: string; ok: boolean }>;
+  /** Access tokens the MCP endpoint was sent. */
+  readonly sent: string[];
+}
+
+const servers: Server[] = [];
+afterEach(async () => {
+  for (const server of servers.splice(0)) {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+});
+
+/**
+ * Issues `AT-n`/`RT-n` on each accepted refresh; a refresh token works once (rotation). The token
+ * endpoint answers after `answerDelayMs`, but takes the refresh token at once — as a server that
+ * rotates in its database before it replies.
+ */
+async function startTokenServer(answerDelayMs = 0): Promise<TokenServer> {
+  let issued = 1;
+  const valid = new Set(["RT-1"]);
+  const refreshes: Array<{ token: string; ok: boolean }> = [];
+  const sent: string[] = [];
+  const server = createServer(async (req: IncomingMessage, res: ServerResponse) => {
+    let body = "";
+    for await (const chunk of req) body += chunk;
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const json = (status: number, value: unknown): void => {
+      res.writeHead(status, { "content-type": "application/json" });
+      res.end(JSON.stringify(value));
+    };
+    const path = new URL(req.url ?? "/", base).pathname;
+    if (path.startsWith("/.well-known/oauth-authorization-server"))
+      return json(200, {
+        issuer: base,
+        authorization_endpoint: `${base}/authorize`,
+        token_endpoint: `${base}/token`,
+        response_types_supported: ["code"],
+        grant_types_supported: ["authorization_code", "refresh_token"],
+        token_endpoint_auth_methods_supported: ["none"],
+      });
+    if (path === "/token") {
+      const token = new URLSearchParams(body).get("refresh_token") ?? "";
+      const ok = valid.delete(token);
+      refreshes.push({ token, ok });
+      let answer: [number, unknown] = [400, { error: "invalid_grant", error_description: "refresh token used" }];
+      if (ok) {
+        issued++;
+        valid.add(`RT-${issued}`);
+        answer = [
+          200,
+          { access_token: `AT-${issued}`, refresh_token: `RT-${issued}`, token_type: "Bearer", expires_in: 3600 },
+        ];
+      }
+      setTimeout(() => json(...answer), ok ? answerDelayMs : 0);
+      return;
+    }
+    if (path === "/mcp") {
+      sent.push((req.headers.authorization ?? "").replace(/^Bearer /, ""));
+      return json(200, { jsonrpc: "2.0", id: 1, result: {} });
+    }
+    res.writeHead(404).end();
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  servers.push(server);
+  return { base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, refreshes, sent };
+}
+
+/** A token directory holding an expired login (`AT-1`, refresh token `RT-1`) for `url`. */
+async function expiredLogin(issuer: string, url: string): Promise<string> {
+  const dir = tempDir();
+  const now = Date.now();
+  const login: StoredLogin = {
+    version: 1,
+    server: url,
+    issuer,
+    client: { client_id: "proxy" },
+    registered: true,
+    tokens: { access_token: "AT-1", refresh_token: "RT-1", token_type: "Bearer" },
+    obtainedAt: now - 7_200_000,
+    expiresAt: now - 3_600_000,
+  };
+  await writeLogin(tokenFilePath(dir, url), dir, login);
+  return dir;
+}
+
+function layer(url: string, tokenDir: string): UpstreamAuth {
+  return new UpstreamAuth({
+    server: "remote",
+    url,
+    spec: { grant: "authorization_code" },
+    loginCommand: "mcp-normalizer login remote",
+    tokenDir,
+    logger: silentLogger,
+    oauthRequestTimeoutMs: 5_000,
+  });
+}
+
+const post = (auth: UpstreamAuth, url: string) =>
+  auth.fetch(url, { method: "POST", body: "{}", signal: AbortSignal.timeout(10_000) });
+
+describe("OAuth token renewal", () => {
+  it("still redacts the tokens it replaced: a request sent with one may be answered after the renewal", async () => {
+    const server = await startTokenServer();
+    const url = `${server.base}/mcp`;
+    const auth = layer(url, await expiredLogin(server.base, url));
+    expect((await post(auth, url)).status).toBe(200);
+    expect(server.sent).toEqual(["AT-2"]);
+    expect(auth.secrets()).toEqual(expect.arrayContaining(["AT-2", "RT-2", "AT-1", "RT-1"]));
+  });
+
+  it("two proxies on one token file renew in turn: the second uses the first's new token, nothing refused", async () => {
+    // The server takes RT-1 from the first refresh at once and answers it 300 ms later: a second
+    // refresh meanwhile would be refused at once, and find nothing new in the file yet.
+    const server = await startTokenServer(300);
+    const url = `${server.base}/mcp`;
+    const dir = await expiredLogin(server.base, url);
+    const [first, second] = [layer(url, dir), layer(url, dir)];
+    const firstPost = post(first, url);
+    while (server.refreshes.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    const secondPost = post(second, url);
+    const statuses = (await Promise.all([firstPost, secondPost])).map((response) => response.status);
+    expect(statuses).toEqual([200, 200]);
+    expect(server.refreshes).toEqual([{ token: "RT-1", ok: true }]);
+    expect(server.sent).toEqual(["AT-2", "AT-2"]);
+    expect((await readLogin(tokenFilePath(dir, url))).login?.tokens.refresh_token).toBe("RT-2");
+  });
+
+  it("a lock left by a process that died (older than the wait) is taken over at once", async () => {
+    const server = await startTokenServer();
+    const url = `${server.base}/mcp`;
+    const dir = await expiredLogin(server.base, url);
+    const lock = `${tokenFilePath(dir, url)}.lock`;
+    writeFileSync(lock, "");
+    const anHourAgo = new Date(Date.now() - 3_600_000);
+    utimesSync(lock, anHourAgo, anHourAgo);
+    const started = performance.now();
+    expect((await post(layer(url, dir), url)).status).toBe(200);
+    expect(performance.now() - started).toBeLessThan(1_000);
+    expect(server.sent).toEqual(["AT-2"]);
+  });
+});
