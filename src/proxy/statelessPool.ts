@@ -11,8 +11,10 @@
  * answer reaches the POST that asked, with the id it used.
  *
  * What an upstream sends that belongs to no request in flight (a list-changed notification, a
- * log line) has no host to go to: it is logged and dropped. A request an upstream sends with no
- * POST to carry it is answered with an error, so it does not wait forever.
+ * log line) has no host to go to: it is logged and dropped. So is what cannot be told to belong
+ * to one of several in flight (no progress token, not on a request's own response stream): a
+ * guess could give one host's question, and its answer, to another. A request an upstream sends
+ * with no POST to carry it is answered with an error, so it does not wait forever.
  *
  * Flow control as in the Bridge: when a POST's host has more than `hostBufferBytes` sent to it
  * and not taken, its upstream is no longer read until that host has taken it (the upstream's
@@ -356,7 +358,7 @@ export class StatelessPool {
             errorResponse(
               msg.id,
               JSONRPC.METHOD_NOT_FOUND,
-              `${msg.method}: no host request in flight to carry it (stateless hosts have no session)`,
+              `${msg.method}: no single host request in flight it belongs to (stateless hosts have no session)`,
             ),
           );
           continue;
@@ -382,13 +384,16 @@ export class StatelessPool {
         continue;
       }
       if (owner === undefined) {
-        this.options.logger.info("pooled upstream sent a message that belongs to no request in flight; dropped", {
-          upstream: upstream.id,
-          method:
-            isObj(msg) && typeof msg.method === "string"
-              ? redactSecrets(msg.method, upstream.transport.secretsSent())
-              : undefined,
-        });
+        this.options.logger.info(
+          "pooled upstream sent a message that belongs to no single request in flight; dropped",
+          {
+            upstream: upstream.id,
+            method:
+              isObj(msg) && typeof msg.method === "string"
+                ? redactSecrets(msg.method, upstream.transport.secretsSent())
+                : undefined,
+          },
+        );
         continue;
       }
       // A progress notification goes back with the host's own token.
@@ -435,19 +440,19 @@ export class StatelessPool {
 
   /**
    * The request in flight a server→client message belongs to: by progress token; else the one
-   * whose response stream carried it (`onStream`); else the latest.
+   * whose response stream carried it (`onStream`); else the only one in flight. With several in
+   * flight and nothing to tell them apart, nobody: any pick could hand one host's question — and
+   * its answer — to another host sharing the upstream.
    */
   private ownerOf(lane: Lane, msg: unknown, onStream: RequestId | undefined): InFlight | undefined {
     const token = isObj(msg) && isObj(msg.params) ? msg.params.progressToken : undefined;
-    // The request whose stream carried it, or nobody once that one is answered: never another
-    // host's POST.
-    if (token === undefined && onStream !== undefined) return lane.inFlight.get(onStream);
-    let latest: InFlight | undefined;
-    for (const inFlight of lane.inFlight.values()) {
-      if (token !== undefined && inFlight.progress?.pool === token) return inFlight;
-      latest = inFlight;
+    if (token === undefined) {
+      // The request whose stream carried it, or nobody once that one is answered.
+      if (onStream !== undefined) return lane.inFlight.get(onStream);
+      return lane.inFlight.size === 1 ? lane.inFlight.values().next().value : undefined;
     }
-    return token === undefined ? latest : undefined;
+    for (const inFlight of lane.inFlight.values()) if (inFlight.progress?.pool === token) return inFlight;
+    return undefined;
   }
 
   private upstreamProblem(lane: Lane, problem: FramingProblem): void {

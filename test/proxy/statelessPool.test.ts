@@ -8,7 +8,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ServeProcess } from "../helpers/proxyProcess.js";
 import { post } from "../badInput/mcpHttp.js";
-import { FIXTURE_SERVER } from "../helpers/paths.js";
+import { join } from "node:path";
+import { FIXTURE_SERVER, ROOT } from "../helpers/paths.js";
 import { childrenOf, FAULT_SERVER, serveConfig, toolText, untilGone, waitForStderr } from "../reliability/helpers.js";
 
 const POOL = 3;
@@ -151,6 +152,48 @@ describe("progress through a pooled upstream", () => {
         expect(result).toMatchObject({ id: 7, result: { content: [{ type: "text", text: `done ${steps}` }] } });
       }
     } finally {
+      await serve.stop();
+    }
+  });
+});
+
+describe("server→client messages through a pooled upstream", () => {
+  const RAW_UPSTREAM = join(ROOT, "test", "fixtures", "servers", "raw-upstream.mjs");
+  const line = (message: unknown) => Buffer.from(`${JSON.stringify(message)}\n`).toString("base64");
+  const asking = line({
+    jsonrpc: "2.0",
+    id: "s-1",
+    method: "sampling/createMessage",
+    params: { messages: [{ role: "user", content: { type: "text", text: "whose question?" } }], maxTokens: 5 },
+  });
+  const read = (params: Record<string, unknown>) =>
+    JSON.stringify({ jsonrpc: "2.0", id: 1, method: "resources/read", params: { uri: "x:/", ...params } });
+
+  it("with two hosts' requests in flight and nothing to tell them apart, neither host gets the upstream's question", async () => {
+    const serve = await serveConfig({
+      mcpServers: { raw: { command: process.execPath, args: [RAW_UPSTREAM] } },
+      limits: { statelessPoolSize: 1 },
+    });
+    const first = new AbortController();
+    try {
+      const url = `${serve.url}/mcp/raw`;
+      // Alone in flight, the question is its request's own.
+      const alone = await post(url, read({ _emit: [asking] }), undefined, STATELESS);
+      expect(alone.messages.map((m) => m.method ?? "answer")).toEqual(["sampling/createMessage", "answer"]);
+      // Host A's request stays in flight (never answered); host B's asks a question meanwhile.
+      const pending = fetch(url, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...STATELESS },
+        body: read({ _noFinal: true }),
+        signal: first.signal,
+      }).catch(() => undefined);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const second = await post(url, read({ _emit: [asking] }), undefined, STATELESS);
+      expect(second.messages.map((m) => m.method ?? "answer")).toEqual(["answer"]);
+      first.abort();
+      await pending;
+    } finally {
+      first.abort();
       await serve.stop();
     }
   });
