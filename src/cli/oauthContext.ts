@@ -12,11 +12,24 @@ import { tokenDirectory } from "../upstreamAuth/tokenStore.js";
 import type { LoginPrompt } from "../upstreamAuth/types.js";
 import type { CliIo } from "./io.js";
 
+/**
+ * The command that logs in to `server`. Without a config file, by URL — never quoting its query
+ * (it may hold a key): a URL with one is shown with `?…`, for the user to give the query they
+ * configured (the token file is the URL's, query included).
+ */
 export function loginCommandFor(configFile: string | undefined): (server: string, url: string) => string {
   return (server, url) =>
     configFile === undefined
-      ? `mcp-normalizer login --url ${shellWord(describeUrl(url))}`
+      ? `mcp-normalizer login --url ${shellWord(`${describeUrl(url)}${hasQuery(url) ? "?…" : ""}`)}`
       : `mcp-normalizer login ${shellWord(server)} --config ${shellWord(configFile)}`;
+}
+
+function hasQuery(url: string): boolean {
+  try {
+    return new URL(url).search !== "";
+  } catch {
+    return false;
+  }
 }
 
 /** The URL on a line of its own on stderr (stdout is the host's, or the command's result). */

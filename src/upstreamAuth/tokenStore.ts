@@ -38,9 +38,10 @@ export function tokenDirectory(env: Readonly<Record<string, string | undefined>>
 }
 
 /**
- * `host_port_path-<hash>.json`: readable enough to find the file to delete, one per server
- * (scheme, host, port and path: the hash), nothing from the userinfo or query in it — so
- * `login --url` with the URL as errors show it finds the same file.
+ * `host_port_path-<hash>.json`: readable enough to find the file to delete, one per server —
+ * scheme, host, port, path and query: the hash (two servers that differ only in their query, as
+ * `?workspace=work` and `?workspace=home`, are two logins). Nothing from the userinfo or the
+ * query is readable in the name.
  */
 export function tokenFileName(serverUrl: string): string {
   const url = new URL(serverUrl);
@@ -48,7 +49,10 @@ export function tokenFileName(serverUrl: string): string {
     .replace(/[^A-Za-z0-9.-]+/g, "_")
     .replace(/_+$/, "")
     .slice(0, 80);
-  const hash = createHash("sha256").update(describeUrl(url)).digest("hex").slice(0, 12);
+  const hash = createHash("sha256")
+    .update(`${describeUrl(url)}${url.search}`)
+    .digest("hex")
+    .slice(0, 12);
   return `${readable}-${hash}.json`;
 }
 

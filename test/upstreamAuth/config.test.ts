@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import { validateConfig } from "../../src/config/load.js";
 import { ConfigSchema } from "../../src/config/schema.js";
 import { tokenFileName } from "../../src/upstreamAuth/tokenStore.js";
+import { loginCommandFor } from "../../src/cli/oauthContext.js";
 
 const server = (extra: Record<string, unknown>): unknown => ({
   mcpServers: { remote: { url: "https://mcp.example.com/mcp", ...extra } },
@@ -67,12 +68,28 @@ describe("auth in the config", () => {
 });
 
 describe("token file names", () => {
-  it("one per server (scheme, host, port, path), without userinfo or query", () => {
-    const name = tokenFileName("https://user:pw@mcp.example.com/mcp?key=SECRETQUERY");
+  it("one per server (scheme, host, port, path, query), nothing of the userinfo or query readable", () => {
+    const name = tokenFileName("https://user:pw@mcp.example.com/mcp");
     expect(name).toMatch(/^mcp\.example\.com_443_mcp-[0-9a-f]{12}\.json$/);
-    expect(name).not.toMatch(/SECRETQUERY|pw/);
+    expect(name).not.toMatch(/pw/);
     expect(tokenFileName("https://mcp.example.com/mcp")).toBe(name);
     expect(tokenFileName("https://mcp.example.com/other")).not.toBe(name);
     expect(tokenFileName("http://mcp.example.com/mcp")).not.toBe(name);
+    // Servers that differ only in their query are logged in to one by one.
+    const work = tokenFileName("https://mcp.example.com/mcp?workspace=work&key=SECRETQUERY");
+    const home = tokenFileName("https://mcp.example.com/mcp?workspace=home&key=SECRETQUERY");
+    expect(work).toMatch(/^mcp\.example\.com_443_mcp-[0-9a-f]{12}\.json$/);
+    expect(work).not.toMatch(/SECRETQUERY|workspace/);
+    expect(new Set([name, work, home]).size).toBe(3);
+  });
+
+  it("the login command of a server given by URL never quotes its query", () => {
+    const command = loginCommandFor(undefined);
+    expect(command("remote", "https://mcp.example.com/mcp")).toBe(
+      "mcp-normalizer login --url https://mcp.example.com/mcp",
+    );
+    expect(command("remote", "https://mcp.example.com/mcp?key=SECRETQUERY")).toBe(
+      "mcp-normalizer login --url 'https://mcp.example.com/mcp?…'",
+    );
   });
 });
