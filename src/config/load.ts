@@ -157,7 +157,7 @@ function findProtoKey(value: unknown, path: Array<string | number>): Array<strin
 }
 
 const AUTH_SHAPES =
-  'expects "oauth", {clientId, clientSecret?, scopes?, callbackPort?} or {grant: "client_credentials", clientId, ' +
+  'expects "oauth", {clientId?, clientSecret?, scopes?, callbackPort?} or {grant: "client_credentials", clientId, ' +
   "clientSecret, scopes?}";
 
 /**

@@ -219,7 +219,11 @@ export const UpstreamAuthSchema = z
     z
       .strictObject({
         grant: z.literal("authorization_code").optional(),
-        clientId: z.string().min(1),
+        clientId: z
+          .string()
+          .min(1)
+          .optional()
+          .describe("a pre-registered client (default: the proxy registers itself)"),
         clientSecret: z.string().min(1).optional(),
         scopes,
         callbackPort: z
@@ -230,10 +234,10 @@ export const UpstreamAuthSchema = z
           .optional()
           .describe("port of the http://127.0.0.1:PORT/callback redirect (default: a free port)"),
       })
-      .describe("authorization code + PKCE with a pre-registered client"),
+      .describe("authorization code + PKCE, with a pre-registered client, scopes or a callback port"),
   ])
   .describe(
-    '"oauth", {clientId, clientSecret?, scopes?, callbackPort?} or {grant: "client_credentials", clientId, ' +
+    '"oauth", {clientId?, clientSecret?, scopes?, callbackPort?} or {grant: "client_credentials", clientId, ' +
       "clientSecret, scopes?}",
   );
 
@@ -269,6 +273,14 @@ export const RemoteServerSchema = z
         path: ["auth"],
         message: "OAuth works with http(s) upstreams (streamable-http, sse), not WebSocket",
       });
+    }
+    if (typeof server.auth === "object" && server.auth.grant !== "client_credentials") {
+      if (server.auth.clientSecret !== undefined && server.auth.clientId === undefined)
+        ctx.addIssue({
+          code: "custom",
+          path: ["auth", "clientSecret"],
+          message: "a clientSecret needs its clientId (without a clientId the proxy registers itself as a client)",
+        });
     }
     if (Object.keys(server.headers ?? {}).some((name) => name.toLowerCase() === "authorization")) {
       ctx.addIssue({

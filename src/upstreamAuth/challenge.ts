@@ -16,6 +16,29 @@ export function challengeOf(response: Response): Challenge {
 }
 
 /**
+ * A 403 that asks for more scope (`WWW-Authenticate: Bearer error="insufficient_scope",
+ * scope="…"`, RFC 6750 §3.1; the MCP authorization spec's step-up): its challenge, else undefined.
+ */
+export function insufficientScopeOf(response: Response): Challenge | undefined {
+  if (response.status !== 403) return undefined;
+  const { error } = extractWWWAuthenticateParams(response);
+  const challenge = challengeOf(response);
+  return error === "insufficient_scope" && challenge.scope !== undefined ? challenge : undefined;
+}
+
+/** The scopes of every list given, each once, in the order first seen; undefined when none. */
+export function scopeUnion(...lists: Array<string | undefined>): string | undefined {
+  const all = new Set(lists.flatMap((list) => list?.split(/\s+/).filter((scope) => scope !== "") ?? []));
+  return all.size === 0 ? undefined : [...all].join(" ");
+}
+
+/** Whether `wanted` names a scope `held` lacks. */
+export function addsScope(wanted: string, held: string | undefined): boolean {
+  const have = new Set(held?.split(/\s+/) ?? []);
+  return wanted.split(/\s+/).some((scope) => scope !== "" && !have.has(scope));
+}
+
+/**
  * Sends the server a `ping` without a token: a protected server answers 401 with its challenge.
  * Anything else yields `undefined` (no challenge: discovery then tries the well-known URLs).
  */

@@ -16,7 +16,7 @@ import type {
 import { NormalizerError } from "../errors/NormalizerError.js";
 import { describeUrl, networkErrorText } from "../transports/upstream/upstreamMessages.js";
 import { listenForCallback, type CallbackListener } from "./callbackListener.js";
-import { probe } from "./challenge.js";
+import { probe, scopeUnion } from "./challenge.js";
 import { openInBrowser } from "./openBrowser.js";
 import { basicCredentials } from "../errors/redact.js";
 import { redactedMessage } from "./oauthFetch.js";
@@ -69,7 +69,13 @@ export async function runLoginFlow(options: LoginFlowOptions): Promise<StoredLog
     loginStep(run, what, provider, options.serverUrl, unchallenged);
   try {
     provider.redirectUrl = listener.redirectUrl;
-    const scope = spec.scopes !== undefined && spec.scopes.length > 0 ? spec.scopes.join(" ") : challenge?.scope;
+    // The configured scopes, else the server's challenge; with what a 403 asked for since the last login.
+    const wanted = options.previous?.wantedScope;
+    const scope = scopeUnion(
+      spec.scopes !== undefined && spec.scopes.length > 0 ? spec.scopes.join(" ") : challenge?.scope,
+      wanted === undefined ? undefined : options.previous?.scope,
+      wanted,
+    );
     const flow = {
       serverUrl: options.serverUrl,
       fetchFn: options.oauthFetch,
@@ -93,6 +99,7 @@ export async function runLoginFlow(options: LoginFlowOptions): Promise<StoredLog
       // A configured client's secret stays in the config; only its id is kept with the tokens.
       client: provider.registered ? client : { client_id: client.client_id },
       registered: provider.registered,
+      ...(scope === undefined ? {} : { scope }),
     };
     return loginWithTokens(base, options.serverUrl, tokens, (options.now ?? Date.now)());
   } finally {

@@ -27,6 +27,10 @@ export interface StoredLogin {
   /** True when `client` came from dynamic registration (the proxy may register again). */
   readonly registered: boolean;
   readonly tokens: OAuthTokens;
+  /** The scope the login asked for (space separated), when it asked for one. */
+  readonly scope?: string | undefined;
+  /** More scope a server asked for since (a 403 `insufficient_scope`): the next login asks for it too. */
+  readonly wantedScope?: string | undefined;
   readonly obtainedAt: number;
   /** When the access token expires (ms since the epoch), if the server said. */
   readonly expiresAt?: number | undefined;

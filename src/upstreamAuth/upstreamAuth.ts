@@ -28,7 +28,7 @@ import type {
 import { NormalizerError } from "../errors/NormalizerError.js";
 import type { Logger } from "../observe/logger.js";
 import { describeUrl } from "../transports/upstream/upstreamMessages.js";
-import { challengeOf, probeChallenge } from "./challenge.js";
+import { addsScope, challengeOf, insufficientScopeOf, probeChallenge, scopeUnion } from "./challenge.js";
 import { requestClientCredentialsToken } from "./clientCredentials.js";
 import { runLoginFlow } from "./loginFlow.js";
 import { basicCredentials } from "../errors/redact.js";
@@ -149,6 +149,7 @@ export class UpstreamAuth {
       token = await this.obtain(method, init?.signal ?? undefined);
     }
     const response = await this.base(url, withBearer(init, token.access));
+    if (response.status === 403) return this.stepUp(response, url, init, method);
     if (response.status !== 401) return response;
     await this.noteChallenge(response);
     this.logger.info("upstream refused its OAuth token (401); renewing it");
@@ -165,6 +166,38 @@ export class UpstreamAuth {
       );
     }
     throw this.loginNeeded("it refused a renewed token");
+  }
+
+  /**
+   * A 403 asking for scope the held token's login did not ask for (step-up authorization): a
+   * login another process stored since is tried first; else the scope is remembered in the token
+   * file (so the next login asks for it) and, in stdio, a new login asks for it now and the
+   * request goes again; elsewhere the request fails naming the scope and the login command. A 403
+   * for scope the login asked for already is the server's answer, passed on.
+   */
+  private async stepUp(response: Response, url: string | URL, init: RequestInit | undefined, method: string) {
+    const challenge = insufficientScopeOf(response);
+    const held = this.login;
+    if (challenge?.scope === undefined || held === undefined || this.options.spec.grant !== "authorization_code")
+      return response;
+    const asked = held.scope ?? held.tokens.scope;
+    if (!addsScope(challenge.scope, asked)) return response;
+    await response.body?.cancel().catch(() => {});
+    const stored = await this.load();
+    if (stored !== undefined && stored.tokens.access_token !== held.tokens.access_token) {
+      this.hold(stored);
+      this.deadRefreshToken = undefined;
+      this.refreshFailure = undefined;
+      return this.base(url, withBearer(init, stored.tokens.access_token));
+    }
+    const wantedScope = scopeUnion(held.wantedScope, challenge.scope) as string;
+    this.challenge = { ...this.challenge, ...challenge };
+    await this.store({ ...held, wantedScope });
+    this.logger.info("upstream asks for more OAuth scope (HTTP 403 insufficient_scope)", { scope: wantedScope });
+    if (this.options.interactive === undefined || method === "DELETE")
+      throw this.loginNeeded(`it asks for the scope "${wantedScope}" with HTTP 403 insufficient_scope`);
+    const token = await this.interactiveLogin(init?.signal ?? undefined);
+    return this.base(url, withBearer(init, token.access));
   }
 
   private async noteChallenge(response: Response): Promise<void> {
@@ -306,8 +339,13 @@ export class UpstreamAuth {
       });
       return undefined;
     }
-    const { issuer, resource, client, registered } = login;
-    const renewed = loginWithTokens({ issuer, resource, client, registered }, this.options.url, tokens, this.now());
+    const { issuer, resource, client, registered, scope, wantedScope } = login;
+    const renewed = loginWithTokens(
+      { issuer, resource, client, registered, scope, wantedScope },
+      this.options.url,
+      tokens,
+      this.now(),
+    );
     await this.store(renewed);
     this.logger.info("OAuth token refreshed", {
       ...(tokens.expires_in === undefined ? {} : { expiresInS: tokens.expires_in }),

@@ -28,6 +28,8 @@ describe("auth in the config", () => {
       { clientId: "id" },
       { clientId: "id", clientSecret: "s", scopes: ["a", "b"], callbackPort: 33418 },
       { grant: "authorization_code", clientId: "id" },
+      { scopes: ["read", "write"] },
+      { callbackPort: 33418 },
       { grant: "client_credentials", clientId: "id", clientSecret: "s", scopes: ["x"] },
     ]) {
       expect(errorOf(server({ auth })), JSON.stringify(auth)).toBe("valid");
@@ -41,6 +43,9 @@ describe("auth in the config", () => {
     );
     expect(errorOf(server({ auth: { clientId: "id", callbackPort: 70000 } }))).toContain(
       "$.mcpServers.remote.auth.callbackPort:",
+    );
+    expect(errorOf(server({ auth: { clientSecret: "s", scopes: ["a"] } }))).toContain(
+      "$.mcpServers.remote.auth.clientSecret: a clientSecret needs its clientId",
     );
     expect(errorOf(server({ auth: { clientId: "id", bogus: true } }))).toContain(
       '$.mcpServers.remote.auth: unknown key "bogus"',

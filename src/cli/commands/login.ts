@@ -26,11 +26,13 @@ export const LOGIN_HELP = `Usage: mcp-normalizer login NAME [--config FILE] [--n
 
 Logs in to a remote MCP server that requires OAuth and stores its tokens, for serve, stdio
 and audit. NAME is a server of the config whose entry has "auth": "oauth" (or a pre-registered
-client: "auth": {"clientId", "clientSecret"?, "scopes"?, "callbackPort"?}); --url URL is a
+client, scopes or a port: "auth": {"clientId"?, "clientSecret"?, "scopes"?, "callbackPort"?}); --url URL is a
 server named on the command line ("stdio --url URL --auth oauth").
 
   1. asks the server (its 401 names its authorization server), reads the metadata, and
-     registers mcp-normalizer as a client when no clientId is configured;
+     registers mcp-normalizer as a client when no clientId is configured; asks for the
+     configured scopes, else the 401's, and for what a server's 403 insufficient_scope asked
+     for since the last login;
   2. prints the authorization URL on stderr, on a line of its own, and opens a browser;
   3. listens on http://127.0.0.1:PORT/callback (the entry's callbackPort, else a free port)
      until the browser comes back, checks its state, exchanges the code (PKCE S256), stores

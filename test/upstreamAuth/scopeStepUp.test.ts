@@ -1,0 +1,178 @@
+/**
+ * Step-up authorization: a server that answers a token without enough scope with 403
+ * `WWW-Authenticate: Bearer error="insufficient_scope", scope="read admin"`. The OAuth layer is
+ * driven directly against an authorization server and MCP endpoint of the test's own (node:http;
+ * a pre-registered client, the "user" approves at once): in stdio (interactive) it logs in again
+ * asking for the wider scope and sends the request again; elsewhere the request fails naming the
+ * scope, which the token file remembers for the next login; a 403 for scope already asked for is
+ * the server's answer.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import { silentLogger } from "../../src/observe/logger.js";
+import { UpstreamAuth } from "../../src/upstreamAuth/upstreamAuth.js";
+import { readLogin, tokenFilePath, writeLogin } from "../../src/upstreamAuth/tokenStore.js";
+import type { LoginPrompt } from "../../src/upstreamAuth/types.js";
+import { tempDir } from "../helpers/tempDir.js";
+
+interface ScopedServer {
+  readonly base: string;
+  /** The `scope` of every authorization request. */
+  readonly authorizations: string[];
+  /** The status each MCP request was answered with. */
+  readonly answers: number[];
+}
+
+const servers: Server[] = [];
+afterEach(async () => {
+  for (const server of servers.splice(0)) {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+});
+
+/** Tokens are `AT:<scope>`; the MCP endpoint wants `admin` (`needed`) in the token's scope. */
+async function startScopedServer(needed = "read admin"): Promise<ScopedServer> {
+  const authorizations: string[] = [];
+  const answers: number[] = [];
+  const codes = new Map<string, string>();
+  const server = createServer(async (req: IncomingMessage, res: ServerResponse) => {
+    let body = "";
+    for await (const chunk of req) body += chunk;
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const url = new URL(req.url ?? "/", base);
+    const json = (status: number, value: unknown, headers: Record<string, string> = {}): void => {
+      res.writeHead(status, { "content-type": "application/json", ...headers });
+      res.end(JSON.stringify(value));
+    };
+    if (url.pathname.startsWith("/.well-known/oauth-protected-resource"))
+      return json(200, { resource: `${base}/mcp`, authorization_servers: [base], scopes_supported: ["read", "admin"] });
+    if (url.pathname.startsWith("/.well-known/oauth-authorization-server"))
+      return json(200, {
+        issuer: base,
+        authorization_endpoint: `${base}/authorize`,
+        token_endpoint: `${base}/token`,
+        response_types_supported: ["code"],
+        grant_types_supported: ["authorization_code", "refresh_token"],
+        code_challenge_methods_supported: ["S256"],
+        token_endpoint_auth_methods_supported: ["none"],
+      });
+    if (url.pathname === "/authorize") {
+      const scope = url.searchParams.get("scope") ?? "";
+      authorizations.push(scope);
+      const code = `code-${authorizations.length}`;
+      codes.set(code, scope);
+      const back = new URL(url.searchParams.get("redirect_uri")!);
+      back.searchParams.set("code", code);
+      back.searchParams.set("state", url.searchParams.get("state") ?? "");
+      res.writeHead(302, { location: back.href });
+      return res.end();
+    }
+    if (url.pathname === "/token") {
+      const scope = codes.get(new URLSearchParams(body).get("code") ?? "");
+      if (scope === undefined) return json(400, { error: "invalid_grant" });
+      return json(200, { access_token: `AT:${scope}`, token_type: "Bearer", expires_in: 3600, scope });
+    }
+    if (url.pathname === "/mcp") {
+      const granted = new Set((req.headers.authorization ?? "").replace(/^Bearer AT:/, "").split(" "));
+      const enough = needed.split(" ").every((scope) => granted.has(scope));
+      answers.push(enough ? 200 : 403);
+      if (enough) return json(200, { jsonrpc: "2.0", id: 1, result: {} });
+      return json(
+        403,
+        { error: "insufficient_scope" },
+        {
+          "www-authenticate": `Bearer error="insufficient_scope", scope="${needed}", resource_metadata="${base}/.well-known/oauth-protected-resource/mcp"`,
+        },
+      );
+    }
+    res.writeHead(404).end();
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  servers.push(server);
+  return { base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, authorizations, answers };
+}
+
+/** A token directory holding a login that asked for `scope` (its token: `AT:<scope>`). */
+async function loginWithScope(base: string, url: string, scope: string): Promise<string> {
+  const dir = tempDir();
+  await writeLogin(tokenFilePath(dir, url), dir, {
+    version: 1,
+    server: url,
+    issuer: base,
+    client: { client_id: "proxy" },
+    registered: false,
+    tokens: { access_token: `AT:${scope}`, token_type: "Bearer", scope },
+    scope,
+    obtainedAt: Date.now(),
+    expiresAt: Date.now() + 3_600_000,
+  });
+  return dir;
+}
+
+/** The "browser": follows the authorization URL to the proxy's loopback callback. */
+const approvingBrowser: LoginPrompt = {
+  announce: (authorizationUrl) => {
+    void fetch(authorizationUrl).then((response) => response.text());
+  },
+  openBrowser: false,
+  timeoutMs: 10_000,
+};
+
+function layer(url: string, tokenDir: string, interactive?: LoginPrompt): UpstreamAuth {
+  return new UpstreamAuth({
+    server: "remote",
+    url,
+    spec: { grant: "authorization_code", clientId: "proxy" },
+    loginCommand: "mcp-normalizer login remote",
+    tokenDir,
+    logger: silentLogger,
+    oauthRequestTimeoutMs: 5_000,
+    interactive,
+  });
+}
+
+const post = (auth: UpstreamAuth, url: string) =>
+  auth.fetch(url, { method: "POST", body: "{}", signal: AbortSignal.timeout(15_000) });
+
+describe("a 403 insufficient_scope (step-up authorization)", () => {
+  it("stdio: logs in again asking for the wider scope, and the request goes through", async () => {
+    const server = await startScopedServer();
+    const url = `${server.base}/mcp`;
+    const dir = await loginWithScope(server.base, url, "read");
+    const response = await post(layer(url, dir, approvingBrowser), url);
+    expect(response.status).toBe(200);
+    expect(server.authorizations).toEqual(["read admin"]);
+    expect(server.answers).toEqual([403, 200]);
+    const stored = (await readLogin(tokenFilePath(dir, url))).login;
+    expect(stored?.tokens.access_token).toBe("AT:read admin");
+    expect(stored?.scope).toBe("read admin");
+  });
+
+  it("serve: the request fails naming the scope and the login; the token file remembers it for that login", async () => {
+    const server = await startScopedServer();
+    const url = `${server.base}/mcp`;
+    const dir = await loginWithScope(server.base, url, "read");
+    await expect(post(layer(url, dir), url)).rejects.toThrow(
+      /needs an OAuth login \(it asks for the scope "read admin".*\): run "mcp-normalizer login remote"/,
+    );
+    expect((await readLogin(tokenFilePath(dir, url))).login?.wantedScope).toBe("read admin");
+    // `login` (here: the interactive layer, as the login command runs the same flow) asks for it.
+    const response = await post(layer(url, dir, approvingBrowser), url);
+    expect(response.status).toBe(200);
+    expect(server.authorizations).toEqual(["read admin"]);
+  });
+
+  it("a 403 for scope the login already asked for is the server's answer: passed on, no new login", async () => {
+    const server = await startScopedServer();
+    const url = `${server.base}/mcp`;
+    const dir = await loginWithScope(server.base, url, "read");
+    // The login asked for both; the authorization server granted `read` only.
+    const file = tokenFilePath(dir, url);
+    await writeLogin(file, dir, { ...(await readLogin(file)).login!, scope: "read admin" });
+    const response = await post(layer(url, dir, approvingBrowser), url);
+    expect(response.status).toBe(403);
+    expect(server.authorizations).toEqual([]);
+  });
+});
