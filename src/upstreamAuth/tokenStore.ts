@@ -5,7 +5,7 @@
  * again replaces the previous one. Deleting the file logs out.
  */
 import { createHash, randomBytes } from "node:crypto";
-import { chmod, mkdir, open, readFile, rename, rm, stat } from "node:fs/promises";
+import { chmod, mkdir, open, readFile, rename, rm } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import type { OAuthClientInformationMixed, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
@@ -127,40 +127,5 @@ export async function writeLogin(file: string, dir: string, login: StoredLogin):
   } catch (error) {
     await rm(temporary, { force: true });
     throw error;
-  }
-}
-
-/** How often a process waiting for another's lock looks again. */
-const LOCK_POLL_MS = 50;
-
-/**
- * Runs `work` while holding `FILE.lock` (created exclusively), so processes sharing a token file
- * take turns. A lock older than `waitMs` was left by a process that died: it is taken over. One
- * that cannot be had in `waitMs`, or made at all (no directory yet, a read-only one), is done
- * without: the work then runs as it would alone.
- */
-export async function withFileLock<T>(file: string, waitMs: number, work: () => Promise<T>): Promise<T> {
-  const lock = `${file}.lock`;
-  const deadline = Date.now() + waitMs;
-  let held = false;
-  while (!held) {
-    try {
-      await (await open(lock, "wx", 0o600)).close();
-      held = true;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EEXIST") break;
-      const age = await stat(lock).then(
-        (info) => Date.now() - info.mtimeMs,
-        () => 0,
-      );
-      if (age > waitMs) await rm(lock, { force: true });
-      else if (Date.now() >= deadline) break;
-      else await new Promise((resolve) => setTimeout(resolve, LOCK_POLL_MS));
-    }
-  }
-  try {
-    return await work();
-  } finally {
-    if (held) await rm(lock, { force: true });
   }
 }

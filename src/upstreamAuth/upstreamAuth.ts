@@ -33,7 +33,8 @@ import { requestClientCredentialsToken } from "./clientCredentials.js";
 import { runLoginFlow } from "./loginFlow.js";
 import { basicCredentials } from "../errors/redact.js";
 import { redactedMessage, timedFetch } from "./oauthFetch.js";
-import { loginWithTokens, readLogin, tokenFilePath, withFileLock, writeLogin, type StoredLogin } from "./tokenStore.js";
+import { withFileLock } from "./fileLock.js";
+import { loginWithTokens, readLogin, tokenFilePath, writeLogin, type StoredLogin } from "./tokenStore.js";
 import type { Challenge, FetchLike, LoginPrompt, UpstreamAuthSpec } from "./types.js";
 
 export interface UpstreamAuthOptions {
@@ -234,7 +235,10 @@ export class UpstreamAuth {
     }
     // Processes sharing the token file (two hosts' proxies) refresh in turn: a rotated refresh
     // token works once, so the second would be refused — in turn, it finds the first's new token.
-    return withFileLock(this.tokenFile, this.options.oauthRequestTimeoutMs, () => this.renewFromFile(stale));
+    // A renewal is a few OAuth requests (discovery, the token), each bounded by oauthRequestTimeoutMs.
+    const timeoutMs = this.options.oauthRequestTimeoutMs;
+    const times = { staleMs: timeoutMs, waitMs: 3 * timeoutMs };
+    return withFileLock(this.tokenFile, times, () => this.renewFromFile(stale));
   }
 
   private async renewFromFile(stale: Token | undefined): Promise<Token | undefined> {
