@@ -73,7 +73,7 @@ export async function runLoginFlow(options: LoginFlowOptions): Promise<StoredLog
     const wanted = options.previous?.wantedScope;
     const scope = scopeUnion(
       spec.scopes !== undefined && spec.scopes.length > 0 ? spec.scopes.join(" ") : challenge?.scope,
-      wanted === undefined ? undefined : options.previous?.scope,
+      wanted === undefined ? undefined : (options.previous?.scope ?? options.previous?.tokens.scope),
       wanted,
     );
     const flow = {

@@ -150,7 +150,7 @@ export class UpstreamAuth {
       token = await this.obtain(method, init?.signal ?? undefined);
     }
     const response = await this.base(url, withBearer(init, token.access));
-    if (response.status === 403) return this.stepUp(response, url, init, method);
+    if (response.status === 403) return this.stepUp(response, url, init, token);
     if (response.status !== 401) return response;
     await this.noteChallenge(response);
     this.logger.info("upstream refused its OAuth token (401); renewing it");
@@ -170,32 +170,38 @@ export class UpstreamAuth {
   }
 
   /**
-   * A 403 asking for scope the held token's login did not ask for (step-up authorization): a
-   * login another process stored since is tried first; else the scope is remembered in the token
+   * A 403 asking for scope (step-up authorization) to a request sent with `sent`: a newer token
+   * than that one (another request's step-up, a login another process stored) is tried first;
+   * else, when the token's login did not ask for that scope, the scope is remembered in the token
    * file (so the next login asks for it) and, in stdio, a new login asks for it now and the
    * request goes again; elsewhere the request fails naming the scope and the login command. A 403
-   * for scope the login asked for already is the server's answer, passed on.
+   * for scope the login asked for already is the server's answer, passed on; so is one to the
+   * GET stream (optional) or a DELETE, which ask for nothing.
    */
-  private async stepUp(response: Response, url: string | URL, init: RequestInit | undefined, method: string) {
+  private async stepUp(response: Response, url: string | URL, init: RequestInit | undefined, sent: Token) {
     const challenge = insufficientScopeOf(response);
-    const held = this.login;
-    if (challenge?.scope === undefined || held === undefined || this.options.spec.grant !== "authorization_code")
+    const method = (init?.method ?? "GET").toUpperCase();
+    if (challenge?.scope === undefined || method !== "POST" || this.options.spec.grant !== "authorization_code")
       return response;
-    const asked = held.scope ?? held.tokens.scope;
-    if (!addsScope(challenge.scope, asked)) return response;
-    await response.body?.cancel().catch(() => {});
     const stored = await this.load();
-    if (stored !== undefined && stored.tokens.access_token !== held.tokens.access_token) {
+    if (stored !== undefined && stored.tokens.access_token !== this.login?.tokens.access_token) {
       this.hold(stored);
       this.deadRefreshToken = undefined;
       this.refreshFailure = undefined;
-      return this.base(url, withBearer(init, stored.tokens.access_token));
     }
+    const held = this.login;
+    if (held === undefined) return response;
+    if (held.tokens.access_token !== sent.access) {
+      await response.body?.cancel().catch(() => {});
+      return this.base(url, withBearer(init, held.tokens.access_token));
+    }
+    if (!addsScope(challenge.scope, held.scope ?? held.tokens.scope)) return response;
+    await response.body?.cancel().catch(() => {});
     const wantedScope = scopeUnion(held.wantedScope, challenge.scope) as string;
     this.challenge = { ...this.challenge, ...challenge };
     await this.store({ ...held, wantedScope });
     this.logger.info("upstream asks for more OAuth scope (HTTP 403 insufficient_scope)", { scope: wantedScope });
-    if (this.options.interactive === undefined || method === "DELETE")
+    if (this.options.interactive === undefined)
       throw this.loginNeeded(`it asks for the scope "${wantedScope}" with HTTP 403 insufficient_scope`);
     const token = await this.interactiveLogin(init?.signal ?? undefined);
     return this.base(url, withBearer(init, token.access));

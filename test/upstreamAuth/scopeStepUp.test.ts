@@ -32,8 +32,12 @@ afterEach(async () => {
   }
 });
 
-/** Tokens are `AT:<scope>`; the MCP endpoint wants `admin` (`needed`) in the token's scope. */
-async function startScopedServer(needed = "read admin"): Promise<ScopedServer> {
+/**
+ * Tokens are `AT:<scope>`; the MCP endpoint wants every scope of `needed` in the token's, and its
+ * 403 names `challenged` (what a server names varies: all it needs, or what the token lacks). A
+ * POST whose body says `"slow"` is answered after 500 ms.
+ */
+async function startScopedServer(needed = "read admin", challenged = needed): Promise<ScopedServer> {
   const authorizations: string[] = [];
   const answers: number[] = [];
   const codes = new Map<string, string>();
@@ -75,6 +79,7 @@ async function startScopedServer(needed = "read admin"): Promise<ScopedServer> {
       return json(200, { access_token: `AT:${scope}`, token_type: "Bearer", expires_in: 3600, scope });
     }
     if (url.pathname === "/mcp") {
+      if (body.includes("slow")) await new Promise((resolve) => setTimeout(resolve, 500));
       const granted = new Set((req.headers.authorization ?? "").replace(/^Bearer AT:/, "").split(" "));
       const enough = needed.split(" ").every((scope) => granted.has(scope));
       answers.push(enough ? 200 : 403);
@@ -83,7 +88,7 @@ async function startScopedServer(needed = "read admin"): Promise<ScopedServer> {
         403,
         { error: "insufficient_scope" },
         {
-          "www-authenticate": `Bearer error="insufficient_scope", scope="${needed}", resource_metadata="${base}/.well-known/oauth-protected-resource/mcp"`,
+          "www-authenticate": `Bearer error="insufficient_scope", scope="${challenged}", resource_metadata="${base}/.well-known/oauth-protected-resource/mcp"`,
         },
       );
     }
@@ -94,8 +99,11 @@ async function startScopedServer(needed = "read admin"): Promise<ScopedServer> {
   return { base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, authorizations, answers };
 }
 
-/** A token directory holding a login that asked for `scope` (its token: `AT:<scope>`). */
-async function loginWithScope(base: string, url: string, scope: string): Promise<string> {
+/**
+ * A token directory holding a login that asked for `scope` (its token: `AT:<scope>`); `oldFormat`:
+ * as versions before step-up stored it, with only the scope the server granted.
+ */
+async function loginWithScope(base: string, url: string, scope: string, oldFormat = false): Promise<string> {
   const dir = tempDir();
   await writeLogin(tokenFilePath(dir, url), dir, {
     version: 1,
@@ -104,7 +112,7 @@ async function loginWithScope(base: string, url: string, scope: string): Promise
     client: { client_id: "proxy" },
     registered: false,
     tokens: { access_token: `AT:${scope}`, token_type: "Bearer", scope },
-    scope,
+    ...(oldFormat ? {} : { scope }),
     obtainedAt: Date.now(),
     expiresAt: Date.now() + 3_600_000,
   });
@@ -133,8 +141,8 @@ function layer(url: string, tokenDir: string, interactive?: LoginPrompt): Upstre
   });
 }
 
-const post = (auth: UpstreamAuth, url: string) =>
-  auth.fetch(url, { method: "POST", body: "{}", signal: AbortSignal.timeout(15_000) });
+const post = (auth: UpstreamAuth, url: string, body = "{}") =>
+  auth.fetch(url, { method: "POST", body, signal: AbortSignal.timeout(15_000) });
 
 describe("a 403 insufficient_scope (step-up authorization)", () => {
   it("stdio: logs in again asking for the wider scope, and the request goes through", async () => {
@@ -174,5 +182,35 @@ describe("a 403 insufficient_scope (step-up authorization)", () => {
     const response = await post(layer(url, dir, approvingBrowser), url);
     expect(response.status).toBe(403);
     expect(server.authorizations).toEqual([]);
+  });
+
+  it("a login stored before step-up (granted scope only), a 403 naming what it lacks: one login keeps both", async () => {
+    const server = await startScopedServer("read admin", "admin");
+    const url = `${server.base}/mcp`;
+    const dir = await loginWithScope(server.base, url, "read", true);
+    expect((await post(layer(url, dir, approvingBrowser), url)).status).toBe(200);
+    expect(server.authorizations).toEqual(["admin read"]);
+  });
+
+  it("a 403 to a request sent before another's step-up login is sent again with the new token", async () => {
+    const server = await startScopedServer();
+    const url = `${server.base}/mcp`;
+    const auth = layer(url, await loginWithScope(server.base, url, "read"), approvingBrowser);
+    const slow = post(auth, url, '{"slow":true}');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect((await post(auth, url)).status).toBe(200);
+    expect((await slow).status).toBe(200);
+    expect(server.authorizations).toEqual(["read admin"]);
+  });
+
+  it("a 403 to the GET stream or a DELETE asks for nothing: passed on, nothing remembered", async () => {
+    const server = await startScopedServer();
+    const url = `${server.base}/mcp`;
+    const dir = await loginWithScope(server.base, url, "read");
+    const auth = layer(url, dir, approvingBrowser);
+    for (const method of ["GET", "DELETE"])
+      expect((await auth.fetch(url, { method, signal: AbortSignal.timeout(5_000) })).status).toBe(403);
+    expect(server.authorizations).toEqual([]);
+    expect((await readLogin(tokenFilePath(dir, url))).login?.wantedScope).toBeUndefined();
   });
 });
