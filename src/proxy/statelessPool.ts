@@ -12,8 +12,9 @@
  *
  * What an upstream sends that belongs to no request in flight (a list-changed notification, a
  * log line) has no host to go to: it is logged and dropped. So is what cannot be told to belong
- * to one of several in flight (no progress token, not on a request's own response stream): a
- * guess could give one host's question, and its answer, to another. A request an upstream sends
+ * to one of several POSTs in flight (no progress token, not on a request's own response stream):
+ * a guess could give one host's question, and its answer, to another (a `ping` the proxy
+ * answers itself). A request an upstream sends
  * with no POST to carry it is answered with an error, so it does not wait forever.
  *
  * Flow control as in the Bridge: when a POST's host has more than `hostBufferBytes` sent to it
@@ -351,6 +352,11 @@ export class StatelessPool {
       if (this.withdrawAsk(lane, msg)) continue;
       const owner = this.ownerOf(lane, msg, onStream);
       if (isRequest(msg)) {
+        if (owner === undefined && msg.method === "ping") {
+          // A liveness check of the client side: the proxy answers for it.
+          this.send(upstream, { jsonrpc: "2.0", id: msg.id, result: {} });
+          continue;
+        }
         if (owner === undefined) {
           // Nobody to ask: answered here, so the upstream does not wait forever.
           this.send(
@@ -440,16 +446,22 @@ export class StatelessPool {
 
   /**
    * The request in flight a server→client message belongs to: by progress token; else the one
-   * whose response stream carried it (`onStream`); else the only one in flight. With several in
-   * flight and nothing to tell them apart, nobody: any pick could hand one host's question — and
-   * its answer — to another host sharing the upstream.
+   * whose response stream carried it (`onStream`); else the only POST with requests in flight.
+   * With several POSTs in flight and nothing to tell them apart, nobody: any pick could hand one
+   * host's question — and its answer — to another host sharing the upstream.
    */
   private ownerOf(lane: Lane, msg: unknown, onStream: RequestId | undefined): InFlight | undefined {
     const token = isObj(msg) && isObj(msg.params) ? msg.params.progressToken : undefined;
     if (token === undefined) {
       // The request whose stream carried it, or nobody once that one is answered.
       if (onStream !== undefined) return lane.inFlight.get(onStream);
-      return lane.inFlight.size === 1 ? lane.inFlight.values().next().value : undefined;
+      // One POST's requests (a batch) have one host: any of them carries it there.
+      let only: InFlight | undefined;
+      for (const inFlight of lane.inFlight.values()) {
+        if (only !== undefined && inFlight.post !== only.post) return undefined;
+        only = inFlight;
+      }
+      return only;
     }
     for (const inFlight of lane.inFlight.values()) if (inFlight.progress?.pool === token) return inFlight;
     return undefined;

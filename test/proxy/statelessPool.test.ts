@@ -166,6 +166,7 @@ describe("server→client messages through a pooled upstream", () => {
     method: "sampling/createMessage",
     params: { messages: [{ role: "user", content: { type: "text", text: "whose question?" } }], maxTokens: 5 },
   });
+  const pinging = line({ jsonrpc: "2.0", id: "p-1", method: "ping" });
   const read = (params: Record<string, unknown>) =>
     JSON.stringify({ jsonrpc: "2.0", id: 1, method: "resources/read", params: { uri: "x:/", ...params } });
 
@@ -188,12 +189,42 @@ describe("server→client messages through a pooled upstream", () => {
         signal: first.signal,
       }).catch(() => undefined);
       await new Promise((resolve) => setTimeout(resolve, 300));
-      const second = await post(url, read({ _emit: [asking] }), undefined, STATELESS);
+      const second = await post(url, read({ _emit: [asking, pinging] }), undefined, STATELESS);
       expect(second.messages.map((m) => m.method ?? "answer")).toEqual(["answer"]);
+      // The upstream's ping was answered by the proxy itself (a liveness check needs no host).
+      const answers = await post(
+        url,
+        JSON.stringify({ jsonrpc: "2.0", id: 2, method: "_answers", params: {} }),
+        undefined,
+        STATELESS,
+      );
+      expect((answers.messages[0]!.result as { answers: unknown[] }).answers).toContainEqual({
+        jsonrpc: "2.0",
+        id: "p-1",
+        result: {},
+      });
       first.abort();
       await pending;
     } finally {
       first.abort();
+      await serve.stop();
+    }
+  });
+
+  it("a batch is one host's: the question one of its requests asks reaches it", async () => {
+    const serve = await serveConfig({
+      mcpServers: { raw: { command: process.execPath, args: [RAW_UPSTREAM] } },
+      limits: { statelessPoolSize: 1 },
+    });
+    try {
+      const batch = `[${read({ _emit: [asking] })},${read({}).replace('"id":1', '"id":2')}]`;
+      const answered = await post(`${serve.url}/mcp/raw`, batch, undefined, STATELESS);
+      expect(answered.messages.map((m) => m.method ?? `answer ${String(m.id)}`).sort()).toEqual([
+        "answer 1",
+        "answer 2",
+        "sampling/createMessage",
+      ]);
+    } finally {
       await serve.stop();
     }
   });
