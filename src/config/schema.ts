@@ -517,10 +517,12 @@ export const ConfigSchema = z
           .int()
           .max(MAX_TIMER_MS, TIMER_TOO_LONG)
           .min(0)
+          .refine((ms) => ms === 0 || ms >= 100, "0 (off) or at least 100 ms")
           .default(DEFAULT_LIMITS.sseKeepAliveMs)
           .describe(
             "an SSE stream to a host (GET /sse, the streamable HTTP streams) gets a keep-alive comment this often, " +
-              "so load balancers and proxies in between do not close it while idle; 0 turns them off",
+              "so load balancers and proxies in between do not close it while idle; 0 turns them off. Below 500 it " +
+              "also shortens how long a streamable HTTP answer may take and still be sent as plain JSON",
           ),
         maxQueuedMessages: z
           .number()

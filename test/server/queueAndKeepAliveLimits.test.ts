@@ -108,6 +108,7 @@ describe("serve: the queue of a session without a GET stream, and SSE keep-alive
   it("refuses a negative keep-alive and a zero queue, naming the field", async () => {
     for (const [limits, field] of [
       [{ sseKeepAliveMs: -1 }, "limits.sseKeepAliveMs"],
+      [{ sseKeepAliveMs: 5 }, "limits.sseKeepAliveMs"],
       [{ maxQueuedMessages: 0 }, "limits.maxQueuedMessages"],
     ] as const) {
       await expect(serveWith(limits)).rejects.toThrow(field);

@@ -203,6 +203,10 @@ describe("mcp-normalizer login", () => {
     const both = startCli(["login", "prot", "--url", upstream.mcp], env());
     expect(await both.exited()).toBe(2);
     expect(both.stderr()).toMatch(/either NAME .* or --url URL, not both/);
+    // The login command an error shows for a URL with a query, pasted as it is.
+    const placeholder = startCli(["login", "--url", `${upstream.mcp}?…`, "--no-browser"], env());
+    expect(await placeholder.exited()).toBe(2);
+    expect(placeholder.stderr()).toMatch(/--url ends with \?…: put the query of the server's URL/);
   });
 
   it("--url of a server that needs no login: one line naming what it answered, no schema report (exit 1)", async () => {
