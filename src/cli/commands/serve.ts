@@ -76,6 +76,20 @@ export function isLoopbackHost(host: string): boolean {
   return LOOPBACK.has(host) || (isIP(host) === 4 && host.startsWith("127."));
 }
 
+/**
+ * `allowedHosts` when the config sets none: the loopback names and the address it listens on
+ * (what its printed URLs carry). Listening beyond loopback with bearer tokens: any. There clients
+ * (a pod's probes and Services, a container's port mapping) name it by addresses no list
+ * foresees, and the check is not what protects it: the Host check defends a listener against DNS
+ * rebinding from a browser page, which cannot send a token it does not know.
+ */
+export function defaultAllowedHosts(bindHost: string, hasTokens: boolean): readonly string[] {
+  if (hasTokens && !isLoopbackHost(bindHost)) return ["*"];
+  const wildcard = bindHost === "" || bindHost === "0.0.0.0" || bindHost === "::";
+  if (wildcard || LOOPBACK_HOSTS.includes(bindHost)) return LOOPBACK_HOSTS;
+  return [...LOOPBACK_HOSTS, isIP(bindHost) === 6 ? `[${bindHost}]` : bindHost.toLowerCase()];
+}
+
 export async function runServe(argv: readonly string[], io: CliIo): Promise<ExitCode> {
   const { values, command } = parseCommandArgs(
     argv,
@@ -143,7 +157,8 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<Exit
     withheld.push(...loaded.authVariables);
   }
   const port = parsePortFlag(values.port, "serve") ?? config.listen.port;
-  const host = values.host ?? config.listen.host;
+  // An IPv6 address as URLs and the docs write it, in brackets, is listened on without them.
+  const host = (values.host ?? config.listen.host).replace(/^\[(.*)\]$/, "$1");
   if (
     !isLoopbackHost(host) &&
     (config.auth?.bearerTokens?.length ?? 0) === 0 &&
@@ -224,7 +239,7 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<Exit
     maxMessageBytes: config.limits.maxMessageBytes,
     maxSessions: config.limits.maxSessions,
     ...(config.allowedOrigins === undefined ? {} : { allowedOrigins: config.allowedOrigins }),
-    ...(config.allowedHosts === undefined ? {} : { allowedHosts: config.allowedHosts }),
+    allowedHosts: config.allowedHosts ?? defaultAllowedHosts(host, (config.auth?.bearerTokens?.length ?? 0) > 0),
     ...(config.auth?.bearerTokens === undefined ? {} : { bearerTokens: config.auth.bearerTokens }),
   });
   let address: { url: string; port: number };
