@@ -125,6 +125,20 @@ describe("mcp-normalizer normalize", () => {
     expect(run.stderr).toContain("--frobnicate");
   });
 
+  it("--method that names no result the engine reads (a typo): exit 2 listing the methods, input untouched", async () => {
+    const input = '{"contents":[{"uri":"a.md","mimeType":"application/octet-stream","blob":"IyBIaQo="}]}';
+    const run = await runCli(["normalize", "--method", "resource/read"], { input });
+    expect(run.code).toBe(2);
+    expect(run.stdout).toBe("");
+    expect(run.stderr.trim()).toBe(
+      "mcp-normalizer: normalize: --method expects one of resources/read, tools/call, prompts/get, resources/list, " +
+        'resources/templates/list, got "resource/read"',
+    );
+    const right = await runCli(["normalize", "--method", "resources/read"], { input });
+    expect(right.code).toBe(0);
+    expect(right.stdout).toContain('"text":"# Hi\\n"');
+  });
+
   it("a value it does not recognize passes through unchanged", async () => {
     const run = await runCli(["normalize"], { input: '{"hello":[1,2,3]}' });
     expect(run.code).toBe(0);

@@ -7,6 +7,7 @@ import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import { NormalizerError } from "../../errors/NormalizerError.js";
 import { normalizeMessage } from "../../normalize/message.js";
+import { RESULT_METHODS } from "../../normalize/result.js";
 import { Policy, type PolicyOptions } from "../../normalize/policy.js";
 import type { ChangeRecord } from "../../normalize/change.js";
 import { loadConfigFile } from "../../config/load.js";
@@ -26,7 +27,9 @@ result, or a whole JSON-RPC message — and writes it normalized to stdout. A on
 (entries changed, bytes before → after, saved) goes to stderr. FILE defaults to stdin.
 
 Options:
-  --method METHOD        treat the input as the result of METHOD (default: inferred from its shape)
+  --method METHOD        treat the input as the result of METHOD: resources/read, tools/call,
+                         prompts/get, resources/list or resources/templates/list
+                         (default: inferred from its shape)
   --config FILE          take the normalization policy from a proxy config …
   --server NAME          … and that server's overrides
   --charset MODE         transcode (default) | preserve
@@ -67,6 +70,11 @@ export async function runNormalize(argv: readonly string[], io: CliIo): Promise<
       `normalize: --charset expects transcode or preserve, got ${JSON.stringify(values.charset)}`,
     );
   }
+  if (values.method !== undefined && !RESULT_METHODS.has(values.method))
+    throw new NormalizerError(
+      "USAGE",
+      `normalize: --method expects one of ${[...RESULT_METHODS].join(", ")}, got ${JSON.stringify(values.method)}`,
+    );
   if (values.server !== undefined && values.config === undefined)
     throw new NormalizerError("USAGE", "normalize: --server needs --config");
 
