@@ -42,16 +42,23 @@ async function silentListener(): Promise<string> {
 }
 
 describe("upstream time limits from the config", () => {
-  it("limits.connectTimeoutMs: 300 fails the host's initialize within a second or two, naming the upstream", async () => {
-    const url = await silentListener();
-    const started = performance.now();
-    const connecting = connectStdioWithConfig(
-      { mcpServers: { silent: { url } }, limits: { connectTimeoutMs: 300 } },
-      "silent",
-    );
-    await expect(connecting).rejects.toThrow(/127\.0\.0\.1/);
-    expect(performance.now() - started).toBeLessThan(5_000);
-  });
+  it.each([
+    ["streamable-http", "http"],
+    ["sse", "http"],
+    ["websocket", "ws"],
+  ])(
+    "limits.connectTimeoutMs: 300 fails the host's initialize (%s) at once, naming the limit",
+    async (transport, scheme) => {
+      const url = (await silentListener()).replace(/^http/, scheme);
+      const started = performance.now();
+      const connecting = connectStdioWithConfig(
+        { mcpServers: { silent: { url, transport } }, limits: { connectTimeoutMs: 300 } },
+        "silent",
+      );
+      await expect(connecting).rejects.toThrow(/no answer within 300 ms \(limits\.connectTimeoutMs\)/);
+      expect(performance.now() - started).toBeLessThan(5_000);
+    },
+  );
 
   it("limits.killGraceMs: 300 kills a child that ignores SIGTERM, and what it started, soon after the host leaves", async () => {
     const file = join(tempDir(), "proxy.config.json");

@@ -101,7 +101,12 @@ export class SseUpstreamTransport implements UpstreamTransport {
       });
     } catch (error) {
       if (error instanceof NormalizerError) throw error; // from an injected fetch (the OAuth layer)
-      throw unreachable(connecting.signal.aborted ? `no answer in ${timeoutMs} ms` : networkErrorText(error), error);
+      throw unreachable(
+        connecting.signal.aborted
+          ? `no answer within ${timeoutMs} ms (limits.connectTimeoutMs)`
+          : networkErrorText(error),
+        error,
+      );
     } finally {
       clearTimeout(connectTimer);
     }
@@ -118,7 +123,10 @@ export class SseUpstreamTransport implements UpstreamTransport {
     const endpointKnown = new Promise<void>(
       (resolve, reject) => (announce = (error) => (error ? reject(error) : resolve())),
     );
-    const timer = setTimeout(() => announce?.(unreachable(`no endpoint event in ${timeoutMs} ms`)), timeoutMs);
+    const timer = setTimeout(
+      () => announce?.(unreachable(`no endpoint event within ${timeoutMs} ms (limits.connectTimeoutMs)`)),
+      timeoutMs,
+    );
     let streamError: string | undefined;
     this.reading = readSseBody(
       response.body,

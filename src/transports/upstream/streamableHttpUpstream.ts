@@ -220,7 +220,11 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     } catch (error) {
       throw new NormalizerError(
         "UPSTREAM_UNREACHABLE",
-        `cannot reach upstream ${this.where}: ${networkErrorText(error)}`,
+        `cannot reach upstream ${this.where}: ${
+          (error as Error | undefined)?.name === "TimeoutError"
+            ? `no answer within ${this.connectTimeoutMs} ms (limits.connectTimeoutMs)`
+            : networkErrorText(error)
+        }`,
         { url: this.where },
         { cause: error },
       );
@@ -517,8 +521,12 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     if (session) this.session = session;
   }
 
+  private get connectTimeoutMs(): number {
+    return this.options.connectTimeoutMs ?? DEFAULT_HTTP_CONNECT_TIMEOUT_MS;
+  }
+
   private timeoutSignal(): AbortSignal {
-    return AbortSignal.timeout(this.options.connectTimeoutMs ?? DEFAULT_HTTP_CONNECT_TIMEOUT_MS);
+    return AbortSignal.timeout(this.connectTimeoutMs);
   }
 
   /**

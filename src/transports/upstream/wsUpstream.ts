@@ -117,7 +117,14 @@ export class WebSocketUpstreamTransport implements UpstreamTransport {
           ),
         ),
       );
-      socket.once("error", (error) => fail(error.message, error));
+      socket.once("error", (error) =>
+        fail(
+          /handshake has timed out/i.test(error.message)
+            ? `no answer within ${this.options.connectTimeoutMs ?? DEFAULT_HTTP_CONNECT_TIMEOUT_MS} ms (limits.connectTimeoutMs)`
+            : error.message,
+          error,
+        ),
+      );
     });
     this.rawSocket = (socket as unknown as { _socket?: DrainableStream })._socket;
     this.drain = this.rawSocket === undefined ? undefined : new DrainWaiter(this.rawSocket);
