@@ -117,10 +117,11 @@ export class WebSocketUpstreamTransport implements UpstreamTransport {
           ),
         ),
       );
+      const timeoutMs = this.options.connectTimeoutMs ?? DEFAULT_HTTP_CONNECT_TIMEOUT_MS;
       socket.once("error", (error) =>
         fail(
           /handshake has timed out/i.test(error.message)
-            ? `no answer within ${this.options.connectTimeoutMs ?? DEFAULT_HTTP_CONNECT_TIMEOUT_MS} ms (limits.connectTimeoutMs)`
+            ? `no answer within ${timeoutMs} ms (limits.connectTimeoutMs)`
             : error.message,
           error,
         ),
