@@ -448,7 +448,10 @@ export const ConfigSchema = z
           .max(MAX_TIMER_MS, TIMER_TOO_LONG)
           .min(0)
           .default(DEFAULT_LIMITS.shutdownGraceMs)
-          .describe("after SIGTERM/SIGINT, how long in-flight requests may take before sessions are ended"),
+          .describe(
+            "serve: after SIGTERM/SIGINT, how long in-flight requests may take before sessions are ended (stdio stops " +
+              "at once)",
+          ),
         restartBackoffMs: z
           .number()
           .int()

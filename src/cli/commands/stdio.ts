@@ -54,9 +54,10 @@ with no usable token stored, the proxy runs the browser login itself before it a
 host — the authorization URL goes to stderr on a line of its own (and a browser opens) — and
 stores the tokens where "mcp-normalizer login" does. Tokens are refreshed as they expire.
 
-Signals: SIGTERM/SIGINT let requests in flight finish (up to limits.shutdownGraceMs; new
-requests get an error), end the upstream, flush the log, exit 0 — also while the upstream is
-still starting (it is ended). SIGHUP reopens the log file.
+Signals: SIGTERM/SIGINT end the upstream at once (SIGTERM to its process group, SIGKILL after
+limits.killGraceMs), answer requests in flight with an error, flush the log, exit 0 — also
+while the upstream is still starting. (Hosts send SIGKILL soon after SIGTERM: a proxy waiting
+for answers then would leave its upstream running.) SIGHUP reopens the log file.
 When the upstream dies, requests waiting get a JSON-RPC error naming its exit code/signal and
 last stderr line, and the proxy exits 1 (the host restarts it, with a fresh upstream).
 
@@ -231,9 +232,12 @@ async function runSession(
     await opened.close("host closed");
   });
   void signals.first.then(async (signal) => {
+    // The host (or whoever started it) wants it gone: as a server it started directly would be,
+    // at once. Hosts send SIGKILL two seconds after SIGTERM, and a proxy killed while it waits
+    // would leave its upstream (a process group of its own) running. Requests in flight are
+    // answered with an error; the upstream is ended now.
     observers.logger.info("shutting down", { signal, inFlight: sessions.waitingRequests });
     sessions.refuseNew(`the proxy is shutting down (${signal})`);
-    await Promise.race([sessions.drain(selected.config.limits.shutdownGraceMs), signals.second]);
     await opened.close("signal");
   });
   await ended;
