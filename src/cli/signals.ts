@@ -2,9 +2,9 @@
  * Signals of long-running commands. Each function returns the one that removes its
  * handler.
  *
- * - SIGTERM / SIGINT: graceful shutdown (stop accepting, let in-flight requests finish up to
- *   `limits.shutdownGraceMs`, end upstreams, flush the log, exit 0). A second one during the
- *   grace period ends the wait at once.
+ * - SIGTERM / SIGINT: shutdown (`serve`: stop accepting, let in-flight requests finish up to
+ *   `limits.shutdownGraceMs` — a second signal ends the wait at once —, end upstreams, flush the
+ *   log, exit 0; `stdio`: the same at once, its host being the one that stops it).
  * - SIGHUP: reload (`serve --config`: re-read the config for new sessions; every command:
  *   reopen the log file after rotation). Without a handler Node would exit on SIGHUP.
  */

@@ -449,8 +449,8 @@ export const ConfigSchema = z
           .min(0)
           .default(DEFAULT_LIMITS.shutdownGraceMs)
           .describe(
-            "serve: after SIGTERM/SIGINT, how long in-flight requests may take before sessions are ended (stdio stops " +
-              "at once)",
+            "serve: after SIGTERM/SIGINT, how long in-flight requests may take before sessions are ended " +
+              "(stdio stops at once)",
           ),
         restartBackoffMs: z
           .number()

@@ -7,8 +7,9 @@ import { spawn } from "node:child_process";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterEach, describe, expect, it } from "vitest";
-import { CLI } from "../helpers/paths.js";
-import { FAULT_SERVER, untilGone } from "../reliability/helpers.js";
+import { CLI, ROOT } from "../helpers/paths.js";
+import { join } from "node:path";
+import { childrenOf, FAULT_SERVER, untilGone } from "../reliability/helpers.js";
 
 const cleanups: Array<() => void> = [];
 afterEach(() => {
@@ -90,5 +91,27 @@ describe("stdio told to stop with a call in flight", () => {
     expect(performance.now() - closing).toBeLessThan(3_500);
     expect(await untilGone(proxyPid, 1_000)).toBe(true);
     expect(await untilGone(pid, 2_000)).toBe(true);
+  });
+
+  it("an upstream that ignores SIGTERM is killed before a host's SIGKILL two seconds later could orphan it", async () => {
+    const echo = join(ROOT, "test", "fixtures", "upstream-servers", "stdioEchoServer.mjs");
+    const proxy = spawn(process.execPath, [CLI, "stdio", "--", process.execPath, echo, "--ignore-sigterm"], {
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    cleanups.push(() => proxy.kill("SIGKILL"));
+    let out = "";
+    proxy.stdout.on("data", (chunk: Buffer) => (out += chunk.toString("utf8")));
+    proxy.stdin.write(line({ jsonrpc: "2.0", id: 1, method: "echo" }));
+    for (const deadline = Date.now() + 10_000; !out.includes("\n") && Date.now() < deadline; )
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    const [upstream] = childrenOf(proxy.pid!);
+    expect(upstream).toBeDefined();
+    killLater(upstream!);
+    const exited = new Promise<number | null>((resolve) => proxy.once("exit", resolve));
+    const signalled = performance.now();
+    proxy.kill("SIGTERM");
+    expect(await exited).toBe(0);
+    expect(performance.now() - signalled).toBeLessThan(1_800);
+    expect(await untilGone(upstream!, 200)).toBe(true);
   });
 });

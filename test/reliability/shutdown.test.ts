@@ -106,7 +106,7 @@ describe("serve on SIGTERM/SIGINT", () => {
 });
 
 describe("stdio on SIGTERM", () => {
-  it("lets the request in flight finish, then ends the upstream and exits 0", async () => {
+  it("stops at once: the request in flight gets an error, the upstream is ended, exit 0", async () => {
     const proxy = startRawStdio(process.execPath, [CLI, "stdio", "--", process.execPath, FAULT_SERVER]);
     await proxy.request(1, "initialize", INITIALIZE_PARAMS);
     proxy.notify("notifications/initialized");
@@ -115,7 +115,7 @@ describe("stdio on SIGTERM", () => {
     while (!proxy.stderr().includes("fault: sleeping"))
       await new Promise((resolve) => proxy.child.stderr.once("data", resolve));
     proxy.child.kill("SIGTERM");
-    expect(toolText(await sleeping)).toBe("slept");
+    expect(await sleeping).toMatchObject({ error: { message: "upstream connection ended (signal)" } });
     expect(await proxy.exited).toBe(0);
     expect(await untilGone(pid)).toBe(true);
   });

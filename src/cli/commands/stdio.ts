@@ -55,7 +55,7 @@ host — the authorization URL goes to stderr on a line of its own (and a browse
 stores the tokens where "mcp-normalizer login" does. Tokens are refreshed as they expire.
 
 Signals: SIGTERM/SIGINT end the upstream at once (SIGTERM to its process group, SIGKILL after
-limits.killGraceMs), answer requests in flight with an error, flush the log, exit 0 — also
+limits.killGraceMs, at most 1000 ms here), answer requests in flight with an error, flush the log, exit 0 — also
 while the upstream is still starting. (Hosts send SIGKILL soon after SIGTERM: a proxy waiting
 for answers then would leave its upstream running.) SIGHUP reopens the log file.
 When the upstream dies, requests waiting get a JSON-RPC error naming its exit code/signal and
@@ -64,6 +64,14 @@ last stderr line, and the proxy exits 1 (the host restarts it, with a fresh upst
 Exit codes: 0 the host closed the session (or SIGTERM/SIGINT); 1 the upstream could not start
 or ended, or its OAuth login failed; 2 bad command line or a log file that cannot be written;
 3 invalid config.`;
+
+/**
+ * The longest an upstream of `stdio` is given between SIGTERM and SIGKILL, whatever
+ * `limits.killGraceMs` says: hosts SIGKILL the proxy two seconds after their SIGTERM (the SDK's
+ * close), and a proxy killed before it sends its own SIGKILL leaves the upstream — a process
+ * group of its own — running.
+ */
+const HOST_KILL_GRACE_MS = 1000;
 
 export async function runStdio(argv: readonly string[], io: CliIo): Promise<ExitCode> {
   const { values, command } = parseStdioArgs(argv);
@@ -124,7 +132,7 @@ async function runSession(
       requestTimeoutMs: selected.config.limits.requestTimeoutMs,
       upstreamIdleConnections: selected.config.limits.upstreamIdleConnections,
       connectTimeoutMs: selected.config.limits.connectTimeoutMs,
-      killGraceMs: selected.config.limits.killGraceMs,
+      killGraceMs: Math.min(selected.config.limits.killGraceMs, HOST_KILL_GRACE_MS),
       rawStringBytes: selected.config.limits.rawStringBytes,
       stderrToHosts: true,
       childEnvironment: "inherit",
