@@ -64,26 +64,6 @@ export function tokenFilePath(dir: string, serverUrl: string): string {
   return join(dir, tokenFileName(serverUrl));
 }
 
-/**
- * Where versions that left the query out of the name stored the login of a URL with a query
- * (undefined for a URL without one: its name never changed). Read when the file of the current
- * name is missing, so an upgrade keeps the login; what is stored goes to the current name.
- */
-export function legacyTokenFilePath(dir: string, serverUrl: string): string | undefined {
-  const url = new URL(serverUrl);
-  if (url.search === "") return undefined;
-  url.search = "";
-  return join(dir, tokenFileName(url.href));
-}
-
-/** The stored login of `serverUrl` in `dir`: at its file's name, else where older versions kept it. */
-export async function readLoginOf(dir: string, serverUrl: string): Promise<{ login?: StoredLogin; problem?: string }> {
-  const current = await readLogin(tokenFilePath(dir, serverUrl));
-  const legacy = legacyTokenFilePath(dir, serverUrl);
-  if (current.login !== undefined || current.problem !== undefined || legacy === undefined) return current;
-  return readLogin(legacy);
-}
-
 /** Tokens with the absolute expiry computed from `expires_in` as they arrive. */
 export function loginWithTokens(
   base: Omit<StoredLogin, "tokens" | "obtainedAt" | "expiresAt" | "version" | "server">,

@@ -34,7 +34,7 @@ import { runLoginFlow } from "./loginFlow.js";
 import { basicCredentials } from "../errors/redact.js";
 import { redactedMessage, timedFetch } from "./oauthFetch.js";
 import { withFileLock } from "./fileLock.js";
-import { loginWithTokens, readLoginOf, tokenFilePath, writeLogin, type StoredLogin } from "./tokenStore.js";
+import { loginWithTokens, readLogin, tokenFilePath, writeLogin, type StoredLogin } from "./tokenStore.js";
 import type { Challenge, FetchLike, LoginPrompt, UpstreamAuthSpec } from "./types.js";
 
 export interface UpstreamAuthOptions {
@@ -369,7 +369,7 @@ export class UpstreamAuth {
       return Promise.reject(this.loginNeeded());
     const spec = this.options.spec;
     this.loggingIn ??= (async () => {
-      const stored = this.login ?? (await readLoginOf(this.options.tokenDir, this.options.url)).login;
+      const stored = this.login ?? (await readLogin(this.tokenFile)).login;
       const forgotten = stored?.registered === true && stored.client.client_id === this.rejectedClient;
       if (forgotten) this.logger.info("the authorization server refused this proxy's registration; registering again");
       const previous = forgotten ? undefined : stored;
@@ -423,7 +423,7 @@ export class UpstreamAuth {
   }
 
   private async load(): Promise<StoredLogin | undefined> {
-    const { login, problem } = await readLoginOf(this.options.tokenDir, this.options.url);
+    const { login, problem } = await readLogin(this.tokenFile);
     if (problem !== undefined && problem !== this.lastProblem)
       this.logger.warn("OAuth token file unusable", { problem });
     this.lastProblem = problem;

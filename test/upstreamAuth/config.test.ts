@@ -6,14 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { validateConfig } from "../../src/config/load.js";
 import { ConfigSchema } from "../../src/config/schema.js";
-import {
-  legacyTokenFilePath,
-  readLoginOf,
-  tokenFileName,
-  tokenFilePath,
-  writeLogin,
-} from "../../src/upstreamAuth/tokenStore.js";
-import { tempDir } from "../helpers/tempDir.js";
+import { tokenFileName } from "../../src/upstreamAuth/tokenStore.js";
 import { loginCommandFor } from "../../src/cli/oauthContext.js";
 
 const server = (extra: Record<string, unknown>): unknown => ({
@@ -103,26 +96,5 @@ describe("token file names", () => {
     expect(command("remote", "https://mcp.example.com/mcp?key=SECRETQUERY")).toBe(
       "mcp-normalizer login --url 'https://mcp.example.com/mcp?…'",
     );
-  });
-
-  it("a URL with a query: the login an older version stored under the name without it is still read", async () => {
-    const dir = tempDir();
-    const url = "https://mcp.example.com/mcp?workspace=work";
-    const legacy = legacyTokenFilePath(dir, url)!;
-    expect(legacy).toBe(tokenFilePath(dir, "https://mcp.example.com/mcp"));
-    expect(legacyTokenFilePath(dir, "https://mcp.example.com/mcp")).toBeUndefined();
-    const login = {
-      version: 1 as const,
-      server: "https://mcp.example.com/mcp",
-      issuer: "https://auth.example.com",
-      client: { client_id: "c" },
-      registered: true,
-      tokens: { access_token: "AT-old-name", token_type: "Bearer" },
-      obtainedAt: 1,
-    };
-    await writeLogin(legacy, dir, login);
-    expect((await readLoginOf(dir, url)).login?.tokens.access_token).toBe("AT-old-name");
-    await writeLogin(tokenFilePath(dir, url), dir, { ...login, tokens: { ...login.tokens, access_token: "AT-new" } });
-    expect((await readLoginOf(dir, url)).login?.tokens.access_token).toBe("AT-new");
   });
 });

@@ -14,7 +14,7 @@ import { authSpecOf } from "../../proxy/upstreamAuths.js";
 import { describeUrl } from "../../transports/upstream/upstreamMessages.js";
 import { runLoginFlow } from "../../upstreamAuth/loginFlow.js";
 import { timedFetch } from "../../upstreamAuth/oauthFetch.js";
-import { AUTH_DIR_ENV, readLoginOf, tokenDirectory, tokenFilePath, writeLogin } from "../../upstreamAuth/tokenStore.js";
+import { AUTH_DIR_ENV, readLogin, tokenDirectory, tokenFilePath, writeLogin } from "../../upstreamAuth/tokenStore.js";
 import type { AuthorizationCodeSpec } from "../../upstreamAuth/types.js";
 import { parseCommandArgs } from "../args.js";
 import { EXIT, type ExitCode } from "../exitCodes.js";
@@ -95,7 +95,7 @@ export async function runLogin(argv: readonly string[], io: CliIo): Promise<Exit
     oauthFetch,
     upstreamFetch: oauthFetch,
     headers: target.headers,
-    previous: (await readLoginOf(dir, target.url)).login,
+    previous: (await readLogin(file)).login,
   });
   try {
     await writeLogin(file, dir, login);
