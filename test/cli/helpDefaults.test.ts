@@ -9,7 +9,8 @@ import {
 } from "../../src/config/defaults.js";
 import { AUDIT_HELP } from "../../src/cli/commands/audit.js";
 import { LOGIN_HELP } from "../../src/cli/commands/login.js";
-import { isLoopbackHost, SERVE_HELP } from "../../src/cli/commands/serve.js";
+import { SERVE_HELP } from "../../src/cli/commands/serve.js";
+import { isLoopbackHost } from "../../src/cli/bindAddress.js";
 
 describe("help texts and defaults", () => {
   it("serve, login and audit help name the defaults module's values", () => {
@@ -23,6 +24,9 @@ describe("help texts and defaults", () => {
   it("every loopback name is a loopback bind address (IPv6 without brackets), and nothing else is", () => {
     for (const name of LOOPBACK_HOSTS) expect(isLoopbackHost(name.replace(/^\[(.*)\]$/, "$1")), name).toBe(true);
     expect(isLoopbackHost("127.0.0.2")).toBe(true);
-    for (const name of ["0.0.0.0", "::", "example.com", "[::1]"]) expect(isLoopbackHost(name), name).toBe(false);
+    for (const name of ["[::1]", "::ffff:127.0.0.1", "0:0:0:0:0:0:0:1", "LOCALHOST", "localhost.", "::0001"])
+      expect(isLoopbackHost(name), name).toBe(true);
+    for (const name of ["0.0.0.0", "::", "example.com", "::ffff:10.0.0.1", "128.0.0.1"])
+      expect(isLoopbackHost(name), name).toBe(false);
   });
 });

@@ -7,6 +7,7 @@ import { request } from "node:http";
 import { afterEach, describe, expect, it } from "vitest";
 import { startServe, type ServeProcess } from "../helpers/proxyProcess.js";
 import { serveConfig, FAULT_SERVER } from "../reliability/helpers.js";
+import { defaultAllowedHosts } from "../../src/cli/bindAddress.js";
 
 const running: ServeProcess[] = [];
 afterEach(async () => {
@@ -79,5 +80,40 @@ describe("serve's Host check, by default", () => {
     running.push(serve);
     expect(await get(serve.url, "/healthz", "proxy.internal")).toBe(200);
     expect(await get(serve.url, "/healthz", "127.0.0.2")).toBe(403);
+  });
+
+  it("a tokened listener on loopback written another way keeps the check", async () => {
+    const serve = await serveConfig({
+      mcpServers: { fx: { command: process.execPath, args: [FAULT_SERVER] } },
+      listen: { host: "::ffff:127.0.0.1" },
+      auth: { bearerTokens: ["t0k-en-for-the-test"] },
+    });
+    running.push(serve);
+    expect(await get(serve.url, "/healthz", "evil.example")).toBe(403);
+    expect(await get(serve.url, "/healthz", "localhost")).toBe(200);
+  });
+
+  it("a wildcard listener without tokens (allowUnauthenticated) answers its printed URL", async () => {
+    const serve = await serveConfig({
+      mcpServers: { fx: { command: process.execPath, args: [FAULT_SERVER] } },
+      listen: { host: "0.0.0.0" },
+      auth: { allowUnauthenticated: true },
+    });
+    running.push(serve);
+    expect(await get(serve.url, "/healthz")).toBe(200);
+    expect(await get(serve.url, "/healthz", "evil.example")).toBe(403);
+  });
+});
+
+describe("the default list, by the address as written", () => {
+  it("loopback in any spelling keeps the check; a URL's form of the address is in it", () => {
+    for (const bind of ["::ffff:127.0.0.1", "0:0:0:0:0:0:0:1", "LOCALHOST", "localhost.", "[::1]"])
+      expect(defaultAllowedHosts(bind, true), bind).not.toContain("*");
+    expect(defaultAllowedHosts("::ffff:127.0.0.1", false)).toEqual(
+      expect.arrayContaining(["[::ffff:127.0.0.1]", "[::ffff:7f00:1]"]),
+    );
+    expect(defaultAllowedHosts("::", false)).toContain("[::]");
+    expect(defaultAllowedHosts("0.0.0.0", false)).toContain("0.0.0.0");
+    expect(defaultAllowedHosts("0.0.0.0", true)).toEqual(["*"]);
   });
 });

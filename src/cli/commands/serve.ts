@@ -2,10 +2,9 @@
  * `mcp-normalizer serve`: one HTTP listener fronting every server in the config,
  * or — without a config file — one upstream named on the command line (the sidecar start line).
  */
-import { isIP } from "node:net";
 import { resolve } from "node:path";
 import { NormalizerError } from "../../errors/NormalizerError.js";
-import { DEFAULT_CONFIG_FILE, DEFAULT_HOST, DEFAULT_PORT, LOOPBACK_HOSTS } from "../../config/defaults.js";
+import { DEFAULT_CONFIG_FILE, DEFAULT_HOST, DEFAULT_PORT } from "../../config/defaults.js";
 import { loadConfigFile } from "../../config/load.js";
 import { settingsNeedingRestart } from "../../config/restartSettings.js";
 import { policyOptionsFor } from "../../config/policy.js";
@@ -26,6 +25,7 @@ import type { ServerEntry } from "../../proxy/sessionManager.js";
 import { SELECTOR_OPTIONS, selectUpstream } from "../upstreamSelector.js";
 import { createUpstreamAuths } from "../oauthContext.js";
 import { endpointLines } from "../endpointLines.js";
+import { bindAddressOf, defaultAllowedHosts, isLoopbackHost } from "../bindAddress.js";
 
 export const SERVE_HELP = `Usage: mcp-normalizer serve [--config ${DEFAULT_CONFIG_FILE}] [options]
        mcp-normalizer serve [--name NAME] [--host H] [--port P] (-- CMD ARGS… | --url URL)
@@ -68,27 +68,6 @@ exit 0. SIGHUP re-reads --config for sessions opened from then on (servers' comm
 env, url, headers, auth, normalize; other changes need a restart) and reopens the log file.
 Exit codes: 0 stopped by SIGTERM/SIGINT; 1 could not listen; 2 bad command line or a log file
 that cannot be written; 3 invalid config.`;
-
-/** Loopback names as a bind address is written: IPv6 without brackets. */
-const LOOPBACK = new Set(LOOPBACK_HOSTS.map((name) => name.replace(/^\[(.*)\]$/, "$1")));
-
-export function isLoopbackHost(host: string): boolean {
-  return LOOPBACK.has(host) || (isIP(host) === 4 && host.startsWith("127."));
-}
-
-/**
- * `allowedHosts` when the config sets none: the loopback names and the address it listens on
- * (what its printed URLs carry). Listening beyond loopback with bearer tokens: any. There clients
- * (a pod's probes and Services, a container's port mapping) name it by addresses no list
- * foresees, and the check is not what protects it: the Host check defends a listener against DNS
- * rebinding from a browser page, which cannot send a token it does not know.
- */
-export function defaultAllowedHosts(bindHost: string, hasTokens: boolean): readonly string[] {
-  if (hasTokens && !isLoopbackHost(bindHost)) return ["*"];
-  const wildcard = bindHost === "" || bindHost === "0.0.0.0" || bindHost === "::";
-  if (wildcard || LOOPBACK_HOSTS.includes(bindHost)) return LOOPBACK_HOSTS;
-  return [...LOOPBACK_HOSTS, isIP(bindHost) === 6 ? `[${bindHost}]` : bindHost.toLowerCase()];
-}
 
 export async function runServe(argv: readonly string[], io: CliIo): Promise<ExitCode> {
   const { values, command } = parseCommandArgs(
@@ -158,7 +137,7 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<Exit
   }
   const port = parsePortFlag(values.port, "serve") ?? config.listen.port;
   // An IPv6 address as URLs and the docs write it, in brackets, is listened on without them.
-  const host = (values.host ?? config.listen.host).replace(/^\[(.*)\]$/, "$1");
+  const host = bindAddressOf(values.host ?? config.listen.host);
   if (
     !isLoopbackHost(host) &&
     (config.auth?.bearerTokens?.length ?? 0) === 0 &&
