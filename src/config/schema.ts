@@ -516,11 +516,9 @@ export const ConfigSchema = z
               "reading it (its upstream is behind); 0 turns it off",
           ),
         sseKeepAliveMs: z
-          .number()
-          .int()
-          .max(MAX_TIMER_MS, TIMER_TOO_LONG)
-          .min(0)
-          .refine((ms) => ms === 0 || ms >= 100, "0 (off) or at least 100 ms")
+          .union([z.literal(0), z.number().int().min(100).max(MAX_TIMER_MS, TIMER_TOO_LONG)], {
+            error: "expects 0 (off) or a whole number of ms, at least 100",
+          })
           .default(DEFAULT_LIMITS.sseKeepAliveMs)
           .describe(
             "an SSE stream to a host (GET /sse, the streamable HTTP streams) gets a keep-alive comment this often, " +

@@ -10,10 +10,10 @@
  * and the ids of requests an upstream sends to a host — and restored on the way back: every
  * answer reaches the POST that asked, with the id it used.
  *
- * What an upstream sends that belongs to no request in flight (a list-changed notification, a
- * log line) has no host to go to: it is logged and dropped. So is what cannot be told to belong
- * to one of several POSTs in flight (no progress token, not on a request's own response stream):
- * a guess could give one host's question, and its answer, to another (a `ping` the proxy
+ * What an upstream sends that is not tied to a request (a list-changed notification, a log
+ * line; no progress token, not on a request's own response stream) goes to the one POST with
+ * requests in flight. With none it has no host to go to, and with several a guess could give one
+ * host's question, and its answer, to another: it is logged and dropped (a `ping` the proxy
  * answers itself). A request an upstream sends
  * with no POST to carry it is answered with an error, so it does not wait forever.
  *
