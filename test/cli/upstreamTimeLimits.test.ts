@@ -13,6 +13,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { connectStdioWithConfig } from "../helpers/proxyProcess.js";
 import { CLI, ROOT } from "../helpers/paths.js";
 import { tempDir } from "../helpers/tempDir.js";
+import { processGone } from "../reliability/helpers.js";
 
 const ECHO_SERVER = join(ROOT, "test", "fixtures", "upstream-servers", "stdioEchoServer.mjs");
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -20,14 +21,7 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
+const alive = (pid: number): boolean => !processGone(pid);
 
 /** A TCP listener that accepts every connection and never writes a byte. */
 async function silentListener(): Promise<string> {

@@ -5,12 +5,39 @@
  * approves at once) and on to the login's loopback callback, with fetch.
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import type { Server } from "node:http";
+import { afterEach } from "vitest";
 import { writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { CLI, ROOT } from "../helpers/paths.js";
 
 export const OAUTH_UPSTREAM = join(ROOT, "test", "fixtures", "oauth", "oauth-upstream.mjs");
+
+/** RFC 8414 metadata of a test's own authorization server at `base`: code + PKCE S256, refresh, public clients. */
+export function authorizationServerMetadata(base: string): Record<string, unknown> {
+  return {
+    issuer: base,
+    authorization_endpoint: `${base}/authorize`,
+    token_endpoint: `${base}/token`,
+    response_types_supported: ["code"],
+    grant_types_supported: ["authorization_code", "refresh_token"],
+    code_challenge_methods_supported: ["S256"],
+    token_endpoint_auth_methods_supported: ["none"],
+  };
+}
+
+/** A list the test file's own node:http servers go in: each is closed after the test that made it. */
+export function serversClosedAfterEach(): Server[] {
+  const servers: Server[] = [];
+  afterEach(async () => {
+    for (const server of servers.splice(0)) {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+  return servers;
+}
 
 export interface FixtureLog {
   grants: Array<{ grant_type: string; client_id: string; resource?: string; ok?: boolean }>;

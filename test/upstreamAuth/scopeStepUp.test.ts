@@ -7,14 +7,15 @@
  * scope, which the token file remembers for the next login; a 403 for scope already asked for is
  * the server's answer.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { silentLogger } from "../../src/observe/logger.js";
 import { UpstreamAuth } from "../../src/upstreamAuth/upstreamAuth.js";
 import { readLogin, tokenFilePath, writeLogin } from "../../src/upstreamAuth/tokenStore.js";
 import type { LoginPrompt } from "../../src/upstreamAuth/types.js";
 import { tempDir } from "../helpers/tempDir.js";
+import { authorizationServerMetadata, serversClosedAfterEach } from "./helpers.js";
 
 interface ScopedServer {
   readonly base: string;
@@ -24,13 +25,7 @@ interface ScopedServer {
   readonly answers: number[];
 }
 
-const servers: Server[] = [];
-afterEach(async () => {
-  for (const server of servers.splice(0)) {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
-  }
-});
+const servers = serversClosedAfterEach();
 
 /**
  * Tokens are `AT:<scope>`; the MCP endpoint wants every scope of `needed` in the token's, and its
@@ -53,15 +48,7 @@ async function startScopedServer(needed = "read admin", challenged = needed): Pr
     if (url.pathname.startsWith("/.well-known/oauth-protected-resource"))
       return json(200, { resource: `${base}/mcp`, authorization_servers: [base], scopes_supported: ["read", "admin"] });
     if (url.pathname.startsWith("/.well-known/oauth-authorization-server"))
-      return json(200, {
-        issuer: base,
-        authorization_endpoint: `${base}/authorize`,
-        token_endpoint: `${base}/token`,
-        response_types_supported: ["code"],
-        grant_types_supported: ["authorization_code", "refresh_token"],
-        code_challenge_methods_supported: ["S256"],
-        token_endpoint_auth_methods_supported: ["none"],
-      });
+      return json(200, authorizationServerMetadata(base));
     if (url.pathname === "/authorize") {
       const scope = url.searchParams.get("scope") ?? "";
       authorizations.push(scope);

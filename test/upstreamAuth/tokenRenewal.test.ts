@@ -4,14 +4,15 @@
  * directly: what it still redacts after a renewal, and how it meets another process that shares
  * its token file and refreshes at the same moment.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { utimesSync, writeFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { silentLogger } from "../../src/observe/logger.js";
 import { UpstreamAuth } from "../../src/upstreamAuth/upstreamAuth.js";
 import { readLogin, tokenFilePath, writeLogin, type StoredLogin } from "../../src/upstreamAuth/tokenStore.js";
 import { tempDir } from "../helpers/tempDir.js";
+import { authorizationServerMetadata, serversClosedAfterEach } from "./helpers.js";
 
 interface TokenServer {
   readonly base: string;
@@ -21,13 +22,7 @@ interface TokenServer {
   readonly sent: string[];
 }
 
-const servers: Server[] = [];
-afterEach(async () => {
-  for (const server of servers.splice(0)) {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
-  }
-});
+const servers = serversClosedAfterEach();
 
 /**
  * Issues `AT-n`/`RT-n` on each accepted refresh; a refresh token works once (rotation). The token
@@ -48,15 +43,7 @@ async function startTokenServer(answerDelayMs = 0): Promise<TokenServer> {
       res.end(JSON.stringify(value));
     };
     const path = new URL(req.url ?? "/", base).pathname;
-    if (path.startsWith("/.well-known/oauth-authorization-server"))
-      return json(200, {
-        issuer: base,
-        authorization_endpoint: `${base}/authorize`,
-        token_endpoint: `${base}/token`,
-        response_types_supported: ["code"],
-        grant_types_supported: ["authorization_code", "refresh_token"],
-        token_endpoint_auth_methods_supported: ["none"],
-      });
+    if (path.startsWith("/.well-known/oauth-authorization-server")) return json(200, authorizationServerMetadata(base));
     if (path === "/token") {
       const token = new URLSearchParams(body).get("refresh_token") ?? "";
       const ok = valid.delete(token);
