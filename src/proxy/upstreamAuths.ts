@@ -50,6 +50,8 @@ export interface UpstreamAuthLayer {
   prepare(): Promise<void>;
   /** The token values it sends (none before its module has loaded): removed wherever a server is quoted. */
   secrets(): Array<string | undefined>;
+  /** Its requests fail for want of a login, and none has worked since. */
+  needsLogin(): boolean;
 }
 
 export class UpstreamAuths {
@@ -85,8 +87,14 @@ export class UpstreamAuths {
       fetch: async (url, init) => (await load()).fetch(url, init),
       prepare: async () => (await load()).prepare(),
       secrets: () => loaded?.secrets() ?? [],
+      needsLogin: () => loaded?.needsLogin ?? false,
     };
     this.layers.set(name, { key, auth });
     return auth;
+  }
+
+  /** The servers whose requests fail for want of an OAuth login. */
+  needingLogin(): string[] {
+    return [...this.layers].filter(([, layer]) => layer.auth.needsLogin()).map(([name]) => name);
   }
 }

@@ -98,6 +98,8 @@ export class UpstreamAuth {
   /** Why the last refresh gave no token, for the "needs an OAuth login" error. */
   private refreshFailure: string | undefined;
   private readonly metadata = new Map<string, Promise<AuthorizationServerMetadata | undefined>>();
+  /** The last request failed for want of a login, and none has worked since (for `/healthz`). */
+  private wantsLogin = false;
   /** Token values this layer held before the ones it holds now, newest last (`RETIRED_SECRETS`). */
   private readonly retired: string[] = [];
 
@@ -151,7 +153,10 @@ export class UpstreamAuth {
     }
     const response = await this.base(url, withBearer(init, token.access));
     if (response.status === 403) return this.stepUp(response, url, init, token);
-    if (response.status !== 401) return response;
+    if (response.status !== 401) {
+      this.wantsLogin = false;
+      return response;
+    }
     await this.noteChallenge(response);
     this.logger.info("upstream refused its OAuth token (401); renewing it");
     const renewed = (await this.renew(token)) ?? (await this.obtain(method, init?.signal ?? undefined));
@@ -464,7 +469,13 @@ export class UpstreamAuth {
     return this.now() < token.expiresAt - margin;
   }
 
+  /** Requests fail until someone logs in (`mcp-normalizer login`): what `/healthz` tells the operator. */
+  get needsLogin(): boolean {
+    return this.wantsLogin;
+  }
+
   private loginNeeded(why?: string): NormalizerError {
+    this.wantsLogin = true;
     return new NormalizerError(
       "UPSTREAM_AUTH_REQUIRED",
       `upstream "${this.options.server}" needs an OAuth login${why === undefined ? "" : ` (${why})`}: run ` +

@@ -195,6 +195,14 @@ describe("serve and stdio in front of an OAuth-protected server", () => {
     const plain = await session("plain");
     expect((await plain.client.listResources()).resources.length).toBeGreaterThan(0);
     expect((await fetch(`${serve.url}/healthz`)).status).toBe(200);
+    // The operator sees why: the server is up, but its requests want a login.
+    const health = (await (await fetch(`${serve.url}/healthz`, { headers: hostAuth })).json()) as {
+      status: string;
+      servers: Record<string, { status: string; auth?: string }>;
+    };
+    expect(health.status).toBe("degraded");
+    expect(health.servers.prot).toMatchObject({ auth: "login needed" });
+    expect(health.servers.plain?.auth).toBeUndefined();
 
     // audit says the same, and fails.
     const audit = startCli(["audit", "--config", configFile, "--server", "prot"], env);
@@ -211,6 +219,11 @@ describe("serve and stdio in front of an OAuth-protected server", () => {
     const again = await session("prot");
     expect(text(await again.client.callTool({ name: "whoami", arguments: {} }))).toMatch(/^client /);
     expect((await c.client.listResources()).resources.length).toBeGreaterThan(0);
+    const health = (await (await fetch(`${serve.url}/healthz`, { headers: hostAuth })).json()) as {
+      status: string;
+      servers: Record<string, { auth?: string }>;
+    };
+    expect(health.servers.prot?.auth).toBeUndefined();
   });
 
   it("audit reads the protected server with the stored token", async () => {

@@ -155,6 +155,9 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<Exit
     live: true,
     servers: Object.keys(config.mcpServers),
   });
+  const auths = createUpstreamAuths(io, config, configFile, observers.logger);
+  // An upstream whose requests fail for want of an OAuth login is up, but not serving: say so.
+  const health = () => withLoginsNeeded(sessions.healthReport(), auths.needingLogin());
   const sessions = new SessionManager({
     servers: serverEntries(config, observers),
     fitRuntime: createFitRuntime(fitLimitsOf(config)),
@@ -168,7 +171,7 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<Exit
       rawStringBytes: config.limits.rawStringBytes,
       stderrToHosts: false,
       childEnvironment: { withhold: withheld },
-      auths: createUpstreamAuths(io, config, configFile, observers.logger),
+      auths,
     }),
     logger: observers.logger,
     requestTimeoutMs: config.limits.requestTimeoutMs,
@@ -209,9 +212,7 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<Exit
     // Without a valid token (when tokens are configured) only the status: errors and counts are
     // the operator's.
     health: (detailed) =>
-      detailed
-        ? { ...sessions.healthReport(), hostSessions: frontend.sessionsInUse }
-        : { status: sessions.healthReport().status },
+      detailed ? { ...health(), hostSessions: frontend.sessionsInUse } : { status: health().status },
     ...(observers.metrics === undefined ? {} : { metrics: observers.metrics }),
     ...(observers.report === undefined ? {} : { report: observers.report }),
     logger: observers.logger,
@@ -302,4 +303,15 @@ function serverEntries(config: ProxyConfig, observers: Observers): Map<string, S
           [name, serverEntry(config, server, observers.policyOverrides(policyOptionsFor(config, server)))] as const,
       ),
   );
+}
+
+/** The health report with `auth: "login needed"` on servers that need one, and then `degraded`. */
+function withLoginsNeeded(
+  report: ReturnType<SessionManager["healthReport"]>,
+  needing: readonly string[],
+): { status: "ok" | "degraded"; servers: Record<string, object> } {
+  if (needing.length === 0) return report;
+  const servers: Record<string, object> = { ...report.servers };
+  for (const name of needing) servers[name] = { ...report.servers[name], auth: "login needed" };
+  return { status: "degraded", servers };
 }
