@@ -157,8 +157,8 @@ function findProtoKey(value: unknown, path: Array<string | number>): Array<strin
 }
 
 const AUTH_SHAPES =
-  'expects "oauth", {clientId?, clientSecret?, scopes?, callbackPort?} or {grant: "client_credentials", clientId, ' +
-  "clientSecret, scopes?}";
+  'expects "oauth", {clientId?, clientSecret?, issuer?, scopes?, callbackPort?} or {grant: "client_credentials", ' +
+  "clientId, clientSecret, issuer, scopes?}";
 
 /**
  * One line per problem. A union that failed every option (a server entry, a server's `auth`) is

@@ -204,6 +204,14 @@ const scopes = z
   .optional()
   .describe("scopes to ask for (default: what the server's 401 or metadata advertises)");
 
+const issuer = z
+  .url({ protocol: /^https?$/ })
+  .optional()
+  .describe(
+    "the authorization server that issued clientId (its issuer URL): the client and its secret are presented " +
+      "to no other, whatever authorization server the MCP server names (needed with a clientSecret)",
+  );
+
 /** OAuth to a remote upstream: the browser flow (code + PKCE), or client credentials for sidecars. */
 export const UpstreamAuthSchema = z
   .union([
@@ -213,6 +221,7 @@ export const UpstreamAuthSchema = z
         grant: z.literal("client_credentials"),
         clientId: z.string().min(1),
         clientSecret: z.string().min(1),
+        issuer,
         scopes,
       })
       .describe("machine to machine: a token from the token endpoint, no browser"),
@@ -225,6 +234,7 @@ export const UpstreamAuthSchema = z
           .optional()
           .describe("a pre-registered client (default: the proxy registers itself)"),
         clientSecret: z.string().min(1).optional(),
+        issuer,
         scopes,
         callbackPort: z
           .number()
@@ -237,8 +247,8 @@ export const UpstreamAuthSchema = z
       .describe("authorization code + PKCE, with a pre-registered client, scopes or a callback port"),
   ])
   .describe(
-    '"oauth", {clientId?, clientSecret?, scopes?, callbackPort?} or {grant: "client_credentials", clientId, ' +
-      "clientSecret, scopes?}",
+    '"oauth", {clientId?, clientSecret?, issuer?, scopes?, callbackPort?} or {grant: "client_credentials", ' +
+      "clientId, clientSecret, issuer, scopes?}",
   );
 
 /** The longest delay Node's timers keep (2^31 - 1 ms, about 24.8 days); a longer one fires at once. */
@@ -274,6 +284,14 @@ export const RemoteServerSchema = z
         message: "OAuth works with http(s) upstreams (streamable-http, sse), not WebSocket",
       });
     }
+    if (typeof server.auth === "object" && server.auth.clientSecret !== undefined && server.auth.issuer === undefined)
+      ctx.addIssue({
+        code: "custom",
+        path: ["auth", "issuer"],
+        message:
+          "a clientSecret is presented only to the authorization server that issued it: name that server's issuer " +
+          "URL here (else the MCP server could name another and receive the secret)",
+      });
     if (typeof server.auth === "object" && server.auth.grant !== "client_credentials") {
       if (server.auth.clientSecret !== undefined && server.auth.clientId === undefined)
         ctx.addIssue({

@@ -29,12 +29,14 @@ export function authSpecOf(auth: UpstreamAuthConfig): UpstreamAuthSpec {
       grant: "client_credentials",
       clientId: auth.clientId,
       clientSecret: auth.clientSecret,
+      issuer: auth.issuer,
       scopes: auth.scopes,
     };
   return {
     grant: "authorization_code",
     clientId: auth.clientId,
     clientSecret: auth.clientSecret,
+    issuer: auth.issuer,
     scopes: auth.scopes,
     callbackPort: auth.callbackPort,
   };

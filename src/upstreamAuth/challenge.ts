@@ -70,3 +70,9 @@ export async function probe(
   await response.body?.cancel().catch(() => {});
   return { status: response.status, challenge: response.status === 401 ? challengeOf(response) : undefined };
 }
+
+/** Two authorization server URLs name the same server (parsed; one trailing `/` either way). */
+export function sameIssuer(a: string, b: string): boolean {
+  const [x, y] = [new URL(a).href.replace(/\/$/, ""), new URL(b).href.replace(/\/$/, "")];
+  return x === y;
+}

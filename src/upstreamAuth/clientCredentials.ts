@@ -1,8 +1,9 @@
 /**
  * Client credentials (machine to machine): the SDK's `ClientCredentialsProvider` run through
- * `auth()`. Discovery (resource metadata → authorization server) happens first, here, so the
- * provider is bound to the authorization server found (`expectedIssuer`: the secret is only
- * ever presented to it) and `auth()` does not discover a second time.
+ * `auth()`. Discovery (resource metadata → authorization server) happens first, here, so
+ * `auth()` does not discover a second time; the provider is bound to the configured issuer
+ * (`expectedIssuer`): the secret is presented to no other authorization server, whichever the
+ * MCP server names.
  */
 import {
   auth,
@@ -25,7 +26,9 @@ class DiscoveredClientCredentials extends ClientCredentialsProvider {
       clientId: spec.clientId,
       clientSecret: spec.clientSecret,
       clientName: "mcp-normalizer",
-      expectedIssuer: info.authorizationServerUrl,
+      // The configured issuer: the secret goes to no other (the MCP server names the server it
+      // discovers, and a hostile one would name its own).
+      expectedIssuer: spec.issuer ?? info.authorizationServerUrl,
       ...(scope === undefined ? {} : { scope }),
     });
   }

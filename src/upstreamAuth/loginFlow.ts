@@ -7,7 +7,12 @@
  * memory for the verifier, the registration and the tokens until the login is stored.
  */
 import { randomBytes } from "node:crypto";
-import { auth, type OAuthClientProvider, type OAuthDiscoveryState } from "@modelcontextprotocol/sdk/client/auth.js";
+import {
+  auth,
+  discoverOAuthServerInfo,
+  type OAuthClientProvider,
+  type OAuthDiscoveryState,
+} from "@modelcontextprotocol/sdk/client/auth.js";
 import type {
   OAuthClientInformationMixed,
   OAuthClientMetadata,
@@ -16,7 +21,7 @@ import type {
 import { NormalizerError } from "../errors/NormalizerError.js";
 import { describeUrl, networkErrorText } from "../transports/upstream/upstreamMessages.js";
 import { listenForCallback, type CallbackListener } from "./callbackListener.js";
-import { probe, scopeUnion } from "./challenge.js";
+import { probe, sameIssuer, scopeUnion } from "./challenge.js";
 import { openInBrowser } from "./openBrowser.js";
 import { basicCredentials } from "../errors/redact.js";
 import { redactedMessage } from "./oauthFetch.js";
@@ -82,6 +87,7 @@ export async function runLoginFlow(options: LoginFlowOptions): Promise<StoredLog
       ...(scope === undefined ? {} : { scope }),
       ...(challenge?.resourceMetadataUrl === undefined ? {} : { resourceMetadataUrl: challenge.resourceMetadataUrl }),
     };
+    if (spec.issuer !== undefined) await step(() => checkIssuer(spec.issuer as string, flow, what));
     const started = await step(() => auth(provider, flow));
     if (started !== "REDIRECT")
       throw new NormalizerError("LOGIN_FAILED", `${what}: the authorization server did not start a browser login`);
@@ -181,6 +187,28 @@ function oneLine(text: string): string {
   return line.endsWith(":") ? line.slice(0, -1) : line;
 }
 
+/**
+ * A configured client is presented to the authorization server that issued it only: the one the
+ * MCP server names is checked first, so another gets no request (nor a dynamic registration, nor
+ * a browser sent to it).
+ */
+async function checkIssuer(
+  issuer: string,
+  flow: { serverUrl: string; fetchFn: FetchLike; resourceMetadataUrl?: URL },
+  what: string,
+): Promise<void> {
+  const info = await discoverOAuthServerInfo(flow.serverUrl, {
+    fetchFn: flow.fetchFn,
+    ...(flow.resourceMetadataUrl === undefined ? {} : { resourceMetadataUrl: flow.resourceMetadataUrl }),
+  });
+  if (!sameIssuer(issuer, String(info.authorizationServerUrl)))
+    throw new NormalizerError(
+      "LOGIN_FAILED",
+      `${what}: the server names the authorization server ${describeUrl(String(info.authorizationServerUrl))}, ` +
+        `not the configured issuer ${describeUrl(issuer)}: its client is presented to no other`,
+    );
+}
+
 /** The client `auth()` drives during one login: everything in memory until the login is stored. */
 class LoginProvider implements OAuthClientProvider {
   redirectUrl: string | undefined;
@@ -199,10 +227,12 @@ class LoginProvider implements OAuthClientProvider {
     previous: OAuthClientInformationMixed | undefined,
   ) {
     if (spec.clientId !== undefined) {
+      // Stamped with its issuer: the SDK presents it to no other authorization server.
       this.client = {
         client_id: spec.clientId,
         ...(spec.clientSecret === undefined ? {} : { client_secret: spec.clientSecret }),
-      };
+        ...(spec.issuer === undefined ? {} : { issuer: spec.issuer }),
+      } as OAuthClientInformationMixed;
       this.registered = false;
     } else {
       this.client = previous;

@@ -12,6 +12,8 @@ export interface AuthorizationCodeSpec {
   readonly grant: "authorization_code";
   readonly clientId?: string | undefined;
   readonly clientSecret?: string | undefined;
+  /** The authorization server that issued `clientId`: the client is presented to no other. */
+  readonly issuer?: string | undefined;
   readonly scopes?: readonly string[] | undefined;
   readonly callbackPort?: number | undefined;
 }
@@ -21,6 +23,8 @@ export interface ClientCredentialsSpec {
   readonly grant: "client_credentials";
   readonly clientId: string;
   readonly clientSecret: string;
+  /** The authorization server that issued the client: the secret is presented to no other. */
+  readonly issuer?: string | undefined;
   readonly scopes?: readonly string[] | undefined;
 }
 

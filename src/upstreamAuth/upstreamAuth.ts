@@ -28,7 +28,7 @@ import type {
 import { NormalizerError } from "../errors/NormalizerError.js";
 import type { Logger } from "../observe/logger.js";
 import { describeUrl } from "../transports/upstream/upstreamMessages.js";
-import { addsScope, challengeOf, insufficientScopeOf, probeChallenge, scopeUnion } from "./challenge.js";
+import { addsScope, challengeOf, insufficientScopeOf, probeChallenge, sameIssuer, scopeUnion } from "./challenge.js";
 import { requestClientCredentialsToken } from "./clientCredentials.js";
 import { runLoginFlow } from "./loginFlow.js";
 import { basicCredentials } from "../errors/redact.js";
@@ -322,6 +322,13 @@ export class UpstreamAuth {
   private async refresh(login: StoredLogin): Promise<Token | undefined> {
     const refreshToken = login.tokens.refresh_token;
     if (refreshToken === undefined || refreshToken === this.deadRefreshToken) return undefined;
+    const spec = this.options.spec;
+    if (spec.grant === "authorization_code" && spec.issuer !== undefined && !sameIssuer(spec.issuer, login.issuer)) {
+      // A configured client is presented to the server that issued it only (a login stored before
+      // `issuer` was set may be from another).
+      this.refreshFailure = `its stored login is from ${login.issuer}, not the configured issuer ${spec.issuer}`;
+      return undefined;
+    }
     let tokens: Awaited<ReturnType<typeof refreshAuthorization>>;
     try {
       const metadata = await this.metadataOf(login.issuer);

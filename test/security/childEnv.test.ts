@@ -43,7 +43,12 @@ describe("serve --config with auth read from ${MCPN_TOKEN}", () => {
           // Never connected to here: only its client secret's variable matters.
           billing: {
             url: "http://127.0.0.1:9/mcp",
-            auth: { grant: "client_credentials", clientId: "normalizer", clientSecret: "${BILLING_CLIENT_SECRET}" },
+            auth: {
+              grant: "client_credentials",
+              clientId: "normalizer",
+              clientSecret: "${BILLING_CLIENT_SECRET}",
+              issuer: "http://127.0.0.1:9",
+            },
           },
         },
         auth: { bearerTokens: ["${MCPN_TOKEN}"] },
@@ -97,7 +102,12 @@ describe("serve, SIGHUP", () => {
       writeFileSync(
         serve.configFile,
         JSON.stringify(
-          config({ grant: "client_credentials", clientId: "normalizer", clientSecret: "${BILLING_CLIENT_SECRET}" }),
+          config({
+            grant: "client_credentials",
+            clientId: "normalizer",
+            clientSecret: "${BILLING_CLIENT_SECRET}",
+            issuer: "http://127.0.0.1:9",
+          }),
         ),
       );
       serve.child.kill("SIGHUP");

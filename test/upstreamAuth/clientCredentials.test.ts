@@ -42,11 +42,17 @@ describe("client credentials", () => {
       mcpServers: {
         machine: {
           url: upstream.mcp,
-          auth: { grant: "client_credentials", clientId: "svc", clientSecret: "${SVC_SECRET}", scopes: ["mcp:tools"] },
+          auth: {
+            grant: "client_credentials",
+            clientId: "svc",
+            clientSecret: "${SVC_SECRET}",
+            issuer: upstream.authServer,
+            scopes: ["mcp:tools"],
+          },
         },
         misconfigured: {
           url: upstream.mcp,
-          auth: { grant: "client_credentials", clientId: "svc", clientSecret: WRONG },
+          auth: { grant: "client_credentials", clientId: "svc", clientSecret: WRONG, issuer: upstream.authServer },
         },
         plain: { command: process.execPath, args: [FIXTURE_SERVER] },
       },

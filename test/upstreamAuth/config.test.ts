@@ -26,11 +26,23 @@ describe("auth in the config", () => {
     for (const auth of [
       "oauth",
       { clientId: "id" },
-      { clientId: "id", clientSecret: "s", scopes: ["a", "b"], callbackPort: 33418 },
+      {
+        clientId: "id",
+        clientSecret: "s",
+        issuer: "https://auth.example.com",
+        scopes: ["a", "b"],
+        callbackPort: 33418,
+      },
       { grant: "authorization_code", clientId: "id" },
       { scopes: ["read", "write"] },
       { callbackPort: 33418 },
-      { grant: "client_credentials", clientId: "id", clientSecret: "s", scopes: ["x"] },
+      {
+        grant: "client_credentials",
+        clientId: "id",
+        clientSecret: "s",
+        issuer: "https://auth.example.com",
+        scopes: ["x"],
+      },
     ]) {
       expect(errorOf(server({ auth })), JSON.stringify(auth)).toBe("valid");
     }
@@ -43,6 +55,12 @@ describe("auth in the config", () => {
     );
     expect(errorOf(server({ auth: { clientId: "id", callbackPort: 70000 } }))).toContain(
       "$.mcpServers.remote.auth.callbackPort:",
+    );
+    expect(errorOf(server({ auth: { grant: "client_credentials", clientId: "id", clientSecret: "s" } }))).toContain(
+      "$.mcpServers.remote.auth.issuer: a clientSecret is presented only to the authorization server that issued it",
+    );
+    expect(errorOf(server({ auth: { clientId: "id", clientSecret: "s", issuer: "file:///etc/passwd" } }))).toContain(
+      "$.mcpServers.remote.auth.issuer:",
     );
     expect(errorOf(server({ auth: { clientSecret: "s", scopes: ["a"] } }))).toContain(
       "$.mcpServers.remote.auth.clientSecret: a clientSecret needs its clientId",

@@ -107,7 +107,12 @@ describe("credentials a server quotes back", () => {
         mode,
         {
           url: servers[i]?.url,
-          auth: { grant: "client_credentials", clientId: CLIENT, clientSecret: "${SVC_SECRET}" },
+          auth: {
+            grant: "client_credentials",
+            clientId: CLIENT,
+            clientSecret: "${SVC_SECRET}",
+            issuer: new URL(servers[i]!.url).origin,
+          },
         },
       ]),
     );

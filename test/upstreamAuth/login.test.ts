@@ -53,6 +53,7 @@ describe("mcp-normalizer login", () => {
           auth: {
             clientId: "pre-registered",
             clientSecret: "pre-registered-secret-3c1d",
+            issuer: upstream.authServer,
             callbackPort,
             scopes: ["mcp:tools"],
           },
@@ -60,7 +61,12 @@ describe("mcp-normalizer login", () => {
         slow: { url: upstream.mcp, auth: "oauth" },
         machine: {
           url: upstream.mcp,
-          auth: { grant: "client_credentials", clientId: "svc", clientSecret: "svc-secret" },
+          auth: {
+            grant: "client_credentials",
+            clientId: "svc",
+            clientSecret: "svc-secret",
+            issuer: upstream.authServer,
+          },
         },
         plain: { url: upstream.mcp },
         local: { command: "node", args: ["x.js"] },
