@@ -3,6 +3,7 @@
  * the only place that exits (src/cli/ owns the process's lifetime; nothing below it exits).
  */
 import { NormalizerError } from "../errors/NormalizerError.js";
+import { visible } from "../errors/visible.js";
 import { EXIT, type ExitCode } from "./exitCodes.js";
 import { writeFully, type CliIo } from "./io.js";
 
@@ -85,7 +86,7 @@ function wantsDebug(argv: readonly string[]): boolean {
 export async function reportError(error: unknown, io: CliIo, debug = false): Promise<ExitCode> {
   const stack = debug && error instanceof Error && error.stack !== undefined ? `\n${error.stack}` : "";
   if (error instanceof NormalizerError) {
-    await writeFully(io.stderr, `mcp-normalizer: ${error.message}${stack}\n`);
+    await writeFully(io.stderr, `mcp-normalizer: ${shown(error.message)}${stack}\n`);
     if (error.code.startsWith("CONFIG_")) return EXIT.CONFIG;
     if (
       error.code === "USAGE" ||
@@ -107,12 +108,20 @@ export async function reportError(error: unknown, io: CliIo, debug = false): Pro
     await writeFully(io.stderr, `mcp-normalizer: invalid command line: ${lines.join("; ")}${stack}\n`);
     return EXIT.USAGE;
   }
-  const text = error instanceof Error ? error.message : String(error);
+  const text = shown(error instanceof Error ? error.message : String(error));
   await writeFully(
     io.stderr,
     `mcp-normalizer: internal error: ${text}${stack === "" ? " (--log-level debug shows where)" : stack}\n`,
   );
   return EXIT.FAILURE;
+}
+
+/**
+ * A message for the terminal: its lines kept, but no control character or escape sequence a
+ * server put in it (an OAuth `error_description`, say) reaches the terminal as one.
+ */
+function shown(message: string): string {
+  return message.split("\n").map(visible).join("\n");
 }
 
 async function version(): Promise<string> {

@@ -18,6 +18,7 @@ import type {
   OAuthClientMetadata,
   OAuthTokens,
 } from "@modelcontextprotocol/sdk/shared/auth.js";
+import { LOOPBACK_HOSTS } from "../config/defaults.js";
 import { NormalizerError } from "../errors/NormalizerError.js";
 import { describeUrl, networkErrorText } from "../transports/upstream/upstreamMessages.js";
 import { listenForCallback, type CallbackListener } from "./callbackListener.js";
@@ -209,6 +210,12 @@ async function checkIssuer(
     );
 }
 
+/** An https URL, or an http one on a loopback host (an authorization server on the same machine). */
+function isWebPage(url: URL): boolean {
+  if (url.protocol === "https:") return true;
+  return url.protocol === "http:" && LOOPBACK_HOSTS.includes(url.hostname);
+}
+
 /** The client `auth()` drives during one login: everything in memory until the login is stored. */
 class LoginProvider implements OAuthClientProvider {
   redirectUrl: string | undefined;
@@ -283,6 +290,14 @@ class LoginProvider implements OAuthClientProvider {
   }
 
   redirectToAuthorization(authorizationUrl: URL): void {
+    // Only a web page is shown or opened: the authorization server chose this URL, and an OS
+    // opener runs what other schemes name (`file:`, `search-ms:`, `ms-msdt:` …).
+    if (!isWebPage(authorizationUrl))
+      throw new NormalizerError(
+        "LOGIN_FAILED",
+        `login to "${this.server}": the authorization server's login page is not an https URL ` +
+          `(${JSON.stringify(authorizationUrl.protocol)}); it is not opened`,
+      );
     this.prompt.announce(authorizationUrl, this.server);
     if (this.prompt.openBrowser) openInBrowser(authorizationUrl.href);
   }

@@ -71,6 +71,10 @@ const MAX_EXPIRY_MARGIN_MS = 30_000;
  * every request still in flight.
  */
 const RETIRED_SECRETS = 16;
+/** After a browser login whose token no request got through with, how long before another opens. */
+const RELOGIN_PAUSE_MS = 60_000;
+/** The most scope (characters) a 403 `insufficient_scope` may have the next login ask for. */
+const MAX_SCOPE_CHARS = 2048;
 
 export class UpstreamAuth {
   /** The fetch to give the upstream transports. */
@@ -98,6 +102,8 @@ export class UpstreamAuth {
   /** Why the last refresh gave no token, for the "needs an OAuth login" error. */
   private refreshFailure: string | undefined;
   private readonly metadata = new Map<string, Promise<AuthorizationServerMetadata | undefined>>();
+  /** The last browser login of this process: its token, when, and whether a request went through with it. */
+  private lastLogin: { access: string; at: number; worked: boolean } | undefined;
   /** The last request failed for want of a login, and none has worked since (for `/healthz`). */
   private wantsLogin = false;
   /** Token values this layer held before the ones it holds now, newest last (`RETIRED_SECRETS`). */
@@ -155,6 +161,7 @@ export class UpstreamAuth {
     if (response.status === 403) return this.stepUp(response, url, init, token);
     if (response.status !== 401) {
       this.wantsLogin = false;
+      if (this.lastLogin?.access === token.access) this.lastLogin.worked = true;
       return response;
     }
     await this.noteChallenge(response);
@@ -201,14 +208,21 @@ export class UpstreamAuth {
       return this.base(url, withBearer(init, held.tokens.access_token));
     }
     if (!addsScope(challenge.scope, held.scope ?? held.tokens.scope)) return response;
-    await response.body?.cancel().catch(() => {});
     const wantedScope = scopeUnion(held.wantedScope, challenge.scope) as string;
+    if (wantedScope.length > MAX_SCOPE_CHARS) {
+      // A server asking for ever more: its 403 is its answer, and the token file stays small.
+      this.logger.warn("upstream asks for more OAuth scope than is kept; its 403 is passed on", {
+        chars: wantedScope.length,
+      });
+      return response;
+    }
+    await response.body?.cancel().catch(() => {});
     this.challenge = { ...this.challenge, ...challenge };
-    await this.store({ ...held, wantedScope });
+    if (wantedScope !== held.wantedScope) await this.store({ ...held, wantedScope });
     this.logger.info("upstream asks for more OAuth scope (HTTP 403 insufficient_scope)", { scope: wantedScope });
     if (this.options.interactive === undefined)
       throw this.loginNeeded(`it asks for the scope "${wantedScope}" with HTTP 403 insufficient_scope`);
-    const token = await this.interactiveLogin(init?.signal ?? undefined);
+    const token = await this.interactiveLoginOnce(init?.signal ?? undefined);
     return this.base(url, withBearer(init, token.access));
   }
 
@@ -279,8 +293,20 @@ export class UpstreamAuth {
   /** After a 401 with nothing left to renew: a new client-credentials token, or a login. */
   private async obtain(method: string, signal: AbortSignal | undefined): Promise<Token> {
     if (this.options.spec.grant === "client_credentials") return this.requestClientToken();
-    if (this.options.interactive !== undefined && method !== "DELETE") return this.interactiveLogin(signal);
+    if (this.options.interactive !== undefined && method !== "DELETE") return this.interactiveLoginOnce(signal);
     throw this.loginNeeded(this.refreshFailure);
+  }
+
+  /**
+   * A browser login — unless the last one was made moments ago and no request has gone through
+   * with its token: a server that refuses every token it issues (or asks for more scope after
+   * each login) would otherwise open a browser per request.
+   */
+  private interactiveLoginOnce(signal: AbortSignal | undefined): Promise<Token> {
+    const last = this.lastLogin;
+    if (this.loggingIn === undefined && last !== undefined && !last.worked && this.now() - last.at < RELOGIN_PAUSE_MS)
+      return Promise.reject(this.loginNeeded("it refused the token of a login made moments ago"));
+    return this.interactiveLogin(signal);
   }
 
   private async requestClientToken(): Promise<Token> {
@@ -397,6 +423,7 @@ export class UpstreamAuth {
         previous,
       });
       await this.store(login);
+      this.lastLogin = { access: login.tokens.access_token, at: this.now(), worked: false };
       this.logger.info("OAuth login stored", { file: this.tokenFile });
       return tokenOf(login);
     })().finally(() => (this.loggingIn = undefined));

@@ -1,0 +1,186 @@
+/**
+ * An authorization server (and the MCP server naming it) that misbehaves on purpose, against the
+ * OAuth layer driven directly: a login page that is not a web page is never shown or opened, an
+ * endless metadata body is cut off, a server that refuses every fresh token gets one browser login
+ * a minute (not one per request), one asking for ever more scope does not grow the token file, and
+ * escape sequences in its error text never reach the terminal.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { PassThrough } from "node:stream";
+import { statSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { reportError } from "../../src/cli/main.js";
+import { NormalizerError } from "../../src/errors/NormalizerError.js";
+import { silentLogger } from "../../src/observe/logger.js";
+import { OAUTH_BODY_MAX_BYTES } from "../../src/upstreamAuth/oauthFetch.js";
+import { tokenFilePath, writeLogin } from "../../src/upstreamAuth/tokenStore.js";
+import type { LoginPrompt } from "../../src/upstreamAuth/types.js";
+import { UpstreamAuth } from "../../src/upstreamAuth/upstreamAuth.js";
+import { tempDir } from "../helpers/tempDir.js";
+import { authorizationServerMetadata, serversClosedAfterEach } from "./helpers.js";
+
+const servers = serversClosedAfterEach();
+
+interface Behaviour {
+  /** Where the metadata sends the browser. */
+  authorizationEndpoint?: (base: string) => string;
+  /** Metadata bodies of this many bytes (endless when Infinity). */
+  metadataBytes?: number;
+  /** The MCP endpoint's answer to any token. */
+  mcp?: (base: string, n: number) => { status: number; headers?: Record<string, string> };
+}
+
+/** An MCP server that is its own authorization server, behaving as told; `hits` counts requests by path. */
+async function startServer(behaviour: Behaviour): Promise<{ url: string; base: string; hits: Map<string, number> }> {
+  const hits = new Map<string, number>();
+  const server = createServer(async (req: IncomingMessage, res: ServerResponse) => {
+    for await (const _ of req);
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const url = new URL(req.url ?? "/", base);
+    hits.set(url.pathname, (hits.get(url.pathname) ?? 0) + 1);
+    const json = (status: number, value: unknown, headers: Record<string, string> = {}): void => {
+      res.writeHead(status, { "content-type": "application/json", ...headers });
+      res.end(JSON.stringify(value));
+    };
+    if (url.pathname.startsWith("/.well-known/oauth-protected-resource"))
+      return json(200, { resource: `${base}/mcp`, authorization_servers: [base] });
+    if (url.pathname.startsWith("/.well-known/oauth-authorization-server")) {
+      if (behaviour.metadataBytes !== undefined) {
+        res.writeHead(200, { "content-type": "application/json" });
+        res.write('{"issuer":"');
+        const chunk = "x".repeat(64 * 1024);
+        let sent = 0;
+        const more = (): void => {
+          while (sent < behaviour.metadataBytes! && !res.destroyed) {
+            sent += chunk.length;
+            if (!res.write(chunk)) return void res.once("drain", more);
+          }
+          res.end('"}');
+        };
+        return more();
+      }
+      const metadata = authorizationServerMetadata(base);
+      if (behaviour.authorizationEndpoint !== undefined)
+        metadata.authorization_endpoint = behaviour.authorizationEndpoint(base);
+      return json(200, metadata);
+    }
+    if (url.pathname === "/authorize") {
+      const back = new URL(url.searchParams.get("redirect_uri")!);
+      back.searchParams.set("code", "a-code");
+      back.searchParams.set("state", url.searchParams.get("state") ?? "");
+      res.writeHead(302, { location: back.href });
+      return res.end();
+    }
+    if (url.pathname === "/register") return json(201, { client_id: "registered", redirect_uris: [] });
+    if (url.pathname === "/token")
+      return json(200, { access_token: `AT-${hits.get("/token")}`, token_type: "Bearer", expires_in: 3600 });
+    const answer = behaviour.mcp?.(base, hits.get("/mcp") ?? 0) ?? { status: 200 };
+    return json(answer.status, { jsonrpc: "2.0", id: 1, result: {} }, answer.headers);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  servers.push(server);
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return { url: `${base}/mcp`, base, hits };
+}
+
+/** A browser that follows every URL it is shown, and remembers them. */
+function browser(): LoginPrompt & { shown: string[] } {
+  const shown: string[] = [];
+  return {
+    shown,
+    announce: (url) => {
+      shown.push(String(url));
+      if (url.protocol === "http:")
+        void fetch(url).then(
+          (response) => response.text(),
+          () => {},
+        );
+    },
+    openBrowser: false,
+    timeoutMs: 5_000,
+  };
+}
+
+function layer(url: string, tokenDir: string, interactive?: LoginPrompt): UpstreamAuth {
+  return new UpstreamAuth({
+    server: "remote",
+    url,
+    spec: { grant: "authorization_code", clientId: "proxy" },
+    loginCommand: "mcp-normalizer login remote",
+    tokenDir,
+    logger: silentLogger,
+    oauthRequestTimeoutMs: 10_000,
+    interactive,
+  });
+}
+
+const post = (auth: UpstreamAuth, url: string) =>
+  auth.fetch(url, { method: "POST", body: "{}", signal: AbortSignal.timeout(15_000) });
+
+describe("a hostile authorization server", () => {
+  it.each([
+    "file:///C:/Windows/System32/calc.exe",
+    "search-ms:query=x&crumb=location:\\\\attacker.example\\share",
+    "http://attacker.example/authorize",
+  ])("a login page at %s is never shown nor opened", async (page) => {
+    const hostile = await startServer({ authorizationEndpoint: () => page, mcp: () => ({ status: 401 }) });
+    const shown = browser();
+    await expect(post(layer(hostile.url, tempDir(), shown), hostile.url)).rejects.toThrow(
+      /login page is not an https URL|Invalid authorization_endpoint|authorization_endpoint/,
+    );
+    expect(shown.shown).toEqual([]);
+  });
+
+  it("an endless metadata body is cut off past its limit, the request failing with why", async () => {
+    const hostile = await startServer({ metadataBytes: 64 * OAUTH_BODY_MAX_BYTES, mcp: () => ({ status: 401 }) });
+    const before = process.memoryUsage().rss;
+    await expect(post(layer(hostile.url, tempDir(), browser()), hostile.url)).rejects.toThrow(/larger than/);
+    expect(process.memoryUsage().rss - before).toBeLessThan(32 * OAUTH_BODY_MAX_BYTES);
+  });
+
+  it("a server refusing every fresh token gets one browser login, not one per request", async () => {
+    const hostile = await startServer({ mcp: () => ({ status: 401 }) });
+    const auth = layer(hostile.url, tempDir(), browser());
+    for (let i = 0; i < 4; i++) await expect(post(auth, hostile.url)).rejects.toThrow(/needs an OAuth login/);
+    expect(hostile.hits.get("/authorize")).toBe(1);
+  });
+
+  it("a server asking for ever more scope does not grow the token file", async () => {
+    const hostile = await startServer({
+      mcp: (_base, n) => ({
+        status: 403,
+        headers: {
+          "www-authenticate": `Bearer error="insufficient_scope", scope="${Array.from({ length: 40 }, (_, i) => `s${n}-${i}`).join(" ")}"`,
+        },
+      }),
+    });
+    const dir = tempDir();
+    const file = tokenFilePath(dir, hostile.url);
+    await writeLogin(file, dir, {
+      version: 1,
+      server: hostile.url,
+      issuer: hostile.base,
+      client: { client_id: "proxy" },
+      registered: false,
+      tokens: { access_token: "AT-held", token_type: "Bearer" },
+      scope: "read",
+      obtainedAt: Date.now(),
+    });
+    const auth = layer(hostile.url, dir);
+    for (let i = 0; i < 60; i++) await post(auth, hostile.url).catch(() => {});
+    expect(statSync(file).size).toBeLessThan(8 * 1024);
+  });
+
+  it("escape sequences in what it wrote never reach the terminal", async () => {
+    const stderr = new PassThrough();
+    let printed = "";
+    stderr.on("data", (chunk: Buffer) => (printed += chunk.toString("utf8")));
+    const io = { stdin: new PassThrough(), stdout: new PassThrough(), stderr, env: {}, cwd: "/" };
+    const description = "\u001b]0;PWNED\u0007\u001b[2J\u001b[1;31mall good\u009b0m\nsecond line";
+    await reportError(new NormalizerError("UPSTREAM_AUTH_FAILED", `no token: ${description}`), io);
+    expect(printed).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
+    expect(printed).toContain("all good");
+    expect(printed.trimEnd().split("\n")).toHaveLength(2);
+  });
+});
