@@ -179,7 +179,8 @@ describe("a hostile authorization server", () => {
     const io = { stdin: new PassThrough(), stdout: new PassThrough(), stderr, env: {}, cwd: "/" };
     const description = "\u001b]0;PWNED\u0007\u001b[2J\u001b[1;31mall good\u009b0m\nsecond line";
     await reportError(new NormalizerError("UPSTREAM_AUTH_FAILED", `no token: ${description}`), io);
-    expect(printed).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
+    const controls = [...printed].filter((c) => c !== "\n" && (c < " " || (c >= "\u007f" && c <= "\u009f")));
+    expect(controls).toEqual([]);
     expect(printed).toContain("all good");
     expect(printed.trimEnd().split("\n")).toHaveLength(2);
   });
