@@ -7,12 +7,31 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import type { Server } from "node:http";
 import { afterEach } from "vitest";
+import { silentLogger } from "../../src/observe/logger.js";
+import { UpstreamAuth, type UpstreamAuthOptions } from "../../src/upstreamAuth/upstreamAuth.js";
 import { writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { CLI, ROOT } from "../helpers/paths.js";
 
 export const OAUTH_UPSTREAM = join(ROOT, "test", "fixtures", "oauth", "oauth-upstream.mjs");
+
+/**
+ * The OAuth layer of a server named "remote" at `url`, driven directly (no proxy around it):
+ * the browser flow with a registered-on-the-fly client unless `options` say otherwise.
+ */
+export function oauthLayer(url: string, tokenDir: string, options: Partial<UpstreamAuthOptions> = {}): UpstreamAuth {
+  return new UpstreamAuth({
+    server: "remote",
+    url,
+    spec: { grant: "authorization_code" },
+    loginCommand: "mcp-normalizer login remote",
+    tokenDir,
+    logger: silentLogger,
+    oauthRequestTimeoutMs: 5_000,
+    ...options,
+  });
+}
 
 /** RFC 8414 metadata of a test's own authorization server at `base`: code + PKCE S256, refresh, public clients. */
 export function authorizationServerMetadata(base: string): Record<string, unknown> {

@@ -12,13 +12,12 @@ import { statSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { reportError } from "../../src/cli/main.js";
 import { NormalizerError } from "../../src/errors/NormalizerError.js";
-import { silentLogger } from "../../src/observe/logger.js";
 import { OAUTH_BODY_MAX_BYTES } from "../../src/upstreamAuth/oauthFetch.js";
 import { tokenFilePath, writeLogin } from "../../src/upstreamAuth/tokenStore.js";
 import type { LoginPrompt } from "../../src/upstreamAuth/types.js";
-import { UpstreamAuth } from "../../src/upstreamAuth/upstreamAuth.js";
+import type { UpstreamAuth } from "../../src/upstreamAuth/upstreamAuth.js";
 import { tempDir } from "../helpers/tempDir.js";
-import { authorizationServerMetadata, serversClosedAfterEach } from "./helpers.js";
+import { authorizationServerMetadata, serversClosedAfterEach, oauthLayer } from "./helpers.js";
 
 const servers = serversClosedAfterEach();
 
@@ -103,13 +102,8 @@ function browser(): LoginPrompt & { shown: string[] } {
 }
 
 function layer(url: string, tokenDir: string, interactive?: LoginPrompt): UpstreamAuth {
-  return new UpstreamAuth({
-    server: "remote",
-    url,
+  return oauthLayer(url, tokenDir, {
     spec: { grant: "authorization_code", clientId: "proxy" },
-    loginCommand: "mcp-normalizer login remote",
-    tokenDir,
-    logger: silentLogger,
     oauthRequestTimeoutMs: 10_000,
     interactive,
   });

@@ -7,11 +7,10 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
-import { silentLogger } from "../../src/observe/logger.js";
-import { UpstreamAuth } from "../../src/upstreamAuth/upstreamAuth.js";
+import type { UpstreamAuth } from "../../src/upstreamAuth/upstreamAuth.js";
 import type { UpstreamAuthSpec } from "../../src/upstreamAuth/types.js";
 import { tempDir } from "../helpers/tempDir.js";
-import { authorizationServerMetadata, serversClosedAfterEach } from "./helpers.js";
+import { authorizationServerMetadata, serversClosedAfterEach, oauthLayer } from "./helpers.js";
 
 const servers = serversClosedAfterEach();
 const SECRET = "the-real-authorization-servers-secret";
@@ -52,20 +51,8 @@ async function startHostileServer(): Promise<{ url: string; seen: string[] }> {
 }
 
 function layer(url: string, spec: UpstreamAuthSpec, announced: string[]): UpstreamAuth {
-  return new UpstreamAuth({
-    server: "remote",
-    url,
-    spec,
-    loginCommand: "mcp-normalizer login remote",
-    tokenDir: tempDir(),
-    logger: silentLogger,
-    oauthRequestTimeoutMs: 5_000,
-    interactive: {
-      announce: (authorizationUrl) => announced.push(String(authorizationUrl)),
-      openBrowser: false,
-      timeoutMs: 2_000,
-    },
-  });
+  const announce = (authorizationUrl: URL) => void announced.push(String(authorizationUrl));
+  return oauthLayer(url, tempDir(), { spec, interactive: { announce, openBrowser: false, timeoutMs: 2_000 } });
 }
 
 describe("a configured client's secret and its issuer", () => {

@@ -10,12 +10,11 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
-import { silentLogger } from "../../src/observe/logger.js";
-import { UpstreamAuth } from "../../src/upstreamAuth/upstreamAuth.js";
+import type { UpstreamAuth } from "../../src/upstreamAuth/upstreamAuth.js";
 import { readLogin, tokenFilePath, writeLogin } from "../../src/upstreamAuth/tokenStore.js";
 import type { LoginPrompt } from "../../src/upstreamAuth/types.js";
 import { tempDir } from "../helpers/tempDir.js";
-import { authorizationServerMetadata, serversClosedAfterEach } from "./helpers.js";
+import { authorizationServerMetadata, serversClosedAfterEach, oauthLayer } from "./helpers.js";
 
 interface ScopedServer {
   readonly base: string;
@@ -116,16 +115,7 @@ const approvingBrowser: LoginPrompt = {
 };
 
 function layer(url: string, tokenDir: string, interactive?: LoginPrompt): UpstreamAuth {
-  return new UpstreamAuth({
-    server: "remote",
-    url,
-    spec: { grant: "authorization_code", clientId: "proxy" },
-    loginCommand: "mcp-normalizer login remote",
-    tokenDir,
-    logger: silentLogger,
-    oauthRequestTimeoutMs: 5_000,
-    interactive,
-  });
+  return oauthLayer(url, tokenDir, { spec: { grant: "authorization_code", clientId: "proxy" }, interactive });
 }
 
 const post = (auth: UpstreamAuth, url: string, body = "{}") =>

@@ -8,11 +8,10 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import { utimesSync, writeFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
-import { silentLogger } from "../../src/observe/logger.js";
-import { UpstreamAuth } from "../../src/upstreamAuth/upstreamAuth.js";
+import type { UpstreamAuth } from "../../src/upstreamAuth/upstreamAuth.js";
 import { readLogin, tokenFilePath, writeLogin, type StoredLogin } from "../../src/upstreamAuth/tokenStore.js";
 import { tempDir } from "../helpers/tempDir.js";
-import { authorizationServerMetadata, serversClosedAfterEach } from "./helpers.js";
+import { authorizationServerMetadata, serversClosedAfterEach, oauthLayer } from "./helpers.js";
 
 interface TokenServer {
   readonly base: string;
@@ -90,15 +89,7 @@ async function expiredLogin(issuer: string, url: string): Promise<string> {
 }
 
 function layer(url: string, tokenDir: string): UpstreamAuth {
-  return new UpstreamAuth({
-    server: "remote",
-    url,
-    spec: { grant: "authorization_code" },
-    loginCommand: "mcp-normalizer login remote",
-    tokenDir,
-    logger: silentLogger,
-    oauthRequestTimeoutMs: 5_000,
-  });
+  return oauthLayer(url, tokenDir);
 }
 
 const post = (auth: UpstreamAuth, url: string) =>
