@@ -196,11 +196,7 @@ export class UpstreamAuth {
     if (challenge?.scope === undefined || method !== "POST" || this.options.spec.grant !== "authorization_code")
       return response;
     const stored = await this.load();
-    if (stored !== undefined && stored.tokens.access_token !== this.login?.tokens.access_token) {
-      this.hold(stored);
-      this.deadRefreshToken = undefined;
-      this.refreshFailure = undefined;
-    }
+    if (stored !== undefined && stored.tokens.access_token !== this.login?.tokens.access_token) this.adopt(stored);
     const held = this.login;
     if (held === undefined) return response;
     if (held.tokens.access_token !== sent.access) {
@@ -269,11 +265,7 @@ export class UpstreamAuth {
   private async renewFromFile(stale: Token | undefined): Promise<Token | undefined> {
     // The file is the truth: a new login replaces what is held, a deleted file logs out.
     const stored = await this.load();
-    if (stored?.tokens.access_token !== this.login?.tokens.access_token) {
-      this.hold(stored);
-      this.deadRefreshToken = undefined;
-      this.refreshFailure = undefined;
-    }
+    if (stored?.tokens.access_token !== this.login?.tokens.access_token) this.adopt(stored);
     if (this.login === undefined) return undefined;
     const held = tokenOf(this.login);
     if (held.access !== stale?.access && this.fresh(held)) return held;
@@ -283,9 +275,7 @@ export class UpstreamAuth {
     // waiting for) may have refreshed at the same moment; what it stored is then the way on.
     const after = await this.load();
     if (after === undefined || after.tokens.access_token === held.access) return undefined;
-    this.hold(after);
-    this.deadRefreshToken = undefined;
-    this.refreshFailure = undefined;
+    this.adopt(after);
     const theirs = tokenOf(after);
     return this.fresh(theirs) ? theirs : undefined;
   }
@@ -432,9 +422,7 @@ export class UpstreamAuth {
 
   /** Keeps the login in memory and on disk; a disk that refuses is logged, the token is still used. */
   private async store(login: StoredLogin): Promise<void> {
-    this.hold(login);
-    this.deadRefreshToken = undefined;
-    this.refreshFailure = undefined;
+    this.adopt(login);
     try {
       await writeLogin(this.tokenFile, this.options.tokenDir, login);
     } catch (error) {
@@ -443,6 +431,13 @@ export class UpstreamAuth {
         error: (error as Error).message,
       });
     }
+  }
+
+  /** Holds `login` (a new one, or one another process stored): what was known of the old one's refresh goes. */
+  private adopt(login: StoredLogin | undefined): void {
+    this.hold(login);
+    this.deadRefreshToken = undefined;
+    this.refreshFailure = undefined;
   }
 
   /** Makes `login` the one held; the tokens it replaces stay secrets. */

@@ -156,8 +156,6 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<Exit
     servers: Object.keys(config.mcpServers),
   });
   const auths = createUpstreamAuths(io, config, configFile, observers.logger);
-  // An upstream whose requests fail for want of an OAuth login is up, but not serving: say so.
-  const health = () => withLoginsNeeded(sessions.healthReport(), auths.needingLogin());
   const sessions = new SessionManager({
     servers: serverEntries(config, observers),
     fitRuntime: createFitRuntime(fitLimitsOf(config)),
@@ -188,6 +186,8 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<Exit
     onNormalized: observers.onNormalized,
   });
   observers.watchHealth(() => sessions.healthReport());
+  // An upstream whose requests fail for want of an OAuth login is up, but not serving: say so.
+  const health = () => withLoginsNeeded(sessions.healthReport(), auths.needingLogin());
   const frontend = createHttpFrontend({
     serverNames: sessions.serverNames,
     onSession: async (transport, info) => {
