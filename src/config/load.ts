@@ -199,7 +199,7 @@ function mismatch(issues: readonly z.core.$ZodIssue[]): number {
   for (const e of issues) {
     if (e.path.length === 1 && (e.path[0] === "command" || e.path[0] === "url") && isMissing(e)) score += 8;
     else if (e.path.length === 0 && (e.code === "invalid_type" || e.code === "invalid_value")) score += 4;
-    else if (e.path.length === 1 && e.code === "invalid_value") score += 2;
+    else if (e.path.length === 1 && e.code === "invalid_value") score += 3;
     else if (e.path.length === 1 && e.code === "invalid_type") score += 1;
   }
   return score;

@@ -204,13 +204,16 @@ const scopes = z
   .optional()
   .describe("scopes to ask for (default: what the server's 401 or metadata advertises)");
 
-const issuer = z
-  .url({ protocol: /^https?$/ })
-  .optional()
-  .describe(
-    "the authorization server that issued clientId (its issuer URL): the client and its secret are presented " +
-      "to no other, whatever authorization server the MCP server names (needed with a clientSecret)",
-  );
+const ISSUER_NEEDED =
+  "a clientSecret is presented only to the authorization server that issued it: name that server's issuer URL " +
+  "here (else the MCP server could name another and receive the secret)";
+const ISSUER_DESCRIPTION =
+  "the authorization server that issued clientId (its issuer URL): the client and its secret are presented to no " +
+  "other, whatever authorization server the MCP server names (needed with a clientSecret)";
+const requiredIssuer = z
+  .url({ protocol: /^https?$/, error: (issue) => (issue.input === undefined ? ISSUER_NEEDED : undefined) })
+  .describe(ISSUER_DESCRIPTION);
+const issuer = requiredIssuer.optional().describe(ISSUER_DESCRIPTION);
 
 /** OAuth to a remote upstream: the browser flow (code + PKCE), or client credentials for sidecars. */
 export const UpstreamAuthSchema = z
@@ -221,7 +224,7 @@ export const UpstreamAuthSchema = z
         grant: z.literal("client_credentials"),
         clientId: z.string().min(1),
         clientSecret: z.string().min(1),
-        issuer,
+        issuer: requiredIssuer,
         scopes,
       })
       .describe("machine to machine: a token from the token endpoint, no browser"),
@@ -288,9 +291,7 @@ export const RemoteServerSchema = z
       ctx.addIssue({
         code: "custom",
         path: ["auth", "issuer"],
-        message:
-          "a clientSecret is presented only to the authorization server that issued it: name that server's issuer " +
-          "URL here (else the MCP server could name another and receive the secret)",
+        message: ISSUER_NEEDED,
       });
     if (typeof server.auth === "object" && server.auth.grant !== "client_credentials") {
       if (server.auth.clientSecret !== undefined && server.auth.clientId === undefined)

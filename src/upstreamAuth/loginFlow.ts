@@ -88,7 +88,10 @@ export async function runLoginFlow(options: LoginFlowOptions): Promise<StoredLog
       ...(scope === undefined ? {} : { scope }),
       ...(challenge?.resourceMetadataUrl === undefined ? {} : { resourceMetadataUrl: challenge.resourceMetadataUrl }),
     };
-    if (spec.issuer !== undefined) await step(() => checkIssuer(spec.issuer as string, flow, what));
+    // Discovered once, checked, and kept: `auth()` then asks the MCP server nothing again (it
+    // could name another authorization server the second time).
+    if (spec.issuer !== undefined)
+      provider.saveDiscoveryState(await step(() => checkIssuer(spec.issuer as string, flow, what)));
     const started = await step(() => auth(provider, flow));
     if (started !== "REDIRECT")
       throw new NormalizerError("LOGIN_FAILED", `${what}: the authorization server did not start a browser login`);
@@ -197,7 +200,7 @@ async function checkIssuer(
   issuer: string,
   flow: { serverUrl: string; fetchFn: FetchLike; resourceMetadataUrl?: URL },
   what: string,
-): Promise<void> {
+): Promise<OAuthDiscoveryState> {
   const info = await discoverOAuthServerInfo(flow.serverUrl, {
     fetchFn: flow.fetchFn,
     ...(flow.resourceMetadataUrl === undefined ? {} : { resourceMetadataUrl: flow.resourceMetadataUrl }),
@@ -208,6 +211,7 @@ async function checkIssuer(
       `${what}: the server names the authorization server ${describeUrl(String(info.authorizationServerUrl))}, ` +
         `not the configured issuer ${describeUrl(issuer)}: its client is presented to no other`,
     );
+  return info;
 }
 
 /** An https URL, or an http one on a loopback host (an authorization server on the same machine). */
@@ -275,7 +279,10 @@ class LoginProvider implements OAuthClientProvider {
   }
 
   saveClientInformation(information: OAuthClientInformationMixed): void {
-    // Called after a registration, and to stamp a configured client with its issuer.
+    // Called after a registration, and to stamp a configured client with its issuer. A configured
+    // client is never replaced by a registration (at an authorization server it was not issued by).
+    if (this.spec.clientId !== undefined && information.client_id !== this.spec.clientId)
+      throw new Error(`the configured client ${this.spec.clientId} is not replaced by a registration`);
     if (this.spec.clientId === undefined) this.registered = true;
     this.client = information;
   }
