@@ -122,7 +122,7 @@ function decideBlobEntry(ctx: EntryContext, bytes: Buffer, readAsBytes: boolean)
 
 /** A `text` entry: warnings for what cannot be carried, bytes hidden in the string recovered, else its type fixed. */
 function decideTextEntry(ctx: EntryContext, payload: string): EntryResult {
-  const { entry, settings, declared } = ctx;
+  const { settings, declared } = ctx;
   const shape = surrogateShape(payload);
   if (shape === "unrepresentable")
     return ctx.unchanged("warn-unrepresentable", "text has lone surrogates that UTF-8 cannot carry");
@@ -132,7 +132,13 @@ function decideTextEntry(ctx: EntryContext, payload: string): EntryResult {
     return decideRecoveredBytes(ctx, recoverEscapedBytes(payload), "surrogate-escaped bytes");
   const declaredTextual = !isGenericType(declared) && isTextualType(declared, settings.textual);
   if (isBinaryString(payload, declaredTextual))
-    return decideRecoveredBytes(ctx, Buffer.from(payload, "latin1"), "binary string");
+    return decideRecoveredBytes(ctx, Buffer.from(payload, "latin1"), "binary string", payload);
+  return ordinaryText(ctx, payload);
+}
+
+/** A `text` entry that is what it says: only its type may be fixed. */
+function ordinaryText(ctx: EntryContext, payload: string): EntryResult {
+  const { entry, settings, declared } = ctx;
   if (!settings.fixMime) return ctx.unchanged("none", "ordinary text");
   return applyMime(
     ctx,
@@ -141,11 +147,17 @@ function decideTextEntry(ctx: EntryContext, payload: string): EntryResult {
   );
 }
 
-/** Bytes recovered from a `text` string (`how` says from what): decided as a blob's would be. */
-function decideRecoveredBytes(ctx: EntryContext, recovered: Buffer, how: string): EntryResult {
+/**
+ * Bytes recovered from a `text` string (`how` says from what): decided as a blob's would be. Bytes
+ * that read back as the very text they came from (`original`: ASCII with control characters) hid
+ * nothing: that text is ordinary, as a second pass over what a first one unwrapped finds it.
+ */
+function decideRecoveredBytes(ctx: EntryContext, recovered: Buffer, how: string, original?: string): EntryResult {
   const { entry, settings } = ctx;
   const decision = decideBytes(recovered, { declared: ctx.declared, uri: entry.uri, policy: settings });
   ctx.detected = decision.detected;
+  if (decision.kind === "text" && original !== undefined && decision.text === original)
+    return ordinaryText(ctx, original);
   if (decision.kind === "text") {
     if (!settings.transcode) return ctx.unchanged("none", `${how}; transcode is off`);
     const mime = mimeOutcome(entry.mimeType, decision.mime);

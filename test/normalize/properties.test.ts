@@ -215,6 +215,20 @@ describe("engine properties", () => {
       }
   });
 
+  it("is idempotent on a blob of ASCII control characters under a textual name, with or without fixMime", () => {
+    // Found by the property above: unwrapped to text on a first pass, the second took that text
+    // for a binary string, "transcoded" it to itself and set a type fixMime: false forbids.
+    for (const blob of ["Dg==", "AQID", "CQoNDg8="])
+      for (const uri of ["file:///a/b.md", "file:///a/b"])
+        for (const fixMime of [false, true]) {
+          const policy = testPolicy({ fixMime });
+          const once = normalizeResourceEntry({ blob, uri, mimeType: null }, policy, "c").entry;
+          const twice = normalizeResourceEntry(once, policy, "c");
+          expect(JSON.stringify(twice.entry), `${blob} ${uri} ${fixMime}`).toBe(JSON.stringify(once));
+          expect(twice.record?.action ?? "none", `${blob} ${uri} ${fixMime}`).not.toBe("transcode");
+        }
+  });
+
   it("keeps every other key, its value and the key order; the payload key keeps its position", () => {
     fc.assert(
       fc.property(entryArb, (entry) => {
