@@ -1,8 +1,11 @@
 /**
  * The fetch the OAuth requests use (discovery, registration, token, refresh): each one bounded
  * by `limits.oauthRequestTimeoutMs`, so an authorization server that never answers cannot hold
- * a host request forever. And the redaction every message about those requests goes through.
+ * a host request forever; its answer bounded in size; never to a link-local address, redirects
+ * included. And the redaction every message about those requests goes through.
  */
+import { lookup } from "node:dns/promises";
+import { BlockList, isIP } from "node:net";
 import { redactSecrets } from "../errors/redact.js";
 import { visible } from "../errors/visible.js";
 import { describeUrl, networkErrorText } from "../transports/upstream/upstreamMessages.js";
@@ -14,15 +17,49 @@ import type { FetchLike } from "./types.js";
  */
 export const OAUTH_BODY_MAX_BYTES = 1024 * 1024;
 
+/** Redirects an OAuth request follows (each to an address checked again). */
+const MAX_REDIRECTS = 10;
+
+/**
+ * Link-local addresses, and AWS's IPv6 one for the same: where clouds serve instance metadata and
+ * credentials (169.254.169.254). No authorization server lives there, and an MCP server naming
+ * one (its resource metadata, a redirect) would have the proxy fetch them.
+ */
+const LINK_LOCAL = new BlockList();
+LINK_LOCAL.addSubnet("169.254.0.0", 16, "ipv4");
+LINK_LOCAL.addSubnet("fe80::", 10, "ipv6");
+LINK_LOCAL.addAddress("fd00:ec2::254", "ipv6");
+
 export function timedFetch(base: FetchLike, timeoutMs: number): FetchLike {
   return async (url, init) => {
     const timeout = AbortSignal.timeout(timeoutMs);
-    const response = await base(url, {
-      ...init,
-      signal: init?.signal ? AbortSignal.any([init.signal, timeout]) : timeout,
-    });
-    return bounded(response, describeUrl(String(url)));
+    const signal = init?.signal ? AbortSignal.any([init.signal, timeout]) : timeout;
+    let target = new URL(String(url));
+    let request: RequestInit = { ...init, signal, redirect: "manual" };
+    for (let hop = 0; ; hop++) {
+      await refuseLinkLocal(target);
+      const response = await base(target, request);
+      const location = response.headers.get("location");
+      if (response.status < 300 || response.status > 399 || location === null || init?.redirect === "manual")
+        return bounded(response, describeUrl(target.href));
+      await response.body?.cancel().catch(() => {});
+      if (hop === MAX_REDIRECTS) throw new Error(`${describeUrl(target.href)}: more than ${MAX_REDIRECTS} redirects`);
+      target = new URL(location, target);
+      // As fetch follows them: 303 (and 301/302 after a POST) turn into a GET without a body.
+      const method = (request.method ?? "GET").toUpperCase();
+      if (response.status === 303 || ((response.status === 301 || response.status === 302) && method === "POST"))
+        request = { ...request, method: "GET", body: null };
+    }
   };
+}
+
+async function refuseLinkLocal(url: URL): Promise<void> {
+  const host = url.hostname.replace(/^\[(.*)\]$/, "$1");
+  const family = isIP(host);
+  const addresses = family !== 0 ? [{ address: host, family }] : await lookup(host, { all: true }).catch(() => []);
+  for (const { address, family: kind } of addresses)
+    if (LINK_LOCAL.check(address, kind === 6 ? "ipv6" : "ipv4"))
+      throw new Error(`${describeUrl(url.href)} is a link-local address (cloud instance metadata): not requested`);
 }
 
 /** The response, its body cut off with an error past `OAUTH_BODY_MAX_BYTES`. */

@@ -12,7 +12,7 @@ import { statSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { reportError } from "../../src/cli/main.js";
 import { NormalizerError } from "../../src/errors/NormalizerError.js";
-import { OAUTH_BODY_MAX_BYTES } from "../../src/upstreamAuth/oauthFetch.js";
+import { OAUTH_BODY_MAX_BYTES, timedFetch } from "../../src/upstreamAuth/oauthFetch.js";
 import { tokenFilePath, writeLogin } from "../../src/upstreamAuth/tokenStore.js";
 import type { LoginPrompt } from "../../src/upstreamAuth/types.js";
 import type { UpstreamAuth } from "../../src/upstreamAuth/upstreamAuth.js";
@@ -26,6 +26,8 @@ interface Behaviour {
   authorizationEndpoint?: (base: string) => string;
   /** Metadata bodies of this many bytes (endless when Infinity). */
   metadataBytes?: number;
+  /** Where the 401's `resource_metadata` points (default: the server's own metadata). */
+  resourceMetadata?: (base: string) => string;
   /** The MCP endpoint's answer to any token. */
   mcp?: (base: string, n: number) => { status: number; headers?: Record<string, string> };
 }
@@ -74,6 +76,8 @@ async function startServer(behaviour: Behaviour): Promise<{ url: string; base: s
     if (url.pathname === "/register") return json(201, { client_id: "registered", redirect_uris: [] });
     if (url.pathname === "/token")
       return json(200, { access_token: `AT-${hits.get("/token")}`, token_type: "Bearer", expires_in: 3600 });
+    if (behaviour.resourceMetadata !== undefined)
+      return json(401, {}, { "www-authenticate": `Bearer resource_metadata="${behaviour.resourceMetadata(base)}"` });
     const answer = behaviour.mcp?.(base, hits.get("/mcp") ?? 0) ?? { status: 200 };
     return json(answer.status, { jsonrpc: "2.0", id: 1, result: {} }, answer.headers);
   });
@@ -124,6 +128,32 @@ describe("a hostile authorization server", () => {
       /login page is not an https URL|Invalid authorization_endpoint|authorization_endpoint/,
     );
     expect(shown.shown).toEqual([]);
+  });
+
+  it("resource metadata at a link-local address (cloud instance metadata) is never requested", async () => {
+    const hostile = await startServer({ resourceMetadata: () => "http://169.254.169.254/latest/meta-data/" });
+    const requested: string[] = [];
+    // The network, seen hop by hop: redirects followed here unless the caller follows them itself.
+    const recording = async (url: string | URL, init?: RequestInit): Promise<Response> => {
+      let target = String(url);
+      for (;;) {
+        requested.push(target);
+        if (target.includes("169.254.")) throw new Error("reached for the instance metadata service");
+        const response = await fetch(target, { ...init, redirect: "manual" });
+        const location = response.headers.get("location");
+        if (init?.redirect === "manual" || location === null || response.status < 300 || response.status > 399)
+          return response;
+        target = new URL(location, target).href;
+      }
+    };
+    const auth = oauthLayer(hostile.url, tempDir(), {
+      spec: { grant: "authorization_code" },
+      fetch: recording,
+      interactive: browser(),
+    });
+    await expect(post(auth, hostile.url)).rejects.toThrow();
+    expect(requested.filter((url) => url.includes("169.254."))).toEqual([]);
+    expect(requested.some((url) => url.endsWith("/mcp"))).toBe(true);
   });
 
   it("an endless metadata body is cut off past its limit, the request failing with why", async () => {
@@ -177,5 +207,21 @@ describe("a hostile authorization server", () => {
     expect(controls).toEqual([]);
     expect(printed).toContain("all good");
     expect(printed.trimEnd().split("\n")).toHaveLength(2);
+  });
+});
+
+describe("the OAuth requests' own redirects", () => {
+  it("are followed, each hop checked: a redirect to a link-local address is refused before any request", async () => {
+    const server = createServer((req, res) => {
+      if (req.url === "/moved") return void res.writeHead(302, { location: "/here" }).end();
+      if (req.url === "/to-metadata") return void res.writeHead(307, { location: "http://169.254.169.254/" }).end();
+      res.writeHead(200, { "content-type": "text/plain" }).end(`at ${req.url} by ${req.method}`);
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    servers.push(server);
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const oauthFetch = timedFetch((url, init) => fetch(url, init), 5_000);
+    expect(await (await oauthFetch(`${base}/moved`, { method: "POST", body: "x" })).text()).toBe("at /here by GET");
+    await expect(oauthFetch(`${base}/to-metadata`)).rejects.toThrow(/link-local address/);
   });
 });
