@@ -8,6 +8,7 @@ import { lookup } from "node:dns/promises";
 import { BlockList, isIP } from "node:net";
 import { redactSecrets } from "../errors/redact.js";
 import { visible } from "../errors/visible.js";
+import { followRedirects } from "../transports/upstream/sameOriginRedirects.js";
 import { describeUrl, networkErrorText } from "../transports/upstream/upstreamMessages.js";
 import type { FetchLike } from "./types.js";
 
@@ -31,25 +32,20 @@ LINK_LOCAL.addSubnet("fe80::", 10, "ipv6");
 LINK_LOCAL.addAddress("fd00:ec2::254", "ipv6");
 
 export function timedFetch(base: FetchLike, timeoutMs: number): FetchLike {
+  // Every hop's address checked before it is asked (the first one too, below).
+  const following = followRedirects(base, {
+    check: (target) => refuseLinkLocal(target),
+    maxRedirects: MAX_REDIRECTS,
+  });
   return async (url, init) => {
     const timeout = AbortSignal.timeout(timeoutMs);
     const signal = init?.signal ? AbortSignal.any([init.signal, timeout]) : timeout;
-    let target = new URL(String(url));
-    let request: RequestInit = { ...init, signal, redirect: "manual" };
-    for (let hop = 0; ; hop++) {
-      await refuseLinkLocal(target);
-      const response = await base(target, request);
-      const location = response.headers.get("location");
-      if (response.status < 300 || response.status > 399 || location === null || init?.redirect === "manual")
-        return bounded(response, describeUrl(target.href));
-      await response.body?.cancel().catch(() => {});
-      if (hop === MAX_REDIRECTS) throw new Error(`${describeUrl(target.href)}: more than ${MAX_REDIRECTS} redirects`);
-      target = new URL(location, target);
-      // As fetch follows them: 303 (and 301/302 after a POST) turn into a GET without a body.
-      const method = (request.method ?? "GET").toUpperCase();
-      if (response.status === 303 || ((response.status === 301 || response.status === 302) && method === "POST"))
-        request = { ...request, method: "GET", body: null };
-    }
+    const target = new URL(String(url));
+    await refuseLinkLocal(target);
+    const request = { ...init, signal };
+    // A caller that follows redirects itself is given them as they come.
+    const response = await (init?.redirect === "manual" ? base(target, request) : following(target, request));
+    return bounded(response, describeUrl(response.url || target.href));
   };
 }
 

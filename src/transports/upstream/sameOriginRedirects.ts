@@ -1,11 +1,13 @@
 /**
- * Redirects of an HTTP upstream, followed only within its origin. Its requests carry what the
- * operator configured for that server (`headers`, a bearer token) and the session's messages: a
- * redirect to another origin would hand them to a server nobody named (`fetch` drops only
- * `Authorization` on the way, and `X-Api-Key` is as secret). Such a redirect is refused with an
- * error naming where it pointed, so the operator can configure that address instead; one within
- * the origin (a trailing slash, a moved path) is followed as `fetch` follows it. The inner fetch
+ * Redirects followed hop by hop, each target checked before anything goes to it. The inner fetch
  * must not follow redirects itself: each request goes out once, to the address it names.
+ *
+ * An HTTP upstream's are followed only within its origin (`sameOriginRedirects`). Its requests
+ * carry what the operator configured for that server (`headers`, a bearer token) and the
+ * session's messages: a redirect to another origin would hand them to a server nobody named
+ * (`fetch` drops only `Authorization` on the way, and `X-Api-Key` is as secret). Such a redirect
+ * is refused with an error naming where it pointed, so the operator can configure that address
+ * instead; one within the origin (a trailing slash, a moved path) is followed as `fetch` follows it.
  */
 import type { ResponseLike } from "./nodeFetch.js";
 
@@ -19,12 +21,21 @@ interface RequestShape {
   redirect?: string;
 }
 
-/** Hops followed within the origin before giving up, as `fetch` counts them. */
+/** Hops followed before giving up, as `fetch` counts them. */
 const MAX_REDIRECTS = 20;
 
-export function sameOriginRedirects<I extends RequestShape, R extends ResponseLike>(
+export interface RedirectPolicy {
+  /** Throws when `target` (where a `status` answer from `from` points) is not to be followed. */
+  check(target: URL, from: URL, status: number): void | Promise<void>;
+  /** Hops followed before giving up; default as `fetch`, 20. */
+  maxRedirects?: number;
+}
+
+export function followRedirects<I extends RequestShape, R extends ResponseLike>(
   fetchWith: (url: string | URL, init?: I) => Promise<R>,
+  policy: RedirectPolicy,
 ): (url: string | URL, init?: I) => Promise<R> {
+  const maxRedirects = policy.maxRedirects ?? MAX_REDIRECTS;
   return async (input, init) => {
     let url = new URL(input);
     let request = { ...init, redirect: "manual" } as I;
@@ -34,12 +45,22 @@ export function sameOriginRedirects<I extends RequestShape, R extends ResponseLi
       if (location === null) return response;
       await response.body?.cancel().catch(() => undefined);
       const target = resolved(location, url);
-      if (target.origin !== url.origin) throw refused(response.status, target);
-      if (hops === MAX_REDIRECTS) throw failed(`more than ${MAX_REDIRECTS} redirects`);
+      await policy.check(target, url, response.status);
+      if (hops === maxRedirects) throw failed(`more than ${maxRedirects} redirects`);
       request = afterRedirect(response.status, request);
       url = target;
     }
   };
+}
+
+export function sameOriginRedirects<I extends RequestShape, R extends ResponseLike>(
+  fetchWith: (url: string | URL, init?: I) => Promise<R>,
+): (url: string | URL, init?: I) => Promise<R> {
+  return followRedirects(fetchWith, {
+    check: (target, from, status) => {
+      if (target.origin !== from.origin) throw refused(status, target);
+    },
+  });
 }
 
 function isRedirect(response: ResponseLike): boolean {
