@@ -45,6 +45,11 @@ export function redactSecrets(text: string, secrets: Iterable<string | undefined
   return secretRedactor(secrets).redact(text);
 }
 
+/** A JSON-RPC id a peer sent, for a log line: a string holding a secret is redacted, a number kept. */
+export function redactedId<T>(id: T, secrets: Iterable<string | undefined>): T | string {
+  return typeof id === "string" ? redactSecrets(id, secrets) : id;
+}
+
 /** The forms of a set of secrets worked out once, for many strings (the strings of one message). */
 export interface SecretRedactor {
   /** False when there is nothing to look for. */

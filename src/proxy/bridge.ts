@@ -13,7 +13,7 @@
 import { forwardableMcpHeaders } from "../transports/mcpHeaders.js";
 import { DEFAULT_LIMITS } from "../config/defaults.js";
 import { JSONRPC } from "../errors/jsonRpcCodes.js";
-import { redactedExcerpt, redactSecrets } from "../errors/redact.js";
+import { redactedExcerpt, redactedId } from "../errors/redact.js";
 import type { Logger } from "../observe/logger.js";
 import type {
   FramingProblem,
@@ -422,7 +422,7 @@ export class Bridge {
 
   /** An id the upstream sent, for a log line: a string holding what the proxy sent it is redacted. */
   private upstreamId(id: RequestId): RequestId {
-    return typeof id === "string" ? redactSecrets(id, this.options.upstream.secretsSent?.() ?? []) : id;
+    return redactedId(id, this.options.upstream.secretsSent?.() ?? []);
   }
 
   private fromUpstreamOne(msg: unknown, onStream: RequestId | undefined): void {

@@ -14,8 +14,8 @@
  * line; no progress token, not on a request's own response stream) goes to the one POST with
  * requests in flight. With none it has no host to go to, and with several a guess could give one
  * host's question, and its answer, to another: it is logged and dropped (a `ping` the proxy
- * answers itself). A request an upstream sends
- * with no POST to carry it is answered with an error, so it does not wait forever.
+ * answers itself). A request an upstream sends with no POST to carry it is answered with an
+ * error, so it does not wait forever.
  *
  * Flow control as in the Bridge: when a POST's host has more than `hostBufferBytes` sent to it
  * and not taken, its upstream is no longer read until that host has taken it (the upstream's
@@ -24,7 +24,7 @@
  * only its own requests.
  */
 import { JSONRPC } from "../errors/jsonRpcCodes.js";
-import { redactedExcerpt, redactSecrets } from "../errors/redact.js";
+import { redactedExcerpt, redactedId, redactSecrets } from "../errors/redact.js";
 import type { Logger } from "../observe/logger.js";
 import {
   cancelledRequestOf,
@@ -342,7 +342,7 @@ export class StatelessPool {
         if (inFlight === undefined) {
           this.options.logger.warn("pooled upstream answered a request that is not waiting; not forwarded", {
             upstream: upstream.id,
-            id: typeof msg.id === "string" ? redactSecrets(msg.id, upstream.transport.secretsSent()) : msg.id,
+            id: redactedId(msg.id, upstream.transport.secretsSent()),
           });
           continue;
         }
