@@ -54,10 +54,11 @@ with no usable token stored, the proxy runs the browser login itself before it a
 host — the authorization URL goes to stderr on a line of its own (and a browser opens) — and
 stores the tokens where "mcp-normalizer login" does. Tokens are refreshed as they expire.
 
-Signals: SIGTERM/SIGINT end the upstream at once (SIGTERM to its process group, SIGKILL after
-limits.killGraceMs, at most 1000 ms here), answer requests in flight with an error, flush the log, exit 0 — also
-while the upstream is still starting. (Hosts send SIGKILL soon after SIGTERM: a proxy waiting
-for answers then would leave its upstream running.) SIGHUP reopens the log file.
+Signals: SIGTERM/SIGINT end the upstream at once (SIGTERM to its process group, SIGKILL
+after limits.killGraceMs, at most 1000 ms here), answer requests in flight with an error,
+flush the log, exit 0 — also while the upstream is still starting. (Hosts send SIGKILL soon
+after SIGTERM: a proxy waiting for answers then would leave its upstream running.) SIGHUP
+reopens the log file.
 When the upstream dies, requests waiting get a JSON-RPC error naming its exit code/signal and
 last stderr line, and the proxy exits 1 (the host restarts it, with a fresh upstream).
 
