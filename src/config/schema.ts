@@ -554,6 +554,17 @@ export const ConfigSchema = z
               "GET stream open, delivered when it opens one; past it the oldest notification is dropped (the " +
               "oldest request when only requests are queued), logged",
           ),
+        sseReplayBytes: z
+          .number()
+          .int()
+          .nonnegative()
+          .default(DEFAULT_LIMITS.sseReplayBytes)
+          .describe(
+            "bytes of the events sent on a streamable HTTP session's SSE streams it keeps, so a host whose stream " +
+              "drops can resume it with Last-Event-ID and get what it missed, answers still to come included; " +
+              "past it the oldest go first, and a message larger than it is not kept (logged when a resume or a " +
+              "dropped stream misses it); 0 turns resumption off (no event ids)",
+          ),
         closeTimeoutMs: z
           .number()
           .int()

@@ -81,6 +81,11 @@ export interface HttpFrontendOptions {
    */
   maxQueuedMessages?: number;
   /**
+   * Bytes of sent SSE events each streamable HTTP session keeps so a host can resume a dropped
+   * stream; 0 turns resumption off. Default: `limits.sseReplayBytes`'s.
+   */
+  sseReplayBytes?: number;
+  /**
    * A connection that has not sent its whole request header in this time is closed, in ms. Default:
    * `limits.headersTimeoutMs`'s.
    */
@@ -121,6 +126,7 @@ export interface ResolvedFrontendOptions {
   readonly pingIntervalMs: number;
   readonly closeTimeoutMs: number;
   readonly maxQueuedMessages: number;
+  readonly sseReplayBytes: number;
   readonly headersTimeoutMs: number;
   readonly requestBodyTimeoutMs: number;
   readonly keepAliveTimeoutMs: number;
@@ -165,6 +171,7 @@ export function resolveFrontendOptions(options: HttpFrontendOptions): ResolvedFr
     pingIntervalMs: options.pingIntervalMs ?? DEFAULT_LIMITS.pingIntervalMs,
     closeTimeoutMs: positive(options.closeTimeoutMs, DEFAULT_LIMITS.closeTimeoutMs, "closeTimeoutMs"),
     maxQueuedMessages: positive(options.maxQueuedMessages, DEFAULT_LIMITS.maxQueuedMessages, "maxQueuedMessages"),
+    sseReplayBytes: options.sseReplayBytes ?? DEFAULT_LIMITS.sseReplayBytes,
     headersTimeoutMs: positive(options.headersTimeoutMs, DEFAULT_LIMITS.headersTimeoutMs, "headersTimeoutMs"),
     requestBodyTimeoutMs: positive(
       options.requestBodyTimeoutMs,

@@ -203,6 +203,7 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<Exit
     pingIntervalMs: config.limits.pingIntervalMs,
     sseKeepAliveMs: config.limits.sseKeepAliveMs,
     maxQueuedMessages: config.limits.maxQueuedMessages,
+    sseReplayBytes: config.limits.sseReplayBytes,
     closeTimeoutMs: config.limits.closeTimeoutMs,
     headersTimeoutMs: config.limits.headersTimeoutMs,
     requestBodyTimeoutMs: config.limits.requestBodyTimeoutMs,

@@ -76,23 +76,37 @@ export class SseWriter {
     return this.drain.wait();
   }
 
-  /** Writes one event; settles at once, or when the socket can take more (or the stream is gone). */
-  write(event: string, data: WireJson): Promise<void> {
+  /**
+   * Writes one event (with `id`, its event id, when given); settles at once, or when the socket
+   * can take more (or the stream is gone).
+   */
+  write(event: string, data: WireJson, id?: string): Promise<void> {
     if (this.ended) return SENT;
     const res = this.res;
+    const head = id === undefined ? `event: ${event}\ndata: ` : `id: ${id}\nevent: ${event}\ndata: `;
     let ready: boolean;
     if (typeof data === "string" && data.length <= SINGLE_WRITE_MAX_CHARS) {
       // Small messages (nearly all): one chunk, not three (each chunk of a chunked response
       // costs its own size line and buffer entry).
       this.tick.beforeWrite();
-      ready = res.write(`event: ${event}\ndata: ${data}\n\n`);
+      ready = res.write(`${head}${data}\n\n`);
     } else {
       this.tick.corkNow();
-      res.write(`event: ${event}\ndata: `);
+      res.write(head);
       writeWire(res, data);
       ready = res.write("\n\n");
     }
     return ready ? SENT : this.drain.wait();
+  }
+
+  /**
+   * A priming event: an id and no data, so the host has a `Last-Event-ID` to resume from before
+   * the first message comes (MCP 2025-11-25; older hosts may choke on an event with empty data).
+   */
+  prime(id: string): void {
+    if (this.ended) return;
+    this.tick.beforeWrite();
+    this.res.write(`id: ${id}\ndata: \n\n`);
   }
 
   end(): void {

@@ -11,6 +11,7 @@
  *   each message's `requestInfo.headers` so the proxy can forward them.
  * - An unknown or ended `Mcp-Session-Id`: 404, so the host starts over. So is a session opened
  *   with another bearer token (`sessionOwner.ts`): it is not this client's.
+ * - GET with `Last-Event-ID` resumes the stream that id belongs to (`streamableHttpHost.ts`).
  * - DELETE ends the session (and fires its `onclose`, so the proxy ends the upstream).
  *
  * `MCP-Protocol-Version` is never checked: versions the proxy has not heard of pass through.
@@ -35,6 +36,8 @@ export interface StreamableHttpEndpointOptions {
   maxQueuedMessages: number;
   /** How long a POST accepting JSON and SSE waits before opening its stream. Default 500 ms. */
   lazySseWindowMs?: number;
+  /** Bytes of sent events each session keeps for resumes (`limits.sseReplayBytes`); 0 or absent: none. */
+  sseReplayBytes?: number;
 }
 
 export class StreamableHttpEndpoint {
@@ -108,9 +111,14 @@ export class StreamableHttpEndpoint {
       session = await this.open(res, !initialize, headers, clientAddress(req), this.ctx.ownerOf?.(req));
       if (session === undefined) return;
     }
-    session.acceptPost(res, body.messages, body.batch, responseForm(headerValue(req.headers.accept)), {
-      requestInfo: { headers },
-    });
+    session.acceptPost(
+      res,
+      body.messages,
+      body.batch,
+      responseForm(headerValue(req.headers.accept)),
+      { requestInfo: { headers } },
+      headerValue(req.headers["mcp-protocol-version"]),
+    );
   }
 
   private get(req: IncomingMessage, res: ServerResponse, sessionId: string | undefined): void {
@@ -126,7 +134,7 @@ export class StreamableHttpEndpoint {
       this.notFound(req, res, sessionId);
       return;
     }
-    session.acceptGet(res);
+    session.acceptGet(res, headerValue(req.headers["last-event-id"]));
   }
 
   private async delete(req: IncomingMessage, res: ServerResponse, sessionId: string | undefined): Promise<void> {
@@ -173,6 +181,7 @@ export class StreamableHttpEndpoint {
       idleTimeoutMs: this.options.idleTimeoutMs,
       maxQueuedMessages: this.options.maxQueuedMessages,
       lazySseWindowMs: this.options.lazySseWindowMs,
+      sseReplayBytes: this.options.sseReplayBytes,
     });
     this.all.add(session);
     if (sessionId !== undefined) {

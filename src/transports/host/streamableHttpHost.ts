@@ -27,6 +27,15 @@
  * never opens one must still get its answers. Past the count a notification is dropped first: a
  * server's request is owed an answer (the proxy counts it as waiting for the host).
  *
+ * Resumability (MCP 2025-11-25 basic/transports §"Resumability and Redelivery"): every event
+ * on a stateful session's streams carries an id, and what was sent is kept, bounded, in a
+ * `ReplayLog`. A POST stream of a host on 2025-11-25 or later opens with a priming event (an id,
+ * no data). When such a stream drops before all its answers are out, its POST is not given up:
+ * what is sent for it from then on is kept in the log, and a GET with `Last-Event-ID` naming
+ * the stream gets the events after that id and then whatever is still to come, as if the stream
+ * had not dropped. A GET stream resumes the same way. A host that never comes back loses nothing
+ * it could have had: the log lets its oldest events go past `limits.sseReplayBytes`.
+ *
  * HTTP parsing, session ids and limits live in `streamableHttpEndpoint.ts`.
  */
 import type { ServerResponse } from "node:http";
@@ -38,6 +47,7 @@ import { idKey, methodOf, requestIdOf, responseIdOf } from "../jsonrpc.js";
 import { SseWriter } from "./sseWriter.js";
 import { DrainWaiter, mustWaitForDrain, SENT } from "../drainWaiter.js";
 import { encodeWire, type WireJson } from "../wireJson.js";
+import { parseEventId, type Replay, ReplayLog } from "./replayLog.js";
 
 /**
  * How long a POST whose host accepts both forms waits for its answers before the SSE stream is
@@ -67,11 +77,28 @@ export interface StreamableHttpSessionOptions {
    * `LAZY_SSE_WINDOW_MS`, capped by `sseKeepAliveMs` when keepalives are on.
    */
   lazySseWindowMs?: number;
+  /** Bytes of sent events kept so a dropped stream can be resumed (`limits.sseReplayBytes`); 0: none. */
+  sseReplayBytes?: number;
 }
+
+/** The first protocol version whose hosts take a priming event (an SSE event with empty data). */
+const PRIMING_SINCE = "2025-11-25";
+
+/** The standalone (GET) stream's number in event ids; POST streams count from 1. */
+const GET_STREAM = 0;
 
 /** One POST that carried requests, and the answers still owed on it. */
 interface Exchange {
-  readonly res: ServerResponse;
+  /** The response the answers go on: the POST's, or the GET that resumed its stream. */
+  res: ServerResponse;
+  /** Its stream's number in event ids (see `ReplayLog`). */
+  readonly stream: number;
+  /** Whether its host gets a priming event when the stream opens. */
+  readonly prime: boolean;
+  /** Whether the host has an event id of this stream, so it can resume it if the stream drops. */
+  resumable: boolean;
+  /** The stream dropped and the host may resume it: what is sent for it goes to the log only. */
+  detached: boolean;
   /** Whether the host accepts an SSE stream: "json" exchanges never open one. */
   readonly streamable: boolean;
   /** The SSE stream once open: at once, at the first related message, or when the window ends. */
@@ -100,6 +127,11 @@ export class StreamableHttpHostSession extends HostTransportBase {
   private readonly exchanges = new Set<Exchange>();
   private standalone: SseWriter | undefined;
   private queued: JSONRPCMessage[] = [];
+  /** What the streams sent, for resumes; undefined for a stateless session or with resumption off. */
+  private readonly replay: ReplayLog | undefined;
+  private nextStream = GET_STREAM + 1;
+  /** Exchanges whose stream dropped with answers still owed, by stream number, until resumed or answered. */
+  private readonly detached = new Map<number, Exchange>();
   private idleTimer: NodeJS.Timeout | undefined;
   /** POSTs waiting for their turn to be read (the upstream is behind): the host is not idle. */
   private postsWaiting = 0;
@@ -121,6 +153,11 @@ export class StreamableHttpHostSession extends HostTransportBase {
     const window = options.lazySseWindowMs ?? LAZY_SSE_WINDOW_MS;
     // The stream exists for its keepalives: it must be open before the first one is due.
     this.lazyWindowMs = this.keepAliveMs > 0 ? Math.min(window, this.keepAliveMs) : window;
+    const replayBytes = options.sseReplayBytes ?? 0;
+    if (this.sessionId !== undefined && replayBytes > 0) {
+      this.replay = new ReplayLog(replayBytes);
+      this.replay.open(GET_STREAM);
+    }
     this.touch();
   }
 
@@ -142,13 +179,17 @@ export class StreamableHttpHostSession extends HostTransportBase {
     });
   }
 
-  /** Takes a parsed POST body. `form` is what the host's `Accept` asks for. */
+  /**
+   * Takes a parsed POST body. `form` is what the host's `Accept` asks for; `protocolVersion` its
+   * `MCP-Protocol-Version` header, if any.
+   */
   acceptPost(
     res: ServerResponse,
     messages: JSONRPCMessage[],
     batch: boolean,
     form: "sse" | "json" | "either",
     extra: MessageExtraInfo,
+    protocolVersion?: string,
   ): void {
     this.touch();
     const keys: string[] = [];
@@ -181,10 +222,15 @@ export class StreamableHttpHostSession extends HostTransportBase {
       return;
     }
     const lazy = form === "either" && this.lazyWindowMs > 0;
+    const stream = this.replay === undefined || form === "json" ? GET_STREAM : this.nextStream++;
     const exchange: Exchange = {
       res,
+      stream,
+      prime: stream !== GET_STREAM && protocolVersion !== undefined && protocolVersion >= PRIMING_SINCE,
+      resumable: false,
+      detached: false,
       streamable: form !== "json",
-      sse: form === "json" || lazy ? undefined : new SseWriter(res, this.headers(), this.keepAliveMs),
+      sse: undefined,
       window: undefined,
       pending: new Set(keys),
       order: keys,
@@ -196,18 +242,29 @@ export class StreamableHttpHostSession extends HostTransportBase {
       exchange.window = setTimeout(() => this.openStream(exchange), this.lazyWindowMs);
       exchange.window.unref();
     }
+    if (stream !== GET_STREAM) this.replay?.open(stream);
+    if (form === "sse" || (form === "either" && !lazy)) this.openStream(exchange);
     this.exchanges.add(exchange);
     for (const key of keys) this.byRequest.set(key, exchange);
-    res.on("close", () => this.endExchange(exchange));
+    res.on("close", () => this.streamClosed(exchange, res));
     // Closed while the session was being opened (the endpoint waits for the upstream first): its
     // "close" has been and gone, and the answers owed on it have nowhere to go.
     if (res.destroyed) this.endExchange(exchange);
     for (const message of messages) this.deliver(message, extra);
   }
 
-  /** Opens (or replaces) the GET stream and flushes what was queued for it. */
-  acceptGet(res: ServerResponse): void {
+  /**
+   * A GET: opens (or replaces) the GET stream and flushes what was queued for it — after the
+   * events it missed, when `lastEventId` resumes it. A `lastEventId` naming a POST's stream
+   * resumes that stream instead, and leaves the GET stream as it is.
+   */
+  acceptGet(res: ServerResponse, lastEventId?: string): void {
     this.touch();
+    const cursor = lastEventId === undefined || this.replay === undefined ? undefined : parseEventId(lastEventId);
+    if (cursor !== undefined && cursor.stream !== GET_STREAM) {
+      this.resumePostStream(res, cursor.stream, cursor.seq);
+      return;
+    }
     // A new GET replaces the old one: a half-open old stream must not lock the host out.
     this.standalone?.end();
     const sse = new SseWriter(res, this.headers(), this.keepAliveMs);
@@ -216,9 +273,10 @@ export class StreamableHttpHostSession extends HostTransportBase {
       if (this.standalone === sse) this.standalone = undefined;
       this.touch();
     });
+    if (cursor !== undefined) this.replayOn(sse, GET_STREAM, this.replay?.after(GET_STREAM, cursor.seq));
     const queued = this.queued;
     this.queued = [];
-    for (const message of queued) void sse.write("message", encodeWire(message));
+    for (const message of queued) void this.emit(sse, encodeWire(message));
   }
 
   /** Not an async function: a message written at once costs no promise of its own. */
@@ -233,7 +291,8 @@ export class StreamableHttpHostSession extends HostTransportBase {
         if (exchange?.streamable && !exchange.done) {
           // Encoded first: a message that cannot be serialized must not open the stream.
           const wire = encodeWire(message);
-          return this.openStream(exchange).write("message", wire);
+          if (exchange.detached) return this.keepForResume(exchange, wire);
+          return this.emitOn(exchange, this.openStream(exchange), wire);
         }
       }
       return this.sendStandalone(message);
@@ -292,6 +351,7 @@ export class StreamableHttpHostSession extends HostTransportBase {
     this.standalone?.end();
     this.standalone = undefined;
     this.queued = [];
+    this.detached.clear();
   }
 
   private answer(key: string, message: JSONRPCMessage): Promise<void> {
@@ -313,8 +373,13 @@ export class StreamableHttpHostSession extends HostTransportBase {
     const wire = encodeWire(message);
     this.byRequest.delete(key);
     exchange.pending.delete(key);
+    if (exchange.detached) {
+      const kept = this.keepForResume(exchange, wire);
+      if (exchange.pending.size === 0) this.endDetached(exchange);
+      return kept;
+    }
     if (exchange.sse !== undefined) {
-      const written = exchange.sse.write("message", wire);
+      const written = this.emitOn(exchange, exchange.sse, wire);
       if (exchange.pending.size === 0) exchange.sse.end();
       return written;
     }
@@ -341,9 +406,113 @@ export class StreamableHttpHostSession extends HostTransportBase {
     this.closeWindow(exchange);
     const sse = new SseWriter(exchange.res, this.headers(), this.keepAliveMs);
     exchange.sse = sse;
-    for (const wire of exchange.answers.values()) void sse.write("message", wire);
+    if (this.replay !== undefined && exchange.stream !== GET_STREAM) {
+      if (exchange.prime) sse.prime(this.replay.position(exchange.stream));
+      // With a priming event the host can resume at once; without, from its first message on.
+      exchange.resumable = exchange.prime;
+    }
+    for (const wire of exchange.answers.values()) void this.emitOn(exchange, sse, wire);
     exchange.answers.clear();
     return sse;
+  }
+
+  /** Writes one event on the GET stream, with its id when the session keeps events for resumes. */
+  private emit(sse: SseWriter, wire: WireJson): Promise<void> {
+    if (this.replay === undefined) return sse.write("message", wire);
+    return sse.write("message", wire, this.replay.append(GET_STREAM, wire).id);
+  }
+
+  /** Writes one event on an exchange's stream, the same way; the host then holds an id of it. */
+  private emitOn(exchange: Exchange, sse: SseWriter, wire: WireJson): Promise<void> {
+    if (this.replay === undefined) return sse.write("message", wire);
+    exchange.resumable = true;
+    return sse.write("message", wire, this.replay.append(exchange.stream, wire).id);
+  }
+
+  /**
+   * A POST's stream closed: the POST is over — unless answers are still owed and the host holds
+   * an event id of the stream, so it can come back for them with `Last-Event-ID`.
+   */
+  private streamClosed(exchange: Exchange, res: ServerResponse): void {
+    // A resume moved the stream to another response: this one's end is not the stream's.
+    if (exchange.res !== res || exchange.done) return;
+    if (!exchange.resumable || exchange.pending.size === 0 || this.isClosed) {
+      this.endExchange(exchange);
+      return;
+    }
+    exchange.detached = true;
+    exchange.sse = undefined;
+    this.exchanges.delete(exchange);
+    this.detached.set(exchange.stream, exchange);
+    this.touch();
+  }
+
+  /** Keeps a message for a dropped stream until the host resumes it; one the log cannot hold is lost, logged. */
+  private keepForResume(exchange: Exchange, wire: WireJson): Promise<void> {
+    if (!this.replay!.append(exchange.stream, wire).kept)
+      this.reportError(
+        new Error(
+          `Dropped a server message for a stream the host is to resume: larger than limits.sseReplayBytes ` +
+            `(${this.replay!.maxBytes} bytes)`,
+        ),
+      );
+    return SENT;
+  }
+
+  /** A dropped stream's last answer is kept: the POST is over, its events wait for a resume. */
+  private endDetached(exchange: Exchange): void {
+    this.detached.delete(exchange.stream);
+    this.endExchange(exchange);
+  }
+
+  /**
+   * A GET with `Last-Event-ID` naming a POST's stream: the events after it, then — while answers
+   * are still owed — the rest of that POST's messages, on this response.
+   */
+  private resumePostStream(res: ServerResponse, stream: number, seq: number): void {
+    const replay = this.replay!.after(stream, seq);
+    const exchange = this.detached.get(stream) ?? [...this.exchanges].find((open) => open.stream === stream);
+    // An exchange whose stream never opened has sent no id: nothing names a place in it.
+    if (replay === undefined || (exchange !== undefined && !exchange.detached && exchange.sse === undefined)) {
+      replyJsonRpcError(
+        res,
+        400,
+        JSONRPC.INVALID_REQUEST,
+        `Cannot resume stream ${stream} after event ${seq}: this session holds no such event ` +
+          "(the stream ended and its events were let go, or the id is not one it sent)",
+        this.headers(),
+      );
+      return;
+    }
+    const sse = new SseWriter(res, this.headers(), this.keepAliveMs);
+    this.replayOn(sse, stream, replay);
+    if (exchange === undefined || exchange.done) {
+      sse.end();
+      return;
+    }
+    // Still open on its first response (the host saw it drop before the proxy did): that one goes.
+    const previous = exchange.sse;
+    this.detached.delete(stream);
+    exchange.detached = false;
+    exchange.res = res;
+    exchange.sse = sse;
+    exchange.resumable = true;
+    this.exchanges.add(exchange);
+    previous?.end();
+    res.on("close", () => this.streamClosed(exchange, res));
+  }
+
+  /** Writes a resume's events (with their own ids) on `sse`; says when some are no longer held. */
+  private replayOn(sse: SseWriter, stream: number, replay: Replay | undefined): void {
+    if (replay === undefined) return;
+    for (const event of replay.events) void sse.write("message", event.wire, event.id);
+    if (replay.missing > 0)
+      this.reportError(
+        new Error(
+          `Resumed stream ${stream} without ${replay.missing} of its events: they no longer fit ` +
+            `limits.sseReplayBytes (${this.replay?.maxBytes} bytes)`,
+        ),
+      );
   }
 
   private closeWindow(exchange: Exchange): void {
@@ -353,7 +522,7 @@ export class StreamableHttpHostSession extends HostTransportBase {
   }
 
   private sendStandalone(message: JSONRPCMessage): Promise<void> {
-    if (this.standalone?.isOpen === true) return this.standalone.write("message", encodeWire(message));
+    if (this.standalone?.isOpen === true) return this.emit(this.standalone, encodeWire(message));
     this.queued.push(message);
     if (this.queued.length > this.maxQueued) {
       // A request is owed an answer (the proxy counts it as waiting for the host): a notification goes first.
@@ -375,6 +544,7 @@ export class StreamableHttpHostSession extends HostTransportBase {
     this.closeWindow(exchange);
     for (const key of exchange.order) if (this.byRequest.get(key) === exchange) this.byRequest.delete(key);
     this.exchanges.delete(exchange);
+    if (exchange.stream !== GET_STREAM) this.replay?.finish(exchange.stream);
     // The one POST of a stateless session is over (answered, or the host went away).
     if (this.stateless && this.exchanges.size === 0) this.finish();
     else this.touch();
@@ -384,7 +554,8 @@ export class StreamableHttpHostSession extends HostTransportBase {
     if (this.stateless || this.idleTimeoutMs <= 0 || this.isClosed) return;
     if (this.idleTimer !== undefined) clearTimeout(this.idleTimer);
     this.idleTimer = setTimeout(() => {
-      if (this.openStreams > 0 || this.postsWaiting > 0) this.touch();
+      // A dropped stream with answers owed: its host is expected back for them.
+      if (this.openStreams > 0 || this.postsWaiting > 0 || this.detached.size > 0) this.touch();
       else this.finish(`no request and no open stream for ${this.idleTimeoutMs} ms (limits.sessionIdleMs)`);
     }, this.idleTimeoutMs);
     this.idleTimer.unref();

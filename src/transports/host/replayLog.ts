@@ -1,0 +1,142 @@
+/**
+ * What the SSE streams of one streamable HTTP session sent, kept so that a host whose stream
+ * drops can resume it: a GET carrying `Last-Event-ID` gets the events after that one again, on
+ * the new response (MCP 2025-11-25 basic/transports §"Resumability and Redelivery").
+ *
+ * An event id is `STREAM.SEQ`: the stream (0 the session's GET stream, 1, 2, … one per POST that
+ * opened a stream) and the event's place in it, from 1 (0 is the position before the first event,
+ * what a priming event carries). The id says which stream to resume, so a resume never mixes two
+ * streams' messages.
+ *
+ * Bounded by bytes over the whole session (`limits.sseReplayBytes`): the oldest events go first,
+ * and an event larger than the whole budget is never kept. A resume whose events are partly gone
+ * gets what is left, and is told how many are missing. A stream's record is forgotten once the
+ * stream is finished (nothing more will be sent on it) and none of its events is left.
+ */
+import type { WireJson } from "../wireJson.js";
+
+export interface ReplayEvent {
+  readonly id: string;
+  readonly wire: WireJson;
+}
+
+interface Kept {
+  readonly stream: number;
+  readonly seq: number;
+  readonly event: ReplayEvent;
+  readonly bytes: number;
+}
+
+interface StreamRecord {
+  /** The last seq given out on the stream (0: none yet). */
+  lastSeq: number;
+  /** The events still kept, oldest first, from index `first`. */
+  readonly kept: Kept[];
+  first: number;
+  finished: boolean;
+}
+
+/** What a resume gets: the events after its cursor still kept, and how many after it are not. */
+export interface Replay {
+  readonly events: readonly ReplayEvent[];
+  readonly missing: number;
+}
+
+/** A parsed `Last-Event-ID` this log could have written; undefined for anything else. */
+export function parseEventId(id: string): { stream: number; seq: number } | undefined {
+  const match = /^(\d{1,9})\.(\d{1,15})$/.exec(id);
+  if (match === null) return undefined;
+  return { stream: Number(match[1]), seq: Number(match[2]) };
+}
+
+export class ReplayLog {
+  private readonly streams = new Map<number, StreamRecord>();
+  /** Every kept event, oldest first, from index `first`: the order they are let go in. */
+  private readonly order: Kept[] = [];
+  private first = 0;
+  private bytes = 0;
+
+  constructor(readonly maxBytes: number) {}
+
+  /** Starts a stream's record (before its first event or priming id). */
+  open(stream: number): void {
+    if (!this.streams.has(stream)) this.streams.set(stream, { lastSeq: 0, kept: [], first: 0, finished: false });
+  }
+
+  /** The id of the stream's position now: a resume from it gets what is sent after this call. */
+  position(stream: number): string {
+    return `${stream}.${this.streams.get(stream)?.lastSeq ?? 0}`;
+  }
+
+  /** Gives the stream's next event its id, and keeps it when it fits the budget at all. */
+  append(stream: number, wire: WireJson): ReplayEvent & { kept: boolean } {
+    const record = this.streams.get(stream) ?? this.openRecord(stream);
+    const seq = ++record.lastSeq;
+    const event = { id: `${stream}.${seq}`, wire };
+    // Characters stand for bytes: exact for the ASCII of most JSON, and what the string holds in memory.
+    const bytes = typeof wire === "string" ? wire.length : wire.byteLength;
+    if (bytes > this.maxBytes) return { ...event, kept: false };
+    const kept: Kept = { stream, seq, event, bytes };
+    record.kept.push(kept);
+    this.order.push(kept);
+    this.bytes += bytes;
+    while (this.bytes > this.maxBytes) this.dropOldest();
+    return { ...event, kept: true };
+  }
+
+  /**
+   * The events of `stream` after `seq`; undefined when the log has no such position (a stream it
+   * never had or has forgotten, or a seq it never gave out).
+   */
+  after(stream: number, seq: number): Replay | undefined {
+    const record = this.streams.get(stream);
+    if (record === undefined || seq > record.lastSeq) return undefined;
+    const events: ReplayEvent[] = [];
+    for (let i = record.first; i < record.kept.length; i++) {
+      const kept = record.kept[i]!;
+      if (kept.seq > seq) events.push(kept.event);
+    }
+    return { events, missing: record.lastSeq - seq - events.length };
+  }
+
+  /** Nothing more will be sent on `stream`: its record goes with its last kept event. */
+  finish(stream: number): void {
+    const record = this.streams.get(stream);
+    if (record === undefined) return;
+    record.finished = true;
+    if (record.first === record.kept.length) this.streams.delete(stream);
+  }
+
+  /** Bytes kept now, for tests. */
+  get keptBytes(): number {
+    return this.bytes;
+  }
+
+  private openRecord(stream: number): StreamRecord {
+    this.open(stream);
+    return this.streams.get(stream)!;
+  }
+
+  private dropOldest(): void {
+    const oldest = this.order[this.first++]!;
+    this.bytes -= oldest.bytes;
+    const record = this.streams.get(oldest.stream);
+    if (record !== undefined) {
+      record.first++;
+      compact(record.kept, record.first, (n) => {
+        record.first = n;
+      });
+      if (record.finished && record.first === record.kept.length) this.streams.delete(oldest.stream);
+    }
+    compact(this.order, this.first, (n) => {
+      this.first = n;
+    });
+  }
+}
+
+/** Drops a queue's consumed head once it is most of the array (amortized O(1) per item). */
+function compact(items: unknown[], first: number, setFirst: (first: number) => void): void {
+  if (first < 1024 || first * 2 < items.length) return;
+  items.splice(0, first);
+  setFirst(0);
+}

@@ -1,0 +1,423 @@
+/**
+ * A host whose `/mcp` stream drops mid-call resumes it and loses nothing: the events of a
+ * session's SSE streams carry ids, a POST's stream opens with a priming event, and a GET with
+ * `Last-Event-ID` gets what the host missed and then what is still to come — the answer
+ * included, though it came while the host was away. Real pieces: `serve` in front of the
+ * everything server (its long-running tool sends progress, then answers), the SDK's client
+ * reaching it through a TCP relay the test cuts, and raw HTTP for the ids themselves.
+ */
+import { createServer, type Server, type Socket, connect as tcpConnect } from "node:net";
+import type { AddressInfo } from "node:net";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { EVERYTHING_SERVER } from "../helpers/paths.js";
+import { RAW_UPSTREAM, serveConfig, waitForStderr } from "../reliability/helpers.js";
+import type { ServeProcess } from "../helpers/proxyProcess.js";
+
+const PROTOCOL = "2025-11-25";
+
+/** A TCP relay to `target` whose connections the test can cut all at once. */
+async function startRelay(target: URL): Promise<{ url: string; cut(): void; close(): Promise<void> }> {
+  const sockets = new Set<Socket>();
+  const server: Server = createServer((inbound) => {
+    const outbound = tcpConnect(Number(target.port), target.hostname);
+    for (const socket of [inbound, outbound]) {
+      sockets.add(socket);
+      socket.on("close", () => sockets.delete(socket));
+      socket.on("error", () => {});
+    }
+    inbound.pipe(outbound).pipe(inbound);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    cut: () => {
+      for (const socket of sockets) socket.destroy();
+    },
+    close: () => {
+      for (const socket of sockets) socket.destroy();
+      return new Promise((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+interface SseEvent {
+  id?: string;
+  data: string;
+}
+
+/** Reads SSE events off a fetch response until `stop` says so or the stream ends. */
+async function readEvents(
+  response: Response,
+  stop: (events: SseEvent[]) => boolean = () => false,
+): Promise<SseEvent[]> {
+  const events: SseEvent[] = [];
+  const reader = response.body!.getReader();
+  const decoder = new TextDecoder();
+  let buffer = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buffer += decoder.decode(value, { stream: true });
+    let end = buffer.indexOf("\n\n");
+    while (end !== -1) {
+      const block = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      end = buffer.indexOf("\n\n");
+      if (block.startsWith(":")) continue;
+      const event: SseEvent = { data: "" };
+      for (const line of block.split("\n")) {
+        if (line.startsWith("id: ")) event.id = line.slice(4);
+        if (line.startsWith("data: ")) event.data = line.slice(6);
+        if (line === "data:") event.data = "";
+      }
+      events.push(event);
+    }
+    if (stop(events)) {
+      await reader.cancel();
+      break;
+    }
+  }
+  return events;
+}
+
+/** The progress values and answers among `events`, in order ("answer" for an answer). */
+function progressOf(events: readonly SseEvent[]): Array<number | "answer"> {
+  const out: Array<number | "answer"> = [];
+  for (const event of events) {
+    if (event.data === "") continue;
+    const message = JSON.parse(event.data) as { method?: string; id?: unknown; params?: { progress?: number } };
+    if (message.method === "notifications/progress") out.push(message.params!.progress!);
+    else if (message.method === undefined && message.id !== undefined) out.push("answer");
+  }
+  return out;
+}
+
+describe("resuming a dropped /mcp stream", () => {
+  let serve: ServeProcess;
+  let mcpUrl: string;
+  beforeAll(async () => {
+    serve = await serveConfig({
+      mcpServers: { everything: { command: process.execPath, args: [EVERYTHING_SERVER, "stdio"] } },
+    });
+    mcpUrl = `${serve.url}/mcp/everything`;
+  });
+  afterAll(async () => {
+    await serve?.stop();
+  });
+
+  /** A raw session: initialize, initialized; returns its id. */
+  async function rawSession(): Promise<string> {
+    const init = await fetch(mcpUrl, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 0,
+        method: "initialize",
+        params: { protocolVersion: PROTOCOL, capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+      }),
+    });
+    const sessionId = init.headers.get("mcp-session-id")!;
+    await init.text();
+    const initialized = await fetch(mcpUrl, {
+      method: "POST",
+      headers: { ...headers(sessionId), "content-type": "application/json" },
+      body: JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }),
+    });
+    await initialized.text();
+    return sessionId;
+  }
+
+  const headers = (sessionId: string): Record<string, string> => ({
+    accept: "application/json, text/event-stream",
+    "mcp-session-id": sessionId,
+    "mcp-protocol-version": PROTOCOL,
+  });
+
+  const longCall = (id: number, steps: number, duration: number) =>
+    JSON.stringify({
+      jsonrpc: "2.0",
+      id,
+      method: "tools/call",
+      params: {
+        name: "trigger-long-running-operation",
+        arguments: { duration, steps },
+        _meta: { progressToken: `p${id}` },
+      },
+    });
+
+  it("the SDK's client gets every progress notification and the answer of a call whose streams were cut", async () => {
+    const relay = await startRelay(new URL(serve.url));
+    const client = new Client({ name: "resuming-host", version: "1" });
+    const transport = new StreamableHTTPClientTransport(new URL(`${relay.url}/mcp/everything`), {
+      reconnectionOptions: {
+        initialReconnectionDelay: 100,
+        maxReconnectionDelay: 1000,
+        reconnectionDelayGrowFactor: 1.5,
+        maxRetries: 3,
+      },
+    });
+    try {
+      await client.connect(transport);
+      const progress: number[] = [];
+      let cut = false;
+      const answer = client.callTool(
+        { name: "trigger-long-running-operation", arguments: { duration: 3, steps: 6 } },
+        undefined,
+        {
+          timeout: 15_000,
+          onprogress: (p) => {
+            progress.push(p.progress);
+            // Every connection goes (the call's stream and the GET stream) after the second step.
+            if (progress.length === 2 && !cut) {
+              cut = true;
+              relay.cut();
+            }
+          },
+        },
+      );
+      const result = (await answer) as { content: Array<{ type: string; text: string }> };
+      expect(cut).toBe(true);
+      expect(result.content[0]!.text).toMatch(/Long running operation completed/);
+      expect(progress).toEqual([1, 2, 3, 4, 5, 6]);
+      // The session goes on after the resume.
+      const tools = await client.listTools();
+      expect(tools.tools.length).toBeGreaterThan(0);
+      expect(serve.stderr()).not.toMatch(/dropped/i);
+    } finally {
+      await client.close();
+      await relay.close();
+    }
+  }, 30_000);
+
+  it("primes a POST's stream, numbers its events, and replays the ones after a Last-Event-ID", async () => {
+    const sessionId = await rawSession();
+    const response = await fetch(mcpUrl, {
+      method: "POST",
+      headers: { ...headers(sessionId), "content-type": "application/json" },
+      body: longCall(7, 3, 0.6),
+    });
+    expect(response.headers.get("content-type")).toBe("text/event-stream");
+    const events = await readEvents(response);
+    const [priming, ...rest] = events;
+    expect(priming).toEqual({ id: expect.stringMatching(/^\d+\.0$/), data: "" });
+    const stream = priming!.id!.split(".")[0];
+    expect(rest.map((event) => event.id)).toEqual(rest.map((_, i) => `${stream}.${i + 1}`));
+    // The server may tell of its tools first; then the progress, then the answer.
+    expect(progressOf(rest)).toEqual([1, 2, 3, "answer"]);
+    // The host saw the first progress only: it gets the rest again, answer last, and the stream ends.
+    const firstProgress = rest.findIndex((event) => progressOf([event])[0] === 1);
+    const resumed = await fetch(mcpUrl, {
+      headers: { ...headers(sessionId), "last-event-id": rest[firstProgress]!.id! },
+    });
+    expect(resumed.status).toBe(200);
+    expect(await readEvents(resumed)).toEqual(rest.slice(firstProgress + 1));
+  }, 20_000);
+
+  it("keeps the answers owed on a stream that dropped, and sends them on the GET that resumes it", async () => {
+    const sessionId = await rawSession();
+    const controller = new AbortController();
+    const response = await fetch(mcpUrl, {
+      method: "POST",
+      headers: { ...headers(sessionId), "content-type": "application/json" },
+      body: longCall(8, 4, 1.2),
+      signal: controller.signal,
+    });
+    // Gone after the first progress notification.
+    const seen = await readEvents(response, (events) => progressOf(events).length === 1);
+    controller.abort();
+    // Back once the call is over: everything after the last id seen, the answer last.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    const resumed = await fetch(mcpUrl, { headers: { ...headers(sessionId), "last-event-id": seen.at(-1)!.id! } });
+    const rest = await readEvents(resumed);
+    expect(progressOf(rest)).toEqual([2, 3, 4, "answer"]);
+    expect(JSON.parse(rest.at(-1)!.data)).toMatchObject({ id: 8, result: { content: [{ type: "text" }] } });
+  }, 20_000);
+
+  it("moves a stream still open to the GET that resumes it, and ends the first", async () => {
+    const sessionId = await rawSession();
+    const response = await fetch(mcpUrl, {
+      method: "POST",
+      headers: { ...headers(sessionId), "content-type": "application/json" },
+      body: longCall(9, 4, 1.2),
+    });
+    // The host takes its stream for dropped after the first progress, though the proxy still has it open.
+    let resumed: Promise<SseEvent[]> | undefined;
+    const first = await readEvents(response, (events) => {
+      if (resumed === undefined && progressOf(events).length === 1) {
+        const lastId = events.at(-1)!.id!;
+        resumed = fetch(mcpUrl, { headers: { ...headers(sessionId), "last-event-id": lastId } }).then(readEvents);
+      }
+      return false;
+    });
+    expect(progressOf(await resumed!)).toEqual([2, 3, 4, "answer"]);
+    // The first stream ended when the resume took its place, long before the answer.
+    expect(progressOf(first)).not.toContain("answer");
+    expect(progressOf(first)[0]).toBe(1);
+  }, 20_000);
+
+  it("refuses a Last-Event-ID it never sent, and leaves the GET stream open", async () => {
+    const sessionId = await rawSession();
+    const get = await fetch(mcpUrl, { headers: headers(sessionId) });
+    expect(get.status).toBe(200);
+    const refused = await fetch(mcpUrl, { headers: { ...headers(sessionId), "last-event-id": "99.5" } });
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as { error: { message: string } }).error.message).toMatch(
+      /Cannot resume stream 99 after event 5/,
+    );
+    // The GET stream was not replaced: it has not ended (a GET that took its place would end it).
+    const reader = get.body!.getReader();
+    const first = await Promise.race([
+      reader.read(),
+      new Promise<"open">((resolve) => setTimeout(() => resolve("open"), 500)),
+    ]);
+    expect(first === "open" || first.done === false).toBe(true);
+    await reader.cancel();
+  }, 20_000);
+});
+
+describe("with limits.sseReplayBytes 0", () => {
+  it("sends no event ids and no priming event", async () => {
+    const serve = await serveConfig({
+      mcpServers: { everything: { command: process.execPath, args: [EVERYTHING_SERVER, "stdio"] } },
+      limits: { sseReplayBytes: 0 },
+    });
+    try {
+      const url = `${serve.url}/mcp/everything`;
+      const accept = "application/json, text/event-stream";
+      const init = await fetch(url, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept },
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: 0,
+          method: "initialize",
+          params: { protocolVersion: PROTOCOL, capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+        }),
+      });
+      const sessionId = init.headers.get("mcp-session-id")!;
+      await init.text();
+      const response = await fetch(url, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          accept,
+          "mcp-session-id": sessionId,
+          "mcp-protocol-version": PROTOCOL,
+        },
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "tools/call",
+          params: {
+            name: "trigger-long-running-operation",
+            arguments: { duration: 0.6, steps: 2 },
+            _meta: { progressToken: "t" },
+          },
+        }),
+      });
+      const events = await readEvents(response);
+      expect(events.length).toBe(3);
+      expect(events.every((event) => event.id === undefined && event.data !== "")).toBe(true);
+    } finally {
+      await serve.stop();
+    }
+  }, 20_000);
+});
+
+describe("resuming the GET stream", () => {
+  let serve: ServeProcess;
+  let url: string;
+  beforeAll(async () => {
+    serve = await serveConfig({
+      mcpServers: { raw: { command: process.execPath, args: [RAW_UPSTREAM] } },
+      limits: { sseReplayBytes: 600 },
+    });
+    url = `${serve.url}/mcp/raw`;
+  });
+  afterAll(async () => {
+    await serve?.stop();
+  });
+
+  async function session(): Promise<Record<string, string>> {
+    const init = await fetch(url, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 0,
+        method: "initialize",
+        params: { protocolVersion: PROTOCOL, capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+      }),
+    });
+    await init.text();
+    return {
+      accept: "application/json, text/event-stream",
+      "mcp-session-id": init.headers.get("mcp-session-id")!,
+      "mcp-protocol-version": PROTOCOL,
+    };
+  }
+
+  /** Has the upstream answer, then send log notifications `data`: tied to no request, they go on the GET stream. */
+  async function emit(headers: Record<string, string>, id: number, data: readonly string[]): Promise<void> {
+    const line = (message: unknown) => Buffer.from(`${JSON.stringify(message)}\n`).toString("base64");
+    const lines = [
+      line({ jsonrpc: "2.0", id: "__ID__", result: {} }),
+      ...data.map((d) => line({ jsonrpc: "2.0", method: "notifications/message", params: { level: "info", data: d } })),
+    ];
+    const response = await fetch(url, {
+      method: "POST",
+      headers: { ...headers, "content-type": "application/json" },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id,
+        method: "tools/call",
+        params: { name: "x", _emit: lines, _noFinal: true },
+      }),
+    });
+    await response.text();
+  }
+
+  const dataOf = (events: readonly SseEvent[]) =>
+    events.map((e) => (JSON.parse(e.data) as { params: { data: string } }).params.data);
+
+  it("gets what it missed, then what was queued while it was away, in order", async () => {
+    const headers = await session();
+    const get = await fetch(url, { headers });
+    const reading = readEvents(get, (events) => events.length === 3);
+    await emit(headers, 1, ["n1", "n2", "n3"]);
+    const seen = await reading;
+    expect(dataOf(seen)).toEqual(["n1", "n2", "n3"]);
+    expect(seen.map((e) => e.id)).toEqual(["0.1", "0.2", "0.3"]);
+    // Dropped having taken only the first; two more come while no GET stream is open.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await emit(headers, 2, ["n4", "n5"]);
+    const resumed = await fetch(url, { headers: { ...headers, "last-event-id": "0.1" } });
+    const events = await readEvents(resumed, (got) => got.length === 4);
+    expect(dataOf(events)).toEqual(["n2", "n3", "n4", "n5"]);
+    expect(events.map((e) => e.id)).toEqual(["0.2", "0.3", "0.4", "0.5"]);
+  }, 20_000);
+
+  it("keeps at most limits.sseReplayBytes, and says what a resume missed", async () => {
+    const headers = await session();
+    const get = await fetch(url, { headers });
+    const many = Array.from({ length: 12 }, (_, i) => `m${i + 1}-${"x".repeat(40)}`);
+    const reading = readEvents(get, (events) => events.length === many.length);
+    await emit(headers, 1, many);
+    expect(dataOf(await reading)).toEqual(many);
+    const resumed = await fetch(url, { headers: { ...headers, "last-event-id": "0.0" } });
+    const reader = readEvents(resumed, (got) => got.length > 0);
+    const events = await reader;
+    // ~130 bytes an event: the oldest went; the newest are kept, in order, with their own ids.
+    const kept = Number(events[0]!.id!.split(".")[1]);
+    expect(kept).toBeGreaterThan(1);
+    expect(dataOf(events)[0]).toBe(many[kept - 1]);
+    await waitForStderr(
+      serve,
+      /Resumed stream 0 without \d+ of its events: they no longer fit limits\.sseReplayBytes \(600 bytes\)/,
+    );
+  }, 20_000);
+});

@@ -1,0 +1,81 @@
+/**
+ * The replay log of a streamable HTTP session: event ids per stream, what a resume gets back,
+ * and the byte budget (the oldest events go first, over all the session's streams).
+ */
+import { describe, expect, it } from "vitest";
+import { parseEventId, ReplayLog } from "../../../src/transports/host/replayLog.js";
+
+describe("ReplayLog", () => {
+  it("numbers each stream's events from 1 and gives back those after a position", () => {
+    const log = new ReplayLog(1000);
+    log.open(3);
+    expect(log.position(3)).toBe("3.0");
+    expect(log.append(3, "a").id).toBe("3.1");
+    expect(log.append(0, "g").id).toBe("0.1");
+    expect(log.append(3, "b").id).toBe("3.2");
+    expect(log.after(3, 0)).toEqual({
+      events: [
+        { id: "3.1", wire: "a" },
+        { id: "3.2", wire: "b" },
+      ],
+      missing: 0,
+    });
+    expect(log.after(3, 1)).toEqual({ events: [{ id: "3.2", wire: "b" }], missing: 0 });
+    expect(log.after(3, 2)).toEqual({ events: [], missing: 0 });
+    expect(log.after(0, 0)).toEqual({ events: [{ id: "0.1", wire: "g" }], missing: 0 });
+  });
+
+  it("has no position past the last id it gave out, nor in a stream it never had", () => {
+    const log = new ReplayLog(1000);
+    log.append(1, "a");
+    expect(log.after(1, 2)).toBeUndefined();
+    expect(log.after(2, 0)).toBeUndefined();
+  });
+
+  it("lets the oldest events of the session go past its budget, and counts what a resume misses", () => {
+    const log = new ReplayLog(10);
+    log.append(1, "aaaa");
+    log.append(2, "bbbb");
+    log.append(1, "cccc");
+    expect(log.keptBytes).toBe(8);
+    expect(log.after(1, 0)).toEqual({ events: [{ id: "1.2", wire: "cccc" }], missing: 1 });
+    expect(log.after(2, 0)).toEqual({ events: [{ id: "2.1", wire: "bbbb" }], missing: 0 });
+    log.append(1, "dddd");
+    expect(log.after(2, 0)).toEqual({ events: [], missing: 1 });
+  });
+
+  it("never keeps an event larger than the whole budget, but still gives it an id", () => {
+    const log = new ReplayLog(4);
+    expect(log.append(1, "toolong")).toMatchObject({ id: "1.1", kept: false });
+    expect(log.append(1, "ok")).toMatchObject({ id: "1.2", kept: true });
+    expect(log.after(1, 0)).toEqual({ events: [{ id: "1.2", wire: "ok" }], missing: 1 });
+  });
+
+  it("forgets a finished stream once its last event has gone, not before", () => {
+    const log = new ReplayLog(6);
+    log.append(1, "aaa");
+    log.finish(1);
+    expect(log.after(1, 0)?.events).toHaveLength(1);
+    log.append(2, "bbbb");
+    expect(log.after(1, 0)).toBeUndefined();
+    log.open(5);
+    log.finish(5);
+    expect(log.after(5, 0)).toBeUndefined();
+  });
+
+  it("stays bounded through many events", () => {
+    const log = new ReplayLog(1000);
+    for (let i = 0; i < 50_000; i++) log.append(i % 7, "x".repeat(10));
+    expect(log.keptBytes).toBeLessThanOrEqual(1000);
+    const replay = log.after(0, 0)!;
+    expect(replay.events.length + replay.missing).toBe(Math.ceil(50_000 / 7));
+  });
+});
+
+describe("parseEventId", () => {
+  it("reads STREAM.SEQ and nothing else", () => {
+    expect(parseEventId("4.12")).toEqual({ stream: 4, seq: 12 });
+    for (const junk of ["", "4", "4.", ".1", "a.1", "4.1.2", " 4.1", "1".repeat(20) + ".1", "-1.2"])
+      expect(parseEventId(junk)).toBeUndefined();
+  });
+});
