@@ -2,8 +2,14 @@
  * Where a config file goes wrong, in the user's terms: JSON paths (`$.mcpServers.docs.args[0]`)
  * and, for text that is not JSON, the line, column and enclosing field of the first error.
  * Node's own `JSON.parse` message quotes a stretch of the text (often the start of the file) and,
- * for some errors, no position at all.
+ * for some errors, no position at all. Two things `JSON.parse` lets through are errors here: a
+ * key given twice in one object (the parse keeps the last one without a word — a second `auth`
+ * would silently replace the first), and nesting deeper than `MAX_DEPTH` (no config needs it,
+ * and walking it would exhaust the stack).
  */
+
+/** Objects and arrays nested deeper than this are refused. */
+export const MAX_DEPTH = 64;
 
 /** `$.a.b[0]["odd key"]`: dots for identifier-like keys, brackets for the rest. */
 export function formatPath(path: ReadonlyArray<PropertyKey>): string {
@@ -28,15 +34,24 @@ export interface JsonSyntaxError {
   readonly expected: string;
 }
 
+/** A JSON text's first problem: a syntax error, a key given twice in one object, or too deep a nesting. */
+export interface JsonTextProblem extends JsonSyntaxError {
+  readonly kind: "syntax" | "duplicate" | "depth";
+}
+
 class Stop {
   constructor(
     readonly offset: number,
     readonly expected: string,
+    readonly kind: JsonTextProblem["kind"] = "syntax",
   ) {}
 }
 
-/** The first syntax error of `text` (RFC 8259), or undefined when it is valid JSON. */
-export function locateJsonError(text: string): JsonSyntaxError | undefined {
+/**
+ * The first problem of `text` read as a config: a syntax error (RFC 8259), a duplicate key, or
+ * nesting past `MAX_DEPTH`; undefined when there is none.
+ */
+export function checkJsonText(text: string): JsonTextProblem | undefined {
   const path: Array<string | number> = [];
   let i = 0;
   const space = (): void => {
@@ -83,12 +98,23 @@ export function locateJsonError(text: string): JsonSyntaxError | undefined {
     if (!closes(close)) fail(expected);
     return false;
   };
+  const deeper = (): void => {
+    if (path.length >= MAX_DEPTH) throw new Stop(i, `at most ${MAX_DEPTH} levels of nesting`, "depth");
+  };
   const object = (): void => {
+    deeper();
     i++; // past the '{'
     if (closes("}")) return;
+    const keys = new Set<string>();
     do {
       space();
+      const at = i;
       const key = string();
+      if (keys.has(key)) {
+        path.push(key);
+        throw new Stop(at, "each key once in an object (JSON keeps only the last one)", "duplicate");
+      }
+      keys.add(key);
       space();
       if (text[i] !== ":") fail(`':' after the key ${JSON.stringify(key)}`);
       i++;
@@ -98,6 +124,7 @@ export function locateJsonError(text: string): JsonSyntaxError | undefined {
     } while (another("}", "',' or '}' after a member (a missing comma, or a trailing one)"));
   };
   const array = (): void => {
+    deeper();
     i++; // past the '['
     if (closes("]")) return;
     let index = 0;
@@ -131,6 +158,6 @@ export function locateJsonError(text: string): JsonSyntaxError | undefined {
     const before = text.slice(0, error.offset);
     const line = before.split("\n").length;
     const column = error.offset - before.lastIndexOf("\n");
-    return { line, column, path: formatPath(path), expected: error.expected };
+    return { kind: error.kind, line, column, path: formatPath(path), expected: error.expected };
   }
 }

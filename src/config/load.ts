@@ -8,7 +8,7 @@ import type { z } from "zod";
 import { NormalizerError } from "../errors/NormalizerError.js";
 import { expandEnv } from "./env.js";
 import { NOT_A_HEADER_NAME } from "./headerValue.js";
-import { formatPath, locateJsonError } from "./jsonLocation.js";
+import { checkJsonText, formatPath, MAX_DEPTH } from "./jsonLocation.js";
 import { ConfigSchema, type ProxyConfig } from "./schema.js";
 import { unknownKeyHint } from "./unknownKey.js";
 
@@ -68,10 +68,24 @@ export function parseConfigText(
   let raw: unknown;
   // Editors on Windows save UTF-8 with a byte order mark; JSON.parse refuses it.
   const json = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  const problem = checkJsonText(json);
+  if (problem !== undefined && problem.kind !== "syntax") {
+    const what =
+      problem.kind === "duplicate"
+        ? `${problem.path} is given twice (again at line ${problem.line}, column ${problem.column}); JSON keeps ` +
+          "only the last one, so the first would be ignored without a word: keep one"
+        : `${problem.path} is nested more than ${MAX_DEPTH} levels deep (line ${problem.line}, column ${problem.column})`;
+    throw new NormalizerError("CONFIG_INVALID", `${file} is not a valid mcp-normalizer config:\n  ${what}`, {
+      file,
+      line: problem.line,
+      column: problem.column,
+      path: problem.path,
+    });
+  }
   try {
     raw = JSON.parse(json);
   } catch (error) {
-    const at = locateJsonError(json);
+    const at = problem;
     // Node's own message quotes a stretch of the text (a token can be a secret): only our words.
     const where =
       at === undefined

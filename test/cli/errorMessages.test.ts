@@ -114,6 +114,20 @@ describe("config mistakes (exit 3)", () => {
       '{\n  "mcpServers": {\n    "a": {"command": "x",}\n  }\n}',
       /is not valid JSON at line 3, column 26 \(in \$\.mcpServers\.a\): expected a string in double quotes/,
     ],
+    // JSON.parse keeps the last of two equal keys: a second "auth" would drop the tokens without a word.
+    [
+      '{"mcpServers": {"a": {"command": "x"}}, "auth": {"bearerTokens": ["t-1"]},\n "auth": {}}',
+      /\$\.auth is given twice \(again at line 2, column 2\); JSON keeps only the last one/,
+    ],
+    [
+      '{"mcpServers": {"a": {"command": "x"}, "a": {"command": "y"}}}',
+      /\$\.mcpServers\.a is given twice \(again at line 1, column 40\)/,
+    ],
+    // Deep enough to exhaust the stack of a recursive walk.
+    [
+      `{"mcpServers": {"a": {"command": "x"}}, "x": ${"[".repeat(5000)}${"]".repeat(5000)}}`,
+      /\$\.x(\[0\])+ is nested more than 64 levels deep \(line 1, column \d+\)/,
+    ],
   ];
   for (const [text, message] of cases) {
     it(`${text.replace(/\s+/g, " ").slice(0, 60)} → ${message.source.slice(0, 30)}…`, async () => {

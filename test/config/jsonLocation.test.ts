@@ -1,11 +1,12 @@
 /**
  * The JSON locator behind config parse errors: where the first syntax error is (line, column),
- * in which member or element, and what was expected there; nothing for valid JSON.
+ * in which member or element, and what was expected there; a key given twice; nesting too deep;
+ * nothing for valid JSON.
  */
 import { describe, expect, it } from "vitest";
-import { formatPath, locateJsonError } from "../../src/config/jsonLocation.js";
+import { checkJsonText, formatPath, MAX_DEPTH } from "../../src/config/jsonLocation.js";
 
-describe("locateJsonError", () => {
+describe("checkJsonText: syntax errors", () => {
   it.each([
     "{}",
     "[]",
@@ -15,7 +16,7 @@ describe("locateJsonError", () => {
     "[[], {}, [{}], -0.5e+3, true, false]",
     '"just a string"',
   ])("finds nothing wrong in %s", (text) => {
-    expect(locateJsonError(text)).toBeUndefined();
+    expect(checkJsonText(text)).toBeUndefined();
     expect(() => JSON.parse(text)).not.toThrow();
   });
 
@@ -33,7 +34,7 @@ describe("locateJsonError", () => {
     // neither
     ['{"a": 1} x', 1, 10, "$", "the end of the file after the top-level value"],
   ] as const)("%s: line %i, column %i, in %s", (text, line, column, path, expected) => {
-    expect(locateJsonError(text)).toEqual({ line, column, path, expected });
+    expect(checkJsonText(text)).toEqual({ kind: "syntax", line, column, path, expected });
     expect(() => JSON.parse(text)).toThrow();
   });
 });
@@ -41,5 +42,25 @@ describe("locateJsonError", () => {
 describe("formatPath", () => {
   it("writes identifier keys with dots, other keys and indexes in brackets", () => {
     expect(formatPath(["mcpServers", "my server", "args", 0])).toBe('$.mcpServers["my server"].args[0]');
+  });
+});
+
+describe("checkJsonText", () => {
+  it("finds a key given twice in one object, at its second place", () => {
+    expect(checkJsonText('{"a": {"b": 1, "c": 2,\n "b": 3}}')).toMatchObject({
+      kind: "duplicate",
+      line: 2,
+      column: 2,
+      path: "$.a.b",
+    });
+    // The same key in two objects is no problem.
+    expect(checkJsonText('{"a": {"b": 1}, "c": {"b": 1}, "d": [{"b": 1}, {"b": 2}]}')).toBeUndefined();
+  });
+
+  it("refuses nesting past MAX_DEPTH, and takes it up to there", () => {
+    const nested = (depth: number) => `${"[".repeat(depth)}${"]".repeat(depth)}`;
+    expect(checkJsonText(nested(MAX_DEPTH))).toBeUndefined();
+    expect(checkJsonText(nested(MAX_DEPTH + 1))).toMatchObject({ kind: "depth" });
+    expect(checkJsonText(nested(100_000))).toMatchObject({ kind: "depth", line: 1, column: MAX_DEPTH + 1 });
   });
 });
