@@ -2,11 +2,15 @@
  * A raw JSON-RPC client over one upstream transport, for `audit`. Deliberately not the
  * SDK `Client`: its typed methods validate results with zod and strip or reject the very shapes
  * an audit must see (unknown keys, text-in-base64 with a wrong mimeType, …). Results come back
- * exactly as the transport parsed them; responses are matched to requests by id.
+ * exactly as the transport parsed them; responses are matched to requests by id. An answer the
+ * transport could not read (over `limits.maxMessageBytes`, not UTF-8) fails its request at once,
+ * with why. What the upstream was given to keep secret (its `env` values, header values, a
+ * token) is never quoted back in an error: reports get shared.
  */
 import { JSONRPC } from "../../errors/jsonRpcCodes.js";
 import { NormalizerError } from "../../errors/NormalizerError.js";
-import type { JSONRPCMessage, ProxyTransport } from "../../transports/types.js";
+import { redactSecrets } from "../../errors/redact.js";
+import type { FramingProblem, JSONRPCMessage, ProxyTransport } from "../../transports/types.js";
 
 /** A JSON-RPC error answer, kept as the upstream sent it. */
 export class RpcError extends Error {
@@ -51,6 +55,12 @@ export class RawRpcClient {
     transport.onmessage = (message) => this.receive(message);
     transport.onclose = () => this.fail(new NormalizerError("UPSTREAM_CLOSED", `upstream closed${this.why()}`));
     transport.onerror = () => {};
+    transport.onproblem = (problem) => this.unreadable(problem);
+  }
+
+  /** `text` without what the upstream was given to keep secret. */
+  redact(text: string): string {
+    return redactSecrets(text, this.transport.secretsSent?.() ?? []);
   }
 
   start(): Promise<void> {
@@ -131,13 +141,8 @@ export class RawRpcClient {
     clearTimeout(pending.timer);
     if (m.error !== undefined) {
       const code = typeof m.error?.code === "number" ? m.error.code : 0;
-      pending.reject(
-        new RpcError(
-          code,
-          typeof m.error?.message === "string" ? m.error.message : JSON.stringify(m.error),
-          m.error?.data,
-        ),
-      );
+      const message = typeof m.error?.message === "string" ? m.error.message : JSON.stringify(m.error);
+      pending.reject(new RpcError(code, this.redact(message), m.error?.data));
     } else {
       if (typeof m.result === "object" && m.result !== null) this.responses.set(m.result, m);
       pending.resolve(m.result);
@@ -153,8 +158,24 @@ export class RawRpcClient {
     }
   }
 
+  /** An answer the transport dropped unread: its request fails now, not at its timeout. */
+  private unreadable(problem: FramingProblem): void {
+    if (typeof problem.id !== "number" || problem.asks === true) return;
+    const pending = this.pending.get(problem.id);
+    if (pending === undefined) return;
+    this.pending.delete(problem.id);
+    clearTimeout(pending.timer);
+    const why =
+      problem.kind === "too-large"
+        ? `the answer of ${problem.bytes} bytes is over limits.maxMessageBytes`
+        : problem.kind === "invalid-json"
+          ? "the answer could not be read: it is not UTF-8"
+          : "the answer is not JSON-RPC";
+    pending.reject(new NormalizerError("UPSTREAM_UNREADABLE", why));
+  }
+
   private why(): string {
     const why = this.options.describeEnd?.();
-    return why === undefined ? "" : ` (${why})`;
+    return why === undefined ? "" : ` (${this.redact(why)})`;
   }
 }

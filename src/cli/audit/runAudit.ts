@@ -114,7 +114,8 @@ export async function runAudit(options: AuditOptions): Promise<AuditResult> {
   let failedReads = 0;
   const fail = (failure: ReadFailure): void => {
     if (failure.kind === "read") failedReads++;
-    aggregator.addFailure(failure);
+    // A tool's own error text too may quote what the server was given to keep secret.
+    aggregator.addFailure({ ...failure, error: client.redact(failure.error) });
   };
   try {
     await client.start();

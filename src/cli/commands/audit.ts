@@ -19,6 +19,7 @@ import { sinkFor } from "../../observe/logSink.js";
 import { upstreamSpec } from "../../proxy/upstreamFactory.js";
 import { parseReportFormat, renderReport } from "../../report/render.js";
 import { createUpstreamTransport } from "../../transports/upstream/index.js";
+import { describeUrl } from "../../transports/upstream/upstreamMessages.js";
 import { parseCommandArgs, parseIntFlag } from "../args.js";
 import { createProgress } from "../audit/progressBar.js";
 import { DEFAULT_AUDIT_CONCURRENCY, runAudit } from "../audit/runAudit.js";
@@ -195,10 +196,13 @@ export async function runAuditCommand(argv: readonly string[], io: CliIo): Promi
   return EXIT.OK;
 }
 
-/** The upstream as shown in the report: its command line or URL, never headers or env values. */
+/**
+ * The upstream as shown in the report: its command line, or its URL without credentials or
+ * query (where API keys go); never headers or env values.
+ */
 function describeUpstream(server: ServerConfig): string {
   if (isStdioServer(server)) return [server.command, ...(server.args ?? [])].join(" ");
-  return server.url;
+  return describeUrl(server.url);
 }
 
 async function packageVersion(): Promise<string> {

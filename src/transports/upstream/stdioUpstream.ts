@@ -9,7 +9,7 @@
  *   (pending requests get their error at once) and the group is ended.
  * - stdout is framed linearly (`JsonLineReader`); a non-JSON line (a banner, a log line) is an
  *   `onproblem` report and the session goes on.
- * - stderr goes to the logger line by line, never to our stdout (stdout belongs to the host
+ * - stderr goes to the logger line by line (its `env` values redacted), never to our stdout (stdout belongs to the host
  *   side in `stdio` mode).
  * - An exit we did not ask for is an `UPSTREAM_EXITED` error naming code/signal and (unless
  *   `stderrInErrors` is off) the last stderr line, then `onclose`; `exitInfo` keeps it for the
@@ -19,6 +19,7 @@
  */
 import { spawn as nodeSpawn, type ChildProcess, type SpawnOptions } from "node:child_process";
 import { StderrTail } from "./stderrTail.js";
+import { type SecretRedactor, secretRedactor } from "../../errors/redact.js";
 import { NormalizerError } from "../../errors/NormalizerError.js";
 import { silentLogger, type Logger } from "../../observe/logger.js";
 import { LineSplitter, type OversizedLine } from "../../wire/lineSplitter.js";
@@ -94,6 +95,7 @@ export class StdioUpstreamTransport implements UpstreamTransport {
   private closed = false;
   private closeReported = false;
   private readonly stderrTail = new StderrTail();
+  private readonly envRedactor: SecretRedactor;
   private exit: UpstreamExit | undefined;
   /** Set when stdout ended while the child kept running: the upstream is over, and ended. */
   private stdoutClosedEarly = false;
@@ -105,6 +107,7 @@ export class StdioUpstreamTransport implements UpstreamTransport {
   constructor(options: StdioUpstreamOptions) {
     this.options = options;
     this.logger = (options.logger ?? silentLogger).child({ upstream: options.command });
+    this.envRedactor = secretRedactor(Object.values(options.env ?? {}));
     this.reader = new JsonLineReader({
       maxMessageBytes: options.maxMessageBytes,
       rawStringBytes: options.rawStringBytes,
@@ -261,8 +264,10 @@ export class StdioUpstreamTransport implements UpstreamTransport {
     child.once("exit", () => clearTimeout(timer));
   }
 
-  private onStderrLine(line: string): void {
-    if (line.trim() === "") return;
+  private onStderrLine(text: string): void {
+    if (text.trim() === "") return;
+    // A server may print what it was given (`env` values): never logged, nor quoted in an error.
+    const line = this.envRedactor.any ? this.envRedactor.redact(text) : text;
     this.stderrTail.push(line);
     this.logger.info("upstream stderr", { line });
   }
