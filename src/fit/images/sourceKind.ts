@@ -5,6 +5,7 @@
  * references to local files.
  */
 import { detectSignature } from "../../normalize/signature.js";
+import { doctypeEnd } from "./svgSafety.js";
 
 export type SourceKind =
   | { readonly decoder: "sharp"; readonly mime: string; readonly lossy: boolean }
@@ -38,12 +39,33 @@ export function sourceKind(bytes: Buffer): SourceKind | null {
   return looksLikeSvg(bytes) ? { decoder: "svg", mime: "image/svg+xml", lossy: false } : null;
 }
 
+/**
+ * Whether the root element is `<svg`, with only markup before it: an XML declaration,
+ * processing instructions, comments, a doctype, whitespace. A scan, not one pattern: a pattern
+ * with whitespace runs inside a repeated group took time exponential in their length (34
+ * spaces: seconds on the event loop).
+ */
 function looksLikeSvg(bytes: Buffer): boolean {
   const head = bytes
     .subarray(0, SVG_HEAD_BYTES)
     .toString("utf8")
     .replace(/^\uFEFF/, "");
-  // Only markup before the root: an XML declaration, comments, processing instructions, a doctype.
-  const prolog = /^(?:\s+|<\?[\s\S]*?\?>|<!--[\s\S]*?-->|<!DOCTYPE[^>[]*(?:\[[\s\S]*?\])?\s*>)*<svg[\s>]/i;
-  return prolog.test(head);
+  let i = 0;
+  while (i < head.length) {
+    let end: number;
+    if (/\s/.test(head[i]!)) end = i + 1;
+    else if (head.startsWith("<?", i)) end = after(head, "?>", i + 2);
+    else if (head.startsWith("<!--", i)) end = after(head, "-->", i + 4);
+    else if (head.slice(i, i + 9).toUpperCase() === "<!DOCTYPE") end = doctypeEnd(head, i);
+    else return /^<svg[\s>]/i.test(head.slice(i, i + 5));
+    if (end === -1) return false;
+    i = end;
+  }
+  return false;
+}
+
+/** The index after the first `close` from `from`, or -1. */
+function after(text: string, close: string, from: number): number {
+  const at = text.indexOf(close, from);
+  return at === -1 ? -1 : at + close.length;
 }

@@ -13,11 +13,15 @@
  * Patterns over markup can be misled, so the result is checked again, failing closed: every
  * `href=` left in the text must start its value with `#` or an inline raster image, and no
  * document type declaration may be left; otherwise the SVG is not rendered at all.
+ *
+ * Every step is a scan that reads the text about once, never a pattern whose match may run to
+ * the end of the text from each of many starts: a hostile SVG of unclosed `<!DOCTYPE [`, `href="`
+ * or `url(` repeated would otherwise hold the event loop for seconds to minutes.
  */
 
-const DOCTYPE = /<!DOCTYPE[^>[]*(?:\[[\s\S]*?\])?\s*>/gi;
-/** Any attribute whose local name is `href`, with any prefix: the characters a prefix cannot hold excluded. */
-const HREF = /(\s(?:[^\s=<>/"']*:)?href\s*=\s*)(["'])([\s\S]*?)\2/gi;
+const DOCTYPE_START = /<!DOCTYPE/gi;
+/** The start of any attribute whose local name is `href`, with any prefix, up to its opening quote. */
+const HREF_START = /(\s(?:[^\s=<>/"']*:)?href\s*=\s*)(["'])/gi;
 /** `href=` as an attribute name ends: after whitespace or a prefix's colon (not `data-href`, not `[href=`). */
 const ANY_HREF = /(?<=[\s:])href\s*=\s*/gi;
 const DECLARATION = /<!(?:DOCTYPE|ENTITY)/i;
@@ -39,24 +43,69 @@ function isSafeTarget(value: string): boolean {
 
 export function neutralizeSvg(source: string): SafeSvg {
   let neutralized = 0;
-  let svg = source.replace(DOCTYPE, () => {
+  const counted = (): void => {
     neutralized++;
-    return "";
-  });
-  svg = svg.replace(HREF, (whole, lead: string, quote: string, value: string) => {
-    if (isSafeTarget(value)) return whole;
-    neutralized++;
-    return `${lead}${quote}#${quote}`;
-  });
-  svg = neutralizeCssUrls(svg, () => neutralized++);
+  };
+  let svg = removeDoctypes(source, counted);
+  svg = neutralizeHrefs(svg, counted);
+  svg = neutralizeCssUrls(svg, counted);
   return { svg, neutralized, safe: !DECLARATION.test(svg) && everyHrefSafe(svg) };
 }
 
 /**
- * Every CSS `url(…)` that is not a fragment as `url(#)`. A scan, not one pattern: a pattern
- * looking for each `url(`'s `)` would read to the end of the text for every unclosed one
- * (an SVG of `url('` repeated took seconds on the event loop).
+ * Where the document type declaration at `start` (its `<!DOCTYPE`) ends — the index after its
+ * `>` — or -1 when it never does. An internal subset (`[…]`) ends at the first `]` that
+ * whitespace and `>` follow.
  */
+export function doctypeEnd(text: string, start: number): number {
+  let i = start + "<!DOCTYPE".length;
+  while (i < text.length && text[i] !== ">" && text[i] !== "[") i++;
+  if (i >= text.length) return -1;
+  if (text[i] === ">") return i + 1;
+  for (let close = text.indexOf("]", i); close !== -1; close = text.indexOf("]", close + 1)) {
+    let after = close + 1;
+    while (after < text.length && /\s/.test(text[after]!)) after++;
+    if (text[after] === ">") return after + 1;
+  }
+  return -1;
+}
+
+/** Every document type declaration taken out; from one that never ends, the rest is left (and fails the check). */
+function removeDoctypes(svg: string, counted: () => void): string {
+  let out = "";
+  let from = 0;
+  DOCTYPE_START.lastIndex = 0;
+  for (let match = DOCTYPE_START.exec(svg); match !== null; match = DOCTYPE_START.exec(svg)) {
+    const end = doctypeEnd(svg, match.index);
+    if (end === -1) break;
+    out += svg.slice(from, match.index);
+    from = end;
+    counted();
+    DOCTYPE_START.lastIndex = end;
+  }
+  return out + svg.slice(from);
+}
+
+/** Every `href` value that is not a safe target as `#`; from a value that never closes, the rest is left. */
+function neutralizeHrefs(svg: string, counted: () => void): string {
+  let out = "";
+  let from = 0;
+  HREF_START.lastIndex = 0;
+  for (let match = HREF_START.exec(svg); match !== null; match = HREF_START.exec(svg)) {
+    const valueStart = match.index + match[0].length;
+    const close = svg.indexOf(match[2]!, valueStart);
+    if (close === -1) break;
+    if (!isSafeTarget(svg.slice(valueStart, close))) {
+      out += `${svg.slice(from, valueStart)}#`;
+      from = close;
+      counted();
+    }
+    HREF_START.lastIndex = close + 1;
+  }
+  return out + svg.slice(from);
+}
+
+/** Every CSS `url(…)` that is not a fragment as `url(#)`. */
 function neutralizeCssUrls(svg: string, counted: () => void): string {
   let out = "";
   let from = 0;
