@@ -137,7 +137,12 @@ export function decodeStrict(bytes: Uint8Array, charset: string): string | null 
   // UTF-16/32 round-trip lone surrogates, which UTF-8 (and so a JSON text for a host) cannot
   // carry: such bytes are not text (found by test/normalize/properties.test.ts).
   if (!isWellFormed(text)) return null;
-  if (!NOT_DEFINED.test(text) && isTableDriven(charset)) return text;
+  const table = tableKind(charset);
+  if (table !== undefined && !NOT_DEFINED.test(text)) return text;
+  // A single-byte table decodes to U+FFFD only a byte it has no character for, and may encode
+  // U+FFFD back to that byte: the round trip below would take it for text. (A multi-byte
+  // charset such as GB18030 can encode a real U+FFFD: there the round trip decides.)
+  if (table === "single" && text.includes("\ufffd")) return null;
   let back: Buffer;
   try {
     back = iconv().encode(text, charset, { addBOM: false });
@@ -150,8 +155,8 @@ export function decodeStrict(bytes: Uint8Array, charset: string): string | null 
 /** U+FFFD, where a table has no character, and the Private Use Area, where it has no defined one. */
 const NOT_DEFINED = /[\ufffd\ue000-\uf8ff]/;
 
-/** A charset iconv-lite decodes from a table (single- or double-byte), not with an algorithm. */
-function isTableDriven(charset: string): boolean {
+/** How iconv-lite decodes a charset: from a single- or a double-byte table, or with an algorithm (undefined). */
+function tableKind(charset: string): "single" | "double" | undefined {
   const codec = iconv().getCodec(charset) as { decodeBuf?: unknown; decodeTables?: unknown };
-  return codec.decodeBuf !== undefined || codec.decodeTables !== undefined;
+  return codec.decodeBuf !== undefined ? "single" : codec.decodeTables !== undefined ? "double" : undefined;
 }

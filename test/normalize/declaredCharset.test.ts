@@ -68,6 +68,26 @@ describe("declared double-byte charsets", () => {
     }
   });
 
+  // iconv-lite decodes these to U+FFFD and encodes U+FFFD back to them: a round trip alone let them through.
+  it.each([
+    ["windows-1250", 0x98],
+    ["windows-1251", 0x98],
+    ["windows-1252", 0x9d],
+    ["ISO-8859-1", 0x9d],
+    ["windows-1253", 0xff],
+    ["windows-1254", 0x9e],
+    ["windows-1255", 0xff],
+    ["windows-1257", 0xa5],
+    ["windows-874", 0xff],
+    ["ISO-8859-3", 0xf0],
+    ["ISO-8859-7", 0xff],
+  ] as const)("%s: byte %i, which has no character, stays bytes, never U+FFFD", (charset, byte) => {
+    const bytes = Buffer.concat([Buffer.from("Total: 100 "), Buffer.from([byte]), Buffer.from(" 10")]);
+    const { entry, out, record } = declared(bytes, charset);
+    expect(out).toBe(entry);
+    expect(record).toMatchObject({ action: "none", reason: expect.stringMatching(/the bytes are not valid in it$/) });
+  });
+
   it("a charset the proxy does not know is named in the reason", () => {
     const { entry, out, record } = declared(Buffer.from([0xe9, 0x41]), "x-klingon");
     expect(out).toBe(entry);
