@@ -18,7 +18,7 @@ import { getParam, parseMediaType, withEssence, withParam, withoutParam, type Me
 import { isGenericType, isTextualType, typeFromUri } from "./mimeTables.js";
 import type { ResolvedPolicy } from "./policy.js";
 import { agreesWithSignature, detectSignature } from "./signature.js";
-import { hasBinaryControlBytes } from "./textEvidence.js";
+import { hasBinaryControlBytes, isBinaryString } from "./textEvidence.js";
 
 export type BytesDecision =
   | {
@@ -97,13 +97,19 @@ export function decideBytes(bytes: Buffer, ctx: BytesContext): BytesDecision {
       ...(detected === undefined ? {} : { detected }),
     };
   };
+  /**
+   * Text a second pass would take back to bytes (with no textual type to say otherwise, a string
+   * of Latin-1 characters with binary controls or a binary format's start) is not made: the same
+   * bytes without the mark or the charset stay bytes too.
+   */
+  const staysBytes = (text: string): boolean => !textual && isBinaryString(text, false);
   const transcoded = (
     text: string,
     charset: string,
     reason: string,
     detected?: DetectedCharset,
   ): BytesDecision | null => {
-    if (text.indexOf("\u0000") !== -1) return null;
+    if (text.indexOf("\u0000") !== -1 || staysBytes(text)) return null;
     if (preserve) return preservedBlob(charset, `${reason}; charset preserved`, detected);
     return {
       kind: "text",
@@ -124,6 +130,12 @@ export function decideBytes(bytes: Buffer, ctx: BytesContext): BytesDecision {
         // Binary controls after the mark are text only where the type says so: unwrapped here,
         // such text would go back to a blob on a second pass (a text entry is judged the same way).
         const text = isUtf8(body) && body.indexOf(0) === -1 && (textual || !hasBinaryControlBytes(body));
+        if (text && staysBytes(body.toString("utf8")))
+          return {
+            kind: "blob",
+            mime: blobMime(declared, fromExtension),
+            reason: "UTF-8 with BOM, but binary after it",
+          };
         if (text) return utf8Text(body, textMime(isAscii(body)), "UTF-8 with BOM");
       } else {
         const text = decodeStrict(body, bom.charset);

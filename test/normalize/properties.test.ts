@@ -215,6 +215,28 @@ describe("engine properties", () => {
       }
   });
 
+  it("is idempotent on a byte order mark followed by a binary format's start, with or without fixMime", () => {
+    // Found from outside: with fixMime off, unwrapped to text "%PDF-…%%EOF" on a first pass (its type
+    // left generic), it went back to a blob — without its mark — on the second.
+    const pdf = "%PDF-1.4 hi %%EOF";
+    const blobs = [
+      Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(pdf)]),
+      Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(pdf, "utf16le")]),
+    ];
+    for (const bytes of blobs)
+      for (const mimeType of [undefined, "application/octet-stream"])
+        for (const fixMime of [false, true]) {
+          const policy = testPolicy({ fixMime });
+          const entry = { blob: bytes.toString("base64"), ...(mimeType === undefined ? {} : { mimeType }) };
+          const once = normalizeResourceEntry(entry, policy, "c").entry;
+          const twice = normalizeResourceEntry(once, policy, "c").entry;
+          const label = `${bytes.subarray(0, 2).toString("hex")} ${mimeType} ${fixMime}`;
+          expect(JSON.stringify(twice), label).toBe(JSON.stringify(once));
+          // Left as it came: the same bytes without the mark are a PDF's, kept as bytes.
+          expect((once as { blob?: string }).blob, label).toBe(entry.blob);
+        }
+  });
+
   it("is idempotent on a blob of ASCII control characters under a textual name, with or without fixMime", () => {
     // Found by the property above: unwrapped to text on a first pass, the second took that text
     // for a binary string, "transcoded" it to itself and set a type fixMime: false forbids.
