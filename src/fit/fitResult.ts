@@ -11,6 +11,7 @@ import { isRawJsonString } from "../wire/rawJson.js";
 import { inlineResource } from "./embedded.js";
 import type { FitPolicy } from "./fitPolicy.js";
 import type { ImageFit } from "./images/fitImage.js";
+import { sourceKind } from "./images/sourceKind.js";
 import { fitRecord } from "./records.js";
 import type { FitRuntime } from "./runtime.js";
 import type { ImageSettings } from "./settings.js";
@@ -37,9 +38,16 @@ interface ImageJob {
   /** The block (image block, embedded resource block, or resources/read entry) to replace. */
   readonly block: JsonObject;
   readonly path: string;
+  /** The resource the image is (or was inlined from), for rules and the record. */
+  readonly uri: string | null;
   readonly settings: ImageSettings;
   readonly dryRun: boolean;
   readonly kind: "image" | "resource" | "entry";
+  /**
+   * The settings for the image as what its bytes say it is: rules match declared types, and a
+   * server may label an SVG `image/png`. Null when that type's rules turn images off.
+   */
+  readonly settingsAs: (mime: string) => ImageSettings | null;
 }
 
 export function fitResult(
@@ -51,13 +59,18 @@ export function fitResult(
   if (!isJsonObject(result)) return { value: result, changes: [] };
   const changes: ChangeRecord[] = [];
   const jobs: ImageJob[] = [];
+  // An image block inlined from an embedded resource → that resource's URI (rules match it).
+  const inlinedFrom = new WeakMap<JsonObject, string>();
   let value: JsonObject = result;
   switch (method) {
     case "tools/call": {
       const content = result.content;
       if (!Array.isArray(content)) return { value: result, changes };
-      let list = mapChanged(content, (block, i) => inlineBlock(block, `content[${i}]`, tool, session.policy, changes));
-      for (const [i, block] of list.entries()) collectImage(block, `content[${i}]`, tool, session.policy, jobs);
+      let list = mapChanged(content, (block, i) =>
+        inlineBlock(block, `content[${i}]`, tool, session.policy, changes, inlinedFrom),
+      );
+      for (const [i, block] of list.entries())
+        collectImage(block, `content[${i}]`, tool, session.policy, jobs, inlinedFrom);
       const cut = session.policy.for(null, null, tool);
       if (cut.maxResultBytes !== null) {
         list = cutContent(
@@ -83,12 +96,14 @@ export function fitResult(
         const path = `messages[${m}].content`;
         let out: unknown;
         if (Array.isArray(content)) {
-          out = mapChanged(content, (block, i) => inlineBlock(block, `${path}[${i}]`, null, session.policy, changes));
+          out = mapChanged(content, (block, i) =>
+            inlineBlock(block, `${path}[${i}]`, null, session.policy, changes, inlinedFrom),
+          );
           for (const [i, block] of (out as unknown[]).entries())
-            collectImage(block, `${path}[${i}]`, null, session.policy, jobs);
+            collectImage(block, `${path}[${i}]`, null, session.policy, jobs, inlinedFrom);
         } else {
-          out = inlineBlock(content, path, null, session.policy, changes);
-          collectImage(out, path, null, session.policy, jobs);
+          out = inlineBlock(content, path, null, session.policy, changes, inlinedFrom);
+          collectImage(out, path, null, session.policy, jobs, inlinedFrom);
         }
         return out === content ? message : rebuild(message, { content: out });
       });
@@ -124,40 +139,75 @@ function inlineBlock(
   tool: string | null,
   policy: FitPolicy,
   changes: ChangeRecord[],
+  inlinedFrom: WeakMap<JsonObject, string>,
 ): unknown {
   if (!isJsonObject(block) || block.type !== "resource" || !isJsonObject(block.resource)) return block;
   const resource = block.resource;
-  const settings = policy.for(typeof resource.uri === "string" ? resource.uri : null, resource.mimeType, tool);
+  const uri = typeof resource.uri === "string" ? resource.uri : null;
+  const settings = policy.for(uri, resource.mimeType, tool);
   if (settings.embeddedResources !== "inline") return block;
   const next = inlineResource(block, path, settings.dryRun, changes);
-  return next === null || settings.dryRun ? block : next;
+  if (next === null || settings.dryRun) return block;
+  if (uri !== null) inlinedFrom.set(next, uri);
+  return next;
 }
 
-function collectImage(block: unknown, path: string, tool: string | null, policy: FitPolicy, jobs: ImageJob[]): void {
+function collectImage(
+  block: unknown,
+  path: string,
+  tool: string | null,
+  policy: FitPolicy,
+  jobs: ImageJob[],
+  inlinedFrom: WeakMap<JsonObject, string>,
+): void {
   if (!isJsonObject(block)) return;
   if (block.type === "image" && isPayload(block.data)) {
-    const settings = policy.for(null, block.mimeType, tool);
+    const uri = inlinedFrom.get(block) ?? null;
+    const settings = policy.for(uri, block.mimeType, tool);
     if (settings.images !== null)
-      jobs.push({ block, path, settings: settings.images, dryRun: settings.dryRun, kind: "image" });
+      jobs.push({
+        block,
+        path,
+        uri,
+        settings: settings.images,
+        dryRun: settings.dryRun,
+        kind: "image",
+        settingsAs: (mime) => policy.for(uri, mime, tool).images,
+      });
   } else if (block.type === "resource" && isJsonObject(block.resource) && isImageBlob(block.resource)) {
     const resource = block.resource;
-    const settings = policy.for(typeof resource.uri === "string" ? resource.uri : null, resource.mimeType, tool);
+    const uri = typeof resource.uri === "string" ? resource.uri : null;
+    const settings = policy.for(uri, resource.mimeType, tool);
     if (settings.images !== null)
       jobs.push({
         block,
         path: `${path}.resource`,
+        uri,
         settings: settings.images,
         dryRun: settings.dryRun,
         kind: "resource",
+        settingsAs: (mime) => policy.for(uri, mime, tool).images,
       });
   }
 }
 
 function collectEntryImage(entry: unknown, path: string, policy: FitPolicy, jobs: ImageJob[]): void {
   if (!isJsonObject(entry) || !isImageBlob(entry)) return;
-  const settings = policy.for(typeof entry.uri === "string" ? entry.uri : null, entry.mimeType, null);
+  const uri = typeof entry.uri === "string" ? entry.uri : null;
+  const settings = policy.for(uri, entry.mimeType, null);
   if (settings.images?.resources === true)
-    jobs.push({ block: entry, path, settings: settings.images, dryRun: settings.dryRun, kind: "entry" });
+    jobs.push({
+      block: entry,
+      path,
+      uri,
+      settings: settings.images,
+      dryRun: settings.dryRun,
+      kind: "entry",
+      settingsAs: (mime) => {
+        const images = policy.for(uri, mime, null).images;
+        return images?.resources === true ? images : null;
+      },
+    });
 }
 
 function isPayload(value: unknown): boolean {
@@ -184,7 +234,7 @@ function runImages(jobs: readonly ImageJob[], runtime: FitRuntime): Promise<JobO
           ? decodeStrictBase64(payload.value())
           : decodeStrictBase64Ascii(payload.plainAscii()!)
         : decodeStrictBase64(payload as string);
-      const uri = typeof holder.uri === "string" ? holder.uri : null;
+      const uri = job.uri;
       const record = (
         action: ChangeRecord["action"],
         reason: string,
@@ -207,7 +257,11 @@ function runImages(jobs: readonly ImageJob[], runtime: FitRuntime): Promise<JobO
           block: null,
           record: record("warn-image-undecodable", "image data is not standard base64", job.block),
         };
-      const fit: ImageFit = await runtime.images.fit(bytes, job.settings);
+      // Rules for what the bytes are apply too: an SVG labelled image/png is an SVG to them.
+      const actual = sourceKind(bytes)?.mime;
+      const settings = actual === undefined ? job.settings : job.settingsAs(actual);
+      if (settings === null) return { block: null, record: null };
+      const fit: ImageFit = await runtime.images.fit(bytes, settings);
       if (fit.kind === "keep") return { block: null, record: null };
       if (fit.kind === "warn") return { block: null, record: record(fit.action, fit.reason, job.block) };
       const replaced = rebuild(holder, { [key]: encodeBase64(fit.bytes), mimeType: fit.mime });
