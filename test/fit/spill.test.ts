@@ -109,6 +109,23 @@ describe("cutting a tool result and serving the rest", () => {
     expect(changes.map((c) => c.action)).toEqual(["warn-spill-full"]);
   });
 
+  it("sends the whole result when a later block's pages find no room, and lets the first block's go", () => {
+    // Room for the first block's rest, not for the second's: half cut, the result was still over the limit.
+    const budget = new SpillBudget(8000, 60_000);
+    const store = new SpillStore(budget);
+    const changes: ChangeRecord[] = [];
+    const content = [
+      { type: "text", text: "a".repeat(5000) },
+      { type: "text", text: "b".repeat(5000) },
+    ];
+    expect(cutContent(content, { maxBytes: 2000, store, dryRun: false, ttlMs: 60_000 }, changes)).toBe(content);
+    expect(changes.map((c) => [c.action, c.path])).toEqual([["warn-spill-full", "content[1]"]]);
+    expect(store.count).toBe(0);
+    // What was let go is free again: the first block alone is cut now.
+    const alone = [{ type: "text", text: "a".repeat(5000) }];
+    expect(cutContent(alone, { maxBytes: 2000, store, dryRun: false, ttlMs: 60_000 }, [])).not.toBe(alone);
+  });
+
   it("answers an expired page and another session's page with a clear resource-not-found error", () => {
     let now = 0;
     const budget = new SpillBudget(1 << 20, 1000, () => now);

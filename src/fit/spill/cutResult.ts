@@ -30,6 +30,7 @@ export function cutContent(
 ): readonly unknown[] {
   let remaining = options.maxBytes;
   let out: unknown[] | null = null;
+  const recordsBefore = changes.length;
   for (let i = 0; i < content.length; i++) {
     const block = content[i];
     if (!isJsonObject(block) || block.type !== "text") continue;
@@ -41,23 +42,26 @@ export function cutContent(
       remaining -= bytes ?? utf8Bytes(text);
       continue;
     }
-    const replaced = cutBlock(block, text, bytes, remaining, options, `content[${i}]`, changes);
+    const first = cutBlock(block, text, bytes, remaining, options, `content[${i}]`, changes);
     // No room for the rest: the whole result goes out as it was, not cut from a later block on.
-    if (replaced === null) return content;
+    if (first === null) return content;
+    const held = [first.id];
     out ??= content.slice(0, i);
-    out.push(...replaced);
+    out.push(...first.blocks);
     // The blocks after this one keep their places after the inserted link.
     for (let j = i + 1; j < content.length; j++) {
       const next = content[j];
       if (isJsonObject(next) && next.type === "text") {
         const nextText =
           typeof next.text === "string" ? next.text : isRawJsonString(next.text) ? next.text.value() : null;
-        const cut =
-          nextText === null || nextText.length === 0
-            ? null
-            : cutBlock(next, nextText, utf8Bytes(nextText), 0, options, `content[${j}]`, changes);
-        if (cut !== null) {
-          out.push(...cut);
+        if (nextText !== null && nextText.length > 0) {
+          const cut = cutBlock(next, nextText, utf8Bytes(nextText), 0, options, `content[${j}]`, changes);
+          // No room for this one's pages: half cut, the result would still be over the limit.
+          // It goes out whole, as a result that cannot be cut at all does: its pages let go,
+          // and only the warning that says why is kept.
+          if (cut === null) return uncut(content, held, options, changes, recordsBefore);
+          held.push(cut.id);
+          out.push(...cut.blocks);
           continue;
         }
       }
@@ -68,7 +72,25 @@ export function cutContent(
   return out ?? content;
 }
 
-/** The blocks that replace one text block: the piece that fits (if any) and a link to the rest. */
+/** The result as it came, once a later block could not be cut: pages let go, their records taken back. */
+function uncut(
+  content: readonly unknown[],
+  held: readonly string[],
+  options: CutOptions,
+  changes: ChangeRecord[],
+  recordsBefore: number,
+): readonly unknown[] {
+  for (const id of held) options.store?.discard(id);
+  const warning = changes[changes.length - 1]!;
+  changes.splice(recordsBefore);
+  changes.push(warning);
+  return content;
+}
+
+/**
+ * The blocks that replace one text block — the piece that fits (if any) and a link to the rest —
+ * and the id its pages are held under.
+ */
 function cutBlock(
   block: JsonObject,
   text: string,
@@ -77,7 +99,7 @@ function cutBlock(
   options: CutOptions,
   path: string,
   changes: ChangeRecord[],
-): JsonObject[] | null {
+): { blocks: JsonObject[]; id: string } | null {
   const end = budget === 0 ? 0 : cutEnd(text, 0, budget);
   const rest = text.slice(end);
   const bounds = pageBounds(rest, 0, options.maxBytes);
@@ -115,7 +137,7 @@ function cutBlock(
       applied: !options.dryRun,
     }),
   );
-  return blocks;
+  return { blocks, id };
 }
 
 function linkBlock(

@@ -77,6 +77,12 @@ export class SpillStore implements SpillHolder {
     };
   }
 
+  /** Lets go of pages never handed out (the result they were cut from went out whole). */
+  discard(id: string): void {
+    this.spills.get(id)?.release();
+    this.spills.delete(id);
+  }
+
   expire(id: string): void {
     if (!this.spills.delete(id)) return;
     this.expired.add(id);
