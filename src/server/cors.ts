@@ -7,6 +7,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { headerValue } from "../transports/host/httpReplies.js";
+import { discardBody } from "../transports/host/refuse.js";
 import { normalizeOrigin, type ResolvedFrontendOptions } from "./frontendOptions.js";
 
 /** How long a browser may cache a preflight answer, in seconds. */
@@ -36,8 +37,9 @@ export function applyCors(req: IncomingMessage, res: ServerResponse, options: Re
     res.setHeader("access-control-allow-headers", ALLOWED_REQUEST_HEADERS);
     res.setHeader("access-control-max-age", String(CORS_MAX_AGE_SECONDS));
   }
-  // Without the grant headers the browser refuses the real request; nothing else to say.
-  req.resume();
+  // Without the grant headers the browser refuses the real request; nothing else to say. A
+  // preflight has no body: one sent anyway is not read for long (no token is needed to send it).
+  discardBody(req, options.closeTimeoutMs);
   res.writeHead(204).end();
   return true;
 }

@@ -11,7 +11,7 @@ import type { Duplex } from "node:stream";
 import { BodyBudget } from "../transports/host/bodyBudget.js";
 import type { HostEndpointContext } from "../transports/host/hostSession.js";
 import { replyJson, replyJsonRpcError, replyOnSocket } from "../transports/host/httpReplies.js";
-import { refuse } from "../transports/host/refuse.js";
+import { discardBody, refuse } from "../transports/host/refuse.js";
 import { clientAddress } from "../transports/host/requestHeaders.js";
 import { SseEndpoint } from "../transports/host/sseHost.js";
 import { StreamableHttpEndpoint } from "../transports/host/streamableHttpEndpoint.js";
@@ -190,6 +190,8 @@ async function handle(
   switch (target.kind) {
     case "healthz":
       if (method !== "GET" && method !== "HEAD") return notAllowed(req, res, opts, "GET");
+      // Anyone may ask (probes carry no token): a body sent with it is not read for long.
+      discardBody(req, opts.closeTimeoutMs);
       replyJson(res, 200, await opts.health(isAuthorized(req.headers, opts)));
       return;
     case "metrics":
@@ -254,10 +256,28 @@ async function document(
     return;
   }
   if (req.method !== "GET" && req.method !== "HEAD") return notAllowed(req, res, opts, "GET");
-  const doc = await produce();
+  // A document is made over several turns, during which Node reads on: requests pipelined behind
+  // it would each start one, without bound. One at a time per connection; one more is refused
+  // at once, closing the connection, so what a client sends ahead waits in its socket.
+  if (producing.has(req.socket)) {
+    const message = `One ${path} request at a time per connection: this one came before the last was answered`;
+    refuse(req, res, opts.closeTimeoutMs, 503, JSONRPC.SERVER_ERROR, message, { connection: "close" });
+    return;
+  }
+  discardBody(req, opts.closeTimeoutMs);
+  producing.add(req.socket);
+  let doc: HttpDocument;
+  try {
+    doc = await produce();
+  } finally {
+    producing.delete(req.socket);
+  }
   res.writeHead(200, { "content-type": doc.contentType, "content-length": Buffer.byteLength(doc.body) });
   res.end(req.method === "HEAD" ? undefined : doc.body);
 }
+
+/** Connections with a `/metrics` or `/report` document being made for them. */
+const producing = new WeakSet<object>();
 
 function notAllowed(req: IncomingMessage, res: ServerResponse, opts: ResolvedFrontendOptions, allow: string): void {
   const message = `Method ${req.method} not allowed here (allowed: ${allow})`;
@@ -279,12 +299,13 @@ function upgrade(
   const refusal = checkRequest(req.headers, opts, true) ?? pageRefusal(req.headers, opts, "stream");
   if (refusal !== null) {
     refused({ upgrade: true, status: refusal.status, path: path.slice(0, 200), reason: refusal.message });
-    replyOnSocket(socket, refusal.status, refusal.code, refusal.message, refusal.headers);
+    replyOnSocket(socket, opts.closeTimeoutMs, refusal.status, refusal.code, refusal.message, refusal.headers);
     return;
   }
   if (target.kind !== "ws") {
     replyOnSocket(
       socket,
+      opts.closeTimeoutMs,
       404,
       JSONRPC.SERVER_ERROR,
       `No WebSocket endpoint at ${path.slice(0, 200)} (WebSocket is served at /ws/NAME)`,
@@ -292,7 +313,7 @@ function upgrade(
     return;
   }
   if (!slots.clientMayOpen(clientAddress(req))) {
-    replyOnSocket(socket, 503, JSONRPC.SERVER_ERROR, perClientMessage(opts.maxSessionsPerClient), {
+    replyOnSocket(socket, opts.closeTimeoutMs, 503, JSONRPC.SERVER_ERROR, perClientMessage(opts.maxSessionsPerClient), {
       "retry-after": "1",
     });
     return;

@@ -7,6 +7,7 @@ import { JSONRPC } from "../../errors/jsonRpcCodes.js";
 import { STATUS_CODES, type ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import { writeWire, type WireJson } from "../wireJson.js";
+import { MIN_DISCARD_BYTES } from "./readMessageBody.js";
 
 export type HeaderMap = Record<string, string | number | readonly string[]>;
 
@@ -76,16 +77,24 @@ export function sessionLimitMessage(maxSessions: number): string {
 }
 
 /**
- * The same JSON-RPC error body on a raw socket, for refusing a WebSocket upgrade before the
- * handshake (there is no `ServerResponse` for an `upgrade` request).
+ * An answer written straight to a socket (an upgrade refused before `ws` takes it), then the
+ * connection cut: once the answer has gone, or after `closeTimeoutMs` for a client that does not
+ * read it. What the client sends meanwhile is read and thrown away, up to `MIN_DISCARD_BYTES`.
+ * A socket only ended waits for the client to end its side too — a client that never does held
+ * the connection (and a slot of `limits.maxConnections`) for good.
  */
 export function replyOnSocket(
   socket: Duplex,
+  closeTimeoutMs: number,
   status: number,
   code: number,
   message: string,
   headers: Record<string, string> = {},
 ): void {
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
   const body = JSON.stringify({ jsonrpc: "2.0", id: null, error: { code, message } });
   const lines = [
     `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? "Error"}`,
@@ -94,6 +103,18 @@ export function replyOnSocket(
     `content-length: ${Buffer.byteLength(body)}`,
     ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
   ];
-  if (socket.writable) socket.end(`${lines.join("\r\n")}\r\n\r\n${body}`);
-  else socket.destroy();
+  const cut = (): void => {
+    socket.destroy();
+  };
+  const timer = setTimeout(cut, closeTimeoutMs);
+  timer.unref();
+  socket.once("close", () => clearTimeout(timer));
+  let read = 0;
+  socket.on("data", (chunk: Buffer) => {
+    read += chunk.length;
+    if (read > MIN_DISCARD_BYTES) cut();
+  });
+  socket.resume();
+  // Flushed: the client has the answer; the connection goes whether or not it ends its side.
+  socket.end(`${lines.join("\r\n")}\r\n\r\n${body}`, cut);
 }

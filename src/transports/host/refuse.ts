@@ -1,6 +1,7 @@
 /**
  * Answering a request the listener will not serve (not authorized, wrong method, unknown path
- * or session, too many sessions). A body the client is still sending is read and thrown away only as far as
+ * or session, too many sessions), or one it answers without reading what it sent (a preflight,
+ * `/healthz`). A body the client is still sending is read and thrown away only as far as
  * lets the client read the answer instead of a reset — `MIN_DISCARD_BYTES`, for at most
  * `limits.closeTimeoutMs` — then the connection is cut: a client refused at the door cannot make
  * the proxy read gigabytes, nor hold a connection for `requestBodyTimeoutMs`. A request with no
@@ -19,21 +20,32 @@ export function refuse(
   message: string,
   headers: HeaderMap = {},
 ): void {
-  if (!req.complete && bodyDeclared(req)) {
-    let read = 0;
-    const cut = (): void => {
-      req.socket.destroy();
-    };
-    const timer = setTimeout(cut, closeTimeoutMs);
-    timer.unref();
-    req.on("data", (chunk: Buffer) => {
-      read += chunk.length;
-      if (read > MIN_DISCARD_BYTES) cut();
-    });
-    req.once("end", () => clearTimeout(timer));
-    req.once("close", () => clearTimeout(timer));
-  } else req.resume();
+  discardBody(req, closeTimeoutMs);
   replyJsonRpcError(res, status, code, message, headers);
+}
+
+/**
+ * For a request answered without its body (refused, a preflight, `/healthz`): the body is read
+ * and thrown away up to `MIN_DISCARD_BYTES` for at most `closeTimeoutMs`, then the connection is
+ * cut; a request with no body keeps its keep-alive connection.
+ */
+export function discardBody(req: IncomingMessage, closeTimeoutMs: number): void {
+  if (req.complete || !bodyDeclared(req)) {
+    req.resume();
+    return;
+  }
+  let read = 0;
+  const cut = (): void => {
+    req.socket.destroy();
+  };
+  const timer = setTimeout(cut, closeTimeoutMs);
+  timer.unref();
+  req.on("data", (chunk: Buffer) => {
+    read += chunk.length;
+    if (read > MIN_DISCARD_BYTES) cut();
+  });
+  req.once("end", () => clearTimeout(timer));
+  req.once("close", () => clearTimeout(timer));
 }
 
 /** Whether the request says a body follows its headers. */

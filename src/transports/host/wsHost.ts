@@ -189,9 +189,16 @@ export class WsEndpoint {
   upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     const release = this.ctx.slots.acquire(clientAddress(req));
     if (release === null) {
-      replyOnSocket(socket, 503, JSONRPC.SERVER_ERROR, sessionLimitMessage(this.ctx.maxSessions), {
-        "retry-after": "1",
-      });
+      replyOnSocket(
+        socket,
+        this.ctx.closeTimeoutMs,
+        503,
+        JSONRPC.SERVER_ERROR,
+        sessionLimitMessage(this.ctx.maxSessions),
+        {
+          "retry-after": "1",
+        },
+      );
       return;
     }
     // `ws` answers a bad handshake itself and never calls back: free the slot with the socket.
