@@ -117,3 +117,25 @@ describe("secrets an upstream echoes in what the proxy logs", () => {
     expect(written).not.toContain(SECRET);
   });
 });
+
+describe("secrets a stdio upstream quotes to the host", () => {
+  it("an env value in a stdio server's error answer or on its stderr reaches neither the host nor the log", async () => {
+    const dir = tempDir("mcpn-quoted-env-");
+    const config = join(dir, "proxy.config.json");
+    writeFileSync(
+      config,
+      JSON.stringify({
+        mcpServers: { raw: { command: process.execPath, args: [RAW_UPSTREAM], env: { KEY: SECRET } } },
+      }),
+    );
+    const proxy = startRawStdio(process.execPath, [CLI, "stdio", "--config", config]);
+    await proxy.request(1, "initialize", INITIALIZE_PARAMS);
+    const error = { code: -32000, message: `upstream says ${SECRET} is wrong`, data: { key: SECRET } };
+    const emit = [Buffer.from(`${JSON.stringify({ jsonrpc: "2.0", id: "__ID__", error })}\n`).toString("base64")];
+    const answer = await proxy.request(2, "tools/call", { name: "x", _emit: emit, _noFinal: true });
+    expect(answer.error).toMatchObject({ code: -32000, message: "upstream says [redacted] is wrong" });
+    expect(JSON.stringify(answer)).not.toContain(SECRET);
+    expect(await proxy.close()).toBe(0);
+    expect(proxy.stderr()).not.toContain(SECRET);
+  });
+});

@@ -9,8 +9,8 @@
  *   (pending requests get their error at once) and the group is ended.
  * - stdout is framed linearly (`JsonLineReader`); a non-JSON line (a banner, a log line) is an
  *   `onproblem` report and the session goes on.
- * - stderr goes to the logger line by line (its `env` values redacted), never to our stdout (stdout belongs to the host
- *   side in `stdio` mode).
+ * - stderr goes to the logger line by line, never to our stdout (stdout belongs to the host
+ *   side in `stdio` mode). Its `env` values are taken out of it, and out of its error answers.
  * - An exit we did not ask for is an `UPSTREAM_EXITED` error naming code/signal and (unless
  *   `stderrInErrors` is off) the last stderr line, then `onclose`; `exitInfo` keeps it for the
  *   proxy to tell hosts why.
@@ -96,6 +96,8 @@ export class StdioUpstreamTransport implements UpstreamTransport {
   private closeReported = false;
   private readonly stderrTail = new StderrTail();
   private readonly envRedactor: SecretRedactor;
+  /** Its `env` values, taken out of its error answers (a server may quote them); undefined when it has none. */
+  private readonly envSecrets: (() => Iterable<string | undefined>) | undefined;
   private exit: UpstreamExit | undefined;
   /** Set when stdout ended while the child kept running: the upstream is over, and ended. */
   private stdoutClosedEarly = false;
@@ -108,6 +110,7 @@ export class StdioUpstreamTransport implements UpstreamTransport {
     this.options = options;
     this.logger = (options.logger ?? silentLogger).child({ upstream: options.command });
     this.envRedactor = secretRedactor(Object.values(options.env ?? {}));
+    this.envSecrets = this.envRedactor.any ? () => this.secretsSent() : undefined;
     this.reader = new JsonLineReader({
       maxMessageBytes: options.maxMessageBytes,
       rawStringBytes: options.rawStringBytes,
@@ -189,11 +192,11 @@ export class StdioUpstreamTransport implements UpstreamTransport {
       () => stdout.resume(),
     );
     stdout.on("data", (chunk: Buffer) => {
-      for (const framed of this.reader.push(chunk)) deliverFramed(this, framed);
+      for (const framed of this.reader.push(chunk)) deliverFramed(this, framed, this.envSecrets);
       this.turns!.took(chunk.length);
     });
     stdout.on("end", () => {
-      for (const framed of this.reader.end()) deliverFramed(this, framed);
+      for (const framed of this.reader.end()) deliverFramed(this, framed, this.envSecrets);
       this.afterStdoutEnd(child);
     });
     const stderrLines = new LineSplitter(this.options.maxStderrLineBytes ?? DEFAULT_MAX_STDERR_LINE_BYTES, false);
