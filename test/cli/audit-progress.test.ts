@@ -23,6 +23,15 @@ describe("audit's progress bar", () => {
     expect(frames.at(-1)).toBe("\x1b[2K");
   });
 
+  it("shows a label's control characters as symbols: a server's URI cannot set the title or clear the screen", () => {
+    const s = sink(true);
+    const progress = createProgress(s.stream);
+    progress.update(1, 2, "x://a\x1b]0;PWNED\x07\x1b[2J\rb");
+    const drawn = s.text();
+    expect(drawn).not.toMatch(/\x1b|\x07/);
+    expect(drawn).toContain("x://a␛]0;PWNED␇␛[2J b");
+  });
+
   it("writes nothing when stderr is not a terminal (a pipe, a CI log)", () => {
     const s = sink(false);
     const progress = createProgress(s.stream);

@@ -1,3 +1,4 @@
+import { escapeHtml } from "../../src/report/escapeHtml.js";
 import { describe, expect, it } from "vitest";
 import { ReportAggregator } from "../../src/report/aggregate.js";
 import { formatBytes, formatCount, formatShare } from "../../src/report/format.js";
@@ -121,6 +122,12 @@ describe("renderers", () => {
     expect(() => parseReportFormat("pdf", "audit: --format")).toThrow(
       /audit: --format expects md, json or html, got "pdf"/,
     );
+  });
+});
+
+describe("HTML of what a server chose", () => {
+  it("shows control characters as symbols: an HTML report printed to a terminal carries no escape sequence", () => {
+    expect(escapeHtml("x://a\u001b]0;PWNED\u0007<b>\u202e")).toBe("x://a\u241b]0;PWNED\u2407&lt;b&gt;U+202E");
   });
 });
 

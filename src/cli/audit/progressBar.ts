@@ -3,6 +3,7 @@
  * a bar is just noise, and stdout may carry the report itself.
  */
 import type { Writable } from "node:stream";
+import { visible } from "../../errors/visible.js";
 
 export interface Progress {
   update(done: number, total: number, label?: string): void;
@@ -18,7 +19,8 @@ export function createProgress(stream: Writable & { isTTY?: boolean; columns?: n
   return {
     update(done, total, label = "") {
       const filled = total === 0 ? BAR_CHARS : Math.round((done / total) * BAR_CHARS);
-      const line = `[${"#".repeat(filled)}${".".repeat(BAR_CHARS - filled)}] ${done}/${total} ${label}`;
+      // The label is a URI the server listed: its escape sequences must not reach the terminal.
+      const line = `[${"#".repeat(filled)}${".".repeat(BAR_CHARS - filled)}] ${done}/${total} ${visible(label)}`;
       const width = Math.max(20, (stream.columns ?? 80) - 1);
       stream.write(`\r${line.slice(0, width).padEnd(width)}`);
       drawn = true;
