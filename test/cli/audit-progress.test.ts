@@ -28,7 +28,7 @@ describe("audit's progress bar", () => {
     const progress = createProgress(s.stream);
     progress.update(1, 2, "x://a\x1b]0;PWNED\x07\x1b[2J\rb");
     const drawn = s.text();
-    expect(drawn).not.toMatch(/\x1b|\x07/);
+    expect(drawn.includes("\x1b") || drawn.includes("\x07")).toBe(false);
     expect(drawn).toContain("x://a␛]0;PWNED␇␛[2J b");
   });
 
