@@ -74,7 +74,8 @@ export function parseConfigText(
       problem.kind === "duplicate"
         ? `${problem.path} is given twice (again at line ${problem.line}, column ${problem.column}); JSON keeps ` +
           "only the last one, so the first would be ignored without a word: keep one"
-        : `${problem.path} is nested more than ${MAX_DEPTH} levels deep (line ${problem.line}, column ${problem.column})`;
+        : `${problem.path} is nested more than ${MAX_DEPTH} levels deep ` +
+          `(line ${problem.line}, column ${problem.column})`;
     throw new NormalizerError("CONFIG_INVALID", `${file} is not a valid mcp-normalizer config:\n  ${what}`, {
       file,
       line: problem.line,

@@ -27,6 +27,7 @@ import { auditSummary } from "../audit/summary.js";
 import { parseCalls, parseReads, uriFilter } from "../audit/targets.js";
 import { loadTokenCounter, TOKEN_ENCODING } from "../audit/tokens.js";
 import { EXIT, type ExitCode } from "../exitCodes.js";
+import { onShutdownSignal } from "../signals.js";
 import { writeFully, type CliIo } from "../io.js";
 import { SELECTOR_HELP, SELECTOR_OPTIONS, selectUpstream } from "../upstreamSelector.js";
 import { createUpstreamAuths } from "../oauthContext.js";
@@ -75,7 +76,7 @@ A progress bar of what will be read (listed, --read, --call) is drawn on stderr 
 terminal.
 Exit codes: 0 report written (failed reads and tool errors are in the report; so is a server
 without resources); 1 the upstream could not be started, initialized or listed; 2 bad command
-line; 3 invalid config.`;
+line; 3 invalid config; 130/143 stopped by SIGINT/SIGTERM (the upstream ended first).`;
 
 export async function runAuditCommand(argv: readonly string[], io: CliIo): Promise<ExitCode> {
   const { values, command } = parseCommandArgs(
@@ -161,6 +162,7 @@ export async function runAuditCommand(argv: readonly string[], io: CliIo): Promi
     ...(fetch === undefined ? {} : { fetch }),
   });
   const progress = createProgress(io.stderr as NodeJS.WriteStream);
+  const stopOnSignal = endUpstreamOnSignal(transport, progress);
   const tokens = values.tokens ? await loadTokenCounter() : undefined;
   const { model } = await runAudit({
     transport,
@@ -184,7 +186,10 @@ export async function runAuditCommand(argv: readonly string[], io: CliIo): Promi
     onProgress: (done, total, uri) => progress.update(done, total, uri),
     describeEnd: () => transport.describeEnd(),
     version: await packageVersion(),
-  }).finally(() => progress.finish());
+  }).finally(() => {
+    stopOnSignal();
+    progress.finish();
+  });
 
   const text = renderReport(model, format);
   if (output !== undefined) {
@@ -194,6 +199,21 @@ export async function runAuditCommand(argv: readonly string[], io: CliIo): Promi
     await writeFully(io.stdout, text);
   }
   return EXIT.OK;
+}
+
+/**
+ * Ctrl-C or SIGTERM mid-audit: the upstream (a process group of its own, out of the terminal's
+ * reach) is ended before the audit exits as signalled (130, 143); a second signal exits at once,
+ * the group SIGKILLed on the way out. Returns the function that removes the handler.
+ */
+function endUpstreamOnSignal(transport: { close(): Promise<void> }, progress: { finish(): void }): () => void {
+  let signalled = 0;
+  return onShutdownSignal((signal) => {
+    const code = signal === "SIGINT" ? 130 : 143;
+    if (++signalled > 1) process.exit(code);
+    progress.finish();
+    void transport.close().finally(() => process.exit(code));
+  });
 }
 
 /**

@@ -1,0 +1,52 @@
+/**
+ * An audit stopped by Ctrl-C or SIGTERM ends its upstream before it exits: the upstream runs in
+ * a process group of its own (out of the terminal's reach), so nothing else would. A real `audit`
+ * in front of a fixture server whose reads never answer.
+ */
+import { spawn } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { CLI } from "../helpers/paths.js";
+import { tempDir } from "../helpers/tempDir.js";
+import { untilGone } from "../reliability/helpers.js";
+
+const AUDIT_UPSTREAM = fileURLToPath(new URL("../fixtures/servers/audit-upstream.mjs", import.meta.url));
+
+async function until(check: () => boolean, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error("timed out waiting");
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+describe("audit stopped by a signal", () => {
+  for (const [signal, code] of [
+    ["SIGINT", 130],
+    ["SIGTERM", 143],
+  ] as const) {
+    it(`${signal}: the upstream is ended, and the audit exits ${code}`, async () => {
+      const pidFile = join(tempDir("mcpn-audit-signal-"), "upstream.pid");
+      const audit = spawn(process.execPath, [CLI, "audit", "--", process.execPath, AUDIT_UPSTREAM], {
+        env: { ...process.env, AUDIT_HANG: "1", AUDIT_PID_FILE: pidFile },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let stderr = "";
+      audit.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+      const exited = new Promise<number | null>((resolve) => audit.once("exit", (c) => resolve(c)));
+      try {
+        await until(() => existsSync(pidFile) && readFileSync(pidFile, "utf8") !== "", 10_000);
+        const upstream = Number(readFileSync(pidFile, "utf8"));
+        // Reading: its first read is waiting for an answer that never comes.
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        audit.kill(signal);
+        expect(await exited, stderr).toBe(code);
+        expect(await untilGone(upstream, 3000)).toBe(true);
+      } finally {
+        audit.kill("SIGKILL");
+      }
+    }, 20_000);
+  }
+});
