@@ -22,11 +22,32 @@ export async function readAll(stream: Readable): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-/** Writes and waits for the stream to take it (a 50 MiB write must not be cut by exit). */
+/**
+ * Writes and waits for the stream to take it (a 50 MiB write must not be cut by exit). A reader
+ * that went away (`report … | head -1`: EPIPE) is not an error of the command: what is left is
+ * not wanted, and the command goes on quietly instead of dying with a stack trace.
+ */
 export function writeFully(stream: Writable, text: string): Promise<void> {
+  quietWhenReaderGone(stream);
   return new Promise((resolve, reject) => {
-    stream.write(text, (error) => (error ? reject(error) : resolve()));
+    stream.write(text, (error) => (error && !readerGone(error) ? reject(error) : resolve()));
   });
+}
+
+const quieted = new WeakSet<Writable>();
+
+/** The stream's own `error` for a reader that went away is let go (unheard, it would crash the process). */
+function quietWhenReaderGone(stream: Writable): void {
+  if (quieted.has(stream)) return;
+  quieted.add(stream);
+  stream.on("error", (error: Error) => {
+    if (!readerGone(error)) throw error;
+  });
+}
+
+function readerGone(error: Error): boolean {
+  const code = (error as NodeJS.ErrnoException).code;
+  return code === "EPIPE" || code === "ERR_STREAM_DESTROYED";
 }
 
 /**

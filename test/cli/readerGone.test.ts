@@ -1,0 +1,62 @@
+/**
+ * A command whose stdout reader goes away (`report … | head -1`) stops quietly: no unhandled
+ * EPIPE, no stack trace, exit 0. Real processes; the reader takes the first chunk and closes.
+ */
+import { spawn } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { CLI } from "../helpers/paths.js";
+import { tempDir } from "../helpers/tempDir.js";
+
+/** Runs the CLI, closes its stdout after the first chunk; its exit code and stderr. */
+function runThenCloseReader(args: string[], input?: string): Promise<{ code: number | null; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], { stdio: ["pipe", "pipe", "pipe"] });
+    let stderr = "";
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    child.stdout.once("data", () => child.stdout.destroy());
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`did not exit; stderr: ${stderr}`));
+    }, 20_000);
+    child.on("exit", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stderr });
+    });
+    child.stdin.on("error", () => {});
+    child.stdin.end(input ?? "");
+  });
+}
+
+describe("a stdout reader that goes away", () => {
+  const dir = tempDir("mcpn-reader-gone-");
+  const log = join(dir, "big.jsonl");
+  const record = (i: number) =>
+    JSON.stringify({
+      msg: "normalized",
+      server: `s${i % 500}`,
+      method: "resources/read",
+      uri: `x://${i}/${"y".repeat(60)}`,
+      action: "unwrap-blob",
+      mimeBefore: "text/plain",
+      mimeAfter: "text/plain",
+      bytesBefore: 100,
+      bytesAfter: 50,
+      saved: 50,
+    });
+  writeFileSync(log, `${Array.from({ length: 20_000 }, (_, i) => record(i)).join("\n")}\n`);
+
+  it("report: exits 0, no stack trace", async () => {
+    const run = await runThenCloseReader(["report", "--format", "json", log]);
+    expect(run.stderr).not.toMatch(/EPIPE|at .*\(node:/);
+    expect(run.code).toBe(0);
+  });
+
+  it("normalize: exits 0, no stack trace", async () => {
+    const big = { jsonrpc: "2.0", id: 1, result: { contents: [{ uri: "x://a", text: "z".repeat(4 << 20) }] } };
+    const run = await runThenCloseReader(["normalize", "--pretty"], JSON.stringify(big));
+    expect(run.stderr).not.toMatch(/EPIPE|at .*\(node:/);
+    expect(run.code).toBe(0);
+  });
+});
