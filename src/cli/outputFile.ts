@@ -1,11 +1,24 @@
 /**
  * The file a command writes its report to (`-o`). Checked before the work starts — its missing
  * folders made one at a time (Node's recursive mkdir loops forever on /proc) — so an audit never
- * reads a whole server only to find it cannot write what it read. A write that fails later names
- * the file and the OS error.
+ * reads a whole server only to find it cannot write what it read. The report is written whole to
+ * a file beside it and then renamed over it, so a write that fails (a full disk) leaves the report
+ * that was there as it was, not cut mid-row; the failure names the file and the OS error.
  */
-import { accessSync, constants, existsSync, lstatSync, statSync, writeFileSync } from "node:fs";
-import { dirname } from "node:path";
+import { randomBytes } from "node:crypto";
+import {
+  accessSync,
+  chmodSync,
+  constants,
+  existsSync,
+  lstatSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
+import { basename, dirname, join } from "node:path";
 import { NormalizerError } from "../errors/NormalizerError.js";
 import { ensureWritable, makeFolders, osReason } from "../observe/logFile.js";
 
@@ -31,11 +44,37 @@ export function prepareOutputFile(file: string, flag: string): void {
   }
 }
 
+/**
+ * Writes the report: whole, then renamed over `file` (through a link, onto what it names; the
+ * file's permissions kept). A device or a pipe (`-o /dev/stdout`) is written to as it is, and so
+ * is a file whose folder takes no new file.
+ */
 export function writeOutputFile(file: string, text: string, flag: string): void {
   try {
-    writeFileSync(file, text);
+    const existing = statSync(file, { throwIfNoEntry: false });
+    if (existing !== undefined && !existing.isFile()) {
+      writeFileSync(file, text);
+      return;
+    }
+    const target = existing === undefined ? file : realpathSync(file);
+    const temp = join(dirname(target), `.${basename(target)}.${randomBytes(6).toString("hex")}.tmp`);
+    try {
+      writeFileSync(temp, text, { flag: "wx" });
+    } catch (error) {
+      rmSync(temp, { force: true });
+      if ((error as NodeJS.ErrnoException).code !== "EACCES") throw error;
+      writeFileSync(target, text);
+      return;
+    }
+    try {
+      if (existing !== undefined) chmodSync(temp, existing.mode & 0o7777);
+      renameSync(temp, target);
+    } catch (error) {
+      rmSync(temp, { force: true });
+      throw error;
+    }
   } catch (error) {
-    throw unwritable(file, flag, error);
+    throw new NormalizerError("OUTPUT_WRITE_FAILED", `${flag}: cannot write ${file}: ${osReason(error)}`, { file });
   }
 }
 

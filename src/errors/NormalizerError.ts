@@ -24,7 +24,8 @@ export type ErrorCode =
   | "INSECURE_BIND"
   | "LISTEN_FAILED"
   | "LOG_FILE_UNWRITABLE"
-  | "OUTPUT_UNWRITABLE";
+  | "OUTPUT_UNWRITABLE"
+  | "OUTPUT_WRITE_FAILED";
 
 export class NormalizerError extends Error {
   readonly code: ErrorCode;

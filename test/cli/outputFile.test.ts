@@ -1,0 +1,80 @@
+/**
+ * `-o FILE`: the report is written whole beside the file and renamed over it (a failed write
+ * leaves the old report as it was), through a link onto what it names, with the file's
+ * permissions kept; a device is written to as it is; a write that fails once the work is done is a
+ * runtime failure (exit 1) naming the file. Real `report` runs.
+ */
+import { spawn } from "node:child_process";
+import { chmodSync, lstatSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { CLI } from "../helpers/paths.js";
+import { runCli } from "../helpers/runCli.js";
+import { tempDir } from "../helpers/tempDir.js";
+
+const dir = tempDir("mcpn-output-");
+const log = join(dir, "log.jsonl");
+const line = (uri: string, server = "s") =>
+  `${JSON.stringify({
+    msg: "normalized",
+    server,
+    method: "resources/read",
+    uri,
+    action: "unwrap-blob",
+    mimeBefore: "text/plain",
+    mimeAfter: "text/plain",
+    bytesBefore: 30,
+    bytesAfter: 10,
+    saved: 20,
+  })}\n`;
+writeFileSync(log, line("x://a"));
+
+describe("report -o", () => {
+  it("replaces an existing report whole, keeps its permissions, leaves nothing beside it", async () => {
+    const out = join(dir, "kept", "report.md");
+    await runCli(["report", "-o", out, log]);
+    writeFileSync(out, "old report");
+    chmodSync(out, 0o640);
+    const run = await runCli(["report", "-o", out, log]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(readFileSync(out, "utf8")).toMatch(/^# Size report/);
+    expect(statSync(out).mode & 0o777).toBe(0o640);
+    expect(readdirSync(join(dir, "kept"))).toEqual(["report.md"]);
+  });
+
+  it("writes through a link onto the file it names, and the link stays", async () => {
+    const real = join(dir, "real.md");
+    const link = join(dir, "link.md");
+    writeFileSync(real, "old");
+    symlinkSync(real, link);
+    const run = await runCli(["report", "-o", link, log]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(lstatSync(link).isSymbolicLink()).toBe(true);
+    expect(readFileSync(real, "utf8")).toMatch(/^# Size report/);
+  });
+
+  it("a write that fails leaves the old report as it was, and is a runtime failure naming the file", async () => {
+    // The shell caps what the process may write (ulimit -f, in 512- or 1024-byte blocks): the
+    // report is larger, so its write fails part way (EFBIG), as on a full disk.
+    const out = join(dir, "capped.md");
+    writeFileSync(out, "old report");
+    const big = join(dir, "big.jsonl");
+    writeFileSync(big, Array.from({ length: 3000 }, (_, i) => line(`x://${i}/${"y".repeat(40)}`, `s${i}`)).join(""));
+    const run = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      const child = spawn("sh", ["-c", `ulimit -f 8; exec "$0" "$@"`, process.execPath, CLI, "report", "-o", out, big]);
+      let stderr = "";
+      child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+      child.on("close", (code) => resolve({ code, stderr }));
+    });
+    expect(run.code, run.stderr).toBe(1);
+    expect(run.stderr).toMatch(/^mcp-normalizer: report: -o: cannot write .*capped\.md: EFBIG/);
+    expect(readFileSync(out, "utf8")).toBe("old report");
+    expect(readdirSync(dir).filter((name) => name.includes("capped"))).toEqual(["capped.md"]);
+  });
+
+  it("a device is written to as it is, never replaced (-o /dev/null)", async () => {
+    const run = await runCli(["report", "-o", "/dev/null", log]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(statSync("/dev/null").isCharacterDevice()).toBe(true);
+  });
+});
