@@ -20,7 +20,8 @@ import {
 } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { NormalizerError } from "../errors/NormalizerError.js";
-import { ensureWritable, makeFolders, osReason } from "../observe/logFile.js";
+import { osReason } from "../errors/osReason.js";
+import { ensureWritable, makeFolders } from "../observe/logFile.js";
 
 /**
  * Checks `file` can be written without creating it: its missing folders are made, then an

@@ -7,6 +7,7 @@
  */
 import { closeSync, mkdirSync, openSync, statSync, writeSync } from "node:fs";
 import { dirname } from "node:path";
+import { osReason } from "../errors/osReason.js";
 
 export class LogFileError extends Error {
   constructor(
@@ -57,10 +58,4 @@ export function makeFolders(dir: string): void {
     current = parent;
   }
   for (const folder of missing.reverse()) mkdirSync(folder);
-}
-
-/** `CODE: description` without the path Node appends (the message names the path once). */
-export function osReason(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
-  return message.replace(/, (open|mkdir|write|l?stat|access) '.*'$/, "").replace(/, write$/, "");
 }
