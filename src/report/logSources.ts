@@ -2,15 +2,17 @@
  * Reading normalization logs back for `report`: many files, globs, `-` for stdin,
  * gzip-compressed input (found by its magic bytes, so `.gz` names and piped gzip both work).
  * Streamed line by line: memory is bounded by the longest line (`maxLineBytes`), never by the
- * log's size. A line that cannot be a record is counted and skipped, never fatal.
+ * log's size. A line that cannot be a record is counted and skipped, never fatal; a log that cannot
+ * be opened (a folder, no permission) is an error naming it. Pipes count as logs: `<(zcat a.gz)`.
  */
-import { createReadStream, statSync } from "node:fs";
+import { createReadStream, openSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { PassThrough, Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { createGunzip } from "node:zlib";
 import { glob, isDynamicPattern } from "tinyglobby";
 import { NormalizerError } from "../errors/NormalizerError.js";
+import { osReason } from "../errors/osReason.js";
 import { LineSplitter } from "../wire/lineSplitter.js";
 import { parseLogLine } from "./parseLogLine.js";
 import type { ReportAggregator } from "./aggregate.js";
@@ -36,7 +38,13 @@ export async function expandLogSources(args: readonly string[], cwd: string): Pr
       continue;
     }
     const path = resolve(cwd, arg);
-    if (exists(path)) {
+    const kind = kindOf(path, arg);
+    if (kind === "folder")
+      throw new NormalizerError(
+        "INPUT_READ_FAILED",
+        `report: ${arg} is a folder: name the logs in it, or a glob such as ${JSON.stringify(`${arg}/*.jsonl`)}`,
+      );
+    if (kind === "log") {
       add(path);
       continue;
     }
@@ -50,11 +58,14 @@ export async function expandLogSources(args: readonly string[], cwd: string): Pr
   return out;
 }
 
-function exists(path: string): boolean {
+/** What a path names: a log (a file, a pipe, a device), a folder, or nothing. */
+function kindOf(path: string, arg: string): "log" | "folder" | "none" {
   try {
-    return statSync(path).isFile();
-  } catch {
-    return false;
+    return statSync(path).isDirectory() ? "folder" : "log";
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "ENOTDIR") return "none";
+    throw new NormalizerError("INPUT_READ_FAILED", `report: cannot read ${arg}: ${osReason(error)}`);
   }
 }
 
@@ -73,11 +84,20 @@ export async function aggregateLogSources(
   for (const source of sources)
     total += await aggregateLogSource(
       source,
-      source === "-" ? options.stdin : createReadStream(source),
+      source === "-" ? options.stdin : createReadStream(source, { fd: openLog(source) }),
       aggregator,
       options.maxLineBytes,
     );
   return total;
+}
+
+/** Opened before it is read: a log that cannot be opened is an error, not an empty report. */
+function openLog(path: string): number {
+  try {
+    return openSync(path, "r");
+  } catch (error) {
+    throw new NormalizerError("INPUT_READ_FAILED", `report: cannot read ${path}: ${osReason(error)}`);
+  }
 }
 
 /** One source: lines into the aggregator. A read or gzip error ends this source, reported as malformed. */

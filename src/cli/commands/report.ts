@@ -3,6 +3,7 @@
  * into the size report. Streams its input; malformed lines are counted and shown,
  * never fatal.
  */
+import { NormalizerError } from "../../errors/NormalizerError.js";
 import { resolve } from "node:path";
 import { aggregateLogSources, DEFAULT_MAX_LOG_LINE_BYTES, expandLogSources } from "../../report/logSources.js";
 import { DEFAULT_MAX_URIS, DEFAULT_TOP_OFFENDERS, ReportAggregator } from "../../report/aggregate.js";
@@ -49,15 +50,17 @@ export async function runReport(argv: readonly string[], io: CliIo): Promise<Exi
   }
   const format = parseReportFormat(values.format, "report: --format");
   const topOffenders = parseIntFlag(values.top, "--top", "report") ?? DEFAULT_TOP_OFFENDERS;
-  const maxUris = parseIntFlag(values["max-uris"], "--max-uris", "report") ?? DEFAULT_MAX_URIS;
+  const maxUris =
+    atLeastOne(parseIntFlag(values["max-uris"], "--max-uris", "report"), "--max-uris") ?? DEFAULT_MAX_URIS;
   const maxLineBytes =
-    parseIntFlag(values["max-line-bytes"], "--max-line-bytes", "report") ?? DEFAULT_MAX_LOG_LINE_BYTES;
+    atLeastOne(parseIntFlag(values["max-line-bytes"], "--max-line-bytes", "report"), "--max-line-bytes") ??
+    DEFAULT_MAX_LOG_LINE_BYTES;
   const output = values.output === undefined ? undefined : resolve(io.cwd, values.output);
   if (output !== undefined) prepareOutputFile(output, "report: -o");
   // `report -- a.jsonl` is allowed: a log named like a flag.
   const sources = await expandLogSources([...positionals, ...command], io.cwd);
-  const aggregator = new ReportAggregator({ topOffenders, maxUris: Math.max(1, maxUris) });
-  await aggregateLogSources(sources, aggregator, { stdin: io.stdin, maxLineBytes: Math.max(1, maxLineBytes) });
+  const aggregator = new ReportAggregator({ topOffenders, maxUris });
+  await aggregateLogSources(sources, aggregator, { stdin: io.stdin, maxLineBytes });
   const model = aggregator.toModel({ kind: "log", source: { files: sources }, generatedAt: new Date().toISOString() });
   const text = renderReport(model, format);
   if (output !== undefined) {
@@ -76,4 +79,10 @@ export async function runReport(argv: readonly string[], io: CliIo): Promise<Exi
 
 function describeFirst(example: { source: string; line: number; error: string } | undefined): string {
   return example === undefined ? "–" : `${example.source}:${example.line}: ${example.error}`;
+}
+
+/** A limit of 0 would drop everything: refused, not turned into 1 without a word. */
+function atLeastOne(value: number | undefined, flag: string): number | undefined {
+  if (value === 0) throw new NormalizerError("USAGE", `report: ${flag} expects a whole number ≥ 1, got 0`);
+  return value;
 }

@@ -1,0 +1,78 @@
+/**
+ * `report`'s inputs as a shell gives them: a pipe (`<(zcat a.gz)`, a FIFO) is a log; a folder or
+ * a log that cannot be opened is an error naming it (exit 2), not an empty report that exits 0;
+ * a limit of 0 is refused, not made 1. Real `report` runs.
+ */
+import { execFileSync, spawn } from "node:child_process";
+import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { CLI } from "../helpers/paths.js";
+import { runCli } from "../helpers/runCli.js";
+import { tempDir } from "../helpers/tempDir.js";
+
+const dir = tempDir("mcpn-report-inputs-");
+chmodSync(dir, 0o755);
+const record = `${JSON.stringify({
+  msg: "normalized",
+  server: "s",
+  method: "resources/read",
+  uri: "x://a",
+  action: "unwrap-blob",
+  mimeBefore: "text/plain",
+  mimeAfter: "text/plain",
+  bytesBefore: 30,
+  bytesAfter: 10,
+  saved: 20,
+})}\n`;
+
+describe("report's inputs", () => {
+  it("reads a pipe", async () => {
+    const fifo = join(dir, "log.fifo");
+    execFileSync("mkfifo", [fifo]);
+    const writer = spawn("sh", ["-c", `printf '%s' "$0" > "$1"`, record, fifo]);
+    const run = await runCli(["report", "--format", "json", fifo]);
+    writer.kill();
+    expect(run.code, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({ totals: { saved: 20 } });
+  });
+
+  it("a folder is an error naming it and the glob to use", async () => {
+    const folder = join(dir, "logs");
+    mkdirSync(folder);
+    const run = await runCli(["report", folder]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(
+      /report: .*logs is a folder: name the logs in it, or a glob such as ".*logs\/\*\.jsonl"/,
+    );
+  });
+
+  it("a log that cannot be opened is an error naming it, not an empty report", async () => {
+    const log = join(dir, "secret.jsonl");
+    writeFileSync(log, record);
+    chmodSync(log, 0o000);
+    // Root reads any file: the report runs as nobody there.
+    const asNobody = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {};
+    const run = await new Promise<{ code: number | null; stderr: string; stdout: string }>((resolve) => {
+      const child = spawn(process.execPath, [CLI, "report", log], { ...asNobody, cwd: dir });
+      let stderr = "";
+      let stdout = "";
+      child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+      child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+      child.on("close", (code) => resolve({ code, stderr, stdout }));
+    });
+    expect(run.code, run.stderr).toBe(2);
+    expect(run.stderr).toMatch(/report: cannot read .*secret\.jsonl: EACCES/);
+    expect(run.stdout).toBe("");
+  });
+
+  it("--max-line-bytes 0 and --max-uris 0 are refused", async () => {
+    const log = join(dir, "ok.jsonl");
+    writeFileSync(log, record);
+    for (const flag of ["--max-line-bytes", "--max-uris"]) {
+      const run = await runCli(["report", flag, "0", log]);
+      expect(run.code, flag).toBe(2);
+      expect(run.stderr).toContain(`report: ${flag} expects a whole number ≥ 1, got 0`);
+    }
+  });
+});
