@@ -82,3 +82,18 @@ describe("an answer audit cannot read", () => {
     );
   }, 30_000);
 });
+
+describe("what a server chose, at any length", () => {
+  it("a 2 MB URI is held in the report as its first 1024 characters, its length and a hash", async () => {
+    const run = await runCli(["audit", "--format", "json", "--", process.execPath, AUDIT_UPSTREAM], {
+      env: { AUDIT_LONG_URI: String(2_000_000) },
+    });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout.length).toBeLessThan(100_000);
+    const report = JSON.parse(run.stdout) as { items: Array<{ target: string; uri: string | null }> };
+    const long = report.items.find((item) => item.target.startsWith("audit://long/"));
+    expect(long?.target).toMatch(/^audit:\/\/long\/x+…\[2000013 chars, fnv1a [0-9a-f]{8}\]$/);
+    expect(long?.target.length).toBeLessThan(1100);
+    expect(long?.uri).toBe(long?.target);
+  }, 30_000);
+});

@@ -11,6 +11,7 @@ import { NormalizerError } from "../../errors/NormalizerError.js";
 import { WARNING_ACTIONS, type ChangeAction, type ChangeRecord } from "../../normalize/change.js";
 import type { Policy } from "../../normalize/policy.js";
 import { normalizeResult } from "../../normalize/result.js";
+import { recordedText } from "../../normalize/recordedText.js";
 import { rebuild, type JsonObject } from "../../normalize/objects.js";
 import { measuredOnWire } from "../../transports/wireSizes.js";
 import { ReportAggregator } from "../../report/aggregate.js";
@@ -115,7 +116,7 @@ export async function runAudit(options: AuditOptions): Promise<AuditResult> {
   const fail = (failure: ReadFailure): void => {
     if (failure.kind === "read") failedReads++;
     // A tool's own error text too may quote what the server was given to keep secret.
-    aggregator.addFailure({ ...failure, error: client.redact(failure.error) });
+    aggregator.addFailure({ ...failure, uri: recordedText(failure.uri), error: client.redact(failure.error) });
   };
   try {
     await client.start();
@@ -158,7 +159,7 @@ export async function runAudit(options: AuditOptions): Promise<AuditResult> {
       listed = listed.filter((item) => {
         if (item.size === undefined || item.size <= max) return true;
         skipped.push({
-          target: item.uri,
+          target: recordedText(item.uri),
           path: null,
           bytes: item.size,
           reason: `listed size ${item.size} bytes > --max-bytes ${max}; not read`,
@@ -182,7 +183,7 @@ export async function runAudit(options: AuditOptions): Promise<AuditResult> {
       for (const change of changes) {
         if (options.maxBytes !== undefined && change.bytesBefore > options.maxBytes) {
           skipped.push({
-            target,
+            target: recordedText(target),
             path: change.path,
             bytes: change.bytesBefore,
             reason: `${change.bytesBefore} bytes > --max-bytes ${options.maxBytes}`,
@@ -350,20 +351,21 @@ async function templatesNote(client: RawRpcClient): Promise<string> {
   }
 }
 
+/** One row of the report; what the server chose held as records hold it (a megabyte URI is not copied whole). */
 function toItem(target: string, method: string, change: ChangeRecord): AuditItem {
   return {
-    target,
+    target: recordedText(target),
     method,
     path: change.path,
-    uri: change.uri,
+    uri: recordedText(change.uri),
     status: itemStatus(change.action, WARNING_ACTIONS.has(change.action as ChangeAction)),
     action: change.action,
-    mimeBefore: change.mimeBefore,
-    mimeAfter: change.mimeAfter,
+    mimeBefore: recordedText(change.mimeBefore),
+    mimeAfter: recordedText(change.mimeAfter),
     bytesBefore: change.bytesBefore,
     bytesAfter: change.bytesAfter,
     saved: change.saved,
-    reason: change.reason,
+    reason: recordedText(change.reason),
     ...(change.detected === undefined ? {} : { detected: change.detected }),
   };
 }
