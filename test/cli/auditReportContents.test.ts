@@ -1,9 +1,9 @@
 /**
- * What `audit` writes into a report never holds what the upstream was given to keep secret —
- * an `env` value quoted back in a server's error or printed on stderr before it crashed, a URL's
- * query (where API keys go) — and an answer the audit cannot read (over `limits.maxMessageBytes`)
- * fails its read at once, saying why, instead of waiting for the timeout. Real `audit` runs, a
- * real stdio fixture server and a real streamable HTTP one.
+ * What `audit` writes into a report: never what the upstream was given to keep secret — an `env`
+ * value quoted back in a server's error or printed on stderr before it crashed, a URL's query
+ * (where API keys go) — and never a server's megabyte URI whole; an answer the audit cannot read
+ * (over `limits.maxMessageBytes`) fails its read at once, saying why, instead of waiting for the
+ * timeout. Real `audit` runs, a real stdio fixture server and a real streamable HTTP one.
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
