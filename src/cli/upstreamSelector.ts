@@ -130,6 +130,12 @@ export async function selectUpstream(
         "USAGE",
         `${commandName}: --url expects an http(s):// or ws(s):// URL, got ${JSON.stringify(values.url)}`,
       );
+    if (!URL.canParse(values.url))
+      throw new NormalizerError(
+        "USAGE",
+        `${commandName}: --url is not a valid URL (a space, a bad port or an unclosed [ in it?), got ` +
+          JSON.stringify(values.url),
+      );
     if (hasUrlCredentials(values.url))
       throw new NormalizerError(
         "USAGE",

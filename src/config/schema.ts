@@ -264,9 +264,11 @@ const HeaderValueSchema = z.string().refine(isHeaderValue, NOT_A_HEADER_VALUE);
 export const RemoteServerSchema = z
   .looseObject({
     type: z.enum(["http", "streamable-http", "sse", "ws", "websocket"]).optional(),
+    // Letters of either case spelled out: the JSON Schema's pattern has no flags to carry an `i`.
     url: z
       .string()
-      .regex(/^(https?|wss?):\/\//i, "an http(s):// or ws(s):// URL")
+      .regex(/^([hH][tT][tT][pP][sS]?|[wW][sS][sS]?):\/\//, "an http(s):// or ws(s):// URL")
+      .refine((url) => URL.canParse(url), "not a valid URL (a space, a bad port or an unclosed [ in it?)")
       .refine((url) => !hasUrlCredentials(url), URL_CREDENTIALS),
     transport: z.enum(["streamable-http", "sse", "websocket"]).optional(),
     headers: z.record(z.string().refine(isHeaderName, NOT_A_HEADER_NAME), HeaderValueSchema).optional(),

@@ -255,7 +255,7 @@ export class SessionManager {
     const id = `${server}-${++this.counter}`;
     const info: SessionInfo = { server, kind, id };
     const logger = this.sessionLogger({ server, session: id });
-    const upstream = this.options.createUpstream(server, entry.config, logger);
+    const upstream = this.createUpstream(server, entry.config, health, logger);
     const bridge = new Bridge({
       host,
       upstream,
@@ -332,6 +332,26 @@ export class SessionManager {
   }
 
   /**
+   * The server's upstream transport. One that cannot even be made (a URL Node cannot parse) is a
+   * start that failed: logged, and on /healthz, before the host is told.
+   */
+  private createUpstream(
+    server: string,
+    config: ServerConfig,
+    health: ServerHealth,
+    logger: Logger,
+  ): UpstreamTransport {
+    try {
+      return this.options.createUpstream(server, config, logger);
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      this.noteFailure(server, health, message);
+      logger.error("upstream failed to start", { error: message });
+      throw error;
+    }
+  }
+
+  /**
    * Serves one stateless host POST (no session: protocol 2026-07-28) from the pool of `server`
    * for `owner` (the digest of its bearer token, "" without auth). Rejects when no upstream can
    * be started.
@@ -398,7 +418,7 @@ export class SessionManager {
     const id = `${server}-stateless-${++this.counter}`;
     const info: SessionInfo = { server, kind: "streamable-http (stateless)", id };
     const logger = this.sessionLogger({ server, session: id });
-    const upstream = this.options.createUpstream(server, entry.config, logger);
+    const upstream = this.createUpstream(server, entry.config, health, logger);
     const transport = new NormalizingTransport(
       upstream,
       {

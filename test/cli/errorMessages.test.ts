@@ -114,6 +114,11 @@ describe("config mistakes (exit 3)", () => {
       '{\n  "mcpServers": {\n    "a": {"command": "x",}\n  }\n}',
       /is not valid JSON at line 3, column 26 \(in \$\.mcpServers\.a\): expected a string in double quotes/,
     ],
+    // Node cannot parse it: refused at load, not by every session later with nothing in the log.
+    [
+      '{"mcpServers": {"a": {"url": "http://exa mple.com/mcp"}}}',
+      /\$\.mcpServers\.a\.url: not a valid URL \(a space, a bad port or an unclosed \[ in it\?\)/,
+    ],
     // JSON.parse keeps the last of two equal keys: a second "auth" would drop the tokens without a word.
     [
       '{"mcpServers": {"a": {"command": "x"}}, "auth": {"bearerTokens": ["t-1"]},\n "auth": {}}',

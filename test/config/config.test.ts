@@ -23,6 +23,21 @@ describe("config", () => {
     expect(checkedIn).toEqual(JSON.parse(JSON.stringify(configJsonSchema())));
   });
 
+  it("the JSON Schema's URL pattern takes what the proxy takes, in either case (a pattern has no flags)", () => {
+    const text = readFileSync(join(ROOT, "config", "proxy.config.schema.json"), "utf8");
+    const patterns = [...text.matchAll(/"pattern": "(\^\([^"]*:[^"]*)"/g)].map(
+      (m) => new RegExp(JSON.parse(`"${m[1]}"`)),
+    );
+    expect(patterns.length).toBeGreaterThan(0);
+    for (const pattern of patterns) {
+      for (const url of ["https://x.example/mcp", "HTTPS://x.example/mcp", "Ws://x/", "wss://x/"]) {
+        expect(pattern.test(url), `${pattern} ${url}`).toBe(true);
+        expect(() => parseConfig(JSON.stringify({ mcpServers: { a: { url } } }), "p.json", {})).not.toThrow();
+      }
+      expect(pattern.test("ftp://x/")).toBe(false);
+    }
+  });
+
   it("the top-level proxy.config.json and every example config are valid", () => {
     const env = { MCPN_TOKEN: "secret-token" };
     const files = [
