@@ -235,7 +235,11 @@ export class Bridge {
     if (!this.closed) await this.host.start();
   }
 
-  async close(reason = "closed"): Promise<void> {
+  /**
+   * Ends the session. `refuseHost`: it never started — the host's waiting requests are answered
+   * with it (`-32001`) and the host transport ends saying why, where it can.
+   */
+  async close(reason = "closed", refuseHost?: string): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     this.closeReason = reason;
@@ -246,7 +250,11 @@ export class Bridge {
     for (const waiting of [...this.waiting.values()]) this.answer(waiting.id, JSONRPC.UPSTREAM_UNAVAILABLE, message);
     clearTimeout(this.timer);
     this.timer = undefined;
-    await Promise.allSettled([this.upstream.close(), this.host.close()]);
+    const host =
+      refuseHost !== undefined && this.host.refuseStart !== undefined
+        ? this.host.refuseStart(JSONRPC.UPSTREAM_UNAVAILABLE, refuseHost)
+        : this.host.close();
+    await Promise.allSettled([this.upstream.close(), host]);
     this.logger.debug("session closed", { reason });
     this.onclose?.();
   }

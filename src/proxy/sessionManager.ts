@@ -318,7 +318,7 @@ export class SessionManager {
       failedToStart = true;
       this.noteFailure(server, health, message);
       logger.error("upstream failed to start", { error: message });
-      await bridge.close("upstream failed to start");
+      await bridge.close("upstream failed to start", `Could not connect server "${server}": ${message}`);
       throw error;
     }
     if (restarting) {

@@ -89,7 +89,16 @@ export interface FlowControl {
   resumeReading?(): void;
 }
 
-export type ProxyTransport = Transport & ReportsFramingProblems & FlowControl;
+/**
+ * Host transports: the session could not start (its upstream did not). Each request the host sent
+ * meanwhile is answered with a JSON-RPC error `code`/`message`, then the transport ends, saying why
+ * where it can (a WebSocket close reason) — not a plain close the host cannot tell from a goodbye.
+ */
+export interface RefusesStart {
+  refuseStart?(code: number, message: string): Promise<void>;
+}
+
+export type ProxyTransport = Transport & ReportsFramingProblems & FlowControl & RefusesStart;
 
 /**
  * What every upstream (client-side) transport is: a `ProxyTransport` that can say why its

@@ -13,6 +13,7 @@
  * HTTP endpoints, which have no one socket to pause, read each POST body in `inReadingTurn`.
  */
 import { SENT } from "../drainWaiter.js";
+import { requestIdOf } from "../jsonrpc.js";
 import { ReadGate } from "../readGate.js";
 import type { JSONRPCMessage, MessageExtraInfo, ProxyTransport, TransportSendOptions } from "../types.js";
 
@@ -27,6 +28,8 @@ export abstract class HostTransportBase implements ProxyTransport {
   private started = false;
   private closed = false;
   private reaped: string | undefined;
+  /** Why the session could not start, once `refuseStart` ends it; for the transport's goodbye. */
+  protected refusal: string | undefined;
   private backlog: Array<[JSONRPCMessage, MessageExtraInfo | undefined]> = [];
   private readonly closeListeners: Array<() => void> = [];
   private readonly startListeners: Array<() => void> = [];
@@ -134,6 +137,19 @@ export abstract class HostTransportBase implements ProxyTransport {
   }
 
   async close(): Promise<void> {
+    this.finish();
+  }
+
+  async refuseStart(code: number, message: string): Promise<void> {
+    if (this.closed) return;
+    const waiting = this.backlog.flatMap(([item]) => (Array.isArray(item) ? (item as unknown[]) : [item]));
+    this.backlog = [];
+    for (const item of waiting) {
+      const id = requestIdOf(item);
+      if (id !== undefined)
+        await this.send({ jsonrpc: "2.0", id, error: { code, message } } as JSONRPCMessage).catch(noop);
+    }
+    this.refusal = message;
     this.finish();
   }
 

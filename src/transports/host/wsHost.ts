@@ -114,7 +114,9 @@ export class WsHostSession extends HostTransportBase {
   protected release(): void {
     const socket = this.socket;
     if (socket.readyState !== socket.OPEN && socket.readyState !== socket.CONNECTING) return;
-    socket.close(1000);
+    // 1011: a condition kept the server from serving this connection; a reason is at most 123 bytes (RFC 6455 §5.5).
+    if (this.refusal === undefined) socket.close(1000);
+    else socket.close(1011, closeReason(this.refusal));
     // A host that never answers the close frame (frozen, cut off) would hold its connection —
     // and a shutdown waiting for it — for the ws library's own 30 s.
     const cut = setTimeout(() => socket.terminate(), this.closeTimeoutMs);
@@ -159,6 +161,14 @@ export interface WsEndpointOptions {
   pingIntervalMs: number;
   /** A host that has not answered the close frame in this time is cut off (`limits.closeTimeoutMs`). */
   closeTimeoutMs: number;
+}
+
+/** At most 100 bytes of `text`, cut at a whole character. */
+function closeReason(text: string): string {
+  return Buffer.from(text)
+    .subarray(0, 100)
+    .toString()
+    .replace(/\uFFFD$/, "");
 }
 
 export class WsEndpoint {
@@ -226,12 +236,7 @@ export class WsEndpoint {
         .catch((error: unknown) => {
           // 1011: the server hit a condition that kept it from serving this connection.
           // A close reason is at most 123 bytes (RFC 6455 §5.5).
-          ws.close(
-            1011,
-            Buffer.from(String(error instanceof Error ? error.message : error))
-              .subarray(0, 100)
-              .toString(),
-          );
+          ws.close(1011, closeReason(String(error instanceof Error ? error.message : error)));
         });
     });
   }
