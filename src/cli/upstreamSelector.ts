@@ -99,7 +99,15 @@ export async function selectUpstream(
     // The schema (zod) is loaded only for a config file: flags alone are checked here.
     const { loadConfigFile } = await import("../config/load.js");
     const loaded = loadConfigFile(resolve(cwd, values.config), env);
-    const names = Object.keys(loaded.config.mcpServers);
+    const all = Object.keys(loaded.config.mcpServers);
+    // A disabled server is not run: chosen by name, it is named as disabled; never chosen by default.
+    const names = all.filter((name) => loaded.config.mcpServers[name]!.disabled !== true);
+    if (values.server !== undefined && loaded.config.mcpServers[values.server]?.disabled === true)
+      throw new NormalizerError(
+        "USAGE",
+        `${commandName}: --server ${values.server} is disabled in ${values.config} ("disabled": true); ` +
+          "set it to false to use it",
+      );
     const serverName = values.server ?? (names.length === 1 ? names[0] : undefined);
     if (serverName === undefined)
       throw new NormalizerError(

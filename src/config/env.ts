@@ -13,21 +13,32 @@ const NAME = /^[A-Za-z_][A-Za-z0-9_]*/;
 /** Told of each variable a string reads (`path` is the JSON path of the string). */
 export type OnReference = (variable: string, path: string) => void;
 
+/** The JSON path of member `key` of the value at `path`, as errors name it. */
+export function memberPath(path: string, key: string): string {
+  return /^[A-Za-z_$][\w$]*$/.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`;
+}
+
+/**
+ * `value` with every `${VAR}` read. Under a path `keepMissing` names (a disabled server: never
+ * started, so it needs none of its variables), a variable that is not set is left as written.
+ */
 export function expandEnv(
   value: unknown,
   env: Readonly<Record<string, string | undefined>>,
   file: string,
   path = "$",
   onReference?: OnReference,
+  keepMissing: (path: string) => boolean = () => false,
 ): unknown {
-  if (typeof value === "string") return expandString(value, env, file, path, onReference);
-  if (Array.isArray(value)) return value.map((item, i) => expandEnv(item, env, file, `${path}[${i}]`, onReference));
+  if (typeof value === "string") return expandString(value, env, file, path, onReference, keepMissing(path));
+  if (Array.isArray(value))
+    return value.map((item, i) => expandEnv(item, env, file, `${path}[${i}]`, onReference, keepMissing));
   if (typeof value === "object" && value !== null) {
     const out: Record<string, unknown> = {};
     for (const [key, item] of Object.entries(value)) {
-      const at = /^[A-Za-z_$][\w$]*$/.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`;
+      const at = memberPath(path, key);
       Object.defineProperty(out, key, {
-        value: expandEnv(item, env, file, at, onReference),
+        value: expandEnv(item, env, file, at, onReference, keepMissing),
         enumerable: true,
         writable: true,
         configurable: true,
@@ -44,6 +55,7 @@ function expandString(
   file: string,
   path: string,
   onReference: OnReference | undefined,
+  keepMissing = false,
 ): string {
   let out = "";
   let i = 0;
@@ -72,11 +84,14 @@ function expandString(
     onReference?.(reference.name, path);
     const found = env[reference.name];
     if (found !== undefined && found !== "") out += found;
-    else if (reference.fallback !== undefined) out += expandString(reference.fallback, env, file, path, onReference);
+    else if (reference.fallback !== undefined)
+      out += expandString(reference.fallback, env, file, path, onReference, keepMissing);
+    else if (keepMissing) out += text.slice(start, reference.end);
     else
       throw new NormalizerError(
         "CONFIG_ENV_MISSING",
-        `${file}: ${path} uses \${${reference.name}}, but the environment variable ${reference.name} is not set`,
+        `${file}: ${path} uses \${${reference.name}}, but the environment variable ${reference.name} is ` +
+          `${found === "" ? "empty" : "not set"} (a default: \${${reference.name}:-value})`,
         { file, path, variable: reference.name },
       );
     i = reference.end;

@@ -6,7 +6,7 @@ import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import type { z } from "zod";
 import { NormalizerError } from "../errors/NormalizerError.js";
-import { expandEnv } from "./env.js";
+import { expandEnv, memberPath } from "./env.js";
 import { NOT_A_HEADER_NAME } from "./headerValue.js";
 import { checkJsonText, formatPath, MAX_DEPTH } from "./jsonLocation.js";
 import { ConfigSchema, type ProxyConfig } from "./schema.js";
@@ -98,10 +98,27 @@ export function parseConfigText(
     });
   }
   const authVariables = new Set<string>();
-  const expanded = expandEnv(raw, env, file, "$", (variable, at) => {
-    if (AUTH_PATH.test(at)) authVariables.add(variable);
-  });
+  const disabled = disabledServerPaths(raw);
+  const expanded = expandEnv(
+    raw,
+    env,
+    file,
+    "$",
+    (variable, at) => {
+      if (AUTH_PATH.test(at)) authVariables.add(variable);
+    },
+    (at) => disabled.some((prefix) => at === prefix || at.startsWith(`${prefix}.`) || at.startsWith(`${prefix}[`)),
+  );
   return { config: validateConfig(expanded, file), authVariables: [...authVariables] };
+}
+
+/** The JSON paths of the servers marked `"disabled": true`: their variables need not be set. */
+function disabledServerPaths(raw: unknown): string[] {
+  const servers = (raw as { mcpServers?: unknown } | null)?.mcpServers;
+  if (typeof servers !== "object" || servers === null || Array.isArray(servers)) return [];
+  return Object.entries(servers)
+    .filter(([, server]) => (server as { disabled?: unknown } | null)?.disabled === true)
+    .map(([name]) => memberPath("$.mcpServers", name));
 }
 
 export function validateConfig(raw: unknown, file: string): ProxyConfig {

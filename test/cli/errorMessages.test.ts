@@ -157,3 +157,16 @@ describe("config mistakes (exit 3)", () => {
     expect(run.stderr).not.toContain("s3cret");
   });
 });
+
+describe("a disabled server chosen by name", () => {
+  it("is named as disabled, not run with its variables unread", async () => {
+    const file = configFile(
+      JSON.stringify({
+        mcpServers: { on: { command: "x" }, off: { command: "y", env: { K: "${MISSING_VAR}" }, disabled: true } },
+      }),
+    );
+    const run = await runCli(["stdio", "--config", file, "--server", "off"]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/stdio: --server off is disabled in .* \("disabled": true\); set it to false to use it/);
+  });
+});

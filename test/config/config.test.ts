@@ -198,6 +198,27 @@ describe("config", () => {
     expect(inEnv.message).toContain("$.mcpServers.a.env.__proto__");
   });
 
+  it("an empty variable is named as empty, with the default form that takes it", () => {
+    const text = JSON.stringify({ mcpServers: { a: { command: "x", env: { K: "${EMPTY}" } } } });
+    const empty = errorOf(() => parseConfig(text, "p.json", { EMPTY: "" }));
+    expect(empty.message).toContain("the environment variable EMPTY is empty (a default: ${EMPTY:-value})");
+  });
+
+  it("a disabled server's variables need not be set: it is never started", () => {
+    const text = JSON.stringify({
+      mcpServers: {
+        on: { command: "x", env: { K: "${SET}" } },
+        off: { command: "y", args: ["${MISSING}"], env: { K: "${MISSING}", L: "${SET}" }, disabled: true },
+      },
+    });
+    const config = parseConfig(text, "p.json", { SET: "v" });
+    expect(config.mcpServers.on).toMatchObject({ env: { K: "v" } });
+    expect(config.mcpServers.off).toMatchObject({ args: ["${MISSING}"], env: { K: "${MISSING}", L: "v" } });
+    // Enabled, the same server needs them.
+    const enabled = text.replace('"disabled":true', '"disabled":false');
+    expect(errorOf(() => parseConfig(enabled, "p.json", { SET: "v" })).code).toBe("CONFIG_ENV_MISSING");
+  });
+
   it("${A:-${B}}: a default may hold references, expanded only when used", () => {
     const text = (value: string) => JSON.stringify({ mcpServers: { a: { command: "x", args: [value] } } });
     const args = (value: string, env: Record<string, string>) =>
