@@ -7,6 +7,7 @@ import { isHeaderName, isHeaderValue, NOT_A_HEADER_NAME, NOT_A_HEADER_VALUE } fr
 import { isSpawnValue, NOT_A_SPAWN_VALUE } from "./spawnValue.js";
 import { hasUrlCredentials, URL_CREDENTIALS } from "./urlCredentials.js";
 import { z } from "zod";
+import { isListenHost, NOT_A_LISTEN_HOST } from "./listenHost.js";
 import { IMAGE_FORMATS, MIN_RESULT_BYTES } from "../fit/settings.js";
 import {
   DEFAULT_FIT,
@@ -327,7 +328,7 @@ export const ConfigSchema = z
     $schema: z.string().optional(),
     listen: z
       .strictObject({
-        host: z.string().default(DEFAULT_HOST),
+        host: z.string().refine(isListenHost, NOT_A_LISTEN_HOST).default(DEFAULT_HOST),
         port: z.number().int().min(0).max(65535).default(DEFAULT_PORT),
       })
       .default({ host: DEFAULT_HOST, port: DEFAULT_PORT }),

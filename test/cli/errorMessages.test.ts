@@ -119,6 +119,12 @@ describe("config mistakes (exit 3)", () => {
       '{"mcpServers": {"a": {"url": "http://exa mple.com/mcp"}}}',
       /\$\.mcpServers\.a\.url: not a valid URL \(a space, a bad port or an unclosed \[ in it\?\)/,
     ],
+    // An empty host listened on every interface; one with a space failed at listen time, naming nothing.
+    [
+      '{"mcpServers": {"a": {"command": "x"}}, "listen": {"host": ""}}',
+      /\$\.listen\.host: expects an IP address \(127\.0\.0\.1, 0\.0\.0\.0, ::1 or \[::1\]\) or a host name/,
+    ],
+    ['{"mcpServers": {"a": {"command": "x"}}, "listen": {"host": "not a host!"}}', /\$\.listen\.host: expects an IP/],
     // JSON.parse keeps the last of two equal keys: a second "auth" would drop the tokens without a word.
     [
       '{"mcpServers": {"a": {"command": "x"}}, "auth": {"bearerTokens": ["t-1"]},\n "auth": {}}',
@@ -168,5 +174,15 @@ describe("a disabled server chosen by name", () => {
     const run = await runCli(["stdio", "--config", file, "--server", "off"]);
     expect(run.code).toBe(2);
     expect(run.stderr).toMatch(/stdio: --server off is disabled in .* \("disabled": true\); set it to false to use it/);
+  });
+});
+
+describe("serve --host", () => {
+  it("refuses what is not an address or a host name, naming the flag", async () => {
+    for (const host of ["", "not a host!", "[::1"]) {
+      const run = await runCli(["serve", "--port", "0", "--host", host, "--", "cat"]);
+      expect(run.code, host).toBe(2);
+      expect(run.stderr).toContain("serve: --host expects an IP address");
+    }
   });
 });

@@ -4,6 +4,7 @@
  */
 import { resolve } from "node:path";
 import { NormalizerError } from "../../errors/NormalizerError.js";
+import { isListenHost, NOT_A_LISTEN_HOST } from "../../config/listenHost.js";
 import { DEFAULT_CONFIG_FILE, DEFAULT_HOST, DEFAULT_PORT } from "../../config/defaults.js";
 import { loadConfigFile } from "../../config/load.js";
 import { settingsNeedingRestart } from "../../config/restartSettings.js";
@@ -137,6 +138,8 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<Exit
   }
   const port = parsePortFlag(values.port, "serve") ?? config.listen.port;
   // An IPv6 address as URLs and the docs write it, in brackets, is listened on without them.
+  if (values.host !== undefined && !isListenHost(values.host))
+    throw new NormalizerError("USAGE", `serve: --host ${NOT_A_LISTEN_HOST}, got ${JSON.stringify(values.host)}`);
   const host = bindAddressOf(values.host ?? config.listen.host);
   if (
     !isLoopbackHost(host) &&
