@@ -391,8 +391,9 @@ export const ConfigSchema = z
           .positive()
           .default(DEFAULT_LIMITS.bodyBytesInFlight)
           .describe(
-            "HTTP request bodies held in memory at once over every connection, in bytes; a POST that would take " +
-              "them past it gets 503 (retry) and is read no further, so clients uploading at once cannot run the " +
+            "HTTP request bodies (and WebSocket messages not yet whole) held in memory at once over every " +
+              "connection, in bytes; a POST that would take them past it gets 503 (retry) and is read no further, " +
+              "a WebSocket host is closed with 1013 (try again later), so clients uploading at once cannot run the " +
               "proxy out of memory; never less than maxBodyBytes",
           ),
         maxNormalizeBytes: z

@@ -3,6 +3,11 @@
  * asks for), one JSON-RPC message per text frame, built on `ws` (Node 20 has no WebSocket
  * server). `maxPayload` is `limits.maxMessageBytes`: `ws` closes a connection that sends a
  * bigger frame (close code 1009), which is reported through `onproblem` first.
+ *
+ * What a host has sent of a message not yet whole is held by `ws` until its last frame comes: it
+ * is counted in the listener's `limits.bodyBytesInFlight`, as HTTP bodies are, so many hosts
+ * each sending most of a big message cannot run the proxy out of memory. One that would take the
+ * total past the budget is no longer read and is closed with 1013 (try again later).
  */
 import { JSONRPC } from "../../errors/jsonRpcCodes.js";
 import type { IncomingMessage } from "node:http";
@@ -11,6 +16,7 @@ import { WebSocketServer, type RawData, type WebSocket } from "ws";
 import { parseJsonMessage, parseJsonText, type Framed } from "../lineFraming.js";
 import type { JSONRPCMessage, MessageExtraInfo, TransportSendOptions } from "../types.js";
 import { HostTransportBase } from "./hostTransportBase.js";
+import type { BodyBudget } from "./bodyBudget.js";
 import type { HostEndpointContext } from "./hostSession.js";
 import { replyOnSocket, sessionLimitMessage } from "./httpReplies.js";
 import { forwardableMcpHeaders } from "../mcpHeaders.js";
@@ -36,12 +42,15 @@ export class WsHostSession extends HostTransportBase {
   private readonly tick: TickCork | undefined;
   /** Reads the host's frames in turns with the rest of the process, and holds them while the upstream is behind. */
   private readonly turns: ReadYield;
+  /** Bytes read from the host since its last whole message (or ping, or pong), taken from the budget. */
+  private partialBytes = 0;
 
   constructor(
     private readonly socket: WebSocket,
     headers: Record<string, string>,
     private readonly maxMessageBytes: number,
     private readonly closeTimeoutMs: number,
+    private readonly budget?: BodyBudget,
   ) {
     super();
     this.extra = { requestInfo: { headers } };
@@ -52,8 +61,12 @@ export class WsHostSession extends HostTransportBase {
       () => socket.resume(),
     );
     this.tick = this.rawSocket === undefined ? undefined : new TickCork(this.rawSocket as unknown as Corkable);
+    if (budget !== undefined && this.rawSocket !== undefined) this.countPartial(this.rawSocket, budget);
     socket.on("message", (data, isBinary) => this.receive(data, isBinary));
-    socket.on("close", () => this.finish());
+    socket.on("close", () => {
+      this.giveBackPartial();
+      this.finish();
+    });
     socket.on("error", (error: Error & { code?: string }) => {
       if (error.code === "WS_ERR_UNSUPPORTED_MESSAGE_LENGTH") {
         this.problem({ kind: "too-large", bytes: this.maxMessageBytes + 1, excerpt: "" }, error.message);
@@ -124,7 +137,44 @@ export class WsHostSession extends HostTransportBase {
     socket.once("close", () => clearTimeout(cut));
   }
 
+  /**
+   * Counts what the host sends against the listener's budget until it is a whole message (bytes
+   * of the next one read in the same chunk are let go with it: at most one chunk uncounted).
+   */
+  private countPartial(raw: DrainableStream, budget: BodyBudget): void {
+    const socket = raw as unknown as { on(event: "data", listener: (chunk: Buffer) => void): void; pause(): void };
+    socket.on("data", (chunk: Buffer) => {
+      if (this.isClosed) return;
+      if (budget.take(chunk.length)) {
+        this.partialBytes += chunk.length;
+        return;
+      }
+      // No more of it is read (ws would hold it): what it sent is let go, the host told to come back.
+      socket.pause();
+      this.giveBackPartial();
+      this.reportError(
+        new Error(
+          `A WebSocket host's unfinished message would take the bodies held past limits.bodyBytesInFlight ` +
+            `(${budget.maxBytes} bytes); its connection is closed (1013, try again later)`,
+        ),
+      );
+      this.socket.close(1013, "over limits.bodyBytesInFlight; try again later");
+      const cut = setTimeout(() => this.socket.terminate(), this.closeTimeoutMs);
+      cut.unref();
+    });
+    const whole = (): void => this.giveBackPartial();
+    this.socket.on("ping", whole);
+    this.socket.on("pong", whole);
+  }
+
+  private giveBackPartial(): void {
+    if (this.partialBytes === 0) return;
+    this.budget?.give(this.partialBytes);
+    this.partialBytes = 0;
+  }
+
   private receive(data: RawData, isBinary: boolean): void {
+    this.giveBackPartial();
     // Binary frames are read as UTF-8 JSON too: being strict here would only break hosts.
     const bytes = Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data);
     const framed = isBinary ? parseJsonMessage(bytes) : parseTextFrame(bytes);
@@ -219,7 +269,13 @@ export class WsEndpoint {
     this.wss.handleUpgrade(req, socket, head, (ws) => {
       upgraded = true;
       const headers = forwardableMcpHeaders(req.headers) ?? {};
-      const session = new WsHostSession(ws, headers, this.ctx.maxMessageBytes, this.closeTimeoutMs);
+      const session = new WsHostSession(
+        ws,
+        headers,
+        this.ctx.maxMessageBytes,
+        this.closeTimeoutMs,
+        this.ctx.bodyBudget,
+      );
       this.live.add(session);
       this.heartbeat.watch(ws, {
         onDead: (why) => session.reap(why),

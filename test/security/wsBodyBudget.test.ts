@@ -1,0 +1,73 @@
+/**
+ * What WebSocket hosts have sent of messages not yet whole counts in `limits.bodyBytesInFlight`,
+ * as HTTP bodies do: hosts each sending most of a big message (fragments never finished) cannot
+ * make the proxy hold more than the budget — the one that would go past it is closed with 1013 —
+ * while whole messages give their bytes back at once, however many a host sends. A real `serve`,
+ * real WebSocket clients sending fragments.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import WebSocket from "ws";
+import type { ServeProcess } from "../helpers/proxyProcess.js";
+import { FAULT_SERVER, INIT, rawWs, serveConfig } from "../reliability/helpers.js";
+
+const MIB = 1024 * 1024;
+
+let serve: ServeProcess;
+beforeAll(async () => {
+  serve = await serveConfig({
+    mcpServers: { fx: { command: process.execPath, args: [FAULT_SERVER] } },
+    limits: { maxMessageBytes: 4 * MIB, bodyBytesInFlight: 5 * MIB },
+  });
+});
+afterAll(async () => {
+  await serve?.stop();
+});
+
+async function open(): Promise<{ ws: WebSocket; closed: Promise<{ code: number; reason: string }> }> {
+  const ws = new WebSocket(`${serve.url.replace(/^http/, "ws")}/ws/fx`, "mcp");
+  const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+    ws.on("close", (code, reason) => resolve({ code, reason: reason.toString() })),
+  );
+  ws.on("error", () => {});
+  await new Promise((resolve, reject) => ws.once("open", resolve).once("error", reject));
+  return { ws, closed };
+}
+
+/** Sends `mib` MiB as fragments of one text message it never finishes. */
+async function sendUnfinished(ws: WebSocket, mib: number): Promise<void> {
+  const part = Buffer.alloc(MIB / 4, 0x20);
+  for (let i = 0; i < mib * 4; i++)
+    await new Promise<void>((resolve) => ws.send(part, { fin: false }, () => resolve()));
+}
+
+describe("WebSocket messages not yet whole", () => {
+  it("count in limits.bodyBytesInFlight: the host that would go past it is closed with 1013", async () => {
+    const a = await open();
+    const b = await open();
+    await sendUnfinished(a.ws, 3);
+    // 3 MiB held for a: b's next 3 would pass the 5 MiB budget.
+    await sendUnfinished(b.ws, 3).catch(() => undefined);
+    const closedB = await Promise.race([
+      b.closed,
+      new Promise<null>((resolve) => setTimeout(() => resolve(null), 5000)),
+    ]);
+    expect(closedB).toEqual({ code: 1013, reason: "over limits.bodyBytesInFlight; try again later" });
+    // a is untouched; once it goes, its bytes are free again: a new host's call goes through.
+    expect(a.ws.readyState).toBe(WebSocket.OPEN);
+    a.ws.terminate();
+    await a.closed;
+    const host = await rawWs(serve.url, "fx");
+    expect(await host.request(1, "initialize", INIT)).toHaveProperty("result");
+    await host.close();
+  }, 30_000);
+
+  it("whole messages give their bytes back: many large ones in a row go through", async () => {
+    const host = await rawWs(serve.url, "fx");
+    expect(await host.request(1, "initialize", INIT)).toHaveProperty("result");
+    for (let i = 0; i < 8; i++) {
+      const answer = await host.request(i + 2, "ping", { pad: "x".repeat(2 * MIB) });
+      expect(answer, `call ${i}`).toHaveProperty("result");
+    }
+    await host.close();
+  }, 30_000);
+});
