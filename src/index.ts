@@ -6,6 +6,8 @@ export {
   type NormalizationOptions,
 } from "./proxy/withNormalization.js";
 export { Bridge, type BridgeOptions } from "./proxy/bridge.js";
+export type { FitOptions } from "./proxy/fitStage.js";
+export type { FitPolicyInput } from "./fit/fitPolicy.js";
 export { DEFAULT_LIMITS, DEFAULT_IMAGES, DEFAULT_NORMALIZE, DEFAULT_FIT } from "./config/defaults.js";
 export { completePolicyOptions } from "./config/policy.js";
 export { ConfigSchema, configJsonSchema, type ProxyConfig, type ServerConfig } from "./config/schema.js";

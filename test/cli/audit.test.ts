@@ -221,7 +221,7 @@ describe("mcp-normalizer audit", () => {
     expect(args.stderr).toContain("--args goes with --call");
     const badJson = await runCli(["audit", "--call", "t", "--args", "{nope", "--", "x"]);
     expect(badJson.code).toBe(2);
-    expect(badJson.stderr).toContain("--args is not JSON");
+    expect(badJson.stderr).toContain("--args {nope is not JSON at column 2");
     const missing = await runCli(["audit", "--", join(dir, "no-such-command")]);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain(

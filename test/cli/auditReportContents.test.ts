@@ -97,3 +97,24 @@ describe("what a server chose, at any length", () => {
     expect(long?.uri).toBe(long?.target);
   }, 30_000);
 });
+
+describe("a server's words in audit's own errors", () => {
+  it("an initialize error with line breaks and escape codes is one line, its controls shown", async () => {
+    const server = join(dir, "refusing-server.mjs");
+    writeFileSync(
+      server,
+      `import { createInterface } from "node:readline";
+createInterface({ input: process.stdin }).on("line", (line) => {
+  const msg = JSON.parse(line);
+  if (msg.id === undefined) return;
+  const error = { code: -32600, message: "first line\\nsecond line \\u001b[2J cleared" };
+  process.stdout.write(JSON.stringify({ jsonrpc: "2.0", id: msg.id, error }) + "\\n");
+});
+`,
+    );
+    const run = await runCli(["audit", "--", process.execPath, server]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain("initialize failed: first line second line ␛[2J cleared (JSON-RPC -32600)");
+    expect(run.stderr.trim().split("\n")).toHaveLength(1);
+  });
+});

@@ -140,7 +140,8 @@ describe("audit: the filesystem server (tool-only)", () => {
     expect(two.stderr).toContain("--args goes with a single --call TOOL");
     const bad = await runCli(["audit", "--call", "a={nope", "--", "x"]);
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toContain("--call a= is not JSON");
+    // What was given, and where it goes wrong.
+    expect(bad.stderr).toContain("--call a={nope is not JSON at column 2 (in $): expected a string in double quotes");
     const array = await runCli(["audit", "--call", "a=[1]", "--", "x"]);
     expect(array.stderr).toContain("expects a JSON object of arguments");
     const max = await runCli(["audit", "--max-bytes", "lots", "--", "x"]);

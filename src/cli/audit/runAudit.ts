@@ -8,6 +8,7 @@
  */
 import { LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/sdk/types.js";
 import { NormalizerError } from "../../errors/NormalizerError.js";
+import { visible } from "../../errors/visible.js";
 import { WARNING_ACTIONS, type ChangeAction, type ChangeRecord } from "../../normalize/change.js";
 import type { Policy } from "../../normalize/policy.js";
 import { normalizeResult } from "../../normalize/result.js";
@@ -429,7 +430,8 @@ async function step<T>(name: string, run: () => Promise<T>): Promise<T> {
         : error instanceof Error
           ? error.message
           : String(error);
-    throw new NormalizerError("UPSTREAM_UNREACHABLE", `${name} failed: ${why}`, {}, { cause: error });
+    // What the server said, on one line: its line breaks and controls are not the CLI's to print.
+    throw new NormalizerError("UPSTREAM_UNREACHABLE", `${name} failed: ${visible(why)}`, {}, { cause: error });
   }
 }
 

@@ -3,6 +3,7 @@
  * (repeatable; the older `--call NAME --args JSON` pair still works), `--read URI` (repeatable),
  * `--uri GLOB` (repeatable filter of listed resources) and `--max-bytes N`.
  */
+import { checkJsonText } from "../../config/jsonLocation.js";
 import { NormalizerError } from "../../errors/NormalizerError.js";
 import { globToRegExp } from "../../normalize/policy.js";
 
@@ -39,7 +40,12 @@ function parseArgsJson(text: string, flag: string): Record<string, unknown> {
   try {
     parsed = JSON.parse(text);
   } catch (error) {
-    throw new NormalizerError("USAGE", `audit: ${flag} is not JSON: ${(error as Error).message}`);
+    // Where, in the user's words, with what was given (Node's message quotes only a stretch of it).
+    const at = checkJsonText(text);
+    const where =
+      at === undefined ? (error as Error).message : `at column ${at.column} (in ${at.path}): expected ${at.expected}`;
+    const given = text.length > 80 ? `${text.slice(0, 80)}…` : text;
+    throw new NormalizerError("USAGE", `audit: ${flag}${flag.endsWith("=") ? "" : " "}${given} is not JSON ${where}`);
   }
   if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed))
     throw new NormalizerError("USAGE", `audit: ${flag} expects a JSON object of arguments`);
