@@ -11,7 +11,6 @@ import { isRawJsonString } from "../wire/rawJson.js";
 import { inlineResource } from "./embedded.js";
 import type { FitPolicy } from "./fitPolicy.js";
 import type { ImageFit } from "./images/fitImage.js";
-import { sourceKind } from "./images/sourceKind.js";
 import { fitRecord } from "./records.js";
 import type { FitRuntime } from "./runtime.js";
 import type { ImageSettings } from "./settings.js";
@@ -258,10 +257,7 @@ function runImages(jobs: readonly ImageJob[], runtime: FitRuntime): Promise<JobO
           record: record("warn-image-undecodable", "image data is not standard base64", job.block),
         };
       // Rules for what the bytes are apply too: an SVG labelled image/png is an SVG to them.
-      const actual = sourceKind(bytes)?.mime;
-      const settings = actual === undefined ? job.settings : job.settingsAs(actual);
-      if (settings === null) return { block: null, record: null };
-      const fit: ImageFit = await runtime.images.fit(bytes, settings);
+      const fit: ImageFit = await runtime.images.fit(bytes, job.settings, job.settingsAs);
       if (fit.kind === "keep") return { block: null, record: null };
       if (fit.kind === "warn") return { block: null, record: record(fit.action, fit.reason, job.block) };
       const replaced = rebuild(holder, { [key]: encodeBase64(fit.bytes), mimeType: fit.mime });

@@ -34,7 +34,8 @@ export class ImageQueue {
     return { running: this.running, waiting: this.waiting.length };
   }
 
-  fit(bytes: Buffer, settings: ImageSettings): Promise<ImageFit> {
+  /** `settingsAs`: the settings for what the bytes turn out to be (null: images off for that type). */
+  fit(bytes: Buffer, settings: ImageSettings, settingsAs?: (mime: string) => ImageSettings | null): Promise<ImageFit> {
     const abort = new AbortController();
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<ImageFit>((resolve) => {
@@ -60,7 +61,11 @@ export class ImageQueue {
           return { kind: "warn", action: "warn-image-unfittable", reason } satisfies ImageFit;
         }
         if (abort.signal.aborted) return null;
-        return await fitImage(bytes, settings, { maxPixels: this.options.maxPixels, signal: abort.signal });
+        return await fitImage(bytes, settings, {
+          maxPixels: this.options.maxPixels,
+          signal: abort.signal,
+          ...(settingsAs === undefined ? {} : { settingsAs }),
+        });
       } finally {
         release();
       }

@@ -27,18 +27,23 @@ export interface FitImageOptions {
   readonly maxPixels: number;
   /** Aborts an SVG render still running (sharp's work cannot be aborted; its result is dropped). */
   readonly signal?: AbortSignal;
+  /**
+   * The settings for what the bytes are, once known (rules match declared types: a server may
+   * label an SVG `image/png`); null when a rule turns images off for that type.
+   */
+  readonly settingsAs?: (mime: string) => ImageSettings | null;
 }
 
 export async function fitImage(bytes: Buffer, settings: ImageSettings, options: FitImageOptions): Promise<ImageFit> {
   try {
-    return await fitOrRefuse(bytes, settings, options);
+    return await fitOrRefuse(settings, bytes, options);
   } catch (error) {
     if (error instanceof ImageRefusal) return { kind: "warn", action: error.action, reason: error.message };
     return { kind: "warn", action: "warn-image-undecodable", reason: `image does not decode: ${firstLine(error)}` };
   }
 }
 
-async function fitOrRefuse(bytes: Buffer, settings: ImageSettings, options: FitImageOptions): Promise<ImageFit> {
+async function fitOrRefuse(declared: ImageSettings, bytes: Buffer, options: FitImageOptions): Promise<ImageFit> {
   const source = sourceKind(bytes);
   if (source === null)
     return {
@@ -46,6 +51,8 @@ async function fitOrRefuse(bytes: Buffer, settings: ImageSettings, options: FitI
       action: "warn-image-undecodable",
       reason: "not a PNG, JPEG, GIF, WebP, TIFF, AVIF, HEIC, BMP, ICO or SVG image",
     };
+  const settings = options.settingsAs === undefined ? declared : options.settingsAs(source.mime);
+  if (settings === null) return { kind: "keep", reason: `images are off for ${source.mime} (a rule)` };
   const sharp = await loadSharp();
   let input: Buffer | RawPixels | EncodedImage = bytes;
   let from: { width: number; height: number };
