@@ -12,15 +12,21 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EVERYTHING_SERVER } from "../helpers/paths.js";
-import { RAW_UPSTREAM, serveConfig, waitForStderr } from "../reliability/helpers.js";
+import { FAULT_SERVER, RAW_UPSTREAM, serveConfig, waitForStderr } from "../reliability/helpers.js";
 import type { ServeProcess } from "../helpers/proxyProcess.js";
 
 const PROTOCOL = "2025-11-25";
 
-/** A TCP relay to `target` whose connections the test can cut all at once. */
-async function startRelay(target: URL): Promise<{ url: string; cut(): void; close(): Promise<void> }> {
+/** A TCP relay to `target` whose connections the test can cut all at once; it counts the GETs it carries. */
+async function startRelay(
+  target: URL,
+): Promise<{ url: string; cut(): void; close(): Promise<void>; readonly gets: number }> {
   const sockets = new Set<Socket>();
+  let gets = 0;
   const server: Server = createServer((inbound) => {
+    inbound.on("data", (chunk: Buffer) => {
+      gets += chunk.toString("latin1").match(/(^|\r\n)GET \/mcp/g)?.length ?? 0;
+    });
     const outbound = tcpConnect(Number(target.port), target.hostname);
     for (const socket of [inbound, outbound]) {
       sockets.add(socket);
@@ -33,6 +39,9 @@ async function startRelay(target: URL): Promise<{ url: string; cut(): void; clos
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
+    get gets() {
+      return gets;
+    },
     cut: () => {
       for (const socket of sockets) socket.destroy();
     },
@@ -214,7 +223,14 @@ describe("resuming a dropped /mcp stream", () => {
       headers: { ...headers(sessionId), "last-event-id": rest[firstProgress]!.id! },
     });
     expect(resumed.status).toBe(200);
-    expect(await readEvents(resumed)).toEqual(rest.slice(firstProgress + 1));
+    // The host's place first (should this stream drop too, it comes back to it), then what it missed.
+    expect(await readEvents(resumed)).toEqual([
+      { id: rest[firstProgress]!.id, data: "" },
+      ...rest.slice(firstProgress + 1),
+    ]);
+    // All of it taken, the call over: nothing more to come, and the host is told so (no stream to reopen).
+    const over = await fetch(mcpUrl, { headers: { ...headers(sessionId), "last-event-id": rest.at(-1)!.id! } });
+    expect(over.status).toBe(204);
   }, 20_000);
 
   it("keeps the answers owed on a stream that dropped, and sends them on the GET that resumes it", async () => {
@@ -419,5 +435,124 @@ describe("resuming the GET stream", () => {
       serve,
       /Resumed stream 0 without \d+ of its events: they no longer fit limits\.sseReplayBytes \(600 bytes\)/,
     );
+  }, 20_000);
+});
+
+describe("resumes that must end", () => {
+  let serve: ServeProcess;
+  beforeAll(async () => {
+    serve = await serveConfig({
+      mcpServers: {
+        fx: { command: process.execPath, args: [FAULT_SERVER] },
+        everything: { command: process.execPath, args: [EVERYTHING_SERVER, "stdio"] },
+      },
+      limits: { sessionIdleMs: 1500 },
+    });
+  });
+  afterAll(async () => {
+    await serve?.stop();
+  });
+
+  const client = (relay: { url: string }, name: string) => {
+    const transport = new StreamableHTTPClientTransport(new URL(`${relay.url}/mcp/${name}`), {
+      reconnectionOptions: {
+        initialReconnectionDelay: 100,
+        maxReconnectionDelay: 500,
+        reconnectionDelayGrowFactor: 1.5,
+        maxRetries: 3,
+      },
+    });
+    return { host: new Client({ name: "resuming-host", version: "1" }), transport };
+  };
+
+  it("a slow call that ends in an error: the SDK's client stops coming back for its stream", async () => {
+    const relay = await startRelay(new URL(serve.url));
+    const { host, transport } = client(relay, "fx");
+    try {
+      await host.connect(transport);
+      await expect(
+        host.callTool({ name: "sleep", arguments: { ms: 1200, fail: true } }, undefined, { timeout: 10_000 }),
+      ).rejects.toThrow(/failed after sleeping/);
+      const after = relay.gets;
+      await new Promise((resolve) => setTimeout(resolve, 3000));
+      // Its GET stream may reconnect once; a loop of resumes would be several a second.
+      expect(relay.gets - after).toBeLessThanOrEqual(1);
+    } finally {
+      await host.close();
+      await relay.close();
+    }
+  }, 30_000);
+
+  it("a resumed stream that drops again is resumed again, and the call still gets its answer", async () => {
+    const relay = await startRelay(new URL(serve.url));
+    const { host, transport } = client(relay, "everything");
+    try {
+      await host.connect(transport);
+      let cuts = 0;
+      const progress: number[] = [];
+      const result = (await host.callTool(
+        { name: "trigger-long-running-operation", arguments: { duration: 3, steps: 6 } },
+        undefined,
+        {
+          timeout: 8_000,
+          onprogress: (p) => {
+            progress.push(p.progress);
+            // Cut after the first step, and again once the resume has reconnected, before the
+            // resumed stream has carried anything: the host's place must still be known.
+            if (p.progress === 1) {
+              cuts++;
+              relay.cut();
+              setTimeout(() => {
+                cuts++;
+                relay.cut();
+              }, 300);
+            }
+          },
+        },
+      )) as { content: Array<{ text: string }> };
+      expect(cuts).toBe(2);
+      expect(result.content[0]!.text).toMatch(/Long running operation completed/);
+      expect(progress).toEqual([1, 2, 3, 4, 5, 6]);
+    } finally {
+      await host.close();
+      await relay.close();
+    }
+  }, 30_000);
+
+  it("a host that cancels a call whose stream dropped does not keep its session alive", async () => {
+    const url = `${serve.url}/mcp/fx`;
+    const accept = "application/json, text/event-stream";
+    const init = await fetch(url, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 0,
+        method: "initialize",
+        params: { protocolVersion: PROTOCOL, capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+      }),
+    });
+    await init.text();
+    const h = { accept, "mcp-session-id": init.headers.get("mcp-session-id")!, "mcp-protocol-version": PROTOCOL };
+    const post = (body: unknown, signal?: AbortSignal) =>
+      fetch(url, {
+        method: "POST",
+        headers: { ...h, "content-type": "application/json" },
+        body: JSON.stringify(body),
+        signal,
+      });
+    const controller = new AbortController();
+    const call = await post(
+      { jsonrpc: "2.0", id: 5, method: "tools/call", params: { name: "sleep", arguments: { ms: 60_000 } } },
+      controller.signal,
+    );
+    // The stream opens (its priming event) once the lazy window is over; then the host drops it and cancels.
+    await readEvents(call, (events) => events.length > 0);
+    controller.abort();
+    await (await post({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 5 } })).text();
+    // Idle for longer than limits.sessionIdleMs: the session is over.
+    await new Promise((resolve) => setTimeout(resolve, 3500));
+    const ping = await post({ jsonrpc: "2.0", id: 6, method: "ping" });
+    expect(ping.status).toBe(404);
   }, 20_000);
 });

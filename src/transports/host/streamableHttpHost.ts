@@ -203,7 +203,10 @@ export class StreamableHttpHostSession extends HostTransportBase {
     }
     if (keys.length === 0) {
       res.writeHead(202, this.headers()).end();
-      for (const message of messages) this.deliver(message, extra);
+      for (const message of messages) {
+        this.deliver(message, extra);
+        this.cancelled(message);
+      }
       // A stateless POST of notifications/responses is done once the proxy has taken them.
       if (this.stateless) void this.whenStarted().then(() => this.finish());
       return;
@@ -250,7 +253,10 @@ export class StreamableHttpHostSession extends HostTransportBase {
     // Closed while the session was being opened (the endpoint waits for the upstream first): its
     // "close" has been and gone, and the answers owed on it have nowhere to go.
     if (res.destroyed) this.endExchange(exchange);
-    for (const message of messages) this.deliver(message, extra);
+    for (const message of messages) {
+      this.deliver(message, extra);
+      this.cancelled(message);
+    }
   }
 
   /**
@@ -384,17 +390,21 @@ export class StreamableHttpHostSession extends HostTransportBase {
       return written;
     }
     exchange.answers.set(key, wire);
-    if (exchange.pending.size === 0) {
-      this.closeWindow(exchange);
-      // The held answers are the body, as encoded above: nothing is serialized twice.
-      const wires = exchange.batch
-        ? exchange.order.map((k) => exchange.answers.get(k)!)
-        : [exchange.answers.get(exchange.order[0]!)!];
-      replyJsonWire(exchange.res, wires, exchange.batch, this.headers());
-      // Sent: a big answer is not kept until the socket closes, and nothing is held to stream.
-      exchange.answers.clear();
-    }
+    if (exchange.pending.size === 0) this.replyHeld(exchange);
     return SENT;
+  }
+
+  /** Every answer owed is held: they are the JSON body, in the order asked (a cancelled one has none). */
+  private replyHeld(exchange: Exchange): void {
+    this.closeWindow(exchange);
+    // The held answers are the body, as encoded above: nothing is serialized twice.
+    const wires = exchange.order.flatMap((k) => {
+      const wire = exchange.answers.get(k);
+      return wire === undefined ? [] : [wire];
+    });
+    replyJsonWire(exchange.res, exchange.batch ? wires : wires.slice(0, 1), exchange.batch, this.headers());
+    // Sent: a big answer is not kept until the socket closes, and nothing is held to stream.
+    exchange.answers.clear();
   }
 
   /**
@@ -473,20 +483,37 @@ export class StreamableHttpHostSession extends HostTransportBase {
     const replay = this.replay!.after(stream, seq);
     const exchange = this.detached.get(stream) ?? [...this.exchanges].find((open) => open.stream === stream);
     // An exchange whose stream never opened has sent no id: nothing names a place in it.
-    if (replay === undefined || (exchange !== undefined && !exchange.detached && exchange.sse === undefined)) {
+    const neverOpened = exchange !== undefined && !exchange.detached && exchange.sse === undefined;
+    if (stream >= this.nextStream || neverOpened || (replay === undefined && exchange !== undefined)) {
       replyJsonRpcError(
         res,
         400,
         JSONRPC.INVALID_REQUEST,
-        `Cannot resume stream ${stream} after event ${seq}: this session holds no such event ` +
-          "(the stream ended and its events were let go, or the id is not one it sent)",
+        `Cannot resume stream ${stream} after event ${seq}: this session sent no such event`,
         this.headers(),
       );
       return;
     }
+    const live = exchange !== undefined && !exchange.done;
+    if (!live && (replay === undefined || replay.events.length === 0)) {
+      // Over, and nothing after the host's place is held: 204 tells it there is no more to come
+      // (a stream that just ended would make it come back, and back).
+      if (replay === undefined)
+        this.reportError(
+          new Error(
+            `A host resumed stream ${stream} after event ${seq}, which is over and no longer held: what it ` +
+              "missed after that, if anything, was let go (limits.sseReplayBytes)",
+          ),
+        );
+      res.writeHead(204, this.headers()).end();
+      return;
+    }
     const sse = new SseWriter(res, this.headers(), this.keepAliveMs);
+    // The host's place first: should this stream drop too before anything else comes, the host
+    // comes back to the same place, not with a plain GET.
+    sse.prime(`${stream}.${seq}`);
     this.replayOn(sse, stream, replay);
-    if (exchange === undefined || exchange.done) {
+    if (!live) {
       sse.end();
       return;
     }
@@ -500,6 +527,30 @@ export class StreamableHttpHostSession extends HostTransportBase {
     this.exchanges.add(exchange);
     previous?.end();
     res.on("close", () => this.streamClosed(exchange, res));
+  }
+
+  /**
+   * The host cancelled a request (`notifications/cancelled`): the proxy sends it no answer, so
+   * the POST is not left waiting for one — with nothing else owed, its stream ends (or, still in
+   * its lazy window, it ends as an empty stream). A stream that dropped is not kept for it.
+   */
+  private cancelled(message: JSONRPCMessage): void {
+    if (methodOf(message) !== "notifications/cancelled") return;
+    const requestId = (message as { params?: { requestId?: unknown } }).params?.requestId;
+    if (typeof requestId !== "string" && typeof requestId !== "number") return;
+    const key = idKey(requestId);
+    const exchange = this.byRequest.get(key);
+    if (exchange === undefined || exchange.done || !exchange.pending.delete(key)) return;
+    this.byRequest.delete(key);
+    if (exchange.pending.size > 0) return;
+    if (exchange.detached) this.endDetached(exchange);
+    else if (exchange.sse !== undefined) exchange.sse.end();
+    else if (exchange.answers.size > 0) this.replyHeld(exchange);
+    else if (exchange.streamable) this.openStream(exchange).end();
+    else {
+      this.closeWindow(exchange);
+      exchange.res.writeHead(202, this.headers()).end();
+    }
   }
 
   /** Writes a resume's events (with their own ids) on `sse`; says when some are no longer held. */
