@@ -71,3 +71,63 @@ describe("WebSocket messages not yet whole", () => {
     await host.close();
   }, 30_000);
 });
+
+describe("the budget's bookkeeping", () => {
+  let small: ServeProcess;
+  beforeAll(async () => {
+    small = await serveConfig({
+      mcpServers: { fx: { command: process.execPath, args: [FAULT_SERVER] } },
+      limits: { maxMessageBytes: 256 * 1024, bodyBytesInFlight: 256 * 1024 },
+    });
+  });
+  afterAll(async () => {
+    await small?.stop();
+  });
+
+  it("a whole message gives back all its bytes: hosts that only send whole messages are never refused", async () => {
+    // Each message arrives in one read: had its last chunk stayed counted, the sixth host's would not fit.
+    const hosts = [];
+    for (let i = 0; i < 6; i++) {
+      const host = await rawWs(small.url, "fx");
+      expect(await host.request(1, "initialize", INIT)).toHaveProperty("result");
+      expect(await host.request(2, "ping", { pad: "x".repeat(60 * 1024) })).toHaveProperty("result");
+      hosts.push(host);
+    }
+    for (const host of hosts)
+      expect(await host.request(3, "ping", { pad: "y".repeat(60 * 1024) })).toHaveProperty("result");
+    for (const host of hosts) await host.close();
+  }, 30_000);
+
+  it("pings between the fragments of a message do not give its bytes back", async () => {
+    // A listener of its own: nothing another test left counted may decide this one.
+    const own = await serveConfig({
+      mcpServers: { fx: { command: process.execPath, args: [FAULT_SERVER] } },
+      limits: { maxMessageBytes: 256 * 1024, bodyBytesInFlight: 256 * 1024 },
+    });
+    // Initialized first: a session is read only once its upstream has started.
+    const hosts = [];
+    for (let i = 0; i < 3; i++) {
+      const host = await rawWs(own.url, "fx");
+      expect(await host.request(1, "initialize", INIT)).toHaveProperty("result");
+      hosts.push(host);
+    }
+    const fragment = Buffer.alloc(60 * 1024, 0x20);
+    const pause = () => new Promise((resolve) => setTimeout(resolve, 50));
+    for (const host of hosts)
+      for (let i = 0; i < 3; i++) {
+        await new Promise<void>((resolve) => host.ws.send(fragment, { fin: false }, () => resolve()));
+        await pause();
+        if (host.ws.readyState === WebSocket.OPEN) host.ws.ping();
+        await pause();
+      }
+    // 180 KiB held for each: the second host passes the 256 KiB budget, pings or not.
+    const codes = await Promise.all(
+      hosts.map((host) =>
+        Promise.race([host.closed, new Promise<null>((resolve) => setTimeout(() => resolve(null), 4000))]),
+      ),
+    );
+    for (const host of hosts) host.ws.terminate();
+    await own.stop();
+    expect(codes.filter((code) => code === 1013).length).toBeGreaterThanOrEqual(1);
+  }, 30_000);
+});

@@ -140,10 +140,14 @@ export class WsHostSession extends HostTransportBase {
   /**
    * Counts what the host sends against the listener's budget until it is a whole message (bytes
    * of the next one read in the same chunk are let go with it: at most one chunk uncounted).
+   * Counted before `ws` reads the chunk: it may emit the message it completes at once.
    */
   private countPartial(raw: DrainableStream, budget: BodyBudget): void {
-    const socket = raw as unknown as { on(event: "data", listener: (chunk: Buffer) => void): void; pause(): void };
-    socket.on("data", (chunk: Buffer) => {
+    const socket = raw as unknown as {
+      prependListener(event: "data", listener: (chunk: Buffer) => void): void;
+      pause(): void;
+    };
+    socket.prependListener("data", (chunk: Buffer) => {
       if (this.isClosed) return;
       if (budget.take(chunk.length)) {
         this.partialBytes += chunk.length;
@@ -162,15 +166,19 @@ export class WsHostSession extends HostTransportBase {
       const cut = setTimeout(() => this.socket.terminate(), this.closeTimeoutMs);
       cut.unref();
     });
-    const whole = (): void => this.giveBackPartial();
-    this.socket.on("ping", whole);
-    this.socket.on("pong", whole);
+    // A ping or pong gives back its own bytes only (a masked frame: 6 bytes of header, up to 125 of
+    // payload): a message in fragments around it is still held by `ws`.
+    const control = (payload: Buffer): void => this.giveBackPartial(payload.length + 6);
+    this.socket.on("ping", control);
+    this.socket.on("pong", control);
   }
 
-  private giveBackPartial(): void {
-    if (this.partialBytes === 0) return;
-    this.budget?.give(this.partialBytes);
-    this.partialBytes = 0;
+  /** Gives back what is counted (or `bytes` of it: a control frame's). */
+  private giveBackPartial(bytes = this.partialBytes): void {
+    const given = Math.min(bytes, this.partialBytes);
+    if (given === 0) return;
+    this.budget?.give(given);
+    this.partialBytes -= given;
   }
 
   private receive(data: RawData, isBinary: boolean): void {
