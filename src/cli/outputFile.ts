@@ -47,13 +47,15 @@ export function prepareOutputFile(file: string, flag: string): void {
 
 /**
  * Writes the report: whole, then renamed over `file` (through a link, onto what it names; the
- * file's permissions kept). A device or a pipe (`-o /dev/stdout`) is written to as it is, and so
- * is a file whose folder takes no new file.
+ * file's permissions kept). Written to as it is, as before: a device or a pipe (`-o /dev/stdout`),
+ * a file a rename would change more than the contents of (another owner's, one with other hard
+ * links), and a file whose folder takes no new file or no rename (a sticky /tmp).
  */
 export function writeOutputFile(file: string, text: string, flag: string): void {
   try {
     const existing = statSync(file, { throwIfNoEntry: false });
-    if (existing !== undefined && !existing.isFile()) {
+    const ownedByOther = existing !== undefined && process.getuid !== undefined && existing.uid !== process.getuid();
+    if (existing !== undefined && (!existing.isFile() || existing.nlink > 1 || ownedByOther)) {
       writeFileSync(file, text);
       return;
     }
@@ -72,7 +74,9 @@ export function writeOutputFile(file: string, text: string, flag: string): void 
       renameSync(temp, target);
     } catch (error) {
       rmSync(temp, { force: true });
-      throw error;
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code !== "EPERM" && code !== "EACCES") throw error;
+      writeFileSync(target, text);
     }
   } catch (error) {
     throw new NormalizerError("OUTPUT_WRITE_FAILED", `${flag}: cannot write ${file}: ${osReason(error)}`, { file });

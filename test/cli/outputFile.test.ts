@@ -5,7 +5,17 @@
  * runtime failure (exit 1) naming the file. Real `report` runs.
  */
 import { spawn } from "node:child_process";
-import { chmodSync, lstatSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  chownSync,
+  linkSync,
+  lstatSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { CLI } from "../helpers/paths.js";
@@ -70,6 +80,23 @@ describe("report -o", () => {
     expect(run.stderr).toMatch(/^mcp-normalizer: report: -o: cannot write .*capped\.md: EFBIG/);
     expect(readFileSync(out, "utf8")).toBe("old report");
     expect(readdirSync(dir).filter((name) => name.includes("capped"))).toEqual(["capped.md"]);
+  });
+
+  it("a file with another hard link, or another owner's, is written in place: a rename would change more", async () => {
+    const out = join(dir, "linked.md");
+    const twin = join(dir, "linked-twin.md");
+    writeFileSync(out, "old");
+    linkSync(out, twin);
+    expect((await runCli(["report", "-o", out, log])).code).toBe(0);
+    expect(readFileSync(twin, "utf8")).toMatch(/^# Size report/);
+    if (process.getuid?.() === 0) {
+      const theirs = join(dir, "theirs.md");
+      writeFileSync(theirs, "old");
+      chownSync(theirs, 65534, 65534);
+      expect((await runCli(["report", "-o", theirs, log])).code).toBe(0);
+      expect(statSync(theirs).uid).toBe(65534);
+      expect(readFileSync(theirs, "utf8")).toMatch(/^# Size report/);
+    }
   });
 
   it("a device is written to as it is, never replaced (-o /dev/null)", async () => {
