@@ -266,10 +266,11 @@ export const RemoteServerSchema = z
   .looseObject({
     type: z.enum(["http", "streamable-http", "sse", "ws", "websocket"]).optional(),
     // Letters of either case spelled out: the JSON Schema's pattern has no flags to carry an `i`.
+    // `${…}` at the start: a file checked against the schema before its variables are read (an
+    // editor), or a disabled server's URL, whose variables are never read.
     url: z
       .string()
-      .regex(/^([hH][tT][tT][pP][sS]?|[wW][sS][sS]?):\/\//, "an http(s):// or ws(s):// URL")
-      .refine((url) => URL.canParse(url), "not a valid URL (a space, a bad port or an unclosed [ in it?)")
+      .regex(/^(([hH][tT][tT][pP][sS]?|[wW][sS][sS]?):\/\/|\$\{)/, "an http(s):// or ws(s):// URL")
       .refine((url) => !hasUrlCredentials(url), URL_CREDENTIALS),
     transport: z.enum(["streamable-http", "sse", "websocket"]).optional(),
     headers: z.record(z.string().refine(isHeaderName, NOT_A_HEADER_NAME), HeaderValueSchema).optional(),
@@ -277,6 +278,15 @@ export const RemoteServerSchema = z
     ...common,
   })
   .superRefine((server, ctx) => {
+    // A disabled server is never reached: its URL may hold variables left as written.
+    if (server.disabled !== true && (server.url.startsWith("${") || !URL.canParse(server.url)))
+      ctx.addIssue({
+        code: "custom",
+        path: ["url"],
+        message: server.url.startsWith("${")
+          ? "an http(s):// or ws(s):// URL"
+          : "not a valid URL (a space, a bad port or an unclosed [ in it?)",
+      });
     if (server.auth === undefined) return;
     if (
       /^wss?:/i.test(server.url) ||

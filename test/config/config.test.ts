@@ -214,6 +214,13 @@ describe("config", () => {
     const config = parseConfig(text, "p.json", { SET: "v" });
     expect(config.mcpServers.on).toMatchObject({ env: { K: "v" } });
     expect(config.mcpServers.off).toMatchObject({ args: ["${MISSING}"], env: { K: "${MISSING}", L: "v" } });
+    // Its URL too, wherever the variable stands in it.
+    for (const url of ["${OFF_URL}", "http://localhost:${OFF_PORT}/mcp"]) {
+      const remote = JSON.stringify({ mcpServers: { on: { command: "x" }, off: { url, disabled: true } } });
+      expect(parseConfig(remote, "p.json", {}).mcpServers.off).toMatchObject({ url });
+      const enabled = remote.replace('"disabled":true', '"disabled":false');
+      expect(() => parseConfig(enabled, "p.json", { OFF_URL: "${X}", OFF_PORT: "x y" })).toThrow(/url/);
+    }
     // Enabled, the same server needs them.
     const enabled = text.replace('"disabled":true', '"disabled":false');
     expect(errorOf(() => parseConfig(enabled, "p.json", { SET: "v" })).code).toBe("CONFIG_ENV_MISSING");
