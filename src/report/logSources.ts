@@ -81,13 +81,20 @@ export async function aggregateLogSources(
   options: ReadLogOptions,
 ): Promise<number> {
   let total = 0;
-  for (const source of sources)
-    total += await aggregateLogSource(
-      source,
-      source === "-" ? options.stdin : createReadStream(source, { fd: openLog(source) }),
-      aggregator,
-      options.maxLineBytes,
-    );
+  for (const source of sources) {
+    if (source === "-") {
+      total += await aggregateLogSource(source, options.stdin, aggregator, options.maxLineBytes);
+      continue;
+    }
+    const file = createReadStream(source, { fd: openLog(source) });
+    try {
+      total += await aggregateLogSource(source, file, aggregator, options.maxLineBytes);
+    } finally {
+      // A log cut short (a gzip error) is not read to its end: its descriptor goes now, not with
+      // the process (a glob of hundreds would run out of them).
+      file.destroy();
+    }
+  }
   return total;
 }
 

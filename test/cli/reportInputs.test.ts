@@ -76,3 +76,37 @@ describe("report's inputs", () => {
     }
   });
 });
+
+describe("many logs that end in a gzip error", () => {
+  it("each one's descriptor is let go: a glob of more than the process may open is read", async () => {
+    const folder = join(dir, "broken-gz");
+    mkdirSync(folder);
+    // A gzip header, then bytes that inflate for a while before they go wrong (a fixed pseudo-random run).
+    let state = 12345;
+    const noise = Buffer.alloc(300_000);
+    for (let i = 0; i < noise.length; i++) {
+      state = (state * 1103515245 + 12345) >>> 0;
+      noise[i] = state >>> 24;
+    }
+    const garbage = Buffer.concat([Buffer.from([0x1f, 0x8b, 0x08, 0x00, 0, 0, 0, 0, 0, 0x03]), noise]);
+    for (let i = 0; i < 80; i++) writeFileSync(join(folder, `log${String(i).padStart(3, "0")}.jsonl.gz`), garbage);
+    const run = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      const child = spawn("sh", [
+        "-c",
+        `ulimit -n 64; exec "$0" "$@"`,
+        process.execPath,
+        CLI,
+        "report",
+        "--format",
+        "json",
+        `${folder}/*.gz`,
+      ]);
+      let stderr = "";
+      child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+      child.stdout.resume();
+      child.on("close", (code) => resolve({ code, stderr }));
+    });
+    expect(run.stderr).not.toMatch(/EMFILE/);
+    expect(run.code, run.stderr).toBe(0);
+  }, 30_000);
+});
