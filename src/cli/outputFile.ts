@@ -48,13 +48,17 @@ export function prepareOutputFile(file: string, flag: string): void {
 /**
  * Writes the report: whole, then renamed over `file` (through a link, onto what it names; the
  * file's permissions kept). Written to as it is, as before: a device or a pipe (`-o /dev/stdout`),
- * a file a rename would change more than the contents of (another owner's, one with other hard
- * links), and a file whose folder takes no new file or no rename (a sticky /tmp).
+ * a file a rename would change more than the contents of (another owner's or group's, one with
+ * other hard links), and a file whose folder takes no new file or no rename (a sticky /tmp).
  */
 export function writeOutputFile(file: string, text: string, flag: string): void {
   try {
     const existing = statSync(file, { throwIfNoEntry: false });
-    const ownedByOther = existing !== undefined && process.getuid !== undefined && existing.uid !== process.getuid();
+    // A new file would be ours, in our group: a rename would take the file from its owner or group.
+    const ownedByOther =
+      existing !== undefined &&
+      process.getuid !== undefined &&
+      (existing.uid !== process.getuid() || existing.gid !== process.getgid?.());
     if (existing !== undefined && (!existing.isFile() || existing.nlink > 1 || ownedByOther)) {
       writeFileSync(file, text);
       return;

@@ -575,7 +575,8 @@ export const ConfigSchema = z
           .default(DEFAULT_LIMITS.sseReplayBytes)
           .describe(
             "bytes of the events sent on a streamable HTTP session's SSE streams it keeps, so a host whose stream " +
-              "drops can resume it with Last-Event-ID and get what it missed, answers still to come included; " +
+              "drops can resume it with Last-Event-ID and get what it missed, answers still to come included " +
+              "(each event counts its characters and 512 bytes for what holds it); " +
               "past it the oldest go first, and a message larger than it is not kept (logged when a resume or a " +
               "dropped stream misses it); 0 turns resumption off (no event ids)",
           ),

@@ -174,6 +174,15 @@ describe("a disabled server chosen by name", () => {
     const run = await runCli(["stdio", "--config", file, "--server", "off"]);
     expect(run.code).toBe(2);
     expect(run.stderr).toMatch(/stdio: --server off is disabled in .* \("disabled": true\); set it to false to use it/);
+    // login too, its url never parsed.
+    const remote = configFile(
+      JSON.stringify({ mcpServers: { off: { url: "${OFF_URL}", auth: "oauth", disabled: true } } }),
+    );
+    const login = await runCli(["login", "off", "--config", remote, "--no-browser"]);
+    expect(login.code).toBe(2);
+    expect(login.stderr).toMatch(
+      /login: "off" is disabled in .* \("disabled": true\); set it to false to log in to it/,
+    );
   });
 });
 

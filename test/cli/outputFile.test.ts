@@ -96,6 +96,12 @@ describe("report -o", () => {
       expect((await runCli(["report", "-o", theirs, log])).code).toBe(0);
       expect(statSync(theirs).uid).toBe(65534);
       expect(readFileSync(theirs, "utf8")).toMatch(/^# Size report/);
+      // Ours, but another group's: the group keeps it.
+      const shared = join(dir, "shared.md");
+      writeFileSync(shared, "old");
+      chownSync(shared, 0, 50);
+      expect((await runCli(["report", "-o", shared, log])).code).toBe(0);
+      expect(statSync(shared).gid).toBe(50);
     }
   });
 

@@ -350,7 +350,7 @@ describe("resuming the GET stream", () => {
   beforeAll(async () => {
     serve = await serveConfig({
       mcpServers: { raw: { command: process.execPath, args: [RAW_UPSTREAM] } },
-      limits: { sseReplayBytes: 600 },
+      limits: { sseReplayBytes: 3000 },
     });
     url = `${serve.url}/mcp/raw`;
   });
@@ -397,22 +397,27 @@ describe("resuming the GET stream", () => {
     await response.text();
   }
 
+  /** The messages among `events` (a priming event carries an id and no data). */
+  const messagesOf = (events: readonly SseEvent[]) => events.filter((e) => e.data !== "");
   const dataOf = (events: readonly SseEvent[]) =>
     events.map((e) => (JSON.parse(e.data) as { params: { data: string } }).params.data);
 
   it("gets what it missed, then what was queued while it was away, in order", async () => {
     const headers = await session();
     const get = await fetch(url, { headers });
-    const reading = readEvents(get, (events) => events.length === 3);
+    const reading = readEvents(get, (events) => messagesOf(events).length === 3);
     await emit(headers, 1, ["n1", "n2", "n3"]);
-    const seen = await reading;
+    const all = await reading;
+    // The GET stream opens with the host's place, so a drop before anything comes can be resumed.
+    expect(all[0]).toEqual({ id: "0.0", data: "" });
+    const seen = messagesOf(all);
     expect(dataOf(seen)).toEqual(["n1", "n2", "n3"]);
     expect(seen.map((e) => e.id)).toEqual(["0.1", "0.2", "0.3"]);
     // Dropped having taken only the first; two more come while no GET stream is open.
     await new Promise((resolve) => setTimeout(resolve, 100));
     await emit(headers, 2, ["n4", "n5"]);
     const resumed = await fetch(url, { headers: { ...headers, "last-event-id": "0.1" } });
-    const events = await readEvents(resumed, (got) => got.length === 4);
+    const events = messagesOf(await readEvents(resumed, (got) => messagesOf(got).length === 4));
     expect(dataOf(events)).toEqual(["n2", "n3", "n4", "n5"]);
     expect(events.map((e) => e.id)).toEqual(["0.2", "0.3", "0.4", "0.5"]);
   }, 20_000);
@@ -421,19 +426,18 @@ describe("resuming the GET stream", () => {
     const headers = await session();
     const get = await fetch(url, { headers });
     const many = Array.from({ length: 12 }, (_, i) => `m${i + 1}-${"x".repeat(40)}`);
-    const reading = readEvents(get, (events) => events.length === many.length);
+    const reading = readEvents(get, (events) => messagesOf(events).length === many.length);
     await emit(headers, 1, many);
-    expect(dataOf(await reading)).toEqual(many);
+    expect(dataOf(messagesOf(await reading))).toEqual(many);
     const resumed = await fetch(url, { headers: { ...headers, "last-event-id": "0.0" } });
-    const reader = readEvents(resumed, (got) => got.length > 0);
-    const events = await reader;
+    const events = messagesOf(await readEvents(resumed, (got) => messagesOf(got).length > 0));
     // ~130 bytes an event: the oldest went; the newest are kept, in order, with their own ids.
     const kept = Number(events[0]!.id!.split(".")[1]);
     expect(kept).toBeGreaterThan(1);
     expect(dataOf(events)[0]).toBe(many[kept - 1]);
     await waitForStderr(
       serve,
-      /Resumed stream 0 without \d+ of its events: they no longer fit limits\.sseReplayBytes \(600 bytes\)/,
+      /Resumed stream 0 without \d+ of its events: they no longer fit limits\.sseReplayBytes \(3000 bytes\)/,
     );
   }, 20_000);
 });
@@ -445,6 +449,8 @@ describe("resumes that must end", () => {
       mcpServers: {
         fx: { command: process.execPath, args: [FAULT_SERVER] },
         everything: { command: process.execPath, args: [EVERYTHING_SERVER, "stdio"] },
+        // Answers every request, cancelled or not (an SDK server may drop one cancelled in the same read).
+        raw: { command: process.execPath, args: [RAW_UPSTREAM] },
       },
       limits: { sessionIdleMs: 1500 },
     });
@@ -518,6 +524,56 @@ describe("resumes that must end", () => {
       await relay.close();
     }
   }, 30_000);
+
+  it("a call the SDK's client gives up on: its resume is told there is no more, and nothing is said to be lost", async () => {
+    const relay = await startRelay(new URL(serve.url));
+    const { host, transport } = client(relay, "fx");
+    try {
+      await host.connect(transport);
+      const before = serve.stderr().length;
+      await expect(
+        host.callTool({ name: "sleep", arguments: { ms: 3000 } }, undefined, { timeout: 1000 }),
+      ).rejects.toThrow(/timed out/i);
+      const after = relay.gets;
+      await new Promise((resolve) => setTimeout(resolve, 2500));
+      expect(relay.gets - after).toBeLessThanOrEqual(2);
+      expect(serve.stderr().slice(before)).not.toMatch(/which is over/);
+    } finally {
+      await host.close();
+      await relay.close();
+    }
+  }, 30_000);
+
+  it("a cancel before its request in the same batch cancels nothing: the request is answered", async () => {
+    const url = `${serve.url}/mcp/raw`;
+    const accept = "application/json, text/event-stream";
+    // 2025-03-26: the last version with JSON-RPC batches.
+    const init = await fetch(url, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 0,
+        method: "initialize",
+        params: { protocolVersion: "2025-03-26", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+      }),
+    });
+    await init.text();
+    const response = await fetch(url, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        accept,
+        "mcp-session-id": init.headers.get("mcp-session-id")!,
+        "mcp-protocol-version": "2025-03-26",
+      },
+      body: JSON.stringify([
+        { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 1 } },
+        { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "x" } },
+      ]),
+    });
+    expect(await response.json()).toEqual([{ jsonrpc: "2.0", id: 1, result: { contents: [] } }]);
+  }, 20_000);
 
   it("a host that cancels a call whose stream dropped does not keep its session alive", async () => {
     const url = `${serve.url}/mcp/fx`;

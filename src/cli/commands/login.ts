@@ -156,6 +156,11 @@ function fromConfig(positionals: readonly string[], configFlag: string | undefin
   const names = Object.keys(config.mcpServers);
   if (server === undefined)
     throw new NormalizerError("USAGE", `login: ${shown} has no server "${name}" (servers: ${names.join(", ")})`);
+  if (server.disabled === true)
+    throw new NormalizerError(
+      "USAGE",
+      `login: "${name}" is disabled in ${shown} ("disabled": true); set it to false to log in to it`,
+    );
   if (isStdioServer(server))
     throw new NormalizerError(
       "USAGE",

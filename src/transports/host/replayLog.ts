@@ -8,12 +8,21 @@
  * what a priming event carries). The id says which stream to resume, so a resume never mixes two
  * streams' messages.
  *
- * Bounded by bytes over the whole session (`limits.sseReplayBytes`): the oldest events go first,
- * and an event larger than the whole budget is never kept. A resume whose events are partly gone
- * gets what is left, and is told how many are missing. A stream's record is forgotten once the
- * stream is finished (nothing more will be sent on it) and none of its events is left.
+ * Bounded by bytes over the whole session (`limits.sseReplayBytes`): each event counts its
+ * characters and `EVENT_OVERHEAD_BYTES` for what holds it, the oldest go first, and an event
+ * larger than the whole budget is never kept. A resume whose events are partly gone gets what is
+ * left, and is told how many are missing. A stream's record goes once the stream is finished
+ * (nothing more will be sent on it) and none of its events is left; its last place is remembered
+ * a while longer (`FINISHED_REMEMBERED` of them), so a host resuming from the end of it is told
+ * it missed nothing.
  */
 import type { WireJson } from "../wireJson.js";
+
+/** What holding one event costs besides its text (its objects, its id, its places in two lists). */
+export const EVENT_OVERHEAD_BYTES = 512;
+
+/** Finished streams whose last place is remembered after their record has gone. */
+const FINISHED_REMEMBERED = 256;
 
 export interface ReplayEvent {
   readonly id: string;
@@ -51,12 +60,18 @@ export function parseEventId(id: string): { stream: number; seq: number } | unde
 
 export class ReplayLog {
   private readonly streams = new Map<number, StreamRecord>();
+  /** Stream → its last seq, for finished streams whose record has gone (oldest first). */
+  private readonly finished = new Map<number, number>();
   /** Every kept event, oldest first, from index `first`: the order they are let go in. */
   private readonly order: Kept[] = [];
   private first = 0;
   private bytes = 0;
 
-  constructor(readonly maxBytes: number) {}
+  constructor(
+    readonly maxBytes: number,
+    /** What each event costs besides its text (tests count text alone with 0). */
+    private readonly overheadBytes = EVENT_OVERHEAD_BYTES,
+  ) {}
 
   /** Starts a stream's record (before its first event or priming id). */
   open(stream: number): void {
@@ -74,7 +89,7 @@ export class ReplayLog {
     const seq = ++record.lastSeq;
     const event = { id: `${stream}.${seq}`, wire };
     // Characters stand for bytes: exact for the ASCII of most JSON, and what the string holds in memory.
-    const bytes = typeof wire === "string" ? wire.length : wire.byteLength;
+    const bytes = (typeof wire === "string" ? wire.length : wire.byteLength) + this.overheadBytes;
     if (bytes > this.maxBytes) return { ...event, kept: false };
     const kept: Kept = { stream, seq, event, bytes };
     record.kept.push(kept);
@@ -90,7 +105,12 @@ export class ReplayLog {
    */
   after(stream: number, seq: number): Replay | undefined {
     const record = this.streams.get(stream);
-    if (record === undefined || seq > record.lastSeq) return undefined;
+    if (record === undefined) {
+      const last = this.finished.get(stream);
+      if (last === undefined || seq > last) return undefined;
+      return { events: [], missing: last - seq };
+    }
+    if (seq > record.lastSeq) return undefined;
     const events: ReplayEvent[] = [];
     for (let i = record.first; i < record.kept.length; i++) {
       const kept = record.kept[i]!;
@@ -104,7 +124,14 @@ export class ReplayLog {
     const record = this.streams.get(stream);
     if (record === undefined) return;
     record.finished = true;
-    if (record.first === record.kept.length) this.streams.delete(stream);
+    if (record.first === record.kept.length) this.forget(stream, record);
+  }
+
+  /** A finished stream with nothing kept: its record goes, its last place stays a while. */
+  private forget(stream: number, record: StreamRecord): void {
+    this.streams.delete(stream);
+    this.finished.set(stream, record.lastSeq);
+    if (this.finished.size > FINISHED_REMEMBERED) this.finished.delete(this.finished.keys().next().value as number);
   }
 
   /** Bytes kept now, for tests. */
@@ -126,7 +153,7 @@ export class ReplayLog {
       compact(record.kept, record.first, (n) => {
         record.first = n;
       });
-      if (record.finished && record.first === record.kept.length) this.streams.delete(oldest.stream);
+      if (record.finished && record.first === record.kept.length) this.forget(oldest.stream, record);
     }
     compact(this.order, this.first, (n) => {
       this.first = n;

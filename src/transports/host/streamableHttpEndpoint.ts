@@ -134,7 +134,7 @@ export class StreamableHttpEndpoint {
       this.notFound(req, res, sessionId);
       return;
     }
-    session.acceptGet(res, headerValue(req.headers["last-event-id"]));
+    session.acceptGet(res, headerValue(req.headers["last-event-id"]), headerValue(req.headers["mcp-protocol-version"]));
   }
 
   private async delete(req: IncomingMessage, res: ServerResponse, sessionId: string | undefined): Promise<void> {

@@ -253,9 +253,14 @@ export class StreamableHttpHostSession extends HostTransportBase {
     // Closed while the session was being opened (the endpoint waits for the upstream first): its
     // "close" has been and gone, and the answers owed on it have nowhere to go.
     if (res.destroyed) this.endExchange(exchange);
+    // A cancel cancels only a request the proxy has been given (as the bridge sees it): one that
+    // comes after it in the same body is not cancelled by it.
+    const notYet = new Set(keys);
     for (const message of messages) {
       this.deliver(message, extra);
-      this.cancelled(message);
+      const id = requestIdOf(message);
+      if (id !== undefined) notYet.delete(idKey(id));
+      this.cancelled(message, notYet);
     }
   }
 
@@ -264,11 +269,12 @@ export class StreamableHttpHostSession extends HostTransportBase {
    * events it missed, when `lastEventId` resumes it. A `lastEventId` naming a POST's stream
    * resumes that stream instead, and leaves the GET stream as it is.
    */
-  acceptGet(res: ServerResponse, lastEventId?: string): void {
+  acceptGet(res: ServerResponse, lastEventId?: string, protocolVersion?: string): void {
     this.touch();
     const cursor = lastEventId === undefined || this.replay === undefined ? undefined : parseEventId(lastEventId);
+    const primes = this.replay !== undefined && protocolVersion !== undefined && protocolVersion >= PRIMING_SINCE;
     if (cursor !== undefined && cursor.stream !== GET_STREAM) {
-      this.resumePostStream(res, cursor.stream, cursor.seq);
+      this.resumePostStream(res, cursor.stream, cursor.seq, primes);
       return;
     }
     // A new GET replaces the old one: a half-open old stream must not lock the host out.
@@ -279,7 +285,12 @@ export class StreamableHttpHostSession extends HostTransportBase {
       if (this.standalone === sse) this.standalone = undefined;
       this.touch();
     });
-    if (cursor !== undefined) this.replayOn(sse, GET_STREAM, this.replay?.after(GET_STREAM, cursor.seq));
+    const replay = cursor === undefined ? undefined : this.replay?.after(GET_STREAM, cursor.seq);
+    // The host's place first, so a stream that drops before anything comes is resumed from it,
+    // not opened afresh past what it missed.
+    if (primes)
+      sse.prime(replay === undefined || cursor === undefined ? this.replay!.position(GET_STREAM) : `0.${cursor.seq}`);
+    this.replayOn(sse, GET_STREAM, replay);
     const queued = this.queued;
     this.queued = [];
     for (const message of queued) void this.emit(sse, encodeWire(message));
@@ -479,7 +490,7 @@ export class StreamableHttpHostSession extends HostTransportBase {
    * A GET with `Last-Event-ID` naming a POST's stream: the events after it, then — while answers
    * are still owed — the rest of that POST's messages, on this response.
    */
-  private resumePostStream(res: ServerResponse, stream: number, seq: number): void {
+  private resumePostStream(res: ServerResponse, stream: number, seq: number, primes: boolean): void {
     const replay = this.replay!.after(stream, seq);
     const exchange = this.detached.get(stream) ?? [...this.exchanges].find((open) => open.stream === stream);
     // An exchange whose stream never opened has sent no id: nothing names a place in it.
@@ -498,11 +509,14 @@ export class StreamableHttpHostSession extends HostTransportBase {
     if (!live && (replay === undefined || replay.events.length === 0)) {
       // Over, and nothing after the host's place is held: 204 tells it there is no more to come
       // (a stream that just ended would make it come back, and back).
-      if (replay === undefined)
+      if (replay === undefined || replay.missing > 0)
         this.reportError(
           new Error(
-            `A host resumed stream ${stream} after event ${seq}, which is over and no longer held: what it ` +
-              "missed after that, if anything, was let go (limits.sseReplayBytes)",
+            `A host resumed stream ${stream} after event ${seq}, which is over: ` +
+              (replay === undefined
+                ? "what it missed after that, if anything, is no longer held"
+                : `${replay.missing} event(s) it missed are no longer held`) +
+              " (limits.sseReplayBytes)",
           ),
         );
       res.writeHead(204, this.headers()).end();
@@ -510,8 +524,8 @@ export class StreamableHttpHostSession extends HostTransportBase {
     }
     const sse = new SseWriter(res, this.headers(), this.keepAliveMs);
     // The host's place first: should this stream drop too before anything else comes, the host
-    // comes back to the same place, not with a plain GET.
-    sse.prime(`${stream}.${seq}`);
+    // comes back to the same place, not with a plain GET (hosts that take a priming event).
+    if (primes || exchange?.prime === true) sse.prime(`${stream}.${seq}`);
     this.replayOn(sse, stream, replay);
     if (!live) {
       sse.end();
@@ -534,11 +548,12 @@ export class StreamableHttpHostSession extends HostTransportBase {
    * the POST is not left waiting for one — with nothing else owed, its stream ends (or, still in
    * its lazy window, it ends as an empty stream). A stream that dropped is not kept for it.
    */
-  private cancelled(message: JSONRPCMessage): void {
+  private cancelled(message: JSONRPCMessage, notYet?: ReadonlySet<string>): void {
     if (methodOf(message) !== "notifications/cancelled") return;
     const requestId = (message as { params?: { requestId?: unknown } }).params?.requestId;
     if (typeof requestId !== "string" && typeof requestId !== "number") return;
     const key = idKey(requestId);
+    if (notYet?.has(key) === true) return;
     const exchange = this.byRequest.get(key);
     if (exchange === undefined || exchange.done || !exchange.pending.delete(key)) return;
     this.byRequest.delete(key);

@@ -7,7 +7,7 @@ import { parseEventId, ReplayLog } from "../../../src/transports/host/replayLog.
 
 describe("ReplayLog", () => {
   it("numbers each stream's events from 1 and gives back those after a position", () => {
-    const log = new ReplayLog(1000);
+    const log = new ReplayLog(1000, 0);
     log.open(3);
     expect(log.position(3)).toBe("3.0");
     expect(log.append(3, "a").id).toBe("3.1");
@@ -26,14 +26,14 @@ describe("ReplayLog", () => {
   });
 
   it("has no position past the last id it gave out, nor in a stream it never had", () => {
-    const log = new ReplayLog(1000);
+    const log = new ReplayLog(1000, 0);
     log.append(1, "a");
     expect(log.after(1, 2)).toBeUndefined();
     expect(log.after(2, 0)).toBeUndefined();
   });
 
   it("lets the oldest events of the session go past its budget, and counts what a resume misses", () => {
-    const log = new ReplayLog(10);
+    const log = new ReplayLog(10, 0);
     log.append(1, "aaaa");
     log.append(2, "bbbb");
     log.append(1, "cccc");
@@ -45,26 +45,45 @@ describe("ReplayLog", () => {
   });
 
   it("never keeps an event larger than the whole budget, but still gives it an id", () => {
-    const log = new ReplayLog(4);
+    const log = new ReplayLog(4, 0);
     expect(log.append(1, "toolong")).toMatchObject({ id: "1.1", kept: false });
     expect(log.append(1, "ok")).toMatchObject({ id: "1.2", kept: true });
     expect(log.after(1, 0)).toEqual({ events: [{ id: "1.2", wire: "ok" }], missing: 1 });
   });
 
+  it("counts what holds each event, not its text alone", () => {
+    const log = new ReplayLog(10_000);
+    for (let i = 0; i < 100; i++) log.append(1, "{}");
+    expect(log.keptBytes).toBeLessThanOrEqual(10_000);
+    expect(log.after(1, 0)!.events.length).toBeLessThan(100);
+  });
+
+  it("remembers where a finished stream ended after its record has gone: a resume from there missed nothing", () => {
+    const log = new ReplayLog(6, 0);
+    log.append(3, "aaa");
+    log.finish(3);
+    log.append(4, "bbbbbb");
+    expect(log.after(3, 1)).toEqual({ events: [], missing: 0 });
+    expect(log.after(3, 0)).toEqual({ events: [], missing: 1 });
+    expect(log.after(3, 2)).toBeUndefined();
+  });
+
   it("forgets a finished stream once its last event has gone, not before", () => {
-    const log = new ReplayLog(6);
+    const log = new ReplayLog(6, 0);
     log.append(1, "aaa");
     log.finish(1);
     expect(log.after(1, 0)?.events).toHaveLength(1);
     log.append(2, "bbbb");
-    expect(log.after(1, 0)).toBeUndefined();
+    // Gone, but where it ended is remembered.
+    expect(log.after(1, 0)).toEqual({ events: [], missing: 1 });
     log.open(5);
     log.finish(5);
-    expect(log.after(5, 0)).toBeUndefined();
+    expect(log.after(5, 0)).toEqual({ events: [], missing: 0 });
+    expect(log.after(6, 0)).toBeUndefined();
   });
 
   it("stays bounded through many events", () => {
-    const log = new ReplayLog(1000);
+    const log = new ReplayLog(1000, 0);
     for (let i = 0; i < 50_000; i++) log.append(i % 7, "x".repeat(10));
     expect(log.keptBytes).toBeLessThanOrEqual(1000);
     const replay = log.after(0, 0)!;
