@@ -19,25 +19,13 @@ import {
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { CLI } from "../helpers/paths.js";
+import { unwrappedRecordLine } from "../helpers/logRecords.js";
 import { runCli } from "../helpers/runCli.js";
 import { tempDir } from "../helpers/tempDir.js";
 
 const dir = tempDir("mcpn-output-");
 const log = join(dir, "log.jsonl");
-const line = (uri: string, server = "s") =>
-  `${JSON.stringify({
-    msg: "normalized",
-    server,
-    method: "resources/read",
-    uri,
-    action: "unwrap-blob",
-    mimeBefore: "text/plain",
-    mimeAfter: "text/plain",
-    bytesBefore: 30,
-    bytesAfter: 10,
-    saved: 20,
-  })}\n`;
-writeFileSync(log, line("x://a"));
+writeFileSync(log, unwrappedRecordLine());
 
 describe("report -o", () => {
   it("replaces an existing report whole, keeps its permissions, leaves nothing beside it", async () => {
@@ -69,7 +57,12 @@ describe("report -o", () => {
     const out = join(dir, "capped.md");
     writeFileSync(out, "old report");
     const big = join(dir, "big.jsonl");
-    writeFileSync(big, Array.from({ length: 3000 }, (_, i) => line(`x://${i}/${"y".repeat(40)}`, `s${i}`)).join(""));
+    writeFileSync(
+      big,
+      Array.from({ length: 3000 }, (_, i) =>
+        unwrappedRecordLine({ uri: `x://${i}/${"y".repeat(40)}`, server: `s${i}` }),
+      ).join(""),
+    );
     const run = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
       const child = spawn("sh", ["-c", `ulimit -f 8; exec "$0" "$@"`, process.execPath, CLI, "report", "-o", out, big]);
       let stderr = "";

@@ -7,6 +7,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { CLI } from "../helpers/paths.js";
+import { unwrappedRecordLine } from "../helpers/logRecords.js";
 import { tempDir } from "../helpers/tempDir.js";
 
 /** Runs the CLI, closes its stdout after the first chunk; its exit code and stderr. */
@@ -32,20 +33,8 @@ function runThenCloseReader(args: string[], input?: string): Promise<{ code: num
 describe("a stdout reader that goes away", () => {
   const dir = tempDir("mcpn-reader-gone-");
   const log = join(dir, "big.jsonl");
-  const record = (i: number) =>
-    JSON.stringify({
-      msg: "normalized",
-      server: `s${i % 500}`,
-      method: "resources/read",
-      uri: `x://${i}/${"y".repeat(60)}`,
-      action: "unwrap-blob",
-      mimeBefore: "text/plain",
-      mimeAfter: "text/plain",
-      bytesBefore: 100,
-      bytesAfter: 50,
-      saved: 50,
-    });
-  writeFileSync(log, `${Array.from({ length: 20_000 }, (_, i) => record(i)).join("\n")}\n`);
+  const record = (i: number) => unwrappedRecordLine({ server: `s${i % 500}`, uri: `x://${i}/${"y".repeat(60)}` });
+  writeFileSync(log, Array.from({ length: 20_000 }, (_, i) => record(i)).join(""));
 
   it("report: exits 0, no stack trace", async () => {
     const run = await runThenCloseReader(["report", "--format", "json", log]);

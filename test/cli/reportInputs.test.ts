@@ -8,23 +8,13 @@ import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { CLI } from "../helpers/paths.js";
+import { unwrappedRecordLine } from "../helpers/logRecords.js";
 import { runCli } from "../helpers/runCli.js";
 import { tempDir } from "../helpers/tempDir.js";
 
 const dir = tempDir("mcpn-report-inputs-");
 chmodSync(dir, 0o755);
-const record = `${JSON.stringify({
-  msg: "normalized",
-  server: "s",
-  method: "resources/read",
-  uri: "x://a",
-  action: "unwrap-blob",
-  mimeBefore: "text/plain",
-  mimeAfter: "text/plain",
-  bytesBefore: 30,
-  bytesAfter: 10,
-  saved: 20,
-})}\n`;
+const record = unwrappedRecordLine();
 
 describe("report's inputs", () => {
   it("reads a pipe", async () => {

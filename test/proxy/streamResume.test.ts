@@ -52,6 +52,43 @@ async function startRelay(
   };
 }
 
+/**
+ * A raw session on `url`: `initialize` with `protocolVersion` (no `initialized` unless asked);
+ * the headers its later requests carry.
+ */
+async function openRawSession(
+  url: string,
+  protocolVersion = PROTOCOL,
+  initialized = false,
+): Promise<Record<string, string>> {
+  const accept = "application/json, text/event-stream";
+  const init = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json", accept },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 0,
+      method: "initialize",
+      params: { protocolVersion, capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+    }),
+  });
+  await init.text();
+  const headers = {
+    accept,
+    "mcp-session-id": init.headers.get("mcp-session-id")!,
+    "mcp-protocol-version": protocolVersion,
+  };
+  if (initialized) {
+    const done = await fetch(url, {
+      method: "POST",
+      headers: { ...headers, "content-type": "application/json" },
+      body: JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }),
+    });
+    await done.text();
+  }
+  return headers;
+}
+
 interface SseEvent {
   id?: string;
   data: string;
@@ -119,25 +156,7 @@ describe("resuming a dropped /mcp stream", () => {
 
   /** A raw session: initialize, initialized; returns its id. */
   async function rawSession(): Promise<string> {
-    const init = await fetch(mcpUrl, {
-      method: "POST",
-      headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
-      body: JSON.stringify({
-        jsonrpc: "2.0",
-        id: 0,
-        method: "initialize",
-        params: { protocolVersion: PROTOCOL, capabilities: {}, clientInfo: { name: "raw", version: "1" } },
-      }),
-    });
-    const sessionId = init.headers.get("mcp-session-id")!;
-    await init.text();
-    const initialized = await fetch(mcpUrl, {
-      method: "POST",
-      headers: { ...headers(sessionId), "content-type": "application/json" },
-      body: JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }),
-    });
-    await initialized.text();
-    return sessionId;
+    return (await openRawSession(mcpUrl, PROTOCOL, true))["mcp-session-id"]!;
   }
 
   const headers = (sessionId: string): Record<string, string> => ({
@@ -303,27 +322,10 @@ describe("with limits.sseReplayBytes 0", () => {
     });
     try {
       const url = `${serve.url}/mcp/everything`;
-      const accept = "application/json, text/event-stream";
-      const init = await fetch(url, {
-        method: "POST",
-        headers: { "content-type": "application/json", accept },
-        body: JSON.stringify({
-          jsonrpc: "2.0",
-          id: 0,
-          method: "initialize",
-          params: { protocolVersion: PROTOCOL, capabilities: {}, clientInfo: { name: "raw", version: "1" } },
-        }),
-      });
-      const sessionId = init.headers.get("mcp-session-id")!;
-      await init.text();
+      const headers = await openRawSession(url);
       const response = await fetch(url, {
         method: "POST",
-        headers: {
-          "content-type": "application/json",
-          accept,
-          "mcp-session-id": sessionId,
-          "mcp-protocol-version": PROTOCOL,
-        },
+        headers: { ...headers, "content-type": "application/json" },
         body: JSON.stringify({
           jsonrpc: "2.0",
           id: 1,
@@ -358,24 +360,7 @@ describe("resuming the GET stream", () => {
     await serve?.stop();
   });
 
-  async function session(): Promise<Record<string, string>> {
-    const init = await fetch(url, {
-      method: "POST",
-      headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
-      body: JSON.stringify({
-        jsonrpc: "2.0",
-        id: 0,
-        method: "initialize",
-        params: { protocolVersion: PROTOCOL, capabilities: {}, clientInfo: { name: "raw", version: "1" } },
-      }),
-    });
-    await init.text();
-    return {
-      accept: "application/json, text/event-stream",
-      "mcp-session-id": init.headers.get("mcp-session-id")!,
-      "mcp-protocol-version": PROTOCOL,
-    };
-  }
+  const session = () => openRawSession(url);
 
   /** Has the upstream answer, then send log notifications `data`: tied to no request, they go on the GET stream. */
   async function emit(headers: Record<string, string>, id: number, data: readonly string[]): Promise<void> {
@@ -546,27 +531,11 @@ describe("resumes that must end", () => {
 
   it("a cancel before its request in the same batch cancels nothing: the request is answered", async () => {
     const url = `${serve.url}/mcp/raw`;
-    const accept = "application/json, text/event-stream";
     // 2025-03-26: the last version with JSON-RPC batches.
-    const init = await fetch(url, {
-      method: "POST",
-      headers: { "content-type": "application/json", accept },
-      body: JSON.stringify({
-        jsonrpc: "2.0",
-        id: 0,
-        method: "initialize",
-        params: { protocolVersion: "2025-03-26", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
-      }),
-    });
-    await init.text();
+    const headers = await openRawSession(url, "2025-03-26");
     const response = await fetch(url, {
       method: "POST",
-      headers: {
-        "content-type": "application/json",
-        accept,
-        "mcp-session-id": init.headers.get("mcp-session-id")!,
-        "mcp-protocol-version": "2025-03-26",
-      },
+      headers: { ...headers, "content-type": "application/json" },
       body: JSON.stringify([
         { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 1 } },
         { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "x" } },
@@ -577,19 +546,7 @@ describe("resumes that must end", () => {
 
   it("a host that cancels a call whose stream dropped does not keep its session alive", async () => {
     const url = `${serve.url}/mcp/fx`;
-    const accept = "application/json, text/event-stream";
-    const init = await fetch(url, {
-      method: "POST",
-      headers: { "content-type": "application/json", accept },
-      body: JSON.stringify({
-        jsonrpc: "2.0",
-        id: 0,
-        method: "initialize",
-        params: { protocolVersion: PROTOCOL, capabilities: {}, clientInfo: { name: "raw", version: "1" } },
-      }),
-    });
-    await init.text();
-    const h = { accept, "mcp-session-id": init.headers.get("mcp-session-id")!, "mcp-protocol-version": PROTOCOL };
+    const h = await openRawSession(url);
     const post = (body: unknown, signal?: AbortSignal) =>
       fetch(url, {
         method: "POST",
