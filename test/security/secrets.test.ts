@@ -86,18 +86,23 @@ describe("secrets in env, headers and bearer tokens", () => {
   });
 });
 
+/** `stdio` in front of the raw upstream, its `env` holding the secret; initialized. */
+async function stdioWithSecretEnv(): Promise<ReturnType<typeof startRawStdio>> {
+  const config = join(tempDir("mcpn-env-secret-"), "proxy.config.json");
+  writeFileSync(
+    config,
+    JSON.stringify({
+      mcpServers: { raw: { command: process.execPath, args: [RAW_UPSTREAM], env: { KEY: SECRET } } },
+    }),
+  );
+  const proxy = startRawStdio(process.execPath, [CLI, "stdio", "--config", config]);
+  await proxy.request(1, "initialize", INITIALIZE_PARAMS);
+  return proxy;
+}
+
 describe("secrets an upstream echoes in what the proxy logs", () => {
   it("an env value the server quotes as an unknown id or in a message that is not JSON-RPC is not in the log", async () => {
-    const dir = tempDir("mcpn-echoed-env-");
-    const config = join(dir, "proxy.config.json");
-    writeFileSync(
-      config,
-      JSON.stringify({
-        mcpServers: { raw: { command: process.execPath, args: [RAW_UPSTREAM], env: { KEY: SECRET } } },
-      }),
-    );
-    const proxy = startRawStdio(process.execPath, [CLI, "stdio", "--config", config]);
-    await proxy.request(1, "initialize", INITIALIZE_PARAMS);
+    const proxy = await stdioWithSecretEnv();
     const lines = [
       `starting with key ${SECRET}`,
       `{"jsonrpc":"2.0","id":"${SECRET}","result":{}}`,
@@ -120,16 +125,7 @@ describe("secrets an upstream echoes in what the proxy logs", () => {
 
 describe("secrets a stdio upstream quotes to the host", () => {
   it("an env value in a stdio server's error answer or on its stderr reaches neither the host nor the log", async () => {
-    const dir = tempDir("mcpn-quoted-env-");
-    const config = join(dir, "proxy.config.json");
-    writeFileSync(
-      config,
-      JSON.stringify({
-        mcpServers: { raw: { command: process.execPath, args: [RAW_UPSTREAM], env: { KEY: SECRET } } },
-      }),
-    );
-    const proxy = startRawStdio(process.execPath, [CLI, "stdio", "--config", config]);
-    await proxy.request(1, "initialize", INITIALIZE_PARAMS);
+    const proxy = await stdioWithSecretEnv();
     const error = { code: -32000, message: `upstream says ${SECRET} is wrong`, data: { key: SECRET } };
     const emit = [Buffer.from(`${JSON.stringify({ jsonrpc: "2.0", id: "__ID__", error })}\n`).toString("base64")];
     const answer = await proxy.request(2, "tools/call", { name: "x", _emit: emit, _noFinal: true });
