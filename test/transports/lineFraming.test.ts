@@ -122,17 +122,15 @@ describe("JsonLineReader", () => {
   });
 
   it("does linear work: every byte scanned once, each line copied at most once", () => {
-    const measure = (mib: number): { ms: number; scanned: number; copied: number; bytes: number } => {
+    const measure = (mib: number): { scanned: number; copied: number; bytes: number } => {
       const payload = enc(serializeMessage({ jsonrpc: "2.0", id: 1, result: { blob: "A".repeat(mib * 1024 * 1024) } }));
       const reader = new JsonLineReader({ maxMessageBytes: DEFAULT_LIMITS.maxMessageBytes });
-      const started = performance.now();
       const out: Framed[] = [];
       for (let at = 0; at < payload.length; at += 64 * 1024)
         out.push(...reader.push(payload.subarray(at, at + 64 * 1024)));
-      const ms = performance.now() - started;
       expect(out).toHaveLength(1);
       expect((out[0]!.message as { result: { blob: string } }).result.blob.length).toBe(mib * 1024 * 1024);
-      return { ms, scanned: reader.stats.bytesScanned, copied: reader.stats.bytesCopied, bytes: payload.length };
+      return { scanned: reader.stats.bytesScanned, copied: reader.stats.bytesCopied, bytes: payload.length };
     };
     const small = measure(5);
     const large = measure(50);
@@ -140,9 +138,8 @@ describe("JsonLineReader", () => {
       expect(run.scanned).toBe(run.bytes);
       expect(run.copied).toBeLessThanOrEqual(run.bytes);
     }
-    console.log(`lineFraming: 5 MiB ${small.ms.toFixed(0)} ms, 50 MiB ${large.ms.toFixed(0)} ms (64 KiB chunks)`);
-    // Loose: quadratic framing would make this ratio ~100; linear is ~10.
-    expect(large.ms / Math.max(small.ms, 1)).toBeLessThan(50);
+    // The counters are the proof (every byte scanned once, none copied twice): a time ratio moved
+    // with the machine's load and failed a loaded run with linear code.
   });
 
   it("discards an oversized line without holding it", () => {
