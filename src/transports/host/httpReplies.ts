@@ -7,7 +7,7 @@ import { JSONRPC } from "../../errors/jsonRpcCodes.js";
 import { STATUS_CODES, type ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import { writeWire, type WireJson } from "../wireJson.js";
-import { MIN_DISCARD_BYTES } from "./readMessageBody.js";
+import { discardThenCut } from "./discard.js";
 
 export type HeaderMap = Record<string, string | number | readonly string[]>;
 
@@ -79,7 +79,7 @@ export function sessionLimitMessage(maxSessions: number): string {
 /**
  * An answer written straight to a socket (an upgrade refused before `ws` takes it), then the
  * connection cut: once the answer has gone, or after `closeTimeoutMs` for a client that does not
- * read it. What the client sends meanwhile is read and thrown away, up to `MIN_DISCARD_BYTES`.
+ * read it. What the client sends meanwhile is thrown away (`discard.ts`).
  * A socket only ended waits for the client to end its side too — a client that never does held
  * the connection (and a slot of `limits.maxConnections`) for good.
  */
@@ -103,17 +103,7 @@ export function replyOnSocket(
     `content-length: ${Buffer.byteLength(body)}`,
     ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
   ];
-  const cut = (): void => {
-    socket.destroy();
-  };
-  const timer = setTimeout(cut, closeTimeoutMs);
-  timer.unref();
-  socket.once("close", () => clearTimeout(timer));
-  let read = 0;
-  socket.on("data", (chunk: Buffer) => {
-    read += chunk.length;
-    if (read > MIN_DISCARD_BYTES) cut();
-  });
+  const cut = discardThenCut(socket, socket, closeTimeoutMs);
   socket.resume();
   // Flushed: the client has the answer; the connection goes whether or not it ends its side.
   socket.end(`${lines.join("\r\n")}\r\n\r\n${body}`, cut);

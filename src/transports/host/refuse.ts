@@ -9,7 +9,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { type HeaderMap, replyJsonRpcError } from "./httpReplies.js";
-import { MIN_DISCARD_BYTES } from "./readMessageBody.js";
+import { discardThenCut } from "./discard.js";
 
 export function refuse(
   req: IncomingMessage,
@@ -34,18 +34,7 @@ export function discardBody(req: IncomingMessage, closeTimeoutMs: number): void 
     req.resume();
     return;
   }
-  let read = 0;
-  const cut = (): void => {
-    req.socket.destroy();
-  };
-  const timer = setTimeout(cut, closeTimeoutMs);
-  timer.unref();
-  req.on("data", (chunk: Buffer) => {
-    read += chunk.length;
-    if (read > MIN_DISCARD_BYTES) cut();
-  });
-  req.once("end", () => clearTimeout(timer));
-  req.once("close", () => clearTimeout(timer));
+  discardThenCut(req, req.socket, closeTimeoutMs);
 }
 
 /** Whether the request says a body follows its headers. */
