@@ -70,61 +70,85 @@ export function doctypeEnd(text: string, start: number): number {
   return -1;
 }
 
-/** Every document type declaration taken out; from one that never ends, the rest is left (and fails the check). */
-function removeDoctypes(svg: string, counted: () => void): string {
+/** Where a scan goes on, and what (if anything) replaces a stretch of the text it found. */
+interface ScanStep {
+  readonly next: number;
+  readonly replace?: { readonly from: number; readonly to: number; readonly text: string };
+}
+
+/**
+ * `svg` read once: each match of `start` (a global pattern) is handed to `step`, which says what
+ * replaces what it found and where the scan goes on — or null for one that never ends, after
+ * which the rest is left as it is (and fails the check after).
+ */
+function rewriteScan(
+  svg: string,
+  start: RegExp,
+  step: (match: RegExpExecArray) => ScanStep | null,
+  counted: () => void,
+): string {
   let out = "";
   let from = 0;
-  DOCTYPE_START.lastIndex = 0;
-  for (let match = DOCTYPE_START.exec(svg); match !== null; match = DOCTYPE_START.exec(svg)) {
-    const end = doctypeEnd(svg, match.index);
-    if (end === -1) break;
-    out += svg.slice(from, match.index);
-    from = end;
-    counted();
-    DOCTYPE_START.lastIndex = end;
+  start.lastIndex = 0;
+  for (let match = start.exec(svg); match !== null; match = start.exec(svg)) {
+    const found = step(match);
+    if (found === null) break;
+    if (found.replace !== undefined) {
+      out += svg.slice(from, found.replace.from) + found.replace.text;
+      from = found.replace.to;
+      counted();
+    }
+    start.lastIndex = found.next;
   }
   return out + svg.slice(from);
 }
 
-/** Every `href` value that is not a safe target as `#`; from a value that never closes, the rest is left. */
+/** Every document type declaration taken out. */
+function removeDoctypes(svg: string, counted: () => void): string {
+  return rewriteScan(
+    svg,
+    DOCTYPE_START,
+    (match) => {
+      const end = doctypeEnd(svg, match.index);
+      return end === -1 ? null : { next: end, replace: { from: match.index, to: end, text: "" } };
+    },
+    counted,
+  );
+}
+
+/** Every `href` value that is not a safe target as `#`. */
 function neutralizeHrefs(svg: string, counted: () => void): string {
-  let out = "";
-  let from = 0;
-  HREF_START.lastIndex = 0;
-  for (let match = HREF_START.exec(svg); match !== null; match = HREF_START.exec(svg)) {
-    const valueStart = match.index + match[0].length;
-    const close = svg.indexOf(match[2]!, valueStart);
-    if (close === -1) break;
-    if (!isSafeTarget(svg.slice(valueStart, close))) {
-      out += `${svg.slice(from, valueStart)}#`;
-      from = close;
-      counted();
-    }
-    HREF_START.lastIndex = close + 1;
-  }
-  return out + svg.slice(from);
+  return rewriteScan(
+    svg,
+    HREF_START,
+    (match) => {
+      const valueStart = match.index + match[0].length;
+      const close = svg.indexOf(match[2]!, valueStart);
+      if (close === -1) return null;
+      if (isSafeTarget(svg.slice(valueStart, close))) return { next: close + 1 };
+      return { next: close + 1, replace: { from: valueStart, to: close, text: "#" } };
+    },
+    counted,
+  );
 }
 
 /** Every CSS `url(…)` that is not a fragment as `url(#)`. */
 function neutralizeCssUrls(svg: string, counted: () => void): string {
-  let out = "";
-  let from = 0;
-  CSS_URL_START.lastIndex = 0;
-  for (let match = CSS_URL_START.exec(svg); match !== null; match = CSS_URL_START.exec(svg)) {
-    const close = svg.indexOf(")", match.index + 4);
-    if (close === -1) break;
-    const value = svg
-      .slice(match.index + 4, close)
-      .trim()
-      .replace(/^["']/, "");
-    if (!value.trimStart().startsWith("#")) {
-      out += `${svg.slice(from, match.index)}url(#)`;
-      from = close + 1;
-      counted();
-    }
-    CSS_URL_START.lastIndex = close + 1;
-  }
-  return out + svg.slice(from);
+  return rewriteScan(
+    svg,
+    CSS_URL_START,
+    (match) => {
+      const close = svg.indexOf(")", match.index + 4);
+      if (close === -1) return null;
+      const value = svg
+        .slice(match.index + 4, close)
+        .trim()
+        .replace(/^["']/, "");
+      if (value.trimStart().startsWith("#")) return { next: close + 1 };
+      return { next: close + 1, replace: { from: match.index, to: close + 1, text: "url(#)" } };
+    },
+    counted,
+  );
 }
 
 /** Every `href=` in `svg`, wherever it stands, opens a quoted value that is a safe target. */
