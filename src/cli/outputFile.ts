@@ -14,6 +14,7 @@ import {
   lstatSync,
   realpathSync,
   renameSync,
+  rmdirSync,
   rmSync,
   statSync,
   writeFileSync,
@@ -26,9 +27,11 @@ import { ensureWritable, makeFolders } from "../observe/logFile.js";
 /**
  * Checks `file` can be written without creating it: its missing folders are made, then an
  * existing file is opened for appending (nothing written), a new one's folder checked for write
- * access — so a run that fails later leaves no empty report behind.
+ * access — so a run that fails later leaves no empty report behind. Returns what takes the
+ * folders it made away again, for a command that fails before it writes.
  */
-export function prepareOutputFile(file: string, flag: string): void {
+export function prepareOutputFile(file: string, flag: string): () => void {
+  let made: string[] = [];
   try {
     if (existsSync(file)) ensureWritable(file);
     else if (lstatSync(file, { throwIfNoEntry: false }) !== undefined) {
@@ -36,13 +39,23 @@ export function prepareOutputFile(file: string, flag: string): void {
       throw Object.assign(new Error("ENOENT: a link to a file that does not exist"), { code: "ENOENT" });
     } else {
       const folder = dirname(file);
-      makeFolders(folder);
+      made = makeFolders(folder);
       if (!statSync(folder).isDirectory()) throw new Error("ENOTDIR: not a directory");
       accessSync(folder, constants.W_OK | constants.X_OK);
     }
   } catch (error) {
     throw unwritable(file, flag, error);
   }
+  // What was made for a report that is then never written (the command failed) goes again.
+  return () => {
+    for (const folder of made.reverse()) {
+      try {
+        rmdirSync(folder);
+      } catch {
+        // Not empty (something else was put there meanwhile): it stays.
+      }
+    }
+  };
 }
 
 /**

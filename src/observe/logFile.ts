@@ -48,7 +48,7 @@ export function ensureWritable(file: string): void {
  * `mkdir -p`, one folder at a time from the deepest one that exists. Not Node's recursive
  * mkdir: on a pseudo file system such as /proc it loops forever instead of failing.
  */
-export function makeFolders(dir: string): void {
+export function makeFolders(dir: string): string[] {
   const missing: string[] = [];
   let current = dir;
   while (statSync(current, { throwIfNoEntry: false }) === undefined) {
@@ -57,5 +57,10 @@ export function makeFolders(dir: string): void {
     if (parent === current) break;
     current = parent;
   }
-  for (const folder of missing.reverse()) mkdirSync(folder);
+  const made: string[] = [];
+  for (const folder of missing.reverse()) {
+    mkdirSync(folder);
+    made.push(folder);
+  }
+  return made;
 }

@@ -8,6 +8,7 @@ import { spawn } from "node:child_process";
 import {
   chmodSync,
   chownSync,
+  existsSync,
   linkSync,
   lstatSync,
   readdirSync,
@@ -96,6 +97,16 @@ describe("report -o", () => {
       expect((await runCli(["report", "-o", shared, log])).code).toBe(0);
       expect(statSync(shared).gid).toBe(50);
     }
+  });
+
+  it("folders made for a report that is never written go again", async () => {
+    const deep = join(dir, "made", "for", "it");
+    const audit = await runCli(["audit", "-o", join(deep, "report.md"), "--", join(dir, "no-such-command")]);
+    expect(audit.code).toBe(1);
+    expect(existsSync(join(dir, "made"))).toBe(false);
+    const report = await runCli(["report", "-o", join(deep, "report.md"), join(dir, "no-such.jsonl")]);
+    expect(report.code).toBe(2);
+    expect(existsSync(join(dir, "made"))).toBe(false);
   });
 
   it("a device is written to as it is, never replaced (-o /dev/null)", async () => {

@@ -134,7 +134,7 @@ export async function runAuditCommand(argv: readonly string[], io: CliIo): Promi
   const selected = await selectUpstream(values, command, "audit", io.cwd, io.env, values.name);
   // Before the server is read: an audit must not end in a report it cannot write.
   const output = values.output === undefined ? undefined : resolve(io.cwd, values.output);
-  if (output !== undefined) prepareOutputFile(output, "audit: -o");
+  const unmake = output === undefined ? () => {} : prepareOutputFile(output, "audit: -o");
   const requestTimeoutMs = timeoutMs ?? selected.config.limits.requestTimeoutMs;
 
   // The audit shows what would change: a config's dryRun must not hide it.
@@ -186,10 +186,16 @@ export async function runAuditCommand(argv: readonly string[], io: CliIo): Promi
     onProgress: (done, total, uri) => progress.update(done, total, uri),
     describeEnd: () => transport.describeEnd(),
     version: await packageVersion(),
-  }).finally(() => {
-    stopOnSignal();
-    progress.finish();
-  });
+  })
+    .catch((error: unknown) => {
+      // No report is written: the folders made for it go again.
+      unmake();
+      throw error;
+    })
+    .finally(() => {
+      stopOnSignal();
+      progress.finish();
+    });
 
   const text = renderReport(model, format);
   if (output !== undefined) {

@@ -56,12 +56,18 @@ export async function runReport(argv: readonly string[], io: CliIo): Promise<Exi
     atLeastOne(parseIntFlag(values["max-line-bytes"], "--max-line-bytes", "report"), "--max-line-bytes") ??
     DEFAULT_MAX_LOG_LINE_BYTES;
   const output = values.output === undefined ? undefined : resolve(io.cwd, values.output);
-  if (output !== undefined) prepareOutputFile(output, "report: -o");
-  // `report -- a.jsonl` is allowed: a log named like a flag.
-  const sources = await expandLogSources([...positionals, ...command], io.cwd);
-  const aggregator = new ReportAggregator({ topOffenders, maxUris });
-  await aggregateLogSources(sources, aggregator, { stdin: io.stdin, maxLineBytes });
-  const model = aggregator.toModel({ kind: "log", source: { files: sources }, generatedAt: new Date().toISOString() });
+  const unmake = output === undefined ? () => {} : prepareOutputFile(output, "report: -o");
+  let model: ReturnType<ReportAggregator["toModel"]>;
+  try {
+    // `report -- a.jsonl` is allowed: a log named like a flag.
+    const sources = await expandLogSources([...positionals, ...command], io.cwd);
+    const aggregator = new ReportAggregator({ topOffenders, maxUris });
+    await aggregateLogSources(sources, aggregator, { stdin: io.stdin, maxLineBytes });
+    model = aggregator.toModel({ kind: "log", source: { files: sources }, generatedAt: new Date().toISOString() });
+  } catch (error) {
+    unmake();
+    throw error;
+  }
   const text = renderReport(model, format);
   if (output !== undefined) {
     writeOutputFile(output, text, "report: -o");
