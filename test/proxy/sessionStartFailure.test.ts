@@ -20,10 +20,16 @@ beforeAll(async () => {
   silent = createServer(() => {});
   await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
   const { port } = silent.address() as AddressInfo;
+  // A port nothing listens on: connections to it are refused at once.
+  const closed = createServer();
+  await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
+  const closedPort = (closed.address() as AddressInfo).port;
+  await new Promise((resolve) => closed.close(resolve));
   serve = await serveConfig({
     mcpServers: {
       gone: { command: "/nonexistent/mcp-server" },
       slow: { url: `http://127.0.0.1:${port}/sse`, transport: "sse" },
+      refused: { url: `http://127.0.0.1:${closedPort}/mcp` },
     },
     limits: { connectTimeoutMs: 1000 },
   });
@@ -92,5 +98,20 @@ describe("an upstream that cannot start", () => {
     await readUntil(/Could not connect server/);
     controller.abort();
     expect(text).toMatch(/"id":1,"error":\{"code":-32001,"message":"Could not connect server \\"slow\\": /);
+  });
+
+  it("SSE: an initialize posted after the stream already ended (the upstream failed at once) is told why", async () => {
+    const stream = await fetch(`${serve.url}/sse/refused`);
+    const text = await stream.text();
+    const endpoint = /event: endpoint\ndata: (\S+)/.exec(text)![1]!;
+    const post = await fetch(new URL(endpoint, serve.url), {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: initialize,
+    });
+    expect(post.status).toBe(502);
+    expect(((await post.json()) as { error: { message: string } }).error.message).toMatch(
+      /^Could not connect server "refused": /,
+    );
   });
 });

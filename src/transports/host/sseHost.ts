@@ -65,10 +65,20 @@ export class SseHostSession extends HostTransportBase {
   }
 }
 
+/** Streams whose upstream could not start, remembered this long for the POSTs that follow. */
+const FAILED_REMEMBERED_MS = 60_000;
+/** At most this many of them. */
+const FAILED_REMEMBERED = 256;
+
 export class SseEndpoint {
   private readonly live = new Map<string, SseHostSession>();
   /** Who opened each stream (`sessionOwner.ts`): only they may POST to it. */
   private readonly owners = new Map<string, SessionOwner>();
+  /**
+   * Streams that ended because their upstream could not start, and why: a host's `initialize`
+   * often comes just after (it was announced the endpoint first), and is told why, not "not found".
+   */
+  private readonly failed = new Map<string, { owner: SessionOwner; why: string; at: number }>();
 
   constructor(private readonly ctx: HostEndpointContext) {}
 
@@ -98,8 +108,16 @@ export class SseEndpoint {
     const headers = forwardableMcpHeaders(req.headers) ?? {};
     try {
       await this.ctx.onSession(session, { server: this.ctx.server, kind: "sse", stateless: false, headers, sessionId });
-    } catch {
-      // The stream is already open, so no HTTP status can say why: ending it is the answer.
+    } catch (error) {
+      // The stream is already open, so no HTTP status can say why: ending it is the answer, and
+      // the POSTs that come after it are told why.
+      const why = error instanceof Error ? error.message : String(error);
+      this.failed.set(sessionId, {
+        owner: this.ctx.ownerOf?.(req),
+        why: `Could not connect server "${this.ctx.server}": ${why}`,
+        at: Date.now(),
+      });
+      if (this.failed.size > FAILED_REMEMBERED) this.failed.delete(this.failed.keys().next().value as string);
       void session.close();
     }
   }
@@ -110,6 +128,16 @@ export class SseEndpoint {
     // Another client's stream is answered as one that does not exist.
     const session =
       found !== undefined && sameOwner(this.owners.get(sessionId!), this.ctx.ownerOf?.(req)) ? found : undefined;
+    const failed = sessionId === null ? undefined : this.failed.get(sessionId);
+    if (
+      session === undefined &&
+      failed !== undefined &&
+      Date.now() - failed.at < FAILED_REMEMBERED_MS &&
+      sameOwner(failed.owner, this.ctx.ownerOf?.(req))
+    ) {
+      refuse(req, res, this.ctx.closeTimeoutMs, 502, JSONRPC.UPSTREAM_UNAVAILABLE, failed.why);
+      return;
+    }
     if (session === undefined) {
       refuse(
         req,
