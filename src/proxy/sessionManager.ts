@@ -314,10 +314,8 @@ export class SessionManager {
     try {
       await bridge.start();
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
       failedToStart = true;
-      this.noteFailure(server, health, message);
-      logger.error("upstream failed to start", { error: message });
+      const message = this.startFailed(server, health, logger, error);
       await bridge.close("upstream failed to start", `Could not connect server "${server}": ${message}`);
       throw error;
     }
@@ -344,11 +342,17 @@ export class SessionManager {
     try {
       return this.options.createUpstream(server, config, logger);
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
-      this.noteFailure(server, health, message);
-      logger.error("upstream failed to start", { error: message });
+      this.startFailed(server, health, logger, error);
       throw error;
     }
+  }
+
+  /** A start that failed: on /healthz and in the log. Returns why, for the host. */
+  private startFailed(server: string, health: ServerHealth, logger: Logger, error: unknown): string {
+    const message = error instanceof Error ? error.message : String(error);
+    this.noteFailure(server, health, message);
+    logger.error("upstream failed to start", { error: message });
+    return message;
   }
 
   /**
@@ -436,9 +440,7 @@ export class SessionManager {
       await transport.start();
     } catch (error) {
       health.statelessUpstreams--;
-      const message = error instanceof Error ? error.message : String(error);
-      this.noteFailure(server, health, message);
-      logger.error("upstream failed to start", { error: message });
+      this.startFailed(server, health, logger, error);
       await transport.close().catch(() => {});
       throw error;
     }
