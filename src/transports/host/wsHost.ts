@@ -128,10 +128,18 @@ export class WsHostSession extends HostTransportBase {
     const socket = this.socket;
     if (socket.readyState !== socket.OPEN && socket.readyState !== socket.CONNECTING) return;
     // 1011: a condition kept the server from serving this connection; a reason is at most 123 bytes (RFC 6455 §5.5).
-    if (this.refusal === undefined) socket.close(1000);
-    else socket.close(1011, closeReason(this.refusal));
-    // A host that never answers the close frame (frozen, cut off) would hold its connection —
-    // and a shutdown waiting for it — for the ws library's own 30 s.
+    if (this.refusal === undefined) this.closeWith(1000);
+    else this.closeWith(1011, closeReason(this.refusal));
+  }
+
+  /**
+   * Sends the close frame. A host that never answers it (frozen, cut off) would hold its
+   * connection — and a shutdown waiting for it — for the ws library's own 30 s: it is cut off
+   * after `closeTimeoutMs`.
+   */
+  private closeWith(code: number, reason?: string): void {
+    const socket = this.socket;
+    socket.close(code, reason);
     const cut = setTimeout(() => socket.terminate(), this.closeTimeoutMs);
     cut.unref();
     socket.once("close", () => clearTimeout(cut));
@@ -162,9 +170,7 @@ export class WsHostSession extends HostTransportBase {
             `(${budget.maxBytes} bytes); its connection is closed (1013, try again later)`,
         ),
       );
-      this.socket.close(1013, "over limits.bodyBytesInFlight; try again later");
-      const cut = setTimeout(() => this.socket.terminate(), this.closeTimeoutMs);
-      cut.unref();
+      this.closeWith(1013, "over limits.bodyBytesInFlight; try again later");
     });
     // A ping or pong gives back its own bytes only (a masked frame: 6 bytes of header, up to 125 of
     // payload): a message in fragments around it is still held by `ws`.
