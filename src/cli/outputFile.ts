@@ -16,6 +16,7 @@ import {
   renameSync,
   rmdirSync,
   rmSync,
+  type Stats,
   statSync,
   writeFileSync,
 } from "node:fs";
@@ -72,31 +73,36 @@ export function writeOutputFile(file: string, text: string, flag: string): void 
       existing !== undefined &&
       process.getuid !== undefined &&
       (existing.uid !== process.getuid() || existing.gid !== process.getgid?.());
-    if (existing !== undefined && (!existing.isFile() || existing.nlink > 1 || ownedByOther)) {
+    const inPlace = existing !== undefined && (!existing.isFile() || existing.nlink > 1 || ownedByOther);
+    if (inPlace || !renamedOver(existing === undefined ? file : realpathSync(file), text, existing))
       writeFileSync(file, text);
-      return;
-    }
-    const target = existing === undefined ? file : realpathSync(file);
-    const temp = join(dirname(target), `.${basename(target)}.${randomBytes(6).toString("hex")}.tmp`);
-    try {
-      writeFileSync(temp, text, { flag: "wx" });
-    } catch (error) {
-      rmSync(temp, { force: true });
-      if ((error as NodeJS.ErrnoException).code !== "EACCES") throw error;
-      writeFileSync(target, text);
-      return;
-    }
-    try {
-      if (existing !== undefined) chmodSync(temp, existing.mode & 0o7777);
-      renameSync(temp, target);
-    } catch (error) {
-      rmSync(temp, { force: true });
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code !== "EPERM" && code !== "EACCES") throw error;
-      writeFileSync(target, text);
-    }
   } catch (error) {
     throw new NormalizerError("OUTPUT_WRITE_FAILED", `${flag}: cannot write ${file}: ${osReason(error)}`, { file });
+  }
+}
+
+/**
+ * `text` written whole beside `target` and renamed over it (its permissions kept); false, with
+ * nothing left behind, when the folder takes no new file or no rename: the caller writes in place.
+ */
+function renamedOver(target: string, text: string, existing: Stats | undefined): boolean {
+  const temp = join(dirname(target), `.${basename(target)}.${randomBytes(6).toString("hex")}.tmp`);
+  try {
+    writeFileSync(temp, text, { flag: "wx" });
+  } catch (error) {
+    rmSync(temp, { force: true });
+    if ((error as NodeJS.ErrnoException).code === "EACCES") return false;
+    throw error;
+  }
+  try {
+    if (existing !== undefined) chmodSync(temp, existing.mode & 0o7777);
+    renameSync(temp, target);
+    return true;
+  } catch (error) {
+    rmSync(temp, { force: true });
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "EPERM" || code === "EACCES") return false;
+    throw error;
   }
 }
 
