@@ -303,11 +303,15 @@ function replaceBlocks(
  */
 export function mergeChanges(engine: readonly ChangeRecord[], fitted: readonly ChangeRecord[]): ChangeRecord[] {
   if (fitted.length === 0) return [...engine];
-  const paths = new Set(fitted.map((change) => change.path));
+  // Data that is not base64 is the engine's to report; the fit layer says it again only when
+  // the engine did not look (its media checks turned off).
+  const notBase64 = new Set(engine.filter((c) => c.action === "skip-invalid-base64").map((c) => c.path));
+  const fits = fitted.filter((c) => c.action !== "warn-image-undecodable" || !notBase64.has(c.path));
+  const paths = new Set(fits.map((change) => change.path));
   const covered = (path: string): boolean => {
     if (paths.has(path)) return true;
     const dot = path.lastIndexOf(".");
     return dot > 0 && paths.has(path.slice(0, dot));
   };
-  return [...engine.filter((change) => change.action !== "none" || !covered(change.path)), ...fitted];
+  return [...engine.filter((change) => change.action !== "none" || !covered(change.path)), ...fits];
 }

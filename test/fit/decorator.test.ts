@@ -73,3 +73,51 @@ describe("the fit layer in the decorator", () => {
     expect(toUpstream.filter((m) => "method" in m && m.method === "resources/read")).toEqual([]);
   });
 });
+
+describe("an image whose data is not base64", () => {
+  it("is one record per block (the engine's), as an image block, an embedded resource and a read entry", async () => {
+    const { upstream, transport, events } = await pair({ policy: { images: true } });
+    const bad = "not base64!";
+    await transport.send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "shot" } });
+    await upstream.send({
+      jsonrpc: "2.0",
+      id: 1,
+      result: {
+        content: [
+          { type: "image", data: bad, mimeType: "image/png" },
+          { type: "resource", resource: { uri: "file:///a.png", blob: bad, mimeType: "image/png" } },
+        ],
+      },
+    });
+    await transport.send({ jsonrpc: "2.0", id: 2, method: "resources/read", params: { uri: "file:///b.png" } });
+    await upstream.send({
+      jsonrpc: "2.0",
+      id: 2,
+      result: { contents: [{ uri: "file:///b.png", blob: bad, mimeType: "image/png" }] },
+    });
+    await waitFor(() => events.some((e) => e.id === 2));
+    const actions = (id: number) =>
+      events.filter((e) => e.id === id).flatMap((e) => e.changes.map((c) => `${c.path} ${c.action}`));
+    expect(actions(1)).toEqual(["content[0] skip-invalid-base64", "content[1].resource skip-invalid-base64"]);
+    expect(actions(2)).toEqual(["contents[0] skip-invalid-base64"]);
+  });
+
+  it("is the fit layer's record when the engine's media checks are off", async () => {
+    const events: NormalizationEvent[] = [];
+    const { upstream, transport } = await decoratorPair({
+      policy: { media: false },
+      fit: { policy: { images: true } },
+      onNormalized: (e) => events.push(e),
+    });
+    await transport.send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "shot" } });
+    await upstream.send({
+      jsonrpc: "2.0",
+      id: 1,
+      result: { content: [{ type: "image", data: "not base64!", mimeType: "image/png" }] },
+    });
+    await waitFor(() => events.some((e) => e.id === 1));
+    expect(events.flatMap((e) => e.changes.map((c) => `${c.path} ${c.action}`))).toEqual([
+      "content[0] warn-image-undecodable",
+    ]);
+  });
+});
