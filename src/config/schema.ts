@@ -474,7 +474,9 @@ export const ConfigSchema = z
           .int()
           .positive()
           .default(DEFAULT_LIMITS.maxSessionsPerClient)
-          .describe("live host sessions one client address may hold; the next gets 503"),
+          .describe(
+            "live host sessions one client may hold (every loopback address is one client, an IPv6 /64 one); the next gets 503",
+          ),
         shutdownGraceMs: z
           .number()
           .int()

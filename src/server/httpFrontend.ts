@@ -12,7 +12,7 @@ import { BodyBudget } from "../transports/host/bodyBudget.js";
 import type { HostEndpointContext } from "../transports/host/hostSession.js";
 import { replyJson, replyJsonRpcError, replyOnSocket } from "../transports/host/httpReplies.js";
 import { discardBody, refuse } from "../transports/host/refuse.js";
-import { clientAddress } from "../transports/host/requestHeaders.js";
+import { clientAddress } from "../transports/host/clientAddress.js";
 import { SseEndpoint } from "../transports/host/sseHost.js";
 import { StreamableHttpEndpoint } from "../transports/host/streamableHttpEndpoint.js";
 import { WsEndpoint } from "../transports/host/wsHost.js";
@@ -148,7 +148,6 @@ export function createHttpFrontend(options: HttpFrontendOptions): HttpFrontend {
   };
 }
 
-/** The client a session counts against for `maxSessionsPerClient`: its remote address. */
 /** A request that would open a new host session (so `maxSessionsPerClient` applies to it). */
 function opensSession(req: IncomingMessage, kind: string): boolean {
   if (kind === "sse") return req.method === "GET";

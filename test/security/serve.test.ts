@@ -123,6 +123,19 @@ describe("serve with tokens, allowedOrigins and small limits", () => {
     const a = await initializedWs(serve.url, "fx", auth);
     const b = await initializedWs(serve.url, "fx", auth);
     await expect(initializedWs(serve.url, "fx", auth)).rejects.toThrow(/HTTP 503/);
+    // Another loopback address is the same local client, not a fresh allowance.
+    const { default: WebSocket } = await import("ws");
+    const other = new WebSocket(`${serve.url.replace("http", "ws")}/ws/fx`, "mcp", {
+      headers: auth,
+      localAddress: "127.0.0.2",
+    });
+    const status = await new Promise<number>((resolve, reject) => {
+      other.once("unexpected-response", (_req, res) => resolve(res.statusCode ?? 0));
+      other.once("open", () => resolve(101));
+      other.once("error", reject);
+    });
+    other.terminate();
+    expect(status).toBe(503);
     await Promise.all([a.close(), b.close()]);
     await released();
     const big = await fetch(`${serve.url}/mcp/fx`, {

@@ -1,8 +1,7 @@
 /**
- * Reading what a host's HTTP request says about itself: which response form it accepts and which
- * client it comes from. (Which of its headers go upstream: ../mcpHeaders.ts.)
+ * Reading what a host's HTTP request says about itself: which response form it accepts. (Which
+ * client it comes from: clientAddress.ts; which of its headers go upstream: ../mcpHeaders.ts.)
  */
-import type { IncomingMessage } from "node:http";
 import { parseMediaType } from "../../normalize/mediaType.js";
 
 /**
@@ -28,9 +27,4 @@ export function responseForm(accept: string | undefined): "sse" | "json" | "eith
   }
   if (json && sse) return "either";
   return json ? "json" : "sse";
-}
-
-/** The client a request comes from, as `limits.maxSessionsPerClient` counts it: its remote address. */
-export function clientAddress(req: IncomingMessage): string {
-  return req.socket.remoteAddress ?? "unknown";
 }

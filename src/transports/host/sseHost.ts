@@ -15,7 +15,7 @@ import { replyJsonRpcError, replySessionLimit } from "./httpReplies.js";
 import { refuse } from "./refuse.js";
 import { readMessageBody } from "./readMessageBody.js";
 import { forwardableMcpHeaders } from "../mcpHeaders.js";
-import { clientAddress } from "./requestHeaders.js";
+import { clientAddress } from "./clientAddress.js";
 import { sameOwner, type SessionOwner } from "./sessionOwner.js";
 import { SseWriter } from "./sseWriter.js";
 import { SENT } from "../drainWaiter.js";

@@ -25,7 +25,8 @@ import { refuse } from "./refuse.js";
 import { methodOf, requestIdOf } from "../jsonrpc.js";
 import { readMessageBody } from "./readMessageBody.js";
 import { forwardableMcpHeaders } from "../mcpHeaders.js";
-import { clientAddress, responseForm } from "./requestHeaders.js";
+import { clientAddress } from "./clientAddress.js";
+import { responseForm } from "./requestHeaders.js";
 import { sameOwner, type SessionOwner } from "./sessionOwner.js";
 import { StreamableHttpHostSession } from "./streamableHttpHost.js";
 

@@ -20,7 +20,7 @@ import type { BodyBudget } from "./bodyBudget.js";
 import type { HostEndpointContext } from "./hostSession.js";
 import { replyOnSocket, sessionLimitMessage } from "./httpReplies.js";
 import { forwardableMcpHeaders } from "../mcpHeaders.js";
-import { clientAddress } from "./requestHeaders.js";
+import { clientAddress } from "./clientAddress.js";
 import { DrainWaiter, mustWaitForDrain, SENT, type DrainableStream } from "../drainWaiter.js";
 import { ReadYield } from "../readYield.js";
 import { TickCork, type Corkable } from "../tickCork.js";
