@@ -475,7 +475,8 @@ export const ConfigSchema = z
           .positive()
           .default(DEFAULT_LIMITS.maxSessionsPerClient)
           .describe(
-            "live host sessions one client may hold (every loopback address is one client, an IPv6 /64 one); the next gets 503",
+            "live host sessions one client may hold (every loopback address is one client, an IPv6 /64 one); " +
+              "the next gets 503",
           ),
         shutdownGraceMs: z
           .number()
