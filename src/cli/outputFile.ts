@@ -10,7 +10,6 @@ import {
   accessSync,
   chmodSync,
   constants,
-  existsSync,
   lstatSync,
   realpathSync,
   renameSync,
@@ -34,7 +33,12 @@ import { ensureWritable, makeFolders } from "../observe/logFile.js";
 export function prepareOutputFile(file: string, flag: string): () => void {
   let made: string[] = [];
   try {
-    if (existsSync(file)) ensureWritable(file);
+    const existing = statSync(file, { throwIfNoEntry: false });
+    // A pipe or a device is only checked, not opened: opening a FIFO waits for its reader, and
+    // closing it again would end that reader before the report comes.
+    if (existing?.isDirectory()) throw Object.assign(new Error("EISDIR: a folder"), { code: "EISDIR" });
+    if (existing !== undefined && !existing.isFile()) accessSync(file, constants.W_OK);
+    else if (existing !== undefined) ensureWritable(file);
     else if (lstatSync(file, { throwIfNoEntry: false }) !== undefined) {
       // A link to nowhere: writing would follow it into a folder that is not there.
       throw Object.assign(new Error("ENOENT: a link to a file that does not exist"), { code: "ENOENT" });

@@ -4,7 +4,7 @@
  * permissions kept; a device is written to as it is; a write that fails once the work is done is a
  * runtime failure (exit 1) naming the file. Real `report` runs.
  */
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import {
   chmodSync,
   chownSync,
@@ -107,6 +107,30 @@ describe("report -o", () => {
     const report = await runCli(["report", "-o", join(deep, "report.md"), join(dir, "no-such.jsonl")]);
     expect(report.code).toBe(2);
     expect(existsSync(join(dir, "made"))).toBe(false);
+  });
+
+  it("a named pipe's reader gets the whole report: the check before the work does not end it", async () => {
+    const fifo = join(dir, "report.fifo");
+    expect(spawnSync("mkfifo", [fifo]).status).toBe(0);
+    const reader = spawn("cat", [fifo], { stdio: ["ignore", "pipe", "inherit"] });
+    let read = "";
+    reader.stdout.on("data", (chunk: Buffer) => (read += chunk));
+    const ended = new Promise((resolve) => reader.on("close", resolve));
+    try {
+      const run = await runCli(["report", "-o", fifo, log], { timeoutMs: 10_000 });
+      expect(run.code, run.stderr).toBe(0);
+      await ended;
+      expect(read).toMatch(/^# Size report/);
+      expect(statSync(fifo).isFIFO()).toBe(true);
+    } finally {
+      reader.kill();
+    }
+  });
+
+  it("a folder is refused before the work, naming it", async () => {
+    const run = await runCli(["report", "-o", dir, log]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain(`-o: cannot write ${dir}`);
   });
 
   it("a device is written to as it is, never replaced (-o /dev/null)", async () => {
