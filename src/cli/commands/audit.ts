@@ -147,10 +147,10 @@ export async function runAuditCommand(argv: readonly string[], io: CliIo): Promi
   const logger = createStderrLogger(level as LogLevel, {}, (line) => stderr.writeNow(line)).child({
     upstream: selected.name,
   });
-  const fetch = createUpstreamAuths(io, selected.config, selected.configFile, logger).for(
+  const auth = createUpstreamAuths(io, selected.config, selected.configFile, logger).for(
     selected.name,
     selected.server,
-  )?.fetch;
+  );
   const transport = createUpstreamTransport(upstreamSpec(selected.server), {
     logger,
     maxMessageBytes: selected.config.limits.maxMessageBytes,
@@ -159,7 +159,8 @@ export async function runAuditCommand(argv: readonly string[], io: CliIo): Promi
     idleConnections: selected.config.limits.upstreamIdleConnections,
     connectTimeoutMs: selected.config.limits.connectTimeoutMs,
     killGraceMs: selected.config.limits.killGraceMs,
-    ...(fetch === undefined ? {} : { fetch }),
+    // The tokens it obtains are secrets too: a server that quotes them back is redacted.
+    ...(auth === undefined ? {} : { fetch: auth.fetch, secrets: () => auth.secrets() }),
   });
   const progress = createProgress(io.stderr as NodeJS.WriteStream);
   const stopOnSignal = endUpstreamOnSignal(transport, progress);
