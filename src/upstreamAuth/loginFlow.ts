@@ -183,11 +183,9 @@ async function loginStep<T>(
   }
 }
 
-/** The first line of an error, with the SDK's report of an answer that is not OAuth's cut to a phrase. */
+/** The first line of an error. */
 function oneLine(text: string): string {
-  const cut = text.indexOf("Invalid OAuth error response");
-  const kept = cut === -1 ? text : `${text.slice(0, cut)}not an OAuth answer`;
-  const line = kept.split("\n", 1)[0]!.trim();
+  const line = text.split("\n", 1)[0]!.trim();
   return line.endsWith(":") ? line.slice(0, -1) : line;
 }
 

@@ -80,6 +80,15 @@ function bounded(response: Response, where: string): Response {
 }
 
 /**
+ * The SDK's report of an answer that is not OAuth's JSON (a proxy's error page, a load balancer's
+ * text) cut to a phrase: its parse error and the raw body say nothing an operator can act on.
+ */
+function withoutRawAnswer(text: string): string {
+  const cut = text.indexOf("Invalid OAuth error response");
+  return cut === -1 ? text : `${text.slice(0, cut)}not an OAuth answer`;
+}
+
+/**
  * An error's message with every secret value replaced and its length bounded: the SDK quotes
  * raw response bodies in some errors, and nothing guarantees a server does not echo a token.
  */
@@ -87,7 +96,7 @@ export function redactedMessage(error: unknown, secrets: Iterable<string | undef
   let text =
     error instanceof Error && error.name === "TimeoutError"
       ? "no answer in time (limits.oauthRequestTimeoutMs)"
-      : networkErrorText(error);
+      : withoutRawAnswer(networkErrorText(error));
   // What an authorization server wrote (an `error_description`) carries no control characters on.
   text = visible(redactSecrets(text, secrets));
   return text.length > 300 ? `${text.slice(0, 300)}…` : text;

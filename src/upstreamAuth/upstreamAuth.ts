@@ -366,9 +366,8 @@ export class UpstreamAuth {
           { server: this.options.server, url: describeUrl(this.options.url) },
         );
       }
-      // Refused (invalid_grant…): that refresh token is done. A server error: not retried for
-      // this request, but the next one tries it again. Either way a login is what helps now.
-      if (error instanceof OAuthError && !(error instanceof ServerError)) this.deadRefreshToken = refreshToken;
+      // Refused (invalid_grant…): that refresh token is done, and a login is what helps now.
+      if (error instanceof OAuthError) this.deadRefreshToken = refreshToken;
       if (error instanceof InvalidClientError && login.registered) this.rejectedClient = login.client.client_id;
       this.refreshFailure = `its authorization server did not refresh the token: ${why}`;
       this.logger.warn("OAuth token not refreshed; a new login is needed", {
@@ -384,6 +383,15 @@ export class UpstreamAuth {
       tokens,
       this.now(),
     );
+    // A login stored while the refresh was out (`mcp-normalizer login`, for more scope) is newer
+    // than what the refresh renewed: it stays, and is what is used.
+    const meanwhile = await this.load();
+    if (meanwhile !== undefined && meanwhile.tokens.access_token !== login.tokens.access_token) {
+      this.hold(renewed);
+      this.adopt(meanwhile);
+      this.logger.info("OAuth token refreshed, but a new login was stored meanwhile: using the login");
+      return tokenOf(meanwhile);
+    }
     await this.store(renewed);
     this.logger.info("OAuth token refreshed", {
       ...(tokens.expires_in === undefined ? {} : { expiresInS: tokens.expires_in }),
@@ -544,9 +552,14 @@ function withBearer(init: RequestInit | undefined, token: string): RequestInit {
   return { ...init, headers };
 }
 
-/** The authorization server could not be asked (network, timeout) or asks to come back later. */
+/**
+ * The authorization server could not be asked (network, timeout), asks to come back later, or
+ * failed itself (`server_error`, or an HTTP 5xx that is not OAuth's answer: a load balancer's
+ * while it is down) — an outage, not a refusal: a login would not help.
+ */
 function isUnavailable(error: unknown): boolean {
   if (error instanceof TemporarilyUnavailableError || error instanceof TooManyRequestsError) return true;
+  if (error instanceof ServerError) return true;
   if (error instanceof OAuthError) return false;
   const name = error instanceof Error ? error.name : "";
   return (

@@ -136,7 +136,11 @@ describe("credentials a server quotes back", () => {
       (e: Error) => e.message,
     );
     seen.push(error);
-    expect(error).toContain(mode === "rpc-echo" ? "token rejected: Bearer [redacted]" : "[redacted]");
+    // A plain-text answer is not quoted at all (not OAuth's JSON: cut to a phrase); OAuth's own
+    // error_description and a JSON-RPC error are, redacted.
+    const said = { "echo-text": "HTTP 400: not an OAuth answer", "echo-post": "HTTP 400: not an OAuth answer" };
+    expect(error).toContain(said[mode as keyof typeof said] ?? "[redacted]");
+    if (mode === "rpc-echo") expect(error).toContain("token rejected: Bearer [redacted]");
     for (const form of FORMS) expect(error.includes(form), `${form.slice(0, 8)}… quoted to the host`).toBe(false);
   });
 

@@ -4,7 +4,7 @@
  * authorization URL, the loopback callback and its state check, the token file (modes,
  * replacement), a pre-registered client on a configured callback port, and the timeout.
  */
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -135,6 +135,27 @@ describe("mcp-normalizer login", () => {
     expect((await upstream.log()).registrations).toBe(1);
   });
 
+  it("waits its turn behind a proxy renewing from the token file (its lock), then stores the login", async () => {
+    const [name] = readdirSync(authDir);
+    const file = join(authDir, name!);
+    const tokenOf = () => (JSON.parse(readFileSync(file, "utf8")) as { tokens: { access_token: string } }).tokens;
+    const before = tokenOf().access_token;
+    // A live holder's lock, as a serve process holds it while its refresh is out.
+    writeFileSync(`${file}.lock`, "held by a proxy");
+    try {
+      const login = startCli(["login", "prot", "--config", configFile, "--no-browser"], env());
+      const { response } = await approve(await login.authorizationUrl());
+      await response.text();
+      await new Promise((resolve) => setTimeout(resolve, 800));
+      expect(tokenOf().access_token).toBe(before);
+      rmSync(`${file}.lock`);
+      expect(await login.exited()).toBe(0);
+      expect(tokenOf().access_token).not.toBe(before);
+    } finally {
+      rmSync(`${file}.lock`, { force: true });
+    }
+  });
+
   it("a pre-registered client: its callbackPort, no registration, its secret used but not stored", async () => {
     const registrations = (await upstream.log()).registrations;
     const login = startCli(["login", "pre", "--config", configFile, "--no-browser"], env());
@@ -165,9 +186,9 @@ describe("mcp-normalizer login", () => {
     expect(login.stderr()).toMatch(/state that does not match this login.*refused/);
     expect(login.stdout()).toBe("");
     expect(readdirSync(authDir).map((f) => readFileSync(join(authDir, f), "utf8"))).toEqual(authDirBefore);
-    // The refused code was never exchanged.
+    // The refused code was never exchanged: the grants are the four logins before this one.
     const log = await upstream.log();
-    expect(log.grants.filter((g) => g.grant_type === "authorization_code")).toHaveLength(3);
+    expect(log.grants.filter((g) => g.grant_type === "authorization_code")).toHaveLength(4);
   });
 
   it("no answer within limits.loginTimeoutMs: a clear error, exit 1 (the default is 5 minutes)", async () => {

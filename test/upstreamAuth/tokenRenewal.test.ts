@@ -28,7 +28,7 @@ const servers = serversClosedAfterEach();
  * endpoint answers after `answerDelayMs`, but takes the refresh token at once — as a server that
  * rotates in its database before it replies.
  */
-async function startTokenServer(answerDelayMs = 0): Promise<TokenServer> {
+async function startTokenServer(answerDelayMs = 0, outages: Array<[number, string]> = []): Promise<TokenServer> {
   let issued = 1;
   const valid = new Set(["RT-1"]);
   const refreshes: Array<{ token: string; ok: boolean }> = [];
@@ -43,6 +43,12 @@ async function startTokenServer(answerDelayMs = 0): Promise<TokenServer> {
     };
     const path = new URL(req.url ?? "/", base).pathname;
     if (path.startsWith("/.well-known/oauth-authorization-server")) return json(200, authorizationServerMetadata(base));
+    if (path === "/token" && outages.length > 0) {
+      // A load balancer's answer while the token service is down: plain text, not OAuth's JSON.
+      const [status, text] = outages.shift()!;
+      res.writeHead(status, { "content-type": "text/plain" });
+      return res.end(text);
+    }
     if (path === "/token") {
       const token = new URLSearchParams(body).get("refresh_token") ?? "";
       const ok = valid.delete(token);
@@ -60,7 +66,10 @@ async function startTokenServer(answerDelayMs = 0): Promise<TokenServer> {
       return;
     }
     if (path === "/mcp") {
-      sent.push((req.headers.authorization ?? "").replace(/^Bearer /, ""));
+      const token = (req.headers.authorization ?? "").replace(/^Bearer /, "");
+      sent.push(token);
+      // No token, or the expired login's, is refused, as a protected server refuses them.
+      if (token === "AT-1" || token === "") return json(401, { error: "invalid_token" });
       return json(200, { jsonrpc: "2.0", id: 1, result: {} });
     }
     res.writeHead(404).end();
@@ -133,6 +142,43 @@ describe("OAuth token renewal", () => {
     const started = performance.now();
     expect((await post(layer(url, dir), url)).status).toBe(200);
     expect(performance.now() - started).toBeLessThan(1_000);
+    expect(server.sent).toEqual(["AT-2"]);
+  });
+
+  it("a login stored while a refresh is out is kept and used, not overwritten by the refresh", async () => {
+    const server = await startTokenServer(300);
+    const url = `${server.base}/mcp`;
+    const dir = await expiredLogin(server.base, url);
+    const file = tokenFilePath(dir, url);
+    const auth = layer(url, dir);
+    const sending = post(auth, url);
+    while (server.refreshes.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    const now = Date.now();
+    await writeLogin(file, dir, {
+      ...(await readLogin(file)).login!,
+      tokens: { access_token: "AT-login", refresh_token: "RT-login", token_type: "Bearer", scope: "read admin" },
+      obtainedAt: now,
+      expiresAt: now + 3_600_000,
+    });
+    expect((await sending).status).toBe(200);
+    expect(server.sent).toEqual(["AT-login"]);
+    expect((await readLogin(file)).login?.tokens.access_token).toBe("AT-login");
+    // The refresh's own tokens were sent to no one, yet stay secrets (the server issued them).
+    expect(auth.secrets()).toEqual(expect.arrayContaining(["AT-2", "RT-2", "AT-login"]));
+  });
+
+  it("a token endpoint that is down (HTTP 503, plain text) is an outage to try again, not a login to ask for", async () => {
+    const server = await startTokenServer(0, [[503, "refresh broke: upstream connect error"]]);
+    const url = `${server.base}/mcp`;
+    const auth = layer(url, await expiredLogin(server.base, url));
+    const error = await post(auth, url).then(
+      () => "answered",
+      (e: Error) => e.message,
+    );
+    expect(error).toMatch(/could not refresh its OAuth token \(.*HTTP 503.*not an OAuth answer\); it is tried again/);
+    expect(error).not.toMatch(/needs an OAuth login|Raw body|refresh broke/);
+    expect(auth.needsLogin).toBe(false);
+    expect((await post(auth, url)).status).toBe(200);
     expect(server.sent).toEqual(["AT-2"]);
   });
 });

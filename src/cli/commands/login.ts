@@ -14,6 +14,7 @@ import { authSpecOf } from "../../proxy/upstreamAuths.js";
 import { describeUrl } from "../../transports/upstream/upstreamMessages.js";
 import { runLoginFlow } from "../../upstreamAuth/loginFlow.js";
 import { timedFetch } from "../../upstreamAuth/oauthFetch.js";
+import { withFileLock } from "../../upstreamAuth/fileLock.js";
 import { AUTH_DIR_ENV, readLogin, tokenDirectory, tokenFilePath, writeLogin } from "../../upstreamAuth/tokenStore.js";
 import type { AuthorizationCodeSpec } from "../../upstreamAuth/types.js";
 import { parseCommandArgs } from "../args.js";
@@ -98,7 +99,9 @@ export async function runLogin(argv: readonly string[], io: CliIo): Promise<Exit
     previous: (await readLogin(file)).login,
   });
   try {
-    await writeLogin(file, dir, login);
+    // In turn with a proxy refreshing from this file: its refresh then sees this login and keeps it.
+    const timeoutMs = target.config.limits.oauthRequestTimeoutMs;
+    await withFileLock(file, { staleMs: timeoutMs, waitMs: 3 * timeoutMs }, () => writeLogin(file, dir, login));
   } catch (error) {
     throw new NormalizerError(
       "LOGIN_FAILED",
