@@ -104,7 +104,7 @@ export class SseUpstreamTransport implements UpstreamTransport {
       throw unreachable(
         connecting.signal.aborted
           ? `no answer within ${timeoutMs} ms (limits.connectTimeoutMs)`
-          : networkErrorText(error),
+          : networkErrorText(error, this.sentSecrets()),
         error,
       );
     } finally {
@@ -151,7 +151,9 @@ export class SseUpstreamTransport implements UpstreamTransport {
       this.flow.gate,
     )
       .catch((error: unknown) => {
-        if (!this.closed) streamError = `the SSE stream of upstream ${this.where} failed: ${networkErrorText(error)}`;
+        if (this.closed) return;
+        const why = networkErrorText(error, this.sentSecrets());
+        streamError = `the SSE stream of upstream ${this.where} failed: ${why}`;
       })
       .then(() => {
         announce?.(unreachable("the stream ended before its endpoint event"));
@@ -210,7 +212,7 @@ export class SseUpstreamTransport implements UpstreamTransport {
           ? error
           : new NormalizerError(
               "UPSTREAM_UNREACHABLE",
-              `cannot reach upstream ${this.where} (POST ${what}): ${networkErrorText(error)}`,
+              `cannot reach upstream ${this.where} (POST ${what}): ${networkErrorText(error, this.sentSecrets())}`,
               { url: this.where },
             );
     }

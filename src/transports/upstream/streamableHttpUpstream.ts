@@ -223,7 +223,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
         `cannot reach upstream ${this.where}: ${
           (error as Error | undefined)?.name === "TimeoutError"
             ? `no answer within ${this.connectTimeoutMs} ms (limits.connectTimeoutMs)`
-            : networkErrorText(error)
+            : networkErrorText(error, this.sentSecrets())
         }`,
         { url: this.where },
         { cause: error },
@@ -409,7 +409,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
         ids,
         new NormalizerError(
           "UPSTREAM_UNREACHABLE",
-          `cannot reach upstream ${this.where} (POST ${what}): ${networkErrorText(error)}`,
+          `cannot reach upstream ${this.where} (POST ${what}): ${networkErrorText(error, this.sentSecrets())}`,
           { url: this.where },
         ),
       );
@@ -488,7 +488,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
         });
         await response.body?.cancel().catch(() => {});
       } catch (error) {
-        this.logger.debug("session DELETE failed", { error: networkErrorText(error) });
+        this.logger.debug("session DELETE failed", { error: networkErrorText(error, this.sentSecrets()) });
       }
     }
     this.onclose?.();
@@ -537,7 +537,10 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     const done = reading
       .catch((error: unknown) => {
         if (!this.closed && !signal.aborted)
-          this.logger.warn("response stream failed", { request: what, error: networkErrorText(error) });
+          this.logger.warn("response stream failed", {
+            request: what,
+            error: networkErrorText(error, this.sentSecrets()),
+          });
       })
       .then(() => {
         if (this.closed || pending.size === 0) return;
@@ -718,7 +721,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     };
     const done = run()
       .catch((error: unknown) => {
-        if (!this.closed) this.logger.warn("GET stream failed", { error: networkErrorText(error) });
+        if (!this.closed) this.logger.warn("GET stream failed", { error: networkErrorText(error, this.sentSecrets()) });
         return true;
       })
       .then((reconnect) => {

@@ -25,8 +25,15 @@ export function describeUrl(url: URL | string): string {
   }
 }
 
-/** The message of an error from `fetch`/sockets, with the cause's code (ECONNREFUSED, …). */
-export function networkErrorText(error: unknown): string {
+/**
+ * The message of an error from `fetch`/sockets, with the cause's code (ECONNREFUSED, …), without
+ * `secrets` (what the proxy sends the upstream): fetch quotes a header value it cannot send.
+ */
+export function networkErrorText(error: unknown, secrets: Iterable<string | undefined> = []): string {
+  return redactSecrets(errorText(error), secrets);
+}
+
+function errorText(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
   const cause = (error as { cause?: unknown }).cause;
   const code =

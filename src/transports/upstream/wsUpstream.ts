@@ -122,7 +122,7 @@ export class WebSocketUpstreamTransport implements UpstreamTransport {
         fail(
           /handshake has timed out/i.test(error.message)
             ? `no answer within ${timeoutMs} ms (limits.connectTimeoutMs)`
-            : error.message,
+            : redactSecrets(error.message, this.sentSecrets()),
           error,
         ),
       );
@@ -138,7 +138,8 @@ export class WebSocketUpstreamTransport implements UpstreamTransport {
       if ((error as { code?: string }).code === "WS_ERR_UNSUPPORTED_MESSAGE_LENGTH") {
         this.onproblem?.({ kind: "too-large", bytes: this.maxMessageBytes + 1, excerpt: "" });
       }
-      this.lastError = `WebSocket to upstream ${this.where} failed: ${error.message}`;
+      const why = redactSecrets(error.message, this.sentSecrets());
+      this.lastError = `WebSocket to upstream ${this.where} failed: ${why}`;
       this.onerror?.(error);
     });
     socket.on("close", (code, reason) => {

@@ -216,7 +216,7 @@ describe("StreamableHttpUpstreamTransport against the SDK's StreamableHTTPServer
 
   it("never quotes back what it sent: header values and the injected fetch's secrets echoed in an error are redacted", async () => {
     // A server that echoes the request's credentials in its error body and status text.
-    let bodyKind: "text" | "json" | "unreadable" = "text";
+    let bodyKind: "text" | "json" | "unreadable" | "fetch-throws" = "text";
     const server = createHttpServer((req, res) => {
       req.resume();
       const echo = `auth=${req.headers.authorization} key=${req.headers["x-api-key"]} oauth=${req.headers["x-oauth"]} url=${req.url}`;
@@ -239,11 +239,15 @@ describe("StreamableHttpUpstreamTransport against the SDK's StreamableHTTPServer
       url: `${url}?api_key=query-secret-4`,
       headers: { Authorization: "Bearer header-secret-1", "X-Api-Key": "key-secret-2" },
       // What an OAuth layer does: its own token goes out in a header the configuration never named.
-      fetch: (target, init) =>
-        fetch(target, {
+      fetch: (target, init) => {
+        // A token fetch cannot send (a control character in it) is quoted in fetch's own error.
+        if (bodyKind === "fetch-throws")
+          throw new TypeError('Headers.set: "Bearer oauth-secret-3\r\nX-Injected: yes" is an invalid header value.');
+        return fetch(target, {
           ...init,
           headers: { ...(init?.headers as Record<string, string>), "x-oauth": "oauth-secret-3" },
-        }),
+        });
+      },
       secrets: () => ["oauth-secret-3"],
     });
     await transport.send(call(7, "echo", { text: "x" }));
@@ -263,6 +267,11 @@ describe("StreamableHttpUpstreamTransport against the SDK's StreamableHTTPServer
     await transport.send(call(9, "echo", { text: "x" }));
     await expect.poll(() => got.problems.length, { timeout: 5_000 }).toBe(1);
     expect(got.problems[0]?.excerpt).toContain("auth=[redacted]");
+    bodyKind = "fetch-throws";
+    await transport.send(call(10, "echo", { text: "x" }));
+    expect((await got.response(10)).error?.message).toMatch(
+      /^cannot reach upstream .* \(POST tools\/call\): Headers\.set: "Bearer \[redacted\]/,
+    );
     expect(JSON.stringify([got.messages, got.problems, got.errors.map((e) => e.message)])).not.toMatch(/secret/);
   });
 
