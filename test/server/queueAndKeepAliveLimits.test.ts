@@ -77,7 +77,7 @@ const ANSWER = line({ jsonrpc: "2.0", id: "__ID__", result: { contents: [] } });
 const notification = (n: number) => line({ jsonrpc: "2.0", method: "notifications/message", params: { n } });
 
 describe("serve: the queue of a session without a GET stream, and SSE keep-alives, from the config", () => {
-  it("limits.maxQueuedMessages: 2 keeps the last two of five notifications, logging the drops by name", async () => {
+  it("limits.maxQueuedMessages: 2 keeps the last two of 2000 notifications; the drops are two log lines, counted", async () => {
     const serve = await serveWith({ maxQueuedMessages: 2 });
     const base = new URL(serve.url).origin;
     const session = await openSession(base);
@@ -85,16 +85,29 @@ describe("serve: the queue of a session without a GET stream, and SSE keep-alive
       jsonrpc: "2.0",
       id: 2,
       method: "resources/read",
-      params: { uri: "x:/", _noFinal: true, _emit: [ANSWER, ...[1, 2, 3, 4, 5].map(notification)] },
+      params: {
+        uri: "x:/",
+        _noFinal: true,
+        _emit: [ANSWER, ...Array.from({ length: 2000 }, (_, i) => notification(i))],
+      },
     });
     expect(await call.text()).toContain('"contents":[]');
-    // The notifications may still be on their way from the upstream: the stream opens once all are queued.
+    // The notifications may still be on their way from the upstream: the stream opens once the first drop is logged.
     const drops = () => serve.stderr().split("limits.maxQueuedMessages (2)").length - 1;
-    for (const deadline = Date.now() + 5_000; drops() < 3 && Date.now() < deadline; )
+    for (const deadline = Date.now() + 5_000; drops() < 1 && Date.now() < deadline; )
       await new Promise((resolve) => setTimeout(resolve, 20));
-    expect(drops()).toBe(3);
-    const seen = await readStream(base, session, (text) => text.includes('"n":5'));
-    expect([...seen.matchAll(/"n":(\d)/g)].map((m) => Number(m[1]))).toEqual([4, 5]);
+    expect(serve.stderr()).toContain("Dropped a server message: more than limits.maxQueuedMessages (2)");
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const seen = await readStream(base, session, (text) => text.includes('"n":1999'));
+    const delivered = [...seen.matchAll(/"n":(\d+)/g)].map((m) => Number(m[1]));
+    // Opening the stream reports what was dropped since the first line (all of it but the last
+    // two, unless the stream opened while the upstream was still sending: then those came on it).
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const more = Number(/Dropped (\d+) more server messages/.exec(serve.stderr())?.[1] ?? 0);
+    expect(delivered.length + 1 + more).toBe(2000);
+    expect(delivered.at(-1)).toBe(1999);
+    expect(drops()).toBe(more === 0 ? 1 : 2);
+    expect(more).toBeGreaterThan(1000);
   });
 
   it("limits.sseKeepAliveMs: 100 sends keep-alive comments on an idle GET stream", async () => {

@@ -48,6 +48,7 @@ import { SseWriter } from "./sseWriter.js";
 import { DrainWaiter, mustWaitForDrain, SENT } from "../drainWaiter.js";
 import { encodeWire, type WireJson } from "../wireJson.js";
 import { parseEventId, type Replay, ReplayLog } from "./replayLog.js";
+import { RepeatedProblem } from "./repeatedProblem.js";
 
 /**
  * How long a POST whose host accepts both forms waits for its answers before the SSE stream is
@@ -121,6 +122,24 @@ export class StreamableHttpHostSession extends HostTransportBase {
 
   private readonly keepAliveMs: number;
   private readonly maxQueued: number;
+  /** Messages dropped from the queue of a host with no GET stream: a flood is a few log lines. */
+  private readonly queueDrops = new RepeatedProblem((count, first) =>
+    this.reportError(
+      new Error(
+        `Dropped ${droppedCount(count, first)}: more than limits.maxQueuedMessages (${this.maxQueued}) queued ` +
+          "while the host has no GET stream open",
+      ),
+    ),
+  );
+  /** Messages for a dropped stream too large to keep for its resume. */
+  private readonly replayDrops = new RepeatedProblem((count, first) =>
+    this.reportError(
+      new Error(
+        `Dropped ${droppedCount(count, first)} for a stream the host is to resume: larger than ` +
+          `limits.sseReplayBytes (${this.replay?.maxBytes} bytes)`,
+      ),
+    ),
+  );
   private readonly idleTimeoutMs: number;
   private readonly lazyWindowMs: number;
   private readonly byRequest = new Map<string, Exchange>();
@@ -293,6 +312,7 @@ export class StreamableHttpHostSession extends HostTransportBase {
     this.replayOn(sse, GET_STREAM, replay);
     const queued = this.queued;
     this.queued = [];
+    this.queueDrops.flush();
     for (const message of queued) void this.emit(sse, encodeWire(message));
   }
 
@@ -368,6 +388,8 @@ export class StreamableHttpHostSession extends HostTransportBase {
     this.standalone?.end();
     this.standalone = undefined;
     this.queued = [];
+    this.queueDrops.flush();
+    this.replayDrops.flush();
     this.detached.clear();
   }
 
@@ -470,13 +492,7 @@ export class StreamableHttpHostSession extends HostTransportBase {
 
   /** Keeps a message for a dropped stream until the host resumes it; one the log cannot hold is lost, logged. */
   private keepForResume(exchange: Exchange, wire: WireJson): Promise<void> {
-    if (!this.replay!.append(exchange.stream, wire).kept)
-      this.reportError(
-        new Error(
-          `Dropped a server message for a stream the host is to resume: larger than limits.sseReplayBytes ` +
-            `(${this.replay!.maxBytes} bytes)`,
-        ),
-      );
+    if (!this.replay!.append(exchange.stream, wire).kept) this.replayDrops.happened();
     return SENT;
   }
 
@@ -594,12 +610,7 @@ export class StreamableHttpHostSession extends HostTransportBase {
       // A request is owed an answer (the proxy counts it as waiting for the host): a notification goes first.
       const notification = this.queued.findIndex((queued) => requestIdOf(queued) === undefined);
       this.queued.splice(notification === -1 ? 0 : notification, 1);
-      this.reportError(
-        new Error(
-          `Dropped a server message: more than limits.maxQueuedMessages (${this.maxQueued}) queued while the host ` +
-            "has no GET stream open",
-        ),
-      );
+      this.queueDrops.happened();
     }
     return SENT;
   }
@@ -626,4 +637,9 @@ export class StreamableHttpHostSession extends HostTransportBase {
     }, this.idleTimeoutMs);
     this.idleTimer.unref();
   }
+}
+
+/** "a server message" the first time, then "3 more server messages". */
+function droppedCount(count: number, first: boolean): string {
+  return first ? "a server message" : `${count} more server message${count === 1 ? "" : "s"}`;
 }

@@ -1,0 +1,37 @@
+/**
+ * A problem that can happen once per message — an upstream flooding a host that has no stream
+ * open — reported the first time, then at most once per `REPEAT_REPORT_MS` with how many happened
+ * since, and what is left uncounted on `flush()` (the stream opened, the session ended). A flood
+ * is then a few log lines, not one per message.
+ */
+
+/** How often a repeating problem is reported at most. */
+export const REPEAT_REPORT_MS = 10_000;
+
+export class RepeatedProblem {
+  private last = Number.NEGATIVE_INFINITY;
+  private since = 0;
+
+  constructor(
+    /** `count`: how many times it happened since the last report (1 the first time). */
+    private readonly report: (count: number, first: boolean) => void,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  happened(): void {
+    this.since++;
+    const now = this.now();
+    if (now - this.last < REPEAT_REPORT_MS) return;
+    this.report(this.since, this.last === Number.NEGATIVE_INFINITY);
+    this.last = now;
+    this.since = 0;
+  }
+
+  /** Reports what happened since the last report, if anything. */
+  flush(): void {
+    if (this.since === 0) return;
+    this.report(this.since, false);
+    this.last = this.now();
+    this.since = 0;
+  }
+}
