@@ -67,6 +67,11 @@ export function idKey(id: RequestId): string {
   return typeof id === "number" ? `n:${id}` : `s:${id}`;
 }
 
+/** The id an `idKey` was made from. */
+export function keyId(key: string): RequestId {
+  return key.startsWith("n:") ? Number(key.slice(2)) : key.slice(2);
+}
+
 export function errorResponse(id: RequestId, code: number, message: string, data?: unknown): JSONRPCMessage {
   const error: Obj = { code, message };
   if (data !== undefined) error.data = data;

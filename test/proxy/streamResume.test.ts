@@ -569,3 +569,87 @@ describe("resumes that must end", () => {
     expect(ping.status).toBe(404);
   }, 20_000);
 });
+
+describe("answers the replay log cannot hold", () => {
+  let serve: ServeProcess;
+  beforeAll(async () => {
+    serve = await serveConfig({
+      mcpServers: { fx: { command: process.execPath, args: [FAULT_SERVER] } },
+      limits: { sseReplayBytes: 4096 },
+    });
+  });
+  afterAll(async () => {
+    await serve?.stop();
+  });
+
+  const sleepCall = (id: number, ms: number, pad: number) => ({
+    jsonrpc: "2.0",
+    id,
+    method: "tools/call",
+    params: { name: "sleep", arguments: { ms, pad } },
+  });
+
+  it("an answer too large to keep, come while the stream was down: the SDK's client is told at once to ask again", async () => {
+    const relay = await startRelay(new URL(serve.url));
+    const transport = new StreamableHTTPClientTransport(new URL(`${relay.url}/mcp/fx`), {
+      reconnectionOptions: {
+        initialReconnectionDelay: 1500,
+        maxReconnectionDelay: 1500,
+        reconnectionDelayGrowFactor: 1,
+        maxRetries: 3,
+      },
+    });
+    const host = new Client({ name: "resuming-host", version: "1" });
+    try {
+      await host.connect(transport);
+      // The call's stream opens (primed) after the proxy's lazy window; it is cut, and the
+      // answer comes before the host is back.
+      setTimeout(() => relay.cut(), 900);
+      const started = Date.now();
+      const error = await host
+        .callTool({ name: "sleep", arguments: { ms: 1200, pad: 8000 } }, undefined, { timeout: 15_000 })
+        .then(
+          () => "answered",
+          (e: Error) => e.message,
+        );
+      expect(error).toMatch(/no longer held \(limits\.sseReplayBytes, 4096 bytes\): send the request again/);
+      expect(Date.now() - started).toBeLessThan(8_000);
+    } finally {
+      await host.close();
+      await relay.close();
+    }
+  }, 30_000);
+
+  it("an answer kept, then let go for newer events: the resume gets an error for its request in its place", async () => {
+    const url = `${serve.url}/mcp/fx`;
+    const h = await openRawSession(url, PROTOCOL, true);
+    const post = (body: unknown, signal?: AbortSignal, accept = h.accept!) =>
+      fetch(url, {
+        method: "POST",
+        headers: { ...h, accept, "content-type": "application/json" },
+        body: JSON.stringify(body),
+        signal,
+      });
+    const controller = new AbortController();
+    const first = await post(sleepCall(1, 1000, 2500), controller.signal);
+    const primed = await readEvents(first, (events) => events.length >= 1);
+    controller.abort();
+    // Its answer (kept: it fits) comes while the host is away; then another call's answer, on a
+    // stream (a host that takes only SSE), pushes it out.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    const second = await post(sleepCall(2, 0, 2500), undefined, "text/event-stream");
+    expect(await second.text()).toContain("slept");
+    const resumed = await fetch(url, { headers: { ...h, "last-event-id": primed[0]!.id! } });
+    const events = (await readEvents(resumed)).filter((e) => e.data !== "");
+    expect(events.map((e) => JSON.parse(e.data))).toEqual([
+      {
+        jsonrpc: "2.0",
+        id: 1,
+        error: {
+          code: -32000,
+          message: expect.stringMatching(/^The answer came while the host's stream was down and is no longer held/),
+        },
+      },
+    ]);
+  }, 20_000);
+});

@@ -15,6 +15,11 @@
  * (nothing more will be sent on it) and none of its events is left; its last place is remembered
  * a while longer (`FINISHED_REMEMBERED` of them), so a host resuming from the end of it is told
  * it missed nothing.
+ *
+ * An answer is never lost in silence: one that is let go (or never fits) leaves in its place, at
+ * its id, a small error for its request (`lostAnswer`), so a host that resumes late is told to ask
+ * again instead of waiting for an answer that will not come. These few stubs (one per request of
+ * a stream) stay with the stream's record, and with its last place once the record has gone.
  */
 import type { WireJson } from "../wireJson.js";
 
@@ -34,7 +39,15 @@ interface Kept {
   readonly seq: number;
   readonly event: ReplayEvent;
   readonly bytes: number;
+  /** The request the event answers, when it is an answer. */
+  readonly answers: AnswerId | undefined;
 }
+
+/** A request id, as the answer carries it. */
+export type AnswerId = string | number;
+
+/** Seq → the error that stands in for an answer no longer held. */
+type LostAnswers = Map<number, ReplayEvent>;
 
 interface StreamRecord {
   /** The last seq given out on the stream (0: none yet). */
@@ -43,6 +56,12 @@ interface StreamRecord {
   readonly kept: Kept[];
   first: number;
   finished: boolean;
+  lost: LostAnswers | undefined;
+}
+
+interface FinishedStream {
+  readonly lastSeq: number;
+  readonly lost: LostAnswers | undefined;
 }
 
 /** What a resume gets: the events after its cursor still kept, and how many after it are not. */
@@ -60,8 +79,8 @@ export function parseEventId(id: string): { stream: number; seq: number } | unde
 
 export class ReplayLog {
   private readonly streams = new Map<number, StreamRecord>();
-  /** Stream → its last seq, for finished streams whose record has gone (oldest first). */
-  private readonly finished = new Map<number, number>();
+  /** Stream → its last seq (and lost answers), for finished streams whose record has gone (oldest first). */
+  private readonly finished = new Map<number, FinishedStream>();
   /** Every kept event, oldest first, from index `first`: the order they are let go in. */
   private readonly order: Kept[] = [];
   private first = 0;
@@ -71,11 +90,14 @@ export class ReplayLog {
     readonly maxBytes: number,
     /** What each event costs besides its text (tests count text alone with 0). */
     private readonly overheadBytes = EVENT_OVERHEAD_BYTES,
+    /** The error that stands in for the answer to `id` once that answer is no longer held. */
+    private readonly lostAnswer: (id: AnswerId) => WireJson = (id) => JSON.stringify({ jsonrpc: "2.0", id }),
   ) {}
 
   /** Starts a stream's record (before its first event or priming id). */
   open(stream: number): void {
-    if (!this.streams.has(stream)) this.streams.set(stream, { lastSeq: 0, kept: [], first: 0, finished: false });
+    if (!this.streams.has(stream))
+      this.streams.set(stream, { lastSeq: 0, kept: [], first: 0, finished: false, lost: undefined });
   }
 
   /** The id of the stream's position now: a resume from it gets what is sent after this call. */
@@ -83,15 +105,21 @@ export class ReplayLog {
     return `${stream}.${this.streams.get(stream)?.lastSeq ?? 0}`;
   }
 
-  /** Gives the stream's next event its id, and keeps it when it fits the budget at all. */
-  append(stream: number, wire: WireJson): ReplayEvent & { kept: boolean } {
+  /**
+   * Gives the stream's next event its id, and keeps it when it fits the budget at all. `answers`:
+   * the request the event answers (an answer not kept leaves an error in its place).
+   */
+  append(stream: number, wire: WireJson, answers?: AnswerId): ReplayEvent & { kept: boolean } {
     const record = this.streams.get(stream) ?? this.openRecord(stream);
     const seq = ++record.lastSeq;
     const event = { id: `${stream}.${seq}`, wire };
     // Characters stand for bytes: exact for the ASCII of most JSON, and what the string holds in memory.
     const bytes = (typeof wire === "string" ? wire.length : wire.byteLength) + this.overheadBytes;
-    if (bytes > this.maxBytes) return { ...event, kept: false };
-    const kept: Kept = { stream, seq, event, bytes };
+    if (bytes > this.maxBytes) {
+      if (answers !== undefined) this.loseAnswer(record, stream, seq, answers);
+      return { ...event, kept: false };
+    }
+    const kept: Kept = { stream, seq, event, bytes, answers };
     record.kept.push(kept);
     this.order.push(kept);
     this.bytes += bytes;
@@ -106,9 +134,10 @@ export class ReplayLog {
   after(stream: number, seq: number): Replay | undefined {
     const record = this.streams.get(stream);
     if (record === undefined) {
-      const last = this.finished.get(stream);
-      if (last === undefined || seq > last) return undefined;
-      return { events: [], missing: last - seq };
+      const finished = this.finished.get(stream);
+      if (finished === undefined || seq > finished.lastSeq) return undefined;
+      const events = lostAfter(finished.lost, seq);
+      return { events, missing: finished.lastSeq - seq - events.length };
     }
     if (seq > record.lastSeq) return undefined;
     const events: ReplayEvent[] = [];
@@ -116,6 +145,10 @@ export class ReplayLog {
       const kept = record.kept[i]!;
       if (kept.seq > seq) events.push(kept.event);
     }
+    const lost = lostAfter(record.lost, seq);
+    // In the order sent: the stand-ins go where their answers were.
+    if (lost.length > 0) events.push(...lost);
+    if (lost.length > 0) events.sort((a, b) => seqOf(a) - seqOf(b));
     return { events, missing: record.lastSeq - seq - events.length };
   }
 
@@ -130,7 +163,7 @@ export class ReplayLog {
   /** A finished stream with nothing kept: its record goes, its last place stays a while. */
   private forget(stream: number, record: StreamRecord): void {
     this.streams.delete(stream);
-    this.finished.set(stream, record.lastSeq);
+    this.finished.set(stream, { lastSeq: record.lastSeq, lost: record.lost });
     if (this.finished.size > FINISHED_REMEMBERED) this.finished.delete(this.finished.keys().next().value as number);
   }
 
@@ -144,11 +177,18 @@ export class ReplayLog {
     return this.streams.get(stream)!;
   }
 
+  /** The answer at `seq` is no longer held: an error for its request stands in for it. */
+  private loseAnswer(record: StreamRecord, stream: number, seq: number, id: AnswerId): void {
+    record.lost ??= new Map();
+    record.lost.set(seq, { id: `${stream}.${seq}`, wire: this.lostAnswer(id) });
+  }
+
   private dropOldest(): void {
     const oldest = this.order[this.first++]!;
     this.bytes -= oldest.bytes;
     const record = this.streams.get(oldest.stream);
     if (record !== undefined) {
+      if (oldest.answers !== undefined) this.loseAnswer(record, oldest.stream, oldest.seq, oldest.answers);
       record.first++;
       compact(record.kept, record.first, (n) => {
         record.first = n;
@@ -166,4 +206,16 @@ function compact(items: unknown[], first: number, setFirst: (first: number) => v
   if (first < 1024 || first * 2 < items.length) return;
   items.splice(0, first);
   setFirst(0);
+}
+
+/** The stand-ins for lost answers after `seq`. */
+function lostAfter(lost: LostAnswers | undefined, seq: number): ReplayEvent[] {
+  if (lost === undefined) return [];
+  const events: ReplayEvent[] = [];
+  for (const [at, event] of lost) if (at > seq) events.push(event);
+  return events;
+}
+
+function seqOf(event: ReplayEvent): number {
+  return Number(event.id.slice(event.id.indexOf(".") + 1));
 }

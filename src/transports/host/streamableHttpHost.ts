@@ -43,11 +43,11 @@ import { JSONRPC } from "../../errors/jsonRpcCodes.js";
 import type { JSONRPCMessage, MessageExtraInfo, TransportSendOptions } from "../types.js";
 import { HostTransportBase } from "./hostTransportBase.js";
 import { replyJsonRpcError, replyJsonWire } from "./httpReplies.js";
-import { idKey, methodOf, requestIdOf, responseIdOf } from "../jsonrpc.js";
+import { errorResponse, idKey, keyId, methodOf, type RequestId, requestIdOf, responseIdOf } from "../jsonrpc.js";
 import { SseWriter } from "./sseWriter.js";
 import { DrainWaiter, mustWaitForDrain, SENT } from "../drainWaiter.js";
 import { encodeWire, type WireJson } from "../wireJson.js";
-import { parseEventId, type Replay, ReplayLog } from "./replayLog.js";
+import { EVENT_OVERHEAD_BYTES, parseEventId, type Replay, ReplayLog } from "./replayLog.js";
 import { RepeatedProblem } from "./repeatedProblem.js";
 
 /**
@@ -174,7 +174,16 @@ export class StreamableHttpHostSession extends HostTransportBase {
     this.lazyWindowMs = this.keepAliveMs > 0 ? Math.min(window, this.keepAliveMs) : window;
     const replayBytes = options.sseReplayBytes ?? 0;
     if (this.sessionId !== undefined && replayBytes > 0) {
-      this.replay = new ReplayLog(replayBytes);
+      this.replay = new ReplayLog(replayBytes, EVENT_OVERHEAD_BYTES, (id) =>
+        encodeWire(
+          errorResponse(
+            id,
+            JSONRPC.SERVER_ERROR,
+            "The answer came while the host's stream was down and is no longer held (limits.sseReplayBytes, " +
+              `${replayBytes} bytes): send the request again`,
+          ),
+        ),
+      );
       this.replay.open(GET_STREAM);
     }
     this.touch();
@@ -413,12 +422,12 @@ export class StreamableHttpHostSession extends HostTransportBase {
     this.byRequest.delete(key);
     exchange.pending.delete(key);
     if (exchange.detached) {
-      const kept = this.keepForResume(exchange, wire);
+      const kept = this.keepForResume(exchange, wire, keyId(key));
       if (exchange.pending.size === 0) this.endDetached(exchange);
       return kept;
     }
     if (exchange.sse !== undefined) {
-      const written = this.emitOn(exchange, exchange.sse, wire);
+      const written = this.emitOn(exchange, exchange.sse, wire, keyId(key));
       if (exchange.pending.size === 0) exchange.sse.end();
       return written;
     }
@@ -454,7 +463,7 @@ export class StreamableHttpHostSession extends HostTransportBase {
       // With a priming event the host can resume at once; without, from its first message on.
       exchange.resumable = exchange.prime;
     }
-    for (const wire of exchange.answers.values()) void this.emitOn(exchange, sse, wire);
+    for (const [key, wire] of exchange.answers) void this.emitOn(exchange, sse, wire, keyId(key));
     exchange.answers.clear();
     return sse;
   }
@@ -465,11 +474,14 @@ export class StreamableHttpHostSession extends HostTransportBase {
     return sse.write("message", wire, this.replay.append(GET_STREAM, wire).id);
   }
 
-  /** Writes one event on an exchange's stream, the same way; the host then holds an id of it. */
-  private emitOn(exchange: Exchange, sse: SseWriter, wire: WireJson): Promise<void> {
+  /**
+   * Writes one event on an exchange's stream, the same way; the host then holds an id of it.
+   * `answers`: the request the event answers.
+   */
+  private emitOn(exchange: Exchange, sse: SseWriter, wire: WireJson, answers?: RequestId): Promise<void> {
     if (this.replay === undefined) return sse.write("message", wire);
     exchange.resumable = true;
-    return sse.write("message", wire, this.replay.append(exchange.stream, wire).id);
+    return sse.write("message", wire, this.replay.append(exchange.stream, wire, answers).id);
   }
 
   /**
@@ -491,8 +503,8 @@ export class StreamableHttpHostSession extends HostTransportBase {
   }
 
   /** Keeps a message for a dropped stream until the host resumes it; one the log cannot hold is lost, logged. */
-  private keepForResume(exchange: Exchange, wire: WireJson): Promise<void> {
-    if (!this.replay!.append(exchange.stream, wire).kept) this.replayDrops.happened();
+  private keepForResume(exchange: Exchange, wire: WireJson, answers?: RequestId): Promise<void> {
+    if (!this.replay!.append(exchange.stream, wire, answers).kept) this.replayDrops.happened();
     return SENT;
   }
 

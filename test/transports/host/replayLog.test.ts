@@ -97,4 +97,37 @@ describe("parseEventId", () => {
     for (const junk of ["", "4", "4.", ".1", "a.1", "4.1.2", " 4.1", `${"1".repeat(20)}.1`, "-1.2"])
       expect(parseEventId(junk)).toBeUndefined();
   });
+
+  it("an answer let go, or never kept, leaves an error for its request in its place", () => {
+    const lost = (id: string | number) => `lost ${id}`;
+    const log = new ReplayLog(10, 0, lost);
+    log.append(1, "n1");
+    log.append(1, "answer-1", 7);
+    log.append(2, "x".repeat(11), "big");
+    log.append(2, "bbbbbbbbbb");
+    expect(log.after(1, 0)).toEqual({
+      events: [{ id: "1.2", wire: "lost 7" }],
+      missing: 1,
+    });
+    expect(log.after(2, 0)).toEqual({
+      events: [
+        { id: "2.1", wire: "lost big" },
+        { id: "2.2", wire: "bbbbbbbbbb" },
+      ],
+      missing: 0,
+    });
+    // A finished stream's record goes once nothing of it is kept; its stand-ins stay with its place.
+    log.finish(1);
+    expect(log.after(1, 1)).toEqual({ events: [{ id: "1.2", wire: "lost 7" }], missing: 0 });
+    expect(log.after(1, 2)).toEqual({ events: [], missing: 0 });
+  });
+
+  it("gives the stand-ins back in the order of the answers they stand for", () => {
+    const log = new ReplayLog(4, 0, (id) => `lost ${id}`);
+    log.append(1, "aaaa", 1);
+    log.append(1, "bbbb");
+    log.append(1, "cccc", 2);
+    log.append(1, "dddd");
+    expect(log.after(1, 0)!.events.map((e) => `${e.id} ${e.wire}`)).toEqual(["1.1 lost 1", "1.3 lost 2", "1.4 dddd"]);
+  });
 });
