@@ -13,7 +13,10 @@
  * A redirect is answered as it came, not followed (`redirect: "manual"`): the transports follow
  * redirects within the upstream's origin only (sameOriginRedirects.ts).
  * Headers are read as `fetch` reads them (see `headerRecord`).
- * Response bodies are not compressed: no `accept-encoding` is sent.
+ * No `accept-encoding` is sent, so servers answer uncompressed — yet a request without one
+ * accepts any coding (RFC 9110 §12.5.3), and some servers and CDNs compress anyway: a gzip,
+ * deflate or br body is decoded, as `fetch` decodes it; one in a coding Node cannot decode fails
+ * naming it.
  */
 import {
   Agent as HttpAgent,
@@ -23,6 +26,8 @@ import {
   type RequestOptions,
 } from "node:http";
 import { urlToHttpOptions } from "node:url";
+import type { Transform } from "node:stream";
+import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
 import { abortError, asAbortSignal, type AbortLike } from "./postAbort.js";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 
@@ -268,7 +273,7 @@ class NodeResponse implements ResponseLike {
       res.resume();
       this.body = null;
     } else {
-      this.body = new NodeBody(res, signal);
+      this.body = new NodeBody(res, decoded(res), signal);
     }
   }
 }
@@ -290,9 +295,23 @@ class NodeBody implements BodyStreamLike, BodyReaderLike {
 
   constructor(
     private readonly res: IncomingMessage,
+    /** What is read: the response itself, or its bytes decoded (`Content-Encoding`). */
+    private readonly source: IncomingMessage | Transform | Error,
     signal: AbortLike | undefined,
   ) {
-    res.on("data", (chunk: Buffer) => {
+    if (source instanceof Error) {
+      res.destroy();
+      this.finish(source);
+      return;
+    }
+    if (source !== res)
+      source.on("error", (error) => {
+        res.destroy();
+        this.finish(
+          new Error(`the upstream's ${res.headers["content-encoding"]} body does not decode: ${error.message}`),
+        );
+      });
+    source.on("data", (chunk: Buffer) => {
       const waiter = this.waiter;
       if (waiter !== undefined) {
         this.waiter = undefined;
@@ -300,12 +319,13 @@ class NodeBody implements BodyStreamLike, BodyReaderLike {
         return;
       }
       this.chunks.push(chunk);
-      res.pause();
+      source.pause();
     });
-    res.on("end", () => this.finish(undefined));
+    source.on("end", () => this.finish(undefined));
     res.on("error", (error) => this.finish(signal?.aborted === true ? signal.reason : error));
     res.on("close", () => {
-      if (!this.ended)
+      // A body received whole ends when what reads it ends (a decoder may still hold its last bytes).
+      if (!this.ended && !res.complete)
         this.finish(
           signal?.aborted === true
             ? signal.reason
@@ -321,12 +341,12 @@ class NodeBody implements BodyStreamLike, BodyReaderLike {
   read(): Promise<{ done: true } | { done: false; value: Uint8Array }> {
     const chunk = this.chunks.shift();
     if (chunk !== undefined) {
-      if (this.chunks.length === 0 && !this.ended) this.res.resume();
+      if (this.chunks.length === 0 && !this.ended) this.readable.resume();
       return Promise.resolve({ done: false, value: chunk });
     }
     if (this.failure !== undefined) return Promise.reject(this.failure);
     if (this.ended) return Promise.resolve({ done: true });
-    this.res.resume();
+    this.readable.resume();
     return new Promise((resolve, reject) => (this.waiter = { resolve, reject }));
   }
 
@@ -335,6 +355,10 @@ class NodeBody implements BodyStreamLike, BodyReaderLike {
     let released = DONE;
     if (!this.ended) {
       this.ended = true;
+      if (this.source !== this.res && !(this.source instanceof Error)) {
+        this.res.unpipe(this.source as Transform);
+        this.source.destroy();
+      }
       // A body already read whole (an empty 202) leaves its keep-alive connection for the next
       // request, and resolves once the connection is back in the pool (at the response's end):
       // what the caller sends next reuses it. The rest of a body still arriving is not wanted,
@@ -355,6 +379,10 @@ class NodeBody implements BodyStreamLike, BodyReaderLike {
 
   releaseLock(): void {}
 
+  private get readable(): IncomingMessage | Transform {
+    return this.source as IncomingMessage | Transform;
+  }
+
   private finish(failure: unknown): void {
     if (this.ended) return;
     this.ended = true;
@@ -365,4 +393,26 @@ class NodeBody implements BodyStreamLike, BodyReaderLike {
     if (failure === undefined) waiter.resolve({ done: true });
     else waiter.reject(failure);
   }
+}
+
+/**
+ * What a response body reads as: the response itself, or — for a body a server compressed though
+ * it was not asked to — a decoder on it; an Error for a coding Node cannot decode.
+ */
+function decoded(res: IncomingMessage): IncomingMessage | Transform | Error {
+  const coding = res.headers["content-encoding"]?.trim().toLowerCase();
+  if (coding === undefined || coding === "" || coding === "identity") return res;
+  const decoder =
+    coding === "gzip" || coding === "x-gzip"
+      ? createGunzip()
+      : coding === "deflate"
+        ? createInflate()
+        : coding === "br"
+          ? createBrotliDecompress()
+          : undefined;
+  if (decoder === undefined)
+    return fetchFailed(
+      new Error(`the upstream answered in Content-Encoding "${coding.slice(0, 40)}", which cannot be decoded`),
+    );
+  return res.pipe(decoder);
 }

@@ -5,6 +5,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { brotliCompressSync, deflateSync, gzipSync } from "node:zlib";
 import { afterEach, describe, expect, it } from "vitest";
 import { readAll } from "./bodyText.js";
 import { nodeFetch, nodeFetchWith } from "../../../src/transports/upstream/nodeFetch.js";
@@ -262,5 +263,42 @@ describe("nodeFetch", () => {
     });
     const response = await nodeFetch(base);
     await expect(readAll(response)).rejects.toThrow();
+  });
+
+  it("a body the server compressed though it was not asked to (gzip, deflate, br) is decoded, also when streamed", async () => {
+    const text = `${"é mcp ".repeat(2000)}end`;
+    const encoders = { gzip: gzipSync, "x-gzip": gzipSync, deflate: deflateSync, br: brotliCompressSync } as const;
+    const base = await serve((req, res) => {
+      const coding = req.url!.slice(1) as keyof typeof encoders;
+      const body = encoders[coding](Buffer.from(text));
+      res.writeHead(200, { "content-encoding": coding, "content-type": "text/event-stream" });
+      // In pieces, the last one later: the decoder's output comes as the bytes do.
+      res.write(body.subarray(0, 10));
+      setTimeout(() => res.end(body.subarray(10)), 20);
+    });
+    for (const coding of Object.keys(encoders)) {
+      const response = await nodeFetch(`${base}/${coding}`, { headers: {} });
+      expect(await within(readAll(response)), coding).toBe(text);
+    }
+    // Keep-alive connections still serve the next request.
+    expect(await within(readAll(await nodeFetch(`${base}/gzip`)))).toBe(text);
+  });
+
+  it("a compressed body that does not decode, or a coding that cannot be decoded, fails the read naming it", async () => {
+    const base = await serve((req, res) => {
+      if (req.url === "/zstd") {
+        res.writeHead(200, { "content-encoding": "zstd" }).end("(zstd bytes)");
+        return;
+      }
+      const body = gzipSync(Buffer.from("a whole answer"));
+      res.writeHead(200, { "content-encoding": "gzip" }).end(body.subarray(0, body.length - 6));
+    });
+    await expect(within(readAll(await nodeFetch(`${base}/cut`)))).rejects.toThrow(
+      /the upstream's gzip body does not decode: unexpected end of file/,
+    );
+    const zstd = await nodeFetch(`${base}/zstd`);
+    await expect(within(readAll(zstd))).rejects.toThrow(/fetch failed/);
+    const why = await readAll(zstd).catch((error: unknown) => networkErrorText(error));
+    expect(why).toMatch(/Content-Encoding "zstd", which cannot be decoded/);
   });
 });

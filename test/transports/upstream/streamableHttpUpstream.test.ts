@@ -1,6 +1,7 @@
 import { createServer as createHttpServer } from "node:http";
 import { createServer } from "node:net";
 import type { AddressInfo } from "node:net";
+import { brotliCompressSync, gzipSync } from "node:zlib";
 import { afterEach, describe, expect, it } from "vitest";
 import { JSONRPC } from "../../../src/errors/jsonRpcCodes.js";
 import {
@@ -273,6 +274,38 @@ describe("StreamableHttpUpstreamTransport against the SDK's StreamableHTTPServer
       /^cannot reach upstream .* \(POST tools\/call\): Headers\.set: "Bearer \[redacted\]/,
     );
     expect(JSON.stringify([got.messages, got.problems, got.errors.map((e) => e.message)])).not.toMatch(/secret/);
+  });
+
+  it("reads a server that compresses its answers unasked (gzip JSON, br SSE) as going direct does", async () => {
+    const server = createHttpServer(async (req, res) => {
+      let body = "";
+      for await (const chunk of req) body += chunk;
+      if (req.method !== "POST") return res.writeHead(405).end();
+      const message = JSON.parse(body) as { id?: number; method: string };
+      if (message.id === undefined) return res.writeHead(202).end();
+      const answer = JSON.stringify({
+        jsonrpc: "2.0",
+        id: message.id,
+        result:
+          message.method === "initialize"
+            ? { protocolVersion: "2025-06-18", capabilities: { tools: {} }, serverInfo: { name: "upstream-fixture" } }
+            : { content: [{ type: "text", text: "ü".repeat(3000) }] },
+      });
+      if (message.method === "initialize")
+        return res
+          .writeHead(200, { "content-type": "application/json", "content-encoding": "gzip", "mcp-session-id": "s1" })
+          .end(gzipSync(answer));
+      res.writeHead(200, { "content-type": "text/event-stream", "content-encoding": "br" });
+      res.end(brotliCompressSync(`event: message\ndata: ${answer}\n\n`));
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+    const { transport, got } = await connect({ url, openServerStream: false });
+    await initialize(transport, got);
+    await transport.send(call(2, "echo"));
+    expect((await got.response(2)).result).toEqual({ content: [{ type: "text", text: "ü".repeat(3000) }] });
+    expect(got.problems).toEqual([]);
   });
 
   it("ends the connection when the server answers 404 for its session (the session is gone), without a DELETE", async () => {
