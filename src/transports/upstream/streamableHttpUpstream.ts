@@ -260,18 +260,28 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     const go = (): Promise<void> => this.post(message, body, bytes, ids, own, single, options);
     const sent = before === undefined ? go() : before.then(go);
     this.abortCancelled(message, own);
-    if (ids.length > 0) return sent;
+    // The session's id comes with the answer to `initialize`: what the host sent after it (piped
+    // at once, its `notifications/initialized` too) waits for that answer's headers, or it would
+    // go without the id.
+    if (ids.length > 0) {
+      if (this.sessionId === undefined && methodOf(message) === "initialize") this.holdFollowers(before, sent, message);
+      return sent;
+    }
     // The waits for the acknowledgement start when the POST does.
-    const started = before ?? SENT;
-    void started.then(() => this.endIfUnacknowledged(sent, message, own));
+    void (before ?? SENT).then(() => this.endIfUnacknowledged(sent, message, own));
+    this.holdFollowers(before, sent, message);
+    return sent;
+  }
+
+  /** What is sent after `message` waits until its POST has its answer's headers (or `ackTimeoutMs`). */
+  private holdFollowers(before: Promise<void> | undefined, sent: Promise<void>, message: JSONRPCMessage): void {
     const limit = this.options.ackTimeoutMs;
-    if (limit === 0) return sent;
-    const acknowledged = started.then(() => this.acknowledgedWithin(sent, message, limit));
+    if (limit === 0) return;
+    const acknowledged = (before ?? SENT).then(() => this.acknowledgedWithin(sent, message, limit));
     this.unacknowledged = acknowledged;
     void acknowledged.then(() => {
       if (this.unacknowledged === acknowledged) this.unacknowledged = undefined;
     });
-    return sent;
   }
 
   /**
