@@ -8,7 +8,10 @@
  * that has nothing in flight for `idleMs` is ended. Upstreams are shared by POSTs that each
  * number their requests from 1, so ids are the pool's own on the way up — and progress tokens,
  * and the ids of requests an upstream sends to a host — and restored on the way back: every
- * answer reaches the POST that asked, with the id it used.
+ * answer reaches the POST that asked, with the id it used. A request an upstream sends to a host
+ * goes out under an id nobody can guess: the host answers it in a POST of its own, and another
+ * client of the pool (the same bearer token, or every local client when none is configured) must
+ * not answer it in that host's stead.
  *
  * What an upstream sends that is not tied to a request (a list-changed notification, a log
  * line; no progress token, not on a request's own response stream) goes to the one POST with
@@ -23,6 +26,7 @@
  * comes first, and a pool belongs to one bearer token: a client that stops reading holds back
  * only its own requests.
  */
+import { randomBytes } from "node:crypto";
 import { JSONRPC } from "../errors/jsonRpcCodes.js";
 import { redactedExcerpt, redactedId, redactSecrets } from "../errors/redact.js";
 import type { Logger } from "../observe/logger.js";
@@ -104,7 +108,7 @@ interface Lane {
   /** The one table of requests in flight on this upstream, shared with its decorator. */
   readonly inFlight: RequestTable<InFlight>;
   /** Requests this upstream sent to hosts, by the pool id they went out with. */
-  readonly asked: Set<number>;
+  readonly asked: Set<string>;
   idle: NodeJS.Timeout | undefined;
   closing: boolean;
   /** Started from a server config replaced since (SIGHUP): given no new POSTs; ends once idle, as others do. */
@@ -121,7 +125,7 @@ export class StatelessPool {
    * an error and the entry goes.
    */
   private readonly askedByHosts = new Map<
-    number,
+    string,
     { lane: Lane; upstreamId: RequestId; timer: NodeJS.Timeout; owner: InFlight }
   >();
   private nextId = 0;
@@ -301,15 +305,15 @@ export class StatelessPool {
     }
     if (isResponse(msg)) {
       // A host answering what an upstream asked: back to that upstream, under its own id.
-      const asked = typeof msg.id === "number" ? this.askedByHosts.get(msg.id) : undefined;
+      const asked = typeof msg.id === "string" ? this.askedByHosts.get(msg.id) : undefined;
       if (asked === undefined || asked.lane.upstream === undefined) {
         this.options.logger.warn("stateless host answered a request no pooled upstream is waiting on; not forwarded", {
           id: msg.id,
         });
         return;
       }
-      this.askedByHosts.delete(msg.id as number);
-      asked.lane.asked.delete(msg.id as number);
+      this.askedByHosts.delete(msg.id as string);
+      asked.lane.asked.delete(msg.id as string);
       clearTimeout(asked.timer);
       this.send(asked.lane.upstream, rebuiltFrom({ ...msg, id: asked.upstreamId }, msg), options);
       return;
@@ -369,7 +373,7 @@ export class StatelessPool {
           );
           continue;
         }
-        const id = ++this.nextId;
+        const id = `q-${randomBytes(12).toString("base64url")}`;
         const upstreamId = msg.id;
         const timer = setTimeout(() => {
           if (!this.askedByHosts.delete(id)) return;

@@ -211,6 +211,41 @@ describe("server→client messages through a pooled upstream", () => {
     }
   });
 
+  it("a question goes out under an id no other client can guess: a guessed answer is not forwarded, the real one is", async () => {
+    const serve = await serveConfig({
+      mcpServers: { raw: { command: process.execPath, args: [RAW_UPSTREAM] } },
+      limits: { statelessPoolSize: 1 },
+    });
+    try {
+      const url = `${serve.url}/mcp/raw`;
+      const asked = await post(url, read({ _emit: [asking] }), undefined, STATELESS);
+      const question = asked.messages.find((m) => m.method === "sampling/createMessage")!;
+      expect(question.id).toMatch(/^q-[\w-]{16}$/);
+      const answer = (id: unknown, text: string) =>
+        JSON.stringify({
+          jsonrpc: "2.0",
+          id,
+          result: { role: "assistant", model: "m", content: { type: "text", text } },
+        });
+      // Another client of the pool answers every small number, and a string like the one it saw.
+      for (let guess = 0; guess <= 20; guess++) await post(url, answer(guess, "HIJACKED"), undefined, STATELESS);
+      await post(url, answer("q-AAAAAAAAAAAAAAAA", "HIJACKED"), undefined, STATELESS);
+      await post(url, answer(question.id, "from the host asked"), undefined, STATELESS);
+      const answers = await post(
+        url,
+        JSON.stringify({ jsonrpc: "2.0", id: 2, method: "_answers", params: {} }),
+        undefined,
+        STATELESS,
+      );
+      const got = (answers.messages[0]!.result as { answers: Array<{ id: unknown; result: unknown }> }).answers;
+      expect(got.filter((a) => a.id === "s-1").map((a) => JSON.stringify(a.result))).toEqual([
+        JSON.stringify({ role: "assistant", model: "m", content: { type: "text", text: "from the host asked" } }),
+      ]);
+    } finally {
+      await serve.stop();
+    }
+  });
+
   it("a batch is one host's: the question one of its requests asks reaches it", async () => {
     const serve = await serveConfig({
       mcpServers: { raw: { command: process.execPath, args: [RAW_UPSTREAM] } },
