@@ -42,6 +42,7 @@ import {
   type RequestId,
 } from "../transports/jsonrpc.js";
 import { rememberOrigin } from "../transports/wireOrigin.js";
+import { idAsWritten } from "../transports/idAsWritten.js";
 import type {
   FramingProblem,
   JSONRPCMessage,
@@ -88,6 +89,8 @@ interface InFlight extends InFlightRequest {
   readonly id: number;
   readonly post: Post;
   readonly hostId: RequestId;
+  /** The host's id as the answers it gets carry it: as written, when JSON.parse rounded it. */
+  readonly idOut: RequestId;
   readonly timer: NodeJS.Timeout;
   /** The host's progress token and the pool's stand-in for it. */
   readonly progress: { readonly host: RequestId; readonly pool: number } | undefined;
@@ -296,6 +299,7 @@ export class StatelessPool {
         tool: undefined,
         post,
         hostId: msg.id,
+        idOut: idAsWritten(msg),
         timer,
         progress,
       });
@@ -350,7 +354,7 @@ export class StatelessPool {
           });
           continue;
         }
-        this.toHost(inFlight.post, rebuiltFrom({ ...msg, id: inFlight.hostId }, msg), inFlight.hostId);
+        this.toHost(inFlight.post, rebuiltFrom({ ...msg, id: inFlight.idOut }, msg), inFlight.hostId);
         continue;
       }
       if (this.withdrawAsk(lane, msg)) continue;
@@ -483,7 +487,7 @@ export class StatelessPool {
       this.toHost(
         inFlight.post,
         errorResponse(
-          inFlight.hostId,
+          inFlight.idOut,
           JSONRPC.MESSAGE_TOO_LARGE,
           `the upstream's answer of ${problem.bytes} bytes is over limits.maxMessageBytes`,
         ),
@@ -497,7 +501,7 @@ export class StatelessPool {
     this.toHost(
       inFlight.post,
       errorResponse(
-        inFlight.hostId,
+        inFlight.idOut,
         JSONRPC.REQUEST_TIMEOUT,
         `upstream did not answer ${inFlight.method} within ${this.options.requestTimeoutMs} ms ` +
           `(limits.requestTimeoutMs)`,
@@ -577,7 +581,7 @@ export class StatelessPool {
       if (inFlight !== undefined)
         this.toHost(
           inFlight.post,
-          errorResponse(inFlight.hostId, JSONRPC.UPSTREAM_UNAVAILABLE, message),
+          errorResponse(inFlight.idOut, JSONRPC.UPSTREAM_UNAVAILABLE, message),
           inFlight.hostId,
         );
     }
@@ -601,7 +605,7 @@ export class StatelessPool {
           this.toHost(
             inFlight.post,
             errorResponse(
-              inFlight.hostId,
+              inFlight.idOut,
               JSONRPC.UPSTREAM_UNAVAILABLE,
               `could not send the request to the upstream: ${text}`,
             ),

@@ -5,6 +5,7 @@
  */
 import type { JSONRPCMessage, MessageExtraInfo } from "@modelcontextprotocol/sdk/types.js";
 import { JSONRPC } from "../errors/jsonRpcCodes.js";
+import { RawJsonValue } from "../wire/rawJson.js";
 
 export type RequestId = string | number;
 
@@ -39,7 +40,10 @@ export function requestIdOf(msg: unknown): RequestId | undefined {
 
 /** The id a message without a method carries (a response, however malformed), else undefined. */
 export function responseIdOf(msg: unknown): RequestId | undefined {
-  return isObj(msg) && typeof msg.method !== "string" && isRequestId(msg.id) ? msg.id : undefined;
+  if (!isObj(msg) || typeof msg.method === "string") return undefined;
+  if (isRequestId(msg.id)) return msg.id;
+  // An id kept as the text it arrived in (idAsWritten.ts): the number it reads as.
+  return msg.id instanceof RawJsonValue ? (JSON.parse(msg.id.text) as number) : undefined;
 }
 
 /** Ids of the requests in a message or a batch. */

@@ -100,6 +100,22 @@ describe("the stateless pool", () => {
     });
     expect(await pidOf(url)).toBeGreaterThan(0);
   });
+
+  it("an id past 2^53 comes back as the host wrote it, in the upstream's answer and in the pool's own error", async () => {
+    const raw = async (name: string, args: Record<string, unknown>) => {
+      const response = await fetch(url, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...STATELESS },
+        body: `{"jsonrpc":"2.0","id":9007199254740993,"method":"tools/call","params":{"name":"${name}","arguments":${JSON.stringify(args)}}}`,
+      });
+      return response.text();
+    };
+    // JSON.parse reads the id as 9007199254740992: an int64 host would find no request of its own.
+    expect(await raw("pid", {})).toMatch(/"id":9007199254740993[,}]/);
+    const crashed = await raw("crash", { code: 3 });
+    expect(crashed).toMatch(/"id":9007199254740993[,}]/);
+    expect(crashed).toContain("exited with code 3");
+  });
 });
 
 describe("stateless pools and bearer tokens", () => {
