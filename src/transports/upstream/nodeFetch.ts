@@ -13,10 +13,7 @@
  * A redirect is answered as it came, not followed (`redirect: "manual"`): the transports follow
  * redirects within the upstream's origin only (sameOriginRedirects.ts).
  * Headers are read as `fetch` reads them (see `headerRecord`).
- * No `accept-encoding` is sent, so servers answer uncompressed — yet a request without one
- * accepts any coding (RFC 9110 §12.5.3), and some servers and CDNs compress anyway: a gzip,
- * deflate or br body is decoded, as `fetch` decodes it; one in a coding Node cannot decode fails
- * naming it.
+ * No `accept-encoding` is sent; a body a server compressed anyway is decoded (contentCoding.ts).
  */
 import {
   Agent as HttpAgent,
@@ -27,7 +24,8 @@ import {
 } from "node:http";
 import { urlToHttpOptions } from "node:url";
 import type { Transform } from "node:stream";
-import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
+import { decoded } from "./contentCoding.js";
+import { fetchFailed } from "./upstreamMessages.js";
 import { abortError, asAbortSignal, type AbortLike } from "./postAbort.js";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 
@@ -244,11 +242,6 @@ function endOnAbort(req: ClientRequest, signal: AbortLike): void {
   req.once("close", () => signal.removeEventListener("abort", onAbort));
 }
 
-/** `fetch` rejects network failures with a TypeError whose `cause` is the system error: the same shape here. */
-function fetchFailed(error: Error): Error {
-  return new TypeError("fetch failed", { cause: error });
-}
-
 class NodeResponse implements ResponseLike {
   readonly ok: boolean;
   readonly statusText: string;
@@ -356,7 +349,7 @@ class NodeBody implements BodyStreamLike, BodyReaderLike {
     if (!this.ended) {
       this.ended = true;
       if (this.source !== this.res && !(this.source instanceof Error)) {
-        this.res.unpipe(this.source as Transform);
+        this.res.unpipe();
         this.source.destroy();
       }
       // A body already read whole (an empty 202) leaves its keep-alive connection for the next
@@ -364,10 +357,12 @@ class NodeBody implements BodyStreamLike, BodyReaderLike {
       // what the caller sends next reuses it. The rest of a body still arriving is not wanted,
       // and that connection goes.
       if (this.res.complete) {
-        released = new Promise((resolve) => {
-          this.res.once("end", resolve);
-          this.res.once("close", resolve);
-        });
+        // A decoder may have taken the whole body in already: the response has ended then.
+        if (!this.res.readableEnded && !this.res.destroyed)
+          released = new Promise((resolve) => {
+            this.res.once("end", resolve);
+            this.res.once("close", resolve);
+          });
         this.res.resume();
       } else this.res.destroy();
     }
@@ -393,26 +388,4 @@ class NodeBody implements BodyStreamLike, BodyReaderLike {
     if (failure === undefined) waiter.resolve({ done: true });
     else waiter.reject(failure);
   }
-}
-
-/**
- * What a response body reads as: the response itself, or — for a body a server compressed though
- * it was not asked to — a decoder on it; an Error for a coding Node cannot decode.
- */
-function decoded(res: IncomingMessage): IncomingMessage | Transform | Error {
-  const coding = res.headers["content-encoding"]?.trim().toLowerCase();
-  if (coding === undefined || coding === "" || coding === "identity") return res;
-  const decoder =
-    coding === "gzip" || coding === "x-gzip"
-      ? createGunzip()
-      : coding === "deflate"
-        ? createInflate()
-        : coding === "br"
-          ? createBrotliDecompress()
-          : undefined;
-  if (decoder === undefined)
-    return fetchFailed(
-      new Error(`the upstream answered in Content-Encoding "${coding.slice(0, 40)}", which cannot be decoded`),
-    );
-  return res.pipe(decoder);
 }

@@ -138,3 +138,8 @@ export function forwardableHeaders(forward: Readonly<Record<string, string>> | u
   }
   return out;
 }
+
+/** `fetch` rejects network failures with a TypeError whose `cause` is the system error: the same shape here. */
+export function fetchFailed(error: Error): Error {
+  return new TypeError("fetch failed", { cause: error });
+}

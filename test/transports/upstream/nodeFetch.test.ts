@@ -286,19 +286,50 @@ describe("nodeFetch", () => {
 
   it("a compressed body that does not decode, or a coding that cannot be decoded, fails the read naming it", async () => {
     const base = await serve((req, res) => {
-      if (req.url === "/zstd") {
-        res.writeHead(200, { "content-encoding": "zstd" }).end("(zstd bytes)");
-        return;
-      }
-      const body = gzipSync(Buffer.from("a whole answer"));
-      res.writeHead(200, { "content-encoding": "gzip" }).end(body.subarray(0, body.length - 6));
+      if (req.url === "/zstd") return res.writeHead(200, { "content-encoding": "zstd" }).end("(zstd bytes)");
+      res.writeHead(200, { "content-encoding": "gzip" }).end("not gzip at all");
     });
-    await expect(within(readAll(await nodeFetch(`${base}/cut`)))).rejects.toThrow(
-      /the upstream's gzip body does not decode: unexpected end of file/,
+    await expect(within(readAll(await nodeFetch(`${base}/garbage`)))).rejects.toThrow(
+      /the upstream's gzip body does not decode: incorrect header check/,
     );
     const zstd = await nodeFetch(`${base}/zstd`);
     await expect(within(readAll(zstd))).rejects.toThrow(/fetch failed/);
     const why = await readAll(zstd).catch((error: unknown) => networkErrorText(error));
     expect(why).toMatch(/Content-Encoding "zstd", which cannot be decoded/);
+  });
+
+  it("decodes as fetch does: a body cut before its trailer gives what it held, an empty one is empty, codings stack", async () => {
+    const whole = gzipSync(Buffer.from("a whole answer"));
+    const base = await serve((req, res) => {
+      if (req.url === "/cut") return res.writeHead(200, { "content-encoding": "gzip" }).end(whole.subarray(0, -8));
+      if (req.url === "/empty") return res.writeHead(200, { "content-encoding": "gzip" }).end();
+      res.writeHead(200, { "content-encoding": "gzip, br" }).end(brotliCompressSync(whole));
+    });
+    for (const [path, text] of [
+      ["/cut", "a whole answer"],
+      ["/empty", ""],
+      ["/stacked", "a whole answer"],
+    ] as const) {
+      const response = await nodeFetch(`${base}${path}`);
+      expect(await within(readAll(response)), path).toBe(text);
+    }
+  });
+
+  it("a decoded body cancelled before it is read, or part-way, settles and leaves the connection to the next request", async () => {
+    const small = gzipSync(Buffer.from("small"));
+    const big = gzipSync(Buffer.from("x".repeat(5_000_000)));
+    const base = await serve((req, res) => {
+      if (req.url === "/empty202") return res.writeHead(202, { "content-encoding": "gzip" }).end();
+      res.writeHead(200, { "content-encoding": "gzip" }).end(req.url === "/big" ? big : small);
+    });
+    for (const path of ["/small", "/empty202"]) {
+      const response = await nodeFetch(`${base}${path}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      await within(response.body!.cancel());
+    }
+    const partial = await nodeFetch(`${base}/big`);
+    await partial.body!.getReader().read();
+    await within(partial.body!.cancel());
+    expect(await within(readAll(await nodeFetch(`${base}/small`)))).toBe("small");
   });
 });
