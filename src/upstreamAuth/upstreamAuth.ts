@@ -17,7 +17,6 @@ import {
 import {
   InvalidClientError,
   OAuthError,
-  ServerError,
   TemporarilyUnavailableError,
   TooManyRequestsError,
 } from "@modelcontextprotocol/sdk/server/auth/errors.js";
@@ -346,18 +345,25 @@ export class UpstreamAuth {
       return undefined;
     }
     let tokens: Awaited<ReturnType<typeof refreshAuthorization>>;
+    // The status the token endpoint answered with: an HTTP 5xx is an outage, whatever its body.
+    let status: number | undefined;
+    const fetchFn: FetchLike = async (url, init) => {
+      const response = await this.oauthFetch(url, init);
+      status = response.status;
+      return response;
+    };
     try {
       const metadata = await this.metadataOf(login.issuer);
       tokens = await refreshAuthorization(login.issuer, {
         metadata,
         clientInformation: this.clientOf(login),
         refreshToken,
-        fetchFn: this.oauthFetch,
+        fetchFn,
         ...(login.resource === undefined ? {} : { resource: login.resource }),
       });
     } catch (error) {
       const why = redactedMessage(error, this.secrets());
-      if (isUnavailable(error)) {
+      if (isUnavailable(error, status)) {
         this.metadata.delete(login.issuer);
         throw new NormalizerError(
           "UPSTREAM_AUTH_FAILED",
@@ -554,12 +560,13 @@ function withBearer(init: RequestInit | undefined, token: string): RequestInit {
 
 /**
  * The authorization server could not be asked (network, timeout), asks to come back later, or
- * failed itself (`server_error`, or an HTTP 5xx that is not OAuth's answer: a load balancer's
- * while it is down) — an outage, not a refusal: a login would not help.
+ * failed itself (an HTTP 5xx, OAuth's answer or a load balancer's while it is down) — an outage,
+ * not a refusal: a login would not help. Any other answer (a 400, 401, 403, in OAuth's words or
+ * not) refuses the refresh.
  */
-function isUnavailable(error: unknown): boolean {
+function isUnavailable(error: unknown, status: number | undefined): boolean {
   if (error instanceof TemporarilyUnavailableError || error instanceof TooManyRequestsError) return true;
-  if (error instanceof ServerError) return true;
+  if (status !== undefined && status >= 500) return true;
   if (error instanceof OAuthError) return false;
   const name = error instanceof Error ? error.name : "";
   return (

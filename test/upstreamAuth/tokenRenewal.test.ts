@@ -181,4 +181,23 @@ describe("OAuth token renewal", () => {
     expect((await post(auth, url)).status).toBe(200);
     expect(server.sent).toEqual(["AT-2"]);
   });
+
+  it("a refresh refused in words that are not OAuth's (a plain-text 400, an HTML 401) still asks for a login", async () => {
+    for (const [status, text] of [
+      [400, "bad request"],
+      [401, "<html>denied</html>"],
+    ] as Array<[number, string]>) {
+      const server = await startTokenServer(0, [[status, text]]);
+      const url = `${server.base}/mcp`;
+      const auth = layer(url, await expiredLogin(server.base, url));
+      const error = await post(auth, url).then(
+        () => "answered",
+        (e: Error) => e.message,
+      );
+      expect(error, String(status)).toMatch(
+        new RegExp(`needs an OAuth login \\(.*HTTP ${status}: not an OAuth answer\\)`),
+      );
+      expect(auth.needsLogin).toBe(true);
+    }
+  });
 });
