@@ -261,22 +261,27 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     const sent = before === undefined ? go() : before.then(go);
     this.abortCancelled(message, own);
     // The session's id comes with the answer to `initialize`: what the host sent after it (piped
-    // at once, its `notifications/initialized` too) waits for that answer's headers, or it would
-    // go without the id.
+    // at once, its `notifications/initialized` too) waits for that answer's headers, however long
+    // (the request's own timeout ends it), or it would go without the id.
     if (ids.length > 0) {
-      if (this.sessionId === undefined && methodOf(message) === "initialize") this.holdFollowers(before, sent, message);
+      if (this.sessionId === undefined && methodOf(message) === "initialize")
+        this.holdFollowers(before, sent, message, undefined);
       return sent;
     }
     // The waits for the acknowledgement start when the POST does.
     void (before ?? SENT).then(() => this.endIfUnacknowledged(sent, message, own));
-    this.holdFollowers(before, sent, message);
+    const limit = this.options.ackTimeoutMs;
+    if (limit !== 0) this.holdFollowers(before, sent, message, limit);
     return sent;
   }
 
-  /** What is sent after `message` waits until its POST has its answer's headers (or `ackTimeoutMs`). */
-  private holdFollowers(before: Promise<void> | undefined, sent: Promise<void>, message: JSONRPCMessage): void {
-    const limit = this.options.ackTimeoutMs;
-    if (limit === 0) return;
+  /** What is sent after `message` waits until its POST has its answer's headers, or `limit` ms. */
+  private holdFollowers(
+    before: Promise<void> | undefined,
+    sent: Promise<void>,
+    message: JSONRPCMessage,
+    limit: number | undefined,
+  ): void {
     const acknowledged = (before ?? SENT).then(() => this.acknowledgedWithin(sent, message, limit));
     this.unacknowledged = acknowledged;
     void acknowledged.then(() => {

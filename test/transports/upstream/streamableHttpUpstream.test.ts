@@ -276,40 +276,46 @@ describe("StreamableHttpUpstreamTransport against the SDK's StreamableHTTPServer
     expect(JSON.stringify([got.messages, got.problems, got.errors.map((e) => e.message)])).not.toMatch(/secret/);
   });
 
-  it("what the host sends right after initialize (piped at once) waits for its session id", async () => {
-    const seen: Array<{ method: string; session: string | undefined }> = [];
-    const server = createHttpServer(async (req, res) => {
-      let body = "";
-      for await (const chunk of req) body += chunk;
-      if (req.method !== "POST") return res.writeHead(405).end();
-      const message = JSON.parse(body) as { id?: number; method?: string };
-      seen.push({ method: message.method ?? "response", session: req.headers["mcp-session-id"] as string | undefined });
-      if (message.method === "initialize") {
-        // A server that takes a moment to set a session up.
-        await new Promise((resolve) => setTimeout(resolve, 200));
-        const result = { protocolVersion: "2025-06-18", capabilities: {}, serverInfo: { name: "upstream-fixture" } };
-        return res
-          .writeHead(200, { "content-type": "application/json", "mcp-session-id": "s1" })
-          .end(JSON.stringify({ jsonrpc: "2.0", id: message.id, result }));
-      }
-      if (req.headers["mcp-session-id"] !== "s1") return res.writeHead(400).end("Bad Request: no valid session");
-      if (message.id === undefined) return res.writeHead(202).end();
-      res.writeHead(200, { "content-type": "application/json" });
-      res.end(JSON.stringify({ jsonrpc: "2.0", id: message.id, result: { content: [] } }));
-    });
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
-    const { transport, got } = await connect({ url, openServerStream: false });
-    await Promise.all([transport.send(INITIALIZE(1)), transport.send(INITIALIZED), transport.send(call(2, "echo"))]);
-    expect((await got.response(2)).result).toEqual({ content: [] });
-    expect(seen).toEqual([
-      { method: "initialize", session: undefined },
-      { method: "notifications/initialized", session: "s1" },
-      { method: "tools/call", session: "s1" },
-    ]);
-    expect(got.errors).toEqual([]);
-  });
+  it.each([undefined, 0, 50])(
+    "what the host sends right after initialize (piped at once) waits for its session id (ackTimeoutMs %s)",
+    async (ackTimeoutMs) => {
+      const seen: Array<{ method: string; session: string | undefined }> = [];
+      const server = createHttpServer(async (req, res) => {
+        let body = "";
+        for await (const chunk of req) body += chunk;
+        if (req.method !== "POST") return res.writeHead(405).end();
+        const message = JSON.parse(body) as { id?: number; method?: string };
+        seen.push({
+          method: message.method ?? "response",
+          session: req.headers["mcp-session-id"] as string | undefined,
+        });
+        if (message.method === "initialize") {
+          // A server that takes a moment to set a session up.
+          await new Promise((resolve) => setTimeout(resolve, 200));
+          const result = { protocolVersion: "2025-06-18", capabilities: {}, serverInfo: { name: "upstream-fixture" } };
+          return res
+            .writeHead(200, { "content-type": "application/json", "mcp-session-id": "s1" })
+            .end(JSON.stringify({ jsonrpc: "2.0", id: message.id, result }));
+        }
+        if (req.headers["mcp-session-id"] !== "s1") return res.writeHead(400).end("Bad Request: no valid session");
+        if (message.id === undefined) return res.writeHead(202).end();
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(JSON.stringify({ jsonrpc: "2.0", id: message.id, result: { content: [] } }));
+      });
+      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+      cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+      const { transport, got } = await connect({ url, openServerStream: false, ackTimeoutMs });
+      await Promise.all([transport.send(INITIALIZE(1)), transport.send(INITIALIZED), transport.send(call(2, "echo"))]);
+      expect((await got.response(2)).result).toEqual({ content: [] });
+      expect(seen).toEqual([
+        { method: "initialize", session: undefined },
+        { method: "notifications/initialized", session: "s1" },
+        { method: "tools/call", session: "s1" },
+      ]);
+      expect(got.errors).toEqual([]);
+    },
+  );
 
   it("reads a server that compresses its answers unasked (gzip JSON, br SSE) as going direct does", async () => {
     const server = createHttpServer(async (req, res) => {
