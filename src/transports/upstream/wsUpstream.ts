@@ -140,7 +140,12 @@ export class WebSocketUpstreamTransport implements UpstreamTransport {
       }
       const why = redactSecrets(error.message, this.sentSecrets());
       this.lastError = `WebSocket to upstream ${this.where} failed: ${why}`;
-      this.onerror?.(error);
+      // What the log quotes is the redacted text, not ws's own message.
+      this.onerror?.(
+        why === error.message
+          ? error
+          : new NormalizerError("UPSTREAM_UNREACHABLE", this.lastError, { url: this.where }, { cause: error }),
+      );
     });
     socket.on("close", (code, reason) => {
       if (!this.closing) {

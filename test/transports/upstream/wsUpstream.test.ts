@@ -139,4 +139,28 @@ describe("WebSocketUpstreamTransport never quotes back what it sent", () => {
     expect(transport.describeEnd()).toMatch(/code 4001: bad credentials: \[redacted\] \/ws\?token=\[redacted\]/);
     expect(JSON.stringify([transport.describeEnd(), got.errors.map((e) => e.message)])).not.toMatch(/secret/);
   });
+
+  it("an error on the open socket that quotes what was sent reaches onerror redacted", async () => {
+    const { WebSocketServer } = await import("ws");
+    const wss = new WebSocketServer({ port: 0, host: "127.0.0.1", handleProtocols: () => "mcp" });
+    await new Promise<void>((resolve) => wss.once("listening", () => resolve()));
+    cleanups.push(() => new Promise<void>((resolve) => wss.close(() => resolve())));
+    const url = `ws://127.0.0.1:${(wss.address() as AddressInfo).port}/ws`;
+    const transport = new WebSocketUpstreamTransport({
+      maxMessageBytes: DEFAULT_LIMITS.maxMessageBytes,
+      url,
+      headers: { Authorization: "Bearer ws-secret-789" },
+    });
+    const got = collect(transport);
+    await transport.start();
+    cleanups.push(() => transport.close());
+    // ws's own errors name no header; one that did (a library's, a proxy's) must still not be quoted.
+    (transport as unknown as { socket: { emit(event: string, error: Error): void } }).socket.emit(
+      "error",
+      new Error("handshake echo: Bearer ws-secret-789"),
+    );
+    expect(got.errors.map((e) => e.message)).toEqual([
+      expect.stringMatching(/failed: handshake echo: (Bearer )?\[redacted\]$/),
+    ]);
+  });
 });
