@@ -475,7 +475,7 @@ export const ConfigSchema = z
           .positive()
           .default(DEFAULT_LIMITS.maxSessionsPerClient)
           .describe(
-            "live host sessions one client may hold (every loopback address is one client, an IPv6 /64 one); " +
+            "live host sessions one client address may hold (every loopback address is one client); " +
               "the next gets 503",
           ),
         shutdownGraceMs: z

@@ -1,8 +1,9 @@
 /**
- * The client a request comes from, as `limits.maxSessionsPerClient` counts it. Not the bare
- * remote address: a local process can open connections from any of 127.0.0.0/8 and ::1, and an
- * IPv6 host from any address of its /64 (privacy addresses rotate within it), so each of those
- * is one client. An IPv4-mapped IPv6 address (`::ffff:10.0.0.1`) is its IPv4 address.
+ * The client a request comes from, as `limits.maxSessionsPerClient` counts it: its address — but
+ * every loopback address (127.0.0.0/8, `::1`) is one client, since a local process can open
+ * connections from any of them; and an IPv4-mapped IPv6 address (`::ffff:10.0.0.1`) is its IPv4
+ * address. Other IPv6 addresses count each on its own: machines of one subnet (a LAN, a cluster's
+ * pods) must not share one allowance.
  */
 import { isIPv4, isIPv6 } from "node:net";
 import type { IncomingMessage } from "node:http";
@@ -21,12 +22,8 @@ export function clientKey(address: string): string {
     return clientKey(`${groups[6]! >> 8}.${groups[6]! & 255}.${groups[7]! >> 8}.${groups[7]! & 255}`);
   }
   if (groups.slice(0, 7).every((g) => g === 0) && groups[7] === 1) return LOOPBACK_CLIENT;
-  return `${groups
-    .slice(0, 4)
-    .map((g) => g.toString(16))
-    .join(":")}::/64`;
+  return address.toLowerCase();
 }
-
 /** The eight 16-bit groups of a valid IPv6 address (zone id dropped, `::` and a dotted tail expanded). */
 function ipv6Groups(address: string): number[] | null {
   const zone = address.indexOf("%");

@@ -15,18 +15,11 @@ describe("clientKey", () => {
     expect(clientKey("128.0.0.1")).toBe("128.0.0.1");
   });
 
-  it("an IPv6 address counts by its /64, whatever its spelling or zone", () => {
-    const key = "2001:db8:1:2::/64";
-    for (const address of [
-      "2001:db8:1:2::1",
-      "2001:db8:1:2:ffff:ffff:ffff:ffff",
-      "2001:0db8:0001:0002:0:0:0:9",
-      "2001:DB8:1:2::1.2.3.4",
-    ])
-      expect(clientKey(address), address).toBe(key);
-    expect(clientKey("2001:db8:1:3::1")).toBe("2001:db8:1:3::/64");
-    expect(clientKey("fe80::1%eth0")).toBe("fe80:0:0:0::/64");
-    expect(clientKey("::2")).toBe("0:0:0:0::/64");
+  it("any other IPv6 address is itself: machines of one subnet do not share an allowance", () => {
+    expect(clientKey("2001:db8:1:2::1")).toBe("2001:db8:1:2::1");
+    expect(clientKey("2001:db8:1:2::2")).toBe("2001:db8:1:2::2");
+    expect(clientKey("2001:DB8::1")).toBe("2001:db8::1");
+    expect(clientKey("fe80::1%eth0")).not.toBe(clientKey("fe80::1%eth1"));
   });
 
   it("what is not an address is itself", () => {
