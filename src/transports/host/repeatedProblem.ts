@@ -15,7 +15,8 @@ export class RepeatedProblem {
   constructor(
     /** `count`: how many times it happened since the last report (1 the first time). */
     private readonly report: (count: number, first: boolean) => void,
-    private readonly now: () => number = Date.now,
+    // A monotonic clock: a wall clock stepped back would hold reports back until it caught up.
+    private readonly now: () => number = () => performance.now(),
   ) {}
 
   happened(): void {
