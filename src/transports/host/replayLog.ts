@@ -17,9 +17,12 @@
  * it missed nothing.
  *
  * An answer is never lost in silence: one that is let go (or never fits) leaves in its place, at
- * its id, a small error for its request (`lostAnswer`), so a host that resumes late is told to ask
- * again instead of waiting for an answer that will not come. These few stubs (one per request of
- * a stream) stay with the stream's record, and with its last place once the record has gone.
+ * its id, a small error for its request (`lostAnswer`, written when a resume asks for it), so a
+ * host that resumes late is told to ask again instead of waiting for an answer that will not come.
+ * A stand-in stays with the stream's record, and with its last place once the record has gone; it
+ * counts `STAND_IN_BYTES` against the same budget and takes its turn to go as an event made when
+ * its answer went would: what is kept is always the newest, a big answer's turn lengthened by
+ * making it small.
  */
 import type { WireJson } from "../wireJson.js";
 
@@ -28,6 +31,9 @@ export const EVENT_OVERHEAD_BYTES = 512;
 
 /** Finished streams whose last place is remembered after their record has gone. */
 const FINISHED_REMEMBERED = 256;
+
+/** What holding one stand-in for a lost answer costs (its place in two maps, the id). */
+export const STAND_IN_BYTES = 128;
 
 export interface ReplayEvent {
   readonly id: string;
@@ -41,13 +47,15 @@ interface Kept {
   readonly bytes: number;
   /** The request the event answers, when it is an answer. */
   readonly answers: AnswerId | undefined;
+  /** When it was kept, counted in events and stand-ins: the oldest goes first. */
+  readonly tick: number;
 }
 
 /** A request id, as the answer carries it. */
 export type AnswerId = string | number;
 
-/** Seq → the error that stands in for an answer no longer held. */
-type LostAnswers = Map<number, ReplayEvent>;
+/** Seq → the id of the request whose answer is no longer held (an error stands in for it). */
+type LostAnswers = Map<number, AnswerId>;
 
 interface StreamRecord {
   /** The last seq given out on the stream (0: none yet). */
@@ -84,6 +92,10 @@ export class ReplayLog {
   /** Every kept event, oldest first, from index `first`: the order they are let go in. */
   private readonly order: Kept[] = [];
   private first = 0;
+  /** Every stand-in, oldest first, from index `lostFirst`: the order they are let go in. */
+  private readonly lostOrder: Array<{ readonly stream: number; readonly seq: number; readonly tick: number }> = [];
+  private lostFirst = 0;
+  private ticks = 0;
   private bytes = 0;
 
   constructor(
@@ -92,6 +104,8 @@ export class ReplayLog {
     private readonly overheadBytes = EVENT_OVERHEAD_BYTES,
     /** The error that stands in for the answer to `id` once that answer is no longer held. */
     private readonly lostAnswer: (id: AnswerId) => WireJson = (id) => JSON.stringify({ jsonrpc: "2.0", id }),
+    /** What each stand-in costs. */
+    private readonly standInBytes = STAND_IN_BYTES,
   ) {}
 
   /** Starts a stream's record (before its first event or priming id). */
@@ -117,9 +131,10 @@ export class ReplayLog {
     const bytes = (typeof wire === "string" ? wire.length : wire.byteLength) + this.overheadBytes;
     if (bytes > this.maxBytes) {
       if (answers !== undefined) this.loseAnswer(record, stream, seq, answers);
+      while (this.bytes > this.maxBytes) this.dropOldest();
       return { ...event, kept: false };
     }
-    const kept: Kept = { stream, seq, event, bytes, answers };
+    const kept: Kept = { stream, seq, event, bytes, answers, tick: ++this.ticks };
     record.kept.push(kept);
     this.order.push(kept);
     this.bytes += bytes;
@@ -136,7 +151,7 @@ export class ReplayLog {
     if (record === undefined) {
       const finished = this.finished.get(stream);
       if (finished === undefined || seq > finished.lastSeq) return undefined;
-      const events = lostAfter(finished.lost, seq);
+      const events = this.standInsAfter(stream, finished.lost, seq);
       return { events, missing: finished.lastSeq - seq - events.length };
     }
     if (seq > record.lastSeq) return undefined;
@@ -145,7 +160,7 @@ export class ReplayLog {
       const kept = record.kept[i]!;
       if (kept.seq > seq) events.push(kept.event);
     }
-    const lost = lostAfter(record.lost, seq);
+    const lost = this.standInsAfter(stream, record.lost, seq);
     // In the order sent: the stand-ins go where their answers were.
     if (lost.length > 0) events.push(...lost);
     if (lost.length > 0) events.sort((a, b) => seqOf(a) - seqOf(b));
@@ -164,7 +179,11 @@ export class ReplayLog {
   private forget(stream: number, record: StreamRecord): void {
     this.streams.delete(stream);
     this.finished.set(stream, { lastSeq: record.lastSeq, lost: record.lost });
-    if (this.finished.size > FINISHED_REMEMBERED) this.finished.delete(this.finished.keys().next().value as number);
+    if (this.finished.size <= FINISHED_REMEMBERED) return;
+    const [oldest, gone] = this.finished.entries().next().value as [number, FinishedStream];
+    this.finished.delete(oldest);
+    // Its stand-ins go with it (their places in `lostOrder` then name nothing).
+    this.bytes -= (gone.lost?.size ?? 0) * this.standInBytes;
   }
 
   /** Bytes kept now, for tests. */
@@ -180,10 +199,26 @@ export class ReplayLog {
   /** The answer at `seq` is no longer held: an error for its request stands in for it. */
   private loseAnswer(record: StreamRecord, stream: number, seq: number, id: AnswerId): void {
     record.lost ??= new Map();
-    record.lost.set(seq, { id: `${stream}.${seq}`, wire: this.lostAnswer(id) });
+    record.lost.set(seq, id);
+    this.lostOrder.push({ stream, seq, tick: ++this.ticks });
+    this.bytes += this.standInBytes;
   }
 
+  /** The stand-ins of `stream` after `seq`, written now. */
+  private standInsAfter(stream: number, lost: LostAnswers | undefined, seq: number): ReplayEvent[] {
+    if (lost === undefined) return [];
+    const events: ReplayEvent[] = [];
+    for (const [at, id] of lost) if (at > seq) events.push({ id: `${stream}.${at}`, wire: this.lostAnswer(id) });
+    return events;
+  }
+
+  /** The oldest event (an answer leaves a stand-in) or stand-in goes. */
   private dropOldest(): void {
+    const standIn = this.lostOrder[this.lostFirst];
+    if (this.first === this.order.length || (standIn !== undefined && standIn.tick < this.order[this.first]!.tick)) {
+      this.dropOldestStandIn();
+      return;
+    }
     const oldest = this.order[this.first++]!;
     this.bytes -= oldest.bytes;
     const record = this.streams.get(oldest.stream);
@@ -199,6 +234,20 @@ export class ReplayLog {
       this.first = n;
     });
   }
+
+  private dropOldestStandIn(): void {
+    const place = this.lostOrder[this.lostFirst++];
+    if (place === undefined) {
+      // Nothing left to let go: the count is what stand-ins of forgotten streams left behind.
+      this.bytes = 0;
+      return;
+    }
+    const lost = (this.streams.get(place.stream) ?? this.finished.get(place.stream))?.lost;
+    if (lost?.delete(place.seq) === true) this.bytes -= this.standInBytes;
+    compact(this.lostOrder, this.lostFirst, (n) => {
+      this.lostFirst = n;
+    });
+  }
 }
 
 /** Drops a queue's consumed head once it is most of the array (amortized O(1) per item). */
@@ -206,14 +255,6 @@ function compact(items: unknown[], first: number, setFirst: (first: number) => v
   if (first < 1024 || first * 2 < items.length) return;
   items.splice(0, first);
   setFirst(0);
-}
-
-/** The stand-ins for lost answers after `seq`. */
-function lostAfter(lost: LostAnswers | undefined, seq: number): ReplayEvent[] {
-  if (lost === undefined) return [];
-  const events: ReplayEvent[] = [];
-  for (const [at, event] of lost) if (at > seq) events.push(event);
-  return events;
 }
 
 function seqOf(event: ReplayEvent): number {

@@ -100,7 +100,7 @@ describe("parseEventId", () => {
 
   it("an answer let go, or never kept, leaves an error for its request in its place", () => {
     const lost = (id: string | number) => `lost ${id}`;
-    const log = new ReplayLog(10, 0, lost);
+    const log = new ReplayLog(10, 0, lost, 0);
     log.append(1, "n1");
     log.append(1, "answer-1", 7);
     log.append(2, "x".repeat(11), "big");
@@ -122,12 +122,35 @@ describe("parseEventId", () => {
     expect(log.after(1, 2)).toEqual({ events: [], missing: 0 });
   });
 
-  it("gives the stand-ins back in the order of the answers they stand for", () => {
-    const log = new ReplayLog(4, 0, (id) => `lost ${id}`);
+  it("gives the stand-ins back in the order of the answers they stand for; the oldest thing goes first", () => {
+    const log = new ReplayLog(8, 0, (id) => `lost ${id}`, 0);
     log.append(1, "aaaa", 1);
     log.append(1, "bbbb");
     log.append(1, "cccc", 2);
     log.append(1, "dddd");
-    expect(log.after(1, 0)!.events.map((e) => `${e.id} ${e.wire}`)).toEqual(["1.1 lost 1", "1.3 lost 2", "1.4 dddd"]);
+    expect(log.after(1, 0)).toEqual({
+      events: [
+        { id: "1.1", wire: "lost 1" },
+        { id: "1.3", wire: "cccc" },
+        { id: "1.4", wire: "dddd" },
+      ],
+      missing: 1,
+    });
+  });
+
+  it("counts its stand-ins against the budget: many answers let go on finished streams stay within it", () => {
+    const log = new ReplayLog(1000, 0, (id) => `lost ${id}`, 100);
+    for (let stream = 1; stream <= 500; stream++) {
+      for (let id = 0; id < 10; id++) log.append(stream, "an answer", id);
+      log.finish(stream);
+      expect(log.keptBytes).toBeLessThanOrEqual(1000);
+    }
+    // The newest are kept: the last stream's answers and the stand-ins just before them.
+    expect(log.after(500, 0)!.events.map((e) => e.wire)).toEqual(Array(10).fill("an answer"));
+    const standIns = [];
+    for (let stream = 1; stream < 500; stream++)
+      standIns.push(...(log.after(stream, 0)?.events ?? []).filter((e) => String(e.wire).startsWith("lost")));
+    expect(standIns.length).toBeLessThanOrEqual(10);
+    expect(standIns.length).toBeGreaterThan(0);
   });
 });
