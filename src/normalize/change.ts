@@ -48,6 +48,12 @@ export interface ChangeRecord {
   applied: boolean;
   /** Present when the engine guessed the bytes' charset (none was declared): what it found. */
   detected?: { charset: string; confidence: number };
+  /**
+   * True when a record before it in the same result changed the same entry (the engine fixed its
+   * type, then the fit layer made it smaller): `bytesBefore` is what that change left, and totals
+   * count the entry once — this record adds only its own difference.
+   */
+  chained?: true;
 }
 
 export function isChange(record: ChangeRecord): boolean {

@@ -26,6 +26,8 @@ export interface LogRecord {
   applied: boolean;
   /** The charset the engine guessed for bytes that declared none (transcode of undeclared charsets). */
   detected?: { charset: string; confidence: number };
+  /** The entry was changed by the record before it too: totals count it once (normalize/change.ts). */
+  chained?: true;
 }
 
 function isUnchanged(change: { action: string }): boolean {
@@ -60,5 +62,6 @@ export function toLogRecords(
     reason: recordedText(change.reason),
     applied: change.applied,
     ...(change.detected === undefined ? {} : { detected: change.detected }),
+    ...(change.chained === true ? { chained: true as const } : {}),
   }));
 }

@@ -9,7 +9,7 @@
  */
 import { Counter, Gauge, Registry, collectDefaultMetrics } from "prom-client";
 import { WARNING_ACTIONS, type ChangeAction } from "../normalize/change.js";
-import type { NormalizationEvent } from "../normalize/change.js";
+import type { ChangeRecord, NormalizationEvent } from "../normalize/change.js";
 import { actionLabel, methodLabel, mimeLabel } from "./metricLabels.js";
 import { SeriesHistogram, type HistogramSeries } from "./seriesHistogram.js";
 
@@ -168,24 +168,30 @@ export class ProxyMetrics {
   observe(event: NormalizationEvent, server: string): void {
     const method = methodLabel(event.method);
     this.duration.observe(this.durationSeriesOf(server, method), event.ms / 1000);
-    for (const change of event.changes) {
+    // An entry changed again (the fit layer after the engine: a chained record) is one entry,
+    // counted under its first change's labels with the size its last change left it at.
+    const anyChained = event.changes.some((change) => change.chained === true);
+    for (const [i, change] of event.changes.entries()) {
       const tally = this.tally(
         server,
         method,
         actionLabel(change.action),
         mimeLabel(change.mimeAfter, change.mimeBefore),
       );
-      const applied = change.applied && change.action !== "none";
-      const out = applied ? change.bytesAfter : change.bytesBefore;
       tally.pending = true;
+      if (WARNING_ACTIONS.has(change.action as ChangeAction)) tally.warnings += 1;
+      else if (change.applied && change.action !== "none") tally.rewrites += 1;
+      if (change.chained === true) continue;
+      let out = bytesSent(change);
+      if (anyChained)
+        for (const next of event.changes.slice(i + 1))
+          if (next.chained === true && related(change.path, next.path)) out += bytesSent(next) - next.bytesBefore;
       tally.entries += 1;
       tally.bytesIn += change.bytesBefore;
       tally.bytesOut += out;
       const saved = change.bytesBefore - out;
       if (saved > 0) tally.saved += saved;
       if (saved < 0) tally.grown += -saved;
-      if (WARNING_ACTIONS.has(change.action as ChangeAction)) tally.warnings += 1;
-      else if (applied) tally.rewrites += 1;
     }
   }
 
@@ -283,4 +289,14 @@ export class ProxyMetrics {
       this.failuresSeen.set(server, Math.max(seen, health.upstreamFailures));
     }
   }
+}
+
+/** Two paths name one entry: the same, or one inside the other. */
+function related(a: string, b: string): boolean {
+  return a === b || a.startsWith(`${b}.`) || b.startsWith(`${a}.`);
+}
+
+/** What an entry's change sent on: its bytes after when it was made, else its bytes before (dryRun). */
+function bytesSent(change: ChangeRecord): number {
+  return change.applied && change.action !== "none" ? change.bytesAfter : change.bytesBefore;
 }

@@ -74,8 +74,19 @@ export function emptyTotals(): Totals {
   return { entries: 0, changed: 0, warned: 0, notApplied: 0, bytesBefore: 0, bytesAfter: 0, saved: 0, actions };
 }
 
-/** Adds one fact to running totals (in place). */
-export function addToTotals(totals: Totals, fact: EntryFact): void {
+/**
+ * Adds one fact to running totals (in place). A chained fact (its entry changed again, after the
+ * fact before it) adds its difference and its action, not another entry — unless `asEntry` (the
+ * totals of one action, which count its every use).
+ */
+export function addToTotals(totals: Totals, fact: EntryFact, asEntry = fact.chained !== true): void {
+  if (!asEntry) {
+    totals.bytesAfter += fact.bytesAfter - fact.bytesBefore;
+    totals.saved += fact.saved;
+    if (fact.applied === false && fact.action !== "none") totals.notApplied++;
+    totals.actions[fact.action] = (totals.actions[fact.action] ?? 0) + 1;
+    return;
+  }
   totals.entries++;
   if (WARNING_ACTIONS.has(fact.action as ChangeAction)) totals.warned++;
   else if (fact.action !== "none") totals.changed++;
@@ -138,7 +149,7 @@ export class ReportAggregator {
     addToTotals(this.totals, fact);
     this.group(this.groups.server, fact.server, fact);
     this.group(this.groups.mime, mimeKey(fact), fact);
-    this.group(this.groups.action, fact.action, fact);
+    this.group(this.groups.action, fact.action, fact, true);
     this.group(this.groups.method, fact.method, fact);
     if (fact.uri !== null) this.addUri(fact);
     if (typeof fact.ts === "string") {
@@ -213,7 +224,7 @@ export class ReportAggregator {
     };
   }
 
-  private group(map: Map<string, Totals>, key: string, fact: EntryFact): void {
+  private group(map: Map<string, Totals>, key: string, fact: EntryFact, asEntry?: boolean): void {
     let totals = map.get(key);
     if (totals === undefined) {
       const slot = map.size < this.maxGroupKeys ? key : OTHER;
@@ -223,7 +234,7 @@ export class ReportAggregator {
         map.set(slot, totals);
       }
     }
-    addToTotals(totals, fact);
+    addToTotals(totals, fact, asEntry);
   }
 
   private addUri(fact: EntryFact): void {

@@ -28,6 +28,8 @@ export interface EntryFact {
   readonly saved: number;
   /** False in dryRun: the change was logged, not made. Absent counts as applied. */
   readonly applied?: boolean;
+  /** The entry was changed by the fact before it too: counted once, this fact adding its difference. */
+  readonly chained?: boolean;
   /** Estimated LLM tokens of the entry's JSON (audit `--tokens` only). */
   readonly tokensBefore?: number;
   readonly tokensAfter?: number;

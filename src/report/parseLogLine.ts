@@ -60,6 +60,7 @@ export function parseLogLine(line: string): ParsedLine {
       bytesAfter,
       saved: bytesBefore - bytesAfter,
       ...(typeof obj.applied === "boolean" ? { applied: obj.applied } : {}),
+      ...(obj.chained === true ? { chained: true } : {}),
     },
   };
 }

@@ -74,6 +74,27 @@ describe("the fit layer in the decorator", () => {
   });
 });
 
+describe("an entry both the engine and the fit layer change", () => {
+  it("is two records, the second chained (its bytes before are what the first left)", async () => {
+    const { upstream, transport, events } = await pair({ policy: { images: true } });
+    const png = (await bigPng(3000, 2000)).toString("base64");
+    await transport.send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "shot" } });
+    // A PNG labelled JPEG: the engine fixes the type, then the fit layer makes it smaller.
+    await upstream.send({
+      jsonrpc: "2.0",
+      id: 1,
+      result: { content: [{ type: "image", data: png, mimeType: "image/jpeg" }] },
+    });
+    await waitFor(() => events.some((e) => e.id === 1));
+    const changes = events.find((e) => e.id === 1)!.changes;
+    expect(changes.map((c) => [c.action, c.chained])).toEqual([
+      ["fix-mime", undefined],
+      ["fit-image", true],
+    ]);
+    expect(changes[1]!.bytesBefore).toBe(changes[0]!.bytesAfter);
+  });
+});
+
 describe("an image whose data is not base64", () => {
   it("is one record per block (the engine's), as an image block, an embedded resource and a read entry", async () => {
     const { upstream, transport, events } = await pair({ policy: { images: true } });

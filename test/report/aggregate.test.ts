@@ -22,6 +22,29 @@ function fact(overrides: Partial<EntryFact> = {}): EntryFact {
 }
 
 describe("ReportAggregator", () => {
+  it("an entry changed twice (a chained record after the first) is one entry: in once, out at its last size", () => {
+    const agg = new ReportAggregator();
+    agg.add(fact({ action: "fix-mime", uri: "x:/img", bytesBefore: 72010, bytesAfter: 72009 }));
+    agg.add(fact({ action: "fit-image", uri: "x:/img", bytesBefore: 72009, bytesAfter: 34233, chained: true }));
+    const model = agg.toModel({ kind: "log", source: {}, generatedAt: "now" });
+    expect(model.totals).toMatchObject({ entries: 1, bytesBefore: 72010, bytesAfter: 34233, saved: 37777 });
+    expect(model.totals.shareSaved).toBeCloseTo(37777 / 72010);
+    expect(model.byUri).toMatchObject([
+      { uri: "x:/img", entries: 1, bytesBefore: 72010, saved: 37777, actions: { "fix-mime": 1, "fit-image": 1 } },
+    ]);
+    expect(model.byServer).toMatchObject([{ entries: 1, bytesBefore: 72010, saved: 37777 }]);
+    // By action: each action's own use of the entry.
+    expect(model.byAction.map((r) => [r.key, r.entries, r.bytesBefore, r.saved])).toEqual([
+      ["fit-image", 1, 72009, 37776],
+      ["fix-mime", 1, 72010, 1],
+    ]);
+  });
+
+  it("reads chained from a log line", () => {
+    const line = JSON.stringify({ ...fact({ chained: true }), ts: "2026-01-01T00:00:00.000Z" });
+    expect(parseLogLine(line)).toMatchObject({ kind: "record", fact: { chained: true } });
+  });
+
   it("totals and every breakdown are the exact sums of the facts", () => {
     const facts = [
       fact(),

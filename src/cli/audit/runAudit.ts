@@ -391,8 +391,10 @@ function toFact(
     bytesAfter: change.bytesAfter,
     saved: change.saved,
     applied: change.applied,
+    ...(change.chained === true ? { chained: true } : {}),
   };
-  if (tokens === undefined) return fact;
+  // The entry's tokens, before and after everything, are the first fact's: not counted twice.
+  if (tokens === undefined || change.chained === true) return fact;
   const entryBefore = valueAt(before, change.path);
   const entryAfter = valueAt(after, change.path);
   const tokensBefore = tokens(JSON.stringify(entryBefore) ?? "");
