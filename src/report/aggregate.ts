@@ -122,6 +122,8 @@ export class ReportAggregator {
   private ignored = 0;
   /** Entries not reflected in the URI table (their rows were pruned, or never admitted). */
   private untracked = 0;
+  /** Entries with no URI (a tool's blocks): in every total, in no URI row. */
+  private withoutUri = 0;
   /** |saved| a new URI's entry must exceed to join a full table (the least kept at the last pruning). */
   private admitAbove = 0;
   private firstTs = Infinity;
@@ -152,6 +154,7 @@ export class ReportAggregator {
     this.group(this.groups.action, fact.action, fact, true);
     this.group(this.groups.method, fact.method, fact);
     if (fact.uri !== null) this.addUri(fact);
+    else if (fact.chained !== true) this.withoutUri++;
     if (typeof fact.ts === "string") {
       const at = Date.parse(fact.ts);
       if (Number.isFinite(at)) {
@@ -214,7 +217,7 @@ export class ReportAggregator {
       failures: [...this.failures],
       malformed: { lines: this.malformedCount, examples: [...this.malformedExamples] },
       ignoredLines: this.ignored,
-      uriTable: { limit: this.maxUris, untrackedEntries: this.untracked + dropped },
+      uriTable: { limit: this.maxUris, untrackedEntries: this.untracked + dropped, entriesWithoutUri: this.withoutUri },
       ...(meta.resources === undefined ? {} : { resources: meta.resources }),
       ...(meta.tokens === undefined ? {} : { tokens: meta.tokens }),
       ...(meta.scope === undefined ? {} : { scope: meta.scope }),

@@ -47,6 +47,11 @@ export function noOffendersText(byUri: ReadonlyArray<{ saved: number }>): string
   return byUri.some((row) => row.saved > 0) ? "None shown (--top 0)." : "Nothing to save.";
 }
 
+/** What the URI table says of entries that have no URI (a tool's blocks): counted, just not listed. */
+export function withoutUriLine(entries: number): string {
+  return `${formatCountOf(entries, "entry has", "entries have")} no URI (a tool's blocks): in every total, in no row here.`;
+}
+
 /** `{unwrap-blob: 3, fix-mime: 1}` → `unwrap-blob 3, fix-mime 1` (most frequent first; `none` left out). */
 export function formatActions(actions: Readonly<Record<string, number>>): string {
   const list = Object.entries(actions)

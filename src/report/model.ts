@@ -112,9 +112,10 @@ export interface ReportModel {
   ignoredLines: number;
   /**
    * The URI table is bounded (about `limit` rows, those that save or grow most); entries of URIs
-   * that fell out of it or never got in are `untrackedEntries`. Totals and breakdowns stay exact.
+   * that fell out of it or never got in are `untrackedEntries`, and entries with no URI at all (a
+   * tool's image or text block) `entriesWithoutUri`. Totals and breakdowns stay exact.
    */
-  uriTable: { limit: number; untrackedEntries: number };
+  uriTable: { limit: number; untrackedEntries: number; entriesWithoutUri: number };
   /** Audit: resources listed by the upstream, and how many of them failed to read. */
   resources?: { listed: number; failed: number };
   /** Present when tokens were counted: which tokenizer encoding estimated them. */

@@ -4,7 +4,15 @@
  * an e-mail or from `GET /report`. Tables carry `data-*` values so what renders can be checked.
  */
 import { escapeHtml as esc } from "./escapeHtml.js";
-import { formatActions, formatBytes, formatCount, formatCountOf, formatShare, noOffendersText } from "./format.js";
+import {
+  formatActions,
+  formatBytes,
+  formatCount,
+  formatCountOf,
+  formatShare,
+  noOffendersText,
+  withoutUriLine,
+} from "./format.js";
 import type { GroupRow, ReportModel, UriRow } from "./model.js";
 import { auditSectionsHtml, lossyTextHtml, scopeHtml } from "./renderAuditHtml.js";
 import { changeCounts } from "./renderMarkdown.js";
@@ -167,6 +175,8 @@ export function renderHtml(model: ReportModel, options: { maxRows?: number } = {
       `<p class="meta">The URI table kept the ${formatCount(model.uriTable.limit)} most significant URIs; ` +
         `${formatCount(model.uriTable.untrackedEntries)} entries of other URIs are not in it (totals are exact).</p>`,
     );
+  if (model.uriTable.entriesWithoutUri > 0)
+    body.push(`<p class="meta">${withoutUriLine(model.uriTable.entriesWithoutUri)}</p>`);
   body.push(`<footer>mcp-normalizer · report schema v${model.schemaVersion}</footer>`);
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8">

@@ -1,5 +1,13 @@
 /** The report model as Markdown: readable in a terminal, pasteable into an issue or a PR. */
-import { formatActions, formatBytes, formatCount, formatCountOf, formatShare, noOffendersText } from "./format.js";
+import {
+  formatActions,
+  formatBytes,
+  formatCount,
+  formatCountOf,
+  formatShare,
+  noOffendersText,
+  withoutUriLine,
+} from "./format.js";
 import { cell, code, table } from "./markdownTable.js";
 import type { GroupRow, ReportModel, Totals, UriRow } from "./model.js";
 import { auditSections, lossyTextLines, scopeLines } from "./renderAuditMarkdown.js";
@@ -114,6 +122,7 @@ export function renderMarkdown(model: ReportModel, options: { maxRows?: number }
         `${formatCount(model.uriTable.untrackedEntries)} entries of other URIs are not in it (totals are exact).`,
       "",
     );
+  if (model.uriTable.entriesWithoutUri > 0) out.push(withoutUriLine(model.uriTable.entriesWithoutUri), "");
   return `${out.join("\n").trimEnd()}\n`;
 }
 

@@ -40,6 +40,27 @@ describe("ReportAggregator", () => {
     ]);
   });
 
+  it("counts entries with no URI (a tool's blocks): in every total, in no URI row, said in the report", async () => {
+    const agg = new ReportAggregator();
+    agg.add(fact({ method: "tools/call", uri: null, action: "fix-mime", bytesBefore: 72010, bytesAfter: 72009 }));
+    agg.add(
+      fact({
+        method: "tools/call",
+        uri: null,
+        action: "fit-image",
+        bytesBefore: 72009,
+        bytesAfter: 34233,
+        chained: true,
+      }),
+    );
+    const model = agg.toModel({ kind: "log", source: {}, generatedAt: "now" });
+    expect(model.totals).toMatchObject({ entries: 1, saved: 37777 });
+    expect(model.byUri).toEqual([]);
+    expect(model.uriTable).toMatchObject({ untrackedEntries: 0, entriesWithoutUri: 1 });
+    const { renderMarkdown } = await import("../../src/report/renderMarkdown.js");
+    expect(renderMarkdown(model)).toContain("1 entry has no URI (a tool's blocks): in every total, in no row here.");
+  });
+
   it("reads chained from a log line", () => {
     const line = JSON.stringify({ ...fact({ chained: true }), ts: "2026-01-01T00:00:00.000Z" });
     expect(parseLogLine(line)).toMatchObject({ kind: "record", fact: { chained: true } });
