@@ -202,6 +202,47 @@ describe("mcp-normalizer audit", () => {
     expect(model.totals.entries).toBe(1);
   });
 
+  it("a payload past limits.rawStringBytes is measured as the proxy sends it: kept as written, escapes and all", async () => {
+    // Written by hand: "\u00e9" and "\/" escapes, which a proxy reading the literal as bytes keeps.
+    const entry = `{"uri":"x:/big.md","mimeType":"application/octet-stream","text":"${String.raw`caf\u00e9 \/path `.repeat(200)}"}`;
+    writeFileSync(join(dir, "escaped-entry.json"), entry);
+    const server = join(dir, "escaped-upstream.mjs");
+    writeFileSync(
+      server,
+      `import { readFileSync } from "node:fs";
+import { createInterface } from "node:readline";
+const entry = readFileSync(${JSON.stringify(join(dir, "escaped-entry.json"))}, "utf8");
+createInterface({ input: process.stdin }).on("line", (line) => {
+  const m = JSON.parse(line);
+  if (m.id === undefined) return;
+  const result =
+    m.method === "initialize"
+      ? '{"protocolVersion":"2025-06-18","capabilities":{"resources":{}},"serverInfo":{"name":"esc","version":"1"}}'
+      : m.method === "resources/list"
+        ? '{"resources":[{"uri":"x:/big.md","name":"big"}]}'
+        : '{"contents":[' + entry + ']}';
+  process.stdout.write('{"jsonrpc":"2.0","id":' + JSON.stringify(m.id) + ',"result":' + result + '}' + String.fromCharCode(10));
+});
+`,
+    );
+    const config = join(dir, "escaped.config.json");
+    writeFileSync(
+      config,
+      JSON.stringify({
+        mcpServers: { esc: { command: process.execPath, args: [server] } },
+        limits: { rawStringBytes: 1024 },
+      }),
+    );
+    const run = await runCli(["audit", "--config", config, "--server", "esc", "--format", "json"]);
+    expect(run.code, run.stderr).toBe(0);
+    const item = (
+      JSON.parse(run.stdout) as { items: Array<{ action: string; bytesBefore: number; bytesAfter: number }> }
+    ).items[0]!;
+    expect(item.action).toBe("fix-mime");
+    // Only the type changed (application/octet-stream → text/markdown): the text went on as it came.
+    expect(item.bytesBefore - item.bytesAfter).toBe("application/octet-stream".length - "text/markdown".length);
+  });
+
   it("html: one self-contained file", async () => {
     const run = await runCli(["audit", "--format", "html", "--", process.execPath, AUDIT_UPSTREAM]);
     expect(run.code).toBe(0);

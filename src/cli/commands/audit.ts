@@ -159,6 +159,8 @@ export async function runAuditCommand(argv: readonly string[], io: CliIo): Promi
     idleConnections: selected.config.limits.upstreamIdleConnections,
     connectTimeoutMs: selected.config.limits.connectTimeoutMs,
     killGraceMs: selected.config.limits.killGraceMs,
+    // Read as the proxy reads them: a long payload literal stays the bytes it came in.
+    rawStringBytes: selected.config.limits.rawStringBytes || undefined,
     // The tokens it obtains are secrets too: a server that quotes them back is redacted.
     ...(auth === undefined ? {} : { fetch: auth.fetch, secrets: () => auth.secrets() }),
   });
