@@ -12,9 +12,9 @@
  * it came in; what goes out of it is not serialized here (that would join a big read into one
  * string): a changed entry keeps the engine's "after" — the proxy writes what it changed as
  * `JSON.stringify` does, and a literal it kept as it came, which the engine counts as written. A
- * message built in process keeps the engine's measure; so does a dry run's "after", which never
- * went out: the engine's figure, shifted by what the wire's writing added to the entry. Each
- * text is walked once for all its records.
+ * message built in process keeps the engine's measure. A dry run's "after", which never went out,
+ * is worked out as it would have gone (`wouldHaveSent`). Each text is walked once for all its
+ * records.
  */
 import { isChange, type ChangeRecord, WARNING_ACTIONS } from "../normalize/change.js";
 import { JsonSpans } from "../wire/jsonPathSpan.js";
@@ -68,9 +68,29 @@ export function measuredOnWire(
       const out = outputSpans();
       const span = out === undefined ? undefined : below(out, key, record.path);
       if (span !== undefined) after = out!.bytes(span);
-    }
+    } else after = wouldHaveSent(record, input, entry);
     return resized(record, before, after);
   });
+}
+
+/**
+ * A dry run's entry as it would have gone out: the engine's figure (every member as
+ * `JSON.stringify` writes it), with each number, object and array member — what the proxy writes
+ * as the text it came in when it rebuilds an entry around them (wireOrigin.ts) — counted as it
+ * came instead. Strings are written anew either way. Undefined where the entry is not an object.
+ */
+function wouldHaveSent(record: ChangeRecord, input: JsonSpans, entry: Span): number | undefined {
+  const members = input.membersOf(entry);
+  if (members === undefined) return undefined;
+  let after = record.bytesAfter;
+  for (const span of members.values()) {
+    const first = input.text.charCodeAt(span.start);
+    // A string (0x22), true, false or null is written as JSON.stringify writes it.
+    if (first === 0x22 || first === 0x74 || first === 0x66 || first === 0x6e) continue;
+    const text = input.text.slice(span.start, span.end);
+    after += Buffer.byteLength(text, "utf8") - Buffer.byteLength(JSON.stringify(JSON.parse(text)), "utf8");
+  }
+  return after;
 }
 
 /** `changes` of a message read with raw strings: "before" as the entry came, its literals as written. */

@@ -37,6 +37,11 @@ export class JsonSpans {
     return span;
   }
 
+  /** The member spans of the object at `span`, by name; undefined when it is not an object. */
+  membersOf(span: Span): ReadonlyMap<string, Span> | undefined {
+    return this.text.charCodeAt(span.start) === 0x7b ? this.membersAt(span.start) : undefined;
+  }
+
   /** UTF-8 bytes of the text at `span`. */
   bytes(span: Span): number {
     return Buffer.byteLength(this.text.slice(span.start, span.end), "utf8");
