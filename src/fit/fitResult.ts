@@ -314,35 +314,13 @@ export function mergeChanges(engine: readonly ChangeRecord[], fitted: readonly C
     return dot > 0 && paths.has(path.slice(0, dot));
   };
   const kept = engine.filter((change) => change.action !== "none" || !covered(change.path));
-  // A fit on an entry a record before it changed: one entry, changed twice.
-  const changed = new EntryPaths(kept.filter((change) => change.action !== "none").map((change) => change.path));
+  // A fit on the very entry a record before it changed (the same path: the same thing measured,
+  // its bytes before what that record left): one entry, changed twice.
+  const changed = new Set(kept.filter((change) => change.action !== "none").map((change) => change.path));
   const chained = fits.map((change) => {
     const again = changed.has(change.path);
     changed.add(change.path);
     return again ? { ...change, chained: true as const } : change;
   });
   return [...kept, ...chained];
-}
-
-/** Paths of entries; `has` is true for the path itself, one inside it or one it is inside. */
-class EntryPaths {
-  private readonly paths = new Set<string>();
-  private readonly prefixes = new Set<string>();
-
-  constructor(paths: readonly string[]) {
-    for (const path of paths) this.add(path);
-  }
-
-  add(path: string): void {
-    this.paths.add(path);
-    for (let dot = path.indexOf("."); dot !== -1; dot = path.indexOf(".", dot + 1))
-      this.prefixes.add(path.slice(0, dot));
-  }
-
-  has(path: string): boolean {
-    if (this.paths.has(path) || this.prefixes.has(path)) return true;
-    for (let dot = path.indexOf("."); dot !== -1; dot = path.indexOf(".", dot + 1))
-      if (this.paths.has(path.slice(0, dot))) return true;
-    return false;
-  }
 }

@@ -168,10 +168,11 @@ export class ProxyMetrics {
   observe(event: NormalizationEvent, server: string): void {
     const method = methodLabel(event.method);
     this.duration.observe(this.durationSeriesOf(server, method), event.ms / 1000);
-    // An entry changed again (the fit layer after the engine: a chained record) is one entry,
-    // counted under its first change's labels with the size its last change left it at.
-    const anyChained = event.changes.some((change) => change.chained === true);
-    for (const [i, change] of event.changes.entries()) {
+    // An entry changed again (the fit layer after the engine: a chained record, on the same
+    // path) is one entry, counted under its first change's labels at the size its last change
+    // left it: what chained records add is gathered by path first, in one pass.
+    const chainedDelta = event.changes.some((change) => change.chained === true) ? deltasByPath(event) : undefined;
+    for (const change of event.changes) {
       const tally = this.tally(
         server,
         method,
@@ -182,10 +183,8 @@ export class ProxyMetrics {
       if (WARNING_ACTIONS.has(change.action as ChangeAction)) tally.warnings += 1;
       else if (change.applied && change.action !== "none") tally.rewrites += 1;
       if (change.chained === true) continue;
-      let out = bytesSent(change);
-      if (anyChained)
-        for (const next of event.changes.slice(i + 1))
-          if (next.chained === true && related(change.path, next.path)) out += bytesSent(next) - next.bytesBefore;
+      // Never below nothing: a counter cannot go down.
+      const out = Math.max(0, bytesSent(change) + (chainedDelta?.get(change.path) ?? 0));
       tally.entries += 1;
       tally.bytesIn += change.bytesBefore;
       tally.bytesOut += out;
@@ -291,9 +290,13 @@ export class ProxyMetrics {
   }
 }
 
-/** Two paths name one entry: the same, or one inside the other. */
-function related(a: string, b: string): boolean {
-  return a === b || a.startsWith(`${b}.`) || b.startsWith(`${a}.`);
+/** Path → what the chained records on it added to the size their entry went out at. */
+function deltasByPath(event: NormalizationEvent): Map<string, number> {
+  const deltas = new Map<string, number>();
+  for (const change of event.changes)
+    if (change.chained === true)
+      deltas.set(change.path, (deltas.get(change.path) ?? 0) + bytesSent(change) - change.bytesBefore);
+  return deltas;
 }
 
 /** What an entry's change sent on: its bytes after when it was made, else its bytes before (dryRun). */

@@ -124,6 +124,8 @@ export class ReportAggregator {
   private untracked = 0;
   /** Entries with no URI (a tool's blocks): in every total, in no URI row. */
   private withoutUri = 0;
+  /** The last fact that was an entry of its own: what a chained fact after it continues. */
+  private lastEntry: EntryFact | undefined;
   /** |saved| a new URI's entry must exceed to join a full table (the least kept at the last pruning). */
   private admitAbove = 0;
   private firstTs = Infinity;
@@ -147,10 +149,21 @@ export class ReportAggregator {
     return this.totals.entries;
   }
 
-  add(fact: EntryFact): void {
+  add(given: EntryFact): void {
+    // A chained fact follows the one it continues (same server and URI); one that does not — a
+    // hostile or garbled log — is an entry of its own.
+    const continues =
+      given.chained === true && this.lastEntry?.server === given.server && this.lastEntry.uri === given.uri;
+    const fact: EntryFact = given.chained === true && !continues ? { ...given, chained: false } : given;
+    if (fact.chained !== true) this.lastEntry = fact;
     addToTotals(this.totals, fact);
     this.group(this.groups.server, fact.server, fact);
-    this.group(this.groups.mime, mimeKey(fact), fact);
+    // Under the type its entry had when the change it continues left it.
+    this.group(
+      this.groups.mime,
+      fact.chained === true ? mimeKey({ mimeBefore: null, mimeAfter: fact.mimeBefore }) : mimeKey(fact),
+      fact,
+    );
     this.group(this.groups.action, fact.action, fact, true);
     this.group(this.groups.method, fact.method, fact);
     if (fact.uri !== null) this.addUri(fact);
@@ -245,6 +258,8 @@ export class ReportAggregator {
     const uri = recordedText(fact.uri as string);
     const key = `${fact.server}\u0000${uri}`;
     let row = this.uris.get(key);
+    // A chained fact adds to its entry's row; that row pruned, the fact goes with it.
+    if (row === undefined && fact.chained === true) return;
     if (row === undefined && this.uris.size >= this.maxUris && Math.abs(fact.saved) <= this.admitAbove) {
       // A full table admits a new URI only when it matters more than the least row kept at the
       // last pruning: otherwise a log of endless distinct small URIs would churn the table.

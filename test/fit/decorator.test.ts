@@ -93,6 +93,24 @@ describe("an entry both the engine and the fit layer change", () => {
     ]);
     expect(changes[1]!.bytesBefore).toBe(changes[0]!.bytesAfter);
   });
+
+  it("a resource unwrapped, then its block inlined, measure different things: not chained; /metrics renders", async () => {
+    const { upstream, transport, events } = await pair({ policy: { embeddedResources: "inline" } });
+    const blob = Buffer.from("short text").toString("base64");
+    const resource = { uri: `note://${"long-uri-".repeat(8)}`, mimeType: "text/plain", blob };
+    await transport.send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "t" } });
+    await upstream.send({ jsonrpc: "2.0", id: 1, result: { content: [{ type: "resource", resource }] } });
+    await waitFor(() => events.some((e) => e.id === 1));
+    const event = events.find((e) => e.id === 1)!;
+    expect(event.changes.map((c) => [c.path, c.action, c.chained])).toEqual([
+      ["content[0].resource", "unwrap-blob", undefined],
+      ["content[0]", "inline-resource", undefined],
+    ]);
+    const { ProxyMetrics } = await import("../../src/observe/metrics.js");
+    const metrics = new ProxyMetrics({ defaultMetrics: false });
+    metrics.observe(event, "fx");
+    await expect(metrics.render()).resolves.toBeDefined();
+  });
 });
 
 describe("an image whose data is not base64", () => {

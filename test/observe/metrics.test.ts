@@ -76,7 +76,6 @@ describe("ProxyMetrics", () => {
           change({ action: "fix-mime", path: "content[0]", bytesBefore: 72010, bytesAfter: 72009 }),
           change({ action: "fit-image", path: "content[0]", bytesBefore: 72009, bytesAfter: 34233, chained: true }),
           change({ action: "unwrap-blob", path: "content[1].resource", bytesBefore: 933, bytesAfter: 900 }),
-          change({ action: "inline-resource", path: "content[1]", bytesBefore: 900, bytesAfter: 865, chained: true }),
         ],
       },
       "fx",
@@ -84,12 +83,34 @@ describe("ProxyMetrics", () => {
     const text = (await m.render()).body;
     expect(series(text, "mcp_normalizer_entries_total")).toBe(2);
     expect(series(text, "mcp_normalizer_bytes_in_total")).toBe(72010 + 933);
-    expect(series(text, "mcp_normalizer_bytes_out_total")).toBe(34233 + 865);
-    expect(series(text, "mcp_normalizer_bytes_saved_total")).toBe(72010 - 34233 + 933 - 865);
+    expect(series(text, "mcp_normalizer_bytes_out_total")).toBe(34233 + 900);
+    expect(series(text, "mcp_normalizer_bytes_saved_total")).toBe(72010 - 34233 + 933 - 900);
     // Counted under the first change's labels; every change is a rewrite under its own.
     expect(series(text, "mcp_normalizer_entries_total", { action: "fit-image" })).toBe(0);
     expect(series(text, "mcp_normalizer_rewrites_total", { action: "fit-image" })).toBe(1);
-    expect(series(text, "mcp_normalizer_rewrites_total")).toBe(4);
+    expect(series(text, "mcp_normalizer_rewrites_total")).toBe(3);
+  });
+
+  it("never counts below nothing, whatever chained records say: /metrics keeps rendering", async () => {
+    const m = new ProxyMetrics({ defaultMetrics: false });
+    m.observe(
+      {
+        method: "tools/call",
+        id: 1,
+        ms: 1,
+        changes: [
+          change({ action: "unwrap-blob", path: "content[0]", bytesBefore: 91, bytesAfter: 89 }),
+          change({ action: "inline-resource", path: "content[0]", bytesBefore: 120, bytesAfter: 27, chained: true }),
+        ],
+      },
+      "fx",
+    );
+    for (let scrape = 0; scrape < 2; scrape++) {
+      const text = (await m.render()).body;
+      expect(series(text, "mcp_normalizer_bytes_out_total")).toBe(0);
+      expect(series(text, "mcp_normalizer_entries_total")).toBe(1);
+      expect(series(text, "mcp_normalizer_bytes_in_total")).toBe(91);
+    }
   });
 
   it("counts between scrapes add up: every entry once, whichever scrape reads it; series appear as they did per entry", async () => {

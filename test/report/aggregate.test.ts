@@ -61,6 +61,40 @@ describe("ReportAggregator", () => {
     expect(renderMarkdown(model)).toContain("1 entry has no URI (a tool's blocks): in every total, in no row here.");
   });
 
+  it("a chained fact continues only the entry before it (same server and URI): files under its type; a stray one is an entry", () => {
+    const agg = new ReportAggregator();
+    agg.add(
+      fact({
+        action: "fix-mime",
+        uri: "x:/img",
+        mimeBefore: "image/jpeg",
+        mimeAfter: "image/png",
+        bytesBefore: 1000,
+        bytesAfter: 999,
+      }),
+    );
+    agg.add(
+      fact({
+        action: "fit-image",
+        uri: "x:/img",
+        mimeBefore: "image/png",
+        mimeAfter: "image/webp",
+        bytesBefore: 999,
+        bytesAfter: 100,
+        chained: true,
+      }),
+    );
+    // A hostile or garbled log: "chained" after another URI's entry.
+    agg.add(fact({ action: "fit-image", uri: "x:/other", bytesBefore: 50, bytesAfter: 40, chained: true }));
+    const model = agg.toModel({ kind: "log", source: {}, generatedAt: "now" });
+    expect(model.totals).toMatchObject({ entries: 2, bytesBefore: 1050, bytesAfter: 140, saved: 910 });
+    expect(model.byMime.map((r) => [r.key, r.entries, r.bytesBefore, r.bytesAfter])).toEqual(
+      expect.arrayContaining([["image/png", 1, 1000, 100]]),
+    );
+    for (const row of [...model.byMime, ...model.byUri, ...model.byServer])
+      expect(row.bytesAfter).toBeGreaterThanOrEqual(0);
+  });
+
   it("reads chained from a log line", () => {
     const line = JSON.stringify({ ...fact({ chained: true }), ts: "2026-01-01T00:00:00.000Z" });
     expect(parseLogLine(line)).toMatchObject({ kind: "record", fact: { chained: true } });
