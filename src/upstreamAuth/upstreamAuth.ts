@@ -566,7 +566,7 @@ function withBearer(init: RequestInit | undefined, token: string): RequestInit {
  */
 function isUnavailable(error: unknown, status: number | undefined): boolean {
   if (error instanceof TemporarilyUnavailableError || error instanceof TooManyRequestsError) return true;
-  if (status !== undefined && status >= 500) return true;
+  if (status !== undefined && (status === 429 || status >= 500)) return true;
   if (error instanceof OAuthError) return false;
   const name = error instanceof Error ? error.name : "";
   return (

@@ -168,7 +168,10 @@ describe("OAuth token renewal", () => {
   });
 
   it("a token endpoint that is down (HTTP 503, plain text) is an outage to try again, not a login to ask for", async () => {
-    const server = await startTokenServer(0, [[503, "refresh broke: upstream connect error"]]);
+    const server = await startTokenServer(0, [
+      [503, "refresh broke: upstream connect error"],
+      [429, "slow down"],
+    ]);
     const url = `${server.base}/mcp`;
     const auth = layer(url, await expiredLogin(server.base, url));
     const error = await post(auth, url).then(
@@ -177,6 +180,13 @@ describe("OAuth token renewal", () => {
     );
     expect(error).toMatch(/could not refresh its OAuth token \(.*HTTP 503.*not an OAuth answer\); it is tried again/);
     expect(error).not.toMatch(/needs an OAuth login|Raw body|refresh broke/);
+    expect(auth.needsLogin).toBe(false);
+    // A plain 429 (no OAuth JSON): an outage too, the refresh token kept.
+    const limited = await post(auth, url).then(
+      () => "answered",
+      (e: Error) => e.message,
+    );
+    expect(limited).toMatch(/HTTP 429.*it is tried again/);
     expect(auth.needsLogin).toBe(false);
     expect((await post(auth, url)).status).toBe(200);
     expect(server.sent).toEqual(["AT-2"]);
