@@ -217,10 +217,14 @@ createInterface({ input: process.stdin }).on("line", (line) => {
   if (m.id === undefined) return;
   const result =
     m.method === "initialize"
-      ? '{"protocolVersion":"2025-06-18","capabilities":{"resources":{}},"serverInfo":{"name":"esc","version":"1"}}'
+      ? '{"protocolVersion":"2025-06-18","capabilities":{"resources":{},"tools":{}},"serverInfo":{"name":"esc","version":"1"}}'
       : m.method === "resources/list"
         ? '{"resources":[{"uri":"x:/big.md","name":"big"}]}'
-        : '{"contents":[' + entry + ']}';
+        : m.method === "tools/list"
+          ? '{"tools":[{"name":"fail","inputSchema":{"type":"object"}}]}'
+          : m.method === "tools/call"
+            ? '{"isError":true,"content":[{"type":"text","text":"quota exceeded ' + "q".repeat(2000) + '"}]}'
+            : '{"contents":[' + entry + ']}';
   process.stdout.write('{"jsonrpc":"2.0","id":' + JSON.stringify(m.id) + ',"result":' + result + '}' + String.fromCharCode(10));
 });
 `,
@@ -233,11 +237,15 @@ createInterface({ input: process.stdin }).on("line", (line) => {
         limits: { rawStringBytes: 1024 },
       }),
     );
-    const run = await runCli(["audit", "--config", config, "--server", "esc", "--format", "json"]);
+    const run = await runCli(["audit", "--config", config, "--server", "esc", "--call", "fail", "--format", "json"]);
     expect(run.code, run.stderr).toBe(0);
-    const item = (
-      JSON.parse(run.stdout) as { items: Array<{ action: string; bytesBefore: number; bytesAfter: number }> }
-    ).items[0]!;
+    const report = JSON.parse(run.stdout) as {
+      items: Array<{ action: string; bytesBefore: number; bytesAfter: number }>;
+      failures: Array<{ error: string }>;
+    };
+    // A tool's error text past rawStringBytes (read as bytes) is quoted all the same.
+    expect(report.failures.map((f) => f.error)).toEqual([expect.stringMatching(/^tool error: quota exceeded q+/)]);
+    const item = report.items.find((i) => i.action === "fix-mime")!;
     expect(item.action).toBe("fix-mime");
     // Only the type changed (application/octet-stream → text/markdown): the text went on as it came.
     expect(item.bytesBefore - item.bytesAfter).toBe("application/octet-stream".length - "text/markdown".length);

@@ -30,6 +30,7 @@ import { structuredDuplicates } from "./structuredDuplicates.js";
 import type { ToolCall } from "./targets.js";
 import { TOKEN_ENCODING, TOKEN_NOTE, type TokenCounter } from "./tokens.js";
 import { valueAt } from "./valueAt.js";
+import { isRawJsonString } from "../../wire/rawJson.js";
 import { fitResult, mergeChanges, type FitSession } from "../../fit/fitResult.js";
 
 /** Default resources read at the same time (`--concurrency`). */
@@ -405,10 +406,14 @@ function toFact(
 /** A tool's own error (`isError: true`): the text of its text blocks, as the upstream wrote it. */
 function toolErrorText(result: unknown): string {
   const content = (result as { content?: unknown }).content;
+  // A text past limits.rawStringBytes was read as bytes: decoded here.
+  const textOf = (text: unknown): string | undefined =>
+    typeof text === "string" ? text : isRawJsonString(text) ? text.value() : undefined;
   const texts = Array.isArray(content)
-    ? content
-        .filter((b) => (b as { type?: unknown })?.type === "text" && typeof (b as { text?: unknown }).text === "string")
-        .map((b) => (b as { text: string }).text)
+    ? content.flatMap((b) => {
+        const text = (b as { type?: unknown })?.type === "text" ? textOf((b as { text?: unknown }).text) : undefined;
+        return text === undefined ? [] : [text];
+      })
     : [];
   const text = texts.join(" ").replace(/\s+/g, " ").trim();
   const message = text === "" ? "the tool answered isError with no text" : text;
