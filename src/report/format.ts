@@ -49,7 +49,8 @@ export function noOffendersText(byUri: ReadonlyArray<{ saved: number }>): string
 
 /** What the URI table says of entries that have no URI (a tool's blocks): counted, just not listed. */
 export function withoutUriLine(entries: number): string {
-  return `${formatCountOf(entries, "entry has", "entries have")} no URI (a tool's blocks): in every total, in no row here.`;
+  const count = formatCountOf(entries, "entry has", "entries have");
+  return `${count} no URI (a tool's blocks): in every total, in no row here.`;
 }
 
 /** `{unwrap-blob: 3, fix-mime: 1}` → `unwrap-blob 3, fix-mime 1` (most frequent first; `none` left out). */
