@@ -277,14 +277,14 @@ export class StatelessPool {
       if (this.refusal !== undefined) {
         this.toHost(
           post,
-          errorResponse(msg.id, JSONRPC.UPSTREAM_UNAVAILABLE, `${msg.method} not forwarded: ${this.refusal}`),
+          errorResponse(idAsWritten(msg), JSONRPC.UPSTREAM_UNAVAILABLE, `${msg.method} not forwarded: ${this.refusal}`),
           msg.id,
         );
         return;
       }
       const invalid = notJsonRpc2(msg);
       if (invalid !== undefined) {
-        this.toHost(post, invalid, msg.id);
+        this.toHost(post, { ...invalid, id: idAsWritten(msg) } as JSONRPCMessage, msg.id);
         return;
       }
       const id = ++this.nextId;

@@ -115,6 +115,15 @@ describe("the stateless pool", () => {
     const crashed = await raw("crash", { code: 3 });
     expect(crashed).toMatch(/"id":9007199254740993[,}]/);
     expect(crashed).toContain("exited with code 3");
+    // Refused at the door (not JSON-RPC 2.0): the refusal carries the id as written too.
+    const refused = await fetch(url, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...STATELESS },
+      body: '{"jsonrpc":"1.0","id":9007199254740993,"method":"tools/call","params":{"name":"pid"}}',
+    });
+    const refusal = await refused.text();
+    expect(refusal).toContain("Invalid Request");
+    expect(refusal).toMatch(/"id":9007199254740993[,}]/);
   });
 });
 
