@@ -95,6 +95,8 @@ export class ReplayLog {
   /** Every stand-in, oldest first, from index `lostFirst`: the order they are let go in. */
   private readonly lostOrder: Array<{ readonly stream: number; readonly seq: number; readonly tick: number }> = [];
   private lostFirst = 0;
+  /** Places in `lostOrder` whose stand-in went with its forgotten stream. */
+  private deadPlaces = 0;
   private ticks = 0;
   private bytes = 0;
 
@@ -182,8 +184,23 @@ export class ReplayLog {
     if (this.finished.size <= FINISHED_REMEMBERED) return;
     const [oldest, gone] = this.finished.entries().next().value as [number, FinishedStream];
     this.finished.delete(oldest);
-    // Its stand-ins go with it (their places in `lostOrder` then name nothing).
-    this.bytes -= (gone.lost?.size ?? 0) * this.standInBytes;
+    // Its stand-ins go with it; their places in `lostOrder` then name nothing, and are swept out
+    // once they are most of it.
+    const dropped = gone.lost?.size ?? 0;
+    this.bytes -= dropped * this.standInBytes;
+    this.deadPlaces += dropped;
+    if (this.deadPlaces >= 1024 && this.deadPlaces * 2 > this.lostOrder.length - this.lostFirst) this.sweepPlaces();
+  }
+
+  /** `lostOrder` without the places of stand-ins that have gone. */
+  private sweepPlaces(): void {
+    const live = this.lostOrder
+      .slice(this.lostFirst)
+      .filter((place) => (this.streams.get(place.stream) ?? this.finished.get(place.stream))?.lost?.has(place.seq));
+    this.lostOrder.length = 0;
+    for (const place of live) this.lostOrder.push(place);
+    this.lostFirst = 0;
+    this.deadPlaces = 0;
   }
 
   /** Bytes kept now, for tests. */

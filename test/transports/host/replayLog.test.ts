@@ -153,4 +153,15 @@ describe("parseEventId", () => {
     expect(standIns.length).toBeLessThanOrEqual(10);
     expect(standIns.length).toBeGreaterThan(0);
   });
+
+  it("keeps no trace of the stand-ins of streams it has forgotten: 100,000 lost answers, a bounded log", () => {
+    const log = new ReplayLog(1024 * 1024, 512, (id) => `lost ${id}`);
+    for (let stream = 1; stream <= 100_000; stream++) {
+      log.append(stream, "x".repeat(2 * 1024 * 1024), stream);
+      log.finish(stream);
+    }
+    expect(log.keptBytes).toBeLessThanOrEqual(1024 * 1024);
+    const places = (log as unknown as { lostOrder: unknown[] }).lostOrder.length;
+    expect(places).toBeLessThan(5000);
+  });
 });
