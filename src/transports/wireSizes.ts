@@ -13,8 +13,8 @@
  * string): a changed entry keeps the engine's "after" — the proxy writes what it changed as
  * `JSON.stringify` does, and a literal it kept as it came, which the engine counts as written. A
  * message built in process keeps the engine's measure. A dry run's "after", which never went out,
- * is worked out as it would have gone (`wouldHaveSent`). Each text is walked once for all its
- * records.
+ * is worked out as it would have gone (`wouldHaveSent`; a big read's, the engine's "after", as
+ * when it is made). Each text is walked once for all its records.
  */
 import { isChange, type ChangeRecord, WARNING_ACTIONS } from "../normalize/change.js";
 import { JsonSpans } from "../wire/jsonPathSpan.js";
@@ -108,7 +108,8 @@ function measuredInSkeleton(
     for (const match of skeleton.text.slice(entry.start, entry.end).matchAll(standIn))
       before += (skeleton.raws[Number(match[1])]?.byteLength ?? match[0].length) - match[0].length;
     const kept = !isChange(record) || WARNING_ACTIONS.has(record.action);
-    return resized(record, before, kept ? before : record.applied ? record.bytesAfter : undefined);
+    // Made or not (a dry run), a changed entry is the engine's "after": what the proxy writes.
+    return resized(record, before, kept ? before : record.bytesAfter);
   });
 }
 
