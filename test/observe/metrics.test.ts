@@ -25,6 +25,13 @@ function change(overrides: Partial<ChangeRecord>): ChangeRecord {
   };
 }
 
+/** A fresh registry that has observed one tools/call with `changes` for server "fx". */
+function observedOnce(changes: ChangeRecord[]): ProxyMetrics {
+  const m = new ProxyMetrics({ defaultMetrics: false });
+  m.observe({ method: "tools/call", id: 1, ms: 1, changes }, "fx");
+  return m;
+}
+
 describe("ProxyMetrics", () => {
   it("counts bytes in/out/saved/grown, entries, rewrites, warnings and time per message", async () => {
     const m = new ProxyMetrics({ defaultMetrics: false });
@@ -66,20 +73,11 @@ describe("ProxyMetrics", () => {
   });
 
   it("an entry changed twice (engine, then fit: a chained record) is one entry, in once, out at its last size", async () => {
-    const m = new ProxyMetrics({ defaultMetrics: false });
-    m.observe(
-      {
-        method: "tools/call",
-        id: 1,
-        ms: 1,
-        changes: [
-          change({ action: "fix-mime", path: "content[0]", bytesBefore: 72010, bytesAfter: 72009 }),
-          change({ action: "fit-image", path: "content[0]", bytesBefore: 72009, bytesAfter: 34233, chained: true }),
-          change({ action: "unwrap-blob", path: "content[1].resource", bytesBefore: 933, bytesAfter: 900 }),
-        ],
-      },
-      "fx",
-    );
+    const m = observedOnce([
+      change({ action: "fix-mime", path: "content[0]", bytesBefore: 72010, bytesAfter: 72009 }),
+      change({ action: "fit-image", path: "content[0]", bytesBefore: 72009, bytesAfter: 34233, chained: true }),
+      change({ action: "unwrap-blob", path: "content[1].resource", bytesBefore: 933, bytesAfter: 900 }),
+    ]);
     const text = (await m.render()).body;
     expect(series(text, "mcp_normalizer_entries_total")).toBe(2);
     expect(series(text, "mcp_normalizer_bytes_in_total")).toBe(72010 + 933);
@@ -92,19 +90,10 @@ describe("ProxyMetrics", () => {
   });
 
   it("never counts below nothing, whatever chained records say: /metrics keeps rendering", async () => {
-    const m = new ProxyMetrics({ defaultMetrics: false });
-    m.observe(
-      {
-        method: "tools/call",
-        id: 1,
-        ms: 1,
-        changes: [
-          change({ action: "unwrap-blob", path: "content[0]", bytesBefore: 91, bytesAfter: 89 }),
-          change({ action: "inline-resource", path: "content[0]", bytesBefore: 120, bytesAfter: 27, chained: true }),
-        ],
-      },
-      "fx",
-    );
+    const m = observedOnce([
+      change({ action: "unwrap-blob", path: "content[0]", bytesBefore: 91, bytesAfter: 89 }),
+      change({ action: "inline-resource", path: "content[0]", bytesBefore: 120, bytesAfter: 27, chained: true }),
+    ]);
     for (let scrape = 0; scrape < 2; scrape++) {
       const text = (await m.render()).body;
       expect(series(text, "mcp_normalizer_bytes_out_total")).toBe(0);

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../helpers/runCli.js";
 import { tempDir } from "../helpers/tempDir.js";
-import { authorizationServerMetadata, writeConfig } from "./helpers.js";
+import { answeredDiscovery, authorizationServerMetadata, writeConfig } from "./helpers.js";
 
 const TOKEN = "AT-audit-token-7c41d9e2";
 
@@ -26,10 +26,8 @@ beforeAll(async () => {
       res.writeHead(status, { "content-type": "application/json" });
       res.end(JSON.stringify(value));
     };
-    if (path.startsWith("/.well-known/oauth-protected-resource"))
-      return json(200, { resource: `${base}/mcp`, authorization_servers: [base] });
-    if (path.startsWith("/.well-known/oauth-authorization-server"))
-      return json(200, { ...authorizationServerMetadata(base), grant_types_supported: ["client_credentials"] });
+    const metadata = { ...authorizationServerMetadata(base), grant_types_supported: ["client_credentials"] };
+    if (answeredDiscovery(path, base, json, metadata)) return;
     if (path === "/token") return json(200, { access_token: TOKEN, token_type: "Bearer", expires_in: 3600 });
     if (path !== "/mcp") return json(404, {});
     if (req.headers.authorization !== `Bearer ${TOKEN}`) {

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connect, hostTransport, startServe, type ServeProcess } from "../helpers/proxyProcess.js";
 import { tempDir } from "../helpers/tempDir.js";
-import { writeConfig } from "./helpers.js";
+import { answeredDiscovery, authorizationServerMetadata, writeConfig } from "./helpers.js";
 
 const CLIENT = "svc";
 const SECRET = "s3cr3t value!'()~*-4c1d";
@@ -30,17 +30,12 @@ async function startEchoServer(mode: Mode): Promise<{ url: string; close: () => 
       res.writeHead(status, { "content-type": "application/json" });
       res.end(JSON.stringify(value));
     };
-    if (path.startsWith("/.well-known/oauth-protected-resource"))
-      return json(200, { resource: `${base}/mcp`, authorization_servers: [base] });
-    if (path.startsWith("/.well-known/oauth-authorization-server") || path.startsWith("/.well-known/openid"))
-      return json(200, {
-        issuer: base,
-        authorization_endpoint: `${base}/authorize`,
-        token_endpoint: `${base}/token`,
-        response_types_supported: ["code"],
-        grant_types_supported: ["client_credentials"],
-        token_endpoint_auth_methods_supported: mode === "echo-post" ? ["client_secret_post"] : ["client_secret_basic"],
-      });
+    const metadata = {
+      ...authorizationServerMetadata(base),
+      grant_types_supported: ["client_credentials"],
+      token_endpoint_auth_methods_supported: mode === "echo-post" ? ["client_secret_post"] : ["client_secret_basic"],
+    };
+    if (answeredDiscovery(path, base, json, metadata)) return;
     if (path === "/token") {
       const echo = `got authorization=${req.headers.authorization ?? ""} body=${body}`;
       if (mode === "echo-text" || mode === "echo-post") {

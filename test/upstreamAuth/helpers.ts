@@ -46,6 +46,28 @@ export function authorizationServerMetadata(base: string): Record<string, unknow
   };
 }
 
+/**
+ * Answers the OAuth discovery a protected server on `base` needs (its protected-resource
+ * metadata naming itself as authorization server, and `metadata` as that server's); false for
+ * any other path.
+ */
+export function answeredDiscovery(
+  path: string,
+  base: string,
+  json: (status: number, value: unknown) => void,
+  metadata: Record<string, unknown>,
+): boolean {
+  if (path.startsWith("/.well-known/oauth-protected-resource")) {
+    json(200, { resource: `${base}/mcp`, authorization_servers: [base] });
+    return true;
+  }
+  if (path.startsWith("/.well-known/oauth-authorization-server") || path.startsWith("/.well-known/openid")) {
+    json(200, metadata);
+    return true;
+  }
+  return false;
+}
+
 /** A list the test file's own node:http servers go in: each is closed after the test that made it. */
 export function serversClosedAfterEach(): Server[] {
   const servers: Server[] = [];
