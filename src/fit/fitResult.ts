@@ -316,11 +316,26 @@ export function mergeChanges(engine: readonly ChangeRecord[], fitted: readonly C
   const kept = engine.filter((change) => change.action !== "none" || !covered(change.path));
   // A fit on the very entry a record before it changed (the same path: the same thing measured,
   // its bytes before what that record left): one entry, changed twice.
+  // Each chained record comes right after the one it continues (a log reader pairs them so).
   const changed = new Set(kept.filter((change) => change.action !== "none").map((change) => change.path));
-  const chained = fits.map((change) => {
-    const again = changed.has(change.path);
-    changed.add(change.path);
-    return again ? { ...change, chained: true as const } : change;
-  });
-  return [...kept, ...chained];
+  const after = new Map<string, ChangeRecord[]>();
+  const rest: ChangeRecord[] = [];
+  for (const change of fits) {
+    if (!changed.has(change.path)) {
+      changed.add(change.path);
+      rest.push(change);
+      continue;
+    }
+    const list = after.get(change.path) ?? [];
+    list.push({ ...change, chained: true });
+    after.set(change.path, list);
+  }
+  const merged: ChangeRecord[] = [];
+  for (const change of [...kept, ...rest]) {
+    merged.push(change);
+    const continued = change.action === "none" ? undefined : after.get(change.path);
+    if (continued !== undefined) merged.push(...continued);
+    after.delete(change.path);
+  }
+  return merged;
 }

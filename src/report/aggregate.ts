@@ -155,17 +155,14 @@ export class ReportAggregator {
     const continues =
       given.chained === true && this.lastEntry?.server === given.server && this.lastEntry.uri === given.uri;
     const fact: EntryFact = given.chained === true && !continues ? { ...given, chained: false } : given;
-    if (fact.chained !== true) this.lastEntry = fact;
+    // A chained fact is filed with the entry it continues, under that entry's keys.
+    const entry = fact.chained === true ? (this.lastEntry as EntryFact) : fact;
+    this.lastEntry = entry;
     addToTotals(this.totals, fact);
-    this.group(this.groups.server, fact.server, fact);
-    // Under the type its entry had when the change it continues left it.
-    this.group(
-      this.groups.mime,
-      fact.chained === true ? mimeKey({ mimeBefore: null, mimeAfter: fact.mimeBefore }) : mimeKey(fact),
-      fact,
-    );
+    this.group(this.groups.server, entry.server, fact);
+    this.group(this.groups.mime, mimeKey(entry), fact);
     this.group(this.groups.action, fact.action, fact, true);
-    this.group(this.groups.method, fact.method, fact);
+    this.group(this.groups.method, entry.method, fact);
     if (fact.uri !== null) this.addUri(fact);
     else if (fact.chained !== true) this.withoutUri++;
     if (typeof fact.ts === "string") {

@@ -94,6 +94,58 @@ describe("an entry both the engine and the fit layer change", () => {
     expect(changes[1]!.bytesBefore).toBe(changes[0]!.bytesAfter);
   });
 
+  it("a read of two images: each chained record right after the one it continues; report and /metrics agree", async () => {
+    for (const dryRun of [false, true]) {
+      const events: NormalizationEvent[] = [];
+      const { upstream, transport } = await decoratorPair({
+        policy: { dryRun },
+        fit: { policy: { images: { resources: true } } },
+        onNormalized: (e) => events.push(e),
+      });
+      const big = (await bigPng(3000, 2000)).toString("base64");
+      const small = (await bigPng(40, 30)).toString("base64");
+      await transport.send({ jsonrpc: "2.0", id: 1, method: "resources/read", params: { uri: "x:/a.png" } });
+      await upstream.send({
+        jsonrpc: "2.0",
+        id: 1,
+        result: {
+          contents: [
+            { uri: "x:/a.png", mimeType: "image/jpeg", blob: big },
+            { uri: "x:/b.png", mimeType: "image/jpeg", blob: small },
+          ],
+        },
+      });
+      await waitFor(() => events.some((e) => e.id === 1));
+      const event = events.find((e) => e.id === 1)!;
+      expect(event.changes.map((c) => `${c.path} ${c.action}${c.chained ? " chained" : ""}`)).toEqual([
+        "contents[0] fix-mime",
+        "contents[0] fit-image chained",
+        "contents[1] fix-mime",
+      ]);
+      const { toLogRecords } = await import("../../src/observe/logRecord.js");
+      const { parseLogLine } = await import("../../src/report/parseLogLine.js");
+      const { ReportAggregator } = await import("../../src/report/aggregate.js");
+      const aggregator = new ReportAggregator();
+      for (const record of toLogRecords(event, { server: "fx", id: "fx-1" })) {
+        const parsed = parseLogLine(JSON.stringify(record));
+        if (parsed.kind === "record") aggregator.add(parsed.fact);
+      }
+      const model = aggregator.toModel({ kind: "log", source: {}, generatedAt: "now" });
+      const first = event.changes[0]!;
+      const before = first.bytesBefore + event.changes[2]!.bytesBefore;
+      expect(model.totals, `dryRun ${dryRun}`).toMatchObject({ entries: 2, bytesBefore: before });
+      for (const row of [...model.byMime, ...model.byMethod, ...model.byServer, ...model.byUri]) {
+        expect(row.entries, `${row.key ?? row.uri} (dryRun ${dryRun})`).toBeGreaterThan(0);
+        expect(row.bytesAfter).toBeGreaterThan(0);
+      }
+      const { ProxyMetrics } = await import("../../src/observe/metrics.js");
+      const metrics = new ProxyMetrics({ defaultMetrics: false });
+      metrics.observe(event, "fx");
+      const text = (await metrics.render()).body;
+      expect(text).toMatch(/mcp_normalizer_entries_total\{[^}]*action="fix-mime"[^}]*\} 2/);
+    }
+  });
+
   it("a resource unwrapped, then its block inlined, measure different things: not chained; /metrics renders", async () => {
     const { upstream, transport, events } = await pair({ policy: { embeddedResources: "inline" } });
     const blob = Buffer.from("short text").toString("base64");
