@@ -135,7 +135,7 @@ describe("an entry both the engine and the fit layer change", () => {
       const before = first.bytesBefore + event.changes[2]!.bytesBefore;
       expect(model.totals, `dryRun ${dryRun}`).toMatchObject({ entries: 2, bytesBefore: before });
       for (const row of [...model.byMime, ...model.byMethod, ...model.byServer, ...model.byUri]) {
-        expect(row.entries, `${row.key ?? row.uri} (dryRun ${dryRun})`).toBeGreaterThan(0);
+        expect(row.entries, `${"key" in row ? row.key : row.uri} (dryRun ${dryRun})`).toBeGreaterThan(0);
         expect(row.bytesAfter).toBeGreaterThan(0);
       }
       const { ProxyMetrics } = await import("../../src/observe/metrics.js");
