@@ -26,7 +26,7 @@ import { probe, sameIssuer, scopeUnion } from "./challenge.js";
 import { openInBrowser } from "./openBrowser.js";
 import { basicCredentials } from "../errors/redact.js";
 import { redactedMessage } from "./oauthFetch.js";
-import { loginWithTokens, type StoredLogin } from "./tokenStore.js";
+import { loginWithTokens, type StoredLogin, unsendable } from "./tokenStore.js";
 import type { AuthorizationCodeSpec, Challenge, FetchLike, LoginPrompt } from "./types.js";
 
 export interface LoginFlowOptions {
@@ -103,6 +103,8 @@ export async function runLoginFlow(options: LoginFlowOptions): Promise<StoredLog
     const client = provider.client;
     if (tokens === undefined || discovery === undefined || client === undefined)
       throw new NormalizerError("LOGIN_FAILED", `${what}: the token exchange gave no tokens`);
+    const why = unsendable(tokens);
+    if (why !== undefined) throw new NormalizerError("LOGIN_FAILED", `${what}: ${why}; nothing was stored`);
     const base = {
       issuer: discovery.authorizationServerUrl,
       ...(discovery.resourceMetadata === undefined ? {} : { resource: discovery.resourceMetadata.resource }),

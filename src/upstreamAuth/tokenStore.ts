@@ -64,6 +64,17 @@ export function tokenFilePath(dir: string, serverUrl: string): string {
   return join(dir, tokenFileName(serverUrl));
 }
 
+/**
+ * Why `tokens` can never be sent, or undefined: an access token with a control character (a CR/LF
+ * would split the request's headers; every HTTP client refuses it).
+ */
+export function unsendable(tokens: OAuthTokens): string | undefined {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is looked for.
+  return /[\u0000-\u001f\u007f]/.test(tokens.access_token)
+    ? "the authorization server issued an access token with control characters, which cannot be sent in a header"
+    : undefined;
+}
+
 /** Tokens with the absolute expiry computed from `expires_in` as they arrive. */
 export function loginWithTokens(
   base: Omit<StoredLogin, "tokens" | "obtainedAt" | "expiresAt" | "version" | "server">,

@@ -33,7 +33,7 @@ import { runLoginFlow } from "./loginFlow.js";
 import { basicCredentials } from "../errors/redact.js";
 import { redactedMessage, timedFetch } from "./oauthFetch.js";
 import { withFileLock } from "./fileLock.js";
-import { loginWithTokens, readLogin, tokenFilePath, writeLogin, type StoredLogin } from "./tokenStore.js";
+import { loginWithTokens, readLogin, tokenFilePath, unsendable, writeLogin, type StoredLogin } from "./tokenStore.js";
 import type { Challenge, FetchLike, LoginPrompt, UpstreamAuthSpec } from "./types.js";
 
 export interface UpstreamAuthOptions {
@@ -380,6 +380,12 @@ export class UpstreamAuth {
         command: this.options.loginCommand,
         error: why,
       });
+      return undefined;
+    }
+    const unusable = unsendable(tokens);
+    if (unusable !== undefined) {
+      this.refreshFailure = unusable;
+      this.logger.warn("OAuth token not refreshed; a new login is needed", { error: unusable });
       return undefined;
     }
     const { issuer, resource, client, registered, scope, wantedScope } = login;

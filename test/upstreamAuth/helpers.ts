@@ -110,6 +110,8 @@ export interface OAuthUpstream {
 export interface FixtureOptions {
   accessTtlS?: number;
   clients?: Array<Record<string, unknown>>;
+  /** Appended to every access token the fixture issues (a hostile server's token). */
+  tokenSuffix?: string;
 }
 
 export async function startOAuthUpstream(options: FixtureOptions = {}): Promise<OAuthUpstream> {

@@ -268,3 +268,24 @@ describe("mcp-normalizer login", () => {
       expect(help.stdout()).toContain(words);
   });
 });
+
+describe("a server whose access tokens cannot be sent", () => {
+  it("login refuses them (control characters), naming why; nothing is stored", async () => {
+    const hostile = await startOAuthUpstream({ tokenSuffix: "\r\nX-Injected: yes" });
+    try {
+      const dir = tempDir("mcpn-login-ctl-");
+      const authDir = join(dir, "auth");
+      const configFile = writeConfig(dir, { mcpServers: { bad: { url: hostile.mcp, auth: "oauth" } } });
+      const login = await loginApproved(["bad", "--config", configFile], { MCPN_AUTH_DIR: authDir });
+      expect(login.code).toBe(1);
+      expect(login.stderr()).toMatch(
+        /access token with control characters, which cannot be sent in a header; nothing was stored/,
+      );
+      expect(login.stderr()).not.toContain("X-Injected");
+      expect(readdirSync(authDir).filter((f) => !f.endsWith(".lock"))).toEqual([]);
+    } finally {
+      await stopStartedClis();
+      await hostile.stop();
+    }
+  });
+});

@@ -28,7 +28,11 @@ const servers = serversClosedAfterEach();
  * endpoint answers after `answerDelayMs`, but takes the refresh token at once — as a server that
  * rotates in its database before it replies.
  */
-async function startTokenServer(answerDelayMs = 0, outages: Array<[number, string]> = []): Promise<TokenServer> {
+async function startTokenServer(
+  answerDelayMs = 0,
+  outages: Array<[number, string]> = [],
+  tokenSuffix = "",
+): Promise<TokenServer> {
   let issued = 1;
   const valid = new Set(["RT-1"]);
   const refreshes: Array<{ token: string; ok: boolean }> = [];
@@ -59,7 +63,12 @@ async function startTokenServer(answerDelayMs = 0, outages: Array<[number, strin
         valid.add(`RT-${issued}`);
         answer = [
           200,
-          { access_token: `AT-${issued}`, refresh_token: `RT-${issued}`, token_type: "Bearer", expires_in: 3600 },
+          {
+            access_token: `AT-${issued}${tokenSuffix}`,
+            refresh_token: `RT-${issued}`,
+            token_type: "Bearer",
+            expires_in: 3600,
+          },
         ];
       }
       setTimeout(() => json(...answer), ok ? answerDelayMs : 0);
@@ -209,5 +218,18 @@ describe("OAuth token renewal", () => {
       );
       expect(auth.needsLogin).toBe(true);
     }
+  });
+
+  it("a refreshed token that cannot be sent (control characters) asks for a login, never sends or quotes it", async () => {
+    const server = await startTokenServer(0, [], "\r\nX-Injected: yes");
+    const url = `${server.base}/mcp`;
+    const auth = layer(url, await expiredLogin(server.base, url));
+    const error = await post(auth, url).then(
+      () => "answered",
+      (e: Error) => e.message,
+    );
+    expect(error).toMatch(/needs an OAuth login \(.*access token with control characters/);
+    expect(error).not.toContain("X-Injected");
+    expect(server.sent.some((token) => token.includes("X-Injected"))).toBe(false);
   });
 });
