@@ -126,6 +126,9 @@ export class ReportAggregator {
   private withoutUri = 0;
   /** The last fact that was an entry of its own: what a chained fact after it continues. */
   private lastEntry: EntryFact | undefined;
+  /** The totals that entry was counted in, and whether it counts as warned (not yet changed). */
+  private entryTotals: Totals[] = [];
+  private entryWarned = false;
   /** |saved| a new URI's entry must exceed to join a full table (the least kept at the last pruning). */
   private admitAbove = 0;
   private firstTs = Infinity;
@@ -159,12 +162,27 @@ export class ReportAggregator {
     const entry = fact.chained === true ? (this.lastEntry as EntryFact) : fact;
     this.lastEntry = entry;
     addToTotals(this.totals, fact);
-    this.group(this.groups.server, entry.server, fact);
-    this.group(this.groups.mime, mimeKey(entry), fact);
+    const filed = [
+      this.totals,
+      this.group(this.groups.server, entry.server, fact),
+      this.group(this.groups.mime, mimeKey(entry), fact),
+      this.group(this.groups.method, entry.method, fact),
+    ];
     this.group(this.groups.action, fact.action, fact, true);
-    this.group(this.groups.method, entry.method, fact);
-    if (fact.uri !== null) this.addUri(fact);
-    else if (fact.chained !== true) this.withoutUri++;
+    const row = fact.uri === null ? undefined : this.addUri(fact);
+    if (row !== undefined) filed.push(row);
+    if (fact.uri === null && fact.chained !== true) this.withoutUri++;
+    if (fact.chained !== true) {
+      this.entryTotals = filed;
+      this.entryWarned = WARNING_ACTIONS.has(fact.action as ChangeAction);
+    } else if (this.entryWarned && fact.action !== "none" && !WARNING_ACTIONS.has(fact.action as ChangeAction)) {
+      // An entry warned about first and then changed (the fit layer made it fit) is a changed entry.
+      for (const totals of this.entryTotals) {
+        totals.warned--;
+        totals.changed++;
+      }
+      this.entryWarned = false;
+    }
     if (typeof fact.ts === "string") {
       const at = Date.parse(fact.ts);
       if (Number.isFinite(at)) {
@@ -237,7 +255,7 @@ export class ReportAggregator {
     };
   }
 
-  private group(map: Map<string, Totals>, key: string, fact: EntryFact, asEntry?: boolean): void {
+  private group(map: Map<string, Totals>, key: string, fact: EntryFact, asEntry?: boolean): Totals {
     let totals = map.get(key);
     if (totals === undefined) {
       const slot = map.size < this.maxGroupKeys ? key : OTHER;
@@ -248,20 +266,22 @@ export class ReportAggregator {
       }
     }
     addToTotals(totals, fact, asEntry);
+    return totals;
   }
 
-  private addUri(fact: EntryFact): void {
+  /** Files `fact` in its URI's row; the row's totals, or undefined when it is in no row. */
+  private addUri(fact: EntryFact): Totals | undefined {
     // A log from another proxy (or an older one) may hold URIs of any length: kept as records hold them.
     const uri = recordedText(fact.uri as string);
     const key = `${fact.server}\u0000${uri}`;
     let row = this.uris.get(key);
     // A chained fact adds to its entry's row; that row pruned, the fact goes with it.
-    if (row === undefined && fact.chained === true) return;
+    if (row === undefined && fact.chained === true) return undefined;
     if (row === undefined && this.uris.size >= this.maxUris && Math.abs(fact.saved) <= this.admitAbove) {
       // A full table admits a new URI only when it matters more than the least row kept at the
       // last pruning: otherwise a log of endless distinct small URIs would churn the table.
       this.untracked++;
-      return;
+      return undefined;
     }
     if (row === undefined) {
       row = { uri, server: fact.server, mime: mimeKey(fact), totals: emptyTotals() };
@@ -273,6 +293,7 @@ export class ReportAggregator {
     // Pruned in batches (down to the limit once a quarter over it): O(log n) amortized per add,
     // and at most 1.25 × maxUris rows alive.
     if (this.uris.size > this.maxUris + Math.ceil(this.maxUris / 4)) this.pruneUris();
+    return row.totals;
   }
 
   /** The URI rows the model shows (at most maxUris, those that save or grow most) and the entries of the rest. */

@@ -95,6 +95,17 @@ describe("ReportAggregator", () => {
       expect(row.bytesAfter).toBeGreaterThanOrEqual(0);
   });
 
+  it("an entry warned about and then changed (a chained fit) counts as changed, not warned, everywhere", () => {
+    const agg = new ReportAggregator();
+    agg.add(fact({ action: "warn-media-mismatch", uri: "x:/img", bytesBefore: 5000, bytesAfter: 5000 }));
+    agg.add(fact({ action: "fit-image", uri: "x:/img", bytesBefore: 5000, bytesAfter: 900, chained: true }));
+    agg.add(fact({ action: "warn-media-mismatch", uri: "x:/other", bytesBefore: 10, bytesAfter: 10 }));
+    const model = agg.toModel({ kind: "log", source: {}, generatedAt: "now" });
+    expect(model.totals).toMatchObject({ entries: 2, changed: 1, warned: 1, saved: 4100 });
+    expect(model.byServer).toMatchObject([{ entries: 2, changed: 1, warned: 1 }]);
+    expect(model.byUri.find((r) => r.uri === "x:/img")).toMatchObject({ entries: 1, changed: 1, warned: 0 });
+  });
+
   it("reads chained from a log line", () => {
     const line = JSON.stringify({ ...fact({ chained: true }), ts: "2026-01-01T00:00:00.000Z" });
     expect(parseLogLine(line)).toMatchObject({ kind: "record", fact: { chained: true } });
