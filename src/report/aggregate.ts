@@ -124,11 +124,11 @@ export class ReportAggregator {
   private untracked = 0;
   /** Entries with no URI (a tool's blocks): in every total, in no URI row. */
   private withoutUri = 0;
-  /** The last fact that was an entry of its own: what a chained fact after it continues. */
-  private lastEntry: EntryFact | undefined;
-  /** The totals that entry was counted in, and whether it counts as warned (not yet changed). */
-  private entryTotals: Totals[] = [];
-  private entryWarned = false;
+  /**
+   * The last fact that was an entry of its own — what a chained fact after it continues — the
+   * totals it was counted in, and whether it still counts as warned (not yet changed).
+   */
+  private entry: { readonly fact: EntryFact; readonly filed: Totals[]; warned: boolean } | undefined;
   /** |saved| a new URI's entry must exceed to join a full table (the least kept at the last pruning). */
   private admitAbove = 0;
   private firstTs = Infinity;
@@ -155,12 +155,12 @@ export class ReportAggregator {
   add(given: EntryFact): void {
     // A chained fact follows the one it continues (same server and URI); one that does not — a
     // hostile or garbled log — is an entry of its own.
+    const continued = this.entry;
     const continues =
-      given.chained === true && this.lastEntry?.server === given.server && this.lastEntry.uri === given.uri;
+      given.chained === true && continued?.fact.server === given.server && continued.fact.uri === given.uri;
     const fact: EntryFact = given.chained === true && !continues ? { ...given, chained: false } : given;
     // A chained fact is filed with the entry it continues, under that entry's keys.
-    const entry = fact.chained === true ? (this.lastEntry as EntryFact) : fact;
-    this.lastEntry = entry;
+    const entry = continues ? continued!.fact : fact;
     addToTotals(this.totals, fact);
     const filed = [
       this.totals,
@@ -172,16 +172,14 @@ export class ReportAggregator {
     const row = fact.uri === null ? undefined : this.addUri(fact);
     if (row !== undefined) filed.push(row);
     if (fact.uri === null && fact.chained !== true) this.withoutUri++;
-    if (fact.chained !== true) {
-      this.entryTotals = filed;
-      this.entryWarned = WARNING_ACTIONS.has(fact.action as ChangeAction);
-    } else if (this.entryWarned && fact.action !== "none" && !WARNING_ACTIONS.has(fact.action as ChangeAction)) {
+    if (!continues) this.entry = { fact, filed, warned: WARNING_ACTIONS.has(fact.action as ChangeAction) };
+    else if (continued!.warned && fact.action !== "none" && !WARNING_ACTIONS.has(fact.action as ChangeAction)) {
       // An entry warned about first and then changed (the fit layer made it fit) is a changed entry.
-      for (const totals of this.entryTotals) {
+      for (const totals of continued!.filed) {
         totals.warned--;
         totals.changed++;
       }
-      this.entryWarned = false;
+      continued!.warned = false;
     }
     if (typeof fact.ts === "string") {
       const at = Date.parse(fact.ts);

@@ -114,8 +114,9 @@ function measuredInSkeleton(
 }
 
 /**
- * `record` with the sizes the wire gave; `after` undefined where nothing went out to measure (a
- * dry run): the engine's "after", shifted by what the wire's writing added to the entry.
+ * `record` with the sizes the wire gave; `after` undefined where it could not be measured (what
+ * went out did not serialize here, a dry run's entry is not an object): the engine's "after",
+ * shifted by what the wire's writing added to the entry.
  */
 function resized(record: ChangeRecord, before: number, measuredAfter: number | undefined): ChangeRecord {
   const after = measuredAfter ?? record.bytesAfter + (before - record.bytesBefore);

@@ -375,19 +375,10 @@ export class UpstreamAuth {
       // Refused (invalid_grant…): that refresh token is done, and a login is what helps now.
       if (error instanceof OAuthError) this.deadRefreshToken = refreshToken;
       if (error instanceof InvalidClientError && login.registered) this.rejectedClient = login.client.client_id;
-      this.refreshFailure = `its authorization server did not refresh the token: ${why}`;
-      this.logger.warn("OAuth token not refreshed; a new login is needed", {
-        command: this.options.loginCommand,
-        error: why,
-      });
-      return undefined;
+      return this.refreshRefused(`its authorization server did not refresh the token: ${why}`, why);
     }
     const unusable = unsendable(tokens);
-    if (unusable !== undefined) {
-      this.refreshFailure = unusable;
-      this.logger.warn("OAuth token not refreshed; a new login is needed", { error: unusable });
-      return undefined;
-    }
+    if (unusable !== undefined) return this.refreshRefused(unusable, unusable);
     const { issuer, resource, client, registered, scope, wantedScope } = login;
     const renewed = loginWithTokens(
       { issuer, resource, client, registered, scope, wantedScope },
@@ -409,6 +400,13 @@ export class UpstreamAuth {
       ...(tokens.expires_in === undefined ? {} : { expiresInS: tokens.expires_in }),
     });
     return tokenOf(renewed);
+  }
+
+  /** A refresh that cannot help (refused, or a token that cannot be sent): a login is needed. */
+  private refreshRefused(failure: string, error: string): undefined {
+    this.refreshFailure = failure;
+    this.logger.warn("OAuth token not refreshed; a new login is needed", { command: this.options.loginCommand, error });
+    return undefined;
   }
 
   private interactiveLogin(signal: AbortSignal | undefined): Promise<Token> {

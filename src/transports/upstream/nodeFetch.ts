@@ -285,13 +285,15 @@ class NodeBody implements BodyStreamLike, BodyReaderLike {
   private waiter:
     | { resolve: (r: { done: true } | { done: false; value: Uint8Array }) => void; reject: (e: unknown) => void }
     | undefined;
+  /** What is read: the response itself, or its bytes decoded (`Content-Encoding`). */
+  private readonly readable: IncomingMessage | Transform;
 
   constructor(
     private readonly res: IncomingMessage,
-    /** What is read: the response itself, or its bytes decoded (`Content-Encoding`). */
-    private readonly source: IncomingMessage | Transform | Error,
+    source: IncomingMessage | Transform | Error,
     signal: AbortLike | undefined,
   ) {
+    this.readable = source instanceof Error ? res : source;
     if (source instanceof Error) {
       res.destroy();
       this.finish(source);
@@ -348,9 +350,9 @@ class NodeBody implements BodyStreamLike, BodyReaderLike {
     let released = DONE;
     if (!this.ended) {
       this.ended = true;
-      if (this.source !== this.res && !(this.source instanceof Error)) {
+      if (this.readable !== this.res) {
         this.res.unpipe();
-        this.source.destroy();
+        this.readable.destroy();
       }
       // A body already read whole (an empty 202) leaves its keep-alive connection for the next
       // request, and resolves once the connection is back in the pool (at the response's end):
@@ -373,10 +375,6 @@ class NodeBody implements BodyStreamLike, BodyReaderLike {
   }
 
   releaseLock(): void {}
-
-  private get readable(): IncomingMessage | Transform {
-    return this.source as IncomingMessage | Transform;
-  }
 
   private finish(failure: unknown): void {
     if (this.ended) return;
