@@ -164,8 +164,10 @@ export class ReplayLog {
     }
     const lost = this.standInsAfter(stream, record.lost, seq);
     // In the order sent: the stand-ins go where their answers were.
-    if (lost.length > 0) events.push(...lost);
-    if (lost.length > 0) events.sort((a, b) => seqOf(a) - seqOf(b));
+    if (lost.length > 0) {
+      events.push(...lost);
+      events.sort((a, b) => seqOf(a) - seqOf(b));
+    }
     return { events, missing: record.lastSeq - seq - events.length };
   }
 
@@ -194,9 +196,7 @@ export class ReplayLog {
 
   /** `lostOrder` without the places of stand-ins that have gone. */
   private sweepPlaces(): void {
-    const live = this.lostOrder
-      .slice(this.lostFirst)
-      .filter((place) => (this.streams.get(place.stream) ?? this.finished.get(place.stream))?.lost?.has(place.seq));
+    const live = this.lostOrder.slice(this.lostFirst).filter((place) => this.lostOf(place.stream)?.has(place.seq));
     this.lostOrder.length = 0;
     for (const place of live) this.lostOrder.push(place);
     this.lostFirst = 0;
@@ -219,6 +219,11 @@ export class ReplayLog {
     record.lost.set(seq, id);
     this.lostOrder.push({ stream, seq, tick: ++this.ticks });
     this.bytes += this.standInBytes;
+  }
+
+  /** The stand-ins of `stream`, whether its record is live or gone with it finished. */
+  private lostOf(stream: number): LostAnswers | undefined {
+    return (this.streams.get(stream) ?? this.finished.get(stream))?.lost;
   }
 
   /** The stand-ins of `stream` after `seq`, written now. */
@@ -259,8 +264,7 @@ export class ReplayLog {
       this.bytes = 0;
       return;
     }
-    const lost = (this.streams.get(place.stream) ?? this.finished.get(place.stream))?.lost;
-    if (lost?.delete(place.seq) === true) this.bytes -= this.standInBytes;
+    if (this.lostOf(place.stream)?.delete(place.seq) === true) this.bytes -= this.standInBytes;
     compact(this.lostOrder, this.lostFirst, (n) => {
       this.lostFirst = n;
     });
