@@ -175,3 +175,43 @@ describe("server→client requests through a streamable HTTP upstream", () => {
     }
   });
 });
+
+describe("a server that asks its client for roots as soon as it is initialized", () => {
+  let upstream: AskingServer;
+  let serve: ServeProcess;
+  beforeAll(async () => {
+    upstream = await startAskingServer({ rootsOnInitialized: true });
+    serve = await startServe(["--name", "asking", "--url", upstream.url]);
+  });
+  afterAll(async () => {
+    await serve?.stop();
+    await upstream?.close();
+  });
+
+  for (const kind of HOST_KINDS) {
+    it(`is answered over ${kind}: the GET stream is open before the server hears notifications/initialized`, async () => {
+      const asked: string[] = [];
+      const host = await connect(
+        hostTransport(kind, { url: serve.url, name: "asking", stdioArgs: ["--url", upstream.url] }),
+        { capabilities: { roots: {} } },
+      );
+      host.client.setRequestHandler(ListRootsRequestSchema, async () => {
+        asked.push("roots/list");
+        return { roots: [{ uri: "file:///srv/data", name: "data" }] };
+      });
+      try {
+        // The request is tied to no call: it travels on the GET stream, or nowhere if none is open yet.
+        await until("roots/list to reach the host", () => asked.length > 0, 5000);
+        const answer = await raw(
+          host.client,
+          "tools/call",
+          { name: "roots-on-initialized", arguments: {} },
+          CALL_TIMEOUT,
+        );
+        expect(JSON.parse(textOf(answer))).toEqual([{ uri: "file:///srv/data", name: "data" }]);
+      } finally {
+        await host.close();
+      }
+    });
+  }
+});

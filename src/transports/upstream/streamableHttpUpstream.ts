@@ -12,8 +12,10 @@
  *   The host's `mcp-*` headers (`ProxySendOptions.forwardHeaders`) go out verbatim, so a
  *   version the SDK has never heard of (the stateless `2026-07-28`: no initialize, no session)
  *   passes through: nothing here insists on initialize.
- * - After `notifications/initialized` the optional GET stream for server-initiated messages is
- *   opened (405 = the server offers none).
+ * - The optional GET stream for server-initiated messages is opened just before
+ *   `notifications/initialized` goes (405 = the server offers none), and the notification waits
+ *   for its headers: a server that asks its client for something the moment it hears it (roots)
+ *   sends that on the GET stream, and a server with none open drops it.
  * - Event ids belong to the stream that carried them. The GET stream reconnects with its own
  *   last id; a POST's stream that ends before its answers is resumed (a GET carrying that
  *   stream's last id) when it had ids. A GET never carries another stream's id: the server
@@ -235,7 +237,8 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
    * Messages reach the upstream in the order the host sent them across a notification: one that
    * expects no answer is acknowledged (202) before anything sent after it goes out, as the SDK's
    * own client does. The upstream sees `notifications/initialized` before the session's first
-   * request, and that request goes on the warm connection the notification just freed instead of
+   * request (and after the session's GET stream is open: `serverStreamFirst`), and that request
+   * goes on the warm connection the notification just freed instead of
    * a new one (which, under a burst of sessions, waits in the upstream's accept queue). Requests
    * never wait for each other. A notification not acknowledged within `ackTimeoutMs` holds what
    * follows no longer (logged): a server that never answers it cannot stall the session. What
@@ -256,9 +259,16 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     this.inFlight.add(own);
     const single = ids.length === 1 ? idKey(ids[0]!) : undefined;
     if (single !== undefined) this.cancellable.set(single, own);
-    const before = this.unacknowledged;
+    let before = this.unacknowledged;
+    const early = methodOf(message) === "notifications/initialized" ? this.serverStreamFirst(before) : undefined;
+    if (early !== undefined) before = early.waited;
     const go = (): Promise<void> => this.post(message, body, bytes, ids, own, single, options);
     const sent = before === undefined ? go() : before.then(go);
+    // A GET refused before the notification is asked for once more after it.
+    if (early !== undefined)
+      void Promise.allSettled([sent, early.answered]).then(([, answer]) => {
+        if (answer.status === "fulfilled" && answer.value === "refused") void this.openServerStream(0);
+      });
     this.abortCancelled(message, own);
     // The session's id comes with the answer to `initialize`: what the host sent after it (piped
     // at once, its `notifications/initialized` too) waits for that answer's headers, however long
@@ -435,7 +445,6 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     if (!response.ok) return this.failStatus(ids, response, `POST ${what}`, signal);
     if (response.status === 202 || ids.length === 0) {
       await response.body?.cancel().catch(() => {});
-      if (methodOf(message) === "notifications/initialized") this.openServerStream(0);
       return;
     }
     const type = mediaTypeEssence(response.headers.get("content-type"));
@@ -601,7 +610,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     while (pending.size > 0 && cursor.lastEventId !== undefined && !signal.aborted && idle < retries) {
       if (!(await waitToReconnect(cursor.retryMs, signal))) return;
       const resumed = await this.getStream(cursor.lastEventId, signal);
-      if (resumed === undefined) return;
+      if (typeof resumed === "number") return;
       const before = cursor.lastEventId;
       await this.readStream(resumed, pending, cursor, signal);
       idle = cursor.lastEventId === before ? idle + 1 : 0;
@@ -609,10 +618,10 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
   }
 
   /**
-   * A GET for an SSE stream (resuming the stream `lastEventId` came from, when given); undefined
+   * A GET for an SSE stream (resuming the stream `lastEventId` came from, when given); the status
    * when the server has none to give (405, an error status, not an event stream).
    */
-  private async getStream(lastEventId: string | undefined, signal: AbortLike): Promise<BodyStreamLike | undefined> {
+  private async getStream(lastEventId: string | undefined, signal: AbortLike): Promise<BodyStreamLike | number> {
     const headers = this.headers("text/event-stream", undefined, false);
     if (lastEventId !== undefined) headers["last-event-id"] = lastEventId;
     const response = await this.fetch(this.url, { method: "GET", headers, signal });
@@ -625,7 +634,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
           status: response.status,
           contentType: type,
         });
-      return undefined;
+      return response.status;
     }
     return response.body;
   }
@@ -724,13 +733,70 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     }
   }
 
-  /** The GET stream for server-initiated requests and notifications (optional in the spec). */
-  private openServerStream(attempt: number): void {
-    if (this.closed || this.serverStreamOpen || this.options.openServerStream === false) return;
+  /**
+   * What `notifications/initialized` waits for (`waited`): `prior`, then the GET stream it opens
+   * first — the server's answer to it (`answered`), or `ackTimeoutMs` without one (logged; 0: no
+   * wait) — so what the server sends the session the moment it hears the notification has a
+   * stream to go on.
+   */
+  private serverStreamFirst(prior: Promise<void> | undefined): {
+    waited: Promise<void> | undefined;
+    answered: Promise<ServerStreamAnswer>;
+  } {
+    const limit = this.options.ackTimeoutMs;
+    const open = (): { answered: Promise<ServerStreamAnswer>; waited: Promise<void> } => {
+      const answered = this.openServerStream(0);
+      return { answered, waited: limit === 0 ? SENT : this.withinAckTimeout(answered, limit) };
+    };
+    if (prior === undefined) {
+      const { answered, waited } = open();
+      return { answered, waited: limit === 0 ? undefined : waited };
+    }
+    // The GET carries the session id, which the answer to `initialize` (what `prior` waits for) brings.
+    const opened = prior.then(open);
+    return { answered: opened.then((o) => o.answered), waited: limit === 0 ? prior : opened.then((o) => o.waited) };
+  }
+
+  /** Settles when `answered` does, or after `limit` ms (logged) when there is a limit. */
+  private withinAckTimeout(answered: Promise<ServerStreamAnswer>, limit: number | undefined): Promise<void> {
+    return new Promise((resolve) => {
+      const timer =
+        limit === undefined
+          ? undefined
+          : setTimeout(() => {
+              if (!this.closed)
+                this.logger.warn("upstream has not answered the GET stream; notifications/initialized goes on", {
+                  waitedMs: limit,
+                  limit: "limits.upstreamAckTimeoutMs",
+                });
+              resolve();
+            }, limit).unref();
+      void answered.then(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
+  /**
+   * The GET stream for server-initiated requests and notifications (optional in the spec);
+   * settles with the server's answer to the GET, at once (`none`) if none is opened.
+   */
+  private openServerStream(attempt: number): Promise<ServerStreamAnswer> {
+    if (this.closed || this.serverStreamOpen || this.options.openServerStream === false) return Promise.resolve("none");
     this.serverStreamOpen = true;
+    let answered: (answer: ServerStreamAnswer) => void = () => {};
+    const heard = new Promise<ServerStreamAnswer>((resolve) => (answered = resolve));
     const run = async (): Promise<boolean> => {
-      const body = await this.getStream(this.serverStream.lastEventId, this.abort.signal);
-      if (body === undefined) return false;
+      let body: BodyStreamLike | number;
+      try {
+        body = await this.getStream(this.serverStream.lastEventId, this.abort.signal);
+      } catch (error) {
+        answered("refused");
+        throw error;
+      }
+      answered(body === 405 ? "none" : typeof body === "number" ? "refused" : "open");
+      if (typeof body === "number") return false;
       await this.readStream(body, new Set(), this.serverStream, this.abort.signal);
       return true; // it was open and ended: reconnect, resuming after its own last event id
     };
@@ -743,13 +809,23 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
         this.serverStreamOpen = false;
         const retries = this.options.serverStreamRetries ?? DEFAULT_SERVER_STREAM_RETRIES;
         if (!reconnect || this.closed || attempt >= retries) return;
-        this.retryTimer = setTimeout(() => this.openServerStream(attempt + 1), this.serverStream.retryMs);
+        this.retryTimer = setTimeout(() => void this.openServerStream(attempt + 1), this.serverStream.retryMs);
         this.retryTimer.unref();
       })
-      .finally(() => this.reading.delete(done));
+      .finally(() => {
+        answered("refused");
+        this.reading.delete(done);
+      });
     this.reading.add(done);
+    return heard;
   }
 }
+
+/**
+ * The server's answer to the GET stream: `open`; `none` (405: it offers none, or none was asked
+ * for); `refused` (an error status or no answer: asked for again after `notifications/initialized`).
+ */
+type ServerStreamAnswer = "open" | "none" | "refused";
 
 /** The oldest of a stream's requests still unanswered. */
 function firstOf(pending: ReadonlySet<RequestId>): RequestId | undefined {

@@ -48,9 +48,15 @@ afterEach(async () => {
 
 /**
  * `ackDelayMs`: how long the 202 of `notifications/initialized` takes (undefined: never sent).
- * `hold`: request ids whose answer waits for `release(id)`.
+ * `hold`: request ids whose answer waits for `release(id)`. `get`: what a GET gets — its event
+ * stream (`open`), no answer at all (`silent`), or 400 until `notifications/initialized` has
+ * arrived (`after-initialized`).
  */
-async function startServer(ackDelayMs: number | undefined, hold: number[] = []): Promise<OrderServer> {
+async function startServer(
+  ackDelayMs: number | undefined,
+  hold: number[] = [],
+  get: "open" | "silent" | "after-initialized" = "open",
+): Promise<OrderServer> {
   const arrivals: Arrival[] = [];
   const connectionOf = new WeakMap<Socket, number>();
   const held = new Map<number, () => void>();
@@ -71,8 +77,12 @@ async function startServer(ackDelayMs: number | undefined, hold: number[] = []):
       at: performance.now(),
     });
     if (req.method === "OPTIONS" || req.method === "DELETE") return void res.writeHead(204).end();
-    if (req.method === "GET")
+    if (req.method === "GET") {
+      if (get === "silent") return;
+      if (get === "after-initialized" && !arrivals.some((a) => a.rpc === "notifications/initialized"))
+        return void res.writeHead(400).end("Bad Request: not initialized");
       return void res.writeHead(200, { "content-type": "text/event-stream" }).write(": open\n\n");
+    }
     if (body.id === undefined) {
       if (body.method !== "notifications/initialized") return void res.writeHead(202).end();
       if (ackDelayMs === undefined) {
@@ -373,5 +383,60 @@ describe("streamable HTTP upstream: order and warm connections", () => {
     expect(server.endedNotifications()).toEqual([]);
     await waitFor(() => server.arrivals.some((a) => a.method === "GET"), 3_000);
     expect(transport.queuedBytes).toBe(0);
+  }, 10_000);
+
+  it("the GET stream is open before notifications/initialized goes: what the server sends on hearing it has a stream", async () => {
+    const server = await startServer(0);
+    const { transport, got } = await connected(server);
+    await transport.send(INITIALIZED);
+    await transport.send(call(2));
+    await got.response(2, 3_000);
+    expect(server.arrivals.filter((a) => a.method !== "OPTIONS").map((a) => a.rpc ?? a.method)).toEqual([
+      "initialize",
+      "GET",
+      "notifications/initialized",
+      "tools/call",
+    ]);
+  }, 10_000);
+
+  it("a GET refused before notifications/initialized is asked for once more after it", async () => {
+    const server = await startServer(0, [], "after-initialized");
+    const { transport, got } = await connected(server);
+    await transport.send(INITIALIZED);
+    await transport.send(call(2));
+    await got.response(2, 3_000);
+    await waitFor(() => server.arrivals.filter((a) => a.method === "GET").length === 2, 3_000);
+    const arrived = server.arrivals.map((a) => a.rpc ?? a.method);
+    expect(arrived.filter((what) => what !== "tools/call" && what !== "OPTIONS")).toEqual([
+      "initialize",
+      "GET",
+      "notifications/initialized",
+      "GET",
+    ]);
+    await sleep(200);
+    expect(server.arrivals.filter((a) => a.method === "GET")).toHaveLength(2);
+  }, 10_000);
+
+  it("a GET the server never answers holds notifications/initialized for ackTimeoutMs only, and says so", async () => {
+    const server = await startServer(0, [], "silent");
+    const warnings: Array<{ msg: string; fields: Record<string, unknown> | undefined }> = [];
+    const logger: Logger = {
+      ...silentLogger,
+      warn: (msg, fields) => warnings.push({ msg, fields }),
+      child: () => logger,
+    };
+    const { transport, got } = await connected(server, 300, logger);
+    await transport.send(INITIALIZED);
+    await transport.send(call(2));
+    await got.response(2, 3_000);
+    const get = server.arrivals.find((a) => a.method === "GET")!;
+    const notification = server.arrivals.find((a) => a.rpc === "notifications/initialized")!;
+    expect(notification.at - get.at).toBeGreaterThanOrEqual(250);
+    expect(warnings).toEqual([
+      expect.objectContaining({
+        msg: expect.stringContaining("has not answered the GET stream"),
+        fields: expect.objectContaining({ limit: "limits.upstreamAckTimeoutMs" }),
+      }),
+    ]);
   }, 10_000);
 });
