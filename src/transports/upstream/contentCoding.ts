@@ -1,11 +1,12 @@
 /**
  * Response bodies a server compressed though it was not asked to. The proxy sends no
  * `accept-encoding`, yet a request without one accepts any coding (RFC 9110 §12.5.3), and some
- * servers and CDNs compress anyway: gzip, deflate and br are decoded, as `fetch` decodes them.
+ * servers and CDNs compress anyway: gzip, deflate (zlib-wrapped or raw) and br are decoded, as
+ * `fetch` decodes them.
  */
 import type { IncomingMessage } from "node:http";
-import type { Transform } from "node:stream";
-import { constants as zlib, createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
+import { PassThrough, type Readable, type Transform } from "node:stream";
+import { constants as zlib, createBrotliDecompress, createGunzip, createInflate, createInflateRaw } from "node:zlib";
 import { fetchFailed } from "./upstreamMessages.js";
 
 /**
@@ -23,31 +24,53 @@ export function decoded(res: IncomingMessage): IncomingMessage | Transform | Err
     .map((coding) => coding.trim())
     .filter((coding) => coding !== "" && coding !== "identity");
   if (codings.length === 0) return res;
-  const decoders: Transform[] = [];
-  for (const coding of codings.reverse()) {
-    const decoder = decoderFor(coding);
-    if (decoder === undefined)
-      return fetchFailed(
-        new Error(`the upstream answered in Content-Encoding "${coding.slice(0, 40)}", which cannot be decoded`),
-      );
-    decoders.push(decoder);
-  }
+  const unknown = codings.find((coding) => !DECODABLE.has(coding));
+  if (unknown !== undefined)
+    return fetchFailed(
+      new Error(`the upstream answered in Content-Encoding "${unknown.slice(0, 40)}", which cannot be decoded`),
+    );
   let out: IncomingMessage | Transform = res;
-  for (const decoder of decoders) {
-    if (out !== res) out.on("error", (error) => decoder.destroy(error));
-    out = out.pipe(decoder);
+  for (const coding of codings.reverse()) {
+    const input: Readable = out;
+    const next = coding === "deflate" ? inflateEither(input) : input.pipe(decoderFor(coding));
+    if (input !== res) input.on("error", (error: Error) => next.destroy(error));
+    out = next;
   }
   return out;
 }
 
-function decoderFor(coding: string): Transform | undefined {
-  const flush = { flush: zlib.Z_SYNC_FLUSH, finishFlush: zlib.Z_SYNC_FLUSH };
-  if (coding === "gzip" || coding === "x-gzip") return createGunzip(flush);
-  if (coding === "deflate") return createInflate(flush);
+const DECODABLE = new Set(["gzip", "x-gzip", "deflate", "br"]);
+const FLUSH = { flush: zlib.Z_SYNC_FLUSH, finishFlush: zlib.Z_SYNC_FLUSH };
+
+function decoderFor(coding: string): Transform {
   if (coding === "br")
     return createBrotliDecompress({
       flush: zlib.BROTLI_OPERATION_FLUSH,
       finishFlush: zlib.BROTLI_OPERATION_FLUSH,
     });
-  return undefined;
+  return createGunzip(FLUSH);
+}
+
+/**
+ * `deflate` as servers send it: zlib-wrapped as the RFC says, or raw, as many do. Told apart by
+ * the first byte (a zlib header's low bits name the method, 8), as `fetch` tells them apart.
+ */
+function inflateEither(input: Readable): Transform {
+  const out = new PassThrough();
+  let chosen = false;
+  const choose = (): void => {
+    if (out.destroyed) return; // cancelled before its first byte
+    const first: Buffer | null = input.read();
+    if (first === null || first.length === 0) return void input.once("readable", choose);
+    chosen = true;
+    input.unshift(first);
+    const inflate = (first[0]! & 0x0f) === 0x08 ? createInflate(FLUSH) : createInflateRaw(FLUSH);
+    inflate.on("error", (error) => out.destroy(error));
+    input.pipe(inflate).pipe(out);
+  };
+  input.once("readable", choose);
+  input.once("end", () => {
+    if (!chosen) out.end();
+  });
+  return out;
 }

@@ -5,7 +5,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { brotliCompressSync, deflateSync, gzipSync } from "node:zlib";
+import { brotliCompressSync, deflateRawSync, deflateSync, gzipSync } from "node:zlib";
 import { afterEach, describe, expect, it } from "vitest";
 import { readAll } from "./bodyText.js";
 import { nodeFetch, nodeFetchWith } from "../../../src/transports/upstream/nodeFetch.js";
@@ -282,6 +282,35 @@ describe("nodeFetch", () => {
     }
     // Keep-alive connections still serve the next request.
     expect(await within(readAll(await nodeFetch(`${base}/gzip`)))).toBe(text);
+  });
+
+  it("a deflate body sent raw (no zlib header, as many servers send it) is decoded as fetch decodes it", async () => {
+    const text = `${"raw deflate ".repeat(500)}end`;
+    const base = await serve((req, res) => {
+      if (req.url === "/empty") return res.writeHead(200, { "content-encoding": "deflate" }).end();
+      if (req.url === "/stacked")
+        return res
+          .writeHead(200, { "content-encoding": "deflate, gzip" })
+          .end(gzipSync(deflateRawSync(Buffer.from(text))));
+      const body = deflateRawSync(Buffer.from(text));
+      res.writeHead(200, { "content-encoding": "deflate" });
+      // The first byte alone, the rest later: the choice waits for it and loses nothing.
+      res.write(body.subarray(0, 1));
+      setTimeout(() => res.end(body.subarray(1)), 20);
+    });
+    for (const [path, expected] of [
+      ["/raw", text],
+      ["/empty", ""],
+      ["/stacked", text],
+    ] as const) {
+      const response = await nodeFetch(`${base}${path}`);
+      expect(await within(readAll(response)), path).toBe(expected);
+    }
+    // A raw body that does not decode fails as a zlib one does, naming the coding.
+    const garbage = await serve((_req, res) => res.writeHead(200, { "content-encoding": "deflate" }).end("\xff\xff"));
+    await expect(within(readAll(await nodeFetch(garbage)))).rejects.toThrow(
+      /the upstream's deflate body does not decode/,
+    );
   });
 
   it("a compressed body that does not decode, or a coding that cannot be decoded, fails the read naming it", async () => {
