@@ -143,6 +143,20 @@ const cancel = (id: number): JSONRPCMessage => ({
   params: { requestId: id, reason: "timeout" },
 });
 
+/** A logger that keeps its warnings, with their fields. */
+function recordingWarnings(): {
+  logger: Logger;
+  warnings: Array<{ msg: string; fields: Record<string, unknown> | undefined }>;
+} {
+  const warnings: Array<{ msg: string; fields: Record<string, unknown> | undefined }> = [];
+  const logger: Logger = {
+    ...silentLogger,
+    warn: (msg, fields) => warnings.push({ msg, fields }),
+    child: () => logger,
+  };
+  return { logger, warnings };
+}
+
 async function connected(
   server: OrderServer,
   ackTimeoutMs?: number,
@@ -220,12 +234,7 @@ describe("streamable HTTP upstream: order and warm connections", () => {
 
   it("a notification not acknowledged in ackTimeoutMs holds what follows no longer, and says so", async () => {
     const server = await startServer(undefined);
-    const warnings: Array<{ msg: string; fields: Record<string, unknown> | undefined }> = [];
-    const logger: Logger = {
-      ...silentLogger,
-      warn: (msg, fields) => warnings.push({ msg, fields }),
-      child: () => logger,
-    };
+    const { logger, warnings } = recordingWarnings();
     const { transport, got } = await connected(server, 300, logger);
     void transport.send(INITIALIZED).catch(() => {});
     const request = transport.send(call(2));
@@ -419,12 +428,7 @@ describe("streamable HTTP upstream: order and warm connections", () => {
 
   it("a GET the server never answers holds notifications/initialized for ackTimeoutMs only, and says so", async () => {
     const server = await startServer(0, [], "silent");
-    const warnings: Array<{ msg: string; fields: Record<string, unknown> | undefined }> = [];
-    const logger: Logger = {
-      ...silentLogger,
-      warn: (msg, fields) => warnings.push({ msg, fields }),
-      child: () => logger,
-    };
+    const { logger, warnings } = recordingWarnings();
     const { transport, got } = await connected(server, 300, logger);
     await transport.send(INITIALIZED);
     await transport.send(call(2));
