@@ -35,6 +35,12 @@ export const DEFAULT_LIMITS = Object.freeze({
   requestTimeoutMs: 300_000,
   /** What a host sent after a notification waits at most this long for a streamable HTTP server's 202. */
   upstreamAckTimeoutMs: 10_000,
+  /**
+   * `notifications/initialized` waits at most this long for a streamable HTTP server to answer the
+   * session's GET stream, opened just before it (short: a server that sends its headers only with
+   * its first event holds every session's start this long).
+   */
+  upstreamStreamWaitMs: 1_000,
   /** Idle keep-alive connections kept open to each streamable HTTP server, shared by its sessions. */
   upstreamIdleConnections: 1000,
   /** An HTTP or WebSocket upstream has this long to connect (and to close). */

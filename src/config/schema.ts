@@ -435,6 +435,16 @@ export const ConfigSchema = z
             "streamable HTTP servers: what a host sent after a notification goes out once the server has " +
               "acknowledged it (202), or after this long without (logged); 0 sends it at once",
           ),
+        upstreamStreamWaitMs: z
+          .number()
+          .int()
+          .max(MAX_TIMER_MS, TIMER_TOO_LONG)
+          .min(0)
+          .default(DEFAULT_LIMITS.upstreamStreamWaitMs)
+          .describe(
+            "streamable HTTP servers: notifications/initialized goes once the server has answered the session's " +
+              "GET stream, opened just before it, or after this long without (logged); 0 sends it at once",
+          ),
         upstreamIdleConnections: z
           .number()
           .int()

@@ -66,6 +66,8 @@ export interface UpstreamFactoryOptions {
   readonly maxMessageBytes: number;
   /** `limits.upstreamAckTimeoutMs`: how long what follows a notification waits for a streamable HTTP server's 202. */
   readonly upstreamAckTimeoutMs: number;
+  /** `limits.upstreamStreamWaitMs`: how long `notifications/initialized` waits for the GET stream's answer. */
+  readonly upstreamStreamWaitMs: number;
   /** `limits.requestTimeoutMs`: also how long a streamable HTTP notification's POST may go unacknowledged. */
   readonly requestTimeoutMs: number;
   /** `limits.upstreamIdleConnections`: idle keep-alive connections kept to each streamable HTTP server. */
@@ -97,6 +99,7 @@ export function createUpstreamFactory(options: UpstreamFactoryOptions): Upstream
       logger,
       maxMessageBytes: options.maxMessageBytes,
       ackTimeoutMs: options.upstreamAckTimeoutMs,
+      serverStreamWaitMs: options.upstreamStreamWaitMs,
       unacknowledgedTimeoutMs: options.requestTimeoutMs,
       idleConnections: options.upstreamIdleConnections,
       connectTimeoutMs: options.connectTimeoutMs,

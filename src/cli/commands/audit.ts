@@ -155,6 +155,7 @@ export async function runAuditCommand(argv: readonly string[], io: CliIo): Promi
     logger,
     maxMessageBytes: selected.config.limits.maxMessageBytes,
     ackTimeoutMs: selected.config.limits.upstreamAckTimeoutMs,
+    serverStreamWaitMs: selected.config.limits.upstreamStreamWaitMs,
     unacknowledgedTimeoutMs: requestTimeoutMs,
     idleConnections: selected.config.limits.upstreamIdleConnections,
     connectTimeoutMs: selected.config.limits.connectTimeoutMs,

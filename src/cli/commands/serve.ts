@@ -165,6 +165,7 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<Exit
     createUpstream: createUpstreamFactory({
       maxMessageBytes: config.limits.maxMessageBytes,
       upstreamAckTimeoutMs: config.limits.upstreamAckTimeoutMs,
+      upstreamStreamWaitMs: config.limits.upstreamStreamWaitMs,
       requestTimeoutMs: config.limits.requestTimeoutMs,
       upstreamIdleConnections: config.limits.upstreamIdleConnections,
       connectTimeoutMs: config.limits.connectTimeoutMs,

@@ -130,6 +130,7 @@ async function runSession(
     createUpstream: createUpstreamFactory({
       maxMessageBytes: selected.config.limits.maxMessageBytes,
       upstreamAckTimeoutMs: selected.config.limits.upstreamAckTimeoutMs,
+      upstreamStreamWaitMs: selected.config.limits.upstreamStreamWaitMs,
       requestTimeoutMs: selected.config.limits.requestTimeoutMs,
       upstreamIdleConnections: selected.config.limits.upstreamIdleConnections,
       connectTimeoutMs: selected.config.limits.connectTimeoutMs,

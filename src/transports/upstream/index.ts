@@ -61,6 +61,8 @@ export interface UpstreamOptions {
   connectTimeoutMs?: number;
   /** Streamable HTTP: how long what follows a notification waits for its 202 (`limits.upstreamAckTimeoutMs`). */
   ackTimeoutMs?: number;
+  /** Streamable HTTP: how long `notifications/initialized` waits for the GET stream (`limits.upstreamStreamWaitMs`). */
+  serverStreamWaitMs?: number;
   /** Streamable HTTP: how long a notification's POST may go unacknowledged before it is ended (ms). */
   unacknowledgedTimeoutMs?: number;
   /** Streamable HTTP: idle keep-alive connections kept per server (`limits.upstreamIdleConnections`). */
@@ -116,6 +118,7 @@ export function createUpstreamTransport(spec: UpstreamSpec, options: UpstreamOpt
         fetch: options.fetch,
         secrets: options.secrets,
         ...(options.ackTimeoutMs === undefined ? {} : { ackTimeoutMs: options.ackTimeoutMs }),
+        ...(options.serverStreamWaitMs === undefined ? {} : { serverStreamWaitMs: options.serverStreamWaitMs }),
         ...(options.idleConnections === undefined ? {} : { idleConnections: options.idleConnections }),
         ...(options.unacknowledgedTimeoutMs === undefined
           ? {}

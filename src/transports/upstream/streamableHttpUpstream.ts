@@ -14,8 +14,8 @@
  *   passes through: nothing here insists on initialize.
  * - The optional GET stream for server-initiated messages is opened just before
  *   `notifications/initialized` goes (405 = the server offers none), and the notification waits
- *   for its headers: a server that asks its client for something the moment it hears it (roots)
- *   sends that on the GET stream, and a server with none open drops it.
+ *   for its headers (up to `serverStreamWaitMs`): a server that asks its client for something the
+ *   moment it hears it (roots) sends that on the GET stream, and a server with none open drops it.
  * - Event ids belong to the stream that carried them. The GET stream reconnects with its own
  *   last id; a POST's stream that ends before its answers is resumed (a GET carrying that
  *   stream's last id) when it had ids. A GET never carries another stream's id: the server
@@ -114,6 +114,12 @@ export interface HttpUpstreamOptions extends HttpConnectionOptions {
    * 0: it never waits; undefined: it waits until the acknowledgement comes or the transport closes.
    */
   ackTimeoutMs?: number;
+  /**
+   * How long `notifications/initialized` waits for the server's answer to the session's GET
+   * stream, opened just before it, in ms (`limits.upstreamStreamWaitMs`); 0: it never waits;
+   * undefined: until the answer comes or the transport closes.
+   */
+  serverStreamWaitMs?: number;
   /**
    * How long the POST of a message that expects no answer (a notification, an answer to the
    * server's request) may go unacknowledged before it is ended, in ms (the proxy passes
@@ -262,7 +268,11 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     let before = this.unacknowledged;
     const early = methodOf(message) === "notifications/initialized" ? this.serverStreamFirst(before) : undefined;
     if (early !== undefined) before = early.waited;
-    const go = (): Promise<void> => this.post(message, body, bytes, ids, own, single, options);
+    const go = (): Promise<void> => {
+      // Closed while the notification waited for the GET stream: the session has ended, nothing is owed.
+      if (early !== undefined && this.closed) return this.unsent(bytes, own);
+      return this.post(message, body, bytes, ids, own, single, options);
+    };
     const sent = before === undefined ? go() : before.then(go);
     // A GET refused before the notification is asked for once more after it.
     if (early !== undefined)
@@ -733,20 +743,27 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     }
   }
 
+  /** Lets go of a message never sent: its bytes no longer count as queued. */
+  private unsent(bytes: number, own: PostAbort): Promise<void> {
+    this.flow.posted(bytes);
+    this.inFlight.delete(own);
+    return SENT;
+  }
+
   /**
    * What `notifications/initialized` waits for (`waited`): `prior`, then the GET stream it opens
-   * first — the server's answer to it (`answered`), or `ackTimeoutMs` without one (logged; 0: no
-   * wait) — so what the server sends the session the moment it hears the notification has a
-   * stream to go on.
+   * first — the server's answer to it (`answered`), or `serverStreamWaitMs` without one (logged;
+   * 0: no wait) — so what the server sends the session the moment it hears the notification has
+   * a stream to go on.
    */
   private serverStreamFirst(prior: Promise<void> | undefined): {
     waited: Promise<void> | undefined;
     answered: Promise<ServerStreamAnswer>;
   } {
-    const limit = this.options.ackTimeoutMs;
+    const limit = this.options.serverStreamWaitMs;
     const open = (): { answered: Promise<ServerStreamAnswer>; waited: Promise<void> } => {
       const answered = this.openServerStream(0);
-      return { answered, waited: limit === 0 ? SENT : this.withinAckTimeout(answered, limit) };
+      return { answered, waited: limit === 0 ? SENT : this.withinStreamWait(answered, limit) };
     };
     if (prior === undefined) {
       const { answered, waited } = open();
@@ -758,7 +775,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
   }
 
   /** Settles when `answered` does, or after `limit` ms (logged) when there is a limit. */
-  private withinAckTimeout(answered: Promise<ServerStreamAnswer>, limit: number | undefined): Promise<void> {
+  private withinStreamWait(answered: Promise<ServerStreamAnswer>, limit: number | undefined): Promise<void> {
     return new Promise((resolve) => {
       const timer =
         limit === undefined
@@ -767,7 +784,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
               if (!this.closed)
                 this.logger.warn("upstream has not answered the GET stream; notifications/initialized goes on", {
                   waitedMs: limit,
-                  limit: "limits.upstreamAckTimeoutMs",
+                  limit: "limits.upstreamStreamWaitMs",
                 });
               resolve();
             }, limit).unref();
@@ -792,7 +809,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
       try {
         body = await this.getStream(this.serverStream.lastEventId, this.abort.signal);
       } catch (error) {
-        answered("refused");
+        answered("failed");
         throw error;
       }
       answered(body === 405 ? "none" : typeof body === "number" ? "refused" : "open");
@@ -813,7 +830,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
         this.retryTimer.unref();
       })
       .finally(() => {
-        answered("refused");
+        answered("failed");
         this.reading.delete(done);
       });
     this.reading.add(done);
@@ -823,9 +840,10 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
 
 /**
  * The server's answer to the GET stream: `open`; `none` (405: it offers none, or none was asked
- * for); `refused` (an error status or no answer: asked for again after `notifications/initialized`).
+ * for); `refused` (an error status, or not an event stream: asked for once more after
+ * `notifications/initialized`); `failed` (no answer: the stream's own reconnection asks again).
  */
-type ServerStreamAnswer = "open" | "none" | "refused";
+type ServerStreamAnswer = "open" | "none" | "refused" | "failed";
 
 /** The oldest of a stream's requests still unanswered. */
 function firstOf(pending: ReadonlySet<RequestId>): RequestId | undefined {

@@ -10,7 +10,10 @@ import type { AddressInfo, Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { DEFAULT_LIMITS } from "../../../src/config/defaults.js";
 import { type Logger, silentLogger } from "../../../src/observe/logger.js";
-import { StreamableHttpUpstreamTransport } from "../../../src/transports/upstream/streamableHttpUpstream.js";
+import {
+  type HttpUpstreamOptions,
+  StreamableHttpUpstreamTransport,
+} from "../../../src/transports/upstream/streamableHttpUpstream.js";
 import type { JSONRPCMessage } from "../../../src/transports/types.js";
 import { sleep, waitFor } from "../../helpers/polling.js";
 import { collect, INITIALIZE, INITIALIZED } from "./collect.js";
@@ -55,7 +58,7 @@ afterEach(async () => {
 async function startServer(
   ackDelayMs: number | undefined,
   hold: number[] = [],
-  get: "open" | "silent" | "after-initialized" = "open",
+  get: "open" | "silent" | "after-initialized" | "reset" = "open",
 ): Promise<OrderServer> {
   const arrivals: Arrival[] = [];
   const connectionOf = new WeakMap<Socket, number>();
@@ -79,6 +82,7 @@ async function startServer(
     if (req.method === "OPTIONS" || req.method === "DELETE") return void res.writeHead(204).end();
     if (req.method === "GET") {
       if (get === "silent") return;
+      if (get === "reset") return void req.socket.destroy();
       if (get === "after-initialized" && !arrivals.some((a) => a.rpc === "notifications/initialized"))
         return void res.writeHead(400).end("Bad Request: not initialized");
       return void res.writeHead(200, { "content-type": "text/event-stream" }).write(": open\n\n");
@@ -162,6 +166,7 @@ async function connected(
   ackTimeoutMs?: number,
   logger: Logger = silentLogger,
   unacknowledgedTimeoutMs?: number,
+  more: Partial<HttpUpstreamOptions> = {},
 ) {
   const transport = new StreamableHttpUpstreamTransport({
     url: server.url,
@@ -169,6 +174,7 @@ async function connected(
     logger,
     ...(ackTimeoutMs === undefined ? {} : { ackTimeoutMs }),
     ...(unacknowledgedTimeoutMs === undefined ? {} : { unacknowledgedTimeoutMs }),
+    ...more,
   });
   const got = collect(transport);
   await transport.start();
@@ -426,10 +432,11 @@ describe("streamable HTTP upstream: order and warm connections", () => {
     expect(server.arrivals.filter((a) => a.method === "GET")).toHaveLength(2);
   }, 10_000);
 
-  it("a GET the server never answers holds notifications/initialized for ackTimeoutMs only, and says so", async () => {
+  it("a GET the server never answers holds notifications/initialized for serverStreamWaitMs only, and says so", async () => {
     const server = await startServer(0, [], "silent");
     const { logger, warnings } = recordingWarnings();
-    const { transport, got } = await connected(server, 300, logger);
+    // What follows the notification waits for its 202 only: the two waits do not add up.
+    const { transport, got } = await connected(server, 10_000, logger, undefined, { serverStreamWaitMs: 300 });
     await transport.send(INITIALIZED);
     await transport.send(call(2));
     await got.response(2, 3_000);
@@ -439,8 +446,38 @@ describe("streamable HTTP upstream: order and warm connections", () => {
     expect(warnings).toEqual([
       expect.objectContaining({
         msg: expect.stringContaining("has not answered the GET stream"),
-        fields: expect.objectContaining({ limit: "limits.upstreamAckTimeoutMs" }),
+        fields: expect.objectContaining({ limit: "limits.upstreamStreamWaitMs" }),
       }),
     ]);
+    const second = server.arrivals.find((a) => a.id === 2)!;
+    expect(second.at - get.at).toBeLessThan(2_000);
+  }, 10_000);
+
+  it("a GET that fails (no answer) reconnects as its own retries say, not once more on top", async () => {
+    const server = await startServer(0, [], "reset");
+    const { transport, got } = await connected(server, undefined, silentLogger, undefined, {
+      serverStreamRetries: 1,
+    });
+    await transport.send(INITIALIZED);
+    await transport.send(call(2));
+    await got.response(2, 3_000);
+    // The first GET and its one retry (a second after it), and nothing after.
+    await waitFor(() => server.arrivals.filter((a) => a.method === "GET").length === 2, 3_000);
+    await sleep(1_500);
+    expect(server.arrivals.filter((a) => a.method === "GET")).toHaveLength(2);
+  }, 10_000);
+
+  it("closed while notifications/initialized waits for the GET stream, its send settles without an error", async () => {
+    const server = await startServer(0, [], "silent");
+    const { transport } = await connected(server);
+    const initialized = transport.send(INITIALIZED).then(
+      () => "sent",
+      (error: Error) => error.message,
+    );
+    await waitFor(() => server.arrivals.some((a) => a.method === "GET"), 3_000);
+    await transport.close();
+    expect(await initialized).toBe("sent");
+    expect(server.arrivals.some((a) => a.rpc === "notifications/initialized")).toBe(false);
+    expect(transport.queuedBytes).toBe(0);
   }, 10_000);
 });
