@@ -52,10 +52,10 @@ describe("the stateless pool", () => {
   });
 
   it("12 concurrent POSTs, each with id 1: every one gets its own answer, from at most statelessPoolSize upstreams", async () => {
-    const calls = Array.from({ length: 12 }, (_, i) => call(url, "sleep", { ms: 300 + i * 10 }));
-    await new Promise((resolve) => setTimeout(resolve, 150));
+    // Calls long enough that the pool is still busy however slowly a loaded machine starts its children.
+    const calls = Array.from({ length: 12 }, (_, i) => call(url, "sleep", { ms: 2500 + i * 10 }));
     // Busy upstreams make the pool grow to its size, and no further.
-    expect(childrenOf(serve.child.pid!).length).toBe(POOL);
+    await expect.poll(() => childrenOf(serve.child.pid!).length, { timeout: 2_000, interval: 50 }).toBe(POOL);
     for (const answer of await Promise.all(calls)) {
       expect(answer.status).toBe(200);
       expect(answer.messages).toHaveLength(1);
