@@ -292,6 +292,8 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     void (before ?? SENT).then(() => this.endIfUnacknowledged(sent, message, own));
     const limit = this.options.ackTimeoutMs;
     if (limit !== 0) this.holdFollowers(before, sent, message, limit);
+    // Not held for the acknowledgement, what follows still goes after the notification's POST does.
+    else if (early?.waited !== undefined) this.holdFollowers(undefined, early.waited, message, undefined);
     return sent;
   }
 
@@ -760,6 +762,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     waited: Promise<void> | undefined;
     answered: Promise<ServerStreamAnswer>;
   } {
+    if (this.options.openServerStream === false) return { waited: prior, answered: Promise.resolve("none") };
     const limit = this.options.serverStreamWaitMs;
     const open = (): { answered: Promise<ServerStreamAnswer>; waited: Promise<void> } => {
       const answered = this.openServerStream(0);

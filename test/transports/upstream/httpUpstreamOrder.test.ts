@@ -453,6 +453,21 @@ describe("streamable HTTP upstream: order and warm connections", () => {
     expect(second.at - get.at).toBeLessThan(2_000);
   }, 10_000);
 
+  it("with ackTimeoutMs 0, what follows notifications/initialized still goes after it while it waits for the GET", async () => {
+    const server = await startServer(0, [], "silent");
+    const { transport, got } = await connected(server, 0, silentLogger, undefined, { serverStreamWaitMs: 200 });
+    const initialized = transport.send(INITIALIZED);
+    await transport.send(call(2));
+    await got.response(2, 3_000);
+    await initialized;
+    expect(server.arrivals.filter((a) => a.method !== "OPTIONS").map((a) => a.rpc ?? a.method)).toEqual([
+      "initialize",
+      "GET",
+      "notifications/initialized",
+      "tools/call",
+    ]);
+  }, 10_000);
+
   it("a GET that fails (no answer) reconnects as its own retries say, not once more on top", async () => {
     const server = await startServer(0, [], "reset");
     const { transport, got } = await connected(server, undefined, silentLogger, undefined, {
