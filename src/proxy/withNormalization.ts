@@ -19,6 +19,7 @@ import type {
 } from "../transports/types.js";
 import { rebuild, type JsonObject } from "../normalize/objects.js";
 import { SENT } from "../transports/drainWaiter.js";
+import { idKeyOf } from "../transports/idAsWritten.js";
 import { cancelledRequestOf, isObj, isRequest, isResponse, type RequestId } from "../transports/jsonrpc.js";
 import { mergeChanges, type Fitted } from "../fit/fitResult.js";
 import { FitStage, type FitOptions } from "./fitStage.js";
@@ -293,14 +294,14 @@ export class NormalizingTransport implements ProxyTransport {
       if (fitting) tool = this.fit!.toolOf(method, msg.params);
     } else return;
     if (this.ownsRequests) {
-      const entry = inFlight(msg.id, method);
+      const entry = inFlight(msg.id, method, idKeyOf(msg));
       entry.resultOf = resultOf;
       entry.tool = tool;
       this.requests.add(entry);
       return;
     }
     if (resultOf === undefined && tool === undefined) return;
-    const entry = this.requests.get(msg.id);
+    const entry = this.requests.get(idKeyOf(msg));
     if (entry === undefined) return;
     entry.resultOf = resultOf;
     entry.tool = tool;
@@ -427,7 +428,8 @@ export class NormalizingTransport implements ProxyTransport {
   private rewrite(msg: unknown): unknown {
     if (isResponse(msg)) {
       // An owned table's entry goes now; a shared one's when its owner sees the answer.
-      const request = this.ownsRequests ? this.requests.take(msg.id) : this.requests.get(msg.id);
+      const key = idKeyOf(msg);
+      const request = this.ownsRequests ? this.requests.take(key) : this.requests.get(key);
       if (request === undefined) return msg;
       const method = request.method;
       const as = request.resultOf ?? method;
