@@ -17,6 +17,7 @@ const TRAILER = [
   /^\s+\S/, // a stack frame, a field (code: 'MODULE_NOT_FOUND',), a message's next line
   /^\s*\^+\s*$/, // the caret under the source line
   /^[}\]],?\s*$/, // the end of the error's own fields
+  /^Emitted 'error' event on .+ at:$/, // an unhandled 'error' event: where it was emitted follows
   /^Node\.js v\d+\.\d+\.\d+$/,
 ];
 

@@ -28,6 +28,26 @@ describe("StderrTail", () => {
     expect(tailOf(NODE_CRASH).last).toBe("Node.js v20.20.2");
   });
 
+  it("an unhandled 'error' event (a connection refused): the error line, not the banner", () => {
+    const refused = `starting db-backed server
+node:events:502
+      throw er; // Unhandled 'error' event
+      ^
+
+Error: connect ECONNREFUSED 127.0.0.1:5432
+    at TCPConnectWrap.afterConnect [as oncomplete] (node:net:1611:16)
+Emitted 'error' event on Socket instance at:
+    at emitErrorNT (node:internal/streams/destroy:169:8)
+    at process.processTicksAndRejections (node:internal/process/task_queues:82:21) {
+  errno: -111,
+  code: 'ECONNREFUSED',
+  port: 5432
+}
+
+Node.js v20.20.2`;
+    expect(tailOf(refused).telling).toEqual({ line: "Error: connect ECONNREFUSED 127.0.0.1:5432", isLast: false });
+  });
+
   it("a coded Node error and a Python traceback: their error lines", () => {
     const coded = "TypeError [ERR_INVALID_ARG_TYPE]: bad path\n    at f (x.js:1:1)\nNode.js v22.1.0";
     expect(tailOf(coded).telling?.line).toBe("TypeError [ERR_INVALID_ARG_TYPE]: bad path");
