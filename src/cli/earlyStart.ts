@@ -9,8 +9,8 @@
  * here as the command checks them (a log file is opened for appending, as it will be), and
  * anything in doubt leaves the start to the command.
  *
- * The shutdown signals are taken at the same moment: from then on a SIGTERM must end the child
- * too, which Node's default action (killing this process) would not.
+ * The shutdown signals (and SIGHUP) are taken at the same moment: from then on a SIGTERM must
+ * end the child too, which Node's default action (killing this process) would not.
  */
 import { resolve } from "node:path";
 import { prepareLogFile } from "../observe/logFile.js";

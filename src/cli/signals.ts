@@ -6,7 +6,9 @@
  *   `limits.shutdownGraceMs` — a second signal ends the wait at once —, end upstreams, flush the
  *   log, exit 0; `stdio`: the same at once, its host being the one that stops it).
  * - SIGHUP: reload (`serve --config`: re-read the config for new sessions; every command:
- *   reopen the log file after rotation). Without a handler Node would exit on SIGHUP.
+ *   reopen the log file after rotation). Without a handler Node would exit on SIGHUP — so it is
+ *   held from the moment the shutdown signals are taken, before the reload handler exists: a
+ *   SIGHUP while `stdio` starts would otherwise kill it and orphan the upstream it had spawned.
  */
 export function onShutdownSignal(handler: (signal: NodeJS.Signals) => void): () => void {
   const listener = (signal: NodeJS.Signals): void => handler(signal);
@@ -37,11 +39,18 @@ export function shutdownSignals(): ShutdownSignals {
   const first = new Promise<NodeJS.Signals>((resolve) => (onFirst = resolve));
   const second = new Promise<NodeJS.Signals>((resolve) => (onSecond = resolve));
   let received = 0;
-  const dispose = onShutdownSignal((signal) => {
+  const disposeShutdown = onShutdownSignal((signal) => {
     received++;
     if (received === 1) onFirst(signal);
     else onSecond(signal);
   });
+  // Until the command's own reload handler is there (and beside it after), SIGHUP does nothing here.
+  const holdReload = (): void => {};
+  process.on("SIGHUP", holdReload);
+  const dispose = (): void => {
+    disposeShutdown();
+    process.off("SIGHUP", holdReload);
+  };
   return { first, second, dispose };
 }
 

@@ -8,6 +8,8 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { CLI, ROOT } from "../helpers/paths.js";
+import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { childrenOf, FAULT_SERVER, untilGone } from "../reliability/helpers.js";
 
@@ -113,5 +115,32 @@ describe("stdio told to stop with a call in flight", () => {
     expect(await exited).toBe(0);
     expect(performance.now() - signalled).toBeLessThan(1_800);
     expect(await untilGone(upstream!, 200)).toBe(true);
+  });
+});
+
+describe("stdio sent SIGHUP while it starts", () => {
+  it("stays up (the upstream it spawned early is not orphaned), and SIGTERM then ends both", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "mcpn-hup-"));
+    const pidFile = join(dir, "upstream.pid");
+    // An upstream that says it has started, and ignores the end of its stdin (as some servers do).
+    const upstream = `require("node:fs").writeFileSync(${JSON.stringify(pidFile)}, String(process.pid)); setInterval(() => {}, 1000);`;
+    const proxy = spawn(process.execPath, [CLI, "stdio", "--", process.execPath, "-e", upstream], {
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    cleanups.push(() => proxy.kill("SIGKILL"));
+    const exited = new Promise<number | null>((resolve) => proxy.once("exit", (code) => resolve(code)));
+    // The upstream is spawned before the proxy has loaded the rest of itself: signal it then, and on.
+    for (const deadline = Date.now() + 10_000; !existsSync(pidFile) && Date.now() < deadline; )
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    const pid = Number(readFileSync(pidFile, "utf8"));
+    killLater(pid);
+    for (let i = 0; i < 25 && proxy.exitCode === null; i++) {
+      proxy.kill("SIGHUP");
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(proxy.exitCode).toBeNull();
+    proxy.kill("SIGTERM");
+    expect(await exited).toBe(0);
+    expect(await untilGone(pid, 3_000)).toBe(true);
   });
 });
