@@ -11,7 +11,6 @@
  * The check is one comparison per message; waiting is one promise per stall (FlowControl).
  */
 import { forwardableMcpHeaders } from "../transports/mcpHeaders.js";
-import { idKeyOf, type RequestKey } from "../transports/idAsWritten.js";
 import { DEFAULT_LIMITS } from "../config/defaults.js";
 import { JSONRPC } from "../errors/jsonRpcCodes.js";
 import { redactedExcerpt, redactedId } from "../errors/redact.js";
@@ -123,7 +122,7 @@ export class Bridge {
   /** The session's protocol version: the host's initialize request, then the upstream's answer. */
   private protocolVersion: string | undefined;
   /** Ids of upstream requests (sampling, elicitation…) the host has not answered yet. */
-  private readonly upstreamAsked = new Map<RequestKey, RequestId>();
+  private readonly upstreamAsked = new Set<RequestId>();
   /** Set once `maxUpstreamRequests` is reached, cleared when the host answers one (one log line per episode). */
   private askedTooMuch = false;
   /** Set while the proxy shuts down: new host requests are answered with this, not forwarded. */
@@ -198,7 +197,7 @@ export class Bridge {
    */
   hostCannotAnswer(why: string): void {
     this.hostGone = why;
-    for (const id of this.upstreamAsked.values()) this.answerUpstream(id);
+    for (const id of this.upstreamAsked) this.answerUpstream(id);
     this.upstreamAsked.clear();
   }
 
@@ -248,7 +247,7 @@ export class Bridge {
     const message =
       why === undefined ? `upstream connection ended (${reason})` : `upstream connection ended (${reason}): ${why}`;
     this.ended = message;
-    for (const waiting of [...this.waiting.values()]) this.answer(waiting.key, JSONRPC.UPSTREAM_UNAVAILABLE, message);
+    for (const waiting of [...this.waiting.values()]) this.answer(waiting.id, JSONRPC.UPSTREAM_UNAVAILABLE, message);
     clearTimeout(this.timer);
     this.timer = undefined;
     const host =
@@ -288,7 +287,7 @@ export class Bridge {
     this.logger.warn("could not send to upstream", { error: text });
     for (const msg of forwarded ?? [out])
       if (isRequest(msg))
-        this.answer(idKeyOf(msg), JSONRPC.UPSTREAM_UNAVAILABLE, `could not send the request to the upstream: ${text}`);
+        this.answer(msg.id, JSONRPC.UPSTREAM_UNAVAILABLE, `could not send the request to the upstream: ${text}`);
   }
 
   /** The host is behind: stop reading the upstream until the host has taken some of it. */
@@ -370,7 +369,7 @@ export class Bridge {
       if (msg.method === "initialize" && isObj(msg.params) && typeof msg.params.protocolVersion === "string")
         this.protocolVersion = msg.params.protocolVersion;
       this.remember(msg);
-    } else if (isResponse(msg) && this.upstreamAsked.delete(idKeyOf(msg))) {
+    } else if (isResponse(msg) && this.upstreamAsked.delete(msg.id)) {
       this.askedTooMuch = false;
     } else if (isResponse(msg)) {
       // A response to nothing the upstream asked (or a second one): not the upstream's business.
@@ -402,7 +401,7 @@ export class Bridge {
   private refuse(msg: { id: RequestId; method: string }): Record<string, unknown> | undefined {
     if (this.refusal !== undefined)
       return errorResponse(msg.id, JSONRPC.UPSTREAM_UNAVAILABLE, `${msg.method} not forwarded: ${this.refusal}`);
-    if (this.waiting.has(idKeyOf(msg))) {
+    if (this.waiting.has(msg.id)) {
       this.logger.warn("host reused the id of a request still waiting", { id: msg.id, method: msg.method });
       return errorResponse(
         msg.id,
@@ -443,7 +442,7 @@ export class Bridge {
       return;
     }
     if (isResponse(msg)) {
-      const waiting = this.forget(idKeyOf(msg));
+      const waiting = this.forget(msg.id);
       if (waiting === undefined) {
         // Late (after a timeout or a cancel) or never asked: a second answer to one id, or an
         // answer to none, would reach the host as a response with no request.
@@ -484,7 +483,7 @@ export class Bridge {
           this.tooManyAsked(msg.id);
           return;
         }
-        this.upstreamAsked.set(idKeyOf(msg), msg.id);
+        this.upstreamAsked.add(msg.id);
       } else {
         // The upstream withdrew a question: nothing is owed on it any more (not even an error at EOF).
         const withdrawn = cancelledRequestOf(msg);
@@ -569,7 +568,6 @@ export class Bridge {
     const token = progressToken(msg);
     this.waiting.add({
       id: msg.id,
-      key: idKeyOf(msg),
       method: msg.method,
       resultOf: undefined,
       tool: undefined,
@@ -596,7 +594,7 @@ export class Bridge {
         return;
       }
       this.answer(
-        waiting.key,
+        waiting.id,
         JSONRPC.REQUEST_TIMEOUT,
         `upstream did not answer ${waiting.method} within ${this.timeoutMs} ms (limits.requestTimeoutMs)`,
       );
@@ -610,8 +608,8 @@ export class Bridge {
     }
   };
 
-  private forget(key: RequestKey): Waiting | undefined {
-    const waiting = this.waiting.take(key);
+  private forget(id: RequestId): Waiting | undefined {
+    const waiting = this.waiting.take(id);
     if (waiting === undefined) return undefined;
     if (waiting.progress !== undefined) this.byProgressToken.delete(waiting.progress);
     if (this.waiting.size === 0) this.options.onSettled?.();
@@ -619,10 +617,9 @@ export class Bridge {
   }
 
   /** Answers a waiting host request with an error (once: the request is forgotten). */
-  private answer(key: RequestKey, code: number, message: string): void {
-    const waiting = this.forget(key);
-    if (waiting === undefined) return;
-    this.toHost(errorResponse(waiting.id, code, message), waiting.id);
+  private answer(id: RequestId, code: number, message: string): void {
+    if (this.forget(id) === undefined) return;
+    this.toHost(errorResponse(id, code, message), id);
   }
 
   private hostProblem(problem: FramingProblem): void {

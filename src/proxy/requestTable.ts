@@ -9,18 +9,15 @@
  * only reads entries and notes its own fields on them. A decorator used on its own (in-process,
  * no bridge) owns a table of its own.
  *
- * Keyed by the id itself (`key`), not a string made from it: a Map tells 1 from "1" (JSON-RPC ids
- * of different types are different ids) and takes 0 and -0 as one id, as JSON does; an integer
- * past 2^53 by its exact value (`idKeyOf`). Entries are kept in the order they were added.
+ * Keyed by the id itself, not a string made from it: a Map tells 1 from "1" (JSON-RPC ids of
+ * different types are different ids) and takes 0 and -0 as one id, as JSON does. Entries are
+ * kept in the order they were added.
  */
-import type { RequestKey } from "../transports/idAsWritten.js";
 import type { RequestId } from "../transports/jsonrpc.js";
 
 /** What every user of the table knows about a request in flight. */
 export interface InFlightRequest {
   readonly id: RequestId;
-  /** What the table knows it by: `idKeyOf` its request. */
-  readonly key: RequestKey;
   readonly method: string;
   /** For a `tasks/result`: the method that created its task, whose result shape the answer has. */
   resultOf: string | undefined;
@@ -29,43 +26,43 @@ export interface InFlightRequest {
 }
 
 /** An entry with only the fields every user knows, the decorator's fields not set yet. */
-export function inFlight(id: RequestId, method: string, key: RequestKey = id): InFlightRequest {
-  return { id, key, method, resultOf: undefined, tool: undefined };
+export function inFlight(id: RequestId, method: string): InFlightRequest {
+  return { id, method, resultOf: undefined, tool: undefined };
 }
 
 export class RequestTable<E extends InFlightRequest = InFlightRequest> {
-  private readonly byKey = new Map<RequestKey, E>();
+  private readonly byId = new Map<RequestId, E>();
 
   get size(): number {
-    return this.byKey.size;
+    return this.byId.size;
   }
 
-  has(key: RequestKey): boolean {
-    return this.byKey.has(key);
+  has(id: RequestId): boolean {
+    return this.byId.has(id);
   }
 
-  get(key: RequestKey): E | undefined {
-    return this.byKey.get(key);
+  get(id: RequestId): E | undefined {
+    return this.byId.get(id);
   }
 
   /** Adds a request (replacing one with the same id: whoever adds refuses reused ids first if it must). */
   add(entry: E): void {
-    this.byKey.set(entry.key, entry);
+    this.byId.set(entry.id, entry);
   }
 
   /** Takes the request out of the table: it is no longer in flight. */
-  take(key: RequestKey): E | undefined {
-    const entry = this.byKey.get(key);
-    if (entry !== undefined) this.byKey.delete(key);
+  take(id: RequestId): E | undefined {
+    const entry = this.byId.get(id);
+    if (entry !== undefined) this.byId.delete(id);
     return entry;
   }
 
   /** The requests in flight, oldest first. */
   values(): IterableIterator<E> {
-    return this.byKey.values();
+    return this.byId.values();
   }
 
   clear(): void {
-    this.byKey.clear();
+    this.byId.clear();
   }
 }

@@ -294,7 +294,6 @@ export class StatelessPool {
       timer.unref();
       post.lane.inFlight.add({
         id,
-        key: id,
         method: msg.method,
         resultOf: undefined,
         tool: undefined,

@@ -19,7 +19,6 @@ import type {
 } from "../transports/types.js";
 import { rebuild, type JsonObject } from "../normalize/objects.js";
 import { SENT } from "../transports/drainWaiter.js";
-import { idKeyOf } from "../transports/idAsWritten.js";
 import { cancelledRequestOf, isObj, isRequest, isResponse, type RequestId } from "../transports/jsonrpc.js";
 import { mergeChanges, type Fitted } from "../fit/fitResult.js";
 import { FitStage, type FitOptions } from "./fitStage.js";
@@ -294,14 +293,14 @@ export class NormalizingTransport implements ProxyTransport {
       if (fitting) tool = this.fit!.toolOf(method, msg.params);
     } else return;
     if (this.ownsRequests) {
-      const entry = inFlight(msg.id, method, idKeyOf(msg));
+      const entry = inFlight(msg.id, method);
       entry.resultOf = resultOf;
       entry.tool = tool;
       this.requests.add(entry);
       return;
     }
     if (resultOf === undefined && tool === undefined) return;
-    const entry = this.requests.get(idKeyOf(msg));
+    const entry = this.requests.get(msg.id);
     if (entry === undefined) return;
     entry.resultOf = resultOf;
     entry.tool = tool;
@@ -428,8 +427,7 @@ export class NormalizingTransport implements ProxyTransport {
   private rewrite(msg: unknown): unknown {
     if (isResponse(msg)) {
       // An owned table's entry goes now; a shared one's when its owner sees the answer.
-      const key = idKeyOf(msg);
-      const request = this.ownsRequests ? this.requests.take(key) : this.requests.get(key);
+      const request = this.ownsRequests ? this.requests.take(msg.id) : this.requests.get(msg.id);
       if (request === undefined) return msg;
       const method = request.method;
       const as = request.resultOf ?? method;

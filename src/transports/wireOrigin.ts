@@ -27,12 +27,6 @@ export function rememberOrigin(rebuilt: unknown, original: unknown): void {
   ORIGIN.set(rebuilt, ORIGIN.get(original) ?? original);
 }
 
-/** The text the message `rebuilt` was built from came in (its skeleton's, for a big one), if it came as text. */
-export function originTextOf(rebuilt: object): string | undefined {
-  const origin = ORIGIN.get(rebuilt);
-  return origin === undefined ? undefined : (wireTextOf(origin) ?? wireSkeletonOf(origin)?.text);
-}
-
 /**
  * `message` with its untouched parts as `RawJsonValue`s of the text they arrived in, ready for
  * `stringifyWithRaw`; undefined when it was not rebuilt from a message that came as text.
