@@ -11,6 +11,7 @@
  * The check is one comparison per message; waiting is one promise per stall (FlowControl).
  */
 import { forwardableMcpHeaders } from "../transports/mcpHeaders.js";
+import { idAsWritten } from "../transports/idAsWritten.js";
 import { DEFAULT_LIMITS } from "../config/defaults.js";
 import { JSONRPC } from "../errors/jsonRpcCodes.js";
 import { redactedExcerpt, redactedId } from "../errors/redact.js";
@@ -79,6 +80,8 @@ export interface BridgeOptions {
 
 /** A host request waiting for the upstream: an entry of the connection's one request table. */
 interface Waiting extends InFlightRequest {
+  /** Its id as the host wrote it (`idAsWritten`): what an answer the proxy builds for it carries. */
+  readonly written: RequestId;
   /** `performance.now()` after which the request is answered with a timeout error. */
   readonly deadline: number;
   readonly progress: RequestId | undefined;
@@ -122,7 +125,7 @@ export class Bridge {
   /** The session's protocol version: the host's initialize request, then the upstream's answer. */
   private protocolVersion: string | undefined;
   /** Ids of upstream requests (sampling, elicitation…) the host has not answered yet. */
-  private readonly upstreamAsked = new Set<RequestId>();
+  private readonly upstreamAsked = new Map<RequestId, RequestId>();
   /** Set once `maxUpstreamRequests` is reached, cleared when the host answers one (one log line per episode). */
   private askedTooMuch = false;
   /** Set while the proxy shuts down: new host requests are answered with this, not forwarded. */
@@ -197,7 +200,7 @@ export class Bridge {
    */
   hostCannotAnswer(why: string): void {
     this.hostGone = why;
-    for (const id of this.upstreamAsked) this.answerUpstream(id);
+    for (const written of this.upstreamAsked.values()) this.answerUpstream(written);
     this.upstreamAsked.clear();
   }
 
@@ -400,11 +403,15 @@ export class Bridge {
    */
   private refuse(msg: { id: RequestId; method: string }): Record<string, unknown> | undefined {
     if (this.refusal !== undefined)
-      return errorResponse(msg.id, JSONRPC.UPSTREAM_UNAVAILABLE, `${msg.method} not forwarded: ${this.refusal}`);
+      return errorResponse(
+        idAsWritten(msg),
+        JSONRPC.UPSTREAM_UNAVAILABLE,
+        `${msg.method} not forwarded: ${this.refusal}`,
+      );
     if (this.waiting.has(msg.id)) {
       this.logger.warn("host reused the id of a request still waiting", { id: msg.id, method: msg.method });
       return errorResponse(
-        msg.id,
+        idAsWritten(msg),
         JSONRPC.INVALID_REQUEST,
         `Invalid Request: id ${JSON.stringify(msg.id)} is already used by a request still waiting for its answer`,
       );
@@ -462,7 +469,7 @@ export class Bridge {
         });
         this.toHost(
           errorResponse(
-            msg.id,
+            waiting.written,
             JSONRPC.INTERNAL_ERROR,
             `the upstream's answer is not a valid JSON-RPC response: ${invalid}`,
           ),
@@ -476,14 +483,14 @@ export class Bridge {
     } else {
       if (isRequest(msg)) {
         if (this.hostGone !== undefined) {
-          this.answerUpstream(msg.id);
+          this.answerUpstream(idAsWritten(msg));
           return;
         }
         if (this.upstreamAsked.size >= (this.options.maxUpstreamRequests ?? DEFAULT_LIMITS.maxUpstreamRequests)) {
-          this.tooManyAsked(msg.id);
+          this.tooManyAsked(idAsWritten(msg));
           return;
         }
-        this.upstreamAsked.add(msg.id);
+        this.upstreamAsked.set(msg.id, idAsWritten(msg));
       } else {
         // The upstream withdrew a question: nothing is owed on it any more (not even an error at EOF).
         const withdrawn = cancelledRequestOf(msg);
@@ -513,10 +520,10 @@ export class Bridge {
           : `Invalid Request: a batch of ${items.length} messages exceeds limits.maxBatch (${maxBatch}); nothing of ` +
             `it was forwarded — send smaller batches`;
     this.logger.warn("host sent a batch; refused", { messages: items.length, protocolVersion: version });
-    const ids = items.filter(isRequest).map((msg) => msg.id);
-    if (ids.length === 0)
+    const requests = items.filter(isRequest);
+    if (requests.length === 0)
       this.toHost({ jsonrpc: "2.0", id: null, error: { code: JSONRPC.INVALID_REQUEST, message: why } }, undefined);
-    for (const id of ids) this.toHost(errorResponse(id, JSONRPC.INVALID_REQUEST, why), id);
+    for (const msg of requests) this.toHost(errorResponse(idAsWritten(msg), JSONRPC.INVALID_REQUEST, why), msg.id);
     return true;
   }
 
@@ -538,7 +545,11 @@ export class Bridge {
     // closed stream): the host still gets an answer to its request, if it can take one.
     if (isResponse(msg) && !("error" in msg && isObj(msg.error) && msg.error.code === JSONRPC.INTERNAL_ERROR)) {
       this.toHost(
-        errorResponse(msg.id, JSONRPC.INTERNAL_ERROR, `the upstream's answer could not be forwarded: ${text}`),
+        errorResponse(
+          idAsWritten(msg),
+          JSONRPC.INTERNAL_ERROR,
+          `the upstream's answer could not be forwarded: ${text}`,
+        ),
         msg.id,
       );
     }
@@ -568,6 +579,7 @@ export class Bridge {
     const token = progressToken(msg);
     this.waiting.add({
       id: msg.id,
+      written: idAsWritten(msg),
       method: msg.method,
       resultOf: undefined,
       tool: undefined,
@@ -602,7 +614,7 @@ export class Bridge {
         .send({
           jsonrpc: "2.0",
           method: "notifications/cancelled",
-          params: { requestId: waiting.id, reason: "timeout in mcp-normalizer" },
+          params: { requestId: waiting.written, reason: "timeout in mcp-normalizer" },
         } as JSONRPCMessage)
         .catch(() => {});
     }
@@ -618,8 +630,9 @@ export class Bridge {
 
   /** Answers a waiting host request with an error (once: the request is forgotten). */
   private answer(id: RequestId, code: number, message: string): void {
-    if (this.forget(id) === undefined) return;
-    this.toHost(errorResponse(id, code, message), id);
+    const waiting = this.forget(id);
+    if (waiting === undefined) return;
+    this.toHost(errorResponse(waiting.written, code, message), id);
   }
 
   private hostProblem(problem: FramingProblem): void {
