@@ -20,3 +20,12 @@ export function unwrappedRecordLine(
     saved: bytesBefore - bytesAfter,
   })}\n`;
 }
+
+/** The proxy's JSON log lines of one level in what it wrote to stderr (other lines skipped). */
+export function logLinesAt(stderr: string, level: string): Array<Record<string, unknown>> {
+  return stderr
+    .split("\n")
+    .filter((line) => line.startsWith("{"))
+    .map((line) => JSON.parse(line) as Record<string, unknown>)
+    .filter((line) => line.level === level);
+}

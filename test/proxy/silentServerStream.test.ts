@@ -9,6 +9,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { DEFAULT_LIMITS } from "../../src/config/defaults.js";
+import { logLinesAt } from "../helpers/logRecords.js";
 import { connectStdioWithConfig } from "../helpers/proxyProcess.js";
 
 const cleanups: Array<() => Promise<void>> = [];
@@ -65,12 +66,7 @@ describe("a streamable HTTP server that never flushes its GET stream's headers",
     expect(upstream.gets()).toBe(1);
     // The default wait, not the 10 s of limits.upstreamAckTimeoutMs.
     expect(waited).toBeLessThan(DEFAULT_LIMITS.upstreamStreamWaitMs + 3_000);
-    const warnings = (): Array<Record<string, unknown>> =>
-      stderr()
-        .split("\n")
-        .filter((line) => line.startsWith("{"))
-        .map((line) => JSON.parse(line) as Record<string, unknown>)
-        .filter((line) => line.level === "warn");
+    const warnings = (): Array<Record<string, unknown>> => logLinesAt(stderr(), "warn");
     await expect.poll(warnings, { timeout: 5_000 }).toContainEqual(
       expect.objectContaining({
         msg: "upstream has not answered the GET stream; notifications/initialized goes on",

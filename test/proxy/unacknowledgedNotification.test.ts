@@ -11,6 +11,7 @@ import type { AddressInfo } from "node:net";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { afterEach, describe, expect, it } from "vitest";
+import { logLinesAt } from "../helpers/logRecords.js";
 import { connectStdioWithConfig } from "../helpers/proxyProcess.js";
 
 const cleanups: Array<() => Promise<void>> = [];
@@ -63,12 +64,7 @@ describe("a streamable HTTP server that never acknowledges a notification", () =
     expect(upstream.swallowed()).toBeGreaterThanOrEqual(1);
     // Held for the limit from the config (400 ms), not the 10 s default.
     expect(waited).toBeLessThan(4_000);
-    const warnings = (): Array<Record<string, unknown>> =>
-      stderr()
-        .split("\n")
-        .filter((line) => line.startsWith("{"))
-        .map((line) => JSON.parse(line) as Record<string, unknown>)
-        .filter((line) => line.level === "warn");
+    const warnings = (): Array<Record<string, unknown>> => logLinesAt(stderr(), "warn");
     await expect.poll(warnings, { timeout: 5_000 }).toContainEqual(
       expect.objectContaining({
         msg: "upstream has not acknowledged a message; what the host sent after it goes on",

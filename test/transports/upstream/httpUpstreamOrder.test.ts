@@ -147,6 +147,14 @@ const cancel = (id: number): JSONRPCMessage => ({
   params: { requestId: id, reason: "timeout" },
 });
 
+/** What reached the server, in order: JSON-RPC methods, and HTTP methods for the rest (no OPTIONS probe). */
+function arrived(server: OrderServer): string[] {
+  return server.arrivals.filter((a) => a.method !== "OPTIONS").map((a) => a.rpc ?? a.method);
+}
+
+/** A session's start with its GET stream opened before `notifications/initialized`, then a call. */
+const GET_FIRST = ["initialize", "GET", "notifications/initialized", "tools/call"];
+
 /** A logger that keeps its warnings, with their fields. */
 function recordingWarnings(): {
   logger: Logger;
@@ -406,12 +414,7 @@ describe("streamable HTTP upstream: order and warm connections", () => {
     await transport.send(INITIALIZED);
     await transport.send(call(2));
     await got.response(2, 3_000);
-    expect(server.arrivals.filter((a) => a.method !== "OPTIONS").map((a) => a.rpc ?? a.method)).toEqual([
-      "initialize",
-      "GET",
-      "notifications/initialized",
-      "tools/call",
-    ]);
+    expect(arrived(server)).toEqual(GET_FIRST);
   }, 10_000);
 
   it("a GET refused before notifications/initialized is asked for once more after it", async () => {
@@ -421,8 +424,7 @@ describe("streamable HTTP upstream: order and warm connections", () => {
     await transport.send(call(2));
     await got.response(2, 3_000);
     await waitFor(() => server.arrivals.filter((a) => a.method === "GET").length === 2, 3_000);
-    const arrived = server.arrivals.map((a) => a.rpc ?? a.method);
-    expect(arrived.filter((what) => what !== "tools/call" && what !== "OPTIONS")).toEqual([
+    expect(arrived(server).filter((what) => what !== "tools/call")).toEqual([
       "initialize",
       "GET",
       "notifications/initialized",
@@ -460,12 +462,7 @@ describe("streamable HTTP upstream: order and warm connections", () => {
     await transport.send(call(2));
     await got.response(2, 3_000);
     await initialized;
-    expect(server.arrivals.filter((a) => a.method !== "OPTIONS").map((a) => a.rpc ?? a.method)).toEqual([
-      "initialize",
-      "GET",
-      "notifications/initialized",
-      "tools/call",
-    ]);
+    expect(arrived(server)).toEqual(GET_FIRST);
   }, 10_000);
 
   it("a GET that fails (no answer) reconnects as its own retries say, not once more on top", async () => {
