@@ -42,6 +42,7 @@ export function decoded(res: IncomingMessage): IncomingMessage | Transform | Err
 const DECODABLE = new Set(["gzip", "x-gzip", "deflate", "br"]);
 const FLUSH = { flush: zlib.Z_SYNC_FLUSH, finishFlush: zlib.Z_SYNC_FLUSH };
 
+/** The decoder of a coding other than deflate (`inflateEither`): br, or gzip (`x-gzip` too). */
 function decoderFor(coding: string): Transform {
   if (coding === "br")
     return createBrotliDecompress({
