@@ -58,7 +58,9 @@ export function requestIdsOf(message: unknown): RequestId[] {
 export function cancelledRequestOf(msg: unknown): RequestId | undefined {
   if (!isNotification(msg) || msg.method !== "notifications/cancelled" || !isObj(msg.params)) return undefined;
   const id = msg.params.requestId;
-  return isRequestId(id) ? id : undefined;
+  if (isRequestId(id)) return id;
+  // An id kept as the text it was written in (a cancel the proxy sends on a timeout): the number it reads as.
+  return id instanceof RawJsonValue ? (JSON.parse(id.text) as number) : undefined;
 }
 
 /** The method of a single request or notification. */

@@ -9,6 +9,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { DEFAULT_LIMITS } from "../../../src/config/defaults.js";
+import { RawJsonValue } from "../../../src/wire/rawJson.js";
 import { type Logger, silentLogger } from "../../../src/observe/logger.js";
 import {
   type HttpUpstreamOptions,
@@ -305,6 +306,19 @@ describe("streamable HTTP upstream: order and warm connections", () => {
     // The session goes on.
     await transport.send(call(3));
     await got.response(3, 5_000);
+  }, 10_000);
+
+  it("a cancel naming an id past 2^53 as it was written (the proxy's own, on a timeout) ends that request's POST", async () => {
+    const id = 2 ** 53;
+    const server = await startServer(0, [id]);
+    const { transport } = await connected(server);
+    await transport.send(INITIALIZED);
+    const request = transport.send(call(id));
+    await waitFor(() => server.arrivals.some((a) => a.id === id), 5_000);
+    const requestId = new RawJsonValue("9007199254740993") as unknown as number;
+    await transport.send({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId } });
+    await waitFor(() => server.endedUnanswered().includes(id), 5_000);
+    await request;
   }, 10_000);
 
   it("a notification not acknowledged in unacknowledgedTimeoutMs has its POST ended then, its bytes uncounted", async () => {
