@@ -8,6 +8,7 @@
 import type { Readable, Writable } from "node:stream";
 import { JSONRPC } from "../errors/jsonRpcCodes.js";
 import { StdioHostTransport } from "../transports/host/stdioHost.js";
+import { idAsWritten } from "../transports/idAsWritten.js";
 import { errorResponse, isRequest } from "../transports/jsonrpc.js";
 
 export interface UnheardHost {
@@ -24,7 +25,7 @@ export async function answerUnheardHost(io: UnheardHost, message: string, waitMs
   const { input, output, maxMessageBytes, unread } = io;
   const host = new StdioHostTransport({ input, output, maxMessageBytes, unread });
   const answer = (msg: unknown) =>
-    isRequest(msg) ? errorResponse(msg.id, JSONRPC.UPSTREAM_UNAVAILABLE, message) : undefined;
+    isRequest(msg) ? errorResponse(idAsWritten(msg), JSONRPC.UPSTREAM_UNAVAILABLE, message) : undefined;
   await new Promise<void>((resolve) => {
     const timer = setTimeout(resolve, waitMs);
     const done = (): void => {

@@ -11,7 +11,7 @@
  * The check is one comparison per message; waiting is one promise per stall (FlowControl).
  */
 import { forwardableMcpHeaders } from "../transports/mcpHeaders.js";
-import { idAsWritten } from "../transports/idAsWritten.js";
+import { idAsWritten, idTextOf } from "../transports/idAsWritten.js";
 import { DEFAULT_LIMITS } from "../config/defaults.js";
 import { JSONRPC } from "../errors/jsonRpcCodes.js";
 import { redactedExcerpt, redactedId } from "../errors/redact.js";
@@ -349,7 +349,7 @@ export class Bridge {
       this.logger.warn("host sent JSON that is not a JSON-RPC message; not forwarded", { excerpt: excerpt(msg) });
       // An error with a null id is the host's own parse-error report: never answered back.
       if (isObj(msg) && msg.id === null && "error" in msg) return false;
-      const id = isObj(msg) && isRequestId(msg.id) ? msg.id : null;
+      const id = isObj(msg) && isRequestId(msg.id) ? idAsWritten(msg as { id: RequestId }) : null;
       this.toHost(
         {
           jsonrpc: "2.0",
@@ -413,7 +413,7 @@ export class Bridge {
       return errorResponse(
         idAsWritten(msg),
         JSONRPC.INVALID_REQUEST,
-        `Invalid Request: id ${JSON.stringify(msg.id)} is already used by a request still waiting for its answer`,
+        `Invalid Request: id ${idTextOf(msg)} is already used by a request still waiting for its answer`,
       );
     }
     return undefined;

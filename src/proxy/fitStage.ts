@@ -14,6 +14,7 @@ import { servePage } from "../fit/spill/servePage.js";
 import { SpillStore } from "../fit/spill/spillStore.js";
 import { isSpillUri } from "../fit/spill/spillUri.js";
 import { rebuild, type JsonObject } from "../normalize/objects.js";
+import { idAsWritten } from "../transports/idAsWritten.js";
 import { isObj, isRequest } from "../transports/jsonrpc.js";
 
 export interface FitOptions {
@@ -82,10 +83,10 @@ export class FitStage {
     if (!isRequest(msg)) return null;
     if (msg.method === "resources/read" && isObj(msg.params) && isSpillUri(msg.params.uri)) {
       const answer = servePage(this.session.store, msg.params.uri);
-      return { jsonrpc: "2.0", id: msg.id, ...answer };
+      return { jsonrpc: "2.0", id: idAsWritten(msg), ...answer };
     }
     const list = this.declaredResources ? EMPTY_LISTS[msg.method] : undefined;
-    if (list !== undefined) return { jsonrpc: "2.0", id: msg.id, result: { [list]: [] } };
+    if (list !== undefined) return { jsonrpc: "2.0", id: idAsWritten(msg), result: { [list]: [] } };
     return null;
   }
 

@@ -21,3 +21,9 @@ export function idAsWritten(message: { readonly id: RequestId }): RequestId {
   // Written as the host wrote it; read back (where the proxy routes it) as the number it parses to.
   return new RawJsonValue(text.slice(span.start, span.end)) as unknown as RequestId;
 }
+
+/** The id of `message` as JSON text, as it was written: for a message that names it. */
+export function idTextOf(message: { readonly id: RequestId }): string {
+  const written: unknown = idAsWritten(message);
+  return written instanceof RawJsonValue ? written.text : JSON.stringify(message.id);
+}

@@ -80,9 +80,16 @@ describe("answers the proxy builds for ids past 2^53", () => {
     proxy.stdin.write(unanswered(FIRST));
     proxy.stdin.write(unanswered(SECOND));
     const [refused] = await linesStarting(`{"jsonrpc":"2.0","id":${SECOND},`);
-    expect(refused).toContain("is already used by a request still waiting");
+    expect(refused).toContain(`id ${SECOND} is already used by a request still waiting`);
     // The first is still the one waiting: its own timeout comes under its own id.
     const [first] = await linesStarting(`{"jsonrpc":"2.0","id":${FIRST},`);
     expect(first).toContain('"code":-32002');
+  });
+
+  it("a request refused as not JSON-RPC 2.0 carries its id as written", async () => {
+    const id = "9007199254740995"; // JSON.parse reads 9007199254740996
+    proxy.stdin.write(`{"jsonrpc":"1.0","id":${id},"method":"tools/list"}\n`);
+    const [refused] = await linesStarting(`{"jsonrpc":"2.0","id":${id},`);
+    expect(refused).toContain('"jsonrpc\\" must be \\"2.0\\"');
   });
 });

@@ -13,7 +13,8 @@
  * HTTP endpoints, which have no one socket to pause, read each POST body in `inReadingTurn`.
  */
 import { SENT } from "../drainWaiter.js";
-import { requestIdOf } from "../jsonrpc.js";
+import { idAsWritten } from "../idAsWritten.js";
+import { type RequestId, requestIdOf } from "../jsonrpc.js";
 import { ReadGate } from "../readGate.js";
 import type { JSONRPCMessage, MessageExtraInfo, ProxyTransport, TransportSendOptions } from "../types.js";
 
@@ -145,9 +146,9 @@ export abstract class HostTransportBase implements ProxyTransport {
     const waiting = this.backlog.flatMap(([item]) => (Array.isArray(item) ? (item as unknown[]) : [item]));
     this.backlog = [];
     for (const item of waiting) {
-      const id = requestIdOf(item);
-      if (id !== undefined)
-        await this.send({ jsonrpc: "2.0", id, error: { code, message } } as JSONRPCMessage).catch(noop);
+      if (requestIdOf(item) === undefined) continue;
+      const id = idAsWritten(item as { id: RequestId });
+      await this.send({ jsonrpc: "2.0", id, error: { code, message } } as JSONRPCMessage).catch(noop);
     }
     this.refusal = message;
     this.finish();
