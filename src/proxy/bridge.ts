@@ -364,7 +364,9 @@ export class Bridge {
       return false;
     }
     if (isRequest(msg)) {
-      const refused = this.refuse(msg) ?? notJsonRpc2(msg);
+      const invalid = notJsonRpc2(msg);
+      // Answered under the id as the host wrote it, as every answer built here is.
+      const refused = this.refuse(msg) ?? (invalid === undefined ? undefined : { ...invalid, id: idAsWritten(msg) });
       if (refused !== undefined) {
         this.toHost(refused, msg.id);
         return false;

@@ -6,7 +6,6 @@
 import type { JSONRPCMessage, MessageExtraInfo } from "@modelcontextprotocol/sdk/types.js";
 import { JSONRPC } from "../errors/jsonRpcCodes.js";
 import { RawJsonValue } from "../wire/rawJson.js";
-import { idAsWritten } from "./idAsWritten.js";
 
 export type RequestId = string | number;
 
@@ -112,7 +111,5 @@ export function notJsonRpc2(msg: Record<string, unknown> & { id: RequestId }): R
         : msg.params === null
           ? `"params" must be an object or an array, not null`
           : undefined;
-  return why === undefined
-    ? undefined
-    : errorResponse(idAsWritten(msg), JSONRPC.INVALID_REQUEST, `Invalid Request: ${why}`);
+  return why === undefined ? undefined : errorResponse(msg.id, JSONRPC.INVALID_REQUEST, `Invalid Request: ${why}`);
 }
