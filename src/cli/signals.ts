@@ -44,12 +44,10 @@ export function shutdownSignals(): ShutdownSignals {
     if (received === 1) onFirst(signal);
     else onSecond(signal);
   });
-  // Until the command's own reload handler is there (and beside it after), SIGHUP does nothing here.
-  const holdReload = (): void => {};
-  process.on("SIGHUP", holdReload);
+  const releaseReload = holdReloadSignal();
   const dispose = (): void => {
     disposeShutdown();
-    process.off("SIGHUP", holdReload);
+    releaseReload();
   };
   return { first, second, dispose };
 }
@@ -58,4 +56,15 @@ export function onReloadSignal(handler: () => void): () => void {
   const listener = (): void => handler();
   process.on("SIGHUP", listener);
   return () => process.off("SIGHUP", listener);
+}
+
+/**
+ * Takes SIGHUP (doing nothing with it) until the returned function is called: until a command's
+ * own reload handler is there — and beside it after — Node's default action, ending the process,
+ * is never taken.
+ */
+export function holdReloadSignal(): () => void {
+  const hold = (): void => {};
+  process.on("SIGHUP", hold);
+  return () => process.off("SIGHUP", hold);
 }

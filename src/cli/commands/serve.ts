@@ -20,7 +20,7 @@ import { parseCommandArgs, parsePortFlag } from "../args.js";
 import { EXIT, type ExitCode } from "../exitCodes.js";
 import { writeFully, type CliIo } from "../io.js";
 import { createObservers, OBSERVE_HELP, OBSERVE_OPTIONS } from "../observers.js";
-import { onReloadSignal, shutdownSignals, type ShutdownSignals } from "../signals.js";
+import { holdReloadSignal, onReloadSignal, shutdownSignals, type ShutdownSignals } from "../signals.js";
 import type { Observers } from "../observers.js";
 import type { ServerEntry } from "../../proxy/sessionManager.js";
 import { SELECTOR_OPTIONS, selectUpstream } from "../upstreamSelector.js";
@@ -70,26 +70,39 @@ env, url, headers, auth, normalize; other changes need a restart) and reopens th
 Exit codes: 0 stopped by SIGTERM/SIGINT; 1 could not listen; 2 bad command line or a log file
 that cannot be written; 3 invalid config.`;
 
+const SERVE_OPTIONS = {
+  ...SELECTOR_OPTIONS,
+  ...OBSERVE_OPTIONS,
+  name: { type: "string" },
+  host: { type: "string" },
+  port: { type: "string" },
+  "inherit-env": { type: "boolean" },
+  help: { type: "boolean", short: "h" },
+} as const;
+const parseServeArgs = (argv: readonly string[]) =>
+  parseCommandArgs(argv, SERVE_OPTIONS, "serve", { upstreamCommand: true });
+
 export async function runServe(argv: readonly string[], io: CliIo): Promise<ExitCode> {
-  const { values, command } = parseCommandArgs(
-    argv,
-    {
-      ...SELECTOR_OPTIONS,
-      ...OBSERVE_OPTIONS,
-      name: { type: "string" },
-      host: { type: "string" },
-      port: { type: "string" },
-      "inherit-env": { type: "boolean" },
-      help: { type: "boolean", short: "h" },
-    },
-    "serve",
-    { upstreamCommand: true },
-  );
+  const { values, command } = parseServeArgs(argv);
   if (values.help) {
     await writeFully(io.stdout, `${SERVE_HELP}\n`);
     return EXIT.OK;
   }
+  // Taken from here on: Node's default action on SIGHUP would end a proxy still starting. Once it
+  // listens, the reload handler acts on it.
+  const releaseReload = holdReloadSignal();
+  try {
+    return await serve(values, command, io);
+  } finally {
+    releaseReload();
+  }
+}
 
+async function serve(
+  values: ReturnType<typeof parseServeArgs>["values"],
+  command: readonly string[],
+  io: CliIo,
+): Promise<ExitCode> {
   let config: ProxyConfig;
   let configFile: string | undefined;
   /** The file's settings as read at start (before flags override `listen`): what a SIGHUP is compared with. */
