@@ -97,6 +97,27 @@ describe("SIGHUP", () => {
     }
   });
 
+  it("a limit said to need a restart is not in force before it: limits.maxNormalizeBytes keeps its running value", async () => {
+    const serve = await serveConfig(taggedConfig("a", { maxNormalizeBytes: 1_000_000 }));
+    try {
+      const record = await reload(serve, taggedConfig("a", { maxNormalizeBytes: 1 }), 1);
+      expect(record.ignoredNeedRestart).toEqual(["limits.maxNormalizeBytes"]);
+      // Nothing of the server itself changed: its pool goes on as it was.
+      expect(record.changed).toEqual([]);
+      // A read after the reload is normalized under the running limit: the text blob is unwrapped.
+      const read = await post(
+        `${serve.url}/mcp/fx`,
+        JSON.stringify({ jsonrpc: "2.0", id: 1, method: "resources/read", params: { uri: "file:///a.txt" } }),
+        undefined,
+        STATELESS,
+      );
+      expect(read.status).toBe(200);
+      expect(read.messages[0]).toMatchObject({ result: { contents: [{ text: "plain text in base64" }] } });
+    } finally {
+      await serve.stop();
+    }
+  });
+
   it("an idle pooled upstream of a changed server is not ended at once (its pool's pages and late replies go with it)", async () => {
     const config = (tag: string) => taggedConfig(tag, { sessionIdleMs: 1500 });
     const serve = await serveConfig(config("v1"));

@@ -259,7 +259,10 @@ async function serve(
       const { config: reloaded, authVariables } = loadConfigFile(configFile, io.env);
       // A secret a server's new `auth` reads is withheld from children started from now on.
       for (const variable of authVariables) if (!withheld.includes(variable)) withheld.push(variable);
-      const { updated, changed, ignored } = sessions.reconfigure(serverEntries(reloaded, observers));
+      // Built with the running limits: those a reload cannot apply (below) are not in force for new sessions either.
+      const { updated, changed, ignored } = sessions.reconfigure(
+        serverEntries({ ...reloaded, limits: config.limits }, observers),
+      );
       const needRestart = [...ignored, ...settingsNeedingRestart(startedFrom, reloaded)];
       const fields = { file: configFile, updated, changed };
       if (needRestart.length === 0) observers.logger.info("SIGHUP: config re-read; new sessions use it", fields);
