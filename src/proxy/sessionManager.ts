@@ -104,6 +104,8 @@ export class SessionManager {
   private readonly health = new Map<string, ServerHealth>();
   private readonly backoff = new Map<string, Backoff>();
   private readonly settledWaiters = new Set<() => void>();
+  /** Per server, the starts waiting out its restart delay: a new entry for it ends their wait. */
+  private readonly restartWaits = new Map<string, Set<() => void>>();
   private readonly now: () => number;
   private refusal: string | undefined;
   private counter = 0;
@@ -215,6 +217,8 @@ export class SessionManager {
 
   private startAfresh(name: string, entry: ServerEntry): void {
     this.backoff.set(name, { failures: 0, lastFailureAt: 0 });
+    // Starts waiting out the old entry's delay go now, with the new entry.
+    for (const wake of [...(this.restartWaits.get(name) ?? [])]) wake();
     const health = this.health.get(name)!;
     health.transport = isStdioServer(entry.config) ? "stdio" : "http";
     health.consecutiveFailures = 0;
@@ -236,22 +240,15 @@ export class SessionManager {
 
   /** Joins a host transport to a fresh upstream connection for `server`. Rejects if the upstream cannot start. */
   async open(host: ProxyTransport, server: string, kind: string): Promise<Bridge> {
-    const entry = this.servers.get(server);
     const health = this.health.get(server);
-    if (entry === undefined || health === undefined) throw new Error(`no server named ${server}`);
+    if (!this.servers.has(server) || health === undefined) throw new Error(`no server named ${server}`);
     if (this.refusal !== undefined) throw new Error(this.refusal);
+    await this.waitToRestart(server);
+    if (this.refusal !== undefined) throw new Error(this.refusal);
+    // Read after the wait: a SIGHUP meanwhile may have brought a new entry (and a fresh start).
+    const entry = this.servers.get(server)!;
     const backoff = this.backoff.get(server)!;
     const restarting = backoff.failures > 0;
-    const delay = this.restartDelayMs(server);
-    if (delay > 0) {
-      this.options.logger.info("upstream keeps failing; waiting before starting it again", {
-        server,
-        delayMs: delay,
-        consecutiveFailures: backoff.failures,
-      });
-      await new Promise((resolve) => setTimeout(resolve, delay));
-      if (this.refusal !== undefined) throw new Error(this.refusal);
-    }
     const id = `${server}-${++this.counter}`;
     const info: SessionInfo = { server, kind, id };
     const logger = this.sessionLogger({ server, session: id });
@@ -400,25 +397,44 @@ export class SessionManager {
     await pool.serve(host);
   }
 
+  /**
+   * Waits out `server`'s restart delay, if it has one (logged); a new entry for it (SIGHUP) ends
+   * the wait at once: the fixed server is started without waiting out the broken one's backoff.
+   */
+  private waitToRestart(server: string): Promise<void> {
+    const delay = this.restartDelayMs(server);
+    if (delay <= 0) return Promise.resolve();
+    this.options.logger.info("upstream keeps failing; waiting before starting it again", {
+      server,
+      delayMs: delay,
+      consecutiveFailures: this.backoff.get(server)!.failures,
+    });
+    const own = this.restartWaits.get(server) ?? new Set<() => void>();
+    this.restartWaits.set(server, own);
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        own.delete(done);
+        if (own.size === 0 && this.restartWaits.get(server) === own) this.restartWaits.delete(server);
+        resolve();
+      };
+      const timer = setTimeout(done, delay);
+      own.add(done);
+    });
+  }
+
   /** One started, normalizing upstream for a stateless pool (restart backoff and health as for sessions). */
   private async startPooledUpstream(
     server: string,
     pages: SpillStore,
     requests: RequestTable,
   ): Promise<PooledUpstream> {
+    await this.waitToRestart(server);
+    if (this.refusal !== undefined) throw new Error(this.refusal);
+    // Read after the wait: a SIGHUP meanwhile may have brought a new entry (and a fresh start).
     const entry = this.servers.get(server)!;
     const health = this.health.get(server)!;
     const backoff = this.backoff.get(server)!;
-    const delay = this.restartDelayMs(server);
-    if (delay > 0) {
-      this.options.logger.info("upstream keeps failing; waiting before starting it again", {
-        server,
-        delayMs: delay,
-        consecutiveFailures: backoff.failures,
-      });
-      await new Promise((resolve) => setTimeout(resolve, delay));
-    }
-    if (this.refusal !== undefined) throw new Error(this.refusal);
     const id = `${server}-stateless-${++this.counter}`;
     const info: SessionInfo = { server, kind: "streamable-http (stateless)", id };
     const logger = this.sessionLogger({ server, session: id });

@@ -9,7 +9,7 @@ import { writeFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { post } from "../badInput/mcpHttp.js";
 import type { ServeProcess } from "../helpers/proxyProcess.js";
-import { FAULT_SERVER, processGone, serveConfig, toolText, untilGone } from "./helpers.js";
+import { FAULT_SERVER, INIT, processGone, rawWs, serveConfig, toolText, untilGone, waitForStderr } from "./helpers.js";
 
 const STATELESS = { "mcp-protocol-version": "2026-07-28" };
 
@@ -92,6 +92,34 @@ describe("SIGHUP", () => {
       const url = `${serve.url}/mcp/fx`;
       expect((await statelessCall(url, "pid", {}, "old-token-aaaa-1111")).status).toBe(200);
       expect((await statelessCall(url, "pid", {}, "new-token-bbbb-2222")).status).toBe(401);
+    } finally {
+      await serve.stop();
+    }
+  });
+
+  it("a fixed server reaches the starts already waiting out the broken one's backoff: they start at once, fixed", async () => {
+    const broken = {
+      mcpServers: { fx: { command: process.execPath, args: [FAULT_SERVER], env: { FAULT_EXIT_ON_START: "3" } } },
+      limits: { restartBackoffMs: 4000, maxRestartBackoffMs: 30_000 },
+    };
+    const serve = await serveConfig(broken);
+    try {
+      const url = `${serve.url}/mcp/fx`;
+      // The first start fails at once; the next ones wait out the backoff.
+      expect((await statelessCall(url, "pid")).messages[0]).toHaveProperty("error");
+      const waitingPost = statelessCall(url, "pid");
+      const host = await rawWs(serve.url, "fx");
+      const waitingSession = host.request(1, "initialize", INIT, 20_000);
+      await waitForStderr(serve, /waiting before starting it again[\s\S]*waiting before starting it again/);
+      const fixedAt = performance.now();
+      await reload(serve, { ...broken, mcpServers: { fx: { command: process.execPath, args: [FAULT_SERVER] } } }, 1);
+      const [post, session] = await Promise.all([waitingPost, waitingSession]);
+      // Well before the old 4 s wait was over, and from the fixed entry.
+      expect(performance.now() - fixedAt).toBeLessThan(3_000);
+      expect(post.status).toBe(200);
+      expect(post.messages[0]).toHaveProperty("result");
+      expect(session).toHaveProperty("result");
+      await host.close();
     } finally {
       await serve.stop();
     }
