@@ -374,6 +374,7 @@ export class SessionManager {
         requestTimeoutMs: this.options.requestTimeoutMs,
         ...(this.options.hostBufferBytes === undefined ? {} : { hostBufferBytes: this.options.hostBufferBytes }),
         logger: this.options.logger.child({ server, pool: "stateless" }),
+        pages,
         startUpstream: (requests) => this.startPooledUpstream(server, pages, requests),
         onUpstreamEnded: (upstream, onItsOwn) => {
           const health = this.health.get(server)!;

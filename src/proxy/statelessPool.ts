@@ -43,6 +43,9 @@ import {
 } from "../transports/jsonrpc.js";
 import { rememberOrigin } from "../transports/wireOrigin.js";
 import { idAsWritten } from "../transports/idAsWritten.js";
+import { servePage } from "../fit/spill/servePage.js";
+import type { SpillStore } from "../fit/spill/spillStore.js";
+import { isSpillUri } from "../fit/spill/spillUri.js";
 import type {
   FramingProblem,
   JSONRPCMessage,
@@ -82,6 +85,12 @@ export interface StatelessPoolOptions {
   readonly onSettled?: () => void;
   /** Bytes a POST's host may leave untaken before its upstream is no longer read (`limits.hostBufferBytes`). */
   readonly hostBufferBytes?: number;
+  /**
+   * The client's pages of cut results. A read of one is answered here, from them, whatever the
+   * fit settings of the upstream that would take it (a SIGHUP may have turned cutting off since):
+   * the URI is the proxy's, never the server's.
+   */
+  readonly pages?: SpillStore;
 }
 
 /** A host request in flight on an upstream, under the pool's id (`id`): an entry of its request table. */
@@ -285,6 +294,11 @@ export class StatelessPool {
       const invalid = notJsonRpc2(msg);
       if (invalid !== undefined) {
         this.toHost(post, { ...invalid, id: idAsWritten(msg) } as JSONRPCMessage, msg.id);
+        return;
+      }
+      const pages = this.options.pages;
+      if (pages !== undefined && msg.method === "resources/read" && isObj(msg.params) && isSpillUri(msg.params.uri)) {
+        this.toHost(post, { jsonrpc: "2.0", id: idAsWritten(msg), ...servePage(pages, msg.params.uri) }, msg.id);
         return;
       }
       const id = ++this.nextId;

@@ -125,6 +125,32 @@ describe("SIGHUP", () => {
     }
   });
 
+  it("a stateless client's pages of a result cut before cutting was turned off are still served by the proxy", async () => {
+    const cutting = { ...taggedConfig("a", {}), normalize: { maxResultBytes: 1024 } };
+    const serve = await serveConfig(cutting);
+    try {
+      const url = `${serve.url}/mcp/fx`;
+      const cut = await statelessCall(url, "sleep", { ms: 0, pad: 5000 });
+      const page = /mcp-normalizer:\/\/spill\/[^\s"\\)]+/.exec(JSON.stringify(cut.messages[0]))?.[0];
+      expect(page).toBeDefined();
+      await reload(serve, taggedConfig("b", {}), 1);
+      const read = await post(
+        url,
+        JSON.stringify({ jsonrpc: "2.0", id: 2, method: "resources/read", params: { uri: page } }),
+        undefined,
+        STATELESS,
+      );
+      expect(read.status).toBe(200);
+      // The page, from the proxy: not whatever the server answers for a URI that is not its own.
+      const contents = (read.messages[0] as { result: { contents: Array<{ uri: string; text: string }> } }).result
+        .contents;
+      expect(contents[0]!.uri).toBe(page);
+      expect(contents[0]!.text).toMatch(/^\.+$/);
+    } finally {
+      await serve.stop();
+    }
+  });
+
   it("a limit said to need a restart is not in force before it: limits.maxNormalizeBytes keeps its running value", async () => {
     const serve = await serveConfig(taggedConfig("a", { maxNormalizeBytes: 1_000_000 }));
     try {
