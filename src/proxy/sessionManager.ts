@@ -104,6 +104,8 @@ export class SessionManager {
   private readonly health = new Map<string, ServerHealth>();
   private readonly backoff = new Map<string, Backoff>();
   private readonly settledWaiters = new Set<() => void>();
+  /** Per server, how many new entries SIGHUP has brought it (what a start was started from). */
+  private readonly entryChanges = new Map<string, number>();
   /** Per server, the starts waiting out its restart delay: a new entry for it ends their wait. */
   private readonly restartWaits = new Map<string, Set<() => void>>();
   private readonly now: () => number;
@@ -217,6 +219,7 @@ export class SessionManager {
 
   private startAfresh(name: string, entry: ServerEntry): void {
     this.backoff.set(name, { failures: 0, lastFailureAt: 0 });
+    this.entryChanges.set(name, (this.entryChanges.get(name) ?? 0) + 1);
     // Starts waiting out the old entry's delay go now, with the new entry.
     for (const wake of [...(this.restartWaits.get(name) ?? [])]) wake();
     const health = this.health.get(name)!;
@@ -436,6 +439,7 @@ export class SessionManager {
     const entry = this.servers.get(server)!;
     const health = this.health.get(server)!;
     const backoff = this.backoff.get(server)!;
+    const changes = this.entryChanges.get(server) ?? 0;
     const id = `${server}-stateless-${++this.counter}`;
     const info: SessionInfo = { server, kind: "streamable-http (stateless)", id };
     const logger = this.sessionLogger({ server, session: id });
@@ -462,7 +466,12 @@ export class SessionManager {
       throw error;
     }
     if (backoff.failures === 0) health.status = "up";
-    return { id, transport, describeEnd: () => upstream.describeEnd() };
+    return {
+      id,
+      transport,
+      describeEnd: () => upstream.describeEnd(),
+      fromCurrentEntry: () => (this.entryChanges.get(server) ?? 0) === changes,
+    };
   }
 
   /** The fit layer of a new connection to `server`, when its policy asks for anything. */

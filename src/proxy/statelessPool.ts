@@ -63,6 +63,8 @@ export interface PooledUpstream {
   readonly id: string;
   readonly transport: NormalizingTransport;
   describeEnd(): string | undefined;
+  /** Whether it was started from the server's entry as it is now (none came by SIGHUP since). */
+  fromCurrentEntry?(): boolean;
 }
 
 export interface StatelessPoolOptions {
@@ -251,6 +253,9 @@ export class StatelessPool {
     const ready = this.options.startUpstream(lane.inFlight).then(
       (upstream) => {
         (lane as { upstream: PooledUpstream | undefined }).upstream = upstream;
+        // Retired while it started (it waited out a restart backoff a new entry ended), yet started
+        // from that new entry: it serves like any other.
+        if (lane.retired !== undefined && upstream.fromCurrentEntry?.() === true) lane.retired = undefined;
         upstream.transport.onmessage = (message, extra) =>
           this.fromUpstream(lane, upstream, message, relatedRequestOf(extra));
         upstream.transport.onproblem = (problem) => this.upstreamProblem(lane, problem);

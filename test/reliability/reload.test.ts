@@ -119,6 +119,9 @@ describe("SIGHUP", () => {
       expect(post.status).toBe(200);
       expect(post.messages[0]).toHaveProperty("result");
       expect(session).toHaveProperty("result");
+      // The pooled upstream that waited started from the fixed entry: it goes on serving, no second one.
+      const next = await statelessCall(url, "pid");
+      expect(toolText(next.messages[0]!)).toBe(toolText(post.messages[0]!));
       await host.close();
     } finally {
       await serve.stop();
