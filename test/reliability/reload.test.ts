@@ -154,6 +154,18 @@ describe("SIGHUP", () => {
     }
   });
 
+  it("a server added or removed is named by its path: one called like a setting is not taken for it", async () => {
+    const serve = await serveConfig(taggedConfig("a", {}));
+    try {
+      const withLog = taggedConfig("a", {}) as { mcpServers: Record<string, unknown> };
+      withLog.mcpServers.log = { command: process.execPath, args: [FAULT_SERVER] };
+      const record = await reload(serve, withLog, 1);
+      expect(record.ignoredNeedRestart).toEqual(["mcpServers.log"]);
+    } finally {
+      await serve.stop();
+    }
+  });
+
   it("a limit said to need a restart is not in force before it: limits.maxNormalizeBytes keeps its running value", async () => {
     const serve = await serveConfig(taggedConfig("a", { maxNormalizeBytes: 1_000_000 }));
     try {

@@ -263,7 +263,11 @@ async function serve(
       const { updated, changed, ignored } = sessions.reconfigure(
         serverEntries({ ...reloaded, limits: config.limits }, observers),
       );
-      const needRestart = [...ignored, ...settingsNeedingRestart(startedFrom, reloaded)];
+      // Paths all: a server added or removed is `mcpServers.NAME`, never read as a setting of that name.
+      const needRestart = [
+        ...ignored.map((name) => `mcpServers.${name}`),
+        ...settingsNeedingRestart(startedFrom, reloaded),
+      ];
       const fields = { file: configFile, updated, changed };
       if (needRestart.length === 0) observers.logger.info("SIGHUP: config re-read; new sessions use it", fields);
       else
