@@ -316,19 +316,28 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
    * comes first. The POST itself goes on: a late acknowledgement still delivers the message.
    */
   private acknowledgedWithin(sent: Promise<void>, message: JSONRPCMessage, limit: number | undefined): Promise<void> {
-    const settled = sent.then(
+    return this.settledWithin(sent, limit, () =>
+      this.logger.warn("upstream has not acknowledged a message; what the host sent after it goes on", {
+        message: methodOf(message) ?? "response",
+        waitedMs: limit,
+        limit: "limits.upstreamAckTimeoutMs",
+      }),
+    );
+  }
+
+  /**
+   * Settles when `awaited` does (fulfilled or not), or after `limit` ms when there is a limit,
+   * saying so with `late` unless the transport has closed meanwhile.
+   */
+  private settledWithin(awaited: Promise<unknown>, limit: number | undefined, late: () => void): Promise<void> {
+    const settled = awaited.then(
       () => {},
       () => {},
     );
     if (limit === undefined) return settled;
     return new Promise<void>((resolve) => {
       const timer = setTimeout(() => {
-        if (!this.closed)
-          this.logger.warn("upstream has not acknowledged a message; what the host sent after it goes on", {
-            message: methodOf(message) ?? "response",
-            waitedMs: limit,
-            limit: "limits.upstreamAckTimeoutMs",
-          });
+        if (!this.closed) late();
         resolve();
       }, limit);
       timer.unref();
@@ -763,39 +772,18 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     answered: Promise<ServerStreamAnswer>;
   } {
     if (this.options.openServerStream === false) return { waited: prior, answered: Promise.resolve("none") };
-    const limit = this.options.serverStreamWaitMs;
-    const open = (): { answered: Promise<ServerStreamAnswer>; waited: Promise<void> } => {
-      const answered = this.openServerStream(0);
-      return { answered, waited: limit === 0 ? SENT : this.withinStreamWait(answered, limit) };
-    };
-    if (prior === undefined) {
-      const { answered, waited } = open();
-      return { answered, waited: limit === 0 ? undefined : waited };
-    }
     // The GET carries the session id, which the answer to `initialize` (what `prior` waits for) brings.
-    const opened = prior.then(open);
-    return { answered: opened.then((o) => o.answered), waited: limit === 0 ? prior : opened.then((o) => o.waited) };
-  }
-
-  /** Settles when `answered` does, or after `limit` ms (logged) when there is a limit. */
-  private withinStreamWait(answered: Promise<ServerStreamAnswer>, limit: number | undefined): Promise<void> {
-    return new Promise((resolve) => {
-      const timer =
-        limit === undefined
-          ? undefined
-          : setTimeout(() => {
-              if (!this.closed)
-                this.logger.warn("upstream has not answered the GET stream; notifications/initialized goes on", {
-                  waitedMs: limit,
-                  limit: "limits.upstreamStreamWaitMs",
-                });
-              resolve();
-            }, limit).unref();
-      void answered.then(() => {
-        clearTimeout(timer);
-        resolve();
-      });
-    });
+    const answered = prior === undefined ? this.openServerStream(0) : prior.then(() => this.openServerStream(0));
+    const limit = this.options.serverStreamWaitMs;
+    if (limit === 0) return { waited: prior, answered };
+    const wait = (): Promise<void> =>
+      this.settledWithin(answered, limit, () =>
+        this.logger.warn("upstream has not answered the GET stream; notifications/initialized goes on", {
+          waitedMs: limit,
+          limit: "limits.upstreamStreamWaitMs",
+        }),
+      );
+    return { waited: prior === undefined ? wait() : prior.then(wait), answered };
   }
 
   /**
@@ -832,10 +820,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
         this.retryTimer = setTimeout(() => void this.openServerStream(attempt + 1), this.serverStream.retryMs);
         this.retryTimer.unref();
       })
-      .finally(() => {
-        answered("failed");
-        this.reading.delete(done);
-      });
+      .finally(() => this.reading.delete(done));
     this.reading.add(done);
     return heard;
   }
