@@ -10,9 +10,8 @@ import { FIT_METHODS, fitResult, type FitSession, type Fitted } from "../fit/fit
 import { FitPolicy, type FitPolicyInput } from "../fit/fitPolicy.js";
 import type { FitRuntime } from "../fit/runtime.js";
 import { defaultFitRuntime, fitPolicyOf } from "./defaultFit.js";
-import { servePage } from "../fit/spill/servePage.js";
 import { SpillStore } from "../fit/spill/spillStore.js";
-import { isSpillUri } from "../fit/spill/spillUri.js";
+import { pageReadAnswer } from "./pageRead.js";
 import { rebuild, type JsonObject } from "../normalize/objects.js";
 import { idAsWritten } from "../transports/idAsWritten.js";
 import { isObj, isRequest } from "../transports/jsonrpc.js";
@@ -81,10 +80,8 @@ export class FitStage {
   /** The response the proxy gives itself to a host request, or null when it goes to the upstream. */
   answer(msg: unknown): JsonObject | null {
     if (!isRequest(msg)) return null;
-    if (msg.method === "resources/read" && isObj(msg.params) && isSpillUri(msg.params.uri)) {
-      const answer = servePage(this.session.store, msg.params.uri);
-      return { jsonrpc: "2.0", id: idAsWritten(msg), ...answer };
-    }
+    const page = pageReadAnswer(this.session.store, msg);
+    if (page !== null) return page;
     const list = this.declaredResources ? EMPTY_LISTS[msg.method] : undefined;
     if (list !== undefined) return { jsonrpc: "2.0", id: idAsWritten(msg), result: { [list]: [] } };
     return null;

@@ -43,9 +43,8 @@ import {
 } from "../transports/jsonrpc.js";
 import { rememberOrigin } from "../transports/wireOrigin.js";
 import { idAsWritten } from "../transports/idAsWritten.js";
-import { servePage } from "../fit/spill/servePage.js";
 import type { SpillStore } from "../fit/spill/spillStore.js";
-import { isSpillUri } from "../fit/spill/spillUri.js";
+import { pageReadAnswer } from "./pageRead.js";
 import type {
   FramingProblem,
   JSONRPCMessage,
@@ -301,9 +300,9 @@ export class StatelessPool {
         this.toHost(post, { ...invalid, id: idAsWritten(msg) } as JSONRPCMessage, msg.id);
         return;
       }
-      const pages = this.options.pages;
-      if (pages !== undefined && msg.method === "resources/read" && isObj(msg.params) && isSpillUri(msg.params.uri)) {
-        this.toHost(post, { jsonrpc: "2.0", id: idAsWritten(msg), ...servePage(pages, msg.params.uri) }, msg.id);
+      const page = this.options.pages === undefined ? null : pageReadAnswer(this.options.pages, msg);
+      if (page !== null) {
+        this.toHost(post, page, msg.id);
         return;
       }
       const id = ++this.nextId;

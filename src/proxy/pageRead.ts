@@ -1,0 +1,19 @@
+/**
+ * A read of a page of a cut tool result (`mcp-normalizer://spill/…`): the proxy's own URI,
+ * answered by the proxy from the pages it holds, never by the server.
+ */
+import { servePage } from "../fit/spill/servePage.js";
+import type { SpillStore } from "../fit/spill/spillStore.js";
+import { isSpillUri } from "../fit/spill/spillUri.js";
+import type { JsonObject } from "../normalize/objects.js";
+import { idAsWritten } from "../transports/idAsWritten.js";
+import { isObj, type RequestId } from "../transports/jsonrpc.js";
+
+/** The answer to `msg` when it reads a page (from `store`; none there: the error saying why), else null. */
+export function pageReadAnswer(
+  store: SpillStore | null,
+  msg: { id: RequestId; method: string; params?: unknown },
+): JsonObject | null {
+  if (msg.method !== "resources/read" || !isObj(msg.params) || !isSpillUri(msg.params.uri)) return null;
+  return { jsonrpc: "2.0", id: idAsWritten(msg), ...servePage(store, msg.params.uri) };
+}
