@@ -2,7 +2,7 @@
  * Loading a config: read, parse, expand `${VAR}`, validate once at the edge.
  * Every failure is a NormalizerError whose message names the file and the JSON path at fault.
  */
-import { readFileSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import type { z } from "zod";
 import { NormalizerError } from "../errors/NormalizerError.js";
@@ -25,15 +25,31 @@ export interface LoadedConfig {
   readonly authVariables: readonly string[];
 }
 
+export interface LoadOptions {
+  /**
+   * Refuse what is not a regular file. A reload sets it: reading a pipe whose writer is gone
+   * (`--config <(…)` after the shell moved on) would block the whole process until one comes.
+   */
+  readonly regularFileOnly?: boolean;
+}
+
 export function loadConfigFile(
   file: string,
   env: Readonly<Record<string, string | undefined>> = process.env,
+  options: LoadOptions = {},
 ): LoadedConfig {
   const path = resolve(file);
   let text: string;
   try {
+    if (options.regularFileOnly === true && !statSync(path).isFile())
+      throw new NormalizerError(
+        "CONFIG_NOT_FOUND",
+        `cannot read config file ${file} again: it is not a regular file (a pipe or a device)`,
+        { file },
+      );
     text = readFileSync(path, "utf8");
   } catch (error) {
+    if (error instanceof NormalizerError) throw error;
     const code = (error as NodeJS.ErrnoException).code;
     throw new NormalizerError(
       "CONFIG_NOT_FOUND",

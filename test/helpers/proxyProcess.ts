@@ -77,7 +77,12 @@ export async function startServe(
     stop: () =>
       new Promise((resolve) => {
         if (child.exitCode !== null) return resolve(child.exitCode);
-        child.once("exit", (code) => resolve(code));
+        // A proxy whose event loop is stuck never runs its SIGTERM handler: killed, so the test fails rather than hangs.
+        const stuck = setTimeout(() => child.kill("SIGKILL"), 20_000);
+        child.once("exit", (code) => {
+          clearTimeout(stuck);
+          resolve(code);
+        });
         child.kill("SIGTERM");
       }),
   };

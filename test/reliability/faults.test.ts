@@ -3,7 +3,8 @@
  * prints junk on stdout, and hosts that go away — against a real `serve` process and the fault
  * fixture (a real SDK stdio server), checked by pid.
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connect, hostTransport, raw, startServe, type HostKind, type ServeProcess } from "../helpers/proxyProcess.js";
@@ -159,6 +160,22 @@ describe("a stdio upstream that keeps dying", () => {
       writeFileSync(serve.configFile, "{ not json");
       serve.child.kill("SIGHUP");
       await waitForStderr(serve, /config not reloaded; the running config stays/);
+      const host = await initializedWs(serve.url, "fx");
+      expect(Number(toolText(await host.request(1, "tools/call", { name: "pid" })))).toBeGreaterThan(0);
+      await host.close();
+    } finally {
+      await serve.stop();
+    }
+  });
+
+  it("SIGHUP when the config path has become a pipe with no writer refuses it at once and keeps serving", async () => {
+    const serve = await serveConfig({ mcpServers: { fx: { command: process.execPath, args: [FAULT_SERVER] } } });
+    try {
+      rmSync(serve.configFile);
+      execFileSync("mkfifo", [serve.configFile]);
+      serve.child.kill("SIGHUP");
+      await waitForStderr(serve, /not a regular file.*SIGHUP: config not reloaded; the running config stays/);
+      expect((await getJson(`${serve.url}/healthz`)).status).toBe(200);
       const host = await initializedWs(serve.url, "fx");
       expect(Number(toolText(await host.request(1, "tools/call", { name: "pid" })))).toBeGreaterThan(0);
       await host.close();

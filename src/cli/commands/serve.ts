@@ -256,7 +256,7 @@ async function serve(
       return;
     }
     try {
-      const { config: reloaded, authVariables } = loadConfigFile(configFile, io.env);
+      const { config: reloaded, authVariables } = loadConfigFile(configFile, io.env, { regularFileOnly: true });
       // A secret a server's new `auth` reads is withheld from children started from now on.
       for (const variable of authVariables) if (!withheld.includes(variable)) withheld.push(variable);
       // Built with the running limits: those a reload cannot apply (below) are not in force for new sessions either.
