@@ -250,12 +250,13 @@ export class SessionManager {
     if (this.refusal !== undefined) throw new Error(this.refusal);
     // Read after the wait: a SIGHUP meanwhile may have brought a new entry (and a fresh start).
     const entry = this.servers.get(server)!;
+    const changes = this.entryChanges.get(server) ?? 0;
     const backoff = this.backoff.get(server)!;
     const restarting = backoff.failures > 0;
     const id = `${server}-${++this.counter}`;
     const info: SessionInfo = { server, kind, id };
     const logger = this.sessionLogger({ server, session: id });
-    const upstream = this.createUpstream(server, entry.config, health, logger);
+    const upstream = this.createUpstream(server, entry.config, health, logger, changes);
     const bridge = new Bridge({
       host,
       upstream,
@@ -284,7 +285,8 @@ export class SessionManager {
         if (this.settledWaiters.size > 0) for (const waiter of [...this.settledWaiters]) waiter();
       },
       onUpstreamAlive: () => {
-        // It answered: whatever killed its predecessors is over.
+        // It answered: whatever killed its predecessors is over (if it runs the entry in force).
+        if (changes !== (this.entryChanges.get(server) ?? 0)) return;
         backoff.failures = 0;
         health.consecutiveFailures = 0;
         if (!bridge.isClosed) health.status = "up";
@@ -304,7 +306,7 @@ export class SessionManager {
       // ending the child (SIGTERM → "killed by SIGTERM"), is not.
       if (bridge.closeReason === "upstream closed" && !failedToStart) {
         const why = upstream.describeEnd() ?? "the upstream connection ended";
-        this.noteFailure(server, health, why);
+        this.noteFailure(server, health, why, changes);
         logger.warn("upstream ended on its own", { reason: why });
       } else if (health.sessions === 0 && health.status === "up") {
         health.status = "idle";
@@ -315,7 +317,7 @@ export class SessionManager {
       await bridge.start();
     } catch (error) {
       failedToStart = true;
-      const message = this.startFailed(server, health, logger, error);
+      const message = this.startFailed(server, health, logger, error, changes);
       await bridge.close("upstream failed to start", `Could not connect server "${server}": ${message}`);
       throw error;
     }
@@ -338,19 +340,20 @@ export class SessionManager {
     config: ServerConfig,
     health: ServerHealth,
     logger: Logger,
+    changes: number,
   ): UpstreamTransport {
     try {
       return this.options.createUpstream(server, config, logger);
     } catch (error) {
-      this.startFailed(server, health, logger, error);
+      this.startFailed(server, health, logger, error, changes);
       throw error;
     }
   }
 
   /** A start that failed: on /healthz and in the log. Returns why, for the host. */
-  private startFailed(server: string, health: ServerHealth, logger: Logger, error: unknown): string {
+  private startFailed(server: string, health: ServerHealth, logger: Logger, error: unknown, changes: number): string {
     const message = error instanceof Error ? error.message : String(error);
-    this.noteFailure(server, health, message);
+    this.noteFailure(server, health, message, changes);
     logger.error("upstream failed to start", { error: message });
     return message;
   }
@@ -382,7 +385,13 @@ export class SessionManager {
         onUpstreamEnded: (upstream, onItsOwn) => {
           const health = this.health.get(server)!;
           health.statelessUpstreams--;
-          if (onItsOwn) this.noteFailure(server, health, upstream.describeEnd() ?? "the upstream connection ended");
+          if (onItsOwn)
+            this.noteFailure(
+              server,
+              health,
+              upstream.describeEnd() ?? "the upstream connection ended",
+              upstream.fromCurrentEntry?.() === false ? -1 : (this.entryChanges.get(server) ?? 0),
+            );
           // The pool goes with its last upstream: no map entry per client that has gone.
           if (created.upstreams === 0 && this.pools.get(key) === created) {
             this.pools.delete(key);
@@ -443,7 +452,7 @@ export class SessionManager {
     const id = `${server}-stateless-${++this.counter}`;
     const info: SessionInfo = { server, kind: "streamable-http (stateless)", id };
     const logger = this.sessionLogger({ server, session: id });
-    const upstream = this.createUpstream(server, entry.config, health, logger);
+    const upstream = this.createUpstream(server, entry.config, health, logger, changes);
     const transport = new NormalizingTransport(
       upstream,
       {
@@ -461,7 +470,7 @@ export class SessionManager {
       await transport.start();
     } catch (error) {
       health.statelessUpstreams--;
-      this.startFailed(server, health, logger, error);
+      this.startFailed(server, health, logger, error, changes);
       await transport.close().catch(() => {});
       throw error;
     }
@@ -495,17 +504,24 @@ export class SessionManager {
     return quietWhen(this.options.logger.child(fields), () => this.refusal !== undefined);
   }
 
-  private noteFailure(server: string, health: ServerHealth, message: string): void {
+  /**
+   * An upstream of `server` failed. `changes`: the entry it was started from (its count of
+   * changes); one a SIGHUP has since replaced is the old entry's failure, not the running one's —
+   * counted and shown as the last error, but it neither delays the next start nor marks the
+   * server down.
+   */
+  private noteFailure(server: string, health: ServerHealth, message: string, changes: number): void {
     // An upstream that goes away while the proxy stops is no failure of the server.
     if (this.refusal !== undefined) return;
+    health.upstreamFailures++;
+    health.lastError = message;
+    health.lastErrorAt = new Date(this.now()).toISOString();
+    if (changes !== (this.entryChanges.get(server) ?? 0)) return;
     const backoff = this.backoff.get(server)!;
     backoff.failures++;
     backoff.lastFailureAt = this.now();
-    health.upstreamFailures++;
     health.consecutiveFailures = backoff.failures;
     health.status = "down";
-    health.lastError = message;
-    health.lastErrorAt = new Date(this.now()).toISOString();
   }
 
   healthReport(): { status: "ok" | "degraded"; servers: Record<string, ServerHealth> } {

@@ -154,6 +154,38 @@ describe("a stdio upstream that keeps dying", () => {
     }
   });
 
+  it("a session still on the entry a SIGHUP replaced that crashes afterwards does not count against the new entry", async () => {
+    const entry = { command: process.execPath, args: [FAULT_SERVER] };
+    const serve = await serveConfig({ mcpServers: { fx: entry }, limits: { restartBackoffMs: 5000 } });
+    try {
+      const old = await initializedWs(serve.url, "fx");
+      expect(Number(toolText(await old.request(1, "tools/call", { name: "pid" })))).toBeGreaterThan(0);
+      writeFileSync(serve.configFile, JSON.stringify({ mcpServers: { fx: { ...entry, env: { FIXED: "1" } } } }));
+      serve.child.kill("SIGHUP");
+      await waitForStderr(serve, /SIGHUP: config re-read/);
+      const crashed = await old.request(2, "tools/call", { name: "crash", arguments: { code: 3 } });
+      expect(crashed.error).toMatchObject({ code: -32001 });
+      await waitForStderr(serve, /upstream ended on its own/);
+      const health = (await getJson(`${serve.url}/healthz`)).body as {
+        status: string;
+        servers: Record<string, Record<string, unknown>>;
+      };
+      // Shown as what happened, but the running entry is not down and owes no wait.
+      expect(health.servers.fx).toMatchObject({ consecutiveFailures: 0, upstreamFailures: 1 });
+      expect(String(health.servers.fx!.lastError)).toMatch(/exited with code 3$/);
+      expect(health.servers.fx!.status).not.toBe("down");
+      expect(health.status).toBe("ok");
+      const started = Date.now();
+      const fresh = await initializedWs(serve.url, "fx");
+      expect(Number(toolText(await fresh.request(1, "tools/call", { name: "pid" })))).toBeGreaterThan(0);
+      expect(Date.now() - started).toBeLessThan(4000);
+      expect(serve.stderr()).not.toMatch(/waiting before starting it again/);
+      await fresh.close();
+    } finally {
+      await serve.stop();
+    }
+  });
+
   it("SIGHUP with a broken config file keeps the running config and says why", async () => {
     const serve = await serveConfig({ mcpServers: { fx: { command: process.execPath, args: [FAULT_SERVER] } } });
     try {
