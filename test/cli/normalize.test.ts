@@ -146,3 +146,51 @@ describe("mcp-normalizer normalize", () => {
     expect(run.stderr).toContain("no MCP result recognized");
   });
 });
+
+describe("mcp-normalizer normalize --config: the config's fit keys too", () => {
+  it("fits a large image, inlines an embedded resource and cuts a long result as the proxy would", async () => {
+    const sharp = (await import("sharp")).default;
+    const png = await sharp({ create: { width: 3000, height: 2000, channels: 3, background: "#3a6" } })
+      .png()
+      .toBuffer();
+    const dir = tempDir("mcpn-");
+    const config = join(dir, "proxy.config.json");
+    writeFileSync(
+      config,
+      JSON.stringify({
+        mcpServers: { x: { command: "true" } },
+        normalize: { images: true, embeddedResources: "inline", maxResultBytes: 4096 },
+      }),
+    );
+    const input = join(dir, "result.json");
+    writeFileSync(
+      input,
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id: 3,
+        result: {
+          content: [
+            { type: "resource", resource: { uri: "file:///n.txt", mimeType: "text/plain", text: "a note" } },
+            { type: "image", mimeType: "image/png", data: png.toString("base64") },
+            { type: "text", text: "x".repeat(9000) },
+          ],
+        },
+      }),
+    );
+    const run = await runCli(["normalize", input, "--config", config, "--records"]);
+    expect(run.code).toBe(0);
+    const out = JSON.parse(run.stdout);
+    expect(out.id).toBe(3);
+    const [note, image, text] = out.result.content as Array<Record<string, string>>;
+    expect(note).toMatchObject({ type: "text", text: "a note" });
+    const meta = await sharp(Buffer.from(image!.data!, "base64")).metadata();
+    expect(Math.max(meta.width ?? 0, meta.height ?? 0)).toBeLessThanOrEqual(1568);
+    expect(text!.text!.length).toBeLessThan(9000);
+    const actions = run.stderr
+      .split("\n")
+      .filter((line) => line.startsWith("{"))
+      .map((line) => (JSON.parse(line) as { action: string }).action);
+    expect(actions).toEqual(expect.arrayContaining(["inline-resource", "fit-image", "cut-result"]));
+    expect(run.stderr).toMatch(/normalize \(tools\/call\): 3 of 3 entries changed/);
+  });
+});

@@ -10,8 +10,14 @@ import { normalizeMessage } from "../../normalize/message.js";
 import { RESULT_METHODS } from "../../normalize/result.js";
 import { Policy, type PolicyOptions } from "../../normalize/policy.js";
 import type { ChangeRecord } from "../../normalize/change.js";
+import { DEFAULT_IMAGES } from "../../config/defaults.js";
+import { fitLimitsOf, fitOptionsFor } from "../../config/fitPolicy.js";
 import { loadConfigFile } from "../../config/load.js";
 import { completePolicyOptions, policyOptionsFor } from "../../config/policy.js";
+import { FitPolicy } from "../../fit/fitPolicy.js";
+import { FIT_METHODS, type FitSession, fitResult, mergeChanges } from "../../fit/fitResult.js";
+import { createFitRuntime } from "../../fit/runtime.js";
+import { isJsonObject, rebuild } from "../../normalize/objects.js";
 import { messageText } from "../../transports/wireJson.js";
 import { rememberOrigin } from "../../transports/wireOrigin.js";
 import { rememberWireText } from "../../transports/wireText.js";
@@ -30,7 +36,8 @@ Options:
   --method METHOD        treat the input as the result of METHOD: resources/read, tools/call,
                          prompts/get, resources/list or resources/templates/list
                          (default: inferred from its shape)
-  --config FILE          take the normalization policy from a proxy config …
+  --config FILE          take the normalization policy from a proxy config (its fit
+                         keys too: images, embedded resources, maxResultBytes) …
   --server NAME          … and that server's overrides
   --charset MODE         transcode (default) | preserve
   --dry-run              report what would change; write the input unchanged
@@ -79,6 +86,7 @@ export async function runNormalize(argv: readonly string[], io: CliIo): Promise<
     throw new NormalizerError("USAGE", "normalize: --server needs --config");
 
   let options: PolicyOptions = completePolicyOptions();
+  let fit: FitSession | undefined;
   if (values.config !== undefined) {
     const { config } = loadConfigFile(resolve(io.cwd, values.config), io.env);
     const server = values.server === undefined ? undefined : config.mcpServers[values.server];
@@ -90,6 +98,13 @@ export async function runNormalize(argv: readonly string[], io: CliIo): Promise<
       );
     }
     options = policyOptionsFor(config, server);
+    // The config's fit keys too (images, embeddedResources, maxResultBytes): the result as the
+    // proxy would send it. No pages are held: a cut result names pages no one can read here.
+    fit = {
+      policy: new FitPolicy(fitOptionsFor(config, server, values["dry-run"]), DEFAULT_IMAGES),
+      runtime: createFitRuntime(fitLimitsOf(config)),
+      store: null,
+    };
   }
   if (values.charset !== undefined) options = { ...options, charset: values.charset as "transcode" | "preserve" };
   if (values["dry-run"]) options = { ...options, dryRun: true };
@@ -126,7 +141,7 @@ export async function runNormalize(argv: readonly string[], io: CliIo): Promise<
   // What the engine leaves as it was is written as the input had it (integers past 2^53, `1.0`,
   // key order), as the proxy forwards it; a dry run writes the input itself.
   rememberWireText(value, text.trim());
-  const result = normalizeMessage(value, new Policy(options), values.method);
+  const result = await normalizeAndFit(value, new Policy(options), values.method, fit);
   rememberOrigin(result.value, value);
   const out = values["dry-run"] ? text.trim() : messageText(result.value);
   // Laid out anew, compact or indented (--pretty), every token as written; a dry run writes the input.
@@ -139,6 +154,27 @@ export async function runNormalize(argv: readonly string[], io: CliIo): Promise<
   }
   await writeFully(io.stderr, `${summarize(result.changes, result.method, Boolean(values["dry-run"]))}\n`);
   return EXIT.OK;
+}
+
+/** The engine's pass, then the fit layer's on a result it may change (a whole answer's result too). */
+async function normalizeAndFit(
+  value: unknown,
+  policy: Policy,
+  method: string | undefined,
+  fit: FitSession | undefined,
+): Promise<{ value: unknown; changes: ChangeRecord[]; method: string | null }> {
+  const engine = normalizeMessage(value, policy, method);
+  if (fit === undefined || !fit.policy.active || engine.method === null || !FIT_METHODS.has(engine.method))
+    return engine;
+  const message = isJsonObject(engine.value) && engine.value.jsonrpc === "2.0" ? engine.value : undefined;
+  // A request's params are no result to fit.
+  if (message !== undefined && !("result" in message)) return engine;
+  const fitted = await fitResult(engine.method, message === undefined ? engine.value : message.result, null, fit);
+  return {
+    value: message === undefined ? fitted.value : rebuild(message, { result: fitted.value }),
+    changes: mergeChanges(engine.changes, fitted.changes),
+    method: engine.method,
+  };
 }
 
 export function summarize(changes: readonly ChangeRecord[], method: string | null, dryRun: boolean): string {
