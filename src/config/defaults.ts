@@ -66,6 +66,8 @@ export const DEFAULT_LIMITS = Object.freeze({
   maxBatch: 100,
   /** Requests of an upstream waiting at once for its host's answer (sampling, elicitation, roots), per session. */
   maxUpstreamRequests: 1000,
+  /** Requests of a host waiting at once for its upstream's answer, per session. */
+  maxHostRequests: 10_000,
   /** HTTP request bodies held at once over every connection: 256 MiB (one body as large as the default allows). */
   bodyBytesInFlight: 256 * 1024 * 1024,
   /** Started upstreams per server (and token) serving stateless requests. */

@@ -531,6 +531,16 @@ export const ConfigSchema = z
               "per session; one more is answered -32000 at once, not forwarded, so a server asking without end " +
               "cannot grow the proxy",
           ),
+        maxHostRequests: z
+          .number()
+          .int()
+          .positive()
+          .default(DEFAULT_LIMITS.maxHostRequests)
+          .describe(
+            "requests of a host waiting at once for its upstream's answer, per session; one more is answered " +
+              "-32000 at once, not forwarded, so a host asking without end of an upstream that never answers " +
+              "cannot grow the proxy",
+          ),
         maxBatch: z
           .number()
           .int()

@@ -74,6 +74,8 @@ export interface BridgeOptions {
   readonly hostBufferBytes?: number;
   /** The upstream's requests waiting at once for the host's answer (`limits.maxUpstreamRequests`). */
   readonly maxUpstreamRequests?: number;
+  /** The host's requests waiting at once for the upstream's answer (`limits.maxHostRequests`). */
+  readonly maxHostRequests?: number;
   /** Bytes the upstream may leave untaken before the host is no longer read (`limits.upstreamBufferBytes`). */
   readonly upstreamBufferBytes?: number;
 }
@@ -128,6 +130,8 @@ export class Bridge {
   private readonly upstreamAsked = new Map<RequestId, RequestId>();
   /** Set once `maxUpstreamRequests` is reached, cleared when the host answers one (one log line per episode). */
   private askedTooMuch = false;
+  /** Set once `maxHostRequests` is reached, cleared once fewer wait (one log line per episode). */
+  private hostAskedTooMuch = false;
   /** Set while the proxy shuts down: new host requests are answered with this, not forwarded. */
   private refusal: string | undefined;
   /** Set once the host can send nothing more: requests from the upstream are answered with this. */
@@ -418,6 +422,20 @@ export class Bridge {
         `Invalid Request: id ${idTextOf(msg)} is already used by a request still waiting for its answer`,
       );
     }
+    // Each waiting request is remembered until answered: a host asking without end of an upstream
+    // that never answers would grow the proxy.
+    const max = this.options.maxHostRequests ?? DEFAULT_LIMITS.maxHostRequests;
+    if (this.waiting.size >= max) {
+      if (!this.hostAskedTooMuch)
+        this.logger.warn("host has too many requests waiting for the upstream; answered with an error", { max });
+      this.hostAskedTooMuch = true;
+      return errorResponse(
+        idAsWritten(msg),
+        JSONRPC.SERVER_ERROR,
+        `${msg.method} not forwarded: too many requests waiting for the upstream: limits.maxHostRequests (${max})`,
+      );
+    }
+    this.hostAskedTooMuch = false;
     return undefined;
   }
 

@@ -47,6 +47,8 @@ export interface SessionManagerOptions {
   readonly hostBufferBytes?: number;
   /** `limits.maxUpstreamRequests` of every session (see Bridge). */
   readonly maxUpstreamRequests?: number;
+  /** `limits.maxHostRequests` of every session (see Bridge). */
+  readonly maxHostRequests?: number;
   readonly upstreamBufferBytes?: number;
   /** `limits.maxTrackedTasks`: task ids remembered per session for `tasks/result`. */
   readonly maxTrackedTasks?: number;
@@ -266,6 +268,7 @@ export class SessionManager {
       ...(this.options.maxUpstreamRequests === undefined
         ? {}
         : { maxUpstreamRequests: this.options.maxUpstreamRequests }),
+      ...(this.options.maxHostRequests === undefined ? {} : { maxHostRequests: this.options.maxHostRequests }),
       ...(this.options.hostBufferBytes === undefined ? {} : { hostBufferBytes: this.options.hostBufferBytes }),
       ...(this.options.upstreamBufferBytes === undefined
         ? {}

@@ -195,6 +195,7 @@ async function serve(
     statelessIdleMs: config.limits.sessionIdleMs,
     hostBufferBytes: config.limits.hostBufferBytes,
     maxUpstreamRequests: config.limits.maxUpstreamRequests,
+    maxHostRequests: config.limits.maxHostRequests,
     upstreamBufferBytes: config.limits.upstreamBufferBytes,
     maxTrackedTasks: config.limits.maxTrackedTasks,
     restartBackoffMs: config.limits.restartBackoffMs,

@@ -145,6 +145,7 @@ async function runSession(
     maxBatch: selected.config.limits.maxBatch,
     hostBufferBytes: selected.config.limits.hostBufferBytes,
     maxUpstreamRequests: selected.config.limits.maxUpstreamRequests,
+    maxHostRequests: selected.config.limits.maxHostRequests,
     upstreamBufferBytes: selected.config.limits.upstreamBufferBytes,
     maxTrackedTasks: selected.config.limits.maxTrackedTasks,
     onNormalized: observers.onNormalized,
