@@ -145,6 +145,54 @@ describe("server→client requests through a streamable HTTP upstream", () => {
     });
   }
 
+  for (const kind of HOST_KINDS) {
+    it(`a call whose connection is cut mid-stream is resumed by its stream's own last event id and answered, over ${kind}`, async () => {
+      const seen = upstream.requests.length;
+      const host = await connect(
+        hostTransport(kind, { url: serve.url, name: "asking", stdioArgs: ["--url", upstream.url] }),
+      );
+      try {
+        const result = await raw(host.client, "tools/call", { name: "cut", arguments: {} }, CALL_TIMEOUT);
+        expect(textOf(result)).toBe("answered after the cut");
+      } finally {
+        await host.close();
+      }
+      const resumes = upstream.requests.slice(seen).filter((r) => r.method === "GET" && r.lastEventId !== undefined);
+      expect(resumes.length).toBeGreaterThan(0);
+      for (const { lastEventId } of resumes)
+        expect(JSON.stringify(upstream.messagesOn(upstream.streamOf(lastEventId!)!))).toContain(
+          "answered after the cut",
+        );
+    });
+  }
+
+  it("a GET stream dropped again and again keeps reconnecting and carrying updates", async () => {
+    const host = await connect(hostTransport("mcp", { url: serve.url, name: "asking" }));
+    const updated: string[] = [];
+    host.client.setNotificationHandler(
+      ResourceUpdatedNotificationSchema,
+      (notification) => void updated.push(notification.params.uri),
+    );
+    try {
+      const gets = (): number => upstream.requests.filter((r) => r.method === "GET").length;
+      const before = gets();
+      await until("the upstream GET stream", () => gets() > before);
+      await raw(host.client, "resources/subscribe", { uri: WATCHED_URI }, CALL_TIMEOUT);
+      // More drops than the reconnection tries in a row a stream that never opens is given.
+      for (let round = 1; round <= 4; round++) {
+        const opened = gets();
+        expect(textOf(await raw(host.client, "tools/call", { name: "drop-get", arguments: {} }, CALL_TIMEOUT))).toBe(
+          "dropped",
+        );
+        await until(`the GET stream to reconnect (round ${round})`, () => gets() > opened, 5_000);
+        await raw(host.client, "tools/call", { name: "touch", arguments: {} }, CALL_TIMEOUT);
+        await until(`the update of round ${round}`, () => updated.length === round, 5_000);
+      }
+    } finally {
+      await host.close();
+    }
+  });
+
   it("a dropped GET stream reconnects with its own last event id, not a POST stream's, and still carries updates", async () => {
     const host = await connect(hostTransport("mcp", { url: serve.url, name: "asking" }));
     const updated: string[] = [];

@@ -81,6 +81,11 @@ import {
 export const DEFAULT_HTTP_CONNECT_TIMEOUT_MS = 10_000;
 /** Default reconnection attempts of the GET stream after it drops (`serverStreamRetries`). */
 export const DEFAULT_SERVER_STREAM_RETRIES = 2;
+/**
+ * How long after giving up on the GET stream a POST the server answers brings another try: the
+ * server is reachable again, but a GET it keeps refusing must not double every POST.
+ */
+const GET_STREAM_RETRY_AFTER_POST_MS = 30_000;
 /** Default wait before reconnecting the GET stream when the server sent no `retry:` (ms). */
 export const DEFAULT_SERVER_STREAM_RETRY_MS = 1000;
 
@@ -160,6 +165,8 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
   private serverStreamOpen = false;
   /** The GET stream's own place: a POST's stream has its own cursor. */
   private readonly serverStream: StreamCursor = newStreamCursor(DEFAULT_SERVER_STREAM_RETRY_MS);
+  /** When reconnecting the GET stream last failed `serverStreamRetries` times in a row (tried again after a POST). */
+  private serverStreamGaveUp: number | undefined;
   private retryTimer: NodeJS.Timeout | undefined;
   private lastError: string | undefined;
   /**
@@ -464,6 +471,9 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     }
     this.rememberSession(response);
     if (!response.ok) return this.failStatus(ids, response, `POST ${what}`, signal);
+    // The server answers again: a GET stream given up on is worth another try (now and then).
+    if (this.serverStreamGaveUp !== undefined && Date.now() - this.serverStreamGaveUp >= GET_STREAM_RETRY_AFTER_POST_MS)
+      void this.openServerStream(this.options.serverStreamRetries ?? DEFAULT_SERVER_STREAM_RETRIES);
     if (response.status === 202 || ids.length === 0) {
       await response.body?.cancel().catch(() => {});
       return;
@@ -619,22 +629,50 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
   }
 
   /**
-   * A POST's SSE stream; when it ends before answering and it carried event ids, it is resumed
-   * with a GET carrying its last id, up to `serverStreamRetries` times in a row without a new
-   * event (a server that closes streams to have clients poll long calls).
+   * A POST's SSE stream; when it ends or drops (the connection cut) before answering and it
+   * carried event ids, it is resumed with a GET carrying its last id, up to `serverStreamRetries`
+   * times in a row without a new event (a server that closes streams to have clients poll long
+   * calls; a network blip). A drop it could not resume is thrown, for the log.
    */
   private async readPostStream(body: BodyStreamLike, pending: Set<RequestId>, signal: AbortLike): Promise<void> {
     const cursor = newStreamCursor(DEFAULT_SERVER_STREAM_RETRY_MS);
-    await this.readStream(body, pending, cursor, signal);
+    let dropped = await this.readToEnd(body, pending, cursor, signal);
     const retries = this.options.serverStreamRetries ?? DEFAULT_SERVER_STREAM_RETRIES;
     let idle = 0;
-    while (pending.size > 0 && cursor.lastEventId !== undefined && !signal.aborted && idle < retries) {
+    while (pending.size > 0 && cursor.lastEventId !== undefined && !signal.aborted && !this.closed && idle < retries) {
+      if (dropped !== undefined)
+        this.logger.info("response stream dropped; resuming it", {
+          error: networkErrorText(dropped, this.sentSecrets()),
+        });
       if (!(await waitToReconnect(cursor.retryMs, signal))) return;
-      const resumed = await this.getStream(cursor.lastEventId, signal);
-      if (typeof resumed === "number") return;
       const before = cursor.lastEventId;
-      await this.readStream(resumed, pending, cursor, signal);
+      let resumed: BodyStreamLike | number;
+      try {
+        resumed = await this.getStream(cursor.lastEventId, signal);
+      } catch (error) {
+        dropped = error;
+        idle++;
+        continue;
+      }
+      if (typeof resumed === "number") return;
+      dropped = await this.readToEnd(resumed, pending, cursor, signal);
       idle = cursor.lastEventId === before ? idle + 1 : 0;
+    }
+    if (dropped !== undefined && pending.size > 0) throw dropped;
+  }
+
+  /** Reads an SSE stream to its end; what cut it short, if anything did. */
+  private async readToEnd(
+    body: BodyStreamLike,
+    pending: Set<RequestId>,
+    cursor: StreamCursor,
+    signal: AbortLike,
+  ): Promise<unknown> {
+    try {
+      await this.readStream(body, pending, cursor, signal);
+      return undefined;
+    } catch (error) {
+      return error;
     }
   }
 
@@ -789,12 +827,21 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
   /**
    * The GET stream for server-initiated requests and notifications (optional in the spec);
    * settles with the server's answer to the GET, at once (`none`) if none is opened.
+   *
+   * `attempt`: reconnections in a row that have not opened it. A stream that opened and then
+   * ended or dropped is reconnected (resuming after its own last event id) however often that
+   * happens, as EventSource does; only `serverStreamRetries` tries in a row that fail to open it
+   * give up — logged, and tried again after the next POST the server answers, so messages sent
+   * outside a call are not lost for the rest of the session.
    */
   private openServerStream(attempt: number): Promise<ServerStreamAnswer> {
     if (this.closed || this.serverStreamOpen || this.options.openServerStream === false) return Promise.resolve("none");
     this.serverStreamOpen = true;
+    const retrying = this.serverStreamGaveUp !== undefined;
+    this.serverStreamGaveUp = undefined;
     let answered: (answer: ServerStreamAnswer) => void = () => {};
     const heard = new Promise<ServerStreamAnswer>((resolve) => (answered = resolve));
+    let opened = false;
     const run = async (): Promise<boolean> => {
       let body: BodyStreamLike | number;
       try {
@@ -804,7 +851,10 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
         throw error;
       }
       answered(body === 405 ? "none" : typeof body === "number" ? "refused" : "open");
-      if (typeof body === "number") return false;
+      // Refused at first: asked once more after notifications/initialized. Refused when
+      // reconnecting (a 5xx while the server restarts): one more failed try.
+      if (typeof body === "number") return attempt > 0 && body !== 405;
+      opened = true;
       await this.readStream(body, new Set(), this.serverStream, this.abort.signal);
       return true; // it was open and ended: reconnect, resuming after its own last event id
     };
@@ -815,9 +865,21 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
       })
       .then((reconnect) => {
         this.serverStreamOpen = false;
+        if (!reconnect || this.closed) return;
+        const failedTries = opened ? 0 : attempt;
         const retries = this.options.serverStreamRetries ?? DEFAULT_SERVER_STREAM_RETRIES;
-        if (!reconnect || this.closed || attempt >= retries) return;
-        this.retryTimer = setTimeout(() => void this.openServerStream(attempt + 1), this.serverStream.retryMs);
+        if (failedTries >= retries) {
+          this.serverStreamGaveUp = Date.now();
+          // Once per loss: a try after a POST that fails again is no news.
+          if (!retrying)
+            this.logger.warn(
+              "GET stream not reopened; what the server sends outside a call is lost until it is " +
+                "(tried again after a POST the server answers)",
+              { tries: failedTries + 1 },
+            );
+          return;
+        }
+        this.retryTimer = setTimeout(() => void this.openServerStream(failedTries + 1), this.serverStream.retryMs);
         this.retryTimer.unref();
       })
       .finally(() => this.reading.delete(done));
