@@ -80,6 +80,8 @@ export const DEFAULT_LIMITS = Object.freeze({
   sseKeepAliveMs: 15_000,
   /** Server messages kept for a streamable HTTP session while its host has no GET stream open. */
   maxQueuedMessages: 1000,
+  /** Bytes of those messages held at once (the newest is kept even when larger): 1 MiB. */
+  maxQueuedBytes: 1024 * 1024,
   /** Bytes of sent SSE events a streamable HTTP session keeps so a host can resume a dropped stream: 1 MiB. */
   sseReplayBytes: 1024 * 1024,
   /** A WebSocket host has this long to answer the proxy's close frame before its connection is cut. */

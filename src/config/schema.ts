@@ -591,6 +591,16 @@ export const ConfigSchema = z
               "GET stream open, delivered when it opens one; past it the oldest notification is dropped (the " +
               "oldest request when only requests are queued), logged",
           ),
+        maxQueuedBytes: z
+          .number()
+          .int()
+          .positive()
+          .default(DEFAULT_LIMITS.maxQueuedBytes)
+          .describe(
+            "bytes of the server messages kept for a streamable HTTP session while its host has no GET stream " +
+              "open (what their text holds in memory); past it the oldest go as past maxQueuedMessages, but the " +
+              "newest is always kept",
+          ),
         sseReplayBytes: z
           .number()
           .int()

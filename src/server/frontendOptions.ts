@@ -80,6 +80,8 @@ export interface HttpFrontendOptions {
    * `limits.maxQueuedMessages`'s.
    */
   maxQueuedMessages?: number;
+  /** Bytes of those messages held at once. Default: `limits.maxQueuedBytes`'s. */
+  maxQueuedBytes?: number;
   /**
    * Bytes of sent SSE events each streamable HTTP session keeps so a host can resume a dropped
    * stream; 0 turns resumption off. Default: `limits.sseReplayBytes`'s.
@@ -126,6 +128,7 @@ export interface ResolvedFrontendOptions {
   readonly pingIntervalMs: number;
   readonly closeTimeoutMs: number;
   readonly maxQueuedMessages: number;
+  readonly maxQueuedBytes: number;
   readonly sseReplayBytes: number;
   readonly headersTimeoutMs: number;
   readonly requestBodyTimeoutMs: number;
@@ -171,6 +174,7 @@ export function resolveFrontendOptions(options: HttpFrontendOptions): ResolvedFr
     pingIntervalMs: options.pingIntervalMs ?? DEFAULT_LIMITS.pingIntervalMs,
     closeTimeoutMs: positive(options.closeTimeoutMs, DEFAULT_LIMITS.closeTimeoutMs, "closeTimeoutMs"),
     maxQueuedMessages: positive(options.maxQueuedMessages, DEFAULT_LIMITS.maxQueuedMessages, "maxQueuedMessages"),
+    maxQueuedBytes: positive(options.maxQueuedBytes, DEFAULT_LIMITS.maxQueuedBytes, "maxQueuedBytes"),
     sseReplayBytes: options.sseReplayBytes ?? DEFAULT_LIMITS.sseReplayBytes,
     headersTimeoutMs: positive(options.headersTimeoutMs, DEFAULT_LIMITS.headersTimeoutMs, "headersTimeoutMs"),
     requestBodyTimeoutMs: positive(

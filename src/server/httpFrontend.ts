@@ -78,6 +78,7 @@ export function createHttpFrontend(options: HttpFrontendOptions): HttpFrontend {
       mcp: new StreamableHttpEndpoint(ctx, {
         idleTimeoutMs: opts.sessionIdleTimeoutMs,
         maxQueuedMessages: opts.maxQueuedMessages,
+        maxQueuedBytes: opts.maxQueuedBytes,
         sseReplayBytes: opts.sseReplayBytes,
       }),
       sse: new SseEndpoint(ctx),

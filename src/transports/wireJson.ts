@@ -31,6 +31,20 @@ export class WirePieces {
 
 export type WireJson = string | WirePieces;
 
+/** A character past Latin-1: V8 then holds the whole string at two bytes per character. */
+const TWO_BYTE = /[\u0100-\uffff]/;
+
+/**
+ * What `wire` holds in memory: its bytes, or a string's characters at one or two bytes each.
+ * A string whose characters alone are past `limit` is not scanned: its length, already past it,
+ * is all a bound needs (and a long string is not read twice).
+ */
+export function heldBytes(wire: WireJson, limit = Number.POSITIVE_INFINITY): number {
+  if (typeof wire !== "string") return wire.byteLength;
+  if (wire.length > limit) return wire.length;
+  return TWO_BYTE.test(wire) ? wire.length * 2 : wire.length;
+}
+
 /** Throws what `JSON.stringify` throws (a message nested too deeply, a BigInt). */
 export function encodeWire(message: unknown): WireJson {
   // Forwarded as it arrived: the text it came in (see wireText.ts).

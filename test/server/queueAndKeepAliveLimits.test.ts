@@ -1,5 +1,5 @@
 /**
- * `limits.maxQueuedMessages` and `limits.sseKeepAliveMs` reach `serve` from its config file. The
+ * `limits.maxQueuedMessages`, `limits.maxQueuedBytes` and `limits.sseKeepAliveMs` reach `serve` from its config file. The
  * upstream is the hand-written raw upstream, which emits notifications that belong to no request
  * (so they wait for the host's GET stream); the host is plain HTTP, so what the stream carries is
  * seen byte for byte.
@@ -110,6 +110,54 @@ describe("serve: the queue of a session without a GET stream, and SSE keep-alive
     expect(more).toBeGreaterThan(1000);
   });
 
+  it("limits.maxQueuedBytes bounds what the queue holds in memory (two bytes a character past Latin-1), the newest kept", async () => {
+    const serve = await serveWith({ maxQueuedBytes: 50_000 });
+    const base = new URL(serve.url).origin;
+    const session = await openSession(base);
+    // Each notification holds 10,000+ bytes: 5,000 characters of two bytes each.
+    const big = (n: number) =>
+      line({ jsonrpc: "2.0", method: "notifications/message", params: { n, data: "\u20ac".repeat(5000) } });
+    const call = await post(`${base}/mcp/raw`, session, {
+      jsonrpc: "2.0",
+      id: 2,
+      method: "resources/read",
+      params: { uri: "x:/", _noFinal: true, _emit: [ANSWER, ...Array.from({ length: 200 }, (_, i) => big(i))] },
+    });
+    expect(await call.text()).toContain('"contents":[]');
+    for (let deadline = Date.now() + 5_000; !serve.stderr().includes("limits.maxQueuedBytes (50000 bytes)"); ) {
+      if (Date.now() > deadline) throw new Error("no drop was logged");
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const seen = await readStream(base, session, (text) => text.includes('"n":199'));
+    const delivered = [...seen.matchAll(/"n":(\d+)/g)].map((m) => Number(m[1]));
+    expect(delivered.at(-1)).toBe(199);
+    expect(delivered.length).toBeLessThanOrEqual(5);
+    expect(delivered.length).toBeGreaterThanOrEqual(4);
+  });
+
+  it("limits.maxQueuedBytes: a message larger than the whole limit is still kept when it is the newest", async () => {
+    const serve = await serveWith({ maxQueuedBytes: 1000 });
+    const base = new URL(serve.url).origin;
+    const session = await openSession(base);
+    const big = (n: number) =>
+      line({ jsonrpc: "2.0", method: "notifications/message", params: { n, data: "x".repeat(5000) } });
+    const call = await post(`${base}/mcp/raw`, session, {
+      jsonrpc: "2.0",
+      id: 2,
+      method: "resources/read",
+      params: { uri: "x:/", _noFinal: true, _emit: [ANSWER, big(0), big(1), big(2)] },
+    });
+    expect(await call.text()).toContain('"contents":[]');
+    for (let deadline = Date.now() + 5_000; !serve.stderr().includes("limits.maxQueuedBytes (1000 bytes)"); ) {
+      if (Date.now() > deadline) throw new Error("no drop was logged");
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const seen = await readStream(base, session, (text) => text.includes('"n":2'));
+    expect([...seen.matchAll(/"n":(\d+)/g)].map((m) => Number(m[1]))).toEqual([2]);
+  });
+
   it("limits.sseKeepAliveMs: 100 sends keep-alive comments on an idle GET stream", async () => {
     const serve = await serveWith({ sseKeepAliveMs: 100 });
     const base = new URL(serve.url).origin;
@@ -123,6 +171,7 @@ describe("serve: the queue of a session without a GET stream, and SSE keep-alive
       [{ sseKeepAliveMs: -1 }, "limits.sseKeepAliveMs"],
       [{ sseKeepAliveMs: 5 }, "limits.sseKeepAliveMs"],
       [{ maxQueuedMessages: 0 }, "limits.maxQueuedMessages"],
+      [{ maxQueuedBytes: 0 }, "limits.maxQueuedBytes"],
     ] as const) {
       await expect(serveWith(limits)).rejects.toThrow(field);
     }

@@ -221,6 +221,7 @@ async function serve(
     pingIntervalMs: config.limits.pingIntervalMs,
     sseKeepAliveMs: config.limits.sseKeepAliveMs,
     maxQueuedMessages: config.limits.maxQueuedMessages,
+    maxQueuedBytes: config.limits.maxQueuedBytes,
     sseReplayBytes: config.limits.sseReplayBytes,
     closeTimeoutMs: config.limits.closeTimeoutMs,
     headersTimeoutMs: config.limits.headersTimeoutMs,

@@ -8,9 +8,9 @@
  * what a priming event carries). The id says which stream to resume, so a resume never mixes two
  * streams' messages.
  *
- * Bounded by bytes over the whole session (`limits.sseReplayBytes`): each event counts its
- * characters and `EVENT_OVERHEAD_BYTES` for what holds it, the oldest go first, and an event
- * larger than the whole budget is never kept. A resume whose events are partly gone gets what is
+ * Bounded by bytes over the whole session (`limits.sseReplayBytes`): each event counts what its
+ * text holds in memory (`heldBytes`) and `EVENT_OVERHEAD_BYTES` for what holds it, the oldest go
+ * first, and an event larger than the whole budget is never kept. A resume whose events are partly gone gets what is
  * left, and is told how many are missing. A stream's record goes once the stream is finished
  * (nothing more will be sent on it) and none of its events is left; its last place is remembered
  * a while longer (`FINISHED_REMEMBERED` of them), so a host resuming from the end of it is told
@@ -24,7 +24,7 @@
  * its answer went would: what is kept is always the newest, a big answer's turn lengthened by
  * making it small.
  */
-import type { WireJson } from "../wireJson.js";
+import { heldBytes, type WireJson } from "../wireJson.js";
 
 /** What holding one event costs besides its text (its objects, its id, its places in two lists). */
 export const EVENT_OVERHEAD_BYTES = 512;
@@ -129,8 +129,8 @@ export class ReplayLog {
     const record = this.streams.get(stream) ?? this.openRecord(stream);
     const seq = ++record.lastSeq;
     const event = { id: `${stream}.${seq}`, wire };
-    // Characters stand for bytes: exact for the ASCII of most JSON, and what the string holds in memory.
-    const bytes = (typeof wire === "string" ? wire.length : wire.byteLength) + this.overheadBytes;
+    // What it holds in memory: a string past Latin-1 takes two bytes a character.
+    const bytes = heldBytes(wire, this.maxBytes - this.overheadBytes) + this.overheadBytes;
     if (bytes > this.maxBytes) {
       if (answers !== undefined) this.loseAnswer(record, stream, seq, answers);
       while (this.bytes > this.maxBytes) this.dropOldest();

@@ -35,6 +35,8 @@ export interface StreamableHttpEndpointOptions {
   idleTimeoutMs: number;
   /** GET-stream messages queued while no GET stream is open. */
   maxQueuedMessages: number;
+  /** Bytes of those messages held at once (`limits.maxQueuedBytes`). */
+  maxQueuedBytes: number;
   /** How long a POST accepting JSON and SSE waits before opening its stream. Default 500 ms. */
   lazySseWindowMs?: number;
   /** Bytes of sent events each session keeps for resumes (`limits.sseReplayBytes`); 0 or absent: none. */
@@ -181,6 +183,7 @@ export class StreamableHttpEndpoint {
       sseKeepAliveMs: this.ctx.sseKeepAliveMs,
       idleTimeoutMs: this.options.idleTimeoutMs,
       maxQueuedMessages: this.options.maxQueuedMessages,
+      maxQueuedBytes: this.options.maxQueuedBytes,
       lazySseWindowMs: this.options.lazySseWindowMs,
       sseReplayBytes: this.options.sseReplayBytes,
     });

@@ -46,7 +46,7 @@ import { replyJsonRpcError, replyJsonWire } from "./httpReplies.js";
 import { errorResponse, idKey, keyId, methodOf, type RequestId, requestIdOf, responseIdOf } from "../jsonrpc.js";
 import { SseWriter } from "./sseWriter.js";
 import { DrainWaiter, mustWaitForDrain, SENT } from "../drainWaiter.js";
-import { encodeWire, type WireJson } from "../wireJson.js";
+import { encodeWire, heldBytes, type WireJson } from "../wireJson.js";
 import { EVENT_OVERHEAD_BYTES, parseEventId, type Replay, ReplayLog } from "./replayLog.js";
 import { RepeatedProblem } from "./repeatedProblem.js";
 
@@ -70,6 +70,8 @@ export interface StreamableHttpSessionOptions {
   sseKeepAliveMs: number;
   /** GET-stream messages kept while no GET stream is open; the oldest go first. */
   maxQueuedMessages: number;
+  /** Bytes of those messages held at once (the newest is always kept); the oldest go first. Default: no bound. */
+  maxQueuedBytes?: number;
   /** A stateful session with no request and no open stream for this long is ended (`limits.sessionIdleMs`). */
   idleTimeoutMs: number;
   /**
@@ -87,6 +89,15 @@ const PRIMING_SINCE = "2025-11-25";
 
 /** The standalone (GET) stream's number in event ids; POST streams count from 1. */
 const GET_STREAM = 0;
+
+/** A message kept for the GET stream until the host opens one. */
+interface Queued {
+  readonly wire: WireJson;
+  /** What it holds (`heldBytes`). */
+  readonly bytes: number;
+  /** A server's request (owed an answer): dropped only when no notification is left to drop. */
+  readonly request: boolean;
+}
 
 /** One POST that carried requests, and the answers still owed on it. */
 interface Exchange {
@@ -126,8 +137,8 @@ export class StreamableHttpHostSession extends HostTransportBase {
   private readonly queueDrops = new RepeatedProblem((count, first) =>
     this.reportError(
       new Error(
-        `Dropped ${droppedCount(count, first)}: more than limits.maxQueuedMessages (${this.maxQueued}) queued ` +
-          "while the host has no GET stream open",
+        `Dropped ${droppedCount(count, first)}: more than limits.maxQueuedMessages (${this.maxQueued}) or ` +
+          `limits.maxQueuedBytes (${this.maxQueuedBytes} bytes) queued while the host has no GET stream open`,
       ),
     ),
   );
@@ -145,7 +156,10 @@ export class StreamableHttpHostSession extends HostTransportBase {
   private readonly byRequest = new Map<string, Exchange>();
   private readonly exchanges = new Set<Exchange>();
   private standalone: SseWriter | undefined;
-  private queued: JSONRPCMessage[] = [];
+  /** Messages for the GET stream while none is open, encoded (their objects are not kept). */
+  private queued: Queued[] = [];
+  private queuedHeld = 0;
+  private readonly maxQueuedBytes: number;
   /** What the streams sent, for resumes; undefined for a stateless session or with resumption off. */
   private readonly replay: ReplayLog | undefined;
   private nextStream = GET_STREAM + 1;
@@ -168,6 +182,7 @@ export class StreamableHttpHostSession extends HostTransportBase {
     this.stateless = options.stateless;
     this.keepAliveMs = options.sseKeepAliveMs;
     this.maxQueued = options.maxQueuedMessages;
+    this.maxQueuedBytes = options.maxQueuedBytes ?? Number.POSITIVE_INFINITY;
     this.idleTimeoutMs = options.idleTimeoutMs;
     const window = options.lazySseWindowMs ?? LAZY_SSE_WINDOW_MS;
     // The stream exists for its keepalives: it must be open before the first one is due.
@@ -321,8 +336,9 @@ export class StreamableHttpHostSession extends HostTransportBase {
     this.replayOn(sse, GET_STREAM, replay);
     const queued = this.queued;
     this.queued = [];
+    this.queuedHeld = 0;
     this.queueDrops.flush();
-    for (const message of queued) void this.emit(sse, encodeWire(message));
+    for (const { wire } of queued) void this.emit(sse, wire);
   }
 
   /** Not an async function: a message written at once costs no promise of its own. */
@@ -397,6 +413,7 @@ export class StreamableHttpHostSession extends HostTransportBase {
     this.standalone?.end();
     this.standalone = undefined;
     this.queued = [];
+    this.queuedHeld = 0;
     this.queueDrops.flush();
     this.replayDrops.flush();
     this.detached.clear();
@@ -616,12 +633,17 @@ export class StreamableHttpHostSession extends HostTransportBase {
   }
 
   private sendStandalone(message: JSONRPCMessage): Promise<void> {
-    if (this.standalone?.isOpen === true) return this.emit(this.standalone, encodeWire(message));
-    this.queued.push(message);
-    if (this.queued.length > this.maxQueued) {
+    const wire = encodeWire(message);
+    if (this.standalone?.isOpen === true) return this.emit(this.standalone, wire);
+    const bytes = heldBytes(wire, this.maxQueuedBytes);
+    this.queued.push({ wire, bytes, request: requestIdOf(message) !== undefined });
+    this.queuedHeld += bytes;
+    // By count and by bytes; the last one left stays, however large.
+    while (this.queued.length > 1 && (this.queued.length > this.maxQueued || this.queuedHeld > this.maxQueuedBytes)) {
       // A request is owed an answer (the proxy counts it as waiting for the host): a notification goes first.
-      const notification = this.queued.findIndex((queued) => requestIdOf(queued) === undefined);
-      this.queued.splice(notification === -1 ? 0 : notification, 1);
+      const notification = this.queued.findIndex((queued) => !queued.request);
+      const [gone] = this.queued.splice(notification === -1 ? 0 : notification, 1);
+      this.queuedHeld -= gone!.bytes;
       this.queueDrops.happened();
     }
     return SENT;

@@ -25,6 +25,15 @@ describe("ReplayLog", () => {
     expect(log.after(0, 0)).toEqual({ events: [{ id: "0.1", wire: "g" }], missing: 0 });
   });
 
+  it("counts what an event's text holds in memory: two bytes a character past Latin-1", () => {
+    const log = new ReplayLog(1000, 0);
+    log.append(1, "abcd");
+    log.append(1, "\u00e9t\u00e9");
+    expect(log.keptBytes).toBe(7);
+    log.append(1, "\u20ac\u20ac");
+    expect(log.keptBytes).toBe(11);
+  });
+
   it("has no position past the last id it gave out, nor in a stream it never had", () => {
     const log = new ReplayLog(1000, 0);
     log.append(1, "a");

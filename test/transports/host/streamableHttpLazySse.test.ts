@@ -83,6 +83,7 @@ async function start(
       lazySseWindowMs: options.lazySseWindowMs,
       idleTimeoutMs: DEFAULT_LIMITS.sessionIdleMs,
       maxQueuedMessages: options.maxQueuedMessages ?? DEFAULT_LIMITS.maxQueuedMessages,
+      maxQueuedBytes: DEFAULT_LIMITS.maxQueuedBytes,
     },
   );
   const server: Server = createServer((req, res) => void endpoint.handle(req, res));
