@@ -20,11 +20,12 @@
  * answers itself). A request an upstream sends with no POST to carry it is answered with an
  * error, so it does not wait forever.
  *
- * Flow control as in the Bridge: when a POST's host has more than `hostBufferBytes` sent to it
- * and not taken, its upstream is no longer read until that host has taken it (the upstream's
- * own writes then block). The other POSTs on that upstream wait meanwhile — bounded memory
- * comes first, and a pool belongs to one bearer token: a client that stops reading holds back
- * only its own requests.
+ * Flow control differs from the Bridge's: an upstream here serves many clients (every local one
+ * when no bearer token is configured), so a host that stops reading must not hold it back — one
+ * that did stalled every other client's POSTs. A POST's host with more than `hostBufferBytes`
+ * sent to it and not taken gets no more notifications (its progress, its logs: dropped, logged
+ * once per POST); its answers still go to it. A POST ends with its last answer, so what a slow
+ * host holds is bounded by that buffer and its own answers.
  */
 import { randomBytes } from "node:crypto";
 import { JSONRPC } from "../errors/jsonRpcCodes.js";
@@ -111,6 +112,8 @@ interface Post {
   readonly transport: ProxyTransport;
   readonly lane: Lane;
   readonly waiting: Set<number>;
+  /** Notifications not sent to it because its host was behind (logged at the first). */
+  dropped: number;
 }
 
 interface Lane {
@@ -126,8 +129,6 @@ interface Lane {
   closing: boolean;
   /** Started from a server config replaced since (SIGHUP): given no new POSTs; ends once idle, as others do. */
   retired: string | undefined;
-  /** True while the upstream is not read because a POST's host is behind. */
-  held: boolean;
 }
 
 export class StatelessPool {
@@ -202,7 +203,7 @@ export class StatelessPool {
       lane.posts--;
       throw error;
     }
-    const post: Post = { transport, lane, waiting: new Set() };
+    const post: Post = { transport, lane, waiting: new Set(), dropped: 0 };
     transport.onmessage = (message, extra) => this.fromHost(post, upstream, message, extra);
     transport.onclose = () => this.postEnded(post, upstream);
     transport.onerror = (error) =>
@@ -247,7 +248,6 @@ export class StatelessPool {
       idle: undefined,
       closing: false,
       retired: undefined,
-      held: false,
     };
     const ready = this.options.startUpstream(lane.inFlight).then(
       (upstream) => {
@@ -634,6 +634,16 @@ export class StatelessPool {
   }
 
   private toHost(post: Post, msg: unknown, related: RequestId): void {
+    const limit = this.options.hostBufferBytes ?? DEFAULT_LIMITS.hostBufferBytes;
+    if (!isResponse(msg) && !isRequest(msg) && (post.transport.queuedBytes ?? 0) > limit) {
+      if (post.dropped++ === 0)
+        this.options.logger.warn(
+          "stateless host is not reading what was sent to it: notifications for its POST are dropped " +
+            "(its answers still go); the pooled upstream serves the other clients meanwhile",
+          { limit: "limits.hostBufferBytes", bytes: limit },
+        );
+      return;
+    }
     let sending: Promise<void>;
     try {
       sending = post.transport.send(msg as JSONRPCMessage, { relatedRequestId: related });
@@ -644,26 +654,6 @@ export class StatelessPool {
       this.options.logger.warn("could not send to a stateless host", {
         error: error instanceof Error ? error.message : String(error),
       });
-    });
-    if (
-      !post.lane.held &&
-      (post.transport.queuedBytes ?? 0) > (this.options.hostBufferBytes ?? DEFAULT_LIMITS.hostBufferBytes)
-    )
-      this.holdLane(post);
-  }
-
-  /** The POST's host is behind: its upstream is not read until that host has taken some of it. */
-  private holdLane(post: Post): void {
-    const lane = post.lane;
-    const upstream = lane.upstream;
-    const drained = post.transport.whenDrained?.();
-    if (upstream === undefined || drained === undefined || lane.closing) return;
-    lane.held = true;
-    upstream.transport.pauseReading();
-    void drained.then(() => {
-      lane.held = false;
-      // A message after this one finds its host still behind and holds the upstream again.
-      if (!lane.closing) upstream.transport.resumeReading();
     });
   }
 }

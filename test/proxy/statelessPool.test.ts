@@ -5,6 +5,7 @@
  * its own answer; idle upstreams are ended; a crash is answered and the pool recovers; clients
  * with different bearer tokens never share an upstream.
  */
+import { connect, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ServeProcess } from "../helpers/proxyProcess.js";
 import { post } from "../badInput/mcpHttp.js";
@@ -177,6 +178,48 @@ describe("progress through a pooled upstream", () => {
         expect(result).toMatchObject({ id: 7, result: { content: [{ type: "text", text: `done ${steps}` }] } });
       }
     } finally {
+      await serve.stop();
+    }
+  });
+});
+
+describe("a pool shared by clients", () => {
+  it("clients that never read their answers do not stall the other clients of the pool", async () => {
+    const serve = await serveConfig({
+      mcpServers: { fx: { command: process.execPath, args: [FAULT_SERVER] } },
+      limits: { statelessPoolSize: 2 },
+    });
+    const sockets: Socket[] = [];
+    try {
+      const { hostname, port } = new URL(serve.url);
+      const body = JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "tools/call",
+        params: { name: "sleep", arguments: { ms: 0, pad: 32 * 1024 * 1024 } },
+      });
+      // As many slow readers as the pool has upstreams: each is sent 32 MiB and reads none of it.
+      for (let i = 0; i < 2; i++) {
+        const socket = connect(Number(port), hostname);
+        socket.pause();
+        socket.write(
+          `POST /mcp/fx HTTP/1.1\r\nHost: ${hostname}:${port}\r\nContent-Type: application/json\r\n` +
+            "Accept: application/json, text/event-stream\r\nMcp-Protocol-Version: 2026-07-28\r\n" +
+            `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+        );
+        sockets.push(socket);
+      }
+      await waitForStderr(serve, /fault: sleeping[\s\S]*fault: sleeping/);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const started = Date.now();
+      const answer = await Promise.race([
+        call(`${serve.url}/mcp/fx`, "pid"),
+        new Promise<never>((_, reject) => setTimeout(() => reject(new Error("the other client waited 10 s")), 10_000)),
+      ]);
+      expect(Number(toolText(answer.messages[0]!))).toBeGreaterThan(0);
+      expect(Date.now() - started).toBeLessThan(5000);
+    } finally {
+      for (const socket of sockets) socket.destroy();
       await serve.stop();
     }
   });
