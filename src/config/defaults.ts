@@ -72,6 +72,8 @@ export const DEFAULT_LIMITS = Object.freeze({
   bodyBytesInFlight: 256 * 1024 * 1024,
   /** Started upstreams per server (and token) serving stateless requests. */
   statelessPoolSize: 4,
+  /** Longest a pooled upstream is not read for one stateless host that is behind: 5 s. */
+  statelessHoldMs: 5000,
   /** A streamable HTTP session (or a pooled stateless upstream) idle this long is ended: 10 min. */
   sessionIdleMs: 10 * 60 * 1000,
   /** A WebSocket host is pinged this often and must answer before the next ping. */

@@ -521,6 +521,17 @@ export const ConfigSchema = z
             "stateless requests (protocol 2026-07-28: no session) are served by up to this many started upstreams " +
               "per server and bearer token, reused; one with nothing in flight for sessionIdleMs is ended",
           ),
+        statelessHoldMs: z
+          .number()
+          .int()
+          .max(MAX_TIMER_MS, TIMER_TOO_LONG)
+          .min(0)
+          .default(DEFAULT_LIMITS.statelessHoldMs)
+          .describe(
+            "longest a pooled upstream (which serves other clients too) is not read because one stateless " +
+              "host is behind on what was sent to it (hostBufferBytes); then the upstream is read again and " +
+              "that POST gets no more notifications, only its answers. 0: never held",
+          ),
         maxUpstreamRequests: z
           .number()
           .int()

@@ -67,6 +67,8 @@ export interface SessionManagerOptions {
   readonly maxBatch?: number;
   /** Upstreams per server (and bearer token) serving stateless requests (`limits.statelessPoolSize`). */
   readonly statelessPoolSize?: number;
+  /** Longest a pooled upstream is held for one slow stateless host (`limits.statelessHoldMs`). */
+  readonly statelessHoldMs?: number;
   /** A pooled upstream with nothing in flight for this long is ended (`limits.sessionIdleMs`). */
   readonly statelessIdleMs?: number;
   /** Clock and timer (tests). */
@@ -382,6 +384,7 @@ export class SessionManager {
         idleMs: this.options.statelessIdleMs ?? DEFAULT_LIMITS.sessionIdleMs,
         requestTimeoutMs: this.options.requestTimeoutMs,
         ...(this.options.hostBufferBytes === undefined ? {} : { hostBufferBytes: this.options.hostBufferBytes }),
+        ...(this.options.statelessHoldMs === undefined ? {} : { holdMs: this.options.statelessHoldMs }),
         logger: this.options.logger.child({ server, pool: "stateless" }),
         pages,
         startUpstream: (requests) => this.startPooledUpstream(server, pages, requests),

@@ -20,12 +20,14 @@
  * answers itself). A request an upstream sends with no POST to carry it is answered with an
  * error, so it does not wait forever.
  *
- * Flow control differs from the Bridge's: an upstream here serves many clients (every local one
- * when no bearer token is configured), so a host that stops reading must not hold it back — one
- * that did stalled every other client's POSTs. A POST's host with more than `hostBufferBytes`
- * sent to it and not taken gets no more notifications (its progress, its logs: dropped, logged
- * once per POST); its answers still go to it. A POST ends with its last answer, so what a slow
- * host holds is bounded by that buffer and its own answers.
+ * Flow control as in the Bridge, bounded in time: when a POST's host has more than
+ * `hostBufferBytes` sent to it and not taken, its upstream is no longer read until that host has
+ * taken it (the upstream's own writes then block), so a host that reads late loses nothing. But an
+ * upstream here serves many clients (every local one when no bearer token is configured): new
+ * POSTs go to an upstream that is not held when there is one (or room for one), and a hold lasts
+ * at most `holdMs` — then the upstream serves the others again, and that POST gets no more
+ * notifications (its progress, its logs: dropped, logged once), only its answers. A POST ends with
+ * its last answer, so what a host that never reads holds stays bounded.
  */
 import { randomBytes } from "node:crypto";
 import { JSONRPC } from "../errors/jsonRpcCodes.js";
@@ -87,6 +89,8 @@ export interface StatelessPoolOptions {
   readonly onSettled?: () => void;
   /** Bytes a POST's host may leave untaken before its upstream is no longer read (`limits.hostBufferBytes`). */
   readonly hostBufferBytes?: number;
+  /** Longest an upstream is not read for one POST's host that is behind (`limits.statelessHoldMs`). */
+  readonly holdMs?: number;
   /**
    * The client's pages of cut results. A read of one is answered here, from them, whatever the
    * fit settings of the upstream that would take it (a SIGHUP may have turned cutting off since):
@@ -112,7 +116,9 @@ interface Post {
   readonly transport: ProxyTransport;
   readonly lane: Lane;
   readonly waiting: Set<number>;
-  /** Notifications not sent to it because its host was behind (logged at the first). */
+  /** Its host stayed behind past `holdMs`: it gets no more notifications, only its answers. */
+  cutOff: boolean;
+  /** Notifications not sent to it since (logged at the first). */
   dropped: number;
 }
 
@@ -129,6 +135,8 @@ interface Lane {
   closing: boolean;
   /** Started from a server config replaced since (SIGHUP): given no new POSTs; ends once idle, as others do. */
   retired: string | undefined;
+  /** The POST whose host is behind while the upstream is not read (for at most `holdMs`). */
+  heldFor: Post | undefined;
 }
 
 export class StatelessPool {
@@ -203,7 +211,7 @@ export class StatelessPool {
       lane.posts--;
       throw error;
     }
-    const post: Post = { transport, lane, waiting: new Set(), dropped: 0 };
+    const post: Post = { transport, lane, waiting: new Set(), cutOff: false, dropped: 0 };
     transport.onmessage = (message, extra) => this.fromHost(post, upstream, message, extra);
     transport.onclose = () => this.postEnded(post, upstream);
     transport.onerror = (error) =>
@@ -221,16 +229,20 @@ export class StatelessPool {
     await Promise.allSettled([...this.lanes].map((lane) => this.endLane(lane, "proxy shutting down")));
   }
 
-  /** The least busy upstream (fewest POSTs); a new one while every one is busy and there is room. */
+  /**
+   * The least busy upstream (fewest POSTs), one not held for a slow host first; a new one while
+   * every one is busy (or held) and there is room.
+   */
   private pick(): Lane {
     let best: Lane | undefined;
     let serving = 0;
+    const rank = (lane: Lane): number => (lane.heldFor === undefined ? 0 : 1e9) + lane.posts;
     for (const lane of this.lanes) {
       if (lane.closing || lane.retired !== undefined) continue;
       serving++;
-      if (best === undefined || lane.posts < best.posts) best = lane;
+      if (best === undefined || rank(lane) < rank(best)) best = lane;
     }
-    if (best !== undefined && (best.posts === 0 || serving >= this.options.size)) {
+    if (best !== undefined && ((best.heldFor === undefined && best.posts === 0) || serving >= this.options.size)) {
       if (best.idle !== undefined) clearTimeout(best.idle);
       best.idle = undefined;
       return best;
@@ -248,6 +260,7 @@ export class StatelessPool {
       idle: undefined,
       closing: false,
       retired: undefined,
+      heldFor: undefined,
     };
     const ready = this.options.startUpstream(lane.inFlight).then(
       (upstream) => {
@@ -543,6 +556,7 @@ export class StatelessPool {
         params: { requestId: id, reason: "the host's request ended" },
       });
     }
+    if (post.lane.heldFor === post) this.release(post.lane);
     post.lane.posts--;
     if (post.lane.posts === 0 && post.lane.inFlight.size === 0) this.armIdle(post.lane);
   }
@@ -634,13 +648,12 @@ export class StatelessPool {
   }
 
   private toHost(post: Post, msg: unknown, related: RequestId): void {
-    const limit = this.options.hostBufferBytes ?? DEFAULT_LIMITS.hostBufferBytes;
-    if (!isResponse(msg) && !isRequest(msg) && (post.transport.queuedBytes ?? 0) > limit) {
+    if (post.cutOff && !isResponse(msg) && !isRequest(msg)) {
       if (post.dropped++ === 0)
         this.options.logger.warn(
-          "stateless host is not reading what was sent to it: notifications for its POST are dropped " +
-            "(its answers still go); the pooled upstream serves the other clients meanwhile",
-          { limit: "limits.hostBufferBytes", bytes: limit },
+          "stateless host stayed behind on what was sent to it: notifications for its POST are dropped " +
+            "(its answers still go) so the pooled upstream serves the other clients",
+          { limit: "limits.statelessHoldMs", ms: this.holdMs },
         );
       return;
     }
@@ -655,6 +668,49 @@ export class StatelessPool {
         error: error instanceof Error ? error.message : String(error),
       });
     });
+    if (
+      !post.cutOff &&
+      post.lane.heldFor === undefined &&
+      (post.transport.queuedBytes ?? 0) > (this.options.hostBufferBytes ?? DEFAULT_LIMITS.hostBufferBytes)
+    )
+      this.hold(post);
+  }
+
+  private get holdMs(): number {
+    return this.options.holdMs ?? DEFAULT_LIMITS.statelessHoldMs;
+  }
+
+  /**
+   * The POST's host is behind: its upstream is not read until that host has taken some of it —
+   * or until `holdMs` has passed, when the POST is cut off and the upstream read again.
+   */
+  private hold(post: Post): void {
+    const lane = post.lane;
+    const upstream = lane.upstream;
+    const drained = post.transport.whenDrained?.();
+    if (upstream === undefined || drained === undefined || lane.closing) return;
+    if (this.holdMs === 0) {
+      post.cutOff = true;
+      return;
+    }
+    lane.heldFor = post;
+    upstream.transport.pauseReading();
+    const timer = setTimeout(() => {
+      if (lane.heldFor !== post) return;
+      post.cutOff = true;
+      this.release(lane);
+    }, this.holdMs);
+    timer.unref();
+    void drained.then(() => {
+      clearTimeout(timer);
+      // A message after this one finds its host still behind and holds the upstream again.
+      if (lane.heldFor === post) this.release(lane);
+    });
+  }
+
+  private release(lane: Lane): void {
+    lane.heldFor = undefined;
+    if (!lane.closing) lane.upstream?.transport.resumeReading();
   }
 }
 

@@ -184,40 +184,50 @@ describe("progress through a pooled upstream", () => {
 });
 
 describe("a pool shared by clients", () => {
-  it("clients that never read their answers do not stall the other clients of the pool", async () => {
+  it("clients that never read their answers hold its upstreams for at most statelessHoldMs; others go to one not held", async () => {
     const serve = await serveConfig({
       mcpServers: { fx: { command: process.execPath, args: [FAULT_SERVER] } },
-      limits: { statelessPoolSize: 2 },
+      limits: { statelessPoolSize: 3, statelessHoldMs: 4000 },
     });
     const sockets: Socket[] = [];
-    try {
-      const { hostname, port } = new URL(serve.url);
-      const body = JSON.stringify({
-        jsonrpc: "2.0",
-        id: 1,
-        method: "tools/call",
-        params: { name: "sleep", arguments: { ms: 0, pad: 32 * 1024 * 1024 } },
-      });
-      // As many slow readers as the pool has upstreams: each is sent 32 MiB and reads none of it.
-      for (let i = 0; i < 2; i++) {
-        const socket = connect(Number(port), hostname);
-        socket.pause();
-        socket.write(
-          `POST /mcp/fx HTTP/1.1\r\nHost: ${hostname}:${port}\r\nContent-Type: application/json\r\n` +
-            "Accept: application/json, text/event-stream\r\nMcp-Protocol-Version: 2026-07-28\r\n" +
-            `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
-        );
-        sockets.push(socket);
-      }
-      await waitForStderr(serve, /fault: sleeping[\s\S]*fault: sleeping/);
-      await new Promise((resolve) => setTimeout(resolve, 500));
+    const { hostname, port } = new URL(serve.url);
+    const body = JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "tools/call",
+      params: { name: "sleep", arguments: { ms: 0, pad: 32 * 1024 * 1024 } },
+    });
+    /** A client sent 32 MiB that reads none of it. */
+    const slowReader = (): void => {
+      const socket = connect(Number(port), hostname);
+      socket.pause();
+      socket.write(
+        `POST /mcp/fx HTTP/1.1\r\nHost: ${hostname}:${port}\r\nContent-Type: application/json\r\n` +
+          "Accept: application/json, text/event-stream\r\nMcp-Protocol-Version: 2026-07-28\r\n" +
+          `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      );
+      sockets.push(socket);
+    };
+    const timed = async (): Promise<number> => {
       const started = Date.now();
       const answer = await Promise.race([
         call(`${serve.url}/mcp/fx`, "pid"),
-        new Promise<never>((_, reject) => setTimeout(() => reject(new Error("the other client waited 10 s")), 10_000)),
+        new Promise<never>((_, reject) => setTimeout(() => reject(new Error("the other client waited 12 s")), 12_000)),
       ]);
       expect(Number(toolText(answer.messages[0]!))).toBeGreaterThan(0);
-      expect(Date.now() - started).toBeLessThan(5000);
+      return Date.now() - started;
+    };
+    try {
+      slowReader();
+      slowReader();
+      await waitForStderr(serve, /fault: sleeping[\s\S]*fault: sleeping/);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      // Two upstreams held, room for a third: another client is served by it at once.
+      expect(await timed()).toBeLessThan(3000);
+      // Every upstream held: another client waits for the first hold to end, no longer.
+      slowReader();
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(await timed()).toBeLessThan(8000);
     } finally {
       for (const socket of sockets) socket.destroy();
       await serve.stop();

@@ -192,6 +192,7 @@ async function serve(
     requestTimeoutMs: config.limits.requestTimeoutMs,
     maxBatch: config.limits.maxBatch,
     statelessPoolSize: config.limits.statelessPoolSize,
+    statelessHoldMs: config.limits.statelessHoldMs,
     statelessIdleMs: config.limits.sessionIdleMs,
     hostBufferBytes: config.limits.hostBufferBytes,
     maxUpstreamRequests: config.limits.maxUpstreamRequests,
