@@ -86,6 +86,14 @@ export const DEFAULT_SERVER_STREAM_RETRIES = 2;
  * server is reachable again, but a GET it keeps refusing must not double every POST.
  */
 const GET_STREAM_RETRY_AFTER_POST_MS = 30_000;
+/**
+ * A GET stream open this long (or that carried an event) served: its end starts a new run of
+ * reconnection tries. One a server accepts and ends at once, empty, is a failed try, so such a
+ * server is not asked again and again without end.
+ */
+const GET_STREAM_SERVED_MS = 1000;
+/** Shortest wait before reconnecting the GET stream, whatever the server's `retry:` says. */
+const MIN_RECONNECT_MS = 50;
 /** Default wait before reconnecting the GET stream when the server sent no `retry:` (ms). */
 export const DEFAULT_SERVER_STREAM_RETRY_MS = 1000;
 
@@ -828,11 +836,12 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
    * The GET stream for server-initiated requests and notifications (optional in the spec);
    * settles with the server's answer to the GET, at once (`none`) if none is opened.
    *
-   * `attempt`: reconnections in a row that have not opened it. A stream that opened and then
-   * ended or dropped is reconnected (resuming after its own last event id) however often that
-   * happens, as EventSource does; only `serverStreamRetries` tries in a row that fail to open it
-   * give up — logged, and tried again after the next POST the server answers, so messages sent
-   * outside a call are not lost for the rest of the session.
+   * `attempt`: reconnections in a row that have not served (opened, and carried an event or stayed
+   * open `GET_STREAM_SERVED_MS`). A stream that served and then ended or dropped is reconnected
+   * (resuming after its own last event id) however often that happens, as EventSource does; only
+   * `serverStreamRetries` tries in a row that do not serve give up — logged, and tried again after
+   * a POST the server answers, so messages sent outside a call are not lost for the rest of the
+   * session.
    */
   private openServerStream(attempt: number): Promise<ServerStreamAnswer> {
     if (this.closed || this.serverStreamOpen || this.options.openServerStream === false) return Promise.resolve("none");
@@ -841,7 +850,8 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     this.serverStreamGaveUp = undefined;
     let answered: (answer: ServerStreamAnswer) => void = () => {};
     const heard = new Promise<ServerStreamAnswer>((resolve) => (answered = resolve));
-    let opened = false;
+    // It served: it carried an event, or stayed open a while (a quiet stream cut by a load balancer).
+    let served = false;
     const run = async (): Promise<boolean> => {
       let body: BodyStreamLike | number;
       try {
@@ -854,8 +864,13 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
       // Refused at first: asked once more after notifications/initialized. Refused when
       // reconnecting (a 5xx while the server restarts): one more failed try.
       if (typeof body === "number") return attempt > 0 && body !== 405;
-      opened = true;
-      await this.readStream(body, new Set(), this.serverStream, this.abort.signal);
+      const openedAt = Date.now();
+      const before = this.serverStream.lastEventId;
+      try {
+        await this.readStream(body, new Set(), this.serverStream, this.abort.signal);
+      } finally {
+        served = this.serverStream.lastEventId !== before || Date.now() - openedAt >= GET_STREAM_SERVED_MS;
+      }
       return true; // it was open and ended: reconnect, resuming after its own last event id
     };
     const done = run()
@@ -866,7 +881,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
       .then((reconnect) => {
         this.serverStreamOpen = false;
         if (!reconnect || this.closed) return;
-        const failedTries = opened ? 0 : attempt;
+        const failedTries = served ? 0 : attempt;
         const retries = this.options.serverStreamRetries ?? DEFAULT_SERVER_STREAM_RETRIES;
         if (failedTries >= retries) {
           this.serverStreamGaveUp = Date.now();
@@ -879,7 +894,10 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
             );
           return;
         }
-        this.retryTimer = setTimeout(() => void this.openServerStream(failedTries + 1), this.serverStream.retryMs);
+        this.retryTimer = setTimeout(
+          () => void this.openServerStream(failedTries + 1),
+          Math.max(this.serverStream.retryMs, MIN_RECONNECT_MS),
+        );
         this.retryTimer.unref();
       })
       .finally(() => this.reading.delete(done));

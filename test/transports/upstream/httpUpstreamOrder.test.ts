@@ -54,12 +54,12 @@ afterEach(async () => {
  * `ackDelayMs`: how long the 202 of `notifications/initialized` takes (undefined: never sent).
  * `hold`: request ids whose answer waits for `release(id)`. `get`: what a GET gets — its event
  * stream (`open`), no answer at all (`silent`), or 400 until `notifications/initialized` has
- * arrived (`after-initialized`).
+ * arrived (`after-initialized`), or a stream that asks for no wait and ends at once, empty (`flap`).
  */
 async function startServer(
   ackDelayMs: number | undefined,
   hold: number[] = [],
-  get: "open" | "silent" | "after-initialized" | "reset" = "open",
+  get: "open" | "silent" | "after-initialized" | "reset" | "flap" = "open",
 ): Promise<OrderServer> {
   const arrivals: Arrival[] = [];
   const connectionOf = new WeakMap<Socket, number>();
@@ -84,6 +84,7 @@ async function startServer(
     if (req.method === "GET") {
       if (get === "silent") return;
       if (get === "reset") return void req.socket.destroy();
+      if (get === "flap") return void res.writeHead(200, { "content-type": "text/event-stream" }).end("retry: 0\n\n");
       if (get === "after-initialized" && !arrivals.some((a) => a.rpc === "notifications/initialized"))
         return void res.writeHead(400).end("Bad Request: not initialized");
       return void res.writeHead(200, { "content-type": "text/event-stream" }).write(": open\n\n");
@@ -491,6 +492,19 @@ describe("streamable HTTP upstream: order and warm connections", () => {
     await waitFor(() => server.arrivals.filter((a) => a.method === "GET").length === 2, 3_000);
     await sleep(1_500);
     expect(server.arrivals.filter((a) => a.method === "GET")).toHaveLength(2);
+  }, 10_000);
+
+  it("a server that accepts the GET stream and ends it at once, empty, asking no wait, is not asked again without end", async () => {
+    const server = await startServer(0, [], "flap");
+    const { logger, warnings } = recordingWarnings();
+    const { transport, got } = await connected(server, undefined, logger);
+    await transport.send(INITIALIZED);
+    await transport.send(call(2));
+    await got.response(2, 3_000);
+    await sleep(1_500);
+    // The first GET and serverStreamRetries (2) more, then it is given up, said once.
+    expect(server.arrivals.filter((a) => a.method === "GET").length).toBeLessThanOrEqual(4);
+    expect(warnings.filter((w) => w.msg.includes("GET stream not reopened"))).toHaveLength(1);
   }, 10_000);
 
   it("closed while notifications/initialized waits for the GET stream, its send settles without an error", async () => {
