@@ -313,9 +313,9 @@ export class SessionManager {
         const why = upstream.describeEnd() ?? "the upstream connection ended";
         this.noteFailure(server, health, why, changes);
         logger.warn("upstream ended on its own", { reason: why });
-      } else if (health.sessions === 0 && health.status === "up") {
-        health.status = "idle";
       }
+      // (A failure of the running entry has marked it down; one of an entry replaced since has not.)
+      if (health.sessions === 0 && health.status === "up") health.status = "idle";
       for (const waiter of [...this.settledWaiters]) waiter();
     };
     try {
