@@ -24,10 +24,12 @@
  * `hostBufferBytes` sent to it and not taken, its upstream is no longer read until that host has
  * taken it (the upstream's own writes then block), so a host that reads late loses nothing. But an
  * upstream here serves many clients (every local one when no bearer token is configured): new
- * POSTs go to an upstream that is not held when there is one (or room for one), and a hold lasts
- * at most `holdMs` — then the upstream serves the others again, and that POST gets no more
- * notifications (its progress, its logs: dropped, logged once), only its answers. A POST ends with
- * its last answer, so what a host that never reads holds stays bounded.
+ * POSTs go to an upstream that is not held when there is one (or room for one), and one POST holds
+ * its upstream for at most `holdMs` in all — then it is cut off: it gets no more notifications
+ * (its progress, its logs: dropped, logged once), only its answers, and the upstream serves the
+ * others again. While a POST cut off is still open on an upstream, no other POST holds that
+ * upstream (each would be cut off at once): slow readers cannot take turns to hold it. A POST ends
+ * with its last answer, so what a host that never reads holds stays bounded.
  */
 import { randomBytes } from "node:crypto";
 import { JSONRPC } from "../errors/jsonRpcCodes.js";
@@ -118,6 +120,8 @@ interface Post {
   readonly waiting: Set<number>;
   /** Its host stayed behind past `holdMs`: it gets no more notifications, only its answers. */
   cutOff: boolean;
+  /** How long it has held its upstream, over every time its host was behind. */
+  heldMs: number;
   /** Notifications not sent to it since (logged at the first). */
   dropped: number;
 }
@@ -137,6 +141,8 @@ interface Lane {
   retired: string | undefined;
   /** The POST whose host is behind while the upstream is not read (for at most `holdMs`). */
   heldFor: Post | undefined;
+  /** Its POSTs cut off and still open: while there are any, it is held for no other. */
+  cutOff: number;
 }
 
 export class StatelessPool {
@@ -211,7 +217,7 @@ export class StatelessPool {
       lane.posts--;
       throw error;
     }
-    const post: Post = { transport, lane, waiting: new Set(), cutOff: false, dropped: 0 };
+    const post: Post = { transport, lane, waiting: new Set(), cutOff: false, heldMs: 0, dropped: 0 };
     transport.onmessage = (message, extra) => this.fromHost(post, upstream, message, extra);
     transport.onclose = () => this.postEnded(post, upstream);
     transport.onerror = (error) =>
@@ -261,6 +267,7 @@ export class StatelessPool {
       closing: false,
       retired: undefined,
       heldFor: undefined,
+      cutOff: 0,
     };
     const ready = this.options.startUpstream(lane.inFlight).then(
       (upstream) => {
@@ -557,6 +564,10 @@ export class StatelessPool {
       });
     }
     if (post.lane.heldFor === post) this.release(post.lane);
+    if (post.cutOff) {
+      post.cutOff = false;
+      post.lane.cutOff--;
+    }
     post.lane.posts--;
     if (post.lane.posts === 0 && post.lane.inFlight.size === 0) this.armIdle(post.lane);
   }
@@ -682,30 +693,41 @@ export class StatelessPool {
 
   /**
    * The POST's host is behind: its upstream is not read until that host has taken some of it —
-   * or until `holdMs` has passed, when the POST is cut off and the upstream read again.
+   * for `holdMs` at most in all, then the POST is cut off and the upstream read again. Cut off at
+   * once while another POST cut off is open on the same upstream.
    */
   private hold(post: Post): void {
     const lane = post.lane;
     const upstream = lane.upstream;
     const drained = post.transport.whenDrained?.();
     if (upstream === undefined || drained === undefined || lane.closing) return;
-    if (this.holdMs === 0) {
-      post.cutOff = true;
+    const left = this.holdMs - post.heldMs;
+    if (left <= 0 || lane.cutOff > 0) {
+      this.cutOff(post);
       return;
     }
     lane.heldFor = post;
     upstream.transport.pauseReading();
+    const since = Date.now();
     const timer = setTimeout(() => {
       if (lane.heldFor !== post) return;
-      post.cutOff = true;
+      this.cutOff(post);
       this.release(lane);
-    }, this.holdMs);
+    }, left);
     timer.unref();
     void drained.then(() => {
       clearTimeout(timer);
-      // A message after this one finds its host still behind and holds the upstream again.
-      if (lane.heldFor === post) this.release(lane);
+      if (lane.heldFor !== post) return;
+      // A message after this one finds its host still behind and holds the upstream again, for what is left.
+      post.heldMs += Date.now() - since;
+      this.release(lane);
     });
+  }
+
+  private cutOff(post: Post): void {
+    if (post.cutOff) return;
+    post.cutOff = true;
+    post.lane.cutOff++;
   }
 
   private release(lane: Lane): void {

@@ -233,6 +233,46 @@ describe("a pool shared by clients", () => {
       await serve.stop();
     }
   });
+
+  it("slow readers cannot take turns to hold one upstream: once one is cut off, the others are at once", async () => {
+    const HOLD = 1000;
+    const serve = await serveConfig({
+      mcpServers: { fx: { command: process.execPath, args: [FAULT_SERVER] } },
+      limits: { statelessPoolSize: 1, statelessHoldMs: HOLD },
+    });
+    const sockets: Socket[] = [];
+    const { hostname, port } = new URL(serve.url);
+    const body = JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "tools/call",
+      params: { name: "sleep", arguments: { ms: 0, pad: 32 * 1024 * 1024 } },
+    });
+    try {
+      for (let i = 0; i < 6; i++) {
+        const socket = connect(Number(port), hostname);
+        socket.pause();
+        socket.write(
+          `POST /mcp/fx HTTP/1.1\r\nHost: ${hostname}:${port}\r\nContent-Type: application/json\r\n` +
+            "Accept: application/json, text/event-stream\r\nMcp-Protocol-Version: 2026-07-28\r\n" +
+            `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+        );
+        sockets.push(socket);
+      }
+      await waitForStderr(serve, new RegExp(Array(6).fill("fault: sleeping").join("[\\s\\S]*")));
+      const started = Date.now();
+      const answer = await Promise.race([
+        call(`${serve.url}/mcp/fx`, "pid"),
+        new Promise<never>((_, reject) => setTimeout(() => reject(new Error("the other client waited 15 s")), 15_000)),
+      ]);
+      expect(Number(toolText(answer.messages[0]!))).toBeGreaterThan(0);
+      // One hold, not six in a row (6 s).
+      expect(Date.now() - started).toBeLessThan(HOLD + 3000);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await serve.stop();
+    }
+  });
 });
 
 describe("server→client messages through a pooled upstream", () => {

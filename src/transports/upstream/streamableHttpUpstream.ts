@@ -93,7 +93,7 @@ const GET_STREAM_RETRY_AFTER_POST_MS = 30_000;
  */
 const GET_STREAM_SERVED_MS = 1000;
 /** Shortest wait before reconnecting the GET stream, whatever the server's `retry:` says. */
-const MIN_RECONNECT_MS = 50;
+const MIN_RECONNECT_MS = 250;
 /** Default wait before reconnecting the GET stream when the server sent no `retry:` (ms). */
 export const DEFAULT_SERVER_STREAM_RETRY_MS = 1000;
 
