@@ -572,7 +572,9 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     if (this.session !== undefined) headers["mcp-session-id"] = this.session;
     for (const [name, value] of forwardableHeaders(forward)) {
       headers[name] = value;
-      if (name === "mcp-protocol-version") this.protocolVersion = value;
+      // The host's version for what the proxy sends itself, until an initialize answer says
+      // (stateless hosts send none); never in place of it: one bad header must not stick.
+      if (name === "mcp-protocol-version") this.protocolVersion ??= value;
     }
     if (this.protocolVersion !== undefined && headers["mcp-protocol-version"] === undefined)
       headers["mcp-protocol-version"] = this.protocolVersion;
