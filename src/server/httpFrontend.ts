@@ -8,6 +8,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
+import { DEFAULT_LIMITS } from "../config/defaults.js";
 import { BodyBudget } from "../transports/host/bodyBudget.js";
 import type { HostEndpointContext } from "../transports/host/hostSession.js";
 import { replyJson, replyJsonRpcError, replyOnSocket } from "../transports/host/httpReplies.js";
@@ -55,7 +56,9 @@ interface ServerEndpoints {
 
 export function createHttpFrontend(options: HttpFrontendOptions): HttpFrontend {
   const opts = resolveFrontendOptions(options);
-  const slots = new SessionCounter(opts.maxSessions, opts.maxSessionsPerClient);
+  // A session idle a tenth of the time that would reap it may make room for its client's next.
+  const idleMs = opts.sessionIdleTimeoutMs > 0 ? opts.sessionIdleTimeoutMs : DEFAULT_LIMITS.sessionIdleMs;
+  const slots = new SessionCounter(opts.maxSessions, opts.maxSessionsPerClient, idleMs / 10);
   const bodyBudget = new BodyBudget(opts.bodyBytesInFlight);
   const endpoints = new Map<string, ServerEndpoints>();
   for (const server of opts.serverNames) {

@@ -41,8 +41,20 @@ export interface ProblemSite {
 
 /** Counts live host sessions against `limits.maxSessions`. */
 export interface SessionSlots {
-  /** Takes a slot for `client` (its address); returns its release function, or null when none is left. */
-  acquire(client?: string): (() => void) | null;
+  /**
+   * Takes a slot for `client` (its address); returns its release function, or null when none is
+   * left. `replaceable`: the session may give its slot up to a new one of the same client while it
+   * is idle (a streamable HTTP session its host left without a DELETE).
+   */
+  acquire(client?: string, replaceable?: ReplaceableSession): (() => void) | null;
+}
+
+/** A session that can be ended to make room for a new one of its client, while it is idle. */
+export interface ReplaceableSession {
+  /** Since when it has had no request and no open stream; undefined while it has some. */
+  idleSince(): number | undefined;
+  /** Ends it (its slot is released at once), saying why. */
+  replace(why: string): void;
 }
 
 /** What every endpoint of one server NAME needs from the listener. */

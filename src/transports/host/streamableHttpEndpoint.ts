@@ -171,7 +171,12 @@ export class StreamableHttpEndpoint {
     client: string,
     owner: SessionOwner,
   ): Promise<StreamableHttpHostSession | undefined> {
-    const release = this.ctx.slots.acquire(client);
+    // A stateful session its host may have left without a DELETE: its slot can go to a new one.
+    let made: StreamableHttpHostSession | undefined;
+    const release = this.ctx.slots.acquire(
+      client,
+      stateless ? undefined : { idleSince: () => made?.idleSince(), replace: (why) => made?.reap(`replaced: ${why}`) },
+    );
     if (release === null) {
       replySessionLimit(res, this.ctx.maxSessions);
       return undefined;
@@ -187,6 +192,7 @@ export class StreamableHttpEndpoint {
       lazySseWindowMs: this.options.lazySseWindowMs,
       sseReplayBytes: this.options.sseReplayBytes,
     });
+    made = session;
     this.all.add(session);
     if (sessionId !== undefined) {
       this.live.set(sessionId, session);

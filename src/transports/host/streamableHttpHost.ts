@@ -166,6 +166,8 @@ export class StreamableHttpHostSession extends HostTransportBase {
   /** Exchanges whose stream dropped with answers still owed, by stream number, until resumed or answered. */
   private readonly detached = new Map<number, Exchange>();
   private idleTimer: NodeJS.Timeout | undefined;
+  /** When it last had a request or a stream (`idleSince`). */
+  private lastActive = Date.now();
   /** POSTs waiting for their turn to be read (the upstream is behind): the host is not idle. */
   private postsWaiting = 0;
   /**
@@ -661,7 +663,18 @@ export class StreamableHttpHostSession extends HostTransportBase {
     else this.touch();
   }
 
+  /**
+   * Since when the session has had no request and no open stream (what `limits.sessionIdleMs`
+   * counts); undefined while it has some, or for a stateless one.
+   */
+  idleSince(): number | undefined {
+    if (this.stateless || this.isClosed) return undefined;
+    if (this.openStreams > 0 || this.postsWaiting > 0 || this.detached.size > 0) return undefined;
+    return this.lastActive;
+  }
+
   private touch(): void {
+    this.lastActive = Date.now();
     if (this.stateless || this.idleTimeoutMs <= 0 || this.isClosed) return;
     if (this.idleTimer !== undefined) clearTimeout(this.idleTimer);
     this.idleTimer = setTimeout(() => {
