@@ -14,8 +14,36 @@ import { normalizeOrigin, type ResolvedFrontendOptions } from "./frontendOptions
 export const CORS_MAX_AGE_SECONDS = 600;
 
 /** Request headers an MCP host's browser client sends (MCP basic/transports; 2026-07-28 headers). */
-const ALLOWED_REQUEST_HEADERS =
-  "authorization, content-type, accept, last-event-id, mcp-session-id, mcp-protocol-version, mcp-method, mcp-name";
+const MCP_REQUEST_HEADERS: readonly string[] = [
+  "authorization",
+  "content-type",
+  "accept",
+  "last-event-id",
+  "mcp-session-id",
+  "mcp-protocol-version",
+  "mcp-method",
+  "mcp-name",
+];
+const ALLOWED_REQUEST_HEADERS = MCP_REQUEST_HEADERS.join(", ");
+
+/** Response headers a listed page may read (the session id it must send back, where to resume, the version). */
+const EXPOSED_HEADERS = "mcp-session-id, mcp-protocol-version, last-event-id, www-authenticate";
+
+/** An HTTP header name (RFC 9110 token). */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/**
+ * The headers a listed page may send: MCP's, and whatever else its preflight asks for (a page's
+ * own, such as an API key header). A page granted CORS is trusted; what it sends beyond MCP's
+ * headers is not passed on to an upstream.
+ */
+function allowedRequestHeaders(asked: string | undefined): string {
+  const own = (asked ?? "")
+    .split(",")
+    .map((name) => name.trim().toLowerCase())
+    .filter((name) => HEADER_NAME.test(name) && !MCP_REQUEST_HEADERS.includes(name));
+  return own.length === 0 ? ALLOWED_REQUEST_HEADERS : `${ALLOWED_REQUEST_HEADERS}, ${[...new Set(own)].join(", ")}`;
+}
 
 /**
  * Adds the CORS grant to `res` when the request's origin is listed; answers a preflight
@@ -29,12 +57,15 @@ export function applyCors(req: IncomingMessage, res: ServerResponse, options: Re
   if (granted) {
     // The origin as the allow-list holds it (`HTTPS://App.Example:443` → `https://app.example`).
     res.setHeader("access-control-allow-origin", normalized);
-    res.setHeader("access-control-expose-headers", "mcp-session-id, www-authenticate");
+    res.setHeader("access-control-expose-headers", EXPOSED_HEADERS);
   }
   if (req.method !== "OPTIONS" || req.headers["access-control-request-method"] === undefined) return false;
   if (granted) {
     res.setHeader("access-control-allow-methods", "GET, POST, DELETE");
-    res.setHeader("access-control-allow-headers", ALLOWED_REQUEST_HEADERS);
+    res.setHeader(
+      "access-control-allow-headers",
+      allowedRequestHeaders(headerValue(req.headers["access-control-request-headers"])),
+    );
     res.setHeader("access-control-max-age", String(CORS_MAX_AGE_SECONDS));
   }
   // Without the grant headers the browser refuses the real request; nothing else to say. A

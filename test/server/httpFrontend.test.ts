@@ -202,6 +202,16 @@ describe("CORS", () => {
     expect(listed.status).toBe(204);
     expect(listed.headers.get("access-control-allow-origin")).toBe("https://app.example.com");
     expect(listed.headers.get("access-control-allow-headers")).toMatch(/mcp-session-id/);
+    // A page's own header (the Inspector's API key header) is granted to a listed page too.
+    const custom = await fetch(`${r.url}/mcp/demo`, {
+      method: "OPTIONS",
+      headers: {
+        origin: "https://app.example.com",
+        "access-control-request-method": "POST",
+        "access-control-request-headers": "content-type,mcp-protocol-version,x-mcp-proxy-auth, x-api-key",
+      },
+    });
+    expect(custom.headers.get("access-control-allow-headers")).toMatch(/(^|, )x-mcp-proxy-auth, x-api-key$/);
     const loopback = await preflight("http://localhost:3000");
     expect(loopback.status).toBe(204);
     expect(loopback.headers.get("access-control-allow-origin")).toBeNull();
@@ -211,6 +221,7 @@ describe("CORS", () => {
     expect(init.status).toBe(200);
     expect(init.headers.get("access-control-allow-origin")).toBe("https://app.example.com");
     expect(init.headers.get("access-control-expose-headers")).toMatch(/mcp-session-id/);
+    expect(init.headers.get("access-control-expose-headers")).toMatch(/mcp-protocol-version/);
 
     // An origin written differently from the list (case, default port) is granted as normalized.
     const odd = await preflight("HTTPS://App.Example.COM:443");
