@@ -285,16 +285,19 @@ export class Bridge {
     const options: ProxySendOptions = headers === undefined ? NO_SEND_OPTIONS : { forwardHeaders: headers };
     const sending = trySend(this.upstream, out, options);
     // The shared settled promise of a message taken at once (nearly all): nothing to wait for.
-    if (sending !== SENT) sending.catch((error: unknown) => this.notSentUpstream(errorText(error), out, forwarded));
+    if (sending !== SENT) {
+      // The ids of its requests, not the messages: an upstream that reads slowly has many sends pending.
+      const requests = (forwarded ?? [out]).flatMap((msg) => (isRequest(msg) ? [msg.id] : []));
+      sending.catch((error: unknown) => this.notSentUpstream(errorText(error), requests));
+    }
     if (!this.hostHeld && this.upstream.queuedBytes > this.upstreamBufferBytes) this.holdHost();
   }
 
   /** What the host sent could not be written to the upstream: its requests are answered with an error. */
-  private notSentUpstream(text: string, out: unknown, forwarded: unknown[] | undefined): void {
+  private notSentUpstream(text: string, requests: readonly RequestId[]): void {
     this.logger.warn("could not send to upstream", { error: text });
-    for (const msg of forwarded ?? [out])
-      if (isRequest(msg))
-        this.answer(msg.id, JSONRPC.UPSTREAM_UNAVAILABLE, `could not send the request to the upstream: ${text}`);
+    for (const id of requests)
+      this.answer(id, JSONRPC.UPSTREAM_UNAVAILABLE, `could not send the request to the upstream: ${text}`);
   }
 
   /** The host is behind: stop reading the upstream until the host has taken some of it. */
@@ -550,7 +553,12 @@ export class Bridge {
   private toHost(msg: unknown, related: RequestId | undefined): void {
     const options = related === undefined ? undefined : { relatedRequestId: related };
     const sending = trySend(this.host, msg, options);
-    if (sending !== SENT) sending.catch((error: unknown) => this.notSentToHost(errorText(error), msg));
+    if (sending !== SENT) {
+      // What a failed send needs, not the message: a host that reads slowly has many sends
+      // pending, and each would keep its whole parsed message alive until written.
+      const owed = answerOwed(msg);
+      sending.catch((error: unknown) => this.notSentToHost(errorText(error), owed));
+    }
     if ((this.host.queuedBytes ?? 0) > this.hostBufferBytes) {
       if (!this.upstreamHeld) this.holdUpstream();
       // What the proxy answers itself (refusals, errors) never comes from the upstream: a host
@@ -559,20 +567,15 @@ export class Bridge {
     }
   }
 
-  private notSentToHost(text: string, msg: unknown): void {
+  private notSentToHost(text: string, owed: OwedAnswer | undefined): void {
     this.logger.warn("could not send to host", { error: text });
     // A response the host transport could not write (too deeply nested for JSON.stringify, a
     // closed stream): the host still gets an answer to its request, if it can take one.
-    if (isResponse(msg) && !("error" in msg && isObj(msg.error) && msg.error.code === JSONRPC.INTERNAL_ERROR)) {
+    if (owed !== undefined)
       this.toHost(
-        errorResponse(
-          idAsWritten(msg),
-          JSONRPC.INTERNAL_ERROR,
-          `the upstream's answer could not be forwarded: ${text}`,
-        ),
-        msg.id,
+        errorResponse(owed.written, JSONRPC.INTERNAL_ERROR, `the upstream's answer could not be forwarded: ${text}`),
+        owed.id,
       );
-    }
   }
 
   /**
@@ -731,6 +734,20 @@ export class Bridge {
  * JSON.stringify cannot write) turned into a rejection. Callers attach a failure handler only
  * when the answer is not the shared settled `SENT` (nearly all messages are taken at once).
  */
+/** The request an answer was for, when one the host could not take must be replaced by an error. */
+interface OwedAnswer {
+  readonly id: RequestId;
+  /** The id as the request wrote it (`idAsWritten`). */
+  readonly written: RequestId;
+}
+
+/** For a response (not itself an internal error the proxy made): its request, owed an answer if it cannot go. */
+function answerOwed(msg: unknown): OwedAnswer | undefined {
+  if (!isResponse(msg) || ("error" in msg && isObj(msg.error) && msg.error.code === JSONRPC.INTERNAL_ERROR))
+    return undefined;
+  return { id: msg.id, written: idAsWritten(msg) };
+}
+
 function trySend(transport: ProxyTransport, message: unknown, options: ProxySendOptions | undefined): Promise<void> {
   try {
     return transport.send(message as JSONRPCMessage, options);
