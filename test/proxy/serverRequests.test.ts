@@ -122,49 +122,34 @@ describe("server→client requests through a streamable HTTP upstream", () => {
     });
   }
 
-  for (const kind of HOST_KINDS) {
-    it(`a call whose stream the server closes is answered on that stream, resumed by its own last event id, over ${kind}`, async () => {
-      const seen = upstream.requests.length;
-      const host = await connect(
-        hostTransport(kind, { url: serve.url, name: "asking", stdioArgs: ["--url", upstream.url] }),
-      );
-      try {
-        const result = await raw(host.client, "tools/call", { name: "poll", arguments: {} }, CALL_TIMEOUT);
-        expect(textOf(result)).toBe("answered on the resumed stream");
-      } finally {
-        await host.close();
-      }
-      const resumes = upstream.requests.slice(seen).filter((r) => r.method === "GET" && r.lastEventId !== undefined);
-      expect(resumes.length).toBeGreaterThan(0);
-      for (const { lastEventId } of resumes) {
-        // The stream resumed is the one that carries the poll call's answer, no other.
-        const stream = upstream.streamOf(lastEventId!);
-        expect(stream).toBeDefined();
-        expect(JSON.stringify(upstream.messagesOn(stream!))).toContain("answered on the resumed stream");
-      }
-    });
-  }
-
-  for (const kind of HOST_KINDS) {
-    it(`a call whose connection is cut mid-stream is resumed by its stream's own last event id and answered, over ${kind}`, async () => {
-      const seen = upstream.requests.length;
-      const host = await connect(
-        hostTransport(kind, { url: serve.url, name: "asking", stdioArgs: ["--url", upstream.url] }),
-      );
-      try {
-        const result = await raw(host.client, "tools/call", { name: "cut", arguments: {} }, CALL_TIMEOUT);
-        expect(textOf(result)).toBe("answered after the cut");
-      } finally {
-        await host.close();
-      }
-      const resumes = upstream.requests.slice(seen).filter((r) => r.method === "GET" && r.lastEventId !== undefined);
-      expect(resumes.length).toBeGreaterThan(0);
-      for (const { lastEventId } of resumes)
-        expect(JSON.stringify(upstream.messagesOn(upstream.streamOf(lastEventId!)!))).toContain(
-          "answered after the cut",
+  // The server closes the call's stream (to have its client poll), or the network cuts it.
+  const dropped = [
+    { how: "whose stream the server closes", tool: "poll", answer: "answered on the resumed stream" },
+    { how: "whose connection is cut mid-stream", tool: "cut", answer: "answered after the cut" },
+  ];
+  for (const { how, tool, answer } of dropped)
+    for (const kind of HOST_KINDS) {
+      it(`a call ${how} is answered, its stream resumed by its own last event id, over ${kind}`, async () => {
+        const seen = upstream.requests.length;
+        const host = await connect(
+          hostTransport(kind, { url: serve.url, name: "asking", stdioArgs: ["--url", upstream.url] }),
         );
-    });
-  }
+        try {
+          const result = await raw(host.client, "tools/call", { name: tool, arguments: {} }, CALL_TIMEOUT);
+          expect(textOf(result)).toBe(answer);
+        } finally {
+          await host.close();
+        }
+        const resumes = upstream.requests.slice(seen).filter((r) => r.method === "GET" && r.lastEventId !== undefined);
+        expect(resumes.length).toBeGreaterThan(0);
+        for (const { lastEventId } of resumes) {
+          // The stream resumed is the one that carries the call's answer, no other.
+          const stream = upstream.streamOf(lastEventId!);
+          expect(stream).toBeDefined();
+          expect(JSON.stringify(upstream.messagesOn(stream!))).toContain(answer);
+        }
+      });
+    }
 
   it("a GET stream dropped again and again keeps reconnecting and carrying updates", async () => {
     const host = await connect(hostTransport("mcp", { url: serve.url, name: "asking" }));

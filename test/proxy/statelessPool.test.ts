@@ -184,11 +184,8 @@ describe("progress through a pooled upstream", () => {
 });
 
 describe("a pool shared by clients", () => {
-  it("clients that never read their answers hold its upstreams for at most statelessHoldMs; others go to one not held", async () => {
-    const serve = await serveConfig({
-      mcpServers: { fx: { command: process.execPath, args: [FAULT_SERVER] } },
-      limits: { statelessPoolSize: 3, statelessHoldMs: 4000 },
-    });
+  /** Stateless clients sent 32 MiB each that read none of it, and another client's timed calls. */
+  function clientsOf(serve: ServeProcess) {
     const sockets: Socket[] = [];
     const { hostname, port } = new URL(serve.url);
     const body = JSON.stringify({
@@ -197,40 +194,55 @@ describe("a pool shared by clients", () => {
       method: "tools/call",
       params: { name: "sleep", arguments: { ms: 0, pad: 32 * 1024 * 1024 } },
     });
-    /** A client sent 32 MiB that reads none of it. */
-    const slowReader = (): void => {
-      const socket = connect(Number(port), hostname);
-      socket.pause();
-      socket.write(
-        `POST /mcp/fx HTTP/1.1\r\nHost: ${hostname}:${port}\r\nContent-Type: application/json\r\n` +
-          "Accept: application/json, text/event-stream\r\nMcp-Protocol-Version: 2026-07-28\r\n" +
-          `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
-      );
-      sockets.push(socket);
+    return {
+      slowReader(): void {
+        const socket = connect(Number(port), hostname);
+        socket.pause();
+        socket.write(
+          `POST /mcp/fx HTTP/1.1\r\nHost: ${hostname}:${port}\r\nContent-Type: application/json\r\n` +
+            "Accept: application/json, text/event-stream\r\nMcp-Protocol-Version: 2026-07-28\r\n" +
+            `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+        );
+        sockets.push(socket);
+      },
+      /** How long another client waited for its answer (it fails past 15 s). */
+      async timed(): Promise<number> {
+        const started = Date.now();
+        const answer = await Promise.race([
+          call(`${serve.url}/mcp/fx`, "pid"),
+          new Promise<never>((_, reject) =>
+            setTimeout(() => reject(new Error("the other client waited 15 s")), 15_000),
+          ),
+        ]);
+        expect(Number(toolText(answer.messages[0]!))).toBeGreaterThan(0);
+        return Date.now() - started;
+      },
+      async end(): Promise<void> {
+        for (const socket of sockets) socket.destroy();
+        await serve.stop();
+      },
     };
-    const timed = async (): Promise<number> => {
-      const started = Date.now();
-      const answer = await Promise.race([
-        call(`${serve.url}/mcp/fx`, "pid"),
-        new Promise<never>((_, reject) => setTimeout(() => reject(new Error("the other client waited 12 s")), 12_000)),
-      ]);
-      expect(Number(toolText(answer.messages[0]!))).toBeGreaterThan(0);
-      return Date.now() - started;
-    };
+  }
+
+  it("clients that never read their answers hold its upstreams for at most statelessHoldMs; others go to one not held", async () => {
+    const serve = await serveConfig({
+      mcpServers: { fx: { command: process.execPath, args: [FAULT_SERVER] } },
+      limits: { statelessPoolSize: 3, statelessHoldMs: 4000 },
+    });
+    const clients = clientsOf(serve);
     try {
-      slowReader();
-      slowReader();
+      clients.slowReader();
+      clients.slowReader();
       await waitForStderr(serve, /fault: sleeping[\s\S]*fault: sleeping/);
       await new Promise((resolve) => setTimeout(resolve, 300));
       // Two upstreams held, room for a third: another client is served by it at once.
-      expect(await timed()).toBeLessThan(3000);
+      expect(await clients.timed()).toBeLessThan(3000);
       // Every upstream held: another client waits for the first hold to end, no longer.
-      slowReader();
+      clients.slowReader();
       await new Promise((resolve) => setTimeout(resolve, 500));
-      expect(await timed()).toBeLessThan(8000);
+      expect(await clients.timed()).toBeLessThan(8000);
     } finally {
-      for (const socket of sockets) socket.destroy();
-      await serve.stop();
+      await clients.end();
     }
   });
 
@@ -240,37 +252,14 @@ describe("a pool shared by clients", () => {
       mcpServers: { fx: { command: process.execPath, args: [FAULT_SERVER] } },
       limits: { statelessPoolSize: 1, statelessHoldMs: HOLD },
     });
-    const sockets: Socket[] = [];
-    const { hostname, port } = new URL(serve.url);
-    const body = JSON.stringify({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "tools/call",
-      params: { name: "sleep", arguments: { ms: 0, pad: 32 * 1024 * 1024 } },
-    });
+    const clients = clientsOf(serve);
     try {
-      for (let i = 0; i < 6; i++) {
-        const socket = connect(Number(port), hostname);
-        socket.pause();
-        socket.write(
-          `POST /mcp/fx HTTP/1.1\r\nHost: ${hostname}:${port}\r\nContent-Type: application/json\r\n` +
-            "Accept: application/json, text/event-stream\r\nMcp-Protocol-Version: 2026-07-28\r\n" +
-            `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
-        );
-        sockets.push(socket);
-      }
+      for (let i = 0; i < 6; i++) clients.slowReader();
       await waitForStderr(serve, new RegExp(Array(6).fill("fault: sleeping").join("[\\s\\S]*")));
-      const started = Date.now();
-      const answer = await Promise.race([
-        call(`${serve.url}/mcp/fx`, "pid"),
-        new Promise<never>((_, reject) => setTimeout(() => reject(new Error("the other client waited 15 s")), 15_000)),
-      ]);
-      expect(Number(toolText(answer.messages[0]!))).toBeGreaterThan(0);
       // One hold, not six in a row (6 s).
-      expect(Date.now() - started).toBeLessThan(HOLD + 3000);
+      expect(await clients.timed()).toBeLessThan(HOLD + 3000);
     } finally {
-      for (const socket of sockets) socket.destroy();
-      await serve.stop();
+      await clients.end();
     }
   });
 });
