@@ -15,6 +15,7 @@ import { createFitRuntime } from "../../fit/runtime.js";
 import { ConfigSchema, type ProxyConfig } from "../../config/schema.js";
 import { SessionManager } from "../../proxy/sessionManager.js";
 import { createUpstreamFactory } from "../../proxy/upstreamFactory.js";
+import { normalizeOrigin } from "../../server/frontendOptions.js";
 import { createHttpFrontend } from "../../server/httpFrontend.js";
 import { parseCommandArgs, parsePortFlag } from "../args.js";
 import { EXIT, type ExitCode } from "../exitCodes.js";
@@ -53,6 +54,9 @@ Options:
                          --command CMD --arg A…)
   --inherit-env          … give that stdio upstream the proxy's whole environment (default: only
                          HOME, LOGNAME, PATH, SHELL, TERM, USER; config: "inheritEnv": true)
+  --allow-origin ORIGIN  a browser page allowed to use the proxy (CORS), added to the config's
+                         allowedOrigins; repeatable (e.g. http://localhost:6274, the MCP
+                         Inspector's direct mode)
   --host H               bind address (default: config listen.host, else ${DEFAULT_HOST})
   --port P               port (default: config listen.port, else ${DEFAULT_PORT}; 0 = any free port)
 ${OBSERVE_HELP}
@@ -77,6 +81,7 @@ const SERVE_OPTIONS = {
   host: { type: "string" },
   port: { type: "string" },
   "inherit-env": { type: "boolean" },
+  "allow-origin": { type: "string", multiple: true },
   help: { type: "boolean", short: "h" },
 } as const;
 const parseServeArgs = (argv: readonly string[]) =>
@@ -149,6 +154,7 @@ async function serve(
     configFile = loaded.file;
     withheld.push(...loaded.authVariables);
   }
+  config = withAllowedOrigins(config, values["allow-origin"]);
   const port = parsePortFlag(values.port, "serve") ?? config.listen.port;
   // An IPv6 address as URLs and the docs write it, in brackets, is listened on without them.
   if (values.host !== undefined && !isListenHost(values.host))
@@ -342,4 +348,16 @@ function withLoginsNeeded(
   const servers: Record<string, object> = { ...report.servers };
   for (const name of needing) servers[name] = { ...report.servers[name], auth: "login needed" };
   return { status: "degraded", servers };
+}
+
+/** The config with the `--allow-origin` pages added to its `allowedOrigins`. */
+function withAllowedOrigins(config: ProxyConfig, origins: readonly string[] | undefined): ProxyConfig {
+  if (origins === undefined || origins.length === 0) return config;
+  for (const origin of origins)
+    if (normalizeOrigin(origin) === null)
+      throw new NormalizerError(
+        "USAGE",
+        `serve: --allow-origin expects an origin such as http://localhost:6274, got ${JSON.stringify(origin)}`,
+      );
+  return { ...config, allowedOrigins: [...(config.allowedOrigins ?? []), ...origins] };
 }
