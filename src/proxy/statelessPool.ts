@@ -27,9 +27,9 @@
  * POSTs go to an upstream that is not held when there is one (or room for one), and one POST holds
  * its upstream for at most `holdMs` in all — then it is cut off: it gets no more notifications
  * (its progress, its logs: dropped, logged once), only its answers, and the upstream serves the
- * others again. While a POST cut off is still open on an upstream, no other POST holds that
- * upstream (each would be cut off at once): slow readers cannot take turns to hold it. A POST ends
- * with its last answer, so what a host that never reads holds stays bounded.
+ * others again. For `holdMs` after a POST was cut off, no other POST holds that upstream (each is
+ * cut off at once), and new POSTs go elsewhere when they can: slow readers cannot take turns to
+ * hold it. A POST ends with its last answer, so what a host that never reads holds stays bounded.
  */
 import { randomBytes } from "node:crypto";
 import { JSONRPC } from "../errors/jsonRpcCodes.js";
@@ -141,8 +141,8 @@ interface Lane {
   retired: string | undefined;
   /** The POST whose host is behind while the upstream is not read (for at most `holdMs`). */
   heldFor: Post | undefined;
-  /** Its POSTs cut off and still open: while there are any, it is held for no other. */
-  cutOff: number;
+  /** Until when it is held for no POST: a POST was cut off just before. */
+  noHoldUntil: number;
 }
 
 export class StatelessPool {
@@ -242,13 +242,17 @@ export class StatelessPool {
   private pick(): Lane {
     let best: Lane | undefined;
     let serving = 0;
-    const rank = (lane: Lane): number => (lane.heldFor === undefined ? 0 : 1e9) + lane.posts;
+    const now = Date.now();
+    // Held for a slow host last, one that just cut a slow host off before the rest.
+    const rank = (lane: Lane): number =>
+      (lane.heldFor === undefined ? 0 : 2e9) + (now < lane.noHoldUntil ? 1e9 : 0) + lane.posts;
     for (const lane of this.lanes) {
       if (lane.closing || lane.retired !== undefined) continue;
       serving++;
       if (best === undefined || rank(lane) < rank(best)) best = lane;
     }
-    if (best !== undefined && ((best.heldFor === undefined && best.posts === 0) || serving >= this.options.size)) {
+    const free = best !== undefined && best.heldFor === undefined && now >= best.noHoldUntil && best.posts === 0;
+    if (best !== undefined && (free || serving >= this.options.size)) {
       if (best.idle !== undefined) clearTimeout(best.idle);
       best.idle = undefined;
       return best;
@@ -267,7 +271,7 @@ export class StatelessPool {
       closing: false,
       retired: undefined,
       heldFor: undefined,
-      cutOff: 0,
+      noHoldUntil: 0,
     };
     const ready = this.options.startUpstream(lane.inFlight).then(
       (upstream) => {
@@ -564,10 +568,6 @@ export class StatelessPool {
       });
     }
     if (post.lane.heldFor === post) this.release(post.lane);
-    if (post.cutOff) {
-      post.cutOff = false;
-      post.lane.cutOff--;
-    }
     post.lane.posts--;
     if (post.lane.posts === 0 && post.lane.inFlight.size === 0) this.armIdle(post.lane);
   }
@@ -694,7 +694,7 @@ export class StatelessPool {
   /**
    * The POST's host is behind: its upstream is not read until that host has taken some of it —
    * for `holdMs` at most in all, then the POST is cut off and the upstream read again. Cut off at
-   * once while another POST cut off is open on the same upstream.
+   * once within `holdMs` after another POST was cut off on the same upstream.
    */
   private hold(post: Post): void {
     const lane = post.lane;
@@ -702,8 +702,8 @@ export class StatelessPool {
     const drained = post.transport.whenDrained?.();
     if (upstream === undefined || drained === undefined || lane.closing) return;
     const left = this.holdMs - post.heldMs;
-    if (left <= 0 || lane.cutOff > 0) {
-      this.cutOff(post);
+    if (left <= 0 || Date.now() < lane.noHoldUntil) {
+      post.cutOff = true;
       return;
     }
     lane.heldFor = post;
@@ -711,7 +711,8 @@ export class StatelessPool {
     const since = Date.now();
     const timer = setTimeout(() => {
       if (lane.heldFor !== post) return;
-      this.cutOff(post);
+      post.cutOff = true;
+      lane.noHoldUntil = Date.now() + this.holdMs;
       this.release(lane);
     }, left);
     timer.unref();
@@ -722,12 +723,6 @@ export class StatelessPool {
       post.heldMs += Date.now() - since;
       this.release(lane);
     });
-  }
-
-  private cutOff(post: Post): void {
-    if (post.cutOff) return;
-    post.cutOff = true;
-    post.lane.cutOff++;
   }
 
   private release(lane: Lane): void {

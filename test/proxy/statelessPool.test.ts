@@ -262,6 +262,47 @@ describe("a pool shared by clients", () => {
       await clients.end();
     }
   });
+
+  it("a slow reader cut off long ago does not cost a later POST that falls behind briefly its notifications", async () => {
+    const HOLD = 1500;
+    const serve = await serveConfig({
+      mcpServers: { fx: { command: process.execPath, args: [FIXTURE_SERVER] } },
+      limits: { statelessPoolSize: 1, statelessHoldMs: HOLD },
+    });
+    const { hostname, port } = new URL(serve.url);
+    const sockets: Socket[] = [];
+    /** A raw stateless POST, paused: the host reads nothing until resumed. */
+    const rawPost = (params: Record<string, unknown>): Socket => {
+      const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params });
+      const socket = connect(Number(port), hostname);
+      socket.pause();
+      socket.write(
+        `POST /mcp/fx HTTP/1.1\r\nHost: ${hostname}:${port}\r\nContent-Type: application/json\r\n` +
+          "Connection: close\r\nAccept: application/json, text/event-stream\r\n" +
+          `Mcp-Protocol-Version: 2026-07-28\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      );
+      sockets.push(socket);
+      return socket;
+    };
+    try {
+      // Never reads its 32 MiB answer: held, then cut off, and its POST stays open.
+      rawPost({ name: "big", arguments: { mib: 32 } });
+      await new Promise((resolve) => setTimeout(resolve, HOLD * 3));
+      // Falls behind for half a second only, with 6 MB of progress on the way: it is held, and gets all of it.
+      const late = rawPost({ name: "progress", arguments: { steps: 60, pad: 100_000 }, _meta: { progressToken: "t" } });
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      let text = "";
+      late.setEncoding("utf8");
+      late.on("data", (chunk: string) => (text += chunk));
+      late.resume();
+      await new Promise((resolve) => late.once("close", resolve));
+      expect(text).toContain("done 60");
+      expect(text.split('"method":"notifications/progress"').length - 1).toBe(60);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await serve.stop();
+    }
+  });
 });
 
 describe("server→client messages through a pooled upstream", () => {
