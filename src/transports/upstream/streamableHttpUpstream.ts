@@ -167,6 +167,8 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
   private readonly reading = new Set<Promise<void>>();
   private readonly flow = new HttpFlowControl();
   private protocolVersion: string | undefined;
+  /** The latest `MCP-Protocol-Version` a host sent: for what has none, before (or without) an initialize answer. */
+  private hostVersion: string | undefined;
   private session: string | undefined;
   private started = false;
   private closed = false;
@@ -572,12 +574,14 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     if (this.session !== undefined) headers["mcp-session-id"] = this.session;
     for (const [name, value] of forwardableHeaders(forward)) {
       headers[name] = value;
-      // The host's version for what the proxy sends itself, until an initialize answer says
-      // (stateless hosts send none); never in place of it: one bad header must not stick.
-      if (name === "mcp-protocol-version") this.protocolVersion ??= value;
+      if (name === "mcp-protocol-version") this.hostVersion = value;
     }
-    if (this.protocolVersion !== undefined && headers["mcp-protocol-version"] === undefined)
-      headers["mcp-protocol-version"] = this.protocolVersion;
+    // The version the initialize answer gave; without one (a pooled upstream serving stateless
+    // hosts is never initialized here), the latest a host sent. A host's header never stands in
+    // for the negotiated version: one bad header must not stick to a session.
+    const version = this.protocolVersion ?? this.hostVersion;
+    if (version !== undefined && headers["mcp-protocol-version"] === undefined)
+      headers["mcp-protocol-version"] = version;
     return headers;
   }
 

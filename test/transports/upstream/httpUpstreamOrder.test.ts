@@ -25,6 +25,8 @@ interface Arrival {
   rpc: string | undefined;
   id: unknown;
   at: number;
+  /** Its `MCP-Protocol-Version` header. */
+  version: string | undefined;
 }
 
 interface OrderServer {
@@ -79,6 +81,7 @@ async function startServer(
       rpc: body?.method,
       id: body?.id,
       at: performance.now(),
+      version: req.headers["mcp-protocol-version"] as string | undefined,
     });
     if (req.method === "OPTIONS" || req.method === "DELETE") return void res.writeHead(204).end();
     if (req.method === "GET") {
@@ -492,6 +495,28 @@ describe("streamable HTTP upstream: order and warm connections", () => {
     await waitFor(() => server.arrivals.filter((a) => a.method === "GET").length === 2, 3_000);
     await sleep(1_500);
     expect(server.arrivals.filter((a) => a.method === "GET")).toHaveLength(2);
+  }, 10_000);
+
+  it("never initialized (a pooled upstream): what has no version header carries the latest a host sent, not the first", async () => {
+    const server = await startServer(0);
+    const transport = new StreamableHttpUpstreamTransport({
+      url: server.url,
+      maxMessageBytes: DEFAULT_LIMITS.maxMessageBytes,
+      logger: silentLogger,
+      openServerStream: false,
+    });
+    const got = collect(transport);
+    await transport.start();
+    cleanups.push(() => transport.close());
+    await transport.send(call(1), { forwardHeaders: { "mcp-protocol-version": "1999-01-01" } });
+    await transport.send(call(2), { forwardHeaders: { "mcp-protocol-version": "2026-07-28" } });
+    await transport.send(call(3));
+    await got.response(3, 3_000);
+    expect(server.arrivals.filter((a) => a.rpc === "tools/call").map((a) => a.version)).toEqual([
+      "1999-01-01",
+      "2026-07-28",
+      "2026-07-28",
+    ]);
   }, 10_000);
 
   it("a server that accepts the GET stream and ends it at once, empty, asking no wait, is not asked again without end", async () => {
