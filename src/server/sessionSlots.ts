@@ -49,8 +49,9 @@ export class SessionCounter implements SessionSlots {
   }
 
   acquire(client?: string, replaceable?: ReplaceableSession): (() => void) | null {
-    if (this.taken >= this.max) return null;
-    if (client !== undefined && this.inUseBy(client) >= this.maxPerClient && !this.replaceIdle(client)) return null;
+    // At either limit, the client's own session idle the longest may make room (never another client's).
+    const full = this.taken >= this.max || (client !== undefined && this.inUseBy(client) >= this.maxPerClient);
+    if (full && (client === undefined || !this.replaceIdle(client))) return null;
     this.taken++;
     if (client !== undefined) this.perClient.set(client, this.inUseBy(client) + 1);
     let released = false;
@@ -96,8 +97,11 @@ export class SessionCounter implements SessionSlots {
     const oldest = this.idleLongest(client);
     if (oldest === undefined) return false;
     const idleS = Math.round((this.now() - oldest.since) / 1000);
+    const limit =
+      this.taken >= this.max
+        ? `limits.maxSessions (${this.max})`
+        : `limits.maxSessionsPerClient (${this.maxPerClient})`;
     oldest.held.release();
-    const limit = `limits.maxSessionsPerClient (${this.maxPerClient})`;
     oldest.held.session.replace(`idle for ${idleS} s when its client opened a new session past ${limit}`);
     return true;
   }

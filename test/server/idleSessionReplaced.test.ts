@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ServeProcess } from "../helpers/proxyProcess.js";
-import { FAULT_SERVER, serveConfig } from "../reliability/helpers.js";
+import { FAULT_SERVER, serveConfig, waitForStderr } from "../reliability/helpers.js";
 
 const HEADERS = { "content-type": "application/json", accept: "application/json, text/event-stream" };
 const INIT = {
@@ -68,13 +68,49 @@ describe("limits.maxSessionsPerClient with hosts that never send DELETE", () => 
       expect(await ping(left.session!)).toBe(404);
       expect(await ping(busy.session!)).toBe(200);
       expect(await ping(next.session!)).toBe(200);
-      expect(serve.stderr()).toMatch(
-        /"reason":"replaced: idle for 1 s when its client opened a new session past limits\.maxSessionsPerClient \(2\)"/,
+      await waitForStderr(
+        serve,
+        /"reason":"replaced: idle for \d+ s when its client opened a new session past limits\.maxSessionsPerClient \(2\)"/,
       );
       // Both held now: the busy one streams, the new one was just used.
       expect((await open()).status).toBe(503);
     } finally {
       stream.abort();
+    }
+  });
+});
+
+describe("limits.maxSessions with hosts that never send DELETE", () => {
+  it("at the listener's limit too, a client's new session takes the slot of its own session idle the longest", async () => {
+    const serve = await serveConfig({
+      mcpServers: { fx: { command: process.execPath, args: [FAULT_SERVER] } },
+      limits: { maxSessions: 2, sessionIdleMs: 10_000 },
+    });
+    try {
+      const url = `${serve.url}/mcp/fx`;
+      const open = async () => {
+        const response = await fetch(url, { method: "POST", headers: HEADERS, body: JSON.stringify(INIT) });
+        await response.text();
+        return { status: response.status, session: response.headers.get("mcp-session-id") };
+      };
+      const first = await open();
+      expect((await open()).status).toBe(200);
+      expect((await open()).status).toBe(503);
+      await new Promise((resolve) => setTimeout(resolve, 1300));
+      expect((await open()).status).toBe(200);
+      const ping = await fetch(url, {
+        method: "POST",
+        headers: { ...HEADERS, "mcp-session-id": first.session! },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 9, method: "ping" }),
+      });
+      await ping.text();
+      expect(ping.status).toBe(404);
+      await waitForStderr(
+        serve,
+        /replaced: idle for \d+ s when its client opened a new session past limits\.maxSessions \(2\)/,
+      );
+    } finally {
+      await serve.stop();
     }
   });
 });

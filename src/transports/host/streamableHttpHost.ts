@@ -668,7 +668,8 @@ export class StreamableHttpHostSession extends HostTransportBase {
    * counts); undefined while it has some, or for a stateless one.
    */
   idleSince(): number | undefined {
-    if (this.stateless || this.isClosed) return undefined;
+    // Not before its first POST is taken: until then its initialize is still on its way in.
+    if (this.stateless || this.isClosed || this.firstPost) return undefined;
     if (this.openStreams > 0 || this.postsWaiting > 0 || this.detached.size > 0) return undefined;
     return this.lastActive;
   }
