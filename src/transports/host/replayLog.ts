@@ -60,8 +60,8 @@ type LostAnswers = Map<number, AnswerId>;
 interface StreamRecord {
   /** The last seq given out on the stream (0: none yet). */
   lastSeq: number;
-  /** The events still kept, oldest first, from index `first`. */
-  readonly kept: Kept[];
+  /** The events still kept, oldest first, from index `first` (the places before it emptied). */
+  readonly kept: Array<Kept | undefined>;
   first: number;
   finished: boolean;
   lost: LostAnswers | undefined;
@@ -89,8 +89,12 @@ export class ReplayLog {
   private readonly streams = new Map<number, StreamRecord>();
   /** Stream → its last seq (and lost answers), for finished streams whose record has gone (oldest first). */
   private readonly finished = new Map<number, FinishedStream>();
-  /** Every kept event, oldest first, from index `first`: the order they are let go in. */
-  private readonly order: Kept[] = [];
+  /**
+   * Every kept event, oldest first, from index `first`: the order they are let go in. A place is
+   * emptied as its event goes (the array itself is cut down only now and then): an event let go
+   * must not stay in memory behind it.
+   */
+  private readonly order: Array<Kept | undefined> = [];
   private first = 0;
   /** Every stand-in, oldest first, from index `lostFirst`: the order they are let go in. */
   private readonly lostOrder: Array<{ readonly stream: number; readonly seq: number; readonly tick: number }> = [];
@@ -241,12 +245,14 @@ export class ReplayLog {
       this.dropOldestStandIn();
       return;
     }
-    const oldest = this.order[this.first++]!;
+    const oldest = this.order[this.first]!;
+    this.order[this.first++] = undefined;
     this.bytes -= oldest.bytes;
     const record = this.streams.get(oldest.stream);
     if (record !== undefined) {
       if (oldest.answers !== undefined) this.loseAnswer(record, oldest.stream, oldest.seq, oldest.answers);
-      record.first++;
+      // The oldest of the session is the oldest of its stream.
+      record.kept[record.first++] = undefined;
       compact(record.kept, record.first, (n) => {
         record.first = n;
       });

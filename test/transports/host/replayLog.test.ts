@@ -2,8 +2,14 @@
  * The replay log of a streamable HTTP session: event ids per stream, what a resume gets back,
  * and the byte budget (the oldest events go first, over all the session's streams).
  */
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { describe, expect, it } from "vitest";
 import { parseEventId, ReplayLog } from "../../../src/transports/host/replayLog.js";
+import { WirePieces } from "../../../src/transports/wireJson.js";
+
+setFlagsFromString("--expose-gc");
+const gc = runInNewContext("gc") as () => void;
 
 describe("ReplayLog", () => {
   it("numbers each stream's events from 1 and gives back those after a position", () => {
@@ -32,6 +38,21 @@ describe("ReplayLog", () => {
     expect(log.keptBytes).toBe(7);
     log.append(1, "\u20ac\u20ac");
     expect(log.keptBytes).toBe(11);
+  });
+
+  it("keeps nothing of an event it let go in memory (its place is emptied, not just passed)", async () => {
+    const log = new ReplayLog(1000, 0);
+    const sent: Array<WeakRef<WirePieces>> = [];
+    const appendBig = (stream: number): void => {
+      const wire = WirePieces.of([Buffer.alloc(600, 0x61)]);
+      sent.push(new WeakRef(wire));
+      log.append(stream, wire);
+    };
+    for (let i = 0; i < 10; i++) appendBig(1 + (i % 3));
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    gc();
+    // One 600-byte event fits the 1000-byte budget: only the newest is still held.
+    expect(sent.map((ref) => ref.deref() !== undefined)).toEqual([...Array(9).fill(false), true]);
   });
 
   it("has no position past the last id it gave out, nor in a stream it never had", () => {
