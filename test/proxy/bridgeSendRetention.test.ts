@@ -3,16 +3,12 @@
  * message alive until its send settles (the transport holds the encoded bytes; the object is
  * garbage once they are made) — a stalled session held several times `limits.hostBufferBytes`.
  */
-import { setFlagsFromString } from "node:v8";
-import { runInNewContext } from "node:vm";
 import { describe, expect, it } from "vitest";
 import { silentLogger } from "../../src/observe/logger.js";
 import { Bridge } from "../../src/proxy/bridge.js";
 import type { JSONRPCMessage } from "../../src/transports/types.js";
+import { collectGarbage } from "../helpers/gc.js";
 import { Recorder } from "../helpers/recorder.js";
-
-setFlagsFromString("--expose-gc");
-const gc = runInNewContext("gc") as () => void;
 
 /**
  * A host whose writes never complete (it reads nothing), keeping what a transport keeps: the
@@ -42,8 +38,7 @@ describe("Bridge sends to a peer that does not read", () => {
     host.receive({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "x", arguments: {} } });
     arrive({ jsonrpc: "2.0", id: 1, result: { content: [{ type: "text", text: "done" }] } });
     expect(host.pending).toHaveLength(21);
-    await new Promise((resolve) => setTimeout(resolve, 0));
-    gc();
+    await collectGarbage();
     expect(sent.filter((ref) => ref.deref() !== undefined)).toHaveLength(0);
     await bridge.close("test over");
   });
@@ -61,8 +56,7 @@ describe("Bridge sends to a peer that does not read", () => {
     for (let i = 1; i <= 20; i++)
       arrive({ jsonrpc: "2.0", id: i, method: "tools/call", params: { name: "x", arguments: { i } } });
     expect(upstream.pending).toHaveLength(20);
-    await new Promise((resolve) => setTimeout(resolve, 0));
-    gc();
+    await collectGarbage();
     expect(sent.filter((ref) => ref.deref() !== undefined)).toHaveLength(0);
     await bridge.close("test over");
   });

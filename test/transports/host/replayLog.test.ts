@@ -2,14 +2,10 @@
  * The replay log of a streamable HTTP session: event ids per stream, what a resume gets back,
  * and the byte budget (the oldest events go first, over all the session's streams).
  */
-import { setFlagsFromString } from "node:v8";
-import { runInNewContext } from "node:vm";
 import { describe, expect, it } from "vitest";
 import { parseEventId, ReplayLog } from "../../../src/transports/host/replayLog.js";
 import { WirePieces } from "../../../src/transports/wireJson.js";
-
-setFlagsFromString("--expose-gc");
-const gc = runInNewContext("gc") as () => void;
+import { collectGarbage } from "../../helpers/gc.js";
 
 describe("ReplayLog", () => {
   it("numbers each stream's events from 1 and gives back those after a position", () => {
@@ -49,8 +45,7 @@ describe("ReplayLog", () => {
       log.append(stream, wire);
     };
     for (let i = 0; i < 10; i++) appendBig(1 + (i % 3));
-    await new Promise((resolve) => setTimeout(resolve, 0));
-    gc();
+    await collectGarbage();
     // One 600-byte event fits the 1000-byte budget: only the newest is still held.
     expect(sent.map((ref) => ref.deref() !== undefined)).toEqual([...Array(9).fill(false), true]);
   });
