@@ -703,7 +703,7 @@ export class StatelessPool {
     if (upstream === undefined || drained === undefined || lane.closing) return;
     const left = this.holdMs - post.heldMs;
     if (left <= 0 || Date.now() < lane.noHoldUntil) {
-      post.cutOff = true;
+      this.cutOff(post);
       return;
     }
     lane.heldFor = post;
@@ -711,8 +711,7 @@ export class StatelessPool {
     const since = Date.now();
     const timer = setTimeout(() => {
       if (lane.heldFor !== post) return;
-      post.cutOff = true;
-      lane.noHoldUntil = Date.now() + this.holdMs;
+      this.cutOff(post);
       this.release(lane);
     }, left);
     timer.unref();
@@ -723,6 +722,12 @@ export class StatelessPool {
       post.heldMs += Date.now() - since;
       this.release(lane);
     });
+  }
+
+  /** The POST gets only its answers from now on, and its upstream is held for no other for `holdMs`. */
+  private cutOff(post: Post): void {
+    post.cutOff = true;
+    post.lane.noHoldUntil = Date.now() + this.holdMs;
   }
 
   private release(lane: Lane): void {
