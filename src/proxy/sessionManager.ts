@@ -223,7 +223,7 @@ export class SessionManager {
 
   private startAfresh(name: string, entry: ServerEntry): void {
     this.backoff.set(name, { failures: 0, lastFailureAt: 0 });
-    this.entryChanges.set(name, (this.entryChanges.get(name) ?? 0) + 1);
+    this.entryChanges.set(name, this.entryOf(name) + 1);
     // Starts waiting out the old entry's delay go now, with the new entry.
     for (const wake of [...(this.restartWaits.get(name) ?? [])]) wake();
     const health = this.health.get(name)!;
@@ -254,13 +254,13 @@ export class SessionManager {
     if (this.refusal !== undefined) throw new Error(this.refusal);
     // Read after the wait: a SIGHUP meanwhile may have brought a new entry (and a fresh start).
     const entry = this.servers.get(server)!;
-    const changes = this.entryChanges.get(server) ?? 0;
+    const changes = this.entryOf(server);
     const backoff = this.backoff.get(server)!;
     const restarting = backoff.failures > 0;
     const id = `${server}-${++this.counter}`;
     const info: SessionInfo = { server, kind, id };
     const logger = this.sessionLogger({ server, session: id });
-    const upstream = this.createUpstream(server, entry.config, health, logger, changes);
+    const upstream = this.createUpstream(server, entry.config, health, logger);
     const bridge = new Bridge({
       host,
       upstream,
@@ -291,7 +291,7 @@ export class SessionManager {
       },
       onUpstreamAlive: () => {
         // It answered: whatever killed its predecessors is over (if it runs the entry in force).
-        if (changes !== (this.entryChanges.get(server) ?? 0)) return;
+        if (!this.isCurrentEntry(server, changes)) return;
         backoff.failures = 0;
         health.consecutiveFailures = 0;
         if (!bridge.isClosed) health.status = "up";
@@ -311,7 +311,7 @@ export class SessionManager {
       // ending the child (SIGTERM → "killed by SIGTERM"), is not.
       if (bridge.closeReason === "upstream closed" && !failedToStart) {
         const why = upstream.describeEnd() ?? "the upstream connection ended";
-        this.noteFailure(server, health, why, changes);
+        this.noteFailure(server, health, why, this.isCurrentEntry(server, changes));
         logger.warn("upstream ended on its own", { reason: why });
       }
       // (A failure of the running entry has marked it down; one of an entry replaced since has not.)
@@ -322,7 +322,7 @@ export class SessionManager {
       await bridge.start();
     } catch (error) {
       failedToStart = true;
-      const message = this.startFailed(server, health, logger, error, changes);
+      const message = this.startFailed(server, health, logger, error, this.isCurrentEntry(server, changes));
       await bridge.close("upstream failed to start", `Could not connect server "${server}": ${message}`);
       throw error;
     }
@@ -345,20 +345,20 @@ export class SessionManager {
     config: ServerConfig,
     health: ServerHealth,
     logger: Logger,
-    changes: number,
   ): UpstreamTransport {
     try {
       return this.options.createUpstream(server, config, logger);
     } catch (error) {
-      this.startFailed(server, health, logger, error, changes);
+      // Made at once from the entry just read: the entry in force.
+      this.startFailed(server, health, logger, error, true);
       throw error;
     }
   }
 
   /** A start that failed: on /healthz and in the log. Returns why, for the host. */
-  private startFailed(server: string, health: ServerHealth, logger: Logger, error: unknown, changes: number): string {
+  private startFailed(server: string, health: ServerHealth, logger: Logger, error: unknown, current: boolean): string {
     const message = error instanceof Error ? error.message : String(error);
-    this.noteFailure(server, health, message, changes);
+    this.noteFailure(server, health, message, current);
     logger.error("upstream failed to start", { error: message });
     return message;
   }
@@ -396,7 +396,7 @@ export class SessionManager {
               server,
               health,
               upstream.describeEnd() ?? "the upstream connection ended",
-              upstream.fromCurrentEntry?.() === false ? -1 : (this.entryChanges.get(server) ?? 0),
+              upstream.fromCurrentEntry?.() !== false,
             );
           // The pool goes with its last upstream: no map entry per client that has gone.
           if (created.upstreams === 0 && this.pools.get(key) === created) {
@@ -454,11 +454,11 @@ export class SessionManager {
     const entry = this.servers.get(server)!;
     const health = this.health.get(server)!;
     const backoff = this.backoff.get(server)!;
-    const changes = this.entryChanges.get(server) ?? 0;
+    const changes = this.entryOf(server);
     const id = `${server}-stateless-${++this.counter}`;
     const info: SessionInfo = { server, kind: "streamable-http (stateless)", id };
     const logger = this.sessionLogger({ server, session: id });
-    const upstream = this.createUpstream(server, entry.config, health, logger, changes);
+    const upstream = this.createUpstream(server, entry.config, health, logger);
     const transport = new NormalizingTransport(
       upstream,
       {
@@ -476,7 +476,7 @@ export class SessionManager {
       await transport.start();
     } catch (error) {
       health.statelessUpstreams--;
-      this.startFailed(server, health, logger, error, changes);
+      this.startFailed(server, health, logger, error, this.isCurrentEntry(server, changes));
       await transport.close().catch(() => {});
       throw error;
     }
@@ -485,7 +485,7 @@ export class SessionManager {
       id,
       transport,
       describeEnd: () => upstream.describeEnd(),
-      fromCurrentEntry: () => (this.entryChanges.get(server) ?? 0) === changes,
+      fromCurrentEntry: () => this.isCurrentEntry(server, changes),
     };
   }
 
@@ -511,23 +511,32 @@ export class SessionManager {
   }
 
   /**
-   * An upstream of `server` failed. `changes`: the entry it was started from (its count of
-   * changes); one a SIGHUP has since replaced is the old entry's failure, not the running one's —
-   * counted and shown as the last error, but it neither delays the next start nor marks the
-   * server down.
+   * An upstream of `server` failed. `current`: it was started from the entry in force; one a
+   * SIGHUP has since replaced is the old entry's failure, not the running one's — counted and
+   * shown as the last error, but it neither delays the next start nor marks the server down.
    */
-  private noteFailure(server: string, health: ServerHealth, message: string, changes: number): void {
+  private noteFailure(server: string, health: ServerHealth, message: string, current: boolean): void {
     // An upstream that goes away while the proxy stops is no failure of the server.
     if (this.refusal !== undefined) return;
     health.upstreamFailures++;
     health.lastError = message;
     health.lastErrorAt = new Date(this.now()).toISOString();
-    if (changes !== (this.entryChanges.get(server) ?? 0)) return;
+    if (!current) return;
     const backoff = this.backoff.get(server)!;
     backoff.failures++;
     backoff.lastFailureAt = this.now();
     health.consecutiveFailures = backoff.failures;
     health.status = "down";
+  }
+
+  /** How many new entries SIGHUP has brought `server`: what an upstream was started from. */
+  private entryOf(server: string): number {
+    return this.entryChanges.get(server) ?? 0;
+  }
+
+  /** Whether an upstream started from entry `changes` of `server` runs the entry in force. */
+  private isCurrentEntry(server: string, changes: number): boolean {
+    return this.entryOf(server) === changes;
   }
 
   healthReport(): { status: "ok" | "degraded"; servers: Record<string, ServerHealth> } {
