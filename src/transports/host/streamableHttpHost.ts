@@ -669,9 +669,13 @@ export class StreamableHttpHostSession extends HostTransportBase {
    */
   idleSince(): number | undefined {
     // Not before its first POST is taken: until then its initialize is still on its way in.
-    if (this.stateless || this.isClosed || this.firstPost) return undefined;
-    if (this.openStreams > 0 || this.postsWaiting > 0 || this.detached.size > 0) return undefined;
+    if (this.stateless || this.isClosed || this.firstPost || this.busy) return undefined;
     return this.lastActive;
+  }
+
+  /** A stream open, a POST waiting to be read, or a dropped stream with answers owed (its host is expected back). */
+  private get busy(): boolean {
+    return this.openStreams > 0 || this.postsWaiting > 0 || this.detached.size > 0;
   }
 
   private touch(): void {
@@ -679,8 +683,7 @@ export class StreamableHttpHostSession extends HostTransportBase {
     if (this.stateless || this.idleTimeoutMs <= 0 || this.isClosed) return;
     if (this.idleTimer !== undefined) clearTimeout(this.idleTimer);
     this.idleTimer = setTimeout(() => {
-      // A dropped stream with answers owed: its host is expected back for them.
-      if (this.openStreams > 0 || this.postsWaiting > 0 || this.detached.size > 0) this.touch();
+      if (this.busy) this.touch();
       else this.finish(`no request and no open stream for ${this.idleTimeoutMs} ms (limits.sessionIdleMs)`);
     }, this.idleTimeoutMs);
     this.idleTimer.unref();
