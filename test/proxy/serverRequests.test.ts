@@ -3,7 +3,8 @@
  * event store asks the host for roots, a sampling completion and an elicitation — on the tool
  * call's own stream and on the session's GET stream — and notifies a subscriber that a
  * resource changed. Through every host transport the host is asked, its answers reach the
- * server, and the calls finish; no GET resumes with an event id of another stream.
+ * server, and the calls finish; no GET resumes with an event id of another stream. Streams cut
+ * or closed mid-call are resumed; a host's bad `MCP-Protocol-Version` fails its own request only.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -24,6 +25,7 @@ import {
 import { startAskingServer, WATCHED_URI, type AskingServer } from "../fixtures/upstream-servers/askingServer.js";
 
 const CALL_TIMEOUT = { timeout: 15_000 };
+const BASE_HEADERS = { "content-type": "application/json", accept: "application/json, text/event-stream" };
 
 async function until(what: string, check: () => boolean, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -151,25 +153,36 @@ describe("server→client requests through a streamable HTTP upstream", () => {
       });
     }
 
-  it("a GET stream dropped again and again keeps reconnecting and carrying updates", async () => {
+  /** The upstream's GET requests so far. */
+  const gets = (): Array<{ lastEventId: string | undefined }> => upstream.requests.filter((r) => r.method === "GET");
+
+  /**
+   * A host over `/mcp` subscribed to the watched resource, once its session's upstream GET stream
+   * is open: the updates it got, and how many GETs the upstream had seen before it.
+   */
+  async function watchingHost(): Promise<{ host: Connected; updated: string[]; before: number }> {
     const host = await connect(hostTransport("mcp", { url: serve.url, name: "asking" }));
     const updated: string[] = [];
     host.client.setNotificationHandler(
       ResourceUpdatedNotificationSchema,
       (notification) => void updated.push(notification.params.uri),
     );
+    const before = gets().length;
+    await until("the upstream GET stream", () => gets().length > before);
+    await raw(host.client, "resources/subscribe", { uri: WATCHED_URI }, CALL_TIMEOUT);
+    return { host, updated, before };
+  }
+
+  it("a GET stream dropped again and again keeps reconnecting and carrying updates", async () => {
+    const { host, updated } = await watchingHost();
     try {
-      const gets = (): number => upstream.requests.filter((r) => r.method === "GET").length;
-      const before = gets();
-      await until("the upstream GET stream", () => gets() > before);
-      await raw(host.client, "resources/subscribe", { uri: WATCHED_URI }, CALL_TIMEOUT);
       // More drops than the reconnection tries in a row a stream that never opens is given.
       for (let round = 1; round <= 4; round++) {
-        const opened = gets();
+        const opened = gets().length;
         expect(textOf(await raw(host.client, "tools/call", { name: "drop-get", arguments: {} }, CALL_TIMEOUT))).toBe(
           "dropped",
         );
-        await until(`the GET stream to reconnect (round ${round})`, () => gets() > opened, 5_000);
+        await until(`the GET stream to reconnect (round ${round})`, () => gets().length > opened, 5_000);
         await raw(host.client, "tools/call", { name: "touch", arguments: {} }, CALL_TIMEOUT);
         await until(`the update of round ${round}`, () => updated.length === round, 5_000);
       }
@@ -179,18 +192,8 @@ describe("server→client requests through a streamable HTTP upstream", () => {
   });
 
   it("a dropped GET stream reconnects with its own last event id, not a POST stream's, and still carries updates", async () => {
-    const host = await connect(hostTransport("mcp", { url: serve.url, name: "asking" }));
-    const updated: string[] = [];
-    host.client.setNotificationHandler(
-      ResourceUpdatedNotificationSchema,
-      (notification) => void updated.push(notification.params.uri),
-    );
+    const { host, updated, before } = await watchingHost();
     try {
-      const gets = (): Array<{ lastEventId: string | undefined }> =>
-        upstream.requests.filter((r) => r.method === "GET");
-      const before = gets().length;
-      await until("the upstream GET stream", () => gets().length > before);
-      await raw(host.client, "resources/subscribe", { uri: WATCHED_URI }, CALL_TIMEOUT);
       await raw(host.client, "tools/call", { name: "touch", arguments: {} }, CALL_TIMEOUT);
       await until("the first update", () => updated.length === 1);
       // Calls after the update: their POST streams carry later ids than the GET stream's last.
@@ -206,6 +209,37 @@ describe("server→client requests through a streamable HTTP upstream", () => {
     } finally {
       await host.close();
     }
+  });
+
+  it("a host's MCP-Protocol-Version the server refuses fails that request only, and does not stick to the session's later requests", async () => {
+    const url = `${serve.url}/mcp/asking`;
+    const send = async (body: unknown, headers: Record<string, string> = {}) => {
+      const response = await fetch(url, {
+        method: "POST",
+        headers: { ...BASE_HEADERS, ...headers },
+        body: JSON.stringify(body),
+        signal: AbortSignal.timeout(10_000),
+      });
+      return { response, text: await response.text() };
+    };
+    const init = await send({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+    });
+    const session = init.response.headers.get("mcp-session-id")!;
+    expect(session).toBeTruthy();
+    const inSession = { "mcp-session-id": session };
+    expect((await send({ jsonrpc: "2.0", method: "notifications/initialized" }, inSession)).response.status).toBe(202);
+    const refused = await send(
+      { jsonrpc: "2.0", id: 2, method: "tools/list" },
+      { ...inSession, "mcp-protocol-version": "garbage" },
+    );
+    expect(refused.text).toMatch(/garbage/);
+    const later = await send({ jsonrpc: "2.0", id: 3, method: "tools/list" }, inSession);
+    expect(later.text).toContain('"tools"');
+    expect(later.text).not.toMatch(/garbage/);
   });
 });
 
