@@ -1,29 +1,10 @@
 /**
- * What `serve` makes of the address it listens on: whether it is loopback (then no bearer token
- * is required), and which `Host` names its listener accepts when the config lists none.
- *
- * An address is judged by what it is, not how it is written: `::ffff:127.0.0.1`,
- * `0:0:0:0:0:0:0:1`, `LOCALHOST` and `localhost.` are loopback; `::` and `0.0.0.0` are not.
+ * What `serve` makes of the address it listens on: which `Host` names its listener accepts when
+ * the config lists none (whether it is loopback is ../config/loopback.ts's to say).
  */
-import { BlockList, isIP } from "node:net";
+import { isIP } from "node:net";
 import { LOOPBACK_HOSTS } from "../config/defaults.js";
-
-const LOOPBACK_ADDRESSES = new BlockList();
-LOOPBACK_ADDRESSES.addSubnet("127.0.0.0", 8, "ipv4");
-LOOPBACK_ADDRESSES.addAddress("::1", "ipv6");
-
-/** The address as a bind call takes it: IPv6 without brackets; names lowercased, without a final dot. */
-export function bindAddressOf(host: string): string {
-  const bare = host.replace(/^\[(.*)\]$/, "$1");
-  return isIP(bare) === 0 ? bare.toLowerCase().replace(/\.$/, "") : bare;
-}
-
-export function isLoopbackHost(host: string): boolean {
-  const address = bindAddressOf(host);
-  if (address === "localhost") return true;
-  const family = isIP(address);
-  return family !== 0 && LOOPBACK_ADDRESSES.check(address, family === 4 ? "ipv4" : "ipv6");
-}
+import { bindAddressOf, isLoopbackHost } from "../config/loopback.js";
 
 /**
  * `allowedHosts` when the config sets none: the loopback names and the address it listens on, as

@@ -10,7 +10,7 @@ import {
 import { AUDIT_HELP } from "../../src/cli/commands/audit.js";
 import { LOGIN_HELP } from "../../src/cli/commands/login.js";
 import { SERVE_HELP } from "../../src/cli/commands/serve.js";
-import { isLoopbackHost } from "../../src/cli/bindAddress.js";
+import { isLoopbackHost } from "../../src/config/loopback.js";
 
 describe("help texts and defaults", () => {
   it("serve, login and audit help name the defaults module's values", () => {

@@ -27,7 +27,8 @@ import type { ServerEntry } from "../../proxy/sessionManager.js";
 import { SELECTOR_OPTIONS, selectUpstream } from "../upstreamSelector.js";
 import { createUpstreamAuths } from "../oauthContext.js";
 import { endpointLines } from "../endpointLines.js";
-import { bindAddressOf, defaultAllowedHosts, isLoopbackHost } from "../bindAddress.js";
+import { bindAddressOf, isLoopbackHost } from "../../config/loopback.js";
+import { defaultAllowedHosts } from "../bindAddress.js";
 
 export const SERVE_HELP = `Usage: mcp-normalizer serve [--config ${DEFAULT_CONFIG_FILE}] [options]
        mcp-normalizer serve [--name NAME] [--host H] [--port P] (-- CMD ARGS… | --url URL)

@@ -1,0 +1,24 @@
+/**
+ * Whether a host is this machine's loopback: judged by what it is, not how it is written —
+ * `::ffff:127.0.0.1`, `0:0:0:0:0:0:0:1`, `[::1]`, `LOCALHOST` and `localhost.` are loopback; `::`
+ * and `0.0.0.0` are not. `serve` asks it of the address it listens on (loopback needs no bearer
+ * token), the OAuth layer of the servers it sends tokens to (plain http only to loopback).
+ */
+import { BlockList, isIP } from "node:net";
+
+const LOOPBACK_ADDRESSES = new BlockList();
+LOOPBACK_ADDRESSES.addSubnet("127.0.0.0", 8, "ipv4");
+LOOPBACK_ADDRESSES.addAddress("::1", "ipv6");
+
+/** The address as a bind call takes it: IPv6 without brackets; names lowercased, without a final dot. */
+export function bindAddressOf(host: string): string {
+  const bare = host.replace(/^\[(.*)\]$/, "$1");
+  return isIP(bare) === 0 ? bare.toLowerCase().replace(/\.$/, "") : bare;
+}
+
+export function isLoopbackHost(host: string): boolean {
+  const address = bindAddressOf(host);
+  if (address === "localhost") return true;
+  const family = isIP(address);
+  return family !== 0 && LOOPBACK_ADDRESSES.check(address, family === 4 ? "ipv4" : "ipv6");
+}
