@@ -22,3 +22,18 @@ export function isLoopbackHost(host: string): boolean {
   const family = isIP(address);
   return family !== 0 && LOOPBACK_ADDRESSES.check(address, family === 4 ? "ipv4" : "ipv6");
 }
+
+/**
+ * A plain http URL to a host that is not loopback: what the OAuth layer sends no secret to
+ * (tokens, the PKCE verifier, a client secret would cross the network in clear) unless the
+ * server's `auth.allowHttp` says the network is trusted. Not a URL at all: false.
+ */
+export function isPlainHttpBeyondLoopback(url: string | URL): boolean {
+  const parsed = typeof url !== "string" ? url : URL.canParse(url) ? new URL(url) : null;
+  return parsed !== null && parsed.protocol === "http:" && !isLoopbackHost(parsed.hostname);
+}
+
+/** Why OAuth to such a URL is refused (after the field or flag at fault). */
+export const PLAIN_HTTP_OAUTH =
+  "is plain http to a host that is not loopback: OAuth would send its tokens and secrets in clear; use https, or " +
+  'set "allowHttp": true in the server\'s auth for a network you trust';

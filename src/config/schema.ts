@@ -8,6 +8,7 @@ import { isSpawnValue, NOT_A_SPAWN_VALUE } from "./spawnValue.js";
 import { hasUrlCredentials, URL_CREDENTIALS } from "./urlCredentials.js";
 import { z } from "zod";
 import { isListenHost, NOT_A_LISTEN_HOST } from "./listenHost.js";
+import { isPlainHttpBeyondLoopback, PLAIN_HTTP_OAUTH } from "./loopback.js";
 import { IMAGE_FORMATS, MIN_RESULT_BYTES } from "../fit/settings.js";
 import {
   DEFAULT_FIT,
@@ -215,6 +216,13 @@ const requiredIssuer = z
   .url({ protocol: /^https?$/, error: (issue) => (issue.input === undefined ? ISSUER_NEEDED : undefined) })
   .describe(ISSUER_DESCRIPTION);
 const issuer = requiredIssuer.optional().describe(ISSUER_DESCRIPTION);
+const allowHttp = z
+  .boolean()
+  .optional()
+  .describe(
+    "explicit opt-out: OAuth over plain http to a host that is not loopback (tokens and secrets in clear; a network " +
+      "you trust)",
+  );
 
 /** OAuth to a remote upstream: the browser flow (code + PKCE), or client credentials for sidecars. */
 export const UpstreamAuthSchema = z
@@ -227,6 +235,7 @@ export const UpstreamAuthSchema = z
         clientSecret: z.string().min(1),
         issuer: requiredIssuer,
         scopes,
+        allowHttp,
       })
       .describe("machine to machine: a token from the token endpoint, no browser"),
     z
@@ -247,12 +256,13 @@ export const UpstreamAuthSchema = z
           .max(65535)
           .optional()
           .describe("port of the http://127.0.0.1:PORT/callback redirect (default: a free port)"),
+        allowHttp,
       })
       .describe("authorization code + PKCE, with a pre-registered client, scopes or a callback port"),
   ])
   .describe(
-    '"oauth", {clientId?, clientSecret?, issuer?, scopes?, callbackPort?} or {grant: "client_credentials", ' +
-      "clientId, clientSecret, issuer, scopes?}",
+    '"oauth", {clientId?, clientSecret?, issuer?, scopes?, callbackPort?, allowHttp?} or {grant: ' +
+      '"client_credentials", clientId, clientSecret, issuer, scopes?, allowHttp?}',
   );
 
 /** The longest delay Node's timers keep (2^31 - 1 ms, about 24.8 days); a longer one fires at once. */
@@ -300,6 +310,11 @@ export const RemoteServerSchema = z
         message: "OAuth works with http(s) upstreams (streamable-http, sse), not WebSocket",
       });
     }
+    const plainHttpAllowed = typeof server.auth === "object" && server.auth.allowHttp === true;
+    if (!plainHttpAllowed && server.disabled !== true && isPlainHttpBeyondLoopback(server.url))
+      ctx.addIssue({ code: "custom", path: ["url"], message: `with "auth", this URL ${PLAIN_HTTP_OAUTH}` });
+    if (typeof server.auth === "object" && !plainHttpAllowed && isPlainHttpBeyondLoopback(server.auth.issuer ?? ""))
+      ctx.addIssue({ code: "custom", path: ["auth", "issuer"], message: PLAIN_HTTP_OAUTH });
     if (typeof server.auth === "object" && server.auth.clientSecret !== undefined && server.auth.issuer === undefined)
       ctx.addIssue({
         code: "custom",

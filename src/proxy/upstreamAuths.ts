@@ -31,6 +31,7 @@ export function authSpecOf(auth: UpstreamAuthConfig): UpstreamAuthSpec {
       clientSecret: auth.clientSecret,
       issuer: auth.issuer,
       scopes: auth.scopes,
+      allowHttp: auth.allowHttp,
     };
   return {
     grant: "authorization_code",
@@ -39,6 +40,7 @@ export function authSpecOf(auth: UpstreamAuthConfig): UpstreamAuthSpec {
     issuer: auth.issuer,
     scopes: auth.scopes,
     callbackPort: auth.callbackPort,
+    allowHttp: auth.allowHttp,
   };
 }
 

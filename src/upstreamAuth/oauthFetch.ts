@@ -1,11 +1,14 @@
 /**
  * The fetch the OAuth requests use (discovery, registration, token, refresh): each one bounded
  * by `limits.oauthRequestTimeoutMs`, so an authorization server that never answers cannot hold
- * a host request forever; its answer bounded in size; never to a link-local address, redirects
- * included. And the redaction every message about those requests goes through.
+ * a host request forever; its answer bounded in size; never to a link-local address, nor over
+ * plain http to a host that is not loopback (they carry the PKCE verifier, client secrets,
+ * refresh tokens — and OAuth 2.1 asks for TLS), redirects included. And the redaction every
+ * message about those requests goes through.
  */
 import { lookup } from "node:dns/promises";
 import { BlockList, isIP } from "node:net";
+import { isPlainHttpBeyondLoopback } from "../config/loopback.js";
 import { redactSecrets } from "../errors/redact.js";
 import { visible } from "../errors/visible.js";
 import { followRedirects } from "../transports/upstream/sameOriginRedirects.js";
@@ -31,22 +34,38 @@ LINK_LOCAL.addSubnet("169.254.0.0", 16, "ipv4");
 LINK_LOCAL.addSubnet("fe80::", 10, "ipv6");
 LINK_LOCAL.addAddress("fd00:ec2::254", "ipv6");
 
-export function timedFetch(base: FetchLike, timeoutMs: number): FetchLike {
-  // Every hop's address checked before it is asked (the first one too, below).
-  const following = followRedirects(base, {
-    check: (target) => refuseLinkLocal(target),
-    maxRedirects: MAX_REDIRECTS,
-  });
+export interface OAuthFetchOptions {
+  /** `limits.oauthRequestTimeoutMs`. */
+  readonly timeoutMs: number;
+  /** The server's `auth.allowHttp`: plain http to any host (a network the operator trusts). */
+  readonly allowHttp?: boolean | undefined;
+}
+
+export function timedFetch(base: FetchLike, options: OAuthFetchOptions): FetchLike {
+  const check = async (target: URL): Promise<void> => {
+    await refuseLinkLocal(target);
+    if (options.allowHttp !== true) refusePlainHttp(target);
+  };
+  // Every hop checked before it is asked (the first one too, below).
+  const following = followRedirects(base, { check, maxRedirects: MAX_REDIRECTS });
   return async (url, init) => {
-    const timeout = AbortSignal.timeout(timeoutMs);
+    const timeout = AbortSignal.timeout(options.timeoutMs);
     const signal = init?.signal ? AbortSignal.any([init.signal, timeout]) : timeout;
     const target = new URL(String(url));
-    await refuseLinkLocal(target);
+    await check(target);
     const request = { ...init, signal };
     // A caller that follows redirects itself is given them as they come.
     const response = await (init?.redirect === "manual" ? base(target, request) : following(target, request));
     return bounded(response, describeUrl(response.url || target.href));
   };
+}
+
+function refusePlainHttp(url: URL): void {
+  if (isPlainHttpBeyondLoopback(url))
+    throw new Error(
+      `${describeUrl(url.href)} is plain http to a host that is not loopback: not requested (it would carry OAuth ` +
+        `secrets in clear; "allowHttp": true in the server's auth allows it on a network you trust)`,
+    );
 }
 
 async function refuseLinkLocal(url: URL): Promise<void> {

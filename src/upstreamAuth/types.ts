@@ -16,6 +16,8 @@ export interface AuthorizationCodeSpec {
   readonly issuer?: string | undefined;
   readonly scopes?: readonly string[] | undefined;
   readonly callbackPort?: number | undefined;
+  /** OAuth over plain http to a host that is not loopback (a network the operator trusts). */
+  readonly allowHttp?: boolean | undefined;
 }
 
 /** Machine to machine: a token straight from the token endpoint. */
@@ -26,6 +28,8 @@ export interface ClientCredentialsSpec {
   /** The authorization server that issued the client: the secret is presented to no other. */
   readonly issuer?: string | undefined;
   readonly scopes?: readonly string[] | undefined;
+  /** OAuth over plain http to a host that is not loopback (a network the operator trusts). */
+  readonly allowHttp?: boolean | undefined;
 }
 
 export type UpstreamAuthSpec = AuthorizationCodeSpec | ClientCredentialsSpec;

@@ -110,7 +110,10 @@ export class UpstreamAuth {
 
   constructor(private readonly options: UpstreamAuthOptions) {
     this.base = options.fetch ?? ((url, init) => fetch(url, init));
-    this.oauthFetch = timedFetch(this.base, options.oauthRequestTimeoutMs);
+    this.oauthFetch = timedFetch(this.base, {
+      timeoutMs: options.oauthRequestTimeoutMs,
+      allowHttp: options.spec.allowHttp,
+    });
     this.origin = new URL(options.url).origin;
     this.tokenFile = tokenFilePath(options.tokenDir, options.url);
     this.logger = options.logger.child({ oauth: options.server });

@@ -80,6 +80,31 @@ describe("auth in the config", () => {
     );
   });
 
+  it("plain http beyond loopback carries no OAuth unless allowHttp says the network is trusted", () => {
+    const at = (url: string, auth: unknown): string => errorOf({ mcpServers: { remote: { url, auth } } });
+    const clientCredentials = (issuer: string, extra = {}) => ({
+      grant: "client_credentials",
+      clientId: "id",
+      clientSecret: "s",
+      issuer,
+      ...extra,
+    });
+    for (const url of ["http://mcp.internal/mcp", "http://10.0.0.5:8080/mcp", "http://[fd00::5]/mcp"])
+      expect(at(url, "oauth"), url).toContain(
+        '$.mcpServers.remote.url: with "auth", this URL is plain http to a host that is not loopback',
+      );
+    expect(at("https://mcp.example.com/mcp", clientCredentials("http://sso.internal"))).toContain(
+      "$.mcpServers.remote.auth.issuer: is plain http to a host that is not loopback",
+    );
+    for (const url of ["http://127.0.0.1:3000/mcp", "http://127.0.0.2/mcp", "http://localhost/mcp", "http://[::1]/mcp"])
+      expect(at(url, clientCredentials(url)), url).toBe("valid");
+    expect(at("http://mcp.internal/mcp", { allowHttp: true })).toBe("valid");
+    expect(at("http://mcp.internal/mcp", clientCredentials("http://sso.internal", { allowHttp: true }))).toBe("valid");
+    expect(at("http://mcp.internal/mcp", { allowHttp: "yes" })).toContain("$.mcpServers.remote.auth");
+    // Without auth, plain http is the operator's call as before.
+    expect(errorOf({ mcpServers: { remote: { url: "http://mcp.internal/mcp" } } })).toBe("valid");
+  });
+
   it("limits.loginTimeoutMs defaults to 5 minutes, limits.oauthRequestTimeoutMs to 30 s", () => {
     const config = ConfigSchema.parse(server({ auth: "oauth" }));
     expect(config.limits.loginTimeoutMs).toBe(300_000);

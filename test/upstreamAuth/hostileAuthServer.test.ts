@@ -26,6 +26,8 @@ interface Behaviour {
   authorizationEndpoint?: (base: string) => string;
   /** Metadata bodies of this many bytes (endless when Infinity). */
   metadataBytes?: number;
+  /** Where the metadata says tokens are issued (default: the server's own `/token`). */
+  tokenEndpoint?: string;
   /** Where the 401's `resource_metadata` points (default: the server's own metadata). */
   resourceMetadata?: (base: string) => string;
   /** The MCP endpoint's answer to any token. */
@@ -64,6 +66,7 @@ async function startServer(behaviour: Behaviour): Promise<{ url: string; base: s
       const metadata = authorizationServerMetadata(base);
       if (behaviour.authorizationEndpoint !== undefined)
         metadata.authorization_endpoint = behaviour.authorizationEndpoint(base);
+      if (behaviour.tokenEndpoint !== undefined) metadata.token_endpoint = behaviour.tokenEndpoint;
       return json(200, metadata);
     }
     if (url.pathname === "/authorize") {
@@ -128,6 +131,19 @@ describe("a hostile authorization server", () => {
       /login page is not an https URL|Invalid authorization_endpoint|authorization_endpoint/,
     );
     expect(shown.shown).toEqual([]);
+  });
+
+  it("a token endpoint over plain http beyond loopback gets neither the code nor the PKCE verifier", async () => {
+    const hostile = await startServer({ tokenEndpoint: `${BEYOND_LOOPBACK}/token`, mcp: () => ({ status: 401 }) });
+    const { fetch: network, requested } = recordingNetwork();
+    const auth = oauthLayer(hostile.url, tempDir(), {
+      spec: { grant: "authorization_code", clientId: "proxy" },
+      fetch: network,
+      interactive: browser(),
+    });
+    await expect(post(auth, hostile.url)).rejects.toThrow(/plain http to a host that is not loopback/);
+    expect(hostile.hits.get("/authorize")).toBe(1);
+    expect(requested.filter((url) => url.startsWith(BEYOND_LOOPBACK))).toEqual([]);
   });
 
   it("resource metadata at a link-local address (cloud instance metadata) is never requested", async () => {
@@ -210,6 +226,22 @@ describe("a hostile authorization server", () => {
   });
 });
 
+/** A host that is not loopback, over plain http; never reached by these tests (`recordingNetwork` stops it). */
+const BEYOND_LOOPBACK = "http://10.255.255.1:9";
+
+/** The network, request by request, refusing to reach `BEYOND_LOOPBACK`. */
+function recordingNetwork(): { fetch: typeof fetch; requested: string[] } {
+  const requested: string[] = [];
+  return {
+    requested,
+    fetch: async (url, init) => {
+      requested.push(String(url));
+      if (String(url).startsWith(BEYOND_LOOPBACK)) throw new Error("reached a host beyond loopback over plain http");
+      return fetch(url, init);
+    },
+  };
+}
+
 describe("the OAuth requests' own redirects", () => {
   it("are followed, each hop checked: a redirect to a link-local address is refused before any request", async () => {
     const server = createServer((req, res) => {
@@ -220,8 +252,24 @@ describe("the OAuth requests' own redirects", () => {
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     servers.push(server);
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    const oauthFetch = timedFetch((url, init) => fetch(url, init), 5_000);
+    const oauthFetch = timedFetch((url, init) => fetch(url, init), { timeoutMs: 5_000 });
     expect(await (await oauthFetch(`${base}/moved`, { method: "POST", body: "x" })).text()).toBe("at /here by GET");
     await expect(oauthFetch(`${base}/to-metadata`)).rejects.toThrow(/link-local address/);
+  });
+
+  it("a hop to plain http beyond loopback is refused unless the server's auth has allowHttp", async () => {
+    const server = createServer((_req, res) => void res.writeHead(307, { location: `${BEYOND_LOOPBACK}/token` }).end());
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    servers.push(server);
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const strict = recordingNetwork();
+    const refusing = timedFetch(strict.fetch, { timeoutMs: 5_000 });
+    await expect(refusing(`${base}/token`, { method: "POST", body: "code=c" })).rejects.toThrow(/plain http/);
+    await expect(refusing(`${BEYOND_LOOPBACK}/token`)).rejects.toThrow(/plain http/);
+    expect(strict.requested).toEqual([`${base}/token`]);
+    const trusting = recordingNetwork();
+    const allowing = timedFetch(trusting.fetch, { timeoutMs: 5_000, allowHttp: true });
+    await expect(allowing(`${base}/token`, { method: "POST", body: "code=c" })).rejects.toThrow(/beyond loopback/);
+    expect(trusting.requested).toEqual([`${base}/token`, `${BEYOND_LOOPBACK}/token`]);
   });
 });

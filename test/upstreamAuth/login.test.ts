@@ -234,6 +234,16 @@ describe("mcp-normalizer login", () => {
     const placeholder = startCli(["login", "--url", `${upstream.mcp}?…`, "--no-browser"], env());
     expect(await placeholder.exited()).toBe(2);
     expect(placeholder.stderr()).toMatch(/--url ends with \?…: put the query of the server's URL/);
+    // Tokens never cross a network in clear: plain http only to loopback from the command line.
+    for (const command of [
+      ["login", "--url", "http://10.255.255.1:9/mcp", "--no-browser"],
+      ["stdio", "--url", "http://10.255.255.1:9/mcp", "--auth", "oauth"],
+    ]) {
+      const clear = startCli(command, env());
+      expect(await clear.exited(), command[0]).toBe(2);
+      expect(clear.stderr()).toMatch(/--url is plain http to a host that is not loopback: .* "allowHttp": true/);
+      expect(clear.stderr().trimEnd().split("\n")).toHaveLength(1);
+    }
   });
 
   it("--url of a server that needs no login: one line naming what it answered, no schema report (exit 1)", async () => {

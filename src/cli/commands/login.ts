@@ -9,6 +9,7 @@ import { resolve } from "node:path";
 import { NormalizerError } from "../../errors/NormalizerError.js";
 import { DEFAULT_CONFIG_FILE } from "../../config/defaults.js";
 import { loadConfigFile } from "../../config/load.js";
+import { isPlainHttpBeyondLoopback, PLAIN_HTTP_OAUTH } from "../../config/loopback.js";
 import { ConfigSchema, isStdioServer, type ProxyConfig } from "../../config/schema.js";
 import { authSpecOf } from "../../proxy/upstreamAuths.js";
 import { describeUrl } from "../../transports/upstream/upstreamMessages.js";
@@ -82,7 +83,10 @@ export async function runLogin(argv: readonly string[], io: CliIo): Promise<Exit
       `login: cannot create the token directory ${dir}: ${(error as Error).message}`,
     );
   }
-  const oauthFetch = timedFetch((url, init) => fetch(url, init), target.config.limits.oauthRequestTimeoutMs);
+  const oauthFetch = timedFetch((url, init) => fetch(url, init), {
+    timeoutMs: target.config.limits.oauthRequestTimeoutMs,
+    allowHttp: target.spec.allowHttp,
+  });
   const login = await runLoginFlow({
     server: target.name,
     serverUrl: target.url,
@@ -128,6 +132,8 @@ function fromUrl(url: string, positionals: readonly string[], config: string | u
       "USAGE",
       `login: --url expects an http(s):// URL, got ${JSON.stringify(describeUrl(url))}`,
     );
+  if (isPlainHttpBeyondLoopback(url))
+    throw new NormalizerError("USAGE", `login: --url ${PLAIN_HTTP_OAUTH.replace("set", "with a config file,")}`);
   if (url.endsWith("?…"))
     throw new NormalizerError(
       "USAGE",
