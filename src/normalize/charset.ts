@@ -102,7 +102,16 @@ export function isSevenBitCharset(charset: string): boolean {
   return /^(iso-?2022|csiso2022|utf-?7|x-utf-?7|unicode-1-1-utf-7|hz-gb-2312)/.test(charset);
 }
 
+/**
+ * Names iconv-lite answers to that are Node's ways of spelling bytes as text, not charsets: a
+ * "decode" in them gives the bytes' base64 or hex spelling (which encodes back exactly), and
+ * `binary` is Node's ISO-8859-1 (C1 controls, not the windows-1252 the label means on the web).
+ * Compared as iconv-lite compares names: lowercased, without what is not a letter or digit.
+ */
+const BYTE_SPELLINGS = new Set(["base64", "hex", "binary"]);
+
 export function charsetKnown(charset: string): boolean {
+  if (BYTE_SPELLINGS.has(charset.toLowerCase().replace(/[^0-9a-z]/g, ""))) return false;
   return iconv().encodingExists(charset);
 }
 
