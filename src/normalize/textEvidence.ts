@@ -38,14 +38,22 @@ export function hasBinaryControlBytes(utf8: Uint8Array): boolean {
 /**
  * A string whose every code unit is ≤ U+00FF and that carries binary evidence: a NUL anywhere,
  * or — when its declared type does not already say it is text — other binary controls or a
- * binary signature. Outputs the engine produces as text never satisfy this (they contain no
- * NUL and carry a textual type), which keeps the transform idempotent.
+ * binary signature. In text declared textual with letters past ASCII ("café\0"), a NUL counts
+ * only with a binary signature: read as bytes one per character such text would not be the
+ * UTF-8 it is, and a stray NUL in text is as likely as bytes smuggled, so it stays as it is.
+ * Outputs the engine produces as text never satisfy this (they contain no NUL and carry a
+ * textual type), which keeps the transform idempotent.
  */
 export function isBinaryString(text: string, declaredTextual: boolean): boolean {
   if (text.length === 0 || ABOVE_LATIN1.test(text)) return false;
-  if (text.indexOf("\u0000") !== -1) return true;
-  if (declaredTextual) return false;
-  if (hasBinaryControls(text)) return true;
+  const hasNul = text.indexOf("\u0000") !== -1;
+  if (hasNul && (!declaredTextual || isAsciiString(text))) return true;
+  if (declaredTextual) return hasNul && hasBinarySignature(text);
+  return hasBinaryControls(text) || hasBinarySignature(text);
+}
+
+/** A binary format's start, read from a string of bytes one per character. */
+function hasBinarySignature(text: string): boolean {
   // Bytes of a binary format carried one per character have some above ASCII; plain ASCII text
   // that starts like one ("GIF89a is…", "%PDF-1.7 added…") is text.
   // A PDF may be all ASCII (uncompressed, no binary comment): taken as one when it is whole.
