@@ -1,10 +1,12 @@
 /**
  * SVG to PNG with resvg, at most `maxDimension` on the long side (the SVG's own size when it is
  * smaller). The source is neutralized first (svgSafety.ts); its size is read from a parse, so a
- * document declaring 100 000 × 100 000 is drawn at the limit, never at its word.
+ * document declaring 100 000 × 100 000 is drawn at the limit, never at its word. It is drawn in
+ * a child process (svgRenderChild.ts), which a fit given up kills.
  */
 import { loadResvg } from "./modules.js";
 import { ImageRefusal } from "./rawPixels.js";
+import { renderSvgInChild } from "./svgRenderChild.js";
 import { neutralizeSvg, svgHasText } from "./svgSafety.js";
 
 export interface RenderedSvg {
@@ -18,7 +20,7 @@ export interface RenderedSvg {
 }
 
 export async function renderSvg(bytes: Buffer, maxDimension: number, signal?: AbortSignal): Promise<RenderedSvg> {
-  const { Resvg, renderAsync } = await loadResvg();
+  const { Resvg } = await loadResvg();
   const { svg, neutralized, safe } = neutralizeSvg(bytes.toString("utf8"));
   if (!safe) throw new ImageRefusal("warn-image-undecodable", "SVG has a reference that could not be made safe");
   const font = { loadSystemFonts: svgHasText(svg) };
@@ -41,9 +43,9 @@ export async function renderSvg(bytes: Buffer, maxDimension: number, signal?: Ab
       ? { mode: "width" as const, value: Math.max(1, Math.round(width * scale)) }
       : { mode: "height" as const, value: Math.max(1, Math.round(height * scale)) };
   try {
-    const rendered = await renderAsync(svg, { font, fitTo, logLevel: "off" }, signal ?? null);
+    const rendered = await renderSvgInChild(svg, { font, fitTo }, signal);
     return {
-      png: rendered.asPng(),
+      png: rendered.png,
       width: rendered.width,
       height: rendered.height,
       sourceWidth: Math.round(width),
