@@ -33,6 +33,7 @@ import {
   isResponse,
   notJsonRpc2,
   progressToken,
+  isFailedRequest,
   relatedRequestOf,
   type RequestId,
 } from "../transports/jsonrpc.js";
@@ -68,6 +69,11 @@ export interface BridgeOptions {
   readonly onSettled?: () => void;
   /** Called once, on the first message the upstream sends (it works: the restart backoff resets). */
   readonly onUpstreamAlive?: () => void;
+  /**
+   * The host's `initialize` failed in the upstream transport (an HTTP error, no connection): the
+   * server cannot start a session, though nothing ended. Not called for a login it needs.
+   */
+  readonly onInitializeFailed?: (why: string) => void;
   /** Most messages in one host batch; a bigger batch is refused whole (`limits.maxBatch`). */
   readonly maxBatch?: number;
   /** Bytes the host may leave untaken before the upstream is no longer read (`limits.hostBufferBytes`). */
@@ -160,7 +166,8 @@ export class Bridge {
     this.host.onerror = (error) => this.logger.warn("host transport error", { error: error.message });
     this.host.onproblem = (problem) => this.hostProblem(problem);
 
-    this.upstream.onmessage = (message, extra) => this.fromUpstream(message, relatedRequestOf(extra));
+    this.upstream.onmessage = (message, extra) =>
+      this.fromUpstream(message, relatedRequestOf(extra), isFailedRequest(extra));
     this.upstream.onclose = () => void this.close("upstream closed");
     this.upstream.onerror = (error) => {
       this.lastUpstreamError = error.message;
@@ -443,7 +450,9 @@ export class Bridge {
   }
 
   /** `onStream`: the request whose response stream carried the message, when the upstream says. */
-  private fromUpstream(message: JSONRPCMessage, onStream: RequestId | undefined): void {
+  private fromUpstream(message: JSONRPCMessage, onStream: RequestId | undefined, failed = false): void {
+    // An answer the transport made up for a request that failed says nothing of the server working.
+    if (failed) return this.fromUpstreamOne(message, onStream, true);
     if (!this.upstreamAlive) {
       this.upstreamAlive = true;
       this.options.onUpstreamAlive?.();
@@ -463,7 +472,7 @@ export class Bridge {
     return redactedId(id, this.options.upstream.secretsSent?.() ?? []);
   }
 
-  private fromUpstreamOne(msg: unknown, onStream: RequestId | undefined): void {
+  private fromUpstreamOne(msg: unknown, onStream: RequestId | undefined, failed = false): void {
     let related: RequestId | undefined;
     if (!isMessage(msg)) {
       this.logger.warn("upstream sent JSON that is not a JSON-RPC message; not forwarded", {
@@ -502,6 +511,8 @@ export class Bridge {
       }
       if (waiting.method === "initialize" && isObj(msg.result) && typeof msg.result.protocolVersion === "string")
         this.protocolVersion = msg.result.protocolVersion;
+      if (failed && waiting.method === "initialize" && isObj(msg.error) && !needsLogin(msg.error))
+        this.options.onInitializeFailed?.(String(msg.error.message));
       related = msg.id;
     } else {
       if (isRequest(msg)) {
@@ -787,4 +798,9 @@ function invalidAnswer(msg: Record<string, unknown>): string | undefined {
   }
   if (!isObj(msg.result)) return "its result is not an object";
   return undefined;
+}
+
+/** An error saying the server needs an OAuth login: its own signal (on /healthz), not a failure to start. */
+function needsLogin(error: Record<string, unknown>): boolean {
+  return isObj(error.data) && error.data.code === "UPSTREAM_AUTH_REQUIRED";
 }

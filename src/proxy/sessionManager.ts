@@ -289,6 +289,10 @@ export class SessionManager {
         // copy of an empty set (graceful shutdown is the only waiter).
         if (this.settledWaiters.size > 0) for (const waiter of [...this.settledWaiters]) waiter();
       },
+      onInitializeFailed: (why) => {
+        this.noteFailure(server, health, why, this.isCurrentEntry(server, changes));
+        logger.error("upstream failed to start", { error: why });
+      },
       onUpstreamAlive: () => {
         // It answered: whatever killed its predecessors is over (if it runs the entry in force).
         if (!this.isCurrentEntry(server, changes)) return;

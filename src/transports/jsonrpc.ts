@@ -92,6 +92,14 @@ export function progressToken(msg: Obj): RequestId | undefined {
 }
 
 /** The request an upstream transport said a message belongs to (`UpstreamMessageExtra`), if it said. */
+/** What an upstream transport passes with an error answer it built itself (`UpstreamMessageExtra`). */
+export const FAILED_REQUEST: MessageExtraInfo & { failedRequest: true } = Object.freeze({ failedRequest: true });
+
+/** The message is an error answer the upstream transport built itself: the server gave none. */
+export function isFailedRequest(extra: MessageExtraInfo | undefined): boolean {
+  return (extra as { failedRequest?: unknown } | undefined)?.failedRequest === true;
+}
+
 export function relatedRequestOf(extra: MessageExtraInfo | undefined): RequestId | undefined {
   const id = (extra as { relatedRequestId?: unknown } | undefined)?.relatedRequestId;
   return isRequestId(id) ? id : undefined;

@@ -29,6 +29,12 @@ export interface ProxySendOptions extends TransportSendOptions {
  */
 export interface UpstreamMessageExtra extends MessageExtraInfo {
   relatedRequestId?: RequestId;
+  /**
+   * The transport built this error answer itself: the request never reached the server, or the
+   * server answered it with no JSON-RPC (an HTTP error, a network failure). It says nothing of
+   * the server working.
+   */
+  failedRequest?: true;
 }
 
 /**

@@ -3,6 +3,8 @@
  * configurable request timeout, reconnection for new sessions — `serve --url` in
  * front of a real SDK streamable HTTP server that the test stops, slows and cuts off.
  */
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connect, hostTransport, raw, type ServeProcess } from "../helpers/proxyProcess.js";
 import { getJson, serveConfig } from "./helpers.js";
@@ -76,5 +78,55 @@ describe("a remote upstream", () => {
     const host = await connect(hostTransport("mcp", { url: serve.url, name: "remote" }));
     expect(text(await raw(host.client, "tools/call", { name: "ok" }))).toBe("ok");
     await host.close();
+  });
+});
+
+describe("a remote upstream that refuses every initialize with an HTTP error (a wrong API key)", () => {
+  it("is down on /healthz and /metrics with the status it answered; once it accepts, it is up again", async () => {
+    const refusing = createServer((req, res) => {
+      req.resume();
+      res.writeHead(401, { "content-type": "text/plain" }).end("invalid API key");
+    });
+    await new Promise<void>((resolve) => refusing.listen(0, "127.0.0.1", resolve));
+    const port = (refusing.address() as AddressInfo).port;
+    const serve = await serveConfig({ mcpServers: { keyed: { url: `http://127.0.0.1:${port}/mcp` } } });
+    let upstream: RemoteUpstream | undefined;
+    try {
+      const refused = await connect(hostTransport("mcp", { url: serve.url, name: "keyed" })).then(
+        async (host) => {
+          await host.close();
+          return "connected";
+        },
+        (error: Error) => error.message,
+      );
+      expect(refused).toMatch(/answered POST initialize with HTTP 401/);
+      const health = (await getJson(`${serve.url}/healthz`)).body as {
+        status: string;
+        servers: Record<string, { status: string; lastError: string; upstreamFailures: number }>;
+      };
+      expect(health.status).toBe("degraded");
+      expect(health.servers.keyed).toMatchObject({ status: "down", upstreamFailures: 1 });
+      expect(health.servers.keyed!.lastError).toMatch(/HTTP 401/);
+      const metrics = await fetch(`${serve.url}/metrics`).then((response) => response.text());
+      expect(metrics).toMatch(/upstream_down\{server="keyed"\} 1/);
+      // Fixed (the server now takes the key): its next session works, and it is up again.
+      refusing.closeAllConnections();
+      await new Promise((resolve) => refusing.close(resolve));
+      upstream = await startRemoteUpstream(port);
+      const host = await connect(hostTransport("mcp", { url: serve.url, name: "keyed" }));
+      expect(text(await raw(host.client, "tools/call", { name: "ok" }))).toBe("ok");
+      const after = (await getJson(`${serve.url}/healthz`)).body as {
+        status: string;
+        servers: Record<string, { status: string }>;
+      };
+      expect(after.status).toBe("ok");
+      expect(after.servers.keyed!.status).toBe("up");
+      await host.close();
+    } finally {
+      await serve.stop();
+      await upstream?.stop();
+      refusing.closeAllConnections();
+      refusing.close();
+    }
   });
 });

@@ -9,7 +9,13 @@
 import { JSONRPC } from "../../errors/jsonRpcCodes.js";
 import { NormalizerError } from "../../errors/NormalizerError.js";
 import { silentLogger, type Logger } from "../../observe/logger.js";
-import type { FramingProblem, JSONRPCMessage, ProxySendOptions, UpstreamTransport } from "../types.js";
+import type {
+  FramingProblem,
+  JSONRPCMessage,
+  ProxySendOptions,
+  UpstreamMessageExtra,
+  UpstreamTransport,
+} from "../types.js";
 import {
   errorBodyReason,
   framedFromEvent,
@@ -32,7 +38,7 @@ import {
 } from "./upstreamMessages.js";
 import { HttpFlowControl } from "./httpFlowControl.js";
 import { sameOriginRedirects } from "./sameOriginRedirects.js";
-import { errorResponse, methodOf, requestIdsOf } from "../jsonrpc.js";
+import { errorResponse, FAILED_REQUEST, methodOf, requestIdsOf } from "../jsonrpc.js";
 import { messageText } from "../wireJson.js";
 
 export interface SseUpstreamOptions extends HttpConnectionOptions {
@@ -43,7 +49,7 @@ export interface SseUpstreamOptions extends HttpConnectionOptions {
 export class SseUpstreamTransport implements UpstreamTransport {
   onclose?: (() => void) | undefined;
   onerror?: ((error: Error) => void) | undefined;
-  onmessage?: (<T extends JSONRPCMessage>(message: T) => void) | undefined;
+  onmessage?: (<T extends JSONRPCMessage>(message: T, extra?: UpstreamMessageExtra) => void) | undefined;
   onproblem?: ((problem: FramingProblem) => void) | undefined;
 
   private readonly url: URL;
@@ -221,6 +227,7 @@ export class SseUpstreamTransport implements UpstreamTransport {
     for (const id of ids)
       this.onmessage?.(
         errorResponse(id, JSONRPC.UPSTREAM_UNAVAILABLE, failure.message, { code: failure.code, ...failure.details }),
+        FAILED_REQUEST,
       );
   }
 

@@ -70,6 +70,7 @@ import { newStreamCursor, waitToReconnect, type StreamCursor } from "./streamCur
 import {
   cancelledRequestOf,
   errorResponse,
+  FAILED_REQUEST,
   idKey,
   methodOf,
   requestIdsOf,
@@ -802,6 +803,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
       this.initializeIds.delete(id);
       this.onmessage?.(
         errorResponse(id, JSONRPC.UPSTREAM_UNAVAILABLE, error.message, { code: error.code, ...error.details }),
+        FAILED_REQUEST,
       );
     }
   }
