@@ -107,6 +107,36 @@ function withoutRawAnswer(text: string): string {
   return cut === -1 ? text : `${text.slice(0, cut)}not an OAuth answer`;
 }
 
+/** Most fields named when an OAuth answer does not read: the first are what to fix. */
+const PROBLEMS_SHOWN = 3;
+
+/**
+ * An OAuth answer that does not read (the SDK's schema refused it), as the fields at fault:
+ * its error message is the schema's whole report in JSON, over many lines.
+ */
+function schemaProblems(error: unknown): string | undefined {
+  const issues = (error as { issues?: unknown } | null)?.issues;
+  if (!Array.isArray(issues) || issues.length === 0) return undefined;
+  const named = issues.slice(0, PROBLEMS_SHOWN).map((issue: { path?: unknown; message?: unknown }) => {
+    const path = Array.isArray(issue.path) && issue.path.length > 0 ? issue.path.join(".") : "the document";
+    return `${path}: ${String(issue.message)}`;
+  });
+  const more = issues.length > PROBLEMS_SHOWN ? ` (and ${issues.length - PROBLEMS_SHOWN} more)` : "";
+  return `an OAuth answer (metadata, registration or token) is not as the spec has it: ${named.join("; ")}${more}`;
+}
+
+/**
+ * An OAuth error answer with no `error_description`: the SDK's error then has no message, only
+ * the `error` code the server sent — which is what to show.
+ */
+function bareOAuthError(error: unknown): string | undefined {
+  if (!(error instanceof Error) || error.message.trim() !== "") return undefined;
+  const code = (error as { errorCode?: unknown }).errorCode;
+  return typeof code === "string"
+    ? `the authorization server answered the error "${code}", with no description`
+    : undefined;
+}
+
 /**
  * An error's message with every secret value replaced and its length bounded: the SDK quotes
  * raw response bodies in some errors, and nothing guarantees a server does not echo a token.
@@ -115,7 +145,7 @@ export function redactedMessage(error: unknown, secrets: Iterable<string | undef
   let text =
     error instanceof Error && error.name === "TimeoutError"
       ? "no answer in time (limits.oauthRequestTimeoutMs)"
-      : withoutRawAnswer(networkErrorText(error));
+      : (schemaProblems(error) ?? bareOAuthError(error) ?? withoutRawAnswer(networkErrorText(error)));
   // What an authorization server wrote (an `error_description`) carries no control characters on.
   text = visible(redactSecrets(text, secrets));
   return text.length > 300 ? `${text.slice(0, 300)}…` : text;

@@ -26,6 +26,8 @@ interface Behaviour {
   authorizationEndpoint?: (base: string) => string;
   /** Metadata bodies of this many bytes (endless when Infinity). */
   metadataBytes?: number;
+  /** What its registration endpoint answers (default: a client). */
+  register?: { status: number; body: unknown };
   /** Where the metadata says tokens are issued (default: the server's own `/token`). */
   tokenEndpoint?: string;
   /** Where the 401's `resource_metadata` points (default: the server's own metadata). */
@@ -67,6 +69,7 @@ async function startServer(behaviour: Behaviour): Promise<{ url: string; base: s
       if (behaviour.authorizationEndpoint !== undefined)
         metadata.authorization_endpoint = behaviour.authorizationEndpoint(base);
       if (behaviour.tokenEndpoint !== undefined) metadata.token_endpoint = behaviour.tokenEndpoint;
+      if (behaviour.register !== undefined) metadata.registration_endpoint = `${base}/register`;
       return json(200, metadata);
     }
     if (url.pathname === "/authorize") {
@@ -76,7 +79,10 @@ async function startServer(behaviour: Behaviour): Promise<{ url: string; base: s
       res.writeHead(302, { location: back.href });
       return res.end();
     }
-    if (url.pathname === "/register") return json(201, { client_id: "registered", redirect_uris: [] });
+    if (url.pathname === "/register")
+      return behaviour.register === undefined
+        ? json(201, { client_id: "registered", redirect_uris: [] })
+        : json(behaviour.register.status, behaviour.register.body);
     if (url.pathname === "/token")
       return json(200, { access_token: `AT-${hits.get("/token")}`, token_type: "Bearer", expires_in: 3600 });
     if (behaviour.resourceMetadata !== undefined)
@@ -144,6 +150,26 @@ describe("a hostile authorization server", () => {
     await expect(post(auth, hostile.url)).rejects.toThrow(/plain http to a host that is not loopback/);
     expect(hostile.hits.get("/authorize")).toBe(1);
     expect(requested.filter((url) => url.startsWith(BEYOND_LOOPBACK))).toEqual([]);
+  });
+
+  it("an answer that does not read, or an error with no description, is said in one line naming what it was", async () => {
+    const failure = async (behaviour: Behaviour, spec: { clientId?: string } = {}): Promise<string> => {
+      const hostile = await startServer({ mcp: () => ({ status: 401 }), ...behaviour });
+      const auth = oauthLayer(hostile.url, tempDir(), {
+        spec: { grant: "authorization_code", ...spec },
+        interactive: browser(),
+      });
+      return post(auth, hostile.url).then(
+        () => "answered",
+        (error: Error) => error.message,
+      );
+    };
+    const unreadable = await failure({ authorizationEndpoint: () => "not a url" }, { clientId: "proxy" });
+    expect(unreadable).toMatch(/is not as the spec has it: authorization_endpoint: Invalid URL/);
+    expect(unreadable).not.toMatch(/"code"|\[ *\{/);
+    const bare = await failure({ register: { status: 400, body: { error: "invalid_client_metadata" } } });
+    expect(bare).toMatch(/answered the error "invalid_client_metadata", with no description/);
+    for (const message of [unreadable, bare]) expect(message.split("\n")).toHaveLength(1);
   });
 
   it("resource metadata at a link-local address (cloud instance metadata) is never requested", async () => {
