@@ -49,4 +49,43 @@ describe("audit stopped by a signal", () => {
       }
     }, 20_000);
   }
+
+  it("SIGTERM while --tokens counts a megabyte run of one letter: exits 143 at once", async () => {
+    const dir = tempDir("mcpn-audit-signal-");
+    const pidFile = join(dir, "upstream.pid");
+    const answered = join(dir, "answered");
+    const audit = spawn(
+      process.execPath,
+      [CLI, "audit", "--tokens", "--concurrency", "1", "--", process.execPath, AUDIT_UPSTREAM],
+      {
+        // Its first read answers a megabyte of "x"; the reads after it never answer.
+        env: {
+          ...process.env,
+          AUDIT_BIG_BYTES: String(1024 * 1024),
+          AUDIT_HANG: "others",
+          AUDIT_PID_FILE: pidFile,
+          AUDIT_ANSWERED_FILE: answered,
+        },
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
+    let stderr = "";
+    audit.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => audit.once("exit", (c) => resolve(c)));
+    try {
+      await until(() => existsSync(answered) && existsSync(pidFile), 10_000);
+      const upstream = Number(readFileSync(pidFile, "utf8"));
+      // The answer is read and its entries are being counted.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      audit.kill("SIGTERM");
+      const code = await Promise.race([
+        exited,
+        new Promise((resolve) => setTimeout(() => resolve("still running"), 5000)),
+      ]);
+      expect(code, stderr).toBe(143);
+      expect(await untilGone(upstream, 3000)).toBe(true);
+    } finally {
+      audit.kill("SIGKILL");
+    }
+  }, 20_000);
 });

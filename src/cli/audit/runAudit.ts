@@ -175,13 +175,14 @@ export async function runAudit(options: AuditOptions): Promise<AuditResult> {
     let done = 0;
     const progress = (label: string): void => options.onProgress?.(++done, total, label);
 
-    const account = (
+    const account = async (
       target: string,
       method: string,
       before: unknown,
       after: unknown,
       changes: readonly ChangeRecord[],
-    ): void => {
+    ): Promise<void> => {
+      const kept: Array<{ uri: string; change: ChangeRecord; fact: EntryFact }> = [];
       for (const change of changes) {
         if (options.maxBytes !== undefined && change.bytesBefore > options.maxBytes) {
           skipped.push({
@@ -193,8 +194,16 @@ export async function runAudit(options: AuditOptions): Promise<AuditResult> {
           continue;
         }
         const uri = method === "resources/read" ? target : (change.uri ?? `${target} ${change.path}`);
+        kept.push({
+          uri,
+          change,
+          fact: await toFact(options.server, uri, method, change, before, after, options.tokens),
+        });
+      }
+      // Added together once counted: another read's entries do not land between this one's.
+      for (const { uri, change, fact } of kept) {
         records.push({ uri, method, change });
-        aggregator.add(toFact(options.server, uri, method, change, before, after, options.tokens));
+        aggregator.add(fact);
         items.push(toItem(target, method, change));
       }
     };
@@ -207,7 +216,7 @@ export async function runAudit(options: AuditOptions): Promise<AuditResult> {
         if (!Array.isArray(contents)) fail({ uri, error: "the result has no contents array", kind: "read" });
         else {
           const normalized = await normalizeAndFit("resources/read", result, null, options, client.responseOf(result));
-          account(uri, "resources/read", result, normalized.value, normalized.changes);
+          await account(uri, "resources/read", result, normalized.value, normalized.changes);
         }
       } catch (error) {
         fail({ ...failureOf(uri, error), kind: "read" });
@@ -224,7 +233,7 @@ export async function runAudit(options: AuditOptions): Promise<AuditResult> {
           fail({ uri: label, error: toolErrorText(result), kind: "call" });
         } else {
           const normalized = await normalizeAndFit("tools/call", result, call.tool, options, client.responseOf(result));
-          account(label, "tools/call", result, normalized.value, normalized.changes);
+          await account(label, "tools/call", result, normalized.value, normalized.changes);
           for (const finding of structuredDuplicates(result)) duplicates.push({ target: label, ...finding });
         }
       } catch (error) {
@@ -372,7 +381,7 @@ function toItem(target: string, method: string, change: ChangeRecord): AuditItem
   };
 }
 
-function toFact(
+async function toFact(
   server: string,
   uri: string,
   method: string,
@@ -380,7 +389,7 @@ function toFact(
   before: unknown,
   after: unknown,
   tokens: TokenCounter | undefined,
-): EntryFact {
+): Promise<EntryFact> {
   const fact: EntryFact = {
     server,
     method,
@@ -398,8 +407,8 @@ function toFact(
   if (tokens === undefined || change.chained === true) return fact;
   const entryBefore = valueAt(before, change.path);
   const entryAfter = valueAt(after, change.path);
-  const tokensBefore = tokens(JSON.stringify(entryBefore) ?? "");
-  const tokensAfter = entryAfter === entryBefore ? tokensBefore : tokens(JSON.stringify(entryAfter) ?? "");
+  const tokensBefore = await tokens(JSON.stringify(entryBefore) ?? "");
+  const tokensAfter = entryAfter === entryBefore ? tokensBefore : await tokens(JSON.stringify(entryAfter) ?? "");
   return { ...fact, tokensBefore, tokensAfter };
 }
 

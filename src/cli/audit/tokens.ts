@@ -4,16 +4,31 @@
  * `o200k_base`, the encoding of OpenAI's GPT-4o, GPT-4.1 and o-series models. Other vendors'
  * tokenizers differ; the numbers are an estimate of the order of magnitude, stated as such.
  */
+import { tokenPieces } from "./tokenPieces.js";
 
 export const TOKEN_ENCODING = "o200k_base";
 export const TOKEN_NOTE =
   "o200k_base is the encoding of OpenAI GPT-4o / GPT-4.1 / o-series; other models' tokenizers differ, so treat these " +
   "as estimates.";
 
-export type TokenCounter = (text: string) => number;
+/** Tokens in a text; asynchronous, so that counting a large entry leaves room for signals. */
+export type TokenCounter = (text: string) => Promise<number>;
 
 /** Loaded on demand: the encoding's tables take a moment to parse, and only `--tokens` needs them. */
 export async function loadTokenCounter(): Promise<TokenCounter> {
   const { countTokens } = await import("gpt-tokenizer/encoding/o200k_base");
-  return (text) => countTokens(text);
+  return (text) => countInPieces(text, countTokens);
+}
+
+/**
+ * The sum of the pieces' counts, the event loop given a turn after each piece: a SIGTERM or
+ * SIGINT during a large entry is handled at once, not when the entry is done.
+ */
+export async function countInPieces(text: string, count: (piece: string) => number): Promise<number> {
+  let total = 0;
+  for (const piece of tokenPieces(text)) {
+    total += count(piece);
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+  return total;
 }

@@ -1,0 +1,75 @@
+/**
+ * `audit --tokens` counts an entry in pieces of bounded size: a long stretch with no break (a
+ * blob of zeros decoded, a run of one letter) costs time in proportion to its length, and the
+ * figures for ordinary text are those of counting the text whole.
+ */
+import { execFile } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { countTokens } from "gpt-tokenizer/encoding/o200k_base";
+import { describe, expect, it } from "vitest";
+import { countInPieces } from "../../src/cli/audit/tokens.js";
+import { TOKEN_PIECE_CHARS, tokenPieces } from "../../src/cli/audit/tokenPieces.js";
+import { ROOT } from "../helpers/paths.js";
+
+const TOKENS_MODULE = pathToFileURL(join(ROOT, "dist", "cli", "audit", "tokens.js")).href;
+
+/** Runs `script` in a child node (a blocked tokenizer cannot be interrupted in this process). */
+function runNode(script: string, timeoutMs: number): Promise<{ stdout: string; error: Error | null }> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ["--input-type=module", "-e", script],
+      { timeout: timeoutMs, killSignal: "SIGKILL" },
+      (error, stdout) => resolve({ stdout, error }),
+    );
+  });
+}
+
+describe("audit --tokens: counting in pieces", () => {
+  it("a megabyte run of one letter is counted without stalling (quadratic when encoded whole)", async () => {
+    const script =
+      `const { loadTokenCounter } = await import(${JSON.stringify(TOKENS_MODULE)});` +
+      `const count = await loadTokenCounter(); console.log(await count("a".repeat(1_000_000)));`;
+    const run = await runNode(script, 15_000);
+    expect(run.error).toBeNull();
+    // o200k_base has a token for eight a's.
+    expect(Number(run.stdout.trim())).toBe(125_000);
+  }, 20_000);
+
+  it("ordinary English and JSON count the same in pieces as whole", async () => {
+    const samples = readdirSync(join(ROOT, "docs"))
+      .filter((name) => name.endsWith(".md"))
+      .map((name) => readFileSync(join(ROOT, "docs", name), "utf8"));
+    const cases = readFileSync(join(ROOT, "test", "fixtures", "corpus", "cases.json"), "utf8");
+    samples.push(cases, JSON.stringify(JSON.parse(cases)));
+    expect(samples.some((text) => text.length > 10 * TOKEN_PIECE_CHARS)).toBe(true);
+    for (const text of samples) expect(await countInPieces(text, countTokens)).toBe(countTokens(text));
+  });
+
+  it("no piece is longer than the bound; the pieces join to the text, surrogate pairs kept whole", () => {
+    const texts = [
+      "a".repeat(5 * TOKEN_PIECE_CHARS + 7),
+      "😀".repeat(3 * TOKEN_PIECE_CHARS),
+      `x${"😀".repeat(3 * TOKEN_PIECE_CHARS)}`,
+      "word ".repeat(2 * TOKEN_PIECE_CHARS),
+      "",
+    ];
+    for (const text of texts) {
+      const pieces = [...tokenPieces(text)];
+      expect(pieces.join("")).toBe(text);
+      for (const piece of pieces) {
+        expect(piece.length).toBeLessThanOrEqual(TOKEN_PIECE_CHARS);
+        // No lone surrogate at either end: a pair was not cut in two.
+        expect(piece).not.toMatch(/^[\uDC00-\uDFFF]|[\uD800-\uDBFF]$/);
+      }
+    }
+  });
+
+  it("a piece ends before the space that starts the next word, where there is one", () => {
+    const pieces = [...tokenPieces(`${"word ".repeat(2 * TOKEN_PIECE_CHARS)}end`)];
+    expect(pieces.length).toBeGreaterThan(2);
+    for (const piece of pieces.slice(1)) expect(piece).toMatch(/^ [a-z]/);
+  });
+});
