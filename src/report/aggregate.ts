@@ -124,6 +124,8 @@ export class ReportAggregator {
   private untracked = 0;
   /** Entries with no URI (a tool's blocks): in every total, in no URI row. */
   private withoutUri = 0;
+  /** The sum of every fact's bytesBefore + bytesAfter: what bounds every total (see `fits`). */
+  private bytesAdded = 0;
   /**
    * The last fact that was an entry of its own — what a chained fact after it continues — the
    * totals it was counted in, and whether it still counts as warned (not yet changed).
@@ -152,6 +154,16 @@ export class ReportAggregator {
     return this.totals.entries;
   }
 
+  /**
+   * Whether the fact can be added with every sum still exact. Each total — bytes before, after
+   * or saved, in any breakdown, by action counting chained facts again — is at most the sum of
+   * every fact's bytesBefore + bytesAfter, which is kept within 2^53 − 1; a fact past that would
+   * make the totals round silently, so a log reader counts its line as malformed instead.
+   */
+  fits(fact: Pick<EntryFact, "bytesBefore" | "bytesAfter">): boolean {
+    return this.bytesAdded + fact.bytesBefore + fact.bytesAfter <= Number.MAX_SAFE_INTEGER;
+  }
+
   add(given: EntryFact): void {
     // A chained fact follows the one it continues (same server and URI); one that does not — a
     // hostile or garbled log — is an entry of its own.
@@ -161,6 +173,7 @@ export class ReportAggregator {
     const fact: EntryFact = given.chained === true && !continues ? { ...given, chained: false } : given;
     // A chained fact is filed with the entry it continues, under that entry's keys.
     const entry = continues ? continued!.fact : fact;
+    this.bytesAdded += fact.bytesBefore + fact.bytesAfter;
     addToTotals(this.totals, fact);
     const filed = [
       this.totals,

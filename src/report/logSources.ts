@@ -107,6 +107,9 @@ function openLog(path: string): number {
   }
 }
 
+/** Why a record that would take the byte totals past what a double holds exactly is skipped. */
+const TOTALS_FULL = "fields bytesBefore + bytesAfter would take the report's byte totals past 2^53 − 1; not counted";
+
 /** One source: lines into the aggregator. A read or gzip error ends this source, reported as malformed. */
 export async function aggregateLogSource(
   name: string,
@@ -122,7 +125,9 @@ export async function aggregateLogSource(
       // A byte order mark before a file's first line (a log saved by an editor) is not part of it.
       const bom = lineNo === 1 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf;
       const parsed = parseLogLine(bytes.toString("utf8", bom ? 3 : 0));
-      if (parsed.kind === "record") aggregator.add(parsed.fact);
+      if (parsed.kind === "record" && !aggregator.fits(parsed.fact))
+        aggregator.addMalformed({ source: name, line: lineNo, error: TOTALS_FULL });
+      else if (parsed.kind === "record") aggregator.add(parsed.fact);
       else if (parsed.kind === "ignored") aggregator.addIgnored();
       else if (parsed.kind === "malformed")
         aggregator.addMalformed({ source: name, line: lineNo, error: parsed.error });

@@ -30,8 +30,9 @@ export function parseLogLine(line: string): ParsedLine {
     return { kind: "malformed", error: "field action is not a non-empty string" };
   for (const name of NUMBER_FIELDS) {
     const n = obj[name];
-    if (typeof n !== "number" || !Number.isFinite(n) || n < 0)
-      return { kind: "malformed", error: `field ${name} is not a byte count` };
+    // A whole number a double holds exactly: 1.5, -10, 1e308 or 2^53 + 1 would poison every total.
+    if (typeof n !== "number" || !Number.isSafeInteger(n) || n < 0)
+      return { kind: "malformed", error: `field ${name} is not a byte count (a whole number from 0 to 2^53 − 1)` };
   }
   const bytesBefore = obj.bytesBefore as number;
   const bytesAfter = obj.bytesAfter as number;

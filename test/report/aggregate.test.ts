@@ -278,4 +278,21 @@ describe("parseLogLine", () => {
     });
     expect(parseLogLine(JSON.stringify({ ...good, action: "" }))).toMatchObject({ kind: "malformed" });
   });
+
+  it("a byte count must be a whole number from 0 to 2^53 − 1: a fraction, a negative or a huge one is malformed", () => {
+    for (const [bytesBefore, bytesAfter] of [
+      [10.5, 7.5],
+      [1e308, 0],
+      [2 ** 53 + 2, 0],
+      [10, -1],
+    ]) {
+      const line = JSON.stringify({ ...good, bytesBefore, bytesAfter, saved: bytesBefore! - bytesAfter! });
+      expect(parseLogLine(line)).toMatchObject({
+        kind: "malformed",
+        error: expect.stringMatching(/^field bytes(Before|After) is not a byte count/),
+      });
+    }
+    const largest = JSON.stringify({ ...good, bytesBefore: Number.MAX_SAFE_INTEGER, bytesAfter: 0, saved: undefined });
+    expect(parseLogLine(largest)).toMatchObject({ kind: "record" });
+  });
 });
