@@ -452,7 +452,10 @@ export class Bridge {
   /** `onStream`: the request whose response stream carried the message, when the upstream says. */
   private fromUpstream(message: JSONRPCMessage, onStream: RequestId | undefined, failed = false): void {
     // An answer the transport made up for a request that failed says nothing of the server working.
-    if (failed) return this.fromUpstreamOne(message, onStream, true);
+    if (failed) {
+      this.fromUpstreamOne(message, onStream, true);
+      return;
+    }
     if (!this.upstreamAlive) {
       this.upstreamAlive = true;
       this.options.onUpstreamAlive?.();
