@@ -38,6 +38,13 @@ describe("audit --tokens: counting in pieces", () => {
     expect(Number(run.stdout.trim())).toBe(125_000);
   }, 20_000);
 
+  it("text that spells a special token (<|endoftext|>) is counted as text, not refused", async () => {
+    const { loadTokenCounter } = await import("../../src/cli/audit/tokens.js");
+    const count = await loadTokenCounter();
+    expect(await count("x <|endoftext|> y")).toBe(countTokens("x <|endoftext|> y", { disallowedSpecial: new Set() }));
+    expect(await count("<|im_start|>system")).toBeGreaterThan(1);
+  });
+
   it("ordinary English and JSON count the same in pieces as whole", async () => {
     const samples = readdirSync(join(ROOT, "docs"))
       .filter((name) => name.endsWith(".md"))

@@ -17,7 +17,10 @@ export type TokenCounter = (text: string) => Promise<number>;
 /** Loaded on demand: the encoding's tables take a moment to parse, and only `--tokens` needs them. */
 export async function loadTokenCounter(): Promise<TokenCounter> {
   const { countTokens } = await import("gpt-tokenizer/encoding/o200k_base");
-  return (text) => countInPieces(text, countTokens);
+  // A server's text may hold "<|endoftext|>" and the like: counted as the text it is (the
+  // tokenizer's default refuses it with an error, which failed the read).
+  const asText = { disallowedSpecial: new Set<string>() };
+  return (text) => countInPieces(text, (piece) => countTokens(piece, asText));
 }
 
 /**
