@@ -26,6 +26,18 @@ function configFile(text: string): string {
 }
 
 describe("command-line mistakes (exit 2)", () => {
+  it("a bad --port or --host is named even where there is no config file to read", async () => {
+    const empty = tempDir("mcpn-no-config-");
+    for (const [argv, message] of [
+      [["serve", "--port", "abc"], /--port expects a whole number, got "abc"/],
+      [["serve", "--host", "a b"], /--host expects an IP address/],
+    ] as const) {
+      const run = await runCli(argv, { cwd: empty });
+      expect(run.code, run.stderr).toBe(2);
+      expect(run.stderr).toMatch(message);
+    }
+  });
+
   const cases: Array<[string[], RegExp]> = [
     [
       ["serve", "--port", "99999", "--", process.execPath, FIXTURE_SERVER],

@@ -115,6 +115,11 @@ async function serve(
   let startedFrom: ProxyConfig | undefined;
   /** Variables never passed to stdio upstreams: those the config's `auth` sections read (kept across SIGHUP). */
   const withheld: string[] = [];
+  // Flags are checked before the config is read: a mistyped flag is named, not a missing file.
+  const portFlag = parsePortFlag(values.port, "serve");
+  // An IPv6 address as URLs and the docs write it, in brackets, is listened on without them.
+  if (values.host !== undefined && !isListenHost(values.host))
+    throw new NormalizerError("USAGE", `serve: --host ${NOT_A_LISTEN_HOST}, got ${JSON.stringify(values.host)}`);
   if (command.length > 0 || values.url !== undefined || values.command !== undefined) {
     if (values.config !== undefined)
       throw new NormalizerError("USAGE", "serve: give either --config or an upstream (-- CMD… / --url), not both");
@@ -156,10 +161,7 @@ async function serve(
     withheld.push(...loaded.authVariables);
   }
   config = withAllowedOrigins(config, values["allow-origin"]);
-  const port = parsePortFlag(values.port, "serve") ?? config.listen.port;
-  // An IPv6 address as URLs and the docs write it, in brackets, is listened on without them.
-  if (values.host !== undefined && !isListenHost(values.host))
-    throw new NormalizerError("USAGE", `serve: --host ${NOT_A_LISTEN_HOST}, got ${JSON.stringify(values.host)}`);
+  const port = portFlag ?? config.listen.port;
   const host = bindAddressOf(values.host ?? config.listen.host);
   if (
     !isLoopbackHost(host) &&
