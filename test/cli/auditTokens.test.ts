@@ -38,6 +38,19 @@ describe("audit --tokens: counting in pieces", () => {
     expect(Number(run.stdout.trim())).toBe(125_000);
   }, 20_000);
 
+  it("a long run after many distinct words is counted as fast as on its own (the tokenizer's cache full)", async () => {
+    const script =
+      `const { loadTokenCounter } = await import(${JSON.stringify(TOKENS_MODULE)});` +
+      "const count = await loadTokenCounter();" +
+      // Distinct words of letters only (digits are split off, and cached apart).
+      'const letters = (i) => i.toString(26).replace(/[0-9]/g, (d) => "klmnopqrst"[d]);' +
+      'const words = Array.from({ length: 120000 }, (_, i) => " q" + letters(i)).join("");' +
+      'console.log(await count(words), await count("YWFh".repeat(250000)));';
+    const { stdout, error } = await runNode(script, 15_000);
+    expect(error, "killed after 15 s").toBeNull();
+    expect(stdout.trim().split(" ")[1]).toBe("750000");
+  }, 20_000);
+
   it("text that spells a special token (<|endoftext|>) is counted as text, not refused", async () => {
     const { loadTokenCounter } = await import("../../src/cli/audit/tokens.js");
     const count = await loadTokenCounter();

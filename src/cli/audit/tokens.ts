@@ -16,7 +16,11 @@ export type TokenCounter = (text: string) => Promise<number>;
 
 /** Loaded on demand: the encoding's tables take a moment to parse, and only `--tokens` needs them. */
 export async function loadTokenCounter(): Promise<TokenCounter> {
-  const { countTokens } = await import("gpt-tokenizer/encoding/o200k_base");
+  const { countTokens, setMergeCacheSize } = await import("gpt-tokenizer/encoding/o200k_base");
+  // Its cache of merged words, once full of an audit's varied text, makes each new long word
+  // cost a pass over the cache: a run of one letter after many distinct words crawled. Without
+  // it every piece costs time in proportion to its length, and memory stays flat.
+  setMergeCacheSize(0);
   // A server's text may hold "<|endoftext|>" and the like: counted as the text it is (the
   // tokenizer's default refuses it with an error, which failed the read).
   const asText = { disallowedSpecial: new Set<string>() };
