@@ -106,13 +106,16 @@ export function isSevenBitCharset(charset: string): boolean {
  * Names iconv-lite answers to that are Node's ways of spelling bytes as text, not charsets: a
  * "decode" in them gives the bytes' base64 or hex spelling (which encodes back exactly), and
  * `binary` is Node's ISO-8859-1 (C1 controls, not the windows-1252 the label means on the web).
- * Compared as iconv-lite compares names: lowercased, without what is not a letter or digit.
+ * Told by the codec a name resolves to, not by the name: iconv-lite reads `Base-64`, `base64:1987`
+ * and aliases as the same codec.
  */
 const BYTE_SPELLINGS = new Set(["base64", "hex", "binary"]);
 
 export function charsetKnown(charset: string): boolean {
-  if (BYTE_SPELLINGS.has(charset.toLowerCase().replace(/[^0-9a-z]/g, ""))) return false;
-  return iconv().encodingExists(charset);
+  if (!iconv().encodingExists(charset)) return false;
+  // Node's own encodings are iconv-lite's internal codecs, which name the encoding in `enc`.
+  const codec = iconv().getCodec(charset) as { enc?: unknown };
+  return !(typeof codec.enc === "string" && BYTE_SPELLINGS.has(codec.enc));
 }
 
 /**
