@@ -5,22 +5,44 @@
  * a thread of libuv's small pool (shared with file, DNS and zlib work) and a core long after
  * `limits.fitTimeoutMs` answered the host. A child ends with its work, or with SIGKILL.
  *
- * The child is a few lines given to `node -e` (the same from the sources and the built package):
- * it reads one JSON line of resvg options, then the SVG, and writes the PNG.
+ * No drawing outlives the proxy: children still running when it exits are killed, and one whose
+ * proxy died without a word (SIGKILL) sees its stdin end — it draws off its main thread, so it
+ * hears that — and exits.
+ *
+ * The child is a few lines given to `node -e`, as CommonJS whatever NODE_OPTIONS says (the same
+ * from the sources and the built package): one JSON line (resvg's options, the SVG's length),
+ * then the SVG; it writes the PNG.
  */
-import { spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { createRequire } from "node:module";
 
 const CHILD_SOURCE = `
-const chunks = [];
-process.stdin.on("data", (chunk) => chunks.push(chunk)).on("end", () => {
-  const input = Buffer.concat(chunks);
+const { renderAsync } = require(process.argv[1]);
+let input = Buffer.alloc(0);
+let started = false;
+process.stdin.on("data", (chunk) => {
+  if (started) return;
+  input = Buffer.concat([input, chunk]);
   const newline = input.indexOf(10);
-  const options = JSON.parse(input.subarray(0, newline).toString("utf8"));
-  const { Resvg } = require(process.argv[1]);
-  process.stdout.end(new Resvg(input.subarray(newline + 1), options).render().asPng());
+  if (newline === -1) return;
+  const { options, length } = JSON.parse(input.subarray(0, newline).toString("utf8"));
+  if (input.length - newline - 1 < length) return;
+  started = true;
+  renderAsync(input.subarray(newline + 1, newline + 1 + length), options).then(
+    (image) => process.stdout.end(image.asPng(), () => process.exit(0)),
+    (error) => {
+      process.stderr.write(String(error) + "\\n");
+      process.exit(1);
+    },
+  );
 });
+// Its proxy is gone. Not process.exit: that waits for the drawing's thread to finish.
+process.stdin.on("end", () => process.kill(process.pid, "SIGKILL"));
 `;
+
+/** Renderers running, killed if the proxy exits first. */
+const running = new Set<ChildProcess>();
+let killedOnExit = false;
 
 /** Most of the child's stderr kept for the error it ends with. */
 const STDERR_KEPT = 2048;
@@ -45,7 +67,16 @@ export function renderSvgInChild(svg: string, options: SvgRenderOptions, signal?
   const maxBytes = 4 * options.fitTo.value * options.fitTo.value + 1024 * 1024;
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(new Error("given up before it started"));
-    const child = spawn(process.execPath, ["-e", CHILD_SOURCE, resvgPath!], { stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn(process.execPath, ["--input-type=commonjs", "-e", CHILD_SOURCE, resvgPath!], {
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    running.add(child);
+    if (!killedOnExit) {
+      killedOnExit = true;
+      process.on("exit", () => {
+        for (const renderer of running) renderer.kill("SIGKILL");
+      });
+    }
     const out: Buffer[] = [];
     let outBytes = 0;
     let err = "";
@@ -68,15 +99,18 @@ export function renderSvgInChild(svg: string, options: SvgRenderOptions, signal?
     child.stdin.on("error", () => {});
     child.on("error", (error) => kill(error.message));
     child.on("close", (code, killedBy) => {
+      running.delete(child);
       signal?.removeEventListener("abort", onAbort);
+      child.stdin.destroy();
       const png = Buffer.concat(out);
       if (failure === undefined && code === 0 && isPng(png))
         return resolve({ png, width: png.readUInt32BE(16), height: png.readUInt32BE(20) });
       reject(new Error(failure ?? renderError(err, code, killedBy)));
     });
-    child.stdin.end(
-      Buffer.concat([Buffer.from(`${JSON.stringify({ ...options, logLevel: "off" })}\n`), Buffer.from(svg)]),
-    );
+    // stdin stays open while the child draws: its end tells the child this process is gone.
+    const bytes = Buffer.from(svg);
+    const header = JSON.stringify({ options: { ...options, logLevel: "off" }, length: bytes.length });
+    child.stdin.write(Buffer.concat([Buffer.from(`${header}\n`), bytes]));
   });
 }
 

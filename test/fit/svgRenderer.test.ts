@@ -1,0 +1,110 @@
+/**
+ * The child process an SVG is drawn in: it never outlives the proxy (ended gracefully or killed
+ * outright while it draws), and it runs whatever NODE_OPTIONS the proxy was started with.
+ */
+import { execFileSync, spawn } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { ImageQueue } from "../../src/fit/imageQueue.js";
+import { IMAGE_FORMATS } from "../../src/fit/settings.js";
+import { DEFAULT_LIMITS } from "../../src/config/defaults.js";
+import { svg } from "../fixtures/images/makeImages.js";
+import { CLI, IMAGE_SERVER } from "../helpers/paths.js";
+import { tempDir } from "../helpers/tempDir.js";
+
+/** Blurred squares repeated: resvg draws each for long seconds, a few kilobytes in all. */
+const SLOW_SVG =
+  '<svg xmlns="http://www.w3.org/2000/svg" width="1500" height="1500"><filter id="f" x="-50" y="-50" ' +
+  `width="100" height="100"><feGaussianBlur stdDeviation="500"/></filter>${'<rect width="1500" height="1500" filter="url(#f)"/>'.repeat(50)}</svg>`;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Children of `pid` running an SVG renderer. */
+function renderersOf(pid: number): number[] {
+  let out = "";
+  try {
+    out = execFileSync("ps", ["-o", "pid=,args=", "--ppid", String(pid)], { encoding: "utf8" });
+  } catch {
+    // ps exits 1 when there are none.
+  }
+  return out
+    .split("\n")
+    .filter((line) => line.includes("--input-type=commonjs"))
+    .map((line) => Number.parseInt(line.trim(), 10));
+}
+
+/** Whether `pid` still runs (a zombie waiting for a parent that does not reap it has ended). */
+function alive(pid: number): boolean {
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
+  } catch {
+    return false;
+  }
+}
+
+describe("the SVG renderer's child process", () => {
+  it.each(["SIGTERM", "SIGKILL"] as const)(
+    "ends with the proxy when it gets %s while drawing",
+    async (signal) => {
+      const dir = tempDir("mcpn-svg-");
+      writeFileSync(join(dir, "slow.svg"), SLOW_SVG);
+      const config = join(dir, "proxy.config.json");
+      writeFileSync(
+        config,
+        JSON.stringify({
+          mcpServers: { img: { command: process.execPath, args: [IMAGE_SERVER], env: { FIXTURE_IMAGES_DIR: dir } } },
+          normalize: { images: true },
+        }),
+      );
+      const proxy = spawn(process.execPath, [CLI, "stdio", "--config", config, "--server", "img"], {
+        stdio: ["pipe", "ignore", "ignore"],
+      });
+      const exited = new Promise((resolve) => proxy.once("exit", resolve));
+      const send = (message: unknown) => proxy.stdin.write(`${JSON.stringify(message)}\n`);
+      let renderer: number | undefined;
+      try {
+        send({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "initialize",
+          params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+        });
+        send({ jsonrpc: "2.0", method: "notifications/initialized" });
+        send({
+          jsonrpc: "2.0",
+          id: 2,
+          method: "tools/call",
+          params: { name: "image", arguments: { file: "slow.svg", mimeType: "image/svg+xml" } },
+        });
+        for (let waited = 0; renderer === undefined && waited < 15_000; waited += 100) {
+          await sleep(100);
+          renderer = renderersOf(proxy.pid!)[0];
+        }
+        expect(renderer, "a renderer started").toBeDefined();
+        proxy.kill(signal);
+        await exited;
+        for (let waited = 0; alive(renderer!) && waited < 5_000; waited += 100) await sleep(100);
+        expect(alive(renderer!), "the renderer still draws after the proxy ended").toBe(false);
+      } finally {
+        proxy.kill("SIGKILL");
+        if (renderer !== undefined && alive(renderer)) process.kill(renderer, "SIGKILL");
+      }
+    },
+    30_000,
+  );
+
+  it("draws under NODE_OPTIONS that make `node -e` read ES modules", async () => {
+    const before = process.env.NODE_OPTIONS;
+    process.env.NODE_OPTIONS = "--experimental-default-type=module";
+    try {
+      const queue = new ImageQueue({ concurrency: 1, timeoutMs: 20_000, maxPixels: DEFAULT_LIMITS.imageMaxPixels });
+      const settings = { maxDimension: 100, maxBytes: 1024 * 1024, formats: IMAGE_FORMATS, resources: false };
+      const fit = await queue.fit(svg(400, 200, ""), settings);
+      expect(fit.kind, fit.kind === "fitted" ? "" : fit.reason).toBe("fitted");
+    } finally {
+      if (before === undefined) delete process.env.NODE_OPTIONS;
+      else process.env.NODE_OPTIONS = before;
+    }
+  });
+});
