@@ -70,8 +70,9 @@ export interface BridgeOptions {
   /** Called once, on the first message the upstream sends (it works: the restart backoff resets). */
   readonly onUpstreamAlive?: () => void;
   /**
-   * The host's `initialize` failed in the upstream transport (an HTTP error, no connection): the
-   * server cannot start a session, though nothing ended. Not called for a login it needs.
+   * The host's `initialize` failed in the upstream transport so that no host could start a
+   * session (no connection; HTTP 401, 403, 404, 5xx), though nothing ended. Not called for a
+   * login it needs, nor for a status that answers that host's request (400, 422, 429).
    */
   readonly onInitializeFailed?: (why: string) => void;
   /** Most messages in one host batch; a bigger batch is refused whole (`limits.maxBatch`). */
@@ -514,7 +515,7 @@ export class Bridge {
       }
       if (waiting.method === "initialize" && isObj(msg.result) && typeof msg.result.protocolVersion === "string")
         this.protocolVersion = msg.result.protocolVersion;
-      if (failed && waiting.method === "initialize" && isObj(msg.error) && !needsLogin(msg.error))
+      if (failed && waiting.method === "initialize" && isObj(msg.error) && serverRefused(msg.error))
         this.options.onInitializeFailed?.(String(msg.error.message));
       related = msg.id;
     } else {
@@ -803,7 +804,14 @@ function invalidAnswer(msg: Record<string, unknown>): string | undefined {
   return undefined;
 }
 
-/** An error saying the server needs an OAuth login: its own signal (on /healthz), not a failure to start. */
-function needsLogin(error: Record<string, unknown>): boolean {
-  return isObj(error.data) && error.data.code === "UPSTREAM_AUTH_REQUIRED";
+/**
+ * A failed `initialize` that says the server cannot serve anyone: no answer at all, or an HTTP
+ * status of the server's or its configuration's (401/403: the key; 404: the URL; 5xx). A 400
+ * or 422 answers that host's request, which another host may send right; a login the server
+ * needs has its own signal on /healthz.
+ */
+function serverRefused(error: Record<string, unknown>): boolean {
+  if (!isObj(error.data) || error.data.code === "UPSTREAM_AUTH_REQUIRED") return false;
+  const status = error.data.status;
+  return typeof status !== "number" || status >= 500 || status === 401 || status === 403 || status === 404;
 }

@@ -129,4 +129,36 @@ describe("a remote upstream that refuses every initialize with an HTTP error (a 
       refusing.close();
     }
   });
+
+  it("a 400 to one host's initialize answers that request: the server is not marked down", async () => {
+    const picky = createServer((req, res) => {
+      req.resume();
+      res.writeHead(400, { "content-type": "application/json" });
+      res.end(JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32602, message: "Invalid params" } }));
+    });
+    await new Promise<void>((resolve) => picky.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(picky.address() as AddressInfo).port}/mcp`;
+    const serve = await serveConfig({ mcpServers: { picky: { url } } });
+    try {
+      const refused = await connect(hostTransport("mcp", { url: serve.url, name: "picky" })).then(
+        async (host) => {
+          await host.close();
+          return "connected";
+        },
+        (error: Error) => error.message,
+      );
+      expect(refused).toMatch(/answered POST initialize with HTTP 400/);
+      const health = (await getJson(`${serve.url}/healthz`)).body as {
+        status: string;
+        servers: Record<string, { status: string; upstreamFailures: number }>;
+      };
+      expect(health.status).toBe("ok");
+      expect(health.servers.picky).toMatchObject({ upstreamFailures: 0 });
+      expect(health.servers.picky!.status).not.toBe("down");
+    } finally {
+      await serve.stop();
+      picky.closeAllConnections();
+      picky.close();
+    }
+  });
 });
