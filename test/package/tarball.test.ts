@@ -151,6 +151,40 @@ describe("the npm package", () => {
     expect(normalize.code, normalize.stderr).toBe(0);
   });
 
+  it("installed from its tarball, an SVG is drawn (in its child process) and arrives as a PNG", async () => {
+    const svg =
+      '<svg xmlns="http://www.w3.org/2000/svg" width="3000" height="600"><rect width="3000" height="600"/></svg>';
+    const input = join(app, "svg-result.json");
+    writeFileSync(
+      input,
+      JSON.stringify({
+        content: [{ type: "image", mimeType: "image/svg+xml", data: Buffer.from(svg).toString("base64") }],
+      }),
+    );
+    const config = { mcpServers: { any: { command: "true" } }, normalize: { images: true } };
+    writeFileSync(join(app, "fit.config.json"), JSON.stringify(config));
+    const fitted = await run(
+      "npx",
+      [
+        "--no",
+        "--offline",
+        "mcp-normalizer",
+        "normalize",
+        input,
+        "--method",
+        "tools/call",
+        "--config",
+        "fit.config.json",
+      ],
+      app,
+      60_000,
+    );
+    expect(fitted.code, fitted.stderr).toBe(0);
+    const block = (JSON.parse(fitted.stdout) as { content: Array<{ mimeType: string; data: string }> }).content[0]!;
+    expect(block.mimeType, fitted.stderr).toBe("image/png");
+    expect(Buffer.from(block.data, "base64").subarray(1, 4).toString("latin1")).toBe("PNG");
+  });
+
   it('`import { withNormalization } from "mcp-normalizer"` works: an SDK client reads a blob as text through it', async () => {
     writeFileSync(
       join(app, "host.mjs"),
