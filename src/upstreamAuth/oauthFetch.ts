@@ -25,14 +25,19 @@ export const OAUTH_BODY_MAX_BYTES = 1024 * 1024;
 const MAX_REDIRECTS = 10;
 
 /**
- * Link-local addresses, and AWS's IPv6 one for the same: where clouds serve instance metadata and
- * credentials (169.254.169.254). No authorization server lives there, and an MCP server naming
- * one (its resource metadata, a redirect) would have the proxy fetch them.
+ * Link-local addresses — also written as IPv6 (mapped, IPv4-compatible, NAT64) — and the other
+ * addresses clouds serve instance metadata and credentials on (AWS's IPv6 one, Alibaba's,
+ * Oracle's). No authorization server lives there, and an MCP server naming one (its resource
+ * metadata, a redirect) would have the proxy fetch them.
  */
 const LINK_LOCAL = new BlockList();
 LINK_LOCAL.addSubnet("169.254.0.0", 16, "ipv4");
 LINK_LOCAL.addSubnet("fe80::", 10, "ipv6");
+LINK_LOCAL.addSubnet("::a9fe:0", 112, "ipv6");
+LINK_LOCAL.addSubnet("64:ff9b::a9fe:0", 112, "ipv6");
 LINK_LOCAL.addAddress("fd00:ec2::254", "ipv6");
+LINK_LOCAL.addAddress("100.100.100.200", "ipv4");
+LINK_LOCAL.addAddress("192.0.0.192", "ipv4");
 
 export interface OAuthFetchOptions {
   /** `limits.oauthRequestTimeoutMs`. */
@@ -74,7 +79,9 @@ async function refuseLinkLocal(url: URL): Promise<void> {
   const addresses = family !== 0 ? [{ address: host, family }] : await lookup(host, { all: true }).catch(() => []);
   for (const { address, family: kind } of addresses)
     if (LINK_LOCAL.check(address, kind === 6 ? "ipv6" : "ipv4"))
-      throw new Error(`${describeUrl(url.href)} is a link-local address (cloud instance metadata): not requested`);
+      throw new Error(
+        `${describeUrl(url.href)} is a link-local address or a cloud's instance metadata address: not requested`,
+      );
 }
 
 /** The response, its body cut off with an error past `OAUTH_BODY_MAX_BYTES`. */

@@ -281,6 +281,24 @@ describe("the OAuth requests' own redirects", () => {
     const oauthFetch = timedFetch((url, init) => fetch(url, init), { timeoutMs: 5_000 });
     expect(await (await oauthFetch(`${base}/moved`, { method: "POST", body: "x" })).text()).toBe("at /here by GET");
     await expect(oauthFetch(`${base}/to-metadata`)).rejects.toThrow(/link-local address/);
+    // The same address spelled in IPv6, and other clouds' metadata addresses: never asked.
+    const asked: string[] = [];
+    const never = timedFetch(
+      async (url) => {
+        asked.push(String(url));
+        throw new Error("asked");
+      },
+      { timeoutMs: 5_000 },
+    );
+    for (const host of [
+      "[::ffff:169.254.169.254]",
+      "[::169.254.169.254]",
+      "[64:ff9b::a9fe:a9fe]",
+      "100.100.100.200",
+      "192.0.0.192",
+    ])
+      await expect(never(`http://${host}/latest/meta-data/`), host).rejects.toThrow(/link-local address/);
+    expect(asked).toEqual([]);
   });
 
   it("a hop to plain http beyond loopback is refused unless the server's auth has allowHttp", async () => {
