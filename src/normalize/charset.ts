@@ -74,14 +74,36 @@ const WINDOWS_1252_LABELS = new Set([
   "latin1",
 ]);
 
+/** Labels of 16-bit Unicode that leave the byte order open (UTF-16LE/BE name theirs). */
+const OPEN_ORDER_16 = new Set(["utf-16", "utf16", "ucs-2", "ucs2", "iso-10646-ucs-2", "csunicode", "unicode"]);
+
+/** Bytes looked at for the byte order of unmarked 16-bit text. */
+const ORDER_SAMPLE_BYTES = 4096;
+
 /**
- * The charset bytes declared as `charset` (canonical) and without a BOM are decoded in. UTF-16
- * and UTF-32 without a BOM are big-endian (RFC 2781 §4.3, Unicode §3.10).
+ * The charset bytes declared as `charset` (canonical) and without a BOM are decoded in. 16-bit
+ * text whose label leaves the byte order open is read in the order its bytes show: text with
+ * Latin letters, digits or spaces has a zero high byte in most units, which is the first byte of
+ * each pair big-endian and the second little-endian (Windows writes UTF-16LE and labels it
+ * "utf-16" or "unicode"). Without that evidence (all CJK, say) it is big-endian, as is UTF-32
+ * without a BOM (RFC 2781 §4.3, Unicode §3.10).
  */
-export function decodingCharset(charset: string): string {
-  if (charset === "utf-16" || charset === "utf16") return "utf-16be";
+export function decodingCharset(charset: string, bytes?: Uint8Array): string {
+  if (OPEN_ORDER_16.has(charset)) return bytes !== undefined && looksLittleEndian(bytes) ? "utf-16le" : "utf-16be";
   if (charset === "utf-32" || charset === "utf32") return "utf-32be";
   return WINDOWS_1252_LABELS.has(charset) ? "windows-1252" : charset;
+}
+
+/** Zero bytes in the second of each pair far outnumber those in the first. */
+function looksLittleEndian(bytes: Uint8Array): boolean {
+  let first = 0;
+  let second = 0;
+  const end = Math.min(bytes.length, ORDER_SAMPLE_BYTES) & ~1;
+  for (let i = 0; i < end; i += 2) {
+    if (bytes[i] === 0) first++;
+    if (bytes[i + 1] === 0) second++;
+  }
+  return second > 0 && second >= 4 * first;
 }
 
 /** UTF-8 and its subset ASCII: bytes in these need no transcoding. */

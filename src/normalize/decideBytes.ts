@@ -144,7 +144,7 @@ export function decideBytes(bytes: Buffer, ctx: BytesContext): BytesDecision {
       }
     }
     if (legacy !== undefined && isWideCharset(legacy)) {
-      const text = decodeStrict(bytes, decodingCharset(legacy));
+      const text = decodeStrict(bytes, decodingCharset(legacy, bytes));
       const decided = text === null ? null : transcoded(text, legacy, `declared charset ${legacy}`);
       if (decided !== null) return decided;
     }
