@@ -7,6 +7,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ImageQueue } from "../../src/fit/imageQueue.js";
+import { renderSvgInChild } from "../../src/fit/images/svgRenderChild.js";
 import { IMAGE_FORMATS } from "../../src/fit/settings.js";
 import { DEFAULT_LIMITS } from "../../src/config/defaults.js";
 import { svg } from "../fixtures/images/makeImages.js";
@@ -107,4 +108,17 @@ describe("the SVG renderer's child process", () => {
       else process.env.NODE_OPTIONS = before;
     }
   });
+
+  it("takes a large SVG in time proportional to its size (its input is joined once)", async () => {
+    const filler = "x".repeat(60 * 1024 * 1024);
+    const large = `<svg xmlns="http://www.w3.org/2000/svg" width="400" height="200"><!--${filler}--><rect width="400" height="200"/></svg>`;
+    const started = Date.now();
+    const drawn = await renderSvgInChild(large, {
+      font: { loadSystemFonts: false },
+      fitTo: { mode: "width", value: 400 },
+    });
+    expect(drawn).toMatchObject({ width: 400, height: 200 });
+    // Joined chunk by chunk, 60 MB took tens of seconds; once, well under one.
+    expect(Date.now() - started).toBeLessThan(8_000);
+  }, 30_000);
 });

@@ -18,17 +18,24 @@ import { createRequire } from "node:module";
 
 const CHILD_SOURCE = `
 const { renderAsync } = require(process.argv[1]);
-let input = Buffer.alloc(0);
+const chunks = [];
+let received = 0;
+let header;
 let started = false;
 process.stdin.on("data", (chunk) => {
   if (started) return;
-  input = Buffer.concat([input, chunk]);
-  const newline = input.indexOf(10);
-  if (newline === -1) return;
-  const { options, length } = JSON.parse(input.subarray(0, newline).toString("utf8"));
-  if (input.length - newline - 1 < length) return;
+  chunks.push(chunk);
+  received += chunk.length;
+  if (header === undefined) {
+    const head = Buffer.concat(chunks);
+    const newline = head.indexOf(10);
+    if (newline === -1) return;
+    header = { ...JSON.parse(head.subarray(0, newline).toString("utf8")), at: newline + 1 };
+  }
+  if (received - header.at < header.length) return;
   started = true;
-  renderAsync(input.subarray(newline + 1, newline + 1 + length), options).then(
+  const input = Buffer.concat(chunks);
+  renderAsync(input.subarray(header.at, header.at + header.length), header.options).then(
     (image) => process.stdout.end(image.asPng(), () => process.exit(0)),
     (error) => {
       process.stderr.write(String(error) + "\\n");
