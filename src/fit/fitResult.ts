@@ -25,6 +25,8 @@ export interface FitSession {
   readonly runtime: FitRuntime;
   /** This session's pages; null when nothing may be cut. */
   readonly store: SpillStore | null;
+  /** Aborted when the session ends: its image fits still running are given up (a drawing killed). */
+  readonly ended?: AbortSignal;
 }
 
 export interface Fitted {
@@ -119,7 +121,7 @@ export function fitResult(
       return { value: result, changes };
   }
   if (jobs.length === 0) return { value, changes };
-  return runImages(jobs, session.runtime).then((outcomes) => {
+  return runImages(jobs, session.runtime, session.ended).then((outcomes) => {
     const replacements = new Map<JsonObject, JsonObject>();
     for (let i = 0; i < jobs.length; i++) {
       const job = jobs[i]!;
@@ -222,7 +224,7 @@ interface JobOutcome {
   readonly record: ChangeRecord | null;
 }
 
-function runImages(jobs: readonly ImageJob[], runtime: FitRuntime): Promise<JobOutcome[]> {
+function runImages(jobs: readonly ImageJob[], runtime: FitRuntime, ended?: AbortSignal): Promise<JobOutcome[]> {
   return Promise.all(
     jobs.map(async (job): Promise<JobOutcome> => {
       const holder = job.kind === "resource" ? (job.block.resource as JsonObject) : job.block;
@@ -257,7 +259,7 @@ function runImages(jobs: readonly ImageJob[], runtime: FitRuntime): Promise<JobO
           record: record("warn-image-undecodable", "image data is not standard base64", job.block),
         };
       // Rules for what the bytes are apply too: an SVG labelled image/png is an SVG to them.
-      const fit: ImageFit = await runtime.images.fit(bytes, job.settings, job.settingsAs);
+      const fit: ImageFit = await runtime.images.fit(bytes, job.settings, job.settingsAs, ended);
       if (fit.kind === "keep") return { block: null, record: null };
       if (fit.kind === "warn") return { block: null, record: record(fit.action, fit.reason, job.block) };
       const replaced = rebuild(holder, { [key]: encodeBase64(fit.bytes), mimeType: fit.mime });

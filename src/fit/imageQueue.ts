@@ -34,19 +34,31 @@ export class ImageQueue {
     return { running: this.running, waiting: this.waiting.length };
   }
 
-  /** `settingsAs`: the settings for what the bytes turn out to be (null: images off for that type). */
-  fit(bytes: Buffer, settings: ImageSettings, settingsAs?: (mime: string) => ImageSettings | null): Promise<ImageFit> {
+  /**
+   * `settingsAs`: the settings for what the bytes turn out to be (null: images off for that type).
+   * `ended`: the session's end, which gives the fit up as its timeout does.
+   */
+  fit(
+    bytes: Buffer,
+    settings: ImageSettings,
+    settingsAs?: (mime: string) => ImageSettings | null,
+    ended?: AbortSignal,
+  ): Promise<ImageFit> {
     const abort = new AbortController();
     let timer: NodeJS.Timeout | undefined;
+    let giveUp: (() => void) | undefined;
     const timeout = new Promise<ImageFit>((resolve) => {
-      timer = setTimeout(() => {
+      const stop = (reason: string): void => {
         abort.abort();
-        resolve({
-          kind: "warn",
-          action: "warn-image-timeout",
-          reason: `not fitted within limits.fitTimeoutMs (${this.options.timeoutMs} ms); sent as it was`,
-        });
-      }, this.options.timeoutMs);
+        resolve({ kind: "warn", action: "warn-image-timeout", reason });
+      };
+      timer = setTimeout(
+        () => stop(`not fitted within limits.fitTimeoutMs (${this.options.timeoutMs} ms); sent as it was`),
+        this.options.timeoutMs,
+      );
+      giveUp = () => stop("not fitted: its session ended");
+      if (ended?.aborted) giveUp();
+      else ended?.addEventListener("abort", giveUp, { once: true });
     });
     const work = this.slot().then(async (release) => {
       try {
@@ -70,7 +82,10 @@ export class ImageQueue {
         release();
       }
     });
-    return Promise.race([work.then((fit) => fit ?? timeout), timeout]).finally(() => clearTimeout(timer));
+    return Promise.race([work.then((fit) => fit ?? timeout), timeout]).finally(() => {
+      clearTimeout(timer);
+      if (giveUp !== undefined) ended?.removeEventListener("abort", giveUp);
+    });
   }
 
   private slot(): Promise<() => void> {

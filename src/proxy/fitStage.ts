@@ -39,12 +39,18 @@ export class FitStage {
   /** True once the proxy declared `resources` for an upstream that had not. */
   private declaredResources = false;
   private readonly ownsStore: boolean;
+  private readonly ending = new AbortController();
 
   constructor(options: FitOptions) {
     const policy = options.policy instanceof FitPolicy ? options.policy : fitPolicyOf(options.policy);
     const runtime = options.runtime ?? defaultFitRuntime();
     this.ownsStore = options.store === undefined;
-    this.session = { policy, runtime, store: policy.mayCut ? (options.store ?? new SpillStore(runtime.spill)) : null };
+    this.session = {
+      policy,
+      runtime,
+      store: policy.mayCut ? (options.store ?? new SpillStore(runtime.spill)) : null,
+      ended: this.ending.signal,
+    };
   }
 
   get active(): boolean {
@@ -87,7 +93,9 @@ export class FitStage {
     return null;
   }
 
+  /** The session is over: its pages go, and its image fits still running are given up. */
   close(): void {
+    this.ending.abort();
     if (this.ownsStore) this.session.store?.close();
   }
 }

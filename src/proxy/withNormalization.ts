@@ -82,7 +82,8 @@ export class NormalizingTransport implements ProxyTransport {
   /** Events of the message being received, reported once it has been handed on. */
   private events: NormalizationEvent[] = [];
   private readonly now: () => number;
-  private readonly fit: FitStage | undefined;
+  /** The fit layer of the current connection (a new one when the transport is started again). */
+  private fit: FitStage | undefined;
   /**
    * Set while messages wait to be handed on, in order: while one waits for its images (the
    * upstream is then not read), and the proxy's own answers while the reader holds us back.
@@ -148,12 +149,21 @@ export class NormalizingTransport implements ProxyTransport {
   }
 
   start(): Promise<void> {
+    // Started again after a close (an SDK client connecting anew): a fresh connection, with a
+    // fit layer of its own — the last one's pages and fits ended with it.
+    if (this.released) {
+      this.released = false;
+      this.closing = false;
+      this.held = false;
+      this.fit = this.options.fit === undefined ? undefined : new FitStage(this.options.fit);
+    }
     return this.inner.start();
   }
 
   close(): Promise<void> {
-    // Closed from this side: nobody waits for results still being fitted.
+    // Closed from this side: nobody waits for results still being fitted, whose drawings end now.
     this.closing = true;
+    this.fit?.close();
     // Freed even if the inner transport never reports its end.
     return this.inner.close().finally(() => this.release());
   }

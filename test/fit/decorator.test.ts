@@ -3,11 +3,20 @@
  * on synchronously, a result with images holds what comes after it (order kept), the upstream's
  * close waits for it, and pages of a cut result are served without reaching the upstream.
  */
+import { execFileSync } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
+import sharp from "sharp";
 import { describe, expect, it } from "vitest";
-import type { NormalizationEvent, NormalizationOptions } from "../../src/index.js";
+import { withNormalization, type NormalizationEvent, type NormalizationOptions } from "../../src/index.js";
 import { bigPng } from "../fixtures/images/makeImages.js";
 import { decoratorPair } from "../helpers/decoratorPair.js";
+import { IMAGE_SERVER } from "../helpers/paths.js";
 import { waitFor } from "../helpers/polling.js";
+import { tempDir } from "../helpers/tempDir.js";
 
 /** The decorator with `fit`, and the normalization events it reports. */
 async function pair(fit: NormalizationOptions["fit"]) {
@@ -212,3 +221,66 @@ describe("an image whose data is not base64", () => {
     ]);
   });
 });
+
+describe("the fit layer across the decorator's connections", () => {
+  it("closing it while an SVG is being drawn ends the drawing at once", async () => {
+    const { upstream, transport } = await pair({ policy: { images: true } });
+    const blur = '<rect width="1500" height="1500" filter="url(#f)"/>'.repeat(50);
+    const svg =
+      '<svg xmlns="http://www.w3.org/2000/svg" width="1500" height="1500"><filter id="f" x="-50" y="-50" ' +
+      `width="100" height="100"><feGaussianBlur stdDeviation="500"/></filter>${blur}</svg>`;
+    await transport.send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "draw" } });
+    const data = Buffer.from(svg).toString("base64");
+    await upstream.send({
+      jsonrpc: "2.0",
+      id: 1,
+      result: { content: [{ type: "image", data, mimeType: "image/svg+xml" }] },
+    });
+    await waitFor(() => renderers() > 0);
+    await transport.close();
+    await waitFor(() => renderers() === 0, 2_000);
+    expect(renderers()).toBe(0);
+  });
+
+  it("started again after a close (an SDK client reconnecting), it fits results as before", async () => {
+    const dir = tempDir("mcpn-reuse-");
+    writeFileSync(join(dir, "big.png"), await bigPng(3000, 2000));
+    const stdio = new StdioClientTransport({
+      command: process.execPath,
+      args: [IMAGE_SERVER],
+      env: { ...process.env, FIXTURE_IMAGES_DIR: dir } as Record<string, string>,
+      stderr: "ignore",
+    });
+    const transport = withNormalization(stdio, { fit: { policy: { images: true } } });
+    const client = new Client({ name: "reconnecting-host", version: "1" });
+    const widthOfImage = async (): Promise<string> => {
+      const result = await client.request(
+        { method: "tools/call", params: { name: "image", arguments: { file: "big.png", mimeType: "image/png" } } },
+        CallToolResultSchema,
+        { timeout: 15_000 },
+      );
+      const block = result.content[0] as { data: string };
+      return String((await sharp(Buffer.from(block.data, "base64")).metadata()).width);
+    };
+    try {
+      for (let round = 0; round < 2; round++) {
+        await client.connect(transport);
+        expect(await widthOfImage(), `round ${round + 1}`).toBe("1568");
+        await client.close();
+      }
+    } finally {
+      await client.close();
+    }
+  }, 40_000);
+});
+
+/** Children of this process drawing an SVG. */
+function renderers(): number {
+  let out = "";
+  try {
+    out = execFileSync("ps", ["-o", "args=", "--ppid", String(process.pid)], { encoding: "utf8" });
+  } catch {
+    // ps exits 1 when there are none.
+  }
+  return out.split("\n").filter((line) => line.includes("--input-type=commonjs")).length;
+}
