@@ -6,6 +6,7 @@ export {
   type NormalizationOptions,
 } from "./proxy/withNormalization.js";
 export { Bridge, type BridgeOptions } from "./proxy/bridge.js";
+export { createStderrLogger, silentLogger, type Logger, type LogLevel } from "./observe/logger.js";
 export type { FitOptions } from "./proxy/fitStage.js";
 export type { FitPolicyInput } from "./fit/fitPolicy.js";
 export { DEFAULT_LIMITS, DEFAULT_IMAGES, DEFAULT_NORMALIZE, DEFAULT_FIT } from "./config/defaults.js";

@@ -211,7 +211,12 @@ console.log(JSON.stringify({ content: result.contents[0], events }));
     writeFileSync(
       join(app, "host.ts"),
       `import { withNormalization, type NormalizationOptions, type NormalizationEvent } from "mcp-normalizer";
+import { silentLogger, type BridgeOptions, type Logger } from "mcp-normalizer";
 const options: NormalizationOptions = { onNormalized: (event: NormalizationEvent) => void event.changes.length };
+// A bridge's logger can be named and made from the package alone.
+const logger: Logger = silentLogger;
+const bridgeLogger: BridgeOptions["logger"] = logger;
+void bridgeLogger;
 // @ts-expect-error: not a transport
 withNormalization(42, options);
 // @ts-expect-error: no such export
