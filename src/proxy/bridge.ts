@@ -39,6 +39,7 @@ import {
 } from "../transports/jsonrpc.js";
 import { NormalizingTransport, type NormalizationOptions } from "./withNormalization.js";
 import { type InFlightRequest, RequestTable } from "./requestTable.js";
+import { serverRefused } from "./serverRefused.js";
 import { SENT } from "../transports/drainWaiter.js";
 
 /**
@@ -802,16 +803,4 @@ function invalidAnswer(msg: Record<string, unknown>): string | undefined {
   }
   if (!isObj(msg.result)) return "its result is not an object";
   return undefined;
-}
-
-/**
- * A failed `initialize` that says the server cannot serve anyone: no answer at all, or an HTTP
- * status of the server's or its configuration's (401/403: the key; 404: the URL; 5xx). A 400
- * or 422 answers that host's request, which another host may send right; a login the server
- * needs has its own signal on /healthz.
- */
-function serverRefused(error: Record<string, unknown>): boolean {
-  if (!isObj(error.data) || error.data.code === "UPSTREAM_AUTH_REQUIRED") return false;
-  const status = error.data.status;
-  return typeof status !== "number" || status >= 500 || status === 401 || status === 403 || status === 404;
 }

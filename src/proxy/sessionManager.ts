@@ -409,6 +409,16 @@ export class SessionManager {
           }
           for (const waiter of [...this.settledWaiters]) waiter();
         },
+        onUpstreamAnswer: (upstream, refused) => {
+          const health = this.health.get(server)!;
+          const current = upstream.fromCurrentEntry?.() !== false;
+          if (refused !== undefined) return this.noteFailure(server, health, refused, current);
+          // It answered: whatever failed before is over (if it runs the entry in force).
+          if (!current || health.consecutiveFailures === 0) return;
+          this.backoff.get(server)!.failures = 0;
+          health.consecutiveFailures = 0;
+          health.status = "up";
+        },
         onSettled: () => {
           if (this.settledWaiters.size > 0) for (const waiter of [...this.settledWaiters]) waiter();
         },

@@ -43,6 +43,7 @@ import {
   isResponse,
   notJsonRpc2,
   progressToken,
+  isFailedRequest,
   relatedRequestOf,
   type RequestId,
 } from "../transports/jsonrpc.js";
@@ -61,6 +62,7 @@ import { DEFAULT_LIMITS } from "../config/defaults.js";
 import { forwardableMcpHeaders } from "../transports/mcpHeaders.js";
 import type { NormalizingTransport } from "./withNormalization.js";
 import { type InFlightRequest, RequestTable } from "./requestTable.js";
+import { serverRefused } from "./serverRefused.js";
 
 /** An upstream the pool may use: started, normalizing, and able to say why it ended. */
 export interface PooledUpstream {
@@ -87,6 +89,11 @@ export interface StatelessPoolOptions {
   readonly startUpstream: (requests: RequestTable) => Promise<PooledUpstream>;
   /** An upstream ended: `onItsOwn` when nobody asked it to (a failure). */
   readonly onUpstreamEnded: (upstream: PooledUpstream, onItsOwn: boolean) => void;
+  /**
+   * An upstream answered a request (`refused` undefined: it works), or its transport answered
+   * for it with an error no host could get past (`refused`: why — no answer, HTTP 401, 5xx…).
+   */
+  readonly onUpstreamAnswer?: (upstream: PooledUpstream, refused?: string) => void;
   /** Called whenever nothing is in flight any more (graceful shutdown waits on it). */
   readonly onSettled?: () => void;
   /** Bytes a POST's host may leave untaken before its upstream is no longer read (`limits.hostBufferBytes`). */
@@ -280,7 +287,7 @@ export class StatelessPool {
         // from that new entry: it serves like any other.
         if (lane.retired !== undefined && upstream.fromCurrentEntry?.() === true) lane.retired = undefined;
         upstream.transport.onmessage = (message, extra) =>
-          this.fromUpstream(lane, upstream, message, relatedRequestOf(extra));
+          this.fromUpstream(lane, upstream, message, relatedRequestOf(extra), isFailedRequest(extra));
         upstream.transport.onproblem = (problem) => this.upstreamProblem(lane, problem);
         upstream.transport.onerror = (error) =>
           this.options.logger.warn("pooled upstream transport error", { upstream: upstream.id, error: error.message });
@@ -385,9 +392,13 @@ export class StatelessPool {
     upstream: PooledUpstream,
     message: JSONRPCMessage,
     onStream: RequestId | undefined,
+    failed = false,
   ): void {
     for (const msg of Array.isArray(message) ? (message as unknown[]) : [message]) {
       if (isResponse(msg)) {
+        const error = (msg as { error?: { message?: unknown } }).error;
+        if (!failed) this.options.onUpstreamAnswer?.(upstream);
+        else if (serverRefused(error)) this.options.onUpstreamAnswer?.(upstream, String(error?.message));
         const inFlight = typeof msg.id === "number" ? this.forget(lane, msg.id) : undefined;
         if (inFlight === undefined) {
           this.options.logger.warn("pooled upstream answered a request that is not waiting; not forwarded", {

@@ -7,6 +7,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connect, hostTransport, raw, type ServeProcess } from "../helpers/proxyProcess.js";
+import { post } from "../badInput/mcpHttp.js";
 import { getJson, serveConfig } from "./helpers.js";
 import { startRemoteUpstream, type RemoteUpstream } from "../fixtures/upstream-servers/remoteUpstream.js";
 
@@ -159,6 +160,57 @@ describe("a remote upstream that refuses every initialize with an HTTP error (a 
       await serve.stop();
       picky.closeAllConnections();
       picky.close();
+    }
+  });
+
+  it("stateless hosts (no initialize) see it too: down while it refuses, up once it answers", async () => {
+    let refusing = true;
+    // A stateless server behind a door that refuses every POST with 401 until it is opened.
+    const door = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on("data", (chunk: Buffer) => chunks.push(chunk));
+      req.on("end", () => {
+        if (refusing) return void res.writeHead(401, { "content-type": "text/plain" }).end("invalid API key");
+        if (req.method !== "POST") return void res.writeHead(405).end();
+        const asked = JSON.parse(Buffer.concat(chunks).toString("utf8")) as { id?: unknown };
+        if (asked.id === undefined) return void res.writeHead(202).end();
+        const result = { content: [{ type: "text", text: "ok" }] };
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(JSON.stringify({ jsonrpc: "2.0", id: asked.id, result }));
+      });
+    });
+    await new Promise<void>((resolve) => door.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(door.address() as AddressInfo).port}/mcp`;
+    const serve = await serveConfig({ mcpServers: { keyed: { url } } });
+    const call = () =>
+      post(
+        `${serve.url}/mcp/keyed`,
+        JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "ok" } }),
+        undefined,
+        { "mcp-protocol-version": "2026-07-28" },
+      );
+    const health = async () =>
+      (await getJson(`${serve.url}/healthz`)).body as {
+        status: string;
+        servers: Record<string, { status: string; lastError?: string }>;
+      };
+    try {
+      const refused = await call();
+      expect(JSON.stringify(refused.messages)).toMatch(/HTTP 401/);
+      const down = await health();
+      expect(down.status).toBe("degraded");
+      expect(down.servers.keyed).toMatchObject({ status: "down" });
+      expect(down.servers.keyed!.lastError).toMatch(/HTTP 401/);
+      refusing = false;
+      const answered = await call();
+      expect(JSON.stringify(answered.messages), JSON.stringify(answered.messages)).toMatch(/"text":"ok"/);
+      const up = await health();
+      expect(up.status).toBe("ok");
+      expect(up.servers.keyed!.status).toBe("up");
+    } finally {
+      await serve.stop();
+      door.closeAllConnections();
+      door.close();
     }
   });
 });
