@@ -3,7 +3,6 @@
  * on synchronously, a result with images holds what comes after it (order kept), the upstream's
  * close waits for it, and pages of a cut result are served without reaching the upstream.
  */
-import { execFileSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -16,6 +15,7 @@ import { bigPng } from "../fixtures/images/makeImages.js";
 import { decoratorPair } from "../helpers/decoratorPair.js";
 import { IMAGE_SERVER } from "../helpers/paths.js";
 import { waitFor } from "../helpers/polling.js";
+import { SLOW_SVG, svgRenderersOf } from "../helpers/svgRenderers.js";
 import { tempDir } from "../helpers/tempDir.js";
 
 /** The decorator with `fit`, and the normalization events it reports. */
@@ -225,21 +225,16 @@ describe("an image whose data is not base64", () => {
 describe("the fit layer across the decorator's connections", () => {
   it("closing it while an SVG is being drawn ends the drawing at once", async () => {
     const { upstream, transport } = await pair({ policy: { images: true } });
-    const blur = '<rect width="1500" height="1500" filter="url(#f)"/>'.repeat(50);
-    const svg =
-      '<svg xmlns="http://www.w3.org/2000/svg" width="1500" height="1500"><filter id="f" x="-50" y="-50" ' +
-      `width="100" height="100"><feGaussianBlur stdDeviation="500"/></filter>${blur}</svg>`;
     await transport.send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "draw" } });
-    const data = Buffer.from(svg).toString("base64");
+    const data = Buffer.from(SLOW_SVG).toString("base64");
     await upstream.send({
       jsonrpc: "2.0",
       id: 1,
       result: { content: [{ type: "image", data, mimeType: "image/svg+xml" }] },
     });
-    await waitFor(() => renderers() > 0);
+    await waitFor(() => svgRenderersOf().length > 0);
     await transport.close();
-    await waitFor(() => renderers() === 0, 2_000);
-    expect(renderers()).toBe(0);
+    await waitFor(() => svgRenderersOf().length === 0, 2_000);
   });
 
   it("started again after a close (an SDK client reconnecting), it fits results as before", async () => {
@@ -273,14 +268,3 @@ describe("the fit layer across the decorator's connections", () => {
     }
   }, 40_000);
 });
-
-/** Children of this process drawing an SVG. */
-function renderers(): number {
-  let out = "";
-  try {
-    out = execFileSync("ps", ["-o", "args=", "--ppid", String(process.pid)], { encoding: "utf8" });
-  } catch {
-    // ps exits 1 when there are none.
-  }
-  return out.split("\n").filter((line) => line.includes("--input-type=commonjs")).length;
-}

@@ -1,10 +1,10 @@
-import { execFileSync } from "node:child_process";
 import { stat } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
 import { ImageQueue } from "../../src/fit/imageQueue.js";
 import { IMAGE_FORMATS } from "../../src/fit/settings.js";
 import { DEFAULT_LIMITS } from "../../src/config/defaults.js";
 import { bigPng } from "../fixtures/images/makeImages.js";
+import { SLOW_SVG, svgRenderersOf } from "../helpers/svgRenderers.js";
 
 const SETTINGS = { maxDimension: 1568, maxBytes: 1024 * 1024, formats: IMAGE_FORMATS, resources: false };
 
@@ -34,12 +34,7 @@ describe("the image queue", () => {
   });
 
   it("an SVG still drawing when its fit is given up stops drawing: no thread, no core stays busy with it", async () => {
-    // Blurred squares repeated: resvg draws each for long seconds, a few kilobytes in all.
-    const blur = '<rect width="1500" height="1500" filter="url(#f)"/>'.repeat(50);
-    const svg = Buffer.from(
-      `<svg xmlns="http://www.w3.org/2000/svg" width="1500" height="1500"><filter id="f" x="-50" y="-50" ` +
-        `width="100" height="100"><feGaussianBlur stdDeviation="500"/></filter>${blur}</svg>`,
-    );
+    const svg = Buffer.from(SLOW_SVG);
     const queue = new ImageQueue({ concurrency: 4, timeoutMs: 300, maxPixels: DEFAULT_LIMITS.imageMaxPixels });
     const fits = await Promise.all(Array.from({ length: 4 }, () => queue.fit(svg, SETTINGS)));
     for (const fit of fits) expect(fit).toMatchObject({ kind: "warn", action: "warn-image-timeout" });
@@ -48,20 +43,9 @@ describe("the image queue", () => {
     const waited = new Promise((resolve) => setTimeout(() => resolve("still waiting"), 5_000));
     expect(await Promise.race([fileWork, waited])).toBe("done");
     const deadline = Date.now() + 5_000;
-    while ((queue.load.running > 0 || renderers() > 0) && Date.now() < deadline)
+    while ((queue.load.running > 0 || svgRenderersOf().length > 0) && Date.now() < deadline)
       await new Promise((resolve) => setTimeout(resolve, 50));
     expect(queue.load).toEqual({ running: 0, waiting: 0 });
-    expect(renderers()).toBe(0);
+    expect(svgRenderersOf()).toEqual([]);
   }, 20_000);
 });
-
-/** Child processes of this one still running `node -e` (an SVG renderer). */
-function renderers(): number {
-  let out = "";
-  try {
-    out = execFileSync("ps", ["-o", "args=", "--ppid", String(process.pid)], { encoding: "utf8" });
-  } catch {
-    // ps exits 1 when there are none.
-  }
-  return out.split("\n").filter((line) => line.includes(" -e ")).length;
-}

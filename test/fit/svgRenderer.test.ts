@@ -2,7 +2,7 @@
  * The child process an SVG is drawn in: it never outlives the proxy (ended gracefully or killed
  * outright while it draws), and it runs whatever NODE_OPTIONS the proxy was started with.
  */
-import { execFileSync, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -12,28 +12,10 @@ import { IMAGE_FORMATS } from "../../src/fit/settings.js";
 import { DEFAULT_LIMITS } from "../../src/config/defaults.js";
 import { svg } from "../fixtures/images/makeImages.js";
 import { CLI, IMAGE_SERVER } from "../helpers/paths.js";
+import { SLOW_SVG, svgRenderersOf } from "../helpers/svgRenderers.js";
 import { tempDir } from "../helpers/tempDir.js";
 
-/** Blurred squares repeated: resvg draws each for long seconds, a few kilobytes in all. */
-const SLOW_SVG =
-  '<svg xmlns="http://www.w3.org/2000/svg" width="1500" height="1500"><filter id="f" x="-50" y="-50" ' +
-  `width="100" height="100"><feGaussianBlur stdDeviation="500"/></filter>${'<rect width="1500" height="1500" filter="url(#f)"/>'.repeat(50)}</svg>`;
-
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Children of `pid` running an SVG renderer. */
-function renderersOf(pid: number): number[] {
-  let out = "";
-  try {
-    out = execFileSync("ps", ["-o", "pid=,args=", "--ppid", String(pid)], { encoding: "utf8" });
-  } catch {
-    // ps exits 1 when there are none.
-  }
-  return out
-    .split("\n")
-    .filter((line) => line.includes("--input-type=commonjs"))
-    .map((line) => Number.parseInt(line.trim(), 10));
-}
 
 /** Whether `pid` still runs (a zombie waiting for a parent that does not reap it has ended). */
 function alive(pid: number): boolean {
@@ -80,7 +62,7 @@ describe("the SVG renderer's child process", () => {
         });
         for (let waited = 0; renderer === undefined && waited < 15_000; waited += 100) {
           await sleep(100);
-          renderer = renderersOf(proxy.pid!)[0];
+          renderer = svgRenderersOf(proxy.pid!)[0];
         }
         expect(renderer, "a renderer started").toBeDefined();
         proxy.kill(signal);
