@@ -11,6 +11,17 @@ import { post } from "../badInput/mcpHttp.js";
 import { getJson, serveConfig } from "./helpers.js";
 import { startRemoteUpstream, type RemoteUpstream } from "../fixtures/upstream-servers/remoteUpstream.js";
 
+/** What opening a session to `name` through `serve` came to: "connected", or why it failed. */
+function sessionOpening(serve: ServeProcess, name: string): Promise<string> {
+  return connect(hostTransport("mcp", { url: serve.url, name })).then(
+    async (host) => {
+      await host.close();
+      return "connected";
+    },
+    (error: Error) => error.message,
+  );
+}
+
 function text(result: Record<string, unknown>): string {
   return (result.content as Array<{ text: string }>)[0]!.text;
 }
@@ -61,13 +72,7 @@ describe("a remote upstream", () => {
   it("down: new sessions fail with an error naming the upstream and the cause; once it is back, new sessions connect again", async () => {
     const port = upstream.port;
     await upstream.stop();
-    const refused = await connect(hostTransport("mcp", { url: serve.url, name: "remote" })).then(
-      async (host) => {
-        await host.close();
-        return "connected";
-      },
-      (error: Error) => error.message,
-    );
+    const refused = await sessionOpening(serve, "remote");
     expect(refused).toMatch(/cannot reach upstream http:\/\/127\.0\.0\.1:\d+\/mcp.*ECONNREFUSED/);
     const health = (await getJson(`${serve.url}/healthz`)).body as {
       servers: Record<string, { status: string; lastError: string }>;
@@ -93,13 +98,7 @@ describe("a remote upstream that refuses every initialize with an HTTP error (a 
     const serve = await serveConfig({ mcpServers: { keyed: { url: `http://127.0.0.1:${port}/mcp` } } });
     let upstream: RemoteUpstream | undefined;
     try {
-      const refused = await connect(hostTransport("mcp", { url: serve.url, name: "keyed" })).then(
-        async (host) => {
-          await host.close();
-          return "connected";
-        },
-        (error: Error) => error.message,
-      );
+      const refused = await sessionOpening(serve, "keyed");
       expect(refused).toMatch(/answered POST initialize with HTTP 401/);
       const health = (await getJson(`${serve.url}/healthz`)).body as {
         status: string;
@@ -141,13 +140,7 @@ describe("a remote upstream that refuses every initialize with an HTTP error (a 
     const url = `http://127.0.0.1:${(picky.address() as AddressInfo).port}/mcp`;
     const serve = await serveConfig({ mcpServers: { picky: { url } } });
     try {
-      const refused = await connect(hostTransport("mcp", { url: serve.url, name: "picky" })).then(
-        async (host) => {
-          await host.close();
-          return "connected";
-        },
-        (error: Error) => error.message,
-      );
+      const refused = await sessionOpening(serve, "picky");
       expect(refused).toMatch(/answered POST initialize with HTTP 400/);
       const health = (await getJson(`${serve.url}/healthz`)).body as {
         status: string;
