@@ -11,7 +11,7 @@ import { parseHeaderFlags } from "./args.js";
 import { defaultUpstreamName, upstreamCommandOf } from "./upstreamCommand.js";
 import { serverNameProblem } from "../config/serverName.js";
 import { hasUrlCredentials, URL_CREDENTIALS } from "../config/urlCredentials.js";
-import { isPlainHttpBeyondLoopback, PLAIN_HTTP_OAUTH } from "../config/loopback.js";
+import { isPlainHttpBeyondLoopback, PLAIN_HTTP_OAUTH_FLAG } from "../config/loopback.js";
 
 export const SELECTOR_OPTIONS = {
   url: { type: "string" },
@@ -164,10 +164,7 @@ export async function selectUpstream(
         `${commandName}: --auth oauth works with http(s) upstreams (streamable-http, sse), not WebSocket`,
       );
     if (values.auth !== undefined && isPlainHttpBeyondLoopback(values.url))
-      throw new NormalizerError(
-        "USAGE",
-        `${commandName}: --url ${PLAIN_HTTP_OAUTH.replace("set", "with a config file,")} (--auth oauth)`,
-      );
+      throw new NormalizerError("USAGE", `${commandName}: --url ${PLAIN_HTTP_OAUTH_FLAG} (--auth oauth)`);
     if (values.auth !== undefined && Object.keys(headers ?? {}).some((h) => h.toLowerCase() === "authorization"))
       throw new NormalizerError(
         "USAGE",

@@ -516,8 +516,8 @@ export class Bridge {
       }
       if (waiting.method === "initialize" && isObj(msg.result) && typeof msg.result.protocolVersion === "string")
         this.protocolVersion = msg.result.protocolVersion;
-      if (failed && waiting.method === "initialize" && isObj(msg.error) && serverRefused(msg.error))
-        this.options.onInitializeFailed?.(String(msg.error.message));
+      if (failed && waiting.method === "initialize" && serverRefused(msg.error))
+        this.options.onInitializeFailed?.(String((msg.error as { message?: unknown }).message));
       related = msg.id;
     } else {
       if (isRequest(msg)) {

@@ -91,7 +91,6 @@ export function progressToken(msg: Obj): RequestId | undefined {
   return isRequestId(token) ? token : undefined;
 }
 
-/** The request an upstream transport said a message belongs to (`UpstreamMessageExtra`), if it said. */
 /** What an upstream transport passes with an error answer it built itself (`UpstreamMessageExtra`). */
 export const FAILED_REQUEST: MessageExtraInfo & { failedRequest: true } = Object.freeze({ failedRequest: true });
 
@@ -100,6 +99,7 @@ export function isFailedRequest(extra: MessageExtraInfo | undefined): boolean {
   return (extra as { failedRequest?: unknown } | undefined)?.failedRequest === true;
 }
 
+/** The request an upstream transport said a message belongs to (`UpstreamMessageExtra`), if it said. */
 export function relatedRequestOf(extra: MessageExtraInfo | undefined): RequestId | undefined {
   const id = (extra as { relatedRequestId?: unknown } | undefined)?.relatedRequestId;
   return isRequestId(id) ? id : undefined;

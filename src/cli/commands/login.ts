@@ -9,7 +9,7 @@ import { resolve } from "node:path";
 import { NormalizerError } from "../../errors/NormalizerError.js";
 import { DEFAULT_CONFIG_FILE } from "../../config/defaults.js";
 import { loadConfigFile } from "../../config/load.js";
-import { isPlainHttpBeyondLoopback, PLAIN_HTTP_OAUTH } from "../../config/loopback.js";
+import { isPlainHttpBeyondLoopback, PLAIN_HTTP_OAUTH_FLAG } from "../../config/loopback.js";
 import { ConfigSchema, isStdioServer, type ProxyConfig } from "../../config/schema.js";
 import { authSpecOf } from "../../proxy/upstreamAuths.js";
 import { describeUrl } from "../../transports/upstream/upstreamMessages.js";
@@ -132,8 +132,7 @@ function fromUrl(url: string, positionals: readonly string[], config: string | u
       "USAGE",
       `login: --url expects an http(s):// URL, got ${JSON.stringify(describeUrl(url))}`,
     );
-  if (isPlainHttpBeyondLoopback(url))
-    throw new NormalizerError("USAGE", `login: --url ${PLAIN_HTTP_OAUTH.replace("set", "with a config file,")}`);
+  if (isPlainHttpBeyondLoopback(url)) throw new NormalizerError("USAGE", `login: --url ${PLAIN_HTTP_OAUTH_FLAG}`);
   if (url.endsWith("?…"))
     throw new NormalizerError(
       "USAGE",
