@@ -94,7 +94,13 @@ export function decodingCharset(charset: string, bytes?: Uint8Array): string {
   return WINDOWS_1252_LABELS.has(charset) ? "windows-1252" : charset;
 }
 
-/** Zero bytes in the second of each pair far outnumber those in the first. */
+/** Fewest units with a zero second byte that can say "little-endian" (one CJK character can show one). */
+const MIN_ORDER_EVIDENCE = 4;
+
+/**
+ * Most units end in a zero byte, and far more than start with one: in big-endian text a zero
+ * low byte is one character in 256 of a block (U+4E00, a surrogate's DE00), not most of them.
+ */
 function looksLittleEndian(bytes: Uint8Array): boolean {
   let first = 0;
   let second = 0;
@@ -103,7 +109,7 @@ function looksLittleEndian(bytes: Uint8Array): boolean {
     if (bytes[i] === 0) first++;
     if (bytes[i + 1] === 0) second++;
   }
-  return second > 0 && second >= 4 * first;
+  return second >= MIN_ORDER_EVIDENCE && 2 * second >= end / 2 && second >= 4 * first;
 }
 
 /** UTF-8 and its subset ASCII: bytes in these need no transcoding. */
@@ -113,7 +119,7 @@ export function isUtf8Family(charset: string): boolean {
 
 /** UTF-16/32 are not ASCII-compatible: their text is full of NUL bytes. */
 export function isWideCharset(charset: string): boolean {
-  return /^(utf-?16|utf-?32|ucs-?2|ucs-?4)/.test(charset);
+  return OPEN_ORDER_16.has(charset) || /^(utf-?16|utf-?32|ucs-?2|ucs-?4)/.test(charset);
 }
 
 /**
