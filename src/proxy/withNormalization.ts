@@ -155,6 +155,8 @@ export class NormalizingTransport implements ProxyTransport {
       this.released = false;
       this.closing = false;
       this.held = false;
+      this.fitting = false;
+      this.events = [];
       this.fit = this.options.fit === undefined ? undefined : new FitStage(this.options.fit);
     }
     return this.inner.start();
@@ -367,6 +369,9 @@ export class NormalizingTransport implements ProxyTransport {
     this.fitting = true;
     this.backlog ??= [];
     this.inner.pauseReading?.();
+    // The connection this fit belongs to: one closed and started again meanwhile has a fit layer
+    // of its own, and nothing of this one reaches it.
+    const stage = this.fit;
     (out as Promise<unknown>)
       .then(
         (value) =>
@@ -379,6 +384,7 @@ export class NormalizingTransport implements ProxyTransport {
         },
       )
       .then((value) => {
+        if (stage !== this.fit) return;
         if (!Array.isArray(message)) rememberOrigin(value, message);
         else if (Array.isArray(value))
           for (const [i, item] of value.entries()) rememberOrigin(item, (message as unknown[])[i]);

@@ -7,7 +7,8 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { CallToolResultSchema, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import sharp from "sharp";
 import { describe, expect, it } from "vitest";
 import { withNormalization, type NormalizationEvent, type NormalizationOptions } from "../../src/index.js";
@@ -235,6 +236,37 @@ describe("the fit layer across the decorator's connections", () => {
     await waitFor(() => svgRenderersOf().length > 0);
     await transport.close();
     await waitFor(() => svgRenderersOf().length === 0, 2_000);
+  });
+
+  it("closed while it fits and started again at once, the old connection's result never reaches the new", async () => {
+    // A transport whose close is over at once and that can start again (as a host's own may be).
+    const sent: JSONRPCMessage[] = [];
+    const inner: Transport = {
+      start: async () => {},
+      send: async (message) => void sent.push(message),
+      close: async () => inner.onclose?.(),
+    };
+    const transport = withNormalization(inner, { fit: { policy: { images: true } } });
+    const received: Array<{ connection: number; id: unknown }> = [];
+    let connection = 1;
+    transport.onmessage = (message) => received.push({ connection, id: "id" in message ? message.id : undefined });
+    await transport.start();
+    await transport.send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "shot" } });
+    const png = (await bigPng(4000, 3000)).toString("base64");
+    inner.onmessage?.({
+      jsonrpc: "2.0",
+      id: 1,
+      result: { content: [{ type: "image", data: png, mimeType: "image/png" }] },
+    });
+    await transport.close();
+    connection = 2;
+    await transport.start();
+    await transport.send({ jsonrpc: "2.0", id: 100, method: "tools/call", params: { name: "echo" } });
+    inner.onmessage?.({ jsonrpc: "2.0", id: 100, result: { content: [{ type: "text", text: "new" }] } });
+    // Long enough for the old image to have been fitted and handed on, were it going to be.
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    expect(received).toEqual([{ connection: 2, id: 100 }]);
+    expect(sent).toHaveLength(2);
   });
 
   it("started again after a close (an SDK client reconnecting), it fits results as before", async () => {
