@@ -33,12 +33,13 @@ export function isPlainHttpBeyondLoopback(url: string | URL): boolean {
   return parsed !== null && parsed.protocol === "http:" && !isLoopbackHost(parsed.hostname);
 }
 
+const ALLOW_HTTP = '"allowHttp": true';
 const PLAIN_HTTP_WHY =
   "is plain http to a host that is not loopback: OAuth would send its tokens and secrets in clear; use https, or ";
 
 /** Why OAuth to such a URL is refused, after the config field at fault. */
-export const PLAIN_HTTP_OAUTH = `${PLAIN_HTTP_WHY}set "allowHttp": true in the server's auth for a network you trust`;
+export const PLAIN_HTTP_OAUTH = `${PLAIN_HTTP_WHY}set ${ALLOW_HTTP} in the server's auth for a network you trust`;
 
 /** The same after a command-line flag, which has no way to say `allowHttp`. */
-export const PLAIN_HTTP_OAUTH_FLAG =
-  PLAIN_HTTP_WHY + 'a config file whose server\'s auth has "allowHttp": true, for a network you trust';
+const WITH_A_CONFIG = `a config file whose server's auth has ${ALLOW_HTTP},`;
+export const PLAIN_HTTP_OAUTH_FLAG = `${PLAIN_HTTP_WHY}${WITH_A_CONFIG} for a network you trust`;
