@@ -500,16 +500,18 @@ export class NormalizingTransport implements ProxyTransport {
    */
   private applyFit(msg: JsonObject, method: string, id: RequestId, as: string, tool: string | undefined): unknown {
     const started = this.now();
+    const stage = this.fit!;
     let fitted: Fitted | Promise<Fitted> | null;
     try {
-      fitted = this.fit!.fit(as, tool, msg.result);
+      fitted = stage.fit(as, tool, msg.result);
     } catch (error) {
       this.options.onEngineError?.(error, method);
       return msg;
     }
     if (fitted === null) return msg;
     const finish = (outcome: Fitted): unknown => {
-      if (outcome.changes.length > 0 && this.options.onNormalized !== undefined)
+      // A fit of a connection closed since reports nothing to the one that may follow it.
+      if (outcome.changes.length > 0 && this.options.onNormalized !== undefined && stage === this.fit)
         this.addFitEvent(method, id, outcome.changes, this.now() - started);
       return outcome.value === msg.result ? msg : rebuild(msg, { result: outcome.value });
     };

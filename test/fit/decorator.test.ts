@@ -246,7 +246,11 @@ describe("the fit layer across the decorator's connections", () => {
       send: async (message) => void sent.push(message),
       close: async () => inner.onclose?.(),
     };
-    const transport = withNormalization(inner, { fit: { policy: { images: true } } });
+    const reported: Array<{ connection: number; id: unknown }> = [];
+    const transport = withNormalization(inner, {
+      fit: { policy: { images: true } },
+      onNormalized: (event) => reported.push({ connection, id: event.id }),
+    });
     const received: Array<{ connection: number; id: unknown }> = [];
     let connection = 1;
     transport.onmessage = (message) => received.push({ connection, id: "id" in message ? message.id : undefined });
@@ -266,6 +270,9 @@ describe("the fit layer across the decorator's connections", () => {
     // Long enough for the old image to have been fitted and handed on, were it going to be.
     await new Promise((resolve) => setTimeout(resolve, 3_000));
     expect(received).toEqual([{ connection: 2, id: 100 }]);
+    // Nor is its record reported with the new connection's messages.
+    inner.onmessage?.({ jsonrpc: "2.0", id: 101, result: { content: [{ type: "text", text: "later" }] } });
+    expect(reported.filter((event) => event.id === 1)).toEqual([]);
     expect(sent).toHaveLength(2);
   });
 
