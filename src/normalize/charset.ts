@@ -82,11 +82,11 @@ const ORDER_SAMPLE_BYTES = 4096;
 
 /**
  * The charset bytes declared as `charset` (canonical) and without a BOM are decoded in. 16-bit
- * text whose label leaves the byte order open is read in the order its bytes show: text with
- * Latin letters, digits or spaces has a zero high byte in most units, which is the first byte of
- * each pair big-endian and the second little-endian (Windows writes UTF-16LE and labels it
- * "utf-16" or "unicode"). Without that evidence (all CJK, say) it is big-endian, as is UTF-32
- * without a BOM (RFC 2781 §4.3, Unicode §3.10).
+ * text whose label leaves the byte order open is read in the order its bytes show: the high
+ * byte of each unit is the one that takes fewer values, the first of each pair big-endian and
+ * the second little-endian (Windows writes UTF-16LE and labels it "utf-16" or "unicode").
+ * Without that evidence it is big-endian, as is UTF-32 without a BOM (RFC 2781 §4.3, Unicode
+ * §3.10).
  */
 export function decodingCharset(charset: string, bytes?: Uint8Array): string {
   if (OPEN_ORDER_16.has(charset)) return bytes !== undefined && looksLittleEndian(bytes) ? "utf-16le" : "utf-16be";
@@ -94,22 +94,17 @@ export function decodingCharset(charset: string, bytes?: Uint8Array): string {
   return WINDOWS_1252_LABELS.has(charset) ? "windows-1252" : charset;
 }
 
-/** Fewest units with a zero second byte that can say "little-endian" (one CJK character can show one). */
-const MIN_ORDER_EVIDENCE = 4;
-
 /**
- * Most units end in a zero byte, and far more than start with one: in big-endian text a zero
- * low byte is one character in 256 of a block (U+4E00, a surrogate's DE00), not most of them.
+ * The second byte of each pair takes fewer values than the first. In 16-bit text the high byte
+ * of a unit names its script's block (0x00 Latin, 0x04 Cyrillic, 0x05 Hebrew, a few for CJK)
+ * and repeats; the low byte picks the character and varies. A tie (one unit, "一", "😀😀") says
+ * nothing.
  */
 function looksLittleEndian(bytes: Uint8Array): boolean {
-  let first = 0;
-  let second = 0;
+  const seen = [new Set<number>(), new Set<number>()];
   const end = Math.min(bytes.length, ORDER_SAMPLE_BYTES) & ~1;
-  for (let i = 0; i < end; i += 2) {
-    if (bytes[i] === 0) first++;
-    if (bytes[i + 1] === 0) second++;
-  }
-  return second >= MIN_ORDER_EVIDENCE && 2 * second >= end / 2 && second >= 4 * first;
+  for (let i = 0; i < end; i++) seen[i & 1]!.add(bytes[i]!);
+  return seen[1]!.size < seen[0]!.size;
 }
 
 /** UTF-8 and its subset ASCII: bytes in these need no transcoding. */
