@@ -82,11 +82,9 @@ const ORDER_SAMPLE_BYTES = 4096;
 
 /**
  * The charset bytes declared as `charset` (canonical) and without a BOM are decoded in. 16-bit
- * text whose label leaves the byte order open is read in the order its bytes show: the high
- * byte of each unit is the one that takes fewer values, the first of each pair big-endian and
- * the second little-endian (Windows writes UTF-16LE and labels it "utf-16" or "unicode").
- * Without that evidence it is big-endian, as is UTF-32 without a BOM (RFC 2781 §4.3, Unicode
- * §3.10).
+ * text whose label leaves the byte order open is read little-endian when its bytes show it
+ * (`looksLittleEndian`; Windows writes UTF-16LE and labels it "utf-16" or "unicode"). Without
+ * that evidence it is big-endian, as is UTF-32 without a BOM (RFC 2781 §4.3, Unicode §3.10).
  */
 export function decodingCharset(charset: string, bytes?: Uint8Array): string {
   if (OPEN_ORDER_16.has(charset)) return bytes !== undefined && looksLittleEndian(bytes) ? "utf-16le" : "utf-16be";
@@ -94,17 +92,31 @@ export function decodingCharset(charset: string, bytes?: Uint8Array): string {
   return WINDOWS_1252_LABELS.has(charset) ? "windows-1252" : charset;
 }
 
+/** Fewest units whose second byte is zero that can say "little-endian" on their own. */
+const MIN_ZERO_EVIDENCE = 4;
+
 /**
- * The second byte of each pair takes fewer values than the first. In 16-bit text the high byte
- * of a unit names its script's block (0x00 Latin, 0x04 Cyrillic, 0x05 Hebrew, a few for CJK)
- * and repeats; the low byte picks the character and varies. A tie (one unit, "一", "😀😀") says
- * nothing.
+ * Evidence that the second byte of each pair is the high byte of its unit. Either of two kinds:
+ * that byte is zero in nearly every unit (Latin letters, digits, spaces, a run of one of them —
+ * in big-endian text a zero low byte is one character in 256, U+4E00 or an emoji's DE00); or it
+ * takes at most half as many values as the first (the high byte names the script's block and
+ * repeats — 0x04 Cyrillic, 0x05 Hebrew — the low byte varies), or fewer and is zero more often
+ * (Latin among CJK; three zeros at least). Short big-endian CJK, whose two bytes vary alike,
+ * meets none.
  */
 function looksLittleEndian(bytes: Uint8Array): boolean {
   const seen = [new Set<number>(), new Set<number>()];
+  const zeros = [0, 0];
   const end = Math.min(bytes.length, ORDER_SAMPLE_BYTES) & ~1;
-  for (let i = 0; i < end; i++) seen[i & 1]!.add(bytes[i]!);
-  return seen[1]!.size < seen[0]!.size;
+  for (let i = 0; i < end; i++) {
+    seen[i & 1]!.add(bytes[i]!);
+    if (bytes[i] === 0) zeros[i & 1]!++;
+  }
+  const units = end / 2;
+  const [first, second] = zeros as [number, number];
+  if (second >= MIN_ZERO_EVIDENCE && 4 * second >= 3 * units && 4 * first <= second) return true;
+  const [firstValues, secondValues] = [seen[0]!.size, seen[1]!.size];
+  return 2 * secondValues <= firstValues || (secondValues < firstValues && second >= 3 && second > 2 * first);
 }
 
 /** UTF-8 and its subset ASCII: bytes in these need no transcoding. */
