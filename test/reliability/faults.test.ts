@@ -64,7 +64,7 @@ describe("an upstream that dies mid-request", () => {
     expect(health.status).toBe(200);
     expect(JSON.stringify(health.body)).toContain("exited with code 3");
     expect(JSON.stringify(health.body)).not.toContain("fault: giving up");
-    expect(serve.stderr()).toMatch(/"lastStderrLine":"fault: giving up"/);
+    expect(await waitForStderr(serve, /"lastStderrLine":"fault: giving up"/)).toBeTruthy();
 
     const c = await initializedWs(serve.url, "fx");
     const pidC = Number(toolText(await c.request(1, "tools/call", { name: "pid" })));

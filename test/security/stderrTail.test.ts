@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connect, hostTransport, type ServeProcess } from "../helpers/proxyProcess.js";
-import { FAULT_SERVER, getJson, initializedWs, serveConfig } from "../reliability/helpers.js";
+import { FAULT_SERVER, getJson, initializedWs, serveConfig, waitForStderr } from "../reliability/helpers.js";
 
 const TOKEN = "operator-token-1";
 
@@ -29,7 +29,7 @@ describe("serve with a token", () => {
     const message = (answer.error as { message: string }).message;
     expect(message).toMatch(/upstream "[^"]+" exited with code 3/);
     expect(message).not.toContain("giving up");
-    expect(serve.stderr()).toContain("fault: giving up");
+    expect(await waitForStderr(serve, /fault: giving up/)).toBeTruthy();
 
     const open = await getJson(`${serve.url}/healthz`);
     expect(open.status).toBe(200);
