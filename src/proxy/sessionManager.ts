@@ -289,15 +289,11 @@ export class SessionManager {
         // copy of an empty set (graceful shutdown is the only waiter).
         if (this.settledWaiters.size > 0) for (const waiter of [...this.settledWaiters]) waiter();
       },
-      onInitializeFailed: (why) => {
-        this.noteFailure(server, health, why, this.isCurrentEntry(server, changes));
-        logger.error("upstream failed to start", { error: why });
-      },
+      onInitializeFailed: (why) =>
+        void this.startFailed(server, health, logger, why, this.isCurrentEntry(server, changes)),
       onUpstreamAlive: () => {
-        // It answered: whatever killed its predecessors is over (if it runs the entry in force).
         if (!this.isCurrentEntry(server, changes)) return;
-        backoff.failures = 0;
-        health.consecutiveFailures = 0;
+        this.noteAnswered(server, health);
         if (!bridge.isClosed) health.status = "up";
       },
     });
@@ -413,10 +409,8 @@ export class SessionManager {
           const health = this.health.get(server)!;
           const current = upstream.fromCurrentEntry?.() !== false;
           if (refused !== undefined) return this.noteFailure(server, health, refused, current);
-          // It answered: whatever failed before is over (if it runs the entry in force).
           if (!current || health.consecutiveFailures === 0) return;
-          this.backoff.get(server)!.failures = 0;
-          health.consecutiveFailures = 0;
+          this.noteAnswered(server, health);
           health.status = "up";
         },
         onSettled: () => {
@@ -541,6 +535,15 @@ export class SessionManager {
     backoff.lastFailureAt = this.now();
     health.consecutiveFailures = backoff.failures;
     health.status = "down";
+  }
+
+  /**
+   * An upstream of `server` running the entry in force answered: whatever failed before is over,
+   * and the next start waits no restart backoff.
+   */
+  private noteAnswered(server: string, health: ServerHealth): void {
+    this.backoff.get(server)!.failures = 0;
+    health.consecutiveFailures = 0;
   }
 
   /** How many new entries SIGHUP has brought `server`: what an upstream was started from. */

@@ -126,7 +126,7 @@ function isPng(bytes: Buffer): boolean {
   return bytes.length >= 24 && bytes.readUInt32BE(0) === 0x89504e47 && bytes.toString("latin1", 12, 16) === "IHDR";
 }
 
-/** The last line of what the child wrote on stderr (its error), else how it ended. */
+/** The first error line the child wrote on stderr, else how it ended. */
 function renderError(stderr: string, code: number | null, signal: NodeJS.Signals | null): string {
   const lines = stderr
     .split("\n")
