@@ -21,6 +21,10 @@ COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund --ignore-scripts && npm cache clean --force
 COPY --from=build /app/dist ./dist
 COPY config ./config
+# A folder the image's user may write, for the normalization log of config/examples/sidecar.json
+# (log.file). Mount a volume there to keep the records past the container, and with a read-only
+# root filesystem.
+RUN mkdir -p /var/log/mcp-normalizer && chown 1000:1000 /var/log/mcp-normalizer
 # The image's own unprivileged user `node`, by number: Kubernetes' runAsNonRoot refuses a user
 # name, which it cannot check without the image's /etc/passwd.
 USER 1000:1000

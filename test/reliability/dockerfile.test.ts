@@ -7,12 +7,17 @@
  */
 import { execFile, spawn } from "node:child_process";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, isAbsolute, join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { DOCKERFILE_STAGES, execForm, FINAL_STAGE, finalInstruction } from "../helpers/dockerfile.js";
 import { FIXTURE_SERVER, ROOT } from "../helpers/paths.js";
 import { tempDir } from "./helpers.js";
+
+/** What the log check reads of an example config. */
+interface ExampleConfig {
+  readonly log?: { readonly file?: string };
+}
 
 const stages = DOCKERFILE_STAGES;
 const final = FINAL_STAGE;
@@ -47,6 +52,27 @@ describe("the Dockerfile", () => {
     expect(user).toMatch(/^[1-9]\d*(:\d+)?$/);
     expect(one("HEALTHCHECK")!.args).toMatch(/CMD/);
     expect(readFileSync(join(ROOT, ".dockerignore"), "utf8")).toMatch(/^node_modules$/m);
+  });
+
+  it("an example config's absolute log file is in a folder the image makes and gives its user", () => {
+    const user = one("USER")!.args;
+    const runs = final.filter((i) => i.op === "RUN").map((i) => i.args);
+    const folders = readdirSync(join(ROOT, "config", "examples"))
+      .filter((f) => f.endsWith(".json"))
+      .map((f) => (JSON.parse(readFileSync(join(ROOT, "config", "examples", f), "utf8")) as ExampleConfig).log?.file)
+      .filter((file): file is string => file !== undefined && isAbsolute(file))
+      .map((file) => dirname(file));
+    expect(folders.length).toBeGreaterThan(0);
+    for (const folder of folders) {
+      expect(
+        runs.some((run) => new RegExp(`mkdir -p (\\S+ )*${folder}( |$)`).test(run)),
+        folder,
+      ).toBe(true);
+      expect(
+        runs.some((run) => run.includes(`chown ${user} ${folder}`)),
+        folder,
+      ).toBe(true);
+    }
   });
 
   it("what dist/ imports is in `dependencies` (the image installs nothing else)", () => {
