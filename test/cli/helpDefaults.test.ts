@@ -11,6 +11,7 @@ import { AUDIT_HELP } from "../../src/cli/commands/audit.js";
 import { LOGIN_HELP } from "../../src/cli/commands/login.js";
 import { SERVE_HELP } from "../../src/cli/commands/serve.js";
 import { isLoopbackHost } from "../../src/config/loopback.js";
+import { UpstreamAuthSchema } from "../../src/config/schema.js";
 
 describe("help texts and defaults", () => {
   it("serve, login and audit help name the defaults module's values", () => {
@@ -19,6 +20,15 @@ describe("help texts and defaults", () => {
     expect(SERVE_HELP).toContain(`(default ./${DEFAULT_CONFIG_FILE} when no upstream is named)`);
     expect(LOGIN_HELP).toContain(`(default ./${DEFAULT_CONFIG_FILE})`);
     expect(AUDIT_HELP).toContain(`on stderr (default ${DEFAULT_AUDIT_LOG_LEVEL})`);
+  });
+
+  it("login help names every key of a browser login's auth object, as the schema has them", () => {
+    const browserLogin = UpstreamAuthSchema.options.find(
+      (option) => option.type === "object" && "callbackPort" in option.shape,
+    );
+    const keys = Object.keys((browserLogin as { shape: object }).shape).filter((key) => key !== "grant");
+    expect(keys.length).toBeGreaterThanOrEqual(5);
+    for (const key of keys) expect(LOGIN_HELP, key).toContain(`"${key}"?`);
   });
 
   it("every loopback name is a loopback bind address (IPv6 without brackets), and nothing else is", () => {

@@ -28,8 +28,9 @@ export const LOGIN_HELP = `Usage: mcp-normalizer login NAME [--config FILE] [--n
 
 Logs in to a remote MCP server that requires OAuth and stores its tokens, for serve, stdio
 and audit. NAME is a server of the config whose entry has "auth": "oauth" (or a pre-registered
-client, scopes or a port: "auth": {"clientId"?, "clientSecret"?, "scopes"?, "callbackPort"?}); --url URL is a
-server named on the command line ("stdio --url URL --auth oauth").
+client, scopes or a port: "auth": {"clientId"?, "clientSecret"?, "issuer"? (needed with a
+clientSecret: the server that issued it), "scopes"?, "callbackPort"?, "allowHttp"?}); --url URL
+is a server named on the command line ("stdio --url URL --auth oauth").
 
   1. asks the server (its 401 names its authorization server), reads the metadata, and
      registers mcp-normalizer as a client when no clientId is configured; asks for the
