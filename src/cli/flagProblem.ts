@@ -8,7 +8,15 @@ export function flagProblem(message: string, known: readonly string[]): string {
   const unknown = /^Unknown option '(-{1,2})([^'=]+)'/.exec(message);
   if (unknown !== undefined && unknown !== null) {
     const [, dashes, name] = unknown;
-    return `unknown option ${dashes}${name}${didYouMean(name!, known, (option) => `--${option}`)}`;
+    // A one-letter flag (`-p`) is too short to be a slip of a long one: the one it starts, if only one does.
+    const starting = known.filter((option) => option.startsWith(name!));
+    const hint =
+      dashes === "-" && name!.length === 1
+        ? starting.length === 1
+          ? ` (did you mean --${starting[0]}?)`
+          : ""
+        : didYouMean(name!, known, (option) => `--${option}`);
+    return `unknown option ${dashes}${name}${hint}`;
   }
   const ambiguous = /^Option '([^']+)' argument is ambiguous/.exec(message);
   if (ambiguous !== null) {

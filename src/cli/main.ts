@@ -59,10 +59,12 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
   }
   const load = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
   if (load === undefined) {
+    const names = Object.keys(COMMANDS);
+    const { didYouMean } = await import("../errors/didYouMean.js");
+    const slip = didYouMean(name, [...names, "--help", "--version"], (known) => known);
     await writeFully(
       io.stderr,
-      `mcp-normalizer: unknown command ${JSON.stringify(name)}; commands: ${Object.keys(COMMANDS).join(", ")} (see ` +
-        `--help)\n`,
+      `mcp-normalizer: unknown command ${JSON.stringify(name)}${slip}; commands: ${names.join(", ")} (see --help)\n`,
     );
     return EXIT.USAGE;
   }
