@@ -132,6 +132,8 @@ export class Bridge {
   /** What the requests still waiting were answered with when the session ended. */
   private ended: string | undefined;
   private upstreamAlive = false;
+  /** Set while an upstream's batch is handled for a host that takes it whole: what goes on of it. */
+  private batchOut: unknown[] | undefined;
   /** The session's protocol version: the host's initialize request, then the upstream's answer. */
   private protocolVersion: string | undefined;
   /** Ids of upstream requests (sampling, elicitation…) the host has not answered yet. */
@@ -462,9 +464,33 @@ export class Bridge {
       this.upstreamAlive = true;
       this.options.onUpstreamAlive?.();
     }
-    // Batches are split: each response must find its own request's stream on the host side.
     if (!Array.isArray(message)) this.fromUpstreamOne(message, onStream);
+    else if (this.host.keepsBatches === true && this.hasBatches()) this.batchToHost(message as unknown[], onStream);
+    // Split: each response must find its own request's stream on the host side, and a host of a
+    // protocol without batches could not read an array (an SDK client drops it: its requests wait).
     else for (const msg of message as unknown[]) this.fromUpstreamOne(msg, onStream);
+  }
+
+  /** Whether the session's protocol version has JSON-RPC batches (known once initialize came). */
+  private hasBatches(): boolean {
+    return this.protocolVersion !== undefined && this.protocolVersion < FIRST_VERSION_WITHOUT_BATCHES;
+  }
+
+  /**
+   * An upstream's batch to a host that takes messages whole: each item is handled as if it came
+   * alone, and what goes on of them goes as one array (the batch itself when all of it does).
+   */
+  private batchToHost(items: unknown[], onStream: RequestId | undefined): void {
+    const out: unknown[] = [];
+    this.batchOut = out;
+    try {
+      for (const msg of items) this.fromUpstreamOne(msg, onStream);
+    } finally {
+      this.batchOut = undefined;
+    }
+    if (out.length === 0) return;
+    const whole = out.length === items.length && out.every((msg, i) => msg === items[i]);
+    this.toHost(whole ? items : out, undefined);
   }
 
   /** `value` quoted from the upstream for a log line: what the proxy sent it is not shown. */
@@ -567,12 +593,16 @@ export class Bridge {
   }
 
   private toHost(msg: unknown, related: RequestId | undefined): void {
+    if (this.batchOut !== undefined) {
+      this.batchOut.push(msg);
+      return;
+    }
     const options = related === undefined ? undefined : { relatedRequestId: related };
     const sending = trySend(this.host, msg, options);
     if (sending !== SENT) {
       // What a failed send needs, not the message: a host that reads slowly has many sends
       // pending, and each would keep its whole parsed message alive until written.
-      const owed = answerOwed(msg);
+      const owed = Array.isArray(msg) ? (msg as unknown[]).map(answerOwed) : [answerOwed(msg)];
       sending.catch((error: unknown) => this.notSentToHost(errorText(error), owed));
     }
     if ((this.host.queuedBytes ?? 0) > this.hostBufferBytes) {
@@ -583,15 +613,16 @@ export class Bridge {
     }
   }
 
-  private notSentToHost(text: string, owed: OwedAnswer | undefined): void {
+  private notSentToHost(text: string, owed: ReadonlyArray<OwedAnswer | undefined>): void {
     this.logger.warn("could not send to host", { error: text });
     // A response the host transport could not write (too deeply nested for JSON.stringify, a
     // closed stream): the host still gets an answer to its request, if it can take one.
-    if (owed !== undefined)
-      this.toHost(
-        errorResponse(owed.written, JSONRPC.INTERNAL_ERROR, `the upstream's answer could not be forwarded: ${text}`),
-        owed.id,
-      );
+    for (const each of owed)
+      if (each !== undefined)
+        this.toHost(
+          errorResponse(each.written, JSONRPC.INTERNAL_ERROR, `the upstream's answer could not be forwarded: ${text}`),
+          each.id,
+        );
   }
 
   /**

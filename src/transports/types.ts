@@ -104,7 +104,16 @@ export interface RefusesStart {
   refuseStart?(code: number, message: string): Promise<void>;
 }
 
-export type ProxyTransport = Transport & ReportsFramingProblems & FlowControl & RefusesStart;
+/**
+ * Host transports whose peer takes each message whole (stdio, WebSocket, SSE): a batch of answers
+ * the upstream sent as one array goes on as one array (JSON-RPC 2.0 §6). A streamable HTTP host
+ * routes each answer to its own request's stream, so it is handed them one by one.
+ */
+export interface KeepsBatches {
+  readonly keepsBatches?: boolean;
+}
+
+export type ProxyTransport = Transport & ReportsFramingProblems & FlowControl & RefusesStart & KeepsBatches;
 
 /**
  * What every upstream (client-side) transport is: a `ProxyTransport` that can say why its

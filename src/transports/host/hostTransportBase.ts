@@ -25,6 +25,8 @@ export abstract class HostTransportBase implements ProxyTransport {
   onerror?: ((error: Error) => void) | undefined;
   onmessage?: (<T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void) | undefined;
   onproblem?: ProxyTransport["onproblem"];
+  /** The host takes each message whole: an upstream's batch of answers reaches it as one array. */
+  readonly keepsBatches: boolean = true;
 
   private started = false;
   private closed = false;

@@ -35,9 +35,14 @@ export class SseHostSession extends HostTransportBase {
     void this.stream.write("endpoint", endpoint);
   }
 
-  /** Messages POSTed to this session's endpoint. */
-  receive(messages: JSONRPCMessage[], headers: Record<string, string>): void {
-    for (const message of messages) this.deliver(message, { requestInfo: { headers } });
+  /**
+   * Messages POSTed to this session's endpoint; a batch goes on as one, as from a stdio or
+   * WebSocket host (its answers come back as one array where the protocol has batches).
+   */
+  receive(messages: JSONRPCMessage[], batch: boolean, headers: Record<string, string>): void {
+    const extra = { requestInfo: { headers } };
+    if (batch) this.deliver(messages as unknown as JSONRPCMessage, extra);
+    else for (const message of messages) this.deliver(message, extra);
   }
 
   send(message: JSONRPCMessage, _options?: TransportSendOptions): Promise<void> {
@@ -169,7 +174,7 @@ export class SseEndpoint {
         return;
       }
       res.writeHead(202, { "content-type": "text/plain" }).end("Accepted");
-      session.receive(body.messages, forwardableMcpHeaders(req.headers) ?? {});
+      session.receive(body.messages, body.batch, forwardableMcpHeaders(req.headers) ?? {});
     });
   }
 

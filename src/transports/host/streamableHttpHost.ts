@@ -128,6 +128,8 @@ interface Exchange {
 }
 
 export class StreamableHttpHostSession extends HostTransportBase {
+  /** Each answer goes to its own request's stream (a batch's POST gathers its own). */
+  override readonly keepsBatches = false;
   readonly sessionId: string | undefined;
   readonly stateless: boolean;
 

@@ -1,0 +1,183 @@
+/**
+ * A batch, where the protocol has them (2025-03-26), is answered as one: the upstream's array of
+ * answers reaches a stdio, WebSocket or SSE host as one array (JSON-RPC 2.0 §6), as it would going
+ * direct, and a streamable HTTP host's POST gets one JSON array. On 2025-06-18 an SSE host's batch
+ * is refused per request, as on stdio and WebSocket (the upstream would drop it).
+ */
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CLI, ROOT } from "../helpers/paths.js";
+import type { ServeProcess } from "../helpers/proxyProcess.js";
+import { startRawStdio } from "../helpers/rawStdio.js";
+import { rawWs, serveConfig } from "../reliability/helpers.js";
+
+const ECHO_SERVER = join(ROOT, "test", "fixtures", "upstream-servers", "stdioEchoServer.mjs");
+const initialize = (protocolVersion: string) => ({
+  jsonrpc: "2.0",
+  id: 1,
+  method: "initialize",
+  params: { protocolVersion, capabilities: {}, clientInfo: { name: "batch-host", version: "1" } },
+});
+const INITIALIZED = { jsonrpc: "2.0", method: "notifications/initialized" };
+const BATCH = [
+  { jsonrpc: "2.0", id: 2, method: "echo", params: { n: 2 } },
+  { jsonrpc: "2.0", method: "notifications/x" },
+  { jsonrpc: "2.0", id: 3, method: "echo", params: { n: 3 } },
+];
+const ANSWERS = [
+  { jsonrpc: "2.0", id: 2, result: { params: { n: 2 } } },
+  { jsonrpc: "2.0", id: 3, result: { params: { n: 3 } } },
+];
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Waits for `find` to see something in `messages`. */
+async function seen<T>(messages: readonly unknown[], find: (m: unknown) => boolean, what: string): Promise<T> {
+  for (const deadline = Date.now() + 10_000; Date.now() < deadline; await sleep(20)) {
+    const hit = messages.find(find);
+    if (hit !== undefined) return hit as T;
+  }
+  throw new Error(`not received: ${what}; got ${JSON.stringify(messages).slice(0, 500)}`);
+}
+
+/** A legacy SSE host: the stream's `message` events, parsed, and the endpoint to POST to. */
+async function rawSse(
+  url: string,
+): Promise<{ messages: unknown[]; post(body: unknown): Promise<number>; end(): void }> {
+  const controller = new AbortController();
+  const response = await fetch(url, { headers: { accept: "text/event-stream" }, signal: controller.signal });
+  const messages: unknown[] = [];
+  let endpoint: string | undefined;
+  let buffer = "";
+  void (async () => {
+    const decoder = new TextDecoder();
+    try {
+      for await (const chunk of response.body!) {
+        buffer += decoder.decode(chunk as Uint8Array, { stream: true });
+        for (let end = buffer.indexOf("\n\n"); end !== -1; end = buffer.indexOf("\n\n")) {
+          const event = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          const type = /^event: (.*)$/m.exec(event)?.[1];
+          const data = event
+            .split("\n")
+            .filter((line) => line.startsWith("data:"))
+            .map((line) => line.slice(5).trimStart())
+            .join("\n");
+          if (type === "endpoint") endpoint = new URL(data, url).href;
+          else if (type === "message") messages.push(JSON.parse(data));
+        }
+      }
+    } catch {
+      // Aborted at the end of the test.
+    }
+  })();
+  for (const deadline = Date.now() + 10_000; endpoint === undefined && Date.now() < deadline; ) await sleep(20);
+  if (endpoint === undefined) throw new Error("no endpoint event");
+  return {
+    messages,
+    post: async (body) =>
+      (
+        await fetch(endpoint!, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify(body),
+        })
+      ).status,
+    end: () => controller.abort(),
+  };
+}
+
+const isArray = (m: unknown): boolean => Array.isArray(m);
+const answerTo = (id: number) => (m: unknown) => !Array.isArray(m) && (m as { id?: unknown }).id === id;
+
+let serve: ServeProcess;
+beforeAll(async () => {
+  serve = await serveConfig({ mcpServers: { echo: { command: process.execPath, args: [ECHO_SERVER] } } });
+});
+afterAll(async () => {
+  await serve?.stop();
+});
+
+describe("a batch's answers on protocol 2025-03-26", () => {
+  it("stdio: one line holding the array", async () => {
+    const host = startRawStdio(process.execPath, [CLI, "stdio", "--", process.execPath, ECHO_SERVER]);
+    try {
+      await host.request(1, "initialize", initialize("2025-03-26").params);
+      host.child.stdin.write(`${JSON.stringify(INITIALIZED)}\n${JSON.stringify(BATCH)}\n`);
+      expect(await seen(host.messages, isArray, "an array")).toEqual(ANSWERS);
+      expect(host.messages.filter((m) => m.id === 2 || m.id === 3)).toEqual([]);
+    } finally {
+      await host.close();
+    }
+  });
+
+  it("WebSocket: one frame holding the array", async () => {
+    const host = await rawWs(serve.url, "echo");
+    try {
+      await host.request(1, "initialize", initialize("2025-03-26").params);
+      host.send(JSON.stringify(INITIALIZED));
+      host.send(JSON.stringify(BATCH));
+      expect(await seen(host.messages, isArray, "an array")).toEqual(ANSWERS);
+      expect(host.messages.filter((m) => answerTo(2)(m) || answerTo(3)(m))).toEqual([]);
+    } finally {
+      await host.close();
+    }
+  });
+
+  it("SSE: one event holding the array", async () => {
+    const host = await rawSse(`${serve.url}/sse/echo`);
+    try {
+      expect(await host.post(initialize("2025-03-26"))).toBe(202);
+      await seen(host.messages, answerTo(1), "the initialize answer");
+      await host.post(INITIALIZED);
+      expect(await host.post(BATCH)).toBe(202);
+      expect(await seen(host.messages, isArray, "an array")).toEqual(ANSWERS);
+      expect(host.messages.filter((m) => answerTo(2)(m) || answerTo(3)(m))).toEqual([]);
+    } finally {
+      host.end();
+    }
+  });
+
+  it("streamable HTTP: the POST's body is the array", async () => {
+    const url = `${serve.url}/mcp/echo`;
+    const headers = {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": "2025-03-26",
+    };
+    const init = await fetch(url, { method: "POST", headers, body: JSON.stringify(initialize("2025-03-26")) });
+    const session = init.headers.get("mcp-session-id")!;
+    await init.text();
+    const withSession = { ...headers, "mcp-session-id": session };
+    await (await fetch(url, { method: "POST", headers: withSession, body: JSON.stringify(INITIALIZED) })).text();
+    const answered = await fetch(url, {
+      method: "POST",
+      headers: { ...withSession, accept: "application/json" },
+      body: JSON.stringify(BATCH),
+    });
+    expect(answered.status).toBe(200);
+    expect(JSON.parse(await answered.text())).toEqual(ANSWERS);
+  });
+});
+
+describe("a batch on protocol 2025-06-18 (no batches)", () => {
+  it("SSE: each request gets -32600, as on stdio and WebSocket, and the session goes on", async () => {
+    const host = await rawSse(`${serve.url}/sse/echo`);
+    try {
+      await host.post(initialize("2025-06-18"));
+      await seen(host.messages, answerTo(1), "the initialize answer");
+      await host.post(INITIALIZED);
+      await host.post(BATCH);
+      for (const id of [2, 3])
+        expect(await seen(host.messages, answerTo(id), `the refusal of ${id}`)).toMatchObject({
+          error: { code: -32600, message: expect.stringContaining("no JSON-RPC batches") },
+        });
+      await host.post({ jsonrpc: "2.0", id: 4, method: "echo", params: { n: 4 } });
+      expect(await seen(host.messages, answerTo(4), "the answer to 4")).toMatchObject({
+        result: { params: { n: 4 } },
+      });
+    } finally {
+      host.end();
+    }
+  });
+});
