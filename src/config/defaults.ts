@@ -33,6 +33,11 @@ export const DEFAULT_LIMITS = Object.freeze({
   /** Entries whose text/blob is longer pass untouched: 256 MiB. */
   maxNormalizeBytes: 256 * 1024 * 1024,
   requestTimeoutMs: 300_000,
+  /**
+   * An upstream that has not answered a host's `initialize` in this time failed to start (an SDK
+   * client gives up on its own `initialize` after as long).
+   */
+  initializeTimeoutMs: 60_000,
   /** What a host sent after a notification waits at most this long for a streamable HTTP server's 202. */
   upstreamAckTimeoutMs: 10_000,
   /**

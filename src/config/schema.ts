@@ -440,6 +440,16 @@ export const ConfigSchema = z
             "a host request the upstream has not answered in this time gets a JSON-RPC error; a streamable HTTP " +
               "server's POST of a notification not acknowledged in this time is ended",
           ),
+        initializeTimeoutMs: z
+          .number()
+          .int()
+          .max(MAX_TIMER_MS, TIMER_TOO_LONG)
+          .positive()
+          .default(DEFAULT_LIMITS.initializeTimeoutMs)
+          .describe(
+            "an upstream that has not answered a host's initialize in this time failed to start: the host gets a " +
+              "JSON-RPC error, the session ends, the server is down on /healthz and its next start backs off",
+          ),
         upstreamAckTimeoutMs: z
           .number()
           .int()

@@ -76,6 +76,11 @@ export interface BridgeOptions {
    * login it needs, nor for a status that answers that host's request (400, 422, 429).
    */
   readonly onInitializeFailed?: (why: string) => void;
+  /**
+   * An upstream that has not answered the host's `initialize` in this time failed to start: the
+   * host gets an error, the session ends and `onInitializeFailed` is told (`limits.initializeTimeoutMs`).
+   */
+  readonly initializeTimeoutMs?: number;
   /** Most messages in one host batch; a bigger batch is refused whole (`limits.maxBatch`). */
   readonly maxBatch?: number;
   /** Bytes the host may leave untaken before the upstream is no longer read (`limits.hostBufferBytes`). */
@@ -132,6 +137,8 @@ export class Bridge {
   /** What the requests still waiting were answered with when the session ended. */
   private ended: string | undefined;
   private upstreamAlive = false;
+  /** The host's `initialize` while the upstream has not answered it, and the timer of its deadline. */
+  private initializing: { readonly id: RequestId; readonly timer: NodeJS.Timeout } | undefined;
   /** Set while an upstream's batch is handled for a host that takes it whole: what goes on of it. */
   private batchOut: unknown[] | undefined;
   /** The session's protocol version: the host's initialize request, then the upstream's answer. */
@@ -268,6 +275,8 @@ export class Bridge {
     for (const waiting of [...this.waiting.values()]) this.answer(waiting.id, JSONRPC.UPSTREAM_UNAVAILABLE, message);
     clearTimeout(this.timer);
     this.timer = undefined;
+    clearTimeout(this.initializing?.timer);
+    this.initializing = undefined;
     const host =
       refuseHost !== undefined && this.host.refuseStart !== undefined
         ? this.host.refuseStart(JSONRPC.UPSTREAM_UNAVAILABLE, refuseHost)
@@ -389,9 +398,12 @@ export class Bridge {
         this.toHost(refused, msg.id);
         return false;
       }
-      if (msg.method === "initialize" && isObj(msg.params) && typeof msg.params.protocolVersion === "string")
-        this.protocolVersion = msg.params.protocolVersion;
       this.remember(msg);
+      if (msg.method === "initialize") {
+        if (isObj(msg.params) && typeof msg.params.protocolVersion === "string")
+          this.protocolVersion = msg.params.protocolVersion;
+        this.watchInitialize(msg.id);
+      }
     } else if (isResponse(msg) && this.upstreamAsked.delete(msg.id)) {
       this.askedTooMuch = false;
     } else if (isResponse(msg)) {
@@ -690,9 +702,35 @@ export class Bridge {
     }
   };
 
+  /**
+   * An upstream that does not answer `initialize` cannot be used by anyone: past
+   * `initializeTimeoutMs` it is a start that failed (the host told, the session ended), not a
+   * session holding a hung upstream until `requestTimeoutMs`.
+   */
+  private watchInitialize(id: RequestId): void {
+    clearTimeout(this.initializing?.timer);
+    const ms = this.options.initializeTimeoutMs ?? DEFAULT_LIMITS.initializeTimeoutMs;
+    const timer = setTimeout(() => this.initializeTimedOut(id, ms), ms);
+    timer.unref();
+    this.initializing = { id, timer };
+  }
+
+  private initializeTimedOut(id: RequestId, ms: number): void {
+    this.initializing = undefined;
+    if (this.closed || !this.waiting.has(id)) return;
+    const why = `upstream did not answer initialize within ${ms} ms (limits.initializeTimeoutMs)`;
+    this.answer(id, JSONRPC.REQUEST_TIMEOUT, why);
+    this.options.onInitializeFailed?.(why);
+    void this.close("upstream failed to start", why);
+  }
+
   private forget(id: RequestId): Waiting | undefined {
     const waiting = this.waiting.take(id);
     if (waiting === undefined) return undefined;
+    if (this.initializing?.id === id) {
+      clearTimeout(this.initializing.timer);
+      this.initializing = undefined;
+    }
     if (waiting.progress !== undefined) this.byProgressToken.delete(waiting.progress);
     if (this.waiting.size === 0) this.options.onSettled?.();
     return waiting;

@@ -43,6 +43,8 @@ export interface SessionManagerOptions {
   readonly createUpstream: UpstreamFactory;
   readonly logger: Logger;
   readonly requestTimeoutMs: number;
+  /** `limits.initializeTimeoutMs` of every session (see Bridge). */
+  readonly initializeTimeoutMs?: number;
   /** `limits.hostBufferBytes` and `limits.upstreamBufferBytes` of every session (see Bridge). */
   readonly hostBufferBytes?: number;
   /** `limits.maxUpstreamRequests` of every session (see Bridge). */
@@ -266,6 +268,9 @@ export class SessionManager {
       upstream,
       logger,
       requestTimeoutMs: this.options.requestTimeoutMs,
+      ...(this.options.initializeTimeoutMs === undefined
+        ? {}
+        : { initializeTimeoutMs: this.options.initializeTimeoutMs }),
       ...(this.options.maxBatch === undefined ? {} : { maxBatch: this.options.maxBatch }),
       ...(this.options.maxUpstreamRequests === undefined
         ? {}

@@ -199,6 +199,7 @@ async function serve(
     }),
     logger: observers.logger,
     requestTimeoutMs: config.limits.requestTimeoutMs,
+    initializeTimeoutMs: config.limits.initializeTimeoutMs,
     maxBatch: config.limits.maxBatch,
     statelessPoolSize: config.limits.statelessPoolSize,
     statelessHoldMs: config.limits.statelessHoldMs,

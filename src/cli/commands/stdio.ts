@@ -142,6 +142,7 @@ async function runSession(
     }),
     logger: observers.logger,
     requestTimeoutMs: selected.config.limits.requestTimeoutMs,
+    initializeTimeoutMs: selected.config.limits.initializeTimeoutMs,
     maxBatch: selected.config.limits.maxBatch,
     hostBufferBytes: selected.config.limits.hostBufferBytes,
     maxUpstreamRequests: selected.config.limits.maxUpstreamRequests,

@@ -1,0 +1,98 @@
+/**
+ * `limits.initializeTimeoutMs`: an upstream that starts but never answers `initialize` failed to
+ * start — the host's `initialize` gets -32002 naming the limit, the session and its hung child
+ * end (a WebSocket closes with 1011), the server is `down` on /healthz with that error, and
+ * `stdio` exits 1. Before, the host waited `requestTimeoutMs` (5 minutes) beside a server shown
+ * `up`, and every new session started another hung child.
+ */
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CLI } from "../helpers/paths.js";
+import type { ServeProcess } from "../helpers/proxyProcess.js";
+import { startRawStdio } from "../helpers/rawStdio.js";
+import { childrenOf, getJson, INIT, rawWs, serveConfig, tempDir } from "../reliability/helpers.js";
+
+/** Reads its stdin and never writes a byte. */
+const HANGING = { command: process.execPath, args: ["-e", "process.stdin.resume(); setInterval(() => {}, 1 << 30)"] };
+const LIMIT = /upstream did not answer initialize within 400 ms \(limits\.initializeTimeoutMs\)/;
+const config = {
+  mcpServers: { hang: HANGING },
+  limits: { initializeTimeoutMs: 400, restartBackoffMs: 100 },
+};
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 5_000): Promise<void> {
+  for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; await sleep(25)) if (await check()) return;
+  throw new Error(`not within ${timeoutMs} ms: ${what}`);
+}
+
+let serve: ServeProcess;
+beforeAll(async () => {
+  serve = await serveConfig(config);
+});
+afterAll(async () => {
+  await serve?.stop();
+});
+
+describe("an upstream that never answers initialize", () => {
+  it("WebSocket: -32002 naming the limit, closed with 1011; the server is down and its child gone", async () => {
+    const host = await rawWs(serve.url, "hang");
+    const started = Date.now();
+    const answer = await host.request(1, "initialize", INIT, 5_000);
+    expect(answer.error).toMatchObject({ code: -32002, message: expect.stringMatching(LIMIT) });
+    expect(Date.now() - started).toBeLessThan(3_000);
+    expect(await host.closed).toBe(1011);
+    await until(() => childrenOf(serve.child.pid!).length === 0, "the hung child ended");
+    const health = (await getJson(`${serve.url}/healthz`)).body as {
+      servers: Record<string, { status: string; lastError?: string; upstreamFailures: number }>;
+    };
+    expect(health.servers.hang).toMatchObject({ status: "down", lastError: expect.stringMatching(LIMIT) });
+    expect(health.servers.hang!.upstreamFailures).toBeGreaterThanOrEqual(1);
+    expect(serve.stderr()).toMatch(/upstream failed to start/);
+  });
+
+  it("streamable HTTP: the POST's answer is -32002, and the session is over", async () => {
+    const url = `${serve.url}/mcp/hang`;
+    const headers = {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": "2025-06-18",
+    };
+    const response = await fetch(url, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: INIT }),
+      signal: AbortSignal.timeout(5_000),
+    });
+    const session = response.headers.get("mcp-session-id");
+    const text = await response.text();
+    const data = text.includes("data:") ? /^data: ?(.*)$/m.exec(text)![1]! : text;
+    expect(JSON.parse(data)).toMatchObject({ id: 1, error: { code: -32002, message: expect.stringMatching(LIMIT) } });
+    expect(session).not.toBeNull();
+    const after = await fetch(url, {
+      method: "POST",
+      headers: { ...headers, "mcp-session-id": session! },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "ping" }),
+    });
+    await after.text();
+    expect(after.status).toBe(404);
+  });
+});
+
+describe("stdio in front of it", () => {
+  it("answers -32002 naming the limit and exits 1, its upstream ended", async () => {
+    const file = join(tempDir(), "proxy.config.json");
+    writeFileSync(file, JSON.stringify(config));
+    const host = startRawStdio(process.execPath, [CLI, "stdio", "--config", file, "--server", "hang"]);
+    try {
+      const answer = await host.request(1, "initialize", INIT, 5_000);
+      expect(answer.error).toMatchObject({ code: -32002, message: expect.stringMatching(LIMIT) });
+      expect(await Promise.race([host.exited, sleep(5_000).then(() => "still running")])).toBe(1);
+      expect(host.stderr()).toMatch(/upstream failed to start/);
+    } finally {
+      await host.close(2_000).catch(() => {});
+    }
+  });
+});
