@@ -36,13 +36,11 @@ export class SseHostSession extends HostTransportBase {
   }
 
   /**
-   * Messages POSTed to this session's endpoint; a batch goes on as one, as from a stdio or
-   * WebSocket host (its answers come back as one array where the protocol has batches).
+   * Messages POSTed to this session's endpoint, one by one: a batch is split, as on `/mcp` (an SDK
+   * server cannot read one over stdio), and each answer comes as an event of its own.
    */
-  receive(messages: JSONRPCMessage[], batch: boolean, headers: Record<string, string>): void {
-    const extra = { requestInfo: { headers } };
-    if (batch) this.deliver(messages as unknown as JSONRPCMessage, extra);
-    else for (const message of messages) this.deliver(message, extra);
+  receive(messages: JSONRPCMessage[], headers: Record<string, string>): void {
+    for (const message of messages) this.deliver(message, { requestInfo: { headers } });
   }
 
   send(message: JSONRPCMessage, _options?: TransportSendOptions): Promise<void> {
@@ -174,7 +172,7 @@ export class SseEndpoint {
         return;
       }
       res.writeHead(202, { "content-type": "text/plain" }).end("Accepted");
-      session.receive(body.messages, body.batch, forwardableMcpHeaders(req.headers) ?? {});
+      session.receive(body.messages, forwardableMcpHeaders(req.headers) ?? {});
     });
   }
 
