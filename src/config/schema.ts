@@ -447,8 +447,9 @@ export const ConfigSchema = z
           .positive()
           .default(DEFAULT_LIMITS.initializeTimeoutMs)
           .describe(
-            "an upstream that has not answered a host's initialize in this time failed to start: the host gets a " +
-              "JSON-RPC error, the session ends, the server is down on /healthz and its next start backs off",
+            "an upstream that has not answered a session's first initialize in this time failed to start: the " +
+              "host gets a JSON-RPC error, the session ends, the server is down on /healthz (a stdio server's next " +
+              "start backs off)",
           ),
         upstreamAckTimeoutMs: z
           .number()

@@ -71,14 +71,16 @@ export interface BridgeOptions {
   /** Called once, on the first message the upstream sends (it works: the restart backoff resets). */
   readonly onUpstreamAlive?: () => void;
   /**
-   * The host's `initialize` failed in the upstream transport so that no host could start a
-   * session (no connection; HTTP 401, 403, 404, 5xx), though nothing ended. Not called for a
-   * login it needs, nor for a status that answers that host's request (400, 422, 429).
+   * The host's `initialize` failed so that no host could start a session: in the upstream
+   * transport (no connection; HTTP 401, 403, 404, 5xx), though nothing ended; or unanswered in
+   * time, and the session is then ended. Not called for a login it needs, nor for a status that
+   * answers that host's request (400, 422, 429), nor while the proxy shuts down.
    */
   readonly onInitializeFailed?: (why: string) => void;
   /**
-   * An upstream that has not answered the host's `initialize` in this time failed to start: the
-   * host gets an error, the session ends and `onInitializeFailed` is told (`limits.initializeTimeoutMs`).
+   * An upstream that has not answered the session's first `initialize` in this time (or in
+   * `requestTimeoutMs`, if shorter) failed to start: the host gets an error, the session ends and
+   * `onInitializeFailed` is told (`limits.initializeTimeoutMs`).
    */
   readonly initializeTimeoutMs?: number;
   /** Most messages in one host batch; a bigger batch is refused whole (`limits.maxBatch`). */
@@ -137,8 +139,10 @@ export class Bridge {
   /** What the requests still waiting were answered with when the session ended. */
   private ended: string | undefined;
   private upstreamAlive = false;
-  /** The host's `initialize` while the upstream has not answered it, and the timer of its deadline. */
+  /** The session's first `initialize` while the upstream has not answered it, and its deadline's timer. */
   private initializing: { readonly id: RequestId; readonly timer: NodeJS.Timeout } | undefined;
+  /** Set once the first `initialize` came: a later one is an ordinary request. */
+  private initializeWatched = false;
   /** Set while an upstream's batch is handled for a host that takes it whole: what goes on of it. */
   private batchOut: unknown[] | undefined;
   /** The session's protocol version: the host's initialize request, then the upstream's answer. */
@@ -687,6 +691,12 @@ export class Bridge {
         this.armTimer(waiting.deadline - now);
         return;
       }
+      if (this.initializing?.id === waiting.id) {
+        // The same failed start as past initializeTimeoutMs; closing answers whatever else waits.
+        clearTimeout(this.initializing.timer);
+        this.initializeTimedOut(waiting.id, `${this.timeoutMs} ms (limits.requestTimeoutMs)`);
+        return;
+      }
       this.answer(
         waiting.id,
         JSONRPC.REQUEST_TIMEOUT,
@@ -708,19 +718,22 @@ export class Bridge {
    * session holding a hung upstream until `requestTimeoutMs`.
    */
   private watchInitialize(id: RequestId): void {
-    clearTimeout(this.initializing?.timer);
+    if (this.initializeWatched) return;
+    this.initializeWatched = true;
     const ms = this.options.initializeTimeoutMs ?? DEFAULT_LIMITS.initializeTimeoutMs;
-    const timer = setTimeout(() => this.initializeTimedOut(id, ms), ms);
+    const timer = setTimeout(() => this.initializeTimedOut(id, `${ms} ms (limits.initializeTimeoutMs)`), ms);
     timer.unref();
     this.initializing = { id, timer };
   }
 
-  private initializeTimedOut(id: RequestId, ms: number): void {
+  /** `within`: the time and the limit it is, for the host's error. */
+  private initializeTimedOut(id: RequestId, within: string): void {
     this.initializing = undefined;
     if (this.closed || !this.waiting.has(id)) return;
-    const why = `upstream did not answer initialize within ${ms} ms (limits.initializeTimeoutMs)`;
+    const why = `upstream did not answer initialize within ${within}`;
     this.answer(id, JSONRPC.REQUEST_TIMEOUT, why);
-    this.options.onInitializeFailed?.(why);
+    // A proxy shutting down ends its sessions anyway: no start failed.
+    if (this.refusal === undefined) this.options.onInitializeFailed?.(why);
     void this.close("upstream failed to start", why);
   }
 

@@ -13,11 +13,28 @@ import type { ServeProcess } from "../helpers/proxyProcess.js";
 import { startRawStdio } from "../helpers/rawStdio.js";
 import { childrenOf, getJson, INIT, rawWs, serveConfig, tempDir } from "../reliability/helpers.js";
 
+/** Answers the first initialize and every ping; a later initialize never. */
+const ONCE = {
+  command: process.execPath,
+  args: [
+    "-e",
+    `let initialized = false;
+    require("node:readline").createInterface({ input: process.stdin }).on("line", (line) => {
+      const m = JSON.parse(line);
+      const answer = (result) => process.stdout.write(JSON.stringify({ jsonrpc: "2.0", id: m.id, result }) + "\\n");
+      if (m.method === "ping") answer({});
+      if (m.method === "initialize" && !initialized) {
+        initialized = true;
+        answer({ protocolVersion: m.params.protocolVersion, capabilities: {}, serverInfo: { name: "once", version: "1" } });
+      }
+    });`,
+  ],
+};
 /** Reads its stdin and never writes a byte. */
 const HANGING = { command: process.execPath, args: ["-e", "process.stdin.resume(); setInterval(() => {}, 1 << 30)"] };
 const LIMIT = /upstream did not answer initialize within 400 ms \(limits\.initializeTimeoutMs\)/;
 const config = {
-  mcpServers: { hang: HANGING },
+  mcpServers: { hang: HANGING, once: ONCE },
   limits: { initializeTimeoutMs: 400, restartBackoffMs: 100 },
 };
 
@@ -81,6 +98,36 @@ describe("an upstream that never answers initialize", () => {
   });
 });
 
+describe("what is not a failed start", () => {
+  it("a second initialize left unanswered is an ordinary request: the session goes on, the server is not down", async () => {
+    const host = await rawWs(serve.url, "once");
+    try {
+      expect((await host.request(1, "initialize", INIT, 5_000)).result).toMatchObject({ serverInfo: { name: "once" } });
+      host.send(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }));
+      host.send(JSON.stringify({ jsonrpc: "2.0", id: 2, method: "initialize", params: INIT }));
+      await sleep(900);
+      expect((await host.request(3, "ping", {}, 5_000)).result).toEqual({});
+      const health = (await getJson(`${serve.url}/healthz`)).body as { servers: Record<string, { status: string }> };
+      expect(health.servers.once!.status).toBe("up");
+    } finally {
+      await host.close();
+    }
+  });
+
+  it("a proxy shutting down with an initialize unanswered logs no failed start", async () => {
+    const stopping = await serveConfig({ ...config, limits: { ...config.limits, shutdownGraceMs: 3_000 } });
+    const host = await rawWs(stopping.url, "hang");
+    const answered = host.answerTo(1, 5_000);
+    host.send(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: INIT }));
+    await sleep(100);
+    const exited = new Promise((resolve) => stopping.child.once("exit", resolve));
+    stopping.child.kill("SIGTERM");
+    expect((await answered).error).toMatchObject({ code: -32002, message: expect.stringMatching(LIMIT) });
+    expect(await Promise.race([exited, sleep(8_000).then(() => "still running")])).toBe(0);
+    expect(stopping.stderr()).not.toMatch(/upstream failed to start/);
+  });
+});
+
 describe("stdio in front of it", () => {
   it("answers -32002 naming the limit and exits 1, its upstream ended", async () => {
     const file = join(tempDir(), "proxy.config.json");
@@ -89,6 +136,23 @@ describe("stdio in front of it", () => {
     try {
       const answer = await host.request(1, "initialize", INIT, 5_000);
       expect(answer.error).toMatchObject({ code: -32002, message: expect.stringMatching(LIMIT) });
+      expect(await Promise.race([host.exited, sleep(5_000).then(() => "still running")])).toBe(1);
+      expect(host.stderr()).toMatch(/upstream failed to start/);
+    } finally {
+      await host.close(2_000).catch(() => {});
+    }
+  });
+
+  it("with requestTimeoutMs the shorter, the same failed start, naming that limit", async () => {
+    const file = join(tempDir(), "proxy.config.json");
+    writeFileSync(file, JSON.stringify({ ...config, limits: { requestTimeoutMs: 300, initializeTimeoutMs: 5_000 } }));
+    const host = startRawStdio(process.execPath, [CLI, "stdio", "--config", file, "--server", "hang"]);
+    try {
+      const answer = await host.request(1, "initialize", INIT, 5_000);
+      expect(answer.error).toMatchObject({
+        code: -32002,
+        message: expect.stringMatching(/did not answer initialize within 300 ms \(limits\.requestTimeoutMs\)/),
+      });
       expect(await Promise.race([host.exited, sleep(5_000).then(() => "still running")])).toBe(1);
       expect(host.stderr()).toMatch(/upstream failed to start/);
     } finally {
