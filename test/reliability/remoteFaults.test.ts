@@ -8,7 +8,7 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connect, hostTransport, raw, type ServeProcess } from "../helpers/proxyProcess.js";
 import { post } from "../badInput/mcpHttp.js";
-import { getJson, serveConfig } from "./helpers.js";
+import { getJson, INIT, rawWs, serveConfig } from "./helpers.js";
 import { startRemoteUpstream, type RemoteUpstream } from "../fixtures/upstream-servers/remoteUpstream.js";
 
 /** What opening a session to `name` through `serve` came to: "connected", or why it failed. */
@@ -84,6 +84,32 @@ describe("a remote upstream", () => {
     const host = await connect(hostTransport("mcp", { url: serve.url, name: "remote" }));
     expect(text(await raw(host.client, "tools/call", { name: "ok" }))).toBe("ok");
     await host.close();
+  });
+});
+
+describe("a remote upstream that restarts while a host only listens", () => {
+  it("its 404 to the GET stream ends the host's session at once, named on /healthz", async () => {
+    let upstream = await startRemoteUpstream();
+    const serve = await serveConfig({ mcpServers: { remote: { url: upstream.url } } });
+    try {
+      const host = await rawWs(serve.url, "remote");
+      await host.request(1, "initialize", INIT, 5_000);
+      host.send(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }));
+      // The proxy's GET stream is open; the server restarts and knows no session any more.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const port = upstream.port;
+      await upstream.stop();
+      upstream = await startRemoteUpstream(port);
+      const closed = await Promise.race([host.closed, new Promise((resolve) => setTimeout(resolve, 8_000, "open"))]);
+      expect(closed, "the host's WebSocket is still open").toEqual(expect.any(Number));
+      const health = (await getJson(`${serve.url}/healthz`)).body as {
+        servers: Record<string, { lastError?: string }>;
+      };
+      expect(health.servers.remote!.lastError).toMatch(/GET stream with HTTP 404; the upstream ended its session/);
+    } finally {
+      await serve.stop();
+      await upstream.stop();
+    }
   });
 });
 

@@ -703,6 +703,16 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     const type = mediaTypeEssence(response.headers.get("content-type"));
     if (response.status === 405 || !response.ok || type !== "text/event-stream" || !response.body) {
       await response.body?.cancel().catch(() => {});
+      if (response.status === 404 && this.session !== undefined) {
+        // The session is gone (a server restarted, or it expired the session), as for a POST: a
+        // host that only listens would otherwise never learn it, and its session never end.
+        this.session = undefined;
+        const what = lastEventId === undefined ? "the GET stream" : "a stream's resumption";
+        this.lastError = `upstream ${this.where} answered ${what} with HTTP 404; the upstream ended its session`;
+        this.logger.warn("upstream ended its session", { status: 404 });
+        void this.close();
+        return response.status;
+      }
       if (response.status !== 405)
         this.logger.warn(lastEventId === undefined ? "GET stream refused" : "stream not resumed", {
           status: response.status,
