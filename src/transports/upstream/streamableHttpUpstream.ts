@@ -487,6 +487,12 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
       void this.openServerStream(this.options.serverStreamRetries ?? DEFAULT_SERVER_STREAM_RETRIES);
     if (response.status === 202 || ids.length === 0) {
       await response.body?.cancel().catch(() => {});
+      // The spec answers 202 only to notifications and responses: a request's answer may never come.
+      if (ids.length > 0)
+        this.logger.warn("upstream answered a request with 202 and no body; its answer may never come", {
+          request: what,
+          waitsAtMost: "limits.requestTimeoutMs",
+        });
       return;
     }
     const type = mediaTypeEssence(response.headers.get("content-type"));
@@ -507,7 +513,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     const stream = response.body;
     const reading = this.background(
       type === "application/json"
-        ? this.readJson(stream, pending, signal)
+        ? this.readJson(stream, pending, what, signal)
         : this.readPostStream(stream, pending, signal),
       pending,
       what,
@@ -635,10 +641,31 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     return done;
   }
 
-  private async readJson(body: BodyStreamLike, pending: Set<RequestId>, signal: AbortLike): Promise<void> {
+  private async readJson(
+    body: BodyStreamLike,
+    pending: Set<RequestId>,
+    what: string,
+    signal: AbortLike,
+  ): Promise<void> {
     const framed = await readJsonBody(body, this.maxMessageBytes, signal, this.options.rawStringBytes);
     if (!framed) return;
-    if (framed.problem || !Array.isArray(framed.message)) return this.deliver(framed, pending);
+    if (framed.problem) {
+      this.deliver(framed, pending);
+      if (pending.size === 0 || this.closed || signal.aborted) return;
+      // An answer that cannot be read (an HTML error page sent as JSON): said so, not "no answer".
+      const ids = [...pending];
+      pending.clear();
+      return this.fail(
+        ids,
+        new NormalizerError(
+          "UPSTREAM_HTTP_ERROR",
+          `upstream ${this.where} answered POST ${what} with a JSON body that could not be read ` +
+            `(${framed.problem.kind})`,
+          { url: this.where },
+        ),
+      );
+    }
+    if (!Array.isArray(framed.message)) return this.deliver(framed, pending);
     // A batch response: each message is delivered on its own.
     for (const message of framed.message as unknown[]) this.deliver({ message }, pending);
   }

@@ -16,6 +16,7 @@ import {
 } from "../../fixtures/upstream-servers/httpFixtures.js";
 import { collect, INITIALIZE, INITIALIZED, type Collected } from "./collect.js";
 import { DEFAULT_LIMITS } from "../../../src/config/defaults.js";
+import { silentLogger, type Logger } from "../../../src/observe/logger.js";
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -213,6 +214,40 @@ describe("StreamableHttpUpstreamTransport against the SDK's StreamableHTTPServer
     await transport.send({ jsonrpc: "2.0", method: "notifications/initialized" });
     expect((await got.nextError()).message).toContain("HTTP 500");
     expect(got.messages).toHaveLength(1);
+  });
+
+  it("an answer that is not JSON (an HTML page sent as application/json) is named so; a 202 to a request is logged", async () => {
+    // Answers initialize; then tools/call "page" with an HTML body and "accepted" with 202 and nothing.
+    const server = createHttpServer((req, res) => {
+      let body = "";
+      req.on("data", (chunk: Buffer) => (body += chunk.toString()));
+      req.on("end", () => {
+        if (req.method !== "POST") return void res.writeHead(405).end();
+        const asked = JSON.parse(body) as { id?: number; method: string; params?: { name?: string } };
+        if (asked.id === undefined || asked.params?.name === "accepted") return void res.writeHead(202).end();
+        const headers = { "content-type": "application/json", "mcp-session-id": "s1" };
+        if (asked.method !== "initialize")
+          return void res.writeHead(200, headers).end("<html><body>502 Bad Gateway</body></html>");
+        const result = { protocolVersion: "2025-06-18", capabilities: {}, serverInfo: { name: "upstream-fixture" } };
+        res.writeHead(200, headers).end(JSON.stringify({ jsonrpc: "2.0", id: asked.id, result }));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+    const warnings: string[] = [];
+    const logger: Logger = { ...silentLogger, warn: (msg) => warnings.push(msg), child: () => logger };
+    const { transport, got } = await connect({ url, logger, openServerStream: false });
+    await initialize(transport, got);
+    await transport.send(call(7, "page"));
+    const response = await got.response(7);
+    expect(response.error?.message).toBe(
+      `upstream ${url} answered POST tools/call with a JSON body that could not be read (invalid-json)`,
+    );
+    await transport.send(call(8, "accepted"));
+    for (const deadline = Date.now() + 5_000; warnings.length < 2 && Date.now() < deadline; )
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(warnings).toContain("upstream answered a request with 202 and no body; its answer may never come");
   });
 
   it("never quotes back what it sent: header values and the injected fetch's secrets echoed in an error are redacted", async () => {
