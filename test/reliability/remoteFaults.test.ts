@@ -113,6 +113,46 @@ describe("a remote upstream that restarts while a host only listens", () => {
   });
 });
 
+describe("a remote upstream with no GET route (404 to every GET, where the spec says 405)", () => {
+  it("keeps its sessions: they are served without a GET stream", async () => {
+    const postOnly = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on("data", (chunk: Buffer) => chunks.push(chunk));
+      req.on("end", () => {
+        if (req.method !== "POST") return void res.writeHead(404, { "content-type": "text/plain" }).end("Cannot GET");
+        const asked = JSON.parse(Buffer.concat(chunks).toString("utf8")) as { id?: unknown; method: string };
+        if (asked.id === undefined) return void res.writeHead(202).end();
+        const result =
+          asked.method === "initialize"
+            ? {
+                protocolVersion: "2025-06-18",
+                capabilities: { tools: {} },
+                serverInfo: { name: "post-only", version: "1" },
+              }
+            : {};
+        res.writeHead(200, { "content-type": "application/json", "mcp-session-id": "s1" });
+        res.end(JSON.stringify({ jsonrpc: "2.0", id: asked.id, result }));
+      });
+    });
+    await new Promise<void>((resolve) => postOnly.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(postOnly.address() as AddressInfo).port}/mcp`;
+    const serve = await serveConfig({ mcpServers: { plain: { url } } });
+    try {
+      const host = await rawWs(serve.url, "plain");
+      await host.request(1, "initialize", INIT, 5_000);
+      host.send(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }));
+      // Past the GET stream's first try and its retry after the notification.
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      expect((await host.request(2, "ping", {}, 5_000)).result).toEqual({});
+      await host.close();
+    } finally {
+      await serve.stop();
+      postOnly.closeAllConnections();
+      postOnly.close();
+    }
+  });
+});
+
 describe("a remote upstream that refuses every initialize with an HTTP error (a wrong API key)", () => {
   it("is down on /healthz and /metrics with the status it answered; once it accepts, it is up again", async () => {
     const refusing = createServer((req, res) => {

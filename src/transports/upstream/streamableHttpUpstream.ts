@@ -174,6 +174,8 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
   private started = false;
   private closed = false;
   private serverStreamOpen = false;
+  /** Set once a GET of this session was answered with an event stream: the server has GET streams. */
+  private streamServed = false;
   /** The GET stream's own place: a POST's stream has its own cursor. */
   private readonly serverStream: StreamCursor = newStreamCursor(DEFAULT_SERVER_STREAM_RETRY_MS);
   /** When reconnecting the GET stream last failed `serverStreamRetries` times in a row (tried again after a POST). */
@@ -730,9 +732,11 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     const type = mediaTypeEssence(response.headers.get("content-type"));
     if (response.status === 405 || !response.ok || type !== "text/event-stream" || !response.body) {
       await response.body?.cancel().catch(() => {});
-      if (response.status === 404 && this.session !== undefined) {
+      if (response.status === 404 && this.session !== undefined && this.streamServed) {
         // The session is gone (a server restarted, or it expired the session), as for a POST: a
-        // host that only listens would otherwise never learn it, and its session never end.
+        // host that only listens would otherwise never learn it, and its session never end. Only
+        // once a GET of this session was served: a server with no GET route at all answers 404
+        // (where the spec says 405), and its sessions work without one.
         this.session = undefined;
         const what = lastEventId === undefined ? "the GET stream" : "a stream's resumption";
         this.lastError = `upstream ${this.where} answered ${what} with HTTP 404; the upstream ended its session`;
@@ -747,6 +751,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
         });
       return response.status;
     }
+    this.streamServed = true;
     return response.body;
   }
 
