@@ -34,10 +34,10 @@ export const DEFAULT_LIMITS = Object.freeze({
   maxNormalizeBytes: 256 * 1024 * 1024,
   requestTimeoutMs: 300_000,
   /**
-   * An upstream that has not answered a host's `initialize` in this time failed to start (an SDK
-   * client gives up on its own `initialize` after as long).
+   * An upstream that has not answered a session's first `initialize` in this time failed to start:
+   * below an SDK client's own wait (60 s), after which it closes and nothing would be told.
    */
-  initializeTimeoutMs: 60_000,
+  initializeTimeoutMs: 30_000,
   /** What a host sent after a notification waits at most this long for a streamable HTTP server's 202. */
   upstreamAckTimeoutMs: 10_000,
   /**

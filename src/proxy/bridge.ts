@@ -416,6 +416,12 @@ export class Bridge {
       return false;
     } else {
       const cancelled = cancelledRequestOf(msg);
+      if (cancelled !== undefined && cancelled === this.initializing?.id) {
+        // The spec forbids cancelling initialize (an SDK client does when its own wait runs out):
+        // not forwarded, and the watch goes on, so a hung start is still told as one.
+        this.logger.debug("host cancelled its initialize; not forwarded", { id: cancelled });
+        return false;
+      }
       if (cancelled !== undefined) this.forget(cancelled);
     }
     return true;

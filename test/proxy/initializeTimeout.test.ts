@@ -70,6 +70,21 @@ describe("an upstream that never answers initialize", () => {
     expect(serve.stderr()).toMatch(/upstream failed to start/);
   });
 
+  it("a host that cancels its initialize (as an SDK client does when its own wait runs out) is still told a failed start", async () => {
+    const before = (await getJson(`${serve.url}/healthz`)).body as {
+      servers: Record<string, { upstreamFailures: number }>;
+    };
+    const host = await rawWs(serve.url, "hang");
+    host.send(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: INIT }));
+    host.send(JSON.stringify({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 1 } }));
+    expect(await Promise.race([host.closed, sleep(5_000).then(() => "open")])).toBe(1011);
+    const after = (await getJson(`${serve.url}/healthz`)).body as {
+      servers: Record<string, { status: string; upstreamFailures: number }>;
+    };
+    expect(after.servers.hang!.status).toBe("down");
+    expect(after.servers.hang!.upstreamFailures).toBe(before.servers.hang!.upstreamFailures + 1);
+  });
+
   it("streamable HTTP: the POST's answer is -32002, and the session is over", async () => {
     const url = `${serve.url}/mcp/hang`;
     const headers = {
