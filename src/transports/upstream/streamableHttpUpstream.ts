@@ -652,7 +652,11 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     const framed = await readJsonBody(body, this.maxMessageBytes, signal, this.options.rawStringBytes);
     if (!framed) return;
     if (framed.problem) {
-      this.deliver(framed, pending);
+      const problem = framed.problem;
+      // A JSON body answers its own POST: one over maxMessageBytes whose id could not be read (the
+      // SDK writes the id last) is that one request's, answered as any answer over the limit.
+      const owned = problem.kind === "too-large" && problem.id === undefined && pending.size === 1;
+      this.deliver(owned ? { problem: { ...problem, id: firstOf(pending)! } } : framed, pending);
       if (pending.size === 0 || this.closed || signal.aborted) return;
       // An answer that cannot be read (an HTML error page sent as JSON): said so, not "no answer".
       const ids = [...pending];
@@ -722,7 +726,8 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
 
   /**
    * A GET for an SSE stream (resuming the stream `lastEventId` came from, when given); the status
-   * when the server has none to give (405, an error status, not an event stream).
+   * when the server has none to give (405, an error status, not an event stream). A 404 once a
+   * GET of the session was served means the session is gone: the connection is ended too.
    */
   private async getStream(lastEventId: string | undefined, signal: AbortLike): Promise<BodyStreamLike | number> {
     const headers = this.headers("text/event-stream", undefined, false);

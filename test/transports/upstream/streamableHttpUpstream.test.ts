@@ -161,6 +161,18 @@ describe("StreamableHttpUpstreamTransport against the SDK's StreamableHTTPServer
     expect(got.messages.some((m) => "id" in m && m.id === 9)).toBe(false);
   });
 
+  it("a JSON answer over maxMessageBytes whose id comes last (as the SDK writes it) is reported with its POST's id", async () => {
+    const fixture = await startStreamableHttpFixture({ enableJsonResponse: true });
+    cleanups.push(fixture.close);
+    const { transport, got } = await connect({ url: fixture.url, maxMessageBytes: 64 * 1024 });
+    await initialize(transport, got);
+    await transport.send(call(9, "big", { bytes: 100_000 }));
+    expect(await got.nextProblem()).toMatchObject({ kind: "too-large", id: 9 });
+    await transport.send(call(10, "echo", { text: "after" }));
+    await got.response(10);
+    expect(got.messages.some((m) => "id" in m && m.id === 9)).toBe(false);
+  });
+
   it("passes the stateless 2026-07-28 protocol through: forwarded mcp-* headers, no initialize, no session", async () => {
     const fixture = await startStatelessFixture();
     cleanups.push(fixture.close);
