@@ -149,20 +149,11 @@ describe("StreamableHttpUpstreamTransport against the SDK's StreamableHTTPServer
     got.messages.length = 0;
   });
 
-  it("reports an event over maxMessageBytes as too-large with its id, and answers nothing twice", async () => {
-    const fixture = await startStreamableHttpFixture();
-    cleanups.push(fixture.close);
-    const { transport, got } = await connect({ url: fixture.url, maxMessageBytes: 64 * 1024 });
-    await initialize(transport, got);
-    await transport.send(call(9, "big", { bytes: 100_000 }));
-    expect(await got.nextProblem()).toMatchObject({ kind: "too-large", id: 9 });
-    await transport.send(call(10, "echo", { text: "after" }));
-    await got.response(10);
-    expect(got.messages.some((m) => "id" in m && m.id === 9)).toBe(false);
-  });
-
-  it("a JSON answer over maxMessageBytes whose id comes last (as the SDK writes it) is reported with its POST's id", async () => {
-    const fixture = await startStreamableHttpFixture({ enableJsonResponse: true });
+  it.each([
+    ["an SSE event", false],
+    ["a JSON answer whose id comes last (as the SDK writes it)", true],
+  ])("reports %s over maxMessageBytes as too-large with its POST's id, and answers nothing twice", async (_, json) => {
+    const fixture = await startStreamableHttpFixture({ enableJsonResponse: json });
     cleanups.push(fixture.close);
     const { transport, got } = await connect({ url: fixture.url, maxMessageBytes: 64 * 1024 });
     await initialize(transport, got);
