@@ -139,7 +139,10 @@ export class Bridge {
   /** What the requests still waiting were answered with when the session ended. */
   private ended: string | undefined;
   private upstreamAlive = false;
-  /** The session's first `initialize` while the upstream has not answered it, and its deadline's timer. */
+  /**
+   * The session's first `initialize` while the upstream has not answered it, and its deadline's
+   * timer (kept when the host cancels it: the start is still judged).
+   */
   private initializing: { readonly id: RequestId; readonly timer: NodeJS.Timeout } | undefined;
   /** Set once the first `initialize` came: a later one is an ordinary request. */
   private initializeWatched = false;
@@ -418,8 +421,10 @@ export class Bridge {
       const cancelled = cancelledRequestOf(msg);
       if (cancelled !== undefined && cancelled === this.initializing?.id) {
         // The spec forbids cancelling initialize (an SDK client does when its own wait runs out):
-        // not forwarded, and the watch goes on, so a hung start is still told as one.
+        // not forwarded. The host is owed nothing more, but the watch goes on, so a hung start
+        // is still told as one.
         this.logger.debug("host cancelled its initialize; not forwarded", { id: cancelled });
+        this.forget(cancelled);
         return false;
       }
       if (cancelled !== undefined) this.forget(cancelled);
@@ -534,6 +539,11 @@ export class Bridge {
       return;
     }
     if (isResponse(msg)) {
+      if (this.initializing?.id === msg.id) {
+        // Answered (even after the host cancelled it): the upstream started.
+        clearTimeout(this.initializing.timer);
+        this.initializing = undefined;
+      }
       const waiting = this.forget(msg.id);
       if (waiting === undefined) {
         // Late (after a timeout or a cancel) or never asked: a second answer to one id, or an
@@ -732,10 +742,10 @@ export class Bridge {
     this.initializing = { id, timer };
   }
 
-  /** `within`: the time and the limit it is, for the host's error. */
+  /** `within`: the time and the limit it is, for the host's error (unless it cancelled the request). */
   private initializeTimedOut(id: RequestId, within: string): void {
     this.initializing = undefined;
-    if (this.closed || !this.waiting.has(id)) return;
+    if (this.closed) return;
     const why = `upstream did not answer initialize within ${within}`;
     this.answer(id, JSONRPC.REQUEST_TIMEOUT, why);
     // A proxy shutting down ends its sessions anyway: no start failed.
@@ -746,10 +756,6 @@ export class Bridge {
   private forget(id: RequestId): Waiting | undefined {
     const waiting = this.waiting.take(id);
     if (waiting === undefined) return undefined;
-    if (this.initializing?.id === id) {
-      clearTimeout(this.initializing.timer);
-      this.initializing = undefined;
-    }
     if (waiting.progress !== undefined) this.byProgressToken.delete(waiting.progress);
     if (this.waiting.size === 0) this.options.onSettled?.();
     return waiting;

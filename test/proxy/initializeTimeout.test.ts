@@ -158,6 +158,21 @@ describe("stdio in front of it", () => {
     }
   });
 
+  it("a host that cancels its initialize and leaves (an SDK client's connect timing out) is not waited for: exit 0", async () => {
+    const file = join(tempDir(), "proxy.config.json");
+    writeFileSync(file, JSON.stringify({ ...config, limits: { initializeTimeoutMs: 5_000 } }));
+    const host = startRawStdio(process.execPath, [CLI, "stdio", "--config", file, "--server", "hang"]);
+    try {
+      host.child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: INIT })}\n`);
+      host.notify("notifications/cancelled", { requestId: 1 });
+      await sleep(200);
+      host.child.stdin.end();
+      expect(await Promise.race([host.exited, sleep(3_000).then(() => "still running")])).toBe(0);
+    } finally {
+      await host.close(2_000).catch(() => {});
+    }
+  });
+
   it("with requestTimeoutMs the shorter, the same failed start, naming that limit", async () => {
     const file = join(tempDir(), "proxy.config.json");
     writeFileSync(file, JSON.stringify({ ...config, limits: { requestTimeoutMs: 300, initializeTimeoutMs: 5_000 } }));
