@@ -653,22 +653,24 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     if (!framed) return;
     if (framed.problem) {
       const problem = framed.problem;
-      // A JSON body answers its own POST: one over maxMessageBytes whose id could not be read (the
-      // SDK writes the id last) is that one request's, answered as any answer over the limit.
-      const owned = problem.kind === "too-large" && problem.id === undefined && pending.size === 1;
+      // A JSON body answers its own POST: an answer over maxMessageBytes whose id could not be read
+      // (the SDK writes the id last) is that one request's, answered as any answer over the limit
+      // (not a message of the server's own, which answers nothing).
+      const owned = problem.kind === "too-large" && problem.id === undefined && !problem.asks && pending.size === 1;
       this.deliver(owned ? { problem: { ...problem, id: firstOf(pending)! } } : framed, pending);
       if (pending.size === 0 || this.closed || signal.aborted) return;
       // An answer that cannot be read (an HTML error page sent as JSON): said so, not "no answer".
       const ids = [...pending];
       pending.clear();
+      const why =
+        problem.kind === "too-large"
+          ? `a JSON body of ${problem.bytes} bytes, over limits.maxMessageBytes`
+          : `a JSON body that could not be read (${problem.kind})`;
       return this.fail(
         ids,
-        new NormalizerError(
-          "UPSTREAM_HTTP_ERROR",
-          `upstream ${this.where} answered POST ${what} with a JSON body that could not be read ` +
-            `(${framed.problem.kind})`,
-          { url: this.where },
-        ),
+        new NormalizerError("UPSTREAM_HTTP_ERROR", `upstream ${this.where} answered POST ${what} with ${why}`, {
+          url: this.where,
+        }),
       );
     }
     if (!Array.isArray(framed.message)) return this.deliver(framed, pending);
@@ -696,7 +698,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
       const before = cursor.lastEventId;
       let resumed: BodyStreamLike | number;
       try {
-        resumed = await this.getStream(cursor.lastEventId, signal);
+        resumed = await this.getStream(cursor.lastEventId, signal, "a stream's resumption");
       } catch (error) {
         dropped = error;
         idle++;
@@ -729,7 +731,11 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
    * when the server has none to give (405, an error status, not an event stream). A 404 once a
    * GET of the session was served means the session is gone: the connection is ended too.
    */
-  private async getStream(lastEventId: string | undefined, signal: AbortLike): Promise<BodyStreamLike | number> {
+  private async getStream(
+    lastEventId: string | undefined,
+    signal: AbortLike,
+    what: "the GET stream" | "a stream's resumption",
+  ): Promise<BodyStreamLike | number> {
     const headers = this.headers("text/event-stream", undefined, false);
     if (lastEventId !== undefined) headers["last-event-id"] = lastEventId;
     const response = await this.fetch(this.url, { method: "GET", headers, signal });
@@ -743,14 +749,13 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
         // once a GET of this session was served: a server with no GET route at all answers 404
         // (where the spec says 405), and its sessions work without one.
         this.session = undefined;
-        const what = lastEventId === undefined ? "the GET stream" : "a stream's resumption";
         this.lastError = `upstream ${this.where} answered ${what} with HTTP 404; the upstream ended its session`;
         this.logger.warn("upstream ended its session", { status: 404 });
         void this.close();
         return response.status;
       }
       if (response.status !== 405)
-        this.logger.warn(lastEventId === undefined ? "GET stream refused" : "stream not resumed", {
+        this.logger.warn(what === "the GET stream" ? "GET stream refused" : "stream not resumed", {
           status: response.status,
           contentType: type,
         });
@@ -910,7 +915,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     const run = async (): Promise<boolean> => {
       let body: BodyStreamLike | number;
       try {
-        body = await this.getStream(this.serverStream.lastEventId, this.abort.signal);
+        body = await this.getStream(this.serverStream.lastEventId, this.abort.signal, "the GET stream");
       } catch (error) {
         answered("failed");
         throw error;

@@ -219,7 +219,7 @@ describe("StreamableHttpUpstreamTransport against the SDK's StreamableHTTPServer
     expect(got.messages).toHaveLength(1);
   });
 
-  it("an answer that is not JSON (an HTML page sent as application/json) is named so; a 202 to a request is logged", async () => {
+  it("an answer that is not JSON (an HTML page sent as application/json, a message of the server's own over the limit) is named so; a 202 to a request is logged", async () => {
     // Answers initialize; then tools/call "page" with an HTML body and "accepted" with 202 and nothing.
     const server = createHttpServer((req, res) => {
       let body = "";
@@ -229,6 +229,11 @@ describe("StreamableHttpUpstreamTransport against the SDK's StreamableHTTPServer
         const asked = JSON.parse(body) as { id?: number; method: string; params?: { name?: string } };
         if (asked.id === undefined || asked.params?.name === "accepted") return void res.writeHead(202).end();
         const headers = { "content-type": "application/json", "mcp-session-id": "s1" };
+        if (asked.params?.name === "notice") {
+          // A message of the server's own, over maxMessageBytes, where the answer should be.
+          const params = { level: "info", data: "n".repeat(100_000) };
+          return void res.writeHead(200, headers).end(JSON.stringify({ jsonrpc: "2.0", method: "notice", params }));
+        }
         if (asked.method !== "initialize")
           return void res.writeHead(200, headers).end("<html><body>502 Bad Gateway</body></html>");
         const result = { protocolVersion: "2025-06-18", capabilities: {}, serverInfo: { name: "upstream-fixture" } };
@@ -240,12 +245,16 @@ describe("StreamableHttpUpstreamTransport against the SDK's StreamableHTTPServer
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
     const warnings: string[] = [];
     const logger: Logger = { ...silentLogger, warn: (msg) => warnings.push(msg), child: () => logger };
-    const { transport, got } = await connect({ url, logger, openServerStream: false });
+    const { transport, got } = await connect({ url, logger, openServerStream: false, maxMessageBytes: 64 * 1024 });
     await initialize(transport, got);
     await transport.send(call(7, "page"));
     const response = await got.response(7);
     expect(response.error?.message).toBe(
       `upstream ${url} answered POST tools/call with a JSON body that could not be read (invalid-json)`,
+    );
+    await transport.send(call(6, "notice"));
+    expect((await got.response(6)).error?.message).toMatch(
+      /answered POST tools\/call with a JSON body of \d+ bytes, over limits\.maxMessageBytes$/,
     );
     await transport.send(call(8, "accepted"));
     for (const deadline = Date.now() + 5_000; warnings.length < 2 && Date.now() < deadline; )
