@@ -539,11 +539,7 @@ export class Bridge {
       return;
     }
     if (isResponse(msg)) {
-      if (this.initializing?.id === msg.id) {
-        // Answered (even after the host cancelled it): the upstream started.
-        clearTimeout(this.initializing.timer);
-        this.initializing = undefined;
-      }
+      this.upstreamAnswered(msg.id);
       const waiting = this.forget(msg.id);
       if (waiting === undefined) {
         // Late (after a timeout or a cancel) or never asked: a second answer to one id, or an
@@ -742,6 +738,16 @@ export class Bridge {
     this.initializing = { id, timer };
   }
 
+  /**
+   * The upstream answered request `id`, readably or not (even after the host cancelled it): if it
+   * is the watched `initialize`, the upstream started.
+   */
+  private upstreamAnswered(id: RequestId): void {
+    if (this.initializing?.id !== id) return;
+    clearTimeout(this.initializing.timer);
+    this.initializing = undefined;
+  }
+
   /** `within`: the time and the limit it is, for the host's error (unless it cancelled the request). */
   private initializeTimedOut(id: RequestId, within: string): void {
     this.initializing = undefined;
@@ -825,6 +831,7 @@ export class Bridge {
       // What the proxy sent it (an `env` value a child prints) is not shown, nor its start at the cut.
       excerpt: redactedExcerpt(problem.excerpt, problem.excerpt.length, this.options.upstream.secretsSent?.() ?? []),
     });
+    if (problem.id !== undefined && problem.asks !== true) this.upstreamAnswered(problem.id);
     if (problem.kind === "too-large" && problem.id !== undefined && problem.asks !== true) {
       // The answer was dropped unread: the error the host gets instead takes the request out.
       this.answer(

@@ -143,6 +143,38 @@ describe("what is not a failed start", () => {
   });
 });
 
+describe("an initialize answered, but not forwardable (over limits.maxMessageBytes)", () => {
+  it("gets -32003 at once, and is no failed start later: the session is not ended by the watch", async () => {
+    const BIG = {
+      command: process.execPath,
+      args: [
+        "-e",
+        `require("node:readline").createInterface({ input: process.stdin }).on("line", (line) => {
+          const m = JSON.parse(line);
+          const result = { protocolVersion: "2025-06-18", capabilities: {}, serverInfo: { name: "big", version: "1" },
+            instructions: "i".repeat(20000) };
+          if (m.method === "initialize") process.stdout.write(JSON.stringify({ jsonrpc: "2.0", id: m.id, result }) + "\\n");
+          if (m.method === "ping") process.stdout.write(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: {} }) + "\\n");
+        });`,
+      ],
+    };
+    const big = await serveConfig({
+      mcpServers: { big: BIG },
+      limits: { initializeTimeoutMs: 400, maxMessageBytes: 8192 },
+    });
+    try {
+      const host = await rawWs(big.url, "big");
+      expect((await host.request(1, "initialize", INIT, 5_000)).error).toMatchObject({ code: -32003 });
+      await sleep(900);
+      expect((await host.request(2, "ping", {}, 5_000)).result).toEqual({});
+      expect(big.stderr()).not.toMatch(/upstream failed to start/);
+      await host.close();
+    } finally {
+      await big.stop();
+    }
+  });
+});
+
 describe("stdio in front of it", () => {
   it("answers -32002 naming the limit and exits 1, its upstream ended", async () => {
     const file = join(tempDir(), "proxy.config.json");
