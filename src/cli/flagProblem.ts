@@ -8,13 +8,9 @@ export function flagProblem(message: string, known: readonly string[]): string {
   const unknown = /^Unknown option '(-{1,2})([^'=]+)'/.exec(message);
   if (unknown !== undefined && unknown !== null) {
     const [, dashes, name] = unknown;
-    // A one-letter flag (`-p`) is too short to be a slip of a long one: the one it starts, if only one does.
-    const starting = known.filter((option) => option.startsWith(name!));
     const hint =
       dashes === "-" && name!.length === 1
-        ? starting.length === 1
-          ? ` (did you mean --${starting[0]}?)`
-          : ""
+        ? onlyFlagStarting(name!, known)
         : didYouMean(name!, known, (option) => `--${option}`);
     return `unknown option ${dashes}${name}${hint}`;
   }
@@ -31,4 +27,13 @@ export function flagProblem(message: string, known: readonly string[]): string {
   const noValue = /^Option '(?:-\w, )?(--[^ ']+)' does not take an argument/.exec(message);
   if (noValue !== null) return `${noValue[1]} is a switch and takes no value`;
   return message.split("\n")[0]!.replace(/\. To specify.*$/, "");
+}
+
+/**
+ * A one-letter flag (`-p`) is too short to be a slip of a long one: the long one it starts, when
+ * only one does (`" (did you mean --port?)"`), else "".
+ */
+function onlyFlagStarting(letter: string, known: readonly string[]): string {
+  const starting = known.filter((option) => option.startsWith(letter));
+  return starting.length === 1 ? ` (did you mean --${starting[0]}?)` : "";
 }
