@@ -323,8 +323,11 @@ export class Bridge {
   /** What the host sent could not be written to the upstream: its requests are answered with an error. */
   private notSentUpstream(text: string, requests: readonly RequestId[]): void {
     this.logger.warn("could not send to upstream", { error: text });
-    for (const id of requests)
+    for (const id of requests) {
+      // Never sent, so never answered: not a start the watch should judge as hung.
+      this.endInitializeWatch(id);
       this.answer(id, JSONRPC.UPSTREAM_UNAVAILABLE, `could not send the request to the upstream: ${text}`);
+    }
   }
 
   /** The host is behind: stop reading the upstream until the host has taken some of it. */
@@ -455,7 +458,8 @@ export class Bridge {
         JSONRPC.UPSTREAM_UNAVAILABLE,
         `${msg.method} not forwarded: ${this.refusal}`,
       );
-    if (this.waiting.has(msg.id)) {
+    // A cancelled initialize still waits for the upstream's answer, which would answer its id's reuse.
+    if (this.waiting.has(msg.id) || msg.id === this.initializing?.id) {
       this.logger.warn("host reused the id of a request still waiting", { id: msg.id, method: msg.method });
       return errorResponse(
         idAsWritten(msg),
@@ -539,7 +543,7 @@ export class Bridge {
       return;
     }
     if (isResponse(msg)) {
-      this.upstreamAnswered(msg.id);
+      this.endInitializeWatch(msg.id);
       const waiting = this.forget(msg.id);
       if (waiting === undefined) {
         // Late (after a timeout or a cancel) or never asked: a second answer to one id, or an
@@ -705,7 +709,6 @@ export class Bridge {
       }
       if (this.initializing?.id === waiting.id) {
         // The same failed start as past initializeTimeoutMs; closing answers whatever else waits.
-        clearTimeout(this.initializing.timer);
         this.initializeTimedOut(waiting.id, `${this.timeoutMs} ms (limits.requestTimeoutMs)`);
         return;
       }
@@ -739,10 +742,10 @@ export class Bridge {
   }
 
   /**
-   * The upstream answered request `id`, readably or not (even after the host cancelled it): if it
-   * is the watched `initialize`, the upstream started.
+   * Request `id` is over for the upstream — answered, readably or not (even after the host
+   * cancelled it), or never sent: if it is the watched `initialize`, there is no hung start to tell.
    */
-  private upstreamAnswered(id: RequestId): void {
+  private endInitializeWatch(id: RequestId): void {
     if (this.initializing?.id !== id) return;
     clearTimeout(this.initializing.timer);
     this.initializing = undefined;
@@ -750,6 +753,7 @@ export class Bridge {
 
   /** `within`: the time and the limit it is, for the host's error (unless it cancelled the request). */
   private initializeTimedOut(id: RequestId, within: string): void {
+    clearTimeout(this.initializing?.timer);
     this.initializing = undefined;
     if (this.closed) return;
     const why = `upstream did not answer initialize within ${within}`;
@@ -831,7 +835,7 @@ export class Bridge {
       // What the proxy sent it (an `env` value a child prints) is not shown, nor its start at the cut.
       excerpt: redactedExcerpt(problem.excerpt, problem.excerpt.length, this.options.upstream.secretsSent?.() ?? []),
     });
-    if (problem.id !== undefined && problem.asks !== true) this.upstreamAnswered(problem.id);
+    if (problem.id !== undefined && problem.asks !== true) this.endInitializeWatch(problem.id);
     if (problem.kind === "too-large" && problem.id !== undefined && problem.asks !== true) {
       // The answer was dropped unread: the error the host gets instead takes the request out.
       this.answer(

@@ -85,6 +85,15 @@ describe("an upstream that never answers initialize", () => {
     expect(after.servers.hang!.upstreamFailures).toBe(before.servers.hang!.upstreamFailures + 1);
   });
 
+  it("the id of a cancelled initialize is not reused while the upstream may still answer it", async () => {
+    const host = await rawWs(serve.url, "hang");
+    host.send(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: INIT }));
+    host.send(JSON.stringify({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 1 } }));
+    const reused = await host.request(1, "tools/list", {}, 5_000);
+    expect(reused.error).toMatchObject({ code: -32600, message: expect.stringContaining("already used") });
+    await host.close();
+  });
+
   it("streamable HTTP: the POST's answer is -32002, and the session is over", async () => {
     const url = `${serve.url}/mcp/hang`;
     const headers = {

@@ -794,8 +794,9 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
   private deliver(framed: Framed, pending: Set<RequestId>, carrier?: RequestId): void {
     if (this.closed) return;
     if (framed.problem) {
-      // The proxy answers a too-large response from the problem's id; do not answer it twice.
-      if (framed.problem.id !== undefined) pending.delete(framed.problem.id);
+      // The proxy answers a too-large response from the problem's id; do not answer it twice. A
+      // message of the server's own with the same id answers nothing: the request still waits.
+      if (framed.problem.id !== undefined && framed.problem.asks !== true) pending.delete(framed.problem.id);
       this.onproblem?.(withoutSecrets(framed.problem, this.sentSecrets));
       return;
     }

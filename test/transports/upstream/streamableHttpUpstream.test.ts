@@ -229,6 +229,12 @@ describe("StreamableHttpUpstreamTransport against the SDK's StreamableHTTPServer
         const asked = JSON.parse(body) as { id?: number; method: string; params?: { name?: string } };
         if (asked.id === undefined || asked.params?.name === "accepted") return void res.writeHead(202).end();
         const headers = { "content-type": "application/json", "mcp-session-id": "s1" };
+        if (asked.params?.name === "asks") {
+          // A request of the server's own, over maxMessageBytes, under the id of the request it answers.
+          const params = { messages: [{ role: "user", content: { type: "text", text: "a".repeat(100_000) } }] };
+          const own = { jsonrpc: "2.0", id: asked.id, method: "sampling/createMessage", params };
+          return void res.writeHead(200, headers).end(JSON.stringify(own));
+        }
         if (asked.params?.name === "notice") {
           // A message of the server's own, over maxMessageBytes, where the answer should be.
           const params = { level: "info", data: "n".repeat(100_000) };
@@ -252,10 +258,15 @@ describe("StreamableHttpUpstreamTransport against the SDK's StreamableHTTPServer
     expect(response.error?.message).toBe(
       `upstream ${url} answered POST tools/call with a JSON body that could not be read (invalid-json)`,
     );
-    await transport.send(call(6, "notice"));
-    expect((await got.response(6)).error?.message).toMatch(
-      /answered POST tools\/call with a JSON body of \d+ bytes, over limits\.maxMessageBytes$/,
-    );
+    for (const [id, name] of [
+      [6, "notice"],
+      [5, "asks"],
+    ] as const) {
+      await transport.send(call(id, name));
+      expect((await got.response(id)).error?.message, name).toMatch(
+        /answered POST tools\/call with a JSON body of \d+ bytes, over limits\.maxMessageBytes$/,
+      );
+    }
     await transport.send(call(8, "accepted"));
     for (const deadline = Date.now() + 5_000; warnings.length < 2 && Date.now() < deadline; )
       await new Promise((resolve) => setTimeout(resolve, 20));
