@@ -63,8 +63,8 @@ When the upstream dies, requests waiting get a JSON-RPC error naming its exit co
 last stderr line, and the proxy exits 1 (the host restarts it, with a fresh upstream).
 
 Exit codes: 0 the host closed the session (or SIGTERM/SIGINT); 1 the upstream could not start
-or ended, or its OAuth login failed; 2 bad command line or a log file that cannot be written;
-3 invalid config.`;
+(or answer initialize within limits.initializeTimeoutMs) or ended, or its OAuth login failed;
+2 bad command line or a log file that cannot be written; 3 invalid config.`;
 
 /**
  * The longest an upstream of `stdio` is given between SIGTERM and SIGKILL, whatever
