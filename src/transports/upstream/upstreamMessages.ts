@@ -84,6 +84,12 @@ export function withoutSecretsInError(
   message: JSONRPCMessage,
   secrets: (() => Iterable<string | undefined>) | undefined,
 ): JSONRPCMessage {
+  if (Array.isArray(message)) {
+    // A batch: each of its error answers as if it came alone (the array itself has no `error`).
+    const items = message as unknown[];
+    const cleaned = items.map((item) => withoutSecretsInError(item as JSONRPCMessage, secrets));
+    return (cleaned.every((item, i) => item === items[i]) ? message : cleaned) as unknown as JSONRPCMessage;
+  }
   const error = (message as { error?: unknown }).error;
   if (secrets === undefined || typeof error !== "object" || error === null) return message;
   const redactor = secretRedactor(secrets());
