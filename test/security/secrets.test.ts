@@ -138,7 +138,8 @@ describe("secrets a stdio upstream quotes to the host", () => {
   it("an env value in an error answer the server sends inside a batch reaches neither the host nor the log", async () => {
     const proxy = await stdioWithSecretEnv();
     const error = { code: -32000, message: `upstream says ${SECRET} is wrong` };
-    const batch = [{ jsonrpc: "2.0", id: "__ID__", error }];
+    // With what is not a message beside it (the upstream's own mistake, to be passed over).
+    const batch = [null, 7, { jsonrpc: "2.0", id: "__ID__", error }];
     const emit = [Buffer.from(`${JSON.stringify(batch)}\n`).toString("base64")];
     const answer = await proxy.request(2, "tools/call", { name: "x", _emit: emit, _noFinal: true });
     expect(answer.error).toMatchObject({ code: -32000, message: "upstream says [redacted] is wrong" });

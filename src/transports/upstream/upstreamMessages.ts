@@ -90,6 +90,8 @@ export function withoutSecretsInError(
     const cleaned = items.map((item) => withoutSecretsInError(item as JSONRPCMessage, secrets));
     return (cleaned.every((item, i) => item === items[i]) ? message : cleaned) as unknown as JSONRPCMessage;
   }
+  // What is not an object (a batch's `null` or number: JSON-RPC's to refuse, not ours) has no error.
+  if (typeof message !== "object" || message === null) return message;
   const error = (message as { error?: unknown }).error;
   if (secrets === undefined || typeof error !== "object" || error === null) return message;
   const redactor = secretRedactor(secrets());
