@@ -606,7 +606,8 @@ export class Bridge {
    */
   private refuseBatch(items: unknown[]): boolean {
     const version = this.protocolVersion;
-    const noBatches = version !== undefined && version >= FIRST_VERSION_WITHOUT_BATCHES;
+    // Not known before initialize: a host batch is then forwarded (an upstream array still split).
+    const noBatches = version !== undefined && !this.hasBatches();
     const maxBatch = this.options.maxBatch ?? DEFAULT_LIMITS.maxBatch;
     if (items.length > 0 && !noBatches && items.length <= maxBatch) return false;
     const why =
@@ -835,15 +836,17 @@ export class Bridge {
       // What the proxy sent it (an `env` value a child prints) is not shown, nor its start at the cut.
       excerpt: redactedExcerpt(problem.excerpt, problem.excerpt.length, this.options.upstream.secretsSent?.() ?? []),
     });
-    if (problem.id !== undefined && problem.asks !== true) this.endInitializeWatch(problem.id);
-    if (problem.kind === "too-large" && problem.id !== undefined && problem.asks !== true) {
+    // Only an answer (an id, not a message of the upstream's own) takes a request out.
+    if (problem.id === undefined || problem.asks === true) return;
+    this.endInitializeWatch(problem.id);
+    if (problem.kind === "too-large") {
       // The answer was dropped unread: the error the host gets instead takes the request out.
       this.answer(
         problem.id,
         JSONRPC.MESSAGE_TOO_LARGE,
         `the upstream's answer of ${problem.bytes} bytes is over limits.maxMessageBytes`,
       );
-    } else if (problem.kind === "invalid-json" && problem.id !== undefined && problem.asks !== true) {
+    } else if (problem.kind === "invalid-json") {
       // Not UTF-8, but its id readable at one end: the request it answers need not wait for its timeout.
       this.answer(problem.id, JSONRPC.INTERNAL_ERROR, "the upstream's answer could not be read: it is not UTF-8");
     }
