@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CLI, FIXTURE_SERVER, ROOT } from "../helpers/paths.js";
 import type { ServeProcess } from "../helpers/proxyProcess.js";
+import { sleep, until } from "../helpers/polling.js";
 import { startRawStdio } from "../helpers/rawStdio.js";
 import { rawWs, serveConfig } from "../reliability/helpers.js";
 
@@ -29,16 +30,14 @@ const ANSWERS = [
   { jsonrpc: "2.0", id: 3, result: { params: { n: 3 } } },
 ];
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Waits for `find` to see something in `messages`. */
-async function seen<T>(messages: readonly unknown[], find: (m: unknown) => boolean, what: string): Promise<T> {
-  for (const deadline = Date.now() + 10_000; Date.now() < deadline; await sleep(20)) {
-    const hit = messages.find(find);
-    if (hit !== undefined) return hit as T;
-  }
-  throw new Error(`not received: ${what}; got ${JSON.stringify(messages).slice(0, 500)}`);
-}
+/** What `find` sees in `messages`, once it arrives. */
+const seen = <T>(messages: readonly unknown[], find: (m: unknown) => boolean, what: string): Promise<T> =>
+  until(
+    () => messages.find(find),
+    (hit) => hit !== undefined,
+    10_000,
+    what,
+  ) as Promise<T>;
 
 /** A legacy SSE host: the stream's `message` events, parsed, and the endpoint to POST to. */
 async function rawSse(

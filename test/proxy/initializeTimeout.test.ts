@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CLI } from "../helpers/paths.js";
 import type { ServeProcess } from "../helpers/proxyProcess.js";
+import { sleep, until } from "../helpers/polling.js";
 import { startRawStdio } from "../helpers/rawStdio.js";
 import { childrenOf, getJson, INIT, rawWs, serveConfig, tempDir } from "../reliability/helpers.js";
 
@@ -38,13 +39,6 @@ const config = {
   limits: { initializeTimeoutMs: 400, restartBackoffMs: 100 },
 };
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 5_000): Promise<void> {
-  for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; await sleep(25)) if (await check()) return;
-  throw new Error(`not within ${timeoutMs} ms: ${what}`);
-}
-
 let serve: ServeProcess;
 beforeAll(async () => {
   serve = await serveConfig(config);
@@ -61,7 +55,12 @@ describe("an upstream that never answers initialize", () => {
     expect(answer.error).toMatchObject({ code: -32002, message: expect.stringMatching(LIMIT) });
     expect(Date.now() - started).toBeLessThan(3_000);
     expect(await host.closed).toBe(1011);
-    await until(() => childrenOf(serve.child.pid!).length === 0, "the hung child ended");
+    await until(
+      () => childrenOf(serve.child.pid!).length,
+      (left) => left === 0,
+      5_000,
+      "the hung child ended",
+    );
     const health = (await getJson(`${serve.url}/healthz`)).body as {
       servers: Record<string, { status: string; lastError?: string; upstreamFailures: number }>;
     };
