@@ -4,11 +4,12 @@
  * in front of a fixture server whose reads never answer.
  */
 import { spawn } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { CLI } from "../helpers/paths.js";
+import { readPidFile } from "../helpers/pids.js";
 import { tempDir } from "../helpers/tempDir.js";
 import { untilGone } from "../reliability/helpers.js";
 
@@ -37,8 +38,7 @@ describe("audit stopped by a signal", () => {
       audit.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
       const exited = new Promise<number | null>((resolve) => audit.once("exit", (c) => resolve(c)));
       try {
-        await until(() => existsSync(pidFile) && readFileSync(pidFile, "utf8") !== "", 10_000);
-        const upstream = Number(readFileSync(pidFile, "utf8"));
+        const upstream = await readPidFile(pidFile);
         // Reading: its first read is waiting for an answer that never comes.
         await new Promise((resolve) => setTimeout(resolve, 300));
         audit.kill(signal);
@@ -73,8 +73,8 @@ describe("audit stopped by a signal", () => {
     audit.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
     const exited = new Promise<number | null>((resolve) => audit.once("exit", (c) => resolve(c)));
     try {
-      await until(() => existsSync(answered) && existsSync(pidFile), 10_000);
-      const upstream = Number(readFileSync(pidFile, "utf8"));
+      await until(() => existsSync(answered), 10_000);
+      const upstream = await readPidFile(pidFile);
       // The answer is read and its entries are being counted.
       await new Promise((resolve) => setTimeout(resolve, 300));
       audit.kill("SIGTERM");

@@ -8,10 +8,11 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { CLI, ROOT } from "../helpers/paths.js";
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { childrenOf, FAULT_SERVER, untilGone } from "../reliability/helpers.js";
+import { readPidFile, signalProcess } from "../helpers/pids.js";
 
 const cleanups: Array<() => void> = [];
 afterEach(() => {
@@ -19,13 +20,7 @@ afterEach(() => {
 });
 
 function killLater(pid: number): void {
-  cleanups.push(() => {
-    try {
-      process.kill(pid, "SIGKILL");
-    } catch {
-      // gone already
-    }
-  });
+  cleanups.push(() => signalProcess(pid, "SIGKILL"));
 }
 
 const line = (message: unknown) => `${JSON.stringify(message)}\n`;
@@ -130,9 +125,7 @@ describe("stdio sent SIGHUP while it starts", () => {
     cleanups.push(() => proxy.kill("SIGKILL"));
     const exited = new Promise<number | null>((resolve) => proxy.once("exit", (code) => resolve(code)));
     // The upstream is spawned before the proxy has loaded the rest of itself: signal it then, and on.
-    for (const deadline = Date.now() + 10_000; !existsSync(pidFile) && Date.now() < deadline; )
-      await new Promise((resolve) => setTimeout(resolve, 2));
-    const pid = Number(readFileSync(pidFile, "utf8"));
+    const pid = await readPidFile(pidFile);
     killLater(pid);
     for (let i = 0; i < 25 && proxy.exitCode === null; i++) {
       proxy.kill("SIGHUP");

@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { connectStdioWithConfig } from "../helpers/proxyProcess.js";
 import { CLI, ROOT } from "../helpers/paths.js";
+import { signalProcess } from "../helpers/pids.js";
 import { tempDir } from "../helpers/tempDir.js";
 import { processGone } from "../reliability/helpers.js";
 
@@ -76,7 +77,7 @@ describe("upstream time limits from the config", () => {
     // The upstream leads the process group it was started in: the grandchild's group is its pid.
     const pid = Number(readFileSync(`/proc/${grandchild}/stat`, "utf8").split(") ")[1]!.split(" ")[2]);
     cleanups.push(() => {
-      for (const each of [pid, grandchild]) if (alive(each)) process.kill(each, "SIGKILL");
+      for (const each of [pid, grandchild]) if (alive(each)) signalProcess(each, "SIGKILL");
     });
     expect(alive(pid)).toBe(true);
     const left = performance.now();

@@ -12,6 +12,7 @@ import { IMAGE_FORMATS } from "../../src/fit/settings.js";
 import { DEFAULT_LIMITS } from "../../src/config/defaults.js";
 import { svg } from "../fixtures/images/makeImages.js";
 import { CLI, IMAGE_SERVER } from "../helpers/paths.js";
+import { signalProcess } from "../helpers/pids.js";
 import { SLOW_SVG, svgRenderersOf } from "../helpers/svgRenderers.js";
 import { tempDir } from "../helpers/tempDir.js";
 
@@ -71,7 +72,7 @@ describe("the SVG renderer's child process", () => {
         expect(alive(renderer!), "the renderer still draws after the proxy ended").toBe(false);
       } finally {
         proxy.kill("SIGKILL");
-        if (renderer !== undefined && alive(renderer)) process.kill(renderer, "SIGKILL");
+        if (renderer !== undefined && alive(renderer)) signalProcess(renderer, "SIGKILL");
       }
     },
     30_000,

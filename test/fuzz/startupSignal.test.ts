@@ -4,11 +4,11 @@
  */
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { readFileSync, watch } from "node:fs";
 import { createServer, type Socket } from "node:net";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { CLI, ROOT } from "../helpers/paths.js";
+import { readPidFile, signalProcess } from "../helpers/pids.js";
 import { tempDir } from "../helpers/tempDir.js";
 
 const SLOW_START = join(ROOT, "test", "fixtures", "servers", "slow-start.mjs");
@@ -36,26 +36,6 @@ const alive = (pid: number): boolean => {
     return false;
   }
 };
-
-/** Resolves with the pid written to `file` (an fs event, then a read). */
-async function pidFrom(dir: string, file: string): Promise<number> {
-  const watcher = watch(dir);
-  try {
-    for (;;) {
-      const text = (() => {
-        try {
-          return readFileSync(join(dir, file), "utf8");
-        } catch {
-          return "";
-        }
-      })();
-      if (text !== "") return Number(text);
-      await once(watcher, "change");
-    }
-  } finally {
-    watcher.close();
-  }
-}
 
 describe("stdio: SIGTERM during startup", () => {
   it("while a remote upstream does not answer its first request: exit 0, the connection dropped", async () => {
@@ -85,9 +65,9 @@ describe("stdio: SIGTERM during startup", () => {
   it("while a slow stdio upstream is starting: exit 0, and the child is ended (by pid)", async () => {
     const dir = tempDir("mcpn-slow-");
     const proxy = startStdio(["--", process.execPath, SLOW_START, join(dir, "pid")]);
-    const pid = await pidFrom(dir, "pid");
+    const pid = await readPidFile(join(dir, "pid"));
     cleanups.push(() => {
-      if (alive(pid)) process.kill(pid, "SIGKILL");
+      if (alive(pid)) signalProcess(pid, "SIGKILL");
     });
     proxy.child.kill("SIGTERM");
     expect(await proxy.exited, proxy.stderr()).toEqual({ code: 0, signal: null });

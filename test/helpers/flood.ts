@@ -16,6 +16,7 @@ import { join } from "node:path";
 import { expect } from "vitest";
 import type { RawHost, RawMessage } from "../fixtures/hosts/rawHosts.mjs";
 import { ROOT } from "./paths.js";
+import { signalProcess } from "./pids.js";
 import { until, untilSteady } from "./polling.js";
 
 export const FLOOD_SERVER = join(ROOT, "test", "fixtures", "servers", "flood-server.mjs");
@@ -154,7 +155,7 @@ export function untilHostHeld(host: RawHost): Promise<number> {
 
 /** Lets the stalled fixture read again; expects it to receive all `count` notifications, in order. */
 export async function releaseUpstream(pid: number, progressFile: string, count: number, timeoutMs = 60_000) {
-  process.kill(pid, "SIGUSR2");
+  signalProcess(pid, "SIGUSR2");
   const done = await until(
     () => readProgress(progressFile),
     (p) => (p?.received ?? 0) >= count,

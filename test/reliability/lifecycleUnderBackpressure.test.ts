@@ -30,6 +30,7 @@ import {
   untilHostHeld,
 } from "../helpers/flood.js";
 import { sleep, until } from "../helpers/polling.js";
+import { signalProcess } from "../helpers/pids.js";
 import type { ServeProcess } from "../helpers/proxyProcess.js";
 import { tempDir } from "../helpers/tempDir.js";
 import { serveConfig, untilGone } from "./helpers.js";
@@ -174,7 +175,7 @@ describe("a POST that waited for its turn past limits.requestBodyTimeoutMs", () 
         15_000,
         "the held POSTs closed",
       );
-      process.kill(upstreamPid, "SIGUSR2");
+      signalProcess(upstreamPid, "SIGUSR2");
       expect((await host.request("tools/list", {}, 10_000)).result.tools).toHaveLength(3);
       // The first body went through before the hold; the ones answered 408 are not delivered after all.
       await until(

@@ -19,6 +19,7 @@ import type { JSONRPCMessage } from "../../src/transports/types.js";
 import { READ_TURN_BYTES, ReadYield } from "../../src/transports/readYield.js";
 import { TickCork } from "../../src/transports/tickCork.js";
 import { DEFAULT_LIMITS } from "../../src/config/defaults.js";
+import { signalProcess } from "../helpers/pids.js";
 
 const FLOOD_SERVER = fileURLToPath(new URL("../fixtures/servers/flood-server.mjs", import.meta.url));
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -74,7 +75,7 @@ describe("stdio upstream: a child that does not read its stdin", () => {
     const drained = transport.whenDrained();
     expect(await within(drained, 300)).toBe("pending");
 
-    process.kill((transport as unknown as { child: { pid: number } }).child.pid, "SIGUSR2");
+    signalProcess((transport as unknown as { child: { pid: number } }).child.pid, "SIGUSR2");
     await drained;
     expect(transport.queuedBytes).toBe(0);
     expect(stdin.listenerCount("drain")).toBe(baseline);

@@ -1,0 +1,36 @@
+/**
+ * Signalling processes a test started, by pid. A pid of 0 or -1 is not a process: kill(2) sends
+ * it to the caller's whole process group, or to every process it may signal — the test runner,
+ * npm and the CI script among them. `Number("")` is 0, and a pid file read the moment it was
+ * created is still empty, so every pid a test signals goes through here.
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { sleep } from "./polling.js";
+
+/** Whether `pid` names one process (a whole number above 1), not a group or every process. */
+export function isProcessId(pid: unknown): pid is number {
+  return typeof pid === "number" && Number.isSafeInteger(pid) && pid > 1;
+}
+
+/** Sends `signal` to the one process `pid`; false when it is gone. Throws on what is not a pid. */
+export function signalProcess(pid: number, signal: NodeJS.Signals | 0): boolean {
+  if (!isProcessId(pid)) throw new Error(`not a process id: ${pid} (signalling it would reach other processes)`);
+  try {
+    process.kill(pid, signal);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Waits until `file` holds a pid (its writer may have created it and not yet written); fails after `timeoutMs`. */
+export async function readPidFile(file: string, timeoutMs = 10_000): Promise<number> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const text = existsSync(file) ? readFileSync(file, "utf8").trim() : "";
+    const pid = /^\d+$/.test(text) ? Number(text) : Number.NaN;
+    if (isProcessId(pid)) return pid;
+    if (Date.now() > deadline) throw new Error(`${file}: no pid in ${timeoutMs} ms (holds ${JSON.stringify(text)})`);
+    await sleep(10);
+  }
+}
