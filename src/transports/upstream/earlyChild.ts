@@ -13,7 +13,7 @@
  */
 import { spawn, type ChildProcess, type SpawnOptions } from "node:child_process";
 import type { EventEmitter } from "node:events";
-import { adoptGroup, signalGroup } from "./processGroup.js";
+import { adoptGroup, killGroup } from "./processGroup.js";
 
 /** Output kept while no transport has the child; past it the child's stdout is no longer read. */
 const RECORD_LIMIT_BYTES = 1024 * 1024;
@@ -114,7 +114,7 @@ export class EarlyChild {
   discard(): void {
     this.taken = true;
     for (const stop of this.recorders.splice(0)) stop();
-    if (this.child.pid !== undefined) signalGroup(this.child.pid, "SIGKILL");
+    if (this.child.pid !== undefined) killGroup(this.child.pid);
   }
 
   private record(target: EventEmitter, event: string, also?: (...args: unknown[]) => void): void {

@@ -45,6 +45,20 @@ export function groupAlive(pgid: number): boolean {
   }
 }
 
+/**
+ * SIGKILLs the group now and stops tracking it: nothing of it is left to end at exit, and its
+ * id, once free, may be another process's group by then.
+ */
+export function killGroup(pgid: number): void {
+  signalGroup(pgid, "SIGKILL");
+  liveGroups.delete(pgid);
+}
+
+/** Whether the group is still SIGKILLed if this process exits (it is being ended, or still runs). */
+export function endedAtExit(pgid: number): boolean {
+  return liveGroups.has(pgid);
+}
+
 /** Registers a freshly spawned group leader: its group is SIGKILLed if this process exits first. */
 export function adoptGroup(child: ChildProcess): void {
   if (child.pid !== undefined && process.platform !== "win32") trackGroup(child.pid);
@@ -75,8 +89,7 @@ export function endGroup(child: ChildProcess, graceMs: number): Promise<void> {
         return;
       }
       if (Date.now() >= deadline) {
-        signalGroup(pgid, "SIGKILL");
-        liveGroups.delete(pgid);
+        killGroup(pgid);
         resolve();
         return;
       }

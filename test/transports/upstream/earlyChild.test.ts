@@ -6,6 +6,7 @@ import { getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js
 import { afterEach, describe, expect, it } from "vitest";
 import { claimEarly, spawnEarly, upstreamSpawnOptions } from "../../../src/transports/upstream/earlyChild.js";
 import { StdioUpstreamTransport } from "../../../src/transports/upstream/stdioUpstream.js";
+import { endedAtExit } from "../../../src/transports/upstream/processGroup.js";
 import { defaultChildEnvironment } from "../../../src/proxy/defaultChildEnvironment.js";
 import { DEFAULT_LIMITS } from "../../../src/config/defaults.js";
 
@@ -89,7 +90,11 @@ describe("early-spawned stdio upstream", () => {
     await transport.start();
     expect(transport.pid).not.toBe(early.child.pid);
     await until(() => !alive(early.child.pid!));
+    // Its group is gone: its id, free again, is not signalled when this process exits.
+    expect(endedAtExit(early.child.pid!)).toBe(false);
+    expect(endedAtExit(transport.pid!)).toBe(true);
     await transport.close();
+    await until(() => !endedAtExit(transport.pid!), 2_000);
   });
 
   it("a command that does not exist fails the transport's start as it always did", async () => {
