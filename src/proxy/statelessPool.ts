@@ -26,10 +26,10 @@
  * upstream here serves many clients (every local one when no bearer token is configured): new
  * POSTs go to an upstream that is not held when there is one (or room for one), and one POST holds
  * its upstream for at most `holdMs` in all — then it is cut off: it gets no more notifications
- * (its progress, its logs: dropped, logged once), only its answers, and the upstream serves the
- * others again. For `holdMs` after a POST was cut off, no other POST holds that upstream (each is
- * cut off at once), and new POSTs go elsewhere when they can: slow readers cannot take turns to
- * hold it. A POST ends with its last answer, so what a host that never reads holds stays bounded.
+ * (its progress, its logs: dropped; the cut and the count logged), only its answers, and the
+ * upstream serves the others again. For `holdMs` after a POST was cut off, no other POST holds
+ * that upstream (each is cut off at once), and new POSTs go elsewhere when they can: slow readers
+ * cannot take turns to hold it. A POST ends with its last answer, so what a host that never reads holds stays bounded.
  */
 import { randomBytes } from "node:crypto";
 import { JSONRPC } from "../errors/jsonRpcCodes.js";
@@ -129,7 +129,7 @@ interface Post {
   cutOff: boolean;
   /** How long it has held its upstream, over every time its host was behind. */
   heldMs: number;
-  /** Notifications not sent to it since (logged at the first). */
+  /** Notifications not sent to it since it was cut off. */
   dropped: number;
 }
 
@@ -579,6 +579,11 @@ export class StatelessPool {
       });
     }
     if (post.lane.heldFor === post) this.release(post.lane);
+    if (post.dropped > 0)
+      this.options.logger.info("stateless POST ended; notifications dropped while it was cut off", {
+        upstream: upstream.id,
+        dropped: post.dropped,
+      });
     post.lane.posts--;
     if (post.lane.posts === 0 && post.lane.inFlight.size === 0) this.armIdle(post.lane);
   }
@@ -671,12 +676,7 @@ export class StatelessPool {
 
   private toHost(post: Post, msg: unknown, related: RequestId): void {
     if (post.cutOff && !isResponse(msg) && !isRequest(msg)) {
-      if (post.dropped++ === 0)
-        this.options.logger.warn(
-          "stateless host stayed behind on what was sent to it: notifications for its POST are dropped " +
-            "(its answers still go) so the pooled upstream serves the other clients",
-          { limit: "limits.statelessHoldMs", ms: this.holdMs },
-        );
+      post.dropped++;
       return;
     }
     let sending: Promise<void>;
@@ -739,6 +739,11 @@ export class StatelessPool {
   private cutOff(post: Post): void {
     post.cutOff = true;
     post.lane.noHoldUntil = Date.now() + this.holdMs;
+    this.options.logger.warn(
+      "stateless host stayed behind on what was sent to it: notifications for its POST are dropped " +
+        "from now on (its answers still go) so the pooled upstream serves the other clients",
+      { upstream: post.lane.upstream?.id, limit: "limits.statelessHoldMs", ms: this.holdMs },
+    );
   }
 
   private release(lane: Lane): void {

@@ -263,6 +263,44 @@ describe("a pool shared by clients", () => {
     }
   });
 
+  it("a POST cut off is logged as it is cut, and the notifications it missed are counted when it ends", async () => {
+    const serve = await serveConfig({
+      mcpServers: { fx: { command: process.execPath, args: [FIXTURE_SERVER] } },
+      limits: { statelessPoolSize: 1, statelessHoldMs: 300 },
+    });
+    const { hostname, port } = new URL(serve.url);
+    const body = JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "tools/call",
+      params: { name: "progress", arguments: { steps: 60, pad: 100_000 }, _meta: { progressToken: "t" } },
+    });
+    // Reads nothing of its 6 MB of progress.
+    const socket = connect(Number(port), hostname);
+    socket.pause();
+    socket.write(
+      `POST /mcp/fx HTTP/1.1\r\nHost: ${hostname}:${port}\r\nContent-Type: application/json\r\n` +
+        "Accept: application/json, text/event-stream\r\nMcp-Protocol-Version: 2026-07-28\r\n" +
+        `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
+    try {
+      const cut = await waitForStderr(
+        serve,
+        /[^\n]*notifications for its POST are dropped from now on[^\n]*\n/,
+        20_000,
+      );
+      expect(cut).toContain('"limit":"limits.statelessHoldMs"');
+      // The upstream, read again, sends the rest of its progress; then the host goes away.
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      socket.destroy();
+      const ended = await waitForStderr(serve, /[^\n]*stateless POST ended; notifications dropped[^\n]*\n/, 20_000);
+      expect(Number(/"dropped":(\d+)/.exec(ended)?.[1])).toBeGreaterThan(0);
+    } finally {
+      socket.destroy();
+      await serve.stop();
+    }
+  });
+
   it("a slow reader cut off long ago does not cost a later POST that falls behind briefly its notifications", async () => {
     // Long enough that the later POST, read slowly on a busy machine, stays within its budget.
     const HOLD = 3000;
@@ -288,8 +326,9 @@ describe("a pool shared by clients", () => {
     try {
       // Never reads its 32 MiB answer: held, then cut off, and its POST stays open.
       rawPost({ name: "big", arguments: { mib: 32 } });
-      // Held, cut off, and the window after the cut over.
-      await new Promise((resolve) => setTimeout(resolve, HOLD * 2 + 1000));
+      // Held, cut off (however long a busy machine took to make the answer), and the window after the cut over.
+      await waitForStderr(serve, /notifications for its POST are dropped from now on/, HOLD + 20_000);
+      await new Promise((resolve) => setTimeout(resolve, HOLD + 1000));
       // Falls behind for half a second only, with 6 MB of progress on the way: it is held, and gets all of it.
       const late = rawPost({ name: "progress", arguments: { steps: 60, pad: 100_000 }, _meta: { progressToken: "t" } });
       await new Promise((resolve) => setTimeout(resolve, 500));
