@@ -11,7 +11,7 @@ export default defineConfig({
     // worker per core (the default keeps one core free, so a 2-core machine ran files one by one).
     maxWorkers: Math.max(2, availableParallelism()),
     globalSetup: ["test/globalSetup.ts"],
-    setupFiles: ["test/helpers/removeTempDirs.ts"],
+    setupFiles: ["test/helpers/removeTempDirs.ts", "test/helpers/endLeftovers.ts"],
     // After-hooks in reverse order: a file's own afterAll (stopping processes) runs before the temp folders go.
     sequence: { hooks: "stack" },
   },

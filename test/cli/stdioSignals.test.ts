@@ -8,11 +8,10 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { CLI, ROOT } from "../helpers/paths.js";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { childrenOf, FAULT_SERVER, untilGone } from "../reliability/helpers.js";
-import { readPidFile, signalProcess } from "../helpers/pids.js";
+import { FAULT_SERVER, untilGone } from "../reliability/helpers.js";
+import { childrenOf, readPidFile, signalProcess } from "../helpers/pids.js";
+import { tempDir } from "../helpers/tempDir.js";
 
 const cleanups: Array<() => void> = [];
 afterEach(() => {
@@ -115,7 +114,7 @@ describe("stdio told to stop with a call in flight", () => {
 
 describe("stdio sent SIGHUP while it starts", () => {
   it("stays up (the upstream it spawned early is not orphaned), and SIGTERM then ends both", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "mcpn-hup-"));
+    const dir = tempDir("mcpn-hup-");
     const pidFile = join(dir, "upstream.pid");
     // An upstream that says it has started, and ignores the end of its stdin (as some servers do).
     const upstream = `require("node:fs").writeFileSync(${JSON.stringify(pidFile)}, String(process.pid)); setInterval(() => {}, 1000);`;

@@ -2,11 +2,12 @@
  * The pid helpers every test signals through: a pid of 0 (what `Number("")` gives for a pid file
  * read as it was created) would signal the test runner's whole process group — the CI run with it.
  */
-import { spawn } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { execFile, spawn } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { readPidFile, signalProcess } from "./pids.js";
+import { ROOT } from "./paths.js";
+import { descendantsOf, readPidFile, signalProcess } from "./pids.js";
 import { sleep } from "./polling.js";
 import { tempDir } from "./tempDir.js";
 
@@ -39,4 +40,44 @@ describe("pids", () => {
     writeFileSync(file, "0");
     await expect(readPidFile(file, 200)).rejects.toThrow(/child\.pid: no pid in 200 ms \(holds "0"\)/);
   });
+
+  it("descendantsOf finds a child and the child's own child, and not after they ended", async () => {
+    const shell = spawn("sh", ["-c", "sleep 300 & echo $! ; wait"], { stdio: ["ignore", "pipe", "ignore"] });
+    const sleeper = Number(
+      await new Promise<string>((resolve) => shell.stdout.once("data", (chunk: Buffer) => resolve(chunk.toString()))),
+    );
+    try {
+      expect(descendantsOf(process.pid)).toEqual(expect.arrayContaining([shell.pid, sleeper]));
+    } finally {
+      signalProcess(sleeper, "SIGKILL");
+      signalProcess(shell.pid!, "SIGKILL");
+    }
+    await new Promise((resolve) => shell.once("close", resolve));
+    expect(descendantsOf(process.pid)).not.toContain(shell.pid);
+  });
+
+  it("a test file's processes left running — one in a group of its own, one a shell's child — are killed after it, and named", async () => {
+    const pidsFile = join(tempDir("mcpn-pids-"), "left.json");
+    const vitest = join(ROOT, "node_modules", "vitest", "vitest.mjs");
+    const config = join(ROOT, "test", "fixtures", "leftovers", "vitest.config.ts");
+    const stderr = await new Promise<string>((resolve, reject) =>
+      execFile(
+        process.execPath,
+        [vitest, "run", "--config", config],
+        { env: { ...process.env, LEFTOVER_PIDS: pidsFile }, timeout: 40_000, killSignal: "SIGKILL" },
+        (error, _stdout, err) => (error ? reject(new Error(`${error.message}\n${err}`)) : resolve(err)),
+      ),
+    );
+    const pids = JSON.parse(readFileSync(pidsFile, "utf8")) as number[];
+    try {
+      expect(pids).toHaveLength(3);
+      for (const pid of pids) expect(stderr).toContain(`\n  ${pid} `);
+      // Killed, and reaped by init once their parents had gone.
+      for (let waited = 0; pids.some((pid) => signalProcess(pid, 0)) && waited < 5_000; waited += 50) await sleep(50);
+      expect(pids.filter((pid) => signalProcess(pid, 0))).toEqual([]);
+    } finally {
+      // Not left behind if the setup file failed to end them.
+      for (const pid of pids) if (signalProcess(pid, 0)) signalProcess(pid, "SIGKILL");
+    }
+  }, 60_000);
 });

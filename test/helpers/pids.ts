@@ -4,7 +4,7 @@
  * npm and the CI script among them. `Number("")` is 0, and a pid file read the moment it was
  * created is still empty, so every pid a test signals goes through here.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { sleep } from "./polling.js";
 
 /** Whether `pid` names one process (a whole number above 1), not a group or every process. */
@@ -33,4 +33,48 @@ export async function readPidFile(file: string, timeoutMs = 10_000): Promise<num
     if (Date.now() > deadline) throw new Error(`${file}: no pid in ${timeoutMs} ms (holds ${JSON.stringify(text)})`);
     await sleep(10);
   }
+}
+
+/** Each process's parent, from /proc (Linux), and whether it is a zombie (ended, not yet reaped). */
+function processTable(): Map<number, { parent: number; zombie: boolean }> {
+  const table = new Map<number, { parent: number; zombie: boolean }>();
+  let entries: string[] = [];
+  try {
+    entries = readdirSync("/proc");
+  } catch {
+    return table;
+  }
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      const [state, parent] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      table.set(Number(entry), { parent: Number(parent), zombie: state === "Z" });
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return table;
+}
+
+/** Pids of the children of `pid`, zombies among them (a parent that does not reap them leaks them). */
+export function childrenOf(pid: number): number[] {
+  return [...processTable()].filter(([, { parent }]) => parent === pid).map(([child]) => child);
+}
+
+/** Pids of every process below `pid` that still runs: its children, theirs, and so on. */
+export function descendantsOf(pid: number): number[] {
+  const table = processTable();
+  const found: number[] = [];
+  const below = new Set([pid]);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const [child, { parent, zombie }] of table)
+      if (below.has(parent) && !below.has(child)) {
+        below.add(child);
+        if (!zombie) found.push(child);
+        grew = true;
+      }
+  }
+  return found;
 }

@@ -55,7 +55,11 @@ export async function startServe(
   let err = "";
   child.stderr!.on("data", (c: Buffer) => (err += c.toString()));
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`serve did not start in 20 s; stderr: ${err}`)), 20_000);
+    const timer = setTimeout(() => {
+      // Not left running: nothing would stop it.
+      child.kill("SIGKILL");
+      reject(new Error(`serve did not start in 20 s; stderr: ${err}`));
+    }, 20_000);
     child.stdout!.on("data", (c: Buffer) => {
       out += c.toString();
       const m = /listening on (http:\/\/[^\s]+)/.exec(out);

@@ -6,18 +6,18 @@
  * (raw-upstream.mjs) answers only what the test asks; the host writes and reads raw lines.
  */
 import { spawn } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CLI } from "../helpers/paths.js";
+import { tempDir } from "../helpers/tempDir.js";
 import { RAW_UPSTREAM } from "../reliability/helpers.js";
 
 const FIRST = "9007199254740992";
 const SECOND = "9007199254740993"; // JSON.parse reads it as 9007199254740992 too
 const THIRD = "12345678901234567891";
 
-const dir = mkdtempSync(join(tmpdir(), "mcpn-bigids-"));
+const dir = tempDir("mcpn-bigids-");
 const config = join(dir, "proxy.config.json");
 writeFileSync(
   config,

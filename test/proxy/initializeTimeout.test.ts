@@ -12,7 +12,8 @@ import { CLI } from "../helpers/paths.js";
 import type { ServeProcess } from "../helpers/proxyProcess.js";
 import { sleep, until } from "../helpers/polling.js";
 import { startRawStdio } from "../helpers/rawStdio.js";
-import { childrenOf, getJson, INIT, rawWs, serveConfig, tempDir } from "../reliability/helpers.js";
+import { getJson, INIT, rawWs, serveConfig, tempDir } from "../reliability/helpers.js";
+import { childrenOf } from "../helpers/pids.js";
 
 /** Answers the first initialize and every ping; a later initialize never. */
 const ONCE = {

@@ -11,7 +11,8 @@ import type { ServeProcess } from "../helpers/proxyProcess.js";
 import { post } from "../badInput/mcpHttp.js";
 import { join } from "node:path";
 import { FIXTURE_SERVER, ROOT } from "../helpers/paths.js";
-import { childrenOf, FAULT_SERVER, serveConfig, toolText, untilGone, waitForStderr } from "../reliability/helpers.js";
+import { FAULT_SERVER, serveConfig, toolText, untilGone, waitForStderr } from "../reliability/helpers.js";
+import { childrenOf } from "../helpers/pids.js";
 
 const POOL = 3;
 const STATELESS = { "mcp-protocol-version": "2026-07-28" };

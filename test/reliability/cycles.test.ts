@@ -7,7 +7,8 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ServeProcess } from "../helpers/proxyProcess.js";
-import { childrenOf, getJson, rawWs, serveConfig } from "./helpers.js";
+import { getJson, rawWs, serveConfig } from "./helpers.js";
+import { childrenOf } from "../helpers/pids.js";
 
 const CYCLES = 1000;
 const MARKER = `MCPN_CYCLE_${process.pid}_${Date.now()}`;

@@ -3,7 +3,7 @@
  * waiting on its stderr, a raw WebSocket host, and process checks by pid. Every helper that
  * starts something returns (or is) its cleanup.
  */
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { WebSocket } from "ws";
 import { ROOT } from "../helpers/paths.js";
@@ -87,30 +87,6 @@ export async function untilGone(pid: number, timeoutMs = 5000): Promise<boolean>
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
   return true;
-}
-
-/** Pids of the live children of `pid` (from /proc/*\/stat). */
-export function childrenOf(pid: number): number[] {
-  const out: number[] = [];
-  for (const entry of readdirSafe("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      if (Number(fields[1]) === pid) out.push(Number(entry));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return out;
-}
-
-function readdirSafe(dir: string): string[] {
-  try {
-    return readdirSync(dir);
-  } catch {
-    return [];
-  }
 }
 
 export interface RawWs {

@@ -17,9 +17,11 @@ const STATELESS = { "mcp-protocol-version": "2026-07-28" };
 async function reloadRecord(serve: ServeProcess, n: number): Promise<Record<string, unknown>> {
   const deadline = Date.now() + 10_000;
   for (;;) {
+    // Whole lines only: the last piece may be a line still being written.
     const records = serve
       .stderr()
       .split("\n")
+      .slice(0, -1)
       .filter((line) => line.includes("SIGHUP: config re-read"));
     if (records.length >= n) return JSON.parse(records[n - 1]!) as Record<string, unknown>;
     if (Date.now() > deadline) throw new Error(`no reload record ${n}; stderr: ${serve.stderr().slice(-2000)}`);
