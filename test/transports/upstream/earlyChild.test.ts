@@ -112,8 +112,11 @@ describe("early-spawned stdio upstream", () => {
   it("is claimed once", () => {
     spawnEarly(NODE, ["-e", "setTimeout(() => {}, 5000)"]);
     const options = upstreamSpawnOptions({ ...process.env }, undefined);
-    expect(claimEarly(NODE, ["-e", "setTimeout(() => {}, 5000)"], options)).toBeDefined();
+    const claimed = claimEarly(NODE, ["-e", "setTimeout(() => {}, 5000)"], options);
+    expect(claimed).toBeDefined();
     expect(claimEarly(NODE, ["-e", "setTimeout(() => {}, 5000)"], options)).toBeUndefined();
+    // Taken, it is its taker's to end: here, the test's.
+    claimed?.child.kill("SIGKILL");
   });
 
   it("the default child environment is the SDK's", () => {
