@@ -4,6 +4,8 @@
  * direct, and a streamable HTTP host's POST gets one JSON array. An SSE host's batch is split, as
  * on `/mcp`: an SDK server (which cannot read a batch over stdio) answers each request.
  */
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CLI, FIXTURE_SERVER, ROOT } from "../helpers/paths.js";
@@ -175,4 +177,77 @@ describe("an SSE host's batch", () => {
       }
     },
   );
+});
+
+/**
+ * A streamable HTTP server that answers a batched POST with one JSON array (as servers of
+ * 2025-03-26 may), each request with its params; GET streams it has none of.
+ */
+async function batchAnsweringServer(): Promise<{ url: string; server: Server; posts: unknown[] }> {
+  const posts: unknown[] = [];
+  const server = createServer(async (req, res) => {
+    if (req.method !== "POST") return void res.writeHead(405).end();
+    let body = "";
+    for await (const chunk of req) body += chunk;
+    const message = JSON.parse(body) as unknown;
+    posts.push(message);
+    const answer = (m: { id: number; method: string; params?: { protocolVersion?: string } }) =>
+      m.method === "initialize"
+        ? {
+            jsonrpc: "2.0",
+            id: m.id,
+            result: {
+              protocolVersion: m.params?.protocolVersion,
+              capabilities: {},
+              serverInfo: { name: "batch-http", version: "1" },
+            },
+          }
+        : { jsonrpc: "2.0", id: m.id, result: { params: m.params } };
+    const requests = (Array.isArray(message) ? message : [message]).filter(
+      (m: { id?: unknown; method?: unknown }) => m.id !== undefined && typeof m.method === "string",
+    );
+    if (requests.length === 0) return void res.writeHead(202).end();
+    // An array for a batch, and for a request of method "as-array" (one answer in an array).
+    const asArray = Array.isArray(message) || (message as { method?: unknown }).method === "as-array";
+    const out = asArray ? requests.map(answer) : answer(requests[0]);
+    res.writeHead(200, { "content-type": "application/json", "mcp-session-id": "batch-session" });
+    res.end(JSON.stringify(out));
+  });
+  server.listen(0, "127.0.0.1");
+  await new Promise((resolve) => server.once("listening", resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`, server, posts };
+}
+
+describe("a batch's answers from a streamable HTTP server, on protocol 2025-03-26", () => {
+  it("a JSON array answering the batched POST reaches a stdio host as one array", async () => {
+    const upstream = await batchAnsweringServer();
+    const host = startRawStdio(process.execPath, [CLI, "stdio", "--url", upstream.url]);
+    try {
+      await host.request(1, "initialize", initialize("2025-03-26").params);
+      host.child.stdin.write(`${JSON.stringify(INITIALIZED)}\n${JSON.stringify(BATCH)}\n`);
+      expect(await seen(host.messages, isArray, "an array")).toEqual(ANSWERS);
+      expect(host.messages.filter((m) => m.id === 2 || m.id === 3)).toEqual([]);
+      // The batch went to the server as one POST.
+      expect(upstream.posts.filter((post) => Array.isArray(post))).toEqual([BATCH]);
+    } finally {
+      await host.close();
+      upstream.server.closeAllConnections();
+      upstream.server.close();
+    }
+  });
+
+  it("on 2025-06-18, where a host cannot read an array, an array's answer reaches it as a message of its own", async () => {
+    const upstream = await batchAnsweringServer();
+    const host = startRawStdio(process.execPath, [CLI, "stdio", "--url", upstream.url]);
+    try {
+      await host.request(1, "initialize", initialize("2025-06-18").params);
+      host.child.stdin.write(`${JSON.stringify(INITIALIZED)}\n`);
+      expect(await host.request(2, "as-array", { n: 2 })).toEqual(ANSWERS[0]);
+      expect(host.messages.filter(isArray)).toEqual([]);
+    } finally {
+      await host.close();
+      upstream.server.closeAllConnections();
+      upstream.server.close();
+    }
+  });
 });

@@ -674,8 +674,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
       );
     }
     if (!Array.isArray(framed.message)) return this.deliver(framed, pending);
-    // A batch response: each message is delivered on its own.
-    for (const message of framed.message as unknown[]) this.deliver({ message }, pending);
+    this.deliverBatch(framed.message as unknown[], pending);
   }
 
   /**
@@ -801,13 +800,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
       return;
     }
     const message = withoutSecretsInError(framed.message as JSONRPCMessage, this.sentSecrets);
-    const id = responseIdOf(message);
-    if (id !== undefined) {
-      pending.delete(id);
-      if (this.initializeIds.delete(id)) {
-        const version = (message as { result?: { protocolVersion?: unknown } }).result?.protocolVersion;
-        if (typeof version === "string") this.protocolVersion = version;
-      }
+    if (this.answered(message, pending)) {
       this.onmessage?.(message);
       return;
     }
@@ -816,6 +809,31 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     // streams sees each request's messages in the order they were sent.
     const related = firstOf(pending) ?? carrier;
     this.onmessage?.(message, related === undefined ? undefined : { relatedRequestId: related });
+  }
+
+  /**
+   * A JSON array answering a batched POST goes on as one message, as a stdio server's array does:
+   * a host whose protocol has batches gets its batch answered as one (the proxy splits it for
+   * the others).
+   */
+  private deliverBatch(items: unknown[], pending: Set<RequestId>): void {
+    if (this.closed) return;
+    const related = firstOf(pending);
+    const batch = withoutSecretsInError(items as unknown as JSONRPCMessage, this.sentSecrets);
+    for (const item of batch as unknown as unknown[]) this.answered(item, pending);
+    this.onmessage?.(batch, related === undefined ? undefined : { relatedRequestId: related });
+  }
+
+  /** Whether `message` answers a request (no longer pending; an initialize's answer gives the version). */
+  private answered(message: unknown, pending: Set<RequestId>): boolean {
+    const id = responseIdOf(message);
+    if (id === undefined) return false;
+    pending.delete(id);
+    if (this.initializeIds.delete(id)) {
+      const version = (message as { result?: { protocolVersion?: unknown } }).result?.protocolVersion;
+      if (typeof version === "string") this.protocolVersion = version;
+    }
+    return true;
   }
 
   private async failStatus(ids: RequestId[], response: ResponseLike, what: string, signal: AbortLike): Promise<void> {
