@@ -5,10 +5,8 @@
  * times out), and which host request a server→client message belongs to (streamable HTTP
  * routes it by `relatedRequestId`; without it progress never reaches the host).
  *
- * It also keeps each direction's memory bounded: when the host has more than `hostBufferBytes`
- * sent to it and not taken, the upstream is no longer read until the host has taken it (the
- * upstream's own writes then block), and the same the other way with `upstreamBufferBytes`.
- * The check is one comparison per message; waiting is one promise per stall (FlowControl).
+ * Each direction's memory stays bounded (`FlowHolds`): a side that is behind on what was sent to
+ * it stops the other from being read.
  */
 import { forwardableMcpHeaders } from "../transports/mcpHeaders.js";
 import { idAsWritten, idTextOf } from "../transports/idAsWritten.js";
@@ -26,7 +24,6 @@ import type {
 import {
   cancelledRequestOf,
   errorResponse,
-  isNotification,
   isObj,
   isRequest,
   isRequestId,
@@ -41,21 +38,14 @@ import { NormalizingTransport, type NormalizationOptions } from "./withNormaliza
 import { type InFlightRequest, RequestTable } from "./requestTable.js";
 import { serverRefused } from "./serverRefused.js";
 import { SENT } from "../transports/drainWaiter.js";
+import { FlowHolds } from "./flowHolds.js";
+import { answerOwed, excerpt, invalidAnswer, isMessage, type OwedAnswer } from "./bridgeMessages.js";
 
 /**
  * The first MCP protocol version without JSON-RPC batches (2025-06-18 changelog: "Remove support for JSON-RPC
  * batching").
  */
 const FIRST_VERSION_WITHOUT_BATCHES = "2025-06-18";
-/** Characters of an unexpected message quoted in a log line. */
-const EXCERPT_CHARS = 200;
-/** How far past the excerpt a secret is looked for, so one cut by it is still found. */
-const SECRET_SEARCH_CHARS = 8192;
-
-/** A JSON-RPC request, notification or response (JSON-RPC 2.0 §4–5); anything else is not forwarded. */
-function isMessage(msg: unknown): boolean {
-  return isRequest(msg) || isNotification(msg) || isResponse(msg);
-}
 
 export interface BridgeOptions {
   readonly host: ProxyTransport;
@@ -162,22 +152,22 @@ export class Bridge {
   private hostGone: string | undefined;
   /** Why the session ended: "host closed", "upstream closed", or what close() was given. */
   closeReason: string | undefined;
-  private readonly hostBufferBytes: number;
-  private readonly upstreamBufferBytes: number;
-  /** True while the upstream is not read because the host is behind. */
-  private upstreamHeld = false;
-  /** True while the host is not read because the upstream is behind. */
-  private hostHeld = false;
-  /** True while the host is not read because it is behind on what it was sent. */
-  private hostBehind = false;
+  private readonly flow: FlowHolds;
 
   constructor(private readonly options: BridgeOptions) {
     this.host = options.host;
     this.logger = options.logger;
     this.timeoutMs = options.requestTimeoutMs ?? DEFAULT_LIMITS.requestTimeoutMs;
-    this.hostBufferBytes = options.hostBufferBytes ?? DEFAULT_LIMITS.hostBufferBytes;
-    this.upstreamBufferBytes = options.upstreamBufferBytes ?? DEFAULT_LIMITS.upstreamBufferBytes;
     this.upstream = new NormalizingTransport(options.upstream, options.normalization, this.waiting);
+    this.flow = new FlowHolds(
+      this.host,
+      this.upstream,
+      {
+        hostBufferBytes: options.hostBufferBytes ?? DEFAULT_LIMITS.hostBufferBytes,
+        upstreamBufferBytes: options.upstreamBufferBytes ?? DEFAULT_LIMITS.upstreamBufferBytes,
+      },
+      () => this.closed,
+    );
 
     this.host.onmessage = (message, extra) => this.fromHost(message, extra);
     this.host.onclose = () => void this.close("host closed");
@@ -317,7 +307,7 @@ export class Bridge {
       const requests = (forwarded ?? [out]).flatMap((msg) => (isRequest(msg) ? [msg.id] : []));
       sending.catch((error: unknown) => this.notSentUpstream(errorText(error), requests));
     }
-    if (!this.hostHeld && this.upstream.queuedBytes > this.upstreamBufferBytes) this.holdHost();
+    this.flow.sentUpstream();
   }
 
   /** What the host sent could not be written to the upstream: its requests are answered with an error. */
@@ -329,52 +319,6 @@ export class Bridge {
       this.answer(id, JSONRPC.UPSTREAM_UNAVAILABLE, `could not send the request to the upstream: ${text}`);
     }
   }
-
-  /** The host is behind: stop reading the upstream until the host has taken some of it. */
-  private holdUpstream(): void {
-    const drained = this.host.whenDrained?.();
-    if (drained === undefined || this.closed) return;
-    this.upstreamHeld = true;
-    this.upstream.pauseReading();
-    void drained.then(this.releaseUpstream);
-  }
-
-  private readonly releaseUpstream = (): void => {
-    this.upstreamHeld = false;
-    // A message after this one finds the host still behind and holds the upstream again.
-    if (!this.closed) this.upstream.resumeReading();
-  };
-
-  /** The upstream is behind: stop reading the host until the upstream has taken some of it. */
-  private holdHost(): void {
-    if (this.host.pauseReading === undefined || this.closed) return;
-    this.hostHeld = true;
-    this.host.pauseReading(false);
-    void this.upstream.whenDrained().then(this.releaseHost);
-  }
-
-  private readonly releaseHost = (): void => {
-    this.hostHeld = false;
-    if (!this.closed && !this.hostBehind) this.host.resumeReading?.();
-  };
-
-  /** The host is behind on its own answers: stop reading it until it has taken some of them. */
-  private holdBehindHost(): void {
-    const drained = this.host.whenDrained?.();
-    if (drained === undefined || this.host.pauseReading === undefined || this.closed) return;
-    this.hostBehind = true;
-    // Unless the upstream holds it too, a WebSocket host is still judged alive by what it takes.
-    this.host.pauseReading(!this.hostHeld);
-    void drained.then(this.releaseBehindHost);
-  }
-
-  private readonly releaseBehindHost = (): void => {
-    this.hostBehind = false;
-    if (this.closed) return;
-    // Still held for the upstream: paused for that reason alone now.
-    if (this.hostHeld) this.host.pauseReading?.(false);
-    else this.host.resumeReading?.();
-  };
 
   /**
    * Decides one host message: true when it goes on to the upstream (a request is then waiting);
@@ -638,12 +582,7 @@ export class Bridge {
       const owed = Array.isArray(msg) ? (msg as unknown[]).map(answerOwed) : [answerOwed(msg)];
       sending.catch((error: unknown) => this.notSentToHost(errorText(error), owed));
     }
-    if ((this.host.queuedBytes ?? 0) > this.hostBufferBytes) {
-      if (!this.upstreamHeld) this.holdUpstream();
-      // What the proxy answers itself (refusals, errors) never comes from the upstream: a host
-      // that sends without reading is not read either until it has taken its answers.
-      if (!this.hostBehind) this.holdBehindHost();
-    }
+    this.flow.sentToHost();
   }
 
   private notSentToHost(text: string, owed: ReadonlyArray<OwedAnswer | undefined>): void {
@@ -858,20 +797,6 @@ export class Bridge {
  * JSON.stringify cannot write) turned into a rejection. Callers attach a failure handler only
  * when the answer is not the shared settled `SENT` (nearly all messages are taken at once).
  */
-/** The request an answer was for, when one the host could not take must be replaced by an error. */
-interface OwedAnswer {
-  readonly id: RequestId;
-  /** The id as the request wrote it (`idAsWritten`). */
-  readonly written: RequestId;
-}
-
-/** For a response (not itself an internal error the proxy made): its request, owed an answer if it cannot go. */
-function answerOwed(msg: unknown): OwedAnswer | undefined {
-  if (!isResponse(msg) || ("error" in msg && isObj(msg.error) && msg.error.code === JSONRPC.INTERNAL_ERROR))
-    return undefined;
-  return { id: msg.id, written: idAsWritten(msg) };
-}
-
 function trySend(transport: ProxyTransport, message: unknown, options: ProxySendOptions | undefined): Promise<void> {
   try {
     return transport.send(message as JSONRPCMessage, options);
@@ -882,33 +807,4 @@ function trySend(transport: ProxyTransport, message: unknown, options: ProxySend
 
 function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
-}
-
-/** A short, safe rendering of an unexpected value for a log line, what `secrets` holds taken out. */
-function excerpt(value: unknown, secrets: Iterable<string | undefined> = []): string {
-  let text: string;
-  try {
-    text = JSON.stringify(value) ?? String(value);
-  } catch {
-    text = Object.prototype.toString.call(value);
-  }
-  // Cut far past the excerpt's length first, so a secret across the cut is still found whole.
-  return redactedExcerpt(text.slice(0, EXCERPT_CHARS + SECRET_SEARCH_CHARS), EXCERPT_CHARS, secrets);
-}
-
-/**
- * Why a response cannot reach a host as it is, or undefined when it can: JSON-RPC 2.0 §5.1
- * (an error is an object with an integer `code` and a string `message`) and MCP (every result is
- * an object).
- */
-function invalidAnswer(msg: Record<string, unknown>): string | undefined {
-  if ("error" in msg) {
-    const error = msg.error;
-    if (!isObj(error)) return "its error is not an object";
-    if (!Number.isInteger(error.code)) return "its error has no integer code";
-    if (typeof error.message !== "string") return "its error has no string message";
-    return undefined;
-  }
-  if (!isObj(msg.result)) return "its result is not an object";
-  return undefined;
 }

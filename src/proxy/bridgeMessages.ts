@@ -1,0 +1,62 @@
+/**
+ * What the bridge asks of one message: is it JSON-RPC at all, can a response reach a host as it
+ * is, which request is still owed an answer when one cannot go, and how an unexpected one is
+ * quoted in a log line (short, secrets taken out).
+ */
+import { JSONRPC } from "../errors/jsonRpcCodes.js";
+import { redactedExcerpt } from "../errors/redact.js";
+import { idAsWritten } from "../transports/idAsWritten.js";
+import { isNotification, isObj, isRequest, isResponse, type RequestId } from "../transports/jsonrpc.js";
+
+/** Characters of an unexpected message quoted in a log line. */
+const EXCERPT_CHARS = 200;
+/** How far past the excerpt a secret is looked for, so one cut by it is still found. */
+const SECRET_SEARCH_CHARS = 8192;
+
+/** A JSON-RPC request, notification or response (JSON-RPC 2.0 §4–5); anything else is not forwarded. */
+export function isMessage(msg: unknown): boolean {
+  return isRequest(msg) || isNotification(msg) || isResponse(msg);
+}
+
+/**
+ * Why a response cannot reach a host as it is, or undefined when it can: JSON-RPC 2.0 §5.1
+ * (an error is an object with an integer `code` and a string `message`) and MCP (every result is
+ * an object).
+ */
+export function invalidAnswer(msg: Record<string, unknown>): string | undefined {
+  if ("error" in msg) {
+    const error = msg.error;
+    if (!isObj(error)) return "its error is not an object";
+    if (!Number.isInteger(error.code)) return "its error has no integer code";
+    if (typeof error.message !== "string") return "its error has no string message";
+    return undefined;
+  }
+  if (!isObj(msg.result)) return "its result is not an object";
+  return undefined;
+}
+
+/** The request an answer was for, when one the host could not take must be replaced by an error. */
+export interface OwedAnswer {
+  readonly id: RequestId;
+  /** The id as the request wrote it (`idAsWritten`). */
+  readonly written: RequestId;
+}
+
+/** For a response (not itself an internal error the proxy made): its request, owed an answer if it cannot go. */
+export function answerOwed(msg: unknown): OwedAnswer | undefined {
+  if (!isResponse(msg) || ("error" in msg && isObj(msg.error) && msg.error.code === JSONRPC.INTERNAL_ERROR))
+    return undefined;
+  return { id: msg.id, written: idAsWritten(msg) };
+}
+
+/** A short, safe rendering of an unexpected value for a log line, what `secrets` holds taken out. */
+export function excerpt(value: unknown, secrets: Iterable<string | undefined> = []): string {
+  let text: string;
+  try {
+    text = JSON.stringify(value) ?? String(value);
+  } catch {
+    text = Object.prototype.toString.call(value);
+  }
+  // Cut far past the excerpt's length first, so a secret across the cut is still found whole.
+  return redactedExcerpt(text.slice(0, EXCERPT_CHARS + SECRET_SEARCH_CHARS), EXCERPT_CHARS, secrets);
+}
