@@ -29,7 +29,8 @@
  * (its progress, its logs: dropped; the cut and the count logged), only its answers, and the
  * upstream serves the others again. For `holdMs` after a POST was cut off, no other POST holds
  * that upstream (each is cut off at once), and new POSTs go elsewhere when they can: slow readers
- * cannot take turns to hold it. A POST ends with its last answer, so what a host that never reads holds stays bounded.
+ * cannot take turns to hold it. A POST ends with its last answer, so what a host that never
+ * reads holds stays bounded.
  */
 import { randomBytes } from "node:crypto";
 import { JSONRPC } from "../errors/jsonRpcCodes.js";
@@ -63,6 +64,7 @@ import { forwardableMcpHeaders } from "../transports/mcpHeaders.js";
 import type { NormalizingTransport } from "./withNormalization.js";
 import { type InFlightRequest, RequestTable } from "./requestTable.js";
 import { serverRefused } from "./serverRefused.js";
+import { excerpt, isMessage } from "./bridgeMessages.js";
 
 /** An upstream the pool may use: started, normalizing, and able to say why it ended. */
 export interface PooledUpstream {
@@ -395,6 +397,14 @@ export class StatelessPool {
     failed = false,
   ): void {
     for (const msg of Array.isArray(message) ? (message as unknown[]) : [message]) {
+      if (!isMessage(msg)) {
+        // A batch's `null`, number or nested array: no host asked for it, and none could read it.
+        this.options.logger.warn("pooled upstream sent JSON that is not a JSON-RPC message; not forwarded", {
+          upstream: upstream.id,
+          excerpt: excerpt(msg, upstream.transport.secretsSent()),
+        });
+        continue;
+      }
       if (isResponse(msg)) {
         const error = (msg as { error?: { message?: unknown } }).error;
         if (!failed) this.options.onUpstreamAnswer?.(upstream);

@@ -12,7 +12,7 @@ import { CLI, FIXTURE_SERVER, ROOT } from "../helpers/paths.js";
 import type { ServeProcess } from "../helpers/proxyProcess.js";
 import { sleep, until } from "../helpers/polling.js";
 import { startRawStdio } from "../helpers/rawStdio.js";
-import { rawWs, serveConfig } from "../reliability/helpers.js";
+import { rawWs, serveConfig, waitForStderr } from "../reliability/helpers.js";
 
 const ECHO_SERVER = join(ROOT, "test", "fixtures", "upstream-servers", "stdioEchoServer.mjs");
 const initialize = (protocolVersion: string) => ({
@@ -179,11 +179,23 @@ describe("an SSE host's batch", () => {
   );
 });
 
+interface ServerModes {
+  /** A batch is answered with an SSE stream: one event holding the array, the stream ended 300 ms later. */
+  readonly sse?: boolean;
+  /** A log notification between a batch's answers. */
+  readonly notifyBetween?: boolean;
+  /** A request of method "garbage" is answered with what is no message around its answer. */
+  readonly garbage?: boolean;
+}
+
 /**
  * A streamable HTTP server that answers a batched POST with one JSON array (as servers of
- * 2025-03-26 may), each request with its params; GET streams it has none of.
+ * 2025-03-26 may), each request with its params, and a request of method "as-array" with its
+ * answer in an array; GET streams it has none of.
  */
-async function batchAnsweringServer(): Promise<{ url: string; server: Server; posts: unknown[] }> {
+async function batchAnsweringServer(
+  modes: ServerModes = {},
+): Promise<{ url: string; server: Server; posts: unknown[] }> {
   const posts: unknown[] = [];
   const server = createServer(async (req, res) => {
     if (req.method !== "POST") return void res.writeHead(405).end();
@@ -198,7 +210,7 @@ async function batchAnsweringServer(): Promise<{ url: string; server: Server; po
             id: m.id,
             result: {
               protocolVersion: m.params?.protocolVersion,
-              capabilities: {},
+              capabilities: { tools: {} },
               serverInfo: { name: "batch-http", version: "1" },
             },
           }
@@ -207,9 +219,25 @@ async function batchAnsweringServer(): Promise<{ url: string; server: Server; po
       (m: { id?: unknown; method?: unknown }) => m.id !== undefined && typeof m.method === "string",
     );
     if (requests.length === 0) return void res.writeHead(202).end();
-    // An array for a batch, and for a request of method "as-array" (one answer in an array).
-    const asArray = Array.isArray(message) || (message as { method?: unknown }).method === "as-array";
-    const out = asArray ? requests.map(answer) : answer(requests[0]);
+    const first = requests[0] as { method: string };
+    let out: unknown;
+    if (first.method === "garbage" && modes.garbage) out = [1, "x", null, [answer(requests[0])], answer(requests[0])];
+    else if (Array.isArray(message) || first.method === "as-array") {
+      const answers: unknown[] = requests.map(answer);
+      if (modes.notifyBetween)
+        answers.splice(1, 0, {
+          jsonrpc: "2.0",
+          method: "notifications/message",
+          params: { level: "info", data: "between" },
+        });
+      out = answers;
+    } else out = answer(requests[0]);
+    if (modes.sse && Array.isArray(message)) {
+      res.writeHead(200, { "content-type": "text/event-stream", "mcp-session-id": "batch-session" });
+      res.write(`event: message\ndata: ${JSON.stringify(out)}\n\n`);
+      setTimeout(() => res.end(), 300);
+      return;
+    }
     res.writeHead(200, { "content-type": "application/json", "mcp-session-id": "batch-session" });
     res.end(JSON.stringify(out));
   });
@@ -218,34 +246,112 @@ async function batchAnsweringServer(): Promise<{ url: string; server: Server; po
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`, server, posts };
 }
 
-describe("a batch's answers from a streamable HTTP server, on protocol 2025-03-26", () => {
-  it("a JSON array answering the batched POST reaches a stdio host as one array", async () => {
-    const upstream = await batchAnsweringServer();
-    const host = startRawStdio(process.execPath, [CLI, "stdio", "--url", upstream.url]);
+/** `stdio --url` in front of a batch-answering server, initialized on `version`. */
+async function stdioInFront(version: string, modes: ServerModes = {}) {
+  const upstream = await batchAnsweringServer(modes);
+  const host = startRawStdio(process.execPath, [CLI, "stdio", "--url", upstream.url]);
+  await host.request(1, "initialize", initialize(version).params);
+  host.child.stdin.write(`${JSON.stringify(INITIALIZED)}\n`);
+  return {
+    upstream,
+    host,
+    end: async () => {
+      await host.close();
+      upstream.server.closeAllConnections();
+      upstream.server.close();
+    },
+  };
+}
+
+describe("a batch's answers from a streamable HTTP server", () => {
+  it("on 2025-03-26, a JSON array answering the batched POST reaches a stdio host as one array", async () => {
+    const { upstream, host, end } = await stdioInFront("2025-03-26");
     try {
-      await host.request(1, "initialize", initialize("2025-03-26").params);
-      host.child.stdin.write(`${JSON.stringify(INITIALIZED)}\n${JSON.stringify(BATCH)}\n`);
+      host.child.stdin.write(`${JSON.stringify(BATCH)}\n`);
       expect(await seen(host.messages, isArray, "an array")).toEqual(ANSWERS);
       expect(host.messages.filter((m) => m.id === 2 || m.id === 3)).toEqual([]);
       // The batch went to the server as one POST.
       expect(upstream.posts.filter((post) => Array.isArray(post))).toEqual([BATCH]);
     } finally {
+      await end();
+    }
+  });
+
+  it("on 2025-03-26, an array answering one request (not a batch) reaches the host as that answer alone", async () => {
+    const { host, end } = await stdioInFront("2025-03-26");
+    try {
+      expect(await host.request(2, "as-array", { n: 2 }, 10_000)).toEqual(ANSWERS[0]);
+      expect(host.messages.filter(isArray)).toEqual([]);
+    } finally {
+      await end();
+    }
+  });
+
+  it("on 2025-06-18, where a host cannot read an array, an array's answer reaches it as a message of its own", async () => {
+    const { host, end } = await stdioInFront("2025-06-18");
+    try {
+      expect(await host.request(2, "as-array", { n: 2 }, 10_000)).toEqual(ANSWERS[0]);
+      expect(host.messages.filter(isArray)).toEqual([]);
+    } finally {
+      await end();
+    }
+  });
+
+  it("an array on an SSE event answers its requests: once the stream ends, none of them gets an error", async () => {
+    const { host, end } = await stdioInFront("2025-03-26", { sse: true });
+    try {
+      host.child.stdin.write(`${JSON.stringify(BATCH)}\n`);
+      expect(await seen(host.messages, isArray, "an array")).toEqual(ANSWERS);
+      // The stream ends 300 ms after the event; a request still thought waiting would get an error then.
+      await sleep(1000);
+      expect(host.messages.filter((m) => m.id === 2 || m.id === 3)).toEqual([]);
+      expect(host.stderr()).not.toContain("before answering");
+    } finally {
+      await end();
+    }
+  });
+
+  it("a WebSocket host's batch: a notification between the answers reaches it, inside the one array", async () => {
+    const upstream = await batchAnsweringServer({ notifyBetween: true });
+    const proxy = await serveConfig({ mcpServers: { http: { url: upstream.url } } });
+    const host = await rawWs(proxy.url, "http");
+    try {
+      await host.request(1, "initialize", initialize("2025-03-26").params);
+      host.send(JSON.stringify(INITIALIZED));
+      host.send(JSON.stringify(BATCH));
+      expect(await seen(host.messages, isArray, "an array")).toEqual([
+        ANSWERS[0],
+        { jsonrpc: "2.0", method: "notifications/message", params: { level: "info", data: "between" } },
+        ANSWERS[1],
+      ]);
+    } finally {
       await host.close();
+      await proxy.stop();
       upstream.server.closeAllConnections();
       upstream.server.close();
     }
   });
 
-  it("on 2025-06-18, where a host cannot read an array, an array's answer reaches it as a message of its own", async () => {
-    const upstream = await batchAnsweringServer();
-    const host = startRawStdio(process.execPath, [CLI, "stdio", "--url", upstream.url]);
+  it("a stateless POST: what is no message around the answer is dropped and logged, the answer has the host's id", async () => {
+    const upstream = await batchAnsweringServer({ garbage: true });
+    const proxy = await serveConfig({ mcpServers: { http: { url: upstream.url } } });
     try {
-      await host.request(1, "initialize", initialize("2025-06-18").params);
-      host.child.stdin.write(`${JSON.stringify(INITIALIZED)}\n`);
-      expect(await host.request(2, "as-array", { n: 2 })).toEqual(ANSWERS[0]);
-      expect(host.messages.filter(isArray)).toEqual([]);
+      const answered = await fetch(`${proxy.url}/mcp/http`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          "mcp-protocol-version": "2026-07-28",
+        },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 7, method: "garbage", params: { n: 7 } }),
+      });
+      const text = await answered.text();
+      const messages = [...text.matchAll(/^data: (.*)$/gm)].map((m) => JSON.parse(m[1]!) as unknown);
+      const bodies = messages.length > 0 ? messages : [JSON.parse(text) as unknown];
+      expect(bodies).toEqual([{ jsonrpc: "2.0", id: 7, result: { params: { n: 7 } } }]);
+      await waitForStderr(proxy, /not a JSON-RPC message; not forwarded/);
     } finally {
-      await host.close();
+      await proxy.stop();
       upstream.server.closeAllConnections();
       upstream.server.close();
     }

@@ -150,6 +150,9 @@ export interface HttpUpstreamOptions extends HttpConnectionOptions {
   serverStreamRetries?: number;
 }
 
+/** What becomes of a JSON array the server sends: on as one message, or each item on its own. */
+type Arrays = "whole" | "split";
+
 export class StreamableHttpUpstreamTransport implements UpstreamTransport {
   onclose?: (() => void) | undefined;
   onerror?: ((error: Error) => void) | undefined;
@@ -513,10 +516,12 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     }
     const pending = new Set(ids);
     const stream = response.body;
+    // An array answering a batch goes on whole; one answering a single message is taken apart.
+    const arrays: Arrays = Array.isArray(message) ? "whole" : "split";
     const reading = this.background(
       type === "application/json"
-        ? this.readJson(stream, pending, what, signal)
-        : this.readPostStream(stream, pending, signal),
+        ? this.readJson(stream, pending, what, signal, arrays)
+        : this.readPostStream(stream, pending, signal, arrays),
       pending,
       what,
       signal,
@@ -648,6 +653,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     pending: Set<RequestId>,
     what: string,
     signal: AbortLike,
+    arrays: Arrays,
   ): Promise<void> {
     const framed = await readJsonBody(body, this.maxMessageBytes, signal, this.options.rawStringBytes);
     if (!framed) return;
@@ -657,7 +663,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
       // (the SDK writes the id last) is that one request's, answered as any answer over the limit
       // (not a message of the server's own, which answers nothing).
       const owned = problem.kind === "too-large" && problem.id === undefined && !problem.asks && pending.size === 1;
-      this.deliver(owned ? { problem: { ...problem, id: firstOf(pending)! } } : framed, pending);
+      this.deliver(owned ? { problem: { ...problem, id: firstOf(pending)! } } : framed, pending, arrays);
       if (pending.size === 0 || this.closed || signal.aborted) return;
       // An answer that cannot be read (an HTML error page sent as JSON): said so, not "no answer".
       const ids = [...pending];
@@ -673,8 +679,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
         }),
       );
     }
-    if (!Array.isArray(framed.message)) return this.deliver(framed, pending);
-    this.deliverBatch(framed.message as unknown[], pending);
+    this.deliver(framed, pending, arrays);
   }
 
   /**
@@ -683,9 +688,14 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
    * times in a row without a new event (a server that closes streams to have clients poll long
    * calls; a network blip). A drop it could not resume is thrown, for the log.
    */
-  private async readPostStream(body: BodyStreamLike, pending: Set<RequestId>, signal: AbortLike): Promise<void> {
+  private async readPostStream(
+    body: BodyStreamLike,
+    pending: Set<RequestId>,
+    signal: AbortLike,
+    arrays: Arrays,
+  ): Promise<void> {
     const cursor = newStreamCursor(DEFAULT_SERVER_STREAM_RETRY_MS);
-    let dropped = await this.readToEnd(body, pending, cursor, signal);
+    let dropped = await this.readToEnd(body, pending, cursor, signal, arrays);
     const retries = this.options.serverStreamRetries ?? DEFAULT_SERVER_STREAM_RETRIES;
     let idle = 0;
     while (pending.size > 0 && cursor.lastEventId !== undefined && !signal.aborted && !this.closed && idle < retries) {
@@ -704,7 +714,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
         continue;
       }
       if (typeof resumed === "number") return;
-      dropped = await this.readToEnd(resumed, pending, cursor, signal);
+      dropped = await this.readToEnd(resumed, pending, cursor, signal, arrays);
       idle = cursor.lastEventId === before ? idle + 1 : 0;
     }
     if (dropped !== undefined && pending.size > 0) throw dropped;
@@ -716,9 +726,10 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     pending: Set<RequestId>,
     cursor: StreamCursor,
     signal: AbortLike,
+    arrays: Arrays,
   ): Promise<unknown> {
     try {
-      await this.readStream(body, pending, cursor, signal);
+      await this.readStream(body, pending, cursor, signal, arrays);
       return undefined;
     } catch (error) {
       return error;
@@ -769,6 +780,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     pending: Set<RequestId>,
     cursor: StreamCursor,
     signal: AbortLike,
+    arrays: Arrays,
   ): Promise<void> {
     // The request this stream belongs to, still after it is answered (a server may send more).
     const carrier = firstOf(pending);
@@ -780,9 +792,9 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
           if (event.lastEventId) cursor.lastEventId = event.lastEventId;
           if (event.type !== "message") return;
           const framed = framedFromEvent(event);
-          if (framed) this.deliver(framed, pending, carrier);
+          if (framed) this.deliver(framed, pending, arrays, carrier);
         },
-        onProblem: (problem) => this.deliver({ problem: framingProblemOf(problem) }, pending),
+        onProblem: (problem) => this.deliver({ problem: framingProblemOf(problem) }, pending, arrays),
         onRetry: (ms) => (cursor.retryMs = ms),
       },
       signal,
@@ -790,7 +802,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     );
   }
 
-  private deliver(framed: Framed, pending: Set<RequestId>, carrier?: RequestId): void {
+  private deliver(framed: Framed, pending: Set<RequestId>, arrays: Arrays, carrier?: RequestId): void {
     if (this.closed) return;
     if (framed.problem) {
       // The proxy answers a too-large response from the problem's id; do not answer it twice. A
@@ -799,7 +811,18 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
       this.onproblem?.(withoutSecrets(framed.problem, this.sentSecrets));
       return;
     }
-    const message = withoutSecretsInError(framed.message as JSONRPCMessage, this.sentSecrets);
+    if (!Array.isArray(framed.message)) return this.deliverOne(framed.message, pending, carrier);
+    const items = framed.message as unknown[];
+    if (arrays === "whole") return this.deliverBatch(items, pending, carrier);
+    for (const item of items) {
+      // JSON-RPC has no array inside a batch: what it holds answers nothing (its requests still wait).
+      if (Array.isArray(item)) this.logger.warn("upstream sent an array inside an array; not forwarded");
+      else this.deliverOne(item, pending, carrier);
+    }
+  }
+
+  private deliverOne(item: unknown, pending: Set<RequestId>, carrier: RequestId | undefined): void {
+    const message = withoutSecretsInError(item as JSONRPCMessage, this.sentSecrets);
     if (this.answered(message, pending)) {
       this.onmessage?.(message);
       return;
@@ -812,16 +835,25 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
   }
 
   /**
-   * A JSON array answering a batched POST goes on as one message, as a stdio server's array does:
-   * a host whose protocol has batches gets its batch answered as one (the proxy splits it for
-   * the others).
+   * An array answering a batch (or sent on the GET stream) goes on as one message, as a stdio
+   * server's array does: a host whose protocol has batches gets its batch answered as one, and
+   * the proxy takes it apart for the others. What it carries besides answers is related to the
+   * last request it answers (still waiting while the items before that answer are handled), else
+   * to the request still waiting, else to the stream's own request.
    */
-  private deliverBatch(items: unknown[], pending: Set<RequestId>): void {
-    if (this.closed) return;
-    const related = firstOf(pending);
-    const batch = withoutSecretsInError(items as unknown as JSONRPCMessage, this.sentSecrets);
-    for (const item of batch as unknown as unknown[]) this.answered(item, pending);
-    this.onmessage?.(batch, related === undefined ? undefined : { relatedRequestId: related });
+  private deliverBatch(items: unknown[], pending: Set<RequestId>, carrier: RequestId | undefined): void {
+    const batch = withoutSecretsInError(items, this.sentSecrets);
+    let related: RequestId | undefined;
+    for (const item of batch) {
+      const id = responseIdOf(item);
+      if (id !== undefined && pending.has(id)) related = id;
+    }
+    related ??= firstOf(pending) ?? carrier;
+    for (const item of batch) this.answered(item, pending);
+    this.onmessage?.(
+      batch as unknown as JSONRPCMessage,
+      related === undefined ? undefined : { relatedRequestId: related },
+    );
   }
 
   /** Whether `message` answers a request (no longer pending; an initialize's answer gives the version). */
@@ -946,7 +978,8 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
       const openedAt = Date.now();
       const before = this.serverStream.lastEventId;
       try {
-        await this.readStream(body, new Set(), this.serverStream, this.abort.signal);
+        // What the server sends of its own accord as an array (a batch of notifications) goes on whole.
+        await this.readStream(body, new Set(), this.serverStream, this.abort.signal, "whole");
       } finally {
         served = this.serverStream.lastEventId !== before || Date.now() - openedAt >= GET_STREAM_SERVED_MS;
       }

@@ -80,15 +80,15 @@ export function deliverFramed(
  * and an error answer quoting none of them, is the very same object; a rebuilt one keeps the
  * text of what it did not change (its numbers as written).
  */
-export function withoutSecretsInError(
-  message: JSONRPCMessage,
+export function withoutSecretsInError<T extends JSONRPCMessage | unknown[]>(
+  message: T,
   secrets: (() => Iterable<string | undefined>) | undefined,
-): JSONRPCMessage {
+): T {
   if (Array.isArray(message)) {
     // A batch: each of its error answers as if it came alone (the array itself has no `error`).
     const items = message as unknown[];
     const cleaned = items.map((item) => withoutSecretsInError(item as JSONRPCMessage, secrets));
-    return (cleaned.every((item, i) => item === items[i]) ? message : cleaned) as unknown as JSONRPCMessage;
+    return (cleaned.every((item, i) => item === items[i]) ? message : cleaned) as T;
   }
   // What is not an object (a batch's `null` or number: JSON-RPC's to refuse, not ours) has no error.
   if (typeof message !== "object" || message === null) return message;
@@ -98,7 +98,7 @@ export function withoutSecretsInError(
   if (!redactor.any) return message;
   const redacted = redactStrings(error, redactor);
   if (redacted === error) return message;
-  const rebuilt = { ...message, error: redacted } as JSONRPCMessage;
+  const rebuilt = { ...message, error: redacted } as unknown as T;
   rememberOrigin(rebuilt, message);
   return rebuilt;
 }
