@@ -56,7 +56,7 @@ describe("pids", () => {
     expect(descendantsOf(process.pid)).not.toContain(shell.pid);
   });
 
-  it("a test file's processes left running — one in a group of its own, one a shell's child — are killed after it, and named", async () => {
+  it("a test file's processes left running — in a group of their own, a shell's child, an orphan — are killed after it, and named", async () => {
     const pidsFile = join(tempDir("mcpn-pids-"), "left.json");
     const vitest = join(ROOT, "node_modules", "vitest", "vitest.mjs");
     const config = join(ROOT, "test", "fixtures", "leftovers", "vitest.config.ts");
@@ -70,7 +70,7 @@ describe("pids", () => {
     );
     const pids = JSON.parse(readFileSync(pidsFile, "utf8")) as number[];
     try {
-      expect(pids).toHaveLength(3);
+      expect(pids).toHaveLength(4);
       for (const pid of pids) expect(stderr).toContain(`\n  ${pid} `);
       // Killed, and reaped by init once their parents had gone.
       for (let waited = 0; pids.some((pid) => signalProcess(pid, 0)) && waited < 5_000; waited += 50) await sleep(50);

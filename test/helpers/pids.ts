@@ -78,3 +78,17 @@ export function descendantsOf(pid: number): number[] {
   }
   return found;
 }
+
+/** Pids of the live processes (not this one) whose environment holds `name=value`. */
+export function marked(name: string, value: string): number[] {
+  const entry = `${name}=${value}`;
+  return [...processTable()].flatMap(([pid, { zombie }]) => {
+    if (zombie || pid === process.pid) return [];
+    try {
+      return readFileSync(`/proc/${pid}/environ`, "utf8").split("\0").includes(entry) ? [pid] : [];
+    } catch {
+      // gone meanwhile, or another user's
+      return [];
+    }
+  });
+}

@@ -56,7 +56,7 @@ export async function startServe(
   child.stderr!.on("data", (c: Buffer) => (err += c.toString()));
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => {
-      // Not left running: nothing would stop it.
+      // Not left running: a serve that printed no URL may never answer SIGTERM (its upstreams see their stdin end).
       child.kill("SIGKILL");
       reject(new Error(`serve did not start in 20 s; stderr: ${err}`));
     }, 20_000);
