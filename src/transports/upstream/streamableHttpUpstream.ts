@@ -811,9 +811,15 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
       this.onproblem?.(withoutSecrets(framed.problem, this.sentSecrets));
       return;
     }
-    if (!Array.isArray(framed.message)) return this.deliverOne(framed.message, pending, carrier);
+    if (!Array.isArray(framed.message)) {
+      this.deliverOne(framed.message, pending, carrier);
+      return;
+    }
     const items = framed.message as unknown[];
-    if (arrays === "whole") return this.deliverBatch(items, pending, carrier);
+    if (arrays === "whole") {
+      this.deliverBatch(items, pending, carrier);
+      return;
+    }
     for (const item of items) {
       // JSON-RPC has no array inside a batch: what it holds answers nothing (its requests still wait).
       if (Array.isArray(item)) this.logger.warn("upstream sent an array inside an array; not forwarded");
