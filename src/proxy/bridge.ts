@@ -440,6 +440,7 @@ export class Bridge {
       this.options.onUpstreamAlive?.();
     }
     if (!Array.isArray(message)) this.fromUpstreamOne(message, onStream);
+    else if ((message as unknown[]).length === 0) this.logger.warn("upstream sent an empty array; not forwarded");
     else if (this.host.keepsBatches === true && this.hasBatches()) this.batchToHost(message as unknown[], onStream);
     // Split: each response must find its own request's stream on the host side, and a host of a
     // protocol without batches could not read an array (an SDK client drops it: its requests wait).

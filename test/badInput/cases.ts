@@ -79,6 +79,12 @@ export const UPSTREAM_CASES: readonly UpstreamCase[] = [
     check: (a) => expect(a.result).toMatchObject({ contents: [{ uri: "x", text: "first" }] }),
   },
   {
+    name: "an empty array",
+    emit: line("[]"),
+    log: /upstream sent an empty array; not forwarded/,
+    check: emptyContents,
+  },
+  {
     name: "a batch of responses",
     emit: line('[{"jsonrpc":"2.0","id":"__ID__","result":{"contents":[{"uri":"x","text":"in a batch"}]}}]'),
     noFinal: true,

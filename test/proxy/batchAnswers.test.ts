@@ -311,6 +311,39 @@ describe("a batch's answers from a streamable HTTP server", () => {
     }
   });
 
+  it("a /mcp host's batch that uses one id twice is refused whole (400), nothing of it sent on", async () => {
+    const upstream = await batchAnsweringServer();
+    const proxy = await serveConfig({ mcpServers: { http: { url: upstream.url } } });
+    try {
+      const url = `${proxy.url}/mcp/http`;
+      const headers = {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        "mcp-protocol-version": "2025-03-26",
+      };
+      const init = await fetch(url, { method: "POST", headers, body: JSON.stringify(initialize("2025-03-26")) });
+      const withSession = { ...headers, "mcp-session-id": init.headers.get("mcp-session-id")! };
+      await init.text();
+      await (await fetch(url, { method: "POST", headers: withSession, body: JSON.stringify(INITIALIZED) })).text();
+      const twice = { jsonrpc: "2.0", id: 10, method: "echo", params: { n: 10 } };
+      const answered = await fetch(url, { method: "POST", headers: withSession, body: JSON.stringify([twice, twice]) });
+      expect(answered.status).toBe(400);
+      expect(await answered.text()).toContain("id 10 is used twice in one batch; nothing of it was sent");
+      // The session goes on, and the server never saw the batch.
+      const next = await fetch(url, {
+        method: "POST",
+        headers: { ...withSession, accept: "application/json" },
+        body: JSON.stringify({ ...twice, id: 11 }),
+      });
+      expect(JSON.parse(await next.text())).toMatchObject({ id: 11, result: { params: { n: 10 } } });
+      expect(upstream.posts.filter((post) => JSON.stringify(post).includes('"id":10'))).toEqual([]);
+    } finally {
+      await proxy.stop();
+      upstream.server.closeAllConnections();
+      upstream.server.close();
+    }
+  });
+
   it("a WebSocket host's batch: a notification between the answers reaches it, inside the one array", async () => {
     const upstream = await batchAnsweringServer({ notifyBetween: true });
     const proxy = await serveConfig({ mcpServers: { http: { url: upstream.url } } });

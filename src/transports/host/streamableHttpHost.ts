@@ -259,14 +259,19 @@ export class StreamableHttpHostSession extends HostTransportBase {
       return;
     }
     // MCP basic §"Requests": an id MUST NOT be reused in a session. Mapping it to this POST
-    // would leave the POST still waiting for it with no way to get its answer.
-    const clash = keys.find((key) => this.byRequest.get(key)?.done === false);
+    // would leave the POST still waiting for it with no way to get its answer. Nor twice in one
+    // batch: its one body holds one answer per id, so the first request's result would be lost
+    // behind the refusal of the second — the batch is refused whole, nothing of it sent on.
+    const clash =
+      keys.find((key) => this.byRequest.get(key)?.done === false) ?? keys.find((key, i) => keys.indexOf(key) !== i);
     if (clash !== undefined) {
       replyJsonRpcError(
         res,
         400,
         JSONRPC.INVALID_REQUEST,
-        `Invalid Request: id ${clash.slice(2)} is already used by a request still waiting for its answer`,
+        this.byRequest.get(clash)?.done === false
+          ? `Invalid Request: id ${clash.slice(2)} is already used by a request still waiting for its answer`
+          : `Invalid Request: id ${clash.slice(2)} is used twice in one batch; nothing of it was sent`,
         this.headers(),
       );
       return;
