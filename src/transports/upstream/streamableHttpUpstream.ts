@@ -655,6 +655,8 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     signal: AbortLike,
     arrays: Arrays,
   ): Promise<void> {
+    // The request this body answers: what else it carries belongs to it, still once it is answered.
+    const carrier = firstOf(pending);
     const framed = await readJsonBody(body, this.maxMessageBytes, signal, this.options.rawStringBytes);
     if (!framed) return;
     if (framed.problem) {
@@ -679,7 +681,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
         }),
       );
     }
-    this.deliver(framed, pending, arrays);
+    this.deliver(framed, pending, arrays, carrier);
   }
 
   /**

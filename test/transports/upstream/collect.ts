@@ -3,10 +3,17 @@
  * problem, error or close by event (never by sleeping). Every wait has a deadline so a broken
  * transport fails the test instead of hanging it.
  */
-import type { FramingProblem, JSONRPCMessage, ProxyTransport } from "../../../src/transports/types.js";
+import type {
+  FramingProblem,
+  JSONRPCMessage,
+  MessageExtraInfo,
+  ProxyTransport,
+} from "../../../src/transports/types.js";
 
 export interface Collected {
   readonly messages: JSONRPCMessage[];
+  /** What came with a message received (its `relatedRequestId`…). */
+  extraOf(message: JSONRPCMessage): MessageExtraInfo | undefined;
   readonly problems: FramingProblem[];
   readonly errors: Error[];
   readonly closed: Promise<void>;
@@ -33,8 +40,10 @@ export function collect(transport: ProxyTransport): Collected {
   let closedFlag = false;
   let resolveClosed: () => void = () => {};
   const closed = new Promise<void>((resolve) => (resolveClosed = resolve));
-  transport.onmessage = (message) => {
+  const extras = new WeakMap<object, MessageExtraInfo>();
+  transport.onmessage = (message, extra) => {
     messages.push(message);
+    if (extra !== undefined) extras.set(message, extra);
     notify();
   };
   transport.onproblem = (problem) => {
@@ -77,6 +86,7 @@ export function collect(transport: ProxyTransport): Collected {
   let errorsSeen = 0;
   return {
     messages,
+    extraOf: (message) => extras.get(message),
     problems,
     errors,
     closed,

@@ -1,4 +1,5 @@
 import { createServer as createHttpServer } from "node:http";
+import { relatedRequestOf } from "../../../src/transports/jsonrpc.js";
 import { createServer } from "node:net";
 import type { AddressInfo } from "node:net";
 import { brotliCompressSync, gzipSync } from "node:zlib";
@@ -460,9 +461,11 @@ describe("StreamableHttpUpstreamTransport against the SDK's StreamableHTTPServer
     };
     const { transport, got } = await connect({ url: "http://upstream.invalid/mcp", fetch: fakeUpstream });
     await transport.send({ jsonrpc: "2.0", id: 1, method: "x" });
-    // An array answering one request (not a batch) is taken apart.
+    // An array answering one request (not a batch) is taken apart; what follows the answer
+    // still belongs to that request (its POST's stream, not another's).
     expect((await got.response(1)).result).toEqual({ a: 1 });
-    await got.next((m) => "method" in m && m.method === "notifications/x");
+    const notification = await got.next((m) => "method" in m && m.method === "notifications/x");
+    expect(relatedRequestOf(got.extraOf(notification))).toBe(1);
     expect(seen).toEqual(["OPTIONS http://upstream.invalid/mcp", "POST http://upstream.invalid/mcp"]);
   });
 });
