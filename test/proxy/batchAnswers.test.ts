@@ -344,6 +344,60 @@ describe("a batch's answers from a streamable HTTP server", () => {
     }
   });
 
+  it("refused so, a batch that opened a session (stateless, or a first POST) ends it: it holds no slot", async () => {
+    const upstream = await batchAnsweringServer();
+    const proxy = await serveConfig({
+      mcpServers: { http: { url: upstream.url } },
+      limits: { maxSessionsPerClient: 2 },
+    });
+    const url = `${proxy.url}/mcp/http`;
+    const headers = (version: string) => ({
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": version,
+    });
+    const ping = (id: number) => ({ jsonrpc: "2.0", id, method: "ping" });
+    try {
+      for (let i = 0; i < 3; i++) {
+        const stateless = await fetch(url, {
+          method: "POST",
+          headers: headers("2026-07-28"),
+          body: JSON.stringify([ping(5), ping(5)]),
+        });
+        expect(stateless.status).toBe(400);
+        await stateless.text();
+        const opening = await fetch(url, {
+          method: "POST",
+          headers: headers("2025-03-26"),
+          body: JSON.stringify([initialize("2025-03-26"), ping(1)]),
+        });
+        expect(opening.status).toBe(400);
+        expect(opening.headers.get("mcp-session-id")).toBeNull();
+        await opening.text();
+      }
+      // Six refused POSTs later, this client still has its two sessions to open.
+      const served = await fetch(url, {
+        method: "POST",
+        headers: headers("2026-07-28"),
+        body: JSON.stringify(ping(6)),
+      });
+      expect(served.status).toBe(200);
+      await served.text();
+      const opened = await fetch(url, {
+        method: "POST",
+        headers: headers("2025-03-26"),
+        body: JSON.stringify(initialize("2025-03-26")),
+      });
+      expect(opened.status).toBe(200);
+      expect(opened.headers.get("mcp-session-id")).not.toBeNull();
+      await opened.text();
+    } finally {
+      await proxy.stop();
+      upstream.server.closeAllConnections();
+      upstream.server.close();
+    }
+  });
+
   it("a WebSocket host's batch: a notification between the answers reaches it, inside the one array", async () => {
     const upstream = await batchAnsweringServer({ notifyBetween: true });
     const proxy = await serveConfig({ mcpServers: { http: { url: upstream.url } } });

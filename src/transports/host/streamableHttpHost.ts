@@ -272,8 +272,14 @@ export class StreamableHttpHostSession extends HostTransportBase {
         this.byRequest.get(clash)?.done === false
           ? `Invalid Request: id ${clash.slice(2)} is already used by a request still waiting for its answer`
           : `Invalid Request: id ${clash.slice(2)} is used twice in one batch; nothing of it was sent`,
-        this.headers(),
+        // A session this POST opened is ended with it: the host never gets to use it.
+        first || this.stateless ? {} : this.headers(),
       );
+      if (this.stateless) void this.whenStarted().then(() => this.finish());
+      else if (first) {
+        this.opening = undefined;
+        setImmediate(() => void this.close());
+      }
       return;
     }
     const lazy = form === "either" && this.lazyWindowMs > 0;
