@@ -86,8 +86,11 @@ export function withoutSecretsInError<T extends JSONRPCMessage | unknown[]>(
 ): T {
   if (Array.isArray(message)) {
     // A batch: each of its error answers as if it came alone (the array itself has no `error`).
+    // An array inside it is no message (it goes no further than the log, excerpted without secrets).
     const items = message as unknown[];
-    const cleaned = items.map((item) => withoutSecretsInError(item as JSONRPCMessage, secrets));
+    const cleaned = items.map((item) =>
+      Array.isArray(item) ? item : withoutSecretsInError(item as JSONRPCMessage, secrets),
+    );
     return (cleaned.every((item, i) => item === items[i]) ? message : cleaned) as T;
   }
   // What is not an object (a batch's `null` or number: JSON-RPC's to refuse, not ours) has no error.
@@ -103,8 +106,11 @@ export function withoutSecretsInError<T extends JSONRPCMessage | unknown[]>(
   return rebuilt;
 }
 
+/** Deepest an error's `data` is searched for secrets; what lies deeper is replaced, never sent unsearched. */
+const MAX_SEARCH_DEPTH = 1000;
+
 /** `value` with secrets taken out of every string and name in it; the same value when none held one. */
-function redactStrings(value: unknown, redactor: SecretRedactor): unknown {
+function redactStrings(value: unknown, redactor: SecretRedactor, depth = 0): unknown {
   if (typeof value === "string") return redactor.redact(value);
   // A long string read as bytes (a big `data`): decoded to be searched, kept as bytes when clean.
   if (isRawJsonString(value)) {
@@ -113,10 +119,11 @@ function redactStrings(value: unknown, redactor: SecretRedactor): unknown {
     return redacted === text ? value : redacted;
   }
   if (typeof value !== "object" || value === null) return value;
+  if (depth >= MAX_SEARCH_DEPTH) return "[nested too deeply to be searched for secrets]";
   let changed = false;
   const out: Record<string, unknown> | unknown[] = Array.isArray(value) ? [] : Object.create(null);
   for (const [key, item] of Object.entries(value)) {
-    const next = redactStrings(item, redactor);
+    const next = redactStrings(item, redactor, depth + 1);
     const name = Array.isArray(value) ? key : redactor.redact(key);
     if (next !== item || name !== key) changed = true;
     (out as Record<string, unknown>)[name] = next;
