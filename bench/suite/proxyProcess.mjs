@@ -25,6 +25,15 @@ for (const signal of ["SIGINT", "SIGTERM"]) {
   });
 }
 
+function groupAlive(pid) {
+  try {
+    process.kill(-pid, 0);
+    return true;
+  } catch (error) {
+    return error.code === "EPERM";
+  }
+}
+
 function killGroup(pid, signal) {
   try {
     process.kill(-pid, signal);
@@ -60,7 +69,13 @@ export async function startProxyProcess({ command, args, cwd, readyLine, probePo
     if (readyLine !== undefined && stdoutText.length < 65536) stdoutText += chunk.toString("utf8");
   });
   child.stderr.on("data", (chunk) => output.push(chunk));
-  const exited = new Promise((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
+  const exited = new Promise((resolve) =>
+    child.once("exit", (code, signal) => {
+      // Nothing of its group left: its id may be another process's group later, never signalled again.
+      if (!groupAlive(child.pid)) live.delete(child.pid);
+      resolve({ code, signal });
+    }),
+  );
 
   const stop = async () => {
     if (child.exitCode === null && child.signalCode === null) {
@@ -70,7 +85,7 @@ export async function startProxyProcess({ command, args, cwd, readyLine, probePo
       clearTimeout(timer);
     }
     // The group may still hold an upstream the proxy left behind.
-    killGroup(child.pid, "SIGKILL");
+    if (live.has(child.pid)) killGroup(child.pid, "SIGKILL");
     live.delete(child.pid);
   };
 
