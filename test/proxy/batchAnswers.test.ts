@@ -4,7 +4,7 @@
  * direct, and a streamable HTTP host's POST gets one JSON array. An SSE host's batch is split, as
  * on `/mcp`: an SDK server (which cannot read a batch over stdio) answers each request.
  */
-import { createServer, type Server } from "node:http";
+import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -88,6 +88,20 @@ async function rawSse(
   };
 }
 
+/** A `/mcp` session on 2025-03-26, initialized: the headers its POSTs carry. */
+async function mcpSession(url: string): Promise<Record<string, string>> {
+  const headers = {
+    "content-type": "application/json",
+    accept: "application/json, text/event-stream",
+    "mcp-protocol-version": "2025-03-26",
+  };
+  const init = await fetch(url, { method: "POST", headers, body: JSON.stringify(initialize("2025-03-26")) });
+  await init.text();
+  const withSession = { ...headers, "mcp-session-id": init.headers.get("mcp-session-id")! };
+  await (await fetch(url, { method: "POST", headers: withSession, body: JSON.stringify(INITIALIZED) })).text();
+  return withSession;
+}
+
 const isArray = (m: unknown): boolean => Array.isArray(m);
 const answerTo = (id: number) => (m: unknown) => !Array.isArray(m) && (m as { id?: unknown }).id === id;
 
@@ -133,16 +147,7 @@ describe("a batch's answers on protocol 2025-03-26", () => {
 
   it("streamable HTTP: the POST's body is the array", async () => {
     const url = `${serve.url}/mcp/echo`;
-    const headers = {
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      "mcp-protocol-version": "2025-03-26",
-    };
-    const init = await fetch(url, { method: "POST", headers, body: JSON.stringify(initialize("2025-03-26")) });
-    const session = init.headers.get("mcp-session-id")!;
-    await init.text();
-    const withSession = { ...headers, "mcp-session-id": session };
-    await (await fetch(url, { method: "POST", headers: withSession, body: JSON.stringify(INITIALIZED) })).text();
+    const withSession = await mcpSession(url);
     const answered = await fetch(url, {
       method: "POST",
       headers: { ...withSession, accept: "application/json" },
@@ -195,7 +200,7 @@ interface ServerModes {
  */
 async function batchAnsweringServer(
   modes: ServerModes = {},
-): Promise<{ url: string; server: Server; posts: unknown[] }> {
+): Promise<{ url: string; posts: unknown[]; close(): void }> {
   const posts: unknown[] = [];
   const server = createServer(async (req, res) => {
     if (req.method !== "POST") return void res.writeHead(405).end();
@@ -243,7 +248,14 @@ async function batchAnsweringServer(
   });
   server.listen(0, "127.0.0.1");
   await new Promise((resolve) => server.once("listening", resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`, server, posts };
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`,
+    posts,
+    close: () => {
+      server.closeAllConnections();
+      server.close();
+    },
+  };
 }
 
 /** `stdio --url` in front of a batch-answering server, initialized on `version`. */
@@ -257,8 +269,7 @@ async function stdioInFront(version: string, modes: ServerModes = {}) {
     host,
     end: async () => {
       await host.close();
-      upstream.server.closeAllConnections();
-      upstream.server.close();
+      upstream.close();
     },
   };
 }
@@ -277,18 +288,11 @@ describe("a batch's answers from a streamable HTTP server", () => {
     }
   });
 
-  it("on 2025-03-26, an array answering one request (not a batch) reaches the host as that answer alone", async () => {
-    const { host, end } = await stdioInFront("2025-03-26");
-    try {
-      expect(await host.request(2, "as-array", { n: 2 }, 10_000)).toEqual(ANSWERS[0]);
-      expect(host.messages.filter(isArray)).toEqual([]);
-    } finally {
-      await end();
-    }
-  });
-
-  it("on 2025-06-18, where a host cannot read an array, an array's answer reaches it as a message of its own", async () => {
-    const { host, end } = await stdioInFront("2025-06-18");
+  it.each([
+    ["2025-03-26", "which has batches, not for one request"],
+    ["2025-06-18", "where a host cannot read an array"],
+  ])("on %s (%s), an array answering one request reaches the host as that answer alone", async (version) => {
+    const { host, end } = await stdioInFront(version);
     try {
       expect(await host.request(2, "as-array", { n: 2 }, 10_000)).toEqual(ANSWERS[0]);
       expect(host.messages.filter(isArray)).toEqual([]);
@@ -316,15 +320,7 @@ describe("a batch's answers from a streamable HTTP server", () => {
     const proxy = await serveConfig({ mcpServers: { http: { url: upstream.url } } });
     try {
       const url = `${proxy.url}/mcp/http`;
-      const headers = {
-        "content-type": "application/json",
-        accept: "application/json, text/event-stream",
-        "mcp-protocol-version": "2025-03-26",
-      };
-      const init = await fetch(url, { method: "POST", headers, body: JSON.stringify(initialize("2025-03-26")) });
-      const withSession = { ...headers, "mcp-session-id": init.headers.get("mcp-session-id")! };
-      await init.text();
-      await (await fetch(url, { method: "POST", headers: withSession, body: JSON.stringify(INITIALIZED) })).text();
+      const withSession = await mcpSession(url);
       const twice = { jsonrpc: "2.0", id: 10, method: "echo", params: { n: 10 } };
       const answered = await fetch(url, { method: "POST", headers: withSession, body: JSON.stringify([twice, twice]) });
       expect(answered.status).toBe(400);
@@ -339,8 +335,7 @@ describe("a batch's answers from a streamable HTTP server", () => {
       expect(upstream.posts.filter((post) => JSON.stringify(post).includes('"id":10'))).toEqual([]);
     } finally {
       await proxy.stop();
-      upstream.server.closeAllConnections();
-      upstream.server.close();
+      upstream.close();
     }
   });
 
@@ -393,8 +388,7 @@ describe("a batch's answers from a streamable HTTP server", () => {
       await opened.text();
     } finally {
       await proxy.stop();
-      upstream.server.closeAllConnections();
-      upstream.server.close();
+      upstream.close();
     }
   });
 
@@ -414,8 +408,7 @@ describe("a batch's answers from a streamable HTTP server", () => {
     } finally {
       await host.close();
       await proxy.stop();
-      upstream.server.closeAllConnections();
-      upstream.server.close();
+      upstream.close();
     }
   });
 
@@ -439,8 +432,7 @@ describe("a batch's answers from a streamable HTTP server", () => {
       await waitForStderr(proxy, /not a JSON-RPC message; not forwarded/);
     } finally {
       await proxy.stop();
-      upstream.server.closeAllConnections();
-      upstream.server.close();
+      upstream.close();
     }
   });
 });

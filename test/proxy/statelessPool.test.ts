@@ -184,27 +184,30 @@ describe("progress through a pooled upstream", () => {
   });
 });
 
+/**
+ * A raw stateless `tools/call` POST to `/mcp/fx` whose host reads nothing until the socket is
+ * resumed (its `Connection: close` ends the socket with the answer).
+ */
+function pausedToolCall(serve: ServeProcess, params: Record<string, unknown>): Socket {
+  const { hostname, port } = new URL(serve.url);
+  const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params });
+  const socket = connect(Number(port), hostname);
+  socket.pause();
+  socket.write(
+    `POST /mcp/fx HTTP/1.1\r\nHost: ${hostname}:${port}\r\nContent-Type: application/json\r\n` +
+      "Connection: close\r\nAccept: application/json, text/event-stream\r\n" +
+      `Mcp-Protocol-Version: 2026-07-28\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  );
+  return socket;
+}
+
 describe("a pool shared by clients", () => {
   /** Stateless clients sent 32 MiB each that read none of it, and another client's timed calls. */
   function clientsOf(serve: ServeProcess) {
     const sockets: Socket[] = [];
-    const { hostname, port } = new URL(serve.url);
-    const body = JSON.stringify({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "tools/call",
-      params: { name: "sleep", arguments: { ms: 0, pad: 32 * 1024 * 1024 } },
-    });
     return {
       slowReader(): void {
-        const socket = connect(Number(port), hostname);
-        socket.pause();
-        socket.write(
-          `POST /mcp/fx HTTP/1.1\r\nHost: ${hostname}:${port}\r\nContent-Type: application/json\r\n` +
-            "Accept: application/json, text/event-stream\r\nMcp-Protocol-Version: 2026-07-28\r\n" +
-            `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
-        );
-        sockets.push(socket);
+        sockets.push(pausedToolCall(serve, { name: "sleep", arguments: { ms: 0, pad: 32 * 1024 * 1024 } }));
       },
       /** How long another client waited for its answer (it fails past 15 s). */
       async timed(): Promise<number> {
@@ -269,21 +272,12 @@ describe("a pool shared by clients", () => {
       mcpServers: { fx: { command: process.execPath, args: [FIXTURE_SERVER] } },
       limits: { statelessPoolSize: 1, statelessHoldMs: 300 },
     });
-    const { hostname, port } = new URL(serve.url);
-    const body = JSON.stringify({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "tools/call",
-      params: { name: "progress", arguments: { steps: 60, pad: 100_000 }, _meta: { progressToken: "t" } },
-    });
     // Reads nothing of its 6 MB of progress.
-    const socket = connect(Number(port), hostname);
-    socket.pause();
-    socket.write(
-      `POST /mcp/fx HTTP/1.1\r\nHost: ${hostname}:${port}\r\nContent-Type: application/json\r\n` +
-        "Accept: application/json, text/event-stream\r\nMcp-Protocol-Version: 2026-07-28\r\n" +
-        `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
-    );
+    const socket = pausedToolCall(serve, {
+      name: "progress",
+      arguments: { steps: 60, pad: 100_000 },
+      _meta: { progressToken: "t" },
+    });
     try {
       const cut = await waitForStderr(
         serve,
@@ -309,18 +303,9 @@ describe("a pool shared by clients", () => {
       mcpServers: { fx: { command: process.execPath, args: [FIXTURE_SERVER] } },
       limits: { statelessPoolSize: 1, statelessHoldMs: HOLD },
     });
-    const { hostname, port } = new URL(serve.url);
     const sockets: Socket[] = [];
-    /** A raw stateless POST, paused: the host reads nothing until resumed. */
     const rawPost = (params: Record<string, unknown>): Socket => {
-      const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params });
-      const socket = connect(Number(port), hostname);
-      socket.pause();
-      socket.write(
-        `POST /mcp/fx HTTP/1.1\r\nHost: ${hostname}:${port}\r\nContent-Type: application/json\r\n` +
-          "Connection: close\r\nAccept: application/json, text/event-stream\r\n" +
-          `Mcp-Protocol-Version: 2026-07-28\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
-      );
+      const socket = pausedToolCall(serve, params);
       sockets.push(socket);
       return socket;
     };
