@@ -396,6 +396,8 @@ export class StatelessPool {
     onStream: RequestId | undefined,
     failed = false,
   ): void {
+    if (Array.isArray(message) && message.length === 0)
+      this.options.logger.warn("pooled upstream sent an empty array; not forwarded", { upstream: upstream.id });
     for (const msg of Array.isArray(message) ? (message as unknown[]) : [message]) {
       if (!isMessage(msg)) {
         // A batch's `null`, number or nested array: no host asked for it, and none could read it.

@@ -227,6 +227,7 @@ async function batchAnsweringServer(
     const first = requests[0] as { method: string };
     let out: unknown;
     if (first.method === "garbage" && modes.garbage) out = [1, "x", null, [answer(requests[0])], answer(requests[0])];
+    else if (first.method === "empty") out = [];
     else if (Array.isArray(message) || first.method === "as-array") {
       const answers: unknown[] = requests.map(answer);
       if (modes.notifyBetween)
@@ -296,6 +297,22 @@ describe("a batch's answers from a streamable HTTP server", () => {
     try {
       expect(await host.request(2, "as-array", { n: 2 }, 10_000)).toEqual(ANSWERS[0]);
       expect(host.messages.filter(isArray)).toEqual([]);
+    } finally {
+      await end();
+    }
+  });
+
+  it("an empty array answering one request: the host gets an error at once, and the log names the array", async () => {
+    const { host, end } = await stdioInFront("2025-03-26");
+    try {
+      const answer = await host.request(2, "empty", {}, 10_000);
+      expect(answer.error).toMatchObject({ code: -32001 });
+      await until(
+        () => host.stderr(),
+        (text) => text.includes("upstream answered with an empty array; it answers nothing"),
+        10_000,
+        "the log line",
+      );
     } finally {
       await end();
     }

@@ -11,7 +11,7 @@ import type { ServeProcess } from "../helpers/proxyProcess.js";
 import { post } from "../badInput/mcpHttp.js";
 import { join } from "node:path";
 import { FIXTURE_SERVER, ROOT } from "../helpers/paths.js";
-import { FAULT_SERVER, serveConfig, toolText, untilGone, waitForStderr } from "../reliability/helpers.js";
+import { FAULT_SERVER, RAW_UPSTREAM, serveConfig, toolText, untilGone, waitForStderr } from "../reliability/helpers.js";
 import { childrenOf } from "../helpers/pids.js";
 
 const POOL = 3;
@@ -327,6 +327,28 @@ describe("a pool shared by clients", () => {
       expect(text.split('"method":"notifications/progress"').length - 1).toBe(60);
     } finally {
       for (const socket of sockets) socket.destroy();
+      await serve.stop();
+    }
+  });
+});
+
+describe("what a pooled stdio upstream writes that is no message", () => {
+  it("an empty array, a null, a nested array: not forwarded, logged; the POST still gets its answer", async () => {
+    const serve = await serveConfig({ mcpServers: { raw: { command: process.execPath, args: [RAW_UPSTREAM] } } });
+    try {
+      const emit = ["[]", "[null]", "[[1]]"].map((line) => Buffer.from(`${line}\n`).toString("base64"));
+      const answer = await post(
+        `${serve.url}/mcp/raw`,
+        JSON.stringify({ jsonrpc: "2.0", id: 9, method: "resources/read", params: { uri: "x", _emit: emit } }),
+        undefined,
+        STATELESS,
+      );
+      expect(answer.status).toBe(200);
+      expect(answer.messages).toEqual([{ jsonrpc: "2.0", id: 9, result: { contents: [] } }]);
+      await waitForStderr(serve, /pooled upstream sent an empty array; not forwarded/);
+      await waitForStderr(serve, /"excerpt":"null".*pooled upstream sent JSON that is not a JSON-RPC message/);
+      await waitForStderr(serve, /"excerpt":"\[1\]".*pooled upstream sent JSON that is not a JSON-RPC message/);
+    } finally {
       await serve.stop();
     }
   });

@@ -822,6 +822,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
       this.deliverBatch(items, pending, carrier);
       return;
     }
+    if (items.length === 0) this.logger.warn("upstream answered with an empty array; it answers nothing");
     for (const item of items) {
       // JSON-RPC has no array inside a batch: what it holds answers nothing (its requests still wait).
       if (Array.isArray(item)) this.logger.warn("upstream sent an array inside an array; not forwarded");
