@@ -262,8 +262,10 @@ export class StreamableHttpHostSession extends HostTransportBase {
     // would leave the POST still waiting for it with no way to get its answer. Nor twice in one
     // batch: its one body holds one answer per id, so the first request's result would be lost
     // behind the refusal of the second — the batch is refused whole, nothing of it sent on.
+    const seen = new Set<string>();
     const clash =
-      keys.find((key) => this.byRequest.get(key)?.done === false) ?? keys.find((key, i) => keys.indexOf(key) !== i);
+      keys.find((key) => this.byRequest.get(key)?.done === false) ??
+      keys.find((key) => seen.size === seen.add(key).size);
     if (clash !== undefined) {
       replyJsonRpcError(
         res,
