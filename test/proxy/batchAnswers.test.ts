@@ -356,7 +356,7 @@ describe("a batch's answers from a streamable HTTP server", () => {
     }
   });
 
-  it("refused so, a batch that opened a session (stateless, or a first POST) ends it: it holds no slot", async () => {
+  it("refused so, a batch with no session yet (stateless, or a first POST) opens none: it holds no slot", async () => {
     const upstream = await batchAnsweringServer();
     const proxy = await serveConfig({
       mcpServers: { http: { url: upstream.url } },
@@ -387,6 +387,11 @@ describe("a batch's answers from a streamable HTTP server", () => {
         expect(opening.headers.get("mcp-session-id")).toBeNull();
         await opening.text();
       }
+      // No session was opened for any of them (nor an upstream connection started).
+      const health = (await (await fetch(`${proxy.url}/healthz`)).json()) as {
+        servers: Record<string, { sessionsOpened: number }>;
+      };
+      expect(health.servers.http!.sessionsOpened).toBe(0);
       // Six refused POSTs later, this client still has its two sessions to open.
       const served = await fetch(url, {
         method: "POST",

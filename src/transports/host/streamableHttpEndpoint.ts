@@ -22,7 +22,7 @@ import { JSONRPC } from "../../errors/jsonRpcCodes.js";
 import type { HostEndpointContext, HostSessionInfo } from "./hostSession.js";
 import { headerValue, replyJsonRpcError, replySessionLimit } from "./httpReplies.js";
 import { refuse } from "./refuse.js";
-import { methodOf, requestIdOf } from "../jsonrpc.js";
+import { idKey, methodOf, requestIdOf } from "../jsonrpc.js";
 import { readMessageBody } from "./readMessageBody.js";
 import { forwardableMcpHeaders } from "../mcpHeaders.js";
 import { clientAddress } from "./clientAddress.js";
@@ -104,6 +104,19 @@ export class StreamableHttpEndpoint {
     if (!body.ok) {
       this.ctx.onproblem?.(body.problem, { server: this.ctx.server, kind: "streamable-http", sessionId });
       replyJsonRpcError(res, body.status, body.code, body.message);
+      return;
+    }
+    // Its one body holds one answer per id: a batch with an id twice would have the first
+    // request's result lost behind the refusal of the second. Refused whole, before a session
+    // is opened for it or anything of it is sent on.
+    const twice = repeatedId(body.messages);
+    if (twice !== undefined) {
+      replyJsonRpcError(
+        res,
+        400,
+        JSONRPC.INVALID_REQUEST,
+        `Invalid Request: id ${twice} is used twice in one batch; nothing of it was sent`,
+      );
       return;
     }
     const headers = forwardableMcpHeaders(req.headers) ?? {};
@@ -249,4 +262,17 @@ export class StreamableHttpEndpoint {
       `Session not found: ${sessionId.slice(0, 64)} (it ended or never existed; start a new one with initialize)`,
     );
   }
+}
+
+/** The id (as JSON) of a request that a later request of the same body uses again, if any. */
+function repeatedId(messages: readonly unknown[]): string | undefined {
+  const seen = new Set<string>();
+  for (const message of messages) {
+    const id = requestIdOf(message);
+    if (id === undefined) continue;
+    const key = idKey(id);
+    if (seen.has(key)) return JSON.stringify(id);
+    seen.add(key);
+  }
+  return undefined;
 }

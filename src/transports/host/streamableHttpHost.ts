@@ -259,29 +259,17 @@ export class StreamableHttpHostSession extends HostTransportBase {
       return;
     }
     // MCP basic §"Requests": an id MUST NOT be reused in a session. Mapping it to this POST
-    // would leave the POST still waiting for it with no way to get its answer. Nor twice in one
-    // batch: its one body holds one answer per id, so the first request's result would be lost
-    // behind the refusal of the second — the batch is refused whole, nothing of it sent on.
-    const seen = new Set<string>();
-    const clash =
-      keys.find((key) => this.byRequest.get(key)?.done === false) ??
-      keys.find((key) => seen.size === seen.add(key).size);
+    // would leave the POST still waiting for it with no way to get its answer. (A batch that uses
+    // an id twice is refused before a session is opened for it: streamableHttpEndpoint.)
+    const clash = keys.find((key) => this.byRequest.get(key)?.done === false);
     if (clash !== undefined) {
       replyJsonRpcError(
         res,
         400,
         JSONRPC.INVALID_REQUEST,
-        this.byRequest.get(clash)?.done === false
-          ? `Invalid Request: id ${clash.slice(2)} is already used by a request still waiting for its answer`
-          : `Invalid Request: id ${clash.slice(2)} is used twice in one batch; nothing of it was sent`,
-        // A session this POST opened is ended with it: the host never gets to use it.
-        first || this.stateless ? {} : this.headers(),
+        `Invalid Request: id ${clash.slice(2)} is already used by a request still waiting for its answer`,
+        this.headers(),
       );
-      if (this.stateless) void this.whenStarted().then(() => this.finish());
-      else if (first) {
-        this.opening = undefined;
-        setImmediate(() => void this.close());
-      }
       return;
     }
     const lazy = form === "either" && this.lazyWindowMs > 0;
