@@ -272,8 +272,7 @@ export class Bridge {
     for (const waiting of [...this.waiting.values()]) this.answer(waiting.id, JSONRPC.UPSTREAM_UNAVAILABLE, message);
     clearTimeout(this.timer);
     this.timer = undefined;
-    clearTimeout(this.initializing?.timer);
-    this.initializing = undefined;
+    this.stopInitializeWatch();
     const host =
       refuseHost !== undefined && this.host.refuseStart !== undefined
         ? this.host.refuseStart(JSONRPC.UPSTREAM_UNAVAILABLE, refuseHost)
@@ -687,15 +686,17 @@ export class Bridge {
    * cancelled it), or never sent: if it is the watched `initialize`, there is no hung start to tell.
    */
   private endInitializeWatch(id: RequestId): void {
-    if (this.initializing?.id !== id) return;
-    clearTimeout(this.initializing.timer);
+    if (this.initializing?.id === id) this.stopInitializeWatch();
+  }
+
+  private stopInitializeWatch(): void {
+    clearTimeout(this.initializing?.timer);
     this.initializing = undefined;
   }
 
   /** `within`: the time and the limit it is, for the host's error (unless it cancelled the request). */
   private initializeTimedOut(id: RequestId, within: string): void {
-    clearTimeout(this.initializing?.timer);
-    this.initializing = undefined;
+    this.stopInitializeWatch();
     if (this.closed) return;
     const why = `upstream did not answer initialize within ${within}`;
     this.answer(id, JSONRPC.REQUEST_TIMEOUT, why);

@@ -665,7 +665,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
       // (the SDK writes the id last) is that one request's, answered as any answer over the limit
       // (not a message of the server's own, which answers nothing).
       const owned = problem.kind === "too-large" && problem.id === undefined && !problem.asks && pending.size === 1;
-      this.deliver(owned ? { problem: { ...problem, id: firstOf(pending)! } } : framed, pending, arrays);
+      this.deliver(owned ? { problem: { ...problem, id: carrier! } } : framed, pending, arrays);
       if (pending.size === 0 || this.closed || signal.aborted) return;
       // An answer that cannot be read (an HTML error page sent as JSON): said so, not "no answer".
       const ids = [...pending];
