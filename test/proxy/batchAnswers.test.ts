@@ -4,10 +4,10 @@
  * direct, and a streamable HTTP host's POST gets one JSON array. An SSE host's batch is split, as
  * on `/mcp`: an SDK server (which cannot read a batch over stdio) answers each request.
  */
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { listen, readBody } from "../fixtures/upstream-servers/httpFixtures.js";
 import { CLI, FIXTURE_SERVER, ROOT } from "../helpers/paths.js";
 import type { ServeProcess } from "../helpers/proxyProcess.js";
 import { sleep, until } from "../helpers/polling.js";
@@ -200,13 +200,11 @@ interface ServerModes {
  */
 async function batchAnsweringServer(
   modes: ServerModes = {},
-): Promise<{ url: string; posts: unknown[]; close(): void }> {
+): Promise<{ url: string; posts: unknown[]; close(): Promise<void> }> {
   const posts: unknown[] = [];
-  const server = createServer(async (req, res) => {
+  const answering = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     if (req.method !== "POST") return void res.writeHead(405).end();
-    let body = "";
-    for await (const chunk of req) body += chunk;
-    const message = JSON.parse(body) as unknown;
+    const message = await readBody(req);
     posts.push(message);
     const answer = (m: { id: number; method: string; params?: { protocolVersion?: string } }) =>
       m.method === "initialize"
@@ -246,17 +244,9 @@ async function batchAnsweringServer(
     }
     res.writeHead(200, { "content-type": "application/json", "mcp-session-id": "batch-session" });
     res.end(JSON.stringify(out));
-  });
-  server.listen(0, "127.0.0.1");
-  await new Promise((resolve) => server.once("listening", resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`,
-    posts,
-    close: () => {
-      server.closeAllConnections();
-      server.close();
-    },
   };
+  const { url, close } = await listen((req, res) => void answering(req, res), "/mcp");
+  return { url, posts, close };
 }
 
 /** `stdio --url` in front of a batch-answering server, initialized on `version`. */
@@ -270,7 +260,7 @@ async function stdioInFront(version: string, modes: ServerModes = {}) {
     host,
     end: async () => {
       await host.close();
-      upstream.close();
+      await upstream.close();
     },
   };
 }
@@ -352,7 +342,7 @@ describe("a batch's answers from a streamable HTTP server", () => {
       expect(upstream.posts.filter((post) => JSON.stringify(post).includes('"id":10'))).toEqual([]);
     } finally {
       await proxy.stop();
-      upstream.close();
+      await upstream.close();
     }
   });
 
@@ -410,7 +400,7 @@ describe("a batch's answers from a streamable HTTP server", () => {
       await opened.text();
     } finally {
       await proxy.stop();
-      upstream.close();
+      await upstream.close();
     }
   });
 
@@ -430,7 +420,7 @@ describe("a batch's answers from a streamable HTTP server", () => {
     } finally {
       await host.close();
       await proxy.stop();
-      upstream.close();
+      await upstream.close();
     }
   });
 
@@ -454,7 +444,7 @@ describe("a batch's answers from a streamable HTTP server", () => {
       await waitForStderr(proxy, /not a JSON-RPC message; not forwarded/);
     } finally {
       await proxy.stop();
-      upstream.close();
+      await upstream.close();
     }
   });
 });

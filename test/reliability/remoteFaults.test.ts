@@ -3,13 +3,14 @@
  * configurable request timeout, reconnection for new sessions — `serve --url` in
  * front of a real SDK streamable HTTP server that the test stops, slows and cuts off.
  */
-import { createServer } from "node:http";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connect, hostTransport, raw, type ServeProcess } from "../helpers/proxyProcess.js";
 import { post } from "../badInput/mcpHttp.js";
-import { getJson, INIT, rawWs, serveConfig } from "./helpers.js";
+import { getJson, initializedWs, serveConfig } from "./helpers.js";
 import { startRemoteUpstream, type RemoteUpstream } from "../fixtures/upstream-servers/remoteUpstream.js";
+import { listen, readBody } from "../fixtures/upstream-servers/httpFixtures.js";
 
 /** What opening a session to `name` through `serve` came to: "connected", or why it failed. */
 function sessionOpening(serve: ServeProcess, name: string): Promise<string> {
@@ -92,9 +93,7 @@ describe("a remote upstream that restarts while a host only listens", () => {
     let upstream = await startRemoteUpstream();
     const serve = await serveConfig({ mcpServers: { remote: { url: upstream.url } } });
     try {
-      const host = await rawWs(serve.url, "remote");
-      await host.request(1, "initialize", INIT, 5_000);
-      host.send(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }));
+      const host = await initializedWs(serve.url, "remote");
       // The proxy's GET stream is open; the server restarts and knows no session any more.
       await new Promise((resolve) => setTimeout(resolve, 300));
       const port = upstream.port;
@@ -115,40 +114,32 @@ describe("a remote upstream that restarts while a host only listens", () => {
 
 describe("a remote upstream with no GET route (404 to every GET, where the spec says 405)", () => {
   it("keeps its sessions: they are served without a GET stream", async () => {
-    const postOnly = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on("data", (chunk: Buffer) => chunks.push(chunk));
-      req.on("end", () => {
-        if (req.method !== "POST") return void res.writeHead(404, { "content-type": "text/plain" }).end("Cannot GET");
-        const asked = JSON.parse(Buffer.concat(chunks).toString("utf8")) as { id?: unknown; method: string };
-        if (asked.id === undefined) return void res.writeHead(202).end();
-        const result =
-          asked.method === "initialize"
-            ? {
-                protocolVersion: "2025-06-18",
-                capabilities: { tools: {} },
-                serverInfo: { name: "post-only", version: "1" },
-              }
-            : {};
-        res.writeHead(200, { "content-type": "application/json", "mcp-session-id": "s1" });
-        res.end(JSON.stringify({ jsonrpc: "2.0", id: asked.id, result }));
-      });
-    });
-    await new Promise<void>((resolve) => postOnly.listen(0, "127.0.0.1", resolve));
-    const url = `http://127.0.0.1:${(postOnly.address() as AddressInfo).port}/mcp`;
-    const serve = await serveConfig({ mcpServers: { plain: { url } } });
+    const answerPosts = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+      const asked = (await readBody(req)) as { id?: unknown; method: string } | undefined;
+      if (req.method !== "POST") return void res.writeHead(404, { "content-type": "text/plain" }).end("Cannot GET");
+      if (asked?.id === undefined) return void res.writeHead(202).end();
+      const result =
+        asked.method === "initialize"
+          ? {
+              protocolVersion: "2025-06-18",
+              capabilities: { tools: {} },
+              serverInfo: { name: "post-only", version: "1" },
+            }
+          : {};
+      res.writeHead(200, { "content-type": "application/json", "mcp-session-id": "s1" });
+      res.end(JSON.stringify({ jsonrpc: "2.0", id: asked.id, result }));
+    };
+    const postOnly = await listen((req, res) => void answerPosts(req, res), "/mcp");
+    const serve = await serveConfig({ mcpServers: { plain: { url: postOnly.url } } });
     try {
-      const host = await rawWs(serve.url, "plain");
-      await host.request(1, "initialize", INIT, 5_000);
-      host.send(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }));
+      const host = await initializedWs(serve.url, "plain");
       // Past the GET stream's first try and its retry after the notification.
       await new Promise((resolve) => setTimeout(resolve, 1_500));
       expect((await host.request(2, "ping", {}, 5_000)).result).toEqual({});
       await host.close();
     } finally {
       await serve.stop();
-      postOnly.closeAllConnections();
-      postOnly.close();
+      await postOnly.close();
     }
   });
 });
