@@ -346,6 +346,28 @@ describe("a batch's answers from a streamable HTTP server", () => {
     }
   });
 
+  it("a /mcp host's batch with two ids past 2^53 that read as one number is refused naming both as written", async () => {
+    const upstream = await batchAnsweringServer();
+    const proxy = await serveConfig({ mcpServers: { http: { url: upstream.url } } });
+    try {
+      const url = `${proxy.url}/mcp/http`;
+      const withSession = await mcpSession(url);
+      // Two ids an int64 host may send: JSON.parse reads both as 9007199254740992.
+      const body =
+        '[{"jsonrpc":"2.0","id":9007199254740993,"method":"echo"},' +
+        '{"jsonrpc":"2.0","id":9007199254740992,"method":"echo"}]';
+      const answered = await fetch(url, { method: "POST", headers: withSession, body });
+      expect(answered.status).toBe(400);
+      expect(await answered.text()).toContain(
+        "ids 9007199254740993 and 9007199254740992 of one batch read as one number",
+      );
+      expect(upstream.posts.filter((post) => JSON.stringify(post).includes("9007199254740992"))).toEqual([]);
+    } finally {
+      await proxy.stop();
+      await upstream.close();
+    }
+  });
+
   it("refused so, a batch with no session yet (stateless, or a first POST) opens none: it holds no slot", async () => {
     const upstream = await batchAnsweringServer();
     const proxy = await serveConfig({

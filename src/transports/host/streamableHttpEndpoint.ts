@@ -22,7 +22,8 @@ import { JSONRPC } from "../../errors/jsonRpcCodes.js";
 import type { HostEndpointContext, HostSessionInfo } from "./hostSession.js";
 import { headerValue, replyJsonRpcError, replySessionLimit } from "./httpReplies.js";
 import { refuse } from "./refuse.js";
-import { idKey, methodOf, requestIdOf } from "../jsonrpc.js";
+import { idKey, methodOf, type RequestId, requestIdOf } from "../jsonrpc.js";
+import { idTextOf } from "../idAsWritten.js";
 import { readMessageBody } from "./readMessageBody.js";
 import { forwardableMcpHeaders } from "../mcpHeaders.js";
 import { clientAddress } from "./clientAddress.js";
@@ -111,12 +112,7 @@ export class StreamableHttpEndpoint {
     // is opened for it or anything of it is sent on.
     const twice = repeatedId(body.messages);
     if (twice !== undefined) {
-      replyJsonRpcError(
-        res,
-        400,
-        JSONRPC.INVALID_REQUEST,
-        `Invalid Request: id ${twice} is used twice in one batch; nothing of it was sent`,
-      );
+      replyJsonRpcError(res, 400, JSONRPC.INVALID_REQUEST, `Invalid Request: ${twice}; nothing of it was sent`);
       return;
     }
     const headers = forwardableMcpHeaders(req.headers) ?? {};
@@ -264,15 +260,21 @@ export class StreamableHttpEndpoint {
   }
 }
 
-/** The id (as JSON) of a request that a later request of the same body uses again, if any. */
+/**
+ * Why a later request of the body cannot be told apart from an earlier one, if one cannot: the
+ * same id, or two integers past 2^53 that read as one number (the proxy routes by that number).
+ */
 function repeatedId(messages: readonly unknown[]): string | undefined {
-  const seen = new Set<string>();
+  const seen = new Map<string, string>();
   for (const message of messages) {
     const id = requestIdOf(message);
     if (id === undefined) continue;
     const key = idKey(id);
-    if (seen.has(key)) return JSON.stringify(id);
-    seen.add(key);
+    const text = idTextOf(message as { id: RequestId });
+    const earlier = seen.get(key);
+    if (earlier === undefined) seen.set(key, text);
+    else if (earlier === text) return `id ${text} is used twice in one batch`;
+    else return `ids ${earlier} and ${text} of one batch read as one number (integers past 2^53 are not exact)`;
   }
   return undefined;
 }
