@@ -382,7 +382,7 @@ export class SessionManager {
     if (pool === undefined) {
       // Pages of cut results belong to the client, not to one upstream: any of the pool's
       // upstreams may serve the POST that reads the next page. They go with the pool.
-      const pages = new SpillStore((this.options.fitRuntime ?? defaultFitRuntime()).spill);
+      const pages = new SpillStore((this.options.fitRuntime ?? defaultFitRuntime()).spill, "client");
       const created: StatelessPool = new StatelessPool({
         server,
         size: this.options.statelessPoolSize ?? DEFAULT_LIMITS.statelessPoolSize,

@@ -119,6 +119,7 @@ describe("stateless requests and the fit layer", () => {
       for (const answer of answers) {
         const blocks = content(answer);
         expect(isCut(blocks)).toBe(true);
+        expect((blocks[1] as { description?: string }).description).toMatch(/to this client only\.$/);
         links.set(Number(/^pid (\d+)\n/.exec(blocks[0]!.text!)![1]), blocks[1]!.uri!);
       }
     }
@@ -139,6 +140,6 @@ describe("stateless requests and the fit layer", () => {
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
     const gone = await stateless(rpc(1, "resources/read", { uri: [...links.values()][0] }));
-    expect((gone.messages[0]!.error as { message: string }).message).toMatch(/no such page/);
+    expect((gone.messages[0]!.error as { message: string }).message).toMatch(/no such page for this client/);
   });
 });

@@ -143,8 +143,32 @@ describe("cutting a tool result and serving the rest", () => {
     expect(budget.usedBytes).toBeGreaterThan(0);
     now = 1001;
     const expired = servePage(mine, uri);
-    expect("error" in expired && expired.error.message).toMatch(/expired/);
+    expect("error" in expired && expired.error.message).toMatch(
+      /expired \(pages are kept for 1 s \(limits.spillTtlMs\)\)/,
+    );
     expect(budget.usedBytes).toBe(0);
+  });
+
+  it("tells the host a stateless client's pages are the client's, not a session's", () => {
+    const budget = new SpillBudget(1 << 20, 60_000);
+    const pool = new SpillStore(budget, "client");
+    const out = cutContent(
+      [{ type: "text", text: original }],
+      { maxBytes: 4096, store: pool, dryRun: false, ttlMs: 60_000 },
+      [],
+    ) as Array<Record<string, unknown>>;
+    expect(out[1]!.description).toMatch(/Available for about 1 minute\(s\), to this client only\.$/);
+    const missing = servePage(new SpillStore(budget, "client"), out[1]!.uri as string);
+    expect("error" in missing && missing.error.message).toMatch(
+      /no such page for this client \(.* read only by the client that received the result, until they expire after 60 s/,
+    );
+    // A session's link says so.
+    const session = cutContent(
+      [{ type: "text", text: original }],
+      { maxBytes: 4096, store: new SpillStore(budget), dryRun: false, ttlMs: 60_000 },
+      [],
+    ) as Array<Record<string, unknown>>;
+    expect(session[1]!.description).toMatch(/in this session only\.$/);
   });
 
   it("releases a session's pages when it closes", () => {

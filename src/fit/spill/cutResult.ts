@@ -161,7 +161,8 @@ function linkBlock(
     description:
       `${lead}. The remaining ${restBytes} bytes are in ${pages} page(s) of at most ${options.maxBytes} ` +
       `bytes: read this resource (resources/read); each page except the last ends with a text/uri-list entry naming ` +
-      `the next page. Available for about ${minutes} minute(s), in this session only.`,
+      `the next page. Available for about ${minutes} minute(s), ` +
+      (options.store?.holder === "client" ? "to this client only." : "in this session only."),
     mimeType: "text/plain",
     size: firstPageBytes,
   };

@@ -39,7 +39,14 @@ export class SpillStore implements SpillHolder {
   private readonly expired = new Set<string>();
   private closed = false;
 
-  constructor(readonly budget: SpillBudget) {}
+  /**
+   * `holder`: who may read the pages back, as the proxy tells hosts — the session they were cut
+   * in, or (stateless requests) the client whose pool holds them.
+   */
+  constructor(
+    readonly budget: SpillBudget,
+    readonly holder: "session" | "client" = "session",
+  ) {}
 
   /**
    * Holds `text` with pages at `bounds` (character indices from 0 to text.length); the id, or
