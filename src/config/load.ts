@@ -53,7 +53,13 @@ export function loadConfigFile(
     const code = (error as NodeJS.ErrnoException).code;
     throw new NormalizerError(
       "CONFIG_NOT_FOUND",
-      `cannot read config file ${file}: ${code === "ENOENT" ? "no such file" : String((error as Error).message)}`,
+      `cannot read config file ${file}: ${
+        code === "ENOENT"
+          ? "no such file"
+          : code === "EISDIR"
+            ? "a folder, not a file"
+            : String((error as Error).message)
+      }`,
       { file },
     );
   }
@@ -226,6 +232,15 @@ function explain(
         branch.some((e) => isMissing(e) && e.path.length === 1 && (e.path[0] === "command" || e.path[0] === "url")),
       );
     if (neither) return [{ path, text: 'a server needs either "command" (stdio) or "url" (http(s):// or ws(s)://)' }];
+    // A value of a type no option takes (`"images": "yes"`): every type it could be, not the first's.
+    const types = issue.errors.map((branch) =>
+      branch.length === 1 && branch[0]!.path.length === 0 && branch[0]!.code === "invalid_type"
+        ? branch[0]!.expected
+        : undefined,
+    );
+    const received = / received (\S+)$/.exec(issue.errors[0]![0]?.message ?? "")?.[1];
+    if (received !== undefined && types.every((type) => type !== undefined))
+      return [{ path, text: `Invalid input: expected ${[...new Set(types)].join(" or ")}, received ${received}` }];
     const best = [...issue.errors].sort((a, b) => mismatch(a) - mismatch(b) || a.length - b.length)[0]!;
     if (path[path.length - 1] === "auth" && best.some((e) => e.path.length === 0)) return [{ path, text: AUTH_SHAPES }];
     return best.flatMap((inner) => explain(inner, path));

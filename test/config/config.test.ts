@@ -1,3 +1,4 @@
+import { tmpdir } from "node:os";
 import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -253,6 +254,21 @@ describe("config", () => {
     const error = errorOf(() => loadConfigFile("/nonexistent/proxy.config.json", {}));
     expect(error.code).toBe("CONFIG_NOT_FOUND");
     expect(error.message).toContain("/nonexistent/proxy.config.json");
+    // A folder named as the config: said plainly, not as the system call's error.
+    const folder = errorOf(() => loadConfigFile(tmpdir(), {}));
+    expect(folder.message).toBe(`cannot read config file ${tmpdir()}: a folder, not a file`);
+  });
+
+  it("a value of a type no option of a union takes is told every type it may be", () => {
+    const images = errorOf(() =>
+      parseConfig('{"mcpServers":{"a":{"command":"node"}},"normalize":{"images":"yes"}}', "p.json", {}),
+    );
+    expect(images.message).toContain("$.normalize.images: Invalid input: expected boolean or object, received string");
+    // Inside an option it is the option's field that is named.
+    const inner = errorOf(() =>
+      parseConfig('{"mcpServers":{"a":{"command":"node"}},"normalize":{"images":{"maxDimension":"x"}}}', "p.json", {}),
+    );
+    expect(inner.message).toContain("$.normalize.images.maxDimension: Invalid input: expected number, received string");
   });
 
   it("per-server normalize overrides the global one; rules of both apply, the server's last", () => {
