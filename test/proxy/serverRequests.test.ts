@@ -23,6 +23,8 @@ import {
   type ServeProcess,
 } from "../helpers/proxyProcess.js";
 import { startAskingServer, WATCHED_URI, type AskingServer } from "../fixtures/upstream-servers/askingServer.js";
+import { CLI } from "../helpers/paths.js";
+import { startRawStdio } from "../helpers/rawStdio.js";
 
 const CALL_TIMEOUT = { timeout: 15_000 };
 const BASE_HEADERS = { "content-type": "application/json", accept: "application/json, text/event-stream" };
@@ -281,4 +283,31 @@ describe("a server that asks its client for roots as soon as it is initialized",
       }
     });
   }
+});
+
+describe("a host that never sends notifications/initialized", () => {
+  it("still gets what a streamable HTTP server sends outside a call: its first message opens the GET stream", async () => {
+    const upstream = await startAskingServer();
+    const host = startRawStdio(process.execPath, [CLI, "stdio", "--url", upstream.url]);
+    try {
+      const params = { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } };
+      expect(await host.request(1, "initialize", params, 10_000)).toHaveProperty("result");
+      // No notifications/initialized: the host goes straight on, as some clients do.
+      expect(await host.request(2, "resources/subscribe", { uri: WATCHED_URI }, 10_000)).toHaveProperty("result");
+      // A resource update is tied to no call: it travels on the GET stream, or nowhere.
+      const updated = () => host.messages.some((m) => m.method === "notifications/resources/updated");
+      for (let id = 3; !updated() && id < 40; id++) {
+        await host.request(id, "tools/call", { name: "touch", arguments: {} }, 10_000);
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+      expect(host.messages.find((m) => m.method === "notifications/resources/updated")).toMatchObject({
+        params: { uri: WATCHED_URI },
+      });
+      expect(upstream.requests.filter((r) => r.method === "GET").length).toBeGreaterThan(0);
+      expect(host.stderr()).toContain("host sent no notifications/initialized");
+    } finally {
+      await host.close();
+      await upstream.close();
+    }
+  });
 });

@@ -16,6 +16,7 @@
  *   `notifications/initialized` goes (405 = the server offers none), and the notification waits
  *   for its headers (up to `serverStreamWaitMs`): a server that asks its client for something the
  *   moment it hears it (roots) sends that on the GET stream, and a server with none open drops it.
+ *   A host that never sends the notification has it opened with its first message after `initialize`.
  * - Event ids belong to the stream that carried them. The GET stream reconnects with its own
  *   last id; a POST's stream that ends before its answers is resumed (a GET carrying that
  *   stream's last id) when it had ids. A GET never carries another stream's id: the server
@@ -72,6 +73,7 @@ import {
   errorResponse,
   FAILED_REQUEST,
   idKey,
+  isObj,
   methodOf,
   requestIdsOf,
   responseIdOf,
@@ -177,6 +179,13 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
   private started = false;
   private closed = false;
   private serverStreamOpen = false;
+  /** Set once the server answered `initialize` with a result: the session has begun. */
+  private initializeAnswered = false;
+  /**
+   * Set once the GET stream was first asked for: by `notifications/initialized`, or by the first
+   * message after `initialize` from a host that never sends that notification.
+   */
+  private serverStreamAsked = false;
   /** Set once a GET of this session was answered with an event stream: the server has GET streams. */
   private streamServed = false;
   /** The GET stream's own place: a POST's stream has its own cursor. */
@@ -289,7 +298,9 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     const single = ids.length === 1 ? idKey(ids[0]!) : undefined;
     if (single !== undefined) this.cancellable.set(single, own);
     let before = this.unacknowledged;
-    const early = methodOf(message) === "notifications/initialized" ? this.serverStreamFirst(before) : undefined;
+    const method = methodOf(message);
+    const early = method === "notifications/initialized" ? this.serverStreamFirst(before) : undefined;
+    if (early === undefined && method !== "initialize") this.serverStreamWithoutInitialized(before);
     if (early !== undefined) before = early.waited;
     const go = (): Promise<void> => {
       // Closed while the notification waited for the GET stream: the session has ended, nothing is owed.
@@ -873,6 +884,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     if (this.initializeIds.delete(id)) {
       const version = (message as { result?: { protocolVersion?: unknown } }).result?.protocolVersion;
       if (typeof version === "string") this.protocolVersion = version;
+      if (isObj(message) && isObj(message.result)) this.initializeAnswered = true;
     }
     return true;
   }
@@ -928,6 +940,21 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
   }
 
   /**
+   * A host that never sends `notifications/initialized` (some clients do not, and servers serve
+   * them): its first message after the server's answer to `initialize` asks for the GET stream
+   * instead (after `prior`, which may hold the session id), without waiting for it — else what the
+   * server sends outside a call (logs, list changes, its own requests) would have nowhere to go.
+   */
+  private serverStreamWithoutInitialized(prior: Promise<void> | undefined): void {
+    if (this.serverStreamAsked || !this.initializeAnswered || this.options.openServerStream === false) return;
+    this.serverStreamAsked = true;
+    this.logger.info(
+      "host sent no notifications/initialized; the session's GET stream is opened with its next message",
+    );
+    void (prior ?? SENT).then(() => this.openServerStream(0));
+  }
+
+  /**
    * What `notifications/initialized` waits for (`waited`): `prior`, then the GET stream it opens
    * first — the server's answer to it (`answered`), or `serverStreamWaitMs` without one (logged;
    * 0: no wait) — so what the server sends the session the moment it hears the notification has
@@ -938,6 +965,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     answered: Promise<ServerStreamAnswer>;
   } {
     if (this.options.openServerStream === false) return { waited: prior, answered: Promise.resolve("none") };
+    this.serverStreamAsked = true;
     // The GET carries the session id, which the answer to `initialize` (what `prior` waits for) brings.
     const answered = prior === undefined ? this.openServerStream(0) : prior.then(() => this.openServerStream(0));
     const limit = this.options.serverStreamWaitMs;
