@@ -22,6 +22,7 @@ import { JSONRPC } from "../../errors/jsonRpcCodes.js";
 import type { HostEndpointContext, HostSessionInfo } from "./hostSession.js";
 import { headerValue, replyJsonRpcError, replySessionLimit } from "./httpReplies.js";
 import { refuse } from "./refuse.js";
+import { unsupportedProtocolVersion } from "./protocolVersionHeader.js";
 import { idKey, methodOf, type RequestId, requestIdOf } from "../jsonrpc.js";
 import { idTextOf } from "../idAsWritten.js";
 import { readMessageBody } from "./readMessageBody.js";
@@ -61,6 +62,13 @@ export class StreamableHttpEndpoint {
 
   async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const sessionId = headerValue(req.headers["mcp-session-id"]);
+    // A POST's body may be an initialize, which the header does not concern: it is read first.
+    const unsupported =
+      req.method === "POST" ? undefined : unsupportedProtocolVersion(headerValue(req.headers["mcp-protocol-version"]));
+    if (unsupported !== undefined) {
+      refuse(req, res, this.ctx.closeTimeoutMs, 400, JSONRPC.SERVER_ERROR, unsupported);
+      return;
+    }
     switch (req.method) {
       case "POST":
         return this.post(req, res, sessionId);
@@ -115,6 +123,14 @@ export class StreamableHttpEndpoint {
       replyJsonRpcError(res, 400, JSONRPC.INVALID_REQUEST, `Invalid Request: ${twice}; nothing of it was sent`);
       return;
     }
+    const version = headerValue(req.headers["mcp-protocol-version"]);
+    const unsupported = body.messages.some((m) => methodOf(m) === "initialize")
+      ? undefined
+      : unsupportedProtocolVersion(version);
+    if (unsupported !== undefined) {
+      replyJsonRpcError(res, 400, JSONRPC.SERVER_ERROR, `${unsupported}; nothing of it was sent`);
+      return;
+    }
     const headers = forwardableMcpHeaders(req.headers) ?? {};
     let session = sessionId === undefined ? undefined : this.find(req, sessionId);
     if (sessionId !== undefined && session === undefined) return this.notFound(req, res, sessionId);
@@ -129,7 +145,7 @@ export class StreamableHttpEndpoint {
       body.batch,
       responseForm(headerValue(req.headers.accept)),
       { requestInfo: { headers } },
-      headerValue(req.headers["mcp-protocol-version"]),
+      version,
     );
   }
 
