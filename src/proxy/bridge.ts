@@ -520,6 +520,11 @@ export class Bridge {
         this.protocolVersion = msg.result.protocolVersion;
       if (failed && waiting.method === "initialize" && serverRefused(msg.error))
         this.options.onInitializeFailed?.(String((msg.error as { message?: unknown }).message));
+      // The transport's own answer (a failed POST) has the id as parsed: the host's, past 2^53, as written.
+      if (failed && waiting.written !== msg.id) {
+        this.toHost({ ...msg, id: waiting.written }, msg.id);
+        return;
+      }
       related = msg.id;
     } else {
       if (isRequest(msg)) {

@@ -3,12 +3,14 @@
  * as the host wrote it, also an integer past 2^53 (an int64 host's): not the number `JSON.parse`
  * rounded it to, which names another request or none and leaves the host's own waiting. The
  * cancel the upstream gets on a timeout names the id as the proxy sent it. The upstream
- * (raw-upstream.mjs) answers only what the test asks; the host writes and reads raw lines.
+ * (raw-upstream.mjs) answers only what the test asks; the host writes and reads raw lines. So does
+ * the error a streamable HTTP upstream's transport puts in place of an answer its server failed.
  */
 import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { listen, readBody } from "../fixtures/upstream-servers/httpFixtures.js";
 import { CLI } from "../helpers/paths.js";
 import { tempDir } from "../helpers/tempDir.js";
 import { RAW_UPSTREAM } from "../reliability/helpers.js";
@@ -91,5 +93,51 @@ describe("answers the proxy builds for ids past 2^53", () => {
     proxy.stdin.write(`{"jsonrpc":"1.0","id":${id},"method":"tools/list"}\n`);
     const [refused] = await linesStarting(`{"jsonrpc":"2.0","id":${id},`);
     expect(refused).toContain('"jsonrpc\\" must be \\"2.0\\"');
+  });
+});
+
+describe("an answer a streamable HTTP upstream's transport builds for an id past 2^53", () => {
+  it("an HTTP error in place of the answer carries the id as the host wrote it", async () => {
+    const upstream = await listen(async (req, res) => {
+      if (req.method !== "POST") return void res.writeHead(405).end();
+      const body = (await readBody(req)) as { id?: number; method?: string };
+      if (body.id === undefined) return void res.writeHead(202).end();
+      if (body.method !== "initialize") return void res.writeHead(500).end("down for a moment");
+      const result = {
+        protocolVersion: "2025-06-18",
+        capabilities: { tools: {} },
+        serverInfo: { name: "h", version: "1" },
+      };
+      res
+        .writeHead(200, { "content-type": "application/json" })
+        .end(JSON.stringify({ jsonrpc: "2.0", id: body.id, result }));
+    }, "/mcp");
+    const host = spawn(process.execPath, [CLI, "stdio", "--url", upstream.url], { stdio: ["pipe", "pipe", "pipe"] });
+    let lines = "";
+    host.stdout.setEncoding("utf8").on("data", (chunk: string) => (lines += chunk));
+    const line = async (prefix: string): Promise<string> => {
+      const deadline = Date.now() + 10_000;
+      for (;;) {
+        const found = lines.split("\n").find((l) => l.startsWith(prefix));
+        if (found !== undefined) return found;
+        if (Date.now() > deadline || host.exitCode !== null) throw new Error(`no line ${prefix}; stdout ${lines}`);
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+    };
+    try {
+      const params = { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } };
+      host.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params })}\n`);
+      await line('{"jsonrpc":"2.0","id":1,');
+      host.stdin.write('{"jsonrpc":"2.0","method":"notifications/initialized"}\n');
+      host.stdin.write(
+        `{"jsonrpc":"2.0","id":${THIRD},"method":"tools/call","params":{"name":"any","arguments":{}}}\n`,
+      );
+      const failed = await line(`{"jsonrpc":"2.0","id":${THIRD},`);
+      expect(failed).toContain("HTTP 500");
+    } finally {
+      host.stdin.end();
+      if (host.exitCode === null) await new Promise((resolve) => host.once("exit", resolve));
+      await upstream.close();
+    }
   });
 });
