@@ -305,7 +305,7 @@ describe("a host that never sends notifications/initialized", () => {
         params: { uri: WATCHED_URI },
       });
       expect(upstream.requests.filter((r) => r.method === "GET").length).toBeGreaterThan(0);
-      expect(host.stderr()).toContain("host sent no notifications/initialized");
+      expect(host.stderr()).toContain("before any notifications/initialized; the session's GET stream is opened now");
     } finally {
       await host.close();
       await upstream.close();

@@ -186,6 +186,8 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
    * message after `initialize` from a host that never sends that notification.
    */
   private serverStreamAsked = false;
+  /** The server's answer to the GET stream last asked for (while `serverStreamOpen`). */
+  private serverStreamHeard: Promise<ServerStreamAnswer> | undefined;
   /** Set once a GET of this session was answered with an event stream: the server has GET streams. */
   private streamServed = false;
   /** The GET stream's own place: a POST's stream has its own cursor. */
@@ -949,9 +951,13 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     if (this.serverStreamAsked || !this.initializeAnswered || this.options.openServerStream === false) return;
     this.serverStreamAsked = true;
     this.logger.info(
-      "host sent no notifications/initialized; the session's GET stream is opened with its next message",
+      "host sent a message after initialize before any notifications/initialized; " +
+        "the session's GET stream is opened now",
     );
-    void (prior ?? SENT).then(() => this.openServerStream(0));
+    // As a reconnection: refused (a server may want the notification first), it is asked again
+    // (`serverStreamRetries` times, then after a POST the server answers), and the notification,
+    // if it comes, waits for this GET's answer and asks once more after it.
+    void (prior ?? SENT).then(() => this.openServerStream(1));
   }
 
   /**
@@ -982,7 +988,8 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
 
   /**
    * The GET stream for server-initiated requests and notifications (optional in the spec);
-   * settles with the server's answer to the GET, at once (`none`) if none is opened.
+   * settles with the server's answer to the GET (to the one already asked for, while it is), at once
+   * (`none`) if none is opened.
    *
    * `attempt`: reconnections in a row that have not served (opened, and carried an event or stayed
    * open `GET_STREAM_SERVED_MS`). A stream that served and then ended or dropped is reconnected
@@ -992,12 +999,15 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
    * session.
    */
   private openServerStream(attempt: number): Promise<ServerStreamAnswer> {
-    if (this.closed || this.serverStreamOpen || this.options.openServerStream === false) return Promise.resolve("none");
+    if (this.closed || this.options.openServerStream === false) return Promise.resolve("none");
+    // Already asked for: the answer to that GET.
+    if (this.serverStreamOpen) return this.serverStreamHeard ?? Promise.resolve("none");
     this.serverStreamOpen = true;
     const retrying = this.serverStreamGaveUp !== undefined;
     this.serverStreamGaveUp = undefined;
     let answered: (answer: ServerStreamAnswer) => void = () => {};
     const heard = new Promise<ServerStreamAnswer>((resolve) => (answered = resolve));
+    this.serverStreamHeard = heard;
     // It served: it carried an event, or stayed open a while (a quiet stream cut by a load balancer).
     let served = false;
     const run = async (): Promise<boolean> => {
