@@ -4,7 +4,7 @@
  * sends a `ping` first, a server that refuses a GET before it has heard the notification, and a
  * first GET refused for a moment (503). What the server sends outside a call — on hearing the
  * notification, or later — must reach the host. The server here is a raw `node:http` one whose
- * GETs are answered 300 ms late; the host writes raw lines to `mcp-normalizer stdio`.
+ * GETs are answered late (300 ms unless said); the host writes raw lines to `mcp-normalizer stdio`.
  */
 import type { ServerResponse } from "node:http";
 import { afterEach, describe, expect, it } from "vitest";
@@ -18,6 +18,10 @@ interface Modes {
   readonly needsInitialized?: boolean;
   /** Answer the first GET 503. */
   readonly firstGetUnavailable?: boolean;
+  /** Answer every GET 405: the server offers no GET stream. */
+  readonly noGetStream?: boolean;
+  /** How late GETs are answered (ms; default 300). */
+  readonly getDelayMs?: number;
 }
 
 const log = (data: string) => ({ jsonrpc: "2.0", method: "notifications/message", params: { level: "info", data } });
@@ -35,17 +39,19 @@ async function startServer(modes: Modes) {
     if (req.method === "GET") {
       gets++;
       const status =
-        modes.needsInitialized === true && !initialized
-          ? 400
-          : modes.firstGetUnavailable === true && gets === 1
-            ? 503
-            : 200;
+        modes.noGetStream === true
+          ? 405
+          : modes.needsInitialized === true && !initialized
+            ? 400
+            : modes.firstGetUnavailable === true && gets === 1
+              ? 503
+              : 200;
       setTimeout(() => {
         if (status !== 200) return void res.writeHead(status).end();
         res.writeHead(200, { "content-type": "text/event-stream" });
         res.write(": open\n\n");
         stream = res;
-      }, 300);
+      }, modes.getDelayMs ?? 300);
       return;
     }
     // The proxy's reachability probe (OPTIONS) and the session's end.
@@ -124,5 +130,30 @@ describe("the GET stream of a host that does not start with notifications/initia
     expect(await callsUntilLogged(host, 12)).toBe(true);
     expect(server.gets()).toBeGreaterThan(1);
     expect(host.stderr()).toContain("before any notifications/initialized; the session's GET stream is opened now");
+  });
+
+  it("sent first, and the GET refused only after the notification stopped waiting for it: asked once more", async () => {
+    // Past limits.upstreamStreamWaitMs (1 s by default): the notification has gone on by then.
+    const { host, server } = await hostInFront({ firstGetUnavailable: true, getDelayMs: 1500 });
+    host.notify("notifications/initialized");
+    expect(await callsUntilLogged(host, 12)).toBe(true);
+    expect(server.gets()).toBe(2);
+  });
+
+  it("a ping first to a server with no GET stream (405): not asked again when the notification comes", async () => {
+    const { host, server } = await hostInFront({ noGetStream: true, getDelayMs: 0 });
+    expect(await host.request(2, "ping", {}, 10_000)).toHaveProperty("result");
+    await until(
+      () => server.gets(),
+      (n) => n > 0,
+      10_000,
+      "the GET",
+    );
+    // Its 405 has been taken by the time the notification comes.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    host.notify("notifications/initialized");
+    expect(await host.request(3, "tools/call", { name: "x", arguments: {} }, 10_000)).toHaveProperty("result");
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    expect(server.gets()).toBe(1);
   });
 });

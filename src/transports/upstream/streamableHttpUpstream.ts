@@ -188,6 +188,10 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
   private serverStreamAsked = false;
   /** The server's answer to the GET stream last asked for (while `serverStreamOpen`). */
   private serverStreamHeard: Promise<ServerStreamAnswer> | undefined;
+  /** Set once the server answered a GET with 405: it offers none, and none is asked for again. */
+  private serverStreamNone = false;
+  /** Set when one more GET is to be asked for as soon as the one being asked for ends unserved. */
+  private serverStreamAskAgain = false;
   /** Set once a GET of this session was answered with an event stream: the server has GET streams. */
   private streamServed = false;
   /** The GET stream's own place: a POST's stream has its own cursor. */
@@ -310,10 +314,10 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
       return this.post(message, body, bytes, ids, own, single, options);
     };
     const sent = before === undefined ? go() : before.then(go);
-    // A GET refused before the notification is asked for once more after it.
+    // A GET refused before the notification (or while it waited) is asked for once more after it.
     if (early !== undefined)
       void Promise.allSettled([sent, early.answered]).then(([, answer]) => {
-        if (answer.status === "fulfilled" && answer.value === "refused") void this.openServerStream(0);
+        if (answer.status === "fulfilled" && answer.value === "refused") this.askServerStreamAgain();
       });
     this.abortCancelled(message, own);
     // The session's id comes with the answer to `initialize`: what the host sent after it (piped
@@ -954,10 +958,16 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
       "host sent a message after initialize before any notifications/initialized; " +
         "the session's GET stream is opened now",
     );
-    // As a reconnection: refused (a server may want the notification first), it is asked again
-    // (`serverStreamRetries` times, then after a POST the server answers), and the notification,
-    // if it comes, waits for this GET's answer and asks once more after it.
-    void (prior ?? SENT).then(() => this.openServerStream(1));
+    // Refused (a server may want the notification first), it is asked again as a reconnection is
+    // (`serverStreamRetries` times, then after a POST the server answers); the notification, if it
+    // comes, waits for this GET's answer and asks once more after a refusal.
+    void (prior ?? SENT).then(() => this.openServerStream(0, true));
+  }
+
+  /** One more GET: as soon as the one being asked for ends (refused), or now if none is. */
+  private askServerStreamAgain(): void {
+    if (this.serverStreamOpen) this.serverStreamAskAgain = true;
+    else void this.openServerStream(0);
   }
 
   /**
@@ -996,12 +1006,16 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
    * (resuming after its own last event id) however often that happens, as EventSource does; only
    * `serverStreamRetries` tries in a row that do not serve give up — logged, and tried again after
    * a POST the server answers, so messages sent outside a call are not lost for the rest of the
-   * session.
+   * session. A first GET refused (`attempt` 0, unless `reconnectIfRefused`) is not reconnected:
+   * `notifications/initialized` asks once more, then a POST the server answers. A 405 is final.
+   * One chain: a reconnection waiting for its delay gives way to a GET asked for meanwhile.
    */
-  private openServerStream(attempt: number): Promise<ServerStreamAnswer> {
-    if (this.closed || this.options.openServerStream === false) return Promise.resolve("none");
+  private openServerStream(attempt: number, reconnectIfRefused = attempt > 0): Promise<ServerStreamAnswer> {
+    if (this.closed || this.serverStreamNone || this.options.openServerStream === false) return Promise.resolve("none");
     // Already asked for: the answer to that GET.
     if (this.serverStreamOpen) return this.serverStreamHeard ?? Promise.resolve("none");
+    clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
     this.serverStreamOpen = true;
     const retrying = this.serverStreamGaveUp !== undefined;
     this.serverStreamGaveUp = undefined;
@@ -1018,10 +1032,11 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
         answered("failed");
         throw error;
       }
+      if (body === 405) this.serverStreamNone = true;
       answered(body === 405 ? "none" : typeof body === "number" ? "refused" : "open");
       // Refused at first: asked once more after notifications/initialized. Refused when
       // reconnecting (a 5xx while the server restarts): one more failed try.
-      if (typeof body === "number") return attempt > 0 && body !== 405;
+      if (typeof body === "number") return reconnectIfRefused && body !== 405;
       const openedAt = Date.now();
       const before = this.serverStream.lastEventId;
       try {
@@ -1039,7 +1054,18 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
       })
       .then((reconnect) => {
         this.serverStreamOpen = false;
-        if (!reconnect || this.closed) return;
+        if (this.closed) return;
+        const askAgain = this.serverStreamAskAgain && !served;
+        this.serverStreamAskAgain = false;
+        if (askAgain) {
+          void this.openServerStream(0);
+          return;
+        }
+        if (!reconnect) {
+          // A first GET refused: tried again after a POST the server answers (a 405: never).
+          if (!this.serverStreamNone) this.serverStreamGaveUp = Date.now();
+          return;
+        }
         const failedTries = served ? 0 : attempt;
         const retries = this.options.serverStreamRetries ?? DEFAULT_SERVER_STREAM_RETRIES;
         if (failedTries >= retries) {
