@@ -1,17 +1,18 @@
 /**
  * Where one SSE stream from an upstream has got to: the id of its last event (sent back as
- * `Last-Event-ID` to resume that stream, and no other) and the reconnection wait its `retry:`
- * field asked for.
+ * `Last-Event-ID` to resume that stream, and no other), how many events it has carried (with an
+ * id or without: ids are optional) and the reconnection wait its `retry:` field asked for.
  */
 import type { AbortLike } from "./postAbort.js";
 
 export interface StreamCursor {
   lastEventId: string | undefined;
+  events: number;
   retryMs: number;
 }
 
 export function newStreamCursor(retryMs: number): StreamCursor {
-  return { lastEventId: undefined, retryMs };
+  return { lastEventId: undefined, events: 0, retryMs };
 }
 
 /** Waits `ms` before a reconnection; false when `signal` aborted the wait (the transport closed). */

@@ -192,6 +192,8 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
   private serverStreamNone = false;
   /** Set when one more GET is to be asked for as soon as the one being asked for ends unserved. */
   private serverStreamAskAgain = false;
+  /** Set once a GET's refusal or failure was logged, until a GET stream opens again. */
+  private serverStreamTroubleLogged = false;
   /** Set once a GET of this session was answered with an event stream: the server has GET streams. */
   private streamServed = false;
   /** The GET stream's own place: a POST's stream has its own cursor. */
@@ -304,9 +306,8 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     const single = ids.length === 1 ? idKey(ids[0]!) : undefined;
     if (single !== undefined) this.cancellable.set(single, own);
     let before = this.unacknowledged;
-    const method = methodOf(message);
-    const early = method === "notifications/initialized" ? this.serverStreamFirst(before) : undefined;
-    if (early === undefined && method !== "initialize") this.serverStreamWithoutInitialized(before);
+    const early = carries(message, "notifications/initialized") ? this.serverStreamFirst(before) : undefined;
+    if (early === undefined && !carries(message, "initialize")) this.serverStreamWithoutInitialized(before);
     if (early !== undefined) before = early.waited;
     const go = (): Promise<void> => {
       // Closed while the notification waited for the GET stream: the session has ended, nothing is owed.
@@ -783,14 +784,14 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
         void this.close();
         return response.status;
       }
-      if (response.status !== 405)
-        this.logger.warn(what === "the GET stream" ? "GET stream refused" : "stream not resumed", {
-          status: response.status,
-          contentType: type,
-        });
+      if (what !== "the GET stream")
+        this.logger.warn("stream not resumed", { status: response.status, contentType: type });
+      else if (response.status !== 405)
+        this.serverStreamTrouble("GET stream refused", { status: response.status, contentType: type });
       return response.status;
     }
     this.streamServed = true;
+    if (what === "the GET stream") this.serverStreamTroubleLogged = false;
     return response.body;
   }
 
@@ -808,6 +809,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
       this.maxMessageBytes,
       {
         onEvent: (event) => {
+          cursor.events++;
           if (event.lastEventId) cursor.lastEventId = event.lastEventId;
           if (event.type !== "message") return;
           const framed = framedFromEvent(event);
@@ -964,6 +966,16 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     void (prior ?? SENT).then(() => this.openServerStream(0, true));
   }
 
+  /**
+   * Why the GET stream is not open, logged once until one opens again: a server that refuses every
+   * GET is asked again after POSTs for the whole session, and each refusal after the first is no news.
+   */
+  private serverStreamTrouble(message: string, fields: Record<string, unknown>): void {
+    if (this.serverStreamTroubleLogged) return;
+    this.serverStreamTroubleLogged = true;
+    this.logger.warn(message, fields);
+  }
+
   /** One more GET: as soon as the one being asked for ends (refused), or now if none is. */
   private askServerStreamAgain(): void {
     if (this.serverStreamOpen) this.serverStreamAskAgain = true;
@@ -1038,18 +1050,19 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
       // reconnecting (a 5xx while the server restarts): one more failed try.
       if (typeof body === "number") return reconnectIfRefused && body !== 405;
       const openedAt = Date.now();
-      const before = this.serverStream.lastEventId;
+      const before = this.serverStream.events;
       try {
         // What the server sends of its own accord as an array (a batch of notifications) goes on whole.
         await this.readStream(body, new Set(), this.serverStream, this.abort.signal, "whole");
       } finally {
-        served = this.serverStream.lastEventId !== before || Date.now() - openedAt >= GET_STREAM_SERVED_MS;
+        served = this.serverStream.events !== before || Date.now() - openedAt >= GET_STREAM_SERVED_MS;
       }
       return true; // it was open and ended: reconnect, resuming after its own last event id
     };
     const done = run()
       .catch((error: unknown) => {
-        if (!this.closed) this.logger.warn("GET stream failed", { error: networkErrorText(error, this.sentSecrets()) });
+        if (!this.closed)
+          this.serverStreamTrouble("GET stream failed", { error: networkErrorText(error, this.sentSecrets()) });
         return true;
       })
       .then((reconnect) => {
@@ -1097,6 +1110,11 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
  * `notifications/initialized`); `failed` (no answer: the stream's own reconnection asks again).
  */
 type ServerStreamAnswer = "open" | "none" | "refused" | "failed";
+
+/** Whether `message` is, or (a batch) holds, a message of `method`. */
+function carries(message: unknown, method: string): boolean {
+  return Array.isArray(message) ? message.some((item) => methodOf(item) === method) : methodOf(message) === method;
+}
 
 /** The oldest of a stream's requests still unanswered. */
 function firstOf(pending: ReadonlySet<RequestId>): RequestId | undefined {

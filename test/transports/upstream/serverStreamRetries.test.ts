@@ -1,0 +1,187 @@
+/**
+ * When a session's GET stream is asked for again, against a plain node:http server:
+ * - given up on, it is asked for again after a POST the server answers (at most every 30 s),
+ *   whatever came between — here a host's `ping` opened it, its reconnections were refused and
+ *   given up on, and `notifications/initialized` then asked twice more, refused too; only `Date`
+ *   is faked, to pass the 30 s. Its refusals are logged once, not at every try;
+ * - a stream that carries an event without an id (ids are optional) and ends has served: it is
+ *   reconnected for as long as the server goes on so, never given up on;
+ * - `notifications/initialized` inside a batch waits for the GET as it does alone, so what the
+ *   server sends the moment it hears it has a stream to go on.
+ */
+import { createServer, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { DEFAULT_LIMITS } from "../../../src/config/defaults.js";
+import { type Logger, silentLogger } from "../../../src/observe/logger.js";
+import {
+  type HttpUpstreamOptions,
+  StreamableHttpUpstreamTransport,
+} from "../../../src/transports/upstream/streamableHttpUpstream.js";
+import { waitFor } from "../../helpers/polling.js";
+import { collect, INITIALIZE, INITIALIZED } from "./collect.js";
+
+const cleanups: Array<() => Promise<unknown>> = [];
+afterEach(async () => {
+  vi.useRealTimers();
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+const note = (data: string) => ({ jsonrpc: "2.0", method: "notifications/message", params: { level: "info", data } });
+
+/**
+ * `get`: what a GET gets — 503 while `refusing`, else an event stream kept open (`open`), or one
+ * event without an id, a `retry: 300` and the end (`poll`). GETs are answered `getDelayMs` late.
+ * On hearing `notifications/initialized` (alone or in a batch) the server sends a note on its
+ * GET stream, or records it as dropped.
+ */
+async function startServer(get: "open" | "poll" = "open", getDelayMs = 0) {
+  let refusing = get === "open";
+  let gets = 0;
+  let polls = 0;
+  let stream: ServerResponse | undefined;
+  const dropped: string[] = [];
+  const server = createServer(async (req, res) => {
+    const parts: Buffer[] = [];
+    for await (const part of req) parts.push(part as Buffer);
+    if (req.method === "GET") {
+      gets++;
+      setTimeout(() => {
+        if (refusing) return void res.writeHead(503).end();
+        if (get === "poll") {
+          polls++;
+          return void res
+            .writeHead(200, { "content-type": "text/event-stream" })
+            .end(`retry: 300\ndata: ${JSON.stringify(note(`poll ${polls}`))}\n\n`);
+        }
+        res.writeHead(200, { "content-type": "text/event-stream" }).write(": open\n\n");
+        stream = res;
+      }, getDelayMs);
+      return;
+    }
+    if (req.method !== "POST") return void res.writeHead(204).end();
+    const body = JSON.parse(Buffer.concat(parts).toString("utf8")) as unknown;
+    const messages = (Array.isArray(body) ? body : [body]) as Array<{ id?: number; method: string }>;
+    if (messages.some((m) => m.method === "notifications/initialized")) {
+      if (stream === undefined) dropped.push("on initialized");
+      else stream.write(`data: ${JSON.stringify(note("on initialized"))}\n\n`);
+    }
+    const [first] = messages;
+    if (first!.id === undefined) return void res.writeHead(202).end();
+    const result =
+      first!.method === "initialize"
+        ? { protocolVersion: "2025-03-26", capabilities: {}, serverInfo: { name: "s", version: "1" } }
+        : {};
+    res
+      .writeHead(200, { "content-type": "application/json", "mcp-session-id": "s-1" })
+      .end(JSON.stringify({ jsonrpc: "2.0", id: first!.id, result }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  cleanups.push(() => {
+    server.closeAllConnections();
+    return new Promise((resolve) => server.close(resolve));
+  });
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`,
+    gets: () => gets,
+    polls: () => polls,
+    open: () => stream !== undefined,
+    dropped,
+    serve: () => (refusing = false),
+  };
+}
+
+/** A logger that keeps its warnings. */
+function recordingWarnings(): { logger: Logger; warnings: string[] } {
+  const warnings: string[] = [];
+  const logger: Logger = { ...silentLogger, warn: (msg) => warnings.push(msg), child: () => logger };
+  return { logger, warnings };
+}
+
+async function initialized(url: string, more: Partial<HttpUpstreamOptions> = {}) {
+  const transport = new StreamableHttpUpstreamTransport({
+    url,
+    maxMessageBytes: DEFAULT_LIMITS.maxMessageBytes,
+    ...more,
+  });
+  const got = collect(transport);
+  await transport.start();
+  cleanups.push(() => transport.close());
+  await transport.send(INITIALIZE(1));
+  await got.response(1, 5_000);
+  return { transport, got };
+}
+
+const call = (id: number) => ({
+  jsonrpc: "2.0" as const,
+  id,
+  method: "tools/call",
+  params: { name: "x", arguments: {} },
+});
+
+describe("a GET stream given up on", () => {
+  it("is asked for again after an answered POST past 30 s, also when notifications/initialized came after the give-up; its refusals are logged once", async () => {
+    const server = await startServer();
+    const { logger, warnings } = recordingWarnings();
+    const { transport, got } = await initialized(server.url, { serverStreamRetries: 0, logger });
+    // A ping first: its GET is refused and, with no retries, given up on.
+    await transport.send({ jsonrpc: "2.0", id: 2, method: "ping" });
+    await got.response(2, 5_000);
+    await waitFor(() => server.gets() === 1, 5_000);
+    // The notification asks again, and once more after that is refused.
+    await transport.send(INITIALIZED);
+    await waitFor(() => server.gets() === 3, 5_000);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(server.gets()).toBe(3);
+    // 30 s on, an answered POST brings one more try: refused again.
+    vi.useFakeTimers({ toFake: ["Date"] });
+    vi.setSystemTime(Date.now() + 31_000);
+    await transport.send(call(3));
+    await got.response(3, 5_000);
+    vi.useRealTimers();
+    await waitFor(() => server.gets() === 4, 5_000);
+    // The server serves GETs again; 30 s on, the next answered POST opens the stream.
+    server.serve();
+    vi.useFakeTimers({ toFake: ["Date"] });
+    vi.setSystemTime(Date.now() + 62_000);
+    await transport.send(call(4));
+    await got.response(4, 5_000);
+    // The answered POST has been judged by now; the waits below need a clock that moves.
+    vi.useRealTimers();
+    await waitFor(() => server.open(), 5_000);
+    expect(server.gets()).toBe(5);
+    expect(warnings.filter((w) => w === "GET stream refused")).toHaveLength(1);
+  });
+});
+
+describe("a GET stream that carries an event without an id and ends", () => {
+  it("has served: it is reconnected as long as the server goes on so, and every event arrives", async () => {
+    const server = await startServer("poll");
+    const { transport, got } = await initialized(server.url);
+    await transport.send(INITIALIZED);
+    // Each stream asks for a 300 ms wait: ten of them in a few seconds, never given up on.
+    await waitFor(() => server.polls() >= 10, 15_000);
+    await waitFor(() => got.messages.length >= 1 + 10, 5_000);
+    const notes = got.messages.flatMap((m) => {
+      const data = (m as { params?: { data?: unknown } }).params?.data;
+      return typeof data === "string" ? [data] : [];
+    });
+    expect(notes.slice(0, 10)).toEqual(Array.from({ length: 10 }, (_, i) => `poll ${i + 1}`));
+  });
+});
+
+describe("notifications/initialized in a batch", () => {
+  it("waits for the GET stream's answer as it does alone: what the server sends on hearing it arrives", async () => {
+    const server = await startServer("open", 300);
+    server.serve();
+    const { transport, got } = await initialized(server.url);
+    await transport.send([INITIALIZED] as never);
+    const heard = await got.next(
+      (m) => (m as { params?: { data?: unknown } }).params?.data === "on initialized",
+      5_000,
+    );
+    expect(heard).toMatchObject({ method: "notifications/message" });
+    expect(server.dropped).toEqual([]);
+    expect(server.gets()).toBe(1);
+  });
+});
