@@ -192,8 +192,8 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
   private serverStreamNone = false;
   /** Set when one more GET is to be asked for as soon as the one being asked for ends unserved. */
   private serverStreamAskAgain = false;
-  /** Set once a GET's refusal or failure was logged, until a GET stream opens again. */
-  private serverStreamTroubleLogged = false;
+  /** The GET's refusal or failure last logged (its kind and status or error), until a GET stream opens again. */
+  private serverStreamTroubleLogged: string | undefined;
   /** Set once a GET of this session was answered with an event stream: the server has GET streams. */
   private streamServed = false;
   /** The GET stream's own place: a POST's stream has its own cursor. */
@@ -306,8 +306,14 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     const single = ids.length === 1 ? idKey(ids[0]!) : undefined;
     if (single !== undefined) this.cancellable.set(single, own);
     let before = this.unacknowledged;
-    const early = carries(message, "notifications/initialized") ? this.serverStreamFirst(before) : undefined;
-    if (early === undefined && !carries(message, "initialize")) this.serverStreamWithoutInitialized(before);
+    const initializing = carries(message, "initialize");
+    const notifying = carries(message, "notifications/initialized");
+    const early = notifying && !initializing ? this.serverStreamFirst(before) : undefined;
+    if (early === undefined && !initializing)
+      this.serverStreamWithoutInitialized(
+        before,
+        "host sent a message after initialize before any notifications/initialized",
+      );
     if (early !== undefined) before = early.waited;
     const go = (): Promise<void> => {
       // Closed while the notification waited for the GET stream: the session has ended, nothing is owed.
@@ -315,6 +321,12 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
       return this.post(message, body, bytes, ids, own, single, options);
     };
     const sent = before === undefined ? go() : before.then(go);
+    // A batch of initialize and the notification: the GET (which needs the session id) once it is answered.
+    if (initializing && notifying)
+      sent.then(
+        () => this.serverStreamWithoutInitialized(undefined, "host sent initialize and its notification in one batch"),
+        () => {},
+      );
     // A GET refused before the notification (or while it waited) is asked for once more after it.
     if (early !== undefined)
       void Promise.allSettled([sent, early.answered]).then(([, answer]) => {
@@ -472,7 +484,11 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
       this.flow.posted(bytes);
       throw new NormalizerError("UPSTREAM_CLOSED", `upstream ${this.where} is closed`);
     }
-    if (methodOf(message) === "initialize") for (const id of ids) this.initializeIds.add(id);
+    // Its answer gives the protocol version, alone or in a batch's answers.
+    for (const item of Array.isArray(message) ? (message as unknown[]) : [message]) {
+      const id = methodOf(item) === "initialize" ? requestIdsOf(item as JSONRPCMessage)[0] : undefined;
+      if (id !== undefined) this.initializeIds.add(id);
+    }
     const what = methodOf(message) ?? (ids.length > 0 ? "batch" : "response");
     let response: ResponseLike;
     try {
@@ -791,7 +807,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
       return response.status;
     }
     this.streamServed = true;
-    if (what === "the GET stream") this.serverStreamTroubleLogged = false;
+    if (what === "the GET stream") this.serverStreamTroubleLogged = undefined;
     return response.body;
   }
 
@@ -809,11 +825,13 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
       this.maxMessageBytes,
       {
         onEvent: (event) => {
-          cursor.events++;
           if (event.lastEventId) cursor.lastEventId = event.lastEventId;
           if (event.type !== "message") return;
           const framed = framedFromEvent(event);
-          if (framed) this.deliver(framed, pending, arrays, carrier);
+          if (!framed) return;
+          // Only an event that carries something counts (a priming or keep-alive one does not).
+          cursor.events++;
+          this.deliver(framed, pending, arrays, carrier);
         },
         onProblem: (problem) => this.deliver({ problem: framingProblemOf(problem) }, pending, arrays),
         onRetry: (ms) => (cursor.retryMs = ms),
@@ -953,13 +971,10 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
    * instead (after `prior`, which may hold the session id), without waiting for it — else what the
    * server sends outside a call (logs, list changes, its own requests) would have nowhere to go.
    */
-  private serverStreamWithoutInitialized(prior: Promise<void> | undefined): void {
+  private serverStreamWithoutInitialized(prior: Promise<void> | undefined, why: string): void {
     if (this.serverStreamAsked || !this.initializeAnswered || this.options.openServerStream === false) return;
     this.serverStreamAsked = true;
-    this.logger.info(
-      "host sent a message after initialize before any notifications/initialized; " +
-        "the session's GET stream is opened now",
-    );
+    this.logger.info(`${why}; the session's GET stream is opened now`);
     // Refused (a server may want the notification first), it is asked again as a reconnection is
     // (`serverStreamRetries` times, then after a POST the server answers); the notification, if it
     // comes, waits for this GET's answer and asks once more after a refusal.
@@ -967,12 +982,14 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
   }
 
   /**
-   * Why the GET stream is not open, logged once until one opens again: a server that refuses every
-   * GET is asked again after POSTs for the whole session, and each refusal after the first is no news.
+   * Why the GET stream is not open, logged when it changes (another status, another error) or a
+   * stream opened since: a server that refuses every GET is asked again after POSTs for the whole
+   * session, and the same refusal again is no news.
    */
   private serverStreamTrouble(message: string, fields: Record<string, unknown>): void {
-    if (this.serverStreamTroubleLogged) return;
-    this.serverStreamTroubleLogged = true;
+    const trouble = `${message} ${JSON.stringify(fields)}`;
+    if (this.serverStreamTroubleLogged === trouble) return;
+    this.serverStreamTroubleLogged = trouble;
     this.logger.warn(message, fields);
   }
 

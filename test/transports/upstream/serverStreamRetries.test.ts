@@ -7,7 +7,10 @@
  * - a stream that carries an event without an id (ids are optional) and ends has served: it is
  *   reconnected for as long as the server goes on so, never given up on;
  * - `notifications/initialized` inside a batch waits for the GET as it does alone, so what the
- *   server sends the moment it hears it has a stream to go on.
+ *   server sends the moment it hears it has a stream to go on; sent with `initialize` in one
+ *   batch, the GET goes once the answer has brought the session id;
+ * - events that carry nothing (empty data) do not make a stream served, and each new kind of
+ *   trouble with the GET is logged.
  */
 import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -183,5 +186,78 @@ describe("notifications/initialized in a batch", () => {
     expect(heard).toMatchObject({ method: "notifications/message" });
     expect(server.dropped).toEqual([]);
     expect(server.gets()).toBe(1);
+  });
+});
+
+/** A server whose GETs `onGet` answers (`n`: the how-manieth), recording each GET's session id. */
+async function startGetServer(onGet: (res: ServerResponse, n: number) => void) {
+  const getSessions: Array<string | undefined> = [];
+  const server = createServer(async (req, res) => {
+    const parts: Buffer[] = [];
+    for await (const part of req) parts.push(part as Buffer);
+    if (req.method === "GET") {
+      getSessions.push(req.headers["mcp-session-id"] as string | undefined);
+      return onGet(res, getSessions.length);
+    }
+    if (req.method !== "POST") return void res.writeHead(204).end();
+    const body = JSON.parse(Buffer.concat(parts).toString("utf8")) as unknown;
+    const messages = (Array.isArray(body) ? body : [body]) as Array<{ id?: number; method: string }>;
+    const result = { protocolVersion: "2025-03-26", capabilities: {}, serverInfo: { name: "s", version: "1" } };
+    const answers = messages.flatMap((m) => (m.id === undefined ? [] : [{ jsonrpc: "2.0", id: m.id, result }]));
+    if (answers.length === 0) return void res.writeHead(202).end();
+    res
+      .writeHead(200, { "content-type": "application/json", "mcp-session-id": "s-1" })
+      .end(JSON.stringify(Array.isArray(body) ? answers : answers[0]));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  cleanups.push(() => {
+    server.closeAllConnections();
+    return new Promise((resolve) => server.close(resolve));
+  });
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`, getSessions };
+}
+
+describe("what does not make a GET stream served, and what is logged", () => {
+  it("events that carry nothing (empty data) and an end: given up on after its retries, however short the retry asked", async () => {
+    const server = await startGetServer(
+      (res) => void res.writeHead(200, { "content-type": "text/event-stream" }).end("retry: 0\ndata:\n\n"),
+    );
+    const { transport } = await initialized(server.url);
+    await transport.send(INITIALIZED);
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    // The first and `serverStreamRetries` (2) more.
+    expect(server.getSessions).toHaveLength(3);
+  });
+
+  it("initialize and its notification in one batch: no GET without the session id; one with it once answered", async () => {
+    const server = await startGetServer(
+      (res) => void res.writeHead(200, { "content-type": "text/event-stream" }).write(": open\n\n"),
+    );
+    const transport = new StreamableHttpUpstreamTransport({
+      url: server.url,
+      maxMessageBytes: DEFAULT_LIMITS.maxMessageBytes,
+    });
+    const got = collect(transport);
+    await transport.start();
+    cleanups.push(() => transport.close());
+    await transport.send([INITIALIZE(1), INITIALIZED] as never);
+    await got.next((m) => Array.isArray(m), 5_000);
+    await waitFor(() => server.getSessions.length > 0, 5_000);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(server.getSessions).toEqual(["s-1"]);
+  });
+
+  it("a refusal after a failure is logged: another kind of trouble is news", async () => {
+    const server = await startGetServer((res, n) => {
+      if (n === 1) return void res.socket?.destroy();
+      res.writeHead(401).end();
+    });
+    const { logger, warnings } = recordingWarnings();
+    const { transport } = await initialized(server.url, { logger });
+    await transport.send(INITIALIZED);
+    await waitFor(() => server.getSessions.length >= 3, 10_000);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(warnings).toContain("GET stream failed");
+    expect(warnings.filter((w) => w === "GET stream refused")).toHaveLength(1);
   });
 });
