@@ -1067,12 +1067,17 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
       // reconnecting (a 5xx while the server restarts): one more failed try.
       if (typeof body === "number") return reconnectIfRefused && body !== 405;
       const openedAt = Date.now();
-      const before = this.serverStream.events;
+      const { events, lastEventId } = this.serverStream;
       try {
         // What the server sends of its own accord as an array (a batch of notifications) goes on whole.
         await this.readStream(body, new Set(), this.serverStream, this.abort.signal, "whole");
       } finally {
-        served = this.serverStream.events !== before || Date.now() - openedAt >= GET_STREAM_SERVED_MS;
+        // A message (with an event id or without), or a new event id (a server that primes each
+        // stream with one and closes it, to be polled), or a while open.
+        served =
+          this.serverStream.events !== events ||
+          this.serverStream.lastEventId !== lastEventId ||
+          Date.now() - openedAt >= GET_STREAM_SERVED_MS;
       }
       return true; // it was open and ended: reconnect, resuming after its own last event id
     };

@@ -229,6 +229,18 @@ describe("what does not make a GET stream served, and what is logged", () => {
     expect(server.getSessions).toHaveLength(3);
   });
 
+  it("a priming event with a new id each time, then an end (a server polled so): served, polled on, resumed from that id", async () => {
+    const lastIds: Array<string | undefined> = [];
+    const server = await startGetServer((res, n) => {
+      lastIds.push(res.req.headers["last-event-id"] as string | undefined);
+      res.writeHead(200, { "content-type": "text/event-stream" }).end(`id: p${n}\nretry: 300\ndata:\n\n`);
+    });
+    const { transport } = await initialized(server.url);
+    await transport.send(INITIALIZED);
+    await waitFor(() => server.getSessions.length >= 6, 10_000);
+    expect(lastIds.slice(0, 6)).toEqual([undefined, "p1", "p2", "p3", "p4", "p5"]);
+  });
+
   it("initialize and its notification in one batch: no GET without the session id; one with it once answered", async () => {
     const server = await startGetServer(
       (res) => void res.writeHead(200, { "content-type": "text/event-stream" }).write(": open\n\n"),
