@@ -190,6 +190,11 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
   private serverStreamHeard: Promise<ServerStreamAnswer> | undefined;
   /** Set once the server answered a GET with 405: it offers none, and none is asked for again. */
   private serverStreamNone = false;
+  /**
+   * Set when the host sent something other than `notifications/initialized` behind an
+   * `initialize` not yet answered (or both in one batch): the GET goes once that answer is read.
+   */
+  private serverStreamOnceInitialized = false;
   /** Set when one more GET is to be asked for as soon as the one being asked for ends unserved. */
   private serverStreamAskAgain = false;
   /** The GET's refusal or failure last logged (its kind and status or error), until a GET stream opens again. */
@@ -308,12 +313,11 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     let before = this.unacknowledged;
     const initializing = carries(message, "initialize");
     const notifying = carries(message, "notifications/initialized");
+    // A batch with initialize in it (2025-03-26 forbids it; a server may still answer) has no GET
+    // before the session id: with the notification in it, the GET goes once the answer is read.
     const early = notifying && !initializing ? this.serverStreamFirst(before) : undefined;
-    if (early === undefined && !initializing)
-      this.serverStreamWithoutInitialized(
-        before,
-        "host sent a message after initialize before any notifications/initialized",
-      );
+    if (early === undefined && !initializing) this.serverStreamWithoutInitialized(before);
+    if (initializing && notifying) this.serverStreamOnceInitialized = true;
     if (early !== undefined) before = early.waited;
     const go = (): Promise<void> => {
       // Closed while the notification waited for the GET stream: the session has ended, nothing is owed.
@@ -321,12 +325,6 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
       return this.post(message, body, bytes, ids, own, single, options);
     };
     const sent = before === undefined ? go() : before.then(go);
-    // A batch of initialize and the notification: the GET (which needs the session id) once it is answered.
-    if (initializing && notifying)
-      sent.then(
-        () => this.serverStreamWithoutInitialized(undefined, "host sent initialize and its notification in one batch"),
-        () => {},
-      );
     // A GET refused before the notification (or while it waited) is asked for once more after it.
     if (early !== undefined)
       void Promise.allSettled([sent, early.answered]).then(([, answer]) => {
@@ -337,8 +335,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     // at once, its `notifications/initialized` too) waits for that answer's headers, however long
     // (the request's own timeout ends it), or it would go without the id.
     if (ids.length > 0) {
-      if (this.sessionId === undefined && methodOf(message) === "initialize")
-        this.holdFollowers(before, sent, message, undefined);
+      if (this.sessionId === undefined && initializing) this.holdFollowers(before, sent, message, undefined);
       return sent;
     }
     // The waits for the acknowledgement start when the POST does.
@@ -910,7 +907,13 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     if (this.initializeIds.delete(id)) {
       const version = (message as { result?: { protocolVersion?: unknown } }).result?.protocolVersion;
       if (typeof version === "string") this.protocolVersion = version;
-      if (isObj(message) && isObj(message.result)) this.initializeAnswered = true;
+      if (isObj(message) && isObj(message.result)) {
+        this.initializeAnswered = true;
+        if (this.serverStreamOnceInitialized) {
+          this.serverStreamOnceInitialized = false;
+          if (!this.serverStreamAsked) this.serverStreamWithoutInitialized(undefined);
+        }
+      }
     }
     return true;
   }
@@ -971,10 +974,18 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
    * instead (after `prior`, which may hold the session id), without waiting for it — else what the
    * server sends outside a call (logs, list changes, its own requests) would have nowhere to go.
    */
-  private serverStreamWithoutInitialized(prior: Promise<void> | undefined, why: string): void {
-    if (this.serverStreamAsked || !this.initializeAnswered || this.options.openServerStream === false) return;
+  private serverStreamWithoutInitialized(prior: Promise<void> | undefined): void {
+    if (this.serverStreamAsked || this.options.openServerStream === false) return;
+    if (!this.initializeAnswered) {
+      // Sent behind an initialize not yet answered: the GET goes once that answer is read.
+      if (this.initializeIds.size > 0) this.serverStreamOnceInitialized = true;
+      return;
+    }
     this.serverStreamAsked = true;
-    this.logger.info(`${why}; the session's GET stream is opened now`);
+    this.logger.info(
+      "host sent a message after initialize before any notifications/initialized; " +
+        "the session's GET stream is opened now",
+    );
     // Refused (a server may want the notification first), it is asked again as a reconnection is
     // (`serverStreamRetries` times, then after a POST the server answers); the notification, if it
     // comes, waits for this GET's answer and asks once more after a refusal.

@@ -8,7 +8,7 @@
  *   reconnected for as long as the server goes on so, never given up on;
  * - `notifications/initialized` inside a batch waits for the GET as it does alone, so what the
  *   server sends the moment it hears it has a stream to go on; sent with `initialize` in one
- *   batch, the GET goes once the answer has brought the session id;
+ *   batch, nothing goes before the answer has brought the session id;
  * - events that carry nothing (empty data) do not make a stream served, and each new kind of
  *   trouble with the GET is logged.
  */
@@ -33,7 +33,7 @@ afterEach(async () => {
 const note = (data: string) => ({ jsonrpc: "2.0", method: "notifications/message", params: { level: "info", data } });
 
 /**
- * `get`: what a GET gets — 503 while `refusing`, else an event stream kept open (`open`), or one
+ * `get`: what a GET gets — 503 while `refusing` (as it arrives), else an event stream kept open (`open`), or one
  * event without an id, a `retry: 300` and the end (`poll`). GETs are answered `getDelayMs` late.
  * On hearing `notifications/initialized` (alone or in a batch) the server sends a note on its
  * GET stream, or records it as dropped.
@@ -49,8 +49,10 @@ async function startServer(get: "open" | "poll" = "open", getDelayMs = 0) {
     for await (const part of req) parts.push(part as Buffer);
     if (req.method === "GET") {
       gets++;
+      // Refused or not as it arrives: `serve()` in between does not change this GET's answer.
+      const refused = refusing;
       setTimeout(() => {
-        if (refusing) return void res.writeHead(503).end();
+        if (refused) return void res.writeHead(503).end();
         if (get === "poll") {
           polls++;
           return void res
@@ -189,9 +191,10 @@ describe("notifications/initialized in a batch", () => {
   });
 });
 
-/** A server whose GETs `onGet` answers (`n`: the how-manieth), recording each GET's session id. */
-async function startGetServer(onGet: (res: ServerResponse, n: number) => void) {
+/** A server whose GETs `onGet` answers (`n`: the how-manieth), recording each request's session id. */
+async function startGetServer(onGet: (res: ServerResponse, n: number) => void, bodyDelayMs = 0) {
   const getSessions: Array<string | undefined> = [];
+  const postSessions: Array<string | undefined> = [];
   const server = createServer(async (req, res) => {
     const parts: Buffer[] = [];
     for await (const part of req) parts.push(part as Buffer);
@@ -200,21 +203,22 @@ async function startGetServer(onGet: (res: ServerResponse, n: number) => void) {
       return onGet(res, getSessions.length);
     }
     if (req.method !== "POST") return void res.writeHead(204).end();
+    postSessions.push(req.headers["mcp-session-id"] as string | undefined);
     const body = JSON.parse(Buffer.concat(parts).toString("utf8")) as unknown;
     const messages = (Array.isArray(body) ? body : [body]) as Array<{ id?: number; method: string }>;
     const result = { protocolVersion: "2025-03-26", capabilities: {}, serverInfo: { name: "s", version: "1" } };
     const answers = messages.flatMap((m) => (m.id === undefined ? [] : [{ jsonrpc: "2.0", id: m.id, result }]));
     if (answers.length === 0) return void res.writeHead(202).end();
-    res
-      .writeHead(200, { "content-type": "application/json", "mcp-session-id": "s-1" })
-      .end(JSON.stringify(Array.isArray(body) ? answers : answers[0]));
+    // Its headers first, flushed; its body `bodyDelayMs` later.
+    res.writeHead(200, { "content-type": "application/json", "mcp-session-id": "s-1" }).flushHeaders();
+    setTimeout(() => res.end(JSON.stringify(Array.isArray(body) ? answers : answers[0])), bodyDelayMs);
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   cleanups.push(() => {
     server.closeAllConnections();
     return new Promise((resolve) => server.close(resolve));
   });
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`, getSessions };
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`, getSessions, postSessions };
 }
 
 describe("what does not make a GET stream served, and what is logged", () => {
@@ -241,9 +245,33 @@ describe("what does not make a GET stream served, and what is logged", () => {
     expect(lastIds.slice(0, 6)).toEqual([undefined, "p1", "p2", "p3", "p4", "p5"]);
   });
 
-  it("initialize and its notification in one batch: no GET without the session id; one with it once answered", async () => {
+  it("initialize and its notification in one batch (which 2025-03-26 forbids): no GET without the session id; what follows carries it and opens the GET", async () => {
     const server = await startGetServer(
       (res) => void res.writeHead(200, { "content-type": "text/event-stream" }).write(": open\n\n"),
+    );
+    const transport = new StreamableHttpUpstreamTransport({
+      url: server.url,
+      maxMessageBytes: DEFAULT_LIMITS.maxMessageBytes,
+    });
+    const got = collect(transport);
+    await transport.start();
+    cleanups.push(() => transport.close());
+    // The request right behind the batch, not waiting for its answer.
+    const batch = transport.send([INITIALIZE(1), INITIALIZED] as never);
+    const ping = transport.send({ jsonrpc: "2.0", id: 2, method: "ping" });
+    await Promise.all([batch, ping]);
+    await got.next((m) => Array.isArray(m), 5_000);
+    await got.response(2, 5_000);
+    expect(server.postSessions).toEqual([undefined, "s-1"]);
+    await waitFor(() => server.getSessions.length > 0, 5_000);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(server.getSessions).toEqual(["s-1"]);
+  });
+
+  it("initialize and its notification in one batch, answered slowly, and nothing after: the GET goes once the answer is read", async () => {
+    const server = await startGetServer(
+      (res) => void res.writeHead(200, { "content-type": "text/event-stream" }).write(": open\n\n"),
+      100,
     );
     const transport = new StreamableHttpUpstreamTransport({
       url: server.url,
@@ -255,7 +283,6 @@ describe("what does not make a GET stream served, and what is logged", () => {
     await transport.send([INITIALIZE(1), INITIALIZED] as never);
     await got.next((m) => Array.isArray(m), 5_000);
     await waitFor(() => server.getSessions.length > 0, 5_000);
-    await new Promise((resolve) => setTimeout(resolve, 300));
     expect(server.getSessions).toEqual(["s-1"]);
   });
 
