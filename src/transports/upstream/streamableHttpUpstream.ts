@@ -913,9 +913,17 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
           this.serverStreamOnceInitialized = false;
           if (!this.serverStreamAsked) this.serverStreamWithoutInitialized(undefined);
         }
-      }
+      } else this.initializeEnded();
     }
     return true;
+  }
+
+  /**
+   * An initialize ended without a result (an error, a failed POST, a cancel): what was sent behind
+   * it asked for the GET of a session that did not begin, not of the one a new initialize begins.
+   */
+  private initializeEnded(): void {
+    if (this.initializeIds.size === 0) this.serverStreamOnceInitialized = false;
   }
 
   private async failStatus(ids: RequestId[], response: ResponseLike, what: string, signal: AbortLike): Promise<void> {
@@ -945,7 +953,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
 
   /** Requests that will get no answer and are owed none (cancelled): nothing is kept for them. */
   private forget(ids: readonly RequestId[]): void {
-    for (const id of ids) this.initializeIds.delete(id);
+    for (const id of ids) if (this.initializeIds.delete(id)) this.initializeEnded();
   }
 
   private fail(ids: RequestId[], error: NormalizerError): void {
@@ -953,7 +961,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     this.logger.warn("upstream request failed", { error: error.message });
     this.onerror?.(error);
     for (const id of ids) {
-      this.initializeIds.delete(id);
+      if (this.initializeIds.delete(id)) this.initializeEnded();
       this.onmessage?.(
         errorResponse(id, JSONRPC.UPSTREAM_UNAVAILABLE, error.message, { code: error.code, ...error.details }),
         FAILED_REQUEST,

@@ -192,7 +192,12 @@ describe("notifications/initialized in a batch", () => {
 });
 
 /** A server whose GETs `onGet` answers (`n`: the how-manieth), recording each request's session id. */
-async function startGetServer(onGet: (res: ServerResponse, n: number) => void, bodyDelayMs = 0) {
+async function startGetServer(
+  onGet: (res: ServerResponse, n: number) => void,
+  bodyDelayMs = 0,
+  firstInitializeFails = false,
+) {
+  let initializes = 0;
   const getSessions: Array<string | undefined> = [];
   const postSessions: Array<string | undefined> = [];
   const server = createServer(async (req, res) => {
@@ -207,7 +212,12 @@ async function startGetServer(onGet: (res: ServerResponse, n: number) => void, b
     const body = JSON.parse(Buffer.concat(parts).toString("utf8")) as unknown;
     const messages = (Array.isArray(body) ? body : [body]) as Array<{ id?: number; method: string }>;
     const result = { protocolVersion: "2025-03-26", capabilities: {}, serverInfo: { name: "s", version: "1" } };
-    const answers = messages.flatMap((m) => (m.id === undefined ? [] : [{ jsonrpc: "2.0", id: m.id, result }]));
+    const answers = messages.flatMap((m): Array<Record<string, unknown>> => {
+      if (m.id === undefined) return [];
+      if (m.method === "initialize" && ++initializes === 1 && firstInitializeFails)
+        return [{ jsonrpc: "2.0", id: m.id, error: { code: -32603, message: "not now" } }];
+      return [{ jsonrpc: "2.0", id: m.id, result }];
+    });
     if (answers.length === 0) return void res.writeHead(202).end();
     // Its headers first, flushed; its body `bodyDelayMs` later.
     res.writeHead(200, { "content-type": "application/json", "mcp-session-id": "s-1" }).flushHeaders();
@@ -284,6 +294,31 @@ describe("what does not make a GET stream served, and what is logged", () => {
     await got.next((m) => Array.isArray(m), 5_000);
     await waitFor(() => server.getSessions.length > 0, 5_000);
     expect(server.getSessions).toEqual(["s-1"]);
+  });
+
+  it("a message behind an initialize that failed does not open the GET of the next one before its notification", async () => {
+    const server = await startGetServer(
+      (res) => void res.writeHead(200, { "content-type": "text/event-stream" }).write(": open\n\n"),
+      0,
+      true,
+    );
+    const transport = new StreamableHttpUpstreamTransport({
+      url: server.url,
+      maxMessageBytes: DEFAULT_LIMITS.maxMessageBytes,
+    });
+    const got = collect(transport);
+    await transport.start();
+    cleanups.push(() => transport.close());
+    void transport.send(INITIALIZE(1));
+    void transport.send({ jsonrpc: "2.0", id: 2, method: "ping" });
+    expect((await got.response(1, 5_000)).error).toMatchObject({ message: "not now" });
+    await got.response(2, 5_000);
+    await transport.send(INITIALIZE(3));
+    expect(await got.response(3, 5_000)).toHaveProperty("result");
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(server.getSessions).toEqual([]);
+    await transport.send(INITIALIZED);
+    await waitFor(() => server.getSessions.length === 1, 5_000);
   });
 
   it("a refusal after a failure is logged: another kind of trouble is news", async () => {
