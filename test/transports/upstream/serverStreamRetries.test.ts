@@ -103,7 +103,8 @@ function recordingWarnings(): { logger: Logger; warnings: string[] } {
   return { logger, warnings };
 }
 
-async function initialized(url: string, more: Partial<HttpUpstreamOptions> = {}) {
+/** A transport to `url`, started, with what it delivers collected; closed after the test. */
+async function started(url: string, more: Partial<HttpUpstreamOptions> = {}) {
   const transport = new StreamableHttpUpstreamTransport({
     url,
     maxMessageBytes: DEFAULT_LIMITS.maxMessageBytes,
@@ -112,6 +113,12 @@ async function initialized(url: string, more: Partial<HttpUpstreamOptions> = {})
   const got = collect(transport);
   await transport.start();
   cleanups.push(() => transport.close());
+  return { transport, got };
+}
+
+/** The same, its session begun: `initialize` answered. */
+async function initialized(url: string, more: Partial<HttpUpstreamOptions> = {}) {
+  const { transport, got } = await started(url, more);
   await transport.send(INITIALIZE(1));
   await got.response(1, 5_000);
   return { transport, got };
@@ -259,13 +266,7 @@ describe("what does not make a GET stream served, and what is logged", () => {
     const server = await startGetServer(
       (res) => void res.writeHead(200, { "content-type": "text/event-stream" }).write(": open\n\n"),
     );
-    const transport = new StreamableHttpUpstreamTransport({
-      url: server.url,
-      maxMessageBytes: DEFAULT_LIMITS.maxMessageBytes,
-    });
-    const got = collect(transport);
-    await transport.start();
-    cleanups.push(() => transport.close());
+    const { transport, got } = await started(server.url);
     // The request right behind the batch, not waiting for its answer.
     const batch = transport.send([INITIALIZE(1), INITIALIZED] as never);
     const ping = transport.send({ jsonrpc: "2.0", id: 2, method: "ping" });
@@ -283,13 +284,7 @@ describe("what does not make a GET stream served, and what is logged", () => {
       (res) => void res.writeHead(200, { "content-type": "text/event-stream" }).write(": open\n\n"),
       100,
     );
-    const transport = new StreamableHttpUpstreamTransport({
-      url: server.url,
-      maxMessageBytes: DEFAULT_LIMITS.maxMessageBytes,
-    });
-    const got = collect(transport);
-    await transport.start();
-    cleanups.push(() => transport.close());
+    const { transport, got } = await started(server.url);
     await transport.send([INITIALIZE(1), INITIALIZED] as never);
     await got.next((m) => Array.isArray(m), 5_000);
     await waitFor(() => server.getSessions.length > 0, 5_000);
@@ -302,13 +297,7 @@ describe("what does not make a GET stream served, and what is logged", () => {
       0,
       true,
     );
-    const transport = new StreamableHttpUpstreamTransport({
-      url: server.url,
-      maxMessageBytes: DEFAULT_LIMITS.maxMessageBytes,
-    });
-    const got = collect(transport);
-    await transport.start();
-    cleanups.push(() => transport.close());
+    const { transport, got } = await started(server.url);
     void transport.send(INITIALIZE(1));
     void transport.send({ jsonrpc: "2.0", id: 2, method: "ping" });
     expect((await got.response(1, 5_000)).error).toMatchObject({ message: "not now" });
