@@ -15,14 +15,14 @@ export function servePage(store: SpillStore | null, uri: string): PageAnswer {
   const read = store?.read(uri) ?? { ok: false as const, why: "unknown" as const };
   if (!read.ok) {
     const ttl = store === null ? "" : `${Math.round(store.budget.ttlMs / 1000)} s (limits.spillTtlMs)`;
+    // Whose pages they are: a session's, or (stateless requests) the client's.
+    const [here, only] =
+      store?.holder === "client" ? ["for this client", "by the client"] : ["in this session", "in the session"];
     const message =
       read.why === "expired"
         ? `${uri}: this page of a cut tool result has expired (pages are kept for ${ttl}); call the tool again`
-        : store?.holder === "client"
-          ? `${uri}: no such page for this client (pages of a cut tool result can be read only by the client that ` +
-            `received the result, until they expire${ttl === "" ? "" : ` after ${ttl}`})`
-          : `${uri}: no such page in this session (pages of a cut tool result can be read only in the session that ` +
-            `received the result, until they expire${ttl === "" ? "" : ` after ${ttl}`})`;
+        : `${uri}: no such page ${here} (pages of a cut tool result can be read only ${only} that received the ` +
+          `result, until they expire${ttl === "" ? "" : ` after ${ttl}`})`;
     return { error: { code: JSONRPC.RESOURCE_NOT_FOUND, message, data: { uri } } };
   }
   const contents: Record<string, unknown>[] = [{ uri, mimeType: "text/plain", text: read.text }];
