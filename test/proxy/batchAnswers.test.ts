@@ -322,12 +322,23 @@ describe("a batch's answers from a streamable HTTP server", () => {
     }
   });
 
-  it("a /mcp host's batch that uses one id twice is refused whole (400), nothing of it sent on", async () => {
+  /** A `/mcp` session through a proxy in front of the batch-answering server: `url`, its headers, the server. */
+  async function inSession(
+    test: (url: string, withSession: Record<string, string>, upstream: { posts: unknown[] }) => Promise<void>,
+  ): Promise<void> {
     const upstream = await batchAnsweringServer();
     const proxy = await serveConfig({ mcpServers: { http: { url: upstream.url } } });
     try {
       const url = `${proxy.url}/mcp/http`;
-      const withSession = await mcpSession(url);
+      await test(url, await mcpSession(url), upstream);
+    } finally {
+      await proxy.stop();
+      await upstream.close();
+    }
+  }
+
+  it("a /mcp host's batch that uses one id twice is refused whole (400), nothing of it sent on", async () => {
+    await inSession(async (url, withSession, upstream) => {
       const twice = { jsonrpc: "2.0", id: 10, method: "echo", params: { n: 10 } };
       const answered = await fetch(url, { method: "POST", headers: withSession, body: JSON.stringify([twice, twice]) });
       expect(answered.status).toBe(400);
@@ -340,18 +351,11 @@ describe("a batch's answers from a streamable HTTP server", () => {
       });
       expect(JSON.parse(await next.text())).toMatchObject({ id: 11, result: { params: { n: 10 } } });
       expect(upstream.posts.filter((post) => JSON.stringify(post).includes('"id":10'))).toEqual([]);
-    } finally {
-      await proxy.stop();
-      await upstream.close();
-    }
+    });
   });
 
   it("a /mcp host's batch with two ids past 2^53 that read as one number is refused naming both as written", async () => {
-    const upstream = await batchAnsweringServer();
-    const proxy = await serveConfig({ mcpServers: { http: { url: upstream.url } } });
-    try {
-      const url = `${proxy.url}/mcp/http`;
-      const withSession = await mcpSession(url);
+    await inSession(async (url, withSession, upstream) => {
       // Two ids an int64 host may send: JSON.parse reads both as 9007199254740992.
       const body =
         '[{"jsonrpc":"2.0","id":9007199254740993,"method":"echo"},' +
@@ -362,10 +366,7 @@ describe("a batch's answers from a streamable HTTP server", () => {
         "ids 9007199254740993 and 9007199254740992 of one batch read as one number",
       );
       expect(upstream.posts.filter((post) => JSON.stringify(post).includes("9007199254740992"))).toEqual([]);
-    } finally {
-      await proxy.stop();
-      await upstream.close();
-    }
+    });
   });
 
   it("refused so, a batch with no session yet (stateless, or a first POST) opens none: it holds no slot", async () => {
