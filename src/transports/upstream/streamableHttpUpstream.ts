@@ -12,11 +12,8 @@
  *   The host's `mcp-*` headers (`ProxySendOptions.forwardHeaders`) go out verbatim, so a
  *   version the SDK has never heard of (the stateless `2026-07-28`: no initialize, no session)
  *   passes through: nothing here insists on initialize.
- * - The optional GET stream for server-initiated messages is opened just before
- *   `notifications/initialized` goes (405 = the server offers none), and the notification waits
- *   for its headers (up to `serverStreamWaitMs`): a server that asks its client for something the
- *   moment it hears it (roots) sends that on the GET stream, and a server with none open drops it.
- *   A host that never sends the notification has it opened with its first message after `initialize`.
+ * - The optional GET stream for server-initiated messages is the `ServerStream`'s: opened just
+ *   before `notifications/initialized` goes, which waits for its answer, and kept open.
  * - Event ids belong to the stream that carried them. The GET stream reconnects with its own
  *   last id; a POST's stream that ends before its answers is resumed (a GET carrying that
  *   stream's last id) when it had ids. A GET never carries another stream's id: the server
@@ -69,6 +66,13 @@ import {
 import { sameOriginRedirects } from "./sameOriginRedirects.js";
 import { newStreamCursor, waitToReconnect, type StreamCursor } from "./streamCursor.js";
 import {
+  DEFAULT_SERVER_STREAM_RETRIES,
+  DEFAULT_SERVER_STREAM_RETRY_MS,
+  ServerStream,
+  type StreamAnswer,
+} from "./serverStream.js";
+import { settledWithin } from "./settledWithin.js";
+import {
   cancelledRequestOf,
   errorResponse,
   FAILED_REQUEST,
@@ -82,23 +86,7 @@ import {
 
 /** Default time `start()` waits for the reachability probe, and `close()` for the DELETE (ms). */
 export const DEFAULT_HTTP_CONNECT_TIMEOUT_MS = 10_000;
-/** Default reconnection attempts of the GET stream after it drops (`serverStreamRetries`). */
-export const DEFAULT_SERVER_STREAM_RETRIES = 2;
-/**
- * How long after giving up on the GET stream a POST the server answers brings another try: the
- * server is reachable again, but a GET it keeps refusing must not double every POST.
- */
-const GET_STREAM_RETRY_AFTER_POST_MS = 30_000;
-/**
- * A GET stream open this long (or that carried an event) served: its end starts a new run of
- * reconnection tries. One a server accepts and ends at once, empty, is a failed try, so such a
- * server is not asked again and again without end.
- */
-const GET_STREAM_SERVED_MS = 1000;
-/** Shortest wait before reconnecting the GET stream, whatever the server's `retry:` says. */
-const MIN_RECONNECT_MS = 250;
-/** Default wait before reconnecting the GET stream when the server sent no `retry:` (ms). */
-export const DEFAULT_SERVER_STREAM_RETRY_MS = 1000;
+export { DEFAULT_SERVER_STREAM_RETRIES, DEFAULT_SERVER_STREAM_RETRY_MS } from "./serverStream.js";
 
 export type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>;
 
@@ -178,34 +166,10 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
   private session: string | undefined;
   private started = false;
   private closed = false;
-  private serverStreamOpen = false;
-  /** Set once the server answered `initialize` with a result: the session has begun. */
-  private initializeAnswered = false;
-  /**
-   * Set once the GET stream was first asked for: by `notifications/initialized`, or by the first
-   * message after `initialize` from a host that never sends that notification.
-   */
-  private serverStreamAsked = false;
-  /** The server's answer to the GET stream last asked for (while `serverStreamOpen`). */
-  private serverStreamHeard: Promise<ServerStreamAnswer> | undefined;
-  /** Set once the server answered a GET with 405: it offers none, and none is asked for again. */
-  private serverStreamNone = false;
-  /**
-   * Set when the host sent something other than `notifications/initialized` behind an
-   * `initialize` not yet answered (or both in one batch): the GET goes once that answer is read.
-   */
-  private serverStreamOnceInitialized = false;
-  /** Set when one more GET is to be asked for as soon as the one being asked for ends unserved. */
-  private serverStreamAskAgain = false;
-  /** The GET's refusal or failure last logged (its kind and status or error), until a GET stream opens again. */
-  private serverStreamTroubleLogged: string | undefined;
+  /** The session's GET stream, for what the server sends outside a call. */
+  private readonly serverStream: ServerStream;
   /** Set once a GET of this session was answered with an event stream: the server has GET streams. */
   private streamServed = false;
-  /** The GET stream's own place: a POST's stream has its own cursor. */
-  private readonly serverStream: StreamCursor = newStreamCursor(DEFAULT_SERVER_STREAM_RETRY_MS);
-  /** When reconnecting the GET stream last failed `serverStreamRetries` times in a row (tried again after a POST). */
-  private serverStreamGaveUp: number | undefined;
-  private retryTimer: NodeJS.Timeout | undefined;
   private lastError: string | undefined;
   /**
    * Set while a POST that expects no answer (a notification, or a response to the upstream's
@@ -241,6 +205,23 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     this.logger = (options.logger ?? silentLogger).child({ upstream: this.where });
     this.maxMessageBytes = options.maxMessageBytes;
     this.baseHeaders = headerRecord(options.headers);
+    this.serverStream = new ServerStream(
+      {
+        logger: this.logger,
+        closed: () => this.closed,
+        get: (lastEventId) => this.getStream(lastEventId, this.abort.signal, "the GET stream"),
+        // What the server sends of its own accord as an array (a batch of notifications) goes on whole.
+        read: (body, cursor) => this.readStream(body, new Set(), cursor, this.abort.signal, "whole"),
+        initializing: () => this.initializeIds.size > 0,
+        track: (work) => this.keep(work),
+        sentSecrets: this.sentSecrets,
+      },
+      {
+        enabled: options.openServerStream !== false,
+        retries: options.serverStreamRetries ?? DEFAULT_SERVER_STREAM_RETRIES,
+        waitMs: options.serverStreamWaitMs,
+      },
+    );
   }
 
   get sessionId(): string | undefined {
@@ -288,7 +269,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
    * Messages reach the upstream in the order the host sent them across a notification: one that
    * expects no answer is acknowledged (202) before anything sent after it goes out, as the SDK's
    * own client does. The upstream sees `notifications/initialized` before the session's first
-   * request (and after the session's GET stream is open: `serverStreamFirst`), and that request
+   * request (and after the session's GET stream is open: `ServerStream`), and that request
    * goes on the warm connection the notification just freed instead of
    * a new one (which, under a burst of sessions, waits in the upstream's accept queue). Requests
    * never wait for each other. A notification not acknowledged within `ackTimeoutMs` holds what
@@ -312,12 +293,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     if (single !== undefined) this.cancellable.set(single, own);
     let before = this.unacknowledged;
     const initializing = carries(message, "initialize");
-    const notifying = carries(message, "notifications/initialized");
-    // A batch with initialize in it (2025-03-26 forbids it; a server may still answer) has no GET
-    // before the session id: with the notification in it, the GET goes once the answer is read.
-    const early = notifying && !initializing ? this.serverStreamFirst(before) : undefined;
-    if (early === undefined && !initializing) this.serverStreamWithoutInitialized(before);
-    if (initializing && notifying) this.serverStreamOnceInitialized = true;
+    const early = this.serverStream.sending(initializing, carries(message, "notifications/initialized"), before);
     if (early !== undefined) before = early.waited;
     const go = (): Promise<void> => {
       // Closed while the notification waited for the GET stream: the session has ended, nothing is owed.
@@ -325,11 +301,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
       return this.post(message, body, bytes, ids, own, single, options);
     };
     const sent = before === undefined ? go() : before.then(go);
-    // A GET refused before the notification (or while it waited) is asked for once more after it.
-    if (early !== undefined)
-      void Promise.allSettled([sent, early.answered]).then(([, answer]) => {
-        if (answer.status === "fulfilled" && answer.value === "refused") this.askServerStreamAgain();
-      });
+    if (early !== undefined) this.serverStream.askAgainIfRefused(sent, early.answered);
     this.abortCancelled(message, own);
     // The session's id comes with the answer to `initialize`: what the host sent after it (piped
     // at once, its `notifications/initialized` too) waits for that answer's headers, however long
@@ -366,34 +338,12 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
    * comes first. The POST itself goes on: a late acknowledgement still delivers the message.
    */
   private acknowledgedWithin(sent: Promise<void>, message: JSONRPCMessage, limit: number | undefined): Promise<void> {
-    return this.settledWithin(sent, limit, () =>
+    return settledWithin(sent, limit, () => {
+      if (this.closed) return;
       this.logger.warn("upstream has not acknowledged a message; what the host sent after it goes on", {
         message: methodOf(message) ?? "response",
         waitedMs: limit,
         limit: "limits.upstreamAckTimeoutMs",
-      }),
-    );
-  }
-
-  /**
-   * Settles when `awaited` does (fulfilled or not), or after `limit` ms when there is a limit,
-   * saying so with `late` unless the transport has closed meanwhile.
-   */
-  private settledWithin(awaited: Promise<unknown>, limit: number | undefined, late: () => void): Promise<void> {
-    const settled = awaited.then(
-      () => {},
-      () => {},
-    );
-    if (limit === undefined) return settled;
-    return new Promise<void>((resolve) => {
-      const timer = setTimeout(() => {
-        if (!this.closed) late();
-        resolve();
-      }, limit);
-      timer.unref();
-      void settled.then(() => {
-        clearTimeout(timer);
-        resolve();
       });
     });
   }
@@ -518,9 +468,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     }
     this.rememberSession(response);
     if (!response.ok) return this.failStatus(ids, response, `POST ${what}`, signal);
-    // The server answers again: a GET stream given up on is worth another try (now and then).
-    if (this.serverStreamGaveUp !== undefined && Date.now() - this.serverStreamGaveUp >= GET_STREAM_RETRY_AFTER_POST_MS)
-      void this.openServerStream(this.options.serverStreamRetries ?? DEFAULT_SERVER_STREAM_RETRIES);
+    this.serverStream.serverAnswered();
     if (response.status === 202 || ids.length === 0) {
       await response.body?.cancel().catch(() => {});
       // The spec answers 202 only to notifications and responses: a request's answer may never come.
@@ -581,7 +529,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    clearTimeout(this.retryTimer);
+    this.serverStream.close();
     this.abort.abort();
     for (const own of this.inFlight) own.abort();
     this.inFlight.clear();
@@ -673,10 +621,15 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
             { url: this.where },
           ),
         );
-      })
-      .finally(() => this.reading.delete(done));
-    this.reading.add(done);
+      });
+    this.keep(done);
     return done;
+  }
+
+  /** Keeps `work` among what `close()` waits for, until it settles. */
+  private keep(work: Promise<void>): void {
+    const kept = work.finally(() => this.reading.delete(kept));
+    this.reading.add(kept);
   }
 
   private async readJson(
@@ -738,7 +691,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
         });
       if (!(await waitToReconnect(cursor.retryMs, signal))) return;
       const before = cursor.lastEventId;
-      let resumed: BodyStreamLike | number;
+      let resumed: StreamAnswer;
       try {
         resumed = await this.getStream(cursor.lastEventId, signal, "a stream's resumption");
       } catch (error) {
@@ -746,8 +699,12 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
         idle++;
         continue;
       }
-      if (typeof resumed === "number") return;
-      dropped = await this.readToEnd(resumed, pending, cursor, signal, arrays);
+      if (resumed.body === undefined) {
+        if (!this.closed)
+          this.logger.warn("stream not resumed", { status: resumed.status, contentType: resumed.contentType });
+        return;
+      }
+      dropped = await this.readToEnd(resumed.body, pending, cursor, signal, arrays);
       idle = cursor.lastEventId === before ? idle + 1 : 0;
     }
     if (dropped !== undefined && pending.size > 0) throw dropped;
@@ -770,7 +727,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
   }
 
   /**
-   * A GET for an SSE stream (resuming the stream `lastEventId` came from, when given); the status
+   * A GET for an SSE stream (resuming the stream `lastEventId` came from, when given); no body
    * when the server has none to give (405, an error status, not an event stream). A 404 once a
    * GET of the session was served means the session is gone: the connection is ended too.
    */
@@ -778,7 +735,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     lastEventId: string | undefined,
     signal: AbortLike,
     what: "the GET stream" | "a stream's resumption",
-  ): Promise<BodyStreamLike | number> {
+  ): Promise<StreamAnswer> {
     const headers = this.headers("text/event-stream", undefined, false);
     if (lastEventId !== undefined) headers["last-event-id"] = lastEventId;
     const response = await this.fetch(this.url, { method: "GET", headers, signal });
@@ -795,17 +752,11 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
         this.lastError = `upstream ${this.where} answered ${what} with HTTP 404; the upstream ended its session`;
         this.logger.warn("upstream ended its session", { status: 404 });
         void this.close();
-        return response.status;
       }
-      if (what !== "the GET stream")
-        this.logger.warn("stream not resumed", { status: response.status, contentType: type });
-      else if (response.status !== 405)
-        this.serverStreamTrouble("GET stream refused", { status: response.status, contentType: type });
-      return response.status;
+      return { status: response.status, contentType: type, body: undefined };
     }
     this.streamServed = true;
-    if (what === "the GET stream") this.serverStreamTroubleLogged = undefined;
-    return response.body;
+    return { status: response.status, contentType: type, body: response.body };
   }
 
   private readStream(
@@ -907,23 +858,10 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     if (this.initializeIds.delete(id)) {
       const version = (message as { result?: { protocolVersion?: unknown } }).result?.protocolVersion;
       if (typeof version === "string") this.protocolVersion = version;
-      if (isObj(message) && isObj(message.result)) {
-        this.initializeAnswered = true;
-        if (this.serverStreamOnceInitialized) {
-          this.serverStreamOnceInitialized = false;
-          if (!this.serverStreamAsked) this.serverStreamWithoutInitialized(undefined);
-        }
-      } else this.initializeEnded();
+      if (isObj(message) && isObj(message.result)) this.serverStream.initialized();
+      else this.serverStream.initializeEnded();
     }
     return true;
-  }
-
-  /**
-   * An initialize ended without a result (an error, a failed POST, a cancel): what was sent behind
-   * it asked for the GET of a session that did not begin, not of the one a new initialize begins.
-   */
-  private initializeEnded(): void {
-    if (this.initializeIds.size === 0) this.serverStreamOnceInitialized = false;
   }
 
   private async failStatus(ids: RequestId[], response: ResponseLike, what: string, signal: AbortLike): Promise<void> {
@@ -953,7 +891,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
 
   /** Requests that will get no answer and are owed none (cancelled): nothing is kept for them. */
   private forget(ids: readonly RequestId[]): void {
-    for (const id of ids) if (this.initializeIds.delete(id)) this.initializeEnded();
+    for (const id of ids) if (this.initializeIds.delete(id)) this.serverStream.initializeEnded();
   }
 
   private fail(ids: RequestId[], error: NormalizerError): void {
@@ -961,7 +899,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     this.logger.warn("upstream request failed", { error: error.message });
     this.onerror?.(error);
     for (const id of ids) {
-      if (this.initializeIds.delete(id)) this.initializeEnded();
+      if (this.initializeIds.delete(id)) this.serverStream.initializeEnded();
       this.onmessage?.(
         errorResponse(id, JSONRPC.UPSTREAM_UNAVAILABLE, error.message, { code: error.code, ...error.details }),
         FAILED_REQUEST,
@@ -975,182 +913,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     this.inFlight.delete(own);
     return SENT;
   }
-
-  /**
-   * A host that never sends `notifications/initialized` (some clients do not, and servers serve
-   * them): its first message after the server's answer to `initialize` asks for the GET stream
-   * instead (after `prior`, which may hold the session id), without waiting for it — else what the
-   * server sends outside a call (logs, list changes, its own requests) would have nowhere to go.
-   */
-  private serverStreamWithoutInitialized(prior: Promise<void> | undefined): void {
-    if (this.serverStreamAsked || this.options.openServerStream === false) return;
-    if (!this.initializeAnswered) {
-      // Sent behind an initialize not yet answered: the GET goes once that answer is read.
-      if (this.initializeIds.size > 0) this.serverStreamOnceInitialized = true;
-      return;
-    }
-    this.serverStreamAsked = true;
-    this.logger.info(
-      "host sent a message after initialize before any notifications/initialized; " +
-        "the session's GET stream is opened now",
-    );
-    // Refused (a server may want the notification first), it is asked again as a reconnection is
-    // (`serverStreamRetries` times, then after a POST the server answers); the notification, if it
-    // comes, waits for this GET's answer and asks once more after a refusal.
-    void (prior ?? SENT).then(() => this.openServerStream(0, true));
-  }
-
-  /**
-   * Why the GET stream is not open, logged when it changes (another status, another error) or a
-   * stream opened since: a server that refuses every GET is asked again after POSTs for the whole
-   * session, and the same refusal again is no news.
-   */
-  private serverStreamTrouble(message: string, fields: Record<string, unknown>): void {
-    const trouble = `${message} ${JSON.stringify(fields)}`;
-    if (this.serverStreamTroubleLogged === trouble) return;
-    this.serverStreamTroubleLogged = trouble;
-    this.logger.warn(message, fields);
-  }
-
-  /** One more GET: as soon as the one being asked for ends (refused), or now if none is. */
-  private askServerStreamAgain(): void {
-    if (this.serverStreamOpen) this.serverStreamAskAgain = true;
-    else void this.openServerStream(0);
-  }
-
-  /**
-   * What `notifications/initialized` waits for (`waited`): `prior`, then the GET stream it opens
-   * first — the server's answer to it (`answered`), or `serverStreamWaitMs` without one (logged;
-   * 0: no wait) — so what the server sends the session the moment it hears the notification has
-   * a stream to go on.
-   */
-  private serverStreamFirst(prior: Promise<void> | undefined): {
-    waited: Promise<void> | undefined;
-    answered: Promise<ServerStreamAnswer>;
-  } {
-    if (this.options.openServerStream === false) return { waited: prior, answered: Promise.resolve("none") };
-    this.serverStreamAsked = true;
-    // The GET carries the session id, which the answer to `initialize` (what `prior` waits for) brings.
-    const answered = prior === undefined ? this.openServerStream(0) : prior.then(() => this.openServerStream(0));
-    const limit = this.options.serverStreamWaitMs;
-    if (limit === 0) return { waited: prior, answered };
-    const wait = (): Promise<void> =>
-      this.settledWithin(answered, limit, () =>
-        this.logger.warn("upstream has not answered the GET stream; notifications/initialized goes on", {
-          waitedMs: limit,
-          limit: "limits.upstreamStreamWaitMs",
-        }),
-      );
-    return { waited: prior === undefined ? wait() : prior.then(wait), answered };
-  }
-
-  /**
-   * The GET stream for server-initiated requests and notifications (optional in the spec);
-   * settles with the server's answer to the GET (to the one already asked for, while it is), at once
-   * (`none`) if none is opened.
-   *
-   * `attempt`: reconnections in a row that have not served (opened, and carried an event or stayed
-   * open `GET_STREAM_SERVED_MS`). A stream that served and then ended or dropped is reconnected
-   * (resuming after its own last event id) however often that happens, as EventSource does; only
-   * `serverStreamRetries` tries in a row that do not serve give up — logged, and tried again after
-   * a POST the server answers, so messages sent outside a call are not lost for the rest of the
-   * session. A first GET refused (`attempt` 0, unless `reconnectIfRefused`) is not reconnected:
-   * `notifications/initialized` asks once more, then a POST the server answers. A 405 is final.
-   * One chain: a reconnection waiting for its delay gives way to a GET asked for meanwhile.
-   */
-  private openServerStream(attempt: number, reconnectIfRefused = attempt > 0): Promise<ServerStreamAnswer> {
-    if (this.closed || this.serverStreamNone || this.options.openServerStream === false) return Promise.resolve("none");
-    // Already asked for: the answer to that GET.
-    if (this.serverStreamOpen) return this.serverStreamHeard ?? Promise.resolve("none");
-    clearTimeout(this.retryTimer);
-    this.retryTimer = undefined;
-    this.serverStreamOpen = true;
-    const retrying = this.serverStreamGaveUp !== undefined;
-    this.serverStreamGaveUp = undefined;
-    let answered: (answer: ServerStreamAnswer) => void = () => {};
-    const heard = new Promise<ServerStreamAnswer>((resolve) => (answered = resolve));
-    this.serverStreamHeard = heard;
-    // It served: it carried an event, or stayed open a while (a quiet stream cut by a load balancer).
-    let served = false;
-    const run = async (): Promise<boolean> => {
-      let body: BodyStreamLike | number;
-      try {
-        body = await this.getStream(this.serverStream.lastEventId, this.abort.signal, "the GET stream");
-      } catch (error) {
-        answered("failed");
-        throw error;
-      }
-      if (body === 405) this.serverStreamNone = true;
-      answered(body === 405 ? "none" : typeof body === "number" ? "refused" : "open");
-      // Refused at first: asked once more after notifications/initialized. Refused when
-      // reconnecting (a 5xx while the server restarts): one more failed try.
-      if (typeof body === "number") return reconnectIfRefused && body !== 405;
-      const openedAt = Date.now();
-      const { events, lastEventId } = this.serverStream;
-      try {
-        // What the server sends of its own accord as an array (a batch of notifications) goes on whole.
-        await this.readStream(body, new Set(), this.serverStream, this.abort.signal, "whole");
-      } finally {
-        // A message (with an event id or without), or a new event id (a server that primes each
-        // stream with one and closes it, to be polled), or a while open.
-        served =
-          this.serverStream.events !== events ||
-          this.serverStream.lastEventId !== lastEventId ||
-          Date.now() - openedAt >= GET_STREAM_SERVED_MS;
-      }
-      return true; // it was open and ended: reconnect, resuming after its own last event id
-    };
-    const done = run()
-      .catch((error: unknown) => {
-        if (!this.closed)
-          this.serverStreamTrouble("GET stream failed", { error: networkErrorText(error, this.sentSecrets()) });
-        return true;
-      })
-      .then((reconnect) => {
-        this.serverStreamOpen = false;
-        if (this.closed) return;
-        const askAgain = this.serverStreamAskAgain && !served;
-        this.serverStreamAskAgain = false;
-        if (askAgain) {
-          void this.openServerStream(0);
-          return;
-        }
-        if (!reconnect) {
-          // A first GET refused: tried again after a POST the server answers (a 405: never).
-          if (!this.serverStreamNone) this.serverStreamGaveUp = Date.now();
-          return;
-        }
-        const failedTries = served ? 0 : attempt;
-        const retries = this.options.serverStreamRetries ?? DEFAULT_SERVER_STREAM_RETRIES;
-        if (failedTries >= retries) {
-          this.serverStreamGaveUp = Date.now();
-          // Once per loss: a try after a POST that fails again is no news.
-          if (!retrying)
-            this.logger.warn(
-              "GET stream not reopened; what the server sends outside a call is lost until it is " +
-                "(tried again after a POST the server answers)",
-              { tries: failedTries + 1 },
-            );
-          return;
-        }
-        this.retryTimer = setTimeout(
-          () => void this.openServerStream(failedTries + 1),
-          Math.max(this.serverStream.retryMs, MIN_RECONNECT_MS),
-        );
-        this.retryTimer.unref();
-      })
-      .finally(() => this.reading.delete(done));
-    this.reading.add(done);
-    return heard;
-  }
 }
-
-/**
- * The server's answer to the GET stream: `open`; `none` (405: it offers none, or none was asked
- * for); `refused` (an error status, or not an event stream: asked for once more after
- * `notifications/initialized`); `failed` (no answer: the stream's own reconnection asks again).
- */
-type ServerStreamAnswer = "open" | "none" | "refused" | "failed";
 
 /** Whether `message` is, or (a batch) holds, a message of `method`. */
 function carries(message: unknown, method: string): boolean {
