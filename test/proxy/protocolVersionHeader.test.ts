@@ -53,7 +53,8 @@ describe("the MCP-Protocol-Version header", () => {
     const bad = { ...inSession, "mcp-protocol-version": version };
     const post = await ping(bad, 2);
     expect(post.status).toBe(400);
-    expect(await post.json()).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32000, message: why } });
+    // Under the request's own id: a client matching answers by id finds it.
+    expect(await post.json()).toMatchObject({ jsonrpc: "2.0", id: 2, error: { code: -32000, message: why } });
     const get = await fetch(url, { headers: { ...bad, accept: "text/event-stream" } });
     expect(get.status).toBe(400);
     expect(((await get.json()) as { error: { message: string } }).error.message).toMatch(why);

@@ -75,6 +75,37 @@ describe("an upstream that cannot start", () => {
     expect(reason).toMatch(/^Could not connect server "slow"/);
   });
 
+  it("/mcp: the initialize gets 502 and the error under its own id", async () => {
+    const post = await fetch(`${serve.url}/mcp/refused`, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: initialize,
+    });
+    expect(post.status).toBe(502);
+    expect(await post.json()).toEqual({
+      jsonrpc: "2.0",
+      id: 1,
+      error: { code: -32001, message: expect.stringMatching(/^Could not connect server "refused": /) },
+    });
+  });
+
+  it("/mcp: a batch gets one error per request, each under its id as written (past 2^53 too)", async () => {
+    const body =
+      `[{"jsonrpc":"2.0","id":9007199254740993,"method":"initialize","params":${JSON.stringify(INIT)}},` +
+      `{"jsonrpc":"2.0","method":"notifications/initialized"},{"jsonrpc":"2.0","id":"b","method":"ping"}]`;
+    const post = await fetch(`${serve.url}/mcp/refused`, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body,
+    });
+    expect(post.status).toBe(502);
+    const text = await post.text();
+    expect(text).toMatch(/^\[\{"jsonrpc":"2\.0","id":9007199254740993,"error":\{"code":-32001,/);
+    const answers = JSON.parse(text) as Array<{ id: unknown; error: { message: string } }>;
+    expect(answers.map((a) => a.id)).toEqual([2 ** 53, "b"]);
+    for (const answer of answers) expect(answer.error.message).toMatch(/^Could not connect server "refused": /);
+  });
+
   it("SSE: initialize posted while it starts gets the error on the stream", async () => {
     const controller = new AbortController();
     const stream = await fetch(`${serve.url}/sse/slow`, { signal: controller.signal });

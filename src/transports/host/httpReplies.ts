@@ -1,11 +1,14 @@
 /**
  * Answers that host-side HTTP endpoints give without a session: JSON-RPC error bodies
  * (`id: null`, as the SDK's transports and the MCP spec's examples do when no request id could
- * be read), with the HTTP status that says what is at fault.
+ * be read; under the requests' own ids once a body was read), with the HTTP status that says
+ * what is at fault.
  */
 import { JSONRPC } from "../../errors/jsonRpcCodes.js";
 import { STATUS_CODES, type ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
+import { idTextOf } from "../idAsWritten.js";
+import { requestIdOf, type RequestId } from "../jsonrpc.js";
 import { writeWire, type WireJson } from "../wireJson.js";
 import { discardThenCut } from "./discard.js";
 
@@ -25,6 +28,31 @@ export function replyJsonRpcError(
   const body = JSON.stringify({ jsonrpc: "2.0", id: null, error: { code, message } });
   res.writeHead(status, { ...headers, "content-type": "application/json", "content-length": Buffer.byteLength(body) });
   res.end(body);
+}
+
+/**
+ * The error for every request of a body that was read (one error for a single request, an array
+ * of one per request for a batch, each under its request's id as written): a client that matches
+ * answers by id finds its own. A body of notifications only gets the error under `id: null`.
+ */
+export function replyJsonRpcErrorTo(
+  res: ServerResponse,
+  body: { readonly messages: readonly unknown[]; readonly batch: boolean },
+  status: number,
+  code: number,
+  message: string,
+  headers: HeaderMap = {},
+): void {
+  const ids = body.messages.filter((m) => requestIdOf(m) !== undefined) as Array<{ id: RequestId }>;
+  if (ids.length === 0 || res.headersSent) {
+    replyJsonRpcError(res, status, code, message, headers);
+    return;
+  }
+  const error = JSON.stringify({ code, message });
+  const answers = ids.map((m) => `{"jsonrpc":"2.0","id":${idTextOf(m)},"error":${error}}`);
+  const text = body.batch ? `[${answers.join(",")}]` : answers[0]!;
+  res.writeHead(status, { ...headers, "content-type": "application/json", "content-length": Buffer.byteLength(text) });
+  res.end(text);
 }
 
 export function replyJson(res: ServerResponse, status: number, value: unknown, headers: HeaderMap = {}): void {
@@ -68,8 +96,13 @@ export function headerValue(value: string | string[] | undefined): string | unde
 }
 
 /** 503 when every `limits.maxSessions` slot is taken; the host may retry. */
-export function replySessionLimit(res: ServerResponse, maxSessions: number): void {
-  replyJsonRpcError(res, 503, JSONRPC.SERVER_ERROR, sessionLimitMessage(maxSessions), { "retry-after": "1" });
+/** 503 at `limits.maxSessions`, under the ids of the requests of `body` when it was read. */
+export function replySessionLimit(
+  res: ServerResponse,
+  maxSessions: number,
+  body: { readonly messages: readonly unknown[]; readonly batch: boolean } = { messages: [], batch: false },
+): void {
+  replyJsonRpcErrorTo(res, body, 503, JSONRPC.SERVER_ERROR, sessionLimitMessage(maxSessions), { "retry-after": "1" });
 }
 
 export function sessionLimitMessage(maxSessions: number): string {

@@ -20,7 +20,7 @@ import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { JSONRPC } from "../../errors/jsonRpcCodes.js";
 import type { HostEndpointContext, HostSessionInfo } from "./hostSession.js";
-import { headerValue, replyJsonRpcError, replySessionLimit } from "./httpReplies.js";
+import { headerValue, replyJsonRpcError, replyJsonRpcErrorTo, replySessionLimit } from "./httpReplies.js";
 import { refuse } from "./refuse.js";
 import { unsupportedProtocolVersion } from "./protocolVersionHeader.js";
 import { idKey, methodOf, type RequestId, requestIdOf } from "../jsonrpc.js";
@@ -128,7 +128,7 @@ export class StreamableHttpEndpoint {
       ? undefined
       : unsupportedProtocolVersion(version);
     if (unsupported !== undefined) {
-      replyJsonRpcError(res, 400, JSONRPC.SERVER_ERROR, `${unsupported}; nothing of it was sent`);
+      replyJsonRpcErrorTo(res, body, 400, JSONRPC.SERVER_ERROR, `${unsupported}; nothing of it was sent`);
       return;
     }
     const headers = forwardableMcpHeaders(req.headers) ?? {};
@@ -136,7 +136,7 @@ export class StreamableHttpEndpoint {
     if (sessionId !== undefined && session === undefined) return this.notFound(req, res, sessionId);
     if (session === undefined) {
       const initialize = body.messages.some((m) => methodOf(m) === "initialize" && requestIdOf(m) !== undefined);
-      session = await this.open(res, !initialize, headers, clientAddress(req), this.ctx.ownerOf?.(req));
+      session = await this.open(res, body, !initialize, headers, clientAddress(req), this.ctx.ownerOf?.(req));
       if (session === undefined) return;
     }
     session.acceptPost(
@@ -191,6 +191,7 @@ export class StreamableHttpEndpoint {
   /** Creates a session, takes a slot for it and hands it to the proxy; answers the host on failure. */
   private async open(
     res: ServerResponse,
+    body: { readonly messages: readonly unknown[]; readonly batch: boolean },
     stateless: boolean,
     headers: Record<string, string>,
     client: string,
@@ -203,7 +204,7 @@ export class StreamableHttpEndpoint {
       stateless ? undefined : { idleSince: () => made?.idleSince(), replace: (why) => made?.reap(`replaced: ${why}`) },
     );
     if (release === null) {
-      replySessionLimit(res, this.ctx.maxSessions);
+      replySessionLimit(res, this.ctx.maxSessions, body);
       return undefined;
     }
     const sessionId = stateless ? undefined : randomUUID();
@@ -244,8 +245,9 @@ export class StreamableHttpEndpoint {
     } catch (error) {
       void session.close();
       const why = error instanceof Error ? error.message : String(error);
-      replyJsonRpcError(
+      replyJsonRpcErrorTo(
         res,
+        body,
         502,
         JSONRPC.UPSTREAM_UNAVAILABLE,
         `Could not connect server "${this.ctx.server}": ${why}`,
@@ -253,8 +255,9 @@ export class StreamableHttpEndpoint {
       return undefined;
     }
     if (session.isClosed) {
-      replyJsonRpcError(
+      replyJsonRpcErrorTo(
         res,
+        body,
         502,
         JSONRPC.UPSTREAM_UNAVAILABLE,
         `Server "${this.ctx.server}" closed the session before it started`,
