@@ -1,7 +1,7 @@
 /**
  * The audit's own sections in Markdown: scope and notes, every entry, skipped entries, structuredContent duplicates.
  */
-import { formatBytes, formatCount } from "./format.js";
+import { formatBytes, formatCount, formatCountOf } from "./format.js";
 import { cell, code, table } from "./markdownTable.js";
 import type { ReportModel, Totals } from "./model.js";
 
@@ -28,10 +28,18 @@ export function scopeLines(model: ReportModel): string[] {
   ];
   if (scope.capabilities.resources)
     parts.push(
-      `${formatCount(scope.listed)} resources ` +
+      `${formatCountOf(scope.listed, "resource", "resources")} ` +
         `listed${scope.filteredOut > 0 ? ` (${formatCount(scope.filteredOut)} left out by --uri)` : ""}.`,
     );
-  parts.push(`${formatCount(scope.read)} resources read, ${formatCount(scope.called)} tool calls.`);
+  // Asked for, and how many of those failed: a failed read is in the failures below, not a read.
+  const failed = (kind: "read" | "call"): string => {
+    const count = model.failures.filter((f) => f.kind === kind).length;
+    return count === 0 ? "" : ` (${formatCount(count)} failed)`;
+  };
+  parts.push(
+    `${formatCountOf(scope.read, "resource", "resources")} read${failed("read")}, ` +
+      `${formatCountOf(scope.called, "tool call", "tool calls")}${failed("call")}.`,
+  );
   return [parts.join(" "), "", ...scope.notes.flatMap((note) => [`> ${note}`, ""])];
 }
 

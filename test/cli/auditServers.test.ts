@@ -58,6 +58,19 @@ describe("audit: the filesystem server (tool-only)", () => {
     );
   });
 
+  it("a read and a call that fail are counted as asked for and as failed, in the singular", async () => {
+    const out = join(dir, "failed.md");
+    const run = await runCli(["audit", "-o", out, "--read", "file:///nowhere.txt", "--call", "no_such_tool", ...fs], {
+      timeoutMs: 60_000,
+    });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toMatch(/; 1 tool call, 1 failed; /);
+    const { readFileSync } = await import("node:fs");
+    expect(readFileSync(out, "utf8")).toContain(
+      "Capabilities declared: tools. 1 resource read (1 failed), 1 tool call (1 failed).",
+    );
+  });
+
   it("--call TOOL=JSON, repeated: every entry with its before/after; media already right is unchanged; a Latin-1 file is transcoded; tool errors carry the server's message", async () => {
     const run = await runCli(
       [
