@@ -16,12 +16,14 @@ type ParsedValues<T extends OptionsConfig> = ReturnType<
 /**
  * `upstreamCommand`: the command names an upstream, which may also start at the first word that
  * is not an option (no `--`), see upstreamCommand.ts; then there are no positionals.
+ * `filesAfterDash`: the command reads the files named after `--` too; a word taken for an unknown
+ * flag that looks like a file name (a dot or a slash in it) is shown how to name it.
  */
 export function parseCommandArgs<T extends OptionsConfig>(
   argv: readonly string[],
   options: T,
   commandName: string,
-  shape: { upstreamCommand?: boolean } = {},
+  shape: { upstreamCommand?: boolean; filesAfterDash?: boolean } = {},
 ): { values: ParsedValues<T>; positionals: string[]; command: string[] } {
   let own: string[];
   let command: string[];
@@ -39,12 +41,22 @@ export function parseCommandArgs<T extends OptionsConfig>(
     const { values, positionals } = parseArgs({ args: own, options, allowPositionals: true, strict: true });
     return { values, positionals, command };
   } catch (error) {
-    throw new NormalizerError(
-      "USAGE",
-      `${commandName}: ${flagProblem((error as Error).message, Object.keys(options))} (see mcp-normalizer ` +
-        `${commandName} --help)`,
-    );
+    const message = (error as Error).message;
+    const file = shape.filesAfterDash === true ? fileTakenForFlag(message, own) : undefined;
+    const fix =
+      file === undefined
+        ? `see mcp-normalizer ${commandName} --help`
+        : `a file named so goes after --: mcp-normalizer ${commandName} -- ${file}`;
+    throw new NormalizerError("USAGE", `${commandName}: ${flagProblem(message, Object.keys(options))} (${fix})`);
   }
+}
+
+/** The word parseArgs refused as an unknown flag, when it reads as a file name (`-old.jsonl`). */
+function fileTakenForFlag(message: string, words: readonly string[]): string | undefined {
+  const flag = /^Unknown option '(-{1,2}[^'=]+)'/.exec(message)?.[1];
+  if (flag === undefined) return undefined;
+  const word = words.find((w) => w.startsWith(flag));
+  return word !== undefined && /[./]/.test(word) ? word : undefined;
 }
 
 /** `--header "Name: value"` flags as a record. */

@@ -156,7 +156,7 @@ describe("audit: the filesystem server (tool-only)", () => {
     // What was given, and where it goes wrong.
     expect(bad.stderr).toContain("--call a={nope is not JSON at column 2 (in $): expected a string in double quotes");
     const array = await runCli(["audit", "--call", "a=[1]", "--", "x"]);
-    expect(array.stderr).toContain("expects a JSON object of arguments");
+    expect(array.stderr).toContain("--call a= expects a JSON object of arguments, got an array");
     const max = await runCli(["audit", "--max-bytes", "lots", "--", "x"]);
     expect(max.code).toBe(2);
     expect(max.stderr).toContain("--max-bytes expects a whole number");

@@ -50,6 +50,16 @@ describe("command-line mistakes (exit 2)", () => {
     [["serve", "--prot", "8080"], /unknown option --prot \(did you mean --port\?\)/],
     [["stdio", "--log-levl", "debug", "--", "x"], /unknown option --log-levl \(did you mean --log-level\?\)/],
     [["serve", "-p", "8080"], /unknown option -p \(did you mean --port\?\)/],
+    // A log named like a flag: how to name it.
+    [
+      ["report", "-dash.jsonl"],
+      /^mcp-normalizer: report: unknown option -d \(a file named so goes after --: mcp-normalizer report -- -dash\.jsonl\)$/m,
+    ],
+    [["audit", "--concurrency", "0", "--", "x"], /audit: --concurrency expects a whole number ≥ 1, got 0/],
+    [
+      ["serve", "--host", "192.0.2.1", "--port", "0", "--name", "x", "--", "x"],
+      /refusing to listen on 192\.0\.2\.1 without auth: set auth\.bearerTokens in a config file \(serve --config FILE\)/,
+    ],
     [["serv", "--port", "8080"], /unknown command "serv" \(did you mean serve\?\); commands: normalize, stdio/],
     [["--versio"], /unknown command "--versio" \(did you mean --version\?\)/],
     [["stdio", "--command"], /--command expects a value, got none/],

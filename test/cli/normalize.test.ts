@@ -84,9 +84,13 @@ describe("mcp-normalizer normalize", () => {
   });
 
   it("invalid JSON: exit 2 and a clear message, no stack trace", async () => {
-    const run = await runCli(["normalize"], { input: "{not json" });
+    const run = await runCli(["normalize"], { input: '{"result": {\n  "contents": [tru]}}' });
     expect(run.code).toBe(2);
-    expect(run.stderr).toMatch(/^mcp-normalizer: normalize: <stdin> is not valid JSON/);
+    // Where, as a config's error says it: line, column, the field being read.
+    expect(run.stderr).toBe(
+      "mcp-normalizer: normalize: <stdin> is not valid JSON at line 2, column 16 (in $.result.contents[0]): " +
+        "expected a value (a string in double quotes, a number, true, false, null, an object or an array)\n",
+    );
     expect(run.stderr).not.toMatch(/\n\s+at /);
     expect(run.stdout).toBe("");
   });

@@ -5,9 +5,8 @@ export function auditSummary(model: ReportModel): string {
   const t = model.totals;
   const scope = model.scope;
   const listed = model.resources?.listed ?? 0;
-  const parts = [
-    `audit: ${listed} ${listed === 1 ? "resource" : "resources"} listed, ${model.resources?.failed ?? 0} failed to read`,
-  ];
+  const failed = model.resources?.failed ?? 0;
+  const parts = [`audit: ${listed} ${listed === 1 ? "resource" : "resources"} listed, ${failed} failed to read`];
   if (scope !== undefined && !scope.capabilities.resources)
     parts[0] = "audit: no resources capability (resources/list not called)";
   if (scope !== undefined && scope.called > 0)

@@ -47,8 +47,10 @@ function parseArgsJson(text: string, flag: string): Record<string, unknown> {
     const given = text.length > 80 ? `${text.slice(0, 80)}…` : text;
     throw new NormalizerError("USAGE", `audit: ${flag}${flag.endsWith("=") ? "" : " "}${given} is not JSON ${where}`);
   }
-  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed))
-    throw new NormalizerError("USAGE", `audit: ${flag} expects a JSON object of arguments`);
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+    const given = Array.isArray(parsed) ? "an array" : parsed === null ? "null" : `a ${typeof parsed}`;
+    throw new NormalizerError("USAGE", `audit: ${flag} expects a JSON object of arguments, got ${given}`);
+  }
   return parsed as Record<string, unknown>;
 }
 

@@ -107,7 +107,8 @@ export async function runAuditCommand(argv: readonly string[], io: CliIo): Promi
   }
   const format = parseReportFormat(values.format, "audit: --format");
   const concurrency = parseIntFlag(values.concurrency, "--concurrency", "audit") ?? DEFAULT_AUDIT_CONCURRENCY;
-  if (concurrency < 1) throw new NormalizerError("USAGE", "audit: --concurrency expects a whole number ≥ 1");
+  if (concurrency < 1)
+    throw new NormalizerError("USAGE", `audit: --concurrency expects a whole number ≥ 1, got ${concurrency}`);
   if (values.charset !== undefined && values.charset !== "transcode" && values.charset !== "preserve") {
     throw new NormalizerError(
       "USAGE",

@@ -5,6 +5,7 @@
 import { isUtf8 } from "node:buffer";
 import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
+import { checkJsonText } from "../../config/jsonLocation.js";
 import { NormalizerError } from "../../errors/NormalizerError.js";
 import { normalizeMessage } from "../../normalize/message.js";
 import { RESULT_METHODS } from "../../normalize/result.js";
@@ -133,10 +134,14 @@ export async function runNormalize(argv: readonly string[], io: CliIo): Promise<
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw new NormalizerError(
-      "INPUT_INVALID_JSON",
-      `normalize: ${name} is not valid JSON: ${(error as Error).message}`,
-    );
+    // Where, as a config's error says it (line, column, the field being read); Node's own words
+    // (an offset) only when the checker stops first at something JSON allows (deep nesting).
+    const at = checkJsonText(text);
+    const where =
+      at?.kind === "syntax"
+        ? ` at line ${at.line}, column ${at.column} (in ${at.path}): expected ${at.expected}`
+        : `: ${(error as Error).message}`;
+    throw new NormalizerError("INPUT_INVALID_JSON", `normalize: ${name} is not valid JSON${where}`);
   }
   // What the engine leaves as it was is written as the input had it (integers past 2^53, `1.0`,
   // key order), as the proxy forwards it; a dry run writes the input itself.

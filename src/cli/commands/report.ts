@@ -43,6 +43,7 @@ export async function runReport(argv: readonly string[], io: CliIo): Promise<Exi
       help: { type: "boolean", short: "h" },
     },
     "report",
+    { filesAfterDash: true },
   );
   if (values.help) {
     await writeFully(io.stdout, `${REPORT_HELP}\n`);

@@ -168,9 +168,11 @@ async function serve(
     (config.auth?.bearerTokens?.length ?? 0) === 0 &&
     config.auth?.allowUnauthenticated !== true
   ) {
+    // Served from flags alone, there is no config to set it in: tokens are set in a file.
+    const where = configFile === undefined ? "a config file (serve --config FILE)" : "the config";
     throw new NormalizerError(
       "INSECURE_BIND",
-      `serve: refusing to listen on ${host} without auth: set auth.bearerTokens in the config, or ` +
+      `serve: refusing to listen on ${host} without auth: set auth.bearerTokens in ${where}, or ` +
         `auth.allowUnauthenticated: true to opt out explicitly`,
     );
   }
