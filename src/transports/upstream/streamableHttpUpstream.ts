@@ -213,7 +213,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
         // What the server sends of its own accord as an array (a batch of notifications) goes on whole.
         read: (body, cursor) => this.readStream(body, new Set(), cursor, this.abort.signal, "whole"),
         initializing: () => this.initializeIds.size > 0,
-        track: (work) => this.keep(work),
+        track: (work) => void this.keep(work),
         sentSecrets: this.sentSecrets,
       },
       {
@@ -622,14 +622,17 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
           ),
         );
       });
-    this.keep(done);
-    return done;
+    return this.keep(done);
   }
 
-  /** Keeps `work` among what `close()` waits for, until it settles. */
-  private keep(work: Promise<void>): void {
+  /**
+   * Keeps `work` among what `close()` waits for, until it settles; the promise kept, which is the
+   * one to handle (a rejection of `work` is also its rejection).
+   */
+  private keep(work: Promise<void>): Promise<void> {
     const kept = work.finally(() => this.reading.delete(kept));
     this.reading.add(kept);
+    return kept;
   }
 
   private async readJson(
