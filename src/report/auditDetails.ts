@@ -59,6 +59,9 @@ export interface AuditScope {
   /** Resources read (listed and kept, plus `--read`), and tool calls made (`--call`). */
   read: number;
   called: number;
+  /** How many of those failed (every one counted: `failures` lists at most 1,000). */
+  readFailed: number;
+  callFailed: number;
   /** Why something was or was not done (no resources capability, templates to read, …). */
   notes: string[];
 }

@@ -39,6 +39,11 @@ export function formatCountOf(n: number, singular: string, plural: string): stri
   return `${formatCount(n)} ${n === 1 ? singular : plural}`;
 }
 
+/** `" (3 failed)"` after a count of what was asked for; "" when none failed. */
+export function failedSuffix(count: number): string {
+  return count === 0 ? "" : ` (${formatCount(count)} failed)`;
+}
+
 /**
  * What "Top offenders" says when it lists none: nothing saved anywhere, or rows with savings that
  * `--top 0` left out.

@@ -3,7 +3,7 @@
  * duplicates.
  */
 import { escapeHtml as esc } from "./escapeHtml.js";
-import { formatBytes, formatCount } from "./format.js";
+import { failedSuffix, formatBytes, formatCount, formatCountOf } from "./format.js";
 import type { ReportModel, Totals } from "./model.js";
 
 /** How a duplicate whose text is the whole structuredContent is described. */
@@ -31,7 +31,9 @@ export function scopeHtml(model: ReportModel): string {
     .map(([name]) => name);
   const leftOut = scope.filteredOut > 0 ? ` (${formatCount(scope.filteredOut)} left out by --uri)` : "";
   const listed = scope.capabilities.resources ? `${formatCount(scope.listed)} resources listed${leftOut} · ` : "";
-  const counts = `${listed}${formatCount(scope.read)} read · ${formatCount(scope.called)} tool calls`;
+  const counts =
+    `${listed}${formatCount(scope.read)} read${failedSuffix(scope.readFailed)} · ` +
+    `${formatCountOf(scope.called, "tool call", "tool calls")}${failedSuffix(scope.callFailed)}`;
   const notes = scope.notes.map((note) => `<p class="note">${esc(note)}</p>`).join("");
   return (
     `<section id="scope"><h2>Scope</h2><p>Capabilities declared: <span id="capabilities">` +

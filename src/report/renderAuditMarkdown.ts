@@ -1,7 +1,7 @@
 /**
  * The audit's own sections in Markdown: scope and notes, every entry, skipped entries, structuredContent duplicates.
  */
-import { formatBytes, formatCount, formatCountOf } from "./format.js";
+import { failedSuffix, formatBytes, formatCount, formatCountOf } from "./format.js";
 import { cell, code, table } from "./markdownTable.js";
 import type { ReportModel, Totals } from "./model.js";
 
@@ -32,13 +32,9 @@ export function scopeLines(model: ReportModel): string[] {
         `listed${scope.filteredOut > 0 ? ` (${formatCount(scope.filteredOut)} left out by --uri)` : ""}.`,
     );
   // Asked for, and how many of those failed: a failed read is in the failures below, not a read.
-  const failed = (kind: "read" | "call"): string => {
-    const count = model.failures.filter((f) => f.kind === kind).length;
-    return count === 0 ? "" : ` (${formatCount(count)} failed)`;
-  };
   parts.push(
-    `${formatCountOf(scope.read, "resource", "resources")} read${failed("read")}, ` +
-      `${formatCountOf(scope.called, "tool call", "tool calls")}${failed("call")}.`,
+    `${formatCountOf(scope.read, "resource", "resources")} read${failedSuffix(scope.readFailed)}, ` +
+      `${formatCountOf(scope.called, "tool call", "tool calls")}${failedSuffix(scope.callFailed)}.`,
   );
   return [parts.join(" "), "", ...scope.notes.flatMap((note) => [`> ${note}`, ""])];
 }

@@ -172,6 +172,18 @@ describe("mcp-normalizer audit", () => {
     expect(model.totals.tokensAfter!).toBeLessThan(model.totals.tokensBefore!);
   });
 
+  it("every failure is counted, past the 1,000 the failures table lists", async () => {
+    const out = join(dir, "reports", "many-failed.md");
+    const run = await runCli(["audit", "-o", out, "--", process.execPath, AUDIT_UPSTREAM], {
+      env: { AUDIT_GONE: "1000" },
+      timeoutMs: 60_000,
+    });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toMatch(/^audit: 1003 resources listed, 1002 failed to read; /);
+    const md = readFileSync(out, "utf8");
+    expect(md).toContain("1,003 resources read (1,002 failed), 0 tool calls.");
+  });
+
   it("failed reads are listed with the upstream's error; every list page is followed; -o writes the file", async () => {
     const out = join(dir, "reports", "audit.md");
     const run = await runCli(["audit", "-o", out, "--concurrency", "1", "--", process.execPath, AUDIT_UPSTREAM]);

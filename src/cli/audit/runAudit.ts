@@ -112,11 +112,13 @@ export async function runAudit(options: AuditOptions): Promise<AuditResult> {
     filteredOut: 0,
     read: 0,
     called: 0,
+    readFailed: 0,
+    callFailed: 0,
     notes: [],
   };
-  let failedReads = 0;
   const fail = (failure: ReadFailure): void => {
-    if (failure.kind === "read") failedReads++;
+    if (failure.kind === "read") scope.readFailed++;
+    else scope.callFailed++;
     // A tool's own error text too may quote what the server was given to keep secret.
     aggregator.addFailure({ ...failure, uri: recordedText(failure.uri), error: client.redact(failure.error) });
   };
@@ -249,7 +251,7 @@ export async function runAudit(options: AuditOptions): Promise<AuditResult> {
     source: { server: options.server, upstream: options.upstream },
     generatedAt: now().toISOString(),
     timeRange: { from: started, to: now().toISOString() },
-    resources: { listed: scope.listed, failed: failedReads },
+    resources: { listed: scope.listed, failed: scope.readFailed },
     ...(options.tokens === undefined ? {} : { tokens: { encoding: TOKEN_ENCODING, note: TOKEN_NOTE } }),
     scope,
     items,

@@ -10,10 +10,7 @@ export function auditSummary(model: ReportModel): string {
   if (scope !== undefined && !scope.capabilities.resources)
     parts[0] = "audit: no resources capability (resources/list not called)";
   if (scope !== undefined && scope.called > 0)
-    parts.push(
-      `${scope.called} tool ${scope.called === 1 ? "call" : "calls"}, ` +
-        `${model.failures.filter((f) => f.kind === "call").length} failed`,
-    );
+    parts.push(`${scope.called} tool ${scope.called === 1 ? "call" : "calls"}, ${scope.callFailed} failed`);
   if ((model.skipped?.length ?? 0) > 0) parts.push(`${model.skipped!.length} skipped over --max-bytes`);
   return `${parts.join("; ")}; ${t.bytesBefore} → ${t.bytesAfter} bytes, saved ${t.saved}`;
 }
