@@ -51,12 +51,15 @@ export function parseCommandArgs<T extends OptionsConfig>(
   }
 }
 
-/** The word parseArgs refused as an unknown flag, when it reads as a file name (`-old.jsonl`). */
+/**
+ * The word parseArgs refused as an unknown flag, when it reads as a file name (`-dash.jsonl`); a
+ * flag with a value (`--outfile=a.md`) is a flag, whatever its value holds.
+ */
 function fileTakenForFlag(message: string, words: readonly string[]): string | undefined {
   const flag = /^Unknown option '(-{1,2}[^'=]+)'/.exec(message)?.[1];
   if (flag === undefined) return undefined;
   const word = words.find((w) => w.startsWith(flag));
-  return word !== undefined && /[./]/.test(word) ? word : undefined;
+  return word !== undefined && !word.includes("=") && /[./]/.test(word) ? word : undefined;
 }
 
 /** `--header "Name: value"` flags as a record. */

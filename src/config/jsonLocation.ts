@@ -8,6 +8,9 @@
  * and walking it would exhaust the stack).
  */
 
+/** `true`, `false`, `null` or a number (RFC 8259), read at `lastIndex`. */
+const LITERAL = /true|false|null|-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
+
 /** Objects and arrays nested deeper than this are refused. */
 export const MAX_DEPTH = 64;
 
@@ -135,7 +138,9 @@ export function checkJsonText(text: string): JsonTextProblem | undefined {
     } while (another("]", "',' or ']' after an element"));
   };
   const literal = (): void => {
-    const match = /^(?:true|false|null|-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?)/.exec(text.slice(i, i + 400));
+    // Read where it stands, however long (a number of thousands of digits is JSON too).
+    LITERAL.lastIndex = i;
+    const match = LITERAL.exec(text);
     if (match === null || /[\w.]/.test(text[i + match[0].length] ?? ""))
       fail("a value (a string in double quotes, a number, true, false, null, an object or an array)");
     i += match![0].length;

@@ -55,6 +55,11 @@ describe("command-line mistakes (exit 2)", () => {
       ["report", "-dash.jsonl"],
       /^mcp-normalizer: report: unknown option -d \(a file named so goes after --: mcp-normalizer report -- -dash\.jsonl\)$/m,
     ],
+    // A mistyped flag with a value is a flag, not a file.
+    [
+      ["report", "--outfile=report.md", "a.jsonl"],
+      /^mcp-normalizer: report: unknown option --outfile \(see mcp-normalizer report --help\)$/m,
+    ],
     [["audit", "--concurrency", "0", "--", "x"], /audit: --concurrency expects a whole number ≥ 1, got 0/],
     [
       ["serve", "--host", "192.0.2.1", "--port", "0", "--name", "x", "--", "x"],

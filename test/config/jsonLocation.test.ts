@@ -33,6 +33,14 @@ describe("checkJsonText: syntax errors", () => {
     ["[[1], [2}", 1, 9, "$[1]", "',' or ']' after an element"],
     // neither
     ['{"a": 1} x', 1, 10, "$", "the end of the file after the top-level value"],
+    // a number of 500 digits is a number: the fault is after it
+    [
+      `{"n": 1${"0".repeat(500)}, "c": [}]`,
+      1,
+      516,
+      "$.c[0]",
+      "a value (a string in double quotes, a number, true, false, null, an object or an array)",
+    ],
   ] as const)("%s: line %i, column %i, in %s", (text, line, column, path, expected) => {
     expect(checkJsonText(text)).toEqual({ kind: "syntax", line, column, path, expected });
     expect(() => JSON.parse(text)).toThrow();
