@@ -159,10 +159,11 @@ function opensSession(req: IncomingMessage, kind: string): boolean {
   return kind === "ws";
 }
 
+/** A stateless client has no session to close: it is told its requests in flight count too. */
 function perClientMessage(max: number): string {
   return (
-    `Too many sessions from this client: limits.maxSessionsPerClient (${max}) are open; close some or raise ` +
-    `limits.maxSessionsPerClient`
+    `Too many sessions from this client: limits.maxSessionsPerClient (${max}) are open (a stateless request ` +
+    `counts as one until it is answered); close some, retry later or raise limits.maxSessionsPerClient`
   );
 }
 

@@ -123,6 +123,16 @@ describe("serve with tokens, allowedOrigins and small limits", () => {
     const a = await initializedWs(serve.url, "fx", auth);
     const b = await initializedWs(serve.url, "fx", auth);
     await expect(initializedWs(serve.url, "fx", auth)).rejects.toThrow(/HTTP 503/);
+    // A stateless request counts too, and is told so (it has no session to close).
+    const stateless = await fetch(`${serve.url}/mcp/fx`, {
+      method: "POST",
+      headers: { ...auth, "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }),
+    });
+    expect(stateless.status).toBe(503);
+    expect(((await stateless.json()) as { error: { message: string } }).error.message).toMatch(
+      /limits\.maxSessionsPerClient \(2\) are open \(a stateless request counts as one until it is answered\)/,
+    );
     // Another loopback address is the same local client, not a fresh allowance.
     const { default: WebSocket } = await import("ws");
     const other = new WebSocket(`${serve.url.replace("http", "ws")}/ws/fx`, "mcp", {
