@@ -27,7 +27,14 @@ import {
 } from "./frontendOptions.js";
 import { guardConnections, serverOptions, throttled } from "./connectionLimits.js";
 import { applyCors } from "./cors.js";
-import { bearerOwner, checkRequest, isAuthorized, pageRefusal, type Refusal } from "./requestGuard.js";
+import {
+  bearerOwner,
+  checkRequest,
+  contentCodingRefusal,
+  isAuthorized,
+  pageRefusal,
+  type Refusal,
+} from "./requestGuard.js";
 import { route } from "./routes.js";
 import { SessionCounter } from "./sessionSlots.js";
 
@@ -185,6 +192,8 @@ async function handle(
   const streamed = method === "GET" && target.kind === "sse";
   const pageRefused = posted || streamed ? pageRefusal(req.headers, opts, posted ? "post" : "stream") : null;
   if (pageRefused !== null) return turnAway(req, res, opts, refused, path, pageRefused);
+  const coded = posted ? contentCodingRefusal(req.headers) : null;
+  if (coded !== null) return turnAway(req, res, opts, refused, path, coded);
   if (opensSession(req, target.kind) && !slots.clientMayOpen(clientAddress(req))) {
     refuse(req, res, opts.closeTimeoutMs, 503, JSONRPC.SERVER_ERROR, perClientMessage(opts.maxSessionsPerClient), {
       "retry-after": "1",

@@ -156,6 +156,22 @@ export function pageRefusal(
   };
 }
 
+/**
+ * A POST body sent with a content coding (`Content-Encoding: gzip`): bodies are read as sent, so
+ * it is refused with 415 and `Accept-Encoding: identity` (RFC 7694) — not read as JSON that is
+ * broken, nor, when the header is wrong, as if it were absent.
+ */
+export function contentCodingRefusal(headers: IncomingHttpHeaders): Refusal | null {
+  const coding = headerValue(headers["content-encoding"])?.trim().toLowerCase();
+  if (coding === undefined || coding === "" || coding === "identity") return null;
+  return {
+    status: 415,
+    code: JSONRPC.SERVER_ERROR,
+    message: `Content-Encoding ${JSON.stringify(coding.slice(0, 100))} is not accepted: send the body uncompressed`,
+    headers: { "accept-encoding": "identity" },
+  };
+}
+
 function isJsonType(contentType: string | undefined): boolean {
   return contentType?.split(";")[0]?.trim().toLowerCase() === "application/json";
 }

@@ -159,6 +159,31 @@ describe("Origin and Host checks", () => {
     expect(r.sessions).toHaveLength(4);
   });
 
+  it("a POST body with a content coding is refused with 415 naming it, before any session; identity is read", async () => {
+    const r = await start();
+    const { gzipSync } = await import("node:zlib");
+    const gzipped = await fetch(`${r.url}/mcp/demo`, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json", "content-encoding": "gzip" },
+      body: gzipSync(JSON.stringify(INIT)),
+    });
+    expect(gzipped.status).toBe(415);
+    expect(gzipped.headers.get("accept-encoding")).toBe("identity");
+    expect(((await gzipped.json()) as { error: { message: string } }).error.message).toBe(
+      'Content-Encoding "gzip" is not accepted: send the body uncompressed',
+    );
+    // A wrong header on a plain body is not ignored either; /messages is guarded the same way.
+    expect((await postInit(r, { "content-encoding": "br" })).status).toBe(415);
+    const messages = await fetch(`${r.url}/messages/demo?sessionId=x`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "content-encoding": "deflate" },
+      body: "{}",
+    });
+    expect(messages.status).toBe(415);
+    expect(r.sessions).toHaveLength(0);
+    expect((await postInit(r, { "content-encoding": "identity" })).status).toBe(200);
+  });
+
   it("refuses a Host that is not allowed (DNS rebinding), on every path", async () => {
     const r = await start();
     expect((await getWithHost(r, "/healthz", "evil.example")).status).toBe(403);
