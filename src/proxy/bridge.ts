@@ -754,6 +754,22 @@ export class Bridge {
         },
         undefined,
       );
+    } else if (problem.kind === "too-complex") {
+      // Refused unparsed: answered under its id when one of its ends shows it.
+      const id = problem.asks === true ? problem.id : undefined;
+      this.toHost(
+        {
+          jsonrpc: "2.0",
+          id: id ?? null,
+          error: {
+            code: JSONRPC.INVALID_REQUEST,
+            message:
+              `Invalid Request: a message of more objects and arrays than limits.maxMessageContainers ` +
+              `(${problem.bytes} bytes); not forwarded`,
+          },
+        },
+        id,
+      );
     } else if (problem.kind === "invalid-json") {
       this.toHost(
         {

@@ -11,7 +11,13 @@
  * Pure: bytes in, values out. No IO, no clock.
  */
 import { isUtf8 } from "node:buffer";
-import { LineSplitter, type LineSink, type OversizedLine } from "../wire/lineSplitter.js";
+import {
+  LineSplitter,
+  OVERSIZED_HEAD_BYTES,
+  OVERSIZED_TAIL_BYTES,
+  type LineSink,
+  type OversizedLine,
+} from "../wire/lineSplitter.js";
 import { parseWithRawStrings } from "./rawStringParse.js";
 import { messageText } from "./wireJson.js";
 import { rememberWireText } from "./wireText.js";
@@ -240,6 +246,19 @@ export function oversizedProblem(line: OversizedLine): FramingProblem {
     ...(asksAtHead(head) ? { asks: true } : {}),
     excerpt: head.slice(0, EXCERPT_CHARS),
   };
+}
+
+/**
+ * A message refused unparsed for holding too many objects and arrays: told apart by its two ends,
+ * as one too large is, so a request of the peer's can still be answered under its id.
+ */
+export function tooComplexProblem(bytes: Buffer): FramingProblem {
+  const ends: OversizedLine = {
+    bytes: bytes.length,
+    head: bytes.subarray(0, OVERSIZED_HEAD_BYTES),
+    tail: bytes.subarray(Math.max(0, bytes.length - OVERSIZED_TAIL_BYTES)),
+  };
+  return { ...oversizedProblem(ends), kind: "too-complex" };
 }
 
 /** The stdio wire form of a message: its JSON and one LF (MCP spec, Transports › stdio). */

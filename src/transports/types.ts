@@ -42,7 +42,8 @@ export interface UpstreamMessageExtra extends MessageExtraInfo {
  * dropped. `id` is the JSON-RPC id when it could still be read (so the peer can be answered).
  */
 export interface FramingProblem {
-  readonly kind: "too-large" | "invalid-json" | "not-jsonrpc";
+  /** `too-complex`: more objects and arrays than the listener's `limits.maxMessageContainers`. */
+  readonly kind: "too-large" | "too-complex" | "invalid-json" | "not-jsonrpc";
   readonly bytes: number;
   readonly id?: string | number;
   /**

@@ -229,6 +229,7 @@ async function serve(
     ...(config.limits.maxBodyBytes === undefined ? {} : { maxBodyBytes: config.limits.maxBodyBytes }),
     maxSessionsPerClient: config.limits.maxSessionsPerClient,
     maxBatch: config.limits.maxBatch,
+    maxMessageContainers: config.limits.maxMessageContainers,
     bodyBytesInFlight: config.limits.bodyBytesInFlight,
     sessionIdleTimeoutMs: config.limits.sessionIdleMs,
     pingIntervalMs: config.limits.pingIntervalMs,

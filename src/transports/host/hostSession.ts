@@ -70,6 +70,11 @@ export interface HostEndpointContext {
   readonly maxBodyBytes?: number;
   /** Most messages in one JSON-RPC batch (`limits.maxBatch`); a bigger batch is refused whole. */
   readonly maxBatch?: number;
+  /**
+   * Most objects and arrays in one message (or batch) from a host (`limits.maxMessageContainers`),
+   * counted before it is parsed; unbounded when absent.
+   */
+  readonly maxMessageContainers?: number;
   /** Request bodies held at once over the listener (`limits.bodyBytesInFlight`); unbounded when absent. */
   readonly bodyBudget?: BodyBudget;
   /** How long a refused request's body is still read before its connection is cut (`limits.closeTimeoutMs`). */

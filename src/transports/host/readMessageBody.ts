@@ -14,6 +14,7 @@ import { JSONRPC } from "../../errors/jsonRpcCodes.js";
 import { isRequestId } from "../jsonrpc.js";
 import type { FramingProblem, JSONRPCMessage } from "../types.js";
 import { rememberWireText } from "../wireText.js";
+import { holdsMoreContainers } from "../../wire/jsonContainers.js";
 import type { BodyBudget } from "./bodyBudget.js";
 
 export type BodyReadResult =
@@ -35,19 +36,33 @@ const EXCERPT_CHARS = 120;
  */
 export const MIN_DISCARD_BYTES = 8 * 1024 * 1024;
 
-/**
- * `maxBatch`: a batch of more messages is refused whole (413, JSON-RPC -32600 naming
- * `limits.maxBatch`), nothing of it delivered. `budget`: what the body holds is taken from it
- * while it is read and parsed; a body that does not fit is refused (503), read no further than
- * a body over the limit.
- */
+export interface BodyLimits {
+  /** The setting `maxMessageBytes` comes from, as 413 answers name it. */
+  readonly limitName?: string;
+  /**
+   * A batch of more messages is refused whole (413, JSON-RPC -32600 naming `limits.maxBatch`),
+   * nothing of it delivered.
+   */
+  readonly maxBatch?: number | undefined;
+  /**
+   * What the body holds is taken from it while it is read and parsed; a body that does not fit
+   * is refused (503), read no further than a body over the limit.
+   */
+  readonly budget?: BodyBudget | undefined;
+  /**
+   * A body of more objects and arrays is refused before it is parsed (413, JSON-RPC -32600
+   * naming `limits.maxMessageContainers`).
+   */
+  readonly maxContainers?: number | undefined;
+}
+
 export function readMessageBody(
   req: IncomingMessage,
   maxMessageBytes: number,
-  limitName = "limits.maxMessageBytes",
-  maxBatch = Number.POSITIVE_INFINITY,
-  budget?: BodyBudget,
+  limits: BodyLimits = {},
 ): Promise<BodyReadResult> {
+  const { limitName = "limits.maxMessageBytes", maxBatch = Number.POSITIVE_INFINITY, budget } = limits;
+  const maxContainers = limits.maxContainers ?? Number.POSITIVE_INFINITY;
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let bytes = 0;
@@ -119,14 +134,14 @@ export function readMessageBody(
         );
         return;
       }
-      const result = parseBody(Buffer.concat(chunks, bytes), maxBatch);
+      const result = parseBody(Buffer.concat(chunks, bytes), maxBatch, maxContainers);
       drop();
       resolve(result);
     });
   });
 }
 
-function parseBody(body: Buffer, maxBatch: number): BodyReadResult {
+function parseBody(body: Buffer, maxBatch: number, maxContainers: number): BodyReadResult {
   // JSON text is UTF-8 (RFC 8259 §8.1); decoding invalid bytes would introduce U+FFFD.
   if (!isUtf8(body)) {
     const excerpt = body.subarray(0, EXCERPT_CHARS).toString("latin1");
@@ -134,6 +149,17 @@ function parseBody(body: Buffer, maxBatch: number): BodyReadResult {
       400,
       { kind: "invalid-json", bytes: body.length, excerpt },
       "Parse error: request body is not valid UTF-8",
+    );
+  }
+  // Counted before the parse, which is what such a body would hold the loop with.
+  if (holdsMoreContainers(body, maxContainers)) {
+    const excerpt = body.subarray(0, EXCERPT_CHARS).toString("utf8");
+    return failure(
+      413,
+      { kind: "too-complex", bytes: body.length, excerpt },
+      `Invalid Request: a body of more than limits.maxMessageContainers (${maxContainers}) objects and arrays; ` +
+        `nothing of it was forwarded`,
+      JSONRPC.INVALID_REQUEST,
     );
   }
   const decoded = body.toString("utf8");

@@ -155,13 +155,12 @@ export class SseEndpoint {
     // One body at a time, and none while the upstream is behind: the host's uploads wait in
     // their sockets, not in this process.
     await session.inReadingTurn(async () => {
-      const body = await readMessageBody(
-        req,
-        this.ctx.maxBodyBytes ?? this.ctx.maxMessageBytes,
-        this.ctx.maxBodyBytes === undefined ? "limits.maxMessageBytes" : "limits.maxBodyBytes",
-        this.ctx.maxBatch,
-        this.ctx.bodyBudget,
-      );
+      const body = await readMessageBody(req, this.ctx.maxBodyBytes ?? this.ctx.maxMessageBytes, {
+        limitName: this.ctx.maxBodyBytes === undefined ? "limits.maxMessageBytes" : "limits.maxBodyBytes",
+        maxBatch: this.ctx.maxBatch,
+        budget: this.ctx.bodyBudget,
+        maxContainers: this.ctx.maxMessageContainers,
+      });
       if (!body.ok) {
         this.ctx.onproblem?.(body.problem, { server: this.ctx.server, kind: "sse", sessionId: session.sessionId });
         replyJsonRpcError(res, body.status, body.code, body.message);

@@ -103,13 +103,12 @@ export class StreamableHttpEndpoint {
   }
 
   private async readPost(req: IncomingMessage, res: ServerResponse, sessionId: string | undefined): Promise<void> {
-    const body = await readMessageBody(
-      req,
-      this.ctx.maxBodyBytes ?? this.ctx.maxMessageBytes,
-      this.ctx.maxBodyBytes === undefined ? "limits.maxMessageBytes" : "limits.maxBodyBytes",
-      this.ctx.maxBatch,
-      this.ctx.bodyBudget,
-    );
+    const body = await readMessageBody(req, this.ctx.maxBodyBytes ?? this.ctx.maxMessageBytes, {
+      limitName: this.ctx.maxBodyBytes === undefined ? "limits.maxMessageBytes" : "limits.maxBodyBytes",
+      maxBatch: this.ctx.maxBatch,
+      budget: this.ctx.bodyBudget,
+      maxContainers: this.ctx.maxMessageContainers,
+    });
     if (!body.ok) {
       this.ctx.onproblem?.(body.problem, { server: this.ctx.server, kind: "streamable-http", sessionId });
       replyJsonRpcError(res, body.status, body.code, body.message);

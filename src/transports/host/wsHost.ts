@@ -13,7 +13,8 @@ import { JSONRPC } from "../../errors/jsonRpcCodes.js";
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocketServer, type RawData, type WebSocket } from "ws";
-import { parseJsonMessage, parseJsonText, type Framed } from "../lineFraming.js";
+import { holdsMoreContainers } from "../../wire/jsonContainers.js";
+import { parseJsonMessage, parseJsonText, tooComplexProblem, type Framed } from "../lineFraming.js";
 import type { JSONRPCMessage, MessageExtraInfo, TransportSendOptions } from "../types.js";
 import { HostTransportBase } from "./hostTransportBase.js";
 import type { BodyBudget } from "./bodyBudget.js";
@@ -51,6 +52,8 @@ export class WsHostSession extends HostTransportBase {
     private readonly maxMessageBytes: number,
     private readonly closeTimeoutMs: number,
     private readonly budget?: BodyBudget,
+    /** Most objects and arrays in one message (`limits.maxMessageContainers`), counted before it is parsed. */
+    private readonly maxContainers = Number.POSITIVE_INFINITY,
   ) {
     super();
     this.extra = { requestInfo: { headers } };
@@ -191,7 +194,11 @@ export class WsHostSession extends HostTransportBase {
     this.giveBackPartial();
     // Binary frames are read as UTF-8 JSON too: being strict here would only break hosts.
     const bytes = Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data);
-    const framed = isBinary ? parseJsonMessage(bytes) : parseTextFrame(bytes);
+    const framed = holdsMoreContainers(bytes, this.maxContainers)
+      ? { problem: tooComplexProblem(bytes) }
+      : isBinary
+        ? parseJsonMessage(bytes)
+        : parseTextFrame(bytes);
     this.turns.took(bytes.length);
     if (framed === undefined) return;
     if (framed.problem === undefined) this.deliver(framed.message as JSONRPCMessage, this.extra);
@@ -289,6 +296,7 @@ export class WsEndpoint {
         this.ctx.maxMessageBytes,
         this.closeTimeoutMs,
         this.ctx.bodyBudget,
+        this.ctx.maxMessageContainers,
       );
       this.live.add(session);
       this.heartbeat.watch(ws, {
