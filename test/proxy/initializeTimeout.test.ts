@@ -124,9 +124,20 @@ describe("an upstream that never answers initialize", () => {
 
 describe("what is not a failed start", () => {
   it("a second initialize left unanswered is an ordinary request: the session goes on, the server is not down", async () => {
-    const host = await rawWs(serve.url, "once");
+    // Its child must start within limits.initializeTimeoutMs (400 ms here): on a machine too busy
+    // for that the start fails as it should, and the test starts another session (the property
+    // under test is the second initialize's).
+    let host = await rawWs(serve.url, "once");
+    for (let attempt = 1; ; attempt++) {
+      const first = await host.request(1, "initialize", INIT, 5_000);
+      if (first.result !== undefined || attempt === 5) {
+        expect(first.result).toMatchObject({ serverInfo: { name: "once" } });
+        break;
+      }
+      await host.close();
+      host = await rawWs(serve.url, "once");
+    }
     try {
-      expect((await host.request(1, "initialize", INIT, 5_000)).result).toMatchObject({ serverInfo: { name: "once" } });
       host.send(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }));
       host.send(JSON.stringify({ jsonrpc: "2.0", id: 2, method: "initialize", params: INIT }));
       await sleep(900);
