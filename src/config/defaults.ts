@@ -69,8 +69,8 @@ export const DEFAULT_LIMITS = Object.freeze({
   rawStringBytes: 256 * 1024,
   /** Messages in one JSON-RPC batch from a host. */
   maxBatch: 100,
-  /** Objects and arrays in one message (or batch) a host sends `serve` over HTTP or WebSocket. */
-  maxMessageContainers: 100_000,
+  /** Objects, arrays and object members in one message (or batch) a host sends `serve` over HTTP or WebSocket. */
+  maxMessageNodes: 50_000,
   /** Requests of an upstream waiting at once for its host's answer (sampling, elicitation, roots), per session. */
   maxUpstreamRequests: 1000,
   /** Requests of a host waiting at once for its upstream's answer, per session. */

@@ -587,15 +587,15 @@ export const ConfigSchema = z
             "most messages in one JSON-RPC batch from a host; a bigger batch is refused whole (413 over HTTP, -32600 " +
               "naming the limit) and nothing of it is forwarded",
           ),
-        maxMessageContainers: z
+        maxMessageNodes: z
           .number()
           .int()
           .positive()
-          .default(DEFAULT_LIMITS.maxMessageContainers)
+          .default(DEFAULT_LIMITS.maxMessageNodes)
           .describe(
-            "most objects and arrays in one message (or batch) a host sends serve over /mcp, /messages or /ws, " +
-              "counted before it is parsed: one over it is refused (413 over HTTP, -32600 over WebSocket, naming the " +
-              "limit), so a message of millions of tiny containers cannot hold the proxy for seconds",
+            "most objects, arrays and object members in one message (or batch) a host sends serve over /mcp, " +
+              "/messages or /ws, counted before it is parsed: one over it is refused (413 over HTTP, -32600 over " +
+              "WebSocket, naming the limit), so a message that is costly to parse cannot hold the proxy for seconds",
           ),
         sessionIdleMs: z
           .number()

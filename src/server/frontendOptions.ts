@@ -54,10 +54,10 @@ export interface HttpFrontendOptions {
   /** Most messages in one POSTed JSON-RPC batch; a bigger one gets 413. Default: `limits.maxBatch`'s. */
   maxBatch?: number;
   /**
-   * Most objects and arrays in one message a host sends; more gets 413 (-32600 over WebSocket).
-   * Default: `limits.maxMessageContainers`'s.
+   * Most objects, arrays and members in one message a host sends; more gets 413 (-32600 over WebSocket).
+   * Default: `limits.maxMessageNodes`'s.
    */
-  maxMessageContainers?: number;
+  maxMessageNodes?: number;
   /** Bytes of request bodies held at once over every connection; past it 503. Default: `limits.bodyBytesInFlight`'s. */
   bodyBytesInFlight?: number;
   /** Live host sessions of all kinds; the next gets 503. Default: `limits.maxSessions`'s. */
@@ -125,7 +125,7 @@ export interface ResolvedFrontendOptions {
   readonly maxMessageBytes: number;
   readonly maxBodyBytes: number;
   readonly maxBatch: number;
-  readonly maxMessageContainers: number;
+  readonly maxMessageNodes: number;
   readonly bodyBytesInFlight: number;
   readonly maxSessions: number;
   readonly maxSessionsPerClient: number;
@@ -164,11 +164,7 @@ export function resolveFrontendOptions(options: HttpFrontendOptions): ResolvedFr
       "maxBodyBytes",
     ),
     maxBatch: positive(options.maxBatch, DEFAULT_LIMITS.maxBatch, "maxBatch"),
-    maxMessageContainers: positive(
-      options.maxMessageContainers,
-      DEFAULT_LIMITS.maxMessageContainers,
-      "maxMessageContainers",
-    ),
+    maxMessageNodes: positive(options.maxMessageNodes, DEFAULT_LIMITS.maxMessageNodes, "maxMessageNodes"),
     // Never below one body as large as allowed: alone, it always fits.
     bodyBytesInFlight: Math.max(
       positive(options.bodyBytesInFlight, DEFAULT_LIMITS.bodyBytesInFlight, "bodyBytesInFlight"),

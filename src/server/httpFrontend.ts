@@ -76,7 +76,7 @@ export function createHttpFrontend(options: HttpFrontendOptions): HttpFrontend {
       // Named in 413 answers as limits.maxBodyBytes only when it was set on its own.
       ...(options.maxBodyBytes === undefined ? {} : { maxBodyBytes: opts.maxBodyBytes }),
       maxBatch: opts.maxBatch,
-      maxMessageContainers: opts.maxMessageContainers,
+      maxMessageNodes: opts.maxMessageNodes,
       bodyBudget,
       closeTimeoutMs: opts.closeTimeoutMs,
       sseKeepAliveMs: opts.sseKeepAliveMs,

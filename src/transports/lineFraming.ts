@@ -11,13 +11,8 @@
  * Pure: bytes in, values out. No IO, no clock.
  */
 import { isUtf8 } from "node:buffer";
-import {
-  LineSplitter,
-  OVERSIZED_HEAD_BYTES,
-  OVERSIZED_TAIL_BYTES,
-  type LineSink,
-  type OversizedLine,
-} from "../wire/lineSplitter.js";
+import { topLevelOf } from "../wire/jsonNodes.js";
+import { LineSplitter, type LineSink, type OversizedLine } from "../wire/lineSplitter.js";
 import { parseWithRawStrings } from "./rawStringParse.js";
 import { messageText } from "./wireJson.js";
 import { rememberWireText } from "./wireText.js";
@@ -249,16 +244,20 @@ export function oversizedProblem(line: OversizedLine): FramingProblem {
 }
 
 /**
- * A message refused unparsed for holding too many objects and arrays: told apart by its two ends,
- * as one too large is, so a request of the peer's can still be answered under its id.
+ * A message refused unparsed for holding more than `limit` nodes: its top level read for its
+ * `method` and `id`, so a request of the peer's can still be answered under its id.
  */
-export function tooComplexProblem(bytes: Buffer): FramingProblem {
-  const ends: OversizedLine = {
+export function tooComplexProblem(bytes: Buffer, limit: number): FramingProblem {
+  const top = topLevelOf(bytes);
+  const id = top.idText === undefined ? undefined : (JSON.parse(top.idText) as string | number);
+  return {
+    kind: "too-complex",
     bytes: bytes.length,
-    head: bytes.subarray(0, OVERSIZED_HEAD_BYTES),
-    tail: bytes.subarray(Math.max(0, bytes.length - OVERSIZED_TAIL_BYTES)),
+    limit,
+    ...(id === undefined ? {} : { id }),
+    ...(top.method ? { asks: true } : {}),
+    excerpt: bytes.subarray(0, EXCERPT_CHARS).toString("utf8"),
   };
-  return { ...oversizedProblem(ends), kind: "too-complex" };
 }
 
 /** The stdio wire form of a message: its JSON and one LF (MCP spec, Transports › stdio). */

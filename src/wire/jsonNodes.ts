@@ -1,17 +1,19 @@
 /**
- * How many objects and arrays a JSON text holds, counted without parsing it. `JSON.parse` spends
- * most of its time, and most of its memory, on containers: a message made of millions of tiny
- * ones (`[[[[…]]]]`, `[{},{},…]`) takes seconds to parse and many times its size in memory, while
- * the loop waits. Counting them first lets a listener refuse such a message for the price of one
- * pass over its bytes. Brackets inside strings are not counted; the text is not validated (the
- * parse that follows does that).
+ * How much work a JSON text is for `JSON.parse`, counted without parsing it. The parse spends
+ * its time, and its memory, on nodes — objects, arrays and object members — not on bytes: a
+ * message of millions of tiny containers (`[[[…]]]`, `[{},{},…]`), or of objects whose members
+ * are named or ordered differently each time (V8 builds a hidden class for every new shape, at a
+ * cost that grows faster than their number), takes seconds to parse and many times its size in
+ * memory, while the loop waits. Counting its nodes first lets a listener refuse such a message
+ * for the price of one pass over its bytes. Nodes are counted by their `{`, `[` and `:` outside
+ * strings; the text is not validated (the parse that follows does that).
  */
 
 /**
- * Whether `bytes` holds more than `limit` objects and arrays. A text shorter than
- * `2 × limit + 2` bytes cannot (each takes two bytes at least) and is not read.
+ * Whether `bytes` holds more than `limit` nodes. A text shorter than `2 × limit + 2` bytes cannot
+ * (each takes two bytes at least) and is not read.
  */
-export function holdsMoreContainers(bytes: Uint8Array, limit: number): boolean {
+export function holdsMoreNodes(bytes: Uint8Array, limit: number): boolean {
   if (bytes.length < 2 * limit + 2) return false;
   let count = 0;
   let i = 0;
@@ -22,10 +24,85 @@ export function holdsMoreContainers(bytes: Uint8Array, limit: number): boolean {
       i = afterString(bytes, i + 1);
       continue;
     }
-    if ((byte === 0x7b || byte === 0x5b) && ++count > limit) return true;
+    if ((byte === 0x7b || byte === 0x5b || byte === 0x3a) && ++count > limit) return true;
     i++;
   }
   return false;
+}
+
+/** What the top level of a message refused unparsed says of it, so it can still be answered. */
+export interface TopLevel {
+  /** It is an object with a `method` member: a request or a notification. */
+  readonly method: boolean;
+  /** Its `id` member's value as written, when that is a string or a number. */
+  readonly idText: string | undefined;
+}
+
+const METHOD = Buffer.from('"method"');
+const ID = Buffer.from('"id"');
+
+/**
+ * The `method` and `id` members of a JSON object text, found in one pass that steps over nested
+ * values; nothing for an array (a batch) or anything else.
+ */
+export function topLevelOf(bytes: Uint8Array): TopLevel {
+  let i = skipSpace(bytes, startsWithBom(bytes) ? 3 : 0);
+  if (bytes[i] !== 0x7b) return { method: false, idText: undefined };
+  let method = false;
+  let idText: string | undefined;
+  let depth = 0;
+  let key: [number, number] | undefined;
+  while (i < bytes.length) {
+    const byte = bytes[i]!;
+    if (byte === 0x22) {
+      const after = afterString(bytes, i + 1);
+      if (depth === 1) key = [i, after];
+      i = after;
+      continue;
+    }
+    if (byte === 0x7b || byte === 0x5b) depth++;
+    else if (byte === 0x7d || byte === 0x5d) {
+      if (--depth === 0) break;
+    } else if (byte === 0x3a && depth === 1 && key !== undefined) {
+      const name = bytes.subarray(key[0], key[1]);
+      if (sameBytes(name, METHOD)) method = true;
+      else if (sameBytes(name, ID)) idText = scalarAt(bytes, i + 1);
+    } else if (byte === 0x2c) key = undefined;
+    i++;
+  }
+  return { method, idText };
+}
+
+/** The string or number starting at `from` (after spaces), as written; undefined for anything else. */
+function scalarAt(bytes: Uint8Array, from: number): string | undefined {
+  const start = skipSpace(bytes, from);
+  let end = start;
+  if (bytes[start] === 0x22) end = afterString(bytes, start + 1);
+  else while (end < bytes.length && /[-+.0-9eE]/.test(String.fromCharCode(bytes[end]!))) end++;
+  if (end === start) return undefined;
+  const text = Buffer.from(bytes.buffer, bytes.byteOffset + start, end - start).toString("utf8");
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === "string" || typeof value === "number" ? text : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function skipSpace(bytes: Uint8Array, from: number): number {
+  let i = from;
+  while (i < bytes.length && (bytes[i] === 0x20 || bytes[i] === 0x0a || bytes[i] === 0x0d || bytes[i] === 0x09)) i++;
+  return i;
+}
+
+function startsWithBom(bytes: Uint8Array): boolean {
+  return bytes.length >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf;
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let k = 0; k < a.length; k++) if (a[k] !== b[k]) return false;
+  return true;
 }
 
 /** Just past the quote that closes the string whose content starts at `from` (the end if none). */

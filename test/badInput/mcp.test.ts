@@ -105,13 +105,21 @@ describe("/mcp: bad input from the host", () => {
     expect(JSON.stringify(r.messages)).toMatch(/maxBodyBytes|maxMessageBytes/);
   });
 
-  it("100k nested arrays reach the upstream, and its answer comes back", async () => {
+  it("100k nested arrays (over limits.maxMessageNodes) are refused unparsed: 413 under its id, the session goes on", async () => {
     const r = await post(
       url,
       `{"jsonrpc":"2.0","id":"deep","method":"ping","params":{"a":${"[".repeat(100_000)}${"]".repeat(100_000)}}}`,
       bad,
     );
-    expect(r.messages).toEqual([{ jsonrpc: "2.0", id: "deep", result: {} }]);
+    expect(r.status).toBe(413);
+    expect(r.messages).toEqual([
+      {
+        jsonrpc: "2.0",
+        id: "deep",
+        error: { code: -32600, message: expect.stringMatching(/^Invalid Request: more than limits\.maxMessageNodes /) },
+      },
+    ]);
+    expect((await post(url, rpc("after-deep", "ping"), bad)).messages[0]).toMatchObject({ result: {} });
   });
 
   it("lone surrogates in a request pass and are answered", async () => {

@@ -1,8 +1,9 @@
 /**
- * `limits.maxMessageContainers` on a real `serve`: a host's message of more objects and arrays
- * than the limit is refused before it is parsed (a message of millions of tiny containers holds
- * the proxy's one thread for seconds), over `/mcp` with 413 before any session opens and over
- * `/ws` with `-32600` to its id, the session going on; one at the limit is served.
+ * `limits.maxMessageNodes` on a real `serve`: a host's message of more objects, arrays and
+ * members than the limit is refused before it is parsed (millions of tiny containers, or objects
+ * of ever new shapes, hold the proxy's one thread for seconds), over `/mcp` with 413 under the
+ * request's id before any session opens and over `/ws` with `-32600` under its id (`method` after
+ * `params` too), the session going on; one at the limit is served.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ServeProcess } from "../helpers/proxyProcess.js";
@@ -13,21 +14,31 @@ let serve: ServeProcess;
 beforeAll(async () => {
   serve = await serveConfig({
     mcpServers: { fx: { command: process.execPath, args: [FAULT_SERVER] } },
-    limits: { maxMessageContainers: LIMIT },
+    limits: { maxMessageNodes: LIMIT },
   });
 });
 afterAll(async () => {
   await serve?.stop();
 });
 
-/** Arrays nested `depth` deep: `depth` containers. */
+/** Arrays nested `depth` deep: `depth` nodes. */
 const nested = (depth: number): unknown => JSON.parse("[".repeat(depth) + "]".repeat(depth));
 
-/** An initialize of `total` containers: the message, params, capabilities, experimental, clientInfo and the rest nested. */
-function initializeOf(total: number): string {
-  const params = { ...INIT, capabilities: { experimental: { x: nested(total - 5) } } };
-  return JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params });
+function nodesOf(value: unknown): number {
+  if (Array.isArray(value)) return 1 + value.reduce((sum: number, item) => sum + nodesOf(item), 0);
+  if (typeof value === "object" && value !== null)
+    return 1 + Object.values(value).reduce((sum: number, item) => sum + 1 + nodesOf(item), 0);
+  return 0;
 }
+
+/** `message` with `params.x` filled so that it holds `total` nodes in all (`method` last when asked). */
+function withNodes(message: { params: Record<string, unknown> } & Record<string, unknown>, total: number): string {
+  const base = nodesOf({ ...message, params: { ...message.params, x: null } });
+  return JSON.stringify({ ...message, params: { ...message.params, x: nested(total - base) } });
+}
+
+const initializeOf = (total: number): string =>
+  withNodes({ jsonrpc: "2.0", id: 1, method: "initialize", params: { ...INIT } }, total);
 
 function post(body: string): Promise<Response> {
   return fetch(`${serve.url}/mcp/fx`, {
@@ -37,18 +48,18 @@ function post(body: string): Promise<Response> {
   });
 }
 
-describe("limits.maxMessageContainers", () => {
-  it("/mcp: one container over the limit gets 413 naming it, no session; at the limit the session opens", async () => {
+describe("limits.maxMessageNodes", () => {
+  it("/mcp: one node over the limit gets 413 under its id, naming the limit, no session; at the limit the session opens", async () => {
     const before = ((await (await fetch(`${serve.url}/healthz`)).json()) as { hostSessions?: number }).hostSessions;
     expect(before).toBeTypeOf("number");
     const over = await post(initializeOf(LIMIT + 1));
     expect(over.status).toBe(413);
     expect(await over.json()).toEqual({
       jsonrpc: "2.0",
-      id: null,
+      id: 1,
       error: {
         code: -32600,
-        message: `Invalid Request: a body of more than limits.maxMessageContainers (${LIMIT}) objects and arrays; nothing of it was forwarded`,
+        message: `Invalid Request: more than limits.maxMessageNodes (${LIMIT}) objects, arrays and members in one body; nothing of it was forwarded`,
       },
     });
     expect(((await (await fetch(`${serve.url}/healthz`)).json()) as { hostSessions?: number }).hostSessions).toBe(
@@ -63,8 +74,8 @@ describe("limits.maxMessageContainers", () => {
   it("/ws: a request over the limit gets -32600 under its id and the session goes on", async () => {
     const host = await initializedWs(serve.url, "fx");
     try {
-      // The message, params and the rest nested.
-      host.send(JSON.stringify({ jsonrpc: "2.0", id: 7, method: "ping", params: { x: nested(LIMIT - 1) } }));
+      // `method` after `params`: still a request, answered under its id.
+      host.send(`{"jsonrpc":"2.0","id":7,"params":${JSON.stringify({ x: nested(LIMIT) })},"method":"ping"}`);
       const refused = await host.answerTo(7, 10_000);
       expect(refused).toEqual({
         jsonrpc: "2.0",
@@ -72,11 +83,18 @@ describe("limits.maxMessageContainers", () => {
         error: {
           code: -32600,
           message: expect.stringMatching(
-            /^Invalid Request: a message of more objects and arrays than limits\.maxMessageContainers \(\d+ bytes\); not forwarded$/,
+            new RegExp(
+              `^Invalid Request: more than limits\\.maxMessageNodes \\(${LIMIT}\\) objects, arrays and members in one message of \\d+ bytes; not forwarded$`,
+            ),
           ),
         },
       });
-      const served = await host.request(8, "ping", { x: nested(LIMIT - 2) }, 10_000);
+      const served = await host.request(
+        8,
+        "ping",
+        JSON.parse(withNodes({ jsonrpc: "2.0", id: 8, method: "ping", params: {} }, LIMIT)).params,
+        10_000,
+      );
       expect(served).toMatchObject({ jsonrpc: "2.0", id: 8, result: {} });
     } finally {
       await host.close();

@@ -1,57 +1,78 @@
 /**
- * Counting a JSON text's objects and arrays without parsing it: the count agrees with the parsed
- * value's on any JSON (brackets in strings, escaped quotes, backslash runs), the limit is exact,
- * and text too short to exceed it is not read.
+ * Counting a JSON text's nodes — objects, arrays and object members — without parsing it: the
+ * count agrees with the parsed value's on any JSON (brackets and colons in strings, escaped
+ * quotes, backslash runs), the limit is exact, and text too short to exceed it is not read. And
+ * reading a refused message's top level: its `method` and its `id` as written, stepping over
+ * nested values.
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { holdsMoreContainers } from "../../src/wire/jsonContainers.js";
+import { holdsMoreNodes, topLevelOf } from "../../src/wire/jsonNodes.js";
 
-function containersOf(value: unknown): number {
-  if (Array.isArray(value)) return 1 + value.reduce((sum: number, item) => sum + containersOf(item), 0);
+function nodesOf(value: unknown): number {
+  if (Array.isArray(value)) return 1 + value.reduce((sum: number, item) => sum + nodesOf(item), 0);
   if (typeof value === "object" && value !== null)
-    return 1 + Object.values(value).reduce((sum: number, item) => sum + containersOf(item), 0);
+    return 1 + Object.values(value).reduce((sum: number, item) => sum + 1 + nodesOf(item), 0);
   return 0;
 }
 
 const bytes = (text: string): Buffer => Buffer.from(text, "utf8");
 
-describe("holdsMoreContainers", () => {
-  it("is exact at the limit, nested or side by side", () => {
+describe("holdsMoreNodes", () => {
+  it("is exact at the limit: nested arrays, objects side by side, members of one object", () => {
     const nested = (n: number): string => "[".repeat(n) + "]".repeat(n);
-    expect(holdsMoreContainers(bytes(nested(1000)), 1000)).toBe(false);
-    expect(holdsMoreContainers(bytes(nested(1001)), 1000)).toBe(true);
+    expect(holdsMoreNodes(bytes(nested(1000)), 1000)).toBe(false);
+    expect(holdsMoreNodes(bytes(nested(1001)), 1000)).toBe(true);
     const flat = (n: number): string =>
       `[${Array(n - 1)
         .fill("{}")
         .join(",")}]`;
-    expect(holdsMoreContainers(bytes(flat(1000)), 1000)).toBe(false);
-    expect(holdsMoreContainers(bytes(flat(1001)), 1000)).toBe(true);
+    expect(holdsMoreNodes(bytes(flat(1000)), 1000)).toBe(false);
+    expect(holdsMoreNodes(bytes(flat(1001)), 1000)).toBe(true);
+    // An object and its members: 1 + n nodes.
+    const members = (n: number): string =>
+      JSON.stringify(Object.fromEntries(Array.from({ length: n }, (_, k) => [`k${k}`, 0])));
+    expect(holdsMoreNodes(bytes(members(999)), 1000)).toBe(false);
+    expect(holdsMoreNodes(bytes(members(1000)), 1000)).toBe(true);
   });
 
-  it("counts no bracket inside a string, escaped quotes and backslash runs included", () => {
-    const text = (inner: string): string =>
-      JSON.stringify({ jsonrpc: "2.0", id: 1, method: "x", params: { a: inner, b: [] } });
-    // 5,000 brackets in a string: only the three containers outside it count.
-    expect(holdsMoreContainers(bytes(text("[{".repeat(2500))), 3)).toBe(false);
-    expect(holdsMoreContainers(bytes(text(`${'\\"['.repeat(2000)}\\`)), 3)).toBe(false);
-    expect(holdsMoreContainers(bytes(text(`${"\\".repeat(999)}"[`.repeat(500))), 3)).toBe(false);
-    // The fourth, after the string: counted.
-    expect(holdsMoreContainers(bytes(`${text("[".repeat(5000)).slice(0, -1)},"c":{}}`), 3)).toBe(true);
+  it("counts nothing inside a string, escaped quotes and backslash runs included", () => {
+    // The message, its members params and a, and params: four nodes outside the string.
+    const text = (inner: string): string => JSON.stringify({ params: { a: inner } });
+    expect(holdsMoreNodes(bytes(text("[{:".repeat(2500))), 4)).toBe(false);
+    expect(holdsMoreNodes(bytes(text(`${'\\"[:'.repeat(2000)}\\`)), 4)).toBe(false);
+    expect(holdsMoreNodes(bytes(text(`${"\\".repeat(999)}"[`.repeat(500))), 4)).toBe(false);
+    // A fifth, after the string: counted.
+    expect(holdsMoreNodes(bytes(`${text("[".repeat(5000)).slice(0, -2)}},"c":0}`), 4)).toBe(true);
   });
 
   it("agrees with the parsed value's count on any JSON", () => {
     fc.assert(
       fc.property(fc.jsonValue({ maxDepth: 6 }), fc.integer({ min: 0, max: 40 }), (value, limit) => {
         const text = JSON.stringify(value);
-        expect(holdsMoreContainers(bytes(text), limit)).toBe(containersOf(value) > limit);
+        expect(holdsMoreNodes(bytes(text), limit)).toBe(nodesOf(value) > limit);
       }),
       { numRuns: 2000 },
     );
   });
 
   it("reads no text shorter than twice the limit (it cannot hold more), and stops at an unclosed string", () => {
-    expect(holdsMoreContainers(bytes("[[[[[[[[[[[["), 10)).toBe(false);
-    expect(holdsMoreContainers(bytes(`["${"[".repeat(100)}`), 3)).toBe(false);
+    expect(holdsMoreNodes(bytes("[[[[[[[[[[[["), 10)).toBe(false);
+    expect(holdsMoreNodes(bytes(`["${"[".repeat(100)}`), 3)).toBe(false);
+  });
+});
+
+describe("topLevelOf", () => {
+  it.each([
+    ['{"jsonrpc":"2.0","id":12,"params":{"id":1,"method":"x"},"method":"ping"}', true, "12"],
+    ['\uFEFF { "method" : "ping" , "id" : "a\\"b" }', true, '"a\\"b"'],
+    ['{"id":9007199254740993,"method":"tools/call","params":[[{"id":2}]]}', true, "9007199254740993"],
+    ['{"jsonrpc":"2.0","id":3,"result":{"method":"x"}}', false, "3"],
+    ['{"method":"notifications/x","params":{"id":4}}', true, undefined],
+    ['{"id":{"nested":1},"method":"x"}', true, undefined],
+    ['{"note":"\\"id\\":5","method":"x"}', true, undefined],
+    ['[{"id":1,"method":"x"}]', false, undefined],
+  ])("%s: method %s, id %s", (text, method, idText) => {
+    expect(topLevelOf(bytes(text))).toEqual({ method, idText });
   });
 });

@@ -229,7 +229,7 @@ async function serve(
     ...(config.limits.maxBodyBytes === undefined ? {} : { maxBodyBytes: config.limits.maxBodyBytes }),
     maxSessionsPerClient: config.limits.maxSessionsPerClient,
     maxBatch: config.limits.maxBatch,
-    maxMessageContainers: config.limits.maxMessageContainers,
+    maxMessageNodes: config.limits.maxMessageNodes,
     bodyBytesInFlight: config.limits.bodyBytesInFlight,
     sessionIdleTimeoutMs: config.limits.sessionIdleMs,
     pingIntervalMs: config.limits.pingIntervalMs,

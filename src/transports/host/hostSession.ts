@@ -71,10 +71,10 @@ export interface HostEndpointContext {
   /** Most messages in one JSON-RPC batch (`limits.maxBatch`); a bigger batch is refused whole. */
   readonly maxBatch?: number;
   /**
-   * Most objects and arrays in one message (or batch) from a host (`limits.maxMessageContainers`),
+   * Most objects, arrays and members in one message (or batch) from a host (`limits.maxMessageNodes`),
    * counted before it is parsed; unbounded when absent.
    */
-  readonly maxMessageContainers?: number;
+  readonly maxMessageNodes?: number;
   /** Request bodies held at once over the listener (`limits.bodyBytesInFlight`); unbounded when absent. */
   readonly bodyBudget?: BodyBudget;
   /** How long a refused request's body is still read before its connection is cut (`limits.closeTimeoutMs`). */

@@ -14,18 +14,20 @@ import { discardThenCut } from "./discard.js";
 
 export type HeaderMap = Record<string, string | number | readonly string[]>;
 
+/** `idText`: the id of the request it answers, as written (JSON text); `null` when none could be read. */
 export function replyJsonRpcError(
   res: ServerResponse,
   status: number,
   code: number,
   message: string,
   headers: HeaderMap = {},
+  idText = "null",
 ): void {
   if (res.headersSent) {
     res.end();
     return;
   }
-  const body = JSON.stringify({ jsonrpc: "2.0", id: null, error: { code, message } });
+  const body = `{"jsonrpc":"2.0","id":${idText},"error":${JSON.stringify({ code, message })}}`;
   res.writeHead(status, { ...headers, "content-type": "application/json", "content-length": Buffer.byteLength(body) });
   res.end(body);
 }

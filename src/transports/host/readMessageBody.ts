@@ -14,7 +14,7 @@ import { JSONRPC } from "../../errors/jsonRpcCodes.js";
 import { isRequestId } from "../jsonrpc.js";
 import type { FramingProblem, JSONRPCMessage } from "../types.js";
 import { rememberWireText } from "../wireText.js";
-import { holdsMoreContainers } from "../../wire/jsonContainers.js";
+import { holdsMoreNodes, topLevelOf } from "../../wire/jsonNodes.js";
 import type { BodyBudget } from "./bodyBudget.js";
 
 export type BodyReadResult =
@@ -25,6 +25,8 @@ export type BodyReadResult =
       readonly problem: FramingProblem;
       readonly message: string;
       readonly code: number;
+      /** The id, as written, of the request the error answers (none: `null`). */
+      readonly idText?: string;
     };
 
 /** How much of a bad body is quoted in a problem report (never the whole content). */
@@ -50,10 +52,10 @@ export interface BodyLimits {
    */
   readonly budget?: BodyBudget | undefined;
   /**
-   * A body of more objects and arrays is refused before it is parsed (413, JSON-RPC -32600
-   * naming `limits.maxMessageContainers`).
+   * A body of more objects, arrays and members is refused before it is parsed (413, JSON-RPC
+   * -32600 naming `limits.maxMessageNodes`, under the request's id when its top level shows one).
    */
-  readonly maxContainers?: number | undefined;
+  readonly maxNodes?: number | undefined;
 }
 
 export function readMessageBody(
@@ -62,7 +64,7 @@ export function readMessageBody(
   limits: BodyLimits = {},
 ): Promise<BodyReadResult> {
   const { limitName = "limits.maxMessageBytes", maxBatch = Number.POSITIVE_INFINITY, budget } = limits;
-  const maxContainers = limits.maxContainers ?? Number.POSITIVE_INFINITY;
+  const maxNodes = limits.maxNodes ?? Number.POSITIVE_INFINITY;
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let bytes = 0;
@@ -134,14 +136,14 @@ export function readMessageBody(
         );
         return;
       }
-      const result = parseBody(Buffer.concat(chunks, bytes), maxBatch, maxContainers);
+      const result = parseBody(Buffer.concat(chunks, bytes), maxBatch, maxNodes);
       drop();
       resolve(result);
     });
   });
 }
 
-function parseBody(body: Buffer, maxBatch: number, maxContainers: number): BodyReadResult {
+function parseBody(body: Buffer, maxBatch: number, maxNodes: number): BodyReadResult {
   // JSON text is UTF-8 (RFC 8259 §8.1); decoding invalid bytes would introduce U+FFFD.
   if (!isUtf8(body)) {
     const excerpt = body.subarray(0, EXCERPT_CHARS).toString("latin1");
@@ -152,15 +154,20 @@ function parseBody(body: Buffer, maxBatch: number, maxContainers: number): BodyR
     );
   }
   // Counted before the parse, which is what such a body would hold the loop with.
-  if (holdsMoreContainers(body, maxContainers)) {
+  if (holdsMoreNodes(body, maxNodes)) {
     const excerpt = body.subarray(0, EXCERPT_CHARS).toString("utf8");
-    return failure(
-      413,
-      { kind: "too-complex", bytes: body.length, excerpt },
-      `Invalid Request: a body of more than limits.maxMessageContainers (${maxContainers}) objects and arrays; ` +
-        `nothing of it was forwarded`,
-      JSONRPC.INVALID_REQUEST,
-    );
+    const top = topLevelOf(body);
+    return {
+      ...failure(
+        413,
+        { kind: "too-complex", bytes: body.length, excerpt, limit: maxNodes },
+        `Invalid Request: more than limits.maxMessageNodes (${maxNodes}) objects, arrays and members in one ` +
+          `body; nothing of it was forwarded`,
+        JSONRPC.INVALID_REQUEST,
+      ),
+      // A request is answered under its id; a response or a batch under none.
+      ...(top.method && top.idText !== undefined ? { idText: top.idText } : {}),
+    };
   }
   const decoded = body.toString("utf8");
   // A UTF-8 BOM is not JSON (RFC 8259 §8.1 lets a parser ignore it; JSON.parse does not).

@@ -159,11 +159,11 @@ export class SseEndpoint {
         limitName: this.ctx.maxBodyBytes === undefined ? "limits.maxMessageBytes" : "limits.maxBodyBytes",
         maxBatch: this.ctx.maxBatch,
         budget: this.ctx.bodyBudget,
-        maxContainers: this.ctx.maxMessageContainers,
+        maxNodes: this.ctx.maxMessageNodes,
       });
       if (!body.ok) {
         this.ctx.onproblem?.(body.problem, { server: this.ctx.server, kind: "sse", sessionId: session.sessionId });
-        replyJsonRpcError(res, body.status, body.code, body.message);
+        replyJsonRpcError(res, body.status, body.code, body.message, {}, body.idText);
         return;
       }
       if (session.isClosed) {

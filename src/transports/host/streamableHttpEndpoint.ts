@@ -107,11 +107,11 @@ export class StreamableHttpEndpoint {
       limitName: this.ctx.maxBodyBytes === undefined ? "limits.maxMessageBytes" : "limits.maxBodyBytes",
       maxBatch: this.ctx.maxBatch,
       budget: this.ctx.bodyBudget,
-      maxContainers: this.ctx.maxMessageContainers,
+      maxNodes: this.ctx.maxMessageNodes,
     });
     if (!body.ok) {
       this.ctx.onproblem?.(body.problem, { server: this.ctx.server, kind: "streamable-http", sessionId });
-      replyJsonRpcError(res, body.status, body.code, body.message);
+      replyJsonRpcError(res, body.status, body.code, body.message, {}, body.idText);
       return;
     }
     // Its one body holds one answer per id: a batch with an id twice would have the first

@@ -13,7 +13,7 @@ import { JSONRPC } from "../../errors/jsonRpcCodes.js";
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocketServer, type RawData, type WebSocket } from "ws";
-import { holdsMoreContainers } from "../../wire/jsonContainers.js";
+import { holdsMoreNodes } from "../../wire/jsonNodes.js";
 import { parseJsonMessage, parseJsonText, tooComplexProblem, type Framed } from "../lineFraming.js";
 import type { JSONRPCMessage, MessageExtraInfo, TransportSendOptions } from "../types.js";
 import { HostTransportBase } from "./hostTransportBase.js";
@@ -52,8 +52,8 @@ export class WsHostSession extends HostTransportBase {
     private readonly maxMessageBytes: number,
     private readonly closeTimeoutMs: number,
     private readonly budget?: BodyBudget,
-    /** Most objects and arrays in one message (`limits.maxMessageContainers`), counted before it is parsed. */
-    private readonly maxContainers = Number.POSITIVE_INFINITY,
+    /** Most objects, arrays and members in one message (`limits.maxMessageNodes`), counted before it is parsed. */
+    private readonly maxNodes = Number.POSITIVE_INFINITY,
   ) {
     super();
     this.extra = { requestInfo: { headers } };
@@ -194,8 +194,8 @@ export class WsHostSession extends HostTransportBase {
     this.giveBackPartial();
     // Binary frames are read as UTF-8 JSON too: being strict here would only break hosts.
     const bytes = Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data);
-    const framed = holdsMoreContainers(bytes, this.maxContainers)
-      ? { problem: tooComplexProblem(bytes) }
+    const framed = holdsMoreNodes(bytes, this.maxNodes)
+      ? { problem: tooComplexProblem(bytes, this.maxNodes) }
       : isBinary
         ? parseJsonMessage(bytes)
         : parseTextFrame(bytes);
@@ -296,7 +296,7 @@ export class WsEndpoint {
         this.ctx.maxMessageBytes,
         this.closeTimeoutMs,
         this.ctx.bodyBudget,
-        this.ctx.maxMessageContainers,
+        this.ctx.maxMessageNodes,
       );
       this.live.add(session);
       this.heartbeat.watch(ws, {
