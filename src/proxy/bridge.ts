@@ -755,7 +755,7 @@ export class Bridge {
         undefined,
       );
     } else if (problem.kind === "too-complex") {
-      // Refused unparsed: answered under its id when one of its ends shows it.
+      // Refused unparsed: a request is answered under the id its top level shows.
       const id = problem.asks === true ? problem.id : undefined;
       this.toHost(
         {
