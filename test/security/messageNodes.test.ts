@@ -6,6 +6,7 @@
  * `params` too), the session going on; one at the limit is served.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { nodesOf } from "../helpers/jsonNodes.js";
 import type { ServeProcess } from "../helpers/proxyProcess.js";
 import { FAULT_SERVER, INIT, initializedWs, serveConfig } from "../reliability/helpers.js";
 
@@ -23,13 +24,6 @@ afterAll(async () => {
 
 /** Arrays nested `depth` deep: `depth` nodes. */
 const nested = (depth: number): unknown => JSON.parse("[".repeat(depth) + "]".repeat(depth));
-
-function nodesOf(value: unknown): number {
-  if (Array.isArray(value)) return 1 + value.reduce((sum: number, item) => sum + nodesOf(item), 0);
-  if (typeof value === "object" && value !== null)
-    return 1 + Object.values(value).reduce((sum: number, item) => sum + 1 + nodesOf(item), 0);
-  return 0;
-}
 
 /** `message` with `params.x` filled so that it holds `total` nodes in all (`method` last when asked). */
 function withNodes(message: { params: Record<string, unknown> } & Record<string, unknown>, total: number): string {

@@ -7,14 +7,8 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { nodesOf } from "../helpers/jsonNodes.js";
 import { holdsMoreNodes, topLevelOf } from "../../src/wire/jsonNodes.js";
-
-function nodesOf(value: unknown): number {
-  if (Array.isArray(value)) return 1 + value.reduce((sum: number, item) => sum + nodesOf(item), 0);
-  if (typeof value === "object" && value !== null)
-    return 1 + Object.values(value).reduce((sum: number, item) => sum + 1 + nodesOf(item), 0);
-  return 0;
-}
 
 const bytes = (text: string): Buffer => Buffer.from(text, "utf8");
 
