@@ -15,8 +15,9 @@ const MIN_SECRET_LENGTH = 4;
 
 /**
  * The ways a secret can stand in quoted text: as it is, and as a JSON string literal's body
- * writes it (`"` and `\` escaped, `/` as `\/` as PHP writes it, non-ASCII as `\uXXXX`), and
- * percent-encoded.
+ * writes it (`"` and `\` escaped, `/` as `\/` as PHP writes it, non-ASCII as `\uXXXX`),
+ * percent-encoded, and in base64 (plain and URL-safe, padded or not: a server may echo a header
+ * as it was encoded, or encode what it was sent).
  */
 function secretForms(secrets: Iterable<string | undefined>): string[] {
   const forms = new Set<string>();
@@ -29,6 +30,10 @@ function secretForms(secrets: Iterable<string | undefined>): string[] {
     // As a URL or a form body would carry it (a form writes a space as `+` and leaves `*` alone).
     forms.add(encodeURIComponent(secret));
     forms.add(new URLSearchParams({ s: secret }).toString().slice(2));
+    const base64 = Buffer.from(secret, "utf8").toString("base64");
+    forms.add(base64);
+    forms.add(base64.replace(/=+$/, ""));
+    forms.add(Buffer.from(secret, "utf8").toString("base64url"));
   }
   // Longest first, so a value that contains another is removed whole.
   return [...forms].sort((a, b) => b.length - a.length);
@@ -105,6 +110,13 @@ export function headerSecrets(headers: Readonly<Record<string, string>> | undefi
     secrets.push(trimmed);
     const credentials = /^[A-Za-z][\w.+-]*\s+(\S.*)$/.exec(trimmed)?.[1];
     if (credentials !== undefined) secrets.push(credentials);
+    // Basic credentials are a user name and password in base64: a server that failed the login
+    // may quote them decoded (the whole pair, or the password alone).
+    if (credentials !== undefined && /^basic$/i.test(trimmed.split(/\s/, 1)[0]!)) {
+      const pair = Buffer.from(credentials, "base64").toString("utf8");
+      const colon = pair.indexOf(":");
+      if (colon > 0 && !pair.includes("\uFFFD")) secrets.push(pair, pair.slice(colon + 1));
+    }
   }
   return secrets;
 }

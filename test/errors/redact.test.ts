@@ -24,6 +24,28 @@ describe("headerSecrets", () => {
     ]);
     expect(headerSecrets(undefined)).toEqual([]);
   });
+
+  it("gives a Basic credential's user:password pair and password decoded (a server may quote them so)", () => {
+    const basic = Buffer.from("alice:hunter2-pw").toString("base64");
+    expect(headerSecrets({ Authorization: `Basic ${basic}` })).toEqual([
+      `Basic ${basic}`,
+      basic,
+      "alice:hunter2-pw",
+      "hunter2-pw",
+    ]);
+    // Not base64 of a pair: nothing decoded is taken.
+    expect(headerSecrets({ Authorization: "basic not-base64!" })).toEqual(["basic not-base64!", "not-base64!"]);
+  });
+});
+
+describe("secrets a server encoded", () => {
+  it("finds a secret in base64, plain and URL-safe, padded or not", () => {
+    const secret = "k3y/S3cr3t+v@l";
+    const plain = Buffer.from(secret).toString("base64");
+    expect(plain).toBe("azN5L1MzY3IzdCt2QGw=");
+    for (const written of [plain, plain.replace(/=+$/, ""), Buffer.from(secret).toString("base64url")])
+      expect(redactSecrets(`echo b64=${written} end`, [secret])).toBe(`echo b64=${REDACTED} end`);
+  });
 });
 
 describe("secrets in their quoted forms and at a cut", () => {
