@@ -25,7 +25,6 @@
  */
 import { JSONRPC } from "../../errors/jsonRpcCodes.js";
 import { NormalizerError } from "../../errors/NormalizerError.js";
-import { redactSecrets } from "../../errors/redact.js";
 import { silentLogger, type Logger } from "../../observe/logger.js";
 import type { Framed } from "../lineFraming.js";
 import type {
@@ -48,6 +47,7 @@ import {
   describeUrl,
   forwardableHeaders,
   networkErrorText,
+  statusLine,
   withoutSecrets,
   withoutSecretsInError,
 } from "./upstreamMessages.js";
@@ -870,11 +870,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
   private async failStatus(ids: RequestId[], response: ResponseLike, what: string, signal: AbortLike): Promise<void> {
     const secrets = this.sentSecrets();
     const reason = await errorBodyReason(response, secrets);
-    // The status text is the server's too.
-    const status = redactSecrets(
-      `HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ""}`,
-      secrets,
-    );
+    const status = statusLine(response.status, response.statusText, secrets);
     // Spec: 404 to a request with a session id means the server ended the session. Nothing sent
     // on it can succeed any more, so the connection ends (no DELETE: the session is gone), and
     // with it the host's session: the host is told, and initializes again.

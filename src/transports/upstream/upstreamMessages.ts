@@ -4,7 +4,7 @@
  * (every pending request gets an error naming the cause, never silence), and naming an
  * upstream URL in messages without leaking credentials.
  */
-import { redactSecrets, type SecretRedactor, secretRedactor } from "../../errors/redact.js";
+import { redactedExcerpt, redactSecrets, type SecretRedactor, secretRedactor } from "../../errors/redact.js";
 import { isRawJsonString } from "../../wire/rawJson.js";
 import { rememberOrigin } from "../wireOrigin.js";
 import { isForwardedMcpHeader } from "../mcpHeaders.js";
@@ -29,6 +29,17 @@ export function describeUrl(url: URL | string): string {
  * The message of an error from `fetch`/sockets, with the cause's code (ECONNREFUSED, …), without
  * `secrets` (what the proxy sends the upstream): fetch quotes a header value it cannot send.
  */
+/** Longest reason phrase quoted from an upstream's HTTP status line (standard ones are a few words). */
+const REASON_PHRASE_CHARS = 100;
+
+/**
+ * `HTTP 503 Service Unavailable`: an upstream's status with its reason phrase, which is the
+ * server's words — what it holds of `secrets` removed, and cut (a server may send kilobytes).
+ */
+export function statusLine(status: number, reason: string | undefined, secrets: Iterable<string | undefined>): string {
+  return reason ? `HTTP ${status} ${redactedExcerpt(reason, REASON_PHRASE_CHARS, secrets)}` : `HTTP ${status}`;
+}
+
 export function networkErrorText(error: unknown, secrets: Iterable<string | undefined> = []): string {
   return redactSecrets(errorText(error), secrets);
 }

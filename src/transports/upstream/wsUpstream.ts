@@ -12,7 +12,7 @@ import { parseJsonPieces } from "../lineFraming.js";
 import type { FramingProblem, JSONRPCMessage, ProxySendOptions, UpstreamTransport } from "../types.js";
 import { DEFAULT_HTTP_CONNECT_TIMEOUT_MS } from "./streamableHttpUpstream.js";
 import { sentSecrets } from "./httpBodies.js";
-import { deliverFramed, describeUrl } from "./upstreamMessages.js";
+import { deliverFramed, describeUrl, statusLine } from "./upstreamMessages.js";
 import { DrainWaiter, mustWaitForDrain, SENT, type DrainableStream } from "../drainWaiter.js";
 import { ReadYield } from "../readYield.js";
 import { messageText } from "../wireJson.js";
@@ -110,12 +110,7 @@ export class WebSocketUpstreamTransport implements UpstreamTransport {
         resolve();
       });
       socket.once("unexpected-response", (_request, response) =>
-        fail(
-          redactSecrets(
-            `HTTP ${response.statusCode}${response.statusMessage ? ` ${response.statusMessage}` : ""}`,
-            this.sentSecrets(),
-          ),
-        ),
+        fail(statusLine(response.statusCode ?? 0, response.statusMessage, this.sentSecrets())),
       );
       const timeoutMs = this.options.connectTimeoutMs ?? DEFAULT_HTTP_CONNECT_TIMEOUT_MS;
       socket.once("error", (error) =>

@@ -276,7 +276,7 @@ describe("StreamableHttpUpstreamTransport against the SDK's StreamableHTTPServer
 
   it("never quotes back what it sent: header values and the injected fetch's secrets echoed in an error are redacted", async () => {
     // A server that echoes the request's credentials in its error body and status text.
-    let bodyKind: "text" | "json" | "unreadable" | "fetch-throws" = "text";
+    let bodyKind: "text" | "json" | "unreadable" | "fetch-throws" | "long-reason" = "text";
     const server = createHttpServer((req, res) => {
       req.resume();
       const echo = `auth=${req.headers.authorization} key=${req.headers["x-api-key"]} oauth=${req.headers["x-oauth"]} url=${req.url}`;
@@ -285,7 +285,10 @@ describe("StreamableHttpUpstreamTransport against the SDK's StreamableHTTPServer
         res.writeHead(200, { "content-type": "application/json" }).end(`not JSON: ${echo}`);
         return;
       }
-      if (bodyKind === "text") {
+      if (bodyKind === "long-reason") {
+        // A reason phrase of kilobytes, the secret at its end: cut, and the cut never shows it.
+        res.writeHead(503, `${"x".repeat(95)} ${token} ${"y".repeat(8000)}`).end();
+      } else if (bodyKind === "text") {
         res.writeHead(500, `Broken ${token}`, { "content-type": "text/plain" }).end(`${echo} token=${token}`);
       } else {
         res.writeHead(401, { "content-type": "application/json" });
@@ -321,6 +324,11 @@ describe("StreamableHttpUpstreamTransport against the SDK's StreamableHTTPServer
     expect((await got.response(8)).error?.message).toBe(
       `upstream ${url} answered POST tools/call with HTTP 401 Unauthorized: ` +
         "refused auth=[redacted] key=[redacted] oauth=[redacted] url=/mcp?api_key=[redacted]",
+    );
+    bodyKind = "long-reason";
+    await transport.send(call(20, "echo", { text: "x" }));
+    expect((await got.response(20)).error?.message).toBe(
+      `upstream ${url} answered POST tools/call with HTTP 503 ${"x".repeat(95)} [red`,
     );
     // An answer that cannot be read is reported with an excerpt (the log quotes it): redacted too.
     bodyKind = "unreadable";
