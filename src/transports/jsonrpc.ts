@@ -113,11 +113,25 @@ export function relatedRequestOf(extra: MessageExtraInfo | undefined): RequestId
 export function notJsonRpc2(msg: Record<string, unknown> & { id: RequestId }): Record<string, unknown> | undefined {
   const why =
     msg.jsonrpc !== "2.0"
-      ? `"jsonrpc" must be "2.0", not ${JSON.stringify(msg.jsonrpc) ?? "missing"}`
+      ? `"jsonrpc" must be "2.0", not ${given(msg.jsonrpc)}`
       : "params" in msg && typeof msg.params !== "object"
-        ? `"params" must be an object or an array, not ${JSON.stringify(msg.params)}`
+        ? `"params" must be an object or an array, not ${given(msg.params)}`
         : msg.params === null
           ? `"params" must be an object or an array, not null`
           : undefined;
   return why === undefined ? undefined : errorResponse(msg.id, JSONRPC.INVALID_REQUEST, `Invalid Request: ${why}`);
+}
+
+/**
+ * What a member holds, for an error: a short string or a scalar as written, else its kind — never
+ * the whole of a long string or a nested value (written out, one nested deep enough would
+ * overflow the stack, and the error would never be sent).
+ */
+function given(value: unknown): string {
+  if (value === undefined) return "missing";
+  if (typeof value === "string")
+    return value.length <= 40 ? JSON.stringify(value) : `a string of ${value.length} characters`;
+  if (Array.isArray(value)) return "an array";
+  if (value !== null && typeof value === "object") return "an object";
+  return String(value);
 }

@@ -114,6 +114,11 @@ describe("Bridge request ids", () => {
     host.receive({ jsonrpc: "2.0", id: 4, method: "tools/call", params: null });
     host.receive({ jsonrpc: "2.0", id: 5, method: "tools/list" });
     host.receive({ jsonrpc: "2.0", id: 6, method: "tools/call", params: [1] });
+    // A value nested too deep to write out, and a long one: named by their kind, never written.
+    let deep: unknown = [];
+    for (let i = 0; i < 20_000; i++) deep = [deep];
+    host.receive({ jsonrpc: deep, id: 7, method: "tools/list" } as never);
+    host.receive({ jsonrpc: "2.0".repeat(100), id: 8, method: "tools/list" });
     expect(upstream.sent.map((s) => s.message.id)).toEqual([5, 6]);
     expect(errorsTo(host).map((m) => [m.id, m.error])).toEqual([
       [1, { code: JSONRPC.INVALID_REQUEST, message: 'Invalid Request: "jsonrpc" must be "2.0", not "1.0"' }],
@@ -125,6 +130,14 @@ describe("Bridge request ids", () => {
       [
         4,
         { code: JSONRPC.INVALID_REQUEST, message: 'Invalid Request: "params" must be an object or an array, not null' },
+      ],
+      [7, { code: JSONRPC.INVALID_REQUEST, message: 'Invalid Request: "jsonrpc" must be "2.0", not an array' }],
+      [
+        8,
+        {
+          code: JSONRPC.INVALID_REQUEST,
+          message: 'Invalid Request: "jsonrpc" must be "2.0", not a string of 300 characters',
+        },
       ],
     ]);
     expect(bridge.waitingCount).toBe(2);
