@@ -69,7 +69,7 @@ export const DEFAULT_LIMITS = Object.freeze({
   rawStringBytes: 256 * 1024,
   /** Messages in one JSON-RPC batch from a host. */
   maxBatch: 100,
-  /** Objects, arrays and object members in one message (or batch) a host sends `serve` over HTTP or WebSocket. */
+  /** Nodes (objects, arrays, members and elements) in one message a host sends `serve` over HTTP or WebSocket. */
   maxMessageNodes: 50_000,
   /** Requests of an upstream waiting at once for its host's answer (sampling, elicitation, roots), per session. */
   maxUpstreamRequests: 1000,

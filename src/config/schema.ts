@@ -593,9 +593,10 @@ export const ConfigSchema = z
           .positive()
           .default(DEFAULT_LIMITS.maxMessageNodes)
           .describe(
-            "most objects, arrays and object members in one message (or batch) a host sends serve over /mcp, " +
-              "/messages or /ws, counted before it is parsed: one over it is refused (413 over HTTP, -32600 over " +
-              "WebSocket, naming the limit), so a message that is costly to parse cannot hold the proxy for seconds",
+            "most nodes (objects, arrays, and members or elements after the first in one) in one message (or " +
+              "batch) a host sends serve over /mcp, /messages or /ws, counted before it is parsed: one over it is " +
+              "refused (413 over HTTP, -32600 over WebSocket, naming the limit), so a message that is costly to " +
+              "parse cannot hold the proxy for seconds",
           ),
         sessionIdleMs: z
           .number()

@@ -764,8 +764,8 @@ export class Bridge {
           error: {
             code: JSONRPC.INVALID_REQUEST,
             message:
-              `Invalid Request: more than limits.maxMessageNodes (${problem.limit}) objects, arrays and members ` +
-              `in one message of ${problem.bytes} bytes; not forwarded`,
+              `Invalid Request: more than limits.maxMessageNodes (${problem.limit}) objects, arrays, members and ` +
+              `elements in one message of ${problem.bytes} bytes; not forwarded`,
           },
         },
         id,

@@ -1,20 +1,21 @@
 /**
  * How much work a JSON text is for `JSON.parse`, counted without parsing it. The parse spends
- * its time, and its memory, on nodes — objects, arrays and object members — not on bytes: a
- * message of millions of tiny containers (`[[[…]]]`, `[{},{},…]`), or of objects whose members
- * are named or ordered differently each time (V8 builds a hidden class for every new shape, at a
- * cost that grows faster than their number), takes seconds to parse and many times its size in
- * memory, while the loop waits. Counting its nodes first lets a listener refuse such a message
- * for the price of one pass over its bytes. Nodes are counted by their `{`, `[` and `:` outside
- * strings; the text is not validated (the parse that follows does that).
+ * its time, and its memory, on values far more than on bytes: a message of millions of tiny
+ * containers (`[[[…]]]`, `[{},{},…]`), of objects whose members are named or ordered differently
+ * each time (V8 builds a hidden class for every new shape, at a cost that grows faster than their
+ * number), or of millions of short strings or numbers in an array, takes seconds to parse and
+ * many times its size in memory, while the loop waits. Counting its nodes first lets a listener
+ * refuse such a message for the price of one pass over its bytes. Nodes are the `{`, `[` and `,`
+ * outside strings: every object and array, and every member or element after the first in one.
+ * The text is not validated (the parse that follows does that).
  */
 
 /**
- * Whether `bytes` holds more than `limit` nodes. A text shorter than `2 × limit + 2` bytes cannot
- * (each takes two bytes at least) and is not read.
+ * Whether `bytes` holds more than `limit` nodes. A text of at most `limit` bytes cannot (each node
+ * is a byte of its own) and is not read.
  */
 export function holdsMoreNodes(bytes: Uint8Array, limit: number): boolean {
-  if (bytes.length < 2 * limit + 2) return false;
+  if (bytes.length <= limit) return false;
   let count = 0;
   let i = 0;
   const end = bytes.length;
@@ -24,7 +25,7 @@ export function holdsMoreNodes(bytes: Uint8Array, limit: number): boolean {
       i = afterString(bytes, i + 1);
       continue;
     }
-    if ((byte === 0x7b || byte === 0x5b || byte === 0x3a) && ++count > limit) return true;
+    if ((byte === 0x7b || byte === 0x5b || byte === 0x2c) && ++count > limit) return true;
     i++;
   }
   return false;
@@ -32,11 +33,14 @@ export function holdsMoreNodes(bytes: Uint8Array, limit: number): boolean {
 
 /** What the top level of a message refused unparsed says of it, so it can still be answered. */
 export interface TopLevel {
-  /** It is an object with a `method` member: a request or a notification. */
+  /** It is an object whose `method` member is a string: a request or a notification. */
   readonly method: boolean;
-  /** Its `id` member's value as written, when that is a string or a number. */
+  /** Its `id` member's value as written, when that is a string or a number of at most `ID_MAX_BYTES`. */
   readonly idText: string | undefined;
 }
+
+/** Longest id taken from a refused message's top level (a longer one is answered under `null`). */
+const ID_MAX_BYTES = 256;
 
 const METHOD = Buffer.from('"method"');
 const ID = Buffer.from('"id"');
@@ -65,7 +69,7 @@ export function topLevelOf(bytes: Uint8Array): TopLevel {
       if (--depth === 0) break;
     } else if (byte === 0x3a && depth === 1 && key !== undefined) {
       const name = bytes.subarray(key[0], key[1]);
-      if (sameBytes(name, METHOD)) method = true;
+      if (sameBytes(name, METHOD)) method = bytes[skipSpace(bytes, i + 1)] === 0x22;
       else if (sameBytes(name, ID)) idText = scalarAt(bytes, i + 1);
     } else if (byte === 0x2c) key = undefined;
     i++;
@@ -73,13 +77,17 @@ export function topLevelOf(bytes: Uint8Array): TopLevel {
   return { method, idText };
 }
 
-/** The string or number starting at `from` (after spaces), as written; undefined for anything else. */
+/**
+ * The string or number starting at `from` (after spaces), as written; undefined for anything
+ * else, or for one longer than `ID_MAX_BYTES`.
+ */
 function scalarAt(bytes: Uint8Array, from: number): string | undefined {
   const start = skipSpace(bytes, from);
+  const stop = Math.min(bytes.length, start + ID_MAX_BYTES + 1);
   let end = start;
-  if (bytes[start] === 0x22) end = afterString(bytes, start + 1);
-  else while (end < bytes.length && /[-+.0-9eE]/.test(String.fromCharCode(bytes[end]!))) end++;
-  if (end === start) return undefined;
+  if (bytes[start] === 0x22) end = afterString(bytes.subarray(0, stop), start + 1);
+  else while (end < stop && isNumberByte(bytes[end]!)) end++;
+  if (end === start || end - start > ID_MAX_BYTES) return undefined;
   const text = Buffer.from(bytes.buffer, bytes.byteOffset + start, end - start).toString("utf8");
   try {
     const value: unknown = JSON.parse(text);
@@ -87,6 +95,11 @@ function scalarAt(bytes: Uint8Array, from: number): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** A byte a JSON number may hold: digits, sign, point, exponent. */
+function isNumberByte(byte: number): boolean {
+  return (byte >= 0x30 && byte <= 0x39) || byte === 0x2d || byte === 0x2b || byte === 0x2e || (byte | 0x20) === 0x65;
 }
 
 function skipSpace(bytes: Uint8Array, from: number): number {

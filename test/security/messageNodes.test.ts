@@ -1,5 +1,5 @@
 /**
- * `limits.maxMessageNodes` on a real `serve`: a host's message of more objects, arrays and
+ * `limits.maxMessageNodes` on a real `serve`: a host's message of more objects, arrays, members and
  * members than the limit is refused before it is parsed (millions of tiny containers, or objects
  * of ever new shapes, hold the proxy's one thread for seconds), over `/mcp` with 413 under the
  * request's id before any session opens and over `/ws` with `-32600` under its id (`method` after
@@ -53,7 +53,7 @@ describe("limits.maxMessageNodes", () => {
       id: 1,
       error: {
         code: -32600,
-        message: `Invalid Request: more than limits.maxMessageNodes (${LIMIT}) objects, arrays and members in one body; nothing of it was forwarded`,
+        message: `Invalid Request: more than limits.maxMessageNodes (${LIMIT}) objects, arrays, members and elements in one body; nothing of it was forwarded`,
       },
     });
     expect(((await (await fetch(`${serve.url}/healthz`)).json()) as { hostSessions?: number }).hostSessions).toBe(
@@ -78,7 +78,7 @@ describe("limits.maxMessageNodes", () => {
           code: -32600,
           message: expect.stringMatching(
             new RegExp(
-              `^Invalid Request: more than limits\\.maxMessageNodes \\(${LIMIT}\\) objects, arrays and members in one message of \\d+ bytes; not forwarded$`,
+              `^Invalid Request: more than limits\\.maxMessageNodes \\(${LIMIT}\\) objects, arrays, members and elements in one message of \\d+ bytes; not forwarded$`,
             ),
           ),
         },

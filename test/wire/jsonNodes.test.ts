@@ -1,9 +1,9 @@
 /**
- * Counting a JSON text's nodes — objects, arrays and object members — without parsing it: the
- * count agrees with the parsed value's on any JSON (brackets and colons in strings, escaped
- * quotes, backslash runs), the limit is exact, and text too short to exceed it is not read. And
- * reading a refused message's top level: its `method` and its `id` as written, stepping over
- * nested values.
+ * Counting a JSON text's nodes — every object and array, and every member or element after the
+ * first in one (the commas) — without parsing it: the count agrees with the parsed value's on any
+ * JSON (brackets and commas in strings, escaped quotes, backslash runs), the limit is exact, and
+ * text too short to exceed it is not read. And reading a refused message's top level: its string
+ * `method` and its `id` as written, stepping over nested values.
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
@@ -13,31 +13,33 @@ import { holdsMoreNodes, topLevelOf } from "../../src/wire/jsonNodes.js";
 const bytes = (text: string): Buffer => Buffer.from(text, "utf8");
 
 describe("holdsMoreNodes", () => {
-  it("is exact at the limit: nested arrays, objects side by side, members of one object", () => {
+  it("is exact at the limit: nested arrays, elements, objects side by side, members of one object", () => {
     const nested = (n: number): string => "[".repeat(n) + "]".repeat(n);
     expect(holdsMoreNodes(bytes(nested(1000)), 1000)).toBe(false);
     expect(holdsMoreNodes(bytes(nested(1001)), 1000)).toBe(true);
-    const flat = (n: number): string =>
-      `[${Array(n - 1)
-        .fill("{}")
-        .join(",")}]`;
-    expect(holdsMoreNodes(bytes(flat(1000)), 1000)).toBe(false);
-    expect(holdsMoreNodes(bytes(flat(1001)), 1000)).toBe(true);
-    // An object and its members: 1 + n nodes.
+    // An array of n short strings: 1 + (n - 1) nodes.
+    const strings = (n: number): string => JSON.stringify(Array.from({ length: n }, (_, k) => k.toString(36)));
+    expect(holdsMoreNodes(bytes(strings(1000)), 1000)).toBe(false);
+    expect(holdsMoreNodes(bytes(strings(1001)), 1000)).toBe(true);
+    // An array of m empty objects: 1 + m + (m - 1) nodes.
+    const objects = (m: number): string => `[${Array(m).fill("{}").join(",")}]`;
+    expect(holdsMoreNodes(bytes(objects(500)), 1000)).toBe(false);
+    expect(holdsMoreNodes(bytes(objects(501)), 1000)).toBe(true);
+    // An object of n members: 1 + (n - 1) nodes.
     const members = (n: number): string =>
       JSON.stringify(Object.fromEntries(Array.from({ length: n }, (_, k) => [`k${k}`, 0])));
-    expect(holdsMoreNodes(bytes(members(999)), 1000)).toBe(false);
-    expect(holdsMoreNodes(bytes(members(1000)), 1000)).toBe(true);
+    expect(holdsMoreNodes(bytes(members(1000)), 1000)).toBe(false);
+    expect(holdsMoreNodes(bytes(members(1001)), 1000)).toBe(true);
   });
 
   it("counts nothing inside a string, escaped quotes and backslash runs included", () => {
-    // The message, its members params and a, and params: four nodes outside the string.
+    // The message and params: two nodes outside the string.
     const text = (inner: string): string => JSON.stringify({ params: { a: inner } });
-    expect(holdsMoreNodes(bytes(text("[{:".repeat(2500))), 4)).toBe(false);
-    expect(holdsMoreNodes(bytes(text(`${'\\"[:'.repeat(2000)}\\`)), 4)).toBe(false);
-    expect(holdsMoreNodes(bytes(text(`${"\\".repeat(999)}"[`.repeat(500))), 4)).toBe(false);
-    // A fifth, after the string: counted.
-    expect(holdsMoreNodes(bytes(`${text("[".repeat(5000)).slice(0, -2)}},"c":0}`), 4)).toBe(true);
+    expect(holdsMoreNodes(bytes(text("[{,".repeat(2500))), 2)).toBe(false);
+    expect(holdsMoreNodes(bytes(text(`${'\\"[,'.repeat(2000)}\\`)), 2)).toBe(false);
+    expect(holdsMoreNodes(bytes(text(`${"\\".repeat(999)}"[,`.repeat(500))), 2)).toBe(false);
+    // A third, after the string: counted.
+    expect(holdsMoreNodes(bytes(`${text("[".repeat(5000)).slice(0, -1)},"c":0}`), 2)).toBe(true);
   });
 
   it("agrees with the parsed value's count on any JSON", () => {
@@ -50,8 +52,9 @@ describe("holdsMoreNodes", () => {
     );
   });
 
-  it("reads no text shorter than twice the limit (it cannot hold more), and stops at an unclosed string", () => {
-    expect(holdsMoreNodes(bytes("[[[[[[[[[[[["), 10)).toBe(false);
+  it("reads no text of at most limit bytes (it cannot hold more), and stops at an unclosed string", () => {
+    expect(holdsMoreNodes(bytes("[[[[[[[[[["), 10)).toBe(false);
+    expect(holdsMoreNodes(bytes("[[[[[[[[[[["), 10)).toBe(true);
     expect(holdsMoreNodes(bytes(`["${"[".repeat(100)}`), 3)).toBe(false);
   });
 });
@@ -62,6 +65,11 @@ describe("topLevelOf", () => {
     ['\uFEFF { "method" : "ping" , "id" : "a\\"b" }', true, '"a\\"b"'],
     ['{"id":9007199254740993,"method":"tools/call","params":[[{"id":2}]]}', true, "9007199254740993"],
     ['{"jsonrpc":"2.0","id":3,"result":{"method":"x"}}', false, "3"],
+    // A method that is not a string is no request (a response carrying one is not answered).
+    ['{"jsonrpc":"2.0","id":0,"method":null,"result":{}}', false, "0"],
+    // An id too long to be one is not taken.
+    [`{"method":"x","id":${"1".repeat(300)}}`, true, undefined],
+    [`{"method":"x","id":"${"a".repeat(300)}"}`, true, undefined],
     ['{"method":"notifications/x","params":{"id":4}}', true, undefined],
     ['{"id":{"nested":1},"method":"x"}', true, undefined],
     ['{"note":"\\"id\\":5","method":"x"}', true, undefined],

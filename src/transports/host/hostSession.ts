@@ -71,7 +71,7 @@ export interface HostEndpointContext {
   /** Most messages in one JSON-RPC batch (`limits.maxBatch`); a bigger batch is refused whole. */
   readonly maxBatch?: number;
   /**
-   * Most objects, arrays and members in one message (or batch) from a host (`limits.maxMessageNodes`),
+   * Most nodes (objects, arrays, members, elements) in one message (or batch) from a host (`limits.maxMessageNodes`),
    * counted before it is parsed; unbounded when absent.
    */
   readonly maxMessageNodes?: number;

@@ -52,7 +52,7 @@ export interface BodyLimits {
    */
   readonly budget?: BodyBudget | undefined;
   /**
-   * A body of more objects, arrays and members is refused before it is parsed (413, JSON-RPC
+   * A body of more nodes (objects, arrays, members, elements) is refused before it is parsed (413, JSON-RPC
    * -32600 naming `limits.maxMessageNodes`, under the request's id when its top level shows one).
    */
   readonly maxNodes?: number | undefined;
@@ -161,8 +161,8 @@ function parseBody(body: Buffer, maxBatch: number, maxNodes: number): BodyReadRe
       ...failure(
         413,
         { kind: "too-complex", bytes: body.length, excerpt, limit: maxNodes },
-        `Invalid Request: more than limits.maxMessageNodes (${maxNodes}) objects, arrays and members in one ` +
-          `body; nothing of it was forwarded`,
+        `Invalid Request: more than limits.maxMessageNodes (${maxNodes}) objects, arrays, members and elements ` +
+          `in one body; nothing of it was forwarded`,
         JSONRPC.INVALID_REQUEST,
       ),
       // A request is answered under its id; a response or a batch under none.

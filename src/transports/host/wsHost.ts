@@ -52,7 +52,7 @@ export class WsHostSession extends HostTransportBase {
     private readonly maxMessageBytes: number,
     private readonly closeTimeoutMs: number,
     private readonly budget?: BodyBudget,
-    /** Most objects, arrays and members in one message (`limits.maxMessageNodes`), counted before it is parsed. */
+    /** Most nodes in one message (`limits.maxMessageNodes`), counted before it is parsed. */
     private readonly maxNodes = Number.POSITIVE_INFINITY,
   ) {
     super();
