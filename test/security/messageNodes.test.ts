@@ -1,7 +1,7 @@
 /**
  * `limits.maxMessageNodes` on a real `serve`: a host's message of more objects, arrays, members and
- * members than the limit is refused before it is parsed (millions of tiny containers, or objects
- * of ever new shapes, hold the proxy's one thread for seconds), over `/mcp` with 413 under the
+ * elements than the limit is refused before it is parsed (millions of tiny values, or objects of
+ * ever new shapes, hold the proxy's one thread for seconds), over `/mcp` with 413 under the
  * request's id before any session opens and over `/ws` with `-32600` under its id (`method` after
  * `params` too), the session going on; one at the limit is served.
  */
