@@ -19,10 +19,11 @@ export interface LoadedConfig {
   /** Folder relative paths in the config (log.file) are resolved against. */
   readonly baseDir: string;
   /**
-   * Environment variables the `auth` section reads (`${MCPN_TOKEN}` in `bearerTokens`): they
-   * hold the listener's secrets, so `serve` never passes them on to upstream processes.
+   * Environment variables the config reads where it holds credentials (`${MCPN_TOKEN}` in
+   * `bearerTokens`, a server's `auth`, `headers` or `url`): `serve` never passes them on to
+   * upstream processes.
    */
-  readonly authVariables: readonly string[];
+  readonly secretVariables: readonly string[];
 }
 
 export interface LoadOptions {
@@ -63,8 +64,8 @@ export function loadConfigFile(
       { file },
     );
   }
-  const { config, authVariables } = parseConfigText(text, file, env);
-  return { config, file: path, baseDir: dirname(path), authVariables };
+  const { config, secretVariables } = parseConfigText(text, file, env);
+  return { config, file: path, baseDir: dirname(path), secretVariables };
 }
 
 export function parseConfig(
@@ -76,17 +77,19 @@ export function parseConfig(
 }
 
 /**
- * Where the config holds credentials: the listener's `auth` and each server's `auth` (OAuth client
- * secrets). The variables read there are never passed on to stdio upstreams.
+ * Where the config holds credentials: the listener's `auth`, and each server's `auth` (OAuth client
+ * secrets), `headers` (API keys, tokens) and `url` (userinfo, query keys). The variables read there
+ * are never passed on to stdio upstreams: one server's key is not another's to read.
  */
-const AUTH_PATH = /^\$(\.mcpServers(\.[A-Za-z_$][\w$]*|\["(?:[^"\\]|\\.)*"\]))?\.auth(?=$|[.[])/;
+const SECRET_PATH =
+  /^\$(\.auth|\.mcpServers(\.[A-Za-z_$][\w$]*|\["(?:[^"\\]|\\.)*"\])\.(auth|headers|url))(?=$|[.[])/;
 
-/** The config, and the environment variables its `auth` sections read (the listener's and the servers'). */
+/** The config, and the environment variables it reads where it holds credentials (`SECRET_PATH`). */
 export function parseConfigText(
   text: string,
   file: string,
   env: Readonly<Record<string, string | undefined>> = process.env,
-): { config: ProxyConfig; authVariables: string[] } {
+): { config: ProxyConfig; secretVariables: string[] } {
   let raw: unknown;
   // Editors on Windows save UTF-8 with a byte order mark; JSON.parse refuses it.
   const json = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
@@ -119,7 +122,7 @@ export function parseConfigText(
       ...(at === undefined ? {} : { line: at.line, column: at.column, path: at.path }),
     });
   }
-  const authVariables = new Set<string>();
+  const secretVariables = new Set<string>();
   const disabled = disabledServerPaths(raw);
   const expanded = expandEnv(
     raw,
@@ -127,11 +130,11 @@ export function parseConfigText(
     file,
     "$",
     (variable, at) => {
-      if (AUTH_PATH.test(at)) authVariables.add(variable);
+      if (SECRET_PATH.test(at)) secretVariables.add(variable);
     },
     (at) => disabled.some((prefix) => at === prefix || at.startsWith(`${prefix}.`) || at.startsWith(`${prefix}[`)),
   );
-  return { config: validateConfig(expanded, file), authVariables: [...authVariables] };
+  return { config: validateConfig(expanded, file), secretVariables: [...secretVariables] };
 }
 
 /** The JSON paths of the servers marked `"disabled": true`: their variables need not be set. */

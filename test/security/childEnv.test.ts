@@ -15,6 +15,8 @@ const PROXY_ENV = {
   MCPN_TOKEN: "listener-token-9d1",
   OTHER_SECRET: "db-password-42",
   BILLING_CLIENT_SECRET: "oauth-client-secret-7f3",
+  SEARCH_API_KEY: "search-api-key-5c2",
+  SEARCH_QUERY_KEY: "search-query-key-8e4",
   HOME: "/home/proxyuser",
   TERM: "xterm-test",
 };
@@ -40,6 +42,11 @@ describe("serve --config with auth read from ${MCPN_TOKEN}", () => {
           plain: { command: process.execPath, args: [FAULT_SERVER], env: { GIVEN: "configured" } },
           all: { command: process.execPath, args: [FAULT_SERVER], env: { GIVEN: "configured" }, inheritEnv: true },
           explicit: { command: process.execPath, args: [FAULT_SERVER], env: { UPSTREAM_KEY: "${OTHER_SECRET}" } },
+          // Never connected to: only the variables in its headers and URL matter.
+          search: {
+            url: "http://127.0.0.1:9/mcp?key=${SEARCH_QUERY_KEY}",
+            headers: { "X-Api-Key": "${SEARCH_API_KEY}" },
+          },
           // Never connected to here: only its client secret's variable matters.
           billing: {
             url: "http://127.0.0.1:9/mcp",
@@ -71,7 +78,7 @@ describe("serve --config with auth read from ${MCPN_TOKEN}", () => {
     expect(JSON.stringify(env)).not.toContain(PROXY_ENV.MCPN_TOKEN);
   });
 
-  it("inheritEnv: true adds the rest of the environment, but never what auth reads (the listener's or an upstream's OAuth)", async () => {
+  it("inheritEnv: true adds the rest of the environment, but never what auth reads (the listener's or an upstream's OAuth) nor another server's headers or URL", async () => {
     const env = await childEnv(serve.url, "all", auth);
     expect(env.OTHER_SECRET).toBe("db-password-42");
     expect(env.GIVEN).toBe("configured");
@@ -79,6 +86,10 @@ describe("serve --config with auth read from ${MCPN_TOKEN}", () => {
     expect(JSON.stringify(env)).not.toContain(PROXY_ENV.MCPN_TOKEN);
     expect(env).not.toHaveProperty("BILLING_CLIENT_SECRET");
     expect(JSON.stringify(env)).not.toContain(PROXY_ENV.BILLING_CLIENT_SECRET);
+    for (const name of ["SEARCH_API_KEY", "SEARCH_QUERY_KEY"] as const) {
+      expect(env).not.toHaveProperty(name);
+      expect(JSON.stringify(env)).not.toContain(PROXY_ENV[name]);
+    }
   });
 
   it("a value the config hands over explicitly in env is passed", async () => {

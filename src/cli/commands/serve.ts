@@ -158,7 +158,7 @@ async function serve(
     config = loaded.config;
     startedFrom = loaded.config;
     configFile = loaded.file;
-    withheld.push(...loaded.authVariables);
+    withheld.push(...loaded.secretVariables);
   }
   config = withAllowedOrigins(config, values["allow-origin"]);
   const port = portFlag ?? config.listen.port;
@@ -272,9 +272,9 @@ async function serve(
       return;
     }
     try {
-      const { config: reloaded, authVariables } = loadConfigFile(configFile, io.env, { regularFileOnly: true });
+      const { config: reloaded, secretVariables } = loadConfigFile(configFile, io.env, { regularFileOnly: true });
       // A secret a server's new `auth` reads is withheld from children started from now on.
-      for (const variable of authVariables) if (!withheld.includes(variable)) withheld.push(variable);
+      for (const variable of secretVariables) if (!withheld.includes(variable)) withheld.push(variable);
       // Built with the running limits: those a reload cannot apply (below) are not in force for new sessions either.
       const { updated, changed, ignored } = sessions.reconfigure(
         serverEntries({ ...reloaded, limits: config.limits }, observers),
