@@ -81,8 +81,8 @@ export function parseConfig(
  * secrets), `headers` (API keys, tokens) and `url` (userinfo, query keys). The variables read there
  * are never passed on to stdio upstreams: one server's key is not another's to read.
  */
-const SECRET_PATH =
-  /^\$(\.auth|\.mcpServers(\.[A-Za-z_$][\w$]*|\["(?:[^"\\]|\\.)*"\])\.(auth|headers|url))(?=$|[.[])/;
+const SERVER_PATH = String.raw`\.mcpServers(\.[A-Za-z_$][\w$]*|\["(?:[^"\\]|\\.)*"\])`;
+const SECRET_PATH = new RegExp(String.raw`^\$(\.auth|${SERVER_PATH}\.(auth|headers|url))(?=$|[.[])`);
 
 /** The config, and the environment variables it reads where it holds credentials (`SECRET_PATH`). */
 export function parseConfigText(
