@@ -11,24 +11,52 @@
  */
 
 /**
- * Whether `bytes` holds more than `limit` nodes. A text of at most `limit` bytes cannot (each node
- * is a byte of its own) and is not read.
+ * Whether a text holds more than `limit` nodes: one buffer, or the pieces it was read in (a
+ * string may run across them). A text of at most `limit` bytes cannot (each node is a byte of its
+ * own) and is not read.
  */
-export function holdsMoreNodes(bytes: Uint8Array, limit: number): boolean {
-  if (bytes.length <= limit) return false;
+export function holdsMoreNodes(text: Uint8Array | readonly Uint8Array[], limit: number): boolean {
+  const pieces = text instanceof Uint8Array ? [text] : text;
+  let total = 0;
+  for (const piece of pieces) total += piece.length;
+  if (total <= limit) return false;
   let count = 0;
-  let i = 0;
-  const end = bytes.length;
-  while (i < end) {
-    const byte = bytes[i]!;
-    if (byte === 0x22) {
-      i = afterString(bytes, i + 1);
-      continue;
+  let inString = false;
+  // Backslashes in a row at the end of the last piece, inside a string.
+  let carried = 0;
+  for (const piece of pieces) {
+    let i = 0;
+    const end = piece.length;
+    while (i < end) {
+      if (inString) {
+        const quote = piece.indexOf(0x22, i);
+        if (quote === -1) {
+          const run = backslashesBefore(piece, end, i);
+          carried = run === end - i ? carried + run : run;
+          break;
+        }
+        let run = backslashesBefore(piece, quote, i);
+        if (run === quote - i) run += carried;
+        carried = 0;
+        i = quote + 1;
+        // Escaped when an odd run of backslashes stands before it.
+        if ((run & 1) === 0) inString = false;
+        continue;
+      }
+      const byte = piece[i]!;
+      if (byte === 0x22) inString = true;
+      else if ((byte === 0x7b || byte === 0x5b || byte === 0x2c) && ++count > limit) return true;
+      i++;
     }
-    if ((byte === 0x7b || byte === 0x5b || byte === 0x2c) && ++count > limit) return true;
-    i++;
   }
   return false;
+}
+
+/** How many backslashes stand right before `at`, not looking before `from`. */
+function backslashesBefore(bytes: Uint8Array, at: number, from: number): number {
+  let k = at - 1;
+  while (k >= from && bytes[k] === 0x5c) k--;
+  return at - 1 - k;
 }
 
 /** What the top level of a message refused unparsed says of it, so it can still be answered. */

@@ -52,6 +52,29 @@ describe("holdsMoreNodes", () => {
     );
   });
 
+  it("gives the same in the pieces a text was read in, a string or a backslash run cut anywhere", () => {
+    fc.assert(
+      fc.property(
+        fc.jsonValue({ maxDepth: 6 }),
+        fc.integer({ min: 0, max: 40 }),
+        fc.array(fc.nat(), { maxLength: 6 }),
+        (value, limit, cuts) => {
+          const whole = bytes(JSON.stringify(value));
+          const at = [...new Set(cuts.map((c) => c % (whole.length + 1)))].sort((a, b) => a - b);
+          const pieces = [0, ...at].map((start, k) => whole.subarray(start, k < at.length ? at[k] : whole.length));
+          expect(holdsMoreNodes(pieces, limit)).toBe(nodesOf(value) > limit);
+        },
+      ),
+      { numRuns: 2000 },
+    );
+    // Backslashes run across three pieces before a quote that therefore closes nothing.
+    const text = bytes(`{"a":"x\\\\\\"[,[,[,","b":0}`);
+    // Two nodes (the object and the comma before "b"): what stands in the string is not counted.
+    expect(holdsMoreNodes([text], 2)).toBe(false);
+    expect(holdsMoreNodes([text.subarray(0, 8), text.subarray(8, 10), text.subarray(10)], 2)).toBe(false);
+    expect(holdsMoreNodes([text.subarray(0, 9), text.subarray(9, 10), text.subarray(10)], 1)).toBe(true);
+  });
+
   it("reads no text of at most limit bytes (it cannot hold more), and stops at an unclosed string", () => {
     expect(holdsMoreNodes(bytes("[[[[[[[[[["), 10)).toBe(false);
     expect(holdsMoreNodes(bytes("[[[[[[[[[[["), 10)).toBe(true);
