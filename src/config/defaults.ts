@@ -71,6 +71,8 @@ export const DEFAULT_LIMITS = Object.freeze({
   maxBatch: 100,
   /** Nodes (objects, arrays, members and elements) in one message a host sends `serve` over HTTP or WebSocket. */
   maxMessageNodes: 50_000,
+  /** Nodes in one message from an upstream (a result of more is not parsed: its request gets an error). */
+  maxUpstreamMessageNodes: 250_000,
   /** Requests of an upstream waiting at once for its host's answer (sampling, elicitation, roots), per session. */
   maxUpstreamRequests: 1000,
   /** Requests of a host waiting at once for its upstream's answer, per session. */

@@ -587,6 +587,16 @@ export const ConfigSchema = z
             "most messages in one JSON-RPC batch from a host; a bigger batch is refused whole (413 over HTTP, -32600 " +
               "naming the limit) and nothing of it is forwarded",
           ),
+        maxUpstreamMessageNodes: z
+          .number()
+          .int()
+          .positive()
+          .default(DEFAULT_LIMITS.maxUpstreamMessageNodes)
+          .describe(
+            "most nodes (as maxMessageNodes counts them) in one message from an upstream, counted before it is " +
+              "parsed: one over it is not parsed, and the request it answers gets -32003 naming the limit, so a " +
+              "server's answer that is costly to parse cannot hold every session for seconds",
+          ),
         maxMessageNodes: z
           .number()
           .int()

@@ -808,6 +808,14 @@ export class Bridge {
         JSONRPC.MESSAGE_TOO_LARGE,
         `the upstream's answer of ${problem.bytes} bytes is over limits.maxMessageBytes`,
       );
+    } else if (problem.kind === "too-complex") {
+      // Not parsed (it would hold every session): the request it answers gets an error instead.
+      this.answer(
+        problem.id,
+        JSONRPC.MESSAGE_TOO_LARGE,
+        `the upstream's answer of ${problem.bytes} bytes holds more than limits.maxUpstreamMessageNodes ` +
+          `(${problem.limit}) objects, arrays, members and elements; not read`,
+      );
     } else if (problem.kind === "invalid-json") {
       // Not UTF-8, but its id readable at one end: the request it answers need not wait for its timeout.
       this.answer(problem.id, JSONRPC.INTERNAL_ERROR, "the upstream's answer could not be read: it is not UTF-8");

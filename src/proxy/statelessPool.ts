@@ -546,18 +546,16 @@ export class StatelessPool {
       bytes: problem.bytes,
       excerpt: redactedExcerpt(problem.excerpt, problem.excerpt.length, lane.upstream?.transport.secretsSent() ?? []),
     });
-    if (problem.kind !== "too-large" || typeof problem.id !== "number" || problem.asks === true) return;
+    const unread = problem.kind === "too-large" || problem.kind === "too-complex";
+    if (!unread || typeof problem.id !== "number" || problem.asks === true) return;
     const inFlight = this.forget(lane, problem.id);
+    const why =
+      problem.kind === "too-large"
+        ? `the upstream's answer of ${problem.bytes} bytes is over limits.maxMessageBytes`
+        : `the upstream's answer of ${problem.bytes} bytes holds more than limits.maxUpstreamMessageNodes ` +
+          `(${problem.limit}) objects, arrays, members and elements; not read`;
     if (inFlight !== undefined)
-      this.toHost(
-        inFlight.post,
-        errorResponse(
-          inFlight.idOut,
-          JSONRPC.MESSAGE_TOO_LARGE,
-          `the upstream's answer of ${problem.bytes} bytes is over limits.maxMessageBytes`,
-        ),
-        inFlight.hostId,
-      );
+      this.toHost(inFlight.post, errorResponse(inFlight.idOut, JSONRPC.MESSAGE_TOO_LARGE, why), inFlight.hostId);
   }
 
   private timedOut(lane: Lane, upstream: PooledUpstream, id: number): void {

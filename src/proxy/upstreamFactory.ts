@@ -78,6 +78,8 @@ export interface UpstreamFactoryOptions {
   readonly killGraceMs: number;
   /** 0 is off; the host transports the proxy writes to splice raw strings back. */
   readonly rawStringBytes?: number;
+  /** `limits.maxUpstreamMessageNodes`: an upstream's message of more nodes is not parsed. */
+  readonly maxUpstreamMessageNodes: number;
   /**
    * Whether what hosts are told about an upstream's end quotes its stderr. `serve`: no (its
    * hosts and unauthenticated clients are not the operator; the line goes to the log).
@@ -105,6 +107,7 @@ export function createUpstreamFactory(options: UpstreamFactoryOptions): Upstream
       connectTimeoutMs: options.connectTimeoutMs,
       killGraceMs: options.killGraceMs,
       rawStringBytes,
+      maxMessageNodes: options.maxUpstreamMessageNodes,
       stderrInErrors: options.stderrToHosts,
       ...(auth === undefined ? {} : { fetch: auth.fetch, secrets: () => auth.secrets() }),
     });

@@ -11,8 +11,14 @@
  * Pure: bytes in, values out. No IO, no clock.
  */
 import { isUtf8 } from "node:buffer";
-import { topLevelOf } from "../wire/jsonNodes.js";
-import { LineSplitter, type LineSink, type OversizedLine } from "../wire/lineSplitter.js";
+import { holdsMoreNodes, topLevelOf } from "../wire/jsonNodes.js";
+import {
+  LineSplitter,
+  OVERSIZED_HEAD_BYTES,
+  OVERSIZED_TAIL_BYTES,
+  type LineSink,
+  type OversizedLine,
+} from "../wire/lineSplitter.js";
 import { parseWithRawStrings } from "./rawStringParse.js";
 import { messageText } from "./wireJson.js";
 import { rememberWireText } from "./wireText.js";
@@ -66,6 +72,11 @@ export interface JsonLineReaderOptions {
    * whose host transports splice raw strings back, turns it on.
    */
   rawStringBytes?: number;
+  /**
+   * A message of more nodes (`src/wire/jsonNodes.ts`) is not parsed: it becomes a `too-complex`
+   * problem (`limits.maxUpstreamMessageNodes`). Unbounded when absent.
+   */
+  maxNodes?: number;
 }
 
 /**
@@ -77,6 +88,7 @@ export interface JsonLineReaderOptions {
 export class JsonLineReader {
   readonly maxMessageBytes: number;
   private readonly rawStringBytes: number | undefined;
+  private readonly maxNodes: number | undefined;
   private readonly splitter: LineSplitter;
   private out: Framed[] = [];
   private readonly sink: LineSink = {
@@ -88,6 +100,7 @@ export class JsonLineReader {
   constructor(options: JsonLineReaderOptions) {
     this.maxMessageBytes = options.maxMessageBytes;
     this.rawStringBytes = options.rawStringBytes;
+    this.maxNodes = options.maxNodes;
     this.splitter = new LineSplitter(this.maxMessageBytes, false, this.rawStringBytes);
   }
 
@@ -120,26 +133,33 @@ export class JsonLineReader {
   }
 
   private onLine(bytes: Buffer): void {
-    const framed = parseJsonMessage(bytes, this.rawStringBytes);
+    const framed = parseJsonMessage(bytes, this.rawStringBytes, this.maxNodes);
     if (framed) this.out.push(framed);
   }
 
   private onPieces(pieces: Buffer[], bytes: number): void {
-    const framed = parseJsonPieces(pieces, bytes, this.rawStringBytes, () => (this.splitter.bytesCopied += bytes));
+    const framed = parseJsonPieces(
+      pieces,
+      bytes,
+      this.rawStringBytes,
+      () => (this.splitter.bytesCopied += bytes),
+      this.maxNodes,
+    );
     if (framed) this.out.push(framed);
   }
 }
 
 /**
  * Parses one complete message's bytes (a line, an SSE `data` field, a WebSocket frame).
- * Undefined for a blank line.
+ * Undefined for a blank line. `maxNodes`: more nodes and it is not parsed (`too-complex`).
  */
-export function parseJsonMessage(bytes: Buffer, rawStringBytes?: number): Framed | undefined {
+export function parseJsonMessage(bytes: Buffer, rawStringBytes?: number, maxNodes?: number): Framed | undefined {
   // One byte order mark is skipped, not a run of them (a second is a parse error, as in JSON.parse).
   if (startsWithBom(bytes)) bytes = bytes.subarray(3);
   if (bytes.length <= 64 && bytes.toString("latin1").trim() === "") return undefined;
   // JSON text is UTF-8 (RFC 8259 §8.1); decoding invalid bytes would introduce U+FFFD.
   if (!isUtf8(bytes)) return { problem: notUtf8Problem(bytes) };
+  if (maxNodes !== undefined && holdsMoreNodes(bytes, maxNodes)) return { problem: tooComplexProblem(bytes, maxNodes) };
   if (rawStringBytes !== undefined && bytes.length >= rawStringBytes) {
     const message = parseWithRawStrings([bytes], rawStringBytes, true);
     if (message !== undefined) return { message };
@@ -166,8 +186,18 @@ export function parseJsonPieces(
   bytes: number,
   rawStringBytes?: number,
   onJoin?: () => void,
+  maxNodes?: number,
 ): Framed | undefined {
-  if (pieces.length === 1) return parseJsonMessage(pieces[0]!, rawStringBytes);
+  if (pieces.length === 1) return parseJsonMessage(pieces[0]!, rawStringBytes, maxNodes);
+  // Counted in its pieces: a message refused is never joined, and is told apart by its two ends.
+  if (maxNodes !== undefined && holdsMoreNodes(pieces, maxNodes)) {
+    const ends: OversizedLine = {
+      bytes,
+      head: firstBytes(pieces, OVERSIZED_HEAD_BYTES),
+      tail: lastBytes(pieces, OVERSIZED_TAIL_BYTES),
+    };
+    return { problem: { ...oversizedProblem(ends), kind: "too-complex", limit: maxNodes } };
+  }
   if (rawStringBytes !== undefined && bytes >= rawStringBytes) {
     // Its one byte order mark skipped here; joined, parseJsonMessage skips it.
     const body = startsWithBom(pieces[0]!) ? [pieces[0]!.subarray(3), ...pieces.slice(1)] : pieces;
@@ -178,8 +208,39 @@ export function parseJsonPieces(
   return parseJsonMessage(Buffer.concat(pieces, bytes));
 }
 
-/** As `parseJsonMessage`, for text already decoded (SSE data, WebSocket text frames): one leading U+FEFF skipped. */
-export function parseJsonText(text: string, bytes: number): Framed {
+/** The first `count` bytes of the pieces (fewer when they hold fewer). */
+function firstBytes(pieces: readonly Buffer[], count: number): Buffer {
+  const taken: Buffer[] = [];
+  let left = count;
+  for (const piece of pieces) {
+    if (left <= 0) break;
+    taken.push(piece.subarray(0, left));
+    left -= piece.length;
+  }
+  return Buffer.concat(taken);
+}
+
+/** The last `count` bytes of the pieces (fewer when they hold fewer). */
+function lastBytes(pieces: readonly Buffer[], count: number): Buffer {
+  const taken: Buffer[] = [];
+  let left = count;
+  for (let k = pieces.length - 1; k >= 0 && left > 0; k--) {
+    taken.unshift(pieces[k]!.subarray(Math.max(0, pieces[k]!.length - left)));
+    left -= pieces[k]!.length;
+  }
+  return Buffer.concat(taken);
+}
+
+/**
+ * As `parseJsonMessage`, for text already decoded (SSE data, WebSocket text frames): one leading
+ * U+FEFF skipped. `maxNodes`: a text long enough to hold more is counted (as bytes) first.
+ */
+export function parseJsonText(text: string, bytes: number, maxNodes?: number): Framed {
+  if (maxNodes !== undefined && text.length > maxNodes) {
+    const encoded = Buffer.from(text, "utf8");
+    if (holdsMoreNodes(encoded, maxNodes))
+      return { problem: { ...tooComplexProblem(encoded, maxNodes), bytes: bytes || encoded.length } };
+  }
   return parseDecoded(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text, bytes);
 }
 
@@ -245,7 +306,8 @@ export function oversizedProblem(line: OversizedLine): FramingProblem {
 
 /**
  * A message refused unparsed for holding more than `limit` nodes: its top level read for its
- * `method` and `id`, so a request of the peer's can still be answered under its id.
+ * `method` and `id`, so a request of the peer's (or the request an answer answers) can still be
+ * answered under its id.
  */
 export function tooComplexProblem(bytes: Buffer, limit: number): FramingProblem {
   const top = topLevelOf(bytes);

@@ -42,7 +42,10 @@ export interface UpstreamMessageExtra extends MessageExtraInfo {
  * dropped. `id` is the JSON-RPC id when it could still be read (so the peer can be answered).
  */
 export interface FramingProblem {
-  /** `too-complex`: more nodes (objects, arrays, members, elements) than `limits.maxMessageNodes` (`limit`). */
+  /**
+   * `too-complex`: more nodes (objects, arrays, members, elements) than `limit` (a host's:
+   * `limits.maxMessageNodes`; an upstream's: `limits.maxUpstreamMessageNodes`); not parsed.
+   */
   readonly kind: "too-large" | "too-complex" | "invalid-json" | "not-jsonrpc";
   readonly limit?: number;
   readonly bytes: number;

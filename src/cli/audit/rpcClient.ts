@@ -168,9 +168,11 @@ export class RawRpcClient {
     const why =
       problem.kind === "too-large"
         ? `the answer of ${problem.bytes} bytes is over limits.maxMessageBytes`
-        : problem.kind === "invalid-json"
-          ? "the answer could not be read: it is not UTF-8"
-          : "the answer is not JSON-RPC";
+        : problem.kind === "too-complex"
+          ? `the answer of ${problem.bytes} bytes has more nodes than limits.maxUpstreamMessageNodes allows`
+          : problem.kind === "invalid-json"
+            ? "the answer could not be read: it is not UTF-8"
+            : "the answer is not JSON-RPC";
     pending.reject(new NormalizerError("UPSTREAM_UNREADABLE", why));
   }
 

@@ -163,6 +163,7 @@ export async function runAuditCommand(argv: readonly string[], io: CliIo): Promi
     killGraceMs: selected.config.limits.killGraceMs,
     // Read as the proxy reads them: a long payload literal stays the bytes it came in.
     rawStringBytes: selected.config.limits.rawStringBytes || undefined,
+    maxMessageNodes: selected.config.limits.maxUpstreamMessageNodes,
     // The tokens it obtains are secrets too: a server that quotes them back is redacted.
     ...(auth === undefined ? {} : { fetch: auth.fetch, secrets: () => auth.secrets() }),
   });

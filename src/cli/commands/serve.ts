@@ -195,6 +195,7 @@ async function serve(
       connectTimeoutMs: config.limits.connectTimeoutMs,
       killGraceMs: config.limits.killGraceMs,
       rawStringBytes: config.limits.rawStringBytes,
+      maxUpstreamMessageNodes: config.limits.maxUpstreamMessageNodes,
       stderrToHosts: false,
       childEnvironment: { withhold: withheld },
       auths,

@@ -136,6 +136,7 @@ async function runSession(
       connectTimeoutMs: selected.config.limits.connectTimeoutMs,
       killGraceMs: Math.min(selected.config.limits.killGraceMs, HOST_KILL_GRACE_MS),
       rawStringBytes: selected.config.limits.rawStringBytes,
+      maxUpstreamMessageNodes: selected.config.limits.maxUpstreamMessageNodes,
       stderrToHosts: true,
       childEnvironment: "inherit",
       auths,

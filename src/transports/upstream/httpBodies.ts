@@ -62,10 +62,13 @@ function cancelOnAbort(reader: BodyReaderLike, signal: AbortLike | undefined): (
   return () => signal.removeEventListener("abort", cancel);
 }
 
-/** An SSE `message` event's data as a JSON-RPC message, exactly as `JSON.parse` gives it. */
-export function framedFromEvent(event: SseEvent): Framed | undefined {
+/**
+ * An SSE `message` event's data as a JSON-RPC message, exactly as `JSON.parse` gives it (not
+ * parsed when it holds more than `maxNodes` nodes).
+ */
+export function framedFromEvent(event: SseEvent, maxNodes?: number): Framed | undefined {
   if (event.data === "") return undefined; // priming / keep-alive events carry no message
-  const framed = parseJsonText(event.data, 0);
+  const framed = parseJsonText(event.data, 0, maxNodes);
   if (!framed.problem) return framed;
   return { problem: { ...framed.problem, bytes: Buffer.byteLength(event.data) } };
 }
@@ -90,6 +93,7 @@ export async function readJsonBody(
   maxBytes: number,
   signal?: AbortLike,
   rawStringBytes?: number,
+  maxNodes?: number,
 ): Promise<Framed | undefined> {
   const reader = body.getReader();
   const stop = cancelOnAbort(reader, signal);
@@ -119,7 +123,7 @@ export async function readJsonBody(
   if (signal?.aborted) return undefined;
   if (parts.length === 0) return undefined;
   const pieces = parts.map((part) => Buffer.from(part.buffer, part.byteOffset, part.byteLength));
-  return parseJsonPieces(pieces, bytes, rawStringBytes);
+  return parseJsonPieces(pieces, bytes, rawStringBytes, undefined, maxNodes);
 }
 
 /**

@@ -57,6 +57,8 @@ export interface UpstreamOptions {
   stderrInErrors?: boolean;
   /** `limits.rawStringBytes` (stdio, streamable HTTP JSON bodies, WebSocket): payload literals this long stay bytes. */
   rawStringBytes?: number | undefined;
+  /** `limits.maxUpstreamMessageNodes`: a message of more nodes is not parsed (its request answered an error). */
+  maxMessageNodes?: number | undefined;
   /** HTTP/WebSocket: connection timeout, in ms. */
   connectTimeoutMs?: number;
   /** Streamable HTTP: how long what follows a notification waits for its 202 (`limits.upstreamAckTimeoutMs`). */
@@ -96,6 +98,7 @@ export function createUpstreamTransport(spec: UpstreamSpec, options: UpstreamOpt
       maxMessageBytes,
       killGraceMs: options.killGraceMs,
       rawStringBytes: options.rawStringBytes,
+      maxMessageNodes: options.maxMessageNodes,
       ...(options.stderrInErrors === undefined ? {} : { stderrInErrors: options.stderrInErrors }),
     });
   }
@@ -106,6 +109,7 @@ export function createUpstreamTransport(spec: UpstreamSpec, options: UpstreamOpt
     maxMessageBytes,
     connectTimeoutMs,
     rawStringBytes: options.rawStringBytes,
+    maxMessageNodes: options.maxMessageNodes,
   };
   switch (transportKindOf(spec)) {
     case "websocket":

@@ -148,7 +148,7 @@ export class SseUpstreamTransport implements UpstreamTransport {
             return announce?.();
           }
           if (event.type !== "message") return;
-          const framed = framedFromEvent(event);
+          const framed = framedFromEvent(event, this.options.maxMessageNodes);
           if (framed) deliverFramed(this, framed, this.sentSecrets);
         },
         onProblem: (problem) => this.onproblem?.(withoutSecrets(framingProblemOf(problem), this.sentSecrets)),

@@ -59,6 +59,8 @@ export interface StdioUpstreamOptions {
   killGraceMs?: number;
   /** Payload literals this long are read as raw strings (off by default; the proxy sets it). */
   rawStringBytes?: number | undefined;
+  /** A message of more nodes is not parsed (`limits.maxUpstreamMessageNodes`); unbounded when absent. */
+  maxMessageNodes?: number | undefined;
   maxStderrLineBytes?: number;
   /**
    * Whether the errors this transport raises (and `describeEnd()`) quote the child's last stderr
@@ -114,6 +116,7 @@ export class StdioUpstreamTransport implements UpstreamTransport {
     this.reader = new JsonLineReader({
       maxMessageBytes: options.maxMessageBytes,
       rawStringBytes: options.rawStringBytes,
+      ...(options.maxMessageNodes === undefined ? {} : { maxNodes: options.maxMessageNodes }),
     });
   }
 

@@ -107,6 +107,8 @@ export interface HttpConnectionOptions {
   maxMessageBytes: number;
   /** JSON bodies: payload literals this long are read as raw strings (off by default; the proxy sets it). */
   rawStringBytes?: number | undefined;
+  /** A message of more nodes is not parsed (`limits.maxUpstreamMessageNodes`); unbounded when absent. */
+  maxMessageNodes?: number | undefined;
 }
 
 export interface HttpUpstreamOptions extends HttpConnectionOptions {
@@ -644,14 +646,21 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
   ): Promise<void> {
     // The request this body answers: what else it carries belongs to it, still once it is answered.
     const carrier = firstOf(pending);
-    const framed = await readJsonBody(body, this.maxMessageBytes, signal, this.options.rawStringBytes);
+    const framed = await readJsonBody(
+      body,
+      this.maxMessageBytes,
+      signal,
+      this.options.rawStringBytes,
+      this.options.maxMessageNodes,
+    );
     if (!framed) return;
     if (framed.problem) {
       const problem = framed.problem;
-      // A JSON body answers its own POST: an answer over maxMessageBytes whose id could not be read
-      // (the SDK writes the id last) is that one request's, answered as any answer over the limit
-      // (not a message of the server's own, which answers nothing).
-      const owned = problem.kind === "too-large" && problem.id === undefined && !problem.asks && pending.size === 1;
+      // A JSON body answers its own POST: an answer left unread (over maxMessageBytes, or of more
+      // nodes than allowed) whose id could not be read (the SDK writes the id last) is that one
+      // request's, answered as any such answer (not a message of the server's own, which answers nothing).
+      const unread = problem.kind === "too-large" || problem.kind === "too-complex";
+      const owned = unread && problem.id === undefined && !problem.asks && pending.size === 1;
       this.deliver(owned ? { problem: { ...problem, id: carrier! } } : framed, pending, arrays);
       if (pending.size === 0 || this.closed || signal.aborted) return;
       // An answer that cannot be read (an HTML error page sent as JSON): said so, not "no answer".
@@ -660,7 +669,9 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
       const why =
         problem.kind === "too-large"
           ? `a JSON body of ${problem.bytes} bytes, over limits.maxMessageBytes`
-          : `a JSON body that could not be read (${problem.kind})`;
+          : problem.kind === "too-complex"
+            ? `a JSON body of more nodes than limits.maxUpstreamMessageNodes (${problem.limit})`
+            : `a JSON body that could not be read (${problem.kind})`;
       return this.fail(
         ids,
         new NormalizerError("UPSTREAM_HTTP_ERROR", `upstream ${this.where} answered POST ${what} with ${why}`, {
@@ -778,7 +789,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
         onEvent: (event) => {
           if (event.lastEventId) cursor.lastEventId = event.lastEventId;
           if (event.type !== "message") return;
-          const framed = framedFromEvent(event);
+          const framed = framedFromEvent(event, this.options.maxMessageNodes);
           if (!framed) return;
           // Only an event that carries something counts (a priming or keep-alive one does not).
           cursor.events++;

@@ -30,6 +30,8 @@ export interface WebSocketUpstreamOptions {
   connectTimeoutMs?: number;
   /** Payload literals this long are read as raw strings (off by default; the proxy sets it). */
   rawStringBytes?: number | undefined;
+  /** A message of more nodes is not parsed (`limits.maxUpstreamMessageNodes`); unbounded when absent. */
+  maxMessageNodes?: number | undefined;
 }
 
 export class WebSocketUpstreamTransport implements UpstreamTransport {
@@ -158,7 +160,7 @@ export class WebSocketUpstreamTransport implements UpstreamTransport {
     const pieces = Buffer.isBuffer(data) ? [data] : Array.isArray(data) ? data : [Buffer.from(data)];
     const bytes = pieces.reduce((sum, piece) => sum + piece.length, 0);
     if (isBinary) this.logger.debug("binary frame from upstream, read as UTF-8 JSON", { bytes });
-    const framed = parseJsonPieces(pieces, bytes, this.options.rawStringBytes);
+    const framed = parseJsonPieces(pieces, bytes, this.options.rawStringBytes, undefined, this.options.maxMessageNodes);
     if (framed) deliverFramed(this, framed, this.sentSecrets);
     this.turns?.took(bytes);
   }

@@ -1,0 +1,63 @@
+/**
+ * `limits.maxUpstreamMessageNodes` on a real `serve`: an upstream's answer of more objects,
+ * arrays, members and elements than the limit is not parsed (one bad server would hold every
+ * session while it is), and the host's request gets `-32003` naming the limit at once; one at the
+ * limit goes through whole; the session goes on. The upstream is a hand-written stdio server
+ * that writes whatever it is asked to, read in one piece and (past the raw-string size) in many.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ServeProcess } from "../helpers/proxyProcess.js";
+import { nodesOf } from "../helpers/jsonNodes.js";
+import { initializedWs, RAW_UPSTREAM, serveConfig } from "../reliability/helpers.js";
+
+const LIMIT = 1000;
+let serve: ServeProcess;
+beforeAll(async () => {
+  serve = await serveConfig({
+    mcpServers: { raw: { command: process.execPath, args: [RAW_UPSTREAM] } },
+    limits: { maxUpstreamMessageNodes: LIMIT },
+  });
+});
+afterAll(async () => {
+  await serve?.stop();
+});
+
+/** An answer of `total` nodes in all: the message, its result, and an array of short strings. */
+function answerOf(total: number, filler = ""): string {
+  const base = nodesOf({ jsonrpc: "2.0", id: 0, result: { contents: [], pad: filler, items: [] } });
+  const items = Array.from({ length: total - base + 1 }, (_, k) => k.toString(36));
+  return `${JSON.stringify({ jsonrpc: "2.0", id: "__ID__", result: { contents: [], pad: filler, items } })}\n`;
+}
+
+describe("limits.maxUpstreamMessageNodes", () => {
+  it.each([
+    ["in one read", ""],
+    ["read in pieces (a long string in it)", "x".repeat(400_000)],
+  ])("an answer over the limit %s: -32003 naming it, at once; at the limit it goes through", async (_, filler) => {
+    const host = await initializedWs(serve.url, "raw");
+    try {
+      const emit = (total: number) => ({
+        _emit: [Buffer.from(answerOf(total, filler)).toString("base64")],
+        _noFinal: true,
+      });
+      const refused = await host.request(1, "resources/read", { uri: "x://over", ...emit(LIMIT + 1) }, 10_000);
+      expect(refused).toEqual({
+        jsonrpc: "2.0",
+        id: 1,
+        error: {
+          code: -32003,
+          message: expect.stringMatching(
+            new RegExp(
+              `holds more than limits\\.maxUpstreamMessageNodes \\(${LIMIT}\\) objects, arrays, members and elements; not read$`,
+            ),
+          ),
+        },
+      });
+      const served = await host.request(2, "resources/read", { uri: "x://at", ...emit(LIMIT) }, 10_000);
+      expect((served.result as { items: unknown[] }).items.length).toBeGreaterThan(LIMIT - 10);
+      expect(await host.request(3, "ping", {}, 10_000)).toMatchObject({ id: 3, result: {} });
+    } finally {
+      await host.close();
+    }
+  });
+});
