@@ -16,10 +16,14 @@
  * own) and is not read.
  */
 export function holdsMoreNodes(text: Uint8Array | readonly Uint8Array[], limit: number): boolean {
-  const pieces = text instanceof Uint8Array ? [text] : text;
+  // Every message passes here: one that is too short costs a comparison, nothing more.
+  if (text instanceof Uint8Array) return text.length > limit && countsMore([text], limit);
   let total = 0;
-  for (const piece of pieces) total += piece.length;
-  if (total <= limit) return false;
+  for (const piece of text) total += piece.length;
+  return total > limit && countsMore(text, limit);
+}
+
+function countsMore(pieces: readonly Uint8Array[], limit: number): boolean {
   let count = 0;
   let inString = false;
   // Backslashes in a row at the end of the last piece, inside a string.
