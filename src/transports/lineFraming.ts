@@ -12,13 +12,7 @@
  */
 import { isUtf8 } from "node:buffer";
 import { holdsMoreNodes, topLevelOf } from "../wire/jsonNodes.js";
-import {
-  LineSplitter,
-  OVERSIZED_HEAD_BYTES,
-  OVERSIZED_TAIL_BYTES,
-  type LineSink,
-  type OversizedLine,
-} from "../wire/lineSplitter.js";
+import { LineSplitter, type LineSink, type OversizedLine } from "../wire/lineSplitter.js";
 import { parseWithRawStrings } from "./rawStringParse.js";
 import { messageText } from "./wireJson.js";
 import { rememberWireText } from "./wireText.js";
@@ -189,15 +183,10 @@ export function parseJsonPieces(
   maxNodes?: number,
 ): Framed | undefined {
   if (pieces.length === 1) return parseJsonMessage(pieces[0]!, rawStringBytes, maxNodes);
-  // Counted in its pieces: a message refused is never joined, and is told apart by its two ends.
-  if (maxNodes !== undefined && holdsMoreNodes(pieces, maxNodes)) {
-    const ends: OversizedLine = {
-      bytes,
-      head: firstBytes(pieces, OVERSIZED_HEAD_BYTES),
-      tail: lastBytes(pieces, OVERSIZED_TAIL_BYTES),
-    };
-    return { problem: { ...oversizedProblem(ends), kind: "too-complex", limit: maxNodes } };
-  }
+  // Counted in its pieces; one refused is joined to read its top level (where its id and method
+  // may stand anywhere), which costs far less than the parse it is spared.
+  if (maxNodes !== undefined && holdsMoreNodes(pieces, maxNodes))
+    return { problem: { ...tooComplexProblem(Buffer.concat(pieces, bytes), maxNodes), bytes } };
   if (rawStringBytes !== undefined && bytes >= rawStringBytes) {
     // Its one byte order mark skipped here; joined, parseJsonMessage skips it.
     const body = startsWithBom(pieces[0]!) ? [pieces[0]!.subarray(3), ...pieces.slice(1)] : pieces;
@@ -206,29 +195,6 @@ export function parseJsonPieces(
   }
   onJoin?.();
   return parseJsonMessage(Buffer.concat(pieces, bytes));
-}
-
-/** The first `count` bytes of the pieces (fewer when they hold fewer). */
-function firstBytes(pieces: readonly Buffer[], count: number): Buffer {
-  const taken: Buffer[] = [];
-  let left = count;
-  for (const piece of pieces) {
-    if (left <= 0) break;
-    taken.push(piece.subarray(0, left));
-    left -= piece.length;
-  }
-  return Buffer.concat(taken);
-}
-
-/** The last `count` bytes of the pieces (fewer when they hold fewer). */
-function lastBytes(pieces: readonly Buffer[], count: number): Buffer {
-  const taken: Buffer[] = [];
-  let left = count;
-  for (let k = pieces.length - 1; k >= 0 && left > 0; k--) {
-    taken.unshift(pieces[k]!.subarray(Math.max(0, pieces[k]!.length - left)));
-    left -= pieces[k]!.length;
-  }
-  return Buffer.concat(taken);
 }
 
 /**

@@ -29,7 +29,52 @@ function answerOf(total: number, filler = ""): string {
   return `${JSON.stringify({ jsonrpc: "2.0", id: "__ID__", result: { contents: [], pad: filler, items } })}\n`;
 }
 
+/** `answerOf`, with its members in another order: the id neither first nor last. */
+function answerIdInMiddle(total: number, filler: string): string {
+  const base = nodesOf({ result: { contents: [], pad: filler, items: [] }, id: 0, jsonrpc: "2.0" });
+  const items = Array.from({ length: total - base + 1 }, (_, k) => k.toString(36));
+  return `${JSON.stringify({ result: { contents: [], pad: filler, items }, id: "__ID__", jsonrpc: "2.0" })}\n`;
+}
+
+/** A request of the server's own over the limit, its method after its params, under the host's request id. */
+function ownRequestOver(total: number, filler: string): string {
+  const items = Array.from({ length: total }, (_, k) => k.toString(36));
+  const params = { pad: filler, items };
+  return `${JSON.stringify({ params, method: "sampling/createMessage", jsonrpc: "2.0", id: "__ID__" })}\n`;
+}
+
+const b64 = (text: string): string => Buffer.from(text).toString("base64");
+
 describe("limits.maxUpstreamMessageNodes", () => {
+  it.each([
+    ["in one read", ""],
+    ["read in pieces", "x".repeat(400_000)],
+  ])("the id anywhere in the answer (%s): its request is answered at once", async (_, filler) => {
+    const host = await initializedWs(serve.url, "raw");
+    try {
+      const params = { uri: "x://middle", _emit: [b64(answerIdInMiddle(LIMIT + 1, filler))], _noFinal: true };
+      const refused = await host.request(1, "resources/read", params, 10_000);
+      expect(refused).toMatchObject({ id: 1, error: { code: -32003 } });
+    } finally {
+      await host.close();
+    }
+  });
+
+  it.each([
+    ["in one read", ""],
+    ["read in pieces", "x".repeat(400_000)],
+  ])("a request of the server's own over the limit (%s), method after params, answers nothing", async (_, filler) => {
+    const host = await initializedWs(serve.url, "raw");
+    try {
+      // Then the real answer (the fixture's final one): that is what the host gets.
+      const params = { uri: "x://own", _emit: [b64(ownRequestOver(LIMIT + 1, filler))] };
+      const answered = await host.request(1, "resources/read", params, 10_000);
+      expect(answered).toEqual({ jsonrpc: "2.0", id: 1, result: { contents: [] } });
+    } finally {
+      await host.close();
+    }
+  });
+
   it.each([
     ["in one read", ""],
     ["read in pieces (a long string in it)", "x".repeat(400_000)],
