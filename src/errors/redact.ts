@@ -34,9 +34,32 @@ function secretForms(secrets: Iterable<string | undefined>): string[] {
     forms.add(base64);
     forms.add(base64.replace(/=+$/, ""));
     forms.add(Buffer.from(secret, "utf8").toString("base64url"));
+    for (const form of base64Inside(secret)) forms.add(form);
   }
   // Longest first, so a value that contains another is removed whole.
   return [...forms].sort((a, b) => b.length - a.length);
+}
+
+/** The shortest stretch of base64 taken for a secret's: shorter ones are too likely by chance. */
+const MIN_BASE64_STRETCH = 12;
+
+/**
+ * What a secret always looks like inside a longer base64 text (an encoded JSON body that holds
+ * it): at each of the three byte offsets it can start at, the characters that depend on its
+ * bytes alone — its first and last groups, shared with its neighbours, left out.
+ */
+function base64Inside(secret: string): string[] {
+  const bytes = Buffer.from(secret, "utf8");
+  const stretches: string[] = [];
+  for (let offset = 0; offset < 3; offset++) {
+    const encoded = Buffer.concat([Buffer.alloc(offset), bytes]).toString("base64");
+    // The first group holds the filler (offset > 0); the last may hold what follows the secret.
+    const start = offset === 0 ? 0 : 4;
+    const end = Math.floor((offset + bytes.length) / 3) * 4;
+    const middle = encoded.slice(start, end);
+    if (middle.length >= MIN_BASE64_STRETCH) stretches.push(middle, middle.replaceAll("+", "-").replaceAll("/", "_"));
+  }
+  return stretches;
 }
 
 function replaceForms(text: string, forms: readonly string[]): string {

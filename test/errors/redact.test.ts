@@ -39,6 +39,20 @@ describe("headerSecrets", () => {
 });
 
 describe("secrets a server encoded", () => {
+  it("finds a secret inside a longer base64 text, whatever its offset and what follows it", () => {
+    const secret = "Bearer sk-live-0123456789abcd";
+    for (const before of ["", "{", '{"', '{"t"', '{"t":"']) {
+      for (const after of ["", '"', '"}', '"}\n']) {
+        const encoded = Buffer.from(`${before}${secret}${after}`).toString("base64");
+        const redacted = redactSecrets(`body=${encoded}`, [secret]);
+        expect(redacted).toContain(REDACTED);
+        // What is left of the encoding no longer gives the secret back.
+        const left = redacted.slice("body=".length).split(REDACTED);
+        for (const part of left) expect(Buffer.from(part, "base64").toString("latin1")).not.toContain("sk-live-0123");
+      }
+    }
+  });
+
   it("finds a secret in base64, plain and URL-safe, padded or not", () => {
     const secret = "k3y/S3cr3t+v@l";
     const plain = Buffer.from(secret).toString("base64");
