@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ServeProcess } from "../helpers/proxyProcess.js";
 import { nodesOf } from "../helpers/jsonNodes.js";
-import { initializedWs, RAW_UPSTREAM, serveConfig } from "../reliability/helpers.js";
+import { initializedWs, RAW_UPSTREAM, type RawWs, serveConfig } from "../reliability/helpers.js";
 
 const LIMIT = 1000;
 let serve: ServeProcess;
@@ -45,64 +45,66 @@ function ownRequestOver(total: number, filler: string): string {
 
 const b64 = (text: string): string => Buffer.from(text).toString("base64");
 
+/** The two ways an upstream's line reaches the proxy: one read, or pieces (a long string in it). */
+const READS = [
+  ["in one read", ""],
+  ["read in pieces", "x".repeat(400_000)],
+] as const;
+
+/** Runs `test` with a WebSocket host of its own on the raw upstream, closed after. */
+async function withHost(test: (host: RawWs) => Promise<void>): Promise<void> {
+  const host = await initializedWs(serve.url, "raw");
+  try {
+    await test(host);
+  } finally {
+    await host.close();
+  }
+}
+
 describe("limits.maxUpstreamMessageNodes", () => {
-  it.each([
-    ["in one read", ""],
-    ["read in pieces", "x".repeat(400_000)],
-  ])("the id anywhere in the answer (%s): its request is answered at once", async (_, filler) => {
-    const host = await initializedWs(serve.url, "raw");
-    try {
+  it.each(READS)("the id anywhere in the answer (%s): its request is answered at once", (_, filler) =>
+    withHost(async (host) => {
       const params = { uri: "x://middle", _emit: [b64(answerIdInMiddle(LIMIT + 1, filler))], _noFinal: true };
       const refused = await host.request(1, "resources/read", params, 10_000);
       expect(refused).toMatchObject({ id: 1, error: { code: -32003 } });
-    } finally {
-      await host.close();
-    }
-  });
+    }),
+  );
 
-  it.each([
-    ["in one read", ""],
-    ["read in pieces", "x".repeat(400_000)],
-  ])("a request of the server's own over the limit (%s), method after params, answers nothing", async (_, filler) => {
-    const host = await initializedWs(serve.url, "raw");
-    try {
-      // Then the real answer (the fixture's final one): that is what the host gets.
-      const params = { uri: "x://own", _emit: [b64(ownRequestOver(LIMIT + 1, filler))] };
-      const answered = await host.request(1, "resources/read", params, 10_000);
-      expect(answered).toEqual({ jsonrpc: "2.0", id: 1, result: { contents: [] } });
-    } finally {
-      await host.close();
-    }
-  });
+  it.each(READS)(
+    "a request of the server's own over the limit (%s), method after params, answers nothing",
+    (_, filler) =>
+      withHost(async (host) => {
+        // Then the real answer (the fixture's final one): that is what the host gets.
+        const params = { uri: "x://own", _emit: [b64(ownRequestOver(LIMIT + 1, filler))] };
+        const answered = await host.request(1, "resources/read", params, 10_000);
+        expect(answered).toEqual({ jsonrpc: "2.0", id: 1, result: { contents: [] } });
+      }),
+  );
 
-  it.each([
-    ["in one read", ""],
-    ["read in pieces (a long string in it)", "x".repeat(400_000)],
-  ])("an answer over the limit %s: -32003 naming it, at once; at the limit it goes through", async (_, filler) => {
-    const host = await initializedWs(serve.url, "raw");
-    try {
-      const emit = (total: number) => ({
-        _emit: [Buffer.from(answerOf(total, filler)).toString("base64")],
-        _noFinal: true,
-      });
-      const refused = await host.request(1, "resources/read", { uri: "x://over", ...emit(LIMIT + 1) }, 10_000);
-      expect(refused).toEqual({
-        jsonrpc: "2.0",
-        id: 1,
-        error: {
-          code: -32003,
-          message: expect.stringMatching(
-            new RegExp(
-              `holds more than limits\\.maxUpstreamMessageNodes \\(${LIMIT}\\) objects, arrays, members and elements; not read$`,
+  it.each(READS)(
+    "an answer over the limit (%s): -32003 naming it, at once; at the limit it goes through",
+    (_, filler) =>
+      withHost(async (host) => {
+        const emit = (total: number) => ({
+          _emit: [b64(answerOf(total, filler))],
+          _noFinal: true,
+        });
+        const refused = await host.request(1, "resources/read", { uri: "x://over", ...emit(LIMIT + 1) }, 10_000);
+        expect(refused).toEqual({
+          jsonrpc: "2.0",
+          id: 1,
+          error: {
+            code: -32003,
+            message: expect.stringMatching(
+              new RegExp(
+                `holds more than limits\\.maxUpstreamMessageNodes \\(${LIMIT}\\) objects, arrays, members and elements; not read$`,
+              ),
             ),
-          ),
-        },
-      });
-      const served = await host.request(2, "resources/read", { uri: "x://at", ...emit(LIMIT) }, 10_000);
-      expect((served.result as { items: unknown[] }).items.length).toBeGreaterThan(LIMIT - 10);
-      expect(await host.request(3, "ping", {}, 10_000)).toMatchObject({ id: 3, result: {} });
-    } finally {
-      await host.close();
-    }
-  });
+          },
+        });
+        const served = await host.request(2, "resources/read", { uri: "x://at", ...emit(LIMIT) }, 10_000);
+        expect((served.result as { items: unknown[] }).items.length).toBeGreaterThan(LIMIT - 10);
+        expect(await host.request(3, "ping", {}, 10_000)).toMatchObject({ id: 3, result: {} });
+      }),
+  );
 });
