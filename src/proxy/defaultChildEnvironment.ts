@@ -21,6 +21,11 @@ const INHERITED =
       ]
     : ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"];
 
+/** Whether desktop hosts pass `name` to every server they spawn (so it is nobody's secret). */
+export function isDefaultChildVariable(name: string): boolean {
+  return INHERITED.includes(name);
+}
+
 export function defaultChildEnvironment(
   env: Readonly<Record<string, string | undefined>> = process.env,
 ): Record<string, string> {

@@ -9,7 +9,7 @@ import { createUpstreamTransport, type UpstreamSpec } from "../transports/upstre
 import type { UpstreamTransport } from "../transports/types.js";
 import type { UpstreamFactory } from "./sessionManager.js";
 import type { UpstreamAuths } from "./upstreamAuths.js";
-import { defaultChildEnvironment } from "./defaultChildEnvironment.js";
+import { defaultChildEnvironment, isDefaultChildVariable } from "./defaultChildEnvironment.js";
 
 const TYPE_TO_TRANSPORT = {
   http: "streamable-http",
@@ -25,9 +25,9 @@ const TYPE_TO_TRANSPORT = {
  * - `{ withhold }` (`serve`): the variables desktop hosts pass (the SDK's
  * `getDefaultEnvironment()`, mirrored by `defaultChildEnvironment`: HOME, LOGNAME, PATH, SHELL, TERM, USER), or the
  * whole
- *   environment for a server with `inheritEnv: true` — never the `withhold` variables (those
- *   `auth` reads: the listener's tokens). A server's own `env` is the operator's explicit choice
- *   and is passed as configured.
+ *   environment for a server with `inheritEnv: true` — never the `withhold` variables (those the
+ *   config reads where it holds credentials), unless every host passes them anyway (HOME…). A
+ *   server's own `env` is the operator's explicit choice and is passed as configured.
  */
 export type ChildEnvironment = "inherit" | { readonly withhold: readonly string[] };
 
@@ -39,7 +39,8 @@ export function childBaseEnv(
   if (policy === "inherit") return undefined;
   const base: Record<string, string | undefined> =
     isStdioServer(server) && server.inheritEnv === true ? { ...proxyEnv } : defaultChildEnvironment();
-  for (const name of policy.withhold) delete base[name];
+  // What every desktop host passes every server (HOME, PATH…) is no secret, whoever reads it.
+  for (const name of policy.withhold) if (!isDefaultChildVariable(name)) delete base[name];
   return base;
 }
 

@@ -45,7 +45,8 @@ describe("serve --config with auth read from ${MCPN_TOKEN}", () => {
           // Never connected to: only the variables in its headers and URL matter.
           search: {
             url: "http://127.0.0.1:9/mcp?key=${SEARCH_QUERY_KEY}",
-            headers: { "X-Api-Key": "${SEARCH_API_KEY}" },
+            // HOME and TERM are read here too: every host passes them, they stay passed.
+            headers: { "X-Api-Key": "${SEARCH_API_KEY}", "X-Home": "${HOME}:${TERM}" },
           },
           // Never connected to here: only its client secret's variable matters.
           billing: {
@@ -86,6 +87,8 @@ describe("serve --config with auth read from ${MCPN_TOKEN}", () => {
     expect(JSON.stringify(env)).not.toContain(PROXY_ENV.MCPN_TOKEN);
     expect(env).not.toHaveProperty("BILLING_CLIENT_SECRET");
     expect(JSON.stringify(env)).not.toContain(PROXY_ENV.BILLING_CLIENT_SECRET);
+    expect(env.HOME).toBe("/home/proxyuser");
+    expect(env.TERM).toBe("xterm-test");
     for (const name of ["SEARCH_API_KEY", "SEARCH_QUERY_KEY"] as const) {
       expect(env).not.toHaveProperty(name);
       expect(JSON.stringify(env)).not.toContain(PROXY_ENV[name]);
