@@ -605,7 +605,7 @@ export const ConfigSchema = z
           .describe(
             "most nodes (objects, arrays, and members or elements after the first in one) in one message (or " +
               "batch) a host sends serve over /mcp, /messages or /ws, counted before it is parsed: one over it is " +
-              "refused (413 over HTTP, -32600 over WebSocket, naming the limit), so a message that is costly to " +
+              "refused (413 over HTTP, -32003 over WebSocket, naming the limit), so a message that is costly to " +
               "parse cannot hold the proxy for seconds",
           ),
         sessionIdleMs: z

@@ -762,9 +762,9 @@ export class Bridge {
           jsonrpc: "2.0",
           id: id ?? null,
           error: {
-            code: JSONRPC.INVALID_REQUEST,
+            code: JSONRPC.MESSAGE_TOO_LARGE,
             message:
-              `Invalid Request: more than limits.maxMessageNodes (${problem.limit}) objects, arrays, members and ` +
+              `Message too large: more than limits.maxMessageNodes (${problem.limit}) objects, arrays, members and ` +
               `elements in one message of ${problem.bytes} bytes; not forwarded`,
           },
         },

@@ -116,7 +116,10 @@ describe("/mcp: bad input from the host", () => {
       {
         jsonrpc: "2.0",
         id: "deep",
-        error: { code: -32600, message: expect.stringMatching(/^Invalid Request: more than limits\.maxMessageNodes /) },
+        error: {
+          code: -32003,
+          message: expect.stringMatching(/^Message too large: more than limits\.maxMessageNodes /),
+        },
       },
     ]);
     expect((await post(url, rpc("after-deep", "ping"), bad)).messages[0]).toMatchObject({ result: {} });

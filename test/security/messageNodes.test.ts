@@ -52,8 +52,8 @@ describe("limits.maxMessageNodes", () => {
       jsonrpc: "2.0",
       id: 1,
       error: {
-        code: -32600,
-        message: `Invalid Request: more than limits.maxMessageNodes (${LIMIT}) objects, arrays, members and elements in one body; nothing of it was forwarded`,
+        code: -32003,
+        message: `Message too large: more than limits.maxMessageNodes (${LIMIT}) objects, arrays, members and elements in one body; nothing of it was forwarded`,
       },
     });
     expect(((await (await fetch(`${serve.url}/healthz`)).json()) as { hostSessions?: number }).hostSessions).toBe(
@@ -75,10 +75,10 @@ describe("limits.maxMessageNodes", () => {
         jsonrpc: "2.0",
         id: 7,
         error: {
-          code: -32600,
+          code: -32003,
           message: expect.stringMatching(
             new RegExp(
-              `^Invalid Request: more than limits\\.maxMessageNodes \\(${LIMIT}\\) objects, arrays, members and elements in one message of \\d+ bytes; not forwarded$`,
+              `^Message too large: more than limits\\.maxMessageNodes \\(${LIMIT}\\) objects, arrays, members and elements in one message of \\d+ bytes; not forwarded$`,
             ),
           ),
         },

@@ -53,7 +53,7 @@ export interface BodyLimits {
   readonly budget?: BodyBudget | undefined;
   /**
    * A body of more nodes (objects, arrays, members, elements) is refused before it is parsed (413, JSON-RPC
-   * -32600 naming `limits.maxMessageNodes`, under the request's id when its top level shows one).
+   * -32003 naming `limits.maxMessageNodes`, under the request's id when its top level shows one).
    */
   readonly maxNodes?: number | undefined;
 }
@@ -161,9 +161,9 @@ function parseBody(body: Buffer, maxBatch: number, maxNodes: number): BodyReadRe
       ...failure(
         413,
         { kind: "too-complex", bytes: body.length, excerpt, limit: maxNodes },
-        `Invalid Request: more than limits.maxMessageNodes (${maxNodes}) objects, arrays, members and elements ` +
+        `Message too large: more than limits.maxMessageNodes (${maxNodes}) objects, arrays, members and elements ` +
           `in one body; nothing of it was forwarded`,
-        JSONRPC.INVALID_REQUEST,
+        JSONRPC.MESSAGE_TOO_LARGE,
       ),
       // A request is answered under its id; a response or a batch under none.
       ...(top.method && top.idText !== undefined ? { idText: top.idText } : {}),
