@@ -10,7 +10,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Duplex } from "node:stream";
 import { DEFAULT_LIMITS } from "../config/defaults.js";
 import { BodyBudget } from "../transports/host/bodyBudget.js";
-import type { HostEndpointContext } from "../transports/host/hostSession.js";
+import type { HostEndpointContext, ProblemSite } from "../transports/host/hostSession.js";
+import type { FramingProblem } from "../transports/types.js";
 import { replyJson, replyJsonRpcError, replyOnSocket } from "../transports/host/httpReplies.js";
 import { discardBody, refuse } from "../transports/host/refuse.js";
 import { clientAddress } from "../transports/host/clientAddress.js";
@@ -67,6 +68,13 @@ export function createHttpFrontend(options: HttpFrontendOptions): HttpFrontend {
   const idleMs = opts.sessionIdleTimeoutMs > 0 ? opts.sessionIdleTimeoutMs : DEFAULT_LIMITS.sessionIdleMs;
   const slots = new SessionCounter(opts.maxSessions, opts.maxSessionsPerClient, idleMs / 10);
   const bodyBudget = new BodyBudget(opts.bodyBytesInFlight);
+  // A body refused as unreadable (not JSON, too large, too costly to parse) is answered 4xx; the
+  // operator is told too, throttled like other refusals (anyone can send them).
+  const unreadable = throttled(opts.logger, "host sent a body that could not be read", {});
+  const onproblem =
+    opts.onproblem ??
+    ((problem: FramingProblem, site: ProblemSite) =>
+      unreadable({ kind: problem.kind, bytes: problem.bytes, server: site.server, transport: site.kind }));
   const endpoints = new Map<string, ServerEndpoints>();
   for (const server of opts.serverNames) {
     const ctx: HostEndpointContext = {
@@ -83,7 +91,7 @@ export function createHttpFrontend(options: HttpFrontendOptions): HttpFrontend {
       slots,
       maxSessions: opts.maxSessions,
       onSession: opts.onSession,
-      onproblem: opts.onproblem,
+      onproblem,
     };
     endpoints.set(server, {
       mcp: new StreamableHttpEndpoint(ctx, {

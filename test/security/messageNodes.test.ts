@@ -2,13 +2,13 @@
  * `limits.maxMessageNodes` on a real `serve`: a host's message of more objects, arrays, members and
  * elements than the limit is refused before it is parsed (millions of tiny values, or objects of
  * ever new shapes, hold the proxy's one thread for seconds), over `/mcp` with 413 under the
- * request's id before any session opens and over `/ws` with `-32600` under its id (`method` after
+ * request's id before any session opens and over `/ws` with `-32003` under its id (`method` after
  * `params` too), the session going on; one at the limit is served.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { nodesOf } from "../helpers/jsonNodes.js";
 import type { ServeProcess } from "../helpers/proxyProcess.js";
-import { FAULT_SERVER, INIT, initializedWs, serveConfig } from "../reliability/helpers.js";
+import { FAULT_SERVER, INIT, initializedWs, serveConfig, waitForStderr } from "../reliability/helpers.js";
 
 const LIMIT = 1000;
 let serve: ServeProcess;
@@ -59,13 +59,15 @@ describe("limits.maxMessageNodes", () => {
     expect(((await (await fetch(`${serve.url}/healthz`)).json()) as { hostSessions?: number }).hostSessions).toBe(
       before,
     );
+    // The operator is told too.
+    await waitForStderr(serve, /"kind":"too-complex".*"server":"fx".*"msg":"host sent a body that could not be read"/);
     const at = await post(initializeOf(LIMIT));
     expect(at.status).toBe(200);
     expect(at.headers.get("mcp-session-id")).toBeTruthy();
     await at.body?.cancel();
   });
 
-  it("/ws: a request over the limit gets -32600 under its id and the session goes on", async () => {
+  it("/ws: a request over the limit gets -32003 under its id and the session goes on", async () => {
     const host = await initializedWs(serve.url, "fx");
     try {
       // `method` after `params`: still a request, answered under its id.
