@@ -39,7 +39,14 @@ import { type InFlightRequest, RequestTable } from "./requestTable.js";
 import { serverRefused } from "./serverRefused.js";
 import { SENT } from "../transports/drainWaiter.js";
 import { FlowHolds } from "./flowHolds.js";
-import { answerOwed, excerpt, invalidAnswer, isMessage, type OwedAnswer } from "./bridgeMessages.js";
+import {
+  answerOwed,
+  excerpt,
+  invalidAnswer,
+  isMessage,
+  type OwedAnswer,
+  unreadAnswerReason,
+} from "./bridgeMessages.js";
 
 /**
  * The first MCP protocol version without JSON-RPC batches (2025-06-18 changelog: "Remove support for JSON-RPC
@@ -801,21 +808,11 @@ export class Bridge {
     // Only an answer (an id, not a message of the upstream's own) takes a request out.
     if (problem.id === undefined || problem.asks === true) return;
     this.endInitializeWatch(problem.id);
-    if (problem.kind === "too-large") {
-      // The answer was dropped unread: the error the host gets instead takes the request out.
-      this.answer(
-        problem.id,
-        JSONRPC.MESSAGE_TOO_LARGE,
-        `the upstream's answer of ${problem.bytes} bytes is over limits.maxMessageBytes`,
-      );
-    } else if (problem.kind === "too-complex") {
-      // Not parsed (it would hold every session): the request it answers gets an error instead.
-      this.answer(
-        problem.id,
-        JSONRPC.MESSAGE_TOO_LARGE,
-        `the upstream's answer of ${problem.bytes} bytes holds more than limits.maxUpstreamMessageNodes ` +
-          `(${problem.limit}) objects, arrays, members and elements; not read`,
-      );
+    const unread = unreadAnswerReason(problem);
+    if (unread !== undefined) {
+      // The answer was dropped unread (too large, or too costly to parse): the error the host gets
+      // instead takes the request out.
+      this.answer(problem.id, JSONRPC.MESSAGE_TOO_LARGE, unread);
     } else if (problem.kind === "invalid-json") {
       // Not UTF-8, but its id readable at one end: the request it answers need not wait for its timeout.
       this.answer(problem.id, JSONRPC.INTERNAL_ERROR, "the upstream's answer could not be read: it is not UTF-8");

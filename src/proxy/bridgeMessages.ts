@@ -7,6 +7,7 @@ import { JSONRPC } from "../errors/jsonRpcCodes.js";
 import { redactedExcerpt } from "../errors/redact.js";
 import { idAsWritten } from "../transports/idAsWritten.js";
 import { isNotification, isObj, isRequest, isResponse, type RequestId } from "../transports/jsonrpc.js";
+import type { FramingProblem } from "../transports/types.js";
 
 /** Characters of an unexpected message quoted in a log line. */
 const EXCERPT_CHARS = 200;
@@ -59,4 +60,19 @@ export function excerpt(value: unknown, secrets: Iterable<string | undefined> = 
   }
   // Cut far past the excerpt's length first, so a secret across the cut is still found whole.
   return redactedExcerpt(text.slice(0, EXCERPT_CHARS + SECRET_SEARCH_CHARS), EXCERPT_CHARS, secrets);
+}
+
+/**
+ * Why an upstream's answer was dropped unread, for the error its request gets instead (`-32003`):
+ * over `limits.maxMessageBytes`, or of more nodes than `limits.maxUpstreamMessageNodes`. Undefined
+ * for a problem of another kind.
+ */
+export function unreadAnswerReason(problem: FramingProblem): string | undefined {
+  if (problem.kind === "too-large")
+    return `the upstream's answer of ${problem.bytes} bytes is over limits.maxMessageBytes`;
+  if (problem.kind !== "too-complex") return undefined;
+  return (
+    `the upstream's answer of ${problem.bytes} bytes holds more than limits.maxUpstreamMessageNodes ` +
+    `(${problem.limit}) objects, arrays, members and elements; not read`
+  );
 }

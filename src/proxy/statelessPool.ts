@@ -64,7 +64,7 @@ import { forwardableMcpHeaders } from "../transports/mcpHeaders.js";
 import type { NormalizingTransport } from "./withNormalization.js";
 import { type InFlightRequest, RequestTable } from "./requestTable.js";
 import { serverRefused } from "./serverRefused.js";
-import { excerpt, isMessage } from "./bridgeMessages.js";
+import { excerpt, isMessage, unreadAnswerReason } from "./bridgeMessages.js";
 
 /** An upstream the pool may use: started, normalizing, and able to say why it ended. */
 export interface PooledUpstream {
@@ -546,14 +546,9 @@ export class StatelessPool {
       bytes: problem.bytes,
       excerpt: redactedExcerpt(problem.excerpt, problem.excerpt.length, lane.upstream?.transport.secretsSent() ?? []),
     });
-    const unread = problem.kind === "too-large" || problem.kind === "too-complex";
-    if (!unread || typeof problem.id !== "number" || problem.asks === true) return;
+    const why = unreadAnswerReason(problem);
+    if (why === undefined || typeof problem.id !== "number" || problem.asks === true) return;
     const inFlight = this.forget(lane, problem.id);
-    const why =
-      problem.kind === "too-large"
-        ? `the upstream's answer of ${problem.bytes} bytes is over limits.maxMessageBytes`
-        : `the upstream's answer of ${problem.bytes} bytes holds more than limits.maxUpstreamMessageNodes ` +
-          `(${problem.limit}) objects, arrays, members and elements; not read`;
     if (inFlight !== undefined)
       this.toHost(inFlight.post, errorResponse(inFlight.idOut, JSONRPC.MESSAGE_TOO_LARGE, why), inFlight.hostId);
   }

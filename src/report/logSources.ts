@@ -13,6 +13,7 @@ import { createGunzip } from "node:zlib";
 import { glob, isDynamicPattern } from "tinyglobby";
 import { NormalizerError } from "../errors/NormalizerError.js";
 import { osReason } from "../errors/osReason.js";
+import { startsWithBom } from "../wire/jsonNodes.js";
 import { LineSplitter } from "../wire/lineSplitter.js";
 import { parseLogLine } from "./parseLogLine.js";
 import type { ReportAggregator } from "./aggregate.js";
@@ -123,7 +124,7 @@ export async function aggregateLogSource(
     line(bytes: Buffer): void {
       lineNo++;
       // A byte order mark before a file's first line (a log saved by an editor) is not part of it.
-      const bom = lineNo === 1 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf;
+      const bom = lineNo === 1 && startsWithBom(bytes);
       const parsed = parseLogLine(bytes.toString("utf8", bom ? 3 : 0));
       if (parsed.kind === "record" && !aggregator.fits(parsed.fact))
         aggregator.addMalformed({ source: name, line: lineNo, error: TOTALS_FULL });

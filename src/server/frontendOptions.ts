@@ -54,7 +54,7 @@ export interface HttpFrontendOptions {
   /** Most messages in one POSTed JSON-RPC batch; a bigger one gets 413. Default: `limits.maxBatch`'s. */
   maxBatch?: number;
   /**
-   * Most nodes (objects, arrays, members, elements) in one message a host sends; more gets 413 (-32600 over WebSocket).
+   * Most nodes (objects, arrays, members, elements) in one message a host sends; more gets 413 (-32003 over WebSocket).
    * Default: `limits.maxMessageNodes`'s.
    */
   maxMessageNodes?: number;

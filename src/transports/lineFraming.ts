@@ -11,7 +11,7 @@
  * Pure: bytes in, values out. No IO, no clock.
  */
 import { isUtf8 } from "node:buffer";
-import { holdsMoreNodes, topLevelOf } from "../wire/jsonNodes.js";
+import { holdsMoreNodes, startsWithBom, topLevelOf } from "../wire/jsonNodes.js";
 import { LineSplitter, type LineSink, type OversizedLine } from "../wire/lineSplitter.js";
 import { parseWithRawStrings } from "./rawStringParse.js";
 import { messageText } from "./wireJson.js";
@@ -160,14 +160,6 @@ export function parseJsonMessage(bytes: Buffer, rawStringBytes?: number, maxNode
   }
   // Its mark, if any, is skipped above: a second one is not.
   return parseDecoded(bytes.toString("utf8"), bytes.length);
-}
-
-/**
- * A UTF-8 byte order mark first: RFC 8259 §8.1 lets a parser ignore it, and a host on Windows
- * may write one before its first message.
- */
-function startsWithBom(bytes: Buffer): boolean {
-  return bytes.length >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf;
 }
 
 /**

@@ -101,8 +101,8 @@ export function topLevelOf(bytes: Uint8Array): TopLevel {
       if (--depth === 0) break;
     } else if (byte === 0x3a && depth === 1 && key !== undefined) {
       const name = bytes.subarray(key[0], key[1]);
-      if (sameBytes(name, METHOD)) method = bytes[skipSpace(bytes, i + 1)] === 0x22;
-      else if (sameBytes(name, ID)) idText = scalarAt(bytes, i + 1);
+      if (Buffer.compare(name, METHOD) === 0) method = bytes[skipSpace(bytes, i + 1)] === 0x22;
+      else if (Buffer.compare(name, ID) === 0) idText = scalarAt(bytes, i + 1);
     } else if (byte === 0x2c) key = undefined;
     i++;
   }
@@ -140,26 +140,19 @@ function skipSpace(bytes: Uint8Array, from: number): number {
   return i;
 }
 
-function startsWithBom(bytes: Uint8Array): boolean {
+/**
+ * A UTF-8 byte order mark first: RFC 8259 §8.1 lets a parser ignore it, and a host on Windows
+ * may write one before its first message.
+ */
+export function startsWithBom(bytes: Uint8Array): boolean {
   return bytes.length >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf;
-}
-
-function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.length !== b.length) return false;
-  for (let k = 0; k < a.length; k++) if (a[k] !== b[k]) return false;
-  return true;
 }
 
 /** Just past the quote that closes the string whose content starts at `from` (the end if none). */
 function afterString(bytes: Uint8Array, from: number): number {
-  let quote = from;
-  for (;;) {
-    quote = bytes.indexOf(0x22, quote);
-    if (quote === -1) return bytes.length;
-    // Escaped when an odd run of backslashes stands before it (each run is read once).
-    let backslashes = 0;
-    for (let k = quote - 1; k >= from && bytes[k] === 0x5c; k--) backslashes++;
-    if ((backslashes & 1) === 0) return quote + 1;
-    quote++;
+  for (let quote = bytes.indexOf(0x22, from); quote !== -1; quote = bytes.indexOf(0x22, quote + 1)) {
+    // Escaped when an odd run of backslashes stands before it.
+    if ((backslashesBefore(bytes, quote, from) & 1) === 0) return quote + 1;
   }
+  return bytes.length;
 }

@@ -21,6 +21,7 @@ import { createFitRuntime } from "../../fit/runtime.js";
 import { isJsonObject, rebuild } from "../../normalize/objects.js";
 import { messageText } from "../../transports/wireJson.js";
 import { rememberOrigin } from "../../transports/wireOrigin.js";
+import { startsWithBom } from "../../wire/jsonNodes.js";
 import { rememberWireText } from "../../transports/wireText.js";
 import { indentJsonText } from "../../wire/jsonText.js";
 import { parseCommandArgs } from "../args.js";
@@ -129,7 +130,7 @@ export async function runNormalize(argv: readonly string[], io: CliIo): Promise<
       `normalize: ${name} is not UTF-8, which JSON must be (convert it first, e.g. iconv -f latin1 -t utf-8)`,
     );
   // A byte order mark before the JSON (editors on Windows write one) is not part of it.
-  const text = input.toString("utf8", input[0] === 0xef && input[1] === 0xbb && input[2] === 0xbf ? 3 : 0);
+  const text = input.toString("utf8", startsWithBom(input) ? 3 : 0);
   let value: unknown;
   try {
     value = JSON.parse(text);
