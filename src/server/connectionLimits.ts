@@ -10,21 +10,20 @@
  * - Out of file descriptors (EMFILE, ENFILE), `accept` fails. libuv mostly handles it alone
  *   (it frees a reserved descriptor, accepts and closes the waiting connections); when it cannot,
  *   Node reports a server `error`, which would crash the process without a listener: it is
- *   logged (at most once per `PROBLEM_LOG_INTERVAL_MS`, with the count) and the server keeps
+ *   logged (throttled: the first at once, then at most one line per interval with the count) and the server keeps
  *   listening. Since the silent case leaves no trace, a start-up warning says when
  *   `maxConnections` is above what the process's open-file limit allows.
  */
 import { readFileSync } from "node:fs";
 import type { Server, ServerOptions } from "node:http";
 import type { Logger } from "../observe/logger.js";
+import { throttled } from "../observe/repeatedProblem.js";
 
 /** Shortest and longest interval of Node's timeout sweep, in ms. */
 const MIN_SWEEP_MS = 100;
 const MAX_SWEEP_MS = 1000;
 /** Idle time before the first TCP keep-alive probe on a connection, in ms. */
 const TCP_KEEP_ALIVE_DELAY_MS = 30_000;
-/** Repeated listener problems (drops, accept errors) are logged at most this often. */
-export const PROBLEM_LOG_INTERVAL_MS = 10_000;
 
 export interface ConnectionLimits {
   readonly headersTimeoutMs: number;
@@ -87,24 +86,6 @@ export function guardConnections(server: Server, limits: ConnectionLimits, logge
         : {}),
     });
   });
-}
-
-/** A warn line now, then at most one per interval carrying how many happened since. */
-export function throttled(
-  logger: Logger,
-  message: string,
-  base: Record<string, unknown>,
-): (fields?: Record<string, unknown>) => void {
-  let last = -Infinity;
-  let since = 0;
-  return (fields = {}) => {
-    since++;
-    const now = Date.now();
-    if (now - last < PROBLEM_LOG_INTERVAL_MS) return;
-    logger.warn(message, { ...base, ...fields, count: since });
-    last = now;
-    since = 0;
-  };
 }
 
 /** The soft limit on open files (`ulimit -n`), where the system says (Linux: /proc/self/limits). */

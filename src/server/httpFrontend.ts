@@ -26,7 +26,8 @@ import {
   type HttpFrontendOptions,
   type ResolvedFrontendOptions,
 } from "./frontendOptions.js";
-import { guardConnections, serverOptions, throttled } from "./connectionLimits.js";
+import { throttled } from "../observe/repeatedProblem.js";
+import { guardConnections, serverOptions } from "./connectionLimits.js";
 import { applyCors } from "./cors.js";
 import {
   bearerOwner,

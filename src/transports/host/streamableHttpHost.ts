@@ -48,7 +48,7 @@ import { SseWriter } from "./sseWriter.js";
 import { DrainWaiter, mustWaitForDrain, SENT } from "../drainWaiter.js";
 import { encodeWire, heldBytes, type WireJson } from "../wireJson.js";
 import { EVENT_OVERHEAD_BYTES, parseEventId, type Replay, ReplayLog } from "./replayLog.js";
-import { RepeatedProblem } from "./repeatedProblem.js";
+import { RepeatedProblem } from "../../observe/repeatedProblem.js";
 
 /**
  * How long a POST whose host accepts both forms waits for its answers before the SSE stream is

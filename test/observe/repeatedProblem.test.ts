@@ -1,6 +1,6 @@
 /** A problem that repeats per message: the first report at once, then one per interval, counted. */
 import { describe, expect, it } from "vitest";
-import { REPEAT_REPORT_MS, RepeatedProblem } from "../../../src/transports/host/repeatedProblem.js";
+import { REPEAT_REPORT_MS, RepeatedProblem } from "../../src/observe/repeatedProblem.js";
 
 describe("RepeatedProblem", () => {
   it("reports the first, counts the rest until the interval has passed or it is flushed", () => {
