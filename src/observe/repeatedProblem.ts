@@ -1,41 +1,56 @@
 /**
  * A problem that can happen once per message or connection — an upstream flooding a host that has
- * no stream open, a client sending what cannot be read, connections over the limit — reported the
- * first time, then at most once per `REPEAT_REPORT_MS` with how many happened since, and what is
- * left uncounted on `flush()` (the stream opened, the session ended). A flood is then a few log
- * lines, not one per message.
+ * no stream open, a client sending what cannot be read, connections over the limit — reported at
+ * once up to `burst` times in an interval of `REPEAT_REPORT_MS`, then counted, the count reported
+ * with the first report of a later interval, or on `flush()` (the stream opened, the session
+ * ended). A flood is then a few log lines, not one per message; a few problems are each told.
  */
 import type { Logger } from "./logger.js";
 
-/** How often a repeating problem is reported at most. */
+/** The interval over which a repeating problem's reports are limited. */
 export const REPEAT_REPORT_MS = 10_000;
 
 export class RepeatedProblem {
-  private last = Number.NEGATIVE_INFINITY;
+  private intervalStart = Number.NEGATIVE_INFINITY;
+  private reportedInInterval = 0;
   private since = 0;
+  private reportedEver = false;
 
   constructor(
     /** `count`: how many times it happened since the last report (1 the first time). */
     private readonly report: (count: number, first: boolean) => void,
     // A monotonic clock: a wall clock stepped back would hold reports back until it caught up.
     private readonly now: () => number = () => performance.now(),
+    /** Reports made at once in one interval; past them the problem is counted. */
+    private readonly burst = 1,
   ) {}
 
   happened(): void {
     this.since++;
     const now = this.now();
-    if (now - this.last < REPEAT_REPORT_MS) return;
-    this.report(this.since, this.last === Number.NEGATIVE_INFINITY);
-    this.last = now;
-    this.since = 0;
+    if (now - this.intervalStart >= REPEAT_REPORT_MS) {
+      this.intervalStart = now;
+      this.reportedInInterval = 0;
+    }
+    if (this.reportedInInterval >= this.burst) return;
+    this.reportedInInterval++;
+    this.tell();
   }
 
-  /** Reports what happened since the last report, if anything. */
+  /** Reports what happened since the last report, if anything; the next is counted for an interval. */
   flush(): void {
     if (this.since === 0) return;
-    this.report(this.since, false);
-    this.last = this.now();
+    this.tell();
+    this.intervalStart = this.now();
+    this.reportedInInterval = this.burst;
+  }
+
+  private tell(): void {
+    const first = !this.reportedEver;
+    this.reportedEver = true;
+    const count = this.since;
     this.since = 0;
+    this.report(count, first);
   }
 }
 
@@ -46,9 +61,9 @@ export interface ThrottledWarning {
   flush(): void;
 }
 
-export function throttled(logger: Logger, message: string, base: Record<string, unknown>): ThrottledWarning {
+export function throttled(logger: Logger, message: string, base: Record<string, unknown>, burst = 1): ThrottledWarning {
   let latest: Record<string, unknown> = {};
-  const problem = new RepeatedProblem((count) => logger.warn(message, { ...base, ...latest, count }));
+  const problem = new RepeatedProblem((count) => logger.warn(message, { ...base, ...latest, count }), undefined, burst);
   const warn = (fields: Record<string, unknown> = {}): void => {
     latest = fields;
     problem.happened();

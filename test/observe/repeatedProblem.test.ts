@@ -26,3 +26,39 @@ describe("RepeatedProblem", () => {
     expect(reports).toHaveLength(3);
   });
 });
+
+describe("RepeatedProblem with a burst", () => {
+  it("reports the first `burst` of each interval at once and counts the rest into the next report", () => {
+    let now = 0;
+    const reports: Array<[number, boolean]> = [];
+    const problem = new RepeatedProblem(
+      (count, first) => reports.push([count, first]),
+      () => now,
+      3,
+    );
+    for (let i = 0; i < 100; i++) problem.happened();
+    expect(reports).toEqual([
+      [1, true],
+      [1, false],
+      [1, false],
+    ]);
+    now += REPEAT_REPORT_MS - 1;
+    problem.happened();
+    expect(reports).toHaveLength(3);
+    now += 1;
+    problem.happened();
+    problem.happened();
+    // The 97 counted plus the two of the new interval, each told at once (the first carries the count).
+    expect(reports.slice(3)).toEqual([
+      [99, false],
+      [1, false],
+    ]);
+    problem.happened();
+    problem.happened();
+    problem.flush();
+    expect(reports.slice(5)).toEqual([
+      [1, false],
+      [1, false],
+    ]);
+  });
+});

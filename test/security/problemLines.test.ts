@@ -1,0 +1,59 @@
+/**
+ * A host that sends what cannot be taken, without end, writes a bounded number of log lines: over
+ * `/ws` every message reaches the session's bridge, which logs what it refuses. The first few of
+ * each kind are written in full, the rest counted; when the session ends, the count of those not
+ * yet told is written. Every message is still answered. A real `serve`, a real WebSocket client.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PROBLEM_LINES_AT_ONCE } from "../../src/proxy/bridge.js";
+import type { ServeProcess } from "../helpers/proxyProcess.js";
+import { until } from "../helpers/polling.js";
+import { FAULT_SERVER, initializedWs, serveConfig } from "../reliability/helpers.js";
+
+const FLOOD = 1000;
+
+let serve: ServeProcess;
+beforeAll(async () => {
+  serve = await serveConfig({ mcpServers: { fx: { command: process.execPath, args: [FAULT_SERVER] } } });
+});
+afterAll(async () => {
+  await serve?.stop();
+});
+
+/** The proxy's warn lines with `msg`, parsed. */
+function linesOf(msg: string): Array<Record<string, unknown>> {
+  return serve
+    .stderr()
+    .split("\n")
+    .filter((line) => line.includes(`"msg":${JSON.stringify(msg)}`))
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+}
+
+describe("a WebSocket host flooding what cannot be taken", () => {
+  it.each([
+    ["host sent a message that could not be read", "{not json", -32700],
+    ["host answered a request the upstream did not send; not forwarded", null, undefined],
+  ] as const)(
+    "'%s': a few lines, then counted; every message answered or dropped",
+    async (msg, text, code) => {
+      const host = await initializedWs(serve.url, "fx");
+      for (let i = 0; i < FLOOD; i++)
+        host.send(text ?? JSON.stringify({ jsonrpc: "2.0", id: `nobody-${i}`, result: {} }));
+      // The session still answers, after every message sent before.
+      expect(await host.request("after", "ping")).toHaveProperty("result");
+      if (code !== undefined) {
+        const errors = host.messages.filter((m) => (m as { error?: { code?: number } }).error?.code === code);
+        expect(errors).toHaveLength(FLOOD);
+      }
+      const whileOpen = linesOf(msg);
+      expect(whileOpen.length).toBeGreaterThanOrEqual(1);
+      expect(whileOpen.length).toBeLessThanOrEqual(PROBLEM_LINES_AT_ONCE + 1);
+      await host.close();
+      // At the session's end, those not told yet are counted in one line: every one is accounted for.
+      const total = (): number => linesOf(msg).reduce((sum, line) => sum + (line.count as number), 0);
+      await until(total, (counted) => counted === FLOOD, 10_000, "every message counted in the log");
+      expect(linesOf(msg).length).toBeLessThanOrEqual(PROBLEM_LINES_AT_ONCE + 2);
+    },
+    30_000,
+  );
+});
