@@ -759,7 +759,19 @@ export class Bridge {
       bytes: problem.bytes,
       excerpt: problem.excerpt,
     });
-    if (problem.kind === "too-large" && problem.id !== undefined) {
+    if (problem.kind === "too-large" && problem.id !== undefined && problem.asks !== true) {
+      // The host's answer to a request of the upstream's, dropped unread: the upstream is told
+      // rather than left waiting; the host's own requests, which may share its id, are untouched.
+      const written = this.upstreamAsked.get(problem.id);
+      if (written === undefined) return;
+      this.upstreamAsked.delete(problem.id);
+      this.askedTooMuch = false;
+      this.answerUpstream(
+        written,
+        JSONRPC.MESSAGE_TOO_LARGE,
+        `the host's answer of ${problem.bytes} bytes is over limits.maxMessageBytes`,
+      );
+    } else if (problem.kind === "too-large" && problem.id !== undefined) {
       this.toHost(
         errorResponse(
           problem.id,

@@ -241,13 +241,17 @@ function answeredId(text: string): string | number | undefined {
 
 /** A top-level `"method"` member before the first nested object or array. */
 const ASKS = /^\s*\{[^{[]*"method"\s*:/;
+/** A top-level `"result"` or `"error"` member before the first nested object or array. */
+const ANSWERS = /^\s*\{[^{[]*"(?:result|error)"\s*:/;
 
 /**
- * Whether a message whose start is `head` is a request or notification of the peer's own (its
- * `method` shows before any nested value): its id, read from its ends, answers nothing of ours.
+ * Whether a message known only by its start (`head`; it was too large to read) is, or may be, a
+ * request or notification of the peer's own: its `method` shows before any nested value, or no
+ * `result` or `error` does. Its id, read from either end, then answers nothing of ours (a peer's
+ * ids may equal ours): only a message whose start shows it to be an answer is taken for one.
  */
-export function asksAtHead(head: string): boolean {
-  return ASKS.test(head);
+export function mayAskAtHead(head: string): boolean {
+  return ASKS.test(head) || !ANSWERS.test(head);
 }
 
 export function oversizedProblem(line: OversizedLine): FramingProblem {
@@ -257,7 +261,7 @@ export function oversizedProblem(line: OversizedLine): FramingProblem {
     kind: "too-large",
     bytes: line.bytes,
     ...(id === undefined ? {} : { id }),
-    ...(asksAtHead(head) ? { asks: true } : {}),
+    ...(mayAskAtHead(head) ? { asks: true } : {}),
     excerpt: head.slice(0, EXCERPT_CHARS),
   };
 }

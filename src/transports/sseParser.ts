@@ -15,7 +15,7 @@
  */
 import { isUtf8 } from "node:buffer";
 import { LineSplitter, type LineSink, type OversizedLine } from "../wire/lineSplitter.js";
-import { asksAtHead, excerptOf, jsonRpcIdHint } from "./lineFraming.js";
+import { mayAskAtHead, excerptOf, jsonRpcIdHint } from "./lineFraming.js";
 
 export interface SseEvent {
   /** The `event:` field; "message" when absent. */
@@ -189,7 +189,7 @@ export class SseParser {
           type,
           bytes,
           ...(id === undefined ? {} : { id }),
-          ...(asksAtHead(head) ? { asks: true } : {}),
+          ...(mayAskAtHead(head) ? { asks: true } : {}),
           excerpt: excerptOf(skipping.head),
         },
       });

@@ -51,8 +51,9 @@ export interface FramingProblem {
   readonly bytes: number;
   readonly id?: string | number;
   /**
-   * The message's start names a `method` before any nested value: a request or notification of
-   * the peer's own, whose `id` answers nothing of ours (a peer's ids may equal ours).
+   * A request or notification of the peer's own, whose `id` answers nothing of ours (a peer's ids
+   * may equal ours): its top level has a `method`, or — a message too large to read, known by its
+   * ends — its start does not show it to be an answer (`mayAskAtHead` in lineFraming.ts).
    */
   readonly asks?: boolean;
   /** First characters of the offending line, for the log; never the whole content. */

@@ -101,6 +101,17 @@ export const UPSTREAM_CASES: readonly UpstreamCase[] = [
     },
   },
   {
+    // Its id equals the waiting request's (the server's ids are its own): only an answer's is ours.
+    name: "a request of the server's own over limits.maxMessageBytes, its method after its params",
+    id: "M".repeat(LONG_ID.length),
+    emit: line(
+      `{"jsonrpc":"2.0","id":"__ID__","params":{"a":[${Array(1100).fill('"__ID__"').join(",")}]},"method":"x"}`,
+    ),
+    log: /"kind":"too-large".*upstream sent a message that could not be read/,
+    // The real answer that follows reaches the host; the request was not taken for it.
+    check: emptyContents,
+  },
+  {
     name: "100k nested arrays",
     emit: answerWith(`{"contents":${deep(100_000)},"n":1.10}`),
     noFinal: true,

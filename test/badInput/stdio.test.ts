@@ -194,6 +194,32 @@ describe("stdio: bad input from the host", () => {
     expect((await next((m) => m.id === "after-mid")).result).toEqual({});
   });
 
+  it("an answer of the host's over limits.maxMessageBytes: the upstream's request gets -32003, the host nothing", async () => {
+    const b64 = (text: string): string => Buffer.from(text).toString("base64");
+    // The upstream asks the host something under an id the host also uses for a request of its own.
+    const asked = ask("up-1", "resources/read", {
+      _emit: [b64('{"jsonrpc":"2.0","id":"up-1","method":"roots/list"}\n')],
+      _noFinal: true,
+    }).catch(() => undefined);
+    await next((m) => m.id === "up-1" && m.method === "roots/list");
+    const before = proxy.messages.length;
+    const tooLarge = `{"jsonrpc":"2.0","id":"up-1","result":{"roots":[],"pad":"${"r".repeat(MAX_MESSAGE_BYTES)}"}}`;
+    write(`${tooLarge}\n`);
+    const answers = await ask("answers", "_answers");
+    expect((answers.result as { answers: Msg[] }).answers).toContainEqual({
+      jsonrpc: "2.0",
+      id: "up-1",
+      error: {
+        code: -32003,
+        message: `the host's answer of ${tooLarge.length} bytes is over limits.maxMessageBytes`,
+      },
+    });
+    // No error went back to the host for its answer: its own request "up-1" still waits, unanswered.
+    expect(proxy.messages.slice(before).filter((m) => m.id === "up-1")).toEqual([]);
+    write(`${JSON.stringify({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: "up-1" } })}\n`);
+    void asked;
+  });
+
   it("100k nested arrays reach the upstream, and its answer comes back", async () => {
     write(
       `{"jsonrpc":"2.0","id":"deep","method":"ping","params":{"a":${"[".repeat(100_000)}${"]".repeat(100_000)}}}\n`,

@@ -5,7 +5,7 @@
  */
 import { headerSecrets, redactedExcerpt, urlSecrets } from "../../errors/redact.js";
 import { parseMediaType } from "../../normalize/mediaType.js";
-import { asksAtHead, excerptOf, jsonRpcIdHint, parseJsonPieces, parseJsonText, type Framed } from "../lineFraming.js";
+import { mayAskAtHead, excerptOf, jsonRpcIdHint, parseJsonPieces, parseJsonText, type Framed } from "../lineFraming.js";
 import { SseParser, type SseEvent, type SseProblem } from "../sseParser.js";
 import type { FramingProblem } from "../types.js";
 import type { ReadGate } from "../readGate.js";
@@ -109,7 +109,7 @@ export async function readJsonBody(
         await reader.cancel();
         const text = head.toString("utf8");
         const id = jsonRpcIdHint(text, "");
-        const asks = asksAtHead(text) ? { asks: true } : {};
+        const asks = mayAskAtHead(text) ? { asks: true } : {};
         return {
           problem: { kind: "too-large", bytes, ...(id === undefined ? {} : { id }), ...asks, excerpt: excerptOf(head) },
         };
