@@ -6,6 +6,7 @@ export const JSONRPC = {
   PARSE_ERROR: -32700,
   INVALID_REQUEST: -32600,
   METHOD_NOT_FOUND: -32601,
+  INVALID_PARAMS: -32602,
   INTERNAL_ERROR: -32603,
   /** A refusal that is not about one message (no session, a limit, a path not served). */
   SERVER_ERROR: -32000,

@@ -29,7 +29,7 @@ import {
   isRequest,
   isRequestId,
   isResponse,
-  notJsonRpc2,
+  malformedRequest,
   progressToken,
   isFailedRequest,
   relatedRequestOf,
@@ -361,7 +361,7 @@ export class Bridge {
       return false;
     }
     if (isRequest(msg)) {
-      const invalid = notJsonRpc2(msg);
+      const invalid = malformedRequest(msg);
       // Answered under the id as the host wrote it, as every answer built here is.
       const refused = this.refuse(msg) ?? (invalid === undefined ? undefined : { ...invalid, id: idAsWritten(msg) });
       if (refused !== undefined) {

@@ -42,7 +42,7 @@ import {
   isObj,
   isRequest,
   isResponse,
-  notJsonRpc2,
+  malformedRequest,
   progressToken,
   isFailedRequest,
   relatedRequestOf,
@@ -328,7 +328,7 @@ export class StatelessPool {
         );
         return;
       }
-      const invalid = notJsonRpc2(msg);
+      const invalid = malformedRequest(msg);
       if (invalid !== undefined) {
         this.toHost(post, { ...invalid, id: idAsWritten(msg) } as JSONRPCMessage, msg.id);
         return;

@@ -106,11 +106,16 @@ export function relatedRequestOf(extra: MessageExtraInfo | undefined): RequestId
 }
 
 /**
- * A request that is not JSON-RPC 2.0 (another `jsonrpc`, or `params` that is not an object or an
- * array, §4 and §4.2), as the error its host gets at once: a server drops such a request without
- * an answer, and the host would wait for `limits.requestTimeoutMs` to learn nothing.
+ * A request a server cannot take, as the error its host gets at once: one that is not JSON-RPC 2.0
+ * (another `jsonrpc`, or `params` that is not an object or an array, §4 and §4.2: Invalid
+ * Request), or whose `params._meta` is not an object or carries a `progressToken` that is not a
+ * string or an integer (MCP's `ProgressToken`: Invalid params). A server drops such a request
+ * without an answer (the SDK's reader does), and the host would wait for
+ * `limits.requestTimeoutMs` to learn nothing.
  */
-export function notJsonRpc2(msg: Record<string, unknown> & { id: RequestId }): Record<string, unknown> | undefined {
+export function malformedRequest(
+  msg: Record<string, unknown> & { id: RequestId },
+): Record<string, unknown> | undefined {
   const why =
     msg.jsonrpc !== "2.0"
       ? `"jsonrpc" must be "2.0", not ${given(msg.jsonrpc)}`
@@ -119,7 +124,21 @@ export function notJsonRpc2(msg: Record<string, unknown> & { id: RequestId }): R
         : msg.params === null
           ? `"params" must be an object or an array, not null`
           : undefined;
-  return why === undefined ? undefined : errorResponse(msg.id, JSONRPC.INVALID_REQUEST, `Invalid Request: ${why}`);
+  if (why !== undefined) return errorResponse(msg.id, JSONRPC.INVALID_REQUEST, `Invalid Request: ${why}`);
+  const meta = isObj(msg.params) && "_meta" in msg.params ? msg.params._meta : undefined;
+  if (meta === undefined) return undefined;
+  const metaWhy = !isObj(meta)
+    ? `"params._meta" must be an object, not ${given(meta)}`
+    : "progressToken" in meta && !isProgressToken(meta.progressToken)
+      ? `"params._meta.progressToken" must be a string or an integer, not ${given(meta.progressToken)}`
+      : undefined;
+  return metaWhy === undefined
+    ? undefined
+    : errorResponse(msg.id, JSONRPC.INVALID_PARAMS, `Invalid params: ${metaWhy}`);
+}
+
+function isProgressToken(value: unknown): boolean {
+  return typeof value === "string" || Number.isInteger(value);
 }
 
 /**
