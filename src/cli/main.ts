@@ -48,6 +48,9 @@ const COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
 };
 
 export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode> {
+  // `help COMMAND` is `COMMAND --help`.
+  if (argv[0] === "help" && argv.length === 2 && Object.hasOwn(COMMANDS, argv[1]!))
+    return main([argv[1]!, "--help"], io);
   const [name, ...rest] = argv;
   if (name === undefined || name === "--help" || name === "-h" || name === "help") {
     await writeFully(name === undefined ? io.stderr : io.stdout, `${MAIN_HELP}\n`);

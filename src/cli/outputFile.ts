@@ -26,8 +26,8 @@ import { ensureWritable, makeFolders } from "../observe/logFile.js";
 
 /**
  * Checks `file` can be written without creating it: its missing folders are made, then an
- * existing file is opened for appending (nothing written), a new one's folder checked for write
- * access — so a run that fails later leaves no empty report behind. Returns what takes the
+ * existing file is opened for appending (nothing written), a new one's folder checked by making
+ * and removing a file in it — so a run that fails later leaves no empty report behind. Returns what takes the
  * folders it made away again, for a command that fails before it writes.
  */
 export function prepareOutputFile(file: string, flag: string): () => void {
@@ -47,6 +47,11 @@ export function prepareOutputFile(file: string, flag: string): () => void {
       made = makeFolders(folder);
       if (!statSync(folder).isDirectory()) throw new Error("ENOTDIR: not a directory");
       accessSync(folder, constants.W_OK | constants.X_OK);
+      // access() allows what the folder may still refuse (/proc; read-only or network mounts seen
+      // by root): a file is made beside the report's place and taken away again.
+      const probe = join(folder, `.${basename(file)}.${randomBytes(6).toString("hex")}.probe`);
+      writeFileSync(probe, "", { flag: "wx" });
+      rmSync(probe, { force: true });
     }
   } catch (error) {
     throw unwritable(file, flag, error);

@@ -57,6 +57,21 @@ export interface SelectedUpstream {
 
 const TRANSPORTS = new Set(["streamable-http", "sse", "websocket"]);
 
+/** What a config sets instead of each flag that goes with `--url` only. */
+export const IN_A_CONFIG = {
+  "--transport": 'in a config, set the server\'s "transport"',
+  "--header": 'in a config, set the server\'s "headers"',
+  "--auth": 'in a config, set the server\'s "auth"',
+} as const;
+
+/** The first flag given that goes with `--url` only, if any. */
+export function urlOnlyFlagOf(values: SelectorValues): keyof typeof IN_A_CONFIG | undefined {
+  if (values.transport !== undefined) return "--transport";
+  if (values.header !== undefined) return "--header";
+  if (values.auth !== undefined) return "--auth";
+  return undefined;
+}
+
 /**
  * `words`: the command split off the command line (after `--` or from its first operand). `name`:
  * what records and endpoints call the upstream (`--name`); by default its executable's base name
@@ -73,16 +88,21 @@ export async function selectUpstream(
   const command = upstreamCommandOf(values, words, commandName);
   const chosen = [command.length > 0, values.url !== undefined, values.config !== undefined].filter(Boolean).length;
   if (chosen !== 1) {
-    // Words beside --url or --config are most often a flag value with a space, unquoted.
+    // Words beside --url or --config are a command given as well, or a flag value with a space, unquoted.
     const stray =
       chosen > 1 && command.length > 0 && values.command === undefined
         ? ` (${command.length === 1 ? "a word" : `${command.length} words`} beside the flags read as a command, ` +
-          "not shown: quote a value that has spaces, e.g. --header 'X-Key: v')"
+          "not shown: give the command or the flag, not both; a flag's value that has spaces is quoted, e.g. " +
+          "--header 'X-Key: v')"
         : "";
+    // serve reads a config file itself (every server of it): not one of its forms of one upstream.
+    const forms =
+      commandName === "serve"
+        ? '"-- CMD ARGS…" or --url URL'
+        : '"-- CMD ARGS…", --url URL, or --config FILE --server NAME';
     throw new NormalizerError(
       "USAGE",
-      `${commandName}: name exactly one upstream: "-- CMD ARGS…", --url URL, or --config FILE --server NAME (see ` +
-        `mcp-normalizer ${commandName} --help)${stray}`,
+      `${commandName}: name exactly one upstream: ${forms} (see mcp-normalizer ${commandName} --help)${stray}`,
     );
   }
   if (values.config !== undefined) {
@@ -92,11 +112,9 @@ export async function selectUpstream(
         `${commandName}: --name goes with an upstream on the command line; with --config the server keeps its name ` +
           `there (choose it with --server)`,
       );
-    if (values.auth !== undefined)
-      throw new NormalizerError(
-        "USAGE",
-        `${commandName}: --auth goes with --url; in a config, set the server's "auth"`,
-      );
+    const urlFlag = urlOnlyFlagOf(values);
+    if (urlFlag !== undefined)
+      throw new NormalizerError("USAGE", `${commandName}: ${urlFlag} goes with --url; ${IN_A_CONFIG[urlFlag]}`);
     // The schema (zod) is loaded only for a config file: flags alone are checked here.
     const { loadConfigFile } = await import("../config/load.js");
     const loaded = loadConfigFile(resolve(cwd, values.config), env);
@@ -180,7 +198,7 @@ export async function selectUpstream(
       ...(values.auth === undefined ? {} : { auth: "oauth" as const }),
     };
   } else {
-    if (values.transport !== undefined || values.header !== undefined || values.auth !== undefined)
+    if (urlOnlyFlagOf(values) !== undefined)
       throw new NormalizerError("USAGE", `${commandName}: --transport, --header and --auth go with --url`);
     if (command[0] === "")
       throw new NormalizerError("USAGE", `${commandName}: the upstream's executable is an empty string`);

@@ -82,7 +82,37 @@ describe("command-line mistakes (exit 2)", () => {
     // An unquoted header value: its second word reads as a command; named, never shown (it may be a token).
     [
       ["stdio", "--url", "http://127.0.0.1:9/mcp", "--header", "Authorization:", "Bearer", "tok-3f9a"],
-      /^(?!.*tok-3f9a).*name exactly one upstream.*\(2 words beside the flags read as a command, not shown: quote/,
+      /^(?!.*tok-3f9a).*name exactly one upstream.*\(2 words beside the flags read as a command, not shown: give the command or the flag, not both; a flag's value that has spaces is quoted/,
+    ],
+    // serve's own forms of one upstream: a config file is not one of them.
+    [
+      ["serve", "--url", "http://127.0.0.1:9/mcp", "--", "node", "x.js"],
+      /^mcp-normalizer: serve: name exactly one upstream: "-- CMD ARGS…" or --url URL \(see/,
+    ],
+    // Flags a config sets itself are refused beside --config, never dropped.
+    [
+      ["serve", "--config", "c.json", "--server", "a"],
+      /serve: --server chooses a server for stdio and audit; serve serves every server/,
+    ],
+    [
+      ["serve", "--config", "c.json", "--header", "X-Key: v"],
+      /serve: --header goes with --url; in a config, set the server's "headers"/,
+    ],
+    [
+      ["serve", "--config", "c.json", "--transport", "sse"],
+      /serve: --transport goes with --url; in a config, set the server's "transport"/,
+    ],
+    [
+      ["serve", "--config", "c.json", "--auth", "oauth"],
+      /serve: --auth goes with --url; in a config, set the server's "auth"/,
+    ],
+    [
+      ["stdio", "--config", "c.json", "--header", "X-Key: v"],
+      /stdio: --header goes with --url; in a config, set the server's "headers"/,
+    ],
+    [
+      ["audit", "--config", "c.json", "--transport", "sse"],
+      /audit: --transport goes with --url; in a config, set the server's "transport"/,
     ],
     [
       ["serve", "proxy.config.json"],

@@ -12,6 +12,7 @@ import { LOGIN_HELP } from "../../src/cli/commands/login.js";
 import { SERVE_HELP } from "../../src/cli/commands/serve.js";
 import { isLoopbackHost } from "../../src/config/loopback.js";
 import { UpstreamAuthSchema } from "../../src/config/schema.js";
+import { runCli } from "../helpers/runCli.js";
 
 describe("help texts and defaults", () => {
   it("serve, login and audit help name the defaults module's values", () => {
@@ -20,6 +21,15 @@ describe("help texts and defaults", () => {
     expect(SERVE_HELP).toContain(`(default ./${DEFAULT_CONFIG_FILE} when no upstream is named)`);
     expect(LOGIN_HELP).toContain(`(default ./${DEFAULT_CONFIG_FILE})`);
     expect(AUDIT_HELP).toContain(`on stderr (default ${DEFAULT_AUDIT_LOG_LEVEL})`);
+  });
+
+  it("help COMMAND prints that command's help, as COMMAND --help does", async () => {
+    const run = await runCli(["help", "serve"]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toBe(`${SERVE_HELP}\n`);
+    const unknown = await runCli(["help", "serv"]);
+    expect(unknown.code).toBe(0);
+    expect(unknown.stdout).toMatch(/^mcp-normalizer — /);
   });
 
   it("login help names every key of a browser login's auth object, as the schema has them", () => {

@@ -264,6 +264,10 @@ describe("mcp-normalizer report", () => {
         }`,
       );
     }
+    // A folder that says it takes files (to root) and makes none: refused before the work too.
+    const proc = await runCli(["report", "-", "-o", "/proc/mcpn-report.md"], { input: "", timeoutMs: 10_000 });
+    expect(proc.code, proc.stderr).toBe(2);
+    expect(proc.stderr.trim()).toMatch(/^mcp-normalizer: report: -o: cannot write \/proc\/mcpn-report\.md: E[A-Z]+: /);
     const audit = await runCli(["audit", "-o", "/proc/mcpn-x/audit.md", "--", process.execPath, FIXTURE_SERVER], {
       timeoutMs: 10_000,
     });

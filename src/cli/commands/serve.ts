@@ -24,7 +24,7 @@ import { createObservers, OBSERVE_HELP, OBSERVE_OPTIONS } from "../observers.js"
 import { holdReloadSignal, onReloadSignal, shutdownSignals, type ShutdownSignals } from "../signals.js";
 import type { Observers } from "../observers.js";
 import type { ServerEntry } from "../../proxy/sessionManager.js";
-import { SELECTOR_OPTIONS, selectUpstream } from "../upstreamSelector.js";
+import { IN_A_CONFIG, SELECTOR_OPTIONS, selectUpstream, urlOnlyFlagOf } from "../upstreamSelector.js";
 import { createUpstreamAuths } from "../oauthContext.js";
 import { endpointLines } from "../endpointLines.js";
 import { bindAddressOf, isLoopbackHost } from "../../config/loopback.js";
@@ -120,6 +120,12 @@ async function serve(
   // An IPv6 address as URLs and the docs write it, in brackets, is listened on without them.
   if (values.host !== undefined && !isListenHost(values.host))
     throw new NormalizerError("USAGE", `serve: --host ${NOT_A_LISTEN_HOST}, got ${JSON.stringify(values.host)}`);
+  if (values.server !== undefined)
+    throw new NormalizerError(
+      "USAGE",
+      `serve: --server chooses a server for stdio and audit; serve serves every server of the config ` +
+        `(set "disabled": true on those not to serve)`,
+    );
   if (command.length > 0 || values.url !== undefined || values.command !== undefined) {
     if (values.config !== undefined)
       throw new NormalizerError("USAGE", "serve: give either --config or an upstream (-- CMD… / --url), not both");
@@ -136,6 +142,9 @@ async function serve(
     if (values.name !== undefined)
       throw new NormalizerError("USAGE", "serve: --name goes with an upstream (-- CMD ARGS… or --url URL)");
     if (values.arg !== undefined) throw new NormalizerError("USAGE", "serve: --arg goes with --command CMD");
+    const urlFlag = urlOnlyFlagOf(values);
+    if (urlFlag !== undefined)
+      throw new NormalizerError("USAGE", `serve: ${urlFlag} goes with --url; ${IN_A_CONFIG[urlFlag]}`);
     if (values["inherit-env"] === true)
       throw new NormalizerError(
         "USAGE",
