@@ -116,6 +116,13 @@ export function createHttpFrontend(options: HttpFrontendOptions): HttpFrontend {
       else res.destroy();
     });
   });
+  // Node answers `Expect: 100-continue` with `100 Continue` before the request handler runs,
+  // inviting a client the door will refuse to send its body: the interim answer goes only to a
+  // request that passes the door's checks; one refused gets its final answer instead.
+  server.on("checkContinue", (req: IncomingMessage, res: ServerResponse) => {
+    if (doorRefusal(req, opts) === null) res.writeContinue();
+    server.emit("request", req, res);
+  });
   guardConnections(server, opts, opts.logger);
   server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) =>
     upgrade(req, socket, head, opts, endpoints, slots, refused),
@@ -169,6 +176,13 @@ export function createHttpFrontend(options: HttpFrontendOptions): HttpFrontend {
   };
 }
 
+/** Why the door turns a request away (token, Host, Origin), or null; `/healthz` and preflights need no token. */
+function doorRefusal(req: IncomingMessage, opts: ResolvedFrontendOptions): ReturnType<typeof checkRequest> {
+  const { path } = route(req.url ?? "/", opts.serverNames);
+  const preflight = req.method === "OPTIONS" && req.headers["access-control-request-method"] !== undefined;
+  return checkRequest(req.headers, opts, path !== "/healthz" && !preflight);
+}
+
 /** A request that would open a new host session (so `maxSessionsPerClient` applies to it). */
 function opensSession(req: IncomingMessage, kind: string): boolean {
   if (kind === "sse") return req.method === "GET";
@@ -194,8 +208,7 @@ async function handle(
 ): Promise<void> {
   const { path, route: target } = route(req.url ?? "/", opts.serverNames);
   const method = req.method ?? "GET";
-  const preflight = method === "OPTIONS" && req.headers["access-control-request-method"] !== undefined;
-  const refusal = checkRequest(req.headers, opts, path !== "/healthz" && !preflight);
+  const refusal = doorRefusal(req, opts);
   if (refusal !== null) return turnAway(req, res, opts, refused, path, refusal);
   if (applyCors(req, res, opts)) return;
   const posted = method === "POST" && (target.kind === "mcp" || target.kind === "messages");
