@@ -70,3 +70,32 @@ export function throttled(logger: Logger, message: string, base: Record<string, 
   };
   return Object.assign(warn, { flush: () => problem.flush() });
 }
+
+/** Problem lines of one message and kind written in full in one interval; past them, counted. */
+export const PROBLEM_LINES_AT_ONCE = 10;
+
+/**
+ * Warn lines for what a peer sent that could not be taken, throttled per message and `kind`
+ * (`PROBLEM_LINES_AT_ONCE` in full per interval, then counted): a client or server sending such
+ * messages without end writes a few lines, not one per message. `flush()` tells what is still
+ * counted (at a session's end). Messages are the code's own strings: the map stays small.
+ */
+export class ProblemLines {
+  private readonly lines = new Map<string, ThrottledWarning>();
+
+  constructor(private readonly logger: Logger) {}
+
+  warn(message: string, fields?: Record<string, unknown>): void {
+    const key = typeof fields?.kind === "string" ? `${message}\0${fields.kind}` : message;
+    let line = this.lines.get(key);
+    if (line === undefined) {
+      line = throttled(this.logger, message, {}, PROBLEM_LINES_AT_ONCE);
+      this.lines.set(key, line);
+    }
+    line(fields);
+  }
+
+  flush(): void {
+    for (const line of this.lines.values()) line.flush();
+  }
+}

@@ -14,7 +14,7 @@ import { DEFAULT_LIMITS } from "../config/defaults.js";
 import { JSONRPC } from "../errors/jsonRpcCodes.js";
 import { redactedExcerpt, redactedId } from "../errors/redact.js";
 import type { Logger } from "../observe/logger.js";
-import { throttled, type ThrottledWarning } from "../observe/repeatedProblem.js";
+import { ProblemLines } from "../observe/repeatedProblem.js";
 import type {
   FramingProblem,
   JSONRPCMessage,
@@ -54,8 +54,6 @@ import {
  * batching").
  */
 const FIRST_VERSION_WITHOUT_BATCHES = "2025-06-18";
-/** Problem lines of one message and kind written in full in one interval; past them, counted. */
-export const PROBLEM_LINES_AT_ONCE = 10;
 
 export interface BridgeOptions {
   readonly host: ProxyTransport;
@@ -163,16 +161,13 @@ export class Bridge {
   /** Why the session ended: "host closed", "upstream closed", or what close() was given. */
   closeReason: string | undefined;
   private readonly flow: FlowHolds;
-  /**
-   * Warn lines for what a peer sent that could not be taken (by message and kind): a few at once,
-   * then one per interval with the count. A client or server sending such messages without end
-   * would otherwise write a line per message (over `/ws`, anyone the listener lets in).
-   */
-  private readonly problemLines = new Map<string, ThrottledWarning>();
+  /** What a peer sent that could not be taken, logged throttled (over `/ws`, anyone the listener lets in). */
+  private readonly problemLines: ProblemLines;
 
   constructor(private readonly options: BridgeOptions) {
     this.host = options.host;
     this.logger = options.logger;
+    this.problemLines = new ProblemLines(options.logger);
     this.timeoutMs = options.requestTimeoutMs ?? DEFAULT_LIMITS.requestTimeoutMs;
     this.upstream = new NormalizingTransport(options.upstream, options.normalization, this.waiting);
     this.flow = new FlowHolds(
@@ -294,7 +289,7 @@ export class Bridge {
         ? this.host.refuseStart(JSONRPC.UPSTREAM_UNAVAILABLE, refuseHost)
         : this.host.close();
     await Promise.allSettled([this.upstream.close(), host]);
-    for (const line of this.problemLines.values()) line.flush();
+    this.problemLines.flush();
     this.logger.debug("session closed", { reason });
     this.onclose?.();
   }
@@ -343,7 +338,7 @@ export class Bridge {
   private admit(msg: unknown): boolean {
     if (!isMessage(msg)) {
       // JSON-RPC 2.0 §5.1: Invalid Request, answered with the id when one can be read, else null.
-      this.problemLine("host sent JSON that is not a JSON-RPC message; not forwarded", { excerpt: excerpt(msg) });
+      this.problemLines.warn("host sent JSON that is not a JSON-RPC message; not forwarded", { excerpt: excerpt(msg) });
       // An error with a null id is the host's own parse-error report: never answered back.
       if (isObj(msg) && msg.id === null && "error" in msg) return false;
       const id = isObj(msg) && isRequestId(msg.id) ? idAsWritten(msg as { id: RequestId }) : null;
@@ -378,7 +373,7 @@ export class Bridge {
       this.askedTooMuch = false;
     } else if (isResponse(msg)) {
       // A response to nothing the upstream asked (or a second one): not the upstream's business.
-      this.problemLine("host answered a request the upstream did not send; not forwarded", { id: msg.id });
+      this.problemLines.warn("host answered a request the upstream did not send; not forwarded", { id: msg.id });
       return false;
     } else {
       const cancelled = cancelledRequestOf(msg);
@@ -420,7 +415,7 @@ export class Bridge {
       );
     // A cancelled initialize still waits for the upstream's answer, which would answer its id's reuse.
     if (this.waiting.has(msg.id) || msg.id === this.initializing?.id) {
-      this.problemLine("host reused the id of a request still waiting", { id: msg.id, method: msg.method });
+      this.problemLines.warn("host reused the id of a request still waiting", { id: msg.id, method: msg.method });
       return errorResponse(
         idAsWritten(msg),
         JSONRPC.INVALID_REQUEST,
@@ -456,7 +451,7 @@ export class Bridge {
       this.options.onUpstreamAlive?.();
     }
     if (!Array.isArray(message)) this.fromUpstreamOne(message, onStream);
-    else if ((message as unknown[]).length === 0) this.problemLine("upstream sent an empty array; not forwarded");
+    else if ((message as unknown[]).length === 0) this.problemLines.warn("upstream sent an empty array; not forwarded");
     else if (this.host.keepsBatches === true && this.hasBatches()) this.batchToHost(message as unknown[], onStream);
     // Split: each response must find its own request's stream on the host side, and a host of a
     // protocol without batches could not read an array (an SDK client drops it: its requests wait).
@@ -498,7 +493,7 @@ export class Bridge {
   private fromUpstreamOne(msg: unknown, onStream: RequestId | undefined, failed = false): void {
     let related: RequestId | undefined;
     if (!isMessage(msg)) {
-      this.problemLine("upstream sent JSON that is not a JSON-RPC message; not forwarded", {
+      this.problemLines.warn("upstream sent JSON that is not a JSON-RPC message; not forwarded", {
         excerpt: this.upstreamExcerpt(msg),
       });
       return;
@@ -509,7 +504,7 @@ export class Bridge {
       if (waiting === undefined) {
         // Late (after a timeout or a cancel) or never asked: a second answer to one id, or an
         // answer to none, would reach the host as a response with no request.
-        this.problemLine("upstream answered a request that is not waiting; not forwarded", {
+        this.problemLines.warn("upstream answered a request that is not waiting; not forwarded", {
           id: this.upstreamId(msg.id),
         });
         return;
@@ -518,7 +513,7 @@ export class Bridge {
       if (invalid !== undefined) {
         // Forwarded as is, a host's SDK would drop it while parsing and its request would wait
         // forever (the fuzz suite found this): the host is answered with an error.
-        this.problemLine("upstream sent an invalid JSON-RPC response; answered with an error", {
+        this.problemLines.warn("upstream sent an invalid JSON-RPC response; answered with an error", {
           id: this.upstreamId(msg.id),
           why: invalid,
           excerpt: this.upstreamExcerpt(msg),
@@ -583,7 +578,7 @@ export class Bridge {
           ? `Invalid Request: protocol version ${version} has no JSON-RPC batches; send each message on its own`
           : `Invalid Request: a batch of ${items.length} messages exceeds limits.maxBatch (${maxBatch}); nothing of ` +
             `it was forwarded — send smaller batches`;
-    this.problemLine("host sent a batch; refused", { messages: items.length, protocolVersion: version });
+    this.problemLines.warn("host sent a batch; refused", { messages: items.length, protocolVersion: version });
     const requests = items.filter(isRequest);
     if (requests.length === 0)
       this.toHost({ jsonrpc: "2.0", id: null, error: { code: JSONRPC.INVALID_REQUEST, message: why } }, undefined);
@@ -735,17 +730,6 @@ export class Bridge {
     return waiting;
   }
 
-  /** A warn line for what a peer sent that could not be taken, throttled per message and kind. */
-  private problemLine(message: string, fields?: Record<string, unknown>): void {
-    const key = typeof fields?.kind === "string" ? `${message}\0${fields.kind}` : message;
-    let line = this.problemLines.get(key);
-    if (line === undefined) {
-      line = throttled(this.logger, message, {}, PROBLEM_LINES_AT_ONCE);
-      this.problemLines.set(key, line);
-    }
-    line(fields);
-  }
-
   /** Answers a waiting host request with an error (once: the request is forgotten). */
   private answer(id: RequestId, code: number, message: string): void {
     const waiting = this.forget(id);
@@ -754,7 +738,7 @@ export class Bridge {
   }
 
   private hostProblem(problem: FramingProblem): void {
-    this.problemLine("host sent a message that could not be read", {
+    this.problemLines.warn("host sent a message that could not be read", {
       kind: problem.kind,
       bytes: problem.bytes,
       excerpt: problem.excerpt,
@@ -832,7 +816,7 @@ export class Bridge {
   }
 
   private upstreamProblem(problem: FramingProblem): void {
-    this.problemLine("upstream sent a message that could not be read", {
+    this.problemLines.warn("upstream sent a message that could not be read", {
       kind: problem.kind,
       bytes: problem.bytes,
       // What the proxy sent it (an `env` value a child prints) is not shown, nor its start at the cut.

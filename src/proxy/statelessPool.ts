@@ -36,6 +36,7 @@ import { randomBytes } from "node:crypto";
 import { JSONRPC } from "../errors/jsonRpcCodes.js";
 import { redactedExcerpt, redactedId, redactSecrets } from "../errors/redact.js";
 import type { Logger } from "../observe/logger.js";
+import { ProblemLines } from "../observe/repeatedProblem.js";
 import {
   cancelledRequestOf,
   errorResponse,
@@ -167,8 +168,12 @@ export class StatelessPool {
   >();
   private nextId = 0;
   private refusal: string | undefined;
+  /** What hosts or upstreams sent that could not be taken, logged throttled (anyone may post). */
+  private readonly problemLines: ProblemLines;
 
-  constructor(private readonly options: StatelessPoolOptions) {}
+  constructor(private readonly options: StatelessPoolOptions) {
+    this.problemLines = new ProblemLines(options.logger);
+  }
 
   /** Upstreams running or starting. */
   get upstreams(): number {
@@ -242,6 +247,7 @@ export class StatelessPool {
   /** Ends every upstream (proxy shutdown). */
   async closeAll(): Promise<void> {
     await Promise.allSettled([...this.lanes].map((lane) => this.endLane(lane, "proxy shutting down")));
+    this.problemLines.flush();
   }
 
   /**
@@ -362,7 +368,7 @@ export class StatelessPool {
       // A host answering what an upstream asked: back to that upstream, under its own id.
       const asked = typeof msg.id === "string" ? this.askedByHosts.get(msg.id) : undefined;
       if (asked === undefined || asked.lane.upstream === undefined) {
-        this.options.logger.warn("stateless host answered a request no pooled upstream is waiting on; not forwarded", {
+        this.problemLines.warn("stateless host answered a request no pooled upstream is waiting on; not forwarded", {
           id: msg.id,
         });
         return;
@@ -397,11 +403,11 @@ export class StatelessPool {
     failed = false,
   ): void {
     if (Array.isArray(message) && message.length === 0)
-      this.options.logger.warn("pooled upstream sent an empty array; not forwarded", { upstream: upstream.id });
+      this.problemLines.warn("pooled upstream sent an empty array; not forwarded", { upstream: upstream.id });
     for (const msg of Array.isArray(message) ? (message as unknown[]) : [message]) {
       if (!isMessage(msg)) {
         // A batch's `null`, number or nested array: no host asked for it, and none could read it.
-        this.options.logger.warn("pooled upstream sent JSON that is not a JSON-RPC message; not forwarded", {
+        this.problemLines.warn("pooled upstream sent JSON that is not a JSON-RPC message; not forwarded", {
           upstream: upstream.id,
           excerpt: excerpt(msg, upstream.transport.secretsSent()),
         });
@@ -413,7 +419,7 @@ export class StatelessPool {
         else if (serverRefused(error)) this.options.onUpstreamAnswer?.(upstream, String(error?.message));
         const inFlight = typeof msg.id === "number" ? this.forget(lane, msg.id) : undefined;
         if (inFlight === undefined) {
-          this.options.logger.warn("pooled upstream answered a request that is not waiting; not forwarded", {
+          this.problemLines.warn("pooled upstream answered a request that is not waiting; not forwarded", {
             upstream: upstream.id,
             id: redactedId(msg.id, upstream.transport.secretsSent()),
           });
@@ -541,7 +547,7 @@ export class StatelessPool {
   }
 
   private upstreamProblem(lane: Lane, problem: FramingProblem): void {
-    this.options.logger.warn("pooled upstream sent a message that could not be read", {
+    this.problemLines.warn("pooled upstream sent a message that could not be read", {
       kind: problem.kind,
       bytes: problem.bytes,
       excerpt: redactedExcerpt(problem.excerpt, problem.excerpt.length, lane.upstream?.transport.secretsSent() ?? []),

@@ -5,7 +5,7 @@
  * yet told is written. Every message is still answered. A real `serve`, a real WebSocket client.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PROBLEM_LINES_AT_ONCE } from "../../src/proxy/bridge.js";
+import { PROBLEM_LINES_AT_ONCE } from "../../src/observe/repeatedProblem.js";
 import type { ServeProcess } from "../helpers/proxyProcess.js";
 import { until } from "../helpers/polling.js";
 import { FAULT_SERVER, initializedWs, serveConfig } from "../reliability/helpers.js";
@@ -29,7 +29,7 @@ function linesOf(msg: string): Array<Record<string, unknown>> {
     .map((line) => JSON.parse(line) as Record<string, unknown>);
 }
 
-describe("a WebSocket host flooding what cannot be taken", () => {
+describe("a host flooding what cannot be taken", () => {
   it.each([
     ["host sent a message that could not be read", "{not json", -32700],
     ["host answered a request the upstream did not send; not forwarded", null, undefined],
@@ -56,4 +56,22 @@ describe("a WebSocket host flooding what cannot be taken", () => {
     },
     30_000,
   );
+
+  it("over /mcp without a session (the stateless pool): answers to nothing asked write a few lines, not one each", async () => {
+    const msg = "stateless host answered a request no pooled upstream is waiting on; not forwarded";
+    const statuses = new Set<number>();
+    for (let i = 0; i < 200; i++) {
+      const res = await fetch(`${serve.url}/mcp/fx`, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+        body: JSON.stringify({ jsonrpc: "2.0", id: `nobody-${i}`, result: {} }),
+      });
+      statuses.add(res.status);
+      await res.body?.cancel();
+    }
+    expect([...statuses]).toEqual([202]);
+    const lines = linesOf(msg);
+    expect(lines.length).toBeGreaterThanOrEqual(1);
+    expect(lines.length).toBeLessThanOrEqual(PROBLEM_LINES_AT_ONCE + 1);
+  }, 30_000);
 });
