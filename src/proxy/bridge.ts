@@ -743,11 +743,12 @@ export class Bridge {
       bytes: problem.bytes,
       excerpt: problem.excerpt,
     });
-    if (problem.kind === "too-large" && problem.id !== undefined && problem.asks !== true) {
+    if (problem.kind === "too-large" && problem.asks !== true) {
       // The host's answer to a request of the upstream's, dropped unread: the upstream is told
-      // rather than left waiting; the host's own requests, which may share its id, are untouched.
-      const written = this.upstreamAsked.get(problem.id);
-      if (written === undefined) return;
+      // rather than left waiting; the host's own requests, which may share its id, are untouched,
+      // and an answer is never answered.
+      const written = problem.id === undefined ? undefined : this.upstreamAsked.get(problem.id);
+      if (written === undefined || problem.id === undefined) return;
       this.upstreamAsked.delete(problem.id);
       this.askedTooMuch = false;
       this.answerUpstream(

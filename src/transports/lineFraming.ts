@@ -27,8 +27,11 @@ const JSON_ID = String.raw`(-?\d+|${JSON_STRING})`;
 const HEAD_ID = new RegExp(
   String.raw`^\s*\{\s*(?:"(?:jsonrpc|method)"\s*:\s*${JSON_STRING}\s*,\s*)*"id"\s*:\s*${JSON_ID}`,
 );
-/** `…,"id":…}` at the very end: the last key of the outermost object (one closing brace). */
-const TAIL_ID = new RegExp(String.raw`[,{]\s*"id"\s*:\s*${JSON_ID}\s*\}\s*$`);
+/**
+ * `…,"id":…}` at the very end: the last key of the outermost object (one closing brace), or the
+ * last but `"jsonrpc":"2.0"` (keys written sorted, as Go's maps and Python's `sort_keys` do).
+ */
+const TAIL_ID = new RegExp(String.raw`[,{]\s*"id"\s*:\s*${JSON_ID}\s*(?:,\s*"jsonrpc"\s*:\s*"2\.0"\s*)?\}\s*$`);
 
 /**
  * The JSON-RPC `id` of a message we only have the two ends of (it was too large to read), so
@@ -239,19 +242,16 @@ function answeredId(text: string): string | number | undefined {
   return typeof message.id === "string" || typeof message.id === "number" ? message.id : undefined;
 }
 
-/** A top-level `"method"` member before the first nested object or array. */
-const ASKS = /^\s*\{[^{[]*"method"\s*:/;
-/** A top-level `"result"` or `"error"` member before the first nested object or array. */
-const ANSWERS = /^\s*\{[^{[]*"(?:result|error)"\s*:/;
-
 /**
  * Whether a message known only by its start (`head`; it was too large to read) is, or may be, a
- * request or notification of the peer's own: its `method` shows before any nested value, or no
- * `result` or `error` does. Its id, read from either end, then answers nothing of ours (a peer's
- * ids may equal ours): only a message whose start shows it to be an answer is taken for one.
+ * request or notification of the peer's own: its start shows a top-level `method`, or no
+ * top-level `result` or `error`. Its id, read from either end, then answers nothing of ours (a
+ * peer's ids may equal ours): only a message whose start shows it to be an answer is taken for
+ * one. (A response's members before its result are scalars: its start shows it.)
  */
 export function mayAskAtHead(head: string): boolean {
-  return ASKS.test(head) || !ANSWERS.test(head);
+  const top = topLevelOf(Buffer.from(head));
+  return top.method || !top.answers;
 }
 
 export function oversizedProblem(line: OversizedLine): FramingProblem {

@@ -53,6 +53,7 @@ const DATA = Buffer.from("data");
 const COLON = 0x3a;
 const SPACE = 0x20;
 const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
+const LF = Buffer.from("\n");
 
 export class SseParser {
   readonly maxEventBytes: number;
@@ -64,7 +65,7 @@ export class SseParser {
   private dataBytes = 0;
   private lastEventId = "";
   /** Set when the current event's data is being skipped (too large or not UTF-8). */
-  private skipping: { kind: SseProblem["kind"]; head: Buffer; tail: Buffer } | undefined;
+  private skipping: EventEnds | undefined;
   private readonly sink: LineSink = {
     line: (bytes) => this.onLine(bytes),
     oversized: (line) => this.onOversizedLine(line),
@@ -133,7 +134,7 @@ export class SseParser {
   private addData(value: Buffer): void {
     if (this.skipping) {
       this.dataBytes += value.length + 1;
-      this.skipping.tail = Buffer.from(value.subarray(-256));
+      this.skipping.more(value);
       return;
     }
     if (this.dataBytes + value.length > this.maxEventBytes) {
@@ -156,15 +157,22 @@ export class SseParser {
     if (!line.head.subarray(0, DATA.length).equals(DATA) || line.head[DATA.length] !== COLON) return;
     let head = line.head.subarray(DATA.length + 1);
     if (head[0] === SPACE) head = head.subarray(1);
-    if (!this.skipping) this.skip("too-large", head);
+    if (this.skipping) this.skipping.more(head, line.tail);
+    else this.skip("too-large", head, line.tail);
     this.dataBytes += line.bytes - (line.head.length - head.length) + 1;
-    if (this.skipping) this.skipping.tail = line.tail;
   }
 
-  private skip(kind: SseProblem["kind"], head: Buffer): void {
-    const firstLine = this.data.length > 0 ? Buffer.from(this.data[0] as string) : head;
-    this.skipping = { kind, head: Buffer.from(firstLine.subarray(0, 4096)), tail: Buffer.from(head.subarray(-256)) };
+  /**
+   * The event's data is dropped from here on: only its two ends are kept, across its data lines
+   * (joined with LF, as the data is), enough to tell an answer from a message of the peer's own
+   * and to read its id. `tail`: the end of a line kept apart from its start (one too long to hold).
+   */
+  private skip(kind: SseProblem["kind"], value: Buffer, tail?: Buffer): void {
+    const lines = this.data.map((line) => Buffer.from(line));
     this.data = [];
+    this.skipping = new EventEnds(kind);
+    for (const line of lines) this.skipping.more(line);
+    this.skipping.more(value, tail);
   }
 
   private decode(value: Buffer): string | undefined {
@@ -200,5 +208,27 @@ export class SseParser {
     this.out.push({
       event: { type, data: data.length === 1 ? (data[0] as string) : data.join("\n"), lastEventId: this.lastEventId },
     });
+  }
+}
+
+/** Bytes kept from the start and from the end of an event's data that is dropped. */
+const HEAD_BYTES = 4096;
+const TAIL_BYTES = 256;
+
+/** The two ends of a dropped event's data, its lines joined with LF as the data is. */
+class EventEnds {
+  head = Buffer.alloc(0);
+  tail = Buffer.alloc(0);
+  private lines = 0;
+
+  constructor(readonly kind: SseProblem["kind"]) {}
+
+  /** One more data line; `end`: its last bytes, when `line` is only its start. */
+  more(line: Buffer, end?: Buffer): void {
+    const joined = this.lines++ === 0 ? line : Buffer.concat([LF, line]);
+    if (this.head.length < HEAD_BYTES)
+      this.head = Buffer.concat([this.head, joined.subarray(0, HEAD_BYTES - this.head.length)]);
+    const recent = Buffer.concat([this.tail, end ?? joined]);
+    this.tail = Buffer.from(recent.subarray(Math.max(0, recent.length - TAIL_BYTES)));
   }
 }

@@ -69,6 +69,8 @@ export interface TopLevel {
   readonly method: boolean;
   /** Its `id` member's value as written, when that is a string or a number of at most `ID_MAX_BYTES`. */
   readonly idText: string | undefined;
+  /** It has a `result` or an `error` member: a response. */
+  readonly answers: boolean;
 }
 
 /** Longest id taken from a refused message's top level (a longer one is answered under `null`). */
@@ -76,15 +78,20 @@ const ID_MAX_BYTES = 256;
 
 const METHOD = Buffer.from('"method"');
 const ID = Buffer.from('"id"');
+const RESULT = Buffer.from('"result"');
+const ERROR = Buffer.from('"error"');
 
 /**
- * The `method` and `id` members of a JSON object text, found in one pass that steps over nested
- * values; nothing for an array (a batch) or anything else.
+ * The `method`, `id`, `result` and `error` members of a JSON object text, found in one pass that
+ * steps over nested values (and over brackets inside strings); nothing for an array (a batch) or
+ * anything else. A text cut short (the start of a message too large to keep) gives what its
+ * bytes show.
  */
 export function topLevelOf(bytes: Uint8Array): TopLevel {
   let i = skipSpace(bytes, startsWithBom(bytes) ? 3 : 0);
-  if (bytes[i] !== 0x7b) return { method: false, idText: undefined };
+  if (bytes[i] !== 0x7b) return { method: false, idText: undefined, answers: false };
   let method = false;
+  let answers = false;
   let idText: string | undefined;
   let depth = 0;
   let key: [number, number] | undefined;
@@ -103,10 +110,11 @@ export function topLevelOf(bytes: Uint8Array): TopLevel {
       const name = bytes.subarray(key[0], key[1]);
       if (Buffer.compare(name, METHOD) === 0) method = bytes[skipSpace(bytes, i + 1)] === 0x22;
       else if (Buffer.compare(name, ID) === 0) idText = scalarAt(bytes, i + 1);
+      else if (Buffer.compare(name, RESULT) === 0 || Buffer.compare(name, ERROR) === 0) answers = true;
     } else if (byte === 0x2c) key = undefined;
     i++;
   }
-  return { method, idText };
+  return { method, idText, answers };
 }
 
 /**

@@ -35,6 +35,8 @@ export interface UpstreamCase {
   readonly noFinal?: boolean;
   /** Request id to use (default: the case name). */
   readonly id?: string;
+  /** Characters every `"__PAD__"` in `emit` stands for (a line over the limit from a small request). */
+  readonly pad?: number;
   /** The log line the proxy writes about it (stderr). */
   readonly log?: RegExp;
   check(answer: Answer): void;
@@ -43,6 +45,8 @@ export interface UpstreamCase {
 const line = (text: string): Buffer => Buffer.from(`${text}\n`);
 const answerWith = (result: string): Buffer => line(`{"jsonrpc":"2.0","id":"__ID__","result":${result}}`);
 const emptyContents = (answer: Answer): void => expect(answer.result).toEqual({ contents: [] });
+const tooLarge = (answer: Answer): void =>
+  expect(answer.error).toMatchObject({ code: -32003, message: expect.stringMatching(/over limits\.maxMessageBytes/) });
 const deep = (depth: number): string => "[".repeat(depth) + "]".repeat(depth);
 /** An id long enough that 1,100 copies of it make a line over MAX_MESSAGE_BYTES while the request stays small (and short enough to be read from the line's head). */
 const LONG_ID = "L".repeat(1000);
@@ -112,6 +116,25 @@ export const UPSTREAM_CASES: readonly UpstreamCase[] = [
     check: emptyContents,
   },
   {
+    // Brackets in a string are not nested values: its start still shows the result.
+    name: "an answer over limits.maxMessageBytes whose id holds brackets",
+    id: 'call[1]{"n":2}',
+    pad: MAX_MESSAGE_BYTES,
+    emit: line('{"jsonrpc":"2.0","id":"__ID__","result":{"pad":"__PAD__"}}'),
+    noFinal: true,
+    log: /"kind":"too-large".*upstream sent a message that could not be read/,
+    check: tooLarge,
+  },
+  {
+    // Keys sorted (Go's maps, Python's sort_keys): the id is read from the end, before "jsonrpc".
+    name: "an answer over limits.maxMessageBytes with its keys sorted",
+    pad: MAX_MESSAGE_BYTES,
+    emit: line('{"error":{"code":-32000,"message":"x","data":"__PAD__"},"id":"__ID__","jsonrpc":"2.0"}'),
+    noFinal: true,
+    log: /"kind":"too-large".*upstream sent a message that could not be read/,
+    check: tooLarge,
+  },
+  {
     name: "100k nested arrays",
     emit: answerWith(`{"contents":${deep(100_000)},"n":1.10}`),
     noFinal: true,
@@ -176,6 +199,10 @@ export const UPSTREAM_CASES: readonly UpstreamCase[] = [
 export function upstreamRequest(c: UpstreamCase): { id: string; params: Record<string, unknown> } {
   return {
     id: c.id ?? c.name,
-    params: { _emit: [c.emit.toString("base64")], ...(c.noFinal === true ? { _noFinal: true } : {}) },
+    params: {
+      _emit: [c.emit.toString("base64")],
+      ...(c.noFinal === true ? { _noFinal: true } : {}),
+      ...(c.pad === undefined ? {} : { _pad: c.pad }),
+    },
   };
 }

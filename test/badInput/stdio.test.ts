@@ -220,6 +220,16 @@ describe("stdio: bad input from the host", () => {
     void asked;
   });
 
+  it("an answer of the host's over the limit whose id cannot be read: logged, never answered back", async () => {
+    const before = proxy.messages.length;
+    const pad = "q".repeat(MAX_MESSAGE_BYTES);
+    write(`{"jsonrpc":"2.0","result":{"pad":"${pad}"},"id":"lost","more":"${pad}"}\n`);
+    await logged(/"kind":"too-large","bytes":\d+,"excerpt":"\{\\"jsonrpc\\":\\"2\.0\\",\\"result\\"/);
+    expect((await ask("after-lost", "ping")).result).toEqual({});
+    // Nothing went back for it: an error to a response would be read as one to a request of the host's.
+    expect(proxy.messages.slice(before).filter((m) => m.error !== undefined)).toEqual([]);
+  });
+
   it("100k nested arrays reach the upstream, and its answer comes back", async () => {
     write(
       `{"jsonrpc":"2.0","id":"deep","method":"ping","params":{"a":${"[".repeat(100_000)}${"]".repeat(100_000)}}}\n`,

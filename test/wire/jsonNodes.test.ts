@@ -84,20 +84,26 @@ describe("holdsMoreNodes", () => {
 
 describe("topLevelOf", () => {
   it.each([
-    ['{"jsonrpc":"2.0","id":12,"params":{"id":1,"method":"x"},"method":"ping"}', true, "12"],
-    ['\uFEFF { "method" : "ping" , "id" : "a\\"b" }', true, '"a\\"b"'],
-    ['{"id":9007199254740993,"method":"tools/call","params":[[{"id":2}]]}', true, "9007199254740993"],
-    ['{"jsonrpc":"2.0","id":3,"result":{"method":"x"}}', false, "3"],
+    ['{"jsonrpc":"2.0","id":12,"params":{"id":1,"method":"x"},"method":"ping"}', true, "12", false],
+    ['\uFEFF { "method" : "ping" , "id" : "a\\"b" }', true, '"a\\"b"', false],
+    ['{"id":9007199254740993,"method":"tools/call","params":[[{"id":2}]]}', true, "9007199254740993", false],
+    ['{"jsonrpc":"2.0","id":3,"result":{"method":"x"}}', false, "3", true],
     // A method that is not a string is no request (a response carrying one is not answered).
-    ['{"jsonrpc":"2.0","id":0,"method":null,"result":{}}', false, "0"],
+    ['{"jsonrpc":"2.0","id":0,"method":null,"result":{}}', false, "0", true],
     // An id too long to be one is not taken.
-    [`{"method":"x","id":${"1".repeat(300)}}`, true, undefined],
-    [`{"method":"x","id":"${"a".repeat(300)}"}`, true, undefined],
-    ['{"method":"notifications/x","params":{"id":4}}', true, undefined],
-    ['{"id":{"nested":1},"method":"x"}', true, undefined],
-    ['{"note":"\\"id\\":5","method":"x"}', true, undefined],
-    ['[{"id":1,"method":"x"}]', false, undefined],
-  ])("%s: method %s, id %s", (text, method, idText) => {
-    expect(topLevelOf(bytes(text))).toEqual({ method, idText });
+    [`{"method":"x","id":${"1".repeat(300)}}`, true, undefined, false],
+    [`{"method":"x","id":"${"a".repeat(300)}"}`, true, undefined, false],
+    ['{"method":"notifications/x","params":{"id":4}}', true, undefined, false],
+    ['{"id":{"nested":1},"method":"x"}', true, undefined, false],
+    ['{"note":"\\"id\\":5","method":"x"}', true, undefined, false],
+    ['[{"id":1,"method":"x"}]', false, undefined, false],
+    // Members named so inside nested values or strings are not the message's.
+    ['{"id":"a[{","params":{"result":1,"error":2},"note":"\\"error\\":"}', false, '"a[{"', false],
+    ['{"error":{"code":1,"message":"m"},"id":"x"}', false, '"x"', true],
+    // Cut short (the start of a message too large to keep): what its bytes show.
+    ['{"jsonrpc":"2.0","id":"req[3]","result":{"pad":"ppp', false, '"req[3]"', true],
+    ['{"jsonrpc":"2.0","id":7,"params":{"pad":"ppp', false, "7", false],
+  ])("%s: method %s, id %s, answers %s", (text, method, idText, answers) => {
+    expect(topLevelOf(bytes(text))).toEqual({ method, idText, answers });
   });
 });

@@ -12,6 +12,7 @@ import { isUtf8 } from "node:buffer";
 import type { IncomingMessage } from "node:http";
 import { JSONRPC } from "../../errors/jsonRpcCodes.js";
 import { isRequestId } from "../jsonrpc.js";
+import { excerptOf, jsonRpcIdHint, mayAskAtHead } from "../lineFraming.js";
 import type { FramingProblem, JSONRPCMessage } from "../types.js";
 import { rememberWireText } from "../wireText.js";
 import { holdsMoreNodes, topLevelOf } from "../../wire/jsonNodes.js";
@@ -31,6 +32,53 @@ export type BodyReadResult =
 
 /** How much of a bad body is quoted in a problem report (never the whole content). */
 const EXCERPT_CHARS = 120;
+/** Bytes kept from the start and from the end of a body over the limit. */
+const ENDS_HEAD_BYTES = 4096;
+const ENDS_TAIL_BYTES = 256;
+
+/**
+ * A body refused for its size that its start shows to be an answer, with an id: the answer to a
+ * request of the upstream's, which the session is to tell the upstream about (its bridge answers
+ * that request with an error rather than leave it waiting).
+ */
+export function isAnswerOverLimit(problem: FramingProblem): boolean {
+  return problem.kind === "too-large" && problem.asks !== true && problem.id !== undefined;
+}
+
+/** The first `count` bytes of `parts`, copied (the parts are let go). */
+function firstBytes(parts: readonly Buffer[], count: number): Buffer {
+  const taken: Buffer[] = [];
+  let got = 0;
+  for (const part of parts) {
+    if (got >= count) break;
+    const take = part.subarray(0, count - got);
+    taken.push(take);
+    got += take.length;
+  }
+  return Buffer.concat(taken, got);
+}
+
+/** The last `ENDS_TAIL_BYTES` of what came so far, `chunk` last. */
+function keptTail(tail: Buffer, chunk: Buffer): Buffer {
+  const recent = Buffer.concat([tail, chunk.subarray(Math.max(0, chunk.length - ENDS_TAIL_BYTES))]);
+  return Buffer.from(recent.subarray(Math.max(0, recent.length - ENDS_TAIL_BYTES)));
+}
+
+/**
+ * A body over the limit, known by its ends: its id, when one of them shows it, and whether it
+ * may be a request (else an answer to a request of the upstream's, which the session tells it).
+ */
+function endsProblem(bytes: number, head: Buffer, tail: Buffer): FramingProblem {
+  const start = head.toString("utf8");
+  const id = jsonRpcIdHint(start, tail.toString("utf8"));
+  return {
+    kind: "too-large",
+    bytes,
+    ...(id === undefined ? {} : { id }),
+    ...(mayAskAtHead(start) ? { asks: true } : {}),
+    excerpt: excerptOf(head),
+  };
+}
 
 /**
  * Past the limit, this many more bytes (or `maxMessageBytes` more, if larger) are read and
@@ -70,6 +118,9 @@ export function readMessageBody(
     let bytes = 0;
     let held = 0;
     let tooLarge = false;
+    /** A body over the limit: its two ends, to tell an answer (the upstream waits on it) and its id. */
+    let head: Buffer = Buffer.alloc(0);
+    let tail: Buffer = Buffer.alloc(0);
     let overBudget = false;
     const cutOff = maxMessageBytes + Math.max(maxMessageBytes, MIN_DISCARD_BYTES);
     const drop = (): void => {
@@ -81,8 +132,10 @@ export function readMessageBody(
       bytes += chunk.length;
       if (!tooLarge && bytes > maxMessageBytes) {
         tooLarge = true;
+        head = firstBytes([...chunks, chunk], ENDS_HEAD_BYTES);
         drop();
       }
+      if (tooLarge) tail = keptTail(tail, chunk);
       if (!tooLarge && !overBudget && budget !== undefined && !budget.take(chunk.length)) {
         overBudget = true;
         drop();
@@ -117,7 +170,7 @@ export function readMessageBody(
         resolve(
           failure(
             413,
-            { kind: "too-large", bytes, excerpt: "" },
+            endsProblem(bytes, head, tail),
             `Message of ${bytes} bytes exceeds ${limitName} (${maxMessageBytes} bytes); raise ${limitName} to accept ` +
               `it`,
           ),

@@ -13,7 +13,7 @@ import { HostTransportBase } from "./hostTransportBase.js";
 import type { HostEndpointContext } from "./hostSession.js";
 import { replyJsonRpcError, replySessionLimit } from "./httpReplies.js";
 import { refuse } from "./refuse.js";
-import { readMessageBody } from "./readMessageBody.js";
+import { isAnswerOverLimit, readMessageBody } from "./readMessageBody.js";
 import { forwardableMcpHeaders } from "../mcpHeaders.js";
 import { clientAddress } from "./clientAddress.js";
 import { sameOwner, type SessionOwner } from "./sessionOwner.js";
@@ -163,6 +163,7 @@ export class SseEndpoint {
       });
       if (!body.ok) {
         this.ctx.onproblem?.(body.problem, { server: this.ctx.server, kind: "sse", sessionId: session.sessionId });
+        if (isAnswerOverLimit(body.problem)) session.onproblem?.(body.problem);
         replyJsonRpcError(res, body.status, body.code, body.message, {}, body.idText);
         return;
       }

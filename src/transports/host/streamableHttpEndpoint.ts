@@ -25,7 +25,7 @@ import { refuse } from "./refuse.js";
 import { unsupportedProtocolVersion } from "./protocolVersionHeader.js";
 import { idKey, methodOf, type RequestId, requestIdOf } from "../jsonrpc.js";
 import { idTextOf } from "../idAsWritten.js";
-import { readMessageBody } from "./readMessageBody.js";
+import { isAnswerOverLimit, readMessageBody } from "./readMessageBody.js";
 import { forwardableMcpHeaders } from "../mcpHeaders.js";
 import { clientAddress } from "./clientAddress.js";
 import { responseForm } from "./requestHeaders.js";
@@ -111,6 +111,8 @@ export class StreamableHttpEndpoint {
     });
     if (!body.ok) {
       this.ctx.onproblem?.(body.problem, { server: this.ctx.server, kind: "streamable-http", sessionId });
+      if (sessionId !== undefined && isAnswerOverLimit(body.problem))
+        this.find(req, sessionId)?.onproblem?.(body.problem);
       replyJsonRpcError(res, body.status, body.code, body.message, {}, body.idText);
       return;
     }

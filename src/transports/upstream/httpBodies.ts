@@ -105,7 +105,8 @@ export async function readJsonBody(
       if (done) break;
       bytes += value.byteLength;
       if (bytes > maxBytes) {
-        const head = Buffer.concat(parts.slice(0, 4)).subarray(0, 4096);
+        // The start, with the chunk that went over the limit (a body sent in one chunk is only that).
+        const head = Buffer.concat([...parts.slice(0, 4), value]).subarray(0, 4096);
         await reader.cancel();
         const text = head.toString("utf8");
         const id = jsonRpcIdHint(text, "");

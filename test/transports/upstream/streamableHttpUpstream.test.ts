@@ -274,6 +274,60 @@ describe("StreamableHttpUpstreamTransport against the SDK's StreamableHTTPServer
     expect(warnings).toContain("upstream answered a request with 202 and no body; its answer may never come");
   });
 
+  it("an answer over maxMessageBytes is known by its start however it is written: an SSE event in many data lines, a JSON body in one chunk", async () => {
+    const pad = "p".repeat(100_000);
+    const server = createHttpServer((req, res) => {
+      let body = "";
+      req.on("data", (chunk: Buffer) => (body += chunk.toString()));
+      req.on("end", () => {
+        if (req.method !== "POST") return void res.writeHead(405).end();
+        const asked = JSON.parse(body) as { id?: number; method: string; params?: { name?: string } };
+        if (asked.id === undefined) return void res.writeHead(202).end();
+        const headers = { "mcp-session-id": "s1" };
+        if (asked.method === "initialize") {
+          const result = { protocolVersion: "2025-06-18", capabilities: {}, serverInfo: { name: "upstream-fixture" } };
+          return void res
+            .writeHead(200, { ...headers, "content-type": "application/json" })
+            .end(JSON.stringify({ jsonrpc: "2.0", id: asked.id, result }));
+        }
+        if (asked.params?.name === "json") {
+          // One write, one chunk: the whole body is over the limit at its first read.
+          return void res
+            .writeHead(200, { ...headers, "content-type": "application/json" })
+            .end(JSON.stringify({ jsonrpc: "2.0", id: asked.id, result: { pad: pad.slice(0, 5000) } }));
+        }
+        // SSE: the answer's JSON cut over data lines (joined with LF: still JSON), its id last,
+        // alone on its line, or in the first lines.
+        const lines =
+          asked.params?.name === "lines-id-last"
+            ? ['{"jsonrpc":"2.0","result":{', `"pad":"${pad}"},`, `"id":${asked.id}}`]
+            : ["{", `"jsonrpc":"2.0","id":${asked.id},`, `"result":{"pad":"${pad}"}`, "}"];
+        res.writeHead(200, { ...headers, "content-type": "text/event-stream" });
+        res.end(`event: message\n${lines.map((line) => `data: ${line}`).join("\n")}\n\n`);
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+    // The JSON body is small enough to come in one chunk, over a limit smaller still.
+    const small = await connect({ url, openServerStream: false, maxMessageBytes: 2000 });
+    await initialize(small.transport, small.got);
+    const { transport, got } = await connect({ url, openServerStream: false, maxMessageBytes: 64 * 1024 });
+    await initialize(transport, got);
+    for (const [id, name] of [
+      [11, "json"],
+      [12, "lines"],
+      [13, "lines-id-last"],
+    ] as const) {
+      const on = name === "json" ? small : { transport, got };
+      await on.transport.send(call(id, name));
+      const problem = await on.got.nextProblem();
+      expect(problem, name).toMatchObject({ kind: "too-large", id });
+      // Taken for the answer it is (the proxy then answers the request with -32003), not a message of the server's own.
+      expect(problem.asks, name).toBeUndefined();
+    }
+  });
+
   it("never quotes back what it sent: header values and the injected fetch's secrets echoed in an error are redacted", async () => {
     // A server that echoes the request's credentials in its error body and status text.
     let bodyKind: "text" | "json" | "unreadable" | "fetch-throws" | "long-reason" = "text";
