@@ -110,7 +110,7 @@ export function relatedRequestOf(extra: MessageExtraInfo | undefined): RequestId
  * (another `jsonrpc`, or `params` that is not an object or an array, §4 and §4.2: Invalid
  * Request), or whose `params._meta` is not an object or carries a `progressToken` that is not a
  * string or an integer (MCP's `ProgressToken`: Invalid params). A server drops such a request
- * without an answer (the SDK's reader does), and the host would wait for
+ * without an answer (the TypeScript SDK's reader does), and the host would wait for
  * `limits.requestTimeoutMs` to learn nothing.
  */
 export function malformedRequest(
@@ -125,12 +125,14 @@ export function malformedRequest(
           ? `"params" must be an object or an array, not null`
           : undefined;
   if (why !== undefined) return errorResponse(msg.id, JSONRPC.INVALID_REQUEST, `Invalid Request: ${why}`);
-  const meta = isObj(msg.params) && "_meta" in msg.params ? msg.params._meta : undefined;
-  if (meta === undefined) return undefined;
+  // `null` is let through: Python's SDK reads it as absent, and a server of it takes the request.
+  const meta = isObj(msg.params) ? msg.params._meta : undefined;
+  if (meta === undefined || meta === null) return undefined;
+  const token = isObj(meta) ? meta.progressToken : undefined;
   const metaWhy = !isObj(meta)
     ? `"params._meta" must be an object, not ${given(meta)}`
-    : "progressToken" in meta && !isProgressToken(meta.progressToken)
-      ? `"params._meta.progressToken" must be a string or an integer, not ${given(meta.progressToken)}`
+    : token !== undefined && token !== null && !isProgressToken(token)
+      ? `"params._meta.progressToken" must be a string or an integer, not ${given(token)}`
       : undefined;
   return metaWhy === undefined
     ? undefined

@@ -143,6 +143,26 @@ describe("Bridge request ids", () => {
     expect(bridge.waitingCount).toBe(2);
   });
 
+  it("a malformed _meta or progressToken is answered -32602 at once; null ones are the server's to read", async () => {
+    const { host, upstream } = await bridgeOf();
+    host.receive({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { _meta: { progressToken: [1] } } });
+    host.receive({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { _meta: 5 } });
+    host.receive({ jsonrpc: "2.0", id: 3, method: "tools/call", params: { _meta: null } });
+    host.receive({ jsonrpc: "2.0", id: 4, method: "tools/call", params: { _meta: { progressToken: null } } });
+    host.receive({ jsonrpc: "2.0", id: 5, method: "tools/call", params: { _meta: { progressToken: -7, x: {} } } });
+    expect(upstream.sent.map((s) => s.message.id)).toEqual([3, 4, 5]);
+    expect(errorsTo(host).map((m) => [m.id, m.error])).toEqual([
+      [
+        1,
+        {
+          code: JSONRPC.INVALID_PARAMS,
+          message: 'Invalid params: "params._meta.progressToken" must be a string or an integer, not an array',
+        },
+      ],
+      [2, { code: JSONRPC.INVALID_PARAMS, message: 'Invalid params: "params._meta" must be an object, not 5' }],
+    ]);
+  });
+
   it("a response from the host reaches the upstream only for a request the upstream sent, once", async () => {
     const { host, upstream } = await bridgeOf();
     upstream.receive({ jsonrpc: "2.0", id: 7, method: "sampling/createMessage", params: {} });
