@@ -54,18 +54,23 @@ export function prepareOutputFile(file: string, flag: string): () => void {
       rmSync(probe, { force: true });
     }
   } catch (error) {
+    // Folders made before the check failed go again, as for a command that fails later.
+    removeFolders(made);
     throw unwritable(file, flag, error);
   }
   // What was made for a report that is then never written (the command failed) goes again.
-  return () => {
-    for (const folder of made.reverse()) {
-      try {
-        rmdirSync(folder);
-      } catch {
-        // Not empty (something else was put there meanwhile): it stays.
-      }
+  return () => removeFolders(made);
+}
+
+/** Removes `made` (folders made one at a time, outermost first), innermost first; one not empty stays. */
+function removeFolders(made: readonly string[]): void {
+  for (const folder of [...made].reverse()) {
+    try {
+      rmdirSync(folder);
+    } catch {
+      // Not empty (something else was put there meanwhile): it stays.
     }
-  };
+  }
 }
 
 /**

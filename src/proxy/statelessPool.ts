@@ -655,6 +655,8 @@ export class StatelessPool {
           inFlight.hostId,
         );
     }
+    // The pool may go with its last upstream: what its log still counts is told now.
+    if (this.lanes.size === 0) this.problemLines.flush();
     this.options.onUpstreamEnded(upstream, onItsOwn);
   }
 
