@@ -168,10 +168,16 @@ export class SseParser {
    * and to read its id. `tail`: the end of a line kept apart from its start (one too long to hold).
    */
   private skip(kind: SseProblem["kind"], value: Buffer, tail?: Buffer): void {
-    const lines = this.data.map((line) => Buffer.from(line));
+    const data = this.data;
     this.data = [];
     this.skipping = new EventEnds(kind);
-    for (const line of lines) this.skipping.more(line);
+    // Only the lines its ends are made of are copied: the first few and the last few.
+    let first = 0;
+    for (let bytes = 0; first < data.length && bytes < HEAD_BYTES; first++) bytes += data[first]!.length + 1;
+    let last = data.length;
+    for (let bytes = 0; last > first && bytes < TAIL_BYTES; last--) bytes += data[last - 1]!.length + 1;
+    for (let i = 0; i < data.length; i = i === first - 1 ? Math.max(first, last) : i + 1)
+      this.skipping.more(Buffer.from(data[i]!));
     this.skipping.more(value, tail);
   }
 
@@ -225,10 +231,11 @@ class EventEnds {
 
   /** One more data line; `end`: its last bytes, when `line` is only its start. */
   more(line: Buffer, end?: Buffer): void {
-    const joined = this.lines++ === 0 ? line : Buffer.concat([LF, line]);
+    const after = this.lines++ === 0 ? [] : [LF];
     if (this.head.length < HEAD_BYTES)
-      this.head = Buffer.concat([this.head, joined.subarray(0, HEAD_BYTES - this.head.length)]);
-    const recent = Buffer.concat([this.tail, end ?? joined]);
+      this.head = Buffer.concat([this.head, ...after, line.subarray(0, HEAD_BYTES)]).subarray(0, HEAD_BYTES);
+    const last = end ?? line.subarray(Math.max(0, line.length - TAIL_BYTES));
+    const recent = Buffer.concat([this.tail, ...after, last]);
     this.tail = Buffer.from(recent.subarray(Math.max(0, recent.length - TAIL_BYTES)));
   }
 }

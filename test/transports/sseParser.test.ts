@@ -78,6 +78,26 @@ describe("SseParser (WHATWG event stream rules)", () => {
     expect(out[0]?.problem).toMatchObject({ kind: "too-large", id: 5 });
   });
 
+  it("keeps an over-limit event's two ends across its data lines: the start tells an answer, the end its id", () => {
+    const many = Array.from({ length: 400 }, (_, i) => `data: "k${i}":"${"m".repeat(20)}",`).join("\n");
+    const shapes: Array<[string, Record<string, unknown>]> = [
+      // The answer's start is in its first lines; its id in its last.
+      [`data: {\ndata: "jsonrpc":"2.0",\ndata: "result":{\n${many}\ndata: "z":1},\ndata: "id":"a[1]"}`, { id: "a[1]" }],
+      // Its start is a request's: the peer's own, whatever id its end shows.
+      [
+        `data: {"jsonrpc":"2.0",\ndata: "params":{\n${many}\ndata: "z":1},"method":"x",\ndata: "id":7}`,
+        { id: 7, asks: true },
+      ],
+    ];
+    for (const [wire, expected] of shapes)
+      for (const cut of [0, 50, 5000]) {
+        const out = parse(enc(`${wire}\n\n`), cut === 0 ? [] : [cut], { maxEventBytes: 2000 });
+        expect(out[0]?.problem, wire.slice(0, 40)).toMatchObject({ kind: "too-large", ...expected });
+        expect(out[0]?.problem?.asks).toBe(expected.asks);
+        expect(out[0]?.problem?.excerpt.startsWith("{")).toBe(true);
+      }
+  });
+
   it("reports data that is not UTF-8 rather than replacing it with U+FFFD", () => {
     const wire = Buffer.concat([enc('data: {"t":"'), Buffer.from([0xc3, 0x28]), enc('"}\n\ndata: ok\n\n')]);
     const out = parse(wire);
