@@ -22,7 +22,8 @@ import type { FramingProblem } from "./types.js";
 export const EXCERPT_CHARS = 120;
 
 const JSON_STRING = String.raw`"(?:[^"\\]|\\.)*"`;
-const JSON_ID = String.raw`(-?\d+|${JSON_STRING})`;
+/** A JSON number, whole (`1.5` and `1e3` are not `1`), or a JSON string. */
+const JSON_ID = String.raw`(-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|${JSON_STRING})`;
 /** `{"jsonrpc":"2.0","id":…` or `{"id":…` at the very start of a message. */
 const HEAD_ID = new RegExp(
   String.raw`^\s*\{\s*(?:"(?:jsonrpc|method)"\s*:\s*${JSON_STRING}\s*,\s*)*"id"\s*:\s*${JSON_ID}`,

@@ -224,18 +224,45 @@ const TAIL_BYTES = 256;
 /** The two ends of a dropped event's data, its lines joined with LF as the data is. */
 class EventEnds {
   head = Buffer.alloc(0);
-  tail = Buffer.alloc(0);
+  /** Set once the head has all it can have: 4 KiB, or a line cut short (its middle is gone). */
+  private headDone = false;
+  /** The last lines' ends from `oldest` on, newest last, no more than make `TAIL_BYTES`. */
+  private recent: Buffer[] = [];
+  private oldest = 0;
+  private recentBytes = 0;
   private lines = 0;
 
   constructor(readonly kind: SseProblem["kind"]) {}
 
   /** One more data line; `end`: its last bytes, when `line` is only its start. */
   more(line: Buffer, end?: Buffer): void {
-    const after = this.lines++ === 0 ? [] : [LF];
-    if (this.head.length < HEAD_BYTES)
-      this.head = Buffer.concat([this.head, ...after, line.subarray(0, HEAD_BYTES)]).subarray(0, HEAD_BYTES);
-    const last = end ?? line.subarray(Math.max(0, line.length - TAIL_BYTES));
-    const recent = Buffer.concat([this.tail, ...after, last]);
-    this.tail = Buffer.from(recent.subarray(Math.max(0, recent.length - TAIL_BYTES)));
+    const first = this.lines++ === 0;
+    if (!this.headDone) {
+      const room = HEAD_BYTES - this.head.length - (first ? 0 : 1);
+      this.head = Buffer.concat(first ? [this.head, line.subarray(0, room)] : [this.head, LF, line.subarray(0, room)]);
+      this.headDone = this.head.length >= HEAD_BYTES || end !== undefined;
+    }
+    if (!first) this.keep(LF);
+    // Copied: a view would hold the whole chunk it was read in.
+    this.keep(Buffer.from(end ?? line.subarray(Math.max(0, line.length - TAIL_BYTES))));
+  }
+
+  /** The last `TAIL_BYTES` of the data. */
+  get tail(): Buffer {
+    const joined = Buffer.concat(this.recent.slice(this.oldest), this.recentBytes);
+    return joined.subarray(Math.max(0, joined.length - TAIL_BYTES));
+  }
+
+  private keep(part: Buffer): void {
+    if (part.length === 0) return;
+    this.recent.push(part);
+    this.recentBytes += part.length;
+    while (this.recentBytes - this.recent[this.oldest]!.length >= TAIL_BYTES)
+      this.recentBytes -= this.recent[this.oldest++]!.length;
+    // Parts let go are dropped now and then, not one by one (an event of a million short lines).
+    if (this.oldest > 1024) {
+      this.recent = this.recent.slice(this.oldest);
+      this.oldest = 0;
+    }
   }
 }

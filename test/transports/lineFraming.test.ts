@@ -185,4 +185,12 @@ describe("jsonRpcIdHint", () => {
     expect(jsonRpcIdHint("xx", 'aaa","jsonrpc":"2.0","id":-5}')).toBe(-5);
     expect(jsonRpcIdHint("", 'text \\"id\\":5}"}')).toBeUndefined();
   });
+
+  it("reads a number id whole, and an id before a trailing jsonrpc (sorted keys)", () => {
+    expect(jsonRpcIdHint('{"jsonrpc":"2.0","id":1.5,"result":{', "")).toBe(1.5);
+    expect(jsonRpcIdHint('{"id":1e3,"result":{', "")).toBe(1000);
+    expect(jsonRpcIdHint("", 'x"},"id":-2.5E+1}')).toBe(-25);
+    expect(jsonRpcIdHint("", 'x"},"id":"s[1]","jsonrpc":"2.0"}')).toBe("s[1]");
+    expect(jsonRpcIdHint("", 'x"},"id":4,"jsonrpc":"1.0"}')).toBeUndefined();
+  });
 });

@@ -45,19 +45,6 @@ export function isAnswerOverLimit(problem: FramingProblem): boolean {
   return problem.kind === "too-large" && problem.asks !== true && problem.id !== undefined;
 }
 
-/** The first `count` bytes of `parts`, copied (the parts are let go). */
-function firstBytes(parts: readonly Buffer[], count: number): Buffer {
-  const taken: Buffer[] = [];
-  let got = 0;
-  for (const part of parts) {
-    if (got >= count) break;
-    const take = part.subarray(0, count - got);
-    taken.push(take);
-    got += take.length;
-  }
-  return Buffer.concat(taken, got);
-}
-
 /** The last `ENDS_TAIL_BYTES` of what came so far, `chunk` last. */
 function keptTail(tail: Buffer, chunk: Buffer): Buffer {
   const recent = Buffer.concat([tail, chunk.subarray(Math.max(0, chunk.length - ENDS_TAIL_BYTES))]);
@@ -118,7 +105,7 @@ export function readMessageBody(
     let bytes = 0;
     let held = 0;
     let tooLarge = false;
-    /** A body over the limit: its two ends, to tell an answer (the upstream waits on it) and its id. */
+    /** The body's two ends, for one over the limit: to tell an answer (the upstream waits on it) and its id. */
     let head: Buffer = Buffer.alloc(0);
     let tail: Buffer = Buffer.alloc(0);
     let overBudget = false;
@@ -130,9 +117,10 @@ export function readMessageBody(
     };
     req.on("data", (chunk: Buffer) => {
       bytes += chunk.length;
+      // The body's start is kept as it comes, whatever is dropped later (over the limit, over the budget).
+      if (head.length < ENDS_HEAD_BYTES) head = Buffer.concat([head, chunk.subarray(0, ENDS_HEAD_BYTES - head.length)]);
       if (!tooLarge && bytes > maxMessageBytes) {
         tooLarge = true;
-        head = firstBytes([...chunks, chunk], ENDS_HEAD_BYTES);
         drop();
       }
       if (tooLarge) tail = keptTail(tail, chunk);

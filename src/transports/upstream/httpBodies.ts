@@ -14,6 +14,8 @@ import type { AbortLike } from "./postAbort.js";
 
 /** Bytes of an error response body read for the error message. */
 export const ERROR_BODY_EXCERPT_BYTES = 2048;
+/** Bytes kept from the start of a JSON body over the limit (its id and what it is are read there). */
+const HEAD_BYTES = 4096;
 
 /**
  * Reads an SSE body to its end, calling `onEvent` for each event. Resolves at end of stream.
@@ -99,14 +101,15 @@ export async function readJsonBody(
   const stop = cancelOnAbort(reader, signal);
   const parts: Uint8Array[] = [];
   let bytes = 0;
+  /** The body's start, kept as it comes: one over the limit is known by it. */
+  let head: Buffer = Buffer.alloc(0);
   try {
     for (;;) {
       const { done, value } = await reader.read();
       if (done) break;
       bytes += value.byteLength;
+      if (head.length < HEAD_BYTES) head = Buffer.concat([head, value.subarray(0, HEAD_BYTES - head.length)]);
       if (bytes > maxBytes) {
-        // The start, with the chunk that went over the limit (a body sent in one chunk is only that).
-        const head = Buffer.concat([...parts.slice(0, 4), value]).subarray(0, 4096);
         await reader.cancel();
         const text = head.toString("utf8");
         const id = jsonRpcIdHint(text, "");

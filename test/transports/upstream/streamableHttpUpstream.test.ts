@@ -274,7 +274,7 @@ describe("StreamableHttpUpstreamTransport against the SDK's StreamableHTTPServer
     expect(warnings).toContain("upstream answered a request with 202 and no body; its answer may never come");
   });
 
-  it("an answer over maxMessageBytes is known by its start however it is written: an SSE event in many data lines, a JSON body in one chunk", async () => {
+  it("an answer over maxMessageBytes is known by its start however it is written: an SSE event in many data lines, a JSON body in one chunk or many", async () => {
     const pad = "p".repeat(100_000);
     const server = createHttpServer((req, res) => {
       let body = "";
@@ -289,6 +289,28 @@ describe("StreamableHttpUpstreamTransport against the SDK's StreamableHTTPServer
           return void res
             .writeHead(200, { ...headers, "content-type": "application/json" })
             .end(JSON.stringify({ jsonrpc: "2.0", id: asked.id, result }));
+        }
+        if (asked.params?.name === "json-pieces") {
+          // Written in pieces the client reads one by one; the one that goes over the limit begins
+          // with what, glued to the first few, would read as the top of another answer.
+          const pieces = [
+            "{",
+            '"jsonrpc"',
+            ":",
+            '"2.0",',
+            `"result":{"structuredContent":{"x":"${"a".repeat(1000)}","y":{`,
+            `"id":99,"result":"${"b".repeat(3000)}"}}},`,
+            `"content":[]},"id":${asked.id}}`,
+          ];
+          res.writeHead(200, { ...headers, "content-type": "application/json" });
+          void (async () => {
+            for (const piece of pieces) {
+              res.write(piece);
+              await new Promise((resolve) => setTimeout(resolve, 15));
+            }
+            res.end();
+          })();
+          return;
         }
         if (asked.params?.name === "json") {
           // One write, one chunk: the whole body is over the limit at its first read.
@@ -316,10 +338,11 @@ describe("StreamableHttpUpstreamTransport against the SDK's StreamableHTTPServer
     await initialize(transport, got);
     for (const [id, name] of [
       [11, "json"],
+      [14, "json-pieces"],
       [12, "lines"],
       [13, "lines-id-last"],
     ] as const) {
-      const on = name === "json" ? small : { transport, got };
+      const on = name.startsWith("json") ? small : { transport, got };
       await on.transport.send(call(id, name));
       const problem = await on.got.nextProblem();
       expect(problem, name).toMatchObject({ kind: "too-large", id });
