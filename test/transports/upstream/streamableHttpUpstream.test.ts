@@ -1,4 +1,4 @@
-import { createServer as createHttpServer } from "node:http";
+import { createServer as createHttpServer, type ServerResponse } from "node:http";
 import { relatedRequestOf } from "../../../src/transports/jsonrpc.js";
 import { createServer } from "node:net";
 import type { AddressInfo } from "node:net";
@@ -59,6 +59,37 @@ async function freePort(): Promise<number> {
   const { port } = server.address() as AddressInfo;
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return port;
+}
+
+interface Asked {
+  id?: number;
+  method: string;
+  params?: { name?: string };
+}
+
+/**
+ * A hand-written streamable HTTP server at a free port (closed after the test): `initialize` is
+ * answered as JSON with session "s1", a notification (no id) with 202; every other POST by
+ * `answer`. Resolves with its URL.
+ */
+async function handWrittenServer(answer: (asked: Asked, res: ServerResponse) => void): Promise<string> {
+  const server = createHttpServer((req, res) => {
+    let body = "";
+    req.on("data", (chunk: Buffer) => (body += chunk.toString()));
+    req.on("end", () => {
+      if (req.method !== "POST") return void res.writeHead(405).end();
+      const asked = JSON.parse(body) as Asked;
+      if (asked.id === undefined) return void res.writeHead(202).end();
+      if (asked.method !== "initialize") return answer(asked, res);
+      const result = { protocolVersion: "2025-06-18", capabilities: {}, serverInfo: { name: "upstream-fixture" } };
+      res
+        .writeHead(200, { "content-type": "application/json", "mcp-session-id": "s1" })
+        .end(JSON.stringify({ jsonrpc: "2.0", id: asked.id, result }));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
 }
 
 describe("StreamableHttpUpstreamTransport against the SDK's StreamableHTTPServerTransport", () => {
@@ -221,35 +252,23 @@ describe("StreamableHttpUpstreamTransport against the SDK's StreamableHTTPServer
   });
 
   it("an answer that is not JSON (an HTML page sent as application/json, a message of the server's own over the limit) is named so; a 202 to a request is logged", async () => {
-    // Answers initialize; then tools/call "page" with an HTML body and "accepted" with 202 and nothing.
-    const server = createHttpServer((req, res) => {
-      let body = "";
-      req.on("data", (chunk: Buffer) => (body += chunk.toString()));
-      req.on("end", () => {
-        if (req.method !== "POST") return void res.writeHead(405).end();
-        const asked = JSON.parse(body) as { id?: number; method: string; params?: { name?: string } };
-        if (asked.id === undefined || asked.params?.name === "accepted") return void res.writeHead(202).end();
-        const headers = { "content-type": "application/json", "mcp-session-id": "s1" };
-        if (asked.params?.name === "asks") {
-          // A request of the server's own, over maxMessageBytes, under the id of the request it answers.
-          const params = { messages: [{ role: "user", content: { type: "text", text: "a".repeat(100_000) } }] };
-          const own = { jsonrpc: "2.0", id: asked.id, method: "sampling/createMessage", params };
-          return void res.writeHead(200, headers).end(JSON.stringify(own));
-        }
-        if (asked.params?.name === "notice") {
-          // A message of the server's own, over maxMessageBytes, where the answer should be.
-          const params = { level: "info", data: "n".repeat(100_000) };
-          return void res.writeHead(200, headers).end(JSON.stringify({ jsonrpc: "2.0", method: "notice", params }));
-        }
-        if (asked.method !== "initialize")
-          return void res.writeHead(200, headers).end("<html><body>502 Bad Gateway</body></html>");
-        const result = { protocolVersion: "2025-06-18", capabilities: {}, serverInfo: { name: "upstream-fixture" } };
-        res.writeHead(200, headers).end(JSON.stringify({ jsonrpc: "2.0", id: asked.id, result }));
-      });
+    // Answers tools/call "page" with an HTML body and "accepted" with 202 and nothing.
+    const url = await handWrittenServer((asked, res) => {
+      if (asked.params?.name === "accepted") return void res.writeHead(202).end();
+      const headers = { "content-type": "application/json", "mcp-session-id": "s1" };
+      if (asked.params?.name === "asks") {
+        // A request of the server's own, over maxMessageBytes, under the id of the request it answers.
+        const params = { messages: [{ role: "user", content: { type: "text", text: "a".repeat(100_000) } }] };
+        const own = { jsonrpc: "2.0", id: asked.id, method: "sampling/createMessage", params };
+        return void res.writeHead(200, headers).end(JSON.stringify(own));
+      }
+      if (asked.params?.name === "notice") {
+        // A message of the server's own, over maxMessageBytes, where the answer should be.
+        const params = { level: "info", data: "n".repeat(100_000) };
+        return void res.writeHead(200, headers).end(JSON.stringify({ jsonrpc: "2.0", method: "notice", params }));
+      }
+      res.writeHead(200, headers).end("<html><body>502 Bad Gateway</body></html>");
     });
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
     const warnings: string[] = [];
     const logger: Logger = { ...silentLogger, warn: (msg) => warnings.push(msg), child: () => logger };
     const { transport, got } = await connect({ url, logger, openServerStream: false, maxMessageBytes: 64 * 1024 });
@@ -276,61 +295,45 @@ describe("StreamableHttpUpstreamTransport against the SDK's StreamableHTTPServer
 
   it("an answer over maxMessageBytes is known by its start however it is written: an SSE event in many data lines, a JSON body in one chunk or many", async () => {
     const pad = "p".repeat(100_000);
-    const server = createHttpServer((req, res) => {
-      let body = "";
-      req.on("data", (chunk: Buffer) => (body += chunk.toString()));
-      req.on("end", () => {
-        if (req.method !== "POST") return void res.writeHead(405).end();
-        const asked = JSON.parse(body) as { id?: number; method: string; params?: { name?: string } };
-        if (asked.id === undefined) return void res.writeHead(202).end();
-        const headers = { "mcp-session-id": "s1" };
-        if (asked.method === "initialize") {
-          const result = { protocolVersion: "2025-06-18", capabilities: {}, serverInfo: { name: "upstream-fixture" } };
-          return void res
-            .writeHead(200, { ...headers, "content-type": "application/json" })
-            .end(JSON.stringify({ jsonrpc: "2.0", id: asked.id, result }));
-        }
-        if (asked.params?.name === "json-pieces") {
-          // Written in pieces the client reads one by one; the one that goes over the limit begins
-          // with what, glued to the first few, would read as the top of another answer.
-          const pieces = [
-            "{",
-            '"jsonrpc"',
-            ":",
-            '"2.0",',
-            `"result":{"structuredContent":{"x":"${"a".repeat(1000)}","y":{`,
-            `"id":99,"result":"${"b".repeat(3000)}"}}},`,
-            `"content":[]},"id":${asked.id}}`,
-          ];
-          res.writeHead(200, { ...headers, "content-type": "application/json" });
-          void (async () => {
-            for (const piece of pieces) {
-              res.write(piece);
-              await new Promise((resolve) => setTimeout(resolve, 15));
-            }
-            res.end();
-          })();
-          return;
-        }
-        if (asked.params?.name === "json") {
-          // One write, one chunk: the whole body is over the limit at its first read.
-          return void res
-            .writeHead(200, { ...headers, "content-type": "application/json" })
-            .end(JSON.stringify({ jsonrpc: "2.0", id: asked.id, result: { pad: pad.slice(0, 5000) } }));
-        }
-        // SSE: the answer's JSON cut over data lines (joined with LF: still JSON), its id last,
-        // alone on its line, or in the first lines.
-        const lines =
-          asked.params?.name === "lines-id-last"
-            ? ['{"jsonrpc":"2.0","result":{', `"pad":"${pad}"},`, `"id":${asked.id}}`]
-            : ["{", `"jsonrpc":"2.0","id":${asked.id},`, `"result":{"pad":"${pad}"}`, "}"];
-        res.writeHead(200, { ...headers, "content-type": "text/event-stream" });
-        res.end(`event: message\n${lines.map((line) => `data: ${line}`).join("\n")}\n\n`);
-      });
+    const url = await handWrittenServer((asked, res) => {
+      const headers = { "mcp-session-id": "s1" };
+      if (asked.params?.name === "json-pieces") {
+        // Written in pieces the client reads one by one; the one that goes over the limit begins
+        // with what, glued to the first few, would read as the top of another answer.
+        const pieces = [
+          "{",
+          '"jsonrpc"',
+          ":",
+          '"2.0",',
+          `"result":{"structuredContent":{"x":"${"a".repeat(1000)}","y":{`,
+          `"id":99,"result":"${"b".repeat(3000)}"}}},`,
+          `"content":[]},"id":${asked.id}}`,
+        ];
+        res.writeHead(200, { ...headers, "content-type": "application/json" });
+        void (async () => {
+          for (const piece of pieces) {
+            res.write(piece);
+            await new Promise((resolve) => setTimeout(resolve, 15));
+          }
+          res.end();
+        })();
+        return;
+      }
+      if (asked.params?.name === "json") {
+        // One write, one chunk: the whole body is over the limit at its first read.
+        return void res
+          .writeHead(200, { ...headers, "content-type": "application/json" })
+          .end(JSON.stringify({ jsonrpc: "2.0", id: asked.id, result: { pad: pad.slice(0, 5000) } }));
+      }
+      // SSE: the answer's JSON cut over data lines (joined with LF: still JSON), its id last,
+      // alone on its line, or in the first lines.
+      const lines =
+        asked.params?.name === "lines-id-last"
+          ? ['{"jsonrpc":"2.0","result":{', `"pad":"${pad}"},`, `"id":${asked.id}}`]
+          : ["{", `"jsonrpc":"2.0","id":${asked.id},`, `"result":{"pad":"${pad}"}`, "}"];
+      res.writeHead(200, { ...headers, "content-type": "text/event-stream" });
+      res.end(`event: message\n${lines.map((line) => `data: ${line}`).join("\n")}\n\n`);
     });
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
     // The JSON body is small enough to come in one chunk, over a limit smaller still.
     const small = await connect({ url, openServerStream: false, maxMessageBytes: 2000 });
     await initialize(small.transport, small.got);
