@@ -24,9 +24,9 @@ export const EXCERPT_CHARS = 120;
 const JSON_STRING = String.raw`"(?:[^"\\]|\\.)*"`;
 /** A JSON number, whole (`1.5` and `1e3` are not `1`), or a JSON string. */
 const JSON_ID = String.raw`(-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|${JSON_STRING})`;
-/** `{"jsonrpc":"2.0","id":…` or `{"id":…` at the very start of a message. */
+/** `{"jsonrpc":"2.0","id":…` or `{"id":…` at the very start of a message, the id followed by `,` or `}`. */
 const HEAD_ID = new RegExp(
-  String.raw`^\s*\{\s*(?:"(?:jsonrpc|method)"\s*:\s*${JSON_STRING}\s*,\s*)*"id"\s*:\s*${JSON_ID}`,
+  String.raw`^\s*\{\s*(?:"(?:jsonrpc|method)"\s*:\s*${JSON_STRING}\s*,\s*)*"id"\s*:\s*${JSON_ID}(?=\s*[,}])`,
 );
 /**
  * `…,"id":…}` at the very end: the last key of the outermost object (one closing brace), or the
@@ -43,7 +43,7 @@ export function jsonRpcIdHint(head: string, tail: string): string | number | und
   if (!match?.[1]) return undefined;
   try {
     const id: unknown = JSON.parse(match[1]);
-    return typeof id === "string" || typeof id === "number" ? id : undefined;
+    return typeof id === "string" || (typeof id === "number" && Number.isFinite(id)) ? id : undefined;
   } catch {
     return undefined;
   }

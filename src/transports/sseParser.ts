@@ -152,10 +152,14 @@ export class SseParser {
   }
 
   private onOversizedLine(line: OversizedLine): void {
-    this.atStreamStart = false;
+    let start = line.head;
+    if (this.atStreamStart) {
+      this.atStreamStart = false;
+      if (start.subarray(0, 3).equals(BOM)) start = start.subarray(3);
+    }
     // Only a data line matters; an enormous comment or unknown field is dropped as WHATWG says.
-    if (!line.head.subarray(0, DATA.length).equals(DATA) || line.head[DATA.length] !== COLON) return;
-    let head = line.head.subarray(DATA.length + 1);
+    if (!start.subarray(0, DATA.length).equals(DATA) || start[DATA.length] !== COLON) return;
+    let head = start.subarray(DATA.length + 1);
     if (head[0] === SPACE) head = head.subarray(1);
     if (this.skipping) this.skipping.more(head, line.tail);
     else this.skip("too-large", head, line.tail);

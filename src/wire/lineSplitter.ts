@@ -132,7 +132,10 @@ export class LineSplitter {
     }
     this.head = Buffer.concat(head, headBytes);
     this.tail = Buffer.alloc(0);
-    for (const part of this.parts.slice(-2)) this.keepTail(part);
+    // The end: as many of the last parts as make it (a line may come in pieces of a few bytes).
+    let from = this.parts.length;
+    for (let bytes = 0; from > 0 && bytes < OVERSIZED_TAIL_BYTES; ) bytes += this.parts[--from]!.length;
+    for (const part of this.parts.slice(from)) this.keepTail(part);
     this.parts = [];
     this.partBytes = 0;
   }

@@ -193,4 +193,14 @@ describe("jsonRpcIdHint", () => {
     expect(jsonRpcIdHint("", 'x"},"id":"s[1]","jsonrpc":"2.0"}')).toBe("s[1]");
     expect(jsonRpcIdHint("", 'x"},"id":4,"jsonrpc":"1.0"}')).toBeUndefined();
   });
+
+  it("takes no part of a number for the id: one not followed by , or }, cut short, or past what a double holds", () => {
+    for (const head of [
+      '{"id":1.,"result":{',
+      '{"id":1e,"result":{',
+      '{"jsonrpc":"2.0","id":123',
+      '{"id":1E400,"result":{',
+    ])
+      expect(jsonRpcIdHint(head, ""), head).toBeUndefined();
+  });
 });

@@ -98,6 +98,24 @@ describe("SseParser (WHATWG event stream rules)", () => {
       }
   });
 
+  it("an over-limit line first on a stream after a BOM, or whose end comes in pieces of a few bytes, is still reported with its id", () => {
+    const answer = `{"jsonrpc":"2.0","result":{"t":"${"r".repeat(300)}"},"id":77}`;
+    const withBom = enc(`\ufeffdata: ${answer}\n\n`);
+    expect(parse(withBom, [], { maxEventBytes: 100 })[0]?.problem).toMatchObject({ kind: "too-large", id: 77 });
+    // Over the line limit by three bytes, its last ones read two at a time.
+    const wire = enc(`data: ${answer}\n\n`);
+    const cuts = [
+      wire.length - 12,
+      wire.length - 10,
+      wire.length - 8,
+      wire.length - 6,
+      wire.length - 4,
+      wire.length - 2,
+    ];
+    const over = answer.length - 3;
+    expect(parse(wire, cuts, { maxEventBytes: over })[0]?.problem).toMatchObject({ kind: "too-large", id: 77 });
+  });
+
   it("reports data that is not UTF-8 rather than replacing it with U+FFFD", () => {
     const wire = Buffer.concat([enc('data: {"t":"'), Buffer.from([0xc3, 0x28]), enc('"}\n\ndata: ok\n\n')]);
     const out = parse(wire);

@@ -117,13 +117,13 @@ export function readMessageBody(
     };
     req.on("data", (chunk: Buffer) => {
       bytes += chunk.length;
-      // The body's start is kept as it comes, whatever is dropped later (over the limit, over the budget).
+      // The body's two ends are kept as it comes, whatever is dropped later (over the limit, over the budget).
       if (head.length < ENDS_HEAD_BYTES) head = Buffer.concat([head, chunk.subarray(0, ENDS_HEAD_BYTES - head.length)]);
       if (!tooLarge && bytes > maxMessageBytes) {
         tooLarge = true;
         drop();
       }
-      if (tooLarge) tail = keptTail(tail, chunk);
+      tail = keptTail(tail, chunk);
       if (!tooLarge && !overBudget && budget !== undefined && !budget.take(chunk.length)) {
         overBudget = true;
         drop();

@@ -67,4 +67,13 @@ describe("readMessageBody: a body over the limit", () => {
     expect(body.problem.excerpt.startsWith('{"jsonrpc":"2.0","id":7,"result"')).toBe(true);
     expect(isAnswerOverLimit(body.problem)).toBe(true);
   });
+
+  it("its end is its own last bytes, whichever piece went over the limit", async () => {
+    const idLast = `{"jsonrpc":"2.0","result":{"x":"${"x".repeat(200)}"},"id":77}`;
+    const body = await readBody([idLast.slice(0, -3), idLast.slice(-3)], idLast.length - 1, new BodyBudget(1024 * K));
+    expect(body.ok).toBe(false);
+    if (body.ok) return;
+    expect(body.problem).toMatchObject({ kind: "too-large", id: 77 });
+    expect(isAnswerOverLimit(body.problem)).toBe(true);
+  });
 });
