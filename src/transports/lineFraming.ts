@@ -22,11 +22,17 @@ import type { FramingProblem } from "./types.js";
 export const EXCERPT_CHARS = 120;
 
 const JSON_STRING = String.raw`"(?:[^"\\]|\\.)*"`;
-/** A JSON number, whole (`1.5` and `1e3` are not `1`), or a JSON string. */
-const JSON_ID = String.raw`(-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|${JSON_STRING})`;
-/** `{"jsonrpc":"2.0","id":…` or `{"id":…` at the very start of a message, the id followed by `,` or `}`. */
+/** A JSON number, whole (`1.5` and `1e3` are not `1`). */
+const JSON_NUMBER = String.raw`-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?`;
+/** A number or a string id. */
+const JSON_ID = `(${JSON_NUMBER}|${JSON_STRING})`;
+/**
+ * `{"jsonrpc":"2.0","id":…` or `{"id":…` at the very start of a message: a number followed by `,`
+ * or `}` (the start may end inside one), or a string whole.
+ */
 const HEAD_ID = new RegExp(
-  String.raw`^\s*\{\s*(?:"(?:jsonrpc|method)"\s*:\s*${JSON_STRING}\s*,\s*)*"id"\s*:\s*${JSON_ID}(?=\s*[,}])`,
+  String.raw`^\s*\{\s*(?:"(?:jsonrpc|method)"\s*:\s*${JSON_STRING}\s*,\s*)*"id"\s*:\s*` +
+    String.raw`(${JSON_NUMBER}(?=\s*[,}])|${JSON_STRING})`,
 );
 /**
  * `…,"id":…}` at the very end: the last key of the outermost object (one closing brace), or the

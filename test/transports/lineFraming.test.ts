@@ -202,5 +202,7 @@ describe("jsonRpcIdHint", () => {
       '{"id":1E400,"result":{',
     ])
       expect(jsonRpcIdHint(head, ""), head).toBeUndefined();
+    // A string is whole once its closing quote is in, wherever the start ends.
+    expect(jsonRpcIdHint('{"id":"a]b"', "")).toBe("a]b");
   });
 });
