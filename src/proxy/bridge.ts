@@ -747,8 +747,9 @@ export class Bridge {
       // The host's answer to a request of the upstream's, dropped unread: the upstream is told
       // rather than left waiting; the host's own requests, which may share its id, are untouched,
       // and an answer is never answered.
-      const written = problem.id === undefined ? undefined : this.upstreamAsked.get(problem.id);
-      if (written === undefined || problem.id === undefined) return;
+      if (problem.id === undefined) return;
+      const written = this.upstreamAsked.get(problem.id);
+      if (written === undefined) return;
       this.upstreamAsked.delete(problem.id);
       this.askedTooMuch = false;
       this.answerUpstream(

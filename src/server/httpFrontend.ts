@@ -120,7 +120,7 @@ export function createHttpFrontend(options: HttpFrontendOptions): HttpFrontend {
   // inviting a client the door will refuse to send its body: the interim answer goes only to a
   // request that passes the door's checks; one refused gets its final answer instead.
   server.on("checkContinue", (req: IncomingMessage, res: ServerResponse) => {
-    if (doorRefusal(req, opts) === null) res.writeContinue();
+    if (doorRefusal(req, opts, route(req.url ?? "/", opts.serverNames).path) === null) res.writeContinue();
     server.emit("request", req, res);
   });
   guardConnections(server, opts, opts.logger);
@@ -177,8 +177,11 @@ export function createHttpFrontend(options: HttpFrontendOptions): HttpFrontend {
 }
 
 /** Why the door turns a request away (token, Host, Origin), or null; `/healthz` and preflights need no token. */
-function doorRefusal(req: IncomingMessage, opts: ResolvedFrontendOptions): ReturnType<typeof checkRequest> {
-  const { path } = route(req.url ?? "/", opts.serverNames);
+function doorRefusal(
+  req: IncomingMessage,
+  opts: ResolvedFrontendOptions,
+  path: string,
+): ReturnType<typeof checkRequest> {
   const preflight = req.method === "OPTIONS" && req.headers["access-control-request-method"] !== undefined;
   return checkRequest(req.headers, opts, path !== "/healthz" && !preflight);
 }
@@ -208,7 +211,7 @@ async function handle(
 ): Promise<void> {
   const { path, route: target } = route(req.url ?? "/", opts.serverNames);
   const method = req.method ?? "GET";
-  const refusal = doorRefusal(req, opts);
+  const refusal = doorRefusal(req, opts, path);
   if (refusal !== null) return turnAway(req, res, opts, refused, path, refusal);
   if (applyCors(req, res, opts)) return;
   const posted = method === "POST" && (target.kind === "mcp" || target.kind === "messages");

@@ -261,6 +261,10 @@ export function mayAskAtHead(head: string): boolean {
   return top.method || !top.answers;
 }
 
+/**
+ * A message too large to keep, known by its ends (a line over the limit, an HTTP body): its id when
+ * an end shows it, and whether it may be a request of the peer's own (`mayAskAtHead`).
+ */
 export function oversizedProblem(line: OversizedLine): FramingProblem {
   const head = line.head.toString("utf8");
   const id = jsonRpcIdHint(head, line.tail.toString("utf8"));

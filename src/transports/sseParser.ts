@@ -14,7 +14,14 @@
  * Pure: bytes in, values out.
  */
 import { isUtf8 } from "node:buffer";
-import { LineSplitter, type LineSink, type OversizedLine } from "../wire/lineSplitter.js";
+import { startsWithBom } from "../wire/jsonNodes.js";
+import {
+  LineSplitter,
+  type LineSink,
+  OVERSIZED_HEAD_BYTES,
+  OVERSIZED_TAIL_BYTES,
+  type OversizedLine,
+} from "../wire/lineSplitter.js";
 import { mayAskAtHead, excerptOf, jsonRpcIdHint } from "./lineFraming.js";
 
 export interface SseEvent {
@@ -52,7 +59,6 @@ export interface SseParserOptions {
 const DATA = Buffer.from("data");
 const COLON = 0x3a;
 const SPACE = 0x20;
-const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
 const LF = Buffer.from("\n");
 
 export class SseParser {
@@ -98,10 +104,7 @@ export class SseParser {
 
   private onLine(raw: Buffer): void {
     let line = raw;
-    if (this.atStreamStart) {
-      this.atStreamStart = false;
-      if (line.subarray(0, 3).equals(BOM)) line = line.subarray(3);
-    }
+    line = this.withoutStreamBom(line);
     if (line.length === 0) {
       this.dispatch();
       return;
@@ -131,6 +134,13 @@ export class SseParser {
     }
   }
 
+  /** The stream's first line without its one byte order mark (WHATWG: skipped once); later lines as they are. */
+  private withoutStreamBom(line: Buffer): Buffer {
+    if (!this.atStreamStart) return line;
+    this.atStreamStart = false;
+    return startsWithBom(line) ? line.subarray(3) : line;
+  }
+
   private addData(value: Buffer): void {
     if (this.skipping) {
       this.dataBytes += value.length + 1;
@@ -152,11 +162,7 @@ export class SseParser {
   }
 
   private onOversizedLine(line: OversizedLine): void {
-    let start = line.head;
-    if (this.atStreamStart) {
-      this.atStreamStart = false;
-      if (start.subarray(0, 3).equals(BOM)) start = start.subarray(3);
-    }
+    const start = this.withoutStreamBom(line.head);
     // Only a data line matters; an enormous comment or unknown field is dropped as WHATWG says.
     if (!start.subarray(0, DATA.length).equals(DATA) || start[DATA.length] !== COLON) return;
     let head = start.subarray(DATA.length + 1);
@@ -177,11 +183,10 @@ export class SseParser {
     this.skipping = new EventEnds(kind);
     // Only the lines its ends are made of are copied: the first few and the last few.
     let first = 0;
-    for (let bytes = 0; first < data.length && bytes < HEAD_BYTES; first++) bytes += data[first]!.length + 1;
+    for (let bytes = 0; first < data.length && bytes < OVERSIZED_HEAD_BYTES; first++) bytes += data[first]!.length + 1;
     let last = data.length;
-    for (let bytes = 0; last > first && bytes < TAIL_BYTES; last--) bytes += data[last - 1]!.length + 1;
-    for (let i = 0; i < data.length; i = i === first - 1 ? Math.max(first, last) : i + 1)
-      this.skipping.more(Buffer.from(data[i]!));
+    for (let bytes = 0; last > first && bytes < OVERSIZED_TAIL_BYTES; last--) bytes += data[last - 1]!.length + 1;
+    for (const line of [...data.slice(0, first), ...data.slice(last)]) this.skipping.more(Buffer.from(line));
     this.skipping.more(value, tail);
   }
 
@@ -221,16 +226,15 @@ export class SseParser {
   }
 }
 
-/** Bytes kept from the start and from the end of an event's data that is dropped. */
-const HEAD_BYTES = 4096;
-const TAIL_BYTES = 256;
-
 /** The two ends of a dropped event's data, its lines joined with LF as the data is. */
 class EventEnds {
   head = Buffer.alloc(0);
   /** Set once the head has all it can have: 4 KiB, or a line cut short (its middle is gone). */
   private headDone = false;
-  /** The last lines' ends from `oldest` on, newest last, no more than make `TAIL_BYTES`. */
+  /**
+   * The last lines' ends from `oldest` on, newest last, no more than make `OVERSIZED_TAIL_BYTES`:
+   * a list, not `withEnd` per line, which an event of millions of short lines makes far slower.
+   */
   private recent: Buffer[] = [];
   private oldest = 0;
   private recentBytes = 0;
@@ -242,26 +246,26 @@ class EventEnds {
   more(line: Buffer, end?: Buffer): void {
     const first = this.lines++ === 0;
     if (!this.headDone) {
-      const room = HEAD_BYTES - this.head.length - (first ? 0 : 1);
+      const room = OVERSIZED_HEAD_BYTES - this.head.length - (first ? 0 : 1);
       this.head = Buffer.concat(first ? [this.head, line.subarray(0, room)] : [this.head, LF, line.subarray(0, room)]);
-      this.headDone = this.head.length >= HEAD_BYTES || end !== undefined;
+      this.headDone = this.head.length >= OVERSIZED_HEAD_BYTES || end !== undefined;
     }
     if (!first) this.keep(LF);
     // Copied: a view would hold the whole chunk it was read in.
-    this.keep(Buffer.from(end ?? line.subarray(Math.max(0, line.length - TAIL_BYTES))));
+    this.keep(Buffer.from(end ?? line.subarray(Math.max(0, line.length - OVERSIZED_TAIL_BYTES))));
   }
 
-  /** The last `TAIL_BYTES` of the data. */
+  /** The last `OVERSIZED_TAIL_BYTES` of the data. */
   get tail(): Buffer {
     const joined = Buffer.concat(this.recent.slice(this.oldest), this.recentBytes);
-    return joined.subarray(Math.max(0, joined.length - TAIL_BYTES));
+    return joined.subarray(Math.max(0, joined.length - OVERSIZED_TAIL_BYTES));
   }
 
   private keep(part: Buffer): void {
     if (part.length === 0) return;
     this.recent.push(part);
     this.recentBytes += part.length;
-    while (this.recentBytes - this.recent[this.oldest]!.length >= TAIL_BYTES)
+    while (this.recentBytes - this.recent[this.oldest]!.length >= OVERSIZED_TAIL_BYTES)
       this.recentBytes -= this.recent[this.oldest++]!.length;
     // Parts let go are dropped now and then, not one by one (an event of a million short lines).
     if (this.oldest > 1024) {

@@ -15,6 +15,24 @@ export const OVERSIZED_HEAD_BYTES = 4096;
 /** Bytes kept from the end of an oversized line (the SDK serialises a request's `id` last). */
 export const OVERSIZED_TAIL_BYTES = 256;
 
+/**
+ * `head` with the start of `piece` after it, up to `OVERSIZED_HEAD_BYTES`: the start a message too
+ * large to keep is known by, gathered as its pieces come.
+ */
+export function withStart(head: Buffer, piece: Uint8Array): Buffer {
+  if (head.length >= OVERSIZED_HEAD_BYTES) return head;
+  return Buffer.concat([head, piece.subarray(0, OVERSIZED_HEAD_BYTES - head.length)]);
+}
+
+/**
+ * The last `OVERSIZED_TAIL_BYTES` of `tail` with `piece` after it, copied (a view would hold the
+ * whole chunk it was read in): the end a message too large to keep is known by.
+ */
+export function withEnd(tail: Buffer, piece: Uint8Array): Buffer {
+  const joined = Buffer.concat([tail, piece.subarray(Math.max(0, piece.length - OVERSIZED_TAIL_BYTES))]);
+  return Buffer.from(joined.subarray(Math.max(0, joined.length - OVERSIZED_TAIL_BYTES)));
+}
+
 /** What is left of a line that was longer than the limit: its size and its two ends. */
 export interface OversizedLine {
   readonly bytes: number;
@@ -141,9 +159,7 @@ export class LineSplitter {
   }
 
   private keepTail(piece: Buffer): void {
-    const recent = piece.subarray(Math.max(0, piece.length - OVERSIZED_TAIL_BYTES));
-    const joined = Buffer.concat([this.tail, recent]);
-    this.tail = Buffer.from(joined.subarray(Math.max(0, joined.length - OVERSIZED_TAIL_BYTES)));
+    this.tail = withEnd(this.tail, piece);
   }
 
   private finishLine(sink: LineSink): void {

@@ -12,10 +12,11 @@ import { isUtf8 } from "node:buffer";
 import type { IncomingMessage } from "node:http";
 import { JSONRPC } from "../../errors/jsonRpcCodes.js";
 import { isRequestId } from "../jsonrpc.js";
-import { excerptOf, jsonRpcIdHint, mayAskAtHead } from "../lineFraming.js";
+import { oversizedProblem } from "../lineFraming.js";
 import type { FramingProblem, JSONRPCMessage } from "../types.js";
 import { rememberWireText } from "../wireText.js";
 import { holdsMoreNodes, topLevelOf } from "../../wire/jsonNodes.js";
+import { withEnd, withStart } from "../../wire/lineSplitter.js";
 import type { BodyBudget } from "./bodyBudget.js";
 
 export type BodyReadResult =
@@ -32,9 +33,6 @@ export type BodyReadResult =
 
 /** How much of a bad body is quoted in a problem report (never the whole content). */
 const EXCERPT_CHARS = 120;
-/** Bytes kept from the start and from the end of a body over the limit. */
-const ENDS_HEAD_BYTES = 4096;
-const ENDS_TAIL_BYTES = 256;
 
 /**
  * A body refused for its size that its start shows to be an answer, with an id: the answer to a
@@ -43,28 +41,6 @@ const ENDS_TAIL_BYTES = 256;
  */
 export function isAnswerOverLimit(problem: FramingProblem): boolean {
   return problem.kind === "too-large" && problem.asks !== true && problem.id !== undefined;
-}
-
-/** The last `ENDS_TAIL_BYTES` of what came so far, `chunk` last. */
-function keptTail(tail: Buffer, chunk: Buffer): Buffer {
-  const recent = Buffer.concat([tail, chunk.subarray(Math.max(0, chunk.length - ENDS_TAIL_BYTES))]);
-  return Buffer.from(recent.subarray(Math.max(0, recent.length - ENDS_TAIL_BYTES)));
-}
-
-/**
- * A body over the limit, known by its ends: its id, when one of them shows it, and whether it
- * may be a request (else an answer to a request of the upstream's, which the session tells it).
- */
-function endsProblem(bytes: number, head: Buffer, tail: Buffer): FramingProblem {
-  const start = head.toString("utf8");
-  const id = jsonRpcIdHint(start, tail.toString("utf8"));
-  return {
-    kind: "too-large",
-    bytes,
-    ...(id === undefined ? {} : { id }),
-    ...(mayAskAtHead(start) ? { asks: true } : {}),
-    excerpt: excerptOf(head),
-  };
 }
 
 /**
@@ -118,12 +94,12 @@ export function readMessageBody(
     req.on("data", (chunk: Buffer) => {
       bytes += chunk.length;
       // The body's two ends are kept as it comes, whatever is dropped later (over the limit, over the budget).
-      if (head.length < ENDS_HEAD_BYTES) head = Buffer.concat([head, chunk.subarray(0, ENDS_HEAD_BYTES - head.length)]);
+      head = withStart(head, chunk);
       if (!tooLarge && bytes > maxMessageBytes) {
         tooLarge = true;
         drop();
       }
-      tail = keptTail(tail, chunk);
+      tail = withEnd(tail, chunk);
       if (!tooLarge && !overBudget && budget !== undefined && !budget.take(chunk.length)) {
         overBudget = true;
         drop();
@@ -158,7 +134,7 @@ export function readMessageBody(
         resolve(
           failure(
             413,
-            endsProblem(bytes, head, tail),
+            oversizedProblem({ bytes, head, tail }),
             `Message of ${bytes} bytes exceeds ${limitName} (${maxMessageBytes} bytes); raise ${limitName} to accept ` +
               `it`,
           ),

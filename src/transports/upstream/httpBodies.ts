@@ -5,17 +5,16 @@
  */
 import { headerSecrets, redactedExcerpt, urlSecrets } from "../../errors/redact.js";
 import { parseMediaType } from "../../normalize/mediaType.js";
-import { mayAskAtHead, excerptOf, jsonRpcIdHint, parseJsonPieces, parseJsonText, type Framed } from "../lineFraming.js";
+import { oversizedProblem, parseJsonPieces, parseJsonText, type Framed } from "../lineFraming.js";
 import { SseParser, type SseEvent, type SseProblem } from "../sseParser.js";
 import type { FramingProblem } from "../types.js";
 import type { ReadGate } from "../readGate.js";
 import type { BodyReaderLike, BodyStreamLike, ResponseLike } from "./nodeFetch.js";
 import type { AbortLike } from "./postAbort.js";
+import { withStart } from "../../wire/lineSplitter.js";
 
 /** Bytes of an error response body read for the error message. */
 export const ERROR_BODY_EXCERPT_BYTES = 2048;
-/** Bytes kept from the start of a JSON body over the limit (its id and what it is are read there). */
-const HEAD_BYTES = 4096;
 
 /**
  * Reads an SSE body to its end, calling `onEvent` for each event. Resolves at end of stream.
@@ -108,15 +107,11 @@ export async function readJsonBody(
       const { done, value } = await reader.read();
       if (done) break;
       bytes += value.byteLength;
-      if (head.length < HEAD_BYTES) head = Buffer.concat([head, value.subarray(0, HEAD_BYTES - head.length)]);
+      head = withStart(head, value);
       if (bytes > maxBytes) {
         await reader.cancel();
-        const text = head.toString("utf8");
-        const id = jsonRpcIdHint(text, "");
-        const asks = mayAskAtHead(text) ? { asks: true } : {};
-        return {
-          problem: { kind: "too-large", bytes, ...(id === undefined ? {} : { id }), ...asks, excerpt: excerptOf(head) },
-        };
+        // Known by its start only: the read of its end is given up with the rest.
+        return { problem: oversizedProblem({ bytes, head, tail: Buffer.alloc(0) }) };
       }
       parts.push(value);
     }
