@@ -99,6 +99,30 @@ describe("routes", () => {
     expect((await fetch(`${r.url}/ws/demo`)).status).toBe(426);
   });
 
+  it("answers 406 to a session's GET whose Accept rules out text/event-stream, and streams when it allows it", async () => {
+    const r = await start();
+    const init = await postInit(r);
+    const sessionId = init.headers.get("mcp-session-id") ?? "";
+    expect(sessionId).not.toBe("");
+    const get = (accept: string) =>
+      fetch(`${r.url}/mcp/demo`, {
+        headers: { accept, "mcp-session-id": sessionId },
+        signal: AbortSignal.timeout(5000),
+      });
+    const refused = await get("application/json");
+    expect(refused.status).toBe(406);
+    expect(((await refused.json()) as { error: { message: string } }).error.message).toMatch(/text\/event-stream/);
+    expect((await get("text/event-stream;q=0, application/json")).status).toBe(406);
+    const controller = new AbortController();
+    const stream = await fetch(`${r.url}/mcp/demo`, {
+      headers: { accept: "text/event-stream", "mcp-session-id": sessionId },
+      signal: controller.signal,
+    });
+    expect(stream.status).toBe(200);
+    expect(stream.headers.get("content-type")).toMatch(/^text\/event-stream/);
+    controller.abort();
+  });
+
   it("routes percent-encoded server names", async () => {
     const r = await start({ serverNames: ["my server"] });
     expect(

@@ -15,6 +15,22 @@ import { parseMediaType } from "../../normalize/mediaType.js";
  */
 export function responseForm(accept: string | undefined): "sse" | "json" | "either" {
   if (accept === undefined || accept.trim() === "") return "either";
+  const { json, sse } = acceptedForms(accept);
+  if (json && sse) return "either";
+  return json ? "json" : "sse";
+}
+
+/**
+ * Whether a host's `Accept` lets a GET be answered with an SSE stream: the spec's client MUST
+ * list `text/event-stream`, and a header that rules it out is answered 406 rather than with a
+ * stream the host said it cannot read. No `Accept` at all accepts any media type.
+ */
+export function acceptsEventStream(accept: string | undefined): boolean {
+  if (accept === undefined || accept.trim() === "") return true;
+  return acceptedForms(accept).sse;
+}
+
+function acceptedForms(accept: string): { json: boolean; sse: boolean } {
   let json = false;
   let sse = false;
   for (const range of accept.split(",")) {
@@ -25,6 +41,5 @@ export function responseForm(accept: string | undefined): "sse" | "json" | "eith
     if (mt.essence === "*/*" || mt.essence === "text/*" || mt.essence === "text/event-stream") sse = true;
     if (mt.essence === "*/*" || mt.essence === "application/json" || mt.essence === "application/*") json = true;
   }
-  if (json && sse) return "either";
-  return json ? "json" : "sse";
+  return { json, sse };
 }

@@ -28,7 +28,7 @@ import { idTextOf } from "../idAsWritten.js";
 import { isAnswerOverLimit, readMessageBody } from "./readMessageBody.js";
 import { forwardableMcpHeaders } from "../mcpHeaders.js";
 import { clientAddress } from "./clientAddress.js";
-import { responseForm } from "./requestHeaders.js";
+import { acceptsEventStream, responseForm } from "./requestHeaders.js";
 import { sameOwner, type SessionOwner } from "./sessionOwner.js";
 import { StreamableHttpHostSession } from "./streamableHttpHost.js";
 
@@ -156,6 +156,10 @@ export class StreamableHttpEndpoint {
       replyJsonRpcError(res, 405, JSONRPC.SERVER_ERROR, "GET needs an Mcp-Session-Id; stateless hosts use POST only", {
         allow: "POST",
       });
+      return;
+    }
+    if (!acceptsEventStream(headerValue(req.headers.accept))) {
+      replyJsonRpcError(res, 406, JSONRPC.SERVER_ERROR, "GET opens an SSE stream: Accept must allow text/event-stream");
       return;
     }
     const session = this.find(req, sessionId);
