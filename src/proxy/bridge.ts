@@ -9,7 +9,7 @@
  * it stops the other from being read.
  */
 import { forwardableMcpHeaders } from "../transports/mcpHeaders.js";
-import { idAsWritten, idTextOf } from "../transports/idAsWritten.js";
+import { idAsWritten, idTextOf, problemIdAsWritten } from "../transports/idAsWritten.js";
 import { DEFAULT_LIMITS } from "../config/defaults.js";
 import { JSONRPC } from "../errors/jsonRpcCodes.js";
 import { redactedExcerpt, redactedId } from "../errors/redact.js";
@@ -746,11 +746,14 @@ export class Bridge {
     if (problem.kind === "too-large" && problem.asks !== true) {
       // The host's answer to a request of the upstream's, dropped unread: the upstream is told
       // rather than left waiting; the host's own requests, which may share its id, are untouched,
-      // and an answer is never answered.
-      if (problem.id === undefined) return;
-      const written = this.upstreamAsked.get(problem.id);
+      // and an answer is never answered. Its id unseen (neither end kept shows it, or its body was
+      // cut off before its end — SDK hosts write the id last), it answers the one request the
+      // upstream has waiting, if only one.
+      const id = problem.id ?? (this.upstreamAsked.size === 1 ? this.upstreamAsked.keys().next().value : undefined);
+      if (id === undefined) return;
+      const written = this.upstreamAsked.get(id);
       if (written === undefined) return;
-      this.upstreamAsked.delete(problem.id);
+      this.upstreamAsked.delete(id);
       this.askedTooMuch = false;
       this.answerUpstream(
         written,
@@ -760,7 +763,7 @@ export class Bridge {
     } else if (problem.kind === "too-large" && problem.id !== undefined) {
       this.toHost(
         errorResponse(
-          problem.id,
+          problemIdAsWritten(problem.id, problem.idText),
           JSONRPC.MESSAGE_TOO_LARGE,
           `message of ${problem.bytes} bytes is over limits.maxMessageBytes`,
         ),
@@ -786,7 +789,7 @@ export class Bridge {
       this.toHost(
         {
           jsonrpc: "2.0",
-          id: id ?? null,
+          id: id === undefined ? null : problemIdAsWritten(id, problem.idText),
           error: {
             code: JSONRPC.MESSAGE_TOO_LARGE,
             message:

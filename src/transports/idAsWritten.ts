@@ -22,6 +22,15 @@ export function idAsWritten(message: { readonly id: RequestId }): RequestId {
   return new RawJsonValue(text.slice(span.start, span.end)) as unknown as RequestId;
 }
 
+/**
+ * The id an answer built for a message read only in part (a framing problem) carries: as the
+ * peer wrote it (`1e3`, or an integer past 2^53, which parse to other text), else as it parses.
+ */
+export function problemIdAsWritten(id: RequestId, idText: string | undefined): RequestId {
+  if (typeof id !== "number" || idText === undefined || String(id) === idText) return id;
+  return new RawJsonValue(idText) as unknown as RequestId;
+}
+
 /** The id of `message` as JSON text, as it was written: for a message that names it. */
 export function idTextOf(message: { readonly id: RequestId }): string {
   const written: unknown = idAsWritten(message);

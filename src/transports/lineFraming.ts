@@ -44,12 +44,24 @@ const TAIL_ID = new RegExp(String.raw`[,{]\s*"id"\s*:\s*${JSON_ID}\s*(?:,\s*"jso
  * The JSON-RPC `id` of a message we only have the two ends of (it was too large to read), so
  * the peer can still be answered. Undefined when neither end shows it unambiguously.
  */
-export function jsonRpcIdHint(head: string, tail: string): string | number | undefined {
+export function jsonRpcIdHint(head: string, tail: string): IdHint | undefined {
   const match = HEAD_ID.exec(head) ?? TAIL_ID.exec(tail);
-  if (!match?.[1]) return undefined;
+  return match?.[1] ? idHintOf(match[1]) : undefined;
+}
+
+/**
+ * An id read from a message's text: `id` as it parses (what requests are matched by), `idText`
+ * as written (what an answer built for it carries: `12345678901234567890` parses rounded).
+ */
+export interface IdHint {
+  readonly id: string | number;
+  readonly idText: string;
+}
+
+function idHintOf(text: string): IdHint | undefined {
   try {
-    const id: unknown = JSON.parse(match[1]);
-    return typeof id === "string" || (typeof id === "number" && Number.isFinite(id)) ? id : undefined;
+    const id: unknown = JSON.parse(text);
+    return typeof id === "string" || (typeof id === "number" && Number.isFinite(id)) ? { id, idText: text } : undefined;
   } catch {
     return undefined;
   }
@@ -271,7 +283,7 @@ export function oversizedProblem(line: OversizedLine): FramingProblem {
   return {
     kind: "too-large",
     bytes: line.bytes,
-    ...(id === undefined ? {} : { id }),
+    ...id,
     ...(mayAskAtHead(head) ? { asks: true } : {}),
     excerpt: head.slice(0, EXCERPT_CHARS),
   };
@@ -284,12 +296,12 @@ export function oversizedProblem(line: OversizedLine): FramingProblem {
  */
 export function tooComplexProblem(bytes: Buffer, limit: number): FramingProblem {
   const top = topLevelOf(bytes);
-  const id = top.idText === undefined ? undefined : (JSON.parse(top.idText) as string | number);
+  const id = top.idText === undefined ? undefined : idHintOf(top.idText);
   return {
     kind: "too-complex",
     bytes: bytes.length,
     limit,
-    ...(id === undefined ? {} : { id }),
+    ...id,
     ...(top.method ? { asks: true } : {}),
     excerpt: bytes.subarray(0, EXCERPT_CHARS).toString("utf8"),
   };

@@ -40,6 +40,8 @@ export interface SseProblem {
   readonly bytes: number;
   /** The JSON-RPC id, when it could be read from the ends of the data. */
   readonly id?: string | number;
+  /** `id` as written. */
+  readonly idText?: string;
   /** The data's start names a method: the peer's own request or notification (lineFraming.ts). */
   readonly asks?: boolean;
   readonly excerpt: string;
@@ -211,7 +213,7 @@ export class SseParser {
           kind: skipping.kind,
           type,
           bytes,
-          ...(id === undefined ? {} : { id }),
+          ...id,
           ...(mayAskAtHead(head) ? { asks: true } : {}),
           excerpt: excerptOf(skipping.head),
         },

@@ -50,6 +50,8 @@ export interface FramingProblem {
   readonly limit?: number;
   readonly bytes: number;
   readonly id?: string | number;
+  /** `id` as written, for the answers the proxy builds under it (a number past 2^53 parses rounded). */
+  readonly idText?: string;
   /**
    * A request or notification of the peer's own, whose `id` answers nothing of ours (a peer's ids
    * may equal ours): its top level has a `method`, or — a message too large to read, known by its

@@ -193,6 +193,25 @@ describe("stdio: bad input from the host", () => {
     });
   });
 
+  it("its -32003 carries the id as the host wrote it: an integer past 2^53, an exponent", async () => {
+    let out = "";
+    const onData = (chunk: Buffer): void => {
+      out += chunk.toString("utf8");
+    };
+    proxy.child.stdout.on("data", onData);
+    try {
+      const big = `"x":"${"a".repeat(MAX_MESSAGE_BYTES)}"`;
+      for (const id of ["12345678901234567890", "1e3", "-9007199254740993"]) {
+        write(`{"jsonrpc":"2.0","id":${id},"method":"ping","params":{${big}}}\n`);
+        await waitFor(`the -32003 under id ${id}`, () =>
+          out.includes(`"id":${id},"error":{"code":-32003`) ? true : undefined,
+        );
+      }
+    } finally {
+      proxy.child.stdout.off("data", onData);
+    }
+  });
+
   it("one whose id stands in its middle, where it cannot be read: -32003 to no id, never silence", async () => {
     const half = "b".repeat(MAX_MESSAGE_BYTES);
     write(`{"jsonrpc":"2.0","method":"ping","params":{"x":"${half}"},"id":"mid","y":"${half}"}\n`);

@@ -23,9 +23,16 @@ afterAll(async () => {
 });
 
 describe("a host's answer over limits.maxMessageBytes", () => {
-  it.each(["mcp", "sse"] as const)(
-    "over /%s: the upstream's request gets -32003 at once",
-    async (kind) => {
+  // The second size is past what is read of a refused body (the limit and 8 MiB more): its
+  // connection is cut before its end, and the upstream is told all the same.
+  it.each([
+    ["mcp", LIMIT * 2],
+    ["sse", LIMIT * 2],
+    ["mcp", 9 * 1024 * 1024],
+    ["sse", 9 * 1024 * 1024],
+  ] as const)(
+    "over /%s, %i bytes: the upstream's request gets -32003 at once",
+    async (kind, size) => {
       const host = await connect(hostTransport(kind, { url: serve.url, name: "fx" }), {
         capabilities: { sampling: {} },
       });
@@ -33,7 +40,7 @@ describe("a host's answer over limits.maxMessageBytes", () => {
         host.client.setRequestHandler(CreateMessageRequestSchema, async () => ({
           role: "assistant",
           model: "test-model",
-          content: { type: "text", text: "a".repeat(LIMIT * 2) },
+          content: { type: "text", text: "a".repeat(size) },
         }));
         const started = Date.now();
         const call = host.client.request(

@@ -96,4 +96,25 @@ describe("limits.maxMessageNodes", () => {
       await host.close();
     }
   });
+
+  it("/ws: its -32003 carries the id as the host wrote it (an integer past 2^53 parses rounded)", async () => {
+    const host = await initializedWs(serve.url, "fx");
+    try {
+      const refusal = new Promise<string>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error("no -32003 within 10 s")), 10_000);
+        host.ws.on("message", (data) => {
+          const text = data.toString();
+          if (!text.includes('"code":-32003')) return;
+          clearTimeout(timer);
+          resolve(text);
+        });
+      });
+      host.send(
+        `{"jsonrpc":"2.0","id":12345678901234567890,"method":"ping","params":${JSON.stringify({ x: nested(LIMIT) })}}`,
+      );
+      expect(await refusal).toMatch(/^\{"jsonrpc":"2\.0","id":12345678901234567890,"error":\{"code":-32003,/);
+    } finally {
+      await host.close();
+    }
+  });
 });

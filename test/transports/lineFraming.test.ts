@@ -180,18 +180,23 @@ describe("a UTF-8 byte order mark before a message", () => {
 
 describe("jsonRpcIdHint", () => {
   it("reads ids only where they are unambiguous", () => {
-    expect(jsonRpcIdHint('{"jsonrpc":"2.0","id":"a\\"b","result":{', "")).toBe('a"b');
-    expect(jsonRpcIdHint('{"result":{"id":3', '"id":9}}}')).toBeUndefined();
-    expect(jsonRpcIdHint("xx", 'aaa","jsonrpc":"2.0","id":-5}')).toBe(-5);
-    expect(jsonRpcIdHint("", 'text \\"id\\":5}"}')).toBeUndefined();
+    expect(jsonRpcIdHint('{"jsonrpc":"2.0","id":"a\\"b","result":{', "")?.id).toBe('a"b');
+    expect(jsonRpcIdHint('{"result":{"id":3', '"id":9}}}')?.id).toBeUndefined();
+    expect(jsonRpcIdHint("xx", 'aaa","jsonrpc":"2.0","id":-5}')?.id).toBe(-5);
+    // As written too, for the answers built under it: the number past 2^53 parses rounded.
+    expect(jsonRpcIdHint('{"id":12345678901234567890,"result":{', "")).toEqual({
+      id: 12345678901234567000,
+      idText: "12345678901234567890",
+    });
+    expect(jsonRpcIdHint("", 'text \\"id\\":5}"}')?.id).toBeUndefined();
   });
 
   it("reads a number id whole, and an id before a trailing jsonrpc (sorted keys)", () => {
-    expect(jsonRpcIdHint('{"jsonrpc":"2.0","id":1.5,"result":{', "")).toBe(1.5);
-    expect(jsonRpcIdHint('{"id":1e3,"result":{', "")).toBe(1000);
-    expect(jsonRpcIdHint("", 'x"},"id":-2.5E+1}')).toBe(-25);
-    expect(jsonRpcIdHint("", 'x"},"id":"s[1]","jsonrpc":"2.0"}')).toBe("s[1]");
-    expect(jsonRpcIdHint("", 'x"},"id":4,"jsonrpc":"1.0"}')).toBeUndefined();
+    expect(jsonRpcIdHint('{"jsonrpc":"2.0","id":1.5,"result":{', "")?.id).toBe(1.5);
+    expect(jsonRpcIdHint('{"id":1e3,"result":{', "")?.id).toBe(1000);
+    expect(jsonRpcIdHint("", 'x"},"id":-2.5E+1}')?.id).toBe(-25);
+    expect(jsonRpcIdHint("", 'x"},"id":"s[1]","jsonrpc":"2.0"}')?.id).toBe("s[1]");
+    expect(jsonRpcIdHint("", 'x"},"id":4,"jsonrpc":"1.0"}')?.id).toBeUndefined();
   });
 
   it("takes no part of a number for the id: one not followed by , or }, cut short, or past what a double holds", () => {
@@ -201,8 +206,8 @@ describe("jsonRpcIdHint", () => {
       '{"jsonrpc":"2.0","id":123',
       '{"id":1E400,"result":{',
     ])
-      expect(jsonRpcIdHint(head, ""), head).toBeUndefined();
+      expect(jsonRpcIdHint(head, "")?.id, head).toBeUndefined();
     // A string is whole once its closing quote is in, wherever the start ends.
-    expect(jsonRpcIdHint('{"id":"a]b"', "")).toBe("a]b");
+    expect(jsonRpcIdHint('{"id":"a]b"', "")?.id).toBe("a]b");
   });
 });

@@ -35,12 +35,13 @@ export type BodyReadResult =
 const EXCERPT_CHARS = 120;
 
 /**
- * A body refused for its size that its start shows to be an answer, with an id: the answer to a
- * request of the upstream's, which the session is to tell the upstream about (its bridge answers
- * that request with an error rather than leave it waiting).
+ * A body refused for its size that its start shows to be an answer: the answer to a request of
+ * the upstream's, which the session is to tell the upstream about (its bridge answers that
+ * request with an error rather than leave it waiting — the one its id names, or, with none
+ * seen, the one request waiting if there is only one).
  */
 export function isAnswerOverLimit(problem: FramingProblem): boolean {
-  return problem.kind === "too-large" && problem.asks !== true && problem.id !== undefined;
+  return problem.kind === "too-large" && problem.asks !== true;
 }
 
 /**
@@ -105,7 +106,12 @@ export function readMessageBody(
         drop();
       }
       if (tooLarge || overBudget) {
-        if (bytes > cutOff) req.socket.destroy();
+        if (bytes > cutOff) {
+          // Refused as it would be at its end, but the end is not awaited: the client is cut off.
+          // What came last is the middle of the body, not its end: no id is read from it.
+          refused(Buffer.alloc(0));
+          req.socket.destroy();
+        }
         return;
       }
       held += chunk.length;
@@ -129,28 +135,32 @@ export function readMessageBody(
     req.on("close", () => {
       if (!req.complete) aborted();
     });
-    req.on("end", () => {
+    /** A body over the limit or the budget, its end (`end`) read or not. */
+    function refused(end: Buffer): void {
       if (tooLarge) {
         resolve(
           failure(
             413,
-            oversizedProblem({ bytes, head, tail }),
+            oversizedProblem({ bytes, head, tail: end }),
             `Message of ${bytes} bytes exceeds ${limitName} (${maxMessageBytes} bytes); raise ${limitName} to accept ` +
               `it`,
           ),
         );
         return;
       }
-      if (overBudget) {
-        const limit = `limits.bodyBytesInFlight (${budget?.maxBytes} bytes)`;
-        resolve(
-          failure(
-            503,
-            { kind: "too-large", bytes, excerpt: "" },
-            `Request bodies being read at once would exceed ${limit}; retry shortly, or raise it`,
-            JSONRPC.SERVER_ERROR,
-          ),
-        );
+      const limit = `limits.bodyBytesInFlight (${budget?.maxBytes} bytes)`;
+      resolve(
+        failure(
+          503,
+          { kind: "too-large", bytes, excerpt: "" },
+          `Request bodies being read at once would exceed ${limit}; retry shortly, or raise it`,
+          JSONRPC.SERVER_ERROR,
+        ),
+      );
+    }
+    req.on("end", () => {
+      if (tooLarge || overBudget) {
+        refused(tail);
         return;
       }
       const result = parseBody(Buffer.concat(chunks, bytes), maxBatch, maxNodes);

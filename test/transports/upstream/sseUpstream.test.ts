@@ -148,6 +148,42 @@ describe("SseUpstreamTransport (legacy HTTP+SSE) against the SDK's SSEServerTran
   });
 });
 
+describe("SseUpstreamTransport's events over maxMessageBytes", () => {
+  it("one of another type than message answers nothing: the real answer after it is delivered", async () => {
+    let stream: import("node:http").ServerResponse | undefined;
+    const server: Server = createServer((req, res) => {
+      if (req.method === "GET") {
+        stream = res;
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        res.write("event: endpoint\ndata: /messages\n\n");
+        return;
+      }
+      let body = "";
+      req.on("data", (chunk: Buffer) => (body += chunk.toString()));
+      req.on("end", () => {
+        res.writeHead(202).end();
+        const asked = JSON.parse(body) as { id: number };
+        const echo = JSON.stringify({ jsonrpc: "2.0", id: asked.id, result: { pad: "d".repeat(5000) } });
+        const answer = JSON.stringify({ jsonrpc: "2.0", id: asked.id, result: { content: [] } });
+        stream?.write(`event: debug\ndata: ${echo}\n\nevent: message\ndata: ${answer}\n\n`);
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    cleanups.push(
+      () =>
+        new Promise((resolve) => {
+          server.closeAllConnections();
+          server.close(() => resolve());
+        }),
+    );
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/sse`;
+    const { transport, got } = await connect({ url, maxMessageBytes: 2000 });
+    await transport.send(call(5, "echo"));
+    expect(await got.response(5)).toEqual({ jsonrpc: "2.0", id: 5, result: { content: [] } });
+    expect(got.problems).toEqual([]);
+  });
+});
+
 describe("SseUpstreamTransport's end reason", () => {
   it("is why the stream ended, not an earlier POST's failure", async () => {
     let stream: import("node:http").ServerResponse | undefined;

@@ -354,6 +354,20 @@ describe("StreamableHttpUpstreamTransport against the SDK's StreamableHTTPServer
     }
   });
 
+  it("an SSE event over maxMessageBytes of another type than message answers nothing: the real answer after it is delivered", async () => {
+    const url = await handWrittenServer((asked, res) => {
+      const echo = JSON.stringify({ jsonrpc: "2.0", id: asked.id, result: { pad: "d".repeat(5000) } });
+      const answer = JSON.stringify({ jsonrpc: "2.0", id: asked.id, result: { content: [] } });
+      res.writeHead(200, { "mcp-session-id": "s1", "content-type": "text/event-stream" });
+      res.end(`event: debug\ndata: ${echo}\n\nevent: message\ndata: ${answer}\n\n`);
+    });
+    const { transport, got } = await connect({ url, openServerStream: false, maxMessageBytes: 2000 });
+    await initialize(transport, got);
+    await transport.send(call(21, "echo"));
+    expect(await got.response(21)).toEqual({ jsonrpc: "2.0", id: 21, result: { content: [] } });
+    expect(got.problems).toEqual([]);
+  });
+
   it("never quotes back what it sent: header values and the injected fetch's secrets echoed in an error are redacted", async () => {
     // A server that echoes the request's credentials in its error body and status text.
     let bodyKind: "text" | "json" | "unreadable" | "fetch-throws" | "long-reason" = "text";
