@@ -1,18 +1,14 @@
 /**
  * Client credentials (machine to machine): the SDK's `ClientCredentialsProvider` run through
  * `auth()`. Discovery (resource metadata → authorization server) happens first, here, so
- * `auth()` does not discover a second time; the provider is bound to the configured issuer
- * (`expectedIssuer`): the secret is presented to no other authorization server, whichever the
- * MCP server names.
+ * `auth()` does not discover a second time; an authorization server the MCP server names that is
+ * not the configured issuer is asked nothing (discovery.ts), and the provider is bound to that
+ * issuer (`expectedIssuer`): the secret is presented to no other.
  */
-import {
-  auth,
-  discoverOAuthServerInfo,
-  type OAuthDiscoveryState,
-  type OAuthServerInfo,
-} from "@modelcontextprotocol/sdk/client/auth.js";
+import { auth, type OAuthDiscoveryState, type OAuthServerInfo } from "@modelcontextprotocol/sdk/client/auth.js";
 import { ClientCredentialsProvider } from "@modelcontextprotocol/sdk/client/auth-extensions.js";
 import type { OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
+import { discoverServerInfo } from "./discovery.js";
 import type { Challenge, ClientCredentialsSpec, FetchLike } from "./types.js";
 
 /** A client-credentials provider that already knows where its authorization server is. */
@@ -55,9 +51,10 @@ export async function requestClientCredentialsToken(
 ): Promise<ClientCredentialsResult> {
   const info =
     known ??
-    (await discoverOAuthServerInfo(serverUrl, {
+    (await discoverServerInfo(serverUrl, {
       fetchFn: fetch,
-      ...(challenge?.resourceMetadataUrl === undefined ? {} : { resourceMetadataUrl: challenge.resourceMetadataUrl }),
+      resourceMetadataUrl: challenge?.resourceMetadataUrl,
+      issuer: spec.issuer,
     }));
   const provider = new DiscoveredClientCredentials(spec, info);
   const result = await auth(provider, { serverUrl, fetchFn: fetch });

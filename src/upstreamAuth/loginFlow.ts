@@ -7,12 +7,7 @@
  * memory for the verifier, the registration and the tokens until the login is stored.
  */
 import { randomBytes } from "node:crypto";
-import {
-  auth,
-  discoverOAuthServerInfo,
-  type OAuthClientProvider,
-  type OAuthDiscoveryState,
-} from "@modelcontextprotocol/sdk/client/auth.js";
+import { auth, type OAuthClientProvider, type OAuthDiscoveryState } from "@modelcontextprotocol/sdk/client/auth.js";
 import type {
   OAuthClientInformationMixed,
   OAuthClientMetadata,
@@ -20,9 +15,10 @@ import type {
 } from "@modelcontextprotocol/sdk/shared/auth.js";
 import { LOOPBACK_HOSTS } from "../config/defaults.js";
 import { NormalizerError } from "../errors/NormalizerError.js";
+import { discoverServerInfo, OtherIssuerError } from "./discovery.js";
 import { describeUrl, networkErrorText } from "../transports/upstream/upstreamMessages.js";
 import { listenForCallback, type CallbackListener } from "./callbackListener.js";
-import { probe, sameIssuer, scopeUnion } from "./challenge.js";
+import { probe, scopeUnion } from "./challenge.js";
 import { openInBrowser } from "./openBrowser.js";
 import { basicCredentials } from "../errors/redact.js";
 import { redactedMessage } from "./oauthFetch.js";
@@ -193,25 +189,24 @@ function oneLine(text: string): string {
 
 /**
  * A configured client is presented to the authorization server that issued it only: the one the
- * MCP server names is checked first, so another gets no request (nor a dynamic registration, nor
- * a browser sent to it).
+ * MCP server names is checked first, so another gets no request (not even for its metadata, nor a
+ * dynamic registration, nor a browser sent to it).
  */
 async function checkIssuer(
   issuer: string,
   flow: { serverUrl: string; fetchFn: FetchLike; resourceMetadataUrl?: URL },
   what: string,
 ): Promise<OAuthDiscoveryState> {
-  const info = await discoverOAuthServerInfo(flow.serverUrl, {
-    fetchFn: flow.fetchFn,
-    ...(flow.resourceMetadataUrl === undefined ? {} : { resourceMetadataUrl: flow.resourceMetadataUrl }),
-  });
-  if (!sameIssuer(issuer, String(info.authorizationServerUrl)))
-    throw new NormalizerError(
-      "LOGIN_FAILED",
-      `${what}: the server names the authorization server ${describeUrl(String(info.authorizationServerUrl))}, ` +
-        `not the configured issuer ${describeUrl(issuer)}: its client is presented to no other`,
-    );
-  return info;
+  try {
+    return await discoverServerInfo(flow.serverUrl, {
+      fetchFn: flow.fetchFn,
+      resourceMetadataUrl: flow.resourceMetadataUrl,
+      issuer,
+    });
+  } catch (error) {
+    if (error instanceof OtherIssuerError) throw new NormalizerError("LOGIN_FAILED", `${what}: ${error.message}`);
+    throw error;
+  }
 }
 
 /** An https URL, or an http one on a loopback host (an authorization server on the same machine). */

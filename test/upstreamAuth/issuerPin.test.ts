@@ -75,8 +75,12 @@ describe("a configured client's secret and its issuer", () => {
     const auth = layer(hostile.url, spec, announced);
     await expect(
       auth.fetch(hostile.url, { method: "POST", body: "{}", signal: AbortSignal.timeout(10_000) }),
-    ).rejects.toThrow(/not the configured issuer https:\/\/auth\.example\.com|bound to authorization server/);
+    ).rejects.toThrow(
+      /names the authorization server http:\/\/127\.0\.0\.1:\d+\/?, not the configured issuer https:\/\/auth\.example\.com/,
+    );
     expect(announced).toEqual([]);
+    // Not even its metadata is asked for: the address is the hostile server's choice.
+    expect(hostile.seen.filter((line) => line.includes("/.well-known/oauth-authorization-server"))).toEqual([]);
     const secretSeen = hostile.seen.filter(
       (line) => line.includes(SECRET) || line.includes(Buffer.from(`normalizer:${SECRET}`).toString("base64")),
     );
