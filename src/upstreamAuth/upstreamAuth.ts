@@ -105,6 +105,8 @@ export class UpstreamAuth {
   private lastLogin: { access: string; at: number; worked: boolean } | undefined;
   /** The last request failed for want of a login, and none has worked since (for `/healthz`). */
   private wantsLogin = false;
+  /** The last token a renewal took from the file as it was (stored by another process or a login), not refreshed. */
+  private adoptedUnrefreshed: string | undefined;
   /** Token values this layer held before the ones it holds now, newest last (`RETIRED_SECRETS`). */
   private readonly retired: string[] = [];
 
@@ -161,16 +163,22 @@ export class UpstreamAuth {
     }
     const response = await this.base(url, withBearer(init, token.access));
     if (response.status === 403) return this.stepUp(response, url, init, token);
-    if (response.status !== 401) {
-      this.wantsLogin = false;
-      if (this.lastLogin?.access === token.access) this.lastLogin.worked = true;
-      return response;
-    }
+    if (response.status !== 401) return this.served(response, token.access);
     await this.noteChallenge(response);
     this.logger.info("upstream refused its OAuth token (401); renewing it");
-    const renewed = (await this.renew(token)) ?? (await this.obtain(method, init?.signal ?? undefined));
-    const retried = await this.base(url, withBearer(init, renewed.access));
-    if (retried.status !== 401) return retried;
+    let renewed = (await this.renew(token)) ?? (await this.obtain(method, init?.signal ?? undefined));
+    let retried = await this.base(url, withBearer(init, renewed.access));
+    if (retried.status === 401 && renewed.access === this.adoptedUnrefreshed) {
+      // The token was another process's (or a login's) from the file, refused too — a server that
+      // dropped every token it had issued: refreshed now, once.
+      await retried.body?.cancel().catch(() => {});
+      const refreshed = await this.renew(renewed);
+      if (refreshed !== undefined && refreshed.access !== renewed.access) {
+        renewed = refreshed;
+        retried = await this.base(url, withBearer(init, renewed.access));
+      }
+    }
+    if (retried.status !== 401) return this.served(retried, renewed.access);
     await retried.body?.cancel().catch(() => {});
     if (this.options.spec.grant === "client_credentials") {
       throw new NormalizerError(
@@ -203,7 +211,7 @@ export class UpstreamAuth {
     if (held === undefined) return response;
     if (held.tokens.access_token !== sent.access) {
       await response.body?.cancel().catch(() => {});
-      return this.base(url, withBearer(init, held.tokens.access_token));
+      return this.served(await this.base(url, withBearer(init, held.tokens.access_token)), held.tokens.access_token);
     }
     if (!addsScope(challenge.scope, held.scope ?? held.tokens.scope)) return response;
     const wantedScope = scopeUnion(held.wantedScope, challenge.scope) as string;
@@ -221,7 +229,19 @@ export class UpstreamAuth {
     if (this.options.interactive === undefined)
       throw this.loginNeeded(`it asks for the scope "${wantedScope}" with HTTP 403 insufficient_scope`);
     const token = await this.interactiveLoginOnce(init?.signal ?? undefined);
-    return this.base(url, withBearer(init, token.access));
+    return this.served(await this.base(url, withBearer(init, token.access)), token.access);
+  }
+
+  /**
+   * `response` to a request sent with the token `access`: unless refused (401, 403), the token
+   * works — no login is wanted, and the last login's token went through (the next step-up may
+   * ask for another at once).
+   */
+  private served(response: Response, access: string): Response {
+    if (response.status === 401 || response.status === 403) return response;
+    this.wantsLogin = false;
+    if (this.lastLogin?.access === access) this.lastLogin.worked = true;
+    return response;
   }
 
   private async noteChallenge(response: Response): Promise<void> {
@@ -270,7 +290,10 @@ export class UpstreamAuth {
     if (stored?.tokens.access_token !== this.login?.tokens.access_token) this.adopt(stored);
     if (this.login === undefined) return undefined;
     const held = tokenOf(this.login);
-    if (held.access !== stale?.access && this.fresh(held)) return held;
+    if (held.access !== stale?.access && this.fresh(held)) {
+      this.adoptedUnrefreshed = held.access;
+      return held;
+    }
     const refreshed = await this.refresh(this.login);
     if (refreshed !== undefined) return refreshed;
     // Refused: another process that does not take turns (an older version, a lock it gave up

@@ -67,14 +67,16 @@ async function startScopedServer(needed = "read admin", challenged = needed): Pr
     if (url.pathname === "/mcp") {
       if (body.includes("slow")) await new Promise((resolve) => setTimeout(resolve, 500));
       const granted = new Set((req.headers.authorization ?? "").replace(/^Bearer AT:/, "").split(" "));
-      const enough = needed.split(" ").every((scope) => granted.has(scope));
+      // A request may name what it needs (one tool needs more than another).
+      const asks = /"needs":"([^"]*)"/.exec(body)?.[1];
+      const enough = (asks ?? needed).split(" ").every((scope) => granted.has(scope));
       answers.push(enough ? 200 : 403);
       if (enough) return json(200, { jsonrpc: "2.0", id: 1, result: {} });
       return json(
         403,
         { error: "insufficient_scope" },
         {
-          "www-authenticate": `Bearer error="insufficient_scope", scope="${challenged}", resource_metadata="${base}/.well-known/oauth-protected-resource/mcp"`,
+          "www-authenticate": `Bearer error="insufficient_scope", scope="${asks ?? challenged}", resource_metadata="${base}/.well-known/oauth-protected-resource/mcp"`,
         },
       );
     }
@@ -133,6 +135,19 @@ describe("a 403 insufficient_scope (step-up authorization)", () => {
     const stored = (await readLogin(tokenFilePath(dir, url))).login;
     expect(stored?.tokens.access_token).toBe("AT:read admin");
     expect(stored?.scope).toBe("read admin");
+  });
+
+  it("stdio: a second step-up right after the first logs in again (the first's token went through)", async () => {
+    const server = await startScopedServer();
+    const url = `${server.base}/mcp`;
+    const dir = await loginWithScope(server.base, url, "read");
+    const auth = layer(url, dir, approvingBrowser);
+    expect((await post(auth, url, '{"needs":"read admin"}')).status).toBe(200);
+    expect((await post(auth, url, '{"needs":"read write"}')).status).toBe(200);
+    expect(server.authorizations.length).toBe(2);
+    expect(server.authorizations[0]).toBe("read admin");
+    expect(server.authorizations[1]?.split(" ").sort()).toEqual(["admin", "read", "write"]);
+    expect(server.answers).toEqual([403, 200, 403, 200]);
   });
 
   it("serve: the request fails naming the scope and the login; the token file remembers it for that login", async () => {

@@ -19,6 +19,8 @@ interface TokenServer {
   readonly refreshes: Array<{ token: string; ok: boolean }>;
   /** Access tokens the MCP endpoint was sent. */
   readonly sent: string[];
+  /** Access tokens the MCP endpoint refuses (401), as an expired or revoked one. */
+  readonly refused: Set<string>;
 }
 
 const servers = serversClosedAfterEach();
@@ -37,6 +39,7 @@ async function startTokenServer(
   const valid = new Set(["RT-1"]);
   const refreshes: Array<{ token: string; ok: boolean }> = [];
   const sent: string[] = [];
+  const refused = new Set(["AT-1"]);
   const server = createServer(async (req: IncomingMessage, res: ServerResponse) => {
     let body = "";
     for await (const chunk of req) body += chunk;
@@ -78,20 +81,20 @@ async function startTokenServer(
       const token = (req.headers.authorization ?? "").replace(/^Bearer /, "");
       sent.push(token);
       // No token, or the expired login's, is refused, as a protected server refuses them.
-      if (token === "AT-1" || token === "") return json(401, { error: "invalid_token" });
+      if (refused.has(token) || token === "") return json(401, { error: "invalid_token" });
       return json(200, { jsonrpc: "2.0", id: 1, result: {} });
     }
     res.writeHead(404).end();
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   servers.push(server);
-  return { base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, refreshes, sent };
+  return { base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, refreshes, sent, refused };
 }
 
-/** A token directory holding an expired login (`AT-1`, refresh token `RT-1`) for `url`. */
-async function expiredLogin(issuer: string, url: string): Promise<string> {
+/** A token directory holding an expired login (`AT-1`, refresh token `RT-1`) for `url`; `fresh`: one not expired. */
+async function expiredLogin(issuer: string, url: string, fresh = false): Promise<string> {
   const dir = tempDir();
-  const now = Date.now();
+  const now = fresh ? Date.now() + 7_200_000 : Date.now();
   const login: StoredLogin = {
     version: 1,
     server: url,
@@ -138,6 +141,26 @@ describe("OAuth token renewal", () => {
     expect(server.refreshes).toEqual([{ token: "RT-1", ok: true }]);
     expect(server.sent).toEqual(["AT-2", "AT-2"]);
     expect((await readLogin(tokenFilePath(dir, url))).login?.tokens.refresh_token).toBe("RT-2");
+  });
+
+  it("a token another proxy stored, refused too (the server dropped every token), is refreshed: no login asked", async () => {
+    const server = await startTokenServer();
+    server.refused.clear();
+    const url = `${server.base}/mcp`;
+    const dir = await expiredLogin(server.base, url, true);
+    const [first, second] = [layer(url, dir), layer(url, dir)];
+    // Both hold AT-1; the server drops it, the first refreshes (AT-2), then the server drops that too.
+    expect((await post(first, url)).status).toBe(200);
+    expect((await post(second, url)).status).toBe(200);
+    server.refused.add("AT-1");
+    expect((await post(first, url)).status).toBe(200);
+    server.refused.add("AT-2");
+    expect((await post(second, url)).status).toBe(200);
+    expect(server.sent).toEqual(["AT-1", "AT-1", "AT-1", "AT-2", "AT-1", "AT-2", "AT-3"]);
+    expect(server.refreshes).toEqual([
+      { token: "RT-1", ok: true },
+      { token: "RT-2", ok: true },
+    ]);
   });
 
   it("a lock left by a process that died (older than the wait) is taken over at once", async () => {
