@@ -55,6 +55,23 @@ describe("cutting text at character boundaries", () => {
     expect(cutEnd(text, 0, 2 + 18)).toBe(2 + family.length);
   });
 
+  it("cuts a long run of flags between flags, never between a flag's two halves, whatever the run's length", () => {
+    const text = `a${"🇫🇷".repeat(40_000)}`;
+    for (const budget of [60_000, 60_004, 1_001, 97]) {
+      const bounds = pageBounds(text, 0, budget);
+      expect(
+        bounds
+          .slice(1)
+          .map((end, i) => text.slice(bounds[i], end))
+          .join(""),
+        String(budget),
+      ).toBe(text);
+      // Each flag is 4 UTF-16 units after the "a": a cut between flags is at 1 + 4k.
+      for (const at of bounds.slice(1, -1)) expect((at - 1) % 4, `budget ${budget}, cut at ${at}`).toBe(0);
+      expect(bounds.at(-1)).toBe(text.length);
+    }
+  });
+
   it("never returns a cut inside a surrogate pair", () => {
     const text = "x😀y";
     expect(cutEnd(text, 0, 3)).toBe(1);

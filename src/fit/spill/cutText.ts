@@ -65,6 +65,12 @@ function isLow(code: number): boolean {
   return code >= 0xdc00 && code <= 0xdfff;
 }
 
+/** Whether a regional indicator (U+1F1E6–U+1F1FF, half of a flag) starts at `i`. */
+function isRegionalIndicatorAt(text: string, i: number): boolean {
+  const low = text.charCodeAt(i + 1);
+  return text.charCodeAt(i) === 0xd83c && low >= 0xdde6 && low <= 0xddff;
+}
+
 /** One character even when it is wider than the budget (a budget under 4 bytes). */
 function forceOne(text: string, i: number): number {
   const code = text.charCodeAt(i);
@@ -73,7 +79,12 @@ function forceOne(text: string, i: number): number {
 
 /** The last grapheme boundary in (start, end]; `end` itself when none is near. */
 function graphemeBoundaryBefore(text: string, start: number, end: number): number {
-  const from = Math.max(start, end - GRAPHEME_WINDOW);
+  let from = Math.max(start, end - GRAPHEME_WINDOW);
+  // Regional indicators pair into flags counting from the start of their run: a window starting
+  // inside a run would pair them off by one. It starts where the run does, or at the piece's own
+  // start (a boundary) — at most one piece's length back, so cutting stays linear.
+  if (from > start && isLow(text.charCodeAt(from))) from--;
+  while (from - 2 >= start && isRegionalIndicatorAt(text, from - 2)) from -= 2;
   const to = Math.min(text.length, end + GRAPHEME_WINDOW);
   segmenter ??= new Intl.Segmenter(undefined, { granularity: "grapheme" });
   let best = -1;
