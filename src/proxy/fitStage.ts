@@ -2,7 +2,8 @@
  * The fit layer as one session's decorator sees it: which tool a `tools/call` names (rules
  * can match on it; the decorator keeps it with the request in flight), the session's pages of
  * cut results, and the requests the proxy answers itself instead of forwarding —
- * `resources/read` of a page URI always; and, when results may be cut and the upstream declared
+ * `resources/read` of a page URI (but of one the upstream's results linked to: another
+ * mcp-normalizer's, in front of which this one runs); and, when results may be cut and the upstream declared
  * no `resources` capability, `resources/list` and `resources/templates/list` (empty lists),
  * since the proxy then declares that capability so hosts offer the model a way to read the pages.
  */
@@ -11,6 +12,7 @@ import { FitPolicy, type FitPolicyInput } from "../fit/fitPolicy.js";
 import type { FitRuntime } from "../fit/runtime.js";
 import { defaultFitRuntime, fitPolicyOf } from "./defaultFit.js";
 import { SpillStore } from "../fit/spill/spillStore.js";
+import { pageIdsLinkedIn } from "../fit/spill/spillUri.js";
 import { pageReadAnswer } from "./pageRead.js";
 import { rebuild, type JsonObject } from "../normalize/objects.js";
 import { idAsWritten } from "../transports/idAsWritten.js";
@@ -28,6 +30,9 @@ export interface FitOptions {
   readonly store?: SpillStore;
 }
 
+/** Ids of the upstream's pages remembered per session (the oldest forgotten first). */
+const UPSTREAM_PAGES_KEPT = 256;
+
 /** The empty answers the proxy gives for an upstream without resources, once it declared them. */
 const EMPTY_LISTS: Readonly<Record<string, string>> = {
   "resources/list": "resources",
@@ -40,6 +45,8 @@ export class FitStage {
   private declaredResources = false;
   private readonly ownsStore: boolean;
   private readonly ending = new AbortController();
+  /** Ids of the pages the upstream's results linked to, newest last: their reads go upstream. */
+  private readonly upstreamPages = new Set<string>();
 
   constructor(options: FitOptions) {
     const policy = options.policy instanceof FitPolicy ? options.policy : fitPolicyOf(options.policy);
@@ -72,7 +79,14 @@ export class FitStage {
    * the method is not one the fit layer changes.
    */
   fit(method: string, tool: string | undefined, result: unknown): Fitted | Promise<Fitted> | null {
-    if (!FIT_METHODS.has(method) || !this.active) return null;
+    if (!FIT_METHODS.has(method)) return null;
+    for (const id of pageIdsLinkedIn(result)) {
+      this.upstreamPages.delete(id);
+      this.upstreamPages.add(id);
+      if (this.upstreamPages.size > UPSTREAM_PAGES_KEPT)
+        this.upstreamPages.delete(this.upstreamPages.values().next().value as string);
+    }
+    if (!this.active) return null;
     return fitResult(method, result, tool ?? null, this.session);
   }
 
@@ -86,7 +100,7 @@ export class FitStage {
   /** The response the proxy gives itself to a host request, or null when it goes to the upstream. */
   answer(msg: unknown): JsonObject | null {
     if (!isRequest(msg)) return null;
-    const page = pageReadAnswer(this.session.store, msg);
+    const page = pageReadAnswer(this.session.store, msg, this.upstreamPages);
     if (page !== null) return page;
     const list = this.declaredResources ? EMPTY_LISTS[msg.method] : undefined;
     if (list !== undefined) return { jsonrpc: "2.0", id: idAsWritten(msg), result: { [list]: [] } };
