@@ -6,6 +6,7 @@ import { readFileSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import type { z } from "zod";
 import { NormalizerError } from "../errors/NormalizerError.js";
+import { closestName } from "../errors/didYouMean.js";
 import { expandEnv, memberPath } from "./env.js";
 import { NOT_A_HEADER_NAME } from "./headerValue.js";
 import { checkJsonText, formatPath, MAX_DEPTH } from "./jsonLocation.js";
@@ -165,7 +166,10 @@ export function validateConfig(raw: unknown, file: string): ProxyConfig {
     );
     const lines = issues
       .flatMap((issue) => explain(issue, []))
-      .map(({ path, text }) => `  ${formatPath(path)}: ${text}${givenAt(raw, path, text)}`);
+      .map(
+        ({ path, text }) =>
+          `  ${formatPath(path)}: ${text}${givenAt(raw, path, text)}${misspeltKeyIn(raw, path, text)}`,
+      );
     throw new NormalizerError("CONFIG_INVALID", `${file} is not a valid mcp-normalizer config:\n${lines.join("\n")}`, {
       file,
       issues: result.error.issues,
@@ -196,6 +200,26 @@ function givenAt(raw: unknown, path: ReadonlyArray<PropertyKey>, text: string): 
         : "";
 }
 
+/**
+ * For a server entry with neither `command` nor `url`: the key of it that is one misspelt
+ * (`"comand"`), if any. Other keys in an entry are accepted (hosts add their own), so it is
+ * found only here.
+ */
+function misspeltKeyIn(raw: unknown, path: ReadonlyArray<PropertyKey>, text: string): string {
+  if (!text.startsWith(NEITHER_COMMAND_NOR_URL)) return "";
+  let entry: unknown = raw;
+  for (const key of path) {
+    if (typeof entry !== "object" || entry === null || !Object.hasOwn(entry, key)) return "";
+    entry = (entry as Record<PropertyKey, unknown>)[key];
+  }
+  if (typeof entry !== "object" || entry === null) return "";
+  for (const key of Object.keys(entry)) {
+    const meant = closestName(key, ["command", "url"]);
+    if (meant !== undefined) return `; ${JSON.stringify(key)} is no key here (did you mean ${JSON.stringify(meant)}?)`;
+  }
+  return "";
+}
+
 /** The path of the first own `__proto__` key in a parsed JSON value, if any. */
 function findProtoKey(value: unknown, path: Array<string | number>): Array<string | number> | undefined {
   if (Array.isArray(value)) {
@@ -217,6 +241,8 @@ const AUTH_SHAPES =
   'expects "oauth", {clientId?, clientSecret?, issuer?, scopes?, callbackPort?} or {grant: "client_credentials", ' +
   "clientId, clientSecret, issuer, scopes?}";
 
+const NEITHER_COMMAND_NOR_URL = 'a server needs either "command" (stdio) or "url" (http(s):// or ws(s)://)';
+
 /**
  * One line per problem. A union that failed every option (a server entry, a server's `auth`) is
  * explained by the option the input came closest to, so a bad field inside a remote server is
@@ -234,7 +260,7 @@ function explain(
       issue.errors.every((branch) =>
         branch.some((e) => isMissing(e) && e.path.length === 1 && (e.path[0] === "command" || e.path[0] === "url")),
       );
-    if (neither) return [{ path, text: 'a server needs either "command" (stdio) or "url" (http(s):// or ws(s)://)' }];
+    if (neither) return [{ path, text: NEITHER_COMMAND_NOR_URL }];
     // A value of a type no option takes (`"images": "yes"`): every type it could be, not the first's.
     const types = issue.errors.map((branch) =>
       branch.length === 1 && branch[0]!.path.length === 0 && branch[0]!.code === "invalid_type"

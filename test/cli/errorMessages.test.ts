@@ -163,6 +163,14 @@ describe("config mistakes (exit 3)", () => {
     ],
     ['{"mcpServers": {"a": {"args": ["x"]}}}', /\$\.mcpServers\.a: a server needs either "command" \(stdio\) or "url"/],
     [
+      '{"mcpServers": {"a": {"comand": "node", "args": ["x"]}}}',
+      /\$\.mcpServers\.a: a server needs either "command" .*; "comand" is no key here \(did you mean "command"\?\)$/m,
+    ],
+    [
+      '{"mcpServers": {"a": {"ulr": "http://127.0.0.1:9/mcp"}}}',
+      /\$\.mcpServers\.a: a server needs either "command" .*; "ulr" is no key here \(did you mean "url"\?\)$/m,
+    ],
+    [
       '{"mcpServers": {"a": {"command": "node", "url": "http://127.0.0.1:9/mcp"}}}',
       /\$\.mcpServers\.a: has both "command" \(stdio\) and "url": a server is one or the other/,
     ],

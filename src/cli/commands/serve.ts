@@ -29,6 +29,7 @@ import { createUpstreamAuths } from "../oauthContext.js";
 import { endpointLines } from "../endpointLines.js";
 import { bindAddressOf, isLoopbackHost } from "../../config/loopback.js";
 import { defaultAllowedHosts } from "../bindAddress.js";
+import { warnMisspeltKeys } from "../configWarnings.js";
 
 export const SERVE_HELP = `Usage: mcp-normalizer serve [--config ${DEFAULT_CONFIG_FILE}] [options]
        mcp-normalizer serve [--name NAME] [--host H] [--port P] (-- CMD ARGS… | --url URL)
@@ -191,6 +192,7 @@ async function serve(
     live: true,
     servers: Object.keys(config.mcpServers),
   });
+  warnMisspeltKeys(config, observers.logger);
   const auths = createUpstreamAuths(io, config, configFile, observers.logger);
   const sessions = new SessionManager({
     servers: serverEntries(config, observers),
@@ -285,6 +287,7 @@ async function serve(
       const { config: reloaded, secretVariables } = loadConfigFile(configFile, io.env, { regularFileOnly: true });
       // A secret a server's new `auth` reads is withheld from children started from now on.
       for (const variable of secretVariables) if (!withheld.includes(variable)) withheld.push(variable);
+      warnMisspeltKeys(reloaded, observers.logger);
       // Built with the running limits: those a reload cannot apply (below) are not in force for new sessions either.
       const { updated, changed, ignored } = sessions.reconfigure(
         serverEntries({ ...reloaded, limits: config.limits }, observers),

@@ -1,0 +1,31 @@
+/**
+ * Keys of a server entry the proxy does not read that look like misspellings of keys it does
+ * (`"evn"` for `"env"`, `"argz"` for `"args"`). An entry may hold keys the proxy does not know —
+ * desktop hosts add their own, so a pasted block loads — which makes these no error; they are
+ * named when the config is read, so a typo that leaves a server without its `env` or `args` is
+ * seen in the log rather than guessed at from the server's failure.
+ */
+import { closestName } from "../errors/didYouMean.js";
+import { formatPath } from "./jsonLocation.js";
+import { knownKeysAt } from "./knownKeys.js";
+import type { ProxyConfig } from "./schema.js";
+
+export interface MisspeltKey {
+  /** Where it is (`$.mcpServers.NAME.evn`). */
+  readonly key: string;
+  /** The key it is closest to (`env`). */
+  readonly meant: string;
+}
+
+export function misspeltServerKeys(config: Pick<ProxyConfig, "mcpServers">): MisspeltKey[] {
+  const found: MisspeltKey[] = [];
+  for (const [name, entry] of Object.entries(config.mcpServers)) {
+    const known = knownKeysAt(["mcpServers", name]);
+    for (const key of Object.keys(entry)) {
+      if (known.includes(key)) continue;
+      const meant = closestName(key, known);
+      if (meant !== undefined) found.push({ key: formatPath(["mcpServers", name, key]), meant });
+    }
+  }
+  return found;
+}
