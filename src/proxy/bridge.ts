@@ -749,7 +749,8 @@ export class Bridge {
       // and an answer is never answered. Its id unseen (neither end kept shows it, or its body was
       // cut off before its end — SDK hosts write the id last), it answers the one request the
       // upstream has waiting, if only one.
-      const id = problem.id ?? (this.upstreamAsked.size === 1 ? this.upstreamAsked.keys().next().value : undefined);
+      const only = problem.answers === true && this.upstreamAsked.size === 1;
+      const id = problem.id ?? (only ? this.upstreamAsked.keys().next().value : undefined);
       if (id === undefined) return;
       const written = this.upstreamAsked.get(id);
       if (written === undefined) return;

@@ -284,7 +284,7 @@ export function oversizedProblem(line: OversizedLine): FramingProblem {
     kind: "too-large",
     bytes: line.bytes,
     ...id,
-    ...(mayAskAtHead(head) ? { asks: true } : {}),
+    ...(mayAskAtHead(head) ? { asks: true } : { answers: true }),
     excerpt: head.slice(0, EXCERPT_CHARS),
   };
 }

@@ -58,6 +58,11 @@ export interface FramingProblem {
    * ends — its start does not show it to be an answer (`mayAskAtHead` in lineFraming.ts).
    */
   readonly asks?: boolean;
+  /**
+   * A message too large to read whose start shows it to be an answer (a top-level `result` or
+   * `error`, no `method`): the answer to a request of ours, whether or not its id was seen.
+   */
+  readonly answers?: boolean;
   /** First characters of the offending line, for the log; never the whole content. */
   readonly excerpt: string;
 }

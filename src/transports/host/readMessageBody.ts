@@ -41,7 +41,7 @@ const EXCERPT_CHARS = 120;
  * seen, the one request waiting if there is only one).
  */
 export function isAnswerOverLimit(problem: FramingProblem): boolean {
-  return problem.kind === "too-large" && problem.asks !== true;
+  return problem.kind === "too-large" && problem.answers === true;
 }
 
 /**

@@ -76,4 +76,23 @@ describe("readMessageBody: a body over the limit", () => {
     expect(body.problem).toMatchObject({ kind: "too-large", id: 77 });
     expect(isAnswerOverLimit(body.problem)).toBe(true);
   });
+
+  it("a body under the limit refused for the budget (503) is no answer over the limit, whatever it holds", async () => {
+    const budget = new BodyBudget(32 * K);
+    budget.take(30 * K);
+    const body = await readBody(inPieces(answer, 8 * K), 64 * K, budget);
+    expect(body.ok).toBe(false);
+    if (body.ok) return;
+    expect(body.status).toBe(503);
+    // Not to be taken for the host's answer to a request of the upstream's: it may be a request.
+    expect(isAnswerOverLimit(body.problem)).toBe(false);
+  });
+
+  it("a host's own request over the limit is no answer", async () => {
+    const request = `{"jsonrpc":"2.0","id":8,"method":"ping","params":{"x":"${"x".repeat(30 * K)}"}}`;
+    const body = await readBody(inPieces(request, 8 * K), 20 * K, new BodyBudget(1024 * K));
+    expect(body.ok).toBe(false);
+    if (body.ok) return;
+    expect(isAnswerOverLimit(body.problem)).toBe(false);
+  });
 });
