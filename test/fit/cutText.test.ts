@@ -72,6 +72,15 @@ describe("cutting text at character boundaries", () => {
     }
   });
 
+  it("cuts a megabyte of flags in big pages at once (the segmenter is given a short window, never the run)", () => {
+    const text = "🇺🇸".repeat(262_144);
+    const started = performance.now();
+    const bounds = pageBounds(text, 0, 256 * 1024);
+    // Seconds per cut when the run was handed to the segmenter whole; milliseconds in all now.
+    expect(performance.now() - started).toBeLessThan(2_000);
+    for (const at of bounds) expect(at % 4).toBe(0);
+  });
+
   it("never returns a cut inside a surrogate pair", () => {
     const text = "x😀y";
     expect(cutEnd(text, 0, 3)).toBe(1);

@@ -80,11 +80,14 @@ function forceOne(text: string, i: number): number {
 /** The last grapheme boundary in (start, end]; `end` itself when none is near. */
 function graphemeBoundaryBefore(text: string, start: number, end: number): number {
   let from = Math.max(start, end - GRAPHEME_WINDOW);
-  // Regional indicators pair into flags counting from the start of their run: a window starting
-  // inside a run would pair them off by one. It starts where the run does, or at the piece's own
-  // start (a boundary) — at most one piece's length back, so cutting stays linear.
   if (from > start && isLow(text.charCodeAt(from))) from--;
-  while (from - 2 >= start && isRegionalIndicatorAt(text, from - 2)) from -= 2;
+  // Regional indicators pair into flags counting from the start of their run: a window starting
+  // after an odd number of them would pair them off by one. Counted back to the run's start, or
+  // to the piece's own start (a boundary); the window moves back one if the count is odd, and
+  // stays short (the segmenter slows down far worse than linearly on long runs of them).
+  let before = 0;
+  for (let i = from - 2; i >= start && isRegionalIndicatorAt(text, i); i -= 2) before++;
+  if (before % 2 === 1) from -= 2;
   const to = Math.min(text.length, end + GRAPHEME_WINDOW);
   segmenter ??= new Intl.Segmenter(undefined, { granularity: "grapheme" });
   let best = -1;
