@@ -12,7 +12,7 @@ import { FitPolicy, type FitPolicyInput } from "../fit/fitPolicy.js";
 import type { FitRuntime } from "../fit/runtime.js";
 import { defaultFitRuntime, fitPolicyOf } from "./defaultFit.js";
 import { SpillStore } from "../fit/spill/spillStore.js";
-import { pageIdsLinkedIn } from "../fit/spill/spillUri.js";
+import { UpstreamPages } from "../fit/spill/upstreamPages.js";
 import { pageReadAnswer } from "./pageRead.js";
 import { rebuild, type JsonObject } from "../normalize/objects.js";
 import { idAsWritten } from "../transports/idAsWritten.js";
@@ -28,10 +28,9 @@ export interface FitOptions {
    * of them may serve the next read). Its owner closes it; default: this connection's own.
    */
   readonly store?: SpillStore;
+  /** Pages of an mcp-normalizer upstream, shared like `store`; default: this connection's own. */
+  readonly upstreamPages?: UpstreamPages;
 }
-
-/** Ids of the upstream's pages remembered per session (the oldest forgotten first). */
-const UPSTREAM_PAGES_KEPT = 256;
 
 /** The empty answers the proxy gives for an upstream without resources, once it declared them. */
 const EMPTY_LISTS: Readonly<Record<string, string>> = {
@@ -45,13 +44,14 @@ export class FitStage {
   private declaredResources = false;
   private readonly ownsStore: boolean;
   private readonly ending = new AbortController();
-  /** Ids of the pages the upstream's results linked to, newest last: their reads go upstream. */
-  private readonly upstreamPages = new Set<string>();
+  /** Pages the upstream's results linked to: their reads go upstream. */
+  private readonly upstreamPages: UpstreamPages;
 
   constructor(options: FitOptions) {
     const policy = options.policy instanceof FitPolicy ? options.policy : fitPolicyOf(options.policy);
     const runtime = options.runtime ?? defaultFitRuntime();
     this.ownsStore = options.store === undefined;
+    this.upstreamPages = options.upstreamPages ?? new UpstreamPages();
     this.session = {
       policy,
       runtime,
@@ -80,12 +80,7 @@ export class FitStage {
    */
   fit(method: string, tool: string | undefined, result: unknown): Fitted | Promise<Fitted> | null {
     if (!FIT_METHODS.has(method)) return null;
-    for (const id of pageIdsLinkedIn(result)) {
-      this.upstreamPages.delete(id);
-      this.upstreamPages.add(id);
-      if (this.upstreamPages.size > UPSTREAM_PAGES_KEPT)
-        this.upstreamPages.delete(this.upstreamPages.values().next().value as string);
-    }
+    this.upstreamPages.noteLinksIn(result, this.session.store);
     if (!this.active) return null;
     return fitResult(method, result, tool ?? null, this.session);
   }

@@ -20,6 +20,7 @@ import type { FitPolicy, FitPolicyOptions } from "../fit/fitPolicy.js";
 import type { FitRuntime } from "../fit/runtime.js";
 import { defaultFitRuntime, fitPolicyOf } from "./defaultFit.js";
 import { SpillStore } from "../fit/spill/spillStore.js";
+import { UpstreamPages } from "../fit/spill/upstreamPages.js";
 import type { FitOptions } from "./fitStage.js";
 
 /** Builds (does not start) the upstream transport of one server for one session. */
@@ -383,6 +384,7 @@ export class SessionManager {
       // Pages of cut results belong to the client, not to one upstream: any of the pool's
       // upstreams may serve the POST that reads the next page. They go with the pool.
       const pages = new SpillStore((this.options.fitRuntime ?? defaultFitRuntime()).spill, "client");
+      const upstreamPages = new UpstreamPages();
       const created: StatelessPool = new StatelessPool({
         server,
         size: this.options.statelessPoolSize ?? DEFAULT_LIMITS.statelessPoolSize,
@@ -392,7 +394,8 @@ export class SessionManager {
         ...(this.options.statelessHoldMs === undefined ? {} : { holdMs: this.options.statelessHoldMs }),
         logger: this.options.logger.child({ server, pool: "stateless" }),
         pages,
-        startUpstream: (requests) => this.startPooledUpstream(server, pages, requests),
+        upstreamPages,
+        startUpstream: (requests) => this.startPooledUpstream(server, pages, upstreamPages, requests),
         onUpstreamEnded: (upstream, onItsOwn) => {
           const health = this.health.get(server)!;
           health.statelessUpstreams--;
@@ -459,6 +462,7 @@ export class SessionManager {
   private async startPooledUpstream(
     server: string,
     pages: SpillStore,
+    upstreamPages: UpstreamPages,
     requests: RequestTable,
   ): Promise<PooledUpstream> {
     await this.waitToRestart(server);
@@ -477,7 +481,7 @@ export class SessionManager {
       {
         policy: this.policies.get(server)!,
         ...(this.options.maxTrackedTasks === undefined ? {} : { maxTrackedTasks: this.options.maxTrackedTasks }),
-        ...this.fitOptions(server, pages),
+        ...this.fitOptions(server, pages, upstreamPages),
         onNormalized: (event) => this.options.onNormalized?.(event, info),
         onEngineError: (error, method) =>
           logger.error("normalization engine failed; message forwarded unchanged", { method, error: String(error) }),
@@ -503,7 +507,7 @@ export class SessionManager {
   }
 
   /** The fit layer of a new connection to `server`, when its policy asks for anything. */
-  private fitOptions(server: string, store?: SpillStore): { fit?: FitOptions } {
+  private fitOptions(server: string, store?: SpillStore, upstreamPages?: UpstreamPages): { fit?: FitOptions } {
     const policy = this.fitPolicies.get(server);
     if (policy === undefined) return {};
     return {
@@ -511,6 +515,7 @@ export class SessionManager {
         policy,
         ...(this.options.fitRuntime === undefined ? {} : { runtime: this.options.fitRuntime }),
         ...(store === undefined ? {} : { store }),
+        ...(upstreamPages === undefined ? {} : { upstreamPages }),
       },
     };
   }

@@ -52,6 +52,7 @@ import {
 import { rememberOrigin } from "../transports/wireOrigin.js";
 import { idAsWritten } from "../transports/idAsWritten.js";
 import type { SpillStore } from "../fit/spill/spillStore.js";
+import type { UpstreamPages } from "../fit/spill/upstreamPages.js";
 import { pageReadAnswer } from "./pageRead.js";
 import type {
   FramingProblem,
@@ -109,6 +110,8 @@ export interface StatelessPoolOptions {
    * the URI is the proxy's, never the server's.
    */
   readonly pages?: SpillStore;
+  /** Pages of an mcp-normalizer upstream the pool's upstreams linked to: their reads go to one. */
+  readonly upstreamPages?: UpstreamPages;
 }
 
 /** A host request in flight on an upstream, under the pool's id (`id`): an entry of its request table. */
@@ -339,7 +342,8 @@ export class StatelessPool {
         this.toHost(post, { ...invalid, id: idAsWritten(msg) } as JSONRPCMessage, msg.id);
         return;
       }
-      const page = this.options.pages === undefined ? null : pageReadAnswer(this.options.pages, msg);
+      const page =
+        this.options.pages === undefined ? null : pageReadAnswer(this.options.pages, msg, this.options.upstreamPages);
       if (page !== null) {
         this.toHost(post, page, msg.id);
         return;

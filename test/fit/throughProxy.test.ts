@@ -218,6 +218,18 @@ describe.each(["stdio", "mcp"] as const)("fitting results through %s", (kind) =>
     }
   });
 
+  it("an upstream linking to one of the proxy's own pages does not take its reads", async () => {
+    const result = await raw(host.client, "tools/call", { name: "long", arguments: { unit: "h", repeat: 10_000 } });
+    const uri = (result.content as Array<{ uri?: string }>)[1]!.uri!;
+    await raw(host.client, "tools/call", { name: "link", arguments: { uri } });
+    const page = await raw(host.client, "resources/read", { uri });
+    expect((page.contents as Array<{ text: string }>)[0]!.text).toMatch(/^h+$/);
+    const reads = JSON.parse(
+      ((await raw(host.client, "tools/call", { name: "reads" })).content as Array<{ text: string }>)[0]!.text,
+    ) as string[];
+    expect(reads).not.toContain(uri);
+  });
+
   it("an upstream without the resources capability: the proxy declares it and answers resources/list itself", async () => {
     const bare = await open("bare");
     try {

@@ -84,6 +84,11 @@ export class SpillStore implements SpillHolder {
     };
   }
 
+  /** Whether `id` is of pages this store holds, or held until they expired. */
+  knows(id: string): boolean {
+    return this.spills.has(id) || this.expired.has(id);
+  }
+
   /** Lets go of pages never handed out (the result they were cut from went out whole). */
   discard(id: string): void {
     this.spills.get(id)?.release();
