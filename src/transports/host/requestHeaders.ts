@@ -31,15 +31,27 @@ export function acceptsEventStream(accept: string | undefined): boolean {
 }
 
 function acceptedForms(accept: string): { json: boolean; sse: boolean } {
-  let json = false;
-  let sse = false;
+  const ranges: Array<{ essence: string; q: number }> = [];
   for (const range of accept.split(",")) {
     const mt = parseMediaType(range.trim());
     if (mt === null) continue;
     const q = mt.params.find(([name]) => name === "q")?.[1];
-    if (q !== undefined && Number(q) === 0) continue;
-    if (mt.essence === "*/*" || mt.essence === "text/*" || mt.essence === "text/event-stream") sse = true;
-    if (mt.essence === "*/*" || mt.essence === "application/json" || mt.essence === "application/*") json = true;
+    const quality = q === undefined ? 1 : Number(q);
+    ranges.push({ essence: mt.essence, q: Number.isFinite(quality) ? quality : 1 });
   }
-  return { json, sse };
+  return { json: accepts(ranges, "application", "json"), sse: accepts(ranges, "text", "event-stream") };
+}
+
+/**
+ * Whether `type/subtype` is acceptable: the most specific range that matches it decides (RFC 9110
+ * §12.5.1: `text/event-stream;q=0` beside the range of all types rules the stream out), and a
+ * `q` of 0 is a refusal (a `q` that is no number is left out, as if not given).
+ */
+function accepts(ranges: ReadonlyArray<{ essence: string; q: number }>, type: string, subtype: string): boolean {
+  let best: { specificity: number; q: number } | undefined;
+  for (const { essence, q } of ranges) {
+    const specificity = essence === `${type}/${subtype}` ? 3 : essence === `${type}/*` ? 2 : essence === "*/*" ? 1 : 0;
+    if (specificity > 0 && (best === undefined || specificity > best.specificity)) best = { specificity, q };
+  }
+  return best !== undefined && best.q > 0;
 }
