@@ -52,6 +52,8 @@ export const DEFAULT_LIMITS = Object.freeze({
   connectTimeoutMs: 10_000,
   /** A stdio upstream has this long between SIGTERM and SIGKILL when it is ended. */
   killGraceMs: 2_000,
+  /** Lines of one stdio upstream's stderr logged per 10 s; past them they are counted. */
+  stderrLinesLogged: 500,
   maxSessions: 1000,
   /** Live host sessions one client address may hold. */
   maxSessionsPerClient: 100,

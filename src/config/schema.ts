@@ -499,6 +499,15 @@ export const ConfigSchema = z
           .describe(
             "stdio upstreams: how long a child (and what it started) has to exit after SIGTERM before SIGKILL, in ms",
           ),
+        stderrLinesLogged: z
+          .number()
+          .int()
+          .positive()
+          .default(DEFAULT_LIMITS.stderrLinesLogged)
+          .describe(
+            "stdio upstreams: lines of one upstream's stderr logged per 10 s; past them lines are counted, and the " +
+              "count logged with the next line logged",
+          ),
         maxSessions: z
           .number()
           .int()

@@ -77,6 +77,8 @@ export interface UpstreamFactoryOptions {
   readonly connectTimeoutMs: number;
   /** `limits.killGraceMs`: how long a stdio upstream has between SIGTERM and SIGKILL. */
   readonly killGraceMs: number;
+  /** `limits.stderrLinesLogged`: lines of a stdio upstream's stderr logged per 10 s. */
+  readonly stderrLinesLogged?: number;
   /** 0 is off; the host transports the proxy writes to splice raw strings back. */
   readonly rawStringBytes?: number;
   /** `limits.maxUpstreamMessageNodes`: an upstream's message of more nodes is not parsed. */
@@ -107,6 +109,7 @@ export function createUpstreamFactory(options: UpstreamFactoryOptions): Upstream
       idleConnections: options.upstreamIdleConnections,
       connectTimeoutMs: options.connectTimeoutMs,
       killGraceMs: options.killGraceMs,
+      stderrLinesLogged: options.stderrLinesLogged,
       rawStringBytes,
       maxMessageNodes: options.maxUpstreamMessageNodes,
       stderrInErrors: options.stderrToHosts,

@@ -6,9 +6,12 @@
  * pipe had not taken — the last line, `upstream ended; closing`, among it.
  */
 import { spawn } from "node:child_process";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { DEFAULT_LIMITS } from "../../src/config/defaults.js";
 import { CLI, ROOT } from "../helpers/paths.js";
+import { tempDir } from "../helpers/tempDir.js";
 
 const FLOOD_SERVER = join(ROOT, "test", "fixtures", "servers", "stderr-flood-server.mjs");
 /** ~3 MB of operational lines: far more than a pipe (64 KiB) and the host's read buffer hold. */
@@ -16,9 +19,16 @@ const FLOOD_LINES = 20_000;
 
 describe("operational lines at exit", () => {
   it("every line, the last error included, reaches a stderr pipe read only after the proxy exited; stdout carries none", async () => {
-    const child = spawn(process.execPath, [CLI, "stdio", "--", process.execPath, FLOOD_SERVER], {
-      stdio: ["pipe", "pipe", "pipe"],
-    });
+    // Every line logged (limits.stderrLinesLogged raised to the flood's size): megabytes of them.
+    const config = join(tempDir("mcpn-exit-lines-"), "proxy.config.json");
+    writeFileSync(
+      config,
+      JSON.stringify({
+        mcpServers: { flood: { command: process.execPath, args: [FLOOD_SERVER] } },
+        limits: { stderrLinesLogged: FLOOD_LINES },
+      }),
+    );
+    const child = spawn(process.execPath, [CLI, "stdio", "--config", config], { stdio: ["pipe", "pipe", "pipe"] });
     const closed = new Promise<number | null>((resolve) => child.on("close", resolve));
     // A 'readable' listener that reads nothing: stderr stays unread (Node would otherwise drain a
     // child's unread pipes itself once the child has exited, and drop what it read).
@@ -89,6 +99,51 @@ describe("operational lines at exit", () => {
       expect(Object.keys(parsed.at(-1)!)).toEqual(["level", "time", "upstream", "msg"]);
       // stdout is JSON-RPC only.
       for (const text of stdout) expect(JSON.parse(text)).toHaveProperty("jsonrpc", "2.0");
+    } finally {
+      child.kill("SIGKILL");
+    }
+  });
+
+  it("a server printing without end: its lines are logged up to limits.stderrLinesLogged in 10 s, the rest counted", async () => {
+    const child = spawn(process.execPath, [CLI, "stdio", "--", process.execPath, FLOOD_SERVER], {
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    const stderr: Buffer[] = [];
+    child.stderr.on("data", (chunk: Buffer) => stderr.push(chunk));
+    const closed = new Promise<number | null>((resolve) => child.on("close", resolve));
+    try {
+      const send = (message: Record<string, unknown>): void => void child.stdin.write(`${JSON.stringify(message)}\n`);
+      send({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+      });
+      send({ jsonrpc: "2.0", method: "notifications/initialized" });
+      send({
+        jsonrpc: "2.0",
+        id: 2,
+        method: "tools/call",
+        params: { name: "flood", arguments: { lines: FLOOD_LINES } },
+      });
+      await Promise.race([
+        closed,
+        new Promise<never>((_, reject) =>
+          setTimeout(() => reject(new Error("the proxy did not exit within 30 s")), 30_000).unref(),
+        ),
+      ]);
+      const parsed = Buffer.concat(stderr)
+        .toString("utf8")
+        .split("\n")
+        .filter((text) => text.startsWith("{"))
+        .map((text) => JSON.parse(text) as Record<string, unknown>);
+      const flood = parsed.filter((entry) => entry.msg === "upstream stderr");
+      const logged = DEFAULT_LIMITS.stderrLinesLogged;
+      expect(flood.map((entry) => entry.line)).toEqual([
+        ...Array.from({ length: logged }, (_, n) => `flood ${n}`),
+        `flood ${FLOOD_LINES - 1}`,
+      ]);
+      expect(flood.at(-1)).toMatchObject({ notLogged: FLOOD_LINES - logged - 1 });
     } finally {
       child.kill("SIGKILL");
     }

@@ -161,6 +161,7 @@ export async function runAuditCommand(argv: readonly string[], io: CliIo): Promi
     idleConnections: selected.config.limits.upstreamIdleConnections,
     connectTimeoutMs: selected.config.limits.connectTimeoutMs,
     killGraceMs: selected.config.limits.killGraceMs,
+    stderrLinesLogged: selected.config.limits.stderrLinesLogged,
     // Read as the proxy reads them: a long payload literal stays the bytes it came in.
     rawStringBytes: selected.config.limits.rawStringBytes || undefined,
     maxMessageNodes: selected.config.limits.maxUpstreamMessageNodes,

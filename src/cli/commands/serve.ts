@@ -205,6 +205,7 @@ async function serve(
       upstreamIdleConnections: config.limits.upstreamIdleConnections,
       connectTimeoutMs: config.limits.connectTimeoutMs,
       killGraceMs: config.limits.killGraceMs,
+      stderrLinesLogged: config.limits.stderrLinesLogged,
       rawStringBytes: config.limits.rawStringBytes,
       maxUpstreamMessageNodes: config.limits.maxUpstreamMessageNodes,
       stderrToHosts: false,

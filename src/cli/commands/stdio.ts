@@ -137,6 +137,7 @@ async function runSession(
       upstreamIdleConnections: selected.config.limits.upstreamIdleConnections,
       connectTimeoutMs: selected.config.limits.connectTimeoutMs,
       killGraceMs: Math.min(selected.config.limits.killGraceMs, HOST_KILL_GRACE_MS),
+      stderrLinesLogged: selected.config.limits.stderrLinesLogged,
       rawStringBytes: selected.config.limits.rawStringBytes,
       maxUpstreamMessageNodes: selected.config.limits.maxUpstreamMessageNodes,
       stderrToHosts: true,

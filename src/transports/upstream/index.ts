@@ -53,6 +53,8 @@ export interface UpstreamOptions {
   maxMessageBytes: number;
   /** stdio: time from SIGTERM to SIGKILL on close, in ms. */
   killGraceMs?: number;
+  /** stdio: lines of stderr logged per 10 s (`limits.stderrLinesLogged`). */
+  stderrLinesLogged?: number;
   /** stdio: errors quote the child's last stderr line (default true; `serve` turns it off). */
   stderrInErrors?: boolean;
   /** `limits.rawStringBytes` (stdio, streamable HTTP JSON bodies, WebSocket): payload literals this long stay bytes. */
@@ -97,6 +99,7 @@ export function createUpstreamTransport(spec: UpstreamSpec, options: UpstreamOpt
       logger,
       maxMessageBytes,
       killGraceMs: options.killGraceMs,
+      stderrLinesLogged: options.stderrLinesLogged,
       rawStringBytes: options.rawStringBytes,
       maxMessageNodes: options.maxMessageNodes,
       ...(options.stderrInErrors === undefined ? {} : { stderrInErrors: options.stderrInErrors }),

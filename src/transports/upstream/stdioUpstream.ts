@@ -22,6 +22,7 @@ import { StderrTail } from "./stderrTail.js";
 import { type SecretRedactor, secretRedactor } from "../../errors/redact.js";
 import { NormalizerError } from "../../errors/NormalizerError.js";
 import { silentLogger, type Logger } from "../../observe/logger.js";
+import { RepeatedProblem } from "../../observe/repeatedProblem.js";
 import { LineSplitter, type OversizedLine } from "../../wire/lineSplitter.js";
 import { JsonLineReader, serializeMessage } from "../lineFraming.js";
 import type { JSONRPCMessage, ProxySendOptions, FramingProblem, UpstreamTransport } from "../types.js";
@@ -57,6 +58,12 @@ export interface StdioUpstreamOptions {
   maxMessageBytes: number;
   /** Time from SIGTERM to SIGKILL in `close()`, in ms. Default 2000. */
   killGraceMs?: number;
+  /**
+   * Lines of stderr logged per 10 s (`limits.stderrLinesLogged`); past them they are counted and
+   * the count is logged with the next line logged (a server printing without end cannot fill the
+   * log). Unbounded when absent.
+   */
+  stderrLinesLogged?: number | undefined;
   /** Payload literals this long are read as raw strings (off by default; the proxy sets it). */
   rawStringBytes?: number | undefined;
   /** A message of more nodes is not parsed (`limits.maxUpstreamMessageNodes`); unbounded when absent. */
@@ -97,6 +104,9 @@ export class StdioUpstreamTransport implements UpstreamTransport {
   private closed = false;
   private closeReported = false;
   private readonly stderrTail = new StderrTail();
+  /** The last stderr line, and how its lines are logged: at once up to the limit in 10 s, then counted. */
+  private stderrLast = "";
+  private readonly stderrLogged: RepeatedProblem;
   private readonly envRedactor: SecretRedactor;
   /** Its `env` values, taken out of its error answers (a server may quote them); undefined when it has none. */
   private readonly envSecrets: (() => Iterable<string | undefined>) | undefined;
@@ -113,6 +123,12 @@ export class StdioUpstreamTransport implements UpstreamTransport {
     this.logger = (options.logger ?? silentLogger).child({ upstream: options.command });
     this.envRedactor = secretRedactor(Object.values(options.env ?? {}));
     this.envSecrets = this.envRedactor.any ? () => this.secretsSent() : undefined;
+    this.stderrLogged = new RepeatedProblem(
+      (count) =>
+        this.logger.info("upstream stderr", { line: this.stderrLast, ...(count > 1 ? { notLogged: count - 1 } : {}) }),
+      undefined,
+      options.stderrLinesLogged ?? Number.POSITIVE_INFINITY,
+    );
     this.reader = new JsonLineReader({
       maxMessageBytes: options.maxMessageBytes,
       rawStringBytes: options.rawStringBytes,
@@ -208,7 +224,11 @@ export class StdioUpstreamTransport implements UpstreamTransport {
       oversized: (line: OversizedLine) => this.onStderrLine(`${line.head.toString("utf8")}… (${line.bytes} bytes)`),
     };
     stderr.on("data", (chunk: Buffer) => stderrLines.push(chunk, stderrSink));
-    stderr.on("end", () => stderrLines.takeRest(stderrSink));
+    stderr.on("end", () => {
+      stderrLines.takeRest(stderrSink);
+      // The lines counted and not logged, with the last of them (often why it ended).
+      this.stderrLogged.flush();
+    });
     // EPIPE after the child died: the exit handler reports the cause, this would only repeat it.
     stdin.on("error", (error) => this.logger.debug("upstream stdin error", { error: error.message }));
     child.on("error", (error) => this.onerror?.(error));
@@ -275,7 +295,8 @@ export class StdioUpstreamTransport implements UpstreamTransport {
     // A server may print what it was given (`env` values): never logged, nor quoted in an error.
     const line = this.envRedactor.any ? this.envRedactor.redact(text) : text;
     this.stderrTail.push(line);
-    this.logger.info("upstream stderr", { line });
+    this.stderrLast = line;
+    this.stderrLogged.happened();
   }
 
   private stderrOfExit(): Pick<UpstreamExit, "lastStderrLine" | "stderrLineIsLast"> {
