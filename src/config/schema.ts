@@ -726,6 +726,15 @@ export const ConfigSchema = z
             "open HTTP connections at once (SSE and WebSocket streams, keep-alive, requests); more are closed as " +
               "they arrive",
           ),
+        maxConnectionsPerClient: z
+          .number()
+          .int()
+          .positive()
+          .default(DEFAULT_LIMITS.maxConnectionsPerClient)
+          .describe(
+            "open HTTP connections from one client address (every loopback address is one client); more from it are " +
+              "closed as they arrive, so one client, with or without a token, cannot take every connection",
+          ),
         hostBufferBytes: z
           .number()
           .int()

@@ -6,7 +6,10 @@
  * - Node enforces `headersTimeout`/`requestTimeout` only on a sweep every
  *   `connectionsCheckingInterval` (default 30 s): the sweep runs at a fraction of the smallest
  *   timeout, so a stalled connection is closed close to its deadline, not up to 30 s late.
- * - `server.maxConnections`: connections over it are closed as they arrive (`drop`).
+ * - `server.maxConnections`: connections over it are closed as they arrive (`drop`); and those
+ *   from one client address over `maxConnectionsPerClient` (every loopback address one client,
+ *   as for sessions): a client that holds connections open — half-sent headers need no token —
+ *   cannot take them all, and probes and other clients still get in.
  * - Out of file descriptors (EMFILE, ENFILE), `accept` fails. libuv mostly handles it alone
  *   (it frees a reserved descriptor, accepts and closes the waiting connections); when it cannot,
  *   Node reports a server `error`, which would crash the process without a listener: it is
@@ -16,6 +19,8 @@
  */
 import { readFileSync } from "node:fs";
 import type { Server, ServerOptions } from "node:http";
+import type { Socket } from "node:net";
+import { clientKey } from "../transports/host/clientAddress.js";
 import type { Logger } from "../observe/logger.js";
 import { throttled } from "../observe/repeatedProblem.js";
 
@@ -30,6 +35,7 @@ export interface ConnectionLimits {
   readonly requestBodyTimeoutMs: number;
   readonly keepAliveTimeoutMs: number;
   readonly maxConnections: number;
+  readonly maxConnectionsPerClient: number;
 }
 
 /** The `http.createServer` options that enforce the limits. */
@@ -74,6 +80,27 @@ export function guardConnections(server: Server, limits: ConnectionLimits, logge
     maxConnections: limits.maxConnections,
   });
   server.on("drop", () => drops());
+  const perClient = new Map<string, number>();
+  const overClient = throttled(
+    logger,
+    "connection closed on arrival: limits.maxConnectionsPerClient are open from its address",
+    { maxConnectionsPerClient: limits.maxConnectionsPerClient },
+  );
+  server.on("connection", (socket: Socket) => {
+    const client = clientKey(socket.remoteAddress ?? "unknown");
+    const open = (perClient.get(client) ?? 0) + 1;
+    if (open > limits.maxConnectionsPerClient) {
+      overClient({ client });
+      socket.destroy();
+      return;
+    }
+    perClient.set(client, open);
+    socket.once("close", () => {
+      const left = (perClient.get(client) ?? 1) - 1;
+      if (left === 0) perClient.delete(client);
+      else perClient.set(client, left);
+    });
+  });
   const acceptErrors = throttled(logger, "could not accept a connection; still listening", {});
   server.on("error", (error: NodeJS.ErrnoException) => {
     // Before `listen` succeeds, an error (EADDRINUSE) is the caller's to report.

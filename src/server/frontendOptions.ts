@@ -106,6 +106,8 @@ export interface HttpFrontendOptions {
   keepAliveTimeoutMs?: number;
   /** Open connections at once; more are closed as they arrive. Default: `limits.maxConnections`'s. */
   maxConnections?: number;
+  /** Open connections from one client address. Default: `limits.maxConnectionsPerClient`'s. */
+  maxConnectionsPerClient?: number;
   /** Operational log (refusals, listener errors). Default silent. */
   logger?: Logger;
   /** Bodies that could not be delivered (answered to the host already), for the log. */
@@ -140,6 +142,7 @@ export interface ResolvedFrontendOptions {
   readonly requestBodyTimeoutMs: number;
   readonly keepAliveTimeoutMs: number;
   readonly maxConnections: number;
+  readonly maxConnectionsPerClient: number;
   readonly logger: Logger;
   readonly onproblem: HttpFrontendOptions["onproblem"];
 }
@@ -191,6 +194,11 @@ export function resolveFrontendOptions(options: HttpFrontendOptions): ResolvedFr
     ),
     keepAliveTimeoutMs: positive(options.keepAliveTimeoutMs, DEFAULT_LIMITS.keepAliveTimeoutMs, "keepAliveTimeoutMs"),
     maxConnections: positive(options.maxConnections, DEFAULT_LIMITS.maxConnections, "maxConnections"),
+    maxConnectionsPerClient: positive(
+      options.maxConnectionsPerClient,
+      DEFAULT_LIMITS.maxConnectionsPerClient,
+      "maxConnectionsPerClient",
+    ),
     logger: options.logger ?? silentLogger,
     onproblem: options.onproblem,
   };
