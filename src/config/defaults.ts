@@ -107,8 +107,6 @@ export const DEFAULT_LIMITS = Object.freeze({
   keepAliveTimeoutMs: 5_000,
   /** Open HTTP connections (streams, keep-alive, upgrades) at once. */
   maxConnections: 2_000,
-  /** Open connections from one client address; the rest of maxConnections stays for others. */
-  maxConnectionsPerClient: 1_000,
   /** How long an OAuth browser login waits for the redirect back: 5 min. */
   loginTimeoutMs: 5 * 60_000,
   /** One request to an authorization server or metadata URL. */

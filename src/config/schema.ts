@@ -730,10 +730,11 @@ export const ConfigSchema = z
           .number()
           .int()
           .positive()
-          .default(DEFAULT_LIMITS.maxConnectionsPerClient)
+          .optional()
           .describe(
-            "open HTTP connections from one client address (every loopback address is one client); more from it are " +
-              "closed as they arrive, so one client, with or without a token, cannot take every connection",
+            "open HTTP connections from one client address (every loopback address is one client; default: half of " +
+              "maxConnections); more from it are closed as they arrive, so one client, with or without a token, " +
+              "cannot take every connection",
           ),
         hostBufferBytes: z
           .number()

@@ -25,16 +25,33 @@ export class RepeatedProblem {
     private readonly burst = 1,
   ) {}
 
-  happened(): void {
+  /** Returns whether it was reported at once (false: counted, for a later report). */
+  happened(): boolean {
     this.since++;
     const now = this.now();
     if (now - this.intervalStart >= REPEAT_REPORT_MS) {
       this.intervalStart = now;
       this.reportedInInterval = 0;
     }
-    if (this.reportedInInterval >= this.burst) return;
+    if (this.reportedInInterval >= this.burst) return false;
     this.reportedInInterval++;
     this.tell();
+    return true;
+  }
+
+  /**
+   * Reports what was counted once its interval is over, as the next `happened()` would (a timer
+   * calls it, so a count is told though nothing more happens); returns whether some is still
+   * counted, its interval not over yet.
+   */
+  settle(): boolean {
+    if (this.since === 0) return false;
+    const now = this.now();
+    if (now - this.intervalStart < REPEAT_REPORT_MS) return true;
+    this.intervalStart = now;
+    this.reportedInInterval = 1;
+    this.tell();
+    return false;
   }
 
   /** Reports what happened since the last report, if anything; the next is counted for an interval. */

@@ -106,7 +106,7 @@ export interface HttpFrontendOptions {
   keepAliveTimeoutMs?: number;
   /** Open connections at once; more are closed as they arrive. Default: `limits.maxConnections`'s. */
   maxConnections?: number;
-  /** Open connections from one client address. Default: `limits.maxConnectionsPerClient`'s. */
+  /** Open connections from one client address. Default: half of `maxConnections` (`limits.maxConnectionsPerClient`). */
   maxConnectionsPerClient?: number;
   /** Operational log (refusals, listener errors). Default silent. */
   logger?: Logger;
@@ -148,6 +148,7 @@ export interface ResolvedFrontendOptions {
 }
 
 export function resolveFrontendOptions(options: HttpFrontendOptions): ResolvedFrontendOptions {
+  const maxConnections = positive(options.maxConnections, DEFAULT_LIMITS.maxConnections, "maxConnections");
   const origins = new Set<string>();
   for (const origin of options.allowedOrigins ?? []) origins.add(normalizeOrigin(origin) ?? origin);
   return {
@@ -193,10 +194,12 @@ export function resolveFrontendOptions(options: HttpFrontendOptions): ResolvedFr
       "requestBodyTimeoutMs",
     ),
     keepAliveTimeoutMs: positive(options.keepAliveTimeoutMs, DEFAULT_LIMITS.keepAliveTimeoutMs, "keepAliveTimeoutMs"),
-    maxConnections: positive(options.maxConnections, DEFAULT_LIMITS.maxConnections, "maxConnections"),
+    maxConnections,
+    // Half the listener by default: one client cannot take it all, and raising maxConnections
+    // (for many sessions of one client) raises it too.
     maxConnectionsPerClient: positive(
       options.maxConnectionsPerClient,
-      DEFAULT_LIMITS.maxConnectionsPerClient,
+      Math.ceil(maxConnections / 2),
       "maxConnectionsPerClient",
     ),
     logger: options.logger ?? silentLogger,

@@ -148,4 +148,24 @@ describe("operational lines at exit", () => {
       child.kill("SIGKILL");
     }
   });
+
+  it("a server gone quiet after more lines than are logged: their count and last line are logged when the 10 s are over", async () => {
+    const lines = DEFAULT_LIMITS.stderrLinesLogged + 100;
+    const script = `for (let n = 0; n < ${lines}; n++) console.error("early " + n); setInterval(() => {}, 1000);`;
+    const child = spawn(process.execPath, [CLI, "stdio", "--", process.execPath, "-e", script], {
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    let stderr = "";
+    child.stderr.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString("utf8");
+    });
+    try {
+      const told = `"line":"early ${lines - 1}","notLogged":99`;
+      for (let waited = 0; !stderr.includes(told) && waited < 15_000; waited += 250)
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      expect(stderr).toContain(told);
+    } finally {
+      child.kill("SIGKILL");
+    }
+  }, 20_000);
 });

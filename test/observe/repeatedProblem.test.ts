@@ -62,3 +62,27 @@ describe("RepeatedProblem with a burst", () => {
     ]);
   });
 });
+
+describe("RepeatedProblem.settle (a timer's call)", () => {
+  it("tells what was counted once its interval is over, though nothing more happens; the next interval starts with it", () => {
+    let now = 0;
+    const reports: number[] = [];
+    const problem = new RepeatedProblem(
+      (count) => reports.push(count),
+      () => now,
+      2,
+    );
+    const atOnce = Array.from({ length: 5 }, () => problem.happened());
+    expect(atOnce).toEqual([true, true, false, false, false]);
+    now = REPEAT_REPORT_MS / 2;
+    expect(problem.settle()).toBe(true); // still counted: its interval is not over
+    expect(reports).toEqual([1, 1]);
+    now = REPEAT_REPORT_MS;
+    expect(problem.settle()).toBe(false);
+    expect(reports).toEqual([1, 1, 3]);
+    expect(problem.settle()).toBe(false); // nothing left
+    // The interval the report began has room for one more at once (burst 2), then counts.
+    expect([problem.happened(), problem.happened()]).toEqual([true, false]);
+    expect(reports).toEqual([1, 1, 3, 1]);
+  });
+});

@@ -5,6 +5,8 @@
  */
 import { connect, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DEFAULT_LIMITS } from "../../src/config/defaults.js";
+import { resolveFrontendOptions } from "../../src/server/frontendOptions.js";
 import type { ServeProcess } from "../helpers/proxyProcess.js";
 import { FAULT_SERVER, serveConfig, waitForStderr } from "../reliability/helpers.js";
 
@@ -38,6 +40,15 @@ async function halfSent(): Promise<{ socket: Socket; closed: Promise<string> }> 
 }
 
 describe("limits.maxConnectionsPerClient", () => {
+  it("is half of maxConnections unless set: raising maxConnections for one client's many sessions raises it", () => {
+    const base = { serverNames: ["a"], onSession: async () => {}, health: () => ({ status: "ok" as const }) };
+    expect(resolveFrontendOptions(base).maxConnectionsPerClient).toBe(DEFAULT_LIMITS.maxConnections / 2);
+    expect(resolveFrontendOptions({ ...base, maxConnections: 9001 }).maxConnectionsPerClient).toBe(4501);
+    expect(
+      resolveFrontendOptions({ ...base, maxConnections: 9000, maxConnectionsPerClient: 7 }).maxConnectionsPerClient,
+    ).toBe(7);
+  });
+
   it("one more connection from a client holding its share is closed on arrival; one let go makes room", async () => {
     const held = await Promise.all(Array.from({ length: PER_CLIENT }, () => halfSent()));
     try {

@@ -255,7 +255,9 @@ async function serve(
     requestBodyTimeoutMs: config.limits.requestBodyTimeoutMs,
     keepAliveTimeoutMs: config.limits.keepAliveTimeoutMs,
     maxConnections: config.limits.maxConnections,
-    maxConnectionsPerClient: config.limits.maxConnectionsPerClient,
+    ...(config.limits.maxConnectionsPerClient === undefined
+      ? {}
+      : { maxConnectionsPerClient: config.limits.maxConnectionsPerClient }),
     // hostSessions: the listener's count of live host sessions (what limits.maxSessions counts).
     // Without a valid token (when tokens are configured) only the status: errors and counts are
     // the operator's.

@@ -22,7 +22,7 @@ import { StderrTail } from "./stderrTail.js";
 import { type SecretRedactor, secretRedactor } from "../../errors/redact.js";
 import { NormalizerError } from "../../errors/NormalizerError.js";
 import { silentLogger, type Logger } from "../../observe/logger.js";
-import { RepeatedProblem } from "../../observe/repeatedProblem.js";
+import { REPEAT_REPORT_MS, RepeatedProblem } from "../../observe/repeatedProblem.js";
 import { LineSplitter, type OversizedLine } from "../../wire/lineSplitter.js";
 import { JsonLineReader, serializeMessage } from "../lineFraming.js";
 import type { JSONRPCMessage, ProxySendOptions, FramingProblem, UpstreamTransport } from "../types.js";
@@ -107,6 +107,7 @@ export class StdioUpstreamTransport implements UpstreamTransport {
   /** The last stderr line, and how its lines are logged: at once up to the limit in 10 s, then counted. */
   private stderrLast = "";
   private readonly stderrLogged: RepeatedProblem;
+  private stderrSettling: NodeJS.Timeout | undefined;
   private readonly envRedactor: SecretRedactor;
   /** Its `env` values, taken out of its error answers (a server may quote them); undefined when it has none. */
   private readonly envSecrets: (() => Iterable<string | undefined>) | undefined;
@@ -227,6 +228,7 @@ export class StdioUpstreamTransport implements UpstreamTransport {
     stderr.on("end", () => {
       stderrLines.takeRest(stderrSink);
       // The lines counted and not logged, with the last of them (often why it ended).
+      clearTimeout(this.stderrSettling);
       this.stderrLogged.flush();
     });
     // EPIPE after the child died: the exit handler reports the cause, this would only repeat it.
@@ -296,7 +298,17 @@ export class StdioUpstreamTransport implements UpstreamTransport {
     const line = this.envRedactor.any ? this.envRedactor.redact(text) : text;
     this.stderrTail.push(line);
     this.stderrLast = line;
-    this.stderrLogged.happened();
+    if (!this.stderrLogged.happened()) this.settleStderrLater();
+  }
+
+  /** Lines counted, not logged: their count is logged when their interval is over, whatever comes next. */
+  private settleStderrLater(): void {
+    if (this.stderrSettling !== undefined) return;
+    this.stderrSettling = setTimeout(() => {
+      this.stderrSettling = undefined;
+      if (this.stderrLogged.settle()) this.settleStderrLater();
+    }, REPEAT_REPORT_MS);
+    this.stderrSettling.unref();
   }
 
   private stderrOfExit(): Pick<UpstreamExit, "lastStderrLine" | "stderrLineIsLast"> {
