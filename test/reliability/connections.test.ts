@@ -121,7 +121,8 @@ describe("limits.maxConnections", () => {
   it("connections over the cap are closed as they arrive and logged; once others close, clients are served", async () => {
     const serve = await serveConfig({
       mcpServers: fx,
-      limits: { maxConnections: 3, headersTimeoutMs: 30_000, requestBodyTimeoutMs: 30_000 },
+      // All from one client here: its own cap (half of maxConnections by default) raised to the listener's.
+      limits: { maxConnections: 3, maxConnectionsPerClient: 3, headersTimeoutMs: 30_000, requestBodyTimeoutMs: 30_000 },
     });
     const held: Probe[] = [];
     try {

@@ -16,7 +16,6 @@ import { outputTaken, writeFully, type CliIo } from "../io.js";
 import { createObservers, OBSERVE_HELP, OBSERVE_OPTIONS } from "../observers.js";
 import { onReloadSignal, shutdownSignals, type ShutdownSignals } from "../signals.js";
 import { SELECTOR_HELP, SELECTOR_OPTIONS, selectUpstream } from "../upstreamSelector.js";
-import { warnMisspeltKeys } from "../configWarnings.js";
 import { createUpstreamAuths } from "../oauthContext.js";
 import { takeEarlySignals } from "../earlyStart.js";
 import { serverEntry } from "../serverEntry.js";
@@ -113,7 +112,9 @@ async function runSession(
   void signals.first.then((signal) => (stopping = signal));
   const selected = await selectUpstream(values, command, "stdio", io.cwd, io.env, values.name);
   const observers = await createObservers(selected.config, values, io, selected.configFile);
-  warnMisspeltKeys(selected.config, observers.logger);
+  // A config file's keys (from flags there is nothing to misspell, and the schema stays unloaded).
+  if (selected.configFile !== undefined)
+    (await import("../configWarnings.js")).warnMisspeltKeys(selected.config, observers.logger);
   const auths = createUpstreamAuths(io, selected.config, selected.configFile, observers.logger, {
     openBrowser: values["no-browser"] !== true,
   });
