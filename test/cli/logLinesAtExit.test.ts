@@ -17,6 +17,20 @@ const FLOOD_SERVER = join(ROOT, "test", "fixtures", "servers", "stderr-flood-ser
 /** ~3 MB of operational lines: far more than a pipe (64 KiB) and the host's read buffer hold. */
 const FLOOD_LINES = 20_000;
 
+const INITIALIZE = {
+  jsonrpc: "2.0",
+  id: 1,
+  method: "initialize",
+  params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+};
+const INITIALIZED = { jsonrpc: "2.0", method: "notifications/initialized" };
+const FLOOD_CALL = {
+  jsonrpc: "2.0",
+  id: 2,
+  method: "tools/call",
+  params: { name: "flood", arguments: { lines: FLOOD_LINES } },
+};
+
 describe("operational lines at exit", () => {
   it("every line, the last error included, reaches a stderr pipe read only after the proxy exited; stdout carries none", async () => {
     // Every line logged (limits.stderrLinesLogged raised to the flood's size): megabytes of them.
@@ -58,21 +72,11 @@ describe("operational lines at exit", () => {
         });
 
       const initialized = answer(1, 20_000);
-      send({
-        jsonrpc: "2.0",
-        id: 1,
-        method: "initialize",
-        params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
-      });
+      send(INITIALIZE);
       expect(await initialized).toHaveProperty("result");
-      send({ jsonrpc: "2.0", method: "notifications/initialized" });
+      send(INITIALIZED);
       const called = answer(2, 20_000);
-      send({
-        jsonrpc: "2.0",
-        id: 2,
-        method: "tools/call",
-        params: { name: "flood", arguments: { lines: FLOOD_LINES } },
-      });
+      send(FLOOD_CALL);
       // The call is answered with an error once the upstream has died; the proxy then logs its
       // last line and exits. Its stderr has not been read all this time.
       expect(await called).toHaveProperty("error");
@@ -113,19 +117,9 @@ describe("operational lines at exit", () => {
     const closed = new Promise<number | null>((resolve) => child.on("close", resolve));
     try {
       const send = (message: Record<string, unknown>): void => void child.stdin.write(`${JSON.stringify(message)}\n`);
-      send({
-        jsonrpc: "2.0",
-        id: 1,
-        method: "initialize",
-        params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
-      });
-      send({ jsonrpc: "2.0", method: "notifications/initialized" });
-      send({
-        jsonrpc: "2.0",
-        id: 2,
-        method: "tools/call",
-        params: { name: "flood", arguments: { lines: FLOOD_LINES } },
-      });
+      send(INITIALIZE);
+      send(INITIALIZED);
+      send(FLOOD_CALL);
       await Promise.race([
         closed,
         new Promise<never>((_, reject) =>
