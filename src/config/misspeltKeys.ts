@@ -17,12 +17,18 @@ export interface MisspeltKey {
   readonly meant: string;
 }
 
+/**
+ * Keys hosts write in their entries that are a letter or two from one the proxy reads: theirs,
+ * not typos (Gemini CLI's `oauth` block for a remote server).
+ */
+const HOSTS_KEYS = new Set(["oauth"]);
+
 export function misspeltServerKeys(config: Pick<ProxyConfig, "mcpServers">): MisspeltKey[] {
   const found: MisspeltKey[] = [];
   for (const [name, entry] of Object.entries(config.mcpServers)) {
     const known = knownKeysAt(["mcpServers", name]);
     for (const key of Object.keys(entry)) {
-      if (known.includes(key)) continue;
+      if (known.includes(key) || HOSTS_KEYS.has(key)) continue;
       const meant = closestName(key, known);
       if (meant !== undefined) found.push({ key: formatPath(["mcpServers", name, key]), meant });
     }

@@ -733,8 +733,8 @@ export const ConfigSchema = z
           .optional()
           .describe(
             "open HTTP connections from one client address (every loopback address is one client; default: half of " +
-              "maxConnections); more from it are closed as they arrive, so one client, with or without a token, " +
-              "cannot take every connection",
+              "maxConnections, at least 16); more from it are closed as they arrive, so one client, with or " +
+              "without a token, cannot take every connection",
           ),
         hostBufferBytes: z
           .number()

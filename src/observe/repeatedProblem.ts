@@ -41,17 +41,18 @@ export class RepeatedProblem {
 
   /**
    * Reports what was counted once its interval is over, as the next `happened()` would (a timer
-   * calls it, so a count is told though nothing more happens); returns whether some is still
-   * counted, its interval not over yet.
+   * calls it, so a count is told though nothing more happens); returns, while some is still
+   * counted, the ms until its interval is over (when to call again), else undefined.
    */
-  settle(): boolean {
-    if (this.since === 0) return false;
+  settle(): number | undefined {
+    if (this.since === 0) return undefined;
     const now = this.now();
-    if (now - this.intervalStart < REPEAT_REPORT_MS) return true;
+    const left = this.intervalStart + REPEAT_REPORT_MS - now;
+    if (left > 0) return left;
     this.intervalStart = now;
     this.reportedInInterval = 1;
     this.tell();
-    return false;
+    return undefined;
   }
 
   /** Reports what happened since the last report, if anything; the next is counted for an interval. */

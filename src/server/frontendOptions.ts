@@ -195,11 +195,9 @@ export function resolveFrontendOptions(options: HttpFrontendOptions): ResolvedFr
     ),
     keepAliveTimeoutMs: positive(options.keepAliveTimeoutMs, DEFAULT_LIMITS.keepAliveTimeoutMs, "keepAliveTimeoutMs"),
     maxConnections,
-    // Half the listener by default: one client cannot take it all, and raising maxConnections
-    // (for many sessions of one client) raises it too.
     maxConnectionsPerClient: positive(
       options.maxConnectionsPerClient,
-      Math.ceil(maxConnections / 2),
+      defaultConnectionsPerClient(maxConnections),
       "maxConnectionsPerClient",
     ),
     logger: options.logger ?? silentLogger,
@@ -215,6 +213,18 @@ export function normalizeOrigin(origin: string): string | null {
   } catch {
     return null;
   }
+}
+
+/** Connections one client may hold however few the listener takes: a host's streams and requests. */
+export const MIN_CONNECTIONS_PER_CLIENT = 16;
+
+/**
+ * Half the listener by default — one client cannot take it all, and raising `maxConnections`
+ * (for many sessions of one client) raises it too — but never under a host's few connections
+ * (all of a listener smaller than that).
+ */
+export function defaultConnectionsPerClient(maxConnections: number): number {
+  return Math.max(Math.ceil(maxConnections / 2), Math.min(maxConnections, MIN_CONNECTIONS_PER_CLIENT));
 }
 
 function positive(value: number | undefined, fallback: number, name: string): number {

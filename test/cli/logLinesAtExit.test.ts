@@ -162,4 +162,32 @@ describe("operational lines at exit", () => {
       child.kill("SIGKILL");
     }
   }, 20_000);
+
+  it("an upstream that ends while its stderr stays open (it closed stdout; a child holds the pipe): the count is told before its end", async () => {
+    const script =
+      'for (let n = 0; n < 10; n++) console.error("line " + n); require("node:fs").closeSync(1); setInterval(() => {}, 1000);';
+    const config = join(tempDir("mcpn-exit-lines-"), "proxy.config.json");
+    writeFileSync(
+      config,
+      JSON.stringify({
+        mcpServers: { s: { command: process.execPath, args: ["-e", script] } },
+        limits: { stderrLinesLogged: 3 },
+      }),
+    );
+    const child = spawn(process.execPath, [CLI, "stdio", "--config", config], { stdio: ["pipe", "pipe", "pipe"] });
+    let stderr = "";
+    child.stderr.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString("utf8");
+    });
+    try {
+      child.stdin.write(`${JSON.stringify(INITIALIZE)}\n`);
+      for (let waited = 0; !stderr.includes("upstream ended") && waited < 15_000; waited += 100)
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      const told = stderr.indexOf('"line":"line 9","notLogged":6');
+      expect(told).toBeGreaterThan(-1);
+      expect(told).toBeLessThan(stderr.indexOf("upstream ended"));
+    } finally {
+      child.kill("SIGKILL");
+    }
+  }, 20_000);
 });

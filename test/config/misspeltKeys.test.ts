@@ -42,16 +42,23 @@ describe("misspelt keys in a server entry", () => {
         },
         cursor: { type: "stdio", command: "node", envFile: ".env" },
         remote: { type: "http", url: "https://example.com/mcp", headers: {} },
+        gemini: { httpUrl: "https://example.com/mcp", url: "https://example.com/mcp", oauth: {}, trust: true },
       }),
     ).toEqual([]);
   });
 
-  it("stdio logs each at warn, and the server runs", async () => {
+  it("stdio logs each of the entry it runs at warn (another entry's are not its to tell), and the server runs", async () => {
     const config = join(tempDir("mcpn-misspelt-"), "proxy.config.json");
-    writeFileSync(config, JSON.stringify({ mcpServers: { a: { command: process.execPath, argz: ["x"] } } }));
-    const run = await runCli(["stdio", "--config", config], { input: "" });
+    writeFileSync(
+      config,
+      JSON.stringify({
+        mcpServers: { a: { command: process.execPath, argz: ["x"] }, b: { command: process.execPath, evn: {} } },
+      }),
+    );
+    const run = await runCli(["stdio", "--config", config, "--server", "a"], { input: "" });
     expect(run.stderr).toMatch(
       /"level":"warn".*"key":"\$\.mcpServers\.a\.argz".*config key not read, did you mean \\"args\\"\?/,
     );
+    expect(run.stderr).not.toContain("mcpServers.b");
   });
 });

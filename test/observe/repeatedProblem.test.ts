@@ -75,12 +75,12 @@ describe("RepeatedProblem.settle (a timer's call)", () => {
     const atOnce = Array.from({ length: 5 }, () => problem.happened());
     expect(atOnce).toEqual([true, true, false, false, false]);
     now = REPEAT_REPORT_MS / 2;
-    expect(problem.settle()).toBe(true); // still counted: its interval is not over
+    expect(problem.settle()).toBe(REPEAT_REPORT_MS / 2); // still counted: the ms its interval has left
     expect(reports).toEqual([1, 1]);
     now = REPEAT_REPORT_MS;
-    expect(problem.settle()).toBe(false);
+    expect(problem.settle()).toBeUndefined();
     expect(reports).toEqual([1, 1, 3]);
-    expect(problem.settle()).toBe(false); // nothing left
+    expect(problem.settle()).toBeUndefined(); // nothing left
     // The interval the report began has room for one more at once (burst 2), then counts.
     expect([problem.happened(), problem.happened()]).toEqual([true, false]);
     expect(reports).toEqual([1, 1, 3, 1]);

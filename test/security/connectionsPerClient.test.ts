@@ -40,10 +40,12 @@ async function halfSent(): Promise<{ socket: Socket; closed: Promise<string> }> 
 }
 
 describe("limits.maxConnectionsPerClient", () => {
-  it("is half of maxConnections unless set: raising maxConnections for one client's many sessions raises it", () => {
+  it("is half of maxConnections unless set, at least 16 (all of a smaller listener)", () => {
     const base = { serverNames: ["a"], onSession: async () => {}, health: () => ({ status: "ok" as const }) };
     expect(resolveFrontendOptions(base).maxConnectionsPerClient).toBe(DEFAULT_LIMITS.maxConnections / 2);
     expect(resolveFrontendOptions({ ...base, maxConnections: 9001 }).maxConnectionsPerClient).toBe(4501);
+    expect(resolveFrontendOptions({ ...base, maxConnections: 20 }).maxConnectionsPerClient).toBe(16);
+    expect(resolveFrontendOptions({ ...base, maxConnections: 2 }).maxConnectionsPerClient).toBe(2);
     expect(
       resolveFrontendOptions({ ...base, maxConnections: 9000, maxConnectionsPerClient: 7 }).maxConnectionsPerClient,
     ).toBe(7);

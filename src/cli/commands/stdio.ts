@@ -112,9 +112,13 @@ async function runSession(
   void signals.first.then((signal) => (stopping = signal));
   const selected = await selectUpstream(values, command, "stdio", io.cwd, io.env, values.name);
   const observers = await createObservers(selected.config, values, io, selected.configFile);
-  // A config file's keys (from flags there is nothing to misspell, and the schema stays unloaded).
+  // The keys of the entry it runs, from a config file (from flags there is nothing to misspell,
+  // and the schema stays unloaded; other entries are other proxies' to tell).
   if (selected.configFile !== undefined)
-    (await import("../configWarnings.js")).warnMisspeltKeys(selected.config, observers.logger);
+    (await import("../configWarnings.js")).warnMisspeltKeys(
+      { mcpServers: { [selected.name]: selected.server } },
+      observers.logger,
+    );
   const auths = createUpstreamAuths(io, selected.config, selected.configFile, observers.logger, {
     openBrowser: values["no-browser"] !== true,
   });

@@ -227,9 +227,7 @@ export class StdioUpstreamTransport implements UpstreamTransport {
     stderr.on("data", (chunk: Buffer) => stderrLines.push(chunk, stderrSink));
     stderr.on("end", () => {
       stderrLines.takeRest(stderrSink);
-      // The lines counted and not logged, with the last of them (often why it ended).
-      clearTimeout(this.stderrSettling);
-      this.stderrLogged.flush();
+      this.flushStderr();
     });
     // EPIPE after the child died: the exit handler reports the cause, this would only repeat it.
     stdin.on("error", (error) => this.logger.debug("upstream stdin error", { error: error.message }));
@@ -302,13 +300,21 @@ export class StdioUpstreamTransport implements UpstreamTransport {
   }
 
   /** Lines counted, not logged: their count is logged when their interval is over, whatever comes next. */
-  private settleStderrLater(): void {
-    if (this.stderrSettling !== undefined) return;
+  private settleStderrLater(ms = REPEAT_REPORT_MS): void {
+    if (this.stderrSettling !== undefined || this.closeReported) return;
     this.stderrSettling = setTimeout(() => {
       this.stderrSettling = undefined;
-      if (this.stderrLogged.settle()) this.settleStderrLater();
-    }, REPEAT_REPORT_MS);
+      const left = this.stderrLogged.settle();
+      if (left !== undefined) this.settleStderrLater(left);
+    }, ms);
     this.stderrSettling.unref();
+  }
+
+  /** The lines counted and not logged, with the last of them (often why it ended): told now. */
+  private flushStderr(): void {
+    clearTimeout(this.stderrSettling);
+    this.stderrSettling = undefined;
+    this.stderrLogged.flush();
   }
 
   private stderrOfExit(): Pick<UpstreamExit, "lastStderrLine" | "stderrLineIsLast"> {
@@ -412,6 +418,9 @@ export class StdioUpstreamTransport implements UpstreamTransport {
 
   private finish(): void {
     if (this.closeReported) return;
+    // Told before the end is reported: its pipe may outlive it (a grandchild holding it) or be
+    // destroyed with no end event.
+    this.flushStderr();
     this.closeReported = true;
     this.closed = true;
     this.onclose?.();
