@@ -163,9 +163,12 @@ describe("operational lines at exit", () => {
     }
   }, 20_000);
 
-  it("an upstream that ends while its stderr stays open (it closed stdout; a child holds the pipe): the count is told before its end", async () => {
+  it("an upstream that ends while its stderr stays open (it closed stdout): the count is told before its end, nothing after it", async () => {
+    // Ended for closing its stdout, it prints more as it goes (on SIGTERM): not logged after its end.
     const script =
-      'for (let n = 0; n < 10; n++) console.error("line " + n); require("node:fs").closeSync(1); setInterval(() => {}, 1000);';
+      'for (let n = 0; n < 10; n++) console.error("line " + n); require("node:fs").closeSync(1); ' +
+      'process.on("SIGTERM", () => { for (let n = 0; n < 6; n++) console.error("term " + n); ' +
+      "setTimeout(() => process.exit(0), 200); }); setInterval(() => {}, 1000);";
     const config = join(tempDir("mcpn-exit-lines-"), "proxy.config.json");
     writeFileSync(
       config,
@@ -183,9 +186,12 @@ describe("operational lines at exit", () => {
       child.stdin.write(`${JSON.stringify(INITIALIZE)}\n`);
       for (let waited = 0; !stderr.includes("upstream ended") && waited < 15_000; waited += 100)
         await new Promise((resolve) => setTimeout(resolve, 100));
+      // Its SIGTERM comes after the end: time for what it prints then to arrive.
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
       const told = stderr.indexOf('"line":"line 9","notLogged":6');
       expect(told).toBeGreaterThan(-1);
       expect(told).toBeLessThan(stderr.indexOf("upstream ended"));
+      expect(stderr.slice(stderr.indexOf("upstream ended"))).not.toContain("upstream stderr");
     } finally {
       child.kill("SIGKILL");
     }

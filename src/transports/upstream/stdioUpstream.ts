@@ -22,7 +22,7 @@ import { StderrTail } from "./stderrTail.js";
 import { type SecretRedactor, secretRedactor } from "../../errors/redact.js";
 import { NormalizerError } from "../../errors/NormalizerError.js";
 import { silentLogger, type Logger } from "../../observe/logger.js";
-import { REPEAT_REPORT_MS, RepeatedProblem } from "../../observe/repeatedProblem.js";
+import { RepeatedProblem } from "../../observe/repeatedProblem.js";
 import { LineSplitter, type OversizedLine } from "../../wire/lineSplitter.js";
 import { JsonLineReader, serializeMessage } from "../lineFraming.js";
 import type { JSONRPCMessage, ProxySendOptions, FramingProblem, UpstreamTransport } from "../types.js";
@@ -227,7 +227,7 @@ export class StdioUpstreamTransport implements UpstreamTransport {
     stderr.on("data", (chunk: Buffer) => stderrLines.push(chunk, stderrSink));
     stderr.on("end", () => {
       stderrLines.takeRest(stderrSink);
-      this.flushStderr();
+      if (!this.closeReported) this.flushStderr();
     });
     // EPIPE after the child died: the exit handler reports the cause, this would only repeat it.
     stdin.on("error", (error) => this.logger.debug("upstream stdin error", { error: error.message }));
@@ -295,18 +295,24 @@ export class StdioUpstreamTransport implements UpstreamTransport {
     // A server may print what it was given (`env` values): never logged, nor quoted in an error.
     const line = this.envRedactor.any ? this.envRedactor.redact(text) : text;
     this.stderrTail.push(line);
+    // Its end told (its last lines with it), what a child still prints is not logged after it.
+    if (this.closeReported) return;
     this.stderrLast = line;
     if (!this.stderrLogged.happened()) this.settleStderrLater();
   }
 
-  /** Lines counted, not logged: their count is logged when their interval is over, whatever comes next. */
-  private settleStderrLater(ms = REPEAT_REPORT_MS): void {
+  /**
+   * Lines counted, not logged: their count is logged when their interval is over, whatever comes
+   * next (`settle()` tells it when due, else says how long is left).
+   */
+  private settleStderrLater(): void {
     if (this.stderrSettling !== undefined || this.closeReported) return;
+    const left = this.stderrLogged.settle();
+    if (left === undefined) return;
     this.stderrSettling = setTimeout(() => {
       this.stderrSettling = undefined;
-      const left = this.stderrLogged.settle();
-      if (left !== undefined) this.settleStderrLater(left);
-    }, ms);
+      this.settleStderrLater();
+    }, left);
     this.stderrSettling.unref();
   }
 

@@ -91,6 +91,31 @@ describe("StdioUpstreamTransport with fixture children", () => {
     expect(JSON.stringify(logLines)).toContain("FIXTURE_SECRET");
   });
 
+  it("stderr past stderrLinesLogged: counted, told with the last line before its end, nothing logged after its end", async () => {
+    // It closes its stdout (the transport ends it) and prints more as it goes (on SIGTERM).
+    const script =
+      'for (let n = 0; n < 10; n++) console.error("line " + n); require("node:fs").closeSync(1); ' +
+      'process.on("SIGTERM", () => { for (let n = 0; n < 6; n++) console.error("term " + n); ' +
+      "setTimeout(() => process.exit(0), 200); }); setInterval(() => {}, 1000);";
+    const { transport, logLines } = await startStdio({ args: ["-e", script], stderrLinesLogged: 3 });
+    const ended = new Promise<number>((resolve) => {
+      transport.onclose = () => resolve(logLines.length);
+    });
+    const linesAtEnd = await Promise.race([
+      ended,
+      new Promise<never>((_, reject) => setTimeout(() => reject(new Error("not ended within 10 s")), 10_000)),
+    ]);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const stderrLines = logLines.filter((l) => l.msg === "upstream stderr");
+    expect(stderrLines.map((l) => [l.line, l.notLogged])).toEqual([
+      ["line 0", undefined],
+      ["line 1", undefined],
+      ["line 2", undefined],
+      ["line 9", 6],
+    ]);
+    expect(logLines.slice(linesAtEnd).filter((l) => l.msg === "upstream stderr")).toEqual([]);
+  });
+
   it("reports a banner line on stdout as a problem, logs stderr, and the session goes on", async () => {
     const { transport, got, logLines } = await startStdio({ args: [ECHO_SERVER, "--banner"] });
     const problem = await got.nextProblem();
