@@ -184,11 +184,8 @@ export function validateConfig(raw: unknown, file: string): ProxyConfig {
  */
 function givenAt(raw: unknown, path: ReadonlyArray<PropertyKey>, text: string): string {
   if (!/^(Too (big|small)|Invalid input: expected)/.test(text)) return "";
-  let value: unknown = raw;
-  for (const key of path) {
-    if (typeof value !== "object" || value === null || !Object.hasOwn(value, key)) return "";
-    value = (value as Record<PropertyKey, unknown>)[key];
-  }
+  const value = valueAt(raw, path);
+  if (value === undefined) return "";
   if (/received \w+$/.test(text)) return ""; // the type is already named
   if (typeof value === "number" || typeof value === "boolean" || value === null) return `, got ${String(value)}`;
   return typeof value === "string"
@@ -207,17 +204,26 @@ function givenAt(raw: unknown, path: ReadonlyArray<PropertyKey>, text: string): 
  */
 function misspeltKeyIn(raw: unknown, path: ReadonlyArray<PropertyKey>, text: string): string {
   if (!text.startsWith(NEITHER_COMMAND_NOR_URL)) return "";
-  let entry: unknown = raw;
-  for (const key of path) {
-    if (typeof entry !== "object" || entry === null || !Object.hasOwn(entry, key)) return "";
-    entry = (entry as Record<PropertyKey, unknown>)[key];
-  }
+  const entry = valueAt(raw, path);
   if (typeof entry !== "object" || entry === null) return "";
   for (const key of Object.keys(entry)) {
     const meant = closestName(key, ["command", "url"]);
     if (meant !== undefined) return `; ${JSON.stringify(key)} is no key here (did you mean ${JSON.stringify(meant)}?)`;
   }
   return "";
+}
+
+/**
+ * What stands at `path` in a parsed JSON value, its own members only; undefined when nothing
+ * does (no JSON value is undefined).
+ */
+function valueAt(raw: unknown, path: ReadonlyArray<PropertyKey>): unknown {
+  let value = raw;
+  for (const key of path) {
+    if (typeof value !== "object" || value === null || !Object.hasOwn(value, key)) return undefined;
+    value = (value as Record<PropertyKey, unknown>)[key];
+  }
+  return value;
 }
 
 /** The path of the first own `__proto__` key in a parsed JSON value, if any. */

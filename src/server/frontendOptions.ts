@@ -216,14 +216,14 @@ export function normalizeOrigin(origin: string): string | null {
 }
 
 /** Connections one client may hold however few the listener takes: a host's streams and requests. */
-export const MIN_CONNECTIONS_PER_CLIENT = 16;
+const MIN_CONNECTIONS_PER_CLIENT = 16;
 
 /**
  * Half the listener by default — one client cannot take it all, and raising `maxConnections`
  * (for many sessions of one client) raises it too — but never under a host's few connections
  * (all of a listener smaller than that).
  */
-export function defaultConnectionsPerClient(maxConnections: number): number {
+function defaultConnectionsPerClient(maxConnections: number): number {
   return Math.max(Math.ceil(maxConnections / 2), Math.min(maxConnections, MIN_CONNECTIONS_PER_CLIENT));
 }
 

@@ -67,7 +67,7 @@ function idHintOf(text: string): IdHint | undefined {
   }
 }
 
-export function excerptOf(bytes: Buffer): string {
+function excerptOf(bytes: Buffer): string {
   return bytes
     .subarray(0, EXCERPT_CHARS * 4)
     .toString("utf8")
@@ -268,7 +268,7 @@ function answeredId(text: string): string | number | undefined {
  * peer's ids may equal ours): only a message whose start shows it to be an answer is taken for
  * one. (A response's members before its result are scalars: its start shows it.)
  */
-export function mayAskAtHead(head: string): boolean {
+function mayAskAtHead(head: string): boolean {
   const top = topLevelOf(Buffer.from(head));
   return top.method || !top.answers;
 }

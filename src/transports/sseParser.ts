@@ -22,7 +22,7 @@ import {
   OVERSIZED_TAIL_BYTES,
   type OversizedLine,
 } from "../wire/lineSplitter.js";
-import { mayAskAtHead, excerptOf, jsonRpcIdHint } from "./lineFraming.js";
+import { oversizedProblem } from "./lineFraming.js";
 
 export interface SseEvent {
   /** The `event:` field; "message" when absent. */
@@ -44,6 +44,8 @@ export interface SseProblem {
   readonly idText?: string;
   /** The data's start names a method: the peer's own request or notification (lineFraming.ts). */
   readonly asks?: boolean;
+  /** The data's start shows an answer (a top-level `result` or `error`). */
+  readonly answers?: boolean;
   readonly excerpt: string;
 }
 
@@ -206,18 +208,9 @@ export class SseParser {
     this.dataBytes = 0;
     this.skipping = undefined;
     if (skipping) {
-      const head = skipping.head.toString("utf8");
-      const id = jsonRpcIdHint(head, skipping.tail.toString("utf8"));
-      this.out.push({
-        problem: {
-          kind: skipping.kind,
-          type,
-          bytes,
-          ...id,
-          ...(mayAskAtHead(head) ? { asks: true } : {}),
-          excerpt: excerptOf(skipping.head),
-        },
-      });
+      // Known by its ends as any message too large to keep is; not UTF-8, it says so.
+      const ends = oversizedProblem({ bytes, head: skipping.head, tail: skipping.tail });
+      this.out.push({ problem: { ...ends, kind: skipping.kind, type } });
       return;
     }
     // No data field: nothing is dispatched (WHATWG: "If the data buffer is an empty string…").

@@ -9,7 +9,7 @@ import type { SpillStore } from "./spillStore.js";
 import { isSpillUri, parseSpillUri } from "./spillUri.js";
 
 /** Page ids remembered (the oldest forgotten first). */
-export const UPSTREAM_PAGES_KEPT = 256;
+const UPSTREAM_PAGES_KEPT = 256;
 
 export class UpstreamPages {
   private readonly ids = new Set<string>();

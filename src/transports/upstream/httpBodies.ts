@@ -17,8 +17,10 @@ import { withStart } from "../../wire/lineSplitter.js";
 export const ERROR_BODY_EXCERPT_BYTES = 2048;
 
 /**
- * Reads an SSE body to its end, calling `onEvent` for each event. Resolves at end of stream.
- * `gate`, when given, is passed before each read (see HttpFlowControl).
+ * Reads an SSE body to its end, calling `onEvent` for each event, and `onProblem` for each
+ * `message` event that could not be read (too large, not UTF-8: an event of another type is no
+ * message, whatever its size, and answers nothing). Resolves at end of stream. `gate`, when
+ * given, is passed before each read (see HttpFlowControl).
  */
 export async function readSseBody(
   body: BodyStreamLike,
@@ -39,8 +41,9 @@ export async function readSseBody(
       const items = done ? parser.end() : parser.push(value);
       for (const item of items) {
         if (item.event) handlers.onEvent(item.event);
-        else if (item.problem) handlers.onProblem(item.problem);
-        else handlers.onRetry?.(item.retry);
+        else if (item.problem) {
+          if (item.problem.type === "message") handlers.onProblem(item.problem);
+        } else handlers.onRetry?.(item.retry);
       }
       if (done) return;
     }

@@ -151,10 +151,7 @@ export class SseUpstreamTransport implements UpstreamTransport {
           const framed = framedFromEvent(event, this.options.maxMessageNodes);
           if (framed) deliverFramed(this, framed, this.sentSecrets);
         },
-        onProblem: (problem) => {
-          // An event of another type is no message (as above), whatever its size: it answers nothing.
-          if (problem.type === "message") this.onproblem?.(withoutSecrets(framingProblemOf(problem), this.sentSecrets));
-        },
+        onProblem: (problem) => this.onproblem?.(withoutSecrets(framingProblemOf(problem), this.sentSecrets)),
       },
       this.abort.signal,
       this.flow.gate,

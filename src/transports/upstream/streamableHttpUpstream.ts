@@ -795,10 +795,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
           cursor.events++;
           this.deliver(framed, pending, arrays, carrier);
         },
-        onProblem: (problem) => {
-          // An event of another type is no message (as above), whatever its size: it answers nothing.
-          if (problem.type === "message") this.deliver({ problem: framingProblemOf(problem) }, pending, arrays);
-        },
+        onProblem: (problem) => this.deliver({ problem: framingProblemOf(problem) }, pending, arrays),
         onRetry: (ms) => (cursor.retryMs = ms),
       },
       signal,
