@@ -18,8 +18,12 @@ const FIXED: Record<string, Route> = {
   "/report": { kind: "report" },
 };
 
-/** `url` is the request target (`/mcp/name?x=y`); `path` comes back without the query. */
-export function route(url: string, serverNames: ReadonlySet<string>): { path: string; route: Route } {
+/**
+ * `target` is the request target (`/mcp/name?x=y`, or in absolute form `http://host/mcp/name?x=y`,
+ * which a server must take as well); `path` comes back without the query or the scheme and authority.
+ */
+export function route(target: string, serverNames: ReadonlySet<string>): { path: string; route: Route } {
+  const url = originForm(target);
   const query = url.indexOf("?");
   const path = query === -1 ? url : url.slice(0, query);
   const fixed = FIXED[path];
@@ -35,6 +39,15 @@ export function route(url: string, serverNames: ReadonlySet<string>): { path: st
     return { path, route: { kind, server, sessionId: params.get("sessionId") } };
   }
   return { path, route: { kind: kind as "mcp" | "sse" | "ws", server } };
+}
+
+/** The path and query of an absolute-form target; an origin-form one as it is. */
+function originForm(target: string): string {
+  if (target.startsWith("/")) return target;
+  const authority = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i.exec(target);
+  if (authority === null) return target;
+  const rest = target.slice(authority[0].length);
+  return rest.startsWith("/") ? rest : `/${rest}`;
 }
 
 function onlyServer(serverNames: ReadonlySet<string>): string | undefined {

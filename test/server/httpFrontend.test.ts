@@ -123,6 +123,35 @@ describe("routes", () => {
     controller.abort();
   });
 
+  it("routes a request target in absolute form (RFC 9112 §3.2.2) as its path: probes, the door and sessions alike", async () => {
+    const r = await start({ bearerTokens: ["s3cret"], health: async () => ({ status: "ok" }) });
+    const send = (target: string, method: string, headers: Record<string, string>, body?: string) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const req = request({ host: "127.0.0.1", port: r.port, method, path: target, headers }, (res) => {
+          let text = "";
+          res.setEncoding("utf8");
+          res.on("data", (chunk: string) => (text += chunk));
+          res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text }));
+        });
+        req.on("error", reject);
+        req.end(body);
+      });
+    const origin = `http://127.0.0.1:${r.port}`;
+    expect(await send(`${origin}/healthz`, "GET", {})).toEqual({ status: 200, body: '{"status":"ok"}' });
+    expect((await send(`${origin}/healthz?probe=1`, "GET", {})).status).toBe(200);
+    const posted = { "content-type": "application/json", accept: "application/json, text/event-stream" };
+    expect((await send(`${origin}/mcp/demo`, "POST", posted, JSON.stringify(INIT))).status).toBe(401);
+    const served = await send(
+      `${origin}/mcp/demo`,
+      "POST",
+      { ...posted, authorization: "Bearer s3cret" },
+      JSON.stringify(INIT),
+    );
+    expect(served.status).toBe(200);
+    expect(served.body).toContain('"protocolVersion"');
+    expect((await send(`${origin}/nope`, "GET", { authorization: "Bearer s3cret" })).status).toBe(404);
+  });
+
   it("routes percent-encoded server names", async () => {
     const r = await start({ serverNames: ["my server"] });
     expect(
