@@ -21,15 +21,20 @@ import type { ReportAggregator } from "./aggregate.js";
 /** Default longest log line read, in bytes (a normalization record is a few hundred); longer ones are malformed. */
 export const DEFAULT_MAX_LOG_LINE_BYTES = 1024 * 1024;
 
-/** `-` (stdin), file paths and glob patterns → the sources to read, in order, each once. */
+/**
+ * `-` (stdin), file paths and glob patterns → the sources to read, in order, each once: a file
+ * named twice, or reached again through a link (`current.jsonl` → today's log), is read under its
+ * first name only.
+ */
 export async function expandLogSources(args: readonly string[], cwd: string): Promise<string[]> {
   if (args.length === 0)
     throw new NormalizerError("USAGE", "report: name at least one log (LOG.jsonl…, a glob, or - for stdin)");
   const out: string[] = [];
   const seen = new Set<string>();
   const add = (source: string): void => {
-    if (!seen.has(source)) {
-      seen.add(source);
+    const key = identity(source);
+    if (!seen.has(key)) {
+      seen.add(key);
       out.push(source);
     }
   };
@@ -57,6 +62,17 @@ export async function expandLogSources(args: readonly string[], cwd: string): Pr
     for (const match of matches) add(match);
   }
   return out;
+}
+
+/** The file a path names, by device and inode; a pipe or a device (each read is its own) by its path. */
+function identity(source: string): string {
+  if (source === "-") return source;
+  try {
+    const stats = statSync(source);
+    return stats.isFile() ? `file:${stats.dev}:${stats.ino}` : `path:${source}`;
+  } catch {
+    return `path:${source}`;
+  }
 }
 
 /** What a path names: a log (a file, a pipe, a device), a folder, or nothing. */

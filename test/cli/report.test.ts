@@ -6,7 +6,16 @@
  */
 import { testPolicy } from "../helpers/policy.js";
 import { spawn } from "node:child_process";
-import { copyFileSync, createWriteStream, existsSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  copyFileSync,
+  createWriteStream,
+  existsSync,
+  linkSync,
+  mkdirSync,
+  readFileSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -239,6 +248,18 @@ describe("mcp-normalizer report", () => {
     const all = await reportJson(["-", "logs/**/*", logFile], readFileSync(logFile));
     // logFile is named twice (by the glob and by name) and read once.
     expect(all.model.totals.entries).toBe(4 * once.entries);
+  });
+
+  it("a log reached through a link (logs/current.jsonl -> today's) is read once, under its first name", async () => {
+    const linked = join(dir, "linked");
+    mkdirSync(linked);
+    copyFileSync(logFile, join(linked, "2026-12-06.jsonl"));
+    symlinkSync("2026-12-06.jsonl", join(linked, "current.jsonl"));
+    linkSync(join(linked, "2026-12-06.jsonl"), join(linked, "hard.jsonl"));
+    const once = sums(expected);
+    const { model } = await reportJson(["linked/*.jsonl", join(linked, "current.jsonl")]);
+    expect(model.totals).toMatchObject(once);
+    expect(model.source.files).toEqual([join(linked, "2026-12-06.jsonl")]);
   });
 
   it("a corrupt gzip stream is reported as malformed after the lines it gave", async () => {
