@@ -32,6 +32,8 @@ export const DEFAULT_LIMITS = Object.freeze({
   maxMessageBytes: 256 * 1024 * 1024,
   /** Entries whose text/blob is longer pass untouched: 256 MiB. */
   maxNormalizeBytes: 256 * 1024 * 1024,
+  /** Bytes charset detection reads over one message's entries: eight full samples of 8 KiB. */
+  charsetDetectionBytes: 64 * 1024,
   requestTimeoutMs: 300_000,
   /**
    * An upstream that has not answered a session's first `initialize` in this time failed to start:

@@ -26,6 +26,7 @@ export function policyOptionsFor(
   return {
     ...DEFAULT_NORMALIZE,
     maxNormalizeBytes: config.limits.maxNormalizeBytes,
+    charsetDetectionBytes: config.limits.charsetDetectionBytes,
     ...withoutFitKeys(globalSettings),
     ...withoutFitKeys(ownSettings),
     rules,
@@ -44,10 +45,16 @@ function withoutFitKeys<T extends object>(settings: T): Omit<T, "images" | "embe
 
 /**
  * Settings given in code (the library's decorator, the `normalize` command) made complete: what
- * they leave out takes the config's defaults, `maxNormalizeBytes` the default of its limit.
+ * they leave out takes the config's defaults, `maxNormalizeBytes` and `charsetDetectionBytes` the
+ * defaults of their limits.
  */
 export function completePolicyOptions(input: PolicyInput = {}): PolicyOptions {
-  return { ...DEFAULT_NORMALIZE, maxNormalizeBytes: DEFAULT_LIMITS.maxNormalizeBytes, ...withoutUndefined(input) };
+  return {
+    ...DEFAULT_NORMALIZE,
+    maxNormalizeBytes: DEFAULT_LIMITS.maxNormalizeBytes,
+    charsetDetectionBytes: DEFAULT_LIMITS.charsetDetectionBytes,
+    ...withoutUndefined(input),
+  };
 }
 
 function withoutUndefined<T extends object>(value: T): Partial<T> {

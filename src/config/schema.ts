@@ -430,6 +430,16 @@ export const ConfigSchema = z
             "entries whose text/blob string is longer than this many UTF-8 bytes pass untouched (normalization size " +
               "threshold)",
           ),
+        charsetDetectionBytes: z
+          .number()
+          .int()
+          .nonnegative()
+          .default(DEFAULT_LIMITS.charsetDetectionBytes)
+          .describe(
+            "bytes charset detection reads over one message's entries, in all (each guess reads up to 8 KiB of " +
+              "an entry); entries past it keep their bytes, with the reason in their record, so a result of " +
+              "thousands of legacy-charset entries cannot hold the proxy's thread for seconds; 0 turns detection off",
+          ),
         requestTimeoutMs: z
           .number()
           .int()

@@ -60,14 +60,42 @@ export const DETECT_SAMPLE_BYTES = 8 * 1024;
 /** U+0080–U+009F: C1 controls, what a Latin-1 guess makes of bytes that were not Latin-1. */
 const C1_CONTROL = /[\u0080-\u009f]/;
 
+/**
+ * What charset detection may still read for one message (`limits.charsetDetectionBytes`): each
+ * guess takes the bytes chardet reads, and a guess that would take more than is left is not made.
+ * Detection is the engine's costliest step per byte, and a result of thousands of small entries
+ * would otherwise hold the proxy's one thread for as many guesses.
+ */
+export class DetectionBudget {
+  constructor(
+    readonly total: number,
+    private left: number = total,
+  ) {}
+
+  /** Takes `bytes` from what is left; false (and nothing taken) when they do not fit. */
+  take(bytes: number): boolean {
+    if (bytes > this.left) return false;
+    this.left -= bytes;
+    return true;
+  }
+}
+
+/** No budget: every guess is made (a single entry, or a caller that set none). */
+export const UNLIMITED_DETECTION = new DetectionBudget(Number.POSITIVE_INFINITY);
+
 export type Detection =
   | { readonly detected: true; readonly charset: string; readonly confidence: number; readonly text: string }
   | { readonly detected: false; readonly why: string };
 
-export function detectCharset(bytes: Uint8Array): Detection {
+export function detectCharset(bytes: Uint8Array, budget: DetectionBudget = UNLIMITED_DETECTION): Detection {
   if (bytes.length < DETECT_MIN_BYTES)
     return { detected: false, why: `${bytes.length} bytes are too few to detect a charset (${DETECT_MIN_BYTES})` };
   const sample = bytes.length > DETECT_SAMPLE_BYTES ? bytes.subarray(0, DETECT_SAMPLE_BYTES) : bytes;
+  if (!budget.take(sample.length))
+    return {
+      detected: false,
+      why: `charset not guessed: this message's entries used limits.charsetDetectionBytes (${budget.total})`,
+    };
   let best: { name: string; confidence: number } | undefined;
   try {
     best = chardet().analyse(sample)[0];

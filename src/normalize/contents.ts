@@ -1,4 +1,5 @@
 import type { ChangeRecord } from "./change.js";
+import type { DetectionBudget } from "./charsetDetection.js";
 import { normalizeResourceEntry } from "./entry.js";
 import { mapChanged } from "./objects.js";
 import type { Policy } from "./policy.js";
@@ -10,11 +11,16 @@ export interface NormalizedContents {
 }
 
 /** A `resources/read` `contents[]` array. Anything that is not an array passes through. */
-export function normalizeContents(contents: unknown, policy: Policy, path = "contents"): NormalizedContents {
+export function normalizeContents(
+  contents: unknown,
+  policy: Policy,
+  path = "contents",
+  budget: DetectionBudget = policy.detectionBudget(),
+): NormalizedContents {
   if (!Array.isArray(contents)) return { contents, changes: [] };
   const changes: ChangeRecord[] = [];
   const out = mapChanged(contents, (entry, index) => {
-    const result = normalizeResourceEntry(entry, policy, `${path}[${index}]`);
+    const result = normalizeResourceEntry(entry, policy, `${path}[${index}]`, budget);
     if (result.record !== null) changes.push(result.record);
     return result.entry;
   });

@@ -13,7 +13,7 @@ import {
   isUtf8Family,
   isWideCharset,
 } from "./charset.js";
-import { detectCharset } from "./charsetDetection.js";
+import { type DetectionBudget, detectCharset } from "./charsetDetection.js";
 import { getParam, parseMediaType, withEssence, withParam, withoutParam, type MediaType } from "./mediaType.js";
 import { isGenericType, isTextualType, typeFromUri } from "./mimeTables.js";
 import type { ResolvedPolicy } from "./policy.js";
@@ -51,6 +51,8 @@ export interface BytesContext {
   readonly declared: MediaType | null;
   readonly uri: unknown;
   readonly policy: ResolvedPolicy;
+  /** What detection may still read for the message this entry is in. */
+  readonly budget: DetectionBudget;
 }
 
 const TEXT_PLAIN = parseMediaType("text/plain")!;
@@ -189,7 +191,7 @@ export function decideBytes(bytes: Buffer, ctx: BytesContext): BytesDecision {
   // Textual bytes that declare no charset and are not UTF-8: the charset is guessed, and the
   // guess is used only when confident and exact; otherwise the blob keeps the type it had.
   if (textual && declaredCharset === undefined && policy.detectCharset) {
-    const detection = detectCharset(bytes);
+    const detection = detectCharset(bytes, ctx.budget);
     if (detection.detected) {
       const { charset, confidence } = detection;
       const decided = transcoded(detection.text, charset, `detected charset ${charset} (confidence ${confidence})`, {

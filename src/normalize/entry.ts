@@ -7,6 +7,7 @@ import { EntryContext, type EntryResult, type PayloadMeasure } from "./entryCont
 import { decodeStrictBase64, decodeStrictBase64Ascii, encodeBase64, isCompactBase64Length } from "./base64.js";
 import { jsonStringBytes, jsonUtf8Bytes } from "../wire/jsonSize.js";
 import { canonicalCharset, isSevenBitCharset } from "./charset.js";
+import type { DetectionBudget } from "./charsetDetection.js";
 import { getParam, parseMediaType, type MediaType } from "./mediaType.js";
 import { mimeOutcome } from "./mimeChange.js";
 import { isGenericType, isTextualType, typeFromUri } from "./mimeTables.js";
@@ -58,7 +59,13 @@ function asString(value: unknown): string {
   return isRawJsonString(value) ? value.value() : (value as string);
 }
 
-export function normalizeResourceEntry(entry: unknown, policy: Policy, path: string): EntryResult {
+/** `budget`: what charset detection may read for the message the entry is in (its own, alone). */
+export function normalizeResourceEntry(
+  entry: unknown,
+  policy: Policy,
+  path: string,
+  budget: DetectionBudget = policy.detectionBudget(),
+): EntryResult {
   if (!isJsonObject(entry)) return { entry, record: null };
   const hasText = typeof entry.text === "string" || isRawJsonString(entry.text);
   const hasBlob = typeof entry.blob === "string" || isRawJsonString(entry.blob);
@@ -84,7 +91,7 @@ export function normalizeResourceEntry(entry: unknown, policy: Policy, path: str
   const bytes =
     !hasBlob || tooLarge ? null : plainBlob === null ? decodeStrictBase64(payload) : decodeStrictBase64Ascii(plainBlob);
   const measure = new PayloadJson(entry, hasBlob, payload, bytes);
-  const ctx = new EntryContext(entry, path, declared, settings, key, measure, policy.recordUnchanged);
+  const ctx = new EntryContext(entry, path, declared, settings, key, measure, policy.recordUnchanged, budget);
 
   if (tooLarge)
     return ctx.unchanged(
@@ -99,7 +106,7 @@ export function normalizeResourceEntry(entry: unknown, policy: Policy, path: str
 /** A `blob` entry whose bytes decoded: text comes out as `text`, anything else keeps its blob. */
 function decideBlobEntry(ctx: EntryContext, bytes: Buffer, readAsBytes: boolean): EntryResult {
   const { entry, settings } = ctx;
-  const decision = decideBytes(bytes, { declared: ctx.declared, uri: entry.uri, policy: settings });
+  const decision = decideBytes(bytes, { declared: ctx.declared, uri: entry.uri, policy: settings, budget: ctx.budget });
   ctx.detected = decision.detected;
   if (decision.kind !== "text") return applyMime(ctx, decision, "blob");
   const action = decision.transcoded ? "transcode" : "unwrap-blob";
@@ -154,7 +161,12 @@ function ordinaryText(ctx: EntryContext, payload: string): EntryResult {
  */
 function decideRecoveredBytes(ctx: EntryContext, recovered: Buffer, how: string, original?: string): EntryResult {
   const { entry, settings } = ctx;
-  const decision = decideBytes(recovered, { declared: ctx.declared, uri: entry.uri, policy: settings });
+  const decision = decideBytes(recovered, {
+    declared: ctx.declared,
+    uri: entry.uri,
+    policy: settings,
+    budget: ctx.budget,
+  });
   ctx.detected = decision.detected;
   if (decision.kind === "text" && original !== undefined && decision.text === original)
     return ordinaryText(ctx, original);

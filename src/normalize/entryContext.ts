@@ -4,6 +4,7 @@
  * as it was, or a rebuilt one — each with its change record.
  */
 import type { ChangeAction, ChangeRecord } from "./change.js";
+import type { DetectionBudget } from "./charsetDetection.js";
 import type { DetectedCharset } from "./decideBytes.js";
 import type { MediaType } from "./mediaType.js";
 import { mimeString } from "./mimeChange.js";
@@ -48,6 +49,8 @@ export class EntryContext {
     private readonly measure: PayloadMeasure,
     /** False: an entry left as it was (action `none`) gets no record, and is never measured. */
     private readonly recordUnchanged: boolean,
+    /** What charset detection may still read for the message the entry is in. */
+    readonly budget: DetectionBudget,
   ) {
     this.uri = typeof entry.uri === "string" ? entry.uri : null;
     this.mimeBefore = mimeString(entry.mimeType);

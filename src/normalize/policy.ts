@@ -3,6 +3,7 @@
  * validates user input (src/config), fills what it leaves out from its defaults and hands a
  * complete `PolicyOptions` in; the engine only ever sees complete, resolved values.
  */
+import { DetectionBudget, UNLIMITED_DETECTION } from "./charsetDetection.js";
 import { DEFAULT_EXTRA_TEXTUAL } from "./mimeTables.js";
 import type { MediaType } from "./mediaType.js";
 
@@ -53,6 +54,11 @@ export interface PolicyOptions extends PolicySettings {
    * measured at all.
    */
   recordUnchanged?: boolean;
+  /**
+   * Bytes charset detection may read over one message's entries (`limits.charsetDetectionBytes`);
+   * entries past it keep their bytes. Left out: no bound.
+   */
+  charsetDetectionBytes?: number;
 }
 
 /** Options as a caller may give them, some left out: the layer that compiles them fills the rest. */
@@ -69,16 +75,25 @@ export class Policy {
   private readonly cache = new Map<string, ResolvedPolicy>();
   /** See `PolicyOptions.recordUnchanged`. */
   readonly recordUnchanged: boolean;
+  private readonly charsetDetectionBytes: number | undefined;
 
   constructor(options: PolicyOptions) {
-    const { rules = [], recordUnchanged = true, ...settings } = options;
+    const { rules = [], recordUnchanged = true, charsetDetectionBytes, ...settings } = options;
     this.recordUnchanged = recordUnchanged;
+    this.charsetDetectionBytes = charsetDetectionBytes;
     this.base = resolve(settings);
     this.rules = rules.map((rule) => ({
       uri: rule.uri === undefined ? null : globToRegExp(rule.uri),
       mime: rule.mimeType === undefined ? null : rule.mimeType.trim().toLowerCase(),
       set: stripUndefined(rule.set),
     }));
+  }
+
+  /** What charset detection may read for one message: a new budget for each. */
+  detectionBudget(): DetectionBudget {
+    return this.charsetDetectionBytes === undefined
+      ? UNLIMITED_DETECTION
+      : new DetectionBudget(this.charsetDetectionBytes);
   }
 
   /** The settings for one entry, after every matching rule (later rules win). */

@@ -4,6 +4,7 @@
  * is returned as the very same object.
  */
 import type { ChangeRecord } from "./change.js";
+import type { DetectionBudget } from "./charsetDetection.js";
 import { normalizeContents } from "./contents.js";
 import { normalizeResourceEntry } from "./entry.js";
 import { fillListedMime, normalizeMediaBlock, normalizeResourceLink } from "./media.js";
@@ -34,17 +35,21 @@ export function normalizeResult(method: string, result: unknown, policy: Policy)
   if (!isJsonObject(result)) return { value: result, changes: [] };
   switch (method) {
     case "resources/read": {
-      const { contents, changes } = normalizeContents(result.contents, policy);
+      const { contents, changes } = normalizeContents(result.contents, policy, "contents", policy.detectionBudget());
       return { value: contents === result.contents ? result : rebuild(result, { contents }), changes };
     }
-    case "tools/call":
+    case "tools/call": {
+      const budget = policy.detectionBudget();
       return field(result, "content", (list, changes) =>
-        mapChanged(list, (block, i) => contentBlock(block, policy, `content[${i}]`, changes)),
+        mapChanged(list, (block, i) => contentBlock(block, policy, budget, `content[${i}]`, changes)),
       );
-    case "prompts/get":
+    }
+    case "prompts/get": {
+      const budget = policy.detectionBudget();
       return field(result, "messages", (list, changes) =>
-        mapChanged(list, (message, i) => messageContent(message, policy, `messages[${i}]`, changes)),
+        mapChanged(list, (message, i) => messageContent(message, policy, budget, `messages[${i}]`, changes)),
       );
+    }
     case "resources/list":
       return field(result, "resources", (list, changes) =>
         mapChanged(list, (item, i) => listed(item, policy, `resources[${i}]`, changes)),
@@ -61,8 +66,9 @@ export function normalizeResult(method: string, result: unknown, policy: Policy)
 /** The params of a server→client `method` request, normalized (sampling messages' media blocks). */
 export function normalizeRequestParams(method: string, params: unknown, policy: Policy): NormalizedValue {
   if (method !== "sampling/createMessage" || !isJsonObject(params)) return { value: params, changes: [] };
+  const budget = policy.detectionBudget();
   return field(params, "messages", (list, changes) =>
-    mapChanged(list, (message, i) => messageContent(message, policy, `params.messages[${i}]`, changes)),
+    mapChanged(list, (message, i) => messageContent(message, policy, budget, `params.messages[${i}]`, changes)),
   );
 }
 
@@ -79,11 +85,17 @@ function field(
 }
 
 /** One content block of a tool result or prompt/sampling message. */
-function contentBlock(block: unknown, policy: Policy, path: string, changes: ChangeRecord[]): unknown {
+function contentBlock(
+  block: unknown,
+  policy: Policy,
+  budget: DetectionBudget,
+  path: string,
+  changes: ChangeRecord[],
+): unknown {
   if (!isJsonObject(block)) return block;
   switch (block.type) {
     case "resource": {
-      const result = normalizeResourceEntry(block.resource, policy, `${path}.resource`);
+      const result = normalizeResourceEntry(block.resource, policy, `${path}.resource`, budget);
       if (result.record !== null) changes.push(result.record);
       return result.entry === block.resource ? block : rebuild(block, { resource: result.entry });
     }
@@ -109,12 +121,18 @@ function contentBlock(block: unknown, policy: Policy, path: string, changes: Cha
 }
 
 /** A prompt or sampling message: `content` is one block (or, in newer revisions, a list). */
-function messageContent(message: unknown, policy: Policy, path: string, changes: ChangeRecord[]): unknown {
+function messageContent(
+  message: unknown,
+  policy: Policy,
+  budget: DetectionBudget,
+  path: string,
+  changes: ChangeRecord[],
+): unknown {
   if (!isJsonObject(message)) return message;
   const content = message.content;
   const next = Array.isArray(content)
-    ? mapChanged(content, (block, i) => contentBlock(block, policy, `${path}.content[${i}]`, changes))
-    : contentBlock(content, policy, `${path}.content`, changes);
+    ? mapChanged(content, (block, i) => contentBlock(block, policy, budget, `${path}.content[${i}]`, changes))
+    : contentBlock(content, policy, budget, `${path}.content`, changes);
   return next === content ? message : rebuild(message, { content: next });
 }
 

@@ -75,6 +75,7 @@ describe("config defaults", () => {
     expect(policyOptionsFor(config, config.mcpServers.a)).toEqual({
       ...DEFAULT_NORMALIZE,
       maxNormalizeBytes: DEFAULT_LIMITS.maxNormalizeBytes,
+      charsetDetectionBytes: DEFAULT_LIMITS.charsetDetectionBytes,
       rules: [],
     });
     expect(fitOptionsFor(config, config.mcpServers.a)).toEqual({ ...DEFAULT_FIT, rules: [] });

@@ -9,7 +9,9 @@ import { isUtf8 } from "node:buffer";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { describe, expect, it } from "vitest";
-import { normalizeResourceEntry } from "../../src/normalize/index.js";
+import { completePolicyOptions } from "../../src/config/policy.js";
+import { DEFAULT_LIMITS } from "../../src/config/defaults.js";
+import { normalizeResourceEntry, normalizeResult } from "../../src/normalize/index.js";
 import {
   DETECT_LONG_BYTES,
   DETECT_LONG_MIN_CONFIDENCE,
@@ -193,6 +195,32 @@ describe("charset detection over the corpus", () => {
       "contents[0]",
     );
     expect(unknown.record!.action).toBe("none");
+  });
+
+  it("one message's entries share limits.charsetDetectionBytes of detection: the rest keep their bytes, saying why", () => {
+    const de = bytesOf(manifest.find((s) => s.file === "de.latin-1.full.txt")!);
+    let latin1 = de;
+    while (latin1.length <= DETECT_SAMPLE_BYTES) latin1 = Buffer.concat([latin1, Buffer.from(" "), de]);
+    const contents = Array.from({ length: 20 }, (_, i) => ({
+      uri: `mem://charset/${i}`,
+      mimeType: "text/plain",
+      blob: latin1.toString("base64"),
+    }));
+    const budgeted = testPolicy({ charsetDetectionBytes: 3 * DETECT_SAMPLE_BYTES });
+    for (let round = 0; round < 2; round++) {
+      // Each message has its own budget: the second read is decided as the first.
+      const { value, changes } = normalizeResult("resources/read", { contents }, budgeted);
+      expect(changes.map((c) => c.action)).toEqual([...Array(3).fill("transcode"), ...Array(17).fill("none")]);
+      expect(changes[3]!.reason).toMatch(/limits\.charsetDetectionBytes \(24576\)/);
+      const out = (value as { contents: Array<Record<string, unknown>> }).contents;
+      expect(out[3]).toBe(contents[3]);
+      expect(typeof out[2]!.text).toBe("string");
+    }
+    // Short entries take only what they need; the default is the config's.
+    expect(completePolicyOptions({}).charsetDetectionBytes).toBe(DEFAULT_LIMITS.charsetDetectionBytes);
+    const all = normalizeResult("resources/read", { contents }, testPolicy());
+    const transcoded = all.changes.filter((c) => c.action === "transcode").length;
+    expect(transcoded).toBe(Math.floor(DEFAULT_LIMITS.charsetDetectionBytes / DETECT_SAMPLE_BYTES));
   });
 
   it("the decision table (docs/normalization.md) states the thresholds the code uses", () => {
