@@ -4,6 +4,8 @@
  * not a media type yields `null`, never an exception.
  */
 
+import { RECORDED_TEXT_CHARS } from "./recordedText.js";
+
 export interface MediaType {
   /** `type/subtype`, lowercased. */
   readonly essence: string;
@@ -26,8 +28,16 @@ const PARSED = new Map<string, MediaType | null>();
 const PARSED_MAX_ENTRIES = 256;
 const PARSED_MAX_CHARS = 200;
 
+/**
+ * Longer strings are not read as media types (an entry's `mimeType` is then one that cannot be
+ * read). Registered names are at most 127 characters a side (RFC 6838 §4.2) and real parameters a
+ * few dozen; a server's megabyte of `; a=b` in every entry held the proxy's one thread while each
+ * was read. It is the length a record of a change holds whole.
+ */
+export const MAX_MEDIA_TYPE_CHARS = RECORDED_TEXT_CHARS;
+
 export function parseMediaType(input: unknown): MediaType | null {
-  if (typeof input !== "string") return null;
+  if (typeof input !== "string" || input.length > MAX_MEDIA_TYPE_CHARS) return null;
   const known = PARSED.get(input);
   if (known !== undefined) return known;
   const parsed = parseFresh(input);
