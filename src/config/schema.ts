@@ -584,8 +584,8 @@ export const ConfigSchema = z
           .default(DEFAULT_LIMITS.maxUpstreamRequests)
           .describe(
             "requests of an upstream waiting at once for its host's answer (sampling, elicitation, roots/list), " +
-              "per session; one more is answered -32000 at once, not forwarded, so a server asking without end " +
-              "cannot grow the proxy",
+              "per session (and per pooled upstream of stateless hosts); one more is answered -32000 at once, not " +
+              "forwarded, so a server asking without end cannot grow the proxy",
           ),
         maxHostRequests: z
           .number()

@@ -390,6 +390,7 @@ export class SessionManager {
         size: this.options.statelessPoolSize ?? DEFAULT_LIMITS.statelessPoolSize,
         idleMs: this.options.statelessIdleMs ?? DEFAULT_LIMITS.sessionIdleMs,
         requestTimeoutMs: this.options.requestTimeoutMs,
+        maxUpstreamRequests: this.options.maxUpstreamRequests ?? DEFAULT_LIMITS.maxUpstreamRequests,
         ...(this.options.hostBufferBytes === undefined ? {} : { hostBufferBytes: this.options.hostBufferBytes }),
         ...(this.options.statelessHoldMs === undefined ? {} : { holdMs: this.options.statelessHoldMs }),
         logger: this.options.logger.child({ server, pool: "stateless" }),

@@ -85,6 +85,8 @@ export interface StatelessPoolOptions {
   readonly idleMs: number;
   /** A request not answered in this time gets an error (and the upstream a cancel). */
   readonly requestTimeoutMs: number;
+  /** An upstream's requests waiting at once for hosts' answers (`limits.maxUpstreamRequests`). */
+  readonly maxUpstreamRequests?: number;
   readonly logger: Logger;
   /**
    * Starts one more upstream (rejects when it cannot start), its normalizing decorator reading
@@ -148,6 +150,10 @@ interface Lane {
   readonly inFlight: RequestTable<InFlight>;
   /** Requests this upstream sent to hosts, by the pool id they went out with. */
   readonly asked: Set<string>;
+  /** The same, by the upstream's own id (what its cancel names). */
+  readonly askIds: Map<RequestId, string>;
+  /** Set once `maxUpstreamRequests` is reached, cleared when a host answers one (one log line per episode). */
+  askedTooMuch: boolean;
   idle: NodeJS.Timeout | undefined;
   closing: boolean;
   /** Started from a server config replaced since (SIGHUP): given no new POSTs; ends once idle, as others do. */
@@ -285,6 +291,8 @@ export class StatelessPool {
       posts: 0,
       inFlight: new RequestTable<InFlight>(),
       asked: new Set(),
+      askIds: new Map(),
+      askedTooMuch: false,
       idle: undefined,
       closing: false,
       retired: undefined,
@@ -377,9 +385,8 @@ export class StatelessPool {
         });
         return;
       }
-      this.askedByHosts.delete(msg.id as string);
-      asked.lane.asked.delete(msg.id as string);
-      clearTimeout(asked.timer);
+      this.forgetAsk(msg.id as string);
+      asked.lane.askedTooMuch = false;
       this.send(asked.lane.upstream, rebuiltFrom({ ...msg, id: asked.upstreamId }, msg), options);
       return;
     }
@@ -452,11 +459,14 @@ export class StatelessPool {
           );
           continue;
         }
+        if (lane.asked.size >= (this.options.maxUpstreamRequests ?? DEFAULT_LIMITS.maxUpstreamRequests)) {
+          this.tooManyAsked(lane, msg.id);
+          continue;
+        }
         const id = `q-${randomBytes(12).toString("base64url")}`;
         const upstreamId = msg.id;
         const timer = setTimeout(() => {
-          if (!this.askedByHosts.delete(id)) return;
-          lane.asked.delete(id);
+          if (this.forgetAsk(id) === undefined) return;
           this.send(
             upstream,
             errorResponse(
@@ -468,6 +478,7 @@ export class StatelessPool {
         }, this.options.requestTimeoutMs);
         timer.unref();
         lane.asked.add(id);
+        lane.askIds.set(upstreamId, id);
         this.askedByHosts.set(id, { lane, upstreamId, timer, owner });
         this.toHost(owner.post, rebuiltFrom({ ...msg, id }, msg), owner.hostId);
         continue;
@@ -506,11 +517,10 @@ export class StatelessPool {
   private withdrawAsk(lane: Lane, msg: unknown): boolean {
     const upstreamId = cancelledRequestOf(msg);
     if (upstreamId === undefined) return false;
-    for (const [id, asked] of this.askedByHosts) {
-      if (asked.lane !== lane || asked.upstreamId !== upstreamId) continue;
-      this.askedByHosts.delete(id);
-      lane.asked.delete(id);
-      clearTimeout(asked.timer);
+    const id = lane.askIds.get(upstreamId);
+    const asked = id === undefined ? undefined : this.forgetAsk(id);
+    if (id !== undefined && asked !== undefined) {
+      lane.askedTooMuch = false;
       const cancel = msg as Record<string, unknown> & { params: Record<string, unknown> };
       this.toHost(
         asked.owner.post,
@@ -525,6 +535,41 @@ export class StatelessPool {
       upstreamId,
     });
     return true;
+  }
+
+  /** A question asked of hosts is no longer waiting: forgotten, its timer cleared. What it was, if it was waiting. */
+  private forgetAsk(id: string): { lane: Lane; upstreamId: RequestId; owner: InFlight } | undefined {
+    const asked = this.askedByHosts.get(id);
+    if (asked === undefined) return undefined;
+    this.askedByHosts.delete(id);
+    clearTimeout(asked.timer);
+    asked.lane.asked.delete(id);
+    if (asked.lane.askIds.get(asked.upstreamId) === id) asked.lane.askIds.delete(asked.upstreamId);
+    return asked;
+  }
+
+  /**
+   * One question more than `maxUpstreamRequests` waits for hosts: answered here, not forwarded
+   * (each waiting one is remembered, with a timer, until a host answers it: an upstream asking
+   * without end would grow the pool). Logged once until a host has answered some.
+   */
+  private tooManyAsked(lane: Lane, upstreamId: RequestId): void {
+    const max = this.options.maxUpstreamRequests ?? DEFAULT_LIMITS.maxUpstreamRequests;
+    if (!lane.askedTooMuch)
+      this.options.logger.warn("pooled upstream has too many requests waiting for hosts; answered with an error", {
+        upstream: lane.upstream?.id,
+        max,
+      });
+    lane.askedTooMuch = true;
+    if (lane.upstream === undefined) return;
+    this.send(
+      lane.upstream,
+      errorResponse(
+        upstreamId,
+        JSONRPC.SERVER_ERROR,
+        `too many requests waiting for the host: limits.maxUpstreamRequests (${max})`,
+      ),
+    );
   }
 
   /**
@@ -644,10 +689,7 @@ export class StatelessPool {
     lane.closing = true;
     if (lane.idle !== undefined) clearTimeout(lane.idle);
     this.lanes.delete(lane);
-    for (const id of lane.asked) {
-      clearTimeout(this.askedByHosts.get(id)?.timer);
-      this.askedByHosts.delete(id);
-    }
+    for (const id of [...lane.asked]) this.forgetAsk(id);
     const why = upstream.describeEnd();
     const message = why === undefined ? "upstream connection ended" : `upstream connection ended: ${why}`;
     for (const { id } of [...lane.inFlight.values()]) {
