@@ -5,6 +5,13 @@
  */
 import type { AbortLike } from "./postAbort.js";
 
+/**
+ * The longest wait a Node timer holds (2^31 − 1 ms, about 24.8 days): a longer one runs after
+ * 1 ms, with a warning, so a server's `retry:` past it would have its stream asked for without
+ * pause. Such a `retry:` is waited as this.
+ */
+export const LONGEST_TIMER_MS = 2 ** 31 - 1;
+
 export interface StreamCursor {
   lastEventId: string | undefined;
   events: number;

@@ -64,7 +64,7 @@ import {
   type ResponseLike,
 } from "./nodeFetch.js";
 import { sameOriginRedirects } from "./sameOriginRedirects.js";
-import { newStreamCursor, waitToReconnect, type StreamCursor } from "./streamCursor.js";
+import { LONGEST_TIMER_MS, newStreamCursor, waitToReconnect, type StreamCursor } from "./streamCursor.js";
 import {
   DEFAULT_SERVER_STREAM_RETRIES,
   DEFAULT_SERVER_STREAM_RETRY_MS,
@@ -796,7 +796,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
           this.deliver(framed, pending, arrays, carrier);
         },
         onProblem: (problem) => this.deliver({ problem: framingProblemOf(problem) }, pending, arrays),
-        onRetry: (ms) => (cursor.retryMs = ms),
+        onRetry: (ms) => (cursor.retryMs = Math.min(ms, LONGEST_TIMER_MS)),
       },
       signal,
       this.flow.gate,

@@ -250,6 +250,26 @@ describe("what does not make a GET stream served, and what is logged", () => {
     expect(server.getSessions).toHaveLength(3);
   });
 
+  it("a retry: past what a Node timer holds (2^31 - 1 ms) is waited as the longest one, not 1 ms, without a warning", async () => {
+    const warned: string[] = [];
+    const onWarning = (warning: Error) => void warned.push(warning.name);
+    process.on("warning", onWarning);
+    cleanups.push(async () => void process.off("warning", onWarning));
+    const server = await startGetServer(
+      (res, n) =>
+        void res
+          .writeHead(200, { "content-type": "text/event-stream" })
+          .end(`id: p${n}\nretry: 99999999999\ndata:\n\n`),
+    );
+    const { transport } = await initialized(server.url);
+    await transport.send(INITIALIZED);
+    await waitFor(() => server.getSessions.length >= 1, 5_000);
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    // Run after 1 ms, the overflowed timer reconnected every 250 ms (the shortest wait), without end.
+    expect(server.getSessions).toHaveLength(1);
+    expect(warned).not.toContain("TimeoutOverflowWarning");
+  });
+
   it("a priming event with a new id each time, then an end (a server polled so): served, polled on, resumed from that id", async () => {
     const lastIds: Array<string | undefined> = [];
     const server = await startGetServer((res, n) => {
