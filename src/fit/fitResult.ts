@@ -236,6 +236,8 @@ function runImages(jobs: readonly ImageJob[], runtime: FitRuntime, ended?: Abort
           : decodeStrictBase64Ascii(payload.plainAscii()!)
         : decodeStrictBase64(payload as string);
       const uri = job.uri;
+      // Measured as the engine measures the entry at the same path: an embedded resource's
+      // record is the resource's size, not that of the block around it.
       const record = (
         action: ChangeRecord["action"],
         reason: string,
@@ -246,7 +248,7 @@ function runImages(jobs: readonly ImageJob[], runtime: FitRuntime, ended?: Abort
           action,
           path: job.path,
           uri,
-          before: job.block,
+          before: holder,
           after,
           mimeBefore: holder.mimeType,
           mimeAfter,
@@ -256,15 +258,15 @@ function runImages(jobs: readonly ImageJob[], runtime: FitRuntime, ended?: Abort
       if (bytes === null)
         return {
           block: null,
-          record: record("warn-image-undecodable", "image data is not standard base64", job.block),
+          record: record("warn-image-undecodable", "image data is not standard base64", holder),
         };
       // Rules for what the bytes are apply too: an SVG labelled image/png is an SVG to them.
       const fit: ImageFit = await runtime.images.fit(bytes, job.settings, job.settingsAs, ended);
       if (fit.kind === "keep") return { block: null, record: null };
-      if (fit.kind === "warn") return { block: null, record: record(fit.action, fit.reason, job.block) };
+      if (fit.kind === "warn") return { block: null, record: record(fit.action, fit.reason, holder) };
       const replaced = rebuild(holder, { [key]: encodeBase64(fit.bytes), mimeType: fit.mime });
       const block = job.kind === "resource" ? rebuild(job.block, { resource: replaced }) : replaced;
-      return { block, record: record("fit-image", fit.reason, block, fit.mime) };
+      return { block, record: record("fit-image", fit.reason, replaced, fit.mime) };
     }),
   );
 }

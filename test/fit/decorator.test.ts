@@ -104,6 +104,28 @@ describe("an entry both the engine and the fit layer change", () => {
     expect(changes[1]!.bytesBefore).toBe(changes[0]!.bytesAfter);
   });
 
+  it("an embedded resource's image: both records measure the resource at their path, not the block around it", async () => {
+    const { upstream, transport, received, events } = await pair({ policy: { images: { resources: true } } });
+    const png = (await bigPng(3000, 2000)).toString("base64");
+    await transport.send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "shot" } });
+    await upstream.send({
+      jsonrpc: "2.0",
+      id: 1,
+      result: { content: [{ type: "resource", resource: { uri: "x:/shot.png", mimeType: "image/jpeg", blob: png } }] },
+    });
+    await waitFor(() => events.some((e) => e.id === 1));
+    const changes = events.find((e) => e.id === 1)!.changes;
+    expect(changes.map((c) => [c.path, c.action, c.chained])).toEqual([
+      ["content[0].resource", "fix-mime", undefined],
+      ["content[0].resource", "fit-image", true],
+    ]);
+    expect(changes[1]!.bytesBefore).toBe(changes[0]!.bytesAfter);
+    const sent = received.find((m) => (m as { id?: unknown }).id === 1) as unknown as {
+      result: { content: Array<{ resource: Record<string, unknown> }> };
+    };
+    expect(changes[1]!.bytesAfter).toBe(Buffer.byteLength(JSON.stringify(sent.result.content[0]!.resource)));
+  });
+
   it("a read of two images: each chained record right after the one it continues; report and /metrics agree", async () => {
     for (const dryRun of [false, true]) {
       const events: NormalizationEvent[] = [];
