@@ -83,6 +83,26 @@ describe("mcp-normalizer normalize", () => {
     expect((await runCli(["normalize", "--dry-run"], { input: spaced })).stdout).toBe(`${spaced.trim()}\n`);
   });
 
+  it("records count an entry's bytes as written (spaces, \\u escapes), as the proxy's log does; bare or in a message", async () => {
+    const entry = '{"uri" : "a://x", "mimeType" : "application/octet-stream", "text" : "caf\\u00e9 \\u00e9t\\u00e9"}';
+    for (const input of [
+      `{"contents": [${entry}]}`,
+      `{"jsonrpc": "2.0", "id": 7, "result": {"contents": [ ${entry} ]}}`,
+    ]) {
+      const run = await runCli(["normalize", "--records"], { input });
+      expect(run.code, run.stderr).toBe(0);
+      const record = JSON.parse(run.stderr.split("\n")[0]!) as {
+        action: string;
+        bytesBefore: number;
+        bytesAfter: number;
+      };
+      const out = JSON.parse(run.stdout) as { contents?: unknown[]; result?: { contents: unknown[] } };
+      const written = JSON.stringify((out.contents ?? out.result!.contents)[0]);
+      expect(record).toMatchObject({ action: "fix-mime", bytesBefore: Buffer.byteLength(entry) });
+      expect(record.bytesAfter, input).toBe(Buffer.byteLength(written));
+    }
+  });
+
   it("invalid JSON: exit 2 and a clear message, no stack trace", async () => {
     const run = await runCli(["normalize"], { input: '{"result": {\n  "contents": [tru]}}' });
     expect(run.code).toBe(2);

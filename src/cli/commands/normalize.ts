@@ -20,6 +20,7 @@ import { FIT_METHODS, type FitSession, fitResult, mergeChanges } from "../../fit
 import { createFitRuntime } from "../../fit/runtime.js";
 import { isJsonObject, rebuild } from "../../normalize/objects.js";
 import { messageText } from "../../transports/wireJson.js";
+import { measuredOnWire } from "../../transports/wireSizes.js";
 import { rememberOrigin } from "../../transports/wireOrigin.js";
 import { startsWithBom } from "../../wire/jsonNodes.js";
 import { rememberWireText } from "../../transports/wireText.js";
@@ -147,7 +148,7 @@ export async function runNormalize(argv: readonly string[], io: CliIo): Promise<
   // What the engine leaves as it was is written as the input had it (integers past 2^53, `1.0`,
   // key order), as the proxy forwards it; a dry run writes the input itself.
   rememberWireText(value, text.trim());
-  const result = await normalizeAndFit(value, new Policy(options), values.method, fit);
+  const result = await normalizeAndFit(value, text.trim(), new Policy(options), values.method, fit);
   rememberOrigin(result.value, value);
   const out = values["dry-run"] ? text.trim() : messageText(result.value);
   // Laid out anew, compact or indented (--pretty), every token as written; a dry run writes the input.
@@ -162,14 +163,20 @@ export async function runNormalize(argv: readonly string[], io: CliIo): Promise<
   return EXIT.OK;
 }
 
-/** The engine's pass, then the fit layer's on a result it may change (a whole answer's result too). */
+/**
+ * The engine's pass, then the fit layer's on a result it may change (a whole answer's result too).
+ * The engine's records are measured in `text` (the input as written), as the proxy's log measures
+ * what crossed the wire.
+ */
 async function normalizeAndFit(
   value: unknown,
+  text: string,
   policy: Policy,
   method: string | undefined,
   fit: FitSession | undefined,
 ): Promise<{ value: unknown; changes: ChangeRecord[]; method: string | null }> {
-  const engine = normalizeMessage(value, policy, method);
+  const normalized = normalizeMessage(value, policy, method);
+  const engine = { ...normalized, changes: measuredAsWritten(normalized.changes, value, normalized.value, text) };
   if (fit === undefined || !fit.policy.active || engine.method === null || !FIT_METHODS.has(engine.method))
     return engine;
   const message = isJsonObject(engine.value) && engine.value.jsonrpc === "2.0" ? engine.value : undefined;
@@ -181,6 +188,17 @@ async function normalizeAndFit(
     changes: mergeChanges(engine.changes, fitted.changes),
     method: engine.method,
   };
+}
+
+/** `changes` of `input` (written as `text`) measured as it was written and as `output` would be. */
+function measuredAsWritten(changes: ChangeRecord[], input: unknown, output: unknown, text: string): ChangeRecord[] {
+  if (changes.length === 0) return changes;
+  if (isJsonObject(input) && input.jsonrpc === "2.0")
+    return [...measuredOnWire(changes, input, output, "result" in input ? "result" : "params")];
+  // A bare result: measured as the result of a message around it.
+  const original = { result: input };
+  rememberWireText(original, `{"result":${text}}`);
+  return [...measuredOnWire(changes, original, output === input ? original : { result: output }, "result")];
 }
 
 export function summarize(changes: readonly ChangeRecord[], method: string | null, dryRun: boolean): string {
