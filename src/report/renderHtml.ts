@@ -173,7 +173,9 @@ export function renderHtml(model: ReportModel, options: { maxRows?: number } = {
   if (model.uriTable.untrackedEntries > 0)
     body.push(
       `<p class="meta">The URI table kept the ${formatCount(model.uriTable.limit)} most significant URIs; ` +
-        `${formatCount(model.uriTable.untrackedEntries)} entries of other URIs are not in it (totals are exact).</p>`,
+        `${formatCount(model.uriTable.untrackedEntries)} entries of other URIs are not in it ` +
+        `(totals are exact; a URI dropped from it and seen again counts from its return: with more URIs ` +
+        `than --max-uris, its rows are approximate).</p>`,
     );
   if (model.uriTable.entriesWithoutUri > 0)
     body.push(`<p class="meta">${withoutUriLine(model.uriTable.entriesWithoutUri)}</p>`);

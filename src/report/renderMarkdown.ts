@@ -119,7 +119,9 @@ export function renderMarkdown(model: ReportModel, options: { maxRows?: number }
   if (model.uriTable.untrackedEntries > 0)
     out.push(
       `The URI table kept the ${formatCount(model.uriTable.limit)} most significant URIs; ` +
-        `${formatCount(model.uriTable.untrackedEntries)} entries of other URIs are not in it (totals are exact).`,
+        `${formatCount(model.uriTable.untrackedEntries)} entries of other URIs are not in it ` +
+        `(totals are exact; a URI dropped from it and seen again counts from its return: with more URIs ` +
+        `than --max-uris, its rows are approximate).`,
       "",
     );
   if (model.uriTable.entriesWithoutUri > 0) out.push(withoutUriLine(model.uriTable.entriesWithoutUri), "");

@@ -104,6 +104,16 @@ describe("renderers", () => {
     expect(md).toContain("| `a.jsonl` | 3 | not JSON |");
   });
 
+  it("a URI table that could not keep every URI says its rows are approximate, in md and html", () => {
+    const full = model("log");
+    expect(renderReport(full, "md")).not.toContain("approximate");
+    const bounded = { ...full, uriTable: { ...full.uriTable, limit: 1, untrackedEntries: 1 } };
+    for (const format of ["md", "html"] as const)
+      expect(renderReport(bounded, format), format).toContain(
+        "a URI dropped from it and seen again counts from its return: with more URIs than --max-uris, its rows are approximate",
+      );
+  });
+
   it("html: self-contained, everything from upstreams escaped, no script, no fetches", () => {
     const html = renderReport(model("audit"), "html");
     expect(html).toMatch(/^<!doctype html>/);
