@@ -18,7 +18,7 @@ import { getParam, parseMediaType, withEssence, withParam, withoutParam, type Me
 import { isGenericType, isTextualType, typeFromUri } from "./mimeTables.js";
 import type { ResolvedPolicy } from "./policy.js";
 import { agreesWithSignature, detectSignature } from "./signature.js";
-import { hasBinaryControlBytes, isBinaryString } from "./textEvidence.js";
+import { hasBinaryControlBytes, isBinaryString, readsAsWideText } from "./textEvidence.js";
 
 export type BytesDecision =
   | {
@@ -140,7 +140,15 @@ export function decideBytes(bytes: Buffer, ctx: BytesContext): BytesDecision {
           };
         if (text) return utf8Text(body, textMime(isAscii(body)), "UTF-8 with BOM");
       } else {
+        // Under no textual type the mark is believed only when what follows reads as text: a
+        // binary file may start with the same bytes, and nearly any bytes decode as UTF-16.
         const text = decodeStrict(body, bom.charset);
+        if (text !== null && !textual && !readsAsWideText(text))
+          return {
+            kind: "blob",
+            mime: blobMime(declared, fromExtension),
+            reason: `${bom.charset.toUpperCase()} BOM, but what it decodes to does not read as text`,
+          };
         const decided = text === null ? null : transcoded(text, bom.charset, `${bom.charset} BOM`);
         if (decided !== null) return decided;
       }

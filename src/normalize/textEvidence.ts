@@ -20,6 +20,25 @@ export function hasBinaryControls(text: string): boolean {
   return BINARY_CONTROL.test(text);
 }
 
+/**
+ * Characters binary bytes decode to and text holds none of: controls but TAB, LF, VT, FF, CR, ESC
+ * (C0, DEL, C1), private-use and unassigned code points, U+FFFD and the noncharacters.
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point.
+const NOT_IN_TEXT = /[\x00-\x08\x0e-\x1a\x1c-\x1f\x7f-\x9f\p{Co}\p{Cn}\ufffd]/u;
+/** Fewer characters than this cannot show that a wide-charset decode is text rather than chance. */
+export const WIDE_TEXT_MIN_CHARS = 8;
+
+/**
+ * Whether text decoded from UTF-16 or UTF-32 on the word of a byte order mark alone reads as
+ * text. Nearly any even run of bytes decodes as UTF-16; binary bytes give a spread over the
+ * whole plane, private-use and unassigned code points and controls among them, where text gives
+ * none.
+ */
+export function readsAsWideText(text: string): boolean {
+  return text.length >= WIDE_TEXT_MIN_CHARS && !NOT_IN_TEXT.test(text);
+}
+
 const BINARY_CONTROL_BYTE = (() => {
   const table = new Uint8Array(256);
   for (let c = 0; c < 0x20; c++) table[c] = BINARY_CONTROL.test(String.fromCharCode(c)) ? 1 : 0;
