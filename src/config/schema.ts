@@ -437,7 +437,7 @@ export const ConfigSchema = z
           .default(DEFAULT_LIMITS.charsetDetectionBytes)
           .describe(
             "bytes charset detection reads over one message's entries, in all (each guess reads up to 8 KiB of " +
-              "an entry); entries past it keep their bytes, with the reason in their record, so a result of " +
+              "an entry); entries past it keep their bytes and get a skip-detection-budget record, so a result of " +
               "thousands of legacy-charset entries cannot hold the proxy's thread for seconds; 0 turns detection off",
           ),
         requestTimeoutMs: z

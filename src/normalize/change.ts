@@ -9,6 +9,7 @@ export const CHANGE_ACTIONS = [
   "fill-mime",
   "skip-invalid-base64",
   "skip-too-large",
+  "skip-detection-budget",
   "warn-unrepresentable",
   "warn-media-mismatch",
   "fit-image",

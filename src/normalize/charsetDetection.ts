@@ -85,7 +85,7 @@ export const UNLIMITED_DETECTION = new DetectionBudget(Number.POSITIVE_INFINITY)
 
 export type Detection =
   | { readonly detected: true; readonly charset: string; readonly confidence: number; readonly text: string }
-  | { readonly detected: false; readonly why: string };
+  | { readonly detected: false; readonly why: string; readonly budgetSpent?: true };
 
 export function detectCharset(bytes: Uint8Array, budget: DetectionBudget = UNLIMITED_DETECTION): Detection {
   if (bytes.length < DETECT_MIN_BYTES)
@@ -94,7 +94,8 @@ export function detectCharset(bytes: Uint8Array, budget: DetectionBudget = UNLIM
   if (!budget.take(sample.length))
     return {
       detected: false,
-      why: `charset not guessed: this message's entries used limits.charsetDetectionBytes (${budget.total})`,
+      why: `charset not guessed: limits.charsetDetectionBytes (${budget.total}) has no room left in this message`,
+      budgetSpent: true,
     };
   let best: { name: string; confidence: number } | undefined;
   try {

@@ -39,6 +39,8 @@ export type BytesDecision =
       readonly mime: MediaType | null;
       readonly reason: string;
       readonly detected?: DetectedCharset;
+      /** Its charset was not guessed for want of `limits.charsetDetectionBytes`: a warning, not `none`. */
+      readonly budgetSpent?: true;
     };
 
 /** A charset the engine guessed (charsetDetection.ts), for the change record. */
@@ -212,6 +214,7 @@ export function decideBytes(bytes: Buffer, ctx: BytesContext): BytesDecision {
       kind: "blob",
       mime: blobMime(declared, fromExtension),
       reason: `not UTF-8; ${detection.detected ? "detected text holds NUL" : detection.why}`,
+      ...(!detection.detected && detection.budgetSpent ? { budgetSpent: true as const } : {}),
     };
   }
 

@@ -209,9 +209,10 @@ function textEntryMime(
 
 /** Only the mimeType may change: the payload (in member `key`) stays exactly as it was. */
 function applyMime(ctx: EntryContext, decision: Extract<BytesDecision, { kind: "blob" }>, key: string): EntryResult {
-  if (!ctx.settings.fixMime) return ctx.unchanged("none", decision.reason);
+  const unchanged = decision.budgetSpent ? "skip-detection-budget" : "none";
+  if (!ctx.settings.fixMime) return ctx.unchanged(unchanged, decision.reason);
   const mime = mimeOutcome(ctx.entry.mimeType, decision.mime);
-  if (mime.action === null) return ctx.unchanged("none", decision.reason);
+  if (mime.action === null) return ctx.unchanged(unchanged, decision.reason);
   return ctx.changed(mime.action, decision.reason, rebuild(ctx.entry, { mimeType: mime.value }), key, ctx.payloadBytes);
 }
 

@@ -210,8 +210,11 @@ describe("charset detection over the corpus", () => {
     for (let round = 0; round < 2; round++) {
       // Each message has its own budget: the second read is decided as the first.
       const { value, changes } = normalizeResult("resources/read", { contents }, budgeted);
-      expect(changes.map((c) => c.action)).toEqual([...Array(3).fill("transcode"), ...Array(17).fill("none")]);
-      expect(changes[3]!.reason).toMatch(/limits\.charsetDetectionBytes \(24576\)/);
+      expect(changes.map((c) => c.action)).toEqual([
+        ...Array(3).fill("transcode"),
+        ...Array(17).fill("skip-detection-budget"),
+      ]);
+      expect(changes[3]!.reason).toMatch(/limits\.charsetDetectionBytes \(24576\) has no room left in this message/);
       const out = (value as { contents: Array<Record<string, unknown>> }).contents;
       expect(out[3]).toBe(contents[3]);
       expect(typeof out[2]!.text).toBe("string");
@@ -221,6 +224,9 @@ describe("charset detection over the corpus", () => {
     const all = normalizeResult("resources/read", { contents }, testPolicy());
     const transcoded = all.changes.filter((c) => c.action === "transcode").length;
     expect(transcoded).toBe(Math.floor(DEFAULT_LIMITS.charsetDetectionBytes / DETECT_SAMPLE_BYTES));
+    // 0 turns detection off: every entry says so, as a warning the log keeps.
+    const off = normalizeResult("resources/read", { contents }, testPolicy({ charsetDetectionBytes: 0 }));
+    expect(new Set(off.changes.map((c) => c.action))).toEqual(new Set(["skip-detection-budget"]));
   });
 
   it("the decision table (docs/normalization.md) states the thresholds the code uses", () => {

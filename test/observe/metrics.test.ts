@@ -218,7 +218,7 @@ describe("ProxyMetrics", () => {
     expect(actionLabel("unwrap-blob")).toBe("unwrap-blob");
     expect(actionLabel("future-action")).toBe("other");
     // Every action the engine and the fit layer can record is its own label value.
-    expect(CHANGE_ACTIONS.length).toBe(19);
+    expect(CHANGE_ACTIONS.length).toBe(20);
     for (const action of CHANGE_ACTIONS) expect(actionLabel(action)).toBe(action);
   });
 });
