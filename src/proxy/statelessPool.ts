@@ -150,8 +150,8 @@ interface Lane {
   readonly inFlight: RequestTable<InFlight>;
   /** Requests this upstream sent to hosts, by the pool id they went out with. */
   readonly asked: Set<string>;
-  /** The same, by the upstream's own id (what its cancel names). */
-  readonly askIds: Map<RequestId, string>;
+  /** The same, by the upstream's own id (what its cancel names), oldest first: an upstream may reuse one. */
+  readonly askIds: Map<RequestId, string[]>;
   /** Set once `maxUpstreamRequests` is reached, cleared when a host answers one (one log line per episode). */
   askedTooMuch: boolean;
   idle: NodeJS.Timeout | undefined;
@@ -478,7 +478,9 @@ export class StatelessPool {
         }, this.options.requestTimeoutMs);
         timer.unref();
         lane.asked.add(id);
-        lane.askIds.set(upstreamId, id);
+        const sameId = lane.askIds.get(upstreamId);
+        if (sameId === undefined) lane.askIds.set(upstreamId, [id]);
+        else sameId.push(id);
         this.askedByHosts.set(id, { lane, upstreamId, timer, owner });
         this.toHost(owner.post, rebuiltFrom({ ...msg, id }, msg), owner.hostId);
         continue;
@@ -517,7 +519,7 @@ export class StatelessPool {
   private withdrawAsk(lane: Lane, msg: unknown): boolean {
     const upstreamId = cancelledRequestOf(msg);
     if (upstreamId === undefined) return false;
-    const id = lane.askIds.get(upstreamId);
+    const id = lane.askIds.get(upstreamId)?.[0];
     const asked = id === undefined ? undefined : this.forgetAsk(id);
     if (id !== undefined && asked !== undefined) {
       lane.askedTooMuch = false;
@@ -544,7 +546,11 @@ export class StatelessPool {
     this.askedByHosts.delete(id);
     clearTimeout(asked.timer);
     asked.lane.asked.delete(id);
-    if (asked.lane.askIds.get(asked.upstreamId) === id) asked.lane.askIds.delete(asked.upstreamId);
+    const sameId = asked.lane.askIds.get(asked.upstreamId);
+    if (sameId !== undefined) {
+      sameId.splice(sameId.indexOf(id), 1);
+      if (sameId.length === 0) asked.lane.askIds.delete(asked.upstreamId);
+    }
     return asked;
   }
 
