@@ -5,7 +5,7 @@
  * log's size. A line that cannot be a record is counted and skipped, never fatal; a log that cannot
  * be opened (a folder, no permission) is an error naming it. Pipes count as logs: `<(zcat a.gz)`.
  */
-import { createReadStream, openSync, statSync } from "node:fs";
+import { createReadStream, fstatSync, openSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { PassThrough, Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
@@ -64,12 +64,15 @@ export async function expandLogSources(args: readonly string[], cwd: string): Pr
   return out;
 }
 
-/** The file a path names, by device and inode; a pipe or a device (each read is its own) by its path. */
+/**
+ * What a source reads, by device and inode: a file, a named pipe or `/dev/stdin` reached by two
+ * names is one source (opening a pipe a second time would wait for a writer that never comes).
+ * `-` is what standard input is.
+ */
 function identity(source: string): string {
-  if (source === "-") return source;
   try {
-    const stats = statSync(source);
-    return stats.isFile() ? `file:${stats.dev}:${stats.ino}` : `path:${source}`;
+    const stats = source === "-" ? fstatSync(0) : statSync(source);
+    return `${stats.dev}:${stats.ino}`;
   } catch {
     return `path:${source}`;
   }

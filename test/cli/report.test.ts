@@ -5,13 +5,15 @@
  * Then the input forms (globs, gzip, stdin), corrupted lines, and memory on a ~100 MB log.
  */
 import { testPolicy } from "../helpers/policy.js";
-import { spawn } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import {
+  closeSync,
   copyFileSync,
   createWriteStream,
   existsSync,
   linkSync,
   mkdirSync,
+  openSync,
   readFileSync,
   symlinkSync,
   writeFileSync,
@@ -260,6 +262,29 @@ describe("mcp-normalizer report", () => {
     const { model } = await reportJson(["linked/*.jsonl", join(linked, "current.jsonl")]);
     expect(model.totals).toMatchObject(once);
     expect(model.source.files).toEqual([join(linked, "2026-12-06.jsonl")]);
+  });
+
+  it("a named pipe reached by two names, and - beside /dev/stdin, are read once (the pipe's second open waited forever)", async () => {
+    const once = sums(expected);
+    const fifo = join(dir, "pipe.jsonl");
+    execFileSync("mkfifo", [fifo]);
+    symlinkSync(fifo, join(dir, "pipe-link.jsonl"));
+    const writer = spawn("sh", ["-c", 'cat "$0" > "$1"', logFile, fifo], { stdio: "ignore" });
+    const piped = await runCli(["report", "--format", "json", fifo, join(dir, "pipe-link.jsonl")], {
+      cwd: dir,
+      timeoutMs: 10_000,
+    });
+    writer.kill();
+    expect(piped.code, piped.stderr).toBe(0);
+    expect((JSON.parse(piped.stdout) as ReportModel).totals).toMatchObject(once);
+    const stdin = openSync(logFile, "r");
+    const both = spawnSync(process.execPath, [CLI, "report", "--format", "json", "-", "/dev/stdin"], {
+      stdio: [stdin, "pipe", "pipe"],
+      timeout: 10_000,
+    });
+    closeSync(stdin);
+    expect(both.status, both.stderr.toString()).toBe(0);
+    expect((JSON.parse(both.stdout.toString()) as ReportModel).totals).toMatchObject(once);
   });
 
   it("a corrupt gzip stream is reported as malformed after the lines it gave", async () => {
