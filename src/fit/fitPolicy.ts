@@ -4,7 +4,7 @@
  * block's mimeType, and (fit rules only) the name of the tool whose result it is. Later rules win.
  */
 import { parseMediaType, type MediaType } from "../normalize/mediaType.js";
-import { globToRegExp } from "../normalize/policy.js";
+import { Glob } from "../normalize/glob.js";
 import {
   isFitOff,
   mergeFitSettings,
@@ -33,9 +33,9 @@ export interface FitPolicyInput extends FitSettingsInput {
 }
 
 interface CompiledRule {
-  readonly uri: RegExp | null;
+  readonly uri: Glob | null;
   readonly mime: string | null;
-  readonly tool: RegExp | null;
+  readonly tool: Glob | null;
   readonly set: FitSettingsInput;
 }
 
@@ -62,9 +62,9 @@ export class FitPolicy {
     this.rules = rules
       .filter((rule) => FIT_KEYS.some((key) => rule.set[key] !== undefined))
       .map((rule) => ({
-        uri: rule.uri === undefined ? null : globToRegExp(rule.uri),
+        uri: rule.uri === undefined ? null : new Glob(rule.uri),
         mime: rule.mimeType === undefined ? null : rule.mimeType.trim().toLowerCase(),
-        tool: rule.tool === undefined ? null : globToRegExp(rule.tool),
+        tool: rule.tool === undefined ? null : new Glob(rule.tool),
         set: rule.set,
       }));
     const all = [this.base, ...this.rules.map((rule) => mergeFitSettings(this.base, rule.set, imageDefaults))];

@@ -4,6 +4,7 @@
  * complete `PolicyOptions` in; the engine only ever sees complete, resolved values.
  */
 import { DetectionBudget, UNLIMITED_DETECTION } from "./charsetDetection.js";
+import { Glob } from "./glob.js";
 import { DEFAULT_EXTRA_TEXTUAL } from "./mimeTables.js";
 import type { MediaType } from "./mediaType.js";
 
@@ -71,7 +72,7 @@ export interface ResolvedPolicy extends PolicySettings {
 /** A compiled policy: rules compiled once, resolved per entry. */
 export class Policy {
   readonly base: ResolvedPolicy;
-  private readonly rules: ReadonlyArray<{ uri: RegExp | null; mime: string | null; set: Partial<PolicySettings> }>;
+  private readonly rules: ReadonlyArray<{ uri: Glob | null; mime: string | null; set: Partial<PolicySettings> }>;
   private readonly cache = new Map<string, ResolvedPolicy>();
   /** See `PolicyOptions.recordUnchanged`. */
   readonly recordUnchanged: boolean;
@@ -83,7 +84,7 @@ export class Policy {
     this.charsetDetectionBytes = charsetDetectionBytes;
     this.base = resolve(settings);
     this.rules = rules.map((rule) => ({
-      uri: rule.uri === undefined ? null : globToRegExp(rule.uri),
+      uri: rule.uri === undefined ? null : new Glob(rule.uri),
       mime: rule.mimeType === undefined ? null : rule.mimeType.trim().toLowerCase(),
       set: stripUndefined(rule.set),
     }));
@@ -131,24 +132,4 @@ function mimeMatches(pattern: string, declared: MediaType | null): boolean {
   if (declared === null) return false;
   if (pattern.endsWith("/*")) return declared.type === pattern.slice(0, -2);
   return declared.essence === pattern;
-}
-
-export function globToRegExp(glob: string): RegExp {
-  let source = "";
-  for (let i = 0; i < glob.length; i++) {
-    const ch = glob[i]!;
-    if (ch === "*") {
-      if (glob[i + 1] === "*") {
-        source += ".*";
-        i++;
-      } else {
-        source += "[^/]*";
-      }
-    } else if (ch === "?") {
-      source += "[^/]";
-    } else {
-      source += ch.replace(/[.+^${}()|[\]\\]/g, "\\$&");
-    }
-  }
-  return new RegExp(`^${source}$`);
 }

@@ -5,7 +5,7 @@
  */
 import { checkJsonText } from "../../config/jsonLocation.js";
 import { NormalizerError } from "../../errors/NormalizerError.js";
-import { globToRegExp } from "../../normalize/policy.js";
+import { Glob } from "../../normalize/glob.js";
 
 export interface ToolCall {
   readonly tool: string;
@@ -57,7 +57,7 @@ function parseArgsJson(text: string, flag: string): Record<string, unknown> {
 /** `--uri` globs (`*` within a path segment, `**` across): a URI is kept when any matches; none given keeps all. */
 export function uriFilter(globs: readonly string[] | undefined): (uri: string) => boolean {
   if (globs === undefined || globs.length === 0) return () => true;
-  const patterns = globs.map((glob) => globToRegExp(glob));
+  const patterns = globs.map((glob) => new Glob(glob));
   return (uri) => patterns.some((pattern) => pattern.test(uri));
 }
 
