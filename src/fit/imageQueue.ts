@@ -2,7 +2,9 @@
  * Images are decoded and encoded a few at a time over the whole process
  * (`limits.fitConcurrency`): each fit holds a decoded image in memory. A job that has not
  * finished `limits.fitTimeoutMs` after it was queued resolves as a timeout warning, so no message
- * waits longer than that (sharp's work goes on in its thread and its result is dropped).
+ * waits longer than that (sharp's work goes on in its thread and its result is dropped). Waiting
+ * jobs take turns by session: one whose result carries thousands of images does not hold every
+ * other session's behind them.
  *
  * The decoders and encoders are loaded with the first image to fit: a proxy whose results carry
  * none (or whose config does not fit images) never loads them.
@@ -23,15 +25,49 @@ function loadFitImage(): Promise<typeof import("./images/fitImage.js")> {
   return loading;
 }
 
+/** Jobs of no session (the `normalize` command, the library without one). */
+const NO_SESSION = {};
+
+/** A first-in, first-out list that takes from its head without moving the rest. */
+class Fifo<T> {
+  private items: T[] = [];
+  private head = 0;
+
+  get size(): number {
+    return this.items.length - this.head;
+  }
+
+  push(item: T): void {
+    this.items.push(item);
+  }
+
+  shift(): T | undefined {
+    if (this.head === this.items.length) return undefined;
+    const item = this.items[this.head++];
+    if (this.head > 1024 && this.head * 2 > this.items.length) {
+      this.items = this.items.slice(this.head);
+      this.head = 0;
+    }
+    return item;
+  }
+}
+
 export class ImageQueue {
   private running = 0;
-  private readonly waiting: Array<() => void> = [];
+  private queued = 0;
+  /** Waiting jobs by session, the sessions in the order of their turns. */
+  private readonly waiting = new Map<object, Fifo<() => void>>();
+  /**
+   * What each session's end gives up, behind one listener per session: a listener per image made
+   * adding each one cost as many as were there.
+   */
+  private readonly onEnd = new WeakMap<AbortSignal, Set<() => void>>();
 
   constructor(readonly options: ImageQueueOptions) {}
 
   /** Jobs running and waiting (for tests and metrics). */
   get load(): { running: number; waiting: number } {
-    return { running: this.running, waiting: this.waiting.length };
+    return { running: this.running, waiting: this.queued };
   }
 
   /**
@@ -58,9 +94,9 @@ export class ImageQueue {
       );
       giveUp = () => stop("not fitted: its session ended");
       if (ended?.aborted) giveUp();
-      else ended?.addEventListener("abort", giveUp, { once: true });
+      else if (ended !== undefined) this.whenEnded(ended).add(giveUp);
     });
-    const work = this.slot().then(async (release) => {
+    const work = this.slot(ended ?? NO_SESSION).then(async (release) => {
       try {
         if (abort.signal.aborted) return null;
         let fitImage: typeof import("./images/fitImage.js")["fitImage"];
@@ -84,24 +120,61 @@ export class ImageQueue {
     });
     return Promise.race([work.then((fit) => fit ?? timeout), timeout]).finally(() => {
       clearTimeout(timer);
-      if (giveUp !== undefined) ended?.removeEventListener("abort", giveUp);
+      if (giveUp !== undefined && ended !== undefined) this.onEnd.get(ended)?.delete(giveUp);
     });
   }
 
-  private slot(): Promise<() => void> {
+  /** The give-ups a session's end calls, listening to it once. */
+  private whenEnded(ended: AbortSignal): Set<() => void> {
+    let giveUps = this.onEnd.get(ended);
+    if (giveUps === undefined) {
+      const all = new Set<() => void>();
+      giveUps = all;
+      this.onEnd.set(ended, all);
+      ended.addEventListener(
+        "abort",
+        () => {
+          for (const giveUp of [...all]) giveUp();
+        },
+        { once: true },
+      );
+    }
+    return giveUps;
+  }
+
+  private slot(session: object): Promise<() => void> {
     const release = (): void => {
       this.running--;
-      this.waiting.shift()?.();
+      this.next();
     };
     if (this.running < this.options.concurrency) {
       this.running++;
       return Promise.resolve(release);
     }
-    return new Promise((resolve) =>
-      this.waiting.push(() => {
+    return new Promise((resolve) => {
+      let jobs = this.waiting.get(session);
+      if (jobs === undefined) {
+        jobs = new Fifo();
+        this.waiting.set(session, jobs);
+      }
+      this.queued++;
+      jobs.push(() => {
         this.running++;
         resolve(release);
-      }),
-    );
+      });
+    });
+  }
+
+  /** Starts the next waiting job: the first session in turn gives one and goes to the back. */
+  private next(): void {
+    for (const [session, jobs] of this.waiting) {
+      const start = jobs.shift();
+      this.waiting.delete(session);
+      if (jobs.size > 0) this.waiting.set(session, jobs);
+      if (start === undefined) continue;
+      this.queued--;
+      start();
+      return;
+    }
   }
 }

@@ -21,6 +21,38 @@ describe("the image queue", () => {
     expect(queue.load).toEqual({ running: 0, waiting: 0 });
   });
 
+  it("waiting fits take turns by session: one session's many images do not hold another's behind them", async () => {
+    const queue = new ImageQueue({ concurrency: 1, timeoutMs: 60_000, maxPixels: DEFAULT_LIMITS.imageMaxPixels });
+    const png = await bigPng(400, 300);
+    const many = new AbortController().signal;
+    const other = new AbortController().signal;
+    const done: string[] = [];
+    const fits = Array.from({ length: 6 }, (_, i) =>
+      queue.fit(png, SETTINGS, undefined, many).then(() => done.push(`many ${i}`)),
+    );
+    const late = queue.fit(png, SETTINGS, undefined, other).then(() => done.push("other"));
+    await Promise.all([...fits, late]);
+    // The first of the six was running when the other came; the other goes right after the second.
+    expect(done.indexOf("other")).toBe(2);
+  });
+
+  it("thousands of fits waiting on one session's end are queued and given up at once, not one listener each", async () => {
+    const queue = new ImageQueue({ concurrency: 1, timeoutMs: 60_000, maxPixels: DEFAULT_LIMITS.imageMaxPixels });
+    const png = await bigPng(40, 30);
+    const session = new AbortController();
+    const started = performance.now();
+    const fits = Array.from({ length: 20_000 }, () => queue.fit(png, SETTINGS, undefined, session.signal));
+    const queued = performance.now() - started;
+    session.abort();
+    const outcomes = await Promise.all(fits);
+    expect(outcomes.filter((fit) => fit.kind === "warn" && fit.reason.includes("its session ended")).length).toBe(
+      outcomes.length - outcomes.filter((fit) => fit.kind !== "warn").length,
+    );
+    expect(outcomes.filter((fit) => fit.kind === "warn").length).toBeGreaterThan(19_990);
+    // A listener each made queueing 20,000 take seconds (each add walked those before it).
+    expect(queued).toBeLessThan(1500);
+  });
+
   it("answers a fit not done within the timeout with a warning, and the image goes as it was", async () => {
     const queue = new ImageQueue({ concurrency: 1, timeoutMs: 5, maxPixels: DEFAULT_LIMITS.imageMaxPixels });
     const fit = await queue.fit(await bigPng(6000, 4000), SETTINGS);
