@@ -10,6 +10,7 @@
  */
 import { createRequire } from "node:module";
 import type IconvLite from "iconv-lite";
+import { decodeUtf7 } from "./utf7.js";
 
 const require = createRequire(import.meta.url);
 let iconvLite: typeof IconvLite | undefined;
@@ -19,6 +20,9 @@ function iconv(): typeof IconvLite {
   iconvLite ??= require("iconv-lite") as typeof IconvLite;
   return iconvLite;
 }
+
+/** The names of UTF-7 (not UTF-7-IMAP, which shifts with `&`): decoded by utf7.ts. */
+const UTF7_NAMES: ReadonlySet<string> = new Set(["utf-7", "utf7", "x-utf-7", "unicode-1-1-utf-7", "csunicode11utf7"]);
 
 const isWellFormed = (s: string): boolean => (s as unknown as { isWellFormed(): boolean }).isWellFormed();
 
@@ -177,7 +181,9 @@ export function decodeStrict(bytes: Uint8Array, charset: string): string | null 
   const input = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   let text: string;
   try {
-    text = iconv().decode(input, charset, { stripBOM: false });
+    const fast = UTF7_NAMES.has(charset) ? decodeUtf7(input) : undefined;
+    if (fast === null) return null;
+    text = fast ?? iconv().decode(input, charset, { stripBOM: false });
   } catch {
     return null;
   }
