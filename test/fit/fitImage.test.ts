@@ -140,6 +140,50 @@ describe("fitImage", () => {
     });
   });
 
+  it("decodes a BMP off the proxy's thread: a 1 KB run-length BMP of the most pixels allowed holds no session", async () => {
+    // 8-bit RLE, 8192×8192, its pixel data only the end-of-bitmap mark: bmp-ts fills 256 MiB of pixels.
+    const palette = Buffer.alloc(256 * 4);
+    const offset = 14 + 40 + palette.length;
+    const header = Buffer.alloc(54);
+    header.write("BM", 0);
+    header.writeUInt32LE(offset + 2, 2);
+    header.writeUInt32LE(offset, 10);
+    header.writeUInt32LE(40, 14);
+    header.writeInt32LE(8192, 18);
+    header.writeInt32LE(8192, 22);
+    header.writeUInt16LE(1, 26);
+    header.writeUInt16LE(8, 28);
+    header.writeUInt32LE(1, 30);
+    header.writeUInt32LE(2, 34);
+    header.writeUInt32LE(256, 46);
+    const bmp = Buffer.concat([header, palette, Buffer.from([0, 1])]);
+    let worstLag = 0;
+    let last = performance.now();
+    const ticker = setInterval(() => {
+      const now = performance.now();
+      worstLag = Math.max(worstLag, now - last - 10);
+      last = now;
+    }, 10);
+    try {
+      // Two at once, as two sessions' would be (limits.fitConcurrency).
+      const fits = await Promise.all([1, 2].map(() => fitImage(bmp, SETTINGS, { ...OPTIONS, maxPixels: 8192 * 8192 })));
+      expect(fits.map((fit) => fit.kind)).toEqual(["fitted", "fitted"]);
+    } finally {
+      clearInterval(ticker);
+    }
+    // On the proxy's thread the two decodes held it for half a second, back to back.
+    expect(worstLag).toBeLessThan(250);
+  });
+
+  it("a BMP whose fit is given up stops decoding at once", async () => {
+    const abort = new AbortController();
+    abort.abort();
+    expect(await fitImage(bmp24(64, 64), SETTINGS, { ...OPTIONS, signal: abort.signal })).toMatchObject({
+      kind: "warn",
+      action: "warn-image-undecodable",
+    });
+  });
+
   it("leaves undecodable bytes alone with a warning", async () => {
     expect(await fitImage(Buffer.from("not an image at all"), SETTINGS, OPTIONS)).toMatchObject({
       kind: "warn",

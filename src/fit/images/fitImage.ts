@@ -69,7 +69,7 @@ async function fitOrRefuse(declared: ImageSettings, bytes: Buffer, options: FitI
       break;
     }
     case "bmp":
-      input = decodeBmp(bytes, options.maxPixels);
+      input = await decodeBmp(bytes, options.maxPixels, options.signal);
       from = input;
       break;
     case "ico":
