@@ -37,10 +37,7 @@ export function lossyCountOf(value: string | RawJsonString): LossyCount | null {
   if (value.escaped) return lossyCount(value.value());
   const body = value.bodyParts();
   let replacements = 0;
-  for (const part of body) {
-    for (let at = part.indexOf(REPLACEMENT_UTF8); at !== -1; at = part.indexOf(REPLACEMENT_UTF8, at + 3))
-      replacements++;
-  }
+  for (const part of body) replacements += replacementsIn(part);
   // A sequence cut between two pieces is missed by the search above; joining only the pieces'
   // edges finds it without copying the text.
   for (let i = 1; i < body.length; i++) {
@@ -58,6 +55,28 @@ export function lossyCountOf(value: string | RawJsonString): LossyCount | null {
     }
   }
   return isLossy(replacements, characters) ? { replacements, characters } : null;
+}
+
+/** Searches natively while matches are few; past that, one pass counts the rest (a search per match costs more). */
+const SEARCHES = 64;
+
+/** U+FFFD sequences in `part`, left to right, none overlapping. */
+function replacementsIn(part: Buffer): number {
+  let count = 0;
+  let at = part.indexOf(REPLACEMENT_UTF8);
+  while (at !== -1 && count < SEARCHES) {
+    count++;
+    at = part.indexOf(REPLACEMENT_UTF8, at + 3);
+  }
+  if (at === -1) return count;
+  const end = part.length - 2;
+  for (let k = at; k < end; ) {
+    if (part[k] === 0xef && part[k + 1] === 0xbf && part[k + 2] === 0xbd) {
+      count++;
+      k += 3;
+    } else k++;
+  }
+  return count;
 }
 
 function isLossy(replacements: number, characters: number): boolean {

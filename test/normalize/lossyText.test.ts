@@ -103,6 +103,18 @@ describe("lossy text", () => {
     });
   });
 
+  it("a raw literal of millions of replacement characters is counted in a pass, not a search per character", () => {
+    const text = `${"a".repeat(1000)}${R.repeat(4_000_000)}\u00e9`;
+    const body = Buffer.from(JSON.stringify(text), "utf8");
+    // Pieces cut inside sequences, as a socket's reads come.
+    const pieces = [body.subarray(0, 2_000_001), body.subarray(2_000_001, 7_000_000), body.subarray(7_000_000)];
+    const raw = RawJsonString.ofLiteral(pieces, false);
+    const started = performance.now();
+    expect(lossyCountOf(raw)).toEqual({ replacements: 4_000_000, characters: text.length });
+    // A search per character took half a second for these 12 MB.
+    expect(performance.now() - started).toBeLessThan(200);
+  });
+
   it("astral characters count as two code units in the raw count, as in the string's length", () => {
     const text = `🎉🎉${R}${R}${R}`;
     const raw = RawJsonString.ofLiteral([Buffer.from(JSON.stringify(text), "utf8")], false);
