@@ -10,7 +10,7 @@
  */
 import { createRequire } from "node:module";
 import type IconvLite from "iconv-lite";
-import { decodeUtf7 } from "./utf7.js";
+import { decodeUtf7, encodeUtf7 } from "./utf7.js";
 
 const require = createRequire(import.meta.url);
 let iconvLite: typeof IconvLite | undefined;
@@ -21,7 +21,7 @@ function iconv(): typeof IconvLite {
   return iconvLite;
 }
 
-/** The names of UTF-7 (not UTF-7-IMAP, which shifts with `&`): decoded by utf7.ts. */
+/** The names of UTF-7 (not UTF-7-IMAP, which shifts with `&`): decoded and encoded by utf7.ts. */
 const UTF7_NAMES: ReadonlySet<string> = new Set(["utf-7", "utf7", "x-utf-7", "unicode-1-1-utf-7", "csunicode11utf7"]);
 
 const isWellFormed = (s: string): boolean => (s as unknown as { isWellFormed(): boolean }).isWellFormed();
@@ -198,7 +198,7 @@ export function decodeStrict(bytes: Uint8Array, charset: string): string | null 
   if (table === "single" && text.includes("\ufffd")) return null;
   let back: Buffer;
   try {
-    back = iconv().encode(text, charset, { addBOM: false });
+    back = UTF7_NAMES.has(charset) ? encodeUtf7(text) : iconv().encode(text, charset, { addBOM: false });
   } catch {
     return null;
   }
