@@ -47,6 +47,36 @@ describe("Glob", () => {
     expect(new Glob("get_*").test("set_weather")).toBe(false);
   });
 
+  it("** matches line breaks too (a URI holding one is still under the folder a rule names)", () => {
+    expect(new Glob("file:///**").test("file:///a\nb")).toBe(true);
+    expect(new Glob("**.log").test("x\r\n.log")).toBe(true);
+    expect(new Glob("file:///*").test("file:///a\nb")).toBe(true);
+    expect(new Glob("file:///*").test("file:///a/b")).toBe(false);
+  });
+
+  it("ten rules over 6 MB of long URIs, and a glob of 400 stars, take a walk each at most", () => {
+    const rules = [
+      "file:///**/logs/**/*.log",
+      "file:///docs/**",
+      "**/*.md",
+      "https://**",
+      "file:///a/*/b/**/c?.txt",
+      "**/x/**/y/**",
+      "*",
+      "file:///**/*-*.png",
+      "mem://**",
+      "**",
+    ].map((glob) => new Glob(glob));
+    const uris = Array.from({ length: 20 }, (_, i) => `file:///${"logs/".repeat(60_000)}${i}.log`);
+    const started = performance.now();
+    let matches = 0;
+    for (const uri of uris) for (const rule of rules) if (rule.test(uri)) matches++;
+    expect(matches).toBe(20 * 2);
+    expect(new Glob("*".repeat(401)).test("a".repeat(2000))).toBe(true);
+    // A walk of every pattern position at every character took seconds; a regular expression, minutes.
+    expect(performance.now() - started).toBeLessThan(3000);
+  });
+
   it("a long URI against two ** and a suffix is matched in one pass (the regular expression took seconds)", () => {
     const uri = `file:///${"logs/".repeat(40_000)}`;
     const started = performance.now();
