@@ -1,5 +1,5 @@
 import fc from "fast-check";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { cutEnd, pageBounds, utf8Bytes } from "../../src/fit/spill/cutText.js";
 
 const pieces = (text: string, bounds: number[]): string[] =>
@@ -45,6 +45,56 @@ describe("cutting text at character boundaries", () => {
         },
       ),
     );
+  });
+
+  it("every cut is a grapheme boundary of the whole text, Latin text and line breaks around it included", () => {
+    const segmenter = new Intl.Segmenter(undefined, { granularity: "grapheme" });
+    fc.assert(
+      fc.property(
+        fc.string({
+          unit: fc.constantFrom(
+            "a",
+            " ",
+            "\r",
+            "\n",
+            "\u00a9",
+            "\u200d",
+            "e\u0301",
+            "\u0301",
+            "é",
+            "中",
+            "\ufe0f",
+            "👍🏽",
+          ),
+          maxLength: 300,
+        }),
+        fc.integer({ min: 4, max: 32 }),
+        (text, max) => {
+          const segments = [...segmenter.segment(text)];
+          const boundaries = new Set(segments.map((s) => s.index));
+          for (const at of pageBounds(text, 0, max).slice(1, -1)) {
+            // A grapheme wider than a page is cut where it must be.
+            const around = segments.findLast((s) => s.index < at)!;
+            if (utf8Bytes(around.segment) > max) continue;
+            expect(boundaries.has(at), `${at}`).toBe(true);
+          }
+        },
+      ),
+    );
+  });
+
+  it("cuts Latin text into pages without asking the segmenter (a segmentation per page cost more than the page)", () => {
+    const text = "Lorem ipsum dolor sit amet.\r\n".repeat(40_000);
+    const segment = vi.spyOn(Intl.Segmenter.prototype, "segment");
+    try {
+      const bounds = pageBounds(text, 0, 1024);
+      expect(bounds.length).toBeGreaterThan(1000);
+      for (const at of bounds.slice(1, -1)) expect(text.slice(at - 1, at + 1)).not.toBe("\r\n");
+      // A cut that falls between CR and LF asks it, as does every cut next to other characters.
+      expect(segment.mock.calls.length).toBeLessThan(bounds.length / 10);
+    } finally {
+      segment.mockRestore();
+    }
   });
 
   it("keeps an emoji sequence whole when the budget falls inside it", () => {

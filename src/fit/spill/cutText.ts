@@ -79,6 +79,11 @@ function forceOne(text: string, i: number): number {
 
 /** The last grapheme boundary in (start, end]; `end` itself when none is near. */
 function graphemeBoundaryBefore(text: string, start: number, end: number): number {
+  // Between two characters below U+0300 every position is a boundary but inside CR LF: nothing
+  // there extends, joins or pairs with a neighbour. Latin text is cut without the segmenter.
+  const last = text.charCodeAt(end - 1);
+  const next = text.charCodeAt(end);
+  if (last < 0x300 && next < 0x300 && !(last === 0x0d && next === 0x0a)) return end;
   let from = Math.max(start, end - GRAPHEME_WINDOW);
   if (from > start && isLow(text.charCodeAt(from))) from--;
   // Regional indicators pair into flags counting from the start of their run: a window starting
