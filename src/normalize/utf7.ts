@@ -90,12 +90,17 @@ export function decodeUtf7(bytes: Uint8Array): string | null {
       i++;
       let bits = 0;
       let count = 0;
+      let first = true;
       while (i < bytes.length && DIGITS[bytes[i]!]! >= 0) {
         bits = ((bits << 6) | DIGITS[bytes[i]!]!) & 0x3fffff;
         count += 6;
         if (count >= 16) {
           count -= 16;
-          units.push((bits >> count) & 0xffff);
+          const unit = (bits >> count) & 0xffff;
+          // A byte order mark opening a run is not text: iconv-lite reads each run as UTF-16BE
+          // and drops it there.
+          if (!(first && unit === 0xfeff)) units.push(unit);
+          first = false;
         }
         i++;
       }
@@ -105,7 +110,5 @@ export function decodeUtf7(bytes: Uint8Array): string | null {
     if (units.length >= CHUNK) flush();
   }
   flush();
-  const text = parts.join("");
-  // A byte order mark is not text; iconv-lite drops it too.
-  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  return parts.join("");
 }

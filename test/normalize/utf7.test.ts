@@ -43,6 +43,11 @@ describe("decodeUtf7", () => {
     // A byte order mark is dropped, as iconv-lite drops it; the text then does not give the bytes back.
     expect(decodeUtf7(Buffer.from("+/v8-Hi"))).toBe(iconv.decode(Buffer.from("+/v8-Hi"), "utf-7"));
     expect(decodeStrict(Buffer.from("+/v8-Hello, world."), "utf-7")).toBeNull();
+    // …at the start of every shifted run, not only the text's.
+    for (const bytes of ["a+/v8-", "Hi +/v8-there", " -+/v8AIQ-"].map((t) => Buffer.from(t))) {
+      expect(decodeUtf7(bytes)).toBe(iconv.decode(bytes, "utf-7"));
+      expect(decodeStrict(bytes, "utf-7")).toBeNull();
+    }
   });
 
   it("megabytes of shifted runs are read and checked in a pass (iconv-lite took seconds), exact or not", () => {

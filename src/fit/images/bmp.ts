@@ -18,7 +18,8 @@ const WORKER_SOURCE = `
 const { parentPort, workerData } = require("node:worker_threads");
 const { decode } = require(workerData.module);
 try {
-  const decoded = decode(Buffer.from(workerData.bytes), { toRGBA: true });
+  const bytes = workerData.bytes;
+  const decoded = decode(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), { toRGBA: true });
   const own = decoded.data.byteOffset === 0 && decoded.data.byteLength === decoded.data.buffer.byteLength;
   const view = new Uint8Array(decoded.data.buffer, decoded.data.byteOffset, decoded.data.byteLength);
   const data = own ? view : view.slice();
