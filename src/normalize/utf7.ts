@@ -4,7 +4,10 @@
  * text of many short runs (`+AGE-` over and over) took seconds a megabyte on the proxy's one
  * thread. A decode counts only when encoding its text gives back the exact bytes (charset.ts);
  * the encoder writes what iconv-lite's does — the same characters written directly, every other
- * run in base64 closed by `-`, a lone `+` as `+-` — so a text counts exactly when it did.
+ * run in base64 closed by `-`, a lone `+` as `+-` — so a text counts exactly when it did. The
+ * decoder reads as iconv-lite does but where iconv-lite also drops a byte order mark (inside a
+ * last run left open, or leading the whole text after one dropped): bytes that never encode back,
+ * kept as they came either way.
  */
 
 /** Each byte's value as a digit of modified base64, or -1. */
