@@ -45,6 +45,8 @@ export class WsHostSession extends HostTransportBase {
   private readonly turns: ReadYield;
   /** Bytes read from the host since its last whole message (or ping, or pong), taken from the budget. */
   private partialBytes = 0;
+  /** Set once the connection is ending: it is cut off when this fires. */
+  private cutOff: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly socket: WebSocket,
@@ -70,7 +72,12 @@ export class WsHostSession extends HostTransportBase {
       this.giveBackPartial();
       this.finish();
     });
+    // Closed from the host's side (its close frame answered, or its bad frame failing the
+    // connection), ws waits 30 s of its own for the host to end TCP: the session, its slot and its
+    // upstream would stay that long. Cut off after `closeTimeoutMs`, as when the proxy closes.
+    this.rawSocket?.on("finish", () => this.cutOffLater());
     socket.on("error", (error: Error & { code?: string }) => {
+      this.cutOffLater();
       if (error.code === "WS_ERR_UNSUPPORTED_MESSAGE_LENGTH") {
         this.problem({ kind: "too-large", bytes: this.maxMessageBytes + 1, excerpt: "" }, error.message);
       } else {
@@ -141,10 +148,17 @@ export class WsHostSession extends HostTransportBase {
    * after `closeTimeoutMs`.
    */
   private closeWith(code: number, reason?: string): void {
+    this.socket.close(code, reason);
+    this.cutOffLater();
+  }
+
+  /** The connection is ending: whatever the host does, it is gone `closeTimeoutMs` from now. */
+  private cutOffLater(): void {
+    if (this.cutOff !== undefined) return;
     const socket = this.socket;
-    socket.close(code, reason);
     const cut = setTimeout(() => socket.terminate(), this.closeTimeoutMs);
     cut.unref();
+    this.cutOff = cut;
     socket.once("close", () => clearTimeout(cut));
   }
 

@@ -119,6 +119,36 @@ describe("WebSocket host", () => {
     expect(await closed).toBe(1007);
   });
 
+  it("a host that sends a close frame, or a bad frame, and holds its TCP open is cut off after closeTimeoutMs", async () => {
+    await running.close();
+    running = await startFrontend({ closeTimeoutMs: 300 });
+    // Masked close frames: code 1000, then 999 (not allowed on the wire: ws fails the connection).
+    for (const code of [1000, 999]) {
+      const socket = await open("/ws/demo");
+      await watchProblems();
+      const session = running.sessions[running.sessions.length - 1]!;
+      const tcp = (socket as unknown as { _socket: import("node:net").Socket })._socket;
+      // The host reads no more: it never answers the proxy's close frame nor ends its side.
+      tcp.removeAllListeners("data");
+      tcp.removeAllListeners("end");
+      tcp.allowHalfOpen = true;
+      tcp.on("error", () => undefined);
+      const payload = Buffer.alloc(2);
+      payload.writeUInt16BE(code);
+      tcp.write(Buffer.concat([Buffer.from([0x88, 0x82, 0, 0, 0, 0]), payload]));
+      const started = Date.now();
+      const ended = await Promise.race([
+        session.closed.then(() => Date.now() - started),
+        new Promise<number>((resolve) => setTimeout(() => resolve(-1), 5000)),
+      ]);
+      // ws's own wait for the host's end is 30 s: the session, its slot and its upstream held that long.
+      expect(ended, `close code ${code}`).toBeGreaterThanOrEqual(0);
+      expect(ended).toBeLessThan(2000);
+      socket.terminate();
+    }
+    expect(running.frontend.sessionsInUse).toBe(0);
+  });
+
   it("carries a 50 MiB tool result", async () => {
     const client = await connectClient(new WebSocketClientTransport(new URL(wsUrl("/ws/demo"))));
     try {
