@@ -2,7 +2,7 @@
  * One resource entry (`{uri, mimeType?, text}` or `{uri, mimeType?, blob}`) in, its canonical
  * form and a change record out. Total: any input, no exceptions.
  */
-import { decideBytes, dropForeignCharset, type BytesDecision } from "./decideBytes.js";
+import { decideBytes, dropForeignCharset, type BytesContext, type BytesDecision } from "./decideBytes.js";
 import { EntryContext, type EntryResult, type PayloadMeasure } from "./entryContext.js";
 import { decodeStrictBase64, decodeStrictBase64Ascii, encodeBase64, isCompactBase64Length } from "./base64.js";
 import { jsonStringBytes, jsonUtf8Bytes } from "../wire/jsonSize.js";
@@ -106,7 +106,7 @@ export function normalizeResourceEntry(
 /** A `blob` entry whose bytes decoded: text comes out as `text`, anything else keeps its blob. */
 function decideBlobEntry(ctx: EntryContext, bytes: Buffer, readAsBytes: boolean): EntryResult {
   const { entry, settings } = ctx;
-  const decision = decideBytes(bytes, { declared: ctx.declared, uri: entry.uri, policy: settings, budget: ctx.budget });
+  const decision = decideBytes(bytes, bytesContextOf(ctx));
   ctx.detected = decision.detected;
   if (decision.kind !== "text") return applyMime(ctx, decision, "blob");
   const action = decision.transcoded ? "transcode" : "unwrap-blob";
@@ -161,12 +161,7 @@ function ordinaryText(ctx: EntryContext, payload: string): EntryResult {
  */
 function decideRecoveredBytes(ctx: EntryContext, recovered: Buffer, how: string, original?: string): EntryResult {
   const { entry, settings } = ctx;
-  const decision = decideBytes(recovered, {
-    declared: ctx.declared,
-    uri: entry.uri,
-    policy: settings,
-    budget: ctx.budget,
-  });
+  const decision = decideBytes(recovered, bytesContextOf(ctx));
   ctx.detected = decision.detected;
   if (decision.kind === "text" && original !== undefined && decision.text === original)
     return ordinaryText(ctx, original);
@@ -205,6 +200,11 @@ function textEntryMime(
   const charset = getParam(declared!, "charset");
   if (charset !== undefined && isSevenBitCharset(canonicalCharset(charset)) && isAsciiString(text)) return declared;
   return settings.charset === "transcode" ? dropForeignCharset(declared!) : declared;
+}
+
+/** What deciding an entry's bytes needs: its declared type, URI, settings and the message's detection budget. */
+function bytesContextOf(ctx: EntryContext): BytesContext {
+  return { declared: ctx.declared, uri: ctx.entry.uri, policy: ctx.settings, budget: ctx.budget };
 }
 
 /** Only the mimeType may change: the payload (in member `key`) stays exactly as it was. */

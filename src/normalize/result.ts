@@ -35,7 +35,7 @@ export function normalizeResult(method: string, result: unknown, policy: Policy)
   if (!isJsonObject(result)) return { value: result, changes: [] };
   switch (method) {
     case "resources/read": {
-      const { contents, changes } = normalizeContents(result.contents, policy, "contents", policy.detectionBudget());
+      const { contents, changes } = normalizeContents(result.contents, policy);
       return { value: contents === result.contents ? result : rebuild(result, { contents }), changes };
     }
     case "tools/call": {

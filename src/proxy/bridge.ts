@@ -46,6 +46,7 @@ import {
   invalidAnswer,
   isMessage,
   type OwedAnswer,
+  tooManyAskedError,
   unreadAnswerReason,
 } from "./bridgeMessages.js";
 
@@ -244,8 +245,7 @@ export class Bridge {
     if (!this.askedTooMuch)
       this.logger.warn("upstream has too many requests waiting for the host; answered with an error", { max });
     this.askedTooMuch = true;
-    const why = `too many requests waiting for the host: limits.maxUpstreamRequests (${max})`;
-    this.answerUpstream(id, JSONRPC.SERVER_ERROR, why);
+    this.answerUpstream(id, JSONRPC.SERVER_ERROR, tooManyAskedError(max));
   }
 
   /** Answers a request of the upstream here, with an error (the host cannot, or is not asked). */

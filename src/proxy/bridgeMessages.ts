@@ -9,6 +9,11 @@ import { idAsWritten } from "../transports/idAsWritten.js";
 import { isNotification, isObj, isRequest, isResponse, type RequestId } from "../transports/jsonrpc.js";
 import type { FramingProblem } from "../transports/types.js";
 
+/** What an upstream request is answered once `max` of its requests wait for hosts (limits.maxUpstreamRequests). */
+export function tooManyAskedError(max: number): string {
+  return `too many requests waiting for the host: limits.maxUpstreamRequests (${max})`;
+}
+
 /** Characters of an unexpected message quoted in a log line. */
 const EXCERPT_CHARS = 200;
 /** How far past the excerpt a secret is looked for, so one cut by it is still found. */

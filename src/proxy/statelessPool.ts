@@ -66,7 +66,7 @@ import { forwardableMcpHeaders } from "../transports/mcpHeaders.js";
 import type { NormalizingTransport } from "./withNormalization.js";
 import { type InFlightRequest, RequestTable } from "./requestTable.js";
 import { serverRefused } from "./serverRefused.js";
-import { excerpt, isMessage, unreadAnswerReason } from "./bridgeMessages.js";
+import { excerpt, isMessage, tooManyAskedError, unreadAnswerReason } from "./bridgeMessages.js";
 
 /** An upstream the pool may use: started, normalizing, and able to say why it ended. */
 export interface PooledUpstream {
@@ -568,14 +568,7 @@ export class StatelessPool {
       });
     lane.askedTooMuch = true;
     if (lane.upstream === undefined) return;
-    this.send(
-      lane.upstream,
-      errorResponse(
-        upstreamId,
-        JSONRPC.SERVER_ERROR,
-        `too many requests waiting for the host: limits.maxUpstreamRequests (${max})`,
-      ),
-    );
+    this.send(lane.upstream, errorResponse(upstreamId, JSONRPC.SERVER_ERROR, tooManyAskedError(max)));
   }
 
   /**
