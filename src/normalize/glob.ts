@@ -36,7 +36,7 @@ export class Glob {
     this.tokens = Int32Array.from(tokens);
     const first = tokens.findIndex((token) => token < 0);
     this.wild = first !== -1;
-    const last = tokens.length - 1 - [...tokens].reverse().findIndex((token) => token < 0);
+    const last = tokens.findLastIndex((token) => token < 0);
     this.prefix = this.wild ? String.fromCharCode(...tokens.slice(0, first)) : "";
     this.suffix = this.wild ? String.fromCharCode(...tokens.slice(last + 1)) : "";
     this.anything = this.wild && tokens.slice(first, last + 1).every((token) => token === GLOBSTAR);
