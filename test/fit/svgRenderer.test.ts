@@ -7,7 +7,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ImageQueue } from "../../src/fit/imageQueue.js";
-import { renderSvgInChild } from "../../src/fit/images/svgRenderChild.js";
+import { renderSvgInChild } from "../../src/fit/images/svgRenderers.js";
 import { IMAGE_FORMATS } from "../../src/fit/settings.js";
 import { DEFAULT_LIMITS } from "../../src/config/defaults.js";
 import { svg } from "../fixtures/images/makeImages.js";

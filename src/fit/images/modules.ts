@@ -2,7 +2,7 @@
  * sharp, loaded on first use: a proxy with image fitting off never loads its native code. Its
  * operation cache is turned off (it keeps recent inputs around for file-based pipelines; the
  * proxy only ever sees each image once). resvg is loaded only by the child processes SVGs are
- * drawn in (svgRenderChild.ts).
+ * drawn in (svgRenderers.ts).
  */
 import type SharpModule from "sharp";
 

@@ -2,11 +2,11 @@
  * SVG to PNG with resvg, at most `maxDimension` on the long side (the SVG's own size when it is
  * smaller). The source is neutralized first (svgSafety.ts); its size is read from a parse, so a
  * document declaring 100 000 × 100 000 is drawn at the limit, never at its word. Parsed and drawn
- * in a child process (svgRenderChild.ts), which a fit given up kills: nothing of the SVG but the
+ * in a child process (svgRenderers.ts), which a fit given up kills: nothing of the SVG but the
  * safety scan runs on the proxy's thread.
  */
 import { ImageRefusal } from "./rawPixels.js";
-import { renderSvgInChild } from "./svgRenderChild.js";
+import { renderSvgInChild } from "./svgRenderers.js";
 import { neutralizeSvg, svgHasText } from "./svgSafety.js";
 
 export interface RenderedSvg {
