@@ -142,10 +142,12 @@ export function decideBytes(bytes: Buffer, ctx: BytesContext): BytesDecision {
           };
         if (text) return utf8Text(body, textMime(isAscii(body)), "UTF-8 with BOM");
       } else {
-        // Under no textual type the mark is believed only when what follows reads as text: a
-        // binary file may start with the same bytes, and nearly any bytes decode as UTF-16.
+        // On its own word (no textual type, no wide charset declared) the mark is believed only
+        // when what follows reads as text: a binary file may start with the same bytes, and
+        // nearly any bytes decode as UTF-16.
         const text = decodeStrict(body, bom.charset);
-        if (text !== null && !textual && !readsAsWideText(text))
+        const declaredWide = legacy !== undefined && isWideCharset(legacy);
+        if (text !== null && !textual && !declaredWide && !readsAsWideText(text))
           return {
             kind: "blob",
             mime: blobMime(declared, fromExtension),

@@ -2,8 +2,8 @@
  * A blob that starts with a UTF-16 or UTF-32 byte order mark and whose type does not say it is
  * text: a binary file can start with those bytes too (FF FE is also the start of an MPEG frame
  * or of any little-endian -2), and nearly any even run of bytes decodes as UTF-16. Such a blob is
- * transcoded only when what it decodes to reads as text; under a textual type, the mark is
- * believed.
+ * transcoded only when what it decodes to reads as text; under a textual type, or a declared
+ * wide charset, the mark is believed.
  */
 import { describe, expect, it } from "vitest";
 import { normalizeResourceEntry } from "../../src/normalize/index.js";
@@ -62,5 +62,22 @@ describe("a UTF-16/32 byte order mark on a blob of no textual type", () => {
   it("under a textual type the mark is believed, as before", () => {
     const { out } = decide(Buffer.from([0xff, 0xfe, 0x00, 0x62, 0x69, 0x6e]), "text/plain");
     expect(out.text).toBe("戀湩");
+  });
+
+  it("under a declared UTF-16 or UTF-32 charset the mark is believed: short text, private-use glyphs", () => {
+    for (const [charset, text] of [
+      ["utf-16le", "Hi!"],
+      ["utf-16", "build \ue0b0 passed ok"],
+      ["utf-16", "ok"],
+    ] as const) {
+      const { out, record } = decide(
+        Buffer.concat([LE, Buffer.from(text, "utf16le")]),
+        `application/octet-stream; charset=${charset}`,
+      );
+      expect(out.text, `${charset} ${text}`).toBe(text);
+      expect(record.action).toBe("transcode");
+    }
+    const utf32 = Buffer.from([0xff, 0xfe, 0, 0, 0x48, 0, 0, 0, 0x69, 0, 0, 0]);
+    expect(decide(utf32, "application/octet-stream; charset=utf-32").out.text).toBe("Hi");
   });
 });
