@@ -8,7 +8,7 @@ import { decodeStrictBase64, decodeStrictBase64Ascii, encodeBase64, isCompactBas
 import { jsonStringBytes, jsonUtf8Bytes } from "../wire/jsonSize.js";
 import { canonicalCharset, isSevenBitCharset } from "./charset.js";
 import type { DetectionBudget } from "./charsetDetection.js";
-import { getParam, parseMediaType, type MediaType } from "./mediaType.js";
+import { getParam, isOverlongMediaType, type MediaType, overlongMediaTypeReason, parseMediaType } from "./mediaType.js";
 import { mimeOutcome } from "./mimeChange.js";
 import { isGenericType, isTextualType, typeFromUri } from "./mimeTables.js";
 import { isJsonObject, type JsonObject, rebuild } from "./objects.js";
@@ -88,8 +88,13 @@ export function normalizeResourceEntry(
         ? Buffer.byteLength(payload, "utf8")
         : undefined;
   const tooLarge = payloadSize !== undefined && payloadSize > max;
+  const overlongType = isOverlongMediaType(entry.mimeType);
   const bytes =
-    !hasBlob || tooLarge ? null : plainBlob === null ? decodeStrictBase64(payload) : decodeStrictBase64Ascii(plainBlob);
+    !hasBlob || tooLarge || overlongType
+      ? null
+      : plainBlob === null
+        ? decodeStrictBase64(payload)
+        : decodeStrictBase64Ascii(plainBlob);
   const measure = new PayloadJson(entry, hasBlob, payload, bytes);
   const ctx = new EntryContext(entry, path, declared, settings, key, measure, policy.recordUnchanged, budget);
 
@@ -98,6 +103,7 @@ export function normalizeResourceEntry(
       "skip-too-large",
       `${key} of ${payloadSize} bytes is over maxNormalizeBytes (${settings.maxNormalizeBytes})`,
     );
+  if (overlongType) return ctx.unchanged("skip-too-large", overlongMediaTypeReason(entry.mimeType as string));
   if (!hasBlob) return decideTextEntry(ctx, payload);
   if (bytes === null) return ctx.unchanged("skip-invalid-base64", "blob is not standard base64");
   return decideBlobEntry(ctx, bytes, plainBlob !== null);

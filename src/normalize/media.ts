@@ -7,7 +7,13 @@ import { isUtf8 } from "node:buffer";
 import { decodeStrictBase64 } from "./base64.js";
 import type { ChangeAction, ChangeRecord } from "./change.js";
 import { jsonBytes, jsonStringBytes } from "../wire/jsonSize.js";
-import { parseMediaType, withEssence, type MediaType } from "./mediaType.js";
+import {
+  isOverlongMediaType,
+  type MediaType,
+  overlongMediaTypeReason,
+  parseMediaType,
+  withEssence,
+} from "./mediaType.js";
 import { mimeOutcome, mimeString } from "./mimeChange.js";
 import { isGenericType, isTextualType, typeFromUri } from "./mimeTables.js";
 import { isJsonObject, rebuild, type JsonObject } from "./objects.js";
@@ -134,6 +140,7 @@ export function normalizeMediaBlock(block: unknown, policy: Policy, path: string
     return { block: applied ? rebuilt : block, record: recordFor(block, rebuilt, "fix-mime", reason, path, applied) };
   };
 
+  if (isOverlongMediaType(block.mimeType)) return keep("skip-too-large", overlongMediaTypeReason(block.mimeType));
   const head = headBytes(block.data);
   if (head === null) return keep("skip-invalid-base64", `${kind} data is not standard base64`);
   const sig = detectSignature(head.bytes);
@@ -171,6 +178,7 @@ export function normalizeResourceLink(link: unknown, policy: Policy, path: strin
 
 /** Entries of `resources/list`, `resources/templates/list` and resource links. */
 export function fillListedMime(item: JsonObject, policy: Policy, path: string): BlockResult {
+  if (isOverlongMediaType(item.mimeType)) return { block: item, record: null };
   const declared = parseMediaType(item.mimeType);
   const uri = typeof item.uri === "string" ? item.uri : typeof item.uriTemplate === "string" ? item.uriTemplate : null;
   const settings = policy.for(uri, declared);

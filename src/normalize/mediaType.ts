@@ -36,6 +36,19 @@ const PARSED_MAX_CHARS = 200;
  */
 export const MAX_MEDIA_TYPE_CHARS = RECORDED_TEXT_CHARS;
 
+/**
+ * A `mimeType` too long to read: the entry that carries it is left as it is, type included (read
+ * as no type at all, it would be rewritten and what it said lost, a charset among it).
+ */
+export function isOverlongMediaType(input: unknown): input is string {
+  return typeof input === "string" && input.length > MAX_MEDIA_TYPE_CHARS;
+}
+
+/** The reason recorded for an entry left as it is for its type's length. */
+export function overlongMediaTypeReason(input: string): string {
+  return `mimeType of ${input.length} characters is over ${MAX_MEDIA_TYPE_CHARS}: not read`;
+}
+
 export function parseMediaType(input: unknown): MediaType | null {
   if (typeof input !== "string" || input.length > MAX_MEDIA_TYPE_CHARS) return null;
   const known = PARSED.get(input);
