@@ -13,31 +13,43 @@ export const REDACTED = "[redacted]";
 /** Values shorter than this are left: too common in ordinary text to be anyone's secret. */
 const MIN_SECRET_LENGTH = 4;
 
+/** A way a secret can stand in quoted text, and whether it is found in any case. */
+interface SecretForm {
+  readonly text: string;
+  /** Its letters in any case: a server may quote a header lower-cased (base64's case is its value). */
+  readonly anyCase: boolean;
+}
+
 /**
  * The ways a secret can stand in quoted text: as it is, and as a JSON string literal's body
  * writes it (`"` and `\` escaped, `/` as `\/` as PHP writes it, non-ASCII as `\uXXXX`),
- * percent-encoded, and in base64 (plain and URL-safe, padded or not: a server may echo a header
- * as it was encoded, or encode what it was sent).
+ * percent-encoded — each in any case — and in base64 (plain and URL-safe, padded or not: a server
+ * may echo a header as it was encoded, or encode what it was sent).
  */
-function secretForms(secrets: Iterable<string | undefined>): string[] {
-  const forms = new Set<string>();
+function secretForms(secrets: Iterable<string | undefined>): SecretForm[] {
+  const anyCase = new Set<string>();
+  const exact = new Set<string>();
   for (const secret of secrets) {
     if (secret === undefined || secret.length < MIN_SECRET_LENGTH) continue;
     const json = JSON.stringify(secret).slice(1, -1);
     const ascii = json.replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
     for (const form of [secret, json, json.replaceAll("/", "\\/"), ascii, ascii.replaceAll("/", "\\/")])
-      forms.add(form);
+      anyCase.add(form);
     // As a URL or a form body would carry it (a form writes a space as `+` and leaves `*` alone).
-    forms.add(encodeURIComponent(secret));
-    forms.add(new URLSearchParams({ s: secret }).toString().slice(2));
+    anyCase.add(encodeURIComponent(secret));
+    anyCase.add(new URLSearchParams({ s: secret }).toString().slice(2));
     const base64 = Buffer.from(secret, "utf8").toString("base64");
-    forms.add(base64);
-    forms.add(base64.replace(/=+$/, ""));
-    forms.add(Buffer.from(secret, "utf8").toString("base64url"));
-    for (const form of base64Inside(secret)) forms.add(form);
+    exact.add(base64);
+    exact.add(base64.replace(/=+$/, ""));
+    exact.add(Buffer.from(secret, "utf8").toString("base64url"));
+    for (const form of base64Inside(secret)) exact.add(form);
   }
+  const forms = [
+    ...[...anyCase].map((text) => ({ text, anyCase: true })),
+    ...[...exact].filter((text) => !anyCase.has(text)).map((text) => ({ text, anyCase: false })),
+  ];
   // Longest first, so a value that contains another is removed whole.
-  return [...forms].sort((a, b) => b.length - a.length);
+  return forms.sort((a, b) => b.text.length - a.text.length);
 }
 
 /** The shortest stretch of base64 taken for a secret's: shorter ones are too likely by chance. */
@@ -62,10 +74,31 @@ function base64Inside(secret: string): string[] {
   return stretches;
 }
 
-function replaceForms(text: string, forms: readonly string[]): string {
+function replaceForms(text: string, forms: readonly SecretForm[]): string {
   let out = text;
-  for (const form of forms) if (out.includes(form)) out = out.split(form).join(REDACTED);
+  let lower: string | undefined;
+  for (const form of forms) {
+    if (!form.anyCase) {
+      if (!out.includes(form.text)) continue;
+      out = out.split(form.text).join(REDACTED);
+      lower = undefined;
+      continue;
+    }
+    // Searched lower-cased first (a native search); the case-blind pattern only where it is.
+    lower ??= out.toLowerCase();
+    if (!lower.includes(form.text.toLowerCase())) continue;
+    const next = out.replace(new RegExp(form.text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"), "gi"), REDACTED);
+    if (next !== out) {
+      out = next;
+      lower = undefined;
+    }
+  }
   return out;
+}
+
+/** Whether `text` ends in `start`, in any case when the form is found in any case. */
+function endsInStart(text: string, start: string, anyCase: boolean): boolean {
+  return anyCase ? text.slice(-start.length).toLowerCase() === start.toLowerCase() : text.endsWith(start);
 }
 
 /** `text` with every occurrence of each secret (in any of its quoted forms) replaced by `[redacted]`. */
@@ -102,8 +135,8 @@ export function redactedExcerpt(text: string, max: number, secrets: Iterable<str
   // The text may have been cut before (a body read up to a limit), and is cut here.
   if (out.length > max) out = out.slice(0, max);
   for (const form of forms)
-    for (let k = Math.min(form.length - 1, out.length); k >= MIN_SECRET_LENGTH; k--)
-      if (out.endsWith(form.slice(0, k))) return `${out.slice(0, -k)}${REDACTED}`;
+    for (let k = Math.min(form.text.length - 1, out.length); k >= MIN_SECRET_LENGTH; k--)
+      if (endsInStart(out, form.text.slice(0, k), form.anyCase)) return `${out.slice(0, -k)}${REDACTED}`;
   return out;
 }
 

@@ -9,6 +9,20 @@ describe("redactSecrets", () => {
     );
   });
 
+  it("finds a secret quoted in another case, as it is and in its JSON and percent forms, not in its base64", () => {
+    const secret = "Sk-LiveToken9QzX/åb";
+    for (const written of [
+      "sk-livetoken9qzx/åb",
+      "SK-LIVETOKEN9QZX/ÅB",
+      "sK-lIVEtOKEN9qZx\\/\\u00e5b",
+      "sk-livetoken9qzx%2f%c3%a5b",
+    ])
+      expect(redactSecrets(`echo ${written} end`, [secret]), written).toBe(`echo ${REDACTED} end`);
+    const base64 = Buffer.from(secret).toString("base64");
+    expect(redactSecrets(`b64=${base64.toLowerCase()}`, [secret])).toBe(`b64=${base64.toLowerCase()}`);
+    expect(redactedExcerpt("cut at sk-liveto", 100, [secret])).toBe(`cut at ${REDACTED}`);
+  });
+
   it("leaves values shorter than four characters and text without secrets as it is", () => {
     expect(redactSecrets("a 1 on it", ["a", "1", "on", ""])).toBe("a 1 on it");
     expect(redactSecrets("nothing here", ["secret-value"])).toBe("nothing here");

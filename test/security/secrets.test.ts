@@ -135,6 +135,20 @@ describe("secrets a stdio upstream quotes to the host", () => {
     expect(proxy.stderr()).not.toContain(SECRET);
   });
 
+  it("an env value a server quotes in another case (lower- or upper-cased) reaches neither the host nor the log", async () => {
+    const proxy = await stdioWithSecretEnv();
+    const message = `key ${SECRET.toLowerCase()} or ${SECRET.toUpperCase()} refused`;
+    const emit = [
+      Buffer.from(`${JSON.stringify({ jsonrpc: "2.0", id: "__ID__", error: { code: -32000, message } })}\n`).toString(
+        "base64",
+      ),
+    ];
+    const answer = await proxy.request(2, "tools/call", { name: "x", _emit: emit, _noFinal: true });
+    expect(answer.error).toMatchObject({ code: -32000, message: "key [redacted] or [redacted] refused" });
+    expect(await proxy.close()).toBe(0);
+    expect(proxy.stderr().toLowerCase()).not.toContain(SECRET.toLowerCase());
+  });
+
   it("an env value in an error answer the server sends inside a batch reaches neither the host nor the log", async () => {
     const proxy = await stdioWithSecretEnv();
     const error = { code: -32000, message: `upstream says ${SECRET} is wrong` };
