@@ -18,7 +18,7 @@ import type { Logger } from "../../observe/logger.js";
 import { SENT } from "../drainWaiter.js";
 import type { BodyStreamLike } from "./nodeFetch.js";
 import { settledWithin } from "./settledWithin.js";
-import { newStreamCursor, type StreamCursor } from "./streamCursor.js";
+import { newStreamCursor, reconnectDelayMs, type StreamCursor } from "./streamCursor.js";
 import { networkErrorText } from "./upstreamMessages.js";
 
 /** Default reconnection attempts of the GET stream after it drops (`serverStreamRetries`). */
@@ -36,8 +36,6 @@ const GET_STREAM_RETRY_AFTER_POST_MS = 30_000;
  * server is not asked again and again without end.
  */
 const GET_STREAM_SERVED_MS = 1000;
-/** Shortest wait before reconnecting the GET stream, whatever the server's `retry:` says. */
-const MIN_RECONNECT_MS = 250;
 
 /** The server's answer to a GET for an event stream: its body when it gave one. */
 export interface StreamAnswer {
@@ -333,10 +331,7 @@ export class ServerStream {
         );
       return;
     }
-    this.retryTimer = setTimeout(
-      () => void this.openStream(failedTries + 1),
-      Math.max(this.cursor.retryMs, MIN_RECONNECT_MS),
-    );
+    this.retryTimer = setTimeout(() => void this.openStream(failedTries + 1), reconnectDelayMs(this.cursor));
     this.retryTimer.unref();
   }
 }

@@ -12,6 +12,13 @@ import type { AbortLike } from "./postAbort.js";
  */
 export const LONGEST_TIMER_MS = 2 ** 31 - 1;
 
+/**
+ * Shortest wait before a stream is asked for again, whatever the server's `retry:` says: a server
+ * that ends each stream at once with `retry: 0` would otherwise be asked hundreds of times a
+ * second for as long as a call waits.
+ */
+export const MIN_RECONNECT_MS = 250;
+
 export interface StreamCursor {
   lastEventId: string | undefined;
   events: number;
@@ -20,6 +27,11 @@ export interface StreamCursor {
 
 export function newStreamCursor(retryMs: number): StreamCursor {
   return { lastEventId: undefined, events: 0, retryMs };
+}
+
+/** How long to wait before asking for the stream again: its `retry:`, at least `MIN_RECONNECT_MS`. */
+export function reconnectDelayMs(cursor: StreamCursor): number {
+  return Math.max(cursor.retryMs, MIN_RECONNECT_MS);
 }
 
 /** Waits `ms` before a reconnection; false when `signal` aborted the wait (the transport closed). */

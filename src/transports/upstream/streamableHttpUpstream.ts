@@ -64,7 +64,13 @@ import {
   type ResponseLike,
 } from "./nodeFetch.js";
 import { sameOriginRedirects } from "./sameOriginRedirects.js";
-import { LONGEST_TIMER_MS, newStreamCursor, waitToReconnect, type StreamCursor } from "./streamCursor.js";
+import {
+  LONGEST_TIMER_MS,
+  newStreamCursor,
+  reconnectDelayMs,
+  type StreamCursor,
+  waitToReconnect,
+} from "./streamCursor.js";
 import {
   DEFAULT_SERVER_STREAM_RETRIES,
   DEFAULT_SERVER_STREAM_RETRY_MS,
@@ -703,7 +709,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
         this.logger.info("response stream dropped; resuming it", {
           error: networkErrorText(dropped, this.sentSecrets()),
         });
-      if (!(await waitToReconnect(cursor.retryMs, signal))) return;
+      if (!(await waitToReconnect(reconnectDelayMs(cursor), signal))) return;
       const before = cursor.lastEventId;
       let resumed: StreamAnswer;
       try {
