@@ -6,7 +6,10 @@
  * Why not `eventsource-parser` (what the SDK's clients use): it works on decoded strings and
  * re-slices its buffer per chunk; here the line layer is the byte-level `LineSplitter`, each
  * byte is scanned once, a line is joined once, and an event over `maxEventBytes` is skipped
- * without being buffered, reported with the JSON-RPC id read from its ends.
+ * without being buffered, reported with the JSON-RPC id read from its ends. One that runs on far
+ * past that without end (`cutPastBytes`; a line that does, too) ends the stream: it is reported
+ * then, with the id its start shows, and nothing more is read — dropping a flood without end
+ * would hold a core for as long as the server sends.
  *
  * Deliberate difference from the WHATWG rules: bytes that are not UTF-8 are not replaced by
  * U+FFFD (that would silently corrupt content); the event is reported instead.
@@ -47,6 +50,8 @@ export interface SseProblem {
   /** The data's start shows an answer (a top-level `result` or `error`). */
   readonly answers?: boolean;
   readonly excerpt: string;
+  /** The event ran on `cutPastBytes` past `maxEventBytes` without end: the stream is over. */
+  readonly unended?: boolean;
 }
 
 export type SseItem =
@@ -58,7 +63,16 @@ export type SseItem =
 export interface SseParserOptions {
   /** Largest event data accepted, in bytes (`limits.maxMessageBytes`). */
   maxEventBytes: number;
+  /**
+   * How far past `maxEventBytes` an event (or a line) may run on, dropped, before the stream is
+   * cut. Default: `maxEventBytes` or `UNENDED_SLACK_BYTES`, whichever is larger — a result a few
+   * times too large is still skipped and the stream goes on.
+   */
+  cutPastBytes?: number;
 }
+
+/** The least an over-limit event may run on past the limit before its stream is cut. */
+export const UNENDED_SLACK_BYTES = 64 * 1024 * 1024;
 
 const DATA = Buffer.from("data");
 const COLON = 0x3a;
@@ -67,6 +81,7 @@ const LF = Buffer.from("\n");
 
 export class SseParser {
   readonly maxEventBytes: number;
+  private readonly cutAtBytes: number;
   private readonly splitter: LineSplitter;
   private out: SseItem[] = [];
   private atStreamStart = true;
@@ -76,6 +91,8 @@ export class SseParser {
   private lastEventId = "";
   /** Set when the current event's data is being skipped (too large or not UTF-8). */
   private skipping: EventEnds | undefined;
+  /** Set once an event or line ran on without end: nothing more is read. */
+  private cut = false;
   private readonly sink: LineSink = {
     line: (bytes) => this.onLine(bytes),
     oversized: (line) => this.onOversizedLine(line),
@@ -83,6 +100,8 @@ export class SseParser {
 
   constructor(options: SseParserOptions) {
     this.maxEventBytes = options.maxEventBytes;
+    this.cutAtBytes =
+      options.maxEventBytes + (options.cutPastBytes ?? Math.max(options.maxEventBytes, UNENDED_SLACK_BYTES));
     // A data line may be as long as an event plus its "data: " prefix.
     this.splitter = new LineSplitter(this.maxEventBytes + DATA.length + 2, true);
   }
@@ -92,7 +111,9 @@ export class SseParser {
   }
 
   push(chunk: Uint8Array): SseItem[] {
+    if (this.cut) return [];
     this.splitter.push(chunk, this.sink);
+    this.cutWhenUnended();
     const out = this.out;
     this.out = [];
     return out;
@@ -100,6 +121,7 @@ export class SseParser {
 
   /** End of stream: an event without its closing blank line is discarded (WHATWG §9.2.6). */
   end(): SseItem[] {
+    if (this.cut) return [];
     this.splitter.takeRest({ line: () => {}, oversized: () => {} });
     const out = this.out;
     this.out = [];
@@ -192,6 +214,29 @@ export class SseParser {
     for (let bytes = 0; last > first && bytes < OVERSIZED_TAIL_BYTES; last--) bytes += data[last - 1]!.length + 1;
     for (const line of [...data.slice(0, first), ...data.slice(last)]) this.skipping.more(Buffer.from(line));
     this.skipping.more(value, tail);
+  }
+
+  /**
+   * The event (its data so far and the line being dropped) has run `cutPastBytes` past the
+   * limit: it is reported now, known by its start (its end has not come), and the stream is over.
+   */
+  private cutWhenUnended(): void {
+    const dropping = this.splitter.dropping;
+    const bytes = this.dataBytes + (dropping?.bytes ?? 0);
+    if (bytes <= this.cutAtBytes) return;
+    this.cut = true;
+    let head: Buffer | undefined = this.skipping?.head;
+    if (head === undefined && dropping !== undefined) {
+      const start = this.withoutStreamBom(dropping.head);
+      if (start.subarray(0, DATA.length).equals(DATA) && start[DATA.length] === COLON) {
+        head = start.subarray(DATA.length + 1);
+        if (head[0] === SPACE) head = head.subarray(1);
+      }
+    }
+    // Only the data's start is known: its end, where an id written last would be, never came.
+    const ends = oversizedProblem({ bytes, head: head ?? Buffer.alloc(0), tail: Buffer.alloc(0) });
+    const type = this.type === "" ? "message" : this.type;
+    this.out.push({ problem: { ...ends, kind: "too-large", type, unended: true } });
   }
 
   private decode(value: Buffer): string | undefined {

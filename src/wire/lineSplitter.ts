@@ -112,6 +112,11 @@ export class LineSplitter {
     return this.discarding ? Buffer.alloc(0) : Buffer.concat(this.parts, this.partBytes);
   }
 
+  /** The line being dropped, so far: its bytes and its start (undefined while none is). */
+  get dropping(): { readonly bytes: number; readonly head: Buffer } | undefined {
+    return this.discarding ? { bytes: this.discardBytes, head: this.head } : undefined;
+  }
+
   /** The bytes after the last line break (an unterminated last line), or undefined. */
   takeRest(sink: LineSink): void {
     this.pendingCR = false;

@@ -147,3 +147,65 @@ describe("SseParser (WHATWG event stream rules)", () => {
     expect(large.ms / Math.max(small.ms, 1)).toBeLessThan(50);
   });
 });
+
+describe("SseParser and an event without end", () => {
+  // Cut once 10,000 bytes past the limit.
+  const max = 10_000;
+  const cutPastBytes = 10_000;
+  const feed = (parser: SseParser, chunks: Iterable<Buffer>): SseItem[] => {
+    const out: SseItem[] = [];
+    for (const chunk of chunks) out.push(...parser.push(chunk));
+    return out;
+  };
+
+  it("one data line run on past the slack: reported at once by its start (its id), then nothing more is read", () => {
+    const parser = new SseParser({ maxEventBytes: max, cutPastBytes });
+    const start = enc('id: e1\ndata: {"jsonrpc":"2.0","id":7,"result":{"x":"');
+    const filler = Buffer.alloc(1000, 0x61);
+    const before = feed(parser, [start, ...Array(19).fill(filler)]);
+    expect(before).toEqual([]);
+    const at = feed(parser, [filler, filler]);
+    expect(at).toHaveLength(1);
+    expect(at[0]!.problem).toMatchObject({ kind: "too-large", type: "message", id: 7, unended: true });
+    expect(at[0]!.problem!.bytes).toBeGreaterThan(2 * max);
+    // What comes after — even a whole event — is not read: the stream is over.
+    expect(feed(parser, [enc('"}}\n\ndata: {"jsonrpc":"2.0","id":8,"result":{}}\n\n')])).toEqual([]);
+    expect(parser.end()).toEqual([]);
+  });
+
+  it("many data lines past the slack, no blank line: reported and cut too; a large event that ends is not", () => {
+    const line = enc(`data: ${"b".repeat(999)}\n`);
+    const ended = new SseParser({ maxEventBytes: max, cutPastBytes });
+    const items = feed(ended, [...Array(15).fill(line), enc("\n")]);
+    expect(items).toHaveLength(1);
+    expect(items[0]!.problem).toMatchObject({ kind: "too-large" });
+    expect(items[0]!.problem!.unended).toBeUndefined();
+    const endless = new SseParser({ maxEventBytes: max, cutPastBytes });
+    const cut = feed(endless, Array(25).fill(line));
+    expect(cut.map((item) => item.problem?.unended)).toEqual([true]);
+  });
+
+  it("an endless comment line is cut as well: dropping it would go on as long as the server sends", () => {
+    const parser = new SseParser({ maxEventBytes: max, cutPastBytes });
+    const cut = feed(parser, [enc(": "), ...Array(25).fill(Buffer.alloc(1000, 0x20))]);
+    expect(cut).toHaveLength(1);
+    expect(cut[0]!.problem).toMatchObject({ kind: "too-large", unended: true });
+    expect(cut[0]!.problem!.id).toBeUndefined();
+  });
+});
+
+describe("SseParser's slack past the limit", () => {
+  it("is the limit, or 64 MiB when that is larger: an event a few times too large that ends is skipped, the stream goes on", () => {
+    const parser = new SseParser({ maxEventBytes: 1000 });
+    const chunk = Buffer.alloc(1024 * 1024, 0x61);
+    const items: SseItem[] = [...parser.push(enc('data: {"id":3,"result":"'))];
+    for (let i = 0; i < 63; i++) items.push(...parser.push(chunk));
+    items.push(...parser.push(enc('"}\n\ndata: {"ok":1}\n\n')));
+    expect(items.map((item) => item.problem?.unended ?? item.event?.data)).toEqual([undefined, '{"ok":1}']);
+    expect(items[0]!.problem).toMatchObject({ kind: "too-large", id: 3 });
+    const endless = new SseParser({ maxEventBytes: 1000 });
+    const cut: SseItem[] = [...endless.push(enc('data: {"id":4,"result":"'))];
+    for (let i = 0; i < 65; i++) cut.push(...endless.push(chunk));
+    expect(cut.map((item) => item.problem?.unended)).toEqual([true]);
+  });
+});

@@ -43,6 +43,11 @@ export async function readSseBody(
         if (item.event) handlers.onEvent(item.event);
         else if (item.problem) {
           if (item.problem.type === "message") handlers.onProblem(item.problem);
+          if (item.problem.unended) {
+            // The server may go on sending: its body is cancelled, not left to fill the socket.
+            await reader.cancel().catch(() => {});
+            throw new Error(unendedEventError(item.problem.bytes, maxEventBytes));
+          }
         } else handlers.onRetry?.(item.retry);
       }
       if (done) return;
@@ -51,6 +56,14 @@ export async function readSseBody(
     stop();
     reader.releaseLock();
   }
+}
+
+/** Why a stream was cut: an event ran on far past the limit and had not ended. */
+export function unendedEventError(bytes: number, maxEventBytes: number): string {
+  return (
+    `an event ran on for ${bytes} bytes without end (limits.maxMessageBytes is ${maxEventBytes}): ` +
+    "the stream was cut"
+  );
 }
 
 /**

@@ -184,6 +184,59 @@ describe("SseUpstreamTransport's events over maxMessageBytes", () => {
   });
 });
 
+describe("SseUpstreamTransport and an event without end", () => {
+  it("reports it by its start once it runs 64 MiB past maxMessageBytes, cuts the stream, and the session ends saying why", async () => {
+    let stream: import("node:http").ServerResponse | undefined;
+    let streamClosed = false;
+    let sent = 0;
+    const server: Server = createServer((req, res) => {
+      if (req.method === "GET") {
+        stream = res;
+        res.on("close", () => (streamClosed = true));
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        res.write("event: endpoint\ndata: /messages\n\n");
+        return;
+      }
+      let body = "";
+      req.on("data", (chunk: Buffer) => (body += chunk.toString()));
+      req.on("end", () => {
+        res.writeHead(202).end();
+        const asked = JSON.parse(body) as { id: number };
+        const out = stream!;
+        out.write(`event: message\ndata: {"jsonrpc":"2.0","id":${asked.id},"result":{"x":"`);
+        const chunk = Buffer.alloc(64 * 1024, 0x61);
+        // As fast as the proxy reads, for as long as the stream is open.
+        const pump = (): void => {
+          while (!out.destroyed && sent < 1024 * 1024 * 1024) {
+            sent += chunk.length;
+            if (!out.write(chunk)) return void out.once("drain", pump);
+          }
+        };
+        pump();
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    cleanups.push(
+      () =>
+        new Promise((resolve) => {
+          server.closeAllConnections();
+          server.close(() => resolve());
+        }),
+    );
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/sse`;
+    const { transport, got } = await connect({ url, maxMessageBytes: 100_000 });
+    await transport.send(call(5, "echo"));
+    expect(await got.nextProblem(5_000)).toMatchObject({ kind: "too-large", id: 5 });
+    await expect.poll(() => got.isClosed(), { timeout: 5_000 }).toBe(true);
+    expect(transport.describeEnd()).toMatch(
+      /the SSE stream of upstream .* failed: an event ran on for \d+ bytes without end \(limits\.maxMessageBytes is 100000\): the stream was cut/,
+    );
+    await expect.poll(() => streamClosed, { timeout: 5_000 }).toBe(true);
+    // Cut 64 MiB past the limit (what is in flight besides), not read on for as long as the server sends.
+    expect(sent).toBeLessThan(128 * 1024 * 1024);
+  });
+});
+
 describe("SseUpstreamTransport's end reason", () => {
   it("is why the stream ended, not an earlier POST's failure", async () => {
     let stream: import("node:http").ServerResponse | undefined;

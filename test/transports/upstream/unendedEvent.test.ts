@@ -1,0 +1,65 @@
+/**
+ * A streamable HTTP upstream answering a call with an SSE event that never ends, against a plain
+ * node:http server: once it runs far past `maxMessageBytes` it is reported by its start (the
+ * proxy answers its id) and the response is cancelled — not read for as long as the server sends.
+ */
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import { StreamableHttpUpstreamTransport } from "../../../src/transports/upstream/streamableHttpUpstream.js";
+import { collect, INITIALIZE } from "./collect.js";
+
+const cleanups: Array<() => Promise<unknown>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+describe("a POST's SSE event without end", () => {
+  it("is reported by its start with its id, and its response cancelled; the session goes on", async () => {
+    let sent = 0;
+    let cancelled = false;
+    const server = createServer(async (req, res) => {
+      const parts: Buffer[] = [];
+      for await (const part of req) parts.push(part as Buffer);
+      if (req.method !== "POST") return void res.writeHead(405).end();
+      const message = JSON.parse(Buffer.concat(parts).toString("utf8")) as { id?: number; method: string };
+      if (message.id === undefined) return void res.writeHead(202).end();
+      if (message.method !== "tools/call") {
+        const result = { protocolVersion: "2025-06-18", capabilities: {}, serverInfo: { name: "s", version: "1" } };
+        return void res
+          .writeHead(200, { "content-type": "application/json", "mcp-session-id": "s-1" })
+          .end(JSON.stringify({ jsonrpc: "2.0", id: message.id, result: message.method === "ping" ? {} : result }));
+      }
+      res.on("close", () => (cancelled = true));
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write(`data: {"jsonrpc":"2.0","id":${message.id},"result":{"x":"`);
+      const chunk = Buffer.alloc(64 * 1024, 0x61);
+      const pump = (): void => {
+        while (!res.destroyed && sent < 1024 * 1024 * 1024) {
+          sent += chunk.length;
+          if (!res.write(chunk)) return void res.once("drain", pump);
+        }
+      };
+      pump();
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    cleanups.push(() => {
+      server.closeAllConnections();
+      return new Promise((resolve) => server.close(resolve));
+    });
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+    const transport = new StreamableHttpUpstreamTransport({ url, maxMessageBytes: 100_000 });
+    const got = collect(transport);
+    await transport.start();
+    cleanups.push(() => transport.close());
+    await transport.send(INITIALIZE(1));
+    await got.response(1, 5_000);
+    await transport.send({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "x", arguments: {} } });
+    expect(await got.nextProblem(10_000)).toMatchObject({ kind: "too-large", id: 2 });
+    await expect.poll(() => cancelled, { timeout: 5_000 }).toBe(true);
+    expect(sent).toBeLessThan(128 * 1024 * 1024);
+    await transport.send({ jsonrpc: "2.0", id: 3, method: "ping" });
+    expect(await got.response(3, 5_000)).toMatchObject({ id: 3, result: {} });
+    expect(got.isClosed()).toBe(false);
+  });
+});
