@@ -5,7 +5,7 @@
  * about `maxUris` rows (those that save or grow most) and counts the entries it could not keep.
  */
 import { recordedText } from "../normalize/recordedText.js";
-import { WARNING_ACTIONS, type ChangeAction } from "../normalize/change.js";
+import { WARNING_ACTIONS, type ChangeAction, type ChangeRecord } from "../normalize/change.js";
 import { parseMediaType } from "../normalize/mediaType.js";
 import {
   REPORT_SCHEMA_VERSION,
@@ -99,6 +99,33 @@ export function addToTotals(totals: Totals, fact: EntryFact, asEntry = fact.chai
   totals.actions[fact.action] = (totals.actions[fact.action] ?? 0) + 1;
 }
 
+/** The fact an engine or fit record makes, for `server`'s answer to `method`, filed under `uri`. */
+export function factOf(change: ChangeRecord, server: string, method: string, uri: string | null): EntryFact {
+  return {
+    server,
+    method,
+    uri,
+    action: change.action,
+    mimeBefore: change.mimeBefore,
+    mimeAfter: change.mimeAfter,
+    bytesBefore: change.bytesBefore,
+    bytesAfter: change.bytesAfter,
+    saved: change.saved,
+    applied: change.applied,
+    ...(change.chained === true ? { chained: true } : {}),
+  };
+}
+
+/**
+ * The totals of one result's records, counted as a report counts them: an entry changed twice
+ * (a chained record) is one entry, in at its first size and out at its last.
+ */
+export function totalsOfChanges(changes: readonly ChangeRecord[], method: string): Totals {
+  const aggregator = new ReportAggregator();
+  for (const change of changes) aggregator.add(factOf(change, "", method, change.uri));
+  return aggregator.totalsSoFar();
+}
+
 /** The essence a fact is filed under: the type it ended with, else the one it came with. */
 export function mimeKey(fact: Pick<EntryFact, "mimeBefore" | "mimeAfter">): string {
   const raw = fact.mimeAfter ?? fact.mimeBefore;
@@ -152,6 +179,11 @@ export class ReportAggregator {
   /** Entries counted so far. */
   get entries(): number {
     return this.totals.entries;
+  }
+
+  /** The totals over every fact added so far (a copy). */
+  totalsSoFar(): Totals {
+    return cloneTotals(this.totals);
   }
 
   /**

@@ -217,4 +217,37 @@ describe("mcp-normalizer normalize --config: the config's fit keys too", () => {
     expect(actions).toEqual(expect.arrayContaining(["inline-resource", "fit-image", "cut-result"]));
     expect(run.stderr).toMatch(/normalize \(tools\/call\): 3 of 3 entries changed/);
   });
+
+  it("an entry changed twice (its type fixed, then fitted) counts once: in at its first size, out at its last", async () => {
+    const sharp = (await import("sharp")).default;
+    const png = await sharp({ create: { width: 300, height: 200, channels: 3, background: "#c83" } })
+      .png()
+      .toBuffer();
+    const dir = tempDir("mcpn-");
+    const config = join(dir, "proxy.config.json");
+    // A PNG labelled image/jpeg: the engine fixes its type, then the fit layer turns it into a JPEG.
+    writeFileSync(
+      config,
+      JSON.stringify({ mcpServers: { x: { command: "true" } }, normalize: { images: { formats: ["image/jpeg"] } } }),
+    );
+    const block = { type: "image", mimeType: "image/jpeg", data: png.toString("base64") };
+    const input = join(dir, "result.json");
+    writeFileSync(input, JSON.stringify({ content: [block] }));
+    const run = await runCli(["normalize", input, "--config", config, "--method", "tools/call", "--records"]);
+    expect(run.code, run.stderr).toBe(0);
+    const out = JSON.parse(run.stdout).content[0];
+    expect(out.mimeType).toBe("image/jpeg");
+    const actions = run.stderr
+      .split("\n")
+      .filter((line) => line.startsWith("{"))
+      .map((line) => JSON.parse(line) as { action: string; chained?: boolean });
+    expect(actions).toMatchObject([{ action: "fix-mime" }, { action: "fit-image", chained: true }]);
+    const before = Buffer.byteLength(JSON.stringify(block));
+    const after = Buffer.byteLength(JSON.stringify(out));
+    const share = (((before - after) / before) * 100).toFixed(1);
+    expect(run.stderr).toContain(
+      `normalize (tools/call): 1 of 1 entries changed (fix-mime 1, fit-image 1); ${before} → ${after} bytes; ` +
+        `saved ${before - after} (${share}%)`,
+    );
+  });
 });

@@ -15,7 +15,7 @@ import { normalizeResult } from "../../normalize/result.js";
 import { recordedText } from "../../normalize/recordedText.js";
 import { rebuild, type JsonObject } from "../../normalize/objects.js";
 import { measuredOnWire } from "../../transports/wireSizes.js";
-import { ReportAggregator } from "../../report/aggregate.js";
+import { factOf, ReportAggregator } from "../../report/aggregate.js";
 import {
   itemStatus,
   type AuditItem,
@@ -392,19 +392,7 @@ async function toFact(
   after: unknown,
   tokens: TokenCounter | undefined,
 ): Promise<EntryFact> {
-  const fact: EntryFact = {
-    server,
-    method,
-    uri,
-    action: change.action,
-    mimeBefore: change.mimeBefore,
-    mimeAfter: change.mimeAfter,
-    bytesBefore: change.bytesBefore,
-    bytesAfter: change.bytesAfter,
-    saved: change.saved,
-    applied: change.applied,
-    ...(change.chained === true ? { chained: true } : {}),
-  };
+  const fact = factOf(change, server, method, uri);
   // The entry's tokens, before and after everything, are the first fact's: not counted twice.
   if (tokens === undefined || change.chained === true) return fact;
   const entryBefore = valueAt(before, change.path);

@@ -25,6 +25,7 @@ import { rememberOrigin } from "../../transports/wireOrigin.js";
 import { startsWithBom } from "../../wire/jsonNodes.js";
 import { rememberWireText } from "../../transports/wireText.js";
 import { indentJsonText } from "../../wire/jsonText.js";
+import { totalsOfChanges } from "../../report/aggregate.js";
 import { parseCommandArgs } from "../args.js";
 import { EXIT, type ExitCode } from "../exitCodes.js";
 import { readAll, writeFully, type CliIo } from "../io.js";
@@ -207,23 +208,14 @@ export function summarize(changes: readonly ChangeRecord[], method: string | nul
       "normalize: no MCP result recognized (expected contents, content, messages, resources or " +
       "resourceTemplates); input written unchanged"
     );
-  const counts = new Map<string, number>();
-  let before = 0;
-  let after = 0;
-  let changed = 0;
-  for (const record of changes) {
-    before += record.bytesBefore;
-    after += record.bytesAfter;
-    if (record.action !== "none") {
-      counts.set(record.action, (counts.get(record.action) ?? 0) + 1);
-      if (record.bytesBefore !== record.bytesAfter || record.mimeBefore !== record.mimeAfter) changed++;
-    }
-  }
-  const detail = [...counts].map(([action, n]) => `${action} ${n}`).join(", ");
-  const saved = before - after;
+  // Counted as audit and report count them: an entry changed twice is one entry.
+  const totals = totalsOfChanges(changes, method);
+  const counts = Object.entries(totals.actions).filter(([action]) => action !== "none");
+  const { bytesBefore: before, bytesAfter: after, saved } = totals;
+  const detail = counts.map(([action, n]) => `${action} ${n}`).join(", ");
   const share = before === 0 ? "0.0" : ((saved / before) * 100).toFixed(1);
   return (
-    `normalize (${method}${dryRun ? ", dry run" : ""}): ${changed} of ${changes.length} entries ` +
+    `normalize (${method}${dryRun ? ", dry run" : ""}): ${totals.changed} of ${totals.entries} entries ` +
     `changed${detail === "" ? "" : ` (${detail})`}; ${before} → ${after} bytes; saved ${saved} (${share}%)`
   );
 }
