@@ -56,6 +56,22 @@ export interface ModelMeta {
   duplicates?: ReportModel["duplicates"];
 }
 
+/** The entry a chained fact may continue. */
+interface EntryState {
+  readonly fact: EntryFact;
+  /** The totals it was counted in: all, by server, by mime type (`MIME_ROW`), by method, its own, its URI's. */
+  readonly filed: Totals[];
+  /** Whether it still counts as warned (not yet changed). */
+  warned: boolean;
+  /** What it added so far (its facts'): what moves when a later change gives it another type. */
+  readonly own: Totals;
+  /** The mime key it is filed under: the type its last fact left it with. */
+  mime: string;
+}
+
+/** Where an entry's mime row is in its `filed`. */
+const MIME_ROW = 2;
+
 /** One URI's running row. */
 interface UriState {
   readonly uri: string;
@@ -157,7 +173,7 @@ export class ReportAggregator {
    * The last fact that was an entry of its own — what a chained fact after it continues — the
    * totals it was counted in, and whether it still counts as warned (not yet changed).
    */
-  private entry: { readonly fact: EntryFact; readonly filed: Totals[]; warned: boolean } | undefined;
+  private entry: EntryState | undefined;
   /** |saved| a new URI's entry must exceed to join a full table (the least kept at the last pruning). */
   private admitAbove = 0;
   private firstTs = Infinity;
@@ -203,28 +219,37 @@ export class ReportAggregator {
     const continues =
       given.chained === true && continued?.fact.server === given.server && continued.fact.uri === given.uri;
     const fact: EntryFact = given.chained === true && !continues ? { ...given, chained: false } : given;
-    // A chained fact is filed with the entry it continues, under that entry's keys.
+    // A chained fact is filed with the entry it continues, under that entry's keys — but by mime
+    // type under the type the entry went out with, which a later change may have made another.
     const entry = continues ? continued!.fact : fact;
     this.bytesAdded += fact.bytesBefore + fact.bytesAfter;
     addToTotals(this.totals, fact);
     const filed = [
       this.totals,
       this.group(this.groups.server, entry.server, fact),
-      this.group(this.groups.mime, mimeKey(entry), fact),
+      continues ? this.refile(continued!, fact) : this.group(this.groups.mime, mimeKey(fact), fact),
       this.group(this.groups.method, entry.method, fact),
     ];
     this.group(this.groups.action, fact.action, fact, true);
     const row = fact.uri === null ? undefined : this.addUri(fact);
-    if (row !== undefined) filed.push(row);
     if (fact.uri === null && fact.chained !== true) this.withoutUri++;
-    if (!continues) this.entry = { fact, filed, warned: WARNING_ACTIONS.has(fact.action as ChangeAction) };
-    else if (continued!.warned && fact.action !== "none" && !WARNING_ACTIONS.has(fact.action as ChangeAction)) {
-      // An entry warned about first and then changed (the fit layer made it fit) is a changed entry.
-      for (const totals of continued!.filed) {
-        totals.warned--;
-        totals.changed++;
+    if (!continues) {
+      const own = emptyTotals();
+      addToTotals(own, fact);
+      filed.push(own);
+      if (row !== undefined) filed.push(row);
+      const warned = WARNING_ACTIONS.has(fact.action as ChangeAction);
+      this.entry = { fact, filed, warned, own, mime: mimeKey(fact) };
+    } else {
+      addToTotals(continued!.own, fact);
+      if (continued!.warned && fact.action !== "none" && !WARNING_ACTIONS.has(fact.action as ChangeAction)) {
+        // An entry warned about first and then changed (the fit layer made it fit) is a changed entry.
+        for (const totals of continued!.filed) {
+          totals.warned--;
+          totals.changed++;
+        }
+        continued!.warned = false;
       }
-      continued!.warned = false;
     }
     if (typeof fact.ts === "string") {
       const at = Date.parse(fact.ts);
@@ -299,6 +324,13 @@ export class ReportAggregator {
   }
 
   private group(map: Map<string, Totals>, key: string, fact: EntryFact, asEntry?: boolean): Totals {
+    const totals = this.slot(map, key);
+    addToTotals(totals, fact, asEntry);
+    return totals;
+  }
+
+  /** The row `key` is counted in: its own, or `(other)` once the breakdown is full. */
+  private slot(map: Map<string, Totals>, key: string): Totals {
     let totals = map.get(key);
     if (totals === undefined) {
       const slot = map.size < this.maxGroupKeys ? key : OTHER;
@@ -308,8 +340,29 @@ export class ReportAggregator {
         map.set(slot, totals);
       }
     }
-    addToTotals(totals, fact, asEntry);
     return totals;
+  }
+
+  /**
+   * Files a chained fact in its entry's mime row. When it leaves the entry with another type (a
+   * PNG's type fixed, then the fit layer made it a JPEG), the entry moves — all it added so far —
+   * to the row of the type it now goes out with; a row left with no entry goes.
+   */
+  private refile(state: EntryState, fact: EntryFact): Totals {
+    let row = state.filed[MIME_ROW] as Totals;
+    const key = mimeKey(fact);
+    if (key !== state.mime) {
+      shiftTotals(row, state.own, -1);
+      if (row.entries === 0) {
+        for (const [name, totals] of this.groups.mime) if (totals === row) this.groups.mime.delete(name);
+      }
+      row = this.slot(this.groups.mime, key);
+      shiftTotals(row, state.own, 1);
+      state.filed[MIME_ROW] = row;
+      state.mime = key;
+    }
+    addToTotals(row, fact);
+    return row;
   }
 
   /** Files `fact` in its URI's row; the row's totals, or undefined when it is in no row. */
@@ -360,6 +413,24 @@ export class ReportAggregator {
 /** Rows that save or grow most first, then the biggest. */
 function byImpact(a: UriState, b: UriState): number {
   return Math.abs(b.totals.saved) - Math.abs(a.totals.saved) || b.totals.bytesBefore - a.totals.bytesBefore;
+}
+
+/** Adds (`sign` 1) or takes away (−1) `from`'s counts and sums to or from `into`, in place. */
+function shiftTotals(into: Totals, from: Totals, sign: 1 | -1): void {
+  into.entries += sign * from.entries;
+  into.changed += sign * from.changed;
+  into.warned += sign * from.warned;
+  into.notApplied += sign * from.notApplied;
+  into.bytesBefore += sign * from.bytesBefore;
+  into.bytesAfter += sign * from.bytesAfter;
+  into.saved += sign * from.saved;
+  if (from.tokensBefore !== undefined) into.tokensBefore = (into.tokensBefore ?? 0) + sign * from.tokensBefore;
+  if (from.tokensAfter !== undefined) into.tokensAfter = (into.tokensAfter ?? 0) + sign * from.tokensAfter;
+  for (const [action, n] of Object.entries(from.actions)) {
+    const left = (into.actions[action] ?? 0) + sign * n;
+    if (left === 0) delete into.actions[action];
+    else into.actions[action] = left;
+  }
 }
 
 function cloneTotals(totals: Totals): Totals {

@@ -61,7 +61,7 @@ describe("ReportAggregator", () => {
     expect(renderMarkdown(model)).toContain("1 entry has no URI (a tool's blocks): in every total, in no row here.");
   });
 
-  it("a chained fact continues only the entry before it (same server and URI): files under its type; a stray one is an entry", () => {
+  it("a chained fact continues only the entry before it (same server and URI): files under the type it went out with; a stray one is an entry", () => {
     const agg = new ReportAggregator();
     agg.add(
       fact({
@@ -88,9 +88,11 @@ describe("ReportAggregator", () => {
     agg.add(fact({ action: "fit-image", uri: "x:/other", bytesBefore: 50, bytesAfter: 40, chained: true }));
     const model = agg.toModel({ kind: "log", source: {}, generatedAt: "now" });
     expect(model.totals).toMatchObject({ entries: 2, bytesBefore: 1050, bytesAfter: 140, saved: 910 });
-    expect(model.byMime.map((r) => [r.key, r.entries, r.bytesBefore, r.bytesAfter])).toEqual(
-      expect.arrayContaining([["image/png", 1, 1000, 100]]),
-    );
+    // The entry went out as image/webp: its whole row moved there, none left under image/png.
+    expect(model.byMime.map((r) => [r.key, r.entries, r.bytesBefore, r.bytesAfter, r.actions])).toEqual([
+      ["image/webp", 1, 1000, 100, { "fix-mime": 1, "fit-image": 1 }],
+      ["text/plain", 1, 50, 40, { "fit-image": 1 }],
+    ]);
     for (const row of [...model.byMime, ...model.byUri, ...model.byServer])
       expect(row.bytesAfter).toBeGreaterThanOrEqual(0);
   });
@@ -104,6 +106,27 @@ describe("ReportAggregator", () => {
     expect(model.totals).toMatchObject({ entries: 2, changed: 1, warned: 1, saved: 4100 });
     expect(model.byServer).toMatchObject([{ entries: 2, changed: 1, warned: 1 }]);
     expect(model.byUri.find((r) => r.uri === "x:/img")).toMatchObject({ entries: 1, changed: 1, warned: 0 });
+  });
+
+  it("an entry warned about, then changed to another type, moves to that type's row as a changed entry", () => {
+    const agg = new ReportAggregator();
+    const image = { uri: "x:/img", mimeBefore: "image/png", mimeAfter: "image/png" };
+    agg.add(fact({ ...image, action: "warn-image-too-many-pixels", bytesBefore: 5000, bytesAfter: 5000 }));
+    agg.add(
+      fact({
+        ...image,
+        action: "fit-image",
+        mimeAfter: "image/jpeg",
+        bytesBefore: 5000,
+        bytesAfter: 900,
+        chained: true,
+      }),
+    );
+    const model = agg.toModel({ kind: "log", source: {}, generatedAt: "now" });
+    expect(model.byMime).toMatchObject([
+      { key: "image/jpeg", entries: 1, changed: 1, warned: 0, bytesBefore: 5000, bytesAfter: 900, saved: 4100 },
+    ]);
+    expect(model.byMime).toHaveLength(1);
   });
 
   it("reads chained from a log line", () => {
