@@ -45,11 +45,25 @@ export function failedSuffix(count: number): string {
 }
 
 /**
- * What "Top offenders" says when it lists none: nothing saved anywhere, or rows with savings that
- * `--top 0` left out.
+ * What "Top offenders" says when it lists none: nothing saved anywhere, rows with savings that
+ * `--top 0` left out, or savings on entries that have no URI row (a tool's blocks, or URIs the
+ * bounded table did not keep) — then it says where they are, not that there was nothing to save.
  */
-export function noOffendersText(byUri: ReadonlyArray<{ saved: number }>): string {
-  return byUri.some((row) => row.saved > 0) ? "None shown (--top 0)." : "Nothing to save.";
+export function noOffendersText(model: {
+  readonly byUri: ReadonlyArray<{ saved: number }>;
+  readonly totals: { saved: number };
+  readonly uriTable: { untrackedEntries: number; entriesWithoutUri: number };
+}): string {
+  if (model.byUri.some((row) => row.saved > 0)) return "None shown (--top 0).";
+  if (model.totals.saved <= 0) return "Nothing to save.";
+  const { entriesWithoutUri, untrackedEntries } = model.uriTable;
+  const where =
+    untrackedEntries === 0
+      ? "entries without a URI (a tool's blocks)"
+      : entriesWithoutUri === 0
+        ? "entries of URIs the table did not keep (--max-uris)"
+        : "entries without a URI (a tool's blocks) or of URIs the table did not keep (--max-uris)";
+  return `No URI row saved anything: the ${formatBytes(model.totals.saved)} saved were on ${where}.`;
 }
 
 /** What the URI table says of entries that have no URI (a tool's blocks): counted, just not listed. */

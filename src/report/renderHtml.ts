@@ -129,7 +129,7 @@ export function renderHtml(model: ReportModel, options: { maxRows?: number } = {
       `${chartSection("chart-mime", "Bytes per mime type", model.byMime)}</div>`,
     `<section id="offenders"><h2>Top offenders</h2>${
       model.topOffenders.length === 0
-        ? `<p class="empty">${noOffendersText(model.byUri)}</p>`
+        ? `<p class="empty">${esc(noOffendersText(model))}</p>`
         : uriTable("top-offenders", model.topOffenders, model.topOffenders.length)
     }</section>`,
     `<section id="actions"><h2>By action</h2>${groupTable("by-action", "action", model.byAction)}</section>`,

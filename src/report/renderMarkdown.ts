@@ -79,7 +79,7 @@ export function renderMarkdown(model: ReportModel, options: { maxRows?: number }
     out,
     "Top offenders",
     model.topOffenders.length === 0
-      ? [noOffendersText(model.byUri)]
+      ? [noOffendersText(model)]
       : uriTable(model.topOffenders, model.topOffenders.length),
   );
   if (model.kind === "audit")

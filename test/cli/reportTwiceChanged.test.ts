@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import sharp from "sharp";
 import { beforeAll, describe, expect, it } from "vitest";
+import { formatBytes } from "../../src/report/format.js";
 import type { ReportModel } from "../../src/report/model.js";
 import { CLI, IMAGE_SERVER } from "../helpers/paths.js";
 import { connect, raw } from "../helpers/proxyProcess.js";
@@ -69,6 +70,21 @@ describe("an entry changed twice, by mime type", () => {
     const chart = html.slice(html.indexOf('id="chart-mime"'));
     expect(chart.slice(0, chart.indexOf("</section>"))).toContain("image/jpeg");
     expect(chart.slice(0, chart.indexOf("</section>"))).not.toContain("image/png");
+  });
+
+  it("report: top offenders says the bytes saved are on entries without a URI, not that there is nothing to save", async () => {
+    const run = await runCli(["report", logFile, "--format", "json"]);
+    const saved = (JSON.parse(run.stdout) as ReportModel).totals.saved;
+    expect(saved).toBeGreaterThan(0);
+    const said = `No URI row saved anything: the ${formatBytes(saved)} saved were on entries without a URI (a tool's blocks).`;
+    const md = (await runCli(["report", logFile])).stdout;
+    const offenders = md.slice(md.indexOf("## Top offenders"), md.indexOf("## By server"));
+    expect(offenders).toContain(said);
+    expect(md).not.toContain("Nothing to save.");
+    const html = (await runCli(["report", logFile, "--format", "html"])).stdout;
+    const section = html.slice(html.indexOf('<section id="offenders">'));
+    expect(section.slice(0, section.indexOf("</section>"))).toContain(said.replace("'", "&#39;"));
+    expect(html).not.toContain("Nothing to save.");
   });
 
   it("audit --call: the same row, and the same totals", async () => {
