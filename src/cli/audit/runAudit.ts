@@ -71,6 +71,11 @@ export interface AuditOptions {
   keepUri?: (uri: string) => boolean;
   /** `--max-bytes`: entries larger than this are skipped (outside the totals). */
   maxBytes?: number;
+  /**
+   * Progress: `0` done (label "") before the first item; then for each item, before each of its
+   * slow steps, `reading` (a tool: `calling`), `normalizing` and (with tokens) `counting tokens`
+   * and the item; once it is done, one more done and the item alone.
+   */
   onProgress?: (done: number, total: number, label: string) => void;
   describeEnd?: () => string | undefined;
   now?: () => Date;
@@ -176,6 +181,11 @@ export async function runAudit(options: AuditOptions): Promise<AuditResult> {
     const total = toRead.length + calls.length;
     let done = 0;
     const progress = (label: string): void => options.onProgress?.(++done, total, label);
+    // What is being worked on, said before the step that may take long (a large resource read, its
+    // tokens counted), so that a bar shows it then and not only once the item is done.
+    const working = (what: string, label: string): void => options.onProgress?.(done, total, `${what} ${label}`);
+    // A frame before anything is read: the terminal is not blank while the first item is worked on.
+    if (total > 0) options.onProgress?.(0, total, "");
 
     const account = async (
       target: string,
@@ -185,6 +195,7 @@ export async function runAudit(options: AuditOptions): Promise<AuditResult> {
       changes: readonly ChangeRecord[],
     ): Promise<void> => {
       const kept: Array<{ uri: string; change: ChangeRecord; fact: EntryFact }> = [];
+      if (options.tokens !== undefined && changes.length > 0) working("counting tokens", target);
       for (const change of changes) {
         if (options.maxBytes !== undefined && change.bytesBefore > options.maxBytes) {
           skipped.push({
@@ -213,10 +224,12 @@ export async function runAudit(options: AuditOptions): Promise<AuditResult> {
     await eachLimited(toRead, concurrency, async (uri) => {
       scope.read++;
       try {
+        working("reading", uri);
         const result = await client.request("resources/read", { uri });
         const contents = (result as { contents?: unknown } | null)?.contents;
         if (!Array.isArray(contents)) fail({ uri, error: "the result has no contents array", kind: "read" });
         else {
+          working("normalizing", uri);
           const normalized = await normalizeAndFit("resources/read", result, null, options, client.responseOf(result));
           await account(uri, "resources/read", result, normalized.value, normalized.changes);
         }
@@ -230,10 +243,12 @@ export async function runAudit(options: AuditOptions): Promise<AuditResult> {
       const label = callLabel(call);
       scope.called++;
       try {
+        working("calling", label);
         const result = await client.request("tools/call", { name: call.tool, arguments: call.args });
         if ((result as { isError?: unknown } | null)?.isError === true) {
           fail({ uri: label, error: toolErrorText(result), kind: "call" });
         } else {
+          working("normalizing", label);
           const normalized = await normalizeAndFit("tools/call", result, call.tool, options, client.responseOf(result));
           await account(label, "tools/call", result, normalized.value, normalized.changes);
           for (const finding of structuredDuplicates(result)) duplicates.push({ target: label, ...finding });

@@ -73,7 +73,7 @@ npx @modelcontextprotocol/server-filesystem /data
   mcp-normalizer audit --read demo://resource/dynamic/blob/1 -- npx @modelcontextprotocol/server-everything
 
 A progress bar of what will be read (listed, --read, --call) is drawn on stderr when it is a
-terminal.
+terminal: 0/N from the start, then the item being read, normalized or counted.
 Exit codes: 0 report written (failed reads and tool errors are in the report; so is a server
 without resources); 1 the upstream could not be started, initialized or listed; 2 bad command
 line; 3 invalid config; 130/143 stopped by SIGINT/SIGTERM (the upstream ended first).`;
