@@ -19,6 +19,9 @@ import { messageText } from "../wireJson.js";
 
 export const WEBSOCKET_SUBPROTOCOL = "mcp";
 
+/** Pongs not yet written to the socket past which a pinging upstream is ended (`ws`'s own default). */
+const PONGS_WAITING_MAX = 60;
+
 export interface WebSocketUpstreamOptions {
   url: string | URL;
   /** Sent with the upgrade request (e.g. `Authorization`). Values are never logged. */
@@ -91,8 +94,12 @@ export class WebSocketUpstreamTransport implements UpstreamTransport {
       // behind a proxy that compresses anyway; the messages themselves are the same either way.
       perMessageDeflate: false,
       handshakeTimeout: this.options.connectTimeoutMs ?? DEFAULT_HTTP_CONNECT_TIMEOUT_MS,
+      // Pings are answered here (answerPings), so that a flood ended is told as what it was.
+      autoPong: false,
     });
     this.socket = socket;
+    // Before it opens: a ping sent with the upgrade's answer is read before this code resumes.
+    this.answerPings(socket);
     await new Promise<void>((resolve, reject) => {
       const fail = (why: string, cause?: unknown): void => {
         socket.removeAllListeners();
@@ -108,7 +115,8 @@ export class WebSocketUpstreamTransport implements UpstreamTransport {
         );
       };
       socket.once("open", () => {
-        socket.removeAllListeners();
+        socket.removeAllListeners("unexpected-response");
+        socket.removeAllListeners("error");
         resolve();
       });
       socket.once("unexpected-response", (_request, response) =>
@@ -152,6 +160,27 @@ export class WebSocketUpstreamTransport implements UpstreamTransport {
         this.onerror?.(new NormalizerError("UPSTREAM_CLOSED", this.lastError, { url: this.where, code }));
       }
       this.reportClose();
+    });
+  }
+
+  /**
+   * Each ping gets its pong; an upstream sending pings faster than the socket takes the answers
+   * (`PONGS_WAITING_MAX` not yet written) is ended, as `ws` would end it — but said to be that,
+   * not a connection the server closed.
+   */
+  private answerPings(socket: WebSocket): void {
+    let waiting = 0;
+    socket.on("ping", (data) => {
+      if (socket.readyState !== socket.OPEN) return;
+      if (waiting >= PONGS_WAITING_MAX) {
+        this.lastError ??=
+          `upstream ${this.where} sent pings faster than it took their answers (${PONGS_WAITING_MAX} waiting): ` +
+          "the proxy ended the WebSocket";
+        socket.terminate();
+        return;
+      }
+      waiting++;
+      socket.pong(data, true, () => waiting--);
     });
   }
 

@@ -104,6 +104,33 @@ describe("WebSocketUpstreamTransport against an SDK server over ws", () => {
   });
 });
 
+describe("WebSocketUpstreamTransport and a ping flood", () => {
+  it("answers pings; one sending them faster than it takes the answers is ended by the proxy, which says so", async () => {
+    const { WebSocketServer } = await import("ws");
+    const wss = new WebSocketServer({ port: 0, host: "127.0.0.1", handleProtocols: () => "mcp" });
+    await new Promise<void>((resolve) => wss.once("listening", () => resolve()));
+    let pongs = 0;
+    let flood = false;
+    wss.on("connection", (ws) => {
+      ws.on("pong", () => pongs++);
+      ws.ping("one");
+      const timer = setInterval(() => {
+        if (flood && ws.readyState === ws.OPEN) for (let i = 0; i < 200; i++) ws.ping("p");
+      }, 5);
+      ws.on("close", () => clearInterval(timer));
+    });
+    cleanups.push(() => new Promise<void>((resolve) => wss.close(() => resolve())));
+    const url = `ws://127.0.0.1:${(wss.address() as AddressInfo).port}/`;
+    const { transport, got } = await connect({ url });
+    await expect.poll(() => pongs, { timeout: 5_000 }).toBe(1);
+    flood = true;
+    await expect.poll(() => got.isClosed(), { timeout: 5_000 }).toBe(true);
+    expect(transport.describeEnd()).toMatch(
+      /^upstream ws:\/\/127\.0\.0\.1:\d+\/ sent pings faster than it took their answers \(60 waiting\): the proxy ended the WebSocket$/,
+    );
+  });
+});
+
 describe("WebSocketUpstreamTransport never quotes back what it sent", () => {
   it("redacts header values and URL credentials from a refused handshake's status text and a close reason", async () => {
     const { WebSocketServer } = await import("ws");
