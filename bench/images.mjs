@@ -39,6 +39,8 @@ const quick = switchesOrExit(process.argv.slice(2), "bench/images.mjs", USAGE, [
 const ROUNDS = quick ? 3 : 10;
 const SMALL_ROUNDS = quick ? 100 : 1000;
 const PROXY_CALLS = quick ? 4 : 12;
+const ICONS = 100;
+const ICON_ROUNDS = quick ? 1 : 3;
 const log = (line) => process.stdout.write(`${line}\n`);
 const SETTINGS = {
   maxDimension: 1568,
@@ -97,6 +99,22 @@ async function timeAsync(fn, rounds) {
   return median(times);
 }
 
+/** Starts `count` `node -e ""` processes, `atOnce` at a time, each to its end. */
+async function startNodes(count, atOnce) {
+  let next = 0;
+  const one = () =>
+    new Promise((resolve, reject) => {
+      const child = spawn(process.execPath, ["-e", ""], { stdio: "ignore" });
+      child.once("error", reject);
+      child.once("exit", resolve);
+    });
+  await Promise.all(
+    Array.from({ length: atOnce }, async () => {
+      while (next++ < count) await one();
+    }),
+  );
+}
+
 async function inProcess(imgs) {
   const out = {};
   const opts = { maxPixels: 8192 * 8192 };
@@ -115,6 +133,24 @@ async function inProcess(imgs) {
     runtime: createFitRuntime(fitLimitsOf({ limits: DEFAULT_LIMITS })),
     store: null,
   };
+  // A result of many small SVG icons, fitted as the proxy fits them (its queue, two at a time),
+  // against what starting and ending a `node` per icon costs alone, two at a time, in this run.
+  const iconBlocks = Array.from({ length: ICONS }, (_, i) => ({
+    type: "image",
+    mimeType: "image/svg+xml",
+    data: Buffer.from(
+      `<svg xmlns="http://www.w3.org/2000/svg" width="48" height="48"><circle cx="24" cy="24" r="${8 + (i % 16)}" fill="#${((i * 2654435761) >>> 8).toString(16).padStart(6, "0").slice(0, 6)}"/></svg>`,
+    ).toString("base64"),
+  }));
+  const icons = await timeAsync(async () => {
+    const fitted = await fitResult("tools/call", { content: iconBlocks }, null, session);
+    if (fitted.changes.filter((c) => c.action === "fit-image").length !== ICONS) throw new Error("icons not fitted");
+  }, ICON_ROUNDS);
+  const nodeStarts = await timeAsync(() => startNodes(ICONS, 2), ICON_ROUNDS);
+  out.svgIcons = { icons: ICONS, ms: icons, nodeStartsMs: nodeStarts, ratioToNodeStarts: icons / nodeStarts };
+  log(
+    `${ICONS} SVG icons in one result through fitResult: ${icons.toFixed(0)} ms; starting and ending a node per icon alone, two at a time: ${nodeStarts.toFixed(0)} ms (${(icons / nodeStarts).toFixed(2)}×; median of ${ICON_ROUNDS})`,
+  );
   const withImage = { content: [{ type: "image", data: imgs.small.toString("base64"), mimeType: "image/png" }] };
   const textOnly = { content: [{ type: "text", text: "x".repeat(1000) }] };
   const header = await timeAsync(() => sharp(imgs.small).metadata(), SMALL_ROUNDS);
