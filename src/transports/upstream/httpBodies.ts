@@ -46,7 +46,7 @@ export async function readSseBody(
           if (item.problem.unended) {
             // The server may go on sending: its body is cancelled, not left to fill the socket.
             await reader.cancel().catch(() => {});
-            throw new Error(unendedEventError(item.problem.bytes, maxEventBytes));
+            throw new UnendedEventError(item.problem.bytes, maxEventBytes);
           }
         } else handlers.onRetry?.(item.retry);
       }
@@ -59,11 +59,13 @@ export async function readSseBody(
 }
 
 /** Why a stream was cut: an event ran on far past the limit and had not ended. */
-export function unendedEventError(bytes: number, maxEventBytes: number): string {
-  return (
-    `an event ran on for ${bytes} bytes without end (limits.maxMessageBytes is ${maxEventBytes}): ` +
-    "the stream was cut"
-  );
+export class UnendedEventError extends Error {
+  constructor(bytes: number, maxEventBytes: number) {
+    super(
+      `an event ran on for ${bytes} bytes without end (limits.maxMessageBytes is ${maxEventBytes}): ` +
+        "the proxy cut the stream",
+    );
+  }
 }
 
 /**

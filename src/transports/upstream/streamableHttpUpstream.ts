@@ -42,6 +42,7 @@ import {
   mediaTypeEssence,
   readJsonBody,
   readSseBody,
+  UnendedEventError,
 } from "./httpBodies.js";
 import {
   describeUrl,
@@ -604,8 +605,10 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
    * `signal` ended it (the transport closed, or the request was cancelled: nothing is owed then).
    */
   private background(reading: Promise<void>, pending: Set<RequestId>, what: string, signal: AbortLike): Promise<void> {
+    let cut: UnendedEventError | undefined;
     const done = reading
       .catch((error: unknown) => {
+        if (error instanceof UnendedEventError) cut = error;
         if (!this.closed && !signal.aborted)
           this.logger.warn("response stream failed", {
             request: what,
@@ -623,11 +626,19 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
         }
         this.fail(
           [...pending],
-          new NormalizerError(
-            "UPSTREAM_CLOSED",
-            `upstream ${this.where} ended the response to POST ${what} before answering`,
-            { url: this.where },
-          ),
+          cut === undefined
+            ? new NormalizerError(
+                "UPSTREAM_CLOSED",
+                `upstream ${this.where} ended the response to POST ${what} before answering`,
+                { url: this.where },
+              )
+            : new NormalizerError(
+                "UPSTREAM_UNREADABLE",
+                `upstream ${this.where}'s response to POST ${what}: ${cut.message}`,
+                {
+                  url: this.where,
+                },
+              ),
         );
       });
     return this.keep(done);
@@ -704,7 +715,9 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     let dropped = await this.readToEnd(body, pending, cursor, signal, arrays);
     const retries = this.options.serverStreamRetries ?? DEFAULT_SERVER_STREAM_RETRIES;
     let idle = 0;
-    while (pending.size > 0 && cursor.lastEventId !== undefined && !signal.aborted && !this.closed && idle < retries) {
+    // A stream the proxy cut (an event without end) is not asked for again: it would bring the same.
+    const resumable = (): boolean => !(dropped instanceof UnendedEventError) && cursor.lastEventId !== undefined;
+    while (pending.size > 0 && resumable() && !signal.aborted && !this.closed && idle < retries) {
       if (dropped !== undefined)
         this.logger.info("response stream dropped; resuming it", {
           error: networkErrorText(dropped, this.sentSecrets()),

@@ -229,7 +229,7 @@ describe("SseUpstreamTransport and an event without end", () => {
     expect(await got.nextProblem(5_000)).toMatchObject({ kind: "too-large", id: 5 });
     await expect.poll(() => got.isClosed(), { timeout: 5_000 }).toBe(true);
     expect(transport.describeEnd()).toMatch(
-      /the SSE stream of upstream .* failed: an event ran on for \d+ bytes without end \(limits\.maxMessageBytes is 100000\): the stream was cut/,
+      /the SSE stream of upstream .* failed: an event ran on for \d+ bytes without end \(limits\.maxMessageBytes is 100000\): the proxy cut the stream/,
     );
     await expect.poll(() => streamClosed, { timeout: 5_000 }).toBe(true);
     // Cut 64 MiB past the limit (what is in flight besides), not read on for as long as the server sends.
