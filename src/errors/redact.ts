@@ -84,9 +84,9 @@ function replaceForms(text: string, forms: readonly SecretForm[]): string {
       lower = undefined;
       continue;
     }
-    // Searched lower-cased first (a native search); the case-blind pattern only where it is.
-    lower ??= out.toLowerCase();
-    if (!lower.includes(form.text.toLowerCase())) continue;
+    // Searched folded first (a native search); the case-blind pattern only where it is.
+    lower ??= folded(out);
+    if (!out.includes(form.text) && !lower.includes(folded(form.text))) continue;
     const next = out.replace(new RegExp(form.text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"), "gi"), REDACTED);
     if (next !== out) {
       out = next;
@@ -96,9 +96,17 @@ function replaceForms(text: string, forms: readonly SecretForm[]): string {
   return out;
 }
 
+/**
+ * `text` lower-cased, final sigma as any sigma: `toLowerCase` makes a Σ that ends a word `ς` and
+ * one before a letter `σ`, so a secret ending in Σ would not be found followed by letters.
+ */
+function folded(text: string): string {
+  return text.toLowerCase().replaceAll("ς", "σ");
+}
+
 /** Whether `text` ends in `start`, in any case when the form is found in any case. */
 function endsInStart(text: string, start: string, anyCase: boolean): boolean {
-  return anyCase ? text.slice(-start.length).toLowerCase() === start.toLowerCase() : text.endsWith(start);
+  return anyCase ? folded(text.slice(-start.length)) === folded(start) : text.endsWith(start);
 }
 
 /** `text` with every occurrence of each secret (in any of its quoted forms) replaced by `[redacted]`. */

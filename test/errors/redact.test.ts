@@ -23,6 +23,12 @@ describe("redactSecrets", () => {
     expect(redactedExcerpt("cut at sk-liveto", 100, [secret])).toBe(`cut at ${REDACTED}`);
   });
 
+  it("finds a secret ending in Σ followed by letters, in its case and another (lower-cased, Σ is σ or ς)", () => {
+    const secret = "tokenΣ";
+    for (const written of ["tokenΣabc", "TOKENΣabc", "tokenσabc", "tokenς", "TOKENσ"])
+      expect(redactSecrets(`for ${written}`, [secret]), written).not.toMatch(/token/i);
+  });
+
   it("leaves values shorter than four characters and text without secrets as it is", () => {
     expect(redactSecrets("a 1 on it", ["a", "1", "on", ""])).toBe("a 1 on it");
     expect(redactSecrets("nothing here", ["secret-value"])).toBe("nothing here");
