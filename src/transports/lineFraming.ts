@@ -12,7 +12,7 @@
  */
 import { isUtf8 } from "node:buffer";
 import { holdsMoreNodes, startsWithBom, topLevelOf } from "../wire/jsonNodes.js";
-import { LineSplitter, type LineSink, type OversizedLine } from "../wire/lineSplitter.js";
+import { LineSplitter, type LineSink, type OversizedLine, unendedCutAt } from "../wire/lineSplitter.js";
 import { parseWithRawStrings } from "./rawStringParse.js";
 import { messageText } from "./wireJson.js";
 import { rememberWireText } from "./wireText.js";
@@ -93,6 +93,13 @@ export interface JsonLineReaderOptions {
    * problem (`limits.maxUpstreamMessageNodes`). Unbounded when absent.
    */
   maxNodes?: number;
+  /**
+   * A line still running `cutPastBytes` past the limit without end (`unendedCutAt`) is reported
+   * then, by its start (`unended`), and nothing more is read: for an upstream, whose stream is then
+   * ended. Off by default: a host's line is dropped to its end, as it always was.
+   */
+  cutUnended?: boolean;
+  cutPastBytes?: number;
 }
 
 /**
@@ -106,6 +113,9 @@ export class JsonLineReader {
   private readonly rawStringBytes: number | undefined;
   private readonly maxNodes: number | undefined;
   private readonly splitter: LineSplitter;
+  /** Bytes past which a line without end cuts the stream; undefined when none does. */
+  private readonly cutAtBytes: number | undefined;
+  private cut = false;
   private out: Framed[] = [];
   private readonly sink: LineSink = {
     line: (bytes) => this.onLine(bytes),
@@ -118,6 +128,7 @@ export class JsonLineReader {
     this.rawStringBytes = options.rawStringBytes;
     this.maxNodes = options.maxNodes;
     this.splitter = new LineSplitter(this.maxMessageBytes, false, this.rawStringBytes);
+    this.cutAtBytes = options.cutUnended ? unendedCutAt(this.maxMessageBytes, options.cutPastBytes) : undefined;
   }
 
   /** Work counters, for tests that prove framing is linear. */
@@ -132,12 +143,21 @@ export class JsonLineReader {
   }
 
   push(chunk: Uint8Array): Framed[] {
+    if (this.cut) return [];
     this.splitter.push(chunk, this.sink);
+    const dropping = this.splitter.dropping;
+    if (this.cutAtBytes !== undefined && dropping !== undefined && dropping.bytes > this.cutAtBytes) {
+      this.cut = true;
+      // Known by its start alone: its end, where an id written last would be, never came.
+      const ends = oversizedProblem({ bytes: dropping.bytes, head: dropping.head, tail: Buffer.alloc(0) });
+      this.out.push({ problem: { ...ends, unended: true } });
+    }
     return this.drain();
   }
 
   /** End of stream: an unterminated last line is framed like any other. */
   end(): Framed[] {
+    if (this.cut) return [];
     this.splitter.takeRest(this.sink);
     return this.drain();
   }

@@ -24,6 +24,7 @@ import {
   OVERSIZED_HEAD_BYTES,
   OVERSIZED_TAIL_BYTES,
   type OversizedLine,
+  unendedCutAt,
 } from "../wire/lineSplitter.js";
 import { oversizedProblem } from "./lineFraming.js";
 
@@ -71,9 +72,6 @@ export interface SseParserOptions {
   cutPastBytes?: number;
 }
 
-/** The least an over-limit event may run on past the limit before its stream is cut. */
-export const UNENDED_SLACK_BYTES = 64 * 1024 * 1024;
-
 const DATA = Buffer.from("data");
 const COLON = 0x3a;
 const SPACE = 0x20;
@@ -100,8 +98,7 @@ export class SseParser {
 
   constructor(options: SseParserOptions) {
     this.maxEventBytes = options.maxEventBytes;
-    this.cutAtBytes =
-      options.maxEventBytes + (options.cutPastBytes ?? Math.max(options.maxEventBytes, UNENDED_SLACK_BYTES));
+    this.cutAtBytes = unendedCutAt(options.maxEventBytes, options.cutPastBytes);
     // A data line may be as long as an event plus its "data: " prefix.
     this.splitter = new LineSplitter(this.maxEventBytes + DATA.length + 2, true);
   }

@@ -65,6 +65,8 @@ export interface FramingProblem {
   readonly answers?: boolean;
   /** First characters of the offending line, for the log; never the whole content. */
   readonly excerpt: string;
+  /** A message still running far past the limit without end: the stream it came on is over. */
+  readonly unended?: boolean;
 }
 
 /** Transports that can report framing problems implement this in addition to `Transport`. */

@@ -211,3 +211,31 @@ describe("jsonRpcIdHint", () => {
     expect(jsonRpcIdHint('{"id":"a]b"', "")?.id).toBe("a]b");
   });
 });
+
+describe("JsonLineReader and a line without end", () => {
+  const fill = Buffer.alloc(1000, 0x61);
+  const start = Buffer.from('{"jsonrpc":"2.0","id":9,"result":{"x":"');
+
+  it("an upstream's (cutUnended): reported by its start once cutPastBytes past the limit, then nothing more is read", () => {
+    const reader = new JsonLineReader({ maxMessageBytes: 5_000, cutUnended: true, cutPastBytes: 5_000 });
+    const out = [...reader.push(start)];
+    for (let i = 0; i < 9; i++) out.push(...reader.push(fill));
+    expect(out).toEqual([]);
+    out.push(...reader.push(fill), ...reader.push(fill));
+    expect(out).toHaveLength(1);
+    expect(out[0]!.problem).toMatchObject({ kind: "too-large", id: 9, unended: true });
+    expect(reader.push(Buffer.from('"}}\n{"jsonrpc":"2.0","id":10,"result":{}}\n'))).toEqual([]);
+    expect(reader.end()).toEqual([]);
+  });
+
+  it("a host's (no cutUnended): dropped to its end, and the next line read", () => {
+    const reader = new JsonLineReader({ maxMessageBytes: 5_000 });
+    const out = [...reader.push(start)];
+    for (let i = 0; i < 100; i++) out.push(...reader.push(fill));
+    out.push(...reader.push(Buffer.from('"}}\n{"jsonrpc":"2.0","id":10,"result":{}}\n')));
+    expect(out.map((framed) => framed.problem?.kind ?? (framed.message as { id: number }).id)).toEqual([
+      "too-large",
+      10,
+    ]);
+  });
+});

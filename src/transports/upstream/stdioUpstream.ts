@@ -114,6 +114,8 @@ export class StdioUpstreamTransport implements UpstreamTransport {
   private exit: UpstreamExit | undefined;
   /** Set when stdout ended while the child kept running: the upstream is over, and ended. */
   private stdoutClosedEarly = false;
+  /** Why the proxy ended the child while it ran, when it did for what the child wrote. */
+  private endedFor: string | undefined;
   private closedPromise: Promise<void> | undefined;
   private stdinDrain: DrainWaiter | undefined;
   /** Reads stdout in turns with the rest of the process, and holds it while the host is behind. */
@@ -133,6 +135,7 @@ export class StdioUpstreamTransport implements UpstreamTransport {
     this.reader = new JsonLineReader({
       maxMessageBytes: options.maxMessageBytes,
       rawStringBytes: options.rawStringBytes,
+      cutUnended: true,
       ...(options.maxMessageNodes === undefined ? {} : { maxNodes: options.maxMessageNodes }),
     });
   }
@@ -212,7 +215,10 @@ export class StdioUpstreamTransport implements UpstreamTransport {
       () => stdout.resume(),
     );
     stdout.on("data", (chunk: Buffer) => {
-      for (const framed of this.reader.push(chunk)) deliverFramed(this, framed, this.envSecrets);
+      for (const framed of this.reader.push(chunk)) {
+        deliverFramed(this, framed, this.envSecrets);
+        if (framed.problem?.unended) return this.endForUnendedLine(child, framed.problem.bytes);
+      }
       this.turns!.took(chunk.length);
     });
     stdout.on("end", () => {
@@ -290,6 +296,23 @@ export class StdioUpstreamTransport implements UpstreamTransport {
     child.once("exit", () => clearTimeout(timer));
   }
 
+  /**
+   * The child wrote a line that ran on far past `maxMessageBytes` without end: what it writes is
+   * no longer read (dropping it would hold a core for as long as it writes), so it is ended.
+   */
+  private endForUnendedLine(child: ChildProcess, bytes: number): void {
+    if (this.closing || this.exit !== undefined) return;
+    this.endedFor =
+      `wrote a line that ran on for ${bytes} bytes without end (limits.maxMessageBytes is ` +
+      `${this.options.maxMessageBytes}; the proxy ended it)`;
+    this.closing = true;
+    this.logger.warn("upstream wrote a line without end; ending it", { pid: child.pid, bytes });
+    child.stdout?.destroy();
+    this.onerror?.(this.exitError());
+    void endGroup(child, this.killGraceMs);
+    this.finish();
+  }
+
   private onStderrLine(text: string): void {
     if (text.trim() === "") return;
     // A server may print what it was given (`env` values): never logged, nor quoted in an error.
@@ -335,7 +358,9 @@ export class StdioUpstreamTransport implements UpstreamTransport {
   }
 
   describeEnd(): string | undefined {
-    return this.exit !== undefined || this.stdoutClosedEarly ? this.exitError().message : undefined;
+    return this.exit !== undefined || this.stdoutClosedEarly || this.endedFor !== undefined
+      ? this.exitError().message
+      : undefined;
   }
 
   /** The error to give hosts whose requests were pending when the child went away. */
@@ -343,11 +368,13 @@ export class StdioUpstreamTransport implements UpstreamTransport {
     const exit = this.exit;
     const how = this.stdoutClosedEarly
       ? "closed its stdout while still running (the proxy ended it)"
-      : !exit
-        ? "is not running"
-        : exit.signal
-          ? `was killed by ${exit.signal}`
-          : `exited with code ${exit.code}`;
+      : this.endedFor !== undefined
+        ? this.endedFor
+        : !exit
+          ? "is not running"
+          : exit.signal
+            ? `was killed by ${exit.signal}`
+            : `exited with code ${exit.code}`;
     const last =
       exit?.lastStderrLine && this.options.stderrInErrors !== false
         ? ` (${exit.stderrLineIsLast === false ? "error on stderr" : "last stderr line"}: ` +

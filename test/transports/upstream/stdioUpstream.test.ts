@@ -183,6 +183,25 @@ describe("StdioUpstreamTransport with fixture children", () => {
     });
   });
 
+  it("a line without end: reported by its start (its id) once 64 MiB past the limit, and the child ended saying why", async () => {
+    const script =
+      'process.stdin.once("data", () => { process.stdout.write(\'{"jsonrpc":"2.0","id":7,"result":{"x":"\'); ' +
+      'const fill = "A".repeat(1 << 20); const go = () => { while (process.stdout.write(fill)) {} ' +
+      'process.stdout.once("drain", go); }; go(); });';
+    const { transport, got } = await startStdio({ args: ["-e", script], maxMessageBytes: 1024 * 1024 });
+    const pid = transport.pid as number;
+    await transport.send({ jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "flood" } });
+    expect(await got.nextProblem(20_000)).toMatchObject({ kind: "too-large", id: 7, unended: true });
+    const error = await got.nextError(10_000);
+    expect(error.message).toBe(
+      `upstream "${process.execPath}" wrote a line that ran on for ${(error.message.match(/for (\d+) bytes/) ?? [])[1]} ` +
+        "bytes without end (limits.maxMessageBytes is 1048576; the proxy ended it)",
+    );
+    await got.closed;
+    await expect.poll(() => running(pid), { timeout: 10_000 }).toBe(false);
+    expect(transport.describeEnd()).toMatch(/wrote a line that ran on for \d+ bytes without end/);
+  }, 30_000);
+
   it("close() ends the child and what it spawned; no process is left", async () => {
     const { transport, got } = await startStdio();
     const pid = transport.pid as number;
