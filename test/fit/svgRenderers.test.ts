@@ -73,6 +73,19 @@ describe("the children SVGs are drawn in", () => {
     expect(next).not.toBe(idle);
   }, 20_000);
 
+  it("a child killed as its answer was already on the way is not kept: the next SVG draws in another", async () => {
+    const renderers = pool();
+    await renderers.render(icon(1), OPTIONS);
+    const giveUp = new AbortController();
+    const failing = renderers.render("<svg", OPTIONS, giveUp.signal);
+    // The child answers (it does not parse) while this thread is busy; the fit is given up before
+    // that answer is read.
+    for (const until = Date.now() + 500; Date.now() < until; );
+    giveUp.abort();
+    await expect(failing).rejects.toThrow();
+    expect(await renderers.render(icon(2), OPTIONS)).toMatchObject({ width: 64, height: 32 });
+  });
+
   it("ends a child that holds more than retireAboveBytes once done", async () => {
     const renderers = pool({ retireAboveBytes: 1 });
     expect(await renderers.render(icon(5), OPTIONS)).toMatchObject({ width: 64 });

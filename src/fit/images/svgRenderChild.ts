@@ -160,12 +160,9 @@ export class SvgRenderChild {
     });
   }
 
-  get busy(): boolean {
-    return this.job !== undefined;
-  }
-
+  /** Neither ended nor being killed: one killed as its answer was on the way is not drawn in again. */
   get alive(): boolean {
-    return !this.ended;
+    return !this.ended && this.failure === undefined;
   }
 
   /** Draws `svg`; rejects when the child says it cannot, or ends first. One drawing at a time. */
