@@ -171,21 +171,26 @@ describe("mcp-normalizer normalize", () => {
   });
 });
 
+/** A PNG of one colour. */
+async function solidPng(width: number, height: number, background: string): Promise<Buffer> {
+  const sharp = (await import("sharp")).default;
+  return sharp({ create: { width, height, channels: 3, background } })
+    .png()
+    .toBuffer();
+}
+
+/** A config file with these `normalize` settings, in a folder of its own. */
+function configWith(normalize: Record<string, unknown>): { dir: string; config: string } {
+  const dir = tempDir("mcpn-");
+  const config = join(dir, "proxy.config.json");
+  writeFileSync(config, JSON.stringify({ mcpServers: { x: { command: "true" } }, normalize }));
+  return { dir, config };
+}
+
 describe("mcp-normalizer normalize --config: the config's fit keys too", () => {
   it("fits a large image, inlines an embedded resource and cuts a long result as the proxy would", async () => {
-    const sharp = (await import("sharp")).default;
-    const png = await sharp({ create: { width: 3000, height: 2000, channels: 3, background: "#3a6" } })
-      .png()
-      .toBuffer();
-    const dir = tempDir("mcpn-");
-    const config = join(dir, "proxy.config.json");
-    writeFileSync(
-      config,
-      JSON.stringify({
-        mcpServers: { x: { command: "true" } },
-        normalize: { images: true, embeddedResources: "inline", maxResultBytes: 4096 },
-      }),
-    );
+    const png = await solidPng(3000, 2000, "#3a6");
+    const { dir, config } = configWith({ images: true, embeddedResources: "inline", maxResultBytes: 4096 });
     const input = join(dir, "result.json");
     writeFileSync(
       input,
@@ -207,6 +212,7 @@ describe("mcp-normalizer normalize --config: the config's fit keys too", () => {
     expect(out.id).toBe(3);
     const [note, image, text] = out.result.content as Array<Record<string, string>>;
     expect(note).toMatchObject({ type: "text", text: "a note" });
+    const sharp = (await import("sharp")).default;
     const meta = await sharp(Buffer.from(image!.data!, "base64")).metadata();
     expect(Math.max(meta.width ?? 0, meta.height ?? 0)).toBeLessThanOrEqual(1568);
     expect(text!.text!.length).toBeLessThan(9000);
@@ -219,17 +225,9 @@ describe("mcp-normalizer normalize --config: the config's fit keys too", () => {
   });
 
   it("an entry changed twice (its type fixed, then fitted) counts once: in at its first size, out at its last", async () => {
-    const sharp = (await import("sharp")).default;
-    const png = await sharp({ create: { width: 300, height: 200, channels: 3, background: "#c83" } })
-      .png()
-      .toBuffer();
-    const dir = tempDir("mcpn-");
-    const config = join(dir, "proxy.config.json");
+    const png = await solidPng(300, 200, "#c83");
     // A PNG labelled image/jpeg: the engine fixes its type, then the fit layer turns it into a JPEG.
-    writeFileSync(
-      config,
-      JSON.stringify({ mcpServers: { x: { command: "true" } }, normalize: { images: { formats: ["image/jpeg"] } } }),
-    );
+    const { dir, config } = configWith({ images: { formats: ["image/jpeg"] } });
     const block = { type: "image", mimeType: "image/jpeg", data: png.toString("base64") };
     const input = join(dir, "result.json");
     writeFileSync(input, JSON.stringify({ content: [block] }));

@@ -1,4 +1,4 @@
-import { createServer, type Server } from "node:http";
+import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { JSONRPC } from "../../../src/errors/jsonRpcCodes.js";
@@ -29,6 +29,44 @@ const call = (id: string | number, name: string, args: Record<string, unknown> =
   method: "tools/call",
   params: { name, arguments: args },
 });
+
+/** `server` listening on a free port, closed after the test; its `/sse` URL. */
+async function listening(server: Server): Promise<string> {
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  cleanups.push(
+    () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  );
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/sse`;
+}
+
+/**
+ * A legacy SSE server: its GET stream names `/messages`, every POST is accepted and each request
+ * handed to `answer` with that stream.
+ */
+function legacyServer(answer: (stream: ServerResponse, id: number) => void) {
+  let stream: ServerResponse | undefined;
+  let closed = false;
+  const server: Server = createServer((req, res) => {
+    if (req.method === "GET") {
+      stream = res;
+      res.on("close", () => (closed = true));
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write("event: endpoint\ndata: /messages\n\n");
+      return;
+    }
+    let body = "";
+    req.on("data", (chunk: Buffer) => (body += chunk.toString()));
+    req.on("end", () => {
+      res.writeHead(202).end();
+      answer(stream!, (JSON.parse(body) as { id: number }).id);
+    });
+  });
+  return { server, streamClosed: () => closed };
+}
 
 /** A raw SSE server whose `endpoint` event says what the test wants. */
 async function endpointServer(endpoint: string | undefined): Promise<{ url: string; close: () => Promise<void> }> {
@@ -150,33 +188,12 @@ describe("SseUpstreamTransport (legacy HTTP+SSE) against the SDK's SSEServerTran
 
 describe("SseUpstreamTransport's events over maxMessageBytes", () => {
   it("one of another type than message answers nothing: the real answer after it is delivered", async () => {
-    let stream: import("node:http").ServerResponse | undefined;
-    const server: Server = createServer((req, res) => {
-      if (req.method === "GET") {
-        stream = res;
-        res.writeHead(200, { "content-type": "text/event-stream" });
-        res.write("event: endpoint\ndata: /messages\n\n");
-        return;
-      }
-      let body = "";
-      req.on("data", (chunk: Buffer) => (body += chunk.toString()));
-      req.on("end", () => {
-        res.writeHead(202).end();
-        const asked = JSON.parse(body) as { id: number };
-        const echo = JSON.stringify({ jsonrpc: "2.0", id: asked.id, result: { pad: "d".repeat(5000) } });
-        const answer = JSON.stringify({ jsonrpc: "2.0", id: asked.id, result: { content: [] } });
-        stream?.write(`event: debug\ndata: ${echo}\n\nevent: message\ndata: ${answer}\n\n`);
-      });
+    const { server } = legacyServer((stream, id) => {
+      const echo = JSON.stringify({ jsonrpc: "2.0", id, result: { pad: "d".repeat(5000) } });
+      const answer = JSON.stringify({ jsonrpc: "2.0", id, result: { content: [] } });
+      stream.write(`event: debug\ndata: ${echo}\n\nevent: message\ndata: ${answer}\n\n`);
     });
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    cleanups.push(
-      () =>
-        new Promise((resolve) => {
-          server.closeAllConnections();
-          server.close(() => resolve());
-        }),
-    );
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/sse`;
+    const url = await listening(server);
     const { transport, got } = await connect({ url, maxMessageBytes: 2000 });
     await transport.send(call(5, "echo"));
     expect(await got.response(5)).toEqual({ jsonrpc: "2.0", id: 5, result: { content: [] } });
@@ -186,44 +203,20 @@ describe("SseUpstreamTransport's events over maxMessageBytes", () => {
 
 describe("SseUpstreamTransport and an event without end", () => {
   it("reports it by its start once it runs 64 MiB past maxMessageBytes, cuts the stream, and the session ends saying why", async () => {
-    let stream: import("node:http").ServerResponse | undefined;
-    let streamClosed = false;
     let sent = 0;
-    const server: Server = createServer((req, res) => {
-      if (req.method === "GET") {
-        stream = res;
-        res.on("close", () => (streamClosed = true));
-        res.writeHead(200, { "content-type": "text/event-stream" });
-        res.write("event: endpoint\ndata: /messages\n\n");
-        return;
-      }
-      let body = "";
-      req.on("data", (chunk: Buffer) => (body += chunk.toString()));
-      req.on("end", () => {
-        res.writeHead(202).end();
-        const asked = JSON.parse(body) as { id: number };
-        const out = stream!;
-        out.write(`event: message\ndata: {"jsonrpc":"2.0","id":${asked.id},"result":{"x":"`);
-        const chunk = Buffer.alloc(64 * 1024, 0x61);
-        // As fast as the proxy reads, for as long as the stream is open.
-        const pump = (): void => {
-          while (!out.destroyed && sent < 1024 * 1024 * 1024) {
-            sent += chunk.length;
-            if (!out.write(chunk)) return void out.once("drain", pump);
-          }
-        };
-        pump();
-      });
+    const { server, streamClosed } = legacyServer((out, id) => {
+      out.write(`event: message\ndata: {"jsonrpc":"2.0","id":${id},"result":{"x":"`);
+      const chunk = Buffer.alloc(64 * 1024, 0x61);
+      // As fast as the proxy reads, for as long as the stream is open.
+      const pump = (): void => {
+        while (!out.destroyed && sent < 1024 * 1024 * 1024) {
+          sent += chunk.length;
+          if (!out.write(chunk)) return void out.once("drain", pump);
+        }
+      };
+      pump();
     });
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    cleanups.push(
-      () =>
-        new Promise((resolve) => {
-          server.closeAllConnections();
-          server.close(() => resolve());
-        }),
-    );
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/sse`;
+    const url = await listening(server);
     const { transport, got } = await connect({ url, maxMessageBytes: 100_000 });
     await transport.send(call(5, "echo"));
     expect(await got.nextProblem(5_000)).toMatchObject({ kind: "too-large", id: 5 });
@@ -231,7 +224,7 @@ describe("SseUpstreamTransport and an event without end", () => {
     expect(transport.describeEnd()).toMatch(
       /the SSE stream of upstream .* failed: an event ran on for \d+ bytes without end \(limits\.maxMessageBytes is 100000\): the proxy cut the stream/,
     );
-    await expect.poll(() => streamClosed, { timeout: 5_000 }).toBe(true);
+    await expect.poll(streamClosed, { timeout: 5_000 }).toBe(true);
     // Cut 64 MiB past the limit (what is in flight besides), not read on for as long as the server sends.
     expect(sent).toBeLessThan(128 * 1024 * 1024);
   });
