@@ -18,6 +18,8 @@ interface SecretForm {
   readonly text: string;
   /** Its letters in any case: a server may quote a header lower-cased (base64's case is its value). */
   readonly anyCase: boolean;
+  /** `text` upper-cased, for the search that comes before the case-blind one. */
+  readonly upper: string;
 }
 
 /**
@@ -45,8 +47,8 @@ function secretForms(secrets: Iterable<string | undefined>): SecretForm[] {
     for (const form of base64Inside(secret)) exact.add(form);
   }
   const forms = [
-    ...[...anyCase].map((text) => ({ text, anyCase: true })),
-    ...[...exact].filter((text) => !anyCase.has(text)).map((text) => ({ text, anyCase: false })),
+    ...[...anyCase].map((text) => ({ text, anyCase: true, upper: text.toUpperCase() })),
+    ...[...exact].filter((text) => !anyCase.has(text)).map((text) => ({ text, anyCase: false, upper: text })),
   ];
   // Longest first, so a value that contains another is removed whole.
   return forms.sort((a, b) => b.text.length - a.text.length);
@@ -74,39 +76,51 @@ function base64Inside(secret: string): string[] {
   return stretches;
 }
 
+/**
+ * `text` with every stretch any form covers replaced by `[redacted]`. The stretches are found in
+ * the text as it came and joined where they overlap, so two secrets that overlap (one quoted in
+ * another case) are removed together, whatever the order of the forms.
+ */
 function replaceForms(text: string, forms: readonly SecretForm[]): string {
-  let out = text;
-  let lower: string | undefined;
+  const spans: Array<[number, number]> = [];
+  let upper: string | undefined;
   for (const form of forms) {
     if (!form.anyCase) {
-      if (!out.includes(form.text)) continue;
-      out = out.split(form.text).join(REDACTED);
-      lower = undefined;
+      for (let at = text.indexOf(form.text); at !== -1; at = text.indexOf(form.text, at + form.text.length))
+        spans.push([at, at + form.text.length]);
       continue;
     }
-    // Searched folded first (a native search); the case-blind pattern only where it is.
-    lower ??= folded(out);
-    if (!out.includes(form.text) && !lower.includes(folded(form.text))) continue;
-    const next = out.replace(new RegExp(form.text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"), "gi"), REDACTED);
-    if (next !== out) {
-      out = next;
-      lower = undefined;
-    }
+    // Upper-cased, the text holds the form's upper case wherever the case-blind pattern would
+    // match it (that pattern compares characters by their upper case): a native search first.
+    upper ??= text.toUpperCase();
+    if (!upper.includes(form.upper)) continue;
+    for (const match of text.matchAll(new RegExp(escapeRegExp(form.text), "gi")))
+      spans.push([match.index, match.index + match[0].length]);
   }
-  return out;
+  if (spans.length === 0) return text;
+  spans.sort((x, y) => x[0] - y[0]);
+  let out = "";
+  let kept = 0;
+  let [start, end] = spans[0]!;
+  for (const [from, to] of spans) {
+    if (from < end) {
+      end = Math.max(end, to);
+      continue;
+    }
+    out += `${text.slice(kept, start)}${REDACTED}`;
+    kept = end;
+    [start, end] = [from, to];
+  }
+  return `${out}${text.slice(kept, start)}${REDACTED}${text.slice(end)}`;
 }
 
-/**
- * `text` lower-cased, final sigma as any sigma: `toLowerCase` makes a Σ that ends a word `ς` and
- * one before a letter `σ`, so a secret ending in Σ would not be found followed by letters.
- */
-function folded(text: string): string {
-  return text.toLowerCase().replaceAll("ς", "σ");
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
 /** Whether `text` ends in `start`, in any case when the form is found in any case. */
 function endsInStart(text: string, start: string, anyCase: boolean): boolean {
-  return anyCase ? folded(text.slice(-start.length)) === folded(start) : text.endsWith(start);
+  return anyCase ? text.slice(-start.length).toUpperCase() === start.toUpperCase() : text.endsWith(start);
 }
 
 /** `text` with every occurrence of each secret (in any of its quoted forms) replaced by `[redacted]`. */

@@ -23,6 +23,22 @@ describe("redactSecrets", () => {
     expect(redactedExcerpt("cut at sk-liveto", 100, [secret])).toBe(`cut at ${REDACTED}`);
   });
 
+  it("finds a secret in another case whatever its letters: µ upper-cased is Greek Μ, ϐ is Β", () => {
+    for (const [secret, written] of [
+      ["pass-µ-word-1234", "PASS-Μ-WORD-1234"],
+      ["pass-µ-word-1234", "pass-μ-word-1234"],
+      ["ϐeta-secret-99", "ΒETA-SECRET-99"],
+      ["straße-geheim-1", "STRAßE-GEHEIM-1"],
+    ] as const)
+      expect(redactSecrets(`bad credentials "${written}"`, [secret]), written).toBe(`bad credentials "${REDACTED}"`);
+  });
+
+  it("removes two secrets that overlap together, one of them quoted in another case", () => {
+    const secrets = ["tenant-acme-corp-id", "CORP-ID-s3cr3t77"];
+    expect(redactSecrets("denied for TENANT-ACME-CORP-ID-s3cr3t77 now", secrets)).toBe(`denied for ${REDACTED} now`);
+    expect(redactSecrets("a tenant-acme-corp-id b CORP-ID-s3cr3t77 c", secrets)).toBe(`a ${REDACTED} b ${REDACTED} c`);
+  });
+
   it("finds a secret ending in Σ followed by letters, in its case and another (lower-cased, Σ is σ or ς)", () => {
     const secret = "tokenΣ";
     for (const written of ["tokenΣabc", "TOKENΣabc", "tokenσabc", "tokenς", "TOKENσ"])
