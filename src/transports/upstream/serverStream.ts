@@ -18,6 +18,7 @@ import type { Logger } from "../../observe/logger.js";
 import { SENT } from "../drainWaiter.js";
 import type { BodyStreamLike } from "./nodeFetch.js";
 import { settledWithin } from "./settledWithin.js";
+import { UnendedEventError } from "./httpBodies.js";
 import { newStreamCursor, reconnectDelayMs, type StreamCursor } from "./streamCursor.js";
 import { networkErrorText } from "./upstreamMessages.js";
 
@@ -280,15 +281,22 @@ export class ServerStream {
       answered("open");
       const openedAt = Date.now();
       const { events, lastEventId } = this.cursor;
+      let cut = false;
       try {
         await this.link.read(body, this.cursor);
+      } catch (error) {
+        cut = error instanceof UnendedEventError;
+        throw error;
       } finally {
         // A message (with an event id or without), or a new event id (a server that primes each
-        // stream with one and closes it, to be polled), or a while open.
+        // stream with one and closes it, to be polled), or a while open. Not one the proxy cut
+        // for an event without end, whatever came before it: a server doing so each time would
+        // be asked again without end, each time read for the length of the cut.
         served =
-          this.cursor.events !== events ||
-          this.cursor.lastEventId !== lastEventId ||
-          Date.now() - openedAt >= GET_STREAM_SERVED_MS;
+          !cut &&
+          (this.cursor.events !== events ||
+            this.cursor.lastEventId !== lastEventId ||
+            Date.now() - openedAt >= GET_STREAM_SERVED_MS);
       }
       return true; // it was open and ended: reconnect, resuming after its own last event id
     };

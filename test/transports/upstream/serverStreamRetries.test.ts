@@ -251,6 +251,25 @@ describe("what does not make a GET stream served, and what is logged", () => {
     expect(server.getSessions).toHaveLength(3);
   });
 
+  it("a message, then an event without end (cut by the proxy), each time: not served, given up on after its retries", async () => {
+    const server = await startGetServer((res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write(`id: g0\ndata: ${JSON.stringify(note("before the flood"))}\n\n`);
+      res.write('id: g1\ndata: {"jsonrpc":"2.0","method":"notifications/message","params":{"x":"');
+      const chunk = Buffer.alloc(1024 * 1024, 0x61);
+      const pump = (): void => {
+        while (!res.destroyed) if (!res.write(chunk)) return void res.once("drain", pump);
+      };
+      pump();
+    });
+    const { transport } = await initialized(server.url, { maxMessageBytes: 1000 });
+    await transport.send(INITIALIZED);
+    await waitFor(() => server.getSessions.length >= 3, 20_000);
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    // The first and `serverStreamRetries` (2) more; before, each one that carried a message served.
+    expect(server.getSessions).toHaveLength(3);
+  }, 40_000);
+
   it("a retry: past what a Node timer holds (2^31 - 1 ms) is waited as the longest one, not 1 ms, without a warning", async () => {
     const warned: string[] = [];
     const onWarning = (warning: Error) => void warned.push(warning.name);
