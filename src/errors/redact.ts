@@ -77,41 +77,104 @@ function base64Inside(secret: string): string[] {
 }
 
 /**
- * `text` with every stretch any form covers replaced by `[redacted]`. The stretches are found in
- * the text as it came and joined where they overlap, so two secrets that overlap (one quoted in
- * another case) are removed together, whatever the order of the forms.
+ * `text` with every stretch any form covers replaced by `[redacted]`. With more than one form in
+ * it, the stretches are found in the text as it came and joined where they overlap, so two
+ * secrets that overlap (one quoted in another case) are removed together, whatever the order of
+ * the forms. A text may be a server's error of hundreds of megabytes: each form is searched
+ * natively, its places kept as numbers.
  */
 function replaceForms(text: string, forms: readonly SecretForm[]): string {
-  const spans: Array<[number, number]> = [];
   let upper: string | undefined;
+  const found: SecretForm[] = [];
   for (const form of forms) {
     if (!form.anyCase) {
-      for (let at = text.indexOf(form.text); at !== -1; at = text.indexOf(form.text, at + form.text.length))
-        spans.push([at, at + form.text.length]);
+      if (text.includes(form.text)) found.push(form);
       continue;
     }
     // Upper-cased, the text holds the form's upper case wherever the case-blind pattern would
     // match it (that pattern compares characters by their upper case): a native search first.
     upper ??= text.toUpperCase();
-    if (!upper.includes(form.upper)) continue;
-    for (const match of text.matchAll(new RegExp(escapeRegExp(form.text), "gi")))
-      spans.push([match.index, match.index + match[0].length]);
+    if (upper.includes(form.upper)) found.push(form);
   }
-  if (spans.length === 0) return text;
-  spans.sort((x, y) => x[0] - y[0]);
-  let out = "";
+  if (found.length === 0) return text;
+  if (found.length === 1) {
+    // One form: its places as written go natively; the pattern runs only if another case is left.
+    const [form] = found as [SecretForm];
+    const out = text.split(form.text).join(REDACTED);
+    if (!form.anyCase || !(out === text ? (upper as string) : out.toUpperCase()).includes(form.upper)) return out;
+    return out.replace(new RegExp(escapeRegExp(form.text), "gi"), REDACTED);
+  }
+  // Where upper-casing kept every character one character long, a place in the upper-cased text
+  // is the same place in the text: searched there natively, not by the pattern.
+  const aligned = upper !== undefined && upper.length === text.length ? upper : undefined;
+  const lists = found.map((form) => placesOf(text, aligned, form));
+  upper = undefined;
+  // Joined a few thousand pieces at a time: millions of short pieces held at once cost far more
+  // than the text.
+  const chunks: string[] = [];
+  let pieces: string[] = [];
+  const flush = (): void => {
+    chunks.push(pieces.join(""));
+    pieces = [];
+  };
+  const next = new Int32Array(lists.length);
   let kept = 0;
-  let [start, end] = spans[0]!;
-  for (const [from, to] of spans) {
+  let start = -1;
+  let end = -1;
+  for (;;) {
+    // The list whose next place comes first (the forms found are few).
+    let first = -1;
+    for (let i = 0; i < lists.length; i++)
+      if (next[i]! < lists[i]!.count && (first === -1 || lists[i]!.at[next[i]!]! < lists[first]!.at[next[first]!]!))
+        first = i;
+    if (first === -1) break;
+    const from = lists[first]!.at[next[first]!++]!;
+    const to = from + lists[first]!.length;
     if (from < end) {
       end = Math.max(end, to);
       continue;
     }
-    out += `${text.slice(kept, start)}${REDACTED}`;
-    kept = end;
-    [start, end] = [from, to];
+    if (end !== -1) pieces.push(text.slice(kept, start), REDACTED);
+    if (pieces.length >= 8192) flush();
+    kept = end === -1 ? 0 : end;
+    start = from;
+    end = to;
   }
-  return `${out}${text.slice(kept, start)}${REDACTED}${text.slice(end)}`;
+  pieces.push(text.slice(kept, start), REDACTED, text.slice(end));
+  flush();
+  return chunks.join("");
+}
+
+/** Where a form stands in a text, in order, none overlapping another: each `length` long. */
+interface Places {
+  at: Int32Array;
+  count: number;
+  readonly length: number;
+}
+
+function placesOf(text: string, aligned: string | undefined, form: SecretForm): Places {
+  const places: Places = { at: new Int32Array(16), count: 0, length: form.text.length };
+  const add = (at: number): void => {
+    if (places.count === places.at.length) {
+      const grown = new Int32Array(places.at.length * 2);
+      grown.set(places.at);
+      places.at = grown;
+    }
+    places.at[places.count++] = at;
+  };
+  const [within, sought] = !form.anyCase
+    ? [text, form.text]
+    : aligned !== undefined && form.upper.length === form.text.length
+      ? [aligned, form.upper]
+      : [undefined, undefined];
+  if (within !== undefined && sought !== undefined) {
+    for (let at = within.indexOf(sought); at !== -1; at = within.indexOf(sought, at + sought.length)) add(at);
+    return places;
+  }
+  // A literal pattern matches as many characters as it has, one each.
+  const pattern = new RegExp(escapeRegExp(form.text), "gi");
+  for (let match = pattern.exec(text); match !== null; match = pattern.exec(text)) add(match.index);
+  return places;
 }
 
 function escapeRegExp(text: string): string {
