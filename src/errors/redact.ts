@@ -20,6 +20,24 @@ interface SecretForm {
   readonly anyCase: boolean;
   /** `text` upper-cased, for the search that comes before the case-blind one. */
   readonly upper: string;
+  /** Its start (in any case, for a form found so) is also its end: two copies can share letters. */
+  readonly selfOverlaps: boolean;
+}
+
+/** Whether a proper start of `text` is also its end (the prefix function's last value, in one pass). */
+function overlapsItself(text: string): boolean {
+  const longest = new Int32Array(text.length);
+  for (let i = 1, k = 0; i < text.length; i++) {
+    while (k > 0 && text[i] !== text[k]) k = longest[k - 1]!;
+    if (text[i] === text[k]) k++;
+    longest[i] = k;
+  }
+  return text.length > 0 && longest[text.length - 1]! > 0;
+}
+
+function formOf(text: string, anyCase: boolean): SecretForm {
+  const upper = anyCase ? text.toUpperCase() : text;
+  return { text, anyCase, upper, selfOverlaps: overlapsItself(upper) };
 }
 
 /**
@@ -47,8 +65,8 @@ function secretForms(secrets: Iterable<string | undefined>): SecretForm[] {
     for (const form of base64Inside(secret)) exact.add(form);
   }
   const forms = [
-    ...[...anyCase].map((text) => ({ text, anyCase: true, upper: text.toUpperCase() })),
-    ...[...exact].filter((text) => !anyCase.has(text)).map((text) => ({ text, anyCase: false, upper: text })),
+    ...[...anyCase].map((text) => formOf(text, true)),
+    ...[...exact].filter((text) => !anyCase.has(text)).map((text) => formOf(text, false)),
   ];
   // Longest first, so a value that contains another is removed whole.
   return forms.sort((a, b) => b.text.length - a.text.length);
@@ -97,15 +115,13 @@ function replaceForms(text: string, forms: readonly SecretForm[]): string {
     if (upper.includes(form.upper)) found.push(form);
   }
   if (found.length === 0) return text;
-  if (found.length === 1) {
-    // One form: its places as written go natively; the pattern runs only if another case is left.
-    const [form] = found as [SecretForm];
-    const out = text.split(form.text).join(REDACTED);
-    if (!form.anyCase || !(out === text ? (upper as string) : out.toUpperCase()).includes(form.upper)) return out;
-    return out.replace(new RegExp(escapeRegExp(form.text), "gi"), REDACTED);
-  }
+  // One exact form whose copies cannot share letters: natively, in one pass.
+  const [only] = found as [SecretForm];
+  if (found.length === 1 && !only.anyCase && !only.selfOverlaps) return text.split(only.text).join(REDACTED);
   // Where upper-casing kept every character one character long, a place in the upper-cased text
-  // is the same place in the text: searched there natively, not by the pattern.
+  // is the same place in the text: searched there natively, letters compared by their upper case
+  // (ſ as S, ı as I). Elsewhere (a text holding ß, a ligature…) by the case-blind pattern, which
+  // compares them so too, but for those few whose upper case is ASCII or beyond 16 bits.
   const aligned = upper !== undefined && upper.length === text.length ? upper : undefined;
   const lists = found.map((form) => placesOf(text, aligned, form));
   upper = undefined;
@@ -145,7 +161,7 @@ function replaceForms(text: string, forms: readonly SecretForm[]): string {
   return chunks.join("");
 }
 
-/** Where a form stands in a text, in order, none overlapping another: each `length` long. */
+/** Where a form stands in a text, in order (copies that share letters each): each `length` long. */
 interface Places {
   at: Int32Array;
   count: number;
@@ -167,13 +183,17 @@ function placesOf(text: string, aligned: string | undefined, form: SecretForm): 
     : aligned !== undefined && form.upper.length === form.text.length
       ? [aligned, form.upper]
       : [undefined, undefined];
+  const step = form.selfOverlaps ? 1 : form.text.length;
   if (within !== undefined && sought !== undefined) {
-    for (let at = within.indexOf(sought); at !== -1; at = within.indexOf(sought, at + sought.length)) add(at);
+    for (let at = within.indexOf(sought); at !== -1; at = within.indexOf(sought, at + step)) add(at);
     return places;
   }
   // A literal pattern matches as many characters as it has, one each.
   const pattern = new RegExp(escapeRegExp(form.text), "gi");
-  for (let match = pattern.exec(text); match !== null; match = pattern.exec(text)) add(match.index);
+  for (let match = pattern.exec(text); match !== null; match = pattern.exec(text)) {
+    add(match.index);
+    pattern.lastIndex = match.index + step;
+  }
   return places;
 }
 

@@ -33,6 +33,20 @@ describe("redactSecrets", () => {
       expect(redactSecrets(`bad credentials "${written}"`, [secret]), written).toBe(`bad credentials "${REDACTED}"`);
   });
 
+  it("removes copies of a secret that share letters (its start is its end), in any case", () => {
+    expect(redactSecrets("x abcabcabc y", ["abcabc"])).toBe(`x ${REDACTED} y`);
+    expect(redactSecrets("x ABCabcabc y", ["abcabc"])).toBe(`x ${REDACTED} y`);
+    expect(redactSecrets("cµcµIIcµIIc", ["cµIIc"])).toBe(`cµ${REDACTED}`);
+  });
+
+  it("compares letters by their upper case alike whatever else the text holds (ſ as S, ı as I)", () => {
+    const secret = "secret-token";
+    const base64 = Buffer.from(secret).toString("base64");
+    expect(redactSecrets("ſecret-token", [secret])).toBe(REDACTED);
+    expect(redactSecrets(`ſecret-token ${base64}`, [secret])).toBe(`${REDACTED} ${REDACTED}`);
+    expect(redactSecrets("ıd-secret1", ["id-secret1"])).toBe(REDACTED);
+  });
+
   it("removes two secrets that overlap together, one of them quoted in another case", () => {
     const secrets = ["tenant-acme-corp-id", "CORP-ID-s3cr3t77"];
     expect(redactSecrets("denied for TENANT-ACME-CORP-ID-s3cr3t77 now", secrets)).toBe(`denied for ${REDACTED} now`);
