@@ -112,9 +112,10 @@ export class StdioUpstreamTransport implements UpstreamTransport {
   /** Its `env` values, taken out of its error answers (a server may quote them); undefined when it has none. */
   private readonly envSecrets: (() => Iterable<string | undefined>) | undefined;
   private exit: UpstreamExit | undefined;
-  /** Set when stdout ended while the child kept running: the upstream is over, and ended. */
-  private stdoutClosedEarly = false;
-  /** Why the proxy ended the child while it ran, when it did for what the child wrote. */
+  /**
+   * Why the proxy ended the child while it ran, when it did for what the child did: stdout ended
+   * while it kept running, or a line without end.
+   */
   private endedFor: string | undefined;
   private closedPromise: Promise<void> | undefined;
   private stdinDrain: DrainWaiter | undefined;
@@ -285,12 +286,11 @@ export class StdioUpstreamTransport implements UpstreamTransport {
     if (this.closing || this.exit !== undefined) return;
     const timer = setTimeout(() => {
       if (this.closing || this.exit !== undefined) return;
-      this.stdoutClosedEarly = true;
-      this.closing = true;
-      this.logger.warn("upstream closed its stdout but kept running; ending it", { pid: child.pid });
-      this.onerror?.(this.exitError());
-      void endGroup(child, this.killGraceMs);
-      this.finish();
+      this.endByProxy(
+        child,
+        "closed its stdout while still running (the proxy ended it)",
+        "upstream closed its stdout but kept running; ending it",
+      );
     }, EXIT_AFTER_STDOUT_EOF_MS);
     timer.unref();
     child.once("exit", () => clearTimeout(timer));
@@ -302,12 +302,21 @@ export class StdioUpstreamTransport implements UpstreamTransport {
    */
   private endForUnendedLine(child: ChildProcess, bytes: number): void {
     if (this.closing || this.exit !== undefined) return;
-    this.endedFor =
-      `wrote a line that ran on for ${bytes} bytes without end (limits.maxMessageBytes is ` +
-      `${this.options.maxMessageBytes}; the proxy ended it)`;
-    this.closing = true;
-    this.logger.warn("upstream wrote a line without end; ending it", { pid: child.pid, bytes });
     child.stdout?.destroy();
+    this.endByProxy(
+      child,
+      `wrote a line that ran on for ${bytes} bytes without end (limits.maxMessageBytes is ` +
+        `${this.options.maxMessageBytes}; the proxy ended it)`,
+      "upstream wrote a line without end; ending it",
+      { bytes },
+    );
+  }
+
+  /** The proxy ends the child for what it did (`why`, told to the requests waiting), and says so. */
+  private endByProxy(child: ChildProcess, why: string, logged: string, fields: Record<string, unknown> = {}): void {
+    this.endedFor = why;
+    this.closing = true;
+    this.logger.warn(logged, { pid: child.pid, ...fields });
     this.onerror?.(this.exitError());
     void endGroup(child, this.killGraceMs);
     this.finish();
@@ -358,23 +367,15 @@ export class StdioUpstreamTransport implements UpstreamTransport {
   }
 
   describeEnd(): string | undefined {
-    return this.exit !== undefined || this.stdoutClosedEarly || this.endedFor !== undefined
-      ? this.exitError().message
-      : undefined;
+    return this.exit !== undefined || this.endedFor !== undefined ? this.exitError().message : undefined;
   }
 
   /** The error to give hosts whose requests were pending when the child went away. */
   exitError(): NormalizerError {
     const exit = this.exit;
-    const how = this.stdoutClosedEarly
-      ? "closed its stdout while still running (the proxy ended it)"
-      : this.endedFor !== undefined
-        ? this.endedFor
-        : !exit
-          ? "is not running"
-          : exit.signal
-            ? `was killed by ${exit.signal}`
-            : `exited with code ${exit.code}`;
+    const how =
+      this.endedFor ??
+      (!exit ? "is not running" : exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`);
     const last =
       exit?.lastStderrLine && this.options.stderrInErrors !== false
         ? ` (${exit.stderrLineIsLast === false ? "error on stderr" : "last stderr line"}: ` +
