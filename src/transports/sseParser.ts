@@ -185,11 +185,9 @@ export class SseParser {
   }
 
   private onOversizedLine(line: OversizedLine): void {
-    const start = this.withoutStreamBom(line.head);
     // Only a data line matters; an enormous comment or unknown field is dropped as WHATWG says.
-    if (!start.subarray(0, DATA.length).equals(DATA) || start[DATA.length] !== COLON) return;
-    let head = start.subarray(DATA.length + 1);
-    if (head[0] === SPACE) head = head.subarray(1);
+    const head = dataValueOf(this.withoutStreamBom(line.head));
+    if (head === undefined) return;
     if (this.skipping) this.skipping.more(head, line.tail);
     else this.skip("too-large", head, line.tail);
     this.dataBytes += line.bytes - (line.head.length - head.length) + 1;
@@ -222,14 +220,8 @@ export class SseParser {
     const bytes = this.dataBytes + (dropping?.bytes ?? 0);
     if (bytes <= this.cutAtBytes) return;
     this.cut = true;
-    let head: Buffer | undefined = this.skipping?.head;
-    if (head === undefined && dropping !== undefined) {
-      const start = this.withoutStreamBom(dropping.head);
-      if (start.subarray(0, DATA.length).equals(DATA) && start[DATA.length] === COLON) {
-        head = start.subarray(DATA.length + 1);
-        if (head[0] === SPACE) head = head.subarray(1);
-      }
-    }
+    const head =
+      this.skipping?.head ?? (dropping === undefined ? undefined : dataValueOf(this.withoutStreamBom(dropping.head)));
     // Only the data's start is known: its end, where an id written last would be, never came.
     const ends = oversizedProblem({ bytes, head: head ?? Buffer.alloc(0), tail: Buffer.alloc(0) });
     const type = this.type === "" ? "message" : this.type;
@@ -261,6 +253,13 @@ export class SseParser {
       event: { type, data: data.length === 1 ? (data[0] as string) : data.join("\n"), lastEventId: this.lastEventId },
     });
   }
+}
+
+/** The value of a `data` line (the start of one), one leading space dropped; undefined for another field. */
+function dataValueOf(line: Buffer): Buffer | undefined {
+  if (!line.subarray(0, DATA.length).equals(DATA) || line[DATA.length] !== COLON) return undefined;
+  const value = line.subarray(DATA.length + 1);
+  return value[0] === SPACE ? value.subarray(1) : value;
 }
 
 /** The two ends of a dropped event's data, its lines joined with LF as the data is. */
