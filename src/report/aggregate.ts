@@ -59,8 +59,10 @@ export interface ModelMeta {
 /** The entry a chained fact may continue. */
 interface EntryState {
   readonly fact: EntryFact;
-  /** The totals it was counted in: all, by server, by mime type (`MIME_ROW`), by method, its own, its URI's. */
+  /** The totals it was counted in but its mime type's: all, by server, by method, its own, its URI's. */
   readonly filed: Totals[];
+  /** Its mime type's row: the type its last fact left it with (`mime`). */
+  mimeRow: Totals;
   /** Whether it still counts as warned (not yet changed). */
   warned: boolean;
   /** What it added so far (its facts'): what moves when a later change gives it another type. */
@@ -68,9 +70,6 @@ interface EntryState {
   /** The mime key it is filed under: the type its last fact left it with. */
   mime: string;
 }
-
-/** Where an entry's mime row is in its `filed`. */
-const MIME_ROW = 2;
 
 /** One URI's running row. */
 interface UriState {
@@ -227,9 +226,9 @@ export class ReportAggregator {
     const filed = [
       this.totals,
       this.group(this.groups.server, entry.server, fact),
-      continues ? this.refile(continued!, fact) : this.group(this.groups.mime, mimeKey(fact), fact),
       this.group(this.groups.method, entry.method, fact),
     ];
+    const mimeRow = continues ? this.refile(continued!, fact) : this.group(this.groups.mime, mimeKey(fact), fact);
     this.group(this.groups.action, fact.action, fact, true);
     const row = fact.uri === null ? undefined : this.addUri(fact);
     if (fact.uri === null && fact.chained !== true) this.withoutUri++;
@@ -239,12 +238,12 @@ export class ReportAggregator {
       filed.push(own);
       if (row !== undefined) filed.push(row);
       const warned = WARNING_ACTIONS.has(fact.action as ChangeAction);
-      this.entry = { fact, filed, warned, own, mime: mimeKey(fact) };
+      this.entry = { fact, filed, mimeRow, warned, own, mime: mimeKey(fact) };
     } else {
       addToTotals(continued!.own, fact);
       if (continued!.warned && fact.action !== "none" && !WARNING_ACTIONS.has(fact.action as ChangeAction)) {
         // An entry warned about first and then changed (the fit layer made it fit) is a changed entry.
-        for (const totals of continued!.filed) {
+        for (const totals of [...continued!.filed, continued!.mimeRow]) {
           totals.warned--;
           totals.changed++;
         }
@@ -349,7 +348,7 @@ export class ReportAggregator {
    * to the row of the type it now goes out with; a row left with no entry goes.
    */
   private refile(state: EntryState, fact: EntryFact): Totals {
-    let row = state.filed[MIME_ROW] as Totals;
+    let row = state.mimeRow;
     const key = mimeKey(fact);
     if (key !== state.mime) {
       shiftTotals(row, state.own, -1);
@@ -358,7 +357,7 @@ export class ReportAggregator {
       }
       row = this.slot(this.groups.mime, key);
       shiftTotals(row, state.own, 1);
-      state.filed[MIME_ROW] = row;
+      state.mimeRow = row;
       state.mime = key;
     }
     addToTotals(row, fact);
