@@ -77,6 +77,14 @@ export const DEFAULT_LIMITS = Object.freeze({
   maxMessageNodes: 50_000,
   /** Nodes in one message from an upstream (a result of more is not parsed: its request gets an error). */
   maxUpstreamMessageNodes: 250_000,
+  /**
+   * Bytes an upstream's message over `maxMessageBytes` may run on past it, dropped, before its
+   * stream is cut (64 MiB): a result a little too large that ends is skipped and reading goes on;
+   * one without end would hold a core for as long as it is sent.
+   */
+  maxSkippedMessageBytes: 64 * 1024 * 1024,
+  /** Pongs to a WebSocket upstream's pings not yet written, past which it is ended (`ws`'s own bound). */
+  maxPendingPongs: 60,
   /** Requests of an upstream waiting at once for its host's answer (sampling, elicitation, roots), per session. */
   maxUpstreamRequests: 1000,
   /** Requests of a host waiting at once for its upstream's answer, per session. */

@@ -616,6 +616,26 @@ export const ConfigSchema = z
               "parsed: one over it is not parsed, and the request it answers gets -32003 naming the limit, so a " +
               "server's answer that is costly to parse cannot hold every session for seconds",
           ),
+        maxSkippedMessageBytes: z
+          .number()
+          .int()
+          .positive()
+          .default(DEFAULT_LIMITS.maxSkippedMessageBytes)
+          .describe(
+            "bytes an upstream's message over maxMessageBytes (a stdio line, an SSE event) may run on past that " +
+              "limit, dropped as it is read, before its stream is cut: one that ends first is answered -32003 and " +
+              "reading goes on; one still running is reported by its start and its stream (a stdio upstream: the " +
+              "upstream) ended, so a message without end cannot hold a core for as long as it is sent",
+          ),
+        maxPendingPongs: z
+          .number()
+          .int()
+          .positive()
+          .default(DEFAULT_LIMITS.maxPendingPongs)
+          .describe(
+            "answers to a WebSocket upstream's pings waiting at once to be written (its socket not taking them): " +
+              "one more ping ends that upstream, saying it flooded pings",
+          ),
         maxMessageNodes: z
           .number()
           .int()

@@ -83,6 +83,10 @@ export interface UpstreamFactoryOptions {
   readonly rawStringBytes?: number;
   /** `limits.maxUpstreamMessageNodes`: an upstream's message of more nodes is not parsed. */
   readonly maxUpstreamMessageNodes: number;
+  /** `limits.maxSkippedMessageBytes`: how far past the limit an upstream's message may run without end. */
+  readonly maxSkippedMessageBytes: number;
+  /** `limits.maxPendingPongs`: pongs not yet written past which a pinging WebSocket upstream is ended. */
+  readonly maxPendingPongs: number;
   /**
    * Whether what hosts are told about an upstream's end quotes its stderr. `serve`: no (its
    * hosts and unauthenticated clients are not the operator; the line goes to the log).
@@ -112,6 +116,8 @@ export function createUpstreamFactory(options: UpstreamFactoryOptions): Upstream
       stderrLinesLogged: options.stderrLinesLogged,
       rawStringBytes,
       maxMessageNodes: options.maxUpstreamMessageNodes,
+      maxSkippedMessageBytes: options.maxSkippedMessageBytes,
+      maxPendingPongs: options.maxPendingPongs,
       stderrInErrors: options.stderrToHosts,
       ...(auth === undefined ? {} : { fetch: auth.fetch, secrets: () => auth.secrets() }),
     });

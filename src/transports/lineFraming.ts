@@ -12,7 +12,7 @@
  */
 import { isUtf8 } from "node:buffer";
 import { holdsMoreNodes, startsWithBom, topLevelOf } from "../wire/jsonNodes.js";
-import { LineSplitter, type LineSink, type OversizedLine, unendedCutAt } from "../wire/lineSplitter.js";
+import { LineSplitter, type LineSink, type OversizedLine } from "../wire/lineSplitter.js";
 import { parseWithRawStrings } from "./rawStringParse.js";
 import { messageText } from "./wireJson.js";
 import { rememberWireText } from "./wireText.js";
@@ -94,12 +94,11 @@ export interface JsonLineReaderOptions {
    */
   maxNodes?: number;
   /**
-   * A line still running `cutPastBytes` past the limit without end (`unendedCutAt`) is reported
-   * then, by its start (`unended`), and nothing more is read: for an upstream, whose stream is then
-   * ended. Off by default: a host's line is dropped to its end, as it always was.
+   * A line still running this many bytes past the limit without end is reported then, by its
+   * start (`unended`), and nothing more is read: for an upstream, whose stream is then ended
+   * (`limits.maxSkippedMessageBytes`). Absent: a line is dropped to its end (a host's).
    */
-  cutUnended?: boolean;
-  cutPastBytes?: number;
+  cutPastBytes?: number | undefined;
 }
 
 /**
@@ -128,7 +127,7 @@ export class JsonLineReader {
     this.rawStringBytes = options.rawStringBytes;
     this.maxNodes = options.maxNodes;
     this.splitter = new LineSplitter(this.maxMessageBytes, false, this.rawStringBytes);
-    this.cutAtBytes = options.cutUnended ? unendedCutAt(this.maxMessageBytes, options.cutPastBytes) : undefined;
+    this.cutAtBytes = options.cutPastBytes === undefined ? undefined : this.maxMessageBytes + options.cutPastBytes;
   }
 
   /** Work counters, for tests that prove framing is linear. */

@@ -24,7 +24,6 @@ import {
   OVERSIZED_HEAD_BYTES,
   OVERSIZED_TAIL_BYTES,
   type OversizedLine,
-  unendedCutAt,
 } from "../wire/lineSplitter.js";
 import { oversizedProblem } from "./lineFraming.js";
 
@@ -66,10 +65,10 @@ export interface SseParserOptions {
   maxEventBytes: number;
   /**
    * How far past `maxEventBytes` an event (or a line) may run on, dropped, before the stream is
-   * cut. Default: `maxEventBytes` or `UNENDED_SLACK_BYTES`, whichever is larger — a result a few
-   * times too large is still skipped and the stream goes on.
+   * cut (`limits.maxSkippedMessageBytes`): a result a little too large that ends is skipped and
+   * the stream goes on. Never cut when absent.
    */
-  cutPastBytes?: number;
+  cutPastBytes?: number | undefined;
 }
 
 const DATA = Buffer.from("data");
@@ -79,7 +78,8 @@ const LF = Buffer.from("\n");
 
 export class SseParser {
   readonly maxEventBytes: number;
-  private readonly cutAtBytes: number;
+  /** Bytes past which an event without end cuts the stream; undefined when none does. */
+  private readonly cutAtBytes: number | undefined;
   private readonly splitter: LineSplitter;
   private out: SseItem[] = [];
   private atStreamStart = true;
@@ -98,7 +98,7 @@ export class SseParser {
 
   constructor(options: SseParserOptions) {
     this.maxEventBytes = options.maxEventBytes;
-    this.cutAtBytes = unendedCutAt(options.maxEventBytes, options.cutPastBytes);
+    this.cutAtBytes = options.cutPastBytes === undefined ? undefined : options.maxEventBytes + options.cutPastBytes;
     // A data line may be as long as an event plus its "data: " prefix.
     this.splitter = new LineSplitter(this.maxEventBytes + DATA.length + 2, true);
   }
@@ -218,7 +218,7 @@ export class SseParser {
   private cutWhenUnended(): void {
     const dropping = this.splitter.dropping;
     const bytes = this.dataBytes + (dropping?.bytes ?? 0);
-    if (bytes <= this.cutAtBytes) return;
+    if (this.cutAtBytes === undefined || bytes <= this.cutAtBytes) return;
     this.cut = true;
     const head =
       this.skipping?.head ?? (dropping === undefined ? undefined : dataValueOf(this.withoutStreamBom(dropping.head)));

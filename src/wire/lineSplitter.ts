@@ -33,18 +33,6 @@ export function withEnd(tail: Buffer, piece: Uint8Array): Buffer {
   return Buffer.from(joined.subarray(Math.max(0, joined.length - OVERSIZED_TAIL_BYTES)));
 }
 
-/**
- * The least an over-limit line or event may run on past its limit, dropped, before its stream is
- * cut (an upstream's SSE event, a stdio upstream's line): a message a few times too large that
- * ends is skipped and reading goes on; one without end would hold a core for as long as it is sent.
- */
-export const UNENDED_SLACK_BYTES = 64 * 1024 * 1024;
-
-/** Bytes past which a message over `limit` that has not ended cuts its stream. */
-export function unendedCutAt(limit: number, slack = Math.max(limit, UNENDED_SLACK_BYTES)): number {
-  return limit + slack;
-}
-
 /** What is left of a line that was longer than the limit: its size and its two ends. */
 export interface OversizedLine {
   readonly bytes: number;

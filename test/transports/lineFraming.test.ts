@@ -216,8 +216,8 @@ describe("JsonLineReader and a line without end", () => {
   const fill = Buffer.alloc(1000, 0x61);
   const start = Buffer.from('{"jsonrpc":"2.0","id":9,"result":{"x":"');
 
-  it("an upstream's (cutUnended): reported by its start once cutPastBytes past the limit, then nothing more is read", () => {
-    const reader = new JsonLineReader({ maxMessageBytes: 5_000, cutUnended: true, cutPastBytes: 5_000 });
+  it("an upstream's (cutPastBytes): reported by its start once cutPastBytes past the limit, then nothing more is read", () => {
+    const reader = new JsonLineReader({ maxMessageBytes: 5_000, cutPastBytes: 5_000 });
     const out = [...reader.push(start)];
     for (let i = 0; i < 9; i++) out.push(...reader.push(fill));
     expect(out).toEqual([]);
@@ -228,7 +228,7 @@ describe("JsonLineReader and a line without end", () => {
     expect(reader.end()).toEqual([]);
   });
 
-  it("a host's (no cutUnended): dropped to its end, and the next line read", () => {
+  it("a host's (no cutPastBytes): dropped to its end, and the next line read", () => {
     const reader = new JsonLineReader({ maxMessageBytes: 5_000 });
     const out = [...reader.push(start)];
     for (let i = 0; i < 100; i++) out.push(...reader.push(fill));

@@ -194,18 +194,28 @@ describe("SseParser and an event without end", () => {
   });
 });
 
-describe("SseParser's slack past the limit", () => {
-  it("is the limit, or 64 MiB when that is larger: an event a few times too large that ends is skipped, the stream goes on", () => {
-    const parser = new SseParser({ maxEventBytes: 1000 });
-    const chunk = Buffer.alloc(1024 * 1024, 0x61);
+describe("SseParser's cutPastBytes (limits.maxSkippedMessageBytes)", () => {
+  const chunk = Buffer.alloc(1024 * 1024, 0x61);
+
+  it("an event many times too large that ends within it is skipped and the stream goes on; one running past it is cut", () => {
+    const parser = new SseParser({ maxEventBytes: 1000, cutPastBytes: 8 * chunk.length });
     const items: SseItem[] = [...parser.push(enc('data: {"id":3,"result":"'))];
-    for (let i = 0; i < 63; i++) items.push(...parser.push(chunk));
+    for (let i = 0; i < 7; i++) items.push(...parser.push(chunk));
     items.push(...parser.push(enc('"}\n\ndata: {"ok":1}\n\n')));
     expect(items.map((item) => item.problem?.unended ?? item.event?.data)).toEqual([undefined, '{"ok":1}']);
     expect(items[0]!.problem).toMatchObject({ kind: "too-large", id: 3 });
-    const endless = new SseParser({ maxEventBytes: 1000 });
+    const endless = new SseParser({ maxEventBytes: 1000, cutPastBytes: 8 * chunk.length });
     const cut: SseItem[] = [...endless.push(enc('data: {"id":4,"result":"'))];
-    for (let i = 0; i < 65; i++) cut.push(...endless.push(chunk));
+    for (let i = 0; i < 9; i++) cut.push(...endless.push(chunk));
     expect(cut.map((item) => item.problem?.unended)).toEqual([true]);
+  });
+
+  it("absent: an event is dropped to its end however long it runs", () => {
+    const parser = new SseParser({ maxEventBytes: 1000 });
+    const items: SseItem[] = [...parser.push(enc('data: {"id":5,"result":"'))];
+    for (let i = 0; i < 40; i++) items.push(...parser.push(chunk));
+    expect(items).toEqual([]);
+    items.push(...parser.push(enc('"}\n\ndata: {"ok":2}\n\n')));
+    expect(items.map((item) => item.problem?.unended ?? item.event?.data)).toEqual([undefined, '{"ok":2}']);
   });
 });

@@ -165,6 +165,8 @@ export async function runAuditCommand(argv: readonly string[], io: CliIo): Promi
     // Read as the proxy reads them: a long payload literal stays the bytes it came in.
     rawStringBytes: selected.config.limits.rawStringBytes || undefined,
     maxMessageNodes: selected.config.limits.maxUpstreamMessageNodes,
+    maxSkippedMessageBytes: selected.config.limits.maxSkippedMessageBytes,
+    maxPendingPongs: selected.config.limits.maxPendingPongs,
     // The tokens it obtains are secrets too: a server that quotes them back is redacted.
     ...(auth === undefined ? {} : { fetch: auth.fetch, secrets: () => auth.secrets() }),
   });

@@ -208,6 +208,8 @@ async function serve(
       stderrLinesLogged: config.limits.stderrLinesLogged,
       rawStringBytes: config.limits.rawStringBytes,
       maxUpstreamMessageNodes: config.limits.maxUpstreamMessageNodes,
+      maxSkippedMessageBytes: config.limits.maxSkippedMessageBytes,
+      maxPendingPongs: config.limits.maxPendingPongs,
       stderrToHosts: false,
       childEnvironment: { withhold: withheld },
       auths,

@@ -145,6 +145,8 @@ async function runSession(
       stderrLinesLogged: selected.config.limits.stderrLinesLogged,
       rawStringBytes: selected.config.limits.rawStringBytes,
       maxUpstreamMessageNodes: selected.config.limits.maxUpstreamMessageNodes,
+      maxSkippedMessageBytes: selected.config.limits.maxSkippedMessageBytes,
+      maxPendingPongs: selected.config.limits.maxPendingPongs,
       stderrToHosts: true,
       childEnvironment: "inherit",
       auths,

@@ -19,17 +19,18 @@ export const ERROR_BODY_EXCERPT_BYTES = 2048;
 /**
  * Reads an SSE body to its end, calling `onEvent` for each event, and `onProblem` for each
  * `message` event that could not be read (too large, not UTF-8: an event of another type is no
- * message, whatever its size, and answers nothing). Resolves at end of stream. `gate`, when
- * given, is passed before each read (see HttpFlowControl).
+ * message, whatever its size, and answers nothing). Resolves at end of stream; rejects with
+ * `UnendedEventError` when an event runs on `cutPastBytes` past the limit without end (the body
+ * is cancelled). `gate`, when given, is passed before each read (see HttpFlowControl).
  */
 export async function readSseBody(
   body: BodyStreamLike,
-  maxEventBytes: number,
+  limits: SseBodyLimits,
   handlers: { onEvent(event: SseEvent): void; onProblem(problem: SseProblem): void; onRetry?(ms: number): void },
   signal?: AbortLike,
   gate?: ReadGate,
 ): Promise<void> {
-  const parser = new SseParser({ maxEventBytes });
+  const parser = new SseParser({ maxEventBytes: limits.maxEventBytes, cutPastBytes: limits.cutPastBytes });
   const reader = body.getReader();
   const stop = cancelOnAbort(reader, signal);
   try {
@@ -46,7 +47,7 @@ export async function readSseBody(
           if (item.problem.unended) {
             // The server may go on sending: its body is cancelled, not left to fill the socket.
             await reader.cancel().catch(() => {});
-            throw new UnendedEventError(item.problem.bytes, maxEventBytes);
+            throw new UnendedEventError(item.problem.bytes, limits);
           }
         } else handlers.onRetry?.(item.retry);
       }
@@ -58,12 +59,20 @@ export async function readSseBody(
   }
 }
 
+/** The sizes an SSE body is read within. */
+export interface SseBodyLimits {
+  /** `limits.maxMessageBytes`: a larger event is skipped (reported by its ends). */
+  readonly maxEventBytes: number;
+  /** `limits.maxSkippedMessageBytes`: how far past it an event may run without end; never cut when absent. */
+  readonly cutPastBytes?: number | undefined;
+}
+
 /** Why a stream was cut: an event ran on far past the limit and had not ended. */
 export class UnendedEventError extends Error {
-  constructor(bytes: number, maxEventBytes: number) {
+  constructor(bytes: number, limits: SseBodyLimits) {
     super(
-      `an event ran on for ${bytes} bytes without end (limits.maxMessageBytes is ${maxEventBytes}): ` +
-        "the proxy cut the stream",
+      `an event ran on for ${bytes} bytes without end (limits.maxMessageBytes is ${limits.maxEventBytes}, ` +
+        `limits.maxSkippedMessageBytes ${limits.cutPastBytes}): the proxy cut the stream`,
     );
   }
 }

@@ -61,6 +61,10 @@ export interface UpstreamOptions {
   rawStringBytes?: number | undefined;
   /** `limits.maxUpstreamMessageNodes`: a message of more nodes is not parsed (its request answered an error). */
   maxMessageNodes?: number | undefined;
+  /** `limits.maxSkippedMessageBytes` (stdio, SSE streams): how far past the limit a message may run without end. */
+  maxSkippedMessageBytes?: number | undefined;
+  /** WebSocket: `limits.maxPendingPongs`, pongs not yet written past which a pinging upstream is ended. */
+  maxPendingPongs?: number | undefined;
   /** HTTP/WebSocket: connection timeout, in ms. */
   connectTimeoutMs?: number;
   /** Streamable HTTP: how long what follows a notification waits for its 202 (`limits.upstreamAckTimeoutMs`). */
@@ -102,6 +106,7 @@ export function createUpstreamTransport(spec: UpstreamSpec, options: UpstreamOpt
       stderrLinesLogged: options.stderrLinesLogged,
       rawStringBytes: options.rawStringBytes,
       maxMessageNodes: options.maxMessageNodes,
+      maxSkippedMessageBytes: options.maxSkippedMessageBytes,
       ...(options.stderrInErrors === undefined ? {} : { stderrInErrors: options.stderrInErrors }),
     });
   }
@@ -113,10 +118,11 @@ export function createUpstreamTransport(spec: UpstreamSpec, options: UpstreamOpt
     connectTimeoutMs,
     rawStringBytes: options.rawStringBytes,
     maxMessageNodes: options.maxMessageNodes,
+    maxSkippedMessageBytes: options.maxSkippedMessageBytes,
   };
   switch (transportKindOf(spec)) {
     case "websocket":
-      return new WebSocketUpstreamTransport(common);
+      return new WebSocketUpstreamTransport({ ...common, maxPendingPongs: options.maxPendingPongs });
     case "sse":
       return new SseUpstreamTransport({ ...common, fetch: options.fetch, secrets: options.secrets });
     case "streamable-http":

@@ -136,7 +136,7 @@ export class SseUpstreamTransport implements UpstreamTransport {
     let streamError: string | undefined;
     this.reading = readSseBody(
       response.body,
-      this.options.maxMessageBytes,
+      { maxEventBytes: this.options.maxMessageBytes, cutPastBytes: this.options.maxSkippedMessageBytes },
       {
         onEvent: (event) => {
           if (this.closed) return;

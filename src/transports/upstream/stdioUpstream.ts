@@ -68,6 +68,11 @@ export interface StdioUpstreamOptions {
   rawStringBytes?: number | undefined;
   /** A message of more nodes is not parsed (`limits.maxUpstreamMessageNodes`); unbounded when absent. */
   maxMessageNodes?: number | undefined;
+  /**
+   * A stdout line over `maxMessageBytes` still running this many bytes past it without end ends
+   * the child (`limits.maxSkippedMessageBytes`); dropped to its end when absent.
+   */
+  maxSkippedMessageBytes?: number | undefined;
   maxStderrLineBytes?: number;
   /**
    * Whether the errors this transport raises (and `describeEnd()`) quote the child's last stderr
@@ -136,7 +141,7 @@ export class StdioUpstreamTransport implements UpstreamTransport {
     this.reader = new JsonLineReader({
       maxMessageBytes: options.maxMessageBytes,
       rawStringBytes: options.rawStringBytes,
-      cutUnended: true,
+      cutPastBytes: options.maxSkippedMessageBytes,
       ...(options.maxMessageNodes === undefined ? {} : { maxNodes: options.maxMessageNodes }),
     });
   }
@@ -306,7 +311,8 @@ export class StdioUpstreamTransport implements UpstreamTransport {
     this.endByProxy(
       child,
       `wrote a line that ran on for ${bytes} bytes without end (limits.maxMessageBytes is ` +
-        `${this.options.maxMessageBytes}; the proxy ended it)`,
+        `${this.options.maxMessageBytes}, limits.maxSkippedMessageBytes ${this.options.maxSkippedMessageBytes}; ` +
+        "the proxy ended it)",
       "upstream wrote a line without end; ending it",
       { bytes },
     );

@@ -116,6 +116,11 @@ export interface HttpConnectionOptions {
   rawStringBytes?: number | undefined;
   /** A message of more nodes is not parsed (`limits.maxUpstreamMessageNodes`); unbounded when absent. */
   maxMessageNodes?: number | undefined;
+  /**
+   * An SSE event over `maxMessageBytes` still running this many bytes past it without end cuts
+   * its stream (`limits.maxSkippedMessageBytes`); never cut when absent.
+   */
+  maxSkippedMessageBytes?: number | undefined;
 }
 
 export interface HttpUpstreamOptions extends HttpConnectionOptions {
@@ -803,7 +808,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     const carrier = firstOf(pending);
     return readSseBody(
       body,
-      this.maxMessageBytes,
+      { maxEventBytes: this.maxMessageBytes, cutPastBytes: this.options.maxSkippedMessageBytes },
       {
         onEvent: (event) => {
           if (event.lastEventId) cursor.lastEventId = event.lastEventId;

@@ -19,9 +19,6 @@ import { messageText } from "../wireJson.js";
 
 export const WEBSOCKET_SUBPROTOCOL = "mcp";
 
-/** Pongs not yet written to the socket past which a pinging upstream is ended (`ws`'s own default). */
-const PONGS_WAITING_MAX = 60;
-
 export interface WebSocketUpstreamOptions {
   url: string | URL;
   /** Sent with the upgrade request (e.g. `Authorization`). Values are never logged. */
@@ -35,6 +32,11 @@ export interface WebSocketUpstreamOptions {
   rawStringBytes?: number | undefined;
   /** A message of more nodes is not parsed (`limits.maxUpstreamMessageNodes`); unbounded when absent. */
   maxMessageNodes?: number | undefined;
+  /**
+   * Pongs not yet written to the socket past which an upstream sending pings is ended
+   * (`limits.maxPendingPongs`); unbounded when absent.
+   */
+  maxPendingPongs?: number | undefined;
 }
 
 export class WebSocketUpstreamTransport implements UpstreamTransport {
@@ -165,17 +167,18 @@ export class WebSocketUpstreamTransport implements UpstreamTransport {
 
   /**
    * Each ping gets its pong; an upstream sending pings faster than the socket takes the answers
-   * (`PONGS_WAITING_MAX` not yet written) is ended, as `ws` would end it — but said to be that,
-   * not a connection the server closed.
+   * (`maxPendingPongs` not yet written) is ended, as `ws` would end it — but said to be that, not
+   * a connection the server closed.
    */
   private answerPings(socket: WebSocket): void {
+    const most = this.options.maxPendingPongs ?? Number.POSITIVE_INFINITY;
     let waiting = 0;
     socket.on("ping", (data) => {
       if (socket.readyState !== socket.OPEN) return;
-      if (waiting >= PONGS_WAITING_MAX) {
+      if (waiting >= most) {
         this.lastError ??=
-          `upstream ${this.where} sent pings faster than it took their answers (${PONGS_WAITING_MAX} waiting): ` +
-          "the proxy ended the WebSocket";
+          `upstream ${this.where} sent pings faster than it took their answers (${most} waiting, ` +
+          "limits.maxPendingPongs): the proxy ended the WebSocket";
         socket.terminate();
         return;
       }

@@ -262,7 +262,7 @@ describe("what does not make a GET stream served, and what is logged", () => {
       };
       pump();
     });
-    const { transport } = await initialized(server.url, { maxMessageBytes: 1000 });
+    const { transport } = await initialized(server.url, { maxMessageBytes: 1000, maxSkippedMessageBytes: 8 << 20 });
     await transport.send(INITIALIZED);
     await waitFor(() => server.getSessions.length >= 3, 20_000);
     await new Promise((resolve) => setTimeout(resolve, 2_000));

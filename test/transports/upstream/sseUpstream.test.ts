@@ -202,7 +202,7 @@ describe("SseUpstreamTransport's events over maxMessageBytes", () => {
 });
 
 describe("SseUpstreamTransport and an event without end", () => {
-  it("reports it by its start once it runs 64 MiB past maxMessageBytes, cuts the stream, and the session ends saying why", async () => {
+  it("reports it by its start once it runs maxSkippedMessageBytes past maxMessageBytes, cuts the stream, and the session ends saying why", async () => {
     let sent = 0;
     const { server, streamClosed } = legacyServer((out, id) => {
       out.write(`event: message\ndata: {"jsonrpc":"2.0","id":${id},"result":{"x":"`);
@@ -217,16 +217,16 @@ describe("SseUpstreamTransport and an event without end", () => {
       pump();
     });
     const url = await listening(server);
-    const { transport, got } = await connect({ url, maxMessageBytes: 100_000 });
+    const { transport, got } = await connect({ url, maxMessageBytes: 100_000, maxSkippedMessageBytes: 8 << 20 });
     await transport.send(call(5, "echo"));
     expect(await got.nextProblem(5_000)).toMatchObject({ kind: "too-large", id: 5 });
     await expect.poll(() => got.isClosed(), { timeout: 5_000 }).toBe(true);
     expect(transport.describeEnd()).toMatch(
-      /the SSE stream of upstream .* failed: an event ran on for \d+ bytes without end \(limits\.maxMessageBytes is 100000\): the proxy cut the stream/,
+      /the SSE stream of upstream .* failed: an event ran on for \d+ bytes without end \(limits\.maxMessageBytes is 100000, limits\.maxSkippedMessageBytes 8388608\): the proxy cut the stream/,
     );
     await expect.poll(streamClosed, { timeout: 5_000 }).toBe(true);
-    // Cut 64 MiB past the limit (what is in flight besides), not read on for as long as the server sends.
-    expect(sent).toBeLessThan(128 * 1024 * 1024);
+    // Cut 8 MiB past the limit (what is in flight besides), not read on for as long as the server sends.
+    expect(sent).toBeLessThan(32 * 1024 * 1024);
   });
 });
 

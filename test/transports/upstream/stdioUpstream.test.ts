@@ -183,20 +183,28 @@ describe("StdioUpstreamTransport with fixture children", () => {
     });
   });
 
-  it("a line without end: reported by its start (its id) once 64 MiB past the limit, and the child ended saying why", async () => {
+  it("a line without end: reported by its start (its id) once maxSkippedMessageBytes past the limit, and the child ended saying why", async () => {
     const script =
       'process.stdin.once("data", () => { process.stdout.write(\'{"jsonrpc":"2.0","id":7,"result":{"x":"\'); ' +
       'const fill = "A".repeat(1 << 20); const go = () => { while (process.stdout.write(fill)) {} ' +
       'process.stdout.once("drain", go); }; go(); });';
-    const { transport, got } = await startStdio({ args: ["-e", script], maxMessageBytes: 1024 * 1024 });
+    const { transport, got } = await startStdio({
+      args: ["-e", script],
+      maxMessageBytes: 1024 * 1024,
+      maxSkippedMessageBytes: 4 * 1024 * 1024,
+    });
     const pid = transport.pid as number;
     await transport.send({ jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "flood" } });
     expect(await got.nextProblem(20_000)).toMatchObject({ kind: "too-large", id: 7, unended: true });
     const error = await got.nextError(10_000);
+    const bytes = Number((error.message.match(/for (\d+) bytes/) ?? [])[1]);
     expect(error.message).toBe(
-      `upstream "${process.execPath}" wrote a line that ran on for ${(error.message.match(/for (\d+) bytes/) ?? [])[1]} ` +
-        "bytes without end (limits.maxMessageBytes is 1048576; the proxy ended it)",
+      `upstream "${process.execPath}" wrote a line that ran on for ${bytes} bytes without end ` +
+        "(limits.maxMessageBytes is 1048576, limits.maxSkippedMessageBytes 4194304; the proxy ended it)",
     );
+    // Cut once past both, not dropped on to a fixed slack: at most a pipe read or two later.
+    expect(bytes).toBeGreaterThan(5 * 1024 * 1024);
+    expect(bytes).toBeLessThan(8 * 1024 * 1024);
     await got.closed;
     await expect.poll(() => running(pid), { timeout: 10_000 }).toBe(false);
     expect(transport.describeEnd()).toMatch(/wrote a line that ran on for \d+ bytes without end/);

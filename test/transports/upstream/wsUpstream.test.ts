@@ -121,12 +121,12 @@ describe("WebSocketUpstreamTransport and a ping flood", () => {
     });
     cleanups.push(() => new Promise<void>((resolve) => wss.close(() => resolve())));
     const url = `ws://127.0.0.1:${(wss.address() as AddressInfo).port}/`;
-    const { transport, got } = await connect({ url });
+    const { transport, got } = await connect({ url, maxPendingPongs: 20 });
     await expect.poll(() => pongs, { timeout: 5_000 }).toBe(1);
     flood = true;
     await expect.poll(() => got.isClosed(), { timeout: 5_000 }).toBe(true);
     expect(transport.describeEnd()).toMatch(
-      /^upstream ws:\/\/127\.0\.0\.1:\d+\/ sent pings faster than it took their answers \(60 waiting\): the proxy ended the WebSocket$/,
+      /^upstream ws:\/\/127\.0\.0\.1:\d+\/ sent pings faster than it took their answers \(20 waiting, limits\.maxPendingPongs\): the proxy ended the WebSocket$/,
     );
   });
 });
