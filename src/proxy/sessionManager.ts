@@ -10,7 +10,7 @@ import type { ServerConfig } from "../config/schema.js";
 import type { Logger } from "../observe/logger.js";
 import { quietWhen } from "../observe/quietWhen.js";
 import { Policy, type PolicyOptions } from "../normalize/policy.js";
-import type { ProxyTransport, UpstreamTransport } from "../transports/types.js";
+import type { FramingProblem, ProxyTransport, UpstreamTransport } from "../transports/types.js";
 import { Bridge } from "./bridge.js";
 import { StatelessPool, type PooledUpstream } from "./statelessPool.js";
 import type { NormalizationEvent } from "../normalize/change.js";
@@ -367,6 +367,14 @@ export class SessionManager {
     this.noteFailure(server, health, message, current);
     logger.error("upstream failed to start", { error: message });
     return message;
+  }
+
+  /**
+   * A stateless host's answer over the limit, never read: the pool of `server` for `owner` (if
+   * it has one) tells the upstream that asked. Another client's pool has no such question.
+   */
+  statelessAnswerTooLarge(problem: FramingProblem, server: string, owner: string): void {
+    this.pools.get(`${server}\u0000${owner}`)?.hostAnswerTooLarge(problem);
   }
 
   /**

@@ -539,6 +539,26 @@ export class StatelessPool {
     return true;
   }
 
+  /**
+   * A host's answer to one of the questions asked of hosts, over the limit and refused unread:
+   * the upstream that asked is answered the error at once, as a session's would be, not left to
+   * wait `requestTimeoutMs`. Known by the pool's id its ends show; without one, nothing is told
+   * (with hosts sharing the pool, no single waiting question can be assumed to be the one).
+   */
+  hostAnswerTooLarge(problem: FramingProblem): void {
+    const asked = typeof problem.id === "string" ? this.forgetAsk(problem.id) : undefined;
+    if (asked === undefined || asked.lane.upstream === undefined) return;
+    asked.lane.askedTooMuch = false;
+    this.send(
+      asked.lane.upstream,
+      errorResponse(
+        asked.upstreamId,
+        JSONRPC.MESSAGE_TOO_LARGE,
+        `the host's answer of ${problem.bytes} bytes is over limits.maxMessageBytes`,
+      ),
+    );
+  }
+
   /** A question asked of hosts is no longer waiting: forgotten, its timer cleared. What it was, if it was waiting. */
   private forgetAsk(id: string): { lane: Lane; upstreamId: RequestId; owner: InFlight } | undefined {
     const asked = this.askedByHosts.get(id);

@@ -5,7 +5,7 @@
  */
 import type { Logger } from "../observe/logger.js";
 import { silentLogger } from "../observe/logger.js";
-import type { OnHostSession, ProblemSite } from "../transports/host/hostSession.js";
+import type { OnHostSession, OnStatelessAnswerTooLarge, ProblemSite } from "../transports/host/hostSession.js";
 import type { FramingProblem } from "../transports/types.js";
 import { DEFAULT_ALLOWED_HOSTS, DEFAULT_LIMITS } from "../config/defaults.js";
 
@@ -112,6 +112,8 @@ export interface HttpFrontendOptions {
   logger?: Logger;
   /** Bodies that could not be delivered (answered to the host already), for the log. */
   onproblem?: (problem: FramingProblem, site: ProblemSite) => void;
+  /** A stateless host's answer over the limit: the pooled upstream that asked is told. */
+  onStatelessAnswerTooLarge?: OnStatelessAnswerTooLarge;
 }
 
 export interface ResolvedFrontendOptions {
@@ -145,6 +147,7 @@ export interface ResolvedFrontendOptions {
   readonly maxConnectionsPerClient: number;
   readonly logger: Logger;
   readonly onproblem: HttpFrontendOptions["onproblem"];
+  readonly onStatelessAnswerTooLarge: HttpFrontendOptions["onStatelessAnswerTooLarge"];
 }
 
 export function resolveFrontendOptions(options: HttpFrontendOptions): ResolvedFrontendOptions {
@@ -202,6 +205,7 @@ export function resolveFrontendOptions(options: HttpFrontendOptions): ResolvedFr
     ),
     logger: options.logger ?? silentLogger,
     onproblem: options.onproblem,
+    onStatelessAnswerTooLarge: options.onStatelessAnswerTooLarge,
   };
 }
 

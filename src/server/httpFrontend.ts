@@ -93,6 +93,7 @@ export function createHttpFrontend(options: HttpFrontendOptions): HttpFrontend {
       maxSessions: opts.maxSessions,
       onSession: opts.onSession,
       onproblem,
+      onStatelessAnswerTooLarge: opts.onStatelessAnswerTooLarge,
     };
     endpoints.set(server, {
       mcp: new StreamableHttpEndpoint(ctx, {

@@ -241,6 +241,8 @@ async function serve(
       if (info.stateless) await sessions.openStateless(transport, info.server, info.owner?.toString("hex") ?? "");
       else await sessions.open(transport, info.server, info.kind);
     },
+    onStatelessAnswerTooLarge: (problem, server, owner) =>
+      sessions.statelessAnswerTooLarge(problem, server, owner?.toString("hex") ?? ""),
     ...(config.limits.maxBodyBytes === undefined ? {} : { maxBodyBytes: config.limits.maxBodyBytes }),
     maxSessionsPerClient: config.limits.maxSessionsPerClient,
     maxBatch: config.limits.maxBatch,

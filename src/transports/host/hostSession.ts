@@ -32,6 +32,13 @@ export interface HostSessionInfo {
  */
 export type OnHostSession = (transport: ProxyTransport, info: HostSessionInfo) => void | Promise<void>;
 
+/**
+ * A stateless host POSTed an answer over the limit (refused 413, unread): it belongs to no
+ * session, so whichever upstream of `server`'s pool for `owner` asked that question (by the id
+ * the answer's ends show) is told, not left waiting for it.
+ */
+export type OnStatelessAnswerTooLarge = (problem: FramingProblem, server: string, owner: SessionOwner) => void;
+
 /** Where a problem was seen, for the listener's log (HTTP problems are answered in the reply). */
 export interface ProblemSite {
   readonly server: string;
@@ -84,4 +91,6 @@ export interface HostEndpointContext {
   readonly maxSessions: number;
   readonly onSession: OnHostSession;
   readonly onproblem?: ((problem: FramingProblem, site: ProblemSite) => void) | undefined;
+  /** A stateless host's answer over the limit (`OnStatelessAnswerTooLarge`). */
+  readonly onStatelessAnswerTooLarge?: OnStatelessAnswerTooLarge | undefined;
 }

@@ -113,6 +113,8 @@ export class StreamableHttpEndpoint {
       this.ctx.onproblem?.(body.problem, { server: this.ctx.server, kind: "streamable-http", sessionId });
       if (sessionId !== undefined && isAnswerOverLimit(body.problem))
         this.find(req, sessionId)?.onproblem?.(body.problem);
+      else if (isAnswerOverLimit(body.problem))
+        this.ctx.onStatelessAnswerTooLarge?.(body.problem, this.ctx.server, this.ctx.ownerOf?.(req));
       replyJsonRpcError(res, body.status, body.code, body.message, {}, body.idText);
       return;
     }
