@@ -50,7 +50,7 @@ import {
   type RequestId,
 } from "../transports/jsonrpc.js";
 import { rememberOrigin } from "../transports/wireOrigin.js";
-import { idAsWritten } from "../transports/idAsWritten.js";
+import { idAsWritten, progressTokenAsWritten } from "../transports/idAsWritten.js";
 import type { SpillStore } from "../fit/spill/spillStore.js";
 import type { UpstreamPages } from "../fit/spill/upstreamPages.js";
 import { pageReadAnswer } from "./pageRead.js";
@@ -167,13 +167,14 @@ interface Lane {
 export class StatelessPool {
   private readonly lanes = new Set<Lane>();
   /**
-   * Requests upstreams sent to hosts: pool id → the upstream and the id it used. A host answers
-   * in a later POST; one that has not within `requestTimeoutMs` never will: the upstream gets
-   * an error and the entry goes.
+   * Requests upstreams sent to hosts: pool id → the upstream and the id it used (`upstreamId`,
+   * as parsed: what its cancels name; `idOut`, as it wrote it: what answers to it carry). A host
+   * answers in a later POST; one that has not within `requestTimeoutMs` never will: the upstream
+   * gets an error and the entry goes.
    */
   private readonly askedByHosts = new Map<
     string,
-    { lane: Lane; upstreamId: RequestId; timer: NodeJS.Timeout; owner: InFlight }
+    { lane: Lane; upstreamId: RequestId; idOut: RequestId; timer: NodeJS.Timeout; owner: InFlight }
   >();
   private nextId = 0;
   private refusal: string | undefined;
@@ -358,7 +359,8 @@ export class StatelessPool {
       }
       const id = ++this.nextId;
       const hostToken = progressToken(msg);
-      const progress = hostToken === undefined ? undefined : { host: hostToken, pool: ++this.nextId };
+      const progress =
+        hostToken === undefined ? undefined : { host: progressTokenAsWritten(msg, hostToken), pool: ++this.nextId };
       const timer = setTimeout(() => this.timedOut(post.lane, upstream, id), this.options.requestTimeoutMs);
       timer.unref();
       post.lane.inFlight.add({
@@ -387,7 +389,7 @@ export class StatelessPool {
       }
       this.forgetAsk(msg.id as string);
       asked.lane.askedTooMuch = false;
-      this.send(asked.lane.upstream, rebuiltFrom({ ...msg, id: asked.upstreamId }, msg), options);
+      this.send(asked.lane.upstream, rebuiltFrom({ ...msg, id: asked.idOut }, msg), options);
       return;
     }
     const hostId = cancelledRequestOf(msg);
@@ -444,7 +446,7 @@ export class StatelessPool {
       if (isRequest(msg)) {
         if (owner === undefined && msg.method === "ping") {
           // A liveness check of the client side: the proxy answers for it.
-          this.send(upstream, { jsonrpc: "2.0", id: msg.id, result: {} });
+          this.send(upstream, { jsonrpc: "2.0", id: idAsWritten(msg), result: {} });
           continue;
         }
         if (owner === undefined) {
@@ -452,7 +454,7 @@ export class StatelessPool {
           this.send(
             upstream,
             errorResponse(
-              msg.id,
+              idAsWritten(msg),
               JSONRPC.METHOD_NOT_FOUND,
               `${msg.method}: no single host request in flight it belongs to (stateless hosts have no session)`,
             ),
@@ -460,17 +462,18 @@ export class StatelessPool {
           continue;
         }
         if (lane.asked.size >= (this.options.maxUpstreamRequests ?? DEFAULT_LIMITS.maxUpstreamRequests)) {
-          this.tooManyAsked(lane, msg.id);
+          this.tooManyAsked(lane, idAsWritten(msg));
           continue;
         }
         const id = `q-${randomBytes(12).toString("base64url")}`;
         const upstreamId = msg.id;
+        const idOut = idAsWritten(msg);
         const timer = setTimeout(() => {
           if (this.forgetAsk(id) === undefined) return;
           this.send(
             upstream,
             errorResponse(
-              upstreamId,
+              idOut,
               JSONRPC.REQUEST_TIMEOUT,
               `no host answered ${msg.method} within ${this.options.requestTimeoutMs} ms (limits.requestTimeoutMs)`,
             ),
@@ -481,7 +484,7 @@ export class StatelessPool {
         const sameId = lane.askIds.get(upstreamId);
         if (sameId === undefined) lane.askIds.set(upstreamId, [id]);
         else sameId.push(id);
-        this.askedByHosts.set(id, { lane, upstreamId, timer, owner });
+        this.askedByHosts.set(id, { lane, upstreamId, idOut, timer, owner });
         this.toHost(owner.post, rebuiltFrom({ ...msg, id }, msg), owner.hostId);
         continue;
       }
@@ -552,7 +555,7 @@ export class StatelessPool {
     this.send(
       asked.lane.upstream,
       errorResponse(
-        asked.upstreamId,
+        asked.idOut,
         JSONRPC.MESSAGE_TOO_LARGE,
         `the host's answer of ${problem.bytes} bytes is over limits.maxMessageBytes`,
       ),
@@ -560,7 +563,7 @@ export class StatelessPool {
   }
 
   /** A question asked of hosts is no longer waiting: forgotten, its timer cleared. What it was, if it was waiting. */
-  private forgetAsk(id: string): { lane: Lane; upstreamId: RequestId; owner: InFlight } | undefined {
+  private forgetAsk(id: string): { lane: Lane; upstreamId: RequestId; idOut: RequestId; owner: InFlight } | undefined {
     const asked = this.askedByHosts.get(id);
     if (asked === undefined) return undefined;
     this.askedByHosts.delete(id);

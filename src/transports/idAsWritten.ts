@@ -1,7 +1,8 @@
 /**
  * A request id `JSON.parse` could not keep — an integer past 2^53, as an int64 host may send —
  * as the text it arrived in, so an answer the proxy builds for it (a pooled request's, given back
- * its host's id) carries the very id the host sent, not one rounded to another number.
+ * its host's id) carries the very id the host sent, not one rounded to another number. The same
+ * for a request's progress token, which the stateless pool gives back to its host.
  */
 import { memberSpans, skipSpace } from "../wire/jsonText.js";
 import { RawJsonValue } from "../wire/rawJson.js";
@@ -10,15 +11,29 @@ import { wireTextOf } from "./wireText.js";
 
 /** The id of `message` as written, when its number is not exact; the id itself otherwise. */
 export function idAsWritten(message: { readonly id: RequestId }): RequestId {
-  const id = message.id;
-  if (typeof id !== "number" || Number.isSafeInteger(id) || !Number.isInteger(id)) return id;
+  return inexactAsWritten(message, message.id, ["id"]);
+}
+
+/** The progress token of a request (`params._meta.progressToken`) as written, when its number is not exact. */
+export function progressTokenAsWritten(message: object, token: RequestId): RequestId {
+  return inexactAsWritten(message, token, ["params", "_meta", "progressToken"]);
+}
+
+/** `value`, the member of `message` at `path`, as written when it is an integer `JSON.parse` rounded. */
+function inexactAsWritten(message: object, value: RequestId, path: readonly string[]): RequestId {
+  if (typeof value !== "number" || Number.isSafeInteger(value) || !Number.isInteger(value)) return value;
   const text = wireTextOf(message);
-  if (text === undefined) return id;
-  const open = skipSpace(text, 0);
-  if (text.charCodeAt(open) !== 0x7b) return id;
-  const span = memberSpans(text, open).get("id");
-  if (span === undefined) return id;
-  // Written as the host wrote it; read back (where the proxy routes it) as the number it parses to.
+  if (text === undefined) return value;
+  let open = skipSpace(text, 0);
+  let span: { start: number; end: number } | undefined;
+  for (const name of path) {
+    if (text.charCodeAt(open) !== 0x7b) return value;
+    span = memberSpans(text, open).get(name);
+    if (span === undefined) return value;
+    open = span.start;
+  }
+  if (span === undefined) return value;
+  // Written as the peer wrote it; read back (where the proxy routes it) as the number it parses to.
   return new RawJsonValue(text.slice(span.start, span.end)) as unknown as RequestId;
 }
 
