@@ -61,4 +61,20 @@ describe("misspelt keys in a server entry", () => {
     );
     expect(run.stderr).not.toContain("mcpServers.b");
   });
+
+  it("audit logs them too, before it waits on a server started without its misspelt args", async () => {
+    const config = join(tempDir("mcpn-misspelt-"), "proxy.config.json");
+    writeFileSync(
+      config,
+      JSON.stringify({
+        mcpServers: { a: { command: process.execPath, argz: ["x"] }, b: { command: process.execPath, evn: {} } },
+      }),
+    );
+    const run = await runCli(["audit", "--config", config, "--server", "a", "--timeout", "1500"]);
+    expect(run.stderr).toMatch(
+      /"level":"warn".*"key":"\$\.mcpServers\.a\.argz".*config key not read, did you mean \\"args\\"\?/,
+    );
+    expect(run.stderr).not.toContain("mcpServers.b");
+    expect(run.code).toBe(1);
+  });
 });

@@ -31,6 +31,7 @@ import { onShutdownSignal } from "../signals.js";
 import { writeFully, type CliIo } from "../io.js";
 import { SELECTOR_HELP, SELECTOR_OPTIONS, selectUpstream } from "../upstreamSelector.js";
 import { createUpstreamAuths } from "../oauthContext.js";
+import { warnMisspeltKeys } from "../configWarnings.js";
 
 export const AUDIT_HELP =
   `Usage: mcp-normalizer audit [options] (-- CMD ARGS… | CMD ARGS… | --url URL | --config ` +
@@ -148,6 +149,8 @@ export async function runAuditCommand(argv: readonly string[], io: CliIo): Promi
   const logger = createStderrLogger(level as LogLevel, {}, (line) => stderr.writeNow(line)).child({
     upstream: selected.name,
   });
+  // As `stdio` does: the keys of the entry it runs (a misspelt `args` starts the server without them).
+  if (selected.configFile !== undefined) warnMisspeltKeys({ mcpServers: { [selected.name]: selected.server } }, logger);
   const auth = createUpstreamAuths(io, selected.config, selected.configFile, logger).for(
     selected.name,
     selected.server,
