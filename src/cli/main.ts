@@ -48,9 +48,11 @@ const COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
 };
 
 export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode> {
-  // `help COMMAND` is `COMMAND --help`.
-  if (argv[0] === "help" && argv.length === 2 && Object.hasOwn(COMMANDS, argv[1]!))
-    return main([argv[1]!, "--help"], io);
+  // `help COMMAND` is `COMMAND --help` (an unknown COMMAND is named as one, not answered with the help).
+  if (argv[0] === "help" && argv.length === 2) {
+    if (Object.hasOwn(COMMANDS, argv[1]!)) return main([argv[1]!, "--help"], io);
+    return unknownCommand(argv[1]!, io);
+  }
   const [name, ...rest] = argv;
   if (name === undefined || name === "--help" || name === "-h" || name === "help") {
     await writeFully(name === undefined ? io.stderr : io.stdout, `${MAIN_HELP}\n`);
@@ -61,22 +63,25 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
     return EXIT.OK;
   }
   const load = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
-  if (load === undefined) {
-    const names = Object.keys(COMMANDS);
-    const { didYouMean } = await import("../errors/didYouMean.js");
-    const slip = didYouMean(name, [...names, "--help", "--version"], (known) => known);
-    await writeFully(
-      io.stderr,
-      `mcp-normalizer: unknown command ${JSON.stringify(name)}${slip}; commands: ${names.join(", ")} (see --help)\n`,
-    );
-    return EXIT.USAGE;
-  }
+  if (load === undefined) return unknownCommand(name, io);
   try {
     const command = await load();
     return await command(rest, io);
   } catch (error) {
     return reportError(error, io, wantsDebug(rest));
   }
+}
+
+/** A command that is none of ours: named, with the nearest one, and exit 2. */
+async function unknownCommand(name: string, io: CliIo): Promise<ExitCode> {
+  const names = Object.keys(COMMANDS);
+  const { didYouMean } = await import("../errors/didYouMean.js");
+  const slip = didYouMean(name, [...names, "--help", "--version"], (known) => known);
+  await writeFully(
+    io.stderr,
+    `mcp-normalizer: unknown command ${JSON.stringify(name)}${slip}; commands: ${names.join(", ")} (see --help)\n`,
+  );
+  return EXIT.USAGE;
 }
 
 /** `--log-level debug` anywhere on the command line: errors then come with their stack. */

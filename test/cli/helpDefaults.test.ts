@@ -27,9 +27,11 @@ describe("help texts and defaults", () => {
     const run = await runCli(["help", "serve"]);
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toBe(`${SERVE_HELP}\n`);
+    // As `serv --help` is: a typo named, not answered with the general help and success.
     const unknown = await runCli(["help", "serv"]);
-    expect(unknown.code).toBe(0);
-    expect(unknown.stdout).toMatch(/^mcp-normalizer — /);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stdout).toBe("");
+    expect(unknown.stderr).toMatch(/^mcp-normalizer: unknown command "serv" \(did you mean serve\?\); commands: /);
   });
 
   it("login help names every key of a browser login's auth object, as the schema has them", () => {
