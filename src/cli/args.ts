@@ -37,9 +37,9 @@ export function parseCommandArgs<T extends OptionsConfig>(
     own = dash === -1 ? [...argv] : argv.slice(0, dash);
     command = dash === -1 ? [] : argv.slice(dash + 1);
   }
+  let parsed: { values: ParsedValues<T>; positionals: string[] };
   try {
-    const { values, positionals } = parseArgs({ args: own, options, allowPositionals: true, strict: true });
-    return { values, positionals, command };
+    parsed = parseArgs({ args: own, options, allowPositionals: true, strict: true });
   } catch (error) {
     const message = (error as Error).message;
     const file = shape.filesAfterDash === true ? fileTakenForFlag(message, own) : undefined;
@@ -49,6 +49,24 @@ export function parseCommandArgs<T extends OptionsConfig>(
         : `a file named so goes after --: mcp-normalizer ${commandName} -- ${file}`;
     throw new NormalizerError("USAGE", `${commandName}: ${flagProblem(message, Object.keys(options))} (${fix})`);
   }
+  refuseEmptyNames(parsed.values as Record<string, unknown>, parsed.positionals, commandName);
+  return { ...parsed, command };
+}
+
+/** Flags that name a file, in every command that has them. */
+const FILE_FLAGS: ReadonlySet<string> = new Set(["config", "log-file", "output"]);
+
+/**
+ * An empty file flag or word (what an unset shell variable gives: `--config "$CFG"`) is named as
+ * such, not read as the current folder, and not taken for "no value" either.
+ */
+function refuseEmptyNames(values: Record<string, unknown>, positionals: readonly string[], commandName: string): void {
+  for (const flag of FILE_FLAGS)
+    if (values[flag] === "")
+      throw new NormalizerError("USAGE", `${commandName}: --${flag} expects a file name, got "" (an unset variable?)`);
+  const at = positionals.indexOf("");
+  if (at !== -1)
+    throw new NormalizerError("USAGE", `${commandName}: argument ${at + 1} is empty ("": an unset variable?)`);
 }
 
 /**

@@ -26,6 +26,27 @@ function configFile(text: string): string {
 }
 
 describe("command-line mistakes (exit 2)", () => {
+  it("an empty file flag or file word (an unset shell variable) is named, not read as the current folder", async () => {
+    const cwd = tempDir("mcpn-empty-names-");
+    for (const [argv, message] of [
+      [["serve", "--config", ""], /^mcp-normalizer: serve: --config expects a file name, got "" /],
+      [["stdio", "--config", "", "--server", "a"], /^mcp-normalizer: stdio: --config expects a file name, got "" /],
+      [["stdio", "--log-file", "", "--", "node", "a"], /^mcp-normalizer: stdio: --log-file expects a file name/],
+      [["audit", "-o", "", "--", "node", "a"], /^mcp-normalizer: audit: --output expects a file name, got "" /],
+      [["normalize", ""], /^mcp-normalizer: normalize: argument 1 is empty /],
+      [["report", ""], /^mcp-normalizer: report: argument 1 is empty /],
+      [["login", "", "--config", "x.json"], /^mcp-normalizer: login: argument 1 is empty /],
+    ] as const) {
+      const run = await runCli(argv, { cwd, input: "" });
+      expect(run.code, `${argv.join(" ")}: ${run.stderr}`).toBe(2);
+      expect(run.stderr).toMatch(message);
+      expectShort(run, 1);
+    }
+    // An empty word for the upstream's own command line is its to take: not refused.
+    const run = await runCli(["stdio", "--", process.execPath, "-e", "process.exit(0)", ""], { input: "" });
+    expect(run.stderr).not.toMatch(/is empty|expects a file name/);
+  });
+
   it("a bad --port or --host is named even where there is no config file to read", async () => {
     const empty = tempDir("mcpn-no-config-");
     for (const [argv, message] of [
