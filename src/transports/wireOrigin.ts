@@ -160,6 +160,7 @@ function substitute(next: unknown, prev: unknown, source: Source, start: number)
     const inNext = new Set(Object.values(next).filter(isPlain));
     // No prototype: a member named `__proto__` stays a member.
     const out: Record<string, unknown> = Object.create(null);
+    const strings = !isEntryOrBlock(next as Record<string, unknown>);
     for (const [key, value] of Object.entries(next)) {
       const here = Object.hasOwn(prevObject, key);
       out[key] = slot(
@@ -169,11 +170,21 @@ function substitute(next: unknown, prev: unknown, source: Source, start: number)
         shared,
         inNext,
         source,
+        strings,
       );
     }
     return out;
   }
   return next;
+}
+
+/**
+ * A resource entry or a content block (a `uri` or a `type`): what the engine and the fit layer
+ * rewrite as their own. Its strings are written as `JSON.stringify` writes them, as its records
+ * count them; elsewhere a string beside a change is the server's and keeps its text.
+ */
+function isEntryOrBlock(value: Record<string, unknown>): boolean {
+  return typeof value.uri === "string" || typeof value.type === "string";
 }
 
 /** The old items no longer in the new array, by the containers among their members. */
@@ -217,6 +228,7 @@ function slot(
   shared: ReadonlyMap<unknown, Span>,
   inNext: ReadonlySet<unknown>,
   source: Source,
+  strings = true,
 ): unknown {
   const { text } = source;
   if (value === undefined) return value;
@@ -230,11 +242,29 @@ function slot(
     if (span !== undefined && isPlain(prev) && !inNext.has(prev)) return substitute(value, prev, source, span.start);
     return value;
   }
-  // Strings, booleans and null are written the same again (a string's escapes aside); a number
-  // keeps its text when it stands where it stood and that text is not JavaScript's own.
-  if (typeof value === "number" && span !== undefined && value === prev) {
+  // Booleans and null are written the same again; a number or a string (`strings`: not in an
+  // entry or block rewritten) keeps its text when it stands where it stood and that text is not
+  // what JavaScript writes for it (`1.10`, `-0`; a string escaped otherwise: `\u00e9`, `\/`).
+  if (span === undefined || value !== prev) return value;
+  if (typeof value === "number") {
     const written = text.slice(span.start, span.end);
     return written === String(value) ? value : new RawJsonValue(written);
   }
+  if (typeof value === "string" && strings) return stringAsWritten(value, span, source);
   return value;
+}
+
+/**
+ * A string as its text at `span` writes it, when that is not `JSON.stringify`'s: only a text with
+ * a backslash can differ (unescaped, a string has one way to be written), and only that one is
+ * serialized to compare.
+ */
+function stringAsWritten(value: string, span: Span, source: Source): unknown {
+  const { text } = source;
+  // Within the span only: the text past it is other members' (a search on would cost each string the rest of the text).
+  let slash = span.start;
+  while (slash < span.end && text.charCodeAt(slash) !== 0x5c) slash++;
+  if (slash === span.end || source.holdsStandIn(span)) return value;
+  const written = text.slice(span.start, span.end);
+  return written === JSON.stringify(value) ? value : new RawJsonValue(written);
 }

@@ -41,6 +41,25 @@ describe("a rebuilt message", () => {
     );
   });
 
+  it("keeps the text of a string beside what changed, escaped otherwise than JSON.stringify would; not in the entry rewritten", () => {
+    const text =
+      '{"jsonrpc":"2.0","id":1,"result":{"note":"caf\\u00e9 a\\/b","plain":"caf\u00e9","quote":"a\\"b",' +
+      '"contents":[{"uri":"file:///a.txt","mimeType":"text/plain","blob":"aGk=","label":"\\u0041"}]}}';
+    const original = parse(text);
+    const result = original.result as Obj;
+    const entry = (result.contents as Obj[])[0]!;
+    const rebuilt = {
+      ...original,
+      result: { ...result, contents: [{ uri: entry.uri, mimeType: entry.mimeType, text: "hi", label: entry.label }] },
+    };
+    rememberOrigin(rebuilt, original);
+    // Each as the server wrote it; the entry, the engine's, as JSON.stringify writes it (as its record counts it).
+    expect(encodeWire(rebuilt)).toBe(
+      '{"jsonrpc":"2.0","id":1,"result":{"note":"caf\\u00e9 a\\/b","plain":"caf\u00e9","quote":"a\\"b",' +
+        '"contents":[{"uri":"file:///a.txt","mimeType":"text/plain","text":"hi","label":"A"}]}}',
+    );
+  });
+
   it("built again from a rebuilt one (the stateless pool's new id) still keeps the text of the first", () => {
     const original = parse(`{"jsonrpc":"2.0","id":1,"result":{"content":[],"structuredContent":${STRUCTURED}}}`);
     const rewritten = { ...original, result: { ...(original.result as Obj), content: [{ type: "text", text: "x" }] } };
