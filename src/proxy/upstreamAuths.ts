@@ -6,9 +6,15 @@
 import type { ServerConfig, UpstreamAuthConfig } from "../config/schema.js";
 import { isStdioServer } from "../config/serverKind.js";
 import type { Logger } from "../observe/logger.js";
-import type { FetchLike } from "../transports/upstream/index.js";
+import {
+  type FetchLike,
+  isStdioSpec,
+  transportKindOf,
+  type UpstreamTransportKind,
+} from "../transports/upstream/index.js";
 import type { UpstreamAuth } from "../upstreamAuth/upstreamAuth.js";
 import type { LoginPrompt, UpstreamAuthSpec } from "../upstreamAuth/types.js";
+import { upstreamSpec } from "./upstreamFactory.js";
 
 export interface UpstreamAuthContext {
   /** `$MCPN_AUTH_DIR` or `~/.mcp-normalizer/auth`. */
@@ -42,6 +48,15 @@ export function authSpecOf(auth: UpstreamAuthConfig): UpstreamAuthSpec {
     callbackPort: auth.callbackPort,
     allowHttp: auth.allowHttp,
   };
+}
+
+/**
+ * The transport a remote server is reached with, by the rule its upstream transport is built by:
+ * its login asks it as that transport opens a session (a legacy SSE server with the GET of its stream).
+ */
+export function transportOfServer(server: ServerConfig): UpstreamTransportKind | undefined {
+  const spec = upstreamSpec(server);
+  return isStdioSpec(spec) ? undefined : transportKindOf(spec);
 }
 
 /**
@@ -79,6 +94,7 @@ export class UpstreamAuths {
       oauthRequestTimeoutMs: this.context.oauthRequestTimeoutMs,
       interactive: this.context.interactive,
       headers: server.headers,
+      transport: transportOfServer(server),
       fetch: this.context.fetch,
     };
     let loading: Promise<UpstreamAuth> | undefined;

@@ -39,15 +39,24 @@ export function addsScope(wanted: string, held: string | undefined): boolean {
 }
 
 /**
- * Sends the server a `ping` without a token: a protected server answers 401 with its challenge.
- * Anything else yields `undefined` (no challenge: discovery then tries the well-known URLs).
+ * How a server is first asked without a token, as its transport opens a session: a streamable
+ * HTTP server gets a POST, a legacy SSE server the GET of its event stream (the only method its
+ * URL serves: a POST there is answered 404 or 405, never with the 401 that names where to log in).
+ */
+export type ProbeTransport = "streamable-http" | "sse" | "websocket";
+
+/**
+ * Asks the server without a token, as its transport would: a protected server answers 401 with
+ * its challenge. Anything else yields `undefined` (no challenge: discovery then tries the
+ * well-known URLs).
  */
 export async function probeChallenge(
   serverUrl: string,
   fetch: FetchLike,
   headers: Readonly<Record<string, string>> = {},
+  transport: ProbeTransport = "streamable-http",
 ): Promise<Challenge | undefined> {
-  return (await probe(serverUrl, fetch, headers)).challenge;
+  return (await probe(serverUrl, fetch, headers, transport)).challenge;
 }
 
 /** The same probe, with the status the server answered it with (a login names it when it fails). */
@@ -55,18 +64,28 @@ export async function probe(
   serverUrl: string,
   fetch: FetchLike,
   headers: Readonly<Record<string, string>> = {},
+  transport: ProbeTransport = "streamable-http",
 ): Promise<{ status: number; challenge: Challenge | undefined }> {
   const request = new Headers(headers);
   request.delete("authorization");
-  request.set("content-type", "application/json");
-  request.set("accept", "application/json, text/event-stream");
-  request.set("mcp-protocol-version", LATEST_PROTOCOL_VERSION);
+  let init: RequestInit;
+  if (transport === "sse") {
+    // The request SseUpstreamTransport opens its stream with; a server that lets it through
+    // would start streaming, so only the status and headers are read.
+    request.set("accept", "text/event-stream");
+    init = { method: "GET", headers: request };
+  } else {
+    request.set("content-type", "application/json");
+    request.set("accept", "application/json, text/event-stream");
+    request.set("mcp-protocol-version", LATEST_PROTOCOL_VERSION);
+    init = {
+      method: "POST",
+      headers: request,
+      body: JSON.stringify({ jsonrpc: "2.0", id: "mcp-normalizer-auth-probe", method: "ping" }),
+    };
+  }
   // It carries the configured headers: a redirect is followed within the server's origin only.
-  const response = await sameOriginRedirects(fetch)(serverUrl, {
-    method: "POST",
-    headers: request,
-    body: JSON.stringify({ jsonrpc: "2.0", id: "mcp-normalizer-auth-probe", method: "ping" }),
-  });
+  const response = await sameOriginRedirects(fetch)(serverUrl, init);
   await response.body?.cancel().catch(() => {});
   return { status: response.status, challenge: response.status === 401 ? challengeOf(response) : undefined };
 }

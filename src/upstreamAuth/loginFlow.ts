@@ -18,7 +18,7 @@ import { NormalizerError } from "../errors/NormalizerError.js";
 import { discoverServerInfo, OtherIssuerError } from "./discovery.js";
 import { describeUrl, networkErrorText } from "../transports/upstream/upstreamMessages.js";
 import { listenForCallback, type CallbackListener } from "./callbackListener.js";
-import { probe, scopeUnion } from "./challenge.js";
+import { probe, type ProbeTransport, scopeUnion } from "./challenge.js";
 import { openInBrowser } from "./openBrowser.js";
 import { basicCredentials } from "../errors/redact.js";
 import { redactedMessage } from "./oauthFetch.js";
@@ -36,6 +36,8 @@ export interface LoginFlowOptions {
   /** For the probe of the server itself, with its configured headers. */
   readonly upstreamFetch: FetchLike;
   readonly headers?: Readonly<Record<string, string>> | undefined;
+  /** How the server is reached: the probe asks it as that transport opens a session (default streamable HTTP). */
+  readonly transport?: ProbeTransport | undefined;
   /** The challenge of a 401 already seen; without it the server is probed. */
   readonly challenge?: Challenge | undefined;
   /** The login stored before, whose registration is reused when its redirect port is free. */
@@ -54,7 +56,7 @@ export async function runLoginFlow(options: LoginFlowOptions): Promise<StoredLog
   let unchallenged: number | undefined;
   if (challenge === undefined) {
     try {
-      const probed = await probe(options.serverUrl, options.upstreamFetch, options.headers);
+      const probed = await probe(options.serverUrl, options.upstreamFetch, options.headers, options.transport);
       challenge = probed.challenge;
       if (probed.status !== 401) unchallenged = probed.status;
     } catch (error) {

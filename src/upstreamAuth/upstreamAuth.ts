@@ -27,7 +27,15 @@ import type {
 import { NormalizerError } from "../errors/NormalizerError.js";
 import type { Logger } from "../observe/logger.js";
 import { describeUrl } from "../transports/upstream/upstreamMessages.js";
-import { addsScope, challengeOf, insufficientScopeOf, probeChallenge, sameIssuer, scopeUnion } from "./challenge.js";
+import {
+  addsScope,
+  challengeOf,
+  insufficientScopeOf,
+  type ProbeTransport,
+  probeChallenge,
+  sameIssuer,
+  scopeUnion,
+} from "./challenge.js";
 import { requestClientCredentialsToken } from "./clientCredentials.js";
 import { runLoginFlow } from "./loginFlow.js";
 import { basicCredentials } from "../errors/redact.js";
@@ -51,6 +59,8 @@ export interface UpstreamAuthOptions {
   readonly interactive?: LoginPrompt | undefined;
   /** The server's configured headers (sent with the login's probe). */
   readonly headers?: Readonly<Record<string, string>> | undefined;
+  /** Its transport: a legacy SSE server is probed with the GET of its stream, not a POST. */
+  readonly transport?: ProbeTransport | undefined;
   /** The network (tests); default the global fetch. */
   readonly fetch?: FetchLike | undefined;
   readonly now?: () => number;
@@ -139,7 +149,7 @@ export class UpstreamAuth {
     }
     let challenge: Challenge | undefined;
     try {
-      challenge = await probeChallenge(this.options.url, this.oauthFetch, this.options.headers);
+      challenge = await probeChallenge(this.options.url, this.oauthFetch, this.options.headers, this.options.transport);
     } catch {
       return; // unreachable: the session's start says so, with the cause
     }
@@ -453,6 +463,7 @@ export class UpstreamAuth {
         oauthFetch: this.oauthFetch,
         upstreamFetch: this.oauthFetch,
         headers: this.options.headers,
+        transport: this.options.transport,
         challenge: this.challenge,
         previous,
       });

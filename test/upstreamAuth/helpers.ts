@@ -112,6 +112,8 @@ export interface FixtureOptions {
   clients?: Array<Record<string, unknown>>;
   /** Appended to every access token the fixture issues (a hostile server's token). */
   tokenSuffix?: string;
+  /** /sse serves GET only and names its resource metadata only in its 401 (not at a well-known URL). */
+  legacySse?: boolean;
 }
 
 export async function startOAuthUpstream(options: FixtureOptions = {}): Promise<OAuthUpstream> {

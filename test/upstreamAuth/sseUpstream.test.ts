@@ -1,13 +1,23 @@
 /**
  * OAuth in front of a legacy HTTP+SSE upstream: the event stream's GET and every POST to its
  * endpoint carry the token (its own resource, from `login --url`), refreshed as it expires;
- * without a token the session cannot open and the host is told which login to run.
+ * without a token the session cannot open and the host is told which login to run. A legacy
+ * server that serves GET only and names its resource metadata only in its 401 is logged in to
+ * with the GET of its stream, as the session would open it.
  */
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { post, rpc } from "../badInput/mcpHttp.js";
 import { connect, hostTransport, startServe } from "../helpers/proxyProcess.js";
-import { loginApproved, startOAuthUpstream, stopStartedClis, type OAuthUpstream } from "./helpers.js";
+import {
+  approve,
+  startCli,
+  startOAuthUpstream,
+  loginApproved,
+  stopStartedClis,
+  writeConfig,
+  type OAuthUpstream,
+} from "./helpers.js";
 import { tempDir } from "../helpers/tempDir.js";
 
 const text = (result: unknown): string => (result as { content: Array<{ text: string }> }).content[0]?.text ?? "";
@@ -80,6 +90,51 @@ describe("OAuth with an SSE upstream", () => {
         `upstream \\"legacy\\" needs an OAuth login: run \\"mcp-normalizer login --url ${upstream.sse}\\"`,
       );
     } finally {
+      await serve.stop();
+    }
+  });
+});
+
+describe("login to a legacy SSE server that serves GET only and names its metadata only in its 401", () => {
+  let upstream: OAuthUpstream;
+  let dir: string;
+
+  beforeAll(async () => {
+    upstream = await startOAuthUpstream({ accessTtlS: 60, legacySse: true });
+    dir = tempDir("mcpn-oauth-legacy-sse-");
+  });
+
+  afterAll(async () => {
+    await stopStartedClis();
+    await upstream.stop();
+  });
+
+  it("login NAME asks with the stream's GET, finds the other-origin authorization server, sends resource=, and serve then works", async () => {
+    const env = { MCPN_AUTH_DIR: join(dir, "auth") };
+    const config = writeConfig(dir, {
+      mcpServers: { legacy: { url: upstream.sse, transport: "sse", auth: "oauth" } },
+    });
+    const login = startCli(["login", "legacy", "--config", config, "--no-browser"], env);
+    const url = new URL(await login.authorizationUrl());
+    expect(url.origin).toBe(new URL(upstream.authServer).origin);
+    expect(url.searchParams.get("resource")).toBe(upstream.sse);
+    const { response } = await approve(url.href);
+    expect(response.status).toBe(200);
+    expect(await login.exited(), login.stderr()).toBe(0);
+    expect(login.stderr()).not.toContain("may need no login");
+    const log = await upstream.log();
+    // Asked as the session opens its stream (GET, answered 401), never with a POST it refuses.
+    const asked = log.mcp.filter((r) => r.path === "/sse");
+    expect(asked[0], JSON.stringify(log.mcp)).toMatchObject({ method: "GET", status: 401, hadToken: false });
+    expect(asked.some((r) => r.method !== "GET")).toBe(false);
+    expect(log.grants.at(-1)).toMatchObject({ grant_type: "authorization_code", resource: upstream.sse });
+
+    const serve = await startServe(["--config", config], env);
+    const host = await connect(hostTransport("mcp", { url: serve.url, name: "legacy" }));
+    try {
+      expect(text(await host.client.callTool({ name: "whoami", arguments: {} }))).toMatch(/^client /);
+    } finally {
+      await host.close();
       await serve.stop();
     }
   });

@@ -11,12 +11,13 @@ import { DEFAULT_CONFIG_FILE } from "../../config/defaults.js";
 import { loadConfigFile } from "../../config/load.js";
 import { isPlainHttpBeyondLoopback, PLAIN_HTTP_OAUTH_FLAG } from "../../config/loopback.js";
 import { ConfigSchema, isStdioServer, type ProxyConfig } from "../../config/schema.js";
-import { authSpecOf } from "../../proxy/upstreamAuths.js";
+import { authSpecOf, transportOfServer } from "../../proxy/upstreamAuths.js";
 import { describeUrl } from "../../transports/upstream/upstreamMessages.js";
 import { runLoginFlow } from "../../upstreamAuth/loginFlow.js";
 import { timedFetch } from "../../upstreamAuth/oauthFetch.js";
 import { withFileLock } from "../../upstreamAuth/fileLock.js";
 import { AUTH_DIR_ENV, readLogin, tokenDirectory, tokenFilePath, writeLogin } from "../../upstreamAuth/tokenStore.js";
+import type { ProbeTransport } from "../../upstreamAuth/challenge.js";
 import type { AuthorizationCodeSpec } from "../../upstreamAuth/types.js";
 import { parseCommandArgs } from "../args.js";
 import { EXIT, type ExitCode } from "../exitCodes.js";
@@ -32,7 +33,8 @@ client, scopes or a port: "auth": {"clientId"?, "clientSecret"?, "issuer"? (need
 clientSecret: the server that issued it), "scopes"?, "callbackPort"?, "allowHttp"?}); --url URL
 is a server named on the command line ("stdio --url URL --auth oauth").
 
-  1. asks the server (its 401 names its authorization server), reads the metadata, and
+  1. asks the server as its transport opens a session (a POST; the GET of its stream for
+     "transport": "sse"): its 401 names its authorization server; reads the metadata, and
      registers mcp-normalizer as a client when no clientId is configured; asks for the
      configured scopes, else the 401's, and for what a server's 403 insufficient_scope asked
      for since the last login;
@@ -101,6 +103,7 @@ export async function runLogin(argv: readonly string[], io: CliIo): Promise<Exit
     oauthFetch,
     upstreamFetch: oauthFetch,
     headers: target.headers,
+    transport: target.transport,
     previous: (await readLogin(file)).login,
   });
   try {
@@ -122,6 +125,8 @@ interface LoginTarget {
   readonly url: string;
   readonly spec: AuthorizationCodeSpec;
   readonly headers?: Readonly<Record<string, string>> | undefined;
+  /** Its transport: a legacy SSE server is asked with the GET of its stream. */
+  readonly transport?: ProbeTransport | undefined;
   readonly config: ProxyConfig;
 }
 
@@ -186,5 +191,5 @@ function fromConfig(positionals: readonly string[], configFlag: string | undefin
       "USAGE",
       `login: "${name}" in ${shown} uses client credentials: the proxy gets its tokens itself, no login is needed`,
     );
-  return { name, url: server.url, spec, headers: server.headers, config };
+  return { name, url: server.url, spec, headers: server.headers, transport: transportOfServer(server), config };
 }
