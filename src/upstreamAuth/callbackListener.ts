@@ -1,8 +1,10 @@
 /**
  * The loopback listener a browser login comes back to (RFC 8252 §7.3): `http://127.0.0.1:PORT/callback`,
- * open only while the login runs. The first request to /callback decides: a `state` other than
- * the one this login sent is refused (a stale tab or a forged redirect) and ends the login, as
- * does an `error` answer; nothing from the query is written back to the page.
+ * open only while the login runs. A request to /callback without this login's `state` (a stale
+ * tab, another login's redirect, a forged one, anything else local) is refused and the listener
+ * keeps waiting: such a request must not end the login the real redirect is still coming to. The
+ * first request with the right state decides: its code, or its `error`, which ends the login.
+ * Nothing from the query is written back to the page.
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -14,10 +16,16 @@ export const CALLBACK_PATH = "/callback";
 export interface CallbackListener {
   readonly port: number;
   readonly redirectUrl: string;
-  /** Resolves with the authorization code, or rejects (wrong state, error answer, no answer in `timeoutMs`). */
+  /** Resolves with the authorization code, or rejects (an error answer, no answer in `timeoutMs`). */
   waitForCode(timeoutMs: number): Promise<string>;
   close(): Promise<void>;
 }
+
+/**
+ * Refused requests logged per login: a local flood of them is still answered (each on its own,
+ * nothing kept but a count) but not logged past this many.
+ */
+export const MAX_REFUSALS_LOGGED = 5;
 
 const PAGE = (title: string, text: string): string =>
   `<!doctype html><meta charset="utf-8"><title>${title}</title><body ` +
@@ -26,12 +34,15 @@ const PAGE = (title: string, text: string): string =>
 /**
  * Listens on 127.0.0.1:`port` (0: any free port). `expectedState` is read when the browser
  * comes back (the state is made after the listener, when the authorization URL is built).
+ * `warn` is told of each refused request, up to `MAX_REFUSALS_LOGGED`.
  */
 export async function listenForCallback(
   port: number,
   expectedState: () => string | undefined,
   what: string,
+  warn: (message: string) => void = () => {},
 ): Promise<CallbackListener> {
+  let refused = 0;
   let settle: { resolve(code: string): void; reject(error: Error): void } | undefined;
   const outcome = new Promise<string>((resolve, reject) => (settle = { resolve, reject }));
   outcome.catch(() => {}); // observed by waitForCode; a refusal before it is called is kept
@@ -70,16 +81,18 @@ export async function listenForCallback(
       reply(
         400,
         "Login refused",
-        "This redirect does not belong to the login mcp-normalizer started (its state does not match). Nothing was " +
-          "stored.",
+        "This request does not belong to the login mcp-normalizer is waiting for (its state is missing or not " +
+          "this login's). It was ignored; the login still waits for its own redirect.",
       );
-      return decide({
-        error: new NormalizerError(
-          "LOGIN_FAILED",
-          `${what}: the browser came back with a state that does not match this login (a stale tab or a forged ` +
-            `redirect); refused, nothing stored`,
-        ),
-      });
+      refused++;
+      const which = state === null ? "without a state" : "whose state is not this login's";
+      if (refused <= MAX_REFUSALS_LOGGED)
+        warn(
+          `${what}: refused a request to the callback ${which} (a stale tab, another login's redirect or a ` +
+            `forged one); still waiting for the browser` +
+            (refused === MAX_REFUSALS_LOGGED ? "; further refused requests are not logged" : ""),
+        );
+      return;
     }
     const error = url.searchParams.get("error");
     if (error !== null) {
@@ -117,6 +130,8 @@ export async function listenForCallback(
   });
   const actual = (server.address() as AddressInfo).port;
   let timer: NodeJS.Timeout | undefined;
+  const refusedNote = (): string =>
+    refused === 0 ? "" : ` (${refused} request${refused === 1 ? "" : "s"} without its state refused)`;
 
   return {
     port: actual,
@@ -128,8 +143,8 @@ export async function listenForCallback(
             reject(
               new NormalizerError(
                 "LOGIN_FAILED",
-                `${what}: no answer from the browser within ${describeDuration(timeoutMs)} (limits.loginTimeoutMs); ` +
-                  `nothing stored, run the login again`,
+                `${what}: no answer from the browser within ${describeDuration(timeoutMs)} (limits.loginTimeoutMs)` +
+                  `${refusedNote()}; nothing stored, run the login again`,
               ),
             ),
           timeoutMs,

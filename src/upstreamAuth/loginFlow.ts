@@ -40,6 +40,8 @@ export interface LoginFlowOptions {
   readonly transport?: ProbeTransport | undefined;
   /** The challenge of a 401 already seen; without it the server is probed. */
   readonly challenge?: Challenge | undefined;
+  /** Told of each request to the callback refused for its state (up to a few per login), in one line. */
+  readonly warn?: ((message: string) => void) | undefined;
   /** The login stored before, whose registration is reused when its redirect port is free. */
   readonly previous?: StoredLogin | undefined;
   readonly now?: () => number;
@@ -68,7 +70,7 @@ export async function runLoginFlow(options: LoginFlowOptions): Promise<StoredLog
   }
   const reusable = spec.clientId === undefined && options.previous?.registered === true ? options.previous : undefined;
   const provider = new LoginProvider(options.server, spec, options.prompt, reusable?.client);
-  const listener = await listen(spec, reusable, provider, what);
+  const listener = await listen(spec, reusable, provider, what, options.warn);
   const step = <T>(run: () => Promise<T>): Promise<T> =>
     loginStep(run, what, provider, options.serverUrl, unchallenged);
   try {
@@ -123,11 +125,12 @@ async function listen(
   reusable: StoredLogin | undefined,
   provider: LoginProvider,
   what: string,
+  warn: ((message: string) => void) | undefined,
 ): Promise<CallbackListener> {
   const expected = (): string | undefined => provider.sentState;
   if (spec.callbackPort !== undefined) {
     try {
-      return await listenForCallback(spec.callbackPort, expected, what);
+      return await listenForCallback(spec.callbackPort, expected, what, warn);
     } catch (error) {
       throw new NormalizerError(
         "LOGIN_FAILED",
@@ -138,12 +141,12 @@ async function listen(
   const previousPort = portOf(reusable?.client);
   if (previousPort !== undefined) {
     try {
-      return await listenForCallback(previousPort, expected, what);
+      return await listenForCallback(previousPort, expected, what, warn);
     } catch {
       provider.forgetClient(); // its redirect port is taken: register again on a free one
     }
   }
-  return listenForCallback(0, expected, what);
+  return listenForCallback(0, expected, what, warn);
 }
 
 function portOf(client: OAuthClientInformationMixed | undefined): number | undefined {

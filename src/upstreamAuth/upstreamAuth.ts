@@ -464,6 +464,7 @@ export class UpstreamAuth {
         upstreamFetch: this.oauthFetch,
         headers: this.options.headers,
         transport: this.options.transport,
+        warn: (message) => this.logger.warn(message),
         challenge: this.challenge,
         previous,
       });

@@ -173,22 +173,40 @@ describe("mcp-normalizer login", () => {
     expect(stored[0]).not.toContain("pre-registered-secret-3c1d");
   });
 
-  it("a redirect with the wrong state is refused: 400 to the browser, nothing stored, exit 1", async () => {
-    const authDirBefore = readdirSync(authDir).map((f) => readFileSync(join(authDir, f), "utf8"));
+  it("a request to the callback without its state is refused (400, a bounded warning) and the login waits on for its own redirect", async () => {
     const login = startCli(["login", "prot", "--config", configFile, "--no-browser"], env());
-    const { callback, response } = await approve(await login.authorizationUrl(), (target) =>
-      target.searchParams.set("state", "forged-state"),
-    );
-    expect(callback.searchParams.get("code")).toBeTruthy();
-    expect(response.status).toBe(400);
-    expect(await response.text()).not.toContain("forged-state");
-    expect(await login.exited()).toBe(1);
-    expect(login.stderr()).toMatch(/state that does not match this login.*refused/);
-    expect(login.stdout()).toBe("");
-    expect(readdirSync(authDir).map((f) => readFileSync(join(authDir, f), "utf8"))).toEqual(authDirBefore);
-    // The refused code was never exchanged: the grants are the four logins before this one.
+    const authorize = await fetch(await login.authorizationUrl(), { redirect: "manual" });
+    const real = new URL(authorize.headers.get("location")!);
+    const code = real.searchParams.get("code")!;
+    const stray = (query: string): Promise<Response> =>
+      fetch(`${real.origin}${real.pathname}${query}`, { signal: AbortSignal.timeout(5000) });
+    // A bare request, a stale tab's state with the real code, an error from another login, then a flood.
+    const first = await stray("");
+    expect(first.status).toBe(400);
+    expect(await first.text()).toMatch(/still waits for its own redirect/);
+    const forged = await stray(`?code=${code}&state=forged-state`);
+    expect(forged.status).toBe(400);
+    expect(await forged.text()).not.toContain("forged-state");
+    expect((await stray("?error=access_denied&state=other-login")).status).toBe(400);
+    for (let i = 0; i < 30; i++) expect((await stray(`?code=c${i}&state=s${i}`)).status).toBe(400);
+    expect(login.child.exitCode).toBeNull();
+
+    const response = await fetch(real, { signal: AbortSignal.timeout(5000) });
+    expect(response.status).toBe(200);
+    expect(await login.exited()).toBe(0);
+    expect(login.stdout()).toMatch(/^Logged in to "prot"/);
+    const warnings = login
+      .stderr()
+      .split("\n")
+      .filter((line) => line.startsWith("mcp-normalizer: warning:"));
+    expect(warnings[0]).toMatch(/refused a request to the callback without a state .*still waiting for the browser/);
+    expect(warnings[1]).toMatch(/refused a request to the callback whose state is not this login's/);
+    expect(warnings).toHaveLength(5); // MAX_REFUSALS_LOGGED: a flood is answered, not logged
+    expect(warnings.at(-1)).toMatch(/further refused requests are not logged$/);
+    expect(login.stderr()).not.toMatch(/forged-state|other-login/);
+    // Only the real redirect's code was exchanged.
     const log = await upstream.log();
-    expect(log.grants.filter((g) => g.grant_type === "authorization_code")).toHaveLength(4);
+    expect(log.grants.filter((g) => g.grant_type === "authorization_code")).toHaveLength(5);
   });
 
   it("no answer within limits.loginTimeoutMs: a clear error, exit 1 (the default is 5 minutes)", async () => {

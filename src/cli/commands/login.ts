@@ -40,8 +40,9 @@ is a server named on the command line ("stdio --url URL --auth oauth").
      for since the last login;
   2. prints the authorization URL on stderr, on a line of its own, and opens a browser;
   3. listens on http://127.0.0.1:PORT/callback (the entry's callbackPort, else a free port)
-     until the browser comes back, checks its state, exchanges the code (PKCE S256), stores
-     the tokens and says where, in one line on stdout.
+     until the browser comes back with this login's state (a request without it is refused
+     and it waits on), exchanges the code (PKCE S256), stores the tokens and says where, in
+     one line on stdout.
 
 Options:
   --config FILE          proxy config (default ./${DEFAULT_CONFIG_FILE})
@@ -104,6 +105,7 @@ export async function runLogin(argv: readonly string[], io: CliIo): Promise<Exit
     upstreamFetch: oauthFetch,
     headers: target.headers,
     transport: target.transport,
+    warn: (message) => void io.stderr.write(`mcp-normalizer: warning: ${message}\n`),
     previous: (await readLogin(file)).login,
   });
   try {
