@@ -19,6 +19,7 @@ import {
   type OAuthUpstream,
 } from "./helpers.js";
 import { tempDir } from "../helpers/tempDir.js";
+import { FIXTURE_SERVER } from "../helpers/paths.js";
 
 const text = (result: unknown): string => (result as { content: Array<{ text: string }> }).content[0]?.text ?? "";
 
@@ -136,6 +137,23 @@ describe("login to a legacy SSE server that serves GET only and names its metada
     } finally {
       await host.close();
       await serve.stop();
+    }
+  });
+
+  it("an SSE server that needs no login is named by what its stream's GET answered (200), its stream let go at once", async () => {
+    const plain = await startServe(["--name", "fx", "--", process.execPath, FIXTURE_SERVER]);
+    try {
+      const config = writeConfig(
+        dir,
+        { mcpServers: { open: { url: `${plain.url}/sse/fx`, transport: "sse", auth: "oauth" } } },
+        "open.json",
+      );
+      const run = startCli(["login", "open", "--config", config, "--no-browser"], { MCPN_AUTH_DIR: join(dir, "o") });
+      expect(await run.exited(10_000)).toBe(1);
+      expect(run.stderr()).toMatch(/answered HTTP 200 to a request without a token, not 401: it may need no login/);
+      expect(run.stderr()).not.toMatch(/no answer|timed out|aborted/i);
+    } finally {
+      await plain.stop();
     }
   });
 });
