@@ -15,12 +15,16 @@ import type { CliIo } from "./io.js";
 /**
  * The command that logs in to `server`. Without a config file, by URL — never quoting its query
  * (it may hold a key): a URL with one is shown with `?…`, for the user to give the query they
- * configured (the token file is the URL's, query included).
+ * configured (the token file is the URL's, query included) — and with `--transport sse` for a
+ * legacy SSE server, which answers only the GET of its stream.
  */
-export function loginCommandFor(configFile: string | undefined): (server: string, url: string) => string {
-  return (server, url) =>
+export function loginCommandFor(
+  configFile: string | undefined,
+): (server: string, url: string, transport?: string) => string {
+  return (server, url, transport) =>
     configFile === undefined
-      ? `mcp-normalizer login --url ${shellWord(`${describeUrl(url)}${hasQuery(url) ? "?…" : ""}`)}`
+      ? `mcp-normalizer login --url ${shellWord(`${describeUrl(url)}${hasQuery(url) ? "?…" : ""}`)}` +
+        (transport === "sse" ? " --transport sse" : "")
       : `mcp-normalizer login ${shellWord(server)} --config ${shellWord(configFile)}`;
 }
 

@@ -20,7 +20,7 @@ export interface UpstreamAuthContext {
   /** `$MCPN_AUTH_DIR` or `~/.mcp-normalizer/auth`. */
   readonly tokenDir: string;
   /** The command quoted in "needs an OAuth login" errors. */
-  readonly loginCommand: (server: string, url: string) => string;
+  readonly loginCommand: (server: string, url: string, transport?: string) => string;
   readonly oauthRequestTimeoutMs: number;
   readonly logger: Logger;
   /** stdio only: run the browser login when no usable token is stored. */
@@ -88,7 +88,7 @@ export class UpstreamAuths {
       server: name,
       url: server.url,
       spec: authSpecOf(server.auth),
-      loginCommand: this.context.loginCommand(name, server.url),
+      loginCommand: this.context.loginCommand(name, server.url, transportOfServer(server)),
       tokenDir: this.context.tokenDir,
       logger: this.context.logger,
       oauthRequestTimeoutMs: this.context.oauthRequestTimeoutMs,

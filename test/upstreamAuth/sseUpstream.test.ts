@@ -88,7 +88,7 @@ describe("OAuth with an SSE upstream", () => {
       );
       expect(init.status).toBe(502);
       expect(JSON.stringify(init.messages)).toContain(
-        `upstream \\"legacy\\" needs an OAuth login: run \\"mcp-normalizer login --url ${upstream.sse}\\"`,
+        `upstream \\"legacy\\" needs an OAuth login: run \\"mcp-normalizer login --url ${upstream.sse} --transport sse\\"`,
       );
     } finally {
       await serve.stop();
@@ -155,5 +155,37 @@ describe("login to a legacy SSE server that serves GET only and names its metada
     } finally {
       await plain.stop();
     }
+  });
+
+  it("serve --url … --transport sse quotes login --url … --transport sse, and that login succeeds", async () => {
+    const env = { MCPN_AUTH_DIR: join(dir, "by-url") };
+    const serve = await startServe(
+      ["--name", "legacy", "--url", upstream.sse, "--transport", "sse", "--auth", "oauth"],
+      env,
+    );
+    try {
+      const init = await post(
+        `${serve.url}/mcp/legacy`,
+        rpc(0, "initialize", {
+          protocolVersion: "2025-06-18",
+          capabilities: {},
+          clientInfo: { name: "h", version: "1" },
+        }),
+      );
+      expect(JSON.stringify(init.messages)).toContain(
+        `run \\"mcp-normalizer login --url ${upstream.sse} --transport sse\\"`,
+      );
+    } finally {
+      await serve.stop();
+    }
+    const login = await loginApproved(["--url", upstream.sse, "--transport", "sse"], env);
+    expect(login.code, login.stderr()).toBe(0);
+    expect((await upstream.log()).grants.at(-1)).toMatchObject({
+      grant_type: "authorization_code",
+      resource: upstream.sse,
+    });
+    const wrong = startCli(["login", "--url", upstream.sse, "--transport", "websocket"], env);
+    expect(await wrong.exited()).toBe(2);
+    expect(wrong.stderr()).toMatch(/--transport expects streamable-http or sse/);
   });
 });

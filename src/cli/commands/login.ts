@@ -25,7 +25,7 @@ import { writeFully, type CliIo } from "../io.js";
 import { stderrPrompt } from "../oauthContext.js";
 
 export const LOGIN_HELP = `Usage: mcp-normalizer login NAME [--config FILE] [--no-browser]
-       mcp-normalizer login --url URL [--no-browser]
+       mcp-normalizer login --url URL [--transport sse] [--no-browser]
 
 Logs in to a remote MCP server that requires OAuth and stores its tokens, for serve, stdio
 and audit. NAME is a server of the config whose entry has "auth": "oauth" (or a pre-registered
@@ -47,6 +47,8 @@ is a server named on the command line ("stdio --url URL --auth oauth").
 Options:
   --config FILE          proxy config (default ./${DEFAULT_CONFIG_FILE})
   --url URL              an http(s) server not in a config
+  --transport T          with --url: streamable-http (default) | sse (a legacy SSE server,
+                         asked with the GET of its stream)
   --no-browser           only print the URL (open it yourself, on any machine that can reach
                          this one's 127.0.0.1 — e.g. through ssh -L)
   -h, --help             this help
@@ -64,6 +66,7 @@ export async function runLogin(argv: readonly string[], io: CliIo): Promise<Exit
     {
       config: { type: "string" },
       url: { type: "string" },
+      transport: { type: "string" },
       "no-browser": { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
@@ -75,8 +78,8 @@ export async function runLogin(argv: readonly string[], io: CliIo): Promise<Exit
   }
   const target =
     values.url !== undefined
-      ? fromUrl(values.url, positionals, values.config)
-      : fromConfig(positionals, values.config, io);
+      ? fromUrl(values.url, positionals, values.config, values.transport)
+      : fromConfig(positionals, values.config, io, values.transport);
   const dir = tokenDirectory(io.env);
   const file = tokenFilePath(dir, target.url);
   try {
@@ -132,7 +135,12 @@ interface LoginTarget {
   readonly config: ProxyConfig;
 }
 
-function fromUrl(url: string, positionals: readonly string[], config: string | undefined): LoginTarget {
+function fromUrl(
+  url: string,
+  positionals: readonly string[],
+  config: string | undefined,
+  transport: string | undefined,
+): LoginTarget {
   if (positionals.length > 0 || config !== undefined)
     throw new NormalizerError("USAGE", "login: give either NAME (a server of --config) or --url URL, not both");
   if (!/^https?:\/\//i.test(url))
@@ -146,15 +154,32 @@ function fromUrl(url: string, positionals: readonly string[], config: string | u
       "USAGE",
       "login: --url ends with ?…: put the query of the server's URL (as the host was given it) in its place",
     );
+  if (transport !== undefined && transport !== "sse" && transport !== "streamable-http")
+    throw new NormalizerError(
+      "USAGE",
+      `login: --transport expects streamable-http or sse (OAuth is for http(s) servers), got ` +
+        JSON.stringify(transport),
+    );
   return {
     name: describeUrl(url),
     url,
     spec: { grant: "authorization_code" },
+    ...(transport === undefined ? {} : { transport }),
     config: ConfigSchema.parse({ mcpServers: { upstream: { url, auth: "oauth" } } }),
   };
 }
 
-function fromConfig(positionals: readonly string[], configFlag: string | undefined, io: CliIo): LoginTarget {
+function fromConfig(
+  positionals: readonly string[],
+  configFlag: string | undefined,
+  io: CliIo,
+  transport: string | undefined,
+): LoginTarget {
+  if (transport !== undefined)
+    throw new NormalizerError(
+      "USAGE",
+      'login: --transport goes with --url; a server of a config is asked by its entry\'s "transport"',
+    );
   const name = positionals[0];
   if (name === undefined)
     throw new NormalizerError(
