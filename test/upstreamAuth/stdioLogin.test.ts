@@ -84,8 +84,13 @@ describe("stdio --url URL --auth oauth", () => {
         /upstream "127\.0\.0\.1" needs an OAuth login; open this URL in a browser \(waiting up to 5 minutes\):\n/,
       );
       expect(initialized).toBe(false);
+      // A stray request to the callback (a stale tab's state) is refused; the login waits on for its own.
+      const stray = new URL(new URL(url).searchParams.get("redirect_uri")!);
+      stray.searchParams.set("state", "stale-tab");
+      expect((await fetch(stray, { signal: AbortSignal.timeout(5000) })).status).toBe(400);
       expect((await approve(url)).response.status).toBe(200);
       await connecting;
+      expect(stderr()).toMatch(/"warn".*refused a request to the callback whose state is not this login's/);
       expect(text(await client.callTool({ name: "whoami", arguments: {} }))).toMatch(/^client /);
       const files = readdirSync(env.MCPN_AUTH_DIR!);
       expect(files).toHaveLength(1);
