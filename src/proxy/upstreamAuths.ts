@@ -6,15 +6,10 @@
 import type { ServerConfig, UpstreamAuthConfig } from "../config/schema.js";
 import { isStdioServer } from "../config/serverKind.js";
 import type { Logger } from "../observe/logger.js";
-import {
-  type FetchLike,
-  isStdioSpec,
-  transportKindOf,
-  type UpstreamTransportKind,
-} from "../transports/upstream/index.js";
+import type { FetchLike } from "../transports/upstream/index.js";
 import type { UpstreamAuth } from "../upstreamAuth/upstreamAuth.js";
 import type { LoginPrompt, UpstreamAuthSpec } from "../upstreamAuth/types.js";
-import { upstreamSpec } from "./upstreamFactory.js";
+import { transportOfServer } from "./upstreamFactory.js";
 
 export interface UpstreamAuthContext {
   /** `$MCPN_AUTH_DIR` or `~/.mcp-normalizer/auth`. */
@@ -48,15 +43,6 @@ export function authSpecOf(auth: UpstreamAuthConfig): UpstreamAuthSpec {
     callbackPort: auth.callbackPort,
     allowHttp: auth.allowHttp,
   };
-}
-
-/**
- * The transport a remote server is reached with, by the rule its upstream transport is built by:
- * its login asks it as that transport opens a session (a legacy SSE server with the GET of its stream).
- */
-export function transportOfServer(server: ServerConfig): UpstreamTransportKind | undefined {
-  const spec = upstreamSpec(server);
-  return isStdioSpec(spec) ? undefined : transportKindOf(spec);
 }
 
 /**

@@ -5,10 +5,16 @@
 import type { ServerConfig } from "../config/schema.js";
 import { isStdioServer } from "../config/serverKind.js";
 import type { Logger } from "../observe/logger.js";
-import { createUpstreamTransport, type UpstreamSpec } from "../transports/upstream/index.js";
+import {
+  createUpstreamTransport,
+  type FetchLike,
+  isStdioSpec,
+  transportKindOf,
+  type UpstreamSpec,
+  type UpstreamTransportKind,
+} from "../transports/upstream/index.js";
 import type { UpstreamTransport } from "../transports/types.js";
 import type { UpstreamFactory } from "./sessionManager.js";
-import type { UpstreamAuths } from "./upstreamAuths.js";
 import { defaultChildEnvironment, isDefaultChildVariable } from "./defaultChildEnvironment.js";
 
 const TYPE_TO_TRANSPORT = {
@@ -63,6 +69,23 @@ export function upstreamSpec(server: ServerConfig, policy: ChildEnvironment = "i
   };
 }
 
+/** What the factory takes of the OAuth layers (`UpstreamAuths`): a server's fetch with its token. */
+export interface AuthLayers {
+  for(
+    name: string,
+    server: ServerConfig,
+  ): { readonly fetch: FetchLike; secrets(): Array<string | undefined> } | undefined;
+}
+
+/**
+ * The transport a remote server is reached with, by the rule its upstream transport is built by
+ * (its login asks it as that transport opens a session: a legacy SSE server with the GET of its stream).
+ */
+export function transportOfServer(server: ServerConfig): UpstreamTransportKind | undefined {
+  const spec = upstreamSpec(server);
+  return isStdioSpec(spec) ? undefined : transportKindOf(spec);
+}
+
 export interface UpstreamFactoryOptions {
   readonly maxMessageBytes: number;
   /** `limits.upstreamAckTimeoutMs`: how long what follows a notification waits for a streamable HTTP server's 202. */
@@ -96,7 +119,7 @@ export interface UpstreamFactoryOptions {
   /** Where a stdio upstream's environment starts from (see `ChildEnvironment`). */
   readonly childEnvironment: ChildEnvironment;
   /** The OAuth layers of remote servers with `auth` (their fetch carries the token). */
-  readonly auths?: UpstreamAuths;
+  readonly auths?: AuthLayers;
 }
 
 export function createUpstreamFactory(options: UpstreamFactoryOptions): UpstreamFactory {
