@@ -40,6 +40,10 @@ export function statusLine(status: number, reason: string | undefined, secrets: 
   return reason ? `HTTP ${status} ${redactedExcerpt(reason, REASON_PHRASE_CHARS, secrets)}` : `HTTP ${status}`;
 }
 
+const BAD_PORT =
+  "fetch refuses this port, as browsers do (6000, 6665–6669, 10080 and other well-known ports): " +
+  "serve the upstream on another port";
+
 export function networkErrorText(error: unknown, secrets: Iterable<string | undefined> = []): string {
   return redactSecrets(errorText(error), secrets);
 }
@@ -56,6 +60,8 @@ function errorText(error: unknown): string {
     error.message,
     typeof code === "string" ? code : undefined,
     causeMessage && causeMessage !== error.message ? causeMessage : undefined,
+    // undici's words for a port the Fetch standard blocks, as browsers do: nothing was sent.
+    causeMessage === "bad port" ? BAD_PORT : undefined,
   ]
     .filter(Boolean)
     .join(": ");

@@ -265,3 +265,16 @@ describe("SseUpstreamTransport's end reason", () => {
     expect(transport.describeEnd()).toBe(`upstream ${url} closed its SSE stream`);
   });
 });
+
+describe("SseUpstreamTransport on a port fetch refuses", () => {
+  it("says so, and what to do, not only 'fetch failed: bad port'", async () => {
+    // Nothing need listen: fetch refuses port 6000 (as browsers do) before it connects.
+    const transport = new SseUpstreamTransport({
+      url: "http://127.0.0.1:6000/sse",
+      maxMessageBytes: DEFAULT_LIMITS.maxMessageBytes,
+    });
+    await expect(transport.start()).rejects.toThrow(
+      /bad port: fetch refuses this port, as browsers do \(6000, .*\): serve the upstream on another port/,
+    );
+  });
+});
