@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ServeProcess } from "../helpers/proxyProcess.js";
 import { serveConfig } from "../reliability/helpers.js";
+import { STATELESS_HEADERS } from "../helpers/statelessHeaders.js";
 
 const BIG = "123456789012345678901234567890";
 const BIG_ID = "9007199254740993";
@@ -37,11 +38,6 @@ require("node:readline").createInterface({ input: process.stdin }).on("line", (l
     out('{"jsonrpc":"2.0","id":' + call + ',"result":{"content":[{"type":"text","text":' + JSON.stringify(line) + '}]}}');
 });
 `;
-const HEADERS = {
-  "content-type": "application/json",
-  accept: "application/json, text/event-stream",
-  "mcp-protocol-version": "2026-07-28",
-};
 
 let serve: ServeProcess;
 beforeAll(async () => {
@@ -66,7 +62,7 @@ describe("the stateless pool and numbers past 2^53", () => {
     const body = `{"jsonrpc":"2.0","id":${BIG_ID},"method":"tools/call","params":{"name":"progress","arguments":{},"_meta":{"progressToken":${BIG}}}}`;
     const response = await fetch(`${serve.url}/mcp/exact`, {
       method: "POST",
-      headers: HEADERS,
+      headers: STATELESS_HEADERS,
       body,
       signal: AbortSignal.timeout(10_000),
     });
@@ -79,7 +75,7 @@ describe("the stateless pool and numbers past 2^53", () => {
   it("an upstream's request id comes back on the host's answer as the upstream wrote it", async () => {
     const call = await fetch(`${serve.url}/mcp/exact`, {
       method: "POST",
-      headers: HEADERS,
+      headers: STATELESS_HEADERS,
       body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "ask", arguments: {} } }),
       signal: AbortSignal.timeout(10_000),
     });
@@ -95,7 +91,7 @@ describe("the stateless pool and numbers past 2^53", () => {
     expect(question.id).not.toBe(BIG);
     const answered = await fetch(`${serve.url}/mcp/exact`, {
       method: "POST",
-      headers: HEADERS,
+      headers: STATELESS_HEADERS,
       body: JSON.stringify({ jsonrpc: "2.0", id: question.id, result: { roots: [] } }),
       signal: AbortSignal.timeout(10_000),
     });

@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ServeProcess } from "../helpers/proxyProcess.js";
 import { serveConfig } from "../reliability/helpers.js";
+import { STATELESS_HEADERS } from "../helpers/statelessHeaders.js";
 
 /** Tool `ask`: asks the host one question, then answers the call with what came back for it. */
 const UPSTREAM = `
@@ -29,12 +30,7 @@ require("node:readline").createInterface({ input: process.stdin }).on("line", (l
 `;
 const LIMIT = 100_000;
 const TOKENS = ["token-of-the-asking-client", "token-of-another-client"];
-const headers = (token: string) => ({
-  "content-type": "application/json",
-  accept: "application/json, text/event-stream",
-  "mcp-protocol-version": "2026-07-28",
-  authorization: `Bearer ${token}`,
-});
+const headers = (token: string) => ({ ...STATELESS_HEADERS, authorization: `Bearer ${token}` });
 
 let serve: ServeProcess;
 beforeAll(async () => {

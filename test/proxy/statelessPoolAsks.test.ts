@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ServeProcess } from "../helpers/proxyProcess.js";
 import { serveConfig } from "../reliability/helpers.js";
+import { STATELESS_HEADERS } from "../helpers/statelessHeaders.js";
 
 /**
  * Tool `five`: asks the host five questions, then answers the call with the errors it got back.
@@ -47,11 +48,6 @@ require("node:readline").createInterface({ input: process.stdin }).on("line", (l
   if (m.id !== undefined && m.method !== undefined) out({ jsonrpc: "2.0", id: m.id, result: {} });
 });
 `;
-const HEADERS = {
-  "content-type": "application/json",
-  accept: "application/json, text/event-stream",
-  "mcp-protocol-version": "2026-07-28",
-};
 
 let serve: ServeProcess;
 beforeAll(async () => {
@@ -86,7 +82,7 @@ describe("a pooled upstream asking stateless hosts more than maxUpstreamRequests
   it("the first three reach the host; the other two are answered -32000 at once, naming the limit", async () => {
     const response = await fetch(`${serve.url}/mcp/asks`, {
       method: "POST",
-      headers: HEADERS,
+      headers: STATELESS_HEADERS,
       body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "five", arguments: {} } }),
       signal: AbortSignal.timeout(15_000),
     });
@@ -106,7 +102,7 @@ describe("a pooled upstream asking stateless hosts more than maxUpstreamRequests
     // Another server's pool: the questions of the test before still wait in the first one's.
     const response = await fetch(`${serve.url}/mcp/twice`, {
       method: "POST",
-      headers: HEADERS,
+      headers: STATELESS_HEADERS,
       body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "twice", arguments: {} } }),
       signal: AbortSignal.timeout(15_000),
     });

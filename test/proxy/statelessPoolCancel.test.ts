@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ServeProcess } from "../helpers/proxyProcess.js";
 import { serveConfig } from "../reliability/helpers.js";
+import { STATELESS_HEADERS } from "../helpers/statelessHeaders.js";
 
 /** Asks the host twice (its ids 7, then 2), withdraws the second, and answers the call with the first's answer. */
 const UPSTREAM = `
@@ -30,11 +31,6 @@ require("node:readline").createInterface({ input: process.stdin }).on("line", (l
   if (m.id !== undefined) out({ jsonrpc: "2.0", id: m.id, result: {} });
 });
 `;
-const HEADERS = {
-  "content-type": "application/json",
-  accept: "application/json, text/event-stream",
-  "mcp-protocol-version": "2026-07-28",
-};
 
 let serve: ServeProcess;
 beforeAll(async () => {
@@ -52,7 +48,7 @@ describe("a pooled upstream withdrawing a question it asked a stateless host", (
     const url = `${serve.url}/mcp/asks`;
     const response = await fetch(url, {
       method: "POST",
-      headers: HEADERS,
+      headers: STATELESS_HEADERS,
       body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "asks", arguments: {} } }),
       signal: AbortSignal.timeout(15_000),
     });
@@ -81,7 +77,7 @@ describe("a pooled upstream withdrawing a question it asked a stateless host", (
             if (id !== cancelled)
               await fetch(url, {
                 method: "POST",
-                headers: HEADERS,
+                headers: STATELESS_HEADERS,
                 body: JSON.stringify({ jsonrpc: "2.0", id, result: { action: "accept", content: { question } } }),
               });
         }
