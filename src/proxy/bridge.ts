@@ -604,8 +604,8 @@ export class Bridge {
 
   private notSentToHost(text: string, owed: ReadonlyArray<OwedAnswer | undefined>): void {
     this.logger.warn("could not send to host", { error: text });
-    // A response the host transport could not write (too deeply nested for JSON.stringify, a
-    // closed stream): the host still gets an answer to its request, if it can take one.
+    // A response the host transport could not write (what JSON cannot write, a closed stream):
+    // the host still gets an answer to its request, if it can take one.
     for (const each of owed)
       if (each !== undefined)
         this.toHost(

@@ -45,7 +45,10 @@ export function heldBytes(wire: WireJson, limit = Number.POSITIVE_INFINITY): num
   return TWO_BYTE.test(wire) ? wire.length * 2 : wire.length;
 }
 
-/** Throws what `JSON.stringify` throws (a message nested too deeply, a BigInt). */
+/**
+ * Throws what `JSON.stringify` throws (a BigInt, a text past the longest string) — but not for
+ * depth, which `stringifyWithRaw` writes with a stack of its own.
+ */
 export function encodeWire(message: unknown): WireJson {
   // Forwarded as it arrived: the text it came in (see wireText.ts).
   const arrived = wireTextOf(message);

@@ -187,24 +187,36 @@ function isEntryOrBlock(value: Record<string, unknown>): boolean {
   return typeof value.uri === "string" || typeof value.type === "string";
 }
 
-/** The old items no longer in the new array, by the containers among their members. */
+/**
+ * The old items no longer in the new array, by the containers among their members and their
+ * members' members (an embedded resource rebuilt around its entry keeps the entry's `_meta`).
+ */
 function partnersOf(prev: readonly unknown[], inNext: ReadonlySet<unknown>): Map<unknown, number> {
   const partners = new Map<unknown, number>();
   prev.forEach((item, i) => {
     if (!isPlain(item) || Array.isArray(item) || inNext.has(item)) return;
-    for (const member of Object.values(item)) if (isPlain(member)) partners.set(member, i);
+    for (const member of containersIn(item)) partners.set(member, i);
   });
   return partners;
 }
 
-/** The index of the old item a changed new item shares a member with, if any. */
+/** The index of the old item a changed new item shares a container with, if any. */
 function partnerIn(item: unknown, partners: ReadonlyMap<unknown, number>): number | undefined {
   if (!isPlain(item) || Array.isArray(item) || partners.size === 0) return undefined;
-  for (const member of Object.values(item)) {
-    const found = isPlain(member) ? partners.get(member) : undefined;
+  for (const member of containersIn(item)) {
+    const found = partners.get(member);
     if (found !== undefined) return found;
   }
   return undefined;
+}
+
+/** The containers among an object's members, and among the members of those that are objects. */
+function* containersIn(item: object): Generator<object> {
+  for (const member of Object.values(item)) {
+    if (!isPlain(member)) continue;
+    yield member;
+    if (!Array.isArray(member)) for (const inner of Object.values(member)) if (isPlain(inner)) yield inner;
+  }
 }
 
 /** The containers among `prev`'s items, each with its own span. */

@@ -49,7 +49,7 @@ export function measuredOnWire(
       rememberWireText(sent, out);
       output = new JsonSpans(out);
     } catch {
-      // Not serializable here (nested too deep): the transport says so; the engine's sizes stand.
+      // Not serializable here: the transport says so; the engine's sizes stand.
     }
     return output;
   };

@@ -3,6 +3,8 @@
  * answer can be had more cheaply (change records carry these lengths for every entry).
  */
 
+import { deepStringify } from "./deepStringify.js";
+
 /** Extra JSON bytes per byte value: `\n`-style escapes add 1, `\u00XX` escapes add 5. */
 export const ESCAPE_EXTRA = (() => {
   const table = new Uint8Array(256);
@@ -117,75 +119,15 @@ export function entryJsonBytes(entry: Record<string, unknown>, key: string, valu
 /**
  * Bytes of `JSON.stringify(value)` (0 for what it writes nothing for). A value nested deeper than
  * `JSON.stringify` recurses (an unknown field of thousands of nested arrays, which `JSON.parse`
- * reads) is counted by `deepJsonBytes` instead of failing the entry it is in.
+ * reads) is measured in the text `deepStringify` writes instead of failing the entry it is in.
  */
 export function jsonBytes(value: unknown): number {
   let text: string | undefined;
   try {
     text = JSON.stringify(value);
   } catch (error) {
-    if (error instanceof RangeError) return deepJsonBytes(value);
-    throw error;
+    if (!(error instanceof RangeError)) throw error;
+    text = deepStringify(value);
   }
   return text === undefined ? 0 : Buffer.byteLength(text, "utf8");
-}
-
-/** What `JSON.stringify` leaves out of an object (and writes as `null` in an array). */
-const OMITTED = Symbol("omitted");
-
-/** `value` as `JSON.stringify` writes it under `key`: through its `toJSON`, or omitted. */
-function asWritten(value: unknown, key: string): unknown {
-  let out = value;
-  if (typeof out === "object" && out !== null && typeof (out as { toJSON?: unknown }).toJSON === "function")
-    out = (out as { toJSON(key: string): unknown }).toJSON(key);
-  return out === undefined || typeof out === "function" || typeof out === "symbol" ? OMITTED : out;
-}
-
-/** A container being counted: its values (and an object's keys), the next to count, how many were written. */
-interface OpenContainer {
-  readonly values: readonly unknown[];
-  readonly keys: readonly string[] | undefined;
-  next: number;
-  written: number;
-}
-
-/** Bytes of `JSON.stringify(value)`, counted with a stack of its own: no depth is too deep. */
-export function deepJsonBytes(root: unknown): number {
-  let bytes = 0;
-  const open: OpenContainer[] = [];
-  const write = (value: unknown): void => {
-    if (Array.isArray(value)) {
-      bytes += 1;
-      open.push({ values: value, keys: undefined, next: 0, written: 0 });
-    } else if (typeof value === "object" && value !== null) {
-      bytes += 1;
-      const keys = Object.keys(value);
-      const values = keys.map((key) => (value as Record<string, unknown>)[key]);
-      open.push({ values, keys, next: 0, written: 0 });
-    } else bytes += typeof value === "string" ? jsonStringBytes(value) : Buffer.byteLength(JSON.stringify(value));
-  };
-  const top = asWritten(root, "");
-  if (top === OMITTED) return 0;
-  write(top);
-  while (open.length > 0) {
-    const container = open[open.length - 1]!;
-    if (container.next === container.values.length) {
-      bytes += 1;
-      open.pop();
-      continue;
-    }
-    const at = container.next++;
-    const key = container.keys?.[at];
-    const value = asWritten(container.values[at], key ?? String(at));
-    if (key === undefined) {
-      if (container.written++ > 0) bytes += 1;
-      if (value === OMITTED) bytes += 4;
-      else write(value);
-    } else if (value !== OMITTED) {
-      if (container.written++ > 0) bytes += 1;
-      bytes += jsonStringBytes(key) + 1;
-      write(value);
-    }
-  }
-  return bytes;
 }

@@ -121,6 +121,43 @@ describe("a rebuilt message", () => {
     );
   });
 
+  it("an embedded resource rebuilt where items moved keeps the text its entry's members share, however deep", () => {
+    let deep = "1.10";
+    for (let i = 0; i < 20_000; i++) deep = `[${deep}]`;
+    const text =
+      '{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"long text"},' +
+      `{"type":"resource","resource":{"uri":"a://x","mimeType":"text/plain","blob":"aGk=","_meta":{"n":1.50},"x":${deep}}}]}}`;
+    const original = parse(text);
+    const [long, embedded] = (original.result as Obj).content as Obj[];
+    const entry = (embedded as { resource: Obj }).resource;
+    // The engine unwrapped the entry (a new block around a new entry), the fit layer cut the text before it.
+    const resource = { uri: entry.uri, mimeType: entry.mimeType, text: "hi", _meta: entry._meta, x: entry.x };
+    const rebuilt = {
+      ...original,
+      result: {
+        content: [
+          { ...long, text: "long" },
+          { type: "resource_link", uri: "rest" },
+          { type: "resource", resource },
+        ],
+      },
+    };
+    rememberOrigin(rebuilt, original);
+    expect(encodeWire(rebuilt)).toBe(
+      '{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"long"},{"type":"resource_link","uri":"rest"},' +
+        `{"type":"resource","resource":{"uri":"a://x","mimeType":"text/plain","text":"hi","_meta":{"n":1.50},"x":${deep}}}]}}`,
+    );
+  });
+
+  it("nested deeper than JSON.stringify recurses, with no text to take it from, is still written", () => {
+    let deep: unknown = 1;
+    for (let i = 0; i < 20_000; i++) deep = [deep];
+    const message = { jsonrpc: "2.0", id: 1, result: { content: [], x: deep } };
+    expect(encodeWire(message)).toBe(
+      `{"jsonrpc":"2.0","id":1,"result":{"content":[],"x":${"[".repeat(20_000)}1${"]".repeat(20_000)}}}`,
+    );
+  });
+
   it("a value with its own toJSON put in by the rebuild is written as it writes itself", () => {
     const original = parse('{"jsonrpc":"2.0","id":1,"result":{"when":{"a":1},"n":1.50}}');
     const when = new Date(0);

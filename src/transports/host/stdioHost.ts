@@ -117,8 +117,9 @@ export class StdioHostTransport extends HostTransportBase {
   send(message: JSONRPCMessage, _options?: TransportSendOptions): Promise<void> {
     const out = this.output;
     if (this.isClosed || out.destroyed || out.writableEnded) return SENT;
-    // Serialized before corking: JSON.stringify throws on a message nested too deeply (hostile
-    // input), and a throw between cork() and uncork() would hold every later write back.
+    // Serialized before corking: serializing throws on what JSON cannot write (a BigInt put in by
+    // code, a string past the longest one), and a throw between cork() and uncork() would hold
+    // every later write back.
     let text: WireJson;
     try {
       text = encodeWire(message);

@@ -438,8 +438,8 @@ export class StreamableHttpHostSession extends HostTransportBase {
       );
       return SENT;
     }
-    // Serialized before the request is marked answered: JSON.stringify throws on a message nested
-    // too deeply, and the caller then answers the same id with an error (bad input must never go unanswered).
+    // Serialized before the request is marked answered: serializing throws on what JSON cannot write,
+    // and the caller then answers the same id with an error (bad input must never go unanswered).
     const wire = encodeWire(message);
     this.byRequest.delete(key);
     exchange.pending.delete(key);
