@@ -154,9 +154,7 @@ function substitute(next: unknown, prev: unknown, source: Source, start: number)
   if (isPlain(next) && !Array.isArray(next) && isPlain(prev) && !Array.isArray(prev) && open === 0x7b) {
     const spans = memberSpans(text, start, source.endOf);
     const prevObject = prev as Record<string, unknown>;
-    const shared = new Map<unknown, Span>();
-    for (const [key, span] of spans)
-      if (Object.hasOwn(prevObject, key) && isPlain(prevObject[key])) shared.set(prevObject[key], span);
+    const shared = sharedMembers(prevObject, spans, source);
     const inNext = new Set(Object.values(next).filter(isPlain));
     // No prototype: a member named `__proto__` stays a member.
     const out: Record<string, unknown> = Object.create(null);
@@ -176,6 +174,31 @@ function substitute(next: unknown, prev: unknown, source: Source, start: number)
     return out;
   }
   return next;
+}
+
+/**
+ * The containers among `prev`'s members, each with its own span, and among the members of those
+ * that are objects: a block the fit layer made of an embedded resource's entry (inlined as text)
+ * carries the entry's `_meta`, which stood one level further down.
+ */
+function sharedMembers(
+  prev: Record<string, unknown>,
+  spans: ReadonlyMap<string, Span>,
+  source: Source,
+): Map<unknown, Span> {
+  const shared = new Map<unknown, Span>();
+  for (const [key, span] of spans) {
+    const member = Object.hasOwn(prev, key) ? prev[key] : undefined;
+    if (!isPlain(member)) continue;
+    shared.set(member, span);
+    if (Array.isArray(member) || source.text.charCodeAt(span.start) !== 0x7b) continue;
+    const inner = member as Record<string, unknown>;
+    for (const [innerKey, innerSpan] of memberSpans(source.text, span.start, source.endOf)) {
+      const value = Object.hasOwn(inner, innerKey) ? inner[innerKey] : undefined;
+      if (isPlain(value) && !shared.has(value)) shared.set(value, innerSpan);
+    }
+  }
+  return shared;
 }
 
 /**

@@ -2,12 +2,19 @@
  * `JSON.stringify(value)` with a stack of its own: the same text, for a value nested deeper than
  * `JSON.stringify` recurses (thousands of nested arrays in a field nobody reads, which
  * `JSON.parse` takes). Only for such values: it is slower than the built-in. No replacer, no
- * indent; `toJSON` is called as `JSON.stringify` calls it (a raw value's stand-in is written by
- * it), boxed primitives are written as what they box, and a BigInt throws the same TypeError.
+ * indent. As `JSON.stringify` does: `toJSON` is called (a raw value's stand-in is written by it),
+ * a boxed primitive is written as what it boxes (a boxed BigInt throws), an object's keys and an
+ * array's length are read when it is opened and each value when it is reached, and a cycle throws.
  */
+import { types } from "node:util";
 
 /** What `JSON.stringify` leaves out of an object (and writes as `null` in an array). */
 const OMITTED = Symbol("omitted");
+
+/** True for the RangeError of a stack too deep (not that of a string too long, which a retry would only repeat). */
+export function isStackOverflow(error: unknown): boolean {
+  return error instanceof RangeError && /call stack/i.test(error.message);
+}
 
 /** `value` as `JSON.stringify` writes it under `key`: through its `toJSON`, unboxed, or omitted. */
 function asWritten(value: unknown, key: string): unknown {
@@ -16,16 +23,19 @@ function asWritten(value: unknown, key: string): unknown {
     const toJSON = (out as { toJSON?: unknown }).toJSON;
     if (typeof toJSON === "function") out = toJSON.call(out, key);
   }
-  if (out instanceof Number) out = Number(out);
-  else if (out instanceof String) out = String(out);
-  else if (out instanceof Boolean) out = out.valueOf();
+  // By their internal slots, as the standard reads them (a box of another realm too).
+  if (types.isNumberObject(out)) out = Number(out);
+  else if (types.isStringObject(out)) out = String(out);
+  else if (types.isBooleanObject(out)) out = Boolean.prototype.valueOf.call(out);
+  else if (types.isBigIntObject(out)) out = BigInt.prototype.valueOf.call(out);
   return out === undefined || typeof out === "function" || typeof out === "symbol" ? OMITTED : out;
 }
 
-/** A container being written: an array, or an object's keys and values; the next to write; how many were. */
+/** A container being written: its keys (an object) or length (an array), the next to write, how many were. */
 interface OpenContainer {
-  readonly values: readonly unknown[];
+  readonly holder: Record<string, unknown>;
   readonly keys: readonly string[] | undefined;
+  readonly length: number;
   next: number;
   written: number;
 }
@@ -34,30 +44,38 @@ interface OpenContainer {
 export function deepStringify(root: unknown): string | undefined {
   const out: string[] = [];
   const open: OpenContainer[] = [];
+  const onStack = new Set<object>();
   const write = (value: unknown): void => {
+    if (typeof value !== "object" || value === null) {
+      out.push(JSON.stringify(value));
+      return;
+    }
+    if (onStack.has(value)) throw new TypeError("Converting circular structure to JSON");
+    onStack.add(value);
+    const holder = value as Record<string, unknown>;
     if (Array.isArray(value)) {
       out.push("[");
-      open.push({ values: value, keys: undefined, next: 0, written: 0 });
-    } else if (typeof value === "object" && value !== null) {
+      open.push({ holder, keys: undefined, length: value.length, next: 0, written: 0 });
+    } else {
       out.push("{");
       const keys = Object.keys(value);
-      const values = keys.map((key) => (value as Record<string, unknown>)[key]);
-      open.push({ values, keys, next: 0, written: 0 });
-    } else out.push(JSON.stringify(value));
+      open.push({ holder, keys, length: keys.length, next: 0, written: 0 });
+    }
   };
   const top = asWritten(root, "");
   if (top === OMITTED) return undefined;
   write(top);
   while (open.length > 0) {
     const container = open[open.length - 1]!;
-    if (container.next === container.values.length) {
+    if (container.next === container.length) {
       out.push(container.keys === undefined ? "]" : "}");
+      onStack.delete(container.holder);
       open.pop();
       continue;
     }
     const at = container.next++;
     const key = container.keys?.[at];
-    const value = asWritten(container.values[at], key ?? String(at));
+    const value = asWritten(container.holder[key ?? at], key ?? String(at));
     if (key === undefined) {
       if (container.written++ > 0) out.push(",");
       if (value === OMITTED) out.push("null");

@@ -3,7 +3,7 @@
  * answer can be had more cheaply (change records carry these lengths for every entry).
  */
 
-import { deepStringify } from "./deepStringify.js";
+import { deepStringify, isStackOverflow } from "./deepStringify.js";
 
 /** Extra JSON bytes per byte value: `\n`-style escapes add 1, `\u00XX` escapes add 5. */
 export const ESCAPE_EXTRA = (() => {
@@ -126,7 +126,7 @@ export function jsonBytes(value: unknown): number {
   try {
     text = JSON.stringify(value);
   } catch (error) {
-    if (!(error instanceof RangeError)) throw error;
+    if (!isStackOverflow(error)) throw error;
     text = deepStringify(value);
   }
   return text === undefined ? 0 : Buffer.byteLength(text, "utf8");

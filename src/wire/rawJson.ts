@@ -15,7 +15,7 @@
 import { isAscii } from "node:buffer";
 import { randomBytes } from "node:crypto";
 import { ESCAPE_EXTRA, WORDS_FROM_BYTES, jsonUtf8Bytes, wordBoundary, wordHasJsonSpecial } from "./jsonSize.js";
-import { deepStringify } from "./deepStringify.js";
+import { deepStringify, isStackOverflow } from "./deepStringify.js";
 
 const QUOTE = Buffer.from('"');
 
@@ -246,7 +246,7 @@ export function stringifyWithRaw(value: unknown): { text: string; raws: RawJsonP
   } catch (error) {
     // Nested deeper than JSON.stringify recurses (a value no text was kept for): written again
     // with a stack of its own, its stand-ins listed anew.
-    if (!(error instanceof RangeError)) throw error;
+    if (!isStackOverflow(error)) throw error;
     raws.length = 0;
     return { text: deepStringify(value) as string, raws };
   } finally {

@@ -149,6 +149,28 @@ describe("a rebuilt message", () => {
     );
   });
 
+  it("an embedded resource inlined as a text block keeps its entry's _meta as written, a level up", () => {
+    const meta = '{"note":"caf\\u00e9","n":1.10,"trace":12345678901234567890}';
+    const text =
+      '{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"before"},' +
+      `{"type":"resource","resource":{"uri":"a://x","mimeType":"text/plain","text":"hi","_meta":${meta}}}]}}`;
+    const original = parse(text);
+    const [first, embedded] = (original.result as Obj).content as Obj[];
+    const entry = (embedded as { resource: Obj }).resource;
+    // The fit layer's inlining: the entry's text as a text block carrying its _meta, a link to it first.
+    const rebuilt = {
+      ...original,
+      result: {
+        content: [first, { type: "resource_link", uri: "a://x" }, { type: "text", text: "hi", _meta: entry._meta }],
+      },
+    };
+    rememberOrigin(rebuilt, original);
+    expect(encodeWire(rebuilt)).toBe(
+      '{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"before"},' +
+        `{"type":"resource_link","uri":"a://x"},{"type":"text","text":"hi","_meta":${meta}}]}}`,
+    );
+  });
+
   it("nested deeper than JSON.stringify recurses, with no text to take it from, is still written", () => {
     let deep: unknown = 1;
     for (let i = 0; i < 20_000; i++) deep = [deep];

@@ -3,7 +3,7 @@
  * than `JSON.stringify` recurses, which it writes with a stack of its own.
  */
 import { describe, expect, it } from "vitest";
-import { deepStringify } from "../../src/wire/deepStringify.js";
+import { deepStringify, isStackOverflow } from "../../src/wire/deepStringify.js";
 
 /** A random value of the kinds `JSON.stringify` treats apart (omitted members, `toJSON`, escapes). */
 function randomValue(random: () => number, depth: number): unknown {
@@ -61,6 +61,82 @@ describe("deepStringify", () => {
     for (const value of [new Array(3), { a: withToJson, b: [withToJson] }, { [Symbol("s")]: 1, k: 2 }, [Symbol("s")]])
       expect(deepStringify(value)).toBe(JSON.stringify(value));
     expect(() => deepStringify({ a: 1n })).toThrow(TypeError);
+  });
+
+  it("reads as JSON.stringify reads: boxes by their slots (another realm's too), keys and length once, values when reached", async () => {
+    const { runInNewContext } = await import("node:vm");
+    // Each made afresh for each writer: their toJSON change what they are in.
+    const sibling = (): Record<string, unknown> => {
+      const object: Record<string, unknown> = { b: 1 };
+      object.a = {
+        toJSON: () => {
+          object.b = 2;
+          return 1;
+        },
+      };
+      return { a: object.a, b: 1, c: object };
+    };
+    const gone = (): Record<string, unknown> => {
+      const object: Record<string, unknown> = { b: 1 };
+      return Object.assign(object, {
+        a: {
+          toJSON: () => {
+            delete object.b;
+            return 1;
+          },
+        },
+      });
+    };
+    const grows = (): unknown[] => {
+      const array: unknown[] = [];
+      array.push({
+        toJSON: () => {
+          array.push(9);
+          return 1;
+        },
+      });
+      return array;
+    };
+    for (const make of [
+      () => Object.assign(new Boolean(false), { valueOf: () => true }),
+      () => Object.create(Number.prototype),
+      () => runInNewContext("[new Number(3), new String('x'), new Boolean(true)]"),
+      () => {
+        const object: Record<string, unknown> = {};
+        object.a = {
+          toJSON: () => {
+            object.b = 2;
+            return 1;
+          },
+        };
+        object.b = 1;
+        return object;
+      },
+      sibling,
+      gone,
+      grows,
+    ]) {
+      const expected = JSON.stringify(make());
+      expect(deepStringify(make()), expected).toBe(expected);
+    }
+    expect(() => deepStringify([Object(1n)])).toThrow(TypeError);
+  });
+
+  it("a cycle throws TypeError, as JSON.stringify's does, however deep it closes", () => {
+    const root: Record<string, unknown> = {};
+    let inner: Record<string, unknown> = root;
+    for (let i = 0; i < 20_000; i++) inner = inner.a = {};
+    inner.back = root;
+    expect(() => deepStringify(root)).toThrow(TypeError);
+    // One object twice, not inside itself, is no cycle.
+    const shared = { k: 1 };
+    expect(deepStringify([shared, { s: shared }])).toBe('[{"k":1},{"s":{"k":1}}]');
+  });
+
+  it("retries only a stack too deep: a string too long would fail again, twice the cost", () => {
+    expect(isStackOverflow(new RangeError("Maximum call stack size exceeded"))).toBe(true);
+    expect(isStackOverflow(new RangeError("Invalid string length"))).toBe(false);
+    expect(isStackOverflow(new TypeError("Maximum call stack size exceeded"))).toBe(false);
   });
 
   it("writes a value nested 100,000 deep, which JSON.stringify cannot", () => {
