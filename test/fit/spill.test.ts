@@ -72,6 +72,20 @@ describe("cutting a tool result and serving the rest", () => {
     expect(changes.map((change) => change.path)).toEqual(["content[1]", "content[2]"]);
   });
 
+  it("a later block with more than its text stays, its text emptied, its _meta, annotations and own fields kept", () => {
+    const store = new SpillStore(new SpillBudget(1 << 20, 60_000));
+    const b = "b".repeat(3000);
+    const later = { type: "text", text: b, _meta: { trace: 7 }, annotations: { priority: 0.5 }, vendor: "x" };
+    const out = cutContent(
+      [{ type: "text", text: "a".repeat(4096) }, later],
+      { maxBytes: 4096, store, dryRun: false, ttlMs: 60_000 },
+      [],
+    ) as Array<Record<string, unknown>>;
+    expect(out.map((block) => block.type)).toEqual(["text", "text", "resource_link"]);
+    expect(out[1]).toEqual({ ...later, text: "" });
+    expect(readAll(store, out[2]!.uri as string)).toBe(b);
+  });
+
   it("keeps lone surrogates and non-Latin-1 text exact through the pages", () => {
     const store = new SpillStore(new SpillBudget(1 << 20, 60_000));
     const text = `${"日本語\ud800".repeat(1500)}`;

@@ -2,7 +2,8 @@
  * `maxResultBytes` on a `tools/call` result: its text blocks, in order, share a budget of N
  * UTF-8 bytes. The first block that does not fit is cut where the budget ends (at a character,
  * preferably grapheme, boundary), and a `resource_link` to the rest follows it; every later text
- * block is replaced by a link to its whole text. The rest is held in pages of at most N bytes,
+ * block is replaced by a link to its whole text (a block with more than its text — `_meta`,
+ * `annotations` — stays, its text emptied, before its link). The rest is held in pages of at most N bytes,
  * which the proxy serves on `resources/read`; the piece kept plus every page, concatenated, is
  * the original text exactly. Other blocks (images, resources, links) are left as they are.
  */
@@ -124,7 +125,10 @@ function cutBlock(
     return null;
   }
   const link = linkBlock(spillUri(id, 1), end === 0 ? 0 : bytes - restBytes, restBytes, pages, firstPageBytes, options);
-  const blocks = end === 0 ? [link] : [rebuild(block, { text: text.slice(0, end) }), link];
+  // Nothing of the text kept: the block goes too, unless it carries more than its text
+  // (`_meta`, `annotations`, a field of the server's own), which it keeps, its text emptied.
+  const bare = Object.keys(block).every((key) => key === "type" || key === "text");
+  const blocks = end === 0 && bare ? [link] : [rebuild(block, { text: text.slice(0, end) }), link];
   changes.push(
     fitRecord({
       action: "cut-result",
