@@ -1,4 +1,5 @@
 /** Small helpers for JSON objects that must keep their keys, their order and nothing else. */
+import { noteRebuilt } from "../wire/rebuiltFrom.js";
 
 export type JsonObject = Record<string, unknown>;
 
@@ -32,6 +33,7 @@ export function rebuild(
   for (const key of Object.keys(replace)) {
     if (!done.has(key) && !(rename !== undefined && key === rename[1])) define(out, key, replace[key]);
   }
+  noteRebuilt(out, source);
   return out;
 }
 

@@ -16,6 +16,7 @@
 import { containerEnds } from "../wire/containerEnds.js";
 import { type ContainerEndOf, itemSpans, memberSpans, skipSpace, type Span } from "../wire/jsonText.js";
 import { RAW_MARK, RawJsonValue } from "../wire/rawJson.js";
+import { rebuiltFromOf } from "../wire/rebuiltFrom.js";
 import { wireSkeletonOf, wireTextOf } from "./wireText.js";
 
 const ORIGIN = new WeakMap<object, object>();
@@ -218,14 +219,21 @@ function partnersOf(prev: readonly unknown[], inNext: ReadonlySet<unknown>): Map
   const partners = new Map<unknown, number>();
   prev.forEach((item, i) => {
     if (!isPlain(item) || Array.isArray(item) || inNext.has(item)) return;
+    partners.set(item, i);
     for (const member of containersIn(item)) partners.set(member, i);
   });
   return partners;
 }
 
-/** The index of the old item a changed new item shares a container with, if any. */
+/**
+ * The index of the old item a changed new item was rebuilt from (`rebuiltFromOf`: a block of
+ * plain values has no container to tell it by), or shares a container with; none if neither.
+ */
 function partnerIn(item: unknown, partners: ReadonlyMap<unknown, number>): number | undefined {
   if (!isPlain(item) || Array.isArray(item) || partners.size === 0) return undefined;
+  const from = rebuiltFromOf(item);
+  const rebuiltFrom = from === undefined ? undefined : partners.get(from);
+  if (rebuiltFrom !== undefined) return rebuiltFrom;
   for (const member of containersIn(item)) {
     const found = partners.get(member);
     if (found !== undefined) return found;

@@ -8,6 +8,7 @@ import { describe, expect, it } from "vitest";
 import { parseJsonMessage, parseJsonText } from "../../src/transports/lineFraming.js";
 import { encodeWire, messageText, WirePieces } from "../../src/transports/wireJson.js";
 import { rememberOrigin, withOriginText } from "../../src/transports/wireOrigin.js";
+import { rebuild } from "../../src/normalize/objects.js";
 
 type Obj = Record<string, unknown>;
 const parse = (text: string): Obj => parseJsonText(text, Buffer.byteLength(text)).message as Obj;
@@ -168,6 +169,30 @@ describe("a rebuilt message", () => {
     expect(encodeWire(rebuilt)).toBe(
       '{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"before"},' +
         `{"type":"resource_link","uri":"a://x"},{"type":"text","text":"hi","_meta":${meta}}]}}`,
+    );
+  });
+
+  it("a block of plain values rebuilt where items moved keeps its numbers' text: found by what it was rebuilt from", () => {
+    const text =
+      '{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"long text"},' +
+      '{"type":"text","text":"tail","x-n":12345678901234567891,"x-f":1.10}]}}';
+    const original = parse(text);
+    const [long, tail] = (original.result as Obj).content as Obj[];
+    // The fit layer's cut: both blocks rebuilt (rebuild, as the engine and the fit layer make them), a link between.
+    const rebuilt = {
+      ...original,
+      result: {
+        content: [
+          rebuild(long!, { text: "long" }),
+          { type: "resource_link", uri: "rest" },
+          rebuild(tail!, { text: "" }),
+        ],
+      },
+    };
+    rememberOrigin(rebuilt, original);
+    expect(encodeWire(rebuilt)).toBe(
+      '{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"long"},{"type":"resource_link","uri":"rest"},' +
+        '{"type":"text","text":"","x-n":12345678901234567891,"x-f":1.10}]}}',
     );
   });
 
