@@ -16,16 +16,17 @@
 import { containerEnds } from "../wire/containerEnds.js";
 import { type ContainerEndOf, itemSpans, memberSpans, skipSpace, type Span } from "../wire/jsonText.js";
 import { RAW_MARK, RawJsonValue } from "../wire/rawJson.js";
-import { rebuiltFromOf } from "../wire/rebuiltFrom.js";
+import { noteRebuilt, rebuiltFromOf } from "../wire/rebuiltFrom.js";
 import { wireSkeletonOf, wireTextOf } from "./wireText.js";
 
-const ORIGIN = new WeakMap<object, object>();
-
-/** Records that `rebuilt` was built from `original` (sharing what it did not change). */
+/**
+ * Records that `rebuilt` was built from `original` (sharing what it did not change), where the
+ * engine's `rebuild` did not already: the same record, read back by `rebuiltFromOf`.
+ */
 export function rememberOrigin(rebuilt: unknown, original: unknown): void {
-  if (rebuilt === original || typeof rebuilt !== "object" || rebuilt === null) return;
+  if (typeof rebuilt !== "object" || rebuilt === null) return;
   if (typeof original !== "object" || original === null) return;
-  ORIGIN.set(rebuilt, ORIGIN.get(original) ?? original);
+  noteRebuilt(rebuilt, original);
 }
 
 /**
@@ -34,7 +35,7 @@ export function rememberOrigin(rebuilt: unknown, original: unknown): void {
  */
 export function withOriginText(message: unknown): unknown {
   if (typeof message !== "object" || message === null) return undefined;
-  const origin = ORIGIN.get(message);
+  const origin = rebuiltFromOf(message);
   if (origin === undefined) return undefined;
   const plain = wireTextOf(origin);
   // No number, key order, escape or duplicate that JSON.stringify would change: nothing to keep.

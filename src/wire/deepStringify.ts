@@ -16,6 +16,21 @@ export function isStackOverflow(error: unknown): boolean {
   return error instanceof RangeError && /call stack/i.test(error.message);
 }
 
+/**
+ * `JSON.stringify(value)`, or, when it overflows the stack, `deepStringify(value)`: the one way
+ * the proxy writes and measures JSON of any depth. `beforeRetry` undoes what the first attempt's
+ * `toJSON` calls did (raw values' stand-ins listed).
+ */
+export function stringifyAnyDepth(value: unknown, beforeRetry?: () => void): string | undefined {
+  try {
+    return JSON.stringify(value);
+  } catch (error) {
+    if (!isStackOverflow(error)) throw error;
+    beforeRetry?.();
+    return deepStringify(value);
+  }
+}
+
 /** `value` as `JSON.stringify` writes it under `key`: through its `toJSON`, unboxed, or omitted. */
 function asWritten(value: unknown, key: string): unknown {
   let out = value;

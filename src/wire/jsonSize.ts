@@ -3,7 +3,7 @@
  * answer can be had more cheaply (change records carry these lengths for every entry).
  */
 
-import { deepStringify, isStackOverflow } from "./deepStringify.js";
+import { stringifyAnyDepth } from "./deepStringify.js";
 
 /** Extra JSON bytes per byte value: `\n`-style escapes add 1, `\u00XX` escapes add 5. */
 export const ESCAPE_EXTRA = (() => {
@@ -122,12 +122,6 @@ export function entryJsonBytes(entry: Record<string, unknown>, key: string, valu
  * reads) is measured in the text `deepStringify` writes instead of failing the entry it is in.
  */
 export function jsonBytes(value: unknown): number {
-  let text: string | undefined;
-  try {
-    text = JSON.stringify(value);
-  } catch (error) {
-    if (!isStackOverflow(error)) throw error;
-    text = deepStringify(value);
-  }
+  const text = stringifyAnyDepth(value);
   return text === undefined ? 0 : Buffer.byteLength(text, "utf8");
 }

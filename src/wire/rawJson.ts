@@ -15,7 +15,7 @@
 import { isAscii } from "node:buffer";
 import { randomBytes } from "node:crypto";
 import { ESCAPE_EXTRA, WORDS_FROM_BYTES, jsonUtf8Bytes, wordBoundary, wordHasJsonSpecial } from "./jsonSize.js";
-import { deepStringify, isStackOverflow } from "./deepStringify.js";
+import { stringifyAnyDepth } from "./deepStringify.js";
 
 const QUOTE = Buffer.from('"');
 
@@ -242,13 +242,9 @@ export function stringifyWithRaw(value: unknown): { text: string; raws: RawJsonP
   const outer = collecting;
   collecting = raws;
   try {
-    return { text: JSON.stringify(value), raws };
-  } catch (error) {
     // Nested deeper than JSON.stringify recurses (a value no text was kept for): written again
     // with a stack of its own, its stand-ins listed anew.
-    if (!isStackOverflow(error)) throw error;
-    raws.length = 0;
-    return { text: deepStringify(value) as string, raws };
+    return { text: stringifyAnyDepth(value, () => (raws.length = 0)) as string, raws };
   } finally {
     collecting = outer;
   }

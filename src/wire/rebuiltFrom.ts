@@ -1,8 +1,10 @@
 /**
- * Which object a rebuilt one was made from (the engine's and the fit layer's copies with a member
- * replaced): the writer of a message that arrived as text finds, by it, the old block a rebuilt
- * block stands for where blocks moved, and so the text of the members it kept (numbers that
- * `JSON.parse` rounds among them). Always the first object of a chain: the one that was parsed.
+ * Which object a rebuilt one was made from (a message the engine, the fit layer or the stateless
+ * pool rebuilt; the engine's and the fit layer's blocks with a member replaced): the writer of a
+ * message that arrived as text finds, by it, the text the message came in, and the old block a
+ * rebuilt block stands for where blocks moved — so the members they kept go out as written
+ * (numbers that `JSON.parse` rounds among them). Always the first object of a chain: the one that
+ * was parsed.
  */
 const FROM = new WeakMap<object, object>();
 
