@@ -164,18 +164,24 @@ interface Lane {
   noHoldUntil: number;
 }
 
+/** A request an upstream sent to a host, waiting for its answer under the pool's id. */
+interface AskedOfHost {
+  readonly lane: Lane;
+  /** Its id as parsed: what the upstream's cancels name. */
+  readonly upstreamId: RequestId;
+  /** Its id as the upstream wrote it: what answers to it carry. */
+  readonly idOut: RequestId;
+  readonly timer: NodeJS.Timeout;
+  readonly owner: InFlight;
+}
+
 export class StatelessPool {
   private readonly lanes = new Set<Lane>();
   /**
-   * Requests upstreams sent to hosts: pool id → the upstream and the id it used (`upstreamId`,
-   * as parsed: what its cancels name; `idOut`, as it wrote it: what answers to it carry). A host
-   * answers in a later POST; one that has not within `requestTimeoutMs` never will: the upstream
-   * gets an error and the entry goes.
+   * Requests upstreams sent to hosts, by pool id. A host answers in a later POST; one that has
+   * not within `requestTimeoutMs` never will: the upstream gets an error and the entry goes.
    */
-  private readonly askedByHosts = new Map<
-    string,
-    { lane: Lane; upstreamId: RequestId; idOut: RequestId; timer: NodeJS.Timeout; owner: InFlight }
-  >();
+  private readonly askedByHosts = new Map<string, AskedOfHost>();
   private nextId = 0;
   private refusal: string | undefined;
   /** What hosts or upstreams sent that could not be taken, logged throttled (anyone may post). */
@@ -563,7 +569,7 @@ export class StatelessPool {
   }
 
   /** A question asked of hosts is no longer waiting: forgotten, its timer cleared. What it was, if it was waiting. */
-  private forgetAsk(id: string): { lane: Lane; upstreamId: RequestId; idOut: RequestId; owner: InFlight } | undefined {
+  private forgetAsk(id: string): AskedOfHost | undefined {
     const asked = this.askedByHosts.get(id);
     if (asked === undefined) return undefined;
     this.askedByHosts.delete(id);

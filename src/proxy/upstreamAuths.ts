@@ -70,17 +70,18 @@ export class UpstreamAuths {
     const key = JSON.stringify([server.url, server.auth, server.headers ?? {}]);
     const known = this.layers.get(name);
     if (known !== undefined && known.key === key) return known.auth;
+    const transport = transportOfServer(server);
     const options = {
       server: name,
       url: server.url,
       spec: authSpecOf(server.auth),
-      loginCommand: this.context.loginCommand(name, server.url, transportOfServer(server)),
+      loginCommand: this.context.loginCommand(name, server.url, transport),
       tokenDir: this.context.tokenDir,
       logger: this.context.logger,
       oauthRequestTimeoutMs: this.context.oauthRequestTimeoutMs,
       interactive: this.context.interactive,
       headers: server.headers,
-      transport: transportOfServer(server),
+      transport,
       fetch: this.context.fetch,
     };
     let loading: Promise<UpstreamAuth> | undefined;

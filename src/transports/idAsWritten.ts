@@ -4,7 +4,7 @@
  * its host's id) carries the very id the host sent, not one rounded to another number. The same
  * for a request's progress token, which the stateless pool gives back to its host.
  */
-import { memberSpans, skipSpace } from "../wire/jsonText.js";
+import { memberSpans, skipSpace, type Span } from "../wire/jsonText.js";
 import { RawJsonValue } from "../wire/rawJson.js";
 import type { RequestId } from "./jsonrpc.js";
 import { wireTextOf } from "./wireText.js";
@@ -25,7 +25,7 @@ function inexactAsWritten(message: object, value: RequestId, path: readonly stri
   const text = wireTextOf(message);
   if (text === undefined) return value;
   let open = skipSpace(text, 0);
-  let span: { start: number; end: number } | undefined;
+  let span: Span | undefined;
   for (const name of path) {
     if (text.charCodeAt(open) !== 0x7b) return value;
     span = memberSpans(text, open).get(name);

@@ -67,8 +67,17 @@ function gathered(response: Response): { messages: Array<Record<string, unknown>
   return { messages, ended };
 }
 
-const oversizedAnswer = (id: unknown): string =>
-  JSON.stringify({ jsonrpc: "2.0", id, result: { action: "accept", content: { name: "x".repeat(LIMIT) } } });
+/** A stateless POST, with `token`, of an answer to `id` over the limit: its status, its body read. */
+async function postOversizedAnswer(token: string, id: unknown): Promise<number> {
+  const response = await fetch(`${serve.url}/mcp/asks`, {
+    method: "POST",
+    headers: headers(token),
+    body: JSON.stringify({ jsonrpc: "2.0", id, result: { action: "accept", content: { name: "x".repeat(LIMIT) } } }),
+    signal: AbortSignal.timeout(10_000),
+  });
+  await response.text();
+  return response.status;
+}
 
 describe("a stateless host's answer over maxMessageBytes", () => {
   it("is refused 413, and the upstream that asked gets -32003 at once; another client's tells it nothing", async () => {
@@ -84,25 +93,11 @@ describe("a stateless host's answer over maxMessageBytes", () => {
     expect(question).toMatchObject({ method: "elicitation/create" });
     expect(question.id).not.toBe("q1");
 
-    const other = await fetch(`${serve.url}/mcp/asks`, {
-      method: "POST",
-      headers: headers(TOKENS[1]!),
-      body: oversizedAnswer(question.id),
-      signal: AbortSignal.timeout(10_000),
-    });
-    expect(other.status).toBe(413);
-    await other.text();
+    expect(await postOversizedAnswer(TOKENS[1]!, question.id)).toBe(413);
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     expect(messages).toHaveLength(1);
 
-    const own = await fetch(`${serve.url}/mcp/asks`, {
-      method: "POST",
-      headers: headers(TOKENS[0]!),
-      body: oversizedAnswer(question.id),
-      signal: AbortSignal.timeout(10_000),
-    });
-    expect(own.status).toBe(413);
-    await own.text();
+    expect(await postOversizedAnswer(TOKENS[0]!, question.id)).toBe(413);
     await expect.poll(() => messages.length, { timeout: 5_000 }).toBe(2);
     await ended;
     const result = messages[1] as { id: number; result: { content: Array<{ text: string }> } };
