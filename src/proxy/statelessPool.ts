@@ -66,6 +66,7 @@ import { forwardableMcpHeaders } from "../transports/mcpHeaders.js";
 import type { NormalizingTransport } from "./withNormalization.js";
 import { type InFlightRequest, RequestTable } from "./requestTable.js";
 import { serverRefused } from "./serverRefused.js";
+import { taskNamedBy } from "./taskOrigins.js";
 import { excerpt, isMessage, tooManyAskedError, unreadAnswerReason } from "./bridgeMessages.js";
 
 /** An upstream the pool may use: started, normalizing, and able to say why it ended. */
@@ -126,6 +127,8 @@ interface InFlight extends InFlightRequest {
   readonly timer: NodeJS.Timeout;
   /** The host's progress token and the pool's stand-in for it. */
   readonly progress: { readonly host: RequestId; readonly pool: number } | undefined;
+  /** The task it asks about (`tasks/result`, `tasks/get`, …): what the upstream says of that task goes to it. */
+  readonly task: string | undefined;
 }
 
 /** One stateless POST: its transport and its requests in flight (pool ids). */
@@ -379,6 +382,7 @@ export class StatelessPool {
         idOut: idAsWritten(msg),
         timer,
         progress,
+        task: taskNamedBy(msg),
       });
       post.waiting.add(id);
       this.send(upstream, rebuiltFrom(withIds(msg, id, progress?.pool), msg), options, id);
@@ -602,15 +606,22 @@ export class StatelessPool {
 
   /**
    * The request in flight a server→client message belongs to: by progress token; else the one
-   * whose response stream carried it (`onStream`); else the only POST with requests in flight.
+   * whose response stream carried it (`onStream`); else, for a message about a task, a request
+   * about that task; else the only POST with requests in flight.
    * With several POSTs in flight and nothing to tell them apart, nobody: any pick could hand one
-   * host's question — and its answer — to another host sharing the upstream.
+   * host's question — and its answer — to another host sharing the upstream. A message about a
+   * task goes to nobody rather than to the only POST: that one may be another client's.
    */
   private ownerOf(lane: Lane, msg: unknown, onStream: RequestId | undefined): InFlight | undefined {
     const token = isObj(msg) && isObj(msg.params) ? msg.params.progressToken : undefined;
     if (token === undefined) {
       // The request whose stream carried it, or nobody once that one is answered.
       if (onStream !== undefined) return lane.inFlight.get(onStream);
+      const task = taskNamedBy(msg);
+      if (task !== undefined) {
+        for (const inFlight of lane.inFlight.values()) if (inFlight.task === task) return inFlight;
+        return undefined;
+      }
       // One POST's requests (a batch) have one host: any of them carries it there.
       let only: InFlight | undefined;
       for (const inFlight of lane.inFlight.values()) {

@@ -63,3 +63,24 @@ export function createdTaskId(result: unknown): string | undefined {
   const id = (task as { taskId?: unknown }).taskId;
   return typeof id === "string" ? id : undefined;
 }
+
+/** Where a message names the task it is about, beside a `tasks/*` method's own `taskId`. */
+const RELATED_TASK = "io.modelcontextprotocol/related-task";
+
+/**
+ * The task a request or notification is about: the `taskId` of a `tasks/*` request or a task
+ * status notification, else the task its `_meta` names as related; undefined when it names none.
+ */
+export function taskNamedBy(message: unknown): string | undefined {
+  if (typeof message !== "object" || message === null) return undefined;
+  const { method, params } = message as { method?: unknown; params?: unknown };
+  if (typeof method !== "string" || typeof params !== "object" || params === null) return undefined;
+  const { taskId, _meta } = params as { taskId?: unknown; _meta?: unknown };
+  if (typeof taskId === "string" && (method.startsWith("tasks/") || method.startsWith("notifications/tasks/")))
+    return taskId;
+  if (typeof _meta !== "object" || _meta === null) return undefined;
+  const related = (_meta as Record<string, unknown>)[RELATED_TASK];
+  if (typeof related !== "object" || related === null) return undefined;
+  const relatedId = (related as { taskId?: unknown }).taskId;
+  return typeof relatedId === "string" ? relatedId : undefined;
+}
