@@ -13,6 +13,7 @@ import {
   alphaPng,
   bigPng,
   bmp24,
+  bmpPalette,
   bombPng,
   icon,
   photoJpeg,
@@ -103,6 +104,44 @@ describe("fitImage", () => {
     expect(b).toBeGreaterThan(0);
   });
 
+  it("shrinks a BMP over maxDimension with its colours (a 24-bit bitmap has no alpha to multiply by)", async () => {
+    const fit = fitted(await fitImage(bmp24(2000, 1000), { ...SETTINGS, maxBytes: 8 * 1024 * 1024 }, OPTIONS));
+    expect(await sizeOf(fit.bytes)).toMatchObject({ width: 1568, height: 784, hasAlpha: false });
+    const [r, g] = await pixelAt(fit.bytes, 784, 392);
+    expect(r).toBeGreaterThan(100);
+    expect(g).toBeGreaterThan(100);
+  });
+
+  it("converts palette BMPs (8, 4 and 1 bits a pixel) to PNG in their palette's colours", async () => {
+    for (const [bits, width] of [
+      [8, 300],
+      [4, 300],
+      [1, 300],
+      [8, 2000],
+    ] as const) {
+      const fit = fitted(await fitImage(bmpPalette(width, 100, bits, [200, 30, 60]), SETTINGS, OPTIONS));
+      expect(fit.mime, `${bits}-bit`).toBe("image/png");
+      const { width: w, height: h } = await sizeOf(fit.bytes);
+      for (const [x, y] of [
+        [0, 0],
+        [Math.floor(w / 2), Math.floor(h / 2)],
+        [w - 1, h - 1],
+      ] as const)
+        expect((await pixelAt(fit.bytes, x, y)).slice(0, 3), `${bits}-bit ${width} wide at ${x},${y}`).toEqual([
+          200, 30, 60,
+        ]);
+    }
+  });
+
+  it("leaves a BMP its decoder would get wrong as it came, saying why (run-length encoded, 4 bits an odd width)", async () => {
+    const rle = await fitImage(bmpPalette(300, 100, 8, [200, 30, 60], 1), SETTINGS, OPTIONS);
+    expect(rle).toMatchObject({ kind: "warn", action: "warn-image-undecodable" });
+    expect(rle.kind === "warn" && rle.reason).toContain("run-length");
+    const odd = await fitImage(bmpPalette(301, 100, 4, [200, 30, 60]), SETTINGS, OPTIONS);
+    expect(odd).toMatchObject({ kind: "warn", action: "warn-image-undecodable" });
+    expect(odd.kind === "warn" && odd.reason).toContain("odd width");
+  });
+
   it("converts an icon's largest entry to PNG, with its alpha", async () => {
     const fit = fitted(await fitImage(await icon(), SETTINGS, OPTIONS));
     expect(fit.mime).toBe("image/png");
@@ -141,26 +180,12 @@ describe("fitImage", () => {
     });
   });
 
-  it("decodes a BMP off the proxy's thread: a 1 KB run-length BMP of the most pixels allowed holds no session", async () => {
-    // 8-bit RLE, 8192×8192, its pixel data only the end-of-bitmap mark: bmp-ts fills 256 MiB of pixels.
-    const palette = Buffer.alloc(256 * 4);
-    const offset = 14 + 40 + palette.length;
-    const header = Buffer.alloc(54);
-    header.write("BM", 0);
-    header.writeUInt32LE(offset + 2, 2);
-    header.writeUInt32LE(offset, 10);
-    header.writeUInt32LE(40, 14);
-    header.writeInt32LE(8192, 18);
-    header.writeInt32LE(8192, 22);
-    header.writeUInt16LE(1, 26);
-    header.writeUInt16LE(8, 28);
-    header.writeUInt32LE(1, 30);
-    header.writeUInt32LE(2, 34);
-    header.writeUInt32LE(256, 46);
-    const bmp = Buffer.concat([header, palette, Buffer.from([0, 1])]);
+  it("decodes a BMP off the proxy's thread: two 16 MB bitmaps at once hold no session", async () => {
+    // bmp-ts, JavaScript, fills 64 MiB of pixels for each and reorders them.
+    const bmp = bmpPalette(4096, 4096, 8, [200, 30, 60]);
     // Two at once, as two sessions' would be (limits.fitConcurrency).
     const { result: fits, worstLagMs } = await worstLagDuring(() =>
-      Promise.all([1, 2].map(() => fitImage(bmp, SETTINGS, { ...OPTIONS, maxPixels: 8192 * 8192 }))),
+      Promise.all([1, 2].map(() => fitImage(bmp, SETTINGS, OPTIONS))),
     );
     expect(fits.map((fit) => fit.kind)).toEqual(["fitted", "fitted"]);
     // On the proxy's thread the two decodes held it for half a second, back to back.

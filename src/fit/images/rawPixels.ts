@@ -4,7 +4,7 @@ export interface RawPixels {
   readonly data: Buffer;
   readonly width: number;
   readonly height: number;
-  /** False when the format carries no alpha: the fourth channel is dropped. */
+  /** False when the format carries no alpha: the fourth channel is opaque (255), and dropped. */
   readonly alpha: boolean;
 }
 
