@@ -115,6 +115,8 @@ export class SessionManager {
   private readonly entryChanges = new Map<string, number>();
   /** Per server, the starts waiting out its restart delay: a new entry for it ends their wait. */
   private readonly restartWaits = new Map<string, Set<() => void>>();
+  /** Sessions whose host waits while their upstream waits out its restart delay: requests in flight too. */
+  private waitingToStart = 0;
   private readonly now: () => number;
   private refusal: string | undefined;
   private counter = 0;
@@ -141,7 +143,7 @@ export class SessionManager {
 
   /** Host requests still waiting for an upstream, over every session. */
   get waitingRequests(): number {
-    let total = 0;
+    let total = this.waitingToStart;
     for (const { bridge } of this.sessions.values()) total += bridge.waitingCount;
     for (const pool of this.pools.values()) total += pool.waitingCount;
     return total;
@@ -155,6 +157,8 @@ export class SessionManager {
     this.refusal = why;
     for (const { bridge } of this.sessions.values()) bridge.refuseNewRequests(why);
     for (const pool of this.pools.values()) pool.refuseNewRequests(why);
+    // Starts waiting out a restart delay stop waiting: they are refused now, with this reason.
+    for (const waits of [...this.restartWaits.values()]) for (const wake of [...waits]) wake();
   }
 
   /** Resolves when no host request is waiting, or after `graceMs`; true when all finished. */
@@ -253,7 +257,17 @@ export class SessionManager {
     const health = this.health.get(server);
     if (!this.servers.has(server) || health === undefined) throw new Error(`no server named ${server}`);
     if (this.refusal !== undefined) throw new Error(this.refusal);
-    await this.waitToRestart(server);
+    this.waitingToStart++;
+    try {
+      await this.waitToRestart(server);
+    } finally {
+      this.waitingToStart--;
+      // After the refusal below has reached its host (a later turn of the loop): then a drain may end.
+      if (this.settledWaiters.size > 0)
+        setImmediate(() => {
+          for (const waiter of [...this.settledWaiters]) waiter();
+        });
+    }
     if (this.refusal !== undefined) throw new Error(this.refusal);
     // Read after the wait: a SIGHUP meanwhile may have brought a new entry (and a fresh start).
     const entry = this.servers.get(server)!;

@@ -1,0 +1,45 @@
+/**
+ * SIGTERM while a host's session waits out the restart backoff of an upstream that keeps dying:
+ * the host is answered with an error naming the shutdown, not left without an answer.
+ */
+import { describe, expect, it } from "vitest";
+import { serveConfig } from "./helpers.js";
+
+const INITIALIZE = {
+  jsonrpc: "2.0",
+  id: 1,
+  method: "initialize",
+  params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+};
+
+describe("serve on SIGTERM, a session waiting to restart its upstream", () => {
+  it("the waiting initialize gets -32001 naming the shutdown at once, and the proxy exits 0", async () => {
+    const serve = await serveConfig({
+      mcpServers: { dies: { command: process.execPath, args: ["-e", "process.exit(3)"] } },
+      limits: { restartBackoffMs: 20_000, shutdownGraceMs: 10_000 },
+    });
+    const initialize = () =>
+      fetch(`${serve.url}/mcp/dies`, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+        body: JSON.stringify(INITIALIZE),
+        signal: AbortSignal.timeout(15_000),
+      });
+    // The first start fails: the next waits restartBackoffMs.
+    expect(await (await initialize()).text()).toContain('"code":-32001');
+    const waiting = initialize().then(
+      async (response) => ({ status: response.status, body: await response.text() }),
+      (error: unknown) => ({ status: 0, body: String(error) }),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const exited = new Promise<number | null>((resolve) => serve.child.once("exit", resolve));
+    const sent = Date.now();
+    serve.child.kill("SIGTERM");
+    const answer = await waiting;
+    expect(answer.status).toBe(502);
+    expect(JSON.parse(answer.body)).toMatchObject({ id: 1, error: { code: -32001 } });
+    expect(answer.body).toContain("shutting down (SIGTERM)");
+    expect(Date.now() - sent).toBeLessThan(3000);
+    expect(await exited).toBe(0);
+  });
+});
