@@ -5,7 +5,7 @@
  * about `maxUris` rows (those that save or grow most) and counts the entries it could not keep.
  */
 import { recordedText } from "../normalize/recordedText.js";
-import { WARNING_ACTIONS, type ChangeAction, type ChangeRecord } from "../normalize/change.js";
+import { CHANGE_ACTIONS, WARNING_ACTIONS, type ChangeAction, type ChangeRecord } from "../normalize/change.js";
 import { parseMediaType } from "../normalize/mediaType.js";
 import {
   REPORT_SCHEMA_VERSION,
@@ -80,6 +80,16 @@ interface UriState {
 }
 
 const OTHER = "(other)";
+
+/** The actions this version writes: always counted by name. */
+const KNOWN_ACTIONS: ReadonlySet<string> = new Set<string>(CHANGE_ACTIONS);
+
+/**
+ * Most distinct actions this version does not write that are counted by name; the rest count as
+ * `(other)`. Every row of every breakdown counts its facts by action: unbounded names would grow
+ * each row with the log.
+ */
+export const MAX_FOREIGN_ACTIONS = 100;
 const NO_MIME = "(none)";
 
 export function emptyTotals(): Totals {
@@ -158,6 +168,8 @@ export class ReportAggregator {
     method: new Map<string, Totals>(),
   };
   private readonly uris = new Map<string, UriState>();
+  /** Actions counted by name that this version does not write (see `foreignAction`). */
+  private readonly foreignActions = new Set<string>();
   private readonly failures: ReadFailure[] = [];
   private readonly malformedExamples: MalformedLine[] = [];
   private malformedCount = 0;
@@ -211,7 +223,29 @@ export class ReportAggregator {
     return this.bytesAdded + fact.bytesBefore + fact.bytesAfter <= Number.MAX_SAFE_INTEGER;
   }
 
-  add(given: EntryFact): void {
+  /**
+   * Why a chained fact cannot continue the entry before it (a hostile or garbled log, whose
+   * totals would go below zero): a change after an applied one whose `bytesBefore` is not what the
+   * entry was left at, or any that would leave the entry below 0 bytes (a dry run's engine changes
+   * are not made, so the fit layer's after them measures the entry as it came: bytes apart).
+   * Undefined when it can, or is no chained fact of that entry.
+   */
+  chainBreak(
+    fact: Pick<EntryFact, "chained" | "server" | "uri" | "bytesBefore" | "bytesAfter" | "applied">,
+  ): string | undefined {
+    const continued = this.entry;
+    if (fact.chained !== true || continued?.fact.server !== fact.server || continued.fact.uri !== fact.uri)
+      return undefined;
+    const left = continued.own.bytesAfter;
+    if (continued.fact.applied !== false && fact.applied !== false && fact.bytesBefore !== left)
+      return `chained record's bytesBefore (${fact.bytesBefore}) is not what the change before it left (${left})`;
+    if (left + fact.bytesAfter - fact.bytesBefore < 0)
+      return `chained record takes its entry below 0 bytes (${left} + ${fact.bytesAfter} − ${fact.bytesBefore})`;
+    return undefined;
+  }
+
+  add(read: EntryFact): void {
+    const given = KNOWN_ACTIONS.has(read.action) ? read : { ...read, action: this.foreignAction(read.action) };
     // A chained fact follows the one it continues (same server and URI); one that does not — a
     // hostile or garbled log — is an entry of its own.
     const continued = this.entry;
@@ -326,6 +360,17 @@ export class ReportAggregator {
     const totals = this.slot(map, key);
     addToTotals(totals, fact, asEntry);
     return totals;
+  }
+
+  /**
+   * An action this version does not write (a newer proxy's, or a hostile log's): counted by its
+   * name among the first `MAX_FOREIGN_ACTIONS`, then as `(other)` — every row counts by action.
+   */
+  private foreignAction(action: string): string {
+    if (this.foreignActions.has(action)) return action;
+    if (this.foreignActions.size >= MAX_FOREIGN_ACTIONS) return OTHER;
+    this.foreignActions.add(action);
+    return action;
   }
 
   /** The row `key` is counted in: its own, or `(other)` once the breakdown is full. */

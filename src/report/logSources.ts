@@ -145,8 +145,10 @@ export async function aggregateLogSource(
       // A byte order mark before a file's first line (a log saved by an editor) is not part of it.
       const bom = lineNo === 1 && startsWithBom(bytes);
       const parsed = parseLogLine(bytes.toString("utf8", bom ? 3 : 0));
+      const broken = parsed.kind === "record" ? aggregator.chainBreak(parsed.fact) : undefined;
       if (parsed.kind === "record" && !aggregator.fits(parsed.fact))
         aggregator.addMalformed({ source: name, line: lineNo, error: TOTALS_FULL });
+      else if (broken !== undefined) aggregator.addMalformed({ source: name, line: lineNo, error: broken });
       else if (parsed.kind === "record") aggregator.add(parsed.fact);
       else if (parsed.kind === "ignored") aggregator.addIgnored();
       else if (parsed.kind === "malformed")

@@ -3,6 +3,7 @@
  * into the size report. Streams its input; malformed lines are counted and shown,
  * never fatal.
  */
+import { visible } from "../../errors/visible.js";
 import { NormalizerError } from "../../errors/NormalizerError.js";
 import { resolve } from "node:path";
 import { aggregateLogSources, DEFAULT_MAX_LOG_LINE_BYTES, expandLogSources } from "../../report/logSources.js";
@@ -84,8 +85,9 @@ export async function runReport(argv: readonly string[], io: CliIo): Promise<Exi
   return EXIT.OK;
 }
 
+/** The first malformed line, as the terminal shows it: what the log held quoted in it is made visible. */
 function describeFirst(example: { source: string; line: number; error: string } | undefined): string {
-  return example === undefined ? "–" : `${example.source}:${example.line}: ${example.error}`;
+  return example === undefined ? "–" : visible(`${example.source}:${example.line}: ${example.error}`);
 }
 
 /** A limit of 0 would drop everything: refused, not turned into 1 without a word. */
