@@ -1,6 +1,7 @@
 import { createServer, type Server } from "node:http";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { randomBytes } from "node:crypto";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fitImage, type ImageFit } from "../../src/fit/images/fitImage.js";
@@ -146,6 +147,27 @@ describe("fitImage", () => {
     const fit = fitted(await fitImage(await icon(), SETTINGS, OPTIONS));
     expect(fit.mime).toBe("image/png");
     expect(await sizeOf(fit.bytes)).toMatchObject({ width: 48, height: 48, hasAlpha: true });
+  });
+
+  it("fits a small maxBytes whatever the image's first size: a larger image of the same noise fits too", async () => {
+    const settings: ImageSettings = {
+      maxDimension: 4000,
+      maxBytes: 3000,
+      formats: ["image/png", "image/jpeg"],
+      resources: false,
+    };
+    for (const [width, height] of [
+      [1500, 1000],
+      [3000, 2000],
+    ] as const) {
+      // Random pixels: no encoding makes them much smaller, only fewer pixels do.
+      const noise = await sharp(randomBytes(width * height * 3), { raw: { width, height, channels: 3 } })
+        .jpeg({ quality: 90 })
+        .toBuffer();
+      const fit = fitted(await fitImage(noise, settings, OPTIONS));
+      expect(fit.bytes.length, `${width}×${height}`).toBeLessThanOrEqual(3000);
+      expect((await sizeOf(fit.bytes)).width, `${width}×${height}`).toBeGreaterThanOrEqual(16);
+    }
   });
 
   it("renders SVG to PNG at most maxDimension on the long side", async () => {
