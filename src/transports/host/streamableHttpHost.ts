@@ -47,6 +47,7 @@ import { errorResponse, idKey, keyId, methodOf, type RequestId, requestIdOf, res
 import { SseWriter } from "./sseWriter.js";
 import { DrainWaiter, mustWaitForDrain, SENT } from "../drainWaiter.js";
 import { encodeWire, heldBytes, type WireJson } from "../wireJson.js";
+import { idAsWritten } from "../idAsWritten.js";
 import { EVENT_OVERHEAD_BYTES, parseEventId, type Replay, ReplayLog } from "./replayLog.js";
 import { RepeatedProblem } from "../../observe/repeatedProblem.js";
 
@@ -119,6 +120,8 @@ interface Exchange {
   window: NodeJS.Timeout | undefined;
   readonly pending: Set<string>;
   readonly order: readonly string[];
+  /** Each request's id as its host wrote it, by key: what an error for it is sent under. */
+  readonly ids: ReadonlyMap<string, ReturnType<typeof idAsWritten>>;
   /** Answers held, encoded, while no stream is open; in the order they came. */
   readonly answers: Map<string, WireJson>;
   readonly batch: boolean;
@@ -240,12 +243,14 @@ export class StreamableHttpHostSession extends HostTransportBase {
   ): void {
     this.touch();
     const keys: string[] = [];
+    const ids = new Map<string, ReturnType<typeof idAsWritten>>();
     const first = this.firstPost && this.sessionId !== undefined;
     this.firstPost = false;
     for (const message of messages) {
       const id = requestIdOf(message);
       if (id === undefined) continue;
       keys.push(idKey(id));
+      ids.set(idKey(id), idAsWritten(message as { id: RequestId }));
       if (first && this.opening === undefined && methodOf(message) === "initialize") this.opening = idKey(id);
     }
     if (keys.length === 0) {
@@ -285,6 +290,7 @@ export class StreamableHttpHostSession extends HostTransportBase {
       window: undefined,
       pending: new Set(keys),
       order: keys,
+      ids,
       answers: new Map(),
       batch,
       done: false,
@@ -405,14 +411,22 @@ export class StreamableHttpHostSession extends HostTransportBase {
       // out on a stream, as they would have; with none, it gets the error a JSON POST gets.
       if (exchange.streamable && exchange.sse === undefined && exchange.answers.size > 0) this.openStream(exchange);
       if (exchange.sse !== undefined) exchange.sse.end();
-      else
-        replyJsonRpcError(
-          exchange.res,
-          503,
-          JSONRPC.UPSTREAM_UNAVAILABLE,
-          "The session ended before the request was answered",
-          this.headers(),
-        );
+      else if (!exchange.done) {
+        // Each request still waiting gets the error under its own id; a batch keeps what it had.
+        for (const key of exchange.pending)
+          exchange.answers.set(
+            key,
+            encodeWire(
+              errorResponse(
+                exchange.ids.get(key) as RequestId,
+                JSONRPC.UPSTREAM_UNAVAILABLE,
+                "The session ended before the request was answered",
+              ),
+            ),
+          );
+        exchange.pending.clear();
+        this.replyHeld(exchange);
+      }
       this.endExchange(exchange);
     }
     this.standalone?.end();

@@ -387,7 +387,7 @@ describe("lazy SSE: endings", () => {
     expect(session.closed).toBe(false);
   });
 
-  it("the session ending in the window: a 503 JSON-RPC error, as a JSON-only POST gets", async () => {
+  it("the session ending in the window: a JSON-RPC error under the request's id, as a JSON-only POST gets", async () => {
     const fx = await start({ lazySseWindowMs: 60_000 });
     const { sessionId, session } = await initialize(fx);
     const pending = post(
@@ -398,10 +398,10 @@ describe("lazy SSE: endings", () => {
     await fx.request(1);
     await session.transport.close();
     const response = await pending;
-    expect(response.status).toBe(503);
+    expect(response.status).toBe(200);
     expect(await response.json()).toMatchObject({
       jsonrpc: "2.0",
-      id: null,
+      id: 1,
       error: {
         code: JSONRPC.UPSTREAM_UNAVAILABLE,
         message: expect.stringMatching(/session ended before the request was answered/),
@@ -421,7 +421,7 @@ describe("lazy SSE: endings", () => {
     expect(await sseMessages(response)).toEqual([result("a", "kept")]);
   });
 
-  it("the session ending while a JSON-only batch holds one answer: the 503 error, never a stream", async () => {
+  it("the session ending while a JSON-only batch holds one answer: it and an error for the other, never a stream", async () => {
     const fx = await start({ lazySseWindowMs: 60_000 });
     const { sessionId, session } = await initialize(fx);
     const pending = postBatchAB(fx.url, sessionId, { accept: "application/json" });
@@ -429,9 +429,12 @@ describe("lazy SSE: endings", () => {
     await session.transport.send(result("a", "held"));
     await session.transport.close();
     const response = await pending;
-    expect(response.status).toBe(503);
+    expect(response.status).toBe(200);
     expect(response.headers.get("content-type")).toBe("application/json");
-    expect(await response.json()).toMatchObject({ id: null, error: { code: JSONRPC.UPSTREAM_UNAVAILABLE } });
+    expect(await response.json()).toMatchObject([
+      { id: "a", result: { content: [{ text: "held" }] } },
+      { id: "b", error: { code: JSONRPC.UPSTREAM_UNAVAILABLE } },
+    ]);
   });
 
   it("an answer that cannot be serialized rejects without answering or opening the stream; the error answer for its id is JSON", async () => {
