@@ -43,10 +43,13 @@ export function loadConfigFile(
   const path = resolve(file);
   let text: string;
   try {
-    if (options.regularFileOnly === true && !statSync(path).isFile())
+    const stat = options.regularFileOnly === true ? statSync(path) : undefined;
+    if (stat !== undefined && !stat.isFile())
       throw new NormalizerError(
         "CONFIG_NOT_FOUND",
-        `cannot read config file ${file} again: it is not a regular file (a pipe or a device)`,
+        `cannot read config file ${file} again: ${
+          stat.isDirectory() ? "it is a folder now, not a file" : "it is not a regular file (a pipe or a device)"
+        }`,
         { file },
       );
     text = readFileSync(path, "utf8");

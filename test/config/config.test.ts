@@ -257,6 +257,9 @@ describe("config", () => {
     // A folder named as the config: said plainly, not as the system call's error.
     const folder = errorOf(() => loadConfigFile(tmpdir(), {}));
     expect(folder.message).toBe(`cannot read config file ${tmpdir()}: a folder, not a file`);
+    // Read again on SIGHUP (regular files only): a folder is named as one there too.
+    const again = errorOf(() => loadConfigFile(tmpdir(), {}, { regularFileOnly: true }));
+    expect(again.message).toBe(`cannot read config file ${tmpdir()} again: it is a folder now, not a file`);
   });
 
   it("a value of a type no option of a union takes is told every type it may be", () => {
