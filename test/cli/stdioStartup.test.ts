@@ -27,7 +27,6 @@ const NOT_AT_START = [
   "dist/fit/images/",
   "node_modules/sharp/",
   "node_modules/@resvg/",
-  "node_modules/bmp-ts/",
   "node_modules/decode-ico/",
   // The charset tables and detector load with the first non-UTF-8 text.
   "iconv-lite",

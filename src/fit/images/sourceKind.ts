@@ -1,6 +1,6 @@
 /**
  * Which decoder an image's bytes go to, read from the bytes themselves (never from the declared
- * type, which servers get wrong): sharp for the raster formats libvips reads, bmp-ts for BMP,
+ * type, which servers get wrong): sharp for the raster formats libvips reads, our own decoder for BMP,
  * decode-ico for icons, resvg for SVG. SVG is never handed to sharp: its librsvg would resolve
  * references to local files.
  */

@@ -1,0 +1,124 @@
+/**
+ * A BMP's pixels as RGBA, from its bytes: the decoder run in the BMP worker (see `bmp.ts`).
+ *
+ * Self-contained on purpose — no imports, no names from outside its body — because the worker is
+ * given its source text (`decodeBmpPixels.toString()`), the same from the sources and the package.
+ *
+ * Read: the OS/2 core header (12 bytes) and BITMAPINFOHEADER with its V2–V5 extensions; 1-, 4- and
+ * 8-bit palettes (3- or 4-byte entries, `biClrUsed` of them); 16- and 32-bit BI_RGB (5-5-5, 8-8-8,
+ * no alpha: writers leave that byte 0) and BI_BITFIELDS / BI_ALPHABITFIELDS masks (each channel
+ * scaled to 0–255 by its mask's largest value); 24-bit; bottom-up and top-down; the pixel data
+ * where `bfOffBits` says. Anything else (run-length, JPEG or PNG inside, other depths, data
+ * shorter than the size declared) is refused with the reason: never guessed into wrong pixels.
+ */
+
+export interface BmpPixels {
+  readonly width: number;
+  readonly height: number;
+  /** RGBA, rows top to bottom. */
+  readonly data: Uint8Array;
+  /** Whether the bitmap carries alpha (16/32-bit with an alpha mask); else every alpha byte is 255. */
+  readonly alpha: boolean;
+}
+
+export function decodeBmpPixels(bytes: Uint8Array): BmpPixels | { readonly error: string } {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const fail = (error: string) => ({ error });
+  if (bytes.length < 26 || bytes[0] !== 0x42 || bytes[1] !== 0x4d) return fail("not a BMP (no BM signature)");
+  const dataOffset = view.getUint32(10, true);
+  const headerSize = view.getUint32(14, true);
+  const core = headerSize === 12;
+  if (!core && headerSize < 40) return fail(`BMP header of ${headerSize} bytes is not one of the known headers`);
+  if (14 + headerSize > bytes.length) return fail("BMP shorter than its header");
+  const width = core ? view.getUint16(18, true) : view.getInt32(18, true);
+  const signedHeight = core ? view.getUint16(20, true) : view.getInt32(22, true);
+  const bits = core ? view.getUint16(24, true) : view.getUint16(28, true);
+  const compression = core ? 0 : view.getUint32(30, true);
+  const topDown = signedHeight < 0;
+  const height = Math.abs(signedHeight);
+  if (width <= 0 || height <= 0) return fail("BMP declares no pixels");
+  if (![1, 4, 8, 16, 24, 32].includes(bits)) return fail(`BMP of ${bits} bits a pixel is not decoded`);
+  const masked = compression === 3 || compression === 6;
+  if (compression !== 0 && !(masked && (bits === 16 || bits === 32))) {
+    const names: Record<number, string> = { 1: "BI_RLE8", 2: "BI_RLE4", 3: "BI_BITFIELDS", 4: "BI_JPEG", 5: "BI_PNG" };
+    const name = names[compression] ?? `compression ${compression}`;
+    return fail(`BMP with ${name} at ${bits} bits a pixel is not decoded`);
+  }
+
+  // Masks: BI_RGB's fixed layouts, or those the header (V2 and later) or the 12 bytes after a
+  // 40-byte header hold; alpha only from a mask given with BI_BITFIELDS / BI_ALPHABITFIELDS.
+  let masks = bits === 16 ? [0x7c00, 0x03e0, 0x001f, 0] : [0xff0000, 0x00ff00, 0x0000ff, 0];
+  if (masked) {
+    const at = 14 + 40;
+    const withAlpha = compression === 6 || headerSize >= 56;
+    if (at + (withAlpha ? 16 : 12) > bytes.length) return fail("BMP shorter than its colour masks");
+    masks = [
+      view.getUint32(at, true),
+      view.getUint32(at + 4, true),
+      view.getUint32(at + 8, true),
+      withAlpha ? view.getUint32(at + 12, true) : 0,
+    ];
+  }
+  const channels = masks.map((mask) => {
+    let shift = 0;
+    while (mask !== 0 && ((mask >>> shift) & 1) === 0) shift++;
+    return { mask: mask >>> 0, shift, max: mask === 0 ? 0 : (mask >>> 0) >>> shift };
+  });
+  const alpha = channels[3]!.max !== 0;
+
+  let palette: Uint8Array | undefined;
+  if (bits <= 8) {
+    const entrySize = core ? 3 : 4;
+    const declared = core ? 0 : view.getUint32(46, true);
+    const entries = declared === 0 || declared > 2 ** bits ? 2 ** bits : declared;
+    const at = 14 + headerSize + (masked ? 12 : 0);
+    // A palette may be cut short by the pixel data: what is there is read, the rest is black.
+    const available = Math.max(0, Math.min(entries, Math.floor((Math.min(dataOffset, bytes.length) - at) / entrySize)));
+    palette = new Uint8Array(2 ** bits * 4);
+    for (let i = 0; i < available; i++) {
+      const p = at + i * entrySize;
+      palette[i * 4] = bytes[p + 2]!;
+      palette[i * 4 + 1] = bytes[p + 1]!;
+      palette[i * 4 + 2] = bytes[p]!;
+      palette[i * 4 + 3] = 255;
+    }
+    for (let i = available; i < 2 ** bits; i++) palette[i * 4 + 3] = 255;
+  }
+
+  const stride = Math.floor((bits * width + 31) / 32) * 4;
+  if (dataOffset + stride * height > bytes.length)
+    return fail(`BMP pixel data is shorter than its ${width}×${height} pixels`);
+  const data = new Uint8Array(width * height * 4);
+  const scale = (value: number, channel: { max: number }) =>
+    channel.max === 255 ? value : channel.max === 0 ? 0 : Math.round((value * 255) / channel.max);
+  for (let y = 0; y < height; y++) {
+    const row = dataOffset + (topDown ? y : height - 1 - y) * stride;
+    let out = y * width * 4;
+    for (let x = 0; x < width; x++, out += 4) {
+      if (palette !== undefined) {
+        const bit = x * bits;
+        const byte = bytes[row + (bit >> 3)]!;
+        const index = bits === 8 ? byte : (byte >> (8 - bits - (bit & 7))) & (2 ** bits - 1);
+        data[out] = palette[index * 4]!;
+        data[out + 1] = palette[index * 4 + 1]!;
+        data[out + 2] = palette[index * 4 + 2]!;
+        data[out + 3] = 255;
+      } else if (bits === 24) {
+        const p = row + x * 3;
+        data[out] = bytes[p + 2]!;
+        data[out + 1] = bytes[p + 1]!;
+        data[out + 2] = bytes[p]!;
+        data[out + 3] = 255;
+      } else {
+        const pixel = bits === 16 ? view.getUint16(row + x * 2, true) : view.getUint32(row + x * 4, true);
+        for (let c = 0; c < 3; c++) {
+          const channel = channels[c]!;
+          data[out + c] = scale((pixel & channel.mask) >>> channel.shift, channel);
+        }
+        const a = channels[3]!;
+        data[out + 3] = alpha ? scale((pixel & a.mask) >>> a.shift, a) : 255;
+      }
+    }
+  }
+  return { width, height, data, alpha };
+}
