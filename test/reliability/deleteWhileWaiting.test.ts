@@ -1,6 +1,7 @@
 /**
  * A `/mcp` host ends its session (DELETE) while its JSON POSTs still wait: each gets an error under
  * its own id — as written, for an id past 2^53 — and a batch keeps the answers it already had.
+ * The session ending just after its POSTs were answered (its upstream died) ends its streams.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ServeProcess } from "../helpers/proxyProcess.js";
@@ -63,5 +64,31 @@ describe("DELETE of a /mcp session with JSON POSTs still waiting", () => {
     expect(answers.map((a) => a.id)).toEqual(["p", "s"]);
     expect(answers[0]!.result).toBeDefined();
     expect(answers[1]!.error?.code).toBe(-32001);
+  });
+});
+
+describe("a /mcp session whose upstream dies with JSON POSTs waiting and its GET stream open", () => {
+  it("each POST gets -32001, the GET stream ends, and nothing is written twice", async () => {
+    const id = await session();
+    const headers = { ...JSON_ONLY, "mcp-session-id": id, "mcp-protocol-version": "2025-03-26" };
+    const stream = await fetch(`${serve.url}/mcp/fx`, {
+      headers: { ...headers, accept: "text/event-stream" },
+      signal: AbortSignal.timeout(10_000),
+    });
+    const streamEnded = stream.text().then(
+      () => "ended",
+      (error: unknown) => `not ended: ${String(error)}`,
+    );
+    const post = (body: string) =>
+      fetch(`${serve.url}/mcp/fx`, { method: "POST", headers, body, signal: AbortSignal.timeout(10_000) }).then(
+        async (response) => response.text(),
+      );
+    const sleeping = post(sleep("5"));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const crashed = await post(`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"crash"}}`);
+    expect(JSON.parse(crashed)).toMatchObject({ id: 6, error: { code: -32001 } });
+    expect(JSON.parse(await sleeping)).toMatchObject({ id: 5, error: { code: -32001 } });
+    expect(await streamEnded).toBe("ended");
+    expect(serve.stderr()).not.toContain("Cannot write headers");
   });
 });

@@ -411,8 +411,9 @@ export class StreamableHttpHostSession extends HostTransportBase {
       // out on a stream, as they would have; with none, it gets the error a JSON POST gets.
       if (exchange.streamable && exchange.sse === undefined && exchange.answers.size > 0) this.openStream(exchange);
       if (exchange.sse !== undefined) exchange.sse.end();
-      else if (!exchange.done) {
+      else if (!exchange.done && !exchange.res.headersSent) {
         // Each request still waiting gets the error under its own id; a batch keeps what it had.
+        // (One answered already, its response still finishing, is left to finish.)
         for (const key of exchange.pending)
           exchange.answers.set(
             key,
