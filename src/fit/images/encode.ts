@@ -24,14 +24,14 @@ export interface Encoded {
 }
 
 const LOSSY_QUALITIES = [85, 75, 60, 45] as const;
-/**
- * Each further round shrinks both sides by at least this factor (the area roughly halves) — more
- * when the smallest encoding of the round was further over: bytes go roughly with the area, so
- * the sides go by the square root of how far over, with this margin.
- */
+/** Each further round shrinks both sides by this factor (the area roughly halves). */
 const SHRINK = 0.7;
-const SHRINK_MARGIN = 0.9;
-const MAX_ROUNDS = 8;
+/**
+ * Rounds enough to take any side allowed down to `MIN_SIDE` (0.7^24 of 2^16 px is under 16): a
+ * small `maxBytes` is reached from a large image too. (Larger steps after a far-over round cost
+ * fewer encodes but sent images far smaller than needed.)
+ */
+const MAX_ROUNDS = 24;
 /** An encoding this many times over maxBytes skips the lower qualities of its format. */
 const FAR_OVER = 1.6;
 /** Below this long side an image is not made smaller still. */
@@ -66,26 +66,19 @@ export async function encodeToFit(
   let width = pixels.width;
   let height = pixels.height;
   for (let round = 0; round < MAX_ROUNDS; round++) {
-    let smallest = Infinity;
     for (const mime of order) {
       const qualities = mime === "image/jpeg" || mime === "image/webp" ? LOSSY_QUALITIES : [undefined];
       for (const quality of qualities) {
         const bytes = await encodeOnce(sharp, pixels, width, height, mime, quality);
         if (bytes.length <= maxBytes)
           return { bytes, mime, width, height, ...(quality === undefined ? {} : { quality }) };
-        smallest = Math.min(smallest, bytes.length);
         // Far over: a lower quality will not close the gap; a smaller image will.
         if (bytes.length > maxBytes * FAR_OVER) break;
       }
     }
     if (Math.max(width, height) * SHRINK < MIN_SIDE) break;
-    // Not below the smallest side worth sending: the last round tries that size.
-    const scale = Math.max(
-      Math.min(SHRINK, SHRINK_MARGIN * Math.sqrt(maxBytes / smallest)),
-      MIN_SIDE / Math.max(width, height),
-    );
-    width = Math.max(1, Math.round(width * scale));
-    height = Math.max(1, Math.round(height * scale));
+    width = Math.max(1, Math.round(width * SHRINK));
+    height = Math.max(1, Math.round(height * SHRINK));
   }
   return null;
 }
