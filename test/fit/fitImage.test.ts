@@ -168,6 +168,29 @@ describe("fitImage", () => {
     }
   });
 
+  it("an icon's 32-bit bitmap entry whose alpha bytes are all 0 (written before alpha was read) is opaque, not invisible", async () => {
+    const side = 16;
+    // A 40-byte DIB header (height doubled: colour rows, then the AND mask), red pixels, alpha 0.
+    const entry = Buffer.alloc(40 + side * side * 4 + side * 4);
+    entry.writeUInt32LE(40, 0);
+    entry.writeInt32LE(side, 4);
+    entry.writeInt32LE(side * 2, 8);
+    entry.writeUInt16LE(1, 12);
+    entry.writeUInt16LE(32, 14);
+    for (let p = 0; p < side * side; p++) entry[40 + p * 4 + 2] = 255;
+    const directory = Buffer.alloc(6 + 16);
+    directory.writeUInt16LE(1, 2);
+    directory.writeUInt16LE(1, 4);
+    directory[6] = side;
+    directory[7] = side;
+    directory.writeUInt16LE(1, 10);
+    directory.writeUInt16LE(32, 12);
+    directory.writeUInt32LE(entry.length, 14);
+    directory.writeUInt32LE(directory.length, 18);
+    const fit = fitted(await fitImage(Buffer.concat([directory, entry]), SETTINGS, OPTIONS));
+    expect(await pixelAt(fit.bytes, 8, 8)).toEqual([255, 0, 0, 255]);
+  });
+
   it("renders SVG to PNG at most maxDimension on the long side", async () => {
     const fit = fitted(await fitImage(svg(4000, 1000), SETTINGS, OPTIONS));
     expect(fit.mime).toBe("image/png");

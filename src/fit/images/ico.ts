@@ -42,13 +42,11 @@ export function decodeIcon(bytes: Buffer, maxPixels: number): RawPixels | Encode
   );
   if (best.type === "png")
     return { kind: "encoded", bytes: Buffer.from(best.data.buffer, best.data.byteOffset, best.data.byteLength) };
-  return {
-    kind: "raw",
-    data: Buffer.from(best.data.buffer, best.data.byteOffset, best.data.byteLength),
-    width: best.width,
-    height: best.height,
-    alpha: true,
-  };
+  const data = Buffer.from(best.data.buffer, best.data.byteOffset, best.data.byteLength);
+  // A 32-bit entry whose alpha bytes are all 0 was written before alpha was read (Windows then
+  // goes by the AND mask, which decode-ico does not apply to it): opaque, rather than invisible.
+  if (best.bpp === 32 && allAlphaZero(data)) for (let i = 3; i < data.length; i += 4) data[i] = 255;
+  return { kind: "raw", data, width: best.width, height: best.height, alpha: true };
 }
 
 /**
@@ -60,4 +58,9 @@ function entryPixels(bytes: Buffer, offset: number): [number, number] {
     return [bytes.readUInt32BE(offset + 16), bytes.readUInt32BE(offset + 20)];
   }
   return [bytes.readUInt32LE(offset + 4), Math.floor(bytes.readUInt32LE(offset + 8) / 2)];
+}
+
+function allAlphaZero(rgba: Buffer): boolean {
+  for (let i = 3; i < rgba.length; i += 4) if (rgba[i] !== 0) return false;
+  return true;
 }
