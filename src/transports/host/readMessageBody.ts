@@ -70,6 +70,17 @@ export interface BodyLimits {
   readonly maxNodes?: number | undefined;
 }
 
+/**
+ * A body that comes in many small chunks (`Transfer-Encoding: chunked`, a byte each) is copied
+ * into slabs of this size past its first `CHUNKS_KEPT_AS_THEY_CAME` chunks: a Buffer kept per
+ * chunk costs hundreds of bytes of its own, so a megabyte sent a byte a chunk held half a gigabyte.
+ */
+const SLAB_BYTES = 64 * 1024;
+/** Chunks at least this large are kept as they came (a copy would cost more than their Buffer). */
+const KEEP_AS_IS_BYTES = 16 * 1024;
+/** The first chunks of every body are kept as they came: a body of one or a few (nearly all) is not copied. */
+const CHUNKS_KEPT_AS_THEY_CAME = 8;
+
 export function readMessageBody(
   req: IncomingMessage,
   maxMessageBytes: number,
@@ -79,6 +90,27 @@ export function readMessageBody(
   const maxNodes = limits.maxNodes ?? Number.POSITIVE_INFINITY;
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
+    /** Where small chunks are copied (see `SLAB_BYTES`), and how much of it is used. */
+    let slab: Buffer | undefined;
+    let slabUsed = 0;
+    const closeSlab = (): void => {
+      if (slab !== undefined && slabUsed > 0) chunks.push(slab.subarray(0, slabUsed));
+      slab = undefined;
+      slabUsed = 0;
+    };
+    const keep = (chunk: Buffer): void => {
+      if (chunk.length >= KEEP_AS_IS_BYTES || chunks.length < CHUNKS_KEPT_AS_THEY_CAME) {
+        closeSlab();
+        chunks.push(chunk);
+        return;
+      }
+      if (slab === undefined || slabUsed + chunk.length > slab.length) {
+        closeSlab();
+        slab = Buffer.allocUnsafe(SLAB_BYTES);
+      }
+      chunk.copy(slab, slabUsed);
+      slabUsed += chunk.length;
+    };
     let bytes = 0;
     let held = 0;
     let tooLarge = false;
@@ -89,6 +121,8 @@ export function readMessageBody(
     const cutOff = maxMessageBytes + Math.max(maxMessageBytes, MIN_DISCARD_BYTES);
     const drop = (): void => {
       chunks.length = 0;
+      slab = undefined;
+      slabUsed = 0;
       budget?.give(held);
       held = 0;
     };
@@ -115,7 +149,7 @@ export function readMessageBody(
         return;
       }
       held += chunk.length;
-      chunks.push(chunk);
+      keep(chunk);
     });
     // A client that goes away mid-body: settle anyway (the answer goes nowhere, nothing leaks).
     const aborted = (): void => {
@@ -163,6 +197,7 @@ export function readMessageBody(
         refused(tail);
         return;
       }
+      closeSlab();
       const result = parseBody(Buffer.concat(chunks, bytes), maxBatch, maxNodes);
       drop();
       resolve(result);
