@@ -24,13 +24,17 @@ export interface Encoded {
 }
 
 const LOSSY_QUALITIES = [85, 75, 60, 45] as const;
-/** Each further round shrinks both sides by this factor (the area roughly halves). */
-const SHRINK = 0.7;
 /**
- * Rounds enough to take any side allowed down to `MIN_SIDE` (0.7^24 of 2^16 px is under 16): a
- * small `maxBytes` is reached from a large image too. (Larger steps after a far-over round cost
- * fewer encodes but sent images far smaller than needed.)
+ * Each further round shrinks both sides by this factor (the area roughly halves) — more when the
+ * round's smallest encoding was so far over that even `LOWER_QUALITY_GAIN` times fewer bytes
+ * (what lower qualities, skipped when far over, may give) would not fit at 0.7: bytes go roughly
+ * with the area, so the sides then go by the square root of that. A huge image and a tiny
+ * `maxBytes` take a few rounds, not two dozen at sizes that cost seconds each; a gain any lower
+ * sent images far smaller than needed.
  */
+const SHRINK = 0.7;
+const LOWER_QUALITY_GAIN = 6;
+/** Rounds enough to take any side allowed down to `MIN_SIDE` (0.7^24 of 2^16 px is under 16). */
 const MAX_ROUNDS = 24;
 /** An encoding this many times over maxBytes skips the lower qualities of its format. */
 const FAR_OVER = 1.6;
@@ -66,19 +70,25 @@ export async function encodeToFit(
   let width = pixels.width;
   let height = pixels.height;
   for (let round = 0; round < MAX_ROUNDS; round++) {
+    let smallest = Number.POSITIVE_INFINITY;
     for (const mime of order) {
       const qualities = mime === "image/jpeg" || mime === "image/webp" ? LOSSY_QUALITIES : [undefined];
       for (const quality of qualities) {
         const bytes = await encodeOnce(sharp, pixels, width, height, mime, quality);
         if (bytes.length <= maxBytes)
           return { bytes, mime, width, height, ...(quality === undefined ? {} : { quality }) };
+        smallest = Math.min(smallest, bytes.length);
         // Far over: a lower quality will not close the gap; a smaller image will.
         if (bytes.length > maxBytes * FAR_OVER) break;
       }
     }
     if (Math.max(width, height) * SHRINK < MIN_SIDE) break;
-    width = Math.max(1, Math.round(width * SHRINK));
-    height = Math.max(1, Math.round(height * SHRINK));
+    const scale = Math.max(
+      Math.min(SHRINK, Math.sqrt((maxBytes * LOWER_QUALITY_GAIN) / smallest)),
+      MIN_SIDE / Math.max(width, height),
+    );
+    width = Math.max(1, Math.round(width * scale));
+    height = Math.max(1, Math.round(height * scale));
   }
   return null;
 }
