@@ -219,6 +219,10 @@ describe("decodeBmpPixels", () => {
     expect(
       pixels(bmp({ header: 108, bits: 32, compression: 3, masks: rgba, rows: [[0xff0000ff, 0x0000ff80]] })),
     ).toEqual([RED, [0, 0, 255, 128]]);
+    // An alpha mask whose bytes were never set (all 0): opaque, as browsers read it, not invisible.
+    const unset = decodeBmpPixels(bmp({ header: 124, bits: 32, compression: 3, masks: rgba, rows: [[0xff000000]] }));
+    expect(unset).toMatchObject({ alpha: false });
+    expect([...(unset as { data: Uint8Array }).data]).toEqual(RED);
     // BI_ALPHABITFIELDS after a 40-byte header.
     const argb = [0xff0000, 0xff00, 0xff, 0xff000000] as const;
     expect(pixels(bmp({ bits: 32, compression: 6, masks: argb, rows: [[0x80ff0000]] }))).toEqual([[255, 0, 0, 128]]);
@@ -235,5 +239,16 @@ describe("decodeBmpPixels", () => {
     expect(refusal(deep)).toContain("64 bits a pixel");
     expect(refusal(bmp({ bits: 24, rows: [[[1, 2, 3]]] }).subarray(0, 57))).toContain("shorter");
     expect(refusal(new TextEncoder().encode("not a bitmap at all, but long enough"))).toContain("no BM signature");
+    // Pixel data said to start inside the headers or the palette: header bytes are no pixels.
+    for (const [bits, offset] of [
+      [24, 0],
+      [8, 20],
+      [8, 54],
+    ] as const) {
+      const spec = bits === 24 ? { bits, rows: [[[1, 2, 3]]] } : { bits, palette: PALETTE, rows: [[0]] };
+      const bytes = Buffer.from(bmp(spec));
+      bytes.writeUInt32LE(offset, 10);
+      expect(refusal(bytes), `${bits}-bit at ${offset}`).toContain("points into its headers");
+    }
   });
 });

@@ -64,8 +64,12 @@ export function decodeBmpPixels(bytes: Uint8Array): BmpPixels | { readonly error
     while (mask !== 0 && ((mask >>> shift) & 1) === 0) shift++;
     return { mask: mask >>> 0, shift, max: mask === 0 ? 0 : (mask >>> 0) >>> shift };
   });
-  const alpha = channels[3]!.max !== 0;
+  let alpha = channels[3]!.max !== 0;
 
+  // The pixel data cannot start inside the headers, the masks, or before a palette's first entry.
+  const tablesAt = 14 + headerSize + (masked && headerSize === 40 ? (compression === 6 ? 16 : 12) : 0);
+  if (dataOffset < tablesAt + (bits <= 8 ? (core ? 3 : 4) : 0))
+    return fail(`BMP pixel data offset ${dataOffset} points into its headers`);
   let palette: Uint8Array | undefined;
   if (bits <= 8) {
     const entrySize = core ? 3 : 4;
@@ -118,6 +122,16 @@ export function decodeBmpPixels(bytes: Uint8Array): BmpPixels | { readonly error
         const a = channels[3]!;
         data[out + 3] = alpha ? scale((pixel & a.mask) >>> a.shift, a) : 255;
       }
+    }
+  }
+  // Alpha bytes all 0 under an alpha mask: written by a program that never set them (a clipboard
+  // dump, say), as browsers read it — opaque, not an invisible image.
+  if (alpha) {
+    let seen = false;
+    for (let i = 3; i < data.length && !seen; i += 4) seen = data[i] !== 0;
+    if (!seen) {
+      for (let i = 3; i < data.length; i += 4) data[i] = 255;
+      alpha = false;
     }
   }
   return { width, height, data, alpha };
