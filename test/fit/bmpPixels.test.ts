@@ -93,41 +93,30 @@ const PALETTE = [
 
 describe("decodeBmpPixels", () => {
   it("palettes of 1, 4 and 8 bits, odd widths, bottom-up and top-down, fewer colours than the depth holds", () => {
-    for (const topDown of [false, true]) {
-      expect(
-        pixels(
-          bmp({
-            bits: 8,
-            palette: PALETTE,
-            topDown,
-            rows: [
-              [0, 1, 2],
-              [3, 0, 1],
-            ],
-          }),
-        ),
-      ).toEqual([RED, GREEN, BLUE, WHITE, RED, GREEN]);
-      expect(
-        pixels(
-          bmp({
-            bits: 4,
-            palette: PALETTE,
-            topDown,
-            rows: [
-              [0, 1, 2],
-              [3, 2, 1],
-            ],
-          }),
-        ),
-      ).toEqual([RED, GREEN, BLUE, WHITE, BLUE, GREEN]);
-      expect(pixels(bmp({ bits: 1, palette: PALETTE.slice(0, 2), topDown, rows: [[0, 1, 1, 0, 1]] }))).toEqual([
-        RED,
-        GREEN,
-        GREEN,
-        RED,
-        GREEN,
-      ]);
-    }
+    const cases = [
+      {
+        bits: 8,
+        palette: PALETTE,
+        rows: [
+          [0, 1, 2],
+          [3, 0, 1],
+        ],
+        expected: [RED, GREEN, BLUE, WHITE, RED, GREEN],
+      },
+      {
+        bits: 4,
+        palette: PALETTE,
+        rows: [
+          [0, 1, 2],
+          [3, 2, 1],
+        ],
+        expected: [RED, GREEN, BLUE, WHITE, BLUE, GREEN],
+      },
+      { bits: 1, palette: PALETTE.slice(0, 2), rows: [[0, 1, 1, 0, 1]], expected: [RED, GREEN, GREEN, RED, GREEN] },
+    ];
+    for (const topDown of [false, true])
+      for (const { expected, ...spec } of cases)
+        expect(pixels(bmp({ ...spec, topDown })), `${spec.bits}-bit, top-down ${topDown}`).toEqual(expected);
   });
 
   it("the OS/2 core header: 3-byte palette entries and 16-bit sizes", () => {
