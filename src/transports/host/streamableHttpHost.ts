@@ -120,8 +120,11 @@ interface Exchange {
   window: NodeJS.Timeout | undefined;
   readonly pending: Set<string>;
   readonly order: readonly string[];
-  /** Each request's id as its host wrote it, by key: what an error for it is sent under. */
-  readonly ids: ReadonlyMap<string, ReturnType<typeof idAsWritten>>;
+  /**
+   * Ids `JSON.parse` rounded (integers past 2^53), as their host wrote them, by key: what an error
+   * the proxy builds for one is sent under. Every other id is read back from its key.
+   */
+  readonly inexactIds: ReadonlyMap<string, RequestId> | undefined;
   /** Answers held, encoded, while no stream is open; in the order they came. */
   readonly answers: Map<string, WireJson>;
   readonly batch: boolean;
@@ -243,15 +246,20 @@ export class StreamableHttpHostSession extends HostTransportBase {
   ): void {
     this.touch();
     const keys: string[] = [];
-    const ids = new Map<string, ReturnType<typeof idAsWritten>>();
+    let inexactIds: Map<string, RequestId> | undefined;
     const first = this.firstPost && this.sessionId !== undefined;
     this.firstPost = false;
     for (const message of messages) {
       const id = requestIdOf(message);
       if (id === undefined) continue;
-      keys.push(idKey(id));
-      ids.set(idKey(id), idAsWritten(message as { id: RequestId }));
-      if (first && this.opening === undefined && methodOf(message) === "initialize") this.opening = idKey(id);
+      const key = idKey(id);
+      keys.push(key);
+      const written = idAsWritten(message as { id: RequestId });
+      if (written !== id) {
+        inexactIds ??= new Map();
+        inexactIds.set(key, written);
+      }
+      if (first && this.opening === undefined && methodOf(message) === "initialize") this.opening = key;
     }
     if (keys.length === 0) {
       res.writeHead(202, this.headers()).end();
@@ -290,7 +298,7 @@ export class StreamableHttpHostSession extends HostTransportBase {
       window: undefined,
       pending: new Set(keys),
       order: keys,
-      ids,
+      inexactIds,
       answers: new Map(),
       batch,
       done: false,
@@ -419,7 +427,7 @@ export class StreamableHttpHostSession extends HostTransportBase {
             key,
             encodeWire(
               errorResponse(
-                exchange.ids.get(key) as RequestId,
+                exchange.inexactIds?.get(key) ?? keyId(key),
                 JSONRPC.UPSTREAM_UNAVAILABLE,
                 "The session ended before the request was answered",
               ),
