@@ -180,6 +180,12 @@ export class SessionManager {
     return settled;
   }
 
+  /** A graceful shutdown waiting in `drain` looks again whether anything is in flight. */
+  private wakeDrain(): void {
+    // Called after nearly every answer: no copy of an empty set (the shutdown is the only waiter).
+    if (this.settledWaiters.size > 0) for (const waiter of [...this.settledWaiters]) waiter();
+  }
+
   /** How long the next upstream of `server` waits (0 unless stdio upstreams keep dying). */
   restartDelayMs(server: string): number {
     const state = this.backoff.get(server);
@@ -263,10 +269,7 @@ export class SessionManager {
     } finally {
       this.waitingToStart--;
       // After the refusal below has reached its host (a later turn of the loop): then a drain may end.
-      if (this.settledWaiters.size > 0)
-        setImmediate(() => {
-          for (const waiter of [...this.settledWaiters]) waiter();
-        });
+      if (this.settledWaiters.size > 0) setImmediate(() => this.wakeDrain());
     }
     if (this.refusal !== undefined) throw new Error(this.refusal);
     // Read after the wait: a SIGHUP meanwhile may have brought a new entry (and a fresh start).
@@ -304,11 +307,8 @@ export class SessionManager {
         ...this.fitOptions(server),
       },
       describeUpstreamEnd: () => upstream.describeEnd(),
-      onSettled: () => {
-        // Called each time the session has no request waiting (after nearly every answer): no
-        // copy of an empty set (graceful shutdown is the only waiter).
-        if (this.settledWaiters.size > 0) for (const waiter of [...this.settledWaiters]) waiter();
-      },
+      // Called each time the session has no request waiting (after nearly every answer).
+      onSettled: () => this.wakeDrain(),
       onInitializeFailed: (why) =>
         void this.startFailed(server, health, logger, why, this.isCurrentEntry(server, changes)),
       onUpstreamAlive: () => {
@@ -336,7 +336,7 @@ export class SessionManager {
       }
       // (A failure of the running entry has marked it down; one of an entry replaced since has not.)
       if (health.sessions === 0 && health.status === "up") health.status = "idle";
-      for (const waiter of [...this.settledWaiters]) waiter();
+      this.wakeDrain();
     };
     try {
       await bridge.start();
@@ -434,7 +434,7 @@ export class SessionManager {
             this.pools.delete(key);
             pages.close();
           }
-          for (const waiter of [...this.settledWaiters]) waiter();
+          this.wakeDrain();
         },
         onUpstreamAnswer: (upstream, refused) => {
           const health = this.health.get(server)!;
@@ -444,9 +444,7 @@ export class SessionManager {
           this.noteAnswered(server, health);
           health.status = "up";
         },
-        onSettled: () => {
-          if (this.settledWaiters.size > 0) for (const waiter of [...this.settledWaiters]) waiter();
-        },
+        onSettled: () => this.wakeDrain(),
       });
       pool = created;
       this.pools.set(key, pool);
