@@ -233,9 +233,8 @@ export class ReportAggregator {
   chainBreak(
     fact: Pick<EntryFact, "chained" | "server" | "uri" | "bytesBefore" | "bytesAfter" | "applied">,
   ): string | undefined {
-    const continued = this.entry;
-    if (fact.chained !== true || continued?.fact.server !== fact.server || continued.fact.uri !== fact.uri)
-      return undefined;
+    const continued = this.continuedBy(fact);
+    if (continued === undefined) return undefined;
     const left = continued.own.bytesAfter;
     if (continued.fact.applied !== false && fact.applied !== false && fact.bytesBefore !== left)
       return `chained record's bytesBefore (${fact.bytesBefore}) is not what the change before it left (${left})`;
@@ -248,9 +247,8 @@ export class ReportAggregator {
     const given = KNOWN_ACTIONS.has(read.action) ? read : { ...read, action: this.foreignAction(read.action) };
     // A chained fact follows the one it continues (same server and URI); one that does not — a
     // hostile or garbled log — is an entry of its own.
-    const continued = this.entry;
-    const continues =
-      given.chained === true && continued?.fact.server === given.server && continued.fact.uri === given.uri;
+    const continued = this.continuedBy(given);
+    const continues = continued !== undefined;
     const fact: EntryFact = given.chained === true && !continues ? { ...given, chained: false } : given;
     // A chained fact is filed with the entry it continues, under that entry's keys — but by mime
     // type under the type the entry went out with, which a later change may have made another.
@@ -360,6 +358,15 @@ export class ReportAggregator {
     const totals = this.slot(map, key);
     addToTotals(totals, fact, asEntry);
     return totals;
+  }
+
+  /**
+   * The entry a chained fact continues: the last one, when it has the fact's server and URI; a
+   * chained fact that does not follow its entry (a hostile or garbled log) continues none.
+   */
+  private continuedBy(fact: Pick<EntryFact, "chained" | "server" | "uri">): EntryState | undefined {
+    const last = this.entry;
+    return fact.chained === true && last?.fact.server === fact.server && last.fact.uri === fact.uri ? last : undefined;
   }
 
   /**
