@@ -43,3 +43,59 @@ describe("serve on SIGTERM, a session waiting to restart its upstream", () => {
     expect(await exited).toBe(0);
   });
 });
+
+/** Reads a legacy SSE stream to its end (or `timeoutMs`), handing back the text and the endpoint. */
+async function openLegacyStream(url: string): Promise<{ endpoint: Promise<string>; text: Promise<string> }> {
+  const response = await fetch(url, { headers: { accept: "text/event-stream" }, signal: AbortSignal.timeout(15_000) });
+  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+  let seen = "";
+  let announce: (endpoint: string) => void = () => {};
+  const endpoint = new Promise<string>((resolve) => {
+    announce = resolve;
+  });
+  const text = (async () => {
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) return seen;
+        seen += value;
+        const m = /event: endpoint\ndata: (\S+)\n/.exec(seen);
+        if (m !== null) announce(m[1]!);
+      }
+    } catch (error) {
+      return `${seen}\n(stream failed: ${String(error)})`;
+    }
+  })();
+  return { endpoint, text };
+}
+
+describe("serve on SIGTERM, a legacy SSE session waiting to restart its upstream", () => {
+  it("the initialize POSTed while it waits is answered on the stream with -32001 naming the shutdown", async () => {
+    const serve = await serveConfig({
+      mcpServers: { dies: { command: process.execPath, args: ["-e", "process.exit(3)"] } },
+      limits: { restartBackoffMs: 20_000, shutdownGraceMs: 10_000 },
+    });
+    // The first start fails: the next waits restartBackoffMs.
+    const first = await openLegacyStream(`${serve.url}/sse/dies`);
+    await first.text;
+    const stream = await openLegacyStream(`${serve.url}/sse/dies`);
+    const endpoint = await stream.endpoint;
+    const posted = await fetch(new URL(endpoint, serve.url), {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(INITIALIZE),
+      signal: AbortSignal.timeout(15_000),
+    });
+    expect(posted.status).toBe(202);
+    await posted.body?.cancel();
+    const exited = new Promise<number | null>((resolve) => serve.child.once("exit", resolve));
+    const sent = Date.now();
+    serve.child.kill("SIGTERM");
+    const text = await stream.text;
+    const answers = [...text.matchAll(/event: message\ndata: (.+)\n/g)].map((m) => JSON.parse(m[1]!));
+    expect(answers).toMatchObject([{ id: 1, error: { code: -32001 } }]);
+    expect(answers[0].error.message).toContain("shutting down (SIGTERM)");
+    expect(Date.now() - sent).toBeLessThan(3000);
+    expect(await exited).toBe(0);
+  });
+});

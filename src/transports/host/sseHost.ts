@@ -112,16 +112,14 @@ export class SseEndpoint {
     try {
       await this.ctx.onSession(session, { server: this.ctx.server, kind: "sse", stateless: false, headers, sessionId });
     } catch (error) {
-      // The stream is already open, so no HTTP status can say why: ending it is the answer, and
-      // the POSTs that come after it are told why.
-      const why = error instanceof Error ? error.message : String(error);
-      this.failed.set(sessionId, {
-        owner: this.ctx.ownerOf?.(req),
-        why: `Could not connect server "${this.ctx.server}": ${why}`,
-        at: Date.now(),
-      });
+      // The stream is already open, so no HTTP status can say why: requests POSTed while the
+      // upstream started are answered on it with an error, then it ends; the POSTs that come
+      // after it are told why.
+      const reason = error instanceof Error ? error.message : String(error);
+      const why = `Could not connect server "${this.ctx.server}": ${reason}`;
+      this.failed.set(sessionId, { owner: this.ctx.ownerOf?.(req), why, at: Date.now() });
       if (this.failed.size > FAILED_REMEMBERED) this.failed.delete(this.failed.keys().next().value as string);
-      void session.close();
+      void session.refuseStart(JSONRPC.UPSTREAM_UNAVAILABLE, why);
     }
   }
 
