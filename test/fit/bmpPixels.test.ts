@@ -73,6 +73,18 @@ function bmp(spec: BmpSpec): Uint8Array {
   return out;
 }
 
+/** A bottom-up BI_RLE8 (8 bits) or BI_RLE4 (4 bits) bitmap of PALETTE whose pixel data is `codes`. */
+function runLength(bits: 4 | 8, width: number, height: number, codes: ReadonlyArray<readonly number[]>): Uint8Array {
+  const header = Buffer.from(bmp({ bits, palette: PALETTE, rows: [[0]] }));
+  const offset = header.readUInt32LE(10);
+  const out = Buffer.concat([header.subarray(0, offset), Buffer.from(codes.flat())]);
+  out.writeUInt32LE(out.length, 2);
+  out.writeInt32LE(width, 18);
+  out.writeInt32LE(height, 22);
+  out.writeUInt32LE(bits === 8 ? 1 : 2, 30);
+  return out;
+}
+
 /** The decoded pixels as [r, g, b, a] per pixel, rows top to bottom. */
 function pixels(bytes: Uint8Array): number[][] {
   const decoded = decodeBmpPixels(bytes);
@@ -217,10 +229,52 @@ describe("decodeBmpPixels", () => {
     expect(pixels(bmp({ bits: 32, compression: 6, masks: argb, rows: [[0x80ff0000]] }))).toEqual([[255, 0, 0, 128]]);
   });
 
-  it("refuses what it does not read, with the reason: run-length, JPEG inside, other depths, short data", () => {
+  it("run-length encoded 8-bit: runs, indexes as they are (padded), lines and the bitmap ended by their codes", () => {
+    const decoded = pixels(
+      runLength(8, 5, 3, [
+        [3, 0, 1, 2, 1, 1, 0, 0], // bottom row: 3 × red, 1 × blue, 1 × green, end of line
+        [0, 3, 2, 1, 3, 0], // 3 indexes as they are, padded to 2 bytes
+        [1, 3, 1, 1, 0, 0],
+        [5, 2, 0, 1], // top row: 5 × blue, end of bitmap
+      ]),
+    );
+    expect(decoded).toEqual([
+      ...[BLUE, BLUE, BLUE, BLUE, BLUE],
+      ...[BLUE, GREEN, WHITE, WHITE, GREEN],
+      ...[RED, RED, RED, BLUE, GREEN],
+    ]);
+  });
+
+  it("run-length encoded 4-bit: runs alternate the two indexes of their byte, indexes as they are by halves", () => {
+    const decoded = pixels(
+      runLength(4, 5, 2, [
+        [5, 0x01, 0, 0], // bottom: red, green, red, green, red
+        [0, 5, 0x23, 0x10, 0x20, 0, 0, 1], // 5 indexes in 3 bytes, padded to 4: blue, white, green, red, blue
+      ]),
+    );
+    expect(decoded).toEqual([...[BLUE, WHITE, GREEN, RED, BLUE], ...[RED, GREEN, RED, GREEN, RED]]);
+  });
+
+  it("run-length encoded: what its codes skip is transparent; runs past a line's end are cut there", () => {
+    const clear = [0, 0, 0, 0];
+    // Bottom up: red, a delta 2 right and 1 up, green, the line ended; 9 × white in a line of 4,
+    // the line ended (the run does not go on into the next), blue, and the data ends early.
+    const bytes = runLength(8, 4, 4, [[1, 0, 0, 2, 2, 1, 1, 1, 0, 0, 9, 3, 0, 0, 1, 2]]);
+    expect(decodeBmpPixels(bytes)).toMatchObject({ alpha: true });
+    expect(pixels(bytes)).toEqual([
+      ...[BLUE, clear, clear, clear],
+      ...[WHITE, WHITE, WHITE, WHITE],
+      ...[clear, clear, clear, GREEN],
+      ...[RED, clear, clear, clear],
+    ]);
+    // Every pixel drawn: opaque.
+    expect(decodeBmpPixels(runLength(8, 2, 1, [[2, 3, 0, 1]]))).toMatchObject({ alpha: false });
+  });
+
+  it("refuses what it does not read, with the reason: run-length at the wrong depth, JPEG inside, other depths, short data", () => {
     const refusal = (bytes: Uint8Array) => (decodeBmpPixels(bytes) as { error?: string }).error;
-    expect(refusal(bmp({ bits: 8, compression: 1, palette: PALETTE, rows: [[0]] }))).toContain("BI_RLE8");
-    expect(refusal(bmp({ bits: 4, compression: 2, palette: PALETTE, rows: [[0]] }))).toContain("BI_RLE4");
+    expect(refusal(bmp({ bits: 4, compression: 1, palette: PALETTE, rows: [[0]] }))).toContain("BI_RLE8 at 4 bits");
+    expect(refusal(bmp({ bits: 8, compression: 2, palette: PALETTE, rows: [[0]] }))).toContain("BI_RLE4 at 8 bits");
     expect(refusal(bmp({ bits: 24, compression: 4, rows: [[[1, 2, 3]]] }))).toContain("BI_JPEG");
     expect(refusal(bmp({ bits: 24, compression: 99, rows: [[[1, 2, 3]]] }))).toContain("compression 99");
     const deep = bmp({ bits: 32, rows: [[0, 0]] });

@@ -135,10 +135,27 @@ describe("fitImage", () => {
     }
   });
 
-  it("leaves a BMP it does not read as it came, saying why (run-length encoded)", async () => {
-    const rle = await fitImage(bmpPalette(300, 100, 8, [200, 30, 60], 1), SETTINGS, OPTIONS);
-    expect(rle).toMatchObject({ kind: "warn", action: "warn-image-undecodable" });
-    expect(rle.kind === "warn" && rle.reason).toContain("BI_RLE8");
+  it("converts run-length encoded BMPs (8 and 4 bits) over the largest side to opaque PNGs of their colour", async () => {
+    for (const [bits, compression] of [
+      [8, 1],
+      [4, 2],
+    ] as const) {
+      const fit = fitted(await fitImage(bmpPalette(2000, 100, bits, [200, 30, 60], compression), SETTINGS, OPTIONS));
+      expect(fit.mime).toBe("image/png");
+      const size = await sizeOf(fit.bytes);
+      expect(size, `${bits}-bit`).toMatchObject({ width: 1568, height: 78, hasAlpha: false });
+      for (const [x, y] of [
+        [0, 0],
+        [size.width - 1, size.height - 1],
+      ] as const)
+        expect((await pixelAt(fit.bytes, x, y)).slice(0, 3), `${bits}-bit at ${x},${y}`).toEqual([200, 30, 60]);
+    }
+  });
+
+  it("leaves a BMP it does not read as it came, saying why (JPEG inside)", async () => {
+    const jpeg = await fitImage(bmpPalette(300, 100, 8, [200, 30, 60], 4), SETTINGS, OPTIONS);
+    expect(jpeg).toMatchObject({ kind: "warn", action: "warn-image-undecodable" });
+    expect(jpeg.kind === "warn" && jpeg.reason).toContain("BI_JPEG");
   });
 
   it("converts an icon's largest entry to PNG, with its alpha", async () => {

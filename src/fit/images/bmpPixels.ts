@@ -7,9 +7,11 @@
  * Read: the OS/2 core header (12 bytes) and BITMAPINFOHEADER with its V2–V5 extensions; 1-, 4- and
  * 8-bit palettes (3- or 4-byte entries, `biClrUsed` of them); 16- and 32-bit BI_RGB (5-5-5, 8-8-8,
  * no alpha: writers leave that byte 0) and BI_BITFIELDS / BI_ALPHABITFIELDS masks (each channel
- * scaled to 0–255 by its mask's largest value); 24-bit; bottom-up and top-down; the pixel data
- * where `bfOffBits` says. Anything else (run-length, JPEG or PNG inside, other depths, data
- * shorter than the size declared) is refused with the reason: never guessed into wrong pixels.
+ * scaled to 0–255 by its mask's largest value); 24-bit; bottom-up and top-down; run-length
+ * encoded 8- and 4-bit palettes (BI_RLE8, BI_RLE4: pixels its codes skip, by a delta or a line or
+ * bitmap ended early, are transparent, as browsers draw them); the pixel data where `bfOffBits`
+ * says. Anything else (JPEG or PNG inside, other depths, data shorter than the size declared) is
+ * refused with the reason: never guessed into wrong pixels.
  */
 
 export interface BmpPixels {
@@ -39,7 +41,8 @@ export function decodeBmpPixels(bytes: Uint8Array): BmpPixels | { readonly error
   if (width <= 0 || height <= 0) return fail("BMP declares no pixels");
   if (![1, 4, 8, 16, 24, 32].includes(bits)) return fail(`BMP of ${bits} bits a pixel is not decoded`);
   const masked = compression === 3 || compression === 6;
-  if (compression !== 0 && !(masked && (bits === 16 || bits === 32))) {
+  const runLength = (compression === 1 && bits === 8) || (compression === 2 && bits === 4);
+  if (compression !== 0 && !runLength && !(masked && (bits === 16 || bits === 32))) {
     const names: Record<number, string> = { 1: "BI_RLE8", 2: "BI_RLE4", 3: "BI_BITFIELDS", 4: "BI_JPEG", 5: "BI_PNG" };
     const name = names[compression] ?? `compression ${compression}`;
     return fail(`BMP with ${name} at ${bits} bits a pixel is not decoded`);
@@ -89,6 +92,7 @@ export function decodeBmpPixels(bytes: Uint8Array): BmpPixels | { readonly error
     for (let i = available; i < 2 ** bits; i++) palette[i * 4 + 3] = 255;
   }
 
+  if (runLength && palette !== undefined) return decodeRunLength(palette);
   const stride = Math.floor((bits * width + 31) / 32) * 4;
   if (dataOffset + stride * height > bytes.length)
     return fail(`BMP pixel data is shorter than its ${width}×${height} pixels`);
@@ -135,4 +139,54 @@ export function decodeBmpPixels(bytes: Uint8Array): BmpPixels | { readonly error
     }
   }
   return { width, height, data, alpha };
+
+  /**
+   * BI_RLE8 / BI_RLE4: runs of one index (two alternating ones at 4 bits), or after a 0 byte: 0
+   * ends the line, 1 the bitmap, 2 moves right and down by the next two bytes, 3–255 that many
+   * indexes as they are (padded to 2 bytes). Runs past the line's end are cut there; data that
+   * ends before the end-of-bitmap code leaves the rest skipped.
+   */
+  function decodeRunLength(colours: Uint8Array): BmpPixels {
+    const out = new Uint8Array(width * height * 4);
+    let written = 0;
+    let x = 0;
+    let y = 0;
+    const put = (index: number): void => {
+      if (x < width && y < height) {
+        const at = ((topDown ? y : height - 1 - y) * width + x) * 4;
+        out[at] = colours[index * 4]!;
+        out[at + 1] = colours[index * 4 + 1]!;
+        out[at + 2] = colours[index * 4 + 2]!;
+        out[at + 3] = 255;
+        written++;
+      }
+      x++;
+    };
+    let p = dataOffset;
+    while (p + 1 < bytes.length && y < height) {
+      const count = bytes[p]!;
+      const value = bytes[p + 1]!;
+      p += 2;
+      if (count > 0) {
+        for (let i = 0; i < count; i++) put(bits === 8 ? value : i % 2 === 0 ? value >> 4 : value & 15);
+      } else if (value === 0) {
+        x = 0;
+        y++;
+      } else if (value === 1) {
+        break;
+      } else if (value === 2) {
+        if (p + 1 >= bytes.length) break;
+        x += bytes[p]!;
+        y += bytes[p + 1]!;
+        p += 2;
+      } else {
+        const size = bits === 8 ? value : Math.ceil(value / 2);
+        if (p + size > bytes.length) break;
+        for (let i = 0; i < value; i++)
+          put(bits === 8 ? bytes[p + i]! : i % 2 === 0 ? bytes[p + (i >> 1)]! >> 4 : bytes[p + (i >> 1)]! & 15);
+        p += size + (size % 2);
+      }
+    }
+    return { width, height, data: out, alpha: written < width * height };
+  }
 }
