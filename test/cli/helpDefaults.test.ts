@@ -34,6 +34,16 @@ describe("help texts and defaults", () => {
     expect(unknown.stderr).toMatch(/^mcp-normalizer: unknown command "serv" \(did you mean serve\?\); commands: /);
   });
 
+  it("help --help and help -h print the general help, as help does", async () => {
+    const general = await runCli(["help"]);
+    expect(general.code).toBe(0);
+    for (const flag of ["--help", "-h"]) {
+      const run = await runCli(["help", flag]);
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stdout, flag).toBe(general.stdout);
+    }
+  });
+
   it("login help names every key of a browser login's auth object, as the schema has them", () => {
     const browserLogin = UpstreamAuthSchema.options.find(
       (option) => option.type === "object" && "callbackPort" in option.shape,
