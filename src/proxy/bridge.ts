@@ -544,6 +544,20 @@ export class Bridge {
           this.answerUpstream(idAsWritten(msg));
           return;
         }
+        // An id still waiting is not asked again (MCP: never reused within a session): one
+        // entry each, reused ids would pass maxUpstreamRequests and flood the host without end.
+        if (this.upstreamAsked.has(msg.id)) {
+          this.problemLines.warn(
+            "upstream reused the id of a request still waiting for the host; answered with an error",
+            {
+              id: msg.id,
+              method: msg.method,
+            },
+          );
+          const why = `id ${idTextOf(msg)} is already used by a request still waiting for the host's answer`;
+          this.answerUpstream(idAsWritten(msg), JSONRPC.INVALID_REQUEST, `Invalid Request: ${why}`);
+          return;
+        }
         if (this.upstreamAsked.size >= (this.options.maxUpstreamRequests ?? DEFAULT_LIMITS.maxUpstreamRequests)) {
           this.tooManyAsked(idAsWritten(msg));
           return;
@@ -669,6 +683,14 @@ export class Bridge {
         this.initializeTimedOut(waiting.id, `${this.timeoutMs} ms (limits.requestTimeoutMs)`);
         return;
       }
+      this.problemLines.warn(
+        "upstream did not answer a request within limits.requestTimeoutMs; answered with an error",
+        {
+          id: waiting.id,
+          method: waiting.method,
+          timeoutMs: this.timeoutMs,
+        },
+      );
       this.answer(
         waiting.id,
         JSONRPC.REQUEST_TIMEOUT,

@@ -650,6 +650,14 @@ export class StatelessPool {
   private timedOut(lane: Lane, upstream: PooledUpstream, id: number): void {
     const inFlight = this.forget(lane, id);
     if (inFlight === undefined) return;
+    this.problemLines.warn(
+      "pooled upstream did not answer a request within limits.requestTimeoutMs; answered with an error",
+      {
+        upstream: upstream.id,
+        method: inFlight.method,
+        timeoutMs: this.options.requestTimeoutMs,
+      },
+    );
     this.toHost(
       inFlight.post,
       errorResponse(

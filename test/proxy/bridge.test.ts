@@ -4,16 +4,20 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { JSONRPC } from "../../src/errors/jsonRpcCodes.js";
-import { silentLogger } from "../../src/observe/logger.js";
+import { type Logger, silentLogger } from "../../src/observe/logger.js";
 import { Bridge } from "../../src/proxy/bridge.js";
 import { Recorder } from "../helpers/recorder.js";
 
-async function bridgeOf(requestTimeoutMs = 1000): Promise<{ host: Recorder; upstream: Recorder; bridge: Bridge }> {
+async function bridgeOf(
+  requestTimeoutMs = 1000,
+): Promise<{ host: Recorder; upstream: Recorder; bridge: Bridge; warnings: string[] }> {
   const host = new Recorder();
   const upstream = new Recorder();
-  const bridge = new Bridge({ host, upstream, logger: silentLogger, requestTimeoutMs });
+  const warnings: string[] = [];
+  const logger: Logger = { ...silentLogger, warn: (msg) => warnings.push(msg), child: () => logger };
+  const bridge = new Bridge({ host, upstream, logger, requestTimeoutMs });
   await bridge.start();
-  return { host, upstream, bridge };
+  return { host, upstream, bridge, warnings };
 }
 
 const call = (id: number) => ({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "echo", arguments: {} } });
@@ -27,8 +31,8 @@ describe("Bridge request timeouts", () => {
     vi.useRealTimers();
   });
 
-  it("each request times out at its own deadline; an answered one never does", async () => {
-    const { host, upstream, bridge } = await bridgeOf(1000);
+  it("each request times out at its own deadline, logged; an answered one never does", async () => {
+    const { host, upstream, bridge, warnings } = await bridgeOf(1000);
     host.receive(call(1));
     await vi.advanceTimersByTimeAsync(400);
     host.receive(call(2));
@@ -54,6 +58,9 @@ describe("Bridge request timeouts", () => {
       params: { requestId: 2, reason: "timeout in mcp-normalizer" },
     });
     expect(bridge.waitingCount).toBe(0);
+    expect(warnings).toEqual([
+      "upstream did not answer a request within limits.requestTimeoutMs; answered with an error",
+    ]);
     // A late answer is not forwarded: the host already has its error.
     upstream.receive({ jsonrpc: "2.0", id: 2, result: { content: [] } });
     expect(host.sent.filter((s) => s.message.id === 2)).toHaveLength(1);
@@ -195,6 +202,34 @@ describe("Bridge request ids", () => {
     ask("a5");
     expect(host.sent.map((s) => s.message.id)).toEqual(["a0", "a1", "a2", "a5"]);
     expect(upstream.sent.at(-1)?.message).toEqual({ jsonrpc: "2.0", id: "a0", result: { roots: [] } });
+  });
+
+  it("an upstream's request reusing the id of one still waiting for the host is refused, not forwarded", async () => {
+    const warnings: string[] = [];
+    const logger: Logger = { ...silentLogger, warn: (msg) => warnings.push(msg), child: () => logger };
+    const host = new Recorder();
+    const upstream = new Recorder();
+    const bridge = new Bridge({ host, upstream, logger, requestTimeoutMs: 1000, maxUpstreamRequests: 3 });
+    await bridge.start();
+    // Reused ids would pass maxUpstreamRequests (one entry each) and flood the host without end.
+    for (let i = 0; i < 50; i++) upstream.receive({ jsonrpc: "2.0", id: `r${i % 2}`, method: "ping" });
+    expect(host.sent.map((s) => s.message.id)).toEqual(["r0", "r1"]);
+    expect(upstream.sent).toHaveLength(48);
+    expect(upstream.sent[0]!.message).toEqual({
+      jsonrpc: "2.0",
+      id: "r0",
+      error: {
+        code: JSONRPC.INVALID_REQUEST,
+        message: 'Invalid Request: id "r0" is already used by a request still waiting for the host\'s answer',
+      },
+    });
+    expect(warnings).toContain(
+      "upstream reused the id of a request still waiting for the host; answered with an error",
+    );
+    // Once answered, the id is free again.
+    host.receive({ jsonrpc: "2.0", id: "r0", result: {} });
+    upstream.receive({ jsonrpc: "2.0", id: "r0", method: "ping" });
+    expect(host.sent.map((s) => s.message.id)).toEqual(["r0", "r1", "r0"]);
   });
 
   it("an upstream request over maxMessageBytes whose id equals a waiting host request's answers nothing", async () => {
