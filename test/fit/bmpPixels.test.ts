@@ -74,10 +74,13 @@ function bmp(spec: BmpSpec): Uint8Array {
 }
 
 /** A bottom-up BI_RLE8 (8 bits) or BI_RLE4 (4 bits) bitmap of PALETTE whose pixel data is `codes`. */
-function runLength(bits: 4 | 8, width: number, height: number, codes: ReadonlyArray<readonly number[]>): Uint8Array {
+function runLength(bits: 4 | 8, width: number, height: number, codes: ReadonlyArray<ArrayLike<number>>): Uint8Array {
   const header = Buffer.from(bmp({ bits, palette: PALETTE, rows: [[0]] }));
   const offset = header.readUInt32LE(10);
-  const out = Buffer.concat([header.subarray(0, offset), Buffer.from(codes.flat())]);
+  const out = Buffer.concat([
+    header.subarray(0, offset),
+    ...codes.map((part) => (part instanceof Uint8Array ? part : Buffer.from(Array.from(part)))),
+  ]);
   out.writeUInt32LE(out.length, 2);
   out.writeInt32LE(width, 18);
   out.writeInt32LE(height, 22);
@@ -269,6 +272,29 @@ describe("decodeBmpPixels", () => {
     ]);
     // Every pixel drawn: opaque.
     expect(decodeBmpPixels(runLength(8, 2, 1, [[2, 3, 0, 1]]))).toMatchObject({ alpha: false });
+  });
+
+  it("run-length encoded: indexes as they are, or a move, past a line's end stop the decoding, as Chromium", () => {
+    const clear = [0, 0, 0, 0];
+    // Bottom row red, green; then 3 indexes as they are in a line of 2: nothing more is drawn.
+    const absolute = runLength(8, 2, 2, [[1, 0, 1, 1, 0, 0, 0, 3, 2, 2, 2, 0, 0, 0, 2, 2, 0, 1]]);
+    expect(pixels(absolute)).toEqual([clear, clear, RED, GREEN]);
+    // A move 3 right in a line of 2 (2 is its end, allowed): nothing after it is drawn either.
+    const moved = runLength(8, 2, 2, [[0, 2, 3, 0, 0, 0, 2, 2, 0, 1]]);
+    expect(pixels(moved)).toEqual([clear, clear, clear, clear]);
+    const toTheEnd = runLength(8, 2, 2, [[1, 0, 0, 2, 1, 0, 0, 0, 2, 2, 0, 1]]);
+    expect(pixels(toTheEnd)).toEqual([BLUE, BLUE, RED, clear]);
+  });
+
+  it("run-length encoded: the work is bounded by the pixels, not the counts written (1 pixel, 32 MiB of runs)", () => {
+    // Runs of 255 × white.
+    const codes = new Uint8Array(32 * 1024 * 1024).fill(255);
+    for (let i = 1; i < codes.length; i += 2) codes[i] = 3;
+    const big = runLength(8, 1, 1, [codes]);
+    const started = performance.now();
+    expect(pixels(big)).toEqual([WHITE]);
+    // Drawing every count (255 pixels a code, past the line's end) took seconds; skipping them, milliseconds.
+    expect(performance.now() - started).toBeLessThan(3000);
   });
 
   it("refuses what it does not read, with the reason: run-length at the wrong depth, JPEG inside, other depths, short data", () => {

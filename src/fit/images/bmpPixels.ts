@@ -142,24 +142,29 @@ export function decodeBmpPixels(bytes: Uint8Array): BmpPixels | { readonly error
 
   /**
    * BI_RLE8 / BI_RLE4: runs of one index (two alternating ones at 4 bits), or after a 0 byte: 0
-   * ends the line, 1 the bitmap, 2 moves right and down by the next two bytes, 3–255 that many
-   * indexes as they are (padded to 2 bytes). Runs past the line's end are cut there; data that
-   * ends before the end-of-bitmap code leaves the rest skipped.
+   * ends the line, 1 the bitmap, 2 moves right and up the rows by the next two bytes, 3–255 that
+   * many indexes as they are (padded to 2 bytes). As Chromium draws them: a run past the line's
+   * end is cut there; indexes as they are, or a move, past the line's end stop the decoding, as
+   * data ending before the end-of-bitmap code does — what is not drawn is transparent. The work
+   * is bounded by the pixels and the bytes, never by the counts written in the data.
    */
-  function decodeRunLength(colours: Uint8Array): BmpPixels {
-    const out = new Uint8Array(width * height * 4);
+  function decodeRunLength(colours: Uint8Array): BmpPixels | { readonly error: string } {
+    let out: Uint8Array;
+    try {
+      out = new Uint8Array(width * height * 4);
+    } catch {
+      return fail(`BMP of ${width}×${height} pixels is too large to decode`);
+    }
     let written = 0;
     let x = 0;
     let y = 0;
     const put = (index: number): void => {
-      if (x < width && y < height) {
-        const at = ((topDown ? y : height - 1 - y) * width + x) * 4;
-        out[at] = colours[index * 4]!;
-        out[at + 1] = colours[index * 4 + 1]!;
-        out[at + 2] = colours[index * 4 + 2]!;
-        out[at + 3] = 255;
-        written++;
-      }
+      const at = ((topDown ? y : height - 1 - y) * width + x) * 4;
+      out[at] = colours[index * 4]!;
+      out[at + 1] = colours[index * 4 + 1]!;
+      out[at + 2] = colours[index * 4 + 2]!;
+      out[at + 3] = 255;
+      written++;
       x++;
     };
     let p = dataOffset;
@@ -168,7 +173,8 @@ export function decodeBmpPixels(bytes: Uint8Array): BmpPixels | { readonly error
       const value = bytes[p + 1]!;
       p += 2;
       if (count > 0) {
-        for (let i = 0; i < count; i++) put(bits === 8 ? value : i % 2 === 0 ? value >> 4 : value & 15);
+        const end = Math.min(x + count, width);
+        for (let i = 0; x < end; i++) put(bits === 8 ? value : i % 2 === 0 ? value >> 4 : value & 15);
       } else if (value === 0) {
         x = 0;
         y++;
@@ -179,9 +185,10 @@ export function decodeBmpPixels(bytes: Uint8Array): BmpPixels | { readonly error
         x += bytes[p]!;
         y += bytes[p + 1]!;
         p += 2;
+        if (x > width) break;
       } else {
         const size = bits === 8 ? value : Math.ceil(value / 2);
-        if (p + size > bytes.length) break;
+        if (p + size > bytes.length || x + value > width) break;
         for (let i = 0; i < value; i++)
           put(bits === 8 ? bytes[p + i]! : i % 2 === 0 ? bytes[p + (i >> 1)]! >> 4 : bytes[p + (i >> 1)]! & 15);
         p += size + (size % 2);
