@@ -415,7 +415,11 @@ export class Bridge {
       );
     // A cancelled initialize still waits for the upstream's answer, which would answer its id's reuse.
     if (this.waiting.has(msg.id) || msg.id === this.initializing?.id) {
-      this.problemLines.warn("host reused the id of a request still waiting", { id: msg.id, method: msg.method });
+      // The id as written: two past 2^53 that round to one number are told apart.
+      this.problemLines.warn("host reused the id of a request still waiting", {
+        id: idTextOf(msg),
+        method: msg.method,
+      });
       return errorResponse(
         idAsWritten(msg),
         JSONRPC.INVALID_REQUEST,
@@ -546,16 +550,13 @@ export class Bridge {
         }
         // An id still waiting is not asked again (MCP: never reused within a session): one
         // entry each, reused ids would pass maxUpstreamRequests and flood the host without end.
+        // Integers past 2^53 are matched by the number they parse to, as the host's are.
         if (this.upstreamAsked.has(msg.id)) {
-          this.problemLines.warn(
-            "upstream reused the id of a request still waiting for the host; answered with an error",
-            {
-              id: msg.id,
-              method: msg.method,
-            },
-          );
-          const why = `id ${idTextOf(msg)} is already used by a request still waiting for the host's answer`;
-          this.answerUpstream(idAsWritten(msg), JSONRPC.INVALID_REQUEST, `Invalid Request: ${why}`);
+          const id = idTextOf(msg);
+          const what = "upstream reused the id of a request still waiting for the host; answered with an error";
+          this.problemLines.warn(what, { id, method: msg.method });
+          const why = `Invalid Request: id ${id} is already used by a request still waiting for the host's answer`;
+          this.answerUpstream(idAsWritten(msg), JSONRPC.INVALID_REQUEST, why);
           return;
         }
         if (this.upstreamAsked.size >= (this.options.maxUpstreamRequests ?? DEFAULT_LIMITS.maxUpstreamRequests)) {
