@@ -88,6 +88,15 @@ describe("serve on SIGTERM, a legacy SSE session waiting to restart its upstream
     });
     expect(posted.status).toBe(202);
     await posted.body?.cancel();
+    // A second POST waits unread behind the first (the stream takes one body at a time, and none
+    // before its upstream starts): it is told why too, not that its session is gone.
+    const queued = fetch(new URL(endpoint, serve.url), {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 3, method: "tools/list" }),
+      signal: AbortSignal.timeout(15_000),
+    }).then(async (response) => ({ status: response.status, body: await response.text() }));
+    await new Promise((resolve) => setTimeout(resolve, 200));
     const exited = new Promise<number | null>((resolve) => serve.child.once("exit", resolve));
     const sent = Date.now();
     serve.child.kill("SIGTERM");
@@ -95,6 +104,10 @@ describe("serve on SIGTERM, a legacy SSE session waiting to restart its upstream
     const answers = [...text.matchAll(/event: message\ndata: (.+)\n/g)].map((m) => JSON.parse(m[1]!));
     expect(answers).toMatchObject([{ id: 1, error: { code: -32001 } }]);
     expect(answers[0].error.message).toContain("shutting down (SIGTERM)");
+    const second = await queued;
+    expect(second.status).toBe(502);
+    expect(JSON.parse(second.body)).toMatchObject({ error: { code: -32001 } });
+    expect(second.body).toContain("shutting down (SIGTERM)");
     expect(Date.now() - sent).toBeLessThan(3000);
     expect(await exited).toBe(0);
   });

@@ -166,7 +166,10 @@ export class SseEndpoint {
         return;
       }
       if (session.isClosed) {
-        replyJsonRpcError(res, 404, JSONRPC.INVALID_REQUEST, "Session ended while its message was being read");
+        // Its upstream could not start (a POST that waited behind the one answered on the stream).
+        const failed = this.failed.get(session.sessionId);
+        if (failed !== undefined) replyJsonRpcError(res, 502, JSONRPC.UPSTREAM_UNAVAILABLE, failed.why);
+        else replyJsonRpcError(res, 404, JSONRPC.INVALID_REQUEST, "Session ended while its message was being read");
         return;
       }
       res.writeHead(202, { "content-type": "text/plain" }).end("Accepted");
