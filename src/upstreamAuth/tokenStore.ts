@@ -5,11 +5,13 @@
  * again replaces the previous one. Deleting the file logs out.
  */
 import { createHash, randomBytes } from "node:crypto";
-import { chmod, mkdir, open, readFile, rename, rm } from "node:fs/promises";
+import { constants } from "node:fs";
+import { chmod, type FileHandle, mkdir, open, rename, rm } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import type { OAuthClientInformationMixed, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
 import { describeUrl } from "../transports/upstream/upstreamMessages.js";
+import { OAUTH_BODY_MAX_BYTES } from "./oauthFetch.js";
 
 export const AUTH_DIR_ENV = "MCPN_AUTH_DIR";
 
@@ -94,15 +96,55 @@ export function loginWithTokens(
   };
 }
 
-/** The stored login, or undefined when there is none or the file is not one (then `problem` says why). */
-export async function readLogin(file: string): Promise<{ login?: StoredLogin; problem?: string }> {
-  let text: string;
+/**
+ * A login is a few OAuth answers (each read up to `OAUTH_BODY_MAX_BYTES`) and a few dates: a
+ * token file larger than this is none, and is not read further.
+ */
+export const LOGIN_FILE_MAX_BYTES = 4 * OAUTH_BODY_MAX_BYTES;
+
+/**
+ * The token file's text, or why it is none: opened without blocking, so a named pipe there is
+ * refused rather than waited on (holding a thread of Node's pool, which every server's file I/O
+ * shares), and read only up to `LOGIN_FILE_MAX_BYTES`.
+ */
+async function readLoginText(file: string): Promise<{ text?: string; problem?: string }> {
+  let handle: FileHandle;
   try {
-    text = await readFile(file, "utf8");
+    handle = await open(file, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     return code === "ENOENT" ? {} : { problem: `cannot read ${file}: ${code ?? (error as Error).message}` };
   }
+  try {
+    const stat = await handle.stat();
+    if (!stat.isFile()) return { problem: `${file} is not a regular file (log in again)` };
+    const tooLarge = {
+      problem: `${file} is larger than ${LOGIN_FILE_MAX_BYTES} bytes, more than any login (log in again)`,
+    };
+    if (stat.size > LOGIN_FILE_MAX_BYTES) return tooLarge;
+    // One byte more than its size: a file growing while it is read is seen to (logins are renamed
+    // into place whole, never written over).
+    const buffer = Buffer.alloc(stat.size + 1);
+    let length = 0;
+    for (;;) {
+      const { bytesRead } = await handle.read(buffer, length, buffer.length - length, null);
+      if (bytesRead === 0) break;
+      length += bytesRead;
+      if (length === buffer.length) return { problem: `${file} changed while it was read (log in again)` };
+    }
+    return { text: buffer.toString("utf8", 0, length) };
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return { problem: `cannot read ${file}: ${code ?? (error as Error).message}` };
+  } finally {
+    await handle.close().catch(() => {});
+  }
+}
+
+/** The stored login, or undefined when there is none or the file is not one (then `problem` says why). */
+export async function readLogin(file: string): Promise<{ login?: StoredLogin; problem?: string }> {
+  const { text, problem } = await readLoginText(file);
+  if (text === undefined) return problem === undefined ? {} : { problem };
   try {
     const parsed = JSON.parse(text) as Partial<StoredLogin>;
     const ok =

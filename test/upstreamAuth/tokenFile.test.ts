@@ -1,0 +1,56 @@
+/**
+ * Reading a stored login: a token file that is no regular file (a named pipe would hold the read,
+ * and a thread of Node's pool, forever) or is larger than any login is refused with the reason,
+ * as a file that is not a login is: the server then needs a login, nothing waits or grows.
+ */
+import { execFileSync } from "node:child_process";
+import { closeSync, constants, openSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { LOGIN_FILE_MAX_BYTES, readLogin } from "../../src/upstreamAuth/tokenStore.js";
+import { tempDir } from "../helpers/tempDir.js";
+
+const LOGIN = {
+  version: 1,
+  server: "https://example.test/mcp",
+  issuer: "https://auth.example.test",
+  client: { client_id: "c" },
+  registered: false,
+  tokens: { access_token: "a", token_type: "Bearer" },
+  obtainedAt: 1,
+};
+
+describe("readLogin", () => {
+  it("reads a login; a missing file is no login and no problem", async () => {
+    const dir = tempDir("mcpn-token-");
+    writeFileSync(join(dir, "ok.json"), JSON.stringify(LOGIN));
+    expect(await readLogin(join(dir, "ok.json"))).toEqual({ login: LOGIN });
+    expect(await readLogin(join(dir, "missing.json"))).toEqual({});
+  });
+
+  it("refuses a named pipe at once, without waiting for a writer", async () => {
+    const dir = tempDir("mcpn-token-");
+    const fifo = join(dir, "fifo.json");
+    execFileSync("mkfifo", [fifo]);
+    const read = readLogin(fifo);
+    const late = new Promise((resolve) => setTimeout(() => resolve("still waiting"), 2000));
+    const result = await Promise.race([read, late]);
+    // A reader still blocked in the pipe is let go (opening its other end, then closing it).
+    try {
+      closeSync(openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK));
+    } catch {
+      // No reader left: ENXIO.
+    }
+    expect(result).toEqual({ problem: `${fifo} is not a regular file (log in again)` });
+  });
+
+  it("refuses a file larger than any login, reading no more than the limit", async () => {
+    const dir = tempDir("mcpn-token-");
+    const big = join(dir, "big.json");
+    // A valid login padded past the limit is refused too: no login is that large.
+    writeFileSync(big, JSON.stringify({ ...LOGIN, padding: "x".repeat(LOGIN_FILE_MAX_BYTES) }));
+    expect(await readLogin(big)).toEqual({
+      problem: `${big} is larger than ${LOGIN_FILE_MAX_BYTES} bytes, more than any login (log in again)`,
+    });
+  });
+});
