@@ -65,6 +65,18 @@ export async function expandLogSources(args: readonly string[], cwd: string): Pr
 }
 
 /**
+ * The source among `sources` that is the existing regular file `file` (by device and inode, so
+ * through a link or another name too), or undefined: a report written there would replace a log
+ * it reads. Pipes and terminals are not compared (`- -o /dev/stdout` on one terminal is fine).
+ */
+export function sourceAt(sources: readonly string[], file: string): string | undefined {
+  const stats = statSync(file, { throwIfNoEntry: false });
+  if (stats === undefined || !stats.isFile()) return undefined;
+  const key = `${stats.dev}:${stats.ino}`;
+  return sources.find((source) => identity(source) === key);
+}
+
+/**
  * What a source reads, by device and inode: a file, a named pipe or `/dev/stdin` reached by two
  * names is one source (opening a pipe a second time would wait for a writer that never comes).
  * `-` is what standard input is.

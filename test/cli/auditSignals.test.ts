@@ -1,6 +1,7 @@
 /**
  * An audit stopped by Ctrl-C or SIGTERM ends its upstream before it exits: the upstream runs in
- * a process group of its own (out of the terminal's reach), so nothing else would. A real `audit`
+ * a process group of its own (out of the terminal's reach), so nothing else would. No report is
+ * written, so the folders made for `-o` go again. A real `audit`
  * in front of a fixture server whose reads never answer.
  */
 import { spawn } from "node:child_process";
@@ -28,9 +29,12 @@ describe("audit stopped by a signal", () => {
     ["SIGINT", 130],
     ["SIGTERM", 143],
   ] as const) {
-    it(`${signal}: the upstream is ended, and the audit exits ${code}`, async () => {
-      const pidFile = join(tempDir("mcpn-audit-signal-"), "upstream.pid");
-      const audit = spawn(process.execPath, [CLI, "audit", "--", process.execPath, AUDIT_UPSTREAM], {
+    it(`${signal}: the upstream is ended, the folders made for -o go again, and the audit exits ${code}`, async () => {
+      const dir = tempDir("mcpn-audit-signal-");
+      const pidFile = join(dir, "upstream.pid");
+      const output = join(dir, "made", "for", "report.md");
+      const args = [CLI, "audit", "-o", output, "--", process.execPath, AUDIT_UPSTREAM];
+      const audit = spawn(process.execPath, args, {
         env: { ...process.env, AUDIT_HANG: "1", AUDIT_PID_FILE: pidFile },
         stdio: ["ignore", "pipe", "pipe"],
       });
@@ -41,9 +45,11 @@ describe("audit stopped by a signal", () => {
         const upstream = await readPidFile(pidFile);
         // Reading: its first read is waiting for an answer that never comes.
         await new Promise((resolve) => setTimeout(resolve, 300));
+        expect(existsSync(join(dir, "made", "for"))).toBe(true);
         audit.kill(signal);
         expect(await exited, stderr).toBe(code);
         expect(await untilGone(upstream, 3000)).toBe(true);
+        expect(existsSync(join(dir, "made"))).toBe(false);
       } finally {
         audit.kill("SIGKILL");
       }

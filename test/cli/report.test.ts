@@ -297,6 +297,39 @@ describe("mcp-normalizer report", () => {
     expect(model.malformed.examples.at(-1)!.error).toMatch(/could not read further/);
   });
 
+  it("-o one of the logs it reads (by its name or another): exit 2, the log as it was", async () => {
+    const dir = tempDir("mcpn-report-self-");
+    const log = join(dir, "proxy.jsonl");
+    const text = `${JSON.stringify({ v: 1, ts: "2026-01-01T00:00:00Z", action: "none" })}\n`;
+    writeFileSync(log, text);
+    symlinkSync(log, join(dir, "link.jsonl"));
+    for (const output of [log, join(dir, "link.jsonl")]) {
+      const run = await runCli(["report", log, "-o", output], { timeoutMs: 10_000 });
+      expect(run.code, run.stderr).toBe(2);
+      expect(run.stderr).toContain("one of the logs it reads: the report would replace it");
+      expect(readFileSync(log, "utf8")).toBe(text);
+    }
+  });
+
+  it("SIGINT while it reads: exit 130, no report, the folders made for -o gone again", async () => {
+    const dir = tempDir("mcpn-report-signal-");
+    const output = join(dir, "made", "report.md");
+    // Standard input held open: it reads on until stopped.
+    const report = spawn(process.execPath, [CLI, "report", "-", "-o", output], { stdio: ["pipe", "pipe", "pipe"] });
+    const exited = new Promise<number | null>((resolve) => report.once("exit", (code) => resolve(code)));
+    try {
+      report.stdin!.write(`${JSON.stringify({ v: 1, ts: "2026-01-01T00:00:00Z", action: "none" })}\n`);
+      const deadline = Date.now() + 10_000;
+      while (!existsSync(join(dir, "made")) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+      expect(existsSync(join(dir, "made"))).toBe(true);
+      report.kill("SIGINT");
+      expect(await exited).toBe(130);
+      expect(existsSync(join(dir, "made"))).toBe(false);
+    } finally {
+      report.kill("SIGKILL");
+    }
+  });
+
   it("-o a file it cannot write: exit 2 naming it and the OS error, never a hang (Node's recursive mkdir loops on /proc)", async () => {
     for (const [output, reason] of [
       ["/proc/mcpn-x/report.md", "ENOENT"],

@@ -174,7 +174,7 @@ export async function runAuditCommand(argv: readonly string[], io: CliIo): Promi
     ...(auth === undefined ? {} : { fetch: auth.fetch, secrets: () => auth.secrets() }),
   });
   const progress = createProgress(io.stderr as NodeJS.WriteStream);
-  const stopOnSignal = endUpstreamOnSignal(transport, progress);
+  const stopOnSignal = endUpstreamOnSignal(transport, progress, unmake);
   const tokens = values.tokens ? await loadTokenCounter() : undefined;
   const { model } = await runAudit({
     transport,
@@ -222,12 +222,18 @@ export async function runAuditCommand(argv: readonly string[], io: CliIo): Promi
 /**
  * Ctrl-C or SIGTERM mid-audit: the upstream (a process group of its own, out of the terminal's
  * reach) is ended before the audit exits as signalled (130, 143); a second signal exits at once,
- * the group SIGKILLed on the way out. Returns the function that removes the handler.
+ * the group SIGKILLed on the way out. No report is written: the folders made for it go again.
+ * Returns the function that removes the handler.
  */
-function endUpstreamOnSignal(transport: { close(): Promise<void> }, progress: { finish(): void }): () => void {
+function endUpstreamOnSignal(
+  transport: { close(): Promise<void> },
+  progress: { finish(): void },
+  unmake: () => void,
+): () => void {
   let signalled = 0;
   return onShutdownSignal((signal) => {
     const code = signal === "SIGINT" ? 130 : 143;
+    unmake();
     if (++signalled > 1) process.exit(code);
     progress.finish();
     void transport.close().finally(() => process.exit(code));

@@ -6,13 +6,19 @@
 import { visible } from "../../errors/visible.js";
 import { NormalizerError } from "../../errors/NormalizerError.js";
 import { resolve } from "node:path";
-import { aggregateLogSources, DEFAULT_MAX_LOG_LINE_BYTES, expandLogSources } from "../../report/logSources.js";
+import {
+  aggregateLogSources,
+  DEFAULT_MAX_LOG_LINE_BYTES,
+  expandLogSources,
+  sourceAt,
+} from "../../report/logSources.js";
 import { DEFAULT_MAX_URIS, DEFAULT_TOP_OFFENDERS, ReportAggregator } from "../../report/aggregate.js";
 import { parseReportFormat, renderReport } from "../../report/render.js";
 import { parseCommandArgs, parseIntFlag } from "../args.js";
 import { EXIT, type ExitCode } from "../exitCodes.js";
 import { writeFully, type CliIo } from "../io.js";
 import { prepareOutputFile, writeOutputFile } from "../outputFile.js";
+import { onShutdownSignal } from "../signals.js";
 
 export const REPORT_HELP = `Usage: mcp-normalizer report [options] LOG.jsonl… 
 
@@ -29,8 +35,8 @@ Options:
   --max-line-bytes N     longer lines count as malformed (default ${DEFAULT_MAX_LOG_LINE_BYTES})
   -h, --help             this help
 
-Exit codes: 0 report written (malformed lines are in the report); 2 bad command line or a log
-that cannot be opened.`;
+Exit codes: 0 report written (malformed lines are in the report); 2 bad command line, a log
+that cannot be opened, or -o naming a log it reads; 130/143 stopped by SIGINT/SIGTERM.`;
 
 export async function runReport(argv: readonly string[], io: CliIo): Promise<ExitCode> {
   const { values, positionals, command } = parseCommandArgs(
@@ -58,17 +64,31 @@ export async function runReport(argv: readonly string[], io: CliIo): Promise<Exi
     atLeastOne(parseIntFlag(values["max-line-bytes"], "--max-line-bytes", "report"), "--max-line-bytes") ??
     DEFAULT_MAX_LOG_LINE_BYTES;
   const output = values.output === undefined ? undefined : resolve(io.cwd, values.output);
+  // `report -- a.jsonl` is allowed: a log named like a flag.
+  const sources = await expandLogSources([...positionals, ...command], io.cwd);
+  const overwritten = output === undefined ? undefined : sourceAt(sources, output);
+  if (overwritten !== undefined)
+    throw new NormalizerError(
+      "USAGE",
+      `report: -o ${values.output} is ${overwritten === output ? "" : `${overwritten}, `}one of the logs it reads: ` +
+        "the report would replace it (name another file)",
+    );
   const unmake = output === undefined ? () => {} : prepareOutputFile(output, "report: -o");
+  // Ctrl-C or SIGTERM over a long log: no report is written, so the folders made for it go again.
+  const stopOnSignal = onShutdownSignal((signal) => {
+    unmake();
+    process.exit(signal === "SIGINT" ? 130 : 143);
+  });
   let model: ReturnType<ReportAggregator["toModel"]>;
   try {
-    // `report -- a.jsonl` is allowed: a log named like a flag.
-    const sources = await expandLogSources([...positionals, ...command], io.cwd);
     const aggregator = new ReportAggregator({ topOffenders, maxUris });
     await aggregateLogSources(sources, aggregator, { stdin: io.stdin, maxLineBytes });
     model = aggregator.toModel({ kind: "log", source: { files: sources }, generatedAt: new Date().toISOString() });
   } catch (error) {
     unmake();
     throw error;
+  } finally {
+    stopOnSignal();
   }
   const text = renderReport(model, format);
   if (output !== undefined) {
