@@ -68,6 +68,21 @@ describe("audit --tokens: counting in pieces", () => {
     for (const text of samples) expect(await countInPieces(text, countTokens)).toBe(countTokens(text));
   });
 
+  it("a piece the same as the one before is not counted again (a long run of one letter, base64 of zeros)", async () => {
+    const counted: string[] = [];
+    const count = (piece: string): number => {
+      counted.push(piece);
+      return countTokens(piece);
+    };
+    for (const text of ["x".repeat(20 * TOKEN_PIECE_CHARS), Buffer.alloc(15 * TOKEN_PIECE_CHARS).toString("base64")]) {
+      counted.length = 0;
+      expect(await countInPieces(text, count)).toBe(
+        [...tokenPieces(text)].reduce((sum, piece) => sum + countTokens(piece), 0),
+      );
+      expect(counted.length).toBeLessThanOrEqual(2);
+    }
+  });
+
   it("no piece is longer than the bound; the pieces join to the text, surrogate pairs kept whole", () => {
     const texts = [
       "a".repeat(5 * TOKEN_PIECE_CHARS + 7),
