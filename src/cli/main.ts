@@ -49,8 +49,8 @@ const COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
 
 export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode> {
   // `help COMMAND` is `COMMAND --help` (an unknown COMMAND is named as one, not answered with the
-  // help); `help --help` is `help`.
-  if (argv[0] === "help" && argv.length === 2 && argv[1] !== "--help" && argv[1] !== "-h") {
+  // help); `help --help` and `help help` are `help`.
+  if (argv[0] === "help" && argv.length === 2 && !["--help", "-h", "help"].includes(argv[1]!)) {
     if (Object.hasOwn(COMMANDS, argv[1]!)) return main([argv[1]!, "--help"], io);
     return unknownCommand(argv[1]!, io);
   }

@@ -34,10 +34,10 @@ describe("help texts and defaults", () => {
     expect(unknown.stderr).toMatch(/^mcp-normalizer: unknown command "serv" \(did you mean serve\?\); commands: /);
   });
 
-  it("help --help and help -h print the general help, as help does", async () => {
+  it("help --help, help -h and help help print the general help, as help does", async () => {
     const general = await runCli(["help"]);
     expect(general.code).toBe(0);
-    for (const flag of ["--help", "-h"]) {
+    for (const flag of ["--help", "-h", "help"]) {
       const run = await runCli(["help", flag]);
       expect(run.code, run.stderr).toBe(0);
       expect(run.stdout, flag).toBe(general.stdout);
