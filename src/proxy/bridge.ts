@@ -147,8 +147,13 @@ export class Bridge {
   private initializeWatched = false;
   /** Set while an upstream's batch is handled for a host that takes it whole: what goes on of it. */
   private batchOut: unknown[] | undefined;
-  /** The session's protocol version: the host's initialize request, then the upstream's answer. */
+  /**
+   * The session's protocol version: the host's initialize request, then the upstream's answer.
+   * Once an answer agreed one, a later initialize (which a server refuses, or answers for
+   * itself) does not change it unless it is answered with a version too.
+   */
   private protocolVersion: string | undefined;
+  private versionAgreed = false;
   /** Ids of upstream requests (sampling, elicitation…) the host has not answered yet. */
   private readonly upstreamAsked = new Map<RequestId, RequestId>();
   /** Set once `maxUpstreamRequests` is reached, cleared when the host answers one (one log line per episode). */
@@ -365,7 +370,7 @@ export class Bridge {
       }
       this.remember(msg);
       if (msg.method === "initialize") {
-        if (isObj(msg.params) && typeof msg.params.protocolVersion === "string")
+        if (!this.versionAgreed && isObj(msg.params) && typeof msg.params.protocolVersion === "string")
           this.protocolVersion = msg.params.protocolVersion;
         this.watchInitialize(msg.id);
       }
@@ -532,8 +537,10 @@ export class Bridge {
         );
         return;
       }
-      if (waiting.method === "initialize" && isObj(msg.result) && typeof msg.result.protocolVersion === "string")
+      if (waiting.method === "initialize" && isObj(msg.result) && typeof msg.result.protocolVersion === "string") {
         this.protocolVersion = msg.result.protocolVersion;
+        this.versionAgreed = true;
+      }
       if (failed && waiting.method === "initialize" && serverRefused(msg.error))
         this.options.onInitializeFailed?.(String((msg.error as { message?: unknown }).message));
       // The transport's own answer (a failed POST) has the id as parsed: the host's, past 2^53, as written.

@@ -232,6 +232,26 @@ describe("Bridge request ids", () => {
     expect(host.sent.map((s) => s.message.id)).toEqual(["r0", "r1", "r0"]);
   });
 
+  it("a second initialize the upstream refuses leaves the session's version (batches still judged by it)", async () => {
+    const { host, upstream } = await bridgeOf();
+    const initialize = (id: number, protocolVersion: string) =>
+      host.receive({ jsonrpc: "2.0", id, method: "initialize", params: { protocolVersion, capabilities: {} } });
+    const batch = (id: number) => host.receive([{ jsonrpc: "2.0", id, method: "ping" }]);
+    initialize(1, "2025-06-18");
+    upstream.receive({ jsonrpc: "2.0", id: 1, result: { protocolVersion: "2025-06-18", capabilities: {} } });
+    batch(2);
+    // Asking an older version again, refused: the session is still 2025-06-18, with no batches.
+    initialize(3, "2024-11-05");
+    upstream.receive({ jsonrpc: "2.0", id: 3, error: { code: -32600, message: "Server already initialized" } });
+    batch(4);
+    expect(upstream.sent.map((s) => s.message)).not.toContainEqual([{ jsonrpc: "2.0", id: 4, method: "ping" }]);
+    expect(errorsTo(host).map((m) => [m.id, (m.error as { message: string }).message])).toEqual([
+      [2, expect.stringContaining("2025-06-18 has no JSON-RPC batches")],
+      [3, "Server already initialized"],
+      [4, expect.stringContaining("2025-06-18 has no JSON-RPC batches")],
+    ]);
+  });
+
   it("an upstream request over maxMessageBytes whose id equals a waiting host request's answers nothing", async () => {
     const { host, upstream, bridge } = await bridgeOf();
     host.receive(call(7));
