@@ -65,13 +65,20 @@ export async function expandLogSources(args: readonly string[], cwd: string): Pr
 }
 
 /**
- * The source among `sources` that is the existing regular file `file` (by device and inode, so
- * through a link or another name too), or undefined: a report written there would replace a log
- * it reads. Pipes and terminals are not compared (`- -o /dev/stdout` on one terminal is fine).
+ * The source among `sources` that is the existing regular file or named pipe `file` (by device
+ * and inode, so through a link or another name too), or undefined: a report written there would
+ * replace a log it reads (or wait forever for a reader of the pipe it emptied). Terminals and
+ * other devices are not compared (`- -o /dev/stdout` on one terminal is fine); a path that cannot
+ * be looked at is left to the `-o` check, which says why.
  */
 export function sourceAt(sources: readonly string[], file: string): string | undefined {
-  const stats = statSync(file, { throwIfNoEntry: false });
-  if (stats === undefined || !stats.isFile()) return undefined;
+  let stats: ReturnType<typeof statSync>;
+  try {
+    stats = statSync(file, { throwIfNoEntry: false });
+  } catch {
+    return undefined;
+  }
+  if (stats === undefined || !(stats.isFile() || stats.isFIFO())) return undefined;
   const key = `${stats.dev}:${stats.ino}`;
   return sources.find((source) => identity(source) === key);
 }

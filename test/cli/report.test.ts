@@ -309,6 +309,18 @@ describe("mcp-normalizer report", () => {
       expect(run.stderr).toContain("one of the logs it reads: the report would replace it");
       expect(readFileSync(log, "utf8")).toBe(text);
     }
+    // A named pipe read and then named by -o: refused, not left waiting for a reader.
+    const pipe = join(dir, "pipe.jsonl");
+    execFileSync("mkfifo", [pipe]);
+    const piped = await runCli(["report", pipe, "-o", pipe], { timeoutMs: 10_000 });
+    expect(piped.code, piped.stderr).toBe(2);
+    expect(piped.stderr).toContain("one of the logs it reads");
+    // A -o path that cannot be looked at is still the -o error it was (exit 2), not an internal one.
+    const under = await runCli(["report", log, "-o", join(log, "x.md")], { timeoutMs: 10_000 });
+    expect(under.code, under.stderr).toBe(2);
+    expect(under.stderr.trim()).toBe(
+      `mcp-normalizer: report: -o: cannot write ${join(log, "x.md")}: ENOTDIR: not a directory`,
+    );
   });
 
   it("SIGINT while it reads: exit 130, no report, the folders made for -o gone again", async () => {
