@@ -159,15 +159,27 @@ export async function readLogin(file: string): Promise<{ login?: StoredLogin; pr
   }
 }
 
-/** Creates the directory (0700) when missing and writes the login (0600), replacing any before it. */
+/**
+ * Creates the directory (0700) when missing and writes the login (0600), replacing any before it.
+ * Written compact: indented, an answer of many short values grows several times over, past what
+ * `readLogin` reads back. A login larger than that (answers of a broken or hostile authorization
+ * server) is refused here, not stored to be refused at every read.
+ */
 export async function writeLogin(file: string, dir: string, login: StoredLogin): Promise<void> {
+  const text = `${JSON.stringify(login)}\n`;
+  const bytes = Buffer.byteLength(text);
+  if (bytes > LOGIN_FILE_MAX_BYTES)
+    throw new Error(
+      `the login is ${bytes} bytes, more than a token file holds (${LOGIN_FILE_MAX_BYTES}): ` +
+        "the authorization server's answers are too large to store",
+    );
   await mkdir(dir, { recursive: true, mode: 0o700 });
   await chmod(dir, 0o700);
   const temporary = join(dir, `.${randomBytes(6).toString("hex")}.tmp`);
   const handle = await open(temporary, "wx", 0o600);
   try {
     await handle.chmod(0o600);
-    await handle.writeFile(`${JSON.stringify(login, null, 2)}\n`);
+    await handle.writeFile(text);
     await handle.sync();
   } catch (error) {
     await handle.close().catch(() => {});

@@ -169,7 +169,7 @@ describe("mcp-normalizer login", () => {
     const stored = readdirSync(authDir).map((f) => readFileSync(join(authDir, f), "utf8"));
     // Both servers share the URL, so one file: the pre-registered login replaced the other.
     expect(stored).toHaveLength(1);
-    expect(stored[0]).toContain('"client_id": "pre-registered"');
+    expect(JSON.parse(stored[0]!).client.client_id).toBe("pre-registered");
     expect(stored[0]).not.toContain("pre-registered-secret-3c1d");
   });
 

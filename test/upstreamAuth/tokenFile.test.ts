@@ -4,10 +4,10 @@
  * as a file that is not a login is: the server then needs a login, nothing waits or grows.
  */
 import { execFileSync } from "node:child_process";
-import { closeSync, constants, openSync, writeFileSync } from "node:fs";
+import { closeSync, constants, openSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { LOGIN_FILE_MAX_BYTES, readLogin } from "../../src/upstreamAuth/tokenStore.js";
+import { LOGIN_FILE_MAX_BYTES, readLogin, type StoredLogin, writeLogin } from "../../src/upstreamAuth/tokenStore.js";
 import { tempDir } from "../helpers/tempDir.js";
 
 const LOGIN = {
@@ -52,5 +52,28 @@ describe("readLogin", () => {
     expect(await readLogin(big)).toEqual({
       problem: `${big} is larger than ${LOGIN_FILE_MAX_BYTES} bytes, more than any login (log in again)`,
     });
+  });
+
+  it("what writeLogin stores, it reads back: answers of many short values near their 1 MiB cap fit", async () => {
+    const dir = tempDir("mcpn-token-");
+    const file = join(dir, "big.json");
+    // A registration of ~1 MiB of empty strings and a ~1 MiB refresh token: indented, 4.4 MB.
+    const login = {
+      ...LOGIN,
+      client: { client_id: "c", contacts: Array.from({ length: 340_000 }, () => "") },
+      tokens: { access_token: "a", token_type: "Bearer", refresh_token: "r".repeat(1_000_000) },
+    } as unknown as StoredLogin;
+    await writeLogin(file, dir, login);
+    expect(await readLogin(file)).toEqual({ login });
+  });
+
+  it("writeLogin refuses a login larger than a token file holds, leaving nothing behind", async () => {
+    const dir = tempDir("mcpn-token-");
+    const login = {
+      ...LOGIN,
+      tokens: { access_token: "a", token_type: "Bearer", refresh_token: "r".repeat(LOGIN_FILE_MAX_BYTES) },
+    } as unknown as StoredLogin;
+    await expect(writeLogin(join(dir, "huge.json"), dir, login)).rejects.toThrow(/more than a token file holds/);
+    expect(readdirSync(dir)).toEqual([]);
   });
 });
