@@ -5,6 +5,7 @@ import { JSONRPC } from "../../src/errors/jsonRpcCodes.js";
 import { servePage } from "../../src/fit/spill/servePage.js";
 import { SpillBudget } from "../../src/fit/spill/spillBudget.js";
 import { SpillStore } from "../../src/fit/spill/spillStore.js";
+import { spillUri } from "../../src/fit/spill/spillUri.js";
 
 /** Reads every page a link leads to, following the text/uri-list entries. */
 function readAll(store: SpillStore, first: string): string {
@@ -203,5 +204,19 @@ describe("the spill budget and many tiny spills", () => {
     expect(held).toBeGreaterThan(900);
     expect(held).toBeLessThan(1100);
     store.close();
+  });
+
+  it("spills let go behind a live one are dropped, not kept until it expires", () => {
+    const budget = new SpillBudget(1 << 30, 60_000);
+    const live = new SpillStore(budget);
+    const kept = live.add("kept", [0, 4])!;
+    // A result cut block by block and then sent whole, again and again.
+    const churn = new SpillStore(budget);
+    for (let round = 0; round < 20; round++) {
+      const ids = Array.from({ length: 5000 }, () => churn.add("x", [0, 1])!);
+      for (const id of ids) churn.discard(id);
+    }
+    expect(budget.records).toBeLessThan(3000);
+    expect(live.read(spillUri(kept, 1))).toMatchObject({ ok: true, text: "kept" });
   });
 });

@@ -19,10 +19,15 @@ interface Held {
   released: boolean;
 }
 
+/** Released records left in the queue before it is compacted (past half of it too). */
+const COMPACT_AFTER = 1024;
+
 export class SpillBudget {
   private used = 0;
-  private readonly queue: Held[] = [];
+  private queue: Held[] = [];
   private head = 0;
+  /** Records in the queue released before their turn at its front (a result sent whole after all). */
+  private releasedBehind = 0;
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -33,6 +38,11 @@ export class SpillBudget {
 
   get usedBytes(): number {
     return this.used;
+  }
+
+  /** Records the queue holds: live spills, and released ones not yet dropped. */
+  get records(): number {
+    return this.queue.length - this.head;
   }
 
   /** Room for `bytes` more, held until released or expired; null when it does not fit. */
@@ -49,6 +59,9 @@ export class SpillBudget {
         if (held.released) return;
         held.released = true;
         this.used -= held.bytes;
+        // Behind a live spill it would wait for that one's expiry: thousands of spills let go at
+        // once (a result cut block by block, then sent whole) are dropped now and then instead.
+        if (++this.releasedBehind > COMPACT_AFTER && this.releasedBehind * 2 > this.records) this.compact();
       },
     };
   }
@@ -58,18 +71,29 @@ export class SpillBudget {
     const now = this.now();
     while (this.head < this.queue.length && this.queue[this.head]!.expiresAt <= now) {
       const held = this.queue[this.head++]!;
-      if (!held.released) {
+      if (held.released) this.releasedBehind--;
+      else {
         held.released = true;
         this.used -= held.bytes;
         held.holder.expire(held.id);
       }
     }
     // Also drop released spills at the front, so the queue does not grow with spills already gone.
-    while (this.head < this.queue.length && this.queue[this.head]!.released) this.head++;
+    while (this.head < this.queue.length && this.queue[this.head]!.released) {
+      this.head++;
+      this.releasedBehind--;
+    }
     if (this.head > 1024 && this.head * 2 > this.queue.length) {
       this.queue.splice(0, this.head);
       this.head = 0;
     }
+  }
+
+  /** Drops every released record, keeping the live ones in expiry order. */
+  private compact(): void {
+    this.queue = this.queue.slice(this.head).filter((held) => !held.released);
+    this.head = 0;
+    this.releasedBehind = 0;
   }
 
   private arm(): void {
