@@ -170,10 +170,11 @@ function openLogFile(path: string, setting: string, logger: Logger): Normalizati
       { file: path },
       {
         onError: (error) =>
-          logger.error("normalization log write failed; no more records are written to it", {
+          logger.error("normalization log write failed; no records are written to it until a SIGHUP reopens it", {
             file: path,
             error: error.message,
           }),
+        onResumed: () => logger.info("normalization log reopened after a failed write; records resume", { file: path }),
       },
     );
   } catch (error) {

@@ -2,7 +2,9 @@
  * Log text appended to a file, asynchronously (sonic-boom: writes leave the event loop, and
  * text given while a write is under way goes out with the next one). The file is opened for
  * append: a restart never truncates what earlier runs wrote. `reopen` opens the path again
- * (after logrotate moved the file away); `close` writes what is left, waiting a bounded time.
+ * (after logrotate moved the file away) — also after a write failed (a disk that was full, a
+ * folder taken away): then with a writer of its own, its folders made again, the failure reported
+ * again if the path still takes nothing; `close` writes what is left, waiting a bounded time.
  *
  * sonic-boom is loaded when the first file is opened, not at start-up: a proxy that logs to
  * stderr only never loads it.
@@ -18,17 +20,30 @@ export interface FileLineOutput {
 
 const load = createRequire(import.meta.url);
 
-export function fileLineOutput(file: string, onError: (error: Error) => void): FileLineOutput {
+export interface FileLineEvents {
+  /** A write or an open failed: nothing more goes to the file until a reopen. */
+  onError(error: Error): void;
+  /** Opening the path again, before a new writer is made after a failure: throws when it cannot be. */
+  prepare(): void;
+  /** The file takes records again after a failure. */
+  onResumed(): void;
+}
+
+export function fileLineOutput(file: string, events: FileLineEvents): FileLineOutput {
   const Writer = load("sonic-boom") as typeof SonicBoom;
-  const out = new Writer({ dest: file, append: true, sync: false, minLength: 0 });
   // After a failed write (disk full, permissions, a reopen that failed) the file takes nothing
-  // more — no retries, no flushes: one report.
+  // more — no retries, no flushes: one report — until a reopen is asked for.
   let failed = false;
-  out.on("error", (error: Error) => {
-    if (failed) return;
-    failed = true;
-    onError(error);
-  });
+  const open = (): SonicBoom => {
+    const writer = new Writer({ dest: file, append: true, sync: false, minLength: 0 });
+    writer.on("error", (error: Error) => {
+      if (failed || writer !== out) return;
+      failed = true;
+      events.onError(error);
+    });
+    return writer;
+  };
+  let out = open();
   let closing: Promise<void> | undefined;
   // A reopen asked for while a write is under way happens after it; sonic-boom drops it if
   // end() comes first (and then never closes): close() waits for the file to be open again.
@@ -49,7 +64,20 @@ export function fileLineOutput(file: string, onError: (error: Error) => void): F
       if (!failed && closing === undefined) out.write(text);
     },
     reopen() {
-      if (failed || closing !== undefined) return;
+      if (closing !== undefined) return;
+      if (failed) {
+        try {
+          events.prepare();
+        } catch (error) {
+          events.onError(error as Error);
+          return;
+        }
+        out.destroy();
+        failed = false;
+        out = open();
+        events.onResumed();
+        return;
+      }
       reopened ??= untilOpen();
       out.reopen();
     },

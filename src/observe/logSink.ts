@@ -13,7 +13,8 @@
  * Lines given to `write` may wait in a batch: a write per record would be a syscall on the path
  * of every small read. The batch goes out once LOG_BATCH_BYTES have gathered, at most
  * LOG_FLUSH_MS after its first line, before any `writeNow` line, and at `close()`. A write that
- * fails (disk full, the reader gone) is reported once to `onError`; nothing more is written there.
+ * fails (disk full, the reader gone) is reported once to `onError`; nothing more is written there
+ * (to a file: until a reopen finds it writable again, told to `onResumed`).
  */
 import type { Writable } from "node:stream";
 import { fdLineOutput } from "./fdLineOutput.js";
@@ -36,6 +37,8 @@ export interface LogSink {
 export interface LogSinkOptions {
   /** The first failed write (disk full, permissions, the reader gone): reported, never thrown. */
   onError?: (error: Error) => void;
+  /** A file that failed takes records again (a reopen found it writable). */
+  onResumed?: () => void;
   /** Longest `close()` (and the write at exit) waits, in ms. Default LOG_CLOSE_WAIT_MS. */
   closeWaitMs?: number;
 }
@@ -69,7 +72,11 @@ export function openLogSink(target: LogTarget, options: LogSinkOptions = {}): Lo
     return sink;
   }
   prepareLogFile(target.file);
-  const out = fileLineOutput(target.file, onError);
+  const out = fileLineOutput(target.file, {
+    onError,
+    prepare: () => prepareLogFile(target.file),
+    onResumed: options.onResumed ?? (() => {}),
+  });
   return batchingSink(
     (text) => out.put(text),
     () => out.reopen(),

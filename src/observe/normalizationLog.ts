@@ -23,6 +23,8 @@ export type NormalizationLogTarget = { file: string } | { fd: number } | { strea
 export interface NormalizationLogOptions {
   /** A write to the file failed (disk full, permissions): reported, never thrown into the proxy. */
   onError?: (error: Error) => void;
+  /** The file takes records again after a failure (a reopen found it writable). */
+  onResumed?: () => void;
 }
 
 /**

@@ -4,7 +4,18 @@
  * pipe, failed writes reported once, and close() bounded when the destination never drains.
  */
 import { execFileSync } from "node:child_process";
-import { closeSync, constants, mkdirSync, openSync, readFileSync, readSync, renameSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  constants,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { LOG_BATCH_BYTES, LOG_FLUSH_MS, openLogSink } from "../../src/observe/logSink.js";
@@ -95,7 +106,7 @@ describe("the log writer, to a file", () => {
     expect(readFileSync(file, "utf8")).toBe(line(3));
   });
 
-  it("a reopen that fails (the path is now a folder) is reported once; nothing more is written or reported", async () => {
+  it("a reopen that fails (the path is now a folder) is reported once; nothing more is written; the next reopen tries again", async () => {
     const dir = tempDir("mcpn-sink-");
     const file = join(dir, "log.jsonl");
     const errors: Error[] = [];
@@ -107,11 +118,39 @@ describe("the log writer, to a file", () => {
     sink.reopen();
     await eventually(() => errors.length > 0);
     sink.writeNow(line(2));
+    sink.write(line(3));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(errors.map((e) => (e as NodeJS.ErrnoException).code)).toEqual(["EISDIR"]);
+    // Still a folder at the next reopen: said again, once.
     sink.reopen();
+    await sink.close();
+    expect(errors).toHaveLength(2);
+    expect(errors[1]!.message).toContain("EISDIR");
+    expect(readFileSync(join(dir, "moved.jsonl"), "utf8")).toBe(line(1));
+  });
+
+  it("after a failed write (a full disk), a reopen that finds the path writable again resumes the records", async () => {
+    const dir = tempDir("mcpn-sink-");
+    const file = join(dir, "logs", "log.jsonl");
+    const errors: Error[] = [];
+    let resumed = 0;
+    const sink = openLogSink({ file }, { onError: (error) => errors.push(error), onResumed: () => resumed++ });
+    // Rotated onto a full disk.
+    rmSync(file);
+    symlinkSync("/dev/full", file);
+    sink.reopen();
+    sink.writeNow(line(1));
+    await eventually(() => errors.length > 0);
+    expect((errors[0] as NodeJS.ErrnoException).code).toBe("ENOSPC");
+    // The disk is fixed, the log folder even taken away: the reopen makes it again.
+    rmSync(join(dir, "logs"), { recursive: true });
+    sink.reopen();
+    expect(resumed).toBe(1);
+    sink.writeNow(line(2));
     sink.write(line(3));
     await sink.close();
-    expect(errors.map((e) => (e as NodeJS.ErrnoException).code)).toEqual(["EISDIR"]);
-    expect(readFileSync(join(dir, "moved.jsonl"), "utf8")).toBe(line(1));
+    expect(readFileSync(file, "utf8")).toBe(line(2) + line(3));
+    expect(errors).toHaveLength(1);
   });
 
   it("close is bounded: a file that never takes the last lines (a FIFO nobody reads) is closed after closeWaitMs", async () => {
