@@ -175,7 +175,7 @@ describe("cutting a tool result and serving the rest", () => {
     expect(out[1]!.description).toMatch(/Available for about 1 minute\(s\), to this client only\.$/);
     const missing = servePage(new SpillStore(budget, "client"), out[1]!.uri as string);
     expect("error" in missing && missing.error.message).toMatch(
-      /no such page for this client \(.* read only by the client that received the result, until they expire after 60 s/,
+      /no such page for this client \(.* read only by the client that received the result, until they expire after 60 s \(limits.spillTtlMs\), or its pooled upstreams all end \(idle for limits.sessionIdleMs\)\)/,
     );
     // A session's link says so.
     const session = cutContent(

@@ -18,11 +18,15 @@ export function servePage(store: SpillStore | null, uri: string): PageAnswer {
     // Whose pages they are: a session's, or (stateless requests) the client's.
     const [here, only] =
       store?.holder === "client" ? ["for this client", "by the client"] : ["in this session", "in the session"];
+    // A client's pages also go with its pool's last upstream (idle for sessionIdleMs).
+    const orPool =
+      store?.holder === "client" ? ", or its pooled upstreams all end (idle for limits.sessionIdleMs)" : "";
     const message =
       read.why === "expired"
         ? `${uri}: this page of a cut tool result has expired (pages are kept for ${ttl}); call the tool again`
         : `${uri}: no such page ${here} (pages of a cut tool result can be read only ${only} that received the ` +
-          `result, until they expire${ttl === "" ? "" : ` after ${ttl}`})`;
+          `result, until they expire${ttl === "" ? "" : ` after ${ttl}`}${orPool}); ` +
+          "call the tool again if it was yours";
     return { error: { code: JSONRPC.RESOURCE_NOT_FOUND, message, data: { uri } } };
   }
   const contents: Record<string, unknown>[] = [{ uri, mimeType: "text/plain", text: read.text }];
