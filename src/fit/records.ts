@@ -19,25 +19,28 @@ export function blockJsonBytes(block: Record<string, unknown>): number {
   return jsonBytes(copy ?? block) + raw;
 }
 
+/** A block's JSON bytes, or several blocks' as they sit in the content list (commas between). */
+function blocksJsonBytes(blocks: Record<string, unknown> | readonly Record<string, unknown>[]): number {
+  return Array.isArray(blocks)
+    ? blocks.reduce((sum: number, block) => sum + blockJsonBytes(block) + 1, -1)
+    : blockJsonBytes(blocks as Record<string, unknown>);
+}
+
 export function fitRecord(fields: {
   action: ChangeAction;
   path: string;
   uri?: string | null;
-  before: Record<string, unknown>;
+  /** The block changed; several, when they were replaced together. */
+  before: Record<string, unknown> | readonly Record<string, unknown>[];
   after: Record<string, unknown> | readonly Record<string, unknown>[];
   mimeBefore?: unknown;
   mimeAfter?: unknown;
   reason: string;
   applied: boolean;
 }): ChangeRecord {
-  const bytesBefore = blockJsonBytes(fields.before);
+  const bytesBefore = blocksJsonBytes(fields.before);
   const after = fields.after;
-  const bytesAfter =
-    after === fields.before
-      ? bytesBefore
-      : Array.isArray(after)
-        ? after.reduce((sum: number, block) => sum + blockJsonBytes(block) + 1, -1)
-        : blockJsonBytes(after as Record<string, unknown>);
+  const bytesAfter = after === fields.before ? bytesBefore : blocksJsonBytes(after);
   return {
     action: fields.action,
     path: fields.path,

@@ -7,19 +7,27 @@ import { SpillBudget } from "../../src/fit/spill/spillBudget.js";
 import { SpillStore } from "../../src/fit/spill/spillStore.js";
 import { spillUri } from "../../src/fit/spill/spillUri.js";
 
-/** Reads every page a link leads to, following the text/uri-list entries. */
-function readAll(store: SpillStore, first: string): string {
-  let text = "";
+/** Every text entry of every page a link leads to, following the text/uri-list entries. */
+function readEntries(store: SpillStore, first: string): string[] {
+  const entries: string[] = [];
   let uri: string | null = first;
-  for (let guard = 0; uri !== null && guard < 10_000; guard++) {
+  for (let guard = 0; uri !== null && guard < 100_000; guard++) {
     const answer = servePage(store, uri);
     if (!("result" in answer)) throw new Error(answer.error.message);
     const contents = answer.result.contents as Array<{ uri: string; mimeType: string; text: string }>;
-    text += contents[0]!.text;
-    uri = contents[1] === undefined ? null : contents[1].text.trim();
-    if (contents[1] !== undefined) expect(contents[1].mimeType).toBe("text/uri-list");
+    const next = contents.at(-1)!.mimeType === "text/uri-list" ? contents.pop()! : undefined;
+    for (const entry of contents) {
+      expect(entry.mimeType).toBe("text/plain");
+      entries.push(entry.text);
+    }
+    uri = next === undefined ? null : next.text.trim();
   }
-  return text;
+  return entries;
+}
+
+/** The text of every page a link leads to. */
+function readAll(store: SpillStore, first: string): string {
+  return readEntries(store, first).join("");
 }
 
 describe("cutting a tool result and serving the rest", () => {
@@ -71,6 +79,69 @@ describe("cutting a tool result and serving the rest", () => {
     expect((out[1]!.text as string) + readAll(store, out[2]!.uri as string)).toBe(b);
     expect(readAll(store, out[3]!.uri as string)).toBe(c);
     expect(changes.map((change) => change.path)).toEqual(["content[1]", "content[2]"]);
+  });
+
+  it("later blocks with only their text share one link: thousands of short blocks do not become thousands of links", () => {
+    const store = new SpillStore(new SpillBudget(1 << 30, 60_000));
+    const changes: ChangeRecord[] = [];
+    const texts = Array.from({ length: 30_000 }, (_, i) => `item ${String(i).padStart(5, "0")}é\n`);
+    const content = texts.map((text) => ({ type: "text", text }));
+    const out = cutContent(content, { maxBytes: 4096, store, dryRun: false, ttlMs: 60_000 }, changes) as Array<
+      Record<string, unknown>
+    >;
+    // The blocks that fit, the one cut and its link, then one link for the 29,000-odd after it.
+    const links = out.filter((block) => block.type === "resource_link");
+    expect(links).toHaveLength(2);
+    expect(links[1]!.description).toMatch(/^The next \d+ text blocks of this result were not sent/);
+    const keptBlocks = out.filter((block) => block.type === "text");
+    // What goes out beyond the blocks kept is the two links: not a link per block.
+    expect(Buffer.byteLength(JSON.stringify(out)) - Buffer.byteLength(JSON.stringify(keptBlocks))).toBeLessThan(2000);
+    const kept = keptBlocks.map((block) => block.text as string);
+    const cutAt = kept.length - 1;
+    const first = readEntries(store, links[0]!.uri as string);
+    const rest = readEntries(store, links[1]!.uri as string);
+    // Exact, and each block's text an entry of its own (one a page's end cut continues in the next).
+    expect(kept.join("") + first.join("") + rest.join("")).toBe(texts.join(""));
+    const ends = new Set<number>();
+    let at = 0;
+    for (const entry of rest) {
+      at += entry.length;
+      ends.add(at);
+    }
+    at = 0;
+    for (const text of texts.slice(cutAt + 1)) {
+      at += text.length;
+      expect(ends.has(at)).toBe(true);
+    }
+    expect(changes).toHaveLength(2);
+    expect(changes[1]).toMatchObject({ action: "cut-result", path: `content[${cutAt + 1}]` });
+    expect(changes[1]!.reason).toMatch(/^\d+ text blocks of \d+ bytes cut at 0/);
+  });
+
+  it("a run of bare text blocks ends at any other block: an image keeps its place, a block with _meta its own link", () => {
+    const store = new SpillStore(new SpillBudget(1 << 20, 60_000));
+    const image = { type: "image", data: "AAAA", mimeType: "image/png" };
+    const meta = { type: "text", text: "m".repeat(10), _meta: { k: 1 } };
+    const t = (c: string) => ({ type: "text", text: c.repeat(10) });
+    const out = cutContent(
+      [{ type: "text", text: "x".repeat(5000) }, t("a"), t("b"), image, t("c"), meta, t("d"), t("e")],
+      { maxBytes: 4096, store, dryRun: false, ttlMs: 60_000 },
+      [],
+    ) as Array<Record<string, unknown>>;
+    expect(out.map((block) => (block.type === "text" && block._meta ? "meta" : block.type))).toEqual([
+      "text",
+      "resource_link",
+      "resource_link", // a, b
+      "image",
+      "resource_link", // c
+      "meta",
+      "resource_link", // m
+      "resource_link", // d, e
+    ]);
+    expect(readEntries(store, out[2]!.uri as string)).toEqual(["a".repeat(10), "b".repeat(10)]);
+    expect(readEntries(store, out[4]!.uri as string)).toEqual(["c".repeat(10)]);
+    expect(readEntries(store, out[6]!.uri as string)).toEqual(["m".repeat(10)]);
+    expect(readEntries(store, out[7]!.uri as string)).toEqual(["d".repeat(10), "e".repeat(10)]);
   });
 
   it("a later block with more than its text stays, its text emptied, its _meta, annotations and own fields kept", () => {
@@ -217,6 +288,6 @@ describe("the spill budget and many tiny spills", () => {
       for (const id of ids) churn.discard(id);
     }
     expect(budget.records).toBeLessThan(3000);
-    expect(live.read(spillUri(kept, 1))).toMatchObject({ ok: true, text: "kept" });
+    expect(live.read(spillUri(kept, 1))).toMatchObject({ ok: true, texts: ["kept"] });
   });
 });

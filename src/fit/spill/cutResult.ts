@@ -3,9 +3,12 @@
  * UTF-8 bytes. The first block that does not fit is cut where the budget ends (at a character,
  * preferably grapheme, boundary), and a `resource_link` to the rest follows it; every later text
  * block is replaced by a link to its whole text (a block with more than its text — `_meta`,
- * `annotations` — stays, its text emptied, before its link). The rest is held in pages of at most N bytes,
- * which the proxy serves on `resources/read`; the piece kept plus every page, concatenated, is
- * the original text exactly. Other blocks (images, resources, links) are left as they are.
+ * `annotations` — stays, its text emptied, before its link), and later text blocks one after
+ * another with nothing but their text share one link: a result of thousands of short blocks
+ * must not become thousands of links, each longer than its text. The rest is held in pages of
+ * at most N bytes, which the proxy serves on `resources/read` (each block's text its own entry);
+ * the piece kept plus every page, concatenated, is the original text exactly. Other blocks
+ * (images, resources, links) are left as they are.
  */
 import type { ChangeRecord } from "../../normalize/change.js";
 import { isJsonObject, rebuild, type JsonObject } from "../../normalize/objects.js";
@@ -43,34 +46,54 @@ export function cutContent(
       remaining -= bytes ?? utf8Bytes(text);
       continue;
     }
-    const first = cutBlock(block, text, bytes, remaining, options, `content[${i}]`, changes);
+    const first = cutBlock([block], [text], bytes, remaining, options, `content[${i}]`, changes);
     // No room for the rest: the whole result goes out as it was, not cut from a later block on.
     if (first === null) return content;
     const held = [first.id];
     out ??= content.slice(0, i);
     out.push(...first.blocks);
     // The blocks after this one keep their places after the inserted link.
-    for (let j = i + 1; j < content.length; j++) {
-      const next = content[j];
-      if (isJsonObject(next) && next.type === "text") {
-        const nextText =
-          typeof next.text === "string" ? next.text : isRawJsonString(next.text) ? next.text.value() : null;
-        if (nextText !== null && nextText.length > 0) {
-          const cut = cutBlock(next, nextText, utf8Bytes(nextText), 0, options, `content[${j}]`, changes);
-          // No room for this one's pages: half cut, the result would still be over the limit.
-          // It goes out whole, as a result that cannot be cut at all does: its pages let go,
-          // and only the warning that says why is kept.
-          if (cut === null) return uncut(content, held, options, changes, recordsBefore);
-          held.push(cut.id);
-          out.push(...cut.blocks);
-          continue;
-        }
+    for (let j = i + 1; j < content.length; ) {
+      const next = content[j]!;
+      const nextText = textOf(next);
+      if (nextText === null || nextText.length === 0) {
+        out.push(next);
+        j++;
+        continue;
       }
-      out.push(next);
+      // A run of blocks with only their text shares one link; any other text block has its own.
+      const run = [next as JsonObject];
+      const texts = [nextText];
+      for (let k = j + 1; isBare(next) && k < content.length && isBare(content[k]); k++) {
+        const more = textOf(content[k])!;
+        if (more.length === 0) break;
+        run.push(content[k] as JsonObject);
+        texts.push(more);
+      }
+      const bytes = texts.reduce((sum, piece) => sum + utf8Bytes(piece), 0);
+      const cut = cutBlock(run, texts, bytes, 0, options, `content[${j}]`, changes);
+      // No room for these pages: half cut, the result would still be over the limit. It goes
+      // out whole, as a result that cannot be cut at all does: its pages let go, and only the
+      // warning that says why is kept.
+      if (cut === null) return uncut(content, held, options, changes, recordsBefore);
+      held.push(cut.id);
+      out.push(...cut.blocks);
+      j += run.length;
     }
     return options.dryRun ? content : out;
   }
   return out ?? content;
+}
+
+/** A text block's text (a raw one decoded), or null for any other block. */
+function textOf(block: unknown): string | null {
+  if (!isJsonObject(block) || block.type !== "text") return null;
+  return typeof block.text === "string" ? block.text : isRawJsonString(block.text) ? block.text.value() : null;
+}
+
+/** A text block with nothing but its text: `type` and `text`. */
+function isBare(block: unknown): boolean {
+  return textOf(block) !== null && Object.keys(block as JsonObject).every((key) => key === "type" || key === "text");
 }
 
 /** The result as it came, once a later block could not be cut: pages let go, their records taken back. */
@@ -90,53 +113,61 @@ function uncut(
 
 /**
  * The blocks that replace one text block — the piece that fits (if any) and a link to the rest —
- * and the id its pages are held under.
+ * or a run of bare ones (none kept: one link to all their texts), and the id the pages are held
+ * under.
  */
 function cutBlock(
-  block: JsonObject,
-  text: string,
+  run: readonly JsonObject[],
+  texts: readonly string[],
   bytes: number,
   budget: number,
   options: CutOptions,
   path: string,
   changes: ChangeRecord[],
 ): { blocks: JsonObject[]; id: string } | null {
+  const block = run[0]!;
+  const text = texts.length === 1 ? texts[0]! : texts.join("");
   const end = budget === 0 ? 0 : cutEnd(text, 0, budget);
   const rest = text.slice(end);
   const bounds = pageBounds(rest, 0, options.maxBytes);
   const pages = bounds.length - 1;
   const restBytes = bytes - utf8Bytes(text, 0, end);
   const firstPageBytes = utf8Bytes(rest, 0, bounds[1]);
+  // Where each block's text after the first starts in `rest` (only runs have more than one).
+  const parts: number[] = [];
+  for (let i = 1, at = texts[0]!.length - end; i < texts.length; at += texts[i]!.length, i++) parts.push(at);
+  const what = run.length === 1 ? `text of ${bytes} bytes` : `${run.length} text blocks of ${bytes} bytes`;
+  const before = run.length === 1 ? block : run;
   let id: string | null = "dry-run";
-  if (options.store !== null) id = options.store.add(rest, bounds);
+  if (options.store !== null) id = options.store.add(rest, bounds, parts);
   if (id === null) {
     changes.push(
       fitRecord({
         action: "warn-spill-full",
         path,
-        before: block,
-        after: block,
+        before,
+        after: before,
         reason:
-          `text of ${bytes} bytes is over maxResultBytes (${options.maxBytes}) but limits.spillMaxBytes has no ` +
-          `room for the rest; sent whole`,
+          `${what} over maxResultBytes (${options.maxBytes}) but limits.spillMaxBytes has no room for the rest; ` +
+          "sent whole",
         applied: !options.dryRun,
       }),
     );
     return null;
   }
-  const link = linkBlock(spillUri(id, 1), end === 0 ? 0 : bytes - restBytes, restBytes, pages, firstPageBytes, options);
+  const kept = end === 0 ? 0 : bytes - restBytes;
+  const link = linkBlock(spillUri(id, 1), kept, restBytes, pages, firstPageBytes, run.length, options);
   // Nothing of the text kept: the block goes too, unless it carries more than its text
   // (`_meta`, `annotations`, a field of the server's own), which it keeps, its text emptied.
-  const bare = Object.keys(block).every((key) => key === "type" || key === "text");
-  const blocks = end === 0 && bare ? [link] : [rebuild(block, { text: text.slice(0, end) }), link];
+  const blocks = end === 0 && isBare(block) ? [link] : [rebuild(block, { text: text.slice(0, end) }), link];
   changes.push(
     fitRecord({
       action: "cut-result",
       path,
-      before: block,
+      before,
       after: blocks,
       reason:
-        `text of ${bytes} bytes cut at ${bytes - restBytes} (maxResultBytes ${options.maxBytes}); ${restBytes} ` +
+        `${what} cut at ${bytes - restBytes} (maxResultBytes ${options.maxBytes}); ${restBytes} ` +
         `bytes in ${pages} page(s) at ${spillUri(options.dryRun ? "…" : id, 1)}`,
       applied: !options.dryRun,
     }),
@@ -150,13 +181,17 @@ function linkBlock(
   restBytes: number,
   pages: number,
   firstPageBytes: number,
+  blocks: number,
   options: CutOptions,
 ): JsonObject {
   const minutes = Math.max(1, Math.round(options.ttlMs / 60_000));
   const lead =
-    kept === 0
-      ? "This text was not sent: it did not fit the size limit for tool results"
-      : `The text above was cut after ${kept} bytes to fit the size limit for tool results`;
+    blocks > 1
+      ? `The next ${blocks} text blocks of this result were not sent: they did not fit the size limit for tool ` +
+        "results (in the pages, each block's text is an entry of its own)"
+      : kept === 0
+        ? "This text was not sent: it did not fit the size limit for tool results"
+        : `The text above was cut after ${kept} bytes to fit the size limit for tool results`;
   return {
     type: "resource_link",
     uri,

@@ -1,8 +1,8 @@
 /**
  * The answer to `resources/read` of a page URI, made by the proxy (never forwarded): the page's
- * text, then — when another page follows — a `text/uri-list` entry naming it. A URI this session
- * does not hold (another session's, expired, or never made) gets error -32002 (resource not
- * found) saying which, and why pages go away.
+ * text (one entry per block whose text it holds part of), then — when another page follows — a
+ * `text/uri-list` entry naming it. A URI this session does not hold (another session's, expired,
+ * or never made) gets error -32002 (resource not found) saying which, and why pages go away.
  */
 import { JSONRPC } from "../../errors/jsonRpcCodes.js";
 import type { SpillStore } from "./spillStore.js";
@@ -29,7 +29,7 @@ export function servePage(store: SpillStore | null, uri: string): PageAnswer {
           "call the tool again if it was yours";
     return { error: { code: JSONRPC.RESOURCE_NOT_FOUND, message, data: { uri } } };
   }
-  const contents: Record<string, unknown>[] = [{ uri, mimeType: "text/plain", text: read.text }];
+  const contents: Record<string, unknown>[] = read.texts.map((text) => ({ uri, mimeType: "text/plain", text }));
   if (read.next !== null) contents.push({ uri: `${uri}#next`, mimeType: "text/uri-list", text: `${read.next}\r\n` });
   return { result: { contents } };
 }

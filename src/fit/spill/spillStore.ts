@@ -18,13 +18,16 @@ interface Spill {
   readonly encoding: "latin1" | "utf16le";
   /** Page k (1-based) is the text's characters [bounds[k-1], bounds[k]). */
   readonly bounds: readonly number[];
+  /** Where the texts of blocks held together start (after the first's), each its own entry of a page. */
+  readonly parts: readonly number[];
   readonly release: () => void;
 }
 
 export type PageRead =
   | {
       readonly ok: true;
-      readonly text: string;
+      /** The page's text: one piece, or one per block whose text it holds part of. */
+      readonly texts: readonly string[];
       readonly page: number;
       readonly pages: number;
       readonly next: string | null;
@@ -49,21 +52,25 @@ export class SpillStore implements SpillHolder {
   ) {}
 
   /**
-   * Holds `text` with pages at `bounds` (character indices from 0 to text.length); the id, or
+   * Holds `text` with pages at `bounds` (character indices from 0 to text.length) — the texts of
+   * several blocks joined, `parts` where each after the first starts — and returns the id, or
    * null when the memory budget has no room for it. The budget counts the bytes held, and a fixed
    * share for each spill.
    */
-  add(text: string, bounds: readonly number[]): string | null {
+  add(text: string, bounds: readonly number[], parts: readonly number[] = []): string | null {
     if (this.closed) return null;
     // biome-ignore lint/suspicious/noControlCharactersInRegex: the class is "anything above Latin-1", from U+0000 on.
     const encoding = /[^\u0000-\u00ff]/.test(text) ? "utf16le" : "latin1";
     // Each spill also costs what holds it (its entry, id, page bounds, the budget's record): counted,
     // so thousands of one-character spills cannot hold far more than the budget says.
-    const size = (encoding === "latin1" ? text.length : text.length * 2) + SPILL_OVERHEAD_BYTES + bounds.length * 8;
+    const size =
+      (encoding === "latin1" ? text.length : text.length * 2) +
+      SPILL_OVERHEAD_BYTES +
+      (bounds.length + parts.length) * 8;
     const id = newSpillId();
     const reserved = this.budget.reserve(this, id, size);
     if (reserved === null) return null;
-    this.spills.set(id, { held: Buffer.from(text, encoding), encoding, bounds, release: reserved.release });
+    this.spills.set(id, { held: Buffer.from(text, encoding), encoding, bounds, parts, release: reserved.release });
     return id;
   }
 
@@ -77,7 +84,7 @@ export class SpillStore implements SpillHolder {
     if (parsed.page > pages) return { ok: false, why: "unknown" };
     return {
       ok: true,
-      text: pageText(spill, parsed.page),
+      texts: pageTexts(spill, parsed.page),
       page: parsed.page,
       pages,
       next: parsed.page < pages ? spillUri(parsed.id, parsed.page + 1) : null,
@@ -113,7 +120,14 @@ export class SpillStore implements SpillHolder {
   }
 }
 
-function pageText(spill: Spill, page: number): string {
+/** Page `page`'s text, cut where a held block's text starts inside it. */
+function pageTexts(spill: Spill, page: number): string[] {
   const width = spill.encoding === "latin1" ? 1 : 2;
-  return spill.held.toString(spill.encoding, spill.bounds[page - 1]! * width, spill.bounds[page]! * width);
+  const start = spill.bounds[page - 1]!;
+  const end = spill.bounds[page]!;
+  const cuts = [start, ...spill.parts.filter((at) => at > start && at < end), end];
+  const texts: string[] = [];
+  for (let i = 1; i < cuts.length; i++)
+    texts.push(spill.held.toString(spill.encoding, cuts[i - 1]! * width, cuts[i]! * width));
+  return texts;
 }
