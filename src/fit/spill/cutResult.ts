@@ -36,10 +36,9 @@ export function cutContent(
   let out: unknown[] | null = null;
   const recordsBefore = changes.length;
   for (let i = 0; i < content.length; i++) {
-    const block = content[i];
-    if (!isJsonObject(block) || block.type !== "text") continue;
-    const text = typeof block.text === "string" ? block.text : isRawJsonString(block.text) ? block.text.value() : null;
+    const text = textOf(content[i]);
     if (text === null) continue;
+    const block = content[i] as JsonObject;
     // Most results are far below the budget: the bytes are counted only when the length says they might not fit.
     const bytes = text.length * 3 <= remaining ? null : utf8Bytes(text);
     if (bytes === null || bytes <= remaining) {
