@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { FIXTURE_SERVER } from "../helpers/paths.js";
+import { INITIALIZE_PARAMS } from "../helpers/rawStdio.js";
 import { STATELESS_HEADERS } from "../helpers/statelessHeaders.js";
 import { serveConfig, waitForStderr } from "./helpers.js";
 
@@ -35,12 +36,7 @@ describe("a request past limits.requestTimeoutMs", () => {
       const init = await fetch(`${serve.url}/mcp/slow`, {
         method: "POST",
         headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
-        body: JSON.stringify({
-          jsonrpc: "2.0",
-          id: 1,
-          method: "initialize",
-          params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
-        }),
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: INITIALIZE_PARAMS }),
         signal: AbortSignal.timeout(10_000),
       });
       const session = init.headers.get("mcp-session-id")!;
