@@ -9,16 +9,23 @@ import { spillUri } from "../../src/fit/spill/spillUri.js";
 
 /** Every text entry of every page a link leads to, following the text/uri-list entries. */
 function readEntries(store: SpillStore, first: string): string[] {
-  const entries: string[] = [];
+  return readNamedEntries(store, first).map((entry) => entry.text);
+}
+
+/** Every text entry of every page a link leads to, with the fragment its URI ends in (`#block-N`), if any. */
+function readNamedEntries(store: SpillStore, first: string): { text: string; name: string; bytes: number }[] {
+  const entries: { text: string; name: string; bytes: number }[] = [];
   let uri: string | null = first;
   for (let guard = 0; uri !== null && guard < 100_000; guard++) {
     const answer = servePage(store, uri);
     if (!("result" in answer)) throw new Error(answer.error.message);
     const contents = answer.result.contents as Array<{ uri: string; mimeType: string; text: string }>;
+    const bytes = Buffer.byteLength(JSON.stringify(answer.result));
     const next = contents.at(-1)!.mimeType === "text/uri-list" ? contents.pop()! : undefined;
     for (const entry of contents) {
       expect(entry.mimeType).toBe("text/plain");
-      entries.push(entry.text);
+      expect(entry.uri.startsWith(uri)).toBe(true);
+      entries.push({ text: entry.text, name: entry.uri.slice(uri.length), bytes });
     }
     uri = next === undefined ? null : next.text.trim();
   }
@@ -99,23 +106,45 @@ describe("cutting a tool result and serving the rest", () => {
     const kept = keptBlocks.map((block) => block.text as string);
     const cutAt = kept.length - 1;
     const first = readEntries(store, links[0]!.uri as string);
-    const rest = readEntries(store, links[1]!.uri as string);
-    // Exact, and each block's text an entry of its own (one a page's end cut continues in the next).
-    expect(kept.join("") + first.join("") + rest.join("")).toBe(texts.join(""));
-    const ends = new Set<number>();
-    let at = 0;
-    for (const entry of rest) {
-      at += entry.length;
-      ends.add(at);
-    }
-    at = 0;
-    for (const text of texts.slice(cutAt + 1)) {
-      at += text.length;
-      expect(ends.has(at)).toBe(true);
-    }
+    const rest = readNamedEntries(store, links[1]!.uri as string);
+    // Exact, and each block's text told apart by the name of its entries (#block-N, the same for
+    // a block a page's end cut and the next page goes on with).
+    expect(kept.join("") + first.join("") + rest.map((entry) => entry.text).join("")).toBe(texts.join(""));
+    const blocks = new Map<string, string>();
+    for (const entry of rest) blocks.set(entry.name, (blocks.get(entry.name) ?? "") + entry.text);
+    expect([...blocks.keys()]).toEqual(texts.slice(cutAt + 1).map((_, n) => `#block-${n + 1}`));
+    expect([...blocks.values()]).toEqual(texts.slice(cutAt + 1));
+    // Each page's whole answer stays near the limit, however many entries it holds.
+    expect(Math.max(...rest.map((entry) => entry.bytes))).toBeLessThan(4096 + 200);
     expect(changes).toHaveLength(2);
     expect(changes[1]).toMatchObject({ action: "cut-result", path: `content[${cutAt + 1}]` });
     expect(changes[1]!.reason).toMatch(/^\d+ text blocks of \d+ bytes cut at 0/);
+  });
+
+  it("a bare block of which nothing fits joins the run after it; a page ending where a block ends is told apart", () => {
+    const store = new SpillStore(new SpillBudget(1 << 20, 60_000));
+    const t = (c: string, n: number) => ({ type: "text", text: c.repeat(n) });
+    // 4096 bytes fill the budget: the "x" block keeps nothing, and shares the link of the run.
+    const out = cutContent(
+      [t("0", 4096), t("x", 1), t("a", 600), t("b", 3000), t("c", 3000)],
+      {
+        maxBytes: 4096,
+        store,
+        dryRun: false,
+        ttlMs: 60_000,
+      },
+      [],
+    ) as Array<Record<string, unknown>>;
+    expect(out.map((block) => block.type)).toEqual(["text", "resource_link"]);
+    const entries = readNamedEntries(store, out[1]!.uri as string);
+    const blocks = new Map<string, string>();
+    for (const entry of entries) blocks.set(entry.name, (blocks.get(entry.name) ?? "") + entry.text);
+    expect([...blocks]).toEqual([
+      ["#block-1", "x"],
+      ["#block-2", "a".repeat(600)],
+      ["#block-3", "b".repeat(3000)],
+      ["#block-4", "c".repeat(3000)],
+    ]);
   });
 
   it("a run of bare text blocks ends at any other block: an image keeps its place, a block with _meta its own link", () => {
@@ -138,8 +167,11 @@ describe("cutting a tool result and serving the rest", () => {
       "resource_link", // m
       "resource_link", // d, e
     ]);
-    expect(readEntries(store, out[2]!.uri as string)).toEqual(["a".repeat(10), "b".repeat(10)]);
-    expect(readEntries(store, out[4]!.uri as string)).toEqual(["c".repeat(10)]);
+    expect(readNamedEntries(store, out[2]!.uri as string).map(({ text, name }) => [name, text])).toEqual([
+      ["#block-1", "a".repeat(10)],
+      ["#block-2", "b".repeat(10)],
+    ]);
+    expect(readNamedEntries(store, out[4]!.uri as string)).toMatchObject([{ name: "", text: "c".repeat(10) }]);
     expect(readEntries(store, out[6]!.uri as string)).toEqual(["m".repeat(10)]);
     expect(readEntries(store, out[7]!.uri as string)).toEqual(["d".repeat(10), "e".repeat(10)]);
   });
@@ -288,6 +320,6 @@ describe("the spill budget and many tiny spills", () => {
       for (const id of ids) churn.discard(id);
     }
     expect(budget.records).toBeLessThan(3000);
-    expect(live.read(spillUri(kept, 1))).toMatchObject({ ok: true, texts: ["kept"] });
+    expect(live.read(spillUri(kept, 1))).toMatchObject({ ok: true, entries: [{ text: "kept" }] });
   });
 });

@@ -14,9 +14,16 @@ import type { ChangeRecord } from "../../normalize/change.js";
 import { isJsonObject, rebuild, type JsonObject } from "../../normalize/objects.js";
 import { isRawJsonString } from "../../wire/rawJson.js";
 import { fitRecord } from "../records.js";
-import { cutEnd, pageBounds, utf8Bytes } from "./cutText.js";
+import { cutEnd, pageBounds, runPageBounds, utf8Bytes } from "./cutText.js";
 import type { SpillStore } from "./spillStore.js";
 import { spillUri } from "./spillUri.js";
+
+/**
+ * What one entry of a page adds around its text, counted against the page's `maxResultBytes`
+ * when blocks share a link: `{"uri":"mcp-normalizer://spill/<id>/<page>#block-<n>",
+ * "mimeType":"text/plain","text":""}` and a comma, with room to spare.
+ */
+const ENTRY_BYTES = 128;
 
 export interface CutOptions {
   readonly maxBytes: number;
@@ -33,7 +40,6 @@ export function cutContent(
   changes: ChangeRecord[],
 ): readonly unknown[] {
   let remaining = options.maxBytes;
-  let out: unknown[] | null = null;
   const recordsBefore = changes.length;
   for (let i = 0; i < content.length; i++) {
     const text = textOf(content[i]);
@@ -45,14 +51,20 @@ export function cutContent(
       remaining -= bytes ?? utf8Bytes(text);
       continue;
     }
-    const first = cutBlock([block], [text], bytes, remaining, options, `content[${i}]`, changes);
-    // No room for the rest: the whole result goes out as it was, not cut from a later block on.
-    if (first === null) return content;
-    const held = [first.id];
-    out ??= content.slice(0, i);
-    out.push(...first.blocks);
+    const out = content.slice(0, i);
+    const held: string[] = [];
+    let j = i;
+    // A bare block of which nothing fits joins the run after it rather than have a link of its own.
+    if (!isBare(block) || cutEnd(text, 0, remaining) > 0) {
+      const first = cutBlock([block], [text], bytes, remaining, options, `content[${i}]`, changes);
+      // No room for the rest: the whole result goes out as it was, not cut from a later block on.
+      if (first === null) return content;
+      held.push(first.id);
+      out.push(...first.blocks);
+      j = i + 1;
+    }
     // The blocks after this one keep their places after the inserted link.
-    for (let j = i + 1; j < content.length; ) {
+    while (j < content.length) {
       const next = content[j]!;
       const nextText = textOf(next);
       if (nextText === null || nextText.length === 0) {
@@ -81,7 +93,7 @@ export function cutContent(
     }
     return options.dryRun ? content : out;
   }
-  return out ?? content;
+  return content;
 }
 
 /** A text block's text (a raw one decoded), or null for any other block. */
@@ -128,13 +140,16 @@ function cutBlock(
   const text = texts.length === 1 ? texts[0]! : texts.join("");
   const end = budget === 0 ? 0 : cutEnd(text, 0, budget);
   const rest = text.slice(end);
-  const bounds = pageBounds(rest, 0, options.maxBytes);
-  const pages = bounds.length - 1;
-  const restBytes = bytes - utf8Bytes(text, 0, end);
-  const firstPageBytes = utf8Bytes(rest, 0, bounds[1]);
   // Where each block's text after the first starts in `rest` (only runs have more than one).
   const parts: number[] = [];
   for (let i = 1, at = texts[0]!.length - end; i < texts.length; at += texts[i]!.length, i++) parts.push(at);
+  const bounds =
+    parts.length === 0
+      ? pageBounds(rest, 0, options.maxBytes)
+      : runPageBounds(rest, parts, options.maxBytes, ENTRY_BYTES);
+  const pages = bounds.length - 1;
+  const restBytes = bytes - utf8Bytes(text, 0, end);
+  const firstPageBytes = utf8Bytes(rest, 0, bounds[1]);
   const what = run.length === 1 ? `text of ${bytes} bytes` : `${run.length} text blocks of ${bytes} bytes`;
   const before = run.length === 1 ? block : run;
   let id: string | null = "dry-run";

@@ -61,6 +61,43 @@ export function pageBounds(text: string, start: number, maxBytes: number): numbe
   return bounds;
 }
 
+/**
+ * Page boundaries for the texts of several blocks joined (`parts`: where each after the first
+ * starts), each block's piece of a page an entry of its own: a page holds at most `maxBytes`,
+ * counting `entryBytes` for each entry it holds — thousands of one-letter blocks make pages of
+ * fewer letters, not answers many times `maxBytes` — and at least one character.
+ */
+export function runPageBounds(text: string, parts: readonly number[], maxBytes: number, entryBytes: number): number[] {
+  const ends = [...parts, text.length];
+  const bounds = [0];
+  let at = 0;
+  let k = 0;
+  while (at < text.length) {
+    const pageStart = at;
+    let budget = maxBytes;
+    while (at < text.length) {
+      while (ends[k]! <= at) k++;
+      const end = ends[k]!;
+      budget -= entryBytes;
+      // The block's rest fits: taken whole (its bytes counted only when its length says it might).
+      if (end - at <= budget) {
+        const bytes = utf8Bytes(text, at, end);
+        if (bytes <= budget) {
+          budget -= bytes;
+          at = end;
+          continue;
+        }
+      }
+      const cut = budget > 0 ? Math.min(cutEnd(text, at, budget), end) : at;
+      if (cut > at) at = cut;
+      else if (at === pageStart) at = Math.min(forceOne(text, at), end);
+      break;
+    }
+    bounds.push(at);
+  }
+  return bounds;
+}
+
 function isLow(code: number): boolean {
   return code >= 0xdc00 && code <= 0xdfff;
 }

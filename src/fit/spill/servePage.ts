@@ -1,6 +1,6 @@
 /**
  * The answer to `resources/read` of a page URI, made by the proxy (never forwarded): the page's
- * text (one entry per block whose text it holds part of), then — when another page follows — a
+ * text (one entry per block whose text it holds part of, named `#block-N`), then — when another page follows — a
  * `text/uri-list` entry naming it. A URI this session does not hold (another session's, expired,
  * or never made) gets error -32002 (resource not found) saying which, and why pages go away.
  */
@@ -29,7 +29,12 @@ export function servePage(store: SpillStore | null, uri: string): PageAnswer {
           "call the tool again if it was yours";
     return { error: { code: JSONRPC.RESOURCE_NOT_FOUND, message, data: { uri } } };
   }
-  const contents: Record<string, unknown>[] = read.texts.map((text) => ({ uri, mimeType: "text/plain", text }));
+  // Blocks held together: each entry names its block (`#block-N`), so where one ends is known.
+  const contents: Record<string, unknown>[] = read.entries.map(({ text, block }) => ({
+    uri: block === undefined ? uri : `${uri}#block-${block}`,
+    mimeType: "text/plain",
+    text,
+  }));
   if (read.next !== null) contents.push({ uri: `${uri}#next`, mimeType: "text/uri-list", text: `${read.next}\r\n` });
   return { result: { contents } };
 }

@@ -26,8 +26,12 @@ interface Spill {
 export type PageRead =
   | {
       readonly ok: true;
-      /** The page's text: one piece, or one per block whose text it holds part of. */
-      readonly texts: readonly string[];
+      /**
+       * The page's text: one piece, or (blocks held together) one per block whose text it holds
+       * part of, with the block's number among them (from 1): a block a page's end cut goes on
+       * in the next page under the same number.
+       */
+      readonly entries: readonly { readonly text: string; readonly block?: number }[];
       readonly page: number;
       readonly pages: number;
       readonly next: string | null;
@@ -84,7 +88,7 @@ export class SpillStore implements SpillHolder {
     if (parsed.page > pages) return { ok: false, why: "unknown" };
     return {
       ok: true,
-      texts: pageTexts(spill, parsed.page),
+      entries: pageEntries(spill, parsed.page),
       page: parsed.page,
       pages,
       next: parsed.page < pages ? spillUri(parsed.id, parsed.page + 1) : null,
@@ -120,14 +124,33 @@ export class SpillStore implements SpillHolder {
   }
 }
 
-/** Page `page`'s text, cut where a held block's text starts inside it. */
-function pageTexts(spill: Spill, page: number): string[] {
+/** Page `page`'s text, cut where a held block's text starts inside it, each piece with its block's number. */
+function pageEntries(spill: Spill, page: number): { text: string; block?: number }[] {
   const width = spill.encoding === "latin1" ? 1 : 2;
   const start = spill.bounds[page - 1]!;
   const end = spill.bounds[page]!;
-  const cuts = [start, ...spill.parts.filter((at) => at > start && at < end), end];
-  const texts: string[] = [];
-  for (let i = 1; i < cuts.length; i++)
-    texts.push(spill.held.toString(spill.encoding, cuts[i - 1]! * width, cuts[i]! * width));
-  return texts;
+  const text = (from: number, to: number): string => spill.held.toString(spill.encoding, from * width, to * width);
+  if (spill.parts.length === 0) return [{ text: text(start, end) }];
+  // Blocks started before the page: the first piece's block is one more than that.
+  let block = 1 + countBelow(spill.parts, start + 1);
+  const entries: { text: string; block: number }[] = [];
+  let from = start;
+  for (let i = countBelow(spill.parts, start + 1); i < spill.parts.length && spill.parts[i]! < end; i++) {
+    entries.push({ text: text(from, spill.parts[i]!), block: block++ });
+    from = spill.parts[i]!;
+  }
+  entries.push({ text: text(from, end), block });
+  return entries;
+}
+
+/** How many of the ascending `values` are below `limit` (binary search). */
+function countBelow(values: readonly number[], limit: number): number {
+  let low = 0;
+  let high = values.length;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if (values[mid]! < limit) low = mid + 1;
+    else high = mid;
+  }
+  return low;
 }
