@@ -537,8 +537,9 @@ export class Bridge {
         );
         return;
       }
-      if (waiting.method === "initialize" && isObj(msg.result) && typeof msg.result.protocolVersion === "string") {
-        this.protocolVersion = msg.result.protocolVersion;
+      if (waiting.method === "initialize" && isObj(msg.result)) {
+        // Answered: agreed — on the version it names, else (a server that names none) the one asked.
+        if (typeof msg.result.protocolVersion === "string") this.protocolVersion = msg.result.protocolVersion;
         this.versionAgreed = true;
       }
       if (failed && waiting.method === "initialize" && serverRefused(msg.error))

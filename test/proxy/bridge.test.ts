@@ -252,6 +252,17 @@ describe("Bridge request ids", () => {
     ]);
   });
 
+  it("an initialize answer naming no version agrees on the one asked: a later refused initialize leaves it", async () => {
+    const { host, upstream } = await bridgeOf();
+    host.receive({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18" } });
+    upstream.receive({ jsonrpc: "2.0", id: 1, result: { capabilities: {} } });
+    host.receive({ jsonrpc: "2.0", id: 2, method: "initialize", params: { protocolVersion: "2025-03-26" } });
+    upstream.receive({ jsonrpc: "2.0", id: 2, error: { code: -32600, message: "Server already initialized" } });
+    host.receive([{ jsonrpc: "2.0", id: 3, method: "ping" }]);
+    expect(upstream.sent.map((s) => s.message)).not.toContainEqual([{ jsonrpc: "2.0", id: 3, method: "ping" }]);
+    expect(errorsTo(host).at(-1)).toMatchObject({ id: 3, error: { code: -32600 } });
+  });
+
   it("an upstream request over maxMessageBytes whose id equals a waiting host request's answers nothing", async () => {
     const { host, upstream, bridge } = await bridgeOf();
     host.receive(call(7));
