@@ -393,9 +393,20 @@ export class NormalizingTransport implements ProxyTransport {
         const events = this.events;
         this.events = [];
         // Read before any hold: it goes on (a transport may deliver what it read before a pause).
-        if (!this.closing) this.deliver(value, extra, events);
+        // A reader that throws is told through onerror, as when no image waits — never left
+        // to reject here, holding everything after it.
+        try {
+          if (!this.closing) this.deliver(value, extra, events);
+        } catch (error) {
+          this.readerFailed(error);
+        }
         this.drainBacklog();
       });
+  }
+
+  /** The reader (`onmessage`) threw: told through `onerror`, and what follows still goes on. */
+  private readerFailed(error: unknown): void {
+    this.onerror?.(error instanceof Error ? error : new Error(String(error)));
   }
 
   /** The message goes on first: logs and metrics are not on the path of the answer. */
@@ -423,12 +434,16 @@ export class NormalizingTransport implements ProxyTransport {
           this.closed();
           return;
         }
-        if (next.local !== undefined) {
-          // The proxy's own answer is not the upstream's: not rewritten (its request, which the
-          // table may hold for its owner, is not one the decorator noted).
-          this.localBytes -= next.local;
-          if (!this.closing) this.deliver(next.message, next.extra, NO_EVENTS);
-        } else if (!this.closing) this.handle(next.message, next.extra);
+        try {
+          if (next.local !== undefined) {
+            // The proxy's own answer is not the upstream's: not rewritten (its request, which the
+            // table may hold for its owner, is not one the decorator noted).
+            this.localBytes -= next.local;
+            if (!this.closing) this.deliver(next.message, next.extra, NO_EVENTS);
+          } else if (!this.closing) this.handle(next.message, next.extra);
+        } catch (error) {
+          this.readerFailed(error);
+        }
       }
     } finally {
       this.draining = false;

@@ -108,6 +108,33 @@ describe("the fit layer and flow control", () => {
     expect(inner.keptCount).toBe(0);
   });
 
+  it("a reader that throws on a fitted result is told through onerror, and what waited behind it still goes on", async () => {
+    const { upstream, transport, received } = await decoratorPair({ fit: { policy: { images: true } } });
+    const errors: string[] = [];
+    transport.onerror = (error) => errors.push(error.message);
+    const rejections: unknown[] = [];
+    const onRejection = (reason: unknown): void => void rejections.push(reason);
+    process.on("unhandledRejection", onRejection);
+    try {
+      transport.onmessage = (message) => {
+        received.push(message);
+        if (label(message) === 1 || label(message) === 101) throw new Error(`reader failed on ${label(message)}`);
+      };
+      await transport.send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "shot" } });
+      await upstream.send(await imageResult(1));
+      for (let seq = 0; seq < 3; seq++) await upstream.send(note(seq));
+      // The fit takes a moment; held for good behind a reader that threw, it never comes.
+      await waitFor(() => received.length === 4, 10_000);
+      await upstream.send(note(3));
+      await settle();
+      expect(received.map(label)).toEqual([1, 100, 101, 102, 103]);
+      expect(errors).toEqual(["reader failed on 1", "reader failed on 101"]);
+      expect(rejections).toEqual([]);
+    } finally {
+      process.off("unhandledRejection", onRejection);
+    }
+  });
+
   it("the reader's hold stops what waited behind a fitted result; resuming hands on the rest, in order", async () => {
     // No flow control of its own: everything it receives during the fit waits in the decorator.
     const { upstream, transport, received } = await decoratorPair({ fit: { policy: { images: true } } });
