@@ -23,9 +23,12 @@ const load = createRequire(import.meta.url);
 export interface FileLineEvents {
   /** A write or an open failed: nothing more goes to the file until a reopen. */
   onError(error: Error): void;
-  /** Opening the path again, before a new writer is made after a failure: throws when it cannot be. */
+  /**
+   * Opening the path again, before a new writer is made after a failure (its folders made, a
+   * line torn by the failure ended): throws when it cannot be.
+   */
   prepare(): void;
-  /** The file takes records again after a failure. */
+  /** The file took a write again after a failure. */
   onResumed(): void;
 }
 
@@ -75,7 +78,8 @@ export function fileLineOutput(file: string, events: FileLineEvents): FileLineOu
         out.destroy();
         failed = false;
         out = open();
-        events.onResumed();
+        // Told once the file has taken a write, not when it is merely open (a disk still full).
+        out.once("write", () => events.onResumed());
         return;
       }
       reopened ??= untilOpen();

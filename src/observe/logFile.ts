@@ -5,7 +5,7 @@
  * /proc/version, which opens but refuses every write) throws here, once, with the OS error —
  * instead of the asynchronous writer failing later, retrying without end or crashing at exit.
  */
-import { closeSync, mkdirSync, openSync, statSync, writeSync } from "node:fs";
+import { closeSync, fstatSync, mkdirSync, openSync, readSync, statSync, writeSync } from "node:fs";
 import { dirname } from "node:path";
 import { osReason } from "../errors/osReason.js";
 
@@ -26,6 +26,21 @@ export function prepareLogFile(file: string): void {
     ensureWritable(file);
   } catch (error) {
     throw new LogFileError(file, osReason(error));
+  }
+}
+
+/**
+ * Ends the file's last line when a failed write left it torn (no newline at its end), so the
+ * next line written is whole: throws the OS error of a file that cannot take it.
+ */
+export function endLastLine(file: string): void {
+  const fd = openSync(file, "a+");
+  try {
+    const size = fstatSync(fd).size;
+    const last = Buffer.alloc(1);
+    if (size > 0 && readSync(fd, last, 0, 1, size - 1) === 1 && last[0] !== 0x0a) writeSync(fd, "\n");
+  } finally {
+    closeSync(fd);
   }
 }
 

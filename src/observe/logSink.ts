@@ -19,7 +19,7 @@
 import type { Writable } from "node:stream";
 import { fdLineOutput } from "./fdLineOutput.js";
 import { fileLineOutput } from "./fileLineOutput.js";
-import { prepareLogFile } from "./logFile.js";
+import { endLastLine, prepareLogFile } from "./logFile.js";
 
 export type LogTarget = { file: string } | { fd: number } | { stream: Writable };
 
@@ -74,7 +74,10 @@ export function openLogSink(target: LogTarget, options: LogSinkOptions = {}): Lo
   prepareLogFile(target.file);
   const out = fileLineOutput(target.file, {
     onError,
-    prepare: () => prepareLogFile(target.file),
+    prepare: () => {
+      prepareLogFile(target.file);
+      endLastLine(target.file);
+    },
     onResumed: options.onResumed ?? (() => {}),
   });
   return batchingSink(

@@ -145,12 +145,34 @@ describe("the log writer, to a file", () => {
     // The disk is fixed, the log folder even taken away: the reopen makes it again.
     rmSync(join(dir, "logs"), { recursive: true });
     sink.reopen();
-    expect(resumed).toBe(1);
     sink.writeNow(line(2));
     sink.write(line(3));
     await sink.close();
     expect(readFileSync(file, "utf8")).toBe(line(2) + line(3));
     expect(errors).toHaveLength(1);
+    expect(resumed).toBe(1);
+  });
+
+  it("a line a failed write left torn is ended before the records resume; resuming is told only once a write took", async () => {
+    const dir = tempDir("mcpn-sink-");
+    const file = join(dir, "log.jsonl");
+    const errors: Error[] = [];
+    let resumed = 0;
+    const sink = openLogSink({ file }, { onError: (error) => errors.push(error), onResumed: () => resumed++ });
+    rmSync(file);
+    symlinkSync("/dev/full", file);
+    sink.reopen();
+    sink.writeNow(line(1));
+    await eventually(() => errors.length > 0);
+    // What a disk that filled mid-line leaves: the start of a record.
+    rmSync(file);
+    writeFileSync(file, '{"ts":"2026-12-07T00:00:00Z","server":');
+    sink.reopen();
+    expect(resumed).toBe(0);
+    sink.writeNow(line(2));
+    await sink.close();
+    expect(readFileSync(file, "utf8")).toBe(`{"ts":"2026-12-07T00:00:00Z","server":\n${line(2)}`);
+    expect(resumed).toBe(1);
   });
 
   it("close is bounded: a file that never takes the last lines (a FIFO nobody reads) is closed after closeWaitMs", async () => {
