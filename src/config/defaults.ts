@@ -125,6 +125,11 @@ export const DEFAULT_LIMITS = Object.freeze({
   imageMaxPixels: 8192 * 8192,
   /** A message waits at most this long for its images to be fitted. */
   fitTimeoutMs: 30_000,
+  /**
+   * In process, over a transport that cannot stop reading (the SDK's own): bytes of messages held
+   * behind a result whose images are fitted, past which that result goes on as it came: 64 MiB.
+   */
+  fitHeldBytes: 64 * 1024 * 1024,
   /** Images decoded and encoded at the same time, over all sessions. */
   fitConcurrency: 2,
   /** How long the pages of a cut tool result can be read: 10 min. */

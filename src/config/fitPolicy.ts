@@ -50,6 +50,6 @@ function pick(settings: NormalizeConfig): FitSettingsInput {
 }
 
 export function fitLimitsOf(config: Pick<ProxyConfig, "limits">): FitLimits {
-  const { imageMaxPixels, fitTimeoutMs, fitConcurrency, spillTtlMs, spillMaxBytes } = config.limits;
-  return { imageMaxPixels, fitTimeoutMs, fitConcurrency, spillTtlMs, spillMaxBytes };
+  const { imageMaxPixels, fitTimeoutMs, fitHeldBytes, fitConcurrency, spillTtlMs, spillMaxBytes } = config.limits;
+  return { imageMaxPixels, fitTimeoutMs, fitHeldBytes, fitConcurrency, spillTtlMs, spillMaxBytes };
 }

@@ -832,6 +832,15 @@ export const ConfigSchema = z
             "a result waits at most this long for its images to be fitted; then they go as they were, with a warning " +
               "record",
           ),
+        fitHeldBytes: z
+          .number()
+          .int()
+          .positive()
+          .default(DEFAULT_LIMITS.fitHeldBytes)
+          .describe(
+            "in-process use over a transport that cannot stop reading (the SDK's own): bytes of messages held behind " +
+              "a result whose images are fitted; past it, that result goes on as it came and they follow",
+          ),
         fitConcurrency: z
           .number()
           .int()

@@ -48,6 +48,8 @@ export interface FitSettings {
 export interface FitLimits {
   readonly imageMaxPixels: number;
   readonly fitTimeoutMs: number;
+  /** Bytes held behind a fitted result when the transport cannot stop reading (`limits.fitHeldBytes`). */
+  readonly fitHeldBytes?: number;
   readonly fitConcurrency: number;
   readonly spillTtlMs: number;
   readonly spillMaxBytes: number;

@@ -28,6 +28,7 @@ import { createdTaskId, TaskOrigins } from "./taskOrigins.js";
 import { inFlight, RequestTable } from "./requestTable.js";
 import { rememberOrigin } from "../transports/wireOrigin.js";
 import { measuredOnWire } from "../transports/wireSizes.js";
+import { wireTextOf } from "../transports/wireText.js";
 
 /** What the decorator reports for each message it normalized. */
 
@@ -91,6 +92,14 @@ export class NormalizingTransport implements ProxyTransport {
   private backlog: Held[] | undefined;
   /** True while a received message waits for its images. */
   private fitting = false;
+  /**
+   * The message whose images are being fitted, over a transport that cannot stop reading: what
+   * arrives meanwhile is held here, counted, and past `limits.fitHeldBytes` the fit is given up.
+   */
+  private unpaused: { readonly message: JSONRPCMessage; readonly extra: MessageExtraInfo | undefined } | undefined;
+  private heldBytes = 0;
+  /** Counts fits begun or given up: a fit's late answer for a count gone by is dropped. */
+  private fitCount = 0;
   /** True while the reader asked for no more messages (flow control, see pauseReading). */
   private held = false;
   private draining = false;
@@ -321,9 +330,49 @@ export class NormalizingTransport implements ProxyTransport {
   private receive(message: JSONRPCMessage, extra?: MessageExtraInfo): void {
     if (this.backlog !== undefined) {
       this.backlog.push({ message, extra });
+      if (this.unpaused !== undefined) this.countHeld(message);
       return;
     }
     this.handle(message, extra);
+  }
+
+  /**
+   * A message held behind a fit the transport could not stop reading for: past
+   * `limits.fitHeldBytes` the fit is given up — its result goes on as it came, then what waited —
+   * so an upstream sending without end during a fit cannot grow the host's memory without end.
+   */
+  private countHeld(message: JSONRPCMessage): void {
+    const max = this.fit?.session.runtime.limits.fitHeldBytes ?? DEFAULT_LIMITS.fitHeldBytes;
+    try {
+      this.heldBytes += wireTextOf(message)?.length ?? JSON.stringify(message).length;
+    } catch {
+      // Too deep for JSON.stringify to measure: counted as over.
+      this.heldBytes = max + 1;
+    }
+    if (this.heldBytes <= max) return;
+    const { message: result, extra } = this.unpaused!;
+    this.endUnpaused();
+    this.fitCount++;
+    this.fitting = false;
+    this.events = [];
+    this.options.onEngineError?.(
+      new Error(
+        `more than ${max} bytes (limits.fitHeldBytes) arrived while a result's images were fitted, from a ` +
+          "transport that cannot stop reading: the result went on as it came",
+      ),
+      "fit",
+    );
+    try {
+      if (!this.closing) this.deliver(result, extra, NO_EVENTS);
+    } catch (error) {
+      this.readerFailed(error);
+    }
+    this.drainBacklog();
+  }
+
+  private endUnpaused(): void {
+    this.unpaused = undefined;
+    this.heldBytes = 0;
   }
 
   /**
@@ -368,7 +417,9 @@ export class NormalizingTransport implements ProxyTransport {
     // not read meanwhile, so what waits is bounded as if the reader had held it back.
     this.fitting = true;
     this.backlog ??= [];
-    this.inner.pauseReading?.();
+    const fit = ++this.fitCount;
+    if (this.inner.pauseReading !== undefined) this.inner.pauseReading();
+    else this.unpaused = { message, extra };
     // The connection this fit belongs to: one closed and started again meanwhile has a fit layer
     // of its own, and nothing of this one reaches it.
     const stage = this.fit;
@@ -384,7 +435,9 @@ export class NormalizingTransport implements ProxyTransport {
         },
       )
       .then((value) => {
-        if (stage !== this.fit) return;
+        // Another connection's by now, or given up (what was held behind it grew too large).
+        if (stage !== this.fit || fit !== this.fitCount) return;
+        this.endUnpaused();
         if (!Array.isArray(message)) rememberOrigin(value, message);
         else if (Array.isArray(value))
           for (const [i, item] of value.entries()) rememberOrigin(item, (message as unknown[])[i]);

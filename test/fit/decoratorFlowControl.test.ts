@@ -135,6 +135,35 @@ describe("the fit layer and flow control", () => {
     }
   });
 
+  it("over a transport that cannot stop reading, past limits.fitHeldBytes held the fitted result goes on as it came", async () => {
+    const runtime = createFitRuntime({ ...fitLimitsOf({ limits: DEFAULT_LIMITS }), fitHeldBytes: 10_000 });
+    const engineErrors: string[] = [];
+    // The SDK's in-memory transport has no pause: what arrives during a fit waits in the decorator.
+    const { upstream, transport, received } = await decoratorPair({
+      fit: { policy: { images: true }, runtime },
+      onEngineError: (error) => engineErrors.push((error as Error).message),
+    });
+    await transport.send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "shot" } });
+    const result = await imageResult(1);
+    await upstream.send(result);
+    const big = (seq: number): JSONRPCMessage => ({
+      jsonrpc: "2.0",
+      method: "notifications/message",
+      params: { level: "info", data: { seq, pad: "p".repeat(3000) } },
+    });
+    for (let seq = 0; seq < 10; seq++) await upstream.send(big(seq));
+    // Past 10,000 bytes held: the result as it came, then everything after it, in order.
+    await waitFor(() => received.length === 11, 10_000);
+    expect(received.map(label)).toEqual([1, 100, 101, 102, 103, 104, 105, 106, 107, 108, 109]);
+    expect(received[0]).toEqual(result);
+    expect(engineErrors).toEqual([expect.stringContaining("limits.fitHeldBytes")]);
+    // The fit that was given up, when it ends, hands on nothing more.
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    expect(received).toHaveLength(11);
+    await upstream.send(note(20));
+    expect(received.map(label).at(-1)).toBe(120);
+  });
+
   it("the reader's hold stops what waited behind a fitted result; resuming hands on the rest, in order", async () => {
     // No flow control of its own: everything it receives during the fit waits in the decorator.
     const { upstream, transport, received } = await decoratorPair({ fit: { policy: { images: true } } });
