@@ -16,6 +16,7 @@ describe("fit settings in the config", () => {
     expect(fitLimitsOf(config)).toEqual({
       imageMaxPixels: 8192 * 8192,
       fitTimeoutMs: 30_000,
+      fitHeldBytes: 64 * 1024 * 1024,
       fitConcurrency: 2,
       spillTtlMs: 10 * 60_000,
       spillMaxBytes: 64 * 1024 * 1024,

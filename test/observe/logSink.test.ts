@@ -135,7 +135,9 @@ describe("the log writer, to a file", () => {
     const errors: Error[] = [];
     let resumed = 0;
     const sink = openLogSink({ file }, { onError: (error) => errors.push(error), onResumed: () => resumed++ });
-    // Rotated onto a full disk.
+    // Open and written to first; then rotated onto a full disk.
+    sink.writeNow(line(0));
+    await eventually(() => readFileSync(file, "utf8") === line(0));
     rmSync(file);
     symlinkSync("/dev/full", file);
     sink.reopen();
@@ -159,6 +161,8 @@ describe("the log writer, to a file", () => {
     const errors: Error[] = [];
     let resumed = 0;
     const sink = openLogSink({ file }, { onError: (error) => errors.push(error), onResumed: () => resumed++ });
+    sink.writeNow(line(0));
+    await eventually(() => readFileSync(file, "utf8") === line(0));
     rmSync(file);
     symlinkSync("/dev/full", file);
     sink.reopen();
