@@ -59,6 +59,25 @@ async function eventually(check: () => boolean, ms = 10_000): Promise<void> {
   while (!check() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
 }
 
+/**
+ * A file sink written to once, then rotated onto a full disk (`/dev/full`) and reopened: its next
+ * write has failed by the time this returns. `resumed()` counts the sink's resumes.
+ */
+async function sinkOnFullDisk(file: string) {
+  const errors: Error[] = [];
+  let resumes = 0;
+  const sink = openLogSink({ file }, { onError: (error) => errors.push(error), onResumed: () => resumes++ });
+  // Open and written to first (a rotation racing the first open is another matter).
+  sink.writeNow(line(0));
+  await eventually(() => readFileSync(file, "utf8") === line(0));
+  rmSync(file);
+  symlinkSync("/dev/full", file);
+  sink.reopen();
+  sink.writeNow(line(1));
+  await eventually(() => errors.length > 0);
+  return { sink, errors, resumed: () => resumes };
+}
+
 const line = (n: number): string => `${JSON.stringify({ n, pad: "p".repeat(100) })}\n`;
 const lines = (count: number, from = 0): string[] => Array.from({ length: count }, (_, i) => line(from + i));
 
@@ -132,17 +151,7 @@ describe("the log writer, to a file", () => {
   it("after a failed write (a full disk), a reopen that finds the path writable again resumes the records", async () => {
     const dir = tempDir("mcpn-sink-");
     const file = join(dir, "logs", "log.jsonl");
-    const errors: Error[] = [];
-    let resumed = 0;
-    const sink = openLogSink({ file }, { onError: (error) => errors.push(error), onResumed: () => resumed++ });
-    // Open and written to first; then rotated onto a full disk.
-    sink.writeNow(line(0));
-    await eventually(() => readFileSync(file, "utf8") === line(0));
-    rmSync(file);
-    symlinkSync("/dev/full", file);
-    sink.reopen();
-    sink.writeNow(line(1));
-    await eventually(() => errors.length > 0);
+    const { sink, errors, resumed } = await sinkOnFullDisk(file);
     expect((errors[0] as NodeJS.ErrnoException).code).toBe("ENOSPC");
     // The disk is fixed, the log folder even taken away: the reopen makes it again.
     rmSync(join(dir, "logs"), { recursive: true });
@@ -152,31 +161,21 @@ describe("the log writer, to a file", () => {
     await sink.close();
     expect(readFileSync(file, "utf8")).toBe(line(2) + line(3));
     expect(errors).toHaveLength(1);
-    expect(resumed).toBe(1);
+    expect(resumed()).toBe(1);
   });
 
   it("a line a failed write left torn is ended before the records resume; resuming is told only once a write took", async () => {
-    const dir = tempDir("mcpn-sink-");
-    const file = join(dir, "log.jsonl");
-    const errors: Error[] = [];
-    let resumed = 0;
-    const sink = openLogSink({ file }, { onError: (error) => errors.push(error), onResumed: () => resumed++ });
-    sink.writeNow(line(0));
-    await eventually(() => readFileSync(file, "utf8") === line(0));
-    rmSync(file);
-    symlinkSync("/dev/full", file);
-    sink.reopen();
-    sink.writeNow(line(1));
-    await eventually(() => errors.length > 0);
+    const file = join(tempDir("mcpn-sink-"), "log.jsonl");
+    const { sink, resumed } = await sinkOnFullDisk(file);
     // What a disk that filled mid-line leaves: the start of a record.
     rmSync(file);
     writeFileSync(file, '{"ts":"2026-12-07T00:00:00Z","server":');
     sink.reopen();
-    expect(resumed).toBe(0);
+    expect(resumed()).toBe(0);
     sink.writeNow(line(2));
     await sink.close();
     expect(readFileSync(file, "utf8")).toBe(`{"ts":"2026-12-07T00:00:00Z","server":\n${line(2)}`);
-    expect(resumed).toBe(1);
+    expect(resumed()).toBe(1);
   });
 
   it("close is bounded: a file that never takes the last lines (a FIFO nobody reads) is closed after closeWaitMs", async () => {
