@@ -577,17 +577,24 @@ export class NormalizingTransport implements ProxyTransport {
       return msg;
     }
     if (fitted === null) return msg;
-    const finish = (outcome: Fitted): unknown => {
+    // The number handle() gives the fit this message waits for, once it sees the promise: a fit
+    // given up since (too much held behind it) reports nothing either.
+    const fitNumber = this.fitCount + 1;
+    const finish = (outcome: Fitted, late: boolean): unknown => {
       // A fit of a connection closed since reports nothing to the one that may follow it.
-      if (outcome.changes.length > 0 && this.options.onNormalized !== undefined && stage === this.fit)
+      const current = stage === this.fit && (!late || fitNumber === this.fitCount);
+      if (outcome.changes.length > 0 && this.options.onNormalized !== undefined && current)
         this.addFitEvent(method, id, outcome.changes, this.now() - started);
       return outcome.value === msg.result ? msg : rebuild(msg, { result: outcome.value });
     };
-    if (!(fitted instanceof Promise)) return finish(fitted);
-    return fitted.then(finish, (error: unknown) => {
-      this.options.onEngineError?.(error, method);
-      return msg;
-    });
+    if (!(fitted instanceof Promise)) return finish(fitted, false);
+    return fitted.then(
+      (outcome) => finish(outcome, true),
+      (error: unknown) => {
+        this.options.onEngineError?.(error, method);
+        return msg;
+      },
+    );
   }
 
   /** The fit layer's records join the engine's event for the same message. */

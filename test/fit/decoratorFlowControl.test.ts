@@ -138,10 +138,12 @@ describe("the fit layer and flow control", () => {
   it("over a transport that cannot stop reading, past limits.fitHeldBytes held the fitted result goes on as it came", async () => {
     const runtime = createFitRuntime({ ...fitLimitsOf({ limits: DEFAULT_LIMITS }), fitHeldBytes: 10_000 });
     const engineErrors: string[] = [];
+    const events: Array<string | number> = [];
     // The SDK's in-memory transport has no pause: what arrives during a fit waits in the decorator.
     const { upstream, transport, received } = await decoratorPair({
       fit: { policy: { images: true }, runtime },
       onEngineError: (error) => engineErrors.push((error as Error).message),
+      onNormalized: (event) => events.push(event.id),
     });
     await transport.send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "shot" } });
     const result = await imageResult(1);
@@ -162,6 +164,11 @@ describe("the fit layer and flow control", () => {
     expect(received).toHaveLength(11);
     await upstream.send(note(20));
     expect(received.map(label).at(-1)).toBe(120);
+    // Nor does it report a fit that never went out, with the next message or at all.
+    await transport.send({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "text" } });
+    await upstream.send({ jsonrpc: "2.0", id: 2, result: { content: [{ type: "text", text: "ok" }] } });
+    await settle();
+    expect(events).not.toContain(1);
   });
 
   it("the reader's hold stops what waited behind a fitted result; resuming hands on the rest, in order", async () => {
