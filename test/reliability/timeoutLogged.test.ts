@@ -19,7 +19,8 @@ describe("a request past limits.requestTimeoutMs", () => {
   it("is answered -32002 and logged, for a session's upstream and a stateless host's pooled one", async () => {
     const serve = await serveConfig({
       mcpServers: { slow: { command: process.execPath, args: [FIXTURE_SERVER] } },
-      limits: { requestTimeoutMs: 400 },
+      // Long enough for the upstream's own start (initialize is bound by it too) on a busy machine.
+      limits: { requestTimeoutMs: 3000 },
     });
     try {
       // A stateless host: its POST goes to the pool's upstream.
