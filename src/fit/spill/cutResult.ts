@@ -55,7 +55,7 @@ export function cutContent(
     const held: string[] = [];
     let j = i;
     // A bare block of which nothing fits joins the run after it rather than have a link of its own.
-    if (!isBare(block) || cutEnd(text, 0, remaining) > 0) {
+    if (!onlyText(block) || cutEnd(text, 0, remaining) > 0) {
       const first = cutBlock([block], [text], bytes, remaining, options, `content[${i}]`, changes);
       // No room for the rest: the whole result goes out as it was, not cut from a later block on.
       if (first === null) return content;
@@ -75,9 +75,9 @@ export function cutContent(
       // A run of blocks with only their text shares one link; any other text block has its own.
       const run = [next as JsonObject];
       const texts = [nextText];
-      for (let k = j + 1; isBare(next) && k < content.length && isBare(content[k]); k++) {
-        const more = textOf(content[k])!;
-        if (more.length === 0) break;
+      for (let k = j + 1; onlyText(next) && k < content.length; k++) {
+        const more = textOf(content[k]);
+        if (more === null || more.length === 0 || !onlyText(content[k])) break;
         run.push(content[k] as JsonObject);
         texts.push(more);
       }
@@ -102,9 +102,12 @@ function textOf(block: unknown): string | null {
   return typeof block.text === "string" ? block.text : isRawJsonString(block.text) ? block.text.value() : null;
 }
 
-/** A text block with nothing but its text: `type` and `text`. */
-function isBare(block: unknown): boolean {
-  return textOf(block) !== null && Object.keys(block as JsonObject).every((key) => key === "type" || key === "text");
+/**
+ * Whether a block (one `textOf` read as text) carries nothing but its text: `type` and `text`.
+ * Its keys only: the text, which a long raw literal holds as bytes, is not decoded again.
+ */
+function onlyText(block: unknown): boolean {
+  return Object.keys(block as JsonObject).every((key) => key === "type" || key === "text");
 }
 
 /** The result as it came, once a later block could not be cut: pages let go, their records taken back. */
@@ -173,7 +176,7 @@ function cutBlock(
   const link = linkBlock(spillUri(id, 1), kept, restBytes, pages, firstPageBytes, run.length, options);
   // Nothing of the text kept: the block goes too, unless it carries more than its text
   // (`_meta`, `annotations`, a field of the server's own), which it keeps, its text emptied.
-  const blocks = end === 0 && isBare(block) ? [link] : [rebuild(block, { text: text.slice(0, end) }), link];
+  const blocks = end === 0 && onlyText(block) ? [link] : [rebuild(block, { text: text.slice(0, end) }), link];
   changes.push(
     fitRecord({
       action: "cut-result",
