@@ -79,6 +79,7 @@ export function fitResult(
           {
             maxBytes: cut.maxResultBytes,
             store: cut.dryRun ? null : session.store,
+            holder: session.store?.holder,
             dryRun: cut.dryRun,
             ttlMs: session.runtime.limits.spillTtlMs,
           },

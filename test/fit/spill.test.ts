@@ -60,6 +60,26 @@ describe("cutting a tool result and serving the rest", () => {
     expect(changes[0]!.bytesAfter).toBeLessThan(changes[0]!.bytesBefore);
   });
 
+  it("a dry run's record measures the link that would go out: the same sizes as the cut made", () => {
+    for (const holder of ["session", "client"] as const) {
+      const store = new SpillStore(new SpillBudget(1 << 20, 60_000), holder);
+      const made: ChangeRecord[] = [];
+      const dry: ChangeRecord[] = [];
+      const content = [
+        { type: "text", text: original },
+        { type: "text", text: "a later block" },
+      ];
+      const out = cutContent(content, { maxBytes: 4096, store, dryRun: false, ttlMs: 60_000 }, made);
+      expect(out).not.toBe(content);
+      const unchanged = cutContent(content, { maxBytes: 4096, store: null, holder, dryRun: true, ttlMs: 60_000 }, dry);
+      expect(unchanged).toBe(content);
+      expect(dry.map((change) => change.applied)).toEqual([false, false]);
+      expect(dry.map((change) => [change.bytesBefore, change.bytesAfter])).toEqual(
+        made.map((change) => [change.bytesBefore, change.bytesAfter]),
+      );
+    }
+  });
+
   it("leaves a result under the budget as the very same list", () => {
     const store = new SpillStore(new SpillBudget(1 << 20, 60_000));
     const content = [{ type: "text", text: "short" }];

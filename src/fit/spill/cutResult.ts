@@ -16,7 +16,7 @@ import { isRawJsonString } from "../../wire/rawJson.js";
 import { fitRecord } from "../records.js";
 import { cutEnd, pageBounds, runPageBounds, utf8Bytes } from "./cutText.js";
 import type { SpillStore } from "./spillStore.js";
-import { spillUri } from "./spillUri.js";
+import { DRY_RUN_SPILL_ID, spillUri } from "./spillUri.js";
 
 /**
  * What one entry of a page adds around its text, counted against the page's `maxResultBytes`
@@ -29,6 +29,8 @@ export interface CutOptions {
   readonly maxBytes: number;
   /** Null in dryRun: nothing is held, records say what would happen. */
   readonly store: SpillStore | null;
+  /** Who may read the pages back, as the link tells hosts (the store's, or the one a dry run would have). */
+  readonly holder?: SpillStore["holder"];
   readonly dryRun: boolean;
   readonly ttlMs: number;
 }
@@ -155,7 +157,7 @@ function cutBlock(
   const firstPageBytes = utf8Bytes(rest, 0, bounds[1]);
   const what = run.length === 1 ? `text of ${bytes} bytes` : `${run.length} text blocks of ${bytes} bytes`;
   const before = run.length === 1 ? block : run;
-  let id: string | null = "dry-run";
+  let id: string | null = DRY_RUN_SPILL_ID;
   if (options.store !== null) id = options.store.add(rest, bounds, parts);
   if (id === null) {
     changes.push(
@@ -218,7 +220,7 @@ function linkBlock(
       `${lead}. The remaining ${restBytes} bytes are in ${pages} page(s) of at most ${options.maxBytes} ` +
       `bytes: read this resource (resources/read); each page except the last ends with a text/uri-list entry naming ` +
       `the next page. Available for about ${minutes} minute(s), ` +
-      (options.store?.holder === "client" ? "to this client only." : "in this session only."),
+      ((options.store?.holder ?? options.holder) === "client" ? "to this client only." : "in this session only."),
     mimeType: "text/plain",
     size: firstPageBytes,
   };

@@ -11,6 +11,12 @@ export function newSpillId(): string {
   return randomBytes(16).toString("base64url");
 }
 
+/**
+ * The id a dry run's link shows (nothing is held): as long as a real one, so the link measured
+ * in its record is as long as the one that would go out.
+ */
+export const DRY_RUN_SPILL_ID = "dry-run".padEnd(newSpillId().length, "-");
+
 export function spillUri(id: string, page: number): string {
   return `${SPILL_PREFIX}${id}/${page}`;
 }
