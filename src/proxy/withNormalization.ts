@@ -73,6 +73,11 @@ export class NormalizingTransport implements ProxyTransport {
   onclose?: (() => void) | undefined;
   onerror?: ((error: Error) => void) | undefined;
   onmessage?: (<T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void) | undefined;
+  /**
+   * Ends the inner transport's session with its server (the SDK's streamable HTTP: a DELETE);
+   * there only when the inner transport has it, so a caller asking whether it can sees the same.
+   */
+  readonly terminateSession?: () => Promise<void>;
 
   private readonly policy: Policy;
   /** The requests in flight: this decorator's own, or its owner's (a bridge's, a pool's). */
@@ -133,6 +138,8 @@ export class NormalizingTransport implements ProxyTransport {
       else this.closed();
     };
     inner.onerror = (error) => this.onerror?.(error);
+    const terminate = (inner as { terminateSession?: unknown }).terminateSession;
+    if (typeof terminate === "function") this.terminateSession = () => terminate.call(inner) as Promise<void>;
   }
 
   get onproblem(): ProxyTransport["onproblem"] {
@@ -145,6 +152,12 @@ export class NormalizingTransport implements ProxyTransport {
 
   get sessionId(): string | undefined {
     return this.inner.sessionId;
+  }
+
+  /** The protocol version the inner transport keeps, where it keeps one (the SDK's streamable HTTP). */
+  get protocolVersion(): string | undefined {
+    const version = (this.inner as { protocolVersion?: unknown }).protocolVersion;
+    return typeof version === "string" ? version : undefined;
   }
 
   /** How many requests are in its table (for tests and leak checks; the owner's count when it has one). */
@@ -457,17 +470,32 @@ export class NormalizingTransport implements ProxyTransport {
       });
   }
 
-  /** The reader (`onmessage`) threw: told through `onerror`, and what follows still goes on. */
+  /**
+   * The reader (`onmessage`) or `onNormalized` threw: told through `onerror`, and what follows
+   * still goes on.
+   */
   private readerFailed(error: unknown): void {
     this.onerror?.(error instanceof Error ? error : new Error(String(error)));
   }
 
-  /** The message goes on first: logs and metrics are not on the path of the answer. */
+  /**
+   * The message goes on first: logs and metrics are not on the path of the answer. Each event is
+   * reported on its own: one `onNormalized` that throws loses no other (a batch has one per
+   * answer), and its error is told through `onerror`, not thrown at the transport reading.
+   */
   private deliver(out: unknown, extra: MessageExtraInfo | undefined, events: readonly NormalizationEvent[]): void {
     try {
       this.onmessage?.(out as JSONRPCMessage, extra);
     } finally {
-      for (const event of events) this.options.onNormalized?.(event);
+      const report = this.options.onNormalized;
+      if (report !== undefined)
+        for (const event of events) {
+          try {
+            report(event);
+          } catch (error) {
+            this.readerFailed(error);
+          }
+        }
     }
   }
 

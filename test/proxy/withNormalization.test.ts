@@ -14,6 +14,8 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { withNormalization, type NormalizationEvent } from "../../src/index.js";
 import { FIXTURE_SERVER } from "../helpers/paths.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { startStreamableHttpFixture } from "../fixtures/upstream-servers/httpFixtures.js";
 
 describe("withNormalization", () => {
   it("an SDK client reading through the decorator gets text, and every change is reported", async () => {
@@ -107,6 +109,59 @@ describe("withNormalization", () => {
       expect(seen).toEqual([{ type: "image", data: png, mimeType: "image/png" }]);
     } finally {
       await client.close();
+    }
+  });
+
+  it("an onNormalized that throws loses no other event of a batch, and is told through onerror, not to the sender", async () => {
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    const reported: unknown[] = [];
+    const errors: string[] = [];
+    const transport = withNormalization(serverSide, {
+      onNormalized: (event) => {
+        reported.push(event.id);
+        throw new Error(`callback failed on ${String(event.id)}`);
+      },
+    });
+    const received: unknown[] = [];
+    transport.onmessage = (message) => received.push(message);
+    transport.onerror = (error) => errors.push(error.message);
+    await transport.start();
+    await clientSide.start();
+    const ids = [1, 2, 3];
+    for (const id of ids)
+      await transport.send({ jsonrpc: "2.0", id, method: "resources/read", params: { uri: `mem://${id}.txt` } });
+    const blob = Buffer.from("plain text").toString("base64");
+    await expect(
+      clientSide.send(
+        ids.map((id) => ({ jsonrpc: "2.0", id, result: { contents: [{ uri: `mem://${id}.txt`, blob }] } })) as never,
+      ),
+    ).resolves.toBeUndefined();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(received).toHaveLength(1);
+    expect((received[0] as unknown[]).map((answer) => (answer as { id: number }).id)).toEqual(ids);
+    expect(reported).toEqual(ids);
+    expect(errors).toEqual(ids.map((id) => `callback failed on ${id}`));
+  });
+
+  it("passes through the streamable HTTP transport's protocol version and its terminateSession (the DELETE)", async () => {
+    const upstream = await startStreamableHttpFixture();
+    const client = new Client({ name: "c", version: "1" });
+    try {
+      const transport = withNormalization(new StreamableHTTPClientTransport(new URL(upstream.url)));
+      expect(transport.protocolVersion).toBeUndefined();
+      await client.connect(transport);
+      expect(transport.protocolVersion).toBe((transport.inner as StreamableHTTPClientTransport).protocolVersion);
+      expect(transport.protocolVersion).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+      const session = transport.sessionId;
+      expect(session).toBeDefined();
+      expect(typeof transport.terminateSession).toBe("function");
+      await transport.terminateSession!();
+      expect(upstream.deletedSessions).toEqual([session]);
+      // A transport without sessions has none to end: the wrapper does not pretend it has.
+      expect(withNormalization(InMemoryTransport.createLinkedPair()[0]).terminateSession).toBeUndefined();
+    } finally {
+      await client.close();
+      await upstream.close();
     }
   });
 });
