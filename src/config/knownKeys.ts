@@ -32,8 +32,8 @@ function unwrap(schema: z.ZodType): z.ZodType {
 }
 
 /** The schemas a value at `path` may match (several inside a union). */
-function schemasAt(path: ReadonlyArray<PropertyKey>): z.ZodType[] {
-  let current: z.ZodType[] = [ConfigSchema];
+function schemasAt(path: ReadonlyArray<PropertyKey>, root: z.ZodType): z.ZodType[] {
+  let current: z.ZodType[] = [root];
   for (const key of path) {
     const next: z.ZodType[] = [];
     for (const candidate of current.flatMap(expand)) {
@@ -54,8 +54,8 @@ function expand(schema: z.ZodType): z.ZodType[] {
 }
 
 /** Every key an object at `path` may have, per the schema (empty when nothing is known there). */
-export function knownKeysAt(path: ReadonlyArray<PropertyKey>): string[] {
+export function knownKeysAt(path: ReadonlyArray<PropertyKey>, root: z.ZodType = ConfigSchema): string[] {
   const keys = new Set<string>();
-  for (const schema of schemasAt(path)) for (const key of Object.keys(defOf(schema).shape ?? {})) keys.add(key);
+  for (const schema of schemasAt(path, root)) for (const key of Object.keys(defOf(schema).shape ?? {})) keys.add(key);
   return [...keys];
 }

@@ -163,22 +163,35 @@ export function validateConfig(raw: unknown, file: string): ProxyConfig {
   }
   const result = ConfigSchema.safeParse(raw);
   if (!result.success) {
-    // Unknown keys first: a misspelt key is usually why a required one is missing.
-    const issues = [...result.error.issues].sort(
-      (a, b) => Number(b.code === "unrecognized_keys") - Number(a.code === "unrecognized_keys"),
-    );
-    const lines = issues
-      .flatMap((issue) => explain(issue, []))
-      .map(
-        ({ path, text }) =>
-          `  ${formatPath(path)}: ${text}${givenAt(raw, path, text)}${misspeltKeyIn(raw, path, text)}`,
-      );
+    const lines = issueLines(result.error.issues, raw);
     throw new NormalizerError("CONFIG_INVALID", `${file} is not a valid mcp-normalizer config:\n${lines.join("\n")}`, {
       file,
       issues: result.error.issues,
     });
   }
   return result.data;
+}
+
+/**
+ * One indented line per problem `schema` found in `raw`, each naming its path from `root` (`$`
+ * in a config file; the option's name for options given in code) and what was given there.
+ */
+export function issueLines(
+  found: readonly z.core.$ZodIssue[],
+  raw: unknown,
+  schema: z.ZodType = ConfigSchema,
+  root = "$",
+): string[] {
+  // Unknown keys first: a misspelt key is usually why a required one is missing.
+  const issues = [...found].sort(
+    (a, b) => Number(b.code === "unrecognized_keys") - Number(a.code === "unrecognized_keys"),
+  );
+  return issues
+    .flatMap((issue) => explain(issue, [], schema))
+    .map(
+      ({ path, text }) =>
+        `  ${root}${formatPath(path).slice(1)}: ${text}${givenAt(raw, path, text)}${misspeltKeyIn(raw, path, text)}`,
+    );
 }
 
 /**
@@ -260,6 +273,7 @@ const NEITHER_COMMAND_NOR_URL = 'a server needs either "command" (stdio) or "url
 function explain(
   issue: z.core.$ZodIssue,
   base: ReadonlyArray<PropertyKey>,
+  schema: z.ZodType,
 ): Array<{ path: PropertyKey[]; text: string }> {
   const path = [...base, ...issue.path];
   if (issue.code === "invalid_union" && issue.errors.length > 0) {
@@ -281,12 +295,12 @@ function explain(
       return [{ path, text: `Invalid input: expected ${[...new Set(types)].join(" or ")}, received ${received}` }];
     const best = [...issue.errors].sort((a, b) => mismatch(a) - mismatch(b) || a.length - b.length)[0]!;
     if (path[path.length - 1] === "auth" && best.some((e) => e.path.length === 0)) return [{ path, text: AUTH_SHAPES }];
-    return best.flatMap((inner) => explain(inner, path));
+    return best.flatMap((inner) => explain(inner, path, schema));
   }
   // A header name may be a credential pasted with its colon forgotten: the path does not show it.
   if (issue.code === "invalid_key" && issue.issues.some((inner) => inner.message === NOT_A_HEADER_NAME))
     return [{ path: path.slice(0, -1), text: `a header's name (not shown) ${NOT_A_HEADER_NAME}` }];
-  return [{ path, text: describeIssue(issue, path) }];
+  return [{ path, text: describeIssue(issue, path, schema) }];
 }
 
 /**
@@ -310,11 +324,11 @@ function isMissing(issue: z.core.$ZodIssue): issue is z.core.$ZodIssueInvalidTyp
   return issue.code === "invalid_type" && / received undefined$/.test(issue.message);
 }
 
-function describeIssue(issue: z.core.$ZodIssue, path: ReadonlyArray<PropertyKey>): string {
+function describeIssue(issue: z.core.$ZodIssue, path: ReadonlyArray<PropertyKey>, schema: z.ZodType): string {
   if (issue.code === "unrecognized_keys")
     return (
       `unknown key${issue.keys.length > 1 ? "s" : ""} ` +
-      `${issue.keys.map((k) => `${JSON.stringify(k)}${unknownKeyHint(k, path)}`).join(", ")}`
+      `${issue.keys.map((k) => `${JSON.stringify(k)}${unknownKeyHint(k, path, schema)}`).join(", ")}`
     );
   // A record key refused (a server name): the reason is in the inner issues.
   if (issue.code === "invalid_key") return issue.issues.map((inner) => inner.message).join("; ");

@@ -29,7 +29,8 @@ function byDefault(value: unknown): string {
   return `(default ${JSON.stringify(value)})`;
 }
 
-const normalizeSettings = {
+/** The engine's keys of `normalize` (the fit layer's are fitSettings()). */
+export const engineSettings = {
   unwrapBlobs: z
     .boolean()
     .optional()
@@ -80,11 +81,12 @@ const normalizeSettings = {
     .boolean()
     .optional()
     .describe(`log what would change, forward the original ${byDefault(DEFAULT_NORMALIZE.dryRun)}`),
-  ...fitSettings(),
 };
 
+const normalizeSettings = { ...engineSettings, ...fitSettings() };
+
 /** Fitting results to the host (images, embedded resources, long tool results): every key off unless set. */
-function fitSettings() {
+export function fitSettings() {
   return {
     images: z
       .union([

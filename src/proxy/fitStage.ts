@@ -10,6 +10,7 @@
 import { FIT_METHODS, fitResult, type FitSession, type Fitted } from "../fit/fitResult.js";
 import { FitPolicy, type FitPolicyInput } from "../fit/fitPolicy.js";
 import type { FitRuntime } from "../fit/runtime.js";
+import type { FitLimits } from "../fit/settings.js";
 import { defaultFitRuntime, fitPolicyOf } from "./defaultFit.js";
 import { SpillStore } from "../fit/spill/spillStore.js";
 import { UpstreamPages } from "../fit/spill/upstreamPages.js";
@@ -23,6 +24,12 @@ export interface FitOptions {
   readonly policy: FitPolicy | FitPolicyInput;
   /** Shared image queue and page memory; default: one per process with default limits. */
   readonly runtime?: FitRuntime;
+  /**
+   * The fit layer's `limits.*` for one in-process wrapper (`fitHeldBytes`, `fitConcurrency`, …;
+   * those left out at their defaults): `withNormalization` gives it a runtime of its own with
+   * them. Read there only: a stage is given its runtime.
+   */
+  readonly limits?: Partial<FitLimits>;
   /**
    * Pages shared with other connections of the same client (a stateless pool's upstreams: any
    * of them may serve the next read). Its owner closes it; default: this connection's own.

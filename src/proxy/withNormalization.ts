@@ -3,8 +3,9 @@
  * upstream server, remembers the method of each request id going out, and rewrites the
  * matching results coming back. Everything else passes through as the very same object.
  *
- * SDK-based hosts use it in-process: `client.connect(withNormalization(transport))`. The proxy
- * puts it between a host-side and an upstream-side transport (src/proxy/bridge.ts).
+ * SDK-based hosts use it in-process: `client.connect(withNormalization(transport))`
+ * (./inProcess.ts checks their options first). The proxy puts it between a host-side and an
+ * upstream-side transport (src/proxy/bridge.ts).
  */
 import type { ChangeRecord, NormalizationEvent } from "../normalize/change.js";
 import { Policy, type PolicyInput } from "../normalize/policy.js";
@@ -639,12 +640,4 @@ export class NormalizingTransport implements ProxyTransport {
       ms: last.ms + ms,
     };
   }
-}
-
-/** Wraps a transport that talks to an MCP server so its results arrive normalized. */
-export function withNormalization<T extends Transport>(
-  transport: T,
-  options: NormalizationOptions = {},
-): NormalizingTransport {
-  return new NormalizingTransport(transport, options);
 }

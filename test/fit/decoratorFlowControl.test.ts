@@ -136,12 +136,12 @@ describe("the fit layer and flow control", () => {
   });
 
   it("over a transport that cannot stop reading, past limits.fitHeldBytes held the fitted result goes on as it came", async () => {
-    const runtime = createFitRuntime({ ...fitLimitsOf({ limits: DEFAULT_LIMITS }), fitHeldBytes: 10_000 });
     const engineErrors: string[] = [];
     const events: Array<string | number> = [];
     // The SDK's in-memory transport has no pause: what arrives during a fit waits in the decorator.
     const { upstream, transport, received } = await decoratorPair({
-      fit: { policy: { images: true }, runtime },
+      // The library's way to set it: the wrapper gets a fit runtime of its own with it.
+      fit: { policy: { images: true }, limits: { fitHeldBytes: 10_000 } },
       onEngineError: (error) => engineErrors.push((error as Error).message),
       onNormalized: (event) => events.push(event.id),
     });

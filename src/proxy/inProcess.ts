@@ -1,0 +1,33 @@
+/**
+ * The library's way in: `client.connect(withNormalization(transport, options))`. Its options
+ * are checked as a config file is (a bad one is refused, naming it, before anything runs), and
+ * `fit.limits` becomes the wrapper's own fit runtime. Apart from the decorator so the proxy's
+ * own paths, which give it compiled policies, never load the schema to start a session.
+ */
+import { checkCodeOptions, fitLimitsFrom } from "../config/codeOptions.js";
+import { FitPolicy } from "../fit/fitPolicy.js";
+import { createFitRuntime } from "../fit/runtime.js";
+import { Policy } from "../normalize/policy.js";
+import type { Transport } from "../transports/types.js";
+import { NormalizingTransport, type NormalizationOptions } from "./withNormalization.js";
+
+/** Wraps a transport that talks to an MCP server so its results arrive normalized. */
+export function withNormalization<T extends Transport>(
+  transport: T,
+  options: NormalizationOptions = {},
+): NormalizingTransport {
+  const { policy, fit, maxTrackedTasks } = options;
+  checkCodeOptions(
+    {
+      policy: policy instanceof Policy ? undefined : policy,
+      fit: fit === undefined ? undefined : { ...fit, policy: fit.policy instanceof FitPolicy ? {} : fit.policy },
+      maxTrackedTasks,
+    },
+    "withNormalization",
+  );
+  if (fit?.limits === undefined || fit.runtime !== undefined) return new NormalizingTransport(transport, options);
+  return new NormalizingTransport(transport, {
+    ...options,
+    fit: { ...fit, runtime: createFitRuntime(fitLimitsFrom(fit.limits)) },
+  });
+}

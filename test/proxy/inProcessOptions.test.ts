@@ -1,0 +1,99 @@
+/**
+ * The options an in-process host gives `withNormalization` are checked as a config file is:
+ * what the config refuses is refused here, before anything runs, naming each option at fault.
+ */
+import { describe, expect, it } from "vitest";
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import { DEFAULT_IMAGES, NormalizerError, Policy, completePolicyOptions, withNormalization } from "../../src/index.js";
+import { FitPolicy } from "../../src/fit/fitPolicy.js";
+import { DEFAULT_FIT } from "../../src/config/defaults.js";
+
+function refusal(options: unknown): string {
+  const [, side] = InMemoryTransport.createLinkedPair();
+  try {
+    withNormalization(side, options as never);
+  } catch (error) {
+    expect(error).toBeInstanceOf(NormalizerError);
+    expect((error as NormalizerError).code).toBe("CONFIG_INVALID");
+    return (error as Error).message;
+  }
+  throw new Error("accepted");
+}
+
+describe("withNormalization's options", () => {
+  it("refuses what a config file would, one line per option at fault, naming it and what was given", () => {
+    const message = refusal({
+      policy: { maxNormalizeBytes: -5, charset: "nope", unwrapBlob: true },
+      fit: { policy: { maxResultBytes: -1, embeddedResources: "explode", images: { maxDimension: -3 } } },
+      maxTrackedTasks: -1,
+    });
+    const lines = message.split("\n");
+    expect(lines[0]).toBe("withNormalization: options not valid:");
+    expect(lines.slice(1).map((line) => line.trim().split(":")[0])).toEqual(
+      expect.arrayContaining([
+        "options.policy",
+        "options.policy.maxNormalizeBytes",
+        "options.policy.charset",
+        "options.fit.policy.maxResultBytes",
+        "options.fit.policy.embeddedResources",
+        "options.fit.policy.images.maxDimension",
+        "options.maxTrackedTasks",
+      ]),
+    );
+    // A misspelt key is named with the one meant; a number refused is shown as given.
+    expect(message).toContain('unknown key "unwrapBlob" (did you mean "unwrapBlobs"?)');
+    expect(message).toMatch(/options\.policy\.maxNormalizeBytes: .*got -5/);
+    expect(message).not.toMatch(/\n\s+at /);
+  });
+
+  it("refuses a wrong type, an image setting of the wrong kind and fit limits out of bounds", () => {
+    expect(refusal({ fit: { policy: { images: { maxDimension: "abc" } } } })).toMatch(
+      /options\.fit\.policy\.images.*expected/,
+    );
+    expect(refusal({ fit: { policy: { images: "yes" } } })).toMatch(
+      /options\.fit\.policy\.images: .*boolean or object/,
+    );
+    expect(refusal({ fit: { policy: {}, limits: { fitHeldBytes: 0 } } })).toMatch(
+      /options\.fit\.limits\.fitHeldBytes: Too small.*got 0/,
+    );
+    expect(refusal({ fit: { policy: {}, limits: { fitHeldByte: 1 } } })).toContain(
+      'options.fit.limits: unknown key "fitHeldByte" (did you mean "fitHeldBytes"?)',
+    );
+    expect(refusal({ policy: { rules: [{ uri: "x://*", set: { images: true } }] } })).toContain(
+      'options.policy.rules[0].set: unknown key "images"',
+    );
+    expect(refusal({ fit: { policy: { rules: [{ tool: "", set: { maxResultBytes: 4096 } }] } } })).toMatch(
+      /options\.fit\.policy\.rules\[0\]\.tool: Too small/,
+    );
+  });
+
+  it("takes valid options, compiled policies and callbacks as they are", () => {
+    const [, side] = InMemoryTransport.createLinkedPair();
+    const wrapped = withNormalization(side, {
+      policy: {
+        unwrapBlobs: true,
+        maxNormalizeBytes: 1024,
+        recordUnchanged: false,
+        charsetDetectionBytes: 4096,
+        rules: [{ uri: "file:///**", mimeType: "text/*", set: { fixMime: false } }],
+      },
+      fit: {
+        policy: {
+          images: { maxDimension: 512, formats: ["image/png"] },
+          maxResultBytes: 4096,
+          embeddedResources: "inline",
+          rules: [{ tool: "shot", set: { images: false } }],
+        },
+        limits: { fitHeldBytes: 1 << 20, fitConcurrency: 1 },
+      },
+      maxTrackedTasks: 10,
+      onNormalized: () => {},
+    });
+    expect(wrapped.inner).toBe(side);
+    const compiled = withNormalization(side, {
+      policy: new Policy(completePolicyOptions({ fixMime: false })),
+      fit: { policy: new FitPolicy({ ...DEFAULT_FIT, images: true }, DEFAULT_IMAGES) },
+    });
+    expect(compiled.inner).toBe(side);
+  });
+});
