@@ -45,6 +45,13 @@ interface ImageJob {
   readonly dryRun: boolean;
   readonly kind: "image" | "resource" | "entry";
   /**
+   * An SVG a resource holds as `text` (the engine makes an SVG blob text: SVG is text) — its
+   * bytes are that text's, and fitted it becomes a `blob` of the new image.
+   */
+  readonly svgText?: boolean;
+  /** An embedded resource to inline once drawn (`embeddedResources: "inline"`); not drawn, it stays as it is. */
+  readonly inline?: boolean;
+  /**
    * The settings for the image as what its bytes say it is: rules match declared types, and a
    * server may label an SVG `image/png`. Null when that type's rules turn images off.
    */
@@ -127,7 +134,7 @@ export function fitResult(
     for (let i = 0; i < jobs.length; i++) {
       const job = jobs[i]!;
       const outcome = outcomes[i]!;
-      if (outcome.record !== null) changes.push(outcome.record);
+      changes.push(...outcome.records);
       if (outcome.block !== null && !job.dryRun) replacements.set(job.block, outcome.block);
     }
     return { value: replacements.size === 0 ? value : replaceBlocks(method, value, replacements), changes };
@@ -148,6 +155,8 @@ function inlineBlock(
   const uri = typeof resource.uri === "string" ? resource.uri : null;
   const settings = policy.for(uri, resource.mimeType, tool);
   if (settings.embeddedResources !== "inline") return block;
+  // An SVG with images on is an image to the host: inlined once drawn (runImages), not as its markup.
+  if (settings.images !== null && isSvgText(resource)) return block;
   const next = inlineResource(block, path, settings.dryRun, changes);
   if (next === null || settings.dryRun) return block;
   if (uri !== null) inlinedFrom.set(next, uri);
@@ -176,10 +185,15 @@ function collectImage(
         kind: "image",
         settingsAs: (mime) => policy.for(uri, mime, tool).images,
       });
-  } else if (block.type === "resource" && isJsonObject(block.resource) && isImageBlob(block.resource)) {
+  } else if (
+    block.type === "resource" &&
+    isJsonObject(block.resource) &&
+    (isImageBlob(block.resource) || isSvgText(block.resource))
+  ) {
     const resource = block.resource;
     const uri = typeof resource.uri === "string" ? resource.uri : null;
     const settings = policy.for(uri, resource.mimeType, tool);
+    const svgText = isSvgText(resource);
     if (settings.images !== null)
       jobs.push({
         block,
@@ -188,13 +202,15 @@ function collectImage(
         settings: settings.images,
         dryRun: settings.dryRun,
         kind: "resource",
+        svgText,
+        inline: svgText && settings.embeddedResources === "inline",
         settingsAs: (mime) => policy.for(uri, mime, tool).images,
       });
   }
 }
 
 function collectEntryImage(entry: unknown, path: string, policy: FitPolicy, jobs: ImageJob[]): void {
-  if (!isJsonObject(entry) || !isImageBlob(entry)) return;
+  if (!isJsonObject(entry) || !(isImageBlob(entry) || isSvgText(entry))) return;
   const uri = typeof entry.uri === "string" ? entry.uri : null;
   const settings = policy.for(uri, entry.mimeType, null);
   if (settings.images?.resources === true)
@@ -205,6 +221,7 @@ function collectEntryImage(entry: unknown, path: string, policy: FitPolicy, jobs
       settings: settings.images,
       dryRun: settings.dryRun,
       kind: "entry",
+      svgText: isSvgText(entry),
       settingsAs: (mime) => {
         const images = policy.for(uri, mime, null).images;
         return images?.resources === true ? images : null;
@@ -220,9 +237,19 @@ function isImageBlob(entry: JsonObject): boolean {
   return isPayload(entry.blob) && typeof entry.mimeType === "string" && /^\s*image\//i.test(entry.mimeType);
 }
 
+/** A resource holding an SVG as its text (a server's text, or a blob the engine found to be text). */
+function isSvgText(entry: JsonObject): boolean {
+  return (
+    isPayload(entry.text) &&
+    !isPayload(entry.blob) &&
+    typeof entry.mimeType === "string" &&
+    /^\s*image\/svg\+xml\s*(;|$)/i.test(entry.mimeType)
+  );
+}
+
 interface JobOutcome {
   readonly block: JsonObject | null;
-  readonly record: ChangeRecord | null;
+  readonly records: readonly ChangeRecord[];
 }
 
 function runImages(jobs: readonly ImageJob[], runtime: FitRuntime, ended?: AbortSignal): Promise<JobOutcome[]> {
@@ -230,12 +257,15 @@ function runImages(jobs: readonly ImageJob[], runtime: FitRuntime, ended?: Abort
     jobs.map(async (job): Promise<JobOutcome> => {
       const holder = job.kind === "resource" ? (job.block.resource as JsonObject) : job.block;
       const key = job.kind === "image" ? "data" : "blob";
-      const payload = holder[key];
-      const bytes = isRawJsonString(payload)
-        ? payload.plainAscii() === null
-          ? decodeStrictBase64(payload.value())
-          : decodeStrictBase64Ascii(payload.plainAscii()!)
-        : decodeStrictBase64(payload as string);
+      const payload = job.svgText === true ? holder.text : holder[key];
+      const bytes =
+        job.svgText === true
+          ? Buffer.from(isRawJsonString(payload) ? payload.value() : (payload as string), "utf8")
+          : isRawJsonString(payload)
+            ? payload.plainAscii() === null
+              ? decodeStrictBase64(payload.value())
+              : decodeStrictBase64Ascii(payload.plainAscii()!)
+            : decodeStrictBase64(payload as string);
       const uri = job.uri;
       // Measured as the engine measures the entry at the same path: an embedded resource's
       // record is the resource's size, not that of the block around it.
@@ -259,15 +289,25 @@ function runImages(jobs: readonly ImageJob[], runtime: FitRuntime, ended?: Abort
       if (bytes === null)
         return {
           block: null,
-          record: record("warn-image-undecodable", "image data is not standard base64", holder),
+          records: [record("warn-image-undecodable", "image data is not standard base64", holder)],
         };
       // Rules for what the bytes are apply too: an SVG labelled image/png is an SVG to them.
       const fit: ImageFit = await runtime.images.fit(bytes, job.settings, job.settingsAs, ended);
-      if (fit.kind === "keep") return { block: null, record: null };
-      if (fit.kind === "warn") return { block: null, record: record(fit.action, fit.reason, holder) };
-      const replaced = rebuild(holder, { [key]: encodeBase64(fit.bytes), mimeType: fit.mime });
-      const block = job.kind === "resource" ? rebuild(job.block, { resource: replaced }) : replaced;
-      return { block, record: record("fit-image", fit.reason, replaced, fit.mime) };
+      if (fit.kind === "keep") return { block: null, records: [] };
+      if (fit.kind === "warn") return { block: null, records: [record(fit.action, fit.reason, holder)] };
+      // An SVG that was text becomes a blob of the image drawn from it, in the text's place.
+      const data = encodeBase64(fit.bytes);
+      const replaced =
+        job.svgText === true
+          ? rebuild(holder, { blob: data, mimeType: fit.mime }, ["text", "blob"])
+          : rebuild(holder, { [key]: data, mimeType: fit.mime });
+      const fitted = record("fit-image", fit.reason, replaced, fit.mime);
+      if (job.kind !== "resource") return { block: replaced, records: [fitted] };
+      const block = rebuild(job.block, { resource: replaced });
+      if (job.inline !== true) return { block, records: [fitted] };
+      const inlined: ChangeRecord[] = [];
+      const path = job.path.slice(0, -".resource".length);
+      return { block: inlineResource(block, path, job.dryRun, inlined) ?? block, records: [fitted, ...inlined] };
     }),
   );
 }
