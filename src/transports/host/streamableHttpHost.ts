@@ -418,21 +418,17 @@ export class StreamableHttpHostSession extends HostTransportBase {
       // A POST in its lazy window has sent nothing yet: the answers it holds (part of a batch) go
       // out on a stream, as they would have; with none, it gets the error a JSON POST gets.
       if (exchange.streamable && exchange.sse === undefined && exchange.answers.size > 0) this.openStream(exchange);
-      if (exchange.sse !== undefined) exchange.sse.end();
-      else if (!exchange.done && !exchange.res.headersSent) {
-        // Each request still waiting gets the error under its own id; a batch keeps what it had.
-        // (One answered already, its response still finishing, is left to finish.)
+      // Each request still waiting gets the error under its own id — on its stream, or in the
+      // JSON body with what a batch had (one answered already, its response still finishing, is
+      // left to finish): a stream that ended without it would leave the host waiting (a batch
+      // whose initialize was refused ends the session before its other requests are answered).
+      if (exchange.sse !== undefined) {
         for (const key of exchange.pending)
-          exchange.answers.set(
-            key,
-            encodeWire(
-              errorResponse(
-                exchange.inexactIds?.get(key) ?? keyId(key),
-                JSONRPC.UPSTREAM_UNAVAILABLE,
-                "The session ended before the request was answered",
-              ),
-            ),
-          );
+          void this.emitOn(exchange, exchange.sse, sessionEnded(exchange, key), keyId(key));
+        exchange.pending.clear();
+        exchange.sse.end();
+      } else if (!exchange.done && !exchange.res.headersSent) {
+        for (const key of exchange.pending) exchange.answers.set(key, sessionEnded(exchange, key));
         exchange.pending.clear();
         this.replyHeld(exchange);
       }
@@ -719,4 +715,15 @@ export class StreamableHttpHostSession extends HostTransportBase {
 /** "a server message" the first time, then "3 more server messages". */
 function droppedCount(count: number, first: boolean): string {
   return first ? "a server message" : `${count} more server message${count === 1 ? "" : "s"}`;
+}
+
+/** The error a request still waiting gets when its session ends, under its id as the host wrote it. */
+function sessionEnded(exchange: Exchange, key: string): WireJson {
+  return encodeWire(
+    errorResponse(
+      exchange.inexactIds?.get(key) ?? keyId(key),
+      JSONRPC.UPSTREAM_UNAVAILABLE,
+      "The session ended before the request was answered",
+    ),
+  );
 }

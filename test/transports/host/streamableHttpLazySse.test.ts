@@ -409,7 +409,7 @@ describe("lazy SSE: endings", () => {
     });
   });
 
-  it("the session ending while a batch holds one answer: the held answer goes out on a stream that then ends", async () => {
+  it("the session ending while a batch holds one answer: the held answer, then the other's error, on a stream that then ends", async () => {
     const fx = await start({ lazySseWindowMs: 60_000 });
     const { sessionId, session } = await initialize(fx);
     const pending = postBatchAB(fx.url, sessionId);
@@ -418,7 +418,35 @@ describe("lazy SSE: endings", () => {
     await session.transport.close();
     const response = await pending;
     expect(response.headers.get("content-type")).toBe("text/event-stream");
-    expect(await sseMessages(response)).toEqual([result("a", "kept")]);
+    expect(await sseMessages(response)).toEqual([
+      result("a", "kept"),
+      {
+        jsonrpc: "2.0",
+        id: "b",
+        error: { code: JSONRPC.UPSTREAM_UNAVAILABLE, message: "The session ended before the request was answered" },
+      },
+    ]);
+  });
+
+  it("the session ending with a stream open: every request still waiting on it is answered with an error before it ends", async () => {
+    const fx = await start({ lazySseWindowMs: 60_000 });
+    const { sessionId, session } = await initialize(fx);
+    const pending = postBatchAB(fx.url, sessionId);
+    await fx.request("b");
+    // A related message opens the stream; neither request is answered when the session ends.
+    await session.transport.send(progress(1), { relatedRequestId: "a" });
+    const response = await pending;
+    expect(response.headers.get("content-type")).toBe("text/event-stream");
+    await session.transport.close();
+    const messages = await sseMessages(response);
+    expect(messages[0]).toEqual(progress(1));
+    expect(messages.slice(1)).toEqual(
+      ["a", "b"].map((id) => ({
+        jsonrpc: "2.0",
+        id,
+        error: { code: JSONRPC.UPSTREAM_UNAVAILABLE, message: "The session ended before the request was answered" },
+      })),
+    );
   });
 
   it("the session ending while a JSON-only batch holds one answer: it and an error for the other, never a stream", async () => {
