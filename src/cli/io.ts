@@ -3,6 +3,8 @@
  * child process; `processIo()` gives the real one.
  */
 import type { Readable, Writable } from "node:stream";
+import { NormalizerError } from "../errors/NormalizerError.js";
+import { osReason } from "../errors/osReason.js";
 
 export interface CliIo {
   readonly stdin: Readable;
@@ -16,33 +18,59 @@ export function processIo(): CliIo {
   return { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, env: process.env, cwd: process.cwd() };
 }
 
-export async function readAll(stream: Readable): Promise<Buffer> {
+/**
+ * Everything `stream` gives, or null once it gave more than `maxBytes` (what is read then is
+ * let go and the stream destroyed: an endless input, `/dev/zero`, must not fill the memory).
+ */
+export async function readAll(stream: Readable, maxBytes = Number.POSITIVE_INFINITY): Promise<Buffer | null> {
   const chunks: Buffer[] = [];
-  for await (const chunk of stream) chunks.push(typeof chunk === "string" ? Buffer.from(chunk) : (chunk as Buffer));
+  let total = 0;
+  for await (const chunk of stream) {
+    const bytes = typeof chunk === "string" ? Buffer.from(chunk) : (chunk as Buffer);
+    total += bytes.length;
+    if (total > maxBytes) {
+      stream.destroy();
+      return null;
+    }
+    chunks.push(bytes);
+  }
   return Buffer.concat(chunks);
 }
 
 /**
  * Writes and waits for the stream to take it (a 50 MiB write must not be cut by exit). A reader
  * that went away (`report … | head -1`: EPIPE) is not an error of the command: what is left is
- * not wanted, and the command goes on quietly instead of dying with a stack trace.
+ * not wanted, and the command goes on quietly instead of dying with a stack trace. Any other
+ * failure (a full disk) rejects with an error that says so in one line.
  */
 export function writeFully(stream: Writable, text: string): Promise<void> {
-  quietWhenReaderGone(stream);
+  heardOnce(stream);
   return new Promise((resolve, reject) => {
-    stream.write(text, (error) => (error && !readerGone(error) ? reject(error) : resolve()));
+    stream.write(text, (error) => {
+      if (!error || readerGone(error)) resolve();
+      else
+        reject(
+          new NormalizerError(
+            "OUTPUT_WRITE_FAILED",
+            `cannot write its output: ${osReason(error)}`,
+            {},
+            { cause: error },
+          ),
+        );
+    });
   });
 }
 
-const quieted = new WeakSet<Writable>();
+const heard = new WeakSet<Writable>();
 
-/** The stream's own `error` for a reader that went away is let go (unheard, it would crash the process). */
-function quietWhenReaderGone(stream: Writable): void {
-  if (quieted.has(stream)) return;
-  quieted.add(stream);
-  stream.on("error", (error: Error) => {
-    if (!readerGone(error)) throw error;
-  });
+/**
+ * The stream's own `error` event is listened to (unheard, it would crash the process with a
+ * stack trace); what failed is told by the write's callback, above.
+ */
+function heardOnce(stream: Writable): void {
+  if (heard.has(stream)) return;
+  heard.add(stream);
+  stream.on("error", () => {});
 }
 
 function readerGone(error: Error): boolean {

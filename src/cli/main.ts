@@ -69,7 +69,8 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
     const command = await load();
     return await command(rest, io);
   } catch (error) {
-    return reportError(error, io, wantsDebug(rest));
+    const logs = LOGGING_COMMANDS.has(name);
+    return reportError(error, io, logs && wantsDebug(rest), logs);
   }
 }
 
@@ -85,6 +86,9 @@ async function unknownCommand(name: string, io: CliIo): Promise<ExitCode> {
   return EXIT.USAGE;
 }
 
+/** Commands that take `--log-level` (the others refuse it: an internal error of theirs names no flag to try). */
+const LOGGING_COMMANDS: ReadonlySet<string> = new Set(["stdio", "serve", "audit"]);
+
 /** `--log-level debug` anywhere on the command line: errors then come with their stack. */
 function wantsDebug(argv: readonly string[]): boolean {
   return argv.some((word, i) => word === "--log-level=debug" || (word === "--log-level" && argv[i + 1] === "debug"));
@@ -94,7 +98,7 @@ function wantsDebug(argv: readonly string[]): boolean {
  * One or two lines on stderr, and the exit code: 3 for the config, 2 for the command line or
  * input, 1 for the rest. A stack only with `--log-level debug`: a user's mistake never shows one.
  */
-export async function reportError(error: unknown, io: CliIo, debug = false): Promise<ExitCode> {
+export async function reportError(error: unknown, io: CliIo, debug = false, takesLogLevel = true): Promise<ExitCode> {
   const stack = debug && error instanceof Error && error.stack !== undefined ? `\n${error.stack}` : "";
   if (error instanceof NormalizerError) {
     await writeFully(io.stderr, `mcp-normalizer: ${shown(error.message)}${stack}\n`);
@@ -120,10 +124,8 @@ export async function reportError(error: unknown, io: CliIo, debug = false): Pro
     return EXIT.USAGE;
   }
   const text = shown(error instanceof Error ? error.message : String(error));
-  await writeFully(
-    io.stderr,
-    `mcp-normalizer: internal error: ${text}${stack === "" ? " (--log-level debug shows where)" : stack}\n`,
-  );
+  const where = stack !== "" ? stack : takesLogLevel ? " (--log-level debug shows where)" : "";
+  await writeFully(io.stderr, `mcp-normalizer: internal error: ${text}${where}\n`);
   return EXIT.FAILURE;
 }
 

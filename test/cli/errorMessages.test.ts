@@ -284,3 +284,29 @@ describe("serve --host", () => {
     }
   });
 });
+
+describe("errors of commands without --log-level", () => {
+  it("`--log-level debug` given to one is refused as any unknown flag, in one line", async () => {
+    for (const command of ["normalize", "report"]) {
+      const run = await runCli([command, "--log-level", "debug", "x.json"]);
+      expect(run.code, command).toBe(2);
+      expect(run.stderr.trim().split("\n"), command).toHaveLength(1);
+      expect(run.stderr, command).toMatch(/log-level/);
+    }
+  });
+
+  it("an internal error of theirs does not point at a flag they refuse", async () => {
+    const { reportError } = await import("../../src/cli/main.js");
+    const { PassThrough } = await import("node:stream");
+    const told = async (takesLogLevel: boolean): Promise<string> => {
+      const stderr = new PassThrough();
+      let text = "";
+      stderr.on("data", (chunk: Buffer) => (text += chunk.toString()));
+      const io = { stdin: new PassThrough(), stdout: new PassThrough(), stderr, env: {}, cwd: "/" };
+      expect(await reportError(new Error("boom"), io, false, takesLogLevel)).toBe(1);
+      return text;
+    };
+    expect(await told(false)).toBe("mcp-normalizer: internal error: boom\n");
+    expect(await told(true)).toBe("mcp-normalizer: internal error: boom (--log-level debug shows where)\n");
+  });
+});

@@ -143,6 +143,15 @@ describe("mcp-normalizer normalize", () => {
     expect(run.stderr).toContain("/nonexistent/result.json");
   });
 
+  it("an endless input (/dev/zero) stops at the longest text Node holds: exit 2 naming it, memory bounded", async () => {
+    const run = await runCli(["normalize", "/dev/zero"], { timeoutMs: 30_000 });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toBe(
+      "mcp-normalizer: normalize: /dev/zero is larger than 536870888 bytes, the longest text Node can read as one " +
+        "string (normalize its messages one by one)\n",
+    );
+  });
+
   it("an unknown flag: exit 2 naming the flag", async () => {
     const run = await runCli(["normalize", "--frobnicate"]);
     expect(run.code).toBe(2);

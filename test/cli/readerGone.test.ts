@@ -3,7 +3,7 @@
  * EPIPE, no stack trace, exit 0. Real processes; the reader takes the first chunk and closes.
  */
 import { spawn } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { closeSync, openSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { CLI } from "../helpers/paths.js";
@@ -48,4 +48,42 @@ describe("a stdout reader that goes away", () => {
     expect(run.stderr).not.toMatch(/EPIPE|at .*\(node:/);
     expect(run.code).toBe(0);
   });
+});
+
+/** Runs the CLI with its stdout on a full disk (`/dev/full`): its exit code and stderr. */
+function runOnFullDisk(args: string[]): Promise<{ code: number | null; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const full = openSync("/dev/full", "w");
+    const child = spawn(process.execPath, [CLI, ...args], { stdio: ["ignore", full, "pipe"] });
+    closeSync(full);
+    let stderr = "";
+    child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`did not exit; stderr: ${stderr}`));
+    }, 20_000);
+    child.on("exit", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stderr });
+    });
+  });
+}
+
+describe("a stdout that cannot be written (a full disk)", () => {
+  const dir = tempDir("mcpn-full-disk-");
+  const input = join(dir, "read.json");
+  writeFileSync(input, JSON.stringify({ jsonrpc: "2.0", id: 1, result: { contents: [{ uri: "x://a", text: "t" }] } }));
+  const log = join(dir, "log.jsonl");
+  writeFileSync(log, unwrappedRecordLine({ server: "s", uri: "x://a" }));
+
+  for (const args of [
+    ["normalize", input],
+    ["report", log],
+  ]) {
+    it(`${args[0]}: one line saying so, exit 1, no stack trace`, async () => {
+      const run = await runOnFullDisk(args);
+      expect(run.stderr).toBe("mcp-normalizer: cannot write its output: ENOSPC: no space left on device\n");
+      expect(run.code).toBe(1);
+    });
+  }
 });

@@ -3,7 +3,8 @@
  * out on stdout, a one-line summary on stderr.
  */
 import { isUtf8 } from "node:buffer";
-import { readFile } from "node:fs/promises";
+import { constants } from "node:buffer";
+import { createReadStream } from "node:fs";
 import { resolve } from "node:path";
 import { checkJsonText } from "../../config/jsonLocation.js";
 import { NormalizerError } from "../../errors/NormalizerError.js";
@@ -29,6 +30,9 @@ import { totalsOfChanges } from "../../report/aggregate.js";
 import { parseCommandArgs } from "../args.js";
 import { EXIT, type ExitCode } from "../exitCodes.js";
 import { readAll, writeFully, type CliIo } from "../io.js";
+
+/** The longest string Node makes: the input is read as one. */
+const MAX_STRING_LENGTH = constants.MAX_STRING_LENGTH;
 
 export const NORMALIZE_HELP = `Usage: mcp-normalizer normalize [FILE|-] [options]
 
@@ -115,9 +119,9 @@ export async function runNormalize(argv: readonly string[], io: CliIo): Promise<
 
   const source = positionals[0] ?? "-";
   const name = source === "-" ? "<stdin>" : source;
-  let input: Buffer;
+  let input: Buffer | null;
   try {
-    input = source === "-" ? await readAll(io.stdin) : await readFile(resolve(io.cwd, source));
+    input = await readAll(source === "-" ? io.stdin : createReadStream(resolve(io.cwd, source)), MAX_STRING_LENGTH);
   } catch (error) {
     throw new NormalizerError(
       "INPUT_READ_FAILED",
@@ -125,6 +129,13 @@ export async function runNormalize(argv: readonly string[], io: CliIo): Promise<
         `${(error as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (error as Error).message}`,
     );
   }
+  // The text is parsed as one string: more bytes than the longest one Node holds can never be.
+  if (input === null)
+    throw new NormalizerError(
+      "INPUT_READ_FAILED",
+      `normalize: ${name} is larger than ${MAX_STRING_LENGTH} bytes, the longest text Node can read as one ` +
+        "string (normalize its messages one by one)",
+    );
   // JSON is UTF-8 (RFC 8259): bytes that are not would come out as U+FFFD, changed without a word.
   if (!isUtf8(input))
     throw new NormalizerError(
