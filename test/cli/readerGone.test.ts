@@ -2,7 +2,7 @@
  * A command whose stdout reader goes away (`report … | head -1`) stops quietly: no unhandled
  * EPIPE, no stack trace, exit 0. Real processes; the reader takes the first chunk and closes.
  */
-import { spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { closeSync, openSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -10,13 +10,11 @@ import { CLI } from "../helpers/paths.js";
 import { unwrappedRecordLine } from "../helpers/logRecords.js";
 import { tempDir } from "../helpers/tempDir.js";
 
-/** Runs the CLI, closes its stdout after the first chunk; its exit code and stderr. */
-function runThenCloseReader(args: string[], input?: string): Promise<{ code: number | null; stderr: string }> {
+/** Its exit code and stderr once `child` exits; killed, and the test failed, after 20 s. */
+function exitOf(child: ChildProcess): Promise<{ code: number | null; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { stdio: ["pipe", "pipe", "pipe"] });
     let stderr = "";
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-    child.stdout.once("data", () => child.stdout.destroy());
+    child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
     const timer = setTimeout(() => {
       child.kill("SIGKILL");
       reject(new Error(`did not exit; stderr: ${stderr}`));
@@ -25,9 +23,16 @@ function runThenCloseReader(args: string[], input?: string): Promise<{ code: num
       clearTimeout(timer);
       resolve({ code, stderr });
     });
-    child.stdin.on("error", () => {});
-    child.stdin.end(input ?? "");
   });
+}
+
+/** Runs the CLI, closes its stdout after the first chunk; its exit code and stderr. */
+function runThenCloseReader(args: string[], input?: string): Promise<{ code: number | null; stderr: string }> {
+  const child = spawn(process.execPath, [CLI, ...args], { stdio: ["pipe", "pipe", "pipe"] });
+  child.stdout.once("data", () => child.stdout.destroy());
+  child.stdin.on("error", () => {});
+  child.stdin.end(input ?? "");
+  return exitOf(child);
 }
 
 describe("a stdout reader that goes away", () => {
@@ -52,21 +57,10 @@ describe("a stdout reader that goes away", () => {
 
 /** Runs the CLI with its stdout on a full disk (`/dev/full`): its exit code and stderr. */
 function runOnFullDisk(args: string[]): Promise<{ code: number | null; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const full = openSync("/dev/full", "w");
-    const child = spawn(process.execPath, [CLI, ...args], { stdio: ["ignore", full, "pipe"] });
-    closeSync(full);
-    let stderr = "";
-    child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL");
-      reject(new Error(`did not exit; stderr: ${stderr}`));
-    }, 20_000);
-    child.on("exit", (code) => {
-      clearTimeout(timer);
-      resolve({ code, stderr });
-    });
-  });
+  const full = openSync("/dev/full", "w");
+  const child = spawn(process.execPath, [CLI, ...args], { stdio: ["ignore", full, "pipe"] });
+  closeSync(full);
+  return exitOf(child);
 }
 
 describe("a stdout that cannot be written (a full disk)", () => {
