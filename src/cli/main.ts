@@ -48,10 +48,19 @@ const COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
 };
 
 export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode> {
+  try {
+    return await run(argv, io);
+  } catch (error) {
+    // What the commands' own catch does not see: the general help or version that could not be written.
+    return reportError(error, io, false, false);
+  }
+}
+
+async function run(argv: readonly string[], io: CliIo): Promise<ExitCode> {
   // `help COMMAND` is `COMMAND --help` (an unknown COMMAND is named as one, not answered with the
   // help); `help --help` and `help help` are `help`.
   if (argv[0] === "help" && argv.length === 2 && !["--help", "-h", "help"].includes(argv[1]!)) {
-    if (Object.hasOwn(COMMANDS, argv[1]!)) return main([argv[1]!, "--help"], io);
+    if (Object.hasOwn(COMMANDS, argv[1]!)) return run([argv[1]!, "--help"], io);
     return unknownCommand(argv[1]!, io);
   }
   const [name, ...rest] = argv;

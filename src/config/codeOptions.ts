@@ -26,8 +26,11 @@ const fitKeys = { ...fitSettings(), dryRun: engineSettings.dryRun };
 const uri = z.string().optional();
 const mimeType = z.string().optional();
 
-/** The options that are data; callbacks, compiled policies and shared runtimes are the caller's own. */
-const CodeOptionsSchema = z.looseObject({
+/** A callback or an object of the caller's own (a shared runtime): there or not, never looked into. */
+const given = z.unknown().optional();
+
+/** Every option, those that are data checked; callbacks, compiled policies and runtimes are the caller's own. */
+const CodeOptionsSchema = z.strictObject({
   policy: z
     .strictObject({
       ...engineSettings,
@@ -37,7 +40,7 @@ const CodeOptionsSchema = z.looseObject({
     })
     .optional(),
   fit: z
-    .looseObject({
+    .strictObject({
       policy: z.strictObject({
         ...fitKeys,
         rules: z
@@ -45,9 +48,19 @@ const CodeOptionsSchema = z.looseObject({
           .optional(),
       }),
       limits: FitLimitsSchema.optional(),
+      runtime: given,
+      store: given,
+      upstreamPages: given,
+    })
+    .refine((fit) => fit.limits === undefined || fit.runtime === undefined, {
+      message: "give limits or a runtime, not both (a runtime has its limits)",
+      path: ["limits"],
     })
     .optional(),
   maxTrackedTasks: limits.maxTrackedTasks.optional(),
+  onNormalized: given,
+  onEngineError: given,
+  now: given,
 });
 
 /**

@@ -13,12 +13,17 @@ import { fitRecord } from "./records.js";
 /** The block's own keys that do not carry over: what the inline block replaces. */
 const REPLACED_BLOCK_KEYS = new Set(["type", "resource"]);
 
-/** The inline form of an embedded-resource block, or null when it stays as it is. */
+/**
+ * The inline form of an embedded-resource block, or null when it stays as it is. `before`: what
+ * the record measures the block at, when the caller handed in a form of it made on the way (an
+ * SVG's text as a blob).
+ */
 export function inlineResource(
   block: JsonObject,
   path: string,
   dryRun: boolean,
   changes: ChangeRecord[],
+  before: JsonObject = block,
 ): JsonObject | null {
   const resource = block.resource;
   if (!isJsonObject(resource)) return null;
@@ -52,7 +57,7 @@ export function inlineResource(
       action: "inline-resource",
       path,
       uri,
-      before: block,
+      before,
       after: next,
       mimeBefore: resource.mimeType,
       reason: `embedded resource → ${what} block`,

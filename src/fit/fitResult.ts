@@ -295,21 +295,48 @@ function runImages(jobs: readonly ImageJob[], runtime: FitRuntime, ended?: Abort
       const fit: ImageFit = await runtime.images.fit(bytes, job.settings, job.settingsAs, ended);
       if (fit.kind === "keep") return { block: null, records: [] };
       if (fit.kind === "warn") return { block: null, records: [record(fit.action, fit.reason, holder)] };
-      // An SVG that was text becomes a blob of the image drawn from it, in the text's place.
       const data = encodeBase64(fit.bytes);
+      if (job.inline === true) return inlineDrawn(job, bytes, data, fit.mime, fit.reason);
+      // An SVG that was text becomes a blob of the image drawn from it, in the text's place.
       const replaced =
         job.svgText === true
           ? rebuild(holder, { blob: data, mimeType: fit.mime }, ["text", "blob"])
           : rebuild(holder, { [key]: data, mimeType: fit.mime });
       const fitted = record("fit-image", fit.reason, replaced, fit.mime);
-      if (job.kind !== "resource") return { block: replaced, records: [fitted] };
-      const block = rebuild(job.block, { resource: replaced });
-      if (job.inline !== true) return { block, records: [fitted] };
-      const inlined: ChangeRecord[] = [];
-      const path = job.path.slice(0, -".resource".length);
-      return { block: inlineResource(block, path, job.dryRun, inlined) ?? block, records: [fitted, ...inlined] };
+      return {
+        block: job.kind === "resource" ? rebuild(job.block, { resource: replaced }) : replaced,
+        records: [fitted],
+      };
     }),
   );
+}
+
+/**
+ * An SVG resource inlined once drawn, recorded as an image blob inlined then fitted is: the
+ * block inlined with the SVG as its image data, then that image fitted — two records of one
+ * entry at the block's path, the second chained to the first (one entry, as reports count it).
+ */
+function inlineDrawn(job: ImageJob, svg: Buffer, data: string, mime: string, reason: string): JobOutcome {
+  const resource = job.block.resource as JsonObject;
+  const asBlob = rebuild(resource, { blob: encodeBase64(svg) }, ["text", "blob"]);
+  const path = job.path.slice(0, -".resource".length);
+  const records: ChangeRecord[] = [];
+  const inlined = inlineResource(rebuild(job.block, { resource: asBlob }), path, job.dryRun, records, job.block)!;
+  const drawn = rebuild(inlined, { data, mimeType: mime });
+  records.push(
+    fitRecord({
+      action: "fit-image",
+      path,
+      uri: job.uri,
+      before: inlined,
+      after: drawn,
+      mimeBefore: inlined.mimeType,
+      mimeAfter: mime,
+      reason,
+      applied: !job.dryRun,
+    }),
+  );
+  return { block: drawn, records };
 }
 
 /** The result with each fitted block put in its place (blocks are found by identity). */

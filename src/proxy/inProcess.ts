@@ -16,12 +16,12 @@ export function withNormalization<T extends Transport>(
   transport: T,
   options: NormalizationOptions = {},
 ): NormalizingTransport {
-  const { policy, fit, maxTrackedTasks } = options;
+  const { policy, fit } = options;
   checkCodeOptions(
     {
+      ...options,
       policy: policy instanceof Policy ? undefined : policy,
       fit: fit === undefined ? undefined : { ...fit, policy: fit.policy instanceof FitPolicy ? {} : fit.policy },
-      maxTrackedTasks,
     },
     "withNormalization",
   );

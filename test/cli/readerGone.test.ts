@@ -70,11 +70,8 @@ describe("a stdout that cannot be written (a full disk)", () => {
   const log = join(dir, "log.jsonl");
   writeFileSync(log, unwrappedRecordLine({ server: "s", uri: "x://a" }));
 
-  for (const args of [
-    ["normalize", input],
-    ["report", log],
-  ]) {
-    it(`${args[0]}: one line saying so, exit 1, no stack trace`, async () => {
+  for (const args of [["normalize", input], ["report", log], ["--help"], ["--version"], ["help", "report"]]) {
+    it(`${args.map((word) => (word.startsWith("/") ? "FILE" : word)).join(" ")}: one line saying so, exit 1, no stack trace`, async () => {
       const run = await runOnFullDisk(args);
       expect(run.stderr).toBe("mcp-normalizer: cannot write its output: ENOSPC: no space left on device\n");
       expect(run.code).toBe(1);

@@ -50,13 +50,22 @@ describe("an SVG an embedded resource or a read entry holds (the engine makes an
     for (const block of content)
       expect(await pngOf(block.data)).toMatchObject({ format: "png", width: 1000, height: 500 });
     await waitFor(() => events.some((e) => e.id === 1));
-    expect(events.find((e) => e.id === 1)!.changes.map((c) => [c.path, c.action])).toEqual([
-      ["content[0].resource", "unwrap-blob"],
-      ["content[0].resource", "fit-image"],
-      ["content[0]", "inline-resource"],
-      ["content[1].resource", "fit-image"],
-      ["content[1]", "inline-resource"],
+    const changes = events.find((e) => e.id === 1)!.changes;
+    // Inlined as an image blob is, then fitted: one entry per block, its second record chained
+    // to the first (the engine's unwrap measured the resource, another entry).
+    expect(changes.map((c) => [c.path, c.action, c.chained])).toEqual([
+      ["content[0].resource", "unwrap-blob", undefined],
+      ["content[0]", "inline-resource", undefined],
+      ["content[0]", "fit-image", true],
+      ["content[1]", "inline-resource", undefined],
+      ["content[1]", "fit-image", true],
     ]);
+    for (const i of [1, 3]) {
+      expect(changes[i + 1]!.bytesBefore).toBe(changes[i]!.bytesAfter);
+      expect(changes[i + 1]!.bytesAfter).toBe(Buffer.byteLength(JSON.stringify(content[(i - 1) / 2])));
+    }
+    // Measured from the block as it came: its SVG as text.
+    expect(changes[3]!.bytesBefore).toBe(Buffer.byteLength(JSON.stringify({ type: "resource", resource: asText })));
   });
 
   it("kept embedded, or read with images.resources, becomes a blob of the drawn image in its text's place", async () => {

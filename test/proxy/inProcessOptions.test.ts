@@ -6,7 +6,9 @@ import { describe, expect, it } from "vitest";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { DEFAULT_IMAGES, NormalizerError, Policy, completePolicyOptions, withNormalization } from "../../src/index.js";
 import { FitPolicy } from "../../src/fit/fitPolicy.js";
-import { DEFAULT_FIT } from "../../src/config/defaults.js";
+import { DEFAULT_FIT, DEFAULT_LIMITS } from "../../src/config/defaults.js";
+import { fitLimitsOf } from "../../src/config/fitPolicy.js";
+import { createFitRuntime } from "../../src/fit/runtime.js";
 
 function refusal(options: unknown): string {
   const [, side] = InMemoryTransport.createLinkedPair();
@@ -64,6 +66,17 @@ describe("withNormalization's options", () => {
     );
     expect(refusal({ fit: { policy: { rules: [{ tool: "", set: { maxResultBytes: 4096 } }] } } })).toMatch(
       /options\.fit\.policy\.rules\[0\]\.tool: Too small/,
+    );
+  });
+
+  it("refuses a misspelt option at the top and under fit, and limits beside a runtime of the caller's own", () => {
+    expect(refusal({ polcy: { dryRun: true } })).toContain('options: unknown key "polcy" (did you mean "policy"?)');
+    expect(refusal({ fit: { policy: {}, limts: { fitHeldBytes: 4096 } } })).toContain(
+      'options.fit: unknown key "limts" (did you mean "limits"?)',
+    );
+    const runtime = createFitRuntime(fitLimitsOf({ limits: DEFAULT_LIMITS }));
+    expect(refusal({ fit: { policy: {}, runtime, limits: { fitHeldBytes: 4096 } } })).toContain(
+      "options.fit.limits: give limits or a runtime, not both",
     );
   });
 
