@@ -58,11 +58,13 @@ interface ImageJob {
   readonly settingsAs: (mime: string) => ImageSettings | null;
 }
 
+/** `givenUp`: aborted when nobody waits for this result any more (its request cancelled). */
 export function fitResult(
   method: string,
   result: unknown,
   tool: string | null,
   session: FitSession,
+  givenUp?: AbortSignal,
 ): Fitted | Promise<Fitted> {
   if (!isJsonObject(result)) return { value: result, changes: [] };
   const changes: ChangeRecord[] = [];
@@ -129,7 +131,11 @@ export function fitResult(
       return { value: result, changes };
   }
   if (jobs.length === 0) return { value, changes };
-  return runImages(jobs, session.runtime, session.ended).then((outcomes) => {
+  const ended =
+    givenUp === undefined || session.ended === undefined
+      ? (givenUp ?? session.ended)
+      : AbortSignal.any([session.ended, givenUp]);
+  return runImages(jobs, session.runtime, ended).then((outcomes) => {
     const replacements = new Map<JsonObject, JsonObject>();
     for (let i = 0; i < jobs.length; i++) {
       const job = jobs[i]!;

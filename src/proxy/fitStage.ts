@@ -85,11 +85,16 @@ export class FitStage {
    * The fitted result (or a promise of it) of a `method` request that named `tool`; null when
    * the method is not one the fit layer changes.
    */
-  fit(method: string, tool: string | undefined, result: unknown): Fitted | Promise<Fitted> | null {
+  fit(
+    method: string,
+    tool: string | undefined,
+    result: unknown,
+    givenUp?: AbortSignal,
+  ): Fitted | Promise<Fitted> | null {
     if (!FIT_METHODS.has(method)) return null;
     this.upstreamPages.noteLinksIn(result, this.session.store);
     if (!this.active) return null;
-    return fitResult(method, result, tool ?? null, this.session);
+    return fitResult(method, result, tool ?? null, this.session, givenUp);
   }
 
   /** An `initialize` result with `resources` declared when pages may be served and it had none. */

@@ -104,6 +104,8 @@ export class NormalizingTransport implements ProxyTransport {
    */
   private unpaused: { readonly message: JSONRPCMessage; readonly extra: MessageExtraInfo | undefined } | undefined;
   private heldBytes = 0;
+  /** Results whose images are being fitted, by request id: a cancel of the request gives the fit up. */
+  private readonly fitsRunning = new Map<RequestId, AbortController>();
   /** Counts fits begun or given up: a fit's late answer for a count gone by is dropped. */
   private fitCount = 0;
   /** True while the reader asked for no more messages (flow control, see pauseReading). */
@@ -276,6 +278,7 @@ export class NormalizingTransport implements ProxyTransport {
     if (this.ownsRequests) this.requests.clear();
     this.tasks.clear();
     this.fit?.close();
+    this.fitsRunning.clear();
     this.backlog = undefined;
     this.localBytes = 0;
     this.settleLocal();
@@ -293,10 +296,14 @@ export class NormalizingTransport implements ProxyTransport {
 
   private noteOutgoing(msg: unknown): void {
     if (isRequest(msg)) this.noteRequest(msg);
-    else if (this.ownsRequests) {
+    else if (this.ownsRequests || this.fitsRunning.size > 0) {
       const cancelled = cancelledRequestOf(msg);
+      if (cancelled === undefined) return;
+      // Nobody waits for its result any more: a fit of it still running is given up (drawings
+      // killed), so it holds no core and no other session's images for up to limits.fitTimeoutMs.
+      this.fitsRunning.get(cancelled)?.abort();
       // A cancelled request may never be answered (spec: cancellation); forget it.
-      if (cancelled !== undefined) this.forget(cancelled);
+      if (this.ownsRequests) this.forget(cancelled);
     }
   }
 
@@ -599,8 +606,9 @@ export class NormalizingTransport implements ProxyTransport {
     const started = this.now();
     const stage = this.fit!;
     let fitted: Fitted | Promise<Fitted> | null;
+    const givenUp = new AbortController();
     try {
-      fitted = stage.fit(as, tool, msg.result);
+      fitted = stage.fit(as, tool, msg.result, givenUp.signal);
     } catch (error) {
       this.options.onEngineError?.(error, method);
       return msg;
@@ -617,9 +625,17 @@ export class NormalizingTransport implements ProxyTransport {
       return outcome.value === msg.result ? msg : rebuild(msg, { result: outcome.value });
     };
     if (!(fitted instanceof Promise)) return finish(fitted, false);
+    this.fitsRunning.set(id, givenUp);
+    const done = (): void => {
+      if (this.fitsRunning.get(id) === givenUp) this.fitsRunning.delete(id);
+    };
     return fitted.then(
-      (outcome) => finish(outcome, true),
+      (outcome) => {
+        done();
+        return finish(outcome, true);
+      },
       (error: unknown) => {
+        done();
         this.options.onEngineError?.(error, method);
         return msg;
       },

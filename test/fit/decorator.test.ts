@@ -263,6 +263,29 @@ describe("the fit layer across the decorator's connections", () => {
     await waitFor(() => svgRenderersOf().length === 0, 2_000);
   });
 
+  it("the host cancelling a request whose result is being drawn ends the drawing at once; the result goes on as it came", async () => {
+    const { upstream, transport, received, events } = await pair({ policy: { images: true } });
+    await transport.send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "draw" } });
+    const data = Buffer.from(SLOW_SVG).toString("base64");
+    const result = { content: [{ type: "image", data, mimeType: "image/svg+xml" }] };
+    await upstream.send({ jsonrpc: "2.0", id: 1, result });
+    await waitFor(() => svgRenderersOf().length > 0);
+    const before = svgRenderersOf().length;
+    // A cancel of another request gives nothing up.
+    await transport.send({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 2 } });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(svgRenderersOf()).toHaveLength(before);
+    expect(received).toHaveLength(0);
+    await transport.send({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 1 } });
+    await waitFor(() => received.length === 1, 3_000);
+    expect(received[0]).toEqual({ jsonrpc: "2.0", id: 1, result });
+    await waitFor(() => svgRenderersOf().length === 0, 3_000);
+    await waitFor(() => events.some((e) => e.id === 1), 3_000);
+    expect(events.find((e) => e.id === 1)!.changes.map((c) => c.action)).toEqual([
+      expect.stringMatching(/^warn-image/),
+    ]);
+  });
+
   it("closed while it fits and started again at once, the old connection's result never reaches the new", async () => {
     // A transport whose close is over at once and that can start again (as a host's own may be).
     const sent: JSONRPCMessage[] = [];
