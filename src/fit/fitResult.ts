@@ -131,11 +131,7 @@ export function fitResult(
       return { value: result, changes };
   }
   if (jobs.length === 0) return { value, changes };
-  const ended =
-    givenUp === undefined || session.ended === undefined
-      ? (givenUp ?? session.ended)
-      : AbortSignal.any([session.ended, givenUp]);
-  return runImages(jobs, session.runtime, ended).then((outcomes) => {
+  return runImages(jobs, session.runtime, session.ended, givenUp).then((outcomes) => {
     const replacements = new Map<JsonObject, JsonObject>();
     for (let i = 0; i < jobs.length; i++) {
       const job = jobs[i]!;
@@ -258,7 +254,13 @@ interface JobOutcome {
   readonly records: readonly ChangeRecord[];
 }
 
-function runImages(jobs: readonly ImageJob[], runtime: FitRuntime, ended?: AbortSignal): Promise<JobOutcome[]> {
+/** `ended`: the session's end (its images take turns with other sessions'); `cancelled`: its request's cancel. */
+function runImages(
+  jobs: readonly ImageJob[],
+  runtime: FitRuntime,
+  ended?: AbortSignal,
+  cancelled?: AbortSignal,
+): Promise<JobOutcome[]> {
   return Promise.all(
     jobs.map(async (job): Promise<JobOutcome> => {
       const holder = job.kind === "resource" ? (job.block.resource as JsonObject) : job.block;
@@ -298,7 +300,7 @@ function runImages(jobs: readonly ImageJob[], runtime: FitRuntime, ended?: Abort
           records: [record("warn-image-undecodable", "image data is not standard base64", holder)],
         };
       // Rules for what the bytes are apply too: an SVG labelled image/png is an SVG to them.
-      const fit: ImageFit = await runtime.images.fit(bytes, job.settings, job.settingsAs, ended);
+      const fit: ImageFit = await runtime.images.fit(bytes, job.settings, job.settingsAs, ended, cancelled);
       if (fit.kind === "keep") return { block: null, records: [] };
       if (fit.kind === "warn") return { block: null, records: [record(fit.action, fit.reason, holder)] };
       const data = encodeBase64(fit.bytes);

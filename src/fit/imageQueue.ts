@@ -72,17 +72,21 @@ export class ImageQueue {
 
   /**
    * `settingsAs`: the settings for what the bytes turn out to be (null: images off for that type).
-   * `ended`: the session's end, which gives the fit up as its timeout does.
+   * `ended`: the session's end, which gives the fit up as its timeout does (and whose images
+   * take turns with other sessions'). `cancelled`: the host's cancel of the request the image
+   * answers, which gives it up too.
    */
   fit(
     bytes: Buffer,
     settings: ImageSettings,
     settingsAs?: (mime: string) => ImageSettings | null,
     ended?: AbortSignal,
+    cancelled?: AbortSignal,
   ): Promise<ImageFit> {
     const abort = new AbortController();
     let timer: NodeJS.Timeout | undefined;
     let giveUp: (() => void) | undefined;
+    let cancel: (() => void) | undefined;
     const timeout = new Promise<ImageFit>((resolve) => {
       const stop = (reason: string): void => {
         abort.abort();
@@ -95,6 +99,9 @@ export class ImageQueue {
       giveUp = () => stop("not fitted: its session ended");
       if (ended?.aborted) giveUp();
       else if (ended !== undefined) this.whenEnded(ended).add(giveUp);
+      cancel = () => stop("not fitted: the host cancelled its request; sent as it was");
+      if (cancelled?.aborted) cancel();
+      else if (cancelled !== undefined) this.whenEnded(cancelled).add(cancel);
     });
     const work = this.slot(ended ?? NO_SESSION).then(async (release) => {
       try {
@@ -121,10 +128,11 @@ export class ImageQueue {
     return Promise.race([work.then((fit) => fit ?? timeout), timeout]).finally(() => {
       clearTimeout(timer);
       if (giveUp !== undefined && ended !== undefined) this.onEnd.get(ended)?.delete(giveUp);
+      if (cancel !== undefined && cancelled !== undefined) this.onEnd.get(cancelled)?.delete(cancel);
     });
   }
 
-  /** The give-ups a session's end calls, listening to it once. */
+  /** The give-ups a session's end (or a request's cancel) calls, listening to it once. */
   private whenEnded(ended: AbortSignal): Set<() => void> {
     let giveUps = this.onEnd.get(ended);
     if (giveUps === undefined) {

@@ -281,8 +281,8 @@ describe("the fit layer across the decorator's connections", () => {
     expect(received[0]).toEqual({ jsonrpc: "2.0", id: 1, result });
     await waitFor(() => svgRenderersOf().length === 0, 3_000);
     await waitFor(() => events.some((e) => e.id === 1), 3_000);
-    expect(events.find((e) => e.id === 1)!.changes.map((c) => c.action)).toEqual([
-      expect.stringMatching(/^warn-image/),
+    expect(events.find((e) => e.id === 1)!.changes.map((c) => [c.action, c.reason])).toEqual([
+      ["warn-image-timeout", expect.stringMatching(/^not fitted: the host cancelled its request/)],
     ]);
   });
 

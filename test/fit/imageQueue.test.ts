@@ -36,6 +36,30 @@ describe("the image queue", () => {
     expect(done.indexOf("other")).toBe(2);
   });
 
+  it("turns stay the session's when each result can be cancelled on its own; a cancel gives up its own fits, saying so", async () => {
+    const queue = new ImageQueue({ concurrency: 1, timeoutMs: 60_000, maxPixels: DEFAULT_LIMITS.imageMaxPixels });
+    const png = await bigPng(400, 300);
+    const session = new AbortController().signal;
+    const other = new AbortController().signal;
+    const requests = Array.from({ length: 6 }, () => new AbortController());
+    const done: string[] = [];
+    const fits = requests.map((request, i) =>
+      queue.fit(png, SETTINGS, undefined, session, request.signal).then((fit) => {
+        done.push(`many ${i}`);
+        return fit;
+      }),
+    );
+    const late = queue.fit(png, SETTINGS, undefined, other).then(() => done.push("other"));
+    requests[5]!.abort();
+    const outcomes = await Promise.all(fits);
+    await late;
+    expect(outcomes[5]).toMatchObject({ kind: "warn", action: "warn-image-timeout" });
+    expect((outcomes[5] as { reason: string }).reason).toMatch(/^not fitted: the host cancelled its request/);
+    expect(outcomes.slice(0, 5).every((fit) => fit.kind !== "warn")).toBe(true);
+    // As with one signal for the session: the other session's image goes right after the second.
+    expect(done.filter((name) => name !== "many 5").indexOf("other")).toBe(2);
+  });
+
   it("thousands of fits waiting on one session's end are queued and given up at once, not one listener each", async () => {
     const queue = new ImageQueue({ concurrency: 1, timeoutMs: 60_000, maxPixels: DEFAULT_LIMITS.imageMaxPixels });
     const png = await bigPng(40, 30);
