@@ -136,7 +136,19 @@ export async function runAuditCommand(argv: readonly string[], io: CliIo): Promi
   const selected = await selectUpstream(values, command, "audit", io.cwd, io.env, values.name);
   // Before the server is read: an audit must not end in a report it cannot write.
   const output = values.output === undefined ? undefined : resolve(io.cwd, values.output);
-  const unmake = output === undefined ? () => {} : prepareOutputFile(output, "audit: -o");
+  // A signal while the folders for -o are made removes them, until the upstream's own handler
+  // takes over (added before this one goes: a moment with none would let a signal kill it).
+  let unmake = (): void => {};
+  const stopEarly = onShutdownSignal((signal) => {
+    unmake();
+    process.exit(signal === "SIGINT" ? 130 : 143);
+  });
+  try {
+    if (output !== undefined) unmake = prepareOutputFile(output, "audit: -o");
+  } catch (error) {
+    stopEarly();
+    throw error;
+  }
   const requestTimeoutMs = timeoutMs ?? selected.config.limits.requestTimeoutMs;
 
   // The audit shows what would change: a config's dryRun must not hide it.
@@ -175,6 +187,7 @@ export async function runAuditCommand(argv: readonly string[], io: CliIo): Promi
   });
   const progress = createProgress(io.stderr as NodeJS.WriteStream);
   const stopOnSignal = endUpstreamOnSignal(transport, progress, unmake);
+  stopEarly();
   const tokens = values.tokens ? await loadTokenCounter() : undefined;
   const { model } = await runAudit({
     transport,

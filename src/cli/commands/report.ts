@@ -73,12 +73,19 @@ export async function runReport(argv: readonly string[], io: CliIo): Promise<Exi
       `report: -o ${values.output} is ${overwritten === output ? "" : `${overwritten}, `}one of the logs it reads: ` +
         "the report would replace it (name another file)",
     );
-  const unmake = output === undefined ? () => {} : prepareOutputFile(output, "report: -o");
   // Ctrl-C or SIGTERM over a long log: no report is written, so the folders made for it go again.
+  // Taken before they are made: a signal while they are would otherwise end it with them left.
+  let unmake = (): void => {};
   const stopOnSignal = onShutdownSignal((signal) => {
     unmake();
     process.exit(signal === "SIGINT" ? 130 : 143);
   });
+  try {
+    if (output !== undefined) unmake = prepareOutputFile(output, "report: -o");
+  } catch (error) {
+    stopOnSignal();
+    throw error;
+  }
   let model: ReturnType<ReportAggregator["toModel"]>;
   try {
     const aggregator = new ReportAggregator({ topOffenders, maxUris });
