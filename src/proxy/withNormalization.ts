@@ -78,7 +78,7 @@ export class NormalizingTransport implements ProxyTransport {
    * Ends the inner transport's session with its server (the SDK's streamable HTTP: a DELETE);
    * there only when the inner transport has it, so a caller asking whether it can sees the same.
    */
-  readonly terminateSession?: () => Promise<void>;
+  declare readonly terminateSession?: () => Promise<void>;
 
   private readonly policy: Policy;
   /** The requests in flight: this decorator's own, or its owner's (a bridge's, a pool's). */
