@@ -5,7 +5,7 @@
  */
 import { resolve } from "node:path";
 import { NormalizerError } from "../../errors/NormalizerError.js";
-import { prepareOutputFile, writeOutputFile } from "../outputFile.js";
+import { prepareOutputUnderSignals, writeOutputFile } from "../outputFile.js";
 import { policyOptionsFor } from "../../config/policy.js";
 import { fitLimitsOf, fitOptionsFor } from "../../config/fitPolicy.js";
 import { FitPolicy } from "../../fit/fitPolicy.js";
@@ -27,7 +27,7 @@ import { auditSummary } from "../audit/summary.js";
 import { parseCalls, parseReads, uriFilter } from "../audit/targets.js";
 import { loadTokenCounter, TOKEN_ENCODING } from "../audit/tokens.js";
 import { EXIT, type ExitCode } from "../exitCodes.js";
-import { onShutdownSignal } from "../signals.js";
+import { onShutdownSignal, signalExitCode } from "../signals.js";
 import { writeFully, type CliIo } from "../io.js";
 import { SELECTOR_HELP, SELECTOR_OPTIONS, selectUpstream } from "../upstreamSelector.js";
 import { createUpstreamAuths } from "../oauthContext.js";
@@ -136,19 +136,8 @@ export async function runAuditCommand(argv: readonly string[], io: CliIo): Promi
   const selected = await selectUpstream(values, command, "audit", io.cwd, io.env, values.name);
   // Before the server is read: an audit must not end in a report it cannot write.
   const output = values.output === undefined ? undefined : resolve(io.cwd, values.output);
-  // A signal while the folders for -o are made removes them, until the upstream's own handler
-  // takes over (added before this one goes: a moment with none would let a signal kill it).
-  let unmake = (): void => {};
-  const stopEarly = onShutdownSignal((signal) => {
-    unmake();
-    process.exit(signal === "SIGINT" ? 130 : 143);
-  });
-  try {
-    if (output !== undefined) unmake = prepareOutputFile(output, "audit: -o");
-  } catch (error) {
-    stopEarly();
-    throw error;
-  }
+  // A signal while the folders for -o are made removes them, until the upstream's own handler takes over.
+  const { unmake, stop: stopEarly } = prepareOutputUnderSignals(output, "audit: -o");
   const requestTimeoutMs = timeoutMs ?? selected.config.limits.requestTimeoutMs;
 
   // The audit shows what would change: a config's dryRun must not hide it.
@@ -245,7 +234,7 @@ function endUpstreamOnSignal(
 ): () => void {
   let signalled = 0;
   return onShutdownSignal((signal) => {
-    const code = signal === "SIGINT" ? 130 : 143;
+    const code = signalExitCode(signal);
     unmake();
     if (++signalled > 1) process.exit(code);
     progress.finish();

@@ -17,8 +17,7 @@ import { parseReportFormat, renderReport } from "../../report/render.js";
 import { parseCommandArgs, parseIntFlag } from "../args.js";
 import { EXIT, type ExitCode } from "../exitCodes.js";
 import { writeFully, type CliIo } from "../io.js";
-import { prepareOutputFile, writeOutputFile } from "../outputFile.js";
-import { onShutdownSignal } from "../signals.js";
+import { prepareOutputUnderSignals, writeOutputFile } from "../outputFile.js";
 
 export const REPORT_HELP = `Usage: mcp-normalizer report [options] LOG.jsonl… 
 
@@ -74,18 +73,7 @@ export async function runReport(argv: readonly string[], io: CliIo): Promise<Exi
         "the report would replace it (name another file)",
     );
   // Ctrl-C or SIGTERM over a long log: no report is written, so the folders made for it go again.
-  // Taken before they are made: a signal while they are would otherwise end it with them left.
-  let unmake = (): void => {};
-  const stopOnSignal = onShutdownSignal((signal) => {
-    unmake();
-    process.exit(signal === "SIGINT" ? 130 : 143);
-  });
-  try {
-    if (output !== undefined) unmake = prepareOutputFile(output, "report: -o");
-  } catch (error) {
-    stopOnSignal();
-    throw error;
-  }
+  const { unmake, stop: stopOnSignal } = prepareOutputUnderSignals(output, "report: -o");
   let model: ReturnType<ReportAggregator["toModel"]>;
   try {
     const aggregator = new ReportAggregator({ topOffenders, maxUris });
