@@ -31,31 +31,6 @@ import { onShutdownSignal, signalExitCode } from "./signals.js";
  * and removing a file in it — so a run that fails later leaves no empty report behind. Returns what takes the
  * folders it made away again, for a command that fails before it writes.
  */
-/**
- * `prepareOutputFile` for a command a signal may stop before its report is written (`-o` given or
- * not): SIGINT/SIGTERM are taken first, so a signal while the folders are made, or until `stop`,
- * removes what was made and exits as signalled. A command that ends on its own calls `stop`
- * (after it takes the signals over with a handler of its own, if it has one: a moment with none
- * would let a signal kill it with the folders left), and `unmake` when it writes no report.
- */
-export function prepareOutputUnderSignals(
-  file: string | undefined,
-  flag: string,
-): { readonly unmake: () => void; readonly stop: () => void } {
-  let unmake = (): void => {};
-  const stop = onShutdownSignal((signal) => {
-    unmake();
-    process.exit(signalExitCode(signal));
-  });
-  try {
-    if (file !== undefined) unmake = prepareOutputFile(file, flag);
-  } catch (error) {
-    stop();
-    throw error;
-  }
-  return { unmake: () => unmake(), stop };
-}
-
 export function prepareOutputFile(file: string, flag: string): () => void {
   let made: string[] = [];
   try {
@@ -86,6 +61,31 @@ export function prepareOutputFile(file: string, flag: string): () => void {
   }
   // What was made for a report that is then never written (the command failed) goes again.
   return () => removeFolders(made);
+}
+
+/**
+ * `prepareOutputFile` for a command a signal may stop before its report is written (`-o` given or
+ * not): SIGINT/SIGTERM are taken first, so a signal while the folders are made, or until `stop`,
+ * removes what was made and exits as signalled. A command that ends on its own calls `stop`
+ * (after it takes the signals over with a handler of its own, if it has one: a moment with none
+ * would let a signal kill it with the folders left), and `unmake` when it writes no report.
+ */
+export function prepareOutputUnderSignals(
+  file: string | undefined,
+  flag: string,
+): { readonly unmake: () => void; readonly stop: () => void } {
+  let unmake = (): void => {};
+  const stop = onShutdownSignal((signal) => {
+    unmake();
+    process.exit(signalExitCode(signal));
+  });
+  try {
+    if (file !== undefined) unmake = prepareOutputFile(file, flag);
+  } catch (error) {
+    stop();
+    throw error;
+  }
+  return { unmake: () => unmake(), stop };
 }
 
 /** Removes `made` (folders made one at a time, outermost first), innermost first; one not empty stays. */

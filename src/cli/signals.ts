@@ -10,11 +10,6 @@
  *   held from the moment the shutdown signals are taken, before the reload handler exists: a
  *   SIGHUP while `stdio` starts would otherwise kill it and orphan the upstream it had spawned.
  */
-/** How a command stopped by a signal exits: 130 for SIGINT (Ctrl-C), 143 for SIGTERM. */
-export function signalExitCode(signal: NodeJS.Signals): 130 | 143 {
-  return signal === "SIGINT" ? 130 : 143;
-}
-
 export function onShutdownSignal(handler: (signal: NodeJS.Signals) => void): () => void {
   const listener = (signal: NodeJS.Signals): void => handler(signal);
   process.on("SIGTERM", listener);
@@ -23,6 +18,11 @@ export function onShutdownSignal(handler: (signal: NodeJS.Signals) => void): () 
     process.off("SIGTERM", listener);
     process.off("SIGINT", listener);
   };
+}
+
+/** How a command stopped by a signal exits: 130 for SIGINT (Ctrl-C), 143 for SIGTERM. */
+export function signalExitCode(signal: NodeJS.Signals): 130 | 143 {
+  return signal === "SIGINT" ? 130 : 143;
 }
 
 export interface ShutdownSignals {

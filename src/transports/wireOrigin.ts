@@ -18,6 +18,7 @@ import { type ContainerEndOf, itemSpans, memberSpans, skipSpace, type Span } fro
 import { RAW_MARK, RawJsonValue } from "../wire/rawJson.js";
 import { noteRebuilt, rebuiltFromOf } from "../wire/rebuiltFrom.js";
 import { wireSkeletonOf, wireTextOf } from "./wireText.js";
+import { lowerBound } from "../wire/lowerBound.js";
 
 /**
  * Records that `rebuilt` was built from `original` (sharing what it did not change), where the
@@ -95,14 +96,8 @@ class Source {
     if (!this.standIns) return false;
     this.#standIns ??= indexesOf(this.text, RAW_MARK);
     const at = this.#standIns;
-    let low = 0;
-    let high = at.length;
-    while (low < high) {
-      const mid = (low + high) >>> 1;
-      if (at[mid]! < span.start) low = mid + 1;
-      else high = mid;
-    }
-    return low < at.length && at[low]! < span.end;
+    const first = lowerBound(at, span.start);
+    return first < at.length && at[first]! < span.end;
   }
 }
 

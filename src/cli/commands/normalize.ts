@@ -2,8 +2,7 @@
  * `mcp-normalizer normalize [FILE|-]`: one JSON result or JSON-RPC message in, normalized JSON
  * out on stdout, a one-line summary on stderr.
  */
-import { isUtf8 } from "node:buffer";
-import { constants } from "node:buffer";
+import { constants, isUtf8 } from "node:buffer";
 import { createReadStream } from "node:fs";
 import { resolve } from "node:path";
 import { checkJsonText } from "../../config/jsonLocation.js";

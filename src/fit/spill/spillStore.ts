@@ -5,6 +5,7 @@
  */
 import type { SpillBudget, SpillHolder } from "./spillBudget.js";
 import { newSpillId, parseSpillUri, spillUri } from "./spillUri.js";
+import { lowerBound } from "../../wire/lowerBound.js";
 
 /** Expired ids remembered per session to tell "expired" from "never known". */
 const EXPIRED_REMEMBERED = 1000;
@@ -132,25 +133,14 @@ function pageEntries(spill: Spill, page: number): { text: string; block?: number
   const text = (from: number, to: number): string => spill.held.toString(spill.encoding, from * width, to * width);
   if (spill.parts.length === 0) return [{ text: text(start, end) }];
   // Blocks started before the page: the first piece's block is one more than that.
-  let block = 1 + countBelow(spill.parts, start + 1);
+  const before = lowerBound(spill.parts, start + 1);
+  let block = 1 + before;
   const entries: { text: string; block: number }[] = [];
   let from = start;
-  for (let i = countBelow(spill.parts, start + 1); i < spill.parts.length && spill.parts[i]! < end; i++) {
+  for (let i = before; i < spill.parts.length && spill.parts[i]! < end; i++) {
     entries.push({ text: text(from, spill.parts[i]!), block: block++ });
     from = spill.parts[i]!;
   }
   entries.push({ text: text(from, end), block });
   return entries;
-}
-
-/** How many of the ascending `values` are below `limit` (binary search). */
-function countBelow(values: readonly number[], limit: number): number {
-  let low = 0;
-  let high = values.length;
-  while (low < high) {
-    const mid = (low + high) >>> 1;
-    if (values[mid]! < limit) low = mid + 1;
-    else high = mid;
-  }
-  return low;
 }
