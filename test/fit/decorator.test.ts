@@ -11,23 +11,17 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { CallToolResultSchema, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import sharp from "sharp";
 import { describe, expect, it } from "vitest";
-import { withNormalization, type NormalizationEvent, type NormalizationOptions } from "../../src/index.js";
+import { withNormalization, type NormalizationEvent } from "../../src/index.js";
 import { bigPng } from "../fixtures/images/makeImages.js";
-import { decoratorPair } from "../helpers/decoratorPair.js";
+import { decoratorPair, fitPair } from "../helpers/decoratorPair.js";
 import { IMAGE_SERVER } from "../helpers/paths.js";
 import { waitFor } from "../helpers/polling.js";
 import { SLOW_SVG, svgRenderersOf } from "../helpers/svgRenderers.js";
 import { tempDir } from "../helpers/tempDir.js";
 
-/** The decorator with `fit`, and the normalization events it reports. */
-async function pair(fit: NormalizationOptions["fit"]) {
-  const events: NormalizationEvent[] = [];
-  return { ...(await decoratorPair({ fit, onNormalized: (e) => events.push(e) })), events };
-}
-
 describe("the fit layer in the decorator", () => {
   it("hands a result without images on synchronously", async () => {
-    const { upstream, transport, received } = await pair({ policy: { images: true, maxResultBytes: 2048 } });
+    const { upstream, transport, received } = await fitPair({ policy: { images: true, maxResultBytes: 2048 } });
     await transport.send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "t" } });
     // InMemoryTransport delivers synchronously inside send: the result must be there right after.
     await upstream.send({ jsonrpc: "2.0", id: 1, result: { content: [{ type: "text", text: "short" }] } });
@@ -35,7 +29,7 @@ describe("the fit layer in the decorator", () => {
   });
 
   it("keeps order behind a result whose image is being fitted, and defers the upstream's close", async () => {
-    const { upstream, transport, received, events } = await pair({ policy: { images: true } });
+    const { upstream, transport, received, events } = await fitPair({ policy: { images: true } });
     let closed = false;
     transport.onclose = () => (closed = true);
     const png = (await bigPng(4000, 3000)).toString("base64");
@@ -59,7 +53,7 @@ describe("the fit layer in the decorator", () => {
   });
 
   it("serves the pages of a cut result itself; the upstream never sees the read", async () => {
-    const { upstream, transport, received, toUpstream } = await pair({ policy: { maxResultBytes: 2048 } });
+    const { upstream, transport, received, toUpstream } = await fitPair({ policy: { maxResultBytes: 2048 } });
     const text = "é".repeat(5000);
     await transport.send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "long" } });
     await upstream.send({ jsonrpc: "2.0", id: 1, result: { content: [{ type: "text", text }] } });
@@ -86,7 +80,7 @@ describe("the fit layer in the decorator", () => {
 
 describe("an entry both the engine and the fit layer change", () => {
   it("is two records, the second chained (its bytes before are what the first left)", async () => {
-    const { upstream, transport, events } = await pair({ policy: { images: true } });
+    const { upstream, transport, events } = await fitPair({ policy: { images: true } });
     const png = (await bigPng(3000, 2000)).toString("base64");
     await transport.send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "shot" } });
     // A PNG labelled JPEG: the engine fixes the type, then the fit layer makes it smaller.
@@ -105,7 +99,7 @@ describe("an entry both the engine and the fit layer change", () => {
   });
 
   it("an embedded resource's image: both records measure the resource at their path, not the block around it", async () => {
-    const { upstream, transport, received, events } = await pair({ policy: { images: { resources: true } } });
+    const { upstream, transport, received, events } = await fitPair({ policy: { images: { resources: true } } });
     const png = (await bigPng(3000, 2000)).toString("base64");
     await transport.send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "shot" } });
     await upstream.send({
@@ -182,7 +176,7 @@ describe("an entry both the engine and the fit layer change", () => {
   });
 
   it("a resource unwrapped, then its block inlined, measure different things: not chained; /metrics renders", async () => {
-    const { upstream, transport, events } = await pair({ policy: { embeddedResources: "inline" } });
+    const { upstream, transport, events } = await fitPair({ policy: { embeddedResources: "inline" } });
     const blob = Buffer.from("short text").toString("base64");
     const resource = { uri: `note://${"long-uri-".repeat(8)}`, mimeType: "text/plain", blob };
     await transport.send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "t" } });
@@ -202,7 +196,7 @@ describe("an entry both the engine and the fit layer change", () => {
 
 describe("an image whose data is not base64", () => {
   it("is one record per block (the engine's), as an image block, an embedded resource and a read entry", async () => {
-    const { upstream, transport, events } = await pair({ policy: { images: true } });
+    const { upstream, transport, events } = await fitPair({ policy: { images: true } });
     const bad = "not base64!";
     await transport.send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "shot" } });
     await upstream.send({
@@ -250,7 +244,7 @@ describe("an image whose data is not base64", () => {
 
 describe("the fit layer across the decorator's connections", () => {
   it("closing it while an SVG is being drawn ends the drawing at once", async () => {
-    const { upstream, transport } = await pair({ policy: { images: true } });
+    const { upstream, transport } = await fitPair({ policy: { images: true } });
     await transport.send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "draw" } });
     const data = Buffer.from(SLOW_SVG).toString("base64");
     await upstream.send({
@@ -264,7 +258,7 @@ describe("the fit layer across the decorator's connections", () => {
   });
 
   it("the host cancelling a request whose result is being drawn ends the drawing at once; the result goes on as it came", async () => {
-    const { upstream, transport, received, events } = await pair({ policy: { images: true } });
+    const { upstream, transport, received, events } = await fitPair({ policy: { images: true } });
     await transport.send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "draw" } });
     const data = Buffer.from(SLOW_SVG).toString("base64");
     const result = { content: [{ type: "image", data, mimeType: "image/svg+xml" }] };

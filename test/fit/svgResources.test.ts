@@ -5,15 +5,9 @@
  */
 import sharp from "sharp";
 import { describe, expect, it } from "vitest";
-import type { NormalizationEvent, NormalizationOptions } from "../../src/index.js";
-import { decoratorPair } from "../helpers/decoratorPair.js";
-import { waitFor } from "../helpers/polling.js";
 
-/** The decorator with `fit`, and the normalization events it reports. */
-async function pair(fit: NormalizationOptions["fit"]) {
-  const events: NormalizationEvent[] = [];
-  return { ...(await decoratorPair({ fit, onNormalized: (e) => events.push(e) })), events };
-}
+import { fitPair } from "../helpers/decoratorPair.js";
+import { waitFor } from "../helpers/polling.js";
 
 describe("an SVG an embedded resource or a read entry holds (the engine makes an SVG blob text)", () => {
   const svg =
@@ -26,7 +20,7 @@ describe("an SVG an embedded resource or a read entry holds (the engine makes an
   }
 
   it("inlined with images on, is drawn: an image block in an accepted format, not its markup as text", async () => {
-    const { upstream, transport, received, events } = await pair({
+    const { upstream, transport, received, events } = await fitPair({
       policy: { images: { maxDimension: 1000 }, embeddedResources: "inline" },
     });
     await transport.send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "t" } });
@@ -69,7 +63,7 @@ describe("an SVG an embedded resource or a read entry holds (the engine makes an
   });
 
   it("kept embedded, or read with images.resources, becomes a blob of the drawn image in its text's place", async () => {
-    const { upstream, transport, received } = await pair({
+    const { upstream, transport, received } = await fitPair({
       policy: { images: { maxDimension: 1000, resources: true } },
     });
     await transport.send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "t" } });
@@ -90,7 +84,7 @@ describe("an SVG an embedded resource or a read entry holds (the engine makes an
   });
 
   it("one that cannot be drawn stays the resource it was, and the record says why", async () => {
-    const { upstream, transport, received, events } = await pair({
+    const { upstream, transport, received, events } = await fitPair({
       policy: { images: true, embeddedResources: "inline" },
     });
     const broken = { uri: "file:///x/broken.svg", mimeType: "image/svg+xml", text: "<svg this is not xml" };

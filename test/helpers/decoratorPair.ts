@@ -7,7 +7,7 @@
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
-import { withNormalization, type NormalizationOptions } from "../../src/index.js";
+import { withNormalization, type NormalizationEvent, type NormalizationOptions } from "../../src/index.js";
 
 /**
  * Starts the pair. `wrap` puts something between the in-memory transport and the decorator
@@ -27,4 +27,10 @@ export async function decoratorPair<T extends Transport = InMemoryTransport>(
   await transport.start();
   await upstream.start();
   return { upstream, transport, inner, received, toUpstream };
+}
+
+/** The pair with the fit layer `fit`, and the normalization events its decorator reports. */
+export async function fitPair(fit: NormalizationOptions["fit"]) {
+  const events: NormalizationEvent[] = [];
+  return { ...(await decoratorPair({ fit, onNormalized: (e) => events.push(e) })), events };
 }
