@@ -117,6 +117,11 @@ export class SessionManager {
   private readonly restartWaits = new Map<string, Set<() => void>>();
   /** Sessions whose host waits while their upstream waits out its restart delay: requests in flight too. */
   private waitingToStart = 0;
+  /**
+   * Sessions whose upstream is still starting (a remote server being reached), and their
+   * server: a shutdown refuses them at once, and waits for their hosts to have been told.
+   */
+  private readonly starting = new Map<Bridge, string>();
   private readonly now: () => number;
   private refusal: string | undefined;
   private counter = 0;
@@ -143,7 +148,7 @@ export class SessionManager {
 
   /** Host requests still waiting for an upstream, over every session. */
   get waitingRequests(): number {
-    let total = this.waitingToStart;
+    let total = this.waitingToStart + this.starting.size;
     for (const { bridge } of this.sessions.values()) total += bridge.waitingCount;
     for (const pool of this.pools.values()) total += pool.waitingCount;
     return total;
@@ -159,6 +164,9 @@ export class SessionManager {
     for (const pool of this.pools.values()) pool.refuseNewRequests(why);
     // Starts waiting out a restart delay stop waiting: they are refused now, with this reason.
     for (const waits of [...this.restartWaits.values()]) for (const wake of [...waits]) wake();
+    // Starts still reaching their upstream end now: their hosts get the reason, as above.
+    for (const [bridge, server] of this.starting)
+      void bridge.close("proxy shutting down", `Could not connect server "${server}": ${why}`);
   }
 
   /** Resolves when no host request is waiting, or after `graceMs`; true when all finished. */
@@ -338,14 +346,23 @@ export class SessionManager {
       if (health.sessions === 0 && health.status === "up") health.status = "idle";
       this.wakeDrain();
     };
+    this.starting.set(bridge, server);
     try {
       await bridge.start();
     } catch (error) {
       failedToStart = true;
+      // Ended by a shutdown while it started: its host was told why; no start failed.
+      if (this.refusal !== undefined && bridge.isClosed) throw new Error(this.refusal);
       const message = this.startFailed(server, health, logger, error, this.isCurrentEntry(server, changes));
       await bridge.close("upstream failed to start", `Could not connect server "${server}": ${message}`);
       throw error;
+    } finally {
+      this.starting.delete(bridge);
+      // After the refusal has reached its host (a later turn of the loop): then a drain may end.
+      if (this.settledWaiters.size > 0) setImmediate(() => this.wakeDrain());
     }
+    // A shutdown ended it as its upstream answered: refused as above, not opened.
+    if (this.refusal !== undefined && bridge.isClosed) throw new Error(this.refusal);
     if (restarting) {
       health.restarts++;
       this.options.onUpstreamRestart?.(server);

@@ -262,7 +262,8 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
       const response = await this.fetch(this.url, {
         method: "OPTIONS",
         headers: { ...this.baseHeaders },
-        signal: this.timeoutSignal(),
+        // Closed while it starts (a shutdown): the probe ends then, not when its time is up.
+        signal: AbortSignal.any([this.abort.signal, this.timeoutSignal()]),
       });
       await response.body?.cancel().catch(() => {});
     } catch (error) {
