@@ -107,10 +107,11 @@ export function relatedRequestOf(extra: MessageExtraInfo | undefined): RequestId
 
 /**
  * A request a server cannot take, as the error its host gets at once: one that is not JSON-RPC 2.0
- * (another `jsonrpc`, or `params` that is not an object or an array, §4 and §4.2: Invalid
- * Request), or whose `params._meta` is not an object or carries a `progressToken` that is not a
- * string or an integer (MCP's `ProgressToken`: Invalid params). A server drops such a request
- * without an answer (the TypeScript SDK's reader does), and the host would wait for
+ * (another `jsonrpc`, `params` that is not an object or an array, a member besides the four of
+ * §4 — the TypeScript SDK reads a request strictly, `__proto__` included: Invalid Request), or
+ * whose `params._meta` is not an object or carries a `progressToken` that is not a string or an
+ * integer (MCP's `ProgressToken`: Invalid params). A server drops such a request without an
+ * answer (the TypeScript SDK's reader does), and the host would wait for
  * `limits.requestTimeoutMs` to learn nothing.
  */
 export function malformedRequest(
@@ -123,7 +124,7 @@ export function malformedRequest(
         ? `"params" must be an object or an array, not ${given(msg.params)}`
         : msg.params === null
           ? `"params" must be an object or an array, not null`
-          : undefined;
+          : otherMember(msg);
   if (why !== undefined) return errorResponse(msg.id, JSONRPC.INVALID_REQUEST, `Invalid Request: ${why}`);
   // `null` is let through: Python's SDK reads it as absent, and a server of it takes the request.
   const meta = isObj(msg.params) ? msg.params._meta : undefined;
@@ -137,6 +138,14 @@ export function malformedRequest(
   return metaWhy === undefined
     ? undefined
     : errorResponse(msg.id, JSONRPC.INVALID_PARAMS, `Invalid params: ${metaWhy}`);
+}
+
+/** Why a request has a member JSON-RPC 2.0 §4 does not name, if it has one (most have four: a short walk). */
+function otherMember(msg: Record<string, unknown>): string | undefined {
+  for (const key in msg)
+    if (key !== "jsonrpc" && key !== "id" && key !== "method" && key !== "params")
+      return `a request has only "jsonrpc", "id", "method" and "params", not ${given(key)}`;
+  return undefined;
 }
 
 function isProgressToken(value: unknown): boolean {

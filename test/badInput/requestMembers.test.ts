@@ -1,0 +1,57 @@
+/**
+ * A request with a member JSON-RPC 2.0 §4 does not name (`"foo"`, a top-level `"__proto__"`) is
+ * one the official servers drop without an answer (the TypeScript SDK reads a request
+ * strictly): the proxy answers it at once with Invalid Request, naming the member, instead of
+ * forwarding it to wait out `limits.requestTimeoutMs`. The same names inside `params` are the
+ * server's business and still go through. A raw host on `stdio` in front of the official
+ * everything server, writing lines as a hostile host would.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CLI, EVERYTHING_SERVER } from "../helpers/paths.js";
+import { INITIALIZE_PARAMS, startRawStdio, type RawStdio } from "../helpers/rawStdio.js";
+
+let proxy: RawStdio;
+beforeAll(async () => {
+  proxy = startRawStdio(process.execPath, [CLI, "stdio", "--", process.execPath, EVERYTHING_SERVER]);
+  expect((await proxy.request(0, "initialize", INITIALIZE_PARAMS, 20_000)).result).toBeDefined();
+  proxy.notify("notifications/initialized");
+}, 30_000);
+afterAll(async () => {
+  await proxy?.close(10_000);
+});
+
+/** Writes `line` as it is and resolves with the answer to `id` (fails after `timeoutMs`). */
+async function answerTo(line: string, id: number, timeoutMs = 5000): Promise<Record<string, unknown>> {
+  proxy.child.stdin.write(`${line}\n`);
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const answer = proxy.messages.find((m) => m.id === id && m.method === undefined);
+    if (answer !== undefined) return answer;
+    if (Date.now() > deadline) throw new Error(`no answer to id ${id} in ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+describe("a request with a member JSON-RPC does not name", () => {
+  it.each([
+    [1, '"__proto__":{"polluted":1}', '"__proto__"'],
+    [2, '"__proto__":null', '"__proto__"'],
+    [3, '"foo":1', '"foo"'],
+    [4, '"constructor":{"a":1}', '"constructor"'],
+  ])("id %s with %s: answered at once with -32600 naming it, not forwarded", async (id, member, name) => {
+    const line = `{"jsonrpc":"2.0","id":${id},"method":"tools/call",${member},"params":{"name":"echo","arguments":{"message":"x"}}}`;
+    const answer = await answerTo(line, id);
+    expect(answer.error).toEqual({
+      code: -32600,
+      message: `Invalid Request: a request has only "jsonrpc", "id", "method" and "params", not ${name}`,
+    });
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it("the same names inside params still reach the server and are answered", async () => {
+    const line =
+      '{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"echo","__proto__":{"x":1},"arguments":{"message":"in params"}}}';
+    const answer = await answerTo(line, 10, 10_000);
+    expect(answer.result).toMatchObject({ content: [{ type: "text", text: "Echo: in params" }] });
+  });
+});
