@@ -37,6 +37,7 @@ import {
 } from "../transports/jsonrpc.js";
 import { NormalizingTransport, type NormalizationOptions } from "./withNormalization.js";
 import { type InFlightRequest, RequestTable } from "./requestTable.js";
+import { BatchAnswers } from "./batchAnswers.js";
 import { serverRefused } from "./serverRefused.js";
 import { SENT } from "../transports/drainWaiter.js";
 import { FlowHolds } from "./flowHolds.js";
@@ -101,6 +102,8 @@ interface Waiting extends InFlightRequest {
   /** `performance.now()` after which the request is answered with a timeout error. */
   readonly deadline: number;
   readonly progress: RequestId | undefined;
+  /** The host batch it came in, when its answer goes back in one array with the others'. */
+  readonly batch: BatchAnswers | undefined;
 }
 
 /** Send options of a message forwarded without host headers (shared: nothing writes to it). */
@@ -147,6 +150,8 @@ export class Bridge {
   private initializeWatched = false;
   /** Set while an upstream's batch is handled for a host that takes it whole: what goes on of it. */
   private batchOut: unknown[] | undefined;
+  /** Set while a host batch is looked at item by item: what the proxy answers of it at once. */
+  private hostBatch: BatchAnswers | undefined;
   /**
    * The session's protocol version: the host's initialize request, then the upstream's answer.
    * Once an answer agreed one, a later initialize (which a server refuses, or answers for
@@ -309,8 +314,16 @@ export class Bridge {
       out = message;
     } else {
       const items = message as unknown[];
-      if (this.refuseBatch(items)) return;
-      forwarded = items.filter((msg) => this.admit(msg));
+      // A host that reads messages whole gets a batch's answers back as one array (JSON-RPC 2.0 §6).
+      const batch = items.length > 0 && this.host.keepsBatches === true && this.hasBatches() ? this.batch() : undefined;
+      this.hostBatch = batch;
+      try {
+        if (this.refuseBatch(items)) return;
+        forwarded = items.filter((msg) => this.admit(msg));
+      } finally {
+        this.hostBatch = undefined;
+        batch?.seal();
+      }
       if (forwarded.length === 0) return;
       out = forwarded.length === items.length ? message : forwarded;
     }
@@ -368,7 +381,7 @@ export class Bridge {
         this.toHost(refused, msg.id);
         return false;
       }
-      this.remember(msg);
+      this.remember(msg, this.hostBatch);
       if (msg.method === "initialize") {
         if (!this.versionAgreed && isObj(msg.params) && typeof msg.params.protocolVersion === "string")
           this.protocolVersion = msg.params.protocolVersion;
@@ -387,10 +400,10 @@ export class Bridge {
         // not forwarded. The host is owed nothing more, but the watch goes on, so a hung start
         // is still told as one.
         this.logger.debug("host cancelled its initialize; not forwarded", { id: cancelled });
-        this.forget(cancelled);
+        this.forget(cancelled)?.batch?.withdraw();
         return false;
       }
-      if (cancelled !== undefined) this.forget(cancelled);
+      if (cancelled !== undefined) this.forget(cancelled)?.batch?.withdraw();
     }
     return true;
   }
@@ -501,6 +514,7 @@ export class Bridge {
 
   private fromUpstreamOne(msg: unknown, onStream: RequestId | undefined, failed = false): void {
     let related: RequestId | undefined;
+    let batch: BatchAnswers | undefined;
     if (!isMessage(msg)) {
       this.problemLines.warn("upstream sent JSON that is not a JSON-RPC message; not forwarded", {
         excerpt: this.upstreamExcerpt(msg),
@@ -518,6 +532,7 @@ export class Bridge {
         });
         return;
       }
+      batch = waiting.batch;
       const invalid = invalidAnswer(msg);
       if (invalid !== undefined) {
         // Forwarded as is, a host's SDK would drop it while parsing and its request would wait
@@ -534,6 +549,7 @@ export class Bridge {
             `the upstream's answer is not a valid JSON-RPC response: ${invalid}`,
           ),
           msg.id,
+          batch,
         );
         return;
       }
@@ -546,7 +562,7 @@ export class Bridge {
         this.options.onInitializeFailed?.(String((msg.error as { message?: unknown }).message));
       // The transport's own answer (a failed POST) has the id as parsed: the host's, past 2^53, as written.
       if (failed && waiting.written !== msg.id) {
-        this.toHost({ ...msg, id: waiting.written }, msg.id);
+        this.toHost({ ...msg, id: waiting.written }, msg.id, batch);
         return;
       }
       related = msg.id;
@@ -579,7 +595,7 @@ export class Bridge {
       }
       related = this.relatedRequest(msg, onStream);
     }
-    this.toHost(msg, related);
+    this.toHost(msg, related, batch);
   }
 
   /**
@@ -609,11 +625,21 @@ export class Bridge {
     return true;
   }
 
-  private toHost(msg: unknown, related: RequestId | undefined): void {
-    if (this.batchOut !== undefined) {
-      this.batchOut.push(msg);
-      return;
-    }
+  /** `batch`: the host batch `msg` answers a request of, whose answers go back together. */
+  private toHost(msg: unknown, related: RequestId | undefined, batch?: BatchAnswers): void {
+    if (batch !== undefined) batch.answer(msg, this.batchOut);
+    else if (this.hostBatch !== undefined) this.hostBatch.add(msg);
+    else if (this.batchOut !== undefined) this.batchOut.push(msg);
+    else this.write(msg, related);
+  }
+
+  /** The answers to a host batch, gathered; sent as one array (or, past `hostBufferBytes` held, in parts). */
+  private batch(): BatchAnswers {
+    const maxHeld = this.options.hostBufferBytes ?? DEFAULT_LIMITS.hostBufferBytes;
+    return new BatchAnswers((answers) => this.write(answers, undefined), maxHeld);
+  }
+
+  private write(msg: unknown, related: RequestId | undefined): void {
     const options = related === undefined ? undefined : { relatedRequestId: related };
     const sending = trySend(this.host, msg, options);
     if (sending !== SENT) {
@@ -657,7 +683,8 @@ export class Bridge {
     return last?.id;
   }
 
-  private remember(msg: Record<string, unknown> & { id: RequestId; method: string }): void {
+  private remember(msg: Record<string, unknown> & { id: RequestId; method: string }, batch?: BatchAnswers): void {
+    batch?.owe();
     const token = progressToken(msg);
     this.waiting.add({
       id: msg.id,
@@ -667,6 +694,7 @@ export class Bridge {
       tool: undefined,
       deadline: performance.now() + this.timeoutMs,
       progress: token,
+      batch,
     });
     if (token !== undefined) this.byProgressToken.set(token, msg.id);
     if (this.timer === undefined) this.armTimer(this.timeoutMs);
@@ -765,7 +793,7 @@ export class Bridge {
   private answer(id: RequestId, code: number, message: string): void {
     const waiting = this.forget(id);
     if (waiting === undefined) return;
-    this.toHost(errorResponse(waiting.written, code, message), id);
+    this.toHost(errorResponse(waiting.written, code, message), id, waiting.batch);
   }
 
   private hostProblem(problem: FramingProblem): void {

@@ -4,6 +4,7 @@
  * direct, and a streamable HTTP host's POST gets one JSON array. An SSE host's batch is split, as
  * on `/mcp`: an SDK server (which cannot read a batch over stdio) answers each request.
  */
+import { writeFileSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -12,7 +13,7 @@ import { CLI, FIXTURE_SERVER, ROOT } from "../helpers/paths.js";
 import type { ServeProcess } from "../helpers/proxyProcess.js";
 import { sleep, until } from "../helpers/polling.js";
 import { startRawStdio } from "../helpers/rawStdio.js";
-import { rawWs, serveConfig, waitForStderr } from "../reliability/helpers.js";
+import { rawWs, serveConfig, tempDir, waitForStderr } from "../reliability/helpers.js";
 
 const ECHO_SERVER = join(ROOT, "test", "fixtures", "upstream-servers", "stdioEchoServer.mjs");
 const initialize = (protocolVersion: string) => ({
@@ -132,6 +133,35 @@ describe("a batch's answers on protocol 2025-03-26", () => {
     }
   });
 
+  it("stdio: what the proxy answers itself (a page read, a refusal) is inside the upstream's array", async () => {
+    const dir = tempDir();
+    const config = join(dir, "proxy.config.json");
+    writeFileSync(
+      config,
+      JSON.stringify({
+        mcpServers: { echo: { command: process.execPath, args: [ECHO_SERVER] } },
+        normalize: { maxResultBytes: 1024 },
+      }),
+    );
+    const host = startRawStdio(process.execPath, [CLI, "stdio", "--config", config, "--server", "echo"]);
+    try {
+      await host.request(1, "initialize", initialize("2025-03-26").params);
+      const page = { jsonrpc: "2.0", id: 4, method: "resources/read", params: { uri: "mcp-normalizer://spill/x/1" } };
+      const refused = { jsonrpc: "2.0", id: 5, method: "echo", params: "not params" };
+      host.child.stdin.write(`${JSON.stringify(INITIALIZED)}\n${JSON.stringify([page, ...BATCH, refused])}\n`);
+      const answers = await seen<Array<Record<string, unknown>>>(host.messages, isArray, "an array");
+      // The upstream's array as it wrote it, then the proxy's answers (JSON-RPC lets a batch's come in any order).
+      expect(answers.map((m) => m.id)).toEqual([2, 3, 5, 4]);
+      expect(answers.slice(0, 2)).toEqual(ANSWERS);
+      expect(answers[2]).toMatchObject({ id: 5, error: { code: -32600 } });
+      expect(answers[3]).toMatchObject({ id: 4, error: { code: -32002 } });
+      await sleep(300);
+      expect(host.messages.filter((m) => !Array.isArray(m) && m.id !== 1)).toEqual([]);
+    } finally {
+      await host.close();
+    }
+  });
+
   it("WebSocket: one frame holding the array", async () => {
     const host = await rawWs(serve.url, "echo");
     try {
@@ -187,6 +217,8 @@ describe("an SSE host's batch", () => {
 interface ServerModes {
   /** A batch is answered with an SSE stream: one event holding the array, the stream ended 300 ms later. */
   readonly sse?: boolean;
+  /** A batch is answered with an SSE stream: one event per answer, as SDK servers write them. */
+  readonly eventEach?: boolean;
   /** A log notification between a batch's answers. */
   readonly notifyBetween?: boolean;
   /** A request of method "garbage" is answered with what is no message around its answer. */
@@ -236,6 +268,12 @@ async function batchAnsweringServer(
         });
       out = answers;
     } else out = answer(requests[0]);
+    if (modes.eventEach && Array.isArray(out)) {
+      res.writeHead(200, { "content-type": "text/event-stream", "mcp-session-id": "batch-session" });
+      for (const each of out) res.write(`event: message\ndata: ${JSON.stringify(each)}\n\n`);
+      setTimeout(() => res.end(), 100);
+      return;
+    }
     if (modes.sse && Array.isArray(message)) {
       res.writeHead(200, { "content-type": "text/event-stream", "mcp-session-id": "batch-session" });
       res.write(`event: message\ndata: ${JSON.stringify(out)}\n\n`);
@@ -274,6 +312,18 @@ describe("a batch's answers from a streamable HTTP server", () => {
       expect(host.messages.filter((m) => m.id === 2 || m.id === 3)).toEqual([]);
       // The batch went to the server as one POST.
       expect(upstream.posts.filter((post) => Array.isArray(post))).toEqual([BATCH]);
+    } finally {
+      await end();
+    }
+  });
+
+  it("on 2025-03-26, answers sent as one event each reach a stdio host as one array", async () => {
+    const { host, end } = await stdioInFront("2025-03-26", { eventEach: true });
+    try {
+      host.child.stdin.write(`${JSON.stringify(BATCH)}\n`);
+      expect(await seen(host.messages, isArray, "an array")).toEqual(ANSWERS);
+      await sleep(200);
+      expect(host.messages.filter((m) => m.id === 2 || m.id === 3)).toEqual([]);
     } finally {
       await end();
     }

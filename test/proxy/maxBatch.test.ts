@@ -107,7 +107,7 @@ describe("over WebSocket", () => {
 });
 
 describe("over stdio", () => {
-  it("each request of the batch gets -32600 naming the limit; nothing forwarded", async () => {
+  it("each request of the batch gets -32600 naming the limit, in one array; nothing forwarded", async () => {
     const dir = tempDir();
     const file = join(dir, "proxy.config.json");
     writeFileSync(file, JSON.stringify(config));
@@ -119,8 +119,11 @@ describe("over stdio", () => {
       host.child.stdin.write(`${JSON.stringify(overBatch(10))}\n`);
       const answered = await host.request(30, "tools/call", { name: "pid" });
       expect(toolText(answered)).toBe(pid);
-      const refused = host.messages.filter((m) => typeof m.id === "number" && m.id >= 10 && m.id < 10 + MAX + 1);
-      expect(refused).toHaveLength(MAX + 1);
+      // A batch is answered with one array (JSON-RPC 2.0 §6), the refusals too.
+      const arrays = host.messages.filter((m) => Array.isArray(m)) as unknown as Array<Array<Record<string, unknown>>>;
+      expect(arrays).toHaveLength(1);
+      const refused = arrays[0]!;
+      expect(refused.map((m) => m.id)).toEqual(overBatch(10).map((m) => m.id));
       for (const m of refused)
         expect(m.error).toMatchObject({ code: -32600, message: expect.stringContaining(`limits.maxBatch (${MAX})`) });
     } finally {
