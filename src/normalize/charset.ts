@@ -9,6 +9,7 @@
  * is checked by encoding the result back: only a decode that reproduces the exact bytes counts.
  */
 import { createRequire } from "node:module";
+import { TextDecoder } from "node:util";
 import type IconvLite from "iconv-lite";
 import { decodeUtf7, encodeUtf7 } from "./utf7.js";
 
@@ -175,10 +176,99 @@ export function singleByteTable(charset: string): string | null {
 const ALL_BYTES = Buffer.from(Array.from({ length: 256 }, (_, b) => b));
 const singleByteTables = new Map<string, string | null>();
 
-/** Decodes `bytes` in `charset`, or returns null when that is not exact and lossless. */
-export function decodeStrict(bytes: Uint8Array, charset: string): string | null {
+/** Each of the 256 byte values: 1 where it occurs in `bytes`, else 0. One pass, no strings. */
+export function bytesPresent(bytes: Uint8Array): Uint8Array {
+  const present = new Uint8Array(256);
+  for (let i = 0; i < bytes.length; i++) present[bytes[i]!] = 1;
+  return present;
+}
+
+/** A test of one character: a RegExp, or any predicate shaped like one. */
+export interface CharacterTest {
+  test(character: string): boolean;
+}
+
+/**
+ * Whether a character `characters` matches is among what the present bytes read as in the
+ * single-byte `table`: the same answer as testing the decoded text, which is those characters
+ * one per byte, without scanning it.
+ */
+export function tableReadsAnyAs(table: string, present: Uint8Array, characters: CharacterTest): boolean {
+  for (let byte = 0; byte < 256; byte++) if (present[byte] === 1 && characters.test(table[byte]!)) return true;
+  return false;
+}
+
+/** A surrogate code unit: a table that reads a byte as one could give text that is not well formed. */
+const SURROGATE = /[\ud800-\udfff]/;
+
+/** Node's (ICU's) TextDecoder for a label, or null where it has none. */
+function nativeDecoder(charset: string): TextDecoder | null {
+  let decoder = nativeDecoders.get(charset);
+  if (decoder === undefined) {
+    try {
+      decoder = new TextDecoder(charset);
+    } catch {
+      decoder = null;
+    }
+    nativeDecoders.set(charset, decoder);
+  }
+  return decoder;
+}
+const nativeDecoders = new Map<string, TextDecoder | null>();
+
+/**
+ * `decodeStrict` of bytes in a single-byte charset, decided from its 256-character table and the
+ * byte values present instead of from the decoded text, and decoded natively: as ISO-8859-1
+ * (Node's "latin1") where every byte present reads as itself, else with ICU's decoder where
+ * that reads every byte present as the table does, else from the table's code units in one
+ * buffer. A single-byte decode is the table's characters one per byte, so the text is the same
+ * as iconv-lite's. Undefined where this cannot decide exactly (a byte read as U+FFFD, a
+ * private-use character or a surrogate, which the slow path checks by round trip): the caller
+ * takes the slow path.
+ */
+function decodeSingleByteFast(input: Buffer, charset: string, present: Uint8Array): string | undefined {
+  if (tableKind(charset) !== "single") return undefined;
+  const table = singleByteTable(charset);
+  if (table === null || tableReadsAnyAs(table, present, NOT_DEFINED) || tableReadsAnyAs(table, present, SURROGATE))
+    return undefined;
+  let identity = true;
+  for (let byte = 0; byte < 256 && identity; byte++)
+    if (present[byte] === 1 && table.charCodeAt(byte) !== byte) identity = false;
+  if (identity) return input.toString("latin1");
+  const decoder = nativeDecoder(charset);
+  if (decoder !== null && readsAsTable(decoder, table, present)) return decoder.decode(input);
+  // No native decoder reads these bytes as the table does (Node 20's windows-1252 is ISO-8859-1
+  // at 0x80–0x9F, and it has no cp437): the table's code units, written into one buffer.
+  const units = new Uint16Array(input.length);
+  const codes = tableCodeUnits(table);
+  for (let i = 0; i < input.length; i++) units[i] = codes[input[i]!]!;
+  return Buffer.from(units.buffer, units.byteOffset, units.byteLength).toString("utf16le");
+}
+
+/** Whether `decoder` reads every byte present as one character, the one `table` has for it. */
+function readsAsTable(decoder: TextDecoder, table: string, present: Uint8Array): boolean {
+  const native = decoder.decode(ALL_BYTES);
+  if (native.length !== 256) return false;
+  for (let byte = 0; byte < 256; byte++) if (present[byte] === 1 && native[byte] !== table[byte]) return false;
+  return true;
+}
+
+function tableCodeUnits(table: string): Uint16Array {
+  return Uint16Array.from({ length: 256 }, (_, byte) => table.charCodeAt(byte));
+}
+
+/**
+ * Decodes `bytes` in `charset`, or returns null when that is not exact and lossless. `present`
+ * (`bytesPresent(bytes)`, when the caller has it) lets a single-byte charset be decided and
+ * decoded without iconv-lite's per-byte loop or scans of the text (decodeSingleByteFast).
+ */
+export function decodeStrict(bytes: Uint8Array, charset: string, present?: Uint8Array): string | null {
   if (!charsetKnown(charset)) return null;
   const input = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (!UTF7_NAMES.has(charset) && tableKind(charset) === "single") {
+    const fast = decodeSingleByteFast(input, charset, present ?? bytesPresent(bytes));
+    if (fast !== undefined) return fast;
+  }
   let text: string;
   try {
     const fast = UTF7_NAMES.has(charset) ? decodeUtf7(input) : undefined;
@@ -203,6 +293,16 @@ export function decodeStrict(bytes: Uint8Array, charset: string): string | null 
     return null;
   }
   return back.equals(input) ? text : null;
+}
+
+/**
+ * The 256-character table of a charset iconv-lite decodes one byte per character from a table,
+ * or null: text decoded in it is exactly the table's characters, one per byte.
+ */
+export function singleByteCharsetTable(charset: string): string | null {
+  return charsetKnown(charset) && !UTF7_NAMES.has(charset) && tableKind(charset) === "single"
+    ? singleByteTable(charset)
+    : null;
 }
 
 /** U+FFFD, where a table has no character, and the Private Use Area, where it has no defined one. */

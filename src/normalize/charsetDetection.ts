@@ -14,7 +14,15 @@
  */
 import { createRequire } from "node:module";
 import type * as Chardet from "chardet";
-import { canonicalCharset, decodeStrict, isUtf8Family } from "./charset.js";
+import {
+  bytesPresent,
+  canonicalCharset,
+  type CharacterTest,
+  decodeStrict,
+  isUtf8Family,
+  singleByteCharsetTable,
+  tableReadsAnyAs,
+} from "./charset.js";
 import { siblingAmbiguity } from "./charsetSiblings.js";
 import { hasBinaryControls } from "./textEvidence.js";
 
@@ -59,6 +67,14 @@ export const DETECT_SAMPLE_BYTES = 8 * 1024;
 
 /** U+0080–U+009F: C1 controls, what a Latin-1 guess makes of bytes that were not Latin-1. */
 const C1_CONTROL = /[\u0080-\u009f]/;
+/** NUL, the binary controls (textEvidence.ts) and C1: one character of the text tested at a time. */
+const CONTROL: CharacterTest = {
+  test: (ch) => ch === "\u0000" || hasBinaryControls(ch) || C1_CONTROL.test(ch),
+};
+
+function holdsControls(text: string): boolean {
+  return text.indexOf("\u0000") !== -1 || hasBinaryControls(text) || C1_CONTROL.test(text);
+}
 
 /**
  * What charset detection may still read for one message (`limits.charsetDetectionBytes`): each
@@ -111,11 +127,15 @@ export function detectCharset(bytes: Uint8Array, budget: DetectionBudget = UNLIM
   if (best.confidence < needed)
     return { detected: false, why: `charset not detected confidently (${guess} < ${needed})` };
   if (isUtf8Family(charset)) return { detected: false, why: `detected ${guess}, but the bytes are not UTF-8` };
-  const text = decodeStrict(bytes, charset);
+  // A single-byte charset is decided from the byte values present, found in one pass: its text
+  // is what each of them reads as, so no check needs to scan the (possibly huge) text.
+  const table = singleByteCharsetTable(charset);
+  const present = table === null ? undefined : bytesPresent(bytes);
+  const text = decodeStrict(bytes, charset, present);
   if (text === null) return { detected: false, why: `detected ${guess}, but the bytes do not decode in it exactly` };
-  if (text.indexOf("\u0000") !== -1 || hasBinaryControls(text) || C1_CONTROL.test(text))
+  if (table !== null && present !== undefined ? tableReadsAnyAs(table, present, CONTROL) : holdsControls(text))
     return { detected: false, why: `detected ${guess}, but the text would hold control characters` };
-  const ambiguity = siblingAmbiguity(bytes, charset);
+  const ambiguity = siblingAmbiguity(bytes, charset, present);
   if (ambiguity !== null) return { detected: false, why: `detected ${guess}, but ${ambiguity}: left as they are` };
   return { detected: true, charset, confidence: best.confidence, text };
 }

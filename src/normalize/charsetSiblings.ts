@@ -7,7 +7,7 @@
  * proxy must not choose. A sibling reading that holds bytes it has no character for, control
  * characters, or the marks of a wrong charset (mojibake.ts) is not a rival.
  */
-import { singleByteTable } from "./charset.js";
+import { bytesPresent, singleByteTable, tableReadsAnyAs } from "./charset.js";
 import { byteClasses, bytesLookMisdecoded } from "./mojibake.js";
 
 const WESTERN = ["windows-1252", "iso-8859-1", "iso-8859-15", "macintosh", "cp850", "cp437"];
@@ -54,34 +54,26 @@ function readingOf(charset: string): Reading | null {
  * they read as there looks misdecoded, or a sibling reads them as different plausible text.
  * Null when neither: every sibling agrees on the bytes present or gives no plausible text.
  */
-export function siblingAmbiguity(bytes: Uint8Array, charset: string): string | null {
+export function siblingAmbiguity(
+  bytes: Uint8Array,
+  charset: string,
+  present: Uint8Array = bytesPresent(bytes),
+): string | null {
   const family = FAMILIES.get(charset);
   const own = readingOf(charset);
   if (family === undefined || own === null) return null;
   if (bytesLookMisdecoded(bytes, own.classes))
     return "the text it gives looks misdecoded (a symbol, another script or a change of case inside a word)";
-  const present = bytesPresent(bytes);
   for (const sibling of family) {
     const other = sibling === charset ? null : readingOf(sibling);
     if (other === null || !differsOn(own.table, other.table, present)) continue;
-    if (!readsAnyAs(other.table, present, NOT_TEXT) && !bytesLookMisdecoded(bytes, other.classes))
+    if (!tableReadsAnyAs(other.table, present, NOT_TEXT) && !bytesLookMisdecoded(bytes, other.classes))
       return `${sibling} (which chardet cannot tell apart) reads the bytes as other text`;
   }
   return null;
 }
 
-function bytesPresent(bytes: Uint8Array): Uint8Array {
-  const present = new Uint8Array(256);
-  for (let i = 0; i < bytes.length; i++) present[bytes[i]!] = 1;
-  return present;
-}
-
 function differsOn(a: string, b: string, present: Uint8Array): boolean {
   for (let byte = 0; byte < 256; byte++) if (present[byte] === 1 && a[byte] !== b[byte]) return true;
-  return false;
-}
-
-function readsAnyAs(table: string, present: Uint8Array, characters: RegExp): boolean {
-  for (let byte = 0; byte < 256; byte++) if (present[byte] === 1 && characters.test(table[byte]!)) return true;
   return false;
 }
