@@ -12,7 +12,7 @@ import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { DOCKERFILE_STAGES, execForm, FINAL_STAGE, finalInstruction } from "../helpers/dockerfile.js";
 import { FIXTURE_SERVER, ROOT } from "../helpers/paths.js";
-import { tempDir } from "./helpers.js";
+import { serveConfig, tempDir } from "./helpers.js";
 
 /** What the log check reads of an example config. */
 interface ExampleConfig {
@@ -147,6 +147,33 @@ describe("the Dockerfile", () => {
     child.kill("SIGTERM");
     expect(await exited).toBe(0);
     expect(await probe(`${url}/healthz`)).toBe(1);
+  });
+
+  it("with allowedHosts as kubernetes.md lists them, its HEALTHCHECK passes; with the Service name alone, it is refused", async () => {
+    const listed = /"allowedHosts": (\[[^\]]*\])/.exec(readFileSync(join(ROOT, "docs", "kubernetes.md"), "utf8"));
+    expect(listed).not.toBeNull();
+    const allowedHosts = JSON.parse(listed![1]!) as string[];
+    const health = execForm(one("HEALTHCHECK")!.args.replace(/^.*?CMD\s+/, ""));
+    const probe = async (hosts: string[]) => {
+      const serve = await serveConfig({
+        listen: { host: "127.0.0.1", port: 0 },
+        mcpServers: { fx: { command: process.execPath, args: [FIXTURE_SERVER] } },
+        allowedHosts: hosts,
+      });
+      try {
+        const argv = localArgv(health, serve.configFile);
+        return await promisify(execFile)(argv[0]!, argv.slice(1), {
+          env: { ...process.env, MCPN_HEALTH_URL: `${serve.url}/healthz` },
+        }).then(
+          () => 0,
+          (error: { code?: number }) => error.code ?? -1,
+        );
+      } finally {
+        await serve.stop();
+      }
+    };
+    expect(await probe(allowedHosts)).toBe(0);
+    expect(await probe(allowedHosts.filter((host) => host !== "127.0.0.1"))).toBe(1);
   });
 
   it("the ENTRYPOINT with `serve --url` flags runs without a config file", async () => {
