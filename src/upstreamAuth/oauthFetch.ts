@@ -107,12 +107,18 @@ function bounded(response: Response, where: string): Response {
 
 /**
  * The SDK's report of an answer that is not OAuth's JSON (a proxy's error page, a load balancer's
- * text) cut to a phrase: its parse error and the raw body say nothing an operator can act on.
+ * text, a 200 whose body does not parse) cut to a phrase: its parse error and the raw body say
+ * nothing an operator can act on.
  */
 function withoutRawAnswer(text: string): string {
   const cut = text.indexOf("Invalid OAuth error response");
-  return cut === -1 ? text : `${text.slice(0, cut)}not an OAuth answer`;
+  if (cut !== -1) return `${text.slice(0, cut)}not an OAuth answer`;
+  // A JSON parse error quotes the start of what it read: an answer that echoed a secret would
+  // show its first characters, too few for the redaction to know them.
+  return JSON_PARSE_ERROR.test(text) ? "an answer (metadata, registration or token) is not JSON" : text;
 }
+
+const JSON_PARSE_ERROR = /is not valid JSON|Unexpected (token|end of JSON|non-whitespace)|in JSON at position/;
 
 /** Most fields named when an OAuth answer does not read: the first are what to fix. */
 const PROBLEMS_SHOWN = 3;

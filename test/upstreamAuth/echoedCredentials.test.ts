@@ -17,7 +17,7 @@ const CLIENT = "svc";
 const SECRET = "s3cr3t value!'()~*-4c1d";
 const TOKEN = "AT-echoed-access-token-9f2e";
 
-type Mode = "echo-text" | "echo-json" | "echo-post" | "rpc-echo";
+type Mode = "echo-text" | "echo-json" | "echo-post" | "echo-raw" | "rpc-echo";
 
 /** An authorization server and a protected MCP server in one, misbehaving as `mode` says. */
 async function startEchoServer(mode: Mode): Promise<{ url: string; close: () => Promise<void> }> {
@@ -43,6 +43,11 @@ async function startEchoServer(mode: Mode): Promise<{ url: string; close: () => 
         return res.end(echo);
       }
       if (mode === "echo-json") return json(400, { error: "invalid_client", error_description: echo });
+      if (mode === "echo-raw") {
+        // "JSON" that is the secret itself: a parse error quotes what it read first.
+        res.writeHead(200, { "content-type": "application/json" });
+        return res.end(SECRET);
+      }
       return json(200, { access_token: TOKEN, token_type: "Bearer", expires_in: 3600 });
     }
     if (path === "/mcp") {
@@ -87,7 +92,7 @@ const FORMS = [
 ];
 
 describe("credentials a server quotes back", () => {
-  const MODES: Mode[] = ["echo-text", "echo-json", "echo-post", "rpc-echo"];
+  const MODES: Mode[] = ["echo-text", "echo-json", "echo-post", "echo-raw", "rpc-echo"];
   const servers: Array<{ url: string; close: () => Promise<void> }> = [];
   let serve: ServeProcess;
   let logFile: string;
@@ -133,10 +138,16 @@ describe("credentials a server quotes back", () => {
     seen.push(error);
     // A plain-text answer is not quoted at all (not OAuth's JSON: cut to a phrase); OAuth's own
     // error_description and a JSON-RPC error are, redacted.
-    const said = { "echo-text": "HTTP 400: not an OAuth answer", "echo-post": "HTTP 400: not an OAuth answer" };
+    const said = {
+      "echo-text": "HTTP 400: not an OAuth answer",
+      "echo-post": "HTTP 400: not an OAuth answer",
+      "echo-raw": "an answer (metadata, registration or token) is not JSON",
+    };
     expect(error).toContain(said[mode as keyof typeof said] ?? "[redacted]");
     if (mode === "rpc-echo") expect(error).toContain("token rejected: Bearer [redacted]");
     for (const form of FORMS) expect(error.includes(form), `${form.slice(0, 8)}… quoted to the host`).toBe(false);
+    // Nor its start, which a parse error quotes (too short for the redaction to know it).
+    expect(error).not.toContain(SECRET.slice(0, 6));
   });
 
   it("a JSON-RPC error quoting the token in a long data string: redacted there too, its numbers as written", async () => {
