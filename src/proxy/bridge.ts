@@ -37,7 +37,7 @@ import {
 } from "../transports/jsonrpc.js";
 import { NormalizingTransport, type NormalizationOptions } from "./withNormalization.js";
 import { type InFlightRequest, RequestTable } from "./requestTable.js";
-import { BatchAnswers } from "./batchAnswers.js";
+import { BatchAnswers, type HeldAnswers } from "./batchAnswers.js";
 import { serverRefused } from "./serverRefused.js";
 import { SENT } from "../transports/drainWaiter.js";
 import { FlowHolds } from "./flowHolds.js";
@@ -152,6 +152,10 @@ export class Bridge {
   private batchOut: unknown[] | undefined;
   /** Set while a host batch is looked at item by item: what the proxy answers of it at once. */
   private hostBatch: BatchAnswers | undefined;
+  /** The host batches whose answers the upstream's batch being handed on holds (with `batchOut`). */
+  private batchesRelayed: Set<BatchAnswers> | undefined;
+  /** What the session's host batches hold of their answers, over all of them (`limits.hostBufferBytes`). */
+  private readonly heldAnswers: HeldAnswers;
   /**
    * The session's protocol version: the host's initialize request, then the upstream's answer.
    * Once an answer agreed one, a later initialize (which a server refuses, or answers for
@@ -179,6 +183,7 @@ export class Bridge {
     this.host = options.host;
     this.logger = options.logger;
     this.problemLines = new ProblemLines(options.logger);
+    this.heldAnswers = { bytes: 0, maxBytes: options.hostBufferBytes ?? DEFAULT_LIMITS.hostBufferBytes };
     this.timeoutMs = options.requestTimeoutMs ?? DEFAULT_LIMITS.requestTimeoutMs;
     this.upstream = new NormalizingTransport(options.upstream, options.normalization, this.waiting);
     this.flow = new FlowHolds(
@@ -201,7 +206,7 @@ export class Bridge {
     this.upstream.onclose = () => void this.close("upstream closed");
     this.upstream.onerror = (error) => {
       this.lastUpstreamError = error.message;
-      this.logger.warn("upstream transport error", { error: error.message });
+      this.problemLines.warn("upstream transport error", { error: error.message });
     };
     this.upstream.onproblem = (problem) => this.upstreamProblem(problem);
   }
@@ -491,12 +496,16 @@ export class Bridge {
    */
   private batchToHost(items: unknown[], onStream: RequestId | undefined): void {
     const out: unknown[] = [];
+    const relayed = new Set<BatchAnswers>();
     this.batchOut = out;
+    this.batchesRelayed = relayed;
     try {
       for (const msg of items) this.fromUpstreamOne(msg, onStream);
     } finally {
       this.batchOut = undefined;
+      this.batchesRelayed = undefined;
     }
+    for (const batch of relayed) batch.relayEnded(out);
     if (out.length === 0) return;
     const whole = out.length === items.length && out.every((msg, i) => msg === items[i]);
     this.toHost(whole ? items : out, undefined);
@@ -627,16 +636,17 @@ export class Bridge {
 
   /** `batch`: the host batch `msg` answers a request of, whose answers go back together. */
   private toHost(msg: unknown, related: RequestId | undefined, batch?: BatchAnswers): void {
-    if (batch !== undefined) batch.answer(msg, this.batchOut);
-    else if (this.hostBatch !== undefined) this.hostBatch.add(msg);
+    if (batch !== undefined) {
+      this.batchesRelayed?.add(batch);
+      batch.answer(msg, this.batchOut);
+    } else if (this.hostBatch !== undefined) this.hostBatch.add(msg);
     else if (this.batchOut !== undefined) this.batchOut.push(msg);
     else this.write(msg, related);
   }
 
-  /** The answers to a host batch, gathered; sent as one array (or, past `hostBufferBytes` held, in parts). */
+  /** The answers to a host batch, gathered; sent as one array (or, past what the session may hold, in parts). */
   private batch(): BatchAnswers {
-    const maxHeld = this.options.hostBufferBytes ?? DEFAULT_LIMITS.hostBufferBytes;
-    return new BatchAnswers((answers) => this.write(answers, undefined), maxHeld);
+    return new BatchAnswers((answers) => this.write(answers, undefined), this.heldAnswers);
   }
 
   private write(msg: unknown, related: RequestId | undefined): void {

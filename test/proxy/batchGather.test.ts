@@ -113,6 +113,28 @@ describe("a host batch's answers, gathered", () => {
     expect(host.sent.map((s) => idsOf(s.message))).toEqual([[1, 2], [3]]);
   });
 
+  it("what the session's batches hold together is bounded: the batch that passes it sends what it holds", async () => {
+    const { host, upstream } = await batchSession({ hostBufferBytes: 1000 });
+    host.receive([call(1), call(2)]);
+    host.receive([call(3), call(4)]);
+    upstream.receive(result(1, "a".repeat(600)));
+    expect(host.sent).toEqual([]);
+    upstream.receive(result(3, "c".repeat(600)));
+    expect(host.sent.map((s) => idsOf(s.message))).toEqual([[3]]);
+    upstream.receive(result(4));
+    upstream.receive(result(2));
+    expect(host.sent.map((s) => idsOf(s.message))).toEqual([[3], [4], [1, 2]]);
+  });
+
+  it("an upstream array that answers part of a batch: its answers wait for the rest, what else it holds goes on", async () => {
+    const { host, upstream } = await batchSession();
+    host.receive([call(1), call(2)]);
+    upstream.receive([result(1), { jsonrpc: "2.0", method: "notifications/message" }]);
+    expect(host.sent.map((s) => idsOf(s.message))).toEqual([[undefined]]);
+    upstream.receive(result(2));
+    expect(host.sent.map((s) => idsOf(s.message))).toEqual([[undefined], [1, 2]]);
+  });
+
   it("a host on a protocol without batches has them refused, each answer alone, as before", async () => {
     const { host } = await batchSession({ version: "2025-06-18" });
     host.receive([call(1), call(2)]);
