@@ -319,7 +319,7 @@ export class StatelessPool {
           this.fromUpstream(lane, upstream, message, relatedRequestOf(extra), isFailedRequest(extra));
         upstream.transport.onproblem = (problem) => this.upstreamProblem(lane, problem);
         upstream.transport.onerror = (error) =>
-          this.options.logger.warn("pooled upstream transport error", { upstream: upstream.id, error: error.message });
+          this.problemLines.warn("pooled upstream transport error", { upstream: upstream.id, error: error.message });
         upstream.transport.onclose = () => this.laneEnded(lane, upstream);
         if (lane.closing) void upstream.transport.close();
         this.options.logger.info("stateless pool: upstream started", {

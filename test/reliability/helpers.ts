@@ -182,3 +182,28 @@ export function toolText(answer: Record<string, unknown>): string {
   const result = answer.result as { content?: Array<{ text?: string }> } | undefined;
   return result?.content?.[0]?.text ?? "";
 }
+
+/** Reads a legacy SSE stream to its end (or `timeoutMs`), handing back the text and the endpoint. */
+export async function openLegacyStream(url: string): Promise<{ endpoint: Promise<string>; text: Promise<string> }> {
+  const response = await fetch(url, { headers: { accept: "text/event-stream" }, signal: AbortSignal.timeout(15_000) });
+  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+  let seen = "";
+  let announce: (endpoint: string) => void = () => {};
+  const endpoint = new Promise<string>((resolve) => {
+    announce = resolve;
+  });
+  const text = (async () => {
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) return seen;
+        seen += value;
+        const m = /event: endpoint\ndata: (\S+)\n/.exec(seen);
+        if (m !== null) announce(m[1]!);
+      }
+    } catch (error) {
+      return `${seen}\n(stream failed: ${String(error)})`;
+    }
+  })();
+  return { endpoint, text };
+}

@@ -3,7 +3,7 @@
  * the host is answered with an error naming the shutdown, not left without an answer.
  */
 import { describe, expect, it } from "vitest";
-import { serveConfig } from "./helpers.js";
+import { openLegacyStream, serveConfig } from "./helpers.js";
 
 const INITIALIZE = {
   jsonrpc: "2.0",
@@ -43,31 +43,6 @@ describe("serve on SIGTERM, a session waiting to restart its upstream", () => {
     expect(await exited).toBe(0);
   });
 });
-
-/** Reads a legacy SSE stream to its end (or `timeoutMs`), handing back the text and the endpoint. */
-async function openLegacyStream(url: string): Promise<{ endpoint: Promise<string>; text: Promise<string> }> {
-  const response = await fetch(url, { headers: { accept: "text/event-stream" }, signal: AbortSignal.timeout(15_000) });
-  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
-  let seen = "";
-  let announce: (endpoint: string) => void = () => {};
-  const endpoint = new Promise<string>((resolve) => {
-    announce = resolve;
-  });
-  const text = (async () => {
-    try {
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) return seen;
-        seen += value;
-        const m = /event: endpoint\ndata: (\S+)\n/.exec(seen);
-        if (m !== null) announce(m[1]!);
-      }
-    } catch (error) {
-      return `${seen}\n(stream failed: ${String(error)})`;
-    }
-  })();
-  return { endpoint, text };
-}
 
 describe("serve on SIGTERM, a legacy SSE session waiting to restart its upstream", () => {
   it("the initialize POSTed while it waits is answered on the stream with -32001 naming the shutdown", async () => {

@@ -7,7 +7,7 @@
 import { createServer, type Socket } from "node:net";
 import { afterAll, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
-import { serveConfig, waitForStderr } from "./helpers.js";
+import { openLegacyStream, serveConfig, waitForStderr } from "./helpers.js";
 
 const INITIALIZE = {
   jsonrpc: "2.0",
@@ -86,6 +86,34 @@ describe("serve on SIGTERM, a session still reaching its remote upstream", () =>
     expect(messages[0]).toContain("the proxy is shutting down (SIGTERM)");
     expect(await exited).toBe(0);
     expect(Date.now() - sent).toBeLessThan(5000);
+  });
+
+  it("a legacy SSE host: its initialize gets the error as an event, a POST waiting behind it a 502 saying it", async () => {
+    const { serve, exited } = await proxyReachingSilentServer();
+    const before = held.length;
+    const stream = await openLegacyStream(`${serve.url}/sse/far`);
+    const endpoint = new URL(await stream.endpoint, serve.url);
+    const post = (body: unknown) =>
+      fetch(endpoint, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(body),
+        signal: AbortSignal.timeout(15_000),
+      }).then(async (response) => ({ status: response.status, body: await response.text() }));
+    expect((await post(INITIALIZE)).status).toBe(202);
+    const second = post({ jsonrpc: "2.0", id: 2, method: "ping" });
+    await until(() => held.length > before);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    serve.child.kill("SIGTERM");
+    const text = await stream.text;
+    const events = [...text.matchAll(/event: message\ndata: (.+)\n/g)].map((m) => JSON.parse(m[1]!));
+    expect(events).toMatchObject([{ id: 1, error: { code: -32001 } }]);
+    expect(events[0].error.message).toContain("the proxy is shutting down (SIGTERM)");
+    const { status, body } = await second;
+    expect(status).toBe(502);
+    expect(JSON.parse(body)).toMatchObject({ error: { code: -32001 } });
+    expect(body).toContain("the proxy is shutting down (SIGTERM)");
+    expect(await exited).toBe(0);
   });
 });
 

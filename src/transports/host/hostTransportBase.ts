@@ -61,6 +61,11 @@ export abstract class HostTransportBase implements ProxyTransport {
     return this.closed;
   }
 
+  /** Why the session could not start, once `refuseStart` has ended it. */
+  get startRefused(): string | undefined {
+    return this.refusal;
+  }
+
   /** Why the proxy ended the session on its own (idle, a dead connection); undefined otherwise. */
   get endReason(): string | undefined {
     return this.reaped;

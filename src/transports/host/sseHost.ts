@@ -166,9 +166,10 @@ export class SseEndpoint {
         return;
       }
       if (session.isClosed) {
-        // Its upstream could not start (a POST that waited behind the one answered on the stream).
-        const failed = this.failed.get(session.sessionId);
-        if (failed !== undefined) replyJsonRpcError(res, 502, JSONRPC.UPSTREAM_UNAVAILABLE, failed.why);
+        // Its upstream could not start (a POST that waited behind the one answered on the stream),
+        // told by the session itself when it was ended before the start's failure reached here.
+        const why = this.failed.get(session.sessionId)?.why ?? session.startRefused;
+        if (why !== undefined) replyJsonRpcError(res, 502, JSONRPC.UPSTREAM_UNAVAILABLE, why);
         else replyJsonRpcError(res, 404, JSONRPC.INVALID_REQUEST, "Session ended while its message was being read");
         return;
       }

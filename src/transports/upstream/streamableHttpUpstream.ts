@@ -931,7 +931,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
 
   private fail(ids: RequestId[], error: NormalizerError): void {
     this.lastError = error.message;
-    this.logger.warn("upstream request failed", { error: error.message });
+    // Logged by the owner (`onerror`), once per kind in a flood: a client may send such requests without end.
     this.onerror?.(error);
     for (const id of ids) {
       if (this.initializeIds.delete(id)) this.serverStream.initializeEnded();
