@@ -383,6 +383,43 @@ describe("refused requests", () => {
     expect(sent).toBeLessThan(64 * 1024 * 1024);
   });
 
+  it("a body declaring more than is ever read gets its 413 at once, naming the limit; then the connection is cut", async () => {
+    const r = await start({ closeTimeoutMs: 500, maxBodyBytes: 1024 * 1024 });
+    const started = Date.now();
+    const { answer, sent } = await refusedUpload(
+      r,
+      "POST /mcp/demo HTTP/1.1\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream",
+    );
+    expect(answer).toMatch(/^HTTP\/1\.1 413 /);
+    expect(answer).toMatch(/connection: close/i);
+    expect(answer).toContain("limits.maxBodyBytes (1048576 bytes)");
+    expect(sent).toBeLessThan(64 * 1024 * 1024);
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
+  it("a chunked body that runs far past the limit gets its 413 too, not a reset; then the connection is cut", async () => {
+    const r = await start({ closeTimeoutMs: 500, maxBodyBytes: 1024 * 1024 });
+    const socket = connect(r.port, "127.0.0.1");
+    let answer = "";
+    socket.setEncoding("latin1");
+    socket.on("data", (chunk: string) => (answer += chunk));
+    socket.on("error", () => undefined);
+    const closed = new Promise<void>((resolve) => socket.once("close", () => resolve()));
+    await new Promise<void>((resolve) => socket.once("connect", () => resolve()));
+    socket.write(
+      "POST /mcp/demo HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n" +
+        "accept: application/json, text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n",
+    );
+    const chunk = Buffer.alloc(1024 * 1024, 0x20);
+    const framed = Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, Buffer.from("\r\n")]);
+    for (let sent = 0; !socket.destroyed && sent < 64 && answer === ""; sent++)
+      if (!socket.write(framed)) await Promise.race([new Promise((resolve) => socket.once("drain", resolve)), closed]);
+    await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 10_000))]);
+    expect(answer).toMatch(/^HTTP\/1\.1 413 /);
+    expect(answer).toContain("limits.maxBodyBytes");
+    expect(socket.destroyed).toBe(true);
+  });
+
   it("so is one refused for its method or an unknown session, on /mcp and /messages", async () => {
     const r = await start({ closeTimeoutMs: 500 });
     for (const [head, status] of [
@@ -449,10 +486,12 @@ describe("limits", () => {
     await second.close();
   });
 
-  it("answers 413 to a body just over maxMessageBytes, drops one far over it, and keeps serving", async () => {
+  it("answers 413 to a body just over maxMessageBytes and to one far over it (then cut), and keeps serving", async () => {
     const r = await start({ maxMessageBytes: 1024 });
     expect((await fetch(`${r.url}/mcp/demo`, { method: "POST", body: "x".repeat(8 * 1024) })).status).toBe(413);
-    await expect(fetch(`${r.url}/mcp/demo`, { method: "POST", body: "x".repeat(12 * 1024 * 1024) })).rejects.toThrow();
+    const far = await fetch(`${r.url}/mcp/demo`, { method: "POST", body: "x".repeat(12 * 1024 * 1024) });
+    expect(far.status).toBe(413);
+    expect(far.headers.get("connection")).toBe("close");
     expect((await fetch(`${r.url}/healthz`)).status).toBe(200);
   });
 

@@ -29,6 +29,11 @@ export type BodyReadResult =
       readonly code: number;
       /** The id, as written, of the request the error answers (none: `null`). */
       readonly idText?: string;
+      /**
+       * The body was refused before its end (far over the limit, by what it said or sent): the
+       * rest is not read, and once answered its connection is cut (`refuse.ts`: `replyBodyFailure`).
+       */
+      readonly cut?: boolean;
     };
 
 /** How much of a bad body is quoted in a problem report (never the whole content). */
@@ -119,6 +124,16 @@ export function readMessageBody(
     let tail: Buffer = Buffer.alloc(0);
     let overBudget = false;
     const cutOff = maxMessageBytes + Math.max(maxMessageBytes, MIN_DISCARD_BYTES);
+    let cut = false;
+    /** Refused before its end: the caller answers, then cuts the connection (its end is not awaited). */
+    const cutShort = (): void => {
+      if (cut) return;
+      cut = true;
+      tooLarge = true;
+      drop();
+      // What came last is the middle of the body, not its end: no id is read from it.
+      refused(Buffer.alloc(0));
+    };
     const drop = (): void => {
       chunks.length = 0;
       slab = undefined;
@@ -140,12 +155,7 @@ export function readMessageBody(
         drop();
       }
       if (tooLarge || overBudget) {
-        if (bytes > cutOff) {
-          // Refused as it would be at its end, but the end is not awaited: the client is cut off.
-          // What came last is the middle of the body, not its end: no id is read from it.
-          refused(Buffer.alloc(0));
-          req.socket.destroy();
-        }
+        if (bytes > cutOff) cutShort();
         return;
       }
       held += chunk.length;
@@ -165,6 +175,13 @@ export function readMessageBody(
       aborted();
       return;
     }
+    // A body that says it is longer than would be read to its end is refused at once: no need
+    // to read megabytes first, nor to wait out a client that declared more than it sends.
+    const declared = Number(req.headers["content-length"]);
+    if (Number.isSafeInteger(declared) && declared > cutOff) {
+      bytes = declared;
+      cutShort();
+    }
     req.on("error", aborted);
     req.on("close", () => {
       if (!req.complete) aborted();
@@ -172,14 +189,10 @@ export function readMessageBody(
     /** A body over the limit or the budget, its end (`end`) read or not. */
     function refused(end: Buffer): void {
       if (tooLarge) {
-        resolve(
-          failure(
-            413,
-            oversizedProblem({ bytes, head, tail: end }),
-            `Message of ${bytes} bytes exceeds ${limitName} (${maxMessageBytes} bytes); raise ${limitName} to accept ` +
-              `it`,
-          ),
-        );
+        const message =
+          `Message of ${bytes} bytes exceeds ${limitName} (${maxMessageBytes} bytes); raise ${limitName} to ` +
+          "accept it";
+        resolve(failure(413, oversizedProblem({ bytes, head, tail: end }), message, undefined, cut));
         return;
       }
       const limit = `limits.bodyBytesInFlight (${budget?.maxBytes} bytes)`;
@@ -292,6 +305,7 @@ function failure(
   problem: FramingProblem,
   message: string,
   code: number = jsonRpcCodeFor(problem),
+  cut = false,
 ): BodyReadResult {
-  return { ok: false, status, problem, message, code };
+  return cut ? { ok: false, status, problem, message, code, cut } : { ok: false, status, problem, message, code };
 }

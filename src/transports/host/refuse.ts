@@ -10,6 +10,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { type HeaderMap, replyJsonRpcError } from "./httpReplies.js";
 import { discardThenCut } from "./discard.js";
+import type { BodyReadResult } from "./readMessageBody.js";
 
 export function refuse(
   req: IncomingMessage,
@@ -22,6 +23,21 @@ export function refuse(
 ): void {
   discardBody(req, closeTimeoutMs);
   replyJsonRpcError(res, status, code, message, headers);
+}
+
+/**
+ * Answers a body that could not be taken. One refused before its end (`cut`) is answered with
+ * `Connection: close`; what the client still sends is then read and thrown away as for a request
+ * refused at the door, so it can read the answer rather than a reset, and the connection is cut.
+ */
+export function replyBodyFailure(
+  req: IncomingMessage,
+  res: ServerResponse,
+  body: Extract<BodyReadResult, { ok: false }>,
+  closeTimeoutMs: number,
+): void {
+  replyJsonRpcError(res, body.status, body.code, body.message, body.cut ? { connection: "close" } : {}, body.idText);
+  if (body.cut) discardThenCut(req, req.socket, closeTimeoutMs);
 }
 
 /**

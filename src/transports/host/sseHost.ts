@@ -12,7 +12,7 @@ import type { JSONRPCMessage, TransportSendOptions } from "../types.js";
 import { HostTransportBase } from "./hostTransportBase.js";
 import type { HostEndpointContext } from "./hostSession.js";
 import { replyJsonRpcError, replySessionLimit } from "./httpReplies.js";
-import { refuse } from "./refuse.js";
+import { refuse, replyBodyFailure } from "./refuse.js";
 import { isAnswerOverLimit, readMessageBody } from "./readMessageBody.js";
 import { forwardableMcpHeaders } from "../mcpHeaders.js";
 import { clientAddress } from "./clientAddress.js";
@@ -162,7 +162,7 @@ export class SseEndpoint {
       if (!body.ok) {
         this.ctx.onproblem?.(body.problem, { server: this.ctx.server, kind: "sse", sessionId: session.sessionId });
         if (isAnswerOverLimit(body.problem)) session.onproblem?.(body.problem);
-        replyJsonRpcError(res, body.status, body.code, body.message, {}, body.idText);
+        replyBodyFailure(req, res, body, this.ctx.closeTimeoutMs);
         return;
       }
       if (session.isClosed) {

@@ -21,7 +21,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { JSONRPC } from "../../errors/jsonRpcCodes.js";
 import type { HostEndpointContext, HostSessionInfo } from "./hostSession.js";
 import { headerValue, replyJsonRpcError, replyJsonRpcErrorTo, replySessionLimit } from "./httpReplies.js";
-import { refuse } from "./refuse.js";
+import { refuse, replyBodyFailure } from "./refuse.js";
 import { unsupportedProtocolVersion } from "./protocolVersionHeader.js";
 import { idKey, methodOf, type RequestId, requestIdOf } from "../jsonrpc.js";
 import { idTextOf } from "../idAsWritten.js";
@@ -115,7 +115,7 @@ export class StreamableHttpEndpoint {
         this.find(req, sessionId)?.onproblem?.(body.problem);
       else if (isAnswerOverLimit(body.problem))
         this.ctx.onStatelessAnswerTooLarge?.(body.problem, this.ctx.server, this.ctx.ownerOf?.(req));
-      replyJsonRpcError(res, body.status, body.code, body.message, {}, body.idText);
+      replyBodyFailure(req, res, body, this.ctx.closeTimeoutMs);
       return;
     }
     // Its one body holds one answer per id: a batch with an id twice would have the first
