@@ -11,6 +11,8 @@ import type { Logger } from "../observe/logger.js";
 import { quietWhen } from "../observe/quietWhen.js";
 import { Policy, type PolicyOptions } from "../normalize/policy.js";
 import type { FramingProblem, ProxyTransport, UpstreamTransport } from "../transports/types.js";
+import type { UpstreamTransportKind } from "../transports/upstream/index.js";
+import { transportOfServer } from "./upstreamFactory.js";
 import { Bridge } from "./bridge.js";
 import { StatelessPool, type PooledUpstream } from "./statelessPool.js";
 import type { NormalizationEvent } from "../normalize/change.js";
@@ -88,7 +90,7 @@ interface Backoff {
 
 export interface ServerHealth {
   status: "up" | "down" | "idle";
-  transport: "stdio" | "http";
+  transport: "stdio" | UpstreamTransportKind;
   sessions: number;
   /** Upstreams of the stateless pools (running or starting). */
   statelessUpstreams: number;
@@ -134,7 +136,7 @@ export class SessionManager {
       this.setFitPolicy(name, entry);
       this.health.set(name, {
         status: "idle",
-        transport: isStdioServer(entry.config) ? "stdio" : "http",
+        transport: upstreamKindOf(entry.config),
         sessions: 0,
         statelessUpstreams: 0,
         sessionsOpened: 0,
@@ -248,7 +250,7 @@ export class SessionManager {
     // Starts waiting out the old entry's delay go now, with the new entry.
     for (const wake of [...(this.restartWaits.get(name) ?? [])]) wake();
     const health = this.health.get(name)!;
-    health.transport = isStdioServer(entry.config) ? "stdio" : "http";
+    health.transport = upstreamKindOf(entry.config);
     health.consecutiveFailures = 0;
     if (health.status === "down") health.status = health.sessions + health.statelessUpstreams > 0 ? "up" : "idle";
     const prefix = `${name}\u0000`;
@@ -615,5 +617,16 @@ export class SessionManager {
       ...[...this.sessions.values()].map(({ bridge }) => bridge.close("proxy shutting down")),
       ...[...this.pools.values()].map((pool) => pool.closeAll()),
     ]);
+  }
+}
+
+/** How a server is reached, as `/healthz` shows it: a child's stdio, or the remote transport its entry names. */
+function upstreamKindOf(config: ServerConfig): ServerHealth["transport"] {
+  if (isStdioServer(config)) return "stdio";
+  try {
+    return transportOfServer(config) ?? "stdio";
+  } catch {
+    // A URL Node cannot parse: its start fails, and says so.
+    return "streamable-http";
   }
 }
