@@ -37,6 +37,8 @@ export interface RpcClientOptions {
   timeoutSetting?: string;
   /** Why the transport ended (exit code, last stderr line), for error messages. */
   describeEnd?: () => string | undefined;
+  /** What the transport reports failed outside an answer (a notification's POST refused), its secrets redacted. */
+  onTransportError?: (message: string) => void;
 }
 
 export class RawRpcClient {
@@ -54,7 +56,7 @@ export class RawRpcClient {
     this.timeoutMs = options.requestTimeoutMs;
     transport.onmessage = (message) => this.receive(message);
     transport.onclose = () => this.fail(new NormalizerError("UPSTREAM_CLOSED", `upstream closed${this.why()}`));
-    transport.onerror = () => {};
+    transport.onerror = (error) => options.onTransportError?.(this.redact(error.message));
     transport.onproblem = (problem) => this.unreadable(problem);
   }
 

@@ -78,6 +78,8 @@ export interface AuditOptions {
    */
   onProgress?: (done: number, total: number, label: string) => void;
   describeEnd?: () => string | undefined;
+  /** What the transport reports failed outside an answer, redacted (for the log). */
+  onTransportError?: (message: string) => void;
   now?: () => Date;
   version?: string;
 }
@@ -104,6 +106,7 @@ export async function runAudit(options: AuditOptions): Promise<AuditResult> {
     requestTimeoutMs: options.requestTimeoutMs,
     ...(options.timeoutSetting === undefined ? {} : { timeoutSetting: options.timeoutSetting }),
     ...(options.describeEnd === undefined ? {} : { describeEnd: options.describeEnd }),
+    ...(options.onTransportError === undefined ? {} : { onTransportError: options.onTransportError }),
   });
   const aggregator = new ReportAggregator({ maxUris: Infinity });
   const records: AuditResult["records"] = [];

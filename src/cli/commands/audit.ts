@@ -198,6 +198,7 @@ export async function runAuditCommand(argv: readonly string[], io: CliIo): Promi
     keepUri: uriFilter(values.uri),
     ...(maxBytes === undefined ? {} : { maxBytes }),
     onProgress: (done, total, uri) => progress.update(done, total, uri),
+    onTransportError: (message) => logger.warn("upstream transport error", { error: message }),
     describeEnd: () => transport.describeEnd(),
     version: await packageVersion(),
   })
