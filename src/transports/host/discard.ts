@@ -11,8 +11,16 @@ interface Discarded {
   once(event: "end" | "close", listener: () => void): unknown;
 }
 
-/** Starts throwing away what `from` reads; returns the cut (for a caller that knows sooner). */
-export function discardThenCut(from: Discarded, socket: { destroy(): void }, closeTimeoutMs: number): () => void {
+/**
+ * Starts throwing away what `from` reads, up to `maxBytes`; returns the cut (for a caller that
+ * knows sooner).
+ */
+export function discardThenCut(
+  from: Discarded,
+  socket: { destroy(): void },
+  closeTimeoutMs: number,
+  maxBytes = MIN_DISCARD_BYTES,
+): () => void {
   const timer = setTimeout(() => socket.destroy(), closeTimeoutMs);
   timer.unref();
   const cut = (): void => {
@@ -22,7 +30,7 @@ export function discardThenCut(from: Discarded, socket: { destroy(): void }, clo
   let read = 0;
   from.on("data", (chunk: Buffer) => {
     read += chunk.length;
-    if (read > MIN_DISCARD_BYTES) cut();
+    if (read > maxBytes) cut();
   });
   from.once("end", () => clearTimeout(timer));
   from.once("close", () => clearTimeout(timer));

@@ -10,7 +10,14 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { type HeaderMap, replyJsonRpcError } from "./httpReplies.js";
 import { discardThenCut } from "./discard.js";
-import type { BodyReadResult } from "./readMessageBody.js";
+import { type BodyReadResult, MIN_DISCARD_BYTES } from "./readMessageBody.js";
+
+/**
+ * What is read and thrown away of a body refused before its end, once answered: a client (undici's
+ * `fetch`, the SDK) that reads the answer only once it has sent its body gets a reset instead of
+ * the 413 when cut sooner. Bounded still, and by `closeTimeoutMs`.
+ */
+export const CUT_BODY_DISCARD_BYTES = 8 * MIN_DISCARD_BYTES;
 
 export function refuse(
   req: IncomingMessage,
@@ -26,9 +33,11 @@ export function refuse(
 }
 
 /**
- * Answers a body that could not be taken. One refused before its end (`cut`) is answered with
- * `Connection: close`; what the client still sends is then read and thrown away as for a request
- * refused at the door, so it can read the answer rather than a reset, and the connection is cut.
+ * Answers a body that could not be taken. One refused before its end (`cut`) is answered at
+ * once; what the client still sends is read and thrown away (`CUT_BODY_DISCARD_BYTES`, for at
+ * most `closeTimeoutMs`), so it can read the answer rather than a reset: a body that ends within
+ * that keeps its connection, a longer one has it cut. (`Connection: close` would have Node end
+ * the connection under a client still sending: a reset.)
  */
 export function replyBodyFailure(
   req: IncomingMessage,
@@ -36,8 +45,8 @@ export function replyBodyFailure(
   body: Extract<BodyReadResult, { ok: false }>,
   closeTimeoutMs: number,
 ): void {
-  replyJsonRpcError(res, body.status, body.code, body.message, body.cut ? { connection: "close" } : {}, body.idText);
-  if (body.cut) discardThenCut(req, req.socket, closeTimeoutMs);
+  replyJsonRpcError(res, body.status, body.code, body.message, {}, body.idText);
+  if (body.cut) discardThenCut(req, req.socket, closeTimeoutMs, CUT_BODY_DISCARD_BYTES);
 }
 
 /**
