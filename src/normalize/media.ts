@@ -137,7 +137,9 @@ export function normalizeMediaBlock(block: unknown, policy: Policy, path: string
     const outcome = mimeOutcome(block.mimeType, next);
     if (outcome.action === null) return keep("none", reason);
     const rebuilt = rebuild(block, { mimeType: outcome.value });
-    return { block: applied ? rebuilt : block, record: recordFor(block, rebuilt, "fix-mime", reason, path, applied) };
+    // A block with no mimeType at all gets one (`fill-mime`), as a resource entry does.
+    const record = recordFor(block, rebuilt, outcome.action, reason, path, applied);
+    return { block: applied ? rebuilt : block, record };
   };
 
   if (isOverlongMediaType(block.mimeType)) return keep("skip-too-large", overlongMediaTypeReason(block.mimeType));

@@ -107,7 +107,7 @@ describe("prompts/get", () => {
     ]);
     expect(out.changes.map((r) => [r.path, r.action])).toEqual([
       ["messages[1].content.resource", "unwrap-blob"],
-      ["messages[2].content[0]", "fix-mime"],
+      ["messages[2].content[0]", "fill-mime"],
     ]);
   });
 });
