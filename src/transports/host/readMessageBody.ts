@@ -30,7 +30,7 @@ export type BodyReadResult =
       /** The id, as written, of the request the error answers (none: `null`). */
       readonly idText?: string;
       /**
-       * The body was refused before its end (far over the limit, by what it said or sent): what
+       * The body was refused before its end (far over the limit by what it sent): what
        * follows is thrown away, up to a bound, then its connection is cut (`refuse.ts`: `replyBodyFailure`).
        */
       readonly cut?: boolean;
@@ -174,14 +174,6 @@ export function readMessageBody(
     if (req.destroyed) {
       aborted();
       return;
-    }
-    // A body that says it is longer than would be read to its end is refused at once: no need
-    // to read megabytes first, nor to wait out a client that declared more than it sends.
-    // (Node's parser lets only digits through; past 2^53 the number is rounded, still over.)
-    const declared = Number(req.headers["content-length"]);
-    if (declared > cutOff) {
-      bytes = declared;
-      cutShort();
     }
     req.on("error", aborted);
     req.on("close", () => {
