@@ -6,19 +6,10 @@
  * reads it as absent), which the proxy leaves to the server. A raw host on `stdio` in
  * front of the official everything server.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CLI, EVERYTHING_SERVER } from "../helpers/paths.js";
-import { INITIALIZE_PARAMS, startRawStdio, type RawStdio } from "../helpers/rawStdio.js";
+import { describe, expect, it } from "vitest";
+import { everythingBehindStdio } from "../helpers/rawStdio.js";
 
-let proxy: RawStdio;
-beforeAll(async () => {
-  proxy = startRawStdio(process.execPath, [CLI, "stdio", "--", process.execPath, EVERYTHING_SERVER]);
-  expect((await proxy.request(0, "initialize", INITIALIZE_PARAMS, 20_000)).result).toBeDefined();
-  proxy.notify("notifications/initialized");
-}, 30_000);
-afterAll(async () => {
-  await proxy?.close(10_000);
-});
+const proxy = everythingBehindStdio();
 
 const call = (meta: unknown) => ({ name: "echo", arguments: { message: "hi" }, _meta: meta });
 
@@ -47,13 +38,13 @@ describe("a malformed progress token or _meta", () => {
     ["_meta that is a string", "x", '"params._meta" must be an object, not "x"'],
     ["_meta that is an array", [], '"params._meta" must be an object, not an array'],
   ])("%s: answered at once with -32602, not forwarded", async (name, meta, why) => {
-    const answer = await proxy.request(`bad ${name}`, "tools/call", call(meta), 5000);
+    const answer = await proxy().request(`bad ${name}`, "tools/call", call(meta), 5000);
     expect(answer.error).toEqual({ code: -32602, message: `Invalid params: ${why}` });
   });
 
   it("well-formed tokens (a string, an integer) still reach the server and are answered", async () => {
     for (const token of ["t-1", 7, -5]) {
-      const answer = await proxy.request(`good ${token}`, "tools/call", call({ progressToken: token }), 10_000);
+      const answer = await proxy().request(`good ${token}`, "tools/call", call({ progressToken: token }), 10_000);
       expect(answer.result).toMatchObject({ content: [{ type: "text", text: "Echo: hi" }] });
     }
   });

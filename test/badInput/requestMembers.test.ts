@@ -6,26 +6,17 @@
  * server's business and still go through. A raw host on `stdio` in front of the official
  * everything server, writing lines as a hostile host would.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CLI, EVERYTHING_SERVER } from "../helpers/paths.js";
-import { INITIALIZE_PARAMS, startRawStdio, type RawStdio } from "../helpers/rawStdio.js";
+import { describe, expect, it } from "vitest";
+import { everythingBehindStdio } from "../helpers/rawStdio.js";
 
-let proxy: RawStdio;
-beforeAll(async () => {
-  proxy = startRawStdio(process.execPath, [CLI, "stdio", "--", process.execPath, EVERYTHING_SERVER]);
-  expect((await proxy.request(0, "initialize", INITIALIZE_PARAMS, 20_000)).result).toBeDefined();
-  proxy.notify("notifications/initialized");
-}, 30_000);
-afterAll(async () => {
-  await proxy?.close(10_000);
-});
+const proxy = everythingBehindStdio();
 
 /** Writes `line` as it is and resolves with the answer to `id` (fails after `timeoutMs`). */
 async function answerTo(line: string, id: number, timeoutMs = 5000): Promise<Record<string, unknown>> {
-  proxy.child.stdin.write(`${line}\n`);
+  proxy().child.stdin.write(`${line}\n`);
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const answer = proxy.messages.find((m) => m.id === id && m.method === undefined);
+    const answer = proxy().messages.find((m) => m.id === id && m.method === undefined);
     if (answer !== undefined) return answer;
     if (Date.now() > deadline) throw new Error(`no answer to id ${id} in ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, 20));

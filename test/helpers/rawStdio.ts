@@ -4,7 +4,9 @@
  * buffer per chunk, so a 50 MiB line takes minutes) or would hide what is on the wire.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { afterAll, beforeAll, expect } from "vitest";
 import { JsonLineReader } from "../../src/transports/lineFraming.js";
+import { CLI, EVERYTHING_SERVER } from "./paths.js";
 
 export interface RawStdio {
   readonly child: ChildProcessWithoutNullStreams;
@@ -116,3 +118,20 @@ export const INITIALIZE_PARAMS = {
   capabilities: {},
   clientInfo: { name: "raw-host", version: "1" },
 };
+
+/**
+ * `stdio` in front of the official everything server for one test file: started and initialized
+ * before its tests, closed after them. Returns the host (read it inside the tests).
+ */
+export function everythingBehindStdio(): () => RawStdio {
+  let proxy: RawStdio | undefined;
+  beforeAll(async () => {
+    proxy = startRawStdio(process.execPath, [CLI, "stdio", "--", process.execPath, EVERYTHING_SERVER]);
+    expect((await proxy.request(0, "initialize", INITIALIZE_PARAMS, 20_000)).result).toBeDefined();
+    proxy.notify("notifications/initialized");
+  }, 30_000);
+  afterAll(async () => {
+    await proxy?.close(10_000);
+  });
+  return () => proxy!;
+}

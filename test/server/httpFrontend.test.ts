@@ -350,7 +350,10 @@ function warnings(): { logger: Logger; lines: string[] } {
 }
 
 describe("refused requests", () => {
-  /** An upload of 10 GiB the proxy refuses: its answer's first bytes and how much got sent before the cut. */
+  /**
+   * An upload of 10 GiB (`declared`, or chunked: `"chunked"`) the proxy refuses: its answer's
+   * first bytes and how much got sent before the cut.
+   */
   async function refusedUpload(
     r: RunningFrontend,
     head: string,
@@ -363,8 +366,13 @@ describe("refused requests", () => {
     socket.on("error", () => undefined);
     const closed = new Promise<void>((resolve) => socket.once("close", () => resolve()));
     await new Promise<void>((resolve) => socket.once("connect", () => resolve()));
-    socket.write(`${head}\r\nhost: 127.0.0.1\r\ncontent-length: ${declared}\r\n\r\n`);
-    const chunk = Buffer.alloc(1024 * 1024, 0x20);
+    const length = declared === "chunked" ? "transfer-encoding: chunked" : `content-length: ${declared}`;
+    socket.write(`${head}\r\nhost: 127.0.0.1\r\n${length}\r\n\r\n`);
+    const spaces = Buffer.alloc(1024 * 1024, 0x20);
+    const chunk =
+      declared === "chunked"
+        ? Buffer.concat([Buffer.from(`${spaces.length.toString(16)}\r\n`), spaces, Buffer.from("\r\n")])
+        : spaces;
     let sent = 0;
     const started = Date.now();
     // Writes until the proxy cuts the connection (or 256 MiB: read on and on, as before).
@@ -407,25 +415,14 @@ describe("refused requests", () => {
 
   it("a chunked body that runs far past the limit gets its 413 too, not a reset; then the connection is cut", async () => {
     const r = await start({ closeTimeoutMs: 500, maxBodyBytes: 1024 * 1024 });
-    const socket = connect(r.port, "127.0.0.1");
-    let answer = "";
-    socket.setEncoding("latin1");
-    socket.on("data", (chunk: string) => (answer += chunk));
-    socket.on("error", () => undefined);
-    const closed = new Promise<void>((resolve) => socket.once("close", () => resolve()));
-    await new Promise<void>((resolve) => socket.once("connect", () => resolve()));
-    socket.write(
-      "POST /mcp/demo HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n" +
-        "accept: application/json, text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n",
+    const { answer, sent } = await refusedUpload(
+      r,
+      "POST /mcp/demo HTTP/1.1\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream",
+      "chunked",
     );
-    const chunk = Buffer.alloc(1024 * 1024, 0x20);
-    const framed = Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, Buffer.from("\r\n")]);
-    for (let sent = 0; !socket.destroyed && sent < 64 && answer === ""; sent++)
-      if (!socket.write(framed)) await Promise.race([new Promise((resolve) => socket.once("drain", resolve)), closed]);
-    await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 10_000))]);
     expect(answer).toMatch(/^HTTP\/1\.1 413 /);
     expect(answer).toContain("limits.maxBodyBytes");
-    expect(socket.destroyed).toBe(true);
+    expect(sent).toBeLessThan(128 * 1024 * 1024);
   });
 
   it("so is one refused for its method or an unknown session, on /mcp and /messages", async () => {
