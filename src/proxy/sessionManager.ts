@@ -12,7 +12,7 @@ import { quietWhen } from "../observe/quietWhen.js";
 import { Policy, type PolicyOptions } from "../normalize/policy.js";
 import type { FramingProblem, ProxyTransport, UpstreamTransport } from "../transports/types.js";
 import type { UpstreamTransportKind } from "../transports/upstream/index.js";
-import { transportOfServer } from "./upstreamFactory.js";
+import { transportOfServer, type UpstreamFactory } from "./upstreamFactory.js";
 import { Bridge } from "./bridge.js";
 import { StatelessPool, type PooledUpstream } from "./statelessPool.js";
 import type { NormalizationEvent } from "../normalize/change.js";
@@ -24,9 +24,6 @@ import { defaultFitRuntime, fitPolicyOf } from "./defaultFit.js";
 import { SpillStore } from "../fit/spill/spillStore.js";
 import { UpstreamPages } from "../fit/spill/upstreamPages.js";
 import type { FitOptions } from "./fitStage.js";
-
-/** Builds (does not start) the upstream transport of one server for one session. */
-export type UpstreamFactory = (name: string, server: ServerConfig, logger: Logger) => UpstreamTransport;
 
 export interface ServerEntry {
   readonly config: ServerConfig;

@@ -14,7 +14,6 @@ import {
   type UpstreamTransportKind,
 } from "../transports/upstream/index.js";
 import type { UpstreamTransport } from "../transports/types.js";
-import type { UpstreamFactory } from "./sessionManager.js";
 import { defaultChildEnvironment, isDefaultChildVariable } from "./defaultChildEnvironment.js";
 
 const TYPE_TO_TRANSPORT = {
@@ -85,6 +84,9 @@ export function transportOfServer(server: ServerConfig): UpstreamTransportKind |
   const spec = upstreamSpec(server);
   return isStdioSpec(spec) ? undefined : transportKindOf(spec);
 }
+
+/** Builds (does not start) the upstream transport of one server for one session. */
+export type UpstreamFactory = (name: string, server: ServerConfig, logger: Logger) => UpstreamTransport;
 
 export interface UpstreamFactoryOptions {
   readonly maxMessageBytes: number;
