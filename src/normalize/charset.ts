@@ -227,7 +227,6 @@ const nativeDecoders = new Map<string, TextDecoder | null>();
  * takes the slow path.
  */
 function decodeSingleByteFast(input: Buffer, charset: string, present: Uint8Array): string | undefined {
-  if (tableKind(charset) !== "single") return undefined;
   const table = singleByteTable(charset);
   if (table === null || tableReadsAnyAs(table, present, NOT_DEFINED) || tableReadsAnyAs(table, present, SURROGATE))
     return undefined;

@@ -25,7 +25,7 @@ export interface HeldAnswers {
 
 export class BatchAnswers {
   private held: unknown[] = [];
-  private heldBytes = 0;
+  private bytesHeld = 0;
   /** This batch's answers placed in the upstream array being handed on (`answer(…, relayed)`). */
   private inRelay: unknown[] = [];
   /** Requests of the batch forwarded and not answered yet. */
@@ -110,7 +110,7 @@ export class BatchAnswers {
     } catch {
       // What JSON cannot write fails when sent, where the host is told.
     }
-    this.heldBytes += bytes;
+    this.bytesHeld += bytes;
     this.session.bytes += bytes;
   }
 
@@ -124,8 +124,8 @@ export class BatchAnswers {
 
   /** Lets go of what is held: it has been sent, or joined the upstream's array. */
   private release(): void {
-    this.session.bytes -= this.heldBytes;
+    this.session.bytes -= this.bytesHeld;
     this.held = [];
-    this.heldBytes = 0;
+    this.bytesHeld = 0;
   }
 }

@@ -125,12 +125,13 @@ export function readMessageBody(
     let overBudget = false;
     const cutOff = maxMessageBytes + Math.max(maxMessageBytes, MIN_DISCARD_BYTES);
     let cut = false;
-    /** Refused before its end: the caller answers, then cuts the connection (its end is not awaited). */
+    /**
+     * Refused before its end (over the limit, so already dropped): the caller answers, then cuts
+     * the connection (its end is not awaited).
+     */
     const cutShort = (): void => {
       if (cut) return;
       cut = true;
-      tooLarge = true;
-      drop();
       // What came last is the middle of the body, not its end: no id is read from it.
       refused(Buffer.alloc(0));
     };
