@@ -215,12 +215,16 @@ export function decideBytes(bytes: Buffer, ctx: BytesContext): BytesDecision {
     return {
       kind: "blob",
       mime: blobMime(declared, fromExtension),
-      reason: `not UTF-8; ${detection.detected ? "detected text holds NUL" : detection.why}`,
+      // Valid UTF-8 gets here only for holding NUL: "not UTF-8" would send a reader after the wrong fault.
+      reason: isUtf8(bytes)
+        ? "UTF-8, but holds NUL"
+        : `not UTF-8; ${detection.detected ? "detected text holds NUL" : detection.why}`,
       ...(!detection.detected && detection.budgetSpent ? { budgetSpent: true as const } : {}),
     };
   }
 
-  const reason = textCapable && legacy !== undefined ? undecodedCharsetReason(bytes, legacy) : "not text";
+  const reason =
+    textCapable && declaredCharset !== undefined ? undecodedCharsetReason(bytes, declaredCharset) : "not text";
   return { kind: "blob", mime: blobMime(declared, fromExtension), reason };
 }
 

@@ -140,3 +140,27 @@ describe("UTF-16 and UTF-32 declared without a BOM are big-endian", () => {
     expect(out.text).toBe("naïve 日本");
   });
 });
+
+describe("the reason a blob that is not text stays one", () => {
+  it("Latin-1 bytes labelled UTF-8 stay as they came, and the reason names the label, not 'not text'", () => {
+    const { entry, out, record } = declared(Buffer.from("caf\xe9 cr\xe8me", "latin1"), "UTF-8");
+    expect(out).toBe(entry);
+    expect(record).toMatchObject({
+      action: "none",
+      reason: "declared charset utf-8, but the bytes are not valid in it",
+    });
+  });
+
+  it("UTF-8 labelled UTF-8 that holds NUL stays as it came, and the reason says NUL", () => {
+    const { entry, out, record } = declared(Buffer.from("name\u0000value caf\u00e9"), "utf-8");
+    expect(out).toBe(entry);
+    expect(record).toMatchObject({ action: "none", reason: "declared charset utf-8 decodes to text holding NUL" });
+  });
+
+  it("undeclared UTF-8 holding NUL is not called 'not UTF-8'", () => {
+    const entry = { uri: "file:///d/a.txt", mimeType: "text/plain", blob: Buffer.from("a\u0000b").toString("base64") };
+    const { entry: out, record } = normalizeResourceEntry(entry, policy, "contents[0]");
+    expect(out).toBe(entry);
+    expect(record).toMatchObject({ action: "none", reason: "UTF-8, but holds NUL" });
+  });
+});
