@@ -26,8 +26,13 @@ const fitKeys = { ...fitSettings(), dryRun: engineSettings.dryRun };
 const uri = z.string().optional();
 const mimeType = z.string().optional();
 
-/** A callback or an object of the caller's own (a shared runtime): there or not, never looked into. */
+/** An object of the caller's own (a shared runtime): there or not, never looked into. */
 const given = z.unknown().optional();
+
+/** A callback: called on the path of every message, so anything else is refused here, not there. */
+const callback = z
+  .custom<(...args: never[]) => unknown>((value) => typeof value === "function", "expected a function")
+  .optional();
 
 /** Every option, those that are data checked; callbacks, compiled policies and runtimes are the caller's own. */
 const CodeOptionsSchema = z.strictObject({
@@ -58,9 +63,9 @@ const CodeOptionsSchema = z.strictObject({
     })
     .optional(),
   maxTrackedTasks: limits.maxTrackedTasks.optional(),
-  onNormalized: given,
-  onEngineError: given,
-  now: given,
+  onNormalized: callback,
+  onEngineError: callback,
+  now: callback,
 });
 
 /**

@@ -5,8 +5,10 @@
  * own paths, which give it compiled policies, never load the schema to start a session.
  */
 import { checkCodeOptions, fitLimitsFrom } from "../config/codeOptions.js";
+import { NormalizerError } from "../errors/NormalizerError.js";
 import { FitPolicy } from "../fit/fitPolicy.js";
 import { createFitRuntime } from "../fit/runtime.js";
+import { isJsonObject } from "../normalize/objects.js";
 import { Policy } from "../normalize/policy.js";
 import type { Transport } from "../transports/types.js";
 import { NormalizingTransport, type NormalizationOptions } from "./withNormalization.js";
@@ -16,12 +18,21 @@ export function withNormalization<T extends Transport>(
   transport: T,
   options: NormalizationOptions = {},
 ): NormalizingTransport {
+  // From JavaScript anything may come: what is not an object is refused before it is taken apart.
+  const given: unknown = options;
+  if (!isJsonObject(given)) {
+    const got = given === null ? "null" : Array.isArray(given) ? "an array" : typeof given;
+    throw new NormalizerError("CONFIG_INVALID", `withNormalization: options not valid: expected an object, got ${got}`);
+  }
   const { policy, fit } = options;
   checkCodeOptions(
     {
       ...options,
       policy: policy instanceof Policy ? undefined : policy,
-      fit: fit === undefined ? undefined : { ...fit, policy: fit.policy instanceof FitPolicy ? {} : fit.policy },
+      fit:
+        typeof fit !== "object" || fit === null
+          ? fit
+          : { ...fit, policy: fit.policy instanceof FitPolicy ? {} : fit.policy },
     },
     "withNormalization",
   );

@@ -203,7 +203,16 @@ export class NormalizingTransport implements ProxyTransport {
     }
     if (!Array.isArray(message)) this.noteOutgoing(message);
     else for (const msg of message as unknown[]) this.noteOutgoing(msg);
-    return this.inner.send(message, options);
+    const sent = this.inner.send(message, options);
+    // Not sent, not answered: a caller retrying against a lost session must not grow the table.
+    return this.ownsRequests ? sent.catch((error: unknown) => this.unsent(message, error)) : sent;
+  }
+
+  /** Forgets the requests of a message that could not be sent, and fails the send as the inner one did. */
+  private unsent(message: JSONRPCMessage, error: unknown): never {
+    for (const msg of Array.isArray(message) ? (message as unknown[]) : [message])
+      if (isRequest(msg)) this.requests.take(msg.id);
+    throw error;
   }
 
   /**
@@ -376,7 +385,7 @@ export class NormalizingTransport implements ProxyTransport {
     this.fitCount++;
     this.fitting = false;
     this.events = [];
-    this.options.onEngineError?.(
+    this.engineFailed(
       new Error(
         `more than ${max} bytes (limits.fitHeldBytes) arrived while a result's images were fitted, from a ` +
           "transport that cannot stop reading: the result went on as it came",
@@ -451,7 +460,7 @@ export class NormalizingTransport implements ProxyTransport {
             ? message
             : value,
         (error: unknown) => {
-          this.options.onEngineError?.(error, "fit");
+          this.engineFailed(error, "fit");
           return message;
         },
       )
@@ -476,6 +485,19 @@ export class NormalizingTransport implements ProxyTransport {
         }
         this.drainBacklog();
       });
+  }
+
+  /**
+   * Tells `onEngineError`. A callback that throws (a logger that is down) is told through
+   * `onerror` like a throwing reader: it is called where a held result is let go, and must not
+   * leave that result, and everything after it, held.
+   */
+  private engineFailed(error: unknown, method: string): void {
+    try {
+      this.options.onEngineError?.(error, method);
+    } catch (thrown) {
+      this.readerFailed(thrown);
+    }
   }
 
   /**
@@ -586,7 +608,7 @@ export class NormalizingTransport implements ProxyTransport {
           : normalizeRequestParams(as, msg.params, this.policy);
     } catch (error) {
       // The engine is total by design; if it ever throws, the message goes on untouched.
-      this.options.onEngineError?.(error, method);
+      this.engineFailed(error, method);
       return msg;
     }
     const sent = outcome.value === msg[key] ? msg : rebuild(msg, { [key]: outcome.value });
@@ -610,7 +632,7 @@ export class NormalizingTransport implements ProxyTransport {
     try {
       fitted = stage.fit(as, tool, msg.result, givenUp.signal);
     } catch (error) {
-      this.options.onEngineError?.(error, method);
+      this.engineFailed(error, method);
       return msg;
     }
     if (fitted === null) return msg;
@@ -636,7 +658,7 @@ export class NormalizingTransport implements ProxyTransport {
       },
       (error: unknown) => {
         done();
-        this.options.onEngineError?.(error, method);
+        this.engineFailed(error, method);
         return msg;
       },
     );

@@ -171,6 +171,34 @@ describe("the fit layer and flow control", () => {
     expect(events).not.toContain(1);
   });
 
+  it("an onEngineError that throws as a held result is let go is told through onerror; nothing stays held", async () => {
+    const errors: string[] = [];
+    const { upstream, transport, received } = await decoratorPair({
+      fit: { policy: { images: true }, limits: { fitHeldBytes: 10_000 } },
+      onEngineError: () => {
+        throw new Error("logger down");
+      },
+    });
+    transport.onerror = (error) => errors.push(error.message);
+    await transport.send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "shot" } });
+    const result = await imageResult(1);
+    await upstream.send(result);
+    for (let seq = 0; seq < 10; seq++)
+      await upstream.send({
+        jsonrpc: "2.0",
+        method: "notifications/message",
+        params: { level: "info", data: { seq, pad: "p".repeat(3000) } },
+      });
+    await waitFor(() => received.length === 11, 10_000);
+    expect(received.map(label)).toEqual([1, 100, 101, 102, 103, 104, 105, 106, 107, 108, 109]);
+    expect(received[0]).toEqual(result);
+    expect(errors).toEqual(["logger down"]);
+    await transport.send({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "text" } });
+    await upstream.send({ jsonrpc: "2.0", id: 2, result: { content: [{ type: "text", text: "ok" }] } });
+    await waitFor(() => received.length === 12, 5_000);
+    expect(received.map(label).at(-1)).toBe(2);
+  });
+
   it("the reader's hold stops what waited behind a fitted result; resuming hands on the rest, in order", async () => {
     // No flow control of its own: everything it receives during the fit waits in the decorator.
     const { upstream, transport, received } = await decoratorPair({ fit: { policy: { images: true } } });

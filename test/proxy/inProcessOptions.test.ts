@@ -80,6 +80,15 @@ describe("withNormalization's options", () => {
     );
   });
 
+  it("refuses options that are not an object, a fit that is not one, and callbacks that are not functions", () => {
+    expect(refusal(null)).toBe("withNormalization: options not valid: expected an object, got null");
+    expect(refusal("yes")).toBe("withNormalization: options not valid: expected an object, got string");
+    expect(refusal([])).toBe("withNormalization: options not valid: expected an object, got an array");
+    expect(refusal({ fit: null })).toMatch(/^withNormalization: options not valid:\n\s*options\.fit: /);
+    for (const name of ["onNormalized", "onEngineError", "now"])
+      expect(refusal({ [name]: "console.log" })).toMatch(new RegExp(`options\\.${name}: expected a function`));
+  });
+
   it("takes valid options, compiled policies and callbacks as they are", () => {
     const [, side] = InMemoryTransport.createLinkedPair();
     const wrapped = withNormalization(side, {

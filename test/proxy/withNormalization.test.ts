@@ -164,4 +164,23 @@ describe("withNormalization", () => {
       await upstream.close();
     }
   });
+
+  it("a request whose send fails (a session the server has ended) is not kept waiting for an answer", async () => {
+    const upstream = await startStreamableHttpFixture();
+    const client = new Client({ name: "c", version: "1" });
+    try {
+      const transport = withNormalization(new StreamableHTTPClientTransport(new URL(upstream.url)));
+      await client.connect(transport);
+      await client.callTool({ name: "echo", arguments: { text: "hi" } });
+      expect(transport.pendingCount).toBe(0);
+      // Every POST of an ended session gets 404: each read fails at its send.
+      await transport.terminateSession!();
+      for (let i = 0; i < 20; i++)
+        await expect(client.callTool({ name: "echo", arguments: { text: "hi" } })).rejects.toThrow(/no valid session/);
+      expect(transport.pendingCount).toBe(0);
+    } finally {
+      await client.close();
+      await upstream.close();
+    }
+  });
 });
