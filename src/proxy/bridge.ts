@@ -41,6 +41,7 @@ import { BatchAnswers, type HeldAnswers } from "./batchAnswers.js";
 import { serverRefused } from "./serverRefused.js";
 import { SENT } from "../transports/drainWaiter.js";
 import { FlowHolds } from "./flowHolds.js";
+import { GivenUpIds } from "./givenUpIds.js";
 import {
   answerOwed,
   excerpt,
@@ -122,6 +123,8 @@ export class Bridge {
    * reads its entries (method, task, tool) instead of keeping a second one.
    */
   private readonly waiting = new RequestTable<Waiting>();
+  /** Host requests given up (cancelled, timed out) whose late answers may still come: their ids are not reused. */
+  private readonly givenUp: GivenUpIds;
   /**
    * One timer per session, due at the oldest waiting request's deadline, instead of a timer
    * set and cleared per request (that was a measurable share of a small call).
@@ -185,6 +188,7 @@ export class Bridge {
     this.problemLines = new ProblemLines(options.logger);
     this.heldAnswers = { bytes: 0, maxBytes: options.hostBufferBytes ?? DEFAULT_LIMITS.hostBufferBytes };
     this.timeoutMs = options.requestTimeoutMs ?? DEFAULT_LIMITS.requestTimeoutMs;
+    this.givenUp = new GivenUpIds(options.maxHostRequests ?? DEFAULT_LIMITS.maxHostRequests, this.timeoutMs);
     this.upstream = new NormalizingTransport(options.upstream, options.normalization, this.waiting);
     this.flow = new FlowHolds(
       this.host,
@@ -408,7 +412,7 @@ export class Bridge {
         this.forget(cancelled)?.batch?.withdraw();
         return false;
       }
-      if (cancelled !== undefined) this.forget(cancelled)?.batch?.withdraw();
+      if (cancelled !== undefined) this.givenUpOn(cancelled)?.batch?.withdraw();
     }
     return true;
   }
@@ -447,6 +451,18 @@ export class Bridge {
         idAsWritten(msg),
         JSONRPC.INVALID_REQUEST,
         `Invalid Request: id ${idTextOf(msg)} is already used by a request still waiting for its answer`,
+      );
+    }
+    if (this.givenUp.holds(msg.id)) {
+      this.problemLines.warn("host reused the id of a request given up whose answer may still come", {
+        id: idTextOf(msg),
+        method: msg.method,
+      });
+      return errorResponse(
+        idAsWritten(msg),
+        JSONRPC.INVALID_REQUEST,
+        `Invalid Request: id ${idTextOf(msg)} is already used by a request given up (cancelled or timed out) ` +
+          "whose answer may still come; use a new id",
       );
     }
     // Each waiting request is remembered until answered: a host asking without end of an upstream
@@ -535,7 +551,14 @@ export class Bridge {
       const waiting = this.forget(msg.id);
       if (waiting === undefined) {
         // Late (after a timeout or a cancel) or never asked: a second answer to one id, or an
-        // answer to none, would reach the host as a response with no request.
+        // answer to none, would reach the host as a response with no request. A late one is
+        // what a cancel races with, and frees its id.
+        if (this.givenUp.answered(msg.id)) {
+          this.logger.debug("upstream answered a request given up (cancelled or timed out); not forwarded", {
+            id: this.upstreamId(msg.id),
+          });
+          return;
+        }
         this.problemLines.warn("upstream answered a request that is not waiting; not forwarded", {
           id: this.upstreamId(msg.id),
         });
@@ -743,6 +766,7 @@ export class Bridge {
         JSONRPC.REQUEST_TIMEOUT,
         `upstream did not answer ${waiting.method} within ${this.timeoutMs} ms (limits.requestTimeoutMs)`,
       );
+      this.givenUp.add(waiting.id);
       this.upstream
         .send({
           jsonrpc: "2.0",
@@ -796,6 +820,13 @@ export class Bridge {
     if (waiting === undefined) return undefined;
     if (waiting.progress !== undefined) this.byProgressToken.delete(waiting.progress);
     if (this.waiting.size === 0) this.options.onSettled?.();
+    return waiting;
+  }
+
+  /** Forgets a request the host cancelled; its id stays taken until a late answer or the timeout. */
+  private givenUpOn(id: RequestId): Waiting | undefined {
+    const waiting = this.forget(id);
+    if (waiting !== undefined) this.givenUp.add(id);
     return waiting;
   }
 

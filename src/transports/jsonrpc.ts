@@ -107,8 +107,9 @@ export function relatedRequestOf(extra: MessageExtraInfo | undefined): RequestId
 
 /**
  * A request a server cannot take, as the error its host gets at once: one that is not JSON-RPC 2.0
- * (another `jsonrpc`, `params` that is not an object or an array, a member besides the four of
- * §4 — the TypeScript SDK reads a request strictly, `__proto__` included: Invalid Request), or
+ * as MCP reads it (another `jsonrpc`, an id with a fraction: MCP's ids are strings and integers;
+ * `params` that is not an object or an array, a member besides the four of §4 — the TypeScript
+ * SDK reads a request strictly, `__proto__` included: Invalid Request), or
  * whose `params._meta` is not an object or carries a `progressToken` that is not a string or an
  * integer (MCP's `ProgressToken`: Invalid params). A server drops such a request without an
  * answer (the TypeScript SDK's reader does), and the host would wait for
@@ -120,11 +121,13 @@ export function malformedRequest(
   const why =
     msg.jsonrpc !== "2.0"
       ? `"jsonrpc" must be "2.0", not ${given(msg.jsonrpc)}`
-      : "params" in msg && typeof msg.params !== "object"
-        ? `"params" must be an object or an array, not ${given(msg.params)}`
-        : msg.params === null
-          ? `"params" must be an object or an array, not null`
-          : otherMember(msg);
+      : typeof msg.id === "number" && !Number.isInteger(msg.id)
+        ? `"id" must be a string or an integer, not ${given(msg.id)}`
+        : "params" in msg && typeof msg.params !== "object"
+          ? `"params" must be an object or an array, not ${given(msg.params)}`
+          : msg.params === null
+            ? `"params" must be an object or an array, not null`
+            : otherMember(msg);
   if (why !== undefined) return errorResponse(msg.id, JSONRPC.INVALID_REQUEST, `Invalid Request: ${why}`);
   // `null` is let through: Python's SDK reads it as absent, and a server of it takes the request.
   const meta = isObj(msg.params) ? msg.params._meta : undefined;

@@ -46,3 +46,19 @@ describe("a request with a member JSON-RPC does not name", () => {
     expect(answer.result).toMatchObject({ content: [{ type: "text", text: "Echo: in params" }] });
   });
 });
+
+describe("a request whose id has a fraction", () => {
+  it("is answered at once with -32600 under that id, not forwarded (the official servers drop it)", async () => {
+    const line = '{"jsonrpc":"2.0","id":1.5,"method":"ping"}';
+    const answer = await answerTo(line, 1.5);
+    expect(answer.error).toEqual({
+      code: -32600,
+      message: 'Invalid Request: "id" must be a string or an integer, not 1.5',
+    });
+  });
+
+  it("an integer written with a fraction of zero (1.0) is an integer, and goes through", async () => {
+    const answer = await answerTo('{"jsonrpc":"2.0","id":21.0,"method":"ping"}', 21);
+    expect(answer.result).toEqual({});
+  });
+});
