@@ -338,7 +338,9 @@ export class SessionManager {
       // ending the child (SIGTERM → "killed by SIGTERM"), is not.
       if (bridge.closeReason === "upstream closed" && !failedToStart) {
         const why = upstream.describeEnd() ?? "the upstream connection ended";
-        this.noteFailure(server, health, why, this.isCurrentEntry(server, changes));
+        // A server that ended its session (restarted, expired it) still answers: shown, not counted as down.
+        if (upstream.endedBySession?.() === true) this.noteSessionEnded(health, why);
+        else this.noteFailure(server, health, why, this.isCurrentEntry(server, changes));
         logger.warn("upstream ended on its own", { reason: why });
       }
       // (A failure of the running entry has marked it down; one of an entry replaced since has not.)
@@ -582,6 +584,13 @@ export class SessionManager {
     backoff.lastFailureAt = this.now();
     health.consecutiveFailures = backoff.failures;
     health.status = "down";
+  }
+
+  /** The server ended a session of its own accord: named as the last error on /healthz, no failure. */
+  private noteSessionEnded(health: ServerHealth, message: string): void {
+    if (this.refusal !== undefined) return;
+    health.lastError = message;
+    health.lastErrorAt = new Date(this.now()).toISOString();
   }
 
   /**

@@ -137,4 +137,9 @@ export type ProxyTransport = Transport & ReportsFramingProblems & FlowControl & 
  */
 export interface UpstreamTransport extends ProxyTransport {
   describeEnd(): string | undefined;
+  /**
+   * Whether the connection ended because the server ended its session (streamable HTTP: 404 to
+   * the session's id — a restart, an expiry). The server answers; such an end is no failure of it.
+   */
+  endedBySession?(): boolean;
 }

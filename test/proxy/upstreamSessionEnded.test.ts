@@ -53,6 +53,18 @@ describe("an HTTP upstream that ends its session", () => {
         { timeout: 5_000 },
       )
       .toBe(404);
+    // The server still answers: its ended session is named, not counted as the server being down.
+    const health = (await (await fetch(`${proxy.url}/healthz`)).json()) as {
+      status: string;
+      servers: Record<
+        string,
+        { status: string; upstreamFailures: number; consecutiveFailures: number; lastError?: string }
+      >;
+    };
+    expect(health.status).toBe("ok");
+    expect(health.servers.up).toMatchObject({ upstreamFailures: 0, consecutiveFailures: 0 });
+    expect(health.servers.up!.status).not.toBe("down");
+    expect(health.servers.up!.lastError).toMatch(/HTTP 404.*the upstream ended its session/);
 
     const again = await connect(new StreamableHTTPClientTransport(endpoint));
     cleanups.push(again.close);

@@ -185,6 +185,8 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
   /** Set once a GET of this session was answered with an event stream: the server has GET streams. */
   private streamServed = false;
   private lastError: string | undefined;
+  /** Set when the server ended the session (404 to its id): the connection ends, and no failure of the server. */
+  private sessionEnded = false;
   /**
    * Set while a POST that expects no answer (a notification, or a response to the upstream's
    * request) has not been acknowledged: what the host sent after it waits until then.
@@ -249,6 +251,10 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
   /** Why the connection ended or last failed, for the proxy to tell hosts. */
   describeEnd(): string | undefined {
     return this.lastError;
+  }
+
+  endedBySession(): boolean {
+    return this.sessionEnded;
   }
 
   /**
@@ -788,6 +794,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
         // once a GET of this session was served: a server with no GET route at all answers 404
         // (where the spec says 405), and its sessions work without one.
         this.session = undefined;
+        this.sessionEnded = true;
         this.lastError = `upstream ${this.where} answered ${what} with HTTP 404; the upstream ended its session`;
         this.logger.warn("upstream ended its session", { status: 404 });
         void this.close();
@@ -911,7 +918,10 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     // on it can succeed any more, so the connection ends (no DELETE: the session is gone), and
     // with it the host's session: the host is told, and initializes again.
     const sessionGone = response.status === 404 && this.session !== undefined;
-    if (sessionGone) this.session = undefined;
+    if (sessionGone) {
+      this.session = undefined;
+      this.sessionEnded = true;
+    }
     // Cancelled (or closed) while the error was read: nothing is owed.
     if (signal.aborted) {
       this.forget(ids);
