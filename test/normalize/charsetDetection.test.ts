@@ -288,3 +288,22 @@ describe("charsets chardet cannot report (it names a sibling instead)", () => {
     }
   });
 });
+
+describe("a generic type on bytes whose charset is not detected", () => {
+  it("stays a blob with the bytes as they came, and takes the type its extension names, with no charset", () => {
+    const bytes = Buffer.from("Caf\xe9 cr\xe8me br\xfbl\xe9e, na\xefve fa\xe7ade. ".repeat(3), "latin1");
+    for (const [mimeType, action] of [
+      ["application/octet-stream", "fix-mime"],
+      [undefined, "fill-mime"],
+    ] as const) {
+      const entry = {
+        uri: "file:///docs/latin1.txt",
+        ...(mimeType ? { mimeType } : {}),
+        blob: bytes.toString("base64"),
+      };
+      const { entry: out, record } = normalizeResourceEntry(entry, policy, "contents[0]");
+      expect(out).toEqual({ uri: entry.uri, mimeType: "text/plain", blob: entry.blob });
+      expect(record).toMatchObject({ action, reason: expect.stringMatching(/^not UTF-8; charset not detected/) });
+    }
+  });
+});
