@@ -7,7 +7,7 @@ import type { ProxyConfig } from "../config/schema.js";
 import type { Logger } from "../observe/logger.js";
 import { UpstreamAuths } from "../proxy/upstreamAuths.js";
 import { describeUrl } from "../transports/upstream/upstreamMessages.js";
-import { describeDuration } from "../upstreamAuth/callbackListener.js";
+import { describeDuration } from "../errors/describeDuration.js";
 import { tokenDirectory } from "../upstreamAuth/tokenStore.js";
 import type { LoginPrompt } from "../upstreamAuth/types.js";
 import type { CliIo } from "./io.js";

@@ -8,6 +8,7 @@
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { describeDuration } from "../errors/describeDuration.js";
 import { NormalizerError } from "../errors/NormalizerError.js";
 import { visible } from "../errors/visible.js";
 
@@ -160,10 +161,4 @@ export async function listenForCallback(
       });
     },
   };
-}
-
-export function describeDuration(ms: number): string {
-  if (ms % 60_000 === 0) return `${ms / 60_000} minute${ms === 60_000 ? "" : "s"}`;
-  if (ms % 1000 === 0) return `${ms / 1000} s`;
-  return `${ms} ms`;
 }

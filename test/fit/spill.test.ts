@@ -287,6 +287,26 @@ describe("cutting a tool result and serving the rest", () => {
     expect(budget.usedBytes).toBe(0);
   });
 
+  it.each([
+    [400, "400 ms"],
+    [1500, "1500 ms"],
+    [30_000, "30 s"],
+    [600_000, "10 minutes"],
+  ])("a limits.spillTtlMs of %i ms is told as %s, in the link and when a page has expired", (ttlMs, told) => {
+    let now = 0;
+    const budget = new SpillBudget(1 << 20, ttlMs, () => now);
+    const store = new SpillStore(budget);
+    const out = cutContent(
+      [{ type: "text", text: original }],
+      { maxBytes: 4096, store, dryRun: false, ttlMs },
+      [],
+    ) as Array<Record<string, unknown>>;
+    expect(out[1]!.description).toContain(`Available for about ${told}, in this session only.`);
+    now = ttlMs + 1;
+    const expired = servePage(store, out[1]!.uri as string);
+    expect("error" in expired && expired.error.message).toContain(`pages are kept for ${told} (limits.spillTtlMs)`);
+  });
+
   it("tells the host a stateless client's pages are the client's, not a session's", () => {
     const budget = new SpillBudget(1 << 20, 60_000);
     const pool = new SpillStore(budget, "client");
@@ -295,10 +315,10 @@ describe("cutting a tool result and serving the rest", () => {
       { maxBytes: 4096, store: pool, dryRun: false, ttlMs: 60_000 },
       [],
     ) as Array<Record<string, unknown>>;
-    expect(out[1]!.description).toMatch(/Available for about 1 minute\(s\), to this client only\.$/);
+    expect(out[1]!.description).toMatch(/Available for about 1 minute, to this client only\.$/);
     const missing = servePage(new SpillStore(budget, "client"), out[1]!.uri as string);
     expect("error" in missing && missing.error.message).toMatch(
-      /no such page for this client \(.* read only by the client that received the result, until they expire after 60 s \(limits.spillTtlMs\), or its pooled upstreams all end \(idle for limits.sessionIdleMs\)\)/,
+      /no such page for this client \(.* read only by the client that received the result, until they expire after 1 minute \(limits.spillTtlMs\), or its pooled upstreams all end \(idle for limits.sessionIdleMs\)\)/,
     );
     // A session's link says so.
     const session = cutContent(

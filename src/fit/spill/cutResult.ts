@@ -10,6 +10,7 @@
  * the piece kept plus every page, concatenated, is the original text exactly. Other blocks
  * (images, resources, links) are left as they are.
  */
+import { describeDuration } from "../../errors/describeDuration.js";
 import type { ChangeRecord } from "../../normalize/change.js";
 import { isJsonObject, rebuild, type JsonObject } from "../../normalize/objects.js";
 import { isRawJsonString } from "../../wire/rawJson.js";
@@ -203,7 +204,6 @@ function linkBlock(
   blocks: number,
   options: CutOptions,
 ): JsonObject {
-  const minutes = Math.max(1, Math.round(options.ttlMs / 60_000));
   const lead =
     blocks > 1
       ? `The next ${blocks} text blocks of this result were not sent: they did not fit the size limit for tool ` +
@@ -219,7 +219,7 @@ function linkBlock(
     description:
       `${lead}. The remaining ${restBytes} bytes are in ${pages} page(s) of at most ${options.maxBytes} ` +
       `bytes: read this resource (resources/read); each page except the last ends with a text/uri-list entry naming ` +
-      `the next page. Available for about ${minutes} minute(s), ` +
+      `the next page. Available for about ${describeDuration(options.ttlMs)}, ` +
       ((options.store?.holder ?? options.holder) === "client" ? "to this client only." : "in this session only."),
     mimeType: "text/plain",
     size: firstPageBytes,

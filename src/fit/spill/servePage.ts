@@ -4,6 +4,7 @@
  * `text/uri-list` entry naming it. A URI this session does not hold (another session's, expired,
  * or never made) gets error -32002 (resource not found) saying which, and why pages go away.
  */
+import { describeDuration } from "../../errors/describeDuration.js";
 import { JSONRPC } from "../../errors/jsonRpcCodes.js";
 import type { SpillStore } from "./spillStore.js";
 
@@ -14,7 +15,7 @@ export type PageAnswer =
 export function servePage(store: SpillStore | null, uri: string): PageAnswer {
   const read = store?.read(uri) ?? { ok: false as const, why: "unknown" as const };
   if (!read.ok) {
-    const ttl = store === null ? "" : `${Math.round(store.budget.ttlMs / 1000)} s (limits.spillTtlMs)`;
+    const ttl = store === null ? "" : `${describeDuration(store.budget.ttlMs)} (limits.spillTtlMs)`;
     // Whose pages they are: a session's, or (stateless requests) the client's.
     const [here, only] =
       store?.holder === "client" ? ["for this client", "by the client"] : ["in this session", "in the session"];
