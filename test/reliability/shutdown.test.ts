@@ -67,6 +67,24 @@ describe("serve on SIGTERM/SIGINT", () => {
     expect(await untilGone(pid)).toBe(true);
   });
 
+  it("a SIGHUP while it shuts down reopens the log but does not re-read the config for sessions that will not come", async () => {
+    const serve = await serveConfig({
+      mcpServers: { fx: { command: process.execPath, args: [FAULT_SERVER] } },
+      limits: { shutdownGraceMs: 10_000 },
+    });
+    const host = await initializedWs(serve.url, "fx");
+    const sleeping = host.request(1, "tools/call", { name: "sleep", arguments: { ms: 1500 } });
+    await waitForStderr(serve, /fault: sleeping/);
+    const exited = exitOf(serve.child);
+    serve.child.kill("SIGTERM");
+    await waitForStderr(serve, /shutting down/);
+    serve.child.kill("SIGHUP");
+    await waitForStderr(serve, /SIGHUP: log reopened; the config is not re-read while shutting down/);
+    expect(toolText(await sleeping)).toBe("slept");
+    expect((await exited).code).toBe(0);
+    expect(serve.stderr()).not.toMatch(/config re-read/);
+  });
+
   it("a second signal ends the grace period at once", async () => {
     const serve = await serveConfig({
       mcpServers: { fx: { command: process.execPath, args: [FAULT_SERVER] } },

@@ -285,10 +285,17 @@ async function serve(
   }
   // Handlers before the "listening" line: whoever reads it may signal at once.
   const signals = shutdownSignals();
+  let stopping = false;
+  void signals.first.then(() => (stopping = true));
   const stopReload = onReloadSignal(() => {
     observers.reopenLog();
     if (configFile === undefined || startedFrom === undefined) {
       observers.logger.info("SIGHUP: log reopened (no config file to re-read)");
+      return;
+    }
+    // No session opens any more: a config read now would serve nobody, and its line would say it does.
+    if (stopping) {
+      observers.logger.info("SIGHUP: log reopened; the config is not re-read while shutting down");
       return;
     }
     try {
