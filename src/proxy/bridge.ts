@@ -441,30 +441,14 @@ export class Bridge {
         `${msg.method} not forwarded: ${this.refusal}`,
       );
     // A cancelled initialize still waits for the upstream's answer, which would answer its id's reuse.
-    if (this.waiting.has(msg.id) || msg.id === this.initializing?.id) {
-      // The id as written: two past 2^53 that round to one number are told apart.
-      this.problemLines.warn("host reused the id of a request still waiting", {
-        id: idTextOf(msg),
-        method: msg.method,
-      });
-      return errorResponse(
-        idAsWritten(msg),
-        JSONRPC.INVALID_REQUEST,
-        `Invalid Request: id ${idTextOf(msg)} is already used by a request still waiting for its answer`,
+    if (this.waiting.has(msg.id) || msg.id === this.initializing?.id)
+      return this.reusedId(msg, "a request still waiting", "for its answer");
+    if (this.givenUp.holds(msg.id))
+      return this.reusedId(
+        msg,
+        "a request given up",
+        "(cancelled or timed out) whose answer may still come; use a new id",
       );
-    }
-    if (this.givenUp.holds(msg.id)) {
-      this.problemLines.warn("host reused the id of a request given up whose answer may still come", {
-        id: idTextOf(msg),
-        method: msg.method,
-      });
-      return errorResponse(
-        idAsWritten(msg),
-        JSONRPC.INVALID_REQUEST,
-        `Invalid Request: id ${idTextOf(msg)} is already used by a request given up (cancelled or timed out) ` +
-          "whose answer may still come; use a new id",
-      );
-    }
     // Each waiting request is remembered until answered: a host asking without end of an upstream
     // that never answers would grow the proxy.
     const max = this.options.maxHostRequests ?? DEFAULT_LIMITS.maxHostRequests;
@@ -821,6 +805,18 @@ export class Bridge {
     if (waiting.progress !== undefined) this.byProgressToken.delete(waiting.progress);
     if (this.waiting.size === 0) this.options.onSettled?.();
     return waiting;
+  }
+
+  /** A host request whose id is taken (`whose`: by what), logged and answered Invalid Request. */
+  private reusedId(msg: { id: RequestId; method: string }, whose: string, why: string): Record<string, unknown> {
+    // The id as written: two past 2^53 that round to one number are told apart.
+    const id = idTextOf(msg);
+    this.problemLines.warn(`host reused the id of ${whose}`, { id, method: msg.method });
+    return errorResponse(
+      idAsWritten(msg),
+      JSONRPC.INVALID_REQUEST,
+      `Invalid Request: id ${id} is already used by ${whose} ${why}`,
+    );
   }
 
   /** Forgets a request the host cancelled; its id stays taken until a late answer or the timeout. */
