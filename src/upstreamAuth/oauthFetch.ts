@@ -14,6 +14,7 @@ import { visible } from "../errors/visible.js";
 import { followRedirects } from "../transports/upstream/sameOriginRedirects.js";
 import { describeUrl, networkErrorText } from "../transports/upstream/upstreamMessages.js";
 import type { FetchLike } from "./types.js";
+import { timeoutSignal } from "../transports/upstream/timeoutSignal.js";
 
 /**
  * The most an OAuth answer (metadata, registration, token) may hold: such documents are a few
@@ -54,7 +55,7 @@ export function timedFetch(base: FetchLike, options: OAuthFetchOptions): FetchLi
   // Every hop checked before it is asked (the first one too, below).
   const following = followRedirects(base, { check, maxRedirects: MAX_REDIRECTS });
   return async (url, init) => {
-    const timeout = AbortSignal.timeout(options.timeoutMs);
+    const timeout = timeoutSignal(options.timeoutMs);
     const signal = init?.signal ? AbortSignal.any([init.signal, timeout]) : timeout;
     const target = new URL(String(url));
     await check(target);

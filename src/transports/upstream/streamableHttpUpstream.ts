@@ -90,6 +90,7 @@ import {
   responseIdOf,
   type RequestId,
 } from "../jsonrpc.js";
+import { timeoutSignal } from "./timeoutSignal.js";
 
 /** Default time `start()` waits for the reachability probe, and `close()` for the DELETE (ms). */
 export const DEFAULT_HTTP_CONNECT_TIMEOUT_MS = 10_000;
@@ -609,7 +610,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
   }
 
   private timeoutSignal(): AbortSignal {
-    return AbortSignal.timeout(this.connectTimeoutMs);
+    return timeoutSignal(this.connectTimeoutMs);
   }
 
   /**
