@@ -52,7 +52,7 @@ async function settledDespiteGc(work: Promise<unknown>, withinMs: number): Promi
 
 describe("a timeout after a garbage collection", () => {
   it("ends a streamable HTTP upstream's start-up probe at limits.connectTimeoutMs", async () => {
-    const upstream = new StreamableHttpUpstreamTransport({ url, connectTimeoutMs: 800 });
+    const upstream = new StreamableHttpUpstreamTransport({ url, connectTimeoutMs: 800, maxMessageBytes: 1 << 20 });
     const error = await settledDespiteGc(upstream.start(), 6_000);
     expect((error as Error).message).toMatch(/no answer within 800 ms \(limits\.connectTimeoutMs\)/);
   });
