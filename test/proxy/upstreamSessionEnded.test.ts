@@ -6,6 +6,8 @@
  * upstream is the SDK's own server (the fixture's, whose sessions the test can end); the host
  * is the SDK's client over `/mcp` of a real `serve`.
  */
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { startStreamableHttpFixture } from "../fixtures/upstream-servers/httpFixtures.js";
@@ -70,5 +72,54 @@ describe("an HTTP upstream that ends its session", () => {
     cleanups.push(again.close);
     const next = await again.client.callTool({ name: "echo", arguments: { text: "new session" } });
     expect(next.content).toEqual([{ type: "text", text: "new session" }]);
+  });
+
+  it("a server whose sessions never work (404 to every message after initialize) is shown failing", async () => {
+    // Replicas behind a balancer that does not keep a session to one of them: each session is
+    // given by one replica and unknown to the one that gets its next message.
+    let sessions = 0;
+    const server = createServer((req, res) => {
+      let body = "";
+      req.on("data", (chunk: Buffer) => (body += chunk.toString()));
+      req.on("end", () => {
+        if (req.method === "OPTIONS") return void res.writeHead(204).end();
+        if (req.method !== "POST") return void res.writeHead(405).end();
+        const msg = JSON.parse(body) as { id?: number; method?: string; params?: { protocolVersion?: string } };
+        if (msg.method !== "initialize")
+          return void res
+            .writeHead(404, { "content-type": "application/json" })
+            .end('{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Session not found"}}');
+        sessions++;
+        res.writeHead(200, { "content-type": "application/json", "mcp-session-id": `s${sessions}` });
+        res.end(
+          JSON.stringify({
+            jsonrpc: "2.0",
+            id: msg.id,
+            result: {
+              protocolVersion: msg.params?.protocolVersion,
+              capabilities: { tools: {} },
+              serverInfo: { name: "replicas", version: "1" },
+            },
+          }),
+        );
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    cleanups.push(() => new Promise((resolve) => server.close(resolve)));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+    const proxy = await startServe(["--name", "up", "--url", url]);
+    cleanups.push(proxy.stop);
+    for (let i = 0; i < 3; i++) {
+      const host = await connect(new StreamableHTTPClientTransport(new URL(`${proxy.url}/mcp/up`))).catch(() => null);
+      await expect(host?.client.listTools() ?? Promise.reject(new Error("no session"))).rejects.toThrow();
+      await host?.close().catch(() => {});
+    }
+    const health = (await (await fetch(`${proxy.url}/healthz`)).json()) as {
+      status: string;
+      servers: Record<string, { status: string; upstreamFailures: number }>;
+    };
+    expect(health.servers.up!.upstreamFailures).toBeGreaterThan(0);
+    expect(health.servers.up!.status).toBe("down");
+    expect(health.status).toBe("degraded");
   });
 });

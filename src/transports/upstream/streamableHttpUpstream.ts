@@ -186,7 +186,13 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
   /** Set once a GET of this session was answered with an event stream: the server has GET streams. */
   private streamServed = false;
   private lastError: string | undefined;
-  /** Set when the server ended the session (404 to its id): the connection ends, and no failure of the server. */
+  /** Set once the server answered a message sent under the session it gave (a GET stream, a POST). */
+  private sessionServed = false;
+  /**
+   * Set when the server ended a session that had worked (404 to its id): the connection ends, and
+   * no failure of the server. A 404 to a session that never worked (replicas behind a balancer
+   * that does not keep a session to one of them) is a failure like any other refusal.
+   */
   private sessionEnded = false;
   /**
    * Set while a POST that expects no answer (a notification, or a response to the upstream's
@@ -488,6 +494,8 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     } finally {
       this.flow.posted(bytes);
     }
+    // Answered under a session it had already given: the session worked (a later 404 ends it, not the server).
+    if (response.ok && this.session !== undefined) this.sessionServed = true;
     this.rememberSession(response);
     if (!response.ok) return this.failStatus(ids, response, `POST ${what}`, signal);
     this.serverStream.serverAnswered();
@@ -921,7 +929,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     const sessionGone = response.status === 404 && this.session !== undefined;
     if (sessionGone) {
       this.session = undefined;
-      this.sessionEnded = true;
+      this.sessionEnded = this.sessionServed || this.streamServed;
     }
     // Cancelled (or closed) while the error was read: nothing is owed.
     if (signal.aborted) {
