@@ -29,9 +29,13 @@ const mimeType = z.string().optional();
 /** An object of the caller's own (a shared runtime): there or not, never looked into. */
 const given = z.unknown().optional();
 
-/** A callback: called on the path of every message, so anything else is refused here, not there. */
+/**
+ * A callback: called on the path of every message, so anything else is refused here, not there
+ * (`null` is taken as none, as JavaScript callers write it).
+ */
 const callback = z
   .custom<(...args: never[]) => unknown>((value) => typeof value === "function", "expected a function")
+  .nullable()
   .optional();
 
 /** Every option, those that are data checked; callbacks, compiled policies and runtimes are the caller's own. */

@@ -36,9 +36,12 @@ export function withNormalization<T extends Transport>(
     },
     "withNormalization",
   );
-  if (fit?.limits === undefined || fit.runtime !== undefined) return new NormalizingTransport(transport, options);
+  // A callback given as `null` is none.
+  const checked = { ...options };
+  for (const key of ["onNormalized", "onEngineError", "now"] as const) if (checked[key] === null) delete checked[key];
+  if (fit?.limits === undefined || fit.runtime !== undefined) return new NormalizingTransport(transport, checked);
   return new NormalizingTransport(transport, {
-    ...options,
+    ...checked,
     fit: { ...fit, runtime: createFitRuntime(fitLimitsFrom(fit.limits)) },
   });
 }

@@ -203,9 +203,14 @@ export class NormalizingTransport implements ProxyTransport {
     }
     if (!Array.isArray(message)) this.noteOutgoing(message);
     else for (const msg of message as unknown[]) this.noteOutgoing(msg);
-    const sent = this.inner.send(message, options);
-    // Not sent, not answered: a caller retrying against a lost session must not grow the table.
-    return this.ownsRequests ? sent.catch((error: unknown) => this.unsent(message, error)) : sent;
+    if (!this.ownsRequests) return this.inner.send(message, options);
+    // Not sent, not answered: a caller retrying against a lost session must not grow the table,
+    // whether the send throws or rejects (or, a transport of JavaScript's, returns no promise).
+    try {
+      return Promise.resolve(this.inner.send(message, options)).catch((error: unknown) => this.unsent(message, error));
+    } catch (error) {
+      return this.unsent(message, error);
+    }
   }
 
   /** Forgets the requests of a message that could not be sent, and fails the send as the inner one did. */

@@ -89,6 +89,19 @@ describe("withNormalization's options", () => {
       expect(refusal({ [name]: "console.log" })).toMatch(new RegExp(`options\\.${name}: expected a function`));
   });
 
+  it("takes null for a callback as none, as JavaScript callers write it", async () => {
+    const [server, side] = InMemoryTransport.createLinkedPair();
+    const wrapped = withNormalization(side, { onNormalized: null, onEngineError: null, now: null } as never);
+    const received: unknown[] = [];
+    wrapped.onmessage = (message) => received.push(message);
+    await wrapped.start();
+    await server.start();
+    await wrapped.send({ jsonrpc: "2.0", id: 1, method: "resources/read", params: { uri: "mem://a.txt" } });
+    const blob = Buffer.from("plain text").toString("base64");
+    await server.send({ jsonrpc: "2.0", id: 1, result: { contents: [{ uri: "mem://a.txt", blob }] } });
+    expect(received).toMatchObject([{ id: 1, result: { contents: [{ text: "plain text" }] } }]);
+  });
+
   it("takes valid options, compiled policies and callbacks as they are", () => {
     const [, side] = InMemoryTransport.createLinkedPair();
     const wrapped = withNormalization(side, {

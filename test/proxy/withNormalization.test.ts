@@ -183,4 +183,23 @@ describe("withNormalization", () => {
       await upstream.close();
     }
   });
+
+  it("a send that throws, or a transport of JavaScript's whose send returns no promise, leaves no request waiting", async () => {
+    const [, side] = InMemoryTransport.createLinkedPair();
+    let mode: "throw" | "no promise" = "throw";
+    const inner = Object.assign(side, {
+      send: () => {
+        if (mode === "throw") throw new Error("cannot send now");
+        return undefined as unknown as Promise<void>;
+      },
+    });
+    const transport = withNormalization(inner);
+    const call = (id: number) =>
+      transport.send({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "echo", arguments: {} } });
+    for (let id = 1; id <= 5; id++) expect(() => call(id)).toThrow("cannot send now");
+    expect(transport.pendingCount).toBe(0);
+    mode = "no promise";
+    await expect(call(6)).resolves.toBeUndefined();
+    expect(transport.pendingCount).toBe(1);
+  });
 });
