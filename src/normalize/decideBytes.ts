@@ -228,12 +228,17 @@ export function decideBytes(bytes: Buffer, ctx: BytesContext): BytesDecision {
   return { kind: "blob", mime: blobMime(declared, fromExtension), reason };
 }
 
-/** Why bytes that declare `charset` stayed a blob: the proxy does not know it, or they are not valid in it. */
+/**
+ * Why bytes that declare `charset` stayed a blob: the proxy does not know it, they are not valid
+ * in it, or what they decode to is not text (NUL, or binary controls with no textual type).
+ */
 function undecodedCharsetReason(bytes: Buffer, charset: string): string {
   if (!charsetKnown(charset)) return `declared charset ${charset} is not one the proxy knows`;
-  if (decodeStrict(bytes, charset)?.includes("\u0000"))
-    return `declared charset ${charset} decodes to text holding NUL`;
-  return `declared charset ${charset}, but the bytes are not valid in it`;
+  // Read as the engine read them (ISO-8859-1 as windows-1252, as WHATWG does).
+  const text = decodeStrict(bytes, decodingCharset(charset, bytes));
+  if (text === null) return `declared charset ${charset}, but the bytes are not valid in it`;
+  if (text.includes("\u0000")) return `declared charset ${charset} decodes to text holding NUL`;
+  return `declared charset ${charset} decodes to binary control characters, not text`;
 }
 
 /**

@@ -157,6 +157,24 @@ describe("the reason a blob that is not text stays one", () => {
     expect(record).toMatchObject({ action: "none", reason: "declared charset utf-8 decodes to text holding NUL" });
   });
 
+  it.each(["utf-8", "us-ascii", "windows-1252"])(
+    "valid %s of binary control characters, with no textual type, is said to be binary, not invalid",
+    (charset) => {
+      const bytes = Buffer.from([0x01, 0x02, 0x03, 0x41, 0x42, 0x1b, 0x10, 0x7f, 0x43, 0x44, 0x05, 0x06]);
+      const entry = {
+        uri: "mem://x",
+        mimeType: `application/octet-stream; charset=${charset}`,
+        blob: bytes.toString("base64"),
+      };
+      const { entry: out, record } = normalizeResourceEntry(entry, policy, "contents[0]");
+      expect(out).toBe(entry);
+      expect(record).toMatchObject({
+        action: "none",
+        reason: `declared charset ${charset} decodes to binary control characters, not text`,
+      });
+    },
+  );
+
   it("undeclared UTF-8 holding NUL is not called 'not UTF-8'", () => {
     const entry = { uri: "file:///d/a.txt", mimeType: "text/plain", blob: Buffer.from("a\u0000b").toString("base64") };
     const { entry: out, record } = normalizeResourceEntry(entry, policy, "contents[0]");
