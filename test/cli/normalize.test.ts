@@ -27,6 +27,27 @@ describe("mcp-normalizer normalize", () => {
     expect(run.stderr).toMatch(/1 of 1 entries changed \(unwrap-blob 1\); \d+ → \d+ bytes; saved \d+/);
   });
 
+  it("a FILE after -- is read (a name starting with -), not stdin; more than one is refused", async () => {
+    const dir = tempDir("mcpn-");
+    const input = { contents: [{ uri: "a.md", mimeType: "application/octet-stream", blob: b64("# Hi\n") }] };
+    writeFileSync(join(dir, "-msg.json"), JSON.stringify(input));
+    const run = await runCli(["normalize", "--", "-msg.json"], { input: '{"unrelated":true}', cwd: dir });
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout)).toEqual({ contents: [{ uri: "a.md", mimeType: "text/markdown", text: "# Hi\n" }] });
+    const two = await runCli(["normalize", "-msg.json", "--", "other.json"], { cwd: dir });
+    expect(two.code).toBe(2);
+    expect(two.stderr).toMatch(/a file named so goes after --|expected at most one FILE/);
+    const both = await runCli(["normalize", "--", "-msg.json", "other.json"], { cwd: dir });
+    expect(both.code).toBe(2);
+    expect(both.stderr).toContain("expected at most one FILE, got 2 (-msg.json, other.json)");
+  });
+
+  it("login refuses words after -- instead of ignoring them", async () => {
+    const run = await runCli(["login", "--url", "http://127.0.0.1:9/mcp", "--", "extra"]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/^mcp-normalizer: login: nothing goes after -- \(got 1 word\)/);
+  });
+
   it("normalizes a whole JSON-RPC response read from a file, keeping jsonrpc and id", async () => {
     const dir = tempDir("mcpn-");
     const file = join(dir, "response.json");

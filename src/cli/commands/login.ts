@@ -62,7 +62,7 @@ Exit codes: 0 logged in; 1 the login failed, was refused, or got no answer withi
 limits.loginTimeoutMs (5 minutes); 2 bad command line; 3 invalid config.`;
 
 export async function runLogin(argv: readonly string[], io: CliIo): Promise<ExitCode> {
-  const { values, positionals } = parseCommandArgs(
+  const { values, positionals, command } = parseCommandArgs(
     argv,
     {
       config: { type: "string" },
@@ -77,6 +77,12 @@ export async function runLogin(argv: readonly string[], io: CliIo): Promise<Exit
     await writeFully(io.stdout, `${LOGIN_HELP}\n`);
     return EXIT.OK;
   }
+  if (command.length > 0)
+    throw new NormalizerError(
+      "USAGE",
+      `login: nothing goes after -- (got ${command.length} word${command.length === 1 ? "" : "s"}); ` +
+        "see mcp-normalizer login --help",
+    );
   const target =
     values.url !== undefined
       ? fromUrl(values.url, positionals, values.config, values.transport)

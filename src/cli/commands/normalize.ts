@@ -37,7 +37,8 @@ export const NORMALIZE_HELP = `Usage: mcp-normalizer normalize [FILE|-] [options
 
 Reads one JSON value — a ReadResourceResult, CallToolResult, GetPromptResult, a resources/list
 result, or a whole JSON-RPC message — and writes it normalized to stdout. A one-line summary
-(entries changed, bytes before → after, saved) goes to stderr. FILE defaults to stdin.
+(entries changed, bytes before → after, saved) goes to stderr. FILE defaults to stdin; one
+whose name starts with "-" goes after --: mcp-normalizer normalize -- -msg.json.
 
 Options:
   --method METHOD        treat the input as the result of METHOD: resources/read, tools/call,
@@ -55,7 +56,7 @@ Options:
 Exit codes: 0 done; 2 bad flags, unreadable file or invalid JSON; 3 invalid config.`;
 
 export async function runNormalize(argv: readonly string[], io: CliIo): Promise<ExitCode> {
-  const { values, positionals } = parseCommandArgs(
+  const parsed = parseCommandArgs(
     argv,
     {
       method: { type: "string" },
@@ -68,7 +69,11 @@ export async function runNormalize(argv: readonly string[], io: CliIo): Promise<
       help: { type: "boolean", short: "h" },
     },
     "normalize",
+    { filesAfterDash: true },
   );
+  const { values } = parsed;
+  // A file whose name starts with "-" goes after `--`, as for report.
+  const positionals = [...parsed.positionals, ...parsed.command];
   if (values.help) {
     await writeFully(io.stdout, `${NORMALIZE_HELP}\n`);
     return EXIT.OK;
