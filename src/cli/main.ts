@@ -29,7 +29,7 @@ Commands:
 Run "mcp-normalizer <command> --help" for a command's options.
 
 Exit codes: 0 done; 1 runtime failure (upstream or listener); 2 bad command line or input;
-3 invalid config.`;
+3 invalid config; 130/143 audit, report or normalize stopped by SIGINT/SIGTERM.`;
 
 type Command = (argv: readonly string[], io: CliIo) => Promise<ExitCode>;
 

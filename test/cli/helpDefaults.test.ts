@@ -10,6 +10,9 @@ import {
 import { AUDIT_HELP } from "../../src/cli/commands/audit.js";
 import { LOGIN_HELP } from "../../src/cli/commands/login.js";
 import { SERVE_HELP } from "../../src/cli/commands/serve.js";
+import { NORMALIZE_HELP } from "../../src/cli/commands/normalize.js";
+import { REPORT_HELP } from "../../src/cli/commands/report.js";
+import { MAIN_HELP } from "../../src/cli/main.js";
 import { isLoopbackHost } from "../../src/config/loopback.js";
 import { UpstreamAuthSchema } from "../../src/config/schema.js";
 import { runCli } from "../helpers/runCli.js";
@@ -21,6 +24,12 @@ describe("help texts and defaults", () => {
     expect(SERVE_HELP).toContain(`(default ./${DEFAULT_CONFIG_FILE} when no upstream is named)`);
     expect(LOGIN_HELP).toContain(`(default ./${DEFAULT_CONFIG_FILE})`);
     expect(AUDIT_HELP).toContain(`on stderr (default ${DEFAULT_AUDIT_LOG_LEVEL})`);
+  });
+
+  it("every help's exit codes name what docs/operations.md lists for that command", () => {
+    // Stopped by SIGINT/SIGTERM: the commands that exit 130/143.
+    for (const help of [MAIN_HELP, AUDIT_HELP, REPORT_HELP, NORMALIZE_HELP]) expect(help).toMatch(/130\/143/);
+    expect(SERVE_HELP).toMatch(/2 bad command line,[^;]*non-loopback bind without auth/);
   });
 
   it("help COMMAND prints that command's help, as COMMAND --help does", async () => {

@@ -53,7 +53,8 @@ Options:
   --records              print every change record (JSON lines) to stderr
   -h, --help             this help
 
-Exit codes: 0 done; 2 bad flags, unreadable file or invalid JSON; 3 invalid config.`;
+Exit codes: 0 done; 2 bad flags, unreadable file or invalid JSON; 3 invalid config; 130/143
+stopped by SIGINT/SIGTERM (nothing written).`;
 
 export async function runNormalize(argv: readonly string[], io: CliIo): Promise<ExitCode> {
   const parsed = parseCommandArgs(

@@ -73,8 +73,8 @@ Signals: SIGTERM/SIGINT stop accepting, let requests in flight finish (up to
 limits.shutdownGraceMs; a second signal ends the wait), end every upstream, flush the log,
 exit 0. SIGHUP re-reads --config for sessions opened from then on (servers' command, args,
 env, url, headers, auth, normalize; other changes need a restart) and reopens the log file.
-Exit codes: 0 stopped by SIGTERM/SIGINT; 1 could not listen; 2 bad command line or a log file
-that cannot be written; 3 invalid config.`;
+Exit codes: 0 stopped by SIGTERM/SIGINT; 1 could not listen; 2 bad command line, a log file
+that cannot be written, or a non-loopback bind without auth; 3 invalid config.`;
 
 const SERVE_OPTIONS = {
   ...SELECTOR_OPTIONS,
