@@ -49,7 +49,9 @@ export function parseCommandArgs<T extends OptionsConfig>(
         : `a file named so goes after --: mcp-normalizer ${commandName} -- ${file}`;
     throw new NormalizerError("USAGE", `${commandName}: ${flagProblem(message, Object.keys(options))} (${fix})`);
   }
-  refuseEmptyNames(parsed.values as Record<string, unknown>, parsed.positionals, commandName);
+  // Files after `--` are files too: an empty one is named as such, as before it.
+  const files = shape.filesAfterDash === true ? [...parsed.positionals, ...command] : parsed.positionals;
+  refuseEmptyNames(parsed.values as Record<string, unknown>, files, commandName);
   return { ...parsed, command };
 }
 

@@ -238,7 +238,10 @@ function undecodedCharsetReason(bytes: Buffer, charset: string): string {
   const text = decodeStrict(bytes, decodingCharset(charset, bytes));
   if (text === null) return `declared charset ${charset}, but the bytes are not valid in it`;
   if (text.includes("\u0000")) return `declared charset ${charset} decodes to text holding NUL`;
-  return `declared charset ${charset} decodes to binary control characters, not text`;
+  return (
+    `declared charset ${charset} decodes to what reads as binary ` +
+    "(control characters, a binary format's start), not text"
+  );
 }
 
 /**

@@ -37,6 +37,9 @@ describe("mcp-normalizer normalize", () => {
     const two = await runCli(["normalize", "-msg.json", "--", "other.json"], { cwd: dir });
     expect(two.code).toBe(2);
     expect(two.stderr).toMatch(/a file named so goes after --|expected at most one FILE/);
+    const empty = await runCli(["normalize", "--", ""], { cwd: dir });
+    expect(empty.code).toBe(2);
+    expect(empty.stderr).toContain('argument 1 is empty ("": an unset variable?)');
     const both = await runCli(["normalize", "--", "-msg.json", "other.json"], { cwd: dir });
     expect(both.code).toBe(2);
     expect(both.stderr).toContain("expected at most one FILE, got 2 (-msg.json, other.json)");

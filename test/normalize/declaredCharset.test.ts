@@ -170,10 +170,23 @@ describe("the reason a blob that is not text stays one", () => {
       expect(out).toBe(entry);
       expect(record).toMatchObject({
         action: "none",
-        reason: `declared charset ${charset} decodes to binary control characters, not text`,
+        reason: `declared charset ${charset} decodes to what reads as binary (control characters, a binary format's start), not text`,
       });
     },
   );
+
+  it("a declared charset that decodes to a binary format's start is said to read as binary", () => {
+    // cp850 98 9D 98 85 reads as "ÿØÿà", a JPEG's first bytes one per character.
+    const bytes = Buffer.concat([Buffer.from([0x98, 0x9d, 0x98, 0x85]), Buffer.from("hello world, more text")]);
+    const entry = {
+      uri: "mem://x",
+      mimeType: "application/octet-stream; charset=cp850",
+      blob: bytes.toString("base64"),
+    };
+    const { entry: out, record } = normalizeResourceEntry(entry, policy, "contents[0]");
+    expect(out).toBe(entry);
+    expect(record?.reason).toMatch(/^declared charset (cp850|ibm850) decodes to what reads as binary/);
+  });
 
   it("undeclared UTF-8 holding NUL is not called 'not UTF-8'", () => {
     const entry = { uri: "file:///d/a.txt", mimeType: "text/plain", blob: Buffer.from("a\u0000b").toString("base64") };

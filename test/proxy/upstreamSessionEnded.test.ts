@@ -74,17 +74,22 @@ describe("an HTTP upstream that ends its session", () => {
     expect(next.content).toEqual([{ type: "text", text: "new session" }]);
   });
 
-  it("a server whose sessions never work (404 to every message after initialize) is shown failing", async () => {
+  it("a server whose sessions never answer a request (404 to each, notifications and GET accepted) is shown failing", async () => {
     // Replicas behind a balancer that does not keep a session to one of them: each session is
-    // given by one replica and unknown to the one that gets its next message.
+    // given by one replica and unknown to the one that gets its next request. Notifications are
+    // acknowledged and the GET stream is served without a look at the session (some replicas
+    // do): only an answered request shows a session works.
     let sessions = 0;
     const server = createServer((req, res) => {
       let body = "";
       req.on("data", (chunk: Buffer) => (body += chunk.toString()));
       req.on("end", () => {
         if (req.method === "OPTIONS") return void res.writeHead(204).end();
+        if (req.method === "GET")
+          return void res.writeHead(200, { "content-type": "text/event-stream" }).write(": open\n\n");
         if (req.method !== "POST") return void res.writeHead(405).end();
         const msg = JSON.parse(body) as { id?: number; method?: string; params?: { protocolVersion?: string } };
+        if (msg.id === undefined) return void res.writeHead(202).end();
         if (msg.method !== "initialize")
           return void res
             .writeHead(404, { "content-type": "application/json" })
@@ -105,7 +110,13 @@ describe("an HTTP upstream that ends its session", () => {
       });
     });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    cleanups.push(() => new Promise((resolve) => server.close(resolve)));
+    cleanups.push(
+      () =>
+        new Promise((resolve) => {
+          server.closeAllConnections();
+          server.close(resolve);
+        }),
+    );
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
     const proxy = await startServe(["--name", "up", "--url", url]);
     cleanups.push(proxy.stop);

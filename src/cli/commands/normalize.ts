@@ -38,7 +38,7 @@ export const NORMALIZE_HELP = `Usage: mcp-normalizer normalize [FILE|-] [options
 Reads one JSON value — a ReadResourceResult, CallToolResult, GetPromptResult, a resources/list
 result, or a whole JSON-RPC message — and writes it normalized to stdout. A one-line summary
 (entries changed, bytes before → after, saved) goes to stderr. FILE defaults to stdin; one
-whose name starts with "-" goes after --: mcp-normalizer normalize -- -msg.json.
+whose name starts with "-" goes last, after --: mcp-normalizer normalize --pretty -- -msg.json.
 
 Options:
   --method METHOD        treat the input as the result of METHOD: resources/read, tools/call,

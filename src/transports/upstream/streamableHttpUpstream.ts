@@ -186,7 +186,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
   /** Set once a GET of this session was answered with an event stream: the server has GET streams. */
   private streamServed = false;
   private lastError: string | undefined;
-  /** Set once the server answered a message sent under the session it gave (a GET stream, a POST). */
+  /** Set once the server answered a request sent under the session it gave. */
   private sessionServed = false;
   /**
    * Set when the server ended a session that had worked (404 to its id): the connection ends, and
@@ -494,8 +494,10 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     } finally {
       this.flow.posted(bytes);
     }
-    // Answered under a session it had already given: the session worked (a later 404 ends it, not the server).
-    if (response.ok && this.session !== undefined) this.sessionServed = true;
+    // A request answered under the session it had already given: the session worked (a later 404
+    // ends it, not the server). A notification's 202, or a GET stream, may come from a replica
+    // that never checks the session: they do not count.
+    if (response.ok && ids.length > 0 && this.session !== undefined) this.sessionServed = true;
     this.rememberSession(response);
     if (!response.ok) return this.failStatus(ids, response, `POST ${what}`, signal);
     this.serverStream.serverAnswered();
@@ -803,7 +805,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
         // once a GET of this session was served: a server with no GET route at all answers 404
         // (where the spec says 405), and its sessions work without one.
         this.session = undefined;
-        this.sessionEnded = true;
+        this.sessionEnded = this.sessionServed;
         this.lastError = `upstream ${this.where} answered ${what} with HTTP 404; the upstream ended its session`;
         this.logger.warn("upstream ended its session", { status: 404 });
         void this.close();
@@ -929,7 +931,7 @@ export class StreamableHttpUpstreamTransport implements UpstreamTransport {
     const sessionGone = response.status === 404 && this.session !== undefined;
     if (sessionGone) {
       this.session = undefined;
-      this.sessionEnded = this.sessionServed || this.streamServed;
+      this.sessionEnded = this.sessionServed;
     }
     // Cancelled (or closed) while the error was read: nothing is owed.
     if (signal.aborted) {
