@@ -18,9 +18,15 @@ export class GivenUpIds {
   ) {}
 
   add(id: RequestId): void {
+    const now = performance.now();
     this.since.delete(id);
-    this.since.set(id, performance.now());
-    if (this.since.size > this.max) this.since.delete(this.since.keys().next().value as RequestId);
+    // Oldest first: those whose hold is over go from the front, so a session that cancels now and
+    // then keeps none of them for long.
+    for (const [old, at] of this.since) {
+      if (now - at < this.holdMs && this.since.size < this.max) break;
+      this.since.delete(old);
+    }
+    this.since.set(id, now);
   }
 
   /** Whether a late answer to a request given up with this id may still come. */
