@@ -142,6 +142,8 @@ interface Post {
   heldMs: number;
   /** Notifications not sent to it since it was cut off. */
   dropped: number;
+  /** Ended by the pool: its host took nothing while more than `hostBufferBytes` waited. */
+  ended: boolean;
 }
 
 interface Lane {
@@ -250,7 +252,7 @@ export class StatelessPool {
       lane.posts--;
       throw error;
     }
-    const post: Post = { transport, lane, waiting: new Set(), cutOff: false, heldMs: 0, dropped: 0 };
+    const post: Post = { transport, lane, waiting: new Set(), cutOff: false, heldMs: 0, dropped: 0, ended: false };
     transport.onmessage = (message, extra) => this.fromHost(post, upstream, message, extra);
     transport.onclose = () => this.postEnded(post, upstream);
     transport.onerror = (error) =>
@@ -785,6 +787,12 @@ export class StatelessPool {
       post.dropped++;
       return;
     }
+    // Cut off, and still more than it may leave untaken: a host that does not read would have
+    // every answer of its requests held for it. Its POST is ended (its requests cancelled).
+    if (post.cutOff && (post.transport.queuedBytes ?? 0) > this.hostBufferBytes) {
+      this.endUnread(post);
+      return;
+    }
     let sending: Promise<void>;
     try {
       sending = post.transport.send(msg as JSONRPCMessage, { relatedRequestId: related });
@@ -796,16 +804,27 @@ export class StatelessPool {
         error: error instanceof Error ? error.message : String(error),
       });
     });
-    if (
-      !post.cutOff &&
-      post.lane.heldFor === undefined &&
-      (post.transport.queuedBytes ?? 0) > (this.options.hostBufferBytes ?? DEFAULT_LIMITS.hostBufferBytes)
-    )
+    if (!post.cutOff && post.lane.heldFor === undefined && (post.transport.queuedBytes ?? 0) > this.hostBufferBytes)
       this.hold(post);
   }
 
   private get holdMs(): number {
     return this.options.holdMs ?? DEFAULT_LIMITS.statelessHoldMs;
+  }
+
+  private get hostBufferBytes(): number {
+    return this.options.hostBufferBytes ?? DEFAULT_LIMITS.hostBufferBytes;
+  }
+
+  /** A POST whose host took nothing for `holdMs` and more waits for it: ended, once. */
+  private endUnread(post: Post): void {
+    if (post.ended) return;
+    post.ended = true;
+    this.options.logger.warn(
+      "stateless host took nothing of what was sent to it: its POST is ended and its requests cancelled",
+      { upstream: post.lane.upstream?.id, waiting: post.waiting.size, limit: "limits.hostBufferBytes" },
+    );
+    void post.transport.close();
   }
 
   /**
