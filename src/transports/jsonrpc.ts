@@ -6,6 +6,7 @@
 import type { JSONRPCMessage, MessageExtraInfo } from "@modelcontextprotocol/sdk/types.js";
 import { JSONRPC } from "../errors/jsonRpcCodes.js";
 import { RawJsonValue } from "../wire/rawJson.js";
+import { idTextOf } from "./idAsWritten.js";
 
 export type RequestId = string | number;
 
@@ -121,8 +122,8 @@ export function malformedRequest(
   const why =
     msg.jsonrpc !== "2.0"
       ? `"jsonrpc" must be "2.0", not ${given(msg.jsonrpc)}`
-      : typeof msg.id === "number" && !Number.isInteger(msg.id)
-        ? `"id" must be a string or an integer, not ${given(msg.id)}`
+      : typeof msg.id === "number" && !integerAsWritten(msg as { id: number })
+        ? `"id" must be a string or an integer, not ${idTextOf(msg as { id: number })}`
         : "params" in msg && typeof msg.params !== "object"
           ? `"params" must be an object or an array, not ${given(msg.params)}`
           : msg.params === null
@@ -149,6 +150,21 @@ function otherMember(msg: Record<string, unknown>): string | undefined {
     if (key !== "jsonrpc" && key !== "id" && key !== "method" && key !== "params")
       return `a request has only "jsonrpc", "id", "method" and "params", not ${given(key)}`;
   return undefined;
+}
+
+/**
+ * Whether a numeric id is an integer as its sender wrote it: past 2^53 `JSON.parse` rounds
+ * `9007199254740993.5` to an integer, so such an id is judged by its text (digits after the point,
+ * shifted by its exponent, all zero).
+ */
+function integerAsWritten(msg: { id: number }): boolean {
+  if (!Number.isInteger(msg.id)) return false;
+  if (Number.isSafeInteger(msg.id)) return true;
+  const parts = /^-?(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/.exec(idTextOf(msg));
+  if (parts === null) return true;
+  const digits = parts[1]! + (parts[2] ?? "");
+  const point = parts[1]!.length + Number(parts[3] ?? 0);
+  return /^0*$/.test(digits.slice(Math.max(0, point)));
 }
 
 function isProgressToken(value: unknown): boolean {

@@ -57,6 +57,24 @@ describe("a request whose id has a fraction", () => {
     });
   });
 
+  it.each(["9007199254740993.5", "-12345678901234567890.25", "1234567890123456789.55e1"])(
+    "id %s, past 2^53 where JSON.parse rounds it to an integer, is judged as written: -32600 at once",
+    async (written) => {
+      proxy().child.stdin.write(`{"jsonrpc":"2.0","id":${written},"method":"ping"}\n`);
+      const deadline = Date.now() + 5000;
+      const rounded = JSON.parse(written) as number;
+      let answer: Record<string, unknown> | undefined;
+      while (answer === undefined && Date.now() < deadline) {
+        answer = proxy().messages.find((m) => m.id === rounded && m.method === undefined);
+        if (answer === undefined) await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      expect(answer?.error).toEqual({
+        code: -32600,
+        message: `Invalid Request: "id" must be a string or an integer, not ${written}`,
+      });
+    },
+  );
+
   it("an integer written with a fraction of zero (1.0) is an integer, and goes through", async () => {
     const answer = await answerTo('{"jsonrpc":"2.0","id":21.0,"method":"ping"}', 21);
     expect(answer.result).toEqual({});
