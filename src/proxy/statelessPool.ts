@@ -473,6 +473,19 @@ export class StatelessPool {
           );
           continue;
         }
+        if (owner.post.transport.reaches?.(owner.hostId) === false) {
+          // Its POST takes JSON only: the question would wait unseen until the call timed out.
+          this.send(
+            upstream,
+            errorResponse(
+              idAsWritten(msg),
+              JSONRPC.METHOD_NOT_FOUND,
+              `${msg.method}: the host's request takes a JSON answer only (its Accept has no ` +
+                "text/event-stream), so it cannot be asked",
+            ),
+          );
+          continue;
+        }
         if (lane.asked.size >= (this.options.maxUpstreamRequests ?? DEFAULT_LIMITS.maxUpstreamRequests)) {
           this.tooManyAsked(lane, idAsWritten(msg));
           continue;

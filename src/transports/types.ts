@@ -128,7 +128,22 @@ export interface KeepsBatches {
   readonly keepsBatches?: boolean;
 }
 
-export type ProxyTransport = Transport & ReportsFramingProblems & FlowControl & RefusesStart & KeepsBatches;
+/**
+ * Host transports that cannot carry every message to the host: a stateless streamable HTTP POST
+ * whose `Accept` takes JSON only has no stream for a question of the server's (and no GET
+ * stream to send it on instead). Without the method, every message reaches the host.
+ */
+export interface ReachesHost {
+  /** Whether a message sent with this `relatedRequestId` can reach the host, now or later. */
+  reaches?(related: RequestId): boolean;
+}
+
+export type ProxyTransport = Transport &
+  ReportsFramingProblems &
+  FlowControl &
+  RefusesStart &
+  KeepsBatches &
+  ReachesHost;
 
 /**
  * What every upstream (client-side) transport is: a `ProxyTransport` that can say why its

@@ -360,6 +360,14 @@ export class StreamableHttpHostSession extends HostTransportBase {
     for (const { wire } of queued) void this.emit(sse, wire);
   }
 
+  /**
+   * A message related to a request reaches the host on that request's stream, or on the session's
+   * GET stream; a stateless session has none, so a POST that takes JSON only cannot be asked.
+   */
+  reaches(related: RequestId): boolean {
+    return !this.stateless || this.byRequest.get(idKey(related))?.streamable === true;
+  }
+
   /** Not an async function: a message written at once costs no promise of its own. */
   send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
     if (this.isClosed) return SENT;
