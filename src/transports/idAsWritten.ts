@@ -6,7 +6,7 @@
  */
 import { memberSpans, skipSpace, type Span } from "../wire/jsonText.js";
 import { RawJsonValue } from "../wire/rawJson.js";
-import type { RequestId } from "./jsonrpc.js";
+import type { RequestId } from "@modelcontextprotocol/sdk/types.js";
 import { wireTextOf } from "./wireText.js";
 
 /** The id of `message` as written, when its number is not exact; the id itself otherwise. */
