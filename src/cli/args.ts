@@ -16,8 +16,9 @@ type ParsedValues<T extends OptionsConfig> = ReturnType<
 /**
  * `upstreamCommand`: the command names an upstream, which may also start at the first word that
  * is not an option (no `--`), see upstreamCommand.ts; then there are no positionals.
- * `filesAfterDash`: the command reads the files named after `--` too; a word taken for an unknown
- * flag that looks like a file name (a dot or a slash in it) is shown how to name it.
+ * `filesAfterDash`: the command reads the files named after `--` too (they end the positionals,
+ * and there is no command); a word taken for an unknown flag that looks like a file name (a dot
+ * or a slash in it) is shown how to name it.
  */
 export function parseCommandArgs<T extends OptionsConfig>(
   argv: readonly string[],
@@ -50,8 +51,12 @@ export function parseCommandArgs<T extends OptionsConfig>(
     throw new NormalizerError("USAGE", `${commandName}: ${flagProblem(message, Object.keys(options))} (${fix})`);
   }
   // Files after `--` are files too: an empty one is named as such, as before it.
-  const files = shape.filesAfterDash === true ? [...parsed.positionals, ...command] : parsed.positionals;
-  refuseEmptyNames(parsed.values as Record<string, unknown>, files, commandName);
+  if (shape.filesAfterDash === true) {
+    const positionals = [...parsed.positionals, ...command];
+    refuseEmptyNames(parsed.values as Record<string, unknown>, positionals, commandName);
+    return { values: parsed.values, positionals, command: [] };
+  }
+  refuseEmptyNames(parsed.values as Record<string, unknown>, parsed.positionals, commandName);
   return { ...parsed, command };
 }
 

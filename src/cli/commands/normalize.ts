@@ -57,7 +57,7 @@ Exit codes: 0 done; 2 bad flags, unreadable file or invalid JSON; 3 invalid conf
 stopped by SIGINT/SIGTERM (nothing written).`;
 
 export async function runNormalize(argv: readonly string[], io: CliIo): Promise<ExitCode> {
-  const parsed = parseCommandArgs(
+  const { values, positionals } = parseCommandArgs(
     argv,
     {
       method: { type: "string" },
@@ -72,9 +72,6 @@ export async function runNormalize(argv: readonly string[], io: CliIo): Promise<
     "normalize",
     { filesAfterDash: true },
   );
-  const { values } = parsed;
-  // A file whose name starts with "-" goes after `--`, as for report.
-  const positionals = [...parsed.positionals, ...parsed.command];
   if (values.help) {
     await writeFully(io.stdout, `${NORMALIZE_HELP}\n`);
     return EXIT.OK;

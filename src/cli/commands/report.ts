@@ -38,7 +38,7 @@ Exit codes: 0 report written (malformed lines are in the report); 2 bad command 
 that cannot be opened, or -o naming a log it reads; 130/143 stopped by SIGINT/SIGTERM.`;
 
 export async function runReport(argv: readonly string[], io: CliIo): Promise<ExitCode> {
-  const { values, positionals, command } = parseCommandArgs(
+  const { values, positionals } = parseCommandArgs(
     argv,
     {
       format: { type: "string" },
@@ -63,8 +63,8 @@ export async function runReport(argv: readonly string[], io: CliIo): Promise<Exi
     atLeastOne(parseIntFlag(values["max-line-bytes"], "--max-line-bytes", "report"), "--max-line-bytes") ??
     DEFAULT_MAX_LOG_LINE_BYTES;
   const output = values.output === undefined ? undefined : resolve(io.cwd, values.output);
-  // `report -- a.jsonl` is allowed: a log named like a flag.
-  const sources = await expandLogSources([...positionals, ...command], io.cwd);
+  // `report -- -a.jsonl` is allowed (a log named like a flag): parseCommandArgs counts it in.
+  const sources = await expandLogSources(positionals, io.cwd);
   const overwritten = output === undefined ? undefined : sourceAt(sources, output);
   if (overwritten !== undefined)
     throw new NormalizerError(
