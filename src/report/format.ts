@@ -15,12 +15,21 @@ export function formatBytes(bytes: number): string {
   return `${sign}${n.toFixed(digits)} ${UNITS[unit]}`;
 }
 
-/** `0.3333` → `33.3%`. */
+/** `0.3333` → `33.3%`; a negative share (growth) signed as `formatBytes` signs it. */
 export function formatShare(share: number): string {
   if (!Number.isFinite(share)) return "–";
   // A real but tiny share must not read as nothing.
   if (share > 0 && share < 0.0005) return "<0.1%";
-  return `${(share * 100).toFixed(1)}%`;
+  const percent = (Math.abs(share) * 100).toFixed(1);
+  return share < 0 && percent !== "0.0" ? `−${percent}%` : `${percent}%`;
+}
+
+/**
+ * A row's share of all bytes saved; "–" when nothing was saved overall (growth outweighed the
+ * savings), where a share of the total means nothing — a row that saved is not "0%" of it.
+ */
+export function formatShareOfSaved(share: number, totalSaved: number): string {
+  return totalSaved > 0 ? formatShare(share) : "–";
 }
 
 /** `1234567` → `1,234,567` (fixed locale so reports and tests read the same everywhere). */

@@ -129,3 +129,14 @@ export interface ReportModel {
   /** Audit: bytes of tool results' content that structuredContent repeats. */
   duplicates?: StructuredDuplicate[];
 }
+
+/** Reads and calls that failed: every one counted, though `failures` lists only the first of them. */
+export function failedCount(model: ReportModel): number {
+  return model.scope === undefined ? model.failures.length : model.scope.readFailed + model.scope.callFailed;
+}
+
+/** The line under a failure list cut at its bound, or null when every failure is listed. */
+export function unlistedFailures(model: ReportModel): string | null {
+  const unlisted = failedCount(model) - model.failures.length;
+  return unlisted > 0 ? `… and ${unlisted} more, not listed (each counted).` : null;
+}

@@ -10,10 +10,11 @@ import {
   formatCount,
   formatCountOf,
   formatShare,
+  formatShareOfSaved,
   noOffendersText,
   withoutUriLine,
 } from "./format.js";
-import type { GroupRow, ReportModel, UriRow } from "./model.js";
+import { failedCount, type GroupRow, type ReportModel, type UriRow, unlistedFailures } from "./model.js";
 import { auditSectionsHtml, lossyTextHtml, scopeHtml } from "./renderAuditHtml.js";
 import { changeCounts } from "./renderMarkdown.js";
 import { beforeAfterChart, savingsBar } from "./svgBars.js";
@@ -85,7 +86,7 @@ export function renderHtml(model: ReportModel, options: { maxRows?: number } = {
         "resources",
         "Read",
         `${formatCount(model.scope.read)} + ${formatCount(model.scope.called)}`,
-        `resources read + tool calls · ${formatCount(model.failures.length)} failed`,
+        `resources read + tool calls · ${formatCount(failedCount(model))} failed`,
       ),
     );
   else if (model.resources !== undefined)
@@ -107,6 +108,7 @@ export function renderHtml(model: ReportModel, options: { maxRows?: number } = {
       ),
     );
   }
+  const actions = groupTable("by-action", "action", model.byAction, model.totals.saved);
   const body = [
     `<header><h1>${esc(title)}</h1><p class="meta">${esc(sourceLine(model))}</p>` +
       `<p class="meta">${esc(
@@ -130,26 +132,27 @@ export function renderHtml(model: ReportModel, options: { maxRows?: number } = {
     `<section id="offenders"><h2>Top offenders</h2>${
       model.topOffenders.length === 0
         ? `<p class="empty">${esc(noOffendersText(model))}</p>`
-        : uriTable("top-offenders", model.topOffenders, model.topOffenders.length)
+        : uriTable("top-offenders", model.topOffenders, model.topOffenders.length, model.totals.saved)
     }</section>`,
-    `<section id="actions"><h2>By action</h2>${groupTable("by-action", "action", model.byAction)}</section>`,
+    `<section id="actions"><h2>By action</h2>${actions}</section>`,
   ];
   if (model.kind === "audit") {
     body.push(
       `<section id="resources"><h2>Resources (${model.byUri.length})</h2>${
         model.byUri.length === 0
           ? `<p class="empty">No resources.</p>`
-          : uriTable("resource-table", model.byUri, maxRows)
+          : uriTable("resource-table", model.byUri, maxRows, model.totals.saved)
       }</section>`,
     );
     body.push(auditSectionsHtml(model, maxRows));
+    const moreFailures = unlistedFailures(model);
     body.push(
-      `<section id="failures"><h2>Failed reads and tool errors (${model.failures.length})</h2>${
+      `<section id="failures"><h2>Failed reads and tool errors (${formatCount(failedCount(model))})</h2>${
         model.failures.length === 0
           ? `<p class="empty">None.</p>`
           : `<table id="failure-table"><thead><tr><th>uri</th><th>error</th></tr></thead><tbody>${model.failures
               .map((f) => `<tr><td class="uri">${esc(f.uri)}</td><td>${esc(f.error)}</td></tr>`)
-              .join("")}</tbody></table>`
+              .join("")}</tbody></table>${moreFailures === null ? "" : `<p class="meta">${esc(moreFailures)}</p>`}`
       }</section>`,
     );
   } else {
@@ -218,7 +221,7 @@ function num(n: number, cls = ""): string {
   return `<td class="num${cls === "" ? "" : ` ${cls}`}" data-value="${n}">${esc(formatBytes(n))}</td>`;
 }
 
-function uriTable(id: string, rows: readonly UriRow[], maxRows: number): string {
+function uriTable(id: string, rows: readonly UriRow[], maxRows: number, totalSaved: number): string {
   const shown = rows.slice(0, maxRows);
   const head =
     `<thead><tr><th>uri</th><th>server</th><th>mime</th><th>changes</th><th class="num">before</th><th ` +
@@ -229,7 +232,7 @@ function uriTable(id: string, rows: readonly UriRow[], maxRows: number): string 
         `<tr data-uri="${esc(r.uri)}"><td class="uri">${esc(r.uri)}</td><td>${esc(r.server)}</td><td>` +
         `${esc(r.mime)}</td><td>${esc(formatActions(r.actions))}</td>` +
         `${num(r.bytesBefore)}${num(r.bytesAfter)}${num(r.saved, r.saved >= 0 ? "saved" : "grew")}<td ` +
-        `class="num">${esc(formatShare(r.shareOfSaved))}</td></tr>`,
+        `class="num">${esc(formatShareOfSaved(r.shareOfSaved, totalSaved))}</td></tr>`,
     )
     .join("");
   const more =
@@ -239,7 +242,7 @@ function uriTable(id: string, rows: readonly UriRow[], maxRows: number): string 
   return `<table id="${id}">${head}<tbody>${body}</tbody></table>${more}`;
 }
 
-function groupTable(id: string, name: string, rows: readonly GroupRow[]): string {
+function groupTable(id: string, name: string, rows: readonly GroupRow[], totalSaved: number): string {
   if (rows.length === 0) return `<p class="empty">Nothing recorded.</p>`;
   const head =
     `<thead><tr><th>${esc(name)}</th><th class="num">entries</th><th class="num">before</th><th ` +
@@ -249,7 +252,7 @@ function groupTable(id: string, name: string, rows: readonly GroupRow[]): string
       (r) =>
         `<tr data-key="${esc(r.key)}"><td>${esc(r.key)}</td><td class="num">${formatCount(r.entries)}</td>` +
         `${num(r.bytesBefore)}${num(r.bytesAfter)}${num(r.saved, r.saved >= 0 ? "saved" : "grew")}<td class="num">` +
-        `${esc(formatShare(r.shareOfSaved))}</td></tr>`,
+        `${esc(formatShareOfSaved(r.shareOfSaved, totalSaved))}</td></tr>`,
     )
     .join("");
   return `<table id="${id}">${head}<tbody>${body}</tbody></table>`;

@@ -5,11 +5,12 @@ import {
   formatCount,
   formatCountOf,
   formatShare,
+  formatShareOfSaved,
   noOffendersText,
   withoutUriLine,
 } from "./format.js";
 import { cell, code, table } from "./markdownTable.js";
-import type { GroupRow, ReportModel, Totals, UriRow } from "./model.js";
+import { failedCount, type GroupRow, type ReportModel, type Totals, type UriRow, unlistedFailures } from "./model.js";
 import { auditSections, lossyTextLines, scopeLines } from "./renderAuditMarkdown.js";
 
 /** Rows of the per-resource table in Markdown (the JSON format always has them all). */
@@ -80,25 +81,33 @@ export function renderMarkdown(model: ReportModel, options: { maxRows?: number }
     "Top offenders",
     model.topOffenders.length === 0
       ? [noOffendersText(model)]
-      : uriTable(model.topOffenders, model.topOffenders.length),
+      : uriTable(model.topOffenders, model.topOffenders.length, model.totals.saved),
   );
   if (model.kind === "audit")
-    section(out, "Resources", model.byUri.length === 0 ? ["No resources."] : uriTable(model.byUri, maxRows));
-  for (const [title, body] of auditSections(model, maxRows)) section(out, title, body);
-  section(out, "By server", groupTable(model.byServer, "server"));
-  section(out, "By mime type", groupTable(model.byMime, "mime type"));
-  section(out, "By action", groupTable(model.byAction, "action"));
-  section(out, "By method", groupTable(model.byMethod, "method"));
-  if (model.kind === "audit") {
     section(
       out,
-      `Failed reads and tool errors (${model.failures.length})`,
+      "Resources",
+      model.byUri.length === 0 ? ["No resources."] : uriTable(model.byUri, maxRows, model.totals.saved),
+    );
+  for (const [title, body] of auditSections(model, maxRows)) section(out, title, body);
+  section(out, "By server", groupTable(model.byServer, "server", model.totals.saved));
+  section(out, "By mime type", groupTable(model.byMime, "mime type", model.totals.saved));
+  section(out, "By action", groupTable(model.byAction, "action", model.totals.saved));
+  section(out, "By method", groupTable(model.byMethod, "method", model.totals.saved));
+  if (model.kind === "audit") {
+    const more = unlistedFailures(model);
+    section(
+      out,
+      `Failed reads and tool errors (${formatCount(failedCount(model))})`,
       model.failures.length === 0
         ? ["None."]
-        : table(
-            ["uri", "error"],
-            model.failures.map((f) => [code(f.uri), cell(f.error)]),
-          ),
+        : [
+            ...table(
+              ["uri", "error"],
+              model.failures.map((f) => [code(f.uri), cell(f.error)]),
+            ),
+            ...(more === null ? [] : ["", more]),
+          ],
     );
   } else {
     const m = model.malformed;
@@ -132,7 +141,7 @@ function section(out: string[], title: string, body: string[]): void {
   out.push(`## ${title}`, "", ...body, "");
 }
 
-function uriTable(rows: readonly UriRow[], maxRows: number): string[] {
+function uriTable(rows: readonly UriRow[], maxRows: number, totalSaved: number): string[] {
   const shown = rows.slice(0, maxRows);
   const lines = table(
     [
@@ -161,7 +170,7 @@ function uriTable(rows: readonly UriRow[], maxRows: number): string[] {
         String(c.mimeFixed),
         String(r.warned),
         ...sizes(r),
-        formatShare(r.shareOfSaved),
+        formatShareOfSaved(r.shareOfSaved, totalSaved),
       ];
     }),
   );
@@ -169,7 +178,7 @@ function uriTable(rows: readonly UriRow[], maxRows: number): string[] {
   return lines;
 }
 
-function groupTable(rows: readonly GroupRow[], name: string): string[] {
+function groupTable(rows: readonly GroupRow[], name: string, totalSaved: number): string[] {
   if (rows.length === 0) return ["–"];
   return table(
     [name, "entries", "changes", "before", "after", "saved", "share"],
@@ -178,7 +187,7 @@ function groupTable(rows: readonly GroupRow[], name: string): string[] {
       formatCount(r.entries),
       cell(formatActions(r.actions)),
       ...sizes(r),
-      formatShare(r.shareOfSaved),
+      formatShareOfSaved(r.shareOfSaved, totalSaved),
     ]),
   );
 }

@@ -58,6 +58,8 @@ describe("format", () => {
     expect(formatShare(1 / 3)).toBe("33.3%");
     expect(formatShare(0.0001)).toBe("<0.1%");
     expect(formatShare(0)).toBe("0.0%");
+    expect(formatShare(-0.156)).toBe("−15.6%");
+    expect(formatShare(-0.00001)).toBe("0.0%");
   });
 });
 
@@ -96,6 +98,42 @@ describe("renderers", () => {
     expect(md).toContain("Resource not found (JSON-RPC -32002)");
     for (const line of md.split("\n").filter((l) => l.startsWith("| `file:///a")))
       expect(line.split(/(?<!\\)\|/).length).toBe(14);
+  });
+
+  it("an audit counts every failure in md and html though it lists only the first of them", () => {
+    const listed = model("audit");
+    const scope = {
+      capabilities: { resources: true, tools: false, prompts: false },
+      ...{ listed: 1500, filteredOut: 0, read: 1500, called: 0, readFailed: 1500, callFailed: 0, notes: [] },
+    };
+    const cut = { ...listed, scope };
+    const md = renderReport(cut, "md");
+    expect(md).toContain("## Failed reads and tool errors (1,500)");
+    expect(md).toContain("… and 1499 more, not listed (each counted).");
+    const html = renderReport(cut, "html");
+    expect(html).toContain("resources read + tool calls · 1,500 failed");
+    expect(html).toContain("<h2>Failed reads and tool errors (1,500)</h2>");
+    expect(html).toContain("… and 1499 more, not listed (each counted).");
+    expect(renderReport(listed, "md")).not.toContain("not listed");
+  });
+
+  it("when growth outweighs the savings, no row reads as 0% of them: shares show – in md and html", () => {
+    const agg = new ReportAggregator();
+    const fact = (uri: string, before: number, after: number): EntryFact => ({
+      ...{ ts: "2026-01-01T00:00:00.000Z", server: "s", method: "resources/read", uri, action: "fix-mime" },
+      ...{ mimeBefore: "text/plain", mimeAfter: "image/png", bytesBefore: before, bytesAfter: after },
+      saved: before - after,
+    });
+    agg.add(fact("fx://save", 1000, 786));
+    agg.add(fact("fx://grow", 1000, 1863));
+    const grown = agg.toModel({ kind: "log", source: { files: ["a.jsonl"] }, generatedAt: "2026-01-03T00:00:00Z" });
+    const md = renderReport(grown, "md");
+    expect(md).toMatch(/\| `fx:\/\/save` \|.*\| 214 B \| – \|/);
+    expect(md).not.toMatch(/\| 0\.0% \|/);
+    expect(md).toContain("(−32.5%)");
+    const html = renderReport(grown, "html");
+    expect(html).toMatch(/data-uri="fx:\/\/save".*?<td class="num">–<\/td><\/tr>/);
+    expect(html).not.toContain(">0.0%<");
   });
 
   it("md for logs: malformed lines are shown", () => {
