@@ -7,6 +7,7 @@ import { resolve } from "node:path";
 import { NormalizerError } from "../errors/NormalizerError.js";
 import { configForOneServer } from "../config/flagConfig.js";
 import type { ProxyConfig, ServerConfig } from "../config/schema.js";
+import type { ChildEnvironment } from "../proxy/upstreamFactory.js";
 import { parseHeaderFlags } from "./args.js";
 import { defaultUpstreamName, upstreamCommandOf } from "./upstreamCommand.js";
 import { serverNameProblem } from "../config/serverName.js";
@@ -53,6 +54,16 @@ export interface SelectedUpstream {
   /** The whole config: loaded from --config, or the defaults around the one server. */
   readonly config: ProxyConfig;
   readonly configFile: string | undefined;
+  /** The variables the config reads where it holds credentials: never a stdio child's to read. */
+  readonly secretVariables: readonly string[];
+}
+
+/**
+ * A stdio child of `stdio` or `audit` gets the environment the host or shell gave the proxy; chosen
+ * from a config, less the variables the config reads for credentials (another server's key).
+ */
+export function childEnvironmentOf(selected: SelectedUpstream): ChildEnvironment {
+  return selected.configFile === undefined ? "inherit" : { withhold: selected.secretVariables, inheritAll: true };
 }
 
 const TRANSPORTS = new Set(["streamable-http", "sse", "websocket"]);
@@ -140,7 +151,13 @@ export async function selectUpstream(
         "USAGE",
         `${commandName}: --server ${serverName} is not in ${values.config} (servers: ${names.join(", ")})`,
       );
-    return { name: serverName, server, config: loaded.config, configFile: loaded.file };
+    return {
+      name: serverName,
+      server,
+      config: loaded.config,
+      configFile: loaded.file,
+      secretVariables: loaded.secretVariables,
+    };
   }
   if (values.server !== undefined) throw new NormalizerError("USAGE", `${commandName}: --server needs --config`);
   let server: ServerConfig;
@@ -208,5 +225,11 @@ export async function selectUpstream(
   const problem = serverNameProblem(serverName);
   if (problem !== undefined)
     throw new NormalizerError("USAGE", `${commandName}: --name ${JSON.stringify(serverName)}: ${problem}`);
-  return { name: serverName, server, config: configForOneServer(serverName, server), configFile: undefined };
+  return {
+    name: serverName,
+    server,
+    config: configForOneServer(serverName, server),
+    configFile: undefined,
+    secretVariables: [],
+  };
 }

@@ -82,11 +82,12 @@ export function parseConfig(
 
 /**
  * Where the config holds credentials: the listener's `auth`, and each server's `auth` (OAuth client
- * secrets), `headers` (API keys, tokens) and `url` (userinfo, query keys). The variables read there
- * are never passed on to stdio upstreams: one server's key is not another's to read.
+ * secrets), `headers` (API keys, tokens), `url` (userinfo, query keys) and `env` (a stdio server's
+ * keys). The variables read there are never passed on to stdio upstreams but through a server's own
+ * `env`: one server's key is not another's to read.
  */
 const SERVER_PATH = String.raw`\.mcpServers(\.[A-Za-z_$][\w$]*|\["(?:[^"\\]|\\.)*"\])`;
-const SECRET_PATH = new RegExp(String.raw`^\$(\.auth|${SERVER_PATH}\.(auth|headers|url))(?=$|[.[])`);
+const SECRET_PATH = new RegExp(String.raw`^\$(\.auth|${SERVER_PATH}\.(auth|headers|url|env))(?=$|[.[])`);
 
 /** The config, and the environment variables it reads where it holds credentials (`SECRET_PATH`). */
 export function parseConfigText(

@@ -26,15 +26,17 @@ const TYPE_TO_TRANSPORT = {
 
 /**
  * What a stdio upstream's environment starts from, before its configured `env`:
- * - `"inherit"`: everything the proxy was given (`stdio`: the host already chose it);
- * - `{ withhold }` (`serve`): the variables desktop hosts pass (the SDK's
- * `getDefaultEnvironment()`, mirrored by `defaultChildEnvironment`: HOME, LOGNAME, PATH, SHELL, TERM, USER), or the
- * whole
+ * - `"inherit"`: everything the proxy was given (`stdio` and `audit` with an upstream on the
+ *   command line: the host or the shell already chose);
+ * - `{ withhold }` (`serve`): the variables desktop hosts pass (the SDK's `getDefaultEnvironment()`,
+ *   mirrored by `defaultChildEnvironment`: HOME, LOGNAME, PATH, SHELL, TERM, USER), or the whole
  *   environment for a server with `inheritEnv: true` — never the `withhold` variables (those the
- *   config reads where it holds credentials), unless every host passes them anyway (HOME…). A
- *   server's own `env` is the operator's explicit choice and is passed as configured.
+ *   config reads where it holds credentials), unless every host passes them anyway (HOME…);
+ * - `{ withhold, inheritAll: true }` (`stdio` and `audit` with `--config`): the whole environment
+ *   the host or shell gave, less the config's `withhold` variables.
+ * A server's own `env` is the operator's explicit choice and is passed as configured.
  */
-export type ChildEnvironment = "inherit" | { readonly withhold: readonly string[] };
+export type ChildEnvironment = "inherit" | { readonly withhold: readonly string[]; readonly inheritAll?: boolean };
 
 export function childBaseEnv(
   server: ServerConfig,
@@ -42,8 +44,8 @@ export function childBaseEnv(
   proxyEnv: Readonly<Record<string, string | undefined>> = process.env,
 ): Record<string, string | undefined> | undefined {
   if (policy === "inherit") return undefined;
-  const base: Record<string, string | undefined> =
-    isStdioServer(server) && server.inheritEnv === true ? { ...proxyEnv } : defaultChildEnvironment();
+  const whole = policy.inheritAll === true || (isStdioServer(server) && server.inheritEnv === true);
+  const base: Record<string, string | undefined> = whole ? { ...proxyEnv } : defaultChildEnvironment();
   // What every desktop host passes every server (HOME, PATH…) is no secret, whoever reads it.
   for (const name of policy.withhold) if (!isDefaultChildVariable(name)) delete base[name];
   return base;

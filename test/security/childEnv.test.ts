@@ -1,19 +1,24 @@
 /**
  * What a stdio upstream's environment holds. `serve`: the SDK's default variables (HOME, PATH…)
  * plus the server's `env`; `inheritEnv: true` (or `--inherit-env`) the rest too; never the
- * variables `auth` reads — the listener's, or a remote server's OAuth client secret. `stdio`:
- * everything the host gave the proxy.
+ * variables `auth` reads — the listener's, or a remote server's OAuth client secret — nor those
+ * another server's `headers`, `url` or `env` read. `stdio` and `audit`: everything the host or shell
+ * gave the proxy, less (chosen from a config) the variables the config reads for credentials.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { CLI } from "../helpers/paths.js";
 import { connect, startServe, type ServeProcess } from "../helpers/proxyProcess.js";
-import { writeFileSync } from "node:fs";
+import { execFile } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { tempDir } from "../helpers/tempDir.js";
 import { FAULT_SERVER, initializedWs, serveConfig, toolText, waitForStderr } from "../reliability/helpers.js";
 
 const PROXY_ENV = {
   MCPN_TOKEN: "listener-token-9d1",
   OTHER_SECRET: "db-password-42",
+  PLAIN_SETTING: "colour=blue",
   BILLING_CLIENT_SECRET: "oauth-client-secret-7f3",
   SEARCH_API_KEY: "search-api-key-5c2",
   SEARCH_QUERY_KEY: "search-query-key-8e4",
@@ -79,9 +84,12 @@ describe("serve --config with auth read from ${MCPN_TOKEN}", () => {
     expect(JSON.stringify(env)).not.toContain(PROXY_ENV.MCPN_TOKEN);
   });
 
-  it("inheritEnv: true adds the rest of the environment, but never what auth reads (the listener's or an upstream's OAuth) nor another server's headers or URL", async () => {
+  it("inheritEnv: true adds the rest of the environment, but never what auth reads (the listener's or an upstream's OAuth) nor another server's headers, URL or env", async () => {
     const env = await childEnv(serve.url, "all", auth);
-    expect(env.OTHER_SECRET).toBe("db-password-42");
+    expect(env.PLAIN_SETTING).toBe("colour=blue");
+    // `explicit` reads it into its own env: its key, not this server's.
+    expect(env).not.toHaveProperty("OTHER_SECRET");
+    expect(JSON.stringify(env)).not.toContain(PROXY_ENV.OTHER_SECRET);
     expect(env.GIVEN).toBe("configured");
     expect(env).not.toHaveProperty("MCPN_TOKEN");
     expect(JSON.stringify(env)).not.toContain(PROXY_ENV.MCPN_TOKEN);
@@ -144,6 +152,7 @@ describe("serve --name -- CMD", () => {
         const env = await childEnv(serve.url, "fx");
         expect(env.HOME).toBe("/home/proxyuser");
         expect("OTHER_SECRET" in env).toBe(inherited);
+        expect("PLAIN_SETTING" in env).toBe(inherited);
       } finally {
         await serve.stop();
       }
@@ -165,5 +174,80 @@ describe("stdio", () => {
     expect(env.OTHER_SECRET).toBe("db-password-42");
     expect(env.MCPN_TOKEN).toBe(PROXY_ENV.MCPN_TOKEN);
     await host.close();
+  });
+});
+
+/** A config whose other servers read secrets, and a stdio server `local` (the fault server) beside them. */
+function configWithSecrets(local: Record<string, unknown>): string {
+  const file = join(tempDir(), "proxy.config.json");
+  writeFileSync(
+    file,
+    JSON.stringify({
+      mcpServers: {
+        local,
+        keyed: { command: process.execPath, args: [FAULT_SERVER], env: { UPSTREAM_KEY: "${OTHER_SECRET}" } },
+        search: {
+          url: "http://127.0.0.1:9/mcp?key=${SEARCH_QUERY_KEY}",
+          headers: { "X-Api-Key": "${SEARCH_API_KEY}" },
+        },
+      },
+      auth: { bearerTokens: ["${MCPN_TOKEN}"] },
+    }),
+  );
+  return file;
+}
+
+const WITHHELD = ["MCPN_TOKEN", "OTHER_SECRET", "SEARCH_API_KEY", "SEARCH_QUERY_KEY"] as const;
+
+describe("stdio and audit with --config FILE --server NAME", () => {
+  it("stdio: the child inherits what the host gave, less the variables the config reads for credentials", async () => {
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [
+        CLI,
+        "stdio",
+        "--config",
+        configWithSecrets({ command: process.execPath, args: [FAULT_SERVER] }),
+        "--server",
+        "local",
+      ],
+      env: { ...process.env, ...PROXY_ENV } as Record<string, string>,
+      stderr: "pipe",
+    });
+    (transport.stderr as NodeJS.ReadableStream | null)?.resume();
+    const host = await connect(transport);
+    try {
+      const result = (await host.client.callTool({ name: "env", arguments: {} })) as {
+        content: Array<{ text: string }>;
+      };
+      const env = JSON.parse(result.content[0]!.text) as Record<string, string>;
+      expect(env.PLAIN_SETTING).toBe("colour=blue");
+      expect(env.HOME).toBe("/home/proxyuser");
+      for (const name of WITHHELD) expect(JSON.stringify(env), name).not.toContain(PROXY_ENV[name]);
+    } finally {
+      await host.close();
+    }
+  });
+
+  it("audit: the same, the server started as stdio would start it", async () => {
+    const dump = join(tempDir(), "env.json");
+    // A server that writes down its environment and exits: the audit fails, the file tells.
+    const script = `require("fs").writeFileSync(${JSON.stringify(dump)}, JSON.stringify(process.env)); process.exit(3)`;
+    const config = configWithSecrets({ command: process.execPath, args: ["-e", script] });
+    const { code, stderr } = await new Promise<{ code: number | null; stderr: string }>((done) => {
+      const child = execFile(
+        process.execPath,
+        [CLI, "audit", "--config", config, "--server", "local", "--timeout", "20000"],
+        { env: { ...process.env, ...PROXY_ENV }, timeout: 30_000 },
+        (error, _stdout, stderr) => done({ code: error === null ? 0 : (child.exitCode ?? null), stderr }),
+      );
+    });
+    expect(code, stderr).not.toBe(0);
+    const env = JSON.parse(readFileSync(dump, "utf8")) as Record<string, string>;
+    expect(env.PLAIN_SETTING).toBe("colour=blue");
+    for (const name of WITHHELD) {
+      expect(JSON.stringify(env), name).not.toContain(PROXY_ENV[name]);
+      expect(stderr, name).not.toContain(PROXY_ENV[name]);
+    }
   });
 });

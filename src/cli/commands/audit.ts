@@ -29,7 +29,7 @@ import { loadTokenCounter, TOKEN_ENCODING } from "../audit/tokens.js";
 import { EXIT, type ExitCode } from "../exitCodes.js";
 import { onShutdownSignal, signalExitCode } from "../signals.js";
 import { writeFully, type CliIo } from "../io.js";
-import { SELECTOR_HELP, SELECTOR_OPTIONS, selectUpstream } from "../upstreamSelector.js";
+import { childEnvironmentOf, SELECTOR_HELP, SELECTOR_OPTIONS, selectUpstream } from "../upstreamSelector.js";
 import { createUpstreamAuths } from "../oauthContext.js";
 import { warnMisspeltKeys } from "../configWarnings.js";
 
@@ -156,7 +156,7 @@ export async function runAuditCommand(argv: readonly string[], io: CliIo): Promi
     selected.name,
     selected.server,
   );
-  const transport = createUpstreamTransport(upstreamSpec(selected.server), {
+  const transport = createUpstreamTransport(upstreamSpec(selected.server, childEnvironmentOf(selected)), {
     logger,
     maxMessageBytes: selected.config.limits.maxMessageBytes,
     ackTimeoutMs: selected.config.limits.upstreamAckTimeoutMs,

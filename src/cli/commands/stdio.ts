@@ -15,7 +15,7 @@ import { EXIT, type ExitCode } from "../exitCodes.js";
 import { outputTaken, writeFully, type CliIo } from "../io.js";
 import { createObservers, OBSERVE_HELP, OBSERVE_OPTIONS } from "../observers.js";
 import { onReloadSignal, shutdownSignals, type ShutdownSignals } from "../signals.js";
-import { SELECTOR_HELP, SELECTOR_OPTIONS, selectUpstream } from "../upstreamSelector.js";
+import { childEnvironmentOf, SELECTOR_HELP, SELECTOR_OPTIONS, selectUpstream } from "../upstreamSelector.js";
 import { createUpstreamAuths } from "../oauthContext.js";
 import { takeEarlySignals } from "../earlyStart.js";
 import { serverEntry } from "../serverEntry.js";
@@ -148,7 +148,7 @@ async function runSession(
       maxSkippedMessageBytes: selected.config.limits.maxSkippedMessageBytes,
       maxPendingPongs: selected.config.limits.maxPendingPongs,
       stderrToHosts: true,
-      childEnvironment: "inherit",
+      childEnvironment: childEnvironmentOf(selected),
       auths,
     }),
     logger: observers.logger,
