@@ -354,6 +354,11 @@ export class SessionManager {
       failedToStart = true;
       // Ended by a shutdown while it started: its host was told why; no start failed.
       if (this.refusal !== undefined && bridge.isClosed) throw new Error(this.refusal);
+      // The host left while its upstream was opening (which that ended): the upstream did not fail.
+      if (bridge.closeReason === "host closed") {
+        logger.debug("host left while its upstream started", { kind });
+        throw error;
+      }
       const message = this.startFailed(server, health, logger, error, this.isCurrentEntry(server, changes));
       await bridge.close("upstream failed to start", `Could not connect server "${server}": ${message}`);
       throw error;

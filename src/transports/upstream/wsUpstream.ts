@@ -238,6 +238,12 @@ export class WebSocketUpstreamTransport implements UpstreamTransport {
     const socket = this.socket;
     this.closing = true;
     if (!socket || socket.readyState === socket.CLOSED) return this.reportClose();
+    // Still opening: the handshake is given up at once (start() rejects, its listeners gone, so
+    // no "close" would reach a wait here).
+    if (socket.readyState === socket.CONNECTING) {
+      socket.terminate();
+      return this.reportClose();
+    }
     await new Promise<void>((resolve) => {
       const timer = setTimeout(
         () => socket.terminate(),
