@@ -110,11 +110,11 @@ export function relatedRequestOf(extra: MessageExtraInfo | undefined): RequestId
  * A request a server cannot take, as the error its host gets at once: one that is not JSON-RPC 2.0
  * as MCP reads it (another `jsonrpc`, an id with a fraction: MCP's ids are strings and integers;
  * `params` that is not an object or an array, a member besides the four of §4 — the TypeScript
- * SDK reads a request strictly, `__proto__` included: Invalid Request), or
- * whose `params._meta` is not an object or carries a `progressToken` that is not a string or an
- * integer (MCP's `ProgressToken`: Invalid params). A server drops such a request without an
- * answer (the TypeScript SDK's reader does), and the host would wait for
- * `limits.requestTimeoutMs` to learn nothing.
+ * SDK reads a request strictly, `__proto__` included: Invalid Request), or whose `params` is an
+ * array (MCP names its params) or whose `params._meta` is not an object or carries a
+ * `progressToken` that is not a string or an integer (MCP's `ProgressToken`: Invalid params). A
+ * server drops such a request without an answer (the TypeScript SDK's reader does), and the host
+ * would wait for `limits.requestTimeoutMs` to learn nothing.
  */
 export function malformedRequest(
   msg: Record<string, unknown> & { id: RequestId },
@@ -130,6 +130,10 @@ export function malformedRequest(
             ? `"params" must be an object or an array, not null`
             : otherMember(msg);
   if (why !== undefined) return errorResponse(msg.id, JSONRPC.INVALID_REQUEST, `Invalid Request: ${why}`);
+  // JSON-RPC allows params by position; MCP's are named, and the official servers drop an array
+  // unanswered (an `initialize` so dropped would read as a server hung at start).
+  if (Array.isArray(msg.params))
+    return errorResponse(msg.id, JSONRPC.INVALID_PARAMS, 'Invalid params: MCP\'s "params" is an object, not an array');
   // `null` is let through: Python's SDK reads it as absent, and a server of it takes the request.
   const meta = isObj(msg.params) ? msg.params._meta : undefined;
   if (meta === undefined || meta === null) return undefined;

@@ -8,6 +8,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { everythingBehindStdio } from "../helpers/rawStdio.js";
+import { EVERYTHING_SERVER } from "../helpers/paths.js";
+import { getJson, initializedWs, rawWs, serveConfig } from "../reliability/helpers.js";
 
 const proxy = everythingBehindStdio();
 
@@ -78,5 +80,39 @@ describe("a request whose id has a fraction", () => {
   it("an integer written with a fraction of zero (1.0) is an integer, and goes through", async () => {
     const answer = await answerTo('{"jsonrpc":"2.0","id":21.0,"method":"ping"}', 21);
     expect(answer.result).toEqual({});
+  });
+});
+
+describe("a request whose params is an array (JSON-RPC's by-position params; MCP names them)", () => {
+  it("is answered at once with -32602, not forwarded (the official servers drop it)", async () => {
+    const answer = await answerTo('{"jsonrpc":"2.0","id":31,"method":"ping","params":[]}', 31);
+    expect(answer.error).toEqual({
+      code: -32602,
+      message: 'Invalid params: MCP\'s "params" is an object, not an array',
+    });
+  });
+});
+
+describe("an initialize whose params is an array, from one host of serve", () => {
+  it("is refused to that host; the server is not judged hung at start, and the next host is served at once", async () => {
+    const serve = await serveConfig(
+      { mcpServers: { ev: { command: process.execPath, args: [EVERYTHING_SERVER, "stdio"] } } },
+      {},
+      [],
+    );
+    try {
+      const hostile = await rawWs(serve.url, "ev");
+      const refused = await hostile.request(1, "initialize", [1, 2], 5000);
+      expect(refused.error).toMatchObject({ code: -32602 });
+      await hostile.close();
+      const host = await initializedWs(serve.url, "ev");
+      await host.close();
+      const { body } = await getJson(`${serve.url}/healthz`);
+      const ev = (body.servers as Record<string, { status: string; upstreamFailures: number }>).ev!;
+      expect(ev.upstreamFailures).toBe(0);
+      expect(ev.status).not.toBe("down");
+    } finally {
+      await serve.stop();
+    }
   });
 });
