@@ -66,6 +66,15 @@ export function childEnvironmentOf(selected: SelectedUpstream): ChildEnvironment
   return selected.configFile === undefined ? "inherit" : { withhold: selected.secretVariables, inheritAll: true };
 }
 
+/**
+ * A refused `--url` as its error quotes it: without what may hold a credential (a user and
+ * password before `@`, the query, the fragment), saying so when something was left out.
+ */
+function shownUrl(text: string): string {
+  const shown = text.replace(/[?#][\s\S]*$/, "").replace(/^([^/]*\/\/)[\s\S]*@/, "$1");
+  return shown === text ? JSON.stringify(text) : `${JSON.stringify(shown)} (its credentials and query not shown)`;
+}
+
 const TRANSPORTS = new Set(["streamable-http", "sse", "websocket"]);
 
 /** What a config sets instead of each flag that goes with `--url` only. */
@@ -172,13 +181,13 @@ export async function selectUpstream(
     if (!/^(https?|wss?):\/\//i.test(values.url))
       throw new NormalizerError(
         "USAGE",
-        `${commandName}: --url expects an http(s):// or ws(s):// URL, got ${JSON.stringify(values.url)}`,
+        `${commandName}: --url expects an http(s):// or ws(s):// URL, got ${shownUrl(values.url)}`,
       );
     if (!URL.canParse(values.url))
       throw new NormalizerError(
         "USAGE",
         `${commandName}: --url is not a valid URL (a space, a bad port or an unclosed [ in it?), got ` +
-          JSON.stringify(values.url),
+          shownUrl(values.url),
       );
     if (hasUrlCredentials(values.url))
       throw new NormalizerError(

@@ -95,6 +95,19 @@ describe("command-line mistakes (exit 2)", () => {
     [["stdio", "--url", "ftp://x"], /--url expects an http\(s\):\/\/ or ws\(s\):\/\/ URL, got "ftp:\/\/x"/],
     // fetch refuses a URL with credentials on every request: refused at once, never quoted.
     [["stdio", "--url", "https://bob:s3cret@127.0.0.1:9/mcp"], /^(?!.*s3cret).*--url has a user name or password/],
+    // A --url refused for its form is quoted without what may be a key: credentials, query, fragment.
+    [
+      ["audit", "--url", "http:/mcp.example.com/mcp?api_key=sk-live-q1"],
+      /^(?!.*sk-live).*--url expects .*got "http:\/mcp\.example\.com\/mcp" \(its credentials and query not shown\)/,
+    ],
+    [
+      ["serve", "--url", "htps://bob:sk-live-p2/x@mcp.example.com/mcp"],
+      /^(?!.*sk-live).*got "htps:\/\/mcp\.example\.com\/mcp" \(its credentials and query not shown\)/,
+    ],
+    [
+      ["stdio", "--url", "http://[::1/mcp?token=sk-live-u3#sk-live-f4"],
+      /^(?!.*sk-live).*--url is not a valid URL .*got "http:\/\/\[::1\/mcp" \(its credentials/,
+    ],
     [
       ["stdio", "--transport", "tcp", "--url", "http://127.0.0.1:9/mcp"],
       /--transport expects streamable-http, sse or websocket, got "tcp"/,
