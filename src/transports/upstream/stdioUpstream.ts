@@ -19,7 +19,7 @@
  */
 import { spawn as nodeSpawn, type ChildProcess, type SpawnOptions } from "node:child_process";
 import { StderrTail } from "./stderrTail.js";
-import { type SecretRedactor, secretRedactor } from "../../errors/redact.js";
+import { redactedExcerpt, type SecretRedactor, secretRedactor } from "../../errors/redact.js";
 import { NormalizerError } from "../../errors/NormalizerError.js";
 import { silentLogger, type Logger } from "../../observe/logger.js";
 import { RepeatedProblem } from "../../observe/repeatedProblem.js";
@@ -234,7 +234,12 @@ export class StdioUpstreamTransport implements UpstreamTransport {
     const stderrLines = new LineSplitter(this.options.maxStderrLineBytes ?? DEFAULT_MAX_STDERR_LINE_BYTES, false);
     const stderrSink = {
       line: (bytes: Buffer) => this.onStderrLine(bytes.toString("utf8")),
-      oversized: (line: OversizedLine) => this.onStderrLine(`${line.head.toString("utf8")}… (${line.bytes} bytes)`),
+      // Cut at its head: a secret the cut went through leaves its start there, redacted too.
+      oversized: (line: OversizedLine) => {
+        const head = line.head.toString("utf8");
+        const shown = this.envSecrets === undefined ? head : redactedExcerpt(head, head.length, this.envSecrets());
+        this.onStderrLine(`${shown}… (${line.bytes} bytes)`);
+      },
     };
     stderr.on("data", (chunk: Buffer) => stderrLines.push(chunk, stderrSink));
     stderr.on("end", () => {
