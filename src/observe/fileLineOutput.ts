@@ -2,14 +2,17 @@
  * Log text appended to a file, asynchronously (sonic-boom: writes leave the event loop, and
  * text given while a write is under way goes out with the next one). The file is opened for
  * append: a restart never truncates what earlier runs wrote. `reopen` opens the path again
- * (after logrotate moved the file away) — also after a write failed (a disk that was full, a
- * folder taken away): then with a writer of its own, its folders made again, the failure reported
- * again if the path still takes nothing; `close` writes what is left, waiting a bounded time.
+ * (after logrotate moved the file away; its folders made again if they went too) — also after a
+ * write failed (a disk that was full, a folder taken away): then with a writer of its own, its
+ * folders made again, the failure reported again if the path still takes nothing; `close` writes
+ * what is left, waiting a bounded time.
  *
  * sonic-boom is loaded when the first file is opened, not at start-up: a proxy that logs to
  * stderr only never loads it.
  */
 import { createRequire } from "node:module";
+import { dirname } from "node:path";
+import { makeFolders } from "./logFile.js";
 import type { SonicBoom } from "sonic-boom";
 
 export interface FileLineOutput {
@@ -80,6 +83,14 @@ export function fileLineOutput(file: string, events: FileLineEvents): FileLineOu
         out = open();
         // Told once the file has taken a write, not when it is merely open (a disk still full).
         out.once("write", () => events.onResumed());
+        return;
+      }
+      // Its folders taken away (a cleanup, a rotation that moved the folder): made again first.
+      try {
+        makeFolders(dirname(file));
+      } catch (error) {
+        failed = true;
+        events.onError(error as Error);
         return;
       }
       reopened ??= untilOpen();

@@ -125,6 +125,21 @@ describe("the log writer, to a file", () => {
     expect(readFileSync(file, "utf8")).toBe(line(3));
   });
 
+  it("reopen after the file's folders were taken away makes them again, and the lines go on at the path", async () => {
+    const dir = tempDir("mcpn-sink-");
+    const file = join(dir, "logs", "sub", "log.jsonl");
+    const errors: Error[] = [];
+    const sink = openLogSink({ file }, { onError: (error) => errors.push(error) });
+    sink.writeNow(line(1));
+    await eventually(() => readFileSync(file, "utf8") === line(1));
+    rmSync(join(dir, "logs"), { recursive: true });
+    sink.reopen();
+    sink.writeNow(line(2));
+    await sink.close();
+    expect(errors).toEqual([]);
+    expect(readFileSync(file, "utf8")).toBe(line(2));
+  });
+
   it("a reopen that fails (the path is now a folder) is reported once; nothing more is written; the next reopen tries again", async () => {
     const dir = tempDir("mcpn-sink-");
     const file = join(dir, "log.jsonl");
