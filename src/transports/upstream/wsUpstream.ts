@@ -142,11 +142,14 @@ export class WebSocketUpstreamTransport implements UpstreamTransport {
     );
     socket.on("message", (data, isBinary) => this.onFrame(data, isBinary));
     socket.on("error", (error) => {
+      const why = redactSecrets(error.message, this.sentSecrets());
       if ((error as { code?: string }).code === "WS_ERR_UNSUPPORTED_MESSAGE_LENGTH") {
         this.onproblem?.({ kind: "too-large", bytes: this.maxMessageBytes + 1, excerpt: "" });
-      }
-      const why = redactSecrets(error.message, this.sentSecrets());
-      this.lastError = `WebSocket to upstream ${this.where} failed: ${why}`;
+        // Named by the limit to raise, not by ws's words ("Max payload size exceeded").
+        this.lastError =
+          `upstream ${this.where} sent a WebSocket message over limits.maxMessageBytes ` +
+          `(${this.maxMessageBytes} bytes); the proxy closed the connection (1009)`;
+      } else this.lastError = `WebSocket to upstream ${this.where} failed: ${why}`;
       // What the log quotes is the redacted text, not ws's own message.
       this.onerror?.(
         why === error.message
