@@ -166,6 +166,11 @@ export abstract class HostTransportBase implements ProxyTransport {
     this.finish(why);
   }
 
+  /** True while messages the host sent before `start()` wait to be dispatched. */
+  protected get hasBacklog(): boolean {
+    return this.backlog.length > 0;
+  }
+
   /** Registers an owner-side listener for the end of the transport (never replaced by users). */
   onClosed(listener: () => void): void {
     if (this.closed) listener();

@@ -45,6 +45,8 @@ export class WsHostSession extends HostTransportBase {
   private readonly turns: ReadYield;
   /** Bytes read from the host since its last whole message (or ping, or pong), taken from the budget. */
   private partialBytes = 0;
+  /** A refusal waiting for the host's first message (see `refuseStart`). */
+  private refusalWaiting: { code: number; message: string; timer: NodeJS.Timeout } | undefined;
   /** Set once the connection is ending: it is cut off when this fires. */
   private cutOff: NodeJS.Timeout | undefined;
 
@@ -110,6 +112,35 @@ export class WsHostSession extends HostTransportBase {
       for (const [i, part] of wire.parts.entries()) this.socket.send(part, { binary: false, fin: i === last });
     }
     return this.drain === undefined || !mustWaitForDrain(this.rawSocket!) ? SENT : this.drain.wait();
+  }
+
+  /**
+   * A session refused before the host sent anything waits for its first message (an SDK client
+   * sends `initialize` as the connection opens; the frame may still be on its way) so that it
+   * gets the refusal as its error — not only a close — at most `closeTimeoutMs`.
+   */
+  override refuseStart(code: number, message: string): Promise<void> {
+    if (this.isClosed || this.refusalWaiting !== undefined) return SENT;
+    if (this.hasBacklog) return super.refuseStart(code, message);
+    // Said in the close frame too, whenever the connection ends from now on.
+    this.refusal = message;
+    const timer = setTimeout(() => this.refuseNow(), this.closeTimeoutMs);
+    timer.unref();
+    this.refusalWaiting = { code, message, timer };
+    return SENT;
+  }
+
+  protected override deliver(message: JSONRPCMessage, extra?: MessageExtraInfo): void {
+    super.deliver(message, extra);
+    if (this.refusalWaiting !== undefined) this.refuseNow();
+  }
+
+  private refuseNow(): void {
+    const waiting = this.refusalWaiting;
+    if (waiting === undefined) return;
+    this.refusalWaiting = undefined;
+    clearTimeout(waiting.timer);
+    void super.refuseStart(waiting.code, waiting.message);
   }
 
   /** The TCP socket under `ws`, when it has one. */
@@ -248,12 +279,23 @@ export interface WsEndpointOptions {
   closeTimeoutMs: number;
 }
 
-/** At most 100 bytes of `text`, cut at a whole character. */
+/** A close frame's reason is at most 123 bytes (RFC 6455 §5.5). */
+const MAX_CLOSE_REASON_BYTES = 123;
+
+/** `text` as a close reason: whole when it fits, else its start and its end, cut at whole characters. */
 function closeReason(text: string): string {
-  return Buffer.from(text)
-    .subarray(0, 100)
+  const bytes = Buffer.from(text);
+  if (bytes.length <= MAX_CLOSE_REASON_BYTES) return text;
+  // The cause is at the end ("…: connect ECONNREFUSED …"): the start and the end are kept.
+  const head = bytes
+    .subarray(0, 40)
     .toString()
-    .replace(/\uFFFD$/, "");
+    .replace(/\uFFFD+$/, "");
+  const tail = bytes
+    .subarray(bytes.length - (MAX_CLOSE_REASON_BYTES - 45))
+    .toString()
+    .replace(/^\uFFFD+/, "");
+  return `${head} … ${tail}`;
 }
 
 export class WsEndpoint {
@@ -326,9 +368,12 @@ export class WsEndpoint {
       Promise.resolve()
         .then(() => this.ctx.onSession(session, info))
         .catch((error: unknown) => {
-          // 1011: the server hit a condition that kept it from serving this connection.
-          // A close reason is at most 123 bytes (RFC 6455 §5.5).
-          ws.close(1011, closeReason(String(error instanceof Error ? error.message : error)));
+          // Its requests (the first perhaps still on its way) get the error, then the connection
+          // closes with 1011 (a condition kept the server from serving it) and it as the reason.
+          void session.refuseStart(
+            JSONRPC.UPSTREAM_UNAVAILABLE,
+            String(error instanceof Error ? error.message : error),
+          );
         });
     });
   }
