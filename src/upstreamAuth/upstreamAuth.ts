@@ -531,11 +531,33 @@ export class UpstreamAuth {
   private metadataOf(issuer: string): Promise<AuthorizationServerMetadata | undefined> {
     let known = this.metadata.get(issuer);
     if (known === undefined) {
-      known = discoverAuthorizationServerMetadata(issuer, { fetchFn: this.oauthFetch });
+      known = this.discoverMetadata(issuer);
       known.catch(() => this.metadata.delete(issuer));
       this.metadata.set(issuer, known);
     }
     return known;
+  }
+
+  /**
+   * The SDK tells a discovery answered with an HTTP 5xx or 429 only in its message: such an
+   * answer is an outage (a load balancer's while the server is down), thrown as one, so that a
+   * refresh is tried again rather than a login asked for.
+   */
+  private async discoverMetadata(issuer: string): Promise<AuthorizationServerMetadata | undefined> {
+    let status: number | undefined;
+    try {
+      return await discoverAuthorizationServerMetadata(issuer, {
+        fetchFn: async (url, init) => {
+          const response = await this.oauthFetch(url, init);
+          status = response.status;
+          return response;
+        },
+      });
+    } catch (error) {
+      if (status !== undefined && (status === 429 || status >= 500))
+        throw new TemporarilyUnavailableError(error instanceof Error ? error.message : String(error));
+      throw error;
+    }
   }
 
   private clientOf(login: StoredLogin): OAuthClientInformationMixed {

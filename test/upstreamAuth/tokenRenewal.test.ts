@@ -34,6 +34,8 @@ async function startTokenServer(
   answerDelayMs = 0,
   outages: Array<[number, string]> = [],
   tokenSuffix = "",
+  /** Statuses the metadata answers with first, one per request (the whole server down). */
+  metadataOutages: number[] = [],
 ): Promise<TokenServer> {
   let issued = 1;
   const valid = new Set(["RT-1"]);
@@ -49,6 +51,10 @@ async function startTokenServer(
       res.end(JSON.stringify(value));
     };
     const path = new URL(req.url ?? "/", base).pathname;
+    if (path.startsWith("/.well-known/") && metadataOutages.length > 0) {
+      res.writeHead(metadataOutages.shift()!, { "content-type": "text/html" });
+      return res.end("<html>503 Service Temporarily Unavailable</html>");
+    }
     if (path.startsWith("/.well-known/oauth-authorization-server")) return json(200, authorizationServerMetadata(base));
     if (path === "/token" && outages.length > 0) {
       // A load balancer's answer while the token service is down: plain text, not OAuth's JSON.
@@ -222,6 +228,22 @@ describe("OAuth token renewal", () => {
     expect(auth.needsLogin).toBe(false);
     expect((await post(auth, url)).status).toBe(200);
     expect(server.sent).toEqual(["AT-2"]);
+  });
+
+  it("an authorization server down before its metadata was read (HTTP 503 to the discovery) is an outage, not a login to ask for", async () => {
+    const server = await startTokenServer(0, [], "", [503]);
+    const url = `${server.base}/mcp`;
+    const auth = layer(url, await expiredLogin(server.base, url));
+    const error = await post(auth, url).then(
+      () => "answered",
+      (e: Error) => e.message,
+    );
+    expect(error).toMatch(/could not refresh its OAuth token \(.*HTTP 503.*\); it is tried again/);
+    expect(error).not.toMatch(/needs an OAuth login/);
+    expect(auth.needsLogin).toBe(false);
+    // Back up: the next request refreshes with the refresh token it kept.
+    expect((await post(auth, url)).status).toBe(200);
+    expect(server.refreshes).toEqual([{ token: "RT-1", ok: true }]);
   });
 
   it("a refresh refused in words that are not OAuth's (a plain-text 400, an HTML 401) still asks for a login", async () => {
