@@ -20,9 +20,9 @@
  * its id, a small error for its request (`lostAnswer`, written when a resume asks for it), so a
  * host that resumes late is told to ask again instead of waiting for an answer that will not come.
  * A stand-in stays with the stream's record, and with its last place once the record has gone; it
- * counts `STAND_IN_BYTES` against the same budget and takes its turn to go as an event made when
- * its answer went would: what is kept is always the newest, a big answer's turn lengthened by
- * making it small.
+ * counts `STAND_IN_BYTES` against the same budget, and goes after the events (oldest first) while
+ * stand-ins hold less than half of it: newer traffic (another call's progress) pushes out events,
+ * not the error that tells a host its answer is lost.
  */
 import { heldBytes, type WireJson } from "../wireJson.js";
 
@@ -47,8 +47,6 @@ interface Kept {
   readonly bytes: number;
   /** The request the event answers, when it is an answer. */
   readonly answers: AnswerId | undefined;
-  /** When it was kept, counted in events and stand-ins: the oldest goes first. */
-  readonly tick: number;
 }
 
 /** A request id, as the answer carries it. */
@@ -97,12 +95,13 @@ export class ReplayLog {
   private readonly order: Array<Kept | undefined> = [];
   private first = 0;
   /** Every stand-in, oldest first, from index `lostFirst`: the order they are let go in. */
-  private readonly lostOrder: Array<{ readonly stream: number; readonly seq: number; readonly tick: number }> = [];
+  private readonly lostOrder: Array<{ readonly stream: number; readonly seq: number }> = [];
   private lostFirst = 0;
   /** Places in `lostOrder` whose stand-in went with its forgotten stream. */
   private deadPlaces = 0;
-  private ticks = 0;
   private bytes = 0;
+  /** What the stand-ins still held count, within `bytes`. */
+  private standInBytesHeld = 0;
 
   constructor(
     readonly maxBytes: number,
@@ -140,7 +139,7 @@ export class ReplayLog {
       while (this.bytes > this.maxBytes) this.dropOldest();
       return { ...event, kept: false };
     }
-    const kept: Kept = { stream, seq, event, bytes, answers, tick: ++this.ticks };
+    const kept: Kept = { stream, seq, event, bytes, answers };
     record.kept.push(kept);
     this.order.push(kept);
     this.bytes += bytes;
@@ -194,6 +193,7 @@ export class ReplayLog {
     // once they are most of it.
     const dropped = gone.lost?.size ?? 0;
     this.bytes -= dropped * this.standInBytes;
+    this.standInBytesHeld -= dropped * this.standInBytes;
     this.deadPlaces += dropped;
     if (this.deadPlaces >= 1024 && this.deadPlaces * 2 > this.lostOrder.length - this.lostFirst) this.sweepPlaces();
   }
@@ -221,8 +221,9 @@ export class ReplayLog {
   private loseAnswer(record: StreamRecord, stream: number, seq: number, id: AnswerId): void {
     record.lost ??= new Map();
     record.lost.set(seq, id);
-    this.lostOrder.push({ stream, seq, tick: ++this.ticks });
+    this.lostOrder.push({ stream, seq });
     this.bytes += this.standInBytes;
+    this.standInBytesHeld += this.standInBytes;
   }
 
   /** The stand-ins of `stream`, whether its record is live or gone with it finished. */
@@ -238,10 +239,13 @@ export class ReplayLog {
     return events;
   }
 
-  /** The oldest event (an answer leaves a stand-in) or stand-in goes. */
+  /**
+   * The oldest event goes (an answer leaves a stand-in); the oldest stand-in only once no event is
+   * left or stand-ins hold half the budget: a stand-in is what keeps a host from waiting in silence
+   * for an answer, and small — but lost answers must not crowd out the events still to come.
+   */
   private dropOldest(): void {
-    const standIn = this.lostOrder[this.lostFirst];
-    if (this.first === this.order.length || (standIn !== undefined && standIn.tick < this.order[this.first]!.tick)) {
+    if (this.first === this.order.length || this.standInBytesHeld * 2 > this.maxBytes) {
       this.dropOldestStandIn();
       return;
     }
@@ -268,9 +272,13 @@ export class ReplayLog {
     if (place === undefined) {
       // Nothing left to let go: the count is what stand-ins of forgotten streams left behind.
       this.bytes = 0;
+      this.standInBytesHeld = 0;
       return;
     }
-    if (this.lostOf(place.stream)?.delete(place.seq) === true) this.bytes -= this.standInBytes;
+    if (this.lostOf(place.stream)?.delete(place.seq) === true) {
+      this.bytes -= this.standInBytes;
+      this.standInBytesHeld -= this.standInBytes;
+    }
     compact(this.lostOrder, this.lostFirst, (n) => {
       this.lostFirst = n;
     });

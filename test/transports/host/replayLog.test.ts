@@ -163,6 +163,17 @@ describe("parseEventId", () => {
     });
   });
 
+  it("a lost answer's stand-in outlasts newer traffic: another call's progress pushes out events, not it", () => {
+    const log = new ReplayLog(8192, 0, (id) => `lost ${id}`, 128);
+    log.open(2);
+    log.append(2, "a".repeat(5000), 7);
+    log.finish(2);
+    // Another call's 40 KB of progress while the host reconnects.
+    for (let i = 0; i < 400; i++) log.append(3, "p".repeat(100));
+    expect(log.keptBytes).toBeLessThanOrEqual(8192);
+    expect(log.after(2, 0)).toEqual({ events: [{ id: "2.1", wire: "lost 7" }], missing: 0 });
+  });
+
   it("counts its stand-ins against the budget: many answers let go on finished streams stay within it", () => {
     const log = new ReplayLog(1000, 0, (id) => `lost ${id}`, 100);
     for (let stream = 1; stream <= 500; stream++) {
