@@ -11,7 +11,7 @@ import type { AddressInfo } from "node:net";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { EVERYTHING_SERVER } from "../helpers/paths.js";
+import { EVERYTHING_SERVER, FIXTURE_SERVER } from "../helpers/paths.js";
 import { FAULT_SERVER, RAW_UPSTREAM, serveConfig, waitForStderr } from "../reliability/helpers.js";
 import type { ServeProcess } from "../helpers/proxyProcess.js";
 
@@ -652,4 +652,30 @@ describe("answers the replay log cannot hold", () => {
       },
     ]);
   }, 20_000);
+});
+
+describe("a request answered as plain JSON", () => {
+  it("names no stream: a Last-Event-ID of one gets 400, not 204", async () => {
+    // A server that sends nothing beside its answers: each is answered as plain JSON.
+    const serve = await serveConfig({ mcpServers: { quiet: { command: process.execPath, args: [FIXTURE_SERVER] } } });
+    try {
+      const url = `${serve.url}/mcp/quiet`;
+      const headers = await openRawSession(url, PROTOCOL, true);
+      const ping = await fetch(url, {
+        method: "POST",
+        headers: { ...headers, "content-type": "application/json" },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 5, method: "ping" }),
+      });
+      expect(ping.headers.get("content-type")).toMatch(/^application\/json/);
+      expect(await ping.json()).toMatchObject({ id: 5, result: {} });
+      // initialize, and this ping: neither opened a stream, so no id of the session names one.
+      for (const id of ["1.0", "2.0"]) {
+        const resumed = await fetch(url, { headers: { ...headers, "last-event-id": id } });
+        expect(resumed.status, id).toBe(400);
+        await resumed.text();
+      }
+    } finally {
+      await serve.stop();
+    }
+  });
 });

@@ -104,8 +104,11 @@ interface Queued {
 interface Exchange {
   /** The response the answers go on: the POST's, or the GET that resumed its stream. */
   res: ServerResponse;
-  /** Its stream's number in event ids (see `ReplayLog`). */
-  readonly stream: number;
+  /**
+   * Its stream's number in event ids (see `ReplayLog`), given when the stream opens: one answered
+   * as plain JSON has none (GET_STREAM), so no number names a stream the host never saw.
+   */
+  stream: number;
   /** Whether its host gets a priming event when the stream opens. */
   readonly prime: boolean;
   /** Whether the host has an event id of this stream, so it can resume it if the stream drops. */
@@ -286,11 +289,14 @@ export class StreamableHttpHostSession extends HostTransportBase {
       return;
     }
     const lazy = form === "either" && this.lazyWindowMs > 0;
-    const stream = this.replay === undefined || form === "json" ? GET_STREAM : this.nextStream++;
     const exchange: Exchange = {
       res,
-      stream,
-      prime: stream !== GET_STREAM && protocolVersion !== undefined && protocolVersion >= PRIMING_SINCE,
+      stream: GET_STREAM,
+      prime:
+        this.replay !== undefined &&
+        form !== "json" &&
+        protocolVersion !== undefined &&
+        protocolVersion >= PRIMING_SINCE,
       resumable: false,
       detached: false,
       streamable: form !== "json",
@@ -307,7 +313,6 @@ export class StreamableHttpHostSession extends HostTransportBase {
       exchange.window = setTimeout(() => this.openStream(exchange), this.lazyWindowMs);
       exchange.window.unref();
     }
-    if (stream !== GET_STREAM) this.replay?.open(stream);
     if (form === "sse" || (form === "either" && !lazy)) this.openStream(exchange);
     this.exchanges.add(exchange);
     for (const key of keys) this.byRequest.set(key, exchange);
@@ -507,7 +512,11 @@ export class StreamableHttpHostSession extends HostTransportBase {
     this.closeWindow(exchange);
     const sse = new SseWriter(exchange.res, this.headers(), this.keepAliveMs);
     exchange.sse = sse;
-    if (this.replay !== undefined && exchange.stream !== GET_STREAM) {
+    if (this.replay !== undefined) {
+      if (exchange.stream === GET_STREAM) {
+        exchange.stream = this.nextStream++;
+        this.replay.open(exchange.stream);
+      }
       if (exchange.prime) sse.prime(this.replay.position(exchange.stream));
       // With a priming event the host can resume at once; without, from its first message on.
       exchange.resumable = exchange.prime;
