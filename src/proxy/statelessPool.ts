@@ -362,6 +362,10 @@ export class StatelessPool {
         this.toHost(post, { ...invalid, id: idAsWritten(msg) } as JSONRPCMessage, msg.id);
         return;
       }
+      if (SESSION_ONLY.has(msg.method)) {
+        this.toHost(post, errorResponse(idAsWritten(msg), JSONRPC.METHOD_NOT_FOUND, needsSession(msg.method)), msg.id);
+        return;
+      }
       const page =
         this.options.pages === undefined ? null : pageReadAnswer(this.options.pages, msg, this.options.upstreamPages);
       if (page !== null) {
@@ -888,6 +892,20 @@ export class StatelessPool {
     lane.heldFor = undefined;
     if (!lane.closing) lane.upstream?.transport.resumeReading();
   }
+}
+
+/**
+ * Requests whose effect outlives their answer for the client that made them: a pooled upstream
+ * is shared between clients and a stateless POST ends with its answer, so a subscription's
+ * updates could reach only another client's POST.
+ */
+const SESSION_ONLY: ReadonlySet<string> = new Set(["resources/subscribe", "resources/unsubscribe"]);
+
+function needsSession(method: string): string {
+  return (
+    `${method} needs a session: requests without one share the pool's upstreams with other clients, ` +
+    "and updates could not reach this one (initialize a session to subscribe)"
+  );
 }
 
 /** `out`, built from `from` with new ids: what it shares with it goes out as the text it came in. */
