@@ -6,7 +6,7 @@
  * server declares, calls and reads what it is told, and reports every entry.
  */
 import { testPolicy } from "../helpers/policy.js";
-import { writeFileSync, copyFileSync } from "node:fs";
+import { copyFileSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
@@ -338,5 +338,40 @@ describe("audit: a listed size over --max-bytes", () => {
     ]);
     expect(report.scope).toMatchObject({ listed: 3, read: 2 });
     expect(report.totals.entries).toBe(0);
+  });
+});
+
+describe("a resource listing that does not end", () => {
+  it("a cursor that comes back is a loop: the listing stops there, what it gave is audited, the report says so", async () => {
+    const out = join(tempDir(), "loop.md");
+    const run = await runCli(["audit", "-o", out, "--", process.execPath, AUDIT_UPSTREAM], {
+      env: { AUDIT_CURSOR_LOOP: "1" },
+      timeoutMs: 30_000,
+    });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toMatch(/^audit: 3 resources listed/);
+    expect(readFileSync(out, "utf8")).toContain(
+      'resources/list gave cursor "page-2" a second time (a loop): the listing stopped there; the 3 resources',
+    );
+  });
+
+  it("past the most pages it follows, the listing stops: the resources on them are audited, the note names the bound", async () => {
+    const transport = createUpstreamTransport(
+      { command: process.execPath, args: [AUDIT_UPSTREAM] },
+      { maxMessageBytes: DEFAULT_LIMITS.maxMessageBytes },
+    );
+    const { model } = await runAudit({
+      transport,
+      server: "fx",
+      upstream: "fx",
+      policy: testPolicy(),
+      requestTimeoutMs: DEFAULT_LIMITS.requestTimeoutMs,
+      maxListPages: 1,
+    });
+    expect(model.scope!.listed).toBe(2);
+    expect(model.scope!.notes).toContain(
+      "resources/list gave more than 1 pages (a cursor that never ends?): the listing stopped there; the 2 " +
+        "resources on them are audited",
+    );
   });
 });

@@ -152,7 +152,8 @@ export async function runAudit(options: AuditOptions): Promise<AuditResult> {
     // What will be read: listed resources (only a server that declares resources is asked), then --read.
     let listed: Listed[] = [];
     if (scope.capabilities.resources) {
-      const all = await listAll(client, options.maxListPages ?? DEFAULT_MAX_LIST_PAGES);
+      const { listed: all, stopped } = await listAll(client, options.maxListPages ?? DEFAULT_MAX_LIST_PAGES);
+      if (stopped !== undefined) scope.notes.push(stopped);
       scope.listed = all.length;
       const keep = options.keepUri ?? (() => true);
       listed = all.filter((item) => keep(item.uri));
@@ -325,17 +326,22 @@ function isPresent(value: unknown): boolean {
   return typeof value === "object" && value !== null;
 }
 
-/** Every page of resources/list; a repeated cursor or too many pages is an error, not a hang. */
-async function listAll(client: RawRpcClient, maxPages: number): Promise<Listed[]> {
+/**
+ * Every page of resources/list. A repeated cursor, or more than `maxPages` pages, stops the
+ * listing — not a hang: what was listed is audited, and `stopped` says why it is not all.
+ */
+async function listAll(client: RawRpcClient, maxPages: number): Promise<{ listed: Listed[]; stopped?: string }> {
   const out: Listed[] = [];
   const seen = new Set<string>();
   let cursor: string | undefined;
   for (let page = 0; ; page++) {
     if (page >= maxPages)
-      throw new NormalizerError(
-        "UPSTREAM_HTTP_ERROR",
-        `resources/list: more than ${maxPages} pages; stopped (a cursor loop?)`,
-      );
+      return {
+        listed: out,
+        stopped:
+          `resources/list gave more than ${maxPages.toLocaleString("en-US")} pages (a cursor that never ends?): ` +
+          `the listing stopped there; the ${out.length.toLocaleString("en-US")} resources on them are audited`,
+      };
     const result = await step(
       `resources/list${cursor === undefined ? "" : ` (cursor ${JSON.stringify(cursor)})`}`,
       () => client.request("resources/list", cursor === undefined ? {} : { cursor }),
@@ -349,12 +355,14 @@ async function listAll(client: RawRpcClient, maxPages: number): Promise<Listed[]
         out.push(typeof size === "number" && Number.isFinite(size) && size >= 0 ? { uri, size } : { uri });
     }
     const next = (result as { nextCursor?: unknown }).nextCursor;
-    if (typeof next !== "string") return out;
+    if (typeof next !== "string") return { listed: out };
     if (seen.has(next))
-      throw new NormalizerError(
-        "UPSTREAM_HTTP_ERROR",
-        `resources/list: cursor ${JSON.stringify(next)} came back twice; stopped`,
-      );
+      return {
+        listed: out,
+        stopped:
+          `resources/list gave cursor ${JSON.stringify(recordedText(next))} a second time (a loop): the listing ` +
+          `stopped there; the ${out.length.toLocaleString("en-US")} resources listed before are audited`,
+      };
     seen.add(next);
     cursor = next;
   }
