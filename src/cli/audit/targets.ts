@@ -22,11 +22,20 @@ export function parseCalls(calls: readonly string[] | undefined, args: string | 
       );
     return [{ tool: flags[0]!, args: parseArgsJson(args, "--args") }];
   }
-  return flags.map((flag) => {
+  const parsed = flags.map((flag) => {
     const eq = flag.indexOf("=");
     if (eq === -1) return { tool: nonEmpty(flag), args: {} };
     const tool = nonEmpty(flag.slice(0, eq));
     return { tool, args: parseArgsJson(flag.slice(eq + 1), `--call ${tool}=`) };
+  });
+  // The same call given twice (TOOL and TOOL={} too) is made once, as a URI given twice is read
+  // once: lists of calls merged from several places must not count a result twice.
+  const seen = new Set<string>();
+  return parsed.filter((call) => {
+    const key = JSON.stringify([call.tool, call.args]);
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
   });
 }
 
