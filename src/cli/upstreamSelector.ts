@@ -71,7 +71,11 @@ export function childEnvironmentOf(selected: SelectedUpstream): ChildEnvironment
  * password before `@`, the query, the fragment), saying so when something was left out.
  */
 function shownUrl(text: string): string {
-  const shown = text.replace(/[?#][\s\S]*$/, "").replace(/^([^/]*\/\/)[\s\S]*@/, "$1");
+  const noQuery = text.replace(/[?#][\s\S]*$/, "");
+  // Up to the last `@`, after what reads as a scheme (`https:/`, `https://`, or none at all).
+  const at = noQuery.lastIndexOf("@");
+  const scheme = /^[a-z][\w+.-]*:\/*/i.exec(noQuery)?.[0] ?? "";
+  const shown = at === -1 ? noQuery : `${scheme}${noQuery.slice(at + 1)}`;
   return shown === text ? JSON.stringify(text) : `${JSON.stringify(shown)} (its credentials and query not shown)`;
 }
 

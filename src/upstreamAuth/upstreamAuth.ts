@@ -545,11 +545,16 @@ export class UpstreamAuth {
    */
   private async discoverMetadata(issuer: string): Promise<AuthorizationServerMetadata | undefined> {
     let status: number | undefined;
+    // The SDK passes over a 429 to the next well-known address, and finds none when every one
+    // answered so: that is an outage too, not a server without metadata.
+    let throttled: string | undefined;
+    let found: AuthorizationServerMetadata | undefined;
     try {
-      return await discoverAuthorizationServerMetadata(issuer, {
+      found = await discoverAuthorizationServerMetadata(issuer, {
         fetchFn: async (url, init) => {
           const response = await this.oauthFetch(url, init);
           status = response.status;
+          if (status === 429) throttled = `HTTP 429 trying to load OAuth metadata from ${describeUrl(String(url))}`;
           return response;
         },
       });
@@ -558,6 +563,8 @@ export class UpstreamAuth {
         throw new TemporarilyUnavailableError(error instanceof Error ? error.message : String(error));
       throw error;
     }
+    if (found === undefined && throttled !== undefined) throw new TemporarilyUnavailableError(throttled);
+    return found;
   }
 
   private clientOf(login: StoredLogin): OAuthClientInformationMixed {

@@ -105,6 +105,11 @@ describe("command-line mistakes (exit 2)", () => {
       /^(?!.*sk-live).*got "htps:\/\/mcp\.example\.com\/mcp" \(its credentials and query not shown\)/,
     ],
     [
+      ["audit", "--url", "https:/alice:sk-live-s5@api.example.com/mcp"],
+      /^(?!.*sk-live).*got "https:\/api\.example\.com\/mcp" \(its credentials/,
+    ],
+    [["audit", "--url", "alice:sk-live-n6@api.example.com/mcp"], /^(?!.*sk-live).*--url expects .*\(its credentials/],
+    [
       ["stdio", "--url", "http://[::1/mcp?token=sk-live-u3#sk-live-f4"],
       /^(?!.*sk-live).*--url is not a valid URL .*got "http:\/\/\[::1\/mcp" \(its credentials/,
     ],

@@ -36,6 +36,8 @@ async function startTokenServer(
   tokenSuffix = "",
   /** Statuses the metadata answers with first, one per request (the whole server down). */
   metadataOutages: number[] = [],
+  /** Where its metadata puts the token endpoint (not where a client guesses it without metadata). */
+  tokenPath = "/token",
 ): Promise<TokenServer> {
   let issued = 1;
   const valid = new Set(["RT-1"]);
@@ -55,14 +57,15 @@ async function startTokenServer(
       res.writeHead(metadataOutages.shift()!, { "content-type": "text/html" });
       return res.end("<html>503 Service Temporarily Unavailable</html>");
     }
-    if (path.startsWith("/.well-known/oauth-authorization-server")) return json(200, authorizationServerMetadata(base));
-    if (path === "/token" && outages.length > 0) {
+    if (path.startsWith("/.well-known/oauth-authorization-server"))
+      return json(200, { ...authorizationServerMetadata(base), token_endpoint: `${base}${tokenPath}` });
+    if (path === tokenPath && outages.length > 0) {
       // A load balancer's answer while the token service is down: plain text, not OAuth's JSON.
       const [status, text] = outages.shift()!;
       res.writeHead(status, { "content-type": "text/plain" });
       return res.end(text);
     }
-    if (path === "/token") {
+    if (path === tokenPath) {
       const token = new URLSearchParams(body).get("refresh_token") ?? "";
       const ok = valid.delete(token);
       refreshes.push({ token, ok });
@@ -230,21 +233,28 @@ describe("OAuth token renewal", () => {
     expect(server.sent).toEqual(["AT-2"]);
   });
 
-  it("an authorization server down before its metadata was read (HTTP 503 to the discovery) is an outage, not a login to ask for", async () => {
-    const server = await startTokenServer(0, [], "", [503]);
-    const url = `${server.base}/mcp`;
-    const auth = layer(url, await expiredLogin(server.base, url));
-    const error = await post(auth, url).then(
-      () => "answered",
-      (e: Error) => e.message,
-    );
-    expect(error).toMatch(/could not refresh its OAuth token \(.*HTTP 503.*\); it is tried again/);
-    expect(error).not.toMatch(/needs an OAuth login/);
-    expect(auth.needsLogin).toBe(false);
-    // Back up: the next request refreshes with the refresh token it kept.
-    expect((await post(auth, url)).status).toBe(200);
-    expect(server.refreshes).toEqual([{ token: "RT-1", ok: true }]);
-  });
+  it.each([
+    ["HTTP 503", [503]],
+    // The SDK passes over a 429 to the next address and finds no metadata when all say so.
+    ["HTTP 429 at every address", [429, 429]],
+  ])(
+    "an authorization server down before its metadata was read (%s to the discovery) is an outage, not a login to ask for",
+    async (_what, statuses) => {
+      const server = await startTokenServer(0, [], "", statuses, "/oauth/token");
+      const url = `${server.base}/mcp`;
+      const auth = layer(url, await expiredLogin(server.base, url));
+      const error = await post(auth, url).then(
+        () => "answered",
+        (e: Error) => e.message,
+      );
+      expect(error).toMatch(/could not refresh its OAuth token \(.*HTTP (503|429).*\); it is tried again/);
+      expect(error).not.toMatch(/needs an OAuth login/);
+      expect(auth.needsLogin).toBe(false);
+      // Back up: the next request refreshes with the refresh token it kept.
+      expect((await post(auth, url)).status).toBe(200);
+      expect(server.refreshes).toEqual([{ token: "RT-1", ok: true }]);
+    },
+  );
 
   it("a refresh refused in words that are not OAuth's (a plain-text 400, an HTML 401) still asks for a login", async () => {
     for (const [status, text] of [
