@@ -4,6 +4,8 @@ import type { ProxyConfig } from "../config/schema.js";
 import type { Logger } from "../observe/logger.js";
 
 export function warnMisspeltKeys(config: Pick<ProxyConfig, "mcpServers">, logger: Logger): void {
-  for (const { key, meant } of misspeltServerKeys(config))
-    logger.warn(`config key not read, did you mean "${meant}"?`, { key });
+  for (const { key, meant, note } of misspeltServerKeys(config))
+    logger.warn(note === undefined ? `config key not read, did you mean "${meant}"?` : `config key not read: ${note}`, {
+      key,
+    });
 }

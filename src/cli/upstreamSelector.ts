@@ -141,7 +141,12 @@ export async function selectUpstream(
       throw new NormalizerError("USAGE", `${commandName}: ${urlFlag} goes with --url; ${IN_A_CONFIG[urlFlag]}`);
     // The schema (zod) is loaded only for a config file: flags alone are checked here.
     const { loadConfigFile } = await import("../config/load.js");
-    const loaded = loadConfigFile(resolve(cwd, values.config), env);
+    // The one server chosen is run: the others' variables need not be set.
+    const loaded = loadConfigFile(
+      resolve(cwd, values.config),
+      env,
+      values.server === undefined ? {} : { onlyServer: values.server },
+    );
     const all = Object.keys(loaded.config.mcpServers);
     // A disabled server is not run: chosen by name, it is named as disabled; never chosen by default.
     const names = all.filter((name) => loaded.config.mcpServers[name]!.disabled !== true);

@@ -1,6 +1,7 @@
 /**
- * `${VAR}` (and `${VAR:-default}`) in any string of the config reads the environment, so
- * secrets stay out of the file. A missing variable is an error naming the variable and the JSON path.
+ * `${VAR}` (and `${VAR:-default}`, and `${env:VAR}` as Cursor and VS Code write it) in any string
+ * of the config reads the environment, so secrets stay out of the file. A missing variable is an
+ * error naming the variable and the JSON path.
  * A default may itself hold references (`${A:-${B:-x}}`); it is expanded only when used, so a
  * variable named only in an unused default need not exist. `$` not followed by `{NAME` stays
  * as written, and so does `${NAME…}` in another shell form (`${HOME/a/b}`); `${NAME` with no
@@ -9,6 +10,16 @@
 import { NormalizerError } from "../errors/NormalizerError.js";
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*/;
+
+/** Variables editors (VS Code, Cursor) fill in themselves: no environment has them. */
+const EDITOR_VARIABLES: ReadonlySet<string> = new Set([
+  "workspaceFolder",
+  "workspaceFolderBasename",
+  "workspaceRoot",
+  "userHome",
+  "pathSeparator",
+  "fileDirname",
+]);
 
 /** Told of each variable a string reads (`path` is the JSON path of the string). */
 export type OnReference = (variable: string, path: string) => void;
@@ -63,6 +74,13 @@ function expandString(
     const start = text.indexOf("${", i);
     if (start === -1) return out + text.slice(i);
     out += text.slice(i, start);
+    if (text.startsWith("${input:", start))
+      throw new NormalizerError(
+        "CONFIG_INVALID",
+        `${file}: ${path} has VS Code's \${input:…}, which asks the user for a value: mcp-normalizer asks ` +
+          "no one — write the value, or ${VAR} to read it from the environment",
+        { file, path },
+      );
     const reference = readReference(text, start);
     if (reference === undefined) {
       // `${NAME` with no `}` after it at all is a reference cut short, not text: sending it
@@ -91,29 +109,37 @@ function expandString(
       throw new NormalizerError(
         "CONFIG_ENV_MISSING",
         `${file}: ${path} uses \${${reference.name}}, but the environment variable ${reference.name} is ` +
-          `${found === "" ? "empty" : "not set"} (a default: \${${reference.name}:-value})`,
+          `${found === "" ? "empty" : "not set"} (a default: \${${reference.name}:-value})` +
+          (EDITOR_VARIABLES.has(reference.name)
+            ? `; \${${reference.name}} is an editor's own variable, not expanded here: give the path itself`
+            : ""),
         { file, path, variable: reference.name },
       );
     i = reference.end;
   }
 }
 
-/** `${NAME}` or `${NAME:-default}` at `start` (the default up to its matching brace), else undefined. */
+/**
+ * `${NAME}` or `${NAME:-default}` at `start` (the default up to its matching brace), else
+ * undefined. `${env:NAME}` — Cursor's and VS Code's form — reads NAME too, so their blocks paste
+ * in as they are.
+ */
 function readReference(text: string, start: number): { name: string; fallback?: string; end: number } | undefined {
-  const name = NAME.exec(text.slice(start + 2, start + 2 + 256))?.[0];
+  const from = text.startsWith("env:", start + 2) ? start + 6 : start + 2;
+  const name = NAME.exec(text.slice(from, from + 256))?.[0];
   if (name === undefined) return undefined;
-  let i = start + 2 + name.length;
+  let i = from + name.length;
   if (text[i] === "}") return { name, end: i + 1 };
   if (!text.startsWith(":-", i)) return undefined;
   i += 2;
-  const from = i;
+  const fallbackFrom = i;
   let depth = 0;
   for (; i < text.length; i++) {
     if (text.startsWith("${", i)) {
       depth++;
       i++;
     } else if (text[i] === "}") {
-      if (depth === 0) return { name, fallback: text.slice(from, i), end: i + 1 };
+      if (depth === 0) return { name, fallback: text.slice(fallbackFrom, i), end: i + 1 };
       depth--;
     }
   }

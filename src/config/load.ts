@@ -11,7 +11,7 @@ import { expandEnv, memberPath } from "./env.js";
 import { NOT_A_HEADER_NAME } from "./headerValue.js";
 import { checkJsonText, formatPath, MAX_DEPTH } from "./jsonLocation.js";
 import { ConfigSchema, type ProxyConfig } from "./schema.js";
-import { unknownKeyHint } from "./unknownKey.js";
+import { otherFormatKey, unknownKeyHint } from "./unknownKey.js";
 
 export interface LoadedConfig {
   readonly config: ProxyConfig;
@@ -33,6 +33,11 @@ export interface LoadOptions {
    * (`--config <(…)` after the shell moved on) would block the whole process until one comes.
    */
   readonly regularFileOnly?: boolean;
+  /**
+   * The one server a command runs (`stdio`, `audit` with `--server`): the others are not started,
+   * so their `${VAR}`s need not be set — as a disabled server's.
+   */
+  readonly onlyServer?: string;
 }
 
 export function loadConfigFile(
@@ -68,7 +73,7 @@ export function loadConfigFile(
       { file },
     );
   }
-  const { config, secretVariables } = parseConfigText(text, file, env);
+  const { config, secretVariables } = parseConfigText(text, file, env, options.onlyServer);
   return { config, file: path, baseDir: dirname(path), secretVariables };
 }
 
@@ -94,6 +99,7 @@ export function parseConfigText(
   text: string,
   file: string,
   env: Readonly<Record<string, string | undefined>> = process.env,
+  onlyServer?: string,
 ): { config: ProxyConfig; secretVariables: string[] } {
   let raw: unknown;
   // Editors on Windows save UTF-8 with a byte order mark; JSON.parse refuses it.
@@ -122,13 +128,21 @@ export function parseConfigText(
       at === undefined
         ? `: ${(error as Error).message}`
         : ` at line ${at.line}, column ${at.column} (in ${at.path}): expected ${at.expected}`;
-    throw new NormalizerError("CONFIG_INVALID_JSON", `${file} is not valid JSON${where}`, {
+    const hint = at === undefined ? "" : notJsonHint(json, file, at.line, at.column);
+    throw new NormalizerError("CONFIG_INVALID_JSON", `${file} is not valid JSON${where}${hint}`, {
       file,
       ...(at === undefined ? {} : { line: at.line, column: at.column, path: at.path }),
     });
   }
+  const other = otherFormatKey(raw);
+  if (other !== undefined)
+    throw new NormalizerError(
+      "CONFIG_INVALID",
+      `${file} is not a valid mcp-normalizer config:\n  $: unknown key ${JSON.stringify(other.key)}${other.hint}`,
+      { file, path: "$" },
+    );
   const secretVariables = new Set<string>();
-  const disabled = disabledServerPaths(raw);
+  const disabled = disabledServerPaths(raw, onlyServer);
   const expanded = expandEnv(
     raw,
     env,
@@ -139,15 +153,56 @@ export function parseConfigText(
     },
     (at) => disabled.some((prefix) => at === prefix || at.startsWith(`${prefix}.`) || at.startsWith(`${prefix}[`)),
   );
-  return { config: validateConfig(expanded, file), secretVariables: [...secretVariables] };
+  return { config: validateConfig(othersDisabled(expanded, onlyServer), file), secretVariables: [...secretVariables] };
+}
+
+/** The config with every server but `onlyServer` disabled (when that one is in it): not run, not checked as run. */
+function othersDisabled(config: unknown, onlyServer: string | undefined): unknown {
+  const servers = (config as { mcpServers?: unknown } | null)?.mcpServers;
+  if (onlyServer === undefined || typeof servers !== "object" || servers === null || Array.isArray(servers))
+    return config;
+  if (!Object.hasOwn(servers, onlyServer)) return config;
+  const out: Record<string, unknown> = {};
+  // Defined, not assigned: a server named "__proto__" stays a key, for the check that refuses it.
+  for (const [name, server] of Object.entries(servers))
+    Object.defineProperty(out, name, {
+      value:
+        name === onlyServer || typeof server !== "object" || server === null ? server : { ...server, disabled: true },
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  return { ...(config as Record<string, unknown>), mcpServers: out };
+}
+
+/**
+ * What the text at a syntax error shows it to be, from another host's format: TOML (Codex's
+ * config.toml), or JSON with comments or trailing commas (VS Code's and Zed's files allow them).
+ */
+function notJsonHint(text: string, file: string, line: number, column: number): string {
+  if (/\.toml$/i.test(file) || /^\s*\[[\w.-]+\]\s*$/m.test(text.slice(0, 4096).split("\n").slice(0, 20).join("\n")))
+    return ' — this reads as TOML (Codex\'s config.toml): the config is JSON, its servers under "mcpServers"';
+  const lines = text.split("\n");
+  const rest = lines[line - 1]?.slice(column - 1) ?? "";
+  if (rest.startsWith("//") || rest.startsWith("/*"))
+    return " — a comment: JSON has none (VS Code's and Zed's files allow them); remove it";
+  const lead = lines[line - 1]?.slice(0, column - 1) ?? "";
+  const before = `${lines.slice(Math.max(0, line - 4), line - 1).join("\n")}\n${lead}`;
+  if (/^[}\]]/.test(rest) && /,\s*$/.test(before)) return " — a comma before it: JSON takes none after the last item";
+  return "";
 }
 
 /** The JSON paths of the servers marked `"disabled": true`: their variables need not be set. */
-function disabledServerPaths(raw: unknown): string[] {
+function disabledServerPaths(raw: unknown, onlyServer?: string): string[] {
   const servers = (raw as { mcpServers?: unknown } | null)?.mcpServers;
   if (typeof servers !== "object" || servers === null || Array.isArray(servers)) return [];
+  // A server the command does not run counts as disabled, once the one it runs is in the file.
+  const others = onlyServer !== undefined && Object.hasOwn(servers, onlyServer);
   return Object.entries(servers)
-    .filter(([, server]) => (server as { disabled?: unknown } | null)?.disabled === true)
+    .filter(
+      ([name, server]) =>
+        (server as { disabled?: unknown } | null)?.disabled === true || (others && name !== onlyServer),
+    )
     .map(([name]) => memberPath("$.mcpServers", name));
 }
 
@@ -224,6 +279,8 @@ function misspeltKeyIn(raw: unknown, path: ReadonlyArray<PropertyKey>, text: str
   const entry = valueAt(raw, path);
   if (typeof entry !== "object" || entry === null) return "";
   for (const key of Object.keys(entry)) {
+    // Another host's name for it (Windsurf's "serverUrl", some hosts' "uri").
+    if (Object.hasOwn(OTHER_HOSTS_URL_KEYS, key)) return `; ${JSON.stringify(key)} is ${OTHER_HOSTS_URL_KEYS[key]}`;
     const meant = closestName(key, ["command", "url"]);
     if (meant !== undefined) return `; ${JSON.stringify(key)} is no key here (did you mean ${JSON.stringify(meant)}?)`;
   }
@@ -263,6 +320,12 @@ function findProtoKey(value: unknown, path: Array<string | number>): Array<strin
 const AUTH_SHAPES =
   'expects "oauth", {clientId?, clientSecret?, issuer?, scopes?, callbackPort?} or {grant: "client_credentials", ' +
   "clientId, clientSecret, issuer, scopes?}";
+
+/** Keys other hosts give a remote server's URL, and what they are here. */
+const OTHER_HOSTS_URL_KEYS: Record<string, string> = {
+  serverUrl: 'Windsurf\'s name for "url": call it "url" here',
+  uri: 'not read here: call the server\'s address "url"',
+};
 
 const NEITHER_COMMAND_NOR_URL = 'a server needs either "command" (stdio) or "url" (http(s):// or ws(s)://)';
 

@@ -14,8 +14,18 @@ export interface MisspeltKey {
   /** Where it is (`$.mcpServers.NAME.evn`). */
   readonly key: string;
   /** The key it is closest to (`env`). */
-  readonly meant: string;
+  readonly meant?: string;
+  /** For another host's key the proxy does not read (VS Code's `envFile`): what to do instead. */
+  readonly note?: string;
 }
+
+/**
+ * Keys other hosts read that change what their server gets, which the proxy does not: a pasted
+ * entry with one would start its server without it, in silence.
+ */
+const UNREAD_HOST_KEYS: Readonly<Record<string, string>> = {
+  envFile: 'VS Code\'s "envFile" is not read here: give its variables in "env" (or ${VAR} from the environment)',
+};
 
 /**
  * Keys hosts write in their entries that are a letter or two from one the proxy reads: theirs,
@@ -29,6 +39,10 @@ export function misspeltServerKeys(config: Pick<ProxyConfig, "mcpServers">): Mis
     const known = knownKeysAt(["mcpServers", name]);
     for (const key of Object.keys(entry)) {
       if (known.includes(key) || HOSTS_KEYS.has(key)) continue;
+      if (Object.hasOwn(UNREAD_HOST_KEYS, key)) {
+        found.push({ key: formatPath(["mcpServers", name, key]), note: UNREAD_HOST_KEYS[key]! });
+        continue;
+      }
       const meant = closestName(key, known);
       if (meant !== undefined) found.push({ key: formatPath(["mcpServers", name, key]), meant });
     }

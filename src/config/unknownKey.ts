@@ -15,6 +15,18 @@ const OTHER_FORMATS: Record<string, string> = {
 };
 
 /**
+ * A file of another host's format (its servers under "servers", "context_servers"…, none under
+ * "mcpServers"): the key and where it goes here, told before anything in it is read — its
+ * editor variables (`${workspaceFolder}`) would otherwise be the first thing said wrong.
+ */
+export function otherFormatKey(raw: unknown): { key: string; hint: string } | undefined {
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw) || Object.hasOwn(raw, "mcpServers"))
+    return undefined;
+  const key = Object.keys(raw).find((name) => Object.hasOwn(OTHER_FORMATS, name));
+  return key === undefined ? undefined : { key, hint: OTHER_FORMATS[key]! };
+}
+
+/**
  * `" (did you mean \"mcpServers\"?)"`, a note for another format's key, or "". `schema`: what
  * the path is in (the config's by default; options given in code have their own).
  */

@@ -44,7 +44,8 @@ describe("misspelt keys in a server entry", () => {
         remote: { type: "http", url: "https://example.com/mcp", headers: {} },
         gemini: { httpUrl: "https://example.com/mcp", url: "https://example.com/mcp", oauth: {}, trust: true },
       }),
-    ).toEqual([]);
+      // envFile is no typo, but one that changes what the server gets and is not read here: named so.
+    ).toEqual([{ key: "$.mcpServers.cursor.envFile", note: expect.stringContaining('"envFile" is not read here') }]);
   });
 
   it("stdio logs each of the entry it runs at warn (another entry's are not its to tell), and the server runs", async () => {

@@ -18,6 +18,7 @@
  *   (values are secrets).
  */
 import { spawn as nodeSpawn, type ChildProcess, type SpawnOptions } from "node:child_process";
+import { statSync } from "node:fs";
 import { StderrTail } from "./stderrTail.js";
 import { redactedExcerpt, type SecretRedactor, secretRedactor } from "../../errors/redact.js";
 import { NormalizerError } from "../../errors/NormalizerError.js";
@@ -169,7 +170,29 @@ export class StdioUpstreamTransport implements UpstreamTransport {
       return;
     }
     const spawn = this.options.spawn ?? nodeSpawn;
-    const child = spawn(command, args, spawnOptions);
+    const where = cwd === undefined ? "" : ` (cwd "${cwd}")`;
+    // A cwd that is missing reads as a command not found (spawn's ENOENT), one that is a file
+    // throws at once: each told as what it is.
+    const badCwd = cwd === undefined ? undefined : cwdProblem(cwd);
+    if (badCwd !== undefined) {
+      this.closed = true;
+      throw new NormalizerError("UPSTREAM_UNREACHABLE", `could not start upstream command "${command}": ${badCwd}`, {
+        command,
+        cwd,
+      });
+    }
+    let child: ChildProcess;
+    try {
+      child = spawn(command, args, spawnOptions);
+    } catch (error) {
+      this.closed = true;
+      throw new NormalizerError(
+        "UPSTREAM_UNREACHABLE",
+        `could not start upstream command "${command}"${where}: ${(error as Error).message}`,
+        { command, cwd },
+        { cause: error },
+      );
+    }
     this.child = child;
     try {
       await new Promise<void>((resolve, reject) => {
@@ -185,7 +208,6 @@ export class StdioUpstreamTransport implements UpstreamTransport {
       });
     } catch (error) {
       this.closed = true;
-      const where = cwd === undefined ? "" : ` (cwd "${cwd}")`;
       throw new NormalizerError(
         "UPSTREAM_UNREACHABLE",
         `could not start upstream command "${command}"${where}: ${(error as Error).message}`,
@@ -470,4 +492,11 @@ export class StdioUpstreamTransport implements UpstreamTransport {
     this.closed = true;
     this.onclose?.();
   }
+}
+
+/** Why `cwd` cannot be a child's working folder, or undefined when it can. */
+function cwdProblem(cwd: string): string | undefined {
+  const found = statSync(cwd, { throwIfNoEntry: false });
+  if (found === undefined) return `its cwd "${cwd}" does not exist`;
+  return found.isDirectory() ? undefined : `its cwd "${cwd}" is not a folder`;
 }
