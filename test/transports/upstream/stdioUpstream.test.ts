@@ -257,3 +257,23 @@ describe("StdioUpstreamTransport with fixture children", () => {
     expect(got.problems).toEqual([]);
   });
 });
+
+describe("a stdio upstream whose cwd cannot be its folder", () => {
+  it.each([
+    ["does not exist", "/no/such/folder/mcpn"],
+    ["is not a folder", fileURLToPath(import.meta.url)],
+  ])("a cwd that %s is named as such, not as a command not found", async (what, cwd) => {
+    const transport = new StdioUpstreamTransport({
+      command: process.execPath,
+      args: [ECHO_SERVER],
+      cwd,
+      maxMessageBytes: DEFAULT_LIMITS.maxMessageBytes,
+    });
+    const error = await transport.start().then(
+      () => undefined,
+      (e: Error) => e,
+    );
+    expect(error).toBeInstanceOf(NormalizerError);
+    expect(error!.message).toBe(`could not start upstream command "${process.execPath}": its cwd "${cwd}" ${what}`);
+  });
+});
