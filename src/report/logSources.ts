@@ -57,11 +57,32 @@ export async function expandLogSources(args: readonly string[], cwd: string): Pr
     if (!isDynamicPattern(arg))
       throw new NormalizerError("INPUT_READ_FAILED", `report: cannot read ${arg}: no such file`);
     // Quoted globs reach us unexpanded (and Windows shells never expand them).
-    const matches = (await glob(arg, { cwd, absolute: true, onlyFiles: true })).sort();
+    const matches = (await glob(arg, { cwd, absolute: true, onlyFiles: true })).sort(inRotationOrder);
     if (matches.length === 0) throw new NormalizerError("INPUT_READ_FAILED", `report: ${arg} matches no file`);
     for (const match of matches) add(match);
   }
   return out;
+}
+
+/**
+ * Files a glob matched, each log's rotations oldest first (`n.jsonl.2.gz`, `n.jsonl.1`,
+ * `n.jsonl`; dated ones by date) — the order they were written in, which a record continued
+ * from the line before it needs when a rotation fell between the two — logs by name.
+ */
+function inRotationOrder(a: string, b: string): number {
+  const [x, y] = [rotationOf(a), rotationOf(b)];
+  if (x.log !== y.log) return x.log < y.log ? -1 : 1;
+  return x.written - y.written || (a < b ? -1 : a > b ? 1 : 0);
+}
+
+/** The log a file is a rotation of, and when it was written relative to its other rotations. */
+function rotationOf(path: string): { log: string; written: number } {
+  const bare = path.replace(/\.gz$/i, "");
+  const numbered = /^(.*)\.(\d{1,6})$/.exec(bare);
+  if (numbered !== null) return { log: numbered[1]!, written: -Number(numbered[2]) };
+  const dated = /^(.*)-(\d{8,14})$/.exec(bare);
+  if (dated !== null) return { log: dated[1]!, written: Number(dated[2]) };
+  return { log: bare, written: Number.POSITIVE_INFINITY };
 }
 
 /**

@@ -100,3 +100,39 @@ describe("many logs that end in a gzip error", () => {
     expect(run.code, run.stderr).toBe(0);
   }, 30_000);
 });
+
+describe("a glob over a log and its rotations", () => {
+  it("reads them oldest first, so a record continued across a rotation is one entry", async () => {
+    const logs = join(tempDir("mcpn-report-rotated-"), "logs");
+    mkdirSync(logs);
+    const base = { server: "img", session: "img-4", method: "tools/call", uri: null, path: "content[0]", ms: 1 };
+    const fixMime = {
+      ts: "2026-12-07T21:32:21.645Z",
+      ...base,
+      action: "fix-mime",
+      mimeBefore: "image/jpeg",
+      mimeAfter: "image/png",
+      ...{ bytesBefore: 3146, bytesAfter: 3145, saved: 1, reason: "image/png signature", applied: true },
+    };
+    const fit = {
+      ts: "2026-12-07T21:32:21.646Z",
+      ...base,
+      action: "fit-image",
+      mimeBefore: "image/png",
+      mimeAfter: "image/png",
+      ...{ bytesBefore: 3145, bytesAfter: 501, saved: 2644, reason: "resized", applied: true, chained: true },
+    };
+    // The first write of the entry went before a rotation, the second after it; an older log before both.
+    writeFileSync(join(logs, "n.jsonl.2"), record);
+    writeFileSync(join(logs, "n.jsonl.1"), `${JSON.stringify(fixMime)}\n`);
+    writeFileSync(join(logs, "n.jsonl"), `${JSON.stringify(fit)}\n`);
+    const totals = async (...args: string[]) => {
+      const run = await runCli(["report", "--format", "json", ...args]);
+      expect(run.code, run.stderr).toBe(0);
+      return (JSON.parse(run.stdout) as { totals: { entries: number; bytesBefore: number } }).totals;
+    };
+    const inOrder = await totals(join(logs, "n.jsonl.2"), join(logs, "n.jsonl.1"), join(logs, "n.jsonl"));
+    expect(await totals(join(logs, "n.jsonl*"))).toEqual(inOrder);
+    expect(inOrder.entries).toBe(2);
+  });
+});
