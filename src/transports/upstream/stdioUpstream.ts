@@ -181,17 +181,20 @@ export class StdioUpstreamTransport implements UpstreamTransport {
         cwd,
       });
     }
-    let child: ChildProcess;
-    try {
-      child = spawn(command, args, spawnOptions);
-    } catch (error) {
+    const notStarted = (error: unknown): NormalizerError => {
       this.closed = true;
-      throw new NormalizerError(
+      return new NormalizerError(
         "UPSTREAM_UNREACHABLE",
         `could not start upstream command "${command}"${where}: ${(error as Error).message}`,
         { command, cwd },
         { cause: error },
       );
+    };
+    let child: ChildProcess;
+    try {
+      child = spawn(command, args, spawnOptions);
+    } catch (error) {
+      throw notStarted(error);
     }
     this.child = child;
     try {
@@ -207,13 +210,7 @@ export class StdioUpstreamTransport implements UpstreamTransport {
         child.once("spawn", onSpawn).once("error", onError);
       });
     } catch (error) {
-      this.closed = true;
-      throw new NormalizerError(
-        "UPSTREAM_UNREACHABLE",
-        `could not start upstream command "${command}"${where}: ${(error as Error).message}`,
-        { command, cwd },
-        { cause: error },
-      );
+      throw notStarted(error);
     }
     this.startWired(child, args, env, cwd);
   }
