@@ -72,9 +72,10 @@ export function childEnvironmentOf(selected: SelectedUpstream): ChildEnvironment
  */
 function shownUrl(text: string): string {
   const noQuery = text.replace(/[?#][\s\S]*$/, "");
-  // Up to the last `@`, after what reads as a scheme (`https:/`, `https://`, or none at all).
+  // Up to the last `@`, after what reads as a scheme (`https:/`, `https://`; with no slash after
+  // it, `token:x@host`, the colon is the credentials', not a scheme's).
   const at = noQuery.lastIndexOf("@");
-  const scheme = /^[a-z][\w+.-]*:\/*/i.exec(noQuery)?.[0] ?? "";
+  const scheme = /^[a-z][\w+.-]*:\/+/i.exec(noQuery)?.[0] ?? "";
   const shown = at === -1 ? noQuery : `${scheme}${noQuery.slice(at + 1)}`;
   return shown === text ? JSON.stringify(text) : `${JSON.stringify(shown)} (its credentials and query not shown)`;
 }
@@ -149,7 +150,7 @@ export async function selectUpstream(
     );
     const all = Object.keys(loaded.config.mcpServers);
     // A disabled server is not run: chosen by name, it is named as disabled; never chosen by default.
-    const names = all.filter((name) => loaded.config.mcpServers[name]!.disabled !== true);
+    const names = loaded.enabledInFile ?? all.filter((name) => loaded.config.mcpServers[name]!.disabled !== true);
     if (values.server !== undefined && loaded.config.mcpServers[values.server]?.disabled === true)
       throw new NormalizerError(
         "USAGE",

@@ -74,7 +74,8 @@ function expandString(
     const start = text.indexOf("${", i);
     if (start === -1) return out + text.slice(i);
     out += text.slice(i, start);
-    if (text.startsWith("${input:", start))
+    // In a server that is not run (disabled, or not the one chosen) it is left as written, as a variable not set is.
+    if (text.startsWith("${input:", start) && !keepMissing)
       throw new NormalizerError(
         "CONFIG_INVALID",
         `${file}: ${path} has VS Code's \${input:…}, which asks the user for a value: mcp-normalizer asks ` +
@@ -125,7 +126,9 @@ function expandString(
  * in as they are.
  */
 function readReference(text: string, start: number): { name: string; fallback?: string; end: number } | undefined {
-  const from = text.startsWith("env:", start + 2) ? start + 6 : start + 2;
+  // `${env:-x}` is a variable named env with a default: the prefix is followed by a name.
+  const from =
+    text.startsWith("env:", start + 2) && NAME.test(text.slice(start + 6, start + 7)) ? start + 6 : start + 2;
   const name = NAME.exec(text.slice(from, from + 256))?.[0];
   if (name === undefined) return undefined;
   let i = from + name.length;

@@ -25,6 +25,11 @@ export interface LoadedConfig {
    * upstream processes.
    */
   readonly secretVariables: readonly string[];
+  /**
+   * With `onlyServer`: the servers the file does not disable (the others are marked disabled in
+   * `config`, not being run) — what a `--server` that names none of them is told to choose from.
+   */
+  readonly enabledInFile?: readonly string[];
 }
 
 export interface LoadOptions {
@@ -74,7 +79,8 @@ export function loadConfigFile(
     );
   }
   const { config, secretVariables } = parseConfigText(text, file, env, options.onlyServer);
-  return { config, file: path, baseDir: dirname(path), secretVariables };
+  const loaded = { config, file: path, baseDir: dirname(path), secretVariables };
+  return options.onlyServer === undefined ? loaded : { ...loaded, enabledInFile: enabledServersIn(text) };
 }
 
 export function parseConfig(
@@ -156,12 +162,11 @@ export function parseConfigText(
   return { config: validateConfig(othersDisabled(expanded, onlyServer), file), secretVariables: [...secretVariables] };
 }
 
-/** The config with every server but `onlyServer` disabled (when that one is in it): not run, not checked as run. */
+/** The config with every server but `onlyServer` disabled: not run, not checked as run. */
 function othersDisabled(config: unknown, onlyServer: string | undefined): unknown {
   const servers = (config as { mcpServers?: unknown } | null)?.mcpServers;
   if (onlyServer === undefined || typeof servers !== "object" || servers === null || Array.isArray(servers))
     return config;
-  if (!Object.hasOwn(servers, onlyServer)) return config;
   const out: Record<string, unknown> = {};
   // Defined, not assigned: a server named "__proto__" stays a key, for the check that refuses it.
   for (const [name, server] of Object.entries(servers))
@@ -196,12 +201,13 @@ function notJsonHint(text: string, file: string, line: number, column: number): 
 function disabledServerPaths(raw: unknown, onlyServer?: string): string[] {
   const servers = (raw as { mcpServers?: unknown } | null)?.mcpServers;
   if (typeof servers !== "object" || servers === null || Array.isArray(servers)) return [];
-  // A server the command does not run counts as disabled, once the one it runs is in the file.
-  const others = onlyServer !== undefined && Object.hasOwn(servers, onlyServer);
+  // A server the command does not run counts as disabled (all of them, when the one named is not
+  // in the file: the command then says so, not what another server's variables lack).
   return Object.entries(servers)
     .filter(
       ([name, server]) =>
-        (server as { disabled?: unknown } | null)?.disabled === true || (others && name !== onlyServer),
+        (server as { disabled?: unknown } | null)?.disabled === true ||
+        (onlyServer !== undefined && name !== onlyServer),
     )
     .map(([name]) => memberPath("$.mcpServers", name));
 }
@@ -402,4 +408,14 @@ function describeIssue(issue: z.core.$ZodIssue, path: ReadonlyArray<PropertyKey>
       : `missing (expected ${issue.expected})`;
   }
   return issue.message;
+}
+
+/** The servers a config's text does not disable (read again: the loaded config marks those not run). */
+function enabledServersIn(text: string): string[] {
+  const servers = (JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text) as { mcpServers?: unknown })
+    .mcpServers;
+  if (typeof servers !== "object" || servers === null) return [];
+  return Object.entries(servers)
+    .filter(([, server]) => (server as { disabled?: unknown } | null)?.disabled !== true)
+    .map(([name]) => name);
 }

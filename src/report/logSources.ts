@@ -22,7 +22,8 @@ import type { ReportAggregator } from "./aggregate.js";
 export const DEFAULT_MAX_LOG_LINE_BYTES = 1024 * 1024;
 
 /**
- * `-` (stdin), file paths and glob patterns → the sources to read, in order, each once: a file
+ * `-` (stdin), file paths and glob patterns → the sources to read, each once (the files in their
+ * logs' rotation order, stdin where it was given): a file
  * named twice, or reached again through a link (`current.jsonl` → today's log), is read under its
  * first name only.
  */
@@ -57,16 +58,19 @@ export async function expandLogSources(args: readonly string[], cwd: string): Pr
     if (!isDynamicPattern(arg))
       throw new NormalizerError("INPUT_READ_FAILED", `report: cannot read ${arg}: no such file`);
     // Quoted globs reach us unexpanded (and Windows shells never expand them).
-    const matches = (await glob(arg, { cwd, absolute: true, onlyFiles: true })).sort(inRotationOrder);
+    const matches = (await glob(arg, { cwd, absolute: true, onlyFiles: true })).sort();
     if (matches.length === 0) throw new NormalizerError("INPUT_READ_FAILED", `report: ${arg} matches no file`);
     for (const match of matches) add(match);
   }
-  return out;
+  // Files however named (a shell sorts `n.jsonl*` by name: the live log first), in rotation order;
+  // stdin keeps its place.
+  const files = out.filter((source) => source !== "-").sort(inRotationOrder);
+  return out.map((source) => (source === "-" ? source : files.shift()!));
 }
 
 /**
- * Files a glob matched, each log's rotations oldest first (`n.jsonl.2.gz`, `n.jsonl.1`,
- * `n.jsonl`; dated ones by date) — the order they were written in, which a record continued
+ * The logs' files, each log's rotations oldest first (`n.jsonl.2.gz`, `n.jsonl.1`, `n.jsonl`;
+ * dated ones by date) — the order they were written in, which a record continued
  * from the line before it needs when a rotation fell between the two — logs by name.
  */
 function inRotationOrder(a: string, b: string): number {
@@ -80,8 +84,9 @@ function rotationOf(path: string): { log: string; written: number } {
   const bare = path.replace(/\.gz$/i, "");
   const numbered = /^(.*)\.(\d{1,6})$/.exec(bare);
   if (numbered !== null) return { log: numbered[1]!, written: -Number(numbered[2]) };
-  const dated = /^(.*)-(\d{8,14})$/.exec(bare);
-  if (dated !== null) return { log: dated[1]!, written: Number(dated[2]) };
+  // logrotate's dateext: -20261207, -2026-12-07, .20261207, with a time or not.
+  const dated = /^(.*)[.-](\d{4}-?\d{2}-?\d{2}(?:[-_T]?\d{2}(?:[-:]?\d{2}){0,2})?)$/.exec(bare);
+  if (dated !== null) return { log: dated[1]!, written: Number(dated[2]!.replace(/\D/g, "")) };
   return { log: bare, written: Number.POSITIVE_INFINITY };
 }
 

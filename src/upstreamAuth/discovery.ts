@@ -11,7 +11,11 @@ import {
   discoverOAuthProtectedResourceMetadata,
   type OAuthServerInfo,
 } from "@modelcontextprotocol/sdk/client/auth.js";
-import type { OAuthProtectedResourceMetadata } from "@modelcontextprotocol/sdk/shared/auth.js";
+import { TemporarilyUnavailableError } from "@modelcontextprotocol/sdk/server/auth/errors.js";
+import type {
+  AuthorizationServerMetadata,
+  OAuthProtectedResourceMetadata,
+} from "@modelcontextprotocol/sdk/shared/auth.js";
 import { describeUrl } from "../transports/upstream/upstreamMessages.js";
 import { sameIssuer } from "./challenge.js";
 import type { FetchLike } from "./types.js";
@@ -27,17 +31,58 @@ export interface DiscoveryOptions {
 /** The MCP server names an authorization server other than the configured issuer. */
 export class OtherIssuerError extends Error {}
 
+/**
+ * A fetch that remembers the last answer saying its server is down or throttling (429, 5xx).
+ * The SDK's discovery tells such an answer only in its words, or passes over a 429 to the next
+ * well-known address and finds nothing: either is an outage to try again, not a server without
+ * metadata.
+ */
+function watchingOutages(fetchFn: FetchLike): { fetchFn: FetchLike; outage: () => string | undefined } {
+  let outage: string | undefined;
+  return {
+    fetchFn: async (url, init) => {
+      const response = await fetchFn(url, init);
+      if (response.status === 429 || response.status >= 500)
+        outage = `HTTP ${response.status} trying to load OAuth metadata from ${describeUrl(String(url))}`;
+      return response;
+    },
+    outage: () => outage,
+  };
+}
+
+/** An authorization server's metadata (undefined: it has none); an outage is thrown as one. */
+export async function discoverAuthorizationServer(
+  issuer: string,
+  fetchFn: FetchLike,
+): Promise<AuthorizationServerMetadata | undefined> {
+  const watch = watchingOutages(fetchFn);
+  let found: AuthorizationServerMetadata | undefined;
+  try {
+    found = await discoverAuthorizationServerMetadata(issuer, { fetchFn: watch.fetchFn });
+  } catch (error) {
+    const outage = watch.outage();
+    throw outage === undefined ? error : new TemporarilyUnavailableError(outage);
+  }
+  const outage = watch.outage();
+  if (found === undefined && outage !== undefined) throw new TemporarilyUnavailableError(outage);
+  return found;
+}
+
 export async function discoverServerInfo(serverUrl: string, options: DiscoveryOptions): Promise<OAuthServerInfo> {
   let resourceMetadata: OAuthProtectedResourceMetadata | undefined;
   let authorizationServerUrl: string | undefined;
+  const watch = watchingOutages(options.fetchFn);
   try {
     resourceMetadata = await discoverOAuthProtectedResourceMetadata(
       serverUrl,
       options.resourceMetadataUrl === undefined ? {} : { resourceMetadataUrl: options.resourceMetadataUrl },
-      options.fetchFn,
+      watch.fetchFn,
     );
     authorizationServerUrl = resourceMetadata.authorization_servers?.[0];
   } catch {
+    // Down or throttling: not a server without metadata (its origin would be guessed as the authorization server).
+    const outage = watch.outage();
+    if (outage !== undefined) throw new TemporarilyUnavailableError(outage);
     // No RFC 9728 metadata: the MCP server's origin is its authorization server (as the SDK reads it).
   }
   authorizationServerUrl ??= String(new URL("/", serverUrl));
@@ -47,8 +92,6 @@ export async function discoverServerInfo(serverUrl: string, options: DiscoveryOp
         `issuer ${describeUrl(options.issuer)} (auth.issuer): its client is presented to no other, and that server ` +
         "was not asked anything",
     );
-  const authorizationServerMetadata = await discoverAuthorizationServerMetadata(authorizationServerUrl, {
-    fetchFn: options.fetchFn,
-  });
+  const authorizationServerMetadata = await discoverAuthorizationServer(authorizationServerUrl, options.fetchFn);
   return { authorizationServerUrl, authorizationServerMetadata, resourceMetadata };
 }

@@ -9,11 +9,7 @@
  * Only requests to the upstream's own origin get the token; OPTIONS (the reachability probe)
  * goes without. Token values never appear in a log line or an error.
  */
-import {
-  discoverAuthorizationServerMetadata,
-  refreshAuthorization,
-  type OAuthServerInfo,
-} from "@modelcontextprotocol/sdk/client/auth.js";
+import { refreshAuthorization, type OAuthServerInfo } from "@modelcontextprotocol/sdk/client/auth.js";
 import {
   InvalidClientError,
   OAuthError,
@@ -27,6 +23,7 @@ import type {
 import { NormalizerError } from "../errors/NormalizerError.js";
 import type { Logger } from "../observe/logger.js";
 import { describeUrl } from "../transports/upstream/upstreamMessages.js";
+import { discoverAuthorizationServer } from "./discovery.js";
 import {
   addsScope,
   challengeOf,
@@ -531,40 +528,11 @@ export class UpstreamAuth {
   private metadataOf(issuer: string): Promise<AuthorizationServerMetadata | undefined> {
     let known = this.metadata.get(issuer);
     if (known === undefined) {
-      known = this.discoverMetadata(issuer);
+      known = discoverAuthorizationServer(issuer, this.oauthFetch);
       known.catch(() => this.metadata.delete(issuer));
       this.metadata.set(issuer, known);
     }
     return known;
-  }
-
-  /**
-   * The SDK tells a discovery answered with an HTTP 5xx or 429 only in its message: such an
-   * answer is an outage (a load balancer's while the server is down), thrown as one, so that a
-   * refresh is tried again rather than a login asked for.
-   */
-  private async discoverMetadata(issuer: string): Promise<AuthorizationServerMetadata | undefined> {
-    let status: number | undefined;
-    // The SDK passes over a 429 to the next well-known address, and finds none when every one
-    // answered so: that is an outage too, not a server without metadata.
-    let throttled: string | undefined;
-    let found: AuthorizationServerMetadata | undefined;
-    try {
-      found = await discoverAuthorizationServerMetadata(issuer, {
-        fetchFn: async (url, init) => {
-          const response = await this.oauthFetch(url, init);
-          status = response.status;
-          if (status === 429) throttled = `HTTP 429 trying to load OAuth metadata from ${describeUrl(String(url))}`;
-          return response;
-        },
-      });
-    } catch (error) {
-      if (status !== undefined && (status === 429 || status >= 500))
-        throw new TemporarilyUnavailableError(error instanceof Error ? error.message : String(error));
-      throw error;
-    }
-    if (found === undefined && throttled !== undefined) throw new TemporarilyUnavailableError(throttled);
-    return found;
   }
 
   private clientOf(login: StoredLogin): OAuthClientInformationMixed {

@@ -110,6 +110,10 @@ describe("command-line mistakes (exit 2)", () => {
     ],
     [["audit", "--url", "alice:sk-live-n6@api.example.com/mcp"], /^(?!.*sk-live).*--url expects .*\(its credentials/],
     [
+      ["stdio", "--url", "sk-live-t7:x-oauth-basic@api.example.com/mcp"],
+      /^(?!.*sk-live).*got "api\.example\.com\/mcp"/,
+    ],
+    [
       ["stdio", "--url", "http://[::1/mcp?token=sk-live-u3#sk-live-f4"],
       /^(?!.*sk-live).*--url is not a valid URL .*got "http:\/\/\[::1\/mcp" \(its credentials/,
     ],

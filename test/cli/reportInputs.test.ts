@@ -134,5 +134,13 @@ describe("a glob over a log and its rotations", () => {
     const inOrder = await totals(join(logs, "n.jsonl.2"), join(logs, "n.jsonl.1"), join(logs, "n.jsonl"));
     expect(await totals(join(logs, "n.jsonl*"))).toEqual(inOrder);
     expect(inOrder.entries).toBe(2);
+    // Named in a shell's order (the live log first), and with logrotate's dated names.
+    expect(await totals(join(logs, "n.jsonl"), join(logs, "n.jsonl.1"), join(logs, "n.jsonl.2"))).toEqual(inOrder);
+    const dated = join(tempDir("mcpn-report-dated-"), "logs");
+    mkdirSync(dated);
+    writeFileSync(join(dated, "n.jsonl-2026-12-05"), record);
+    writeFileSync(join(dated, "n.jsonl-2026-12-06"), `${JSON.stringify(fixMime)}\n`);
+    writeFileSync(join(dated, "n.jsonl"), `${JSON.stringify(fit)}\n`);
+    expect(await totals(join(dated, "n.jsonl*"))).toEqual(inOrder);
   });
 });

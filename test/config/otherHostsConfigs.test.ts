@@ -32,6 +32,11 @@ describe("other hosts' config files", () => {
     expect(secretVariables).toEqual(["TOKEN"]);
   });
 
+  it("${env:-default} is still a variable named env with a default", () => {
+    const { config } = parse({ mcpServers: { a: { command: "node", env: { K: "${env:-fallback}" } } } });
+    expect((config.mcpServers.a as { env: Record<string, string> }).env.K).toBe("fallback");
+  });
+
   it("VS Code's ${input:…} is refused by its path: nothing asks the user here", () => {
     expect(failure({ mcpServers: { a: { command: "node", env: { KEY: "${input:apiKey}" } } } })).toMatch(
       /\$\.mcpServers\.a\.env\.KEY has VS Code's \$\{input:…\}.*write the value, or \$\{VAR\}/,
@@ -88,5 +93,23 @@ describe("a config whose one server is chosen (stdio, audit --server)", () => {
     expect(loaded.secretVariables).toEqual(expect.arrayContaining(["B_KEY", "B_HOST"]));
     expect(() => loadConfigFile(file, {}, { onlyServer: "a" })).toThrow(/A_KEY is not set/);
     expect(() => loadConfigFile(file, { A_KEY: "a-1" })).toThrow(/B_/);
+  });
+
+  it("a --server the file does not have loads it (to be named as missing), whatever the others lack", () => {
+    const file = join(tempDir(), "shared.json");
+    writeFileSync(
+      file,
+      JSON.stringify({
+        mcpServers: {
+          a: { command: "node", env: { KEY: "${A_KEY}" } },
+          b: { command: "node", env: { T: "${input:t}" } },
+        },
+      }),
+    );
+    const loaded = loadConfigFile(file, {}, { onlyServer: "gihtub" });
+    expect(loaded.enabledInFile).toEqual(["a", "b"]);
+    // A server not run may hold VS Code's ${input:…} as it holds an unset variable.
+    expect(() => loadConfigFile(file, {}, { onlyServer: "a" })).toThrow(/A_KEY is not set/);
+    expect(() => loadConfigFile(file, { A_KEY: "k" }, { onlyServer: "a" })).not.toThrow();
   });
 });

@@ -32,7 +32,7 @@ export function parseCalls(calls: readonly string[] | undefined, args: string | 
   // once: lists of calls merged from several places must not count a result twice.
   const seen = new Set<string>();
   return parsed.filter((call) => {
-    const key = JSON.stringify([call.tool, call.args]);
+    const key = JSON.stringify([call.tool, inKeyOrder(call.args)]);
     if (seen.has(key)) return false;
     seen.add(key);
     return true;
@@ -74,4 +74,20 @@ export function parseReads(reads: readonly string[] | undefined): string[] {
   for (const uri of reads ?? [])
     if (uri.trim() === "") throw new NormalizerError("USAGE", "audit: --read expects a URI");
   return [...new Set(reads ?? [])];
+}
+
+/** A JSON value with every object's keys sorted: the same arguments written in another order are one call. */
+function inKeyOrder(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(inKeyOrder);
+  if (typeof value !== "object" || value === null) return value;
+  const out: Record<string, unknown> = {};
+  // Defined, not assigned: a key "__proto__" stays a key.
+  for (const key of Object.keys(value).sort())
+    Object.defineProperty(out, key, {
+      value: inKeyOrder((value as Record<string, unknown>)[key]),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  return out;
 }

@@ -493,7 +493,15 @@ export class StdioUpstreamTransport implements UpstreamTransport {
 
 /** Why `cwd` cannot be a child's working folder, or undefined when it can. */
 function cwdProblem(cwd: string): string | undefined {
-  const found = statSync(cwd, { throwIfNoEntry: false });
+  let found: ReturnType<typeof statSync>;
+  try {
+    found = statSync(cwd, { throwIfNoEntry: false });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    // A file on its path (ENOTDIR), a folder it may not enter (EACCES), …
+    const why = code === "ENOTDIR" ? "a file is on its path" : (code ?? String(error));
+    return `its cwd "${cwd}" cannot be used (${why})`;
+  }
   if (found === undefined) return `its cwd "${cwd}" does not exist`;
   return found.isDirectory() ? undefined : `its cwd "${cwd}" is not a folder`;
 }

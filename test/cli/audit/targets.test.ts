@@ -12,6 +12,13 @@ describe("audit targets", () => {
       { tool: "emb", args: { n: 1 } },
       { tool: "other", args: {} },
     ]);
+    // The same arguments in another order, nested too.
+    expect(
+      parseCalls(['t={"a":1,"b":{"x":1,"y":2}}', 't={"b":{"y":2,"x":1},"a":1}', 't={"a":[{"k":1}]}'], undefined),
+    ).toEqual([
+      { tool: "t", args: { a: 1, b: { x: 1, y: 2 } } },
+      { tool: "t", args: { a: [{ k: 1 }] } },
+    ]);
   });
 
   it("a URI given twice is read once", () => {

@@ -262,6 +262,7 @@ describe("a stdio upstream whose cwd cannot be its folder", () => {
   it.each([
     ["does not exist", "/no/such/folder/mcpn"],
     ["is not a folder", fileURLToPath(import.meta.url)],
+    ["cannot be used (a file is on its path)", `${fileURLToPath(import.meta.url)}/sub`],
   ])("a cwd that %s is named as such, not as a command not found", async (what, cwd) => {
     const transport = new StdioUpstreamTransport({
       command: process.execPath,

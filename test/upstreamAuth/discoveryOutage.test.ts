@@ -1,0 +1,55 @@
+/**
+ * Discovery meeting a server that is down or throttling (429, 5xx) says so — an outage to try
+ * again — instead of reading it as a server without metadata: that would guess the MCP server's
+ * origin as its authorization server (then refuse it as not the configured issuer, or send a
+ * login there) or a token endpoint the metadata never named.
+ */
+import { TemporarilyUnavailableError } from "@modelcontextprotocol/sdk/server/auth/errors.js";
+import { describe, expect, it } from "vitest";
+import { discoverAuthorizationServer, discoverServerInfo } from "../../src/upstreamAuth/discovery.js";
+import { authorizationServerMetadata } from "./helpers.js";
+
+const AS = "https://auth.example.com";
+const MCP = "https://mcp.example.com/mcp";
+
+/** A fetch answering `status` for `throttled` paths, metadata for the authorization server's. */
+function fetchWith(throttled: (url: URL) => boolean, status: number) {
+  const asked: string[] = [];
+  const fetchFn = async (input: string | URL): Promise<Response> => {
+    const url = new URL(String(input));
+    asked.push(url.href);
+    if (throttled(url)) return new Response("slow down", { status });
+    if (url.pathname.startsWith("/.well-known/oauth-protected-resource"))
+      return Response.json({ resource: MCP, authorization_servers: [AS] });
+    if (url.origin === AS && url.pathname.startsWith("/.well-known/"))
+      return Response.json(authorizationServerMetadata(AS));
+    return new Response("not found", { status: 404 });
+  };
+  return { fetchFn, asked };
+}
+
+describe("OAuth discovery during an outage", () => {
+  it.each([429, 503])(
+    "protected-resource metadata answered %s: an outage, not the origin guessed as issuer",
+    async (status) => {
+      const { fetchFn } = fetchWith((url) => url.pathname.includes("oauth-protected-resource"), status);
+      const error = await discoverServerInfo(MCP, { fetchFn, issuer: AS }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(TemporarilyUnavailableError);
+      expect((error as Error).message).toContain(`HTTP ${status}`);
+    },
+  );
+
+  it("authorization-server metadata answered 429 at every address: an outage, not a server without metadata", async () => {
+    const { fetchFn, asked } = fetchWith((url) => url.origin === AS, 429);
+    const error = await discoverAuthorizationServer(AS, fetchFn).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TemporarilyUnavailableError);
+    expect(asked.length).toBeGreaterThan(1);
+  });
+
+  it("a server with none (404 everywhere) is one without metadata, as before", async () => {
+    const { fetchFn } = fetchWith(() => false, 200);
+    expect(await discoverAuthorizationServer("https://none.example.com", fetchFn)).toBeUndefined();
+    const info = await discoverServerInfo(MCP, { fetchFn });
+    expect(info.authorizationServerUrl).toBe(AS);
+  });
+});
