@@ -68,9 +68,18 @@ const FILE_FLAGS: ReadonlySet<string> = new Set(["config", "log-file", "output"]
  * such, not read as the current folder, and not taken for "no value" either.
  */
 function refuseEmptyNames(values: Record<string, unknown>, positionals: readonly string[], commandName: string): void {
-  for (const flag of FILE_FLAGS)
-    if (values[flag] === "")
+  for (const flag of FILE_FLAGS) {
+    const value = values[flag];
+    if (value === "")
       throw new NormalizerError("USAGE", `${commandName}: --${flag} expects a file name, got "" (an unset variable?)`);
+    // A shell would have made it the home folder: none read these words (a desktop host's args).
+    if (typeof value === "string" && /^~($|[/\\])/.test(value))
+      throw new NormalizerError(
+        "USAGE",
+        `${commandName}: --${flag} ${value}: "~" is not expanded here (no shell read the command line): give the ` +
+          "full path",
+      );
+  }
   const at = positionals.indexOf("");
   if (at !== -1)
     throw new NormalizerError("USAGE", `${commandName}: argument ${at + 1} is empty ("": an unset variable?)`);

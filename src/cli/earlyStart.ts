@@ -21,7 +21,8 @@ import { shutdownSignals, type ShutdownSignals } from "./signals.js";
 const WITH_VALUE = new Map<string, ReadonlySet<string> | RegExp | undefined>([
   ["--log-level", new Set(["debug", "info", "warn", "error", "silent"])],
   ["--charset", new Set(["transcode", "preserve"])],
-  ["--log-file", undefined],
+  // Not "~/…": the command refuses it (no shell expanded it), so nothing is made or started for it here.
+  ["--log-file", /^(?!~(?:$|[/\\]))[\s\S]+$/],
   // A plain server name only: anything the config would have to check leaves the start to the command.
   ["--name", /^[A-Za-z0-9._-]+$/],
 ]);

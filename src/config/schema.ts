@@ -30,6 +30,9 @@ function byDefault(value: unknown): string {
 }
 
 /** The engine's keys of `normalize` (the fit layer's are fitSettings()). */
+/** A path starting with `~`: no shell reads a config, so it would name a folder called "~". */
+const NO_TILDE = '"~" is not expanded here (no shell reads the config): give the full path';
+
 export const engineSettings = {
   unwrapBlobs: z
     .boolean()
@@ -373,6 +376,7 @@ export const ConfigSchema = z
       .strictObject({
         file: z
           .string()
+          .refine((file) => !/^~($|[/\\])/.test(file), NO_TILDE)
           .optional()
           .describe(
             "JSONL file for the normalization records (operational lines stay on stderr); relative to the config " +

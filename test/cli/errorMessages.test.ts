@@ -3,7 +3,7 @@
  * JSON path, what was expected and what was given; exit 2 for the command line, 3 for the
  * config; never a stack trace unless `--log-level debug`.
  */
-import { writeFileSync } from "node:fs";
+import { readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { FIXTURE_SERVER } from "../helpers/paths.js";
@@ -26,6 +26,21 @@ function configFile(text: string): string {
 }
 
 describe("command-line mistakes (exit 2)", () => {
+  it("a file flag starting with ~ (no shell expanded it: a desktop host's args) is refused, nothing made", async () => {
+    const cwd = tempDir("mcpn-tilde-");
+    for (const [argv, flag] of [
+      [["stdio", "--log-file", "~/n.jsonl", "--", process.execPath, "-e", "0"], "--log-file"],
+      [["serve", "--log-file", "~/n.jsonl", "--name", "x", "--", process.execPath, "-e", "0"], "--log-file"],
+      [["audit", "-o", "~/r.md", "--", process.execPath, "-e", "0"], "--output"],
+    ] as const) {
+      const run = await runCli(argv, { cwd, input: "" });
+      expect(run.code, argv.join(" ")).toBe(2);
+      expect(run.stderr).toContain(`${flag} ~/`);
+      expect(run.stderr).toContain('"~" is not expanded here');
+    }
+    expect(readdirSync(cwd)).toEqual([]);
+  });
+
   it("an empty file flag or file word (an unset shell variable) is named, not read as the current folder", async () => {
     const cwd = tempDir("mcpn-empty-names-");
     for (const [argv, message] of [

@@ -61,6 +61,12 @@ describe("other hosts' config files", () => {
     );
   });
 
+  it("a log.file starting with ~ is refused: no shell reads the config", () => {
+    expect(failure({ mcpServers: { a: { command: "node" } }, log: { file: "~/logs/n.jsonl" } })).toContain(
+      '$.log.file: "~" is not expanded here',
+    );
+  });
+
   it("TOML, comments and trailing commas are named as what they are", () => {
     expect(failure('[mcp_servers.x]\ncommand = "npx"\n')).toContain("this reads as TOML (Codex's config.toml)");
     expect(failure('{\n  // mine\n  "mcpServers": {}\n}')).toContain("a comment: JSON has none");
