@@ -5,6 +5,8 @@
  */
 import { resolve } from "node:path";
 import { NormalizerError } from "../errors/NormalizerError.js";
+import { didYouMean } from "../errors/didYouMean.js";
+import { shownUrl } from "./shownUrl.js";
 import { configForOneServer } from "../config/flagConfig.js";
 import type { ProxyConfig, ServerConfig } from "../config/schema.js";
 import type { ChildEnvironment } from "../proxy/upstreamFactory.js";
@@ -64,20 +66,6 @@ export interface SelectedUpstream {
  */
 export function childEnvironmentOf(selected: SelectedUpstream): ChildEnvironment {
   return selected.configFile === undefined ? "inherit" : { withhold: selected.secretVariables, inheritAll: true };
-}
-
-/**
- * A refused `--url` as its error quotes it: without what may hold a credential (a user and
- * password before `@`, the query, the fragment), saying so when something was left out.
- */
-function shownUrl(text: string): string {
-  const noQuery = text.replace(/[?#][\s\S]*$/, "");
-  // Up to the last `@`, after what reads as a scheme (`https:/`, `https://`; with no slash after
-  // it, `token:x@host`, the colon is the credentials', not a scheme's).
-  const at = noQuery.lastIndexOf("@");
-  const scheme = /^[a-z][\w+.-]*:\/+/i.exec(noQuery)?.[0] ?? "";
-  const shown = at === -1 ? noQuery : `${scheme}${noQuery.slice(at + 1)}`;
-  return shown === text ? JSON.stringify(text) : `${JSON.stringify(shown)} (its credentials and query not shown)`;
 }
 
 const TRANSPORTS = new Set(["streamable-http", "sse", "websocket"]);
@@ -151,7 +139,11 @@ export async function selectUpstream(
     const all = Object.keys(loaded.config.mcpServers);
     // A disabled server is not run: chosen by name, it is named as disabled; never chosen by default.
     const names = loaded.enabledInFile ?? all.filter((name) => loaded.config.mcpServers[name]!.disabled !== true);
-    if (values.server !== undefined && loaded.config.mcpServers[values.server]?.disabled === true)
+    if (
+      values.server !== undefined &&
+      Object.hasOwn(loaded.config.mcpServers, values.server) &&
+      loaded.config.mcpServers[values.server]?.disabled === true
+    )
       throw new NormalizerError(
         "USAGE",
         `${commandName}: --server ${values.server} is disabled in ${values.config} ("disabled": true); ` +
@@ -164,11 +156,15 @@ export async function selectUpstream(
         `${commandName}: ${values.config} has ${names.length} servers (${names.join(", ")}); choose one with ` +
           `--server NAME`,
       );
-    const server = loaded.config.mcpServers[serverName];
+    // An own key only: "toString" or "constructor" is no server, whatever objects inherit.
+    const server = Object.hasOwn(loaded.config.mcpServers, serverName)
+      ? loaded.config.mcpServers[serverName]
+      : undefined;
     if (server === undefined)
       throw new NormalizerError(
         "USAGE",
-        `${commandName}: --server ${serverName} is not in ${values.config} (servers: ${names.join(", ")})`,
+        `${commandName}: --server ${serverName} is not in ${values.config} (servers: ${names.join(", ")})` +
+          didYouMean(serverName, names),
       );
     return {
       name: serverName,

@@ -10,6 +10,7 @@ import { resolve } from "node:path";
 import { PassThrough, Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { createGunzip } from "node:zlib";
+import { inWrittenOrder } from "./writtenOrder.js";
 import { glob, isDynamicPattern } from "tinyglobby";
 import { NormalizerError } from "../errors/NormalizerError.js";
 import { osReason } from "../errors/osReason.js";
@@ -22,8 +23,8 @@ import type { ReportAggregator } from "./aggregate.js";
 export const DEFAULT_MAX_LOG_LINE_BYTES = 1024 * 1024;
 
 /**
- * `-` (stdin), file paths and glob patterns → the sources to read, each once (the files in their
- * logs' rotation order, stdin where it was given): a file
+ * `-` (stdin), file paths and glob patterns → the sources to read, each once (in the order they
+ * were written: `writtenOrder.ts`; as given when stdin is one): a file
  * named twice, or reached again through a link (`current.jsonl` → today's log), is read under its
  * first name only.
  */
@@ -62,32 +63,9 @@ export async function expandLogSources(args: readonly string[], cwd: string): Pr
     if (matches.length === 0) throw new NormalizerError("INPUT_READ_FAILED", `report: ${arg} matches no file`);
     for (const match of matches) add(match);
   }
-  // Files however named (a shell sorts `n.jsonl*` by name: the live log first), in rotation order;
-  // stdin keeps its place.
-  const files = out.filter((source) => source !== "-").sort(inRotationOrder);
-  return out.map((source) => (source === "-" ? source : files.shift()!));
-}
-
-/**
- * The logs' files, each log's rotations oldest first (`n.jsonl.2.gz`, `n.jsonl.1`, `n.jsonl`;
- * dated ones by date) — the order they were written in, which a record continued
- * from the line before it needs when a rotation fell between the two — logs by name.
- */
-function inRotationOrder(a: string, b: string): number {
-  const [x, y] = [rotationOf(a), rotationOf(b)];
-  if (x.log !== y.log) return x.log < y.log ? -1 : 1;
-  return x.written - y.written || (a < b ? -1 : a > b ? 1 : 0);
-}
-
-/** The log a file is a rotation of, and when it was written relative to its other rotations. */
-function rotationOf(path: string): { log: string; written: number } {
-  const bare = path.replace(/\.gz$/i, "");
-  const numbered = /^(.*)\.(\d{1,6})$/.exec(bare);
-  if (numbered !== null) return { log: numbered[1]!, written: -Number(numbered[2]) };
-  // logrotate's dateext: -20261207, -2026-12-07, .20261207, with a time or not.
-  const dated = /^(.*)[.-](\d{4}-?\d{2}-?\d{2}(?:[-_T]?\d{2}(?:[-:]?\d{2}){0,2})?)$/.exec(bare);
-  if (dated !== null) return { log: dated[1]!, written: Number(dated[2]!.replace(/\D/g, "")) };
-  return { log: bare, written: Number.POSITIVE_INFINITY };
+  // However they were named or matched, in the order they were written — unless stdin is one of
+  // them: nothing tells when it was written, so the order given is kept.
+  return out.includes("-") ? out : inWrittenOrder(out);
 }
 
 /**

@@ -88,10 +88,11 @@ export async function runLoginFlow(options: LoginFlowOptions): Promise<StoredLog
       ...(scope === undefined ? {} : { scope }),
       ...(challenge?.resourceMetadataUrl === undefined ? {} : { resourceMetadataUrl: challenge.resourceMetadataUrl }),
     };
-    // Discovered once, checked, and kept: `auth()` then asks the MCP server nothing again (it
-    // could name another authorization server the second time).
-    if (spec.issuer !== undefined)
-      provider.saveDiscoveryState(await step(() => checkIssuer(spec.issuer as string, flow, what)));
+    // Discovered once — a server down or throttling told as that, not read as one without
+    // metadata (whose origin the SDK would guess) — checked against a configured issuer, and
+    // kept: `auth()` then asks the MCP server nothing again (it could name another authorization
+    // server the second time).
+    provider.saveDiscoveryState(await step(() => discoverChecked(spec.issuer, flow, what)));
     const started = await step(() => auth(provider, flow));
     if (started !== "REDIRECT")
       throw new NormalizerError("LOGIN_FAILED", `${what}: the authorization server did not start a browser login`);
@@ -193,12 +194,13 @@ function oneLine(text: string): string {
 }
 
 /**
- * A configured client is presented to the authorization server that issued it only: the one the
- * MCP server names is checked first, so another gets no request (not even for its metadata, nor a
- * dynamic registration, nor a browser sent to it).
+ * Where the server's OAuth is, discovered by the proxy (an outage thrown as one). A configured
+ * client is presented to the authorization server that issued it only: the one the MCP server
+ * names is checked first, so another gets no request (not even for its metadata, nor a dynamic
+ * registration, nor a browser sent to it).
  */
-async function checkIssuer(
-  issuer: string,
+async function discoverChecked(
+  issuer: string | undefined,
   flow: { serverUrl: string; fetchFn: FetchLike; resourceMetadataUrl?: URL },
   what: string,
 ): Promise<OAuthDiscoveryState> {

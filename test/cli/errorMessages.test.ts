@@ -26,6 +26,42 @@ function configFile(text: string): string {
 }
 
 describe("command-line mistakes (exit 2)", () => {
+  it("a --server the config does not have is named with the closest, whatever the others' variables lack", async () => {
+    const file = configFile(
+      JSON.stringify({
+        mcpServers: {
+          github: { command: "node", env: { G: "${GH_TOKEN_UNSET_X}" } },
+          slack: { command: "node", env: { S: "${SLACK_TOKEN_UNSET_X}" } },
+        },
+      }),
+    );
+    for (const command of ["stdio", "audit"]) {
+      const run = await runCli([command, "--config", file, "--server", "gihtub"], { input: "" });
+      expect(run.code, run.stderr).toBe(2);
+      expect(run.stderr).toContain(
+        `--server gihtub is not in ${file} (servers: github, slack) (did you mean "github"?)`,
+      );
+      expectShort(run, 1);
+      // A name every object has is no server either.
+      const inherited = await runCli([command, "--config", file, "--server", "toString"], { input: "" });
+      expect(inherited.stderr).toContain("--server toString is not in");
+    }
+  });
+
+  it("login NAME needs only that server's variables, as stdio and audit do", async () => {
+    const file = configFile(
+      JSON.stringify({
+        mcpServers: {
+          remote: { url: "http://127.0.0.1:9/mcp", auth: "oauth" },
+          other: { command: "node", env: { T: "${OTHER_SECRET_UNSET_X}" } },
+        },
+      }),
+    );
+    const run = await runCli(["login", "remote", "--config", file, "--no-browser"], { input: "", timeoutMs: 20_000 });
+    expect(run.stderr).not.toContain("OTHER_SECRET_UNSET_X");
+    expect(run.stderr).toMatch(/login to "remote": cannot reach/);
+  });
+
   it("a file flag starting with ~ (no shell expanded it: a desktop host's args) is refused, nothing made", async () => {
     const cwd = tempDir("mcpn-tilde-");
     for (const [argv, flag] of [
@@ -124,6 +160,11 @@ describe("command-line mistakes (exit 2)", () => {
       /^(?!.*sk-live).*got "https:\/api\.example\.com\/mcp" \(its credentials/,
     ],
     [["audit", "--url", "alice:sk-live-n6@api.example.com/mcp"], /^(?!.*sk-live).*--url expects .*\(its credentials/],
+    [
+      ["login", "--url", "sk-live-t8:x-oauth-basic@api.example.com/mcp"],
+      /^(?!.*sk-live).*got "api\.example\.com\/mcp"/,
+    ],
+    [["audit", "--url", "htps://bob:sk-live-h9#b@api.example.com/mcp"], /^(?!.*sk-live).*got "htps:\/\/api\.example/],
     [
       ["stdio", "--url", "sk-live-t7:x-oauth-basic@api.example.com/mcp"],
       /^(?!.*sk-live).*got "api\.example\.com\/mcp"/,

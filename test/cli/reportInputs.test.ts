@@ -4,7 +4,7 @@
  * a limit of 0 is refused, not made 1. Real `report` runs.
  */
 import { execFileSync, spawn } from "node:child_process";
-import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { CLI } from "../helpers/paths.js";
@@ -142,5 +142,22 @@ describe("a glob over a log and its rotations", () => {
     writeFileSync(join(dated, "n.jsonl-2026-12-06"), `${JSON.stringify(fixMime)}\n`);
     writeFileSync(join(dated, "n.jsonl"), `${JSON.stringify(fit)}\n`);
     expect(await totals(join(dated, "n.jsonl*"))).toEqual(inOrder);
+    // logrotate's -%Y%m%d-%s, rotations moved to another folder (olddir), and a link to the live log.
+    const other = tempDir("mcpn-report-olddir-");
+    for (const dir of ["old", "live"]) mkdirSync(join(other, dir));
+    writeFileSync(join(other, "old", "n.jsonl-20261206-1765065600"), `${JSON.stringify(fixMime)}\n`);
+    writeFileSync(join(other, "live", "n.jsonl"), `${JSON.stringify(fit)}\n`);
+    symlinkSync(join(other, "live", "n.jsonl"), join(other, "live", "current.jsonl"));
+    const once = { ...inOrder, entries: 1, bytesBefore: fixMime.bytesBefore };
+    expect(
+      await totals(join(other, "live", "n.jsonl"), join(other, "old", "n.jsonl-20261206-1765065600")),
+    ).toMatchObject({
+      entries: 1,
+      bytesBefore: once.bytesBefore,
+    });
+    expect(await totals(join(other, "live", "current.jsonl"), join(other, "old", "*"))).toMatchObject({
+      entries: 1,
+      bytesBefore: once.bytesBefore,
+    });
   });
 });

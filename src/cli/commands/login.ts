@@ -4,6 +4,7 @@
  * for serve, stdio and audit. `login --url URL` does the same for a server named on the command
  * line (`stdio --url URL --auth oauth`).
  */
+import { shownUrl } from "../shownUrl.js";
 import { mkdir } from "node:fs/promises";
 import { resolve } from "node:path";
 import { NormalizerError } from "../../errors/NormalizerError.js";
@@ -151,10 +152,7 @@ function fromUrl(
   if (positionals.length > 0 || config !== undefined)
     throw new NormalizerError("USAGE", "login: give either NAME (a server of --config) or --url URL, not both");
   if (!/^https?:\/\//i.test(url))
-    throw new NormalizerError(
-      "USAGE",
-      `login: --url expects an http(s):// URL, got ${JSON.stringify(describeUrl(url))}`,
-    );
+    throw new NormalizerError("USAGE", `login: --url expects an http(s):// URL, got ${shownUrl(url)}`);
   if (isPlainHttpBeyondLoopback(url)) throw new NormalizerError("USAGE", `login: --url ${PLAIN_HTTP_OAUTH_FLAG}`);
   if (url.endsWith("?…"))
     throw new NormalizerError(
@@ -199,8 +197,10 @@ function fromConfig(
       `login: one server at a time; got ${positionals.map((p) => JSON.stringify(p)).join(", ")}`,
     );
   const shown = configFlag ?? DEFAULT_CONFIG_FILE;
-  const { config } = loadConfigFile(resolve(io.cwd, shown), io.env);
-  const server = config.mcpServers[name];
+  // The server logged in to is the one whose variables must be set (as for stdio and audit).
+  const { config } = loadConfigFile(resolve(io.cwd, shown), io.env, { onlyServer: name });
+  // An own key only: "toString" is no server, whatever objects inherit.
+  const server = Object.hasOwn(config.mcpServers, name) ? config.mcpServers[name] : undefined;
   const names = Object.keys(config.mcpServers);
   if (server === undefined)
     throw new NormalizerError("USAGE", `login: ${shown} has no server "${name}" (servers: ${names.join(", ")})`);
