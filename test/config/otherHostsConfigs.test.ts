@@ -81,18 +81,16 @@ describe("other hosts' config files", () => {
   });
 });
 
+/** A config file of `mcpServers` a (reading A_KEY) and `b`. */
+function sharedConfig(b: Record<string, unknown>): string {
+  const file = join(tempDir(), "shared.json");
+  writeFileSync(file, JSON.stringify({ mcpServers: { a: { command: "node", env: { KEY: "${A_KEY}" } }, b } }));
+  return file;
+}
+
 describe("a config whose one server is chosen (stdio, audit --server)", () => {
   it("the other servers' variables need not be set; the chosen one's must be", () => {
-    const file = join(tempDir(), "shared.json");
-    writeFileSync(
-      file,
-      JSON.stringify({
-        mcpServers: {
-          a: { command: "node", env: { KEY: "${A_KEY}" } },
-          b: { url: "https://${B_HOST}/mcp", headers: { "X-Key": "${B_KEY}" } },
-        },
-      }),
-    );
+    const file = sharedConfig({ url: "https://${B_HOST}/mcp", headers: { "X-Key": "${B_KEY}" } });
     const loaded = loadConfigFile(file, { A_KEY: "a-1" }, { onlyServer: "a" });
     expect((loaded.config.mcpServers.a as { env: Record<string, string> }).env.KEY).toBe("a-1");
     // Still a secret of the file: never a child's to read.
@@ -102,16 +100,7 @@ describe("a config whose one server is chosen (stdio, audit --server)", () => {
   });
 
   it("a --server the file does not have loads it (to be named as missing), whatever the others lack", () => {
-    const file = join(tempDir(), "shared.json");
-    writeFileSync(
-      file,
-      JSON.stringify({
-        mcpServers: {
-          a: { command: "node", env: { KEY: "${A_KEY}" } },
-          b: { command: "node", env: { T: "${input:t}" } },
-        },
-      }),
-    );
+    const file = sharedConfig({ command: "node", env: { T: "${input:t}" } });
     const loaded = loadConfigFile(file, {}, { onlyServer: "gihtub" });
     expect(loaded.enabledInFile).toEqual(["a", "b"]);
     // A server not run may hold VS Code's ${input:…} as it holds an unset variable.
