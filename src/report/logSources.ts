@@ -63,9 +63,9 @@ export async function expandLogSources(args: readonly string[], cwd: string): Pr
     if (matches.length === 0) throw new NormalizerError("INPUT_READ_FAILED", `report: ${arg} matches no file`);
     for (const match of matches) add(match);
   }
-  // However they were named or matched, in the order they were written — unless stdin is one of
-  // them: nothing tells when it was written, so the order given is kept.
-  return out.includes("-") ? out : inWrittenOrder(out);
+  // However they were named or matched, in the order they were written — unless stdin or a pipe
+  // (`<(zcat …)`) is one of them: nothing tells when it was written, so the order given is kept.
+  return out.every(isRegularFile) ? inWrittenOrder(out) : out;
 }
 
 /**
@@ -230,4 +230,12 @@ async function* decompressed(input: Readable): AsyncGenerator<Buffer> {
   done.catch(() => {});
   for await (const chunk of out) yield chunk as Buffer;
   await done;
+}
+
+function isRegularFile(source: string): boolean {
+  try {
+    return source !== "-" && statSync(source).isFile();
+  } catch {
+    return false;
+  }
 }

@@ -32,7 +32,8 @@ export interface DiscoveryOptions {
 export class OtherIssuerError extends Error {}
 
 /**
- * A fetch that remembers the last answer saying its server is down or throttling (429, 5xx).
+ * A fetch that remembers the last answer saying its server is down or throttling (429, 5xx), or
+ * that no answer came.
  * The SDK's discovery tells such an answer only in its words, or passes over a 429 to the next
  * well-known address and finds nothing: either is an outage to try again, not a server without
  * metadata.
@@ -41,13 +42,27 @@ function watchingOutages(fetchFn: FetchLike): { fetchFn: FetchLike; outage: () =
   let outage: string | undefined;
   return {
     fetchFn: async (url, init) => {
-      const response = await fetchFn(url, init);
+      let response: Response;
+      try {
+        response = await fetchFn(url, init);
+      } catch (error) {
+        // Not reached at all (refused, timed out, a name that does not resolve): the SDK reads a
+        // failed fetch as a server without metadata too.
+        outage = `could not load OAuth metadata from ${describeUrl(String(url))}: ${errorText(error)}`;
+        throw error;
+      }
       if (response.status === 429 || response.status >= 500)
         outage = `HTTP ${response.status} trying to load OAuth metadata from ${describeUrl(String(url))}`;
       return response;
     },
     outage: () => outage,
   };
+}
+
+function errorText(error: unknown): string {
+  const cause = (error as { cause?: { code?: unknown } } | null)?.cause?.code;
+  const message = error instanceof Error ? error.message : String(error);
+  return typeof cause === "string" ? `${message} (${cause})` : message;
 }
 
 /** An authorization server's metadata (undefined: it has none); an outage is thrown as one. */

@@ -46,6 +46,12 @@ describe("command-line mistakes (exit 2)", () => {
       const inherited = await runCli([command, "--config", file, "--server", "toString"], { input: "" });
       expect(inherited.stderr).toContain("--server toString is not in");
     }
+    const normalized = await runCli(["normalize", "--config", file, "--server", "constructor", "-"], {
+      input: "{}",
+      env: { GH_TOKEN_UNSET_X: "g", SLACK_TOKEN_UNSET_X: "s" },
+    });
+    expect(normalized.code, normalized.stderr).toBe(2);
+    expect(normalized.stderr).toContain("--server constructor is not in");
   });
 
   it("login NAME needs only that server's variables, as stdio and audit do", async () => {
@@ -165,6 +171,9 @@ describe("command-line mistakes (exit 2)", () => {
       /^(?!.*sk-live).*got "api\.example\.com\/mcp"/,
     ],
     [["audit", "--url", "htps://bob:sk-live-h9#b@api.example.com/mcp"], /^(?!.*sk-live).*got "htps:\/\/api\.example/],
+    // An @ in the query is no credential: the host shown is the one typed.
+    [["stdio", "--url", "htps://real.example/mcp?owner=ops@other.example"], /got "htps:\/\/real\.example\/mcp" \(/],
+    [["stdio", "--url", "htps://u:sk-live-s1/x@host.example/mcp"], /^(?!.*sk-live).*got "htps:\/\/host\.example\/mcp"/],
     [
       ["stdio", "--url", "sk-live-t7:x-oauth-basic@api.example.com/mcp"],
       /^(?!.*sk-live).*got "api\.example\.com\/mcp"/,

@@ -159,5 +159,17 @@ describe("a glob over a log and its rotations", () => {
       entries: 1,
       bytesBefore: once.bytesBefore,
     });
+    // A pipe (`<(zcat …)`) among them tells no time: the order given is kept, the pipe first here.
+    const fifo = join(other, "old.fifo");
+    execFileSync("mkfifo", [fifo]);
+    const writer = spawn("sh", ["-c", `printf '%s\\n' "$0" > "$1"`, JSON.stringify(fixMime), fifo]);
+    try {
+      expect(await totals(fifo, join(other, "live", "n.jsonl"))).toMatchObject({
+        entries: 1,
+        bytesBefore: once.bytesBefore,
+      });
+    } finally {
+      writer.kill();
+    }
   });
 });

@@ -39,6 +39,18 @@ describe("OAuth discovery during an outage", () => {
     },
   );
 
+  it("protected-resource metadata not reached at all (refused, timed out): an outage, not the origin guessed", async () => {
+    const { fetchFn: answering } = fetchWith(() => false, 200);
+    const fetchFn = async (input: string | URL): Promise<Response> => {
+      if (String(input).includes("oauth-protected-resource"))
+        throw new TypeError("fetch failed", { cause: { code: "ECONNREFUSED" } });
+      return answering(input);
+    };
+    const error = await discoverServerInfo(MCP, { fetchFn }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TemporarilyUnavailableError);
+    expect((error as Error).message).toMatch(/could not load OAuth metadata from .*ECONNREFUSED/);
+  });
+
   it("authorization-server metadata answered 429 at every address: an outage, not a server without metadata", async () => {
     const { fetchFn, asked } = fetchWith((url) => url.origin === AS, 429);
     const error = await discoverAuthorizationServer(AS, fetchFn).catch((e: unknown) => e);

@@ -99,7 +99,11 @@ export async function runNormalize(argv: readonly string[], io: CliIo): Promise<
   let fit: FitSession | undefined;
   if (values.config !== undefined) {
     const { config } = loadConfigFile(resolve(io.cwd, values.config), io.env);
-    const server = values.server === undefined ? undefined : config.mcpServers[values.server];
+    // An own key only: "toString" is no server, whatever objects inherit.
+    const server =
+      values.server === undefined || !Object.hasOwn(config.mcpServers, values.server)
+        ? undefined
+        : config.mcpServers[values.server];
     if (values.server !== undefined && server === undefined) {
       throw new NormalizerError(
         "USAGE",
