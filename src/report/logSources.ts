@@ -23,8 +23,8 @@ import type { ReportAggregator } from "./aggregate.js";
 export const DEFAULT_MAX_LOG_LINE_BYTES = 1024 * 1024;
 
 /**
- * `-` (stdin), file paths and glob patterns → the sources to read, each once (in the order they
- * were written: `writtenOrder.ts`; as given when stdin is one): a file
+ * `-` (stdin), file paths and glob patterns → the sources to read, each once (stdin and pipes
+ * first as given, then the files in the order they were written: `writtenOrder.ts`): a file
  * named twice, or reached again through a link (`current.jsonl` → today's log), is read under its
  * first name only.
  */
@@ -63,9 +63,9 @@ export async function expandLogSources(args: readonly string[], cwd: string): Pr
     if (matches.length === 0) throw new NormalizerError("INPUT_READ_FAILED", `report: ${arg} matches no file`);
     for (const match of matches) add(match);
   }
-  // However they were named or matched, in the order they were written — unless stdin or a pipe
-  // (`<(zcat …)`) is one of them: nothing tells when it was written, so the order given is kept.
-  return out.every(isRegularFile) ? inWrittenOrder(out) : out;
+  // However they were named or matched, the files in the order they were written. Stdin and pipes
+  // (`<(zcat archive.gz)`) tell no time: first, in the order given — older logs piped in, as a rule.
+  return [...out.filter((source) => !isRegularFile(source)), ...inWrittenOrder(out.filter(isRegularFile))];
 }
 
 /**

@@ -32,8 +32,8 @@ export interface DiscoveryOptions {
 export class OtherIssuerError extends Error {}
 
 /**
- * A fetch that remembers the last answer saying its server is down or throttling (429, 5xx), or
- * that no answer came.
+ * A fetch that remembers whether its last request found its server down or throttling (429,
+ * 5xx), or reached none.
  * The SDK's discovery tells such an answer only in its words, or passes over a 429 to the next
  * well-known address and finds nothing: either is an outage to try again, not a server without
  * metadata.
@@ -46,17 +46,29 @@ function watchingOutages(fetchFn: FetchLike): { fetchFn: FetchLike; outage: () =
       try {
         response = await fetchFn(url, init);
       } catch (error) {
-        // Not reached at all (refused, timed out, a name that does not resolve): the SDK reads a
-        // failed fetch as a server without metadata too.
-        outage = `could not load OAuth metadata from ${describeUrl(String(url))}: ${errorText(error)}`;
+        // Not reached at all (refused, reset, timed out, a name that does not resolve): the SDK
+        // reads a failed fetch as a server without metadata too. The proxy's own refusals (plain
+        // http, link-local, an answer too large) are no outage: they would never pass.
+        outage = isUnreached(error)
+          ? `could not load OAuth metadata from ${describeUrl(String(url))}: ${errorText(error)}`
+          : undefined;
         throw error;
       }
-      if (response.status === 429 || response.status >= 500)
-        outage = `HTTP ${response.status} trying to load OAuth metadata from ${describeUrl(String(url))}`;
+      // The last request's: an address that failed before one that answered hides nothing it says.
+      outage =
+        response.status === 429 || response.status >= 500
+          ? `HTTP ${response.status} trying to load OAuth metadata from ${describeUrl(String(url))}`
+          : undefined;
       return response;
     },
     outage: () => outage,
   };
+}
+
+/** A fetch that reached no server: undici's "fetch failed", or a timeout or abort. */
+function isUnreached(error: unknown): boolean {
+  const name = error instanceof Error ? error.name : "";
+  return error instanceof TypeError || name === "TimeoutError" || name === "AbortError";
 }
 
 function errorText(error: unknown): string {

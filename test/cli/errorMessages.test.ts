@@ -174,6 +174,12 @@ describe("command-line mistakes (exit 2)", () => {
     // An @ in the query is no credential: the host shown is the one typed.
     [["stdio", "--url", "htps://real.example/mcp?owner=ops@other.example"], /got "htps:\/\/real\.example\/mcp" \(/],
     [["stdio", "--url", "htps://u:sk-live-s1/x@host.example/mcp"], /^(?!.*sk-live).*got "htps:\/\/host\.example\/mcp"/],
+    [["stdio", "--url", "htps://bob:sk-live@Q1/x9@api.example.com/mcp"], /^(?!.*(sk-live|Q1|x9)).*got "htps:\/\/api\./],
+    // An @ in the path (Smithery's /@owner/server) is no credential: shown as typed.
+    [
+      ["stdio", "--url", "htps://server.smithery.ai/@acme/weather/mcp"],
+      /got "htps:\/\/server\.smithery\.ai\/@acme\/weather\/mcp"$/m,
+    ],
     [
       ["stdio", "--url", "sk-live-t7:x-oauth-basic@api.example.com/mcp"],
       /^(?!.*sk-live).*got "api\.example\.com\/mcp"/,

@@ -171,5 +171,12 @@ describe("a glob over a log and its rotations", () => {
     } finally {
       writer.kill();
     }
+    // A pipe beside a log named live-first: the pipe first, the log's files still in written order.
+    const piped = spawn("sh", ["-c", `printf '%s' "$0" > "$1"`, record, fifo]);
+    try {
+      expect(await totals(fifo, join(logs, "n.jsonl"), join(logs, "n.jsonl.1"))).toEqual(inOrder);
+    } finally {
+      piped.kill();
+    }
   });
 });

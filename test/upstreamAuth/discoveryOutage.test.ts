@@ -51,6 +51,27 @@ describe("OAuth discovery during an outage", () => {
     expect((error as Error).message).toMatch(/could not load OAuth metadata from .*ECONNREFUSED/);
   });
 
+  it("the proxy's own refusal of an address (plain http, link-local) is no outage: the origin is used, as before", async () => {
+    const { fetchFn: answering } = fetchWith(() => false, 200);
+    const fetchFn = async (input: string | URL): Promise<Response> => {
+      if (String(input).includes("oauth-protected-resource")) throw new Error("is plain http: not requested");
+      return answering(input);
+    };
+    const info = await discoverServerInfo(MCP, { fetchFn });
+    expect(info.authorizationServerUrl).toBe("https://mcp.example.com/");
+  });
+
+  it("an address that failed before one that answered hides nothing that answer says", async () => {
+    const fetchFn = async (input: string | URL): Promise<Response> => {
+      const url = new URL(String(input));
+      if (url.pathname.includes("oauth-authorization-server")) throw new TypeError("fetch failed");
+      return Response.json({ issuer: AS, note: "no endpoints: not metadata" });
+    };
+    const error = await discoverAuthorizationServer(AS, fetchFn).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(Error);
+    expect(error).not.toBeInstanceOf(TemporarilyUnavailableError);
+  });
+
   it("authorization-server metadata answered 429 at every address: an outage, not a server without metadata", async () => {
     const { fetchFn, asked } = fetchWith((url) => url.origin === AS, 429);
     const error = await discoverAuthorizationServer(AS, fetchFn).catch((e: unknown) => e);
