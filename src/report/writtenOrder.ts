@@ -12,6 +12,11 @@ import { constants, gunzipSync } from "node:zlib";
 
 /** How much of a file is read for its first record (a record is a few hundred bytes). */
 const PEEK_BYTES = 64 * 1024;
+/**
+ * How much of a gzip file is inflated for it: a log compresses about tenfold, so this holds a
+ * first record, and deflate's most (about 1032 to 1) stays within the output bound below.
+ */
+const GZIP_PEEK_BYTES = 2 * 1024;
 
 export function inWrittenOrder(files: readonly string[]): string[] {
   const known = files.map((path, given) => ({ path, given, ...rotationOf(path), first: firstTs(path) }));
@@ -65,7 +70,12 @@ function firstTs(path: string): number {
     if (!fstatSync(fd).isFile()) return Number.POSITIVE_INFINITY;
     const head = Buffer.alloc(PEEK_BYTES);
     let bytes = head.subarray(0, readSync(fd, head, 0, PEEK_BYTES, 0));
-    if (bytes[0] === 0x1f && bytes[1] === 0x8b) bytes = gunzipSync(bytes, { finishFlush: constants.Z_SYNC_FLUSH });
+    // Compressed, only its start is inflated, and bounded: a first line needs little of it.
+    if (bytes[0] === 0x1f && bytes[1] === 0x8b)
+      bytes = gunzipSync(bytes.subarray(0, GZIP_PEEK_BYTES), {
+        finishFlush: constants.Z_SYNC_FLUSH,
+        maxOutputLength: 4 * 1024 * 1024,
+      });
     const line = bytes.subarray(0, Math.max(0, bytes.indexOf(0x0a))).toString("utf8");
     const ts = (JSON.parse(line) as { ts?: unknown } | null)?.ts;
     const at = typeof ts === "string" ? Date.parse(ts) : Number.NaN;
