@@ -24,7 +24,7 @@ export const DEFAULT_MAX_LOG_LINE_BYTES = 1024 * 1024;
 
 /**
  * `-` (stdin), file paths and glob patterns → the sources to read, each once (stdin and pipes
- * first as given, then the files in the order they were written: `writtenOrder.ts`): a file
+ * where given, the files around them in the order they were written: `writtenOrder.ts`): a file
  * named twice, or reached again through a link (`current.jsonl` → today's log), is read under its
  * first name only.
  */
@@ -64,8 +64,11 @@ export async function expandLogSources(args: readonly string[], cwd: string): Pr
     for (const match of matches) add(match);
   }
   // However they were named or matched, the files in the order they were written. Stdin and pipes
-  // (`<(zcat archive.gz)`) tell no time: first, in the order given — older logs piped in, as a rule.
-  return [...out.filter((source) => !isRegularFile(source)), ...inWrittenOrder(out.filter(isRegularFile))];
+  // (`<(zcat archive.gz)`, `kubectl logs … |`) tell no time: each stays where it was given, the
+  // files in the places around them.
+  const regular = out.map(isRegularFile);
+  const files = inWrittenOrder(out.filter((_, i) => regular[i]));
+  return out.map((source, i) => (regular[i] ? files.shift()! : source));
 }
 
 /**

@@ -54,11 +54,11 @@ function watchingOutages(fetchFn: FetchLike): { fetchFn: FetchLike; outage: () =
           : undefined;
         throw error;
       }
-      // The last request's: an address that failed before one that answered hides nothing it says.
-      outage =
-        response.status === 429 || response.status >= 500
-          ? `HTTP ${response.status} trying to load OAuth metadata from ${describeUrl(String(url))}`
-          : undefined;
+      if (response.status === 429 || response.status >= 500)
+        outage = `HTTP ${response.status} trying to load OAuth metadata from ${describeUrl(String(url))}`;
+      // An address that answered: an outage before it hides nothing it says. One passed over
+      // (404, another 4xx: the SDK tries the next) leaves an outage before it standing.
+      else if (response.ok) outage = undefined;
       return response;
     },
     outage: () => outage,

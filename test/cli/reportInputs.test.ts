@@ -123,7 +123,9 @@ describe("a glob over a log and its rotations", () => {
       ...{ bytesBefore: 3145, bytesAfter: 501, saved: 2644, reason: "resized", applied: true, chained: true },
     };
     // The first write of the entry went before a rotation, the second after it; an older log before both.
-    writeFileSync(join(logs, "n.jsonl.2"), record);
+    // An older rotation's record, written before the others (as its ts says).
+    const older = `${JSON.stringify({ ...JSON.parse(record), ts: "2026-12-06T00:00:00.000Z" })}\n`;
+    writeFileSync(join(logs, "n.jsonl.2"), older);
     writeFileSync(join(logs, "n.jsonl.1"), `${JSON.stringify(fixMime)}\n`);
     writeFileSync(join(logs, "n.jsonl"), `${JSON.stringify(fit)}\n`);
     const totals = async (...args: string[]) => {
@@ -171,6 +173,11 @@ describe("a glob over a log and its rotations", () => {
     } finally {
       writer.kill();
     }
+    // The live log on stdin after its rotation (`kubectl logs … | report n.jsonl.1 -`): read where given.
+    const live = await runCli(["report", "--format", "json", join(logs, "n.jsonl.2"), join(logs, "n.jsonl.1"), "-"], {
+      input: `${JSON.stringify(fit)}\n`,
+    });
+    expect((JSON.parse(live.stdout) as { totals: unknown }).totals).toEqual(inOrder);
     // A pipe beside a log named live-first: the pipe first, the log's files still in written order.
     const piped = spawn("sh", ["-c", `printf '%s' "$0" > "$1"`, record, fifo]);
     try {

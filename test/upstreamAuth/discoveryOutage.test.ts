@@ -79,6 +79,29 @@ describe("OAuth discovery during an outage", () => {
     expect(asked.length).toBeGreaterThan(1);
   });
 
+  it("a 429 at one address and a 404 at the next (passed over) is still an outage, on both discoveries", async () => {
+    const { fetchFn: asFetch } = fetchWith(
+      (url) => url.origin === AS && url.pathname.includes("oauth-authorization-server"),
+      429,
+    );
+    // The OpenID address of this authorization server has nothing: 404.
+    const only429 = async (input: string | URL): Promise<Response> =>
+      String(input).includes("openid-configuration") ? new Response("no", { status: 404 }) : asFetch(input);
+    expect(await discoverAuthorizationServer(AS, only429).catch((e: unknown) => e)).toBeInstanceOf(
+      TemporarilyUnavailableError,
+    );
+    // The path-aware protected-resource address throttled, the root one has none.
+    const prm = async (input: string | URL): Promise<Response> => {
+      const url = new URL(String(input));
+      if (url.pathname === "/.well-known/oauth-protected-resource/mcp") return new Response("slow", { status: 429 });
+      if (url.pathname.startsWith("/.well-known/oauth-protected-resource")) return new Response("no", { status: 404 });
+      return asFetch(input);
+    };
+    expect(await discoverServerInfo(MCP, { fetchFn: prm, issuer: AS }).catch((e: unknown) => e)).toBeInstanceOf(
+      TemporarilyUnavailableError,
+    );
+  });
+
   it("a server with none (404 everywhere) is one without metadata, as before", async () => {
     const { fetchFn } = fetchWith(() => false, 200);
     expect(await discoverAuthorizationServer("https://none.example.com", fetchFn)).toBeUndefined();
