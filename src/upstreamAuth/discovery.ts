@@ -32,8 +32,8 @@ export interface DiscoveryOptions {
 export class OtherIssuerError extends Error {}
 
 /**
- * A fetch that remembers whether its last request found its server down or throttling (429,
- * 5xx), or reached none.
+ * A fetch that remembers an outage — a request that found its server down or throttling (429,
+ * 5xx), or reached none — until an address answers.
  * The SDK's discovery tells such an answer only in its words, or passes over a 429 to the next
  * well-known address and finds nothing: either is an outage to try again, not a server without
  * metadata.
