@@ -8,6 +8,7 @@ import { NormalizerError } from "../errors/NormalizerError.js";
 import { didYouMean } from "../errors/didYouMean.js";
 import { shownUrl } from "./shownUrl.js";
 import { configForOneServer } from "../config/flagConfig.js";
+import { serverNamed } from "../config/serverNamed.js";
 import type { ProxyConfig, ServerConfig } from "../config/schema.js";
 import type { ChildEnvironment } from "../proxy/upstreamFactory.js";
 import { parseHeaderFlags } from "./args.js";
@@ -139,11 +140,7 @@ export async function selectUpstream(
     const all = Object.keys(loaded.config.mcpServers);
     // A disabled server is not run: chosen by name, it is named as disabled; never chosen by default.
     const names = loaded.enabledInFile ?? all.filter((name) => loaded.config.mcpServers[name]!.disabled !== true);
-    if (
-      values.server !== undefined &&
-      Object.hasOwn(loaded.config.mcpServers, values.server) &&
-      loaded.config.mcpServers[values.server]?.disabled === true
-    )
+    if (values.server !== undefined && serverNamed(loaded.config, values.server)?.disabled === true)
       throw new NormalizerError(
         "USAGE",
         `${commandName}: --server ${values.server} is disabled in ${values.config} ("disabled": true); ` +
@@ -156,10 +153,7 @@ export async function selectUpstream(
         `${commandName}: ${values.config} has ${names.length} servers (${names.join(", ")}); choose one with ` +
           `--server NAME`,
       );
-    // An own key only: "toString" or "constructor" is no server, whatever objects inherit.
-    const server = Object.hasOwn(loaded.config.mcpServers, serverName)
-      ? loaded.config.mcpServers[serverName]
-      : undefined;
+    const server = serverNamed(loaded.config, serverName);
     if (server === undefined)
       throw new NormalizerError(
         "USAGE",

@@ -78,9 +78,9 @@ export function loadConfigFile(
       { file },
     );
   }
-  const { config, secretVariables } = parseConfigText(text, file, env, options.onlyServer);
+  const { config, secretVariables, enabledInFile } = parseConfigText(text, file, env, options.onlyServer);
   const loaded = { config, file: path, baseDir: dirname(path), secretVariables };
-  return options.onlyServer === undefined ? loaded : { ...loaded, enabledInFile: enabledServersIn(text) };
+  return options.onlyServer === undefined ? loaded : { ...loaded, enabledInFile };
 }
 
 export function parseConfig(
@@ -100,13 +100,16 @@ export function parseConfig(
 const SERVER_PATH = String.raw`\.mcpServers(\.[A-Za-z_$][\w$]*|\["(?:[^"\\]|\\.)*"\])`;
 const SECRET_PATH = new RegExp(String.raw`^\$(\.auth|${SERVER_PATH}\.(auth|headers|url|env))(?=$|[.[])`);
 
-/** The config, and the environment variables it reads where it holds credentials (`SECRET_PATH`). */
+/**
+ * The config, the environment variables it reads where it holds credentials (`SECRET_PATH`), and
+ * the servers the file itself does not disable.
+ */
 export function parseConfigText(
   text: string,
   file: string,
   env: Readonly<Record<string, string | undefined>> = process.env,
   onlyServer?: string,
-): { config: ProxyConfig; secretVariables: string[] } {
+): { config: ProxyConfig; secretVariables: string[]; enabledInFile: string[] } {
   let raw: unknown;
   // Editors on Windows save UTF-8 with a byte order mark; JSON.parse refuses it.
   const json = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
@@ -148,9 +151,11 @@ export function parseConfigText(
       { file, path: "$" },
     );
   const secretVariables = new Set<string>();
-  const disabled = disabledServerPaths(raw, onlyServer);
+  // The servers a command does not run are read as disabled ones: their variables need not be set.
+  const run = othersDisabled(raw, onlyServer);
+  const disabled = disabledServerPaths(run);
   const expanded = expandEnv(
-    raw,
+    run,
     env,
     file,
     "$",
@@ -159,17 +164,25 @@ export function parseConfigText(
     },
     (at) => disabled.some((prefix) => at === prefix || at.startsWith(`${prefix}.`) || at.startsWith(`${prefix}[`)),
   );
-  return { config: validateConfig(othersDisabled(expanded, onlyServer), file), secretVariables: [...secretVariables] };
+  return {
+    config: validateConfig(expanded, file),
+    secretVariables: [...secretVariables],
+    enabledInFile: serverEntries(raw)
+      .filter(([, server]) => !isDisabled(server))
+      .map(([name]) => name),
+  };
 }
 
-/** The config with every server but `onlyServer` disabled: not run, not checked as run. */
+/**
+ * The config with every server but `onlyServer` disabled: not run, not checked as run (all of
+ * them, when the one named is not in the file: the command then says so, not what another
+ * server's variables lack).
+ */
 function othersDisabled(config: unknown, onlyServer: string | undefined): unknown {
-  const servers = (config as { mcpServers?: unknown } | null)?.mcpServers;
-  if (onlyServer === undefined || typeof servers !== "object" || servers === null || Array.isArray(servers))
-    return config;
+  if (onlyServer === undefined || serverEntries(config).length === 0) return config;
   const out: Record<string, unknown> = {};
   // Defined, not assigned: a server named "__proto__" stays a key, for the check that refuses it.
-  for (const [name, server] of Object.entries(servers))
+  for (const [name, server] of serverEntries(config))
     Object.defineProperty(out, name, {
       value:
         name === onlyServer || typeof server !== "object" || server === null ? server : { ...server, disabled: true },
@@ -198,18 +211,20 @@ function notJsonHint(text: string, file: string, line: number, column: number): 
 }
 
 /** The JSON paths of the servers marked `"disabled": true`: their variables need not be set. */
-function disabledServerPaths(raw: unknown, onlyServer?: string): string[] {
-  const servers = (raw as { mcpServers?: unknown } | null)?.mcpServers;
-  if (typeof servers !== "object" || servers === null || Array.isArray(servers)) return [];
-  // A server the command does not run counts as disabled (all of them, when the one named is not
-  // in the file: the command then says so, not what another server's variables lack).
-  return Object.entries(servers)
-    .filter(
-      ([name, server]) =>
-        (server as { disabled?: unknown } | null)?.disabled === true ||
-        (onlyServer !== undefined && name !== onlyServer),
-    )
+function disabledServerPaths(raw: unknown): string[] {
+  return serverEntries(raw)
+    .filter(([, server]) => isDisabled(server))
     .map(([name]) => memberPath("$.mcpServers", name));
+}
+
+/** The entries of a config's `mcpServers` as read from the file (none when it is no object). */
+function serverEntries(raw: unknown): Array<[string, unknown]> {
+  const servers = (raw as { mcpServers?: unknown } | null)?.mcpServers;
+  return typeof servers !== "object" || servers === null || Array.isArray(servers) ? [] : Object.entries(servers);
+}
+
+function isDisabled(server: unknown): boolean {
+  return (server as { disabled?: unknown } | null)?.disabled === true;
 }
 
 export function validateConfig(raw: unknown, file: string): ProxyConfig {
@@ -408,14 +423,4 @@ function describeIssue(issue: z.core.$ZodIssue, path: ReadonlyArray<PropertyKey>
       : `missing (expected ${issue.expected})`;
   }
   return issue.message;
-}
-
-/** The servers a config's text does not disable (read again: the loaded config marks those not run). */
-function enabledServersIn(text: string): string[] {
-  const servers = (JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text) as { mcpServers?: unknown })
-    .mcpServers;
-  if (typeof servers !== "object" || servers === null) return [];
-  return Object.entries(servers)
-    .filter(([, server]) => (server as { disabled?: unknown } | null)?.disabled !== true)
-    .map(([name]) => name);
 }

@@ -10,6 +10,7 @@ import { resolve } from "node:path";
 import { NormalizerError } from "../../errors/NormalizerError.js";
 import { DEFAULT_CONFIG_FILE } from "../../config/defaults.js";
 import { loadConfigFile } from "../../config/load.js";
+import { serverNamed } from "../../config/serverNamed.js";
 import { isPlainHttpBeyondLoopback, PLAIN_HTTP_OAUTH_FLAG } from "../../config/loopback.js";
 import { ConfigSchema, isStdioServer, type ProxyConfig } from "../../config/schema.js";
 import { authSpecOf } from "../../proxy/upstreamAuths.js";
@@ -199,8 +200,7 @@ function fromConfig(
   const shown = configFlag ?? DEFAULT_CONFIG_FILE;
   // The server logged in to is the one whose variables must be set (as for stdio and audit).
   const { config } = loadConfigFile(resolve(io.cwd, shown), io.env, { onlyServer: name });
-  // An own key only: "toString" is no server, whatever objects inherit.
-  const server = Object.hasOwn(config.mcpServers, name) ? config.mcpServers[name] : undefined;
+  const server = serverNamed(config, name);
   const names = Object.keys(config.mcpServers);
   if (server === undefined)
     throw new NormalizerError("USAGE", `login: ${shown} has no server "${name}" (servers: ${names.join(", ")})`);

@@ -13,6 +13,7 @@ import { Policy, type PolicyOptions } from "../../normalize/policy.js";
 import type { ChangeRecord } from "../../normalize/change.js";
 import { DEFAULT_IMAGES } from "../../config/defaults.js";
 import { fitLimitsOf, fitOptionsFor } from "../../config/fitPolicy.js";
+import { serverNamed } from "../../config/serverNamed.js";
 import { loadConfigFile } from "../../config/load.js";
 import { completePolicyOptions, policyOptionsFor } from "../../config/policy.js";
 import { FitPolicy } from "../../fit/fitPolicy.js";
@@ -99,11 +100,7 @@ export async function runNormalize(argv: readonly string[], io: CliIo): Promise<
   let fit: FitSession | undefined;
   if (values.config !== undefined) {
     const { config } = loadConfigFile(resolve(io.cwd, values.config), io.env);
-    // An own key only: "toString" is no server, whatever objects inherit.
-    const server =
-      values.server === undefined || !Object.hasOwn(config.mcpServers, values.server)
-        ? undefined
-        : config.mcpServers[values.server];
+    const server = values.server === undefined ? undefined : serverNamed(config, values.server);
     if (values.server !== undefined && server === undefined) {
       throw new NormalizerError(
         "USAGE",
