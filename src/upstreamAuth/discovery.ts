@@ -16,7 +16,7 @@ import type {
   AuthorizationServerMetadata,
   OAuthProtectedResourceMetadata,
 } from "@modelcontextprotocol/sdk/shared/auth.js";
-import { describeUrl } from "../transports/upstream/upstreamMessages.js";
+import { describeUrl, networkErrorText } from "../transports/upstream/upstreamMessages.js";
 import { sameIssuer } from "./challenge.js";
 import type { FetchLike } from "./types.js";
 
@@ -50,7 +50,7 @@ function watchingOutages(fetchFn: FetchLike): { fetchFn: FetchLike; outage: () =
         // reads a failed fetch as a server without metadata too. The proxy's own refusals (plain
         // http, link-local, an answer too large) are no outage: they would never pass.
         outage = isUnreached(error)
-          ? `could not load OAuth metadata from ${describeUrl(String(url))}: ${errorText(error)}`
+          ? `could not load OAuth metadata from ${describeUrl(String(url))}: ${networkErrorText(error)}`
           : undefined;
         throw error;
       }
@@ -69,12 +69,6 @@ function watchingOutages(fetchFn: FetchLike): { fetchFn: FetchLike; outage: () =
 function isUnreached(error: unknown): boolean {
   const name = error instanceof Error ? error.name : "";
   return error instanceof TypeError || name === "TimeoutError" || name === "AbortError";
-}
-
-function errorText(error: unknown): string {
-  const cause = (error as { cause?: { code?: unknown } } | null)?.cause?.code;
-  const message = error instanceof Error ? error.message : String(error);
-  return typeof cause === "string" ? `${message} (${cause})` : message;
 }
 
 /** An authorization server's metadata (undefined: it has none); an outage is thrown as one. */
