@@ -8,6 +8,7 @@
  * closing brace after it is an error naming the path.
  */
 import { NormalizerError } from "../errors/NormalizerError.js";
+import { define, type JsonObject } from "../normalize/objects.js";
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*/;
 
@@ -45,16 +46,10 @@ export function expandEnv(
   if (Array.isArray(value))
     return value.map((item, i) => expandEnv(item, env, file, `${path}[${i}]`, onReference, keepMissing));
   if (typeof value === "object" && value !== null) {
-    const out: Record<string, unknown> = {};
-    for (const [key, item] of Object.entries(value)) {
-      const at = memberPath(path, key);
-      Object.defineProperty(out, key, {
-        value: expandEnv(item, env, file, at, onReference, keepMissing),
-        enumerable: true,
-        writable: true,
-        configurable: true,
-      });
-    }
+    const out: JsonObject = {};
+    // Defined, not assigned: a key "__proto__" stays a key, for the check that refuses it.
+    for (const [key, item] of Object.entries(value))
+      define(out, key, expandEnv(item, env, file, memberPath(path, key), onReference, keepMissing));
     return out;
   }
   return value;

@@ -7,6 +7,7 @@ import { dirname, resolve } from "node:path";
 import type { z } from "zod";
 import { NormalizerError } from "../errors/NormalizerError.js";
 import { closestName } from "../errors/didYouMean.js";
+import { define, type JsonObject } from "../normalize/objects.js";
 import { expandEnv, memberPath } from "./env.js";
 import { NOT_A_HEADER_NAME } from "./headerValue.js";
 import { checkJsonText, formatPath, MAX_DEPTH } from "./jsonLocation.js";
@@ -180,16 +181,14 @@ export function parseConfigText(
  */
 function othersDisabled(config: unknown, onlyServer: string | undefined): unknown {
   if (onlyServer === undefined || serverEntries(config).length === 0) return config;
-  const out: Record<string, unknown> = {};
+  const out: JsonObject = {};
   // Defined, not assigned: a server named "__proto__" stays a key, for the check that refuses it.
   for (const [name, server] of serverEntries(config))
-    Object.defineProperty(out, name, {
-      value:
-        name === onlyServer || typeof server !== "object" || server === null ? server : { ...server, disabled: true },
-      enumerable: true,
-      writable: true,
-      configurable: true,
-    });
+    define(
+      out,
+      name,
+      name === onlyServer || typeof server !== "object" || server === null ? server : { ...server, disabled: true },
+    );
   return { ...(config as Record<string, unknown>), mcpServers: out };
 }
 

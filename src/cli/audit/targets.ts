@@ -6,6 +6,7 @@
 import { checkJsonText } from "../../config/jsonLocation.js";
 import { NormalizerError } from "../../errors/NormalizerError.js";
 import { Glob } from "../../normalize/glob.js";
+import { define, type JsonObject } from "../../normalize/objects.js";
 
 export interface ToolCall {
   readonly tool: string;
@@ -80,14 +81,8 @@ export function parseReads(reads: readonly string[] | undefined): string[] {
 function inKeyOrder(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(inKeyOrder);
   if (typeof value !== "object" || value === null) return value;
-  const out: Record<string, unknown> = {};
+  const out: JsonObject = {};
   // Defined, not assigned: a key "__proto__" stays a key.
-  for (const key of Object.keys(value).sort())
-    Object.defineProperty(out, key, {
-      value: inKeyOrder((value as Record<string, unknown>)[key]),
-      enumerable: true,
-      writable: true,
-      configurable: true,
-    });
+  for (const key of Object.keys(value).sort()) define(out, key, inKeyOrder((value as Record<string, unknown>)[key]));
   return out;
 }
