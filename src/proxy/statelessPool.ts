@@ -362,8 +362,10 @@ export class StatelessPool {
         this.toHost(post, { ...invalid, id: idAsWritten(msg) } as JSONRPCMessage, msg.id);
         return;
       }
-      if (SESSION_ONLY.has(msg.method)) {
-        this.toHost(post, errorResponse(idAsWritten(msg), JSONRPC.METHOD_NOT_FOUND, needsSession(msg.method)), msg.id);
+      const sessionOnly = SESSION_ONLY.get(msg.method);
+      if (sessionOnly !== undefined) {
+        const refusal = needsSession(msg.method, sessionOnly);
+        this.toHost(post, errorResponse(idAsWritten(msg), JSONRPC.METHOD_NOT_FOUND, refusal), msg.id);
         return;
       }
       const page =
@@ -895,17 +897,18 @@ export class StatelessPool {
 }
 
 /**
- * Requests whose effect outlives their answer for the client that made them: a pooled upstream
+ * Requests whose effect outlives their answer, and why each needs a session: a pooled upstream
  * is shared between clients and a stateless POST ends with its answer, so a subscription's
- * updates could reach only another client's POST.
+ * updates could reach only another client's POST, and a log level set would be every client's.
  */
-const SESSION_ONLY: ReadonlySet<string> = new Set(["resources/subscribe", "resources/unsubscribe"]);
+const SESSION_ONLY: ReadonlyMap<string, string> = new Map([
+  ["resources/subscribe", "updates could not reach this one (initialize a session to subscribe)"],
+  ["resources/unsubscribe", "updates could not reach this one (initialize a session to subscribe)"],
+  ["logging/setLevel", "the level would be set for them too (initialize a session to set it)"],
+]);
 
-function needsSession(method: string): string {
-  return (
-    `${method} needs a session: requests without one share the pool's upstreams with other clients, ` +
-    "and updates could not reach this one (initialize a session to subscribe)"
-  );
+function needsSession(method: string, why: string): string {
+  return `${method} needs a session: requests without one share the pool's upstreams with other clients, and ${why}`;
 }
 
 /** `out`, built from `from` with new ids: what it shares with it goes out as the text it came in. */

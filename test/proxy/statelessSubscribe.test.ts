@@ -1,15 +1,15 @@
 /**
  * A stateless host (protocol 2026-07-28, no session) that asks to subscribe to a resource: the
  * pool's upstreams are shared between clients, and a stateless POST's exchange ends with its
- * answer, so the updates could reach only another client's POST. The subscription is refused
- * here, named, and never reaches the shared upstream.
+ * answer, so the updates could reach only another client's POST; a log level set on a shared
+ * upstream would be every client's. Such requests are refused here, named, and never reach it.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EVERYTHING_SERVER } from "../helpers/paths.js";
 import type { ServeProcess } from "../helpers/proxyProcess.js";
 import { serveConfig } from "../reliability/helpers.js";
 
-describe("resources/subscribe without a session", () => {
+describe("resources/subscribe and logging/setLevel without a session", () => {
   let serve: ServeProcess;
   beforeAll(async () => {
     serve = await serveConfig({
@@ -29,14 +29,14 @@ describe("resources/subscribe without a session", () => {
     return (await response.json()) as Record<string, unknown>;
   };
 
-  it.each(["resources/subscribe", "resources/unsubscribe"])(
+  it.each(["resources/subscribe", "resources/unsubscribe", "logging/setLevel"])(
     "%s is refused with -32601 naming the session it needs",
     async (method) => {
       const answer = await post({
         jsonrpc: "2.0",
         id: 3,
         method,
-        params: { uri: "demo://resource/static/document/architecture.md" },
+        params: { uri: "demo://resource/static/document/architecture.md", level: "debug" },
       });
       expect(answer.id).toBe(3);
       expect(answer.error).toMatchObject({ code: -32601 });
