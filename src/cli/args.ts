@@ -3,6 +3,7 @@
  * `--` is an upstream command line (never interpreted by a shell).
  */
 import { isHeaderName, isHeaderValue, NOT_A_HEADER_NAME, NOT_A_HEADER_VALUE } from "../config/headerValue.js";
+import { startsWithTilde, TILDE_NOT_EXPANDED } from "../config/homeTilde.js";
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { NormalizerError } from "../errors/NormalizerError.js";
 import { splitAtUpstreamCommand } from "./upstreamCommand.js";
@@ -72,11 +73,10 @@ function refuseEmptyNames(values: Record<string, unknown>, positionals: readonly
     const value = values[flag];
     if (value === "")
       throw new NormalizerError("USAGE", `${commandName}: --${flag} expects a file name, got "" (an unset variable?)`);
-    // A shell would have made it the home folder: none read these words (a desktop host's args).
-    if (typeof value === "string" && /^~($|[/\\])/.test(value))
+    if (typeof value === "string" && startsWithTilde(value))
       throw new NormalizerError(
         "USAGE",
-        `${commandName}: --${flag} ${value}: "~" is not expanded here (no shell read the command line): give the ` +
+        `${commandName}: --${flag} ${value}: ${TILDE_NOT_EXPANDED} (no shell read the command line): give the ` +
           "full path",
       );
   }

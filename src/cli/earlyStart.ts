@@ -13,18 +13,19 @@
  * end the child too, which Node's default action (killing this process) would not.
  */
 import { resolve } from "node:path";
+import { startsWithTilde } from "../config/homeTilde.js";
 import { prepareLogFile } from "../observe/logFile.js";
 import { spawnEarly } from "../transports/upstream/earlyChild.js";
 import { shutdownSignals, type ShutdownSignals } from "./signals.js";
 
 /** `stdio` flags that say nothing about the upstream, and the values the command accepts (undefined: any). */
-const WITH_VALUE = new Map<string, ReadonlySet<string> | RegExp | undefined>([
+const WITH_VALUE = new Map<string, ReadonlySet<string> | ((value: string) => boolean) | undefined>([
   ["--log-level", new Set(["debug", "info", "warn", "error", "silent"])],
   ["--charset", new Set(["transcode", "preserve"])],
-  // Not "~/…": the command refuses it (no shell expanded it), so nothing is made or started for it here.
-  ["--log-file", /^(?!~(?:$|[/\\]))[\s\S]+$/],
+  // Not "~…": the command refuses it (no shell expanded it), so nothing is made or started for it here.
+  ["--log-file", (value) => value !== "" && !startsWithTilde(value)],
   // A plain server name only: anything the config would have to check leaves the start to the command.
-  ["--name", /^[A-Za-z0-9._-]+$/],
+  ["--name", (value) => /^[A-Za-z0-9._-]+$/.test(value)],
 ]);
 const ALONE = new Set(["--dry-run", "--no-browser"]);
 
@@ -42,7 +43,7 @@ export function startStdioUpstreamEarly(argv: readonly string[], cwd: string): v
     const [flag, value] = eq > 0 ? [arg.slice(0, eq), arg.slice(eq + 1)] : [arg, argv[i + 1]];
     if (!WITH_VALUE.has(flag) || values.has(flag) || value === undefined || (eq <= 0 && i + 1 >= dash)) return;
     const allowed = WITH_VALUE.get(flag);
-    if (allowed instanceof RegExp ? !allowed.test(value) : allowed !== undefined && !allowed.has(value)) return;
+    if (typeof allowed === "function" ? !allowed(value) : allowed !== undefined && !allowed.has(value)) return;
     values.set(flag, value);
     if (eq <= 0) i++;
   }

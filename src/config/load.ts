@@ -41,9 +41,10 @@ export interface LoadOptions {
   readonly regularFileOnly?: boolean;
   /**
    * The one server a command runs (`stdio`, `audit` with `--server`): the others are not started,
-   * so their `${VAR}`s need not be set — as a disabled server's.
+   * so their `${VAR}`s need not be set — as a disabled server's. `null`: the command runs none
+   * (`normalize` reads only the normalize settings).
    */
-  readonly onlyServer?: string;
+  readonly onlyServer?: string | null;
 }
 
 export function loadConfigFile(
@@ -109,7 +110,7 @@ export function parseConfigText(
   text: string,
   file: string,
   env: Readonly<Record<string, string | undefined>> = process.env,
-  onlyServer?: string,
+  onlyServer?: string | null,
 ): { config: ProxyConfig; secretVariables: string[]; enabledInFile: string[] } {
   let raw: unknown;
   // Editors on Windows save UTF-8 with a byte order mark; JSON.parse refuses it.
@@ -154,7 +155,7 @@ export function parseConfigText(
   const secretVariables = new Set<string>();
   // The servers a command does not run are read as disabled ones: their variables need not be set.
   const run = othersDisabled(raw, onlyServer);
-  const disabled = disabledServerPaths(run);
+  const disabled = notRunPaths(raw, onlyServer);
   const expanded = expandEnv(
     run,
     env,
@@ -179,7 +180,7 @@ export function parseConfigText(
  * them, when the one named is not in the file: the command then says so, not what another
  * server's variables lack).
  */
-function othersDisabled(config: unknown, onlyServer: string | undefined): unknown {
+function othersDisabled(config: unknown, onlyServer: string | null | undefined): unknown {
   if (onlyServer === undefined || serverEntries(config).length === 0) return config;
   const out: JsonObject = {};
   // Defined, not assigned: a server named "__proto__" stays a key, for the check that refuses it.
@@ -209,10 +210,13 @@ function notJsonHint(text: string, file: string, line: number, column: number): 
   return "";
 }
 
-/** The JSON paths of the servers marked `"disabled": true`: their variables need not be set. */
-function disabledServerPaths(raw: unknown): string[] {
+/**
+ * The JSON paths of the servers not run — marked `"disabled": true`, or not `onlyServer` (an entry
+ * that is no object too, so that it is refused for what it is): their variables need not be set.
+ */
+function notRunPaths(raw: unknown, onlyServer: string | null | undefined): string[] {
   return serverEntries(raw)
-    .filter(([, server]) => isDisabled(server))
+    .filter(([name, server]) => isDisabled(server) || (onlyServer !== undefined && name !== onlyServer))
     .map(([name]) => memberPath("$.mcpServers", name));
 }
 

@@ -3,6 +3,7 @@
  * config/proxy.config.schema.json come from here; every default from ./defaults.ts. `stdio` given
  * its one upstream by flags builds its config without loading this module (./flagConfig.ts).
  */
+import { startsWithTilde, TILDE_NOT_EXPANDED } from "./homeTilde.js";
 import { isHeaderName, isHeaderValue, NOT_A_HEADER_NAME, NOT_A_HEADER_VALUE } from "./headerValue.js";
 import { isSpawnValue, NOT_A_SPAWN_VALUE } from "./spawnValue.js";
 import { hasUrlCredentials, URL_CREDENTIALS } from "./urlCredentials.js";
@@ -29,10 +30,9 @@ function byDefault(value: unknown): string {
   return `(default ${JSON.stringify(value)})`;
 }
 
-/** The engine's keys of `normalize` (the fit layer's are fitSettings()). */
-/** A path starting with `~`: no shell reads a config, so it would name a folder called "~". */
-const NO_TILDE = '"~" is not expanded here (no shell reads the config): give the full path';
+const NO_TILDE = `${TILDE_NOT_EXPANDED} (no shell reads the config): give the full path`;
 
+/** The engine's keys of `normalize` (the fit layer's are fitSettings()). */
 export const engineSettings = {
   unwrapBlobs: z
     .boolean()
@@ -376,7 +376,7 @@ export const ConfigSchema = z
       .strictObject({
         file: z
           .string()
-          .refine((file) => !/^~($|[/\\])/.test(file), NO_TILDE)
+          .refine((file) => !startsWithTilde(file), NO_TILDE)
           .optional()
           .describe(
             "JSONL file for the normalization records (operational lines stay on stderr); relative to the config " +

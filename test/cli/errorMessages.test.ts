@@ -74,10 +74,13 @@ describe("command-line mistakes (exit 2)", () => {
       [["stdio", "--log-file", "~/n.jsonl", "--", process.execPath, "-e", "0"], "--log-file"],
       [["serve", "--log-file", "~/n.jsonl", "--name", "x", "--", process.execPath, "-e", "0"], "--log-file"],
       [["audit", "-o", "~/r.md", "--", process.execPath, "-e", "0"], "--output"],
+      // A shell reads ~alice/… as alice's home folder too.
+      [["stdio", "--log-file", "~root/n.jsonl", "--", process.execPath, "-e", "0"], "--log-file"],
+      [["audit", "-o", "~root/r.md", "--", process.execPath, "-e", "0"], "--output"],
     ] as const) {
       const run = await runCli(argv, { cwd, input: "" });
       expect(run.code, argv.join(" ")).toBe(2);
-      expect(run.stderr).toContain(`${flag} ~/`);
+      expect(run.stderr).toContain(`${flag} ${argv[argv.indexOf(flag === "--output" ? "-o" : flag) + 1]}`);
       expect(run.stderr).toContain('"~" is not expanded here');
     }
     expect(readdirSync(cwd)).toEqual([]);

@@ -282,3 +282,32 @@ describe("mcp-normalizer normalize --config: the config's fit keys too", () => {
     );
   });
 });
+
+describe("mcp-normalizer normalize --config: no server is started", () => {
+  it("runs with the servers' secret variables unset, a server's own normalize settings applied", async () => {
+    const dir = tempDir("mcpn-");
+    const config = join(dir, "proxy.config.json");
+    writeFileSync(
+      config,
+      JSON.stringify({
+        mcpServers: {
+          docs: { command: "node", normalize: { unwrapBlobs: false } },
+          billing: { url: "https://example.com/mcp", headers: { Authorization: "Bearer ${NORMALIZE_UNSET_TOKEN_X}" } },
+        },
+      }),
+    );
+    const blob = { uri: "file:///a.txt", mimeType: "text/plain", blob: Buffer.from("hello").toString("base64") };
+    const input = JSON.stringify({ contents: [blob] });
+    for (const [extra, kept] of [
+      [["--server", "docs"], true],
+      [[], false],
+    ] as const) {
+      const run = await runCli(["normalize", "--config", config, ...extra, "--method", "resources/read", "-"], {
+        input,
+      });
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stderr).not.toContain("NORMALIZE_UNSET_TOKEN_X");
+      expect("blob" in JSON.parse(run.stdout).contents[0]).toBe(kept);
+    }
+  });
+});

@@ -61,8 +61,8 @@ describe("other hosts' config files", () => {
     );
   });
 
-  it("a log.file starting with ~ is refused: no shell reads the config", () => {
-    expect(failure({ mcpServers: { a: { command: "node" } }, log: { file: "~/logs/n.jsonl" } })).toContain(
+  it.each(["~/logs/n.jsonl", "~alice/logs/n.jsonl"])("a log.file %s is refused: no shell reads the config", (file) => {
+    expect(failure({ mcpServers: { a: { command: "node" } }, log: { file } })).toContain(
       '$.log.file: "~" is not expanded here',
     );
   });
@@ -106,5 +106,19 @@ describe("a config whose one server is chosen (stdio, audit --server)", () => {
     // A server not run may hold VS Code's ${input:…} as it holds an unset variable.
     expect(() => loadConfigFile(file, {}, { onlyServer: "a" })).toThrow(/A_KEY is not set/);
     expect(() => loadConfigFile(file, { A_KEY: "k" }, { onlyServer: "a" })).not.toThrow();
+  });
+
+  it("a server entry that is no object is refused for that, not for a variable it names", () => {
+    const file = sharedConfig("${B_UNSET_X}" as unknown as Record<string, unknown>);
+    expect(() => loadConfigFile(file, { A_KEY: "k" }, { onlyServer: "a" })).toThrow(
+      /\$\.mcpServers\.b: Invalid input: expected object, received string/,
+    );
+  });
+
+  it("a command that runs none (normalize) needs no server's variables, and expands those that are set", () => {
+    const file = sharedConfig({ url: "https://example.com/mcp", headers: { Authorization: "Bearer ${B_KEY}" } });
+    const loaded = loadConfigFile(file, { A_KEY: "a-1" }, { onlyServer: null });
+    expect((loaded.config.mcpServers.a as { env: Record<string, string> }).env.KEY).toBe("a-1");
+    expect(loaded.secretVariables).toContain("B_KEY");
   });
 });

@@ -99,7 +99,8 @@ export async function runNormalize(argv: readonly string[], io: CliIo): Promise<
   let options: PolicyOptions = completePolicyOptions();
   let fit: FitSession | undefined;
   if (values.config !== undefined) {
-    const { config } = loadConfigFile(resolve(io.cwd, values.config), io.env);
+    // No server is started here: their `${VAR}`s (tokens in headers, env) need not be set.
+    const { config } = loadConfigFile(resolve(io.cwd, values.config), io.env, { onlyServer: null });
     const server = values.server === undefined ? undefined : serverNamed(config, values.server);
     if (values.server !== undefined && server === undefined) {
       throw new NormalizerError(
