@@ -14,7 +14,15 @@ export function recordedText(text: string): string;
 export function recordedText(text: string | null): string | null;
 export function recordedText(text: string | null): string | null {
   if (text === null || text.length <= RECORDED_TEXT_CHARS) return text;
-  return `${text.slice(0, RECORDED_TEXT_CHARS)}…[${text.length} chars, fnv1a ${fnv1a(text)}]`;
+  return `${copied(text.slice(0, RECORDED_TEXT_CHARS))}…[${text.length} chars, fnv1a ${fnv1a(text)}]`;
+}
+
+/**
+ * `head` in memory of its own: V8 keeps a slice of a long string as a view of the whole, so a
+ * record holding the first 1024 characters of a megabyte-long URI would hold the megabyte.
+ */
+function copied(head: string): string {
+  return Buffer.from(head, "utf16le").toString("utf16le");
 }
 
 /** FNV-1a over the UTF-16 code units, 32 bits, as 8 hex digits: a tag, not a secret. */

@@ -5,6 +5,7 @@
  */
 import { CHANGE_ACTIONS } from "../normalize/change.js";
 import { parseMediaType } from "../normalize/mediaType.js";
+import { RECORDED_TEXT_CHARS } from "../normalize/recordedText.js";
 import { REQUEST_METHODS, RESULT_METHODS } from "../normalize/result.js";
 
 /** The essences that get their own label value: what MCP servers commonly send. */
@@ -57,15 +58,21 @@ const mimeLabels = new Map<string, string>();
 export function mimeLabel(mimeAfter: string | null, mimeBefore: string | null): string {
   const raw = mimeAfter ?? mimeBefore;
   if (raw === null) return "none";
+  // A long one is not kept as a key: 256 of a server's megabyte-long types would hold 256 MB.
+  if (raw.length > RECORDED_TEXT_CHARS) return labelOf(raw);
   // Parsed once per distinct string, not once per entry (every entry is counted).
   let label = mimeLabels.get(raw);
   if (label === undefined) {
-    const essence = parseMediaType(raw)?.essence;
-    label = essence !== undefined && METRIC_MIME_TYPES.has(essence) ? essence : "other";
+    label = labelOf(raw);
     if (mimeLabels.size >= MIME_LABEL_CACHE_ENTRIES) mimeLabels.clear();
     mimeLabels.set(raw, label);
   }
   return label;
+}
+
+function labelOf(mimeType: string): string {
+  const essence = parseMediaType(mimeType)?.essence;
+  return essence !== undefined && METRIC_MIME_TYPES.has(essence) ? essence : "other";
 }
 
 export function methodLabel(method: string): string {
