@@ -14,11 +14,11 @@ import {
   isWideCharset,
 } from "./charset.js";
 import { type DetectionBudget, detectCharset } from "./charsetDetection.js";
-import { getParam, parseMediaType, withEssence, withParam, withoutParam, type MediaType } from "./mediaType.js";
+import { getParam, parseMediaType, withParam, withoutParam, type MediaType } from "./mediaType.js";
 import { isGenericType, isTextualType, typeFromUri } from "./mimeTables.js";
 import type { ResolvedPolicy } from "./policy.js";
 import { agreesWithSignature, detectSignature } from "./signature.js";
-import { hasBinaryControlBytes, isBinaryString, readsAsWideText } from "./textEvidence.js";
+import { hasBinaryControlBytes, hasBinaryControls, isBinaryString, readsAsWideText } from "./textEvidence.js";
 
 export type BytesDecision =
   | {
@@ -60,21 +60,30 @@ export interface BytesContext {
 const TEXT_PLAIN = parseMediaType("text/plain")!;
 const OCTET_STREAM = parseMediaType("application/octet-stream")!;
 
+/**
+ * The bytes decode exactly, to text with no binary controls, in the charset of a declared textual
+ * type: what that type says is then believed over a signature of a few bits (`Signature.weak`).
+ */
+function readsInDeclaredCharset(bytes: Buffer, declared: MediaType | null, policy: ResolvedPolicy): boolean {
+  if (declared === null || isGenericType(declared) || !isTextualType(declared, policy.textual)) return false;
+  const param = getParam(declared, "charset");
+  const charset = param === undefined ? undefined : canonicalCharset(param);
+  if (charset === undefined || isUtf8Family(charset) || !charsetKnown(charset)) return false;
+  const text = decodeStrict(bytes, decodingCharset(charset, bytes));
+  return text !== null && !hasBinaryControls(text);
+}
+
 export function decideBytes(bytes: Buffer, ctx: BytesContext): BytesDecision {
   const { declared, policy } = ctx;
 
   const signature = detectSignature(bytes);
-  if (signature !== null) {
+  if (signature !== null && !(signature.weak === true && readsInDeclaredCharset(bytes, declared, policy))) {
     const agrees =
       declared !== null &&
       !isGenericType(declared) &&
       agreesWithSignature(declared.essence, declared.suffix, signature);
-    const mime = agrees
-      ? declared
-      : withoutParam(
-          declared === null ? parseMediaType(signature.mime)! : withEssence(declared, signature.mime),
-          "charset",
-        );
+    // A contradicted type's parameters are its own (`format=flowed`, `charset`): none go with the new one.
+    const mime = agrees ? declared : parseMediaType(signature.mime)!;
     return { kind: "blob", mime, reason: `${signature.mime} signature` };
   }
 

@@ -12,6 +12,12 @@ export interface Signature {
   readonly mime: string;
   /** Types that share the container (ZIP-based office files, ISO-BMFF audio/video…). */
   readonly family?: string;
+  /**
+   * A magic of a dozen bits or so (an MPEG audio or ADTS frame sync, JPEG XL's bare codestream):
+   * text in a legacy or UTF-16 charset can start with it (windows-1251 "яв", UTF-16BE U+FFE3), so
+   * it yields to a declared textual type whose charset reads the bytes as text.
+   */
+  readonly weak?: true;
 }
 
 function ascii(bytes: Uint8Array, offset: number, text: string): boolean {
@@ -67,14 +73,14 @@ function mpegAudio(bytes: Uint8Array): Signature | null {
   if (version === 0x01) return null;
   if (layer === 0x00) {
     // ADTS: layer bits 00 with MPEG-4/2 AAC.
-    return (bytes[1]! & 0xf6) === 0xf0 ? { mime: "audio/aac" } : null;
+    return (bytes[1]! & 0xf6) === 0xf0 ? { mime: "audio/aac", weak: true } : null;
   }
   // Layer I (bits 11) is practically unused and would take the UTF-16/32 LE BOM (FF FE) for a frame.
   if (layer === 0x03) return null;
   const bitrate = bytes[2]! >> 4;
   const rate = (bytes[2]! >> 2) & 0x03;
   if (bitrate === 0x0f || rate === 0x03) return null;
-  return { mime: "audio/mpeg" };
+  return { mime: "audio/mpeg", weak: true };
 }
 
 function matroska(bytes: Uint8Array): Signature | null {
@@ -163,10 +169,8 @@ const PROBES: readonly Probe[] = [
   fixed("audio/aiff", (b) => ascii(b, 0, "FORM") && (ascii(b, 8, "AIFF") || ascii(b, 8, "AIFC"))),
   fixed("audio/midi", (b) => ascii(b, 0, "MThd") && at(b, 4, [0, 0, 0, 6])),
   fixed("image/vnd.adobe.photoshop", (b) => ascii(b, 0, "8BPS") && (at(b, 4, [0, 1]) || at(b, 4, [0, 2]))),
-  fixed(
-    "image/jxl",
-    (b) => at(b, 0, [0xff, 0x0a]) || at(b, 0, [0, 0, 0, 0x0c, 0x4a, 0x58, 0x4c, 0x20, 0x0d, 0x0a, 0x87, 0x0a]),
-  ),
+  fixed("image/jxl", (b) => at(b, 0, [0, 0, 0, 0x0c, 0x4a, 0x58, 0x4c, 0x20, 0x0d, 0x0a, 0x87, 0x0a])),
+  (b) => (at(b, 0, [0xff, 0x0a]) ? { mime: "image/jxl", weak: true } : null),
   fixed("image/jp2", (b) => at(b, 0, [0, 0, 0, 0x0c, 0x6a, 0x50, 0x20, 0x20, 0x0d, 0x0a, 0x87, 0x0a])),
   fixed(
     "application/x-bzip2",
