@@ -688,13 +688,16 @@ export class Bridge {
    * same host session.
    */
   private relatedRequest(msg: unknown, onStream: RequestId | undefined): RequestId | undefined {
-    if (isObj(msg) && isObj(msg.params) && isRequestId(msg.params.progressToken)) {
-      const id = this.byProgressToken.get(msg.params.progressToken);
+    const token = isObj(msg) && isObj(msg.params) ? msg.params.progressToken : undefined;
+    if (isRequestId(token)) {
+      const id = this.byProgressToken.get(token);
       if (id !== undefined) return id;
     }
     // Its own request's stream, or — that request answered — none (an HTTP host's GET stream),
     // never another request's.
     if (onStream !== undefined) return this.waiting.has(onStream) ? onStream : undefined;
+    // A progress token names its request: one no waiting request gave (answered) is none of theirs.
+    if (isRequestId(token)) return undefined;
     let last: Waiting | undefined;
     for (const waiting of this.waiting.values()) last = waiting;
     return last?.id;

@@ -407,6 +407,47 @@ describe("resuming the GET stream", () => {
     expect(events.map((e) => e.id)).toEqual(["0.2", "0.3", "0.4", "0.5"]);
   }, 20_000);
 
+  it("a progress notification for a request already answered goes on the GET stream, not on another request's", async () => {
+    const headers = await session();
+    const post = (body: unknown) =>
+      fetch(url, {
+        method: "POST",
+        headers: { ...headers, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+    const get = await fetch(url, { headers });
+    const onGet = readEvents(get, (events) => messagesOf(events).length === 1);
+    // A waits (never answered); B is answered, then its late progress comes, tied to no stream.
+    const waiting = await post({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "a", _noFinal: true } });
+    const onWaiting = readEvents(waiting);
+    const line = (message: unknown) => Buffer.from(`${JSON.stringify(message)}\n`).toString("base64");
+    const progress = {
+      jsonrpc: "2.0",
+      method: "notifications/progress",
+      params: { progressToken: "tok-B", progress: 1 },
+    };
+    const answered = await post({
+      jsonrpc: "2.0",
+      id: 2,
+      method: "tools/call",
+      params: {
+        name: "b",
+        _meta: { progressToken: "tok-B" },
+        _emit: [line({ jsonrpc: "2.0", id: "__ID__", result: {} }), line(progress)],
+        _noFinal: true,
+      },
+    });
+    await answered.text();
+    const timeout = new Promise<never>((_, reject) =>
+      setTimeout(() => reject(new Error("not on the GET stream")), 5_000),
+    );
+    const got = messagesOf(await Promise.race([onGet, timeout]));
+    expect(JSON.parse(got[0]!.data)).toEqual(progress);
+    await fetch(url, { method: "DELETE", headers });
+    const methods = messagesOf(await onWaiting).map((e) => (JSON.parse(e.data) as { method?: string }).method);
+    expect(methods).toEqual([undefined]);
+  }, 20_000);
+
   it("keeps at most limits.sseReplayBytes, and says what a resume missed", async () => {
     const headers = await session();
     const get = await fetch(url, { headers });
