@@ -144,6 +144,8 @@ interface Post {
   dropped: number;
   /** Ended by the pool: its host took nothing while more than `hostBufferBytes` waited. */
   ended: boolean;
+  /** The questions its upstream asked of its host that wait for an answer, by the id they went out with. */
+  readonly asked: Set<string>;
 }
 
 interface Lane {
@@ -252,7 +254,16 @@ export class StatelessPool {
       lane.posts--;
       throw error;
     }
-    const post: Post = { transport, lane, waiting: new Set(), cutOff: false, heldMs: 0, dropped: 0, ended: false };
+    const post: Post = {
+      transport,
+      lane,
+      waiting: new Set(),
+      cutOff: false,
+      heldMs: 0,
+      dropped: 0,
+      ended: false,
+      asked: new Set(),
+    };
     transport.onmessage = (message, extra) => this.fromHost(post, upstream, message, extra);
     transport.onclose = () => this.postEnded(post, upstream);
     transport.onerror = (error) =>
@@ -512,6 +523,7 @@ export class StatelessPool {
         }, this.options.requestTimeoutMs);
         timer.unref();
         lane.asked.add(id);
+        owner.post.asked.add(id);
         const sameId = lane.askIds.get(upstreamId);
         if (sameId === undefined) lane.askIds.set(upstreamId, [id]);
         else sameId.push(id);
@@ -600,6 +612,7 @@ export class StatelessPool {
     this.askedByHosts.delete(id);
     clearTimeout(asked.timer);
     asked.lane.asked.delete(id);
+    asked.owner.post.asked.delete(id);
     const sameId = asked.lane.askIds.get(asked.upstreamId);
     if (sameId !== undefined) {
       sameId.splice(sameId.indexOf(id), 1);
@@ -698,13 +711,28 @@ export class StatelessPool {
 
   /** The POST went away (answered, or the host left): what it still waits for is cancelled. */
   private postEnded(post: Post, upstream: PooledUpstream): void {
+    const cancelled = new Set<InFlight>();
     for (const id of [...post.waiting]) {
-      if (this.forget(post.lane, id) === undefined) continue;
+      const inFlight = this.forget(post.lane, id);
+      if (inFlight === undefined) continue;
+      cancelled.add(inFlight);
       this.send(upstream, {
         jsonrpc: "2.0",
         method: "notifications/cancelled",
         params: { requestId: id, reason: "the host's request ended" },
       });
+    }
+    // What a cancelled request asked of its host waits for nobody now: answered at once, not
+    // held against the limit every client of this upstream shares until a timeout. (A request
+    // answered leaves its questions open: its host saw them and may still answer.)
+    for (const id of [...post.asked]) {
+      const asked = this.askedByHosts.get(id);
+      if (asked === undefined || !cancelled.has(asked.owner)) continue;
+      this.forgetAsk(id);
+      this.send(
+        upstream,
+        errorResponse(asked.idOut, JSONRPC.SERVER_ERROR, "the host's request it was asked for has ended"),
+      );
     }
     if (post.lane.heldFor === post) this.release(post.lane);
     if (post.dropped > 0)

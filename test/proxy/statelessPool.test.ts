@@ -453,6 +453,51 @@ describe("server→client messages through a pooled upstream", () => {
     }
   });
 
+  it("a question to a host that left is answered at once, and no longer counts against limits.maxUpstreamRequests", async () => {
+    const serve = await serveConfig({
+      mcpServers: { raw: { command: process.execPath, args: [RAW_UPSTREAM] } },
+      limits: { statelessPoolSize: 1, maxUpstreamRequests: 1 },
+    });
+    const leaving = new AbortController();
+    try {
+      const url = `${serve.url}/mcp/raw`;
+      // Host A is asked, then leaves (its POST closed) before its request is answered.
+      const response = await fetch(url, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...STATELESS },
+        body: read({ _emit: [asking], _noFinal: true }),
+        signal: leaving.signal,
+      });
+      const reader = response.body!.getReader();
+      let seen = "";
+      while (!seen.includes("sampling/createMessage")) seen += new TextDecoder().decode((await reader.read()).value);
+      leaving.abort();
+      const answered = async () => {
+        const answers = await post(
+          url,
+          JSON.stringify({ jsonrpc: "2.0", id: 2, method: "_answers", params: {} }),
+          undefined,
+          STATELESS,
+        );
+        return (answers.messages[0]!.result as { answers: Array<{ id: unknown; error?: { message: string } }> })
+          .answers;
+      };
+      // The upstream's question is answered for the host that left, without waiting for a timeout.
+      const deadline = Date.now() + 5_000;
+      let got = await answered();
+      while (!got.some((a) => a.id === "s-1") && Date.now() < deadline) got = await answered();
+      expect(got.find((a) => a.id === "s-1")?.error?.message).toBe("the host's request it was asked for has ended");
+      // Host B's request asks too: it is asked, not refused for A's question.
+      const other = line({ ...JSON.parse(Buffer.from(asking, "base64").toString()), id: "s-2" });
+      const second = await post(url, read({ _emit: [other] }), undefined, STATELESS);
+      expect(second.messages.map((m) => m.method ?? "answer")).toEqual(["sampling/createMessage", "answer"]);
+      expect((await answered()).some((a) => a.id === "s-2")).toBe(false);
+    } finally {
+      leaving.abort();
+      await serve.stop();
+    }
+  });
+
   it("a batch is one host's: the question one of its requests asks reaches it", async () => {
     const serve = await serveConfig({
       mcpServers: { raw: { command: process.execPath, args: [RAW_UPSTREAM] } },
