@@ -6,6 +6,7 @@ import { servePage } from "../../src/fit/spill/servePage.js";
 import { SpillBudget } from "../../src/fit/spill/spillBudget.js";
 import { SpillStore } from "../../src/fit/spill/spillStore.js";
 import { spillUri } from "../../src/fit/spill/spillUri.js";
+import { pageReadAnswer } from "../../src/proxy/pageRead.js";
 
 /** Every text entry of every page a link leads to, following the text/uri-list entries. */
 function readEntries(store: SpillStore, first: string): string[] {
@@ -285,6 +286,25 @@ describe("cutting a tool result and serving the rest", () => {
       /expired \(pages are kept for 1 s \(limits.spillTtlMs\)\)/,
     );
     expect(budget.usedBytes).toBe(0);
+  });
+
+  it("a page's URI in other letter cases is still the proxy's: served, never sent to the server", () => {
+    const store = new SpillStore(new SpillBudget(1 << 20, 60_000));
+    const out = cutContent(
+      [{ type: "text", text: original }],
+      { maxBytes: 4096, store, dryRun: false, ttlMs: 60_000 },
+      [],
+    );
+    const uri = (out as Array<Record<string, unknown>>)[1]!.uri as string;
+    const rest = original.slice((out as Array<{ text: string }>)[0]!.text.length);
+    for (const shown of [
+      uri.replace("mcp-normalizer://spill/", "MCP-NORMALIZER://SPILL/"),
+      `Mcp-Normalizer${uri.slice(14)}`,
+    ]) {
+      const answer = pageReadAnswer(store, { id: 1, method: "resources/read", params: { uri: shown } });
+      expect(answer).not.toBeNull();
+      expect(readAll(store, shown)).toBe(rest);
+    }
   });
 
   it.each([

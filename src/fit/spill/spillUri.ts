@@ -21,8 +21,9 @@ export function spillUri(id: string, page: number): string {
   return `${SPILL_PREFIX}${id}/${page}`;
 }
 
+/** In any letter case: the prefix is a scheme and a host, which URIs compare case-blind (RFC 3986 §6.2.2.1). */
 export function isSpillUri(uri: unknown): uri is string {
-  return typeof uri === "string" && uri.startsWith(SPILL_PREFIX);
+  return typeof uri === "string" && uri.slice(0, SPILL_PREFIX.length).toLowerCase() === SPILL_PREFIX;
 }
 
 /** The id and page (1-based) a spill URI names; null when it is not one of ours in shape. */
