@@ -23,6 +23,7 @@ const FitLimitsSchema = z.strictObject({
 });
 
 const fitKeys = { ...fitSettings(), dryRun: engineSettings.dryRun };
+const FIT_ONLY = Object.keys(fitSettings());
 const uri = z.string().optional();
 const mimeType = z.string().optional();
 
@@ -80,7 +81,12 @@ const CodeOptionsSchema = z.strictObject({
 export function checkCodeOptions(raw: unknown, caller: string): void {
   const result = CodeOptionsSchema.safeParse(raw);
   if (result.success) return;
-  const lines = issueLines(result.error.issues, raw, CodeOptionsSchema, "options");
+  const lines = issueLines(result.error.issues, raw, CodeOptionsSchema, "options").map((line) =>
+    // The fit keys have a layer of their own: say where they go.
+    line.startsWith("  options.policy: unknown key") && FIT_ONLY.some((key) => line.includes(`"${key}"`))
+      ? `${line} (${FIT_ONLY.join(", ")} go under fit.policy)`
+      : line,
+  );
   throw new NormalizerError("CONFIG_INVALID", `${caller}: options not valid:\n${lines.join("\n")}`, {
     issues: result.error.issues,
   });

@@ -19,6 +19,15 @@ export function withNormalization<T extends Transport>(
   options: NormalizationOptions = {},
 ): NormalizingTransport {
   // From JavaScript anything may come: what is not an object is refused before it is taken apart.
+  const wrapped: unknown = transport;
+  if (!isTransport(wrapped)) {
+    const got = wrapped === null ? "null" : typeof wrapped;
+    throw new NormalizerError(
+      "CONFIG_INVALID",
+      "withNormalization: transport not valid: expected an MCP transport (an object with start, send and close), " +
+        `got ${got}`,
+    );
+  }
   const given: unknown = options;
   if (!isJsonObject(given)) {
     const got = given === null ? "null" : Array.isArray(given) ? "an array" : typeof given;
@@ -36,12 +45,15 @@ export function withNormalization<T extends Transport>(
     },
     "withNormalization",
   );
-  // A callback given as `null` is none.
-  const checked = { ...options };
-  for (const key of ["onNormalized", "onEngineError", "now"] as const) if (checked[key] === null) delete checked[key];
-  if (fit?.limits === undefined || fit.runtime !== undefined) return new NormalizingTransport(transport, checked);
+  if (fit?.limits === undefined || fit.runtime !== undefined) return new NormalizingTransport(transport, options);
   return new NormalizingTransport(transport, {
-    ...checked,
+    ...options,
     fit: { ...fit, runtime: createFitRuntime(fitLimitsFrom(fit.limits)) },
   });
+}
+
+function isTransport(value: unknown): value is Transport {
+  if (typeof value !== "object" || value === null) return false;
+  const { start, send, close } = value as Record<string, unknown>;
+  return typeof start === "function" && typeof send === "function" && typeof close === "function";
 }

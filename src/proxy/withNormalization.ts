@@ -31,6 +31,19 @@ import { rememberOrigin } from "../transports/wireOrigin.js";
 import { measuredOnWire } from "../transports/wireSizes.js";
 import { wireTextOf } from "../transports/wireText.js";
 
+/** The callbacks given as `null`, as none. */
+interface NoNullCallbacks {
+  onNormalized?: (event: NormalizationEvent) => void;
+  onEngineError?: (error: unknown, method: string) => void;
+  now?: () => number;
+}
+
+function withoutNullCallbacks(options: NormalizationOptions): NormalizationOptions & NoNullCallbacks {
+  const out = { ...options };
+  for (const key of ["onNormalized", "onEngineError", "now"] as const) if (out[key] === null) delete out[key];
+  return out as NormalizationOptions & NoNullCallbacks;
+}
+
 /** What the decorator reports for each message it normalized. */
 
 export interface NormalizationOptions {
@@ -39,12 +52,12 @@ export interface NormalizationOptions {
    * defaults (config/defaults.ts), `maxNormalizeBytes` the default `limits.maxNormalizeBytes`.
    */
   policy?: Policy | PolicyInput;
-  /** Called once per normalized message with its change records (for logs, metrics, reports). */
-  onNormalized?: (event: NormalizationEvent) => void;
-  /** Called when the engine itself fails (it should not): the message is forwarded unchanged. */
-  onEngineError?: (error: unknown, method: string) => void;
-  /** Clock for `ms`; injectable for tests. */
-  now?: () => number;
+  /** Called once per normalized message with its change records (for logs, metrics, reports). `null`: none. */
+  onNormalized?: ((event: NormalizationEvent) => void) | null;
+  /** Called when the engine itself fails (it should not): the message is forwarded unchanged. `null`: none. */
+  onEngineError?: ((error: unknown, method: string) => void) | null;
+  /** Clock for `ms`; injectable for tests. `null`: the default. */
+  now?: (() => number) | null;
   /**
    * Fitting results to the host (images, embedded resources, long tool results). Off unless
    * its policy asks for something; a result with images to fit is held until they are done, and
@@ -122,15 +135,18 @@ export class NormalizingTransport implements ProxyTransport {
    * stateless pool), which adds every request it sends through here and takes it out when it
    * is over; without it the decorator keeps its own table of the requests it rewrites.
    */
+  private readonly options: NormalizationOptions & NoNullCallbacks;
+
   constructor(
     readonly inner: Transport & Pick<ProxyTransport, "onproblem" | "secretsSent"> & FlowControl,
-    private readonly options: NormalizationOptions = {},
+    options: NormalizationOptions = {},
     requests?: RequestTable,
   ) {
+    this.options = withoutNullCallbacks(options);
     this.ownsRequests = requests === undefined;
     this.requests = requests ?? new RequestTable();
     this.policy = options.policy instanceof Policy ? options.policy : new Policy(completePolicyOptions(options.policy));
-    this.now = options.now ?? (() => performance.now());
+    this.now = this.options.now ?? (() => performance.now());
     this.fit = options.fit === undefined ? undefined : new FitStage(options.fit);
     this.tasks = new TaskOrigins(options.maxTrackedTasks ?? DEFAULT_LIMITS.maxTrackedTasks);
     inner.onmessage = (message, extra) => this.receive(message, extra);

@@ -116,7 +116,7 @@ beforeAll(async () => {
 }, 200_000);
 
 describe("the npm package", () => {
-  it("holds the built CLI, the library with its types, the config schema and the licence — no sources, tests, benchmarks or source maps", () => {
+  it("holds the built CLI, the library with its types, the config schema, the docs and the licence — no sources, tests, benchmarks or source maps", () => {
     expect(tarball).toBe(`${pkg.name}-${pkg.version}.tgz`);
     expect(packed).toEqual(
       expect.arrayContaining([
@@ -131,15 +131,51 @@ describe("the npm package", () => {
     );
     expect(
       packed.filter(
-        (p) =>
-          /^(src|test|bench|notes|scripts|docs|node_modules)\//.test(p) || p.endsWith(".map") || p.endsWith(".tgz"),
+        (p) => /^(src|test|bench|notes|scripts|node_modules)\//.test(p) || p.endsWith(".map") || p.endsWith(".tgz"),
       ),
     ).toEqual([]);
     // Every compiled file has its source: no leftovers of deleted modules in dist/.
     const orphans = packed
       .filter((p) => p.startsWith("dist/"))
-      .filter((p) => !existsSync(join(ROOT, "src", p.slice("dist/".length).replace(/(\.d\.ts|\.js)$/, ".ts"))));
+      .filter(
+        (p) =>
+          !existsSync(
+            join(
+              ROOT,
+              "src",
+              p
+                .slice("dist/".length)
+                .replace(/(\.d\.ts|\.js)$/, ".ts")
+                .replace(/(\.d\.cts|\.cjs)$/, ".cts"),
+            ),
+          ),
+      );
     expect(orphans).toEqual([]);
+  });
+
+  it("holds every document the README links to", () => {
+    const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+    const linked = [...readme.matchAll(/\]\((docs\/[^)#]+)/g)].map((m) => m[1]!);
+    expect(linked.length).toBeGreaterThan(5);
+    expect(linked.filter((path) => !packed.includes(path))).toEqual([]);
+  });
+
+  it("from CommonJS: require() loads it where Node can require an ES module, else says to import() it", async () => {
+    const script = 'console.log(typeof require("mcp-normalizer").withNormalization)';
+    const loaded = await run(process.execPath, ["-e", script], app, 30_000);
+    expect(loaded.code, loaded.stderr).toBe(0);
+    expect(loaded.stdout.trim()).toBe("function");
+    // Node before 20.19 cannot require one: the flag makes this Node do as they do.
+    const refused = await run(process.execPath, ["--no-experimental-require-module", "-e", script], app, 30_000);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain("mcp-normalizer is an ES module: load it with `import { withNormalization } from");
+    const schema = await run(
+      process.execPath,
+      ["-e", 'console.log(require("mcp-normalizer/config/proxy.config.schema.json").type)'],
+      app,
+      30_000,
+    );
+    expect(schema.stdout.trim(), schema.stderr).toBe("object");
   });
 
   it("installed from its tarball, `npx mcp-normalizer --help` prints the usage", async () => {

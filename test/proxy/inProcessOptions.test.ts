@@ -89,9 +89,38 @@ describe("withNormalization's options", () => {
       expect(refusal({ [name]: "console.log" })).toMatch(new RegExp(`options\\.${name}: expected a function`));
   });
 
+  it("refuses a transport that is none, naming what was given", () => {
+    for (const [given, got] of [
+      [null, "null"],
+      [undefined, "undefined"],
+      [{ send() {} }, "object"],
+    ] as const) {
+      const thrown = (() => {
+        try {
+          withNormalization(given as never);
+        } catch (error) {
+          return error as NormalizerError;
+        }
+        throw new Error("accepted");
+      })();
+      expect(thrown).toBeInstanceOf(NormalizerError);
+      expect(thrown.message).toBe(
+        `withNormalization: transport not valid: expected an MCP transport (an object with start, send and close), got ${got}`,
+      );
+    }
+  });
+
+  it("says where a fit key given with the engine's keys goes", () => {
+    expect(refusal({ policy: { images: true } })).toBe(
+      'withNormalization: options not valid:\n  options.policy: unknown key "images" ' +
+        "(images, embeddedResources, maxResultBytes go under fit.policy)",
+    );
+  });
+
   it("takes null for a callback as none, as JavaScript callers write it", async () => {
     const [server, side] = InMemoryTransport.createLinkedPair();
-    const wrapped = withNormalization(side, { onNormalized: null, onEngineError: null, now: null } as never);
+    // Typed so too: no cast needed.
+    const wrapped = withNormalization(side, { onNormalized: null, onEngineError: null, now: null });
     const received: unknown[] = [];
     wrapped.onmessage = (message) => received.push(message);
     await wrapped.start();
