@@ -189,8 +189,13 @@ export function decideBytes(bytes: Buffer, ctx: BytesContext): BytesDecision {
         textMime(isAscii(bytes)),
         legacy === undefined ? "UTF-8 text" : `valid UTF-8 despite declared charset ${legacy}`,
       );
-    if (effective === null && !hasBinaryControlBytes(bytes))
+    if (effective === null && !hasBinaryControlBytes(bytes)) {
+      // Unwrapped with no type to say it is text, a binary format's start in characters up to
+      // U+00FF would read as a binary string on a second pass (with fixMime off it gets no type).
+      if (startsLikeBinary(bytes) && isBinaryString(utf8(bytes), false))
+        return { kind: "blob", mime: blobMime(declared, fromExtension), reason: "UTF-8 that reads as a binary string" };
       return utf8Text(bytes, textMime(isAscii(bytes)), "UTF-8 text (sniffed)");
+    }
   }
 
   // US-ASCII bytes are UTF-8 already; above 0x7f they are read as WHATWG does, in windows-1252.
@@ -283,6 +288,18 @@ class Utf8Text {
 
 function utf8Text(bytes: Buffer, mime: MediaType, reason: string): BytesDecision {
   return new Utf8Text(bytes, mime, reason);
+}
+
+/**
+ * Whether the first characters of UTF-8 `bytes`, each up to U+00FF, start like a binary format
+ * when read one byte per character (`isBinaryString`'s test): a look at the head only, so the
+ * whole payload is decoded just for the few that do.
+ */
+function startsLikeBinary(bytes: Buffer): boolean {
+  // 1028 bytes hold the first 512 characters whole when each takes at most two (the rest are past U+00FF).
+  const head = bytes.subarray(0, 1028).toString("utf8").slice(0, 512);
+  if (/[\u0100-\uffff]/.test(head)) return false;
+  return head.startsWith("%PDF-") || detectSignature(Buffer.from(head, "latin1")) !== null;
 }
 
 /** Decoding ASCII as Latin-1 gives the same string and is markedly faster in V8. */

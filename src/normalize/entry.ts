@@ -150,7 +150,9 @@ function decideTextEntry(ctx: EntryContext, payload: string): EntryResult {
   if (lossy !== null) return ctx.unchanged("warn-lossy-text", lossyReason(lossy));
   if (shape === "escaped-bytes")
     return decideRecoveredBytes(ctx, recoverEscapedBytes(payload), "surrogate-escaped bytes");
-  const declaredTextual = !isGenericType(declared) && isTextualType(declared, settings.textual);
+  // Its type as the bytes of a blob are judged: declared, else the URI's extension.
+  const typed = !isGenericType(declared) ? declared : parseMediaType(typeFromUri(ctx.entry.uri));
+  const declaredTextual = !isGenericType(typed) && isTextualType(typed!, settings.textual);
   if (isBinaryString(payload, declaredTextual))
     return decideRecoveredBytes(ctx, Buffer.from(payload, "latin1"), "binary string", payload);
   return ordinaryText(ctx, payload);

@@ -251,6 +251,24 @@ describe("engine properties", () => {
         }
   });
 
+  it("is idempotent on UTF-8 that reads as a binary string, with no type or a textual name, with or without fixMime", () => {
+    // Found from outside: with fixMime off, unwrapped to text with no type on a first pass, the
+    // second took it for bytes one per character (a PDF's start; a UTF-16 mark and controls).
+    for (const [text, uri] of [
+      ["%PDF-1.4 \u00ff\u00fe", "file:///c"],
+      [`\u00ff\u00fe\u0001\u0002${"a".repeat(60)}`, "file:///d.json"],
+    ] as const)
+      for (const fixMime of [false, true]) {
+        const policy = testPolicy({ fixMime });
+        const entry = { uri, blob: Buffer.from(text, "utf8").toString("base64") };
+        const once = normalizeResourceEntry(entry, policy, "c").entry;
+        const twice = normalizeResourceEntry(once, policy, "c").entry;
+        expect(JSON.stringify(twice), `${uri} ${fixMime}`).toBe(JSON.stringify(once));
+        const { text: out, blob } = once as { text?: string; blob?: string };
+        expect(out ?? Buffer.from(blob!, "base64").toString("utf8"), `${uri} ${fixMime}`).toBe(text);
+      }
+  });
+
   it("keeps every other key, its value and the key order; the payload key keeps its position", () => {
     fc.assert(
       fc.property(entryArb, (entry) => {
