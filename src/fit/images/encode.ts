@@ -69,19 +69,26 @@ export async function encodeToFit(
 ): Promise<Encoded | null> {
   let width = pixels.width;
   let height = pixels.height;
+  let formats = order;
   for (let round = 0; round < MAX_ROUNDS; round++) {
     let smallest = Number.POSITIVE_INFINITY;
-    for (const mime of order) {
+    const smallestOf = new Map<ImageFormat, number>();
+    for (const mime of formats) {
       const qualities = mime === "image/jpeg" || mime === "image/webp" ? LOSSY_QUALITIES : [undefined];
       for (const quality of qualities) {
         const bytes = await encodeOnce(sharp, pixels, width, height, mime, quality);
         if (bytes.length <= maxBytes)
           return { bytes, mime, width, height, ...(quality === undefined ? {} : { quality }) };
         smallest = Math.min(smallest, bytes.length);
+        smallestOf.set(mime, Math.min(smallestOf.get(mime) ?? Number.POSITIVE_INFINITY, bytes.length));
         // Far over: a lower quality will not close the gap; a smaller image will.
         if (bytes.length > maxBytes * FAR_OVER) break;
       }
     }
+    // A format far larger than another at this size stays so when both shrink (bytes go with
+    // the area): it cannot fit first, and encoding it again each round (a GIF's palette takes
+    // seconds on a large image) only costs time.
+    formats = formats.filter((mime) => (smallestOf.get(mime) ?? 0) <= smallest * FAR_OVER);
     if (Math.max(width, height) * SHRINK < MIN_SIDE) break;
     const scale = Math.max(
       Math.min(SHRINK, Math.sqrt((maxBytes * LOWER_QUALITY_GAIN) / smallest)),
