@@ -58,6 +58,14 @@ import {
  */
 const FIRST_VERSION_WITHOUT_BATCHES = "2025-06-18";
 
+/** Progress tokens of answered requests a session remembers (what a late progress notification names). */
+const ANSWERED_TOKENS_KEPT = 256;
+
+/** An answer that creates a task: its request's progress token stays the task's after it. */
+function createsTask(msg: unknown): boolean {
+  return isObj(msg) && isObj(msg.result) && isObj(msg.result.task);
+}
+
 export interface BridgeOptions {
   readonly host: ProxyTransport;
   readonly upstream: ProxyTransport;
@@ -137,6 +145,12 @@ export class Bridge {
   private lastHeaders: object | undefined;
   private lastForwarded: Record<string, string> | undefined;
   private readonly byProgressToken = new Map<RequestId, RequestId>();
+  /**
+   * Progress tokens of requests answered (not with a task, whose progress goes on after its
+   * answer), newest last, at most `ANSWERED_TOKENS_KEPT`: progress sent under one after the
+   * answer is no other request's.
+   */
+  private readonly answeredTokens = new Set<RequestId>();
   private lastUpstreamError: string | undefined;
   private closed = false;
   /** Whether the host has sent anything (a session whose upstream died before it had not). */
@@ -533,6 +547,7 @@ export class Bridge {
     if (isResponse(msg)) {
       this.endInitializeWatch(msg.id);
       const waiting = this.forget(msg.id);
+      if (waiting?.progress !== undefined && !createsTask(msg)) this.tokenAnswered(waiting.progress);
       if (waiting === undefined) {
         // Late (after a timeout or a cancel) or never asked: a second answer to one id, or an
         // answer to none, would reach the host as a response with no request. A late one is
@@ -696,8 +711,8 @@ export class Bridge {
     // Its own request's stream, or — that request answered — none (an HTTP host's GET stream),
     // never another request's.
     if (onStream !== undefined) return this.waiting.has(onStream) ? onStream : undefined;
-    // A progress token names its request: one no waiting request gave (answered) is none of theirs.
-    if (isRequestId(token)) return undefined;
+    // A progress token names its request: one whose request was answered is none of the others'.
+    if (isRequestId(token) && this.answeredTokens.has(token)) return undefined;
     let last: Waiting | undefined;
     for (const waiting of this.waiting.values()) last = waiting;
     return last?.id;
@@ -716,7 +731,10 @@ export class Bridge {
       progress: token,
       batch,
     });
-    if (token !== undefined) this.byProgressToken.set(token, msg.id);
+    if (token !== undefined) {
+      this.byProgressToken.set(token, msg.id);
+      this.answeredTokens.delete(token);
+    }
     if (this.timer === undefined) this.armTimer(this.timeoutMs);
   }
 
@@ -800,6 +818,13 @@ export class Bridge {
     // A proxy shutting down ends its sessions anyway: no start failed.
     if (this.refusal === undefined) this.options.onInitializeFailed?.(why);
     void this.close("upstream failed to start", why);
+  }
+
+  private tokenAnswered(token: RequestId): void {
+    this.answeredTokens.delete(token);
+    this.answeredTokens.add(token);
+    if (this.answeredTokens.size > ANSWERED_TOKENS_KEPT)
+      this.answeredTokens.delete(this.answeredTokens.values().next().value as RequestId);
   }
 
   private forget(id: RequestId): Waiting | undefined {

@@ -448,6 +448,50 @@ describe("resuming the GET stream", () => {
     expect(methods).toEqual([undefined]);
   }, 20_000);
 
+  it("a task's progress after the answer that created it goes with the request waiting on the task", async () => {
+    const headers = await session();
+    const post = (body: unknown) =>
+      fetch(url, {
+        method: "POST",
+        headers: { ...headers, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+    const line = (message: unknown) => Buffer.from(`${JSON.stringify(message)}\n`).toString("base64");
+    const progress = {
+      jsonrpc: "2.0",
+      method: "notifications/progress",
+      params: { progressToken: "tok-T", progress: 5 },
+    };
+    const created = { task: { taskId: "t-1", status: "working", createdAt: "2026-01-01T00:00:00Z", ttl: 60_000 } };
+    const call = await post({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "tools/call",
+      params: { name: "t", task: {}, _meta: { progressToken: "tok-T" }, _noFinal: true },
+    });
+    const onCall = readEvents(call);
+    // The host waits on the task (never answered here); meanwhile the upstream answers the call
+    // with the task, then sends the task's progress under the call's token.
+    const result = await post({
+      jsonrpc: "2.0",
+      id: 2,
+      method: "tasks/result",
+      params: {
+        taskId: "t-1",
+        _emit: [line({ jsonrpc: "2.0", id: 1, result: created }), line(progress)],
+        _noFinal: true,
+      },
+    });
+    const onResult = readEvents(result, (events) => messagesOf(events).length === 1);
+    const timeout = new Promise<never>((_, reject) =>
+      setTimeout(() => reject(new Error("not on tasks/result")), 5_000),
+    );
+    const got = messagesOf(await Promise.race([onResult, timeout]));
+    expect(JSON.parse(got[0]!.data)).toEqual(progress);
+    await fetch(url, { method: "DELETE", headers });
+    expect(messagesOf(await onCall).map((e) => JSON.parse(e.data).result)).toEqual([created]);
+  }, 20_000);
+
   it("keeps at most limits.sseReplayBytes, and says what a resume missed", async () => {
     const headers = await session();
     const get = await fetch(url, { headers });
