@@ -6,16 +6,9 @@ import { decideBytes, dropForeignCharset, type BytesContext, type BytesDecision 
 import { EntryContext, type EntryResult, type PayloadMeasure } from "./entryContext.js";
 import { decodeStrictBase64, decodeStrictBase64Ascii, encodeBase64, isCompactBase64Length } from "./base64.js";
 import { jsonStringBytes, jsonUtf8Bytes } from "../wire/jsonSize.js";
-import { canonicalCharset, isSevenBitCharset, isWideCharset } from "./charset.js";
+import { canonicalCharset, isSevenBitCharset } from "./charset.js";
 import type { DetectionBudget } from "./charsetDetection.js";
-import {
-  getParam,
-  isOverlongMediaType,
-  type MediaType,
-  overlongMediaTypeReason,
-  parseMediaType,
-  withoutParam,
-} from "./mediaType.js";
+import { getParam, isOverlongMediaType, type MediaType, overlongMediaTypeReason, parseMediaType } from "./mediaType.js";
 import { mimeOutcome } from "./mimeChange.js";
 import { isGenericType, isTextualType, typeFromUri } from "./mimeTables.js";
 import { isJsonObject, type JsonObject, rebuild } from "./objects.js";
@@ -176,9 +169,7 @@ function ordinaryText(ctx: EntryContext, payload: string): EntryResult {
  */
 function decideRecoveredBytes(ctx: EntryContext, recovered: Buffer, how: string, original?: string): EntryResult {
   const { entry, settings } = ctx;
-  let decision = decideBytes(recovered, bytesContextOf(ctx));
-  if (decision.kind === "text" && original !== undefined && readsWideOnlyByLabel(ctx.declared, original, decision.text))
-    decision = decideBytes(recovered, { ...bytesContextOf(ctx), declared: withoutParam(ctx.declared!, "charset") });
+  const decision = decideBytes(recovered, bytesContextOf(ctx));
   ctx.detected = decision.detected;
   if (decision.kind === "text" && original !== undefined && decision.text === original)
     return ordinaryText(ctx, original);
@@ -199,22 +190,6 @@ function decideRecoveredBytes(ctx: EntryContext, recovered: Buffer, how: string,
     "blob",
   ]);
   return ctx.changed("reencode-blob", `${how}: ${decision.reason}`, next, "blob", blob.length + 2);
-}
-
-/**
- * An ASCII string whose bytes only a declared UTF-16/32 label makes into other characters
- * ("hello\0" labelled UTF-16BE is "桥汬漀"): its bytes are its UTF-8 either way, and the label on a
- * `text` entry proves nothing, so they are decided as bytes without it. UTF-16 of ASCII text, one
- * character per pair of bytes, still reads as the text it is.
- */
-function readsWideOnlyByLabel(declared: MediaType | null, original: string, decoded: string): boolean {
-  const charset = declared === null ? undefined : getParam(declared, "charset");
-  return (
-    charset !== undefined &&
-    isWideCharset(canonicalCharset(charset)) &&
-    isAsciiString(original) &&
-    !isAsciiString(decoded)
-  );
 }
 
 /** A text entry's type: the declared one (foreign charset dropped unless preserved), else extension or text/plain. */
