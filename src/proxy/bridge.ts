@@ -50,6 +50,7 @@ import {
   type OwedAnswer,
   tooManyAskedError,
   unreadAnswerReason,
+  unreadRequestReason,
 } from "./bridgeMessages.js";
 
 /**
@@ -952,8 +953,15 @@ export class Bridge {
       // What the proxy sent it (an `env` value a child prints) is not shown, nor its start at the cut.
       excerpt: redactedExcerpt(problem.excerpt, problem.excerpt.length, this.options.upstream.secretsSent?.() ?? []),
     });
-    // Only an answer (an id, not a message of the upstream's own) takes a request out.
-    if (problem.id === undefined || problem.asks === true) return;
+    if (problem.id === undefined) return;
+    if (problem.asks === true) {
+      // A request of the upstream's own the host never got: the upstream is told at once, rather
+      // than left waiting on an answer that cannot come (and the host's call behind it).
+      const unread = unreadRequestReason(problem);
+      if (unread !== undefined)
+        this.answerUpstream(problemIdAsWritten(problem.id, problem.idText), JSONRPC.MESSAGE_TOO_LARGE, unread);
+      return;
+    }
     this.endInitializeWatch(problem.id);
     const unread = unreadAnswerReason(problem);
     if (unread !== undefined) {

@@ -73,6 +73,11 @@ export function excerpt(value: unknown, secrets: Iterable<string | undefined> = 
  * for a problem of another kind.
  */
 export function unreadAnswerReason(problem: FramingProblem): string | undefined {
+  if (problem.kind === "too-large" && problem.unended === true)
+    return (
+      `the upstream's answer ran on for ${problem.bytes} bytes without end, over limits.maxMessageBytes and ` +
+      "limits.maxSkippedMessageBytes: it was cut, and the upstream connection ended"
+    );
   if (problem.kind === "too-large")
     return `the upstream's answer of ${problem.bytes} bytes is over limits.maxMessageBytes`;
   if (problem.kind !== "too-complex") return undefined;
@@ -80,4 +85,16 @@ export function unreadAnswerReason(problem: FramingProblem): string | undefined 
     `the upstream's answer of ${problem.bytes} bytes holds more than limits.maxUpstreamMessageNodes ` +
     `(${problem.limit}) objects, arrays, members and elements; not read`
   );
+}
+
+/** Why a request of the upstream's own went to no host: too large, or too costly to parse. */
+export function unreadRequestReason(problem: FramingProblem): string | undefined {
+  if (problem.kind === "too-large")
+    return `the request of ${problem.bytes} bytes is over the proxy's limits.maxMessageBytes; not sent to the host`;
+  if (problem.kind === "too-complex")
+    return (
+      `the request holds more than the proxy's limits.maxUpstreamMessageNodes (${problem.limit}) objects, arrays, ` +
+      "members and elements; not sent to the host"
+    );
+  return undefined;
 }

@@ -251,6 +251,25 @@ describe("stdio: bad input from the host", () => {
     write(`${JSON.stringify({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: "up-1" } })}\n`);
   });
 
+  it("a request of the upstream's own over limits.maxMessageBytes: the upstream gets -32003 under its id at once", async () => {
+    const b64 = (text: string): string => Buffer.from(text).toString("base64");
+    // Padded by the upstream itself: a request that large from the host would be refused first.
+    const asking = '{"jsonrpc":"2.0","id":"up-big","method":"sampling/createMessage","params":{"pad":"__PAD__"}}';
+    const bytes = asking.length - '"__PAD__"'.length + MAX_MESSAGE_BYTES + 2;
+    const before = proxy.messages.length;
+    await ask("emits-big", "resources/read", { _emit: [b64(`${asking}\n`)], _pad: MAX_MESSAGE_BYTES });
+    const answers = await ask("answers-big", "_answers");
+    expect((answers.result as { answers: Msg[] }).answers).toContainEqual({
+      jsonrpc: "2.0",
+      id: "up-big",
+      error: {
+        code: -32003,
+        message: `the request of ${bytes} bytes is over the proxy's limits.maxMessageBytes; not sent to the host`,
+      },
+    });
+    expect(proxy.messages.slice(before).some((m) => m.id === "up-big")).toBe(false);
+  });
+
   it("an answer of the host's over the limit whose id cannot be read: logged, never answered back", async () => {
     const before = proxy.messages.length;
     const pad = "q".repeat(MAX_MESSAGE_BYTES);

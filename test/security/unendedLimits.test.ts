@@ -65,6 +65,11 @@ describe("limits.maxSkippedMessageBytes and limits.maxPendingPongs on serve", ()
     expect(answer).toMatchObject({ id: 2, error: { code: -32003 } });
     const line = await waitForStderr(serve, CUT, 10_000);
     const bytes = Number(CUT.exec(line)![1]);
+    // The host is told what the log tells: cut, where, and that the upstream is ended.
+    expect((answer as { error: { message: string } }).error.message).toBe(
+      `the upstream's answer ran on for ${bytes} bytes without end, over limits.maxMessageBytes and ` +
+        "limits.maxSkippedMessageBytes: it was cut, and the upstream connection ended",
+    );
     expect(bytes).toBeGreaterThan(4 * 1024 * 1024);
     expect(bytes).toBeLessThan(6 * 1024 * 1024);
   }, 30_000);
