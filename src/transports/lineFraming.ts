@@ -191,7 +191,7 @@ export class JsonLineReader {
 export function parseJsonMessage(bytes: Buffer, rawStringBytes?: number, maxNodes?: number): Framed | undefined {
   // One byte order mark is skipped, not a run of them (a second is a parse error, as in JSON.parse).
   if (startsWithBom(bytes)) bytes = bytes.subarray(3);
-  if (bytes.length <= 64 && bytes.toString("latin1").trim() === "") return undefined;
+  if (isBlank(bytes)) return undefined;
   // JSON text is UTF-8 (RFC 8259 §8.1); decoding invalid bytes would introduce U+FFFD.
   if (!isUtf8(bytes)) return { problem: notUtf8Problem(bytes) };
   if (maxNodes !== undefined && holdsMoreNodes(bytes, maxNodes)) return { problem: tooComplexProblem(bytes, maxNodes) };
@@ -201,6 +201,15 @@ export function parseJsonMessage(bytes: Buffer, rawStringBytes?: number, maxNode
   }
   // Its mark, if any, is skipped above: a second one is not.
   return parseDecoded(bytes.toString("utf8"), bytes.length);
+}
+
+/** Only JSON's whitespace (space, tab, CR, LF), or nothing: read up to the first byte that is not. */
+function isBlank(bytes: Buffer): boolean {
+  for (let i = 0; i < bytes.length; i++) {
+    const byte = bytes[i];
+    if (byte !== 0x20 && byte !== 0x09 && byte !== 0x0a && byte !== 0x0d) return false;
+  }
+  return true;
 }
 
 /**

@@ -55,6 +55,8 @@ export interface LineSink {
  * rule (a line ends at CRLF, LF or CR — WHATWG HTML §9.2.6); without it a line ends at LF and
  * one trailing CR is dropped (so CRLF works too).
  */
+const CR_BYTE = Buffer.from([0x0d]);
+
 export class LineSplitter {
   /** Bytes examined by delimiter scans so far: equals the bytes pushed (each is scanned once). */
   bytesScanned = 0;
@@ -68,6 +70,8 @@ export class LineSplitter {
   private head: Buffer = Buffer.alloc(0);
   private tail: Buffer = Buffer.alloc(0);
   private pendingCR = false;
+  /** A CR that ended the last chunk, not yet counted: the line break's if an LF comes next. */
+  private heldCR = false;
 
   constructor(
     readonly maxLineBytes: number,
@@ -78,6 +82,10 @@ export class LineSplitter {
   push(chunk: Uint8Array, sink: LineSink): void {
     const buf = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
     let start = 0;
+    if (this.heldCR && buf.length > 0) {
+      this.heldCR = false;
+      if (buf[0] !== LF) this.accumulate(CR_BYTE);
+    }
     if (this.pendingCR) {
       // A CR ended the previous chunk: an LF starting this one belongs to the same line break.
       this.pendingCR = false;
@@ -91,10 +99,14 @@ export class LineSplitter {
       if (nextCR !== -1 && nextCR < start) nextCR = this.scan(buf, CR, start);
       const end = nextCR === -1 ? nextLF : nextLF === -1 ? nextCR : Math.min(nextLF, nextCR);
       if (end === -1) {
-        this.accumulate(buf.subarray(start));
+        const last = buf.length - 1;
+        this.heldCR = !this.breakOnCR && buf[last] === CR;
+        this.accumulate(buf.subarray(start, this.heldCR ? last : buf.length));
         return;
       }
-      this.accumulate(buf.subarray(start, end));
+      // A CR before the LF is the line break's, not the line's: it does not count toward the limit.
+      const crlf = !this.breakOnCR && buf[end] === LF && end > start && buf[end - 1] === CR;
+      this.accumulate(buf.subarray(start, crlf ? end - 1 : end));
       this.finishLine(sink);
       start = end + 1;
       if (buf[end] === CR) {
@@ -109,7 +121,8 @@ export class LineSplitter {
    * a reader that takes the stream over from this one.
    */
   get unfinished(): Buffer {
-    return this.discarding ? Buffer.alloc(0) : Buffer.concat(this.parts, this.partBytes);
+    if (this.discarding) return Buffer.alloc(0);
+    return Buffer.concat(this.heldCR ? [...this.parts, CR_BYTE] : this.parts, this.partBytes + (this.heldCR ? 1 : 0));
   }
 
   /** The line being dropped, so far: its bytes and its start (undefined while none is). */
@@ -120,6 +133,8 @@ export class LineSplitter {
   /** The bytes after the last line break (an unterminated last line), or undefined. */
   takeRest(sink: LineSink): void {
     this.pendingCR = false;
+    // A CR that ended the stream ends its last line: not the line's.
+    this.heldCR = false;
     if (this.partBytes > 0 || this.discarding) this.finishLine(sink);
   }
 

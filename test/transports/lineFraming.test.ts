@@ -52,6 +52,9 @@ describe("JsonLineReader", () => {
   it("accepts CRLF, skips blank lines, frames an unterminated last line at end()", () => {
     const out = frame(enc('{"a":1}\r\n\r\n\n   \n{"b":2}\r\n{"c":3}'), [8]);
     expect(out).toEqual([{ message: { a: 1 } }, { message: { b: 2 } }, { message: { c: 3 } }]);
+    // However long a line of whitespace is: still blank (not a parse error).
+    const long = frame(enc(`${" ".repeat(65)}\n${"\t ".repeat(5000)}\r\n\ufeff  \n{"d":4}\n`), [30, 4000]);
+    expect(long).toEqual([{ message: { d: 4 } }]);
   });
 
   it("delivers messages untouched (unknown keys, key order, arrays as batches)", () => {
@@ -119,6 +122,11 @@ describe("JsonLineReader", () => {
     expect(line.length).toBe(101);
     expect(frame(enc(`${line}\n`), [50], { maxMessageBytes: 101 })[0]?.message).toEqual({ a: "y".repeat(93) });
     expect(frame(enc(`${line}\n`), [50], { maxMessageBytes: 100 })[0]?.problem?.kind).toBe("too-large");
+    // Ended with CRLF: the CR is the line break's, whether the line comes whole or in pieces.
+    for (const cuts of [[50], [], [101], [102]])
+      expect(frame(enc(`${line}\r\n`), cuts, { maxMessageBytes: 101 })[0]?.message, `${cuts}`).toEqual({
+        a: "y".repeat(93),
+      });
   });
 
   it("does linear work: every byte scanned once, each line copied at most once", () => {
