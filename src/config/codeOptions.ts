@@ -83,7 +83,7 @@ export function checkCodeOptions(raw: unknown, caller: string): void {
   if (result.success) return;
   const lines = issueLines(result.error.issues, raw, CodeOptionsSchema, "options").map((line) =>
     // The fit keys have a layer of their own: say where they go.
-    line.startsWith("  options.policy: unknown key") && FIT_ONLY.some((key) => line.includes(`"${key}"`))
+    /^ {2}options\.(policy|fit): unknown key/.test(line) && FIT_ONLY.some((key) => line.includes(`"${key}"`))
       ? `${line} (${FIT_ONLY.join(", ")} go under fit.policy)`
       : line,
   );

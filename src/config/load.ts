@@ -211,12 +211,19 @@ function notJsonHint(text: string, file: string, line: number, column: number): 
 }
 
 /**
- * The JSON paths of the servers not run — marked `"disabled": true`, or not `onlyServer` (an entry
- * that is no object too, so that it is refused for what it is): their variables need not be set.
+ * The JSON paths of the servers whose variables need not be set: those not run (marked
+ * `"disabled": true`, or not `onlyServer`), and entries that are no object — refused for what
+ * they are, not for a variable they name.
  */
 function notRunPaths(raw: unknown, onlyServer: string | null | undefined): string[] {
   return serverEntries(raw)
-    .filter(([name, server]) => isDisabled(server) || (onlyServer !== undefined && name !== onlyServer))
+    .filter(
+      ([name, server]) =>
+        isDisabled(server) ||
+        typeof server !== "object" ||
+        server === null ||
+        (onlyServer !== undefined && name !== onlyServer),
+    )
     .map(([name]) => memberPath("$.mcpServers", name));
 }
 

@@ -108,11 +108,12 @@ describe("a config whose one server is chosen (stdio, audit --server)", () => {
     expect(() => loadConfigFile(file, { A_KEY: "k" }, { onlyServer: "a" })).not.toThrow();
   });
 
-  it("a server entry that is no object is refused for that, not for a variable it names", () => {
+  it("a server entry that is no object is refused for that, not for a variable it names, run or not", () => {
     const file = sharedConfig("${B_UNSET_X}" as unknown as Record<string, unknown>);
-    expect(() => loadConfigFile(file, { A_KEY: "k" }, { onlyServer: "a" })).toThrow(
-      /\$\.mcpServers\.b: Invalid input: expected object, received string/,
-    );
+    for (const onlyServer of ["a", "b", undefined])
+      expect(() => loadConfigFile(file, { A_KEY: "k" }, { onlyServer })).toThrow(
+        /\$\.mcpServers\.b: Invalid input: expected object, received string/,
+      );
   });
 
   it("a command that runs none (normalize) needs no server's variables, and expands those that are set", () => {

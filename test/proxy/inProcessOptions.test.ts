@@ -110,9 +110,13 @@ describe("withNormalization's options", () => {
     }
   });
 
-  it("says where a fit key given with the engine's keys goes", () => {
+  it("says where a fit key given with the engine's keys, or beside fit.policy, goes", () => {
     expect(refusal({ policy: { images: true } })).toBe(
       'withNormalization: options not valid:\n  options.policy: unknown key "images" ' +
+        "(images, embeddedResources, maxResultBytes go under fit.policy)",
+    );
+    expect(refusal({ fit: { policy: {}, maxResultBytes: 5000 } })).toBe(
+      'withNormalization: options not valid:\n  options.fit: unknown key "maxResultBytes" ' +
         "(images, embeddedResources, maxResultBytes go under fit.policy)",
     );
   });
