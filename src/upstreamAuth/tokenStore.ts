@@ -12,6 +12,8 @@ import { join } from "node:path";
 import type { OAuthClientInformationMixed, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
 import { describeUrl } from "../transports/upstream/upstreamMessages.js";
 import { OAUTH_BODY_MAX_BYTES } from "./oauthFetch.js";
+import { NormalizerError } from "../errors/NormalizerError.js";
+import { startsWithTilde, TILDE_NOT_EXPANDED } from "../config/homeTilde.js";
 
 export const AUTH_DIR_ENV = "MCPN_AUTH_DIR";
 
@@ -40,7 +42,14 @@ export interface StoredLogin {
 
 export function tokenDirectory(env: Readonly<Record<string, string | undefined>>): string {
   const configured = env[AUTH_DIR_ENV];
-  return configured !== undefined && configured !== "" ? configured : join(homedir(), ".mcp-normalizer", "auth");
+  if (configured === undefined || configured === "") return join(homedir(), ".mcp-normalizer", "auth");
+  // Set in a desktop host's `env` block no shell reads: the tokens would go to a folder called "~".
+  if (startsWithTilde(configured))
+    throw new NormalizerError(
+      "USAGE",
+      `${AUTH_DIR_ENV}=${configured}: ${TILDE_NOT_EXPANDED} (no shell read it): give the full path`,
+    );
+  return configured;
 }
 
 /**

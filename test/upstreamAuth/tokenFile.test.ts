@@ -7,7 +7,13 @@ import { execFileSync } from "node:child_process";
 import { closeSync, constants, openSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { LOGIN_FILE_MAX_BYTES, readLogin, type StoredLogin, writeLogin } from "../../src/upstreamAuth/tokenStore.js";
+import {
+  LOGIN_FILE_MAX_BYTES,
+  readLogin,
+  type StoredLogin,
+  tokenDirectory,
+  writeLogin,
+} from "../../src/upstreamAuth/tokenStore.js";
 import { tempDir } from "../helpers/tempDir.js";
 
 const LOGIN = {
@@ -75,5 +81,16 @@ describe("readLogin", () => {
     } as unknown as StoredLogin;
     await expect(writeLogin(join(dir, "huge.json"), dir, login)).rejects.toThrow(/more than a token file holds/);
     expect(readdirSync(dir)).toEqual([]);
+  });
+});
+
+describe("tokenDirectory", () => {
+  it("refuses a MCPN_AUTH_DIR starting with ~ (set in a host's env block, no shell expanded it)", () => {
+    for (const dir of ["~/tokens", "~alice/tokens", "~"])
+      expect(() => tokenDirectory({ MCPN_AUTH_DIR: dir })).toThrow(
+        `MCPN_AUTH_DIR=${dir}: "~" is not expanded here (no shell read it): give the full path`,
+      );
+    expect(tokenDirectory({ MCPN_AUTH_DIR: "/srv/tokens" })).toBe("/srv/tokens");
+    expect(tokenDirectory({ MCPN_AUTH_DIR: "./~tokens" })).toBe("./~tokens");
   });
 });
