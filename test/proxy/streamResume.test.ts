@@ -361,10 +361,18 @@ describe("resuming the GET stream", () => {
   });
 
   const session = () => openRawSession(url);
+  /** POSTs a message in the session whose headers are `headers`. */
+  const postIn = (headers: Record<string, string>) => (body: unknown) =>
+    fetch(url, {
+      method: "POST",
+      headers: { ...headers, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+  /** A line the raw upstream writes as it is (`_emit`). */
+  const line = (message: unknown) => Buffer.from(`${JSON.stringify(message)}\n`).toString("base64");
 
   /** Has the upstream answer, then send log notifications `data`: tied to no request, they go on the GET stream. */
   async function emit(headers: Record<string, string>, id: number, data: readonly string[]): Promise<void> {
-    const line = (message: unknown) => Buffer.from(`${JSON.stringify(message)}\n`).toString("base64");
     const lines = [
       line({ jsonrpc: "2.0", id: "__ID__", result: {} }),
       ...data.map((d) => line({ jsonrpc: "2.0", method: "notifications/message", params: { level: "info", data: d } })),
@@ -409,18 +417,12 @@ describe("resuming the GET stream", () => {
 
   it("a progress notification for a request already answered goes on the GET stream, not on another request's", async () => {
     const headers = await session();
-    const post = (body: unknown) =>
-      fetch(url, {
-        method: "POST",
-        headers: { ...headers, "content-type": "application/json" },
-        body: JSON.stringify(body),
-      });
+    const post = postIn(headers);
     const get = await fetch(url, { headers });
     const onGet = readEvents(get, (events) => messagesOf(events).length === 1);
     // A waits (never answered); B is answered, then its late progress comes, tied to no stream.
     const waiting = await post({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "a", _noFinal: true } });
     const onWaiting = readEvents(waiting);
-    const line = (message: unknown) => Buffer.from(`${JSON.stringify(message)}\n`).toString("base64");
     const progress = {
       jsonrpc: "2.0",
       method: "notifications/progress",
@@ -450,13 +452,7 @@ describe("resuming the GET stream", () => {
 
   it("a task's progress after the answer that created it goes with the request waiting on the task", async () => {
     const headers = await session();
-    const post = (body: unknown) =>
-      fetch(url, {
-        method: "POST",
-        headers: { ...headers, "content-type": "application/json" },
-        body: JSON.stringify(body),
-      });
-    const line = (message: unknown) => Buffer.from(`${JSON.stringify(message)}\n`).toString("base64");
+    const post = postIn(headers);
     const progress = {
       jsonrpc: "2.0",
       method: "notifications/progress",
