@@ -4,6 +4,7 @@
  * command line), and — for stdio and login — how the authorization URL reaches the user.
  */
 import type { ProxyConfig } from "../config/schema.js";
+import { isStdioServer } from "../config/serverKind.js";
 import type { Logger } from "../observe/logger.js";
 import { UpstreamAuths } from "../proxy/upstreamAuths.js";
 import { describeUrl } from "../transports/upstream/upstreamMessages.js";
@@ -58,8 +59,14 @@ export function createUpstreamAuths(
   logger: Logger,
   interactive?: { openBrowser: boolean },
 ): UpstreamAuths {
+  // Only a server with `auth` needs the token folder: a config that has one learns now what is
+  // wrong with it; one without is never stopped by it (a later reload asks when it adds one).
+  const hasAuth = Object.values(config.mcpServers).some(
+    (server) => server.disabled !== true && !isStdioServer(server) && server.auth !== undefined,
+  );
+  if (hasAuth) tokenDirectory(io.env);
   return new UpstreamAuths({
-    tokenDir: tokenDirectory(io.env),
+    tokenDir: () => tokenDirectory(io.env),
     loginCommand: loginCommandFor(configFile),
     oauthRequestTimeoutMs: config.limits.oauthRequestTimeoutMs,
     logger,

@@ -147,9 +147,9 @@ export class Bridge {
   private lastForwarded: Record<string, string> | undefined;
   private readonly byProgressToken = new Map<RequestId, RequestId>();
   /**
-   * Progress tokens of requests answered (not with a task, whose progress goes on after its
-   * answer), newest last, at most `ANSWERED_TOKENS_KEPT`: progress sent under one after the
-   * answer is no other request's.
+   * Progress tokens of requests answered — by the upstream (not with a task, whose progress goes
+   * on after its answer), or by the proxy (cancelled, timed out) — newest last, at most
+   * `ANSWERED_TOKENS_KEPT`: progress sent under one after that is no other request's.
    */
   private readonly answeredTokens = new Set<RequestId>();
   private lastUpstreamError: string | undefined;
@@ -852,6 +852,8 @@ export class Bridge {
   private givenUpOn(id: RequestId): Waiting | undefined {
     const waiting = this.forget(id);
     if (waiting !== undefined) this.givenUp.add(id);
+    // The server may still send its progress: it is no other request's.
+    if (waiting?.progress !== undefined) this.tokenAnswered(waiting.progress);
     return waiting;
   }
 
@@ -859,6 +861,7 @@ export class Bridge {
   private answer(id: RequestId, code: number, message: string): void {
     const waiting = this.forget(id);
     if (waiting === undefined) return;
+    if (waiting.progress !== undefined) this.tokenAnswered(waiting.progress);
     this.toHost(errorResponse(waiting.written, code, message), id, waiting.batch);
   }
 

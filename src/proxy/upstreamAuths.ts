@@ -12,8 +12,11 @@ import type { LoginPrompt, UpstreamAuthSpec } from "../upstreamAuth/types.js";
 import { transportOfServer } from "./upstreamFactory.js";
 
 export interface UpstreamAuthContext {
-  /** `$MCPN_AUTH_DIR` or `~/.mcp-normalizer/auth`. */
-  readonly tokenDir: string;
+  /**
+   * `$MCPN_AUTH_DIR` or `~/.mcp-normalizer/auth`; asked for when a server with `auth` is first
+   * reached (it may refuse what the variable holds: only then does that matter).
+   */
+  readonly tokenDir: () => string;
   /** The command quoted in "needs an OAuth login" errors. */
   readonly loginCommand: (server: string, url: string, transport?: string) => string;
   readonly oauthRequestTimeoutMs: number;
@@ -76,7 +79,7 @@ export class UpstreamAuths {
       url: server.url,
       spec: authSpecOf(server.auth),
       loginCommand: this.context.loginCommand(name, server.url, transport),
-      tokenDir: this.context.tokenDir,
+      tokenDir: this.context.tokenDir(),
       logger: this.context.logger,
       oauthRequestTimeoutMs: this.context.oauthRequestTimeoutMs,
       interactive: this.context.interactive,

@@ -86,6 +86,24 @@ describe("command-line mistakes (exit 2)", () => {
     expect(readdirSync(cwd)).toEqual([]);
   });
 
+  it("MCPN_AUTH_DIR starting with ~ stops only what needs the token folder, naming it", async () => {
+    const env = { MCPN_AUTH_DIR: "~/tokens" };
+    const initialize = `${JSON.stringify({
+      jsonrpc: "2.0",
+      id: 0,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+    })}\n`;
+    const plain = await runCli(["stdio", "--", process.execPath, FIXTURE_SERVER], { env, input: initialize });
+    expect(plain.code, plain.stderr).toBe(0);
+    expect(plain.stdout).toContain('"protocolVersion"');
+    const config = join(tempDir("mcpn-authdir-"), "c.json");
+    writeFileSync(config, JSON.stringify({ mcpServers: { r: { url: "https://example.com/mcp", auth: "oauth" } } }));
+    const withAuth = await runCli(["serve", "--config", config, "--port", "0"], { env });
+    expect(withAuth.code).toBe(2);
+    expect(withAuth.stderr).toContain('MCPN_AUTH_DIR=~/tokens: "~" is not expanded here');
+  });
+
   it("an empty file flag or file word (an unset shell variable) is named, not read as the current folder", async () => {
     const cwd = tempDir("mcpn-empty-names-");
     for (const [argv, message] of [

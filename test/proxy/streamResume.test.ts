@@ -450,6 +450,42 @@ describe("resuming the GET stream", () => {
     expect(methods).toEqual([undefined]);
   }, 20_000);
 
+  it("progress for a request the host cancelled goes on the GET stream, not on the next request's", async () => {
+    const headers = await session();
+    const post = postIn(headers);
+    const get = await fetch(url, { headers });
+    const onGet = readEvents(get, (events) => messagesOf(events).length === 1);
+    const progress = {
+      jsonrpc: "2.0",
+      method: "notifications/progress",
+      params: { progressToken: "tok-C", progress: 1 },
+    };
+    const cancelled = await post({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "tools/call",
+      params: { name: "a", _meta: { progressToken: "tok-C" }, _noFinal: true },
+    });
+    const onCancelled = readEvents(cancelled);
+    await post({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 1 } }).then((r) => r.text());
+    // The next request waits; the server still sends the cancelled one's progress meanwhile.
+    const next = await post({
+      jsonrpc: "2.0",
+      id: 2,
+      method: "tools/call",
+      params: { name: "b", _emit: [line(progress)], _noFinal: true },
+    });
+    const onNext = readEvents(next);
+    const timeout = new Promise<never>((_, reject) =>
+      setTimeout(() => reject(new Error("not on the GET stream")), 5_000),
+    );
+    expect(JSON.parse(messagesOf(await Promise.race([onGet, timeout]))[0]!.data)).toEqual(progress);
+    await fetch(url, { method: "DELETE", headers });
+    const methodsOf = (events: readonly SseEvent[]) => messagesOf(events).map((e) => JSON.parse(e.data).method);
+    expect(methodsOf(await onNext)).toEqual([undefined]);
+    expect(methodsOf(await onCancelled)).toEqual([]);
+  }, 20_000);
+
   it("a task's progress after the answer that created it goes with the request waiting on the task", async () => {
     const headers = await session();
     const post = postIn(headers);
