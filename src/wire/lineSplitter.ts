@@ -50,13 +50,13 @@ export interface LineSink {
   oversized(line: OversizedLine): void;
 }
 
+const CR_BYTE = Buffer.from([CR]);
+
 /**
  * Splits a byte stream into lines in time linear in its length. `breakOnCR` selects the SSE
  * rule (a line ends at CRLF, LF or CR — WHATWG HTML §9.2.6); without it a line ends at LF and
  * one trailing CR is dropped (so CRLF works too).
  */
-const CR_BYTE = Buffer.from([0x0d]);
-
 export class LineSplitter {
   /** Bytes examined by delimiter scans so far: equals the bytes pushed (each is scanned once). */
   bytesScanned = 0;
