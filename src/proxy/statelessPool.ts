@@ -50,7 +50,7 @@ import {
   type RequestId,
 } from "../transports/jsonrpc.js";
 import { rememberOrigin } from "../transports/wireOrigin.js";
-import { idAsWritten, progressTokenAsWritten } from "../transports/idAsWritten.js";
+import { idAsWritten, problemIdAsWritten, progressTokenAsWritten } from "../transports/idAsWritten.js";
 import type { SpillStore } from "../fit/spill/spillStore.js";
 import type { UpstreamPages } from "../fit/spill/upstreamPages.js";
 import { pageReadAnswer } from "./pageRead.js";
@@ -67,7 +67,7 @@ import type { NormalizingTransport } from "./withNormalization.js";
 import { type InFlightRequest, RequestTable } from "./requestTable.js";
 import { serverRefused } from "./serverRefused.js";
 import { taskNamedBy } from "./taskOrigins.js";
-import { excerpt, isMessage, tooManyAskedError, unreadAnswerReason } from "./bridgeMessages.js";
+import { excerpt, isMessage, tooManyAskedError, unreadAnswerReason, unreadRequestReason } from "./bridgeMessages.js";
 
 /** An upstream the pool may use: started, normalizing, and able to say why it ended. */
 export interface PooledUpstream {
@@ -674,8 +674,18 @@ export class StatelessPool {
       bytes: problem.bytes,
       excerpt: redactedExcerpt(problem.excerpt, problem.excerpt.length, lane.upstream?.transport.secretsSent() ?? []),
     });
+    if (problem.asks === true) {
+      // A request of the upstream's own no host got: it is told at once, not left waiting.
+      const unread = unreadRequestReason(problem);
+      if (unread !== undefined && problem.id !== undefined && lane.upstream !== undefined)
+        this.send(
+          lane.upstream,
+          errorResponse(problemIdAsWritten(problem.id, problem.idText), JSONRPC.MESSAGE_TOO_LARGE, unread),
+        );
+      return;
+    }
     const why = unreadAnswerReason(problem);
-    if (why === undefined || typeof problem.id !== "number" || problem.asks === true) return;
+    if (why === undefined || typeof problem.id !== "number") return;
     const inFlight = this.forget(lane, problem.id);
     if (inFlight !== undefined)
       this.toHost(inFlight.post, errorResponse(inFlight.idOut, JSONRPC.MESSAGE_TOO_LARGE, why), inFlight.hostId);

@@ -364,6 +364,35 @@ describe("what a pooled stdio upstream writes that is no message", () => {
   });
 });
 
+describe("a pooled upstream's own request over limits.maxMessageBytes", () => {
+  it("is answered -32003 to the upstream at once, under its id; the POST still gets its answer", async () => {
+    const serve = await serveConfig({
+      mcpServers: { raw: { command: process.execPath, args: [RAW_UPSTREAM] } },
+      limits: { maxMessageBytes: 2000, statelessPoolSize: 1 },
+    });
+    try {
+      const url = `${serve.url}/mcp/raw`;
+      // Padded by the upstream itself, past the limit.
+      const asking = '{"jsonrpc":"2.0","id":"up-big","method":"sampling/createMessage","params":{"pad":"__PAD__"}}\n';
+      const body = (id: number, method: string, params: Record<string, unknown>) =>
+        JSON.stringify({ jsonrpc: "2.0", id, method, params });
+      const read = await post(
+        url,
+        body(1, "resources/read", { uri: "x", _emit: [Buffer.from(asking).toString("base64")], _pad: 3000 }),
+        undefined,
+        STATELESS,
+      );
+      expect(read.messages).toEqual([{ jsonrpc: "2.0", id: 1, result: { contents: [] } }]);
+      const answers = await post(url, body(2, "_answers", {}), undefined, STATELESS);
+      const got = (answers.messages[0]!.result as { answers: Array<{ id: unknown; error?: { code: number } }> })
+        .answers;
+      expect(got.find((a) => a.id === "up-big")?.error?.code).toBe(-32003);
+    } finally {
+      await serve.stop();
+    }
+  });
+});
+
 describe("server→client messages through a pooled upstream", () => {
   const RAW_UPSTREAM = join(ROOT, "test", "fixtures", "servers", "raw-upstream.mjs");
   const line = (message: unknown) => Buffer.from(`${JSON.stringify(message)}\n`).toString("base64");
