@@ -188,7 +188,9 @@ function othersDisabled(config: unknown, onlyServer: string | null | undefined):
     define(
       out,
       name,
-      name === onlyServer || typeof server !== "object" || server === null ? server : { ...server, disabled: true },
+      name === onlyServer || typeof server !== "object" || server === null || Array.isArray(server)
+        ? server
+        : { ...server, disabled: true },
     );
   return { ...(config as Record<string, unknown>), mcpServers: out };
 }
@@ -222,6 +224,7 @@ function notRunPaths(raw: unknown, onlyServer: string | null | undefined): strin
         isDisabled(server) ||
         typeof server !== "object" ||
         server === null ||
+        Array.isArray(server) ||
         (onlyServer !== undefined && name !== onlyServer),
     )
     .map(([name]) => memberPath("$.mcpServers", name));

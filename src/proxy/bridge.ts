@@ -61,6 +61,8 @@ const FIRST_VERSION_WITHOUT_BATCHES = "2025-06-18";
 
 /** Progress tokens of answered requests a session remembers (what a late progress notification names). */
 const ANSWERED_TOKENS_KEPT = 256;
+/** Longer tokens are not remembered (their late progress goes as before, with the latest request). */
+const ANSWERED_TOKEN_MAX_CHARS = 256;
 
 /** An answer that creates a task: its request's progress token stays the task's after it. */
 function createsTask(msg: unknown): boolean {
@@ -708,12 +710,13 @@ export class Bridge {
     if (isRequestId(token)) {
       const id = this.byProgressToken.get(token);
       if (id !== undefined) return id;
+      // A progress token names its request: one whose request was answered is none of the
+      // others', whatever stream it came on.
+      if (this.answeredTokens.has(token)) return undefined;
     }
     // Its own request's stream, or — that request answered — none (an HTTP host's GET stream),
     // never another request's.
     if (onStream !== undefined) return this.waiting.has(onStream) ? onStream : undefined;
-    // A progress token names its request: one whose request was answered is none of the others'.
-    if (isRequestId(token) && this.answeredTokens.has(token)) return undefined;
     let last: Waiting | undefined;
     for (const waiting of this.waiting.values()) last = waiting;
     return last?.id;
@@ -822,6 +825,8 @@ export class Bridge {
   }
 
   private tokenAnswered(token: RequestId): void {
+    // A long one is not kept: 256 of a host's megabyte tokens would hold as many megabytes.
+    if (typeof token === "string" && token.length > ANSWERED_TOKEN_MAX_CHARS) return;
     this.answeredTokens.delete(token);
     this.answeredTokens.add(token);
     if (this.answeredTokens.size > ANSWERED_TOKENS_KEPT)
@@ -831,7 +836,9 @@ export class Bridge {
   private forget(id: RequestId): Waiting | undefined {
     const waiting = this.waiting.take(id);
     if (waiting === undefined) return undefined;
-    if (waiting.progress !== undefined) this.byProgressToken.delete(waiting.progress);
+    // Only its own: a host may have given a later request the same token.
+    if (waiting.progress !== undefined && this.byProgressToken.get(waiting.progress) === id)
+      this.byProgressToken.delete(waiting.progress);
     if (this.waiting.size === 0) this.options.onSettled?.();
     return waiting;
   }

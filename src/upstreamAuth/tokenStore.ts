@@ -8,7 +8,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { constants } from "node:fs";
 import { chmod, type FileHandle, mkdir, open, rename, rm } from "node:fs/promises";
 import { homedir } from "node:os";
-import { join } from "node:path";
+import { isAbsolute, join } from "node:path";
 import type { OAuthClientInformationMixed, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
 import { describeUrl } from "../transports/upstream/upstreamMessages.js";
 import { OAUTH_BODY_MAX_BYTES } from "./oauthFetch.js";
@@ -49,6 +49,9 @@ export function tokenDirectory(env: Readonly<Record<string, string | undefined>>
       "USAGE",
       `${AUTH_DIR_ENV}=${configured}: ${TILDE_NOT_EXPANDED} (no shell read it): give the full path`,
     );
+  // Relative, it would name a folder in whatever directory a host started the proxy in.
+  if (!isAbsolute(configured))
+    throw new NormalizerError("USAGE", `${AUTH_DIR_ENV}=${configured}: not a full path; give one (/…)`);
   return configured;
 }
 

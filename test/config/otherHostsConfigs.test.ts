@@ -109,11 +109,14 @@ describe("a config whose one server is chosen (stdio, audit --server)", () => {
   });
 
   it("a server entry that is no object is refused for that, not for a variable it names, run or not", () => {
-    const file = sharedConfig("${B_UNSET_X}" as unknown as Record<string, unknown>);
-    for (const onlyServer of ["a", "b", undefined])
-      expect(() => loadConfigFile(file, { A_KEY: "k" }, { onlyServer })).toThrow(
-        /\$\.mcpServers\.b: Invalid input: expected object, received string/,
-      );
+    for (const [entry, shape] of [
+      ["${B_UNSET_X}", "Invalid input: expected object, received string"],
+      [["${B_UNSET_X}"], "Invalid input: expected object, received array"],
+    ] as const) {
+      const file = sharedConfig(entry as unknown as Record<string, unknown>);
+      for (const onlyServer of ["a", "b", undefined])
+        expect(() => loadConfigFile(file, { A_KEY: "k" }, { onlyServer })).toThrow(`$.mcpServers.b: ${shape}`);
+    }
   });
 
   it("a command that runs none (normalize) needs no server's variables, and expands those that are set", () => {

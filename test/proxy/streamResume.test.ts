@@ -486,6 +486,36 @@ describe("resuming the GET stream", () => {
     expect(methodsOf(await onCancelled)).toEqual([]);
   }, 20_000);
 
+  it("a token two requests share (against MCP's rule) still leads to the one still waiting", async () => {
+    const headers = await session();
+    const post = postIn(headers);
+    const progress = {
+      jsonrpc: "2.0",
+      method: "notifications/progress",
+      params: { progressToken: "tok-S", progress: 1 },
+    };
+    const call = (id: number, params: Record<string, unknown>) =>
+      post({
+        jsonrpc: "2.0",
+        id,
+        method: "tools/call",
+        params: { name: "s", _meta: { progressToken: "tok-S" }, ...params },
+      });
+    await call(1, { _noFinal: true });
+    const second = await call(2, { _noFinal: true });
+    const onSecond = readEvents(second, (events) => messagesOf(events).length === 1);
+    // The upstream answers the first, then sends progress under the token the second shares.
+    await post({
+      jsonrpc: "2.0",
+      id: 3,
+      method: "x/emit",
+      params: { _emit: [line({ jsonrpc: "2.0", id: 1, result: {} }), line(progress)] },
+    }).then((r) => r.text());
+    const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error("not on request 2's")), 5_000));
+    expect(JSON.parse(messagesOf(await Promise.race([onSecond, timeout]))[0]!.data)).toEqual(progress);
+    await fetch(url, { method: "DELETE", headers });
+  }, 20_000);
+
   it("a task's progress after the answer that created it goes with the request waiting on the task", async () => {
     const headers = await session();
     const post = postIn(headers);

@@ -91,6 +91,12 @@ describe("tokenDirectory", () => {
         `MCPN_AUTH_DIR=${dir}: "~" is not expanded here (no shell read it): give the full path`,
       );
     expect(tokenDirectory({ MCPN_AUTH_DIR: "/srv/tokens" })).toBe("/srv/tokens");
-    expect(tokenDirectory({ MCPN_AUTH_DIR: "./~tokens" })).toBe("./~tokens");
+  });
+
+  it("refuses a relative MCPN_AUTH_DIR: it would name a folder wherever a host started the proxy", () => {
+    for (const dir of ["tokens", "./~tokens", "../x"])
+      expect(() => tokenDirectory({ MCPN_AUTH_DIR: dir })).toThrow(
+        `MCPN_AUTH_DIR=${dir}: not a full path; give one (/…)`,
+      );
   });
 });
