@@ -4,9 +4,8 @@
  * command line), and — for stdio and login — how the authorization URL reaches the user.
  */
 import type { ProxyConfig } from "../config/schema.js";
-import { isStdioServer } from "../config/serverKind.js";
 import type { Logger } from "../observe/logger.js";
-import { UpstreamAuths } from "../proxy/upstreamAuths.js";
+import { hasAuth, UpstreamAuths } from "../proxy/upstreamAuths.js";
 import { describeUrl } from "../transports/upstream/upstreamMessages.js";
 import { describeDuration } from "../errors/describeDuration.js";
 import { tokenDirectory } from "../upstreamAuth/tokenStore.js";
@@ -61,10 +60,8 @@ export function createUpstreamAuths(
 ): UpstreamAuths {
   // Only a server with `auth` needs the token folder: a config that has one learns now what is
   // wrong with it; one without is never stopped by it (a later reload asks when it adds one).
-  const hasAuth = Object.values(config.mcpServers).some(
-    (server) => server.disabled !== true && !isStdioServer(server) && server.auth !== undefined,
-  );
-  if (hasAuth) tokenDirectory(io.env);
+  if (Object.values(config.mcpServers).some((server) => server.disabled !== true && hasAuth(server)))
+    tokenDirectory(io.env);
   return new UpstreamAuths({
     tokenDir: () => tokenDirectory(io.env),
     loginCommand: loginCommandFor(configFile),

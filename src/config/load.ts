@@ -7,7 +7,7 @@ import { dirname, resolve } from "node:path";
 import type { z } from "zod";
 import { NormalizerError } from "../errors/NormalizerError.js";
 import { closestName } from "../errors/didYouMean.js";
-import { define, type JsonObject } from "../normalize/objects.js";
+import { define, isJsonObject, type JsonObject } from "../normalize/objects.js";
 import { expandEnv, memberPath } from "./env.js";
 import { NOT_A_HEADER_NAME } from "./headerValue.js";
 import { checkJsonText, formatPath, MAX_DEPTH } from "./jsonLocation.js";
@@ -185,13 +185,7 @@ function othersDisabled(config: unknown, onlyServer: string | null | undefined):
   const out: JsonObject = {};
   // Defined, not assigned: a server named "__proto__" stays a key, for the check that refuses it.
   for (const [name, server] of serverEntries(config))
-    define(
-      out,
-      name,
-      name === onlyServer || typeof server !== "object" || server === null || Array.isArray(server)
-        ? server
-        : { ...server, disabled: true },
-    );
+    define(out, name, name === onlyServer || !isJsonObject(server) ? server : { ...server, disabled: true });
   return { ...(config as Record<string, unknown>), mcpServers: out };
 }
 
@@ -221,11 +215,7 @@ function notRunPaths(raw: unknown, onlyServer: string | null | undefined): strin
   return serverEntries(raw)
     .filter(
       ([name, server]) =>
-        isDisabled(server) ||
-        typeof server !== "object" ||
-        server === null ||
-        Array.isArray(server) ||
-        (onlyServer !== undefined && name !== onlyServer),
+        isDisabled(server) || !isJsonObject(server) || (onlyServer !== undefined && name !== onlyServer),
     )
     .map(([name]) => memberPath("$.mcpServers", name));
 }
@@ -233,7 +223,7 @@ function notRunPaths(raw: unknown, onlyServer: string | null | undefined): strin
 /** The entries of a config's `mcpServers` as read from the file (none when it is no object). */
 function serverEntries(raw: unknown): Array<[string, unknown]> {
   const servers = (raw as { mcpServers?: unknown } | null)?.mcpServers;
-  return typeof servers !== "object" || servers === null || Array.isArray(servers) ? [] : Object.entries(servers);
+  return isJsonObject(servers) ? Object.entries(servers) : [];
 }
 
 function isDisabled(server: unknown): boolean {

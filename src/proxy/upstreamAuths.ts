@@ -3,7 +3,7 @@
  * server, shared by every session to it, so a refresh happens once and a token obtained by one
  * session serves the next. A server whose url or auth changed (SIGHUP) gets a new one.
  */
-import type { ServerConfig, UpstreamAuthConfig } from "../config/schema.js";
+import type { ServerConfig, StdioServerConfig, UpstreamAuthConfig } from "../config/schema.js";
 import { isStdioServer } from "../config/serverKind.js";
 import type { Logger } from "../observe/logger.js";
 import type { FetchLike } from "../transports/upstream/index.js";
@@ -62,6 +62,12 @@ export interface UpstreamAuthLayer {
   needsLogin(): boolean;
 }
 
+/** Whether `server` is reached through an OAuth layer (a remote server with `auth`). */
+export function hasAuth(server: ServerConfig): server is RemoteWithAuth {
+  return !isStdioServer(server) && server.auth !== undefined;
+}
+type RemoteWithAuth = Exclude<ServerConfig, StdioServerConfig> & { auth: UpstreamAuthConfig };
+
 export class UpstreamAuths {
   private readonly layers = new Map<string, { key: string; auth: UpstreamAuthLayer }>();
 
@@ -69,7 +75,7 @@ export class UpstreamAuths {
 
   /** The OAuth layer of `server`, or undefined when it has no `auth`. */
   for(name: string, server: ServerConfig): UpstreamAuthLayer | undefined {
-    if (isStdioServer(server) || server.auth === undefined) return undefined;
+    if (!hasAuth(server)) return undefined;
     const key = JSON.stringify([server.url, server.auth, server.headers ?? {}]);
     const known = this.layers.get(name);
     if (known !== undefined && known.key === key) return known.auth;
