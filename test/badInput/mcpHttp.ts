@@ -56,3 +56,26 @@ export async function openSession(url: string): Promise<string> {
 
 export const rpc = (id: unknown, method: string, params: Record<string, unknown> = {}): string =>
   JSON.stringify({ jsonrpc: "2.0", id, method, params });
+
+/** An SSE stream (a POST's answer, a GET stream): its messages gathered as they come (`ended` once it ends). */
+export function gathered(response: Response): { messages: Array<Record<string, unknown>>; ended: Promise<void> } {
+  const messages: Array<Record<string, unknown>> = [];
+  const ended = (async () => {
+    const decoder = new TextDecoder();
+    let buffer = "";
+    for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+      buffer += decoder.decode(chunk, { stream: true });
+      for (let end = buffer.indexOf("\n\n"); end !== -1; end = buffer.indexOf("\n\n")) {
+        const data = buffer
+          .slice(0, end)
+          .split("\n")
+          .filter((l) => l.startsWith("data:"))
+          .map((l) => l.slice(5))
+          .join("\n");
+        buffer = buffer.slice(end + 2);
+        if (data.trim() !== "") messages.push(JSON.parse(data) as Record<string, unknown>);
+      }
+    }
+  })();
+  return { messages, ended };
+}

@@ -7,6 +7,8 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { gathered, openSession, post, rpc } from "../badInput/mcpHttp.js";
+import { until } from "../helpers/polling.js";
 import type { ServeProcess } from "../helpers/proxyProcess.js";
 import { serveConfig } from "../reliability/helpers.js";
 
@@ -52,58 +54,30 @@ afterAll(async () => {
   await new Promise((resolve) => upstream?.close(resolve));
 });
 
-/** The `data` of every SSE event in `response`'s body (a JSON body: itself), until it ends or `enough` holds. */
-async function dataOf(response: Response, enough: (data: string[]) => boolean = () => false): Promise<string[]> {
-  if (response.headers.get("content-type")?.startsWith("application/json")) return [await response.text()];
-  const data: string[] = [];
-  const decoder = new TextDecoder();
-  let text = "";
-  for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-    text += decoder.decode(chunk, { stream: true });
-    for (let end = text.indexOf("\n\n"); end !== -1; end = text.indexOf("\n\n")) {
-      const line = text
-        .slice(0, end)
-        .split("\n")
-        .find((l) => l.startsWith("data: "));
-      text = text.slice(end + 2);
-      if (line !== undefined) data.push(line.slice(6));
-    }
-    if (enough(data)) break;
-  }
-  return data;
-}
-
 describe("progress of an answered request on another request's stream", () => {
   it("goes to the GET stream, not with the request whose stream carried it", async () => {
-    const base = { "content-type": "application/json", accept: "application/json, text/event-stream" };
-    const init = await fetch(url, {
-      method: "POST",
-      headers: base,
-      body: JSON.stringify({
-        jsonrpc: "2.0",
-        id: 0,
-        method: "initialize",
-        params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "h", version: "1" } },
-      }),
+    const session = await openSession(url);
+    const reading = new AbortController();
+    const get = await fetch(url, {
+      headers: { accept: "text/event-stream", "mcp-session-id": session, "mcp-protocol-version": "2025-06-18" },
+      signal: reading.signal,
     });
-    await init.text();
-    const headers = {
-      ...base,
-      "mcp-session-id": init.headers.get("mcp-session-id")!,
-      "mcp-protocol-version": "2025-06-18",
-    };
-    const post = (m: unknown) => fetch(url, { method: "POST", headers, body: JSON.stringify(m) });
-    await (await post({ jsonrpc: "2.0", method: "notifications/initialized" })).text();
-    const get = await fetch(url, { headers: { ...headers, accept: "text/event-stream" } });
-    const onGet = dataOf(get, (data) => data.some((d) => d.includes("tok-A")));
-    const call = (id: number, name: string, meta: Record<string, unknown> = {}) =>
-      post({ jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: {}, _meta: meta } });
-    expect((await dataOf(await call(1, "a", { progressToken: "tok-A" }))).join()).toContain("a done");
-    const onB = await dataOf(await call(2, "b"));
-    expect(onB.map((d) => JSON.parse(d).id)).toEqual([2]);
-    const timeout = new Promise<never>((_, reject) =>
-      setTimeout(() => reject(new Error("not on the GET stream")), 5_000),
-    );
-    expect((await Promise.race([onGet, timeout])).map((d) => JSON.parse(d))).toContainEqual(PROGRESS);
+    const onGet = gathered(get);
+    onGet.ended.catch(() => {});
+    try {
+      const call = (id: number, name: string, meta: Record<string, unknown> = {}) =>
+        post(url, rpc(id, "tools/call", { name, arguments: {}, _meta: meta }), session);
+      expect(JSON.stringify((await call(1, "a", { progressToken: "tok-A" })).messages)).toContain("a done");
+      expect((await call(2, "b")).messages.map((m) => m.id)).toEqual([2]);
+      await until(
+        () => onGet.messages,
+        (messages) => messages.length > 0,
+        5_000,
+        "the progress on the GET stream",
+      );
+      expect(onGet.messages).toEqual([PROGRESS]);
+    } finally {
+      reading.abort();
+    }
   }, 20_000);
 });

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ServeProcess } from "../helpers/proxyProcess.js";
 import { serveConfig } from "../reliability/helpers.js";
 import { STATELESS_HEADERS } from "../helpers/statelessHeaders.js";
+import { gathered } from "../badInput/mcpHttp.js";
 
 /** Tool `ask`: asks the host one question, then answers the call with what came back for it. */
 const UPSTREAM = `
@@ -43,29 +44,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await serve?.stop();
 });
-
-/** A POST's SSE answer: its messages gathered as they come (`ended` once it ends). */
-function gathered(response: Response): { messages: Array<Record<string, unknown>>; ended: Promise<void> } {
-  const messages: Array<Record<string, unknown>> = [];
-  const ended = (async () => {
-    const decoder = new TextDecoder();
-    let buffer = "";
-    for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-      buffer += decoder.decode(chunk, { stream: true });
-      for (let end = buffer.indexOf("\n\n"); end !== -1; end = buffer.indexOf("\n\n")) {
-        const data = buffer
-          .slice(0, end)
-          .split("\n")
-          .filter((l) => l.startsWith("data:"))
-          .map((l) => l.slice(5))
-          .join("\n");
-        buffer = buffer.slice(end + 2);
-        if (data.trim() !== "") messages.push(JSON.parse(data) as Record<string, unknown>);
-      }
-    }
-  })();
-  return { messages, ended };
-}
 
 /** A stateless POST, with `token`, of an answer to `id` over the limit: its status, its body read. */
 async function postOversizedAnswer(token: string, id: unknown): Promise<number> {

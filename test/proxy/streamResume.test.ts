@@ -392,6 +392,18 @@ describe("resuming the GET stream", () => {
 
   /** The messages among `events` (a priming event carries an id and no data). */
   const messagesOf = (events: readonly SseEvent[]) => events.filter((e) => e.data !== "");
+  /** The first message `events` reads (a stream read until it has one); a failure naming `where` after 5 s. */
+  async function firstMessage(events: Promise<SseEvent[]>, where: string): Promise<unknown> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`nothing on ${where}`)), 5_000);
+    });
+    try {
+      return JSON.parse(messagesOf(await Promise.race([events, timeout]))[0]!.data);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
   const dataOf = (events: readonly SseEvent[]) =>
     events.map((e) => (JSON.parse(e.data) as { params: { data: string } }).params.data);
 
@@ -440,11 +452,7 @@ describe("resuming the GET stream", () => {
       },
     });
     await answered.text();
-    const timeout = new Promise<never>((_, reject) =>
-      setTimeout(() => reject(new Error("not on the GET stream")), 5_000),
-    );
-    const got = messagesOf(await Promise.race([onGet, timeout]));
-    expect(JSON.parse(got[0]!.data)).toEqual(progress);
+    expect(await firstMessage(onGet, "the GET stream")).toEqual(progress);
     await fetch(url, { method: "DELETE", headers });
     const methods = messagesOf(await onWaiting).map((e) => (JSON.parse(e.data) as { method?: string }).method);
     expect(methods).toEqual([undefined]);
@@ -476,10 +484,7 @@ describe("resuming the GET stream", () => {
       params: { name: "b", _emit: [line(progress)], _noFinal: true },
     });
     const onNext = readEvents(next);
-    const timeout = new Promise<never>((_, reject) =>
-      setTimeout(() => reject(new Error("not on the GET stream")), 5_000),
-    );
-    expect(JSON.parse(messagesOf(await Promise.race([onGet, timeout]))[0]!.data)).toEqual(progress);
+    expect(await firstMessage(onGet, "the GET stream")).toEqual(progress);
     await fetch(url, { method: "DELETE", headers });
     const methodsOf = (events: readonly SseEvent[]) => messagesOf(events).map((e) => JSON.parse(e.data).method);
     expect(methodsOf(await onNext)).toEqual([undefined]);
@@ -511,8 +516,7 @@ describe("resuming the GET stream", () => {
       method: "x/emit",
       params: { _emit: [line({ jsonrpc: "2.0", id: 1, result: {} }), line(progress)] },
     }).then((r) => r.text());
-    const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error("not on request 2's")), 5_000));
-    expect(JSON.parse(messagesOf(await Promise.race([onSecond, timeout]))[0]!.data)).toEqual(progress);
+    expect(await firstMessage(onSecond, "request 2's stream")).toEqual(progress);
     await fetch(url, { method: "DELETE", headers });
   }, 20_000);
 
@@ -545,11 +549,7 @@ describe("resuming the GET stream", () => {
       },
     });
     const onResult = readEvents(result, (events) => messagesOf(events).length === 1);
-    const timeout = new Promise<never>((_, reject) =>
-      setTimeout(() => reject(new Error("not on tasks/result")), 5_000),
-    );
-    const got = messagesOf(await Promise.race([onResult, timeout]));
-    expect(JSON.parse(got[0]!.data)).toEqual(progress);
+    expect(await firstMessage(onResult, "the tasks/result stream")).toEqual(progress);
     await fetch(url, { method: "DELETE", headers });
     expect(messagesOf(await onCall).map((e) => JSON.parse(e.data).result)).toEqual([created]);
   }, 20_000);
